@@ -1,0 +1,1 @@
+"""Deduplication: exact, line-level and MinHash LSH near-duplicates, and decontamination."""

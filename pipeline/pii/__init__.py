@@ -1,0 +1,1 @@
+"""PII removal with Presidio."""

@@ -1,0 +1,1 @@
+"""Quality filtering: language ID, heuristic rules and fastText classifiers."""

@@ -1,0 +1,1 @@
+"""A compact torch trainer for encoder, seq2seq and decoder pretraining from token shards."""
