@@ -1,0 +1,395 @@
+"""Readers: JSON Lines (plain, .gz, .zst), Parquet, Arrow IPC and text files into ``Document`` records.
+
+Every input record becomes either a ``Document`` or a ``Rejected`` record with a reason, so the build can
+prove that nothing was lost. A whole file that cannot be read counts as one rejected record.
+
+The record parsing is plain Python (``records_from_file``), tested without Beam; ``ReadDocuments`` wraps it
+for any Beam filesystem (local, gs://, s3://...).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import posixpath
+import zlib
+from typing import Any, BinaryIO, Iterator
+
+import apache_beam as beam
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from pipeline.config import InputConfig
+from pipeline.document import RAW_PREVIEW, Document, Rejected
+from pipeline.errors import UserError
+
+REJECTED = "rejected"
+
+_JSONL_EXTS = (".jsonl", ".json", ".ndjson")
+_COMPRESSION_EXTS = (".gz", ".zst", ".bz2", ".xz")
+
+
+def detect_format(path: str) -> str:
+    """The reader for ``path`` by extension: jsonl, parquet, arrow or text."""
+    name = path.lower()
+    for ext in _COMPRESSION_EXTS:
+        if name.endswith(ext):
+            name = name[: -len(ext)]
+            break
+    if name.endswith(_JSONL_EXTS):
+        return "jsonl"
+    if name.endswith(".parquet"):
+        return "parquet"
+    if name.endswith((".arrow", ".feather", ".ipc")):
+        return "arrow"
+    if name.endswith((".txt", ".text", ".md", ".rst")):
+        return "text"
+    raise UserError(
+        f"cannot tell the format of {path} from its extension; set format: jsonl|parquet|arrow|text on that input"
+    )
+
+
+def source_name(spec: InputConfig, path: str) -> str:
+    """The source name of a document: the input's ``name``, else the file's stem."""
+    if spec.name:
+        return spec.name
+    base = posixpath.basename(path.rstrip("/"))
+    for ext in _COMPRESSION_EXTS:
+        if base.endswith(ext):
+            base = base[: -len(ext)]
+    return base.rsplit(".", 1)[0] or base
+
+
+def derived_id(source: str, relpath: str, position: int) -> str:
+    """A stable id for a record without one: the same file and position always give the same id."""
+    digest = hashlib.sha1(f"{relpath}\0{position}".encode()).hexdigest()[:16]
+    return f"{source}-{digest}"
+
+
+def _preview(raw: bytes | str) -> str:
+    if isinstance(raw, bytes):
+        raw = raw[: RAW_PREVIEW * 4].decode("utf-8", errors="backslashreplace")
+    return raw[:RAW_PREVIEW]
+
+
+@dataclasses.dataclass
+class _Context:
+    spec: InputConfig
+    path: str
+    relpath: str
+    source: str
+    max_chars: int
+
+    def reject(self, position: int, reason: str, detail: str = "", raw: bytes | str = b"") -> Rejected:
+        return Rejected(self.source, self.relpath, position, reason, detail[:300], _preview(raw))
+
+    def record(self, position: int, obj: Any, raw: bytes | str = b"") -> Document | Rejected:
+        """A parsed record (a dict) -> Document, or Rejected with the reason it cannot be one."""
+        if not isinstance(obj, dict):
+            return self.reject(position, "not_an_object", f"expected a JSON object, got {type(obj).__name__}", raw)
+        text = obj.get(self.spec.text_field)
+        if text is None:
+            return self.reject(position, "missing_text", f"no field {self.spec.text_field!r}", raw)
+        if not isinstance(text, str):
+            return self.reject(position, "non_string_text", f"{self.spec.text_field!r} is {type(text).__name__}", raw)
+        return self.document(position, text, obj.get(self.spec.id_field),
+                             {k: v for k, v in obj.items() if k not in (self.spec.text_field, self.spec.id_field)}, raw)
+
+    def document(self, position: int, text: str, raw_id: Any, metadata: dict[str, Any],
+                 raw: bytes | str = b"") -> Document | Rejected:
+        if not text.strip():
+            return self.reject(position, "empty_text", "", raw)
+        if len(text) > self.max_chars:
+            return self.reject(position, "oversize_record", f"{len(text)} chars > output.max_doc_chars={self.max_chars}",
+                               text[:RAW_PREVIEW])
+        if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) and str(raw_id):
+            doc_id = str(raw_id)
+        else:
+            doc_id = derived_id(self.source, self.relpath, position)
+        return Document(id=doc_id, text=text, source=self.source, metadata=_json_safe(metadata))
+
+
+def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Metadata as JSON-ready values (Parquet/Arrow rows may hold dates, bytes, decimals)."""
+    try:
+        json.dumps(metadata)
+        return metadata
+    except (TypeError, ValueError):
+        return json.loads(json.dumps(metadata, default=str))
+
+
+class _ZstdReader(io.RawIOBase):
+    """Streaming zstd decompression that raises EOFError on a truncated file (zstandard's stream_reader
+    silently stops early) and reads files made of several frames."""
+
+    def __init__(self, raw: BinaryIO):
+        import zstandard
+
+        self._raw, self._dctx = raw, zstandard.ZstdDecompressor()
+        self._obj, self._fed, self._buffer, self._done = self._dctx.decompressobj(), False, b"", False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target) -> int:
+        while not self._buffer and not self._done:
+            chunk = self._raw.read(1 << 20)
+            if not chunk:
+                self._done = True
+                if self._fed and not self._obj.eof:
+                    raise EOFError("zstd stream ended before the end of its frame")
+                break
+            data = chunk
+            while data:
+                self._fed = True
+                self._buffer += self._obj.decompress(data)
+                if self._obj.eof:
+                    data = self._obj.unused_data
+                    self._obj, self._fed = self._dctx.decompressobj(), False
+                else:
+                    data = b""
+        n = min(len(target), len(self._buffer))
+        target[:n] = self._buffer[:n]
+        self._buffer = self._buffer[n:]
+        return n
+
+
+def open_decompressed(raw: BinaryIO, path: str) -> BinaryIO:
+    """A buffered, line-iterable stream of ``path``'s decompressed bytes (by extension)."""
+    import bz2
+    import gzip
+    import lzma
+
+    name = path.lower()
+    if name.endswith(".gz"):
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    if name.endswith(".zst"):
+        return io.BufferedReader(_ZstdReader(raw), buffer_size=1 << 20)  # type: ignore[return-value]
+    if name.endswith(".bz2"):
+        return bz2.BZ2File(raw)  # type: ignore[return-value]
+    if name.endswith(".xz"):
+        return lzma.LZMAFile(raw)  # type: ignore[return-value]
+    return raw if isinstance(raw, io.BufferedIOBase) else io.BufferedReader(raw)  # type: ignore[arg-type]
+
+
+def _truncation_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [EOFError, zlib.error, OSError]
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:  # pragma: no cover - zstandard is a dependency
+        pass
+    return tuple(errors)
+
+
+def _read_jsonl(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
+    position = -1
+    try:
+        for position, line in enumerate(stream):
+            if not line.strip():  # blank lines are layout, not records
+                continue
+            try:
+                decoded = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield ctx.reject(position, "invalid_utf8", str(exc), line)
+                continue
+            try:
+                obj = json.loads(decoded)
+            except json.JSONDecodeError as exc:
+                yield ctx.reject(position, "malformed_json", str(exc), line)
+                continue
+            yield ctx.record(position, obj, line)
+    except _truncation_errors() as exc:
+        yield ctx.reject(position + 1, "truncated_compressed_file", f"{type(exc).__name__}: {exc}")
+
+
+def _read_text(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
+    if ctx.spec.text_unit == "line":
+        position = -1
+        try:
+            for position, line in enumerate(stream):
+                if not line.strip():
+                    continue
+                try:
+                    text = line.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as exc:
+                    yield ctx.reject(position, "invalid_utf8", str(exc), line)
+                    continue
+                yield ctx.document(position, text, None, {}, line)
+        except _truncation_errors() as exc:
+            yield ctx.reject(position + 1, "truncated_compressed_file", f"{type(exc).__name__}: {exc}")
+        return
+    try:
+        data = stream.read(ctx.max_chars * 4 + 1)
+    except _truncation_errors() as exc:
+        yield ctx.reject(0, "truncated_compressed_file", f"{type(exc).__name__}: {exc}")
+        return
+    if len(data) > ctx.max_chars * 4:
+        yield ctx.reject(0, "oversize_record", f"file larger than {ctx.max_chars * 4} bytes", data[:RAW_PREVIEW])
+        return
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        yield ctx.reject(0, "invalid_utf8", str(exc), data)
+        return
+    yield ctx.document(0, text, None, {"path": ctx.relpath}, data[:RAW_PREVIEW])
+
+
+def _read_columnar(batches: Iterator[Any], ctx: _Context) -> Iterator[Document | Rejected]:
+    position = 0
+    for batch in batches:
+        for row in batch.to_pylist():
+            yield ctx.record(position, row, json.dumps(row, default=str)[:RAW_PREVIEW])
+            position += 1
+
+
+def _seekable(stream: BinaryIO) -> BinaryIO:
+    # Parquet and Arrow files need random access; remote streams may not offer it.
+    try:
+        if stream.seekable():
+            return stream
+    except (AttributeError, io.UnsupportedOperation):
+        pass
+    return io.BytesIO(stream.read())
+
+
+def _read_parquet(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
+    import pyarrow.parquet as pq
+
+    try:
+        reader = pq.ParquetFile(_seekable(stream))
+        batches = reader.iter_batches(batch_size=1024)
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        yield ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}")
+        return
+    yield from _read_columnar_guarded(batches, ctx)
+
+
+def _read_arrow(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
+    import pyarrow as pa
+
+    source = _seekable(stream)
+    try:
+        reader = pa.ipc.open_file(source)
+        batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+    except pa.ArrowInvalid:
+        source.seek(0)
+        try:
+            batches = iter(pa.ipc.open_stream(source))
+        except Exception as exc:
+            yield ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}")
+            return
+    yield from _read_columnar_guarded(batches, ctx)
+
+
+def _read_columnar_guarded(batches: Iterator[Any], ctx: _Context) -> Iterator[Document | Rejected]:
+    count = 0
+    try:
+        for item in _read_columnar(batches, ctx):
+            count += 1
+            yield item
+    except Exception as exc:  # a file cut short mid-batch: keep what was read, reject the rest as one record
+        yield ctx.reject(count, "unreadable_file", f"{type(exc).__name__}: {exc}")
+
+
+_READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, "arrow": _read_arrow}
+
+
+def records_from_file(stream: BinaryIO, spec: InputConfig, path: str, relpath: str,
+                      max_chars: int) -> Iterator[Document | Rejected]:
+    """Every record of one (already decompressed) file, as Documents and Rejected records."""
+    fmt = spec.format if spec.format != "auto" else detect_format(path)
+    ctx = _Context(spec, path, relpath, source_name(spec, path), max_chars)
+    yield from _READERS[fmt](stream, ctx)
+
+
+def glob_root(pattern: str) -> str:
+    """The directory part of ``pattern`` before its first wildcard (ids are derived relative to it)."""
+    cut = min((i for i, ch in enumerate(pattern) if ch in "*?["), default=len(pattern))
+    head = pattern[:cut]
+    if cut == len(pattern):  # a single file: ids are relative to its directory
+        return posixpath.dirname(head)
+    return head if head.endswith("/") else posixpath.dirname(head)
+
+
+def expand_input(spec: InputConfig) -> str:
+    """The glob that ``spec.path`` stands for (a directory means every file below it)."""
+    path = spec.path
+    if "://" not in path and os.path.isdir(path):
+        return path.rstrip("/") + "/**"
+    return path
+
+
+def check_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, list[str]]]:
+    """Fail before any work starts if an input matches nothing; return the matched files per input."""
+    if not inputs:
+        raise UserError("no inputs configured: add `inputs: [{path: data/*.jsonl.gz}]` to the config "
+                        "or pass --input PATH")
+    matched = []
+    for spec in inputs:
+        pattern = expand_input(spec)
+        try:
+            result = FileSystems.match([pattern])[0]
+        except Exception as exc:
+            raise UserError(f"cannot list input {spec.path}: {exc}") from None
+        files = sorted(m.path for m in result.metadata_list if not m.path.endswith("/"))
+        if not files:
+            raise UserError(f"input {spec.path} matches no files; check the path or glob")
+        if spec.format == "auto":
+            for path in files:
+                detect_format(path)
+        matched.append((spec, files))
+    return matched
+
+
+class _ReadFile(beam.DoFn):
+    def __init__(self, spec: InputConfig, root: str, max_chars: int):
+        self.spec, self.root, self.max_chars = spec, root, max_chars
+
+    def process(self, path: str):
+        relpath = path[len(self.root):].lstrip("/") if path.startswith(self.root) else path
+        ctx = _Context(self.spec, path, relpath, source_name(self.spec, path), self.max_chars)
+        try:
+            raw = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+        except Exception as exc:
+            yield beam.pvalue.TaggedOutput(REJECTED, ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}"))
+            return
+        with raw, open_decompressed(raw, path) as stream:
+            for item in records_from_file(stream, self.spec, path, relpath, self.max_chars):
+                if isinstance(item, Rejected):
+                    yield beam.pvalue.TaggedOutput(REJECTED, item)
+                else:
+                    yield item
+
+
+class ReadDocuments(beam.PTransform):
+    """Read the configured inputs into ``(documents, rejected)`` PCollections.
+
+    Files are listed at construction (so a missing input fails before work starts) and read one per
+    element, then reshuffled so later stages spread over all workers even when there are few files.
+    """
+
+    def __init__(self, inputs: list[InputConfig], max_doc_chars: int):
+        super().__init__()
+        self.matched = check_inputs(inputs)
+        self.max_doc_chars = max_doc_chars
+
+    def expand(self, pbegin):
+        documents, rejected = [], []
+        for index, (spec, files) in enumerate(self.matched):
+            root = glob_root(expand_input(spec))
+            outputs = (
+                pbegin
+                | f"ListInput{index}" >> beam.Create(files)
+                | f"ReshuffleFiles{index}" >> beam.Reshuffle()
+                | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars)).with_outputs(
+                    REJECTED, main="documents")
+            )
+            documents.append(outputs.documents)
+            rejected.append(outputs[REJECTED])
+        docs = (documents | "FlattenDocuments" >> beam.Flatten()) | "SpreadDocuments" >> beam.Reshuffle()
+        return docs, rejected | "FlattenRejected" >> beam.Flatten()
+

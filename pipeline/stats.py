@@ -1,0 +1,162 @@
+"""Counting what happened to every record, and the accounting identity.
+
+Stages emit small *facts* ``((category, key), amount)``; ``CountFacts`` sums them inside the pipeline, so
+the counts come from the data itself (not from runner metrics, which not every runner reports).
+``assemble_stats`` turns the summed facts into ``stats.json`` and checks
+``input = kept + removed + rejected``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import apache_beam as beam
+
+# Histogram buckets of document length in characters: powers of two (a log scale people can read).
+def length_bucket(chars: int) -> int:
+    return 0 if chars <= 0 else 2 ** math.ceil(math.log2(chars))
+
+
+class AccountingError(RuntimeError):
+    """``input != kept + removed + rejected``: a record was lost or counted twice."""
+
+
+def document_facts(stage: str):
+    """Facts for the documents leaving ``stage``: count, characters (the funnel)."""
+    def facts(doc):
+        yield ("funnel_docs", stage), 1
+        yield ("funnel_chars", stage), len(doc.text)
+    return facts
+
+
+def length_facts(name: str):
+    def facts(doc):
+        yield (name, str(length_bucket(len(doc.text)))), 1
+    return facts
+
+
+def removed_facts(item):
+    yield ("removed", f"{item.stage}\t{item.reason}"), 1
+    yield ("removed_chars", item.stage), len(item.doc.text)
+
+
+def rejected_facts(item):
+    yield ("rejected", item.reason), 1
+
+
+def edit_facts(item):
+    stage, counter, amount = item
+    yield ("edits", f"{stage}\t{counter}"), amount
+
+
+def annotation_facts(doc):
+    """Distributions a person wants to see: languages of kept documents."""
+    lang = doc.annotations.get("lang")
+    if lang is not None:
+        yield ("lang", str(lang)), 1
+
+
+class CountFacts(beam.PTransform):
+    """Sum a stream of facts: one small list of ``((category, key), total)``."""
+
+    def expand(self, facts):
+        return (
+            facts
+            | "SumFacts" >> beam.CombinePerKey(sum)
+            | "GatherFacts" >> beam.combiners.ToList()
+        )
+
+
+def _by_category(facts: Iterable[tuple[tuple[str, str], int]]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for (category, key), amount in facts:
+        out.setdefault(category, {})[key] = int(amount)
+    return out
+
+
+def assemble_stats(facts: Iterable[tuple[tuple[str, str], int]], stage_order: list[str], kept_rows: int,
+                   wall_seconds: float) -> dict[str, Any]:
+    """``stats.json`` from the summed facts; raises ``AccountingError`` if the identity does not hold."""
+    cat = _by_category(facts)
+    read = cat.get("funnel_docs", {}).get("read", 0)
+    rejected = cat.get("rejected", {})
+    rejected_total = sum(rejected.values())
+    removed_by_stage: dict[str, dict[str, Any]] = {}
+    for key, count in sorted(cat.get("removed", {}).items()):
+        stage, reason = key.split("\t", 1)
+        entry = removed_by_stage.setdefault(stage, {"total": 0, "chars": cat.get("removed_chars", {}).get(stage, 0), "reasons": {}})
+        entry["total"] += count
+        entry["reasons"][reason] = count
+    removed_total = sum(e["total"] for e in removed_by_stage.values())
+    edits: dict[str, dict[str, int]] = {}
+    for key, amount in sorted(cat.get("edits", {}).items()):
+        stage, counter = key.split("\t", 1)
+        edits.setdefault(stage, {})[counter] = amount
+    funnel = [
+        {"stage": stage, "documents": cat.get("funnel_docs", {}).get(stage, 0),
+         "chars": cat.get("funnel_chars", {}).get(stage, 0)}
+        for stage in ["read", *stage_order]
+    ]
+    input_records = read + rejected_total
+    stats = {
+        "accounting": {
+            "input": input_records,
+            "kept": kept_rows,
+            "removed": removed_total,
+            "rejected": rejected_total,
+            "balanced": input_records == kept_rows + removed_total + rejected_total,
+        },
+        "funnel": funnel,
+        "removed": {"total": removed_total, "by_stage": removed_by_stage},
+        "rejected": {"total": rejected_total, "reasons": dict(sorted(rejected.items()))},
+        "edits": edits,
+        "histograms": {
+            "length_in": _sorted_hist(cat.get("length_in", {})),
+            "length_out": _sorted_hist(cat.get("length_out", {})),
+        },
+        "languages": dict(sorted(cat.get("lang", {}).items(), key=lambda kv: (-kv[1], kv[0]))),
+        "timing": {
+            "wall_seconds": round(wall_seconds, 3),
+            "records_per_second": round(input_records / wall_seconds, 1) if wall_seconds > 0 else None,
+            "chars_in": cat.get("funnel_chars", {}).get("read", 0),
+        },
+    }
+    if not stats["accounting"]["balanced"]:
+        a = stats["accounting"]
+        raise AccountingError(
+            f"records do not add up: input {a['input']} != kept {a['kept']} + removed {a['removed']} + "
+            f"rejected {a['rejected']}; this is a bug in a stage, please report it"
+        )
+    return stats
+
+
+def _sorted_hist(hist: dict[str, int]) -> dict[str, int]:
+    return {k: hist[k] for k in sorted(hist, key=int)}
+
+
+def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = ()) -> str:
+    """The run summary printed at the end of a build."""
+    a, t = stats["accounting"], stats["timing"]
+    lines = [
+        f"records in: {a['input']:,}   kept: {a['kept']:,}   removed: {a['removed']:,}   rejected: {a['rejected']:,}"
+        f"   ({'balanced' if a['balanced'] else 'NOT BALANCED'})",
+        "",
+        f"{'stage':<12}{'docs out':>12}{'chars out':>16}{'removed':>10}",
+    ]
+    for row in stats["funnel"]:
+        removed = stats["removed"]["by_stage"].get(row["stage"], {}).get("total", 0)
+        lines.append(f"{row['stage']:<12}{row['documents']:>12,}{row['chars']:>16,}{removed:>10,}")
+    for stage, entry in stats["removed"]["by_stage"].items():
+        reasons = ", ".join(f"{r} {n:,}" for r, n in sorted(entry["reasons"].items(), key=lambda kv: -kv[1]))
+        lines.append(f"  removed by {stage}: {reasons}")
+    if stats["rejected"]["total"]:
+        reasons = ", ".join(f"{r} {n:,}" for r, n in stats["rejected"]["reasons"].items())
+        lines.append(f"  rejected input: {reasons}")
+    for stage, counters in stats["edits"].items():
+        lines.append(f"  edits by {stage}: " + ", ".join(f"{c} {n:,}" for c, n in counters.items()))
+    lines.extend(extra_lines)
+    rate = t["records_per_second"]
+    lines.append(f"wall time {t['wall_seconds']:.1f} s, {rate:,.0f} records/s, "
+                 f"{t['chars_in'] / max(t['wall_seconds'], 1e-9) / 1e6:.2f} M chars/s" if rate else
+                 f"wall time {t['wall_seconds']:.1f} s")
+    return "\n".join(lines)
