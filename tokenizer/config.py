@@ -1,14 +1,84 @@
-"""Configuration of tokenizer training and of the tokenize stage."""
+"""Configuration of tokenizer training (``tokenizer:``) and of the tokenize stage (``tokenize:``)."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
+
+from pipeline.configuration import check
+
+TokenizerKind = Literal["auto", "bpe", "wordpiece", "unigram"]
+TokenizerFamily = Literal["encoder", "t5", "bart", "decoder"]
+
+# The algorithm each family gets with kind "auto": the one its reference model uses.
+DEFAULT_KIND = {"encoder": "wordpiece", "t5": "unigram", "bart": "bpe", "decoder": "bpe"}
+
+
+def _f(default, help: str):
+    return dataclasses.field(default=default, metadata={"help": help})
 
 
 @dataclasses.dataclass
 class TokenizerConfig:
-    enabled: bool = dataclasses.field(default=True, metadata={"help": "Train a tokenizer in `demo`/full runs."})
+    enabled: bool = _f(True, "Train a tokenizer in `demo`/full runs.")
+    family: TokenizerFamily = _f(
+        "decoder",
+        "Model family: decides the special tokens and post-processing. encoder: [PAD] [UNK] [CLS] [SEP] [MASK] "
+        "(MLM); t5: <pad> </s> <unk> + <extra_id_0..99> (span corruption); bart: <s> <pad> </s> <unk> <mask> "
+        "(denoising); decoder: <|endoftext|> (GPT).",
+    )
+    kind: TokenizerKind = _f(
+        "auto",
+        "Algorithm: bpe (byte-level, GPT-2 style, exact round trip, no unknown tokens), wordpiece (BERT style), "
+        "unigram (T5 style). auto: wordpiece for encoder, unigram for t5, bpe for bart and decoder.",
+    )
+    vocab_size: int = _f(32000, "Vocabulary size, special tokens and the base alphabet included.")
+    min_frequency: int = _f(2, "A merge (BPE) or word piece (WordPiece) must occur this often; Unigram ignores it.")
+    sample_mb: float = _f(0.0, "Train on about this many MB of text, a seeded sample of documents; 0: all of it.")
+    heldout_mb: float = _f(1.0, "MB of documents held out of training to measure compression for report.json.")
+    seed: int = _f(0, "Seed of the document sample (which documents train, which are held out).")
+    lowercase: bool = _f(True, "WordPiece: lowercase the text (BERT uncased); false keeps case (BERT cased).")
+    strip_accents: bool | None = _f(None, "WordPiece: strip accents; null: do so exactly when lowercasing.")
+    max_token_chars: int = _f(16, "BPE and Unigram: longest token the trainer may create, in characters (bytes for BPE); 0: no limit (BPE only).")
+    batch_size: int = _f(1000, "Documents per batch streamed into the trainer.")
+    input: str = _f("", "Clean shards to train on (directory, glob or file); default: <run_dir>/clean.")
+    output: str = _f("", "Directory for tokenizer.json and report.json; default: <run_dir>/tokenizer.")
+
+    def __post_init__(self) -> None:
+        check(self.vocab_size >= 100, f"tokenizer.vocab_size must be >= 100, got {self.vocab_size}")
+        check(self.min_frequency >= 0, f"tokenizer.min_frequency must be >= 0, got {self.min_frequency}")
+        check(self.sample_mb >= 0, f"tokenizer.sample_mb must be >= 0 (0: all text), got {self.sample_mb}")
+        check(self.heldout_mb >= 0, f"tokenizer.heldout_mb must be >= 0, got {self.heldout_mb}")
+        check(self.batch_size >= 1, f"tokenizer.batch_size must be >= 1, got {self.batch_size}")
+        check(self.max_token_chars >= 0, f"tokenizer.max_token_chars must be >= 0, got {self.max_token_chars}")
+        check(
+            not (self.family == "decoder" and self.kind in ("wordpiece", "unigram")),
+            f"tokenizer.kind={self.kind} needs an unknown token, and family decoder has none; "
+            "use kind bpe (or auto) for decoders",
+        )
+        check(
+            not (self.resolved_kind == "unigram" and self.max_token_chars == 0),
+            "tokenizer.max_token_chars must be > 0 for unigram (it bounds the seed pieces)",
+        )
+
+    @property
+    def resolved_kind(self) -> str:
+        return DEFAULT_KIND[self.family] if self.kind == "auto" else self.kind
 
 
 @dataclasses.dataclass
 class TokenizeConfig:
-    enabled: bool = dataclasses.field(default=True, metadata={"help": "Write token shards in `demo`/full runs."})
+    enabled: bool = _f(True, "Write token shards in `demo`/full runs.")
+    tokenizer: str = _f("", "tokenizer.json to encode with; default: <run_dir>/tokenizer/tokenizer.json.")
+    input: str = _f("", "Clean shards to encode (directory, glob or file); default: <run_dir>/clean.")
+    output: str = _f("", "Directory of the token shards and manifest.json; default: <run_dir>/tokens.")
+    val_fraction: float = _f(0.01, "Share of documents in the validation split, chosen by a stable hash of the id.")
+    split_seed: int = _f(0, "Seed of the split hash; the same seed always gives the same split.")
+    batch_size: int = _f(256, "Documents per encode_batch call.")
+    shard_target_mb: float = _f(256.0, "MB of input text per output shard; decides the number of shards.")
+    num_shards: int = _f(0, "Fixed number of train shards (validation gets proportionally fewer, at least 1); 0: from shard_target_mb.")
+
+    def __post_init__(self) -> None:
+        check(0.0 <= self.val_fraction < 1.0, f"tokenize.val_fraction must be in [0, 1), got {self.val_fraction}")
+        check(self.batch_size >= 1, f"tokenize.batch_size must be >= 1, got {self.batch_size}")
+        check(self.shard_target_mb > 0, f"tokenize.shard_target_mb must be > 0, got {self.shard_target_mb}")
+        check(self.num_shards >= 0, f"tokenize.num_shards must be >= 0, got {self.num_shards}")

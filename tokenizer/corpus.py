@@ -1,0 +1,71 @@
+"""Streaming the ``text`` of a build's clean shards, batch by batch, and stable per-document hashing.
+
+Clean shards are Arrow IPC files with ``pipeline.document.DOCUMENT_SCHEMA``. Nothing here holds more than one
+batch of documents in memory; local shards are memory-mapped, so the texts are decoded only when used.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Iterator
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline.errors import UserError
+from tokenizer import files
+
+_TWO_64 = float(2**64)
+
+
+def stable_unit(doc_id: str, seed: int, purpose: bytes) -> float:
+    """A number in [0, 1) fixed by ``(doc_id, seed, purpose)``: the same on every run, machine and runner."""
+    digest = hashlib.blake2b(
+        doc_id.encode("utf-8"), digest_size=8, key=seed.to_bytes(8, "little", signed=True), person=purpose
+    ).digest()
+    return int.from_bytes(digest, "little") / _TWO_64
+
+
+def clean_shards(location: str) -> list[tuple[str, int]]:
+    """``(path, size)`` of the clean Arrow shards at ``location`` (a directory, glob or file); fails if none."""
+    try:
+        shards = files.arrow_shards(location)
+    except Exception as exc:  # Beam raises BeamIOError for a path that does not exist
+        raise UserError(f"cannot list clean shards at {location}: {exc}") from None
+    if not shards:
+        raise UserError(
+            f"no clean shards (*.arrow) at {location}; run `corpusforge build` first or point the input at them"
+        )
+    return shards
+
+
+def _check_columns(path: str, schema: pa.Schema, columns: tuple[str, ...]) -> None:
+    missing = [c for c in columns if c not in schema.names]
+    if missing:
+        raise UserError(f"{path} has no column {missing[0]!r}; clean shards need the columns {', '.join(columns)}")
+
+
+def iter_batches(paths: list[str], batch_size: int, columns: tuple[str, ...] = ("id", "text")
+                 ) -> Iterator[tuple[list[str], ...]]:
+    """Lists of ``columns`` values, at most ``batch_size`` documents at a time, shard by shard in order."""
+    for path in paths:
+        reader = files.open_arrow(path)
+        _check_columns(path, reader.schema, columns)
+        for b in range(reader.num_record_batches):
+            batch = reader.get_batch(b)
+            for start in range(0, batch.num_rows, batch_size):
+                chunk = batch.slice(start, batch_size)
+                yield tuple(chunk.column(c).to_pylist() for c in columns)
+
+
+def text_bytes(paths: list[str]) -> tuple[int, int]:
+    """``(documents, UTF-8 bytes of text)`` of the shards, from the Arrow offsets (local: no text is read)."""
+    docs = size = 0
+    for path in paths:
+        reader = files.open_arrow(path)
+        _check_columns(path, reader.schema, ("text",))
+        for b in range(reader.num_record_batches):
+            column = reader.get_batch(b).column("text")
+            docs += len(column)
+            if len(column):
+                size += int(pc.sum(pc.binary_length(column)).as_py())
+    return docs, size

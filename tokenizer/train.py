@@ -1,0 +1,338 @@
+"""Tokenizer training from a build's clean shards with HF ``tokenizers`` primitives.
+
+    tokenizer = new_tokenizer("bpe", "decoder")                 # normalizer, pre-tokenizer, decoder
+    trainer = new_trainer("bpe", "decoder", vocab_size=32000)   # special tokens first: ids 0..n-1
+    tokenizer.train_from_iterator(batches_of_texts, trainer)
+    finish(tokenizer, "bpe", "decoder")                         # post-processor of the family
+
+``train_from_shards`` does all of it on streamed Arrow shards (a seeded sample, a held-out slice for the
+report) and saves ``tokenizer.json``, ``tokenizer_config.json`` (for ``transformers.AutoTokenizer``) and
+``report.json``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from typing import Any, Iterable, Iterator
+
+import pyarrow.compute as pc
+import tokenizers
+from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+from pipeline.errors import UserError
+from tokenizer import files
+from tokenizer.config import TokenizerConfig
+from tokenizer.corpus import clean_shards, stable_unit, text_bytes
+from tokenizer.special_tokens import family_tokens, read_special_tokens
+
+log = logging.getLogger(__name__)
+
+KINDS = ("bpe", "wordpiece", "unigram")
+HELDOUT_MAX_SHARE = 0.1  # the held-out sample never takes more than this share of the corpus
+_SAMPLE_PURPOSE = b"cf-tok-sample"
+METASPACE = "\u2581"
+
+
+def new_tokenizer(kind: str, family: str, *, lowercase: bool = True, strip_accents: bool | None = None) -> Tokenizer:
+    """An untrained tokenizer of ``kind`` with the normalizer, pre-tokenizer and decoder that go with it."""
+    spec = family_tokens(family)
+    if kind == "bpe":
+        # GPT-2: no normalization, bytes mapped to printable characters, GPT-2's split regex; every byte is in
+        # the base alphabet, so there is no unknown token and decode(encode(text)) == text exactly.
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        tok.decoder = decoders.ByteLevel()
+        return tok
+    if spec.unk is None:
+        raise UserError(f"a {kind} tokenizer needs an unknown token and family {family} has none; use kind bpe")
+    if kind == "wordpiece":
+        tok = Tokenizer(models.WordPiece(unk_token=spec.unk, continuing_subword_prefix="##", max_input_chars_per_word=100))
+        tok.normalizer = normalizers.BertNormalizer(
+            clean_text=True, handle_chinese_chars=True, strip_accents=strip_accents, lowercase=lowercase
+        )
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece(prefix="##", cleanup=True)
+        return tok
+    if kind == "unigram":
+        # T5/SentencePiece style: NFKC, spaces become "▁" (prepended to the text), pieces may span punctuation.
+        tok = Tokenizer(models.Unigram())
+        tok.normalizer = normalizers.NFKC()
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True)
+        tok.decoder = decoders.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True)
+        return tok
+    raise ValueError(f"unknown tokenizer kind {kind!r}; choose one of {', '.join(KINDS)}")
+
+
+def new_trainer(kind: str, family: str, vocab_size: int = 32000, min_frequency: int = 2,
+                max_token_chars: int = 16) -> trainers.Trainer:
+    """The trainer for ``kind``, with the family's special tokens listed first (they get ids 0..n-1)."""
+    spec = family_tokens(family)
+    special = list(spec.tokens)
+    if kind == "bpe":
+        minimum = len(special) + 256
+        if vocab_size < minimum:
+            raise UserError(f"tokenizer.vocab_size must be >= {minimum} for byte-level BPE with family {family} "
+                            f"(256 bytes + {len(special)} special tokens), got {vocab_size}")
+        return trainers.BpeTrainer(
+            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special, show_progress=False,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), max_token_length=max_token_chars or None,
+        )
+    if kind == "wordpiece":
+        return trainers.WordPieceTrainer(
+            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special, show_progress=False,
+            limit_alphabet=1000, continuing_subword_prefix="##",
+        )
+    if kind == "unigram":
+        return trainers.UnigramTrainer(
+            vocab_size=vocab_size, special_tokens=special, unk_token=spec.unk, show_progress=False,
+            max_piece_length=max_token_chars, shrinking_factor=0.75, n_sub_iterations=2,
+        )
+    raise ValueError(f"unknown tokenizer kind {kind!r}; choose one of {', '.join(KINDS)}")
+
+
+def finish(tokenizer: Tokenizer, kind: str, family: str) -> Tokenizer:
+    """Set the family's post-processor (e.g. ``[CLS] $A [SEP]``) once the special tokens have ids."""
+    spec = family_tokens(family)
+    ids = {tok: tokenizer.token_to_id(tok) for tok in spec.tokens}
+    missing = [tok for tok, i in ids.items() if i is None]
+    if missing:
+        raise RuntimeError(f"the trained vocabulary lacks the special tokens {missing}")
+    template = None
+    if spec.single:
+        named = {part.split(":")[0] for part in f"{spec.single} {spec.pair}".split()}
+        used = [tok for tok in spec.tokens if tok in named]
+        template = processors.TemplateProcessing(
+            single=spec.single, pair=spec.pair, special_tokens=[(tok, ids[tok]) for tok in used]
+        )
+    if kind == "bpe":
+        byte_level = processors.ByteLevel(trim_offsets=False)
+        tokenizer.post_processor = processors.Sequence([byte_level, template]) if template else byte_level
+    else:
+        tokenizer.post_processor = template
+    return tokenizer
+
+
+def train_from_texts(batches: Iterable[list[str]], cfg: TokenizerConfig, length: int | None = None) -> Tokenizer:
+    """Train on batches of texts (an iterator is consumed once, never held in memory) and finish."""
+    kind = cfg.resolved_kind
+    tok = new_tokenizer(kind, cfg.family, lowercase=cfg.lowercase, strip_accents=cfg.strip_accents)
+    trainer = new_trainer(kind, cfg.family, cfg.vocab_size, cfg.min_frequency, cfg.max_token_chars)
+    tok.train_from_iterator(batches, trainer=trainer, length=length)
+    return finish(tok, kind, cfg.family)
+
+
+class _Sample:
+    """Streams a seeded sample of the clean shards' texts into training; keeps the small held-out slice."""
+
+    def __init__(self, paths: list[str], cfg: TokenizerConfig, total_bytes: int) -> None:
+        self.paths, self.cfg = paths, cfg
+        self.heldout_share = min(HELDOUT_MAX_SHARE, cfg.heldout_mb * 1e6 / total_bytes) if total_bytes else 0.0
+        train_bytes = total_bytes * (1.0 - self.heldout_share)
+        self.fraction = 1.0 if cfg.sample_mb == 0 or not train_bytes else min(1.0, cfg.sample_mb * 1e6 / train_bytes)
+        self.heldout: list[str] = []
+        self.documents = self.chars = self.bytes = 0
+
+    def batches(self) -> Iterator[list[str]]:
+        lo, span = self.heldout_share, 1.0 - self.heldout_share
+        for path in self.paths:
+            reader = files.open_arrow(path)
+            for b in range(reader.num_record_batches):
+                batch = reader.get_batch(b)
+                for start in range(0, batch.num_rows, self.cfg.batch_size):
+                    chunk = batch.slice(start, self.cfg.batch_size)
+                    ids = chunk.column("id").to_pylist()
+                    texts = chunk.column("text")
+                    keep = []
+                    for i, doc_id in enumerate(ids):
+                        u = stable_unit(doc_id, self.cfg.seed, _SAMPLE_PURPOSE)
+                        if u < lo:
+                            self.heldout.append(texts[i].as_py())
+                        elif (u - lo) / span < self.fraction:
+                            keep.append(i)
+                    if not keep:
+                        continue
+                    selected = texts if len(keep) == len(ids) else texts.take(keep)
+                    self.documents += len(keep)
+                    self.bytes += int(pc.sum(pc.binary_length(selected)).as_py() or 0)
+                    out = selected.to_pylist()
+                    self.chars += sum(map(len, out))
+                    yield out
+
+
+def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str) -> dict[str, Any]:
+    """Train on the clean shards at ``input_path``; write tokenizer.json, tokenizer_config.json, report.json."""
+    paths = [p for p, _ in clean_shards(input_path)]
+    documents, total_bytes = text_bytes(paths)
+    if documents == 0:
+        raise UserError(f"the clean shards at {input_path} hold no documents; nothing to train a tokenizer on")
+    sample = _Sample(paths, cfg, total_bytes)
+    kind = cfg.resolved_kind
+    log.info("training a %s tokenizer (%s) on %d shards, %.1f MB of text", kind, cfg.family, len(paths), total_bytes / 1e6)
+    started = time.perf_counter()
+    tok = train_from_texts(sample.batches(), cfg)
+    seconds = time.perf_counter() - started
+    if sample.documents == 0:
+        raise UserError("the sample for tokenizer training is empty; raise tokenizer.sample_mb")
+
+    text = tok.to_str(pretty=True)
+    sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    report = {
+        "kind": kind,
+        "family": cfg.family,
+        "vocab_size": tok.get_vocab_size(with_added_tokens=True),
+        "requested_vocab_size": cfg.vocab_size,
+        "min_frequency": cfg.min_frequency,
+        "seed": cfg.seed,
+        "special_tokens": read_special_tokens(text).as_mapping(),
+        "training": {
+            "shards": len(paths), "documents": sample.documents, "chars": sample.chars, "bytes": sample.bytes,
+            "sample_fraction": round(sample.fraction, 6), "seconds": round(seconds, 3),
+        },
+        "heldout": measure(tok, sample.heldout, kind),
+        "longest_tokens": longest_tokens(tok, kind),
+        "tokenizer_sha256": sha,
+        "tokenizers_version": tokenizers.__version__,
+    }
+    files.write_bytes_atomic(files.join(output_dir, "tokenizer.json"), text.encode("utf-8"))
+    files.write_bytes_atomic(files.join(output_dir, "tokenizer_config.json"),
+                             _dumps(transformers_config(cfg.family)).encode("utf-8"))
+    files.write_bytes_atomic(files.join(output_dir, "report.json"), _dumps(report).encode("utf-8"))
+    return report
+
+
+def run_train(config) -> dict[str, Any]:
+    """``corpusforge tokenizer train``: paths from the run directory, refuse to overwrite unless asked."""
+    cfg: TokenizerConfig = config.tokenizer
+    input_path = cfg.input or files.join(config.run_dir, "clean")
+    output_dir = cfg.output or files.join(config.run_dir, "tokenizer")
+    target = files.join(output_dir, "tokenizer.json")
+    if files.exists(target) and not config.output.overwrite:
+        raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
+    return train_from_shards(cfg, input_path, output_dir)
+
+
+def transformers_config(family: str) -> dict[str, Any]:
+    """``tokenizer_config.json``: lets ``AutoTokenizer.from_pretrained(<dir>)`` know each token's role."""
+    return {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "clean_up_tokenization_spaces": False,
+        **family_tokens(family).transformers_kwargs(),
+    }
+
+
+def load_transformers(tokenizer_json: str):
+    """``transformers.PreTrainedTokenizerFast`` for a saved ``tokenizer.json``, special-token roles set."""
+    try:
+        from transformers import PreTrainedTokenizerFast
+    except ImportError:
+        from pipeline.errors import missing_dependency
+
+        raise missing_dependency("transformers", "transformers", "Loading the tokenizer in transformers") from None
+    family = read_special_tokens(tokenizer_json).family
+    return PreTrainedTokenizerFast(tokenizer_file=tokenizer_json, clean_up_tokenization_spaces=False,
+                                   **family_tokens(family).transformers_kwargs())
+
+
+# --- the report -------------------------------------------------------------------------------------------
+
+
+def expected_round_trip(tok: Tokenizer, kind: str, text: str) -> str:
+    """What ``decode(encode(text))`` should give: the text itself for byte-level BPE, the normalized text for
+    Unigram, the normalized text without whitespace for WordPiece (its decoder re-spaces punctuation)."""
+    if kind == "bpe":
+        return text
+    normalized = tok.normalizer.normalize_str(text) if tok.normalizer else text
+    return "".join(normalized.split()) if kind == "wordpiece" else normalized
+
+
+def round_trips(tok: Tokenizer, kind: str, text: str, decoded: str) -> bool:
+    got = "".join(decoded.split()) if kind == "wordpiece" else decoded
+    return got == expected_round_trip(tok, kind, text)
+
+
+def measure(tok: Tokenizer, texts: list[str], kind: str, batch_size: int = 256) -> dict[str, Any]:
+    """Compression, unknown-token share and round-trip share of ``tok`` on ``texts`` (no special tokens added)."""
+    unk_id = _unk_id(tok)
+    tokens = unk = exact = 0
+    previous = tok.encode_special_tokens
+    tok.encode_special_tokens = True  # document text is data: "<|endoftext|>" in a text is not a control token
+    try:
+        for start in range(0, len(texts), batch_size):
+            chunk = texts[start:start + batch_size]
+            encs = tok.encode_batch(chunk, add_special_tokens=False)
+            id_lists = [e.ids for e in encs]
+            tokens += sum(map(len, id_lists))
+            if unk_id is not None:
+                unk += sum(ids.count(unk_id) for ids in id_lists)
+            decoded = tok.decode_batch(id_lists, skip_special_tokens=False)
+            exact += sum(round_trips(tok, kind, t, d) for t, d in zip(chunk, decoded))
+    finally:
+        tok.encode_special_tokens = previous
+    chars = sum(map(len, texts))
+    size = sum(len(t.encode("utf-8")) for t in texts)
+    return {
+        "documents": len(texts),
+        "chars": chars,
+        "bytes": size,
+        "tokens": tokens,
+        "chars_per_token": round(chars / tokens, 4) if tokens else None,
+        "bytes_per_token": round(size / tokens, 4) if tokens else None,
+        "unk_share": round(unk / tokens, 6) if tokens else None,
+        "round_trip_share": round(exact / len(texts), 6) if texts else None,
+    }
+
+
+def _unk_id(tok: Tokenizer) -> int | None:
+    model = json.loads(tok.to_str())["model"]
+    if model.get("type") == "Unigram":
+        return model.get("unk_id")
+    unk = model.get("unk_token")
+    return tok.token_to_id(unk) if unk else None
+
+
+def token_surface(token: str, kind: str) -> bytes:
+    """The bytes a vocabulary entry stands for (byte-level characters mapped back, ``##``/``▁`` resolved)."""
+    if kind == "bpe":
+        table = _byte_decoder()
+        return bytes(table[ch] for ch in token)
+    if kind == "wordpiece":
+        return (token[2:] if token.startswith("##") else token).encode("utf-8")
+    return token.replace(METASPACE, " ").encode("utf-8")
+
+
+def longest_tokens(tok: Tokenizer, kind: str, top: int = 10) -> list[dict[str, Any]]:
+    special = set(tok.get_added_tokens_decoder())
+    rows = []
+    for token, idx in tok.get_vocab(with_added_tokens=False).items():
+        if idx in special:
+            continue
+        surface = token_surface(token, kind)
+        rows.append((-len(surface), idx, token, surface))
+    rows.sort()
+    return [{"id": idx, "token": token, "text": surface.decode("utf-8", "replace"), "bytes": len(surface)}
+            for _, idx, token, surface in rows[:top]]
+
+
+_BYTE_DECODER: dict[str, int] | None = None
+
+
+def _byte_decoder() -> dict[str, int]:
+    """GPT-2's byte -> printable-character table, inverted."""
+    global _BYTE_DECODER
+    if _BYTE_DECODER is None:
+        bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+        cs = bs[:]
+        n = 0
+        for b in range(256):
+            if b not in bs:
+                bs.append(b)
+                cs.append(256 + n)
+                n += 1
+        _BYTE_DECODER = {chr(c): b for b, c in zip(bs, cs)}
+    return _BYTE_DECODER
+
+
+def _dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
