@@ -246,9 +246,8 @@ class TokenizeShards(beam.PTransform):
         shards = clean_shards(input)
         self.paths = [p for p, _ in shards]
         raw = files.read_bytes(tokenizer)
-        data = json.loads(raw.decode("utf-8"))
-        vocab_size = _vocab_size(data)
-        special = read_special_tokens(data)
+        vocab_size = _vocab_size(raw.decode("utf-8"))
+        special = read_special_tokens(json.loads(raw.decode("utf-8")))
         dtype = token_dtype(vocab_size)
         self.plan = ShardPlan.for_input(sum(size for _, size in shards), val_fraction, split_seed, dtype,
                                         shard_target_mb, num_shards)
@@ -293,21 +292,11 @@ class TokenizeShards(beam.PTransform):
         )
 
 
-def _vocab_size(data: dict[str, Any]) -> int:
-    """Vocabulary size of a parsed tokenizer.json, added tokens included (as ``get_vocab_size(True)``)."""
+def _vocab_size(text: str) -> int:
+    """Vocabulary size of a tokenizer.json's text, added tokens included."""
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_str(json.dumps(data)).get_vocab_size(with_added_tokens=True)
-
-
-def pipeline_options(config, beam_args: list[str] | None = None):
-    """Beam options from ``config.beam`` (runner + options), overridden by command-line Beam flags."""
-    from apache_beam.options.pipeline_options import PipelineOptions
-
-    options = {"runner": config.beam.runner, **config.beam.options}
-    if beam_args:
-        options.update(PipelineOptions(beam_args).get_all_options(drop_default=True, retain_unknown_options=True))
-    return PipelineOptions(flags=[], **options)
+    return Tokenizer.from_str(text).get_vocab_size(with_added_tokens=True)
 
 
 def run_tokenize(config, beam_args: list[str] | None = None) -> dict[str, Any]:
@@ -320,6 +309,8 @@ def run_tokenize(config, beam_args: list[str] | None = None) -> dict[str, Any]:
         if not config.output.overwrite:
             raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
         files.remove_paths(previous)  # shards of an earlier plan would otherwise linger beside the new ones
-    with beam.Pipeline(options=pipeline_options(config, beam_args)) as p:
+    from pipeline.beam_options import pipeline_options
+
+    with beam.Pipeline(options=pipeline_options(config.beam, beam_args)) as p:
         _ = p | "Tokenize" >> transform
     return json.loads(files.read_bytes(files.join(output, "manifest.json")).decode("utf-8"))
