@@ -1,9 +1,154 @@
-"""Configuration of model training."""
+"""Configuration of model training: the `train` section, with one small section per component.
+
+    train:
+      objective: mlm            # mlm | span | bart | clm | prefixlm
+      seq_len: 128
+      model: {size: small, position: rope}
+      mlm: {whole_word: true}
+      optim: {lr: 5.0e-4, warmup_steps: 200}
+"""
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal, Optional
+
+from pipeline.configuration import check
+
+Objective = Literal["mlm", "span", "bart", "clm", "prefixlm"]
+f = dataclasses.field
+
+
+@dataclasses.dataclass
+class ModelOptions:
+    size: Literal["debug", "small", "base"] = f(default="small", metadata={
+        "help": "Named size: debug (d=64, 2 layers), small (d=512, 6 layers, 8 heads), base (d=768, 12 layers, "
+                "12 heads; BERT-base / GPT-2 124M / T5-base)."})
+    family: Optional[Literal["bert", "gpt2", "t5", "bart"]] = f(default=None, metadata={
+        "help": "Architecture recipe; default from the objective: mlm->bert, clm/prefixlm->gpt2, span->t5, bart->bart."})
+    position: Optional[Literal["learned", "sinusoidal", "rope", "relative"]] = f(default=None, metadata={
+        "help": "Positions: learned absolute, sinusoidal, RoPE or T5 relative bias (default: the family's)."})
+    norm: Optional[Literal["layernorm", "rmsnorm"]] = f(default=None, metadata={"help": "Norm type (default: the family's)."})
+    norm_position: Optional[Literal["pre", "post"]] = f(default=None, metadata={"help": "Pre- or post-norm residuals (default: the family's)."})
+    activation: Optional[Literal["gelu", "relu", "swiglu"]] = f(default=None, metadata={"help": "MLP activation (default: the family's)."})
+    tie_embeddings: Optional[bool] = f(default=None, metadata={"help": "Share input and output embeddings (default: the family's)."})
+    bias: Optional[bool] = f(default=None, metadata={"help": "Biases in linear layers and norms (default: the family's)."})
+    d_model: Optional[int] = f(default=None, metadata={"help": "Override the size's width."})
+    n_layers: Optional[int] = f(default=None, metadata={"help": "Override the size's layers (per stack)."})
+    n_heads: Optional[int] = f(default=None, metadata={"help": "Override the size's attention heads."})
+    d_ff: Optional[int] = f(default=None, metadata={"help": "Override the size's MLP width."})
+    dropout: float = f(default=0.1, metadata={"help": "Dropout on embeddings, attention and residual branches."})
+    vocab_multiple: int = f(default=64, metadata={
+        "help": "Round the model's vocabulary up to a multiple of this (faster matmuls; the extra rows are never targets)."})
+
+    def __post_init__(self) -> None:
+        check(0.0 <= self.dropout < 1.0, f"train.model.dropout must be in [0, 1), got {self.dropout}")
+        check(self.vocab_multiple >= 1, f"train.model.vocab_multiple must be >= 1, got {self.vocab_multiple}")
+        for key in ("d_model", "n_layers", "n_heads", "d_ff"):
+            value = getattr(self, key)
+            check(value is None or value > 0, f"train.model.{key} must be > 0, got {value}")
+
+
+@dataclasses.dataclass
+class MLMOptions:
+    probability: float = f(default=0.15, metadata={"help": "Share of (non-special) tokens predicted."})
+    mask_ratio: float = f(default=0.8, metadata={"help": "Of the predicted tokens, share replaced by the mask token."})
+    random_ratio: float = f(default=0.1, metadata={"help": "Of the predicted tokens, share replaced by a random token (the rest stay)."})
+    whole_word: bool = f(default=False, metadata={"help": "Mask all pieces of a word together."})
+    span: bool = f(default=False, metadata={"help": "SpanBERT span masking: contiguous whole-word spans of geometric length."})
+    span_p: float = f(default=0.2, metadata={"help": "Geometric parameter of SpanBERT span lengths (in words)."})
+    span_max: int = f(default=10, metadata={"help": "Longest SpanBERT span, in words."})
+    nsp: bool = f(default=False, metadata={"help": "Next-sentence prediction (BERT): segment pairs, half with a random second segment."})
+
+    def __post_init__(self) -> None:
+        check(0.0 < self.probability < 1.0, f"train.mlm.probability must be in (0, 1), got {self.probability}")
+        check(0.0 <= self.mask_ratio and 0.0 <= self.random_ratio and self.mask_ratio + self.random_ratio <= 1.0,
+              "train.mlm.mask_ratio and random_ratio must be >= 0 and sum to at most 1")
+        check(0.0 < self.span_p < 1.0, f"train.mlm.span_p must be in (0, 1), got {self.span_p}")
+        check(self.span_max >= 1, f"train.mlm.span_max must be >= 1, got {self.span_max}")
+
+
+@dataclasses.dataclass
+class SpanOptions:
+    noise_density: float = f(default=0.15, metadata={"help": "Share of tokens corrupted (T5)."})
+    mean_span_length: float = f(default=3.0, metadata={"help": "Mean length of a corrupted span (T5)."})
+
+    def __post_init__(self) -> None:
+        check(0.0 < self.noise_density < 1.0, f"train.span.noise_density must be in (0, 1), got {self.noise_density}")
+        check(self.mean_span_length >= 1.0, f"train.span.mean_span_length must be >= 1, got {self.mean_span_length}")
+
+
+@dataclasses.dataclass
+class BARTOptions:
+    infill_ratio: float = f(default=0.3, metadata={"help": "Text infilling: share of words in Poisson-length spans, each span one mask (0 = off)."})
+    poisson_lambda: float = f(default=3.0, metadata={"help": "Mean span length of text infilling."})
+    permute_sentences: float = f(default=1.0, metadata={"help": "Share of sentences shuffled (0 = off)."})
+    mask_ratio: float = f(default=0.0, metadata={"help": "Token masking: share of tokens replaced by the mask token (0 = off)."})
+    delete_ratio: float = f(default=0.0, metadata={"help": "Token deletion: share of tokens deleted (0 = off)."})
+    rotate: float = f(default=0.0, metadata={"help": "Document rotation: probability of rotating to a random start (0 = off)."})
+    random_ratio: float = f(default=0.1, metadata={"help": "Share of masks replaced by a random token instead."})
+
+    def __post_init__(self) -> None:
+        for key in ("infill_ratio", "permute_sentences", "mask_ratio", "delete_ratio", "rotate", "random_ratio"):
+            value = getattr(self, key)
+            check(0.0 <= value <= 1.0, f"train.bart.{key} must be in [0, 1], got {value}")
+        check(self.poisson_lambda > 0, f"train.bart.poisson_lambda must be > 0, got {self.poisson_lambda}")
+
+
+@dataclasses.dataclass
+class OptimOptions:
+    lr: float = f(default=3e-4, metadata={"help": "Peak learning rate of AdamW."})
+    min_lr_ratio: float = f(default=0.1, metadata={"help": "Final learning rate as a share of the peak."})
+    schedule: Literal["cosine", "linear", "constant"] = f(default="cosine", metadata={"help": "Decay after warmup."})
+    warmup_steps: int = f(default=100, metadata={"help": "Linear warmup steps."})
+    weight_decay: float = f(default=0.1, metadata={"help": "AdamW decay on matrices and embeddings (never on biases or norms)."})
+    beta1: float = f(default=0.9, metadata={"help": "AdamW beta1."})
+    beta2: float = f(default=0.95, metadata={"help": "AdamW beta2."})
+    eps: float = f(default=1e-8, metadata={"help": "AdamW epsilon."})
+    clip: float = f(default=1.0, metadata={"help": "Clip the global gradient norm to this (0 = off)."})
+
+    def __post_init__(self) -> None:
+        check(self.lr > 0, f"train.optim.lr must be > 0, got {self.lr}")
+        check(0.0 <= self.min_lr_ratio <= 1.0, f"train.optim.min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
+        check(self.warmup_steps >= 0, f"train.optim.warmup_steps must be >= 0, got {self.warmup_steps}")
+        check(self.weight_decay >= 0, f"train.optim.weight_decay must be >= 0, got {self.weight_decay}")
+        check(0 <= self.beta1 < 1 and 0 <= self.beta2 < 1, "train.optim.beta1 and beta2 must be in [0, 1)")
+        check(self.clip >= 0, f"train.optim.clip must be >= 0, got {self.clip}")
 
 
 @dataclasses.dataclass
 class TrainConfig:
-    enabled: bool = dataclasses.field(default=True, metadata={"help": "Train a model in `demo`/full runs."})
+    enabled: bool = f(default=True, metadata={"help": "Train a model in `demo`/full runs."})
+    objective: Objective = f(default="clm", metadata={
+        "help": "mlm (BERT masked LM), span (T5 span corruption), bart (BART denoising), clm (GPT causal LM), "
+                "prefixlm (bidirectional prefix, causal rest)."})
+    seq_len: int = f(default=512, metadata={"help": "Tokens per example (encoder input length for span/bart)."})
+    micro_batch_size: int = f(default=16, metadata={"help": "Examples per device per forward pass."})
+    grad_accum: int = f(default=1, metadata={"help": "Micro-batches per optimizer step (global batch = micro x accum x devices)."})
+    max_steps: int = f(default=1000, metadata={"help": "Optimizer steps (the schedule's length)."})
+    eval_every: int = f(default=200, metadata={"help": "Evaluate on the val split every N steps (0 = only at the end)."})
+    eval_batches: int = f(default=20, metadata={"help": "Micro-batches per evaluation."})
+    log_every: int = f(default=10, metadata={"help": "Log loss, tokens/s and MFU every N steps."})
+    checkpoint_every: int = f(default=500, metadata={"help": "Checkpoint every N steps (and at the end)."})
+    keep_checkpoints: int = f(default=2, metadata={"help": "Checkpoints kept on disk (older ones are deleted)."})
+    resume: bool = f(default=False, metadata={"help": "Continue from the latest checkpoint in <run>/model."})
+    seed: int = f(default=1234, metadata={"help": "Seed of initialisation, shuffling and masking noise."})
+    device: Literal["auto", "cpu", "cuda"] = f(default="auto", metadata={"help": "auto: cuda when available, else cpu."})
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = f(default="auto", metadata={
+        "help": "Autocast dtype: auto = bfloat16 on CUDA that supports it, else float32; float16 uses a loss scaler."})
+    compile: bool = f(default=False, metadata={"help": "torch.compile the model (before DDP)."})
+    num_workers: int = f(default=-1, metadata={"help": "Data loader worker processes (-1: 0 on CPU, 4 on CUDA)."})
+    progress: bool = f(default=True, metadata={"help": "Show a progress bar (rank 0)."})
+    model: ModelOptions = f(default_factory=ModelOptions)
+    mlm: MLMOptions = f(default_factory=MLMOptions)
+    span: SpanOptions = f(default_factory=SpanOptions)
+    bart: BARTOptions = f(default_factory=BARTOptions)
+    optim: OptimOptions = f(default_factory=OptimOptions)
+
+    def __post_init__(self) -> None:
+        check(self.seq_len >= 8, f"train.seq_len must be >= 8, got {self.seq_len}")
+        for key in ("micro_batch_size", "grad_accum", "max_steps", "eval_batches", "log_every",
+                    "checkpoint_every", "keep_checkpoints"):
+            value = getattr(self, key)
+            check(value >= 1, f"train.{key} must be >= 1, got {value}")
+        check(self.eval_every >= 0, f"train.eval_every must be >= 0, got {self.eval_every}")
+        check(self.num_workers >= -1, f"train.num_workers must be >= -1, got {self.num_workers}")

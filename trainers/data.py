@@ -1,0 +1,264 @@
+"""Token shards in, batches out: memory-mapped Arrow, packing, per-epoch shuffle, rank sharding, exact resume.
+
+The tokenize stage writes ``tokens/{train,val}/part-*.arrow`` (Arrow IPC files, ``id: string,
+tokens: large_list<uint16|uint32>``) and ``tokens/manifest.json``. The trainer memory-maps them and reads
+each batch's ``tokens.values`` as a flat numpy array with its offsets: no copy until a window is cut.
+
+The documents of a split, in an order shuffled per epoch, joined by the objective's separator, form one
+stream cut into windows of ``objective.raw_length``; the windows are visited in a second per-epoch
+shuffle. Window ``i`` of the whole run (epoch ``i // windows_per_epoch``) is a pure function of
+(seed, i), and so is its noise, so the data position is one integer: the number of windows consumed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from typing import Iterator, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import torch
+
+from pipeline.errors import UserError
+from trainers.objectives import Objective
+
+
+class TokenShards:
+    """The documents of one split, memory-mapped. ``shards.document(i)`` is a zero-copy numpy view."""
+
+    def __init__(self, paths: Sequence[str | pathlib.Path]):
+        self.paths = [str(p) for p in paths]
+        self._open()
+
+    def _open(self) -> None:
+        self._values: list[np.ndarray] = []
+        self._offsets: list[np.ndarray] = []
+        lengths, chunk_of, local = [], [], []
+        for path in self.paths:
+            reader = ipc.open_file(pa.memory_map(path, "r"))
+            if "tokens" not in reader.schema.names:
+                raise UserError(f"{path} has no 'tokens' column; is it a token shard (tokens/train/part-*.arrow)?")
+            for b in range(reader.num_record_batches):
+                column = reader.get_batch(b).column("tokens")
+                if column.null_count:
+                    raise UserError(f"{path}: {column.null_count} documents have null tokens")
+                values = column.values.to_numpy(zero_copy_only=True)
+                offsets = column.offsets.to_numpy(zero_copy_only=True)
+                chunk = len(self._values)
+                self._values.append(values)
+                self._offsets.append(offsets)
+                lengths.append(np.diff(offsets))
+                chunk_of.append(np.full(len(column), chunk, dtype=np.int32))
+                local.append(np.arange(len(column), dtype=np.int64))
+        cat = lambda parts, dtype: np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)  # noqa: E731
+        self.lengths = cat(lengths, np.int64).astype(np.int64)
+        self._chunk = cat(chunk_of, np.int32)
+        self._local = cat(local, np.int64)
+
+    def __getstate__(self):  # data loader workers reopen the memory maps instead of pickling them
+        return {"paths": self.paths}
+
+    def __setstate__(self, state):
+        self.paths = state["paths"]
+        self._open()
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    @property
+    def num_tokens(self) -> int:
+        return int(self.lengths.sum())
+
+    def document(self, i: int) -> np.ndarray:
+        c, j = self._chunk[i], self._local[i]
+        offsets = self._offsets[c]
+        return self._values[c][offsets[j]: offsets[j + 1]]
+
+
+class PackedWindows:
+    """Fixed-length windows of the separator-joined document stream, reshuffled every epoch."""
+
+    def __init__(self, shards: TokenShards, raw_length: int, separator: Sequence[int], seed: int,
+                 shuffle: bool = True):
+        self.shards, self.raw_length, self.seed, self.shuffle = shards, raw_length, seed, shuffle
+        self.separator = np.asarray(separator, dtype=np.int64)
+        total = shards.num_tokens + len(self.separator) * len(shards)
+        self.per_epoch = total // raw_length
+        if self.per_epoch == 0:
+            raise UserError(f"the split has {total} tokens, fewer than one window of {raw_length}; add data or "
+                            "lower train.seq_len")
+        self._layout: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def layout(self, epoch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Document order, cumulative stream ends, and window order of ``epoch`` (cached)."""
+        if self._layout is None or self._layout[0] != epoch:
+            rng = np.random.default_rng([self.seed, epoch, 0x5EED])
+            n = len(self.shards)
+            order = rng.permutation(n) if self.shuffle else np.arange(n)
+            ends = np.cumsum(self.shards.lengths[order] + len(self.separator))
+            windows = rng.permutation(self.per_epoch) if self.shuffle else np.arange(self.per_epoch)
+            self._layout = (epoch, order, ends, windows)
+        return self._layout[1:]
+
+    def window(self, epoch: int, slot: int) -> np.ndarray:
+        """The raw tokens (int64) of the ``slot``-th window visited in ``epoch``."""
+        order, ends, windows = self.layout(epoch)
+        start = int(windows[slot]) * self.raw_length
+        stop = start + self.raw_length
+        out = np.empty(self.raw_length, dtype=np.int64)
+        d = int(np.searchsorted(ends, start, side="right"))
+        filled, sep = 0, len(self.separator)
+        while filled < self.raw_length:
+            doc = self.shards.document(int(order[d]))
+            piece_start = int(ends[d - 1]) if d else 0  # stream position of this document's first token
+            offset = start + filled - piece_start
+            if offset < len(doc):
+                take = min(len(doc) - offset, self.raw_length - filled)
+                out[filled: filled + take] = doc[offset: offset + take]
+                filled += take
+                offset += take
+            if filled < self.raw_length and offset >= len(doc):
+                s = offset - len(doc)
+                take = min(sep - s, self.raw_length - filled)
+                out[filled: filled + take] = self.separator[s: s + take]
+                filled += take
+            d += 1
+        return out
+
+
+class ExampleStream(torch.utils.data.Dataset):
+    """Example ``i`` of the run: window ``i`` (across epochs) through the objective, with noise seeded by
+    (seed, epoch, slot)."""
+
+    def __init__(self, windows: PackedWindows, objective: Objective, seed: int):
+        self.windows, self.objective, self.seed = windows, objective, seed
+
+    def __len__(self) -> int:  # the stream is endless; this is one epoch
+        return self.windows.per_epoch
+
+    def __getitem__(self, index: int) -> dict:
+        epoch, slot = divmod(int(index), self.windows.per_epoch)
+        rng = np.random.default_rng([self.seed, epoch, slot])
+        tokens = self.windows.window(epoch, slot)
+        other = None
+        if self.objective.needs_other:  # next-sentence prediction: a random window of the same epoch
+            other = self.windows.window(epoch, int(rng.integers(self.windows.per_epoch)))
+        return self.objective.example(tokens, rng, other)
+
+
+@dataclasses.dataclass
+class BatchPlan:
+    """Which examples each rank's micro-batches hold. Step ``s`` after ``start`` consumes the global examples
+    ``start + s*G .. start + (s+1)*G`` (G = micro x accum x world); rank r takes the r-th equal part, in
+    ``accum`` micro-batches. The same global batch whatever the world size."""
+
+    start: int
+    micro_batch: int
+    grad_accum: int
+    rank: int = 0
+    world_size: int = 1
+
+    @property
+    def global_batch(self) -> int:
+        return self.micro_batch * self.grad_accum * self.world_size
+
+    def micro_batches(self) -> Iterator[list[int]]:
+        step = 0
+        per_rank = self.micro_batch * self.grad_accum
+        while True:
+            base = self.start + step * self.global_batch + self.rank * per_rank
+            for m in range(self.grad_accum):
+                first = base + m * self.micro_batch
+                yield list(range(first, first + self.micro_batch))
+            step += 1
+
+
+class PlanSampler(torch.utils.data.Sampler):
+    def __init__(self, plan: BatchPlan):
+        self.plan = plan
+
+    def __iter__(self):
+        return self.plan.micro_batches()
+
+
+def make_loader(dataset: ExampleStream, plan: BatchPlan, num_workers: int = 0, pin_memory: bool = False):
+    """An endless iterator of this rank's micro-batches (dicts of tensors), starting at ``plan.start``."""
+    return iter(torch.utils.data.DataLoader(
+        dataset, batch_sampler=PlanSampler(plan), collate_fn=dataset.objective.collate, num_workers=num_workers,
+        pin_memory=pin_memory, persistent_workers=False, prefetch_factor=4 if num_workers else None))
+
+
+# ----------------------------------------------------------------------------------------- manifest
+
+@dataclasses.dataclass
+class TokenData:
+    """A run's ``tokens/``: the shard paths of each split and the tokenizer they were written with."""
+
+    root: pathlib.Path
+    tokenizer: pathlib.Path
+    splits: dict[str, list[pathlib.Path]]
+    manifest: dict
+
+    @classmethod
+    def from_run(cls, run_dir: str | pathlib.Path) -> "TokenData":
+        run_dir = pathlib.Path(run_dir)
+        root = run_dir / "tokens"
+        manifest_path = root / "manifest.json"
+        if not manifest_path.exists():
+            raise UserError(f"{manifest_path} not found: tokenize the corpus first (corpusforge tokenize) or set "
+                            "output.run_dir to a run that has tokens/")
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        tokenizer = _resolve(manifest.get("tokenizer", "../tokenizer/tokenizer.json"), root, run_dir)
+        splits = {}
+        for name, split in (manifest.get("splits") or {}).items():
+            shards = [_resolve(s, root, run_dir, root / name) for s in split.get("shards", [])]
+            if not shards:
+                shards = sorted((root / name).glob("part-*.arrow"))
+            splits[name] = shards
+        if not splits.get("train"):
+            raise UserError(f"{manifest_path} lists no train shards")
+        expected = manifest.get("tokenizer_sha256")
+        if expected and tokenizer.exists():
+            import hashlib
+
+            actual = hashlib.sha256(tokenizer.read_bytes()).hexdigest()
+            if actual != expected:
+                raise UserError(f"{tokenizer} is not the tokenizer the shards were written with (sha256 differs); "
+                                "re-run the tokenize stage")
+        return cls(root=root, tokenizer=tokenizer, splits=splits, manifest=manifest)
+
+
+def _resolve(path: str, *bases: pathlib.Path) -> pathlib.Path:
+    p = pathlib.Path(path)
+    if p.is_absolute():
+        return p
+    for base in bases:
+        if (base / p).exists():
+            return (base / p).resolve()
+    return (bases[0] / p).resolve()
+
+
+def write_token_shards(directory: str | pathlib.Path, documents: Sequence[Sequence[int]], *,
+                       docs_per_shard: int = 1000, dtype: str = "uint16") -> list[pathlib.Path]:
+    """Write ``documents`` (lists of token ids) as token shards in the tokenize stage's format.
+
+    For tests, benchmarks, and bringing tokens from elsewhere; a build's shards come from the tokenize stage.
+    """
+    directory = pathlib.Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    value_type = {"uint16": pa.uint16(), "uint32": pa.uint32()}[dtype]
+    schema = pa.schema([("id", pa.string()), ("tokens", pa.large_list(value_type))])
+    count = max(1, -(-len(documents) // docs_per_shard))
+    paths = []
+    for s in range(count):
+        part = documents[s * docs_per_shard: (s + 1) * docs_per_shard]
+        path = directory / f"part-{s:05d}-of-{count:05d}.arrow"
+        table = pa.table({"id": [f"doc-{s * docs_per_shard + i:08d}" for i in range(len(part))],
+                          "tokens": pa.array([list(map(int, d)) for d in part], type=pa.large_list(value_type))},
+                         schema=schema)
+        with ipc.new_file(str(path), schema) as writer:
+            writer.write_table(table, max_chunksize=256)
+        paths.append(path)
+    return paths
