@@ -2,8 +2,142 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+from typing import Literal
+
+from pipeline.configuration import check
+from pipeline.pii.entities import (
+    ACTIONS,
+    ALL_ENTITIES,
+    DEFAULT_ENTITIES,
+    DEFAULT_NER_ENTITIES,
+    NER_ENTITIES,
+    PATTERN_ENTITIES,
+    PLACEHOLDERS,
+)
+
+Action = Literal["replace", "mask", "hash", "drop"]
+
+# Regions whose national formats (no +country code) a phone number may be written in.
+DEFAULT_PHONE_REGIONS = ["US", "CA", "GB", "IE", "DE", "AT", "CH", "FR", "BE", "NL", "IT", "ES", "PT", "BR",
+                         "MX", "IN", "JP", "PL", "AU"]
+
+# A URL is personal when its path/query matches one of these (URL must be in pii.entities).
+DEFAULT_URL_PATTERNS = [
+    r"/~[\w.-]+",
+    r"/(?:users?|u|people|profiles?|members?|home|author|in)/[\w.%-]+",
+    r"[?&](?:e-?mail|user(?:name)?|uid|login|phone|tel)=",
+]
 
 
 @dataclasses.dataclass
 class PIIConfig:
     enabled: bool = dataclasses.field(default=True, metadata={"help": "Run the PII stage."})
+    entities: list[str] = dataclasses.field(
+        default_factory=lambda: list(DEFAULT_ENTITIES),
+        metadata={"help": "Pattern-based entity types to find: " + ", ".join(PATTERN_ENTITIES)
+                  + ". URL (opt-in) only matches URLs with personal paths, see pii.url_patterns."},
+    )
+    ner_model: str = dataclasses.field(
+        default="",
+        metadata={"help": "An installed spaCy NER model (package name such as en_core_web_lg, or a path) to also "
+                  "find names; empty: no name detection (PERSON/LOCATION are reported as not covered)."},
+    )
+    ner_entities: list[str] = dataclasses.field(
+        default_factory=lambda: list(DEFAULT_NER_ENTITIES),
+        metadata={"help": "Entity types taken from the NER model when pii.ner_model is set: "
+                  + ", ".join(NER_ENTITIES) + "."},
+    )
+    default_action: Action = dataclasses.field(
+        default="replace",
+        metadata={"help": "What to do with a found entity: replace (typed placeholder such as <EMAIL>), mask "
+                  "(every character becomes pii.mask_char), hash (<EMAIL:1a2b...>, salted per run), drop "
+                  "(remove the whole document)."},
+    )
+    actions: dict[str, Action] = dataclasses.field(
+        default_factory=dict, metadata={"help": "Per-entity actions overriding default_action, e.g. {CREDIT_CARD: drop}."}
+    )
+    placeholders: dict[str, str] = dataclasses.field(
+        default_factory=dict, metadata={"help": "Per-entity placeholder overrides, e.g. {EMAIL_ADDRESS: '[email]'}."}
+    )
+    mask_char: str = dataclasses.field(default="*", metadata={"help": "Character used by the mask action."})
+    hash_salt: str = dataclasses.field(
+        default="",
+        metadata={"help": "Salt of the hash action (at least 16 characters); empty: a random salt per run, so "
+                  "hashes only link mentions within one run."},
+    )
+    hash_chars: int = dataclasses.field(default=12, metadata={"help": "Hex digits of the hash kept in a hash placeholder."})
+    max_density: float = dataclasses.field(
+        default=0.25,
+        metadata={"help": "Remove a document (reason pii_density) when PII spans cover more than this share of its "
+                  "characters and it has at least density_min_entities entities; 1.0 disables."},
+    )
+    density_min_entities: int = dataclasses.field(
+        default=3, metadata={"help": "Fewest entities for the density rule to apply (a short note with one email stays)."}
+    )
+    score_threshold: float = dataclasses.field(
+        default=0.5, metadata={"help": "Minimum Presidio score of a result (pattern results are 0.7-1.0, spaCy NER 0.85)."}
+    )
+    phone_regions: list[str] = dataclasses.field(
+        default_factory=lambda: list(DEFAULT_PHONE_REGIONS),
+        metadata={"help": "ISO regions whose national phone formats are recognised; +country-code numbers are "
+                  "recognised for every region."},
+    )
+    keep_private_ips: bool = dataclasses.field(
+        default=True,
+        metadata={"help": "Leave non-global IPs (127.0.0.1, 10.x, 192.168.x, ::1, fe80::, documentation ranges) "
+                  "intact: they identify no one and are common in technical text."},
+    )
+    allow_list: list[str] = dataclasses.field(
+        default_factory=list, metadata={"help": "Exact strings never treated as PII (e.g. a project's public contact address)."}
+    )
+    url_patterns: list[str] = dataclasses.field(
+        default_factory=lambda: list(DEFAULT_URL_PATTERNS),
+        metadata={"help": "Regexes (searched in a URL's path and query) that make a URL personal; used when URL is in pii.entities."},
+    )
+    batch_size: int = dataclasses.field(default=64, metadata={"help": "Documents per analyzer batch (NER runs nlp.pipe over a batch)."})
+    audit_file: str = dataclasses.field(
+        default="",
+        metadata={"help": "Write every original span and its replacement to this JSONL path prefix (relative paths "
+                  "are inside the run directory). SENSITIVE: contains the PII. Empty: the mapping is never written."},
+    )
+
+    def __post_init__(self) -> None:
+        for entity in self.entities:
+            check(entity in PATTERN_ENTITIES,
+                  f"pii.entities: unknown entity {entity!r}; choose from {', '.join(PATTERN_ENTITIES)}")
+        for entity in self.ner_entities:
+            check(entity in NER_ENTITIES,
+                  f"pii.ner_entities: unknown entity {entity!r}; choose from {', '.join(NER_ENTITIES)}")
+        for entity, action in self.actions.items():
+            check(entity in ALL_ENTITIES, f"pii.actions: unknown entity {entity!r}; choose from {', '.join(ALL_ENTITIES)}")
+            check(action in ACTIONS, f"pii.actions.{entity} must be one of {', '.join(ACTIONS)}, got {action!r}")
+        for entity in self.placeholders:
+            check(entity in PLACEHOLDERS, f"pii.placeholders: unknown entity {entity!r}")
+        check(len(self.mask_char) == 1, f"pii.mask_char must be one character, got {self.mask_char!r}")
+        check(not self.hash_salt or len(self.hash_salt.encode()) >= 16,
+              "pii.hash_salt must be empty (random per run) or at least 16 characters")
+        check(4 <= self.hash_chars <= 64, f"pii.hash_chars must be in [4, 64], got {self.hash_chars}")
+        check(0.0 < self.max_density <= 1.0, f"pii.max_density must be in (0, 1], got {self.max_density}")
+        check(self.density_min_entities >= 1, f"pii.density_min_entities must be >= 1, got {self.density_min_entities}")
+        check(0.0 <= self.score_threshold <= 1.0, f"pii.score_threshold must be in [0, 1], got {self.score_threshold}")
+        check(self.batch_size >= 1, f"pii.batch_size must be >= 1, got {self.batch_size}")
+        for region in self.phone_regions:
+            check(len(region) == 2 and region.isalpha() and region.isupper(),
+                  f"pii.phone_regions: {region!r} is not an ISO 3166 alpha-2 code such as US or DE")
+        for pattern in self.url_patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                check(False, f"pii.url_patterns: {pattern!r} is not a valid regex: {exc}")
+
+    def action_for(self, entity: str) -> str:
+        return self.actions.get(entity, self.default_action)
+
+    def placeholder_for(self, entity: str) -> str:
+        return self.placeholders.get(entity, PLACEHOLDERS.get(entity, f"<{entity}>"))
+
+    @property
+    def active_entities(self) -> list[str]:
+        """Every entity type this configuration looks for (pattern types, then NER types when a model is set)."""
+        return list(self.entities) + (list(self.ner_entities) if self.ner_model else [])

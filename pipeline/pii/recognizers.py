@@ -1,0 +1,494 @@
+"""Presidio recognizers tuned for pretraining text, plus the cheap pre-screens that gate them.
+
+Presidio's defaults, run without an NLP model, miss phone numbers written ``+1-…`` or with ``ext.``, miss
+2-series Mastercards, and fire on UUIDs, object identifiers, dates, versions and ISBNs. The recognizers
+here are Presidio recognizers (registered through its ``RecognizerRegistry``) with tighter token
+boundaries, shape rules and checksums. Their decisions are plain functions (``phone_span``,
+``card_number_ok``, ``ipv4_context_ok``...) so they are tested without an analyzer.
+
+Every recognizer has a ``PRESCREEN``: a stdlib regex that matches every text the recognizer could match
+(a necessary condition, tested against every true positive). A document whose text the pre-screen does
+not match never reaches the recognizer.
+"""
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+import urllib.parse
+from typing import Iterable
+
+import phonenumbers
+from presidio_analyzer import LocalRecognizer, Pattern, PatternRecognizer, RecognizerResult
+from presidio_analyzer.predefined_recognizers import (
+    CreditCardRecognizer,
+    CryptoRecognizer,
+    EmailRecognizer,
+    IbanRecognizer,
+    IpRecognizer,
+    UsSsnRecognizer,
+)
+
+# Flags for our own patterns: case matters for base58/IBAN; our patterns spell out case where needed.
+_FLAGS = re.DOTALL | re.MULTILINE
+_SPACE = "[ \t\u00a0]"
+
+
+def _context_re(words: Iterable[str]) -> re.Pattern:
+    return re.compile(r"(?<!\w)(?:" + "|".join(words) + r")", re.IGNORECASE)
+
+
+def has_context(text: str, start: int, context: re.Pattern, window: int = 40) -> bool:
+    """Whether a context word occurs in the ``window`` characters before ``start``."""
+    return context.search(text, max(0, start - window), start) is not None
+
+
+# --------------------------------------------------------------------------------------------- phone
+PHONE_CONTEXT = _context_re([
+    "phone", r"tel\b", r"tel\.", "telephone", "mobile", "mobil", r"cell", "fax", "call", "sms", "text me",
+    "whatsapp", "signal", "contact", "reach", "dial", "hotline", "helpline", r"number", r"no\.", r"nr\.",
+    "nummer", "telefon", "handy", "rufnummer", "anruf", r"t[ée]l[ée]phone", r"t[ée]l\b", "portable", "appel",
+    "joindre", "telefono", "cellulare", "chiama", r"tel[ée]fono", r"m[óo]vil", "llam", "telefoon", "bellen",
+    r"bel\b", "telefone", "celular", "ligue", "ligar", "contato", "kontakt", "zadzwo", "電話", "携帯",
+])
+_GROUP = r"(?:\(\+?\d{1,5}\)|\d+)"
+# A run of digit groups: "+44(0)115 496 0914", "(591)341-7776", "+33 (0)1 41 63 60 83", "780.563.6083".
+PHONE_RUN = re.compile(
+    rf"(?:\+{_SPACE}?)?{_GROUP}"
+    rf"(?:(?:{_SPACE}?[.\-/]{_SPACE}?|{_SPACE}){_GROUP}|{_SPACE}?\(\d{{1,5}}\)|(?<=\)){_SPACE}?\d+)*"
+)
+PHONE_EXT = re.compile(rf",?{_SPACE}?(?:ext\.?|extension|x|\#|poste|durchwahl|dw\.?){_SPACE}?\d{{1,6}}", re.IGNORECASE)
+_GROUP_TOKEN = re.compile(r"\(\+?\d+\)|\d+")
+
+
+def _is_date(groups: list[str], seps: list[str]) -> bool:
+    if len(groups) == 2:  # a year range: 1990-2000, 2019/2020
+        return all(len(g) == 4 and g[:2] in ("19", "20") for g in groups)
+    if len(groups) != 3 or len(set(seps)) != 1:
+        return False
+    a, b, c = (int(g) for g in groups)
+    la, lb, lc = (len(g) for g in groups)
+    if la == 4 and lb <= 2 and lc <= 2:  # 2024-03-15
+        return 1 <= b <= 12 and 1 <= c <= 31
+    if la <= 2 and lb <= 2 and lc in (2, 4):  # 15.03.2024, 03/15/24
+        return (1 <= a <= 31 and 1 <= b <= 12) or (1 <= a <= 12 and 1 <= b <= 31)
+    return False
+
+
+def isbn13_ok(digits: str) -> bool:
+    if len(digits) != 13 or digits[:3] not in ("978", "979"):
+        return False
+    return sum(int(d) * (1 if i % 2 == 0 else 3) for i, d in enumerate(digits)) % 10 == 0
+
+
+def isbn10_ok(digits: str) -> bool:
+    if len(digits) != 10:
+        return False
+    return sum((10 - i) * int(d) for i, d in enumerate(digits)) % 11 == 0
+
+
+_ISBN_CONTEXT = _context_re([r"isbn(?:-1[03])?:?", r"issn"])
+
+
+def _boundary_ok(text: str, start: int, end: int) -> bool:
+    """The span is a whole token: not glued to words, paths, versions, times, IPv6 or currency."""
+    if start > 0:
+        prev = text[start - 1]
+        if prev.isalnum() or prev == "_" or prev in ".-/+@#$€£¥%&=\\":
+            return False
+        if prev == ":" and start > 1 and (text[start - 2].isdigit() or text[start - 2] == ":"):
+            return False
+    if end < len(text):
+        nxt = text[end]
+        if nxt.isalnum() or nxt == "_" or nxt in "@%€$£¥":
+            return False
+        if nxt in ".-/:,'" and end + 1 < len(text) and text[end + 1].isalnum():
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def _regions(regions: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(r for r in regions if r in phonenumbers.SUPPORTED_REGIONS)
+
+
+def _possible(number: str, region: str | None) -> bool:
+    try:
+        return phonenumbers.is_possible_number(phonenumbers.parse(number, region))
+    except phonenumbers.NumberParseException:
+        return False
+
+
+def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], token_end: int | None = None) -> bool:
+    """Whether ``text[start:end]`` (digits and separators, no extension) is written like a phone number.
+
+    ``token_end`` is where the whole token ends (after an extension such as ``x123``), for the boundary check.
+    """
+    span = text[start:end]
+    if not _boundary_ok(text, start, end if token_end is None else token_end):
+        return False
+    groups = _GROUP_TOKEN.findall(span)
+    tokens = [g.strip("()+") for g in groups]
+    digits = "".join(tokens)
+    seps = [s for s in re.split(r"\(?\+?\d+\)?", span)[1:-1]]
+    nd = len(digits)
+    if not 7 <= nd <= 15:
+        return False
+    stripped = [s.strip() for s in seps]
+    if _is_date(tokens, stripped) or _is_date(tokens, seps):
+        return False
+    only_dots = all(s == "." for s in stripped) and len(tokens) > 1
+    if only_dots and (any(len(t) == 1 for t in tokens) or len(tokens) == 2 or
+                      (len(tokens) == 4 and all(len(t) <= 3 for t in tokens))):
+        return False  # versions (10.0.19041.1), object identifiers, IPv4-shaped, decimals
+    if isbn13_ok(digits) or (isbn10_ok(digits) and len(tokens) == 4 and set(stripped) == {"-"}):
+        return False
+    if has_context(text, start, _ISBN_CONTEXT, window=12):
+        return False
+    context = has_context(text, start, PHONE_CONTEXT)
+    international = span.startswith("+") or span.startswith("(+")
+    if not international and span.startswith("00") and nd >= 10 and _possible("+" + digits[2:], None):
+        return True
+    if international:
+        cleaned = re.sub(r"\(0\)", "", span)
+        return 8 <= len(re.sub(r"\D", "", cleaned)) <= 15 and _possible(cleaned, None)
+    if nd > 12:
+        return False
+    lengths = [len(t) for t in tokens]
+    spaced_list = (len(tokens) >= 3 and all(s == " " for s in seps) and len(set(lengths)) == 1)
+    thousands = (len(tokens) >= 2 and len(set(stripped)) == 1 and stripped[0] in ("", ".") and seps[0] in (" ", ".", "\u00a0")
+                 and lengths[0] <= 3 and all(n == 3 for n in lengths[1:]))
+    trunk = digits[0] == "0"
+    if len(tokens) == 1:
+        shaped = False  # a bare digit run is a phone number only next to a word such as "phone"
+    elif spaced_list or thousands:
+        shaped = trunk and all(n >= 2 for n in lengths)
+    elif span.startswith("("):
+        head = tokens[0]
+        shaped = not (len(head) == 4 and head[:2] in ("19", "20")) and lengths[-1] >= 3
+    elif trunk:
+        shaped = all(n >= 2 for n in lengths)
+    elif len(tokens) >= 3:
+        first_ok = tokens[0] == "1" or 2 <= lengths[0] <= 4
+        shaped = first_ok and all(2 <= n <= 4 for n in lengths[1:-1]) and 3 <= lengths[-1] <= 4
+    else:
+        shaped = False  # two groups without a trunk prefix: 555-1234 needs context
+    if not (shaped or context):
+        return False
+    return any(_possible(span, region) for region in _regions(regions))
+
+
+def phone_spans(text: str, regions: tuple[str, ...]) -> list[tuple[int, int]]:
+    """Spans of phone numbers (with any extension) in ``text``."""
+    found = []
+    for run in PHONE_RUN.finditer(text):
+        start, end = run.span()
+        if sum(c.isdigit() for c in run.group()) < 7:
+            continue
+        ext = PHONE_EXT.match(text, end)
+        if ext and phone_number_ok(text, start, end, regions, token_end=ext.end()):
+            found.append((start, ext.end()))
+            continue
+        if phone_number_ok(text, start, end, regions):
+            found.append((start, end))
+            continue
+        # A run can glue a number to its neighbours ("call 555-123-4567 2 times"): try its sub-runs.
+        bounds = [m.span() for m in _GROUP_TOKEN.finditer(text, start, end)]
+        if len(bounds) > 8:
+            continue
+        tried = False
+        for k in range(len(bounds) - 1, 1, -1):  # drop groups at the end, then at the start
+            for s, e in ((bounds[0][0], bounds[k - 1][1]), (bounds[len(bounds) - k][0], bounds[-1][1])):
+                if phone_number_ok(text, s, e, regions):
+                    found.append((s, e))
+                    tried = True
+                    break
+            if tried:
+                break
+    return found
+
+
+class PhoneRecognizer(LocalRecognizer):
+    """Phone numbers in international and national formats, with extensions, validated by ``phonenumbers``.
+
+    Presidio's own ``PhoneRecognizer`` runs ``phonenumbers.PhoneNumberMatcher`` once per region over the
+    whole text and keeps only numbers that are *valid* (assigned ranges), so it misses numbers written
+    ``+1-…``, ``(555) …`` or with ``ext.`` and is the slowest recognizer. This one finds digit runs with one
+    regex, then checks shape (trunk prefix, grouping, context words), date/version/ISBN look-alikes, and
+    that the number is *possible* in one of the configured regions.
+    """
+
+    ENTITY = "PHONE_NUMBER"
+    PRESCREEN = re.compile(r"\d(?:[\s.\-/()]{0,4}\d){6}")
+    SCORE = 0.7
+
+    def __init__(self, regions: Iterable[str], supported_language: str = "en"):
+        self.regions = tuple(regions)
+        super().__init__(supported_entities=[self.ENTITY], supported_language=supported_language,
+                         name="CorpusforgePhoneRecognizer", context=["phone", "tel", "mobile", "fax", "call"])
+
+    def load(self) -> None:
+        pass
+
+    def analyze(self, text, entities, nlp_artifacts=None):
+        return [_result(self, start, end, self.SCORE) for start, end in phone_spans(text, self.regions)]
+
+
+def _result(recognizer, start: int, end: int, score: float) -> RecognizerResult:
+    return RecognizerResult(
+        entity_type=recognizer.supported_entities[0], start=start, end=end, score=score,
+        recognition_metadata={RecognizerResult.RECOGNIZER_NAME_KEY: recognizer.name,
+                              RecognizerResult.RECOGNIZER_IDENTIFIER_KEY: recognizer.id},
+    )
+
+
+# ---------------------------------------------------------------------------------------- credit card
+def luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        n = int(d)
+        if i % 2 == 1:
+            n = n * 2 - 9 if n > 4 else n * 2
+        total += n
+    return total % 10 == 0
+
+
+def card_brand(digits: str) -> str | None:
+    """The card network a number's issuer prefix and length belong to, or None."""
+    n, p2, p3, p4, p6 = len(digits), int(digits[:2]), int(digits[:3]), int(digits[:4]), int(digits[:6])
+    if digits[0] == "4" and n in (13, 16, 19):
+        return "visa"
+    if (51 <= p2 <= 55 or 2221 <= p4 <= 2720) and n == 16:
+        return "mastercard"
+    if p2 in (34, 37) and n == 15:
+        return "amex"
+    if (p4 == 6011 or 644 <= p3 <= 649 or p2 == 65 or 622126 <= p6 <= 622925) and 16 <= n <= 19:
+        return "discover"
+    if 3528 <= p4 <= 3589 and 16 <= n <= 19:
+        return "jcb"
+    if (300 <= p3 <= 305 or p4 == 3095 or p2 in (36, 38, 39)) and 14 <= n <= 19:
+        return "diners"
+    if 2200 <= p4 <= 2204 and 16 <= n <= 19:
+        return "mir"
+    if p2 == 62 and 16 <= n <= 19:
+        return "unionpay"
+    if (p2 == 50 or 56 <= p2 <= 69) and 12 <= n <= 19:
+        return "maestro"
+    return None
+
+
+def card_number_ok(text: str) -> bool:
+    digits = re.sub(r"\D", "", text)
+    return 12 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn_ok(digits) and card_brand(digits) is not None
+
+
+_NUM_BEFORE = r"(?<![\w.\-/+:])"
+_NUM_AFTER = r"(?![\w]|[.\-/:]\d)"
+
+
+class CardRecognizer(CreditCardRecognizer):
+    """Presidio's credit-card recognizer with every network's prefixes (incl. Mastercard 2221-2720),
+    contiguous or grouped (4-4-4-4, 4-4-4-4-3, 4-6-5) numbers only, Luhn + issuer prefix + length."""
+
+    PRESCREEN = re.compile(r"\d(?:[ \-]?\d){11}")
+    PATTERNS = [
+        Pattern("card (contiguous)", _NUM_BEFORE + r"\d{12,19}" + _NUM_AFTER, 0.3),
+        Pattern("card (4-4-4-4)", _NUM_BEFORE + r"\d{4}([ \-])\d{4}\1\d{4}\1\d{1,4}(?:\1\d{1,3})?" + _NUM_AFTER, 0.3),
+        Pattern("card (4-6-5)", _NUM_BEFORE + r"\d{4}([ \-])\d{6}\1\d{4,5}" + _NUM_AFTER, 0.3),
+    ]
+
+    def __init__(self, supported_language: str = "en"):
+        super().__init__(patterns=self.PATTERNS, supported_language=supported_language,
+                         name="CorpusforgeCardRecognizer")
+        self.global_regex_flags = _FLAGS
+
+    def validate_result(self, pattern_text: str) -> bool:
+        return card_number_ok(pattern_text)
+
+
+# ------------------------------------------------------------------------------------------------- IP
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+_IP_NOT_AFTER = re.compile(
+    r"(?<![^\W\d_])(?:version|release|build|ver\.?|v|oid|arc|object identifier|rfc|firmware|kernel|python|"
+    r"section|§)[\s:#]*$", re.IGNORECASE)
+
+
+def ip_ok(text: str, keep_private: bool) -> bool:
+    """Whether ``text`` is an IP address that identifies someone (global unless ``keep_private`` is False)."""
+    try:
+        iface = ipaddress.ip_interface(text.split("%")[0])
+    except ValueError:
+        return False
+    address = iface.ip
+    if address.version == 6 and "." not in text and len([g for g in text.split("/")[0].split(":") if g]) < 3:
+        return False  # "1::2", "a::b": slices and C++ scopes, not addresses anyone writes
+    return address.is_global or not keep_private
+
+
+def ipv4_context_ok(text: str, start: int) -> bool:
+    """False when the dotted quad follows "version", "OID", "RFC"... (1.2.3.4 as a version, 2.5.4.3 as an OID)."""
+    return _IP_NOT_AFTER.search(text, max(0, start - 24), start) is None
+
+
+class IPRecognizer(IpRecognizer):
+    """Presidio's IP recognizer with whole-token IPv4 (not the start of an OID 1.3.6.1.4.1 or a version),
+    no bare ``::``, and (by default) only global addresses."""
+
+    PRESCREEN = re.compile(r"\d\.\d{1,3}\.\d{1,3}\.\d|[0-9A-Fa-f]?:[0-9A-Fa-f]{0,4}:")
+    PATTERNS = [p for p in IpRecognizer.PATTERNS if p.name not in ("IPv4", "IPv6_unspecified")] + [
+        Pattern("IPv4", rf"(?<![\w.\-/:]){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?(?![\w]|\.\d|-\d)", 0.6),
+    ]
+
+    def __init__(self, keep_private: bool = True, supported_language: str = "en"):
+        self.keep_private = keep_private
+        super().__init__(patterns=[Pattern(p.name, p.regex, p.score) for p in self.PATTERNS],
+                         supported_language=supported_language, name="CorpusforgeIPRecognizer")
+
+    def invalidate_result(self, pattern_text: str) -> bool:
+        return not ip_ok(pattern_text, self.keep_private)
+
+    def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
+        results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        return [r for r in results if ":" in text[r.start:r.end] or ipv4_context_ok(text, r.start)]
+
+
+# ---------------------------------------------------------------------------------------------- email
+@functools.lru_cache(maxsize=1)
+def _tld_extract():
+    import tldextract
+
+    # No suffix_list_urls: use the copy bundled with tldextract, never the network.
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None)
+
+
+def email_domain_ok(address: str) -> bool:
+    """The domain ends in a real public suffix (rejects ``a@b.T``, ``lodash@4.17.21``, ``x@self.weights``)."""
+    domain = address.rpartition("@")[2]
+    parts = _tld_extract()(domain)
+    return bool(parts.suffix) and bool(parts.domain)
+
+
+class MailRecognizer(EmailRecognizer):
+    """Presidio's email recognizer, validated against tldextract's bundled suffix list (never fetched),
+    skipping SSH/SCP remotes such as ``git@github.com:org/repo.git``."""
+
+    PRESCREEN = re.compile(r"@")
+
+    def __init__(self, supported_language: str = "en"):
+        super().__init__(supported_language=supported_language, name="CorpusforgeEmailRecognizer")
+
+    def validate_result(self, pattern_text: str) -> bool:
+        return email_domain_ok(pattern_text)
+
+    def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
+        results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        return [r for r in results if not re.match(r":[\w~/]", text[r.end:r.end + 2])]
+
+
+# ----------------------------------------------------------------------------------------------- IBAN
+class BankAccountRecognizer(IbanRecognizer):
+    """Presidio's IBAN recognizer (country formats + mod-97 checksum), unchanged but for its pre-screen."""
+
+    PRESCREEN = re.compile(r"[A-Za-z]{2}\d{2}[ \-]?[A-Za-z0-9]{4}")
+
+    def __init__(self, supported_language: str = "en"):
+        super().__init__(supported_language=supported_language, name="CorpusforgeIbanRecognizer")
+
+
+# ------------------------------------------------------------------------------------------------ SSN
+SSN_CONTEXT = _context_re(["ssn", "social security", r"social sec", "ss#", r"ss no", "taxpayer", r"\btin\b"])
+
+
+def ssn_ok(text: str) -> bool:
+    digits = re.sub(r"\D", "", text)
+    if len(digits) != 9 or len(set(digits)) == 1:
+        return False
+    area, group, serial = digits[:3], digits[3:5], digits[5:]
+    if area in ("000", "666") or area >= "900" or group == "00" or serial == "0000":
+        return False
+    return digits not in ("123456789", "078051120", "219099999")
+
+
+class SsnRecognizer(UsSsnRecognizer):
+    """US SSNs: ``123-45-6789`` on its own; ``123 45 6789`` or ``123456789`` only after a word such as "SSN"."""
+
+    PRESCREEN = re.compile(r"\d{3}[- ]?\d{2}[- ]?\d{4}")
+    PATTERNS = [
+        Pattern("SSN (dashed)", _NUM_BEFORE + r"\d{3}-\d{2}-\d{4}" + _NUM_AFTER, 0.85),
+        Pattern("SSN (spaced, needs context)", _NUM_BEFORE + r"\d{3} \d{2} \d{4}(?![\w]| \d)" , 0.3),
+        Pattern("SSN (bare, needs context)", _NUM_BEFORE + r"\d{9}" + _NUM_AFTER, 0.3),
+    ]
+
+    def __init__(self, supported_language: str = "en"):
+        super().__init__(patterns=self.PATTERNS, supported_language=supported_language, name="CorpusforgeSsnRecognizer")
+        self.global_regex_flags = _FLAGS
+
+    def invalidate_result(self, pattern_text: str) -> bool:
+        return not ssn_ok(pattern_text)
+
+    def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
+        kept = []
+        for r in super().analyze(text, entities, nlp_artifacts, regex_flags):
+            if r.score < 0.85:
+                if not has_context(text, r.start, SSN_CONTEXT):
+                    continue
+                r.score = 0.85
+            kept.append(r)
+        return kept
+
+
+# --------------------------------------------------------------------------------------------- crypto
+class WalletRecognizer(CryptoRecognizer):
+    """Bitcoin (base58check P2PKH/P2SH, bech32/bech32m) and Ethereum (0x + 40 hex) addresses as whole tokens."""
+
+    PRESCREEN = re.compile(r"[13bB][a-zA-Z0-9]{25}|0x[0-9a-fA-F]{40}")
+    PATTERNS = [
+        Pattern("BTC base58", r"(?<![\w])[13][a-km-zA-HJ-NP-Z1-9]{25,34}(?![\w])", 0.5),
+        Pattern("BTC bech32", r"(?<![\w])(?:bc1[ac-hj-np-z02-9]{8,87}|BC1[AC-HJ-NP-Z02-9]{8,87})(?![\w])", 0.5),
+        Pattern("ETH", r"(?<![\w])0x[0-9a-fA-F]{40}(?![\w])", 0.5),
+    ]
+
+    def __init__(self, supported_language: str = "en"):
+        super().__init__(patterns=self.PATTERNS, supported_language=supported_language, name="CorpusforgeWalletRecognizer")
+        self.global_regex_flags = _FLAGS
+
+    def validate_result(self, pattern_text: str) -> bool:
+        if pattern_text.startswith("0x"):
+            return len(set(pattern_text[2:].lower())) > 4  # not 0x000...0 or a repeated filler
+        return super().validate_result(pattern_text)
+
+
+# ------------------------------------------------------------------------------------------------ URL
+class PersonalUrlRecognizer(PatternRecognizer):
+    """URLs (``http(s)://`` or ``www.``) whose path or query matches one of ``url_patterns`` (``/~jdoe``,
+    ``/users/jdoe``, ``?email=``). Never fires on the domain of an email address."""
+
+    ENTITY = "URL"
+    PRESCREEN = re.compile(r"://|www\.", re.IGNORECASE)
+    PATTERNS = [Pattern("URL", r"(?<![\w@.])(?:https?://|www\.)[^\s<>\"'`)\]}]*[^\s<>\"'`)\]}.,;:!?]", 0.5)]
+
+    def __init__(self, url_patterns: Iterable[str], supported_language: str = "en"):
+        self.url_patterns = [re.compile(p, re.IGNORECASE) for p in url_patterns]
+        super().__init__(supported_entity=self.ENTITY, patterns=self.PATTERNS, supported_language=supported_language,
+                         name="CorpusforgePersonalUrlRecognizer")
+
+    def validate_result(self, pattern_text: str) -> bool:
+        url = pattern_text if "://" in pattern_text else "http://" + pattern_text
+        parts = urllib.parse.urlsplit(url)
+        tail = parts.path + ("?" + parts.query if parts.query else "")
+        return any(p.search(tail) for p in self.url_patterns)
+
+
+def build_recognizers(config) -> list:
+    """The pattern recognizers for ``config.entities`` (a ``PIIConfig``)."""
+    factories = {
+        "EMAIL_ADDRESS": lambda: MailRecognizer(),
+        "PHONE_NUMBER": lambda: PhoneRecognizer(config.phone_regions),
+        "CREDIT_CARD": lambda: CardRecognizer(),
+        "IP_ADDRESS": lambda: IPRecognizer(keep_private=config.keep_private_ips),
+        "IBAN_CODE": lambda: BankAccountRecognizer(),
+        "US_SSN": lambda: SsnRecognizer(),
+        "CRYPTO": lambda: WalletRecognizer(),
+        "URL": lambda: PersonalUrlRecognizer(config.url_patterns),
+    }
+    return [factories[entity]() for entity in config.entities]

@@ -1,0 +1,192 @@
+"""Find and replace PII in text with Presidio: one ``Scrubber`` per worker, built once, used on batches.
+
+    scrubber = Scrubber(PIIConfig())
+    result = scrubber.scrub("Mail jane@example.org or call +1-202-555-0173 ext. 12")
+    result.text    # 'Mail <EMAIL> or call <PHONE>'
+    result.counts  # {'EMAIL_ADDRESS': 1, 'PHONE_NUMBER': 1}
+
+Works offline with no spaCy model: Presidio's ``no_op`` NLP engine plus the pattern recognizers of
+``pipeline.pii.recognizers``. With ``ner_model`` set, a spaCy NLP engine and Presidio's ``SpacyRecognizer``
+add PERSON/LOCATION. Speed comes from a per-entity pre-screen: a document reaches a recognizer only when
+that recognizer's cheap necessary-condition regex matches it, and reaches the analyzer not at all when
+no pre-screen matches (and no NER model is configured).
+"""
+from __future__ import annotations
+
+import functools
+import pathlib
+import secrets
+from typing import Any, NamedTuple, Sequence
+
+from presidio_analyzer import AnalyzerEngine, RecognizerRegistry, RecognizerResult
+from presidio_analyzer.context_aware_enhancers import ContextAwareEnhancer
+from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngineProvider
+from presidio_anonymizer import AnonymizerEngine
+from presidio_anonymizer.entities import OperatorConfig
+from presidio_anonymizer.operators import Hash
+
+from pipeline.errors import UserError
+from pipeline.pii.config import PIIConfig
+from pipeline.pii.recognizers import build_recognizers
+
+LANGUAGE = "en"  # Presidio's registry key; our pattern recognizers are language-independent.
+
+
+class Span(NamedTuple):
+    """One entity found in the original text; ``replacement`` is what the output text holds instead."""
+
+    entity: str
+    start: int
+    end: int
+    replacement: str
+
+
+class Scrubbed(NamedTuple):
+    text: str
+    counts: dict[str, int]
+    spans: tuple[Span, ...]
+    removal: tuple[str, dict[str, Any]] | None  # (reason, details) when the document should be removed
+
+    @property
+    def pii_count(self) -> int:
+        return len(self.spans)
+
+
+class _NoContextEnhancer(ContextAwareEnhancer):
+    """Our recognizers read their own context words; skip Presidio's lemma-based pass (nothing to do
+    without tokens, and work per result with them)."""
+
+    def __init__(self) -> None:
+        super().__init__(context_similarity_factor=0.0, min_score_with_context_similarity=0.0,
+                         context_prefix_count=0, context_suffix_count=0)
+
+    def enhance_using_context(self, text, raw_results, nlp_artifacts, recognizers, context=None):
+        return raw_results
+
+
+def check_ner_model(name: str) -> None:
+    """Raise a UserError naming the install command unless spaCy can load ``name`` without a download."""
+    try:
+        import spacy
+    except ImportError:  # pragma: no cover - spaCy comes with presidio-analyzer
+        raise UserError("pii.ner_model needs spaCy: pip install spacy") from None
+    if spacy.util.is_package(name) or pathlib.Path(name).exists():
+        return
+    raise UserError(
+        f"pii.ner_model={name!r} is not installed (this stage never downloads models): run "
+        f"`python -m spacy download {name}` (or pip install the model's wheel), give a path to a saved "
+        f"spaCy pipeline, or set pii.ner_model='' to skip PERSON/LOCATION detection"
+    )
+
+
+def _hash_placeholder(tag: str, salt: str, chars: int, text: str) -> str:
+    digest = Hash().operate(text, {"salt": salt, "hash_type": "sha256"})
+    return f"<{tag}:{digest[:chars]}>"
+
+
+def resolve_overlaps(results: Sequence[RecognizerResult]) -> list[RecognizerResult]:
+    """Non-overlapping results, preferring higher scores then longer spans; sorted by start."""
+    kept: list[RecognizerResult] = []
+    for r in sorted(results, key=lambda r: (-r.score, -(r.end - r.start), r.start)):
+        if all(r.end <= k.start or r.start >= k.end for k in kept):
+            kept.append(r)
+    return sorted(kept, key=lambda r: r.start)
+
+
+class Scrubber:
+    """Presidio analyzer + anonymizer configured by a ``PIIConfig``. Build once per worker (``DoFn.setup``).
+
+    ``salt`` is the per-run salt of the ``hash`` action; default: ``config.hash_salt`` or a random one.
+    """
+
+    def __init__(self, config: PIIConfig, salt: str | None = None):
+        self.config = config
+        self.salt = salt or config.hash_salt or secrets.token_hex(16)
+        registry = RecognizerRegistry(supported_languages=[LANGUAGE])
+        self.prescreens = []  # (entity, compiled regex)
+        for recognizer in build_recognizers(config):
+            registry.add_recognizer(recognizer)
+            self.prescreens.append((recognizer.supported_entities[0], recognizer.PRESCREEN))
+        self.ner_entities = list(config.ner_entities) if config.ner_model else []
+        if config.ner_model:
+            check_ner_model(config.ner_model)
+            from presidio_analyzer.nlp_engine import SpacyNlpEngine
+            from presidio_analyzer.predefined_recognizers import SpacyRecognizer
+
+            nlp_engine = SpacyNlpEngine(models=[{"lang_code": LANGUAGE, "model_name": config.ner_model}])
+            nlp_engine.load()
+            registry.add_recognizer(SpacyRecognizer(supported_language=LANGUAGE, supported_entities=self.ner_entities))
+        else:
+            nlp_engine = NlpEngineProvider(nlp_configuration={
+                "nlp_engine_name": "no_op", "models": [{"lang_code": LANGUAGE, "model_name": "none"}],
+            }).create_engine()
+        self.nlp_engine = nlp_engine
+        self.analyzer = AnalyzerEngine(registry=registry, nlp_engine=nlp_engine, supported_languages=[LANGUAGE],
+                                       context_aware_enhancer=_NoContextEnhancer())
+        self.anonymizer = AnonymizerEngine()
+        self._empty_artifacts: NlpArtifacts | None = None if config.ner_model else nlp_engine.process_text("", LANGUAGE)
+        self.operators = {entity: self._operator(entity) for entity in config.active_entities}
+        self.drop_entities = {e for e in config.active_entities if config.action_for(e) == "drop"}
+
+    # ------------------------------------------------------------------------------------------ find
+    def entities_to_check(self, text: str) -> list[str]:
+        """The entity types whose pre-screen matches ``text`` (plus NER types, which have no pre-screen)."""
+        found = [entity for entity, screen in self.prescreens if screen.search(text)]
+        return found + self.ner_entities
+
+    def find(self, text: str, nlp_artifacts: NlpArtifacts | None = None) -> list[RecognizerResult]:
+        """Non-overlapping entities in ``text``, sorted by start."""
+        entities = self.entities_to_check(text)
+        if not entities:
+            return []
+        if nlp_artifacts is None:
+            nlp_artifacts = self._empty_artifacts or self.nlp_engine.process_text(text, LANGUAGE)
+        results = self.analyzer.analyze(
+            text=text, language=LANGUAGE, entities=entities, nlp_artifacts=nlp_artifacts,
+            score_threshold=self.config.score_threshold, allow_list=self.config.allow_list or None,
+        )
+        return resolve_overlaps(results)
+
+    # --------------------------------------------------------------------------------------- replace
+    def _operator(self, entity: str) -> OperatorConfig:
+        action = self.config.action_for(entity)
+        placeholder = self.config.placeholder_for(entity)
+        if action == "mask":
+            return OperatorConfig("mask", {"masking_char": self.config.mask_char, "chars_to_mask": 1 << 30,
+                                           "from_end": False})
+        if action == "hash":
+            tag = placeholder.strip("<>[]") or entity
+            return OperatorConfig("custom", {"lambda": functools.partial(_hash_placeholder, tag, self.salt,
+                                                                         self.config.hash_chars)})
+        return OperatorConfig("replace", {"new_value": placeholder})  # replace, and drop's leftovers
+
+    def scrub(self, text: str, nlp_artifacts: NlpArtifacts | None = None) -> Scrubbed:
+        results = self.find(text, nlp_artifacts)
+        if not results:
+            return Scrubbed(text, {}, (), None)
+        engine_result = self.anonymizer.anonymize(
+            text=text, analyzer_results=results, operators=self.operators, merge_entities_with_spaces=False,
+        )
+        items = sorted(engine_result.items, key=lambda item: item.start)
+        spans = tuple(Span(r.entity_type, r.start, r.end, item.text) for r, item in zip(results, items))
+        counts: dict[str, int] = {}
+        for span in spans:
+            counts[span.entity] = counts.get(span.entity, 0) + 1
+        return Scrubbed(engine_result.text, counts, spans, self._removal(text, spans, counts))
+
+    def scrub_batch(self, texts: Sequence[str]) -> list[Scrubbed]:
+        """``scrub`` over a batch; with an NER model the spaCy pipeline runs once over the batch (nlp.pipe)."""
+        if not self.ner_entities:
+            return [self.scrub(text) for text in texts]
+        artifacts = self.nlp_engine.process_batch(list(texts), LANGUAGE, batch_size=max(1, len(texts)))
+        return [self.scrub(text, nlp_artifacts) for text, nlp_artifacts in artifacts]
+
+    def _removal(self, text: str, spans: Sequence[Span], counts: dict[str, int]) -> tuple[str, dict] | None:
+        dropped = sorted(e for e in counts if e in self.drop_entities)
+        if dropped:
+            return "pii_drop_entity", {"entities": dropped}
+        pii_chars = sum(s.end - s.start for s in spans)
+        density = pii_chars / max(1, len(text))
+        if len(spans) >= self.config.density_min_entities and density > self.config.max_density:
+            return "pii_density", {"density": round(density, 4), "entities": len(spans)}
+        return None
