@@ -83,7 +83,7 @@ def cmd_report(args) -> int:
     from tokenizer import files
 
     config = load_config(args.config, args.set)
-    output = args.output or config.tokenizer.output or files.join(config.run_dir, "tokenizer")
+    output = getattr(args, "output", None) or config.tokenizer.output or files.join(config.run_dir, "tokenizer")
     path = files.join(output, "report.json")
     if not files.exists(path):
         raise UserError(f"{path} does not exist; run `corpusforge tokenizer train` first")

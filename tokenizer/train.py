@@ -218,8 +218,15 @@ def transformers_config(family: str) -> dict[str, Any]:
     return {
         "tokenizer_class": "PreTrainedTokenizerFast",
         "clean_up_tokenization_spaces": False,
-        **family_tokens(family).transformers_kwargs(),
+        **_transformers_kwargs(family),
     }
+
+
+def _transformers_kwargs(family: str) -> dict[str, Any]:
+    kwargs = family_tokens(family).transformers_kwargs()
+    if family == "encoder":  # BERT-style pairs carry segment ids
+        kwargs["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
+    return kwargs
 
 
 def load_transformers(tokenizer_json: str):
@@ -232,7 +239,7 @@ def load_transformers(tokenizer_json: str):
         raise missing_dependency("transformers", "transformers", "Loading the tokenizer in transformers") from None
     family = read_special_tokens(tokenizer_json).family
     return PreTrainedTokenizerFast(tokenizer_file=tokenizer_json, clean_up_tokenization_spaces=False,
-                                   **family_tokens(family).transformers_kwargs())
+                                   **_transformers_kwargs(family))
 
 
 # --- the report -------------------------------------------------------------------------------------------
