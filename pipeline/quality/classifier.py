@@ -1,0 +1,181 @@
+"""fastText quality classifiers (GPT-3 / DCLM style): training with a held-out split, scoring, Pareto keep rule.
+
+Positive examples are the text you want more of (e.g. reference prose), negatives are random web text.
+``train_classifier`` writes ``__label__<pos>``/``__label__<neg>`` lines, trains ``fasttext.train_supervised``
+on a shuffled split, reports precision/recall/F1 of the positive label on the held-out part and saves the model.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import pathlib
+import random
+import re
+import tempfile
+from typing import Iterable, Iterator
+
+from pipeline.errors import UserError
+from pipeline.quality.langid import load_fasttext_model
+from pipeline.quality.text import words
+
+_SPACES = re.compile(r"\s+")
+
+
+def prepare(text: str) -> str:
+    """The text as the classifier sees it, in training and scoring alike: lower case, tokens split by spaces."""
+    return " ".join(words(text.lower()))
+
+
+def read_texts(path: str | pathlib.Path, text_field: str = "text") -> Iterator[str]:
+    """Texts from a file or a directory of files: ``.txt`` (one example per non-empty line), ``.jsonl``
+    (``text_field`` of each object) or ``.arrow`` shards (the ``text`` column, IPC file or stream format)."""
+    path = pathlib.Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (".txt", ".jsonl", ".arrow"))
+        if not files:
+            raise UserError(f"{path} holds no .txt, .jsonl or .arrow files")
+    elif path.is_file():
+        files = [path]
+    else:
+        raise UserError(f"{path} does not exist")
+    for f in files:
+        if f.suffix == ".arrow":
+            yield from _read_arrow(f, text_field)
+        elif f.suffix == ".jsonl":
+            with f.open(encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    if line.strip():
+                        try:
+                            value = json.loads(line).get(text_field)
+                        except (json.JSONDecodeError, AttributeError):
+                            raise UserError(f"{f}:{n}: not a JSON object") from None
+                        if isinstance(value, str) and value.strip():
+                            yield value
+        else:
+            with f.open(encoding="utf-8") as fh:
+                yield from (line.rstrip("\n") for line in fh if line.strip())
+
+
+def _read_arrow(path: pathlib.Path, text_field: str) -> Iterator[str]:
+    import pyarrow as pa
+    import pyarrow.ipc as ipc
+
+    with pa.memory_map(str(path)) as source:
+        try:
+            reader = ipc.open_file(source)
+            batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+        except pa.ArrowInvalid:
+            source.seek(0)
+            batches = iter(ipc.open_stream(source))
+        for batch in batches:
+            if text_field not in batch.schema.names:
+                raise UserError(f"{path} has no column {text_field!r} (columns: {', '.join(batch.schema.names)})")
+            for value in batch.column(text_field).to_pylist():
+                if value and value.strip():
+                    yield value
+
+
+@dataclasses.dataclass
+class TrainResult:
+    model_path: str
+    n_train: int
+    n_valid: int
+    precision: float
+    recall: float
+    f1: float
+    accuracy: float
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def train_classifier(
+    positives: Iterable[str],
+    negatives: Iterable[str],
+    output: str | pathlib.Path,
+    *,
+    positive_label: str = "hq",
+    negative_label: str = "lq",
+    valid_fraction: float = 0.1,
+    seed: int = 0,
+    epoch: int = 5,
+    lr: float = 0.1,
+    word_ngrams: int = 2,
+    dim: int = 64,
+    min_count: int = 1,
+    threads: int = 1,
+    quantize: bool = False,
+) -> TrainResult:
+    """Train a fastText classifier, evaluate it on a held-out split, save it to ``output``."""
+    if not 0.0 < valid_fraction < 1.0:
+        raise UserError(f"valid_fraction must be between 0 and 1, got {valid_fraction}")
+    examples = [(positive_label, prepare(t)) for t in positives] + [(negative_label, prepare(t)) for t in negatives]
+    examples = [(lab, t) for lab, t in examples if t]
+    n_pos = sum(1 for lab, _ in examples if lab == positive_label)
+    if n_pos < 2 or len(examples) - n_pos < 2:
+        raise UserError(f"need at least 2 positive and 2 negative examples, got {n_pos} and {len(examples) - n_pos}")
+    random.Random(seed).shuffle(examples)
+    n_valid = max(1, int(len(examples) * valid_fraction))
+    valid, train = examples[:n_valid], examples[n_valid:]
+
+    import fasttext
+
+    output = pathlib.Path(output)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        train_file = pathlib.Path(tmp) / "train.txt"
+        train_file.write_text("".join(f"__label__{lab} {t}\n" for lab, t in train), encoding="utf-8")
+        model = fasttext.train_supervised(
+            input=str(train_file), epoch=epoch, lr=lr, wordNgrams=word_ngrams, dim=dim, minCount=min_count,
+            thread=threads, seed=seed, verbose=0,
+        )
+    if quantize:
+        model.quantize(retrain=False)
+    model.save_model(str(output))
+
+    labels, _ = model.predict([t for _, t in valid], k=1)
+    predicted = [lab[0].removeprefix("__label__") if len(lab) else "" for lab in labels]
+    truth = [lab for lab, _ in valid]
+    tp = sum(1 for p, t in zip(predicted, truth) if p == positive_label and t == positive_label)
+    fp = sum(1 for p, t in zip(predicted, truth) if p == positive_label and t != positive_label)
+    fn = sum(1 for p, t in zip(predicted, truth) if p != positive_label and t == positive_label)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    accuracy = sum(1 for p, t in zip(predicted, truth) if p == t) / len(truth)
+    return TrainResult(str(output), len(train), len(valid), precision, recall, f1, accuracy)
+
+
+class QualityClassifier:
+    """Scores texts with a fastText classifier: the probability of ``label``."""
+
+    def __init__(self, model_path: str, label: str):
+        self.model = load_fasttext_model(model_path, "quality classifier model")
+        self.label = f"__label__{label}"
+        if self.label not in self.model.get_labels():
+            known = ", ".join(lab.removeprefix("__label__") for lab in self.model.get_labels())
+            raise UserError(f"classifier {model_path} has no label {label!r}; its labels are: {known}")
+
+    def score(self, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        labels, probs = self.model.predict([prepare(t) for t in texts], k=-1)
+        out = []
+        for labs, ps in zip(labels, probs):
+            value = 0.0
+            for lab, p in zip(labs, ps):
+                if lab == self.label:
+                    value = min(1.0, float(p))
+                    break
+            out.append(value)
+        return out
+
+
+def pareto_keep(score: float, alpha: float, doc_id: str, seed: int = 0) -> bool:
+    """GPT-3's rule: keep if ``pareto(alpha) > 1 - score``, drawn from a generator seeded by the document id,
+    so a document gets the same decision on every run and every worker. (numpy's ``pareto`` is Lomax:
+    ``paretovariate - 1``.)"""
+    digest = hashlib.blake2b(f"{seed}\x00{doc_id}".encode("utf-8"), digest_size=8).digest()
+    draw = random.Random(int.from_bytes(digest, "big")).paretovariate(alpha) - 1.0
+    return draw > 1.0 - score
