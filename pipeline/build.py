@@ -23,7 +23,7 @@ from pipeline.config import Config, to_dict
 from pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_row, rejected_row,
                                removed_row)
 from pipeline.errors import UserError
-from pipeline.readers import ReadDocuments
+from pipeline.readers import ReadDocuments, check_inputs
 from pipeline.shards import WriteShards, finalize_shards, read_json, write_json
 from pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, rejected_facts, removed_facts)
@@ -36,7 +36,8 @@ STAGES = [
     ("pii", "pipeline.pii:ScrubPII"),
 ]
 
-OUTPUTS = ("clean", "removed", "rejected", "stats.json")
+# manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
+OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json")
 
 
 def enabled_stages(config: Config) -> list[tuple[str, beam.PTransform]]:
@@ -129,9 +130,10 @@ class BuildResult:
 def run_build(config: Config, beam_args: list[str] | None = None, out=sys.stdout) -> BuildResult:
     """Run the build described by ``config``; returns its stats and manifest, or raises."""
     run_dir = config.output.run_dir.rstrip("/")
+    # Everything that can be checked is checked before any output is touched.
+    check_inputs(config.inputs)
+    enabled_stages(config)
     prepare_output(run_dir, OUTPUTS, config.output.overwrite)
-    stages = enabled_stages(config)  # import stage code (and fail on its config) before any work
-    del stages
     tmp_dir = posixpath.join(run_dir, f".tmp-build-{uuid.uuid4().hex[:12]}")
     FileSystems.mkdirs(tmp_dir)
     options = pipeline_options(config.beam, beam_args)
@@ -165,8 +167,7 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=sys.stdout
         "config": to_dict(config),
         "versions": _versions(),
     }
-    # The manifest describes the bytes on disk; the run-specific time stays out of the shards themselves.
-    write_json(posixpath.join(tmp_dir, "clean", "manifest.json"), manifest)
+    write_json(posixpath.join(tmp_dir, "manifest.json"), manifest)
     write_json(posixpath.join(tmp_dir, "stats.json"), stats)
     for name in OUTPUTS:
         source = posixpath.join(tmp_dir, name)
@@ -190,7 +191,7 @@ def _versions() -> dict[str, str]:
 
 
 def load_manifest(run_dir: str) -> dict[str, Any]:
-    path = posixpath.join(run_dir, "clean", "manifest.json")
+    path = posixpath.join(run_dir, "manifest.json")
     if not FileSystems.exists(path):
-        raise UserError(f"{run_dir} has no build (no clean/manifest.json); run `corpusforge build` first")
+        raise UserError(f"{run_dir} has no build (no manifest.json); run `corpusforge build` first")
     return json.loads(FileSystems.open(path).read().decode("utf-8"))

@@ -203,7 +203,6 @@ def check(condition: bool, message: str) -> None:
 def field_docs(cls: type) -> list[tuple[str, str, str, str]]:
     """``(key, type, default, help)`` for every leaf field, help from ``field(metadata={"help": ...})``."""
     rows = []
-    hints = get_type_hints(cls, vars(sys.modules[cls.__module__]))
 
     def walk(c: type, prefix: str) -> None:
         h = get_type_hints(c, vars(sys.modules[c.__module__]))
@@ -212,6 +211,11 @@ def field_docs(cls: type) -> list[tuple[str, str, str, str]]:
             key = f"{prefix}{f.name}"
             if dataclasses.is_dataclass(tp):
                 walk(tp, key + ".")
+                continue
+            item = get_args(tp)[0] if get_origin(tp) is list and get_args(tp) else None
+            if item is not None and dataclasses.is_dataclass(item):
+                rows.append((key, f"list[{item.__name__}]", "[]", f.metadata.get("help", "")))
+                walk(item, key + "[].")
                 continue
             if f.default is not dataclasses.MISSING:
                 default = f.default
@@ -222,7 +226,6 @@ def field_docs(cls: type) -> list[tuple[str, str, str, str]]:
             rows.append((key, _type_label(tp), json.dumps(to_dict(default)) if default != "(required)" else default,
                          f.metadata.get("help", "")))
 
-    del hints
     walk(cls, "")
     return rows
 

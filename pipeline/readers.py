@@ -65,7 +65,7 @@ def source_name(spec: InputConfig, path: str) -> str:
 def derived_id(source: str, relpath: str, position: int) -> str:
     """A stable id for a record without one: the same file and position always give the same id."""
     digest = hashlib.sha1(f"{relpath}\0{position}".encode()).hexdigest()[:16]
-    return f"{source}-{digest}"
+    return f"{source}/{digest}"
 
 
 def _preview(raw: bytes | str) -> str:
@@ -105,7 +105,8 @@ class _Context:
             return self.reject(position, "oversize_record", f"{len(text)} chars > output.max_doc_chars={self.max_chars}",
                                text[:RAW_PREVIEW])
         if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) and str(raw_id):
-            doc_id = str(raw_id)
+            # Ids are namespaced by source so that two sources using the same ids stay distinct corpus-wide.
+            doc_id = f"{self.source}/{raw_id}"
         else:
             doc_id = derived_id(self.source, self.relpath, position)
         return Document(id=doc_id, text=text, source=self.source, metadata=_json_safe(metadata))

@@ -1,0 +1,35 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo   installs corpusforge into .venv and runs the whole chain on the built-in sample
+#   make test   installs corpusforge with its test extras into .venv and runs the test suite
+PYTHON ?= python3
+VENV ?= .venv
+PIP := $(VENV)/bin/pip
+# torch first, pinned to the CPU build pip finds locally; pyproject's torch range accepts it, so the
+# project install adds nothing (on a GPU machine, drop this line to get the CUDA build of the same range).
+TORCH ?= torch==2.13.0
+
+.PHONY: install install-test demo test clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed: $(VENV)/bin/python pyproject.toml
+	$(PIP) install $(TORCH)
+	$(PIP) install -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PIP) install -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+demo: install
+	$(VENV)/bin/corpusforge demo --run-dir runs/demo --set output.overwrite=true
+
+test: install-test
+	$(VENV)/bin/pytest
+
+clean:
+	rm -rf runs/demo .pytest_cache

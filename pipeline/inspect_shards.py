@@ -1,0 +1,73 @@
+"""``corpusforge inspect``: what is in a shard, a shard directory or a run directory."""
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import TextIO
+
+import pyarrow as pa
+
+from pipeline.errors import UserError
+
+
+def _shard_files(path: pathlib.Path) -> list[pathlib.Path]:
+    if path.is_file():
+        return [path]
+    if not path.exists():
+        raise UserError(f"{path} does not exist")
+    files = sorted(path.glob("part-*.arrow"))
+    if files:
+        return files
+    for sub in ("clean", "tokens/train"):
+        if (path / sub).is_dir():
+            return sorted((path / sub).glob("part-*.arrow"))
+    raise UserError(f"{path} holds no part-*.arrow shards (nor clean/ or tokens/train/ below it)")
+
+
+def _find_tokenizer(path: pathlib.Path):
+    for parent in [path, *path.parents][:4]:
+        candidate = parent / "tokenizer" / "tokenizer.json"
+        if candidate.exists():
+            from tokenizers import Tokenizer
+
+            return Tokenizer.from_file(str(candidate))
+    return None
+
+
+def _clip(value, chars: int):
+    if isinstance(value, str) and len(value) > chars:
+        return value[:chars] + f"... [{len(value):,} chars]"
+    return value
+
+
+def inspect_path(path: str, rows: int = 3, chars: int = 300, out: TextIO | None = None) -> None:
+    import sys
+
+    out = out or sys.stdout
+    target = pathlib.Path(path)
+    files = _shard_files(target)
+    try:
+        readers = [pa.ipc.open_file(pa.memory_map(str(f))) for f in files]
+    except pa.ArrowInvalid as exc:
+        raise UserError(f"{path} is not an Arrow IPC file: {exc}") from None
+    schema = readers[0].schema
+    total = sum(r.count_rows() if hasattr(r, "count_rows") else r.read_all().num_rows for r in readers)
+    size = sum(f.stat().st_size for f in files)
+    print(f"{len(files)} shard(s), {total:,} rows, {size / 1e6:.2f} MB", file=out)
+    print("schema:", file=out)
+    for field in schema:
+        print(f"  {field.name}: {field.type}", file=out)
+    tokenizer = _find_tokenizer(files[0].parent) if "tokens" in schema.names else None
+    shown = 0
+    for reader in readers:
+        for i in range(reader.num_record_batches):
+            for record in reader.get_batch(i).to_pylist():
+                if shown >= rows:
+                    return
+                if tokenizer is not None and "tokens" in record:
+                    ids = record["tokens"]
+                    record["tokens"] = f"{len(ids)} tokens: {ids[:16]}..."
+                    record["decoded"] = tokenizer.decode(ids)
+                print(json.dumps({k: _clip(v, chars) for k, v in record.items()}, ensure_ascii=False, indent=1),
+                      file=out)
+                shown += 1

@@ -1,0 +1,115 @@
+import gzip
+import io
+import json
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import zstandard
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipeline.config import InputConfig
+from pipeline.document import Document, Rejected
+from pipeline.errors import UserError
+from pipeline.readers import ReadDocuments, check_inputs, detect_format, glob_root, open_decompressed, records_from_file
+
+
+def _read(data: bytes, path: str, **spec):
+    stream = open_decompressed(io.BytesIO(data), path)
+    return list(records_from_file(stream, InputConfig(path=path, **spec), path, path, max_chars=1000))
+
+
+def _reasons(items):
+    return [(i.position, i.reason) for i in items if isinstance(i, Rejected)]
+
+
+JSONL = b"\n".join([
+    b'{"id": "a", "text": "first", "lang": "en"}',
+    b'{"text": "no id"}',
+    b'not json',
+    b'{"text": 3}',
+    b'{"id": "m"}',
+    b'{"text": " \\n "}',
+    b'{"text": "caf\xe9"}',
+    b'"a string"',
+    b'{"text": "' + b"x" * 1001 + b'"}',
+    b'',
+]) + b"\n"
+
+
+def test_jsonl_every_bad_record_is_rejected_with_its_reason():
+    items = _read(JSONL, "data/a.jsonl")
+    docs = [i for i in items if isinstance(i, Document)]
+    assert [(d.id, d.text, d.metadata) for d in docs][0] == ("a/a", "first", {"lang": "en"})
+    assert docs[1].id.startswith("a/") and docs[1].text == "no id"
+    assert _reasons(items) == [(2, "malformed_json"), (3, "non_string_text"), (4, "missing_text"), (5, "empty_text"),
+                               (6, "invalid_utf8"), (7, "not_an_object"), (8, "oversize_record")]
+
+
+def test_derived_ids_are_stable_and_depend_on_position():
+    first, second = _read(JSONL, "data/a.jsonl"), _read(JSONL, "data/a.jsonl")
+    assert first[1].id == second[1].id
+    shifted = _read(b"\n" + b'{"text": "x"}\n' + JSONL, "data/a.jsonl")
+    assert shifted[2].id != first[1].id
+
+
+@pytest.mark.parametrize("suffix,compress", [(".gz", lambda b: gzip.compress(b, mtime=0)),
+                                              (".zst", lambda b: zstandard.ZstdCompressor().compress(b))])
+def test_compressed_jsonl_and_truncation(suffix, compress):
+    data = b"".join(json.dumps({"text": f"line {i} " * 20}).encode() + b"\n" for i in range(2000))
+    whole = _read(compress(data), "x.jsonl" + suffix)
+    assert len(whole) == 2000 and all(isinstance(i, Document) for i in whole)
+    blob = compress(data)
+    cut = _read(blob[: len(blob) // 2], "x.jsonl" + suffix)
+    assert isinstance(cut[-1], Rejected) and cut[-1].reason == "truncated_compressed_file"
+    assert all(isinstance(i, Document) for i in cut[:-1])
+
+
+def test_parquet_and_arrow_rows():
+    table = pa.table({"id": ["p1", None], "body": ["parquet text", None], "year": [2020, 2021]})
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    items = _read(buf.getvalue(), "t.parquet", text_field="body")
+    assert items[0].text == "parquet text" and items[0].metadata == {"year": 2020}
+    assert _reasons(items) == [(1, "missing_text")]
+    sink = io.BytesIO()
+    with pa.ipc.new_file(sink, table.schema) as w:
+        w.write_table(table)
+    assert [i.id for i in _read(sink.getvalue(), "t.arrow", text_field="body") if isinstance(i, Document)] == ["t/p1"]
+    assert _reasons(_read(b"garbage", "t.parquet")) == [(-1, "unreadable_file")]
+
+
+def test_text_per_file_and_per_line():
+    assert [d.text for d in _read(b"one\ntwo\n", "a.txt")] == ["one\ntwo\n"]
+    items = _read(b"one\n\ntwo\n\xff\n", "a.txt", text_unit="line")
+    assert [d.text for d in items if isinstance(d, Document)] == ["one", "two"]
+    assert _reasons(items) == [(3, "invalid_utf8")]
+
+
+def test_format_detection_and_glob_root():
+    assert detect_format("a/b.jsonl.zst") == "jsonl"
+    assert detect_format("b.parquet") == "parquet"
+    with pytest.raises(UserError, match="set format"):
+        detect_format("b.csv")
+    assert glob_root("data/web/*.jsonl") == "data/web/"
+    assert glob_root("data/x.jsonl") == "data"
+
+
+def test_missing_input_fails_before_work(tmp_path):
+    with pytest.raises(UserError, match="matches no files"):
+        check_inputs([InputConfig(path=str(tmp_path / "nothing*.jsonl"))])
+    with pytest.raises(UserError, match="no inputs configured"):
+        check_inputs([])
+
+
+def test_read_documents_transform(tmp_path):
+    (tmp_path / "a.jsonl").write_bytes(b'{"id": "1", "text": "one"}\nbad\n')
+    (tmp_path / "b.jsonl").write_bytes(b'{"id": "2", "text": "two"}\n')
+    with TestPipeline() as p:
+        docs, rejected = p | ReadDocuments([InputConfig(path=str(tmp_path / "*.jsonl"), name="web")], 1000)
+        assert_that(docs | beam.Map(lambda d: (d.id, d.text, d.source)),
+                    equal_to([("web/1", "one", "web"), ("web/2", "two", "web")]), label="Docs")
+        assert_that(rejected | beam.Map(lambda r: (r.path, r.position, r.reason)),
+                    equal_to([("a.jsonl", 1, "malformed_json")]), label="Rejected")
