@@ -68,7 +68,7 @@ class PIIConfig:
     )
     hash_chars: int = dataclasses.field(default=12, metadata={"help": "Hex digits of the hash kept in a hash placeholder."})
     max_density: float = dataclasses.field(
-        default=0.25,
+        default=0.4,
         metadata={"help": "Remove a document (reason pii_density) when PII spans cover more than this share of its "
                   "characters and it has at least density_min_entities entities; 1.0 disables."},
     )
