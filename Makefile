@@ -8,7 +8,7 @@ PIP := $(VENV)/bin/pip
 # project install adds nothing (on a GPU machine, drop this line to get the CUDA build of the same range).
 TORCH ?= torch==2.13.0
 
-.PHONY: install install-test demo test clean
+.PHONY: install install-test demo test clean readme
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,3 +33,7 @@ test: install-test
 
 clean:
 	rm -rf runs/demo .pytest_cache
+
+# Regenerate the README's configuration reference from the dataclasses (tests/test_readme.py checks it).
+readme: install
+	$(VENV)/bin/python -m pipeline.commands --update-readme

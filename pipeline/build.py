@@ -6,6 +6,7 @@ the run directory and moved into place only when the run succeeded and every rec
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import importlib
 import json
 import posixpath
@@ -20,11 +21,11 @@ from apache_beam.io.filesystems import FileSystems
 from pipeline import __version__
 from pipeline.beam_options import pipeline_options
 from pipeline.config import Config, to_dict
-from pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_row, rejected_row,
-                               removed_row)
+from pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_from_row, document_row,
+                               rejected_row, removed_row)
 from pipeline.errors import UserError
 from pipeline.readers import ReadDocuments, check_inputs
-from pipeline.shards import WriteShards, finalize_shards, read_json, write_json
+from pipeline.shards import WriteShards, finalize_shards, iter_rows_of, read_json, shard_paths, write_json
 from pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, rejected_facts, removed_facts)
 
@@ -38,6 +39,7 @@ STAGES = [
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
 OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json")
+CHECKPOINTS = ".checkpoints"
 
 
 def enabled_stages(config: Config) -> list[tuple[str, beam.PTransform]]:
@@ -72,52 +74,151 @@ def _doc_size(doc):
     return len(doc.text.encode("utf-8")) + len(doc.id) + 64
 
 
-def build_pipeline(pipeline: beam.Pipeline, config: Config, tmp_dir: str) -> list[str]:
-    """Wire the build into ``pipeline``; returns the names of the stages that run (for the funnel)."""
+class ReadDocumentShards(beam.PTransform):
+    """Read ``Document`` shards written by ``WriteShards`` (a stage checkpoint, or a clean build) back."""
+
+    def __init__(self, directory: str):
+        super().__init__()
+        self.directory = directory
+
+    def expand(self, pbegin):
+        return (
+            pbegin
+            | "ListShards" >> beam.Create(shard_paths(self.directory))
+            | "ReshuffleShards" >> beam.Reshuffle()
+            | "ReadShard" >> beam.FlatMap(_read_documents)
+            | "SpreadDocuments" >> beam.Reshuffle()
+        )
+
+
+def _read_documents(path: str):
+    for row in iter_rows_of(path):
+        yield document_from_row(row)
+
+
+@dataclasses.dataclass
+class Segment:
+    """Stages that run together in one Beam pipeline; with stage checkpoints, each stage is its own segment."""
+
+    index: int
+    stages: list[str]
+    directory: str
+    fingerprint: str
+
+    @property
+    def marker(self) -> str:
+        return posixpath.join(self.directory, "_SUCCESS.json")
+
+
+def _fingerprint(config: Config, stages: list[str]) -> str:
+    """What a segment's output depends on: the inputs, the reader's limits and the configs of its stages and
+    of every stage before it. A checkpoint is reused only if this is unchanged."""
+    relevant = {
+        "version": __version__,
+        "inputs": to_dict(config.inputs),
+        "max_doc_chars": config.output.max_doc_chars,
+        "shard_target_mb": config.output.shard_target_mb,
+        "stages": {name: to_dict(getattr(config, name)) for name in stages},
+    }
+    return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
+
+
+def plan_segments(config: Config, work_dir: str, checkpoint: bool) -> list[Segment]:
+    names = [name for name, _ in STAGES if getattr(config, name).enabled]
+    groups = [[name] for name in names] if checkpoint and names else [names]
+    segments, done = [], []
+    for index, group in enumerate(groups):
+        done = done + group
+        label = "-".join(group) or "read"
+        segments.append(Segment(index, group, posixpath.join(work_dir, f"{index:02d}-{label}"),
+                                _fingerprint(config, done)))
+    return segments
+
+
+def segment_pipeline(pipeline: beam.Pipeline, config: Config, segment: Segment, previous: Segment | None,
+                     is_last: bool) -> None:
+    """Wire one segment: its input (the raw inputs, or the previous segment's documents), its stages, and
+    durable outputs in ``segment.directory``: docs/, removed/, rejected/ (first segment), facts.json."""
     target = int(config.output.shard_target_mb * 1e6)
-    docs, rejected = pipeline | "Read" >> ReadDocuments(config.inputs, config.output.max_doc_chars)
-    facts = [
-        docs | "FactsRead" >> beam.FlatMap(document_facts("read")),
-        docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in")),
-        rejected | "FactsRejected" >> beam.FlatMap(rejected_facts),
-    ]
-    removed, stage_names = [], []
-    for name, transform in enabled_stages(config):
-        outputs = docs | name.capitalize() >> transform
+    out = segment.directory
+    facts, removed = [], []
+    if previous is None:
+        docs, rejected = pipeline | "Read" >> ReadDocuments(config.inputs, config.output.max_doc_chars)
+        facts += [docs | "FactsRead" >> beam.FlatMap(document_facts("read")),
+                  docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in")),
+                  rejected | "FactsRejected" >> beam.FlatMap(rejected_facts)]
+        _save_shards(rejected | "WriteRejected" >> WriteShards(
+            posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
+            lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target), out, "rejected")
+    else:
+        docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"))
+    stages = dict(enabled_stages(config))
+    for name in segment.stages:
+        outputs = docs | name.capitalize() >> stages[name]
         docs = outputs.kept
-        stage_names.append(name)
         removed.append(outputs.removed)
         facts.append(docs | f"Facts{name.capitalize()}" >> beam.FlatMap(document_facts(name)))
         if outputs.edits is not None:
             facts.append(outputs.edits | f"FactsEdits{name.capitalize()}" >> beam.FlatMap(edit_facts))
-    facts.append(docs | "FactsLengthOut" >> beam.FlatMap(length_facts("length_out")))
-    facts.append(docs | "FactsAnnotations" >> beam.FlatMap(annotation_facts))
+    if is_last:
+        facts.append(docs | "FactsLengthOut" >> beam.FlatMap(length_facts("length_out")))
+        facts.append(docs | "FactsAnnotations" >> beam.FlatMap(annotation_facts))
     removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
     facts.append(removed_all | "FactsRemoved" >> beam.FlatMap(removed_facts))
-
-    shard_lists = {
-        "clean": docs | "WriteClean" >> WriteShards(
-            posixpath.join(tmp_dir, "clean"), DOCUMENT_SCHEMA, document_row, lambda d: d.id, _doc_sort_key,
-            _doc_size, target),
-    }
+    _save_shards(docs | "WriteDocs" >> WriteShards(
+        posixpath.join(out, "docs"), DOCUMENT_SCHEMA, document_row, lambda d: d.id, _doc_sort_key, _doc_size, target),
+        out, "docs")
     if config.output.write_removed:
-        shard_lists["removed"] = removed_all | "WriteRemoved" >> WriteShards(
-            posixpath.join(tmp_dir, "removed"), REMOVED_SCHEMA, removed_row, lambda r: r.doc.id,
-            lambda r: (r.stage, r.doc.id, r.doc.source, r.reason, r.doc.text), lambda r: _doc_size(r.doc), target)
-    if config.output.write_rejected:
-        shard_lists["rejected"] = rejected | "WriteRejected" >> WriteShards(
-            posixpath.join(tmp_dir, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
-            lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target)
-    for name, shards in shard_lists.items():
-        _ = (shards | f"Gather{name.capitalize()}" >> beam.combiners.ToList()
-             | f"Save{name.capitalize()}List" >> beam.Map(write_json_list, posixpath.join(tmp_dir, f"{name}-shards.json")))
+        _save_shards(removed_all | "WriteRemoved" >> WriteShards(
+            posixpath.join(out, "removed"), REMOVED_SCHEMA, removed_row, lambda r: r.doc.id,
+            lambda r: (r.stage, r.doc.id, r.doc.source, r.reason, r.doc.text), lambda r: _doc_size(r.doc), target),
+            out, "removed")
     _ = (facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()
-         | "SaveFacts" >> beam.Map(write_json_list, posixpath.join(tmp_dir, "facts.json")))
-    return stage_names
+         | "SaveFacts" >> beam.Map(write_json_list, posixpath.join(out, "facts.json")))
+
+
+def _save_shards(shards, out: str, name: str) -> None:
+    _ = (shards | f"Gather{name.capitalize()}" >> beam.combiners.ToList()
+         | f"Save{name.capitalize()}List" >> beam.Map(write_json_list, posixpath.join(out, f"{name}-shards.json")))
 
 
 def write_json_list(items: list[Any], path: str) -> None:
     write_json(path, items)
+
+
+def _finish_segment(segment: Segment, seconds: float) -> None:
+    """Name the segment's shards in order and mark it complete (a resumed build starts after it)."""
+    for name, schema in (("docs", DOCUMENT_SCHEMA), ("removed", REMOVED_SCHEMA), ("rejected", REJECTED_SCHEMA)):
+        list_path = posixpath.join(segment.directory, f"{name}-shards.json")
+        if FileSystems.exists(list_path):
+            entries = finalize_shards(read_json(list_path), posixpath.join(segment.directory, name), schema)
+            write_json(posixpath.join(segment.directory, f"{name}.json"), entries)
+    write_json(segment.marker, {"stages": segment.stages, "fingerprint": segment.fingerprint, "seconds": seconds})
+
+
+def _is_complete(segment: Segment) -> bool:
+    if not FileSystems.exists(segment.marker):
+        return False
+    return read_json(segment.marker).get("fingerprint") == segment.fingerprint
+
+
+def _gather(segments: list[Segment], name: str, dest: str, schema) -> list[dict[str, Any]]:
+    """Move the ``name`` shards of every segment into ``dest`` as one numbered set."""
+    sources = []
+    for segment in segments:
+        listing = posixpath.join(segment.directory, f"{name}.json")
+        if FileSystems.exists(listing):
+            sources += [(posixpath.join(segment.directory, name, e["file"]), e) for e in read_json(listing)
+                        if e["rows"] > 0]
+    FileSystems.mkdirs(dest)
+    if not sources:
+        return finalize_shards([], dest, schema)
+    entries = []
+    for number, (path, entry) in enumerate(sources):
+        file = f"part-{number:05d}-of-{len(sources):05d}.arrow"
+        FileSystems.rename([path], [posixpath.join(dest, file)])
+        entries.append({"file": file, "rows": entry["rows"], "bytes": entry["bytes"]})
+    return entries
 
 
 @dataclasses.dataclass
@@ -127,35 +228,72 @@ class BuildResult:
     manifest: dict[str, Any]
 
 
-def run_build(config: Config, beam_args: list[str] | None = None, out=sys.stdout) -> BuildResult:
-    """Run the build described by ``config``; returns its stats and manifest, or raises."""
+def run_build(config: Config, beam_args: list[str] | None = None, out=None, resume: bool = False) -> BuildResult:
+    """Run the build described by ``config``; returns its stats and manifest, or raises.
+
+    With ``output.stage_checkpoints`` each stage runs as its own Beam pipeline and leaves its output in
+    ``RUN/.checkpoints``; ``resume=True`` then skips every stage whose checkpoint is complete and was made
+    with the same configuration.
+    """
+    out = out or sys.stdout
     run_dir = config.output.run_dir.rstrip("/")
     # Everything that can be checked is checked before any output is touched.
     check_inputs(config.inputs)
     enabled_stages(config)
     prepare_output(run_dir, OUTPUTS, config.output.overwrite)
-    tmp_dir = posixpath.join(run_dir, f".tmp-build-{uuid.uuid4().hex[:12]}")
-    FileSystems.mkdirs(tmp_dir)
+    checkpoint = config.output.stage_checkpoints
+    work_dir = posixpath.join(run_dir, CHECKPOINTS) if checkpoint else posixpath.join(run_dir, f".tmp-build-{uuid.uuid4().hex[:12]}")
+    if FileSystems.exists(work_dir) and not resume:
+        FileSystems.delete([work_dir])
+    segments = plan_segments(config, work_dir, checkpoint)
     options = pipeline_options(config.beam, beam_args)
     started = time.time()
+    first = 0
+    while resume and first < len(segments) and _is_complete(segments[first]):
+        first += 1
+    if resume and first:
+        print(f"resuming {run_dir}: {', '.join('+'.join(s.stages) or 'read' for s in segments[:first])} "
+              f"already complete", file=out, flush=True)
     print(f"building {run_dir} with {config.beam.runner} ...", file=out, flush=True)
-    try:
-        pipeline = beam.Pipeline(options=options)
-        stage_names = build_pipeline(pipeline, config, tmp_dir)
-        pipeline.run().wait_until_finish()
-    except BaseException:
-        FileSystems.delete([tmp_dir])
-        raise
+    for segment in segments[first:]:
+        if FileSystems.exists(segment.directory):
+            FileSystems.delete([segment.directory])
+        FileSystems.mkdirs(segment.directory)
+        seg_started = time.time()
+        try:
+            pipeline = beam.Pipeline(options=options)
+            previous = segments[segment.index - 1] if segment.index else None
+            segment_pipeline(pipeline, config, segment, previous, segment is segments[-1])
+            pipeline.run().wait_until_finish()
+        except BaseException:
+            if not checkpoint:
+                FileSystems.delete([work_dir])
+            else:
+                print(f"stage {'+'.join(segment.stages)} failed; completed stages are kept in {work_dir}: "
+                      "rerun with --resume to continue from there", file=out, flush=True)
+            raise
+        _finish_segment(segment, time.time() - seg_started)
+        if checkpoint:
+            print(f"  stage {'+'.join(segment.stages) or 'read'} done in {time.time() - seg_started:.1f} s "
+                  "(checkpointed)", file=out, flush=True)
     wall = time.time() - started
 
-    facts = [((c, k), v) for (c, k), v in read_json(posixpath.join(tmp_dir, "facts.json"))]
-    manifest_shards = {}
-    for name, schema in (("clean", DOCUMENT_SCHEMA), ("removed", REMOVED_SCHEMA), ("rejected", REJECTED_SCHEMA)):
-        list_path = posixpath.join(tmp_dir, f"{name}-shards.json")
-        if FileSystems.exists(list_path):
-            manifest_shards[name] = finalize_shards(read_json(list_path), posixpath.join(tmp_dir, name), schema)
+    facts: dict[tuple[str, str], int] = {}
+    for segment in segments:
+        for (category, key), value in read_json(posixpath.join(segment.directory, "facts.json")):
+            facts[(category, key)] = facts.get((category, key), 0) + value
+    final = posixpath.join(run_dir, f".tmp-final-{uuid.uuid4().hex[:12]}")
+    FileSystems.mkdirs(final)
+    manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), DOCUMENT_SCHEMA)}
+    if config.output.write_removed:
+        manifest_shards["removed"] = _gather(segments, "removed", posixpath.join(final, "removed"), REMOVED_SCHEMA)
+    if config.output.write_rejected:
+        manifest_shards["rejected"] = _gather(segments[:1], "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA)
     kept_rows = sum(s["rows"] for s in manifest_shards["clean"])
-    stats = assemble_stats(facts, stage_names, kept_rows, wall)
+    stage_names = [name for segment in segments for name in segment.stages]
+    stats = assemble_stats(list(facts.items()), stage_names, kept_rows, wall)
+    if checkpoint:
+        stats["timing"]["stage_seconds"] = {"+".join(s.stages): read_json(s.marker)["seconds"] for s in segments}
     manifest = {
         "corpusforge_version": __version__,
         "created_unix": int(started),
@@ -167,13 +305,13 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=sys.stdout
         "config": to_dict(config),
         "versions": _versions(),
     }
-    write_json(posixpath.join(tmp_dir, "manifest.json"), manifest)
-    write_json(posixpath.join(tmp_dir, "stats.json"), stats)
+    write_json(posixpath.join(final, "manifest.json"), manifest)
+    write_json(posixpath.join(final, "stats.json"), stats)
     for name in OUTPUTS:
-        source = posixpath.join(tmp_dir, name)
+        source = posixpath.join(final, name)
         if FileSystems.exists(source):
             FileSystems.rename([source], [posixpath.join(run_dir, name)])
-    FileSystems.delete([tmp_dir])
+    FileSystems.delete([final, work_dir])
     print(format_summary(stats), file=out, flush=True)
     return BuildResult(run_dir, stats, manifest)
 

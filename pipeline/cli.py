@@ -21,6 +21,8 @@ import warnings
 
 COMMAND_MODULES = [
     "pipeline.commands",
+    "pipeline.quality.cli",
+    "tokenizer.cli",
 ]
 
 DESCRIPTION = """\

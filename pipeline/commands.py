@@ -24,6 +24,9 @@ def register(subparsers) -> None:
                        help="An input file, directory or glob (repeatable); adds to the config's inputs.")
     build.add_argument("--run-dir", "-o", default=None, help="Run directory (default: output.run_dir, runs/latest).")
     build.add_argument("--overwrite", action="store_true", help="Replace an existing build in the run directory.")
+    build.add_argument("--resume", action="store_true",
+                       help="Continue a failed build from its last completed stage (needs output.stage_checkpoints, "
+                            "which this flag switches on).")
     build.set_defaults(func=cmd_build, accepts_beam_args=True)
 
     demo = subparsers.add_parser(
@@ -68,13 +71,15 @@ def cmd_build(args) -> int:
         overrides.append(f"output.run_dir={args.run_dir}")
     if args.overwrite:
         overrides.append("output.overwrite=true")
+    if args.resume:
+        overrides.append("output.stage_checkpoints=true")
     args.set = overrides
     config = _load(args)
     if args.input:
         from pipeline.config import InputConfig
 
         config.inputs.extend(InputConfig(path=p) for p in args.input)
-    run_build(config, args.beam_args)
+    run_build(config, args.beam_args, resume=args.resume)
     return 0
 
 
@@ -113,3 +118,20 @@ def cmd_inspect(args) -> int:
     inspect_path(args.path, rows=args.rows, chars=args.chars, out=sys.stdout)
     return 0
 
+
+
+def update_readme(path: str = "README.md") -> None:
+    """Rewrite the README's configuration reference from the dataclasses."""
+    import pathlib
+    import re
+
+    readme = pathlib.Path(path)
+    text = readme.read_text(encoding="utf-8")
+    block = f"<!-- config-reference:start -->\n{reference_markdown()}\n<!-- config-reference:end -->"
+    readme.write_text(re.sub(r"<!-- config-reference:start -->.*?<!-- config-reference:end -->", lambda _: block,
+                             text, flags=re.S), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--update-readme"]:
+        update_readme()

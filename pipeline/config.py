@@ -57,6 +57,11 @@ class OutputConfig:
     write_removed: bool = dataclasses.field(default=True, metadata={"help": "Write removed documents to removed/ for audit."})
     write_rejected: bool = dataclasses.field(default=True, metadata={"help": "Write rejected input records to rejected/."})
     max_doc_chars: int = dataclasses.field(default=10_000_000, metadata={"help": "Records with longer text are rejected as oversize_record."})
+    stage_checkpoints: bool = dataclasses.field(
+        default=False,
+        metadata={"help": "Run each stage as its own Beam pipeline and keep its output in RUN/.checkpoints, so a failed "
+                          "build resumes (`build --resume`) from the last completed stage. Costs one extra write and "
+                          "read of the corpus per stage."})
 
     def __post_init__(self) -> None:
         check(self.shard_target_mb > 0, f"output.shard_target_mb must be > 0, got {self.shard_target_mb}")

@@ -124,16 +124,21 @@ def read_table(path: str) -> pa.Table:
         return pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
 
 
+def iter_rows_of(path: str, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Stream the rows of one shard, batch by batch (memory-mapped when local)."""
+    source = pa.memory_map(path) if "://" not in path else pa.BufferReader(FileSystems.open(path).read())
+    reader = pa.ipc.open_file(source)
+    for i in range(reader.num_record_batches):
+        batch = reader.get_batch(i)
+        if columns:
+            batch = batch.select(columns)
+        yield from batch.to_pylist()
+
+
 def iter_rows(directory: str, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """Stream the rows of every shard in ``directory``, batch by batch."""
     for path in shard_paths(directory):
-        source = pa.memory_map(path) if "://" not in path else pa.BufferReader(FileSystems.open(path).read())
-        reader = pa.ipc.open_file(source)
-        for i in range(reader.num_record_batches):
-            batch = reader.get_batch(i)
-            if columns:
-                batch = batch.select(columns)
-            yield from batch.to_pylist()
+        yield from iter_rows_of(path, columns)
 
 
 def write_json(path: str, data: Any) -> None:
