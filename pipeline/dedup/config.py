@@ -1,9 +1,107 @@
-"""Configuration of the deduplication stage."""
+"""Configuration of the deduplication stage: one section per sub-transform, all under ``dedup``.
+
+    dedup:
+      near: {candidate_threshold: 0.4, verify_threshold: 0.6}
+      lines: {max_occurrences: 3}
+      decontaminate: {eval_sets: ["evals/*.jsonl"], action: flag}
+
+The two near-duplicate thresholds were chosen on ``bench/dedup.py``; docs/dedup.md says why.
+"""
 from __future__ import annotations
 
 import dataclasses
+from typing import Literal
+
+from pipeline.configuration import check
+
+
+def _f(default, help_text: str):
+    return dataclasses.field(default=default, metadata={"help": help_text})
+
+
+@dataclasses.dataclass
+class ExactDedupConfig:
+    enabled: bool = _f(True, "Remove documents whose normalised text (lower case, no punctuation, digits as 0, "
+                             "single spaces) hashes the same as a better-ranked document's.")
+
+
+@dataclasses.dataclass
+class NearDedupConfig:
+    enabled: bool = _f(True, "Remove near-duplicates found with MinHash LSH and verified by signature similarity.")
+    unit: Literal["word", "char"] = _f("word", "Shingle unit: word n-grams of the normalised words, or character "
+                                               "n-grams of the normalised text.")
+    ngram: int = _f(5, "Shingle length in units (5 words is the usual choice; use ~9-13 for characters).")
+    num_perm: int = _f(128, "MinHash permutations (signature length).")
+    seed: int = _f(1, "Seed of datasketch's permutations (datasketch's default is 1).")
+    hash: Literal["fast", "sha1"] = _f(
+        "fast", "Shingle hash. fast: words hashed once each, n-grams combined in numpy (signatures equal "
+                "datasketch's with hashfunc=pipeline.dedup.minhash.Shingler.hashfunc); sha1: datasketch's own "
+                "default hash of the shingle bytes (bit-identical with MinHash(num_perm, seed), slower).")
+    candidate_threshold: float = _f(0.4, "Jaccard similarity that banding is tuned to find (recall): bands x rows "
+                                         "come from datasketch's optimiser for this threshold unless set below.")
+    verify_threshold: float = _f(0.6, "Estimated Jaccard (from the signatures) a candidate pair needs before it is "
+                                      "linked (precision); stops chains of weak matches merging unrelated documents.")
+    bands: int = _f(0, "LSH bands; 0 = chosen from candidate_threshold (set bands and rows together).")
+    rows: int = _f(0, "Signature rows per band; 0 = chosen from candidate_threshold.")
+    false_positive_weight: float = _f(0.5, "Weight of false positives in datasketch's band/row optimiser "
+                                           "(false negatives get 1 minus this).")
+    max_bucket_pairs: int = _f(50, "Buckets with up to this many documents yield all pairs as candidates; larger "
+                                   "buckets link each member to the best-ranked member and to its predecessor.")
+    max_rounds: int = _f(10, "Rounds of distributed connected components (large-star/small-star); the build "
+                            "fails, saying so, if the graph has not converged after them.")
+    batch_size: int = _f(512, "Documents per vectorised signature batch.")
+
+    def __post_init__(self) -> None:
+        check(self.ngram >= 1, f"dedup.near.ngram must be >= 1, got {self.ngram}")
+        check(1 <= self.num_perm <= 1024, f"dedup.near.num_perm must be in 1..1024, got {self.num_perm}")
+        check(0 < self.candidate_threshold < 1, f"dedup.near.candidate_threshold must be in (0, 1), got {self.candidate_threshold}")
+        check(0 < self.verify_threshold <= 1, f"dedup.near.verify_threshold must be in (0, 1], got {self.verify_threshold}")
+        check((self.bands == 0) == (self.rows == 0), "dedup.near.bands and dedup.near.rows must be set together (or both 0)")
+        check(self.bands >= 0 and self.rows >= 0, "dedup.near.bands and dedup.near.rows must be >= 0")
+        check(self.bands * self.rows <= self.num_perm,
+              f"dedup.near.bands x rows ({self.bands} x {self.rows}) must not exceed num_perm ({self.num_perm})")
+        check(0 < self.false_positive_weight < 1, "dedup.near.false_positive_weight must be in (0, 1)")
+        check(self.max_bucket_pairs >= 2, f"dedup.near.max_bucket_pairs must be >= 2, got {self.max_bucket_pairs}")
+        check(1 <= self.max_rounds <= 64, f"dedup.near.max_rounds must be in 1..64, got {self.max_rounds}")
+        check(self.batch_size >= 1, f"dedup.near.batch_size must be >= 1, got {self.batch_size}")
+
+
+@dataclasses.dataclass
+class LineDedupConfig:
+    enabled: bool = _f(True, "Remove lines (boilerplate: navigation, footers) repeated across many documents.")
+    max_occurrences: int = _f(3, "A line found in more than this many documents is removed from all of them "
+                                 "but the best-ranked one.")
+    min_line_chars: int = _f(10, "Lines shorter than this (after normalisation) are never removed.")
+    min_words: int = _f(20, "A document that lost lines and has fewer words left is removed "
+                            "(reason line_dedup_too_short).")
+
+    def __post_init__(self) -> None:
+        check(self.max_occurrences >= 1, f"dedup.lines.max_occurrences must be >= 1, got {self.max_occurrences}")
+        check(self.min_line_chars >= 1, f"dedup.lines.min_line_chars must be >= 1, got {self.min_line_chars}")
+        check(self.min_words >= 0, f"dedup.lines.min_words must be >= 0, got {self.min_words}")
+
+
+@dataclasses.dataclass
+class DecontaminateConfig:
+    eval_sets: list[str] = dataclasses.field(
+        default_factory=list,
+        metadata={"help": "Evaluation-set files or globs (any Beam filesystem): .jsonl/.json (one record a line, "
+                          "text in text_field) or plain text (one example a line). Empty: no decontamination."})
+    ngram: int = _f(13, "Words per n-gram; a document sharing any with an eval set is contaminated (GPT-3 used 13).")
+    action: Literal["remove", "flag"] = _f("remove", "remove: drop contaminated documents (reason "
+                                                     "eval_contamination); flag: keep them, annotated.")
+    text_field: str = _f("text", "Field holding the text in .jsonl eval sets.")
+
+    def __post_init__(self) -> None:
+        check(self.ngram >= 1, f"dedup.decontaminate.ngram must be >= 1, got {self.ngram}")
 
 
 @dataclasses.dataclass
 class DedupConfig:
-    enabled: bool = dataclasses.field(default=True, metadata={"help": "Run the dedup stage."})
+    enabled: bool = _f(True, "Run the dedup stage.")
+    survivor_score: str = _f("quality_score", "Annotation that ranks duplicates: the highest value survives, then "
+                                              "the smallest id (documents without it rank after those with it).")
+    decontaminate: DecontaminateConfig = dataclasses.field(default_factory=DecontaminateConfig)
+    exact: ExactDedupConfig = dataclasses.field(default_factory=ExactDedupConfig)
+    near: NearDedupConfig = dataclasses.field(default_factory=NearDedupConfig)
+    lines: LineDedupConfig = dataclasses.field(default_factory=LineDedupConfig)

@@ -1,0 +1,133 @@
+"""Decontamination: training documents that share a word n-gram (default 13) with an evaluation set.
+
+Each eval-set file becomes a sorted array of 64-bit n-gram hashes (its name: the file name without
+extensions), loaded once per worker in ``setup``; every document's n-grams are looked up with a binary
+search. Words are normalised as for dedup but digits are kept ("3 + 4" and "5 + 2" differ). A text with
+fewer than ``ngram`` words counts as one n-gram, so a short document equal to a short eval example matches.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+
+import apache_beam as beam
+import numpy as np
+from apache_beam.io.filesystems import FileSystems
+from apache_beam.metrics import Metrics
+
+from pipeline.dedup.common import STAGE
+from pipeline.dedup.config import DecontaminateConfig
+from pipeline.dedup.minhash import ngram_hashes, word_hashes
+from pipeline.dedup.text import normalized_bytes
+from pipeline.errors import UserError
+from pipeline.stage import EDITS, REMOVED, StageOutputs, edit, removal, split_outputs
+
+REASON = "eval_contamination"
+
+
+def text_ngrams(texts: list[str], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(hashes, counts)``: the 64-bit word n-gram hashes of each text (digits kept), back to back."""
+    streams = [normalized_bytes(t, normalize_numbers=False) for t in texts]
+    units, starts = word_hashes(b" ".join(streams))
+    ends = np.cumsum(np.fromiter(map(len, streams), dtype=np.int64, count=len(streams)) + 1)
+    lengths = np.diff(np.searchsorted(starts, ends), prepend=0)
+    return ngram_hashes(units, lengths, n)
+
+
+def eval_set_files(patterns: list[str]) -> list[str]:
+    """The files the patterns match, sorted; a pattern that matches nothing is an error."""
+    files = []
+    for pattern in patterns:
+        matched = [m.path for r in FileSystems.match([pattern]) for m in r.metadata_list]
+        if not matched:
+            raise UserError(f"dedup.decontaminate.eval_sets: {pattern} matches no file")
+        files.extend(matched)
+    return sorted(set(files))
+
+
+def eval_set_name(path: str) -> str:
+    name = posixpath.basename(path)
+    for ext in (".gz", ".zst", ".bz2", ".jsonl", ".json", ".txt"):
+        name = name.removesuffix(ext)
+    return name
+
+
+def read_examples(path: str, text_field: str) -> list[str]:
+    """The examples of one eval-set file: a .jsonl/.json record's ``text_field`` per line, or one example
+    per non-empty line of a text file."""
+    with FileSystems.open(path) as f:
+        lines = f.read().decode("utf-8").splitlines()
+    if ".json" not in posixpath.basename(path):
+        return [line for line in lines if line.strip()]
+    examples = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: not a JSON record ({exc.msg})") from None
+        if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
+            raise UserError(f"{path}:{number}: no string field {text_field!r} (set dedup.decontaminate.text_field)")
+        examples.append(record[text_field])
+    return examples
+
+
+def load_eval_sets(files: list[str], n: int, text_field: str) -> dict[str, np.ndarray]:
+    """``{name: sorted unique n-gram hashes}``; files with the same name are pooled."""
+    pooled: dict[str, list[np.ndarray]] = {}
+    for path in files:
+        hashes, _ = text_ngrams(read_examples(path, text_field), n)
+        pooled.setdefault(eval_set_name(path), []).append(hashes)
+    return {name: np.unique(np.concatenate(parts)) for name, parts in sorted(pooled.items())}
+
+
+def contamination(hashes: np.ndarray, eval_sets: dict[str, np.ndarray]) -> dict[str, int]:
+    """``{eval set: number of the document's n-grams found in it}`` for the sets with any."""
+    found = {}
+    for name, table in eval_sets.items():
+        if not len(table) or not len(hashes):
+            continue
+        positions = np.minimum(np.searchsorted(table, hashes), len(table) - 1)
+        hits = int(np.count_nonzero(table[positions] == hashes))
+        if hits:
+            found[name] = hits
+    return found
+
+
+class _DecontaminateFn(beam.DoFn):
+    def __init__(self, config: DecontaminateConfig, files: list[str]):
+        self.config, self.files = config, files
+        self.hits = Metrics.counter(STAGE, "contaminated_documents")
+
+    def setup(self):
+        self.eval_sets = load_eval_sets(self.files, self.config.ngram, self.config.text_field)
+
+    def process(self, doc):
+        hashes, _ = text_ngrams([doc.text], self.config.ngram)
+        found = contamination(hashes, self.eval_sets)
+        if not found:
+            yield doc
+            return
+        self.hits.inc()
+        if self.config.action == "remove":
+            yield removal(doc, STAGE, REASON, eval_sets=found)
+        else:
+            yield edit(STAGE, "contamination_flagged", 1)
+            yield doc.annotate(contamination=found)
+
+
+class Decontaminate(beam.PTransform):
+    """Remove (reason ``eval_contamination``, details ``{"eval_sets": {name: n-grams}}``) or flag (annotation
+    ``contamination``) documents sharing an n-gram with an evaluation set."""
+
+    def __init__(self, config: DecontaminateConfig):
+        super().__init__()
+        self.config = config
+        self.files = eval_set_files(config.eval_sets)  # fail at construction, before any work
+
+    def expand(self, docs) -> StageOutputs:
+        return split_outputs(
+            docs | "DecontaminateMatch" >> beam.ParDo(_DecontaminateFn(self.config, self.files))
+            .with_outputs(REMOVED, EDITS, main="kept"),
+            with_edits=True)

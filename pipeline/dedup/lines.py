@@ -1,0 +1,114 @@
+"""Line-level deduplication (CCNet / C4 style): boilerplate lines repeated across documents.
+
+A line found in more than ``max_occurrences`` documents (compared after normalisation) is removed from
+every document that holds it except the best-ranked one. Documents that lost lines and have fewer than
+``min_words`` words left are removed (reason ``line_dedup_too_short``).
+"""
+from __future__ import annotations
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from pipeline.dedup.common import STAGE, digest64, node_of
+from pipeline.dedup.config import LineDedupConfig
+from pipeline.dedup.text import normalized_bytes
+from pipeline.stage import EDITS, REMOVED, StageOutputs, edit, removal, split_outputs
+
+REASON = "line_dedup_too_short"
+
+
+def line_key(line: str, min_chars: int) -> int | None:
+    """The 64-bit hash of a line's normalised words, or None for a line too short to count."""
+    normalized = b" ".join(normalized_bytes(line).split())
+    if len(normalized) < min_chars:
+        return None
+    return digest64(normalized)
+
+
+def line_keys(text: str, min_chars: int) -> set[int]:
+    """The distinct keys of the lines of ``text`` that count."""
+    keys = {line_key(line, min_chars) for line in text.split("\n")}
+    keys.discard(None)
+    return keys
+
+
+def remove_lines(text: str, drop: set[int], min_chars: int) -> tuple[str, int]:
+    """``text`` without the lines whose key is in ``drop``, and how many lines went."""
+    kept, removed = [], 0
+    for line in text.split("\n"):
+        if line_key(line, min_chars) in drop:
+            removed += 1
+        else:
+            kept.append(line)
+    return "\n".join(kept), removed
+
+
+def boilerplate_drops(max_occurrences: int):
+    """``(line key, [nodes])`` -> ``(id, line key)`` for every node but the smallest, when the line is in
+    more than ``max_occurrences`` documents. Iterates the group twice, keeping only the smallest node."""
+    def drops(group):
+        key, nodes = group
+        first, count = None, 0
+        for node in nodes:
+            count += 1
+            if first is None or node < first:
+                first = node
+        if count <= max_occurrences:
+            return
+        Metrics.counter(STAGE, "boilerplate_lines").inc()
+        for node in nodes:
+            if node != first:
+                yield node[2], key
+    return drops
+
+
+class _RemoveLinesFn(beam.DoFn):
+    """``(id, {"doc": [documents], "drop": [line keys]})`` -> edited document, or its removal."""
+
+    def __init__(self, config: LineDedupConfig):
+        self.config = config
+        self.too_short = Metrics.counter(STAGE, REASON)
+
+    def process(self, item):
+        _, grouped = item
+        drop = set(grouped["drop"])
+        for doc in grouped["doc"]:
+            if not drop:
+                yield doc
+                continue
+            text, removed = remove_lines(doc.text, drop, self.config.min_line_chars)
+            if not removed:
+                yield doc
+                continue
+            yield edit(STAGE, "lines_removed", removed)
+            yield edit(STAGE, "documents_line_edited", 1)
+            words = len(normalized_bytes(text).split())
+            if words < self.config.min_words:
+                self.too_short.inc()
+                yield removal(doc, STAGE, REASON, lines_removed=removed, words_left=words)
+            else:
+                yield doc.with_text(text)
+
+
+class LineDedup(beam.PTransform):
+    """Remove boilerplate lines repeated across documents; returns ``StageOutputs`` with edits."""
+
+    def __init__(self, config: LineDedupConfig | None = None, score_key: str = "quality_score"):
+        super().__init__()
+        self.config = config or LineDedupConfig()
+        self.score_key = score_key
+
+    def expand(self, docs) -> StageOutputs:
+        c, score_key = self.config, self.score_key
+        drops = (
+            docs
+            | "LinesKeys" >> beam.FlatMap(
+                lambda d: [(k, node_of(d, score_key)) for k in line_keys(d.text, c.min_line_chars)])
+            | "LinesGroup" >> beam.GroupByKey()
+            | "LinesBoilerplate" >> beam.FlatMap(boilerplate_drops(c.max_occurrences))
+        )
+        keyed = docs | "LinesKeyDocs" >> beam.Map(lambda d: (d.id, d))
+        joined = {"doc": keyed, "drop": drops} | "LinesJoin" >> beam.CoGroupByKey()
+        return split_outputs(
+            joined | "LinesRemove" >> beam.ParDo(_RemoveLinesFn(c)).with_outputs(REMOVED, EDITS, main="kept"),
+            with_edits=True)

@@ -1,0 +1,112 @@
+"""Text as deduplication sees it: normalised words, shingles, and the rank that picks a survivor.
+
+Normalisation for hashing follows datatrove's defaults (lower case, punctuation removed, digits as ``0``,
+whitespace collapsed) without its diacritics step. Pure functions, no Beam.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+_WORD = re.compile(r"[^\W_]+")  # runs of letters and digits; punctuation and underscores separate words
+_DIGIT = re.compile(r"\d")
+
+# The same rule for ASCII bytes, as translation tables: every byte that is not [a-z0-9] becomes a space
+# (bytes >= 0x80 are kept: they belong to non-ASCII characters, which the regular expression handles).
+_ALNUM = b"abcdefghijklmnopqrstuvwxyz0123456789"
+_KEEP_DIGITS = bytes(c if c in _ALNUM or c >= 0x80 else 0x20 for c in range(256))
+_ZERO_DIGITS = _KEEP_DIGITS.translate(bytes.maketrans(b"0123456789", b"0000000000"))
+# A space-free run holding a non-ASCII byte, matched only from the start of a run and without
+# backtracking, so that long runs cost linear time.
+_NON_ASCII_TOKEN = re.compile(rb"(?<![^ ])[^ \x80-\xff]*+[\x80-\xff][^ ]*+")
+
+
+def words_reference(text: str, normalize_numbers: bool = True) -> list[str]:
+    """The definition of the normalised words of ``text``: lower case, split at anything that is not a
+    letter or digit, digits replaced by ``0`` unless ``normalize_numbers`` is false. (``normalized_bytes``
+    is the fast implementation used everywhere; the tests hold the two equal.)"""
+    text = text.lower()
+    if normalize_numbers:
+        text = _DIGIT.sub("0", text)
+    return _WORD.findall(text)
+
+
+def _fix_token(normalize_numbers: bool):
+    def fix(match: re.Match) -> bytes:
+        return " ".join(words_reference(match.group().decode("utf-8"), normalize_numbers)).encode("utf-8")
+    return fix
+
+
+_FIX = {True: _fix_token(True), False: _fix_token(False)}
+
+
+def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
+    """The normalised words of ``text`` as UTF-8, separated by one or more spaces.
+
+    ASCII is mapped with one ``bytes.translate``; only space-free runs that hold non-ASCII characters go
+    through the regular expression of ``words_reference``, so mostly-ASCII text stays fast.
+    """
+    low = text.lower()
+    data = low.encode("utf-8").translate(_ZERO_DIGITS if normalize_numbers else _KEEP_DIGITS)
+    if low.isascii():
+        return data
+    return _NON_ASCII_TOKEN.sub(_FIX[normalize_numbers], data)
+
+
+def word_bytes(text: str, normalize_numbers: bool = True) -> list[bytes]:
+    """The normalised words of ``text`` as UTF-8 bytes (see ``words_reference``)."""
+    return normalized_bytes(text, normalize_numbers).split()
+
+
+def words(text: str, normalize_numbers: bool = True) -> list[str]:
+    """The normalised words of ``text`` (see ``words_reference``)."""
+    return normalized_bytes(text, normalize_numbers).decode("utf-8").split()
+
+
+def normalize_for_hash(text: str, normalize_numbers: bool = True) -> str:
+    """``text`` reduced to its normalised words joined by single spaces (what exact dedup hashes)."""
+    return b" ".join(word_bytes(text, normalize_numbers)).decode("utf-8")
+
+
+def word_shingles(tokens: list[str], n: int) -> list[str]:
+    """Word n-grams joined by single spaces. A text of 1..n-1 words is one shingle; no words, none."""
+    if len(tokens) < n:
+        return [" ".join(tokens)] if tokens else []
+    return list(map(" ".join, zip(*(tokens[i:] for i in range(n)))))
+
+
+def char_shingles(normalized: str, n: int) -> list[str]:
+    """Character n-grams of a normalised text; a text shorter than ``n`` is one shingle."""
+    if len(normalized) < n:
+        return [normalized] if normalized else []
+    return [normalized[i:i + n] for i in range(len(normalized) - n + 1)]
+
+
+def shingles(text: str, n: int, unit: str = "word") -> list[str]:
+    """The shingles of a raw text, the way the near-duplicate stage builds them."""
+    if unit == "word":
+        return word_shingles(words(text), n)
+    if unit == "char":
+        return char_shingles(normalize_for_hash(text), n)
+    raise ValueError(f"unit must be 'word' or 'char', got {unit!r}")
+
+
+def jaccard(a: set, b: set) -> float:
+    """The exact Jaccard similarity of two sets (1.0 for two empty sets)."""
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def survivor_rank(doc_id: str, annotations: dict[str, Any], score_key: str) -> tuple[int, float, str]:
+    """The sort key that picks one survivor among duplicates: the smallest key wins.
+
+    Documents with a finite numeric ``annotations[score_key]`` come first, highest score first; ties and
+    documents without a score are ordered by id. The key depends on the document alone, so every runner
+    and worker count picks the same survivor.
+    """
+    score = annotations.get(score_key) if score_key else None
+    if isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score):
+        return (0, -float(score) + 0.0, doc_id)  # + 0.0 turns -0.0 into 0.0: one encoding per key
+    return (1, 0.0, doc_id)
