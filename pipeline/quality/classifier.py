@@ -104,6 +104,7 @@ def train_classifier(
     word_ngrams: int = 2,
     dim: int = 64,
     min_count: int = 1,
+    bucket: int = 200_000,
     threads: int = 1,
     quantize: bool = False,
 ) -> TrainResult:
@@ -126,10 +127,18 @@ def train_classifier(
     with tempfile.TemporaryDirectory() as tmp:
         train_file = pathlib.Path(tmp) / "train.txt"
         train_file.write_text("".join(f"__label__{lab} {t}\n" for lab, t in train), encoding="utf-8")
-        model = fasttext.train_supervised(
-            input=str(train_file), epoch=epoch, lr=lr, wordNgrams=word_ngrams, dim=dim, minCount=min_count,
-            thread=threads, seed=seed, verbose=0,
-        )
+        for attempt in range(5):
+            try:
+                model = fasttext.train_supervised(
+                    input=str(train_file), epoch=epoch, lr=lr, wordNgrams=word_ngrams, dim=dim, minCount=min_count,
+                    bucket=bucket, thread=threads, seed=seed, verbose=0,
+                )
+                break
+            except RuntimeError as exc:
+                # fastText 0.9.x raises "Encountered NaN" at random on small inputs that train in milliseconds
+                # (the same call succeeds when repeated); a rate too high for the data fails every time.
+                if "NaN" not in str(exc) or attempt == 4:
+                    raise UserError(f"fastText training failed 5 times at lr={lr}: {exc}; try a lower --lr") from None
     if quantize:
         model.quantize(retrain=False)
     model.save_model(str(output))

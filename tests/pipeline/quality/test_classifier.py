@@ -1,0 +1,130 @@
+"""Train a tiny fastText classifier on generated data (through the CLI), then filter with it in Beam."""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+
+import apache_beam as beam
+import pyarrow as pa
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipeline.document import Document
+from pipeline.errors import UserError
+from pipeline.quality import ClassifierConfig, ClassifierFilter, Quality, QualityConfig
+from pipeline.quality.classifier import QualityClassifier, pareto_keep, read_texts, train_classifier
+from pipeline.quality.cli import register
+
+NOUNS = "river town mill bridge market garden school library harbour station forest valley".split()
+VERBS = "crosses follows joins reaches borders faces circles passes".split()
+SPAM = "cheap buy now best price free click deal discount offer win casino bonus viagra".split()
+
+
+def good(rng: random.Random) -> str:
+    return (f"The {rng.choice(NOUNS)} {rng.choice(VERBS)} the old {rng.choice(NOUNS)}, and the "
+            f"{rng.choice(NOUNS)} is close to the {rng.choice(NOUNS)} of the town.")
+
+
+def bad(rng: random.Random) -> str:
+    return " ".join(rng.choice(SPAM) for _ in range(rng.randint(8, 16))) + " !!!"
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    d = tmp_path_factory.mktemp("clf")
+    rng = random.Random(0)
+    (d / "pos.txt").write_text("\n".join(good(rng) for _ in range(300)) + "\n", encoding="utf-8")
+    # negatives as an Arrow shard, like a run's clean/ output
+    table = pa.table({"id": [str(i) for i in range(300)], "text": [bad(rng) for _ in range(300)]})
+    with pa.OSFile(str(d / "neg.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["quality", "train", "-p", str(d / "pos.txt"), "-n", str(d / "neg.arrow"),
+                              "-o", str(d / "model.bin"), "--epoch", "10", "--bucket", "10000", "--json"])
+    assert args.func(args) == 0
+    return str(d / "model.bin")
+
+
+def test_training_reports_held_out_metrics(model, capsys, tmp_path):
+    rng = random.Random(1)
+    result = train_classifier([good(rng) for _ in range(100)], [bad(rng) for _ in range(100)], tmp_path / "m.bin",
+                              valid_fraction=0.2, epoch=10, bucket=10_000)
+    assert result.n_valid == 40 and result.n_train == 160
+    assert result.precision >= 0.9 and result.recall >= 0.9
+    assert result.f1 == pytest.approx(2 * result.precision * result.recall / (result.precision + result.recall))
+    clf = QualityClassifier(model, "hq")
+    hi, lo = clf.score([good(rng), bad(rng)])
+    assert hi > 0.9 and lo < 0.1
+
+
+def test_cli_prints_metrics_as_json(model, tmp_path, capsys):
+    rng = random.Random(2)
+    (tmp_path / "p.jsonl").write_text("\n".join(json.dumps({"text": good(rng)}) for _ in range(40)), encoding="utf-8")
+    (tmp_path / "n.txt").write_text("\n".join(bad(rng) for _ in range(40)), encoding="utf-8")
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["quality", "train", "-p", str(tmp_path / "p.jsonl"), "-n", str(tmp_path / "n.txt"),
+                              "-o", str(tmp_path / "m.bin"), "--json", "--valid-fraction", "0.25", "--bucket", "10000"])
+    assert args.func(args) == 0
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["n_valid"] == 20 and set(metrics) >= {"precision", "recall", "f1"}
+
+
+def test_bad_inputs_are_user_errors(tmp_path, model):
+    with pytest.raises(UserError, match="does not exist"):
+        list(read_texts(tmp_path / "missing.txt"))
+    with pytest.raises(UserError, match="at least 2 positive"):
+        train_classifier(["only one"], ["a", "b"], tmp_path / "m.bin", bucket=1000)
+    with pytest.raises(UserError, match="no label 'toxic'"):
+        QualityClassifier(model, "toxic")
+
+
+def test_pareto_rule_is_deterministic_per_document():
+    decisions = [pareto_keep(0.3, 9.0, f"doc-{i}") for i in range(2000)]
+    assert decisions == [pareto_keep(0.3, 9.0, f"doc-{i}") for i in range(2000)]
+    assert all(pareto_keep(1.0, 9.0, f"doc-{i}") for i in range(100))
+    # P(Lomax(9) > 0.7) = 1.7 ** -9 ~ 0.0085
+    assert 0.002 < sum(decisions) / len(decisions) < 0.02
+    assert decisions != [pareto_keep(0.3, 9.0, f"doc-{i}", seed=1) for i in range(2000)]
+
+
+def test_classifiers_in_sequence_each_named(model):
+    rng = random.Random(3)
+    docs = [Document(id=f"g{i}", text=good(rng), source="t") for i in range(3)] + \
+           [Document(id=f"b{i}", text=bad(rng), source="t") for i in range(2)]
+    cfg = QualityConfig(
+        classifiers=[
+            ClassifierConfig(name="quality", model=model, label="hq", threshold=0.5),
+            # the same model used as a "spam" detector: drop documents scoring above 0.5 on lq
+            ClassifierConfig(name="spam", model=model, label="lq", threshold=0.5, keep_above=False),
+        ],
+    )
+    cfg.langid.enabled = False
+    cfg.junk.enabled = cfg.gopher.enabled = cfg.repetition.enabled = cfg.c4.enabled = cfg.fineweb.enabled = False
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | Quality(cfg)
+        assert_that(out.kept | beam.Map(lambda d: (d.id, d.annotations["quality_score"] > 0.9, d.annotations["spam_score"] < 0.1)),
+                    equal_to([("g0", True, True), ("g1", True, True), ("g2", True, True)]), label="kept")
+        assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason)),
+                    equal_to([("b0", "classifier_quality_low_score"), ("b1", "classifier_quality_low_score")]),
+                    label="removed")
+
+
+def test_classifier_filter_pareto_mode_alone(model):
+    rng = random.Random(4)
+    docs = [Document(id=f"b{i}", text=bad(rng), source="t") for i in range(40)]
+    cfg = ClassifierConfig(name="quality", model=model, mode="pareto", pareto_alpha=9.0)
+    expected = []
+    clf = QualityClassifier(model, "hq")
+    for d, s in zip(docs, clf.score([d.text for d in docs])):
+        if pareto_keep(s, 9.0, d.id, 0):
+            expected.append(d.id)
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | ClassifierFilter(cfg)
+        assert_that(out.kept | beam.Map(lambda d: d.id), equal_to(expected), label="kept")
+        assert_that(out.removed | beam.Map(lambda r: r.reason),
+                    equal_to(["classifier_quality_pareto"] * (40 - len(expected))), label="removed")
