@@ -1,0 +1,58 @@
+"""``corpusforge report``: one self-contained HTML page about a run, and a terminal summary.
+
+    from pipeline.report import write_report
+    result = write_report("runs/demo")          # writes runs/demo/report.html
+    print(result.summary)
+
+``collect`` gathers what exists in the run directory (build stats and shards, tokenizer report, token
+shards, training metrics); ``page.render`` turns it into HTML with matplotlib figures embedded as PNGs.
+"""
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+
+__all__ = ["ReportResult", "write_report"]
+
+
+@dataclasses.dataclass
+class ReportResult:
+    path: str
+    bytes: int
+    summary: str
+
+
+def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 20_000, top_reasons: int = 8,
+                 per_reason: int = 3, text_chars: int = 600, tokenizer_dir: str | None = None,
+                 model_dir: str | None = None) -> ReportResult:
+    """Write ``output`` (default ``RUN_DIR/report.html``); returns its path, size and the terminal summary."""
+    from pipeline.report.collect import collect
+    from pipeline.report.page import render
+    from pipeline.report.summary import summary
+
+    data = collect(run_dir, sample_rows=sample_rows, top_reasons=top_reasons, per_reason=per_reason,
+                   text_chars=text_chars, tokenizer_dir=tokenizer_dir, model_dir=model_dir)
+    page = render(data, per_reason=per_reason).encode("utf-8")
+    output = output or posixpath.join(data.run_dir, "report.html")
+    _write_atomic(output, page)
+    return ReportResult(output, len(page), summary(data, output))
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    """Write to a temporary name, then rename: a reader never sees half a page (any Beam filesystem)."""
+    from apache_beam.io.filesystems import FileSystems
+
+    from pipeline.errors import UserError
+
+    tmp = path + ".tmp"
+    try:
+        parent = posixpath.dirname(path)
+        if parent and not FileSystems.exists(parent):
+            FileSystems.mkdirs(parent)
+        with FileSystems.create(tmp) as f:
+            f.write(data)
+        if FileSystems.exists(path):
+            FileSystems.delete([path])
+        FileSystems.rename([tmp], [path])
+    except OSError as exc:
+        raise UserError(f"cannot write the report to {path}: {exc}") from None

@@ -1,0 +1,350 @@
+"""Everything the report shows, gathered from a run directory into one ``RunData``.
+
+Exact counts come from ``stats.json``, the tokenizer's ``report.json`` and the trainer's ``metrics.jsonl``.
+Distributions that need the records themselves (quality scores, duplicate cluster sizes, sample documents)
+come from streaming the shards, reading at most ``sample_rows`` rows per shard directory (every k-th row, so
+the sample spreads over all shards and ids), so the report stays fast on a large run. Each part is optional:
+a run without training simply has no ``training``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import posixpath
+from collections import Counter
+from typing import Any, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from apache_beam.io.filesystems import FileSystems
+
+from pipeline.errors import UserError
+from pipeline.shards import shard_paths
+
+# Annotation keys that hold a score worth a histogram: any numeric ``*_score`` (lang_score, quality_score,
+# a classifier's ``<name>_score``) plus these.
+EXTRA_SCORE_KEYS = ("pii_count",)
+# Keys under which a dedup removal may name the document that was kept in its place.
+SURVIVOR_KEYS = ("survivor_id", "survivor", "duplicate_of", "kept_id")
+
+
+@dataclasses.dataclass
+class Sample:
+    """A stored record shown to a person: text truncated to ``text`` (``chars`` is the full length)."""
+
+    id: str
+    source: str
+    text: str
+    chars: int
+    details: dict[str, Any]
+
+
+@dataclasses.dataclass
+class ReasonSamples:
+    stage: str
+    reason: str
+    count: int
+    samples: list[Sample]
+
+
+@dataclasses.dataclass
+class Coverage:
+    """How much of a shard directory the sampled distributions saw."""
+
+    rows_total: int = 0
+    rows_read: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.rows_read >= self.rows_total
+
+
+@dataclasses.dataclass
+class RunData:
+    run_dir: str
+    stats: dict[str, Any] | None = None
+    manifest: dict[str, Any] | None = None
+    # score key -> {"kept": [...], "removed": [...]} from the sampled annotations
+    scores: dict[str, dict[str, list[float]]] = dataclasses.field(default_factory=dict)
+    removed_languages: Counter = dataclasses.field(default_factory=Counter)
+    cluster_sizes: Counter = dataclasses.field(default_factory=Counter)  # documents per cluster -> clusters
+    dedup_rows_read: int = 0
+    dedup_rows_total: int = 0
+    removed_samples: list[ReasonSamples] = dataclasses.field(default_factory=list)
+    rejected_samples: list[ReasonSamples] = dataclasses.field(default_factory=list)
+    clean_coverage: Coverage = dataclasses.field(default_factory=Coverage)
+    removed_coverage: Coverage = dataclasses.field(default_factory=Coverage)
+    tokenizer: dict[str, Any] | None = None
+    tokens: dict[str, Any] | None = None
+    training: "Training | None" = None
+
+    @property
+    def empty(self) -> bool:
+        return self.stats is None and self.tokenizer is None and self.tokens is None and self.training is None
+
+
+@dataclasses.dataclass
+class Training:
+    train: list[dict[str, Any]]
+    val: list[dict[str, Any]]
+    config: dict[str, Any] | None  # model/config.json, written when training finished
+
+
+# ------------------------------------------------------------------------------------------------ files
+def _join(*parts: str) -> str:
+    return posixpath.join(*parts)
+
+
+def _exists(path: str) -> bool:
+    return FileSystems.exists(path)
+
+
+def _read_text(path: str) -> str:
+    try:
+        with FileSystems.open(path) as f:
+            return f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"cannot read {path}: {exc}") from None
+
+
+def read_json_file(path: str) -> Any | None:
+    """The JSON at ``path``, or None when absent; a broken file is an error the user can act on."""
+    if not _exists(path):
+        return None
+    try:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{path} is not valid JSON ({exc}); rerun the step that writes it") from None
+
+
+def read_metrics(path: str) -> list[dict[str, Any]] | None:
+    """``metrics.jsonl`` records; a cut last line (training still writing) is skipped, any other bad line is an error."""
+    if not _exists(path):
+        return None
+    lines = [line for line in _read_text(path).splitlines() if line.strip()]
+    records = []
+    for number, line in enumerate(lines, 1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            if number == len(lines):
+                break
+            raise UserError(f"{path} line {number} is not valid JSON ({exc}); rerun training or fix the file") from None
+    return records
+
+
+# ----------------------------------------------------------------------------------------------- shards
+def _batches(directory: str) -> Iterator[pa.RecordBatch]:
+    for path in shard_paths(directory):
+        source = pa.memory_map(path) if "://" not in path else pa.BufferReader(FileSystems.open(path).read())
+        try:
+            reader = pa.ipc.open_file(source)
+        except pa.ArrowInvalid as exc:
+            raise UserError(f"{path} is not an Arrow IPC file ({exc}); rebuild the run") from None
+        for i in range(reader.num_record_batches):
+            yield reader.get_batch(i)
+
+
+def _count_rows(directory: str) -> int:
+    return sum(batch.num_rows for batch in _batches(directory))
+
+
+def _has_shards(directory: str) -> bool:
+    return _exists(directory) and bool(shard_paths(directory))
+
+
+def _strided(offset: int, rows: int, stride: int) -> np.ndarray:
+    """Positions ``i`` in ``[offset, offset + rows)`` with ``i % stride == 0``, relative to ``offset``."""
+    first = (-offset) % stride
+    return np.arange(first, rows, stride, dtype=np.int64)
+
+
+def _score_values(annotations: dict[str, Any]) -> Iterator[tuple[str, float]]:
+    for key, value in annotations.items():
+        if (key.endswith("_score") or key in EXTRA_SCORE_KEYS) and isinstance(value, (int, float)) \
+                and not isinstance(value, bool) and math.isfinite(value):
+            yield key, float(value)
+
+
+def _truncate(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[:chars]
+
+
+class _Picker:
+    """Picks ``k`` records per wanted key, spread evenly over that key's ``count`` occurrences in shard order."""
+
+    def __init__(self, wanted: dict[tuple[str, ...], int], k: int):
+        self.targets = {key: set(np.linspace(0, max(count, 1) - 1, num=min(k, max(count, 1))).round().astype(int).tolist())
+                        for key, count in wanted.items()}
+        self.seen = dict.fromkeys(wanted, 0)
+        self.k = k
+
+    def done(self) -> bool:
+        return all(not t for t in self.targets.values())
+
+    def positions(self, key_columns: list[pa.Array]) -> dict[tuple[str, ...], np.ndarray]:
+        """Row positions of this batch to take, per key."""
+        out = {}
+        for key, target in self.targets.items():
+            mask = None
+            for column, value in zip(key_columns, key):
+                m = pc.equal(column, value)
+                mask = m if mask is None else pc.and_(mask, m)
+            rows = np.flatnonzero(mask.to_numpy(zero_copy_only=False))
+            seen = self.seen[key]
+            self.seen[key] = seen + len(rows)
+            if not target or not len(rows):
+                continue
+            ordinals = seen + np.arange(len(rows))
+            chosen = [i for i, o in enumerate(ordinals.tolist()) if o in target]
+            # Counts from stats.json may be off if the shards were edited; never ask for more than k.
+            for i in chosen:
+                target.discard(int(ordinals[i]))
+            if chosen:
+                out[key] = rows[chosen]
+        return out
+
+
+def _sample(row: dict[str, Any], text_chars: int, details_field: str = "details") -> Sample:
+    details = row.get(details_field)
+    if isinstance(details, str):
+        try:
+            details = json.loads(details or "{}")
+        except json.JSONDecodeError:
+            details = {"details": details}
+    return Sample(id=str(row.get("id", "")), source=str(row.get("source", "")), text=_truncate(row.get("text") or "", text_chars),
+                  chars=len(row.get("text") or ""), details=details if isinstance(details, dict) else {})
+
+
+def _top_reasons(by_stage: dict[str, dict[str, Any]], top: int) -> list[tuple[str, str, int]]:
+    pairs = [(stage, reason, count) for stage, entry in by_stage.items() for reason, count in entry["reasons"].items()]
+    pairs.sort(key=lambda p: (-p[2], p[0], p[1]))
+    return pairs[:top]
+
+
+def collect_clean(data: RunData, directory: str, sample_rows: int) -> None:
+    """Scores of kept documents, from every k-th row of the clean shards."""
+    if not _has_shards(directory):
+        return
+    total = _count_rows(directory)
+    stride = max(1, math.ceil(total / max(sample_rows, 1)))
+    offset = read = 0
+    for batch in _batches(directory):
+        positions = _strided(offset, batch.num_rows, stride)
+        offset += batch.num_rows
+        if not len(positions):
+            continue
+        for annotations in batch.column("annotations").take(pa.array(positions)).to_pylist():
+            read += 1
+            for key, value in _score_values(json.loads(annotations or "{}")):
+                data.scores.setdefault(key, {"kept": [], "removed": []})["kept"].append(value)
+    data.clean_coverage = Coverage(total, read)
+
+
+def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons: int, per_reason: int,
+                    text_chars: int) -> None:
+    """Scores and languages of removed documents (sampled), dedup cluster sizes, sample documents per top reason."""
+    if not _has_shards(directory):
+        return
+    total = _count_rows(directory)
+    stride = max(1, math.ceil(total / max(sample_rows, 1)))
+    by_stage = (data.stats or {}).get("removed", {}).get("by_stage", {})
+    top = _top_reasons(by_stage, top_reasons)
+    picker = _Picker({(stage, reason): count for stage, reason, count in top}, per_reason)
+    picked: dict[tuple[str, ...], list[Sample]] = {(stage, reason): [] for stage, reason, _ in top}
+    dedup_cap = sample_rows * 10
+    survivors: dict[str, int] = {}  # survivor id -> documents in its cluster (itself included)
+    sized: Counter = Counter()  # cluster size -> removed documents that reported it, when no survivor id
+    offset = read = dedup_read = dedup_total = 0
+    for batch in _batches(directory):
+        stage, reason = batch.column("stage"), batch.column("reason")
+        positions = _strided(offset, batch.num_rows, stride)
+        offset += batch.num_rows
+        if len(positions):
+            rows = batch.select(["annotations"]).take(pa.array(positions)).to_pylist()
+            for row in rows:
+                read += 1
+                annotations = json.loads(row["annotations"] or "{}")
+                for key, value in _score_values(annotations):
+                    data.scores.setdefault(key, {"kept": [], "removed": []})["removed"].append(value)
+                if isinstance(annotations.get("lang"), str):
+                    data.removed_languages[annotations["lang"]] += 1
+        dedup_rows = np.flatnonzero(pc.equal(stage, "dedup").to_numpy(zero_copy_only=False))
+        dedup_total += len(dedup_rows)
+        room = dedup_cap - dedup_read
+        if len(dedup_rows) and room > 0:
+            dedup_rows = dedup_rows[:room]
+            dedup_read += len(dedup_rows)
+            for details in batch.column("details").take(pa.array(dedup_rows)).to_pylist():
+                _count_cluster(json.loads(details or "{}"), survivors, sized)
+        if not picker.done():
+            for key, rows in picker.positions([stage, reason]).items():
+                for row in batch.take(pa.array(rows)).to_pylist():
+                    picked[key].append(_sample(row, text_chars))
+    data.removed_coverage = Coverage(total, read)
+    data.dedup_rows_read, data.dedup_rows_total = dedup_read, dedup_total
+    for size in survivors.values():
+        data.cluster_sizes[size] += 1
+    for size, removed in sized.items():
+        data.cluster_sizes[size] += max(1, round(removed / max(size - 1, 1)))
+    data.removed_samples = [ReasonSamples(stage, reason, count, picked[(stage, reason)]) for stage, reason, count in top]
+
+
+def _count_cluster(details: dict[str, Any], survivors: dict[str, int], sized: Counter) -> None:
+    size = details.get("cluster_size")
+    size = int(size) if isinstance(size, (int, float)) and not isinstance(size, bool) and size >= 2 else None
+    survivor = next((str(details[k]) for k in SURVIVOR_KEYS if details.get(k) is not None), None)
+    if survivor is not None:
+        # Each removed member adds one; a reported cluster size wins when it is larger (members removed elsewhere).
+        survivors[survivor] = max(survivors.get(survivor, 1) + 1, size or 0)
+    elif size is not None:
+        sized[size] += 1
+
+
+def collect_rejected(data: RunData, directory: str, per_reason: int, top_reasons: int, text_chars: int) -> None:
+    if not _has_shards(directory):
+        return
+    reasons = (data.stats or {}).get("rejected", {}).get("reasons", {})
+    top = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:top_reasons]
+    picker = _Picker({(reason,): count for reason, count in top}, per_reason)
+    picked: dict[tuple[str, ...], list[Sample]] = {(reason,): [] for reason, _ in top}
+    for batch in _batches(directory):
+        if picker.done():
+            break
+        for key, rows in picker.positions([batch.column("reason")]).items():
+            for row in batch.take(pa.array(rows)).to_pylist():
+                details = {"detail": row["detail"]} if row.get("detail") else {}
+                picked[key].append(Sample(id=f"{row['path']}:{row['position']}", source=row["source"],
+                                          text=_truncate(row.get("raw") or "", text_chars),
+                                          chars=len(row.get("raw") or ""), details=details))
+    data.rejected_samples = [ReasonSamples("read", reason, count, picked[(reason,)]) for reason, count in top]
+
+
+def collect(run_dir: str, *, sample_rows: int = 20_000, top_reasons: int = 8, per_reason: int = 3,
+            text_chars: int = 600, tokenizer_dir: str | None = None, model_dir: str | None = None) -> RunData:
+    """Gather what exists under ``run_dir``; raises ``UserError`` when nothing does."""
+    run_dir = run_dir.rstrip("/") or "/"
+    if not _exists(run_dir):
+        raise UserError(f"{run_dir} does not exist; pass the run directory of a build (output.run_dir)")
+    data = RunData(run_dir=run_dir)
+    data.stats = read_json_file(_join(run_dir, "stats.json"))
+    data.manifest = read_json_file(_join(run_dir, "manifest.json"))
+    collect_clean(data, _join(run_dir, "clean"), sample_rows)
+    collect_removed(data, _join(run_dir, "removed"), sample_rows, top_reasons, per_reason, text_chars)
+    collect_rejected(data, _join(run_dir, "rejected"), per_reason, top_reasons, text_chars)
+    tokenizer_dir = tokenizer_dir or _join(run_dir, "tokenizer")
+    data.tokenizer = read_json_file(_join(tokenizer_dir, "report.json"))
+    data.tokens = read_json_file(_join(run_dir, "tokens", "manifest.json"))
+    model_dir = model_dir or _join(run_dir, "model")
+    records = read_metrics(_join(model_dir, "metrics.jsonl"))
+    if records is not None:
+        data.training = Training(
+            train=[r for r in records if r.get("split", "train") == "train"],
+            val=[r for r in records if r.get("split") == "val"],
+            config=read_json_file(_join(model_dir, "config.json")))
+    if data.empty:
+        raise UserError(f"{run_dir} holds no build (stats.json), tokenizer (tokenizer/report.json), token shards "
+                        "or training log (model/metrics.jsonl); run `corpusforge build` first")
+    return data

@@ -1,0 +1,263 @@
+"""The report's figures: matplotlib (Agg backend) rendered to PNG and returned as ``data:`` URIs.
+
+Each function takes plain numbers and returns a ``data:image/png;base64,...`` string, so the page needs
+nothing from the network (or from disk) to show them.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import math
+from typing import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, MaxNLocator  # noqa: E402
+
+# One palette for the whole page (Tableau 10, which reads well for people with colour-vision deficiencies).
+PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"]
+KEPT, REMOVED, INK, MUTED, GRID = "#4e79a7", "#e15759", "#1f2933", "#616e7c", "#e4e7eb"
+WIDTH = 9.6  # inches; at DPI the PNG is twice the page's 960 CSS pixels of content, sharp on HiDPI screens
+DPI = 200
+
+plt.rcParams.update({
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.edgecolor": "#9aa5b1",
+    "axes.labelcolor": INK,
+    "axes.titlesize": 10,
+    "axes.titleweight": "bold",
+    "axes.titlecolor": INK,
+    "axes.titlelocation": "left",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": GRID,
+    "grid.linewidth": 0.8,
+    "axes.axisbelow": True,
+    "xtick.color": MUTED,
+    "ytick.color": MUTED,
+    "legend.frameon": False,
+    "figure.facecolor": "white",
+    "savefig.facecolor": "white",
+})
+
+
+def stage_color(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def human(n: float) -> str:
+    """1234567 -> '1.2M' (axis labels)."""
+    n = float(n)
+    for unit, size in (("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= size:
+            value = n / size
+            return f"{value:.0f}{unit}" if value >= 100 or value == int(value) else f"{value:.1f}{unit}"
+    return f"{n:.0f}" if n == int(n) else f"{n:.2g}"
+
+
+_HUMAN = FuncFormatter(lambda v, _pos: human(v))
+
+
+def to_data_uri(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.12, metadata={"Software": None})
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def funnel(stages: Sequence[str], documents: Sequence[int], chars: Sequence[int]) -> str:
+    """Documents and characters left after each stage, as bars with the share of the input on top."""
+    fig, axes = plt.subplots(1, 2, figsize=(WIDTH, 2.9))
+    for ax, values, title in ((axes[0], documents, "Documents after each stage"),
+                              (axes[1], chars, "Characters after each stage")):
+        colors = [stage_color(i) for i in range(len(stages))]
+        bars = ax.bar(range(len(stages)), values, color=colors, width=0.64)
+        top = max(values) if values and max(values) > 0 else 1
+        for bar, value in zip(bars, values):
+            share = value / values[0] if values and values[0] else 0
+            ax.annotate(f"{human(value)}\n{share:.0%}", (bar.get_x() + bar.get_width() / 2, value),
+                        xytext=(0, 3), textcoords="offset points", ha="center", va="bottom", fontsize=8, color=INK)
+        ax.set_xticks(range(len(stages)), stages)
+        ax.set_ylim(0, top * 1.28)
+        ax.yaxis.set_major_formatter(_HUMAN)
+        ax.grid(axis="x", visible=False)
+        ax.set_title(title)
+    fig.tight_layout(w_pad=3)
+    return to_data_uri(fig)
+
+
+def removal_reasons(rows: Sequence[tuple[str, str, int]], stage_order: Sequence[str], limit: int = 24) -> str:
+    """Removed documents per (stage, reason), largest first, coloured by stage."""
+    rows = sorted(rows, key=lambda r: -r[2])
+    if len(rows) > limit:
+        rest = rows[limit - 1:]
+        rows = [*rows[:limit - 1], ("", f"{len(rest)} other reasons", sum(r[2] for r in rest))]
+    rows = rows[::-1]
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.8 + 0.28 * len(rows)))
+    order = {s: i for i, s in enumerate(stage_order)}
+    colors = [stage_color(order[s]) if s in order else "#9aa5b1" for s, _, _ in rows]
+    bars = ax.barh(range(len(rows)), [r[2] for r in rows], color=colors, height=0.7)
+    ax.set_yticks(range(len(rows)), [f"{reason}  ·  {stage}" if stage else reason for stage, reason, _ in rows])
+    for bar, (_, _, n) in zip(bars, rows):
+        ax.annotate(f"{n:,}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(4, 0),
+                    textcoords="offset points", va="center", fontsize=8, color=INK)
+    ax.xaxis.set_major_formatter(_HUMAN)
+    ax.set_xlim(0, max(r[2] for r in rows) * 1.12)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("documents removed")
+    ax.set_title("Removal reasons (colour = stage)")
+    fig.tight_layout()
+    return to_data_uri(fig)
+
+
+def length_histogram(before: dict[str, int], after: dict[str, int]) -> str:
+    """Documents per power-of-two length bucket, before (read) and after (clean)."""
+    buckets = sorted({int(k) for k in before} | {int(k) for k in after})
+    x = range(len(buckets))
+    fig, ax = plt.subplots(figsize=(WIDTH, 2.9))
+    width = 0.4
+    ax.bar([i - width / 2 for i in x], [before.get(str(b), 0) for b in buckets], width, color="#9aa5b1",
+           label="read (before)")
+    ax.bar([i + width / 2 for i in x], [after.get(str(b), 0) for b in buckets], width, color=KEPT,
+           label="clean (after)")
+    ax.set_xticks(list(x), [f"≤{human(b)}" for b in buckets], rotation=0 if len(buckets) < 14 else 45)
+    ax.yaxis.set_major_formatter(_HUMAN)
+    ax.grid(axis="x", visible=False)
+    ax.set_xlabel("document length in characters (bucket upper bound)")
+    ax.set_ylabel("documents")
+    ax.set_title("Document length before and after cleaning")
+    ax.legend(loc="upper right")
+    fig.tight_layout()
+    return to_data_uri(fig)
+
+
+def languages(kept: dict[str, int], removed: dict[str, int], limit: int = 15) -> str:
+    """Kept documents per language (exact), next to removed documents per language (sampled)."""
+    names = sorted(set(kept) | set(removed), key=lambda k: (-kept.get(k, 0), -removed.get(k, 0), k))
+    if len(names) > limit:
+        names = names[:limit]
+    names = names[::-1]
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.9 + 0.3 * len(names)))
+    y = range(len(names))
+    height = 0.4 if removed else 0.7
+    ax.barh([i + (height / 2 if removed else 0) for i in y], [kept.get(n, 0) for n in names], height, color=KEPT,
+            label="kept")
+    if removed:
+        ax.barh([i - height / 2 for i in y], [removed.get(n, 0) for n in names], height, color=REMOVED,
+                label="removed (sample)")
+        ax.legend(loc="lower right")
+    ax.set_yticks(list(y), names)
+    ax.xaxis.set_major_formatter(_HUMAN)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("documents")
+    ax.set_title("Languages")
+    fig.tight_layout()
+    return to_data_uri(fig)
+
+
+def score_histograms(scores: dict[str, dict[str, list[float]]]) -> str:
+    """One panel per score: kept and removed documents on the same bins (bars per value for small integers)."""
+    import numpy as np
+
+    keys = sorted(scores)
+    columns = min(3, len(keys))
+    rows = math.ceil(len(keys) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(WIDTH, 2.5 * rows), squeeze=False)
+    for ax, key in zip(axes.flat, keys):
+        kept, removed = scores[key]["kept"], scores[key]["removed"]
+        values = kept + removed
+        lo, hi = min(values), max(values)
+        if all(float(v).is_integer() for v in values) and hi - lo <= 40:
+            edges = np.arange(lo - 0.5, hi + 1.5)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        else:
+            edges = np.linspace(lo, hi, 31) if hi > lo else np.array([lo - 0.5, lo + 0.5])
+        if kept:
+            ax.hist(kept, bins=edges, color=KEPT, alpha=0.75, label=f"kept ({len(kept):,})")
+        if removed:
+            ax.hist(removed, bins=edges, color=REMOVED, alpha=0.6, label=f"removed ({len(removed):,})")
+        ax.set_title(key)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
+        ax.yaxis.set_major_formatter(_HUMAN)
+        ax.legend(fontsize=7.5, loc="upper left")
+    for ax in list(axes.flat)[len(keys):]:
+        ax.set_visible(False)
+    fig.tight_layout(h_pad=2, w_pad=2)
+    return to_data_uri(fig)
+
+
+def cluster_sizes(sizes: dict[int, int]) -> str:
+    """Duplicate clusters by the number of documents in them."""
+    items = sorted(sizes.items())
+    fig, ax = plt.subplots(figsize=(WIDTH, 2.6))
+    labels = [str(s) for s, _ in items]
+    if len(items) > 20:  # keep the axis readable: fold large clusters into power-of-two buckets
+        folded: dict[str, int] = {}
+        for size, n in items:
+            key = str(size) if size <= 8 else f"≤{2 ** math.ceil(math.log2(size))}"
+            folded[key] = folded.get(key, 0) + n
+        labels, counts = list(folded), list(folded.values())
+    else:
+        counts = [n for _, n in items]
+    bars = ax.bar(range(len(labels)), counts, color=PALETTE[4], width=0.64)
+    for bar, n in zip(bars, counts):
+        ax.annotate(f"{n:,}", (bar.get_x() + bar.get_width() / 2, n), xytext=(0, 2), textcoords="offset points",
+                    ha="center", fontsize=8, color=INK)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylim(0, max(counts) * 1.18)
+    ax.yaxis.set_major_formatter(_HUMAN)
+    ax.grid(axis="x", visible=False)
+    ax.set_xlabel("documents in the cluster (the survivor included)")
+    ax.set_ylabel("clusters")
+    ax.set_title("Duplicate cluster sizes")
+    fig.tight_layout()
+    return to_data_uri(fig)
+
+
+def horizontal_counts(counts: dict[str, int], title: str, xlabel: str, color: str = PALETTE[6]) -> str:
+    items = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]))
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.8 + 0.3 * len(items)))
+    bars = ax.barh(range(len(items)), [n for _, n in items], color=color, height=0.65)
+    ax.set_yticks(range(len(items)), [k for k, _ in items])
+    for bar, (_, n) in zip(bars, items):
+        ax.annotate(f"{n:,}", (bar.get_width(), bar.get_y() + bar.get_height() / 2), xytext=(4, 0),
+                    textcoords="offset points", va="center", fontsize=8, color=INK)
+    ax.set_xlim(0, max(n for _, n in items) * 1.12)
+    ax.xaxis.set_major_formatter(_HUMAN)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    fig.tight_layout()
+    return to_data_uri(fig)
+
+
+def training_curves(train: list[dict], val: list[dict]) -> str:
+    """Loss (train and validation), learning rate and throughput against the optimizer step."""
+    panels = [("loss", "Loss (nats per predicted token)")]
+    if any("lr" in r for r in train):
+        panels.append(("lr", "Learning rate"))
+    if any("tokens_per_s" in r for r in train):
+        panels.append(("tokens_per_s", "Throughput (tokens/s)"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(WIDTH, 2.9), squeeze=False)
+    for ax, (key, title) in zip(axes[0], panels):
+        points = [(r["step"], r[key]) for r in train if isinstance(r.get(key), (int, float))]
+        if points:
+            ax.plot(*zip(*points), color=KEPT if key == "loss" else PALETTE[1 if key == "lr" else 2], linewidth=1.4,
+                    label="train")
+        if key == "loss" and val:
+            vpoints = [(r["step"], r["loss"]) for r in val if isinstance(r.get("loss"), (int, float))]
+            if vpoints:
+                ax.plot(*zip(*vpoints), "o-", color=REMOVED, linewidth=1.2, markersize=3.5, label="validation")
+            ax.legend(loc="upper right")
+        if key == "lr":
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: "0" if v == 0 else f"{v:.1e}"))
+        elif key == "tokens_per_s":
+            ax.yaxis.set_major_formatter(_HUMAN)
+        ax.set_xlabel("step")
+        ax.set_title(title)
+    fig.tight_layout(w_pad=2.5)
+    return to_data_uri(fig)
