@@ -1,6 +1,8 @@
 """What the objectives need to know about a saved tokenizer: special-token ids, word starts, sentence ends.
 
-Every id is read from the saved ``tokenizer.json``, never from constants:
+Every id is read from the saved ``tokenizer.json``, never from constants: the roles through
+``tokenizer.special_tokens.read_special_tokens`` (the one definition of each family's special tokens), and
+for a tokenizer of no known family, by the usual names of each role.
 
     vocab = Vocabulary.from_file("runs/latest/tokenizer/tokenizer.json")
     vocab.mask, vocab.eos, vocab.sentinels, vocab.word_start[token_id]
@@ -56,17 +58,12 @@ class Vocabulary:
     def from_tokenizer(cls, tokenizer, data: dict | None = None) -> "Vocabulary":
         data = data if data is not None else json.loads(tokenizer.to_str())
         size = tokenizer.get_vocab_size(with_added_tokens=True)
-        roles = {role: _first_id(tokenizer, names) for role, names in ROLE_NAMES.items()}
+        roles, sentinels = _roles(tokenizer, data)
         special = np.zeros(size, dtype=bool)
-        sentinels: dict[int, int] = {}
         for added in data.get("added_tokens", []):
             if added.get("special", False) and added["id"] < size:
                 special[added["id"]] = True
-            match = SENTINEL.match(added["content"])
-            if match:
-                sentinels[int(match.group(1))] = added["id"]
-                special[added["id"]] = True
-        for token_id in roles.values():
+        for token_id in list(roles.values()) + list(sentinels.values()):
             if token_id is not None:
                 special[token_id] = True
         scheme = _word_scheme(data)
@@ -120,6 +117,26 @@ class Vocabulary:
             out["sentinel_0"] = self.sentinels[0]
             out["num_sentinels"] = len(self.sentinels)
         return out
+
+
+def _roles(tokenizer, data: dict) -> tuple[dict[str, int | None], dict[int, int]]:
+    """Role -> id (cls/sep count as bos/eos) and sentinel number -> id."""
+    from tokenizer.special_tokens import read_special_tokens
+
+    try:
+        found = read_special_tokens(data)
+    except ValueError:  # no known family: go by names
+        roles = {role: _first_id(tokenizer, names) for role, names in ROLE_NAMES.items()}
+        sentinels = {}
+        for added in data.get("added_tokens", []):
+            match = SENTINEL.match(added["content"])
+            if match:
+                sentinels[int(match.group(1))] = int(added["id"])
+        return roles, sentinels
+    ids = found.ids
+    roles = {"pad": ids.get("pad"), "unk": ids.get("unk"), "bos": ids.get("bos", ids.get("cls")),
+             "eos": ids.get("eos", ids.get("sep")), "mask": ids.get("mask")}
+    return roles, dict(enumerate(found.sentinel_ids))
 
 
 def _first_id(tokenizer, names: tuple[str, ...]) -> int | None:

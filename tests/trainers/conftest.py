@@ -7,10 +7,14 @@ import pathlib
 import random
 
 import pytest
+import torch
+
+# Tiny models are dominated by per-op overhead; one thread is faster on a shared machine and deterministic.
+torch.set_num_threads(1)
 
 WORDS = ("the cat dog bird fish tree house river stone cloud green small quick brown lazy happy red blue "
          "runs jumps sleeps sings walks eats reads writes under over near beside with without and but").split()
-SPECIALS = ["<pad>", "<unk>", "<s>", "</s>", "<mask>"]
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]  # the bart family of tokenizer/special_tokens.py
 
 
 def make_text(n_docs: int, seed: int = 0) -> list[str]:
@@ -25,7 +29,7 @@ def make_text(n_docs: int, seed: int = 0) -> list[str]:
     return docs
 
 
-def train_tokenizer(texts: list[str], path: pathlib.Path, vocab_size: int = 200, specials=SPECIALS):
+def train_tokenizer(texts: list[str], path: pathlib.Path, vocab_size: int = 400, specials=SPECIALS):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))

@@ -1,0 +1,124 @@
+"""Throughput, FLOPs and MFU, the metrics log, and the loss-curve plot."""
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+
+import torch
+
+from trainers.model import ModelConfig
+
+# Dense peak FLOP/s per device (vendor datasheets, no sparsity), by the autocast dtype in use
+# (float32 means TF32 tensor cores where the device has them).
+PEAK_FLOPS: list[tuple[str, dict[str, float]]] = [
+    ("H200", {"bfloat16": 989e12, "float16": 989e12, "float32": 494e12}),
+    ("H100 PCIe", {"bfloat16": 756e12, "float16": 756e12, "float32": 378e12}),
+    ("H100", {"bfloat16": 989e12, "float16": 989e12, "float32": 494e12}),
+    ("A100", {"bfloat16": 312e12, "float16": 312e12, "float32": 156e12}),
+    ("L40S", {"bfloat16": 362e12, "float16": 362e12, "float32": 183e12}),
+    ("L4", {"bfloat16": 121e12, "float16": 121e12, "float32": 60e12}),
+    ("A10", {"bfloat16": 125e12, "float16": 125e12, "float32": 62.5e12}),
+    ("RTX 4090", {"bfloat16": 165e12, "float16": 165e12, "float32": 82.6e12}),
+    ("RTX 3090", {"bfloat16": 71e12, "float16": 71e12, "float32": 35.6e12}),
+    ("V100", {"float16": 125e12, "float32": 15.7e12}),
+    ("T4", {"float16": 65e12, "float32": 8.1e12}),
+]
+
+
+def peak_flops(device: torch.device, dtype: str) -> float | None:
+    """Peak FLOP/s of one device for ``dtype``; None on CPU or an unknown GPU (MFU is then not shown)."""
+    if device.type != "cuda":
+        return None
+    name = torch.cuda.get_device_name(device)
+    for key, table in PEAK_FLOPS:
+        if key in name:
+            return table.get(dtype)
+    return None
+
+
+def _stack_flops(cfg: ModelConfig, layers: int, length: int, memory: int = 0) -> float:
+    """Forward FLOPs of one sequence through a stack (2 per multiply-accumulate)."""
+    d, ff = cfg.d_model, cfg.d_ff
+    mlp = 2 * d * ff * (3 if cfg.activation == "swiglu" else 2)
+    per_token = 2 * 4 * d * d + 2 * 2 * length * d + mlp  # projections, scores and values, MLP
+    if memory:
+        per_token += 2 * 2 * d * d + 2 * 2 * memory * d  # cross-attention q/out, scores and values
+    total = layers * length * per_token
+    if memory:
+        total += layers * memory * 2 * 2 * d * d  # cross-attention k/v of the encoder output
+    return total
+
+
+def train_flops(cfg: ModelConfig, batch: int, length: int, decoder_length: int = 0, predicted: int = 0) -> float:
+    """FLOPs of one training pass (forward + backward = 3 x forward) over a batch; ``predicted`` is the number
+    of positions given an output projection (the model projects only labelled positions)."""
+    if cfg.arch == "encoder":
+        fwd = _stack_flops(cfg, cfg.n_layers, length) * batch
+    elif cfg.arch == "decoder":
+        fwd = _stack_flops(cfg, cfg.n_layers, length) * batch
+    else:
+        fwd = (_stack_flops(cfg, cfg.n_layers, length)
+               + _stack_flops(cfg, cfg.n_decoder_layers or cfg.n_layers, decoder_length, memory=length)) * batch
+    head = 2 * cfg.d_model * cfg.vocab_size + (2 * cfg.d_model * cfg.d_model if cfg.head_transform else 0)
+    return 3.0 * (fwd + predicted * head)
+
+
+class MetricsLog:
+    """Appends one JSON object per line to ``metrics.jsonl``; mirrors scalars to TensorBoard when installed."""
+
+    def __init__(self, path: str | pathlib.Path, resume_step: int | None = None):
+        self.path = pathlib.Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if resume_step is not None and self.path.exists():  # drop records written after the checkpoint
+            kept = [line for line in self.path.read_text(encoding="utf-8").splitlines()
+                    if line.strip() and json.loads(line).get("step", 0) <= resume_step]
+            self.path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+        elif self.path.exists():
+            self.path.unlink()
+        self._tb = None
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._tb = SummaryWriter(str(self.path.parent / "tensorboard"))
+        except Exception:  # tensorboard is optional
+            self._tb = None
+
+    def write(self, record: dict) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record) + "\n")
+        if self._tb is not None:
+            prefix = record.get("split", "train")
+            for key, value in record.items():
+                if isinstance(value, (int, float)) and key != "step" and math.isfinite(value):
+                    self._tb.add_scalar(f"{prefix}/{key}", value, record["step"])
+
+    def close(self) -> None:
+        if self._tb is not None:
+            self._tb.close()
+
+
+def plot_loss_curve(metrics_path: str | pathlib.Path, png_path: str | pathlib.Path, title: str = "") -> None:
+    """Training (and validation) loss against step, from ``metrics.jsonl``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = [json.loads(line) for line in pathlib.Path(metrics_path).read_text(encoding="utf-8").splitlines()
+               if line.strip()]
+    train = [(r["step"], r["loss"]) for r in records if r.get("split") == "train"]
+    val = [(r["step"], r["loss"]) for r in records if r.get("split") == "val"]
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
+    if train:
+        ax.plot(*zip(*train), label="train", linewidth=1.2)
+    if val:
+        ax.plot(*zip(*val), "o-", label="val", linewidth=1.2, markersize=3)
+    ax.set_xlabel("step")
+    ax.set_ylabel("loss (nats/token)")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(png_path)
+    plt.close(fig)

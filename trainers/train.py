@@ -1,0 +1,382 @@
+"""The training loop: token shards of a run in, a pretrained model out.
+
+    result = run_train(config)          # reads <run>/tokens, writes <run>/model
+
+Under ``torchrun --nproc_per_node=N`` every process calls the same function; DDP, rank sharding and
+rank-0-only logging and checkpointing follow from the environment. One optimizer step consumes a global
+batch of micro_batch x grad_accum x world_size examples; each micro-batch's loss is weighted by its share
+of the global batch's predicted tokens, so accumulation and DDP give the same update as one large batch.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import pathlib
+import shutil
+import time
+
+import torch
+
+from pipeline.configuration import to_dict
+from pipeline.errors import UserError
+from trainers import checkpoint as ckpt
+from trainers.config import TrainConfig
+from trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData, TokenShards, make_loader
+from trainers.metrics import MetricsLog, peak_flops, plot_loss_curve, train_flops
+from trainers.model import FAMILIES, ModelConfig, Transformer, model_config
+from trainers.objectives import IGNORE, Objective, build_objective, prepare_vocabulary
+from trainers.parallel import (Distributed, all_gather_objects, all_reduce_sum, barrier, init_distributed,
+                               parallelize, shutdown)
+from trainers.vocab import Vocabulary
+
+ARCH_OF_OBJECTIVE = {"mlm": "encoder", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
+                     "bart": "encoder_decoder"}
+
+
+class TrainingDiverged(UserError):
+    """The loss or gradient norm stopped being finite."""
+
+
+@dataclasses.dataclass
+class TrainResult:
+    model_dir: pathlib.Path
+    step: int
+    train_loss: float | None
+    eval: dict | None
+    parameters: int
+    tokens_per_second: float | None
+
+
+# ------------------------------------------------------------------------------------------- builders
+
+def build_model_config(tc: TrainConfig, objective: Objective, vocab: Vocabulary) -> ModelConfig:
+    """The objective's family recipe at the configured size, with the config's overrides."""
+    m = tc.model
+    family = m.family or objective.family
+    arch = FAMILIES[family]["arch"]
+    if arch != ARCH_OF_OBJECTIVE[objective.name]:
+        raise UserError(f"train.model.family {family} is an {arch} model; objective {objective.name} needs an "
+                        f"{ARCH_OF_OBJECTIVE[objective.name]} (e.g. family "
+                        f"{objective.family}), or leave train.model.family unset")
+    vocab_size = -(-vocab.size // m.vocab_multiple) * m.vocab_multiple
+    nsp = objective.name == "mlm" and tc.mlm.nsp
+    try:
+        return model_config(family, m.size, vocab_size=vocab_size, max_len=max(tc.seq_len, objective.decoder_length),
+                            position=m.position, norm=m.norm, norm_position=m.norm_position,
+                            activation=m.activation, tie_embeddings=m.tie_embeddings, bias=m.bias,
+                            d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads, d_ff=m.d_ff,
+                            dropout=m.dropout, num_segments=2 if nsp else 0, sentence_head=nsp)
+    except ValueError as exc:
+        raise UserError(f"train.model: {exc}") from None
+
+
+def build_optimizer(model: torch.nn.Module, tc: TrainConfig, device: torch.device) -> torch.optim.AdamW:
+    """AdamW with weight decay on matrices and embeddings only (not on biases or norm weights); fused on CUDA."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": tc.optim.weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    o = tc.optim
+    kind = {"fused": True} if device.type == "cuda" else {"foreach": True}
+    return torch.optim.AdamW(groups, lr=o.lr, betas=(o.beta1, o.beta2), eps=o.eps, **kind)
+
+
+def lr_factor(step: int, tc: TrainConfig) -> float:
+    """Linear warmup to the peak, then cosine or linear decay to ``min_lr_ratio`` x peak at ``max_steps``."""
+    o = tc.optim
+    warmup = min(o.warmup_steps, max(tc.max_steps - 1, 0))
+    if step < warmup:
+        return (step + 1) / warmup
+    if o.schedule == "constant":
+        return 1.0
+    progress = min(1.0, (step - warmup) / max(1, tc.max_steps - warmup))
+    shape = 0.5 * (1.0 + math.cos(math.pi * progress)) if o.schedule == "cosine" else 1.0 - progress
+    return o.min_lr_ratio + (1.0 - o.min_lr_ratio) * shape
+
+
+def resolve_dtype(tc: TrainConfig, device: torch.device) -> torch.dtype:
+    if tc.dtype == "auto":
+        if device.type != "cuda":
+            return torch.float32
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if tc.dtype == "float16" and device.type != "cuda":
+        raise UserError("train.dtype float16 needs CUDA (it trains with a loss scaler); use bfloat16 or float32")
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[tc.dtype]
+
+
+# ----------------------------------------------------------------------------------------- the run
+
+def run_train(config, *, resume: bool | None = None, stop_at_step: int | None = None,
+              progress: bool | None = None) -> TrainResult:
+    """Train on ``<output.run_dir>/tokens`` with ``config.train``; write ``<output.run_dir>/model``.
+
+    ``config`` is the root Config (``pipeline.config.Config``). ``resume`` overrides ``train.resume``;
+    ``stop_at_step`` ends the run early at that step with a checkpoint, as an interruption would (the
+    schedule still spans ``max_steps``).
+    """
+    tc: TrainConfig = config.train
+    run_dir = pathlib.Path(config.output.run_dir)
+    dist = init_distributed(tc.device)
+    try:
+        return _train(tc, run_dir, dist, resume=tc.resume if resume is None else resume,
+                      overwrite=getattr(config.output, "overwrite", False), stop_at_step=stop_at_step,
+                      progress=tc.progress if progress is None else progress)
+    finally:
+        shutdown(dist)
+
+
+def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume: bool, overwrite: bool,
+           stop_at_step: int | None, progress: bool) -> TrainResult:
+    device = dist.device
+    data = TokenData.from_run(run_dir)
+    vocab = prepare_vocabulary(Vocabulary.from_file(data.tokenizer), tc.objective, tc.seq_len, tc)
+    objective = build_objective(tc.objective, vocab, tc.seq_len, tc)
+    mcfg = build_model_config(tc, objective, vocab)
+    model_dir = run_dir / "model"
+    ckpt_dir = model_dir / "checkpoints"
+
+    # Start fresh, resume, or refuse to clobber an earlier run.
+    state = None
+    if resume:
+        latest = ckpt.latest_checkpoint(ckpt_dir)
+        if latest is None:
+            raise UserError(f"--resume: no checkpoint in {ckpt_dir}; start without --resume")
+        state = ckpt.load_checkpoint(latest)
+        if state["model_config"] != dataclasses.asdict(mcfg):
+            raise UserError(f"--resume: {latest} was trained with a different model or objective configuration; "
+                            "use the same train.* settings, or start a new run directory")
+    elif ckpt.list_checkpoints(ckpt_dir):
+        if not overwrite:
+            raise UserError(f"{model_dir} already holds checkpoints; pass --resume to continue, or "
+                            "--set output.overwrite=true to start over")
+        barrier(dist)
+        if dist.is_main:
+            shutil.rmtree(ckpt_dir)
+        barrier(dist)
+
+    # Model, optimizer, schedule. Same seed on every rank: identical initial weights.
+    torch.manual_seed(tc.seed)
+    model = Transformer(mcfg).to(device)
+    optimizer = build_optimizer(model, tc, device)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, tc))
+    dtype = resolve_dtype(tc, device)
+    scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
+    autocast = (torch.autocast(device_type=device.type, dtype=dtype) if dtype != torch.float32
+                else contextlib.nullcontext())
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    torch.manual_seed(tc.seed + dist.rank)  # dropout noise differs per rank
+    step, position = 0, 0
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        if scaler is not None and state.get("scaler"):
+            scaler.load_state_dict(state["scaler"])
+        step, position = state["step"], state["data_position"]
+        rng = state["rng"]
+        if len(rng) == dist.world_size:
+            ckpt.restore_rng(rng[dist.rank])
+        elif dist.is_main:
+            print(f"note: the checkpoint was written by {len(rng)} processes, this run has {dist.world_size}; "
+                  "data order is unchanged, dropout noise is reseeded")
+    trained = parallelize(model, dist, compile=tc.compile)  # `model` stays the unwrapped module
+
+    # Data: this rank's micro-batches from the global example position onwards.
+    workers = tc.num_workers if tc.num_workers >= 0 else (4 if device.type == "cuda" else 0)
+    train_windows = PackedWindows(TokenShards(data.splits["train"]), objective.raw_length, objective.separator,
+                                  seed=tc.seed)
+    plan = BatchPlan(start=position, micro_batch=tc.micro_batch_size, grad_accum=tc.grad_accum, rank=dist.rank,
+                     world_size=dist.world_size)
+    loader = make_loader(ExampleStream(train_windows, objective, tc.seed), plan, workers,
+                         pin_memory=device.type == "cuda")
+    evaluator = Evaluator.build(data, objective, tc, dist) if data.splits.get("val") else None
+
+    nparams = model.num_params()
+    if dist.is_main:
+        print(f"model: {mcfg.arch} ({tc.model.family or objective.family} recipe, size {tc.model.size}), "
+              f"{nparams / 1e6:.2f}M parameters ({(nparams - model.tok_emb.weight.numel()) / 1e6:.2f}M without "
+              f"embeddings), vocab {mcfg.vocab_size}")
+        print(f"objective {objective.name}: {tc.seq_len} tokens per example"
+              + (f" -> {objective.decoder_length} target tokens" if objective.decoder_length else "")
+              + f"; {train_windows.per_epoch} examples per epoch; global batch {plan.global_batch} "
+              f"({tc.micro_batch_size} x {tc.grad_accum} accumulation x {dist.world_size} processes); "
+              f"{device.type} {str(dtype).replace('torch.', '')}" + (", compiled" if tc.compile else "")
+              + (f"; resuming at step {step}" if state else ""))
+    log = MetricsLog(model_dir / "metrics.jsonl", resume_step=step if state else None) if dist.is_main else None
+    peak = peak_flops(device, str(dtype).replace("torch.", ""))
+    bar = None
+    if progress and dist.is_main:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=tc.max_steps, initial=step, unit="step", dynamic_ncols=True)
+
+    def save(at_step: int) -> pathlib.Path | None:
+        rng = all_gather_objects(ckpt.capture_rng(), dist)
+        path = None
+        if dist.is_main:
+            path = ckpt.save_checkpoint(ckpt_dir, at_step, {
+                "model": ckpt.clean_state_dict(model.state_dict()), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "scaler": scaler.state_dict() if scaler else None,
+                "step": at_step, "data_position": start_position + (at_step - start_step) * plan.global_batch,
+                "rng": rng, "config": to_dict(tc), "model_config": dataclasses.asdict(mcfg),
+                "world_size": dist.world_size}, keep=tc.keep_checkpoints)
+        barrier(dist)
+        return path
+
+    start_step, start_position = step, position
+    last_checkpoint = ckpt.latest_checkpoint(ckpt_dir)
+    window_loss = window_count = window_flops = window_tokens = 0.0
+    window_start = time.perf_counter()
+    train_loss, tokens_per_s, eval_result = None, None, None
+    end = tc.max_steps if stop_at_step is None else min(stop_at_step, tc.max_steps)
+    trained.train()
+    try:
+        while step < end:
+            batches = [next(loader) for _ in range(tc.grad_accum)]
+            counts = [int((b["labels"] != IGNORE).sum()) for b in batches]
+            (global_count,) = all_reduce_sum([float(sum(counts))], dist)
+            for i, batch in enumerate(batches):
+                batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
+                last = i == len(batches) - 1
+                sync = contextlib.nullcontext() if last or not dist.enabled else trained.no_sync()
+                with sync:
+                    with autocast:
+                        _, loss = trained(**batch)
+                    # The micro-batch's share of the global batch's predicted tokens (x world: DDP averages).
+                    weighted = loss * (counts[i] * dist.world_size / max(global_count, 1.0))
+                    (scaler.scale(weighted) if scaler else weighted).backward()
+                window_loss += loss.detach().float() * counts[i]
+                window_count += counts[i]
+                dec = batch.get("decoder_input_ids")
+                window_tokens += batch["input_ids"].numel() + (dec.numel() if dec is not None else 0)
+                window_flops += train_flops(mcfg, batch["input_ids"].size(0), batch["input_ids"].size(1),
+                                            dec.size(1) if dec is not None else 0, counts[i])
+            if scaler is not None:
+                scaler.unscale_(optimizer)
+            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), tc.optim.clip or float("inf"))
+            grad_norm = float(grad_norm)
+            if not math.isfinite(grad_norm) and scaler is None:
+                raise TrainingDiverged(
+                    f"the gradient norm is {grad_norm} at step {step + 1} (loss {float(loss):.4g}): training "
+                    f"diverged. Lower train.optim.lr (now {tc.optim.lr}), raise train.optim.warmup_steps, or check "
+                    f"the data; the last good checkpoint is {last_checkpoint or 'none'} (continue with --resume)")
+            if scaler is not None:
+                scaler.step(optimizer)
+                scaler.update()
+            else:
+                optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            scheduler.step()
+            step += 1
+
+            if step % tc.log_every == 0 or step == end:
+                loss_sum, count, flops, tokens = all_reduce_sum(
+                    [float(window_loss), window_count, window_flops, window_tokens], dist)
+                elapsed = max(time.perf_counter() - window_start, 1e-9)
+                train_loss = loss_sum / max(count, 1.0)
+                if not math.isfinite(train_loss):
+                    raise TrainingDiverged(f"the training loss is {train_loss} at step {step}: training diverged; "
+                                           f"lower train.optim.lr (now {tc.optim.lr}); the last good checkpoint "
+                                           f"is {last_checkpoint or 'none'}")
+                tokens_per_s = tokens / elapsed
+                mfu = flops / elapsed / (peak * dist.world_size) if peak else None
+                if dist.is_main:
+                    record = {"step": step, "split": "train", "loss": train_loss,
+                              "lr": scheduler.get_last_lr()[0], "grad_norm": grad_norm, "tokens_per_s": tokens_per_s,
+                              "examples": start_position + (step - start_step) * plan.global_batch}
+                    if mfu is not None:
+                        record["mfu"] = mfu
+                    log.write(record)
+                    if bar is not None:
+                        postfix = {"loss": f"{train_loss:.4f}", "tok/s": f"{tokens_per_s:,.0f}"}
+                        if mfu is not None:
+                            postfix["mfu"] = f"{100 * mfu:.1f}%"
+                        bar.set_postfix(postfix, refresh=False)
+                window_loss = window_count = window_flops = window_tokens = 0.0
+                window_start = time.perf_counter()
+            if bar is not None:
+                bar.update(1)
+            if evaluator is not None and tc.eval_every and step % tc.eval_every == 0 and step != end:
+                eval_result = evaluator.run(trained, autocast, step, log)
+                window_start = time.perf_counter()  # evaluation time is not training throughput
+            if step % tc.checkpoint_every == 0 or step == end:
+                last_checkpoint = save(step)
+                window_start = time.perf_counter()
+    except KeyboardInterrupt:
+        if not dist.enabled and step > start_step:
+            path = save(step)
+            print(f"\ninterrupted: checkpoint at step {step} in {path}; continue with --resume")
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+
+    if evaluator is not None:
+        eval_result = evaluator.run(trained, autocast, step, log)
+    if dist.is_main:
+        info = {"objective": objective.name, "family": tc.model.family or objective.family,
+                "special_tokens": vocab.special_ids(), "tokenizer_vocab_size": vocab.size, "step": step,
+                "train": to_dict(tc)}
+        ckpt.save_pretrained(model, model_dir, tokenizer=data.tokenizer, info=info)
+        log.close()
+        plot_loss_curve(model_dir / "metrics.jsonl", model_dir / "loss_curve.png",
+                        title=f"{objective.name} / {mcfg.arch} {tc.model.size}")
+        summary = f"step {step}: train loss {train_loss:.4f}" if train_loss is not None else f"step {step}"
+        if eval_result:
+            summary += f", val loss {eval_result['loss']:.4f} (ppl {eval_result['ppl']:.2f}, acc {eval_result['accuracy']:.3f})"
+        print(f"{summary}; model in {model_dir}")
+    barrier(dist)
+    return TrainResult(model_dir=model_dir, step=step, train_loss=train_loss, eval=eval_result, parameters=nparams,
+                       tokens_per_second=tokens_per_s)
+
+
+@dataclasses.dataclass
+class Evaluator:
+    """Loss, perplexity and accuracy of the predicted tokens (masked-token accuracy for MLM) on the fixed
+    first windows of the val split, noise seeded apart from training's."""
+
+    dataset: ExampleStream
+    plan: BatchPlan
+    batches: int
+    dist: Distributed
+
+    @classmethod
+    def build(cls, data: TokenData, objective: Objective, tc: TrainConfig, dist: Distributed) -> "Evaluator | None":
+        try:
+            windows = PackedWindows(TokenShards(data.splits["val"]), objective.raw_length, objective.separator,
+                                    seed=tc.seed, shuffle=False)
+        except UserError as exc:
+            if dist.is_main:
+                print(f"note: no evaluation ({exc})")
+            return None
+        per_pass = tc.micro_batch_size * dist.world_size
+        batches = max(1, min(tc.eval_batches, windows.per_epoch // per_pass))
+        plan = BatchPlan(start=0, micro_batch=tc.micro_batch_size, grad_accum=batches, rank=dist.rank,
+                         world_size=dist.world_size)
+        return cls(ExampleStream(windows, objective, seed=tc.seed + 1), plan, batches, dist)
+
+    @torch.no_grad()
+    def run(self, model: torch.nn.Module, autocast, step: int, log: MetricsLog | None) -> dict:
+        was_training = model.training
+        model.eval()
+        loader = make_loader(self.dataset, self.plan)
+        total = count = correct = 0.0
+        device = self.dist.device
+        for _ in range(self.batches):
+            batch = {k: v.to(device) for k, v in next(loader).items()}
+            with autocast:
+                logits, loss = model(**batch)
+            targets = batch["labels"][batch["labels"] != IGNORE]
+            total += float(loss) * targets.numel()
+            count += targets.numel()
+            correct += float((logits.argmax(-1) == targets).sum())
+        total, count, correct = all_reduce_sum([total, count, correct], self.dist)
+        model.train(was_training)
+        loss = total / max(count, 1.0)
+        result = {"step": step, "split": "val", "loss": loss, "ppl": math.exp(min(loss, 50.0)),
+                  "accuracy": correct / max(count, 1.0), "tokens": int(count)}
+        if log is not None:
+            log.write(result)
+        return result
