@@ -1,0 +1,79 @@
+"""Connected components by large-star / small-star, against union-find, on hand-made and random graphs."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pipeline.dedup.components import (
+    is_converged, large_star, orient_small, small_star, star_components, union_find_components,
+)
+
+
+def test_large_star_links_larger_neighbours_to_the_minimum():
+    assert sorted(large_star(5, [3, 7, 9])) == [(7, 3), (9, 3)]
+    assert sorted(large_star(2, [3, 7])) == [(3, 2), (7, 2)]
+    assert large_star(9, [3, 7]) == []
+
+
+def test_small_star_links_everything_to_the_minimum():
+    assert sorted(small_star(9, [3, 7])) == [(7, 3), (9, 3)]
+    assert orient_small((3, 9)) == (9, 3) and orient_small((9, 3)) == (9, 3)
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 200])
+def test_chain(n):
+    edges = [(i, i + 1) for i in range(n - 1)]
+    components, rounds = star_components(edges)
+    assert components == {i: 0 for i in range(n)}
+    assert rounds <= 10
+
+
+def test_shuffled_chain_and_reversed_labels():
+    rng = random.Random(3)
+    labels = list(range(500))
+    rng.shuffle(labels)
+    edges = [(labels[i], labels[i + 1]) for i in range(499)]
+    components, _ = star_components(edges)
+    assert components == {i: 0 for i in range(500)}
+
+
+def test_star_and_its_centre_need_not_be_the_minimum():
+    edges = [(50, leaf) for leaf in [10, 60, 70, 80, 90]]
+    components, _ = star_components(edges)
+    assert components == {n: 10 for n in [10, 50, 60, 70, 80, 90]}
+
+
+def test_singletons_and_self_loops_are_not_nodes():
+    components, _ = star_components([(1, 1), (4, 5)])
+    assert components == {4: 4, 5: 4}
+    assert union_find_components([(4, 5)], nodes=[1]) == {1: 1, 4: 4, 5: 4}
+    assert star_components([]) == ({}, 1)
+
+
+def test_several_components_with_tuple_nodes():
+    a, b, c, d, e = [(1, 0.0, x) for x in "abcde"]
+    top = (0, -0.9, "z")  # a scored node ranks before all unscored ones
+    components, _ = star_components([(a, b), (b, c), (d, e), (e, top)])
+    assert components == {a: a, b: a, c: a, d: top, e: top, top: top}
+
+
+def test_random_graphs_match_union_find():
+    rng = random.Random(0)
+    for _ in range(30):
+        n = rng.randint(2, 400)
+        edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(1, n))]
+        edges = [e for e in edges if e[0] != e[1]]
+        components, rounds = star_components(edges)
+        assert components == union_find_components(edges)
+
+
+def test_is_converged():
+    assert is_converged([(1, 2), (1, 3), (4, 5)])
+    assert not is_converged([(1, 2), (2, 3)])  # 2 is a centre and a child
+    assert not is_converged([(1, 3), (2, 3)])  # 3 has two centres
+
+
+def test_too_few_rounds_raise():
+    with pytest.raises(RuntimeError, match="did not converge"):
+        star_components([(i, i + 1) for i in range(1000)], max_rounds=2)

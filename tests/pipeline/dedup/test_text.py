@@ -1,0 +1,74 @@
+"""Normalisation for hashing, shingles and the survivor rank."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pipeline.dedup.text import (
+    char_shingles, jaccard, normalize_for_hash, normalized_bytes, shingles, survivor_rank, word_shingles, words,
+    words_reference,
+)
+
+
+def test_words_lowercase_split_punctuation_and_zero_digits():
+    assert words("Hello, World! It's 2024_v3.") == ["hello", "world", "it", "s", "0000", "v0"]
+    assert words("Hello 2024", normalize_numbers=False) == ["hello", "2024"]
+
+
+def test_words_handles_unicode_punctuation_digits_and_spaces():
+    text = "“Naïve” café—déjà vu\u00a0٣٤ straße\u3000ΟΔΟΣ"
+    assert words(text) == ["naïve", "café", "déjà", "vu", "00", "straße", "οδος"]
+
+
+def test_fast_words_equal_the_reference_definition():
+    rng = random.Random(0)
+    alphabet = list("abcXYZ09 ,.-_\n\t'é“”—٣ßİΣσ\u00a0\u3000") + ["\u0301"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        for numbers in (True, False):
+            assert words(text, numbers) == words_reference(text, numbers), repr(text)
+
+
+def test_long_space_free_run_is_linear_time():
+    text = "a" * 2_000_000 + "é"
+    assert words(text) == ["a" * 2_000_000 + "é"]
+
+
+def test_normalize_for_hash_ignores_case_punctuation_and_spacing():
+    assert normalize_for_hash("The  cat,\nsat.") == normalize_for_hash("the cat sat") == "the cat sat"
+    assert normalized_bytes("A-b") == b"a b"
+
+
+def test_word_shingles():
+    assert word_shingles(["a", "b", "c", "d"], 3) == ["a b c", "b c d"]
+    assert word_shingles(["a", "b"], 3) == ["a b"]  # shorter than n: the whole text is one shingle
+    assert word_shingles([], 3) == []
+
+
+def test_char_shingles():
+    assert char_shingles("abcd", 3) == ["abc", "bcd"]
+    assert char_shingles("ab", 3) == ["ab"]
+    assert char_shingles("", 3) == []
+    assert shingles("A B!", 2, unit="char") == ["a ", " b"]
+    with pytest.raises(ValueError):
+        shingles("x", 2, unit="line")
+
+
+def test_jaccard():
+    assert jaccard({1, 2, 3}, {2, 3, 4}) == 0.5
+    assert jaccard(set(), set()) == 1.0
+
+
+def test_survivor_rank_prefers_high_score_then_small_id():
+    ranks = sorted([
+        survivor_rank("b", {"quality_score": 0.9}, "quality_score"),
+        survivor_rank("a", {"quality_score": 0.5}, "quality_score"),
+        survivor_rank("c", {"quality_score": 0.9}, "quality_score"),
+        survivor_rank("0", {}, "quality_score"),
+        survivor_rank("1", {"quality_score": float("nan")}, "quality_score"),
+        survivor_rank("2", {"quality_score": True}, "quality_score"),
+    ])
+    assert [r[2] for r in ranks] == ["b", "c", "a", "0", "1", "2"]
+    assert survivor_rank("x", {"quality_score": 0.0}, "quality_score") == survivor_rank(
+        "x", {"quality_score": -0.0}, "quality_score")

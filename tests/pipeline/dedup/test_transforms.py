@@ -1,0 +1,245 @@
+"""The dedup transforms in TestPipelines: exact contents of kept, removed and edits, survivor determinism."""
+from __future__ import annotations
+
+import json
+import random
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipeline.dedup import (
+    ConnectedComponents, Decontaminate, DecontaminateConfig, Dedup, DedupConfig, ExactDedup, LineDedup,
+    LineDedupConfig, NearDedup, NearDedupConfig,
+)
+from pipeline.document import Document, removed_row
+from tests.pipeline.dedup.corpus import edit_words, paragraphs
+
+BASES = paragraphs(12)
+
+
+def doc(doc_id, text, score=None, source="web"):
+    return Document(doc_id, text, source, annotations={} if score is None else {"quality_score": score})
+
+
+def ids(pcoll, label):
+    return pcoll | label >> beam.Map(lambda d: d.id)
+
+
+def removals(pcoll, label):
+    return pcoll | label >> beam.Map(lambda r: (r.doc.id, r.stage, r.reason, r.details.get("survivor_id"),
+                                                 r.details.get("cluster_size")))
+
+
+# ----------------------------------------------------------------------------------------------- exact
+
+
+def test_exact_dedup_keeps_the_best_ranked_copy():
+    docs = [
+        doc("a", BASES[0]),
+        doc("b", BASES[0].upper() + " !!", score=0.7),  # same normalised text, scored: survives
+        doc("c", "  " + BASES[0].replace(" ", "\n"), source="other"),  # another source, same text
+        doc("d", BASES[1]),
+        doc("e", BASES[1], score=0.2),
+        doc("f", BASES[2]),
+    ]
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | ExactDedup()
+        assert_that(ids(out.kept, "Kept"), equal_to(["b", "e", "f"]), label="CheckKept")
+        assert_that(removals(out.removed, "Removed"), equal_to([
+            ("a", "dedup", "exact_duplicate", "b", 3),
+            ("c", "dedup", "exact_duplicate", "b", 3),
+            ("d", "dedup", "exact_duplicate", "e", 2),
+        ]), label="CheckRemoved")
+
+
+# ------------------------------------------------------------------------------------------------ near
+
+NEAR = NearDedupConfig(max_rounds=4)
+
+
+def near_corpus():
+    """Clusters of near-duplicates (words edited, a sentence dropped, boilerplate added) and singletons."""
+    docs, expected_removed = [], []
+    for c in range(4):
+        base = BASES[c]
+        docs.append(doc(f"c{c}-0", base))
+        docs.append(doc(f"c{c}-1", edit_words(base, 0.03, seed=c)))
+        docs.append(doc(f"c{c}-2", base + " Copyright 2024 Example Corp. All rights reserved."))
+        docs.append(doc(f"c{c}-3", ". ".join(base.split(". ")[1:]) if base.count(". ") > 2 else base + " x"))
+        expected_removed += [(f"c{c}-{i}", "dedup", "near_duplicate", f"c{c}-0", 4) for i in (1, 2, 3)]
+    for s in range(4, 12):
+        docs.append(doc(f"s{s}", BASES[s]))
+    return docs, expected_removed
+
+
+def test_near_dedup_clusters_and_survivors():
+    docs, expected_removed = near_corpus()
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | NearDedup(NEAR)
+        assert_that(ids(out.kept, "Kept"), equal_to([f"c{c}-0" for c in range(4)] + [f"s{s}" for s in range(4, 12)]),
+                    label="CheckKept")
+        assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
+        assert_that(out.removed | "Similarity" >> beam.Map(lambda r: NEAR.verify_threshold <= r.details["similarity"] <= 1),
+                    equal_to([True] * len(expected_removed)), label="CheckSimilarity")
+
+
+def test_near_dedup_survivor_is_highest_score_then_smallest_id():
+    base = BASES[0]
+    docs = [doc("a", base), doc("b", edit_words(base, 0.03, 1), score=0.4),
+            doc("c", edit_words(base, 0.03, 2), score=0.9), doc("d", edit_words(base, 0.03, 3), score=0.9)]
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | NearDedup(NEAR)
+        assert_that(ids(out.kept, "Kept"), equal_to(["c"]), label="CheckKept")
+        assert_that(removals(out.removed, "Removed"), equal_to(
+            [(x, "dedup", "near_duplicate", "c", 4) for x in "abd"]), label="CheckRemoved")
+
+
+def test_shared_boilerplate_is_not_a_near_duplicate():
+    boilerplate = " ".join(BASES[10].split()[:60])
+    docs = [doc(f"n{i}", " ".join(BASES[i].split()[:80]) + " " + boilerplate) for i in range(4)]
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | NearDedup(NearDedupConfig(max_rounds=2))
+        assert_that(ids(out.kept, "Kept"), equal_to(["n0", "n1", "n2", "n3"]))
+
+
+def _run_near(docs, runner):
+    kept, removed = [], []
+    with beam.Pipeline(runner=runner) as p:
+        out = p | beam.Create(docs) | NearDedup(NEAR)
+        out.kept | "K" >> beam.Map(lambda d: d.id) | "GK" >> beam.combiners.ToList() | "SK" >> beam.Map(kept.extend)
+        (removals(out.removed, "R") | "GR" >> beam.combiners.ToList() | "SR" >> beam.Map(removed.extend))
+    return sorted(kept), sorted(removed)
+
+
+def test_survivors_identical_across_runs_input_orders_and_runners():
+    docs, _ = near_corpus()
+    shuffled = docs[:]
+    random.Random(5).shuffle(shuffled)
+    first = _run_near(docs, "DirectRunner")
+    assert first == _run_near(shuffled, "DirectRunner")
+    assert first == _run_near(shuffled, "BundleBasedDirectRunner")
+
+
+# -------------------------------------------------------------------------------- connected components
+
+
+@pytest.mark.parametrize("edges,expected", [
+    ([(1, 2), (2, 3), (3, 4), (4, 5)], [(2, 1), (3, 1), (4, 1), (5, 1)]),  # chain
+    ([(5, 1), (5, 2), (5, 3), (5, 9)], [(2, 1), (3, 1), (5, 1), (9, 1)]),  # star
+    ([(7, 8), (10, 11), (11, 12)], [(8, 7), (11, 10), (12, 10)]),  # two components; singletons have no edges
+])
+def test_connected_components_in_beam(edges, expected):
+    with TestPipeline() as p:
+        assert_that(p | beam.Create(edges) | ConnectedComponents(max_rounds=4), equal_to(expected))
+
+
+def test_connected_components_fail_loudly_when_rounds_do_not_suffice():
+    with pytest.raises(Exception, match="did not converge"):
+        with TestPipeline() as p:
+            _ = p | beam.Create([(i, i + 1) for i in range(300)]) | ConnectedComponents(max_rounds=1)
+
+
+# ----------------------------------------------------------------------------------------------- lines
+
+FOOTER = "Subscribe to our newsletter for weekly updates"
+
+
+def test_line_dedup_removes_boilerplate_from_all_but_the_best_ranked_document():
+    docs = [doc(f"l{i}", BASES[i] + "\n" + FOOTER + "\nHome") for i in range(4)]
+    docs.append(doc("short", "Just a few words here.\n" + FOOTER))
+    docs.append(doc("top", BASES[5] + "\n" + FOOTER, score=0.8))
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | LineDedup(LineDedupConfig(max_occurrences=3, min_words=20))
+        assert_that(out.kept | beam.Map(lambda d: (d.id, FOOTER in d.text, d.text.endswith("Home"))),
+                    equal_to([(f"l{i}", False, True) for i in range(4)] + [("top", True, False)]),
+                    label="CheckKept")
+        assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason, r.details)),
+                    equal_to([("short", "line_dedup_too_short", {"lines_removed": 1, "words_left": 5})]),
+                    label="CheckRemoved")
+        assert_that(out.edits | beam.CombinePerKey(sum) if False else out.edits
+                    | "SumEdits" >> beam.Map(lambda e: ((e[0], e[1]), e[2])) | beam.CombinePerKey(sum),
+                    equal_to([(("dedup", "lines_removed"), 5), (("dedup", "documents_line_edited"), 5)]),
+                    label="CheckEdits")
+
+
+def test_lines_in_few_documents_stay():
+    docs = [doc(f"l{i}", BASES[i] + "\n" + FOOTER) for i in range(3)]
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | LineDedup(LineDedupConfig(max_occurrences=3))
+        assert_that(out.kept | beam.Map(lambda d: d.text), equal_to([d.text for d in docs]))
+
+
+# --------------------------------------------------------------------------------------- decontaminate
+
+
+def write_eval_sets(tmp_path):
+    (tmp_path / "squad.jsonl").write_text(
+        json.dumps({"question": " ".join(BASES[3].split()[20:40])}) + "\n"
+        + json.dumps({"question": "What is the capital of France?"}) + "\n")
+    (tmp_path / "trivia.txt").write_text(" ".join(BASES[4].split()[:14]) + "\n\n")
+    return [str(tmp_path / "*.jsonl"), str(tmp_path / "trivia.txt")]
+
+
+def test_decontaminate_removes_and_reports_the_eval_set(tmp_path):
+    config = DecontaminateConfig(eval_sets=write_eval_sets(tmp_path), text_field="question")
+    docs = [doc("clean", BASES[0]), doc("leak", BASES[3]), doc("leak2", "Intro. " + BASES[4]),
+            doc("short", "what is the CAPITAL of france"), doc("near", "What is the capital of Spain?")]
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | Decontaminate(config)
+        assert_that(ids(out.kept, "Kept"), equal_to(["clean", "near"]), label="CheckKept")
+        assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason, r.details)), equal_to([
+            ("leak", "eval_contamination", {"eval_sets": {"squad": 8}}),
+            ("leak2", "eval_contamination", {"eval_sets": {"trivia": 2}}),
+            ("short", "eval_contamination", {"eval_sets": {"squad": 1}}),
+        ]), label="CheckRemoved")
+
+
+def test_decontaminate_flags(tmp_path):
+    config = DecontaminateConfig(eval_sets=write_eval_sets(tmp_path), text_field="question", action="flag")
+    with TestPipeline() as p:
+        out = p | beam.Create([doc("leak", BASES[3]), doc("clean", BASES[0])]) | Decontaminate(config)
+        assert_that(out.kept | beam.Map(lambda d: (d.id, d.annotations.get("contamination"))),
+                    equal_to([("leak", {"squad": 8}), ("clean", None)]), label="CheckKept")
+        assert_that(out.edits, equal_to([("dedup", "contamination_flagged", 1)]), label="CheckEdits")
+
+
+def test_decontaminate_fails_at_construction_on_a_missing_eval_set(tmp_path):
+    from pipeline.errors import UserError
+
+    with pytest.raises(UserError, match="matches no file"):
+        Decontaminate(DecontaminateConfig(eval_sets=[str(tmp_path / "nope*.jsonl")]))
+
+
+# ----------------------------------------------------------------------------------------------- stage
+
+
+def test_dedup_stage_end_to_end_and_removed_rows(tmp_path):
+    docs, _ = near_corpus()
+    docs += [doc("exact-copy", docs[0].text.upper()), doc("leak", BASES[3] + " extra words")]
+    config = DedupConfig()
+    config.near.max_rounds = 4
+    config.decontaminate = DecontaminateConfig(eval_sets=write_eval_sets(tmp_path), text_field="question")
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | Dedup(config)
+        assert_that(ids(out.kept, "Kept"), equal_to(["c0-0", "c1-0", "c2-0"] + [f"s{s}" for s in range(5, 12)]),
+                    label="CheckKept")
+        rows = out.removed | beam.Map(removed_row) | beam.Map(
+            lambda r: (r["id"], r["stage"], r["reason"], json.loads(r["details"]).get("survivor_id")))
+        assert_that(rows, equal_to(
+            [("exact-copy", "dedup", "exact_duplicate", "c0-0")]
+            + [(f"c{c}-{i}", "dedup", "near_duplicate", f"c{c}-0") for c in range(3) for i in (1, 2, 3)]
+            + [(f"c3-{i}", "dedup", "eval_contamination", None) for i in range(4)]
+            + [("leak", "dedup", "eval_contamination", None), ("s4", "dedup", "eval_contamination", None)]),
+            label="CheckRemoved")
+
+
+def test_dedup_with_everything_disabled_passes_documents_through():
+    config = DedupConfig()
+    config.exact.enabled = config.near.enabled = config.lines.enabled = False
+    with TestPipeline() as p:
+        out = p | beam.Create([doc("a", "x"), doc("b", "x")]) | Dedup(config)
+        assert_that(ids(out.kept, "Kept"), equal_to(["a", "b"]), label="CheckKept")
+        assert_that(out.removed, equal_to([]), label="CheckRemoved")
+        assert out.edits is None
