@@ -12,6 +12,7 @@ report) and saves ``tokenizer.json``, ``tokenizer_config.json`` (for ``transform
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import logging
 import time
@@ -185,7 +186,7 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str) ->
         "requested_vocab_size": cfg.vocab_size,
         "min_frequency": cfg.min_frequency,
         "seed": cfg.seed,
-        "special_tokens": read_special_tokens(text).as_mapping(),
+        "special_tokens": read_special_tokens(_added_tokens(tok)).as_mapping(),
         "training": {
             "shards": len(paths), "documents": sample.documents, "chars": sample.chars, "bytes": sample.bytes,
             "sample_fraction": round(sample.fraction, 6), "seconds": round(seconds, 3),
@@ -211,6 +212,12 @@ def run_train(config) -> dict[str, Any]:
     if files.exists(target) and not config.output.overwrite:
         raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
     return train_from_shards(cfg, input_path, output_dir)
+
+
+def _added_tokens(tok: Tokenizer) -> dict[str, Any]:
+    """The ``added_tokens`` part of a tokenizer.json, without serialising the whole vocabulary."""
+    return {"added_tokens": [{"id": i, "content": t.content, "special": t.special}
+                             for i, t in sorted(tok.get_added_tokens_decoder().items())]}
 
 
 def transformers_config(family: str) -> dict[str, Any]:
@@ -292,11 +299,14 @@ def measure(tok: Tokenizer, texts: list[str], kind: str, batch_size: int = 256) 
 
 
 def _unk_id(tok: Tokenizer) -> int | None:
-    model = json.loads(tok.to_str())["model"]
-    if model.get("type") == "Unigram":
-        return model.get("unk_id")
-    unk = model.get("unk_token")
-    return tok.token_to_id(unk) if unk else None
+    """The id the model emits for unknown input; None for byte-level BPE, which has no unknown input."""
+    model = tok.model
+    if isinstance(model, models.WordPiece):
+        return tok.token_to_id(model.unk_token)
+    if isinstance(model, models.Unigram):
+        unk = [t for t in ("[UNK]", "<unk>") if tok.token_to_id(t) is not None]
+        return tok.token_to_id(unk[0]) if unk else None
+    return None
 
 
 def token_surface(token: str, kind: str) -> bytes:
@@ -311,15 +321,15 @@ def token_surface(token: str, kind: str) -> bytes:
 
 def longest_tokens(tok: Tokenizer, kind: str, top: int = 10) -> list[dict[str, Any]]:
     special = set(tok.get_added_tokens_decoder())
-    rows = []
-    for token, idx in tok.get_vocab(with_added_tokens=False).items():
-        if idx in special:
-            continue
-        surface = token_surface(token, kind)
-        rows.append((-len(surface), idx, token, surface))
-    rows.sort()
+    vocab = [(token, idx) for token, idx in tok.get_vocab(with_added_tokens=False).items() if idx not in special]
+    # Byte-level BPE maps each byte to one character: the token's length is its surface's, no table needed.
+    def size(token: str) -> int:
+        return len(token) if kind == "bpe" else len(token_surface(token, kind))
+
+    longest = heapq.nsmallest(top, vocab, key=lambda item: (-size(item[0]), item[1]))
+    rows = [(idx, token, token_surface(token, kind)) for token, idx in longest]
     return [{"id": idx, "token": token, "text": surface.decode("utf-8", "replace"), "bytes": len(surface)}
-            for _, idx, token, surface in rows[:top]]
+            for idx, token, surface in rows]
 
 
 _BYTE_DECODER: dict[str, int] | None = None
