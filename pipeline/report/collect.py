@@ -255,7 +255,7 @@ def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons
     picker = _Picker({(stage, reason): count for stage, reason, count in top}, per_reason)
     picked: dict[tuple[str, ...], list[Sample]] = {(stage, reason): [] for stage, reason, _ in top}
     dedup_cap = sample_rows * 10
-    survivors: dict[str, int] = {}  # survivor id -> documents in its cluster (itself included)
+    survivors: dict[str, tuple[int, int]] = {}  # survivor id -> (members removed, largest cluster_size reported)
     sized: Counter = Counter()  # cluster size -> removed documents that reported it, when no survivor id
     offset = read = dedup_read = dedup_total = 0
     for batch in _batches(directory):
@@ -285,20 +285,21 @@ def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons
                     picked[key].append(_sample(row, text_chars))
     data.removed_coverage = Coverage(total, read)
     data.dedup_rows_read, data.dedup_rows_total = dedup_read, dedup_total
-    for size in survivors.values():
-        data.cluster_sizes[size] += 1
+    for removed, reported in survivors.values():
+        # The survivor plus its removed members; a reported size wins when larger (members outside the sample).
+        data.cluster_sizes[max(removed + 1, reported)] += 1
     for size, removed in sized.items():
         data.cluster_sizes[size] += max(1, round(removed / max(size - 1, 1)))
     data.removed_samples = [ReasonSamples(stage, reason, count, picked[(stage, reason)]) for stage, reason, count in top]
 
 
-def _count_cluster(details: dict[str, Any], survivors: dict[str, int], sized: Counter) -> None:
+def _count_cluster(details: dict[str, Any], survivors: dict[str, tuple[int, int]], sized: Counter) -> None:
     size = details.get("cluster_size")
     size = int(size) if isinstance(size, (int, float)) and not isinstance(size, bool) and size >= 2 else None
     survivor = next((str(details[k]) for k in SURVIVOR_KEYS if details.get(k) is not None), None)
     if survivor is not None:
-        # Each removed member adds one; a reported cluster size wins when it is larger (members removed elsewhere).
-        survivors[survivor] = max(survivors.get(survivor, 1) + 1, size or 0)
+        removed, reported = survivors.get(survivor, (0, 0))
+        survivors[survivor] = (removed + 1, max(reported, size or 0))
     elif size is not None:
         sized[size] += 1
 

@@ -1,0 +1,67 @@
+"""The report of a real build: `corpusforge build` on a tiny corpus, then `corpusforge report`."""
+import json
+import re
+
+import pyarrow as pa
+import pytest
+
+from pipeline import cli
+
+
+def _paragraphs(n):
+    """Real English prose: paragraphs of Python's own reference documentation."""
+    import pydoc_data.topics as topics
+
+    out = []
+    for name in sorted(topics.topics):
+        for block in re.split(r"\n\s*\n", topics.topics[name]):
+            text = " ".join(line.strip() for line in block.splitlines() if line.strip())
+            if len(text) >= 300 and not block.startswith((" ", "\t")) and ">>>" not in text:
+                out.append(text)
+    return out[:n]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("build")
+    records = [{"id": f"doc-{i:03d}", "text": p} for i, p in enumerate(_paragraphs(24))]
+    records += [{"id": f"junk-{i}", "text": "buy cheap buy cheap buy cheap " * 30} for i in range(3)]
+    records += [{"id": "short", "text": "Too short."}]
+    lines = [json.dumps(r) for r in records] + ["{not json"]
+    (tmp / "corpus.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp / "corpus.yaml").write_text(
+        f"inputs:\n  - path: {tmp}/corpus.jsonl\ndedup: {{enabled: false}}\npii: {{enabled: false}}\n")
+    run = tmp / "run"
+    with pytest.MonkeyPatch.context() as mp:
+        if "pipeline.report.cli" not in cli.COMMAND_MODULES:
+            mp.setattr(cli, "COMMAND_MODULES", [*cli.COMMAND_MODULES, "pipeline.report.cli"])
+        assert cli.main(["build", "--config", str(tmp / "corpus.yaml"), "--run-dir", str(run)]) == 0
+        assert cli.main(["report", str(run), "--samples", "2"]) == 0
+    return run
+
+
+def test_report_of_a_real_build_shows_its_stats(built):
+    stats = json.loads((built / "stats.json").read_text())
+    page = (built / "report.html").read_text()
+    text = re.sub(r"<[^>]+>", " ", re.sub(r'src="data:[^"]+"', "", page))
+    acc = stats["accounting"]
+    assert acc["rejected"] == 1 and acc["removed"] >= 4  # the junk, the short document and the bad line at least
+    assert (f"{acc['input']:,} input records = {acc['kept']:,} kept + {acc['removed']:,} removed + "
+            f"{acc['rejected']:,} rejected (balanced)") in text
+    for row in stats["funnel"]:
+        assert re.search(rf"\b{row['stage']}\s+{row['documents']:,}\s", text)
+    for stage, entry in stats["removed"]["by_stage"].items():
+        for reason in entry["reasons"]:
+            assert reason in text
+    assert "malformed_json" in text
+    if stats["languages"]:
+        assert re.search(rf"en\s+{stats['languages']['en']:,}\s", text)
+
+
+def test_samples_are_real_removed_records(built):
+    removed = pa.concat_tables(pa.ipc.open_file(str(f)).read_all() for f in sorted((built / "removed").glob("*.arrow")))
+    ids = set(removed.column("id").to_pylist())
+    page = (built / "report.html").read_text()
+    shown = set(re.findall(r'<span class="id">([^<]+)</span>', page))
+    assert shown and shown <= ids
+    assert {"corpus/junk-0", "corpus/junk-1", "corpus/junk-2"} & shown  # ids are prefixed by the source

@@ -1,0 +1,182 @@
+"""`corpusforge report` on a hand-written run directory with known numbers, and on partial runs."""
+import base64
+import re
+
+import pytest
+
+from pipeline import cli
+from pipeline.errors import UserError
+from pipeline.report import page as report_page
+from pipeline.report import write_report
+from pipeline.report.collect import _Picker, _strided, collect, read_metrics
+from tests.pipeline.report.rundir import NASTY, STATS, write_run
+
+
+def _text(page: str) -> str:
+    """The visible text, roughly: tags dropped, entities kept."""
+    return re.sub(r"<[^>]+>", " ", re.sub(r'src="data:[^"]+"', "", page))
+
+
+def test_page_has_every_section_and_the_numbers(full_run):
+    _, page, _ = full_run
+    text = _text(page)
+    for section in ("funnel", "reasons", "length", "languages", "scores", "dedup", "pii", "samples", "rejected",
+                    "tokenizer", "training", "details"):
+        assert f'<section id="{section}">' in page
+    # header cards and funnel
+    assert "124" in text and "80" in text and "64.5% of input" in text
+    for row in STATS["funnel"]:
+        assert f"{row['documents']:,}" in text and f"{row['chars']:,}" in text
+    assert "124 input records = 80 kept + 40 removed + 4 rejected (balanced)" in text
+    # reasons and edits
+    for reason in ("gopher_short_doc", "langid_low_score", "minhash_near_duplicate", "exact_duplicate", "pii_dense",
+                   "c4_lines_removed"):
+        assert reason in text
+    # languages (exact kept counts, sampled removed) and scores of kept and removed documents
+    assert re.search(r"en\s+77\s+96.2%", text) and "removed (sample)" in text
+    assert "lang_score" in text and "quality_score" in text
+    # duplicates: clusters {5: 1, 3: 4, 2: 3}
+    assert re.search(r"clusters\s+8\b", text) and re.search(r"largest cluster\s+5\b", text)
+    # PII entity types and per-document counts
+    for entity in ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD"):
+        assert entity in page
+    assert re.search(r"entities masked\s+12\b", text)
+    # rejected
+    assert "malformed_json" in text and "web.jsonl:3" in text and "Expecting value" in text
+    # tokenizer
+    assert "4,096" in text and "4.012" in text and "3.988" in text and "␣internationalization" in text
+    assert "&lt;tag&gt;" in page
+    # training: final validation perplexity, tokens/s, model
+    assert re.search(r"final validation perplexity\s+664\.\d\d", text)
+    assert re.search(r"median tokens/s\s+1,055", text) and "d_model 64" in text
+
+
+def test_page_is_self_contained_and_escapes_all_text(full_run):
+    _, page, _ = full_run
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
+    assert "<script" not in page.lower() and "<link" not in page.lower() and "@import" not in page
+    assert "url(" not in page  # no external CSS resources either
+    images = re.findall(r'<img src="([^"]+)"', page)
+    assert len(images) >= 7
+    for uri in images:
+        assert uri.startswith("data:image/png;base64,")
+        assert base64.b64decode(uri.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    # the removed document with markup in it is shown as text
+    assert NASTY not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "&lt;b&gt;bold&lt;/b&gt;" in page
+
+
+def test_samples_spread_over_each_top_reason_and_note_what_they_are(full_run):
+    run, html, _ = full_run
+    data = collect(str(run), per_reason=3, text_chars=100)
+    groups = {(g.stage, g.reason): g for g in data.removed_samples}
+    assert list(groups) == [("quality", "gopher_short_doc"), ("dedup", "minhash_near_duplicate"),
+                            ("quality", "langid_low_score"), ("dedup", "exact_duplicate"), ("pii", "pii_dense")]
+    short = groups[("quality", "gopher_short_doc")]
+    assert [s.id for s in short.samples] == ["web/rem-quality-0000", "web/rem-quality-0007", "web/rem-quality-0014"]
+    assert short.samples[0].chars > 100 and len(short.samples[0].text) == 100
+    assert len(groups[("pii", "pii_dense")].samples) == 2
+    assert "more characters" in html and "already scrubbed" in html
+    assert groups[("dedup", "minhash_near_duplicate")].samples[0].details == {"survivor_id": "s1", "cluster_size": 5}
+
+
+def test_cluster_sizes_from_survivors_and_reported_sizes(full_run):
+    run, _, _ = full_run
+    assert dict(collect(str(run)).cluster_sizes) == {5: 1, 3: 4, 2: 3}
+
+
+def test_distributions_are_sampled_when_the_run_is_large(full_run):
+    run, _, _ = full_run
+    data = collect(str(run), sample_rows=10)
+    assert data.clean_coverage.rows_total == 80 and data.clean_coverage.rows_read == 10
+    assert data.removed_coverage.rows_total == 40 and data.removed_coverage.rows_read == 10
+    assert len(data.scores["lang_score"]["kept"]) == 10
+    assert "a sample of 10 of 80" in report_page.scores_section(data).html()
+
+
+def test_cli_prints_summary(full_run):
+    run, _, printed = full_run
+    assert "records in: 124" in printed and "kept: 80" in printed
+    assert "duplicates: 8 clusters, largest 5 documents" in printed
+    assert "vocabulary 4,096" in printed and "val loss 6.5000 (ppl 664.69) at step 100" in printed
+    assert f"wrote {run / 'report.html'}" in printed
+
+
+def test_output_option_and_run_dir_from_config(tmp_path, capsys):
+    run = write_run(tmp_path / "run", build=False, training=False)
+    out = tmp_path / "elsewhere" / "r.html"
+    assert cli.main(["report", str(run), "--output", str(out)]) == 0
+    assert out.exists() and not (run / "report.html").exists()
+    assert cli.main(["report", "--set", f"output.run_dir={run}"]) == 0
+    assert (run / "report.html").exists()
+
+
+@pytest.mark.parametrize("parts, present, absent", [
+    ({"build": False, "training": False}, ["vocabulary 4,096"], ["No build in this run", "No training in this run"]),
+    ({"build": False, "tokenizer": False}, ["final validation perplexity"], ["No tokenizer in this run"]),
+])
+def test_partial_runs_show_what_exists(tmp_path, parts, present, absent):
+    run = write_run(tmp_path / "run", **parts)
+    write_report(str(run))
+    text = _text((run / "report.html").read_text())
+    for needle in present + absent:
+        assert needle in text
+
+
+def test_build_without_tokenizer_training_or_audit_records(tmp_path):
+    run = write_run(tmp_path / "run", tokenizer=False, training=False)
+    for sub in ("removed", "rejected"):
+        for f in (run / sub).iterdir():
+            f.unlink()
+        (run / sub).rmdir()
+    data = collect(str(run))
+    assert data.tokenizer is None and data.training is None and not data.removed_samples
+    text = _text(report_page.samples_section(data, 3).html() + report_page.rejected_section(data).html()
+                 + report_page.tokenizer_section(data).html() + report_page.training_section(data).html())
+    assert "output.write_removed is off" in text and "output.write_rejected is off" in text
+    assert "No tokenizer in this run" in text and "No training in this run" in text
+    assert "malformed_json" in text  # counts still come from stats.json
+
+
+def test_errors_a_user_can_act_on(tmp_path, capsys):
+    assert cli.main(["report", str(tmp_path / "nope")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert cli.main(["report", str(tmp_path / "empty")]) == 2
+    assert "run `corpusforge build` first" in capsys.readouterr().err
+    run = write_run(tmp_path / "run", tokenizer=False, training=False)
+    (run / "stats.json").write_text("{not json")
+    assert cli.main(["report", str(run)]) == 2
+    assert "stats.json is not valid JSON" in capsys.readouterr().err
+    assert cli.main(["report", str(run), "--samples", "0"]) == 2
+    assert "--samples must be at least 1" in capsys.readouterr().err
+
+
+def test_metrics_log_tolerates_only_a_cut_last_line(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text('{"step": 1, "loss": 2.0}\n{"step": 2, "lo')
+    assert read_metrics(str(path)) == [{"step": 1, "loss": 2.0}]
+    path.write_text('{"step": 1, "lo\n{"step": 2, "loss": 2.0}\n')
+    with pytest.raises(UserError, match="line 1 is not valid JSON"):
+        read_metrics(str(path))
+
+
+def test_strided_positions_continue_across_batches():
+    got = [offset + i for offset, rows in ((0, 5), (5, 7), (12, 3)) for i in _strided(offset, rows, 4).tolist()]
+    assert got == [0, 4, 8, 12]
+
+
+def test_picker_spreads_over_occurrences_and_never_exceeds_k():
+    import pyarrow as pa
+
+    picker = _Picker({("a",): 10, ("b",): 2}, k=3)
+    picked = {("a",): [], ("b",): []}
+    column = ["a", "b", "a", "a", "a", "b", "a", "a", "a", "a", "a", "a"]  # ten a's, two b's
+    for start in range(0, len(column), 4):
+        for key, rows in picker.positions([pa.array(column[start:start + 4])]).items():
+            picked[key].extend(start + int(r) for r in rows)
+    assert picked == {("a",): [0, 6, 11], ("b",): [1, 5]}  # the 1st, 5th and 10th a; both b
+    assert picker.done()
+
+
