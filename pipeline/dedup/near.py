@@ -1,6 +1,6 @@
 """Near-duplicate removal with MinHash LSH, verified candidates and distributed connected components.
 
-    docs -> signatures (vectorised, batches) -> (band, band hash) -> bucket -> candidate pairs
+    docs -> signatures (vectorised, batches) -> band hashes -> buckets -> candidate pairs
          -> verified pairs (estimated Jaccard >= verify_threshold) -> connected components
          -> one survivor per component (smallest survivor_rank) -> removals with survivor, size, similarity
 
@@ -35,7 +35,8 @@ def banding(config: NearDedupConfig) -> tuple[int, int]:
 
 
 class _SignatureFn(beam.DoFn):
-    """A batch of documents -> ``(node, signature bytes)`` and, tagged BANDS, ``((band, hash), node)``."""
+    """A batch of documents -> ``(node, signature bytes)`` and, tagged BANDS, ``(band key, node)`` (the
+    64-bit band hash, which mixes in the band's index, so buckets of different bands never meet)."""
 
     def __init__(self, config: NearDedupConfig, score_key: str):
         self.config, self.score_key = config, score_key
@@ -56,8 +57,8 @@ class _SignatureFn(beam.DoFn):
                 continue
             node = node_of(doc, self.score_key)
             yield node, sig.tobytes()
-            for band, key in enumerate(band_keys.tolist()):
-                yield beam.pvalue.TaggedOutput(BANDS, ((band, key), node))
+            for key in band_keys.tolist():
+                yield beam.pvalue.TaggedOutput(BANDS, (key, node))
 
 
 def bucket_pairs(max_all_pairs: int):

@@ -1,0 +1,76 @@
+"""The pure pieces of the Beam transforms (verdicts, bucket pairs, line keys) and the config section."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.configuration import ConfigError
+from pipeline.dedup.config import DedupConfig, NearDedupConfig
+from pipeline.dedup.exact import exact_verdicts, text_digest
+from pipeline.dedup.lines import boilerplate_drops, line_keys, remove_lines
+from pipeline.dedup.near import banding, bucket_pairs
+
+A, B, C, D = [(1, 0.0, x) for x in "abcd"]
+TOP = (0, -0.9, "z")
+
+
+def test_text_digest_normalises():
+    assert text_digest("Hello,  World!") == text_digest("hello world")
+    assert text_digest("hello world") != text_digest("hello word")
+
+
+def test_exact_verdicts_name_the_survivor_and_size():
+    assert list(exact_verdicts((b"k", [B, TOP, A]))) == [
+        ("b", {"survivor_id": "z", "cluster_size": 3, "similarity": 1.0}),
+        ("a", {"survivor_id": "z", "cluster_size": 3, "similarity": 1.0}),
+    ]
+    assert list(exact_verdicts((b"k", [A]))) == []
+
+
+def test_bucket_pairs_all_pairs_then_star_and_chain():
+    assert sorted(bucket_pairs(50)((1, [C, A, B, A]))) == [(A, B), (A, C), (B, C)]
+    assert list(bucket_pairs(50)((1, [A]))) == []
+    assert sorted(bucket_pairs(3)((1, [D, C, B, A]))) == [(A, B), (A, C), (A, D), (B, C), (C, D)]
+
+
+def test_line_keys_and_removal():
+    text = "Home\nSubscribe to our newsletter!\nreal content here\nSUBSCRIBE to our newsletter"
+    keys = line_keys(text, min_chars=10)
+    assert len(keys) == 2  # "Home" is too short; the two newsletter lines normalise alike
+    drop = line_keys("subscribe to our newsletter", 10)
+    assert remove_lines(text, drop, 10) == ("Home\nreal content here", 2)
+
+
+def test_boilerplate_drops_keep_the_best_ranked_document():
+    drops = boilerplate_drops(max_occurrences=2)
+    assert sorted(drops((7, [B, C, TOP]))) == [("b", 7), ("c", 7)]
+    assert list(drops((7, [B, C]))) == []
+
+
+def test_banding_from_threshold_or_explicit():
+    assert banding(NearDedupConfig(candidate_threshold=0.5)) == (25, 5)
+    assert banding(NearDedupConfig(bands=16, rows=8)) == (16, 8)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"bands": 4}, "set together"),
+    ({"bands": 20, "rows": 8}, "must not exceed num_perm"),
+    ({"candidate_threshold": 1.0}, "candidate_threshold"),
+    ({"verify_threshold": 0.0}, "verify_threshold"),
+    ({"max_rounds": 0}, "max_rounds"),
+])
+def test_near_config_checks(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        NearDedupConfig(**kwargs)
+
+
+def test_dedup_section_loads_from_the_root_config(tmp_path):
+    from pipeline.config import load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text("dedup:\n  near: {verify_threshold: 0.7}\n  lines: {max_occurrences: 5}\n")
+    config = load_config(path, ["dedup.near.unit=char", "dedup.survivor_score=score"])
+    assert isinstance(config.dedup, DedupConfig)
+    assert config.dedup.near.verify_threshold == 0.7 and config.dedup.near.unit == "char"
+    assert config.dedup.lines.max_occurrences == 5 and config.dedup.survivor_score == "score"
+    with pytest.raises(ConfigError, match="dedup.near.unit"):
+        load_config(None, ["dedup.near.unit=line"])
