@@ -200,31 +200,46 @@ def direct_tokenizer(kind: str):
     return tok, trainer
 
 
-def bench_training(kind: str, family: str, clean: pathlib.Path, plain: pathlib.Path, work: pathlib.Path) -> dict:
+def _alternate(first, second, repeat: int) -> tuple[float, float]:
+    """Best times of two jobs run ``repeat`` times each in ABBA order, so drift in machine load hits both."""
+    a, b = [], []
+    for i in range(repeat):
+        for job, times in (((first, a), (second, b)) if i % 2 == 0 else ((second, b), (first, a))):
+            started = time.perf_counter()
+            job()
+            times.append(time.perf_counter() - started)
+    return min(a), min(b)
+
+
+def bench_training(kind: str, family: str, clean: pathlib.Path, plain: pathlib.Path, work: pathlib.Path,
+                   repeat: int) -> dict:
     from tokenizer.config import TokenizerConfig
     from tokenizer.train import train_from_shards
 
     paths = _shard_paths(clean)
-    tok, trainer = direct_tokenizer(kind)
-    started = time.perf_counter()
-    tok.train_from_iterator(_texts_batches(paths), trainer=trainer)
-    tok.save(str(work / f"direct-{kind}.json"))
-    direct = time.perf_counter() - started
+    cfg = TokenizerConfig(family=family, kind=kind, vocab_size=VOCAB, min_frequency=2)
+    reports = []
+
+    def direct():
+        tok, trainer = direct_tokenizer(kind)
+        tok.train_from_iterator(_texts_batches(paths), trainer=trainer)
+        tok.save(str(work / f"direct-{kind}.json"))
+
+    def ours():
+        reports.append(train_from_shards(cfg, str(clean), str(work / f"tokenizer-{kind}")))
+
+    ours_s, direct_s = _alternate(ours, direct, repeat)
 
     tok, trainer = direct_tokenizer(kind)
     started = time.perf_counter()
     tok.train(sorted(str(p) for p in plain.glob("*.txt")), trainer=trainer)
     tok.save(str(work / f"files-{kind}.json"))
     from_files = time.perf_counter() - started
-
-    cfg = TokenizerConfig(family=family, kind=kind, vocab_size=VOCAB, min_frequency=2)
-    started = time.perf_counter()
-    report = train_from_shards(cfg, str(clean), str(work / f"tokenizer-{kind}"))
-    ours = time.perf_counter() - started
+    report = reports[-1]
     return {
         "kind": kind, "family": family, "vocab_size": report["vocab_size"],
-        "corpusforge_s": round(ours, 2), "direct_iterator_s": round(direct, 2), "direct_files_s": round(from_files, 2),
-        "ratio_vs_direct_iterator": round(ours / direct, 3), "ratio_vs_direct_files": round(ours / from_files, 3),
+        "corpusforge_s": round(ours_s, 2), "direct_iterator_s": round(direct_s, 2), "direct_files_s": round(from_files, 2),
+        "ratio_vs_direct_iterator": round(ours_s / direct_s, 3), "ratio_vs_direct_files": round(ours_s / from_files, 3),
         "heldout": report["heldout"],
     }
 
@@ -232,7 +247,8 @@ def bench_training(kind: str, family: str, clean: pathlib.Path, plain: pathlib.P
 # --- encoding ----------------------------------------------------------------------------------------------
 
 
-def bench_encoding(clean: pathlib.Path, work: pathlib.Path, tokenizer_json: pathlib.Path, batch: int = 256) -> dict:
+def bench_encoding(clean: pathlib.Path, work: pathlib.Path, tokenizer_json: pathlib.Path, repeat: int,
+                   batch: int = 256) -> dict:
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
     from tokenizers import Tokenizer
@@ -244,24 +260,25 @@ def bench_encoding(clean: pathlib.Path, work: pathlib.Path, tokenizer_json: path
     tok = Tokenizer.from_file(str(tokenizer_json))
     tok.encode_special_tokens = True
 
-    def bare(method: str) -> tuple[float, int]:
+    def bare(method: str) -> int:
         encode = getattr(tok, method)
         tokens = 0
-        started = time.perf_counter()
         for start in range(0, len(texts), batch):
             tokens += sum(len(e.ids) for e in encode(texts[start:start + batch], add_special_tokens=False))
-        return time.perf_counter() - started, tokens
-
-    bare_s, bare_tokens = bare("encode_batch")
-    fast_s, _ = bare("encode_batch_fast")
+        return tokens
 
     out = work / "tokens"
-    shutil.rmtree(out, ignore_errors=True)
     logging_quiet()
+
+    def stage():
+        shutil.rmtree(out, ignore_errors=True)
+        with beam.Pipeline(options=PipelineOptions(["--runner=DirectRunner"])) as p:
+            _ = p | TokenizeShards(str(clean), str(out), str(tokenizer_json), val_fraction=0.01, batch_size=batch)
+
+    stage_s, bare_s = _alternate(stage, lambda: bare("encode_batch"), repeat)
     started = time.perf_counter()
-    with beam.Pipeline(options=PipelineOptions(["--runner=DirectRunner"])) as p:
-        _ = p | TokenizeShards(str(clean), str(out), str(tokenizer_json), val_fraction=0.01, batch_size=batch)
-    stage_s = time.perf_counter() - started
+    bare_tokens = bare("encode_batch_fast")
+    fast_s = time.perf_counter() - started
     manifest = json.loads((out / "manifest.json").read_text())
     stage_tokens = manifest["splits"]["train"]["tokens"] + manifest["splits"]["val"]["tokens"]
     if stage_tokens != bare_tokens:
@@ -317,6 +334,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", default="/tmp/corpusforge-bench-tokenizer", help="Working directory (corpus cache).")
     parser.add_argument("--limit-mb", type=float, default=0.0, help="Use about this many MB of the corpus; 0: all.")
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="Runs of each compared pair (alternating order; the best time of each side counts).")
     parser.add_argument("--json", default=None, help="Also write the results to this file.")
     args = parser.parse_args()
     work = pathlib.Path(args.work)
@@ -325,15 +344,16 @@ def main() -> None:
     print(f"corpus: {info['documents']:,} documents, {info['bytes'] / 1e6:.1f} MB "
           f"({', '.join(f'{k} {v / 1e6:.1f} MB' for k, v in info['bytes_by_source'].items())}); "
           f"{os.cpu_count()} CPUs", flush=True)
-    results = {"corpus": info, "cpus": os.cpu_count(), "training": [], "encoding": None}
+    results = {"corpus": info, "cpus": os.cpu_count(), "repeat": args.repeat, "load_average_start": os.getloadavg(),
+               "training": [], "encoding": None}
     for kind, family in (("bpe", "decoder"), ("wordpiece", "encoder")):
-        row = bench_training(kind, family, clean, plain, work)
+        row = bench_training(kind, family, clean, plain, work, args.repeat)
         results["training"].append(row)
         print(f"train {kind:9s}: corpusforge {row['corpusforge_s']:.1f} s, direct tokenizers (same shards) "
               f"{row['direct_iterator_s']:.1f} s -> {row['ratio_vs_direct_iterator']:.2f}x; "
               f"Tokenizer.train(files) {row['direct_files_s']:.1f} s -> {row['ratio_vs_direct_files']:.2f}x; "
               f"held-out {row['heldout']['chars_per_token']} chars/token", flush=True)
-    enc = bench_encoding(clean, work, work / "tokenizer-bpe" / "tokenizer.json")
+    enc = bench_encoding(clean, work, work / "tokenizer-bpe" / "tokenizer.json", args.repeat)
     results["encoding"] = enc
     print(f"encode bpe: token shards (Beam DirectRunner) {enc['token_shards_mb_s']:.2f} MB/s; bare encode_batch "
           f"{enc['bare_encode_batch_mb_s']:.2f} MB/s -> {enc['ratio_vs_encode_batch']:.2f}x; encode_batch_fast "
@@ -346,6 +366,8 @@ def main() -> None:
               f"{100 * tk['same_ids_share']:.1f}% of sampled documents" + (f" ({tk['gpt2']})" if "gpt2" in tk else ""))
     elif "skipped" in tk:
         print(f"tiktoken: skipped: {tk['skipped']}")
+    results["load_average_end"] = os.getloadavg()
+    print(f"load average (1, 5, 15 min) at start {results['load_average_start']}, at end {results['load_average_end']}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=2))
 

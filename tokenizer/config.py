@@ -34,7 +34,7 @@ class TokenizerConfig:
     vocab_size: int = _f(32000, "Vocabulary size, special tokens and the base alphabet included.")
     min_frequency: int = _f(2, "A merge (BPE) or word piece (WordPiece) must occur this often; Unigram ignores it.")
     sample_mb: float = _f(0.0, "Train on about this many MB of text, a seeded sample of documents; 0: all of it.")
-    heldout_mb: float = _f(1.0, "MB of documents held out of training to measure compression for report.json.")
+    heldout_mb: float = _f(1.0, "MB of documents held out of training to measure compression for report.json (at most 10% of the corpus).")
     seed: int = _f(0, "Seed of the document sample (which documents train, which are held out).")
     lowercase: bool = _f(True, "WordPiece: lowercase the text (BERT uncased); false keeps case (BERT cased).")
     strip_accents: bool | None = _f(None, "WordPiece: strip accents; null: do so exactly when lowercasing.")
@@ -74,7 +74,7 @@ class TokenizeConfig:
     val_fraction: float = _f(0.01, "Share of documents in the validation split, chosen by a stable hash of the id.")
     split_seed: int = _f(0, "Seed of the split hash; the same seed always gives the same split.")
     batch_size: int = _f(256, "Documents per encode_batch call.")
-    shard_target_mb: float = _f(256.0, "MB of input text per output shard; decides the number of shards.")
+    shard_target_mb: float = _f(256.0, "MB of clean-shard files per output shard; decides the number of shards.")
     num_shards: int = _f(0, "Fixed number of train shards (validation gets proportionally fewer, at least 1); 0: from shard_target_mb.")
 
     def __post_init__(self) -> None:
