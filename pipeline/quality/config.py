@@ -41,7 +41,8 @@ class LangIdConfig:
         default_factory=dict, metadata={"help": "Per-language minimum confidence, overriding min_score (e.g. {en: 0.65, de: 0.5})."}
     )
     min_chars: int | None = F(
-        default=None, metadata={"help": "Documents shorter than this are labelled but never dropped by language ID; null: always apply."}
+        default=200,
+        metadata={"help": "Documents shorter than this are labelled but not dropped for low confidence (lid.176 is unreliable on short text); null: always apply."},
     )
     filter: bool = F(default=True, metadata={"help": "false: only annotate lang/lang_score, never drop."})
 
@@ -96,14 +97,18 @@ class JunkConfig:
         metadata={"help": "Max fraction of characters in boilerplate lines (cookie/consent/privacy/newsletter/login notices)."},
     )
     max_top_word_fraction: float | None = F(
-        default=0.08, metadata={"help": "Max fraction of words taken by the most frequent content word (keyword stuffing)."}
+        default=0.15, metadata={"help": "Max fraction of words taken by the most frequent content word (keyword stuffing)."}
     )
     top_word_min_words: int = F(default=30, metadata={"help": "Apply max_top_word_fraction only to documents with this many words."})
     max_url_fraction: float | None = F(default=0.2, metadata={"help": "Max fraction of words that are URLs or e-mail addresses."})
+    max_lowercase_sentence_starts: float | None = F(
+        default=0.5,
+        metadata={"help": "Max fraction of sentence ends followed by a lower-case word (shuffled word salad), with 3 or more sentence ends."},
+    )
 
     def __post_init__(self) -> None:
         for name in ("max_mojibake_fraction", "max_non_letter_fraction", "max_boilerplate_fraction",
-                     "max_top_word_fraction", "max_url_fraction"):
+                     "max_top_word_fraction", "max_url_fraction", "max_lowercase_sentence_starts"):
             _frac(getattr(self, name), f"quality.junk.{name}")
 
 
@@ -125,6 +130,13 @@ class GopherConfig:
         metadata={"help": "Count punctuation tokens as words in the alphabetic-words ratio (datatrove does; it drops technical prose)."},
     )
     min_stop_words: int | None = F(default=2, metadata={"help": "Min distinct stop words present (paper: 2)."})
+    short_doc_words: int | None = F(
+        default=10, metadata={"help": "Documents with fewer words need only one stop word (paper: null, always min_stop_words)."}
+    )
+    line_rules_min_lines: int | None = F(
+        default=4,
+        metadata={"help": "Apply the bullet and ellipsis line ratios only to documents with this many lines (paper: null, always)."},
+    )
     stop_words_per_language: bool = F(
         default=True,
         metadata={"help": "Use the detected language's stop words (skip the rule for languages without a list); false: Gopher's 8 English words for every document, case-sensitive, as the paper."},
@@ -133,7 +145,7 @@ class GopherConfig:
         default_factory=dict, metadata={"help": "Extra stop words per language, added to the built-in lists (e.g. {pl: [i, w, na]})."}
     )
     min_stop_word_fraction: float | None = F(
-        default=0.06,
+        default=0.10,
         metadata={"help": "Min fraction of words that are stop words, for languages with a list (word salad); not in the paper."},
     )
     stop_word_fraction_min_words: int = F(default=12, metadata={"help": "Apply min_stop_word_fraction only to documents with this many words."})
@@ -164,6 +176,13 @@ class RepetitionConfig:
     dup_ngram_char_frac: dict[str, float | None] = F(
         default_factory=lambda: {"5": 0.15, "6": 0.14, "7": 0.13, "8": 0.12, "9": 0.11, "10": 0.10},
         metadata={"help": "n -> max fraction of characters in duplicated word n-grams (paper: 5: 0.15 ... 10: 0.10)."},
+    )
+    ngram_min_words: int | None = F(
+        default=50,
+        metadata={"help": "Apply the n-gram rules only to documents with at least this many words (Gopher's own minimum; paper: always)."},
+    )
+    ngram_words_only: bool = F(
+        default=True, metadata={"help": "Build n-grams from words only, not punctuation tokens (datatrove includes punctuation)."}
     )
     top_ngram_needs_repeat: bool = F(
         default=True,
@@ -220,6 +239,12 @@ class FineWebConfig:
     short_line_length: int = F(default=30, metadata={"help": "A line this long or shorter is short (paper: 30)."})
     max_char_dup_ratio: float | None = F(default=0.01, metadata={"help": "Max fraction of characters in duplicated lines (paper: 0.01)."})
     max_newline_word_ratio: float | None = F(default=0.3, metadata={"help": "Max newlines per word (paper: 0.3)."})
+    extra_line_end_chars: str = F(
+        default=":;…", metadata={"help": "Characters that also end a line of prose in the punctuation ratio (paper: none)."}
+    )
+    ignore_trailing_closers: bool = F(
+        default=True, metadata={"help": "Look past closing quotes and brackets at a line's end (\"...end.\" counts; paper: false)."}
+    )
 
     def __post_init__(self) -> None:
         for name in ("min_line_punct_ratio", "max_short_line_ratio", "max_char_dup_ratio"):
@@ -271,16 +296,17 @@ class QualityConfig:
 def paper_config() -> QualityConfig:
     """The published rules with their published thresholds, as datatrove implements them (English only)."""
     return QualityConfig(
-        langid=LangIdConfig(languages=["en"], min_score=0.65),
+        langid=LangIdConfig(languages=["en"], min_score=0.65, min_chars=None),
         junk=JunkConfig(enabled=False),
         gopher=GopherConfig(
-            min_words=50, alpha_ratio_counts_punctuation=True, stop_words_per_language=False,
+            min_words=50, alpha_ratio_counts_punctuation=True, stop_words_per_language=False, short_doc_words=None,
+            line_rules_min_lines=None,
             min_stop_word_fraction=None, no_space_languages=[],
         ),
-        repetition=RepetitionConfig(top_ngram_needs_repeat=False),
+        repetition=RepetitionConfig(top_ngram_needs_repeat=False, ngram_min_words=None, ngram_words_only=False),
         c4=C4Config(
             remove_lines_without_terminal_punct=True, min_words_per_line=3, drop_curly_bracket=True, min_sentences=5,
             drop_empty_after_edit=False,
         ),
-        fineweb=FineWebConfig(),
+        fineweb=FineWebConfig(extra_line_end_chars="", ignore_trailing_closers=False),
     )

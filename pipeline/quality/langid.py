@@ -13,6 +13,7 @@ import os
 import pathlib
 
 from pipeline.errors import UserError, missing_dependency
+from pipeline.quality.config import LangIdConfig
 
 BUNDLED_LID = "lid.176.ftz"
 
@@ -68,3 +69,20 @@ class LanguageIdentifier:
             else:
                 out.append(("und", 0.0))
         return out
+
+
+def language_decision(lang: str, score: float, n_chars: int, cfg: LangIdConfig) -> str | None:
+    """Why language ID drops a document (``langid_language`` / ``langid_low_score``), or None to keep it.
+
+    Documents shorter than ``cfg.min_chars`` are only dropped when they are *confidently* in a language that is
+    not wanted: a low score on a short text says little about the text.
+    """
+    if not cfg.filter:
+        return None
+    confident = score >= cfg.threshold(lang)
+    short = cfg.min_chars is not None and n_chars < cfg.min_chars
+    if cfg.languages and lang not in cfg.languages and (confident or not short):
+        return "langid_language"
+    if not confident and not short:
+        return "langid_low_score"
+    return None

@@ -115,6 +115,8 @@ BOILERPLATE_RE = re.compile(
     r"|^(?:[^\n|»›·•]{1,30}[|»›·•]){2,}[^\n|»›·•]{0,30}$",  # menu lines: Home | About | Contact
     re.IGNORECASE | re.MULTILINE,
 )
+# A sentence end (not an abbreviation like "e.g." or "Mr.") and the first letter of the next word.
+SENTENCE_START_RE = re.compile(r"(?<![.\s][^\W\d_])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al))(?<!\betc)(?<!\bMrs)(?<!\bz\.B)(?<!\bd\.h)[.!?]\s+[\"'“‘«(]?([^\W\d_])")
 URL_TOKEN_RE = re.compile(r"(?:https?://|www\.)|@[\w-]+\.")
 
 
@@ -150,6 +152,10 @@ def junk_rule(text: str | TextView, cfg: JunkConfig, lang: str | None = None) ->
         urls = sum(1 for w in view.words if URL_TOKEN_RE.match(w) or ("@" in w and "." in w))
         if urls / len(lower_words) > cfg.max_url_fraction:
             return "junk_links"
+    if cfg.max_lowercase_sentence_starts is not None:
+        starts = SENTENCE_START_RE.findall(t)
+        if len(starts) >= 3 and sum(1 for c in starts if c.islower()) / len(starts) > cfg.max_lowercase_sentence_starts:
+            return "junk_word_salad"
     if cfg.max_top_word_fraction is not None and len(lower_words) >= cfg.top_word_min_words:
         stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
         counts = Counter(w for w in lower_words if len(w) > 2 and w not in stop and not w.isdigit())
@@ -190,8 +196,10 @@ def gopher_quality(text: str | TextView, cfg: GopherConfig, lang: str | None = N
             return "gopher_too_many_hashes"
         if (t.count("...") + t.count("…")) / n_tokens > cfg.max_symbol_word_ratio:
             return "gopher_too_many_ellipsis"
-    if cfg.max_bullet_lines_ratio is not None or cfg.max_ellipsis_lines_ratio is not None:
-        lines = view.splitlines or [""]
+    lines = view.splitlines or [""]
+    if (cfg.max_bullet_lines_ratio is not None or cfg.max_ellipsis_lines_ratio is not None) and (
+        cfg.line_rules_min_lines is None or len(lines) >= cfg.line_rules_min_lines
+    ):
         if cfg.max_bullet_lines_ratio is not None:
             bullets = sum(1 for s in lines if s.lstrip().startswith(("•", "-")))
             if bullets / len(lines) > cfg.max_bullet_lines_ratio:
@@ -213,8 +221,12 @@ def gopher_quality(text: str | TextView, cfg: GopherConfig, lang: str | None = N
         if stop is None:
             return KEEP
         lower = view.lower_words
-        if cfg.min_stop_words is not None and len(stop.intersection(lower)) < cfg.min_stop_words:
-            return "gopher_few_stop_words"
+        if cfg.min_stop_words is not None:
+            needed = cfg.min_stop_words
+            if cfg.short_doc_words is not None and len(lower) < cfg.short_doc_words:
+                needed = min(needed, 1)
+            if len(stop.intersection(lower)) < needed:
+                return "gopher_few_stop_words"
         if (cfg.min_stop_word_fraction is not None and len(lower) >= cfg.stop_word_fraction_min_words
                 and sum(1 for w in lower if w in stop) / len(lower) < cfg.min_stop_word_fraction):
             return "gopher_low_stop_word_fraction"
@@ -257,7 +269,9 @@ def gopher_repetition(text: str | TextView, cfg: RepetitionConfig) -> str | None
     if cfg.max_dup_line_char_frac is not None and dup_chars / n_chars > cfg.max_dup_line_char_frac:
         return "rep_dup_line_char_frac"
 
-    ws = view.words
+    ws = view.content_words if cfg.ngram_words_only else view.words
+    if cfg.ngram_min_words is not None and len(view.content_words) < cfg.ngram_min_words:
+        return KEEP
     for n, frac in cfg.top_ngrams():
         if len(ws) < n:
             continue
@@ -374,6 +388,7 @@ def c4_quality(text: str | TextView, cfg: C4Config, bad_words: re.Pattern | None
 
 # --------------------------------------------------------------------------------------------- FineWeb
 _FINEWEB_STOP = tuple(TERMINAL_PUNCTUATION)
+_CLOSERS = "\"'”’»)]*"
 
 
 def fineweb_quality(text: str | TextView, cfg: FineWebConfig) -> str | None:
@@ -384,7 +399,12 @@ def fineweb_quality(text: str | TextView, cfg: FineWebConfig) -> str | None:
     if not lines:
         return "fineweb_empty"
     if cfg.min_line_punct_ratio is not None:
-        if sum(1 for line in lines if line.endswith(_FINEWEB_STOP)) / len(lines) < cfg.min_line_punct_ratio:
+        stops = _FINEWEB_STOP + tuple(cfg.extra_line_end_chars)
+        if cfg.ignore_trailing_closers:
+            ended = sum(1 for line in lines if line.rstrip().rstrip(_CLOSERS).endswith(stops))
+        else:
+            ended = sum(1 for line in lines if line.endswith(stops))
+        if ended / len(lines) < cfg.min_line_punct_ratio:
             return "fineweb_line_punct_ratio"
     if cfg.max_short_line_ratio is not None:
         if sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines) > cfg.max_short_line_ratio:

@@ -43,7 +43,7 @@ def words(text: str) -> list[str]:
 
 def is_word(token: str) -> bool:
     """A token with a letter or digit (not a punctuation/symbol token)."""
-    return token[0].isalnum() or token[0] == "_" or any(c.isalnum() for c in token)
+    return token[0].isalnum() or any(c.isalnum() for c in token)
 
 
 def count_sentences(tokens: list[str]) -> int:
@@ -108,7 +108,8 @@ GOPHER_STOP_WORDS = frozenset({"the", "be", "to", "of", "and", "that", "have", "
 _STOP_WORDS_TEXT = {
     "en": "the be to of and that have with a an in is it for on as was are by or this from at not but which "
           "you he she we they his her its their our be been has had were will would can could should may "
-          "there if when than then so also into about more one all no",
+          "there if when than then so also into about more one all no its who what how up out over under "
+          "through between after before during without within each other some any such only most",
     "de": "der die das und ist in zu den von mit sich des auf für nicht ein eine einer eines einem einen "
           "als auch es an er sie wir ich dem im aus bei nach wie wird werden sind war hat haben oder aber "
           "so wenn nur noch kann zum zur über durch dass",

@@ -42,7 +42,6 @@ class _LanguageFn(_Counted):
     def __init__(self, cfg: LangIdConfig, stage: str):
         super().__init__(stage)
         self.cfg = cfg
-        self.languages = frozenset(cfg.languages)
         self.identifier = None
 
     def setup(self) -> None:
@@ -51,16 +50,14 @@ class _LanguageFn(_Counted):
         self.identifier = LanguageIdentifier(self.cfg.model)
 
     def process(self, doc: Document):
+        from pipeline.quality.langid import language_decision
+
         (lang, score), = self.identifier.predict([doc.text])
         doc = doc.annotate(lang=lang, lang_score=round(score, 4))
-        cfg = self.cfg
-        if cfg.filter and not (cfg.min_chars is not None and len(doc.text) < cfg.min_chars):
-            if self.languages and lang not in self.languages:
-                yield self.drop(doc, "langid_language", lang=lang, score=round(score, 4))
-                return
-            if score < cfg.threshold(lang):
-                yield self.drop(doc, "langid_low_score", lang=lang, score=round(score, 4))
-                return
+        reason = language_decision(lang, score, len(doc.text), self.cfg)
+        if reason:
+            yield self.drop(doc, reason, lang=lang, score=round(score, 4))
+            return
         self.count("langid_kept")
         yield doc
 

@@ -55,7 +55,7 @@ def test_quality_defaults_keep_good_text_in_every_language_and_drop_junk():
                               ("short", "en", True), ("cookie", "en", True)]), label="kept")
         assert_that(out.removed | "RemovedIds" >> beam.Map(lambda r: (r.doc.id, r.stage, r.reason)),
                     equal_to([("nav", "quality", "junk_boilerplate"), ("moji", "quality", "junk_mojibake"),
-                              ("sym", "quality", "langid_low_score")]), label="removed")
+                              ("sym", "quality", "junk_non_letter")]), label="removed")
         assert_that(out.edits, equal_to([("quality", "c4_lines_policy", 1), ("quality", "c4_lines_removed", 1)]),
                     label="edits")
 
@@ -72,13 +72,25 @@ def test_paper_settings_drop_other_languages_and_short_text():
 
 
 def test_language_filter_alone_with_a_language_list_and_per_language_scores():
-    cfg = LangIdConfig(languages=["en", "de"], min_scores={"de": 0.9999999})
+    cfg = LangIdConfig(languages=["en", "de"], min_scores={"de": 0.9999999}, min_chars=None)
     with TestPipeline() as p:
         out = p | beam.Create([doc("en", EN), doc("de", DE), doc("fr", FR)]) | LanguageFilter(cfg)
         assert_that(out.kept | beam.Map(lambda d: (d.id, d.annotations["lang"], 0 < d.annotations["lang_score"] <= 1)),
                     equal_to([("en", "en", True)]), label="kept")
         assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason, r.details["lang"])),
                     equal_to([("de", "langid_low_score", "de"), ("fr", "langid_language", "fr")]), label="removed")
+
+
+def test_language_decision_on_short_documents_drops_only_confident_other_languages():
+    from pipeline.quality.langid import language_decision
+
+    cfg = LangIdConfig(languages=["en"], min_score=0.65, min_chars=200)
+    assert language_decision("de", 0.99, 50, cfg) == "langid_language"
+    assert language_decision("de", 0.40, 50, cfg) is None  # short and unsure: kept
+    assert language_decision("de", 0.40, 500, cfg) == "langid_language"
+    assert language_decision("en", 0.40, 50, cfg) is None
+    assert language_decision("en", 0.40, 500, cfg) == "langid_low_score"
+    assert language_decision("en", 0.40, 500, LangIdConfig(filter=False)) is None
 
 
 def test_heuristic_filter_alone_with_a_blocklist_on_urls():
