@@ -184,10 +184,15 @@ class PlanSampler(torch.utils.data.Sampler):
 
 
 def make_loader(dataset: ExampleStream, plan: BatchPlan, num_workers: int = 0, pin_memory: bool = False):
-    """An endless iterator of this rank's micro-batches (dicts of tensors), starting at ``plan.start``."""
+    """An endless iterator of this rank's micro-batches (dicts of tensors), starting at ``plan.start``.
+
+    The loader gets a generator of its own: by default it would draw a seed from torch's global RNG, which
+    would shift the dropout noise of a resumed run.
+    """
     return iter(torch.utils.data.DataLoader(
         dataset, batch_sampler=PlanSampler(plan), collate_fn=dataset.objective.collate, num_workers=num_workers,
-        pin_memory=pin_memory, persistent_workers=False, prefetch_factor=4 if num_workers else None))
+        pin_memory=pin_memory, persistent_workers=False, prefetch_factor=4 if num_workers else None,
+        generator=torch.Generator().manual_seed(dataset.seed)))
 
 
 # ----------------------------------------------------------------------------------------- manifest

@@ -259,7 +259,7 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
             grad_norm = float(grad_norm)
             if not math.isfinite(grad_norm) and scaler is None:
                 raise TrainingDiverged(
-                    f"the gradient norm is {grad_norm} at step {step + 1} (loss {float(loss):.4g}): training "
+                    f"the gradient norm is {grad_norm} at step {step + 1} (loss {loss.item():.4g}): training "
                     f"diverged. Lower train.optim.lr (now {tc.optim.lr}), raise train.optim.warmup_steps, or check "
                     f"the data; the last good checkpoint is {last_checkpoint or 'none'} (continue with --resume)")
             if scaler is not None:

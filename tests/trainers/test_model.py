@@ -95,23 +95,25 @@ def test_each_family_overfits_a_tiny_batch(family, overrides):
         inputs, labels, kw = ids[:, :-1], ids[:, 1:], {}
     else:
         inputs, kw = ids.flip(1), {"decoder_input_ids": torch.cat([torch.zeros(4, 1, dtype=torch.long), ids[:, :-1]], 1)}
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
     first = None
-    for _ in range(150):
+    for _ in range(60):
         _, loss = model(inputs, labels=labels, **kw)
         first = first if first is not None else loss.item()
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    assert first > 4.0 and float(loss) < 0.1, (first, float(loss))
+    assert first > 4.0 and loss.item() < 0.05, (first, loss.item())
 
 
 def test_sizes_and_parameter_counts():
-    gpt = Transformer(model_config("gpt2", "base", vocab_size=50257, max_len=1024, dropout=0.0))
-    # GPT-2 small: 124.4M parameters with tied embeddings.
-    assert abs(gpt.num_params() - 124.44e6) < 0.1e6
-    bert = Transformer(model_config("bert", "base", vocab_size=30522, max_len=512, dropout=0.0, num_segments=2))
-    assert abs(bert.num_params() - 109.5e6) < 0.6e6  # BERT-base 110M (without its pooler)
+    with torch.device("meta"):  # shapes only
+        gpt = Transformer(model_config("gpt2", "base", vocab_size=50257, max_len=1024, dropout=0.0))
+        bert = Transformer(model_config("bert", "base", vocab_size=30522, max_len=512, dropout=0.0, num_segments=2))
+        t5 = Transformer(model_config("t5", "small", vocab_size=32128))
+    assert abs(gpt.num_params() - 124.44e6) < 0.1e6  # GPT-2 small: 124.4M with tied embeddings
+    assert abs(bert.num_params() - 109.5e6) < 0.6e6  # BERT-base: 110M (without its pooler)
+    assert abs(t5.num_params() - 60.5e6) < 0.5e6  # T5-small: 60.5M
 
 
 def test_next_sentence_head_adds_its_loss():
@@ -121,7 +123,7 @@ def test_next_sentence_head_adds_its_loss():
     labels[0, 1] = ids[0, 1]
     _, without = model(ids, labels=labels, segment_ids=torch.zeros_like(ids))
     _, with_nsp = model(ids, labels=labels, segment_ids=torch.zeros_like(ids), next_sentence_labels=torch.tensor([0, 1]))
-    assert float(with_nsp) > float(without)
+    assert with_nsp.item() > without.item()
 
 
 def test_clean_state_dict_strips_compile_and_ddp_prefixes():

@@ -1,0 +1,107 @@
+import json
+import shutil
+import types
+
+import pytest
+import torch
+
+from pipeline.configuration import apply_overrides, from_dict
+from pipeline.errors import UserError
+from trainers.config import TrainConfig
+from trainers.checkpoint import latest_checkpoint, load_checkpoint, load_pretrained
+from trainers.train import TrainingDiverged, run_train
+
+
+def config(run_dir, *overrides):
+    """What run_train reads of the root Config: ``train``, ``output.run_dir``, ``output.overwrite``.
+    (Built without pipeline.config, whose imports take seconds: this also runs in torchrun workers.)"""
+    data = apply_overrides({}, [
+        "train.model.size=debug", "train.seq_len=32", "train.micro_batch_size=8",
+        "train.max_steps=6", "train.eval_every=0", "train.eval_batches=2", "train.log_every=2",
+        "train.progress=false", "train.optim.warmup_steps=2", "train.optim.lr=0.003", "train.model.dropout=0.0",
+        *[o for o in overrides if o.startswith("train.")]])
+    return types.SimpleNamespace(train=from_dict(TrainConfig, data["train"], "train"),
+                                 output=types.SimpleNamespace(run_dir=str(run_dir), overwrite=False))
+
+
+@pytest.fixture
+def run_dir(tiny_run, tmp_path):
+    target = tmp_path / "run"
+    shutil.copytree(tiny_run / "tokenizer", target / "tokenizer")
+    shutil.copytree(tiny_run / "tokens", target / "tokens")
+    return target
+
+
+def params(model_dir):
+    model, _ = load_pretrained(model_dir)
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+@pytest.mark.parametrize("objective", ["clm", "mlm", "span"])
+def test_gradient_accumulation_equals_the_large_batch(run_dir, tmp_path, objective):
+    results = []
+    for i, (micro, accum) in enumerate([(8, 1), (2, 4)]):
+        out = tmp_path / f"r{i}"
+        shutil.copytree(run_dir, out)
+        # Adam's first steps move every weight by about +-lr whatever the gradient's size, so a gradient that
+        # is ~0 up to rounding could flip sign; a larger epsilon keeps those from dominating the comparison.
+        run_train(config(out, f"train.objective={objective}", f"train.micro_batch_size={micro}",
+                         f"train.grad_accum={accum}", "train.max_steps=3", "train.optim.eps=1.0e-6"))
+        results.append(params(out / "model"))
+    for key in results[0]:
+        assert torch.allclose(results[0][key], results[1][key], atol=2e-6, rtol=1e-4), key
+
+
+@pytest.mark.parametrize("objective", ["clm", "bart"])
+def test_resume_is_exact(run_dir, tmp_path, objective):
+    # Dropout on, so the RNG state has to come back too.
+    overrides = [f"train.objective={objective}", "train.model.dropout=0.1", "train.checkpoint_every=100"]
+    straight = tmp_path / "straight"
+    shutil.copytree(run_dir, straight)
+    run_train(config(straight, *overrides))
+    run_train(config(run_dir, *overrides), stop_at_step=3)
+    state = load_checkpoint(latest_checkpoint(run_dir / "model" / "checkpoints"))
+    assert state["step"] == 3 and state["data_position"] == 24
+    assert not any(k.startswith(("module.", "_orig_mod.")) for k in state["model"])
+    with pytest.raises(UserError, match="--resume"):
+        run_train(config(run_dir, *overrides))  # refuses to start over on top of a checkpoint
+    result = run_train(config(run_dir, *overrides), resume=True)
+    assert result.step == 6
+    a, b = params(straight / "model"), params(run_dir / "model")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    records = [json.loads(line) for line in (run_dir / "model" / "metrics.jsonl").read_text().splitlines()]
+    steps = [r["step"] for r in records if r["split"] == "train"]
+    assert steps == [2, 3, 4, 6]  # the log continues where the checkpoint left off
+
+
+def test_outputs_and_reloading(run_dir):
+    result = run_train(config(run_dir, "train.objective=mlm", "train.eval_every=3"))
+    model_dir = run_dir / "model"
+    for name in ("model.safetensors", "config.json", "tokenizer.json", "metrics.jsonl", "loss_curve.png"):
+        assert (model_dir / name).exists(), name
+    records = [json.loads(line) for line in (model_dir / "metrics.jsonl").read_text().splitlines()]
+    val = [r for r in records if r["split"] == "val"]
+    assert [r["step"] for r in val] == [3, 6]
+    assert val[-1]["ppl"] == pytest.approx(2.718281828 ** val[-1]["loss"], rel=1e-6) and 0 <= val[-1]["accuracy"] <= 1
+    train = [r for r in records if r["split"] == "train"]
+    assert [r["step"] for r in train] == [2, 4, 6] and all(r["tokens_per_s"] > 0 for r in train)
+    model, info = load_pretrained(model_dir)
+    assert info["objective"] == "mlm" and info["special_tokens"]["mask"] == 4
+    assert model.cfg.arch == "encoder" and result.parameters == model.num_params()
+    assert result.eval["loss"] == val[-1]["loss"]
+
+
+def test_divergence_stops_with_a_clear_error(run_dir):
+    with pytest.raises(TrainingDiverged, match="diverged"):
+        run_train(config(run_dir, "train.optim.lr=1.0e+30", "train.optim.clip=0", "train.optim.warmup_steps=0",
+                         "train.max_steps=20"))
+
+
+def test_configuration_errors(run_dir):
+    if not torch.cuda.is_available():
+        with pytest.raises(UserError, match="no CUDA device"):
+            run_train(config(run_dir, "train.device=cuda"))
+    with pytest.raises(UserError, match="needs an encoder_decoder"):
+        run_train(config(run_dir, "train.objective=span", "train.model.family=gpt2"))
+    with pytest.raises(UserError, match="tokenize the corpus first"):
+        run_train(config(run_dir / "missing"))
