@@ -183,7 +183,7 @@ def score_histograms(scores: dict[str, dict[str, list[float]]]) -> str:
         ax.set_title(key)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
         ax.yaxis.set_major_formatter(_HUMAN)
-        ax.legend(fontsize=7.5, loc="upper left")
+        ax.legend(fontsize=7.5, loc="best")
     for ax in list(axes.flat)[len(keys):]:
         ax.set_visible(False)
     fig.tight_layout(h_pad=2, w_pad=2)
