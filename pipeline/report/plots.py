@@ -6,6 +6,7 @@ nothing from the network (or from disk) to show them.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import math
 from typing import Sequence
@@ -22,7 +23,8 @@ KEPT, REMOVED, INK, MUTED, GRID = "#4e79a7", "#e15759", "#1f2933", "#616e7c", "#
 WIDTH = 9.6  # inches; at DPI the PNG is 1.5 times the page's ~960 CSS pixels of content, sharp enough on HiDPI
 DPI = 150
 
-plt.rcParams.update({
+# Applied per figure (rc_context), never globally: other plots in the same process keep their own style.
+STYLE = {
     "font.family": "DejaVu Sans",
     "font.size": 9,
     "axes.edgecolor": "#9aa5b1",
@@ -42,7 +44,16 @@ plt.rcParams.update({
     "legend.frameon": False,
     "figure.facecolor": "white",
     "savefig.facecolor": "white",
-})
+}
+
+
+def styled(function):
+    """Draw ``function``'s figure under the report's style."""
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        with plt.rc_context(STYLE):
+            return function(*args, **kwargs)
+    return wrapper
 
 
 def stage_color(index: int) -> str:
@@ -69,6 +80,7 @@ def to_data_uri(fig) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+@styled
 def funnel(stages: Sequence[str], documents: Sequence[int], chars: Sequence[int]) -> str:
     """Documents and characters left after each stage, as bars with the share of the input on top."""
     fig, axes = plt.subplots(1, 2, figsize=(WIDTH, 2.9))
@@ -90,6 +102,7 @@ def funnel(stages: Sequence[str], documents: Sequence[int], chars: Sequence[int]
     return to_data_uri(fig)
 
 
+@styled
 def removal_reasons(rows: Sequence[tuple[str, str, int]], stage_order: Sequence[str], limit: int = 24) -> str:
     """Removed documents per (stage, reason), largest first, coloured by stage."""
     rows = sorted(rows, key=lambda r: -r[2])
@@ -114,6 +127,7 @@ def removal_reasons(rows: Sequence[tuple[str, str, int]], stage_order: Sequence[
     return to_data_uri(fig)
 
 
+@styled
 def length_histogram(before: dict[str, int], after: dict[str, int]) -> str:
     """Documents per power-of-two length bucket, before (read) and after (clean)."""
     buckets = sorted({int(k) for k in before} | {int(k) for k in after})
@@ -135,6 +149,7 @@ def length_histogram(before: dict[str, int], after: dict[str, int]) -> str:
     return to_data_uri(fig)
 
 
+@styled
 def languages(kept: dict[str, int], removed: dict[str, int], limit: int = 15) -> str:
     """Kept documents per language (exact), next to removed documents per language (sampled)."""
     names = sorted(set(kept) | set(removed), key=lambda k: (-kept.get(k, 0), -removed.get(k, 0), k))
@@ -159,6 +174,7 @@ def languages(kept: dict[str, int], removed: dict[str, int], limit: int = 15) ->
     return to_data_uri(fig)
 
 
+@styled
 def score_histograms(scores: dict[str, dict[str, list[float]]]) -> str:
     """One panel per score: kept and removed documents on the same bins (bars per value for small integers)."""
     import numpy as np
@@ -190,6 +206,7 @@ def score_histograms(scores: dict[str, dict[str, list[float]]]) -> str:
     return to_data_uri(fig)
 
 
+@styled
 def cluster_sizes(sizes: dict[int, int]) -> str:
     """Duplicate clusters by the number of documents in them."""
     items = sorted(sizes.items())
@@ -218,6 +235,7 @@ def cluster_sizes(sizes: dict[int, int]) -> str:
     return to_data_uri(fig)
 
 
+@styled
 def horizontal_counts(counts: dict[str, int], title: str, xlabel: str, color: str = PALETTE[6]) -> str:
     items = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]))
     fig, ax = plt.subplots(figsize=(WIDTH, 0.8 + 0.3 * len(items)))
@@ -235,6 +253,7 @@ def horizontal_counts(counts: dict[str, int], title: str, xlabel: str, color: st
     return to_data_uri(fig)
 
 
+@styled
 def training_curves(train: list[dict], val: list[dict]) -> str:
     """Loss (train and validation), learning rate and throughput against the optimizer step."""
     panels = [("loss", "Loss (nats per predicted token)")]
