@@ -6,9 +6,9 @@ here are Presidio recognizers (registered through its ``RecognizerRegistry``) wi
 boundaries, shape rules and checksums. Their decisions are plain functions (``phone_span``,
 ``card_number_ok``, ``ipv4_context_ok``...) so they are tested without an analyzer.
 
-Every recognizer has a ``PRESCREEN``: a stdlib regex that matches every text the recognizer could match
-(a necessary condition, tested against every true positive). A document whose text the pre-screen does
-not match never reaches the recognizer.
+Every recognizer declares a ``SCREEN`` (``pipeline.pii.screen``): the cheap scans that find where it could
+match, and how much context it reads. The recognizers themselves have plain full-text semantics; the
+``Scrubber`` wraps them so they only ever see the windows their screen selects.
 """
 from __future__ import annotations
 
@@ -19,19 +19,48 @@ import urllib.parse
 from typing import Iterable
 
 import phonenumbers
-from presidio_analyzer import LocalRecognizer, Pattern, PatternRecognizer, RecognizerResult
+from presidio_analyzer import EntityRecognizer, LocalRecognizer, Pattern, PatternRecognizer, RecognizerResult
 from presidio_analyzer.predefined_recognizers import (
     CreditCardRecognizer,
     CryptoRecognizer,
     EmailRecognizer,
     IbanRecognizer,
-    IpRecognizer,
     UsSsnRecognizer,
 )
 
-# Flags for our own patterns: case matters for base58/IBAN; our patterns spell out case where needed.
-_FLAGS = re.DOTALL | re.MULTILINE
+from pipeline.pii.screen import SCREENS
+
 _SPACE = "[ \t\u00a0]"
+
+
+class StdlibPatterns:
+    """``PatternRecognizer.analyze`` with the stdlib ``re`` module: the same patterns, ``validate_result`` /
+    ``invalidate_result`` and scores, without Presidio's per-call timing, logging and per-match explanation
+    objects, which cost more than the matching on short texts. Patterns are compiled once, case-sensitive
+    (ours spell out case where it matters: base58, IBAN)."""
+
+    REGEX_FLAGS = re.DOTALL | re.MULTILINE
+
+    def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
+        compiled = self.__dict__.get("_stdlib_compiled")
+        if compiled is None:
+            compiled = self._stdlib_compiled = [(p, re.compile(p.regex, self.REGEX_FLAGS)) for p in self.patterns]
+        results = []
+        for pattern, regex in compiled:
+            for match in regex.finditer(text):
+                start, end = match.span()
+                if start == end:
+                    continue
+                matched = text[start:end]
+                score = pattern.score
+                valid = self.validate_result(matched)
+                if valid is not None:
+                    score = EntityRecognizer.MAX_SCORE if valid else EntityRecognizer.MIN_SCORE
+                if score > EntityRecognizer.MIN_SCORE and self.invalidate_result(matched):
+                    score = EntityRecognizer.MIN_SCORE
+                if score > EntityRecognizer.MIN_SCORE:
+                    results.append(_result(self, start, end, score))
+        return EntityRecognizer.remove_duplicates(results) if len(results) > 1 else results
 
 
 def _context_re(words: Iterable[str]) -> re.Pattern:
@@ -43,13 +72,25 @@ def has_context(text: str, start: int, context: re.Pattern, window: int = 40) ->
     return context.search(text, max(0, start - window), start) is not None
 
 
+def _cue_re(words: Iterable[str]) -> re.Pattern:
+    """A whole cue word, then at most three short words in the same sentence and line, then the end:
+    "Call", "Tel.: ", "reach the office at"."""
+    gap = r"[^\w.!?\n]"
+    return re.compile(r"(?<!\w)(?:" + "|".join(words) + rf")(?!\w)(?:{gap}{{1,3}}\w{{0,12}}){{0,3}}{gap}{{0,3}}$",
+                      re.IGNORECASE)
+
+
 # --------------------------------------------------------------------------------------------- phone
-PHONE_CONTEXT = _context_re([
-    "phone", r"tel\b", r"tel\.", "telephone", "mobile", "mobil", r"cell", "fax", "call", "sms", "text me",
-    "whatsapp", "signal", "contact", "reach", "dial", "hotline", "helpline", r"number", r"no\.", r"nr\.",
-    "nummer", "telefon", "handy", "rufnummer", "anruf", r"t[ée]l[ée]phone", r"t[ée]l\b", "portable", "appel",
-    "joindre", "telefono", "cellulare", "chiama", r"tel[ée]fono", r"m[óo]vil", "llam", "telefoon", "bellen",
-    r"bel\b", "telefone", "celular", "ligue", "ligar", "contato", "kontakt", "zadzwo", "電話", "携帯",
+# Words that announce a phone number (English, German, French, Italian, Spanish, Dutch, Portuguese,
+# Polish, Japanese). A number not written like one (a bare digit run, "555-1234", "609 141 777") needs
+# one of them right before it. Deliberately absent: "number", "no.", "text" (they precede IDs and counts).
+PHONE_CUE = _cue_re([
+    "phones?", "telephones?", r"tel\.?", "mobiles?", "mobil", "mob", r"cell(?:phone)?", "fax", "call(?:s|ed|ing)?",
+    "sms", "whatsapp", "contact", "reach", "dial", "hotline", "helpline", "telefon(?:nummer)?", "handy",
+    "rufnummer", "anrufen", "rufen", r"t[ée]l[ée]phone", r"t[ée]l\.?", "portable", "appel(?:ez|er)?", "joindre",
+    "telefono", "cellulare", "chiama(?:re)?", r"tel[ée]fono", r"m[óo]vil", "llame", "llamar", "telefoon", "bel",
+    "bellen", "telefone", "celular", "ligue", "ligar", "contato", "kontakt", r"zadzwo[ńn]", "telefonu", "電話",
+    "電話番号", "携帯", "お問い合わせ", "問い合わせ", "連絡先",
 ])
 _GROUP = r"(?:\(\+?\d{1,5}\)|\d+)"
 # A run of digit groups: "+44(0)115 496 0914", "(591)341-7776", "+33 (0)1 41 63 60 83", "780.563.6083".
@@ -109,7 +150,11 @@ def _boundary_ok(text: str, start: int, end: int) -> bool:
 
 @functools.lru_cache(maxsize=None)
 def _regions(regions: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(r for r in regions if r in phonenumbers.SUPPORTED_REGIONS)
+    """The supported regions, those accepting the most number lengths first (fewest parses per number)."""
+    def breadth(region: str) -> int:
+        metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
+        return -len(metadata.general_desc.possible_length) if metadata else 0
+    return tuple(sorted((r for r in regions if r in phonenumbers.SUPPORTED_REGIONS), key=breadth))
 
 
 def _possible(number: str, region: str | None) -> bool:
@@ -125,15 +170,13 @@ def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], t
     ``token_end`` is where the whole token ends (after an extension such as ``x123``), for the boundary check.
     """
     span = text[start:end]
-    if not _boundary_ok(text, start, end if token_end is None else token_end):
+    groups = list(_GROUP_TOKEN.finditer(span))
+    tokens = [g.group().strip("()+") for g in groups]
+    nd = sum(map(len, tokens))
+    if not 7 <= nd <= 15 or not _boundary_ok(text, start, end if token_end is None else token_end):
         return False
-    groups = _GROUP_TOKEN.findall(span)
-    tokens = [g.strip("()+") for g in groups]
     digits = "".join(tokens)
-    seps = [s for s in re.split(r"\(?\+?\d+\)?", span)[1:-1]]
-    nd = len(digits)
-    if not 7 <= nd <= 15:
-        return False
+    seps = [span[a.end():b.start()] for a, b in zip(groups, groups[1:])]
     stripped = [s.strip() for s in seps]
     if _is_date(tokens, stripped) or _is_date(tokens, seps):
         return False
@@ -145,7 +188,7 @@ def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], t
         return False
     if has_context(text, start, _ISBN_CONTEXT, window=12):
         return False
-    context = has_context(text, start, PHONE_CONTEXT)
+    context = PHONE_CUE.search(text, max(0, start - 48), start) is not None
     international = span.startswith("+") or span.startswith("(+")
     if not international and span.startswith("00") and nd >= 10 and _possible("+" + digits[2:], None):
         return True
@@ -167,7 +210,7 @@ def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], t
         head = tokens[0]
         shaped = not (len(head) == 4 and head[:2] in ("19", "20")) and lengths[-1] >= 3
     elif trunk:
-        shaped = all(n >= 2 for n in lengths)
+        shaped = nd >= 9 and all(n >= 2 for n in lengths)  # 0711 123456, 020 7946 0958; not "012 0123"
     elif len(tokens) >= 3:
         first_ok = tokens[0] == "1" or 2 <= lengths[0] <= 4
         shaped = first_ok and all(2 <= n <= 4 for n in lengths[1:-1]) and 3 <= lengths[-1] <= 4
@@ -183,7 +226,7 @@ def phone_spans(text: str, regions: tuple[str, ...]) -> list[tuple[int, int]]:
     found = []
     for run in PHONE_RUN.finditer(text):
         start, end = run.span()
-        if sum(c.isdigit() for c in run.group()) < 7:
+        if sum(map(str.isdigit, run.group())) < 7:
             continue
         ext = PHONE_EXT.match(text, end)
         if ext and phone_number_ok(text, start, end, regions, token_end=ext.end()):
@@ -192,23 +235,21 @@ def phone_spans(text: str, regions: tuple[str, ...]) -> list[tuple[int, int]]:
         if phone_number_ok(text, start, end, regions):
             found.append((start, end))
             continue
-        # A run can glue a number to its neighbours ("call 555-123-4567 2 times"): try its sub-runs.
+        # A run can glue a number to its neighbours ("call 555-123-4567 2 times"): try its sub-runs that
+        # start and end at a space (elsewhere the boundary check rejects them anyway).
         bounds = [m.span() for m in _GROUP_TOKEN.finditer(text, start, end)]
         if len(bounds) > 8:
             continue
-        tried = False
-        for k in range(len(bounds) - 1, 1, -1):  # drop groups at the end, then at the start
-            for s, e in ((bounds[0][0], bounds[k - 1][1]), (bounds[len(bounds) - k][0], bounds[-1][1])):
-                if phone_number_ok(text, s, e, regions):
-                    found.append((s, e))
-                    tried = True
-                    break
-            if tried:
+        cuts = [i for i in range(1, len(bounds)) if text[bounds[i - 1][1]:bounds[i][0]] in (" ", "\t", "\u00a0")]
+        subs = [(bounds[0][0], bounds[c - 1][1]) for c in reversed(cuts)] + [(bounds[c][0], bounds[-1][1]) for c in cuts]
+        for s, e in sorted(subs, key=lambda span: span[0] - span[1]):  # longest first
+            if phone_number_ok(text, s, e, regions):
+                found.append((s, e))
                 break
     return found
 
 
-class PhoneRecognizer(LocalRecognizer):
+class TunedPhoneRecognizer(LocalRecognizer):
     """Phone numbers in international and national formats, with extensions, validated by ``phonenumbers``.
 
     Presidio's own ``PhoneRecognizer`` runs ``phonenumbers.PhoneNumberMatcher`` once per region over the
@@ -219,7 +260,7 @@ class PhoneRecognizer(LocalRecognizer):
     """
 
     ENTITY = "PHONE_NUMBER"
-    PRESCREEN = re.compile(r"\d(?:[\s.\-/()]{0,4}\d){6}")
+    SCREEN = SCREENS["phone"]
     SCORE = 0.7
 
     def __init__(self, regions: Iterable[str], supported_language: str = "en"):
@@ -264,7 +305,7 @@ def card_brand(digits: str) -> str | None:
         return "amex"
     if (p4 == 6011 or 644 <= p3 <= 649 or p2 == 65 or 622126 <= p6 <= 622925) and 16 <= n <= 19:
         return "discover"
-    if 3528 <= p4 <= 3589 and 16 <= n <= 19:
+    if p2 == 35 and 16 <= n <= 19:  # JCB issues 3528-3589; the rest of 35 is unassigned, still card-shaped
         return "jcb"
     if (300 <= p3 <= 305 or p4 == 3095 or p2 in (36, 38, 39)) and 14 <= n <= 19:
         return "diners"
@@ -286,11 +327,11 @@ _NUM_BEFORE = r"(?<![\w.\-/+:])"
 _NUM_AFTER = r"(?![\w]|[.\-/:]\d)"
 
 
-class CardRecognizer(CreditCardRecognizer):
+class TunedCardRecognizer(StdlibPatterns, CreditCardRecognizer):
     """Presidio's credit-card recognizer with every network's prefixes (incl. Mastercard 2221-2720),
     contiguous or grouped (4-4-4-4, 4-4-4-4-3, 4-6-5) numbers only, Luhn + issuer prefix + length."""
 
-    PRESCREEN = re.compile(r"\d(?:[ \-]?\d){11}")
+    SCREEN = SCREENS["card"]
     PATTERNS = [
         Pattern("card (contiguous)", _NUM_BEFORE + r"\d{12,19}" + _NUM_AFTER, 0.3),
         Pattern("card (4-4-4-4)", _NUM_BEFORE + r"\d{4}([ \-])\d{4}\1\d{4}\1\d{1,4}(?:\1\d{1,3})?" + _NUM_AFTER, 0.3),
@@ -300,7 +341,6 @@ class CardRecognizer(CreditCardRecognizer):
     def __init__(self, supported_language: str = "en"):
         super().__init__(patterns=self.PATTERNS, supported_language=supported_language,
                          name="CorpusforgeCardRecognizer")
-        self.global_regex_flags = _FLAGS
 
     def validate_result(self, pattern_text: str) -> bool:
         return card_number_ok(pattern_text)
@@ -322,7 +362,19 @@ def ip_ok(text: str, keep_private: bool) -> bool:
     address = iface.ip
     if address.version == 6 and "." not in text and len([g for g in text.split("/")[0].split(":") if g]) < 3:
         return False  # "1::2", "a::b": slices and C++ scopes, not addresses anyone writes
-    return address.is_global or not keep_private
+    if address.version == 4 and all(len(octet) == 1 for octet in text.split("/")[0].split(".")):
+        return False  # "1.2.3.4", "3.5.6.0": versions (and 1.1.1.1, 8.8.8.8 are public resolvers, no one's)
+    if not keep_private:
+        return True
+    if address.version == 4:
+        return address.is_global  # 10/8, 192.168/16, 127/8...: shared by millions, identify no one
+    # IPv6: loopback, link-local, multicast, documentation and unspecified identify no one; unique-local
+    # addresses (fc00::/7) carry a random 40-bit site id, so they are treated like global ones.
+    return not (address.is_loopback or address.is_link_local or address.is_multicast or address.is_unspecified
+                or address in _IPV6_DOCUMENTATION)
+
+
+_IPV6_DOCUMENTATION = ipaddress.ip_network("2001:db8::/32")
 
 
 def ipv4_context_ok(text: str, start: int) -> bool:
@@ -330,26 +382,37 @@ def ipv4_context_ok(text: str, start: int) -> bool:
     return _IP_NOT_AFTER.search(text, max(0, start - 24), start) is None
 
 
-class IPRecognizer(IpRecognizer):
-    """Presidio's IP recognizer with whole-token IPv4 (not the start of an OID 1.3.6.1.4.1 or a version),
-    no bare ``::``, and (by default) only global addresses."""
+class TunedIpRecognizer(LocalRecognizer):
+    """IPv4 and IPv6 addresses as whole tokens, validated by ``ipaddress``: not the head of an object
+    identifier (1.3.6.1.4.1) or a version ("version 1.2.3.4", all-single-digit quads), no bare ``::`` or
+    two-group forms (``a[1::2]``), and by default only global addresses. Replaces Presidio's
+    ``IpRecognizer``, whose IPv6 expressions dominate its cost and match ``::`` alone."""
 
-    PRESCREEN = re.compile(r"\d\.\d{1,3}\.\d{1,3}\.\d|[0-9A-Fa-f]?:[0-9A-Fa-f]{0,4}:")
-    PATTERNS = [p for p in IpRecognizer.PATTERNS if p.name not in ("IPv4", "IPv6_unspecified")] + [
-        Pattern("IPv4", rf"(?<![\w.\-/:]){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?(?![\w]|\.\d|-\d)", 0.6),
-    ]
+    SCREEN = SCREENS["ip"]
+    SCORE = 0.8
+    IPV4 = re.compile(rf"(?<![\w.\-/:]){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?(?![\w]|\.\d|-\d)")
+    IPV6 = re.compile(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})"
+                      r"(?:%[0-9A-Za-z]+)?(?:/\d{1,3})?(?![\w:]|\.\d)")
 
     def __init__(self, keep_private: bool = True, supported_language: str = "en"):
         self.keep_private = keep_private
-        super().__init__(patterns=[Pattern(p.name, p.regex, p.score) for p in self.PATTERNS],
-                         supported_language=supported_language, name="CorpusforgeIPRecognizer")
+        super().__init__(supported_entities=["IP_ADDRESS"], supported_language=supported_language,
+                         name="CorpusforgeIPRecognizer", context=["ip", "ipv4", "ipv6"])
 
-    def invalidate_result(self, pattern_text: str) -> bool:
-        return not ip_ok(pattern_text, self.keep_private)
+    def load(self) -> None:
+        pass
 
-    def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
-        results = super().analyze(text, entities, nlp_artifacts, regex_flags)
-        return [r for r in results if ":" in text[r.start:r.end] or ipv4_context_ok(text, r.start)]
+    def analyze(self, text, entities, nlp_artifacts=None):
+        results = []
+        if "." in text:
+            for m in self.IPV4.finditer(text):
+                if ip_ok(m.group(), self.keep_private) and ipv4_context_ok(text, m.start()):
+                    results.append(_result(self, m.start(), m.end(), self.SCORE))
+        if ":" in text:
+            for m in self.IPV6.finditer(text):
+                if ip_ok(m.group(), self.keep_private):
+                    results.append(_result(self, m.start(), m.end(), self.SCORE))
+        return results
 
 
 # ---------------------------------------------------------------------------------------------- email
@@ -368,14 +431,20 @@ def email_domain_ok(address: str) -> bool:
     return bool(parts.suffix) and bool(parts.domain)
 
 
-class MailRecognizer(EmailRecognizer):
+class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
     """Presidio's email recognizer, validated against tldextract's bundled suffix list (never fetched),
     skipping SSH/SCP remotes such as ``git@github.com:org/repo.git``."""
 
-    PRESCREEN = re.compile(r"@")
+    SCREEN = SCREENS["email"]
+    _LOCAL = r"[\w!#$%&'*+/=?^`{|}~-]"
+    # Presidio's pattern with the local part bounded to 64 characters (RFC 5321), so a long token without
+    # "@" costs linear time, and without its leading \b (an address may start with "+" or "'").
+    PATTERNS = [Pattern("Email (bounded)", rf"(?<![\w.!#$%&'*+/=?^`{{|}}~-]){_LOCAL}(?:[\w.!#$%&'*+/=?^`{{|}}~-]{{0,62}}"
+                                           rf"{_LOCAL})?@\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b", 0.5)]
 
     def __init__(self, supported_language: str = "en"):
-        super().__init__(supported_language=supported_language, name="CorpusforgeEmailRecognizer")
+        super().__init__(patterns=self.PATTERNS, supported_language=supported_language,
+                         name="CorpusforgeEmailRecognizer")
 
     def validate_result(self, pattern_text: str) -> bool:
         return email_domain_ok(pattern_text)
@@ -386,10 +455,10 @@ class MailRecognizer(EmailRecognizer):
 
 
 # ----------------------------------------------------------------------------------------------- IBAN
-class BankAccountRecognizer(IbanRecognizer):
+class TunedIbanRecognizer(IbanRecognizer):
     """Presidio's IBAN recognizer (country formats + mod-97 checksum), unchanged but for its pre-screen."""
 
-    PRESCREEN = re.compile(r"[A-Za-z]{2}\d{2}[ \-]?[A-Za-z0-9]{4}")
+    SCREEN = SCREENS["iban"]
 
     def __init__(self, supported_language: str = "en"):
         super().__init__(supported_language=supported_language, name="CorpusforgeIbanRecognizer")
@@ -409,10 +478,10 @@ def ssn_ok(text: str) -> bool:
     return digits not in ("123456789", "078051120", "219099999")
 
 
-class SsnRecognizer(UsSsnRecognizer):
+class TunedSsnRecognizer(StdlibPatterns, UsSsnRecognizer):
     """US SSNs: ``123-45-6789`` on its own; ``123 45 6789`` or ``123456789`` only after a word such as "SSN"."""
 
-    PRESCREEN = re.compile(r"\d{3}[- ]?\d{2}[- ]?\d{4}")
+    SCREEN = SCREENS["ssn"]
     PATTERNS = [
         Pattern("SSN (dashed)", _NUM_BEFORE + r"\d{3}-\d{2}-\d{4}" + _NUM_AFTER, 0.85),
         Pattern("SSN (spaced, needs context)", _NUM_BEFORE + r"\d{3} \d{2} \d{4}(?![\w]| \d)" , 0.3),
@@ -421,7 +490,6 @@ class SsnRecognizer(UsSsnRecognizer):
 
     def __init__(self, supported_language: str = "en"):
         super().__init__(patterns=self.PATTERNS, supported_language=supported_language, name="CorpusforgeSsnRecognizer")
-        self.global_regex_flags = _FLAGS
 
     def invalidate_result(self, pattern_text: str) -> bool:
         return not ssn_ok(pattern_text)
@@ -438,10 +506,10 @@ class SsnRecognizer(UsSsnRecognizer):
 
 
 # --------------------------------------------------------------------------------------------- crypto
-class WalletRecognizer(CryptoRecognizer):
+class TunedCryptoRecognizer(StdlibPatterns, CryptoRecognizer):
     """Bitcoin (base58check P2PKH/P2SH, bech32/bech32m) and Ethereum (0x + 40 hex) addresses as whole tokens."""
 
-    PRESCREEN = re.compile(r"[13bB][a-zA-Z0-9]{25}|0x[0-9a-fA-F]{40}")
+    SCREEN = SCREENS["crypto"]
     PATTERNS = [
         Pattern("BTC base58", r"(?<![\w])[13][a-km-zA-HJ-NP-Z1-9]{25,34}(?![\w])", 0.5),
         Pattern("BTC bech32", r"(?<![\w])(?:bc1[ac-hj-np-z02-9]{8,87}|BC1[AC-HJ-NP-Z02-9]{8,87})(?![\w])", 0.5),
@@ -450,7 +518,6 @@ class WalletRecognizer(CryptoRecognizer):
 
     def __init__(self, supported_language: str = "en"):
         super().__init__(patterns=self.PATTERNS, supported_language=supported_language, name="CorpusforgeWalletRecognizer")
-        self.global_regex_flags = _FLAGS
 
     def validate_result(self, pattern_text: str) -> bool:
         if pattern_text.startswith("0x"):
@@ -459,12 +526,12 @@ class WalletRecognizer(CryptoRecognizer):
 
 
 # ------------------------------------------------------------------------------------------------ URL
-class PersonalUrlRecognizer(PatternRecognizer):
+class PersonalUrlRecognizer(StdlibPatterns, PatternRecognizer):
     """URLs (``http(s)://`` or ``www.``) whose path or query matches one of ``url_patterns`` (``/~jdoe``,
     ``/users/jdoe``, ``?email=``). Never fires on the domain of an email address."""
 
     ENTITY = "URL"
-    PRESCREEN = re.compile(r"://|www\.", re.IGNORECASE)
+    SCREEN = SCREENS["url"]
     PATTERNS = [Pattern("URL", r"(?<![\w@.])(?:https?://|www\.)[^\s<>\"'`)\]}]*[^\s<>\"'`)\]}.,;:!?]", 0.5)]
 
     def __init__(self, url_patterns: Iterable[str], supported_language: str = "en"):
@@ -482,13 +549,13 @@ class PersonalUrlRecognizer(PatternRecognizer):
 def build_recognizers(config) -> list:
     """The pattern recognizers for ``config.entities`` (a ``PIIConfig``)."""
     factories = {
-        "EMAIL_ADDRESS": lambda: MailRecognizer(),
-        "PHONE_NUMBER": lambda: PhoneRecognizer(config.phone_regions),
-        "CREDIT_CARD": lambda: CardRecognizer(),
-        "IP_ADDRESS": lambda: IPRecognizer(keep_private=config.keep_private_ips),
-        "IBAN_CODE": lambda: BankAccountRecognizer(),
-        "US_SSN": lambda: SsnRecognizer(),
-        "CRYPTO": lambda: WalletRecognizer(),
+        "EMAIL_ADDRESS": lambda: TunedEmailRecognizer(),
+        "PHONE_NUMBER": lambda: TunedPhoneRecognizer(config.phone_regions),
+        "CREDIT_CARD": lambda: TunedCardRecognizer(),
+        "IP_ADDRESS": lambda: TunedIpRecognizer(keep_private=config.keep_private_ips),
+        "IBAN_CODE": lambda: TunedIbanRecognizer(),
+        "US_SSN": lambda: TunedSsnRecognizer(),
+        "CRYPTO": lambda: TunedCryptoRecognizer(),
         "URL": lambda: PersonalUrlRecognizer(config.url_patterns),
     }
     return [factories[entity]() for entity in config.entities]

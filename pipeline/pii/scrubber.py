@@ -7,9 +7,9 @@
 
 Works offline with no spaCy model: Presidio's ``no_op`` NLP engine plus the pattern recognizers of
 ``pipeline.pii.recognizers``. With ``ner_model`` set, a spaCy NLP engine and Presidio's ``SpacyRecognizer``
-add PERSON/LOCATION. Speed comes from a per-entity pre-screen: a document reaches a recognizer only when
-that recognizer's cheap necessary-condition regex matches it, and reaches the analyzer not at all when
-no pre-screen matches (and no NER model is configured).
+add PERSON/LOCATION. Speed comes from the pre-screens of ``pipeline.pii.screen``: a document reaches a
+recognizer only when that recognizer has candidates in it, then only through windows around them, and
+reaches the analyzer not at all when nothing has candidates (and no NER model is configured).
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from presidio_anonymizer.operators import Hash
 from pipeline.errors import UserError
 from pipeline.pii.config import PIIConfig
 from pipeline.pii.recognizers import build_recognizers
+from pipeline.pii.screen import ScanCache, ScreenedRecognizer
 
 LANGUAGE = "en"  # Presidio's registry key; our pattern recognizers are language-independent.
 
@@ -103,10 +104,10 @@ class Scrubber:
         self.config = config
         self.salt = salt or config.hash_salt or secrets.token_hex(16)
         registry = RecognizerRegistry(supported_languages=[LANGUAGE])
-        self.prescreens = []  # (entity, compiled regex)
-        for recognizer in build_recognizers(config):
+        # Each pattern recognizer is registered wrapped: it only sees the windows its screen selects.
+        self.screened = [ScreenedRecognizer(r, r.SCREEN) for r in build_recognizers(config)]
+        for recognizer in self.screened:
             registry.add_recognizer(recognizer)
-            self.prescreens.append((recognizer.supported_entities[0], recognizer.PRESCREEN))
         self.ner_entities = list(config.ner_entities) if config.ner_model else []
         if config.ner_model:
             check_ner_model(config.ner_model)
@@ -130,8 +131,10 @@ class Scrubber:
 
     # ------------------------------------------------------------------------------------------ find
     def entities_to_check(self, text: str) -> list[str]:
-        """The entity types whose pre-screen matches ``text`` (plus NER types, which have no pre-screen)."""
-        found = [entity for entity, screen in self.prescreens if screen.search(text)]
+        """The entity types with candidates in ``text`` (plus NER types, which have no screen); prepares
+        each screened recognizer's windows for the ``analyze`` call that follows."""
+        cache = ScanCache(text)
+        found = [r.supported_entities[0] for r in self.screened if r.prepare(cache)]
         return found + self.ner_entities
 
     def find(self, text: str, nlp_artifacts: NlpArtifacts | None = None) -> list[RecognizerResult]:

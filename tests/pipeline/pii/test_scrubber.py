@@ -33,9 +33,11 @@ def test_true_positive_found_exactly(scrubber, entity, text, span):
 
 
 @pytest.mark.parametrize("entity,text,span", TP_CASES, ids=[f"{e}:{s}" for e, _, s in TP_CASES])
-def test_prescreen_is_a_necessary_condition(scrubber, entity, text, span):
-    screens = dict(scrubber.prescreens)
-    assert screens[entity].search(span), f"the {entity} pre-screen would hide {span!r} from its recognizer"
+def test_screen_finds_a_candidate_in_the_span_alone(scrubber, entity, text, span):
+    from pipeline.pii.screen import ScanCache
+
+    screens = {r.supported_entities[0]: r.spec for r in scrubber.screened}
+    assert screens[entity].windows(ScanCache(span)), f"the {entity} screen would hide {span!r} from its recognizer"
 
 
 @pytest.mark.parametrize("kind,text", NM_CASES, ids=[f"{k}:{t[:30]}" for k, t in NM_CASES])
@@ -152,3 +154,15 @@ def test_resolve_overlaps_prefers_score_then_length():
 def test_scrub_batch_equals_scrub(scrubber):
     texts = [text for _, text, _ in TP_CASES[:10]] + ["nothing here"]
     assert scrubber.scrub_batch(texts) == [scrubber.scrub(t) for t in texts]
+
+
+def test_our_recognizer_classes_do_not_shadow_presidio_ones():
+    """Presidio's registry loader finds recognizer classes by ``__name__`` among all subclasses: a clash
+    would break a plain ``AnalyzerEngine()`` in the same process."""
+    import presidio_analyzer.predefined_recognizers as predefined
+
+    from pipeline.pii import recognizers
+
+    ours = {c.__name__ for c in vars(recognizers).values()
+            if isinstance(c, type) and c.__module__ == recognizers.__name__}
+    assert ours and not ours & set(dir(predefined))

@@ -1,0 +1,247 @@
+"""Cheap pre-screens: which parts of a document can hold a given entity at all.
+
+A recognizer declares a ``ScreenSpec``: how to find *candidates* (a few fast scans shared by all
+recognizers: numeric runs, ``@``, ``:hex:``, ``XX99``, ``0x``...), which characters its matches are made of
+(``token``), and how much context it reads around a match (``before``/``after``). A document with no
+candidate never reaches the recognizer; one with candidates reaches it only through *windows*: each
+candidate grown to whole tokens, widened by the context margins, grown to whole tokens again and padded
+by a few characters for look-arounds. Windows that touch are merged.
+
+Soundness: every match the recognizer finds in the full text contains a candidate (the scans are
+necessary conditions), and the window of that candidate covers the whole token plus the context the
+recognizer reads, so running the recognizer on the windows finds exactly what it finds on the full text.
+``tests/pipeline/pii/test_screen.py`` checks this equality on every test case and on long mixed texts.
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from typing import Callable, Iterable, NamedTuple
+
+from presidio_analyzer import LocalRecognizer, RecognizerResult
+
+_DIGITS = re.compile(r"[0-9]+")  # starts with a character class: the regex engine skips the rest fast
+_V6 = re.compile(r":[0-9A-Fa-f]{0,4}:")  # starts with a literal: fast
+_BASE58 = re.compile(r"[13][a-km-zA-HJ-NP-Z1-9]{25}")
+_ETH = re.compile(r"0x[0-9a-fA-F]{40}")
+_URL = re.compile(r"://|www\.", re.IGNORECASE)
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+NUMERIC_TOKEN = r"[0-9 \t\u00a0.\-/()+]"
+EMAIL_TOKEN = r"[\w.!#$%&'*+/=?^`{|}~@-]"
+HEX_TOKEN = r"[0-9A-Za-z:.%/]"
+ALNUM_TOKEN = r"[0-9A-Za-z]"
+NON_SPACE_TOKEN = r"\S"
+PAD = 4  # characters beyond a window's tokens, for look-behinds/-aheads and boundary checks
+# Between windows joined into one text: no token contains a newline, and it is longer than any context.
+SEPARATOR = "\n" * 64
+_SEPARATOR_CHARS = " \t\u00a0.-/()+"
+
+
+class Run(NamedTuple):
+    start: int
+    end: int
+    digits: int
+    has_dot: bool
+
+
+class ScanCache:
+    """The shared scans of one text, each computed at most once. One pass over its digit runs serves the
+    numeric entities (phone, card, SSN, IPv4), IBANs (two check digits after two capitals) and crypto
+    addresses (base58 ``1``/``3``, bech32 ``bc1``, Ethereum ``0x``)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self._digits: list[tuple[int, int]] | None = None
+        self._runs: list[Run] | None = None
+        self._reversed: str | None = None
+
+    @property
+    def reversed(self) -> str:
+        if self._reversed is None:
+            self._reversed = self.text[::-1]
+        return self._reversed
+
+    @property
+    def digit_runs(self) -> list[tuple[int, int]]:
+        if self._digits is None:
+            self._digits = [m.span() for m in _DIGITS.finditer(self.text)]
+        return self._digits
+
+    @property
+    def numeric_runs(self) -> list[Run]:
+        """Runs of at least 4 digits with at most 6 separator characters (space, ``.-/()+``) between digits."""
+        if self._runs is None:
+            runs, text = [], self.text
+            start = end = digits = -1
+            for s, e in self.digit_runs + [(-1, -1)]:
+                gap = text[end:s] if start >= 0 else ""
+                if start >= 0 and s >= 0 and len(gap) <= 6 and not gap.strip(_SEPARATOR_CHARS):
+                    end, digits = e, digits + e - s
+                    continue
+                if start >= 0 and digits >= 4:
+                    runs.append(Run(start, end, digits, "." in text[start:end]))
+                start, end, digits = s, e, e - s
+            self._runs = runs
+        return self._runs
+
+    def iban_candidates(self) -> list[tuple[int, int]]:
+        text = self.text
+        return [(s - 2, s + 2) for s, e in self.digit_runs
+                if e - s >= 2 and s >= 2 and text[s - 1] in _UPPER and text[s - 2] in _UPPER]
+
+    def crypto_candidates(self) -> list[tuple[int, int]]:
+        text, out = self.text, []
+        for s, e in self.digit_runs:
+            first = text[s]
+            if first in "13":
+                m = _BASE58.match(text, s)
+                if m:
+                    out.append(m.span())
+                if first == "1" and s >= 2 and text[s - 2:s].lower() == "bc":
+                    out.append((s - 2, s + 1))
+            elif first == "0" and e == s + 1:
+                m = _ETH.match(text, s)
+                if m:
+                    out.append(m.span())
+        return out
+
+    def find_all(self, pattern: re.Pattern) -> list[tuple[int, int]]:
+        return [m.span() for m in pattern.finditer(self.text)]
+
+    def find_char(self, char: str) -> list[tuple[int, int]]:
+        out, i = [], self.text.find(char)
+        while i >= 0:
+            out.append((i, i + 1))
+            i = self.text.find(char, i + 1)
+        return out
+
+
+Candidates = Callable[[ScanCache], Iterable[tuple[int, int]]]
+
+
+def numeric(min_digits: int, need_dot: bool = False) -> Candidates:
+    def candidates(cache: ScanCache):
+        return [(r.start, r.end) for r in cache.numeric_runs
+                if r.digits >= min_digits and (r.has_dot or not need_dot)]
+    return candidates
+
+
+def pattern(*patterns: re.Pattern) -> Candidates:
+    def candidates(cache: ScanCache):
+        return [span for p in patterns for span in cache.find_all(p)]
+    return candidates
+
+
+def char(c: str) -> Candidates:
+    return lambda cache: cache.find_char(c)
+
+
+def union(*sources: Candidates) -> Candidates:
+    return lambda cache: [span for source in sources for span in source(cache)]
+
+
+class ScreenSpec(NamedTuple):
+    candidates: Candidates
+    token: str  # a regex character class the recognizer's matches are made of
+    before: int = 0  # context read before a match
+    after: int = 0  # context read after a match
+
+    def windows(self, cache: ScanCache) -> list[tuple[int, int]]:
+        spans = sorted(self.candidates(cache))
+        if not spans:
+            return []
+        text, n = cache.text, len(cache.text)
+        run = _compiled(self.token + "*")
+
+        def grow(start: int, end: int) -> tuple[int, int]:
+            # to the left: match the token run on the reversed text
+            return n - run.match(cache.reversed, n - start).end(), run.match(text, end).end()
+
+        grown = []
+        for start, end in spans:
+            start, end = grow(start, end)
+            start, end = grow(max(0, start - self.before), min(n, end + self.after))
+            grown.append((max(0, start - PAD), min(n, end + PAD)))
+        merged: list[list[int]] = []
+        for start, end in sorted(grown):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        return [(s, e) for s, e in merged]
+
+
+_COMPILED: dict[str, re.Pattern] = {}
+
+
+def _compiled(token: str) -> re.Pattern:
+    if token not in _COMPILED:
+        _COMPILED[token] = re.compile(token)
+    return _COMPILED[token]
+
+
+SCREENS = {
+    "email": ScreenSpec(char("@"), EMAIL_TOKEN, before=PAD, after=PAD),
+    "phone": ScreenSpec(numeric(7), NUMERIC_TOKEN, before=48, after=28),
+    "card": ScreenSpec(numeric(12), NUMERIC_TOKEN, before=PAD, after=PAD),
+    "ssn": ScreenSpec(numeric(9), NUMERIC_TOKEN, before=48, after=PAD),
+    "ip": ScreenSpec(union(numeric(4, need_dot=True), pattern(_V6)), HEX_TOKEN, before=28, after=PAD),
+    "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Z \-]", before=PAD, after=PAD),  # IBANs are upper case
+    "crypto": ScreenSpec(ScanCache.crypto_candidates, ALNUM_TOKEN, before=PAD, after=PAD),
+    "url": ScreenSpec(pattern(_URL), NON_SPACE_TOKEN, before=PAD, after=PAD),
+}
+
+
+class ScreenedRecognizer(LocalRecognizer):
+    """Runs ``inner`` (a Presidio recognizer with a ``SCREEN``) only on the windows of its candidates.
+
+    Registered in Presidio's registry in place of ``inner``. ``prepare(cache)`` lets the caller share one
+    ``ScanCache`` across recognizers; ``analyze`` falls back to scanning itself.
+    """
+
+    def __init__(self, inner, spec: ScreenSpec):
+        self.inner = inner
+        self.spec = spec
+        self._prepared: tuple[str, list[tuple[int, int]]] | None = None
+        super().__init__(supported_entities=list(inner.supported_entities),
+                         supported_language=inner.supported_language, name=f"Screened{inner.name}")
+
+    def load(self) -> None:
+        self.inner.load()
+
+    def prepare(self, cache: ScanCache) -> list[tuple[int, int]]:
+        windows = self.spec.windows(cache)
+        self._prepared = (cache.text, windows)
+        return windows
+
+    def analyze(self, text, entities, nlp_artifacts=None):
+        if self._prepared is not None and self._prepared[0] is text:
+            windows = self._prepared[1]
+        else:
+            windows = self.spec.windows(ScanCache(text))
+        if not windows:
+            return []
+        if windows == [(0, len(text))]:
+            return self._own(self.inner.analyze(text, entities, nlp_artifacts))
+        # One call over the windows joined by SEPARATOR (Presidio's per-call cost dominates short windows),
+        # then each result is moved back to its window's place in the text.
+        offsets, pieces, at = [], [], 0
+        for start, end in windows:
+            offsets.append((at, at + end - start, start - at))
+            pieces.append(text[start:end])
+            at += end - start + len(SEPARATOR)
+        results = self.inner.analyze(SEPARATOR.join(pieces), entities, nlp_artifacts)
+        starts = [o[0] for o in offsets]
+        for result in results:
+            lo, hi, shift = offsets[bisect.bisect_right(starts, result.start) - 1]
+            if result.end > hi:  # cannot happen: no token holds a newline; keep the guarantee explicit
+                raise AssertionError(f"{self.name}: a result crossed a window separator")
+            result.start += shift
+            result.end += shift
+        return self._own(results)
+
+    def _own(self, results):
+        for result in results:
+            result.recognition_metadata[RecognizerResult.RECOGNIZER_IDENTIFIER_KEY] = self.id
+        return results

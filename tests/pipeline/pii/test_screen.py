@@ -1,0 +1,63 @@
+"""The screens are sound: a screened recognizer finds exactly what its recognizer finds on the full text."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pipeline.pii.config import PIIConfig
+from pipeline.pii.entities import PATTERN_ENTITIES
+from tests.pipeline.pii.cases import NEAR_MISSES, TRUE_POSITIVES
+
+pytest.importorskip("presidio_analyzer")
+
+from pipeline.pii.recognizers import build_recognizers  # noqa: E402
+from pipeline.pii.screen import ScanCache, ScreenedRecognizer  # noqa: E402
+
+FILLER = ["The quick brown fox.", "Call it version 3.11 on 2024-01-02.", "Totals: 12 34 56 78 90 12 34.",
+          "See §4.2 and (12) - (34).", "Phone", "ISBN", "x" * 50, "a@b", "::", "1.2.3.4.5", "+", "\n", "  "]
+
+
+def _texts():
+    cases = [t for cs in TRUE_POSITIVES.values() for t, _ in cs] + [t for ts in NEAR_MISSES.values() for t in ts]
+    rng = random.Random(0)
+    mixed = []
+    for _ in range(60):
+        parts = rng.sample(cases, 6) + rng.sample(FILLER, 4)
+        rng.shuffle(parts)
+        mixed.append(rng.choice([" ", "", "\n", ", "]).join(parts))
+    return cases + mixed
+
+
+@pytest.fixture(scope="module")
+def recognizers():
+    return build_recognizers(PIIConfig(entities=list(PATTERN_ENTITIES)))
+
+
+def _spans(results):
+    return sorted((r.entity_type, r.start, r.end, r.score) for r in results)
+
+
+def test_screened_equals_full_text(recognizers):
+    for recognizer in recognizers:
+        screened = ScreenedRecognizer(recognizer, recognizer.SCREEN)
+        entity = recognizer.supported_entities
+        for text in _texts():
+            assert _spans(screened.analyze(text, entity)) == _spans(recognizer.analyze(text, entity)), (
+                recognizer.name, text)
+
+
+def test_windows_cover_candidates_and_merge():
+    from pipeline.pii.screen import SCREENS
+
+    text = "Call +1 202 555 0173 or 202-555-0174 now. " + "Filler text. " * 20 + "Fax 030 901820."
+    windows = SCREENS["phone"].windows(ScanCache(text))
+    assert len(windows) == 2
+    assert windows[0][0] == 0 and text.index("now") < windows[0][1] < text.index("Filler") + 40
+    assert windows[1][1] == len(text)
+    assert SCREENS["phone"].windows(ScanCache("no digits here, only 12 and 345")) == []
+
+
+def test_numeric_runs():
+    runs = ScanCache("a 12 b 1234 c 81.2.69.160 d +1 (202) 555-0173").numeric_runs
+    assert [(r.digits, r.has_dot) for r in runs] == [(4, False), (8, True), (11, False)]
