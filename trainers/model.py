@@ -39,6 +39,7 @@ class ModelConfig:
     activation: Literal["gelu", "relu", "swiglu"] = "gelu"
     tie_embeddings: bool = True
     bias: bool = True
+    output_bias: bool = False  # a bias on the vocabulary logits (BERT's MLM head)
     dropout: float = 0.1
     head_transform: bool = False  # BERT's dense + activation + norm before the output projection
     num_segments: int = 0  # > 0 adds segment (token type) embeddings to the encoder, for next-sentence pairs
@@ -66,7 +67,7 @@ SIZES: dict[str, dict[str, int]] = {
 # The published recipe of each family; every field can be overridden.
 FAMILIES: dict[str, dict] = {
     "bert": dict(arch="encoder", position="learned", norm="layernorm", norm_position="post", norm_eps=1e-12,
-                 activation="gelu", tie_embeddings=True, bias=True, head_transform=True),
+                 activation="gelu", tie_embeddings=True, bias=True, output_bias=True, head_transform=True),
     "gpt2": dict(arch="decoder", position="learned", norm="layernorm", norm_position="pre", norm_eps=1e-5,
                  activation="gelu", tie_embeddings=True, bias=True),
     "t5": dict(arch="encoder_decoder", position="relative", norm="rmsnorm", norm_position="pre", norm_eps=1e-6,
@@ -298,7 +299,7 @@ class Transformer(nn.Module):
         else:
             self.head_transform = None
         self.lm_head = None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
-        self.lm_bias = nn.Parameter(torch.zeros(cfg.vocab_size)) if cfg.tie_embeddings and cfg.bias else None
+        self.lm_bias = nn.Parameter(torch.zeros(cfg.vocab_size)) if cfg.output_bias else None
         if cfg.sentence_head:
             self.pooler = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model), nn.Tanh())
             self.sentence_classifier = nn.Linear(cfg.d_model, 2)
@@ -321,9 +322,8 @@ class Transformer(nn.Module):
     def output_logits(self, h: torch.Tensor) -> torch.Tensor:
         if self.head_transform is not None:
             h = self.head_transform(h)
-        if self.lm_head is not None:
-            return self.lm_head(h)
-        return F.linear(h, self.tok_emb.weight, self.lm_bias)
+        weight = self.tok_emb.weight if self.lm_head is None else self.lm_head.weight
+        return F.linear(h, weight, self.lm_bias)
 
     def forward(self, input_ids, labels=None, *, attention_mask=None, decoder_input_ids=None,
                 decoder_attention_mask=None, prefix_lengths=None, segment_ids=None, next_sentence_labels=None):
