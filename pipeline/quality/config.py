@@ -102,7 +102,7 @@ class JunkConfig:
     top_word_min_words: int = F(default=30, metadata={"help": "Apply max_top_word_fraction only to documents with this many words."})
     max_url_fraction: float | None = F(default=0.2, metadata={"help": "Max fraction of words that are URLs or e-mail addresses."})
     max_lowercase_sentence_starts: float | None = F(
-        default=0.5,
+        default=0.8,
         metadata={"help": "Max fraction of sentence ends followed by a lower-case word (shuffled word salad), with 3 or more sentence ends."},
     )
 

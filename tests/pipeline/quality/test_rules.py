@@ -264,3 +264,33 @@ def test_heuristic_rules_apply_edits_then_drop_rules():
     assert rules.apply("This site uses cookies.", lang="en")[1] == "c4_empty_after_edit"
     assert rules.apply(GERMAN, lang="de")[1] is None
     assert HeuristicRules(PAPER).apply(GERMAN, lang="de")[1] == "gopher_short_doc"
+
+
+# ------------------------------------------------------------------------------------ adapted options
+def test_shuffled_word_salad_is_junk():
+    salad = ("river . the , mill banks and of summer . fishermen the rods , morning . light winter the water . "
+             "bridge , market the stories . floods of the came")
+    assert junk_rule(salad, J, lang="en") == "junk_word_salad"
+    assert junk_rule(PROSE, J, lang="en") is KEEP
+
+
+def test_short_documents_need_one_stop_word_and_few_lines_skip_line_ratios():
+    cfg = GopherConfig()
+    assert gopher_quality("Shallow copy operation on arbitrary Python objects.", cfg, lang="en") is KEEP
+    assert gopher_quality("Shallow copy operation arbitrary Python objects.", cfg, lang="en") == "gopher_few_stop_words"
+    dialogue = "- What did the river say to the bridge?\n- Nothing, it just waved."
+    assert gopher_quality(dialogue, cfg, lang="en") is KEEP
+    assert gopher_quality(dialogue, dataclasses.replace(cfg, line_rules_min_lines=None), lang="en") == "gopher_too_many_bullets"
+
+
+def test_repetition_ngram_rules_wait_for_fifty_words():
+    short = 'When "break" leaves a "try" with a "finally" clause, that "finally" clause runs first.'
+    assert gopher_repetition(short, RepetitionConfig()) is KEEP
+    assert gopher_repetition(short, PAPER.repetition) is not KEEP
+
+
+def test_fineweb_lines_ending_in_a_colon_or_a_closing_quote_count_as_prose():
+    text = ("The available presentation types are the following:\nThe guard at the gate said \"stop right there.\"\n"
+            "A list of the remaining options follows:")
+    assert fineweb_quality(text, FW) is KEEP
+    assert fineweb_quality(text, PAPER.fineweb) == "fineweb_line_punct_ratio"
