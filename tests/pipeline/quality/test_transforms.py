@@ -105,6 +105,15 @@ def test_heuristic_filter_alone_with_a_blocklist_on_urls():
         assert_that(out.edits, equal_to([]), label="edits")
 
 
+def test_missing_model_files_fail_at_construction(tmp_path):
+    from pipeline.quality import ClassifierConfig, ClassifierFilter
+
+    with pytest.raises(UserError, match="quality.langid.model"):
+        LanguageFilter(LangIdConfig(model=str(tmp_path / "nope.bin")))
+    with pytest.raises(UserError, match=r"quality.classifiers\[q\].model"):
+        ClassifierFilter(ClassifierConfig(name="q", model=str(tmp_path / "nope.bin")))
+
+
 def test_disabled_stage_passes_everything():
     with TestPipeline() as p:
         out = p | beam.Create([doc("nav", NAV)]) | Quality(QualityConfig(enabled=False))
