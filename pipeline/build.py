@@ -221,6 +221,22 @@ def _gather(segments: list[Segment], name: str, dest: str, schema) -> list[dict[
     return entries
 
 
+REMOTE_RUNNERS = ("DataflowRunner", "SparkRunner", "FlinkRunner")
+
+
+def check_remote_paths(config: Config, options) -> None:
+    """Workers of a remote runner cannot see this machine's disk: refuse local paths up front."""
+    all_options = options.get_all_options()
+    runner = str(all_options.get("runner") or config.beam.runner)
+    loopback = all_options.get("environment_type") == "LOOPBACK"
+    if not any(r in runner for r in REMOTE_RUNNERS) or loopback or all_options.get("dry_run"):
+        return
+    local = [p for p in [config.output.run_dir, *(i.path for i in config.inputs)] if "://" not in p]
+    if local:
+        raise UserError(f"{runner} workers cannot read or write local paths ({', '.join(local)}); use a shared "
+                        "filesystem such as gs://bucket/... for inputs and output.run_dir")
+
+
 @dataclasses.dataclass
 class BuildResult:
     run_dir: str
@@ -247,6 +263,9 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
         FileSystems.delete([work_dir])
     segments = plan_segments(config, work_dir, checkpoint)
     options = pipeline_options(config.beam, beam_args)
+    dry_run = bool(options.get_all_options().get("dry_run"))
+    runner = str(options.get_all_options().get("runner") or config.beam.runner).rsplit(".", 1)[-1]
+    check_remote_paths(config, options)
     started = time.time()
     first = 0
     while resume and first < len(segments) and _is_complete(segments[first]):
@@ -254,7 +273,7 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
     if resume and first:
         print(f"resuming {run_dir}: {', '.join('+'.join(s.stages) or 'read' for s in segments[:first])} "
               f"already complete", file=out, flush=True)
-    print(f"building {run_dir} with {config.beam.runner} ...", file=out, flush=True)
+    print(f"building {run_dir} with {runner} ...", file=out, flush=True)
     for segment in segments[first:]:
         if FileSystems.exists(segment.directory):
             FileSystems.delete([segment.directory])
@@ -264,7 +283,13 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
             pipeline = beam.Pipeline(options=options)
             previous = segments[segment.index - 1] if segment.index else None
             segment_pipeline(pipeline, config, segment, previous, segment is segments[-1])
-            pipeline.run().wait_until_finish()
+            result = pipeline.run()
+            if dry_run:  # Dataflow's --dry_run builds and validates the job graph without running it
+                print(f"dry run: the job graph of {'+'.join(segment.stages) or 'read'} was built and validated "
+                      f"by {runner}; nothing was run", file=out, flush=True)
+                FileSystems.delete([work_dir])
+                return BuildResult(run_dir, {}, {})
+            result.wait_until_finish()
         except BaseException:
             if not checkpoint:
                 FileSystems.delete([work_dir])
