@@ -136,13 +136,15 @@ def ours_beam(docs: list[Doc], config: DedupConfig) -> tuple[list[int], float]:
     from pipeline.dedup import Dedup
     from pipeline.document import Document
 
-    removed: list[tuple[str, str]] = []
     start = time.perf_counter()
-    with beam.Pipeline(runner="DirectRunner") as p:
-        out = (p | beam.Create([Document(d.id, d.text, "bench") for d in docs]) | Dedup(config))
-        _ = (out.removed | beam.Map(lambda r: (r.doc.id, r.details.get("survivor_id")))
-             | beam.combiners.ToList() | beam.Map(removed.extend))
-    elapsed = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as tmp:
+        with beam.Pipeline(runner="DirectRunner") as p:
+            out = (p | beam.Create([Document(d.id, d.text, "bench") for d in docs]) | Dedup(config))
+            _ = (out.removed | beam.Map(lambda r: json.dumps([r.doc.id, r.details.get("survivor_id")]))
+                 | beam.io.WriteToText(os.path.join(tmp, "removed")))
+        elapsed = time.perf_counter() - start
+        removed = [json.loads(line) for path in sorted(pathlib.Path(tmp).glob("removed*"))
+                   for line in path.read_text().splitlines()]
     index = {d.id: i for i, d in enumerate(docs)}
     links = [(index[a], index[b]) for a, b in removed if b is not None]
     return clusters_from_links(len(docs), links), elapsed
@@ -332,20 +334,23 @@ def run_stage(path: str, runner: str) -> None:
     from pipeline.document import Document
 
     logging.getLogger().setLevel(logging.ERROR)
-    counts: dict = {}
 
     def to_doc(line):
         r = json.loads(line)
         return Document(r["id"], r["text"], "bench")
 
     start = time.perf_counter()
-    with beam.Pipeline(runner=runner) as p:
-        out = p | beam.io.ReadFromText(path) | beam.Map(to_doc) | Dedup(DedupConfig())
-        _ = out.kept | "CountKept" >> beam.combiners.Count.Globally() | "SaveKept" >> beam.Map(
-            lambda n: counts.__setitem__("kept", n))
-        _ = (out.removed | beam.Map(lambda r: r.reason) | beam.combiners.Count.PerElement()
-             | beam.combiners.ToList() | beam.Map(lambda kv: counts.__setitem__("removed", dict(kv))))
-    counts["seconds"] = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as tmp:
+        with beam.Pipeline(runner=runner) as p:
+            out = p | beam.io.ReadFromText(path) | beam.Map(to_doc) | Dedup(DedupConfig())
+            kept = out.kept | "Kept" >> beam.Map(lambda d: "kept")
+            removed = out.removed | "Reasons" >> beam.Map(lambda r: r.reason)
+            _ = ((kept, removed) | beam.Flatten() | beam.combiners.Count.PerElement()
+                 | beam.Map(json.dumps) | beam.io.WriteToText(os.path.join(tmp, "counts")))
+        seconds = time.perf_counter() - start
+        pairs = dict(json.loads(line) for f in sorted(pathlib.Path(tmp).glob("counts*"))
+                     for line in f.read_text().splitlines())
+    counts = {"kept": pairs.pop("kept", 0), "removed": pairs, "seconds": seconds}
     print(json.dumps(counts))
 
 

@@ -11,7 +11,8 @@ Text: Python's reStructuredText documentation (Debian package python3.11-doc, if
   truncation); each variant keeps 5-shingle Jaccard >= 0.5 with its base.
 - *Hard negatives*: groups of 2-6 different bases wrapped in the same boilerplate (a licence excerpt and a
   site template) sized so that pairs sit at Jaccard 0.15-0.4.
-- *Filler* for large corpora (``synthetic_bases``): paragraphs of different pages mixed at random.
+- *Synthetic bases* where the real pages run out (``synthetic_bases``): sentences of all pages mixed at
+  random.
 """
 from __future__ import annotations
 
@@ -81,13 +82,15 @@ def pages() -> list[list[str]]:
     return out
 
 
-def licence_words() -> list[list[str]]:
-    out = []
+def licence_sentences() -> list[str]:
+    """The sentences of the licences in /usr/share/common-licenses (boilerplate)."""
+    out = set()
     for path in sorted(glob.glob(os.path.join(LICENSES, "*"))):
         if os.path.isfile(path):
             with open(path, encoding="utf-8", errors="replace") as f:
-                out.append(f.read().split())
-    return out
+                text = " ".join(f.read().split())
+            out.update(s.strip() for s in re.split(r"(?<=[.;:])\s+", text) if len(s.split()) >= 4)
+    return sorted(out)
 
 
 def shingle_set(text: str) -> set[str]:
@@ -103,11 +106,15 @@ def true_jaccard(a: str, b: str) -> float:
 NAV = ["Home", "About", "Blog", "Docs", "Pricing", "Contact", "Login", "Sign up", "Careers", "Press", "Help"]
 
 
-def template(rng: random.Random, site: str, licence: list[str], licence_words_count: int) -> tuple[str, str]:
-    """A site's header and footer: navigation, a licence excerpt, a copyright line."""
+def template(rng: random.Random, site: str, sentences: list[str], words_count: int) -> tuple[str, str]:
+    """A site's header and footer: navigation, legal text (licence sentences chosen for this site, so
+    that two sites share little of it), a copyright line."""
     nav = " | ".join(rng.sample(NAV, 6))
-    start = rng.randrange(max(1, len(licence) - licence_words_count))
-    excerpt = " ".join(licence[start:start + licence_words_count])
+    chosen, size = [], 0
+    while size < words_count:
+        chosen.append(rng.choice(sentences))
+        size += len(chosen[-1].split())
+    excerpt = " ".join(" ".join(chosen).split()[:words_count])
     header = f"{site}\n{nav}"
     footer = f"{excerpt}\nCopyright {rng.randrange(1998, 2025)} {site}. All rights reserved."
     return header, footer
@@ -158,8 +165,7 @@ def edit(paras: list[str], rng: random.Random, vocab: list[str], licences: list[
             paras = [p.upper() if rng.random() < 0.3 else p.replace(" ", rng.choice(["  ", " ", "\n"]), 3)
                      for p in paras]
         elif kind == "boilerplate":
-            header, footer = template(rng, f"site{rng.randrange(10**4)}.example", rng.choice(licences),
-                                      rng.randint(5, 30))
+            header, footer = template(rng, f"site{rng.randrange(10**4)}.example", licences, rng.randint(5, 30))
             paras = [header] + paras + [footer]
         elif kind == "truncate":
             text = "\n\n".join(paras)
@@ -199,17 +205,18 @@ def bases_from_pages(page_list: list[list[str]], rng: random.Random) -> list[lis
     return out
 
 
-def distinct(bases: list[list[str]], max_jaccard: float = 0.3) -> list[list[str]]:
-    """Drop bases that are near another base (true Jaccard above ``max_jaccard`` among LSH candidates)."""
+def distinct(bases: list[list[str]], max_jaccard: float = 0.2) -> list[list[str]]:
+    """Drop bases that are near another base: true Jaccard above ``max_jaccard`` among LSH candidates
+    (64 bands of 2 rows: a pair at Jaccard 0.3 is a candidate with probability 0.998)."""
     from datasketch import MinHash, MinHashLSH
 
-    lsh = MinHashLSH(threshold=0.2, num_perm=64)
+    lsh = MinHashLSH(num_perm=128, params=(64, 2))
     kept, sets = [], []
     for paras in bases:
         s = shingle_set("\n\n".join(paras))
         if len(s) < 20:
             continue
-        m = MinHash(num_perm=64)
+        m = MinHash(num_perm=128)
         m.update_batch([x.encode() for x in s])
         if any(jaccard(s, sets[j]) > max_jaccard for j in lsh.query(m)):
             continue
@@ -220,28 +227,36 @@ def distinct(bases: list[list[str]], max_jaccard: float = 0.3) -> list[list[str]
 
 
 def synthetic_bases(page_list: list[list[str]], count: int, rng: random.Random) -> list[list[str]]:
-    """``count`` documents of 3-6 paragraphs drawn from different pages (for large-scale runs)."""
-    pool = [p for paras in page_list for p in paras]
-    return [rng.sample(pool, rng.randint(3, 6)) for _ in range(count)]
+    """``count`` documents of 2-5 paragraphs of 3-8 sentences drawn at random from all pages (the real
+    pages give a few thousand bases; these make up the rest, and two of them rarely share a sentence)."""
+    global _SENTENCES
+    if _SENTENCES is None:
+        _SENTENCES = sorted({s for paras in page_list for p in paras for s in re.split(r"(?<=\.)\s+", p)
+                             if len(s.split()) >= 5})
+    return [[" ".join(rng.sample(_SENTENCES, rng.randint(3, 8))) for _ in range(rng.randint(2, 5))]
+            for _ in range(count)]
+
+
+_SENTENCES: list[str] | None = None
 
 
 def build(n_docs: int, seed: int = 0, cluster_fraction: float = 0.3, negative_fraction: float = 0.15) -> list[Doc]:
     """About ``n_docs`` labelled documents (see the module docstring)."""
     rng = random.Random(seed)
     page_list = pages()
-    real = distinct(bases_from_pages(page_list, rng))
-    rng.shuffle(real)
-    vocab = sorted({w for paras in real[:500] for p in paras for w in p.split() if w.isalpha()})
-    licences = licence_words()
+    real = bases_from_pages(page_list, rng)
+    # about 0.65 bases per document; mixed-paragraph bases make up what the real pages lack
+    candidates = real + synthetic_bases(page_list, max(0, int(0.8 * n_docs) - len(real)), rng)
+    pool = distinct(candidates)
+    rng.shuffle(pool)
+    vocab = sorted({w for paras in pool[:500] for p in paras for w in p.split() if w.isalpha()})
+    licences = licence_sentences()
     docs: list[Doc] = []
     cluster = 0
-    real_iter = iter(real)
+    pool_iter = iter(pool)
 
     def next_base():
-        try:
-            return next(real_iter)
-        except StopIteration:
-            return synthetic_bases(page_list, 1, rng)[0]
+        return next(pool_iter)  # StopIteration: ask for fewer documents
 
     while len(docs) < n_docs:
         r = rng.random()
@@ -282,7 +297,7 @@ def negative_group(rng: random.Random, group: list[list[str]], licences, start: 
     a, b = sorted(sizes)[-2:]
     shared = int(target * (a + b) / (1 - target))
     site = f"site{rng.randrange(10**6)}.example"
-    header, footer = template(rng, site, rng.choice(licences), max(5, shared - 10))
+    header, footer = template(rng, site, licences, max(5, shared - 10))
     out = []
     for t in texts:
         out.append(Doc("", f"{header}\n\n{t}\n\n{footer}", -1, "negative"))

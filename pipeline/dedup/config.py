@@ -1,7 +1,7 @@
 """Configuration of the deduplication stage: one section per sub-transform, all under ``dedup``.
 
     dedup:
-      near: {candidate_threshold: 0.4, verify_threshold: 0.6}
+      near: {candidate_threshold: 0.3, verify_threshold: 0.5, num_perm: 256}
       lines: {max_occurrences: 3}
       decontaminate: {eval_sets: ["evals/*.jsonl"], action: flag}
 
@@ -37,9 +37,9 @@ class NearDedupConfig:
         "fast", "Shingle hash. fast: words hashed once each, n-grams combined in numpy (signatures equal "
                 "datasketch's with hashfunc=pipeline.dedup.minhash.Shingler.hashfunc); sha1: datasketch's own "
                 "default hash of the shingle bytes (bit-identical with MinHash(num_perm, seed), slower).")
-    candidate_threshold: float = _f(0.4, "Jaccard similarity that banding is tuned to find (recall): bands x rows "
+    candidate_threshold: float = _f(0.3, "Jaccard similarity that banding is tuned to find (recall): bands x rows "
                                          "come from datasketch's optimiser for this threshold unless set below.")
-    verify_threshold: float = _f(0.6, "Estimated Jaccard (from the signatures) a candidate pair needs before it is "
+    verify_threshold: float = _f(0.5, "Estimated Jaccard (from the signatures) a candidate pair needs before it is "
                                       "linked (precision); stops chains of weak matches merging unrelated documents.")
     bands: int = _f(0, "LSH bands; 0 = chosen from candidate_threshold (set bands and rows together).")
     rows: int = _f(0, "Signature rows per band; 0 = chosen from candidate_threshold.")

@@ -104,22 +104,15 @@ def test_shared_boilerplate_is_not_a_near_duplicate():
         assert_that(ids(out.kept, "Kept"), equal_to(["n0", "n1", "n2", "n3"]))
 
 
-def _run_near(docs, runner):
-    kept, removed = [], []
-    with beam.Pipeline(runner=runner) as p:
+@pytest.mark.parametrize("runner,order", [("DirectRunner", "shuffled"), ("BundleBasedDirectRunner", "reversed")])
+def test_survivors_identical_across_input_orders_and_runners(runner, order):
+    docs, expected_removed = near_corpus()
+    docs = docs[::-1] if order == "reversed" else random.Random(5).sample(docs, len(docs))
+    with TestPipeline(runner=runner) as p:
         out = p | beam.Create(docs) | NearDedup(NEAR)
-        out.kept | "K" >> beam.Map(lambda d: d.id) | "GK" >> beam.combiners.ToList() | "SK" >> beam.Map(kept.extend)
-        (removals(out.removed, "R") | "GR" >> beam.combiners.ToList() | "SR" >> beam.Map(removed.extend))
-    return sorted(kept), sorted(removed)
-
-
-def test_survivors_identical_across_runs_input_orders_and_runners():
-    docs, _ = near_corpus()
-    shuffled = docs[:]
-    random.Random(5).shuffle(shuffled)
-    first = _run_near(docs, "DirectRunner")
-    assert first == _run_near(shuffled, "DirectRunner")
-    assert first == _run_near(shuffled, "BundleBasedDirectRunner")
+        assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
+        assert_that(ids(out.kept, "Kept"), equal_to([f"c{c}-0" for c in range(4)] + [f"s{s}" for s in range(4, 12)]),
+                    label="CheckKept")
 
 
 # -------------------------------------------------------------------------------- connected components
