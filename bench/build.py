@@ -1,0 +1,97 @@
+"""Build throughput and peak memory on DirectRunner at several corpus sizes and worker counts.
+
+    python bench/build.py --sizes 10000 100000 --workers 1 2
+    python bench/build.py --sizes 1000000 --workers 2 --stages normalize,quality
+
+Corpus: documents of 1-6 consecutive paragraphs of real prose (Python's reStructuredText documentation from
+Debian's python3.11-doc, `apt-get install python3.11-doc`, plus pydoc topics), drawn with a fixed seed, written
+as 8 .jsonl.zst files. Each run is `corpusforge build` in a subprocess; peak memory is the largest sum of RSS
+over the whole process tree (driver and Beam workers), sampled every 0.2 s with psutil.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+import zstandard
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from bench.dedup_data.corpus import pages  # noqa: E402  (real prose, paragraph lists)
+
+ALL_STAGES = ("normalize", "quality", "dedup", "pii")
+
+
+def write_corpus(directory: str, documents: int, seed: int = 0, files: int = 8) -> int:
+    """``documents`` docs of real text in ``files`` .jsonl.zst files; returns the bytes of text written."""
+    rng = random.Random(seed)
+    page_list = pages()
+    os.makedirs(directory, exist_ok=True)
+    writers = [zstandard.ZstdCompressor(level=3).stream_writer(open(os.path.join(directory, f"part-{i}.jsonl.zst"), "wb"))
+               for i in range(files)]
+    text_bytes = 0
+    for n in range(documents):
+        page = page_list[rng.randrange(len(page_list))]
+        start = rng.randrange(len(page))
+        text = "\n\n".join(page[start: start + rng.randint(1, 6)])
+        line = json.dumps({"id": f"d{n:08d}", "text": text}).encode() + b"\n"
+        text_bytes += len(text.encode())
+        writers[n % files].write(line)
+    for w in writers:
+        w.close()
+    return text_bytes
+
+
+def measure(cmd: list[str]) -> tuple[float, float, int]:
+    """Run ``cmd``; return (wall seconds, peak RSS of the process tree in MB, exit code)."""
+    import psutil
+
+    started = time.time()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    root, peak = psutil.Process(proc.pid), 0
+    while proc.poll() is None:
+        try:
+            tree = [root, *root.children(recursive=True)]
+            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+        except psutil.Error:
+            pass
+        time.sleep(0.2)
+    output = proc.stdout.read()
+    if proc.returncode:
+        print(output[-3000:], file=sys.stderr)
+    return time.time() - started, peak / 1e6, proc.returncode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--stages", default=",".join(ALL_STAGES), help="Comma-separated stages to run.")
+    parser.add_argument("--workdir", default=None, help="Where corpora and runs go (default: a temp dir).")
+    args = parser.parse_args()
+    stages = [s for s in args.stages.split(",") if s]
+    workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-build-")
+    off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
+    print(f"stages: {', '.join(stages)}; {os.cpu_count()} CPU cores; work dir {workdir}")
+    print(f"{'docs':>10} {'MB text':>8} {'workers':>7} {'wall s':>8} {'docs/s':>8} {'peak MB':>8}")
+    for size in args.sizes:
+        corpus = os.path.join(workdir, f"corpus-{size}")
+        text_mb = write_corpus(corpus, size) / 1e6
+        for workers in args.workers:
+            run = os.path.join(workdir, f"run-{size}-{workers}")
+            mode = ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"] if workers > 1 else []
+            cmd = [sys.executable, "-m", "pipeline.cli", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
+                   "--run-dir", run, "--overwrite", *off, *mode]
+            wall, peak, code = measure(cmd)
+            status = "" if code == 0 else f"  FAILED (exit {code})"
+            print(f"{size:>10,} {text_mb:>8.1f} {workers:>7} {wall:>8.1f} {size / wall:>8.0f} {peak:>8.0f}{status}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
