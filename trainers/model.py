@@ -46,6 +46,9 @@ class ModelConfig:
     sentence_head: bool = False  # a pooled two-way classifier on the first token (next-sentence prediction)
     relative_buckets: int = 32
     relative_max_distance: int = 128
+    attention_scale: float | None = None  # None: 1/sqrt(head_dim); T5 uses 1.0 (the scale lives in its init)
+    output_scale: bool = False  # T5: tied output logits from the final hidden state x d_model**-0.5
+    init: Literal["normal", "t5"] = "normal"  # normal(0, init_std) as GPT-2/BERT, or T5's fan-in scaled init
     init_std: float = 0.02
 
     def __post_init__(self) -> None:
@@ -71,7 +74,8 @@ FAMILIES: dict[str, dict] = {
     "gpt2": dict(arch="decoder", position="learned", norm="layernorm", norm_position="pre", norm_eps=1e-5,
                  activation="gelu", tie_embeddings=True, bias=True),
     "t5": dict(arch="encoder_decoder", position="relative", norm="rmsnorm", norm_position="pre", norm_eps=1e-6,
-               activation="relu", tie_embeddings=True, bias=False),
+               activation="relu", tie_embeddings=True, bias=False, attention_scale=1.0, output_scale=True,
+               init="t5"),
     "bart": dict(arch="encoder_decoder", position="learned", norm="layernorm", norm_position="post",
                  norm_eps=1e-5, activation="gelu", tie_embeddings=True, bias=True),
 }
@@ -152,7 +156,7 @@ class RelativePositionBias(nn.Module):
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig, cross: bool = False):
         super().__init__()
-        self.n_heads, self.dropout = cfg.n_heads, cfg.dropout
+        self.n_heads, self.dropout, self.scale = cfg.n_heads, cfg.dropout, cfg.attention_scale
         if cross:
             self.q = nn.Linear(cfg.d_model, cfg.d_model, bias=cfg.bias)
             self.kv = nn.Linear(cfg.d_model, 2 * cfg.d_model, bias=cfg.bias)
@@ -172,7 +176,7 @@ class Attention(nn.Module):
             q, k = apply_rope(q, rope), apply_rope(k, rope)
         if mask is not None and mask.dtype != torch.bool:
             mask = mask.to(q.dtype)
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal,
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal, scale=self.scale,
                                            dropout_p=self.dropout if self.training else 0.0)
         return self.out(y.transpose(1, 2).reshape(B, T, C))
 
@@ -306,6 +310,8 @@ class Transformer(nn.Module):
         self.apply(self._init_weights)
 
     def _init_weights(self, module: nn.Module) -> None:
+        if self.cfg.init == "t5":
+            return self._init_t5(module)
         std = self.cfg.init_std
         if isinstance(module, nn.Linear):
             # GPT-2: residual output projections scaled down by the number of residual additions.
@@ -316,12 +322,39 @@ class Transformer(nn.Module):
         elif isinstance(module, nn.Embedding):
             nn.init.normal_(module.weight, mean=0.0, std=std)
 
+    def _init_t5(self, module: nn.Module) -> None:
+        """T5's initialisation (Mesh TensorFlow): unit-variance embeddings, fan-in scaled projections, the
+        attention scale folded into the query."""
+        d, hd = self.cfg.d_model, self.cfg.d_model // self.cfg.n_heads
+        normal = lambda w, std: nn.init.normal_(w, mean=0.0, std=std)  # noqa: E731
+        if isinstance(module, Attention):
+            if hasattr(module, "qkv"):
+                normal(module.qkv.weight[:d], (d * hd) ** -0.5)
+                normal(module.qkv.weight[d:], d ** -0.5)
+            else:
+                normal(module.q.weight, (d * hd) ** -0.5)
+                normal(module.kv.weight, d ** -0.5)
+            normal(module.out.weight, d ** -0.5)
+        elif isinstance(module, MLP):
+            normal(module.up.weight, d ** -0.5)
+            normal(module.down.weight, self.cfg.d_ff ** -0.5)
+        elif isinstance(module, RelativePositionBias):
+            normal(module.bias.weight, d ** -0.5)
+        elif isinstance(module, nn.Embedding) or module is self.lm_head:
+            normal(module.weight, 1.0)
+        elif isinstance(module, nn.Linear):  # head transform, pooler: not part of T5
+            normal(module.weight, d ** -0.5)
+        if isinstance(module, nn.Linear) and module.bias is not None:  # children come first in apply()
+            nn.init.zeros_(module.bias)
+
     def num_params(self, trainable_only: bool = True) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable_only)
 
     def output_logits(self, h: torch.Tensor) -> torch.Tensor:
         if self.head_transform is not None:
             h = self.head_transform(h)
+        if self.cfg.output_scale and self.lm_head is None:
+            h = h * self.cfg.d_model ** -0.5
         weight = self.tok_emb.weight if self.lm_head is None else self.lm_head.weight
         return F.linear(h, weight, self.lm_bias)
 

@@ -300,6 +300,10 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                 bar.update(1)
             if evaluator is not None and tc.eval_every and step % tc.eval_every == 0 and step != end:
                 eval_result = evaluator.run(trained, autocast, step, log)
+                if dist.is_main:
+                    (bar.write if bar is not None else print)(
+                        f"step {step}: val loss {eval_result['loss']:.4f} (ppl {eval_result['ppl']:.2f}, "
+                        f"accuracy {eval_result['accuracy']:.3f})")
                 window_start = time.perf_counter()  # evaluation time is not training throughput
             if step % tc.checkpoint_every == 0 or step == end:
                 last_checkpoint = save(step)
