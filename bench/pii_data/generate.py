@@ -285,9 +285,12 @@ def assemble(text: str, inserts: list[tuple[int, str, str, str, str, str]]) -> t
     return "".join(out), labels
 
 
-def build(n_docs: int, seed: int = 0, pii_share: float = 0.5, lookalike_share: float = 0.35) -> list[dict]:
+def build(n_docs: int, seed: int = 0, pii_share: float = 0.5, lookalike_share: float = 0.35,
+          paragraphs_per_doc: int = 1) -> list[dict]:
     """``n_docs`` labelled documents: ``{"id", "text", "labels": [(group, kind, start, end)]}`` where group is
-    ``pii`` (kind in PII_TYPES) or ``lookalike`` (kind in LOOKALIKE_KINDS)."""
+    ``pii`` (kind in PII_TYPES) or ``lookalike`` (kind in LOOKALIKE_KINDS). A document is
+    ``paragraphs_per_doc`` consecutive paragraphs (1: a paragraph, ~700 characters; 4: a page, ~2.8 KB);
+    the number of injected items per document does not depend on it."""
     from faker import Faker
 
     rng = random.Random(seed)
@@ -299,7 +302,8 @@ def build(n_docs: int, seed: int = 0, pii_share: float = 0.5, lookalike_share: f
     rng.shuffle(paragraphs)
     docs = []
     for i in range(n_docs):
-        text = paragraphs[i % len(paragraphs)]
+        first = i * paragraphs_per_doc
+        text = "\n\n".join(paragraphs[(first + k) % len(paragraphs)] for k in range(paragraphs_per_doc))
         cuts = _cuts(text)
         inserts = []
         roll = rng.random()

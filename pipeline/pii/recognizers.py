@@ -154,7 +154,10 @@ def _regions(regions: tuple[str, ...]) -> tuple[str, ...]:
     def breadth(region: str) -> int:
         metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
         return -len(metadata.general_desc.possible_length) if metadata else 0
-    return tuple(sorted((r for r in regions if r in phonenumbers.SUPPORTED_REGIONS), key=breadth))
+    ordered = tuple(sorted((r for r in regions if r in phonenumbers.SUPPORTED_REGIONS), key=breadth))
+    for region in ordered:  # load each region's metadata now rather than on a document
+        _possible("0123456789", region)
+    return ordered
 
 
 def _possible(number: str, region: str | None) -> bool:
@@ -162,6 +165,40 @@ def _possible(number: str, region: str | None) -> bool:
         return phonenumbers.is_possible_number(phonenumbers.parse(number, region))
     except phonenumbers.NumberParseException:
         return False
+
+
+def _valid_somewhere(number: str, regions: tuple[str, ...]) -> bool:
+    for region in _regions(regions):
+        try:
+            if phonenumbers.is_valid_number(phonenumbers.parse(number, region)):
+                return True
+        except phonenumbers.NumberParseException:
+            pass
+    return False
+
+
+def _written_like_a_phone(span: str, tokens: list[str], seps: list[str], stripped: list[str], digits: str,
+                          regions: tuple[str, ...]) -> bool:
+    """The national-format shape rules, for a number without a cue word before it."""
+    nd = len(digits)
+    lengths = [len(t) for t in tokens]
+    trunk = digits[0] == "0"
+    if len(tokens) == 1:
+        # A bare digit run: only with a trunk prefix and valid (assigned range): 0638967464, 07500787177.
+        return trunk and 10 <= nd <= 11 and not isbn10_ok(digits) and _valid_somewhere(span, regions)
+    spaced_list = len(tokens) >= 3 and all(s == " " for s in seps) and len(set(lengths)) == 1
+    thousands = (len(set(stripped)) == 1 and stripped[0] in ("", ".") and seps[0] in (" ", ".", "\u00a0")
+                 and lengths[0] <= 3 and all(n == 3 for n in lengths[1:]))
+    if spaced_list or thousands:  # "10 20 30 40", "609 141 777" (or 609 million): French "04 15 39 15 00" only
+        return trunk and all(n >= 2 for n in lengths)
+    if span.startswith("("):  # (591)341-7776, (0161) 4960066; not "(2019) 123456"
+        return not (lengths[0] == 4 and tokens[0][:2] in ("19", "20")) and lengths[-1] >= 3
+    if trunk:  # 0711 123456, 020 7946 0958; not "012 0123"
+        return nd >= 9 and all(n >= 2 for n in lengths)
+    if len(tokens) >= 3:  # 780-563-6083, 1-800-555-0199, 12 3915-0008
+        first_ok = tokens[0] == "1" or 2 <= lengths[0] <= 4
+        return first_ok and all(2 <= n <= 4 for n in lengths[1:-1]) and 3 <= lengths[-1] <= 4
+    return False  # two groups without a trunk prefix: 555-1234 needs a cue word
 
 
 def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], token_end: int | None = None) -> bool:
@@ -197,26 +234,7 @@ def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], t
         return 8 <= len(re.sub(r"\D", "", cleaned)) <= 15 and _possible(cleaned, None)
     if nd > 12:
         return False
-    lengths = [len(t) for t in tokens]
-    spaced_list = (len(tokens) >= 3 and all(s == " " for s in seps) and len(set(lengths)) == 1)
-    thousands = (len(tokens) >= 2 and len(set(stripped)) == 1 and stripped[0] in ("", ".") and seps[0] in (" ", ".", "\u00a0")
-                 and lengths[0] <= 3 and all(n == 3 for n in lengths[1:]))
-    trunk = digits[0] == "0"
-    if len(tokens) == 1:
-        shaped = False  # a bare digit run is a phone number only next to a word such as "phone"
-    elif spaced_list or thousands:
-        shaped = trunk and all(n >= 2 for n in lengths)
-    elif span.startswith("("):
-        head = tokens[0]
-        shaped = not (len(head) == 4 and head[:2] in ("19", "20")) and lengths[-1] >= 3
-    elif trunk:
-        shaped = nd >= 9 and all(n >= 2 for n in lengths)  # 0711 123456, 020 7946 0958; not "012 0123"
-    elif len(tokens) >= 3:
-        first_ok = tokens[0] == "1" or 2 <= lengths[0] <= 4
-        shaped = first_ok and all(2 <= n <= 4 for n in lengths[1:-1]) and 3 <= lengths[-1] <= 4
-    else:
-        shaped = False  # two groups without a trunk prefix: 555-1234 needs context
-    if not (shaped or context):
+    if not (context or _written_like_a_phone(span, tokens, seps, stripped, digits, regions)):
         return False
     return any(_possible(span, region) for region in _regions(regions))
 
@@ -241,7 +259,8 @@ def phone_spans(text: str, regions: tuple[str, ...]) -> list[tuple[int, int]]:
         if len(bounds) > 8:
             continue
         cuts = [i for i in range(1, len(bounds)) if text[bounds[i - 1][1]:bounds[i][0]] in (" ", "\t", "\u00a0")]
-        subs = [(bounds[0][0], bounds[c - 1][1]) for c in reversed(cuts)] + [(bounds[c][0], bounds[-1][1]) for c in cuts]
+        subs = ([(bounds[0][0], bounds[c - 1][1]) for c in reversed(cuts)]
+                + [(bounds[c][0], bounds[-1][1]) for c in cuts])
         for s, e in sorted(subs, key=lambda span: span[0] - span[1]):  # longest first
             if phone_number_ok(text, s, e, regions):
                 found.append((s, e))
@@ -353,28 +372,42 @@ _IP_NOT_AFTER = re.compile(
     r"section|§)[\s:#]*$", re.IGNORECASE)
 
 
+# Non-global IPv4 blocks (ipaddress's private networks plus 100.64.0.0/10), as integer ranges.
+_IPV4_NOT_GLOBAL = sorted(
+    (int(net.network_address), int(net.broadcast_address))
+    for net in [*ipaddress._IPv4Constants._private_networks, ipaddress.ip_network("100.64.0.0/10")]
+)
+_IPV6_DOCUMENTATION = ipaddress.ip_network("2001:db8::/32")
+
+
+def ipv4_ok(text: str, keep_private: bool) -> bool:
+    """For a dotted quad already matched by the IPv4 pattern (octets 0-255, optional /prefix)."""
+    octets = text.split("/")[0].split(".")
+    if all(len(octet) == 1 for octet in octets):
+        return False  # "1.2.3.4", "3.5.6.0": versions (and 1.1.1.1, 8.8.8.8 are public resolvers, no one's)
+    if not keep_private:
+        return True
+    value = int(octets[0]) << 24 | int(octets[1]) << 16 | int(octets[2]) << 8 | int(octets[3])
+    return not any(lo <= value <= hi for lo, hi in _IPV4_NOT_GLOBAL)  # 10/8, 192.168/16...: no one's
+
+
 def ip_ok(text: str, keep_private: bool) -> bool:
-    """Whether ``text`` is an IP address that identifies someone (global unless ``keep_private`` is False)."""
+    """Whether ``text`` is an IP address that identifies someone (see ``PIIConfig.keep_private_ips``)."""
     try:
         iface = ipaddress.ip_interface(text.split("%")[0])
     except ValueError:
         return False
     address = iface.ip
-    if address.version == 6 and "." not in text and len([g for g in text.split("/")[0].split(":") if g]) < 3:
+    if address.version == 4:
+        return ipv4_ok(text, keep_private)
+    if "." not in text and len([g for g in text.split("/")[0].split(":") if g]) < 3:
         return False  # "1::2", "a::b": slices and C++ scopes, not addresses anyone writes
-    if address.version == 4 and all(len(octet) == 1 for octet in text.split("/")[0].split(".")):
-        return False  # "1.2.3.4", "3.5.6.0": versions (and 1.1.1.1, 8.8.8.8 are public resolvers, no one's)
     if not keep_private:
         return True
-    if address.version == 4:
-        return address.is_global  # 10/8, 192.168/16, 127/8...: shared by millions, identify no one
     # IPv6: loopback, link-local, multicast, documentation and unspecified identify no one; unique-local
     # addresses (fc00::/7) carry a random 40-bit site id, so they are treated like global ones.
     return not (address.is_loopback or address.is_link_local or address.is_multicast or address.is_unspecified
                 or address in _IPV6_DOCUMENTATION)
-
-
-_IPV6_DOCUMENTATION = ipaddress.ip_network("2001:db8::/32")
 
 
 def ipv4_context_ok(text: str, start: int) -> bool:
@@ -406,7 +439,7 @@ class TunedIpRecognizer(LocalRecognizer):
         results = []
         if "." in text:
             for m in self.IPV4.finditer(text):
-                if ip_ok(m.group(), self.keep_private) and ipv4_context_ok(text, m.start()):
+                if ipv4_ok(m.group(), self.keep_private) and ipv4_context_ok(text, m.start()):
                     results.append(_result(self, m.start(), m.end(), self.SCORE))
         if ":" in text:
             for m in self.IPV6.finditer(text):
@@ -439,8 +472,9 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
     _LOCAL = r"[\w!#$%&'*+/=?^`{|}~-]"
     # Presidio's pattern with the local part bounded to 64 characters (RFC 5321), so a long token without
     # "@" costs linear time, and without its leading \b (an address may start with "+" or "'").
-    PATTERNS = [Pattern("Email (bounded)", rf"(?<![\w.!#$%&'*+/=?^`{{|}}~-]){_LOCAL}(?:[\w.!#$%&'*+/=?^`{{|}}~-]{{0,62}}"
-                                           rf"{_LOCAL})?@\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b", 0.5)]
+    PATTERNS = [Pattern("Email (bounded)",
+                        rf"(?<![\w.!#$%&'*+/=?^`{{|}}~-]){_LOCAL}(?:[\w.!#$%&'*+/=?^`{{|}}~-]{{0,62}}{_LOCAL})?"
+                        r"@\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b", 0.5)]
 
     def __init__(self, supported_language: str = "en"):
         super().__init__(patterns=self.PATTERNS, supported_language=supported_language,
@@ -455,13 +489,41 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
 
 
 # ----------------------------------------------------------------------------------------------- IBAN
+_IBAN_START = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}")
+_IBAN_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
 class TunedIbanRecognizer(IbanRecognizer):
-    """Presidio's IBAN recognizer (country formats + mod-97 checksum), unchanged but for its pre-screen."""
+    """Presidio's IBAN validation (country format, exact length, mod-97 checksum) on the longest valid
+    prefix of each ``XX99...`` token. Presidio's own pattern swallows a following upper-case word ("...9946
+    ISBN 978..." or "... SMTP") into the last group and then rejects the whole IBAN."""
 
     SCREEN = SCREENS["iban"]
+    SCORE = 1.0
 
     def __init__(self, supported_language: str = "en"):
-        super().__init__(supported_language=supported_language, name="CorpusforgeIbanRecognizer")
+        super().__init__(supported_language=supported_language, exact_match=True, name="CorpusforgeIbanRecognizer")
+
+    def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
+        results, n = [], len(text)
+        for m in _IBAN_START.finditer(text):
+            chars, ends, i = [], [], m.start()
+            while i < n and len(chars) < 34:
+                if text[i] in _IBAN_CHARS:
+                    chars.append(text[i])
+                    ends.append(i + 1)
+                    i += 1
+                elif text[i] in " -" and i + 1 < n and text[i + 1] in _IBAN_CHARS and len(chars) % 4 == 0:
+                    i += 1  # one separator between groups of four
+                else:
+                    break
+            compact = "".join(chars)
+            for length in range(len(compact), 14, -1):
+                end = ends[length - 1]
+                if (end == n or not text[end].isalnum()) and self.validate_result(compact[:length]):
+                    results.append(_result(self, m.start(), end, self.SCORE))
+                    break
+        return results
 
 
 # ------------------------------------------------------------------------------------------------ SSN
@@ -517,7 +579,8 @@ class TunedCryptoRecognizer(StdlibPatterns, CryptoRecognizer):
     ]
 
     def __init__(self, supported_language: str = "en"):
-        super().__init__(patterns=self.PATTERNS, supported_language=supported_language, name="CorpusforgeWalletRecognizer")
+        super().__init__(patterns=self.PATTERNS, supported_language=supported_language,
+                         name="CorpusforgeWalletRecognizer")
 
     def validate_result(self, pattern_text: str) -> bool:
         if pattern_text.startswith("0x"):

@@ -141,18 +141,26 @@ def union(*sources: Candidates) -> Candidates:
     return lambda cache: [span for source in sources for span in source(cache)]
 
 
-class ScreenSpec(NamedTuple):
-    candidates: Candidates
-    token: str  # a regex character class the recognizer's matches are made of
-    before: int = 0  # context read before a match
-    after: int = 0  # context read after a match
+class ScreenSpec:
+    """``candidates``: where matches may be; ``token``: a regex character class the recognizer's matches are
+    made of; ``before``/``after``: how much context the recognizer reads around a match."""
+
+    def __init__(self, candidates: Candidates, token: str, before: int = 0, after: int = 0, grow_first: bool = True):
+        self.candidates = candidates
+        self.token = token
+        self.before = before
+        self.after = after
+        # Numeric runs already hold every digit a match can have, so margins can start from them; other
+        # candidates ("@") sit inside their match, so the margins start from the grown token.
+        self.grow_first = grow_first
+        self._run = re.compile(token + "*")
 
     def windows(self, cache: ScanCache) -> list[tuple[int, int]]:
         spans = sorted(self.candidates(cache))
         if not spans:
             return []
         text, n = cache.text, len(cache.text)
-        run = _compiled(self.token + "*")
+        run = self._run
 
         def grow(start: int, end: int) -> tuple[int, int]:
             # to the left: match the token run on the reversed text
@@ -160,7 +168,8 @@ class ScreenSpec(NamedTuple):
 
         grown = []
         for start, end in spans:
-            start, end = grow(start, end)
+            if self.grow_first:
+                start, end = grow(start, end)
             start, end = grow(max(0, start - self.before), min(n, end + self.after))
             grown.append((max(0, start - PAD), min(n, end + PAD)))
         merged: list[list[int]] = []
@@ -172,20 +181,11 @@ class ScreenSpec(NamedTuple):
         return [(s, e) for s, e in merged]
 
 
-_COMPILED: dict[str, re.Pattern] = {}
-
-
-def _compiled(token: str) -> re.Pattern:
-    if token not in _COMPILED:
-        _COMPILED[token] = re.compile(token)
-    return _COMPILED[token]
-
-
 SCREENS = {
     "email": ScreenSpec(char("@"), EMAIL_TOKEN, before=PAD, after=PAD),
-    "phone": ScreenSpec(numeric(7), NUMERIC_TOKEN, before=48, after=28),
-    "card": ScreenSpec(numeric(12), NUMERIC_TOKEN, before=PAD, after=PAD),
-    "ssn": ScreenSpec(numeric(9), NUMERIC_TOKEN, before=48, after=PAD),
+    "phone": ScreenSpec(numeric(7), NUMERIC_TOKEN, before=48, after=28, grow_first=False),
+    "card": ScreenSpec(numeric(12), NUMERIC_TOKEN, before=PAD, after=PAD, grow_first=False),
+    "ssn": ScreenSpec(numeric(9), NUMERIC_TOKEN, before=48, after=PAD, grow_first=False),
     "ip": ScreenSpec(union(numeric(4, need_dot=True), pattern(_V6)), HEX_TOKEN, before=28, after=PAD),
     "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Z \-]", before=PAD, after=PAD),  # IBANs are upper case
     "crypto": ScreenSpec(ScanCache.crypto_candidates, ALNUM_TOKEN, before=PAD, after=PAD),

@@ -128,6 +128,9 @@ class Scrubber:
         self._empty_artifacts: NlpArtifacts | None = None if config.ner_model else nlp_engine.process_text("", LANGUAGE)
         self.operators = {entity: self._operator(entity) for entity in config.active_entities}
         self.drop_entities = {e for e in config.active_entities if config.action_for(e) == "drop"}
+        # Load lazily loaded data now (per-region phone metadata, the bundled public suffix list), so the
+        # first documents do not pay for it.
+        self.scrub("Warm-up: write to a.b@example.org or call +1 202 555 0173, 020 7946 0958, 0711 123456.")
 
     # ------------------------------------------------------------------------------------------ find
     def entities_to_check(self, text: str) -> list[str]:

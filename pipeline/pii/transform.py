@@ -88,7 +88,7 @@ class ScrubPII(beam.PTransform):
 
             check_ner_model(config.ner_model)
 
-    def expand(self, docs):
+    def expand(self, docs) -> StageOutputs:
         tags = [REMOVED, EDITS] + ([AUDIT] if self.audit_path else [])
         tagged = (
             docs

@@ -29,6 +29,9 @@ TRUE_POSITIVES = {
         ("Telefon: 0049 30 901820", "0049 30 901820"),
         ("tel. 609 141 777", "609 141 777"),
         ("Meet me, 1-800-555-0199 is the hotline", "1-800-555-0199"),
+        ("— Christiane Poirier, 0638967464", "0638967464"),
+        ("You can reach the office at 0711123456.", "0711123456"),
+        ("お問い合わせ: 32 502 99 29", "32 502 99 29"),
     ],
     "CREDIT_CARD": [
         ("Visa 4111 1111 1111 1111 exp 12/29", "4111 1111 1111 1111"),
@@ -53,6 +56,8 @@ TRUE_POSITIVES = {
         ("pay GB82WEST12345698765432 now", "GB82WEST12345698765432"),
         ("FR1420041010050500013M02606 (Paris)", "FR1420041010050500013M02606"),
         ("rekening NL91ABNA0417164300.", "NL91ABNA0417164300"),
+        ("Bankverbindung: ES18 9217 6435 5682 0639 9946 ISBN follows", "ES18 9217 6435 5682 0639 9946"),
+        ("IBAN ES8037033651156680828340 SMTPAuthenticationError", "ES8037033651156680828340"),
     ],
     "US_SSN": [
         ("SSN 536-22-1234 on file", "536-22-1234"),
@@ -69,7 +74,8 @@ TRUE_POSITIVES = {
     "URL": [
         ("see https://example.com/~jdoe/cv.html.", "https://example.com/~jdoe/cv.html"),
         ("profile: http://www.example.org/users/jdoe", "http://www.example.org/users/jdoe"),
-        ("(https://example.com/profile?email=jane%40example.org)", "https://example.com/profile?email=jane%40example.org"),
+        ("(https://example.com/profile?email=jane%40example.org)",
+         "https://example.com/profile?email=jane%40example.org"),
     ],
 }
 
@@ -93,7 +99,10 @@ NEAR_MISSES = {
              "arr[1000000] = 0", "ssh user@host", "npm i lodash@4.17.21", "@property\ndef x(self):",
              "git clone git@github.com:org/repo.git", "y = x@self.weights", "http://localhost:8080/",
              "timeout=86400000", "if (n > 4294967295) return -1;", "struct sockaddr_in6 a = {::1};",
-             "ts 1700000000", "int[] a = {1, 2, 3, 4, 5, 6, 7};"],
+             "ts 1700000000", "int[] a = {1, 2, 3, 4, 5, 6, 7};", "INT_MAX is 2147483647",
+             "during an emit() call.\n\n(epoch 1610704840)", "an emit() call. Use `arr[7314358]` here.",
+             "'01  012 0123    01234'", "Order No. 12345678", "a number 1000000000 of times",
+             "Sent on 2023-10-15 ISBN 0-306-40615-2 and call 1-2-3"],
     "price": ["$1,299.99", "€ 1.234.567", "USD 12,345,678", "£9.99 or 1 000 000 €", "costs 1.234.567,89 EUR"],
     "rfc": ["RFC 5322", "RFC 2616, section 14.9", "see RFC 4291 section 2.5.2"],
     "private_ip": ["127.0.0.1", "192.168.1.1", "10.0.0.1", "::1", "fe80::1", "2001:db8::1"],
