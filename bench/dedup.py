@@ -235,6 +235,12 @@ def bench_quality(n_docs: int, skip_beam: bool, skip_datatrove: bool) -> dict:
           f"{lsh_params(defaults.candidate_threshold, defaults.num_perm)}), verify {defaults.verify_threshold}, "
           f"num_perm {defaults.num_perm}")
     peers = {}
+    in_memory = score(docs, ours_in_memory(docs, signatures(texts, defaults.num_perm, defaults.hash),
+                                           defaults.candidate_threshold, defaults.verify_threshold, defaults.num_perm,
+                                           defaults.max_bucket_pairs))
+    print(f"in-memory run of the stage's algorithm at the defaults: P={in_memory['precision']:.4f} "
+          f"R={in_memory['recall']:.4f}")
+    results["defaults_in_memory"] = in_memory
     if not skip_beam:
         config = DedupConfig()
         config.lines.enabled = False  # pair quality of document-level dedup only

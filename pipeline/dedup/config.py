@@ -49,7 +49,7 @@ class NearDedupConfig:
                                    "buckets link each member to the best-ranked member and to its predecessor.")
     max_rounds: int = _f(10, "Rounds of distributed connected components (large-star/small-star); the build "
                             "fails, saying so, if the graph has not converged after them.")
-    batch_size: int = _f(512, "Documents per vectorised signature batch.")
+    batch_size: int = _f(512, "Documents per vectorised signature batch (a document of n x 4 KB counts n times).")
 
     def __post_init__(self) -> None:
         check(self.ngram >= 1, f"dedup.near.ngram must be >= 1, got {self.ngram}")

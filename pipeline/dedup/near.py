@@ -61,6 +61,12 @@ class _SignatureFn(beam.DoFn):
                 yield beam.pvalue.TaggedOutput(BANDS, (key, node))
 
 
+def _batch_weight(doc) -> int:
+    """Batch sizes count documents of up to 4 KB as 1 and longer ones by their size, so that a batch of
+    ``batch_size`` stays near ``batch_size`` x 4 KB of text however long the documents are."""
+    return 1 + len(doc.text) // 4096
+
+
 def bucket_pairs(max_all_pairs: int):
     """A bucket ``(key, [nodes])`` -> candidate pairs ``(u, v)`` with ``u < v``.
 
@@ -210,7 +216,8 @@ class NearDedup(beam.PTransform):
         batch = max(1, c.batch_size)
         computed = (
             docs
-            | "NearBatch" >> beam.BatchElements(min_batch_size=min(batch, 64), max_batch_size=batch)
+            | "NearBatch" >> beam.BatchElements(min_batch_size=min(batch, 64), max_batch_size=batch,
+                                                element_size_fn=_batch_weight)
             | "NearSignatures" >> beam.ParDo(_SignatureFn(c, self.score_key)).with_outputs(BANDS, main="sigs")
         )
         sigs = computed.sigs
