@@ -19,7 +19,7 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PIP) install -e ".[test]"
+	$(PIP) install -e ".[test,gcp]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "pipeline.commands",
     "pipeline.quality.cli",
     "tokenizer.cli",
+    "trainers.cli",
     "pipeline.report.cli",
 ]
 
