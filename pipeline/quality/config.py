@@ -162,6 +162,10 @@ class GopherConfig:
             _positive(getattr(self, name), f"quality.gopher.{name}")
 
 
+_TOP_NGRAMS = {"2": 0.20, "3": 0.18, "4": 0.16}
+_DUP_NGRAMS = {"5": 0.15, "6": 0.14, "7": 0.13, "8": 0.12, "9": 0.11, "10": 0.10}
+
+
 @dataclasses.dataclass
 class RepetitionConfig:
     enabled: bool = F(default=True, metadata={"help": "Run the Gopher repetition rules."})
@@ -170,12 +174,12 @@ class RepetitionConfig:
     max_dup_line_char_frac: float | None = F(default=0.2, metadata={"help": "Max fraction of characters in duplicate lines (paper: 0.20)."})
     max_dup_para_char_frac: float | None = F(default=0.2, metadata={"help": "Max fraction of characters in duplicate paragraphs (paper: 0.20)."})
     top_ngram_char_frac: dict[str, float | None] = F(
-        default_factory=lambda: {"2": 0.20, "3": 0.18, "4": 0.16},
-        metadata={"help": "n -> max fraction of characters in the most frequent word n-gram (paper: 2: 0.20, 3: 0.18, 4: 0.16)."},
+        default_factory=lambda: dict(_TOP_NGRAMS),
+        metadata={"help": "n -> max fraction of characters in the most frequent word n-gram (paper: 2: 0.20, 3: 0.18, 4: 0.16); given keys update these, null turns one off."},
     )
     dup_ngram_char_frac: dict[str, float | None] = F(
-        default_factory=lambda: {"5": 0.15, "6": 0.14, "7": 0.13, "8": 0.12, "9": 0.11, "10": 0.10},
-        metadata={"help": "n -> max fraction of characters in duplicated word n-grams (paper: 5: 0.15 ... 10: 0.10)."},
+        default_factory=lambda: dict(_DUP_NGRAMS),
+        metadata={"help": "n -> max fraction of characters in duplicated word n-grams (paper: 5: 0.15 ... 10: 0.10); given keys update these, null turns one off."},
     )
     ngram_min_words: int | None = F(
         default=50,
@@ -190,6 +194,9 @@ class RepetitionConfig:
     )
 
     def __post_init__(self) -> None:
+        # A config file's mapping updates the published table instead of replacing it.
+        self.top_ngram_char_frac = {**_TOP_NGRAMS, **{str(k): v for k, v in self.top_ngram_char_frac.items()}}
+        self.dup_ngram_char_frac = {**_DUP_NGRAMS, **{str(k): v for k, v in self.dup_ngram_char_frac.items()}}
         for name in ("max_dup_line_frac", "max_dup_para_frac", "max_dup_line_char_frac", "max_dup_para_char_frac"):
             _frac(getattr(self, name), f"quality.repetition.{name}")
         for table in ("top_ngram_char_frac", "dup_ngram_char_frac"):
