@@ -85,9 +85,9 @@ class PIIConfig:
     )
     keep_private_ips: bool = dataclasses.field(
         default=True,
-        metadata={"help": "Leave IPs that identify no one intact (IPv4 other than global: 127.0.0.1, 10.x, "
-                  "192.168.x, documentation ranges; IPv6 loopback, link-local, multicast, 2001:db8::/32); "
-                  "they are common in technical text."},
+        metadata={"help": "Leave IPs that identify no one intact: non-global IPv4 (127.0.0.1, 10.x, 192.168.x, "
+                  "documentation ranges) and IPv6 loopback, :: and 2001:db8::/32 (full IPv6 link-local addresses can "
+                  "embed a MAC address, so they are removed); they are common in technical text."},
     )
     allow_list: list[str] = dataclasses.field(
         default_factory=list, metadata={"help": "Exact strings never treated as PII (e.g. a project's public contact address)."}

@@ -404,10 +404,10 @@ def ip_ok(text: str, keep_private: bool) -> bool:
         return False  # "1::2", "a::b": slices and C++ scopes, not addresses anyone writes
     if not keep_private:
         return True
-    # IPv6: loopback, link-local, multicast, documentation and unspecified identify no one; unique-local
-    # addresses (fc00::/7) carry a random 40-bit site id, so they are treated like global ones.
-    return not (address.is_loopback or address.is_link_local or address.is_multicast or address.is_unspecified
-                or address in _IPV6_DOCUMENTATION)
+    # IPv6: only loopback, unspecified and the documentation range identify no one. Link-local and other
+    # non-global addresses written in full can embed a MAC address (EUI-64 interface ids), and unique-local
+    # ones a random site id; short forms such as fe80::1 or ff02::1 are already left alone (fewer than 3 groups).
+    return not (address.is_loopback or address.is_unspecified or address in _IPV6_DOCUMENTATION)
 
 
 def ipv4_context_ok(text: str, start: int) -> bool:
@@ -527,7 +527,9 @@ class TunedIbanRecognizer(IbanRecognizer):
 
 
 # ------------------------------------------------------------------------------------------------ SSN
-SSN_CONTEXT = _context_re(["ssn", "social security", r"social sec", "ss#", r"ss no", "taxpayer", r"\btin\b"])
+# "123 45 6789" and "123456789" count as SSNs only right after one of these (same sentence, <= 3 words).
+SSN_CUE = _cue_re(["ssns?", r"social security(?: number| no\.?| #)?", r"social sec\.?", r"ss#", r"ss no\.?",
+                   "taxpayer", "tin"])
 
 
 def ssn_ok(text: str) -> bool:
@@ -560,7 +562,7 @@ class TunedSsnRecognizer(StdlibPatterns, UsSsnRecognizer):
         kept = []
         for r in super().analyze(text, entities, nlp_artifacts, regex_flags):
             if r.score < 0.85:
-                if not has_context(text, r.start, SSN_CONTEXT):
+                if SSN_CUE.search(text, max(0, r.start - 48), r.start) is None:
                     continue
                 r.score = 0.85
             kept.append(r)

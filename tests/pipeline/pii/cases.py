@@ -50,6 +50,7 @@ TRUE_POSITIVES = {
         ("resolver 2001:4860:4860::8888", "2001:4860:4860::8888"),
         ("v6 2a00:1450:4001:82a::200e.", "2a00:1450:4001:82a::200e"),
         ("full 32c9:c69b:4e50:ed89:1ae2:5cc9:19e5:bea1 here", "32c9:c69b:4e50:ed89:1ae2:5cc9:19e5:bea1"),
+        ("EUI-64 fe80::21a:2bff:fe3c:4d5e%eth0 up", "fe80::21a:2bff:fe3c:4d5e%eth0"),
     ],
     "IBAN_CODE": [
         ("IBAN DE89 3704 0044 0532 0130 00, BIC", "DE89 3704 0044 0532 0130 00"),
@@ -64,6 +65,7 @@ TRUE_POSITIVES = {
         ("her number is 536-22-1234.", "536-22-1234"),
         ("SSN: 536 22 1234", "536 22 1234"),
         ("social security number 536221234", "536221234"),
+        ("SSN: 267-08-8990 e.g. struct.pack('>I', 178080156)", "267-08-8990"),
     ],
     "CRYPTO": [
         ("send to 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2 please", "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2"),
@@ -105,7 +107,8 @@ NEAR_MISSES = {
              "Sent on 2023-10-15 ISBN 0-306-40615-2 and call 1-2-3"],
     "price": ["$1,299.99", "€ 1.234.567", "USD 12,345,678", "£9.99 or 1 000 000 €", "costs 1.234.567,89 EUR"],
     "rfc": ["RFC 5322", "RFC 2616, section 14.9", "see RFC 4291 section 2.5.2"],
-    "private_ip": ["127.0.0.1", "192.168.1.1", "10.0.0.1", "::1", "fe80::1", "2001:db8::1"],
+    "private_ip": ["127.0.0.1", "192.168.1.1", "10.0.0.1", "::1", "fe80::1", "ff02::1", "2001:db8::1",
+                   "2001:db8:85a3::8a2e:370:7334", "100.64.0.1", "198.51.100.7"],
     "number": ["population of 1,234,567", "1 000 000 inhabitants", "pi is 3.14159265358979",
                "at 40.7128, -74.0060", "12:30:45", "MAC 00:1A:2B:3C:4D:5E", "ratio 16:9:4",
                "values 10 20 30 40 50", "order 12345678", "1920x1080 pixels"],
