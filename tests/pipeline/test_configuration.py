@@ -19,6 +19,10 @@ def test_set_overrides_parse_values_as_yaml():
     assert config.inputs[0].path == "a.jsonl" and config.inputs[0].text_field == "body"
 
 
+def test_exponent_floats_without_a_dot_are_numbers():
+    assert load_config(overrides=["output.shard_target_mb=5e-1"]).output.shard_target_mb == 0.5
+
+
 def test_unknown_key_names_the_key_and_the_allowed_ones():
     with pytest.raises(ConfigError, match=r"unknown key output\.shard_mb; allowed keys in output: .*shard_target_mb"):
         load_config(overrides=["output.shard_mb=3"])
