@@ -1,10 +1,10 @@
-"""Presidio recognizers tuned for pretraining text, plus the cheap pre-screens that gate them.
+"""Presidio recognizers tuned for pretraining text.
 
 Presidio's defaults, run without an NLP model, miss phone numbers written ``+1-…`` or with ``ext.``, miss
 2-series Mastercards, and fire on UUIDs, object identifiers, dates, versions and ISBNs. The recognizers
-here are Presidio recognizers (registered through its ``RecognizerRegistry``) with tighter token
-boundaries, shape rules and checksums. Their decisions are plain functions (``phone_span``,
-``card_number_ok``, ``ipv4_context_ok``...) so they are tested without an analyzer.
+here are Presidio recognizers (subclasses of its own, or ``LocalRecognizer``s, registered through its
+``RecognizerRegistry``) with whole-token boundaries, shape rules, cue words and checksums. Their decisions
+are plain functions (``phone_spans``, ``card_number_ok``, ``ip_ok``, ``ssn_ok``...) tested on their own.
 
 Every recognizer declares a ``SCREEN`` (``pipeline.pii.screen``): the cheap scans that find where it could
 match, and how much context it reads. The recognizers themselves have plain full-text semantics; the
@@ -225,6 +225,8 @@ def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], t
         return False
     if has_context(text, start, _ISBN_CONTEXT, window=12):
         return False
+    if len(tokens) > 1 and len(tokens[-1]) == 1:
+        return False  # a trailing one-digit group is glued on ("call 555-123-4567 2 times"): try the sub-runs
     context = PHONE_CUE.search(text, max(0, start - 48), start) is not None
     international = span.startswith("+") or span.startswith("(+")
     if not international and span.startswith("00") and nd >= 10 and _possible("+" + digits[2:], None):
