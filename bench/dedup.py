@@ -276,46 +276,52 @@ def bench_signatures(n_docs: int, rounds: int) -> dict:
     texts = texts[:n_docs]
     shingler = Shingler(5, "word", "sha1")
     chars = sum(map(len, texts)) / len(texts)
-    print(f"{len(texts)} documents, {chars:.0f} characters on average, 128 permutations, one process")
+    print(f"{len(texts)} documents, {chars:.0f} characters on average, one process")
 
-    def loop():
-        out = np.empty((len(texts), 128), dtype=np.uint32)
-        for i, t in enumerate(texts):
-            m = MinHash(num_perm=128)
-            m.update_batch(shingler.shingle_bytes(t))
-            out[i] = m.hashvalues
-        return out
-
-    def bulk():
-        return np.stack([m.hashvalues for m in MinHash.bulk([shingler.shingle_bytes(t) for t in texts], num_perm=128)])
-
-    timings = defaultdict(list)
-    outputs = {}
-    for _ in range(rounds):  # interleaved, best of rounds: contention hits every method alike
-        for name, fn in [("datasketch update_batch loop", loop), ("datasketch MinHash.bulk", bulk),
-                         ("corpusforge sha1", lambda: signatures(texts, 128, "sha1")),
-                         ("corpusforge fast", lambda: signatures(texts, 128, "fast"))]:
-            t = time.perf_counter()
-            outputs[name] = fn()
-            timings[name].append(time.perf_counter() - t)
-    identical_sha1 = bool((outputs["corpusforge sha1"] == outputs["datasketch update_batch loop"]).all()
-                          and (outputs["datasketch MinHash.bulk"] == outputs["datasketch update_batch loop"]).all())
-    fast = Shingler(5, "word", "fast")
-    sample = range(0, len(texts), max(1, len(texts) // 300))
-    identical_fast = all(
-        (lambda m: (m.update_batch(fast.shingle_bytes(texts[i])), m.hashvalues)[1])(
-            MinHash(num_perm=128, hashfunc=fast.hashfunc)).tolist() == outputs["corpusforge fast"][i].tolist()
-        for i in sample)
-    base = min(timings["datasketch update_batch loop"])
     result = {}
-    for name, ts in timings.items():
-        best = min(ts)
-        result[name] = {"docs_per_s": round(len(texts) / best), "vs_loop": round(base / best, 2)}
-        print(f"  {name:32s} {len(texts) / best:8.0f} docs/s   x{base / best:.2f} vs the update_batch loop")
-    print(f"  identical signatures: sha1 mode vs update_batch loop (all docs): {identical_sha1}; "
-          f"fast mode vs MinHash(hashfunc=Shingler.hashfunc) ({len(sample)} docs): {identical_fast}")
-    result["identical_sha1_all"] = identical_sha1
-    result["identical_fast_sample"] = identical_fast
+    for num_perm in (128, 256):
+        timings = defaultdict(list)
+        outputs = {}
+
+        def loop():
+            out = np.empty((len(texts), num_perm), dtype=np.uint32)
+            for i, t in enumerate(texts):
+                m = MinHash(num_perm=num_perm)
+                m.update_batch(shingler.shingle_bytes(t))
+                out[i] = m.hashvalues
+            return out
+
+        def bulk():
+            return np.stack([m.hashvalues for m in
+                             MinHash.bulk([shingler.shingle_bytes(t) for t in texts], num_perm=num_perm)])
+
+        for _ in range(rounds):  # interleaved, best of rounds: contention hits every method alike
+            for name, fn in [("datasketch update_batch loop", loop), ("datasketch MinHash.bulk", bulk),
+                             ("corpusforge sha1", lambda: signatures(texts, num_perm, "sha1")),
+                             ("corpusforge fast", lambda: signatures(texts, num_perm, "fast"))]:
+                t = time.perf_counter()
+                outputs[name] = fn()
+                timings[name].append(time.perf_counter() - t)
+        identical_sha1 = bool((outputs["corpusforge sha1"] == outputs["datasketch update_batch loop"]).all()
+                              and (outputs["datasketch MinHash.bulk"] == outputs["datasketch update_batch loop"]).all())
+        fast = Shingler(5, "word", "fast")
+        sample = range(0, len(texts), max(1, len(texts) // 300))
+        identical_fast = True
+        for i in sample:
+            m = MinHash(num_perm=num_perm, hashfunc=fast.hashfunc)
+            m.update_batch(fast.shingle_bytes(texts[i]))
+            identical_fast &= m.hashvalues.tolist() == outputs["corpusforge fast"][i].tolist()
+        base = min(timings["datasketch update_batch loop"])
+        print(f"  num_perm={num_perm}")
+        for name, ts in timings.items():
+            best = min(ts)
+            result[f"{name} (num_perm={num_perm})"] = {"docs_per_s": round(len(texts) / best),
+                                                       "vs_loop": round(base / best, 2)}
+            print(f"    {name:32s} {len(texts) / best:8.0f} docs/s   x{base / best:.2f} vs the update_batch loop")
+        print(f"    identical signatures: sha1 mode vs update_batch loop (all docs): {identical_sha1}; "
+              f"fast mode vs MinHash(hashfunc=Shingler.hashfunc) ({len(sample)} docs): {identical_fast}")
+        result[f"identical_sha1_all (num_perm={num_perm})"] = identical_sha1
+        result[f"identical_fast_sample (num_perm={num_perm})"] = identical_fast
     return result
 
 

@@ -1,7 +1,7 @@
 """Configuration of the deduplication stage: one section per sub-transform, all under ``dedup``.
 
     dedup:
-      near: {candidate_threshold: 0.3, verify_threshold: 0.5, num_perm: 256}
+      near: {candidate_threshold: 0.3, verify_threshold: 0.5}
       lines: {max_occurrences: 3}
       decontaminate: {eval_sets: ["evals/*.jsonl"], action: flag}
 
@@ -31,7 +31,8 @@ class NearDedupConfig:
     unit: Literal["word", "char"] = _f("word", "Shingle unit: word n-grams of the normalised words, or character "
                                                "n-grams of the normalised text.")
     ngram: int = _f(5, "Shingle length in units (5 words is the usual choice; use ~9-13 for characters).")
-    num_perm: int = _f(128, "MinHash permutations (signature length).")
+    num_perm: int = _f(256, "MinHash permutations (signature length); 256 keeps the estimate's standard error "
+                            "at Jaccard 0.45 near 0.03, so verification separates 0.4 from 0.5.")
     seed: int = _f(1, "Seed of datasketch's permutations (datasketch's default is 1).")
     hash: Literal["fast", "sha1"] = _f(
         "fast", "Shingle hash. fast: words hashed once each, n-grams combined in numpy (signatures equal "

@@ -47,13 +47,14 @@ def test_boilerplate_drops_keep_the_best_ranked_document():
 
 
 def test_banding_from_threshold_or_explicit():
-    assert banding(NearDedupConfig(candidate_threshold=0.5)) == (25, 5)
+    assert banding(NearDedupConfig(candidate_threshold=0.5, num_perm=128)) == (25, 5)
+    assert banding(NearDedupConfig()) == (64, 4)  # the defaults: 256 permutations, candidate 0.3
     assert banding(NearDedupConfig(bands=16, rows=8)) == (16, 8)
 
 
 @pytest.mark.parametrize("kwargs,message", [
     ({"bands": 4}, "set together"),
-    ({"bands": 20, "rows": 8}, "must not exceed num_perm"),
+    ({"bands": 40, "rows": 8}, "must not exceed num_perm"),
     ({"candidate_threshold": 1.0}, "candidate_threshold"),
     ({"verify_threshold": 0.0}, "verify_threshold"),
     ({"max_rounds": 0}, "max_rounds"),
