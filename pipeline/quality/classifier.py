@@ -90,6 +90,30 @@ class TrainResult:
         return dataclasses.asdict(self)
 
 
+def _train_and_save(kwargs: dict, path: str, errors) -> None:
+    import fasttext
+
+    try:
+        fasttext.train_supervised(**kwargs).save_model(path)
+        errors.put(None)
+    except RuntimeError as exc:
+        errors.put(str(exc))
+
+
+def _train_in_fresh_process(kwargs: dict, path: str) -> str | None:
+    """Train and save in a spawned process; returns fastText's error message, or None on success."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    errors = context.Queue()
+    process = context.Process(target=_train_and_save, args=(kwargs, path, errors))
+    process.start()
+    process.join()
+    if process.exitcode != 0:
+        return f"training process exited with code {process.exitcode}"
+    return errors.get()
+
+
 def train_classifier(
     positives: Iterable[str],
     negatives: Iterable[str],
@@ -127,18 +151,22 @@ def train_classifier(
     with tempfile.TemporaryDirectory() as tmp:
         train_file = pathlib.Path(tmp) / "train.txt"
         train_file.write_text("".join(f"__label__{lab} {t}\n" for lab, t in train), encoding="utf-8")
-        for attempt in range(5):
-            try:
-                model = fasttext.train_supervised(
-                    input=str(train_file), epoch=epoch, lr=lr, wordNgrams=word_ngrams, dim=dim, minCount=min_count,
-                    bucket=bucket, thread=threads, seed=seed, verbose=0,
-                )
+        # fastText raises "Encountered NaN" when training diverges (its maintainers: the learning rate is too
+        # high), and, seen here, at random on small inputs in a process that already trained or loaded a model,
+        # where retrying in the same process fails again. So each try trains in a fresh process; the rate halves
+        # every two tries.
+        model_file = pathlib.Path(tmp) / "model.bin"
+        for attempt in range(8):
+            rate = lr * 0.5 ** (attempt // 2)
+            kwargs = dict(input=str(train_file), epoch=epoch, lr=rate, wordNgrams=word_ngrams, dim=dim,
+                          minCount=min_count, bucket=bucket, thread=threads, seed=seed + attempt, verbose=0)
+            error = _train_in_fresh_process(kwargs, str(model_file))
+            if error is None:
                 break
-            except RuntimeError as exc:
-                # fastText 0.9.x raises "Encountered NaN" at random on small inputs that train in milliseconds
-                # (the same call succeeds when repeated); a rate too high for the data fails every time.
-                if "NaN" not in str(exc) or attempt == 4:
-                    raise UserError(f"fastText training failed 5 times at lr={lr}: {exc}; try a lower --lr") from None
+            if "NaN" not in error or attempt == 7:
+                raise UserError(f"fastText training failed at lr={rate:g}: {error}; "
+                                "try a lower --lr or more training data")
+        model = fasttext.load_model(str(model_file))
     if quantize:
         model.quantize(retrain=False)
     model.save_model(str(output))
