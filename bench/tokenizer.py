@@ -7,7 +7,7 @@ Setup, once (Debian packages with prose; nothing is downloaded at run time):
 
 Run:
 
-    .venv/bin/python bench/tokenizer.py                    # full corpus (~124 MB), ~10 min on 2 cores
+    .venv/bin/python bench/tokenizer.py                    # full corpus (~124 MB): 20-60 min on 2 shared cores
     .venv/bin/python bench/tokenizer.py --limit-mb 20      # a quick look
 
 What it measures, each pair in the same run on the same text:
@@ -200,15 +200,19 @@ def direct_tokenizer(kind: str):
     return tok, trainer
 
 
-def _alternate(first, second, repeat: int) -> tuple[float, float]:
-    """Best times of two jobs run ``repeat`` times each in ABBA order, so drift in machine load hits both."""
-    a, b = [], []
+TIMES: dict[str, list[float]] = {}  # every timed run, for the JSON output
+
+
+def _rotate(jobs: dict, repeat: int, label: str) -> dict[str, float]:
+    """Best time of each job, all run ``repeat`` times in turns, forward then backward (ABC CBA ...), so a
+    drift in the load of the shared machine hits every job alike."""
+    names = list(jobs)
     for i in range(repeat):
-        for job, times in (((first, a), (second, b)) if i % 2 == 0 else ((second, b), (first, a))):
+        for name in names if i % 2 == 0 else names[::-1]:
             started = time.perf_counter()
-            job()
-            times.append(time.perf_counter() - started)
-    return min(a), min(b)
+            jobs[name]()
+            TIMES.setdefault(f"{label}/{name}", []).append(round(time.perf_counter() - started, 2))
+    return {name: min(TIMES[f"{label}/{name}"]) for name in names}
 
 
 def bench_training(kind: str, family: str, clean: pathlib.Path, plain: pathlib.Path, work: pathlib.Path,
@@ -228,13 +232,13 @@ def bench_training(kind: str, family: str, clean: pathlib.Path, plain: pathlib.P
     def ours():
         reports.append(train_from_shards(cfg, str(clean), str(work / f"tokenizer-{kind}")))
 
-    ours_s, direct_s = _alternate(ours, direct, repeat)
+    def from_files():
+        tok, trainer = direct_tokenizer(kind)
+        tok.train(sorted(str(p) for p in plain.glob("*.txt")), trainer=trainer)
+        tok.save(str(work / f"files-{kind}.json"))
 
-    tok, trainer = direct_tokenizer(kind)
-    started = time.perf_counter()
-    tok.train(sorted(str(p) for p in plain.glob("*.txt")), trainer=trainer)
-    tok.save(str(work / f"files-{kind}.json"))
-    from_files = time.perf_counter() - started
+    best = _rotate({"corpusforge": ours, "direct_iterator": direct, "direct_files": from_files}, repeat, f"train-{kind}")
+    ours_s, direct_s, from_files = best["corpusforge"], best["direct_iterator"], best["direct_files"]
     report = reports[-1]
     return {
         "kind": kind, "family": family, "vocab_size": report["vocab_size"],
@@ -275,10 +279,14 @@ def bench_encoding(clean: pathlib.Path, work: pathlib.Path, tokenizer_json: path
         with beam.Pipeline(options=PipelineOptions(["--runner=DirectRunner"])) as p:
             _ = p | TokenizeShards(str(clean), str(out), str(tokenizer_json), val_fraction=0.01, batch_size=batch)
 
-    stage_s, bare_s = _alternate(stage, lambda: bare("encode_batch"), repeat)
-    started = time.perf_counter()
-    bare_tokens = bare("encode_batch_fast")
-    fast_s = time.perf_counter() - started
+    counts: dict[str, int] = {}
+    best = _rotate({"token_shards": stage,
+                    "encode_batch": lambda: counts.__setitem__("encode_batch", bare("encode_batch")),
+                    "encode_batch_fast": lambda: counts.__setitem__("encode_batch_fast", bare("encode_batch_fast"))},
+                   repeat, "encode")
+    stage_s, bare_s, fast_s = best["token_shards"], best["encode_batch"], best["encode_batch_fast"]
+    bare_tokens = counts["encode_batch"]
+    assert counts["encode_batch_fast"] == bare_tokens
     manifest = json.loads((out / "manifest.json").read_text())
     stage_tokens = manifest["splits"]["train"]["tokens"] + manifest["splits"]["val"]["tokens"]
     if stage_tokens != bare_tokens:
@@ -336,6 +344,9 @@ def main() -> None:
     parser.add_argument("--limit-mb", type=float, default=0.0, help="Use about this many MB of the corpus; 0: all.")
     parser.add_argument("--repeat", type=int, default=2,
                         help="Runs of each compared pair (alternating order; the best time of each side counts).")
+    parser.add_argument("--train", nargs="*", default=["bpe", "wordpiece"], choices=["bpe", "wordpiece"],
+                        help="Which training comparisons to run.")
+    parser.add_argument("--no-encode", action="store_true", help="Skip the encoding comparison.")
     parser.add_argument("--json", default=None, help="Also write the results to this file.")
     args = parser.parse_args()
     work = pathlib.Path(args.work)
@@ -346,14 +357,26 @@ def main() -> None:
           f"{os.cpu_count()} CPUs", flush=True)
     results = {"corpus": info, "cpus": os.cpu_count(), "repeat": args.repeat, "load_average_start": os.getloadavg(),
                "training": [], "encoding": None}
+    kinds = [k for k in ("bpe", "wordpiece") if k in args.train]
     for kind, family in (("bpe", "decoder"), ("wordpiece", "encoder")):
+        if kind not in kinds:
+            continue
         row = bench_training(kind, family, clean, plain, work, args.repeat)
         results["training"].append(row)
         print(f"train {kind:9s}: corpusforge {row['corpusforge_s']:.1f} s, direct tokenizers (same shards) "
               f"{row['direct_iterator_s']:.1f} s -> {row['ratio_vs_direct_iterator']:.2f}x; "
               f"Tokenizer.train(files) {row['direct_files_s']:.1f} s -> {row['ratio_vs_direct_files']:.2f}x; "
               f"held-out {row['heldout']['chars_per_token']} chars/token", flush=True)
-    enc = bench_encoding(clean, work, work / "tokenizer-bpe" / "tokenizer.json", args.repeat)
+    if args.no_encode:
+        _finish(results, args)
+        return
+    tokenizer_json = work / "tokenizer-bpe" / "tokenizer.json"
+    if not tokenizer_json.exists():  # the BPE training comparison was skipped: train the tokenizer untimed
+        from tokenizer.config import TokenizerConfig
+        from tokenizer.train import train_from_shards
+
+        train_from_shards(TokenizerConfig(family="decoder", vocab_size=VOCAB), str(clean), str(tokenizer_json.parent))
+    enc = bench_encoding(clean, work, tokenizer_json, args.repeat)
     results["encoding"] = enc
     print(f"encode bpe: token shards (Beam DirectRunner) {enc['token_shards_mb_s']:.2f} MB/s; bare encode_batch "
           f"{enc['bare_encode_batch_mb_s']:.2f} MB/s -> {enc['ratio_vs_encode_batch']:.2f}x; encode_batch_fast "
@@ -366,7 +389,13 @@ def main() -> None:
               f"{100 * tk['same_ids_share']:.1f}% of sampled documents" + (f" ({tk['gpt2']})" if "gpt2" in tk else ""))
     elif "skipped" in tk:
         print(f"tiktoken: skipped: {tk['skipped']}")
+    _finish(results, args)
+
+
+def _finish(results: dict, args) -> None:
     results["load_average_end"] = os.getloadavg()
+    results["all_times_s"] = TIMES
+    print(f"every timed run (s): {json.dumps(TIMES)}")
     print(f"load average (1, 5, 15 min) at start {results['load_average_start']}, at end {results['load_average_end']}")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(results, indent=2))
