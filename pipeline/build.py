@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
+import inspect
 import json
 import posixpath
 import sys
@@ -50,7 +51,10 @@ def enabled_stages(config: Config) -> list[tuple[str, beam.PTransform]]:
             continue
         module_name, _, class_name = target.partition(":")
         transform = getattr(importlib.import_module(module_name), class_name)
-        stages.append((section, transform(stage_config)))
+        # Stages that write side files (the PII audit file) take the run directory too.
+        takes_run_dir = "run_dir" in inspect.signature(transform.__init__).parameters
+        stages.append((section, transform(stage_config, run_dir=config.output.run_dir) if takes_run_dir
+                       else transform(stage_config)))
     return stages
 
 
@@ -337,7 +341,12 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
         if FileSystems.exists(source):
             FileSystems.rename([source], [posixpath.join(run_dir, name)])
     FileSystems.delete([final, work_dir])
-    print(format_summary(stats), file=out, flush=True)
+    notes = []
+    if config.pii.enabled:
+        from pipeline.pii import coverage
+
+        notes.append("  " + coverage(config.pii).summary())
+    print(format_summary(stats, notes), file=out, flush=True)
     return BuildResult(run_dir, stats, manifest)
 
 

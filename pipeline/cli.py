@@ -22,6 +22,7 @@ import warnings
 COMMAND_MODULES = [
     "pipeline.commands",
     "pipeline.quality.cli",
+    "pipeline.pii.cli",
     "tokenizer.cli",
     "trainers.cli",
     "pipeline.report.cli",
