@@ -35,9 +35,9 @@ class NearDedupConfig:
                             "at Jaccard 0.45 near 0.03, so verification separates 0.4 from 0.5.")
     seed: int = _f(1, "Seed of datasketch's permutations (datasketch's default is 1).")
     hash: Literal["fast", "sha1"] = _f(
-        "fast", "Shingle hash. fast: words hashed once each, n-grams combined in numpy (signatures equal "
-                "datasketch's with hashfunc=pipeline.dedup.minhash.Shingler.hashfunc); sha1: datasketch's own "
-                "default hash of the shingle bytes (bit-identical with MinHash(num_perm, seed), slower).")
+        "fast", "Shingle hash. fast: word hashes and n-gram hashes computed for a whole batch in numpy "
+                "(signatures equal datasketch's MinHash with hashfunc=Shingler(...).hashfunc); sha1: datasketch's "
+                "default hash of the shingle bytes (bit-identical with MinHash(num_perm, seed); ~4x slower).")
     candidate_threshold: float = _f(0.3, "Jaccard similarity that banding is tuned to find (recall): bands x rows "
                                          "come from datasketch's optimiser for this threshold unless set below.")
     verify_threshold: float = _f(0.5, "Estimated Jaccard (from the signatures) a candidate pair needs before it is "
