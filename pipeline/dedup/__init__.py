@@ -2,6 +2,9 @@
 
 ``Dedup`` is the stage; ``ExactDedup``, ``NearDedup``, ``LineDedup`` and ``Decontaminate`` can be used
 alone. Each returns ``StageOutputs(kept, removed, edits)`` with stage name ``"dedup"``.
+
+The transforms import apache_beam; they load on first use so that reading the configuration (every CLI
+command and every torchrun worker does) stays fast.
 """
 from pipeline.dedup.config import (
     DecontaminateConfig,
@@ -10,13 +13,25 @@ from pipeline.dedup.config import (
     LineDedupConfig,
     NearDedupConfig,
 )
-from pipeline.dedup.decontaminate import Decontaminate
-from pipeline.dedup.exact import ExactDedup
-from pipeline.dedup.lines import LineDedup
-from pipeline.dedup.near import ConnectedComponents, NearDedup
-from pipeline.dedup.stage import Dedup
 
 __all__ = [
     "ConnectedComponents", "Decontaminate", "DecontaminateConfig", "Dedup", "DedupConfig", "ExactDedup",
     "ExactDedupConfig", "LineDedup", "LineDedupConfig", "NearDedup", "NearDedupConfig",
 ]
+
+_TRANSFORMS = {
+    "Decontaminate": "pipeline.dedup.decontaminate",
+    "ExactDedup": "pipeline.dedup.exact",
+    "LineDedup": "pipeline.dedup.lines",
+    "ConnectedComponents": "pipeline.dedup.near",
+    "NearDedup": "pipeline.dedup.near",
+    "Dedup": "pipeline.dedup.stage",
+}
+
+
+def __getattr__(name: str):
+    if name in _TRANSFORMS:
+        import importlib
+
+        return getattr(importlib.import_module(_TRANSFORMS[name]), name)
+    raise AttributeError(f"module 'pipeline.dedup' has no attribute {name!r}")
