@@ -62,6 +62,11 @@ class OutputConfig:
         metadata={"help": "Run each stage as its own Beam pipeline and keep its output in RUN/.checkpoints, so a failed "
                           "build resumes (`build --resume`) from the last completed stage. Costs one extra write and "
                           "read of the corpus per stage."})
+    spill_text: bool = dataclasses.field(
+        default=True,
+        metadata={"help": "Keep document text in spill files under the run directory while Beam shuffles only "
+                          "references, so a local build's memory grows with the number of documents, not their "
+                          "text. Applies when output.run_dir is local; remote runners shuffle on disk themselves."})
 
     def __post_init__(self) -> None:
         check(self.shard_target_mb > 0, f"output.shard_target_mb must be > 0, got {self.shard_target_mb}")

@@ -16,20 +16,56 @@ import pyarrow as pa
 
 @dataclasses.dataclass
 class Document:
-    """One document. ``annotations`` holds what stages add (language, scores, PII counts...)."""
+    """One document. ``annotations`` holds what stages add (language, scores, PII counts...).
+
+    ``text_ref`` (set by ``pipeline.spill.SpillText``) says where the text also lies on disk; such a document
+    pickles without its text, and reading ``text`` after unpickling loads it back (see ``pipeline.spill``).
+    """
 
     id: str
     text: str
     source: str
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
     annotations: dict[str, Any] = dataclasses.field(default_factory=dict)
+    text_ref: tuple | None = dataclasses.field(default=None, compare=False, repr=False)
+
+    def _evolve(self, **changes: Any) -> "Document":
+        # Not dataclasses.replace: that reads every field, which would load a spilled text for nothing.
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.__dict__.update(changes)
+        return new
 
     def with_text(self, text: str) -> "Document":
-        return dataclasses.replace(self, text=text)
+        return self._evolve(text=text, text_ref=None)
+
+    def with_ref(self, ref: tuple) -> "Document":
+        """A copy whose text is also at ``ref``; it keeps the text in memory until it is pickled."""
+        return self._evolve(text_ref=ref)
 
     def annotate(self, **values: Any) -> "Document":
         """A copy with ``values`` merged into the annotations (records are never mutated in place)."""
-        return dataclasses.replace(self, annotations={**self.annotations, **values})
+        return self._evolve(annotations={**self.annotations, **values})
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        if state.get("text_ref") is not None:
+            state.pop("text", None)  # the text travels by reference
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when ``name`` is not in __dict__: a spilled document's text after unpickling.
+        # Not cached, so a shuffled document never holds its text longer than the caller does.
+        if name == "text":
+            ref = self.__dict__.get("text_ref")
+            if ref is not None:
+                from pipeline.spill import read_text
+
+                return read_text(ref)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 @dataclasses.dataclass
@@ -40,6 +76,9 @@ class Removed:
     stage: str
     reason: str
     details: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    def with_doc(self, doc: Document) -> "Removed":
+        return dataclasses.replace(self, doc=doc)
 
 
 @dataclasses.dataclass

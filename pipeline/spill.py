@@ -1,0 +1,113 @@
+"""Keep document text on local disk while Beam shuffles only references to it.
+
+Beam's local runners (the in-process and multi-process DirectRunner, PortableRunner with LOOPBACK, Dask on
+a LocalCluster) hold every PCollection that crosses a shuffle in memory. A build shuffles its documents
+several times (spreading the input over workers, joining dedup verdicts by id, grouping shards), so without
+help their peak memory grows with the text of the corpus.
+
+``SpillText`` appends each document's text to a spill file in the run's work directory and gives the
+document a ``text_ref`` (path, offset, length). A ``Document`` with a ``text_ref`` leaves its text out when it
+is pickled (``Document.__getstate__``), so what crosses a shuffle is the id, source, metadata, annotations
+and the reference: about 150 bytes plus the annotations per document, whatever its length. Reading
+``doc.text`` on the other side loads the text back from the spill file (``read_text``); a stage that
+changes the text makes a document without a reference, which the next ``SpillText`` writes out again.
+
+Writes are unbuffered (``os.write``), so a text is readable the moment its reference exists, even by a
+later step of the same fused stage. Spill files live in the build's temporary work directory and go with
+it. Remote runners (Dataflow, Spark, Flink) shuffle through their own disk-backed services, so the build
+turns spilling off there (``output.spill_text: auto``).
+"""
+from __future__ import annotations
+
+import collections
+import os
+import threading
+import uuid
+
+import apache_beam as beam
+
+# A new spill file every 256 MB keeps files a manageable size and lets one worker's files be told apart.
+ROTATE_BYTES = 256 * 1024 * 1024
+_OPEN_READERS = 64
+
+TextRef = tuple  # (path, offset, length in bytes)
+
+_readers: "collections.OrderedDict[str, int]" = collections.OrderedDict()
+_readers_lock = threading.Lock()
+
+
+def read_text(ref: TextRef) -> str:
+    """The text a ``TextRef`` points at (file descriptors are cached per process, least recently used out)."""
+    path, offset, length = ref
+    with _readers_lock:
+        fd = _readers.pop(path, None)
+        if fd is None:
+            fd = os.open(path, os.O_RDONLY)
+            while len(_readers) >= _OPEN_READERS:
+                os.close(_readers.popitem(last=False)[1])
+        _readers[path] = fd
+    data = os.pread(fd, length, offset)
+    if len(data) != length:
+        raise OSError(f"spill file {path} is shorter than expected: wanted {length} bytes at {offset}, "
+                      f"got {len(data)} (was the build's work directory deleted while it ran?)")
+    return data.decode("utf-8")
+
+
+def close_readers() -> None:
+    """Close every cached spill file descriptor (the driver calls this when a build ends)."""
+    with _readers_lock:
+        while _readers:
+            os.close(_readers.popitem()[1])
+
+
+class _SpillFn(beam.DoFn):
+    """Documents (or ``Removed`` records) -> the same records with their text spilled to ``directory``."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+
+    def setup(self):
+        os.makedirs(self.directory, exist_ok=True)
+        self._fd, self._path, self._size = None, None, 0
+
+    def _write(self, data: bytes) -> TextRef:
+        if self._fd is None or self._size >= ROTATE_BYTES:
+            self._close()
+            self._path = os.path.join(self.directory, f"{uuid.uuid4().hex}.txt")
+            self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            self._size = 0
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view):]
+        ref = (self._path, self._size, len(data))
+        self._size += len(data)
+        return ref
+
+    def process(self, record):
+        doc = getattr(record, "doc", record)  # a Removed record carries its document
+        if doc.text_ref is None:
+            spilled = doc.with_ref(self._write(doc.text.encode("utf-8")))
+            record = record.with_doc(spilled) if record is not doc else spilled
+        yield record
+
+    def _close(self):
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def finish_bundle(self):
+        self._close()
+
+    def teardown(self):
+        self._close()
+
+
+class SpillText(beam.PTransform):
+    """Spill the text of documents (or ``Removed`` records) to ``directory``, a local directory."""
+
+    def __init__(self, directory: str):
+        super().__init__()
+        self.directory = directory
+
+    def expand(self, records):
+        return records | "Spill" >> beam.ParDo(_SpillFn(self.directory))

@@ -1,0 +1,127 @@
+"""Spilled text: documents cross shuffles as references, and the build's output does not change."""
+import json
+import os
+import pathlib
+import pickle
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from pipeline import spill
+from pipeline.cli import main
+from pipeline.document import Document, Removed
+from pipeline.spill import SpillText, _SpillFn
+
+
+def _spilled(tmp_path, doc):
+    fn = _SpillFn(str(tmp_path))
+    fn.setup()
+    out = next(iter(fn.process(doc)))
+    fn.finish_bundle()
+    return out
+
+
+def test_a_spilled_document_pickles_without_its_text(tmp_path):
+    short = Document(id="a", text="word " * 10, source="s", annotations={"quality_score": 0.5})
+    long = Document(id="a", text="wörd " * 100_000, source="s", annotations={"quality_score": 0.5})
+    spilled_short, spilled_long = _spilled(tmp_path, short), _spilled(tmp_path, long)
+    assert len(pickle.dumps(long)) > 500_000
+    # What crosses a shuffle no longer depends on the length of the text.
+    assert abs(len(pickle.dumps(spilled_long)) - len(pickle.dumps(spilled_short))) < 8  # the offsets' ints
+    assert len(pickle.dumps(spilled_long)) < 400
+    back = pickle.loads(pickle.dumps(spilled_long))
+    assert "text" not in back.__dict__ and back.text == long.text and back == long
+
+
+def test_edits_drop_the_reference_and_annotations_keep_it(tmp_path, monkeypatch):
+    doc = pickle.loads(pickle.dumps(_spilled(tmp_path, Document(id="a", text="some text", source="s"))))
+    reads = []
+    original = spill.read_text
+    monkeypatch.setattr(spill, "read_text", lambda ref: reads.append(ref) or original(ref))
+    annotated = doc.annotate(language="en")
+    assert reads == [] and annotated.text_ref == doc.text_ref  # no need to load the text to annotate
+    assert annotated.text == "some text" and len(reads) == 1
+    edited = doc.with_text("other text")
+    assert edited.text_ref is None and pickle.loads(pickle.dumps(edited)).text == "other text"
+
+
+def test_removed_records_spill_their_document(tmp_path):
+    removed = Removed(doc=Document(id="a", text="gone " * 1000, source="s"), stage="quality", reason="too_short")
+    spilled = _spilled(tmp_path, removed)
+    assert spilled.doc.text_ref is not None and spilled.reason == "too_short"
+    assert pickle.loads(pickle.dumps(spilled)).doc.text == removed.doc.text
+
+
+def test_a_missing_spill_file_is_a_clear_error(tmp_path):
+    doc = pickle.loads(pickle.dumps(_spilled(tmp_path, Document(id="a", text="some text", source="s"))))
+    spill.close_readers()
+    pathlib.Path(doc.text_ref[0]).write_bytes(b"so")
+    with pytest.raises(OSError, match="shorter than expected"):
+        _ = doc.text
+
+
+def test_spilled_documents_survive_a_shuffle(tmp_path):
+    docs = [Document(id=f"d{i}", text=f"text number {i} " * (i + 1), source="s") for i in range(50)]
+    edited = [d.with_text(d.text.upper()) for d in docs]
+    with TestPipeline() as p:
+        out = (
+            p
+            | beam.Create(docs)
+            | "First" >> SpillText(str(tmp_path / "spill"))
+            | beam.Reshuffle()
+            | beam.Map(lambda d: d.with_text(d.text.upper()))
+            | "Second" >> SpillText(str(tmp_path / "spill"))
+            | beam.Map(lambda d: (d.id, d))
+            | beam.GroupByKey()
+            | beam.FlatMap(lambda kv: [(d.id, d.text, d.text_ref is not None) for d in kv[1]])
+        )
+        assert_that(out, equal_to([(d.id, d.text, True) for d in edited]))
+    # Two spill passes wrote every text twice (the originals, then the edited copies).
+    written = sum(f.stat().st_size for f in (tmp_path / "spill").iterdir())
+    assert written == 2 * sum(len(d.text.encode()) for d in docs)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    from pipeline.sample import write_sample
+
+    root = tmp_path_factory.mktemp("spill")
+    sample = write_sample(root / "sample", documents=150)
+    config = root / "corpus.yaml"
+    inputs = "".join(f"  - {{path: '{i['path']}', name: {i['name']}}}\n" for i in sample.inputs)
+    config.write_text(f"inputs:\n{inputs}output:\n  shard_target_mb: 0.05\n  max_doc_chars: 200000\n")
+    return root, config
+
+
+def _build_outputs(corpus, name, *flags):
+    root, config = corpus
+    run = root / name
+    assert main(["build", "-c", str(config), "--run-dir", str(run), *flags]) == 0
+    files = {p.relative_to(run).as_posix(): p.read_bytes()
+             for sub in ("clean", "removed", "rejected") for p in sorted((run / sub).glob("*.arrow"))}
+    stats = json.loads((run / "stats.json").read_text())
+    stats.pop("timing")
+    stats.pop("metrics", None)  # Beam's counters include the spill step's own element counts
+    leftovers = [p for p in run.rglob("*") if p.is_file() and p.suffix == ".txt"]
+    return files, stats, leftovers
+
+
+def test_every_stage_gives_the_same_bytes_with_and_without_spilling(corpus):
+    spilled, spilled_stats, leftovers = _build_outputs(corpus, "spill")
+    inline, inline_stats, _ = _build_outputs(corpus, "inline", "--set", "output.spill_text=false")
+    assert spilled_stats["accounting"]["balanced"] and spilled_stats["accounting"]["removed"] > 0
+    assert {"quality", "dedup"} <= set(spilled_stats["removed"]["by_stage"]) and "pii" in spilled_stats["edits"]
+    assert spilled.keys() == inline.keys() and spilled == inline
+    assert spilled_stats == inline_stats
+    assert leftovers == []  # spill files go with the build's work directory
+
+
+def test_stage_checkpoints_spill_too(corpus):
+    spilled, _, leftovers = _build_outputs(corpus, "spill-checkpointed", "--set", "output.stage_checkpoints=true",
+                                           "--set", "pii.enabled=false")
+    inline, _, _ = _build_outputs(corpus, "inline-checkpointed", "--set", "output.spill_text=false",
+                                  "--set", "output.stage_checkpoints=true", "--set", "pii.enabled=false")
+    assert spilled == inline and leftovers == []
+    assert not os.path.exists(corpus[0] / "spill-checkpointed" / ".checkpoints")
