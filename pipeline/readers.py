@@ -24,6 +24,7 @@ from apache_beam.io.filesystems import FileSystems
 from pipeline.config import InputConfig
 from pipeline.document import RAW_PREVIEW, Document, Rejected
 from pipeline.errors import UserError
+from pipeline.progress import Reporter
 
 REJECTED = "rejected"
 
@@ -346,9 +347,61 @@ def check_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, list[str]
     return matched
 
 
+def input_bytes(inputs: list[InputConfig]) -> int:
+    """Bytes of all input files as stored (compressed files count compressed), for a progress total."""
+    return sum(m.size_in_bytes for spec in inputs for m in FileSystems.match([expand_input(spec)])[0].metadata_list
+               if not m.path.endswith("/"))
+
+
+class _CountingStream(io.RawIOBase):
+    """A raw input stream that reports the bytes read through it (compressed bytes, before decompression),
+    at most the file's size: Parquet and Arrow readers seek and may read a footer twice."""
+
+    def __init__(self, raw: BinaryIO, reporter: Reporter):
+        self._raw, self._reporter, self._counted = raw, reporter, 0
+        self._size = None
+        if raw.seekable():
+            self._size = raw.seek(0, io.SEEK_END)
+            raw.seek(0)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target) -> int:
+        n = self._raw.readinto(target)
+        if n:
+            new = n if self._size is None else min(n, self._size - self._counted)
+            if new > 0:
+                self._counted += new
+                self._reporter.add(bytes_read=new)
+        return n
+
+    def seekable(self) -> bool:
+        return self._raw.seekable()
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
 class _ReadFile(beam.DoFn):
-    def __init__(self, spec: InputConfig, root: str, max_chars: int):
-        self.spec, self.root, self.max_chars = spec, root, max_chars
+    def __init__(self, spec: InputConfig, root: str, max_chars: int, progress: str | None = None):
+        self.spec, self.root, self.max_chars, self.progress = spec, root, max_chars, progress
+
+    def setup(self):
+        self.reporter = Reporter(self.progress)
+
+    def finish_bundle(self):
+        self.reporter.flush()
+
+    def teardown(self):
+        self.reporter.flush()
 
     def process(self, path: str):
         relpath = path[len(self.root):].lstrip("/") if path.startswith(self.root) else path
@@ -358,8 +411,11 @@ class _ReadFile(beam.DoFn):
         except Exception as exc:
             yield beam.pvalue.TaggedOutput(REJECTED, ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}"))
             return
+        if self.progress is not None:
+            raw = _CountingStream(raw, self.reporter)
         with raw, open_decompressed(raw, path) as stream:
             for item in records_from_file(stream, self.spec, path, relpath, self.max_chars):
+                self.reporter.add(records_read=1)
                 if isinstance(item, Rejected):
                     yield beam.pvalue.TaggedOutput(REJECTED, item)
                 else:
@@ -373,10 +429,12 @@ class ReadDocuments(beam.PTransform):
     element, then reshuffled so later stages spread over all workers even when there are few files.
     """
 
-    def __init__(self, inputs: list[InputConfig], max_doc_chars: int):
+    def __init__(self, inputs: list[InputConfig], max_doc_chars: int,
+                 progress: str | None = None):
         super().__init__()
         self.matched = check_inputs(inputs)
         self.max_doc_chars = max_doc_chars
+        self.progress = progress  # a local directory for pipeline.progress, or None
 
     def expand(self, pbegin):
         documents, rejected = [], []
@@ -386,8 +444,8 @@ class ReadDocuments(beam.PTransform):
                 pbegin
                 | f"ListInput{index}" >> beam.Create(files)
                 | f"ReshuffleFiles{index}" >> beam.Reshuffle()
-                | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars)).with_outputs(
-                    REJECTED, main="documents")
+                | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars, self.progress))
+                .with_outputs(REJECTED, main="documents")
             )
             documents.append(outputs.documents)
             rejected.append(outputs[REJECTED])

@@ -20,6 +20,8 @@ import apache_beam as beam
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 
+from pipeline.progress import Reporter
+
 ROWS_PER_BATCH = 1024
 
 
@@ -49,14 +51,26 @@ def write_arrow_file(path: str, schema: pa.Schema, rows: Iterable[dict[str, Any]
 
 
 class _WriteShard(beam.DoFn):
-    def __init__(self, tmp_dir, schema, to_row, sort_key):
+    def __init__(self, tmp_dir, schema, to_row, sort_key, progress=None):
         self.tmp_dir, self.schema, self.to_row, self.sort_key = tmp_dir, schema, to_row, sort_key
+        self.progress = progress
+
+    def setup(self):
+        self.reporter = Reporter(self.progress)
+
+    def finish_bundle(self):
+        self.reporter.flush()
+
+    def _rows(self, records):
+        for record in records:
+            self.reporter.add(rows_written=1)
+            yield self.to_row(record)
 
     def process(self, element):
         index, records = element
         records = sorted(records, key=self.sort_key)
         path = posixpath.join(self.tmp_dir, f"shard-{index:06d}.arrow")
-        rows, size = write_arrow_file(path, self.schema, (self.to_row(r) for r in records))
+        rows, size = write_arrow_file(path, self.schema, self._rows(records))
         yield {"index": index, "path": path, "rows": rows, "bytes": size}
 
 
@@ -64,12 +78,15 @@ class WriteShards(beam.PTransform):
     """Write records as sorted Arrow IPC shards of about ``target_bytes`` each into ``tmp_dir``.
 
     Output: one small dict per shard written (``index, path, rows, bytes``) for ``finalize_shards``.
-    ``sort_key`` must give a total order (ties make the bytes depend on arrival order).
+    ``sort_key`` must give a total order (ties make the bytes depend on arrival order). ``progress``: a local
+    directory where the rows written are counted for ``pipeline.progress``, or None.
     """
 
     def __init__(self, tmp_dir: str, schema: pa.Schema, to_row: Callable[[Any], dict], shard_key: Callable[[Any], str],
-                 sort_key: Callable[[Any], Any], size_of: Callable[[Any], int], target_bytes: int):
+                 sort_key: Callable[[Any], Any], size_of: Callable[[Any], int], target_bytes: int,
+                 progress: str | None = None):
         super().__init__()
+        self.progress = progress
         self.tmp_dir, self.schema, self.to_row = tmp_dir, schema, to_row
         self.shard_key, self.sort_key, self.size_of, self.target_bytes = shard_key, sort_key, size_of, target_bytes
 
@@ -86,7 +103,7 @@ class WriteShards(beam.PTransform):
             records
             | "AssignShard" >> beam.Map(lambda r, n: (stable_hash(shard_key(r)) % n, r), n=beam.pvalue.AsSingleton(num_shards))
             | "GroupByShard" >> beam.GroupByKey()
-            | "WriteShard" >> beam.ParDo(_WriteShard(self.tmp_dir, self.schema, self.to_row, self.sort_key))
+            | "WriteShard" >> beam.ParDo(_WriteShard(self.tmp_dir, self.schema, self.to_row, self.sort_key, self.progress))
         )
 
 
