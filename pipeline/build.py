@@ -140,14 +140,14 @@ def plan_segments(config: Config, work_dir: str, checkpoint: bool) -> list[Segme
 
 
 def segment_pipeline(pipeline: beam.Pipeline, config: Config, segment: Segment, previous: Segment | None,
-                     is_last: bool) -> None:
+                     is_last: bool, progress: str | None = None) -> None:
     """Wire one segment: its input (the raw inputs, or the previous segment's documents), its stages, and
     durable outputs in ``segment.directory``: docs/, removed/, rejected/ (first segment), facts.json."""
     target = int(config.output.shard_target_mb * 1e6)
     out = segment.directory
     facts, removed = [], []
     if previous is None:
-        docs, rejected = pipeline | "Read" >> ReadDocuments(config.inputs, config.output.max_doc_chars)
+        docs, rejected = pipeline | "Read" >> ReadDocuments(config.inputs, config.output.max_doc_chars, progress=progress)
         facts += [docs | "FactsRead" >> beam.FlatMap(document_facts("read")),
                   docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in")),
                   rejected | "FactsRejected" >> beam.FlatMap(rejected_facts)]
@@ -170,7 +170,7 @@ def segment_pipeline(pipeline: beam.Pipeline, config: Config, segment: Segment, 
     removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
     facts.append(removed_all | "FactsRemoved" >> beam.FlatMap(removed_facts))
     _save_shards(docs | "WriteDocs" >> WriteShards(
-        posixpath.join(out, "docs"), DOCUMENT_SCHEMA, document_row, lambda d: d.id, _doc_sort_key, _doc_size, target),
+        posixpath.join(out, "docs"), DOCUMENT_SCHEMA, document_row, lambda d: d.id, _doc_sort_key, _doc_size, target, progress),
         out, "docs")
     if config.output.write_removed:
         _save_shards(removed_all | "WriteRemoved" >> WriteShards(
