@@ -25,10 +25,11 @@ from pipeline.config import Config, to_dict
 from pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_from_row, document_row,
                                rejected_row, removed_row)
 from pipeline.errors import UserError
+from pipeline.progress import build_progress
 from pipeline.readers import ReadDocuments, check_inputs
 from pipeline.shards import WriteShards, finalize_shards, iter_rows_of, read_json, shard_paths, write_json
 from pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
-                            length_facts, rejected_facts, removed_facts)
+                            length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # (config section, "module:Transform"), in the order they run. Each transform takes its config section.
 STAGES = [
@@ -248,12 +249,14 @@ class BuildResult:
     manifest: dict[str, Any]
 
 
-def run_build(config: Config, beam_args: list[str] | None = None, out=None, resume: bool = False) -> BuildResult:
+def run_build(config: Config, beam_args: list[str] | None = None, out=None, resume: bool = False,
+              progress: bool = True) -> BuildResult:
     """Run the build described by ``config``; returns its stats and manifest, or raises.
 
     With ``output.stage_checkpoints`` each stage runs as its own Beam pipeline and leaves its output in
     ``RUN/.checkpoints``; ``resume=True`` then skips every stage whose checkpoint is complete and was made
-    with the same configuration.
+    with the same configuration. ``progress`` shows live progress on stderr (``pipeline.progress``); the
+    runner's Beam metrics are summed over the pipelines run into ``stats["metrics"]``.
     """
     out = out or sys.stdout
     run_dir = config.output.run_dir.rstrip("/")
@@ -271,6 +274,7 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
     runner = str(options.get_all_options().get("runner") or config.beam.runner).rsplit(".", 1)[-1]
     check_remote_paths(config, options)
     started = time.time()
+    metrics = None
     first = 0
     while resume and first < len(segments) and _is_complete(segments[first]):
         first += 1
@@ -283,17 +287,21 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
             FileSystems.delete([segment.directory])
         FileSystems.mkdirs(segment.directory)
         seg_started = time.time()
+        shown = build_progress(config, segment.index, segment.stages, len(segments), work_dir, options,
+                               enabled=progress and not dry_run)
         try:
             pipeline = beam.Pipeline(options=options)
             previous = segments[segment.index - 1] if segment.index else None
-            segment_pipeline(pipeline, config, segment, previous, segment is segments[-1])
-            result = pipeline.run()
-            if dry_run:  # Dataflow's --dry_run builds and validates the job graph without running it
-                print(f"dry run: the job graph of {'+'.join(segment.stages) or 'read'} was built and validated "
-                      f"by {runner}; nothing was run", file=out, flush=True)
-                FileSystems.delete([work_dir])
-                return BuildResult(run_dir, {}, {})
-            result.wait_until_finish()
+            segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory)
+            with shown:
+                result = pipeline.run()
+                if dry_run:  # Dataflow's --dry_run builds and validates the job graph without running it
+                    print(f"dry run: the job graph of {'+'.join(segment.stages) or 'read'} was built and validated "
+                          f"by {runner}; nothing was run", file=out, flush=True)
+                    FileSystems.delete([work_dir])
+                    return BuildResult(run_dir, {}, {})
+                result.wait_until_finish()
+            metrics = merge_metrics(metrics, runner_metrics(result))
         except BaseException:
             if not checkpoint:
                 FileSystems.delete([work_dir])
@@ -320,7 +328,7 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
         manifest_shards["rejected"] = _gather(segments[:1], "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA)
     kept_rows = sum(s["rows"] for s in manifest_shards["clean"])
     stage_names = [name for segment in segments for name in segment.stages]
-    stats = assemble_stats(list(facts.items()), stage_names, kept_rows, wall)
+    stats = assemble_stats(list(facts.items()), stage_names, kept_rows, wall, metrics=metrics)
     if checkpoint:
         stats["timing"]["stage_seconds"] = {"+".join(s.stages): read_json(s.marker)["seconds"] for s in segments}
     manifest = {

@@ -27,6 +27,9 @@ def register(subparsers) -> None:
     build.add_argument("--resume", action="store_true",
                        help="Continue a failed build from its last completed stage (needs output.stage_checkpoints, "
                             "which this flag switches on).")
+    build.add_argument("--no-progress", action="store_true",
+                       help="No live progress on stderr (when stderr is not a terminal, progress is a plain line "
+                            "every 10 s and one at the end).")
     build.set_defaults(func=cmd_build, accepts_beam_args=True)
 
     demo = subparsers.add_parser(
@@ -79,7 +82,7 @@ def cmd_build(args) -> int:
         from pipeline.config import InputConfig
 
         config.inputs.extend(InputConfig(path=p) for p in args.input)
-    run_build(config, args.beam_args, resume=args.resume)
+    run_build(config, args.beam_args, resume=args.resume, progress=not args.no_progress)
     return 0
 
 

@@ -3,7 +3,8 @@
 Stages emit small *facts* ``((category, key), amount)``; ``CountFacts`` sums them inside the pipeline, so
 the counts come from the data itself (not from runner metrics, which not every runner reports).
 ``assemble_stats`` turns the summed facts into ``stats.json`` and checks
-``input = kept + removed + rejected``.
+``input = kept + removed + rejected``. The runner's Beam metrics (``runner_metrics``) are kept beside them
+under ``metrics``, as what the runner observed (a retried bundle may count twice on some runners).
 """
 from __future__ import annotations
 
@@ -75,7 +76,7 @@ def _by_category(facts: Iterable[tuple[tuple[str, str], int]]) -> dict[str, dict
 
 
 def assemble_stats(facts: Iterable[tuple[tuple[str, str], int]], stage_order: list[str], kept_rows: int,
-                   wall_seconds: float) -> dict[str, Any]:
+                   wall_seconds: float, metrics: dict[str, Any] | None = None) -> dict[str, Any]:
     """``stats.json`` from the summed facts; raises ``AccountingError`` if the identity does not hold."""
     cat = _by_category(facts)
     read = cat.get("funnel_docs", {}).get("read", 0)
@@ -121,6 +122,8 @@ def assemble_stats(facts: Iterable[tuple[tuple[str, str], int]], stage_order: li
             "chars_in": cat.get("funnel_chars", {}).get("read", 0),
         },
     }
+    if metrics is not None:
+        stats["metrics"] = metrics
     if not stats["accounting"]["balanced"]:
         a = stats["accounting"]
         raise AccountingError(
@@ -128,6 +131,77 @@ def assemble_stats(facts: Iterable[tuple[tuple[str, str], int]], stage_order: li
             f"rejected {a['rejected']}; this is a bug in a stage, please report it"
         )
     return stats
+
+
+def runner_metrics(result) -> dict[str, Any]:
+    """The Beam metrics of a finished pipeline: ``{"counters": {namespace: {name: total}}, "distributions":
+    {namespace: {name: {count, sum, min, max, mean}}}}`` summed over steps, or ``{"unavailable": why}``."""
+    try:
+        query = result.metrics().query()
+    except Exception as exc:  # noqa: BLE001 - runners without metrics support raise various errors
+        # Metrics are diagnostics: the build's counts come from its facts, so a runner that cannot report
+        # metrics must not fail a build that succeeded. The reason is kept in stats.json and printed.
+        return {"unavailable": f"{type(exc).__name__}: {exc}".strip()[:200]}
+    counters: dict[str, dict[str, int]] = {}
+    for item in query.get("counters", []):
+        value = item.committed if item.committed is not None else item.attempted
+        names = counters.setdefault(item.key.metric.namespace, {})
+        names[item.key.metric.name] = names.get(item.key.metric.name, 0) + int(value or 0)
+    distributions: dict[str, dict[str, dict[str, float]]] = {}
+    for item in query.get("distributions", []):
+        value = item.committed if item.committed is not None else item.attempted
+        if value is None or not value.count:
+            continue
+        names = distributions.setdefault(item.key.metric.namespace, {})
+        names[item.key.metric.name] = _merge_distribution(names.get(item.key.metric.name), {
+            "count": value.count, "sum": value.sum, "min": value.min, "max": value.max})
+    return {"counters": _sorted_nested(counters), "distributions": _sorted_nested(distributions)}
+
+
+def _merge_distribution(a: dict[str, float] | None, b: dict[str, float]) -> dict[str, float]:
+    if a is not None:
+        b = {"count": a["count"] + b["count"], "sum": a["sum"] + b["sum"], "min": min(a["min"], b["min"]),
+             "max": max(a["max"], b["max"])}
+    return {**b, "mean": round(b["sum"] / b["count"], 4) if b["count"] else None}
+
+
+def merge_metrics(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
+    """The metrics of two pipelines of one build (stage checkpoints run one pipeline per stage)."""
+    if a is None:
+        return b
+    if "unavailable" in a or "unavailable" in b:
+        return a if "unavailable" in a else b
+    counters = {ns: dict(names) for ns, names in a["counters"].items()}
+    for ns, names in b["counters"].items():
+        for name, value in names.items():
+            counters.setdefault(ns, {})[name] = counters.get(ns, {}).get(name, 0) + value
+    distributions = {ns: dict(names) for ns, names in a["distributions"].items()}
+    for ns, names in b["distributions"].items():
+        for name, value in names.items():
+            distributions.setdefault(ns, {})[name] = _merge_distribution(distributions.get(ns, {}).get(name), value)
+    return {"counters": _sorted_nested(counters), "distributions": _sorted_nested(distributions)}
+
+
+def _sorted_nested(data: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {ns: dict(sorted(names.items())) for ns, names in sorted(data.items())}
+
+
+def format_metrics(metrics: dict[str, Any]) -> str:
+    """The Beam metrics as a compact table grouped by namespace ("" when there are none)."""
+    if "unavailable" in metrics:
+        return f"beam metrics: not reported by this runner ({metrics['unavailable']})"
+    rows = [(ns, name, f"{value:,}") for ns, names in metrics.get("counters", {}).items()
+            for name, value in names.items()]
+    rows += [(ns, name, f"n={d['count']:,} mean={d['mean']:,.4g} min={d['min']:,} max={d['max']:,}")
+             for ns, names in metrics.get("distributions", {}).items() for name, d in names.items()]
+    if not rows:
+        return ""
+    width = max(len(name) for _, name, _ in rows) + 2
+    lines = ["beam metrics:"]
+    for ns in dict.fromkeys(ns for ns, _, _ in rows):
+        lines.append(f"  {ns}")
+        lines += [f"    {name:<{width}}{value:>14}" for n, name, value in rows if n == ns]
+    return "\n".join(lines)
 
 
 def _sorted_hist(hist: dict[str, int]) -> dict[str, int]:
@@ -159,4 +233,7 @@ def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = ()) -> st
     lines.append(f"wall time {t['wall_seconds']:.1f} s, {rate:,.0f} records/s, "
                  f"{t['chars_in'] / max(t['wall_seconds'], 1e-9) / 1e6:.2f} M chars/s" if rate else
                  f"wall time {t['wall_seconds']:.1f} s")
+    table = format_metrics(stats["metrics"]) if "metrics" in stats else ""
+    if table:
+        lines += ["", table]
     return "\n".join(lines)
