@@ -169,7 +169,8 @@ class Progress:
             # A terminal that reports no size (some containers' pseudo-terminals) would hide tqdm's bar.
             sized = shutil.get_terminal_size((0, 0)).lines > 0
             self._bar = tqdm(total=self.total, desc=self.label, file=self.stream, dynamic_ncols=sized,
-                             ncols=None if sized else 100, nrows=None if sized else 20, leave=True, unit=self.unit or "it",
+                             ncols=None if sized else 100, nrows=None if sized else 20, leave=True,
+                             unit={"": "it", "B": "B"}.get(self.unit, f" {self.unit}"),
                              unit_scale=self.unit == "B", unit_divisor=1000)
         self._thread = threading.Thread(target=self._run, name="corpusforge-progress", daemon=True)
         self._thread.start()
@@ -220,10 +221,14 @@ class Progress:
     def describe(self, final: bool = False) -> str:
         """One line: the measure (of the total, with ETA while running) and the extras."""
         done = self.counts.get(self.measure, 0)
-        show = format_bytes if self.unit == "B" else (lambda n: f"{n:,} {self.unit}".rstrip())
+        show = format_bytes if self.unit == "B" else (lambda n: f"{n:,}")
         text = show(done)
         if self.total:
-            text += f" of {show(self.total)} ({100 * min(done, self.total) / self.total:.0f}%)"
+            text += f" of {show(self.total)}"
+        if self.unit != "B":
+            text = f"{text} {self.unit}".rstrip()
+        if self.total:
+            text += f" ({100 * min(done, self.total) / self.total:.0f}%)"
             elapsed = time.monotonic() - self._started
             if not final and 0 < done < self.total:
                 text += f", ETA {format_seconds(elapsed * (self.total - done) / done)}"
@@ -254,4 +259,4 @@ def build_progress(config, index: int, stages: list[str], segments: int, work_di
 
         return Progress(directory, "bytes_read", input_bytes(config.inputs), unit="B", label=label,
                         extras=(("records_read", "records read"), ("rows_written", "documents written")))
-    return Progress(directory, "rows_written", unit="documents written", label=label)
+    return Progress(directory, "rows_written", unit="docs", label=f"{label}: written")

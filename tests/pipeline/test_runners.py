@@ -39,6 +39,7 @@ def _outputs(run: pathlib.Path):
              for sub in ("clean", "removed", "rejected") for p in sorted((run / sub).glob("*.arrow"))}
     stats = json.loads((run / "stats.json").read_text())
     del stats["timing"]
+    del stats["metrics"]  # the runner's own observations (BatchElements times its batches), not the data's counts
     return files, stats
 
 
