@@ -30,6 +30,7 @@ def register(subparsers) -> None:
     train.add_argument("--vocab-size", type=int, default=argparse.SUPPRESS, help="Vocabulary size; default: tokenizer.vocab_size.")
     train.add_argument("--input", default=argparse.SUPPRESS, help="Clean shards (directory or glob); default: <run_dir>/clean.")
     train.add_argument("--output", default=argparse.SUPPRESS, help="Output directory; default: <run_dir>/tokenizer.")
+    train.add_argument("--no-progress", action="store_true", help="No progress on stderr.")
     train.set_defaults(func=cmd_train)
 
     report = commands.add_parser(
@@ -52,6 +53,7 @@ def register(subparsers) -> None:
     tokenize.add_argument("--tokenizer", default=argparse.SUPPRESS, help="tokenizer.json; default: <run_dir>/tokenizer/tokenizer.json.")
     tokenize.add_argument("--input", default=argparse.SUPPRESS, help="Clean shards; default: <run_dir>/clean.")
     tokenize.add_argument("--output", default=argparse.SUPPRESS, help="Output directory; default: <run_dir>/tokens.")
+    tokenize.add_argument("--no-progress", action="store_true", help="No progress on stderr.")
     tokenize.set_defaults(func=cmd_tokenize, accepts_beam_args=True)
 
 
@@ -70,7 +72,7 @@ def cmd_train(args) -> int:
 
     config = load_config(args.config, _overrides(args, "tokenizer", {
         "family": "family", "kind": "kind", "vocab_size": "vocab_size", "input": "input", "output": "output"}))
-    report = run_train(config)
+    report = run_train(config, progress=not args.no_progress)
     output = config.tokenizer.output or f"{config.run_dir}/tokenizer"
     print(f"tokenizer written to {output}/tokenizer.json", flush=True)
     print(format_report(report), flush=True)
@@ -98,7 +100,7 @@ def cmd_tokenize(args) -> int:
 
     config = load_config(args.config, _overrides(args, "tokenize", {
         "val_fraction": "val_fraction", "tokenizer": "tokenizer", "input": "input", "output": "output"}))
-    manifest = run_tokenize(config, getattr(args, "beam_args", None))
+    manifest = run_tokenize(config, getattr(args, "beam_args", None), progress=not args.no_progress)
     output = config.tokenize.output or f"{config.run_dir}/tokens"
     print(format_manifest(manifest, output), flush=True)
     return 0

@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
 from pipeline.errors import UserError
+from pipeline.progress import Progress, Reporter, runs_locally
 from tokenizer import files
 from tokenizer.corpus import clean_shards
 from tokenizer.special_tokens import read_special_tokens
@@ -157,8 +158,8 @@ class _PlanUnits(beam.DoFn):
 class _EncodeUnits(beam.DoFn):
     """Reads a unit of a clean shard, encodes it in batches, emits ``((split, shard), Chunk)``."""
 
-    def __init__(self, tokenizer_path: str, plan: ShardPlan, batch_size: int) -> None:
-        self.tokenizer_path, self.plan, self.batch_size = tokenizer_path, plan, batch_size
+    def __init__(self, tokenizer_path: str, plan: ShardPlan, batch_size: int, progress: str | None = None) -> None:
+        self.tokenizer_path, self.plan, self.batch_size, self.progress = tokenizer_path, plan, batch_size, progress
         self.documents = Metrics.counter(_STAGE, "documents")
         self.tokens = Metrics.counter(_STAGE, "tokens")
         self.text_bytes = Metrics.counter(_STAGE, "text_bytes")
@@ -170,6 +171,10 @@ class _EncodeUnits(beam.DoFn):
         # Document text is data: a literal "<|endoftext|>" or "[SEP]" in it must not become a control token.
         self.tokenizer.encode_special_tokens = True
         self._path, self._reader = None, None
+        self.reporter = Reporter(self.progress)
+
+    def finish_bundle(self):
+        self.reporter.flush()
 
     def process(self, unit):
         path, b, start, stop = unit
@@ -183,6 +188,7 @@ class _EncodeUnits(beam.DoFn):
             chunks = encode_documents(self.tokenizer, ids, texts, self.plan)
             self.documents.inc(len(ids))
             self.text_bytes.inc(int(pc.sum(pc.binary_length(part.column("text"))).as_py() or 0))
+            self.reporter.add(documents=len(ids), tokens=sum(len(c.tokens) for c in chunks.values()))
             for key in sorted(chunks):
                 self.tokens.inc(len(chunks[key].tokens))
                 yield key, chunks[key]
@@ -230,12 +236,14 @@ class TokenizeShards(beam.PTransform):
 
     Construction reads the tokenizer (its hash, vocabulary size and special tokens) and lists the input, so
     a bad path fails before the pipeline runs. Every path may be local or on any Beam filesystem.
+    ``progress``: a local directory where the encoder counts documents and tokens (``pipeline.progress``).
     """
 
     def __init__(self, input: str, output: str, tokenizer: str, val_fraction: float = 0.01, split_seed: int = 0,
                  batch_size: int = 256, shard_target_mb: float = 256.0, num_shards: int = 0,
-                 rows_per_unit: int | None = None) -> None:
+                 rows_per_unit: int | None = None, progress: str | None = None) -> None:
         super().__init__()
+        self.progress = progress
         if not 0.0 <= val_fraction < 1.0:
             raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
         if not files.exists(tokenizer):
@@ -278,7 +286,7 @@ class TokenizeShards(beam.PTransform):
             | "ListCleanShards" >> beam.Create(self.paths)
             | "PlanUnits" >> beam.ParDo(_PlanUnits(self.rows_per_unit))
             | "SpreadUnits" >> beam.Reshuffle()
-            | "Encode" >> beam.ParDo(_EncodeUnits(self.tokenizer_path, self.plan, self.batch_size))
+            | "Encode" >> beam.ParDo(_EncodeUnits(self.tokenizer_path, self.plan, self.batch_size, self.progress))
         )
         # One empty marker per shard, so that every planned shard is written even when no document hashes to it.
         markers = pbegin | "AllShards" >> beam.Create([(key, None) for key in self.plan.keys()])
@@ -299,8 +307,18 @@ def _vocab_size(text: str) -> int:
     return Tokenizer.from_str(text).get_vocab_size(with_added_tokens=True)
 
 
-def run_tokenize(config, beam_args: list[str] | None = None) -> dict[str, Any]:
-    """``corpusforge tokenize``: encode ``<run_dir>/clean`` into ``<run_dir>/tokens``; returns the manifest."""
+def _documents(paths: list[str]) -> int:
+    """Rows of the clean shards, from their record batches' lengths (memory-mapped when local)."""
+    total = 0
+    for path in paths:
+        reader = files.open_arrow(path)
+        total += sum(reader.get_batch(b).num_rows for b in range(reader.num_record_batches))
+    return total
+
+
+def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = True) -> dict[str, Any]:
+    """``corpusforge tokenize``: encode ``<run_dir>/clean`` into ``<run_dir>/tokens``; returns the manifest.
+    ``progress``: documents encoded of the total, with ETA and tokens, on stderr while it runs."""
     cfg = config.tokenize
     transform = TokenizeShards.from_config(cfg, config.run_dir)
     output = transform.output
@@ -309,8 +327,16 @@ def run_tokenize(config, beam_args: list[str] | None = None) -> dict[str, Any]:
         if not config.output.overwrite:
             raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
         files.remove_paths(previous)  # shards of an earlier plan would otherwise linger beside the new ones
+    import tempfile
+
     from pipeline.beam_options import pipeline_options
 
-    with beam.Pipeline(options=pipeline_options(config.beam, beam_args)) as p:
+    options = pipeline_options(config.beam, beam_args)
+    shown = Progress(None, "", enabled=False)
+    if progress and runs_locally(options.get_all_options(), config.beam.runner):
+        transform.progress = tempfile.mkdtemp(prefix="corpusforge-tokenize-")
+        shown = Progress(transform.progress, "documents", _documents(transform.paths), unit="docs",
+                         extras=(("tokens", "tokens"),), label="tokenize")
+    with shown, beam.Pipeline(options=options) as p:
         _ = p | "Tokenize" >> transform
     return json.loads(files.read_bytes(files.join(output, "manifest.json")).decode("utf-8"))

@@ -15,6 +15,7 @@ import hashlib
 import heapq
 import json
 import logging
+import sys
 import time
 from typing import Any, Iterable, Iterator
 
@@ -23,6 +24,7 @@ import tokenizers
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 from pipeline.errors import UserError
+from pipeline.progress import Progress
 from tokenizer import files
 from tokenizer.config import TokenizerConfig
 from tokenizer.corpus import clean_shards, stable_unit, text_bytes
@@ -67,8 +69,9 @@ def new_tokenizer(kind: str, family: str, *, lowercase: bool = True, strip_accen
 
 
 def new_trainer(kind: str, family: str, vocab_size: int = 32000, min_frequency: int = 2,
-                max_token_chars: int = 16) -> trainers.Trainer:
-    """The trainer for ``kind``, with the family's special tokens listed first (they get ids 0..n-1)."""
+                max_token_chars: int = 16, show_progress: bool = False) -> trainers.Trainer:
+    """The trainer for ``kind``, with the family's special tokens listed first (they get ids 0..n-1).
+    ``show_progress``: the trainer's own bars on stderr (reading, counting, merges), for a terminal."""
     spec = family_tokens(family)
     special = list(spec.tokens)
     if kind == "bpe":
@@ -77,17 +80,17 @@ def new_trainer(kind: str, family: str, vocab_size: int = 32000, min_frequency: 
             raise UserError(f"tokenizer.vocab_size must be >= {minimum} for byte-level BPE with family {family} "
                             f"(256 bytes + {len(special)} special tokens), got {vocab_size}")
         return trainers.BpeTrainer(
-            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special, show_progress=False,
+            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special, show_progress=show_progress,
             initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), max_token_length=max_token_chars or None,
         )
     if kind == "wordpiece":
         return trainers.WordPieceTrainer(
-            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special, show_progress=False,
+            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special, show_progress=show_progress,
             limit_alphabet=1000, continuing_subword_prefix="##",
         )
     if kind == "unigram":
         return trainers.UnigramTrainer(
-            vocab_size=vocab_size, special_tokens=special, unk_token=spec.unk, show_progress=False,
+            vocab_size=vocab_size, special_tokens=special, unk_token=spec.unk, show_progress=show_progress,
             max_piece_length=max_token_chars, shrinking_factor=0.75, n_sub_iterations=2,
         )
     raise ValueError(f"unknown tokenizer kind {kind!r}; choose one of {', '.join(KINDS)}")
@@ -115,11 +118,13 @@ def finish(tokenizer: Tokenizer, kind: str, family: str) -> Tokenizer:
     return tokenizer
 
 
-def train_from_texts(batches: Iterable[list[str]], cfg: TokenizerConfig, length: int | None = None) -> Tokenizer:
-    """Train on batches of texts (an iterator is consumed once, never held in memory) and finish."""
+def train_from_texts(batches: Iterable[list[str]], cfg: TokenizerConfig, length: int | None = None,
+                     show_progress: bool = False) -> Tokenizer:
+    """Train on batches of texts (an iterator is consumed once, never held in memory) and finish. ``length``
+    (the number of texts, if known) gives the trainer's progress bar an ETA."""
     kind = cfg.resolved_kind
     tok = new_tokenizer(kind, cfg.family, lowercase=cfg.lowercase, strip_accents=cfg.strip_accents)
-    trainer = new_trainer(kind, cfg.family, cfg.vocab_size, cfg.min_frequency, cfg.max_token_chars)
+    trainer = new_trainer(kind, cfg.family, cfg.vocab_size, cfg.min_frequency, cfg.max_token_chars, show_progress)
     tok.train_from_iterator(batches, trainer=trainer, length=length)
     return finish(tok, kind, cfg.family)
 
@@ -162,8 +167,19 @@ class _Sample:
                     yield out
 
 
-def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str) -> dict[str, Any]:
-    """Train on the clean shards at ``input_path``; write tokenizer.json, tokenizer_config.json, report.json."""
+def _counted(sample: _Sample, shown: Progress) -> Iterator[list[str]]:
+    seen = 0
+    for batch in sample.batches():
+        shown.add(documents=len(batch), bytes=sample.bytes - seen)
+        seen = sample.bytes
+        yield batch
+
+
+def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, progress: bool = False) -> dict[str, Any]:
+    """Train on the clean shards at ``input_path``; write tokenizer.json, tokenizer_config.json, report.json.
+
+    ``progress``: on a terminal, the trainer's own bars (sample read with ETA, then word counts and merges);
+    otherwise a plain line every 10 s on stderr with the sample bytes read of the expected total."""
     paths = [p for p, _ in clean_shards(input_path)]
     documents, total_bytes = text_bytes(paths)
     if documents == 0:
@@ -172,7 +188,12 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str) ->
     kind = cfg.resolved_kind
     log.info("training a %s tokenizer (%s) on %d shards, %.1f MB of text", kind, cfg.family, len(paths), total_bytes / 1e6)
     started = time.perf_counter()
-    tok = train_from_texts(sample.batches(), cfg)
+    share = (1.0 - sample.heldout_share) * sample.fraction  # of the corpus that the sample is expected to take
+    terminal = progress and sys.stderr.isatty()
+    shown = Progress(None, "bytes", int(total_bytes * share), unit="B", extras=(("documents", "documents"),),
+                     label="tokenizer sample", enabled=progress and not terminal)
+    with shown:
+        tok = train_from_texts(_counted(sample, shown), cfg, length=int(documents * share), show_progress=terminal)
     seconds = time.perf_counter() - started
     if sample.documents == 0:
         raise UserError("the sample for tokenizer training is empty; raise tokenizer.sample_mb")
@@ -203,7 +224,7 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str) ->
     return report
 
 
-def run_train(config) -> dict[str, Any]:
+def run_train(config, progress: bool = True) -> dict[str, Any]:
     """``corpusforge tokenizer train``: paths from the run directory, refuse to overwrite unless asked."""
     cfg: TokenizerConfig = config.tokenizer
     input_path = cfg.input or files.join(config.run_dir, "clean")
@@ -211,7 +232,7 @@ def run_train(config) -> dict[str, Any]:
     target = files.join(output_dir, "tokenizer.json")
     if files.exists(target) and not config.output.overwrite:
         raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
-    return train_from_shards(cfg, input_path, output_dir)
+    return train_from_shards(cfg, input_path, output_dir, progress=progress)
 
 
 def _added_tokens(tok: Tokenizer) -> dict[str, Any]:
