@@ -2,6 +2,7 @@
 
     python bench/build.py --sizes 10000 100000 --workers 1 2
     python bench/build.py --sizes 1000000 --workers 2 --stages normalize,quality
+    python bench/build.py --sizes 10000 100000 --workers 1 --spill both   # text spilled to disk vs in memory
 
 Corpus: documents of 1-6 consecutive paragraphs of real prose (Python's reStructuredText documentation from
 Debian's python3.11-doc, `apt-get install python3.11-doc`, plus pydoc topics), drawn with a fixed seed, written
@@ -28,8 +29,9 @@ from bench.dedup_data.corpus import pages  # noqa: E402  (real prose, paragraph 
 ALL_STAGES = ("normalize", "quality", "dedup", "pii")
 
 
-def write_corpus(directory: str, documents: int, seed: int = 0, files: int = 8) -> int:
-    """``documents`` docs of real text in ``files`` .jsonl.zst files; returns the bytes of text written."""
+def write_corpus(directory: str, documents: int, seed: int = 0, files: int = 8, segments: int = 1) -> int:
+    """``documents`` docs of real text in ``files`` .jsonl.zst files; returns the bytes of text written. A
+    document is ``segments`` runs of 1-6 consecutive paragraphs, each from a random page."""
     rng = random.Random(seed)
     page_list = pages()
     os.makedirs(directory, exist_ok=True)
@@ -37,9 +39,12 @@ def write_corpus(directory: str, documents: int, seed: int = 0, files: int = 8) 
                for i in range(files)]
     text_bytes = 0
     for n in range(documents):
-        page = page_list[rng.randrange(len(page_list))]
-        start = rng.randrange(len(page))
-        text = "\n\n".join(page[start: start + rng.randint(1, 6)])
+        runs = []
+        for _ in range(segments):
+            page = page_list[rng.randrange(len(page_list))]
+            start = rng.randrange(len(page))
+            runs.append("\n\n".join(page[start: start + rng.randint(1, 6)]))
+        text = "\n\n".join(runs)
         line = json.dumps({"id": f"d{n:08d}", "text": text}).encode() + b"\n"
         text_bytes += len(text.encode())
         writers[n % files].write(line)
@@ -74,23 +79,31 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--stages", default=",".join(ALL_STAGES), help="Comma-separated stages to run.")
     parser.add_argument("--workdir", default=None, help="Where corpora and runs go (default: a temp dir).")
+    parser.add_argument("--segments", type=int, nargs="+", default=[1],
+                        help="Runs of 1-6 paragraphs per document (default 1, ~700 bytes); 10 makes texts 10x longer.")
+    parser.add_argument("--spill", choices=("on", "off", "both"), default="on",
+                        help="output.spill_text: shuffle references to spilled text (on, the default) or the text.")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
     workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-build-")
     off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
     print(f"stages: {', '.join(stages)}; {os.cpu_count()} CPU cores; work dir {workdir}")
-    print(f"{'docs':>10} {'MB text':>8} {'workers':>7} {'wall s':>8} {'docs/s':>8} {'peak MB':>8}")
-    for size in args.sizes:
-        corpus = os.path.join(workdir, f"corpus-{size}")
-        text_mb = write_corpus(corpus, size) / 1e6
+    spills = ["on", "off"] if args.spill == "both" else [args.spill]
+    print(f"{'docs':>10} {'MB text':>8} {'workers':>7} {'spill':>5} {'wall s':>8} {'docs/s':>8} {'peak MB':>8}")
+    for size, segments in ((size, segments) for size in args.sizes for segments in args.segments):
+        corpus = os.path.join(workdir, f"corpus-{size}-x{segments}")
+        text_mb = write_corpus(corpus, size, segments=segments) / 1e6
         for workers in args.workers:
-            run = os.path.join(workdir, f"run-{size}-{workers}")
-            mode = ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"] if workers > 1 else []
-            cmd = [sys.executable, "-m", "pipeline.cli", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
-                   "--run-dir", run, "--overwrite", *off, *mode]
-            wall, peak, code = measure(cmd)
-            status = "" if code == 0 else f"  FAILED (exit {code})"
-            print(f"{size:>10,} {text_mb:>8.1f} {workers:>7} {wall:>8.1f} {size / wall:>8.0f} {peak:>8.0f}{status}", flush=True)
+            for spill in spills:
+                run = os.path.join(workdir, f"run-{size}-x{segments}-{workers}-{spill}")
+                mode = ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"] if workers > 1 else []
+                cmd = [sys.executable, "-m", "pipeline.cli", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
+                       "--run-dir", run, "--overwrite", "--no-progress", f"--set=output.spill_text={spill == 'on'}",
+                       *off, *mode]
+                wall, peak, code = measure(cmd)
+                status = "" if code == 0 else f"  FAILED (exit {code})"
+                print(f"{size:>10,} {text_mb:>8.1f} {workers:>7} {spill:>5} {wall:>8.1f} {size / wall:>8.0f} "
+                      f"{peak:>8.0f}{status}", flush=True)
 
 
 if __name__ == "__main__":

@@ -135,6 +135,7 @@ def ours_beam(docs: list[Doc], config: DedupConfig) -> tuple[list[int], float]:
 
     from pipeline.dedup import Dedup
     from pipeline.document import Document
+    from pipeline.spill import SpillText
 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -337,13 +338,15 @@ def write_corpus(path: str, n_docs: int) -> None:
             f.write(json.dumps({"id": f"fill{k:08d}", "text": "\n\n".join(synthetic_bases(page_list, 1, rng)[0])}) + "\n")
 
 
-def run_stage(path: str, runner: str) -> None:
-    """(child process) Read JSONL, run the Dedup stage with defaults, print counts as JSON."""
+def run_stage(path: str, runner: str, spill: bool = True) -> None:
+    """(child process) Read JSONL, run the Dedup stage with defaults, print counts as JSON. With ``spill``
+    the texts go to spill files first, as in a build (pipeline.spill), so shuffles carry references."""
     import apache_beam as beam
     import logging
 
     from pipeline.dedup import Dedup
     from pipeline.document import Document
+    from pipeline.spill import SpillText
 
     logging.getLogger().setLevel(logging.ERROR)
 
@@ -354,7 +357,10 @@ def run_stage(path: str, runner: str) -> None:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         with beam.Pipeline(runner=runner) as p:
-            out = p | beam.io.ReadFromText(path) | beam.Map(to_doc) | Dedup(DedupConfig())
+            docs = p | beam.io.ReadFromText(path) | beam.Map(to_doc)
+            if spill:
+                docs = docs | SpillText(os.path.join(tmp, "spill"))
+            out = docs | Dedup(DedupConfig())
             kept = out.kept | "Kept" >> beam.Map(lambda d: "kept")
             removed = out.removed | "Reasons" >> beam.Map(lambda r: r.reason)
             _ = ((kept, removed) | beam.Flatten() | beam.combiners.Count.PerElement()
@@ -366,25 +372,27 @@ def run_stage(path: str, runner: str) -> None:
     print(json.dumps(counts))
 
 
-def bench_scale(sizes: list[int], runner: str) -> dict:
+def bench_scale(sizes: list[int], runner: str, spills: tuple[bool, ...] = (True,)) -> dict:
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for n in sizes:
+        for n, spill in ((n, spill) for n in sizes for spill in spills):
             path = os.path.join(tmp, f"corpus-{n}.jsonl")
-            write_corpus(path, n)
+            if not os.path.exists(path):
+                write_corpus(path, n)
             mb = os.path.getsize(path) / 1e6
-            proc = subprocess.Popen([sys.executable, __file__, "_stage", path, "--runner", runner],
-                                    stdout=subprocess.PIPE, text=True)
+            proc = subprocess.Popen([sys.executable, __file__, "_stage", path, "--runner", runner,
+                                     *([] if spill else ["--no-spill"])], stdout=subprocess.PIPE, text=True)
             out = proc.stdout.read()
             _, status, usage = os.wait4(proc.pid, 0)
             if status != 0:
                 raise RuntimeError(f"stage run on {n} documents failed: {out}")
             counts = json.loads(out.strip().splitlines()[-1])
             rss = usage.ru_maxrss / 1024
-            results[n] = {"corpus_mb": round(mb, 1), "seconds": round(counts["seconds"], 1),
+            results[f"{n}{'' if spill else '-inline'}"] = {"corpus_mb": round(mb, 1), "spill": spill, "seconds": round(counts["seconds"], 1),
                           "docs_per_s": round(n / counts["seconds"]), "peak_rss_mb": round(rss),
                           "kept": counts["kept"], "removed": counts["removed"]}
-            print(f"  {n:>9,} docs ({mb:7.1f} MB JSONL): {counts['seconds']:7.1f} s, {n / counts['seconds']:6.0f} docs/s, "
+            print(f"  {n:>9,} docs ({mb:7.1f} MB JSONL, text {'spilled' if spill else 'in memory'}): "
+                  f"{counts['seconds']:7.1f} s, {n / counts['seconds']:6.0f} docs/s, "
                   f"peak RSS {rss:6.0f} MB, kept {counts['kept']:,}, removed {counts['removed']}")
     return results
 
@@ -431,14 +439,17 @@ def main(argv=None) -> int:
     c = sub.add_parser("scale")
     c.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     c.add_argument("--runner", default="DirectRunner")
+    c.add_argument("--spill", choices=("on", "off", "both"), default="on",
+                   help="Spill texts to disk before the stage, as a build does (on), keep them in memory, or both.")
     a = sub.add_parser("all")
     a.add_argument("--out", default=None, help="Write all results as JSON here.")
     st = sub.add_parser("_stage")
     st.add_argument("path")
     st.add_argument("--runner", default="DirectRunner")
+    st.add_argument("--no-spill", action="store_true")
     args = parser.parse_args(argv)
     if args.part == "_stage":
-        run_stage(args.path, args.runner)
+        run_stage(args.path, args.runner, spill=not args.no_spill)
         return 0
     results = {}
     if args.part in ("quality", "all"):
@@ -451,7 +462,9 @@ def main(argv=None) -> int:
     if args.part in ("scale", "all"):
         print("== end-to-end stage (defaults) on", getattr(args, "runner", "DirectRunner"))
         results["edge_memory"] = edge_memory()
-        results["scale"] = bench_scale(getattr(args, "sizes", [10_000, 100_000]), getattr(args, "runner", "DirectRunner"))
+        spill = getattr(args, "spill", "on")
+        results["scale"] = bench_scale(getattr(args, "sizes", [10_000, 100_000]), getattr(args, "runner", "DirectRunner"),
+                                       (True, False) if spill == "both" else (spill == "on",))
     if getattr(args, "out", None):
         pathlib.Path(args.out).write_text(json.dumps(results, indent=1, default=str))
     return 0

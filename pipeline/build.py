@@ -27,6 +27,7 @@ from pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA,
 from pipeline.errors import UserError
 from pipeline.progress import build_progress
 from pipeline.readers import ReadDocuments, check_inputs
+from pipeline.spill import SpillText, close_readers
 from pipeline.shards import WriteShards, finalize_shards, iter_rows_of, read_json, shard_paths, write_json
 from pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
@@ -71,29 +72,52 @@ def prepare_output(run_dir: str, names: tuple[str, ...], overwrite: bool) -> Non
         FileSystems.mkdirs(run_dir)
 
 
+class _TextTieBreak:
+    """Orders records by their document's text, reading it only when everything before it in the sort key
+    ties (a spilled text stays on disk while its shard is sorted)."""
+
+    __slots__ = ("doc",)
+
+    def __init__(self, doc):
+        self.doc = doc
+
+    def __eq__(self, other):
+        return self.doc.text == other.doc.text
+
+    def __lt__(self, other):
+        return self.doc.text < other.doc.text
+
+
 def _doc_sort_key(doc):
-    return (doc.id, doc.source, doc.text)
+    return (doc.id, doc.source, _TextTieBreak(doc))
+
+
+def _removed_sort_key(r):
+    return (r.stage, r.doc.id, r.doc.source, r.reason, _TextTieBreak(r.doc))
 
 
 def _doc_size(doc):
-    return len(doc.text.encode("utf-8")) + len(doc.id) + 64
+    text_bytes = doc.text_ref[2] if doc.text_ref is not None else len(doc.text.encode("utf-8"))
+    return text_bytes + len(doc.id) + 64
 
 
 class ReadDocumentShards(beam.PTransform):
     """Read ``Document`` shards written by ``WriteShards`` (a stage checkpoint, or a clean build) back."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, spill_dir: str | None = None):
         super().__init__()
-        self.directory = directory
+        self.directory, self.spill_dir = directory, spill_dir
 
     def expand(self, pbegin):
-        return (
+        docs = (
             pbegin
             | "ListShards" >> beam.Create(shard_paths(self.directory))
             | "ReshuffleShards" >> beam.Reshuffle()
             | "ReadShard" >> beam.FlatMap(_read_documents)
-            | "SpreadDocuments" >> beam.Reshuffle()
         )
+        if self.spill_dir:
+            docs = docs | "SpillRead" >> SpillText(self.spill_dir)
+        return docs | "SpreadDocuments" >> beam.Reshuffle()
 
 
 def _read_documents(path: str):
@@ -113,6 +137,15 @@ class Segment:
     @property
     def marker(self) -> str:
         return posixpath.join(self.directory, "_SUCCESS.json")
+
+    @property
+    def spill_dir(self) -> str:
+        return posixpath.join(self.directory, "spill")
+
+
+def spills_text(config: Config) -> bool:
+    """Spill text only where every worker can read the spill files: a local run directory."""
+    return config.output.spill_text and "://" not in config.output.run_dir
 
 
 def _fingerprint(config: Config, stages: list[str]) -> str:
@@ -146,9 +179,11 @@ def segment_pipeline(pipeline: beam.Pipeline, config: Config, segment: Segment, 
     durable outputs in ``segment.directory``: docs/, removed/, rejected/ (first segment), facts.json."""
     target = int(config.output.shard_target_mb * 1e6)
     out = segment.directory
+    spill_dir = segment.spill_dir if spills_text(config) else None
     facts, removed = [], []
     if previous is None:
-        docs, rejected = pipeline | "Read" >> ReadDocuments(config.inputs, config.output.max_doc_chars, progress=progress)
+        docs, rejected = pipeline | "Read" >> ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir,
+                                                            progress=progress)
         facts += [docs | "FactsRead" >> beam.FlatMap(document_facts("read")),
                   docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in")),
                   rejected | "FactsRejected" >> beam.FlatMap(rejected_facts)]
@@ -156,11 +191,13 @@ def segment_pipeline(pipeline: beam.Pipeline, config: Config, segment: Segment, 
             posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
             lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target), out, "rejected")
     else:
-        docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"))
+        docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir)
     stages = dict(enabled_stages(config))
     for name in segment.stages:
         outputs = docs | name.capitalize() >> stages[name]
         docs = outputs.kept
+        if spill_dir:  # a stage that changed a text made a document without a reference: spill it again
+            docs = docs | f"Spill{name.capitalize()}" >> SpillText(spill_dir)
         removed.append(outputs.removed)
         facts.append(docs | f"Facts{name.capitalize()}" >> beam.FlatMap(document_facts(name)))
         if outputs.edits is not None:
@@ -169,6 +206,8 @@ def segment_pipeline(pipeline: beam.Pipeline, config: Config, segment: Segment, 
         facts.append(docs | "FactsLengthOut" >> beam.FlatMap(length_facts("length_out")))
         facts.append(docs | "FactsAnnotations" >> beam.FlatMap(annotation_facts))
     removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
+    if spill_dir:
+        removed_all = removed_all | "SpillRemoved" >> SpillText(spill_dir)
     facts.append(removed_all | "FactsRemoved" >> beam.FlatMap(removed_facts))
     _save_shards(docs | "WriteDocs" >> WriteShards(
         posixpath.join(out, "docs"), DOCUMENT_SCHEMA, document_row, lambda d: d.id, _doc_sort_key, _doc_size, target, progress),
@@ -176,7 +215,7 @@ def segment_pipeline(pipeline: beam.Pipeline, config: Config, segment: Segment, 
     if config.output.write_removed:
         _save_shards(removed_all | "WriteRemoved" >> WriteShards(
             posixpath.join(out, "removed"), REMOVED_SCHEMA, removed_row, lambda r: r.doc.id,
-            lambda r: (r.stage, r.doc.id, r.doc.source, r.reason, r.doc.text), lambda r: _doc_size(r.doc), target),
+            _removed_sort_key, lambda r: _doc_size(r.doc), target),
             out, "removed")
     _ = (facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()
          | "SaveFacts" >> beam.Map(write_json_list, posixpath.join(out, "facts.json")))
@@ -198,6 +237,9 @@ def _finish_segment(segment: Segment, seconds: float) -> None:
         if FileSystems.exists(list_path):
             entries = finalize_shards(read_json(list_path), posixpath.join(segment.directory, name), schema)
             write_json(posixpath.join(segment.directory, f"{name}.json"), entries)
+    close_readers()  # the in-process runner read spilled texts in this process
+    if FileSystems.exists(segment.spill_dir):
+        FileSystems.delete([segment.spill_dir])
     write_json(segment.marker, {"stages": segment.stages, "fingerprint": segment.fingerprint, "seconds": seconds})
 
 
@@ -303,6 +345,7 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
                 result.wait_until_finish()
             metrics = merge_metrics(metrics, runner_metrics(result))
         except BaseException:
+            close_readers()
             if not checkpoint:
                 FileSystems.delete([work_dir])
             else:

@@ -429,12 +429,13 @@ class ReadDocuments(beam.PTransform):
     element, then reshuffled so later stages spread over all workers even when there are few files.
     """
 
-    def __init__(self, inputs: list[InputConfig], max_doc_chars: int,
+    def __init__(self, inputs: list[InputConfig], max_doc_chars: int, spill_dir: str | None = None,
                  progress: str | None = None):
         super().__init__()
         self.matched = check_inputs(inputs)
         self.max_doc_chars = max_doc_chars
         self.progress = progress  # a local directory for pipeline.progress, or None
+        self.spill_dir = spill_dir  # spill texts before the shuffle that spreads them (pipeline.spill)
 
     def expand(self, pbegin):
         documents, rejected = [], []
@@ -449,6 +450,11 @@ class ReadDocuments(beam.PTransform):
             )
             documents.append(outputs.documents)
             rejected.append(outputs[REJECTED])
-        docs = (documents | "FlattenDocuments" >> beam.Flatten()) | "SpreadDocuments" >> beam.Reshuffle()
+        docs = documents | "FlattenDocuments" >> beam.Flatten()
+        if self.spill_dir:
+            from pipeline.spill import SpillText
+
+            docs = docs | "SpillDocuments" >> SpillText(self.spill_dir)
+        docs = docs | "SpreadDocuments" >> beam.Reshuffle()
         return docs, rejected | "FlattenRejected" >> beam.Flatten()
 
