@@ -81,11 +81,21 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "debug", False):
             raise
         kind = "configuration error" if isinstance(exc, ConfigError) else "error"
-        print(f"corpusforge: {kind}: {exc}", file=sys.stderr)
+        print(f"corpusforge: {kind}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a path that cannot be read or written: the user fixes the path or its permissions
+        if getattr(args, "debug", False):
+            raise
+        print(f"corpusforge: error: {_one_line(exc)}; check the path and its permissions (--debug shows the "
+              "traceback)", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("corpusforge: interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 if __name__ == "__main__":

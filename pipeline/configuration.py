@@ -25,7 +25,10 @@ def load_file(path: str | pathlib.Path) -> dict[str, Any]:
     path = pathlib.Path(path)
     if not path.exists():
         raise ConfigError(f"config file {path} does not exist")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if path.suffix == ".toml":
         import tomllib
 
@@ -39,7 +42,10 @@ def load_file(path: str | pathlib.Path) -> dict[str, Any]:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+            raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
         if data is None:
             return {}
         if not isinstance(data, dict):
