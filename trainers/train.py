@@ -208,9 +208,13 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     peak = peak_flops(device, str(dtype).replace("torch.", ""))
     bar = None
     if progress and dist.is_main:
+        import sys
+
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=tc.max_steps, initial=step, unit="step", dynamic_ncols=True)
+        # Off a terminal (CI logs) the bar is redrawn every 10 s rather than ten times a second.
+        bar = tqdm(total=tc.max_steps, initial=step, unit="step", dynamic_ncols=True,
+                   mininterval=0.1 if sys.stderr.isatty() else 10.0)
 
     def save(at_step: int) -> pathlib.Path | None:
         rng = all_gather_objects(ckpt.capture_rng(), dist)
