@@ -407,7 +407,23 @@ def details_section(data: RunData) -> Section:
     if config:
         body += Markup(f'<details><summary>Configuration</summary><pre class="config">'
                        f"{esc(json.dumps(config, indent=2, ensure_ascii=False))}</pre></details>")
+    metrics = (data.stats or {}).get("metrics")
+    if metrics:
+        body += _metrics_block(metrics)
     return Section("details", "Run details", intro, body)
+
+
+def _metrics_block(metrics: dict[str, Any]) -> Markup:
+    """The runner's Beam metrics from stats.json, by namespace, folded away (they are diagnostics)."""
+    if "unavailable" in metrics:
+        return note(f"The runner reported no Beam metrics ({metrics['unavailable']}).")
+    rows = [(ns, name, num(value)) for ns, names in metrics.get("counters", {}).items() for name, value in names.items()]
+    rows += [(ns, name, f"n={num(d['count'])}, mean {num(d['mean'], 2)}, min {num(d['min'])}, max {num(d['max'])}")
+             for ns, names in metrics.get("distributions", {}).items() for name, d in names.items()]
+    if not rows:
+        return Markup("")
+    return Markup("<details><summary>Beam metrics</summary>") + table(["namespace", "metric", "value"], rows,
+                                                                        numeric=(2,)) + Markup("</details>")
 
 
 # ------------------------------------------------------------------------------------------------ header

@@ -180,3 +180,15 @@ def test_picker_spreads_over_occurrences_and_never_exceeds_k():
     assert picker.done()
 
 
+
+
+def test_details_fold_the_beam_metrics_of_stats_json():
+    metrics = {"counters": {"dedup": {"exact_duplicate": 1234}},
+               "distributions": {"BatchElements": {"batch_size": {"count": 4, "sum": 297, "min": 41, "max": 128,
+                                                                  "mean": 74.25}}}}
+    text = _text(str(report_page._metrics_block(metrics)))
+    assert "Beam metrics" in text and re.search(r"dedup\s+exact_duplicate\s+1,234", text)
+    assert "n=4, mean 74.25, min 41, max 128" in text
+    unavailable = str(report_page._metrics_block({"unavailable": "NotImplementedError: no metrics <here>"}))
+    assert "reported no Beam metrics (NotImplementedError: no metrics &lt;here&gt;)" in unavailable
+    assert str(report_page._metrics_block({"counters": {}, "distributions": {}})) == ""
