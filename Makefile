@@ -19,7 +19,7 @@ $(VENV)/.installed: $(VENV)/bin/python pyproject.toml
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PIP) install -e ".[test,gcp]"
+	$(PIP) install -e ".[test,gcp,dask]"
 	touch $@
 
 install: $(VENV)/.installed
