@@ -11,6 +11,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import pathlib
+import posixpath
+import shutil
+import tempfile
 
 from pipeline.errors import UserError, missing_dependency
 from pipeline.quality.config import LangIdConfig
@@ -29,18 +32,54 @@ def bundled_lid_path() -> str:
     return path
 
 
+def is_remote(path: str) -> bool:
+    """A path on a Beam filesystem other than the local disk (gs://, s3://, hdfs://...)."""
+    return "://" in path and not path.startswith("file://")
+
+
+def local_copy(path: str, what: str) -> str:
+    """Copy a file from any Beam filesystem to a local temporary file and return its path (the caller
+    deletes it). fastText reads models only from local paths; workers fetch them in ``DoFn.setup()``."""
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    fd, local = tempfile.mkstemp(prefix="corpusforge-model-", suffix=posixpath.splitext(path)[1])
+    try:
+        with os.fdopen(fd, "wb") as out:
+            # UNCOMPRESSED: a model named *.gz must arrive as stored, not decompressed on the way.
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as src:
+                shutil.copyfileobj(src, out, 16 << 20)
+    except Exception as exc:
+        os.unlink(local)
+        raise UserError(f"{what} {path} cannot be read ({type(exc).__name__}: {exc}); check the path in your "
+                        "config and that the workers can read it") from None
+    return local
+
+
 def load_fasttext_model(path: str, what: str = "fastText model"):
-    """Load a fastText model file, with an error a user can act on when it is missing or unreadable."""
+    """Load a fastText model file (local, or on any Beam filesystem), with an error a user can act on when
+    it is missing or unreadable."""
     try:
         import fasttext
         import fasttext.FastText
     except ImportError:
         raise missing_dependency("fasttext", "fasttext", what) from None
+    path = str(path)
+    if is_remote(path):
+        local = local_copy(path, what)
+        try:
+            return _load(fasttext, local, path, what)
+        finally:
+            os.unlink(local)  # fastText holds the whole model in memory once loaded
+    path = path[len("file://"):] if path.startswith("file://") else path
     if not pathlib.Path(path).is_file():
         raise UserError(f"{what} {path} does not exist; check the path in your config")
+    return _load(fasttext, path, path, what)
+
+
+def _load(fasttext, local: str, path: str, what: str):
     fasttext.FastText.eprint = lambda *args, **kwargs: None  # silence the load_model deprecation notice
     try:
-        return fasttext.load_model(str(path))
+        return fasttext.load_model(local)
     except ValueError as exc:
         raise UserError(f"{what} {path} is not a fastText model: {exc}") from None
 

@@ -50,11 +50,26 @@ def length_rule(text: str | TextView, cfg: LengthConfig) -> str | None:
 def _read_list(path: str, what: str) -> list[str]:
     if not path:
         return []
-    p = pathlib.Path(path)
-    if not p.is_file():
-        raise UserError(f"{what} {path} does not exist; fix the path or remove the setting")
-    lines = (line.strip() for line in p.read_text(encoding="utf-8").splitlines())
+    if "://" in path and not path.startswith("file://"):  # any Beam filesystem (gs://...): read on the worker
+        text = _read_remote(path, what)
+    else:
+        p = pathlib.Path(path[len("file://"):] if path.startswith("file://") else path)
+        if not p.is_file():
+            raise UserError(f"{what} {path} does not exist; fix the path or remove the setting")
+        text = p.read_text(encoding="utf-8")
+    lines = (line.strip() for line in text.splitlines())
     return [line for line in lines if line and not line.startswith("#")]
+
+
+def _read_remote(path: str, what: str) -> str:
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    try:
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            return f.read().decode("utf-8")
+    except Exception as exc:
+        raise UserError(f"{what} {path} cannot be read ({type(exc).__name__}: {exc}); fix the path or remove "
+                        "the setting") from None
 
 
 class Blocklist:
