@@ -17,6 +17,7 @@ import apache_beam as beam
 import numpy as np
 from apache_beam.metrics import Metrics
 
+from pipeline.dedup.buckets import band_records, buckets, node_digest
 from pipeline.dedup.common import STAGE, apply_verdicts, node_of
 from pipeline.dedup.components import large_star, orient_small, small_star
 from pipeline.dedup.config import NearDedupConfig
@@ -24,7 +25,7 @@ from pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_j
 from pipeline.stage import StageOutputs
 
 REASON = "near_duplicate"
-BANDS = "bands"
+BANDS, LARGE, SIGS = "bands", "large", "sigs"
 
 
 def banding(config: NearDedupConfig) -> tuple[int, int]:
@@ -35,8 +36,8 @@ def banding(config: NearDedupConfig) -> tuple[int, int]:
 
 
 class _SignatureFn(beam.DoFn):
-    """A batch of documents -> ``(node, signature bytes)`` and, tagged BANDS, ``(band key, node)`` (the
-    64-bit band hash, which mixes in the band's index, so buckets of different bands never meet)."""
+    """A batch of documents -> ``(digest, (node, signature bytes))`` per document and, tagged BANDS,
+    ``(shard, packed (band key, digest) records)`` per band shard (pipeline.dedup.buckets)."""
 
     def __init__(self, config: NearDedupConfig, score_key: str):
         self.config, self.score_key = config, score_key
@@ -50,15 +51,16 @@ class _SignatureFn(beam.DoFn):
     def process(self, batch):
         hashes, counts = self.hasher.shingler.hashes([d.text for d in batch])
         sigs = self.hasher.from_hashes(hashes, counts)
-        keys = band_hashes(sigs, self.bands, self.rows)
-        for doc, count, sig, band_keys in zip(batch, counts, sigs, keys):
-            if not count:
-                self.no_shingles.inc()  # no words: nothing to compare (exact dedup handles empty texts)
-                continue
-            node = node_of(doc, self.score_key)
-            yield node, sig.tobytes()
-            for key in band_keys.tolist():
-                yield beam.pvalue.TaggedOutput(BANDS, (key, node))
+        keep = np.flatnonzero(counts)  # no words: nothing to compare (exact dedup handles empty texts)
+        self.no_shingles.inc(len(batch) - len(keep))
+        digests = []
+        for i in keep.tolist():
+            node = node_of(batch[i], self.score_key)
+            digests.append(node_digest(node))
+            yield digests[-1], (node, sigs[i].tobytes())
+        keys = band_hashes(sigs[keep], self.bands, self.rows)
+        for shard in band_records(keys, np.array(digests, dtype=np.int64), self.config.band_shards):
+            yield beam.pvalue.TaggedOutput(BANDS, shard)
 
 
 def _batch_weight(doc) -> int:
@@ -92,36 +94,109 @@ def bucket_pairs(max_all_pairs: int):
     return pairs
 
 
-def _send_signature(item):
-    """``(u, {"sig": [s], "partner": [v...]})`` -> ``(v, (u, s))`` for each partner."""
-    _, grouped = item
-    sigs = list(grouped["sig"])
-    if not sigs:
+def shard_pairs(max_all_pairs: int):
+    """A band shard ``(shard, [packed records])`` -> digest pairs ``(a, b)``, ``a < b``, for buckets of up to
+    ``max_all_pairs`` documents and, tagged LARGE, ``(digest, band key)`` for each member of a larger one
+    (its pairs follow rank order, so they are chosen once the ranks are back: ``_LargeBucketFn``)."""
+    def pairs(item):
+        _, packed = item
+        for key, members in buckets(packed):
+            if len(members) <= max_all_pairs:
+                for i, a in enumerate(members):
+                    for b in members[i + 1:]:
+                        yield a, b
+            else:
+                for d in members:
+                    yield beam.pvalue.TaggedOutput(LARGE, (d, key))
+    return pairs
+
+
+def _route_signatures(item):
+    """``(digest, {"node": [(node, sig)], "to": [b...], "from": [...], "large": [band key...]})`` ->
+    ``(b, (False, node, sig))`` for each partner b (a half of a candidate pair), ``(digest, (True, node,
+    sig))`` when some partner will send its half here, and, tagged LARGE, ``(band key, (node, sig))``.
+
+    Several distinct nodes under one digest (a collision, pipeline.dedup.buckets) are also sent to each
+    other, so that every pair of them is verified like a candidate pair.
+    """
+    digest, grouped = item
+    nodes: dict = {}
+    for node, sig in grouped["node"]:
+        nodes[node] = min(sig, nodes.get(node, sig))  # two documents of one rank: the same one each run
+    if not nodes:
         return
-    u_sig = sigs[0]
-    for v, u in grouped["partner"]:
-        yield v, (u, u_sig)
+    collision = len(nodes) > 1
+    if collision:
+        Metrics.counter(STAGE, "near_digest_collisions").inc()
+    partners = set(grouped["to"])
+    receives = collision or any(True for _ in grouped["from"])
+    large = set(grouped["large"])
+    for node, sig in nodes.items():
+        for b in partners:
+            yield b, (False, node, sig)
+        if receives:
+            yield digest, (True, node, sig)
+        if collision:
+            yield digest, (False, node, sig)
+        for key in large:
+            yield beam.pvalue.TaggedOutput(LARGE, (key, (node, sig)))
 
 
-class _VerifyFn(beam.DoFn):
-    """``(v, {"sig": [s], "half": [(u, s_u)...]})`` -> verified edges ``(u, v)``."""
+class _Verifier(beam.DoFn):
+    """Links candidate pairs whose signatures estimate Jaccard >= threshold: verified edges ``(u, v)`` and,
+    tagged SIGS, ``(node, sig)`` for the ends of each (what reporting the similarity to the survivor needs)."""
 
     def __init__(self, threshold: float):
         self.threshold = threshold
         self.candidates = Metrics.counter(STAGE, "near_candidate_pairs")
         self.verified = Metrics.counter(STAGE, "near_verified_pairs")
 
+    def verify(self, u, u_sig: bytes, v, v_sig: bytes) -> bool:
+        self.candidates.inc()
+        similar = estimated_jaccard(np.frombuffer(u_sig, dtype=np.uint32),
+                                    np.frombuffer(v_sig, dtype=np.uint32)) >= self.threshold
+        if similar:
+            self.verified.inc()
+        return similar
+
+
+class _VerifyFn(_Verifier):
+    """``(digest, [(is_self, node, sig)...])`` -> each half verified against each node of the digest."""
+
     def process(self, item):
-        v, grouped = item
-        sigs = list(grouped["sig"])
-        if not sigs:
-            return
-        v_sig = np.frombuffer(sigs[0], dtype=np.uint32)
-        for u, u_sig in grouped["half"]:
-            self.candidates.inc()
-            if estimated_jaccard(np.frombuffer(u_sig, dtype=np.uint32), v_sig) >= self.threshold:
-                self.verified.inc()
+        _, entries = item
+        selves = {node: sig for is_self, node, sig in entries if is_self}
+        for v, v_sig in selves.items():
+            linked = False
+            for is_self, u, u_sig in entries:
+                if is_self or u == v or (u in selves and u > v):  # a colliding pair is verified once
+                    continue
+                if self.verify(u, u_sig, v, v_sig):
+                    linked = True
+                    yield u, v
+                    yield beam.pvalue.TaggedOutput(SIGS, (u, u_sig))
+            if linked:
+                yield beam.pvalue.TaggedOutput(SIGS, (v, v_sig))
+
+
+class _LargeBucketFn(_Verifier):
+    """``(band key, [(node, sig)...])`` of a bucket above ``max_all_pairs`` -> its rank-order pairs
+    (``bucket_pairs``), verified."""
+
+    def __init__(self, threshold: float, max_all_pairs: int):
+        super().__init__(threshold)
+        self.pairs = bucket_pairs(max_all_pairs)
+
+    def process(self, item):
+        key, members = item
+        sig_of: dict = {}
+        for node, sig in members:
+            sig_of[node] = min(sig, sig_of.get(node, sig))
+        for u, v in self.pairs((key, list(sig_of))):
+            if self.verify(u, sig_of[u], v, sig_of[v]):
                 yield u, v
+                yield beam.pvalue.TaggedOutput(SIGS, (u, sig_of[u]))
+                yield beam.pvalue.TaggedOutput(SIGS, (v, sig_of[v]))
 
 
 class _ConvergenceFn(beam.DoFn):
@@ -177,25 +252,25 @@ class ConnectedComponents(beam.PTransform):
         )
 
 
-def _send_member_signature(item):
-    """``(child, {"sig": [s], "centre": [c]})`` -> ``(c, (child, s))``."""
-    child, grouped = item
-    sigs, centres = list(grouped["sig"]), list(grouped["centre"])
-    if sigs and centres:
-        yield centres[0], (child, sigs[0])
+def _to_centre(item):
+    """``(node, {"sig": [s...], "centre": [c]})`` -> ``(c, (node, s))`` for a member, ``(node, (None, s))``
+    for a centre (every node with a verified edge is one or the other)."""
+    node, grouped = item
+    sig = next(iter(grouped["sig"]), None)
+    centre = next(iter(grouped["centre"]), None)
+    if sig is not None:
+        yield (centre, (node, sig)) if centre is not None else (node, (None, sig))
 
 
 def _cluster_verdicts(item):
-    """``(centre, {"sig": [s], "member": [(child, s)...]})`` -> ``(child id, details)``."""
-    centre, grouped = item
-    members = grouped["member"]
-    size = 1 + sum(1 for _ in members)
-    if size == 1:
-        return
-    centre_sig = np.frombuffer(next(iter(grouped["sig"])), dtype=np.uint32)
-    for child, sig in members:
-        similarity = estimated_jaccard(np.frombuffer(sig, dtype=np.uint32), centre_sig)
-        yield child[2], {"survivor_id": centre[2], "cluster_size": size, "similarity": round(similarity, 4)}
+    """``(centre, [(None, centre sig), (member, sig)...])`` -> ``(member id, details)``."""
+    centre, entries = item
+    centre_sig = next(np.frombuffer(sig, dtype=np.uint32) for member, sig in entries if member is None)
+    size = 1 + sum(1 for member, _ in entries if member is not None)
+    for member, sig in entries:
+        if member is not None:
+            similarity = estimated_jaccard(np.frombuffer(sig, dtype=np.uint32), centre_sig)
+            yield member[2], {"survivor_id": centre[2], "cluster_size": size, "similarity": round(similarity, 4)}
 
 
 class NearDedup(beam.PTransform):
@@ -220,32 +295,38 @@ class NearDedup(beam.PTransform):
                                                 element_size_fn=_batch_weight)
             | "NearSignatures" >> beam.ParDo(_SignatureFn(c, self.score_key)).with_outputs(BANDS, main="sigs")
         )
-        sigs = computed.sigs
-        candidates = (
+        bucketed = (
             computed[BANDS]
-            | "NearBuckets" >> beam.GroupByKey()
-            | "NearBucketPairs" >> beam.FlatMap(bucket_pairs(c.max_bucket_pairs))
-            | "NearDistinctPairs" >> beam.Distinct()
+            | "NearBandShards" >> beam.GroupByKey()
+            | "NearBucketPairs" >> beam.FlatMap(shard_pairs(c.max_bucket_pairs)).with_outputs(LARGE, main="pairs")
         )
-        halves = (
-            {"sig": sigs, "partner": candidates | "NearByFirst" >> beam.Map(lambda uv: (uv[0], (uv[1], uv[0])))}
-            | "NearJoinFirst" >> beam.CoGroupByKey()
-            | "NearSendSignature" >> beam.FlatMap(_send_signature)
+        pairs = bucketed.pairs | "NearDistinctPairs" >> beam.Distinct()
+        routed = (
+            {"node": computed.sigs, "to": pairs,
+             "from": pairs | "NearBySecond" >> beam.Map(lambda ab: (ab[1], None)),
+             "large": bucketed[LARGE]}
+            | "NearJoinSignatures" >> beam.CoGroupByKey()
+            | "NearRoute" >> beam.FlatMap(_route_signatures).with_outputs(LARGE, main="halves")
         )
-        edges = (
-            {"sig": sigs, "half": halves}
-            | "NearJoinSecond" >> beam.CoGroupByKey()
-            | "NearVerify" >> beam.ParDo(_VerifyFn(c.verify_threshold))
+        small = (
+            routed.halves
+            | "NearJoinHalves" >> beam.GroupByKey()
+            | "NearVerify" >> beam.ParDo(_VerifyFn(c.verify_threshold)).with_outputs(SIGS, main="edges")
         )
+        large = (
+            routed[LARGE]
+            | "NearLargeBuckets" >> beam.GroupByKey()
+            | "NearVerifyLarge" >> beam.ParDo(_LargeBucketFn(c.verify_threshold, c.max_bucket_pairs))
+            .with_outputs(SIGS, main="edges")
+        )
+        edges = (small.edges, large.edges) | "NearEdges" >> beam.Flatten()
         assignments = edges | "NearComponents" >> ConnectedComponents(c.max_rounds, "NearCC")
-        members = (
-            {"sig": sigs, "centre": assignments}
-            | "NearJoinMembers" >> beam.CoGroupByKey()
-            | "NearSendMember" >> beam.FlatMap(_send_member_signature)
-        )
+        member_sigs = (small[SIGS], large[SIGS]) | "NearMemberSignatures" >> beam.Flatten()
         verdicts = (
-            {"sig": sigs, "member": members}
-            | "NearJoinCentres" >> beam.CoGroupByKey()
+            {"sig": member_sigs, "centre": assignments}
+            | "NearJoinMembers" >> beam.CoGroupByKey()
+            | "NearToCentre" >> beam.FlatMap(_to_centre)
+            | "NearClusters" >> beam.GroupByKey()
             | "NearClusterVerdicts" >> beam.FlatMap(_cluster_verdicts)
         )
         return apply_verdicts(docs, verdicts, REASON, "Near")

@@ -104,6 +104,58 @@ def test_shared_boilerplate_is_not_a_near_duplicate():
         assert_that(ids(out.kept, "Kept"), equal_to(["n0", "n1", "n2", "n3"]))
 
 
+def near_details(pcoll, label):
+    return pcoll | label >> beam.Map(lambda r: (r.doc.id, r.details["survivor_id"], r.details["cluster_size"],
+                                                 r.details["similarity"]))
+
+
+def expected_near_details(docs, config):
+    """The removed records' details computed in memory: union-find over the verified candidate pairs."""
+    from pipeline.dedup.common import node_of
+    from pipeline.dedup.components import union_find_components
+    from pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_jaccard
+    from pipeline.dedup.near import banding
+
+    sigs = MinHasher(config.num_perm, config.seed, Shingler(config.ngram)).signatures([d.text for d in docs])
+    nodes = [node_of(d, "quality_score") for d in docs]
+    buckets = {}
+    for i, row in enumerate(band_hashes(sigs, *banding(config)).tolist()):
+        for key in row:
+            buckets.setdefault(key, []).append(i)
+    pairs = {(i, j) for members in buckets.values() for i in members for j in members if i < j}
+    edges = [(nodes[i], nodes[j]) for i, j in pairs
+             if estimated_jaccard(sigs[i], sigs[j]) >= config.verify_threshold]
+    centre = union_find_components(edges)
+    sig_of, size = dict(zip(nodes, sigs)), {}
+    for c in centre.values():
+        size[c] = size.get(c, 0) + 1
+    return [(n[2], c[2], size[c], round(estimated_jaccard(sig_of[n], sig_of[c]), 4))
+            for n, c in centre.items() if n != c]
+
+
+def test_near_dedup_large_buckets_give_the_same_clusters():
+    """Buckets above max_bucket_pairs take the rank-order path (ranks restored in the join): same result."""
+    docs, expected_removed = near_corpus()
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | NearDedup(NearDedupConfig(max_rounds=4, max_bucket_pairs=2))
+        assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
+        assert_that(near_details(out.removed, "Details"), equal_to(expected_near_details(docs, NEAR)),
+                    label="CheckDetails")
+
+
+def test_near_dedup_node_digest_collisions_lose_nothing(monkeypatch):
+    """Every document under one of three digests: the join still verifies every pair of them."""
+    import pipeline.dedup.near as near
+
+    monkeypatch.setattr(near, "node_digest", lambda node: len(node[2]) % 3)
+    docs, expected_removed = near_corpus()
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | NearDedup(NEAR)
+        assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
+        assert_that(near_details(out.removed, "Details"), equal_to(expected_near_details(docs, NEAR)),
+                    label="CheckDetails")
+
+
 @pytest.mark.parametrize("runner,order", [("DirectRunner", "shuffled"), ("BundleBasedDirectRunner", "reversed")])
 def test_survivors_identical_across_input_orders_and_runners(runner, order):
     docs, expected_removed = near_corpus()
