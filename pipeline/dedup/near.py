@@ -1,15 +1,22 @@
 """Near-duplicate removal with MinHash LSH, verified candidates and distributed connected components.
 
-    docs -> signatures (vectorised, batches) -> band hashes -> buckets -> candidate pairs
+    docs -> signatures (vectorised, batches) -> band records packed by band shard -> buckets
+         -> candidate pairs of node digests -> one join by digest (signatures, ranks restored)
          -> verified pairs (estimated Jaccard >= verify_threshold) -> connected components
          -> one survivor per component (smallest survivor_rank) -> removals with survivor, size, similarity
 
 Nothing here gathers documents or all signatures on one worker. What is grouped, and what one group holds:
 
-- a bucket: the ranks (~100 bytes each) of the documents sharing one band;
-- a node during verification: its signature (4 x num_perm bytes) and its candidate partners;
+- a band shard: 16 bytes per (band key, node digest) record of 1/band_shards of the band keys;
+- a digest in the signature join: its document's rank and signature and its partners' digests;
+- a digest in verification: its own signature and one (rank, signature) per candidate partner;
+- a bucket above max_bucket_pairs: its members' ranks and signatures (pairs follow rank order);
 - a node during connected components: its current neighbours (one edge ~ 2 ranks, ~200 bytes);
 - a component at the end: the signatures of its members (to report each one's similarity to the survivor).
+
+Every signature join after the first takes its signatures from the step before, so only the verification
+step's candidates and the verified pairs' ends carry one; the in-process DirectRunner, which holds every
+grouped value decoded, never holds all signatures more than once.
 """
 from __future__ import annotations
 
