@@ -48,9 +48,6 @@ class NearDedupConfig:
                                            "(false negatives get 1 minus this).")
     max_bucket_pairs: int = _f(50, "Buckets with up to this many documents yield all pairs as candidates; larger "
                                    "buckets link each member to the best-ranked member and to its predecessor.")
-    band_shards: int = _f(1024, "Band records (16 bytes each, bands x documents in all) are grouped in this many "
-                                "shards, each sorted to find its buckets; raise it above ~100M documents so that "
-                                "one shard stays below ~100 MB. Results do not depend on it.")
     max_rounds: int = _f(10, "Rounds of distributed connected components (large-star/small-star); the build "
                             "fails, saying so, if the graph has not converged after them.")
     batch_size: int = _f(512, "Documents per vectorised signature batch (a document of n x 4 KB counts n times).")
@@ -66,7 +63,6 @@ class NearDedupConfig:
               f"dedup.near.bands x rows ({self.bands} x {self.rows}) must not exceed num_perm ({self.num_perm})")
         check(0 < self.false_positive_weight < 1, "dedup.near.false_positive_weight must be in (0, 1)")
         check(self.max_bucket_pairs >= 2, f"dedup.near.max_bucket_pairs must be >= 2, got {self.max_bucket_pairs}")
-        check(self.band_shards >= 1, f"dedup.near.band_shards must be >= 1, got {self.band_shards}")
         check(1 <= self.max_rounds <= 64, f"dedup.near.max_rounds must be in 1..64, got {self.max_rounds}")
         check(self.batch_size >= 1, f"dedup.near.batch_size must be >= 1, got {self.batch_size}")
 

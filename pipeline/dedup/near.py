@@ -7,7 +7,7 @@
 
 Nothing here gathers documents or all signatures on one worker. What is grouped, and what one group holds:
 
-- a band shard: 16 bytes per (band key, node digest) record of 1/band_shards of the band keys;
+- a band shard: 16 bytes per (band key, node digest) record of 1/BAND_SHARDS of the band keys;
 - a digest in the signature join: its document's rank and signature and its partners' digests;
 - a digest in verification: its own signature and one (rank, signature) per candidate partner;
 - a bucket above max_bucket_pairs: its members' ranks and signatures (pairs follow rank order);
@@ -33,6 +33,9 @@ from pipeline.stage import StageOutputs
 
 REASON = "near_duplicate"
 BANDS, LARGE, SIGS = "bands", "large", "sigs"
+# Band records (16 bytes each, bands x documents in all) are grouped in this many shards, each sorted to find
+# its buckets: 1 MB per shard at a million documents of 64 bands. Results do not depend on it.
+BAND_SHARDS = 1024
 
 
 def banding(config: NearDedupConfig) -> tuple[int, int]:
@@ -66,7 +69,7 @@ class _SignatureFn(beam.DoFn):
             digests.append(node_digest(node))
             yield digests[-1], (node, sigs[i].tobytes())
         keys = band_hashes(sigs[keep], self.bands, self.rows)
-        for shard in band_records(keys, np.array(digests, dtype=np.int64), self.config.band_shards):
+        for shard in band_records(keys, np.array(digests, dtype=np.int64), BAND_SHARDS):
             yield beam.pvalue.TaggedOutput(BANDS, shard)
 
 
