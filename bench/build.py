@@ -73,6 +73,20 @@ def measure(cmd: list[str]) -> tuple[float, float, int]:
     return time.time() - started, peak / 1e6, proc.returncode
 
 
+def outcome(run: str, size: int) -> str:
+    """Shares of the input kept and removed as exact / near duplicates (the generator repeats passages, so
+    small corpora have few duplicates and large ones many: read throughput figures with this beside them)."""
+    try:
+        with open(os.path.join(run, "stats.json")) as f:
+            stats = json.load(f)
+    except OSError:
+        return ""
+    reasons = stats["removed"].get("by_stage", {}).get("dedup", {}).get("reasons", {})
+    share = lambda n: f"{100 * n / size:.1f}%"
+    return (f"{share(stats['accounting']['kept']):>6} {share(reasons.get('exact_duplicate', 0)):>9} "
+            f"{share(reasons.get('near_duplicate', 0)):>8}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -89,7 +103,8 @@ def main() -> None:
     off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
     print(f"stages: {', '.join(stages)}; {os.cpu_count()} CPU cores; work dir {workdir}")
     spills = ["on", "off"] if args.spill == "both" else [args.spill]
-    print(f"{'docs':>10} {'MB text':>8} {'workers':>7} {'spill':>5} {'wall s':>8} {'docs/s':>8} {'peak MB':>8}")
+    print(f"{'docs':>10} {'MB text':>8} {'workers':>7} {'spill':>5} {'wall s':>8} {'docs/s':>8} {'peak MB':>8} "
+          f"{'kept':>6} {'exact dup':>9} {'near dup':>8}")
     for size, segments in ((size, segments) for size in args.sizes for segments in args.segments):
         corpus = os.path.join(workdir, f"corpus-{size}-x{segments}")
         text_mb = write_corpus(corpus, size, segments=segments) / 1e6
@@ -103,7 +118,7 @@ def main() -> None:
                 wall, peak, code = measure(cmd)
                 status = "" if code == 0 else f"  FAILED (exit {code})"
                 print(f"{size:>10,} {text_mb:>8.1f} {workers:>7} {spill:>5} {wall:>8.1f} {size / wall:>8.0f} "
-                      f"{peak:>8.0f}{status}", flush=True)
+                      f"{peak:>8.0f} {outcome(run, size)}{status}", flush=True)
 
 
 if __name__ == "__main__":
