@@ -10,20 +10,14 @@ import pathlib
 import pytest
 
 from pipeline.cli import main
+from tests.pipeline.sample_corpus import sample_corpus
 
 STAGES_OFF = ["--set", "pii.enabled=false"]
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    from pipeline.sample import write_sample
-
-    root = tmp_path_factory.mktemp("runners")
-    sample = write_sample(root / "sample", documents=120)
-    config = root / "corpus.yaml"
-    inputs = "".join(f"  - {{path: '{i['path']}', name: {i['name']}}}\n" for i in sample.inputs)
-    config.write_text(f"inputs:\n{inputs}output:\n  shard_target_mb: 0.05\n  max_doc_chars: 200000\n")
-    return root, config
+    return sample_corpus(tmp_path_factory.mktemp("runners"), documents=120)
 
 
 def _build(corpus, name, *flags):

@@ -11,6 +11,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from pipeline import spill
 from pipeline.cli import main
+from tests.pipeline.sample_corpus import sample_corpus
 from pipeline.document import Document, Removed
 from pipeline.spill import SpillText, _SpillFn
 
@@ -85,14 +86,7 @@ def test_spilled_documents_survive_a_shuffle(tmp_path):
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    from pipeline.sample import write_sample
-
-    root = tmp_path_factory.mktemp("spill")
-    sample = write_sample(root / "sample", documents=150)
-    config = root / "corpus.yaml"
-    inputs = "".join(f"  - {{path: '{i['path']}', name: {i['name']}}}\n" for i in sample.inputs)
-    config.write_text(f"inputs:\n{inputs}output:\n  shard_target_mb: 0.05\n  max_doc_chars: 200000\n")
-    return root, config
+    return sample_corpus(tmp_path_factory.mktemp("spill"), documents=150)
 
 
 def _build_outputs(corpus, name, *flags):
