@@ -4,9 +4,15 @@
     python bench/build.py --sizes 1000000 --workers 2 --stages normalize,quality
     python bench/build.py --sizes 10000 100000 --workers 1 --spill both   # text spilled to disk vs in memory
 
-Corpus: documents of 1-6 consecutive paragraphs of real prose (Python's reStructuredText documentation from
-Debian's python3.11-doc, `apt-get install python3.11-doc`, plus pydoc topics), drawn with a fixed seed, written
-as 8 .jsonl.zst files. Each run is `corpusforge build` in a subprocess; peak memory is the largest sum of RSS
+Corpus (`--corpus`), drawn with a fixed seed from real prose (Python's reStructuredText documentation from
+Debian's python3.11-doc, `apt-get install python3.11-doc`, plus pydoc topics) and written as 8 .jsonl.zst files:
+
+- `passages` (default): documents of 1-6 consecutive paragraphs of one page. There are only ~45k such runs,
+  so large corpora are mostly exact duplicates, and with `--segments 2` most documents share a passage.
+- `distinct`: a web-like corpus. Documents of 2-5 paragraphs of 3-8 sentences mixed from all pages (~2.4 KB;
+  two of them rarely share a sentence), plus 5 % exact copies and 5 % edited copies (typos, substitutions,
+  dropped or swapped paragraphs, boilerplate, truncation) of recent documents.
+ Each run is `corpusforge build` in a subprocess; peak memory is the largest sum of RSS
 over the whole process tree (driver and Beam workers), sampled every 0.2 s with psutil.
 """
 from __future__ import annotations
@@ -24,27 +30,58 @@ import zstandard
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from bench.dedup_data.corpus import pages  # noqa: E402  (real prose, paragraph lists)
+from bench.dedup_data.corpus import edit, licence_sentences, pages, synthetic_bases  # noqa: E402  (real prose)
 
 ALL_STAGES = ("normalize", "quality", "dedup", "pii")
 
 
-def write_corpus(directory: str, documents: int, seed: int = 0, files: int = 8, segments: int = 1) -> int:
-    """``documents`` docs of real text in ``files`` .jsonl.zst files; returns the bytes of text written. A
-    document is ``segments`` runs of 1-6 consecutive paragraphs, each from a random page."""
-    rng = random.Random(seed)
+def passage_texts(rng: random.Random, segments: int):
+    """Endless texts of ``segments`` runs of 1-6 consecutive paragraphs, each from a random page."""
     page_list = pages()
-    os.makedirs(directory, exist_ok=True)
-    writers = [zstandard.ZstdCompressor(level=3).stream_writer(open(os.path.join(directory, f"part-{i}.jsonl.zst"), "wb"))
-               for i in range(files)]
-    text_bytes = 0
-    for n in range(documents):
+    while True:
         runs = []
         for _ in range(segments):
             page = page_list[rng.randrange(len(page_list))]
             start = rng.randrange(len(page))
             runs.append("\n\n".join(page[start: start + rng.randint(1, 6)]))
-        text = "\n\n".join(runs)
+        yield "\n\n".join(runs)
+
+
+def distinct_texts(rng: random.Random, segments: int, exact: float = 0.05, near: float = 0.05):
+    """Endless web-like texts: mostly distinct sentence-mixed documents of ``segments`` x 2-5 paragraphs, with
+    ``exact`` copies and ``near`` edited copies of one of the last 1,000 documents."""
+    page_list, licences = pages(), licence_sentences()
+    recent: list[list[str]] = []
+    vocab: list[str] = []
+    while True:
+        r = rng.random()
+        if recent and r < exact:
+            yield "\n\n".join(rng.choice(recent))
+        elif recent and r < exact + near:
+            yield edit(rng.choice(recent), rng, vocab, licences)[0]
+        else:
+            paras = [p for paras in synthetic_bases(page_list, segments, rng) for p in paras]
+            if len(vocab) < 5000:
+                vocab.extend(w for w in paras[0].split() if w.isalpha())
+            recent = (recent + [paras])[-1000:]
+            yield "\n\n".join(paras)
+
+
+CORPORA = {"passages": passage_texts, "distinct": distinct_texts}
+
+
+def write_corpus(directory: str, documents: int, seed: int = 0, files: int = 8, segments: int = 1,
+                 kind: str = "passages") -> int:
+    """``documents`` docs of real text (``CORPORA[kind]``) in ``files`` .jsonl.zst files; returns the bytes
+    of text written."""
+    rng = random.Random(seed)
+    texts = CORPORA[kind](rng, segments)
+    os.makedirs(directory, exist_ok=True)
+    writers = [zstandard.ZstdCompressor(level=3).stream_writer(open(os.path.join(directory, f"part-{i}.jsonl.zst"), "wb"))
+               for i in range(files)]
+    text_bytes = 0
+    for n in range(documents):
+        text = next(texts)
         line = json.dumps({"id": f"d{n:08d}", "text": text}).encode() + b"\n"
         text_bytes += len(text.encode())
         writers[n % files].write(line)
@@ -93,24 +130,27 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--stages", default=",".join(ALL_STAGES), help="Comma-separated stages to run.")
     parser.add_argument("--workdir", default=None, help="Where corpora and runs go (default: a temp dir).")
+    parser.add_argument("--corpus", choices=sorted(CORPORA), default="passages",
+                        help="passages: runs of paragraphs, repeating at scale; distinct: web-like, ~90%% distinct.")
     parser.add_argument("--segments", type=int, nargs="+", default=[1],
-                        help="Runs of 1-6 paragraphs per document (default 1, ~700 bytes); 10 makes texts 10x longer.")
+                        help="Text units per document (default 1: ~700 bytes for passages, ~2.4 KB for distinct); "
+                             "10 makes texts 10x longer.")
     parser.add_argument("--spill", choices=("on", "off", "both"), default="on",
                         help="output.spill_text: shuffle references to spilled text (on, the default) or the text.")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
     workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-build-")
     off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
-    print(f"stages: {', '.join(stages)}; {os.cpu_count()} CPU cores; work dir {workdir}")
+    print(f"stages: {', '.join(stages)}; corpus: {args.corpus}; {os.cpu_count()} CPU cores; work dir {workdir}")
     spills = ["on", "off"] if args.spill == "both" else [args.spill]
     print(f"{'docs':>10} {'MB text':>8} {'workers':>7} {'spill':>5} {'wall s':>8} {'docs/s':>8} {'peak MB':>8} "
           f"{'kept':>6} {'exact dup':>9} {'near dup':>8}")
     for size, segments in ((size, segments) for size in args.sizes for segments in args.segments):
-        corpus = os.path.join(workdir, f"corpus-{size}-x{segments}")
-        text_mb = write_corpus(corpus, size, segments=segments) / 1e6
+        corpus = os.path.join(workdir, f"corpus-{args.corpus}-{size}-x{segments}")
+        text_mb = write_corpus(corpus, size, segments=segments, kind=args.corpus) / 1e6
         for workers in args.workers:
             for spill in spills:
-                run = os.path.join(workdir, f"run-{size}-x{segments}-{workers}-{spill}")
+                run = os.path.join(workdir, f"run-{args.corpus}-{size}-x{segments}-{workers}-{spill}")
                 mode = ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"] if workers > 1 else []
                 cmd = [sys.executable, "-m", "pipeline.cli", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
                        "--run-dir", run, "--overwrite", "--no-progress", f"--set=output.spill_text={spill == 'on'}",
