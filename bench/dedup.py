@@ -340,7 +340,8 @@ def write_corpus(path: str, n_docs: int) -> None:
 
 def run_stage(path: str, runner: str, spill: bool = True) -> None:
     """(child process) Read JSONL, run the Dedup stage with defaults, print counts as JSON. With ``spill``
-    the texts go to spill files first, as in a build (pipeline.spill), so shuffles carry references."""
+    the texts go to spill files first and near-dedup's band records wait there, as in a build
+    (pipeline.spill), so shuffles carry references."""
     import apache_beam as beam
     import logging
 
@@ -360,7 +361,7 @@ def run_stage(path: str, runner: str, spill: bool = True) -> None:
             docs = p | beam.io.ReadFromText(path) | beam.Map(to_doc)
             if spill:
                 docs = docs | SpillText(os.path.join(tmp, "spill"))
-            out = docs | Dedup(DedupConfig())
+            out = docs | Dedup(DedupConfig(), spill_dir=os.path.join(tmp, "spill") if spill else None)
             kept = out.kept | "Kept" >> beam.Map(lambda d: "kept")
             removed = out.removed | "Reasons" >> beam.Map(lambda r: r.reason)
             _ = ((kept, removed) | beam.Flatten() | beam.combiners.Count.PerElement()

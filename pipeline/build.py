@@ -45,7 +45,7 @@ OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json")
 CHECKPOINTS = ".checkpoints"
 
 
-def enabled_stages(config: Config) -> list[tuple[str, beam.PTransform]]:
+def enabled_stages(config: Config, spill_dir: str | None = None) -> list[tuple[str, beam.PTransform]]:
     stages = []
     for section, target in STAGES:
         stage_config = getattr(config, section)
@@ -53,10 +53,13 @@ def enabled_stages(config: Config) -> list[tuple[str, beam.PTransform]]:
             continue
         module_name, _, class_name = target.partition(":")
         transform = getattr(importlib.import_module(module_name), class_name)
-        # Stages that write side files (the PII audit file) take the run directory too.
-        takes_run_dir = "run_dir" in inspect.signature(transform.__init__).parameters
-        stages.append((section, transform(stage_config, run_dir=config.output.run_dir) if takes_run_dir
-                       else transform(stage_config)))
+        # Stages that write side files (the PII audit file) take the run directory too, and stages that can
+        # keep bulky intermediate records on local disk (dedup's band records) the spill directory.
+        parameters = inspect.signature(transform.__init__).parameters
+        extra = {"run_dir": config.output.run_dir} if "run_dir" in parameters else {}
+        if "spill_dir" in parameters:
+            extra["spill_dir"] = spill_dir
+        stages.append((section, transform(stage_config, **extra)))
     return stages
 
 
@@ -192,7 +195,7 @@ def segment_pipeline(pipeline: beam.Pipeline, config: Config, segment: Segment, 
             lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target), out, "rejected")
     else:
         docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir)
-    stages = dict(enabled_stages(config))
+    stages = dict(enabled_stages(config, spill_dir))
     for name in segment.stages:
         outputs = docs | name.capitalize() >> stages[name]
         docs = outputs.kept

@@ -66,7 +66,8 @@ class OutputConfig:
         default=True,
         metadata={"help": "Keep document text in spill files under the run directory while Beam shuffles only "
                           "references, so a local build's memory grows with the number of documents, not their "
-                          "text. Applies when output.run_dir is local; remote runners shuffle on disk themselves."})
+                          "text; near-dedup's band records wait there too. Applies when output.run_dir is local; "
+                          "remote runners shuffle on disk themselves."})
 
     def __post_init__(self) -> None:
         check(self.shard_target_mb > 0, f"output.shard_target_mb must be > 0, got {self.shard_target_mb}")

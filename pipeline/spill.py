@@ -38,6 +38,11 @@ _readers_lock = threading.Lock()
 
 def read_text(ref: TextRef) -> str:
     """The text a ``TextRef`` points at (file descriptors are cached per process, least recently used out)."""
+    return read_bytes(ref).decode("utf-8")
+
+
+def read_bytes(ref: TextRef) -> bytes:
+    """The bytes a spill reference points at."""
     path, offset, length = ref
     with _readers_lock:
         fd = _readers.pop(path, None)
@@ -50,7 +55,7 @@ def read_text(ref: TextRef) -> str:
     if len(data) != length:
         raise OSError(f"spill file {path} is shorter than expected: wanted {length} bytes at {offset}, "
                       f"got {len(data)} (was the build's work directory deleted while it ran?)")
-    return data.decode("utf-8")
+    return data
 
 
 def close_readers() -> None:
@@ -60,20 +65,20 @@ def close_readers() -> None:
             os.close(_readers.popitem()[1])
 
 
-class _SpillFn(beam.DoFn):
-    """Documents (or ``Removed`` records) -> the same records with their text spilled to ``directory``."""
+class SpillWriter:
+    """Appends byte strings to spill files of its own in ``directory`` and returns a reference to each.
 
-    def __init__(self, directory: str):
-        self.directory = directory
+    For a DoFn: build it in ``setup()``, ``close()`` it in ``finish_bundle()`` and ``teardown()``."""
 
-    def setup(self):
-        os.makedirs(self.directory, exist_ok=True)
+    def __init__(self, directory: str, suffix: str = ".txt"):
+        os.makedirs(directory, exist_ok=True)
+        self.directory, self.suffix = directory, suffix
         self._fd, self._path, self._size = None, None, 0
 
-    def _write(self, data: bytes) -> TextRef:
+    def write(self, data: bytes) -> TextRef:
         if self._fd is None or self._size >= ROTATE_BYTES:
-            self._close()
-            self._path = os.path.join(self.directory, f"{uuid.uuid4().hex}.txt")
+            self.close()
+            self._path = os.path.join(self.directory, f"{uuid.uuid4().hex}{self.suffix}")
             self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             self._size = 0
         view = memoryview(data)
@@ -83,23 +88,33 @@ class _SpillFn(beam.DoFn):
         self._size += len(data)
         return ref
 
-    def process(self, record):
-        doc = getattr(record, "doc", record)  # a Removed record carries its document
-        if doc.text_ref is None:
-            spilled = doc.with_ref(self._write(doc.text.encode("utf-8")))
-            record = record.with_doc(spilled) if record is not doc else spilled
-        yield record
-
-    def _close(self):
+    def close(self):
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
 
+
+class _SpillFn(beam.DoFn):
+    """Documents (or ``Removed`` records) -> the same records with their text spilled to ``directory``."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+
+    def setup(self):
+        self._writer = SpillWriter(self.directory)
+
+    def process(self, record):
+        doc = getattr(record, "doc", record)  # a Removed record carries its document
+        if doc.text_ref is None:
+            spilled = doc.with_ref(self._writer.write(doc.text.encode("utf-8")))
+            record = record.with_doc(spilled) if record is not doc else spilled
+        yield record
+
     def finish_bundle(self):
-        self._close()
+        self._writer.close()
 
     def teardown(self):
-        self._close()
+        self._writer.close()
 
 
 class SpillText(beam.PTransform):

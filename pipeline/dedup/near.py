@@ -23,12 +23,14 @@ from __future__ import annotations
 import apache_beam as beam
 import numpy as np
 from apache_beam.metrics import Metrics
+from apache_beam.transforms.window import GlobalWindows
 
 from pipeline.dedup.buckets import band_records, buckets, node_digest
 from pipeline.dedup.common import STAGE, apply_verdicts, node_of
 from pipeline.dedup.components import large_star, orient_small, small_star
 from pipeline.dedup.config import NearDedupConfig
-from pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_jaccard, lsh_params
+from pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_jaccard, lsh_params, short_signatures
+from pipeline.spill import SpillWriter, read_bytes
 from pipeline.stage import StageOutputs
 
 REASON = "near_duplicate"
@@ -36,6 +38,13 @@ BANDS, LARGE, SIGS = "bands", "large", "sigs"
 # Band records (16 bytes each, bands x documents in all) are grouped in this many shards, each sorted to find
 # its buckets: 1 MB per shard at a million documents of 64 bands. Results do not depend on it.
 BAND_SHARDS = 1024
+# Band records are packed per band shard once this many have gathered in a bundle (16 MB), not per signature
+# batch: a batch of ~60 documents gave ~4 records per shard, and the per-element cost of those tiny byte
+# strings (Python objects in the local runner's group buffers, framing on the data plane) was larger than
+# the records. 1M records make ~1,000 per shard.
+BAND_FLUSH_RECORDS = 1 << 20
+# Signatures travel (joins, verification, reporting) as their low 16 bits: minhash.short_signatures.
+SIG_DTYPE = np.uint16
 
 
 def banding(config: NearDedupConfig) -> tuple[int, int]:
@@ -47,30 +56,68 @@ def banding(config: NearDedupConfig) -> tuple[int, int]:
 
 class _SignatureFn(beam.DoFn):
     """A batch of documents -> ``(digest, (node, signature bytes))`` per document and, tagged BANDS,
-    ``(shard, packed (band key, digest) records)`` per band shard (pipeline.dedup.buckets)."""
+    ``(shard, packed (band key, digest) records)`` per band shard (pipeline.dedup.buckets). With a
+    ``spill_dir`` the signatures and the packed records go to spill files there and spill references
+    ``(path, offset, length)`` take their place."""
 
-    def __init__(self, config: NearDedupConfig, score_key: str):
-        self.config, self.score_key = config, score_key
+    def __init__(self, config: NearDedupConfig, score_key: str, spill_dir: str | None = None):
+        self.config, self.score_key, self.spill_dir = config, score_key, spill_dir
         self.bands, self.rows = banding(config)
         self.no_shingles = Metrics.counter(STAGE, "near_documents_without_shingles")
 
     def setup(self):
         c = self.config
         self.hasher = MinHasher(c.num_perm, c.seed, Shingler(c.ngram, c.unit, c.hash))
+        self.spill = SpillWriter(self.spill_dir, ".near") if self.spill_dir else None
+
+    def start_bundle(self):
+        self.pending_keys: list[np.ndarray] = []
+        self.pending_digests: list[np.ndarray] = []
+        self.pending_records = 0
 
     def process(self, batch):
         hashes, counts = self.hasher.shingler.hashes([d.text for d in batch])
         sigs = self.hasher.from_hashes(hashes, counts)
         keep = np.flatnonzero(counts)  # no words: nothing to compare (exact dedup handles empty texts)
         self.no_shingles.inc(len(batch) - len(keep))
+        short = short_signatures(sigs[keep])
+        if self.spill is not None and len(keep):  # one write per batch; each document gets its slice
+            path, offset, _ = self.spill.write(short.tobytes())
+            size = short.shape[1] * short.itemsize
+            sig_of = lambda k: (path, offset + k * size, size)  # noqa: E731
+        else:
+            sig_of = lambda k: short[k].tobytes()  # noqa: E731
         digests = []
-        for i in keep.tolist():
+        for k, i in enumerate(keep.tolist()):
             node = node_of(batch[i], self.score_key)
             digests.append(node_digest(node))
-            yield digests[-1], (node, sigs[i].tobytes())
-        keys = band_hashes(sigs[keep], self.bands, self.rows)
-        for shard in band_records(keys, np.array(digests, dtype=np.int64), BAND_SHARDS):
-            yield beam.pvalue.TaggedOutput(BANDS, shard)
+            yield digests[-1], (node, sig_of(k))
+        if digests:
+            self.pending_keys.append(band_hashes(sigs[keep], self.bands, self.rows))
+            self.pending_digests.append(np.array(digests, dtype=np.int64))
+            self.pending_records += len(digests) * self.bands
+        if self.pending_records >= BAND_FLUSH_RECORDS:
+            yield from (beam.pvalue.TaggedOutput(BANDS, shard) for shard in self._packed_bands())
+
+    def finish_bundle(self):
+        for shard in self._packed_bands():
+            yield beam.pvalue.TaggedOutput(BANDS, GlobalWindows.windowed_value(shard))
+        if self.spill is not None:
+            self.spill.close()
+
+    def teardown(self):
+        if self.spill is not None:
+            self.spill.close()
+
+    def _packed_bands(self):
+        """The band records gathered so far, one ``(shard, packed records or their spill reference)`` per
+        band shard."""
+        if not self.pending_keys:
+            return
+        keys, digests = np.concatenate(self.pending_keys), np.concatenate(self.pending_digests)
+        self.start_bundle()
+        for shard, packed in band_records(keys, digests, BAND_SHARDS):
+            yield shard, (self.spill.write(packed) if self.spill is not None else packed)
 
 
 def _batch_weight(doc) -> int:
@@ -110,6 +157,7 @@ def shard_pairs(max_all_pairs: int):
     (its pairs follow rank order, so they are chosen once the ranks are back: ``_LargeBucketFn``)."""
     def pairs(item):
         _, packed = item
+        packed = (read_bytes(p) if isinstance(p, tuple) else p for p in packed)  # spilled or inline records
         for key, members in buckets(packed):
             if len(members) <= max_all_pairs:
                 for i, a in enumerate(members):
@@ -132,6 +180,7 @@ def _route_signatures(item):
     digest, grouped = item
     nodes: dict = {}
     for node, sig in grouped["node"]:
+        sig = read_bytes(sig) if isinstance(sig, tuple) else sig  # spilled (a reference) or inline
         nodes[node] = min(sig, nodes.get(node, sig))  # two documents of one rank: the same one each run
     if not nodes:
         return
@@ -163,8 +212,8 @@ class _Verifier(beam.DoFn):
 
     def verify(self, u, u_sig: bytes, v, v_sig: bytes) -> bool:
         self.candidates.inc()
-        similar = estimated_jaccard(np.frombuffer(u_sig, dtype=np.uint32),
-                                    np.frombuffer(v_sig, dtype=np.uint32)) >= self.threshold
+        similar = estimated_jaccard(np.frombuffer(u_sig, dtype=SIG_DTYPE),
+                                    np.frombuffer(v_sig, dtype=SIG_DTYPE)) >= self.threshold
         if similar:
             self.verified.inc()
         return similar
@@ -275,11 +324,11 @@ def _to_centre(item):
 def _cluster_verdicts(item):
     """``(centre, [(None, centre sig), (member, sig)...])`` -> ``(member id, details)``."""
     centre, entries = item
-    centre_sig = next(np.frombuffer(sig, dtype=np.uint32) for member, sig in entries if member is None)
+    centre_sig = next(np.frombuffer(sig, dtype=SIG_DTYPE) for member, sig in entries if member is None)
     size = 1 + sum(1 for member, _ in entries if member is not None)
     for member, sig in entries:
         if member is not None:
-            similarity = estimated_jaccard(np.frombuffer(sig, dtype=np.uint32), centre_sig)
+            similarity = estimated_jaccard(np.frombuffer(sig, dtype=SIG_DTYPE), centre_sig)
             yield member[2], {"survivor_id": centre[2], "cluster_size": size, "similarity": round(similarity, 4)}
 
 
@@ -290,10 +339,14 @@ class NearDedup(beam.PTransform):
     and ``similarity`` (the Jaccard similarity to the survivor that the signatures estimate).
     """
 
-    def __init__(self, config: NearDedupConfig | None = None, score_key: str = "quality_score"):
+    def __init__(self, config: NearDedupConfig | None = None, score_key: str = "quality_score",
+                 spill_dir: str | None = None):
+        """``spill_dir``: a local directory every worker can write and read (a build's spill directory).
+        Signatures and band records, the biggest things near-dedup shuffles, then wait there and the shuffles
+        carry references: the local runners hold shuffled values in memory, several copies of them."""
         super().__init__()
         self.config = config or NearDedupConfig()
-        self.score_key = score_key
+        self.score_key, self.spill_dir = score_key, spill_dir
         self.bands, self.rows = banding(self.config)
 
     def expand(self, docs) -> StageOutputs:
@@ -303,7 +356,7 @@ class NearDedup(beam.PTransform):
             docs
             | "NearBatch" >> beam.BatchElements(min_batch_size=min(batch, 64), max_batch_size=batch,
                                                 element_size_fn=_batch_weight)
-            | "NearSignatures" >> beam.ParDo(_SignatureFn(c, self.score_key)).with_outputs(BANDS, main="sigs")
+            | "NearSignatures" >> beam.ParDo(_SignatureFn(c, self.score_key, self.spill_dir)).with_outputs(BANDS, main="sigs")
         )
         bucketed = (
             computed[BANDS]

@@ -19,7 +19,8 @@ from pipeline.stage import StageOutputs
 class Dedup(beam.PTransform):
     """The whole stage as one composite transform: ``docs -> StageOutputs(kept, removed, edits)``."""
 
-    def __init__(self, config: DedupConfig | None = None):
+    def __init__(self, config: DedupConfig | None = None, spill_dir: str | None = None):
+        """``spill_dir``: where near-dedup may keep its band records on local disk (``NearDedup``)."""
         super().__init__()
         self.config = config or DedupConfig()
         c, key = self.config, self.config.survivor_score
@@ -29,7 +30,7 @@ class Dedup(beam.PTransform):
         if c.exact.enabled:
             self.steps.append(("ExactDedup", ExactDedup(key)))
         if c.near.enabled:
-            self.steps.append(("NearDedup", NearDedup(c.near, key)))
+            self.steps.append(("NearDedup", NearDedup(c.near, key, spill_dir)))
         if c.lines.enabled:
             self.steps.append(("LineDedup", LineDedup(c.lines, key)))
 

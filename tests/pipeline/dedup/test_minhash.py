@@ -7,7 +7,7 @@ from datasketch import MinHash, MinHashLSH
 
 from pipeline.dedup.minhash import (
     EMPTY, MinHasher, Shingler, band_hashes, candidate_probability, chain_hash64, estimated_jaccard,
-    ngram_hashes, unit_hash64, word_hashes, lsh_params,
+    ngram_hashes, short_signatures, unit_hash64, word_hashes, lsh_params,
 )
 from pipeline.dedup.text import jaccard
 from tests.pipeline.dedup.corpus import edit_words, paragraphs
@@ -63,6 +63,26 @@ def test_estimated_jaccard_close_to_true_jaccard():
     errors = np.abs(errors)
     # standard error of the estimate is at most 0.5/sqrt(256) = 0.031
     assert errors.mean() < 0.03 and errors.max() < 0.12
+
+
+def test_short_signatures_estimate_what_full_ones_do():
+    """The low 16 bits keep every agreement and add one only where two different minima share them."""
+    hasher = MinHasher(256, 1, Shingler(5))
+    base = paragraphs(30, min_chars=400)
+    texts = base + [edit_words(t, 0.1, seed=i) for i, t in enumerate(base)]
+    full = hasher.signatures(texts)
+    short = short_signatures(full)
+    assert short.dtype == np.uint16 and short.nbytes * 2 == full.nbytes
+    assert np.array_equal(short, (full & 0xFFFF).astype(np.uint16))
+    spurious = 0
+    for i in range(len(texts)):
+        for j in range(i + 1, len(texts)):
+            agree_full, agree_short = full[i] == full[j], short[i] == short[j]
+            assert not np.any(agree_full & ~agree_short)  # an agreement is never lost
+            spurious += int(np.count_nonzero(agree_short & ~agree_full))
+    pairs = len(texts) * (len(texts) - 1) // 2
+    # expected: (256 - agreements) / 65,536 per pair, under 0.004; allow ten times that
+    assert spurious / pairs < 0.04
 
 
 def test_word_hashes_match_unit_hash():

@@ -113,13 +113,14 @@ def expected_near_details(docs, config):
     """The removed records' details computed in memory: union-find over the verified candidate pairs."""
     from pipeline.dedup.common import node_of
     from pipeline.dedup.components import union_find_components
-    from pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_jaccard
+    from pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_jaccard, short_signatures
     from pipeline.dedup.near import banding
 
-    sigs = MinHasher(config.num_perm, config.seed, Shingler(config.ngram)).signatures([d.text for d in docs])
+    full = MinHasher(config.num_perm, config.seed, Shingler(config.ngram)).signatures([d.text for d in docs])
+    sigs = short_signatures(full)  # what verification and reporting compare
     nodes = [node_of(d, "quality_score") for d in docs]
     buckets = {}
-    for i, row in enumerate(band_hashes(sigs, *banding(config)).tolist()):
+    for i, row in enumerate(band_hashes(full, *banding(config)).tolist()):
         for key in row:
             buckets.setdefault(key, []).append(i)
     pairs = {(i, j) for members in buckets.values() for i in members for j in members if i < j}
@@ -141,6 +142,25 @@ def test_near_dedup_large_buckets_give_the_same_clusters():
         assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
         assert_that(near_details(out.removed, "Details"), equal_to(expected_near_details(docs, NEAR)),
                     label="CheckDetails")
+
+
+@pytest.mark.parametrize("flush_records", [1 << 20, 96])
+def test_near_dedup_spilled_to_disk_gives_the_same_clusters(tmp_path, monkeypatch, flush_records):
+    """With a spill directory the signatures and band records go through files (band records flushed every
+    ``flush_records`` records, or at the end of the bundle): same removals, same details."""
+    import pipeline.dedup.near as near
+
+    monkeypatch.setattr(near, "BAND_FLUSH_RECORDS", flush_records)
+    docs, expected_removed = near_corpus()
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | NearDedup(NEAR, spill_dir=str(tmp_path))
+        assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
+        assert_that(near_details(out.removed, "Details"), equal_to(expected_near_details(docs, NEAR)),
+                    label="CheckDetails")
+    spilled = sum(f.stat().st_size for f in tmp_path.glob("*.near"))
+    bands, _ = near.banding(NEAR)
+    # every document's band records (16 bytes each) and 16-bit signature, once
+    assert spilled == (16 * bands + 2 * NEAR.num_perm) * len(docs)
 
 
 def test_near_dedup_node_digest_collisions_lose_nothing(monkeypatch):
