@@ -14,9 +14,12 @@ Nothing here gathers documents or all signatures on one worker. What is grouped,
 - a node during connected components: its current neighbours (one edge ~ 2 ranks, ~200 bytes);
 - a component at the end: the signatures of its members (to report each one's similarity to the survivor).
 
-Every signature join after the first takes its signatures from the step before, so only the verification
-step's candidates and the verified pairs' ends carry one; the in-process DirectRunner, which holds every
-grouped value decoded, never holds all signatures more than once.
+Signatures travel as their low 16 bits (2 x num_perm bytes, ``short_signatures``). Every signature join
+after the first takes its signatures from the step before, so only the verification step's candidates and
+the verified pairs' ends carry one. With a ``spill_dir`` (a build on a local run directory) the signatures
+and band records are written to spill files once and the first two shuffles carry references: Beam's local
+runners hold every shuffled value in memory, decoded and encoded, so those two shuffles were most of
+near-dedup's memory there.
 """
 from __future__ import annotations
 
@@ -178,18 +181,21 @@ def _route_signatures(item):
     other, so that every pair of them is verified like a candidate pair.
     """
     digest, grouped = item
-    nodes: dict = {}
-    for node, sig in grouped["node"]:
-        sig = read_bytes(sig) if isinstance(sig, tuple) else sig  # spilled (a reference) or inline
-        nodes[node] = min(sig, nodes.get(node, sig))  # two documents of one rank: the same one each run
-    if not nodes:
+    entries = list(grouped["node"])  # one per document of this digest: normally one
+    if not entries:
         return
-    collision = len(nodes) > 1
+    collision = len({node for node, _ in entries}) > 1
     if collision:
         Metrics.counter(STAGE, "near_digest_collisions").inc()
     partners = set(grouped["to"])
     receives = collision or any(True for _ in grouped["from"])
     large = set(grouped["large"])
+    if not (partners or receives or large):
+        return  # no candidate: a spilled signature is never read back
+    nodes: dict = {}
+    for node, sig in entries:
+        sig = read_bytes(sig) if isinstance(sig, tuple) else sig  # spilled (a reference) or inline
+        nodes[node] = min(sig, nodes.get(node, sig))  # two documents of one rank: the same one each run
     for node, sig in nodes.items():
         for b in partners:
             yield b, (False, node, sig)
