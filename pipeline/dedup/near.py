@@ -17,11 +17,13 @@ Nothing here gathers documents or all signatures on one worker. What is grouped,
 Signatures travel as their low 16 bits (2 x num_perm bytes, ``short_signatures``). Every signature join
 after the first takes its signatures from the step before, so only the verification step's candidates and
 the verified pairs' ends carry one. With a ``spill_dir`` (a build on a local run directory) the signatures
-and band records are written to spill files once and the first two shuffles carry references: Beam's local
-runners hold every shuffled value in memory, decoded and encoded, so those two shuffles were most of
-near-dedup's memory there.
+and band records are written to spill files once and every shuffle carries references instead (read back
+where signatures are compared): Beam's local runners hold every shuffled value in memory, decoded and
+encoded, so those shuffles were most of near-dedup's memory there.
 """
 from __future__ import annotations
+
+import typing
 
 import apache_beam as beam
 import numpy as np
@@ -191,11 +193,8 @@ def _route_signatures(item):
     receives = collision or any(True for _ in grouped["from"])
     large = set(grouped["large"])
     if not (partners or receives or large):
-        return  # no candidate: a spilled signature is never read back
-    nodes: dict = {}
-    for node, sig in entries:
-        sig = read_bytes(sig) if isinstance(sig, tuple) else sig  # spilled (a reference) or inline
-        nodes[node] = min(sig, nodes.get(node, sig))  # two documents of one rank: the same one each run
+        return  # no candidate
+    nodes = _one_signature_per_node(entries)
     for node, sig in nodes.items():
         for b in partners:
             yield b, (False, node, sig)
@@ -207,6 +206,21 @@ def _route_signatures(item):
             yield beam.pvalue.TaggedOutput(LARGE, (key, (node, sig)))
 
 
+def _signature(sig) -> np.ndarray:
+    """A signature from its spill reference ``(path, offset, length)`` or its inline bytes."""
+    return np.frombuffer(read_bytes(sig) if isinstance(sig, tuple) else sig, dtype=SIG_DTYPE)
+
+
+def _one_signature_per_node(entries) -> dict:
+    """``{node: sig}`` from ``(node, sig)`` entries. Two documents of one rank (one node) keep the smaller
+    signature, the same one on every run; a node's only signature is not read."""
+    nodes: dict = {}
+    for node, sig in entries:
+        if node not in nodes or _signature(sig).tobytes() < _signature(nodes[node]).tobytes():
+            nodes[node] = sig
+    return nodes
+
+
 class _Verifier(beam.DoFn):
     """Links candidate pairs whose signatures estimate Jaccard >= threshold: verified edges ``(u, v)`` and,
     tagged SIGS, ``(node, sig)`` for the ends of each (what reporting the similarity to the survivor needs)."""
@@ -216,27 +230,30 @@ class _Verifier(beam.DoFn):
         self.candidates = Metrics.counter(STAGE, "near_candidate_pairs")
         self.verified = Metrics.counter(STAGE, "near_verified_pairs")
 
-    def verify(self, u, u_sig: bytes, v, v_sig: bytes) -> bool:
+    def verify(self, u_sig: np.ndarray, v_sig: np.ndarray) -> bool:
         self.candidates.inc()
-        similar = estimated_jaccard(np.frombuffer(u_sig, dtype=SIG_DTYPE),
-                                    np.frombuffer(v_sig, dtype=SIG_DTYPE)) >= self.threshold
+        similar = estimated_jaccard(u_sig, v_sig) >= self.threshold
         if similar:
             self.verified.inc()
         return similar
 
 
 class _VerifyFn(_Verifier):
-    """``(digest, [(is_self, node, sig)...])`` -> each half verified against each node of the digest."""
+    """``(digest, [(is_self, node, sig)...])`` -> each half verified against each node of the digest.
+
+    ``sig`` is a spill reference or the bytes; edges' SIGS outputs pass on what came in, and each signature
+    of the group is read once."""
 
     def process(self, item):
         _, entries = item
-        selves = {node: sig for is_self, node, sig in entries if is_self}
-        for v, v_sig in selves.items():
+        entries = [(is_self, node, sig, _signature(sig)) for is_self, node, sig in entries]
+        selves = {node: (sig, array) for is_self, node, sig, array in entries if is_self}
+        for v, (v_sig, v_array) in selves.items():
             linked = False
-            for is_self, u, u_sig in entries:
+            for is_self, u, u_sig, u_array in entries:
                 if is_self or u == v or (u in selves and u > v):  # a colliding pair is verified once
                     continue
-                if self.verify(u, u_sig, v, v_sig):
+                if self.verify(u_array, v_array):
                     linked = True
                     yield u, v
                     yield beam.pvalue.TaggedOutput(SIGS, (u, u_sig))
@@ -254,11 +271,10 @@ class _LargeBucketFn(_Verifier):
 
     def process(self, item):
         key, members = item
-        sig_of: dict = {}
-        for node, sig in members:
-            sig_of[node] = min(sig, sig_of.get(node, sig))
+        sig_of = _one_signature_per_node(members)
+        array_of = {node: _signature(sig) for node, sig in sig_of.items()}
         for u, v in self.pairs((key, list(sig_of))):
-            if self.verify(u, sig_of[u], v, sig_of[v]):
+            if self.verify(array_of[u], array_of[v]):
                 yield u, v
                 yield beam.pvalue.TaggedOutput(SIGS, (u, sig_of[u]))
                 yield beam.pvalue.TaggedOutput(SIGS, (v, sig_of[v]))
@@ -330,11 +346,11 @@ def _to_centre(item):
 def _cluster_verdicts(item):
     """``(centre, [(None, centre sig), (member, sig)...])`` -> ``(member id, details)``."""
     centre, entries = item
-    centre_sig = next(np.frombuffer(sig, dtype=SIG_DTYPE) for member, sig in entries if member is None)
+    centre_sig = next(_signature(sig) for member, sig in entries if member is None)
     size = 1 + sum(1 for member, _ in entries if member is not None)
     for member, sig in entries:
         if member is not None:
-            similarity = estimated_jaccard(np.frombuffer(sig, dtype=SIG_DTYPE), centre_sig)
+            similarity = estimated_jaccard(_signature(sig), centre_sig)
             yield member[2], {"survivor_id": centre[2], "cluster_size": size, "similarity": round(similarity, 4)}
 
 
@@ -375,7 +391,8 @@ class NearDedup(beam.PTransform):
              "from": pairs | "NearBySecond" >> beam.Map(lambda ab: (ab[1], None)),
              "large": bucketed[LARGE]}
             | "NearJoinSignatures" >> beam.CoGroupByKey()
-            | "NearRoute" >> beam.FlatMap(_route_signatures).with_outputs(LARGE, main="halves")
+            | "NearRoute" >> beam.FlatMap(_route_signatures).with_output_types(typing.Tuple[typing.Any, typing.Any])
+            .with_outputs(LARGE, main="halves")
         )
         small = (
             routed.halves
