@@ -340,7 +340,7 @@ def write_corpus(path: str, n_docs: int) -> None:
 
 def run_stage(path: str, runner: str, spill: bool = True) -> None:
     """(child process) Read JSONL, run the Dedup stage with defaults, print counts as JSON. With ``spill``
-    the texts go to spill files first and near-dedup's band records wait there, as in a build
+    the texts go to spill files first and near-dedup's signatures and band records wait there, as in a build
     (pipeline.spill), so shuffles carry references."""
     import apache_beam as beam
     import logging

@@ -54,7 +54,7 @@ def enabled_stages(config: Config, spill_dir: str | None = None) -> list[tuple[s
         module_name, _, class_name = target.partition(":")
         transform = getattr(importlib.import_module(module_name), class_name)
         # Stages that write side files (the PII audit file) take the run directory too, and stages that can
-        # keep bulky intermediate records on local disk (dedup's band records) the spill directory.
+        # keep bulky intermediate records on local disk (near-dedup's signatures and band records) the spill directory.
         parameters = inspect.signature(transform.__init__).parameters
         extra = {"run_dir": config.output.run_dir} if "run_dir" in parameters else {}
         if "spill_dir" in parameters:

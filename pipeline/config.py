@@ -66,7 +66,8 @@ class OutputConfig:
         default=True,
         metadata={"help": "Keep document text in spill files under the run directory while Beam shuffles only "
                           "references, so a local build's memory grows with the number of documents, not their "
-                          "text; near-dedup's band records wait there too. Applies when output.run_dir is local; "
+                          "text; near-dedup's signatures and band records wait there too. Applies when output.run_dir is "
+                          "local; "
                           "remote runners shuffle on disk themselves."})
 
     def __post_init__(self) -> None:

@@ -272,6 +272,9 @@ class MinHasher:
         return sigs
 
 
+SHORT_DTYPE = np.uint16
+
+
 def short_signatures(sigs: np.ndarray) -> np.ndarray:
     """The low 16 bits of each minimum (b-bit minwise hashing, Li & Koenig 2010), for verification.
 
@@ -280,7 +283,7 @@ def short_signatures(sigs: np.ndarray) -> np.ndarray:
     average: at 256 permutations one pair in ~500 moves up by one step of 1/256, never down. Banding uses the
     full signatures.
     """
-    return sigs.astype(np.uint16)
+    return sigs.astype(SHORT_DTYPE)
 
 
 def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:

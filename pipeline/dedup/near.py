@@ -34,7 +34,9 @@ from pipeline.dedup.buckets import band_records, buckets, node_digest
 from pipeline.dedup.common import STAGE, apply_verdicts, node_of
 from pipeline.dedup.components import large_star, orient_small, small_star
 from pipeline.dedup.config import NearDedupConfig
-from pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_jaccard, lsh_params, short_signatures
+from pipeline.dedup.minhash import (
+    SHORT_DTYPE, MinHasher, Shingler, band_hashes, estimated_jaccard, lsh_params, short_signatures,
+)
 from pipeline.spill import SpillWriter, read_bytes
 from pipeline.stage import StageOutputs
 
@@ -48,8 +50,6 @@ BAND_SHARDS = 1024
 # strings (Python objects in the local runner's group buffers, framing on the data plane) was larger than
 # the records. 1M records make ~1,000 per shard.
 BAND_FLUSH_RECORDS = 1 << 20
-# Signatures travel (joins, verification, reporting) as their low 16 bits: minhash.short_signatures.
-SIG_DTYPE = np.uint16
 
 
 def banding(config: NearDedupConfig) -> tuple[int, int]:
@@ -208,7 +208,7 @@ def _route_signatures(item):
 
 def _signature(sig) -> np.ndarray:
     """A signature from its spill reference ``(path, offset, length)`` or its inline bytes."""
-    return np.frombuffer(read_bytes(sig) if isinstance(sig, tuple) else sig, dtype=SIG_DTYPE)
+    return np.frombuffer(read_bytes(sig) if isinstance(sig, tuple) else sig, dtype=SHORT_DTYPE)
 
 
 def _one_signature_per_node(entries) -> dict:

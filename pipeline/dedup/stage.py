@@ -20,7 +20,7 @@ class Dedup(beam.PTransform):
     """The whole stage as one composite transform: ``docs -> StageOutputs(kept, removed, edits)``."""
 
     def __init__(self, config: DedupConfig | None = None, spill_dir: str | None = None):
-        """``spill_dir``: where near-dedup may keep its band records on local disk (``NearDedup``)."""
+        """``spill_dir``: where near-dedup may keep its signatures and band records on local disk (``NearDedup``)."""
         super().__init__()
         self.config = config or DedupConfig()
         c, key = self.config, self.config.survivor_score
