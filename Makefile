@@ -36,4 +36,4 @@ clean:
 
 # Regenerate the README's configuration reference from the dataclasses (tests/test_readme.py checks it).
 readme: install
-	$(VENV)/bin/python -m pipeline.commands --update-readme
+	$(VENV)/bin/python -m corpusforge.pipeline.cli.show_config --update-readme

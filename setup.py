@@ -1,4 +1,12 @@
-"""Shim for runners that stage the package with `--setup_file=./setup.py` (Dataflow); metadata lives in pyproject.toml."""
-from setuptools import setup
+"""Package layout: the repository's ``pipeline/``, ``tokenizer/`` and ``trainers/`` folders install as
+``corpusforge.pipeline``, ``corpusforge.tokenizer`` and ``corpusforge.trainers`` (nothing generic lands at the top
+of site-packages). Metadata lives in pyproject.toml; runners that stage the package with
+``--setup_file=./setup.py`` (Dataflow) use this file too."""
+from setuptools import find_packages, setup
 
-setup()
+FOLDERS = ("pipeline", "tokenizer", "trainers")
+
+setup(
+    packages=["corpusforge"] + [f"corpusforge.{name}" for name in find_packages(include=[f"{f}*" for f in FOLDERS])],
+    package_dir={"corpusforge": "corpusforge", **{f"corpusforge.{folder}": folder for folder in FOLDERS}},
+)

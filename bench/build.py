@@ -152,7 +152,7 @@ def main() -> None:
             for spill in spills:
                 run = os.path.join(workdir, f"run-{args.corpus}-{size}-x{segments}-{workers}-{spill}")
                 mode = ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"] if workers > 1 else []
-                cmd = [sys.executable, "-m", "pipeline.cli", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
+                cmd = [sys.executable, "-m", "corpusforge", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
                        "--run-dir", run, "--overwrite", "--no-progress", f"--set=output.spill_text={spill == 'on'}",
                        *off, *mode]
                 wall, peak, code = measure(cmd)

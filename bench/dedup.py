@@ -32,11 +32,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 import numpy as np  # noqa: E402
 
 from dedup_data.corpus import Doc, build, pages, synthetic_bases, true_jaccard  # noqa: E402
-from pipeline.dedup.components import union_find_components  # noqa: E402
-from pipeline.dedup.config import DedupConfig, NearDedupConfig  # noqa: E402
-from pipeline.dedup.exact import text_digest  # noqa: E402
-from pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, lsh_params  # noqa: E402
-from pipeline.dedup.near import bucket_pairs  # noqa: E402
+from corpusforge.pipeline.dedup.components import union_find_components  # noqa: E402
+from corpusforge.pipeline.dedup.config import DedupConfig, NearDedupConfig  # noqa: E402
+from corpusforge.pipeline.dedup.exact import text_digest  # noqa: E402
+from corpusforge.pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, lsh_params  # noqa: E402
+from corpusforge.pipeline.dedup.near import bucket_pairs  # noqa: E402
 
 # ------------------------------------------------------------------------------------------- scoring
 
@@ -133,9 +133,10 @@ def ours_beam(docs: list[Doc], config: DedupConfig) -> tuple[list[int], float]:
     """The real Dedup stage on DirectRunner; clusters from the removed records' survivor ids."""
     import apache_beam as beam
 
-    from pipeline.dedup import Dedup
-    from pipeline.document import Document
-    from pipeline.spill import SpillText
+    from corpusforge.pipeline.dedup import Dedup
+    from corpusforge.pipeline.document import Document
+    from corpusforge.pipeline.spill import SpillText
+    from corpusforge.pipeline.stage import StageContext
 
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
@@ -341,13 +342,14 @@ def write_corpus(path: str, n_docs: int) -> None:
 def run_stage(path: str, runner: str, spill: bool = True) -> None:
     """(child process) Read JSONL, run the Dedup stage with defaults, print counts as JSON. With ``spill``
     the texts go to spill files first and near-dedup's signatures and band records wait there, as in a build
-    (pipeline.spill), so shuffles carry references."""
+    (corpusforge.pipeline.spill), so shuffles carry references."""
     import apache_beam as beam
     import logging
 
-    from pipeline.dedup import Dedup
-    from pipeline.document import Document
-    from pipeline.spill import SpillText
+    from corpusforge.pipeline.dedup import Dedup
+    from corpusforge.pipeline.document import Document
+    from corpusforge.pipeline.spill import SpillText
+    from corpusforge.pipeline.stage import StageContext
 
     logging.getLogger().setLevel(logging.ERROR)
 
@@ -361,7 +363,7 @@ def run_stage(path: str, runner: str, spill: bool = True) -> None:
             docs = p | beam.io.ReadFromText(path) | beam.Map(to_doc)
             if spill:
                 docs = docs | SpillText(os.path.join(tmp, "spill"))
-            out = docs | Dedup(DedupConfig(), spill_dir=os.path.join(tmp, "spill") if spill else None)
+            out = docs | Dedup(DedupConfig(), StageContext(spill_dir=os.path.join(tmp, "spill") if spill else None))
             kept = out.kept | "Kept" >> beam.Map(lambda d: "kept")
             removed = out.removed | "Reasons" >> beam.Map(lambda r: r.reason)
             _ = ((kept, removed) | beam.Flatten() | beam.combiners.Count.PerElement()

@@ -9,7 +9,7 @@ Four systems run over the same documents in one process (rounds interleaved):
   recognizers for them run: Email, Phone, CreditCard, Ip, Iban, UsSsn, Crypto);
 - ``presidio-same-recognizers``: ``BatchAnalyzerEngine`` + ``AnonymizerEngine`` over corpusforge's
   recognizers registered as they are (full-text scans, no screens): the same recall, Presidio's way;
-- ``corpusforge``: ``pipeline.pii.Scrubber.scrub_batch`` with the default ``PIIConfig``.
+- ``corpusforge``: ``corpusforge.pipeline.pii.Scrubber.scrub_batch`` with the default ``PIIConfig``.
 
 Quality: each system masks every entity with a private-use sentinel character (same length), so input
 and output compare position by position. A PII span counts as removed when
@@ -118,8 +118,8 @@ class PresidioBatch:
 
 class Corpusforge:
     def __init__(self):
-        from pipeline.pii.config import PIIConfig
-        from pipeline.pii.scrubber import Scrubber
+        from corpusforge.pipeline.pii.config import PIIConfig
+        from corpusforge.pipeline.pii.scrubber import Scrubber
 
         self.config = PIIConfig()
         self.scrubber = Scrubber(self.config)
@@ -138,7 +138,7 @@ def plain_registry(config):
     """corpusforge's recognizers, registered as they are (full-text scans, no screens)."""
     from presidio_analyzer import RecognizerRegistry
 
-    from pipeline.pii.recognizers import build_recognizers
+    from corpusforge.pipeline.pii.recognizers import build_recognizers
 
     registry = RecognizerRegistry(supported_languages=["en"])
     for recognizer in build_recognizers(config):
@@ -181,7 +181,7 @@ def main(argv=None) -> int:
 
     from presidio_anonymizer.entities import OperatorConfig
 
-    from pipeline.pii.entities import PLACEHOLDERS
+    from corpusforge.pipeline.pii.entities import PLACEHOLDERS
 
     ours = Corpusforge()
     systems = {

@@ -25,10 +25,10 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from bench.quality_data.corpus import real_corpus  # noqa: E402
 from bench.quality_labelled import datatrove_filters  # noqa: E402
-from pipeline.quality.config import QualityConfig, paper_config  # noqa: E402
-from pipeline.quality.langid import LanguageIdentifier, language_decision  # noqa: E402
-from pipeline.quality.text import TextView  # noqa: E402
-from pipeline.quality.rules import (  # noqa: E402
+from corpusforge.pipeline.quality.config import QualityConfig, paper_config  # noqa: E402
+from corpusforge.pipeline.quality.langid import LanguageIdentifier, language_decision  # noqa: E402
+from corpusforge.pipeline.quality.text import TextView  # noqa: E402
+from corpusforge.pipeline.quality.rules import (  # noqa: E402
     HeuristicRules, c4_edit, c4_quality, fineweb_quality, gopher_quality, gopher_repetition,
 )
 

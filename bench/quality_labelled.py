@@ -27,9 +27,9 @@ import time
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from bench.quality_data.labelled import JUNK_KINDS, Example, build  # noqa: E402
-from pipeline.quality.config import QualityConfig, paper_config  # noqa: E402
-from pipeline.quality.langid import LanguageIdentifier, bundled_lid_path, language_decision  # noqa: E402
-from pipeline.quality.rules import HeuristicRules  # noqa: E402
+from corpusforge.pipeline.quality.config import QualityConfig, paper_config  # noqa: E402
+from corpusforge.pipeline.quality.langid import LanguageIdentifier, bundled_lid_path, language_decision  # noqa: E402
+from corpusforge.pipeline.quality.rules import HeuristicRules  # noqa: E402
 
 
 def corpusforge_decisions(cfg: QualityConfig, examples: list[Example], lid: LanguageIdentifier) -> dict[str, str | None]:

@@ -6,7 +6,7 @@
 Runs (each `corpusforge build` in a subprocess, on the same corpus, in this order):
   in-process     DirectRunner, one process (the reference)
   direct-mp-1/2  DirectRunner --direct_running_mode=multi_processing --direct_num_workers=1/2
-  dask-1/2       pipeline.dask_runner.DaskRunner on a dask.distributed LocalCluster of 1/2 worker processes
+  dask-1/2       corpusforge.pipeline.core.dask_runner.DaskRunner on a dask.distributed LocalCluster of 1/2 worker processes
                  (one thread each), started in its own process before the run and stopped after it
 
 Corpus: bench/build.py's ``write_corpus`` (real prose, 8 .jsonl.zst files, fixed seed); wall time and exit
@@ -136,7 +136,7 @@ class Sampler(threading.Thread):
 
 def build_command(corpus: str, run_dir: str, stages: list[str], flags: list[str]) -> list[str]:
     off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
-    return [sys.executable, "-m", "pipeline.cli", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
+    return [sys.executable, "-m", "corpusforge", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
             "--run-dir", run_dir, "--overwrite", "--no-progress", *off, *flags]
 
 
@@ -173,8 +173,8 @@ def run_one(name: str, corpus: str, workdir: str, stages: list[str]) -> dict:
 # --------------------------------------------------------------------------------- serialisation
 def count_document_pickles(corpus: str, run_dir: str, stages: list[str]) -> dict[str, int]:
     """Run the build in this process with Document's pickling hooks counted (in-process DirectRunner)."""
-    from pipeline.cli import main
-    from pipeline.document import Document
+    from corpusforge.pipeline.cli.main import main
+    from corpusforge.pipeline.document import Document
 
     counts = collections.Counter()
     get, set_ = Document.__getstate__, Document.__setstate__
@@ -206,7 +206,7 @@ def coder_cost(corpus: str, limit: int = 5000) -> dict[str, float]:
     import zstandard
     from apache_beam import coders
 
-    from pipeline.document import Document
+    from corpusforge.pipeline.document import Document
 
     docs = []
     for name in sorted(os.listdir(corpus)):

@@ -42,7 +42,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import pyarrow as pa  # noqa: E402
 import pyarrow.ipc as ipc  # noqa: E402
 
-from pipeline.document import DOCUMENT_SCHEMA  # noqa: E402
+from corpusforge.pipeline.document import DOCUMENT_SCHEMA  # noqa: E402
 
 SOURCES = {
     "gcide": "/usr/share/dictd/gcide.dict.dz",
@@ -217,8 +217,8 @@ def _rotate(jobs: dict, repeat: int, label: str) -> dict[str, float]:
 
 def bench_training(kind: str, family: str, clean: pathlib.Path, plain: pathlib.Path, work: pathlib.Path,
                    repeat: int) -> dict:
-    from tokenizer.config import TokenizerConfig
-    from tokenizer.train import train_from_shards
+    from corpusforge.tokenizer.config import TokenizerConfig
+    from corpusforge.tokenizer.train import train_from_shards
 
     paths = _shard_paths(clean)
     cfg = TokenizerConfig(family=family, kind=kind, vocab_size=VOCAB, min_frequency=2)
@@ -257,7 +257,7 @@ def bench_encoding(clean: pathlib.Path, work: pathlib.Path, tokenizer_json: path
     from apache_beam.options.pipeline_options import PipelineOptions
     from tokenizers import Tokenizer
 
-    from tokenizer.shards import TokenizeShards
+    from corpusforge.tokenizer.tokenize import TokenizeShards
 
     texts = [t for b in _texts_batches(_shard_paths(clean)) for t in b]
     mb = sum(len(t.encode("utf-8")) for t in texts) / 1e6
@@ -313,7 +313,7 @@ def bench_tiktoken(texts: list[str], mb: float, tokenizer_json: pathlib.Path, to
         result["gpt2_mb_s"] = round(mb / (time.perf_counter() - started), 2)
     except Exception as exc:  # offline: the gpt2 files cannot be fetched
         result["gpt2"] = f"unavailable offline ({type(exc).__name__}); timed tiktoken with our BPE vocabulary instead"
-    from tokenizer.train import token_surface
+    from corpusforge.tokenizer.train import token_surface
 
     data = json.loads(tokenizer_json.read_text())
     special = {t["content"]: t["id"] for t in data["added_tokens"]}
@@ -372,8 +372,8 @@ def main() -> None:
         return
     tokenizer_json = work / "tokenizer-bpe" / "tokenizer.json"
     if not tokenizer_json.exists():  # the BPE training comparison was skipped: train the tokenizer untimed
-        from tokenizer.config import TokenizerConfig
-        from tokenizer.train import train_from_shards
+        from corpusforge.tokenizer.config import TokenizerConfig
+        from corpusforge.tokenizer.train import train_from_shards
 
         train_from_shards(TokenizerConfig(family="decoder", vocab_size=VOCAB), str(clean), str(tokenizer_json.parent))
     enc = bench_encoding(clean, work, tokenizer_json, args.repeat)

@@ -31,11 +31,11 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData, TokenShards, make_loader  # noqa: E402
-from trainers.data import write_token_shards  # noqa: E402
-from trainers.model import Transformer, model_config  # noqa: E402
-from trainers.objectives import IGNORE, build_objective, prepare_vocabulary  # noqa: E402
-from trainers.vocab import Vocabulary  # noqa: E402
+from corpusforge.tokenizer.token_shards import TokenShards, write_token_shards  # noqa: E402
+from corpusforge.trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData, make_loader  # noqa: E402
+from corpusforge.trainers.model import Transformer, model_config  # noqa: E402
+from corpusforge.trainers.objectives import IGNORE, build_objective, prepare_vocabulary  # noqa: E402
+from corpusforge.trainers.vocab import Vocabulary  # noqa: E402
 
 FAMILIES = [("gpt2", "clm"), ("bert", "mlm"), ("t5", "span")]
 
@@ -53,7 +53,7 @@ def build_run(directory: pathlib.Path, vocab_size: int) -> pathlib.Path:
     """tokenizer/tokenizer.json (byte-level BPE, the bart family's special tokens) and tokens/ of the corpus."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    from tokenizer.special_tokens import family_tokens
+    from corpusforge.tokenizer.special_tokens import family_tokens
 
     texts = corpus()
     tokenizer = Tokenizer(models.BPE())
@@ -191,7 +191,7 @@ def loader_throughput(run_dir, objective, args) -> float:
 
 def measure_mfu(args) -> None:
     """Decoder `base` in bf16, compiled, on one CUDA device: tokens/s and MFU of the training step."""
-    from trainers.metrics import peak_flops, train_flops
+    from corpusforge.trainers.metrics import peak_flops, train_flops
 
     if not torch.cuda.is_available():
         raise SystemExit("--mfu needs a CUDA device")

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib
-import inspect
 import json
 import posixpath
 import sys
@@ -19,48 +17,37 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline import __version__
-from pipeline.beam_options import pipeline_options
-from pipeline.config import Config, to_dict
-from pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_from_row, document_row,
+from corpusforge.pipeline import __version__
+from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options
+from corpusforge.pipeline.config import BuildConfig
+from corpusforge.pipeline.core.config_loader import to_dict
+from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_from_row, document_row,
                                rejected_row, removed_row)
-from pipeline.errors import UserError
-from pipeline.progress import build_progress
-from pipeline.readers import ReadDocuments, check_inputs
-from pipeline.spill import SpillText, close_readers
-from pipeline.shards import WriteShards, finalize_shards, iter_rows_of, read_json, shard_paths, write_json
-from pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.build_progress import build_progress
+from corpusforge.pipeline.readers import ReadDocuments, check_inputs
+from corpusforge.pipeline.spill import SpillText, close_readers
+from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
+from corpusforge.pipeline.core.files import read_json, write_json
+from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_paths
+from corpusforge.pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
-
-# (config section, "module:Transform"), in the order they run. Each transform takes its config section.
-STAGES = [
-    ("normalize", "pipeline.normalize:Normalize"),
-    ("quality", "pipeline.quality:Quality"),
-    ("dedup", "pipeline.dedup:Dedup"),
-    ("pii", "pipeline.pii:ScrubPII"),
-]
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
 OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json")
 CHECKPOINTS = ".checkpoints"
 
 
-def enabled_stages(config: Config, spill_dir: str | None = None) -> list[tuple[str, beam.PTransform]]:
-    stages = []
-    for section, target in STAGES:
-        stage_config = getattr(config, section)
-        if not stage_config.enabled:
-            continue
-        module_name, _, class_name = target.partition(":")
-        transform = getattr(importlib.import_module(module_name), class_name)
-        # Stages that write side files (the PII audit file) take the run directory too, and stages that can
-        # keep bulky intermediate records on local disk (near-dedup's signatures and band records) the spill directory.
-        parameters = inspect.signature(transform.__init__).parameters
-        extra = {"run_dir": config.output.run_dir} if "run_dir" in parameters else {}
-        if "spill_dir" in parameters:
-            extra["spill_dir"] = spill_dir
-        stages.append((section, transform(stage_config, **extra)))
-    return stages
+def stage_names(config: BuildConfig) -> list[str]:
+    """The config sections of the enabled stages, in build order."""
+    return [stage.section for stage in registered_stages() if getattr(config, stage.section).enabled]
+
+
+def enabled_stages(config: BuildConfig, spill_dir: str | None = None) -> list[tuple[str, Stage]]:
+    """Every enabled stage, constructed from its config section (constructing checks the section)."""
+    context = StageContext(run_dir=config.output.run_dir, spill_dir=spill_dir)
+    return [(stage.section, stage(getattr(config, stage.section), context)) for stage in registered_stages()
+            if getattr(config, stage.section).enabled]
 
 
 def prepare_output(run_dir: str, names: tuple[str, ...], overwrite: bool) -> None:
@@ -146,12 +133,12 @@ class Segment:
         return posixpath.join(self.directory, "spill")
 
 
-def spills_text(config: Config) -> bool:
+def spills_text(config: BuildConfig) -> bool:
     """Spill text only where every worker can read the spill files: a local run directory."""
     return config.output.spill_text and "://" not in config.output.run_dir
 
 
-def _fingerprint(config: Config, stages: list[str]) -> str:
+def _fingerprint(config: BuildConfig, stages: list[str]) -> str:
     """What a segment's output depends on: the inputs, the reader's limits and the configs of its stages and
     of every stage before it. A checkpoint is reused only if this is unchanged."""
     relevant = {
@@ -164,8 +151,8 @@ def _fingerprint(config: Config, stages: list[str]) -> str:
     return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
 
 
-def plan_segments(config: Config, work_dir: str, checkpoint: bool) -> list[Segment]:
-    names = [name for name, _ in STAGES if getattr(config, name).enabled]
+def plan_segments(config: BuildConfig, work_dir: str, checkpoint: bool) -> list[Segment]:
+    names = stage_names(config)
     groups = [[name] for name in names] if checkpoint and names else [names]
     segments, done = [], []
     for index, group in enumerate(groups):
@@ -176,7 +163,7 @@ def plan_segments(config: Config, work_dir: str, checkpoint: bool) -> list[Segme
     return segments
 
 
-def segment_pipeline(pipeline: beam.Pipeline, config: Config, segment: Segment, previous: Segment | None,
+def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segment, previous: Segment | None,
                      is_last: bool, progress: str | None = None) -> None:
     """Wire one segment: its input (the raw inputs, or the previous segment's documents), its stages, and
     durable outputs in ``segment.directory``: docs/, removed/, rejected/ (first segment), facts.json."""
@@ -271,10 +258,7 @@ def _gather(segments: list[Segment], name: str, dest: str, schema) -> list[dict[
     return entries
 
 
-REMOTE_RUNNERS = ("DataflowRunner", "SparkRunner", "FlinkRunner")
-
-
-def check_remote_paths(config: Config, options) -> None:
+def check_remote_paths(config: BuildConfig, options) -> None:
     """Workers of a remote runner cannot see this machine's disk: refuse local paths up front."""
     all_options = options.get_all_options()
     runner = str(all_options.get("runner") or config.beam.runner)
@@ -294,13 +278,13 @@ class BuildResult:
     manifest: dict[str, Any]
 
 
-def run_build(config: Config, beam_args: list[str] | None = None, out=None, resume: bool = False,
+def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None, resume: bool = False,
               progress: bool = True) -> BuildResult:
     """Run the build described by ``config``; returns its stats and manifest, or raises.
 
     With ``output.stage_checkpoints`` each stage runs as its own Beam pipeline and leaves its output in
     ``RUN/.checkpoints``; ``resume=True`` then skips every stage whose checkpoint is complete and was made
-    with the same configuration. ``progress`` shows live progress on stderr (``pipeline.progress``); the
+    with the same configuration. ``progress`` shows live progress on stderr (``corpusforge.pipeline.core.progress``); the
     runner's Beam metrics are summed over the pipelines run into ``stats["metrics"]``.
     """
     out = out or sys.stdout
@@ -397,7 +381,7 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
     FileSystems.delete([final, work_dir])
     notes = []
     if config.pii.enabled:
-        from pipeline.pii import coverage
+        from corpusforge.pipeline.pii import coverage
 
         notes.append("  " + coverage(config.pii).summary())
     print(format_summary(stats, notes), file=out, flush=True)
@@ -414,10 +398,3 @@ def _versions() -> dict[str, str]:
         except PackageNotFoundError:
             pass
     return out
-
-
-def load_manifest(run_dir: str) -> dict[str, Any]:
-    path = posixpath.join(run_dir, "manifest.json")
-    if not FileSystems.exists(path):
-        raise UserError(f"{run_dir} has no build (no manifest.json); run `corpusforge build` first")
-    return json.loads(FileSystems.open(path).read().decode("utf-8"))

@@ -1,21 +1,19 @@
-"""The one configuration of a corpusforge run: every stage's section, loaded from one file and the CLI.
+"""The build's configuration: inputs, output, runner and one section per cleaning stage.
 
-    config = load_config("corpus.yaml", overrides=["dedup.enabled=false"])
-
-Sections are dataclasses owned by their stage's package; this module only assembles them.
+Sections are dataclasses owned by their stage's package; this module only assembles them. The whole run's
+configuration (the build plus tokenizer, tokenize and train) is ``corpusforge.pipeline.cli.config.Config``.
 """
 from __future__ import annotations
 
 import dataclasses
-import pathlib
-from typing import Any, Literal
+from typing import Literal
 
-from pipeline.configuration import ConfigError, apply_overrides, check, from_dict, load_file, to_dict
-from pipeline.dedup.config import DedupConfig
-from pipeline.pii.config import PIIConfig
-from pipeline.quality.config import QualityConfig
-from tokenizer.config import TokenizeConfig, TokenizerConfig
-from trainers.config import TrainConfig
+from corpusforge.pipeline.core.beam_options import BeamConfig
+from corpusforge.pipeline.core.config_loader import check
+from corpusforge.pipeline.dedup.config import DedupConfig
+from corpusforge.pipeline.normalize.config import NormalizeConfig
+from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.quality.config import QualityConfig
 
 InputFormat = Literal["auto", "jsonl", "parquet", "arrow", "text"]
 
@@ -37,16 +35,6 @@ class InputConfig:
 
     def __post_init__(self) -> None:
         check(bool(self.path), "inputs[].path must not be empty")
-
-
-@dataclasses.dataclass
-class NormalizeConfig:
-    enabled: bool = dataclasses.field(default=True, metadata={"help": "Normalise text before every other stage."})
-    unicode_form: Literal["NFC", "NFKC", "none"] = dataclasses.field(default="NFC", metadata={"help": "Unicode normal form."})
-    strip_control: bool = dataclasses.field(default=True, metadata={"help": "Drop control characters except newline and tab."})
-    collapse_whitespace: bool = dataclasses.field(
-        default=True, metadata={"help": "Collapse runs of spaces, trim lines, keep at most one blank line."}
-    )
 
 
 @dataclasses.dataclass
@@ -76,19 +64,11 @@ class OutputConfig:
 
 
 @dataclasses.dataclass
-class BeamConfig:
-    runner: str = dataclasses.field(
-        default="DirectRunner",
-        metadata={"help": "Beam runner: DirectRunner, PortableRunner, DataflowRunner, SparkRunner, FlinkRunner, or a dotted class path."},
-    )
-    options: dict[str, Any] = dataclasses.field(
-        default_factory=dict,
-        metadata={"help": "Any Beam pipeline options, e.g. {direct_num_workers: 2, temp_location: gs://...}; CLI flags after the subcommand's own pass through too."},
-    )
+class BuildConfig:
+    """What ``corpusforge build`` reads: the inputs, the output, the runner and every cleaning stage's section.
 
+    A stage's section is declared here under the stage's ``section`` name (see ``pipeline.stage.Stage``)."""
 
-@dataclasses.dataclass
-class Config:
     inputs: list[InputConfig] = dataclasses.field(default_factory=list, metadata={"help": "Input sources."})
     output: OutputConfig = dataclasses.field(default_factory=OutputConfig)
     beam: BeamConfig = dataclasses.field(default_factory=BeamConfig)
@@ -96,30 +76,10 @@ class Config:
     quality: QualityConfig = dataclasses.field(default_factory=QualityConfig)
     dedup: DedupConfig = dataclasses.field(default_factory=DedupConfig)
     pii: PIIConfig = dataclasses.field(default_factory=PIIConfig)
-    tokenizer: TokenizerConfig = dataclasses.field(default_factory=TokenizerConfig)
-    tokenize: TokenizeConfig = dataclasses.field(default_factory=TokenizeConfig)
-    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
 
     @property
     def run_dir(self) -> str:
         return self.output.run_dir
 
 
-def load_config(path: str | pathlib.Path | None = None, overrides: list[str] | None = None,
-                base: dict[str, Any] | None = None) -> Config:
-    """Load ``path`` (YAML/TOML) over ``base``, apply ``--set`` overrides, validate, return a ``Config``."""
-    data: dict[str, Any] = dict(base or {})
-    if path:
-        data = _merge(data, load_file(path))
-    data = apply_overrides(data, overrides or [])
-    return from_dict(Config, data)
-
-
-def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    out = dict(a)
-    for key, value in b.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
-__all__ = ["Config", "ConfigError", "InputConfig", "load_config", "to_dict"]
+__all__ = ["BeamConfig", "BuildConfig", "InputConfig", "NormalizeConfig", "OutputConfig"]

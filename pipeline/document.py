@@ -18,8 +18,8 @@ import pyarrow as pa
 class Document:
     """One document. ``annotations`` holds what stages add (language, scores, PII counts...).
 
-    ``text_ref`` (set by ``pipeline.spill.SpillText``) says where the text also lies on disk; such a document
-    pickles without its text, and reading ``text`` after unpickling loads it back (see ``pipeline.spill``).
+    ``text_ref`` (set by ``corpusforge.pipeline.spill.SpillText``) says where the text also lies on disk; such a document
+    pickles without its text, and reading ``text`` after unpickling loads it back (see ``corpusforge.pipeline.spill``).
     """
 
     id: str
@@ -62,7 +62,7 @@ class Document:
         if name == "text":
             ref = self.__dict__.get("text_ref")
             if ref is not None:
-                from pipeline.spill import read_text
+                from corpusforge.pipeline.spill import read_text
 
                 return read_text(ref)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -7,7 +7,7 @@ from typing import TextIO
 
 import pyarrow as pa
 
-from pipeline.errors import UserError
+from corpusforge.pipeline.core.errors import UserError
 
 
 def _shard_files(path: pathlib.Path) -> list[pathlib.Path]:

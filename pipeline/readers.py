@@ -21,10 +21,10 @@ import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline.config import InputConfig
-from pipeline.document import RAW_PREVIEW, Document, Rejected
-from pipeline.errors import UserError
-from pipeline.progress import Reporter
+from corpusforge.pipeline.config import InputConfig
+from corpusforge.pipeline.document import RAW_PREVIEW, Document, Rejected
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.progress import Reporter
 
 REJECTED = "rejected"
 
@@ -435,7 +435,7 @@ class ReadDocuments(beam.PTransform):
         self.matched = check_inputs(inputs)
         self.max_doc_chars = max_doc_chars
         self.progress = progress  # a local directory for pipeline.progress, or None
-        self.spill_dir = spill_dir  # spill texts before the shuffle that spreads them (pipeline.spill)
+        self.spill_dir = spill_dir  # spill texts before the shuffle that spreads them (corpusforge.pipeline.spill)
 
     def expand(self, pbegin):
         documents, rejected = [], []
@@ -452,7 +452,7 @@ class ReadDocuments(beam.PTransform):
             rejected.append(outputs[REJECTED])
         docs = documents | "FlattenDocuments" >> beam.Flatten()
         if self.spill_dir:
-            from pipeline.spill import SpillText
+            from corpusforge.pipeline.spill import SpillText
 
             docs = docs | "SpillDocuments" >> SpillText(self.spill_dir)
         docs = docs | "SpreadDocuments" >> beam.Reshuffle()

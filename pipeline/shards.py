@@ -20,7 +20,7 @@ import apache_beam as beam
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline.progress import Reporter
+from corpusforge.pipeline.core.progress import Reporter
 
 ROWS_PER_BATCH = 1024
 
@@ -79,7 +79,7 @@ class WriteShards(beam.PTransform):
 
     Output: one small dict per shard written (``index, path, rows, bytes``) for ``finalize_shards``.
     ``sort_key`` must give a total order (ties make the bytes depend on arrival order). ``progress``: a local
-    directory where the rows written are counted for ``pipeline.progress``, or None.
+    directory where the rows written are counted for ``corpusforge.pipeline.core.progress``, or None.
     """
 
     def __init__(self, tmp_dir: str, schema: pa.Schema, to_row: Callable[[Any], dict], shard_key: Callable[[Any], str],
@@ -133,14 +133,6 @@ def shard_paths(directory: str) -> list[str]:
     return sorted(m.path for m in result.metadata_list)
 
 
-def read_table(path: str) -> pa.Table:
-    """One shard as a table (memory-mapped when local)."""
-    if "://" not in path:
-        return pa.ipc.open_file(pa.memory_map(path)).read_all()
-    with FileSystems.open(path) as f:
-        return pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
-
-
 def iter_rows_of(path: str, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """Stream the rows of one shard, batch by batch (memory-mapped when local)."""
     source = pa.memory_map(path) if "://" not in path else pa.BufferReader(FileSystems.open(path).read())
@@ -150,24 +142,3 @@ def iter_rows_of(path: str, columns: list[str] | None = None) -> Iterator[dict[s
         if columns:
             batch = batch.select(columns)
         yield from batch.to_pylist()
-
-
-def iter_rows(directory: str, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
-    """Stream the rows of every shard in ``directory``, batch by batch."""
-    for path in shard_paths(directory):
-        yield from iter_rows_of(path, columns)
-
-
-def write_json(path: str, data: Any) -> None:
-    """Write JSON atomically: to a temporary name, then rename."""
-    tmp = path + ".tmp"
-    with FileSystems.create(tmp) as f:
-        f.write(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n")
-    if FileSystems.exists(path):
-        FileSystems.delete([path])
-    FileSystems.rename([tmp], [path])
-
-
-def read_json(path: str) -> Any:
-    with FileSystems.open(path) as f:
-        return json.loads(f.read().decode("utf-8"))

@@ -8,12 +8,22 @@ stage's name, the reason). Inside, a DoFn yields kept documents on the main outp
 Stages also report *edits* (text changed but the document kept, e.g. C4 line removal or PII masking) as
 ``(stage, counter, amount)`` tuples on the optional ``EDITS`` tagged output; those feed ``stats.json``
 but never the accounting identity.
+
+Every stage subclasses ``Stage`` with its config section's name and its place in the build
+(``class Quality(Stage, section="quality", order=20)``), takes ``(config, context=None)`` and lives in
+``pipeline/<section>/stage.py``; that is all the build needs to find, order and construct it
+(``registered_stages``). ``CountingDoFn`` counts decisions in Beam metrics, ``chain_steps`` runs sub-steps
+one after another and gathers their removals and edits.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+import dataclasses
+import importlib
+import pkgutil
+from typing import ClassVar, NamedTuple
 
 import apache_beam as beam
+from apache_beam.metrics import Metrics
 
 REMOVED = "removed"
 EDITS = "edits"
@@ -34,7 +44,7 @@ def split_outputs(tagged: beam.pvalue.DoOutputsTuple, with_edits: bool = False) 
 
 def removal(doc, stage: str, reason: str, **details) -> beam.pvalue.TaggedOutput:
     """The tagged output a DoFn yields to remove ``doc``."""
-    from pipeline.document import Removed
+    from corpusforge.pipeline.document import Removed
 
     return beam.pvalue.TaggedOutput(REMOVED, Removed(doc=doc, stage=stage, reason=reason, details=details))
 
@@ -42,3 +52,83 @@ def removal(doc, stage: str, reason: str, **details) -> beam.pvalue.TaggedOutput
 def edit(stage: str, counter: str, amount: int = 1) -> beam.pvalue.TaggedOutput:
     """The tagged output a DoFn yields to count an edit (e.g. ``("quality", "c4_lines_removed", 3)``)."""
     return beam.pvalue.TaggedOutput(EDITS, (stage, counter, int(amount)))
+
+
+@dataclasses.dataclass(frozen=True)
+class StageContext:
+    """What a stage may need besides its config section: where the run writes side files (the PII audit
+    file) and where bulky intermediate records may wait on local disk (near-dedup's signatures)."""
+
+    run_dir: str | None = None
+    spill_dir: str | None = None
+
+
+_REGISTRY: dict[str, type["Stage"]] = {}
+
+
+class Stage(beam.PTransform):
+    """Base of every cleaning stage: ``docs | Stage(config, context) -> StageOutputs(kept, removed, edits)``."""
+
+    section: ClassVar[str]
+    order: ClassVar[int]
+
+    def __init_subclass__(cls, section: str | None = None, order: int | None = None, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if section is not None:
+            if order is None:
+                raise TypeError(f"stage {cls.__name__} declares section={section!r} without an order")
+            cls.section, cls.order = section, order
+            _REGISTRY[section] = cls
+
+    def __init__(self, config, context: StageContext | None = None, label: str | None = None):
+        super().__init__(label)
+        self.config = config
+        self.context = context or StageContext()
+
+
+def registered_stages() -> list[type[Stage]]:
+    """Every stage of this package in build order: each ``pipeline/<name>/stage.py`` registers itself on import."""
+    import corpusforge.pipeline as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.ispkg and importlib.util.find_spec(f"{package.__name__}.{module.name}.stage") is not None:
+            importlib.import_module(f"{package.__name__}.{module.name}.stage")
+    return sorted(_REGISTRY.values(), key=lambda stage: stage.order)
+
+
+class CountingDoFn(beam.DoFn):
+    """A stage's DoFn that counts every decision in Beam metrics (namespace = stage name)."""
+
+    def __init__(self, stage: str):
+        self.stage = stage
+        self._counters: dict[str, object] = {}
+
+    def count(self, name: str, amount: int = 1) -> None:
+        counter = self._counters.get(name)
+        if counter is None:
+            counter = self._counters[name] = Metrics.counter(self.stage, name)
+        counter.inc(amount)
+
+    def drop(self, doc, reason: str, **details) -> beam.pvalue.TaggedOutput:
+        self.count(f"removed_{reason}")
+        return removal(doc, self.stage, reason, **details)
+
+
+def chain_steps(docs: beam.PCollection, steps: list[tuple[str, beam.PTransform]]) -> StageOutputs:
+    """Apply ``(label, step)`` pairs in order, each on the previous one's kept documents; gather every step's
+    removals (an empty collection when there are none) and edits (``None`` when no step reports any)."""
+    pipeline = docs.pipeline
+    removed, edits = [], []
+    for label, step in steps:
+        outputs = docs | label >> step
+        docs = outputs.kept
+        removed.append(outputs.removed)
+        if outputs.edits is not None:
+            edits.append(outputs.edits)
+    if not removed:
+        removed = [pipeline | "NoRemovals" >> beam.Create([])]
+    return StageOutputs(
+        kept=docs,
+        removed=removed[0] if len(removed) == 1 else removed | "FlattenRemoved" >> beam.Flatten(),
+        edits=None if not edits else edits[0] if len(edits) == 1 else edits | "FlattenEdits" >> beam.Flatten(),
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from pipeline.configuration import check
+from corpusforge.pipeline.core.config_loader import check
 
 TokenizerKind = Literal["auto", "bpe", "wordpiece", "unigram"]
 TokenizerFamily = Literal["encoder", "t5", "bart", "decoder"]

@@ -1,6 +1,6 @@
 """Streaming the ``text`` of a build's clean shards, batch by batch, and stable per-document hashing.
 
-Clean shards are Arrow IPC files with ``pipeline.document.DOCUMENT_SCHEMA``. Nothing here holds more than one
+Clean shards are Arrow IPC files with ``corpusforge.pipeline.document.DOCUMENT_SCHEMA``. Nothing here holds more than one
 batch of documents in memory; local shards are memory-mapped, so the texts are decoded only when used.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.errors import UserError
-from tokenizer import files
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core import files
 
 _TWO_64 = float(2**64)
 

@@ -23,12 +23,12 @@ import pyarrow.compute as pc
 import tokenizers
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
-from pipeline.errors import UserError
-from pipeline.progress import Progress
-from tokenizer import files
-from tokenizer.config import TokenizerConfig
-from tokenizer.corpus import clean_shards, stable_unit, text_bytes
-from tokenizer.special_tokens import family_tokens, read_special_tokens
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.progress import Progress
+from corpusforge.pipeline.core import files
+from corpusforge.tokenizer.config import TokenizerConfig
+from corpusforge.tokenizer.corpus import clean_shards, stable_unit, text_bytes
+from corpusforge.tokenizer.special_tokens import family_tokens, read_special_tokens
 
 log = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, pr
     return report
 
 
-def run_train(config, progress: bool = True) -> dict[str, Any]:
+def train_tokenizer(config, progress: bool = True) -> dict[str, Any]:
     """``corpusforge tokenizer train``: paths from the run directory, refuse to overwrite unless asked."""
     cfg: TokenizerConfig = config.tokenizer
     input_path = cfg.input or files.join(config.run_dir, "clean")
@@ -262,7 +262,7 @@ def load_transformers(tokenizer_json: str):
     try:
         from transformers import PreTrainedTokenizerFast
     except ImportError:
-        from pipeline.errors import missing_dependency
+        from corpusforge.pipeline.core.errors import missing_dependency
 
         raise missing_dependency("transformers", "transformers", "Loading the tokenizer in transformers") from None
     family = read_special_tokens(tokenizer_json).family

@@ -17,7 +17,7 @@ import shutil
 import numpy as np
 import torch
 
-from trainers.model import ModelConfig, Transformer
+from corpusforge.trainers.model import ModelConfig, Transformer
 
 PREFIXES = ("_orig_mod.", "module.")
 NAME = re.compile(r"^step-(\d+)\.pt$")

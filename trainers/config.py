@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal, Optional
 
-from pipeline.configuration import check
+from corpusforge.pipeline.core.config_loader import check
 
 Objective = Literal["mlm", "span", "bart", "clm", "prefixlm"]
 f = dataclasses.field

@@ -17,64 +17,11 @@ import pathlib
 from typing import Iterator, Sequence
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.ipc as ipc
 import torch
 
-from pipeline.errors import UserError
-from trainers.objectives import Objective
-
-
-class TokenShards:
-    """The documents of one split, memory-mapped. ``shards.document(i)`` is a zero-copy numpy view."""
-
-    def __init__(self, paths: Sequence[str | pathlib.Path]):
-        self.paths = [str(p) for p in paths]
-        self._open()
-
-    def _open(self) -> None:
-        self._values: list[np.ndarray] = []
-        self._offsets: list[np.ndarray] = []
-        lengths, chunk_of, local = [], [], []
-        for path in self.paths:
-            reader = ipc.open_file(pa.memory_map(path, "r"))
-            if "tokens" not in reader.schema.names:
-                raise UserError(f"{path} has no 'tokens' column; is it a token shard (tokens/train/part-*.arrow)?")
-            for b in range(reader.num_record_batches):
-                column = reader.get_batch(b).column("tokens")
-                if column.null_count:
-                    raise UserError(f"{path}: {column.null_count} documents have null tokens")
-                values = column.values.to_numpy(zero_copy_only=True)
-                offsets = column.offsets.to_numpy(zero_copy_only=True)
-                chunk = len(self._values)
-                self._values.append(values)
-                self._offsets.append(offsets)
-                lengths.append(np.diff(offsets))
-                chunk_of.append(np.full(len(column), chunk, dtype=np.int32))
-                local.append(np.arange(len(column), dtype=np.int64))
-        cat = lambda parts, dtype: np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)  # noqa: E731
-        self.lengths = cat(lengths, np.int64).astype(np.int64)
-        self._chunk = cat(chunk_of, np.int32)
-        self._local = cat(local, np.int64)
-
-    def __getstate__(self):  # data loader workers reopen the memory maps instead of pickling them
-        return {"paths": self.paths}
-
-    def __setstate__(self, state):
-        self.paths = state["paths"]
-        self._open()
-
-    def __len__(self) -> int:
-        return len(self.lengths)
-
-    @property
-    def num_tokens(self) -> int:
-        return int(self.lengths.sum())
-
-    def document(self, i: int) -> np.ndarray:
-        c, j = self._chunk[i], self._local[i]
-        offsets = self._offsets[c]
-        return self._values[c][offsets[j]: offsets[j + 1]]
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.tokenizer.token_shards import TokenShards
+from corpusforge.trainers.objectives import Objective
 
 
 class PackedWindows:
@@ -243,27 +190,3 @@ def _resolve(path: str, *bases: pathlib.Path) -> pathlib.Path:
         if (base / p).exists():
             return (base / p).resolve()
     return (bases[0] / p).resolve()
-
-
-def write_token_shards(directory: str | pathlib.Path, documents: Sequence[Sequence[int]], *,
-                       docs_per_shard: int = 1000, dtype: str = "uint16") -> list[pathlib.Path]:
-    """Write ``documents`` (lists of token ids) as token shards in the tokenize stage's format.
-
-    For tests, benchmarks, and bringing tokens from elsewhere; a build's shards come from the tokenize stage.
-    """
-    directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    value_type = {"uint16": pa.uint16(), "uint32": pa.uint32()}[dtype]
-    schema = pa.schema([("id", pa.string()), ("tokens", pa.large_list(value_type))])
-    count = max(1, -(-len(documents) // docs_per_shard))
-    paths = []
-    for s in range(count):
-        part = documents[s * docs_per_shard: (s + 1) * docs_per_shard]
-        path = directory / f"part-{s:05d}-of-{count:05d}.arrow"
-        table = pa.table({"id": [f"doc-{s * docs_per_shard + i:08d}" for i in range(len(part))],
-                          "tokens": pa.array([list(map(int, d)) for d in part], type=pa.large_list(value_type))},
-                         schema=schema)
-        with ipc.new_file(str(path), schema) as writer:
-            writer.write_table(table, max_chunksize=256)
-        paths.append(path)
-    return paths

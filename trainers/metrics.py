@@ -7,7 +7,7 @@ import pathlib
 
 import torch
 
-from trainers.model import ModelConfig
+from corpusforge.trainers.model import ModelConfig
 
 # Dense peak FLOP/s per device (vendor datasheets, no sparsity), by the autocast dtype in use
 # (float32 means TF32 tensor cores where the device has them).

@@ -17,9 +17,9 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from pipeline.errors import UserError
-from trainers.config import BARTOptions, MLMOptions, SpanOptions, TrainConfig
-from trainers.vocab import Vocabulary
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers.config import BARTOptions, MLMOptions, SpanOptions, TrainConfig
+from corpusforge.trainers.vocab import Vocabulary
 
 IGNORE = -100
 

@@ -11,7 +11,7 @@ import os
 import torch
 import torch.distributed as torch_dist
 
-from pipeline.errors import UserError
+from corpusforge.pipeline.core.errors import UserError
 
 
 @dataclasses.dataclass

@@ -1,6 +1,6 @@
 """The training loop: token shards of a run in, a pretrained model out.
 
-    result = run_train(config)          # reads <run>/tokens, writes <run>/model
+    result = train_model(config)          # reads <run>/tokens, writes <run>/model
 
 Under ``torchrun --nproc_per_node=N`` every process calls the same function; DDP, rank sharding and
 rank-0-only logging and checkpointing follow from the environment. One optimizer step consumes a global
@@ -18,17 +18,18 @@ import time
 
 import torch
 
-from pipeline.configuration import to_dict
-from pipeline.errors import UserError
-from trainers import checkpoint as ckpt
-from trainers.config import TrainConfig
-from trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData, TokenShards, make_loader
-from trainers.metrics import MetricsLog, peak_flops, plot_loss_curve, train_flops
-from trainers.model import FAMILIES, ModelConfig, Transformer, model_config
-from trainers.objectives import IGNORE, Objective, build_objective, prepare_vocabulary
-from trainers.parallel import (Distributed, all_gather_objects, all_reduce_sum, barrier, init_distributed,
+from corpusforge.pipeline.core.config_loader import to_dict
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers import checkpoint as ckpt
+from corpusforge.trainers.config import TrainConfig
+from corpusforge.tokenizer.token_shards import TokenShards
+from corpusforge.trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData, make_loader
+from corpusforge.trainers.metrics import MetricsLog, peak_flops, plot_loss_curve, train_flops
+from corpusforge.trainers.model import FAMILIES, ModelConfig, Transformer, model_config
+from corpusforge.trainers.objectives import IGNORE, Objective, build_objective, prepare_vocabulary
+from corpusforge.trainers.parallel import (Distributed, all_gather_objects, all_reduce_sum, barrier, init_distributed,
                                parallelize, shutdown)
-from trainers.vocab import Vocabulary
+from corpusforge.trainers.vocab import Vocabulary
 
 ARCH_OF_OBJECTIVE = {"mlm": "encoder", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
                      "bart": "encoder_decoder"}
@@ -106,11 +107,11 @@ def resolve_dtype(tc: TrainConfig, device: torch.device) -> torch.dtype:
 
 # ----------------------------------------------------------------------------------------- the run
 
-def run_train(config, *, resume: bool | None = None, stop_at_step: int | None = None,
+def train_model(config, *, resume: bool | None = None, stop_at_step: int | None = None,
               progress: bool | None = None) -> TrainResult:
     """Train on ``<output.run_dir>/tokens`` with ``config.train``; write ``<output.run_dir>/model``.
 
-    ``config`` is the root Config (``pipeline.config.Config``). ``resume`` overrides ``train.resume``;
+    ``config`` is the root Config (``corpusforge.pipeline.config.Config``). ``resume`` overrides ``train.resume``;
     ``stop_at_step`` ends the run early at that step with a checkpoint, as an interruption would (the
     schedule still spans ``max_steps``).
     """

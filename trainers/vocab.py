@@ -1,7 +1,7 @@
 """What the objectives need to know about a saved tokenizer: special-token ids, word starts, sentence ends.
 
 Every id is read from the saved ``tokenizer.json``, never from constants: the roles through
-``tokenizer.special_tokens.read_special_tokens`` (the one definition of each family's special tokens), and
+``corpusforge.tokenizer.special_tokens.read_special_tokens`` (the one definition of each family's special tokens), and
 for a tokenizer of no known family, by the usual names of each role.
 
     vocab = Vocabulary.from_file("runs/latest/tokenizer/tokenizer.json")
@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from pipeline.errors import UserError
+from corpusforge.pipeline.core.errors import UserError
 
 # Names each role goes by in the common conventions (RoBERTa/BART/T5, BERT, GPT-2), first match wins.
 ROLE_NAMES: dict[str, tuple[str, ...]] = {
@@ -121,7 +121,7 @@ class Vocabulary:
 
 def _roles(tokenizer, data: dict) -> tuple[dict[str, int | None], dict[int, int]]:
     """Role -> id (cls/sep count as bos/eos) and sentinel number -> id."""
-    from tokenizer.special_tokens import read_special_tokens
+    from corpusforge.tokenizer.special_tokens import read_special_tokens
 
     try:
         found = read_special_tokens(data)

@@ -26,7 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
-from pipeline.dedup.text import jaccard, word_shingles, words  # noqa: E402
+from corpusforge.pipeline.dedup.text import jaccard, word_shingles, words  # noqa: E402
 
 RST_SOURCES = "/usr/share/doc/python3.11/html/_sources"
 LICENSES = "/usr/share/common-licenses"

@@ -6,7 +6,7 @@ alone. Each returns ``StageOutputs(kept, removed, edits)`` with stage name ``"de
 The transforms import apache_beam; they load on first use so that reading the configuration (every CLI
 command and every torchrun worker does) stays fast.
 """
-from pipeline.dedup.config import (
+from corpusforge.pipeline.dedup.config import (
     DecontaminateConfig,
     DedupConfig,
     ExactDedupConfig,
@@ -20,12 +20,12 @@ __all__ = [
 ]
 
 _TRANSFORMS = {
-    "Decontaminate": "pipeline.dedup.decontaminate",
-    "ExactDedup": "pipeline.dedup.exact",
-    "LineDedup": "pipeline.dedup.lines",
-    "ConnectedComponents": "pipeline.dedup.near",
-    "NearDedup": "pipeline.dedup.near",
-    "Dedup": "pipeline.dedup.stage",
+    "Decontaminate": "corpusforge.pipeline.dedup.decontaminate",
+    "ExactDedup": "corpusforge.pipeline.dedup.exact",
+    "LineDedup": "corpusforge.pipeline.dedup.lines",
+    "ConnectedComponents": "corpusforge.pipeline.dedup.near",
+    "NearDedup": "corpusforge.pipeline.dedup.near",
+    "Dedup": "corpusforge.pipeline.dedup.stage",
 }
 
 
@@ -34,4 +34,4 @@ def __getattr__(name: str):
         import importlib
 
         return getattr(importlib.import_module(_TRANSFORMS[name]), name)
-    raise AttributeError(f"module 'pipeline.dedup' has no attribute {name!r}")
+    raise AttributeError(f"module 'corpusforge.pipeline.dedup' has no attribute {name!r}")

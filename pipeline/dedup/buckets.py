@@ -9,7 +9,7 @@ per band key (~330 bytes per record on the in-process DirectRunner, which holds 
 
 Digests of different ranks collide with probability ~n^2 / 2^65 (3e-8 for a million documents). Colliding
 documents share one digest in every bucket and are told apart again in the verification join, where each is
-compared with every candidate of the digest and with each other (``pipeline.dedup.near``): a collision can
+compared with every candidate of the digest and with each other (``corpusforge.pipeline.dedup.near``): a collision can
 add a verified pair that banding alone would have missed, never lose one.
 """
 from __future__ import annotations

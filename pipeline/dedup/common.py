@@ -10,8 +10,8 @@ import hashlib
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from pipeline.dedup.text import survivor_rank
-from pipeline.stage import REMOVED, StageOutputs, removal, split_outputs
+from corpusforge.pipeline.dedup.text import survivor_rank
+from corpusforge.pipeline.stage import REMOVED, StageOutputs, removal, split_outputs
 
 STAGE = "dedup"
 

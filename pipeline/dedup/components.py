@@ -12,7 +12,7 @@ edge list by node and rewires it:
 Neither step changes the components; alternating them turns every component into a star centred on its
 smallest node in O(log^2 n) rounds (usually a handful). A node only ever sees its own edges, so the memory
 one step needs is bounded by the largest degree, not by the corpus. ``star_components`` runs the same
-steps in memory (tests, small inputs); the Beam version lives in ``pipeline.dedup.near``.
+steps in memory (tests, small inputs); the Beam version lives in ``corpusforge.pipeline.dedup.near``.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from pipeline.configuration import check
+from corpusforge.pipeline.core.config_loader import check
 
 
 def _f(default, help_text: str):

@@ -15,12 +15,12 @@ import numpy as np
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.metrics import Metrics
 
-from pipeline.dedup.common import STAGE
-from pipeline.dedup.config import DecontaminateConfig
-from pipeline.dedup.minhash import ngram_hashes, word_hashes
-from pipeline.dedup.text import normalized_bytes
-from pipeline.errors import UserError
-from pipeline.stage import EDITS, REMOVED, StageOutputs, edit, removal, split_outputs
+from corpusforge.pipeline.dedup.common import STAGE
+from corpusforge.pipeline.dedup.config import DecontaminateConfig
+from corpusforge.pipeline.dedup.minhash import ngram_hashes, word_hashes
+from corpusforge.pipeline.dedup.text import normalized_bytes
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.stage import EDITS, REMOVED, StageOutputs, edit, removal, split_outputs
 
 REASON = "eval_contamination"
 

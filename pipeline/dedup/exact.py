@@ -5,9 +5,9 @@ import hashlib
 
 import apache_beam as beam
 
-from pipeline.dedup.common import apply_verdicts, node_of
-from pipeline.dedup.text import normalized_bytes
-from pipeline.stage import StageOutputs
+from corpusforge.pipeline.dedup.common import apply_verdicts, node_of
+from corpusforge.pipeline.dedup.text import normalized_bytes
+from corpusforge.pipeline.stage import StageOutputs
 
 REASON = "exact_duplicate"
 

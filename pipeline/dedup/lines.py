@@ -9,10 +9,10 @@ from __future__ import annotations
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from pipeline.dedup.common import STAGE, digest64, node_of
-from pipeline.dedup.config import LineDedupConfig
-from pipeline.dedup.text import normalized_bytes
-from pipeline.stage import EDITS, REMOVED, StageOutputs, edit, removal, split_outputs
+from corpusforge.pipeline.dedup.common import STAGE, digest64, node_of
+from corpusforge.pipeline.dedup.config import LineDedupConfig
+from corpusforge.pipeline.dedup.text import normalized_bytes
+from corpusforge.pipeline.stage import EDITS, REMOVED, StageOutputs, edit, removal, split_outputs
 
 REASON = "line_dedup_too_short"
 

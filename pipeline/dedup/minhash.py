@@ -24,7 +24,7 @@ from operator import methodcaller
 
 import numpy as np
 
-from pipeline.dedup.text import char_shingles, normalize_for_hash, normalized_bytes, word_shingles, words
+from corpusforge.pipeline.dedup.text import char_shingles, normalize_for_hash, normalized_bytes, word_shingles, words
 
 MASK64 = (1 << 64) - 1
 SEED64 = 0x9E3779B97F4A7C15  # start value of the n-gram hash chain (the golden ratio's 64 bits)

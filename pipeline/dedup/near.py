@@ -30,15 +30,15 @@ import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
-from pipeline.dedup.buckets import band_records, buckets, node_digest
-from pipeline.dedup.common import STAGE, apply_verdicts, node_of
-from pipeline.dedup.components import large_star, orient_small, small_star
-from pipeline.dedup.config import NearDedupConfig
-from pipeline.dedup.minhash import (
+from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
+from corpusforge.pipeline.dedup.common import STAGE, apply_verdicts, node_of
+from corpusforge.pipeline.dedup.components import large_star, orient_small, small_star
+from corpusforge.pipeline.dedup.config import NearDedupConfig
+from corpusforge.pipeline.dedup.minhash import (
     SHORT_DTYPE, MinHasher, Shingler, band_hashes, estimated_jaccard, lsh_params, short_signatures,
 )
-from pipeline.spill import SpillWriter, read_bytes
-from pipeline.stage import StageOutputs
+from corpusforge.pipeline.spill import SpillWriter, read_bytes
+from corpusforge.pipeline.stage import StageOutputs
 
 REASON = "near_duplicate"
 BANDS, LARGE, SIGS = "bands", "large", "sigs"
@@ -61,7 +61,7 @@ def banding(config: NearDedupConfig) -> tuple[int, int]:
 
 class _SignatureFn(beam.DoFn):
     """A batch of documents -> ``(digest, (node, signature bytes))`` per document and, tagged BANDS,
-    ``(shard, packed (band key, digest) records)`` per band shard (pipeline.dedup.buckets). With a
+    ``(shard, packed (band key, digest) records)`` per band shard (corpusforge.pipeline.dedup.buckets). With a
     ``spill_dir`` the signatures and the packed records go to spill files there and spill references
     ``(path, offset, length)`` take their place."""
 
@@ -179,7 +179,7 @@ def _route_signatures(item):
     ``(b, (False, node, sig))`` for each partner b (a half of a candidate pair), ``(digest, (True, node,
     sig))`` when some partner will send its half here, and, tagged LARGE, ``(band key, (node, sig))``.
 
-    Several distinct nodes under one digest (a collision, pipeline.dedup.buckets) are also sent to each
+    Several distinct nodes under one digest (a collision, corpusforge.pipeline.dedup.buckets) are also sent to each
     other, so that every pair of them is verified like a candidate pair.
     """
     digest, grouped = item
@@ -307,7 +307,7 @@ def _roles(edge):
 
 class ConnectedComponents(beam.PTransform):
     """Edges ``(u, v)`` between comparable nodes -> ``(node, smallest node of its component)`` for every
-    node but the smallest, by ``max_rounds`` rounds of large-star / small-star (pipeline.dedup.components)."""
+    node but the smallest, by ``max_rounds`` rounds of large-star / small-star (corpusforge.pipeline.dedup.components)."""
 
     def __init__(self, max_rounds: int = 10, label: str = "CC"):
         super().__init__()

@@ -8,21 +8,22 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from pipeline.dedup.config import DedupConfig
-from pipeline.dedup.decontaminate import Decontaminate
-from pipeline.dedup.exact import ExactDedup
-from pipeline.dedup.lines import LineDedup
-from pipeline.dedup.near import NearDedup
-from pipeline.stage import StageOutputs
+from corpusforge.pipeline.dedup.config import DedupConfig
+from corpusforge.pipeline.dedup.decontaminate import Decontaminate
+from corpusforge.pipeline.dedup.exact import ExactDedup
+from corpusforge.pipeline.dedup.lines import LineDedup
+from corpusforge.pipeline.dedup.near import NearDedup
+from corpusforge.pipeline.stage import Stage, StageContext, StageOutputs, chain_steps
 
 
-class Dedup(beam.PTransform):
-    """The whole stage as one composite transform: ``docs -> StageOutputs(kept, removed, edits)``."""
+class Dedup(Stage, section="dedup", order=30):
+    """The whole stage as one composite transform: ``docs -> StageOutputs(kept, removed, edits)``.
 
-    def __init__(self, config: DedupConfig | None = None, spill_dir: str | None = None):
-        """``spill_dir``: where near-dedup may keep its signatures and band records on local disk (``NearDedup``)."""
-        super().__init__()
-        self.config = config or DedupConfig()
+    ``context.spill_dir``: where near-dedup may keep its signatures and band records on local disk (``NearDedup``)."""
+
+    def __init__(self, config: DedupConfig | None = None, context: StageContext | None = None,
+                 label: str | None = None):
+        super().__init__(config or DedupConfig(), context, label)
         c, key = self.config, self.config.survivor_score
         self.steps: list[tuple[str, beam.PTransform]] = []
         if c.decontaminate.eval_sets:
@@ -30,22 +31,9 @@ class Dedup(beam.PTransform):
         if c.exact.enabled:
             self.steps.append(("ExactDedup", ExactDedup(key)))
         if c.near.enabled:
-            self.steps.append(("NearDedup", NearDedup(c.near, key, spill_dir)))
+            self.steps.append(("NearDedup", NearDedup(c.near, key, self.context.spill_dir)))
         if c.lines.enabled:
             self.steps.append(("LineDedup", LineDedup(c.lines, key)))
 
     def expand(self, docs) -> StageOutputs:
-        removed, edits = [], []
-        for label, step in self.steps:
-            outputs = docs | label >> step
-            docs = outputs.kept
-            removed.append(outputs.removed)
-            if outputs.edits is not None:
-                edits.append(outputs.edits)
-        if not removed:
-            removed = [docs.pipeline | "NoRemovals" >> beam.Create([])]
-        return StageOutputs(
-            kept=docs,
-            removed=removed | "FlattenRemoved" >> beam.Flatten(),
-            edits=(edits | "FlattenEdits" >> beam.Flatten()) if edits else None,
-        )
+        return chain_steps(docs, self.steps)

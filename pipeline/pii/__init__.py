@@ -1,26 +1,26 @@
-"""PII removal with Presidio: ``ScrubPII`` (the Beam stage), ``Scrubber`` (the engine), ``coverage``.
+"""PII removal with Presidio: ``PII`` (the Beam stage), ``Scrubber`` (the engine), ``coverage``.
 
-Imports are lazy: loading ``pipeline.pii.config`` (every CLI command does) must not import Presidio,
+Imports are lazy: loading ``corpusforge.pipeline.pii.config`` (every CLI command does) must not import Presidio,
 spaCy or Beam.
 """
 from __future__ import annotations
 
-from pipeline.pii.entities import Coverage, coverage
+from corpusforge.pipeline.pii.entities import Coverage, coverage
 
-__all__ = ["Coverage", "PIIConfig", "ScrubPII", "Scrubber", "coverage"]
+__all__ = ["Coverage", "PII", "PIIConfig", "Scrubber", "coverage"]
 
 
 def __getattr__(name: str):
-    if name == "ScrubPII":
-        from pipeline.pii.transform import ScrubPII
+    if name == "PII":
+        from corpusforge.pipeline.pii.stage import PII
 
-        return ScrubPII
+        return PII
     if name == "Scrubber":
-        from pipeline.pii.scrubber import Scrubber
+        from corpusforge.pipeline.pii.scrubber import Scrubber
 
         return Scrubber
     if name == "PIIConfig":
-        from pipeline.pii.config import PIIConfig
+        from corpusforge.pipeline.pii.config import PIIConfig
 
         return PIIConfig
-    raise AttributeError(f"module 'pipeline.pii' has no attribute {name!r}")
+    raise AttributeError(f"module 'corpusforge.pipeline.pii' has no attribute {name!r}")

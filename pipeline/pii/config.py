@@ -5,8 +5,8 @@ import dataclasses
 import re
 from typing import Literal
 
-from pipeline.configuration import check
-from pipeline.pii.entities import (
+from corpusforge.pipeline.core.config_loader import check
+from corpusforge.pipeline.pii.entities import (
     ACTIONS,
     ALL_ENTITIES,
     DEFAULT_ENTITIES,

@@ -6,7 +6,7 @@ here are Presidio recognizers (subclasses of its own, or ``LocalRecognizer``s, r
 ``RecognizerRegistry``) with whole-token boundaries, shape rules, cue words and checksums. Their decisions
 are plain functions (``phone_spans``, ``card_number_ok``, ``ip_ok``, ``ssn_ok``...) tested on their own.
 
-Every recognizer declares a ``SCREEN`` (``pipeline.pii.screen``): the cheap scans that find where it could
+Every recognizer declares a ``SCREEN`` (``corpusforge.pipeline.pii.screen``): the cheap scans that find where it could
 match, and how much context it reads. The recognizers themselves have plain full-text semantics; the
 ``Scrubber`` wraps them so they only ever see the windows their screen selects.
 """
@@ -28,7 +28,7 @@ from presidio_analyzer.predefined_recognizers import (
     UsSsnRecognizer,
 )
 
-from pipeline.pii.screen import SCREENS
+from corpusforge.pipeline.pii.screen import SCREENS
 
 _SPACE = "[ \t\u00a0]"
 

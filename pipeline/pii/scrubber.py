@@ -6,8 +6,8 @@
     result.counts  # {'EMAIL_ADDRESS': 1, 'PHONE_NUMBER': 1}
 
 Works offline with no spaCy model: Presidio's ``no_op`` NLP engine plus the pattern recognizers of
-``pipeline.pii.recognizers``. With ``ner_model`` set, a spaCy NLP engine and Presidio's ``SpacyRecognizer``
-add PERSON/LOCATION. Speed comes from the pre-screens of ``pipeline.pii.screen``: a document reaches a
+``corpusforge.pipeline.pii.recognizers``. With ``ner_model`` set, a spaCy NLP engine and Presidio's ``SpacyRecognizer``
+add PERSON/LOCATION. Speed comes from the pre-screens of ``corpusforge.pipeline.pii.screen``: a document reaches a
 recognizer only when that recognizer has candidates in it, then only through windows around them, and
 reaches the analyzer not at all when nothing has candidates (and no NER model is configured).
 """
@@ -25,10 +25,10 @@ from presidio_anonymizer import AnonymizerEngine
 from presidio_anonymizer.entities import OperatorConfig
 from presidio_anonymizer.operators import Hash
 
-from pipeline.errors import UserError
-from pipeline.pii.config import PIIConfig
-from pipeline.pii.recognizers import build_recognizers
-from pipeline.pii.screen import ScanCache, ScreenedRecognizer
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.pii.recognizers import build_recognizers
+from corpusforge.pipeline.pii.screen import ScanCache, ScreenedRecognizer
 
 LANGUAGE = "en"  # Presidio's registry key; our pattern recognizers are language-independent.
 

@@ -15,9 +15,9 @@ import re
 import tempfile
 from typing import Iterable, Iterator
 
-from pipeline.errors import UserError
-from pipeline.quality.langid import load_fasttext_model
-from pipeline.quality.text import words
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.quality.langid import load_fasttext_model
+from corpusforge.pipeline.quality.text import words
 
 _SPACES = re.compile(r"\s+")
 

@@ -15,8 +15,8 @@ import posixpath
 import shutil
 import tempfile
 
-from pipeline.errors import UserError, missing_dependency
-from pipeline.quality.config import LangIdConfig
+from corpusforge.pipeline.core.errors import UserError, missing_dependency
+from corpusforge.pipeline.quality.config import LangIdConfig
 
 BUNDLED_LID = "lid.176.ftz"
 

@@ -5,7 +5,7 @@ Rules that drop documents (``gopher_quality``, ``gopher_repetition``, ``c4_quali
 (``c4_edit``: C4's line removal), which returns the new text and counts of what it removed.
 ``HeuristicRules`` chains them as the quality stage does: edits first, then the drop rules on the edited text.
 
-Every threshold comes from the config dataclasses in ``pipeline.quality.config``; ``None`` turns a check off.
+Every threshold comes from the config dataclasses in ``corpusforge.pipeline.quality.config``; ``None`` turns a check off.
 Reason strings are stable: tests assert them and ``stats.json`` counts them.
 """
 from __future__ import annotations
@@ -16,11 +16,11 @@ import re
 from collections import Counter
 from urllib.parse import urlsplit
 
-from pipeline.errors import UserError
-from pipeline.quality.config import (
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.quality.config import (
     BlocklistConfig, C4Config, FineWebConfig, GopherConfig, JunkConfig, LengthConfig, QualityConfig, RepetitionConfig,
 )
-from pipeline.quality.text import (
+from corpusforge.pipeline.quality.text import (
     GOPHER_STOP_WORDS, LINES_RE, PARAGRAPH_RE, STOP_WORDS, TERMINAL_PUNCTUATION, TextView, as_view, base_language,
     count_sentences, find_duplicates, words,
 )

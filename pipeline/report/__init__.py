@@ -1,6 +1,6 @@
 """``corpusforge report``: one self-contained HTML page about a run, and a terminal summary.
 
-    from pipeline.report import write_report
+    from corpusforge.pipeline.report import write_report
     result = write_report("runs/demo")          # writes runs/demo/report.html
     print(result.summary)
 
@@ -26,9 +26,9 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
                  per_reason: int = 3, text_chars: int = 600, tokenizer_dir: str | None = None,
                  model_dir: str | None = None) -> ReportResult:
     """Write ``output`` (default ``RUN_DIR/report.html``); returns its path, size and the terminal summary."""
-    from pipeline.report.collect import collect
-    from pipeline.report.page import render
-    from pipeline.report.summary import summary
+    from corpusforge.pipeline.report.collect import collect
+    from corpusforge.pipeline.report.page import render
+    from corpusforge.pipeline.report.summary import summary
 
     data = collect(run_dir, sample_rows=sample_rows, top_reasons=top_reasons, per_reason=per_reason,
                    text_chars=text_chars, tokenizer_dir=tokenizer_dir, model_dir=model_dir)
@@ -42,7 +42,7 @@ def _write_atomic(path: str, data: bytes) -> None:
     """Write to a temporary name, then rename: a reader never sees half a page (any Beam filesystem)."""
     from apache_beam.io.filesystems import FileSystems
 
-    from pipeline.errors import UserError
+    from corpusforge.pipeline.core.errors import UserError
 
     tmp = path + ".tmp"
     try:

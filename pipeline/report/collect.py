@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 
-from pipeline.errors import UserError
-from pipeline.shards import shard_paths
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.shards import shard_paths
 
 # Annotation keys that hold a score worth a histogram: any numeric ``*_score`` (lang_score, quality_score,
 # a classifier's ``<name>_score``) plus these.

@@ -13,8 +13,8 @@ import statistics
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
-from pipeline.report import plots
-from pipeline.report.collect import ReasonSamples, RunData
+from corpusforge.pipeline.report import plots
+from corpusforge.pipeline.report.collect import ReasonSamples, RunData
 
 
 class Markup(str):

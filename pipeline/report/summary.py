@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import statistics
 
-from pipeline.report.collect import RunData
+from corpusforge.pipeline.report.collect import RunData
 
 
 def summary(data: RunData, report_path: str) -> str:
-    from pipeline.stats import format_summary
+    from corpusforge.pipeline.stats import format_summary
 
     lines: list[str] = []
     if data.stats:

@@ -27,7 +27,7 @@ import re
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.sample import texts
+from corpusforge.pipeline.sample import texts
 
 STDLIB_MODULES = [
     "argparse", "asyncio", "collections", "contextlib", "csv", "dataclasses", "datetime", "decimal", "difflib",

@@ -1,5 +1,5 @@
 """A small built-in-sample corpus and its build config, shared by the end-to-end build tests."""
-from pipeline.sample import write_sample
+from corpusforge.pipeline.sample import write_sample
 
 
 def sample_corpus(root, documents: int):

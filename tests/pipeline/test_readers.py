@@ -10,10 +10,10 @@ import zstandard
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipeline.config import InputConfig
-from pipeline.document import Document, Rejected
-from pipeline.errors import UserError
-from pipeline.readers import ReadDocuments, check_inputs, detect_format, glob_root, open_decompressed, records_from_file
+from corpusforge.pipeline.config import InputConfig
+from corpusforge.pipeline.document import Document, Rejected
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.readers import ReadDocuments, check_inputs, detect_format, glob_root, open_decompressed, records_from_file
 
 
 def _read(data: bytes, path: str, **spec):

@@ -4,9 +4,10 @@ import json
 import apache_beam as beam
 import pytest
 
-from pipeline import build
-from pipeline.config import load_config
-from pipeline.stage import REMOVED, split_outputs
+from corpusforge.pipeline import build
+from corpusforge.pipeline.cli.config import load_config
+from corpusforge.pipeline.normalize.stage import Normalize
+from corpusforge.pipeline.stage import REMOVED, Stage, split_outputs
 
 
 class _Explode(beam.DoFn):
@@ -14,9 +15,10 @@ class _Explode(beam.DoFn):
         raise RuntimeError("simulated worker crash")
 
 
-class ExplodingStage(beam.PTransform):
-    def __init__(self, config):
-        super().__init__()
+class ExplodingStage(Stage):
+    """Takes the PII section's slot without registering (no ``section=`` keyword): the test swaps it in."""
+
+    section, order = "pii", 40
 
     def expand(self, docs):
         return split_outputs(docs | beam.ParDo(_Explode()).with_outputs(REMOVED, main="kept"))
@@ -43,8 +45,7 @@ def test_resume_after_a_failed_stage_gives_the_uninterrupted_output(tmp_path, mo
     config = _config(tmp_path, "resumed", checkpoints=True)
     # A second stage (the PII section's slot) that crashes: normalize completes and is checkpointed.
     config.pii.enabled = True
-    monkeypatch.setattr(build, "STAGES", [("normalize", "pipeline.normalize:Normalize"),
-                                          ("pii", "tests.pipeline.test_resume:ExplodingStage")])
+    monkeypatch.setattr(build, "registered_stages", lambda: [Normalize, ExplodingStage])
     with pytest.raises(Exception, match="simulated worker crash"):
         build.run_build(config)
     run_dir = tmp_path / "resumed"
@@ -53,8 +54,7 @@ def test_resume_after_a_failed_stage_gives_the_uninterrupted_output(tmp_path, mo
     assert "rerun with --resume" in capsys.readouterr().out
 
     # The crash is fixed (here: the stage switched off would change the plan, so swap in a pass-through).
-    monkeypatch.setattr(build, "STAGES", [("normalize", "pipeline.normalize:Normalize"),
-                                          ("pii", "tests.pipeline.test_resume:PassThrough")])
+    monkeypatch.setattr(build, "registered_stages", lambda: [Normalize, PassThrough])
     result = build.run_build(config, resume=True)
     printed = capsys.readouterr().out
     assert "normalize already complete" in printed and "stage normalize done" not in printed
@@ -69,9 +69,8 @@ class _Pass(beam.DoFn):
         yield doc
 
 
-class PassThrough(beam.PTransform):
-    def __init__(self, config):
-        super().__init__()
+class PassThrough(Stage):
+    section, order = "pii", 40
 
     def expand(self, docs):
         return split_outputs(docs | beam.ParDo(_Pass()).with_outputs(REMOVED, main="kept"))

@@ -2,8 +2,9 @@ import apache_beam as beam
 import pyarrow as pa
 from apache_beam.testing.test_pipeline import TestPipeline
 
-from pipeline.document import DOCUMENT_SCHEMA, Document, document_row
-from pipeline.shards import WriteShards, finalize_shards, read_json, stable_hash, write_json
+from corpusforge.pipeline.document import DOCUMENT_SCHEMA, Document, document_row
+from corpusforge.pipeline.core.files import read_json, write_json
+from corpusforge.pipeline.shards import WriteShards, finalize_shards, stable_hash
 
 
 def _write(tmp_path, name, docs, target):

@@ -9,11 +9,11 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipeline import spill
-from pipeline.cli import main
+from corpusforge.pipeline import spill
+from corpusforge.pipeline.cli.main import main
 from tests.pipeline.sample_corpus import sample_corpus
-from pipeline.document import Document, Removed
-from pipeline.spill import SpillText, _SpillFn
+from corpusforge.pipeline.document import Document, Removed
+from corpusforge.pipeline.spill import SpillText, _SpillFn
 
 
 def _spilled(tmp_path, doc):

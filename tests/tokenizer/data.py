@@ -1,4 +1,4 @@
-"""Small generated corpora written as clean Arrow shards (pipeline.document.DOCUMENT_SCHEMA), as a build writes them."""
+"""Small generated corpora written as clean Arrow shards (corpusforge.pipeline.document.DOCUMENT_SCHEMA), as a build writes them."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import random
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from pipeline.document import DOCUMENT_SCHEMA
+from corpusforge.pipeline.document import DOCUMENT_SCHEMA
 
 WORDS = (
     "the of and to in is was for on that with as by at from his her an which be this are or had not but "

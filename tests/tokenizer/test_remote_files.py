@@ -10,9 +10,9 @@ import shutil
 from apache_beam.testing.test_pipeline import TestPipeline
 
 from tests.beamfs import use_cftest
-from tokenizer.config import TokenizerConfig
-from tokenizer.shards import TokenizeShards
-from tokenizer.train import train_from_shards
+from corpusforge.tokenizer.config import TokenizerConfig
+from corpusforge.tokenizer.tokenize import TokenizeShards
+from corpusforge.tokenizer.train import train_from_shards
 
 
 def _tokenize(clean, out, tokenizer):

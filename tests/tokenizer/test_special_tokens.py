@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from tokenizer.config import TokenizerConfig
-from tokenizer.special_tokens import FAMILIES, FAMILY_TOKENS, family_tokens, read_special_tokens
-from tokenizer.train import train_from_texts
+from corpusforge.tokenizer.config import TokenizerConfig
+from corpusforge.tokenizer.special_tokens import FAMILIES, FAMILY_TOKENS, family_tokens, read_special_tokens
+from corpusforge.tokenizer.train import train_from_texts
 from tests.tokenizer.data import make_documents
 
 

@@ -3,11 +3,11 @@ import json
 import pytest
 from tokenizers import Tokenizer
 
-from pipeline.configuration import ConfigError
-from pipeline.errors import UserError
-from tokenizer.config import TokenizerConfig
-from tokenizer.special_tokens import family_tokens
-from tokenizer.train import _Sample, load_transformers, train_from_shards, train_from_texts
+from corpusforge.pipeline.core.config_loader import ConfigError
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.tokenizer.config import TokenizerConfig
+from corpusforge.tokenizer.special_tokens import family_tokens
+from corpusforge.tokenizer.train import _Sample, load_transformers, train_from_shards, train_from_texts
 from tests.tokenizer.data import make_documents
 
 # (family, kind): each algorithm, and each family's post-processing.
@@ -139,7 +139,7 @@ def test_report_measures_compression_unknowns_and_longest_tokens(trained):
 
 
 def test_wordpiece_counts_unknown_characters(trained):
-    from tokenizer.train import measure
+    from corpusforge.tokenizer.train import measure
 
     tok = Tokenizer.from_file(str(trained["encoder", "wordpiece"][0] / "tokenizer.json"))
     assert tok.encode("☃").tokens == ["[CLS]", "[UNK]", "[SEP]"]  # never seen in the corpus
@@ -149,7 +149,7 @@ def test_wordpiece_counts_unknown_characters(trained):
 
 
 def test_training_streams_batches_and_samples_by_seed(clean_dir):
-    from tokenizer.corpus import clean_shards, text_bytes
+    from corpusforge.tokenizer.corpus import clean_shards, text_bytes
 
     paths = [p for p, _ in clean_shards(str(clean_dir))]
     docs, total = text_bytes(paths)

@@ -45,7 +45,7 @@ def train_tokenizer(texts: list[str], path: pathlib.Path, vocab_size: int = 400,
 
 def make_run(run_dir: pathlib.Path, n_train: int = 300, n_val: int = 40, seed: int = 0) -> pathlib.Path:
     """A run directory with tokenizer/tokenizer.json, tokens/{train,val}/part-*.arrow and tokens/manifest.json."""
-    from trainers.data import write_token_shards
+    from corpusforge.tokenizer.token_shards import write_token_shards
 
     texts = make_text(n_train + n_val, seed)
     tok_path = run_dir / "tokenizer" / "tokenizer.json"
@@ -71,6 +71,6 @@ def tiny_run(tmp_path_factory) -> pathlib.Path:
 
 @pytest.fixture(scope="session")
 def vocab(tiny_run):
-    from trainers.vocab import Vocabulary
+    from corpusforge.trainers.vocab import Vocabulary
 
     return Vocabulary.from_file(tiny_run / "tokenizer" / "tokenizer.json")

@@ -2,8 +2,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData, TokenShards, write_token_shards
-from trainers.objectives import build_objective
+from corpusforge.tokenizer.token_shards import TokenShards, write_token_shards
+from corpusforge.trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData
+from corpusforge.trainers.objectives import build_objective
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +78,7 @@ def test_example_noise_depends_on_position_not_on_who_reads_it(tiny_run, shards,
 
 
 def test_data_loader_workers_give_the_same_batches(tiny_run, shards, vocab):
-    from trainers.data import make_loader
+    from corpusforge.trainers.data import make_loader
 
     objective = build_objective("clm", vocab, 32)
     stream = ExampleStream(PackedWindows(shards, objective.raw_length, objective.separator, seed=1), objective, 1)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from tests.trainers.test_train import config, params
-from trainers.train import run_train
+from corpusforge.trainers.train import train_model
 
 # One torchrun launch (process start-up dominates) runs three trainings in the same process group:
 # uninterrupted, stopped halfway, resumed.
@@ -17,12 +17,12 @@ SCRIPT = textwrap.dedent("""
     import sys, torch, torch.distributed as dist
     torch.set_num_threads(1)
     from tests.trainers.test_train import config
-    from trainers.train import run_train
+    from corpusforge.trainers.train import train_model
     dist.init_process_group("gloo")
     full, halves, *overrides = sys.argv[1:]
-    run_train(config(full, *overrides))
-    run_train(config(halves, *overrides), stop_at_step=2)
-    run_train(config(halves, *overrides), resume=True)
+    train_model(config(full, *overrides))
+    train_model(config(halves, *overrides), stop_at_step=2)
+    train_model(config(halves, *overrides), resume=True)
     dist.destroy_process_group()
 """)
 
@@ -45,7 +45,7 @@ def test_two_process_ddp_matches_one_process_and_resumes(tiny_run, tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.count("model: encoder") == 3  # rank 0 only reports, once per training
     assert "2 processes" in done.stdout and "resuming at step 2" in done.stdout
-    run_train(config(runs["single"], *common, "train.micro_batch_size=8"))
+    train_model(config(runs["single"], *common, "train.micro_batch_size=8"))
     single, ddp = params(runs["single"] / "model"), params(runs["ddp"] / "model")
     for key in single:
         assert torch.allclose(single[key], ddp[key], atol=2e-6, rtol=1e-4), key

@@ -1,8 +1,8 @@
 import pytest
 import torch
 
-from trainers.checkpoint import clean_state_dict
-from trainers.model import FAMILIES, Transformer, model_config
+from corpusforge.trainers.checkpoint import clean_state_dict
+from corpusforge.trainers.model import FAMILIES, Transformer, model_config
 
 V = 97
 

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 
 from tests.trainers.conftest import make_text, train_tokenizer
-from trainers.config import BARTOptions, MLMOptions
-from trainers.objectives import (IGNORE, bart_noise, build_objective, causal_lm, mask_tokens, next_sentence_pair,
+from corpusforge.trainers.config import BARTOptions, MLMOptions
+from corpusforge.trainers.objectives import (IGNORE, bart_noise, build_objective, causal_lm, mask_tokens, next_sentence_pair,
                                  prefix_lm, prepare_vocabulary, random_spans_noise_mask, span_corrupt,
                                  span_corruption_lengths, span_length_distribution, uncorrupt, word_ids)
-from trainers.vocab import Vocabulary
+from corpusforge.trainers.vocab import Vocabulary
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +43,7 @@ def test_vocabulary_reads_roles_from_the_tokenizer(vocab):
 def test_vocabulary_of_the_encoder_and_t5_families(tmp_path):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    from tokenizer.special_tokens import family_tokens
+    from corpusforge.tokenizer.special_tokens import family_tokens
 
     texts = make_text(50)
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))

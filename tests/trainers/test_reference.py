@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from trainers.model import Transformer, model_config
+from corpusforge.trainers.model import Transformer, model_config
 
 transformers = pytest.importorskip("transformers")
 V, D, L, H, FF, T = 101, 32, 2, 4, 64, 16

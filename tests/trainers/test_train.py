@@ -5,15 +5,15 @@ import types
 import pytest
 import torch
 
-from pipeline.configuration import apply_overrides, from_dict
-from pipeline.errors import UserError
-from trainers.config import TrainConfig
-from trainers.checkpoint import latest_checkpoint, load_checkpoint, load_pretrained
-from trainers.train import TrainingDiverged, run_train
+from corpusforge.pipeline.core.config_loader import apply_overrides, from_dict
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers.config import TrainConfig
+from corpusforge.trainers.checkpoint import latest_checkpoint, load_checkpoint, load_pretrained
+from corpusforge.trainers.train import TrainingDiverged, train_model
 
 
 def config(run_dir, *overrides):
-    """What run_train reads of the root Config: ``train``, ``output.run_dir``, ``output.overwrite``.
+    """What train_model reads of the root Config: ``train``, ``output.run_dir``, ``output.overwrite``.
     (Built without pipeline.config, whose imports take seconds: this also runs in torchrun workers.)"""
     data = apply_overrides({}, [
         "train.model.size=debug", "train.seq_len=32", "train.micro_batch_size=8",
@@ -45,7 +45,7 @@ def test_gradient_accumulation_equals_the_large_batch(run_dir, tmp_path, objecti
         shutil.copytree(run_dir, out)
         # Adam's first steps move every weight by about +-lr whatever the gradient's size, so a gradient that
         # is ~0 up to rounding could flip sign; a larger epsilon keeps those from dominating the comparison.
-        run_train(config(out, f"train.objective={objective}", f"train.micro_batch_size={micro}",
+        train_model(config(out, f"train.objective={objective}", f"train.micro_batch_size={micro}",
                          f"train.grad_accum={accum}", "train.max_steps=3", "train.optim.eps=1.0e-6"))
         results.append(params(out / "model"))
     for key in results[0]:
@@ -58,14 +58,14 @@ def test_resume_is_exact(run_dir, tmp_path, objective):
     overrides = [f"train.objective={objective}", "train.model.dropout=0.1", "train.checkpoint_every=100"]
     straight = tmp_path / "straight"
     shutil.copytree(run_dir, straight)
-    run_train(config(straight, *overrides))
-    run_train(config(run_dir, *overrides), stop_at_step=3)
+    train_model(config(straight, *overrides))
+    train_model(config(run_dir, *overrides), stop_at_step=3)
     state = load_checkpoint(latest_checkpoint(run_dir / "model" / "checkpoints"))
     assert state["step"] == 3 and state["data_position"] == 24
     assert not any(k.startswith(("module.", "_orig_mod.")) for k in state["model"])
     with pytest.raises(UserError, match="--resume"):
-        run_train(config(run_dir, *overrides))  # refuses to start over on top of a checkpoint
-    result = run_train(config(run_dir, *overrides), resume=True)
+        train_model(config(run_dir, *overrides))  # refuses to start over on top of a checkpoint
+    result = train_model(config(run_dir, *overrides), resume=True)
     assert result.step == 6
     a, b = params(straight / "model"), params(run_dir / "model")
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -75,7 +75,7 @@ def test_resume_is_exact(run_dir, tmp_path, objective):
 
 
 def test_outputs_and_reloading(run_dir):
-    result = run_train(config(run_dir, "train.objective=mlm", "train.eval_every=3"))
+    result = train_model(config(run_dir, "train.objective=mlm", "train.eval_every=3"))
     model_dir = run_dir / "model"
     for name in ("model.safetensors", "config.json", "tokenizer.json", "metrics.jsonl", "loss_curve.png"):
         assert (model_dir / name).exists(), name
@@ -93,15 +93,15 @@ def test_outputs_and_reloading(run_dir):
 
 def test_divergence_stops_with_a_clear_error(run_dir):
     with pytest.raises(TrainingDiverged, match="diverged"):
-        run_train(config(run_dir, "train.optim.lr=1.0e+30", "train.optim.clip=0", "train.optim.warmup_steps=0",
+        train_model(config(run_dir, "train.optim.lr=1.0e+30", "train.optim.clip=0", "train.optim.warmup_steps=0",
                          "train.max_steps=20"))
 
 
 def test_configuration_errors(run_dir):
     if not torch.cuda.is_available():
         with pytest.raises(UserError, match="no CUDA device"):
-            run_train(config(run_dir, "train.device=cuda"))
+            train_model(config(run_dir, "train.device=cuda"))
     with pytest.raises(UserError, match="needs an encoder_decoder"):
-        run_train(config(run_dir, "train.objective=span", "train.model.family=gpt2"))
+        train_model(config(run_dir, "train.objective=span", "train.model.family=gpt2"))
     with pytest.raises(UserError, match="tokenize the corpus first"):
-        run_train(config(run_dir / "missing"))
+        train_model(config(run_dir / "missing"))

@@ -6,8 +6,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from pipeline.dedup.buckets import band_records, buckets, node_digest
-from pipeline.dedup.near import LARGE, shard_pairs
+from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
+from corpusforge.pipeline.dedup.near import LARGE, shard_pairs
 
 
 def test_node_digest_is_a_stable_signed_64_bit_hash_of_the_rank():

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from pipeline.dedup.components import (
+from corpusforge.pipeline.dedup.components import (
     is_converged, large_star, orient_small, small_star, star_components, union_find_components,
 )
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.configuration import ConfigError
-from pipeline.dedup.config import DedupConfig, NearDedupConfig
-from pipeline.dedup.exact import exact_verdicts, text_digest
-from pipeline.dedup.lines import boilerplate_drops, line_keys, remove_lines
-from pipeline.dedup.near import banding, bucket_pairs
+from corpusforge.pipeline.core.config_loader import ConfigError
+from corpusforge.pipeline.dedup.config import DedupConfig, NearDedupConfig
+from corpusforge.pipeline.dedup.exact import exact_verdicts, text_digest
+from corpusforge.pipeline.dedup.lines import boilerplate_drops, line_keys, remove_lines
+from corpusforge.pipeline.dedup.near import banding, bucket_pairs
 
 A, B, C, D = [(1, 0.0, x) for x in "abcd"]
 TOP = (0, -0.9, "z")
@@ -65,7 +65,7 @@ def test_near_config_checks(kwargs, message):
 
 
 def test_dedup_section_loads_from_the_root_config(tmp_path):
-    from pipeline.config import load_config
+    from corpusforge.pipeline.cli.config import load_config
 
     path = tmp_path / "c.yaml"
     path.write_text("dedup:\n  near: {verify_threshold: 0.7}\n  lines: {max_occurrences: 5}\n")

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 from datasketch import MinHash, MinHashLSH
 
-from pipeline.dedup.minhash import (
+from corpusforge.pipeline.dedup.minhash import (
     EMPTY, MinHasher, Shingler, band_hashes, candidate_probability, chain_hash64, estimated_jaccard,
     ngram_hashes, short_signatures, unit_hash64, word_hashes, lsh_params,
 )
-from pipeline.dedup.text import jaccard
+from corpusforge.pipeline.dedup.text import jaccard
 from tests.pipeline.dedup.corpus import edit_words, paragraphs
 
 TEXTS = paragraphs(40) + ["", "one", "two words", "a b c d", "Ünïcödé “quotes” and ٣ digits — here"]

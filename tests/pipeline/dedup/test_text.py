@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from pipeline.dedup.text import (
+from corpusforge.pipeline.dedup.text import (
     char_shingles, jaccard, normalize_for_hash, normalized_bytes, shingles, survivor_rank, word_shingles, words,
     words_reference,
 )

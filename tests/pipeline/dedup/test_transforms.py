@@ -9,11 +9,11 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipeline.dedup import (
+from corpusforge.pipeline.dedup import (
     ConnectedComponents, Decontaminate, DecontaminateConfig, Dedup, DedupConfig, ExactDedup, LineDedup,
     LineDedupConfig, NearDedup, NearDedupConfig,
 )
-from pipeline.document import Document, removed_row
+from corpusforge.pipeline.document import Document, removed_row
 from tests.pipeline.dedup.corpus import edit_words, paragraphs
 
 BASES = paragraphs(12)
@@ -111,10 +111,10 @@ def near_details(pcoll, label):
 
 def expected_near_details(docs, config):
     """The removed records' details computed in memory: union-find over the verified candidate pairs."""
-    from pipeline.dedup.common import node_of
-    from pipeline.dedup.components import union_find_components
-    from pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_jaccard, short_signatures
-    from pipeline.dedup.near import banding
+    from corpusforge.pipeline.dedup.common import node_of
+    from corpusforge.pipeline.dedup.components import union_find_components
+    from corpusforge.pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_jaccard, short_signatures
+    from corpusforge.pipeline.dedup.near import banding
 
     full = MinHasher(config.num_perm, config.seed, Shingler(config.ngram)).signatures([d.text for d in docs])
     sigs = short_signatures(full)  # what verification and reporting compare
@@ -148,7 +148,7 @@ def test_near_dedup_large_buckets_give_the_same_clusters():
 def test_near_dedup_spilled_to_disk_gives_the_same_clusters(tmp_path, monkeypatch, flush_records):
     """With a spill directory the signatures and band records go through files (band records flushed every
     ``flush_records`` records, or at the end of the bundle): same removals, same details."""
-    import pipeline.dedup.near as near
+    import corpusforge.pipeline.dedup.near as near
 
     monkeypatch.setattr(near, "BAND_FLUSH_RECORDS", flush_records)
     docs, expected_removed = near_corpus()
@@ -165,7 +165,7 @@ def test_near_dedup_spilled_to_disk_gives_the_same_clusters(tmp_path, monkeypatc
 
 def test_near_dedup_node_digest_collisions_lose_nothing(monkeypatch):
     """Every document under one of three digests: the join still verifies every pair of them."""
-    import pipeline.dedup.near as near
+    import corpusforge.pipeline.dedup.near as near
 
     monkeypatch.setattr(near, "node_digest", lambda node: len(node[2]) % 3)
     docs, expected_removed = near_corpus()
@@ -271,7 +271,7 @@ def test_decontaminate_flags(tmp_path):
 
 
 def test_decontaminate_fails_at_construction_on_a_missing_eval_set(tmp_path):
-    from pipeline.errors import UserError
+    from corpusforge.pipeline.core.errors import UserError
 
     with pytest.raises(UserError, match="matches no file"):
         Decontaminate(DecontaminateConfig(eval_sets=[str(tmp_path / "nope*.jsonl")]))

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.configuration import ConfigError, from_dict
-from pipeline.pii.config import PIIConfig
-from pipeline.pii.entities import DEFAULT_ENTITIES, coverage
+from corpusforge.pipeline.core.config_loader import ConfigError, from_dict
+from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.pii.entities import DEFAULT_ENTITIES, coverage
 
 
 def test_defaults_cover_structured_types_offline():

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.errors import UserError
-from pipeline.pii.config import PIIConfig
-from pipeline.pii.entities import coverage
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.pii.entities import coverage
 
 spacy = pytest.importorskip("spacy")
 
@@ -25,21 +25,21 @@ def ner_model_dir(tmp_path_factory):
 
 
 def test_missing_model_raises_user_error_with_the_install_command():
-    from pipeline.pii.scrubber import Scrubber
+    from corpusforge.pipeline.pii.scrubber import Scrubber
 
     with pytest.raises(UserError, match=r"python -m spacy download en_core_web_zz"):
         Scrubber(PIIConfig(ner_model="en_core_web_zz"))
 
 
 def test_missing_model_fails_at_transform_construction():
-    from pipeline.pii.transform import ScrubPII
+    from corpusforge.pipeline.pii.stage import PII
 
     with pytest.raises(UserError, match="not installed"):
-        ScrubPII(PIIConfig(ner_model="en_core_web_zz"))
+        PII(PIIConfig(ner_model="en_core_web_zz"))
 
 
 def test_ner_model_adds_person_and_location(ner_model_dir):
-    from pipeline.pii.scrubber import Scrubber
+    from corpusforge.pipeline.pii.scrubber import Scrubber
 
     scrubber = Scrubber(PIIConfig(ner_model=ner_model_dir))
     texts = ["Ada Lovelace lived in London and worked with Acme; mail ada@example.org.", "Nothing here."]

@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("presidio_analyzer")
 
-from pipeline.pii.config import DEFAULT_PHONE_REGIONS  # noqa: E402
-from pipeline.pii.recognizers import (  # noqa: E402
+from corpusforge.pipeline.pii.config import DEFAULT_PHONE_REGIONS  # noqa: E402
+from corpusforge.pipeline.pii.recognizers import (  # noqa: E402
     card_brand,
     card_number_ok,
     email_domain_ok,

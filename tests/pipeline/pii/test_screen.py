@@ -5,14 +5,14 @@ import random
 
 import pytest
 
-from pipeline.pii.config import PIIConfig
-from pipeline.pii.entities import PATTERN_ENTITIES
+from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.pii.entities import PATTERN_ENTITIES
 from tests.pipeline.pii.cases import NEAR_MISSES, TRUE_POSITIVES
 
 pytest.importorskip("presidio_analyzer")
 
-from pipeline.pii.recognizers import build_recognizers  # noqa: E402
-from pipeline.pii.screen import ScanCache, ScreenedRecognizer  # noqa: E402
+from corpusforge.pipeline.pii.recognizers import build_recognizers  # noqa: E402
+from corpusforge.pipeline.pii.screen import ScanCache, ScreenedRecognizer  # noqa: E402
 
 FILLER = ["The quick brown fox.", "Call it version 3.11 on 2024-01-02.", "Totals: 12 34 56 78 90 12 34.",
           "See §4.2 and (12) - (34).", "Phone", "ISBN", "x" * 50, "a@b", "::", "1.2.3.4.5", "+", "\n", "  "]
@@ -48,7 +48,7 @@ def test_screened_equals_full_text(recognizers):
 
 
 def test_windows_cover_candidates_and_merge():
-    from pipeline.pii.screen import SCREENS
+    from corpusforge.pipeline.pii.screen import SCREENS
 
     text = "Call +1 202 555 0173 or 202-555-0174 now. " + "Filler text. " * 20 + "Fax 030 901820."
     windows = SCREENS["phone"].windows(ScanCache(text))

@@ -5,13 +5,13 @@ import re
 
 import pytest
 
-from pipeline.pii.config import PIIConfig
-from pipeline.pii.entities import PATTERN_ENTITIES
+from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.pii.entities import PATTERN_ENTITIES
 from tests.pipeline.pii.cases import NEAR_MISSES, TRUE_POSITIVES
 
 pytest.importorskip("presidio_analyzer")
 
-from pipeline.pii.scrubber import Scrubber, resolve_overlaps  # noqa: E402
+from corpusforge.pipeline.pii.scrubber import Scrubber, resolve_overlaps  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def test_true_positive_found_exactly(scrubber, entity, text, span):
 
 @pytest.mark.parametrize("entity,text,span", TP_CASES, ids=[f"{e}:{s}" for e, _, s in TP_CASES])
 def test_screen_finds_a_candidate_in_the_span_alone(scrubber, entity, text, span):
-    from pipeline.pii.screen import ScanCache
+    from corpusforge.pipeline.pii.screen import ScanCache
 
     screens = {r.supported_entities[0]: r.spec for r in scrubber.screened}
     assert screens[entity].windows(ScanCache(span)), f"the {entity} screen would hide {span!r} from its recognizer"
@@ -161,7 +161,7 @@ def test_our_recognizer_classes_do_not_shadow_presidio_ones():
     would break a plain ``AnalyzerEngine()`` in the same process."""
     import presidio_analyzer.predefined_recognizers as predefined
 
-    from pipeline.pii import recognizers
+    from corpusforge.pipeline.pii import recognizers
 
     ours = {c.__name__ for c in vars(recognizers).values()
             if isinstance(c, type) and c.__module__ == recognizers.__name__}

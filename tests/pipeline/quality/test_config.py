@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.config import load_config
-from pipeline.configuration import ConfigError
-from pipeline.quality.config import QualityConfig, paper_config
+from corpusforge.pipeline.cli.config import load_config
+from corpusforge.pipeline.core.config_loader import ConfigError
+from corpusforge.pipeline.quality.config import QualityConfig, paper_config
 
 
 def test_one_section_drives_everything(tmp_path):

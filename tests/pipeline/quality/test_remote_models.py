@@ -14,11 +14,11 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipeline.document import Document
-from pipeline.errors import UserError
-from pipeline.quality import ClassifierConfig, LangIdConfig, Quality, QualityConfig
-from pipeline.quality.config import BlocklistConfig
-from pipeline.quality.langid import LanguageIdentifier, bundled_lid_path
+from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.quality import ClassifierConfig, LangIdConfig, Quality, QualityConfig
+from corpusforge.pipeline.quality.config import BlocklistConfig
+from corpusforge.pipeline.quality.langid import LanguageIdentifier, bundled_lid_path
 from tests.beamfs import use_cftest
 
 EN = ("The library opens at nine in the morning and closes at six in the evening. Visitors can borrow up to "

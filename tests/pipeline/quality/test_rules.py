@@ -5,15 +5,15 @@ import dataclasses
 
 import pytest
 
-from pipeline.quality.config import (
+from corpusforge.pipeline.quality.config import (
     BlocklistConfig, C4Config, FineWebConfig, GopherConfig, JunkConfig, LengthConfig, QualityConfig, RepetitionConfig,
     paper_config,
 )
-from pipeline.quality.rules import (
+from corpusforge.pipeline.quality.rules import (
     KEEP, Blocklist, HeuristicRules, c4_edit, c4_quality, compile_bad_words, fineweb_quality, gopher_quality,
     gopher_repetition, junk_rule, length_rule,
 )
-from pipeline.quality.text import count_sentences, words
+from corpusforge.pipeline.quality.text import count_sentences, words
 
 PROSE = (
     "The river runs through the old town and past the mill. Children play on its banks in the summer, "
@@ -72,7 +72,7 @@ def test_blocklist_patterns_and_domains(tmp_path):
 
 
 def test_blocklist_bad_pattern_is_a_user_error():
-    from pipeline.errors import UserError
+    from corpusforge.pipeline.core.errors import UserError
 
     with pytest.raises(UserError, match="not a valid regular expression"):
         Blocklist(BlocklistConfig(patterns=["(unclosed"]))

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 import pathlib
 
-from pipeline.document import DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA
-from pipeline.shards import write_arrow_file
+from corpusforge.pipeline.document import DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA
+from corpusforge.pipeline.shards import write_arrow_file
 
 NASTY = 'Click <script>alert("x")</script> <img src="http://evil.example/pixel.png"> & more'
 

@@ -5,7 +5,7 @@ import re
 import pyarrow as pa
 import pytest
 
-from pipeline import cli
+from corpusforge.pipeline.cli import main as cli
 
 
 def _paragraphs(n):
@@ -32,11 +32,8 @@ def built(tmp_path_factory):
     (tmp / "corpus.yaml").write_text(
         f"inputs:\n  - path: {tmp}/corpus.jsonl\ndedup: {{enabled: false}}\npii: {{enabled: false}}\n")
     run = tmp / "run"
-    with pytest.MonkeyPatch.context() as mp:
-        if "pipeline.report.cli" not in cli.COMMAND_MODULES:
-            mp.setattr(cli, "COMMAND_MODULES", [*cli.COMMAND_MODULES, "pipeline.report.cli"])
-        assert cli.main(["build", "--config", str(tmp / "corpus.yaml"), "--run-dir", str(run)]) == 0
-        assert cli.main(["report", str(run), "--samples", "2"]) == 0
+    assert cli.main(["build", "--config", str(tmp / "corpus.yaml"), "--run-dir", str(run)]) == 0
+    assert cli.main(["report", str(run), "--samples", "2"]) == 0
     return run
 
 

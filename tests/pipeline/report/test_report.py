@@ -4,11 +4,11 @@ import re
 
 import pytest
 
-from pipeline import cli
-from pipeline.errors import UserError
-from pipeline.report import page as report_page
-from pipeline.report import write_report
-from pipeline.report.collect import _Picker, _strided, collect, read_metrics
+from corpusforge.pipeline.cli import main as cli
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.report import page as report_page
+from corpusforge.pipeline.report import write_report
+from corpusforge.pipeline.report.collect import _Picker, _strided, collect, read_metrics
 from tests.pipeline.report.rundir import NASTY, STATS, write_run
 
 

@@ -1,0 +1,68 @@
+"""corpusforge: raw text -> clean Arrow shards -> tokenizer -> token shards -> small pretrained Transformers.
+
+The public Python API (everything the CLI does, without the CLI)::
+
+    import corpusforge
+
+    config = corpusforge.load_config("corpus.yaml", overrides=["dedup.enabled=false"])
+    result = corpusforge.run_build(config)                  # RUN/clean, removed/, rejected/, stats.json
+    run = corpusforge.open_run(result.run_dir)              # manifest, stats, shards as pyarrow datasets
+    print(run.stats["documents"], run.clean().count_rows())
+
+    # The stages are composite Beam transforms for your own pipelines: (config section, context=None).
+    with beam.Pipeline() as p:
+        docs, rejected = p | corpusforge.ReadDocuments(config.inputs)
+        out = docs | corpusforge.Normalize(config.normalize)
+        out = out.kept | corpusforge.Quality(config.quality)
+        out = out.kept | corpusforge.Dedup(config.dedup)
+        out = out.kept | corpusforge.PII(config.pii)     # each: StageOutputs(kept, removed, edits)
+
+    # One stage's logic on a string, no Beam:
+    corpusforge.normalize_text(text, config.normalize)
+    corpusforge.HeuristicRules(config.quality).apply(text, "en", None)   # (text, removal reason or None, edits)
+    corpusforge.Scrubber(config.pii).scrub(text).text
+
+Names load on first use, so ``import corpusforge`` stays fast. The packages underneath are
+``corpusforge.pipeline`` (the build), ``corpusforge.tokenizer`` and ``corpusforge.trainers``; see
+docs/architecture.md.
+"""
+from corpusforge.pipeline import __version__
+
+_EXPORTS = {
+    "Config": "corpusforge.pipeline.cli.config",
+    "load_config": "corpusforge.pipeline.cli.config",
+    "BuildConfig": "corpusforge.pipeline.config",
+    "run_build": "corpusforge.pipeline.build",
+    "open_run": "corpusforge.pipeline.run",
+    "Run": "corpusforge.pipeline.run",
+    "Document": "corpusforge.pipeline.document",
+    "ReadDocuments": "corpusforge.pipeline.readers",
+    "WriteShards": "corpusforge.pipeline.shards",
+    "Stage": "corpusforge.pipeline.stage",
+    "StageContext": "corpusforge.pipeline.stage",
+    "StageOutputs": "corpusforge.pipeline.stage",
+    "Normalize": "corpusforge.pipeline.normalize.stage",
+    "normalize_text": "corpusforge.pipeline.normalize.stage",
+    "Quality": "corpusforge.pipeline.quality.stage",
+    "HeuristicRules": "corpusforge.pipeline.quality.rules",
+    "Dedup": "corpusforge.pipeline.dedup.stage",
+    "PII": "corpusforge.pipeline.pii.stage",
+    "Scrubber": "corpusforge.pipeline.pii.scrubber",
+    "train_tokenizer": "corpusforge.tokenizer.train",
+    "run_tokenize": "corpusforge.tokenizer.tokenize",
+    "train_model": "corpusforge.trainers.train",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'corpusforge' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

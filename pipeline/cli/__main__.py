@@ -1,0 +1,5 @@
+import sys
+
+from corpusforge.pipeline.cli.main import main
+
+sys.exit(main())

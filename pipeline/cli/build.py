@@ -1,0 +1,44 @@
+"""``corpusforge build``: raw text -> clean Arrow shards."""
+from __future__ import annotations
+
+import argparse
+
+from corpusforge.pipeline.cli.options import BEAM_EPILOG, common_parser
+
+
+def register(subparsers) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    build = subparsers.add_parser(
+        "build", parents=[common_parser()], formatter_class=fmt, help="Build clean Arrow shards from raw text.",
+        description="Read the inputs, normalise, quality-filter, deduplicate and scrub PII, then write clean Arrow "
+                    "shards to RUN_DIR/clean, removed and rejected records to RUN_DIR/removed and RUN_DIR/rejected, "
+                    "and counts to RUN_DIR/stats.json.", epilog=BEAM_EPILOG)
+    build.add_argument("--input", "-i", action="append", default=[], metavar="PATH",
+                       help="An input file, directory or glob (repeatable); adds to the config's inputs.")
+    build.add_argument("--run-dir", "-o", default=None, help="Run directory (default: output.run_dir, runs/latest).")
+    build.add_argument("--overwrite", action="store_true", help="Replace an existing build in the run directory.")
+    build.add_argument("--resume", action="store_true",
+                       help="Continue a failed build from its last completed stage (needs output.stage_checkpoints, "
+                            "which this flag switches on).")
+    build.add_argument("--no-progress", action="store_true",
+                       help="No live progress on stderr (when stderr is not a terminal, progress is a plain line "
+                            "every 10 s and one at the end).")
+    build.set_defaults(func=cmd_build, accepts_beam_args=True)
+
+
+
+def cmd_build(args) -> int:
+    from corpusforge.pipeline.build import run_build
+    from corpusforge.pipeline.cli.config import InputConfig, load_config
+
+    overrides = list(args.set)
+    if args.run_dir:
+        overrides.append(f"output.run_dir={args.run_dir}")
+    if args.overwrite:
+        overrides.append("output.overwrite=true")
+    if args.resume:
+        overrides.append("output.stage_checkpoints=true")
+    config = load_config(args.config, overrides)
+    config.inputs.extend(InputConfig(path=p) for p in args.input)
+    run_build(config, args.beam_args, resume=args.resume, progress=not args.no_progress)
+    return 0

@@ -1,0 +1,108 @@
+"""The ``corpusforge`` command: one subcommand per step of the flow.
+
+    corpusforge demo                        # the whole chain on the built-in sample
+    corpusforge build -c corpus.yaml        # raw text -> clean Arrow shards
+    corpusforge tokenizer train -c ...      # clean shards -> tokenizer.json
+    corpusforge tokenize -c ...             # clean shards -> token shards
+    corpusforge train -c ...                # token shards -> a pretrained model
+    corpusforge report RUN_DIR              # an HTML report of a run
+    corpusforge inspect PATH                # schema, counts and a few records of any shard
+
+Each module named in ``COMMANDS`` adds its subcommand through ``register(subparsers)``; this is the only
+layer that imports the pipeline, tokenizer and trainers packages together.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import sys
+import warnings
+
+# command -> the module of this package that registers it (``register(subparsers)``), in --help order.
+COMMANDS = {
+    "demo": "demo",
+    "build": "build",
+    "inspect": "inspect",
+    "config": "show_config",
+    "quality": "quality",
+    "pii": "pii",
+    "tokenizer": "tokenizer",
+    "tokenize": "tokenize",
+    "train": "train",
+    "report": "report",
+}
+
+DESCRIPTION = """\
+corpusforge turns raw text into pretraining-ready data and small pretrained Transformers.
+
+The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write clean Arrow shards)
+-> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining).
+Every command reads one config file (--config) and takes --set overrides; `corpusforge demo` runs
+the whole chain on a built-in sample. Run `corpusforge COMMAND --help` for each command's options.
+"""
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="corpusforge", description=DESCRIPTION,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    from corpusforge.pipeline import __version__
+
+    parser.add_argument("--version", action="version", version=f"corpusforge {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS.values():
+        importlib.import_module(f"{__package__}.{module}").register(subparsers)
+    return parser
+
+
+def _quiet_libraries() -> None:
+    # Beam's optional GCP clients, absl and spaCy print warnings that say nothing to a corpus builder.
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    for name in ("apache_beam", "absl", "presidio-analyzer", "presidio-anonymizer"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    logging.getLogger().setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore", category=UserWarning)
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", category=FutureWarning)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def main(argv: list[str] | None = None) -> int:
+    _quiet_libraries()
+    parser = make_parser()
+    args, extra = parser.parse_known_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0 if args.command is None else 2
+    if extra and not getattr(args, "accepts_beam_args", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.beam_args = extra
+    from corpusforge.pipeline.core.config_loader import ConfigError
+    from corpusforge.pipeline.core.errors import UserError
+
+    try:
+        return int(args.func(args) or 0)
+    except (UserError, ConfigError) as exc:
+        if getattr(args, "debug", False):
+            raise
+        kind = "configuration error" if isinstance(exc, ConfigError) else "error"
+        print(f"corpusforge: {kind}: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a path that cannot be read or written: the user fixes the path or its permissions
+        if getattr(args, "debug", False):
+            raise
+        print(f"corpusforge: error: {_one_line(exc)}; check the path and its permissions (--debug shows the "
+              "traceback)", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("corpusforge: interrupted", file=sys.stderr)
+        return 130
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

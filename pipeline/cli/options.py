@@ -1,0 +1,48 @@
+"""What every corpusforge subcommand shares: --config/--set/--debug, flag shortcuts, Beam pass-through help."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Mapping
+
+BEAM_EPILOG = """\
+Any other --flag is passed to Apache Beam as a pipeline option, e.g.
+  --runner DirectRunner --direct_running_mode multi_processing --direct_num_workers 2
+  --runner DataflowRunner --project P --region R --temp_location gs://B/tmp --setup_file ./setup.py
+"""
+
+
+def common_parser() -> argparse.ArgumentParser:
+    """A parent parser with --config, --set and --debug, for ``add_parser(..., parents=[common_parser()])``.
+
+    ``%(default).0s`` renders as nothing: it stops ArgumentDefaultsHelpFormatter from appending
+    "(default: None)" to options whose default means "not given"."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--config", "-c", metavar="FILE", default=None,
+                        help="YAML or TOML configuration file (see the README's configuration reference).%(default).0s")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="Override one config value, e.g. --set dedup.enabled=false --set output.run_dir=runs/x "
+                             "(repeatable; values are parsed as YAML).%(default).0s")
+    parser.add_argument("--debug", action="store_true", help="Show full tracebacks on errors.%(default).0s")
+    return parser
+
+
+def flag_overrides(args: argparse.Namespace, section: str, shortcuts: Mapping[str, str]) -> list[str]:
+    """``--set`` items for the shortcut flags the user gave, after their own ``--set`` items.
+
+    ``shortcuts`` maps an argparse attribute to a key of ``section``; attributes the user did not give are
+    absent (``default=argparse.SUPPRESS``) or None. Strings are quoted as JSON (so YAML reads them as strings)
+    and floats keep a dot and a signed exponent ("1e-4" would read as a string)."""
+    out = list(getattr(args, "set", []) or [])
+    for attr, key in shortcuts.items():
+        value = getattr(args, attr, None)
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            value = str(value).lower()
+        elif isinstance(value, str):
+            value = json.dumps(value)
+        elif isinstance(value, float):
+            value = f"{value:.6e}"
+        out.append(f"{section}.{key}={value}")
+    return out

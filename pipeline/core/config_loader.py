@@ -1,0 +1,255 @@
+"""Typed configuration: dataclasses loaded from YAML/TOML, overridden with ``--set key=value``, validated.
+
+The loader is generic: it walks a dataclass's type hints, so a stage only declares its fields (with
+defaults, types and a ``__post_init__`` for range checks) and gets file loading, ``--set`` overrides and
+errors that name the bad key and the allowed values for free.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+import pathlib
+import types
+import typing
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+
+class ConfigError(ValueError):
+    """A configuration problem, with the dotted key that caused it."""
+
+
+def load_file(path: str | pathlib.Path) -> dict[str, Any]:
+    """Read a YAML (``.yaml``/``.yml``) or TOML (``.toml``) file into a dict."""
+    path = pathlib.Path(path)
+    if not path.exists():
+        raise ConfigError(f"config file {path} does not exist")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if path.suffix == ".toml":
+        import tomllib
+
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    if path.suffix in (".yaml", ".yml", ".json"):
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+            problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+            raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: the top level must be a mapping of sections, got {type(data).__name__}")
+        return data
+    raise ConfigError(f"{path}: unknown config format {path.suffix!r}; use .yaml, .yml or .toml")
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """``"dedup.threshold=0.8"`` -> ``(["dedup", "threshold"], 0.8)``; the value is parsed as YAML."""
+    import yaml
+
+    if "=" not in item:
+        raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set dedup.threshold=0.8")
+    key, _, raw = item.partition("=")
+    key = key.strip()
+    if not key:
+        raise ConfigError(f"--set {item!r}: the key is empty")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return key.split("."), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    data = json.loads(json.dumps(data))  # deep copy of plain data
+    for item in overrides:
+        keys, value = parse_override(item)
+        node = data
+        for depth, key in enumerate(keys[:-1]):
+            child = node.get(key)
+            if child is None:
+                child = node[key] = {}
+            if not isinstance(child, dict):
+                raise ConfigError(f"--set {item!r}: {'.'.join(keys[: depth + 1])} is not a section")
+            node = child
+        node[keys[-1]] = value
+    return data
+
+
+def _type_name(tp: Any) -> str:
+    if get_origin(tp) is Literal:
+        return " | ".join(repr(a) for a in get_args(tp))
+    return getattr(tp, "__name__", str(tp))
+
+
+def _convert(value: Any, tp: Any, key: str) -> Any:
+    origin = get_origin(tp)
+    if tp is Any:
+        return value
+    if origin in (Union, types.UnionType):
+        options = get_args(tp)
+        if value is None:
+            if type(None) in options:
+                return None
+            raise ConfigError(f"{key}: may not be null")
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return _convert(value, option, key)
+            except ConfigError as exc:
+                errors.append(str(exc))
+        raise ConfigError(errors[0] if len(errors) == 1 else f"{key}: {value!r} matches none of {_type_name(tp)}")
+    if origin is Literal:
+        allowed = get_args(tp)
+        if value not in allowed:
+            raise ConfigError(f"{key}: {value!r} is not allowed; choose one of {', '.join(map(repr, allowed))}")
+        return value
+    if dataclasses.is_dataclass(tp):
+        if isinstance(value, tp):
+            return value
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key}: expected a section (mapping), got {value!r}")
+        return from_dict(tp, value, key)
+    if origin in (list, tuple, typing.Sequence):
+        args = get_args(tp) or (Any,)
+        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{key}: expected a list, got {value!r}")
+        items = [_convert(v, args[0], f"{key}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin is dict:
+        kt, vt = get_args(tp) or (str, Any)
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key}: expected a mapping, got {value!r}")
+        return {str(k): _convert(v, vt, f"{key}.{k}") for k, v in value.items()}
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(value)
+        except ValueError:
+            allowed = ", ".join(repr(m.value) for m in tp)
+            raise ConfigError(f"{key}: {value!r} is not allowed; choose one of {allowed}") from None
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise ConfigError(f"{key}: expected true or false, got {value!r}")
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise ConfigError(f"{key}: expected an integer, got {value!r}")
+    if tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):  # YAML 1.1 reads 3e-4 (no dot) as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise ConfigError(f"{key}: expected a number, got {value!r}")
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        raise ConfigError(f"{key}: expected a string, got {value!r}")
+    return value
+
+
+def from_dict(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
+    """Build dataclass ``cls`` from ``data``; unknown keys and wrong types raise ``ConfigError``."""
+    hints = get_type_hints(cls)  # each field resolved in the module of the class that declares it
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        where = f"{prefix}." if prefix else ""
+        raise ConfigError(
+            f"unknown key {where}{unknown[0]}; allowed keys{' in ' + prefix if prefix else ''}: "
+            + ", ".join(sorted(fields))
+        )
+    kwargs = {}
+    for name, value in data.items():
+        key = f"{prefix}.{name}" if prefix else name
+        kwargs[name] = _convert(value, hints[name], key)
+    try:
+        return cls(**kwargs)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError) as exc:
+        where = f"{prefix}: " if prefix else ""
+        raise ConfigError(f"{where}{exc}") from None
+
+
+def to_dict(obj: Any) -> Any:
+    """A dataclass as plain, JSON-ready data (the inverse of ``from_dict``)."""
+    if dataclasses.is_dataclass(obj):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    return obj
+
+
+def check(condition: bool, message: str) -> None:
+    """For ``__post_init__`` range checks: raise a ConfigError with ``message`` unless ``condition``."""
+    if not condition:
+        raise ConfigError(message)
+
+
+def field_docs(cls: type) -> list[tuple[str, str, str, str]]:
+    """``(key, type, default, help)`` for every leaf field, help from ``field(metadata={"help": ...})``."""
+    rows = []
+
+    def walk(c: type, prefix: str) -> None:
+        h = get_type_hints(c)
+        for f in dataclasses.fields(c):
+            tp = h[f.name]
+            key = f"{prefix}{f.name}"
+            if dataclasses.is_dataclass(tp):
+                walk(tp, key + ".")
+                continue
+            item = get_args(tp)[0] if get_origin(tp) is list and get_args(tp) else None
+            if item is not None and dataclasses.is_dataclass(item):
+                rows.append((key, f"list[{item.__name__}]", "[]", f.metadata.get("help", "")))
+                walk(item, key + "[].")
+                continue
+            if f.default is not dataclasses.MISSING:
+                default = f.default
+            elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+                default = f.default_factory()  # type: ignore[misc]
+            else:
+                default = "(required)"
+            rows.append((key, _type_label(tp), json.dumps(to_dict(default)) if default != "(required)" else default,
+                         f.metadata.get("help", "")))
+
+    walk(cls, "")
+    return rows
+
+
+def _type_label(tp: Any) -> str:
+    origin = get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return " | ".join(_type_label(a) for a in get_args(tp))
+    if origin is Literal:
+        return " | ".join(repr(a) for a in get_args(tp))
+    if origin in (list, tuple):
+        return f"list[{_type_label(get_args(tp)[0])}]" if get_args(tp) else "list"
+    if origin is dict:
+        return "mapping"
+    if tp is type(None):
+        return "null"
+    return getattr(tp, "__name__", str(tp))

@@ -1,0 +1,57 @@
+"""Text normalisation: Unicode normal form, control characters, whitespace.
+
+Runs first, so every later stage (rules, hashing, shingling, PII patterns) sees the same canonical text.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import apache_beam as beam
+
+from corpusforge.pipeline.normalize.config import NormalizeConfig
+from corpusforge.pipeline.stage import REMOVED, Stage, StageContext, StageOutputs, removal, split_outputs
+
+STAGE = "normalize"
+
+# C0/C1 controls, except tab and newline (which carry layout), plus the zero-width/BOM characters that
+# split words invisibly. \r is handled separately so CRLF becomes LF.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028\u2029\ufeff]")
+_SPACES = re.compile(r"[^\S\n]+")  # whitespace other than newline (tabs, NBSP, ideographic space...)
+_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+def normalize_text(text: str, config: NormalizeConfig) -> str:
+    """The canonical form of ``text`` under ``config`` (idempotent: normalising twice changes nothing)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if config.unicode_form != "none":
+        text = unicodedata.normalize(config.unicode_form, text)
+    if config.strip_control:
+        text = _CONTROL.sub("", text)
+    if config.collapse_whitespace:
+        lines = (_SPACES.sub(" ", line).strip() for line in text.split("\n"))
+        text = _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip("\n")
+    return text
+
+
+class _NormalizeFn(beam.DoFn):
+    def __init__(self, config: NormalizeConfig):
+        self.config = config
+
+    def process(self, doc):
+        text = normalize_text(doc.text, self.config)
+        if not text.strip():
+            yield removal(doc, STAGE, "empty_after_normalize")
+        else:
+            yield doc.with_text(text) if text != doc.text else doc
+
+
+class Normalize(Stage, section="normalize", order=10):
+    """Normalise every document's text; documents left empty are removed (``empty_after_normalize``)."""
+
+    def __init__(self, config: NormalizeConfig | None = None, context: StageContext | None = None,
+                 label: str | None = None):
+        super().__init__(config or NormalizeConfig(), context, label)
+
+    def expand(self, docs) -> StageOutputs:
+        return split_outputs(docs | "NormalizeText" >> beam.ParDo(_NormalizeFn(self.config)).with_outputs(REMOVED, main="kept"))

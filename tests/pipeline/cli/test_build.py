@@ -1,0 +1,109 @@
+"""End to end: the `corpusforge build` command on a small corpus with every kind of bad record."""
+import gzip
+import json
+
+import pyarrow as pa
+import pyarrow.dataset  # noqa: F401  (pa.dataset)
+import pytest
+
+from corpusforge.pipeline.cli.main import main
+
+
+def _corpus(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    good = [{"id": f"g{i:03d}", "text": f"Document number {i} talks about topic {i % 5}.\n\nIt has two paragraphs."}
+            for i in range(40)]
+    lines = [json.dumps(r).encode() + b"\n" for r in good[:30]]
+    lines += [b"{broken\n", b'{"text": "\xff\xfe"}\n', b'{"id": "x"}\n', b'{"text": 1}\n', b'{"text": ""}\n',
+              json.dumps({"text": "y" * 5000}).encode() + b"\n"]
+    (data / "web.jsonl.gz").write_bytes(gzip.compress(b"".join(lines), mtime=0))
+    (data / "more.jsonl").write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in good[30:]))
+    blob = gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in good) * 20, mtime=0)
+    (data / "cut.jsonl.gz").write_bytes(blob[: len(blob) // 3])
+    config = tmp_path / "corpus.yaml"
+    config.write_text(
+        f"inputs:\n  - path: {data}/*.jsonl*\noutput:\n  shard_target_mb: 0.001\n  max_doc_chars: 4000\n"
+        "quality: {enabled: false}\ndedup: {enabled: false}\npii: {enabled: false}\n")
+    return config
+
+
+def _build(config, run_dir, *extra):
+    return main(["build", "--config", str(config), "--run-dir", str(run_dir), *extra])
+
+
+def _table(directory):
+    files = sorted(directory.glob("part-*.arrow"))
+    return pa.concat_tables([pa.ipc.open_file(str(f)).read_all() for f in files]), files
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("build")
+    config = _corpus(tmp_path)
+    assert _build(config, tmp_path / "run1") == 0
+    assert _build(config, tmp_path / "run2", "--direct_num_workers=2", "--direct_running_mode=multi_threading") == 0
+    return tmp_path, config
+
+
+def test_shards_manifest_and_stats(built):
+    tmp_path, _ = built
+    run = tmp_path / "run1"
+    table, files = _table(run / "clean")
+    manifest = json.loads((run / "manifest.json").read_text())
+    stats = json.loads((run / "stats.json").read_text())
+    assert len(files) > 1 and [s["file"] for s in manifest["shards"]] == [f.name for f in files]
+    assert manifest["rows"] == table.num_rows == stats["accounting"]["kept"]
+    assert manifest["schema"]["text"] == "large_string"
+    acc = stats["accounting"]
+    assert acc["balanced"] and acc["input"] == acc["kept"] + acc["removed"] + acc["rejected"]
+    assert stats["rejected"]["reasons"] == {
+        "empty_text": 1, "invalid_utf8": 1, "malformed_json": 1, "missing_text": 1, "non_string_text": 1,
+        "oversize_record": 1, "truncated_compressed_file": 1}
+    rejected, _ = _table(run / "rejected")
+    assert sorted(rejected.column("reason").to_pylist()) == sorted(
+        r for r, n in stats["rejected"]["reasons"].items() for _ in range(n))
+    assert not list(run.glob(".tmp-*"))
+
+
+def test_output_is_byte_identical_across_runs_and_worker_counts(built):
+    tmp_path, _ = built
+    for sub in ("clean", "rejected", "removed"):
+        one = sorted((tmp_path / "run1" / sub).glob("part-*.arrow"))
+        two = sorted((tmp_path / "run2" / sub).glob("part-*.arrow"))
+        assert [f.name for f in one] == [f.name for f in two]
+        assert all(a.read_bytes() == b.read_bytes() for a, b in zip(one, two))
+
+
+def test_refuses_to_overwrite_unless_asked(built, capsys):
+    tmp_path, config = built
+    before = (tmp_path / "run1" / "stats.json").read_text()
+    assert _build(config, tmp_path / "run1") == 2
+    assert "pass --overwrite" in capsys.readouterr().err
+    assert (tmp_path / "run1" / "stats.json").read_text() == before
+    assert _build(config, tmp_path / "run1", "--overwrite") == 0
+
+
+def test_bad_config_and_missing_input_stop_before_work(tmp_path, capsys):
+    assert main(["build", "--set", "output.shard_target_mb=-1", "--run-dir", str(tmp_path / "r")]) == 2
+    assert "output.shard_target_mb must be > 0" in capsys.readouterr().err
+    assert main(["build", "--input", str(tmp_path / "none*.jsonl"), "--run-dir", str(tmp_path / "r"),
+                 "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 2
+    assert "matches no files" in capsys.readouterr().err
+    assert not (tmp_path / "r" / "clean").exists()
+
+
+def test_shards_open_in_duckdb_polars_and_datasets(built):
+    run = built[0] / "run1"
+    rows = json.loads((run / "manifest.json").read_text())["rows"]
+    duckdb = pytest.importorskip("duckdb")
+    pattern = str(run / "clean" / "part-*.arrow")
+    polars = pytest.importorskip("polars")
+    assert polars.read_ipc(sorted((run / "clean").glob("part-*.arrow"))[0]).columns[:2] == ["id", "text"]
+    assert sum(polars.read_ipc(f).height for f in (run / "clean").glob("part-*.arrow")) == rows
+    # DuckDB reads the shards through pyarrow (its own arrow extension would need a download).
+    shards = pa.dataset.dataset(str(run / "clean"), format="ipc").to_table()
+    assert duckdb.connect().execute("SELECT count(*), count(DISTINCT id) FROM shards").fetchone() == (rows, rows)
+    datasets = pytest.importorskip("datasets")
+    ds = datasets.load_dataset("arrow", data_files=pattern, split="train", cache_dir=str(built[0] / "hf"))
+    assert ds.num_rows == rows and ds.column_names[:2] == ["id", "text"]

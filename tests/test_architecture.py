@@ -1,0 +1,136 @@
+"""The layers of docs/architecture.md, checked from the imports of every module (function-level ones too).
+
+    corpusforge.pipeline.cli        top: the only code that imports pipeline, tokenizer and trainers together
+    corpusforge.trainers  ->  corpusforge.tokenizer  ->  corpusforge.pipeline.core    (arrows point down only)
+    corpusforge.pipeline (stages, build, report)     ->  corpusforge.pipeline.core
+    corpusforge.pipeline.core       bottom: imports nothing else of corpusforge
+"""
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+FOLDERS = {"pipeline": "corpusforge.pipeline", "tokenizer": "corpusforge.tokenizer", "trainers": "corpusforge.trainers"}
+
+
+def _modules() -> dict[str, pathlib.Path]:
+    modules = {}
+    for folder, package in FOLDERS.items():
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join((package, *parts))] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: pathlib.Path) -> set[str]:
+    """Every corpusforge module ``name`` imports (``from a import b`` counts ``a.b`` when that is a module)."""
+    found = set()
+    is_package = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".")[: len(name.split(".")) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, base] if base else anchor)
+            submodules = {f"{base}.{alias.name}" for alias in node.names} & MODULES.keys()
+            found.update(submodules)
+            if len(submodules) < len(node.names):  # some names are attributes of ``base`` itself
+                found.add(base)
+    return {m for m in found if m.startswith("corpusforge.") and m in MODULES}
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _layer(module: str) -> str:
+    for prefix in ("corpusforge.pipeline.core", "corpusforge.pipeline.cli", "corpusforge.tokenizer",
+                   "corpusforge.trainers"):
+        if module == prefix or module.startswith(prefix + "."):
+            return prefix
+    return "corpusforge.pipeline"
+
+
+# What each layer may import, besides itself.
+ALLOWED = {
+    "corpusforge.pipeline.core": set(),
+    "corpusforge.pipeline": {"corpusforge.pipeline.core"},
+    "corpusforge.tokenizer": {"corpusforge.pipeline.core"},
+    "corpusforge.trainers": {"corpusforge.pipeline.core", "corpusforge.tokenizer"},
+    "corpusforge.pipeline.cli": {"corpusforge.pipeline.core", "corpusforge.pipeline", "corpusforge.tokenizer",
+                                 "corpusforge.trainers"},
+}
+
+
+def test_the_scan_sees_the_whole_tree():
+    assert len(MODULES) > 80 and sum(len(v) for v in GRAPH.values()) > 150
+    assert "corpusforge.pipeline.core.errors" in GRAPH["corpusforge.trainers.train"]
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_point_down(module):
+    layer = _layer(module)
+    upward = sorted(m for m in GRAPH[module]
+                    if _layer(m) != layer and _layer(m) not in ALLOWED[layer]
+                    and m != "corpusforge.pipeline")  # the package root holds only __version__
+    assert not upward, f"{module} ({layer}) imports {upward}, above its layer"
+
+
+def test_no_import_cycles():
+    """Tarjan's strongly connected components over module imports: every component is a single module."""
+    index, low, stack, on_stack, cycles, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in GRAPH[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(GRAPH):
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_every_stage_follows_the_layout():
+    """Each registered stage lives in pipeline/<section>/stage.py beside its config.py."""
+    from corpusforge.pipeline.stage import registered_stages
+
+    stages = registered_stages()
+    assert [s.section for s in stages] == ["normalize", "quality", "dedup", "pii"]
+    for stage in stages:
+        assert stage.__module__ == f"corpusforge.pipeline.{stage.section}.stage"
+        assert f"corpusforge.pipeline.{stage.section}.config" in MODULES
+        assert stage.__name__.lower() == stage.section
+
+
+def test_one_installed_name():
+    import corpusforge
+
+    assert corpusforge.load_config is not None and corpusforge.Dedup.section == "dedup"
+    assert pathlib.Path(corpusforge.pipeline.__file__).parent == ROOT / "pipeline"

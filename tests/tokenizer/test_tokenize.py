@@ -1,0 +1,258 @@
+import argparse
+import hashlib
+import json
+import pathlib
+
+import apache_beam as beam
+import numpy as np
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from tokenizers import Tokenizer
+
+from corpusforge.pipeline.cli.config import load_config
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.tokenizer.config import TokenizerConfig
+from corpusforge.tokenizer.token_shards import TokenCorpus, token_dtype
+from corpusforge.tokenizer.tokenize import Chunk, ShardPlan, TokenizeShards, encode_documents, run_tokenize, shard_batch
+from corpusforge.tokenizer.train import train_from_shards
+from tests.tokenizer.data import make_documents, write_clean_shards
+
+
+@pytest.fixture(scope="module")
+def tokenizer_path(tmp_path_factory, clean_dir) -> pathlib.Path:
+    directory = tmp_path_factory.mktemp("tok")
+    train_from_shards(TokenizerConfig(family="decoder", vocab_size=500, heldout_mb=0.01), str(clean_dir), str(directory))
+    return directory / "tokenizer.json"
+
+
+def _run(clean, out, tokenizer, **kwargs):
+    with TestPipeline() as p:
+        _ = p | TokenizeShards(str(clean), str(out), str(tokenizer), **kwargs)
+    return json.loads((out / "manifest.json").read_text())
+
+
+def _direct(tokenizer_path, text):
+    tok = Tokenizer.from_file(str(tokenizer_path))
+    tok.encode_special_tokens = True
+    return tok.encode(text, add_special_tokens=False).ids
+
+
+@pytest.fixture(scope="module")
+def tokens_dir(tmp_path_factory, clean_dir, tokenizer_path):
+    out = tmp_path_factory.mktemp("tokens")
+    _run(clean_dir, out, tokenizer_path, val_fraction=0.1, num_shards=3, batch_size=32, rows_per_unit=64)
+    return out
+
+
+# --- the split ---------------------------------------------------------------------------------------------
+
+
+def test_split_and_shard_come_from_a_fixed_hash_of_the_id():
+    plan = ShardPlan(train_shards=4, val_shards=2, val_fraction=0.5, split_seed=0, dtype="uint16")
+    # Frozen values: a change here moves documents between splits of existing runs.
+    assert [plan.assign(i) for i in ("doc-000000", "doc-000001", "a", "é", "x1", "x2")] == [
+        ("train", 1), ("train", 3), ("val", 0), ("train", 2), ("val", 0), ("train", 0)]
+
+
+def test_split_fraction_is_respected_and_monotonic():
+    ids = [f"doc-{i}" for i in range(20000)]
+    small = ShardPlan(8, 1, 0.05, 0, "uint16")
+    large = ShardPlan(3, 2, 0.20, 0, "uint16")
+    val_small = {i for i in ids if small.assign(i)[0] == "val"}
+    val_large = {i for i in ids if large.assign(i)[0] == "val"}
+    assert abs(len(val_small) / len(ids) - 0.05) < 0.01
+    assert abs(len(val_large) / len(ids) - 0.20) < 0.015
+    # Raising the fraction only moves documents from train to val; shard counts never change the split.
+    assert val_small <= val_large
+    assert val_small == {i for i in ids if ShardPlan(1, 5, 0.05, 0, "uint16").assign(i)[0] == "val"}
+    other_seed = {i for i in ids if ShardPlan(8, 1, 0.05, 9, "uint16").assign(i)[0] == "val"}
+    assert other_seed != val_small
+
+
+def test_plan_sizes_shards_from_the_input():
+    plan = ShardPlan.for_input(1000e6, 0.01, 0, "uint16", shard_target_mb=256)
+    assert (plan.train_shards, plan.val_shards) == (4, 1)
+    assert ShardPlan.for_input(10, 0.0, 0, "uint16").keys() == [("train", 0)]
+    fixed = ShardPlan.for_input(10, 0.2, 0, "uint16", num_shards=8)
+    assert (fixed.train_shards, fixed.val_shards) == (8, 2)
+    assert token_dtype(65_535) == "uint16" and token_dtype(65_536) == "uint32"
+
+
+# --- pure encoding and shard layout -----------------------------------------------------------------------
+
+
+def test_encode_documents_groups_direct_encodings_by_shard(tokenizer_path):
+    tok = Tokenizer.from_file(str(tokenizer_path))
+    docs = make_documents(40, seed=8)
+    plan = ShardPlan(3, 1, 0.2, 0, "uint16")
+    chunks = encode_documents(tok, [d["id"] for d in docs], [d["text"] for d in docs], plan)
+    seen = {}
+    for key, chunk in chunks.items():
+        assert chunk.tokens.dtype == np.uint16
+        starts = np.concatenate([[0], np.cumsum(chunk.lengths)])
+        for j, doc_id in enumerate(chunk.ids):
+            assert plan.assign(doc_id) == key
+            seen[doc_id] = chunk.tokens[starts[j]:starts[j + 1]].tolist()
+    assert seen == {d["id"]: tok.encode(d["text"], add_special_tokens=False).ids for d in docs}
+
+
+def test_shard_batch_sorts_by_id_and_keeps_each_documents_tokens():
+    a = Chunk(["d3", "d1"], np.array([2, 1]), np.array([30, 31, 10], np.uint32))
+    b = Chunk(["d2"], np.array([0]), np.array([], np.uint32))
+    batch = shard_batch([a, b, Chunk(["d0"], np.array([3]), np.array([1, 2, 70000], np.uint32))], "uint32")
+    assert batch.schema.field("tokens").type == pa.large_list(pa.uint32())
+    assert batch.column("id").to_pylist() == ["d0", "d1", "d2", "d3"]
+    assert batch.column("tokens").to_pylist() == [[1, 2, 70000], [10], [], [30, 31]]
+    empty = shard_batch([], "uint16")
+    assert empty.num_rows == 0 and empty.schema.field("tokens").type == pa.large_list(pa.uint16())
+
+
+# --- the Beam stage ----------------------------------------------------------------------------------------
+
+
+def _clean_texts(clean_dir):
+    out = {}
+    for path in sorted(pathlib.Path(clean_dir).glob("*.arrow")):
+        for row in ipc.open_file(pa.memory_map(str(path))).read_all().to_pylist():
+            out[row["id"]] = row["text"]
+    return out
+
+
+def test_token_shards_equal_direct_encoding(tokens_dir, clean_dir, tokenizer_path):
+    texts = _clean_texts(clean_dir)
+    tok = Tokenizer.from_file(str(tokenizer_path))
+    corpus = TokenCorpus(str(tokens_dir))
+    seen = {}
+    for split in ("train", "val"):
+        for shard in corpus.split(split):
+            ids = shard.ids.to_pylist()
+            assert ids == sorted(ids)
+            assert shard.tokens.dtype == np.uint16
+            for doc_id, tokens in shard.documents():
+                assert doc_id not in seen
+                seen[doc_id] = split
+                assert tokens.tolist() == tok.encode(texts[doc_id], add_special_tokens=False).ids
+    assert set(seen) == set(texts)
+    plan = ShardPlan(3, 1, 0.1, 0, "uint16")
+    assert all(plan.assign(doc_id)[0] == split for doc_id, split in seen.items())
+
+
+def test_manifest_describes_the_shards(tokens_dir, tokenizer_path):
+    manifest = json.loads((tokens_dir / "manifest.json").read_text())
+    assert manifest["tokenizer_sha256"] == hashlib.sha256(tokenizer_path.read_bytes()).hexdigest()
+    assert (tokens_dir / manifest["tokenizer"]).resolve() == tokenizer_path.resolve()
+    assert manifest["vocab_size"] == 500 and manifest["dtype"] == "uint16"
+    assert manifest["special_tokens"] == {"bos": 0, "eos": 0} and manifest["family"] == "decoder"
+    train, val = manifest["splits"]["train"], manifest["splits"]["val"]
+    assert train["shards"] == [f"train/part-0000{i}-of-00003.arrow" for i in range(3)]
+    assert val["shards"] == ["val/part-00000-of-00001.arrow"]
+    assert train["documents"] + val["documents"] == 600
+    corpus = TokenCorpus(str(tokens_dir))
+    for name, entry in (("train", train), ("val", val)):
+        split = corpus.split(name)
+        assert [len(s) for s in split] == entry["shard_documents"]
+        assert [s.num_tokens for s in split] == entry["shard_tokens"]
+        assert sum(entry["shard_tokens"]) == entry["tokens"]
+    assert not list(tokens_dir.rglob(".*tmp*"))  # temporary files were all renamed
+
+
+def test_output_is_byte_identical_across_runs_batching_and_workers(tmp_path, tokens_dir, clean_dir, tokenizer_path):
+    # Same documents, written as differently cut input shards and encoded in other batch sizes and units.
+    resharded = tmp_path / "clean"
+    docs = [{"id": i, "text": t, "source": "generated", "metadata": "{}", "annotations": "{}"}
+            for i, t in reversed(list(_clean_texts(clean_dir).items()))]
+    write_clean_shards(resharded, docs, num_shards=2, batch_rows=77)
+    out = tmp_path / "tokens"
+    with beam.Pipeline(options=beam.options.pipeline_options.PipelineOptions(
+            ["--direct_running_mode=multi_threading", "--direct_num_workers=2"])) as p:
+        _ = p | TokenizeShards(str(resharded), str(out), str(tokenizer_path), val_fraction=0.1, num_shards=3,
+                               batch_size=7, rows_per_unit=50)
+    before = sorted(p.relative_to(tokens_dir) for p in tokens_dir.rglob("*.arrow"))
+    assert before == sorted(p.relative_to(out) for p in out.rglob("*.arrow"))
+    for rel in before:
+        assert (tokens_dir / rel).read_bytes() == (out / rel).read_bytes()
+    m1, m2 = (json.loads((d / "manifest.json").read_text()) for d in (tokens_dir, out))
+    assert m1["splits"] == m2["splits"]
+
+
+def test_special_token_text_in_documents_is_encoded_as_text(tmp_path, tokenizer_path):
+    docs = [{"id": "a", "text": "before <|endoftext|> after", "source": "s", "metadata": "{}", "annotations": "{}"}]
+    write_clean_shards(tmp_path / "clean", docs, num_shards=1)
+    _run(tmp_path / "clean", tmp_path / "tokens", tokenizer_path, val_fraction=0.0)
+    shard = TokenCorpus(str(tmp_path / "tokens")).split("train").shard(0)
+    tokens = shard.document(0).tolist()
+    assert 0 not in tokens  # <|endoftext|> is id 0; the text spells it but does not become it
+    assert tokens == _direct(tokenizer_path, docs[0]["text"])
+    assert Tokenizer.from_file(str(tokenizer_path)).decode(tokens) == docs[0]["text"]
+
+
+def test_every_planned_shard_is_written_even_when_empty(tmp_path, tokenizer_path):
+    docs = make_documents(3, seed=2)
+    write_clean_shards(tmp_path / "clean", docs, num_shards=1)
+    manifest = _run(tmp_path / "clean", tmp_path / "tokens", tokenizer_path, val_fraction=0.3, num_shards=6)
+    shards = manifest["splits"]["train"]["shards"] + manifest["splits"]["val"]["shards"]
+    assert len(shards) == 6 + 3 and all((tmp_path / "tokens" / s).exists() for s in shards)
+    assert manifest["splits"]["train"]["documents"] + manifest["splits"]["val"]["documents"] == 3
+    assert 0 in manifest["splits"]["train"]["shard_documents"]
+    empty = TokenCorpus(str(tmp_path / "tokens")).split("train")
+    assert sum(len(s) for s in empty) == manifest["splits"]["train"]["documents"]
+
+
+def test_reader_maps_tokens_without_copying(tokens_dir):
+    corpus = TokenCorpus(str(tokens_dir))
+    allocated = pa.total_allocated_bytes()
+    split = corpus.split("train")
+    shards = list(split)
+    assert pa.total_allocated_bytes() == allocated  # nothing read into Arrow memory: the pages are mapped
+    for shard in shards:
+        assert not shard.tokens.flags.owndata and not shard.tokens.flags.writeable
+        assert shard.offsets.dtype == np.int64 and shard.offsets[0] == 0 and len(shard.offsets) == len(shard) + 1
+        assert shard.offsets[-1] == len(shard.tokens)
+    assert corpus.special_tokens["eos"] == 0
+    assert corpus.tokenizer_path.endswith("tokenizer.json")
+
+
+def test_run_tokenize_refuses_to_overwrite_unless_asked(tmp_path, clean_dir, tokenizer_path):
+    run = tmp_path / "run"
+    settings = [f"output.run_dir={run}", f"tokenize.input={clean_dir}", f"tokenize.tokenizer={tokenizer_path}",
+                "tokenize.num_shards=2", "tokenize.val_fraction=0.05"]
+    manifest = run_tokenize(load_config(None, settings))
+    assert manifest["splits"]["train"]["shards"] == ["train/part-00000-of-00002.arrow", "train/part-00001-of-00002.arrow"]
+    with pytest.raises(UserError, match="output.overwrite=true"):
+        run_tokenize(load_config(None, settings))
+    manifest = run_tokenize(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
+    # The earlier plan's shards are gone, not left beside the new ones.
+    assert sorted(p.name for p in (run / "tokens" / "train").iterdir()) == ["part-00000-of-00001.arrow"]
+    with pytest.raises(UserError, match="tokenizer train"):
+        run_tokenize(load_config(None, [f"output.run_dir={tmp_path / 'empty'}"]))
+
+
+def test_cli_trains_and_tokenizes(tmp_path, clean_dir, capsys):
+    from corpusforge.pipeline.cli import tokenize as tokenize_command
+    from corpusforge.pipeline.cli import tokenizer as tokenizer_command
+
+    parser = argparse.ArgumentParser(prog="corpusforge")
+    commands = parser.add_subparsers(dest="command")
+    tokenizer_command.register(commands)
+    tokenize_command.register(commands)
+    run = tmp_path / "run"
+
+    def call(*argv):
+        args, extra = parser.parse_known_args(list(argv))
+        args.beam_args = extra
+        return args.func(args)
+
+    common = ["--set", f"output.run_dir={run}", "--set", f"tokenizer.input={clean_dir}",
+              "--set", f"tokenize.input={clean_dir}"]
+    assert call("tokenizer", "train", *common, "--family", "encoder", "--vocab-size", "300",
+                "--set", "tokenizer.heldout_mb=0.01") == 0
+    assert "wordpiece tokenizer for encoder models" in capsys.readouterr().out
+    assert call("tokenizer", "report", *common) == 0
+    assert "chars/token" in capsys.readouterr().out
+    assert call("tokenize", *common, "--val-fraction", "0.25", "--direct_num_workers=1") == 0
+    assert "val:" in capsys.readouterr().out
+    manifest = json.loads((run / "tokens" / "manifest.json").read_text())
+    assert manifest["family"] == "encoder" and manifest["special_tokens"]["mask"] == 4
+    assert manifest["tokenizer"] == "../tokenizer/tokenizer.json"

@@ -1,0 +1,331 @@
+"""Token shards: the Beam stage that encodes a build's clean shards for the trainer.
+
+    with beam.Pipeline(options=options) as p:
+        p | "Tokenize" >> TokenizeShards(input="runs/x/clean", output="runs/x/tokens",
+                                         tokenizer="runs/x/tokenizer/tokenizer.json")
+
+Each document goes to ``train`` or ``val`` by a stable hash of its id (``val_fraction``), and to one of the
+split's shards by a second hash. A shard is an Arrow IPC file with schema
+``id: string, tokens: large_list<uint16>`` (``uint32`` when the vocabulary exceeds 65,535 ids), one record
+batch, rows sorted by id: the bytes depend only on the input, the tokenizer and the options, never on the
+runner or the order of work. Tokens are the encoding *without* special tokens, and special-token strings
+inside a document are encoded as plain text. Shards are written to a temporary name and renamed;
+``tokens/manifest.json`` is written last, so its presence marks a complete output.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import json
+import math
+from typing import Any, Iterable
+
+import apache_beam as beam
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from apache_beam.metrics import Metrics
+
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.beam_options import runs_locally
+from corpusforge.pipeline.core.progress import Progress, Reporter
+from corpusforge.pipeline.core import files
+from corpusforge.tokenizer.corpus import clean_shards
+from corpusforge.tokenizer.special_tokens import read_special_tokens
+from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
+
+_SPLIT_PURPOSE = b"cf-tok-split"
+_STAGE = "tokenize"
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardPlan:
+    """Where each document goes. Changing the shard counts never moves a document between splits."""
+
+    train_shards: int
+    val_shards: int
+    val_fraction: float
+    split_seed: int
+    dtype: str
+
+    def assign(self, doc_id: str) -> tuple[str, int]:
+        """``(split, shard index)`` of a document, from a keyed BLAKE2b hash of its id."""
+        digest = hashlib.blake2b(doc_id.encode("utf-8"), digest_size=16,
+                                 key=self.split_seed.to_bytes(8, "little", signed=True), person=_SPLIT_PURPOSE).digest()
+        u = int.from_bytes(digest[:8], "little") / 2.0**64
+        split = "val" if u < self.val_fraction else "train"
+        n = self.val_shards if split == "val" else self.train_shards
+        return split, int.from_bytes(digest[8:], "little") % n
+
+    def keys(self) -> list[tuple[str, int]]:
+        return [("train", i) for i in range(self.train_shards)] + [("val", i) for i in range(self.val_shards)]
+
+    def shard_name(self, split: str, index: int) -> str:
+        n = self.val_shards if split == "val" else self.train_shards
+        return f"{split}/part-{index:05d}-of-{n:05d}.arrow"
+
+    @classmethod
+    def for_input(cls, input_bytes: int, val_fraction: float, split_seed: int, dtype: str,
+                  shard_target_mb: float = 256.0, num_shards: int = 0) -> "ShardPlan":
+        if num_shards:
+            train = num_shards
+            val = max(1, math.ceil(num_shards * val_fraction / (1.0 - val_fraction))) if val_fraction else 0
+        else:
+            target = shard_target_mb * 1e6
+            train = max(1, math.ceil(input_bytes * (1.0 - val_fraction) / target))
+            val = max(1, math.ceil(input_bytes * val_fraction / target)) if val_fraction else 0
+        return cls(train_shards=train, val_shards=val, val_fraction=val_fraction, split_seed=split_seed, dtype=dtype)
+
+
+@dataclasses.dataclass
+class Chunk:
+    """Encoded documents bound for one shard: ids, token counts, and all their tokens back to back."""
+
+    ids: list[str]
+    lengths: np.ndarray  # int64, one per document
+    tokens: np.ndarray  # uint16/uint32, flat
+
+
+def encode_documents(tokenizer, ids: list[str], texts: list[str], plan: ShardPlan
+                     ) -> dict[tuple[str, int], Chunk]:
+    """Encode one batch (no special tokens added) and group the results by destination shard."""
+    encode = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+    id_lists = [e.ids for e in encode(texts, add_special_tokens=False)]
+    groups: dict[tuple[str, int], list[int]] = {}
+    for i, doc_id in enumerate(ids):
+        groups.setdefault(plan.assign(doc_id), []).append(i)
+    dtype = np.dtype(plan.dtype)
+    out = {}
+    for key, members in groups.items():
+        lengths = np.fromiter((len(id_lists[i]) for i in members), dtype=np.int64, count=len(members))
+        flat = np.fromiter(itertools.chain.from_iterable(id_lists[i] for i in members), dtype=dtype,
+                           count=int(lengths.sum()))
+        out[key] = Chunk([ids[i] for i in members], lengths, flat)
+    return out
+
+
+def shard_batch(chunks: Iterable[Chunk], dtype: str) -> pa.RecordBatch:
+    """One record batch of the chunks' documents, sorted by id (ties, which clean shards never have, by tokens)."""
+    chunks = list(chunks)
+    ids = [doc_id for c in chunks for doc_id in c.ids]
+    np_dtype = np.dtype(dtype)
+    lengths = np.concatenate([c.lengths for c in chunks]) if chunks else np.zeros(0, np.int64)
+    tokens = np.concatenate([c.tokens for c in chunks]) if chunks else np.zeros(0, np_dtype)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64) if len(ids) else lengths
+    if len(set(ids)) == len(ids):
+        order = sorted(range(len(ids)), key=ids.__getitem__)
+    else:
+        order = sorted(range(len(ids)), key=lambda i: (ids[i], tokens[starts[i]:starts[i] + lengths[i]].tobytes()))
+    sorted_lengths = lengths[order] if order else lengths
+    offsets = np.zeros(len(ids) + 1, np.int64)
+    np.cumsum(sorted_lengths, out=offsets[1:])
+    if order:
+        flat = np.concatenate([tokens[starts[i]:starts[i] + lengths[i]] for i in order]).astype(np_dtype, copy=False)
+    else:
+        flat = np.zeros(0, np_dtype)
+    schema = token_schema(dtype)
+    values = pa.array(flat, type=schema.field("tokens").type.value_type)
+    column = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), values)
+    return pa.RecordBatch.from_arrays([pa.array([ids[i] for i in order], pa.string()), column], schema=schema)
+
+
+class _PlanUnits(beam.DoFn):
+    """A shard path -> ``(path, record batch, first row, end row)`` units of work of at most ``rows`` documents."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+
+    def process(self, path: str):
+        reader = files.open_arrow(path)
+        for b in range(reader.num_record_batches):
+            n = reader.get_batch(b).num_rows
+            for start in range(0, n, self.rows):
+                yield path, b, start, min(n, start + self.rows)
+
+
+class _EncodeUnits(beam.DoFn):
+    """Reads a unit of a clean shard, encodes it in batches, emits ``((split, shard), Chunk)``."""
+
+    def __init__(self, tokenizer_path: str, plan: ShardPlan, batch_size: int, progress: str | None = None) -> None:
+        self.tokenizer_path, self.plan, self.batch_size, self.progress = tokenizer_path, plan, batch_size, progress
+        self.documents = Metrics.counter(_STAGE, "documents")
+        self.tokens = Metrics.counter(_STAGE, "tokens")
+        self.text_bytes = Metrics.counter(_STAGE, "text_bytes")
+
+    def setup(self) -> None:
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_str(files.read_bytes(self.tokenizer_path).decode("utf-8"))
+        # Document text is data: a literal "<|endoftext|>" or "[SEP]" in it must not become a control token.
+        self.tokenizer.encode_special_tokens = True
+        self._path, self._reader = None, None
+        self.reporter = Reporter(self.progress)
+
+    def finish_bundle(self):
+        self.reporter.flush()
+
+    def process(self, unit):
+        path, b, start, stop = unit
+        if path != self._path:
+            self._path, self._reader = path, files.open_arrow(path)
+        batch = self._reader.get_batch(b).slice(start, stop - start)
+        for lo in range(0, batch.num_rows, self.batch_size):
+            part = batch.slice(lo, self.batch_size)
+            ids = part.column("id").to_pylist()
+            texts = part.column("text").to_pylist()
+            chunks = encode_documents(self.tokenizer, ids, texts, self.plan)
+            self.documents.inc(len(ids))
+            self.text_bytes.inc(int(pc.sum(pc.binary_length(part.column("text"))).as_py() or 0))
+            self.reporter.add(documents=len(ids), tokens=sum(len(c.tokens) for c in chunks.values()))
+            for key in sorted(chunks):
+                self.tokens.inc(len(chunks[key].tokens))
+                yield key, chunks[key]
+
+
+class _WriteShard(beam.DoFn):
+    """``((split, shard), [Chunk | None])`` -> the shard file, sorted by id, written atomically."""
+
+    def __init__(self, output: str, plan: ShardPlan) -> None:
+        self.output, self.plan = output, plan
+
+    def process(self, element):
+        (split, index), chunks = element
+        batch = shard_batch([c for c in chunks if c is not None], self.plan.dtype)
+        name = self.plan.shard_name(split, index)
+        files.write_arrow_atomic(files.join(self.output, *name.split("/")), batch)
+        yield {"split": split, "index": index, "path": name, "documents": batch.num_rows,
+               "tokens": len(batch.column("tokens").values)}
+
+
+def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any]) -> dict[str, Any]:
+    splits = {}
+    for split in SPLITS:
+        rows = sorted((s for s in shards if s["split"] == split), key=lambda s: s["index"])
+        splits[split] = {
+            "shards": [s["path"] for s in rows],
+            "documents": sum(s["documents"] for s in rows),
+            "tokens": sum(s["tokens"] for s in rows),
+            "shard_documents": [s["documents"] for s in rows],
+            "shard_tokens": [s["tokens"] for s in rows],
+        }
+    return {**header, "splits": splits}
+
+
+def _write_manifest(shards: list[dict[str, Any]], output: str, header: dict[str, Any]) -> dict[str, Any]:
+    manifest = build_manifest(shards, header)
+    text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
+    files.write_bytes_atomic(files.join(output, "manifest.json"), text.encode("utf-8"))
+    return manifest
+
+
+class TokenizeShards(beam.PTransform):
+    """Clean shards -> train/val token shards + ``manifest.json``. Applied to a pipeline (``p | ...``);
+    returns a one-element PCollection holding the manifest dict.
+
+    Construction reads the tokenizer (its hash, vocabulary size and special tokens) and lists the input, so
+    a bad path fails before the pipeline runs. Every path may be local or on any Beam filesystem.
+    ``progress``: a local directory where the encoder counts documents and tokens (``corpusforge.pipeline.core.progress``).
+    """
+
+    def __init__(self, input: str, output: str, tokenizer: str, val_fraction: float = 0.01, split_seed: int = 0,
+                 batch_size: int = 256, shard_target_mb: float = 256.0, num_shards: int = 0,
+                 rows_per_unit: int | None = None, progress: str | None = None) -> None:
+        super().__init__()
+        self.progress = progress
+        if not 0.0 <= val_fraction < 1.0:
+            raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
+        if not files.exists(tokenizer):
+            raise UserError(f"no tokenizer at {tokenizer}; run `corpusforge tokenizer train` first")
+        self.input, self.output, self.tokenizer_path = input, output, tokenizer
+        self.batch_size = batch_size
+        self.rows_per_unit = rows_per_unit or batch_size * 16
+        shards = clean_shards(input)
+        self.paths = [p for p, _ in shards]
+        raw = files.read_bytes(tokenizer)
+        vocab_size = _vocab_size(raw.decode("utf-8"))
+        special = read_special_tokens(json.loads(raw.decode("utf-8")))
+        dtype = token_dtype(vocab_size)
+        self.plan = ShardPlan.for_input(sum(size for _, size in shards), val_fraction, split_seed, dtype,
+                                        shard_target_mb, num_shards)
+        self.header = {
+            "tokenizer": files.relative(tokenizer, output),
+            "tokenizer_sha256": hashlib.sha256(raw).hexdigest(),
+            "vocab_size": vocab_size,
+            "dtype": dtype,
+            "family": special.family,
+            "special_tokens": special.as_mapping(),
+            "val_fraction": val_fraction,
+            "split_seed": split_seed,
+        }
+
+    @classmethod
+    def from_config(cls, cfg, run_dir: str) -> "TokenizeShards":
+        return cls(
+            input=cfg.input or files.join(run_dir, "clean"),
+            output=cfg.output or files.join(run_dir, "tokens"),
+            tokenizer=cfg.tokenizer or files.join(run_dir, "tokenizer", "tokenizer.json"),
+            val_fraction=cfg.val_fraction, split_seed=cfg.split_seed, batch_size=cfg.batch_size,
+            shard_target_mb=cfg.shard_target_mb, num_shards=cfg.num_shards,
+        )
+
+    def expand(self, pbegin):
+        encoded = (
+            pbegin
+            | "ListCleanShards" >> beam.Create(self.paths)
+            | "PlanUnits" >> beam.ParDo(_PlanUnits(self.rows_per_unit))
+            | "SpreadUnits" >> beam.Reshuffle()
+            | "Encode" >> beam.ParDo(_EncodeUnits(self.tokenizer_path, self.plan, self.batch_size, self.progress))
+        )
+        # One empty marker per shard, so that every planned shard is written even when no document hashes to it.
+        markers = pbegin | "AllShards" >> beam.Create([(key, None) for key in self.plan.keys()])
+        return (
+            (encoded, markers)
+            | "WithEmptyShards" >> beam.Flatten()
+            | "GroupByShard" >> beam.GroupByKey()
+            | "WriteShards" >> beam.ParDo(_WriteShard(self.output, self.plan))
+            | "CollectShards" >> beam.combiners.ToList()
+            | "WriteManifest" >> beam.Map(_write_manifest, self.output, self.header)
+        )
+
+
+def _vocab_size(text: str) -> int:
+    """Vocabulary size of a tokenizer.json's text, added tokens included."""
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_str(text).get_vocab_size(with_added_tokens=True)
+
+
+def _documents(paths: list[str]) -> int:
+    """Rows of the clean shards, from their record batches' lengths (memory-mapped when local)."""
+    total = 0
+    for path in paths:
+        reader = files.open_arrow(path)
+        total += sum(reader.get_batch(b).num_rows for b in range(reader.num_record_batches))
+    return total
+
+
+def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = True) -> dict[str, Any]:
+    """``corpusforge tokenize``: encode ``<run_dir>/clean`` into ``<run_dir>/tokens``; returns the manifest.
+    ``progress``: documents encoded of the total, with ETA and tokens, on stderr while it runs."""
+    cfg = config.tokenize
+    transform = TokenizeShards.from_config(cfg, config.run_dir)
+    output = transform.output
+    previous = [files.join(output, name) for name in ("manifest.json", *SPLITS)]
+    if any(files.exists(p) for p in previous):
+        if not config.output.overwrite:
+            raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
+        files.remove_paths(previous)  # shards of an earlier plan would otherwise linger beside the new ones
+    import tempfile
+
+    from corpusforge.pipeline.core.beam_options import pipeline_options
+
+    options = pipeline_options(config.beam, beam_args)
+    shown = Progress(None, "", enabled=False)
+    if progress and runs_locally(options.get_all_options(), config.beam.runner):
+        transform.progress = tempfile.mkdtemp(prefix="corpusforge-tokenize-")
+        shown = Progress(transform.progress, "documents", _documents(transform.paths), unit="docs",
+                         extras=(("tokens", "tokens"),), label="tokenize")
+    with shown, beam.Pipeline(options=options) as p:
+        _ = p | "Tokenize" >> transform
+    return json.loads(files.read_bytes(files.join(output, "manifest.json")).decode("utf-8"))
