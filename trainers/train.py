@@ -126,8 +126,89 @@ def train_model(config, *, resume: bool | None = None, stop_at_step: int | None 
         shutdown(dist)
 
 
+@dataclasses.dataclass
+class _Window:
+    """What the steps since the last log line add up to (reduced over processes when logged)."""
+
+    loss: float = 0.0
+    count: float = 0.0
+    flops: float = 0.0
+    tokens: float = 0.0
+    started: float = dataclasses.field(default_factory=time.perf_counter)
+
+
+@dataclasses.dataclass
+class _Session:
+    """Everything a training run holds between steps: built by ``_setup``, advanced by ``_step``, closed by
+    ``_finish``."""
+
+    tc: TrainConfig
+    dist: Distributed
+    data: TokenData
+    vocab: Vocabulary
+    objective: Objective
+    mcfg: ModelConfig
+    model: Transformer  # the unwrapped module (checkpoints, gradient clipping)
+    trained: torch.nn.Module  # what the forward pass runs: DDP- and/or compile-wrapped ``model``
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LambdaLR
+    scaler: torch.amp.GradScaler | None
+    autocast: contextlib.AbstractContextManager
+    plan: BatchPlan
+    loader: object
+    evaluator: "Evaluator | None"
+    model_dir: pathlib.Path
+    ckpt_dir: pathlib.Path
+    log: MetricsLog | None
+    peak: float | None
+    bar: object
+    step: int
+    start_step: int
+    start_position: int
+    last_checkpoint: pathlib.Path | None
+    window: _Window = dataclasses.field(default_factory=_Window)
+    train_loss: float | None = None
+    tokens_per_s: float | None = None
+    eval_result: dict | None = None
+
+
 def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume: bool, overwrite: bool,
            stop_at_step: int | None, progress: bool) -> TrainResult:
+    s = _setup(tc, run_dir, dist, resume=resume, overwrite=overwrite, progress=progress)
+    end = tc.max_steps if stop_at_step is None else min(stop_at_step, tc.max_steps)
+    s.trained.train()
+    try:
+        while s.step < end:
+            grad_norm = _step(s)
+            if s.step % tc.log_every == 0 or s.step == end:
+                _log_window(s, grad_norm)
+            if s.bar is not None:
+                s.bar.update(1)
+            if s.evaluator is not None and tc.eval_every and s.step % tc.eval_every == 0 and s.step != end:
+                s.eval_result = s.evaluator.run(s.trained, s.autocast, s.step, s.log)
+                if dist.is_main:
+                    (s.bar.write if s.bar is not None else print)(
+                        f"step {s.step}: val loss {s.eval_result['loss']:.4f} (ppl {s.eval_result['ppl']:.2f}, "
+                        f"accuracy {s.eval_result['accuracy']:.3f})")
+                s.window.started = time.perf_counter()  # evaluation time is not training throughput
+            if s.step % tc.checkpoint_every == 0 or s.step == end:
+                s.last_checkpoint = _save(s, s.step)
+                s.window.started = time.perf_counter()
+    except KeyboardInterrupt:
+        if not dist.enabled and s.step > s.start_step:
+            path = _save(s, s.step)
+            print(f"\ninterrupted: checkpoint at step {s.step} in {path}; continue with --resume")
+        raise
+    finally:
+        if s.bar is not None:
+            s.bar.close()
+    return _finish(s)
+
+
+def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume: bool, overwrite: bool,
+           progress: bool) -> _Session:
+    """Data, vocabulary, objective and model; a fresh start, a resume from the latest checkpoint, or a refusal
+    to clobber an earlier run; optimizer, schedule, loaders and the progress bar."""
     device = dist.device
     data = TokenData.from_run(run_dir)
     vocab = prepare_vocabulary(Vocabulary.from_file(data.tokenizer), tc.objective, tc.seq_len, tc)
@@ -206,7 +287,6 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
               f"{device.type} {str(dtype).replace('torch.', '')}" + (", compiled" if tc.compile else "")
               + (f"; resuming at step {step}" if state else ""))
     log = MetricsLog(model_dir / "metrics.jsonl", resume_step=step if state else None) if dist.is_main else None
-    peak = peak_flops(device, str(dtype).replace("torch.", ""))
     bar = None
     if progress and dist.is_main:
         import sys
@@ -216,129 +296,117 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
         # Off a terminal (CI logs) the bar is redrawn every 10 s rather than ten times a second.
         bar = tqdm(total=tc.max_steps, initial=step, unit="step", dynamic_ncols=True,
                    mininterval=0.1 if sys.stderr.isatty() else 10.0)
+    return _Session(tc=tc, dist=dist, data=data, vocab=vocab, objective=objective, mcfg=mcfg, model=model,
+                    trained=trained, optimizer=optimizer, scheduler=scheduler, scaler=scaler, autocast=autocast,
+                    plan=plan, loader=loader, evaluator=evaluator, model_dir=model_dir, ckpt_dir=ckpt_dir, log=log,
+                    peak=peak_flops(device, str(dtype).replace("torch.", "")), bar=bar, step=step,
+                    start_step=step, start_position=position, last_checkpoint=ckpt.latest_checkpoint(ckpt_dir))
 
-    def save(at_step: int) -> pathlib.Path | None:
-        rng = all_gather_objects(ckpt.capture_rng(), dist)
-        path = None
-        if dist.is_main:
-            path = ckpt.save_checkpoint(ckpt_dir, at_step, {
-                "model": ckpt.clean_state_dict(model.state_dict()), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "scaler": scaler.state_dict() if scaler else None,
-                "step": at_step, "data_position": start_position + (at_step - start_step) * plan.global_batch,
-                "rng": rng, "config": to_dict(tc), "model_config": dataclasses.asdict(mcfg),
-                "world_size": dist.world_size}, keep=tc.keep_checkpoints)
-        barrier(dist)
-        return path
 
-    start_step, start_position = step, position
-    last_checkpoint = ckpt.latest_checkpoint(ckpt_dir)
-    window_loss = window_count = window_flops = window_tokens = 0.0
-    window_start = time.perf_counter()
-    train_loss, tokens_per_s, eval_result = None, None, None
-    end = tc.max_steps if stop_at_step is None else min(stop_at_step, tc.max_steps)
-    trained.train()
-    try:
-        while step < end:
-            batches = [next(loader) for _ in range(tc.grad_accum)]
-            counts = [int((b["labels"] != IGNORE).sum()) for b in batches]
-            (global_count,) = all_reduce_sum([float(sum(counts))], dist)
-            for i, batch in enumerate(batches):
-                batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
-                last = i == len(batches) - 1
-                sync = contextlib.nullcontext() if last or not dist.enabled else trained.no_sync()
-                with sync:
-                    with autocast:
-                        _, loss = trained(**batch)
-                    # The micro-batch's share of the global batch's predicted tokens (x world: DDP averages).
-                    weighted = loss * (counts[i] * dist.world_size / max(global_count, 1.0))
-                    (scaler.scale(weighted) if scaler else weighted).backward()
-                window_loss += loss.detach().float() * counts[i]
-                window_count += counts[i]
-                dec = batch.get("decoder_input_ids")
-                window_tokens += batch["input_ids"].numel() + (dec.numel() if dec is not None else 0)
-                window_flops += train_flops(mcfg, batch["input_ids"].size(0), batch["input_ids"].size(1),
-                                            dec.size(1) if dec is not None else 0, counts[i])
-            if scaler is not None:
-                scaler.unscale_(optimizer)
-            grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), tc.optim.clip or float("inf"))
-            grad_norm = float(grad_norm)
-            if not math.isfinite(grad_norm) and scaler is None:
-                raise TrainingDiverged(
-                    f"the gradient norm is {grad_norm} at step {step + 1} (loss {loss.item():.4g}): training "
-                    f"diverged. Lower train.optim.lr (now {tc.optim.lr}), raise train.optim.warmup_steps, or check "
-                    f"the data; the last good checkpoint is {last_checkpoint or 'none'} (continue with --resume)")
-            if scaler is not None:
-                scaler.step(optimizer)
-                scaler.update()
-            else:
-                optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
-            scheduler.step()
-            step += 1
+def _step(s: _Session) -> float:
+    """One optimizer step over ``grad_accum`` micro-batches; returns the gradient norm before clipping."""
+    tc, dist, w = s.tc, s.dist, s.window
+    batches = [next(s.loader) for _ in range(tc.grad_accum)]
+    counts = [int((b["labels"] != IGNORE).sum()) for b in batches]
+    (global_count,) = all_reduce_sum([float(sum(counts))], dist)
+    for i, batch in enumerate(batches):
+        batch = {k: v.to(dist.device, non_blocking=True) for k, v in batch.items()}
+        last = i == len(batches) - 1
+        sync = contextlib.nullcontext() if last or not dist.enabled else s.trained.no_sync()
+        with sync:
+            with s.autocast:
+                _, loss = s.trained(**batch)
+            # The micro-batch's share of the global batch's predicted tokens (x world: DDP averages).
+            weighted = loss * (counts[i] * dist.world_size / max(global_count, 1.0))
+            (s.scaler.scale(weighted) if s.scaler else weighted).backward()
+        w.loss += loss.detach().float() * counts[i]
+        w.count += counts[i]
+        dec = batch.get("decoder_input_ids")
+        w.tokens += batch["input_ids"].numel() + (dec.numel() if dec is not None else 0)
+        w.flops += train_flops(s.mcfg, batch["input_ids"].size(0), batch["input_ids"].size(1),
+                               dec.size(1) if dec is not None else 0, counts[i])
+    if s.scaler is not None:
+        s.scaler.unscale_(s.optimizer)
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(s.model.parameters(), tc.optim.clip or float("inf")))
+    if not math.isfinite(grad_norm) and s.scaler is None:
+        raise TrainingDiverged(
+            f"the gradient norm is {grad_norm} at step {s.step + 1} (loss {loss.item():.4g}): training "
+            f"diverged. Lower train.optim.lr (now {tc.optim.lr}), raise train.optim.warmup_steps, or check "
+            f"the data; the last good checkpoint is {s.last_checkpoint or 'none'} (continue with --resume)")
+    if s.scaler is not None:
+        s.scaler.step(s.optimizer)
+        s.scaler.update()
+    else:
+        s.optimizer.step()
+    s.optimizer.zero_grad(set_to_none=True)
+    s.scheduler.step()
+    s.step += 1
+    return grad_norm
 
-            if step % tc.log_every == 0 or step == end:
-                loss_sum, count, flops, tokens = all_reduce_sum(
-                    [float(window_loss), window_count, window_flops, window_tokens], dist)
-                elapsed = max(time.perf_counter() - window_start, 1e-9)
-                train_loss = loss_sum / max(count, 1.0)
-                if not math.isfinite(train_loss):
-                    raise TrainingDiverged(f"the training loss is {train_loss} at step {step}: training diverged; "
-                                           f"lower train.optim.lr (now {tc.optim.lr}); the last good checkpoint "
-                                           f"is {last_checkpoint or 'none'}")
-                tokens_per_s = tokens / elapsed
-                mfu = flops / elapsed / (peak * dist.world_size) if peak else None
-                if dist.is_main:
-                    record = {"step": step, "split": "train", "loss": train_loss,
-                              "lr": scheduler.get_last_lr()[0], "grad_norm": grad_norm, "tokens_per_s": tokens_per_s,
-                              "examples": start_position + (step - start_step) * plan.global_batch}
-                    if mfu is not None:
-                        record["mfu"] = mfu
-                    log.write(record)
-                    if bar is not None:
-                        postfix = {"loss": f"{train_loss:.4f}", "tok/s": f"{tokens_per_s:,.0f}"}
-                        if mfu is not None:
-                            postfix["mfu"] = f"{100 * mfu:.1f}%"
-                        bar.set_postfix(postfix, refresh=False)
-                window_loss = window_count = window_flops = window_tokens = 0.0
-                window_start = time.perf_counter()
-            if bar is not None:
-                bar.update(1)
-            if evaluator is not None and tc.eval_every and step % tc.eval_every == 0 and step != end:
-                eval_result = evaluator.run(trained, autocast, step, log)
-                if dist.is_main:
-                    (bar.write if bar is not None else print)(
-                        f"step {step}: val loss {eval_result['loss']:.4f} (ppl {eval_result['ppl']:.2f}, "
-                        f"accuracy {eval_result['accuracy']:.3f})")
-                window_start = time.perf_counter()  # evaluation time is not training throughput
-            if step % tc.checkpoint_every == 0 or step == end:
-                last_checkpoint = save(step)
-                window_start = time.perf_counter()
-    except KeyboardInterrupt:
-        if not dist.enabled and step > start_step:
-            path = save(step)
-            print(f"\ninterrupted: checkpoint at step {step} in {path}; continue with --resume")
-        raise
-    finally:
-        if bar is not None:
-            bar.close()
 
-    if evaluator is not None:
-        eval_result = evaluator.run(trained, autocast, step, log)
-    if dist.is_main:
-        info = {"objective": objective.name, "family": tc.model.family or objective.family,
-                "special_tokens": vocab.special_ids(), "tokenizer_vocab_size": vocab.size, "step": step,
+def _log_window(s: _Session, grad_norm: float) -> None:
+    """Reduce the window over processes, check the loss, write a metrics line, update the bar, reset."""
+    w = s.window
+    loss_sum, count, flops, tokens = all_reduce_sum([float(w.loss), w.count, w.flops, w.tokens], s.dist)
+    elapsed = max(time.perf_counter() - w.started, 1e-9)
+    s.train_loss = loss_sum / max(count, 1.0)
+    if not math.isfinite(s.train_loss):
+        raise TrainingDiverged(f"the training loss is {s.train_loss} at step {s.step}: training diverged; "
+                               f"lower train.optim.lr (now {s.tc.optim.lr}); the last good checkpoint "
+                               f"is {s.last_checkpoint or 'none'}")
+    s.tokens_per_s = tokens / elapsed
+    mfu = flops / elapsed / (s.peak * s.dist.world_size) if s.peak else None
+    if s.dist.is_main:
+        record = {"step": s.step, "split": "train", "loss": s.train_loss,
+                  "lr": s.scheduler.get_last_lr()[0], "grad_norm": grad_norm, "tokens_per_s": s.tokens_per_s,
+                  "examples": s.start_position + (s.step - s.start_step) * s.plan.global_batch}
+        if mfu is not None:
+            record["mfu"] = mfu
+        s.log.write(record)
+        if s.bar is not None:
+            postfix = {"loss": f"{s.train_loss:.4f}", "tok/s": f"{s.tokens_per_s:,.0f}"}
+            if mfu is not None:
+                postfix["mfu"] = f"{100 * mfu:.1f}%"
+            s.bar.set_postfix(postfix, refresh=False)
+    s.window = _Window()
+
+
+def _save(s: _Session, at_step: int) -> pathlib.Path | None:
+    """A checkpoint of everything an exact resume needs (every process's RNG state included)."""
+    rng = all_gather_objects(ckpt.capture_rng(), s.dist)
+    path = None
+    if s.dist.is_main:
+        path = ckpt.save_checkpoint(s.ckpt_dir, at_step, {
+            "model": ckpt.clean_state_dict(s.model.state_dict()), "optimizer": s.optimizer.state_dict(),
+            "scheduler": s.scheduler.state_dict(), "scaler": s.scaler.state_dict() if s.scaler else None,
+            "step": at_step, "data_position": s.start_position + (at_step - s.start_step) * s.plan.global_batch,
+            "rng": rng, "config": to_dict(s.tc), "model_config": dataclasses.asdict(s.mcfg),
+            "world_size": s.dist.world_size}, keep=s.tc.keep_checkpoints)
+    barrier(s.dist)
+    return path
+
+
+def _finish(s: _Session) -> TrainResult:
+    """The final evaluation, the model directory (weights, config, tokenizer) and the loss curve."""
+    tc, step = s.tc, s.step
+    if s.evaluator is not None:
+        s.eval_result = s.evaluator.run(s.trained, s.autocast, step, s.log)
+    if s.dist.is_main:
+        info = {"objective": s.objective.name, "family": tc.model.family or s.objective.family,
+                "special_tokens": s.vocab.special_ids(), "tokenizer_vocab_size": s.vocab.size, "step": step,
                 "train": to_dict(tc)}
-        ckpt.save_pretrained(model, model_dir, tokenizer=data.tokenizer, info=info)
-        log.close()
-        plot_loss_curve(model_dir / "metrics.jsonl", model_dir / "loss_curve.png",
-                        title=f"{objective.name} / {mcfg.arch} {tc.model.size}")
-        summary = f"step {step}: train loss {train_loss:.4f}" if train_loss is not None else f"step {step}"
-        if eval_result:
-            summary += f", val loss {eval_result['loss']:.4f} (ppl {eval_result['ppl']:.2f}, acc {eval_result['accuracy']:.3f})"
-        print(f"{summary}; model in {model_dir}")
-    barrier(dist)
-    return TrainResult(model_dir=model_dir, step=step, train_loss=train_loss, eval=eval_result, parameters=nparams,
-                       tokens_per_second=tokens_per_s)
+        ckpt.save_pretrained(s.model, s.model_dir, tokenizer=s.data.tokenizer, info=info)
+        s.log.close()
+        plot_loss_curve(s.model_dir / "metrics.jsonl", s.model_dir / "loss_curve.png",
+                        title=f"{s.objective.name} / {s.mcfg.arch} {tc.model.size}")
+        summary = f"step {step}: train loss {s.train_loss:.4f}" if s.train_loss is not None else f"step {step}"
+        if s.eval_result:
+            r = s.eval_result
+            summary += f", val loss {r['loss']:.4f} (ppl {r['ppl']:.2f}, acc {r['accuracy']:.3f})"
+        print(f"{summary}; model in {s.model_dir}")
+    barrier(s.dist)
+    return TrainResult(model_dir=s.model_dir, step=step, train_loss=s.train_loss, eval=s.eval_result,
+                       parameters=s.model.num_params(), tokens_per_second=s.tokens_per_s)
 
 
 @dataclasses.dataclass
