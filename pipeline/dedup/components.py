@@ -95,3 +95,36 @@ def union_find_components(edges: Iterable[tuple], nodes: Iterable = ()) -> dict:
         if ru != rv:
             parent[max(ru, rv)] = min(ru, rv)
     return {x: find(x) for x in list(parent)}
+
+
+def assign_survivors(edges: Iterable[tuple]) -> dict:
+    """Split components so that every removed node is verified-similar to its survivor.
+
+    ``edges``: verified pairs ``(u, v, similarity)`` (either order, duplicates allowed) of one component or
+    of several. Nodes are taken in order (smallest first, the survivor order); each node goes to the first
+    *kept* node it has a verified edge with (the smallest such node), and a node with no verified edge to a
+    kept node is kept itself. So a chain A~B~C~D with A and C unlike keeps A and C and removes B (survivor
+    A) and D (survivor C); nothing is removed in favour of a document it was never verified similar to.
+
+    Returns ``{removed node: (survivor node, similarity of the pair)}``; kept nodes are absent. Depends on
+    the edge set alone (not its order). O(E log E) for E edges.
+    """
+    smaller: dict = defaultdict(dict)
+    nodes = set()
+    for u, v, similarity in edges:
+        if u == v:
+            continue
+        low, high = (u, v) if u < v else (v, u)
+        nodes.update((low, high))
+        known = smaller[high].get(low)
+        smaller[high][low] = similarity if known is None else max(known, similarity)
+    kept: set = set()
+    assigned: dict = {}
+    for node in sorted(nodes):
+        for candidate in sorted(smaller.get(node, ())):
+            if candidate in kept:
+                assigned[node] = (candidate, smaller[node][candidate])
+                break
+        else:
+            kept.add(node)
+    return assigned
