@@ -3,8 +3,9 @@
     docs -> signatures (vectorised, batches) -> band records packed by band shard -> buckets
          -> candidate pairs of node digests -> one join by digest (signatures, ranks restored)
          -> verified pairs (estimated Jaccard >= verify_threshold, with that estimate) -> connected components
-         -> each component's verified pairs gathered -> components split: in survivor_rank order, each
-            document goes to the first kept document it is verified similar to, or is kept itself
+         -> each component's verified pairs gathered -> components split: in survivor order (score, then
+            verified partners, then id), each document goes to the first kept document it is verified
+            similar to, or is kept itself
          -> removals with survivor, size, similarity (always >= verify_threshold)
 
 Nothing here gathers documents or all signatures on one worker. What is grouped, and what one group holds:
@@ -346,12 +347,20 @@ def _to_component(item):
         yield centre, (node, v, similarity)
 
 
+def survivor_priority(node: tuple, degree: int) -> tuple:
+    """The order in which a component's documents claim survivorship (``assign_survivors``): the higher
+    survivor score first (``survivor_rank``), then the document verified similar to more of the component,
+    then the smaller id. Preferring well-connected documents among equals keeps a cluster's centre (the
+    original a set of edited copies derive from) rather than one edited copy that the others are unlike."""
+    return node[0], node[1], -degree, node[2]
+
+
 def _component_verdicts(item):
     """``(centre, [(u, v, similarity)...])``: one component's verified pairs -> ``(member id, details)`` for
     every member removed, its survivor being a kept member it was verified similar to
     (``pipeline.dedup.components.assign_survivors``)."""
     _, edges = item
-    assigned = assign_survivors(edges)
+    assigned = assign_survivors(edges, survivor_priority)
     sizes: dict = {}
     for survivor, _ in assigned.values():
         sizes[survivor] = sizes.get(survivor, 1) + 1
@@ -364,8 +373,9 @@ class NearDedup(beam.PTransform):
     """Remove near-duplicates (reason ``near_duplicate``), keeping the best-ranked document of each cluster.
 
     A document is removed only in favour of a kept document it was verified similar to (estimated Jaccard
-    >= ``verify_threshold``): connected components of the verified pairs are split in survivor-rank order,
-    so a chain A~B~C~D whose ends are unlike keeps more than one document. Removed records carry
+    >= ``verify_threshold``): connected components of the verified pairs are split in survivor order
+    (``survivor_priority``: score, then verified partners, then id), so a chain A~B~C~D whose ends are
+    unlike keeps more than one document. Removed records carry
     ``survivor_id`` (that verified document), ``cluster_size`` (documents removed in its favour, plus
     itself) and ``similarity`` (the Jaccard similarity to the survivor that the signatures estimate).
     """

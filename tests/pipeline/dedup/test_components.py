@@ -108,3 +108,11 @@ def test_assign_survivors_every_removal_is_an_edge_to_a_kept_node():
         kept = {x for e in edges for x in e[:2] if e[0] != e[1]} - assigned.keys()
         # no kept node could have gone to an earlier kept node
         assert not any(frozenset((a, b)) in pairs for a in kept for b in kept if a != b)
+
+
+def test_assign_survivors_priority_prefers_the_centre():
+    """Variants 1 and 3 of base 2 are unlike each other. By id alone 1 survives and 3 must be kept too; a
+    priority that prefers more verified partners keeps the base and removes both variants."""
+    edges = [(1, 2, 0.7), (2, 3, 0.8)]
+    assert assign_survivors(edges) == {2: (1, 0.7)}
+    assert assign_survivors(edges, lambda node, degree: (-degree, node)) == {1: (2, 0.7), 3: (2, 0.8)}

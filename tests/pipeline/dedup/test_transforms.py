@@ -115,7 +115,7 @@ def expected_near_details(docs, config):
     from pipeline.dedup.common import node_of
     from pipeline.dedup.components import assign_survivors
     from pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_jaccard, short_signatures
-    from pipeline.dedup.near import banding
+    from pipeline.dedup.near import banding, survivor_priority
 
     full = MinHasher(config.num_perm, config.seed, Shingler(config.ngram)).signatures([d.text for d in docs])
     sigs = short_signatures(full)  # what verification and reporting compare
@@ -126,7 +126,7 @@ def expected_near_details(docs, config):
             buckets.setdefault(key, []).append(i)
     pairs = {(i, j) for members in buckets.values() for i in members for j in members if i < j}
     edges = [(nodes[i], nodes[j], estimated_jaccard(sigs[i], sigs[j])) for i, j in pairs]
-    assigned = assign_survivors([e for e in edges if e[2] >= config.verify_threshold])
+    assigned = assign_survivors([e for e in edges if e[2] >= config.verify_threshold], survivor_priority)
     size = {}
     for c, _ in assigned.values():
         size[c] = size.get(c, 1) + 1
@@ -196,15 +196,16 @@ def chain_corpus(length: int, window: int = 100, step: int = 25):
 
 
 def test_near_dedup_splits_a_chain_whose_ends_are_unlike():
-    """A~B, B~C, C~D but A and C (and B and D) unlike: connected components would remove B, C and D in
-    favour of A. Sound dedup keeps A and C; B goes to A and D to C, each verified similar to its survivor."""
+    """A~B, B~C, C~D but A and C (and B and D) unlike: connected components removed B, C and D in favour of
+    A. Sound dedup removes a document only for one it is verified similar to: B (two partners, the smaller
+    id of the two) is kept and takes A and C; D, unlike B, is kept too."""
     docs = chain_corpus(4)
     with TestPipeline() as p:
         out = p | beam.Create(docs) | NearDedup(NEAR)
-        assert_that(ids(out.kept, "Kept"), equal_to(["w000", "w002"]), label="CheckKept")
+        assert_that(ids(out.kept, "Kept"), equal_to(["w001", "w003"]), label="CheckKept")
         assert_that(removals(out.removed, "Removed"), equal_to([
-            ("w001", "dedup", "near_duplicate", "w000", 2),
-            ("w003", "dedup", "near_duplicate", "w002", 2),
+            ("w000", "dedup", "near_duplicate", "w001", 3),
+            ("w002", "dedup", "near_duplicate", "w001", 3),
         ]), label="CheckRemoved")
         assert_that(out.removed | "Similarity" >> beam.Map(lambda r: r.details["similarity"] >= NEAR.verify_threshold),
                     equal_to([True, True]), label="CheckSimilarity")
@@ -215,16 +216,17 @@ CHAIN = NearDedupConfig(max_rounds=8)
 
 @pytest.mark.parametrize("runner,order", [("DirectRunner", "shuffled"), ("BundleBasedDirectRunner", "reversed")])
 def test_near_dedup_long_chain_every_removal_verified(runner, order):
-    """A chain of 14 windows (it needs several connected-components rounds): every other one is kept, each
-    removal's survivor is its predecessor, whatever the input order or runner; the details equal the
-    in-memory reference."""
-    docs = chain_corpus(14, window=60, step=15)
+    """A chain of 14 windows (it needs several connected-components rounds; before, all 14 were one cluster
+    and w013 went to w000 at similarity ~0): every other one is kept and each removal's survivor is its
+    neighbour in the chain, whatever the input order or runner; the details equal the in-memory reference."""
+    docs = chain_corpus(14, window=100, step=20)
     expected = expected_near_details(docs, CHAIN)
-    assert sorted((m, s) for m, s, _, _ in expected) == [(f"w{i:03d}", f"w{i - 1:03d}") for i in range(1, 14, 2)]
+    assert sorted((m, s) for m, s, _, _ in expected) == [("w000", "w001")] + [
+        (f"w{i:03d}", f"w{i - 1:03d}") for i in range(2, 14, 2)]
     docs = docs[::-1] if order == "reversed" else random.Random(3).sample(docs, len(docs))
     with TestPipeline(runner=runner) as p:
         out = p | beam.Create(docs) | NearDedup(CHAIN)
-        assert_that(ids(out.kept, "Kept"), equal_to([f"w{i:03d}" for i in range(0, 14, 2)]), label="CheckKept")
+        assert_that(ids(out.kept, "Kept"), equal_to([f"w{i:03d}" for i in range(1, 14, 2)]), label="CheckKept")
         assert_that(near_details(out.removed, "Details"), equal_to(expected), label="CheckDetails")
 
 
