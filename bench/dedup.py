@@ -32,11 +32,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 import numpy as np  # noqa: E402
 
 from dedup_data.corpus import Doc, build, pages, synthetic_bases, true_jaccard  # noqa: E402
-from corpusforge.pipeline.dedup.components import union_find_components  # noqa: E402
+from corpusforge.pipeline.dedup.components import assign_survivors, union_find_components  # noqa: E402
 from corpusforge.pipeline.dedup.config import DedupConfig, NearDedupConfig  # noqa: E402
 from corpusforge.pipeline.dedup.exact import text_digest  # noqa: E402
 from corpusforge.pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, lsh_params  # noqa: E402
-from corpusforge.pipeline.dedup.near import bucket_pairs  # noqa: E402
+from corpusforge.pipeline.dedup.near import bucket_pairs, survivor_priority  # noqa: E402
 
 # ------------------------------------------------------------------------------------------- scoring
 
@@ -100,15 +100,20 @@ def false_pairs_sample(docs: list[Doc], labels: list[int], limit: int = 300) -> 
 
 
 def ours_in_memory(docs: list[Doc], sigs: np.ndarray, candidate: float, verify: float | None,
-                   num_perm: int = 128, max_bucket_pairs: int = 50) -> list[int]:
-    """The stage's algorithm (exact groups + LSH buckets -> candidate pairs -> verification -> components)
-    run in memory with the stage's own functions, for the threshold sweep."""
+                   num_perm: int = 128, max_bucket_pairs: int = 50, split: bool = True) -> list[int]:
+    """The stage's algorithm (exact groups + LSH buckets -> candidate pairs -> verification -> components
+    split so that every removed document is verified similar to its survivor) run in memory with the
+    stage's own functions, for the threshold sweep. ``split=False``: plain connected components of the
+    verified pairs (chains merged), the stage's behaviour before the split."""
     bands, rows = lsh_params(candidate, num_perm)
     links = []
     by_digest = defaultdict(list)
     for i, d in enumerate(docs):
         by_digest[text_digest(d.text)].append(i)
+    for g in by_digest.values():  # exact dedup first: the smallest id survives (no scores here)
+        g.sort(key=lambda i: docs[i].id)
     links += [(g[0], j) for g in by_digest.values() for j in g[1:]]
+    exact_survivor = {g[0] for g in by_digest.values()}
     keys = band_hashes(sigs, bands, rows)
     buckets = defaultdict(list)
     for i, row in enumerate(keys.tolist()):
@@ -119,12 +124,17 @@ def ours_in_memory(docs: list[Doc], sigs: np.ndarray, candidate: float, verify: 
     for key, members in buckets.items():
         if len(members) > 1:
             pairs.update(make_pairs((key, members)))
+    pairs = {(a, b) for a, b in pairs if a in exact_survivor and b in exact_survivor}
     if verify is None:
         links += pairs
-    else:
-        if pairs:
-            a, b = np.array(sorted(pairs)).T
-            sim = (sigs[a] == sigs[b]).mean(axis=1)
+    elif pairs:
+        a, b = np.array(sorted(pairs)).T
+        sim = (sigs[a] == sigs[b]).mean(axis=1)
+        if split:  # as the stage: each document goes to the first kept document it is verified similar to
+            node = lambda i: (1, 0.0, docs[i].id, int(i))  # noqa: E731  (the stage's node: no scores here)
+            verified = [(node(x), node(y), s) for x, y, s in zip(a, b, sim) if s >= verify]
+            links += [(m[3], c[3]) for m, (c, _) in assign_survivors(verified, survivor_priority).items()]
+        else:  # connected components of the verified pairs (the stage before splitting)
             links += [(int(x), int(y)) for x, y, s in zip(a, b, sim) if s >= verify]
     return clusters_from_links(len(docs), links)
 
@@ -243,6 +253,12 @@ def bench_quality(n_docs: int, skip_beam: bool, skip_datatrove: bool) -> dict:
     print(f"in-memory run of the stage's algorithm at the defaults: P={in_memory['precision']:.4f} "
           f"R={in_memory['recall']:.4f}")
     results["defaults_in_memory"] = in_memory
+    merged = score(docs, ours_in_memory(docs, signatures(texts, defaults.num_perm, defaults.hash),
+                                        defaults.candidate_threshold, defaults.verify_threshold, defaults.num_perm,
+                                        defaults.max_bucket_pairs, split=False))
+    print(f"the same with chained components merged (no split, the stage before): P={merged['precision']:.4f} "
+          f"R={merged['recall']:.4f}")
+    results["defaults_in_memory_components_merged"] = merged
     if not skip_beam:
         config = DedupConfig()
         config.lines.enabled = False  # pair quality of document-level dedup only

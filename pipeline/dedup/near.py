@@ -2,8 +2,11 @@
 
     docs -> signatures (vectorised, batches) -> band records packed by band shard -> buckets
          -> candidate pairs of node digests -> one join by digest (signatures, ranks restored)
-         -> verified pairs (estimated Jaccard >= verify_threshold) -> connected components
-         -> one survivor per component (smallest survivor_rank) -> removals with survivor, size, similarity
+         -> verified pairs (estimated Jaccard >= verify_threshold, with that estimate) -> connected components
+         -> each component's verified pairs gathered -> components split: in survivor order (score, then
+            verified partners, then id), each document goes to the first kept document it is verified
+            similar to, or is kept itself
+         -> removals with survivor, size, similarity (always >= verify_threshold)
 
 Nothing here gathers documents or all signatures on one worker. What is grouped, and what one group holds:
 
@@ -12,7 +15,8 @@ Nothing here gathers documents or all signatures on one worker. What is grouped,
 - a digest in verification: its own signature and one (rank, signature) per candidate partner;
 - a bucket above max_bucket_pairs: its members' ranks and signatures (pairs follow rank order);
 - a node during connected components: its current neighbours (one edge ~ 2 ranks, ~200 bytes);
-- a component at the end: the signatures of its members (to report each one's similarity to the survivor).
+- a node when its edges are sent to its component: its verified edges to larger nodes;
+- a component at the end: its verified pairs (two ranks and a float each), to split it soundly.
 
 Signatures travel as their low 16 bits (2 x num_perm bytes, ``short_signatures``). Every signature join
 after the first takes its signatures from the step before, so only the verification step's candidates and
@@ -32,7 +36,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
 from corpusforge.pipeline.dedup.common import STAGE, apply_verdicts, node_of
-from corpusforge.pipeline.dedup.components import large_star, orient_small, small_star
+from corpusforge.pipeline.dedup.components import assign_survivors, large_star, orient_small, small_star
 from corpusforge.pipeline.dedup.config import NearDedupConfig
 from corpusforge.pipeline.dedup.minhash import (
     SHORT_DTYPE, MinHasher, Shingler, band_hashes, estimated_jaccard, lsh_params, short_signatures,
@@ -41,7 +45,7 @@ from corpusforge.pipeline.spill import SpillWriter, read_bytes
 from corpusforge.pipeline.stage import StageOutputs
 
 REASON = "near_duplicate"
-BANDS, LARGE, SIGS = "bands", "large", "sigs"
+BANDS, LARGE = "bands", "large"
 # Band records (16 bytes each, bands x documents in all) are grouped in this many shards, each sorted to find
 # its buckets: 1 MB per shard at a million documents of 64 bands. Results do not depend on it.
 BAND_SHARDS = 1024
@@ -222,43 +226,45 @@ def _one_signature_per_node(entries) -> dict:
 
 
 class _Verifier(beam.DoFn):
-    """Links candidate pairs whose signatures estimate Jaccard >= threshold: verified edges ``(u, v)`` and,
-    tagged SIGS, ``(node, sig)`` for the ends of each (what reporting the similarity to the survivor needs)."""
+    """Links candidate pairs whose signatures estimate Jaccard >= threshold: verified edges
+    ``(u, v, estimated Jaccard)`` with ``u < v`` (what splitting components and reporting the similarity to
+    the survivor need)."""
 
     def __init__(self, threshold: float):
         self.threshold = threshold
         self.candidates = Metrics.counter(STAGE, "near_candidate_pairs")
         self.verified = Metrics.counter(STAGE, "near_verified_pairs")
 
-    def verify(self, u_sig: np.ndarray, v_sig: np.ndarray) -> bool:
+    def verify(self, u_sig: np.ndarray, v_sig: np.ndarray) -> float | None:
+        """The estimated Jaccard when it reaches the threshold, else None."""
         self.candidates.inc()
-        similar = estimated_jaccard(u_sig, v_sig) >= self.threshold
-        if similar:
+        similarity = estimated_jaccard(u_sig, v_sig)
+        if similarity >= self.threshold:
             self.verified.inc()
-        return similar
+            return similarity
+        return None
+
+
+def _edge(u, v, similarity: float) -> tuple:
+    return (u, v, similarity) if u < v else (v, u, similarity)
 
 
 class _VerifyFn(_Verifier):
     """``(digest, [(is_self, node, sig)...])`` -> each half verified against each node of the digest.
 
-    ``sig`` is a spill reference or the bytes; edges' SIGS outputs pass on what came in, and each signature
-    of the group is read once."""
+    ``sig`` is a spill reference or the bytes; each signature of the group is read once."""
 
     def process(self, item):
         _, entries = item
-        entries = [(is_self, node, sig, _signature(sig)) for is_self, node, sig in entries]
-        selves = {node: (sig, array) for is_self, node, sig, array in entries if is_self}
-        for v, (v_sig, v_array) in selves.items():
-            linked = False
-            for is_self, u, u_sig, u_array in entries:
+        entries = [(is_self, node, _signature(sig)) for is_self, node, sig in entries]
+        selves = {node: array for is_self, node, array in entries if is_self}
+        for v, v_array in selves.items():
+            for is_self, u, u_array in entries:
                 if is_self or u == v or (u in selves and u > v):  # a colliding pair is verified once
                     continue
-                if self.verify(u_array, v_array):
-                    linked = True
-                    yield u, v
-                    yield beam.pvalue.TaggedOutput(SIGS, (u, u_sig))
-            if linked:
-                yield beam.pvalue.TaggedOutput(SIGS, (v, v_sig))
+                similarity = self.verify(u_array, v_array)
+                if similarity is not None:
+                    yield _edge(u, v, similarity)
 
 
 class _LargeBucketFn(_Verifier):
@@ -274,10 +280,9 @@ class _LargeBucketFn(_Verifier):
         sig_of = _one_signature_per_node(members)
         array_of = {node: _signature(sig) for node, sig in sig_of.items()}
         for u, v in self.pairs((key, list(sig_of))):
-            if self.verify(array_of[u], array_of[v]):
-                yield u, v
-                yield beam.pvalue.TaggedOutput(SIGS, (u, sig_of[u]))
-                yield beam.pvalue.TaggedOutput(SIGS, (v, sig_of[v]))
+            similarity = self.verify(array_of[u], array_of[v])
+            if similarity is not None:
+                yield _edge(u, v, similarity)
 
 
 class _ConvergenceFn(beam.DoFn):
@@ -333,32 +338,46 @@ class ConnectedComponents(beam.PTransform):
         )
 
 
-def _to_centre(item):
-    """``(node, {"sig": [s...], "centre": [c]})`` -> ``(c, (node, s))`` for a member, ``(node, (None, s))``
-    for a centre (every node with a verified edge is one or the other)."""
+def _to_component(item):
+    """``(u, {"edges": [(v, similarity)...], "centre": [c]})`` -> ``(c, (u, v, similarity))`` per verified
+    edge ``u < v``; a node without a centre is the smallest of its component (its own centre)."""
     node, grouped = item
-    sig = next(iter(grouped["sig"]), None)
-    centre = next(iter(grouped["centre"]), None)
-    if sig is not None:
-        yield (centre, (node, sig)) if centre is not None else (node, (None, sig))
+    centre = next(iter(grouped["centre"]), node)
+    for v, similarity in grouped["edges"]:
+        yield centre, (node, v, similarity)
 
 
-def _cluster_verdicts(item):
-    """``(centre, [(None, centre sig), (member, sig)...])`` -> ``(member id, details)``."""
-    centre, entries = item
-    centre_sig = next(_signature(sig) for member, sig in entries if member is None)
-    size = 1 + sum(1 for member, _ in entries if member is not None)
-    for member, sig in entries:
-        if member is not None:
-            similarity = estimated_jaccard(_signature(sig), centre_sig)
-            yield member[2], {"survivor_id": centre[2], "cluster_size": size, "similarity": round(similarity, 4)}
+def survivor_priority(node: tuple, degree: int) -> tuple:
+    """The order in which a component's documents claim survivorship (``assign_survivors``): the higher
+    survivor score first (``survivor_rank``), then the document verified similar to more of the component,
+    then the smaller id. Preferring well-connected documents among equals keeps a cluster's centre (the
+    original a set of edited copies derive from) rather than one edited copy that the others are unlike."""
+    return node[0], node[1], -degree, node[2]
+
+
+def _component_verdicts(item):
+    """``(centre, [(u, v, similarity)...])``: one component's verified pairs -> ``(member id, details)`` for
+    every member removed, its survivor being a kept member it was verified similar to
+    (``corpusforge.pipeline.dedup.components.assign_survivors``)."""
+    _, edges = item
+    assigned = assign_survivors(edges, survivor_priority)
+    sizes: dict = {}
+    for survivor, _ in assigned.values():
+        sizes[survivor] = sizes.get(survivor, 1) + 1
+    for member, (survivor, similarity) in sorted(assigned.items()):
+        yield member[2], {"survivor_id": survivor[2], "cluster_size": sizes[survivor],
+                          "similarity": round(similarity, 4)}
 
 
 class NearDedup(beam.PTransform):
     """Remove near-duplicates (reason ``near_duplicate``), keeping the best-ranked document of each cluster.
 
-    Removed records carry ``survivor_id``, ``cluster_size`` (documents in the cluster, survivor included)
-    and ``similarity`` (the Jaccard similarity to the survivor that the signatures estimate).
+    A document is removed only in favour of a kept document it was verified similar to (estimated Jaccard
+    >= ``verify_threshold``): connected components of the verified pairs are split in survivor order
+    (``survivor_priority``: score, then verified partners, then id), so a chain A~B~C~D whose ends are
+    unlike keeps more than one document. Removed records carry
+    ``survivor_id`` (that verified document), ``cluster_size`` (documents removed in its favour, plus
+    itself) and ``similarity`` (the Jaccard similarity to the survivor that the signatures estimate).
     """
 
     def __init__(self, config: NearDedupConfig | None = None, score_key: str = "quality_score",
@@ -397,22 +416,25 @@ class NearDedup(beam.PTransform):
         small = (
             routed.halves
             | "NearJoinHalves" >> beam.GroupByKey()
-            | "NearVerify" >> beam.ParDo(_VerifyFn(c.verify_threshold)).with_outputs(SIGS, main="edges")
+            | "NearVerify" >> beam.ParDo(_VerifyFn(c.verify_threshold))
         )
         large = (
             routed[LARGE]
             | "NearLargeBuckets" >> beam.GroupByKey()
             | "NearVerifyLarge" >> beam.ParDo(_LargeBucketFn(c.verify_threshold, c.max_bucket_pairs))
-            .with_outputs(SIGS, main="edges")
         )
-        edges = (small.edges, large.edges) | "NearEdges" >> beam.Flatten()
-        assignments = edges | "NearComponents" >> ConnectedComponents(c.max_rounds, "NearCC")
-        member_sigs = (small[SIGS], large[SIGS]) | "NearMemberSignatures" >> beam.Flatten()
+        verified = (small, large) | "NearEdges" >> beam.Flatten()  # (u, v, similarity), u < v
+        assignments = (
+            verified
+            | "NearUnweighted" >> beam.Map(lambda e: (e[0], e[1]))
+            | "NearComponents" >> ConnectedComponents(c.max_rounds, "NearCC")
+        )
         verdicts = (
-            {"sig": member_sigs, "centre": assignments}
-            | "NearJoinMembers" >> beam.CoGroupByKey()
-            | "NearToCentre" >> beam.FlatMap(_to_centre)
-            | "NearClusters" >> beam.GroupByKey()
-            | "NearClusterVerdicts" >> beam.FlatMap(_cluster_verdicts)
+            {"edges": verified | "NearBySmaller" >> beam.Map(lambda e: (e[0], (e[1], e[2]))),
+             "centre": assignments}
+            | "NearJoinComponents" >> beam.CoGroupByKey()
+            | "NearToComponent" >> beam.FlatMap(_to_component)
+            | "NearComponentEdges" >> beam.GroupByKey()
+            | "NearComponentVerdicts" >> beam.FlatMap(_component_verdicts)
         )
         return apply_verdicts(docs, verdicts, REASON, "Near")

@@ -13,6 +13,7 @@ reaches the analyzer not at all when nothing has candidates (and no NER model is
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import pathlib
 import secrets
@@ -86,12 +87,48 @@ def _hash_placeholder(tag: str, salt: str, chars: int, text: str) -> str:
 
 
 def resolve_overlaps(results: Sequence[RecognizerResult]) -> list[RecognizerResult]:
-    """Non-overlapping results, preferring higher scores then longer spans; sorted by start."""
-    kept: list[RecognizerResult] = []
-    for r in sorted(results, key=lambda r: (-r.score, -(r.end - r.start), r.start)):
-        if all(r.end <= k.start or r.start >= k.end for k in kept):
-            kept.append(r)
-    return sorted(kept, key=lambda r: r.start)
+    """Non-overlapping results, preferring higher scores then longer spans; sorted by start.
+
+    The same choice as checking each result, in preference order, against every result kept so far, in
+    O(n log n) (that pairwise check was quadratic in the matches of one document: 20,000 e-mail addresses
+    took ~25x the time per byte of prose). Results that overlap nothing are kept at once; the others are
+    split into groups that overlap transitively (no result of one group can touch another's), and within a
+    group each check is one binary search: kept results never overlap, so sorted by start their ends do
+    not decrease either, and a result overlaps a kept one iff the last kept one starting before its end
+    ends after its start."""
+    by_start = sorted(range(len(results)), key=lambda i: (results[i].start, results[i].end))
+    chosen: list[int] = []
+    group: list[int] = []
+    group_end = None
+    for i in by_start + [None]:
+        r = results[i] if i is not None else None
+        if r is not None and group and r.start < group_end:
+            group.append(i)
+            group_end = max(group_end, r.end)
+            continue
+        if len(group) == 1:
+            chosen.append(group[0])
+        elif group:
+            chosen.extend(_resolve_group(results, group))
+        if r is not None:
+            group, group_end = [i], r.end
+    return [results[i] for i in sorted(chosen, key=lambda i: (results[i].start, -results[i].score,
+                                                               -(results[i].end - results[i].start), i))]
+
+
+def _resolve_group(results: Sequence[RecognizerResult], group: list[int]) -> list[int]:
+    """The greedy choice within one group of transitively overlapping results (indices)."""
+    kept: list[tuple[int, int]] = []  # (start, end), sorted
+    chosen = []
+    for i in sorted(group, key=lambda i: (-results[i].score, -(results[i].end - results[i].start),
+                                          results[i].start, i)):
+        r = results[i]
+        before = bisect.bisect_left(kept, (r.end,)) - 1  # the last kept result starting before r.end
+        if before >= 0 and kept[before][1] > r.start:
+            continue
+        bisect.insort(kept, (r.start, r.end))
+        chosen.append(i)
+    return chosen
 
 
 class Scrubber:
@@ -170,15 +207,37 @@ class Scrubber:
         results = self.find(text, nlp_artifacts)
         if not results:
             return Scrubbed(text, {}, (), None)
-        engine_result = self.anonymizer.anonymize(
-            text=text, analyzer_results=results, operators=self.operators, merge_entities_with_spaces=False,
-        )
-        items = sorted(engine_result.items, key=lambda item: item.start)
-        spans = tuple(Span(r.entity_type, r.start, r.end, item.text) for r, item in zip(results, items))
+        new_text, spans = self.replace(text, results)
         counts: dict[str, int] = {}
         for span in spans:
             counts[span.entity] = counts.get(span.entity, 0) + 1
-        return Scrubbed(engine_result.text, counts, spans, self._removal(text, spans, counts))
+        return Scrubbed(new_text, counts, spans, self._removal(text, spans, counts))
+
+    def replace(self, text: str, results: Sequence[RecognizerResult]) -> tuple[str, tuple[Span, ...]]:
+        """The text with every result (non-overlapping, sorted by start) replaced as its entity's operator
+        says, and the spans. Presidio's anonymizer gives the same text, but rebuilds the whole text once per
+        entity (quadratic in the matches of one document); this joins the pieces once."""
+        pieces: list[str] = []
+        spans: list[Span] = []
+        at = 0
+        for r in results:
+            replacement = self._replacement(r.entity_type, text[r.start:r.end])
+            pieces.append(text[at:r.start])
+            pieces.append(replacement)
+            spans.append(Span(r.entity_type, r.start, r.end, replacement))
+            at = r.end
+        pieces.append(text[at:])
+        return "".join(pieces), tuple(spans)
+
+    def _replacement(self, entity: str, original: str) -> str:
+        """What the operator of ``entity`` (``_operator``) puts in place of ``original``."""
+        operator = self.operators.get(entity) or self._operator(entity)
+        params = operator.params
+        if operator.operator_name == "mask":  # every character masked (chars_to_mask covers any length)
+            return params["masking_char"] * min(len(original), params["chars_to_mask"])
+        if operator.operator_name == "custom":
+            return params["lambda"](original)
+        return params["new_value"]
 
     def scrub_batch(self, texts: Sequence[str]) -> list[Scrubbed]:
         """``scrub`` over a batch; with an NER model the spaCy pipeline runs once over the batch (nlp.pipe)."""

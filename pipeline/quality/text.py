@@ -105,15 +105,30 @@ def _tokenize_chunk(chunk: str, out: list[str]) -> None:
     start = len(out)
     _split_chunk(chunk, out)
     if len(out) - start > 1:  # emoticons made of adjacent punctuation tokens, e.g. "foo():" -> foo ( ):
-        i = start
-        while i < len(out) - 1:
-            if out[i] + out[i + 1] in _EMOTICONS and not out[i][0].isalnum():
-                out[i:i + 2] = [out[i] + out[i + 1]]
+        _merge_emoticons(out, start)
+
+
+def _merge_emoticons(out: list[str], start: int) -> None:
+    """Join adjacent tokens of ``out[start:]`` that make an emoticon, left to right, a joined pair not
+    joined again; one pass that rebuilds the tail (merging in place moved the whole tail per merge)."""
+    tokens = out[start:]
+    merged: list[str] = []
+    i, n = 0, len(tokens)
+    while i < n:
+        if i + 1 < n and tokens[i] + tokens[i + 1] in _EMOTICONS and not tokens[i][0].isalnum():
+            merged.append(tokens[i] + tokens[i + 1])
+            i += 2
+        else:
+            merged.append(tokens[i])
             i += 1
+    if len(merged) != n:
+        out[start:] = merged
 
 
 # The common shapes (word, "(word", "word).", "*word*,") split without the general loop.
-_FAST_RE = re.compile(r"^([(\[{\"`‘“«¿¡$£€#*_<]*)([^\W_]+)((?:[)\]}\"'`’”»,;:!?*_>]|\.\.+|…|\.)*)$")
+# The suffix group lists each character once (no "\.\.+" beside "\."): with two ways to split a run of
+# dots, a failing match backtracked through all 2^n of them ("and" + 60 dots + "then" never finished).
+_FAST_RE = re.compile(r"^([(\[{\"`‘“«¿¡$£€#*_<]*)([^\W_]+)((?:[)\]}\"'`’”»,;:!?*_>]|…|\.)*)$")
 _SUFFIX_TOKEN_RE = re.compile(r"\.\.+|.")
 
 

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from corpusforge.pipeline.dedup.components import (
-    is_converged, large_star, orient_small, small_star, star_components, union_find_components,
+    assign_survivors, is_converged, large_star, orient_small, small_star, star_components, union_find_components,
 )
 
 
@@ -77,3 +77,42 @@ def test_is_converged():
 def test_too_few_rounds_raise():
     with pytest.raises(RuntimeError, match="did not converge"):
         star_components([(i, i + 1) for i in range(1000)], max_rounds=2)
+
+
+# ------------------------------------------------------------------------------ splitting components
+
+
+def test_assign_survivors_splits_a_chain():
+    """A~B~C~D with no other verified pair: B goes to A, C is kept (unlike A), D goes to C."""
+    assert assign_survivors([(1, 2, 0.6), (2, 3, 0.7), (3, 4, 0.8)]) == {2: (1, 0.6), 4: (3, 0.8)}
+
+
+def test_assign_survivors_takes_the_first_kept_node_and_ignores_order():
+    edges = [(5, 1, 0.9), (5, 3, 0.95), (3, 2, 0.5), (4, 2, 0.7), (4, 1, 0.55)]
+    expected = {3: (2, 0.5), 4: (1, 0.55), 5: (1, 0.9)}  # 1, 2 kept (no edge between them)
+    assert assign_survivors(edges) == expected
+    for seed in range(5):
+        shuffled = random.Random(seed).sample(edges, len(edges))
+        assert assign_survivors(shuffled + shuffled[:2]) == expected  # duplicates change nothing
+
+
+def test_assign_survivors_every_removal_is_an_edge_to_a_kept_node():
+    rng = random.Random(7)
+    for _ in range(50):
+        n = rng.randrange(2, 40)
+        edges = [(rng.randrange(n), rng.randrange(n), round(rng.random(), 3)) for _ in range(rng.randrange(1, 80))]
+        pairs = {frozenset(e[:2]) for e in edges}
+        assigned = assign_survivors(edges)
+        for node, (survivor, _) in assigned.items():
+            assert survivor < node and survivor not in assigned and frozenset((node, survivor)) in pairs
+        kept = {x for e in edges for x in e[:2] if e[0] != e[1]} - assigned.keys()
+        # no kept node could have gone to an earlier kept node
+        assert not any(frozenset((a, b)) in pairs for a in kept for b in kept if a != b)
+
+
+def test_assign_survivors_priority_prefers_the_centre():
+    """Variants 1 and 3 of base 2 are unlike each other. By id alone 1 survives and 3 must be kept too; a
+    priority that prefers more verified partners keeps the base and removes both variants."""
+    edges = [(1, 2, 0.7), (2, 3, 0.8)]
+    assert assign_survivors(edges) == {2: (1, 0.7)}
+    assert assign_survivors(edges, lambda node, degree: (-degree, node)) == {1: (2, 0.7), 3: (2, 0.8)}

@@ -110,11 +110,12 @@ def near_details(pcoll, label):
 
 
 def expected_near_details(docs, config):
-    """The removed records' details computed in memory: union-find over the verified candidate pairs."""
+    """The removed records' details computed in memory: the verified candidate pairs, split in survivor
+    order (each document goes to the first kept document it is verified similar to)."""
     from corpusforge.pipeline.dedup.common import node_of
-    from corpusforge.pipeline.dedup.components import union_find_components
+    from corpusforge.pipeline.dedup.components import assign_survivors
     from corpusforge.pipeline.dedup.minhash import MinHasher, Shingler, band_hashes, estimated_jaccard, short_signatures
-    from corpusforge.pipeline.dedup.near import banding
+    from corpusforge.pipeline.dedup.near import banding, survivor_priority
 
     full = MinHasher(config.num_perm, config.seed, Shingler(config.ngram)).signatures([d.text for d in docs])
     sigs = short_signatures(full)  # what verification and reporting compare
@@ -124,14 +125,12 @@ def expected_near_details(docs, config):
         for key in row:
             buckets.setdefault(key, []).append(i)
     pairs = {(i, j) for members in buckets.values() for i in members for j in members if i < j}
-    edges = [(nodes[i], nodes[j]) for i, j in pairs
-             if estimated_jaccard(sigs[i], sigs[j]) >= config.verify_threshold]
-    centre = union_find_components(edges)
-    sig_of, size = dict(zip(nodes, sigs)), {}
-    for c in centre.values():
-        size[c] = size.get(c, 0) + 1
-    return [(n[2], c[2], size[c], round(estimated_jaccard(sig_of[n], sig_of[c]), 4))
-            for n, c in centre.items() if n != c]
+    edges = [(nodes[i], nodes[j], estimated_jaccard(sigs[i], sigs[j])) for i, j in pairs]
+    assigned = assign_survivors([e for e in edges if e[2] >= config.verify_threshold], survivor_priority)
+    size = {}
+    for c, _ in assigned.values():
+        size[c] = size.get(c, 1) + 1
+    return [(n[2], c[2], size[c], round(similarity, 4)) for n, (c, similarity) in assigned.items()]
 
 
 def test_near_dedup_large_buckets_give_the_same_clusters():
@@ -185,6 +184,50 @@ def test_survivors_identical_across_input_orders_and_runners(runner, order):
         assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
         assert_that(ids(out.kept, "Kept"), equal_to([f"c{c}-0" for c in range(4)] + [f"s{s}" for s in range(4, 12)]),
                     label="CheckKept")
+
+
+def chain_corpus(length: int, window: int = 100, step: int = 25):
+    """Documents that are overlapping windows of one long word sequence: each shares 75 % of its words with
+    the next (estimated Jaccard ~0.6), ~50 % with the one after (~0.3, below verification) and nothing
+    further on. Named so that their ids give the survivor order."""
+    words = " ".join(BASES).split()
+    assert len(words) >= window + step * (length - 1)
+    return [doc(f"w{i:03d}", " ".join(words[i * step:i * step + window])) for i in range(length)]
+
+
+def test_near_dedup_splits_a_chain_whose_ends_are_unlike():
+    """A~B, B~C, C~D but A and C (and B and D) unlike: connected components removed B, C and D in favour of
+    A. Sound dedup removes a document only for one it is verified similar to: B (two partners, the smaller
+    id of the two) is kept and takes A and C; D, unlike B, is kept too."""
+    docs = chain_corpus(4)
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | NearDedup(NEAR)
+        assert_that(ids(out.kept, "Kept"), equal_to(["w001", "w003"]), label="CheckKept")
+        assert_that(removals(out.removed, "Removed"), equal_to([
+            ("w000", "dedup", "near_duplicate", "w001", 3),
+            ("w002", "dedup", "near_duplicate", "w001", 3),
+        ]), label="CheckRemoved")
+        assert_that(out.removed | "Similarity" >> beam.Map(lambda r: r.details["similarity"] >= NEAR.verify_threshold),
+                    equal_to([True, True]), label="CheckSimilarity")
+
+
+CHAIN = NearDedupConfig(max_rounds=8)
+
+
+@pytest.mark.parametrize("runner,order", [("DirectRunner", "shuffled"), ("BundleBasedDirectRunner", "reversed")])
+def test_near_dedup_long_chain_every_removal_verified(runner, order):
+    """A chain of 14 windows (it needs several connected-components rounds; before, all 14 were one cluster
+    and w013 went to w000 at similarity ~0): every other one is kept and each removal's survivor is its
+    neighbour in the chain, whatever the input order or runner; the details equal the in-memory reference."""
+    docs = chain_corpus(14, window=100, step=20)
+    expected = expected_near_details(docs, CHAIN)
+    assert sorted((m, s) for m, s, _, _ in expected) == [("w000", "w001")] + [
+        (f"w{i:03d}", f"w{i - 1:03d}") for i in range(2, 14, 2)]
+    docs = docs[::-1] if order == "reversed" else random.Random(3).sample(docs, len(docs))
+    with TestPipeline(runner=runner) as p:
+        out = p | beam.Create(docs) | NearDedup(CHAIN)
+        assert_that(ids(out.kept, "Kept"), equal_to([f"w{i:03d}" for i in range(1, 14, 2)]), label="CheckKept")
+        assert_that(near_details(out.removed, "Details"), equal_to(expected), label="CheckDetails")
 
 
 # -------------------------------------------------------------------------------- connected components
