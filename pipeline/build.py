@@ -185,9 +185,10 @@ def segment_pipeline(pipeline: beam.Pipeline, config: Config, segment: Segment, 
     spill_dir = segment.spill_dir if spills_text(config) else None
     facts, removed = [], []
     if previous is None:
-        docs, rejected = pipeline | "Read" >> ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir,
-                                                            progress=progress)
+        read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress)
+        docs, rejected = pipeline | "Read" >> read
         facts += [docs | "FactsRead" >> beam.FlatMap(document_facts("read")),
+                  read.edits | "FactsEditsRead" >> beam.FlatMap(edit_facts),
                   docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in")),
                   rejected | "FactsRejected" >> beam.FlatMap(rejected_facts)]
         _save_shards(rejected | "WriteRejected" >> WriteShards(

@@ -107,3 +107,20 @@ def test_shards_open_in_duckdb_polars_and_datasets(built):
     datasets = pytest.importorskip("datasets")
     ds = datasets.load_dataset("arrow", data_files=pattern, split="train", cache_dir=str(built[0] / "hf"))
     assert ds.num_rows == rows and ds.column_names[:2] == ["id", "text"]
+
+
+def test_hostile_encodings_do_not_sink_a_build(tmp_path):
+    """A lone surrogate escape and BOM-marked CRLF files (plain and gzip) build, and the repair is counted."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.jsonl").write_bytes(b'{"id": "1", "text": "abc \\ud800 def. It ends here."}\n')
+    bom = b"\xef\xbb\xbf" + b'{"id": "2", "text": "first of two."}\r\n{"id": "3", "text": "second."}\r\n'
+    (data / "b.jsonl").write_bytes(bom)
+    (data / "c.jsonl.gz").write_bytes(gzip.compress(bom.replace(b'"2"', b'"4"').replace(b'"3"', b'"5"'), mtime=0))
+    assert main(["build", "--input", str(data / "*.jsonl*"), "--run-dir", str(tmp_path / "run"),
+                 "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 0
+    stats = json.loads((tmp_path / "run" / "stats.json").read_text())
+    assert stats["accounting"]["kept"] == 5 and stats["accounting"]["rejected"] == 0
+    assert stats["edits"]["read"] == {"lone_surrogates_repaired": 1}
+    table, _ = _table(tmp_path / "run" / "clean")
+    assert "abc \ufffd def. It ends here." in table.column("text").to_pylist()
