@@ -215,7 +215,7 @@ class RepetitionConfig:
 class C4Config:
     enabled: bool = F(default=True, metadata={"help": "Run the C4 rules (Raffel et al. 2020)."})
     # Line edits (text changes, counted as edits).
-    remove_citations: bool = F(default=True, metadata={"help": "Remove [1], [edit], [citation needed] markers."})
+    remove_citations: bool = F(default=True, metadata={"help": "Remove citation markers in prose ([1], [edit], [citation needed]); never subscripts in code (values[1], m[3][4], items = [])."})
     remove_lines_without_terminal_punct: bool = F(
         default=False, metadata={"help": "Remove lines not ending in . ? ! \" ' (paper: true; drops headings, list items, verse)."}
     )
