@@ -28,7 +28,7 @@ class Dedup(beam.PTransform):
         if c.decontaminate.eval_sets:
             self.steps.append(("Decontaminate", Decontaminate(c.decontaminate)))
         if c.exact.enabled:
-            self.steps.append(("ExactDedup", ExactDedup(key)))
+            self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold)))
         if c.near.enabled:
             self.steps.append(("NearDedup", NearDedup(c.near, key, spill_dir)))
         if c.lines.enabled:
