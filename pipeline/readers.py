@@ -92,6 +92,7 @@ class _Context:
     source: str
     max_chars: int
     counters: dict[str, int] = dataclasses.field(default_factory=dict)  # edits the reader made, by name
+    input_index: int = 0  # which configured input the file belongs to (Document.origin)
 
     def reject(self, position: int, reason: str, detail: str = "", raw: bytes | str = b"") -> Rejected:
         return Rejected(self.source, self.relpath, position, reason, detail[:300], _preview(raw))
@@ -135,7 +136,8 @@ class _Context:
             doc_id = f"{self.source}/{raw_id}"
         else:
             doc_id = derived_id(self.source, self.relpath, position)
-        return Document(id=doc_id, text=text, source=self.source, metadata=_json_safe(metadata))
+        return Document(id=doc_id, text=text, source=self.source, metadata=_json_safe(metadata),
+                        origin=(self.input_index, self.relpath, position))
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -355,11 +357,15 @@ _READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, 
 
 
 def records_from_file(stream: BinaryIO, spec: InputConfig, path: str, relpath: str,
-                      max_chars: int, counters: dict[str, int] | None = None) -> Iterator[Document | Rejected]:
+                      max_chars: int, counters: dict[str, int] | None = None,
+                      input_index: int = 0) -> Iterator[Document | Rejected]:
     """Every record of one (already decompressed) file, as Documents and Rejected records. ``counters``,
-    if given, receives the edits the reader made (``lone_surrogates_repaired``: records repaired)."""
+    if given, receives the edits the reader made (``lone_surrogates_repaired``: records repaired).
+    Documents carry ``origin`` (``input_index``, ``relpath``, position); their ids are unique within the file's
+    source only once ``ReadDocuments`` has namespaced colliding ones (``unique_ids``)."""
     fmt = spec.format if spec.format != "auto" else detect_format(path)
-    ctx = _Context(spec, path, relpath, source_name(spec, path), max_chars, {} if counters is None else counters)
+    ctx = _Context(spec, path, relpath, source_name(spec, path), max_chars, {} if counters is None else counters,
+                   input_index)
     yield from _READERS[fmt](stream, ctx)
 
 
@@ -446,8 +452,10 @@ class _CountingStream(io.RawIOBase):
 
 
 class _ReadFile(beam.DoFn):
-    def __init__(self, spec: InputConfig, root: str, max_chars: int, progress: str | None = None):
+    def __init__(self, spec: InputConfig, root: str, max_chars: int, progress: str | None = None,
+                 input_index: int = 0):
         self.spec, self.root, self.max_chars, self.progress = spec, root, max_chars, progress
+        self.input_index = input_index
 
     def setup(self):
         self.reporter = Reporter(self.progress)
@@ -470,7 +478,8 @@ class _ReadFile(beam.DoFn):
             raw = _CountingStream(raw, self.reporter)
         counters: dict[str, int] = {}
         with raw, open_decompressed(raw, path) as stream:
-            for item in records_from_file(stream, self.spec, path, relpath, self.max_chars, counters):
+            for item in records_from_file(stream, self.spec, path, relpath, self.max_chars, counters,
+                                          self.input_index):
                 self.reporter.add(records_read=1)
                 if isinstance(item, Rejected):
                     yield beam.pvalue.TaggedOutput(REJECTED, item)
@@ -478,6 +487,48 @@ class _ReadFile(beam.DoFn):
                     yield item
         for counter, amount in sorted(counters.items()):
             yield beam.pvalue.TaggedOutput(EDITS, ("read", counter, amount))
+
+
+def namespaced_ids(group: tuple[str, Any]) -> Iterator[tuple[tuple, str]]:
+    """``(id, [origins])`` -> ``(origin, new id)`` for every document of an id that several documents share.
+
+    Ids are unique corpus-wide so that nothing keyed by id (dedup verdicts, shard order) can confuse two
+    records. Where documents of one source share an id (two files, or one file, reusing ids), every one of
+    them is namespaced by its file, deterministically and whatever the order of reading:
+    ``web/7@part-1.jsonl``; if one file holds the id more than once, also by position: ``web/7@a.jsonl#3``;
+    if two inputs of the source hold a file of the same relative path, also by input: ``...#3@input1`` (the
+    input's place in the config). A document whose id is its own keeps it. The grouped values are iterated
+    twice and only a count per file is kept, so memory grows with the files sharing an id, not the records.
+    """
+    doc_id, origins = group
+    per_file: dict[str, list] = {}  # relpath -> [documents, inputs]
+    total = 0
+    for index, relpath, _ in origins:
+        entry = per_file.setdefault(relpath, [0, set()])
+        entry[0] += 1
+        entry[1].add(index)
+        total += 1
+    if total < 2:
+        return
+    for origin in origins:
+        index, relpath, position = origin
+        count, inputs = per_file[relpath]
+        if count == 1:
+            yield origin, f"{doc_id}@{relpath}"
+        elif len(inputs) == 1:
+            yield origin, f"{doc_id}@{relpath}#{position}"
+        else:
+            yield origin, f"{doc_id}@{relpath}#{position}@input{index}"
+
+
+class _ApplyIds(beam.DoFn):
+    """``(origin, {"doc": [document], "id": [new id]})`` -> the document with its unique id, origin dropped."""
+
+    def process(self, item):
+        _, grouped = item
+        new_ids = list(grouped["id"])
+        for doc in grouped["doc"]:
+            yield doc._evolve(id=new_ids[0], origin=None) if new_ids else doc._evolve(origin=None)
 
 
 class ReadDocuments(beam.PTransform):
@@ -507,18 +558,28 @@ class ReadDocuments(beam.PTransform):
                 pbegin
                 | f"ListInput{index}" >> beam.Create(files)
                 | f"ReshuffleFiles{index}" >> beam.Reshuffle()
-                | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars, self.progress))
+                | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars, self.progress, index))
                 .with_outputs(REJECTED, EDITS, main="documents")
             )
             documents.append(outputs.documents)
             rejected.append(outputs[REJECTED])
             edits.append(outputs[EDITS])
-        self.edits = edits | "FlattenEdits" >> beam.Flatten()
         docs = documents | "FlattenDocuments" >> beam.Flatten()
         if self.spill_dir:
             from pipeline.spill import SpillText
 
             docs = docs | "SpillDocuments" >> SpillText(self.spill_dir)
-        docs = docs | "SpreadDocuments" >> beam.Reshuffle()
+        # Unique ids (namespaced_ids): a light pass groups (id, origin) pairs to find the shared ids, then the
+        # documents are joined with their new ids by origin. That join is the shuffle that spreads the
+        # documents over workers; being keyed by origin, no id shared by many documents makes a hot key.
+        renames = (docs
+                   | "IdOrigins" >> beam.Map(lambda d: (d.id, d.origin))
+                   | "GroupIds" >> beam.GroupByKey()
+                   | "NamespaceSharedIds" >> beam.FlatMap(namespaced_ids))
+        edits.append(renames | "CountIdCollisions" >> beam.Map(lambda _: ("read", "id_collisions", 1)))
+        docs = ({"doc": docs | "KeyByOrigin" >> beam.Map(lambda d: (d.origin, d)), "id": renames}
+                | "SpreadDocuments" >> beam.CoGroupByKey()
+                | "UniqueIds" >> beam.ParDo(_ApplyIds()).with_output_types(Any))
+        self.edits = edits | "FlattenEdits" >> beam.Flatten()
         return docs, rejected | "FlattenRejected" >> beam.Flatten()
 

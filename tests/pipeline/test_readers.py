@@ -170,3 +170,33 @@ def test_repairs_are_counted_as_read_edits(tmp_path):
         docs, rejected = p | read
         assert_that(read.edits,
                     equal_to([("read", "lone_surrogates_repaired", 2)]), label="Edits")
+
+
+# ------------------------------------------------------------------------------------------------------ ids
+def test_colliding_ids_are_namespaced_by_file_and_counted(tmp_path):
+    (tmp_path / "a.jsonl").write_bytes(b'{"id": "1", "text": "a one"}\n{"id": "2", "text": "a two"}\n'
+                                       b'{"id": "7", "text": "a seven"}\n{"id": "7", "text": "a seven again"}\n')
+    (tmp_path / "b.jsonl").write_bytes(b'{"id": "1", "text": "b one"}\n{"id": "3", "text": "b three"}\n')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.jsonl").write_bytes(b'{"id": "3", "text": "sub b three"}\n')
+    expected = [("web/1@a.jsonl", "a one"), ("web/2", "a two"), ("web/7@a.jsonl#2", "a seven"),
+                ("web/7@a.jsonl#3", "a seven again"), ("web/1@b.jsonl", "b one"), ("web/3@b.jsonl", "b three"),
+                ("web/3@sub/b.jsonl", "sub b three")]
+    for spill_dir in (None, str(tmp_path / "spill")):
+        with TestPipeline() as p:
+            read = ReadDocuments([InputConfig(path=str(tmp_path / "**.jsonl"), name="web")], 1000, spill_dir=spill_dir)
+            docs, rejected = p | read
+            assert_that(docs | beam.Map(lambda d: (d.id, d.text)), equal_to(expected), label="Docs")
+            assert_that(read.edits | beam.Map(lambda e: ((e[0], e[1]), e[2])) | beam.CombinePerKey(sum),
+                        equal_to([(("read", "id_collisions"), 6)]), label="Edits")
+
+
+def test_the_same_relative_path_in_two_inputs_of_one_source_gets_distinct_ids(tmp_path):
+    for d in ("x", "y"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "part.jsonl").write_bytes(b'{"id": "1", "text": "' + d.encode() + b'"}\n')
+    inputs = [InputConfig(path=str(tmp_path / d / "*.jsonl"), name="web") for d in ("x", "y")]
+    with TestPipeline() as p:
+        docs, _ = p | ReadDocuments(inputs, 1000)
+        assert_that(docs | beam.Map(lambda d: (d.id, d.text)),
+                    equal_to([("web/1@part.jsonl#0@input0", "x"), ("web/1@part.jsonl#0@input1", "y")]))
