@@ -75,7 +75,7 @@ class BlocklistConfig:
     )
     patterns_file: str = F(default="", metadata={"help": "File with one regular expression per line (# comments allowed)."})
     domains: list[str] = F(
-        default_factory=list, metadata={"help": "Blocked domains; a document whose URL is on one (or a subdomain) is dropped."}
+        default_factory=list, metadata={"help": "Blocked domains; a document whose URL is on one (or a subdomain) is dropped. Case, a trailing dot and IDN (Unicode or punycode) forms match."}
     )
     domains_file: str = F(default="", metadata={"help": "File with one blocked domain per line."})
     url_field: str = F(default="url", metadata={"help": "Metadata field holding the document's URL."})

@@ -72,8 +72,32 @@ def _read_remote(path: str, what: str) -> str:
                         "the setting") from None
 
 
+_IDNA_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})  # label separators in IDNA
+
+
+def canonical_host(host: str) -> str:
+    """One spelling per host name, so a blocked domain matches however a URL writes it: lower case, no
+    trailing dot (``example.com.`` is the fully qualified ``example.com``), the ideographic full stops that
+    IDNA reads as dots turned into dots, and internationalised labels in their ASCII (punycode) form, so
+    ``bücher.de``, ``BÜCHER.de`` and ``xn--bcher-kva.de`` are one host. A label that IDNA cannot encode
+    (too long, forbidden characters) is kept in lower case."""
+    host = host.translate(_IDNA_DOTS).rstrip(".")
+    if host.isascii():
+        return host.lower()
+    labels = []
+    for label in host.split("."):
+        if label.isascii():
+            labels.append(label.lower())
+            continue
+        try:
+            labels.append(label.encode("idna").decode("ascii"))  # nameprep (case fold, NFKC) + punycode
+        except UnicodeError:
+            labels.append(label.lower())
+    return ".".join(labels)
+
+
 class Blocklist:
-    """Regex patterns on the text and blocked domains on the document's URL."""
+    """Regex patterns on the text and blocked domains on the document's URL (matched as ``canonical_host``)."""
 
     def __init__(self, cfg: BlocklistConfig):
         patterns = list(cfg.patterns) + _read_list(cfg.patterns_file, "quality.blocklist.patterns_file")
@@ -84,14 +108,17 @@ class Blocklist:
                 raise UserError(f"quality.blocklist pattern {p!r} is not a valid regular expression: {exc}") from None
         self.regex = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
         domains = list(cfg.domains) + _read_list(cfg.domains_file, "quality.blocklist.domains_file")
-        self.domains = frozenset(d.lower().lstrip(".") for d in domains)
+        self.domains = frozenset(canonical_host(d.strip().lstrip(".")) for d in domains)
         self.url_field = cfg.url_field
 
     def check(self, text: str, url: str | None = None) -> str | None:
         if self.regex is not None and self.regex.search(text):
             return "blocklist_pattern"
         if self.domains and url:
-            host = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()
+            try:
+                host = canonical_host(urlsplit(url if "//" in url else "//" + url).hostname or "")
+            except ValueError:  # not a URL (e.g. an unbalanced "[" of an IPv6 literal): no host to block
+                return KEEP
             parts = host.split(".")
             if any(".".join(parts[i:]) in self.domains for i in range(len(parts))):
                 return "blocklist_domain"

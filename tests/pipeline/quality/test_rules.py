@@ -71,6 +71,25 @@ def test_blocklist_patterns_and_domains(tmp_path):
     assert bl.check("fine", url="spam.example/x") == "blocklist_domain"
 
 
+@pytest.mark.parametrize("url,blocked", [
+    ("https://example.com./page", True),  # a fully qualified name, trailing dot
+    ("https://WWW.EXAMPLE.COM/page", True),
+    ("https://Shop.Example.Com.:8080/x", True),
+    ("https://example\u3002com/page", True),  # an ideographic full stop separates labels in IDNA
+    ("https://xn--bcher-kva.de/buch", True),  # punycode of a domain listed in Unicode
+    ("https://www.BÜCHER.de/", True),
+    ("https://xn--80akhbyknj4f.xn--p1ai/", True),  # Unicode of a domain listed in punycode
+    ("https://испытание.рф/", True),
+    ("https://notexample.com/", False),
+    ("https://example.com.evil.org/", False),
+    ("https://bucher.de/", False),
+    ("http://[::1/broken", False),  # not a URL (urlsplit raises): no host, and no crash
+])
+def test_blocklist_domains_match_trailing_dot_case_and_idn_forms(url, blocked):
+    bl = Blocklist(BlocklistConfig(domains=["Example.COM.", "bücher.de", "XN--80AKHBYKNJ4F.XN--P1AI"]))
+    assert bl.check("fine", url=url) == ("blocklist_domain" if blocked else KEEP)
+
+
 def test_blocklist_bad_pattern_is_a_user_error():
     from pipeline.errors import UserError
 
