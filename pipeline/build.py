@@ -309,13 +309,13 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
     # Everything that can be checked is checked before any output is touched.
     check_inputs(config.inputs)
     enabled_stages(config)
+    options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
     prepare_output(run_dir, OUTPUTS, config.output.overwrite)
     checkpoint = config.output.stage_checkpoints
     work_dir = posixpath.join(run_dir, CHECKPOINTS) if checkpoint else posixpath.join(run_dir, f".tmp-build-{uuid.uuid4().hex[:12]}")
     if FileSystems.exists(work_dir) and not resume:
         FileSystems.delete([work_dir])
     segments = plan_segments(config, work_dir, checkpoint)
-    options = pipeline_options(config.beam, beam_args)
     dry_run = bool(options.get_all_options().get("dry_run"))
     runner = str(options.get_all_options().get("runner") or config.beam.runner).rsplit(".", 1)[-1]
     check_remote_paths(config, options)

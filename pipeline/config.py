@@ -83,7 +83,7 @@ class BeamConfig:
     )
     options: dict[str, Any] = dataclasses.field(
         default_factory=dict,
-        metadata={"help": "Any Beam pipeline options, e.g. {direct_num_workers: 2, temp_location: gs://...}; CLI flags after the subcommand's own pass through too."},
+        metadata={"help": "Any Beam pipeline options, e.g. {direct_num_workers: 2, temp_location: gs://...}; CLI flags after the subcommand's own pass through too. An option no Beam options class knows is an error (with a did-you-mean)."},
     )
 
 
