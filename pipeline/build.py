@@ -319,6 +319,11 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
     dry_run = bool(options.get_all_options().get("dry_run"))
     runner = str(options.get_all_options().get("runner") or config.beam.runner).rsplit(".", 1)[-1]
     check_remote_paths(config, options)
+    # The model files as they are when the build starts (what the workers load), for the manifest; a dry run
+    # reads no data, so it does not read them either.
+    from pipeline.quality.transforms import model_files
+
+    models = [] if dry_run else model_files(config.quality)
     started = time.time()
     metrics = None
     first = 0
@@ -387,6 +392,7 @@ def run_build(config: Config, beam_args: list[str] | None = None, out=None, resu
         "schema": {f.name: str(f.type) for f in DOCUMENT_SCHEMA},
         "stages": stage_names,
         "config": to_dict(config),
+        "models": models,
         "versions": _versions(),
     }
     write_json(posixpath.join(final, "manifest.json"), manifest)

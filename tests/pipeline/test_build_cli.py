@@ -149,3 +149,14 @@ def test_duplicate_ids_across_files_never_confuse_dedup(tmp_path):
     assert removed.column("text").to_pylist() == [texts["B"]]
     stats = json.loads((tmp_path / "run" / "stats.json").read_text())
     assert stats["edits"]["read"] == {"id_collisions": 4}
+
+
+def test_manifest_records_the_language_id_model_used(tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"text": "The river runs through the old town and past the mill. " * 5}) + "\n")
+    assert main(["build", "--input", str(data), "--run-dir", str(tmp_path / "run"),
+                 "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 0
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    (lid,) = manifest["models"]
+    assert lid["role"] == "quality.langid.model" and lid["name"] == "lid.176.ftz"
+    assert lid["size"] > 100_000 and len(lid["sha256"]) == 64
