@@ -172,9 +172,10 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     spill_dir = segment.spill_dir if spills_text(config) else None
     facts, removed = [], []
     if previous is None:
-        docs, rejected = pipeline | "Read" >> ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir,
-                                                            progress=progress)
+        read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress)
+        docs, rejected = pipeline | "Read" >> read
         facts += [docs | "FactsRead" >> beam.FlatMap(document_facts("read")),
+                  read.edits | "FactsEditsRead" >> beam.FlatMap(edit_facts),
                   docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in")),
                   rejected | "FactsRejected" >> beam.FlatMap(rejected_facts)]
         _save_shards(rejected | "WriteRejected" >> WriteShards(
@@ -292,16 +293,21 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     # Everything that can be checked is checked before any output is touched.
     check_inputs(config.inputs)
     enabled_stages(config)
+    options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
     prepare_output(run_dir, OUTPUTS, config.output.overwrite)
     checkpoint = config.output.stage_checkpoints
     work_dir = posixpath.join(run_dir, CHECKPOINTS) if checkpoint else posixpath.join(run_dir, f".tmp-build-{uuid.uuid4().hex[:12]}")
     if FileSystems.exists(work_dir) and not resume:
         FileSystems.delete([work_dir])
     segments = plan_segments(config, work_dir, checkpoint)
-    options = pipeline_options(config.beam, beam_args)
     dry_run = bool(options.get_all_options().get("dry_run"))
     runner = str(options.get_all_options().get("runner") or config.beam.runner).rsplit(".", 1)[-1]
     check_remote_paths(config, options)
+    # The model files as they are when the build starts (what the workers load), for the manifest; a dry run
+    # reads no data, so it does not read them either.
+    from corpusforge.pipeline.quality.stage import model_files
+
+    models = [] if dry_run else model_files(config.quality)
     started = time.time()
     metrics = None
     first = 0
@@ -370,6 +376,7 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
         "schema": {f.name: str(f.type) for f in DOCUMENT_SCHEMA},
         "stages": stage_names,
         "config": to_dict(config),
+        "models": models,
         "versions": _versions(),
     }
     write_json(posixpath.join(final, "manifest.json"), manifest)

@@ -67,7 +67,7 @@ class OutputConfig:
 class BuildConfig:
     """What ``corpusforge build`` reads: the inputs, the output, the runner and every cleaning stage's section.
 
-    A stage's section is declared here under the stage's ``section`` name (see ``pipeline.stage.Stage``)."""
+    A stage's section is declared here under the stage's ``section`` name (see ``corpusforge.pipeline.stage.Stage``)."""
 
     inputs: list[InputConfig] = dataclasses.field(default_factory=list, metadata={"help": "Input sources."})
     output: OutputConfig = dataclasses.field(default_factory=OutputConfig)

@@ -28,6 +28,9 @@ class Document:
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)
     annotations: dict[str, Any] = dataclasses.field(default_factory=dict)
     text_ref: tuple | None = dataclasses.field(default=None, compare=False, repr=False)
+    # (input index, file path relative to the input, position): where the reader found the document, until
+    # ``corpusforge.pipeline.readers.ReadDocuments`` has made its id unique; None after that.
+    origin: tuple | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def _evolve(self, **changes: Any) -> "Document":
         # Not dataclasses.replace: that reads every field, which would load a spilled text for nothing.

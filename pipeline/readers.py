@@ -14,6 +14,7 @@ import io
 import json
 import os
 import posixpath
+import re
 import zlib
 from typing import Any, BinaryIO, Iterator
 
@@ -27,8 +28,16 @@ from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.progress import Reporter
 
 REJECTED = "rejected"
+EDITS = "edits"  # (stage, counter, amount): what the reader changed, for stats.json's edits
 
 _JSONL_EXTS = (".jsonl", ".json", ".ndjson")
+# A UTF-8 byte order mark, as Windows tools write it at the start of a file. Accepted (and dropped) at the
+# start of every JSONL and text file, compressed or not; in JSONL also at the start of any line, since a BOM
+# can never begin valid JSON and files concatenated from BOM-marked files carry one per part.
+_BOM = b"\xef\xbb\xbf"
+# Lone UTF-16 surrogates: what a JSON escape such as "\ud800" decodes to, and the only code points that a
+# Python string can hold but UTF-8 (spill files, Arrow shards) cannot encode.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _COMPRESSION_EXTS = (".gz", ".zst", ".bz2", ".xz")
 
 
@@ -82,6 +91,8 @@ class _Context:
     relpath: str
     source: str
     max_chars: int
+    counters: dict[str, int] = dataclasses.field(default_factory=dict)  # edits the reader made, by name
+    input_index: int = 0  # which configured input the file belongs to (Document.origin)
 
     def reject(self, position: int, reason: str, detail: str = "", raw: bytes | str = b"") -> Rejected:
         return Rejected(self.source, self.relpath, position, reason, detail[:300], _preview(raw))
@@ -90,6 +101,7 @@ class _Context:
         """A parsed record (a dict) -> Document, or Rejected with the reason it cannot be one."""
         if not isinstance(obj, dict):
             return self.reject(position, "not_an_object", f"expected a JSON object, got {type(obj).__name__}", raw)
+        obj = self.repair_unicode(obj)
         text = obj.get(self.spec.text_field)
         if text is None:
             return self.reject(position, "missing_text", f"no field {self.spec.text_field!r}", raw)
@@ -97,6 +109,20 @@ class _Context:
             return self.reject(position, "non_string_text", f"{self.spec.text_field!r} is {type(text).__name__}", raw)
         return self.document(position, text, obj.get(self.spec.id_field),
                              {k: v for k, v in obj.items() if k not in (self.spec.text_field, self.spec.id_field)}, raw)
+
+    def repair_unicode(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """``obj`` with every lone surrogate in its strings (text, id, metadata keys and values) replaced by
+        U+FFFD, counted as the edit ``lone_surrogates_repaired`` (one per record).
+
+        The choice is to repair, not to reject: a lone surrogate is valid JSON (``"\\ud800"``, typically an
+        emoji cut in half by a crawler) and the rest of the record is good text, so the record is kept with
+        the replacement character where the broken half was, like a decoder with ``errors="replace"``. Only
+        JSON can produce them: text files are decoded strictly (invalid UTF-8 is rejected as ``invalid_utf8``)
+        and Arrow strings are valid UTF-8."""
+        if not any(_SURROGATE.search(s) for s in _strings(obj)):
+            return obj
+        self.counters["lone_surrogates_repaired"] = self.counters.get("lone_surrogates_repaired", 0) + 1
+        return _replace_surrogates(obj)
 
     def document(self, position: int, text: str, raw_id: Any, metadata: dict[str, Any],
                  raw: bytes | str = b"") -> Document | Rejected:
@@ -110,7 +136,31 @@ class _Context:
             doc_id = f"{self.source}/{raw_id}"
         else:
             doc_id = derived_id(self.source, self.relpath, position)
-        return Document(id=doc_id, text=text, source=self.source, metadata=_json_safe(metadata))
+        return Document(id=doc_id, text=text, source=self.source, metadata=_json_safe(metadata),
+                        origin=(self.input_index, self.relpath, position))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a parsed JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _replace_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    return value
 
 
 def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -191,6 +241,8 @@ def _read_jsonl(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected
     position = -1
     try:
         for position, line in enumerate(stream):
+            if line.startswith(_BOM):
+                line = line[len(_BOM):]
             if not line.strip():  # blank lines are layout, not records
                 continue
             try:
@@ -213,6 +265,8 @@ def _read_text(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]
         position = -1
         try:
             for position, line in enumerate(stream):
+                if position == 0 and line.startswith(_BOM):
+                    line = line[len(_BOM):]
                 if not line.strip():
                     continue
                 try:
@@ -229,6 +283,8 @@ def _read_text(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]
     except _truncation_errors() as exc:
         yield ctx.reject(0, "truncated_compressed_file", f"{type(exc).__name__}: {exc}")
         return
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
     if len(data) > ctx.max_chars * 4:
         yield ctx.reject(0, "oversize_record", f"file larger than {ctx.max_chars * 4} bytes", data[:RAW_PREVIEW])
         return
@@ -301,10 +357,15 @@ _READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, 
 
 
 def records_from_file(stream: BinaryIO, spec: InputConfig, path: str, relpath: str,
-                      max_chars: int) -> Iterator[Document | Rejected]:
-    """Every record of one (already decompressed) file, as Documents and Rejected records."""
+                      max_chars: int, counters: dict[str, int] | None = None,
+                      input_index: int = 0) -> Iterator[Document | Rejected]:
+    """Every record of one (already decompressed) file, as Documents and Rejected records. ``counters``,
+    if given, receives the edits the reader made (``lone_surrogates_repaired``: records repaired).
+    Documents carry ``origin`` (``input_index``, ``relpath``, position); their ids are unique within the file's
+    source only once ``ReadDocuments`` has namespaced colliding ones (``unique_ids``)."""
     fmt = spec.format if spec.format != "auto" else detect_format(path)
-    ctx = _Context(spec, path, relpath, source_name(spec, path), max_chars)
+    ctx = _Context(spec, path, relpath, source_name(spec, path), max_chars, {} if counters is None else counters,
+                   input_index)
     yield from _READERS[fmt](stream, ctx)
 
 
@@ -391,8 +452,10 @@ class _CountingStream(io.RawIOBase):
 
 
 class _ReadFile(beam.DoFn):
-    def __init__(self, spec: InputConfig, root: str, max_chars: int, progress: str | None = None):
+    def __init__(self, spec: InputConfig, root: str, max_chars: int, progress: str | None = None,
+                 input_index: int = 0):
         self.spec, self.root, self.max_chars, self.progress = spec, root, max_chars, progress
+        self.input_index = input_index
 
     def setup(self):
         self.reporter = Reporter(self.progress)
@@ -413,17 +476,66 @@ class _ReadFile(beam.DoFn):
             return
         if self.progress is not None:
             raw = _CountingStream(raw, self.reporter)
+        counters: dict[str, int] = {}
         with raw, open_decompressed(raw, path) as stream:
-            for item in records_from_file(stream, self.spec, path, relpath, self.max_chars):
+            for item in records_from_file(stream, self.spec, path, relpath, self.max_chars, counters,
+                                          self.input_index):
                 self.reporter.add(records_read=1)
                 if isinstance(item, Rejected):
                     yield beam.pvalue.TaggedOutput(REJECTED, item)
                 else:
                     yield item
+        for counter, amount in sorted(counters.items()):
+            yield beam.pvalue.TaggedOutput(EDITS, ("read", counter, amount))
+
+
+def namespaced_ids(group: tuple[str, Any]) -> Iterator[tuple[tuple, str]]:
+    """``(id, [origins])`` -> ``(origin, new id)`` for every document of an id that several documents share.
+
+    Ids are unique corpus-wide so that nothing keyed by id (dedup verdicts, shard order) can confuse two
+    records. Where documents of one source share an id (two files, or one file, reusing ids), every one of
+    them is namespaced by its file, deterministically and whatever the order of reading:
+    ``web/7@part-1.jsonl``; if one file holds the id more than once, also by position: ``web/7@a.jsonl#3``;
+    if two inputs of the source hold a file of the same relative path, also by input: ``...#3@input1`` (the
+    input's place in the config). A document whose id is its own keeps it. The grouped values are iterated
+    twice and only a count per file is kept, so memory grows with the files sharing an id, not the records.
+    """
+    doc_id, origins = group
+    per_file: dict[str, list] = {}  # relpath -> [documents, inputs]
+    total = 0
+    for index, relpath, _ in origins:
+        entry = per_file.setdefault(relpath, [0, set()])
+        entry[0] += 1
+        entry[1].add(index)
+        total += 1
+    if total < 2:
+        return
+    for origin in origins:
+        index, relpath, position = origin
+        count, inputs = per_file[relpath]
+        if count == 1:
+            yield origin, f"{doc_id}@{relpath}"
+        elif len(inputs) == 1:
+            yield origin, f"{doc_id}@{relpath}#{position}"
+        else:
+            yield origin, f"{doc_id}@{relpath}#{position}@input{index}"
+
+
+class _ApplyIds(beam.DoFn):
+    """``(origin, {"doc": [document], "id": [new id]})`` -> the document with its unique id, origin dropped."""
+
+    def process(self, item):
+        _, grouped = item
+        new_ids = list(grouped["id"])
+        for doc in grouped["doc"]:
+            yield doc._evolve(id=new_ids[0], origin=None) if new_ids else doc._evolve(origin=None)
 
 
 class ReadDocuments(beam.PTransform):
     """Read the configured inputs into ``(documents, rejected)`` PCollections.
+
+    After it is applied, ``edits`` is a PCollection of ``("read", counter, amount)``: the repairs the reader
+    made (see ``_Context.repair_unicode``), for stats.json.
 
     Files are listed at construction (so a missing input fails before work starts) and read one per
     element, then reshuffled so later stages spread over all workers even when there are few files.
@@ -436,25 +548,38 @@ class ReadDocuments(beam.PTransform):
         self.max_doc_chars = max_doc_chars
         self.progress = progress  # a local directory for pipeline.progress, or None
         self.spill_dir = spill_dir  # spill texts before the shuffle that spreads them (corpusforge.pipeline.spill)
+        self.edits = None  # set by expand
 
     def expand(self, pbegin):
-        documents, rejected = [], []
+        documents, rejected, edits = [], [], []
         for index, (spec, files) in enumerate(self.matched):
             root = glob_root(expand_input(spec))
             outputs = (
                 pbegin
                 | f"ListInput{index}" >> beam.Create(files)
                 | f"ReshuffleFiles{index}" >> beam.Reshuffle()
-                | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars, self.progress))
-                .with_outputs(REJECTED, main="documents")
+                | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars, self.progress, index))
+                .with_outputs(REJECTED, EDITS, main="documents")
             )
             documents.append(outputs.documents)
             rejected.append(outputs[REJECTED])
+            edits.append(outputs[EDITS])
         docs = documents | "FlattenDocuments" >> beam.Flatten()
         if self.spill_dir:
             from corpusforge.pipeline.spill import SpillText
 
             docs = docs | "SpillDocuments" >> SpillText(self.spill_dir)
-        docs = docs | "SpreadDocuments" >> beam.Reshuffle()
+        # Unique ids (namespaced_ids): a light pass groups (id, origin) pairs to find the shared ids, then the
+        # documents are joined with their new ids by origin. That join is the shuffle that spreads the
+        # documents over workers; being keyed by origin, no id shared by many documents makes a hot key.
+        renames = (docs
+                   | "IdOrigins" >> beam.Map(lambda d: (d.id, d.origin))
+                   | "GroupIds" >> beam.GroupByKey()
+                   | "NamespaceSharedIds" >> beam.FlatMap(namespaced_ids))
+        edits.append(renames | "CountIdCollisions" >> beam.Map(lambda _: ("read", "id_collisions", 1)))
+        docs = ({"doc": docs | "KeyByOrigin" >> beam.Map(lambda d: (d.origin, d)), "id": renames}
+                | "SpreadDocuments" >> beam.CoGroupByKey()
+                | "UniqueIds" >> beam.ParDo(_ApplyIds()).with_output_types(Any))
+        self.edits = edits | "FlattenEdits" >> beam.Flatten()
         return docs, rejected | "FlattenRejected" >> beam.Flatten()
 

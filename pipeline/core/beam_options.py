@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import importlib
 import logging
 from typing import Any
 
-from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
 
-
+from corpusforge.pipeline.core.errors import UserError
 
 # Runners whose workers run on other machines: they cannot see this machine's disk.
 REMOTE_RUNNERS = ("DataflowRunner", "SparkRunner", "FlinkRunner")
@@ -21,7 +23,7 @@ class BeamConfig:
     )
     options: dict[str, Any] = dataclasses.field(
         default_factory=dict,
-        metadata={"help": "Any Beam pipeline options, e.g. {direct_num_workers: 2, temp_location: gs://...}; CLI flags after the subcommand's own pass through too."},
+        metadata={"help": "Any Beam pipeline options, e.g. {direct_num_workers: 2, temp_location: gs://...}; CLI flags after the subcommand's own pass through too. An option no Beam options class knows is an error (with a did-you-mean)."},
     )
 
 
@@ -56,6 +58,7 @@ def pipeline_options(config: BeamConfig, extra_args: list[str] | None = None) ->
         flags.insert(1, "--default_sdk_harness_log_level=WARNING")
     # Offline, Beam's DirectRunner first tries to download the Prism runner and logs the failure; quiet it.
     logging.getLogger("apache_beam.runners.direct.direct_runner").setLevel(logging.ERROR)
+    check_known_flags(flags)
     return PipelineOptions(flags)
 
 
@@ -65,3 +68,43 @@ def runs_locally(all_options: dict[str, Any], default_runner: str) -> bool:
     if all_options.get("environment_type") == "LOOPBACK":
         return True
     return not any(r in runner for r in REMOTE_RUNNERS)
+
+
+def _option_classes(cls=PipelineOptions):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _option_classes(sub)
+
+
+def check_known_flags(flags: list[str]) -> None:
+    """Refuse flags that no Beam options class defines: Beam itself only logs "Discarding unparseable args",
+    so a typo (``--direct_num_worker=2``) would silently run with the default. The runner named by a dotted
+    path is imported first, so options that its module defines (``DaskOptions``) are known."""
+    for flag in flags:
+        if flag.startswith("--runner="):
+            runner = flag.split("=", 1)[1]
+            if "." in runner:
+                try:
+                    importlib.import_module(runner.rsplit(".", 1)[0])
+                except Exception:  # the runner cannot load: Beam says so, better than an unknown-flag error here
+                    return
+    parser = _BeamArgumentParser(allow_abbrev=False)
+    seen = set()
+    for cls in _option_classes():
+        if str(cls) not in seen:  # as Beam's get_all_options: one class per name
+            seen.add(str(cls))
+            try:
+                cls._add_argparse_args(parser)  # pylint: disable=protected-access
+            except Exception:  # a class registering an option twice (re-imported module): its flags are known
+                pass
+    _, unknown = parser.parse_known_args(flags)
+    unknown = [arg.split("=", 1)[0] for arg in unknown if arg.startswith("-")]
+    if not unknown:
+        return
+    known = [opt for action in parser._actions for opt in action.option_strings if opt.startswith("--")]
+    problems = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, known, n=1)
+        problems.append(name + (f" (did you mean {close[0]}?)" if close else ""))
+    raise UserError(f"unknown Beam pipeline option{'s' if len(problems) > 1 else ''} {', '.join(problems)}, "
+                    "from beam.options or the command line")

@@ -23,6 +23,10 @@ def _f(default, help_text: str):
 class ExactDedupConfig:
     enabled: bool = _f(True, "Remove documents whose normalised text (lower case, no punctuation, digits as 0, "
                              "single spaces) hashes the same as a better-ranked document's.")
+    key_fold: Literal["lower", "nfkc_casefold"] = _f(
+        "lower", "How the exact-dedup key folds text before that: lower (lower case only, as before) or "
+                 "nfkc_casefold (NFKC and Unicode case folding, so full-width letters, ligatures and case "
+                 "variants such as Straße/STRASSE count as the same text).")
 
 
 @dataclasses.dataclass

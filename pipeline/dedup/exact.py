@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 
 import apache_beam as beam
 
@@ -12,9 +13,20 @@ from corpusforge.pipeline.stage import StageOutputs
 REASON = "exact_duplicate"
 
 
-def text_digest(text: str) -> bytes:
-    """128-bit BLAKE2b of the normalised words (lower case, no punctuation, digits as 0, one space)."""
-    return hashlib.blake2b(b" ".join(normalized_bytes(text).split()), digest_size=16).digest()
+def fold_text(text: str, key_fold: str = "lower") -> str:
+    """``text`` folded for the exact-dedup key: ``lower`` leaves it to ``normalized_bytes`` (lower case);
+    ``nfkc_casefold`` first applies NFKC and Unicode case folding (NFKC_Casefold-like: NFKC, casefold, NFKC),
+    so compatibility forms and case variants hash alike: full-width ``ｌａｎｇ`` = ``lang``, the ligature
+    ``ﬁ`` = ``fi``, ``Straße`` = ``STRASSE``."""
+    if key_fold == "nfkc_casefold" and not text.isascii():
+        return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return text  # ASCII: casefold is lower(), which normalized_bytes does anyway
+
+
+def text_digest(text: str, key_fold: str = "lower") -> bytes:
+    """128-bit BLAKE2b of the normalised words (lower case, no punctuation, digits as 0, one space), after
+    ``fold_text``."""
+    return hashlib.blake2b(b" ".join(normalized_bytes(fold_text(text, key_fold)).split()), digest_size=16).digest()
 
 
 def exact_verdicts(group):
@@ -42,15 +54,16 @@ class ExactDedup(beam.PTransform):
     Groups only ``(digest, rank)`` pairs, then joins the verdicts back to the documents by id.
     """
 
-    def __init__(self, score_key: str = "quality_score"):
+    def __init__(self, score_key: str = "quality_score", key_fold: str = "lower"):
         super().__init__()
         self.score_key = score_key
+        self.key_fold = key_fold  # see fold_text and dedup.exact.key_fold
 
     def expand(self, docs) -> StageOutputs:
-        score_key = self.score_key
+        score_key, key_fold = self.score_key, self.key_fold
         verdicts = (
             docs
-            | "ExactDigest" >> beam.Map(lambda d: (text_digest(d.text), node_of(d, score_key)))
+            | "ExactDigest" >> beam.Map(lambda d: (text_digest(d.text, key_fold), node_of(d, score_key)))
             | "ExactGroup" >> beam.GroupByKey()
             | "ExactVerdicts" >> beam.FlatMap(exact_verdicts)
         )

@@ -29,7 +29,7 @@ class Dedup(Stage, section="dedup", order=30):
         if c.decontaminate.eval_sets:
             self.steps.append(("Decontaminate", Decontaminate(c.decontaminate)))
         if c.exact.enabled:
-            self.steps.append(("ExactDedup", ExactDedup(key)))
+            self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold)))
         if c.near.enabled:
             self.steps.append(("NearDedup", NearDedup(c.near, key, self.context.spill_dir)))
         if c.lines.enabled:

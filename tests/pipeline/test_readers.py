@@ -113,3 +113,90 @@ def test_read_documents_transform(tmp_path):
                     equal_to([("web/1", "one", "web"), ("web/2", "two", "web")]), label="Docs")
         assert_that(rejected | beam.Map(lambda r: (r.path, r.position, r.reason)),
                     equal_to([("a.jsonl", 1, "malformed_json")]), label="Rejected")
+
+
+# ------------------------------------------------------------------------------------------------ encoding
+def test_lone_surrogates_are_repaired_per_record():
+    data = (b'{"id": "s\\udc00", "text": "abc \\ud800 def", "meta": {"k\\udfff": ["x\\ud83d"]}}\n'
+            b'{"text": "pair \\ud83d\\ude00 ok"}\n')
+    items = _read(data, "data/a.jsonl")
+    assert all(isinstance(i, Document) for i in items)
+    first, second = items
+    assert first.text == "abc \ufffd def" and first.id == "a/s\ufffd"
+    assert first.metadata == {"meta": {"k\ufffd": ["x\ufffd"]}}
+    assert second.text == "pair \U0001F600 ok"  # a valid pair of escapes is one character, untouched
+    for doc in items:  # every string of the record can be written as UTF-8
+        doc.text.encode("utf-8"), doc.id.encode("utf-8"), json.dumps(doc.metadata, ensure_ascii=False).encode("utf-8")
+
+
+def test_a_lone_surrogate_does_not_sink_a_spilled_read(tmp_path):
+    (tmp_path / "a.jsonl").write_bytes(b'{"id": "1", "text": "abc \\ud800 def"}\n{"id": "2", "text": "fine"}\n')
+    with TestPipeline() as p:
+        docs, rejected = p | ReadDocuments([InputConfig(path=str(tmp_path / "a.jsonl"))], 1000,
+                                           spill_dir=str(tmp_path / "spill"))
+        assert_that(docs | beam.Map(lambda d: (d.id, d.text)),
+                    equal_to([("a/1", "abc \ufffd def"), ("a/2", "fine")]), label="Docs")
+        assert_that(rejected, equal_to([]), label="Rejected")
+
+
+BOM = b"\xef\xbb\xbf"
+_COMPRESSORS = {"": lambda b: b, ".gz": lambda b: gzip.compress(b, mtime=0),
+                ".zst": lambda b: zstandard.ZstdCompressor().compress(b),
+                ".bz2": lambda b: __import__("bz2").compress(b), ".xz": lambda b: __import__("lzma").compress(b)}
+
+
+@pytest.mark.parametrize("suffix", list(_COMPRESSORS))
+def test_a_bom_and_crlf_are_accepted_in_jsonl(suffix):
+    data = BOM + b'{"id": "1", "text": "one"}\r\n{"id": "2", "text": "two"}\r\n\r\n'
+    items = _read(_COMPRESSORS[suffix](data), "a.jsonl" + suffix)
+    assert [(i.id, i.text) for i in items] == [("a/1", "one"), ("a/2", "two")]
+    # files concatenated from several BOM-marked files: a BOM can never start valid JSON, so it goes anywhere
+    items = _read(_COMPRESSORS[suffix](data * 2), "a.jsonl" + suffix)
+    assert not _reasons(items) and len(items) == 4
+
+
+@pytest.mark.parametrize("suffix", list(_COMPRESSORS))
+def test_a_bom_and_crlf_are_accepted_in_text(suffix):
+    data = BOM + b"one\r\ntwo\r\n"
+    assert [d.text for d in _read(_COMPRESSORS[suffix](data), "a.txt" + suffix)] == ["one\r\ntwo\r\n"]
+    items = _read(_COMPRESSORS[suffix](data), "a.txt" + suffix, text_unit="line")
+    assert [d.text for d in items] == ["one", "two"]
+
+
+def test_repairs_are_counted_as_read_edits(tmp_path):
+    (tmp_path / "a.jsonl").write_bytes(b'{"text": "abc \\ud800 def \\udfff"}\n{"text": "x\\ud800"}\n{"text": "ok"}\n')
+    with TestPipeline() as p:
+        read = ReadDocuments([InputConfig(path=str(tmp_path / "a.jsonl"))], 1000)
+        docs, rejected = p | read
+        assert_that(read.edits,
+                    equal_to([("read", "lone_surrogates_repaired", 2)]), label="Edits")
+
+
+# ------------------------------------------------------------------------------------------------------ ids
+def test_colliding_ids_are_namespaced_by_file_and_counted(tmp_path):
+    (tmp_path / "a.jsonl").write_bytes(b'{"id": "1", "text": "a one"}\n{"id": "2", "text": "a two"}\n'
+                                       b'{"id": "7", "text": "a seven"}\n{"id": "7", "text": "a seven again"}\n')
+    (tmp_path / "b.jsonl").write_bytes(b'{"id": "1", "text": "b one"}\n{"id": "3", "text": "b three"}\n')
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.jsonl").write_bytes(b'{"id": "3", "text": "sub b three"}\n')
+    expected = [("web/1@a.jsonl", "a one"), ("web/2", "a two"), ("web/7@a.jsonl#2", "a seven"),
+                ("web/7@a.jsonl#3", "a seven again"), ("web/1@b.jsonl", "b one"), ("web/3@b.jsonl", "b three"),
+                ("web/3@sub/b.jsonl", "sub b three")]
+    for spill_dir in (None, str(tmp_path / "spill")):
+        with TestPipeline() as p:
+            read = ReadDocuments([InputConfig(path=str(tmp_path / "**.jsonl"), name="web")], 1000, spill_dir=spill_dir)
+            docs, rejected = p | read
+            assert_that(docs | beam.Map(lambda d: (d.id, d.text)), equal_to(expected), label="Docs")
+            assert_that(read.edits | beam.Map(lambda e: ((e[0], e[1]), e[2])) | beam.CombinePerKey(sum),
+                        equal_to([(("read", "id_collisions"), 6)]), label="Edits")
+
+
+def test_the_same_relative_path_in_two_inputs_of_one_source_gets_distinct_ids(tmp_path):
+    for d in ("x", "y"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "part.jsonl").write_bytes(b'{"id": "1", "text": "' + d.encode() + b'"}\n')
+    inputs = [InputConfig(path=str(tmp_path / d / "*.jsonl"), name="web") for d in ("x", "y")]
+    with TestPipeline() as p:
+        docs, _ = p | ReadDocuments(inputs, 1000)
+        assert_that(docs | beam.Map(lambda d: (d.id, d.text)),
+                    equal_to([("web/1@part.jsonl#0@input0", "x"), ("web/1@part.jsonl#0@input1", "y")]))

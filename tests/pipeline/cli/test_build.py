@@ -107,3 +107,56 @@ def test_shards_open_in_duckdb_polars_and_datasets(built):
     datasets = pytest.importorskip("datasets")
     ds = datasets.load_dataset("arrow", data_files=pattern, split="train", cache_dir=str(built[0] / "hf"))
     assert ds.num_rows == rows and ds.column_names[:2] == ["id", "text"]
+
+
+def test_hostile_encodings_do_not_sink_a_build(tmp_path):
+    """A lone surrogate escape and BOM-marked CRLF files (plain and gzip) build, and the repair is counted."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.jsonl").write_bytes(b'{"id": "1", "text": "abc \\ud800 def. It ends here."}\n')
+    bom = b"\xef\xbb\xbf" + b'{"id": "2", "text": "first of two."}\r\n{"id": "3", "text": "second."}\r\n'
+    (data / "b.jsonl").write_bytes(bom)
+    (data / "c.jsonl.gz").write_bytes(gzip.compress(bom.replace(b'"2"', b'"4"').replace(b'"3"', b'"5"'), mtime=0))
+    assert main(["build", "--input", str(data / "*.jsonl*"), "--run-dir", str(tmp_path / "run"),
+                 "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 0
+    stats = json.loads((tmp_path / "run" / "stats.json").read_text())
+    assert stats["accounting"]["kept"] == 5 and stats["accounting"]["rejected"] == 0
+    assert stats["edits"]["read"] == {"lone_surrogates_repaired": 1}
+    table, _ = _table(tmp_path / "run" / "clean")
+    assert "abc \ufffd def. It ends here." in table.column("text").to_pylist()
+
+
+def test_duplicate_ids_across_files_never_confuse_dedup(tmp_path):
+    """Two files of one source reuse ids 1 and 2; b's "1" copies a's "2". Exact dedup removes that copy and
+    nothing else (before ids were namespaced, the verdict for id web/2 removed b's unique text too)."""
+    texts = {"A": "Alpha text about rivers and mills and the town.", "B": "Beta text about bridges over water.",
+             "C": "Gamma text about markets on the other side."}
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.jsonl").write_text(json.dumps({"id": "1", "text": texts["A"]}) + "\n"
+                                  + json.dumps({"id": "2", "text": texts["B"]}) + "\n")
+    (data / "b.jsonl").write_text(json.dumps({"id": "1", "text": texts["B"]}) + "\n"
+                                  + json.dumps({"id": "2", "text": texts["C"]}) + "\n")
+    config = tmp_path / "corpus.yaml"
+    config.write_text(f"inputs:\n  - {{path: '{data}/*.jsonl', name: web}}\n"
+                      "quality: {enabled: false}\npii: {enabled: false}\n"
+                      "dedup: {near: {enabled: false}, lines: {enabled: false}}\n")
+    assert _build(config, tmp_path / "run") == 0
+    clean, _ = _table(tmp_path / "run" / "clean")
+    removed, _ = _table(tmp_path / "run" / "removed")
+    assert sorted(clean.column("text").to_pylist()) == sorted(texts.values())
+    assert len(set(clean.column("id").to_pylist())) == 3
+    assert removed.column("text").to_pylist() == [texts["B"]]
+    stats = json.loads((tmp_path / "run" / "stats.json").read_text())
+    assert stats["edits"]["read"] == {"id_collisions": 4}
+
+
+def test_manifest_records_the_language_id_model_used(tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"text": "The river runs through the old town and past the mill. " * 5}) + "\n")
+    assert main(["build", "--input", str(data), "--run-dir", str(tmp_path / "run"),
+                 "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 0
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    (lid,) = manifest["models"]
+    assert lid["role"] == "quality.langid.model" and lid["name"] == "lid.176.ftz"
+    assert lid["size"] > 100_000 and len(lid["sha256"]) == 64

@@ -79,3 +79,25 @@ def test_gpu_requested_but_absent(tmp_path, capsys, monkeypatch):
     line = _one_line_error(capsys, ["train", "--set", f"output.run_dir={tmp_path}", "--set", "train.device=cuda"])
     assert line == ("corpusforge: error: train.device is cuda but no CUDA device is available; "
                     "set train.device=auto or cpu")
+
+
+def test_unknown_beam_flag_is_an_error_with_a_suggestion(tmp_path, data, capsys):
+    line = _one_line_error(capsys, ["build", "--input", str(data), "--run-dir", str(tmp_path / "run"), *OFF,
+                                    "--direct_num_worker=2"])
+    assert "unknown Beam pipeline option --direct_num_worker" in line and "did you mean --direct_num_workers?" in line
+    assert not (tmp_path / "run").exists()
+    line = _one_line_error(capsys, ["build", "--input", str(data), "--run-dir", str(tmp_path / "run"), *OFF,
+                                    "--set", "beam.options={direct_runing_mode: multi_threading}"])
+    assert "--direct_runing_mode" in line and "did you mean --direct_running_mode?" in line
+    assert "beam.options" in line
+
+
+def test_known_beam_flags_pass(tmp_path):
+    from corpusforge.pipeline.core.beam_options import pipeline_options
+    from corpusforge.pipeline.core.beam_options import BeamConfig
+
+    options = pipeline_options(BeamConfig(options={"direct_num_workers": 2}),
+                               ["--direct_running_mode", "multi_threading", "--project=p", "--no_save_main_session"])
+    assert options.get_all_options()["direct_running_mode"] == "multi_threading"
+    options = pipeline_options(BeamConfig(runner="DaskRunner"), ["--dask_client_address=tcp://x:1"])
+    assert options.get_all_options()["address"] == "tcp://x:1"  # DaskOptions stores it as address

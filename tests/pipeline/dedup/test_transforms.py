@@ -10,7 +10,8 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.dedup import (
-    ConnectedComponents, Decontaminate, DecontaminateConfig, Dedup, DedupConfig, ExactDedup, LineDedup,
+    ConnectedComponents, Decontaminate, DecontaminateConfig, Dedup, DedupConfig, ExactDedup, ExactDedupConfig,
+    LineDedup,
     LineDedupConfig, NearDedup, NearDedupConfig,
 )
 from corpusforge.pipeline.document import Document, removed_row
@@ -52,6 +53,21 @@ def test_exact_dedup_keeps_the_best_ranked_copy():
             ("c", "dedup", "exact_duplicate", "b", 3),
             ("d", "dedup", "exact_duplicate", "e", 2),
         ]), label="CheckRemoved")
+
+
+def test_exact_dedup_keys_can_fold_nfkc_and_case():
+    plain = "Die Straße ist lang und die Finanzen sind gut. " * 3
+    folded = plain.replace("Straße", "STRASSE").replace("Finanzen", "\ufb01nanzen").replace("lang", "ｌａｎｇ")
+    docs = [doc("a", plain), doc("b", folded)]
+    with TestPipeline() as p:
+        today = p | "Default" >> beam.Create(docs) | "Lower" >> ExactDedup()
+        assert_that(ids(today.kept, "KeptLower"), equal_to(["a", "b"]), label="CheckLower")
+        out = p | "Folding" >> beam.Create(docs) | "Fold" >> ExactDedup(key_fold="nfkc_casefold")
+        assert_that(ids(out.kept, "KeptFold"), equal_to(["a"]), label="CheckFold")
+        assert_that(removals(out.removed, "RemovedFold"), equal_to([("b", "dedup", "exact_duplicate", "a", 2)]),
+                    label="CheckRemovedFold")
+    config = DedupConfig(exact=ExactDedupConfig(key_fold="nfkc_casefold"))
+    assert Dedup(config).steps[0][1].key_fold == "nfkc_casefold"
 
 
 # ------------------------------------------------------------------------------------------------ near

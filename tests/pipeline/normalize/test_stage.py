@@ -31,3 +31,32 @@ def test_normalize_transform_removes_documents_left_empty():
                     label="Kept")
         assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.stage, r.reason)),
                     equal_to([("b", "normalize", "empty_after_normalize")]), label="Removed")
+
+
+def test_line_and_paragraph_separators_break_lines():
+    config = NormalizeConfig()
+    assert normalize_text("It ends here.\u2029The second paragraph.", config) == "It ends here.\n\nThe second paragraph."
+    assert normalize_text("one line\u2028the next", config) == "one line\nthe next"
+    raw = NormalizeConfig(unicode_form="none", strip_control=False, collapse_whitespace=False)
+    assert normalize_text("a\u2028b\u2029c", raw) == "a\nb\n\nc"
+
+
+def test_control_characters_between_a_letter_and_its_mark_normalise_in_one_pass():
+    # Stripping the control character after NFC would leave "e" + U+0301 for the next pass to compose.
+    assert normalize_text("e\x00\u0301 \u1100\u200b\u1161", NormalizeConfig()) == "\u00e9 \uac00"
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_UNICODE = st.characters(codec=None, categories=None)  # every code point, surrogates and controls included
+_TRICKY = st.sampled_from(list("\r\n\t \u00a0\u3000\u2028\u2029\u0085\x00\x0b\x0c\x1c\u200b\ufeff\u0301\u0316"
+                               "\u0327e\u1100\u1161\u11a8\u00b4\ufb01\u2126\u212b\u0130\u0345\u03b9\u0661"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.one_of(st.text(_TRICKY, max_size=12), st.text(st.one_of(_UNICODE, _TRICKY), max_size=40)),
+       form=st.sampled_from(["NFC", "NFKC", "none"]), strip_control=st.booleans(), collapse=st.booleans())
+def test_normalize_is_idempotent_for_all_text(text, form, strip_control, collapse):
+    config = NormalizeConfig(unicode_form=form, strip_control=strip_control, collapse_whitespace=collapse)
+    once = normalize_text(text, config)
+    assert normalize_text(once, config) == once

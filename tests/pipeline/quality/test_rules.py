@@ -71,6 +71,25 @@ def test_blocklist_patterns_and_domains(tmp_path):
     assert bl.check("fine", url="spam.example/x") == "blocklist_domain"
 
 
+@pytest.mark.parametrize("url,blocked", [
+    ("https://example.com./page", True),  # a fully qualified name, trailing dot
+    ("https://WWW.EXAMPLE.COM/page", True),
+    ("https://Shop.Example.Com.:8080/x", True),
+    ("https://example\u3002com/page", True),  # an ideographic full stop separates labels in IDNA
+    ("https://xn--bcher-kva.de/buch", True),  # punycode of a domain listed in Unicode
+    ("https://www.BÜCHER.de/", True),
+    ("https://xn--80akhbyknj4f.xn--p1ai/", True),  # Unicode of a domain listed in punycode
+    ("https://испытание.рф/", True),
+    ("https://notexample.com/", False),
+    ("https://example.com.evil.org/", False),
+    ("https://bucher.de/", False),
+    ("http://[::1/broken", False),  # not a URL (urlsplit raises): no host, and no crash
+])
+def test_blocklist_domains_match_trailing_dot_case_and_idn_forms(url, blocked):
+    bl = Blocklist(BlocklistConfig(domains=["Example.COM.", "bücher.de", "XN--80AKHBYKNJ4F.XN--P1AI"]))
+    assert bl.check("fine", url=url) == ("blocklist_domain" if blocked else KEEP)
+
+
 def test_blocklist_bad_pattern_is_a_user_error():
     from corpusforge.pipeline.core.errors import UserError
 
@@ -175,6 +194,39 @@ def test_c4_edit_removes_lines_and_counts_each_reason():
         "c4_lines_no_terminal_punct": 1, "c4_lines_too_few_words": 1, "c4_lines_javascript": 1,
         "c4_lines_policy": 1, "c4_lines_long_word": 1, "c4_citations": 1, "c4_lines_removed": 5,
     }
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("Paris is the capital of France.[1] It is large.", "Paris is the capital of France. It is large."),
+    ("It was founded in 1990,[12] and grew.[3][4]", "It was founded in 1990, and grew."),
+    ("The claim is disputed.[citation needed] Others agree.", "The claim is disputed. Others agree."),
+    ("The claim is disputed[citation needed].", "The claim is disputed."),
+    ("History[edit]", "History"),
+    ("[1] Smith, J. A history of rivers.", "Smith, J. A history of rivers."),
+    ("It grew quickly. [7] Then it shrank.", "It grew quickly. Then it shrank."),
+])
+def test_c4_citations_are_removed_from_prose(line, expected):
+    assert c4_edit(line, C4Config())[0] == expected
+
+
+@pytest.mark.parametrize("line", [
+    "In Python, values[1] is the second element of the list.",
+    "Write items = [] to start with an empty list, then items.append(x).",
+    "A matrix entry is m[3][4], the fifth entry of the fourth row.",
+    "for x in data[0]: total += x[1]",
+    "Call f(a)[2] or obj.rows[10] to get one; print([1]) prints a list.",
+    "x = [1]",
+    "self.buf[edit] holds the pending change.",
+])
+def test_c4_citations_never_touch_brackets_in_code(line):
+    assert c4_edit(line, C4Config()) == (line, {})
+
+
+def test_c4_citations_in_prose_and_code_on_one_line():
+    line = "The list values[1] holds the second value.[2] Use items = [] to reset it.[citation needed]"
+    new, counts = c4_edit(line, C4Config())
+    assert new == "The list values[1] holds the second value. Use items = [] to reset it."
+    assert counts == {"c4_citations": 2}
 
 
 def test_c4_edit_at_defaults_leaves_clean_text_untouched():

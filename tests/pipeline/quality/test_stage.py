@@ -119,3 +119,29 @@ def test_disabled_stage_passes_everything():
         out = p | beam.Create([doc("nav", NAV)]) | Quality(QualityConfig(enabled=False))
         assert_that(out.kept | beam.Map(lambda d: d.id), equal_to(["nav"]), label="kept")
         assert_that(out.removed, equal_to([]), label="removed")
+
+
+def test_model_files_name_size_and_hash_of_every_model_used(tmp_path):
+    import hashlib
+    import os
+
+    from corpusforge.pipeline.quality.config import ClassifierConfig, QualityConfig
+    from corpusforge.pipeline.quality.langid import bundled_lid_path
+    from corpusforge.pipeline.quality.stage import model_files
+
+    fake = tmp_path / "quality.bin"
+    fake.write_bytes(b"not really a model, but it has bytes")
+    cfg = QualityConfig(classifiers=[ClassifierConfig(name="quality", model=str(fake))])
+    files = model_files(cfg)
+    lid = bundled_lid_path()
+    assert files == [
+        {"role": "quality.langid.model", "name": "lid.176.ftz", "path": lid, "size": os.path.getsize(lid),
+         "sha256": hashlib.sha256(open(lid, "rb").read()).hexdigest()},
+        {"role": "quality.classifiers[quality].model", "name": "quality.bin", "path": str(fake),
+         "size": fake.stat().st_size, "sha256": hashlib.sha256(fake.read_bytes()).hexdigest()},
+    ]
+    off = QualityConfig(classifiers=cfg.classifiers)
+    off.langid.enabled = False
+    assert [f["role"] for f in model_files(off)] == ["quality.classifiers[quality].model"]
+    off.enabled = False
+    assert model_files(off) == []
