@@ -28,6 +28,7 @@ from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs
 from corpusforge.pipeline.spill import SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
+from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.files import read_json, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_paths
 from corpusforge.pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
@@ -51,15 +52,35 @@ def enabled_stages(config: BuildConfig, spill_dir: str | None = None) -> list[tu
 
 
 def prepare_output(run_dir: str, names: tuple[str, ...], overwrite: bool) -> None:
-    """Refuse to replace existing outputs unless asked to; with ``overwrite``, delete them."""
+    """Refuse to replace existing outputs unless asked to, and, when asked, unless corpusforge wrote them (the
+    run directory's marker lists them). Nothing is deleted here: the new build replaces the old one only
+    when it succeeded (``rundir.swap_in``)."""
     existing = [posixpath.join(run_dir, n) for n in names if FileSystems.exists(posixpath.join(run_dir, n))]
     if existing and not overwrite:
         raise UserError(f"{run_dir} already holds a build ({', '.join(posixpath.basename(e) for e in existing)}); "
                         "choose another output.run_dir or pass --overwrite")
-    if existing:
-        FileSystems.delete(existing)
-    if not FileSystems.exists(run_dir):
-        FileSystems.mkdirs(run_dir)
+    rundir.check_owned(run_dir, list(names))
+    files.mkdirs(run_dir)
+
+
+def _swap_marker(run_dir: str, final: str, names: tuple[str, ...], fingerprint: str
+                 ) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The run directory's marker once the build in ``final`` is swapped in, and the old outputs it makes
+    stale and retires (report.html; tokenizer/, tokens/ and model/ stay, marked stale by the fingerprint)."""
+    marker = rundir.read_marker(run_dir) or {"outputs": {}, "derived": {}}
+    for name in names:
+        path = posixpath.join(final, name)
+        if FileSystems.exists(path):
+            marker["outputs"][name] = rundir.listing(path) if name in ("clean", "removed", "rejected") else None
+        else:
+            marker["outputs"].pop(name, None)
+    marker["corpus_fingerprint"] = fingerprint
+    retire = tuple(n for n in ("report.html",) if n in marker["outputs"]
+                   and rundir.is_regular(posixpath.join(run_dir, n)))
+    for name in retire:
+        marker["outputs"].pop(name)
+        marker["derived"].pop(name, None)
+    return marker, retire
 
 
 class _TextTieBreak:
@@ -289,12 +310,21 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     runner's Beam metrics are summed over the pipelines run into ``stats["metrics"]``.
     """
     out = out or sys.stdout
-    run_dir = config.output.run_dir.rstrip("/")
+    run_dir = config.output.run_dir = rundir.check_run_dir(config.output.run_dir)  # never /, ~, cwd or above
     # Everything that can be checked is checked before any output is touched.
     check_inputs(config.inputs)
     enabled_stages(config)
     options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
+    with rundir.run_lock(run_dir, "build"):  # one writer per run directory
+        return _build(config, run_dir, options, out, resume, progress)
+
+
+def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progress: bool) -> BuildResult:
+    for note in filter(None, [rundir.recover(run_dir)]):
+        print(note, file=out, flush=True)
     prepare_output(run_dir, OUTPUTS, config.output.overwrite)
+    for note in rundir.clean_leftovers(run_dir):  # we hold the lock: no live build owns them
+        print(note, file=out, flush=True)
     checkpoint = config.output.stage_checkpoints
     work_dir = posixpath.join(run_dir, CHECKPOINTS) if checkpoint else posixpath.join(run_dir, f".tmp-build-{uuid.uuid4().hex[:12]}")
     if FileSystems.exists(work_dir) and not resume:
@@ -342,6 +372,8 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
             if not checkpoint:
                 FileSystems.delete([work_dir])
             else:
+                if FileSystems.exists(segment.spill_dir):  # spilled text is never kept after a build ends
+                    FileSystems.delete([segment.spill_dir])
                 print(f"stage {'+'.join(segment.stages)} failed; completed stages are kept in {work_dir}: "
                       "rerun with --resume to continue from there", file=out, flush=True)
             raise
@@ -379,13 +411,12 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
         "models": models,
         "versions": _versions(),
     }
+    manifest["corpus_fingerprint"] = rundir.corpus_fingerprint(posixpath.join(final, "clean"))
     write_json(posixpath.join(final, "manifest.json"), manifest)
     write_json(posixpath.join(final, "stats.json"), stats)
-    for name in OUTPUTS:
-        source = posixpath.join(final, name)
-        if FileSystems.exists(source):
-            FileSystems.rename([source], [posixpath.join(run_dir, name)])
-    FileSystems.delete([final, work_dir])
+    marker, retire = _swap_marker(run_dir, final, OUTPUTS, manifest["corpus_fingerprint"])
+    rundir.swap_in(run_dir, final, OUTPUTS, marker, retire)  # the old build stays whole until this succeeds
+    FileSystems.delete([work_dir])
     notes = []
     if config.pii.enabled:
         from corpusforge.pipeline.pii import coverage

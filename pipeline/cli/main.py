@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.beam_args = extra
     from corpusforge.pipeline.core.config_loader import ConfigError
-    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.pipeline.core.errors import UserError, resource_error
 
     try:
         return int(args.func(args) or 0)
@@ -92,8 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a path that cannot be read or written: the user fixes the path or its permissions
         if getattr(args, "debug", False):
             raise
-        print(f"corpusforge: error: {_one_line(exc)}; check the path and its permissions (--debug shows the "
-              "traceback)", file=sys.stderr)
+        message = resource_error(exc) or f"{exc}; check the path and its permissions (--debug shows the traceback)"
+        print(f"corpusforge: error: {_one_line(message)}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a full disk or a denied write inside Beam or a library: one line, not 126
+        resource = resource_error(exc)
+        if resource is None or getattr(args, "debug", False):
+            raise
+        print(f"corpusforge: error: {_one_line(resource)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("corpusforge: interrupted", file=sys.stderr)

@@ -39,20 +39,12 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
 
 
 def _write_atomic(path: str, data: bytes) -> None:
-    """Write to a temporary name, then rename: a reader never sees half a page (any Beam filesystem)."""
-    from apache_beam.io.filesystems import FileSystems
+    """Temporary file, fsync, rename (any Beam filesystem): a reader never sees half a page, and a path that
+    is not a regular file (a directory, /dev/full) is refused rather than replaced."""
+    from corpusforge.pipeline.core import files
+    from corpusforge.pipeline.core.errors import UserError, resource_error
 
-    from corpusforge.pipeline.core.errors import UserError
-
-    tmp = path + ".tmp"
     try:
-        parent = posixpath.dirname(path)
-        if parent and not FileSystems.exists(parent):
-            FileSystems.mkdirs(parent)
-        with FileSystems.create(tmp) as f:
-            f.write(data)
-        if FileSystems.exists(path):
-            FileSystems.delete([path])
-        FileSystems.rename([tmp], [path])
+        files.write_bytes_atomic(path, data)
     except OSError as exc:
-        raise UserError(f"cannot write the report to {path}: {exc}") from None
+        raise (resource_error(exc, path, "the report") or UserError(f"cannot write the report to {path}: {exc}")) from exc
