@@ -19,6 +19,8 @@ import hashlib
 import itertools
 import json
 import math
+import os
+import re
 from typing import Any, Iterable
 
 import apache_beam as beam
@@ -30,7 +32,7 @@ from apache_beam.metrics import Metrics
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.beam_options import runs_locally
 from corpusforge.pipeline.core.progress import Progress, Reporter
-from corpusforge.pipeline.core import files
+from corpusforge.pipeline.core import files, rundir
 from corpusforge.tokenizer.corpus import clean_shards
 from corpusforge.tokenizer.special_tokens import read_special_tokens
 from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
@@ -309,13 +311,27 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
     """``corpusforge tokenize``: encode ``<run_dir>/clean`` into ``<run_dir>/tokens``; returns the manifest.
     ``progress``: documents encoded of the total, with ETA and tokens, on stderr while it runs."""
     cfg = config.tokenize
-    transform = TokenizeShards.from_config(cfg, config.run_dir)
+    run_dir = rundir.check_run_dir(config.run_dir)
+    with rundir.run_lock(run_dir, "tokenize"):
+        if not cfg.tokenizer:
+            rundir.check_fresh(run_dir, "tokenizer")  # a tokenizer of an earlier clean/ is refused
+        manifest = _tokenize(config, run_dir, beam_args, progress)
+        if not cfg.output and not cfg.input:  # made from this run's clean/: record which one
+            rundir.record_output(run_dir, "tokens", rundir.listing(files.join(run_dir, "tokens")))
+        return manifest
+
+
+def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool) -> dict[str, Any]:
+    cfg = config.tokenize
+    transform = TokenizeShards.from_config(cfg, run_dir)
     output = transform.output
     previous = [files.join(output, name) for name in ("manifest.json", *SPLITS)]
     if any(files.exists(p) for p in previous):
         if not config.output.overwrite:
             raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
-        files.remove_paths(previous)  # shards of an earlier plan would otherwise linger beside the new ones
+        if not cfg.output:
+            rundir.check_owned(run_dir, ["tokens"])
+        remove_token_shards(output)  # shards of an earlier plan would otherwise linger beside the new ones
     import tempfile
 
     from corpusforge.pipeline.core.beam_options import pipeline_options
@@ -329,3 +345,39 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
     with shown, beam.Pipeline(options=options) as p:
         _ = p | "Tokenize" >> transform
     return json.loads(files.read_bytes(files.join(output, "manifest.json")).decode("utf-8"))
+
+
+def remove_token_shards(output: str) -> None:
+    """Delete the token shards that ``output/manifest.json`` lists, their manifest and the temporary files of
+    a killed run; refuse (deleting nothing) when a split directory holds anything else or is a link."""
+    manifest_path = files.join(output, "manifest.json")
+    listed = {"manifest.json"}
+    if files.exists(manifest_path):
+        try:
+            manifest = files.read_json(manifest_path)
+        except ValueError:
+            manifest = {}
+        for split in manifest.get("splits", {}).values():
+            listed.update(str(s) for s in split.get("shards", []))
+    doomed = [manifest_path] if files.exists(manifest_path) else []
+    for split in SPLITS:
+        directory = files.join(output, split)
+        if not files.exists(directory):
+            continue
+        if files.is_local(directory):
+            if os.path.islink(directory):
+                raise UserError(f"{directory} is a symbolic link; corpusforge does not delete through links: remove "
+                                "the link and run again")
+            names = sorted(os.listdir(directory))
+            stray = [n for n in names if f"{split}/{n}" not in listed and not _TEMP_FILE.fullmatch(n)]
+            if stray:
+                raise UserError(f"{directory}/{stray[0]} was not written by corpusforge tokenize; move it out of "
+                                f"{directory} and run again")
+            doomed += [os.path.join(directory, n) for n in names]
+        else:
+            doomed.append(directory)
+    files.remove_paths(doomed)
+
+
+# What files.atomic_local_file names its temporary files: left behind only by a killed run.
+_TEMP_FILE = re.compile(r"\..+\.tmp-[0-9a-f]{32}")

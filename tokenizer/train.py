@@ -25,7 +25,7 @@ from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_toke
 
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.progress import Progress
-from corpusforge.pipeline.core import files
+from corpusforge.pipeline.core import files, rundir
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.corpus import clean_shards, stable_unit, text_bytes
 from corpusforge.tokenizer.special_tokens import family_tokens, read_special_tokens
@@ -227,12 +227,20 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, pr
 def train_tokenizer(config, progress: bool = True) -> dict[str, Any]:
     """``corpusforge tokenizer train``: paths from the run directory, refuse to overwrite unless asked."""
     cfg: TokenizerConfig = config.tokenizer
-    input_path = cfg.input or files.join(config.run_dir, "clean")
-    output_dir = cfg.output or files.join(config.run_dir, "tokenizer")
+    run_dir = rundir.check_run_dir(config.run_dir)
+    input_path = cfg.input or files.join(run_dir, "clean")
+    output_dir = cfg.output or files.join(run_dir, "tokenizer")
     target = files.join(output_dir, "tokenizer.json")
-    if files.exists(target) and not config.output.overwrite:
-        raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
-    return train_from_shards(cfg, input_path, output_dir, progress=progress)
+    with rundir.run_lock(run_dir, "tokenizer train"):
+        if files.exists(target) and not config.output.overwrite:
+            raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
+        in_run = not cfg.output
+        if in_run:
+            rundir.check_owned(run_dir, ["tokenizer"])
+        report = train_from_shards(cfg, input_path, output_dir, progress=progress)
+        if in_run and not cfg.input:  # made from this run's clean/: record which one
+            rundir.record_output(run_dir, "tokenizer")
+        return report
 
 
 def _added_tokens(tok: Tokenizer) -> dict[str, Any]:

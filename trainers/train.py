@@ -18,6 +18,7 @@ import time
 
 import torch
 
+from corpusforge.pipeline.core import rundir
 from corpusforge.pipeline.core.config_loader import to_dict
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
@@ -116,14 +117,19 @@ def train_model(config, *, resume: bool | None = None, stop_at_step: int | None 
     schedule still spans ``max_steps``).
     """
     tc: TrainConfig = config.train
-    run_dir = pathlib.Path(config.output.run_dir)
-    dist = init_distributed(tc.device)
-    try:
-        return _train(tc, run_dir, dist, resume=tc.resume if resume is None else resume,
-                      overwrite=getattr(config.output, "overwrite", False), stop_at_step=stop_at_step,
-                      progress=tc.progress if progress is None else progress)
-    finally:
-        shutdown(dist)
+    run_dir = pathlib.Path(rundir.check_run_dir(config.output.run_dir))
+    with rundir.run_lock(str(run_dir), "train"):  # one writer per run directory (rank 0 holds it under DDP)
+        rundir.check_fresh(str(run_dir), "tokens")  # token shards of an earlier clean/ are refused
+        dist = init_distributed(tc.device)
+        try:
+            result = _train(tc, run_dir, dist, resume=tc.resume if resume is None else resume,
+                            overwrite=getattr(config.output, "overwrite", False), stop_at_step=stop_at_step,
+                            progress=tc.progress if progress is None else progress)
+        finally:
+            shutdown(dist)
+        if dist.is_main:
+            rundir.record_output(str(run_dir), "model")
+        return result
 
 
 @dataclasses.dataclass

@@ -26,15 +26,22 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
                  per_reason: int = 3, text_chars: int = 600, tokenizer_dir: str | None = None,
                  model_dir: str | None = None) -> ReportResult:
     """Write ``output`` (default ``RUN_DIR/report.html``); returns its path, size and the terminal summary."""
+    from corpusforge.pipeline.core import rundir
     from corpusforge.pipeline.report.collect import collect
     from corpusforge.pipeline.report.page import render
     from corpusforge.pipeline.report.summary import summary
 
+    # The page shows what it finds in the run directory: refuse outputs made from an earlier clean/.
+    rundir.check_fresh(run_dir, *(name for name, given in (("tokenizer", tokenizer_dir), ("tokens", None),
+                                                           ("model", model_dir)) if given is None))
     data = collect(run_dir, sample_rows=sample_rows, top_reasons=top_reasons, per_reason=per_reason,
                    text_chars=text_chars, tokenizer_dir=tokenizer_dir, model_dir=model_dir)
     page = render(data, per_reason=per_reason).encode("utf-8")
+    in_run = output is None
     output = output or posixpath.join(data.run_dir, "report.html")
     _write_atomic(output, page)
+    if in_run and rundir.read_marker(run_dir) is not None:  # a rebuild then retires this page with the old clean/
+        rundir.record_output(run_dir, "report.html")
     return ReportResult(output, len(page), summary(data, output))
 
 
