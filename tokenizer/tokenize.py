@@ -316,8 +316,9 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
         if not cfg.tokenizer:
             rundir.check_fresh(run_dir, "tokenizer")  # a tokenizer of an earlier clean/ is refused
         manifest = _tokenize(config, run_dir, beam_args, progress)
-        if not cfg.output and not cfg.input:  # made from this run's clean/: record which one
-            rundir.record_output(run_dir, "tokens", rundir.listing(files.join(run_dir, "tokens")))
+        if not cfg.output:  # made from this run's clean/ (not --input): record which one
+            rundir.record_output(run_dir, "tokens", rundir.listing(files.join(run_dir, "tokens")),
+                                 derived=not cfg.input)
         return manifest
 
 
@@ -330,7 +331,7 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
         if not config.output.overwrite:
             raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
         if not cfg.output:
-            rundir.check_owned(run_dir, ["tokens"])
+            rundir.check_owned(run_dir, ["tokens"], require_marker=False)
         remove_token_shards(output)  # shards of an earlier plan would otherwise linger beside the new ones
     import tempfile
 

@@ -236,10 +236,10 @@ def train_tokenizer(config, progress: bool = True) -> dict[str, Any]:
             raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
         in_run = not cfg.output
         if in_run:
-            rundir.check_owned(run_dir, ["tokenizer"])
+            rundir.check_owned(run_dir, ["tokenizer"], require_marker=False)
         report = train_from_shards(cfg, input_path, output_dir, progress=progress)
-        if in_run and not cfg.input:  # made from this run's clean/: record which one
-            rundir.record_output(run_dir, "tokenizer")
+        if in_run:  # made from this run's clean/ (not --input): record which one
+            rundir.record_output(run_dir, "tokenizer", derived=not cfg.input)
         return report
 
 

@@ -99,6 +99,8 @@ def record_output(run_dir: str, name: str, listed: list[str] | None = None, deri
     marker["outputs"][name] = sorted(listed) if listed is not None else None
     if derived:
         marker["derived"][name] = marker.get("corpus_fingerprint")
+    else:
+        marker["derived"].pop(name, None)
     write_marker(run_dir, marker)
 
 
@@ -138,13 +140,17 @@ def check_fresh(run_dir: str, *names: str) -> None:
 
 # -------------------------------------------------------------------------------------- ownership
 
-def check_owned(run_dir: str, names: list[str]) -> None:
+def check_owned(run_dir: str, names: list[str], require_marker: bool = True) -> None:
     """Refuse unless every existing ``RUN/name`` is one corpusforge wrote: listed in the marker, not a link,
-    and (for a directory with a file list) holding no file that corpusforge did not write."""
+    and (for a directory with a file list) holding no file that corpusforge did not write. Without
+    ``require_marker``, a run directory with no marker passes (the caller has its own proof, such as the
+    token manifest listing its shards)."""
     existing = [n for n in names if _lexists(files.join(run_dir, n))]
     if not existing:
         return
     marker = read_marker(run_dir)
+    if marker is None and not require_marker:
+        return
     if marker is None:
         raise UserError(f"{run_dir} holds {', '.join(existing)} but no {MARKER}, the record of what corpusforge "
                         "wrote there, so nothing in it is deleted; move those out of the way (or choose an empty "

@@ -198,9 +198,11 @@ def _check_model(path: str, key: str) -> None:
     import os
 
     from corpusforge.pipeline.core.errors import UserError
-    from corpusforge.pipeline.quality.langid import bundled_lid_path
+    from corpusforge.pipeline.quality.langid import bundled_lid_path, check_fasttext_file
 
     if not path:
-        bundled_lid_path()
+        check_fasttext_file(bundled_lid_path(), what="the bundled language-ID model")
     elif "://" not in path and not os.path.isfile(path):
         raise UserError(f"{key}: {path} does not exist; fix the path or remove the setting")
+    elif "://" not in path:
+        check_fasttext_file(path, what=key)
