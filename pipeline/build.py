@@ -23,7 +23,7 @@ from corpusforge.pipeline.config import BuildConfig
 from corpusforge.pipeline.core.config_loader import to_dict
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_from_row, document_row,
                                rejected_row, removed_row)
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs
 from corpusforge.pipeline.spill import SpillText, close_readers
@@ -316,7 +316,13 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     enabled_stages(config)
     options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
     with rundir.run_lock(run_dir, "build"):  # one writer per run directory
-        return _build(config, run_dir, options, out, resume, progress)
+        try:
+            return _build(config, run_dir, options, out, resume, progress)
+        except Exception as exc:  # a full disk inside a Beam worker: one line naming the run directory
+            resource = resource_error(exc, run_dir)
+            if resource is None:
+                raise
+            raise resource from exc
 
 
 def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progress: bool) -> BuildResult:

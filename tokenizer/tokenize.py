@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.errors import UserError, resource_error
 from corpusforge.pipeline.core.beam_options import runs_locally
 from corpusforge.pipeline.core.progress import Progress, Reporter
 from corpusforge.pipeline.core import files, rundir
@@ -315,7 +315,13 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
     with rundir.run_lock(run_dir, "tokenize"):
         if not cfg.tokenizer:
             rundir.check_fresh(run_dir, "tokenizer")  # a tokenizer of an earlier clean/ is refused
-        manifest = _tokenize(config, run_dir, beam_args, progress)
+        try:
+            manifest = _tokenize(config, run_dir, beam_args, progress)
+        except Exception as exc:  # a full disk inside a Beam worker: one line naming the output
+            resource = resource_error(exc, cfg.output or files.join(run_dir, "tokens"))
+            if resource is None:
+                raise
+            raise resource from exc
         if not cfg.output:  # made from this run's clean/ (not --input): record which one
             rundir.record_output(run_dir, "tokens", rundir.listing(files.join(run_dir, "tokens")),
                                  derived=not cfg.input)

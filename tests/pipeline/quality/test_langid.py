@@ -1,0 +1,57 @@
+"""A fastText model file is checked before fastText loads it: a truncated copy is a clear error at once."""
+import time
+
+import pytest
+
+from corpusforge.pipeline.cli.main import main
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.quality.langid import LanguageIdentifier, bundled_lid_path, check_fasttext_file
+
+
+@pytest.fixture(scope="module")
+def dense_model(tmp_path_factory):
+    import fasttext
+
+    d = tmp_path_factory.mktemp("ft")
+    (d / "train.txt").write_text("".join(f"__label__{'a' if i % 2 else 'b'} word{i % 7} other{i % 3}\n"
+                                         for i in range(200)))
+    fasttext.train_supervised(str(d / "train.txt"), epoch=1, bucket=1000, dim=8, verbose=0).save_model(str(d / "m.bin"))
+    return d / "m.bin"
+
+
+@pytest.mark.parametrize("which", ["bundled quantized", "dense"])
+def test_every_truncation_is_caught_and_whole_files_pass(tmp_path, dense_model, which):
+    source = bundled_lid_path() if which == "bundled quantized" else str(dense_model)
+    data = open(source, "rb").read()
+    check_fasttext_file(source)
+    cut = tmp_path / "cut.bin"
+    for size in (len(data) - 1, len(data) - 1000, len(data) // 2, 300, 60, 8, 3, 0):
+        if size < 0:
+            continue
+        cut.write_bytes(data[:size])
+        with pytest.raises(UserError, match="truncated or damaged|is empty"):
+            check_fasttext_file(str(cut))
+
+
+def test_not_a_model(tmp_path):
+    junk = tmp_path / "model.bin"
+    junk.write_bytes(b"<html>404 Not Found</html>" * 20)
+    with pytest.raises(UserError, match="is not a fastText model"):
+        LanguageIdentifier(str(junk))
+
+
+def test_a_truncated_language_id_model_fails_in_under_a_second(tmp_path, capsys):
+    data = open(bundled_lid_path(), "rb").read()
+    truncated = tmp_path / "lid.176.ftz"
+    truncated.write_bytes(data[: len(data) // 3])
+    started = time.perf_counter()
+    with pytest.raises(UserError, match="truncated or damaged"):
+        LanguageIdentifier(str(truncated))  # fastText's own load_model hangs here, allocating gigabytes
+    assert time.perf_counter() - started < 1.0
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"text": "one document"}\n')
+    assert main(["build", "--input", str(docs), "-o", str(tmp_path / "run"), "--set", f"quality.langid.model={truncated}",
+                 "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"corpusforge: error: quality.langid.model {truncated} is truncated or damaged: its layout needs at "
+                   f"least 459,270 bytes, the file has {len(data) // 3:,}; copy or download it again\n")
