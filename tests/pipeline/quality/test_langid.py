@@ -1,4 +1,5 @@
 """A fastText model file is checked before fastText loads it: a truncated copy is a clear error at once."""
+import re
 import time
 
 import pytest
@@ -53,5 +54,6 @@ def test_a_truncated_language_id_model_fails_in_under_a_second(tmp_path, capsys)
     assert main(["build", "--input", str(docs), "-o", str(tmp_path / "run"), "--set", f"quality.langid.model={truncated}",
                  "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 2
     err = capsys.readouterr().err
-    assert err == (f"corpusforge: error: quality.langid.model {truncated} is truncated or damaged: its layout needs at "
-                   f"least 459,270 bytes, the file has {len(data) // 3:,}; copy or download it again\n")
+    assert re.fullmatch(rf"corpusforge: error: quality.langid.model {re.escape(str(truncated))} is truncated or damaged: "
+                        rf"its layout needs at least [\d,]+ bytes, the file has {len(data) // 3:,}; copy or download "
+                        r"it again\n", err), err
