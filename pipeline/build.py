@@ -74,8 +74,9 @@ def _swap_marker(run_dir: str, final: str, names: tuple[str, ...], fingerprint: 
             marker["outputs"][name] = rundir.listing(path) if name in ("clean", "removed", "rejected") else None
         else:
             marker["outputs"].pop(name, None)
+    changed = marker.get("corpus_fingerprint") != fingerprint  # an identical rebuild makes nothing stale
     marker["corpus_fingerprint"] = fingerprint
-    retire = tuple(n for n in ("report.html",) if n in marker["outputs"]
+    retire = tuple(n for n in ("report.html",) if changed and n in marker["outputs"]
                    and rundir.is_regular(posixpath.join(run_dir, n)))
     for name in retire:
         marker["outputs"].pop(name)
