@@ -148,6 +148,11 @@ def check_owned(run_dir: str, names: list[str], require_marker: bool = True) -> 
     existing = [n for n in names if _lexists(files.join(run_dir, n))]
     if not existing:
         return
+    for name in existing:  # with or without a marker: never write or delete through a link
+        path = files.join(run_dir, name)
+        if files.is_local(path) and os.path.islink(path):
+            raise UserError(f"{path} is a symbolic link; corpusforge does not delete or write through links: "
+                            "remove the link and run again")
     marker = read_marker(run_dir)
     if marker is None and not require_marker:
         return
@@ -162,9 +167,6 @@ def check_owned(run_dir: str, names: list[str], require_marker: bool = True) -> 
                             "out of the way and run again")
         if not files.is_local(path):
             continue
-        if os.path.islink(path):
-            raise UserError(f"{path} is a symbolic link; corpusforge does not delete or write through links: "
-                            "remove the link and run again")
         listed = marker["outputs"][name]
         if listed is not None and os.path.isdir(path):
             stray = _first_unlisted(path, set(listed))

@@ -242,3 +242,13 @@ def test_a_refused_command_leaves_no_empty_run_directory(tmp_path):
         with rundir.run_lock(str(tmp_path / "new"), "build"):
             raise RuntimeError("refused before writing")
     assert not (tmp_path / "new").exists()
+
+
+def test_a_linked_derived_output_is_refused_even_without_a_marker(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (run / "tokenizer").symlink_to(elsewhere)
+    with pytest.raises(UserError, match="symbolic link"):
+        rundir.check_owned(str(run), ["tokenizer"], require_marker=False)
