@@ -21,6 +21,7 @@ import json
 import math
 import os
 import re
+import uuid
 from typing import Any, Iterable
 
 import apache_beam as beam
@@ -316,29 +317,34 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
         if not cfg.tokenizer:
             rundir.check_fresh(run_dir, "tokenizer")  # a tokenizer of an earlier clean/ is refused
         try:
-            manifest = _tokenize(config, run_dir, beam_args, progress)
+            return _tokenize(config, run_dir, beam_args, progress)
         except Exception as exc:  # a full disk inside a Beam worker: one line naming the output
             resource = resource_error(exc, cfg.output or files.join(run_dir, "tokens"))
             if resource is None:
                 raise
             raise resource from exc
-        if not cfg.output:  # made from this run's clean/ (not --input): record which one
-            rundir.record_output(run_dir, "tokens", rundir.listing(files.join(run_dir, "tokens")),
-                                 derived=not cfg.input)
-        return manifest
 
 
 def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool) -> dict[str, Any]:
     cfg = config.tokenize
     transform = TokenizeShards.from_config(cfg, run_dir)
     output = transform.output
+    in_run = not cfg.output
     previous = [files.join(output, name) for name in ("manifest.json", *SPLITS)]
+    doomed: list[str] = []
     if any(files.exists(p) for p in previous):
         if not config.output.overwrite:
             raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
-        if not cfg.output:
+        if in_run:
             rundir.check_owned(run_dir, ["tokens"], require_marker=False)
-        remove_token_shards(output)  # shards of an earlier plan would otherwise linger beside the new ones
+        doomed = token_files(output)  # refuses a directory holding files tokenize did not write
+    # In a local run directory the new shards are written beside the old ones and swapped in on success (a
+    # killed tokenize keeps the old shards); elsewhere the old shards go first.
+    staging = files.join(run_dir, f".tmp-swap-{uuid.uuid4().hex[:12]}") if in_run and files.is_local(run_dir) else None
+    if staging:
+        transform.output = files.join(staging, "tokens")  # the manifest's paths are relative to the final place
+    else:
+        files.remove_paths(doomed)  # shards of an earlier plan would otherwise linger beside the new ones
     import tempfile
 
     from corpusforge.pipeline.core.beam_options import pipeline_options
@@ -349,14 +355,31 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
         transform.progress = tempfile.mkdtemp(prefix="corpusforge-tokenize-")
         shown = Progress(transform.progress, "documents", _documents(transform.paths), unit="docs",
                          extras=(("tokens", "tokens"),), label="tokenize")
-    with shown, beam.Pipeline(options=options) as p:
-        _ = p | "Tokenize" >> transform
-    return json.loads(files.read_bytes(files.join(output, "manifest.json")).decode("utf-8"))
+    try:
+        with shown, beam.Pipeline(options=options) as p:
+            _ = p | "Tokenize" >> transform
+        manifest = files.read_json(files.join(transform.output, "manifest.json"))
+    except BaseException:
+        if staging:
+            rundir.remove_tree(staging)
+        raise
+    if staging:
+        marker = rundir.read_marker(run_dir) or {"outputs": {}, "derived": {}}
+        marker["outputs"]["tokens"] = rundir.listing(transform.output)
+        if cfg.input:  # not this run's clean/: no fingerprint to compare
+            marker["derived"].pop("tokens", None)
+        else:
+            marker["derived"]["tokens"] = marker.get("corpus_fingerprint")
+        rundir.swap_in(run_dir, staging, ("tokens",), marker)
+    elif in_run:
+        rundir.record_output(run_dir, "tokens", rundir.listing(output), derived=not cfg.input)
+    return manifest
 
 
-def remove_token_shards(output: str) -> None:
-    """Delete the token shards that ``output/manifest.json`` lists, their manifest and the temporary files of
-    a killed run; refuse (deleting nothing) when a split directory holds anything else or is a link."""
+def token_files(output: str) -> list[str]:
+    """The files of an earlier tokenize in ``output``: the shards its manifest lists, the manifest, and the
+    temporary files of a killed run. Refuses (a ``UserError``) when ``output`` or a split directory holds
+    anything else, or a split directory is a link: those are not tokenize's to delete."""
     manifest_path = files.join(output, "manifest.json")
     listed = {"manifest.json"}
     if files.exists(manifest_path):
@@ -367,6 +390,12 @@ def remove_token_shards(output: str) -> None:
         for split in manifest.get("splits", {}).values():
             listed.update(str(s) for s in split.get("shards", []))
     doomed = [manifest_path] if files.exists(manifest_path) else []
+    if files.is_local(output):
+        stray = [n for n in sorted(os.listdir(output)) if n not in (*SPLITS, "manifest.json")
+                 and not _TEMP_FILE.fullmatch(n)]
+        if stray:
+            raise UserError(f"{files.join(output, stray[0])} was not written by corpusforge tokenize; move it out of "
+                            f"{output} and run again")
     for split in SPLITS:
         directory = files.join(output, split)
         if not files.exists(directory):
@@ -376,15 +405,17 @@ def remove_token_shards(output: str) -> None:
                 raise UserError(f"{directory} is a symbolic link; corpusforge does not delete through links: remove "
                                 "the link and run again")
             names = sorted(os.listdir(directory))
-            stray = [n for n in names if f"{split}/{n}" not in listed and not _TEMP_FILE.fullmatch(n)]
+            stray = [n for n in names if f"{split}/{n}" not in listed and not _TEMP_FILE.fullmatch(n)
+                     and not _SHARD_FILE.fullmatch(n)]  # a killed run's shards, named as ShardPlan names them
             if stray:
                 raise UserError(f"{directory}/{stray[0]} was not written by corpusforge tokenize; move it out of "
                                 f"{directory} and run again")
             doomed += [os.path.join(directory, n) for n in names]
         else:
             doomed.append(directory)
-    files.remove_paths(doomed)
+    return doomed
 
 
 # What files.atomic_local_file names its temporary files: left behind only by a killed run.
 _TEMP_FILE = re.compile(r"\..+\.tmp-[0-9a-f]{32}")
+_SHARD_FILE = re.compile(r"part-\d{5}-of-\d{5}\.arrow")

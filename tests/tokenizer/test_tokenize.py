@@ -1,6 +1,7 @@
 import argparse
 import hashlib
 import json
+import os
 import pathlib
 
 import apache_beam as beam
@@ -256,3 +257,30 @@ def test_cli_trains_and_tokenizes(tmp_path, clean_dir, capsys):
     manifest = json.loads((run / "tokens" / "manifest.json").read_text())
     assert manifest["family"] == "encoder" and manifest["special_tokens"]["mask"] == 4
     assert manifest["tokenizer"] == "../tokenizer/tokenizer.json"
+
+
+def test_a_failed_overwrite_keeps_the_old_token_shards(tmp_path, clean_dir, tokenizer_path, monkeypatch):
+    from corpusforge.tokenizer import tokenize as tokenize_module
+
+    run = tmp_path / "run"
+    settings = [f"output.run_dir={run}", f"tokenize.input={clean_dir}", f"tokenize.tokenizer={tokenizer_path}",
+                "tokenize.num_shards=2", "tokenize.val_fraction=0.05"]
+    run_tokenize(load_config(None, settings))
+    before = {p: p.read_bytes() for p in sorted((run / "tokens").rglob("*")) if p.is_file()}
+
+    def full_disk(self, element):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tokenize_module._WriteShard, "process", full_disk)
+    with pytest.raises(UserError, match="no space left on the device"):
+        run_tokenize(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
+    assert {p: p.read_bytes() for p in sorted((run / "tokens").rglob("*")) if p.is_file()} == before
+    assert not [p for p in run.iterdir() if p.name.startswith(".tmp-")]
+    monkeypatch.undo()
+    (run / "tokens" / "train" / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="notes.txt was not written by corpusforge"):
+        run_tokenize(load_config(None, settings + ["output.overwrite=true"]))
+    (run / "tokens" / "train" / "notes.txt").unlink()
+    manifest = run_tokenize(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
+    assert sorted(p.name for p in (run / "tokens" / "train").iterdir()) == ["part-00000-of-00001.arrow"]
+    assert manifest["tokenizer"] == os.path.relpath(tokenizer_path, run / "tokens")
