@@ -15,8 +15,10 @@ import hashlib
 import heapq
 import json
 import logging
+import os
 import sys
 import time
+import uuid
 from typing import Any, Iterable, Iterator
 
 import pyarrow.compute as pc
@@ -224,8 +226,12 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, pr
     return report
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "report.json")
+
+
 def train_tokenizer(config, progress: bool = True) -> dict[str, Any]:
-    """``corpusforge tokenizer train``: paths from the run directory, refuse to overwrite unless asked."""
+    """``corpusforge tokenizer train``: paths from the run directory, refuse to overwrite unless asked. In a
+    local run directory the new files are written beside the old ones and swapped in together on success."""
     cfg: TokenizerConfig = config.tokenizer
     run_dir = rundir.check_run_dir(config.run_dir)
     input_path = cfg.input or files.join(run_dir, "clean")
@@ -234,13 +240,34 @@ def train_tokenizer(config, progress: bool = True) -> dict[str, Any]:
     with rundir.run_lock(run_dir, "tokenizer train"):
         if files.exists(target) and not config.output.overwrite:
             raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
-        in_run = not cfg.output
-        if in_run:
-            rundir.check_owned(run_dir, ["tokenizer"], require_marker=False)
-        report = train_from_shards(cfg, input_path, output_dir, progress=progress)
-        if in_run:  # made from this run's clean/ (not --input): record which one
-            rundir.record_output(run_dir, "tokenizer", derived=not cfg.input)
+        if cfg.output or not files.is_local(run_dir):
+            return train_from_shards(cfg, input_path, output_dir, progress=progress)
+        rundir.check_owned(run_dir, ["tokenizer"], require_marker=False)
+        _check_only_tokenizer_files(output_dir)
+        staging = files.join(run_dir, f".tmp-swap-{uuid.uuid4().hex[:12]}")
+        try:
+            report = train_from_shards(cfg, input_path, files.join(staging, "tokenizer"), progress=progress)
+        except BaseException:
+            rundir.remove_tree(staging)
+            raise
+        marker = rundir.read_marker(run_dir) or {"outputs": {}, "derived": {}}
+        marker["outputs"]["tokenizer"] = list(TOKENIZER_FILES)
+        if cfg.input:  # not this run's clean/: no fingerprint to compare
+            marker["derived"].pop("tokenizer", None)
+        else:
+            marker["derived"]["tokenizer"] = marker.get("corpus_fingerprint")
+        rundir.swap_in(run_dir, staging, ("tokenizer",), marker)
         return report
+
+
+def _check_only_tokenizer_files(directory: str) -> None:
+    """Refuse to replace a tokenizer directory holding files that ``tokenizer train`` does not write."""
+    if not os.path.isdir(directory):
+        return
+    stray = [n for n in sorted(os.listdir(directory)) if n not in TOKENIZER_FILES and ".tmp-" not in n]
+    if stray:
+        raise UserError(f"{os.path.join(directory, stray[0])} was not written by corpusforge tokenizer train; move it "
+                        f"out of {directory} and run again")
 
 
 def _added_tokens(tok: Tokenizer) -> dict[str, Any]:
