@@ -327,8 +327,6 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
 
 
 def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progress: bool) -> BuildResult:
-    for note in filter(None, [rundir.recover(run_dir)]):
-        print(note, file=out, flush=True)
     prepare_output(run_dir, OUTPUTS, config.output.overwrite)
     for note in rundir.clean_leftovers(run_dir):  # we hold the lock: no live build owns them
         print(note, file=out, flush=True)

@@ -23,6 +23,7 @@ import posixpath
 import shutil
 import socket
 import stat
+import sys
 import uuid
 from typing import Any, Iterator
 
@@ -339,6 +340,9 @@ def run_lock(run_dir: str, command: str) -> Iterator[None]:
                  "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(owner) + "\n").encode(), 0)
+        note = recover(run_dir)  # a rebuild killed mid-swap: every command sees the previous build whole
+        if note:
+            print(f"corpusforge: {note}", file=sys.stderr, flush=True)
         yield
     finally:
         del _held[key]

@@ -252,3 +252,27 @@ def test_a_linked_derived_output_is_refused_even_without_a_marker(tmp_path):
     (run / "tokenizer").symlink_to(elsewhere)
     with pytest.raises(UserError, match="symbolic link"):
         rundir.check_owned(str(run), ["tokenizer"], require_marker=False)
+
+
+def test_taking_the_lock_undoes_a_half_done_swap(tmp_path, monkeypatch, capsys):
+    run = tmp_path / "run"
+    _old_build(run)
+    before = _snapshot(run)
+    staged = _staged(run)
+    real_rename = rundir._rename
+    calls = []
+
+    def killed_after_two(*args):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(args)
+        real_rename(*args)
+
+    monkeypatch.setattr(rundir, "_rename", killed_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        rundir.swap_in(str(run), str(staged), ("clean", "removed", "manifest.json"), {"outputs": {}, "derived": {}})
+    monkeypatch.undo()
+    assert not (run / "clean").exists()  # half done: clean/ and removed/ moved aside
+    with rundir.run_lock(str(run), "tokenize"):
+        assert _snapshot(run) == {**before, rundir.LOCK: (run / rundir.LOCK).read_bytes()}
+    assert "restored the previous outputs" in capsys.readouterr().err
