@@ -318,7 +318,8 @@ def run_lock(run_dir: str, command: str) -> Iterator[None]:
     """Hold ``RUN/.corpusforge.lock`` while ``command`` writes to ``run_dir``: a second build, tokenize or
     train on the same directory fails at once, naming this one. The lock is an flock (released by the kernel
     when its process dies, so a killed command leaves no stale lock); the file names the owner's pid, host
-    and command. Re-entrant within a process (``demo`` holds it around the commands it runs)."""
+    and command. Re-entrant within a process (``demo`` holds it around the commands it runs). Taking it first
+    rolls back a swap that a killed rebuild left half done (``recover``)."""
     if not files.is_local(run_dir) or os.environ.get("RANK", "0") != "0":  # DDP: rank 0 holds it for all
         yield
         return
