@@ -123,6 +123,7 @@ class Segment:
     stages: list[str]
     directory: str
     fingerprint: str
+    files: dict[str, str] = dataclasses.field(default_factory=dict)  # "<config key> <path>" -> content digest
 
     @property
     def marker(self) -> str:
@@ -138,29 +139,59 @@ def spills_text(config: BuildConfig) -> bool:
     return config.output.spill_text and "://" not in config.output.run_dir
 
 
-def _fingerprint(config: BuildConfig, stages: list[str]) -> str:
-    """What a segment's output depends on: the inputs, the reader's limits and the configs of its stages and
-    of every stage before it. A checkpoint is reused only if this is unchanged."""
+def _fingerprint(config: BuildConfig, stages: list[str], files: dict[str, str] | None = None) -> str:
+    """What a segment's output depends on: the inputs, the reader's limits, the configs of its stages and of
+    every stage before it, and ``files``: the content digest of every input file and of every file those
+    stages read (models, word lists, eval sets; ``file_digests``), so that a file changed under the same path
+    is rebuilt. A checkpoint is reused only if this is unchanged."""
     relevant = {
         "version": __version__,
         "inputs": to_dict(config.inputs),
         "max_doc_chars": config.output.max_doc_chars,
         "shard_target_mb": config.output.shard_target_mb,
         "stages": {name: to_dict(getattr(config, name)) for name in stages},
+        "files": files or {},
     }
     return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
+
+
+def file_digests(config: BuildConfig) -> dict[str, dict[str, str]]:
+    """``{stage or "read": {"<config key> <path>": digest}}``: every input file and every file an enabled
+    stage reads, by content (``corpusforge.pipeline.core.files.content_digest``: sha256 for local files)."""
+    from corpusforge.pipeline.core.files import content_digest
+
+    hash_remote = config.output.hash_remote_files
+    listed = {"read": [(f"inputs[{i}]", path) for i, (_, paths) in enumerate(check_inputs(config.inputs))
+                       for path in paths]}
+    for stage in registered_stages():
+        section = getattr(config, stage.section)
+        if section.enabled:
+            listed[stage.section] = stage.files(section)
+    return {name: {f"{key} {path}": content_digest(path, hash_remote) for key, path in files}
+            for name, files in listed.items()}
 
 
 def plan_segments(config: BuildConfig, work_dir: str, checkpoint: bool) -> list[Segment]:
     names = stage_names(config)
     groups = [[name] for name in names] if checkpoint and names else [names]
+    digests = file_digests(config) if checkpoint else {}  # only a resumed build compares fingerprints
     segments, done = [], []
     for index, group in enumerate(groups):
         done = done + group
         label = "-".join(group) or "read"
+        files = {key: digest for name in ["read", *done] for key, digest in digests.get(name, {}).items()}
         segments.append(Segment(index, group, posixpath.join(work_dir, f"{index:02d}-{label}"),
-                                _fingerprint(config, done)))
+                                _fingerprint(config, done, files), files))
     return segments
+
+
+def changed_files(segment: Segment) -> list[str]:
+    """The files whose content differs from when ``segment`` was checkpointed (by its marker)."""
+    if not FileSystems.exists(segment.marker):
+        return []
+    before = read_json(segment.marker).get("files", {})
+    return sorted(key.split(" ", 1)[1] for key in before.keys() | segment.files.keys()
+                  if before.get(key) != segment.files.get(key))
 
 
 def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segment, previous: Segment | None,
@@ -237,7 +268,8 @@ def _finish_segment(segment: Segment, seconds: float) -> None:
     close_readers()  # the in-process runner read spilled texts in this process
     if FileSystems.exists(segment.spill_dir):
         FileSystems.delete([segment.spill_dir])
-    write_json(segment.marker, {"stages": segment.stages, "fingerprint": segment.fingerprint, "seconds": seconds})
+    write_json(segment.marker, {"stages": segment.stages, "fingerprint": segment.fingerprint, "seconds": seconds,
+                                "files": segment.files})
 
 
 def _is_complete(segment: Segment) -> bool:
@@ -270,8 +302,8 @@ def check_error_fraction(facts: dict[tuple[str, str], int], limit: float, kept_i
     stage raised on them: that is a systematic bug, not one odd record."""
     errors = {key: n for (category, key), n in facts.items() if category == "stage_errors"}
     failed = sum(errors.values())
-    records = sum(n for (category, key), n in facts.items()
-                  if category == "rejected" or (category, key) == ("funnel_docs", "read"))
+    after_read = sum(n for key, n in errors.items() if not key.startswith("read\t"))  # read and rejected both
+    records = facts.get(("funnel_docs", "read"), 0) + sum(n for (c, _), n in facts.items() if c == "rejected") - after_read
     if not failed or failed <= limit * records:
         return
     by = ", ".join(f"{key.replace(chr(9), ' ')} {n:,}" for key, n in sorted(errors.items(), key=lambda kv: (-kv[1], kv[0])))
@@ -338,6 +370,10 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     if resume and first:
         print(f"resuming {run_dir}: {', '.join('+'.join(s.stages) or 'read' for s in segments[:first])} "
               f"already complete", file=out, flush=True)
+    changed = changed_files(segments[first]) if resume and first < len(segments) else []
+    if changed:
+        print(f"resuming {run_dir}: {', '.join(changed)} changed since stage {'+'.join(segments[first].stages) or 'read'} "
+              "was checkpointed; rebuilding from there", file=out, flush=True)
     print(f"building {run_dir} with {runner} ...", file=out, flush=True)
     for segment in segments[first:]:
         if FileSystems.exists(segment.directory):

@@ -50,6 +50,11 @@ class OutputConfig:
         metadata={"help": "Run each stage as its own Beam pipeline and keep its output in RUN/.checkpoints, so a failed "
                           "build resumes (`build --resume`) from the last completed stage. Costs one extra write and "
                           "read of the corpus per stage."})
+    hash_remote_files: bool = dataclasses.field(
+        default=False,
+        metadata={"help": "With stage checkpoints, fingerprint remote (gs://, s3://...) input, eval-set, word-list and "
+                          "model files by their content (sha256, one more read of each) rather than their size and "
+                          "modification time; local files are always hashed."})
     spill_text: bool = dataclasses.field(
         default=True,
         metadata={"help": "Keep document text in spill files under the run directory while Beam shuffles only "

@@ -135,6 +135,12 @@ class Stage(beam.PTransform):
         self.config = config
         self.context = context or StageContext()
 
+    @classmethod
+    def files(cls, config) -> list[tuple[str, str]]:
+        """``(config key, path)`` of every file the stage reads besides the documents under ``config`` (models,
+        word lists, eval sets): a resumed build compares them by content (``build._fingerprint``)."""
+        return []
+
 
 def registered_stages() -> list[type[Stage]]:
     """Every stage of this package in build order: each ``pipeline/<name>/stage.py`` registers itself on import."""

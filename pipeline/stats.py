@@ -107,7 +107,10 @@ def assemble_stats(facts: Iterable[tuple[tuple[str, str], int]], stage_order: li
          "chars": cat.get("funnel_chars", {}).get(stage, 0)}
         for stage in ["read", *stage_order]
     ]
-    input_records = read + rejected_total
+    # A document a stage raised on after reading was counted as read and again as rejected (stage_error):
+    # only the reader's rejections are input records that never became documents.
+    rejected_after_read = sum(n for stage, errors in stage_errors.items() if stage != "read" for n in errors.values())
+    input_records = read + rejected_total - rejected_after_read
     stats = {
         "accounting": {
             "input": input_records,

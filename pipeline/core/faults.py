@@ -13,6 +13,7 @@ and the first exception fails the run, with its traceback.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Iterable
 
 import apache_beam as beam
@@ -25,12 +26,13 @@ MESSAGE_CHARS = 160
 # enough that ordinary words of an error message ("position", "encode") rarely match, short enough that an
 # e-mail address or a phone number quoted by an exception never survives.
 QUOTE_CHARS = 8
+_QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")  # what an exception's repr() of a string puts in quotes
 
 
 def describe(stage: str, exc: BaseException, text: str = "") -> str:
     """``"<stage>: <ExceptionType>: <message>"``: the message's first line, at most ``MESSAGE_CHARS``
-    characters, with every stretch that repeats ``text`` (``QUOTE_CHARS`` characters or more) replaced by
-    ``…``."""
+    characters, with every quoted string that ``text`` holds and every stretch that repeats ``text``
+    (``QUOTE_CHARS`` characters or more) replaced by ``…``."""
     lines = str(exc).strip().splitlines()
     message = " ".join(lines[0].split())[:MESSAGE_CHARS] if lines else ""
     if text and message:
@@ -40,12 +42,13 @@ def describe(stage: str, exc: BaseException, text: str = "") -> str:
 
 
 def _without_quotes(message: str, text: str) -> str:
+    # a quoted string of the text, however short (KeyError('no id')), and every longer stretch of it
+    message = _QUOTED.sub(lambda m: m.group(0) if (m.group(1) or m.group(2)) not in text
+                          else m.group(0)[0] + "…" + m.group(0)[-1], message)
     quoted = [False] * len(message)
     for start in range(len(message) - QUOTE_CHARS + 1):
         if message[start:start + QUOTE_CHARS] in text:
             quoted[start:start + QUOTE_CHARS] = [True] * QUOTE_CHARS
-    if len(message) < QUOTE_CHARS and message in text:
-        quoted = [True] * len(message)
     out, previous = [], False
     for char, hidden in zip(message, quoted):
         if not hidden:

@@ -35,5 +35,13 @@ class Dedup(Stage, section="dedup", order=30):
         if c.lines.enabled:
             self.steps.append(("LineDedup", LineDedup(c.lines, key, fail_fast)))
 
+    @classmethod
+    def files(cls, config: DedupConfig) -> list[tuple[str, str]]:
+        from corpusforge.pipeline.dedup.decontaminate import eval_set_files
+
+        if not (config.enabled and config.decontaminate.eval_sets):
+            return []
+        return [("dedup.decontaminate.eval_sets", path) for path in eval_set_files(config.decontaminate.eval_sets)]
+
     def expand(self, docs) -> StageOutputs:
         return chain_steps(docs, self.steps)

@@ -156,6 +156,15 @@ class Quality(Stage, section="quality", order=20):
                  label: str | None = None):
         super().__init__(config or QualityConfig(), context, label)
 
+    @classmethod
+    def files(cls, config: QualityConfig) -> list[tuple[str, str]]:
+        if not config.enabled:
+            return []
+        lists = [("quality.blocklist.patterns_file", config.blocklist.patterns_file),
+                 ("quality.blocklist.domains_file", config.blocklist.domains_file),
+                 ("quality.c4.bad_words_file", config.c4.bad_words_file)]
+        return [(r["role"], r["path"]) for r in _model_paths(config)] + [(key, path) for key, path in lists if path]
+
     def expand(self, pcoll):
         cfg, fail_fast = self.config, self.context.fail_fast
         steps: list[tuple[str, beam.PTransform]] = []
@@ -171,15 +180,19 @@ def model_files(cfg: QualityConfig) -> list[dict]:
     """The model files the quality stage loads under ``cfg`` (language ID, classifiers), each with its config
     key, file name, path, size and SHA-256, for the build's manifest: which model made a corpus is then on
     record even where a path (the bundled ``lid.176.ftz``, a reused ``models/quality.bin``) says nothing."""
+    return [_file_record(r["role"], r["path"]) for r in _model_paths(cfg)]
+
+
+def _model_paths(cfg: QualityConfig) -> list[dict]:
     if not cfg.enabled:
         return []
     from corpusforge.pipeline.quality.langid import bundled_lid_path
 
     used = []
     if cfg.langid.enabled:
-        used.append(("quality.langid.model", cfg.langid.model or bundled_lid_path()))
-    used += [(f"quality.classifiers[{c.name}].model", c.model) for c in cfg.classifiers]
-    return [_file_record(role, path) for role, path in used]
+        used.append({"role": "quality.langid.model", "path": cfg.langid.model or bundled_lid_path()})
+    used += [{"role": f"quality.classifiers[{c.name}].model", "path": c.model} for c in cfg.classifiers]
+    return used
 
 
 def _file_record(role: str, path: str) -> dict:

@@ -48,6 +48,27 @@ def test_jsonl_every_bad_record_is_rejected_with_its_reason():
                                (6, "invalid_utf8"), (7, "not_an_object"), (8, "oversize_record")]
 
 
+def test_a_record_whose_conversion_raises_is_rejected_alone_and_the_file_reads_on(monkeypatch):
+    from corpusforge.pipeline import readers
+
+    original = readers._Context.repair_unicode
+
+    def buggy(self, obj):
+        if obj.get("text") == "no id":
+            raise KeyError("no id")
+        return original(self, obj)
+
+    monkeypatch.setattr(readers._Context, "repair_unicode", buggy)
+    items = _read(JSONL, "data/a.jsonl")
+    assert _reasons(items)[0] == (1, "stage_error")
+    assert [(i.detail, i.raw) for i in items if isinstance(i, Rejected) and i.reason == "stage_error"] == [
+        ("read: KeyError: '…'", '{"text": "no id"}\n')]  # the message quoted the record: cut out
+    assert len(_reasons(items)) == 8 and sum(isinstance(i, Document) for i in items) == 1  # the rest as before
+    with pytest.raises(KeyError):
+        list(records_from_file(open_decompressed(io.BytesIO(JSONL), "a.jsonl"), InputConfig(path="a.jsonl"),
+                               "a.jsonl", "a.jsonl", max_chars=1000, fail_fast=True))
+
+
 def test_derived_ids_are_stable_and_depend_on_position():
     first, second = _read(JSONL, "data/a.jsonl"), _read(JSONL, "data/a.jsonl")
     assert first[1].id == second[1].id
