@@ -6,12 +6,17 @@ not a log line, stdout/stderr, a stage_error detail, stats.json, the manifest or
 """
 from __future__ import annotations
 
+import io
 import json
 import logging
+import pathlib
+import tempfile
 
 import pyarrow as pa
 import pytest
 
+from corpusforge.pipeline.build import run_build
+from corpusforge.pipeline.cli.config import load_config
 from corpusforge.pipeline.cli.main import main
 
 STAGES = ("read", "normalize", "quality", "dedup", "pii")
@@ -138,3 +143,39 @@ def test_fail_fast_fails_on_the_first_error_with_its_traceback(tmp_path, monkeyp
     with pytest.raises(Exception, match="planted bug in normalize"):
         main(["build", "--input", str(data), "--run-dir", str(tmp_path / "run"), "--no-progress", "--fail-fast",
               "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"])
+
+
+# --- property: any records, every stage on -----------------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+_ANY_CHAR = st.characters(codec=None, categories=None)  # lone surrogates, controls and NUL included
+_HOSTILE = st.sampled_from(list("\x00\x07\x1b\x7f\x85\r\n\t \u200f\u202e\u2066\u0301\u0336\u05d0\u0627\ufeff"
+                                "\u2028\u2029\ud800\udfff\U0001F600.@[]") + ["jane@example.org", "+1 202 555 0147"])
+_TEXT = st.one_of(
+    st.lists(st.one_of(_ANY_CHAR, _HOSTILE, st.sampled_from(TOPICS)), max_size=40).map("".join),
+    st.builds(_paragraph, st.sampled_from(TOPICS), st.integers(0, 99)),
+    st.builds(lambda c, n: c * n, st.one_of(_ANY_CHAR, _HOSTILE), st.sampled_from([0, 1, 5000, 30_000])))
+_VALUE = st.recursive(st.none() | st.booleans() | st.integers() | _TEXT,
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                      max_leaves=6)
+_RECORD = st.one_of(st.fixed_dictionaries({"text": _TEXT}, optional={"id": _VALUE, "url": _VALUE, "meta": _VALUE}),
+                    _VALUE)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(records=st.lists(_RECORD, min_size=1, max_size=12))
+def test_any_records_build_with_every_stage_and_add_up(records):
+    """With fail_fast on, so that a stage raising on any of these records fails the property instead of
+    hiding as a stage_error."""
+    with tempfile.TemporaryDirectory() as tmp:
+        data = f"{tmp}/in.jsonl"
+        with open(data, "wb") as f:
+            f.write(b"".join(json.dumps(r).encode() + b"\n" for r in records))
+        config = load_config(overrides=[f"inputs=[{{path: '{data}'}}]", f"output.run_dir={tmp}/run",
+                                        "output.max_doc_chars=20000", "build.fail_fast=true"])
+        result = run_build(config, progress=False, out=io.StringIO())
+        a = result.stats["accounting"]
+        assert a["balanced"] and a["input"] == len(records) == a["kept"] + a["removed"] + a["rejected"]
+        for row in _rows(pathlib.Path(tmp) / "run" / "clean"):
+            row["text"].encode("utf-8")  # valid UTF-8 (Arrow would not have stored it otherwise; checked anyway)
+            assert row["text"].strip()
