@@ -46,7 +46,7 @@ def stage_names(config: BuildConfig) -> list[str]:
 
 def enabled_stages(config: BuildConfig, spill_dir: str | None = None) -> list[tuple[str, Stage]]:
     """Every enabled stage, constructed from its config section (constructing checks the section)."""
-    context = StageContext(run_dir=config.output.run_dir, spill_dir=spill_dir)
+    context = StageContext(run_dir=config.output.run_dir, spill_dir=spill_dir, fail_fast=config.build.fail_fast)
     return [(stage.section, stage(getattr(config, stage.section), context)) for stage in registered_stages()
             if getattr(config, stage.section).enabled]
 
@@ -145,6 +145,7 @@ class Segment:
     stages: list[str]
     directory: str
     fingerprint: str
+    files: dict[str, str] = dataclasses.field(default_factory=dict)  # "<config key> <path>" -> content digest
 
     @property
     def marker(self) -> str:
@@ -160,49 +161,78 @@ def spills_text(config: BuildConfig) -> bool:
     return config.output.spill_text and "://" not in config.output.run_dir
 
 
-def _fingerprint(config: BuildConfig, stages: list[str]) -> str:
-    """What a segment's output depends on: the inputs, the reader's limits and the configs of its stages and
-    of every stage before it. A checkpoint is reused only if this is unchanged."""
+def _fingerprint(config: BuildConfig, stages: list[str], files: dict[str, str] | None = None) -> str:
+    """What a segment's output depends on: the inputs, the reader's limits, the configs of its stages and of
+    every stage before it, and ``files``: the content digest of every input file and of every file those
+    stages read (models, word lists, eval sets; ``file_digests``), so that a file changed under the same path
+    is rebuilt. A checkpoint is reused only if this is unchanged."""
     relevant = {
         "version": __version__,
         "inputs": to_dict(config.inputs),
         "max_doc_chars": config.output.max_doc_chars,
         "shard_target_mb": config.output.shard_target_mb,
         "stages": {name: to_dict(getattr(config, name)) for name in stages},
+        "files": files or {},
     }
     return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
+
+
+def file_digests(config: BuildConfig) -> dict[str, dict[str, str]]:
+    """``{stage or "read": {"<config key> <path>": digest}}``: every input file and every file an enabled
+    stage reads, by content (``corpusforge.pipeline.core.files.content_digest``: sha256 for local files)."""
+    from corpusforge.pipeline.core.files import content_digest
+
+    hash_remote = config.output.hash_remote_files
+    listed = {"read": [(f"inputs[{i}]", path) for i, (_, paths) in enumerate(check_inputs(config.inputs))
+                       for path in paths]}
+    for stage in registered_stages():
+        section = getattr(config, stage.section)
+        if section.enabled:
+            listed[stage.section] = stage.files(section)
+    return {name: {f"{key} {path}": content_digest(path, hash_remote) for key, path in files}
+            for name, files in listed.items()}
 
 
 def plan_segments(config: BuildConfig, work_dir: str, checkpoint: bool) -> list[Segment]:
     names = stage_names(config)
     groups = [[name] for name in names] if checkpoint and names else [names]
+    digests = file_digests(config) if checkpoint else {}  # only a resumed build compares fingerprints
     segments, done = [], []
     for index, group in enumerate(groups):
         done = done + group
         label = "-".join(group) or "read"
+        files = {key: digest for name in ["read", *done] for key, digest in digests.get(name, {}).items()}
         segments.append(Segment(index, group, posixpath.join(work_dir, f"{index:02d}-{label}"),
-                                _fingerprint(config, done)))
+                                _fingerprint(config, done, files), files))
     return segments
+
+
+def changed_files(segment: Segment) -> list[str]:
+    """The files whose content differs from when ``segment`` was checkpointed (by its marker)."""
+    if not FileSystems.exists(segment.marker):
+        return []
+    before = read_json(segment.marker).get("files", {})
+    return sorted(key.split(" ", 1)[1] for key in before.keys() | segment.files.keys()
+                  if before.get(key) != segment.files.get(key))
 
 
 def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segment, previous: Segment | None,
                      is_last: bool, progress: str | None = None) -> None:
     """Wire one segment: its input (the raw inputs, or the previous segment's documents), its stages, and
-    durable outputs in ``segment.directory``: docs/, removed/, rejected/ (first segment), facts.json."""
+    durable outputs in ``segment.directory``: docs/, removed/, rejected/ (the reader's rejections and every
+    stage's ``stage_error`` records), facts.json."""
     target = int(config.output.shard_target_mb * 1e6)
     out = segment.directory
     spill_dir = segment.spill_dir if spills_text(config) else None
-    facts, removed = [], []
+    facts, removed, rejected = [], [], []
     if previous is None:
-        read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress)
-        docs, rejected = pipeline | "Read" >> read
+        read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
+                             fail_fast=config.build.fail_fast)
+        docs, read_rejected = pipeline | "Read" >> read
+        rejected.append(read_rejected)
         facts += [docs | "FactsRead" >> beam.FlatMap(document_facts("read")),
                   read.edits | "FactsEditsRead" >> beam.FlatMap(edit_facts),
-                  docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in")),
-                  rejected | "FactsRejected" >> beam.FlatMap(rejected_facts)]
-        _save_shards(rejected | "WriteRejected" >> WriteShards(
-            posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
-            lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target), out, "rejected")
+                  docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in"))]
     else:
         docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir)
     stages = dict(enabled_stages(config, spill_dir))
@@ -212,6 +242,8 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         if spill_dir:  # a stage that changed a text made a document without a reference: spill it again
             docs = docs | f"Spill{name.capitalize()}" >> SpillText(spill_dir)
         removed.append(outputs.removed)
+        if outputs.errors is not None:
+            rejected.append(outputs.errors)
         facts.append(docs | f"Facts{name.capitalize()}" >> beam.FlatMap(document_facts(name)))
         if outputs.edits is not None:
             facts.append(outputs.edits | f"FactsEdits{name.capitalize()}" >> beam.FlatMap(edit_facts))
@@ -222,6 +254,11 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     if spill_dir:
         removed_all = removed_all | "SpillRemoved" >> SpillText(spill_dir)
     facts.append(removed_all | "FactsRemoved" >> beam.FlatMap(removed_facts))
+    rejected_all = (rejected or [pipeline | "NoRejections" >> beam.Create([])]) | "FlattenRejected" >> beam.Flatten()
+    facts.append(rejected_all | "FactsRejected" >> beam.FlatMap(rejected_facts))
+    _save_shards(rejected_all | "WriteRejected" >> WriteShards(
+        posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
+        lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target), out, "rejected")
     _save_shards(docs | "WriteDocs" >> WriteShards(
         posixpath.join(out, "docs"), DOCUMENT_SCHEMA, document_row, lambda d: d.id, _doc_sort_key, _doc_size, target, progress),
         out, "docs")
@@ -253,7 +290,8 @@ def _finish_segment(segment: Segment, seconds: float) -> None:
     close_readers()  # the in-process runner read spilled texts in this process
     if FileSystems.exists(segment.spill_dir):
         FileSystems.delete([segment.spill_dir])
-    write_json(segment.marker, {"stages": segment.stages, "fingerprint": segment.fingerprint, "seconds": seconds})
+    write_json(segment.marker, {"stages": segment.stages, "fingerprint": segment.fingerprint, "seconds": seconds,
+                                "files": segment.files})
 
 
 def _is_complete(segment: Segment) -> bool:
@@ -279,6 +317,22 @@ def _gather(segments: list[Segment], name: str, dest: str, schema) -> list[dict[
         FileSystems.rename([path], [posixpath.join(dest, file)])
         entries.append({"file": file, "rows": entry["rows"], "bytes": entry["bytes"]})
     return entries
+
+
+def check_error_fraction(facts: dict[tuple[str, str], int], limit: float, kept_in: str | None = None) -> None:
+    """Refuse to publish a build in which more than ``limit`` of the input records were rejected because a
+    stage raised on them: that is a systematic bug, not one odd record."""
+    errors = {key: n for (category, key), n in facts.items() if category == "stage_errors"}
+    failed = sum(errors.values())
+    after_read = sum(n for key, n in errors.items() if not key.startswith("read\t"))  # read and rejected both
+    records = facts.get(("funnel_docs", "read"), 0) + sum(n for (c, _), n in facts.items() if c == "rejected") - after_read
+    if not failed or failed <= limit * records:
+        return
+    by = ", ".join(f"{key.replace(chr(9), ' ')} {n:,}" for key, n in sorted(errors.items(), key=lambda kv: (-kv[1], kv[0])))
+    where = f"; the completed stages are kept in {kept_in} for --resume" if kept_in else ""
+    raise UserError(f"{failed:,} of {records:,} records ({failed / max(records, 1):.2%}) were rejected because a stage "
+                    f"raised on them ({by}), more than build.max_error_fraction={limit:g}; nothing was published"
+                    f"{where}. Rerun with --fail-fast to see the first traceback, or raise build.max_error_fraction")
 
 
 def check_remote_paths(config: BuildConfig, options) -> None:
@@ -351,6 +405,10 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     if resume and first:
         print(f"resuming {run_dir}: {', '.join('+'.join(s.stages) or 'read' for s in segments[:first])} "
               f"already complete", file=out, flush=True)
+    changed = changed_files(segments[first]) if resume and first < len(segments) else []
+    if changed:
+        print(f"resuming {run_dir}: {', '.join(changed)} changed since stage {'+'.join(segments[first].stages) or 'read'} "
+              "was checkpointed; rebuilding from there", file=out, flush=True)
     print(f"building {run_dir} with {runner} ...", file=out, flush=True)
     for segment in segments[first:]:
         if FileSystems.exists(segment.directory):
@@ -392,13 +450,19 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     for segment in segments:
         for (category, key), value in read_json(posixpath.join(segment.directory, "facts.json")):
             facts[(category, key)] = facts.get((category, key), 0) + value
+    try:
+        check_error_fraction(facts, config.build.max_error_fraction, work_dir if checkpoint else None)
+    except UserError:
+        if not checkpoint:
+            FileSystems.delete([work_dir])
+        raise
     final = posixpath.join(run_dir, f".tmp-final-{uuid.uuid4().hex[:12]}")
     FileSystems.mkdirs(final)
     manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), DOCUMENT_SCHEMA)}
     if config.output.write_removed:
         manifest_shards["removed"] = _gather(segments, "removed", posixpath.join(final, "removed"), REMOVED_SCHEMA)
     if config.output.write_rejected:
-        manifest_shards["rejected"] = _gather(segments[:1], "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA)
+        manifest_shards["rejected"] = _gather(segments, "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA)
     kept_rows = sum(s["rows"] for s in manifest_shards["clean"])
     stage_names = [name for segment in segments for name in segment.stages]
     stats = assemble_stats(list(facts.items()), stage_names, kept_rows, wall, metrics=metrics)

@@ -11,6 +11,11 @@ batch, rows sorted by id: the bytes depend only on the input, the tokenizer and 
 runner or the order of work. Tokens are the encoding *without* special tokens, and special-token strings
 inside a document are encoded as plain text. Shards are written to a temporary name and renamed;
 ``tokens/manifest.json`` is written last, so its presence marks a complete output.
+
+A document whose encoding raises is left out of the shards and listed in the manifest's ``stage_errors``
+(its id and ``"tokenize: <ExceptionType>: <message>"``, never its text; ``corpusforge.pipeline.core.faults``);
+more of them than ``build.max_error_fraction`` of the documents fails the run, and ``build.fail_fast`` fails
+it on the first.
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ from corpusforge.pipeline.core.errors import UserError, resource_error
 from corpusforge.pipeline.core.beam_options import runs_locally
 from corpusforge.pipeline.core.progress import Progress, Reporter
 from corpusforge.pipeline.core import files, rundir
+from corpusforge.pipeline.core.faults import ERRORS, error_parts, run_isolated
 from corpusforge.tokenizer.corpus import clean_shards
 from corpusforge.tokenizer.special_tokens import read_special_tokens
 from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
@@ -147,11 +153,31 @@ class _PlanUnits(beam.DoFn):
                 yield path, b, start, min(n, start + self.rows)
 
 
-class _EncodeUnits(beam.DoFn):
-    """Reads a unit of a clean shard, encodes it in batches, emits ``((split, shard), Chunk)``."""
+def _token_error(record: tuple[str, str], detail: str) -> dict[str, str]:
+    return {"id": record[0], "detail": detail}
 
-    def __init__(self, tokenizer_path: str, plan: ShardPlan, batch_size: int, progress: str | None = None) -> None:
+
+def _singletons(pairs: list) -> list:
+    return [[pair] for pair in pairs]
+
+
+def _pairs(pairs: list) -> list:
+    return list(pairs)
+
+
+def _text_of(record: tuple[str, str]) -> str:
+    return record[1]
+
+
+class _EncodeUnits(beam.DoFn):
+    """Reads a unit of a clean shard, encodes it in batches, emits ``((split, shard), Chunk)``; a batch that
+    raises is encoded one document at a time and each document that raises goes to ``ERRORS`` as
+    ``{"id", "detail"}`` (unless ``fail_fast``)."""
+
+    def __init__(self, tokenizer_path: str, plan: ShardPlan, batch_size: int, progress: str | None = None,
+                 fail_fast: bool = False) -> None:
         self.tokenizer_path, self.plan, self.batch_size, self.progress = tokenizer_path, plan, batch_size, progress
+        self.fail_fast = fail_fast
         self.documents = Metrics.counter(_STAGE, "documents")
         self.tokens = Metrics.counter(_STAGE, "tokens")
         self.text_bytes = Metrics.counter(_STAGE, "text_bytes")
@@ -175,15 +201,23 @@ class _EncodeUnits(beam.DoFn):
         batch = self._reader.get_batch(b).slice(start, stop - start)
         for lo in range(0, batch.num_rows, self.batch_size):
             part = batch.slice(lo, self.batch_size)
-            ids = part.column("id").to_pylist()
-            texts = part.column("text").to_pylist()
-            chunks = encode_documents(self.tokenizer, ids, texts, self.plan)
-            self.documents.inc(len(ids))
+            pairs = list(zip(part.column("id").to_pylist(), part.column("text").to_pylist()))
+            if self.fail_fast:
+                outputs = list(self._encode(pairs))
+            else:
+                outputs = run_isolated(self._encode, pairs, _STAGE, _token_error, records=_pairs, split=_singletons,
+                                       text_of=_text_of)
+            tokens = sum(len(out[1].tokens) for out in outputs if isinstance(out, tuple))
+            self.documents.inc(len(pairs))
             self.text_bytes.inc(int(pc.sum(pc.binary_length(part.column("text"))).as_py() or 0))
-            self.reporter.add(documents=len(ids), tokens=sum(len(c.tokens) for c in chunks.values()))
-            for key in sorted(chunks):
-                self.tokens.inc(len(chunks[key].tokens))
-                yield key, chunks[key]
+            self.tokens.inc(tokens)
+            self.reporter.add(documents=len(pairs), tokens=tokens)
+            yield from outputs
+
+    def _encode(self, pairs: list[tuple[str, str]]):
+        chunks = encode_documents(self.tokenizer, [i for i, _ in pairs], [t for _, t in pairs], self.plan)
+        for key in sorted(chunks):
+            yield key, chunks[key]
 
 
 class _WriteShard(beam.DoFn):
@@ -201,7 +235,8 @@ class _WriteShard(beam.DoFn):
                "tokens": len(batch.column("tokens").values)}
 
 
-def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any]) -> dict[str, Any]:
+def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any],
+                   errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
     splits = {}
     for split in SPLITS:
         rows = sorted((s for s in shards if s["split"] == split), key=lambda s: s["index"])
@@ -212,11 +247,18 @@ def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any]) -> dict
             "shard_documents": [s["documents"] for s in rows],
             "shard_tokens": [s["tokens"] for s in rows],
         }
-    return {**header, "splits": splits}
+    by_type: dict[str, int] = {}
+    for error in errors or []:
+        name = error_parts(error["detail"])[1]
+        by_type[name] = by_type.get(name, 0) + 1
+    stage_errors = {"documents": len(errors or []), "by_type": dict(sorted(by_type.items())),
+                    "records": sorted(errors or [], key=lambda e: (e["id"], e["detail"]))}
+    return {**header, "splits": splits, "stage_errors": stage_errors}
 
 
-def _write_manifest(shards: list[dict[str, Any]], output: str, header: dict[str, Any]) -> dict[str, Any]:
-    manifest = build_manifest(shards, header)
+def _write_manifest(shards: list[dict[str, Any]], output: str, header: dict[str, Any],
+                    errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    manifest = build_manifest(shards, header, errors)
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     files.write_bytes_atomic(files.join(output, "manifest.json"), text.encode("utf-8"))
     return manifest
@@ -233,9 +275,9 @@ class TokenizeShards(beam.PTransform):
 
     def __init__(self, input: str, output: str, tokenizer: str, val_fraction: float = 0.01, split_seed: int = 0,
                  batch_size: int = 256, shard_target_mb: float = 256.0, num_shards: int = 0,
-                 rows_per_unit: int | None = None, progress: str | None = None) -> None:
+                 rows_per_unit: int | None = None, progress: str | None = None, fail_fast: bool = False) -> None:
         super().__init__()
-        self.progress = progress
+        self.progress, self.fail_fast = progress, fail_fast
         if not 0.0 <= val_fraction < 1.0:
             raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
         if not files.exists(tokenizer):
@@ -263,13 +305,13 @@ class TokenizeShards(beam.PTransform):
         }
 
     @classmethod
-    def from_config(cls, cfg, run_dir: str) -> "TokenizeShards":
+    def from_config(cls, cfg, run_dir: str, fail_fast: bool = False) -> "TokenizeShards":
         return cls(
             input=cfg.input or files.join(run_dir, "clean"),
             output=cfg.output or files.join(run_dir, "tokens"),
             tokenizer=cfg.tokenizer or files.join(run_dir, "tokenizer", "tokenizer.json"),
             val_fraction=cfg.val_fraction, split_seed=cfg.split_seed, batch_size=cfg.batch_size,
-            shard_target_mb=cfg.shard_target_mb, num_shards=cfg.num_shards,
+            shard_target_mb=cfg.shard_target_mb, num_shards=cfg.num_shards, fail_fast=fail_fast,
         )
 
     def expand(self, pbegin):
@@ -278,17 +320,19 @@ class TokenizeShards(beam.PTransform):
             | "ListCleanShards" >> beam.Create(self.paths)
             | "PlanUnits" >> beam.ParDo(_PlanUnits(self.rows_per_unit))
             | "SpreadUnits" >> beam.Reshuffle()
-            | "Encode" >> beam.ParDo(_EncodeUnits(self.tokenizer_path, self.plan, self.batch_size, self.progress))
+            | "Encode" >> beam.ParDo(_EncodeUnits(self.tokenizer_path, self.plan, self.batch_size, self.progress,
+                                                  self.fail_fast)).with_outputs(ERRORS, main="chunks")
         )
+        errors = encoded[ERRORS] | "CollectErrors" >> beam.combiners.ToList()
         # One empty marker per shard, so that every planned shard is written even when no document hashes to it.
         markers = pbegin | "AllShards" >> beam.Create([(key, None) for key in self.plan.keys()])
         return (
-            (encoded, markers)
+            (encoded.chunks, markers)
             | "WithEmptyShards" >> beam.Flatten()
             | "GroupByShard" >> beam.GroupByKey()
             | "WriteShards" >> beam.ParDo(_WriteShard(self.output, self.plan))
             | "CollectShards" >> beam.combiners.ToList()
-            | "WriteManifest" >> beam.Map(_write_manifest, self.output, self.header)
+            | "WriteManifest" >> beam.Map(_write_manifest, self.output, self.header, beam.pvalue.AsSingleton(errors))
         )
 
 
@@ -327,7 +371,7 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
 
 def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool) -> dict[str, Any]:
     cfg = config.tokenize
-    transform = TokenizeShards.from_config(cfg, run_dir)
+    transform = TokenizeShards.from_config(cfg, run_dir, fail_fast=config.build.fail_fast)
     output = transform.output
     in_run = not cfg.output
     previous = [files.join(output, name) for name in ("manifest.json", *SPLITS)]
@@ -358,7 +402,9 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
     try:
         with shown, beam.Pipeline(options=options) as p:
             _ = p | "Tokenize" >> transform
-        manifest = files.read_json(files.join(transform.output, "manifest.json"))
+        manifest_path = files.join(transform.output, "manifest.json")
+        manifest = files.read_json(manifest_path)
+        check_token_errors(manifest, config.build.max_error_fraction, manifest_path)
     except BaseException:
         if staging:
             rundir.remove_tree(staging)
@@ -419,3 +465,19 @@ def token_files(output: str) -> list[str]:
 # What files.atomic_local_file names its temporary files: left behind only by a killed run.
 _TEMP_FILE = re.compile(r"\..+\.tmp-[0-9a-f]{32}")
 _SHARD_FILE = re.compile(r"part-\d{5}-of-\d{5}\.arrow")
+
+
+def check_token_errors(manifest: dict[str, Any], limit: float, manifest_path: str) -> None:
+    """More documents left out because encoding raised than ``limit`` of them: a systematic bug. The manifest
+    (what marks the token shards complete) is removed and the run fails."""
+    failed = manifest.get("stage_errors", {}).get("documents", 0)
+    total = failed + sum(split["documents"] for split in manifest["splits"].values())
+    if not failed or failed <= limit * total:
+        return
+    files.remove_paths([manifest_path])
+    by = ", ".join(f"{name} {n:,}" for name, n in manifest["stage_errors"]["by_type"].items())
+    raise UserError(f"{failed:,} of {total:,} documents ({failed / total:.2%}) could not be tokenized ({by}), more than "
+                    f"build.max_error_fraction={limit:g}; the token shards are not marked complete. Rerun with "
+                    "--set build.fail_fast=true to see the first traceback, or raise build.max_error_fraction")
+
+

@@ -202,6 +202,31 @@ def relative(path: str, start: str) -> str:
     return path
 
 
+def content_digest(path: str, hash_remote: bool = False) -> str:
+    """What a file holds, for deciding whether an output made from it is stale: ``sha256:<hex>`` of a local file
+    (or of a remote one with ``hash_remote``), ``size:<bytes>,mtime:<seconds>`` of a remote one (hashing a
+    remote corpus would read all of it once more)."""
+    import hashlib
+
+    if is_local(path) or hash_remote:
+        digest = hashlib.sha256()
+        if is_local(path):
+            with open(_local(path), "rb") as f:
+                while chunk := f.read(1 << 20):
+                    digest.update(chunk)
+        else:
+            from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                while chunk := f.read(1 << 20):
+                    digest.update(chunk)
+        return f"sha256:{digest.hexdigest()}"
+    from apache_beam.io.filesystems import FileSystems
+
+    meta = FileSystems.match([path])[0].metadata_list[0]
+    return f"size:{meta.size_in_bytes},mtime:{meta.last_updated_in_seconds}"
+
+
 def remove_paths(paths: list[str]) -> None:
     """Delete files or directory trees that exist (used to clear an output before overwriting it)."""
     import shutil

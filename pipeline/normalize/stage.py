@@ -10,7 +10,7 @@ import unicodedata
 import apache_beam as beam
 
 from corpusforge.pipeline.normalize.config import NormalizeConfig
-from corpusforge.pipeline.stage import REMOVED, Stage, StageContext, StageOutputs, removal, split_outputs
+from corpusforge.pipeline.stage import ERRORS, REMOVED, Stage, StageContext, StageOutputs, guarded, removal, split_outputs
 
 STAGE = "normalize"
 
@@ -63,4 +63,6 @@ class Normalize(Stage, section="normalize", order=10):
         super().__init__(config or NormalizeConfig(), context, label)
 
     def expand(self, docs) -> StageOutputs:
-        return split_outputs(docs | "NormalizeText" >> beam.ParDo(_NormalizeFn(self.config)).with_outputs(REMOVED, main="kept"))
+        normalize = guarded(_NormalizeFn(self.config), STAGE, self.context.fail_fast)
+        return split_outputs(docs | "NormalizeText" >> beam.ParDo(normalize).with_outputs(REMOVED, ERRORS, main="kept"),
+                             with_errors=True)

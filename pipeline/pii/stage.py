@@ -18,7 +18,8 @@ from apache_beam.metrics import Metrics
 
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.pii.config import PIIConfig
-from corpusforge.pipeline.stage import EDITS, REMOVED, Stage, StageContext, StageOutputs, edit, removal, split_outputs
+from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, Stage, StageContext, StageOutputs, edit, guarded, removal,
+                                        split_outputs)
 
 STAGE = "pii"
 AUDIT = "audit"
@@ -90,12 +91,15 @@ class PII(Stage, section="pii", order=40):
             check_ner_model(config.ner_model)
 
     def expand(self, docs) -> StageOutputs:
-        tags = [REMOVED, EDITS] + ([AUDIT] if self.audit_path else [])
+        tags = [REMOVED, EDITS, ERRORS] + ([AUDIT] if self.audit_path else [])
+        # A batch that raises is scrubbed again one document at a time, so only the document that raises is
+        # rejected (stage_error).
+        scrub = guarded(_ScrubBatches(self.config, self.salt, bool(self.audit_path)), STAGE, self.context.fail_fast,
+                        batched=True)
         tagged = (
             docs
             | "BatchDocs" >> beam.BatchElements(min_batch_size=1, max_batch_size=self.config.batch_size)
-            | "ScrubDocs" >> beam.ParDo(_ScrubBatches(self.config, self.salt, bool(self.audit_path)))
-            .with_outputs(*tags, main="kept")
+            | "ScrubDocs" >> beam.ParDo(scrub).with_outputs(*tags, main="kept")
         )
         if self.audit_path:
             _ = (
@@ -103,4 +107,4 @@ class PII(Stage, section="pii", order=40):
                 | "AuditJson" >> beam.Map(lambda row: json.dumps(row, ensure_ascii=False, sort_keys=True))
                 | "WriteAudit" >> beam.io.WriteToText(self.audit_path, file_name_suffix=".jsonl")
             )
-        return split_outputs(tagged, with_edits=True)
+        return split_outputs(tagged, with_edits=True, with_errors=True)

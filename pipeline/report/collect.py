@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.faults import STAGE_ERROR
 from corpusforge.pipeline.shards import shard_paths
 
 # Annotation keys that hold a score worth a histogram: any numeric ``*_score`` (lang_score, quality_score,
@@ -317,9 +318,13 @@ def collect_rejected(data: RunData, directory: str, per_reason: int, top_reasons
         for key, rows in picker.positions([batch.column("reason")]).items():
             for row in batch.take(pa.array(rows)).to_pylist():
                 details = {"detail": row["detail"]} if row.get("detail") else {}
-                picked[key].append(Sample(id=f"{row['path']}:{row['position']}", source=row["source"],
-                                          text=_truncate(row.get("raw") or "", text_chars),
-                                          chars=len(row.get("raw") or ""), details=details))
+                # a stage_error record's path is the document's id (it was read already), its raw a document's
+                # text, which the report does not show
+                error = row["reason"] == STAGE_ERROR
+                raw = "" if error else row.get("raw") or ""
+                picked[key].append(Sample(id=row["path"] if error else f"{row['path']}:{row['position']}",
+                                          source=row["source"], text=_truncate(raw, text_chars), chars=len(raw),
+                                          details=details))
     data.rejected_samples = [ReasonSamples("read", reason, count, picked[(reason,)]) for reason, count in top]
 
 

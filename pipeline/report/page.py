@@ -13,6 +13,7 @@ import statistics
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
+from corpusforge.pipeline.core.faults import STAGE_ERROR
 from corpusforge.pipeline.report import plots
 from corpusforge.pipeline.report.collect import ReasonSamples, RunData
 
@@ -279,7 +280,8 @@ def samples_section(data: RunData, per_reason: int) -> Section:
 
 def rejected_section(data: RunData) -> Section:
     intro = ("Input records that could not become documents (malformed JSON, invalid UTF-8, missing text, "
-             "truncated files ...), with a short preview of the raw bytes and where they are.")
+             "truncated files ...), with a short preview of the raw bytes and where they are; and documents a "
+             "stage raised on (stage_error: the stage, exception type and message; their text stays in rejected/).")
     rejected = (data.stats or {}).get("rejected")
     if not rejected or not rejected["total"]:
         return Section("rejected", "Rejected input", intro,
@@ -290,12 +292,20 @@ def rejected_section(data: RunData) -> Section:
     for reason, n in sorted(rejected["reasons"].items(), key=lambda kv: (-kv[1], kv[0])):
         examples = samples.get(reason) or [None]
         for i, sample in enumerate(examples):
-            raw = (Markup(f'<code class="raw">{esc(sample.text)}</code>') if sample and sample.text
-                   else Markup('<span class="more">(none)</span>') if sample else "")
+            if reason == STAGE_ERROR:  # a document's text, which only rejected/ holds
+                raw = Markup('<span class="more">(in rejected/)</span>') if sample else ""
+            else:
+                raw = (Markup(f'<code class="raw">{esc(sample.text)}</code>') if sample and sample.text
+                       else Markup('<span class="more">(none)</span>') if sample else "")
             rows.append((reason if i == 0 else "", num(n) if i == 0 else "", share(n, total) if i == 0 else "",
                          sample.id if sample else "", sample.details.get("detail", "") if sample else "", raw))
-    body = table(["reason", "records", "share", "example (file:record)", "detail", "raw preview"], rows,
-                 numeric=(1, 2), cls="rejected")
+    body = table(["reason", "records", "share", "example (file:record, or document id)", "detail", "raw preview"],
+                 rows, numeric=(1, 2), cls="rejected")
+    errors = rejected.get("stage_errors") or {}
+    if errors:
+        body += table(["stage", "exception", "records"],
+                      [(stage, error, num(n)) for stage, by_type in errors.items()
+                       for error, n in sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0]))], numeric=(2,))
     if not rejected_samples_written(data):
         body += note("Rejected records were not written (output.write_rejected is off); only the counts are known.")
     return Section("rejected", "Rejected input", intro, body)

@@ -284,3 +284,29 @@ def test_a_failed_overwrite_keeps_the_old_token_shards(tmp_path, clean_dir, toke
     manifest = run_tokenize(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
     assert sorted(p.name for p in (run / "tokens" / "train").iterdir()) == ["part-00000-of-00001.arrow"]
     assert manifest["tokenizer"] == os.path.relpath(tokenizer_path, run / "tokens")
+
+
+# --- fault isolation -----------------------------------------------------------------------------------------
+def test_a_document_whose_encoding_raises_is_left_out_and_listed_without_its_text(
+        tmp_path, clean_dir, tokenizer_path, corpus_docs, monkeypatch):
+    from corpusforge.tokenizer import tokenize
+
+    victim = sorted(corpus_docs, key=lambda d: d["id"])[7]
+    original = tokenize.encode_documents
+
+    def buggy(tokenizer, ids, texts, plan):
+        if victim["id"] in ids:
+            raise RuntimeError(f"cannot encode {victim['text'][:60]!r}")
+        return original(tokenizer, ids, texts, plan)
+
+    monkeypatch.setattr(tokenize, "encode_documents", buggy)
+    manifest = _run(clean_dir, tmp_path / "tokens", tokenizer_path, val_fraction=0.1, num_shards=2, batch_size=32)
+    errors = manifest["stage_errors"]
+    assert errors["documents"] == 1 and errors["by_type"] == {"RuntimeError": 1}
+    assert errors["records"] == [{"id": victim["id"], "detail": "tokenize: RuntimeError: cannot encode '…'"}]
+    assert sum(s["documents"] for s in manifest["splits"].values()) == len(corpus_docs) - 1  # only it is missing
+    assert victim["text"][:40] not in (tmp_path / "tokens" / "manifest.json").read_text()
+    # more than build.max_error_fraction of the documents: the run fails and the shards are not marked complete
+    with pytest.raises(UserError, match=r"1 of 600 documents .* build.max_error_fraction=0.001"):
+        tokenize.check_token_errors(manifest, 0.001, str(tmp_path / "tokens" / "manifest.json"))
+    assert not (tmp_path / "tokens" / "manifest.json").exists()
