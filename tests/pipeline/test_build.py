@@ -134,7 +134,8 @@ def test_more_stage_errors_than_max_error_fraction_fail_the_run_and_publish_noth
     assert err.count("\n") == 0
     assert (f"1 of {records} records (9.09%) were rejected because a stage raised on them (normalize ValueError 1), "
             "more than build.max_error_fraction=0.001") in err and "--fail-fast" in err
-    assert sorted(p.name for p in run.iterdir()) == []  # nothing published, no work directory left behind
+    # nothing published, no work directory left behind (a run directory the build created goes too)
+    assert not run.exists() or sorted(p.name for p in run.iterdir()) == []
     # at a limit above 1 in 11 the same build passes
     assert main(["build", "--input", str(data), "--run-dir", str(run), "--no-progress", *fast,
                  "--set", "build.max_error_fraction=0.1"]) == 0
