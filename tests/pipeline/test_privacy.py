@@ -33,16 +33,17 @@ PROSE = [
     "a day. Those notebooks, kept for more than a century, are now read by scientists who study the climate.",
 ]
 EVAL_LINE = "the quick brown fox jumps over the lazy dog while seven wizards quietly judge boxing matches at dawn"
-BOILERPLATE = "Subscribe to our newsletter for weekly updates or write to news.letter@example.org at any time."
+BOILERPLATE = ("The town council posts its opening hours at the main entrance and answers letters sent to "
+               "news.letter@example.org within days.")
 
 # Every planted value, as written in the input: none may appear in any output.
 PLANTED = {
-    "kept": "kept.owner@example.org", "kept_phone": "+1-202-555-0173", "kept_card": "4111 1111 1111 1111",
+    "kept": "kept.owner@example.org", "kept_phone": "+1-202-555-0173", 
     "id": "id.person@example.org", "meta": "meta.person@example.org", "meta_phone": "+1-202-555-0199",
     "normalize": "normalize.person@example.org", "quality": "quality.person@example.org",
     "quality_phone": "+1-202-555-0148", "exact": "exact.dup@example.org", "near": "near.dup@example.org",
     "lines": "news.letter@example.org", "lines_unique": "lines.person@example.org",
-    "decon": "decon.person@example.org", "decon_card": "5555 5555 5555 4444", "pii": "dense.one@example.org",
+    "decon": "decon.person@example.org", "decon_card": "5555 5555 5555 4444", "iban": "DE89370400440532013000", "drop_card": "4000 0566 5566 5556",
     "rejected": "rejected.person@example.org", "rejected_phone": "+1-202-555-0111",
 }
 
@@ -50,18 +51,19 @@ PLANTED = {
 def _records():
     p = PLANTED
     recs = [
-        {"id": f"kept/{p['id']}", "text": f"{PROSE[0]} Write to {p['kept']} or call {p['kept_phone']}; card {p['kept_card']}.",
+        {"id": f"kept/{p['id']}", "text": f"{PROSE[0]} Write to {p['kept']} or call {p['kept_phone']}; IBAN {p['iban']}.",
          "meta": {"contact": f"phone {p['meta_phone']}", "author": p["meta"], "nested": [{"mail": p["meta"]}]}},
         {"id": "kept-2", "text": PROSE[1]},
         {"id": f"norm/{p['id']}", "text": "\u200b\u200b\u200b", "meta": {"author": p["normalize"]}},
         {"id": "quality-1", "text": f"Hi {p['quality']} {p['quality_phone']}", "meta": {"x": p["quality"]}},
-        {"id": "exact-a", "text": f"{PROSE[2]} Contact {p['exact']}."},
+        {"id": f"exact-a/{p['id']}", "text": f"{PROSE[2]} Contact {p['exact']}."},
         {"id": f"exact-b/{p['id']}", "text": f"{PROSE[2]} Contact {p['exact']}."},
         {"id": "near-a", "text": f"{PROSE[3]} Contact {p['near']} for apples."},
         {"id": "near-b", "text": f"{PROSE[3].replace('children', 'pupils')} Contact {p['near']} for apples."},
         {"id": "decon", "text": f"{PROSE[4]} {EVAL_LINE}. Mail {p['decon']}, card {p['decon_card']}."},
-        {"id": "dense", "text": f"Contacts of the team: {p['pii']}, ann@example.org, bob@example.org, "
-                                f"cy@example.org and the phone {p['kept_phone']}."},
+        {"id": "drop", "text": "The ferry to the island leaves twice a day in summer and once in winter, and the "
+                               "crossing takes about an hour when the sea is calm. Tickets are sold at the harbour "
+                               f"office; I paid for mine with the card {p['drop_card']} and kept the receipt."},
     ]
     # Boilerplate repeated in five documents: line dedup removes it from four, which are then too short.
     uniques = ["Our garden club meets on Tuesdays near the station hall.",
@@ -84,7 +86,7 @@ def run(tmp_path_factory):
     (tmp / "corpus.yaml").write_text(
         f"inputs:\n  - {{path: '{tmp}/corpus.jsonl', name: web}}\n"
         f"dedup:\n  decontaminate: {{eval_sets: ['{tmp}/eval.txt']}}\n"
-        f"pii:\n  hash_salt: {SALT}\n  actions: {{PHONE_NUMBER: hash}}\n")
+        f"pii:\n  hash_salt: {SALT}\n  actions: {{PHONE_NUMBER: hash, CREDIT_CARD: drop}}\n")
     return tmp
 
 
@@ -121,7 +123,7 @@ def test_every_stage_removed_something_and_the_accounting_holds(built):
     assert stats["accounting"]["balanced"] and stats["accounting"]["rejected"] == 2
     reasons = {(stage, reason) for stage, entry in stats["removed"]["by_stage"].items() for reason in entry["reasons"]}
     assert {("normalize", "empty_after_normalize"), ("dedup", "exact_duplicate"), ("dedup", "eval_contamination"),
-            ("dedup", "line_dedup_too_short"), ("pii", "pii_density")} <= reasons
+            ("dedup", "line_dedup_too_short"), ("pii", "pii_drop_entity")} <= reasons
     assert any(stage == "quality" for stage, _ in reasons)
     assert any(stage == "dedup" and "near" in reason for stage, reason in reasons)
     removed = _rows(out / "removed")
@@ -149,7 +151,7 @@ def test_ids_are_hashed_unique_and_survivors_still_link(built):
     ids = [r["id"] for r in clean + removed]
     assert len(set(ids)) == len(ids)
     hashed = [i for i in ids if "<EMAIL:" in i]
-    assert len(hashed) == 3 and all(re.search(r"<EMAIL:[0-9a-f]{32}>", i) for i in hashed)
+    assert len(hashed) == 4 and all(re.search(r"<EMAIL:[0-9a-f]{32}>", i) for i in hashed)
     clean_ids = {r["id"] for r in clean}
     survivors = [json.loads(r["details"]).get("survivor_id") for r in removed if r["stage"] == "dedup"]
     assert [s for s in survivors if s] and all(s in clean_ids for s in survivors if s)
