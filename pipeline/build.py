@@ -178,8 +178,10 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     out = segment.directory
     spill_dir = segment.spill_dir if spills_text(config) else None
     facts, removed = [], []
+    run_secret = run_secret or secrets.token_hex(16)
     stages = dict(enabled_stages(config, spill_dir, run_secret))
-    pii = stages.get("pii")
+    # The PII stage's salt (PII.salt), so a value hashes alike in removed/ and clean/.
+    salt = config.pii.hash_salt or run_secret
     if previous is None:
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress)
         docs, rejected = pipeline | "Read" >> read
@@ -187,10 +189,10 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
                   read.edits | "FactsEditsRead" >> beam.FlatMap(edit_facts),
                   docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in")),
                   rejected | "FactsRejected" >> beam.FlatMap(rejected_facts)]
-        if pii is not None and config.pii.scrub_removed:
+        if config.pii.enabled and config.pii.scrub_removed and config.output.write_rejected:
             from corpusforge.pipeline.pii.removed import ScrubRejected
 
-            rejected = rejected | "ScrubRejected" >> ScrubRejected(config.pii, pii.salt)
+            rejected = rejected | "ScrubRejected" >> ScrubRejected(config.pii, salt)
         _save_shards(rejected | "WriteRejected" >> WriteShards(
             posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
             lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target), out, "rejected")
@@ -210,10 +212,10 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         facts.append(docs | "FactsAnnotations" >> beam.FlatMap(annotation_facts))
     removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
     facts.append(removed_all | "FactsRemoved" >> beam.FlatMap(removed_facts))  # what the stages removed, as removed
-    if pii is not None:
+    if config.pii.enabled and config.output.write_removed:
         from corpusforge.pipeline.pii.removed import ScrubRemoved
 
-        removed_all = removed_all | "ScrubRemoved" >> ScrubRemoved(config.pii, pii.salt)
+        removed_all = removed_all | "ScrubRemoved" >> ScrubRemoved(config.pii, salt)
     if spill_dir:
         removed_all = removed_all | "SpillRemoved" >> SpillText(spill_dir)
     _save_shards(docs | "WriteDocs" >> WriteShards(

@@ -77,7 +77,7 @@ def test_samples_spread_over_each_top_reason_and_note_what_they_are(full_run):
     assert [s.id for s in short.samples] == ["web/rem-quality-0000", "web/rem-quality-0007", "web/rem-quality-0014"]
     assert short.samples[0].chars > 100 and len(short.samples[0].text) == 100
     assert len(groups[("pii", "pii_dense")].samples) == 2
-    assert "more characters" in html and "already scrubbed" in html
+    assert "more characters" in html and "personal data replaced by placeholders" in html
     assert groups[("dedup", "minhash_near_duplicate")].samples[0].details == {"survivor_id": "s1", "cluster_size": 5}
 
 
