@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 import posixpath
+import secrets
 import sys
 import time
 import uuid
@@ -20,7 +21,7 @@ from apache_beam.io.filesystems import FileSystems
 from corpusforge.pipeline import __version__
 from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options
 from corpusforge.pipeline.config import BuildConfig
-from corpusforge.pipeline.core.config_loader import to_dict
+from corpusforge.pipeline.core.config_loader import public_dict, to_dict
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_from_row, document_row,
                                rejected_row, removed_row)
 from corpusforge.pipeline.core.errors import UserError, resource_error
@@ -29,7 +30,7 @@ from corpusforge.pipeline.readers import ReadDocuments, check_inputs
 from corpusforge.pipeline.spill import SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.pipeline.core import files, rundir
-from corpusforge.pipeline.core.files import read_json, write_json
+from corpusforge.pipeline.core.files import make_private_dir, read_json, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_paths
 from corpusforge.pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
@@ -44,9 +45,11 @@ def stage_names(config: BuildConfig) -> list[str]:
     return [stage.section for stage in registered_stages() if getattr(config, stage.section).enabled]
 
 
-def enabled_stages(config: BuildConfig, spill_dir: str | None = None) -> list[tuple[str, Stage]]:
+def enabled_stages(config: BuildConfig, spill_dir: str | None = None,
+                   run_secret: str | None = None) -> list[tuple[str, Stage]]:
     """Every enabled stage, constructed from its config section (constructing checks the section)."""
-    context = StageContext(run_dir=config.output.run_dir, spill_dir=spill_dir, fail_fast=config.build.fail_fast)
+    context = StageContext(run_dir=config.output.run_dir, spill_dir=spill_dir, fail_fast=config.build.fail_fast,
+                           run_secret=run_secret)
     return [(stage.section, stage(getattr(config, stage.section), context)) for stage in registered_stages()
             if getattr(config, stage.section).enabled]
 
@@ -173,6 +176,8 @@ def _fingerprint(config: BuildConfig, stages: list[str], files: dict[str, str] |
         "shard_target_mb": config.output.shard_target_mb,
         "stages": {name: to_dict(getattr(config, name)) for name in stages},
         "files": files or {},
+        # every segment's removed and rejected records are scrubbed with the PII configuration
+        "pii": to_dict(config.pii) if config.pii.enabled else None,
     }
     return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
 
@@ -217,14 +222,21 @@ def changed_files(segment: Segment) -> list[str]:
 
 
 def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segment, previous: Segment | None,
-                     is_last: bool, progress: str | None = None) -> None:
+                     is_last: bool, progress: str | None = None, run_secret: str | None = None) -> None:
     """Wire one segment: its input (the raw inputs, or the previous segment's documents), its stages, and
     durable outputs in ``segment.directory``: docs/, removed/, rejected/ (the reader's rejections and every
-    stage's ``stage_error`` records), facts.json."""
+    stage's ``stage_error`` records), facts.json.
+
+    With the PII stage enabled, removed and rejected records are scrubbed with its configuration and salt
+    before they are written (``corpusforge.pipeline.pii.removed``), whichever stage removed them."""
     target = int(config.output.shard_target_mb * 1e6)
     out = segment.directory
     spill_dir = segment.spill_dir if spills_text(config) else None
     facts, removed, rejected = [], [], []
+    run_secret = run_secret or secrets.token_hex(16)
+    stages = dict(enabled_stages(config, spill_dir, run_secret))
+    # The PII stage's salt (PII.salt), so a value hashes alike in removed/ and clean/.
+    salt = config.pii.hash_salt or run_secret
     if previous is None:
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
                              fail_fast=config.build.fail_fast)
@@ -235,7 +247,6 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
                   docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in"))]
     else:
         docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir)
-    stages = dict(enabled_stages(config, spill_dir))
     for name in segment.stages:
         outputs = docs | name.capitalize() >> stages[name]
         docs = outputs.kept
@@ -251,11 +262,19 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         facts.append(docs | "FactsLengthOut" >> beam.FlatMap(length_facts("length_out")))
         facts.append(docs | "FactsAnnotations" >> beam.FlatMap(annotation_facts))
     removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
+    facts.append(removed_all | "FactsRemoved" >> beam.FlatMap(removed_facts))  # what the stages removed, as removed
+    if config.pii.enabled and config.output.write_removed:
+        from corpusforge.pipeline.pii.removed import ScrubRemoved
+
+        removed_all = removed_all | "ScrubRemoved" >> ScrubRemoved(config.pii, salt)
     if spill_dir:
         removed_all = removed_all | "SpillRemoved" >> SpillText(spill_dir)
-    facts.append(removed_all | "FactsRemoved" >> beam.FlatMap(removed_facts))
     rejected_all = (rejected or [pipeline | "NoRejections" >> beam.Create([])]) | "FlattenRejected" >> beam.Flatten()
     facts.append(rejected_all | "FactsRejected" >> beam.FlatMap(rejected_facts))
+    if config.pii.enabled and config.pii.scrub_removed and config.output.write_rejected:
+        from corpusforge.pipeline.pii.removed import ScrubRejected
+
+        rejected_all = rejected_all | "ScrubRejected" >> ScrubRejected(config.pii, salt)
     _save_shards(rejected_all | "WriteRejected" >> WriteShards(
         posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
         lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target), out, "rejected")
@@ -389,6 +408,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     if FileSystems.exists(work_dir) and not resume:
         FileSystems.delete([work_dir])
     segments = plan_segments(config, work_dir, checkpoint)
+    run_secret = secrets.token_hex(16)  # one per build: every segment's PII scrubbing hashes alike (never written)
     dry_run = bool(options.get_all_options().get("dry_run"))
     runner = str(options.get_all_options().get("runner") or config.beam.runner).rsplit(".", 1)[-1]
     check_remote_paths(config, options)
@@ -413,14 +433,16 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     for segment in segments[first:]:
         if FileSystems.exists(segment.directory):
             FileSystems.delete([segment.directory])
-        FileSystems.mkdirs(segment.directory)
+        make_private_dir(work_dir)  # owner-only: it holds text from before the PII stage (spill, checkpoints)
+        make_private_dir(segment.directory)
         seg_started = time.time()
         shown = build_progress(config, segment.index, segment.stages, len(segments), work_dir, options,
                                enabled=progress and not dry_run)
         try:
             pipeline = beam.Pipeline(options=options)
             previous = segments[segment.index - 1] if segment.index else None
-            segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory)
+            segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
+                             run_secret=run_secret)
             with shown:
                 result = pipeline.run()
                 if dry_run:  # Dataflow's --dry_run builds and validates the job graph without running it
@@ -457,7 +479,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
             FileSystems.delete([work_dir])
         raise
     final = posixpath.join(run_dir, f".tmp-final-{uuid.uuid4().hex[:12]}")
-    FileSystems.mkdirs(final)
+    make_private_dir(final)
     manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), DOCUMENT_SCHEMA)}
     if config.output.write_removed:
         manifest_shards["removed"] = _gather(segments, "removed", posixpath.join(final, "removed"), REMOVED_SCHEMA)
@@ -476,7 +498,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         "bytes": sum(s["bytes"] for s in manifest_shards["clean"]),
         "schema": {f.name: str(f.type) for f in DOCUMENT_SCHEMA},
         "stages": stage_names,
-        "config": to_dict(config),
+        "config": public_dict(config),  # secrets (pii.hash_salt) as "set" and a fingerprint, never in clear
         "models": models,
         "versions": _versions(),
     }

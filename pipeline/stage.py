@@ -106,11 +106,13 @@ def edit(stage: str, counter: str, amount: int = 1) -> beam.pvalue.TaggedOutput:
 @dataclasses.dataclass(frozen=True)
 class StageContext:
     """What a stage may need besides its config section: where the run writes side files (the PII audit
-    file) and where bulky intermediate records may wait on local disk (near-dedup's signatures)."""
+    file), where bulky intermediate records may wait on local disk (near-dedup's signatures), and a random
+    secret drawn once per build (the PII stage's salt when none is configured; never written)."""
 
     run_dir: str | None = None
     spill_dir: str | None = None
     fail_fast: bool = False  # let the first record that raises fail the run (build.fail_fast)
+    run_secret: str | None = dataclasses.field(default=None, repr=False)
 
 
 _REGISTRY: dict[str, type["Stage"]] = {}

@@ -64,6 +64,21 @@ def read_bytes(path: str) -> bytes:
         return f.read()
 
 
+def make_private_dir(path: str) -> None:
+    """Create the directory ``path`` (and its parents) with mode 0700, or tighten it to 0700 if it exists: what
+    it holds (spilled text, checkpoints from before the PII stage) is for the owner only. Other filesystems
+    (gs://, s3://) have no modes; their buckets' access rules apply."""
+    if not is_local(path):
+        from apache_beam.io.filesystems import FileSystems
+
+        if not FileSystems.exists(path):
+            FileSystems.mkdirs(path)
+        return
+    local = _local(path)
+    os.makedirs(local, mode=0o700, exist_ok=True)
+    os.chmod(local, 0o700)  # makedirs' mode is filtered by the umask and ignored for an existing directory
+
+
 def write_bytes_atomic(path: str, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it over ``path``.
 

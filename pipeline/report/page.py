@@ -267,9 +267,8 @@ def _reason_blocks(groups: list[ReasonSamples], total: int) -> Markup:
 
 def samples_section(data: RunData, per_reason: int) -> Section:
     intro = ("A few documents removed for each of the most frequent reasons, spread evenly over the removed "
-             "shards, so a person can judge whether a rule is too strict. Text is shown as stored in removed/ and "
-             "truncated: quality and dedup removals hold the text as that stage saw it; PII-stage removals are "
-             "stored already scrubbed.")
+             "shards, so a person can judge whether a rule is too strict. Text is shown as that stage saw it, "
+             "truncated, with personal data replaced by placeholders (always, on this page).")
     if not data.removed_samples:
         text = ("No removed records were written (output.write_removed is off)." if data.stats and data.stats["removed"]["total"]
                 else "Nothing was removed." if data.stats else "No build in this run.")
@@ -437,6 +436,23 @@ def _metrics_block(metrics: dict[str, Any]) -> Markup:
 
 
 # ------------------------------------------------------------------------------------------------ header
+def privacy_banner(data: RunData) -> Markup:
+    """A warning when the run's files hold personal data in clear (the page itself never shows it)."""
+    config = (data.manifest or {}).get("config") or {}
+    pii = config.get("pii") or {}
+    if not config or not data.stats:
+        return Markup("")
+    if not pii.get("enabled", True):
+        text = ("The PII stage did not run: clean/, removed/ and rejected/ hold personal data in clear. "
+                "Texts on this page are scrubbed.")
+    elif pii.get("scrub_removed") is False:
+        text = ("pii.scrub_removed is false: removed/ and rejected/ hold the raw text of what was removed, "
+                "personal data included (kept for an audit). Texts on this page are scrubbed.")
+    else:
+        return Markup("")
+    return Markup(f'<div class="banner" role="alert">{esc(text)}</div>')
+
+
 def key_numbers(data: RunData) -> list[tuple[str, str, str]]:
     """(label, value, sub-line) for the header cards."""
     cards = []
@@ -503,6 +519,7 @@ def render(data: RunData, per_reason: int = 3, generated: _dt.datetime | None = 
 <h1>{esc(name)}</h1>
 <p class="meta">{' · '.join(meta)}</p>
 <div class="cards">{cards}</div>
+{privacy_banner(data)}
 </div></header>
 <nav class="toc"><div class="wrap">{nav}</div></nav>
 <main class="wrap">
@@ -557,6 +574,7 @@ table.rejected td:nth-child(4) { min-width: 12em; }
 table.rejected td:nth-child(4) { font-family: ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", monospace; }
 code.raw { white-space: pre-wrap; overflow-wrap: anywhere; display: block; max-height: 6em; overflow: hidden; }
 table.tokens td:nth-child(2), table.tokens td:nth-child(3) { font-family: ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", monospace; }
+.banner { margin: 18px 0 0; padding: 10px 14px; border-radius: 8px; background: #fff3c4; color: #513c06; font-weight: 600; font-size: 14px; }
 .note { color: var(--muted); font-size: 13px; margin: 8px 0 0; }
 .absent { color: var(--muted); font-style: italic; background: var(--bg); border-radius: 8px; padding: 12px 14px; margin: 0; }
 .facts { display:grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 10px 24px; margin: 4px 0 16px; }

@@ -1,12 +1,14 @@
 """The one atomic writer: temp + fsync + rename onto a regular file; nothing deleted first; temp removed."""
 import errno
 import os
+import stat
 
 import pyarrow as pa
 import pytest
 
 from corpusforge.pipeline.core import files
 from corpusforge.pipeline.core.errors import UserError, resource_error
+from corpusforge.pipeline.core.files import make_private_dir
 
 
 def test_writes_and_replaces_a_regular_file(tmp_path):
@@ -75,3 +77,23 @@ def test_resource_errors_name_the_path_and_what_to_do():
     assert "no space left" in str(resource_error(chained))
     assert resource_error(ValueError("unrelated")) is None
     assert resource_error(FileNotFoundError(errno.ENOENT, "No such file", "/x")) is None
+
+
+def _mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_make_private_dir_is_owner_only_whatever_the_umask(tmp_path):
+    old = os.umask(0)  # the most permissive umask: makedirs alone would give 0777 minus nothing
+    try:
+        make_private_dir(str(tmp_path / "a" / "b"))
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "a" / "b") == 0o700
+
+
+def test_make_private_dir_tightens_an_existing_directory(tmp_path):
+    (tmp_path / "old").mkdir(mode=0o755)
+    os.chmod(tmp_path / "old", 0o755)
+    make_private_dir(str(tmp_path / "old"))
+    assert _mode(tmp_path / "old") == 0o700
