@@ -1,22 +1,26 @@
 """Checkpoints that resume exactly, and the final model in safetensors.
 
 A checkpoint holds the model (no ``_orig_mod.``/``module.`` prefixes), optimizer, scheduler, loss scaler,
-step, every rank's RNG states, the data position (examples consumed) and the config. It is written to a
-temporary file and renamed, so a crash never leaves a half-written checkpoint under the final name.
+step, every rank's RNG states, the data position (examples consumed) and the config, all as tensors and plain
+Python values: it loads with ``torch.load(weights_only=True)``, so a checkpoint from someone else cannot run
+code. It is written to a temporary file, synced and renamed, so a crash (even SIGKILL) never leaves a
+half-written checkpoint under the final name; a failed write (a full disk) removes the temporary file.
 """
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import pathlib
 import random
 import re
-import shutil
 
 import numpy as np
 import torch
 
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.files import write_bytes_atomic
 from corpusforge.trainers.model import ModelConfig, Transformer
 
 PREFIXES = ("_orig_mod.", "module.")
@@ -38,33 +42,71 @@ def clean_state_dict(state: dict) -> dict:
 
 
 def capture_rng() -> dict:
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    """Every RNG state as tensors and plain values (what ``weights_only`` loading accepts)."""
+    version, mt_state, gauss = random.getstate()
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    state = {"python": [version, list(mt_state), gauss],
+             "numpy": {"kind": str(kind), "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                       "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
+             "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
 
 
 def restore_rng(state: dict) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    version, mt_state, gauss = state["python"]
+    random.setstate((version, tuple(mt_state), gauss))
+    n = state["numpy"]
+    np.random.set_state((n["kind"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"],
+                         n["cached_gaussian"]))
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def save_checkpoint(directory: str | pathlib.Path, step: int, state: dict, keep: int = 2) -> pathlib.Path:
-    """Write ``step-XXXXXXXX.pt`` atomically and delete all but the newest ``keep``."""
+    """Write ``step-XXXXXXXX.pt`` atomically and delete all but the newest ``keep``. A failed write (full disk,
+    permission, read-only filesystem) leaves no temporary file and raises a UserError naming the path."""
     directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"step-{step:08d}.pt"
     tmp = directory / f".{path.name}.tmp-{os.getpid()}"
-    torch.save(state, tmp)
-    with open(tmp, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            torch.save(state, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"could not write the checkpoint {path}: {exc.strerror or exc}"
+                        f"{_WHAT_TO_DO.get(exc.errno, '')}") from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     for old in list_checkpoints(directory)[:-keep]:
         old.unlink(missing_ok=True)
     return path
+
+
+_WHAT_TO_DO = {
+    errno.ENOSPC: "; free space on that disk (or lower train.keep_checkpoints), then continue with --resume",
+    errno.EDQUOT: "; the disk quota is exhausted: free space, then continue with --resume",
+    errno.EACCES: "; the directory is not writable: fix its permissions or choose another --run-dir",
+    errno.EROFS: "; the filesystem is read-only: choose another --run-dir",
+}
+
+
+def remove_partial(directory: str | pathlib.Path) -> list[pathlib.Path]:
+    """Delete the temporary files a killed run left mid-write (``.step-*.pt.tmp-*``); never a checkpoint."""
+    directory = pathlib.Path(directory)
+    if not directory.is_dir():
+        return []
+    partial = [p for p in directory.iterdir() if p.name.startswith(".step-") and ".pt.tmp-" in p.name]
+    for p in partial:
+        p.unlink(missing_ok=True)
+    return partial
 
 
 def list_checkpoints(directory: str | pathlib.Path) -> list[pathlib.Path]:
@@ -81,8 +123,18 @@ def latest_checkpoint(directory: str | pathlib.Path) -> pathlib.Path | None:
 
 
 def load_checkpoint(path: str | pathlib.Path) -> dict:
-    # Our own files; RNG states hold numpy arrays, which weights_only loading refuses.
-    return torch.load(path, map_location="cpu", weights_only=False)
+    """A checkpoint's contents, loaded with ``weights_only=True``: tensors and plain values only, never code."""
+    import pickle
+
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise UserError(f"refusing to load {path}: it holds Python objects other than tensors and plain values, "
+                        "which could run code (not a checkpoint corpusforge wrote); delete it or start a new run "
+                        "directory") from exc
+    except RuntimeError as exc:  # not a zip archive torch wrote: truncated, corrupt or another format
+        raise UserError(f"{path} is not a readable checkpoint ({str(exc).splitlines()[0]}); delete it and resume "
+                        "from an earlier one, or start a new run directory") from exc
 
 
 def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokenizer: str | pathlib.Path | None,
@@ -92,14 +144,24 @@ def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokeni
 
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    tmp = directory / ".model.safetensors.tmp"
-    save_model(model, str(tmp), metadata={"format": "pt"})  # handles the tied embedding/output weight
-    os.replace(tmp, directory / "model.safetensors")
+    tmp = directory / f".model.safetensors.tmp-{os.getpid()}"
+    try:
+        save_model(model, str(tmp), metadata={"format": "pt"})  # handles the tied embedding/output weight
+        os.chmod(tmp, 0o666 & ~_umask())  # safetensors creates it 0600; a model is for sharing, as other files
+        os.replace(tmp, directory / "model.safetensors")
+    finally:
+        tmp.unlink(missing_ok=True)
     config = {"model": dataclasses.asdict(model.cfg), **info}
-    (directory / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    write_bytes_atomic(str(directory / "config.json"), (json.dumps(config, indent=2) + "\n").encode("utf-8"))
     if tokenizer is not None:
-        shutil.copyfile(tokenizer, directory / "tokenizer.json")
+        write_bytes_atomic(str(directory / "tokenizer.json"), pathlib.Path(tokenizer).read_bytes())
     return directory / "model.safetensors"
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple[Transformer, dict]:

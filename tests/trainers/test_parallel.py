@@ -1,0 +1,128 @@
+"""Compile, activation checkpointing and FSDP, applied from outside the model (trainers/parallel.py)."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+
+from corpusforge.trainers.model import Transformer, model_config
+from corpusforge.trainers.objectives import build_objective, prepare_vocabulary
+from corpusforge.trainers.parallel import Distributed, parallelize
+from corpusforge.trainers.train import train_model
+from tests.trainers.test_train import config, params
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+FAMILY = {"mlm": "bert", "span": "t5", "bart": "bart", "clm": "gpt2", "prefixlm": "gpt2"}
+SEQ = 32
+
+
+def batches(vocab, name, count=2):
+    """``count`` collated batches of the objective from different windows (different numbers of targets)."""
+    v = prepare_vocabulary(vocab, name, SEQ)
+    objective = build_objective(name, v, SEQ)
+    rng = np.random.default_rng(0)
+    stream = rng.integers(5, v.size, size=4096)
+    stream[rng.random(4096) < 0.1] = v.eos
+    out = []
+    for b in range(count):
+        examples = [objective.example(stream[(b * 4 + i) * 100:][: objective.raw_length].copy(), rng)
+                    for i in range(4)]
+        out.append(objective.collate(examples))
+    return v, objective, out
+
+
+@pytest.mark.parametrize("name", list(FAMILY))
+def test_every_family_compiles_to_one_graph_without_recompiling(vocab, name):
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    v, objective, (first, second) = batches(vocab, name)
+    torch.manual_seed(0)
+    model = Transformer(model_config(FAMILY[name], "debug", vocab_size=v.size, max_len=max(SEQ, objective.decoder_length),
+                                     dropout=0.0))
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend("aot_eager")  # dynamo's graph capture with AOTAutograd (the backward too)
+    compiled = torch.compile(model, fullgraph=True, backend=counter)  # a graph break is an error
+    for batch in (first, second):
+        _, eager = model(**batch)
+        _, loss = compiled(**batch)
+        loss.backward()
+        assert torch.allclose(loss, eager, atol=1e-5)
+    assert counter.frame_count == 1  # one graph for both batches: no shape depends on the data
+
+
+def test_activation_checkpointing_gives_the_same_training_with_plain_names(run_dir, tmp_path):
+    plain = tmp_path / "plain"
+    shutil.copytree(run_dir, plain)
+    overrides = ["train.objective=span", "train.model.dropout=0.1", "train.max_steps=3"]  # dropout: RNG replayed
+    train_model(config(plain, *overrides))
+    train_model(config(run_dir, *overrides, "train.checkpoint_activations=true"))
+    a, b = params(plain / "model"), params(run_dir / "model")
+    assert a.keys() == b.keys()
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+
+
+def test_checkpointed_blocks_keep_the_state_dict_names():
+    model = Transformer(model_config("t5", "debug", vocab_size=64))
+    names = set(model.state_dict())
+    parallelize(model, Distributed(), checkpoint_activations=True)
+    assert set(model.state_dict()) == names
+    assert type(model.encoder.blocks[0]).__name__ == "CheckpointWrapper"
+
+
+@pytest.mark.slow
+def test_compiled_training_with_inductor_matches_eager(run_dir, tmp_path):
+    eager = tmp_path / "eager"
+    shutil.copytree(run_dir, eager)
+    overrides = ["train.objective=clm", "train.max_steps=2", "train.log_every=1"]
+    a = train_model(config(eager, *overrides))
+    b = train_model(config(run_dir, *overrides, "train.compile=true"))
+    assert b.train_loss == pytest.approx(a.train_loss, rel=1e-4)
+    pa, pb = params(eager / "model"), params(run_dir / "model")
+    assert pa.keys() == pb.keys() and all(torch.allclose(pa[k], pb[k], atol=1e-5) for k in pa)
+
+
+# One torchrun launch: FSDP with activation checkpointing, uninterrupted; then stopped halfway and resumed.
+FSDP_SCRIPT = textwrap.dedent("""
+    import sys, torch, torch.distributed as dist
+    torch.set_num_threads(1)
+    from tests.trainers.test_train import config
+    from corpusforge.trainers.train import train_model
+    dist.init_process_group("gloo")
+    full, halves, *overrides = sys.argv[1:]
+    train_model(config(full, *overrides))
+    train_model(config(halves, *overrides), stop_at_step=2)
+    train_model(config(halves, *overrides), resume=True)
+    dist.destroy_process_group()
+""")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_two_process_fsdp_with_activation_checkpointing_matches_one_process_and_resumes(tiny_run, tmp_path):
+    runs = {}
+    for name in ("single", "fsdp", "fsdp_resumed"):
+        runs[name] = tmp_path / name
+        shutil.copytree(tiny_run / "tokenizer", runs[name] / "tokenizer")
+        shutil.copytree(tiny_run / "tokens", runs[name] / "tokens")
+    common = ["train.objective=span", "train.max_steps=4", "train.optim.eps=1.0e-6", "train.eval_batches=1"]
+    script = tmp_path / "fsdp_train.py"
+    script.write_text(FSDP_SCRIPT)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script),
+           str(runs["fsdp"]), str(runs["fsdp_resumed"]), *common, "train.micro_batch_size=2", "train.grad_accum=2",
+           "train.data_parallel=fsdp", "train.checkpoint_activations=true"]
+    done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=500)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "FSDP, activation checkpointing" in done.stdout and "resuming at step 2" in done.stdout
+    train_model(config(runs["single"], *common, "train.micro_batch_size=8"))
+    single, fsdp = params(runs["single"] / "model"), params(runs["fsdp"] / "model")
+    assert single.keys() == fsdp.keys()
+    for key in single:
+        assert torch.allclose(single[key], fsdp[key], atol=5e-6, rtol=1e-4), key
+    resumed = params(runs["fsdp_resumed"] / "model")
+    assert all(torch.equal(fsdp[k], resumed[k]) for k in fsdp)
