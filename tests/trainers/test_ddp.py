@@ -29,6 +29,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_two_process_ddp_matches_one_process_and_resumes(tiny_run, tmp_path):
     runs = {}
