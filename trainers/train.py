@@ -236,6 +236,12 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
         if state["model_config"] != dataclasses.asdict(mcfg):
             raise UserError(f"--resume: {latest} was trained with a different model or objective configuration; "
                             "use the same train.* settings, or start a new run directory")
+        sharded = tc.data_parallel == "fsdp" and dist.enabled
+        if state.get("sharded", False) != sharded:  # FSDP keys the optimizer state by name, DDP by position
+            how = ("train.data_parallel=fsdp under torchrun with several processes" if state.get("sharded")
+                   else "train.data_parallel=ddp (or in one process)")
+            raise UserError(f"--resume: {latest} was written {'with' if state.get('sharded') else 'without'} FSDP; "
+                            f"resume with {how}, as it was trained")
     elif ckpt.list_checkpoints(ckpt_dir):
         if not overwrite:
             raise UserError(f"{model_dir} already holds checkpoints; pass --resume to continue, or "
@@ -401,7 +407,7 @@ def _save(s: _Session, at_step: int) -> pathlib.Path | None:
             "scheduler": s.scheduler.state_dict(), "scaler": s.scaler.state_dict() if s.scaler else None,
             "step": at_step, "data_position": s.start_position + (at_step - s.start_step) * s.plan.global_batch,
             "rng": rng, "config": to_dict(s.tc), "model_config": dataclasses.asdict(s.mcfg),
-            "world_size": s.dist.world_size}, keep=s.tc.keep_checkpoints)
+            "world_size": s.dist.world_size, "sharded": is_sharded(s.model)}, keep=s.tc.keep_checkpoints)
     barrier(s.dist)
     return path
 
