@@ -136,7 +136,8 @@ class TrainConfig:
     seed: int = f(default=1234, metadata={"help": "Seed of initialisation, shuffling and masking noise."})
     device: Literal["auto", "cpu", "cuda"] = f(default="auto", metadata={"help": "auto: cuda when available, else cpu."})
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = f(default="auto", metadata={
-        "help": "Autocast dtype: auto = bfloat16 on CUDA that supports it, else float32; float16 uses a loss scaler."})
+        "help": "Autocast dtype: auto = bfloat16 on GPUs with native bfloat16 (Ampere and later), float16 on older "
+                "GPUs (V100, T4), float32 on CPU; float16 uses a loss scaler."})
     compile: bool = f(default=False, metadata={
         "help": "torch.compile the model with fullgraph=True (after DDP wraps it; per block under FSDP)."})
     data_parallel: Literal["ddp", "fsdp"] = f(default="ddp", metadata={

@@ -56,6 +56,21 @@ def test_every_family_compiles_to_one_graph_without_recompiling(vocab, name):
     assert counter.frame_count == 1  # one graph for both batches: no shape depends on the data
 
 
+def test_ddp_wraps_before_compile(monkeypatch):
+    """compile(DDP(model)): DDP's bucketed communication is compiled with the step (one process group of one)."""
+    import torch.distributed as dist
+
+    monkeypatch.setattr(torch, "compile", lambda model, **kw: ("compiled", model, kw))
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        model = Transformer(model_config("gpt2", "debug", vocab_size=64))
+        tag, inner, kwargs = parallelize(model, Distributed(world_size=2), compile=True)
+        assert tag == "compiled" and kwargs == {"fullgraph": True}
+        assert isinstance(inner, torch.nn.parallel.DistributedDataParallel) and inner.module is model
+    finally:
+        dist.destroy_process_group()
+
+
 def test_activation_checkpointing_gives_the_same_training_with_plain_names(run_dir, tmp_path):
     plain = tmp_path / "plain"
     shutil.copytree(run_dir, plain)
