@@ -76,7 +76,9 @@ def test_activation_checkpointing_gives_the_same_training_with_plain_names(run_d
     shutil.copytree(run_dir, plain)
     overrides = ["train.objective=span", "train.model.dropout=0.1", "train.max_steps=3"]  # dropout: RNG replayed
     train_model(config(plain, *overrides))
-    train_model(config(run_dir, *overrides, "train.checkpoint_activations=true"))
+    checkpointed = [*overrides, "train.checkpoint_activations=true"]
+    train_model(config(run_dir, *checkpointed), stop_at_step=2)
+    train_model(config(run_dir, *checkpointed), resume=True)  # checkpoints load into the wrapped blocks
     a, b = params(plain / "model"), params(run_dir / "model")
     assert a.keys() == b.keys()
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
