@@ -23,21 +23,20 @@ from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.files import write_bytes_atomic
 from corpusforge.trainers.model import ModelConfig, Transformer
 
-PREFIXES = ("_orig_mod.", "module.")
+WRAPPERS = ("_orig_mod", "_checkpoint_wrapped_module")  # torch.compile, activation checkpointing: any depth
+PREFIXES = ("module.",)  # DDP: the outermost wrapper
 NAME = re.compile(r"^step-(\d+)\.pt$")
 
 
 def clean_state_dict(state: dict) -> dict:
-    """Strip the key prefixes torch.compile and DDP add (also when nested: ``module._orig_mod.``)."""
+    """Strip the names torch.compile, activation checkpointing and DDP add (``module._orig_mod.``, or
+    ``encoder.blocks.0._orig_mod.`` for a compiled block)."""
     out = {}
     for key, value in state.items():
-        changed = True
-        while changed:
-            changed = False
-            for prefix in PREFIXES:
-                if key.startswith(prefix):
-                    key, changed = key[len(prefix):], True
-        out[key] = value
+        parts = key.split(".")
+        while parts and (parts[0] + "." in PREFIXES or parts[0] in WRAPPERS):
+            parts = parts[1:]
+        out[".".join(p for p in parts if p not in WRAPPERS)] = value
     return out
 
 

@@ -147,5 +147,7 @@ def test_next_sentence_head_adds_its_loss():
 
 
 def test_clean_state_dict_strips_compile_and_ddp_prefixes():
-    state = {"module._orig_mod.tok_emb.weight": 1, "_orig_mod.lm_bias": 2, "decoder.x": 3}
-    assert clean_state_dict(state) == {"tok_emb.weight": 1, "lm_bias": 2, "decoder.x": 3}
+    state = {"module._orig_mod.tok_emb.weight": 1, "_orig_mod.module.lm_bias": 2, "decoder.x": 3,
+             "encoder.blocks.0._orig_mod._checkpoint_wrapped_module.mlp.up.weight": 4}
+    assert clean_state_dict(state) == {"tok_emb.weight": 1, "lm_bias": 2, "decoder.x": 3,
+                                       "encoder.blocks.0.mlp.up.weight": 4}

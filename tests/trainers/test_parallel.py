@@ -118,12 +118,15 @@ def test_compiled_training_matches_eager(run_dir, tmp_path, monkeypatch):
     assert losses(run_dir) == pytest.approx(losses(eager), rel=1e-5)
 
 
-# One torchrun launch: FSDP with activation checkpointing, uninterrupted; then stopped halfway and resumed.
+# One torchrun launch: FSDP with activation checkpointing and compiled blocks, uninterrupted; then stopped
+# halfway and resumed.
 FSDP_SCRIPT = textwrap.dedent("""
     import sys, torch, torch.distributed as dist
     torch.set_num_threads(1)
     from tests.trainers.test_train import config
     from corpusforge.trainers.train import train_model
+    real_compile = torch.compile  # compiled blocks through AOTAutograd's eager backend (inductor: minutes here)
+    torch.compile = lambda model, **kw: real_compile(model, **{**kw, "backend": "aot_eager"})
     dist.init_process_group("gloo")
     full, halves, *overrides = sys.argv[1:]
     train_model(config(full, *overrides))
@@ -135,7 +138,7 @@ FSDP_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-def test_two_process_fsdp_with_activation_checkpointing_matches_one_process_and_resumes(tiny_run, tmp_path):
+def test_two_process_fsdp_with_checkpointing_and_compile_matches_one_process_and_resumes(tiny_run, tmp_path):
     runs = {}
     for name in ("single", "fsdp", "fsdp_resumed"):
         runs[name] = tmp_path / name
@@ -147,10 +150,10 @@ def test_two_process_fsdp_with_activation_checkpointing_matches_one_process_and_
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script),
            str(runs["fsdp"]), str(runs["fsdp_resumed"]), *common, "train.micro_batch_size=2", "train.grad_accum=2",
-           "train.data_parallel=fsdp", "train.checkpoint_activations=true"]
+           "train.data_parallel=fsdp", "train.checkpoint_activations=true", "train.compile=true"]
     done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=500)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "FSDP, activation checkpointing" in done.stdout and "resuming at step 2" in done.stdout
+    assert "compiled, FSDP, activation checkpointing" in done.stdout and "resuming at step 2" in done.stdout
     train_model(config(runs["single"], *common, "train.micro_batch_size=8"))
     single, fsdp = params(runs["single"] / "model"), params(runs["fsdp"] / "model")
     assert single.keys() == fsdp.keys()
