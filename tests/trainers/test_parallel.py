@@ -56,6 +56,21 @@ def test_every_family_compiles_to_one_graph_without_recompiling(vocab, name):
     assert counter.frame_count == 1  # one graph for both batches: no shape depends on the data
 
 
+def test_checkpointed_blocks_compile_to_one_graph(vocab):
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    v, objective, (batch, _) = batches(vocab, "span")
+    torch.manual_seed(0)
+    model = Transformer(model_config("t5", "debug", vocab_size=v.size, max_len=SEQ, dropout=0.0))
+    _, eager = model(**batch)
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend("aot_eager")
+    parallelize(model, Distributed(), checkpoint_activations=True)
+    _, loss = torch.compile(model, fullgraph=True, backend=counter)(**batch)
+    loss.backward()
+    assert counter.frame_count == 1 and torch.allclose(loss, eager, atol=1e-5)
+
+
 def test_ddp_wraps_before_compile(monkeypatch):
     """compile(DDP(model)): DDP's bucketed communication is compiled with the step (one process group of one)."""
     import torch.distributed as dist
