@@ -136,25 +136,39 @@ def load_checkpoint(path: str | pathlib.Path) -> dict:
                         "from an earlier one, or start a new run directory") from exc
 
 
+FINAL_FILES = ("model.safetensors", "tokenizer.json", "config.json")  # config.json last: it marks the model done
+
+
 def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokenizer: str | pathlib.Path | None,
                     info: dict) -> pathlib.Path:
-    """``model.safetensors`` + ``config.json`` (architecture, objective, special tokens) + ``tokenizer.json``."""
+    """``model.safetensors`` + ``tokenizer.json`` + ``config.json`` (architecture, objective, special tokens),
+    each written atomically; ``config.json`` comes last, so a directory with it holds a whole model."""
     from safetensors.torch import save_model
 
     directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    weights = directory / "model.safetensors"
     tmp = directory / f".model.safetensors.tmp-{os.getpid()}"
     try:
+        directory.mkdir(parents=True, exist_ok=True)
         save_model(model, str(tmp), metadata={"format": "pt"})  # handles the tied embedding/output weight
         os.chmod(tmp, 0o666 & ~_umask())  # safetensors creates it 0600; a model is for sharing, as other files
-        os.replace(tmp, directory / "model.safetensors")
+        os.replace(tmp, weights)
+        if tokenizer is not None:
+            write_bytes_atomic(str(directory / "tokenizer.json"), pathlib.Path(tokenizer).read_bytes())
+        config = {"model": dataclasses.asdict(model.cfg), **info}
+        write_bytes_atomic(str(directory / "config.json"), (json.dumps(config, indent=2) + "\n").encode("utf-8"))
+    except OSError as exc:
+        raise UserError(f"could not write the model to {directory}: {exc.strerror or exc}"
+                        f"{_WHAT_TO_DO.get(exc.errno, '')}") from exc
     finally:
         tmp.unlink(missing_ok=True)
-    config = {"model": dataclasses.asdict(model.cfg), **info}
-    write_bytes_atomic(str(directory / "config.json"), (json.dumps(config, indent=2) + "\n").encode("utf-8"))
-    if tokenizer is not None:
-        write_bytes_atomic(str(directory / "tokenizer.json"), pathlib.Path(tokenizer).read_bytes())
-    return directory / "model.safetensors"
+    return weights
+
+
+def remove_final(directory: str | pathlib.Path) -> None:
+    """Delete a finished model's files (starting a run over), so an unfinished new run is never taken for it."""
+    for name in (*reversed(FINAL_FILES), "loss_curve.png"):
+        (pathlib.Path(directory) / name).unlink(missing_ok=True)
 
 
 def _umask() -> int:

@@ -248,6 +248,7 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                             "--set output.overwrite=true to start over")
         barrier(dist)
         if dist.is_main:
+            ckpt.remove_final(model_dir)
             shutil.rmtree(ckpt_dir)
         barrier(dist)
 

@@ -87,6 +87,38 @@ def test_the_model_file_is_readable_by_others_as_the_umask_allows(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+def test_starting_over_removes_the_earlier_model_before_training(run_dir, monkeypatch):
+    from corpusforge.trainers import train
+
+    train_model(config(run_dir, "train.max_steps=2"))
+    assert (run_dir / "model" / "config.json").exists()
+    again = config(run_dir, "train.max_steps=4")
+    again.output.overwrite = True
+
+    def crash(session):
+        raise RuntimeError("killed")  # the new run dies at its first step
+
+    monkeypatch.setattr(train, "_step", crash)
+    with pytest.raises(RuntimeError, match="killed"):
+        train_model(again)
+    left = {p.name for p in (run_dir / "model").iterdir()}
+    assert not left & {"model.safetensors", "config.json", "tokenizer.json", "loss_curve.png"}, left
+
+
+def test_a_full_disk_while_writing_the_model_is_one_line(tmp_path, monkeypatch):
+    import safetensors.torch
+
+    def full_disk(model, filename, metadata=None):
+        pathlib.Path(filename).write_bytes(b"partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(safetensors.torch, "save_model", full_disk)
+    with pytest.raises(UserError, match=f"could not write the model to {tmp_path}: No space left on device; free"):
+        ckpt.save_pretrained(Transformer(model_config("gpt2", "debug", vocab_size=64)), tmp_path, tokenizer=None,
+                             info={})
+    assert list(tmp_path.iterdir()) == []
+
+
 # A training that checkpoints every step, slowed so the parent can kill it between two checkpoints.
 KILLED = textwrap.dedent("""
     import sys, time, torch
