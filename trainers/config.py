@@ -139,7 +139,8 @@ class TrainConfig:
         "help": "Autocast dtype: auto = bfloat16 on GPUs with native bfloat16 (Ampere and later), float16 on older "
                 "GPUs (V100, T4), float32 on CPU; float16 uses a loss scaler."})
     compile: bool = f(default=False, metadata={
-        "help": "torch.compile the model with fullgraph=True (after DDP wraps it; per block under FSDP)."})
+        "help": "torch.compile the model: fullgraph=True in one process and per block under FSDP; under DDP it "
+                "compiles DDP(model), so DDP's bucketed all-reduce overlaps the backward pass."})
     data_parallel: Literal["ddp", "fsdp"] = f(default="ddp", metadata={
         "help": "With several processes: ddp replicates the model; fsdp shards parameters, gradients and optimizer "
                 "state over them (fully_shard per block), for models that do not fit one device."})

@@ -94,7 +94,8 @@ def checkpoint_blocks(model: torch.nn.Module) -> None:
 
 def parallelize(model: torch.nn.Module, dist: Distributed, compile: bool = False, data_parallel: DataParallel = "ddp",
                 checkpoint_activations: bool = False) -> torch.nn.Module:
-    """Apply activation checkpointing, DDP or FSDP and compile (``fullgraph=True``: a graph break is a bug);
+    """Apply activation checkpointing, DDP or FSDP and compile (``fullgraph=True`` on the model or its blocks: a
+    graph break is a bug);
     returns what the forward pass runs. ``model`` is changed in place (checkpointed blocks; FSDP shards its
     parameters); its state dict keeps plain names: read it through ``full_state_dict``."""
     if checkpoint_activations:
@@ -108,10 +109,13 @@ def parallelize(model: torch.nn.Module, dist: Distributed, compile: bool = False
             fully_shard(blocks[i])
         fully_shard(model)
         return model
-    if dist.enabled:
-        ids = [dist.device.index] if dist.device.type == "cuda" else None
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
-    return torch.compile(model, fullgraph=True) if compile else model
+    if not dist.enabled:
+        return torch.compile(model, fullgraph=True) if compile else model
+    ids = [dist.device.index] if dist.device.type == "cuda" else None
+    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
+    # Dynamo steps over DDP's own Python forward (which it cannot trace, so no fullgraph here) and compiles
+    # the model's forward, split at DDP's gradient buckets so their all-reduce overlaps the backward pass.
+    return torch.compile(model) if compile else model
 
 
 def is_sharded(model: torch.nn.Module) -> bool:

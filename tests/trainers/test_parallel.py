@@ -71,17 +71,26 @@ def test_checkpointed_blocks_compile_to_one_graph(vocab):
     assert counter.frame_count == 1 and torch.allclose(loss, eager, atol=1e-5)
 
 
-def test_ddp_wraps_before_compile(monkeypatch):
-    """compile(DDP(model)): DDP's bucketed communication is compiled with the step (one process group of one)."""
+def test_ddp_wraps_before_compile_and_the_model_is_one_graph(monkeypatch):
+    """compile(DDP(model)): Dynamo compiles the model's forward inside DDP's (one process group of one)."""
     import torch.distributed as dist
+    from torch._dynamo.testing import CompileCounterWithBackend
 
-    monkeypatch.setattr(torch, "compile", lambda model, **kw: ("compiled", model, kw))
+    counter = CompileCounterWithBackend("aot_eager")
+    real_compile = torch.compile
+    monkeypatch.setattr(torch, "compile", lambda model, **kw: real_compile(model, backend=counter, **kw))
+    torch._dynamo.reset()
     dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
     try:
-        model = Transformer(model_config("gpt2", "debug", vocab_size=64))
-        tag, inner, kwargs = parallelize(model, Distributed(world_size=2), compile=True)
-        assert tag == "compiled" and kwargs == {"fullgraph": True}
-        assert isinstance(inner, torch.nn.parallel.DistributedDataParallel) and inner.module is model
+        model = Transformer(model_config("gpt2", "debug", vocab_size=64, dropout=0.0))
+        trained = parallelize(model, Distributed(world_size=2), compile=True)
+        assert isinstance(trained._orig_mod, torch.nn.parallel.DistributedDataParallel)
+        assert trained._orig_mod.module is model
+        ids = torch.randint(0, 64, (2, 8))
+        for _ in range(2):
+            _, loss = trained(ids, labels=ids)
+            loss.backward()
+        assert counter.frame_count == 1 and torch.allclose(loss, model(ids, labels=ids)[1])
     finally:
         dist.destroy_process_group()
 
