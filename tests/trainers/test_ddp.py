@@ -1,4 +1,5 @@
-"""Two-process DDP on CPU (gloo) through torchrun, against one process with the same global batch."""
+"""Two-process DDP on CPU (gloo) through torchrun, compiled around DDP, against one eager process with the same
+global batch."""
 import os
 import pathlib
 import shutil
@@ -20,6 +21,8 @@ SCRIPT = textwrap.dedent("""
     torch.set_num_threads(1)
     from tests.trainers.test_train import config
     from corpusforge.trainers.train import train_model
+    real_compile = torch.compile  # AOTAutograd's eager backend (inductor's code generation takes minutes here)
+    torch.compile = lambda model, **kw: real_compile(model, **{**kw, "backend": "aot_eager"})
     dist.init_process_group("gloo")
     full, halves, *overrides = sys.argv[1:]
     train_model(config(full, *overrides))
@@ -43,11 +46,12 @@ def test_two_process_ddp_matches_one_process_and_resumes(tiny_run, tmp_path):
     script.write_text(SCRIPT)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script),
-           str(runs["ddp"]), str(runs["ddp_resumed"]), *common, "train.micro_batch_size=2", "train.grad_accum=2"]
+           str(runs["ddp"]), str(runs["ddp_resumed"]), *common, "train.micro_batch_size=2", "train.grad_accum=2",
+           "train.compile=true"]
     done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=500)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.count("model: encoder") == 3  # rank 0 only reports, once per training
-    assert "2 processes" in done.stdout and "resuming at step 2" in done.stdout
+    assert "2 processes" in done.stdout and "compiled, DDP" in done.stdout and "resuming at step 2" in done.stdout
     train_model(config(runs["single"], *common, "train.micro_batch_size=8"))
     single, ddp = params(runs["single"] / "model"), params(runs["ddp"] / "model")
     for key in single:
