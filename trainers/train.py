@@ -138,6 +138,7 @@ class _Window:
     count: float = 0.0
     flops: float = 0.0
     tokens: float = 0.0
+    grad_norms: list = dataclasses.field(default_factory=list)  # one 0-d tensor per step, read when logged
     started: float = dataclasses.field(default_factory=time.perf_counter)
 
 
@@ -184,9 +185,9 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     s.trained.train()
     try:
         while s.step < end:
-            grad_norm = _step(s)
+            _step(s)
             if s.step % tc.log_every == 0 or s.step == end:
-                _log_window(s, grad_norm)
+                _log_window(s)
             if s.bar is not None:
                 s.bar.update(1)
             if s.evaluator is not None and tc.eval_every and s.step % tc.eval_every == 0 and s.step != end:
@@ -328,8 +329,9 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                     start_step=step, start_position=position, last_checkpoint=ckpt.latest_checkpoint(ckpt_dir))
 
 
-def _step(s: _Session) -> float:
-    """One optimizer step over ``grad_accum`` micro-batches; returns the gradient norm before clipping."""
+def _step(s: _Session) -> None:
+    """One optimizer step over ``grad_accum`` micro-batches. Nothing here waits for the device: the gradient norm
+    stays a tensor until the window is logged or checkpointed (``_check_gradients``)."""
     tc, dist, w = s.tc, s.dist, s.window
     batches = [next(s.loader) for _ in range(tc.grad_accum)]
     counts = [int((b["labels"] != IGNORE).sum()) for b in batches]
@@ -352,12 +354,7 @@ def _step(s: _Session) -> float:
     if s.scaler is not None:
         s.scaler.unscale_(s.optimizer)
     grad_norm = torch.nn.utils.clip_grad_norm_(s.model.parameters(), tc.optim.clip or float("inf"))
-    grad_norm = float(grad_norm.full_tensor() if hasattr(grad_norm, "full_tensor") else grad_norm)  # FSDP: a DTensor
-    if not math.isfinite(grad_norm) and s.scaler is None:
-        raise TrainingDiverged(
-            f"the gradient norm is {grad_norm} at step {s.step + 1} (loss {loss.item():.4g}): training "
-            f"diverged. Lower train.optim.lr (now {tc.optim.lr}), raise train.optim.warmup_steps, or check "
-            f"the data; the last good checkpoint is {s.last_checkpoint or 'none'} (continue with --resume)")
+    w.grad_norms.append((grad_norm.full_tensor() if hasattr(grad_norm, "full_tensor") else grad_norm).detach())
     if s.scaler is not None:
         s.scaler.step(s.optimizer)
         s.scaler.update()
@@ -367,12 +364,31 @@ def _step(s: _Session) -> float:
     s.lr = s.optimizer.param_groups[0]["lr"]  # the rate this step used (the scheduler moves on to the next)
     s.scheduler.step()
     s.step += 1
-    return grad_norm
 
 
-def _log_window(s: _Session, grad_norm: float) -> None:
-    """Reduce the window over processes, check the loss, write a metrics line, update the bar, reset."""
+def _check_gradients(s: _Session) -> None:
+    """Stop with TrainingDiverged if a gradient norm of the window was not finite (one host sync per log or
+    checkpoint, not per step; a loss scaler skips such steps itself). Runs before anything is logged or saved,
+    so no checkpoint holds weights a non-finite step touched."""
     w = s.window
+    if s.scaler is not None or not w.grad_norms:
+        return
+    norms = torch.stack(w.grad_norms).float().cpu()
+    bad = torch.nonzero(~torch.isfinite(norms)).flatten()
+    if len(bad):
+        at = s.step - len(norms) + int(bad[0]) + 1
+        raise TrainingDiverged(
+            f"the gradient norm is {float(norms[bad[0]])} at step {at}: training diverged. Lower "
+            f"train.optim.lr (now {s.tc.optim.lr}), raise train.optim.warmup_steps, or check the data; the last "
+            f"good checkpoint is {s.last_checkpoint or 'none'} (continue with --resume)")
+
+
+def _log_window(s: _Session) -> None:
+    """Check the gradients, reduce the window over processes, check the loss, write a metrics line, update the
+    bar, reset."""
+    _check_gradients(s)
+    w = s.window
+    grad_norm = float(w.grad_norms[-1]) if w.grad_norms else None
     loss_sum, count, flops, tokens = all_reduce_sum([float(w.loss), w.count, w.flops, w.tokens], s.dist)
     elapsed = max(time.perf_counter() - w.started, 1e-9)
     s.train_loss = loss_sum / max(count, 1.0)
@@ -399,6 +415,7 @@ def _log_window(s: _Session, grad_norm: float) -> None:
 
 def _save(s: _Session, at_step: int) -> pathlib.Path | None:
     """A checkpoint of everything an exact resume needs (every process's RNG state included)."""
+    _check_gradients(s)
     rng = all_gather_objects(ckpt.capture_rng(), s.dist)
     model_state, optimizer_state = full_state_dict(s.model, s.optimizer)  # a collective under FSDP
     path = None

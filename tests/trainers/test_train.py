@@ -89,6 +89,21 @@ def test_divergence_stops_with_a_clear_error(run_dir):
                          "train.max_steps=20"))
 
 
+def test_a_non_finite_gradient_is_caught_before_the_next_log_or_checkpoint(run_dir, monkeypatch):
+    real_clip, calls = torch.nn.utils.clip_grad_norm_, []
+
+    def nan_at_step_3(parameters, max_norm, *args, **kwargs):
+        norm = real_clip(parameters, max_norm, *args, **kwargs)
+        calls.append(1)
+        return norm * float("nan") if len(calls) == 3 else norm
+
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", nan_at_step_3)
+    with pytest.raises(TrainingDiverged, match="gradient norm is nan at step 3: training diverged.*step-00000002.pt"):
+        train_model(config(run_dir, "train.log_every=4", "train.checkpoint_every=1", "train.keep_checkpoints=5"))
+    saved = sorted(p.name for p in (run_dir / "model" / "checkpoints").iterdir())
+    assert saved == ["step-00000001.pt", "step-00000002.pt"]  # none with the weights the bad step touched
+
+
 def test_configuration_errors(run_dir):
     if not torch.cuda.is_available():
         with pytest.raises(UserError, match="no CUDA device"):
