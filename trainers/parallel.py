@@ -93,21 +93,24 @@ def checkpoint_blocks(model: torch.nn.Module) -> None:
 
 
 def parallelize(model: torch.nn.Module, dist: Distributed, compile: bool = False, data_parallel: DataParallel = "ddp",
-                checkpoint_activations: bool = False) -> torch.nn.Module:
+                checkpoint_activations: bool = False, param_dtype: torch.dtype | None = None) -> torch.nn.Module:
     """Apply activation checkpointing, DDP or FSDP and compile (``fullgraph=True`` on the model or its blocks: a
     graph break is a bug);
     returns what the forward pass runs. ``model`` is changed in place (checkpointed blocks; FSDP shards its
-    parameters); its state dict keeps plain names: read it through ``full_state_dict``."""
+    parameters); its state dict keeps plain names: read it through ``full_state_dict``. Under FSDP,
+    ``param_dtype`` (the autocast dtype) is what parameters are gathered in: half the all-gather bytes, while
+    gradients are reduced and the sharded parameters kept in float32."""
     if checkpoint_activations:
         checkpoint_blocks(model)
     if data_parallel == "fsdp" and dist.enabled:
-        from torch.distributed.fsdp import fully_shard
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
+        policy = MixedPrecisionPolicy(param_dtype=param_dtype, reduce_dtype=torch.float32 if param_dtype else None)
         for blocks, i in blocks_of(model):
             if compile:
                 blocks[i] = torch.compile(blocks[i], fullgraph=True)
-            fully_shard(blocks[i])
-        fully_shard(model)
+            fully_shard(blocks[i], mp_policy=policy)
+        fully_shard(model, mp_policy=policy)
         return model
     if not dist.enabled:
         return torch.compile(model, fullgraph=True) if compile else model

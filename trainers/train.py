@@ -257,11 +257,12 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     # is built after FSDP has sharded the parameters (it holds this process's shards).
     torch.manual_seed(tc.seed)
     model = Transformer(mcfg).to(device)
+    dtype = resolve_dtype(tc, device)
     trained = parallelize(model, dist, compile=tc.compile, data_parallel=tc.data_parallel,
-                          checkpoint_activations=tc.checkpoint_activations)  # `model` stays the unwrapped module
+                          checkpoint_activations=tc.checkpoint_activations,
+                          param_dtype=dtype if dtype != torch.float32 else None)  # `model` stays unwrapped
     optimizer = build_optimizer(model, tc, device)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, tc))
-    dtype = resolve_dtype(tc, device)
     scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
     autocast = (torch.autocast(device_type=device.type, dtype=dtype) if dtype != torch.float32
                 else contextlib.nullcontext())

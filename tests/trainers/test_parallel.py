@@ -95,6 +95,27 @@ def test_ddp_wraps_before_compile_and_the_model_is_one_graph(monkeypatch):
         dist.destroy_process_group()
 
 
+def test_fsdp_gathers_parameters_in_the_autocast_dtype():
+    """fully_shard with a bfloat16 MixedPrecisionPolicy (one process group of one): blocks compute with bfloat16
+    weights, the sharded parameters and their gradients stay float32."""
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        model = Transformer(model_config("gpt2", "debug", vocab_size=64, dropout=0.0))
+        trained = parallelize(model, Distributed(world_size=2), data_parallel="fsdp", param_dtype=torch.bfloat16)
+        seen = []
+        model.decoder.blocks[0].mlp.up.register_forward_hook(lambda m, i, o: seen.append(m.weight.dtype))
+        ids = torch.randint(0, 64, (2, 8))
+        _, loss = trained(ids, labels=ids)
+        loss.backward()
+        assert seen == [torch.bfloat16] and torch.isfinite(loss)
+        up = model.decoder.blocks[0].mlp.up.weight
+        assert up.dtype == torch.float32 and up.grad.dtype == torch.float32
+    finally:
+        dist.destroy_process_group()
+
+
 def test_activation_checkpointing_gives_the_same_training_with_plain_names(run_dir, tmp_path):
     plain = tmp_path / "plain"
     shutil.copytree(run_dir, plain)
