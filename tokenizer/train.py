@@ -62,8 +62,8 @@ def new_tokenizer(kind: str, family: str, *, lowercase: bool = True, strip_accen
         # T5/SentencePiece style: NFKC, spaces become "▁" (prepended to the text), pieces may span punctuation.
         tok = Tokenizer(models.Unigram())
         tok.normalizer = normalizers.NFKC()
-        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True)
-        tok.decoder = decoders.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True)
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=METASPACE, prepend_scheme="first", split=True)
+        tok.decoder = decoders.Metaspace(replacement=METASPACE, prepend_scheme="first", split=True)
         return tok
     raise ValueError(f"unknown tokenizer kind {kind!r}; choose one of {', '.join(KINDS)}")
 
@@ -73,7 +73,12 @@ def new_trainer(kind: str, family: str, vocab_size: int = 32000, min_frequency: 
     """The trainer for ``kind``, with the family's special tokens listed first (they get ids 0..n-1).
     ``show_progress``: the trainer's own bars on stderr (reading, counting, merges), for a terminal."""
     spec = family_tokens(family)
-    special = list(spec.tokens)
+    special = [spec.added_token(tok) for tok in spec.tokens]
+    if spec.sentinels:  # added on top of the trained vocabulary by finish()
+        if vocab_size <= len(spec.all_tokens):
+            raise UserError(f"tokenizer.vocab_size must be > {len(spec.all_tokens)} for family {family} "
+                            f"({len(spec.sentinels)} sentinels + {len(spec.tokens)} special tokens), got {vocab_size}")
+        vocab_size -= len(spec.sentinels)
     if kind == "bpe":
         minimum = len(special) + 256
         if vocab_size < minimum:
@@ -97,9 +102,12 @@ def new_trainer(kind: str, family: str, vocab_size: int = 32000, min_frequency: 
 
 
 def finish(tokenizer: Tokenizer, kind: str, family: str) -> Tokenizer:
-    """Set the family's post-processor (e.g. ``[CLS] $A [SEP]``) once the special tokens have ids."""
+    """Add the sentinels at the top of the vocabulary (T5's order: ``<extra_id_0>`` last, with the highest id)
+    and set the family's post-processor (e.g. ``[CLS] $A [SEP]``) once the special tokens have ids."""
     spec = family_tokens(family)
-    ids = {tok: tokenizer.token_to_id(tok) for tok in spec.tokens}
+    if spec.sentinels:
+        tokenizer.add_special_tokens([spec.added_token(tok) for tok in reversed(spec.sentinels)])
+    ids = {tok: tokenizer.token_to_id(tok) for tok in spec.all_tokens}
     missing = [tok for tok, i in ids.items() if i is None]
     if missing:
         raise RuntimeError(f"the trained vocabulary lacks the special tokens {missing}")
