@@ -6,8 +6,8 @@
     finish(tokenizer, "bpe", "decoder")                         # post-processor of the family
 
 ``train_from_shards`` does all of it on streamed Arrow shards (a seeded sample, a held-out slice for the
-report) and saves ``tokenizer.json``, ``tokenizer_config.json`` (for ``transformers.AutoTokenizer``) and
-``report.json``.
+report) and saves ``tokenizer.json``, transformers' ``tokenizer_config.json`` (so ``AutoTokenizer`` loads the
+directory with every special token in its role; see packaging.py) and ``report.json``.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from corpusforge.pipeline.core.progress import Progress
 from corpusforge.pipeline.core import files
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.corpus import clean_shards, stable_unit, text_bytes
+from corpusforge.tokenizer.packaging import save_transformers
 from corpusforge.tokenizer.special_tokens import family_tokens, read_special_tokens
 
 log = logging.getLogger(__name__)
@@ -226,8 +227,7 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, pr
         "tokenizers_version": tokenizers.__version__,
     }
     files.write_bytes_atomic(files.join(output_dir, "tokenizer.json"), text.encode("utf-8"))
-    files.write_bytes_atomic(files.join(output_dir, "tokenizer_config.json"),
-                             _dumps(transformers_config(cfg.family)).encode("utf-8"))
+    save_transformers(files.join(output_dir, "tokenizer.json"), output_dir, keep_tokenizer_json=True)
     files.write_bytes_atomic(files.join(output_dir, "report.json"), _dumps(report).encode("utf-8"))
     return report
 
@@ -249,33 +249,11 @@ def _added_tokens(tok: Tokenizer) -> dict[str, Any]:
                              for i, t in sorted(tok.get_added_tokens_decoder().items())]}
 
 
-def transformers_config(family: str) -> dict[str, Any]:
-    """``tokenizer_config.json``: lets ``AutoTokenizer.from_pretrained(<dir>)`` know each token's role."""
-    return {
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "clean_up_tokenization_spaces": False,
-        **_transformers_kwargs(family),
-    }
-
-
-def _transformers_kwargs(family: str) -> dict[str, Any]:
-    kwargs = family_tokens(family).transformers_kwargs()
-    if family == "encoder":  # BERT-style pairs carry segment ids
-        kwargs["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
-    return kwargs
-
-
 def load_transformers(tokenizer_json: str):
     """``transformers.PreTrainedTokenizerFast`` for a saved ``tokenizer.json``, special-token roles set."""
-    try:
-        from transformers import PreTrainedTokenizerFast
-    except ImportError:
-        from corpusforge.pipeline.core.errors import missing_dependency
+    from corpusforge.tokenizer.packaging import as_transformers
 
-        raise missing_dependency("transformers", "transformers", "Loading the tokenizer in transformers") from None
-    family = read_special_tokens(tokenizer_json).family
-    return PreTrainedTokenizerFast(tokenizer_file=tokenizer_json, clean_up_tokenization_spaces=False,
-                                   **_transformers_kwargs(family))
+    return as_transformers(tokenizer_json)
 
 
 # --- the report -------------------------------------------------------------------------------------------

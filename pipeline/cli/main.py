@@ -31,6 +31,10 @@ COMMANDS = {
     "tokenizer": "tokenizer",
     "tokenize": "tokenize",
     "train": "train",
+    "export": "export",
+    "evaluate": "evaluate",
+    "generate": "generate",
+    "fill-mask": "fill_mask",
     "report": "report",
 }
 
