@@ -67,7 +67,10 @@ def load_model(model_dir: str | pathlib.Path) -> LoadedModel:
     model_dir = pathlib.Path(model_dir)
     if _kind(model_dir) == "corpusforge":
         model, info = ckpt.load_pretrained(model_dir)
-        hf = to_transformers(model.eval(), info.get("special_tokens") or {})
+        special = info.get("special_tokens") or {}
+        hf = to_transformers(model.eval(), special)
+        if hf.can_generate():
+            hf.generation_config = generation_config(model, special, info.get("tokenizer_vocab_size") or model.cfg.vocab_size)
         tokenizer = as_transformers(str(model_dir / "tokenizer.json"), model_max_length=model.cfg.max_len)
         return LoadedModel(hf, tokenizer, model.cfg.arch, "corpusforge")
     hf_config = transformers.AutoConfig.from_pretrained(model_dir)
@@ -115,7 +118,8 @@ def export_model(model_dir: str | pathlib.Path, out_dir: str | pathlib.Path, *, 
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         tmp.mkdir(parents=True)
-        hf.generation_config = generation_config(model, special, info.get("tokenizer_vocab_size") or model.cfg.vocab_size)
+        if hf.can_generate():
+            hf.generation_config = generation_config(model, special, info.get("tokenizer_vocab_size") or model.cfg.vocab_size)
         hf.save_pretrained(tmp)
         save_transformers(str(model_dir / "tokenizer.json"), str(tmp), model_max_length=model.cfg.max_len)
         (tmp / "README.md").write_text(model_card(model_dir, info, layout, model.cfg.arch, model.num_params()),
