@@ -87,7 +87,8 @@ def load_checkpoint(path: str | pathlib.Path) -> dict:
 
 def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokenizer: str | pathlib.Path | None,
                     info: dict) -> pathlib.Path:
-    """``model.safetensors`` + ``config.json`` (architecture, objective, special tokens) + ``tokenizer.json``."""
+    """``model.safetensors`` + ``config.json`` (architecture, objective, special tokens) + ``tokenizer.json`` and
+    transformers' ``tokenizer_config.json``."""
     from safetensors.torch import save_model
 
     directory = pathlib.Path(directory)
@@ -99,7 +100,22 @@ def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokeni
     (directory / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     if tokenizer is not None:
         shutil.copyfile(tokenizer, directory / "tokenizer.json")
+        _tokenizer_config(directory, model.cfg.max_len)
     return directory / "model.safetensors"
+
+
+def _tokenizer_config(directory: pathlib.Path, max_len: int) -> None:
+    """transformers' tokenizer_config.json beside tokenizer.json, so AutoTokenizer loads the model directory
+    with its special tokens and model_max_length (a tokenizer of no known family gets none)."""
+    from corpusforge.tokenizer.packaging import save_transformers
+    from corpusforge.tokenizer.special_tokens import read_special_tokens
+
+    try:
+        read_special_tokens(str(directory / "tokenizer.json"))
+    except ValueError:
+        return
+    save_transformers(str(directory / "tokenizer.json"), str(directory), model_max_length=max_len,
+                      keep_tokenizer_json=True)
 
 
 def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple[Transformer, dict]:
