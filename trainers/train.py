@@ -214,6 +214,13 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     vocab = prepare_vocabulary(Vocabulary.from_file(data.tokenizer), tc.objective, tc.seq_len, tc)
     objective = build_objective(tc.objective, vocab, tc.seq_len, tc)
     mcfg = build_model_config(tc, objective, vocab)
+    initial = None
+    if tc.init_from:  # the checkpoint's architecture and weights replace the recipe's
+        from corpusforge.trainers.init_from import initial_model
+
+        initial = initial_model(tc.init_from, ARCH_OF_OBJECTIVE[objective.name], vocab.size,
+                                max(tc.seq_len, objective.decoder_length), tc.model.dropout)
+        mcfg = initial.cfg
     model_dir = run_dir / "model"
     ckpt_dir = model_dir / "checkpoints"
 
@@ -238,7 +245,10 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
 
     # Model, optimizer, schedule. Same seed on every rank: identical initial weights.
     torch.manual_seed(tc.seed)
-    model = Transformer(mcfg).to(device)
+    model = Transformer(mcfg)
+    if initial is not None:
+        model.load_state_dict(initial.state_dict())
+    model = model.to(device)
     optimizer = build_optimizer(model, tc, device)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, tc))
     dtype = resolve_dtype(tc, device)

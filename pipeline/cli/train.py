@@ -8,7 +8,7 @@ from corpusforge.pipeline.cli.options import common_parser, flag_overrides
 _SHORTCUTS = {  # option attribute -> train.* key
     "objective": "objective", "size": "model.size", "family": "model.family", "seq_len": "seq_len",
     "batch_size": "micro_batch_size", "grad_accum": "grad_accum", "max_steps": "max_steps", "lr": "optim.lr",
-    "device": "device", "dtype": "dtype",
+    "device": "device", "dtype": "dtype", "init_from": "init_from",
 }
 
 
@@ -39,6 +39,9 @@ def register(subparsers) -> None:
                        help="Where to train; default: train.device (auto: cuda when available).")
     train.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"], default=argparse.SUPPRESS,
                        help="Autocast dtype; default: train.dtype.")
+    train.add_argument("--init-from", metavar="HF_DIR", default=argparse.SUPPRESS,
+                       help="Continue pretraining a local transformers checkpoint (e.g. a corpusforge export); "
+                            "default: train.init_from (random weights).")
     train.add_argument("--compile", action="store_true", default=argparse.SUPPRESS, help="torch.compile the model.")
     train.add_argument("--resume", action="store_true", default=argparse.SUPPRESS,
                        help="Continue exactly from the latest checkpoint in <run_dir>/model/checkpoints.")
