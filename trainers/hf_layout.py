@@ -187,6 +187,15 @@ def model_config_from_hf(hf_cfg) -> ModelConfig:
                     "bart")
 
 
+def build_model(cfg: ModelConfig) -> Transformer:
+    """``Transformer(cfg)``, or a UserError when this version of the model lacks one of its options."""
+    try:
+        return Transformer(cfg)
+    except KeyError as exc:
+        raise UserError(f"the transformers checkpoint needs activation {cfg.activation!r} ({exc}), which this "
+                        "corpusforge model does not implement") from None
+
+
 def _require(condition: bool, what: str) -> None:
     if not condition:
         raise UserError(f"the transformers checkpoint uses {what}, which corpusforge's model has no exact "
@@ -406,7 +415,7 @@ def _derived_buffer(hf, name: str) -> bool:
 def from_transformers(hf) -> Transformer:
     """Our model with the weights of a transformers model of a supported layout (``train --init-from``)."""
     cfg = model_config_from_hf(hf.config)
-    model = Transformer(cfg)
+    model = build_model(cfg)
     state = from_hf_state({k: v.detach().float().cpu() for k, v in hf.state_dict().items()}, cfg)
     model.load_state_dict(state, strict=True)
     return model

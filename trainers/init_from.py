@@ -13,7 +13,7 @@ import json
 import pathlib
 
 from corpusforge.pipeline.core.errors import UserError
-from corpusforge.trainers.hf_layout import from_transformers, model_config_from_hf
+from corpusforge.trainers.hf_layout import build_model, from_transformers, model_config_from_hf
 from corpusforge.trainers.model import Transformer
 
 AUTO_CLASS = {"decoder": "AutoModelForCausalLM", "encoder": "AutoModelForMaskedLM",
@@ -32,6 +32,7 @@ def initial_model(hf_dir: str, arch: str, vocab_size: int, length: int, dropout:
                         "model_type); for a corpusforge run use --resume, or export it first (corpusforge export)")
     hf_config = transformers.AutoConfig.from_pretrained(directory)
     cfg = model_config_from_hf(hf_config)  # refuses a layout we cannot compute exactly
+    build_model(cfg)  # and an option this model lacks, before the weights are read
     if cfg.arch != arch:
         raise UserError(f"train.init_from: {hf_dir} holds a {hf_config.model_type} ({cfg.arch}) model; the objective "
                         f"trains an {arch} model")

@@ -129,3 +129,20 @@ def test_export_refuses_to_clobber_and_load_model_accepts_both_directories(tmp_p
         export_model(out, tmp_path / "again")
     with pytest.raises(UserError, match="no config.json"):
         load_model(tmp_path)
+
+
+def test_foreign_checkpoints_load_when_exact_and_are_refused_by_option_otherwise():
+    hf = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        vocab_size=96, n_positions=32, n_embd=32, n_layer=2, n_head=4, activation_function="gelu")).eval()
+    ours = from_transformers(hf).eval()
+    a, b = logits_both(ours, hf, 96, "decoder")
+    assert (a - b).abs().max().item() <= 1e-4
+    scaled = transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        vocab_size=96, n_positions=32, n_embd=32, n_layer=2, n_head=4, scale_attn_by_inverse_layer_idx=True))
+    with pytest.raises(UserError, match="GPT-2 attention scaling"):
+        from_transformers(scaled)
+    gqa = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=96, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=4,
+        num_key_value_heads=2))
+    with pytest.raises(UserError, match="grouped-query attention"):
+        from_transformers(gqa)
