@@ -197,6 +197,8 @@ class _Examples:
         rng = np.random.default_rng([self.seed, index])
         if self.objective == "clm":
             start = self.vocab.bos if self.vocab.bos is not None else self.vocab.eos
+            if start is None:
+                raise UserError("the tokenizer has no beginning- or end-of-text token to start a document with")
             stream = np.r_[start, body]
             for i in range(0, len(stream) - 1, self.length):
                 window = stream[i: i + self.length + 1]

@@ -72,8 +72,8 @@ def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions =
     if options.greedy:
         settings["do_sample"] = False
     else:
-        settings.update(do_sample=True, temperature=options.temperature, top_k=options.top_k or None,
-                        top_p=options.top_p)
+        # top_k 0 switches transformers' top-k filter off (None would fall back to its default of 50).
+        settings.update(do_sample=True, temperature=options.temperature, top_k=options.top_k, top_p=options.top_p)
     if options.stop:
         settings.update(stop_strings=list(options.stop), tokenizer=tok)
     torch.manual_seed(options.seed)
