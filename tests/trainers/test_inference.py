@@ -137,3 +137,17 @@ def test_read_documents_from_jsonl_parquet_and_arrow(tmp_path):
         assert [(d.text, d.source) for d in read_documents(str(tmp_path / name))] == TEXTS
     with pytest.raises(UserError, match="does not exist"):
         list(read_documents(str(tmp_path / "missing.jsonl")))
+
+
+def test_a_run_directory_gives_its_val_split(tmp_path):
+    from corpusforge.tokenizer.tokenize import ShardPlan
+    from tests.tokenizer.data import make_documents, write_clean_shards
+
+    docs = make_documents(200, seed=2)
+    write_clean_shards(tmp_path / "clean", docs)
+    (tmp_path / "tokens").mkdir()
+    (tmp_path / "tokens" / "manifest.json").write_text(json.dumps({"val_fraction": 0.2, "split_seed": 5}))
+    plan = ShardPlan(train_shards=1, val_shards=1, val_fraction=0.2, split_seed=5, dtype="uint16")
+    expected = sorted(d["text"] for d in docs if plan.assign(d["id"])[0] == "val")
+    got = sorted(d.text for d in read_documents(str(tmp_path)))
+    assert got == expected and 10 < len(got) < 80
