@@ -131,15 +131,15 @@ class TrainConfig:
     checkpoint_every: int = f(default=500, metadata={"help": "Checkpoint every N steps (and at the end)."})
     keep_checkpoints: int = f(default=2, metadata={"help": "Checkpoints kept on disk (older ones are deleted)."})
     resume: bool = f(default=False, metadata={"help": "Continue from the latest checkpoint in <run>/model."})
+    init_from: str = f(default="", metadata={
+        "help": "A local transformers checkpoint directory (GPT-2, Llama, BERT, T5 or BART layout, e.g. a corpusforge "
+                "export) to continue pretraining from; its architecture replaces train.model.*, and the run must be "
+                "tokenized with its tokenizer. Empty: start from random weights."})
     seed: int = f(default=1234, metadata={"help": "Seed of initialisation, shuffling and masking noise."})
     device: Literal["auto", "cpu", "cuda"] = f(default="auto", metadata={"help": "auto: cuda when available, else cpu."})
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = f(default="auto", metadata={
         "help": "Autocast dtype: auto = bfloat16 on CUDA that supports it, else float32; float16 uses a loss scaler."})
     compile: bool = f(default=False, metadata={"help": "torch.compile the model (before DDP)."})
-    init_from: str = f(default="", metadata={
-        "help": "A local transformers checkpoint directory (GPT-2, Llama, BERT, T5 or BART layout, e.g. a corpusforge "
-                "export) to continue pretraining from; its architecture replaces train.model.*, and the run must be "
-                "tokenized with its tokenizer. Empty: start from random weights."})
     num_workers: int = f(default=-1, metadata={"help": "Data loader worker processes (-1: 0 on CPU, 4 on CUDA)."})
     progress: bool = f(default=True, metadata={"help": "Show a progress bar (rank 0)."})
     model: ModelOptions = f(default_factory=ModelOptions)
