@@ -52,10 +52,15 @@ def _kind(model_dir: pathlib.Path) -> str:
 
 
 def _arch_of(hf_config) -> str:
+    """What a transformers checkpoint is, from its config: seq2seq, a causal LM, or a masked LM."""
     if getattr(hf_config, "is_encoder_decoder", False):
         return "encoder_decoder"
-    return "decoder" if getattr(hf_config, "is_decoder", False) or hf_config.model_type in ("gpt2", "llama") \
-        else "encoder"
+    names = " ".join(getattr(hf_config, "architectures", None) or [])
+    if "ForCausalLM" in names or "LMHeadModel" in names or getattr(hf_config, "is_decoder", False):
+        return "decoder"
+    if "ForMaskedLM" in names or "ForPreTraining" in names:
+        return "encoder"
+    return "decoder" if hf_config.model_type in ("gpt2", "llama") else "encoder"
 
 
 def load_model(model_dir: str | pathlib.Path) -> LoadedModel:
