@@ -59,3 +59,19 @@ def test_generate_and_evaluate_commands_print_json(run, tmp_path, capsys):
     assert "needs an encoder" in capsys.readouterr().err
     assert main(["generate", "--model", str(tmp_path), "--prompt", "x"]) == 2
     assert "no config.json" in capsys.readouterr().err
+
+
+def test_prompts_file_and_fill_mask_json(run, tmp_path, capsys):
+    from tests.trainers.exports import make_model_dir
+
+    prompts = tmp_path / "prompts.txt"
+    prompts.write_text("The cat\n\nA dog\n")
+    assert main(["generate", "--model", str(run / "model"), "--prompts", str(prompts), "--max-new-tokens", "3",
+                 "--top-k", "5", "--seed", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("The cat") and lines[1].startswith("A dog")
+    bert = make_model_dir(tmp_path / "bert", "bert")
+    assert main(["fill-mask", "--model", str(bert), "the cat [MASK] over the house.", "--top-k", "4", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 4 and all({"token_str", "score"} <= set(r) for r in rows)
+    assert rows == sorted(rows, key=lambda r: -r["score"])
