@@ -30,6 +30,8 @@ install-test: $(VENV)/.installed-test
 
 demo: install
 	$(VENV)/bin/corpusforge demo --run-dir runs/demo --set output.overwrite=true
+	$(VENV)/bin/corpusforge export runs/demo/model runs/demo/export --overwrite
+	$(VENV)/bin/corpusforge generate --model runs/demo/export --prompt "The" --max-new-tokens 30 --seed 0
 
 test: install-test
 	$(VENV)/bin/pytest

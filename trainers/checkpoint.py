@@ -141,8 +141,8 @@ FINAL_FILES = ("model.safetensors", "tokenizer.json", "config.json")  # config.j
 
 def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokenizer: str | pathlib.Path | None,
                     info: dict) -> pathlib.Path:
-    """``model.safetensors`` + ``tokenizer.json`` + ``config.json`` (architecture, objective, special tokens),
-    each written atomically; ``config.json`` comes last, so a directory with it holds a whole model."""
+    """``model.safetensors`` + ``tokenizer.json`` (and transformers' ``tokenizer_config.json``) + ``config.json``
+    (architecture, objective, special tokens), each written atomically; ``config.json`` comes last, so a directory with it holds a whole model."""
     from safetensors.torch import save_model
 
     directory = pathlib.Path(directory)
@@ -155,6 +155,7 @@ def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokeni
         os.replace(tmp, weights)
         if tokenizer is not None:
             write_bytes_atomic(str(directory / "tokenizer.json"), pathlib.Path(tokenizer).read_bytes())
+            _tokenizer_config(directory, model.cfg.max_len)
         config = {"model": dataclasses.asdict(model.cfg), **info}
         write_bytes_atomic(str(directory / "config.json"), (json.dumps(config, indent=2) + "\n").encode("utf-8"))
     except OSError as exc:
@@ -175,6 +176,20 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def _tokenizer_config(directory: pathlib.Path, max_len: int) -> None:
+    """transformers' tokenizer_config.json beside tokenizer.json, so AutoTokenizer loads the model directory
+    with its special tokens and model_max_length (a tokenizer of no known family gets none)."""
+    from corpusforge.tokenizer.packaging import save_transformers
+    from corpusforge.tokenizer.special_tokens import read_special_tokens
+
+    try:
+        read_special_tokens(str(directory / "tokenizer.json"))
+    except ValueError:
+        return
+    save_transformers(str(directory / "tokenizer.json"), str(directory), model_max_length=max_len,
+                      keep_tokenizer_json=True)
 
 
 def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple[Transformer, dict]:

@@ -133,6 +133,10 @@ class TrainConfig:
     checkpoint_every: int = f(default=500, metadata={"help": "Checkpoint every N steps (and at the end)."})
     keep_checkpoints: int = f(default=2, metadata={"help": "Checkpoints kept on disk (older ones are deleted)."})
     resume: bool = f(default=False, metadata={"help": "Continue from the latest checkpoint in <run>/model."})
+    init_from: str = f(default="", metadata={
+        "help": "A local transformers checkpoint directory (GPT-2, Llama, BERT, T5 or BART layout, e.g. a corpusforge "
+                "export) to continue pretraining from; its architecture replaces train.model.*, and the run must be "
+                "tokenized with its tokenizer. Empty: start from random weights."})
     seed: int = f(default=1234, metadata={"help": "Seed of initialisation, shuffling and masking noise."})
     device: Literal["auto", "cpu", "cuda"] = f(default="auto", metadata={"help": "auto: cuda when available, else cpu."})
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = f(default="auto", metadata={

@@ -228,6 +228,13 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     vocab = prepare_vocabulary(tokenizer_vocab, tc.objective, tc.seq_len, tc)
     objective = build_objective(tc.objective, vocab, tc.seq_len, tc)
     mcfg = build_model_config(tc, objective, vocab)
+    initial = None
+    if tc.init_from:  # the checkpoint's architecture and weights replace the recipe's
+        from corpusforge.trainers.init_from import initial_model
+
+        initial = initial_model(tc.init_from, ARCH_OF_OBJECTIVE[objective.name], vocab.size,
+                                max(tc.seq_len, objective.decoder_length), tc.model.dropout)
+        mcfg = initial.cfg
     model_dir = run_dir / "model"
     ckpt_dir = model_dir / "checkpoints"
 
@@ -262,7 +269,10 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     # Model, parallelism, optimizer, schedule. Same seed on every rank: identical initial weights. The optimizer
     # is built after FSDP has sharded the parameters (it holds this process's shards).
     torch.manual_seed(tc.seed)
-    model = Transformer(mcfg).to(device)
+    model = Transformer(mcfg)
+    if initial is not None:
+        model.load_state_dict(initial.state_dict())
+    model = model.to(device)
     dtype = resolve_dtype(tc, device)
     trained = parallelize(model, dist, compile=tc.compile, data_parallel=tc.data_parallel,
                           checkpoint_activations=tc.checkpoint_activations,

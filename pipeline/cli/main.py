@@ -5,6 +5,7 @@
     corpusforge tokenizer train -c ...      # clean shards -> tokenizer.json
     corpusforge tokenize -c ...             # clean shards -> token shards
     corpusforge train -c ...                # token shards -> a pretrained model
+    corpusforge export MODEL_DIR OUT_DIR    # the model as a transformers directory
     corpusforge report RUN_DIR              # an HTML report of a run
     corpusforge inspect PATH                # schema, counts and a few records of any shard
 
@@ -31,6 +32,10 @@ COMMANDS = {
     "tokenizer": "tokenizer",
     "tokenize": "tokenize",
     "train": "train",
+    "export": "export",
+    "evaluate": "evaluate",
+    "generate": "generate",
+    "fill-mask": "fill_mask",
     "report": "report",
 }
 
@@ -38,7 +43,8 @@ DESCRIPTION = """\
 corpusforge turns raw text into pretraining-ready data and small pretrained Transformers.
 
 The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write clean Arrow shards)
--> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining).
+-> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining)
+-> export (a transformers directory), generate, fill-mask, evaluate.
 Every command reads one config file (--config) and takes --set overrides; `corpusforge demo` runs
 the whole chain on a built-in sample. Run `corpusforge COMMAND --help` for each command's options.
 """

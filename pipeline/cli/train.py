@@ -8,7 +8,7 @@ from corpusforge.pipeline.cli.options import common_parser, flag_overrides
 _SHORTCUTS = {  # option attribute -> train.* key
     "objective": "objective", "size": "model.size", "family": "model.family", "seq_len": "seq_len",
     "batch_size": "micro_batch_size", "grad_accum": "grad_accum", "max_steps": "max_steps", "lr": "optim.lr",
-    "device": "device", "dtype": "dtype", "data_parallel": "data_parallel",
+    "device": "device", "dtype": "dtype", "data_parallel": "data_parallel", "init_from": "init_from",
 }
 
 
@@ -45,6 +45,9 @@ def register(subparsers) -> None:
                        help="Under torchrun: replicate the model (ddp) or shard it (fsdp); default: train.data_parallel.")
     train.add_argument("--checkpoint-activations", action="store_true", default=argparse.SUPPRESS,
                        help="Recompute each block's activations in the backward pass (less memory).")
+    train.add_argument("--init-from", metavar="HF_DIR", default=argparse.SUPPRESS,
+                       help="Continue pretraining a local transformers checkpoint (e.g. a corpusforge export); "
+                            "default: train.init_from (random weights).")
     train.add_argument("--resume", action="store_true", default=argparse.SUPPRESS,
                        help="Continue exactly from the latest checkpoint in <run_dir>/model/checkpoints.")
     train.add_argument("--no-progress", action="store_true", default=argparse.SUPPRESS, help="No progress bar.")

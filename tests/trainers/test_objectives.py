@@ -56,7 +56,7 @@ def test_vocabulary_of_the_encoder_and_t5_families(tmp_path):
     pieces = [i for t, i in tok.get_vocab().items() if t.startswith("##")]
     words = [i for t, i in tok.get_vocab().items() if t.isalpha()]
     assert pieces and not v.word_start[pieces].any() and v.word_start[words].all()
-    t5 = train_tokenizer(texts, tmp_path / "t5.json", vocab_size=400, specials=family_tokens("t5").tokens)
+    t5 = train_tokenizer(texts, tmp_path / "t5.json", vocab_size=400, specials=family_tokens("t5").all_tokens)
     v = Vocabulary.from_file(tmp_path / "t5.json")
     assert v.eos == t5.token_to_id("</s>") and v.mask is None and len(v.sentinels) == 100
     assert v.sentinels[:2] == (t5.token_to_id("<extra_id_0>"), t5.token_to_id("<extra_id_1>"))
