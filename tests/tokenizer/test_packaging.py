@@ -1,6 +1,5 @@
 """Every family's tokenizer loads in AutoTokenizer with its roles, length and spacing right."""
 import pytest
-from tokenizers import Tokenizer
 
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.packaging import save_transformers
