@@ -30,6 +30,7 @@ from corpusforge.pipeline.readers import ReadDocuments, check_inputs
 from corpusforge.pipeline.spill import SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.pipeline.core import files, rundir
+from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.files import make_private_dir, read_json, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_paths
 from corpusforge.pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
@@ -389,7 +390,7 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     check_inputs(config.inputs)
     enabled_stages(config)
     options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
-    with rundir.run_lock(run_dir, "build"):  # one writer per run directory
+    with run_lock(run_dir, "build"):  # one writer per run directory
         try:
             return _build(config, run_dir, options, out, resume, progress)
         except Exception as exc:  # a full disk inside a Beam worker: one line naming the run directory

@@ -9,6 +9,7 @@ from typing import TextIO
 import pyarrow as pa
 
 from corpusforge.pipeline.core import rundir
+from corpusforge.pipeline.core.run_lock import is_locked
 from corpusforge.pipeline.core.errors import UserError
 
 
@@ -29,7 +30,7 @@ def _shard_files(path: pathlib.Path) -> list[pathlib.Path]:
 def _show_leftovers(run_dir: str, out: TextIO) -> None:
     """Temporary directories that killed runs left in a run directory (none while a live command holds it)."""
     found = rundir.leftovers(run_dir)
-    if not found or rundir.is_locked(run_dir):
+    if not found or is_locked(run_dir):
         return
     print(f"stale temporary directories ({sum(size for _, size in found) / 1e6:.1f} MB, left by killed runs; the "
           "next build removes them):", file=out)

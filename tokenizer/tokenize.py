@@ -40,6 +40,7 @@ from corpusforge.pipeline.core.beam_options import runs_locally
 from corpusforge.pipeline.core.progress import Progress, Reporter
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.faults import ERRORS, error_parts, run_isolated
+from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.tokenizer.corpus import clean_shards
 from corpusforge.tokenizer.special_tokens import read_special_tokens
 from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
@@ -357,7 +358,7 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
     ``progress``: documents encoded of the total, with ETA and tokens, on stderr while it runs."""
     cfg = config.tokenize
     run_dir = rundir.check_run_dir(config.run_dir)
-    with rundir.run_lock(run_dir, "tokenize"):
+    with run_lock(run_dir, "tokenize"):
         if not cfg.tokenizer:
             rundir.check_fresh(run_dir, "tokenizer")  # a tokenizer of an earlier clean/ is refused
         try:

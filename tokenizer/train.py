@@ -28,6 +28,7 @@ from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_toke
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.progress import Progress
 from corpusforge.pipeline.core import files, rundir
+from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.corpus import clean_shards, stable_unit, text_bytes
 from corpusforge.tokenizer.packaging import save_transformers
@@ -245,7 +246,7 @@ def train_tokenizer(config, progress: bool = True) -> dict[str, Any]:
     input_path = cfg.input or files.join(run_dir, "clean")
     output_dir = cfg.output or files.join(run_dir, "tokenizer")
     target = files.join(output_dir, "tokenizer.json")
-    with rundir.run_lock(run_dir, "tokenizer train"):
+    with run_lock(run_dir, "tokenizer train"):
         if files.exists(target) and not config.output.overwrite:
             raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
         if cfg.output or not files.is_local(run_dir):

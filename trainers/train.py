@@ -19,6 +19,7 @@ import time
 import torch
 
 from corpusforge.pipeline.core import rundir
+from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.config_loader import to_dict
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
@@ -122,7 +123,7 @@ def train_model(config, *, resume: bool | None = None, stop_at_step: int | None 
     """
     tc: TrainConfig = config.train
     run_dir = pathlib.Path(rundir.check_run_dir(config.output.run_dir))
-    with rundir.run_lock(str(run_dir), "train"):  # one writer per run directory (rank 0 holds it under DDP)
+    with run_lock(str(run_dir), "train"):  # one writer per run directory (rank 0 holds it under DDP)
         rundir.check_fresh(str(run_dir), "tokens")  # token shards of an earlier clean/ are refused
         dist = init_distributed(tc.device)
         try:

@@ -11,6 +11,7 @@ import time
 from corpusforge.pipeline.cli.config import load_config
 from corpusforge.pipeline.cli.options import BEAM_EPILOG, common_parser
 from corpusforge.pipeline.core import rundir
+from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.errors import UserError
 
 # What the demo changes from the defaults, so that a small sample shows every stage at work in minutes.
@@ -46,7 +47,7 @@ def register(subparsers) -> None:
 def run_demo(args) -> int:
     run_dir = pathlib.Path(rundir.check_run_dir(args.run_dir))  # never /, ~, the current directory or above
     overwrite = any(item.replace(" ", "") == "output.overwrite=true" for item in args.set)
-    with rundir.run_lock(str(run_dir), "demo"):
+    with run_lock(str(run_dir), "demo"):
         if run_dir.exists() and any(n.name != rundir.LOCK for n in run_dir.iterdir()):
             if not overwrite:
                 raise UserError(f"{run_dir} is not empty; remove it or pass --set output.overwrite=true")

