@@ -70,23 +70,43 @@ def save_checkpoint(directory: str | pathlib.Path, step: int, state: dict, keep:
     directory = pathlib.Path(directory)
     path = directory / f"step-{step:08d}.pt"
     tmp = directory / f".{path.name}.tmp-{os.getpid()}"
+    writer = None
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as handle:
-            torch.save(state, handle)
+            writer = _Writer(handle)
+            torch.save(state, writer)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        raise UserError(f"could not write the checkpoint {path}: {exc.strerror or exc}"
-                        f"{_WHAT_TO_DO.get(exc.errno, '')}") from exc
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        # torch.save turns a failed write into a RuntimeError ("unexpected pos"); the OSError is the cause.
+        cause = exc if isinstance(exc, OSError) else getattr(writer, "error", None)
+        if cause is None:
+            raise
+        raise UserError(f"could not write the checkpoint {path}: {cause.strerror or cause}"
+                        f"{_WHAT_TO_DO.get(cause.errno, '')}") from exc
     for old in list_checkpoints(directory)[:-keep]:
         old.unlink(missing_ok=True)
     return path
+
+
+class _Writer:
+    """A file handle for torch.save that keeps the OSError of a failed write (torch reports another error)."""
+
+    def __init__(self, handle):
+        self.handle, self.error = handle, None
+
+    def write(self, data) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self) -> None:
+        self.handle.flush()
 
 
 _WHAT_TO_DO = {

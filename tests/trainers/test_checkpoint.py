@@ -59,16 +59,33 @@ def test_a_truncated_checkpoint_is_a_clear_error(tmp_path):
         ckpt.load_checkpoint(path)
 
 
+class FullDisk:
+    """A file that takes 64 KiB, then fails every write as a full disk does."""
+
+    def __init__(self, path, mode):
+        self.file, self.written = open(path, mode), 0
+
+    def write(self, data):
+        if self.written + len(data) > 65536:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.written += len(data)
+        return self.file.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.file, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+
 def test_a_full_disk_gives_one_line_naming_the_path_and_leaves_no_temporary_file(tmp_path, monkeypatch):
     ckpt.save_checkpoint(tmp_path, 1, {"step": 1})
-
-    def full_disk(obj, handle, *args, **kwargs):
-        handle.write(b"x" * 4096)  # part of the checkpoint got out before the disk filled
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(torch, "save", full_disk)
+    monkeypatch.setattr(ckpt, "open", FullDisk, raising=False)  # the real torch.save meets the full disk
     with pytest.raises(UserError) as info:
-        ckpt.save_checkpoint(tmp_path, 2, {"step": 2})
+        ckpt.save_checkpoint(tmp_path, 2, {"step": 2, "model": {"w": torch.ones(100_000)}})
     message = str(info.value)
     assert "\n" not in message and str(tmp_path / "step-00000002.pt") in message
     assert "No space left on device" in message and "free space" in message and "--resume" in message
