@@ -123,13 +123,9 @@ def test_starting_over_removes_the_earlier_model_before_training(run_dir, monkey
 
 
 def test_a_full_disk_while_writing_the_model_is_one_line(tmp_path, monkeypatch):
-    import safetensors.torch
+    from corpusforge.pipeline.core import files
 
-    def full_disk(model, filename, metadata=None):
-        pathlib.Path(filename).write_bytes(b"partial")
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(safetensors.torch, "save_model", full_disk)
+    monkeypatch.setattr(files, "open", FullDisk, raising=False)
     with pytest.raises(UserError, match=f"could not write the model to {tmp_path}: No space left on device; free"):
         ckpt.save_pretrained(Transformer(model_config("gpt2", "debug", vocab_size=64)), tmp_path, tokenizer=None,
                              info={})
