@@ -178,8 +178,15 @@ def test_a_training_killed_with_sigkill_resumes_to_the_uninterrupted_result(run_
     # What a kill in the middle of a checkpoint write leaves: a partial temporary file beside them.
     partial = model_dir / "checkpoints" / ".step-00000009.pt.tmp-12345"
     partial.write_bytes(b"PK\x03\x04 half a zip")
+    over = tmp_path / "over"
+    shutil.copytree(run_dir, over)
+    with pytest.raises(UserError, match="--resume"):  # without --resume: refused, nothing mistaken for done
+        train_model(config(over, *overrides))
+    starting_over = config(over, *overrides)
+    starting_over.output.overwrite = True
+    train_model(starting_over)
     result = train_model(config(run_dir, *overrides), resume=True)
     assert result.step == 8
-    a, b = params(straight / "model"), params(model_dir)
-    assert all(torch.equal(a[k], b[k]) for k in a)
+    a, b, c = params(straight / "model"), params(model_dir), params(over / "model")
+    assert all(torch.equal(a[k], b[k]) and torch.equal(a[k], c[k]) for k in a)
     assert not [p for p in (model_dir / "checkpoints").iterdir() if ".tmp-" in p.name]
