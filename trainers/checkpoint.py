@@ -70,23 +70,43 @@ def save_checkpoint(directory: str | pathlib.Path, step: int, state: dict, keep:
     directory = pathlib.Path(directory)
     path = directory / f"step-{step:08d}.pt"
     tmp = directory / f".{path.name}.tmp-{os.getpid()}"
+    writer = None
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as handle:
-            torch.save(state, handle)
+            writer = _Writer(handle)
+            torch.save(state, writer)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except OSError as exc:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        raise UserError(f"could not write the checkpoint {path}: {exc.strerror or exc}"
-                        f"{_WHAT_TO_DO.get(exc.errno, '')}") from exc
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        # torch.save turns a failed write into a RuntimeError ("unexpected pos"); the OSError is the cause.
+        cause = exc if isinstance(exc, OSError) else getattr(writer, "error", None)
+        if cause is None:
+            raise
+        raise UserError(f"could not write the checkpoint {path}: {cause.strerror or cause}"
+                        f"{_WHAT_TO_DO.get(cause.errno, '')}") from exc
     for old in list_checkpoints(directory)[:-keep]:
         old.unlink(missing_ok=True)
     return path
+
+
+class _Writer:
+    """A file handle for torch.save that keeps the OSError of a failed write (torch reports another error)."""
+
+    def __init__(self, handle):
+        self.handle, self.error = handle, None
+
+    def write(self, data) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self) -> None:
+        self.handle.flush()
 
 
 _WHAT_TO_DO = {
@@ -142,17 +162,17 @@ FINAL_FILES = ("model.safetensors", "tokenizer.json", "config.json")  # config.j
 def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokenizer: str | pathlib.Path | None,
                     info: dict) -> pathlib.Path:
     """``model.safetensors`` + ``tokenizer.json`` (and transformers' ``tokenizer_config.json``) + ``config.json``
-    (architecture, objective, special tokens), each written atomically; ``config.json`` comes last, so a directory with it holds a whole model."""
-    from safetensors.torch import save_model
+    (architecture, objective, special tokens), each written atomically with the umask's permissions;
+    ``config.json`` comes last, so a directory with it holds a whole model. A failed write (a full disk) is a
+    UserError naming the directory."""
+    from safetensors.torch import save
 
     directory = pathlib.Path(directory)
-    weights = directory / "model.safetensors"
-    tmp = directory / f".model.safetensors.tmp-{os.getpid()}"
+    # Tied embeddings share one parameter (the output layer reuses tok_emb.weight): no duplicate to drop.
+    weights = save({k: v.detach().contiguous().cpu() for k, v in clean_state_dict(model.state_dict()).items()},
+                   metadata={"format": "pt"})
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        save_model(model, str(tmp), metadata={"format": "pt"})  # handles the tied embedding/output weight
-        os.chmod(tmp, 0o666 & ~_umask())  # safetensors creates it 0600; a model is for sharing, as other files
-        os.replace(tmp, weights)
+        write_bytes_atomic(str(directory / "model.safetensors"), weights)
         if tokenizer is not None:
             write_bytes_atomic(str(directory / "tokenizer.json"), pathlib.Path(tokenizer).read_bytes())
             _tokenizer_config(directory, model.cfg.max_len)
@@ -161,21 +181,13 @@ def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokeni
     except OSError as exc:
         raise UserError(f"could not write the model to {directory}: {exc.strerror or exc}"
                         f"{_WHAT_TO_DO.get(exc.errno, '')}") from exc
-    finally:
-        tmp.unlink(missing_ok=True)
-    return weights
+    return directory / "model.safetensors"
 
 
 def remove_final(directory: str | pathlib.Path) -> None:
     """Delete a finished model's files (starting a run over), so an unfinished new run is never taken for it."""
     for name in (*reversed(FINAL_FILES), "loss_curve.png"):
         (pathlib.Path(directory) / name).unlink(missing_ok=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _tokenizer_config(directory: pathlib.Path, max_len: int) -> None:

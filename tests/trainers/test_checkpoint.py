@@ -59,16 +59,33 @@ def test_a_truncated_checkpoint_is_a_clear_error(tmp_path):
         ckpt.load_checkpoint(path)
 
 
+class FullDisk:
+    """A file that takes 64 KiB, then fails every write as a full disk does."""
+
+    def __init__(self, path, mode):
+        self.file, self.written = open(path, mode), 0
+
+    def write(self, data):
+        if self.written + len(data) > 65536:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.written += len(data)
+        return self.file.write(data)
+
+    def __getattr__(self, name):
+        return getattr(self.file, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.file.close()
+
+
 def test_a_full_disk_gives_one_line_naming_the_path_and_leaves_no_temporary_file(tmp_path, monkeypatch):
     ckpt.save_checkpoint(tmp_path, 1, {"step": 1})
-
-    def full_disk(obj, handle, *args, **kwargs):
-        handle.write(b"x" * 4096)  # part of the checkpoint got out before the disk filled
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(torch, "save", full_disk)
+    monkeypatch.setattr(ckpt, "open", FullDisk, raising=False)  # the real torch.save meets the full disk
     with pytest.raises(UserError) as info:
-        ckpt.save_checkpoint(tmp_path, 2, {"step": 2})
+        ckpt.save_checkpoint(tmp_path, 2, {"step": 2, "model": {"w": torch.ones(100_000)}})
     message = str(info.value)
     assert "\n" not in message and str(tmp_path / "step-00000002.pt") in message
     assert "No space left on device" in message and "free space" in message and "--resume" in message
@@ -106,13 +123,9 @@ def test_starting_over_removes_the_earlier_model_before_training(run_dir, monkey
 
 
 def test_a_full_disk_while_writing_the_model_is_one_line(tmp_path, monkeypatch):
-    import safetensors.torch
+    from corpusforge.pipeline.core import files
 
-    def full_disk(model, filename, metadata=None):
-        pathlib.Path(filename).write_bytes(b"partial")
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(safetensors.torch, "save_model", full_disk)
+    monkeypatch.setattr(files, "open", FullDisk, raising=False)
     with pytest.raises(UserError, match=f"could not write the model to {tmp_path}: No space left on device; free"):
         ckpt.save_pretrained(Transformer(model_config("gpt2", "debug", vocab_size=64)), tmp_path, tokenizer=None,
                              info={})
@@ -165,8 +178,15 @@ def test_a_training_killed_with_sigkill_resumes_to_the_uninterrupted_result(run_
     # What a kill in the middle of a checkpoint write leaves: a partial temporary file beside them.
     partial = model_dir / "checkpoints" / ".step-00000009.pt.tmp-12345"
     partial.write_bytes(b"PK\x03\x04 half a zip")
+    over = tmp_path / "over"
+    shutil.copytree(run_dir, over)
+    with pytest.raises(UserError, match="--resume"):  # without --resume: refused, nothing mistaken for done
+        train_model(config(over, *overrides))
+    starting_over = config(over, *overrides)
+    starting_over.output.overwrite = True
+    train_model(starting_over)
     result = train_model(config(run_dir, *overrides), resume=True)
     assert result.step == 8
-    a, b = params(straight / "model"), params(model_dir)
-    assert all(torch.equal(a[k], b[k]) for k in a)
+    a, b, c = params(straight / "model"), params(model_dir), params(over / "model")
+    assert all(torch.equal(a[k], b[k]) and torch.equal(a[k], c[k]) for k in a)
     assert not [p for p in (model_dir / "checkpoints").iterdir() if ".tmp-" in p.name]
