@@ -29,7 +29,7 @@ from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs
 from corpusforge.pipeline.spill import SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
-from corpusforge.pipeline.core.files import make_private_dir, read_json, write_json
+from corpusforge.pipeline.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_paths
 from corpusforge.pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
@@ -277,6 +277,23 @@ def _gather(segments: list[Segment], name: str, dest: str, schema) -> list[dict[
     return entries
 
 
+RUN_SECRET = "run_secret"
+
+
+def _run_secret(work_dir: str, checkpoint: bool) -> str:
+    """One random secret per build (the PII salt when ``pii.hash_salt`` is empty), so every segment hashes
+    alike. With stage checkpoints it is kept beside them, owner-only, and goes with them: a resumed build
+    hashes like the stages it skips. It is never written anywhere else."""
+    path = posixpath.join(work_dir, RUN_SECRET)
+    if checkpoint and FileSystems.exists(path):
+        return read_bytes(path).decode("ascii")
+    secret = secrets.token_hex(16)
+    if checkpoint:
+        make_private_dir(work_dir)
+        write_bytes_atomic(path, secret.encode("ascii"), private=True)
+    return secret
+
+
 def check_remote_paths(config: BuildConfig, options) -> None:
     """Workers of a remote runner cannot see this machine's disk: refuse local paths up front."""
     all_options = options.get_all_options()
@@ -318,7 +335,7 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     if FileSystems.exists(work_dir) and not resume:
         FileSystems.delete([work_dir])
     segments = plan_segments(config, work_dir, checkpoint)
-    run_secret = secrets.token_hex(16)  # one per build: every segment's PII scrubbing hashes alike (never written)
+    run_secret = _run_secret(work_dir, checkpoint)
     dry_run = bool(options.get_all_options().get("dry_run"))
     runner = str(options.get_all_options().get("runner") or config.beam.runner).rsplit(".", 1)[-1]
     check_remote_paths(config, options)

@@ -64,14 +64,16 @@ def make_private_dir(path: str) -> None:
     os.chmod(local, 0o700)  # makedirs' mode is filtered by the umask and ignored for an existing directory
 
 
-def write_bytes_atomic(path: str, data: bytes) -> None:
-    """Write ``data`` to a temporary name beside ``path``, then rename it over ``path``."""
+def write_bytes_atomic(path: str, data: bytes, private: bool = False) -> None:
+    """Write ``data`` to a temporary name beside ``path``, then rename it over ``path``; ``private``: mode
+    0600 from the start (a local file)."""
     tmp = _temp_name(path)
     if is_local(path):
         local, local_tmp = _local(path), _local(tmp)
         os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
         try:
-            with open(local_tmp, "wb") as f:
+            mode = 0o600 if private else 0o666  # 0666: what open() asks for, before the umask
+            with os.fdopen(os.open(local_tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())

@@ -81,3 +81,17 @@ def test_changed_config_invalidates_checkpoints(tmp_path):
     segments = build.plan_segments(config, "w", checkpoint=True)
     config.normalize.unicode_form = "NFKC"
     assert build.plan_segments(config, "w", checkpoint=True)[0].fingerprint != segments[0].fingerprint
+
+
+def test_the_run_secret_is_kept_with_the_checkpoints_for_a_resume(tmp_path):
+    """Without pii.hash_salt the PII salt is this random secret: a resumed build must hash like the stages it
+    skips, so it lives beside the checkpoints (owner-only) and goes with them; without checkpoints, nowhere."""
+    import os
+
+    work = str(tmp_path / ".checkpoints")
+    first = build._run_secret(work, checkpoint=True)
+    assert build._run_secret(work, checkpoint=True) == first
+    assert os.stat(os.path.join(work, build.RUN_SECRET)).st_mode & 0o777 == 0o600
+    assert os.stat(work).st_mode & 0o777 == 0o700
+    plain = str(tmp_path / ".tmp-build-x")
+    assert build._run_secret(plain, checkpoint=False) != first and not os.path.exists(plain)
