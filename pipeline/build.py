@@ -31,7 +31,7 @@ from corpusforge.pipeline.spill import SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.run_lock import run_lock
-from corpusforge.pipeline.core.files import make_private_dir, read_json, write_json
+from corpusforge.pipeline.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_paths
 from corpusforge.pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
@@ -355,6 +355,23 @@ def check_error_fraction(facts: dict[tuple[str, str], int], limit: float, kept_i
                     f"{where}. Rerun with --fail-fast to see the first traceback, or raise build.max_error_fraction")
 
 
+RUN_SECRET = "run_secret"
+
+
+def _run_secret(work_dir: str, checkpoint: bool) -> str:
+    """One random secret per build (the PII salt when ``pii.hash_salt`` is empty), so every segment hashes
+    alike. With stage checkpoints it is kept beside them, owner-only, and goes with them: a resumed build
+    hashes like the stages it skips. It is never written anywhere else."""
+    path = posixpath.join(work_dir, RUN_SECRET)
+    if checkpoint and FileSystems.exists(path):
+        return read_bytes(path).decode("ascii")
+    secret = secrets.token_hex(16)
+    if checkpoint:
+        make_private_dir(work_dir)
+        write_bytes_atomic(path, secret.encode("ascii"), private=True)
+    return secret
+
+
 def check_remote_paths(config: BuildConfig, options) -> None:
     """Workers of a remote runner cannot see this machine's disk: refuse local paths up front."""
     all_options = options.get_all_options()
@@ -409,7 +426,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     if FileSystems.exists(work_dir) and not resume:
         FileSystems.delete([work_dir])
     segments = plan_segments(config, work_dir, checkpoint)
-    run_secret = secrets.token_hex(16)  # one per build: every segment's PII scrubbing hashes alike (never written)
+    run_secret = _run_secret(work_dir, checkpoint)
     dry_run = bool(options.get_all_options().get("dry_run"))
     runner = str(options.get_all_options().get("runner") or config.beam.runner).rsplit(".", 1)[-1]
     check_remote_paths(config, options)

@@ -79,14 +79,14 @@ def make_private_dir(path: str) -> None:
     os.chmod(local, 0o700)  # makedirs' mode is filtered by the umask and ignored for an existing directory
 
 
-def write_bytes_atomic(path: str, data: bytes) -> None:
+def write_bytes_atomic(path: str, data: bytes, private: bool = False) -> None:
     """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it over ``path``.
 
     What was at ``path`` stays whole until the rename (nothing is deleted first); a path that is not a regular
     file (a directory, a device such as /dev/full, a link) is refused, never replaced; the temporary file is
-    removed on every failure."""
+    removed on every failure. ``private``: mode 0600 from the start (a local file)."""
     if is_local(path):
-        with atomic_local_file(path) as tmp:
+        with atomic_local_file(path, mode=0o600 if private else 0o666) as tmp:
             with open(tmp, "wb") as f:
                 f.write(data)
         return
@@ -130,16 +130,17 @@ def check_writable_target(path: str) -> None:
 
 
 @contextlib.contextmanager
-def atomic_local_file(path: str) -> Iterator[str]:
+def atomic_local_file(path: str, mode: int = 0o666) -> Iterator[str]:
     """Yield a new temporary path beside the local ``path``; when the block succeeds, fsync what was written
-    there and rename it over ``path``. The one place where corpusforge replaces a local file."""
+    there and rename it over ``path``. The one place where corpusforge replaces a local file. ``mode``: the
+    temporary file's mode from its creation (before the umask), 0o600 for a private file."""
     local = _local(path)
     check_writable_target(local)
     parent = os.path.dirname(local) or "."
     os.makedirs(parent, exist_ok=True)
     tmp = _temp_name(local)
     try:
-        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))  # exclusive: never someone else's
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))  # exclusive: never someone else's
         yield tmp
         fd = os.open(tmp, os.O_RDONLY)
         try:

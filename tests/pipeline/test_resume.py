@@ -121,3 +121,17 @@ def test_a_changed_word_list_or_eval_set_changes_the_fingerprint_of_its_stage_on
     # segments: normalize, quality, dedup
     assert after_words[0] == before[0] and after_words[1] != before[1] and after_words[2] != before[2]
     assert after_evals[:2] == after_words[:2] and after_evals[2] != after_words[2]
+
+
+def test_the_run_secret_is_kept_with_the_checkpoints_for_a_resume(tmp_path):
+    """Without pii.hash_salt the PII salt is this random secret: a resumed build must hash like the stages it
+    skips, so it lives beside the checkpoints (owner-only) and goes with them; without checkpoints, nowhere."""
+    import os
+
+    work = str(tmp_path / ".checkpoints")
+    first = build._run_secret(work, checkpoint=True)
+    assert build._run_secret(work, checkpoint=True) == first
+    assert os.stat(os.path.join(work, build.RUN_SECRET)).st_mode & 0o777 == 0o600
+    assert os.stat(work).st_mode & 0o777 == 0o700
+    plain = str(tmp_path / ".tmp-build-x")
+    assert build._run_secret(plain, checkpoint=False) != first and not os.path.exists(plain)
