@@ -97,6 +97,31 @@ def test_dedup_keys_and_signatures(monkeypatch, step):
         assert_that(_errors(out), equal_to(_expected("dedup")), label="errors")
 
 
+def test_dedup_decontamination(monkeypatch, tmp_path):
+    from corpusforge.pipeline.dedup import decontaminate
+    from corpusforge.pipeline.dedup.config import DedupConfig
+    from corpusforge.pipeline.dedup.stage import Dedup
+
+    evals = tmp_path / "eval.jsonl"
+    evals.write_text('{"text": "' + MORE[2] + '"}\n')
+    original = decontaminate.text_ngrams
+
+    def buggy(texts, n):
+        if any(MARKER in t for t in texts):
+            raise ValueError(f"planted bug on {texts[0][:80]!r}")
+        return original(texts, n)
+
+    monkeypatch.setattr(decontaminate, "text_ngrams", buggy)
+    config = DedupConfig()
+    config.decontaminate.eval_sets = [str(evals)]
+    with TestPipeline() as p:
+        out = p | beam.Create(_docs()) | Dedup(config)
+        assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok3"]), label="kept")
+        assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason)),
+                    equal_to([("ok2", "eval_contamination")]), label="removed")
+        assert_that(_errors(out), equal_to(_expected("dedup")), label="errors")
+
+
 def test_pii_batch_is_scrubbed_again_one_document_at_a_time(monkeypatch):
     pytest.importorskip("presidio_analyzer")
     from corpusforge.pipeline.pii import PII
