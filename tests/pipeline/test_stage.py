@@ -3,7 +3,7 @@
 Each test plants a bug that raises only on documents holding MARKER (in the rule, scrubber, key or signature
 code a stage calls) and checks, with TestPipeline, that exactly those documents leave on the errors output
 with the stage and exception type, never their text, while every other document is decided as before.
-The whole-build tests are in tests/pipeline/cli/test_stage_errors.py.
+The whole-build tests are in tests/pipeline/test_build.py.
 """
 from __future__ import annotations
 
