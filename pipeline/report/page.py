@@ -88,8 +88,9 @@ def _stage_order(data: RunData) -> list[str]:
 
 
 def funnel_section(data: RunData) -> Section:
-    intro = ("Every input record ends kept, removed by a stage (with a reason) or rejected as unreadable input. "
-             "The bars show what is left after each stage; the table adds what each stage removed.")
+    intro = ("Every input record ends kept, removed by a stage (with a reason) or rejected as unreadable input "
+             "(or because a stage raised on it, stage_error). The bars show what is left after each stage; the "
+             "table adds what each stage removed.")
     stats = data.stats
     if not stats:
         return Section("funnel", "Funnel", intro, absent("No build in this run (no stats.json): run `corpusforge build`."))
@@ -102,6 +103,9 @@ def funnel_section(data: RunData) -> Section:
         entry = by_stage.get(row["stage"], {})
         reasons = sorted(entry.get("reasons", {}).items(), key=lambda kv: -kv[1])
         top = ", ".join(f"{r} {n:,}" for r, n in reasons[:3]) + (f", +{len(reasons) - 3} more" if len(reasons) > 3 else "")
+        errors = sum(stats["rejected"].get("stage_errors", {}).get(row["stage"], {}).values())
+        if errors:  # documents the stage raised on leave the funnel as rejections, not removals
+            top = (top + "; " if top else "") + f"rejected as stage_error {errors:,}"
         chars_delta = "" if previous is None else num(row["chars"] - previous["chars"])
         rows.append([row["stage"], num(row["documents"]), share(row["documents"], first_docs), num(row["chars"]),
                      share(row["chars"], first_chars), chars_delta, num(entry.get("total", 0)), top or "–"])

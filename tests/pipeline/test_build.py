@@ -122,6 +122,7 @@ def test_a_record_that_raises_in_any_stage_is_rejected_alone_and_nothing_repeats
     report = exposed["report.html"]  # the rejected table shows the stage errors, by detail and by stage and type
     assert "stage_error" in report and "in/bad-" in report and "ValueError: planted bug in " in report
     assert report.count('<td class="">ValueError</td>') == len(STAGES)
+    assert report.count("rejected as stage_error 1") == len(STAGES)  # in the funnel row of each stage
 
 
 def test_more_stage_errors_than_max_error_fraction_fail_the_run_and_publish_nothing(tmp_path, monkeypatch, capsys):

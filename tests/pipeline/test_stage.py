@@ -3,7 +3,7 @@
 Each test plants a bug that raises only on documents holding MARKER (in the rule, scrubber, key or signature
 code a stage calls) and checks, with TestPipeline, that exactly those documents leave on the errors output
 with the stage and exception type, never their text, while every other document is decided as before.
-The whole-build tests are in tests/pipeline/cli/test_stage_errors.py.
+The whole-build tests are in tests/pipeline/test_build.py.
 """
 from __future__ import annotations
 
@@ -94,6 +94,31 @@ def test_dedup_keys_and_signatures(monkeypatch, step):
         assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok2", "ok3"]), label="kept")
         assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason)),
                     equal_to([("z-copy", "exact_duplicate")]), label="removed")
+        assert_that(_errors(out), equal_to(_expected("dedup")), label="errors")
+
+
+def test_dedup_decontamination(monkeypatch, tmp_path):
+    from corpusforge.pipeline.dedup import decontaminate
+    from corpusforge.pipeline.dedup.config import DedupConfig
+    from corpusforge.pipeline.dedup.stage import Dedup
+
+    evals = tmp_path / "eval.jsonl"
+    evals.write_text('{"text": "' + MORE[2] + '"}\n')
+    original = decontaminate.text_ngrams
+
+    def buggy(texts, n):
+        if any(MARKER in t for t in texts):
+            raise ValueError(f"planted bug on {texts[0][:80]!r}")
+        return original(texts, n)
+
+    monkeypatch.setattr(decontaminate, "text_ngrams", buggy)
+    config = DedupConfig()
+    config.decontaminate.eval_sets = [str(evals)]
+    with TestPipeline() as p:
+        out = p | beam.Create(_docs()) | Dedup(config)
+        assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok3"]), label="kept")
+        assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason)),
+                    equal_to([("ok2", "eval_contamination")]), label="removed")
         assert_that(_errors(out), equal_to(_expected("dedup")), label="errors")
 
 

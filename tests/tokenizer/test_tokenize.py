@@ -310,3 +310,15 @@ def test_a_document_whose_encoding_raises_is_left_out_and_listed_without_its_tex
     with pytest.raises(UserError, match=r"1 of 600 documents .* build.max_error_fraction=0.001"):
         tokenize.check_token_errors(manifest, 0.001, str(tmp_path / "tokens" / "manifest.json"))
     assert not (tmp_path / "tokens" / "manifest.json").exists()
+
+
+def test_fail_fast_tokenize_fails_on_the_first_document_that_raises(tmp_path, clean_dir, tokenizer_path, monkeypatch):
+    from corpusforge.tokenizer import tokenize
+
+    def broken(tokenizer, ids, texts, plan):
+        raise RuntimeError("planted tokenizer bug")
+
+    monkeypatch.setattr(tokenize, "encode_documents", broken)
+    with pytest.raises(Exception, match="planted tokenizer bug"):
+        _run(clean_dir, tmp_path / "tokens", tokenizer_path, fail_fast=True)
+    assert not (tmp_path / "tokens" / "manifest.json").exists()
