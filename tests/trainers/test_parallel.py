@@ -5,7 +5,6 @@ import pathlib
 import shutil
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from corpusforge.trainers.model import Transformer, model_config
 from corpusforge.trainers.objectives import build_objective, prepare_vocabulary
 from corpusforge.trainers.parallel import Distributed, parallelize
 from corpusforge.trainers.train import train_model
+from tests.trainers.test_ddp import SCRIPT as TORCHRUN_SCRIPT  # uninterrupted, stopped halfway, resumed
 from tests.trainers.test_train import config, params
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -163,24 +163,6 @@ def test_compiled_training_matches_eager(run_dir, tmp_path, monkeypatch):
     assert losses(run_dir) == pytest.approx(losses(eager), rel=1e-5)
 
 
-# One torchrun launch: FSDP with activation checkpointing and compiled blocks, uninterrupted; then stopped
-# halfway and resumed.
-FSDP_SCRIPT = textwrap.dedent("""
-    import sys, torch, torch.distributed as dist
-    torch.set_num_threads(1)
-    from tests.trainers.test_train import config
-    from corpusforge.trainers.train import train_model
-    real_compile = torch.compile  # compiled blocks through AOTAutograd's eager backend (inductor: minutes here)
-    torch.compile = lambda model, **kw: real_compile(model, **{**kw, "backend": "aot_eager"})
-    dist.init_process_group("gloo")
-    full, halves, *overrides = sys.argv[1:]
-    train_model(config(full, *overrides))
-    train_model(config(halves, *overrides), stop_at_step=2)
-    train_model(config(halves, *overrides), resume=True)
-    dist.destroy_process_group()
-""")
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_two_process_fsdp_with_checkpointing_and_compile_matches_one_process_and_resumes(tiny_run, tmp_path):
@@ -191,7 +173,7 @@ def test_two_process_fsdp_with_checkpointing_and_compile_matches_one_process_and
         shutil.copytree(tiny_run / "tokens", runs[name] / "tokens")
     common = ["train.objective=span", "train.max_steps=4", "train.optim.eps=1.0e-6", "train.eval_batches=1"]
     script = tmp_path / "fsdp_train.py"
-    script.write_text(FSDP_SCRIPT)
+    script.write_text(TORCHRUN_SCRIPT)  # FSDP, checkpointing and compile come as overrides
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script),
            str(runs["fsdp"]), str(runs["fsdp_resumed"]), *common, "train.micro_batch_size=2", "train.grad_accum=2",
