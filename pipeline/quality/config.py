@@ -10,6 +10,7 @@ from dropping good text that is short or not English (see docs/quality.md for th
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Literal
 
 from corpusforge.pipeline.core.config_loader import check
@@ -79,6 +80,21 @@ class BlocklistConfig:
     )
     domains_file: str = F(default="", metadata={"help": "File with one blocked domain per line."})
     url_field: str = F(default="url", metadata={"help": "Metadata field holding the document's URL."})
+    url_patterns: list[str] = F(
+        default_factory=list,
+        metadata={"help": "Regular expressions (case-insensitive) searched in the document's URL; a match drops it (blocklist_url_pattern), e.g. ['/(tag|login|cart)/', '[?&]replytocom=']."},
+    )
+    max_url_length: int | None = F(
+        default=None, metadata={"help": "Drop documents whose URL is longer than this many characters (url_too_long; crawler traps, session ids)."}
+    )
+
+    def __post_init__(self) -> None:
+        _positive(self.max_url_length, "quality.blocklist.max_url_length")
+        for pattern in self.url_patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                check(False, f"quality.blocklist.url_patterns: {pattern!r} is not a valid regular expression: {exc}")
 
 
 @dataclasses.dataclass
