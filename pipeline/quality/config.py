@@ -297,6 +297,30 @@ class ClassifierConfig:
 
 
 @dataclasses.dataclass
+class ToxicityConfig:
+    enabled: bool = F(default=False, metadata={"help": "Score every document for toxicity (annotation toxicity_score) and drop those at or above the threshold (reason toxic)."})
+    model: str = F(
+        default="",
+        metadata={"help": "Your fastText classifier (.bin/.ftz) whose label's probability is the score; empty: alt-profanity-check's English model, shipped in its wheel (pip install 'corpusforge[toxicity]')."},
+    )
+    label: str = F(default="toxic", metadata={"help": "fastText label (without __label__) whose probability is the toxicity score."})
+    threshold: float = F(default=0.97, metadata={"help": "Drop documents scoring at least this; 0.97 is the lowest that removes <= 1% of every clean set measured in docs/quality.md (recall there: 42%)."})
+    mode: Literal["filter", "annotate"] = F(default="filter", metadata={"help": "filter: drop at the threshold; annotate: only add toxicity_score, never drop."})
+    require_second_person: bool = F(
+        default=True,
+        metadata={"help": "Drop only documents that also address someone in English (you, your, yourself...): rude words in narration, quotes and dictionary entries are not abuse (docs/quality.md: at 0.97, 3.1% of dictionary entries with a rude word dropped without it, 0.3% with). Set false for other languages."},
+    )
+    languages: list[str] = F(
+        default_factory=lambda: ["en"],
+        metadata={"help": "Score only documents whose detected language is one of these (the built-in model knows English only); empty: all. Documents without a language (langid off) are scored."},
+    )
+
+    def __post_init__(self) -> None:
+        _frac(self.threshold, "quality.toxicity.threshold")
+        check(bool(self.label), "quality.toxicity.label must not be empty")
+
+
+@dataclasses.dataclass
 class QualityConfig:
     enabled: bool = F(default=True, metadata={"help": "Run the quality stage."})
     langid: LangIdConfig = F(default_factory=LangIdConfig)
@@ -307,6 +331,7 @@ class QualityConfig:
     repetition: RepetitionConfig = F(default_factory=RepetitionConfig)
     c4: C4Config = F(default_factory=C4Config)
     fineweb: FineWebConfig = F(default_factory=FineWebConfig)
+    toxicity: ToxicityConfig = F(default_factory=ToxicityConfig)
     classifiers: list[ClassifierConfig] = F(
         default_factory=list, metadata={"help": "fastText classifiers applied in order, each with its own name."}
     )
