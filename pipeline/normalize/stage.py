@@ -91,8 +91,9 @@ def repair_mojibake(text: str, stable: frozenset[str] = frozenset()) -> str:
             normalization=None, explain=False)
     if text.isascii():  # mojibake needs non-ASCII characters; most text has none (ftfy would cost ~0.5 us/char)
         return text
-    # fix_text's own segments are lines too; handing it only the non-ASCII ones gives the same result, faster.
-    return "\n".join(line if line.isascii() or line in stable else ftfy.fix_text(line, _FTFY_CONFIG)
+    # What ftfy.fix_text does with this config, for less: its segments are lines too, and with every other
+    # step off it runs fix_encoding on each (1.4-1.8x the speed called directly); ASCII lines need nothing.
+    return "\n".join(line if line.isascii() or line in stable else ftfy.fix_encoding(line, _FTFY_CONFIG)
                      for line in text.split("\n"))
 
 
