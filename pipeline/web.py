@@ -8,7 +8,7 @@ than warcio, and Resiliparse's main-content extraction is ~17x faster than trafi
 Every WARC record is accounted for. A ``response`` record with HTTP status 200 and an HTML content type becomes
 a document (metadata ``url``, ``date``, ``content_type``, ``warc_record_id``); other responses are rejected with
 a named reason (``warc_http_status``, ``warc_not_html``, ``warc_truncated``, ``warc_bad_encoding``,
-``no_main_text``); records of the
+``no_main_text``, ``html_parse_error``); records of the
 other types (``warcinfo``, ``request``, ``metadata``, ``revisit``, ``resource``, ...) carry no page to keep and
 are skipped, counted by type as the read edit ``warc_skipped_<type>``.
 
@@ -125,20 +125,24 @@ def read_warc(stream: BinaryIO, ctx: _ReaderContext) -> Iterator[Any]:
 
     extract = extractor(ctx.spec.html_extractor)
     source = _StopAtTruncation(stream)
+    # Payloads are read as stored (auto_decode="none") so that a record cut short is seen by its length;
+    # FastWARC's own decoding hides that (a cut gzip payload reads as empty, a cut chunked one raises).
+    records = iter(ArchiveIterator(source, parse_http=True, auto_decode="none"))
     position = -1
-    try:
-        # Payloads are read as stored (auto_decode="none") so that a record cut short is seen by its length;
-        # FastWARC's own decoding hides that (a cut gzip payload reads as empty, a cut chunked one raises).
-        records = ArchiveIterator(source, parse_http=True, auto_decode="none")
-        for position, record in enumerate(records):
-            if record.record_type != WarcRecordType.response:
-                key = f"warc_skipped_{record.record_type}"
-                ctx.counters[key] = ctx.counters.get(key, 0) + 1
-                continue
-            yield _response(position, record, extract, ctx)
-    except (ValueError, OSError) as exc:  # FastWARC: a stream it cannot parse at all
-        yield ctx.reject(position + 1, "unreadable_file", f"{type(exc).__name__}: {exc}")
-        return
+    while True:
+        try:
+            record = next(records)
+        except StopIteration:
+            break
+        except (ValueError, OSError) as exc:  # FastWARC: bytes it cannot parse as WARC (an ARC file, garbage)
+            yield ctx.reject(position + 1, "unreadable_file", f"{type(exc).__name__}: {exc}")
+            return
+        position += 1
+        if record.record_type != WarcRecordType.response:
+            key = f"warc_skipped_{record.record_type}"
+            ctx.counters[key] = ctx.counters.get(key, 0) + 1
+            continue
+        yield _response(position, record, extract, ctx)
     if source.error is not None:
         yield ctx.reject(position + 1, "truncated_compressed_file", f"{type(source.error).__name__}: {source.error}")
 
@@ -166,13 +170,25 @@ def _response(position: int, record, extract, ctx: _ReaderContext):
         payload = decode_payload(payload, record.http_headers)
     except (ValueError, zlib.error) as exc:
         return ctx.reject(position, "warc_bad_encoding", str(exc)[:200], url)
-    text = extract(payload, record.http_charset)
-    if not text.strip():
-        return ctx.reject(position, "no_main_text", "no main text found in the page", url)
+    text = _extract_or_reason(extract, payload, record.http_charset)
+    if isinstance(text, tuple):
+        return ctx.reject(position, *text, url)
     record_id = (record.record_id or "").strip("<>")
     metadata = {"url": url, "date": record.headers.get("WARC-Date") or "", "content_type": content_type,
                 "warc_record_id": record_id}
     return ctx.document(position, text, record_id or None, metadata, url)
+
+
+def _extract_or_reason(extract, html: bytes, charset: str | None) -> str | tuple[str, str]:
+    """The page's main text, or ``(reason, detail)``: ``no_main_text``, or ``html_parse_error`` when the
+    extractor fails on this page (one bad page is one rejected record, not a failed build)."""
+    try:
+        text = extract(html, charset)
+    except Exception as exc:  # noqa: BLE001 - extractors raise their own types (HTMLParserException, lxml errors)
+        return "html_parse_error", f"{type(exc).__name__}: {exc}"[:200]
+    if not text.strip():
+        return "no_main_text", "no main text found in the page"
+    return text
 
 
 def decode_payload(payload: bytes, http_headers) -> bytes:
@@ -233,8 +249,8 @@ def read_html(stream: BinaryIO, ctx: _ReaderContext) -> Iterator[Any]:
     if len(data) > limit:
         yield ctx.reject(0, "oversize_record", f"file larger than {limit} bytes", ctx.relpath)
         return
-    text = extractor(ctx.spec.html_extractor)(data, None)
-    if not text.strip():
-        yield ctx.reject(0, "no_main_text", "no main text found in the page", ctx.relpath)
+    text = _extract_or_reason(extractor(ctx.spec.html_extractor), data, None)
+    if isinstance(text, tuple):
+        yield ctx.reject(0, *text, ctx.relpath)
         return
     yield ctx.document(0, text, None, {"path": ctx.relpath, "content_type": "text/html"}, ctx.relpath)

@@ -185,6 +185,35 @@ def test_html_files_and_format_detection(tmp_path):
     assert _rejected(items) == [(0, "no_main_text")]
 
 
+def test_an_extractor_failure_rejects_that_page_only(tmp_path, monkeypatch):
+    from corpusforge.pipeline import web
+
+    real = web.extractor("resiliparse")
+
+    def fragile(html, charset):
+        if b"Cut" in html or b"Prize" in html:
+            raise ValueError("parser gave up")
+        return real(html, charset)
+
+    monkeypatch.setattr(web, "extractor", lambda name: fragile)
+    path = tmp_path / "crawl.warc"
+    write_warc(path, gz=False)
+    items, _ = _read(path)
+    assert _rejected(items) == [(5, "warc_http_status"), (6, "warc_not_html"), (7, "warc_truncated"),
+                                (8, "html_parse_error")]
+    assert len([d for d in items if isinstance(d, Document)]) == 4
+    (tmp_path / "bad.html").write_text(page("Prize", ARTICLE))
+    items, _ = _read(tmp_path / "bad.html")
+    assert [(r.reason, r.detail) for r in items] == [("html_parse_error", "ValueError: parser gave up")]
+
+
+def test_not_a_warc_is_one_unreadable_file(tmp_path):
+    path = tmp_path / "old.warc"
+    path.write_bytes(b"filedesc://old.arc 0.0.0.0 20240101000000 text/plain 76\n1 0 test\n\n")  # an ARC header
+    items, _ = _read(path)
+    assert _rejected(items) == [(0, "unreadable_file")]
+
+
 def test_trafilatura_extractor_drops_the_same_boilerplate(tmp_path):
     (tmp_path / "story.html").write_text(page("The lighthouse keeper", ARTICLE), encoding="utf-8")
     (story,), _ = _read(tmp_path / "story.html", html_extractor="trafilatura")
