@@ -150,7 +150,9 @@ def test_encoded_payloads_are_decoded_and_a_bad_one_rejected(tmp_path):
     chunked = b"".join(b"%x\r\n%s\r\n" % (len(html[i:i + 500]), html[i:i + 500]) for i in range(0, len(html), 500))
     bodies = [("gzip", gzip.compress(html), {}), ("deflate", raw_deflate.compress(html) + raw_deflate.flush(), {}),
               ("br", brotli.compress(html), {}), ("", chunked + b"0\r\n\r\n", {"Transfer-Encoding": "chunked"}),
-              ("gzip", b"not gzip at all", {})]
+              ("gzip", b"not gzip at all", {}), ("gzip", gzip.compress(html)[:-30], {}),  # stored cut short
+              ("gzip", gzip.compress(b"<p>" + b"a" * 1_000_000), {}),  # 1 MB from 1 KB: past 4 x max_chars
+              ("br", brotli.compress(b"<p>" + b"a" * 1_000_000), {})]
     path = tmp_path / "encoded.warc"
     with open(path, "wb") as f:
         writer = WARCWriter(f, gzip=False)
@@ -164,7 +166,8 @@ def test_encoded_payloads_are_decoded_and_a_bad_one_rejected(tmp_path):
     items, _ = _read(path)
     docs = [d for d in items if isinstance(d, Document)]
     assert len(docs) == 4 and all(all(s in d.text for s in ARTICLE) for d in docs)
-    assert _rejected(items) == [(4, "warc_bad_encoding")]
+    assert _rejected(items) == [(4, "warc_bad_encoding"), (5, "warc_bad_encoding"), (6, "oversize_record"),
+                                (7, "oversize_record")]
     # A chunked payload cut by the end of the file is a truncated record, not an unreadable file.
     data = path.read_bytes()
     cut = tmp_path / "cut.warc"
