@@ -314,9 +314,11 @@ class ToxicityConfig:
         default_factory=lambda: ["en"],
         metadata={"help": "Score only documents whose detected language is one of these (the built-in model knows English only); empty: all. Documents without a language (langid off) are scored."},
     )
+    batch_size: int = F(default=64, metadata={"help": "Documents scored per model call (the built-in model costs ~7 ms per call, ~0.15 ms per document)."})
 
     def __post_init__(self) -> None:
         _frac(self.threshold, "quality.toxicity.threshold")
+        check(self.batch_size >= 1, f"quality.toxicity.batch_size must be >= 1, got {self.batch_size}")
         check(bool(self.label), "quality.toxicity.label must not be empty")
 
 

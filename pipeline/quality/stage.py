@@ -110,21 +110,22 @@ class _ToxicityFn(CountingDoFn):
 
         self.scorer = ToxicityScorer(self.cfg)
 
-    def process(self, doc: Document):
+    def process(self, batch: list[Document]):
         from corpusforge.pipeline.quality.toxicity import scored_language, toxicity_decision
 
-        if not scored_language(doc.annotations.get("lang"), self.cfg):
-            self.count("toxicity_not_scored_language")
-            yield doc
-            return
-        score, = self.scorer.score([doc.text])
-        doc = doc.annotate(toxicity_score=round(score, 4))
-        reason = toxicity_decision(score, doc.text, self.cfg)
-        if reason:
-            yield self.drop(doc, reason, score=round(score, 4))
-            return
-        self.count("toxicity_kept")
-        yield doc
+        scored = [doc for doc in batch if scored_language(doc.annotations.get("lang"), self.cfg)]
+        if len(scored) < len(batch):
+            self.count("toxicity_not_scored_language", len(batch) - len(scored))
+            yield from (doc for doc in batch if not scored_language(doc.annotations.get("lang"), self.cfg))
+        # One call per batch: alt-profanity-check costs ~7 ms per call and ~0.15 ms per document in it.
+        for doc, score in zip(scored, self.scorer.score([doc.text for doc in scored])):
+            doc = doc.annotate(toxicity_score=round(score, 4))
+            reason = toxicity_decision(score, doc.text, self.cfg)
+            if reason:
+                yield self.drop(doc, reason, score=round(score, 4))
+            else:
+                self.count("toxicity_kept")
+                yield doc
 
 
 class ToxicityFilter(beam.PTransform):
@@ -143,7 +144,9 @@ class ToxicityFilter(beam.PTransform):
             check_available(config)
 
     def expand(self, pcoll):
-        tagged = pcoll | "ScoreToxicity" >> beam.ParDo(_ToxicityFn(self.cfg, self.stage)).with_outputs(REMOVED, main="kept")
+        tagged = (pcoll
+                  | "BatchForToxicity" >> beam.BatchElements(min_batch_size=1, max_batch_size=self.cfg.batch_size)
+                  | "ScoreToxicity" >> beam.ParDo(_ToxicityFn(self.cfg, self.stage)).with_outputs(REMOVED, main="kept"))
         return split_outputs(tagged)
 
 
