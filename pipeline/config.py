@@ -35,7 +35,7 @@ class InputConfig:
     html_extractor: Literal["resiliparse", "trafilatura"] = dataclasses.field(
         default="resiliparse",
         metadata={"help": "Main-text extraction for warc/html inputs: resiliparse (fast) or trafilatura (pip install "
-                          "'corpusforge[trafilatura]'; ~21x slower, see docs/web.md)."})
+                          "'corpusforge[trafilatura]'; 17-21x slower, see docs/web.md)."})
 
     def __post_init__(self) -> None:
         check(bool(self.path), "inputs[].path must not be empty")
