@@ -8,18 +8,21 @@ PIP := $(VENV)/bin/pip
 # project install adds nothing (on a GPU machine, drop this line to get the CUDA build of the same range).
 TORCH ?= torch==2.13.0
 
-.PHONY: install install-test demo test clean readme
+.PHONY: install install-test demo test clean readme constraints
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(VENV)/.installed: $(VENV)/bin/python pyproject.toml
+# constraints.txt pins every other package to the versions CI tested (pip freeze; `make constraints`).
+CONSTRAINTS := -c constraints.txt
+
+$(VENV)/.installed: $(VENV)/bin/python pyproject.toml constraints.txt
 	$(PIP) install $(TORCH)
-	$(PIP) install -e .
+	$(PIP) install $(CONSTRAINTS) -e .
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PIP) install -e ".[test,gcp,dask]"
+	$(PIP) install $(CONSTRAINTS) -e ".[test,gcp,dask]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -27,6 +30,8 @@ install-test: $(VENV)/.installed-test
 
 demo: install
 	$(VENV)/bin/corpusforge demo --run-dir runs/demo --set output.overwrite=true
+	$(VENV)/bin/corpusforge export runs/demo/model runs/demo/export --overwrite
+	$(VENV)/bin/corpusforge generate --model runs/demo/export --prompt "The" --max-new-tokens 30 --seed 0
 
 test: install-test
 	$(VENV)/bin/pytest
@@ -37,3 +42,8 @@ clean:
 # Regenerate the README's configuration reference from the dataclasses (tests/test_readme.py checks it).
 readme: install
 	$(VENV)/bin/python -m corpusforge.pipeline.cli.show_config --update-readme
+
+# Pin constraints.txt to what a fresh `make install-test` installed (corpusforge and torch left out).
+constraints: install-test
+	{ sed -n '1,3p' constraints.txt; $(PIP) freeze --exclude-editable | grep -v -i -E '^(corpusforge|torch)(==| @)'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt

@@ -200,7 +200,7 @@ def measure_mfu(args) -> None:
     cfg = model_config("gpt2", "base", vocab_size=50304, max_len=1024, dropout=0.0)
     model = Transformer(cfg).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
-    step = torch.compile(model)
+    step = torch.compile(model, fullgraph=True)
     x = torch.randint(0, 50257, (args.mfu_batch, 1024), device=device)
     times = []
     for i in range(30):

@@ -22,6 +22,12 @@ The public Python API (everything the CLI does, without the CLI)::
     corpusforge.HeuristicRules(config.quality).apply(text, "en", None)   # (text, removal reason or None, edits)
     corpusforge.Scrubber(config.pii).scrub(text).text
 
+    # A trained model: to transformers, and used from a run's model/ or an export alike.
+    corpusforge.export_model("runs/x/model", "exports/x")
+    model = corpusforge.load_model("exports/x")            # transformers model + tokenizer
+    corpusforge.generate(model, ["Once"], corpusforge.GenerateOptions(greedy=True))
+    corpusforge.evaluate(model, corpusforge.read_documents("held-out.jsonl"))["bits_per_byte"]
+
 Names load on first use, so ``import corpusforge`` stays fast. The packages underneath are
 ``corpusforge.pipeline`` (the build), ``corpusforge.tokenizer`` and ``corpusforge.trainers``; see
 docs/architecture.md.
@@ -51,6 +57,13 @@ _EXPORTS = {
     "train_tokenizer": "corpusforge.tokenizer.train",
     "run_tokenize": "corpusforge.tokenizer.tokenize",
     "train_model": "corpusforge.trainers.train",
+    "export_model": "corpusforge.trainers.export",
+    "load_model": "corpusforge.trainers.export",
+    "generate": "corpusforge.trainers.generate",
+    "GenerateOptions": "corpusforge.trainers.generate",
+    "fill_mask": "corpusforge.trainers.fill_mask",
+    "evaluate": "corpusforge.trainers.evaluate",
+    "read_documents": "corpusforge.trainers.evaluate",
 }
 
 __all__ = ["__version__", *_EXPORTS]

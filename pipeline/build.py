@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 import posixpath
+import secrets
 import sys
 import time
 import uuid
@@ -20,15 +21,17 @@ from apache_beam.io.filesystems import FileSystems
 from corpusforge.pipeline import __version__
 from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options
 from corpusforge.pipeline.config import BuildConfig
-from corpusforge.pipeline.core.config_loader import to_dict
+from corpusforge.pipeline.core.config_loader import public_dict, to_dict
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_from_row, document_row,
                                rejected_row, removed_row)
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs
 from corpusforge.pipeline.spill import SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
-from corpusforge.pipeline.core.files import read_json, write_json
+from corpusforge.pipeline.core import files, rundir
+from corpusforge.pipeline.core.run_lock import run_lock
+from corpusforge.pipeline.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_paths
 from corpusforge.pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
@@ -43,23 +46,46 @@ def stage_names(config: BuildConfig) -> list[str]:
     return [stage.section for stage in registered_stages() if getattr(config, stage.section).enabled]
 
 
-def enabled_stages(config: BuildConfig, spill_dir: str | None = None) -> list[tuple[str, Stage]]:
+def enabled_stages(config: BuildConfig, spill_dir: str | None = None,
+                   run_secret: str | None = None) -> list[tuple[str, Stage]]:
     """Every enabled stage, constructed from its config section (constructing checks the section)."""
-    context = StageContext(run_dir=config.output.run_dir, spill_dir=spill_dir)
+    context = StageContext(run_dir=config.output.run_dir, spill_dir=spill_dir, fail_fast=config.build.fail_fast,
+                           run_secret=run_secret)
     return [(stage.section, stage(getattr(config, stage.section), context)) for stage in registered_stages()
             if getattr(config, stage.section).enabled]
 
 
 def prepare_output(run_dir: str, names: tuple[str, ...], overwrite: bool) -> None:
-    """Refuse to replace existing outputs unless asked to; with ``overwrite``, delete them."""
+    """Refuse to replace existing outputs unless asked to, and, when asked, unless corpusforge wrote them (the
+    run directory's marker lists them). Nothing is deleted here: the new build replaces the old one only
+    when it succeeded (``rundir.swap_in``)."""
     existing = [posixpath.join(run_dir, n) for n in names if FileSystems.exists(posixpath.join(run_dir, n))]
     if existing and not overwrite:
         raise UserError(f"{run_dir} already holds a build ({', '.join(posixpath.basename(e) for e in existing)}); "
                         "choose another output.run_dir or pass --overwrite")
-    if existing:
-        FileSystems.delete(existing)
-    if not FileSystems.exists(run_dir):
-        FileSystems.mkdirs(run_dir)
+    rundir.check_owned(run_dir, list(names))
+    files.mkdirs(run_dir)
+
+
+def _swap_marker(run_dir: str, final: str, names: tuple[str, ...], fingerprint: str
+                 ) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The run directory's marker once the build in ``final`` is swapped in, and the old outputs it makes
+    stale and retires (report.html; tokenizer/, tokens/ and model/ stay, marked stale by the fingerprint)."""
+    marker = rundir.read_marker(run_dir) or {"outputs": {}, "derived": {}}
+    for name in names:
+        path = posixpath.join(final, name)
+        if FileSystems.exists(path):
+            marker["outputs"][name] = rundir.listing(path) if name in ("clean", "removed", "rejected") else None
+        else:
+            marker["outputs"].pop(name, None)
+    changed = marker.get("corpus_fingerprint") != fingerprint  # an identical rebuild makes nothing stale
+    marker["corpus_fingerprint"] = fingerprint
+    retire = tuple(n for n in ("report.html",) if changed and n in marker["outputs"]
+                   and rundir.is_regular(posixpath.join(run_dir, n)))
+    for name in retire:
+        marker["outputs"].pop(name)
+        marker["derived"].pop(name, None)
+    return marker, retire
 
 
 class _TextTieBreak:
@@ -123,6 +149,7 @@ class Segment:
     stages: list[str]
     directory: str
     fingerprint: str
+    files: dict[str, str] = dataclasses.field(default_factory=dict)  # "<config key> <path>" -> content digest
 
     @property
     def marker(self) -> str:
@@ -138,58 +165,97 @@ def spills_text(config: BuildConfig) -> bool:
     return config.output.spill_text and "://" not in config.output.run_dir
 
 
-def _fingerprint(config: BuildConfig, stages: list[str]) -> str:
-    """What a segment's output depends on: the inputs, the reader's limits and the configs of its stages and
-    of every stage before it. A checkpoint is reused only if this is unchanged."""
+def _fingerprint(config: BuildConfig, stages: list[str], files: dict[str, str] | None = None) -> str:
+    """What a segment's output depends on: the inputs, the reader's limits, the configs of its stages and of
+    every stage before it, and ``files``: the content digest of every input file and of every file those
+    stages read (models, word lists, eval sets; ``file_digests``), so that a file changed under the same path
+    is rebuilt. A checkpoint is reused only if this is unchanged."""
     relevant = {
         "version": __version__,
         "inputs": to_dict(config.inputs),
         "max_doc_chars": config.output.max_doc_chars,
         "shard_target_mb": config.output.shard_target_mb,
         "stages": {name: to_dict(getattr(config, name)) for name in stages},
+        "files": files or {},
+        # every segment's removed and rejected records are scrubbed with the PII configuration
+        "pii": to_dict(config.pii) if config.pii.enabled else None,
     }
     return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
+
+
+def file_digests(config: BuildConfig) -> dict[str, dict[str, str]]:
+    """``{stage or "read": {"<config key> <path>": digest}}``: every input file and every file an enabled
+    stage reads, by content (``corpusforge.pipeline.core.files.content_digest``: sha256 for local files)."""
+    from corpusforge.pipeline.core.files import content_digest
+
+    hash_remote = config.output.hash_remote_files
+    listed = {"read": [(f"inputs[{i}]", path) for i, (_, paths) in enumerate(check_inputs(config.inputs))
+                       for path in paths]}
+    for stage in registered_stages():
+        section = getattr(config, stage.section)
+        if section.enabled:
+            listed[stage.section] = stage.files(section)
+    return {name: {f"{key} {path}": content_digest(path, hash_remote) for key, path in files}
+            for name, files in listed.items()}
 
 
 def plan_segments(config: BuildConfig, work_dir: str, checkpoint: bool) -> list[Segment]:
     names = stage_names(config)
     groups = [[name] for name in names] if checkpoint and names else [names]
+    digests = file_digests(config) if checkpoint else {}  # only a resumed build compares fingerprints
     segments, done = [], []
     for index, group in enumerate(groups):
         done = done + group
         label = "-".join(group) or "read"
+        files = {key: digest for name in ["read", *done] for key, digest in digests.get(name, {}).items()}
         segments.append(Segment(index, group, posixpath.join(work_dir, f"{index:02d}-{label}"),
-                                _fingerprint(config, done)))
+                                _fingerprint(config, done, files), files))
     return segments
 
 
+def changed_files(segment: Segment) -> list[str]:
+    """The files whose content differs from when ``segment`` was checkpointed (by its marker)."""
+    if not FileSystems.exists(segment.marker):
+        return []
+    before = read_json(segment.marker).get("files", {})
+    return sorted(key.split(" ", 1)[1] for key in before.keys() | segment.files.keys()
+                  if before.get(key) != segment.files.get(key))
+
+
 def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segment, previous: Segment | None,
-                     is_last: bool, progress: str | None = None) -> None:
+                     is_last: bool, progress: str | None = None, run_secret: str | None = None) -> None:
     """Wire one segment: its input (the raw inputs, or the previous segment's documents), its stages, and
-    durable outputs in ``segment.directory``: docs/, removed/, rejected/ (first segment), facts.json."""
+    durable outputs in ``segment.directory``: docs/, removed/, rejected/ (the reader's rejections and every
+    stage's ``stage_error`` records), facts.json.
+
+    With the PII stage enabled, removed and rejected records are scrubbed with its configuration and salt
+    before they are written (``corpusforge.pipeline.pii.removed``), whichever stage removed them."""
     target = int(config.output.shard_target_mb * 1e6)
     out = segment.directory
     spill_dir = segment.spill_dir if spills_text(config) else None
-    facts, removed = [], []
+    facts, removed, rejected = [], [], []
+    run_secret = run_secret or secrets.token_hex(16)
+    stages = dict(enabled_stages(config, spill_dir, run_secret))
+    # The PII stage's salt (PII.salt), so a value hashes alike in removed/ and clean/.
+    salt = config.pii.hash_salt or run_secret
     if previous is None:
-        read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress)
-        docs, rejected = pipeline | "Read" >> read
+        read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
+                             fail_fast=config.build.fail_fast)
+        docs, read_rejected = pipeline | "Read" >> read
+        rejected.append(read_rejected)
         facts += [docs | "FactsRead" >> beam.FlatMap(document_facts("read")),
                   read.edits | "FactsEditsRead" >> beam.FlatMap(edit_facts),
-                  docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in")),
-                  rejected | "FactsRejected" >> beam.FlatMap(rejected_facts)]
-        _save_shards(rejected | "WriteRejected" >> WriteShards(
-            posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
-            lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target), out, "rejected")
+                  docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in"))]
     else:
         docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir)
-    stages = dict(enabled_stages(config, spill_dir))
     for name in segment.stages:
         outputs = docs | name.capitalize() >> stages[name]
         docs = outputs.kept
         if spill_dir:  # a stage that changed a text made a document without a reference: spill it again
             docs = docs | f"Spill{name.capitalize()}" >> SpillText(spill_dir)
         removed.append(outputs.removed)
+        if outputs.errors is not None:
+            rejected.append(outputs.errors)
         facts.append(docs | f"Facts{name.capitalize()}" >> beam.FlatMap(document_facts(name)))
         if outputs.edits is not None:
             facts.append(outputs.edits | f"FactsEdits{name.capitalize()}" >> beam.FlatMap(edit_facts))
@@ -197,9 +263,22 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         facts.append(docs | "FactsLengthOut" >> beam.FlatMap(length_facts("length_out")))
         facts.append(docs | "FactsAnnotations" >> beam.FlatMap(annotation_facts))
     removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
+    facts.append(removed_all | "FactsRemoved" >> beam.FlatMap(removed_facts))  # what the stages removed, as removed
+    if config.pii.enabled and config.output.write_removed:
+        from corpusforge.pipeline.pii.removed import ScrubRemoved
+
+        removed_all = removed_all | "ScrubRemoved" >> ScrubRemoved(config.pii, salt)
     if spill_dir:
         removed_all = removed_all | "SpillRemoved" >> SpillText(spill_dir)
-    facts.append(removed_all | "FactsRemoved" >> beam.FlatMap(removed_facts))
+    rejected_all = (rejected or [pipeline | "NoRejections" >> beam.Create([])]) | "FlattenRejected" >> beam.Flatten()
+    facts.append(rejected_all | "FactsRejected" >> beam.FlatMap(rejected_facts))
+    if config.pii.enabled and config.pii.scrub_removed and config.output.write_rejected:
+        from corpusforge.pipeline.pii.removed import ScrubRejected
+
+        rejected_all = rejected_all | "ScrubRejected" >> ScrubRejected(config.pii, salt)
+    _save_shards(rejected_all | "WriteRejected" >> WriteShards(
+        posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
+        lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target), out, "rejected")
     _save_shards(docs | "WriteDocs" >> WriteShards(
         posixpath.join(out, "docs"), DOCUMENT_SCHEMA, document_row, lambda d: d.id, _doc_sort_key, _doc_size, target, progress),
         out, "docs")
@@ -231,7 +310,8 @@ def _finish_segment(segment: Segment, seconds: float) -> None:
     close_readers()  # the in-process runner read spilled texts in this process
     if FileSystems.exists(segment.spill_dir):
         FileSystems.delete([segment.spill_dir])
-    write_json(segment.marker, {"stages": segment.stages, "fingerprint": segment.fingerprint, "seconds": seconds})
+    write_json(segment.marker, {"stages": segment.stages, "fingerprint": segment.fingerprint, "seconds": seconds,
+                                "files": segment.files})
 
 
 def _is_complete(segment: Segment) -> bool:
@@ -257,6 +337,39 @@ def _gather(segments: list[Segment], name: str, dest: str, schema) -> list[dict[
         FileSystems.rename([path], [posixpath.join(dest, file)])
         entries.append({"file": file, "rows": entry["rows"], "bytes": entry["bytes"]})
     return entries
+
+
+def check_error_fraction(facts: dict[tuple[str, str], int], limit: float, kept_in: str | None = None) -> None:
+    """Refuse to publish a build in which more than ``limit`` of the input records were rejected because a
+    stage raised on them: that is a systematic bug, not one odd record."""
+    errors = {key: n for (category, key), n in facts.items() if category == "stage_errors"}
+    failed = sum(errors.values())
+    after_read = sum(n for key, n in errors.items() if not key.startswith("read\t"))  # read and rejected both
+    records = facts.get(("funnel_docs", "read"), 0) + sum(n for (c, _), n in facts.items() if c == "rejected") - after_read
+    if not failed or failed <= limit * records:
+        return
+    by = ", ".join(f"{key.replace(chr(9), ' ')} {n:,}" for key, n in sorted(errors.items(), key=lambda kv: (-kv[1], kv[0])))
+    where = f"; the completed stages are kept in {kept_in} for --resume" if kept_in else ""
+    raise UserError(f"{failed:,} of {records:,} records ({failed / max(records, 1):.2%}) were rejected because a stage "
+                    f"raised on them ({by}), more than build.max_error_fraction={limit:g}; nothing was published"
+                    f"{where}. Rerun with --fail-fast to see the first traceback, or raise build.max_error_fraction")
+
+
+RUN_SECRET = "run_secret"
+
+
+def _run_secret(work_dir: str, checkpoint: bool) -> str:
+    """One random secret per build (the PII salt when ``pii.hash_salt`` is empty), so every segment hashes
+    alike. With stage checkpoints it is kept beside them, owner-only, and goes with them: a resumed build
+    hashes like the stages it skips. It is never written anywhere else."""
+    path = posixpath.join(work_dir, RUN_SECRET)
+    if checkpoint and FileSystems.exists(path):
+        return read_bytes(path).decode("ascii")
+    secret = secrets.token_hex(16)
+    if checkpoint:
+        make_private_dir(work_dir)
+        write_bytes_atomic(path, secret.encode("ascii"), private=True)
+    return secret
 
 
 def check_remote_paths(config: BuildConfig, options) -> None:
@@ -289,17 +402,31 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     runner's Beam metrics are summed over the pipelines run into ``stats["metrics"]``.
     """
     out = out or sys.stdout
-    run_dir = config.output.run_dir.rstrip("/")
+    run_dir = config.output.run_dir = rundir.check_run_dir(config.output.run_dir)  # never /, ~, cwd or above
     # Everything that can be checked is checked before any output is touched.
     check_inputs(config.inputs)
     enabled_stages(config)
     options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
+    with run_lock(run_dir, "build"):  # one writer per run directory
+        try:
+            return _build(config, run_dir, options, out, resume, progress)
+        except Exception as exc:  # a full disk inside a Beam worker: one line naming the run directory
+            resource = resource_error(exc, run_dir)
+            if resource is None:
+                raise
+            raise resource from exc
+
+
+def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progress: bool) -> BuildResult:
     prepare_output(run_dir, OUTPUTS, config.output.overwrite)
+    for note in rundir.clean_leftovers(run_dir):  # we hold the lock: no live build owns them
+        print(note, file=out, flush=True)
     checkpoint = config.output.stage_checkpoints
     work_dir = posixpath.join(run_dir, CHECKPOINTS) if checkpoint else posixpath.join(run_dir, f".tmp-build-{uuid.uuid4().hex[:12]}")
     if FileSystems.exists(work_dir) and not resume:
         FileSystems.delete([work_dir])
     segments = plan_segments(config, work_dir, checkpoint)
+    run_secret = _run_secret(work_dir, checkpoint)
     dry_run = bool(options.get_all_options().get("dry_run"))
     runner = str(options.get_all_options().get("runner") or config.beam.runner).rsplit(".", 1)[-1]
     check_remote_paths(config, options)
@@ -316,18 +443,24 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     if resume and first:
         print(f"resuming {run_dir}: {', '.join('+'.join(s.stages) or 'read' for s in segments[:first])} "
               f"already complete", file=out, flush=True)
+    changed = changed_files(segments[first]) if resume and first < len(segments) else []
+    if changed:
+        print(f"resuming {run_dir}: {', '.join(changed)} changed since stage {'+'.join(segments[first].stages) or 'read'} "
+              "was checkpointed; rebuilding from there", file=out, flush=True)
     print(f"building {run_dir} with {runner} ...", file=out, flush=True)
     for segment in segments[first:]:
         if FileSystems.exists(segment.directory):
             FileSystems.delete([segment.directory])
-        FileSystems.mkdirs(segment.directory)
+        make_private_dir(work_dir)  # owner-only: it holds text from before the PII stage (spill, checkpoints)
+        make_private_dir(segment.directory)
         seg_started = time.time()
         shown = build_progress(config, segment.index, segment.stages, len(segments), work_dir, options,
                                enabled=progress and not dry_run)
         try:
             pipeline = beam.Pipeline(options=options)
             previous = segments[segment.index - 1] if segment.index else None
-            segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory)
+            segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
+                             run_secret=run_secret)
             with shown:
                 result = pipeline.run()
                 if dry_run:  # Dataflow's --dry_run builds and validates the job graph without running it
@@ -342,6 +475,8 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
             if not checkpoint:
                 FileSystems.delete([work_dir])
             else:
+                if FileSystems.exists(segment.spill_dir):  # spilled text is never kept after a build ends
+                    FileSystems.delete([segment.spill_dir])
                 print(f"stage {'+'.join(segment.stages)} failed; completed stages are kept in {work_dir}: "
                       "rerun with --resume to continue from there", file=out, flush=True)
             raise
@@ -355,13 +490,19 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     for segment in segments:
         for (category, key), value in read_json(posixpath.join(segment.directory, "facts.json")):
             facts[(category, key)] = facts.get((category, key), 0) + value
+    try:
+        check_error_fraction(facts, config.build.max_error_fraction, work_dir if checkpoint else None)
+    except UserError:
+        if not checkpoint:
+            FileSystems.delete([work_dir])
+        raise
     final = posixpath.join(run_dir, f".tmp-final-{uuid.uuid4().hex[:12]}")
-    FileSystems.mkdirs(final)
+    make_private_dir(final)
     manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), DOCUMENT_SCHEMA)}
     if config.output.write_removed:
         manifest_shards["removed"] = _gather(segments, "removed", posixpath.join(final, "removed"), REMOVED_SCHEMA)
     if config.output.write_rejected:
-        manifest_shards["rejected"] = _gather(segments[:1], "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA)
+        manifest_shards["rejected"] = _gather(segments, "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA)
     kept_rows = sum(s["rows"] for s in manifest_shards["clean"])
     stage_names = [name for segment in segments for name in segment.stages]
     stats = assemble_stats(list(facts.items()), stage_names, kept_rows, wall, metrics=metrics)
@@ -375,17 +516,16 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
         "bytes": sum(s["bytes"] for s in manifest_shards["clean"]),
         "schema": {f.name: str(f.type) for f in DOCUMENT_SCHEMA},
         "stages": stage_names,
-        "config": to_dict(config),
+        "config": public_dict(config),  # secrets (pii.hash_salt) as "set" and a fingerprint, never in clear
         "models": models,
         "versions": _versions(),
     }
+    manifest["corpus_fingerprint"] = rundir.corpus_fingerprint(posixpath.join(final, "clean"))
     write_json(posixpath.join(final, "manifest.json"), manifest)
     write_json(posixpath.join(final, "stats.json"), stats)
-    for name in OUTPUTS:
-        source = posixpath.join(final, name)
-        if FileSystems.exists(source):
-            FileSystems.rename([source], [posixpath.join(run_dir, name)])
-    FileSystems.delete([final, work_dir])
+    marker, retire = _swap_marker(run_dir, final, OUTPUTS, manifest["corpus_fingerprint"])
+    rundir.swap_in(run_dir, final, OUTPUTS, marker, retire)  # the old build stays whole until this succeeds
+    FileSystems.delete([work_dir])
     notes = []
     if config.pii.enabled:
         from corpusforge.pipeline.pii import coverage

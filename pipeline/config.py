@@ -54,6 +54,11 @@ class OutputConfig:
         metadata={"help": "Run each stage as its own Beam pipeline and keep its output in RUN/.checkpoints, so a failed "
                           "build resumes (`build --resume`) from the last completed stage. Costs one extra write and "
                           "read of the corpus per stage."})
+    hash_remote_files: bool = dataclasses.field(
+        default=False,
+        metadata={"help": "With stage checkpoints, fingerprint remote (gs://, s3://...) input, eval-set, word-list and "
+                          "model files by their content (sha256, one more read of each) rather than their size and "
+                          "modification time; local files are always hashed."})
     spill_text: bool = dataclasses.field(
         default=True,
         metadata={"help": "Keep document text in spill files under the run directory while Beam shuffles only "
@@ -68,6 +73,26 @@ class OutputConfig:
 
 
 @dataclasses.dataclass
+class FaultConfig:
+    """What a build does with a record that makes a stage raise (a bug, or input no rule foresaw)."""
+
+    fail_fast: bool = dataclasses.field(
+        default=False,
+        metadata={"help": "Fail the run on the first record that makes a stage raise, with its traceback (for "
+                          "debugging; CLI --fail-fast). Off: such a record is rejected with reason stage_error and "
+                          "detail '<stage>: <ExceptionType>: <message>', and the build goes on."})
+    max_error_fraction: float = dataclasses.field(
+        default=0.001,
+        metadata={"help": "Fail the run after the pipeline when more than this fraction of the input records were "
+                          "rejected as stage_error (a systematic bug, not one odd record); nothing is published. "
+                          "1 never fails."})
+
+    def __post_init__(self) -> None:
+        check(0.0 <= self.max_error_fraction <= 1.0,
+              f"build.max_error_fraction must be between 0 and 1, got {self.max_error_fraction}")
+
+
+@dataclasses.dataclass
 class BuildConfig:
     """What ``corpusforge build`` reads: the inputs, the output, the runner and every cleaning stage's section.
 
@@ -75,6 +100,7 @@ class BuildConfig:
 
     inputs: list[InputConfig] = dataclasses.field(default_factory=list, metadata={"help": "Input sources."})
     output: OutputConfig = dataclasses.field(default_factory=OutputConfig)
+    build: FaultConfig = dataclasses.field(default_factory=FaultConfig)
     beam: BeamConfig = dataclasses.field(default_factory=BeamConfig)
     normalize: NormalizeConfig = dataclasses.field(default_factory=NormalizeConfig)
     quality: QualityConfig = dataclasses.field(default_factory=QualityConfig)
@@ -86,4 +112,4 @@ class BuildConfig:
         return self.output.run_dir
 
 
-__all__ = ["BeamConfig", "BuildConfig", "InputConfig", "NormalizeConfig", "OutputConfig"]
+__all__ = ["BeamConfig", "BuildConfig", "FaultConfig", "InputConfig", "NormalizeConfig", "OutputConfig"]

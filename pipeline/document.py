@@ -42,6 +42,10 @@ class Document:
     def with_text(self, text: str) -> "Document":
         return self._evolve(text=text, text_ref=None)
 
+    def with_id_metadata(self, id: str, metadata: dict[str, Any]) -> "Document":
+        """A copy with another id and metadata (PII scrubbed from them); the text and its reference stay."""
+        return self._evolve(id=id, metadata=metadata)
+
     def with_ref(self, ref: tuple) -> "Document":
         """A copy whose text is also at ``ref``; it keeps the text in memory until it is pickled."""
         return self._evolve(text_ref=ref)

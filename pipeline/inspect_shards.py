@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import json
 import pathlib
+import shlex
 from typing import TextIO
 
 import pyarrow as pa
 
+from corpusforge.pipeline.core import rundir
+from corpusforge.pipeline.core.run_lock import is_locked
 from corpusforge.pipeline.core.errors import UserError
 
 
@@ -22,6 +25,17 @@ def _shard_files(path: pathlib.Path) -> list[pathlib.Path]:
         if (path / sub).is_dir():
             return sorted((path / sub).glob("part-*.arrow"))
     raise UserError(f"{path} holds no part-*.arrow shards (nor clean/ or tokens/train/ below it)")
+
+
+def _show_leftovers(run_dir: str, out: TextIO) -> None:
+    """Temporary directories that killed runs left in a run directory (none while a live command holds it)."""
+    found = rundir.leftovers(run_dir)
+    if not found or is_locked(run_dir):
+        return
+    print(f"stale temporary directories ({sum(size for _, size in found) / 1e6:.1f} MB, left by killed runs; the "
+          "next build removes them):", file=out)
+    for leftover, size in found:
+        print(f"  {leftover}  {size / 1e6:.1f} MB  (remove: rm -r {shlex.quote(leftover)})", file=out)
 
 
 def _find_tokenizer(path: pathlib.Path):
@@ -45,6 +59,8 @@ def inspect_path(path: str, rows: int = 3, chars: int = 300, out: TextIO | None 
 
     out = out or sys.stdout
     target = pathlib.Path(path)
+    if target.is_dir():
+        _show_leftovers(str(target), out)
     files = _shard_files(target)
     try:
         readers = [pa.ipc.open_file(pa.memory_map(str(f))) for f in files]

@@ -4,7 +4,9 @@ Every input record becomes either a ``Document`` or a ``Rejected`` record with a
 prove that nothing was lost. A whole file that cannot be read counts as one rejected record.
 
 The record parsing is plain Python (``records_from_file``), tested without Beam; ``ReadDocuments`` wraps it
-for any Beam filesystem (local, gs://, s3://...).
+for any Beam filesystem (local, gs://, s3://...). A record whose conversion into a document raises is
+rejected on its own (reason ``stage_error``, detail ``read: <ExceptionType>: <message>``) and the file read
+on; with ``fail_fast`` the exception fails the run.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_PREVIEW, Document, Rejected
 from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.faults import STAGE_ERROR, describe
 from corpusforge.pipeline.core.progress import Reporter
 
 REJECTED = "rejected"
@@ -98,12 +101,26 @@ class _Context:
     max_chars: int
     counters: dict[str, int] = dataclasses.field(default_factory=dict)  # edits the reader made, by name
     input_index: int = 0  # which configured input the file belongs to (Document.origin)
+    fail_fast: bool = False  # let a record whose conversion raises fail the run (build.fail_fast)
 
     def reject(self, position: int, reason: str, detail: str = "", raw: bytes | str = b"") -> Rejected:
         return Rejected(self.source, self.relpath, position, reason, detail[:300], _preview(raw))
 
+    def isolated(self, position: int, raw: bytes | str, convert, *args) -> Document | Rejected:
+        """``convert(*args)``, or, when it raises, the record rejected as ``stage_error`` (the file reads on)."""
+        if self.fail_fast:
+            return convert(*args)
+        try:
+            return convert(*args)
+        except Exception as exc:  # noqa: BLE001 - one record's bug must not cost the file or the run
+            text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+            return self.reject(position, STAGE_ERROR, describe("read", exc, text), raw)
+
     def record(self, position: int, obj: Any, raw: bytes | str = b"") -> Document | Rejected:
         """A parsed record (a dict) -> Document, or Rejected with the reason it cannot be one."""
+        return self.isolated(position, raw, self._record, position, obj, raw)
+
+    def _record(self, position: int, obj: Any, raw: bytes | str = b"") -> Document | Rejected:
         if not isinstance(obj, dict):
             return self.reject(position, "not_an_object", f"expected a JSON object, got {type(obj).__name__}", raw)
         obj = self.repair_unicode(obj)
@@ -112,8 +129,8 @@ class _Context:
             return self.reject(position, "missing_text", f"no field {self.spec.text_field!r}", raw)
         if not isinstance(text, str):
             return self.reject(position, "non_string_text", f"{self.spec.text_field!r} is {type(text).__name__}", raw)
-        return self.document(position, text, obj.get(self.spec.id_field),
-                             {k: v for k, v in obj.items() if k not in (self.spec.text_field, self.spec.id_field)}, raw)
+        return self._document(position, text, obj.get(self.spec.id_field),
+                              {k: v for k, v in obj.items() if k not in (self.spec.text_field, self.spec.id_field)}, raw)
 
     def repair_unicode(self, obj: dict[str, Any]) -> dict[str, Any]:
         """``obj`` with every lone surrogate in its strings (text, id, metadata keys and values) replaced by
@@ -131,6 +148,10 @@ class _Context:
 
     def document(self, position: int, text: str, raw_id: Any, metadata: dict[str, Any],
                  raw: bytes | str = b"") -> Document | Rejected:
+        return self.isolated(position, raw, self._document, position, text, raw_id, metadata, raw)
+
+    def _document(self, position: int, text: str, raw_id: Any, metadata: dict[str, Any],
+                  raw: bytes | str = b"") -> Document | Rejected:
         if not text.strip():
             return self.reject(position, "empty_text", "", raw)
         if len(text) > self.max_chars:
@@ -364,14 +385,14 @@ _READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, 
 
 def records_from_file(stream: BinaryIO, spec: InputConfig, path: str, relpath: str,
                       max_chars: int, counters: dict[str, int] | None = None,
-                      input_index: int = 0) -> Iterator[Document | Rejected]:
+                      input_index: int = 0, fail_fast: bool = False) -> Iterator[Document | Rejected]:
     """Every record of one (already decompressed) file, as Documents and Rejected records. ``counters``,
     if given, receives the edits the reader made (``lone_surrogates_repaired``: records repaired).
     Documents carry ``origin`` (``input_index``, ``relpath``, position); their ids are unique within the file's
     source only once ``ReadDocuments`` has namespaced colliding ones (``unique_ids``)."""
     fmt = spec.format if spec.format != "auto" else detect_format(path)
     ctx = _Context(spec, path, relpath, source_name(spec, path), max_chars, {} if counters is None else counters,
-                   input_index)
+                   input_index, fail_fast)
     yield from _READERS[fmt](stream, ctx)
 
 
@@ -459,9 +480,9 @@ class _CountingStream(io.RawIOBase):
 
 class _ReadFile(beam.DoFn):
     def __init__(self, spec: InputConfig, root: str, max_chars: int, progress: str | None = None,
-                 input_index: int = 0):
+                 input_index: int = 0, fail_fast: bool = False):
         self.spec, self.root, self.max_chars, self.progress = spec, root, max_chars, progress
-        self.input_index = input_index
+        self.input_index, self.fail_fast = input_index, fail_fast
 
     def setup(self):
         self.reporter = Reporter(self.progress)
@@ -485,7 +506,7 @@ class _ReadFile(beam.DoFn):
         counters: dict[str, int] = {}
         with raw, open_decompressed(raw, path) as stream:
             for item in records_from_file(stream, self.spec, path, relpath, self.max_chars, counters,
-                                          self.input_index):
+                                          self.input_index, self.fail_fast):
                 self.reporter.add(records_read=1)
                 if isinstance(item, Rejected):
                     yield beam.pvalue.TaggedOutput(REJECTED, item)
@@ -548,8 +569,9 @@ class ReadDocuments(beam.PTransform):
     """
 
     def __init__(self, inputs: list[InputConfig], max_doc_chars: int, spill_dir: str | None = None,
-                 progress: str | None = None):
+                 progress: str | None = None, fail_fast: bool = False):
         super().__init__()
+        self.fail_fast = fail_fast
         self.matched = check_inputs(inputs)
         self.max_doc_chars = max_doc_chars
         self.progress = progress  # a local directory for pipeline.progress, or None
@@ -564,7 +586,8 @@ class ReadDocuments(beam.PTransform):
                 pbegin
                 | f"ListInput{index}" >> beam.Create(files)
                 | f"ReshuffleFiles{index}" >> beam.Reshuffle()
-                | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars, self.progress, index))
+                | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars, self.progress, index,
+                                                                self.fail_fast))
                 .with_outputs(REJECTED, EDITS, main="documents")
             )
             documents.append(outputs.documents)

@@ -14,7 +14,8 @@ changes the text makes a document without a reference, which the next ``SpillTex
 
 Writes are unbuffered (``os.write``), so a text is readable the moment its reference exists, even by a
 later step of the same fused stage. Spill files live in the build's temporary work directory and go with
-it. Remote runners (Dataflow, Spark, Flink) shuffle through their own disk-backed services, so the build
+it; they hold text from before the PII stage, so they are created owner-only (files 0600, directories
+0700). Remote runners (Dataflow, Spark, Flink) shuffle through their own disk-backed services, so the build
 turns spilling off there (``output.spill_text: auto``).
 """
 from __future__ import annotations
@@ -25,6 +26,8 @@ import threading
 import uuid
 
 import apache_beam as beam
+
+from corpusforge.pipeline.core.files import make_private_dir
 
 # A new spill file every 256 MB keeps files a manageable size and lets one worker's files be told apart.
 ROTATE_BYTES = 256 * 1024 * 1024
@@ -71,7 +74,7 @@ class SpillWriter:
     For a DoFn: build it in ``setup()``, ``close()`` it in ``finish_bundle()`` and ``teardown()``."""
 
     def __init__(self, directory: str, suffix: str = ".txt"):
-        os.makedirs(directory, exist_ok=True)
+        make_private_dir(directory)
         self.directory, self.suffix = directory, suffix
         self._fd, self._path, self._size = None, None, 0
 
@@ -79,7 +82,7 @@ class SpillWriter:
         if self._fd is None or self._size >= ROTATE_BYTES:
             self.close()
             self._path = os.path.join(self.directory, f"{uuid.uuid4().hex}{self.suffix}")
-            self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             self._size = 0
         view = memoryview(data)
         while view:

@@ -9,11 +9,16 @@ Stages also report *edits* (text changed but the document kept, e.g. C4 line rem
 ``(stage, counter, amount)`` tuples on the optional ``EDITS`` tagged output; those feed ``stats.json``
 but never the accounting identity.
 
+Per-record work runs under the dead-letter pattern (``guarded``, built on ``corpusforge.pipeline.core.faults``): a
+document whose processing raises becomes a ``Rejected`` record with reason ``stage_error`` and detail
+``"<stage>: <ExceptionType>: <message>"`` on the ``ERRORS`` output (``StageOutputs.errors``), so one bad
+record never fails a build; ``StageContext.fail_fast`` turns that off for debugging.
+
 Every stage subclasses ``Stage`` with its config section's name and its place in the build
 (``class Quality(Stage, section="quality", order=20)``), takes ``(config, context=None)`` and lives in
 ``pipeline/<section>/stage.py``; that is all the build needs to find, order and construct it
 (``registered_stages``). ``CountingDoFn`` counts decisions in Beam metrics, ``chain_steps`` runs sub-steps
-one after another and gathers their removals and edits.
+one after another and gathers their removals, edits and errors.
 """
 from __future__ import annotations
 
@@ -25,6 +30,8 @@ from typing import ClassVar, NamedTuple
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from corpusforge.pipeline.core.faults import ERRORS, STAGE_ERROR, Isolated
+
 REMOVED = "removed"
 EDITS = "edits"
 
@@ -33,13 +40,55 @@ class StageOutputs(NamedTuple):
     kept: beam.PCollection
     removed: beam.PCollection
     edits: beam.PCollection | None = None
+    errors: beam.PCollection | None = None  # Rejected records (reason stage_error) of documents that raised
 
 
-def split_outputs(tagged: beam.pvalue.DoOutputsTuple, with_edits: bool = False) -> StageOutputs:
-    """From ``ParDo(...).with_outputs(REMOVED, [EDITS], main='kept')`` to a ``StageOutputs``."""
+def split_outputs(tagged: beam.pvalue.DoOutputsTuple, with_edits: bool = False, with_errors: bool = False) -> StageOutputs:
+    """From ``ParDo(...).with_outputs(REMOVED, [EDITS], [ERRORS], main='kept')`` to a ``StageOutputs``."""
     return StageOutputs(
-        kept=tagged.kept, removed=tagged[REMOVED], edits=tagged[EDITS] if with_edits else None
+        kept=tagged.kept, removed=tagged[REMOVED], edits=tagged[EDITS] if with_edits else None,
+        errors=tagged[ERRORS] if with_errors else None,
     )
+
+
+def stage_error(doc, detail: str):
+    """The ``Rejected`` record of a document a stage raised on: ``path`` holds its id (it was read already),
+    ``raw`` a preview of its text, as a reader's rejection holds the bad bytes."""
+    from corpusforge.pipeline.document import RAW_PREVIEW, Rejected
+
+    try:
+        preview = doc.text[:RAW_PREVIEW]
+    except Exception:  # noqa: BLE001 - a spilled text that cannot be read back is why it failed
+        preview = ""
+    return Rejected(source=doc.source, path=doc.id, position=-1, reason=STAGE_ERROR, detail=detail, raw=preview)
+
+
+def _one(doc):
+    return [doc]
+
+
+def _each(batch):
+    return list(batch)
+
+
+def _singletons(batch):
+    return [[doc] for doc in batch]
+
+
+def _text(doc):
+    return doc.text
+
+
+def guarded(fn: beam.DoFn, stage: str, fail_fast: bool = False, batched: bool = False, records=None) -> beam.DoFn:
+    """``fn`` under the dead-letter pattern: a document whose processing raises goes to the ``ERRORS`` output
+    as ``stage_error(doc, detail)`` (declare ``ERRORS`` in ``with_outputs``). ``batched``: elements are
+    lists of documents, retried one by one when the batch raises; ``records``: the documents an element
+    holds when it is neither (a join's group). With ``fail_fast``, ``fn`` itself: the first error fails the
+    run."""
+    if fail_fast:
+        return fn
+    return Isolated(fn, stage, stage_error, records=records or (_each if batched else _one),
+                    split=_singletons if batched else None, text_of=_text)
 
 
 def removal(doc, stage: str, reason: str, **details) -> beam.pvalue.TaggedOutput:
@@ -57,10 +106,13 @@ def edit(stage: str, counter: str, amount: int = 1) -> beam.pvalue.TaggedOutput:
 @dataclasses.dataclass(frozen=True)
 class StageContext:
     """What a stage may need besides its config section: where the run writes side files (the PII audit
-    file) and where bulky intermediate records may wait on local disk (near-dedup's signatures)."""
+    file), where bulky intermediate records may wait on local disk (near-dedup's signatures), and a random
+    secret drawn once per build (the PII stage's salt when none is configured; never written)."""
 
     run_dir: str | None = None
     spill_dir: str | None = None
+    fail_fast: bool = False  # let the first record that raises fail the run (build.fail_fast)
+    run_secret: str | None = dataclasses.field(default=None, repr=False)
 
 
 _REGISTRY: dict[str, type["Stage"]] = {}
@@ -84,6 +136,12 @@ class Stage(beam.PTransform):
         super().__init__(label)
         self.config = config
         self.context = context or StageContext()
+
+    @classmethod
+    def files(cls, config) -> list[tuple[str, str]]:
+        """``(config key, path)`` of every file the stage reads besides the documents under ``config`` (models,
+        word lists, eval sets): a resumed build compares them by content (``build._fingerprint``)."""
+        return []
 
 
 def registered_stages() -> list[type[Stage]]:
@@ -116,19 +174,23 @@ class CountingDoFn(beam.DoFn):
 
 def chain_steps(docs: beam.PCollection, steps: list[tuple[str, beam.PTransform]]) -> StageOutputs:
     """Apply ``(label, step)`` pairs in order, each on the previous one's kept documents; gather every step's
-    removals (an empty collection when there are none) and edits (``None`` when no step reports any)."""
+    removals (an empty collection when there are none), edits and errors (``None`` when no step reports
+    any)."""
     pipeline = docs.pipeline
-    removed, edits = [], []
+    removed, edits, errors = [], [], []
     for label, step in steps:
         outputs = docs | label >> step
         docs = outputs.kept
         removed.append(outputs.removed)
         if outputs.edits is not None:
             edits.append(outputs.edits)
+        if outputs.errors is not None:
+            errors.append(outputs.errors)
     if not removed:
         removed = [pipeline | "NoRemovals" >> beam.Create([])]
     return StageOutputs(
         kept=docs,
         removed=removed[0] if len(removed) == 1 else removed | "FlattenRemoved" >> beam.Flatten(),
         edits=None if not edits else edits[0] if len(edits) == 1 else edits | "FlattenEdits" >> beam.Flatten(),
+        errors=None if not errors else errors[0] if len(errors) == 1 else errors | "FlattenErrors" >> beam.Flatten(),
     )

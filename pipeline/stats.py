@@ -13,6 +13,8 @@ from typing import Any, Iterable
 
 import apache_beam as beam
 
+from corpusforge.pipeline.core.faults import STAGE_ERROR, error_parts
+
 # Histogram buckets of document length in characters: powers of two (a log scale people can read).
 def length_bucket(chars: int) -> int:
     return 0 if chars <= 0 else 2 ** math.ceil(math.log2(chars))
@@ -43,6 +45,9 @@ def removed_facts(item):
 
 def rejected_facts(item):
     yield ("rejected", item.reason), 1
+    if item.reason == STAGE_ERROR:
+        stage, error = error_parts(item.detail)
+        yield ("stage_errors", f"{stage}\t{error}"), 1
 
 
 def edit_facts(item):
@@ -89,6 +94,10 @@ def assemble_stats(facts: Iterable[tuple[tuple[str, str], int]], stage_order: li
         entry["total"] += count
         entry["reasons"][reason] = count
     removed_total = sum(e["total"] for e in removed_by_stage.values())
+    stage_errors: dict[str, dict[str, int]] = {}
+    for key, count in sorted(cat.get("stage_errors", {}).items()):
+        stage, error = key.split("\t", 1)
+        stage_errors.setdefault(stage, {})[error] = count
     edits: dict[str, dict[str, int]] = {}
     for key, amount in sorted(cat.get("edits", {}).items()):
         stage, counter = key.split("\t", 1)
@@ -98,7 +107,10 @@ def assemble_stats(facts: Iterable[tuple[tuple[str, str], int]], stage_order: li
          "chars": cat.get("funnel_chars", {}).get(stage, 0)}
         for stage in ["read", *stage_order]
     ]
-    input_records = read + rejected_total
+    # A document a stage raised on after reading was counted as read and again as rejected (stage_error):
+    # only the reader's rejections are input records that never became documents.
+    rejected_after_read = sum(n for stage, errors in stage_errors.items() if stage != "read" for n in errors.values())
+    input_records = read + rejected_total - rejected_after_read
     stats = {
         "accounting": {
             "input": input_records,
@@ -109,7 +121,8 @@ def assemble_stats(facts: Iterable[tuple[tuple[str, str], int]], stage_order: li
         },
         "funnel": funnel,
         "removed": {"total": removed_total, "by_stage": removed_by_stage},
-        "rejected": {"total": rejected_total, "reasons": dict(sorted(rejected.items()))},
+        # stage_errors: records rejected because a stage raised on them, by stage and exception type
+        "rejected": {"total": rejected_total, "reasons": dict(sorted(rejected.items())), "stage_errors": stage_errors},
         "edits": edits,
         "histograms": {
             "length_in": _sorted_hist(cat.get("length_in", {})),
@@ -226,6 +239,8 @@ def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = ()) -> st
     if stats["rejected"]["total"]:
         reasons = ", ".join(f"{r} {n:,}" for r, n in stats["rejected"]["reasons"].items())
         lines.append(f"  rejected input: {reasons}")
+    for stage, errors in stats["rejected"].get("stage_errors", {}).items():
+        lines.append(f"  stage errors in {stage}: " + ", ".join(f"{e} {n:,}" for e, n in errors.items()))
     for stage, counters in stats["edits"].items():
         lines.append(f"  edits by {stage}: " + ", ".join(f"{c} {n:,}" for c, n in counters.items()))
     lines.extend(extra_lines)

@@ -23,7 +23,7 @@ class TokenizerConfig:
     family: TokenizerFamily = _f(
         "decoder",
         "Model family: decides the special tokens and post-processing. encoder: [PAD] [UNK] [CLS] [SEP] [MASK] "
-        "(MLM); t5: <pad> </s> <unk> + <extra_id_0..99> (span corruption); bart: <s> <pad> </s> <unk> <mask> "
+        "(MLM); t5: <pad> </s> <unk> + <extra_id_0..99> at the top of the vocabulary, counting down (span corruption); bart: <s> <pad> </s> <unk> <mask> "
         "(denoising); decoder: <|endoftext|> (GPT).",
     )
     kind: TokenizerKind = _f(

@@ -7,10 +7,16 @@ order (they get the lowest ids, in this order), and the post-processing template
 family     tokens (id order)                                           single sequence
 =========  ==========================================================  ==============================
 encoder    ``[PAD] [UNK] [CLS] [SEP] [MASK]`` (BERT, MLM)              ``[CLS] $A [SEP]``
-t5         ``<pad> </s> <unk> <extra_id_0> ... <extra_id_99>``         ``$A </s>``
+t5         ``<pad> </s> <unk>``; ``<extra_id_99> ... <extra_id_0>``     ``$A </s>``
+           at the top of the vocabulary (T5's order: sentinel 0 has
+           the highest id, the rest count down)
 bart       ``<s> <pad> </s> <unk> <mask>`` (denoising)                 ``<s> $A </s>``
 decoder    ``<|endoftext|>`` (GPT)                                     ``$A`` (nothing added)
 =========  ==========================================================  ==============================
+
+``<mask>`` and the sentinels strip the space before them (``lstrip``, as transformers' BART and T5 tokenizers
+do): a masked word's own leading space belongs to the word the model predicts, so "a <mask> b" is encoded as
+training saw it, with no lone space token before the mask.
 
 Ids are never constants: code that needs them calls :func:`read_special_tokens` on the saved
 ``tokenizer.json`` (the token shards' manifest carries the same mapping).
@@ -34,13 +40,27 @@ class FamilyTokens:
     family: str
     tokens: tuple[str, ...]  # in id order: the trainer lists them first, so they get ids 0..n-1
     roles: Mapping[str, str]  # role ("pad", "unk", "cls", "sep", "mask", "bos", "eos") -> token
-    sentinels: tuple[str, ...] = ()  # T5 span-corruption sentinels, in order
+    sentinels: tuple[str, ...] = ()  # T5 span-corruption sentinels, in order; added after training, at the top
     single: str | None = None  # TemplateProcessing template for one sequence; None: add nothing
     pair: str | None = None
 
     @property
     def unk(self) -> str | None:
         return self.roles.get("unk")
+
+    @property
+    def all_tokens(self) -> tuple[str, ...]:
+        return self.tokens + self.sentinels
+
+    def strips_left(self, token: str) -> bool:
+        """Whether ``token`` absorbs the space before it (the mask and the sentinels)."""
+        return token == self.roles.get("mask") and self.family != "encoder" or token in self.sentinels
+
+    def added_token(self, token: str):
+        """``token`` as a ``tokenizers.AddedToken`` with the flags of its role."""
+        from tokenizers import AddedToken
+
+        return AddedToken(token, special=True, lstrip=self.strips_left(token), rstrip=False, normalized=False)
 
     def transformers_kwargs(self) -> dict[str, Any]:
         """Keyword arguments that tell ``transformers.PreTrainedTokenizerFast`` which token plays which role."""
@@ -64,7 +84,7 @@ FAMILY_TOKENS: dict[str, FamilyTokens] = {
     ),
     "t5": FamilyTokens(
         family="t5",
-        tokens=("<pad>", "</s>", "<unk>") + _t5_sentinels(),
+        tokens=("<pad>", "</s>", "<unk>"),
         roles={"pad": "<pad>", "eos": "</s>", "unk": "<unk>"},
         sentinels=_t5_sentinels(),
         single="$A </s>",
@@ -124,9 +144,9 @@ def read_special_tokens(tokenizer_json: str | dict[str, Any]) -> SpecialTokenIds
     """
     data = _load_json(tokenizer_json)
     added = {t["content"]: int(t["id"]) for t in data.get("added_tokens", []) if t.get("special", False)}
-    matches = [spec for spec in FAMILY_TOKENS.values() if all(tok in added for tok in spec.tokens)]
+    matches = [spec for spec in FAMILY_TOKENS.values() if all(tok in added for tok in spec.all_tokens)]
     # A family whose tokens are a superset of another's is the more specific match.
-    matches.sort(key=lambda spec: -len(spec.tokens))
+    matches.sort(key=lambda spec: -len(spec.all_tokens))
     if not matches:
         raise ValueError(
             "the tokenizer carries none of the known special-token sets "
@@ -137,7 +157,7 @@ def read_special_tokens(tokenizer_json: str | dict[str, Any]) -> SpecialTokenIds
         family=spec.family,
         ids={role: added[token] for role, token in spec.roles.items()},
         sentinel_ids=tuple(added[s] for s in spec.sentinels),
-        token_ids={tok: added[tok] for tok in spec.tokens},
+        token_ids={tok: added[tok] for tok in spec.all_tokens},
     )
 
 

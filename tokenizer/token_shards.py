@@ -174,6 +174,11 @@ class TokenShards:
     def num_tokens(self) -> int:
         return int(self.lengths.sum())
 
+    def max_token_id(self) -> int:
+        """The largest token id of the split (-1 when it is empty): one pass over the memory maps."""
+        found = [int(v[o[0]: o[-1]].max()) for v, o in zip(self._values, self._offsets) if o[-1] > o[0]]
+        return max(found, default=-1)
+
     def document(self, i: int) -> np.ndarray:
         c, j = self._chunk[i], self._local[i]
         offsets = self._offsets[c]

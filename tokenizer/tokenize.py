@@ -11,6 +11,11 @@ batch, rows sorted by id: the bytes depend only on the input, the tokenizer and 
 runner or the order of work. Tokens are the encoding *without* special tokens, and special-token strings
 inside a document are encoded as plain text. Shards are written to a temporary name and renamed;
 ``tokens/manifest.json`` is written last, so its presence marks a complete output.
+
+A document whose encoding raises is left out of the shards and listed in the manifest's ``stage_errors``
+(its id and ``"tokenize: <ExceptionType>: <message>"``, never its text; ``corpusforge.pipeline.core.faults``);
+more of them than ``build.max_error_fraction`` of the documents fails the run, and ``build.fail_fast`` fails
+it on the first.
 """
 from __future__ import annotations
 
@@ -19,6 +24,9 @@ import hashlib
 import itertools
 import json
 import math
+import os
+import re
+import uuid
 from typing import Any, Iterable
 
 import apache_beam as beam
@@ -27,10 +35,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.errors import UserError, resource_error
 from corpusforge.pipeline.core.beam_options import runs_locally
 from corpusforge.pipeline.core.progress import Progress, Reporter
-from corpusforge.pipeline.core import files
+from corpusforge.pipeline.core import files, rundir
+from corpusforge.pipeline.core.faults import ERRORS, error_parts, run_isolated
+from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.tokenizer.corpus import clean_shards
 from corpusforge.tokenizer.special_tokens import read_special_tokens
 from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
@@ -144,11 +154,31 @@ class _PlanUnits(beam.DoFn):
                 yield path, b, start, min(n, start + self.rows)
 
 
-class _EncodeUnits(beam.DoFn):
-    """Reads a unit of a clean shard, encodes it in batches, emits ``((split, shard), Chunk)``."""
+def _token_error(record: tuple[str, str], detail: str) -> dict[str, str]:
+    return {"id": record[0], "detail": detail}
 
-    def __init__(self, tokenizer_path: str, plan: ShardPlan, batch_size: int, progress: str | None = None) -> None:
+
+def _singletons(pairs: list) -> list:
+    return [[pair] for pair in pairs]
+
+
+def _pairs(pairs: list) -> list:
+    return list(pairs)
+
+
+def _text_of(record: tuple[str, str]) -> str:
+    return record[1]
+
+
+class _EncodeUnits(beam.DoFn):
+    """Reads a unit of a clean shard, encodes it in batches, emits ``((split, shard), Chunk)``; a batch that
+    raises is encoded one document at a time and each document that raises goes to ``ERRORS`` as
+    ``{"id", "detail"}`` (unless ``fail_fast``)."""
+
+    def __init__(self, tokenizer_path: str, plan: ShardPlan, batch_size: int, progress: str | None = None,
+                 fail_fast: bool = False) -> None:
         self.tokenizer_path, self.plan, self.batch_size, self.progress = tokenizer_path, plan, batch_size, progress
+        self.fail_fast = fail_fast
         self.documents = Metrics.counter(_STAGE, "documents")
         self.tokens = Metrics.counter(_STAGE, "tokens")
         self.text_bytes = Metrics.counter(_STAGE, "text_bytes")
@@ -172,15 +202,23 @@ class _EncodeUnits(beam.DoFn):
         batch = self._reader.get_batch(b).slice(start, stop - start)
         for lo in range(0, batch.num_rows, self.batch_size):
             part = batch.slice(lo, self.batch_size)
-            ids = part.column("id").to_pylist()
-            texts = part.column("text").to_pylist()
-            chunks = encode_documents(self.tokenizer, ids, texts, self.plan)
-            self.documents.inc(len(ids))
+            pairs = list(zip(part.column("id").to_pylist(), part.column("text").to_pylist()))
+            if self.fail_fast:
+                outputs = list(self._encode(pairs))
+            else:
+                outputs = run_isolated(self._encode, pairs, _STAGE, _token_error, records=_pairs, split=_singletons,
+                                       text_of=_text_of)
+            tokens = sum(len(out[1].tokens) for out in outputs if isinstance(out, tuple))
+            self.documents.inc(len(pairs))
             self.text_bytes.inc(int(pc.sum(pc.binary_length(part.column("text"))).as_py() or 0))
-            self.reporter.add(documents=len(ids), tokens=sum(len(c.tokens) for c in chunks.values()))
-            for key in sorted(chunks):
-                self.tokens.inc(len(chunks[key].tokens))
-                yield key, chunks[key]
+            self.tokens.inc(tokens)
+            self.reporter.add(documents=len(pairs), tokens=tokens)
+            yield from outputs
+
+    def _encode(self, pairs: list[tuple[str, str]]):
+        chunks = encode_documents(self.tokenizer, [i for i, _ in pairs], [t for _, t in pairs], self.plan)
+        for key in sorted(chunks):
+            yield key, chunks[key]
 
 
 class _WriteShard(beam.DoFn):
@@ -198,7 +236,8 @@ class _WriteShard(beam.DoFn):
                "tokens": len(batch.column("tokens").values)}
 
 
-def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any]) -> dict[str, Any]:
+def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any],
+                   errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
     splits = {}
     for split in SPLITS:
         rows = sorted((s for s in shards if s["split"] == split), key=lambda s: s["index"])
@@ -209,11 +248,18 @@ def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any]) -> dict
             "shard_documents": [s["documents"] for s in rows],
             "shard_tokens": [s["tokens"] for s in rows],
         }
-    return {**header, "splits": splits}
+    by_type: dict[str, int] = {}
+    for error in errors or []:
+        name = error_parts(error["detail"])[1]
+        by_type[name] = by_type.get(name, 0) + 1
+    stage_errors = {"documents": len(errors or []), "by_type": dict(sorted(by_type.items())),
+                    "records": sorted(errors or [], key=lambda e: (e["id"], e["detail"]))}
+    return {**header, "splits": splits, "stage_errors": stage_errors}
 
 
-def _write_manifest(shards: list[dict[str, Any]], output: str, header: dict[str, Any]) -> dict[str, Any]:
-    manifest = build_manifest(shards, header)
+def _write_manifest(shards: list[dict[str, Any]], output: str, header: dict[str, Any],
+                    errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    manifest = build_manifest(shards, header, errors)
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     files.write_bytes_atomic(files.join(output, "manifest.json"), text.encode("utf-8"))
     return manifest
@@ -230,9 +276,9 @@ class TokenizeShards(beam.PTransform):
 
     def __init__(self, input: str, output: str, tokenizer: str, val_fraction: float = 0.01, split_seed: int = 0,
                  batch_size: int = 256, shard_target_mb: float = 256.0, num_shards: int = 0,
-                 rows_per_unit: int | None = None, progress: str | None = None) -> None:
+                 rows_per_unit: int | None = None, progress: str | None = None, fail_fast: bool = False) -> None:
         super().__init__()
-        self.progress = progress
+        self.progress, self.fail_fast = progress, fail_fast
         if not 0.0 <= val_fraction < 1.0:
             raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
         if not files.exists(tokenizer):
@@ -260,13 +306,13 @@ class TokenizeShards(beam.PTransform):
         }
 
     @classmethod
-    def from_config(cls, cfg, run_dir: str) -> "TokenizeShards":
+    def from_config(cls, cfg, run_dir: str, fail_fast: bool = False) -> "TokenizeShards":
         return cls(
             input=cfg.input or files.join(run_dir, "clean"),
             output=cfg.output or files.join(run_dir, "tokens"),
             tokenizer=cfg.tokenizer or files.join(run_dir, "tokenizer", "tokenizer.json"),
             val_fraction=cfg.val_fraction, split_seed=cfg.split_seed, batch_size=cfg.batch_size,
-            shard_target_mb=cfg.shard_target_mb, num_shards=cfg.num_shards,
+            shard_target_mb=cfg.shard_target_mb, num_shards=cfg.num_shards, fail_fast=fail_fast,
         )
 
     def expand(self, pbegin):
@@ -275,17 +321,19 @@ class TokenizeShards(beam.PTransform):
             | "ListCleanShards" >> beam.Create(self.paths)
             | "PlanUnits" >> beam.ParDo(_PlanUnits(self.rows_per_unit))
             | "SpreadUnits" >> beam.Reshuffle()
-            | "Encode" >> beam.ParDo(_EncodeUnits(self.tokenizer_path, self.plan, self.batch_size, self.progress))
+            | "Encode" >> beam.ParDo(_EncodeUnits(self.tokenizer_path, self.plan, self.batch_size, self.progress,
+                                                  self.fail_fast)).with_outputs(ERRORS, main="chunks")
         )
+        errors = encoded[ERRORS] | "CollectErrors" >> beam.combiners.ToList()
         # One empty marker per shard, so that every planned shard is written even when no document hashes to it.
         markers = pbegin | "AllShards" >> beam.Create([(key, None) for key in self.plan.keys()])
         return (
-            (encoded, markers)
+            (encoded.chunks, markers)
             | "WithEmptyShards" >> beam.Flatten()
             | "GroupByShard" >> beam.GroupByKey()
             | "WriteShards" >> beam.ParDo(_WriteShard(self.output, self.plan))
             | "CollectShards" >> beam.combiners.ToList()
-            | "WriteManifest" >> beam.Map(_write_manifest, self.output, self.header)
+            | "WriteManifest" >> beam.Map(_write_manifest, self.output, self.header, beam.pvalue.AsSingleton(errors))
         )
 
 
@@ -309,13 +357,39 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
     """``corpusforge tokenize``: encode ``<run_dir>/clean`` into ``<run_dir>/tokens``; returns the manifest.
     ``progress``: documents encoded of the total, with ETA and tokens, on stderr while it runs."""
     cfg = config.tokenize
-    transform = TokenizeShards.from_config(cfg, config.run_dir)
+    run_dir = rundir.check_run_dir(config.run_dir)
+    with run_lock(run_dir, "tokenize"):
+        if not cfg.tokenizer:
+            rundir.check_fresh(run_dir, "tokenizer")  # a tokenizer of an earlier clean/ is refused
+        try:
+            return _tokenize(config, run_dir, beam_args, progress)
+        except Exception as exc:  # a full disk inside a Beam worker: one line naming the output
+            resource = resource_error(exc, cfg.output or files.join(run_dir, "tokens"))
+            if resource is None:
+                raise
+            raise resource from exc
+
+
+def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool) -> dict[str, Any]:
+    cfg = config.tokenize
+    transform = TokenizeShards.from_config(cfg, run_dir, fail_fast=config.build.fail_fast)
     output = transform.output
+    in_run = not cfg.output
     previous = [files.join(output, name) for name in ("manifest.json", *SPLITS)]
+    doomed: list[str] = []
     if any(files.exists(p) for p in previous):
         if not config.output.overwrite:
             raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
-        files.remove_paths(previous)  # shards of an earlier plan would otherwise linger beside the new ones
+        if in_run:
+            rundir.check_owned(run_dir, ["tokens"], require_marker=False)
+        doomed = token_files(output)  # refuses a directory holding files tokenize did not write
+    # In a local run directory the new shards are written beside the old ones and swapped in on success (a
+    # killed tokenize keeps the old shards); elsewhere the old shards go first.
+    staging = files.join(run_dir, f".tmp-swap-{uuid.uuid4().hex[:12]}") if in_run and files.is_local(run_dir) else None
+    if staging:
+        transform.output = files.join(staging, "tokens")  # the manifest's paths are relative to the final place
+    else:
+        files.remove_paths(doomed)  # shards of an earlier plan would otherwise linger beside the new ones
     import tempfile
 
     from corpusforge.pipeline.core.beam_options import pipeline_options
@@ -326,6 +400,85 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
         transform.progress = tempfile.mkdtemp(prefix="corpusforge-tokenize-")
         shown = Progress(transform.progress, "documents", _documents(transform.paths), unit="docs",
                          extras=(("tokens", "tokens"),), label="tokenize")
-    with shown, beam.Pipeline(options=options) as p:
-        _ = p | "Tokenize" >> transform
-    return json.loads(files.read_bytes(files.join(output, "manifest.json")).decode("utf-8"))
+    try:
+        with shown, beam.Pipeline(options=options) as p:
+            _ = p | "Tokenize" >> transform
+        manifest_path = files.join(transform.output, "manifest.json")
+        manifest = files.read_json(manifest_path)
+        check_token_errors(manifest, config.build.max_error_fraction, manifest_path)
+    except BaseException:
+        if staging:
+            rundir.remove_tree(staging)
+        raise
+    if staging:
+        marker = rundir.read_marker(run_dir) or {"outputs": {}, "derived": {}}
+        marker["outputs"]["tokens"] = rundir.listing(transform.output)
+        if cfg.input:  # not this run's clean/: no fingerprint to compare
+            marker["derived"].pop("tokens", None)
+        else:
+            marker["derived"]["tokens"] = marker.get("corpus_fingerprint")
+        rundir.swap_in(run_dir, staging, ("tokens",), marker)
+    elif in_run:
+        rundir.record_output(run_dir, "tokens", rundir.listing(output), derived=not cfg.input)
+    return manifest
+
+
+def token_files(output: str) -> list[str]:
+    """The files of an earlier tokenize in ``output``: the shards its manifest lists, the manifest, and the
+    temporary files of a killed run. Refuses (a ``UserError``) when ``output`` or a split directory holds
+    anything else, or a split directory is a link: those are not tokenize's to delete."""
+    manifest_path = files.join(output, "manifest.json")
+    listed = {"manifest.json"}
+    if files.exists(manifest_path):
+        try:
+            manifest = files.read_json(manifest_path)
+        except ValueError:
+            manifest = {}
+        for split in manifest.get("splits", {}).values():
+            listed.update(str(s) for s in split.get("shards", []))
+    doomed = [manifest_path] if files.exists(manifest_path) else []
+    if files.is_local(output):
+        stray = [n for n in sorted(os.listdir(output)) if n not in (*SPLITS, "manifest.json")
+                 and not _TEMP_FILE.fullmatch(n)]
+        if stray:
+            raise UserError(f"{files.join(output, stray[0])} was not written by corpusforge tokenize; move it out of "
+                            f"{output} and run again")
+    for split in SPLITS:
+        directory = files.join(output, split)
+        if not files.exists(directory):
+            continue
+        if files.is_local(directory):
+            if os.path.islink(directory):
+                raise UserError(f"{directory} is a symbolic link; corpusforge does not delete through links: remove "
+                                "the link and run again")
+            names = sorted(os.listdir(directory))
+            stray = [n for n in names if f"{split}/{n}" not in listed and not _TEMP_FILE.fullmatch(n)
+                     and not _SHARD_FILE.fullmatch(n)]  # a killed run's shards, named as ShardPlan names them
+            if stray:
+                raise UserError(f"{directory}/{stray[0]} was not written by corpusforge tokenize; move it out of "
+                                f"{directory} and run again")
+            doomed += [os.path.join(directory, n) for n in names]
+        else:
+            doomed.append(directory)
+    return doomed
+
+
+# What files.atomic_local_file names its temporary files: left behind only by a killed run.
+_TEMP_FILE = re.compile(r"\..+\.tmp-[0-9a-f]{32}")
+_SHARD_FILE = re.compile(r"part-\d{5}-of-\d{5}\.arrow")
+
+
+def check_token_errors(manifest: dict[str, Any], limit: float, manifest_path: str) -> None:
+    """More documents left out because encoding raised than ``limit`` of them: a systematic bug. The manifest
+    (what marks the token shards complete) is removed and the run fails."""
+    failed = manifest.get("stage_errors", {}).get("documents", 0)
+    total = failed + sum(split["documents"] for split in manifest["splits"].values())
+    if not failed or failed <= limit * total:
+        return
+    files.remove_paths([manifest_path])
+    by = ", ".join(f"{name} {n:,}" for name, n in manifest["stage_errors"]["by_type"].items())
+    raise UserError(f"{failed:,} of {total:,} documents ({failed / total:.2%}) could not be tokenized ({by}), more than "
+                    f"build.max_error_fraction={limit:g}; the token shards are not marked complete. Rerun with "
+                    "--set build.fail_fast=true to see the first traceback, or raise build.max_error_fraction")
+
+

@@ -6,8 +6,8 @@
     finish(tokenizer, "bpe", "decoder")                         # post-processor of the family
 
 ``train_from_shards`` does all of it on streamed Arrow shards (a seeded sample, a held-out slice for the
-report) and saves ``tokenizer.json``, ``tokenizer_config.json`` (for ``transformers.AutoTokenizer``) and
-``report.json``.
+report) and saves ``tokenizer.json``, transformers' ``tokenizer_config.json`` (so ``AutoTokenizer`` loads the
+directory with every special token in its role; see packaging.py) and ``report.json``.
 """
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ import hashlib
 import heapq
 import json
 import logging
+import os
 import sys
 import time
+import uuid
 from typing import Any, Iterable, Iterator
 
 import pyarrow.compute as pc
@@ -25,9 +27,11 @@ from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_toke
 
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.progress import Progress
-from corpusforge.pipeline.core import files
+from corpusforge.pipeline.core import files, rundir
+from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.corpus import clean_shards, stable_unit, text_bytes
+from corpusforge.tokenizer.packaging import save_transformers
 from corpusforge.tokenizer.special_tokens import family_tokens, read_special_tokens
 
 log = logging.getLogger(__name__)
@@ -62,8 +66,8 @@ def new_tokenizer(kind: str, family: str, *, lowercase: bool = True, strip_accen
         # T5/SentencePiece style: NFKC, spaces become "▁" (prepended to the text), pieces may span punctuation.
         tok = Tokenizer(models.Unigram())
         tok.normalizer = normalizers.NFKC()
-        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True)
-        tok.decoder = decoders.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True)
+        tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=METASPACE, prepend_scheme="first", split=True)
+        tok.decoder = decoders.Metaspace(replacement=METASPACE, prepend_scheme="first", split=True)
         return tok
     raise ValueError(f"unknown tokenizer kind {kind!r}; choose one of {', '.join(KINDS)}")
 
@@ -73,7 +77,12 @@ def new_trainer(kind: str, family: str, vocab_size: int = 32000, min_frequency: 
     """The trainer for ``kind``, with the family's special tokens listed first (they get ids 0..n-1).
     ``show_progress``: the trainer's own bars on stderr (reading, counting, merges), for a terminal."""
     spec = family_tokens(family)
-    special = list(spec.tokens)
+    special = [spec.added_token(tok) for tok in spec.tokens]
+    if spec.sentinels:  # added on top of the trained vocabulary by finish()
+        if vocab_size <= len(spec.all_tokens):
+            raise UserError(f"tokenizer.vocab_size must be > {len(spec.all_tokens)} for family {family} "
+                            f"({len(spec.sentinels)} sentinels + {len(spec.tokens)} special tokens), got {vocab_size}")
+        vocab_size -= len(spec.sentinels)
     if kind == "bpe":
         minimum = len(special) + 256
         if vocab_size < minimum:
@@ -97,9 +106,12 @@ def new_trainer(kind: str, family: str, vocab_size: int = 32000, min_frequency: 
 
 
 def finish(tokenizer: Tokenizer, kind: str, family: str) -> Tokenizer:
-    """Set the family's post-processor (e.g. ``[CLS] $A [SEP]``) once the special tokens have ids."""
+    """Add the sentinels at the top of the vocabulary (T5's order: ``<extra_id_0>`` last, with the highest id)
+    and set the family's post-processor (e.g. ``[CLS] $A [SEP]``) once the special tokens have ids."""
     spec = family_tokens(family)
-    ids = {tok: tokenizer.token_to_id(tok) for tok in spec.tokens}
+    if spec.sentinels:
+        tokenizer.add_special_tokens([spec.added_token(tok) for tok in reversed(spec.sentinels)])
+    ids = {tok: tokenizer.token_to_id(tok) for tok in spec.all_tokens}
     missing = [tok for tok, i in ids.items() if i is None]
     if missing:
         raise RuntimeError(f"the trained vocabulary lacks the special tokens {missing}")
@@ -218,21 +230,53 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, pr
         "tokenizers_version": tokenizers.__version__,
     }
     files.write_bytes_atomic(files.join(output_dir, "tokenizer.json"), text.encode("utf-8"))
-    files.write_bytes_atomic(files.join(output_dir, "tokenizer_config.json"),
-                             _dumps(transformers_config(cfg.family)).encode("utf-8"))
+    save_transformers(files.join(output_dir, "tokenizer.json"), output_dir, keep_tokenizer_json=True)
     files.write_bytes_atomic(files.join(output_dir, "report.json"), _dumps(report).encode("utf-8"))
     return report
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "report.json")
+
+
 def train_tokenizer(config, progress: bool = True) -> dict[str, Any]:
-    """``corpusforge tokenizer train``: paths from the run directory, refuse to overwrite unless asked."""
+    """``corpusforge tokenizer train``: paths from the run directory, refuse to overwrite unless asked. In a
+    local run directory the new files are written beside the old ones and swapped in together on success."""
     cfg: TokenizerConfig = config.tokenizer
-    input_path = cfg.input or files.join(config.run_dir, "clean")
-    output_dir = cfg.output or files.join(config.run_dir, "tokenizer")
+    run_dir = rundir.check_run_dir(config.run_dir)
+    input_path = cfg.input or files.join(run_dir, "clean")
+    output_dir = cfg.output or files.join(run_dir, "tokenizer")
     target = files.join(output_dir, "tokenizer.json")
-    if files.exists(target) and not config.output.overwrite:
-        raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
-    return train_from_shards(cfg, input_path, output_dir, progress=progress)
+    with run_lock(run_dir, "tokenizer train"):
+        if files.exists(target) and not config.output.overwrite:
+            raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
+        if cfg.output or not files.is_local(run_dir):
+            return train_from_shards(cfg, input_path, output_dir, progress=progress)
+        rundir.check_owned(run_dir, ["tokenizer"], require_marker=False)
+        _check_only_tokenizer_files(output_dir)
+        staging = files.join(run_dir, f".tmp-swap-{uuid.uuid4().hex[:12]}")
+        try:
+            report = train_from_shards(cfg, input_path, files.join(staging, "tokenizer"), progress=progress)
+        except BaseException:
+            rundir.remove_tree(staging)
+            raise
+        marker = rundir.read_marker(run_dir) or {"outputs": {}, "derived": {}}
+        marker["outputs"]["tokenizer"] = list(TOKENIZER_FILES)
+        if cfg.input:  # not this run's clean/: no fingerprint to compare
+            marker["derived"].pop("tokenizer", None)
+        else:
+            marker["derived"]["tokenizer"] = marker.get("corpus_fingerprint")
+        rundir.swap_in(run_dir, staging, ("tokenizer",), marker)
+        return report
+
+
+def _check_only_tokenizer_files(directory: str) -> None:
+    """Refuse to replace a tokenizer directory holding files that ``tokenizer train`` does not write."""
+    if not os.path.isdir(directory):
+        return
+    stray = [n for n in sorted(os.listdir(directory)) if n not in TOKENIZER_FILES and ".tmp-" not in n]
+    if stray:
+        raise UserError(f"{os.path.join(directory, stray[0])} was not written by corpusforge tokenizer train; move it "
+                        f"out of {directory} and run again")
 
 
 def _added_tokens(tok: Tokenizer) -> dict[str, Any]:
@@ -241,33 +285,11 @@ def _added_tokens(tok: Tokenizer) -> dict[str, Any]:
                              for i, t in sorted(tok.get_added_tokens_decoder().items())]}
 
 
-def transformers_config(family: str) -> dict[str, Any]:
-    """``tokenizer_config.json``: lets ``AutoTokenizer.from_pretrained(<dir>)`` know each token's role."""
-    return {
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "clean_up_tokenization_spaces": False,
-        **_transformers_kwargs(family),
-    }
-
-
-def _transformers_kwargs(family: str) -> dict[str, Any]:
-    kwargs = family_tokens(family).transformers_kwargs()
-    if family == "encoder":  # BERT-style pairs carry segment ids
-        kwargs["model_input_names"] = ["input_ids", "token_type_ids", "attention_mask"]
-    return kwargs
-
-
 def load_transformers(tokenizer_json: str):
     """``transformers.PreTrainedTokenizerFast`` for a saved ``tokenizer.json``, special-token roles set."""
-    try:
-        from transformers import PreTrainedTokenizerFast
-    except ImportError:
-        from corpusforge.pipeline.core.errors import missing_dependency
+    from corpusforge.tokenizer.packaging import as_transformers
 
-        raise missing_dependency("transformers", "transformers", "Loading the tokenizer in transformers") from None
-    family = read_special_tokens(tokenizer_json).family
-    return PreTrainedTokenizerFast(tokenizer_file=tokenizer_json, clean_up_tokenization_spaces=False,
-                                   **_transformers_kwargs(family))
+    return as_transformers(tokenizer_json)
 
 
 # --- the report -------------------------------------------------------------------------------------------

@@ -1,70 +1,131 @@
 """Checkpoints that resume exactly, and the final model in safetensors.
 
 A checkpoint holds the model (no ``_orig_mod.``/``module.`` prefixes), optimizer, scheduler, loss scaler,
-step, every rank's RNG states, the data position (examples consumed) and the config. It is written to a
-temporary file and renamed, so a crash never leaves a half-written checkpoint under the final name.
+step, every rank's RNG states, the data position (examples consumed) and the config, all as tensors and plain
+Python values: it loads with ``torch.load(weights_only=True)``, so a checkpoint from someone else cannot run
+code. It is written to a temporary file, synced and renamed, so a crash (even SIGKILL) never leaves a
+half-written checkpoint under the final name; a failed write (a full disk) removes the temporary file.
 """
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import pathlib
 import random
 import re
-import shutil
 
 import numpy as np
 import torch
 
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.files import write_bytes_atomic
 from corpusforge.trainers.model import ModelConfig, Transformer
 
-PREFIXES = ("_orig_mod.", "module.")
+WRAPPERS = ("_orig_mod", "_checkpoint_wrapped_module")  # torch.compile, activation checkpointing: any depth
+PREFIXES = ("module.",)  # DDP: the outermost wrapper
 NAME = re.compile(r"^step-(\d+)\.pt$")
 
 
 def clean_state_dict(state: dict) -> dict:
-    """Strip the key prefixes torch.compile and DDP add (also when nested: ``module._orig_mod.``)."""
+    """Strip the names torch.compile, activation checkpointing and DDP add (``module._orig_mod.``, or
+    ``encoder.blocks.0._orig_mod.`` for a compiled block)."""
     out = {}
     for key, value in state.items():
-        changed = True
-        while changed:
-            changed = False
-            for prefix in PREFIXES:
-                if key.startswith(prefix):
-                    key, changed = key[len(prefix):], True
-        out[key] = value
+        parts = key.split(".")
+        while parts and (parts[0] + "." in PREFIXES or parts[0] in WRAPPERS):
+            parts = parts[1:]
+        out[".".join(p for p in parts if p not in WRAPPERS)] = value
     return out
 
 
 def capture_rng() -> dict:
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    """Every RNG state as tensors and plain values (what ``weights_only`` loading accepts)."""
+    version, mt_state, gauss = random.getstate()
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    state = {"python": [version, list(mt_state), gauss],
+             "numpy": {"kind": str(kind), "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
+                       "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
+             "torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
 
 
 def restore_rng(state: dict) -> None:
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    version, mt_state, gauss = state["python"]
+    random.setstate((version, tuple(mt_state), gauss))
+    n = state["numpy"]
+    np.random.set_state((n["kind"], n["keys"].numpy().astype(np.uint32), n["pos"], n["has_gauss"],
+                         n["cached_gaussian"]))
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
 def save_checkpoint(directory: str | pathlib.Path, step: int, state: dict, keep: int = 2) -> pathlib.Path:
-    """Write ``step-XXXXXXXX.pt`` atomically and delete all but the newest ``keep``."""
+    """Write ``step-XXXXXXXX.pt`` atomically and delete all but the newest ``keep``. A failed write (full disk,
+    permission, read-only filesystem) leaves no temporary file and raises a UserError naming the path."""
     directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"step-{step:08d}.pt"
     tmp = directory / f".{path.name}.tmp-{os.getpid()}"
-    torch.save(state, tmp)
-    with open(tmp, "rb") as handle:
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    writer = None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            writer = _Writer(handle)
+            torch.save(state, writer)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        # torch.save turns a failed write into a RuntimeError ("unexpected pos"); the OSError is the cause.
+        cause = exc if isinstance(exc, OSError) else getattr(writer, "error", None)
+        if cause is None:
+            raise
+        raise UserError(f"could not write the checkpoint {path}: {cause.strerror or cause}"
+                        f"{_WHAT_TO_DO.get(cause.errno, '')}") from exc
     for old in list_checkpoints(directory)[:-keep]:
         old.unlink(missing_ok=True)
     return path
+
+
+class _Writer:
+    """A file handle for torch.save that keeps the OSError of a failed write (torch reports another error)."""
+
+    def __init__(self, handle):
+        self.handle, self.error = handle, None
+
+    def write(self, data) -> int:
+        try:
+            return self.handle.write(data)
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def flush(self) -> None:
+        self.handle.flush()
+
+
+_WHAT_TO_DO = {
+    errno.ENOSPC: "; free space on that disk (or lower train.keep_checkpoints), then continue with --resume",
+    errno.EDQUOT: "; the disk quota is exhausted: free space, then continue with --resume",
+    errno.EACCES: "; the directory is not writable: fix its permissions or choose another --run-dir",
+    errno.EROFS: "; the filesystem is read-only: choose another --run-dir",
+}
+
+
+def remove_partial(directory: str | pathlib.Path) -> list[pathlib.Path]:
+    """Delete the temporary files a killed run left mid-write (``.step-*.pt.tmp-*``); never a checkpoint."""
+    directory = pathlib.Path(directory)
+    if not directory.is_dir():
+        return []
+    partial = [p for p in directory.iterdir() if p.name.startswith(".step-") and ".pt.tmp-" in p.name]
+    for p in partial:
+        p.unlink(missing_ok=True)
+    return partial
 
 
 def list_checkpoints(directory: str | pathlib.Path) -> list[pathlib.Path]:
@@ -81,25 +142,66 @@ def latest_checkpoint(directory: str | pathlib.Path) -> pathlib.Path | None:
 
 
 def load_checkpoint(path: str | pathlib.Path) -> dict:
-    # Our own files; RNG states hold numpy arrays, which weights_only loading refuses.
-    return torch.load(path, map_location="cpu", weights_only=False)
+    """A checkpoint's contents, loaded with ``weights_only=True``: tensors and plain values only, never code."""
+    import pickle
+
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise UserError(f"refusing to load {path}: it holds Python objects other than tensors and plain values, "
+                        "which could run code (not a checkpoint corpusforge wrote); delete it or start a new run "
+                        "directory") from exc
+    except RuntimeError as exc:  # not a zip archive torch wrote: truncated, corrupt or another format
+        raise UserError(f"{path} is not a readable checkpoint ({str(exc).splitlines()[0]}); delete it and resume "
+                        "from an earlier one, or start a new run directory") from exc
+
+
+FINAL_FILES = ("model.safetensors", "tokenizer.json", "config.json")  # config.json last: it marks the model done
 
 
 def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokenizer: str | pathlib.Path | None,
                     info: dict) -> pathlib.Path:
-    """``model.safetensors`` + ``config.json`` (architecture, objective, special tokens) + ``tokenizer.json``."""
-    from safetensors.torch import save_model
+    """``model.safetensors`` + ``tokenizer.json`` (and transformers' ``tokenizer_config.json``) + ``config.json``
+    (architecture, objective, special tokens), each written atomically with the umask's permissions;
+    ``config.json`` comes last, so a directory with it holds a whole model. A failed write (a full disk) is a
+    UserError naming the directory."""
+    from safetensors.torch import save
 
     directory = pathlib.Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    tmp = directory / ".model.safetensors.tmp"
-    save_model(model, str(tmp), metadata={"format": "pt"})  # handles the tied embedding/output weight
-    os.replace(tmp, directory / "model.safetensors")
-    config = {"model": dataclasses.asdict(model.cfg), **info}
-    (directory / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    if tokenizer is not None:
-        shutil.copyfile(tokenizer, directory / "tokenizer.json")
+    # Tied embeddings share one parameter (the output layer reuses tok_emb.weight): no duplicate to drop.
+    weights = save({k: v.detach().contiguous().cpu() for k, v in clean_state_dict(model.state_dict()).items()},
+                   metadata={"format": "pt"})
+    try:
+        write_bytes_atomic(str(directory / "model.safetensors"), weights)
+        if tokenizer is not None:
+            write_bytes_atomic(str(directory / "tokenizer.json"), pathlib.Path(tokenizer).read_bytes())
+            _tokenizer_config(directory, model.cfg.max_len)
+        config = {"model": dataclasses.asdict(model.cfg), **info}
+        write_bytes_atomic(str(directory / "config.json"), (json.dumps(config, indent=2) + "\n").encode("utf-8"))
+    except OSError as exc:
+        raise UserError(f"could not write the model to {directory}: {exc.strerror or exc}"
+                        f"{_WHAT_TO_DO.get(exc.errno, '')}") from exc
     return directory / "model.safetensors"
+
+
+def remove_final(directory: str | pathlib.Path) -> None:
+    """Delete a finished model's files (starting a run over), so an unfinished new run is never taken for it."""
+    for name in (*reversed(FINAL_FILES), "loss_curve.png"):
+        (pathlib.Path(directory) / name).unlink(missing_ok=True)
+
+
+def _tokenizer_config(directory: pathlib.Path, max_len: int) -> None:
+    """transformers' tokenizer_config.json beside tokenizer.json, so AutoTokenizer loads the model directory
+    with its special tokens and model_max_length (a tokenizer of no known family gets none)."""
+    from corpusforge.tokenizer.packaging import save_transformers
+    from corpusforge.tokenizer.special_tokens import read_special_tokens
+
+    try:
+        read_special_tokens(str(directory / "tokenizer.json"))
+    except ValueError:
+        return
+    save_transformers(str(directory / "tokenizer.json"), str(directory), model_max_length=max_len,
+                      keep_tokenizer_json=True)
 
 
 def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple[Transformer, dict]:

@@ -29,7 +29,9 @@ class ModelOptions:
         "help": "Positions: learned absolute, sinusoidal, RoPE or T5 relative bias (default: the family's)."})
     norm: Optional[Literal["layernorm", "rmsnorm"]] = f(default=None, metadata={"help": "Norm type (default: the family's)."})
     norm_position: Optional[Literal["pre", "post"]] = f(default=None, metadata={"help": "Pre- or post-norm residuals (default: the family's)."})
-    activation: Optional[Literal["gelu", "relu", "swiglu"]] = f(default=None, metadata={"help": "MLP activation (default: the family's)."})
+    activation: Optional[Literal["gelu", "gelu_tanh", "relu", "swiglu"]] = f(default=None, metadata={
+        "help": "MLP activation (default: the family's): gelu is exact (BERT, BART), gelu_tanh the tanh approximation "
+                "(GPT-2; transformers' gelu_new), relu (T5), swiglu (gated SiLU)."})
     tie_embeddings: Optional[bool] = f(default=None, metadata={"help": "Share input and output embeddings (default: the family's)."})
     bias: Optional[bool] = f(default=None, metadata={"help": "Biases in linear layers and norms (default: the family's)."})
     d_model: Optional[int] = f(default=None, metadata={"help": "Override the size's width."})
@@ -131,11 +133,24 @@ class TrainConfig:
     checkpoint_every: int = f(default=500, metadata={"help": "Checkpoint every N steps (and at the end)."})
     keep_checkpoints: int = f(default=2, metadata={"help": "Checkpoints kept on disk (older ones are deleted)."})
     resume: bool = f(default=False, metadata={"help": "Continue from the latest checkpoint in <run>/model."})
+    init_from: str = f(default="", metadata={
+        "help": "A local transformers checkpoint directory (GPT-2, Llama, BERT, T5 or BART layout, e.g. a corpusforge "
+                "export) to continue pretraining from; its architecture replaces train.model.*, and the run must be "
+                "tokenized with its tokenizer. Empty: start from random weights."})
     seed: int = f(default=1234, metadata={"help": "Seed of initialisation, shuffling and masking noise."})
     device: Literal["auto", "cpu", "cuda"] = f(default="auto", metadata={"help": "auto: cuda when available, else cpu."})
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = f(default="auto", metadata={
-        "help": "Autocast dtype: auto = bfloat16 on CUDA that supports it, else float32; float16 uses a loss scaler."})
-    compile: bool = f(default=False, metadata={"help": "torch.compile the model (before DDP)."})
+        "help": "Autocast dtype: auto = bfloat16 on GPUs with native bfloat16 (Ampere and later), float16 on older "
+                "GPUs (V100, T4), float32 on CPU; float16 uses a loss scaler."})
+    compile: bool = f(default=False, metadata={
+        "help": "torch.compile the model: fullgraph=True in one process and per block under FSDP; under DDP it "
+                "compiles DDP(model), so DDP's bucketed all-reduce overlaps the backward pass."})
+    data_parallel: Literal["ddp", "fsdp"] = f(default="ddp", metadata={
+        "help": "With several processes: ddp replicates the model; fsdp shards parameters, gradients and optimizer "
+                "state over them (fully_shard per block), for models that do not fit one device."})
+    checkpoint_activations: bool = f(default=False, metadata={
+        "help": "Recompute each block's activations in the backward pass instead of storing them (less memory, "
+                "about a third more compute)."})
     num_workers: int = f(default=-1, metadata={"help": "Data loader worker processes (-1: 0 on CPU, 4 on CUDA)."})
     progress: bool = f(default=True, metadata={"help": "Show a progress bar (rank 0)."})
     model: ModelOptions = f(default_factory=ModelOptions)

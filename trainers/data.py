@@ -190,3 +190,21 @@ def _resolve(path: str, *bases: pathlib.Path) -> pathlib.Path:
         if (base / p).exists():
             return (base / p).resolve()
     return (bases[0] / p).resolve()
+
+
+def check_token_ids(data: TokenData, vocab_size: int) -> None:
+    """Refuse token shards whose ids the model's vocabulary cannot embed (a raw IndexError on CPU, a device-side
+    assert on CUDA): the manifest's vocab_size must be the tokenizer's, and no id may reach ``vocab_size``."""
+    manifest = data.root / "manifest.json"
+    declared = data.manifest.get("vocab_size")
+    if declared is not None and int(declared) != vocab_size:
+        raise UserError(f"{manifest} says vocab_size {declared} but {data.tokenizer} has {vocab_size} tokens: the "
+                        "shards were written with another tokenizer; re-run the tokenize stage")
+    for name, paths in data.splits.items():
+        if not paths:
+            continue
+        largest = TokenShards(paths).max_token_id()
+        if largest >= vocab_size:
+            raise UserError(f"the {name} token shards of {manifest} hold token id {largest}, beyond the vocabulary "
+                            f"of {vocab_size} tokens of {data.tokenizer}; re-run the tokenize stage with this "
+                            "tokenizer")

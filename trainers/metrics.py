@@ -9,20 +9,44 @@ import torch
 
 from corpusforge.trainers.model import ModelConfig
 
-# Dense peak FLOP/s per device (vendor datasheets, no sparsity), by the autocast dtype in use
-# (float32 means TF32 tensor cores where the device has them).
+# Dense peak FLOP/s per device (vendor datasheets, tensor cores, no sparsity; GeForce cards at FP32 accumulate),
+# by the autocast dtype in use (float32 means TF32 tensor cores where the device has them). Matched as a substring
+# of torch.cuda.get_device_name, first match wins: longer names first. A device without bfloat16 has no entry.
 PEAK_FLOPS: list[tuple[str, dict[str, float]]] = [
+    # data centre, NVIDIA
+    ("B200", {"bfloat16": 2250e12, "float16": 2250e12, "float32": 1100e12}),
     ("H200", {"bfloat16": 989e12, "float16": 989e12, "float32": 494e12}),
+    ("GH200", {"bfloat16": 989e12, "float16": 989e12, "float32": 494e12}),
+    ("H100 NVL", {"bfloat16": 835e12, "float16": 835e12, "float32": 418e12}),
     ("H100 PCIe", {"bfloat16": 756e12, "float16": 756e12, "float32": 378e12}),
     ("H100", {"bfloat16": 989e12, "float16": 989e12, "float32": 494e12}),
+    ("H800", {"bfloat16": 989e12, "float16": 989e12, "float32": 494e12}),
+    ("H20", {"bfloat16": 148e12, "float16": 148e12, "float32": 74e12}),
     ("A100", {"bfloat16": 312e12, "float16": 312e12, "float32": 156e12}),
-    ("L40S", {"bfloat16": 362e12, "float16": 362e12, "float32": 183e12}),
-    ("L4", {"bfloat16": 121e12, "float16": 121e12, "float32": 60e12}),
+    ("A800", {"bfloat16": 312e12, "float16": 312e12, "float32": 156e12}),
+    ("A30", {"bfloat16": 165e12, "float16": 165e12, "float32": 82e12}),
+    ("A40", {"bfloat16": 150e12, "float16": 150e12, "float32": 74.8e12}),
+    ("A10G", {"bfloat16": 70e12, "float16": 70e12, "float32": 35e12}),
     ("A10", {"bfloat16": 125e12, "float16": 125e12, "float32": 62.5e12}),
-    ("RTX 4090", {"bfloat16": 165e12, "float16": 165e12, "float32": 82.6e12}),
-    ("RTX 3090", {"bfloat16": 71e12, "float16": 71e12, "float32": 35.6e12}),
+    ("L40S", {"bfloat16": 362e12, "float16": 362e12, "float32": 183e12}),
+    ("L40", {"bfloat16": 181e12, "float16": 181e12, "float32": 90.5e12}),
+    ("L4", {"bfloat16": 121e12, "float16": 121e12, "float32": 60e12}),
     ("V100", {"float16": 125e12, "float32": 15.7e12}),
     ("T4", {"float16": 65e12, "float32": 8.1e12}),
+    ("P100", {"float16": 18.7e12, "float32": 9.3e12}),
+    # workstation and consumer, NVIDIA
+    ("RTX 6000 Ada", {"bfloat16": 364e12, "float16": 364e12, "float32": 182e12}),
+    ("RTX A6000", {"bfloat16": 155e12, "float16": 155e12, "float32": 77.4e12}),
+    ("RTX A5000", {"bfloat16": 111e12, "float16": 111e12, "float32": 55.6e12}),
+    ("RTX 5090", {"bfloat16": 209e12, "float16": 209e12, "float32": 105e12}),
+    ("RTX 4090", {"bfloat16": 165e12, "float16": 165e12, "float32": 82.6e12}),
+    ("RTX 4080", {"bfloat16": 97.5e12, "float16": 97.5e12, "float32": 48.7e12}),
+    ("RTX 3090", {"bfloat16": 71e12, "float16": 71e12, "float32": 35.6e12}),
+    ("RTX 3080", {"bfloat16": 59.5e12, "float16": 59.5e12, "float32": 29.8e12}),
+    # AMD Instinct (ROCm reports them through torch.cuda)
+    ("MI300X", {"bfloat16": 1307e12, "float16": 1307e12, "float32": 654e12}),
+    ("MI250X", {"bfloat16": 383e12, "float16": 383e12, "float32": 47.9e12}),
+    ("MI250", {"bfloat16": 362e12, "float16": 362e12, "float32": 45.3e12}),
 ]
 
 
@@ -30,11 +54,25 @@ def peak_flops(device: torch.device, dtype: str) -> float | None:
     """Peak FLOP/s of one device for ``dtype``; None on CPU or an unknown GPU (MFU is then not shown)."""
     if device.type != "cuda":
         return None
-    name = torch.cuda.get_device_name(device)
+    return _peak_of(torch.cuda.get_device_name(device), dtype)
+
+
+def _peak_of(name: str, dtype: str) -> float | None:
     for key, table in PEAK_FLOPS:
         if key in name:
             return table.get(dtype)
     return None
+
+
+def describe_peak(device: torch.device, dtype: str) -> str:
+    """What MFU is measured against, for the line printed at start."""
+    if device.type != "cuda":
+        return "MFU not shown on CPU"
+    name = torch.cuda.get_device_name(device)
+    peak = _peak_of(name, dtype)
+    if peak is None:
+        return f"MFU not shown: no {dtype} peak known for {name} (trainers/metrics.py PEAK_FLOPS)"
+    return f"MFU against {name}'s {peak / 1e12:.0f} TFLOP/s {dtype} peak"
 
 
 def _stack_flops(cfg: ModelConfig, layers: int, length: int, memory: int = 0) -> float:
@@ -52,7 +90,7 @@ def _stack_flops(cfg: ModelConfig, layers: int, length: int, memory: int = 0) ->
 
 def train_flops(cfg: ModelConfig, batch: int, length: int, decoder_length: int = 0, predicted: int = 0) -> float:
     """FLOPs of one training pass (forward + backward = 3 x forward) over a batch; ``predicted`` is the number
-    of positions given an output projection (the model projects only labelled positions)."""
+    of positions given an output projection (the model projects every position of the labels)."""
     if cfg.arch == "encoder":
         fwd = _stack_flops(cfg, cfg.n_layers, length) * batch
     elif cfg.arch == "decoder":

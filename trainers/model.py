@@ -36,7 +36,9 @@ class ModelConfig:
     norm: Literal["layernorm", "rmsnorm"] = "layernorm"
     norm_position: Literal["pre", "post"] = "pre"
     norm_eps: float = 1e-5
-    activation: Literal["gelu", "relu", "swiglu"] = "gelu"
+    # gelu is exact (BERT, BART); gelu_tanh is the tanh approximation GPT-2 was trained with
+    # (transformers' "gelu_new"); swiglu is a gated SiLU.
+    activation: Literal["gelu", "gelu_tanh", "relu", "swiglu"] = "gelu"
     tie_embeddings: bool = True
     bias: bool = True
     output_bias: bool = False  # a bias on the vocabulary logits (BERT's MLM head)
@@ -72,7 +74,7 @@ FAMILIES: dict[str, dict] = {
     "bert": dict(arch="encoder", position="learned", norm="layernorm", norm_position="post", norm_eps=1e-12,
                  activation="gelu", tie_embeddings=True, bias=True, output_bias=True, head_transform=True),
     "gpt2": dict(arch="decoder", position="learned", norm="layernorm", norm_position="pre", norm_eps=1e-5,
-                 activation="gelu", tie_embeddings=True, bias=True),
+                 activation="gelu_tanh", tie_embeddings=True, bias=True),
     "t5": dict(arch="encoder_decoder", position="relative", norm="rmsnorm", norm_position="pre", norm_eps=1e-6,
                activation="relu", tie_embeddings=True, bias=False, attention_scale=1.0, output_scale=True,
                init="t5"),
@@ -186,7 +188,8 @@ class MLP(nn.Module):
         super().__init__()
         self.gated = cfg.activation == "swiglu"
         self.up = nn.Linear(cfg.d_model, (2 if self.gated else 1) * cfg.d_ff, bias=cfg.bias)
-        self.act = {"gelu": nn.GELU(), "relu": nn.ReLU(), "swiglu": nn.SiLU()}[cfg.activation]
+        self.act = {"gelu": nn.GELU(), "gelu_tanh": nn.GELU(approximate="tanh"), "relu": nn.ReLU(),
+                    "swiglu": nn.SiLU()}[cfg.activation]
         self.down = nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)
         self.down.residual = True
 
@@ -360,11 +363,11 @@ class Transformer(nn.Module):
 
     def forward(self, input_ids, labels=None, *, attention_mask=None, decoder_input_ids=None,
                 decoder_attention_mask=None, prefix_lengths=None, segment_ids=None, next_sentence_labels=None):
-        """Logits and the mean cross-entropy over ``labels`` that are not -100 (``loss`` is None without labels).
+        """Logits (batch, length, vocab) and the mean cross-entropy over ``labels`` that are not -100 (``loss`` is
+        None without labels).
 
-        Without labels, ``logits`` is (batch, length, vocab). With labels, only the positions that are
-        predicted get an output projection (that is all the loss needs, and a large saving for masked LM):
-        ``logits`` is then (n, vocab), in the order of ``labels[labels != -100]``.
+        Every position gets an output projection and the loss ignores -100 labels: no shape depends on the
+        data, so ``torch.compile(fullgraph=True)`` traces the whole step in one graph without a host sync.
         An encoder-decoder takes the source as ``input_ids`` and the shifted target as ``decoder_input_ids``;
         ``decoder_attention_mask`` is accepted for symmetry (causal attention never sees later padding).
         """
@@ -380,14 +383,12 @@ class Transformer(nn.Module):
             memory = self.encoder(self.tok_emb(input_ids), attention_mask=attention_mask)
             memory_mask = None if attention_mask is None else attention_mask.bool()[:, None, None, :]
             h = self.decoder(self.tok_emb(decoder_input_ids), memory=memory, memory_mask=memory_mask)
+        logits = self.output_logits(h)
         if labels is None:
-            return self.output_logits(h), None
-        selected = labels != -100
-        logits = self.output_logits(h[selected])
-        targets = labels[selected]
-        # A batch with nothing to predict gives a zero loss (with a graph), not 0/0.
-        loss = F.cross_entropy(logits.float(), targets, reduction="sum") / targets.numel() if targets.numel() \
-            else logits.sum() * 0.0
+            return logits, None
+        # Sum over the predicted positions / their count (at least 1: a batch with nothing to predict has loss 0).
+        total = F.cross_entropy(logits.flatten(0, -2).float(), labels.flatten(), ignore_index=-100, reduction="sum")
+        loss = total / (labels != -100).sum().clamp(min=1)
         if next_sentence_labels is not None and cfg.sentence_head:
             sentence_logits = self.sentence_classifier(self.pooler(h[:, 0]))
             loss = loss + F.cross_entropy(sentence_logits.float(), next_sentence_labels)

@@ -204,30 +204,44 @@ def uncorrupt(inputs: np.ndarray, targets: np.ndarray, sentinels: np.ndarray, eo
 
 # ------------------------------------------------------------------------------------- BART denoising
 
-def permute_sentences(tokens: np.ndarray, rng: np.random.Generator, is_end: np.ndarray, ratio: float) -> np.ndarray:
-    """Shuffle ``ratio`` of the sentences (split after tokens where ``is_end``) of ``<s> ... </s>``."""
-    body = tokens[1:-1]
-    cuts = np.flatnonzero(is_end[1:-1][:-1]) + 1
-    sentences = np.split(body, cuts)
-    count = len(sentences)
-    moved = int(math.ceil(count * ratio))
-    if count < 2 or moved < 2:
-        return tokens
-    order = np.arange(count)
-    chosen = rng.permutation(count)[:moved]
-    order[chosen] = chosen[rng.permutation(moved)]
-    return np.concatenate([tokens[:1], *(sentences[i] for i in order), tokens[-1:]])
+def permute_sentences(tokens: np.ndarray, rng: np.random.Generator, is_end: np.ndarray, ratio: float,
+                      is_separator: np.ndarray | None = None) -> np.ndarray:
+    """Shuffle ``ratio`` of the sentences (split after tokens where ``is_end``) of ``<s> ... </s>``, each document
+    on its own: sentences never cross a separator (``is_separator``, the ``</s>`` between packed documents),
+    and separators stay where they are."""
+    if is_separator is None:
+        is_separator = np.zeros(len(tokens), dtype=bool)
+    body, body_end, body_sep = tokens[1:-1], is_end[1:-1], is_separator[1:-1]
+    pieces, start = [tokens[:1]], 0
+    for sep in [*np.flatnonzero(body_sep), len(body)]:
+        document = body[start:sep]
+        cuts = np.flatnonzero(body_end[start:sep][:-1]) + 1
+        sentences = np.split(document, cuts)
+        count = len(sentences)
+        moved = int(math.ceil(count * ratio))
+        if count >= 2 and moved >= 2:
+            order = np.arange(count)
+            chosen = rng.permutation(count)[:moved]
+            order[chosen] = chosen[rng.permutation(moved)]
+            sentences = [sentences[i] for i in order]
+        pieces.extend(sentences)
+        pieces.append(body[sep: sep + 1])  # the separator (empty after the last document)
+        start = sep + 1
+    pieces.append(tokens[-1:])
+    return np.concatenate(pieces)
 
 
 def infill(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, ratio: float, poisson_lambda: float,
-           random_ratio: float) -> np.ndarray:
+           random_ratio: float, is_separator: np.ndarray | None = None) -> np.ndarray:
     """BART text infilling: ceil(ratio x words) words in spans of Poisson(lambda) words, each span replaced by one
     mask (a zero-length span inserts one); ``random_ratio`` of the masks become a random token. The first and
-    last tokens (``<s>``, ``</s>``) are never touched."""
+    last tokens (``<s>``, ``</s>``) and the separators between packed documents (``is_separator``) are never
+    masked, and a span ends at the next separator."""
     n = len(tokens)
+    protected = np.zeros(n, dtype=bool) if is_separator is None else is_separator.copy()
+    protected[0] = protected[-1] = True
     words = word_ids(tokens, vocab)
-    is_start = np.r_[True, words[1:] != words[:-1]]
-    is_start[0] = is_start[-1] = False
+    is_start = np.r_[True, words[1:] != words[:-1]] & ~protected
     starts = np.flatnonzero(is_start)
     budget = int(math.ceil(len(starts) * ratio))
     if budget == 0:
@@ -244,10 +258,11 @@ def infill(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, rati
     heads = rng.permutation(starts)[: len(lengths)]
     keep = np.ones(n, dtype=bool)
     head_token = tokens.copy()
+    next_protected = np.minimum.accumulate(np.where(protected, np.arange(n), n)[::-1])[::-1]
     word_end = np.r_[starts[1:], n - 1]  # end (exclusive) of the word starting at starts[i]
     for head, length in zip(heads, lengths):
         i = int(np.searchsorted(starts, head))
-        end = word_end[min(i + length - 1, len(starts) - 1)]
+        end = min(word_end[min(i + length - 1, len(starts) - 1)], next_protected[head])
         keep[head + 1: end] = False
     is_random = rng.random(len(heads)) < random_ratio
     head_token[heads] = vocab.mask
@@ -277,14 +292,17 @@ def insert_masks(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary
 def bart_noise(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, options: BARTOptions = BARTOptions()
                ) -> np.ndarray:
     """BART's noising of ``<s> ... </s>``, in fairseq's order: sentence permutation, text infilling, token
-    masking, token deletion, document rotation; each off when its ratio is 0."""
+    masking, token deletion, document rotation; each off when its ratio is 0. The ``</s>`` separators between
+    documents packed into the window are never masked or deleted, and sentences move only within their
+    document."""
     source = tokens
     if options.permute_sentences > 0:
-        source = permute_sentences(source, rng, vocab.sentence_end[source] | (source == vocab.eos),
-                                   options.permute_sentences)
+        source = permute_sentences(source, rng, vocab.sentence_end[source], options.permute_sentences,
+                                   source == vocab.eos)
     if options.infill_ratio > 0:
-        source = infill(source, rng, vocab, options.infill_ratio, options.poisson_lambda, options.random_ratio)
-    inner = np.arange(1, len(source) - 1)
+        source = infill(source, rng, vocab, options.infill_ratio, options.poisson_lambda, options.random_ratio,
+                        source == vocab.eos)
+    inner = np.flatnonzero(source[1:-1] != vocab.eos) + 1  # never the document separators
     if options.mask_ratio > 0 and len(inner):
         chosen = rng.choice(inner, size=int(math.ceil(len(inner) * options.mask_ratio)), replace=False)
         source = source.copy()
@@ -422,8 +440,11 @@ class Denoising(Objective):
         source = bart_noise(target, rng, self.vocab, self.options)
         if len(source) > self.seq_len:  # zero-length spans insert masks; keep the end token
             source = np.r_[source[: self.seq_len - 1], self.vocab.eos].astype(tokens.dtype)
+        # Padded to seq_len here, not to the batch's longest: every batch has one shape (no recompiles).
+        mask = np.r_[np.ones(len(source), dtype=np.int64), np.zeros(self.seq_len - len(source), dtype=np.int64)]
+        source = np.r_[source, np.full(self.seq_len - len(source), self.pad, dtype=tokens.dtype)]
         # BART starts the decoder with the end token.
-        return {"input_ids": source, "attention_mask": np.ones(len(source), dtype=np.int64),
+        return {"input_ids": source, "attention_mask": mask,
                 "decoder_input_ids": np.r_[self.vocab.eos, target[:-1]], "labels": target}
 
 

@@ -1,12 +1,19 @@
-"""Where the model runs: device choice, torch.compile and DDP applied from outside the model, collectives.
+"""Where the model runs: device choice; activation checkpointing, DDP or FSDP, and torch.compile applied from
+outside the model; full (unsharded) state dicts for checkpoints; collectives.
 
     dist = init_distributed("auto")           # reads torchrun's RANK / WORLD_SIZE / LOCAL_RANK
-    model = parallelize(model, dist, compile=True)
+    trained = parallelize(model, dist, compile=True, data_parallel="fsdp", checkpoint_activations=True)
+
+Order, as torchtitan does it: activation checkpointing wraps each block; then DDP wraps the model and compile
+wraps DDP (so DDP's compiled bucketed communication overlaps the backward), or, with FSDP, each block is
+compiled and sharded with ``fully_shard`` and the root sharded last.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+from typing import Literal
 
 import torch
 import torch.distributed as torch_dist
@@ -67,15 +74,101 @@ def shutdown(dist: Distributed) -> None:
         torch_dist.destroy_process_group()
 
 
-def parallelize(model: torch.nn.Module, dist: Distributed, compile: bool = False) -> torch.nn.Module:
-    """Compile (optionally), then wrap in DDP when there are several processes. Keep a reference to the
-    unwrapped model for checkpoints: its state dict has no ``_orig_mod.`` / ``module.`` prefixes."""
-    if compile:
-        model = torch.compile(model)
-    if dist.enabled:
-        ids = [dist.device.index] if dist.device.type == "cuda" else None
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
-    return model
+DataParallel = Literal["ddp", "fsdp"]
+
+
+def blocks_of(model: torch.nn.Module) -> list[tuple[torch.nn.ModuleList, int]]:
+    """(block list, index) of every Transformer block, encoder first."""
+    return [(stack.blocks, i) for stack in (getattr(model, "encoder", None), getattr(model, "decoder", None))
+            if stack is not None for i in range(len(stack.blocks))]
+
+
+def checkpoint_blocks(model: torch.nn.Module) -> None:
+    """Recompute each block's activations in the backward pass instead of keeping them (non-reentrant
+    checkpointing, RNG state preserved so dropout repeats). The wrapper hides itself in state dict keys."""
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+
+    for blocks, i in blocks_of(model):
+        blocks[i] = checkpoint_wrapper(blocks[i])
+
+
+def parallelize(model: torch.nn.Module, dist: Distributed, compile: bool = False, data_parallel: DataParallel = "ddp",
+                checkpoint_activations: bool = False, param_dtype: torch.dtype | None = None) -> torch.nn.Module:
+    """Apply activation checkpointing, DDP or FSDP and compile (``fullgraph=True`` on the model or its blocks: a
+    graph break is a bug);
+    returns what the forward pass runs. ``model`` is changed in place (checkpointed blocks; FSDP shards its
+    parameters); its state dict keeps plain names: read it through ``full_state_dict``. Under FSDP,
+    ``param_dtype`` (the autocast dtype) is what parameters are gathered in: half the all-gather bytes, while
+    gradients are reduced and the sharded parameters kept in float32."""
+    if checkpoint_activations:
+        checkpoint_blocks(model)
+    if data_parallel == "fsdp" and dist.enabled:
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+        policy = MixedPrecisionPolicy(param_dtype=param_dtype, reduce_dtype=torch.float32 if param_dtype else None)
+        for blocks, i in blocks_of(model):
+            if compile:
+                blocks[i] = torch.compile(blocks[i], fullgraph=True)
+            fully_shard(blocks[i], mp_policy=policy)
+        fully_shard(model, mp_policy=policy)
+        return model
+    if not dist.enabled:
+        return torch.compile(model, fullgraph=True) if compile else model
+    ids = [dist.device.index] if dist.device.type == "cuda" else None
+    model = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
+    # Dynamo steps over DDP's own Python forward (which it cannot trace, so no fullgraph here) and compiles
+    # the model's forward, split at DDP's gradient buckets so their all-reduce overlaps the backward pass.
+    return torch.compile(model) if compile else model
+
+
+def is_sharded(model: torch.nn.Module) -> bool:
+    from torch.distributed.fsdp import FSDPModule
+
+    return isinstance(model, FSDPModule)
+
+
+@contextlib.contextmanager
+def gradient_sync(trained: torch.nn.Module, enabled: bool):
+    """Skip the gradient all-reduce / reduce-scatter of accumulation micro-steps (``enabled=False``)."""
+    module = getattr(trained, "_orig_mod", trained)  # under torch.compile
+    if is_sharded(module):
+        module.set_requires_gradient_sync(enabled)
+        yield
+        module.set_requires_gradient_sync(True)
+    elif not enabled and isinstance(module, torch.nn.parallel.DistributedDataParallel):
+        with module.no_sync():
+            yield
+    else:
+        yield
+
+
+def full_state_dict(model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None
+                    ) -> tuple[dict, dict | None]:
+    """The unsharded model (and optimizer) state on CPU, keyed as an unwrapped model's; a collective under
+    FSDP (every process calls it), the plain state dicts otherwise."""
+    if not is_sharded(model):
+        return model.state_dict(), optimizer.state_dict() if optimizer is not None else None
+    from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict,
+                                                         get_optimizer_state_dict)
+
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True)
+    optim = get_optimizer_state_dict(model, optimizer, options=options) if optimizer is not None else None
+    return get_model_state_dict(model, options=options), optim
+
+
+def load_full_state_dict(model: torch.nn.Module, optimizer: torch.optim.Optimizer, model_state: dict,
+                         optimizer_state: dict) -> None:
+    """The inverse of ``full_state_dict`` (each process keeps its shard under FSDP)."""
+    if not is_sharded(model):
+        model.load_state_dict(model_state)
+        optimizer.load_state_dict(optimizer_state)
+        return
+    from torch.distributed.checkpoint.state_dict import (StateDictOptions, set_model_state_dict,
+                                                         set_optimizer_state_dict)
+
+    options = StateDictOptions(full_state_dict=True, broadcast_from_rank0=False)
+    set_model_state_dict(model, model_state, options=options)
+    set_optimizer_state_dict(model, optimizer, optimizer_state, options=options)
 
 
 def all_reduce_sum(values: list[float], dist: Distributed) -> list[float]:

@@ -18,17 +18,21 @@ import time
 
 import torch
 
+from corpusforge.pipeline.core import rundir
+from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.config_loader import to_dict
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.config import TrainConfig
 from corpusforge.tokenizer.token_shards import TokenShards
-from corpusforge.trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData, make_loader
-from corpusforge.trainers.metrics import MetricsLog, peak_flops, plot_loss_curve, train_flops
+from corpusforge.trainers.data import (BatchPlan, ExampleStream, PackedWindows, TokenData, check_token_ids,
+                                       make_loader)
+from corpusforge.trainers.metrics import MetricsLog, describe_peak, peak_flops, plot_loss_curve, train_flops
 from corpusforge.trainers.model import FAMILIES, ModelConfig, Transformer, model_config
 from corpusforge.trainers.objectives import IGNORE, Objective, build_objective, prepare_vocabulary
-from corpusforge.trainers.parallel import (Distributed, all_gather_objects, all_reduce_sum, barrier, init_distributed,
-                               parallelize, shutdown)
+from corpusforge.trainers.parallel import (Distributed, all_gather_objects, all_reduce_sum, barrier, full_state_dict,
+                                           gradient_sync, init_distributed, is_sharded, load_full_state_dict,
+                                           parallelize, shutdown)
 from corpusforge.trainers.vocab import Vocabulary
 
 ARCH_OF_OBJECTIVE = {"mlm": "encoder", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
@@ -96,10 +100,12 @@ def lr_factor(step: int, tc: TrainConfig) -> float:
 
 
 def resolve_dtype(tc: TrainConfig, device: torch.device) -> torch.dtype:
+    """auto: float32 on CPU; bfloat16 where the GPU has it natively (Ampere and later), else float16 with a loss
+    scaler (V100, T4: their bfloat16 is emulated and slow)."""
     if tc.dtype == "auto":
         if device.type != "cuda":
             return torch.float32
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.bfloat16 if torch.cuda.is_bf16_supported(including_emulation=False) else torch.float16
     if tc.dtype == "float16" and device.type != "cuda":
         raise UserError("train.dtype float16 needs CUDA (it trains with a loss scaler); use bfloat16 or float32")
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[tc.dtype]
@@ -116,14 +122,19 @@ def train_model(config, *, resume: bool | None = None, stop_at_step: int | None 
     schedule still spans ``max_steps``).
     """
     tc: TrainConfig = config.train
-    run_dir = pathlib.Path(config.output.run_dir)
-    dist = init_distributed(tc.device)
-    try:
-        return _train(tc, run_dir, dist, resume=tc.resume if resume is None else resume,
-                      overwrite=getattr(config.output, "overwrite", False), stop_at_step=stop_at_step,
-                      progress=tc.progress if progress is None else progress)
-    finally:
-        shutdown(dist)
+    run_dir = pathlib.Path(rundir.check_run_dir(config.output.run_dir))
+    with run_lock(str(run_dir), "train"):  # one writer per run directory (rank 0 holds it under DDP)
+        rundir.check_fresh(str(run_dir), "tokens")  # token shards of an earlier clean/ are refused
+        dist = init_distributed(tc.device)
+        try:
+            result = _train(tc, run_dir, dist, resume=tc.resume if resume is None else resume,
+                            overwrite=getattr(config.output, "overwrite", False), stop_at_step=stop_at_step,
+                            progress=tc.progress if progress is None else progress)
+        finally:
+            shutdown(dist)
+        if dist.is_main:
+            rundir.record_output(str(run_dir), "model")
+        return result
 
 
 @dataclasses.dataclass
@@ -134,6 +145,7 @@ class _Window:
     count: float = 0.0
     flops: float = 0.0
     tokens: float = 0.0
+    grad_norms: list = dataclasses.field(default_factory=list)  # one 0-d tensor per step, read when logged
     started: float = dataclasses.field(default_factory=time.perf_counter)
 
 
@@ -167,6 +179,7 @@ class _Session:
     start_position: int
     last_checkpoint: pathlib.Path | None
     window: _Window = dataclasses.field(default_factory=_Window)
+    lr: float | None = None  # the learning rate of the last step taken
     train_loss: float | None = None
     tokens_per_s: float | None = None
     eval_result: dict | None = None
@@ -179,9 +192,9 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     s.trained.train()
     try:
         while s.step < end:
-            grad_norm = _step(s)
+            _step(s)
             if s.step % tc.log_every == 0 or s.step == end:
-                _log_window(s, grad_norm)
+                _log_window(s)
             if s.bar is not None:
                 s.bar.update(1)
             if s.evaluator is not None and tc.eval_every and s.step % tc.eval_every == 0 and s.step != end:
@@ -211,13 +224,24 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     to clobber an earlier run; optimizer, schedule, loaders and the progress bar."""
     device = dist.device
     data = TokenData.from_run(run_dir)
-    vocab = prepare_vocabulary(Vocabulary.from_file(data.tokenizer), tc.objective, tc.seq_len, tc)
+    tokenizer_vocab = Vocabulary.from_file(data.tokenizer)
+    check_token_ids(data, tokenizer_vocab.size)  # before the objective adds sentinels past the tokenizer's ids
+    vocab = prepare_vocabulary(tokenizer_vocab, tc.objective, tc.seq_len, tc)
     objective = build_objective(tc.objective, vocab, tc.seq_len, tc)
     mcfg = build_model_config(tc, objective, vocab)
+    initial = None
+    if tc.init_from:  # the checkpoint's architecture and weights replace the recipe's
+        from corpusforge.trainers.init_from import initial_model
+
+        initial = initial_model(tc.init_from, ARCH_OF_OBJECTIVE[objective.name], vocab.size,
+                                max(tc.seq_len, objective.decoder_length), tc.model.dropout)
+        mcfg = initial.cfg
     model_dir = run_dir / "model"
     ckpt_dir = model_dir / "checkpoints"
 
     # Start fresh, resume, or refuse to clobber an earlier run.
+    if dist.is_main:
+        ckpt.remove_partial(ckpt_dir)  # a killed run's half-written checkpoint
     state = None
     if resume:
         latest = ckpt.latest_checkpoint(ckpt_dir)
@@ -227,21 +251,35 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
         if state["model_config"] != dataclasses.asdict(mcfg):
             raise UserError(f"--resume: {latest} was trained with a different model or objective configuration; "
                             "use the same train.* settings, or start a new run directory")
+        sharded = tc.data_parallel == "fsdp" and dist.enabled
+        if state.get("sharded", False) != sharded:  # FSDP keys the optimizer state by name, DDP by position
+            how = ("train.data_parallel=fsdp under torchrun with several processes" if state.get("sharded")
+                   else "train.data_parallel=ddp (or in one process)")
+            raise UserError(f"--resume: {latest} was written {'with' if state.get('sharded') else 'without'} FSDP; "
+                            f"resume with {how}, as it was trained")
     elif ckpt.list_checkpoints(ckpt_dir):
         if not overwrite:
             raise UserError(f"{model_dir} already holds checkpoints; pass --resume to continue, or "
                             "--set output.overwrite=true to start over")
         barrier(dist)
         if dist.is_main:
+            ckpt.remove_final(model_dir)
             shutil.rmtree(ckpt_dir)
         barrier(dist)
 
-    # Model, optimizer, schedule. Same seed on every rank: identical initial weights.
+    # Model, parallelism, optimizer, schedule. Same seed on every rank: identical initial weights. The optimizer
+    # is built after FSDP has sharded the parameters (it holds this process's shards).
     torch.manual_seed(tc.seed)
-    model = Transformer(mcfg).to(device)
+    model = Transformer(mcfg)
+    if initial is not None:
+        model.load_state_dict(initial.state_dict())
+    model = model.to(device)
+    dtype = resolve_dtype(tc, device)
+    trained = parallelize(model, dist, compile=tc.compile, data_parallel=tc.data_parallel,
+                          checkpoint_activations=tc.checkpoint_activations,
+                          param_dtype=dtype if dtype != torch.float32 else None)  # `model` stays unwrapped
     optimizer = build_optimizer(model, tc, device)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, tc))
-    dtype = resolve_dtype(tc, device)
     scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
     autocast = (torch.autocast(device_type=device.type, dtype=dtype) if dtype != torch.float32
                 else contextlib.nullcontext())
@@ -251,8 +289,7 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     torch.manual_seed(tc.seed + dist.rank)  # dropout noise differs per rank
     step, position = 0, 0
     if state is not None:
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
+        load_full_state_dict(model, optimizer, state["model"], state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         if scaler is not None and state.get("scaler"):
             scaler.load_state_dict(state["scaler"])
@@ -263,7 +300,6 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
         elif dist.is_main:
             print(f"note: the checkpoint was written by {len(rng)} processes, this run has {dist.world_size}; "
                   "data order is unchanged, dropout noise is reseeded")
-    trained = parallelize(model, dist, compile=tc.compile)  # `model` stays the unwrapped module
 
     # Data: this rank's micro-batches from the global example position onwards.
     workers = tc.num_workers if tc.num_workers >= 0 else (4 if device.type == "cuda" else 0)
@@ -285,7 +321,15 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
               + f"; {train_windows.per_epoch} examples per epoch; global batch {plan.global_batch} "
               f"({tc.micro_batch_size} x {tc.grad_accum} accumulation x {dist.world_size} processes); "
               f"{device.type} {str(dtype).replace('torch.', '')}" + (", compiled" if tc.compile else "")
+              + (", FSDP" if is_sharded(model) else ", DDP" if dist.enabled else "")
+              + (", activation checkpointing" if tc.checkpoint_activations else "")
               + (f"; resuming at step {step}" if state else ""))
+        dtype_name = str(dtype).replace("torch.", "")
+        print(f"precision {dtype_name}" + (" with a loss scaler" if scaler is not None else "")
+              + f"; {describe_peak(device, dtype_name)}")
+        if tc.optim.warmup_steps >= tc.max_steps:
+            print(f"note: train.optim.warmup_steps ({tc.optim.warmup_steps}) >= train.max_steps ({tc.max_steps}): "
+                  f"warmup is shortened to {max(tc.max_steps - 1, 0)} steps so the peak rate is reached")
     log = MetricsLog(model_dir / "metrics.jsonl", resume_step=step if state else None) if dist.is_main else None
     bar = None
     if progress and dist.is_main:
@@ -303,8 +347,9 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                     start_step=step, start_position=position, last_checkpoint=ckpt.latest_checkpoint(ckpt_dir))
 
 
-def _step(s: _Session) -> float:
-    """One optimizer step over ``grad_accum`` micro-batches; returns the gradient norm before clipping."""
+def _step(s: _Session) -> None:
+    """One optimizer step over ``grad_accum`` micro-batches. Nothing here waits for the device: the gradient norm
+    stays a tensor until the window is logged or checkpointed (``_check_gradients``)."""
     tc, dist, w = s.tc, s.dist, s.window
     batches = [next(s.loader) for _ in range(tc.grad_accum)]
     counts = [int((b["labels"] != IGNORE).sum()) for b in batches]
@@ -312,8 +357,7 @@ def _step(s: _Session) -> float:
     for i, batch in enumerate(batches):
         batch = {k: v.to(dist.device, non_blocking=True) for k, v in batch.items()}
         last = i == len(batches) - 1
-        sync = contextlib.nullcontext() if last or not dist.enabled else s.trained.no_sync()
-        with sync:
+        with gradient_sync(s.trained, enabled=last):
             with s.autocast:
                 _, loss = s.trained(**batch)
             # The micro-batch's share of the global batch's predicted tokens (x world: DDP averages).
@@ -324,29 +368,45 @@ def _step(s: _Session) -> float:
         dec = batch.get("decoder_input_ids")
         w.tokens += batch["input_ids"].numel() + (dec.numel() if dec is not None else 0)
         w.flops += train_flops(s.mcfg, batch["input_ids"].size(0), batch["input_ids"].size(1),
-                               dec.size(1) if dec is not None else 0, counts[i])
+                               dec.size(1) if dec is not None else 0, batch["labels"].numel())
     if s.scaler is not None:
         s.scaler.unscale_(s.optimizer)
-    grad_norm = float(torch.nn.utils.clip_grad_norm_(s.model.parameters(), tc.optim.clip or float("inf")))
-    if not math.isfinite(grad_norm) and s.scaler is None:
-        raise TrainingDiverged(
-            f"the gradient norm is {grad_norm} at step {s.step + 1} (loss {loss.item():.4g}): training "
-            f"diverged. Lower train.optim.lr (now {tc.optim.lr}), raise train.optim.warmup_steps, or check "
-            f"the data; the last good checkpoint is {s.last_checkpoint or 'none'} (continue with --resume)")
+    grad_norm = torch.nn.utils.clip_grad_norm_(s.model.parameters(), tc.optim.clip or float("inf"))
+    w.grad_norms.append((grad_norm.full_tensor() if hasattr(grad_norm, "full_tensor") else grad_norm).detach())
     if s.scaler is not None:
         s.scaler.step(s.optimizer)
         s.scaler.update()
     else:
         s.optimizer.step()
     s.optimizer.zero_grad(set_to_none=True)
+    s.lr = s.optimizer.param_groups[0]["lr"]  # the rate this step used (the scheduler moves on to the next)
     s.scheduler.step()
     s.step += 1
-    return grad_norm
 
 
-def _log_window(s: _Session, grad_norm: float) -> None:
-    """Reduce the window over processes, check the loss, write a metrics line, update the bar, reset."""
+def _check_gradients(s: _Session) -> None:
+    """Stop with TrainingDiverged if a gradient norm of the window was not finite (one host sync per log or
+    checkpoint, not per step; a loss scaler skips such steps itself). Runs before anything is logged or saved,
+    so no checkpoint holds weights a non-finite step touched."""
     w = s.window
+    if s.scaler is not None or not w.grad_norms:
+        return
+    norms = torch.stack(w.grad_norms).float().cpu()
+    bad = torch.nonzero(~torch.isfinite(norms)).flatten()
+    if len(bad):
+        at = s.step - len(norms) + int(bad[0]) + 1
+        raise TrainingDiverged(
+            f"the gradient norm is {float(norms[bad[0]])} at step {at}: training diverged. Lower "
+            f"train.optim.lr (now {s.tc.optim.lr}), raise train.optim.warmup_steps, or check the data; the last "
+            f"good checkpoint is {s.last_checkpoint or 'none'} (continue with --resume)")
+
+
+def _log_window(s: _Session) -> None:
+    """Check the gradients, reduce the window over processes, check the loss, write a metrics line, update the
+    bar, reset."""
+    _check_gradients(s)
+    w = s.window
+    grad_norm = float(w.grad_norms[-1]) if w.grad_norms else None
     loss_sum, count, flops, tokens = all_reduce_sum([float(w.loss), w.count, w.flops, w.tokens], s.dist)
     elapsed = max(time.perf_counter() - w.started, 1e-9)
     s.train_loss = loss_sum / max(count, 1.0)
@@ -358,7 +418,7 @@ def _log_window(s: _Session, grad_norm: float) -> None:
     mfu = flops / elapsed / (s.peak * s.dist.world_size) if s.peak else None
     if s.dist.is_main:
         record = {"step": s.step, "split": "train", "loss": s.train_loss,
-                  "lr": s.scheduler.get_last_lr()[0], "grad_norm": grad_norm, "tokens_per_s": s.tokens_per_s,
+                  "lr": s.lr, "grad_norm": grad_norm, "tokens_per_s": s.tokens_per_s,
                   "examples": s.start_position + (s.step - s.start_step) * s.plan.global_batch}
         if mfu is not None:
             record["mfu"] = mfu
@@ -373,15 +433,17 @@ def _log_window(s: _Session, grad_norm: float) -> None:
 
 def _save(s: _Session, at_step: int) -> pathlib.Path | None:
     """A checkpoint of everything an exact resume needs (every process's RNG state included)."""
+    _check_gradients(s)
     rng = all_gather_objects(ckpt.capture_rng(), s.dist)
+    model_state, optimizer_state = full_state_dict(s.model, s.optimizer)  # a collective under FSDP
     path = None
     if s.dist.is_main:
         path = ckpt.save_checkpoint(s.ckpt_dir, at_step, {
-            "model": ckpt.clean_state_dict(s.model.state_dict()), "optimizer": s.optimizer.state_dict(),
+            "model": ckpt.clean_state_dict(model_state), "optimizer": optimizer_state,
             "scheduler": s.scheduler.state_dict(), "scaler": s.scaler.state_dict() if s.scaler else None,
             "step": at_step, "data_position": s.start_position + (at_step - s.start_step) * s.plan.global_batch,
             "rng": rng, "config": to_dict(s.tc), "model_config": dataclasses.asdict(s.mcfg),
-            "world_size": s.dist.world_size}, keep=s.tc.keep_checkpoints)
+            "world_size": s.dist.world_size, "sharded": is_sharded(s.model)}, keep=s.tc.keep_checkpoints)
     barrier(s.dist)
     return path
 
@@ -391,11 +453,17 @@ def _finish(s: _Session) -> TrainResult:
     tc, step = s.tc, s.step
     if s.evaluator is not None:
         s.eval_result = s.evaluator.run(s.trained, s.autocast, step, s.log)
+    final = s.model
+    if is_sharded(s.model):  # gather the shards into a plain model on the main process
+        model_state, _ = full_state_dict(s.model)
+        if s.dist.is_main:
+            final = Transformer(s.mcfg)
+            final.load_state_dict(ckpt.clean_state_dict(model_state))
     if s.dist.is_main:
         info = {"objective": s.objective.name, "family": tc.model.family or s.objective.family,
                 "special_tokens": s.vocab.special_ids(), "tokenizer_vocab_size": s.vocab.size, "step": step,
                 "train": to_dict(tc)}
-        ckpt.save_pretrained(s.model, s.model_dir, tokenizer=s.data.tokenizer, info=info)
+        ckpt.save_pretrained(final, s.model_dir, tokenizer=s.data.tokenizer, info=info)
         s.log.close()
         plot_loss_curve(s.model_dir / "metrics.jsonl", s.model_dir / "loss_curve.png",
                         title=f"{s.objective.name} / {s.mcfg.arch} {tc.model.size}")
@@ -445,10 +513,12 @@ class Evaluator:
             batch = {k: v.to(device) for k, v in next(loader).items()}
             with autocast:
                 logits, loss = model(**batch)
-            targets = batch["labels"][batch["labels"] != IGNORE]
-            total += float(loss) * targets.numel()
-            count += targets.numel()
-            correct += float((logits.argmax(-1) == targets).sum())
+            labels = batch["labels"]
+            predicted = labels != IGNORE
+            n = float(predicted.sum())
+            total += float(loss) * n
+            count += n
+            correct += float(((logits.argmax(-1) == labels) & predicted).sum())
         total, count, correct = all_reduce_sum([total, count, correct], self.dist)
         model.train(was_training)
         loss = total / max(count, 1.0)

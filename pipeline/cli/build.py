@@ -20,6 +20,9 @@ def register(subparsers) -> None:
     build.add_argument("--resume", action="store_true",
                        help="Continue a failed build from its last completed stage (needs output.stage_checkpoints, "
                             "which this flag switches on).")
+    build.add_argument("--fail-fast", action="store_true",
+                       help="Fail on the first record that makes a stage raise, with its traceback (build.fail_fast); "
+                            "by default such a record is rejected as stage_error and the build goes on.")
     build.add_argument("--no-progress", action="store_true",
                        help="No live progress on stderr (when stderr is not a terminal, progress is a plain line "
                             "every 10 s and one at the end).")
@@ -38,6 +41,8 @@ def cmd_build(args) -> int:
         overrides.append("output.overwrite=true")
     if args.resume:
         overrides.append("output.stage_checkpoints=true")
+    if args.fail_fast:
+        overrides.append("build.fail_fast=true")
     config = load_config(args.config, overrides)
     config.inputs.extend(InputConfig(path=p) for p in args.input)
     run_build(config, args.beam_args, resume=args.resume, progress=not args.no_progress)

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import shutil
 import time
 
 from corpusforge.pipeline.cli.config import load_config
 from corpusforge.pipeline.cli.options import BEAM_EPILOG, common_parser
+from corpusforge.pipeline.core import rundir
+from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.errors import UserError
 
 # What the demo changes from the defaults, so that a small sample shows every stage at work in minutes.
@@ -44,6 +45,22 @@ def register(subparsers) -> None:
 
 
 def run_demo(args) -> int:
+    run_dir = pathlib.Path(rundir.check_run_dir(args.run_dir))  # never /, ~, the current directory or above
+    overwrite = any(item.replace(" ", "") == "output.overwrite=true" for item in args.set)
+    with run_lock(str(run_dir), "demo"):
+        if run_dir.exists() and any(n.name != rundir.LOCK for n in run_dir.iterdir()):
+            if not overwrite:
+                raise UserError(f"{run_dir} is not empty; remove it or pass --set output.overwrite=true")
+            if rundir.read_marker(str(run_dir)) is None:
+                raise UserError(f"{run_dir} is not empty and holds no {rundir.MARKER}, the record of what corpusforge "
+                                "wrote there, so nothing in it is deleted; choose an empty or new --run-dir")
+            # Only the sample is cleared here; each step replaces its own outputs (the build only on success).
+            rundir.check_owned(str(run_dir), ["sample"])
+            rundir.remove_tree(str(run_dir / "sample"))
+        return _run(args, run_dir)
+
+
+def _run(args, run_dir: pathlib.Path) -> int:
     from corpusforge.pipeline.build import run_build
     from corpusforge.pipeline.report import write_report
     from corpusforge.pipeline.sample import write_sample
@@ -51,14 +68,9 @@ def run_demo(args) -> int:
     from corpusforge.tokenizer.train import train_tokenizer
     from corpusforge.trainers.train import train_model
 
-    run_dir = pathlib.Path(args.run_dir)
-    overwrite = any(item.replace(" ", "") == "output.overwrite=true" for item in args.set)
-    if run_dir.exists() and any(run_dir.iterdir()):
-        if not overwrite:
-            raise UserError(f"{run_dir} is not empty; remove it or pass --set output.overwrite=true")
-        shutil.rmtree(run_dir)
     started = time.time()
     sample = write_sample(run_dir / "sample", documents=args.documents)
+    rundir.record_output(str(run_dir), "sample", rundir.listing(str(run_dir / "sample")), derived=False)
     print(f"sample: {sample.records:,} records in {sample.directory} "
           f"({', '.join(f'{k} {v}' for k, v in sample.kinds.items())})", flush=True)
     base = {**DEMO_SETTINGS, "inputs": sample.inputs}

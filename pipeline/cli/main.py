@@ -5,6 +5,7 @@
     corpusforge tokenizer train -c ...      # clean shards -> tokenizer.json
     corpusforge tokenize -c ...             # clean shards -> token shards
     corpusforge train -c ...                # token shards -> a pretrained model
+    corpusforge export MODEL_DIR OUT_DIR    # the model as a transformers directory
     corpusforge report RUN_DIR              # an HTML report of a run
     corpusforge inspect PATH                # schema, counts and a few records of any shard
 
@@ -31,6 +32,10 @@ COMMANDS = {
     "tokenizer": "tokenizer",
     "tokenize": "tokenize",
     "train": "train",
+    "export": "export",
+    "evaluate": "evaluate",
+    "generate": "generate",
+    "fill-mask": "fill_mask",
     "report": "report",
 }
 
@@ -38,7 +43,8 @@ DESCRIPTION = """\
 corpusforge turns raw text into pretraining-ready data and small pretrained Transformers.
 
 The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write clean Arrow shards)
--> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining).
+-> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining)
+-> export (a transformers directory), generate, fill-mask, evaluate.
 Every command reads one config file (--config) and takes --set overrides; `corpusforge demo` runs
 the whole chain on a built-in sample. Run `corpusforge COMMAND --help` for each command's options.
 """
@@ -79,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.beam_args = extra
     from corpusforge.pipeline.core.config_loader import ConfigError
-    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.pipeline.core.errors import UserError, resource_error
 
     try:
         return int(args.func(args) or 0)
@@ -92,8 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a path that cannot be read or written: the user fixes the path or its permissions
         if getattr(args, "debug", False):
             raise
-        print(f"corpusforge: error: {_one_line(exc)}; check the path and its permissions (--debug shows the "
-              "traceback)", file=sys.stderr)
+        message = resource_error(exc) or f"{exc}; check the path and its permissions (--debug shows the traceback)"
+        print(f"corpusforge: error: {_one_line(message)}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a full disk or a denied write inside Beam or a library: one line, not 126
+        resource = resource_error(exc)
+        if resource is None or getattr(args, "debug", False):
+            raise
+        print(f"corpusforge: error: {_one_line(resource)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("corpusforge: interrupted", file=sys.stderr)

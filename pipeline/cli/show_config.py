@@ -9,21 +9,24 @@ from corpusforge.pipeline.cli.options import common_parser
 def register(subparsers) -> None:
     config = subparsers.add_parser(
         "config", parents=[common_parser()], help="Print the effective configuration, or the reference.",
-        description="Print the configuration after loading --config and applying --set, as YAML; "
+        description="Print the configuration after loading --config and applying --set, as YAML (secrets "
+                    "such as pii.hash_salt shown only as set, with a fingerprint); "
                     "with --reference, print every key with its type, default and meaning (Markdown).")
     config.add_argument("--reference", action="store_true", help="Print the configuration reference table.")
     config.set_defaults(func=cmd_config)
 
 
 def cmd_config(args) -> int:
-    from corpusforge.pipeline.cli.config import load_config, to_dict
+    from corpusforge.pipeline.cli.config import load_config
+    from corpusforge.pipeline.core.config_loader import public_dict
 
     if args.reference:
         print(reference_markdown())
         return 0
     import yaml
 
-    print(yaml.safe_dump(to_dict(load_config(args.config, args.set)), sort_keys=False), end="")
+    # Secrets (pii.hash_salt) print as "set" with a fingerprint: this output is pasted into issues and chats.
+    print(yaml.safe_dump(public_dict(load_config(args.config, args.set)), sort_keys=False), end="")
     return 0
 
 

@@ -8,7 +8,7 @@ from corpusforge.pipeline.cli.options import common_parser, flag_overrides
 _SHORTCUTS = {  # option attribute -> train.* key
     "objective": "objective", "size": "model.size", "family": "model.family", "seq_len": "seq_len",
     "batch_size": "micro_batch_size", "grad_accum": "grad_accum", "max_steps": "max_steps", "lr": "optim.lr",
-    "device": "device", "dtype": "dtype",
+    "device": "device", "dtype": "dtype", "data_parallel": "data_parallel", "init_from": "init_from",
 }
 
 
@@ -39,7 +39,15 @@ def register(subparsers) -> None:
                        help="Where to train; default: train.device (auto: cuda when available).")
     train.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"], default=argparse.SUPPRESS,
                        help="Autocast dtype; default: train.dtype.")
-    train.add_argument("--compile", action="store_true", default=argparse.SUPPRESS, help="torch.compile the model.")
+    train.add_argument("--compile", action="store_true", default=argparse.SUPPRESS,
+                       help="torch.compile the training step (fullgraph).")
+    train.add_argument("--data-parallel", choices=["ddp", "fsdp"], default=argparse.SUPPRESS,
+                       help="Under torchrun: replicate the model (ddp) or shard it (fsdp); default: train.data_parallel.")
+    train.add_argument("--checkpoint-activations", action="store_true", default=argparse.SUPPRESS,
+                       help="Recompute each block's activations in the backward pass (less memory).")
+    train.add_argument("--init-from", metavar="HF_DIR", default=argparse.SUPPRESS,
+                       help="Continue pretraining a local transformers checkpoint (e.g. a corpusforge export); "
+                            "default: train.init_from (random weights).")
     train.add_argument("--resume", action="store_true", default=argparse.SUPPRESS,
                        help="Continue exactly from the latest checkpoint in <run_dir>/model/checkpoints.")
     train.add_argument("--no-progress", action="store_true", default=argparse.SUPPRESS, help="No progress bar.")
@@ -47,7 +55,7 @@ def register(subparsers) -> None:
 
 
 def overrides(args) -> list[str]:
-    flags = {"compile": "compile", "resume": "resume"}
+    flags = {"compile": "compile", "resume": "resume", "checkpoint_activations": "checkpoint_activations"}
     out = flag_overrides(args, "train", {**_SHORTCUTS, **{a: k for a, k in flags.items() if getattr(args, a, False)}})
     if getattr(args, "no_progress", False):
         out.append("train.progress=false")

@@ -4,7 +4,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
-import logging
 from typing import Any
 
 from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
@@ -28,6 +27,9 @@ class BeamConfig:
 
 
 FIXED_RUNNERS = {
+    # Beam's DirectRunner downloads and runs the Prism binary first: ours does not (pipeline/core/direct_runner.py).
+    "DirectRunner": "corpusforge.pipeline.core.direct_runner.DirectRunner",
+    "SwitchingDirectRunner": "corpusforge.pipeline.core.direct_runner.DirectRunner",
     "DaskRunner": "corpusforge.pipeline.core.dask_runner.DaskRunner",
     "apache_beam.runners.dask.dask_runner.DaskRunner": "corpusforge.pipeline.core.dask_runner.DaskRunner",
 }
@@ -56,8 +58,6 @@ def pipeline_options(config: BeamConfig, extra_args: list[str] | None = None) ->
     if not any(f.startswith("--default_sdk_harness_log_level") for f in flags):
         # Worker processes (multi-process, portable, remote runners) log every bundle at INFO otherwise.
         flags.insert(1, "--default_sdk_harness_log_level=WARNING")
-    # Offline, Beam's DirectRunner first tries to download the Prism runner and logs the failure; quiet it.
-    logging.getLogger("apache_beam.runners.direct.direct_runner").setLevel(logging.ERROR)
     check_known_flags(flags)
     return PipelineOptions(flags)
 

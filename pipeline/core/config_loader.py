@@ -204,6 +204,47 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
+# A field declared with ``metadata={"secret": True, ...}`` (pii.hash_salt) is never written or printed: what
+# stands in its place says whether it was set, and with which fingerprint.
+REDACTED_PREFIX = "<secret"
+_FINGERPRINT_LABEL = b"corpusforge secret fingerprint v1"
+
+
+def fingerprint(secret: str) -> str:
+    """An HMAC-SHA256 of a fixed label keyed with ``secret`` (16 hex digits): equal secrets give equal
+    fingerprints, so two runs can be compared, but finding the secret from it means guessing the secret
+    itself (a keyed MAC, not a hash of something short). Keying with the secret, rather than hashing it
+    beside a domain tag, also keeps it unrelated to the salted hashes the secret itself makes."""
+    import hashlib
+    import hmac
+
+    return hmac.new(secret.encode("utf-8"), _FINGERPRINT_LABEL, hashlib.sha256).hexdigest()[:16]
+
+
+def redacted(secret: str) -> str:
+    """What is written in place of a secret: ``""`` when unset, else a marker with its fingerprint."""
+    return f"{REDACTED_PREFIX} set, fingerprint hmac-sha256:{fingerprint(secret)}>" if secret else ""
+
+
+def public_dict(obj: Any) -> Any:
+    """``to_dict`` with every secret field redacted: for manifest.json, the report and ``corpusforge config``."""
+    if dataclasses.is_dataclass(obj):
+        return {f.name: redacted(getattr(obj, f.name)) if f.metadata.get("secret") else public_dict(getattr(obj, f.name))
+                for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [public_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: public_dict(v) for k, v in obj.items()}
+    return to_dict(obj)
+
+
+def check_not_redacted(value: str, key: str) -> None:
+    """A secret copied back from a manifest or ``corpusforge config`` is the marker, not the secret."""
+    check(not value.startswith(REDACTED_PREFIX),
+          f"{key} holds the redacted marker that manifest.json and `corpusforge config` print instead of the "
+          f"secret; set the real value (or leave it empty)")
+
+
 def check(condition: bool, message: str) -> None:
     """For ``__post_init__`` range checks: raise a ConfigError with ``message`` unless ``condition``."""
     if not condition:

@@ -5,14 +5,18 @@ Local paths take the fast route (memory maps, ``os.replace``); other schemes go 
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import posixpath
+import stat
 import uuid
-from typing import Any
+from typing import Any, Iterator
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
+
+from corpusforge.pipeline.core.errors import UserError
 
 
 def is_local(path: str) -> bool:
@@ -39,6 +43,17 @@ def exists(path: str) -> bool:
     return FileSystems.exists(path)
 
 
+def mkdirs(path: str) -> None:
+    """Create a directory and its parents (no error if it exists)."""
+    if is_local(path):
+        os.makedirs(_local(path), exist_ok=True)
+        return
+    from apache_beam.io.filesystems import FileSystems
+
+    if not FileSystems.exists(path):
+        FileSystems.mkdirs(path)
+
+
 def read_bytes(path: str) -> bytes:
     if is_local(path):
         with open(_local(path), "rb") as f:
@@ -49,47 +64,110 @@ def read_bytes(path: str) -> bytes:
         return f.read()
 
 
-def write_bytes_atomic(path: str, data: bytes) -> None:
-    """Write ``data`` to a temporary name beside ``path``, then rename it over ``path``."""
-    tmp = _temp_name(path)
+def make_private_dir(path: str) -> None:
+    """Create the directory ``path`` (and its parents) with mode 0700, or tighten it to 0700 if it exists: what
+    it holds (spilled text, checkpoints from before the PII stage) is for the owner only. Other filesystems
+    (gs://, s3://) have no modes; their buckets' access rules apply."""
+    if not is_local(path):
+        from apache_beam.io.filesystems import FileSystems
+
+        if not FileSystems.exists(path):
+            FileSystems.mkdirs(path)
+        return
+    local = _local(path)
+    os.makedirs(local, mode=0o700, exist_ok=True)
+    os.chmod(local, 0o700)  # makedirs' mode is filtered by the umask and ignored for an existing directory
+
+
+def write_bytes_atomic(path: str, data: bytes, private: bool = False) -> None:
+    """Write ``data`` to a temporary file beside ``path``, fsync it, then rename it over ``path``.
+
+    What was at ``path`` stays whole until the rename (nothing is deleted first); a path that is not a regular
+    file (a directory, a device such as /dev/full, a link) is refused, never replaced; the temporary file is
+    removed on every failure. ``private``: mode 0600 from the start (a local file)."""
     if is_local(path):
-        local, local_tmp = _local(path), _local(tmp)
-        os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
-        try:
-            with open(local_tmp, "wb") as f:
+        with atomic_local_file(path, mode=0o600 if private else 0o666) as tmp:
+            with open(tmp, "wb") as f:
                 f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(local_tmp, local)
-        finally:
-            if os.path.exists(local_tmp):
-                os.remove(local_tmp)
         return
     from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
-    with FileSystems.create(tmp, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-        f.write(data)
-    FileSystems.rename([tmp], [path])
+    tmp = _temp_name(path)
+    try:
+        with FileSystems.create(tmp, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            f.write(data)
+        FileSystems.rename([tmp], [path])
+    except BaseException:
+        if FileSystems.exists(tmp):
+            FileSystems.delete([tmp])
+        raise
 
 
 def write_arrow_atomic(path: str, batch: pa.RecordBatch) -> None:
-    """Write one record batch as an Arrow IPC *file* at ``path``, atomically."""
+    """Write one record batch as an Arrow IPC *file* at ``path``, atomically (as ``write_bytes_atomic``)."""
     if is_local(path):
-        local = _local(path)
-        os.makedirs(os.path.dirname(local) or ".", exist_ok=True)
-        tmp = _local(_temp_name(path))
-        try:
+        with atomic_local_file(path) as tmp:
             with pa.OSFile(tmp, "wb") as sink, ipc.new_file(sink, batch.schema) as writer:
                 writer.write_batch(batch)
-            os.replace(tmp, local)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
         return
     sink = pa.BufferOutputStream()
     with ipc.new_file(sink, batch.schema) as writer:
         writer.write_batch(batch)
     write_bytes_atomic(path, sink.getvalue().to_pybytes())
+
+
+def check_writable_target(path: str) -> None:
+    """Refuse to replace anything but a regular file (or nothing) at the local ``path``."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a symbolic link" if stat.S_ISLNK(mode)
+                else "a device or special file")
+        raise UserError(f"{path} is {kind}, not a regular file; corpusforge replaces only regular files: "
+                        "choose another output path")
+
+
+@contextlib.contextmanager
+def atomic_local_file(path: str, mode: int = 0o666) -> Iterator[str]:
+    """Yield a new temporary path beside the local ``path``; when the block succeeds, fsync what was written
+    there and rename it over ``path``. The one place where corpusforge replaces a local file. ``mode``: the
+    temporary file's mode from its creation (before the umask), 0o600 for a private file."""
+    local = _local(path)
+    check_writable_target(local)
+    parent = os.path.dirname(local) or "."
+    os.makedirs(parent, exist_ok=True)
+    tmp = _temp_name(local)
+    try:
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode))  # exclusive: never someone else's
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        check_writable_target(local)  # it may have changed while the data was written
+        os.replace(tmp, local)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(parent)
+
+
+def _fsync_directory(directory: str) -> None:
+    """Make a rename in ``directory`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _temp_name(path: str) -> str:
@@ -138,6 +216,31 @@ def relative(path: str, start: str) -> str:
     if scheme_a == scheme_b and "://" in path and "://" in start:
         return posixpath.relpath(path.split("://", 1)[1], start.split("://", 1)[1])
     return path
+
+
+def content_digest(path: str, hash_remote: bool = False) -> str:
+    """What a file holds, for deciding whether an output made from it is stale: ``sha256:<hex>`` of a local file
+    (or of a remote one with ``hash_remote``), ``size:<bytes>,mtime:<seconds>`` of a remote one (hashing a
+    remote corpus would read all of it once more)."""
+    import hashlib
+
+    if is_local(path) or hash_remote:
+        digest = hashlib.sha256()
+        if is_local(path):
+            with open(_local(path), "rb") as f:
+                while chunk := f.read(1 << 20):
+                    digest.update(chunk)
+        else:
+            from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                while chunk := f.read(1 << 20):
+                    digest.update(chunk)
+        return f"sha256:{digest.hexdigest()}"
+    from apache_beam.io.filesystems import FileSystems
+
+    meta = FileSystems.match([path])[0].metadata_list[0]
+    return f"size:{meta.size_in_bytes},mtime:{meta.last_updated_in_seconds}"
 
 
 def remove_paths(paths: list[str]) -> None:

@@ -14,6 +14,7 @@ from corpusforge.pipeline.dedup.text import survivor_rank
 from corpusforge.pipeline.stage import REMOVED, StageOutputs, removal, split_outputs
 
 STAGE = "dedup"
+KEYS = "keys"  # the tagged output of a step that passes documents on and emits their grouping keys beside them
 
 
 def node_of(doc, score_key: str) -> tuple:

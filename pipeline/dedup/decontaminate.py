@@ -20,7 +20,7 @@ from corpusforge.pipeline.dedup.config import DecontaminateConfig
 from corpusforge.pipeline.dedup.minhash import ngram_hashes, word_hashes
 from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.stage import EDITS, REMOVED, StageOutputs, edit, removal, split_outputs
+from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "eval_contamination"
 
@@ -121,13 +121,13 @@ class Decontaminate(beam.PTransform):
     """Remove (reason ``eval_contamination``, details ``{"eval_sets": {name: n-grams}}``) or flag (annotation
     ``contamination``) documents sharing an n-gram with an evaluation set."""
 
-    def __init__(self, config: DecontaminateConfig):
+    def __init__(self, config: DecontaminateConfig, fail_fast: bool = False):
         super().__init__()
-        self.config = config
+        self.config, self.fail_fast = config, fail_fast
         self.files = eval_set_files(config.eval_sets)  # fail at construction, before any work
 
     def expand(self, docs) -> StageOutputs:
+        match = guarded(_DecontaminateFn(self.config, self.files), STAGE, self.fail_fast)
         return split_outputs(
-            docs | "DecontaminateMatch" >> beam.ParDo(_DecontaminateFn(self.config, self.files))
-            .with_outputs(REMOVED, EDITS, main="kept"),
-            with_edits=True)
+            docs | "DecontaminateMatch" >> beam.ParDo(match).with_outputs(REMOVED, EDITS, ERRORS, main="kept"),
+            with_edits=True, with_errors=True)

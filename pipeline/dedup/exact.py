@@ -6,9 +6,9 @@ import unicodedata
 
 import apache_beam as beam
 
-from corpusforge.pipeline.dedup.common import apply_verdicts, node_of
+from corpusforge.pipeline.dedup.common import KEYS, STAGE, apply_verdicts, node_of
 from corpusforge.pipeline.dedup.text import normalized_bytes
-from corpusforge.pipeline.stage import StageOutputs
+from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 REASON = "exact_duplicate"
 
@@ -48,23 +48,37 @@ def exact_verdicts(group):
             yield node[2], {"survivor_id": survivor[2], "cluster_size": size, "similarity": 1.0}
 
 
+class _DigestFn(beam.DoFn):
+    """A document -> itself, and ``(digest, node)`` tagged KEYS: a document whose key cannot be computed is
+    rejected (stage_error) rather than judged unique."""
+
+    def __init__(self, score_key: str, key_fold: str):
+        self.score_key, self.key_fold = score_key, key_fold
+
+    def process(self, doc):
+        key = (text_digest(doc.text, self.key_fold), node_of(doc, self.score_key))
+        yield beam.pvalue.TaggedOutput(KEYS, key)
+        yield doc
+
+
 class ExactDedup(beam.PTransform):
     """Remove documents whose normalised text equals a better-ranked document's (reason ``exact_duplicate``).
 
     Groups only ``(digest, rank)`` pairs, then joins the verdicts back to the documents by id.
     """
 
-    def __init__(self, score_key: str = "quality_score", key_fold: str = "lower"):
+    def __init__(self, score_key: str = "quality_score", key_fold: str = "lower", fail_fast: bool = False):
         super().__init__()
         self.score_key = score_key
         self.key_fold = key_fold  # see fold_text and dedup.exact.key_fold
+        self.fail_fast = fail_fast
 
     def expand(self, docs) -> StageOutputs:
-        score_key, key_fold = self.score_key, self.key_fold
+        digest = guarded(_DigestFn(self.score_key, self.key_fold), STAGE, self.fail_fast)
+        keyed = docs | "ExactDigest" >> beam.ParDo(digest).with_outputs(KEYS, ERRORS, main="docs")
         verdicts = (
-            docs
-            | "ExactDigest" >> beam.Map(lambda d: (text_digest(d.text, key_fold), node_of(d, score_key)))
+            keyed[KEYS]
             | "ExactGroup" >> beam.GroupByKey()
             | "ExactVerdicts" >> beam.FlatMap(exact_verdicts)
         )
-        return apply_verdicts(docs, verdicts, REASON, "Exact")
+        return apply_verdicts(keyed.docs, verdicts, REASON, "Exact")._replace(errors=keyed[ERRORS])

@@ -9,10 +9,10 @@ from __future__ import annotations
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpusforge.pipeline.dedup.common import STAGE, digest64, node_of
+from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import LineDedupConfig
 from corpusforge.pipeline.dedup.text import normalized_bytes
-from corpusforge.pipeline.stage import EDITS, REMOVED, StageOutputs, edit, removal, split_outputs
+from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "line_dedup_too_short"
 
@@ -62,6 +62,24 @@ def boilerplate_drops(max_occurrences: int):
     return drops
 
 
+class _LineKeysFn(beam.DoFn):
+    """A document -> ``(id, document)``, and ``(line key, node)`` tagged KEYS for each of its lines that
+    count."""
+
+    def __init__(self, config: LineDedupConfig, score_key: str):
+        self.config, self.score_key = config, score_key
+
+    def process(self, doc):
+        node = node_of(doc, self.score_key)
+        keys = [beam.pvalue.TaggedOutput(KEYS, (k, node)) for k in line_keys(doc.text, self.config.min_line_chars)]
+        yield from keys
+        yield doc.id, doc
+
+
+def _group_docs(item):
+    return list(item[1]["doc"])
+
+
 class _RemoveLinesFn(beam.DoFn):
     """``(id, {"doc": [documents], "drop": [line keys]})`` -> edited document, or its removal."""
 
@@ -93,22 +111,25 @@ class _RemoveLinesFn(beam.DoFn):
 class LineDedup(beam.PTransform):
     """Remove boilerplate lines repeated across documents; returns ``StageOutputs`` with edits."""
 
-    def __init__(self, config: LineDedupConfig | None = None, score_key: str = "quality_score"):
+    def __init__(self, config: LineDedupConfig | None = None, score_key: str = "quality_score",
+                 fail_fast: bool = False):
         super().__init__()
         self.config = config or LineDedupConfig()
-        self.score_key = score_key
+        self.score_key, self.fail_fast = score_key, fail_fast
 
     def expand(self, docs) -> StageOutputs:
-        c, score_key = self.config, self.score_key
+        c = self.config
+        keys = guarded(_LineKeysFn(c, self.score_key), STAGE, self.fail_fast)
+        keyed = docs | "LinesKeys" >> beam.ParDo(keys).with_outputs(KEYS, ERRORS, main="docs")
         drops = (
-            docs
-            | "LinesKeys" >> beam.FlatMap(
-                lambda d: [(k, node_of(d, score_key)) for k in line_keys(d.text, c.min_line_chars)])
+            keyed[KEYS]
             | "LinesGroup" >> beam.GroupByKey()
             | "LinesBoilerplate" >> beam.FlatMap(boilerplate_drops(c.max_occurrences))
         )
-        keyed = docs | "LinesKeyDocs" >> beam.Map(lambda d: (d.id, d))
-        joined = {"doc": keyed, "drop": drops} | "LinesJoin" >> beam.CoGroupByKey()
-        return split_outputs(
-            joined | "LinesRemove" >> beam.ParDo(_RemoveLinesFn(c)).with_outputs(REMOVED, EDITS, main="kept"),
-            with_edits=True)
+        joined = {"doc": keyed.docs, "drop": drops} | "LinesJoin" >> beam.CoGroupByKey()
+        remove = guarded(_RemoveLinesFn(c), STAGE, self.fail_fast, records=_group_docs)
+        outputs = split_outputs(
+            joined | "LinesRemove" >> beam.ParDo(remove).with_outputs(REMOVED, EDITS, ERRORS, main="kept"),
+            with_edits=True, with_errors=True)
+        errors = (keyed[ERRORS], outputs.errors) | "LinesErrors" >> beam.Flatten()
+        return outputs._replace(errors=errors)

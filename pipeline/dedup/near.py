@@ -42,10 +42,10 @@ from corpusforge.pipeline.dedup.minhash import (
     SHORT_DTYPE, MinHasher, Shingler, band_hashes, estimated_jaccard, lsh_params, short_signatures,
 )
 from corpusforge.pipeline.spill import SpillWriter, read_bytes
-from corpusforge.pipeline.stage import StageOutputs
+from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 REASON = "near_duplicate"
-BANDS, LARGE = "bands", "large"
+BANDS, LARGE, DOCS = "bands", "large", "docs"
 # Band records (16 bytes each, bands x documents in all) are grouped in this many shards, each sorted to find
 # its buckets: 1 MB per shard at a million documents of 64 bands. Results do not depend on it.
 BAND_SHARDS = 1024
@@ -64,7 +64,8 @@ def banding(config: NearDedupConfig) -> tuple[int, int]:
 
 
 class _SignatureFn(beam.DoFn):
-    """A batch of documents -> ``(digest, (node, signature bytes))`` per document and, tagged BANDS,
+    """A batch of documents -> the documents, tagged DOCS (a document whose signature raised is rejected
+    instead), ``(digest, (node, signature bytes))`` per document and, tagged BANDS,
     ``(shard, packed (band key, digest) records)`` per band shard (corpusforge.pipeline.dedup.buckets). With a
     ``spill_dir`` the signatures and the packed records go to spill files there and spill references
     ``(path, offset, length)`` take their place."""
@@ -101,6 +102,8 @@ class _SignatureFn(beam.DoFn):
             node = node_of(batch[i], self.score_key)
             digests.append(node_digest(node))
             yield digests[-1], (node, sig_of(k))
+        for doc in batch:
+            yield beam.pvalue.TaggedOutput(DOCS, doc)
         if digests:
             self.pending_keys.append(band_hashes(sigs[keep], self.bands, self.rows))
             self.pending_digests.append(np.array(digests, dtype=np.int64))
@@ -124,8 +127,9 @@ class _SignatureFn(beam.DoFn):
         if not self.pending_keys:
             return
         keys, digests = np.concatenate(self.pending_keys), np.concatenate(self.pending_digests)
+        records = list(band_records(keys, digests, BAND_SHARDS))  # before the reset: nothing is lost if it raises
         self.start_bundle()
-        for shard, packed in band_records(keys, digests, BAND_SHARDS):
+        for shard, packed in records:
             yield shard, (self.spill.write(packed) if self.spill is not None else packed)
 
 
@@ -381,23 +385,25 @@ class NearDedup(beam.PTransform):
     """
 
     def __init__(self, config: NearDedupConfig | None = None, score_key: str = "quality_score",
-                 spill_dir: str | None = None):
+                 spill_dir: str | None = None, fail_fast: bool = False):
         """``spill_dir``: a local directory every worker can write and read (a build's spill directory).
         Signatures and band records, the biggest things near-dedup shuffles, then wait there and the shuffles
         carry references: the local runners hold shuffled values in memory, several copies of them."""
         super().__init__()
         self.config = config or NearDedupConfig()
-        self.score_key, self.spill_dir = score_key, spill_dir
+        self.score_key, self.spill_dir, self.fail_fast = score_key, spill_dir, fail_fast
         self.bands, self.rows = banding(self.config)
 
     def expand(self, docs) -> StageOutputs:
         c = self.config
         batch = max(1, c.batch_size)
+        # A batch that raises is signed again one document at a time: only the document that raises is rejected.
+        sign = guarded(_SignatureFn(c, self.score_key, self.spill_dir), STAGE, self.fail_fast, batched=True)
         computed = (
             docs
             | "NearBatch" >> beam.BatchElements(min_batch_size=min(batch, 64), max_batch_size=batch,
                                                 element_size_fn=_batch_weight)
-            | "NearSignatures" >> beam.ParDo(_SignatureFn(c, self.score_key, self.spill_dir)).with_outputs(BANDS, main="sigs")
+            | "NearSignatures" >> beam.ParDo(sign).with_outputs(BANDS, DOCS, ERRORS, main="sigs")
         )
         bucketed = (
             computed[BANDS]
@@ -437,4 +443,4 @@ class NearDedup(beam.PTransform):
             | "NearComponentEdges" >> beam.GroupByKey()
             | "NearComponentVerdicts" >> beam.FlatMap(_component_verdicts)
         )
-        return apply_verdicts(docs, verdicts, REASON, "Near")
+        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near")._replace(errors=computed[ERRORS])

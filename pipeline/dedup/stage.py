@@ -24,16 +24,24 @@ class Dedup(Stage, section="dedup", order=30):
     def __init__(self, config: DedupConfig | None = None, context: StageContext | None = None,
                  label: str | None = None):
         super().__init__(config or DedupConfig(), context, label)
-        c, key = self.config, self.config.survivor_score
+        c, key, fail_fast = self.config, self.config.survivor_score, self.context.fail_fast
         self.steps: list[tuple[str, beam.PTransform]] = []
         if c.decontaminate.eval_sets:
-            self.steps.append(("Decontaminate", Decontaminate(c.decontaminate)))
+            self.steps.append(("Decontaminate", Decontaminate(c.decontaminate, fail_fast)))
         if c.exact.enabled:
-            self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold)))
+            self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold, fail_fast)))
         if c.near.enabled:
-            self.steps.append(("NearDedup", NearDedup(c.near, key, self.context.spill_dir)))
+            self.steps.append(("NearDedup", NearDedup(c.near, key, self.context.spill_dir, fail_fast)))
         if c.lines.enabled:
-            self.steps.append(("LineDedup", LineDedup(c.lines, key)))
+            self.steps.append(("LineDedup", LineDedup(c.lines, key, fail_fast)))
+
+    @classmethod
+    def files(cls, config: DedupConfig) -> list[tuple[str, str]]:
+        from corpusforge.pipeline.dedup.decontaminate import eval_set_files
+
+        if not (config.enabled and config.decontaminate.eval_sets):
+            return []
+        return [("dedup.decontaminate.eval_sets", path) for path in eval_set_files(config.decontaminate.eval_sets)]
 
     def expand(self, docs) -> StageOutputs:
         return chain_steps(docs, self.steps)

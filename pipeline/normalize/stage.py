@@ -10,7 +10,8 @@ import unicodedata
 import apache_beam as beam
 
 from corpusforge.pipeline.normalize.config import NormalizeConfig
-from corpusforge.pipeline.stage import EDITS, REMOVED, Stage, StageContext, StageOutputs, edit, removal, split_outputs
+from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, Stage, StageContext, StageOutputs, edit, guarded, removal,
+                                        split_outputs)
 
 STAGE = "normalize"
 
@@ -120,5 +121,6 @@ class Normalize(Stage, section="normalize", order=10):
         super().__init__(config or NormalizeConfig(), context, label)
 
     def expand(self, docs) -> StageOutputs:
-        tagged = docs | "NormalizeText" >> beam.ParDo(_NormalizeFn(self.config)).with_outputs(REMOVED, EDITS, main="kept")
-        return split_outputs(tagged, with_edits=True)
+        normalize = guarded(_NormalizeFn(self.config), STAGE, self.context.fail_fast)
+        tagged = docs | "NormalizeText" >> beam.ParDo(normalize).with_outputs(REMOVED, EDITS, ERRORS, main="kept")
+        return split_outputs(tagged, with_edits=True, with_errors=True)

@@ -5,7 +5,7 @@ import dataclasses
 import re
 from typing import Literal
 
-from corpusforge.pipeline.core.config_loader import check
+from corpusforge.pipeline.core.config_loader import check, check_not_redacted
 from corpusforge.pipeline.pii.entities import (
     ACTIONS,
     ALL_ENTITIES,
@@ -17,6 +17,9 @@ from corpusforge.pipeline.pii.entities import (
 )
 
 Action = Literal["replace", "mask", "hash", "drop"]
+FieldAction = Literal["scrub", "hash", "keep"]
+IdAction = Literal["hash", "keep"]
+FIELD_ACTIONS = ("scrub", "hash", "keep")
 
 # Regions whose national formats (no +country code) a phone number may be written in.
 DEFAULT_PHONE_REGIONS = ["US", "CA", "GB", "IE", "DE", "AT", "CH", "FR", "BE", "NL", "IT", "ES", "PT", "BR",
@@ -63,8 +66,10 @@ class PIIConfig:
     mask_char: str = dataclasses.field(default="*", metadata={"help": "Character used by the mask action."})
     hash_salt: str = dataclasses.field(
         default="",
-        metadata={"help": "Salt of the hash action (at least 16 characters); empty: a random salt per run, so "
-                  "hashes only link mentions within one run."},
+        metadata={"secret": True,
+                  "help": "Salt of the hash action and of ids (at least 16 characters); empty: a random salt per run, "
+                  "so hashes only link mentions within one run. Never written: manifest.json, the report and "
+                  "`corpusforge config` show only that it was set and an HMAC fingerprint."},
     )
     hash_chars: int = dataclasses.field(default=12, metadata={"help": "Hex digits of the hash kept in a hash placeholder."})
     max_density: float = dataclasses.field(
@@ -96,6 +101,28 @@ class PIIConfig:
         default_factory=lambda: list(DEFAULT_URL_PATTERNS),
         metadata={"help": "Regexes (searched in a URL's path and query) that make a URL personal; used when URL is in pii.entities."},
     )
+    scrub_removed: bool = dataclasses.field(
+        default=True,
+        metadata={"help": "Scrub the text of documents every stage removed (removed/) and the raw previews of "
+                  "rejected records (rejected/) with this configuration too; false keeps them raw for an audit "
+                  "(the report then says so; its own samples are scrubbed either way)."},
+    )
+    id_action: IdAction = dataclasses.field(
+        default="hash",
+        metadata={"help": "PII inside document ids (clean/ and removed/, and the survivor ids of duplicates): hash "
+                  "(each entity becomes a salted <TYPE:hash> of 32 hex digits, so ids stay unique and a duplicate "
+                  "still names its survivor; stable across runs when pii.hash_salt is set) or keep."},
+    )
+    metadata_action: FieldAction = dataclasses.field(
+        default="scrub",
+        metadata={"help": "What happens to metadata string values (nested ones too): scrub (entities replaced "
+                  "as in the text), hash (the whole value becomes a salted hash, 32 hex digits, for fields such "
+                  "as user names that no recognizer finds) or keep."},
+    )
+    metadata_fields: dict[str, FieldAction] = dataclasses.field(
+        default_factory=dict,
+        metadata={"help": "Per top-level metadata key, an action overriding metadata_action, e.g. {author: hash, url: keep}."},
+    )
     batch_size: int = dataclasses.field(default=64, metadata={"help": "Documents per analyzer batch (NER runs nlp.pipe over a batch)."})
     audit_file: str = dataclasses.field(
         default="",
@@ -116,6 +143,11 @@ class PIIConfig:
         for entity in self.placeholders:
             check(entity in PLACEHOLDERS, f"pii.placeholders: unknown entity {entity!r}")
         check(len(self.mask_char) == 1, f"pii.mask_char must be one character, got {self.mask_char!r}")
+        check_not_redacted(self.hash_salt, "pii.hash_salt")
+        check(self.id_action in ("hash", "keep"), f"pii.id_action must be hash or keep, got {self.id_action!r}")
+        for key, action in {"": self.metadata_action, **self.metadata_fields}.items():
+            where = f"pii.metadata_fields.{key}" if key else "pii.metadata_action"
+            check(action in FIELD_ACTIONS, f"{where} must be one of {', '.join(FIELD_ACTIONS)}, got {action!r}")
         check(not self.hash_salt or len(self.hash_salt.encode()) >= 16,
               "pii.hash_salt must be empty (random per run) or at least 16 characters")
         check(4 <= self.hash_chars <= 64, f"pii.hash_chars must be in [4, 64], got {self.hash_chars}")
@@ -131,6 +163,9 @@ class PIIConfig:
                 re.compile(pattern)
             except re.error as exc:
                 check(False, f"pii.url_patterns: {pattern!r} is not a valid regex: {exc}")
+
+    def metadata_action_for(self, key: str) -> str:
+        return self.metadata_fields.get(key, self.metadata_action)
 
     def action_for(self, entity: str) -> str:
         return self.actions.get(entity, self.default_action)

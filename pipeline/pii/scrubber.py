@@ -81,9 +81,12 @@ def check_ner_model(name: str) -> None:
     )
 
 
+def _digest(salt: str, chars: int, text: str) -> str:
+    return Hash().operate(text, {"salt": salt, "hash_type": "sha256"})[:chars]
+
+
 def _hash_placeholder(tag: str, salt: str, chars: int, text: str) -> str:
-    digest = Hash().operate(text, {"salt": salt, "hash_type": "sha256"})
-    return f"<{tag}:{digest[:chars]}>"
+    return f"<{tag}:{_digest(salt, chars, text)}>"
 
 
 def resolve_overlaps(results: Sequence[RecognizerResult]) -> list[RecognizerResult]:
@@ -238,6 +241,15 @@ class Scrubber:
         if operator.operator_name == "custom":
             return params["lambda"](original)
         return params["new_value"]
+
+    def digest(self, text: str, chars: int) -> str:
+        """The first ``chars`` hex digits of the salted SHA-256 of ``text`` (what the hash action uses)."""
+        return _digest(self.salt, chars, text)
+
+    def hashed(self, entity: str, original: str, chars: int) -> str:
+        """The hash action's placeholder for ``original`` (``<EMAIL:3fa2...>``), with ``chars`` hex digits."""
+        tag = self.config.placeholder_for(entity).strip("<>[]") or entity
+        return _hash_placeholder(tag, self.salt, chars, original)
 
     def scrub_batch(self, texts: Sequence[str]) -> list[Scrubbed]:
         """``scrub`` over a batch; with an NER model the spaCy pipeline runs once over the batch (nlp.pipe)."""

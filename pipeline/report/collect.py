@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.faults import STAGE_ERROR
 from corpusforge.pipeline.shards import shard_paths
 
 # Annotation keys that hold a score worth a histogram: any numeric ``*_score`` (lang_score, quality_score,
@@ -207,15 +208,78 @@ class _Picker:
         return out
 
 
-def _sample(row: dict[str, Any], text_chars: int, details_field: str = "details") -> Sample:
+def _sample(row: dict[str, Any], text_chars: int, shown: "Shown", details_field: str = "details") -> Sample:
     details = row.get(details_field)
     if isinstance(details, str):
         try:
             details = json.loads(details or "{}")
         except json.JSONDecodeError:
             details = {"details": details}
-    return Sample(id=str(row.get("id", "")), source=str(row.get("source", "")), text=_truncate(row.get("text") or "", text_chars),
-                  chars=len(row.get("text") or ""), details=details if isinstance(details, dict) else {})
+    text = row.get("text") or ""
+    # Scrubbed before it is cut: an address cut in half would no longer be recognised.
+    return Sample(id=shown.text(str(row.get("id", ""))), source=str(row.get("source", "")),
+                  text=_truncate(shown.text(text), text_chars), chars=len(text),
+                  details=shown.details(details) if isinstance(details, dict) else {})
+
+
+class Shown:
+    """Scrubs every record text the page shows (sample texts, ids, details, rejected previews, tokens).
+
+    report.html is the file people pass around, so it never shows PII in clear, even when removed/ holds raw
+    text (``pii.scrub_removed: false``) or the build ran without the PII stage. It uses the run's PII
+    configuration from the manifest (the default one when there is none), with every entity replaced by its
+    placeholder: the salt is never written, so the page could not reproduce the run's hashes anyway."""
+
+    def __init__(self, manifest: dict[str, Any] | None):
+        self.manifest = manifest
+        self._fields = None
+
+    def _scrubber(self):
+        if self._fields is None:  # built on first use: Presidio takes a second or two to load
+            from corpusforge.pipeline.pii.fields import FieldScrubber
+            from corpusforge.pipeline.pii.scrubber import Scrubber
+
+            self._fields = FieldScrubber(Scrubber(display_pii_config(self.manifest)))
+        return self._fields
+
+    def text(self, value: str) -> str:
+        return self._scrubber().text(value) if value else value
+
+    def details(self, details: dict[str, Any]) -> dict[str, Any]:
+        return {k: self._value(v) for k, v in details.items()}
+
+    def _value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self._value(v) for v in value]
+        if isinstance(value, dict):
+            return self.details(value)
+        return value
+
+
+def display_pii_config(manifest: dict[str, Any] | None):
+    """The run's ``PIIConfig`` (from the manifest) with every action ``replace``; the default config when the
+    manifest has none or it no longer loads (written by another version), or names an NER model not installed."""
+    from corpusforge.pipeline.core.config_loader import ConfigError, from_dict
+    from corpusforge.pipeline.pii.config import PIIConfig
+
+    section = dict(((manifest or {}).get("config") or {}).get("pii") or {})
+    known = {f.name for f in dataclasses.fields(PIIConfig)}
+    section = {k: v for k, v in section.items() if k in known and k not in ("hash_salt", "actions", "audit_file")}
+    section.update(enabled=True, default_action="replace")
+    try:
+        config = from_dict(PIIConfig, section)
+    except ConfigError:
+        return PIIConfig()
+    if config.ner_model:
+        from corpusforge.pipeline.pii.scrubber import check_ner_model
+
+        try:
+            check_ner_model(config.ner_model)
+        except UserError:
+            config = dataclasses.replace(config, ner_model="")
+    return config
 
 
 def _top_reasons(by_stage: dict[str, dict[str, Any]], top: int) -> list[tuple[str, str, int]]:
@@ -244,10 +308,11 @@ def collect_clean(data: RunData, directory: str, sample_rows: int) -> None:
 
 
 def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons: int, per_reason: int,
-                    text_chars: int) -> None:
+                    text_chars: int, shown: Shown | None = None) -> None:
     """Scores and languages of removed documents (sampled), dedup cluster sizes, sample documents per top reason."""
     if not _has_shards(directory):
         return
+    shown = shown or Shown(data.manifest)
     total = _count_rows(directory)
     stride = max(1, math.ceil(total / max(sample_rows, 1)))
     by_stage = (data.stats or {}).get("removed", {}).get("by_stage", {})
@@ -282,7 +347,7 @@ def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons
         if not picker.done():
             for key, rows in picker.positions([stage, reason]).items():
                 for row in batch.take(pa.array(rows)).to_pylist():
-                    picked[key].append(_sample(row, text_chars))
+                    picked[key].append(_sample(row, text_chars, shown))
     data.removed_coverage = Coverage(total, read)
     data.dedup_rows_read, data.dedup_rows_total = dedup_read, dedup_total
     for removed, reported in survivors.values():
@@ -291,6 +356,16 @@ def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons
     for size, removed in sized.items():
         data.cluster_sizes[size] += max(1, round(removed / max(size - 1, 1)))
     data.removed_samples = [ReasonSamples(stage, reason, count, picked[(stage, reason)]) for stage, reason, count in top]
+
+
+def _without_secrets(manifest: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A manifest written before secrets were redacted may hold pii.hash_salt in clear: never show it."""
+    from corpusforge.pipeline.core.config_loader import REDACTED_PREFIX, redacted
+
+    pii = ((manifest or {}).get("config") or {}).get("pii")
+    if isinstance(pii, dict) and isinstance(pii.get("hash_salt"), str) and not pii["hash_salt"].startswith(REDACTED_PREFIX):
+        pii["hash_salt"] = redacted(pii["hash_salt"])
+    return manifest
 
 
 def _count_cluster(details: dict[str, Any], survivors: dict[str, tuple[int, int]], sized: Counter) -> None:
@@ -304,9 +379,11 @@ def _count_cluster(details: dict[str, Any], survivors: dict[str, tuple[int, int]
         sized[size] += 1
 
 
-def collect_rejected(data: RunData, directory: str, per_reason: int, top_reasons: int, text_chars: int) -> None:
+def collect_rejected(data: RunData, directory: str, per_reason: int, top_reasons: int, text_chars: int,
+                     shown: Shown | None = None) -> None:
     if not _has_shards(directory):
         return
+    shown = shown or Shown(data.manifest)
     reasons = (data.stats or {}).get("rejected", {}).get("reasons", {})
     top = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:top_reasons]
     picker = _Picker({(reason,): count for reason, count in top}, per_reason)
@@ -316,10 +393,14 @@ def collect_rejected(data: RunData, directory: str, per_reason: int, top_reasons
             break
         for key, rows in picker.positions([batch.column("reason")]).items():
             for row in batch.take(pa.array(rows)).to_pylist():
-                details = {"detail": row["detail"]} if row.get("detail") else {}
-                picked[key].append(Sample(id=f"{row['path']}:{row['position']}", source=row["source"],
-                                          text=_truncate(row.get("raw") or "", text_chars),
-                                          chars=len(row.get("raw") or ""), details=details))
+                details = {"detail": shown.text(row["detail"])} if row.get("detail") else {}
+                # a stage_error record's path is the document's id (it was read already), its raw a document's
+                # text, which the report does not show
+                error = row["reason"] == STAGE_ERROR
+                raw = "" if error else row.get("raw") or ""
+                picked[key].append(Sample(id=row["path"] if error else f"{row['path']}:{row['position']}",
+                                          source=row["source"], text=_truncate(shown.text(raw), text_chars),
+                                          chars=len(raw), details=details))
     data.rejected_samples = [ReasonSamples("read", reason, count, picked[(reason,)]) for reason, count in top]
 
 
@@ -331,12 +412,17 @@ def collect(run_dir: str, *, sample_rows: int = 20_000, top_reasons: int = 8, pe
         raise UserError(f"{run_dir} does not exist; pass the run directory of a build (output.run_dir)")
     data = RunData(run_dir=run_dir)
     data.stats = read_json_file(_join(run_dir, "stats.json"))
-    data.manifest = read_json_file(_join(run_dir, "manifest.json"))
+    data.manifest = _without_secrets(read_json_file(_join(run_dir, "manifest.json")))
+    shown = Shown(data.manifest)
     collect_clean(data, _join(run_dir, "clean"), sample_rows)
-    collect_removed(data, _join(run_dir, "removed"), sample_rows, top_reasons, per_reason, text_chars)
-    collect_rejected(data, _join(run_dir, "rejected"), per_reason, top_reasons, text_chars)
+    collect_removed(data, _join(run_dir, "removed"), sample_rows, top_reasons, per_reason, text_chars, shown)
+    collect_rejected(data, _join(run_dir, "rejected"), per_reason, top_reasons, text_chars, shown)
     tokenizer_dir = tokenizer_dir or _join(run_dir, "tokenizer")
     data.tokenizer = read_json_file(_join(tokenizer_dir, "report.json"))
+    for token in (data.tokenizer or {}).get("longest_tokens") or []:
+        for key in ("text", "token"):
+            if isinstance(token.get(key), str):
+                token[key] = shown.text(token[key])
     data.tokens = read_json_file(_join(run_dir, "tokens", "manifest.json"))
     model_dir = model_dir or _join(run_dir, "model")
     records = read_metrics(_join(model_dir, "metrics.jsonl"))

@@ -13,6 +13,7 @@ import statistics
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
+from corpusforge.pipeline.core.faults import STAGE_ERROR
 from corpusforge.pipeline.report import plots
 from corpusforge.pipeline.report.collect import ReasonSamples, RunData
 
@@ -87,8 +88,9 @@ def _stage_order(data: RunData) -> list[str]:
 
 
 def funnel_section(data: RunData) -> Section:
-    intro = ("Every input record ends kept, removed by a stage (with a reason) or rejected as unreadable input. "
-             "The bars show what is left after each stage; the table adds what each stage removed.")
+    intro = ("Every input record ends kept, removed by a stage (with a reason) or rejected as unreadable input "
+             "(or because a stage raised on it, stage_error). The bars show what is left after each stage; the "
+             "table adds what each stage removed.")
     stats = data.stats
     if not stats:
         return Section("funnel", "Funnel", intro, absent("No build in this run (no stats.json): run `corpusforge build`."))
@@ -101,6 +103,9 @@ def funnel_section(data: RunData) -> Section:
         entry = by_stage.get(row["stage"], {})
         reasons = sorted(entry.get("reasons", {}).items(), key=lambda kv: -kv[1])
         top = ", ".join(f"{r} {n:,}" for r, n in reasons[:3]) + (f", +{len(reasons) - 3} more" if len(reasons) > 3 else "")
+        errors = sum(stats["rejected"].get("stage_errors", {}).get(row["stage"], {}).values())
+        if errors:  # documents the stage raised on leave the funnel as rejections, not removals
+            top = (top + "; " if top else "") + f"rejected as stage_error {errors:,}"
         chars_delta = "" if previous is None else num(row["chars"] - previous["chars"])
         rows.append([row["stage"], num(row["documents"]), share(row["documents"], first_docs), num(row["chars"]),
                      share(row["chars"], first_chars), chars_delta, num(entry.get("total", 0)), top or "–"])
@@ -266,9 +271,8 @@ def _reason_blocks(groups: list[ReasonSamples], total: int) -> Markup:
 
 def samples_section(data: RunData, per_reason: int) -> Section:
     intro = ("A few documents removed for each of the most frequent reasons, spread evenly over the removed "
-             "shards, so a person can judge whether a rule is too strict. Text is shown as stored in removed/ and "
-             "truncated: quality and dedup removals hold the text as that stage saw it; PII-stage removals are "
-             "stored already scrubbed.")
+             "shards, so a person can judge whether a rule is too strict. Text is shown as that stage saw it, "
+             "truncated, with personal data replaced by placeholders (always, on this page).")
     if not data.removed_samples:
         text = ("No removed records were written (output.write_removed is off)." if data.stats and data.stats["removed"]["total"]
                 else "Nothing was removed." if data.stats else "No build in this run.")
@@ -279,7 +283,8 @@ def samples_section(data: RunData, per_reason: int) -> Section:
 
 def rejected_section(data: RunData) -> Section:
     intro = ("Input records that could not become documents (malformed JSON, invalid UTF-8, missing text, "
-             "truncated files ...), with a short preview of the raw bytes and where they are.")
+             "truncated files ...), with a short preview of the raw bytes and where they are; and documents a "
+             "stage raised on (stage_error: the stage, exception type and message; their text stays in rejected/).")
     rejected = (data.stats or {}).get("rejected")
     if not rejected or not rejected["total"]:
         return Section("rejected", "Rejected input", intro,
@@ -290,12 +295,20 @@ def rejected_section(data: RunData) -> Section:
     for reason, n in sorted(rejected["reasons"].items(), key=lambda kv: (-kv[1], kv[0])):
         examples = samples.get(reason) or [None]
         for i, sample in enumerate(examples):
-            raw = (Markup(f'<code class="raw">{esc(sample.text)}</code>') if sample and sample.text
-                   else Markup('<span class="more">(none)</span>') if sample else "")
+            if reason == STAGE_ERROR:  # a document's text, which only rejected/ holds
+                raw = Markup('<span class="more">(in rejected/)</span>') if sample else ""
+            else:
+                raw = (Markup(f'<code class="raw">{esc(sample.text)}</code>') if sample and sample.text
+                       else Markup('<span class="more">(none)</span>') if sample else "")
             rows.append((reason if i == 0 else "", num(n) if i == 0 else "", share(n, total) if i == 0 else "",
                          sample.id if sample else "", sample.details.get("detail", "") if sample else "", raw))
-    body = table(["reason", "records", "share", "example (file:record)", "detail", "raw preview"], rows,
-                 numeric=(1, 2), cls="rejected")
+    body = table(["reason", "records", "share", "example (file:record, or document id)", "detail", "raw preview"],
+                 rows, numeric=(1, 2), cls="rejected")
+    errors = rejected.get("stage_errors") or {}
+    if errors:
+        body += table(["stage", "exception", "records"],
+                      [(stage, error, num(n)) for stage, by_type in errors.items()
+                       for error, n in sorted(by_type.items(), key=lambda kv: (-kv[1], kv[0]))], numeric=(2,))
     if not rejected_samples_written(data):
         body += note("Rejected records were not written (output.write_rejected is off); only the counts are known.")
     return Section("rejected", "Rejected input", intro, body)
@@ -427,6 +440,23 @@ def _metrics_block(metrics: dict[str, Any]) -> Markup:
 
 
 # ------------------------------------------------------------------------------------------------ header
+def privacy_banner(data: RunData) -> Markup:
+    """A warning when the run's files hold personal data in clear (the page itself never shows it)."""
+    config = (data.manifest or {}).get("config") or {}
+    pii = config.get("pii") or {}
+    if not config or not data.stats:
+        return Markup("")
+    if not pii.get("enabled", True):
+        text = ("The PII stage did not run: clean/, removed/ and rejected/ hold personal data in clear. "
+                "Texts on this page are scrubbed.")
+    elif pii.get("scrub_removed") is False:
+        text = ("pii.scrub_removed is false: removed/ and rejected/ hold the raw text of what was removed, "
+                "personal data included (kept for an audit). Texts on this page are scrubbed.")
+    else:
+        return Markup("")
+    return Markup(f'<div class="banner" role="alert">{esc(text)}</div>')
+
+
 def key_numbers(data: RunData) -> list[tuple[str, str, str]]:
     """(label, value, sub-line) for the header cards."""
     cards = []
@@ -493,6 +523,7 @@ def render(data: RunData, per_reason: int = 3, generated: _dt.datetime | None = 
 <h1>{esc(name)}</h1>
 <p class="meta">{' · '.join(meta)}</p>
 <div class="cards">{cards}</div>
+{privacy_banner(data)}
 </div></header>
 <nav class="toc"><div class="wrap">{nav}</div></nav>
 <main class="wrap">
@@ -547,6 +578,7 @@ table.rejected td:nth-child(4) { min-width: 12em; }
 table.rejected td:nth-child(4) { font-family: ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", monospace; }
 code.raw { white-space: pre-wrap; overflow-wrap: anywhere; display: block; max-height: 6em; overflow: hidden; }
 table.tokens td:nth-child(2), table.tokens td:nth-child(3) { font-family: ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", monospace; }
+.banner { margin: 18px 0 0; padding: 10px 14px; border-radius: 8px; background: #fff3c4; color: #513c06; font-weight: 600; font-size: 14px; }
 .note { color: var(--muted); font-size: 13px; margin: 8px 0 0; }
 .absent { color: var(--muted); font-style: italic; background: var(--bg); border-radius: 8px; padding: 12px 14px; margin: 0; }
 .facts { display:grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 10px 24px; margin: 4px 0 16px; }

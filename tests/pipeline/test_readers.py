@@ -48,6 +48,27 @@ def test_jsonl_every_bad_record_is_rejected_with_its_reason():
                                (6, "invalid_utf8"), (7, "not_an_object"), (8, "oversize_record")]
 
 
+def test_a_record_whose_conversion_raises_is_rejected_alone_and_the_file_reads_on(monkeypatch):
+    from corpusforge.pipeline import readers
+
+    original = readers._Context.repair_unicode
+
+    def buggy(self, obj):
+        if obj.get("text") == "no id":
+            raise KeyError("no id")
+        return original(self, obj)
+
+    monkeypatch.setattr(readers._Context, "repair_unicode", buggy)
+    items = _read(JSONL, "data/a.jsonl")
+    assert _reasons(items)[0] == (1, "stage_error")
+    assert [(i.detail, i.raw) for i in items if isinstance(i, Rejected) and i.reason == "stage_error"] == [
+        ("read: KeyError: '…'", '{"text": "no id"}\n')]  # the message quoted the record: cut out
+    assert len(_reasons(items)) == 8 and sum(isinstance(i, Document) for i in items) == 1  # the rest as before
+    with pytest.raises(KeyError):
+        list(records_from_file(open_decompressed(io.BytesIO(JSONL), "a.jsonl"), InputConfig(path="a.jsonl"),
+                               "a.jsonl", "a.jsonl", max_chars=1000, fail_fast=True))
+
+
 def test_derived_ids_are_stable_and_depend_on_position():
     first, second = _read(JSONL, "data/a.jsonl"), _read(JSONL, "data/a.jsonl")
     assert first[1].id == second[1].id
@@ -200,3 +221,59 @@ def test_the_same_relative_path_in_two_inputs_of_one_source_gets_distinct_ids(tm
         docs, _ = p | ReadDocuments(inputs, 1000)
         assert_that(docs | beam.Map(lambda d: (d.id, d.text)),
                     equal_to([("web/1@part.jsonl#0@input0", "x"), ("web/1@part.jsonl#0@input1", "y")]))
+
+
+# --- properties: any bytes, any JSON shape, any text ------------------------------------------------------------
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+# Every code point (lone surrogates and controls included) and the ones that break naive code most often:
+# NUL, controls, RTL and bidi marks, combining marks, BOM, line and paragraph separators, emoji halves.
+_ANY_CHAR = st.characters(codec=None, categories=None)
+_HOSTILE = st.sampled_from(list("\x00\x01\x1b\x7f\x85\r\n\t \u200f\u202e\u2066\u0301\u0336\u05d0\u0627\ufeff"
+                                "\u2028\u2029\ud83d\ude00\ud800\udfff\uffff\U0001F600"))
+_TEXT = st.one_of(st.text(st.one_of(_ANY_CHAR, _HOSTILE), max_size=60),
+                  st.builds(lambda c, n: c * n, st.one_of(_ANY_CHAR, _HOSTILE), st.sampled_from([0, 1, 999, 1001])))
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | _TEXT,
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+                     max_leaves=8)
+_RECORD = st.one_of(_JSON, st.fixed_dictionaries({"text": _TEXT}, optional={"id": _JSON, "meta": _JSON}))
+_REASONS = {"malformed_json", "invalid_utf8", "not_an_object", "missing_text", "non_string_text", "empty_text",
+            "oversize_record", "truncated_compressed_file", "unreadable_file", "stage_error"}
+
+
+def _line(record, ascii_only: bool) -> bytes:
+    # ensure_ascii writes lone surrogates as \ud800 escapes (valid JSON); without it they reach the bytes
+    # through surrogatepass, which is invalid UTF-8.
+    return json.dumps(record, ensure_ascii=ascii_only, allow_nan=True).encode("utf-8", errors="surrogatepass")
+
+
+def _assert_every_record_accounted(items, records: int):
+    docs = [i for i in items if isinstance(i, Document)]
+    rejected = [i for i in items if isinstance(i, Rejected)]
+    assert len(docs) + len(rejected) == records
+    assert {r.reason for r in rejected} <= _REASONS - {"stage_error"}  # no record made the reader raise
+    for doc in docs:  # what reaches the shards encodes as UTF-8: text, id and metadata
+        doc.text.encode("utf-8")
+        doc.id.encode("utf-8")
+        json.dumps(doc.metadata, ensure_ascii=False).encode("utf-8")
+        assert doc.text.strip() and len(doc.text) <= 1000
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(records=st.lists(st.tuples(_RECORD, st.booleans()), min_size=1, max_size=6),
+       garbage=st.lists(st.binary(max_size=40), max_size=2), bom=st.booleans(), crlf=st.booleans())
+def test_any_jsonl_record_ends_a_document_or_a_rejection(records, garbage, bom, crlf):
+    lines = [_line(record, ascii_only) for record, ascii_only in records]
+    lines += [g.replace(b"\n", b" ") for g in garbage]
+    data = (b"\xef\xbb\xbf" if bom else b"") + (b"\r\n" if crlf else b"\n").join(lines) + b"\n"
+    # a line is a record unless it is blank once a leading BOM is dropped; each record is exactly one
+    # document or one rejection
+    records_in = sum(bool(line.removeprefix(b"\xef\xbb\xbf").strip()) for line in data.split(b"\n"))
+    _assert_every_record_accounted(_read(data, "h/a.jsonl"), records_in)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=300), unit=st.sampled_from(["line", "file"]))
+def test_any_text_file_reads_without_raising(data, unit):
+    items = _read(data, "h/a.txt", text_unit=unit)
+    _assert_every_record_accounted(items, 1 if unit == "file" else len(items))

@@ -81,3 +81,57 @@ def test_changed_config_invalidates_checkpoints(tmp_path):
     segments = build.plan_segments(config, "w", checkpoint=True)
     config.normalize.unicode_form = "NFKC"
     assert build.plan_segments(config, "w", checkpoint=True)[0].fingerprint != segments[0].fingerprint
+
+
+def test_an_input_changed_under_the_same_path_is_rebuilt_on_resume(tmp_path, monkeypatch, capsys):
+    config = _config(tmp_path, "resumed", checkpoints=True)
+    config.pii.enabled = True
+    monkeypatch.setattr(build, "registered_stages", lambda: [Normalize, ExplodingStage])
+    with pytest.raises(Exception, match="simulated worker crash"):
+        build.run_build(config)
+    # The same path, the same size, other content: a path- or size-based fingerprint would reuse the checkpoint.
+    data = tmp_path / "in.jsonl"
+    data.write_text(data.read_text().replace("the cat sat", "the dog sat"))
+    monkeypatch.setattr(build, "registered_stages", lambda: [Normalize, PassThrough])
+    build.run_build(config, resume=True)
+    printed = capsys.readouterr().out
+    assert f"{data} changed since stage normalize was checkpointed; rebuilding from there" in printed
+    assert "already complete" not in printed
+    reference = _config(tmp_path, "fresh", checkpoints=False)
+    reference.pii.enabled = True
+    build.run_build(reference)
+    assert _files(tmp_path / "resumed") == _files(tmp_path / "fresh")
+    assert b"the dog sat" in b"".join(_files(tmp_path / "resumed").values())
+
+
+def test_a_changed_word_list_or_eval_set_changes_the_fingerprint_of_its_stage_only(tmp_path):
+    words, evals = tmp_path / "bad.txt", tmp_path / "eval.jsonl"
+    words.write_text("ugly\n")
+    evals.write_text('{"text": "what is two plus two"}\n')
+    config = _config(tmp_path, "r", checkpoints=True)
+    config.quality.enabled, config.dedup.enabled = True, True
+    config.quality.langid.enabled = False
+    config.quality.c4.bad_words_file = str(words)
+    config.dedup.decontaminate.eval_sets = [str(evals)]
+    before = [s.fingerprint for s in build.plan_segments(config, "w", checkpoint=True)]
+    words.write_text("nasty\n")
+    after_words = [s.fingerprint for s in build.plan_segments(config, "w", checkpoint=True)]
+    evals.write_text('{"text": "what is three plus two"}\n')
+    after_evals = [s.fingerprint for s in build.plan_segments(config, "w", checkpoint=True)]
+    # segments: normalize, quality, dedup
+    assert after_words[0] == before[0] and after_words[1] != before[1] and after_words[2] != before[2]
+    assert after_evals[:2] == after_words[:2] and after_evals[2] != after_words[2]
+
+
+def test_the_run_secret_is_kept_with_the_checkpoints_for_a_resume(tmp_path):
+    """Without pii.hash_salt the PII salt is this random secret: a resumed build must hash like the stages it
+    skips, so it lives beside the checkpoints (owner-only) and goes with them; without checkpoints, nowhere."""
+    import os
+
+    work = str(tmp_path / ".checkpoints")
+    first = build._run_secret(work, checkpoint=True)
+    assert build._run_secret(work, checkpoint=True) == first
+    assert os.stat(os.path.join(work, build.RUN_SECRET)).st_mode & 0o777 == 0o600
+    assert os.stat(work).st_mode & 0o777 == 0o700
+    plain = str(tmp_path / ".tmp-build-x")
+    assert build._run_secret(plain, checkpoint=False) != first and not os.path.exists(plain)

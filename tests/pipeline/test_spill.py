@@ -119,3 +119,37 @@ def test_stage_checkpoints_spill_too(corpus):
                                   "--set", "output.stage_checkpoints=true", "--set", "pii.enabled=false")
     assert spilled == inline and leftovers == []
     assert not os.path.exists(corpus[0] / "spill-checkpointed" / ".checkpoints")
+
+
+@pytest.mark.parametrize("checkpoints", ["false", "true"])
+def test_work_directories_and_spill_files_are_owner_only(corpus, monkeypatch, checkpoints):
+    """They hold text from before the PII stage: work, segment and spill directories 0700, spill files 0600
+    (what else lies in a segment directory is out of reach behind them)."""
+    from corpusforge.pipeline import build
+
+    modes = {}
+    finish = build._finish_segment
+
+    def record_modes(segment, seconds):
+        work = os.path.dirname(segment.directory)
+        modes[os.path.basename(work)] = os.stat(work).st_mode & 0o777
+        spill_files = [str(p) for p in pathlib.Path(segment.spill_dir).rglob("*") if p.is_file()]
+        for path in [segment.directory, segment.spill_dir, *spill_files]:
+            modes[os.path.relpath(path, work)] = os.stat(path).st_mode & 0o777
+        return finish(segment, seconds)
+
+    monkeypatch.setattr(build, "_finish_segment", record_modes)
+    old = os.umask(0o022)
+    try:
+        root, config = corpus
+        assert main(["build", "-c", str(config), "--run-dir", str(root / f"modes-{checkpoints}"),
+                     "--set", f"output.stage_checkpoints={checkpoints}"]) == 0
+    finally:
+        os.umask(old)
+    work = [name for name in modes if "/" not in name and name.startswith((".tmp-build-", ".checkpoints"))]
+    assert work == [".checkpoints"] if checkpoints == "true" else len(work) == 1
+    spill_files = [name for name in modes if name.endswith((".txt", ".near"))]
+    spill_dirs = [name for name in modes if name.endswith("/spill")]
+    assert spill_files and spill_dirs
+    assert {modes[n] for n in spill_files} == {0o600}
+    assert {mode for name, mode in modes.items() if name not in spill_files} == {0o700}

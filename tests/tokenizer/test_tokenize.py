@@ -1,6 +1,7 @@
 import argparse
 import hashlib
 import json
+import os
 import pathlib
 
 import apache_beam as beam
@@ -256,3 +257,68 @@ def test_cli_trains_and_tokenizes(tmp_path, clean_dir, capsys):
     manifest = json.loads((run / "tokens" / "manifest.json").read_text())
     assert manifest["family"] == "encoder" and manifest["special_tokens"]["mask"] == 4
     assert manifest["tokenizer"] == "../tokenizer/tokenizer.json"
+
+
+def test_a_failed_overwrite_keeps_the_old_token_shards(tmp_path, clean_dir, tokenizer_path, monkeypatch):
+    from corpusforge.tokenizer import tokenize as tokenize_module
+
+    run = tmp_path / "run"
+    settings = [f"output.run_dir={run}", f"tokenize.input={clean_dir}", f"tokenize.tokenizer={tokenizer_path}",
+                "tokenize.num_shards=2", "tokenize.val_fraction=0.05"]
+    run_tokenize(load_config(None, settings))
+    before = {p: p.read_bytes() for p in sorted((run / "tokens").rglob("*")) if p.is_file()}
+
+    def full_disk(self, element):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tokenize_module._WriteShard, "process", full_disk)
+    with pytest.raises(UserError, match="no space left on the device"):
+        run_tokenize(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
+    assert {p: p.read_bytes() for p in sorted((run / "tokens").rglob("*")) if p.is_file()} == before
+    assert not [p for p in run.iterdir() if p.name.startswith(".tmp-")]
+    monkeypatch.undo()
+    (run / "tokens" / "train" / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="notes.txt was not written by corpusforge"):
+        run_tokenize(load_config(None, settings + ["output.overwrite=true"]))
+    (run / "tokens" / "train" / "notes.txt").unlink()
+    manifest = run_tokenize(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
+    assert sorted(p.name for p in (run / "tokens" / "train").iterdir()) == ["part-00000-of-00001.arrow"]
+    assert manifest["tokenizer"] == os.path.relpath(tokenizer_path, run / "tokens")
+
+
+# --- fault isolation -----------------------------------------------------------------------------------------
+def test_a_document_whose_encoding_raises_is_left_out_and_listed_without_its_text(
+        tmp_path, clean_dir, tokenizer_path, corpus_docs, monkeypatch):
+    from corpusforge.tokenizer import tokenize
+
+    victim = sorted(corpus_docs, key=lambda d: d["id"])[7]
+    original = tokenize.encode_documents
+
+    def buggy(tokenizer, ids, texts, plan):
+        if victim["id"] in ids:
+            raise RuntimeError(f"cannot encode {victim['text'][:60]!r}")
+        return original(tokenizer, ids, texts, plan)
+
+    monkeypatch.setattr(tokenize, "encode_documents", buggy)
+    manifest = _run(clean_dir, tmp_path / "tokens", tokenizer_path, val_fraction=0.1, num_shards=2, batch_size=32)
+    errors = manifest["stage_errors"]
+    assert errors["documents"] == 1 and errors["by_type"] == {"RuntimeError": 1}
+    assert errors["records"] == [{"id": victim["id"], "detail": "tokenize: RuntimeError: cannot encode '…'"}]
+    assert sum(s["documents"] for s in manifest["splits"].values()) == len(corpus_docs) - 1  # only it is missing
+    assert victim["text"][:40] not in (tmp_path / "tokens" / "manifest.json").read_text()
+    # more than build.max_error_fraction of the documents: the run fails and the shards are not marked complete
+    with pytest.raises(UserError, match=r"1 of 600 documents .* build.max_error_fraction=0.001"):
+        tokenize.check_token_errors(manifest, 0.001, str(tmp_path / "tokens" / "manifest.json"))
+    assert not (tmp_path / "tokens" / "manifest.json").exists()
+
+
+def test_fail_fast_tokenize_fails_on_the_first_document_that_raises(tmp_path, clean_dir, tokenizer_path, monkeypatch):
+    from corpusforge.tokenizer import tokenize
+
+    def broken(tokenizer, ids, texts, plan):
+        raise RuntimeError("planted tokenizer bug")
+
+    monkeypatch.setattr(tokenize, "encode_documents", broken)
+    with pytest.raises(Exception, match="planted tokenizer bug"):
+        _run(clean_dir, tmp_path / "tokens", tokenizer_path, fail_fast=True)
+    assert not (tmp_path / "tokens" / "manifest.json").exists()

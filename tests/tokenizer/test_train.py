@@ -41,7 +41,7 @@ def test_saves_one_tokenizer_json_that_transformers_loads(trained, family, kind)
     path = directory / "tokenizer.json"
     tok = Tokenizer.from_file(str(path))
     hf = load_transformers(str(path))
-    assert hf.vocab_size == tok.get_vocab_size() == report["vocab_size"]
+    assert len(hf) == tok.get_vocab_size() == report["vocab_size"]
     spec = family_tokens(family)
     for role, token in spec.roles.items():
         assert getattr(hf, f"{role}_token") == token
@@ -181,3 +181,33 @@ def test_bad_settings_fail_with_a_message(tmp_path, clean_dir):
         train_from_shards(TokenizerConfig(family="decoder", vocab_size=200), str(clean_dir), str(tmp_path / "x"))
     with pytest.raises(UserError, match="no clean shards"):
         train_from_shards(TokenizerConfig(), str(tmp_path / "nothing"), str(tmp_path / "y"))
+
+
+def test_retraining_swaps_the_tokenizer_in_only_when_it_succeeded(tmp_path, clean_dir, monkeypatch):
+    from corpusforge.pipeline.cli.config import load_config
+    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.tokenizer import train as train_module
+
+    run = tmp_path / "run"
+    settings = [f"output.run_dir={run}", f"tokenizer.input={clean_dir}", "tokenizer.vocab_size=300"]
+    train_module.train_tokenizer(load_config(None, settings), progress=False)
+    before = {p.name: p.read_bytes() for p in (run / "tokenizer").iterdir()}
+    assert sorted(before) == ["report.json", "tokenizer.json", "tokenizer_config.json"]
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_module, "measure", killed)
+    with pytest.raises(KeyboardInterrupt):
+        train_module.train_tokenizer(load_config(None, settings + ["output.overwrite=true", "tokenizer.vocab_size=400"]),
+                                     progress=False)
+    assert {p.name: p.read_bytes() for p in (run / "tokenizer").iterdir()} == before
+    assert not [p for p in run.iterdir() if p.name.startswith(".tmp-")]
+    monkeypatch.undo()
+    (run / "tokenizer" / "vocab.txt").write_text("mine")
+    with pytest.raises(UserError, match="vocab.txt was not written by corpusforge"):
+        train_module.train_tokenizer(load_config(None, settings + ["output.overwrite=true"]), progress=False)
+    (run / "tokenizer" / "vocab.txt").unlink()
+    report = train_module.train_tokenizer(load_config(None, settings + ["output.overwrite=true",
+                                                                        "tokenizer.vocab_size=400"]), progress=False)
+    assert json.loads((run / "tokenizer" / "report.json").read_text())["vocab_size"] == report["vocab_size"]

@@ -74,3 +74,14 @@ def vocab(tiny_run):
     from corpusforge.trainers.vocab import Vocabulary
 
     return Vocabulary.from_file(tiny_run / "tokenizer" / "tokenizer.json")
+
+
+@pytest.fixture
+def run_dir(tiny_run, tmp_path):
+    """A copy of the tiny run's tokenizer and token shards that a test may train into."""
+    import shutil
+
+    target = tmp_path / "run"
+    shutil.copytree(tiny_run / "tokenizer", target / "tokenizer")
+    shutil.copytree(tiny_run / "tokens", target / "tokens")
+    return target

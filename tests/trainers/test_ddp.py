@@ -1,5 +1,7 @@
-"""Two-process DDP on CPU (gloo) through torchrun, against one process with the same global batch."""
+"""Two-process DDP on CPU (gloo) through torchrun, compiled around DDP, against one eager process with the same
+global batch."""
 import os
+import pathlib
 import shutil
 import subprocess
 import sys
@@ -11,6 +13,7 @@ import torch
 from tests.trainers.test_train import config, params
 from corpusforge.trainers.train import train_model
 
+REPO = pathlib.Path(__file__).resolve().parents[2]  # the workers import tests.*, from any working directory
 # One torchrun launch (process start-up dominates) runs three trainings in the same process group:
 # uninterrupted, stopped halfway, resumed.
 SCRIPT = textwrap.dedent("""
@@ -18,6 +21,8 @@ SCRIPT = textwrap.dedent("""
     torch.set_num_threads(1)
     from tests.trainers.test_train import config
     from corpusforge.trainers.train import train_model
+    real_compile = torch.compile  # AOTAutograd's eager backend (inductor's code generation takes minutes here)
+    torch.compile = lambda model, **kw: real_compile(model, **{**kw, "backend": "aot_eager"})
     dist.init_process_group("gloo")
     full, halves, *overrides = sys.argv[1:]
     train_model(config(full, *overrides))
@@ -27,6 +32,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_two_process_ddp_matches_one_process_and_resumes(tiny_run, tmp_path):
     runs = {}
@@ -38,13 +44,14 @@ def test_two_process_ddp_matches_one_process_and_resumes(tiny_run, tmp_path):
     # Global batch 8: two processes x 2 examples x 2 accumulation micro-steps (no_sync), or one process x 8.
     script = tmp_path / "ddp_train.py"
     script.write_text(SCRIPT)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(script),
-           str(runs["ddp"]), str(runs["ddp_resumed"]), *common, "train.micro_batch_size=2", "train.grad_accum=2"]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=500)
+           str(runs["ddp"]), str(runs["ddp_resumed"]), *common, "train.micro_batch_size=2", "train.grad_accum=2",
+           "train.compile=true"]
+    done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=500)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.count("model: encoder") == 3  # rank 0 only reports, once per training
-    assert "2 processes" in done.stdout and "resuming at step 2" in done.stdout
+    assert "2 processes" in done.stdout and "compiled, DDP" in done.stdout and "resuming at step 2" in done.stdout
     train_model(config(runs["single"], *common, "train.micro_batch_size=8"))
     single, ddp = params(runs["single"] / "model"), params(runs["ddp"] / "model")
     for key in single:

@@ -1,5 +1,6 @@
 import pytest
 import torch
+import torch.nn.functional as F
 
 from corpusforge.trainers.checkpoint import clean_state_dict
 from corpusforge.trainers.model import FAMILIES, Transformer, model_config
@@ -60,7 +61,7 @@ def test_encoder_is_bidirectional_and_ignores_padding(position):
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
-def test_logits_with_labels_are_the_labelled_rows_and_the_loss_is_their_cross_entropy(family):
+def test_logits_with_labels_are_all_rows_and_the_loss_is_the_labelled_cross_entropy(family):
     model = build(family)
     ids = torch.randint(0, V, (2, 12))
     labels = torch.full((2, 12), -100)
@@ -69,8 +70,8 @@ def test_logits_with_labels_are_the_labelled_rows_and_the_loss_is_their_cross_en
     kw = {"decoder_input_ids": ids} if model.cfg.arch == "encoder_decoder" else {}
     src = torch.randint(0, V, (2, 10), generator=torch.Generator().manual_seed(1)) if kw else ids
     logits, loss = model(src, labels=labels, **kw)
-    assert logits.shape == (3, V)
-    assert torch.allclose(logits, full[labels != -100], atol=1e-5)
+    assert logits.shape == (2, 12, V)
+    assert torch.allclose(logits, full, atol=1e-5)
     expected = torch.nn.functional.cross_entropy(full[labels != -100], labels[labels != -100])
     assert torch.allclose(loss, expected, atol=1e-5)
 
@@ -106,6 +107,25 @@ def test_each_family_overfits_a_tiny_batch(family, overrides):
     assert first > 4.0 and loss.item() < 0.05, (first, loss.item())
 
 
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_nothing_to_predict_gives_a_zero_loss_with_a_graph(family):
+    model = build(family)
+    ids = torch.randint(0, V, (2, 12))
+    kw = {"decoder_input_ids": ids} if model.cfg.arch == "encoder_decoder" else {}
+    _, loss = model(ids, labels=torch.full((2, 12), -100), **kw)
+    loss.backward()
+    assert loss.item() == 0.0 and loss.requires_grad
+
+
+def test_gelu_tanh_is_the_tanh_approximation_and_the_gpt2_default():
+    assert model_config("gpt2", "debug").activation == "gelu_tanh"
+    assert model_config("bert", "debug").activation == "gelu" and model_config("bart", "debug").activation == "gelu"
+    mlp = build("gpt2").decoder.blocks[0].mlp
+    x = torch.linspace(-4, 4, 101)
+    tanh = 0.5 * x * (1 + torch.tanh((2 / torch.pi) ** 0.5 * (x + 0.044715 * x ** 3)))
+    assert torch.allclose(mlp.act(x), tanh, atol=1e-6) and not torch.allclose(mlp.act(x), F.gelu(x), atol=1e-6)
+
+
 def test_sizes_and_parameter_counts():
     with torch.device("meta"):  # shapes only
         gpt = Transformer(model_config("gpt2", "base", vocab_size=50257, max_len=1024, dropout=0.0))
@@ -127,5 +147,7 @@ def test_next_sentence_head_adds_its_loss():
 
 
 def test_clean_state_dict_strips_compile_and_ddp_prefixes():
-    state = {"module._orig_mod.tok_emb.weight": 1, "_orig_mod.lm_bias": 2, "decoder.x": 3}
-    assert clean_state_dict(state) == {"tok_emb.weight": 1, "lm_bias": 2, "decoder.x": 3}
+    state = {"module._orig_mod.tok_emb.weight": 1, "_orig_mod.module.lm_bias": 2, "decoder.x": 3,
+             "encoder.blocks.0._orig_mod._checkpoint_wrapped_module.mlp.up.weight": 4}
+    assert clean_state_dict(state) == {"tok_emb.weight": 1, "lm_bias": 2, "decoder.x": 3,
+                                       "encoder.blocks.0.mlp.up.weight": 4}

@@ -56,7 +56,7 @@ def test_vocabulary_of_the_encoder_and_t5_families(tmp_path):
     pieces = [i for t, i in tok.get_vocab().items() if t.startswith("##")]
     words = [i for t, i in tok.get_vocab().items() if t.isalpha()]
     assert pieces and not v.word_start[pieces].any() and v.word_start[words].all()
-    t5 = train_tokenizer(texts, tmp_path / "t5.json", vocab_size=400, specials=family_tokens("t5").tokens)
+    t5 = train_tokenizer(texts, tmp_path / "t5.json", vocab_size=400, specials=family_tokens("t5").all_tokens)
     v = Vocabulary.from_file(tmp_path / "t5.json")
     assert v.eos == t5.token_to_id("</s>") and v.mask is None and len(v.sentinels) == 100
     assert v.sentinels[:2] == (t5.token_to_id("<extra_id_0>"), t5.token_to_id("<extra_id_1>"))
@@ -202,9 +202,41 @@ def test_bart_permutation_rotation_deletion_and_token_masking(docs, vocab):
     inner = target[1:-1].tolist()
     assert any(rotated[1:-1].tolist() == inner[k:] + inner[:k] for k in range(1, len(inner)))
     deleted = bart_noise(target, rng, vocab, BARTOptions(infill_ratio=0, permute_sentences=0, delete_ratio=0.2))
-    assert len(deleted) == len(target) - math.ceil(0.2 * 126)
+    words = int((target[1:-1] != vocab.eos).sum())  # the budget counts tokens other than document separators
+    assert len(deleted) == len(target) - math.ceil(0.2 * words)
     masked = bart_noise(target, rng, vocab, BARTOptions(infill_ratio=0, permute_sentences=0, mask_ratio=0.2))
-    assert (masked == vocab.mask).sum() == math.ceil(0.2 * 126) and len(masked) == len(target)
+    assert (masked == vocab.mask).sum() == math.ceil(0.2 * words) and len(masked) == len(target)
+
+
+def documents(tokens, vocab):
+    """The packed documents of ``<s> ... </s>``: the inner tokens split at the ``</s>`` separators."""
+    inner = tokens[1:-1]
+    pieces = np.split(inner, np.flatnonzero(inner == vocab.eos))
+    return pieces[:1] + [piece[1:] for piece in pieces[1:]]
+
+
+def test_bart_keeps_document_separators_and_permutes_sentences_within_documents(docs, vocab):
+    target = with_frame(window(docs, vocab, 126, start=17), vocab)
+    expected = documents(target, vocab)
+    assert len(expected) >= 3  # the window holds several packed documents
+    shuffled = 0
+    for seed in range(50):
+        rng = np.random.default_rng(seed)
+        permuted = bart_noise(target, rng, vocab, BARTOptions(infill_ratio=0, permute_sentences=1.0))
+        got = documents(permuted, vocab)
+        assert len(got) == len(expected)  # every separator where it was
+        assert all(sorted(a.tolist()) == sorted(b.tolist()) for a, b in zip(got, expected))
+        shuffled += any(not np.array_equal(a, b) for a, b in zip(got, expected))
+        # Every noise at once (no random replacement): separators are never masked or deleted, and what is
+        # left of each document is a subsequence of that document.
+        noised = bart_noise(target, rng, vocab, BARTOptions(infill_ratio=0.5, permute_sentences=0, mask_ratio=0.3,
+                                                            delete_ratio=0.3, random_ratio=0.0))
+        got = documents(noised, vocab)
+        assert len(got) == len(expected) and noised[0] == vocab.bos and noised[-1] == vocab.eos
+        for a, b in zip(got, expected):
+            it = iter(b.tolist())
+            assert all(t in it for t in a[a != vocab.mask].tolist())
+    assert shuffled > 40
 
 
 def test_causal_and_prefix_lm_labels():
@@ -224,10 +256,7 @@ def test_collated_batches_have_the_exact_shapes(name, docs, vocab):
     examples = [objective.example(window(docs, vocab, objective.raw_length, start=i * 50),
                                   np.random.default_rng(i)) for i in range(4)]
     batch = objective.collate(examples)
-    if name == "bart":  # deletion shortens the source: padded to the longest in the batch
-        assert batch["input_ids"].shape[0] == 4 and batch["input_ids"].shape[1] <= 64
-    else:
-        assert batch["input_ids"].shape == (4, 64)
+    assert batch["input_ids"].shape == (4, 64)  # bart: shortened sources are padded to seq_len (one shape)
     if name == "span":
         assert batch["labels"].shape == batch["decoder_input_ids"].shape == (4, objective.decoder_length)
         assert (batch["decoder_input_ids"][:, 0] == v.pad).all()

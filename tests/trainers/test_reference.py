@@ -21,8 +21,11 @@ def load(model, weights):
 
 def test_gpt2():
     hf = transformers.GPT2LMHeadModel(transformers.GPT2Config(
-        vocab_size=V, n_positions=T, n_embd=D, n_layer=L, n_head=H, n_inner=FF, activation_function="gelu",
+        vocab_size=V, n_positions=T, n_embd=D, n_layer=L, n_head=H, n_inner=FF, activation_function="gelu_new",
         resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0)).eval()
+    with torch.no_grad():  # MLP inputs of order 1, where exact GELU and its tanh approximation differ
+        for block in hf.transformer.h:
+            block.mlp.c_fc.weight.mul_(50)
     s = hf.state_dict()
     w = {"tok_emb.weight": s["transformer.wte.weight"], "decoder.pos_emb.weight": s["transformer.wpe.weight"],
          "decoder.final_norm.weight": s["transformer.ln_f.weight"], "decoder.final_norm.bias": s["transformer.ln_f.bias"]}
@@ -105,6 +108,43 @@ def test_t5():
     src, tgt = torch.randint(0, V, (2, T)), torch.randint(0, V, (2, 9))
     mask = torch.ones(2, T, dtype=torch.long)
     mask[0, 12:] = 0
+    theirs = hf(input_ids=src, attention_mask=mask, decoder_input_ids=tgt).logits
+    assert torch.allclose(model(src, attention_mask=mask, decoder_input_ids=tgt)[0], theirs, atol=1e-4)
+
+
+def test_bart():
+    hf = transformers.BartForConditionalGeneration(transformers.BartConfig(
+        vocab_size=V, d_model=D, encoder_layers=L, decoder_layers=L, encoder_attention_heads=H,
+        decoder_attention_heads=H, encoder_ffn_dim=FF, decoder_ffn_dim=FF, max_position_embeddings=T,
+        activation_function="gelu", dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, scale_embedding=False,
+        pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)).eval()
+    s = hf.state_dict()
+    w = {"tok_emb.weight": s["model.shared.weight"]}
+    for stack in ("encoder", "decoder"):
+        m = f"model.{stack}."
+        w[f"{stack}.pos_emb.weight"] = s[m + "embed_positions.weight"][2:]  # BART's positions start at offset 2
+        for kind in ("weight", "bias"):
+            w[f"{stack}.emb_norm.{kind}"] = s[m + "layernorm_embedding." + kind]
+        for i in range(L):
+            p, q = f"{m}layers.{i}.", f"{stack}.blocks.{i}."
+            for kind in ("weight", "bias"):
+                w[q + "attn.qkv." + kind] = torch.cat([s[f"{p}self_attn.{n}_proj.{kind}"] for n in "qkv"])
+                w[q + "attn.out." + kind] = s[f"{p}self_attn.out_proj.{kind}"]
+                w[q + "attn_norm." + kind] = s[f"{p}self_attn_layer_norm.{kind}"]
+                w[q + "mlp.up." + kind] = s[f"{p}fc1.{kind}"]
+                w[q + "mlp.down." + kind] = s[f"{p}fc2.{kind}"]
+                w[q + "mlp_norm." + kind] = s[f"{p}final_layer_norm.{kind}"]
+                if stack == "decoder":
+                    w[q + "cross.q." + kind] = s[f"{p}encoder_attn.q_proj.{kind}"]
+                    w[q + "cross.kv." + kind] = torch.cat([s[f"{p}encoder_attn.{n}_proj.{kind}"] for n in "kv"])
+                    w[q + "cross.out." + kind] = s[f"{p}encoder_attn.out_proj.{kind}"]
+                    w[q + "cross_norm." + kind] = s[f"{p}encoder_attn_layer_norm.{kind}"]
+    assert not s["final_logits_bias"].any()  # BART's output bias starts at zero; ours has none
+    model = ours("bart")
+    load(model, w)
+    src, tgt = torch.randint(3, V, (2, T)), torch.randint(3, V, (2, 11))
+    mask = torch.ones(2, T, dtype=torch.long)
+    mask[1, 9:] = 0
     theirs = hf(input_ids=src, attention_mask=mask, decoder_input_ids=tgt).logits
     assert torch.allclose(model(src, attention_mask=mask, decoder_input_ids=tgt)[0], theirs, atol=1e-4)
 

@@ -24,14 +24,6 @@ def config(run_dir, *overrides):
                                  output=types.SimpleNamespace(run_dir=str(run_dir), overwrite=False))
 
 
-@pytest.fixture
-def run_dir(tiny_run, tmp_path):
-    target = tmp_path / "run"
-    shutil.copytree(tiny_run / "tokenizer", target / "tokenizer")
-    shutil.copytree(tiny_run / "tokens", target / "tokens")
-    return target
-
-
 def params(model_dir):
     model, _ = load_pretrained(model_dir)
     return {k: v.clone() for k, v in model.state_dict().items()}
@@ -97,6 +89,21 @@ def test_divergence_stops_with_a_clear_error(run_dir):
                          "train.max_steps=20"))
 
 
+def test_a_non_finite_gradient_is_caught_before_the_next_log_or_checkpoint(run_dir, monkeypatch):
+    real_clip, calls = torch.nn.utils.clip_grad_norm_, []
+
+    def nan_at_step_3(parameters, max_norm, *args, **kwargs):
+        norm = real_clip(parameters, max_norm, *args, **kwargs)
+        calls.append(1)
+        return norm * float("nan") if len(calls) == 3 else norm
+
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", nan_at_step_3)
+    with pytest.raises(TrainingDiverged, match="gradient norm is nan at step 3: training diverged.*step-00000002.pt"):
+        train_model(config(run_dir, "train.log_every=4", "train.checkpoint_every=1", "train.keep_checkpoints=5"))
+    saved = sorted(p.name for p in (run_dir / "model" / "checkpoints").iterdir())
+    assert saved == ["step-00000001.pt", "step-00000002.pt"]  # none with the weights the bad step touched
+
+
 def test_configuration_errors(run_dir):
     if not torch.cuda.is_available():
         with pytest.raises(UserError, match="no CUDA device"):
@@ -105,3 +112,46 @@ def test_configuration_errors(run_dir):
         train_model(config(run_dir, "train.objective=span", "train.model.family=gpt2"))
     with pytest.raises(UserError, match="tokenize the corpus first"):
         train_model(config(run_dir / "missing"))
+
+
+def test_training_lowers_the_loss(run_dir):
+    train_model(config(run_dir, "train.objective=clm", "train.max_steps=40", "train.log_every=5",
+                       "train.optim.warmup_steps=5", "train.optim.lr=0.01"))
+    records = [json.loads(line) for line in (run_dir / "model" / "metrics.jsonl").read_text().splitlines()]
+    losses = [r["loss"] for r in records if r["split"] == "train"]
+    assert len(losses) == 8 and losses[-1] < losses[0] - 1.0, losses  # from ~ln(448) = 6.1 down
+
+
+def test_the_logged_learning_rate_is_the_one_the_step_used(run_dir):
+    train_model(config(run_dir, "train.max_steps=4", "train.log_every=1", "train.optim.warmup_steps=2",
+                       "train.optim.schedule=linear", "train.optim.min_lr_ratio=0.0"))
+    records = [json.loads(line) for line in (run_dir / "model" / "metrics.jsonl").read_text().splitlines()]
+    # Warmup 0.0015, 0.003; then linear decay from the peak over the last two steps.
+    assert [r["lr"] for r in records if r["split"] == "train"] == pytest.approx([0.0015, 0.003, 0.003, 0.0015])
+
+
+def test_warmup_longer_than_the_run_is_said_at_start(run_dir, capsys):
+    train_model(config(run_dir, "train.max_steps=2", "train.optim.warmup_steps=10"))
+    assert "warmup is shortened to 1 steps" in capsys.readouterr().out
+
+
+def test_token_ids_beyond_the_vocabulary_are_refused_before_training(run_dir):
+    from corpusforge.tokenizer.token_shards import write_token_shards
+
+    manifest_path = run_dir / "tokens" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    vocab_size = manifest["vocab_size"]
+    manifest["vocab_size"] = vocab_size + 100
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(UserError, match=f"vocab_size {vocab_size + 100} but .*tokenizer.json has {vocab_size}"):
+        train_model(config(run_dir))
+    manifest["vocab_size"] = vocab_size
+    manifest_path.write_text(json.dumps(manifest))
+    # A shard written with a larger vocabulary (the manifest carries no tokenizer hash to catch it).
+    for old in (run_dir / "tokens" / "val").glob("part-*.arrow"):
+        old.unlink()
+    write_token_shards(run_dir / "tokens" / "val", [[5, 6, vocab_size + 3]] * 50, docs_per_shard=128)
+    with pytest.raises(UserError, match=f"val token shards of .*manifest.json hold token id {vocab_size + 3}, "
+                                        f"beyond the vocabulary of {vocab_size} tokens"):
+        train_model(config(run_dir))
+    assert not (run_dir / "model").exists()

@@ -20,7 +20,9 @@ def test_overrides_load_into_the_config():
     from corpusforge.pipeline.core.config_loader import apply_overrides, from_dict
     from corpusforge.trainers.config import TrainConfig
 
-    args = parse("--objective", "mlm", "--lr", "1e-4", "--batch-size", "4", "--compile", "--no-progress")
+    args = parse("--objective", "mlm", "--lr", "1e-4", "--batch-size", "4", "--compile", "--no-progress",
+                 "--data-parallel", "fsdp", "--checkpoint-activations")
     train = from_dict(TrainConfig, apply_overrides({}, overrides(args))["train"], "train")
     assert (train.objective, train.optim.lr, train.micro_batch_size, train.compile, train.progress) == \
         ("mlm", 1e-4, 4, True, False)
+    assert (train.data_parallel, train.checkpoint_activations) == ("fsdp", True)

@@ -53,3 +53,16 @@ def test_loading_the_config_does_not_import_presidio():
     code = ("import sys, pipeline.pii, pipeline.pii.config; "
             "assert not [m for m in sys.modules if m.startswith(('presidio', 'spacy', 'apache_beam'))]")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_salt_is_written_only_as_set_with_a_fingerprint():
+    from corpusforge.pipeline.core.config_loader import public_dict
+
+    salt = "a-salt-of-sixteen-chars"
+    shown = public_dict(PIIConfig(hash_salt=salt))["hash_salt"]
+    assert salt not in shown and shown.startswith("<secret set, fingerprint hmac-sha256:")
+    assert shown == public_dict(PIIConfig(hash_salt=salt))["hash_salt"]  # the same salt, the same fingerprint
+    assert shown != public_dict(PIIConfig(hash_salt=salt + "x"))["hash_salt"]
+    assert public_dict(PIIConfig())["hash_salt"] == ""  # unset: nothing to fingerprint
+    with pytest.raises(ConfigError, match="redacted marker"):
+        PIIConfig(hash_salt=shown)  # copied back from a manifest: refused, not taken as a new salt

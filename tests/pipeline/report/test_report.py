@@ -77,7 +77,7 @@ def test_samples_spread_over_each_top_reason_and_note_what_they_are(full_run):
     assert [s.id for s in short.samples] == ["web/rem-quality-0000", "web/rem-quality-0007", "web/rem-quality-0014"]
     assert short.samples[0].chars > 100 and len(short.samples[0].text) == 100
     assert len(groups[("pii", "pii_dense")].samples) == 2
-    assert "more characters" in html and "already scrubbed" in html
+    assert "more characters" in html and "personal data replaced by placeholders" in html
     assert groups[("dedup", "minhash_near_duplicate")].samples[0].details == {"survivor_id": "s1", "cluster_size": 5}
 
 
@@ -192,3 +192,39 @@ def test_details_fold_the_beam_metrics_of_stats_json():
     unavailable = str(report_page._metrics_block({"unavailable": "NotImplementedError: no metrics <here>"}))
     assert "reported no Beam metrics (NotImplementedError: no metrics &lt;here&gt;)" in unavailable
     assert str(report_page._metrics_block({"counters": {}, "distributions": {}})) == ""
+
+
+def test_the_page_scrubs_what_it_shows_even_from_raw_removed_records(tmp_path):
+    """A run with pii.scrub_removed false keeps raw text in removed/ and rejected/; the page still shows
+    none of it in clear, says so in a banner, and shows an old manifest's salt only as set."""
+    import json
+
+    from corpusforge.pipeline.document import REJECTED_SCHEMA, REMOVED_SCHEMA
+    from corpusforge.pipeline.shards import write_arrow_file
+
+    run = write_run(tmp_path / "run", tokenizer=False, training=False)
+    manifest = json.loads((run / "manifest.json").read_text())
+    salt = "an-old-manifest-salt-in-clear"
+    manifest["config"]["pii"] = {"enabled": True, "scrub_removed": False, "hash_salt": salt,
+                                 "actions": {"PHONE_NUMBER": "hash"}}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    raw = ("Write to jane.doe@example.org or call +1-202-555-0173. " * 30)  # longer than --text-chars
+    removed = [{"id": f"web/jane.doe@example.org#{i}", "source": "web", "stage": "quality", "reason": "gopher_short_doc",
+                "details": json.dumps({"survivor_id": "web/bob@example.org"}), "text": raw, "annotations": "{}"}
+               for i in range(15)]
+    write_arrow_file(str(run / "removed" / "part-00000-of-00001.arrow"), REMOVED_SCHEMA, removed)
+    rejected = [{"source": "web", "path": "web.jsonl", "position": p, "reason": "malformed_json",
+                 "detail": "Expecting value", "raw": '{"text": "call +1-202-555-0173'} for p in (3, 9, 12)]
+    write_arrow_file(str(run / "rejected" / "part-00000-of-00001.arrow"), REJECTED_SCHEMA, rejected)
+    write_report(str(run), text_chars=40)
+    page = (run / "report.html").read_text()
+    for value in ("jane.doe@example.org", "bob@example.org", "202-555-0173", salt):
+        assert value not in page
+    assert "Write to &lt;EMAIL&gt; or call &lt;PHONE&gt;" in page and "&lt;PHONE&gt;" in page.split('id="rejected"')[1]
+    assert "pii.scrub_removed is false" in page and '<div class="banner"' in page
+    assert "&lt;secret set, fingerprint hmac-sha256:" in page
+
+
+def test_no_banner_when_the_run_wrote_scrubbed_files(full_run):
+    _, page, _ = full_run
+    assert '<div class="banner"' not in page

@@ -1,0 +1,17 @@
+"""Beam's DirectRunner without its Prism download.
+
+Since Beam 2.6x, ``DirectRunner`` first tries ``PrismRunner``: it downloads a Go binary from GitHub (or runs a
+cached one) and falls back to the in-process runners when that fails, offline after a network timeout.
+corpusforge fetches nothing at run time, so ``beam.runner: DirectRunner`` means this class: the same choice
+between the FnApiRunner (batch; ``direct_num_workers`` and ``direct_running_mode`` apply) and the
+BundleBasedDirectRunner, without the Prism step. ``PrismRunner`` stays available by name for whoever wants it.
+"""
+from __future__ import annotations
+
+from apache_beam.runners.direct.direct_runner import SwitchingDirectRunner
+
+
+class DirectRunner(SwitchingDirectRunner):
+    # Beam skips Prism for interactive pipelines, and this flag is the only other thing it decides (Beam 2.6x-2.7x:
+    # apache_beam/runners/direct/direct_runner.py reads it once, in the Prism check).
+    _is_interactive = True

@@ -1,0 +1,71 @@
+"""PII in ids, metadata and removal details: hashed ids stay unique and linked, metadata per field."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.pii.fields import ID_HASH_CHARS, FieldScrubber
+from corpusforge.pipeline.pii.scrubber import Scrubber
+
+pytest.importorskip("presidio_analyzer")
+
+SALT = "a-salt-of-sixteen-chars"
+
+
+@pytest.fixture(scope="module")
+def fields():
+    return FieldScrubber(Scrubber(PIIConfig(hash_salt=SALT)))
+
+
+def test_pii_in_an_id_is_hashed_and_ids_stay_unique(fields):
+    ids = ["mail/jane.doe@example.org#1", "mail/bob.roe@example.org#1", "mail/jane.doe@example.org#2", "doc-17"]
+    out = [fields.id(i) for i in ids]
+    assert out[3] == "doc-17"  # no PII: untouched
+    assert len(set(out)) == len(ids)
+    for value in out[:3]:
+        assert "@" not in value and re.fullmatch(rf"mail/<EMAIL:[0-9a-f]{{{ID_HASH_CHARS}}}>#\d", value)
+    assert out[0].split("#")[0] == out[2].split("#")[0]  # the same address hashes alike
+    again = FieldScrubber(Scrubber(PIIConfig(hash_salt=SALT)))
+    assert [again.id(i) for i in ids] == out  # deterministic for a salt
+    other = FieldScrubber(Scrubber(PIIConfig(hash_salt="another-salt-of-16-chars")))
+    assert other.id(ids[0]) != out[0]
+
+
+def test_id_action_keep_leaves_ids(fields):
+    keep = FieldScrubber(Scrubber(PIIConfig(id_action="keep")))
+    assert keep.id("jane.doe@example.org") == "jane.doe@example.org"
+
+
+def test_metadata_scrub_hash_keep_per_field(fields):
+    config = PIIConfig(hash_salt=SALT, metadata_fields={"author": "hash", "url": "keep"})
+    scrub = FieldScrubber(Scrubber(config))
+    metadata = {"contact": "write to jane.doe@example.org", "nested": {"tel": ["call +1-202-555-0173"], "n": 3},
+                "author": "Jane Doe", "url": "https://example.org/~jdoe", "flag": True, "none": None}
+    out = scrub.metadata(metadata)
+    assert out["contact"] == "write to <EMAIL>"
+    assert out["nested"] == {"tel": ["call <PHONE>"], "n": 3}
+    assert re.fullmatch(rf"[0-9a-f]{{{ID_HASH_CHARS}}}", out["author"]) and out["author"] == scrub.metadata(metadata)["author"]
+    assert out["url"] == metadata["url"] and out["flag"] is True and out["none"] is None
+    keep = FieldScrubber(Scrubber(PIIConfig(metadata_action="keep")))
+    assert keep.metadata(metadata) == metadata
+
+
+def test_a_duplicates_survivor_id_maps_like_the_survivors_id(fields):
+    survivor = Document("web/jane.doe@example.org", "text", "web", metadata={"phone": "+1-202-555-0173"})
+    details = fields.details({"survivor_id": survivor.id, "cluster_size": 2, "similarity": 0.9, "lang": "en"})
+    scrubbed = fields.document(survivor)
+    assert details["survivor_id"] == scrubbed.id != survivor.id
+    assert details["cluster_size"] == 2 and details["lang"] == "en"
+    assert scrubbed.metadata == {"phone": "<PHONE>"} and scrubbed.text == "text"
+
+
+def test_config_checks_field_actions():
+    from corpusforge.pipeline.core.config_loader import ConfigError
+
+    with pytest.raises(ConfigError, match="pii.metadata_fields.author must be one of scrub, hash, keep"):
+        PIIConfig(metadata_fields={"author": "drop"})
+    with pytest.raises(ConfigError, match="pii.id_action must be hash or keep"):
+        PIIConfig(id_action="scrub")

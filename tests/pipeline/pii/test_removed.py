@@ -1,0 +1,75 @@
+"""ScrubRemoved / ScrubRejected in a TestPipeline: what earlier stages removed is scrubbed, nothing else changes."""
+from __future__ import annotations
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from corpusforge.pipeline.document import Document, Rejected, Removed
+from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.pii.fields import FieldScrubber
+from corpusforge.pipeline.pii.removed import ScrubRejected, ScrubRemoved
+from corpusforge.pipeline.pii.scrubber import Scrubber
+
+pytest.importorskip("presidio_analyzer")
+
+SALT = "a-salt-of-sixteen-chars"
+SURVIVOR = "web/jane.doe@example.org"
+REMOVED = [
+    Removed(Document("web/1", "Too short. Mail jane.doe@example.org", "web", metadata={"tel": "+1-202-555-0173"}),
+            "quality", "gopher_short_doc"),
+    Removed(Document("web/bob.roe@example.org", "Call +1-202-555-0173 now, a copy.", "web"), "dedup",
+            "near_duplicate", {"survivor_id": SURVIVOR, "similarity": 0.9}),
+    Removed(Document("web/3", "Nothing personal here.", "web"), "dedup", "exact_duplicate", {"survivor_id": "web/4"}),
+    # the PII stage's own removals are scrubbed already: they pass through as they are
+    Removed(Document("web/5", "<EMAIL> <EMAIL> <EMAIL>", "web"), "pii", "pii_density", {"density": 0.9}),
+]
+
+
+def _hashed(value):
+    return FieldScrubber(Scrubber(PIIConfig(hash_salt=SALT))).id(value)
+
+
+def test_removed_records_are_scrubbed_and_keep_stage_and_reason():
+    survivor, bob = _hashed(SURVIVOR), _hashed("web/bob.roe@example.org")
+    with TestPipeline() as p:
+        out = p | beam.Create(REMOVED) | ScrubRemoved(PIIConfig(hash_salt=SALT, batch_size=2), SALT)
+        assert_that(out, equal_to([
+            Removed(Document("web/1", "Too short. Mail <EMAIL>", "web", metadata={"tel": "<PHONE>"}),
+                    "quality", "gopher_short_doc"),
+            Removed(Document(bob, "Call <PHONE> now, a copy.", "web"), "dedup", "near_duplicate",
+                    {"survivor_id": survivor, "similarity": 0.9}),
+            REMOVED[2], REMOVED[3],
+        ]))
+
+
+def test_scrub_removed_false_keeps_text_but_not_ids():
+    with TestPipeline() as p:
+        out = (p | beam.Create(REMOVED[:2])
+               | ScrubRemoved(PIIConfig(hash_salt=SALT, scrub_removed=False), SALT)
+               | beam.Map(lambda r: (r.doc.id, r.doc.text, r.details.get("survivor_id"))))
+        assert_that(out, equal_to([
+            ("web/1", REMOVED[0].doc.text, None),
+            (_hashed("web/bob.roe@example.org"), REMOVED[1].doc.text, _hashed(SURVIVOR)),
+        ]))
+
+
+def test_a_spilled_removed_text_is_read_scrubbed_and_loses_its_reference(tmp_path):
+    from corpusforge.pipeline.spill import SpillText
+
+    def texts(record):
+        return record.doc.text, record.doc.text_ref is None
+
+    with TestPipeline() as p:
+        out = (p | beam.Create(REMOVED[:1]) | SpillText(str(tmp_path)) | beam.Reshuffle()
+               | ScrubRemoved(PIIConfig(hash_salt=SALT), SALT) | beam.Map(texts))
+        assert_that(out, equal_to([("Too short. Mail <EMAIL>", True)]))
+
+
+def test_rejected_previews_and_details_are_scrubbed():
+    bad = Rejected("web", "a.jsonl", 3, "malformed_json", "Expecting value", '{"text": "jane.doe@example.org')
+    with TestPipeline() as p:
+        out = p | beam.Create([bad]) | ScrubRejected(PIIConfig(), SALT)
+        assert_that(out, equal_to([Rejected("web", "a.jsonl", 3, "malformed_json", "Expecting value",
+                                            '{"text": "<EMAIL>')]))

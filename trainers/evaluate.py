@@ -1,0 +1,261 @@
+"""A model measured on held-out text: loss, perplexity and bits per byte, overall and per source.
+
+    loaded = load_model("runs/x/model")                       # or an export
+    result = evaluate(loaded, read_documents("held-out.jsonl"))
+
+Bits per byte is the negative log-likelihood of the text, in bits, over its UTF-8 bytes, so models with
+different tokenizers compare. A decoder predicts every token of each document after a leading end-of-text
+token, in disjoint windows of its maximum length (each window starts without the previous one's context).
+Encoders and seq2seq models are measured on their own training objective (masked LM, T5 span corruption,
+BART denoising, with the objective's default options) under a fixed seed, so the figure is deterministic;
+their bits per byte is that objective's NLL over the document's bytes, comparable between models of the same
+objective only.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import pathlib
+from typing import Any, Iterable, Iterator
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers.export import LoadedModel
+
+LN2 = math.log(2.0)
+
+
+@dataclasses.dataclass
+class Document:
+    text: str
+    source: str | None = None
+
+
+def read_documents(data: str, text_field: str = "text") -> Iterator[Document]:
+    """Documents of a JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet or Arrow file, a directory of them, or a
+    corpusforge run (its clean shards' val split, as ``tokenize`` assigned it; every document when the run
+    has no token shards)."""
+    path = pathlib.Path(data)
+    if path.is_dir() and (path / "clean").is_dir():
+        yield from _run_documents(path)
+        return
+    paths = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    if not paths or not all(p.exists() for p in paths):
+        raise UserError(f"{data} does not exist or holds no files; pass a JSONL, Parquet or Arrow file, a directory "
+                        "of them, or a run directory")
+    for p in paths:
+        yield from _file_documents(p, text_field)
+
+
+def _file_documents(path: pathlib.Path, text_field: str) -> Iterator[Document]:
+    name = path.name.lower()
+    if name.endswith((".jsonl", ".json", ".jsonl.gz", ".json.gz", ".jsonl.zst", ".json.zst")):
+        for number, line in enumerate(_lines(path), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                raise UserError(f"{path}:{number} is not valid JSON") from None
+            yield _document(record, text_field, f"{path}:{number}")
+        return
+    if name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(path)
+    elif name.endswith((".arrow", ".feather")):
+        from corpusforge.pipeline.core import files
+
+        reader = files.open_arrow(str(path))
+        table = reader.read_all()
+    else:
+        raise UserError(f"{path}: unknown format; evaluate reads .jsonl(.gz/.zst), .parquet and .arrow")
+    if text_field not in table.column_names:
+        raise UserError(f"{path} has no column {text_field!r}; pass --text-field")
+    sources = table.column("source").to_pylist() if "source" in table.column_names else [None] * table.num_rows
+    for text, source in zip(table.column(text_field).to_pylist(), sources):
+        if text:
+            yield Document(text, source)
+
+
+def _lines(path: pathlib.Path) -> Iterator[str]:
+    if path.name.endswith(".gz"):
+        import gzip
+
+        with gzip.open(path, "rt", encoding="utf-8-sig") as handle:
+            yield from handle
+    elif path.name.endswith(".zst"):
+        import io
+
+        import zstandard
+
+        with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
+            yield from io.TextIOWrapper(stream, encoding="utf-8-sig")
+    else:
+        with open(path, encoding="utf-8-sig") as handle:
+            yield from handle
+
+
+def _document(record: Any, text_field: str, where: str) -> Document:
+    if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
+        raise UserError(f"{where}: a record needs a string field {text_field!r}; pass --text-field")
+    source = record.get("source")
+    return Document(record[text_field], source if isinstance(source, str) else None)
+
+
+def _run_documents(run: pathlib.Path) -> Iterator[Document]:
+    from corpusforge.tokenizer.corpus import clean_shards, iter_batches
+    from corpusforge.tokenizer.tokenize import ShardPlan
+
+    manifest = run / "tokens" / "manifest.json"
+    plan = None
+    if manifest.exists():
+        header = json.loads(manifest.read_text(encoding="utf-8"))
+        plan = ShardPlan(train_shards=1, val_shards=1, val_fraction=header.get("val_fraction", 0.0),
+                         split_seed=header.get("split_seed", 0), dtype=header.get("dtype", "uint16"))
+    paths = [p for p, _ in clean_shards(str(run / "clean"))]
+    for ids, texts, sources in iter_batches(paths, 256, ("id", "text", "source")):
+        for doc_id, text, source in zip(ids, texts, sources):
+            if plan is None or not plan.val_fraction or plan.assign(doc_id)[0] == "val":
+                yield Document(text, source)
+
+
+# ---------------------------------------------------------------------------------------------- measuring
+
+@dataclasses.dataclass
+class _Sum:
+    nll: float = 0.0  # nats
+    tokens: int = 0
+    bytes: int = 0
+    documents: int = 0
+
+    def result(self) -> dict[str, Any]:
+        loss = self.nll / self.tokens if self.tokens else float("nan")
+        return {"loss": loss, "perplexity": math.exp(min(loss, 50.0)) if self.tokens else float("nan"),
+                "bits_per_byte": self.nll / LN2 / self.bytes if self.bytes else float("nan"),
+                "tokens": self.tokens, "bytes": self.bytes, "documents": self.documents}
+
+
+def evaluate(loaded: LoadedModel, documents: Iterable[Document], *, seed: int = 0, batch_size: int = 8,
+             max_documents: int | None = None) -> dict[str, Any]:
+    """Loss (mean NLL per predicted token), perplexity and bits per byte over ``documents``; ``by_source``
+    when the documents carry sources."""
+    examples = _Examples(loaded, seed)
+    total, by_source = _Sum(), {}
+    pending: list[tuple[dict[str, np.ndarray], str | None]] = []
+
+    def flush():
+        for (nll, count), (_, source) in zip(_score(loaded, [e for e, _ in pending]), pending):
+            for bucket in (total, by_source.setdefault(source, _Sum()) if source is not None else None):
+                if bucket is not None:
+                    bucket.nll += nll
+                    bucket.tokens += count
+        pending.clear()
+
+    for index, doc in enumerate(documents):
+        if max_documents is not None and index >= max_documents:
+            break
+        size = len(doc.text.encode("utf-8"))
+        for bucket in (total, by_source.setdefault(doc.source, _Sum()) if doc.source is not None else None):
+            if bucket is not None:
+                bucket.bytes += size
+                bucket.documents += 1
+        for example in examples.of(doc.text, index):
+            pending.append((example, doc.source))
+            if len(pending) >= batch_size:
+                flush()
+    flush()
+    if not total.documents:
+        raise UserError("no documents to evaluate on (empty input, or a run whose val split is empty)")
+    out = {"model": loaded.arch, "objective": examples.objective, **total.result()}
+    if by_source:
+        out["by_source"] = {source: s.result() for source, s in sorted(by_source.items())}
+    return out
+
+
+class _Examples:
+    """One document as the examples its model is scored on (the decoder's windows, or the objective's)."""
+
+    def __init__(self, loaded: LoadedModel, seed: int) -> None:
+        from corpusforge.trainers.vocab import Vocabulary
+
+        self.tokenizer, self.arch, self.seed = loaded.tokenizer, loaded.arch, seed
+        self.length = int(getattr(loaded.model.config, "n_positions", 0)
+                          or getattr(loaded.model.config, "max_position_embeddings", 0)
+                          or self.tokenizer.model_max_length)
+        self.vocab = Vocabulary.from_tokenizer(self.tokenizer.backend_tokenizer)
+        config = loaded.model.config
+        self.objective = {"decoder": "clm", "encoder": "mlm"}.get(
+            self.arch, "span" if config.model_type == "t5" else "bart")
+
+    def of(self, text: str, index: int) -> Iterator[dict[str, np.ndarray]]:
+        body = np.asarray(self.tokenizer(text, add_special_tokens=False)["input_ids"], dtype=np.int64)
+        rng = np.random.default_rng([self.seed, index])
+        if self.objective == "clm":
+            start = self.vocab.bos if self.vocab.bos is not None else self.vocab.eos
+            if start is None:
+                raise UserError("the tokenizer has no beginning- or end-of-text token to start a document with")
+            stream = np.r_[start, body]
+            for i in range(0, len(stream) - 1, self.length):
+                window = stream[i: i + self.length + 1]
+                yield {"input_ids": window[:-1], "labels": window[1:]}
+            return
+        yield from getattr(self, f"_{self.objective}")(body, rng)
+
+    def _mlm(self, body, rng):
+        from corpusforge.trainers.objectives import mask_tokens
+
+        step = self.length - 2
+        for i in range(0, max(len(body), 1), step):
+            ids = np.r_[self.vocab.bos, body[i: i + step], self.vocab.eos].astype(np.int64)
+            inputs, labels = mask_tokens(ids, rng, self.vocab)
+            yield {"input_ids": inputs, "labels": labels}
+
+    def _span(self, body, rng):
+        from corpusforge.trainers.objectives import span_corrupt, span_corruption_lengths
+
+        raw, _ = span_corruption_lengths(min(self.length, 512))
+        sentinels = np.asarray(self.vocab.sentinels)
+        pad = self.vocab.pad if self.vocab.pad is not None else 0
+        for i in range(0, max(len(body), 1), raw):
+            inputs, targets = span_corrupt(body[i: i + raw], rng, sentinels, self.vocab.eos)
+            yield {"input_ids": inputs, "decoder_input_ids": np.r_[pad, targets[:-1]], "labels": targets}
+
+    def _bart(self, body, rng):
+        from corpusforge.trainers.objectives import bart_noise
+
+        step = self.length - 2
+        for i in range(0, max(len(body), 1), step):
+            target = np.r_[self.vocab.bos, body[i: i + step], self.vocab.eos].astype(np.int64)
+            source = bart_noise(target, rng, self.vocab)[: self.length]
+            yield {"input_ids": source, "decoder_input_ids": np.r_[self.vocab.eos, target[:-1]], "labels": target}
+
+
+@torch.no_grad()
+def _score(loaded: LoadedModel, examples: list[dict[str, np.ndarray]]) -> list[tuple[float, int]]:
+    """(summed NLL in nats, predicted tokens) of each example, in one padded batch."""
+    if not examples:
+        return []
+    pad = loaded.tokenizer.pad_token_id or 0
+
+    def stack(key, value):
+        width = max(len(e[key]) for e in examples)
+        out = torch.full((len(examples), width), value, dtype=torch.long)
+        for row, e in enumerate(examples):
+            out[row, : len(e[key])] = torch.as_tensor(e[key])
+        return out
+
+    inputs = {"input_ids": stack("input_ids", pad)}
+    inputs["attention_mask"] = (torch.arange(inputs["input_ids"].size(1))[None, :]
+                                < torch.tensor([len(e["input_ids"]) for e in examples])[:, None]).long()
+    if "decoder_input_ids" in examples[0]:
+        inputs["decoder_input_ids"] = stack("decoder_input_ids", pad)
+    labels = stack("labels", -100)
+    logits = loaded.model(**inputs).logits.float()
+    nll = F.cross_entropy(logits.transpose(1, 2), labels, ignore_index=-100, reduction="none").sum(dim=1)
+    counts = (labels != -100).sum(dim=1)
+    return [(float(n), int(c)) for n, c in zip(nll, counts)]

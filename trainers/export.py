@@ -1,0 +1,165 @@
+"""A trained model as a Hugging Face transformers directory, and any model directory loaded for inference.
+
+    export_model("runs/x/model", "exports/x")     # safetensors, config, generation config, tokenizer, card
+    loaded = load_model("runs/x/model")           # or load_model("exports/x"): the same transformers model
+
+The export loads with ``AutoModelForCausalLM`` / ``AutoModelForMaskedLM`` / ``AutoModelForSeq2SeqLM`` and
+``AutoTokenizer`` and no custom code (hf_layout.py picks the class that computes exactly what ours does, or
+refuses). Before the directory is moved into place, it is loaded back and its logits are checked against
+corpusforge's own on a fixed input; the directory appears complete or not at all.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import shutil
+from typing import Any
+
+import torch
+
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers import checkpoint as ckpt
+from corpusforge.trainers.hf_layout import match_layout, to_transformers
+from corpusforge.trainers.model import Transformer
+from corpusforge.trainers.model_card import AUTO_CLASS, model_card
+
+EXACT = 1e-4  # the largest logit difference the export accepts (float32, CPU)
+
+
+@dataclasses.dataclass
+class LoadedModel:
+    """A transformers model and tokenizer, whichever kind of directory they came from."""
+
+    model: Any  # transformers.PreTrainedModel, eval mode, float32
+    tokenizer: Any  # transformers.PreTrainedTokenizerFast
+    arch: str  # 'decoder' | 'encoder' | 'encoder_decoder'
+    source: str  # 'corpusforge' (a run's model/) or 'transformers' (an export or any local checkpoint)
+
+
+def _kind(model_dir: pathlib.Path) -> str:
+    config = model_dir / "config.json"
+    if not config.is_file():
+        raise UserError(f"{model_dir} holds no config.json; pass a run's model/ directory (corpusforge train) or "
+                        "an exported one (corpusforge export)")
+    data = json.loads(config.read_text(encoding="utf-8"))
+    if "model_type" in data:
+        return "transformers"
+    if "model" in data:
+        return "corpusforge"
+    raise UserError(f"{config} is neither corpusforge's nor transformers' model config")
+
+
+def _arch_of(hf_config) -> str:
+    """What a transformers checkpoint is, from its config: seq2seq, a causal LM, or a masked LM."""
+    if getattr(hf_config, "is_encoder_decoder", False):
+        return "encoder_decoder"
+    names = " ".join(getattr(hf_config, "architectures", None) or [])
+    if "ForCausalLM" in names or "LMHeadModel" in names or getattr(hf_config, "is_decoder", False):
+        return "decoder"
+    if "ForMaskedLM" in names or "ForPreTraining" in names:
+        return "encoder"
+    return "decoder" if hf_config.model_type in ("gpt2", "llama") else "encoder"
+
+
+def load_model(model_dir: str | pathlib.Path) -> LoadedModel:
+    """A run's ``model/`` (converted in memory) or a transformers directory, with its tokenizer."""
+    import transformers
+
+    from corpusforge.tokenizer.packaging import as_transformers
+
+    model_dir = pathlib.Path(model_dir)
+    if _kind(model_dir) == "corpusforge":
+        model, info = ckpt.load_pretrained(model_dir)
+        special = info.get("special_tokens") or {}
+        hf = to_transformers(model.eval(), special)
+        if hf.can_generate():
+            hf.generation_config = generation_config(model, special, info.get("tokenizer_vocab_size") or model.cfg.vocab_size)
+        tokenizer = as_transformers(str(model_dir / "tokenizer.json"), model_max_length=model.cfg.max_len)
+        return LoadedModel(hf, tokenizer, model.cfg.arch, "corpusforge")
+    hf_config = transformers.AutoConfig.from_pretrained(model_dir)
+    arch = _arch_of(hf_config)
+    auto = getattr(transformers, AUTO_CLASS[arch])
+    hf = auto.from_pretrained(model_dir, dtype=torch.float32).eval()
+    return LoadedModel(hf, transformers.AutoTokenizer.from_pretrained(model_dir), arch, "transformers")
+
+
+def generation_config(model: Transformer, special: dict[str, int], tokenizer_size: int):
+    """What ``generate`` needs to start, stop and pad; ids the tokenizer never produces are suppressed."""
+    from transformers import GenerationConfig
+
+    cfg = model.cfg
+    pad, eos, bos = special.get("pad"), special.get("eos"), special.get("bos")
+    values: dict[str, Any] = {"eos_token_id": eos, "pad_token_id": pad if pad is not None else eos}
+    if cfg.arch == "decoder":
+        values["bos_token_id"] = bos if bos is not None else eos
+    elif match_layout(cfg) == "t5":
+        values["decoder_start_token_id"] = pad
+    elif match_layout(cfg) == "bart":
+        # Our BART decoder starts from </s> and its target begins with <s>.
+        values.update(decoder_start_token_id=eos, bos_token_id=bos, forced_bos_token_id=bos)
+    unused = list(range(tokenizer_size, cfg.vocab_size))  # rows added to round the vocabulary up
+    if unused:
+        values["suppress_tokens"] = unused
+    return GenerationConfig(**{k: v for k, v in values.items() if v is not None})
+
+
+def export_model(model_dir: str | pathlib.Path, out_dir: str | pathlib.Path, *, overwrite: bool = False) -> pathlib.Path:
+    """Write the transformers directory of the corpusforge model in ``model_dir`` to ``out_dir``."""
+    from corpusforge.tokenizer.packaging import save_transformers
+
+    model_dir, out_dir = pathlib.Path(model_dir), pathlib.Path(out_dir)
+    if _kind(model_dir) != "corpusforge":
+        raise UserError(f"{model_dir} is already a transformers model; nothing to export")
+    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
+        raise UserError(f"{out_dir} exists and is not empty; pass --overwrite to replace it")
+    model, info = ckpt.load_pretrained(model_dir)
+    model.eval()
+    layout = match_layout(model.cfg)  # refuses before anything is written
+    special = info.get("special_tokens") or {}
+    hf = to_transformers(model, special)
+    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir(parents=True)
+        if hf.can_generate():
+            hf.generation_config = generation_config(model, special, info.get("tokenizer_vocab_size") or model.cfg.vocab_size)
+        hf.save_pretrained(tmp)
+        save_transformers(str(model_dir / "tokenizer.json"), str(tmp), model_max_length=model.cfg.max_len)
+        (tmp / "README.md").write_text(model_card(model_dir, info, layout, model.cfg.arch, model.num_params()),
+                                       encoding="utf-8")
+        (tmp / "corpusforge.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        check_export(model, tmp)
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(tmp, out_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out_dir
+
+
+@torch.no_grad()
+def check_export(model: Transformer, directory: pathlib.Path) -> float:
+    """Load ``directory`` back with transformers' Auto classes and compare its logits to ``model``'s on a fixed
+    input; raise if they differ by more than ``EXACT``. Returns the largest difference."""
+    loaded = load_model(directory)
+    cfg = model.cfg
+    generator = torch.Generator().manual_seed(0)
+    length = min(cfg.max_len, 16)
+    ids = torch.randint(0, cfg.vocab_size, (2, length), generator=generator)
+    mask = torch.ones_like(ids)
+    mask[1, length // 2:] = 0
+    kwargs: dict[str, Any] = {"attention_mask": mask}
+    if cfg.arch == "encoder_decoder":
+        kwargs["decoder_input_ids"] = torch.randint(0, cfg.vocab_size, (2, 5), generator=generator)
+    if cfg.arch == "decoder":  # padding a causal model's right end changes nothing before it
+        kwargs = {}
+    ours = model.float()(ids, **kwargs)[0]
+    theirs = loaded.model(input_ids=ids, **kwargs).logits
+    keep = mask.bool() if cfg.arch == "encoder" else slice(None)
+    difference = float((ours[keep] - theirs[keep]).abs().max())
+    if not difference <= EXACT:
+        raise RuntimeError(f"the exported model's logits differ from corpusforge's by {difference:.3g} "
+                           f"(more than {EXACT}); the export was not written")
+    return difference

@@ -1,0 +1,37 @@
+"""The most likely tokens for the mask in a text, from an encoder (masked LM).
+
+    loaded = load_model("runs/x/model")               # or an export
+    fill_mask(loaded, "The river <mask> quickly.", top_k=5)
+
+transformers' own ``fill-mask`` pipeline does the work on the converted model; the text may spell the mask
+as the tokenizer's mask token (``[MASK]`` for BERT-style tokenizers) or as ``<mask>``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers.export import LoadedModel
+
+GENERIC_MASK = "<mask>"
+
+
+def fill_mask(loaded: LoadedModel, text: str, top_k: int = 5) -> list[dict[str, Any]]:
+    """``[{"token_str", "score", "token", "sequence"}, ...]``, best first."""
+    from transformers import pipeline
+
+    if loaded.arch != "encoder":
+        raise UserError("fill-mask needs an encoder (masked LM) model; this one is a "
+                        f"{loaded.arch.replace('_', '-')} model (try corpusforge generate)")
+    if top_k < 1:
+        raise UserError(f"--top-k must be at least 1, got {top_k}")
+    mask = loaded.tokenizer.mask_token
+    if mask is None:
+        raise UserError("the model's tokenizer has no mask token")
+    if mask != GENERIC_MASK:
+        text = text.replace(GENERIC_MASK, mask)
+    if text.count(mask) != 1:
+        raise UserError(f"the text must hold exactly one mask ({mask} or {GENERIC_MASK}); it holds {text.count(mask)}")
+    fill = pipeline("fill-mask", model=loaded.model, tokenizer=loaded.tokenizer, device="cpu")
+    return [{"token_str": r["token_str"], "score": float(r["score"]), "token": int(r["token"]),
+             "sequence": r["sequence"]} for r in fill(text, top_k=top_k)]

@@ -1,0 +1,108 @@
+"""Text from a decoder or seq2seq model: greedy or sampled, batched, with stop strings.
+
+    loaded = load_model("runs/x/model")                   # or an export
+    rows = generate(loaded, ["Once upon"], GenerateOptions(max_new_tokens=20, greedy=True))
+
+Decoding is transformers' own ``generate`` on the converted model (KV cache, temperature, top-k, top-p, stop
+strings): corpusforge does not re-implement it, so greedy output is transformers' by construction. A decoder's
+prompt starts with the end-of-text token, as every document did in training.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import torch
+
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers.export import LoadedModel
+
+
+@dataclasses.dataclass
+class GenerateOptions:
+    max_new_tokens: int = 64
+    greedy: bool = False
+    temperature: float = 1.0
+    top_k: int = 0  # 0: no top-k filter
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int = 0
+    batch_size: int = 8
+    use_cache: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise UserError(f"--max-new-tokens must be at least 1, got {self.max_new_tokens}")
+        if self.temperature <= 0:
+            raise UserError(f"--temperature must be > 0 (use --greedy for deterministic decoding), got {self.temperature}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise UserError(f"--top-p must be in (0, 1], got {self.top_p}")
+        if self.top_k < 0 or self.batch_size < 1:
+            raise UserError("--top-k must be >= 0 and --batch-size >= 1")
+
+
+def encode_prompts(loaded: LoadedModel, prompts: list[str]) -> dict[str, torch.Tensor]:
+    """The batch ``generate`` gets: a decoder's prompts left-padded after a leading end-of-text token; a seq2seq
+    model's wrapped by its tokenizer's post-processor (``... </s>``), as in training."""
+    tok = loaded.tokenizer
+    if loaded.arch == "decoder":
+        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        rows = [[start] + tok(p, add_special_tokens=False)["input_ids"] for p in prompts]
+    else:
+        rows = [tok(p)["input_ids"] for p in prompts]
+    width = max(map(len, rows))
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    left = loaded.arch == "decoder"  # a decoder continues from the last position: pad on the left
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        span = slice(width - len(row), width) if left else slice(0, len(row))
+        ids[i, span], mask[i, span] = torch.tensor(row), 1
+    return {"input_ids": ids, "attention_mask": mask}
+
+
+@torch.no_grad()
+def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions = GenerateOptions()
+             ) -> list[dict[str, Any]]:
+    """One ``{"prompt", "completion", "tokens", "stopped"}`` per prompt, in order."""
+    if loaded.arch == "encoder":
+        raise UserError("an encoder (masked LM) does not generate text; use corpusforge fill-mask")
+    tok = loaded.tokenizer
+    settings: dict[str, Any] = {"max_new_tokens": options.max_new_tokens, "use_cache": options.use_cache}
+    if options.greedy:
+        settings["do_sample"] = False
+    else:
+        # top_k 0 switches transformers' top-k filter off (None would fall back to its default of 50).
+        settings.update(do_sample=True, temperature=options.temperature, top_k=options.top_k, top_p=options.top_p)
+    if options.stop:
+        settings.update(stop_strings=list(options.stop), tokenizer=tok)
+    torch.manual_seed(options.seed)
+    out = []
+    for start in range(0, len(prompts), options.batch_size):
+        chunk = prompts[start: start + options.batch_size]
+        batch = encode_prompts(loaded, chunk)
+        generated = loaded.model.generate(**batch, **settings)
+        if loaded.arch == "decoder":
+            generated = generated[:, batch["input_ids"].size(1):]
+        for prompt, ids in zip(chunk, generated.tolist()):
+            ids = _until_end(ids, loaded)
+            text = tok.decode(ids, skip_special_tokens=True)
+            cut = min((text.find(s) for s in options.stop if s in text), default=-1)
+            out.append({"prompt": prompt, "completion": text[:cut] if cut >= 0 else text, "tokens": len(ids),
+                        "stopped": "stop_string" if cut >= 0 else ("eos" if len(ids) < options.max_new_tokens
+                                                                   else "max_new_tokens")})
+    return out
+
+
+def _until_end(ids: list[int], loaded: LoadedModel) -> list[int]:
+    """The generated ids up to the end-of-sequence token (a finished row of a batch is padded after it)."""
+    config = loaded.model.generation_config
+    start = getattr(config, "decoder_start_token_id", None) if loaded.arch != "decoder" else None
+    if start is not None and ids and ids[0] == start:
+        ids = ids[1:]
+    eos = config.eos_token_id
+    ends = set(eos if isinstance(eos, list) else [eos]) - {None}
+    for i, token in enumerate(ids):
+        if token in ends:
+            return ids[:i]
+    return ids
