@@ -15,7 +15,7 @@ from corpusforge.pipeline.normalize.config import NormalizeConfig
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.quality.config import QualityConfig
 
-InputFormat = Literal["auto", "jsonl", "parquet", "arrow", "text"]
+InputFormat = Literal["auto", "jsonl", "parquet", "arrow", "text", "warc", "html"]
 
 
 @dataclasses.dataclass
@@ -23,7 +23,7 @@ class InputConfig:
     path: str = dataclasses.field(metadata={"help": "File, directory or glob (local or any Beam filesystem, e.g. gs://)."})
     name: str = dataclasses.field(default="", metadata={"help": "Source name stored on each document; default: the file stem."})
     format: InputFormat = dataclasses.field(
-        default="auto", metadata={"help": "auto picks by extension: .jsonl/.json(.gz/.zst), .parquet, .arrow/.feather, .txt"}
+        default="auto", metadata={"help": "auto picks by extension: .jsonl/.json(.gz/.zst), .parquet, .arrow/.feather, .txt, .warc(.gz), .html/.htm"}
     )
     text_field: str = dataclasses.field(default="text", metadata={"help": "Field holding the text (jsonl/parquet/arrow)."})
     id_field: str = dataclasses.field(
@@ -32,6 +32,10 @@ class InputConfig:
     text_unit: Literal["file", "line"] = dataclasses.field(
         default="file", metadata={"help": "For text files: one document per file, or per non-empty line."}
     )
+    html_extractor: Literal["resiliparse", "trafilatura"] = dataclasses.field(
+        default="resiliparse",
+        metadata={"help": "Main-text extraction for warc/html inputs: resiliparse (fast) or trafilatura (pip install "
+                          "'corpusforge[trafilatura]'; 17-21x slower, see docs/web.md)."})
 
     def __post_init__(self) -> None:
         check(bool(self.path), "inputs[].path must not be empty")

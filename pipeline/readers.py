@@ -24,6 +24,7 @@ import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
+from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_PREVIEW, Document, Rejected
 from corpusforge.pipeline.core.errors import UserError
@@ -45,7 +46,7 @@ _COMPRESSION_EXTS = (".gz", ".zst", ".bz2", ".xz")
 
 
 def detect_format(path: str) -> str:
-    """The reader for ``path`` by extension: jsonl, parquet, arrow or text."""
+    """The reader for ``path`` by extension: jsonl, parquet, arrow, text, warc or html."""
     name = path.lower()
     for ext in _COMPRESSION_EXTS:
         if name.endswith(ext):
@@ -59,8 +60,12 @@ def detect_format(path: str) -> str:
         return "arrow"
     if name.endswith((".txt", ".text", ".md", ".rst")):
         return "text"
+    if name.endswith(".warc"):
+        return "warc"
+    if name.endswith((".html", ".htm", ".xhtml")):
+        return "html"
     raise UserError(
-        f"cannot tell the format of {path} from its extension; set format: jsonl|parquet|arrow|text on that input"
+        f"cannot tell the format of {path} from its extension; set format: jsonl|parquet|arrow|text|warc|html on that input"
     )
 
 
@@ -374,7 +379,8 @@ def _read_columnar_guarded(batches: Iterator[Any], ctx: _Context) -> Iterator[Do
         yield ctx.reject(count, "unreadable_file", f"{type(exc).__name__}: {exc}")
 
 
-_READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, "arrow": _read_arrow}
+_READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, "arrow": _read_arrow,
+            "warc": web.read_warc, "html": web.read_html}
 
 
 def records_from_file(stream: BinaryIO, spec: InputConfig, path: str, relpath: str,

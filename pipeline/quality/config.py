@@ -10,6 +10,7 @@ from dropping good text that is short or not English (see docs/quality.md for th
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Literal
 
 from corpusforge.pipeline.core.config_loader import check
@@ -79,6 +80,21 @@ class BlocklistConfig:
     )
     domains_file: str = F(default="", metadata={"help": "File with one blocked domain per line."})
     url_field: str = F(default="url", metadata={"help": "Metadata field holding the document's URL."})
+    url_patterns: list[str] = F(
+        default_factory=list,
+        metadata={"help": "Regular expressions (case-insensitive) searched in the document's URL; a match drops it (blocklist_url_pattern), e.g. ['/(tag|login|cart)/', '[?&]replytocom=']."},
+    )
+    max_url_length: int | None = F(
+        default=None, metadata={"help": "Drop documents whose URL is longer than this many characters (url_too_long; crawler traps, session ids)."}
+    )
+
+    def __post_init__(self) -> None:
+        _positive(self.max_url_length, "quality.blocklist.max_url_length")
+        for pattern in self.url_patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                check(False, f"quality.blocklist.url_patterns: {pattern!r} is not a valid regular expression: {exc}")
 
 
 @dataclasses.dataclass
@@ -281,6 +297,32 @@ class ClassifierConfig:
 
 
 @dataclasses.dataclass
+class ToxicityConfig:
+    enabled: bool = F(default=False, metadata={"help": "Score every document for toxicity (annotation toxicity_score) and drop those at or above the threshold (reason toxic)."})
+    model: str = F(
+        default="",
+        metadata={"help": "Your fastText classifier (.bin/.ftz) whose label's probability is the score; empty: alt-profanity-check's English model, shipped in its wheel (pip install 'corpusforge[toxicity]')."},
+    )
+    label: str = F(default="toxic", metadata={"help": "fastText label (without __label__) whose probability is the toxicity score."})
+    threshold: float = F(default=0.97, metadata={"help": "Drop documents scoring at least this; 0.97 is the lowest that removes <= 1% of every clean set measured in docs/quality.md (recall there: 42%)."})
+    mode: Literal["filter", "annotate"] = F(default="filter", metadata={"help": "filter: drop at the threshold; annotate: only add toxicity_score, never drop."})
+    require_second_person: bool = F(
+        default=True,
+        metadata={"help": "Drop only documents that also address someone in English (you, your, yourself...): rude words in narration, quotes and dictionary entries are not abuse (docs/quality.md: at 0.97, 3.1% of dictionary entries with a rude word dropped without it, 0.3% with). Set false for other languages."},
+    )
+    languages: list[str] = F(
+        default_factory=lambda: ["en"],
+        metadata={"help": "Score only documents whose detected language is one of these (the built-in model knows English only); empty: all. Documents without a language (langid off) are scored."},
+    )
+    batch_size: int = F(default=64, metadata={"help": "Documents scored per model call (the built-in model costs ~7 ms per call, ~0.15 ms per document)."})
+
+    def __post_init__(self) -> None:
+        _frac(self.threshold, "quality.toxicity.threshold")
+        check(self.batch_size >= 1, f"quality.toxicity.batch_size must be >= 1, got {self.batch_size}")
+        check(bool(self.label), "quality.toxicity.label must not be empty")
+
+
+@dataclasses.dataclass
 class QualityConfig:
     enabled: bool = F(default=True, metadata={"help": "Run the quality stage."})
     langid: LangIdConfig = F(default_factory=LangIdConfig)
@@ -291,6 +333,7 @@ class QualityConfig:
     repetition: RepetitionConfig = F(default_factory=RepetitionConfig)
     c4: C4Config = F(default_factory=C4Config)
     fineweb: FineWebConfig = F(default_factory=FineWebConfig)
+    toxicity: ToxicityConfig = F(default_factory=ToxicityConfig)
     classifiers: list[ClassifierConfig] = F(
         default_factory=list, metadata={"help": "fastText classifiers applied in order, each with its own name."}
     )

@@ -96,8 +96,19 @@ def canonical_host(host: str) -> str:
     return ".".join(labels)
 
 
+def _compile_any(patterns: list[str], key: str) -> re.Pattern | None:
+    """One case-insensitive regex matching any of ``patterns``; a bad one is a UserError naming ``key``."""
+    for p in patterns:
+        try:
+            re.compile(p)
+        except re.error as exc:
+            raise UserError(f"{key}: {p!r} is not a valid regular expression: {exc}") from None
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+
+
 class Blocklist:
-    """Regex patterns on the text and blocked domains on the document's URL (matched as ``canonical_host``)."""
+    """Regex patterns on the text; on the document's URL: its length, regex patterns and blocked domains
+    (matched as ``canonical_host``)."""
 
     def __init__(self, cfg: BlocklistConfig):
         patterns = list(cfg.patterns) + _read_list(cfg.patterns_file, "quality.blocklist.patterns_file")
@@ -110,10 +121,21 @@ class Blocklist:
         domains = list(cfg.domains) + _read_list(cfg.domains_file, "quality.blocklist.domains_file")
         self.domains = frozenset(canonical_host(d.strip().lstrip(".")) for d in domains)
         self.url_field = cfg.url_field
+        self.url_regex = _compile_any(cfg.url_patterns, "quality.blocklist.url_patterns")
+        self.max_url_length = cfg.max_url_length
+
+    @property
+    def active(self) -> bool:
+        return bool(self.regex is not None or self.domains or self.url_regex is not None
+                    or self.max_url_length is not None)
 
     def check(self, text: str, url: str | None = None) -> str | None:
         if self.regex is not None and self.regex.search(text):
             return "blocklist_pattern"
+        if url and self.max_url_length is not None and len(url) > self.max_url_length:
+            return "url_too_long"
+        if url and self.url_regex is not None and self.url_regex.search(url):
+            return "blocklist_url_pattern"
         if self.domains and url:
             try:
                 host = canonical_host(urlsplit(url if "//" in url else "//" + url).hostname or "")
@@ -531,7 +553,7 @@ class HeuristicRules:
         self.cfg = cfg
         self.blocklist = Blocklist(cfg.blocklist)
         self.bad_words = compile_bad_words(cfg.c4.bad_words_file) if cfg.c4.enabled else None
-        self._has_blocklist = self.blocklist.regex is not None or bool(self.blocklist.domains)
+        self._has_blocklist = self.blocklist.active
 
     def apply(self, text: str, lang: str | None = None, url: str | None = None) -> tuple[str, str | None, dict[str, int]]:
         """Returns (text after edits, reason or None, edit counts)."""

@@ -4,7 +4,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.normalize.config import NormalizeConfig
 from corpusforge.pipeline.document import Document
-from corpusforge.pipeline.normalize.stage import Normalize, normalize_text
+from corpusforge.pipeline.normalize.stage import Normalize, normalize_text, repair_mojibake
 
 
 def test_nfc_control_characters_and_whitespace():
@@ -33,6 +33,32 @@ def test_normalize_transform_removes_documents_left_empty():
                     equal_to([("b", "normalize", "empty_after_normalize")]), label="Removed")
 
 
+MOJIBAKE = "The Mona Lisa doesnÃ¢â‚¬â„¢t have eyebrows."  # UTF-8 read as cp1252, twice
+
+
+def test_mojibake_is_repaired_and_clean_text_left_alone():
+    config = NormalizeConfig()
+    assert normalize_text(MOJIBAKE, config) == "The Mona Lisa doesn’t have eyebrows."
+    assert normalize_text("Le cafÃ© est prÃªt.", config) == "Le café est prêt."
+    # one garbled line beside good non-ASCII lines: only that line changes
+    assert normalize_text("Grüße aus Köln — “bis bald”\nSeÃ±or GarcÃ­a", config) == "Grüße aus Köln — “bis bald”\nSeñor García"
+    clean = "“Curly quotes”, the ﬁ ligature, ＦＵＬＬ width, &amp; entities, ½, SÃO PAULO and IRMÃ DULCE."
+    assert repair_mojibake(clean) == clean  # only encoding repairs, nothing cosmetic
+    off = NormalizeConfig(fix_mojibake=False)
+    assert normalize_text(MOJIBAKE, off) == MOJIBAKE
+
+
+def test_repaired_mojibake_is_counted_as_an_edit():
+    docs = [Document("a", MOJIBAKE, "s"), Document("b", "Nothing to repair here.", "s"),
+            Document("c", "naÃ¯ve cafÃ©", "s")]
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | Normalize(NormalizeConfig())
+        assert_that(out.kept | "KeptText" >> beam.Map(lambda d: (d.id, d.text)),
+                    equal_to([("a", "The Mona Lisa doesn’t have eyebrows."), ("b", "Nothing to repair here."),
+                              ("c", "naïve café")]), label="Kept")
+        assert_that(out.edits, equal_to([("normalize", "mojibake_repaired", 1)] * 2), label="Edits")
+
+
 def test_line_and_paragraph_separators_break_lines():
     config = NormalizeConfig()
     assert normalize_text("It ends here.\u2029The second paragraph.", config) == "It ends here.\n\nThe second paragraph."
@@ -50,13 +76,17 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 
 _UNICODE = st.characters(codec=None, categories=None)  # every code point, surrogates and controls included
 _TRICKY = st.sampled_from(list("\r\n\t \u00a0\u3000\u2028\u2029\u0085\x00\x0b\x0c\x1c\u200b\ufeff\u0301\u0316"
-                               "\u0327e\u1100\u1161\u11a8\u00b4\ufb01\u2126\u212b\u0130\u0345\u03b9\u0661"))
+                               "\u0327e\u1100\u1161\u11a8\u00b4\ufb01\u2126\u212b\u0130\u0345\u03b9\u0661"
+                               # mojibake material: UTF-8 lead and continuation bytes read as cp1252/latin-1
+                               "\u00c3\u00c2\u00e2\u20ac\u2122\u0153\u00a9\u00a7\u00b1\u00a0\x80\x9d\u00c5\u00cf"))
 
 
 @settings(max_examples=400, deadline=None)
 @given(text=st.one_of(st.text(_TRICKY, max_size=12), st.text(st.one_of(_UNICODE, _TRICKY), max_size=40)),
-       form=st.sampled_from(["NFC", "NFKC", "none"]), strip_control=st.booleans(), collapse=st.booleans())
-def test_normalize_is_idempotent_for_all_text(text, form, strip_control, collapse):
-    config = NormalizeConfig(unicode_form=form, strip_control=strip_control, collapse_whitespace=collapse)
+       form=st.sampled_from(["NFC", "NFKC", "none"]), strip_control=st.booleans(), collapse=st.booleans(),
+       mojibake=st.booleans())
+def test_normalize_is_idempotent_for_all_text(text, form, strip_control, collapse, mojibake):
+    config = NormalizeConfig(unicode_form=form, strip_control=strip_control, collapse_whitespace=collapse,
+                             fix_mojibake=mojibake)
     once = normalize_text(text, config)
     assert normalize_text(once, config) == once

@@ -97,6 +97,23 @@ def test_blocklist_bad_pattern_is_a_user_error():
         Blocklist(BlocklistConfig(patterns=["(unclosed"]))
 
 
+def test_url_patterns_and_url_length():
+    bl = Blocklist(BlocklistConfig(url_patterns=[r"/(tag|login)/", r"[?&]replytocom="], max_url_length=60))
+    assert bl.check("fine", url="https://blog.example/TAG/python") == "blocklist_url_pattern"
+    assert bl.check("fine", url="https://blog.example/post?id=3&replytocom=77") == "blocklist_url_pattern"
+    assert bl.check("fine", url="https://blog.example/post/" + "a" * 40) == "url_too_long"
+    assert bl.check("fine", url="https://blog.example/post/tagging-guide") == KEEP
+    assert bl.check("/login/ in the text is no URL") == KEEP  # URL rules look at the URL only
+    assert not Blocklist(BlocklistConfig()).active and Blocklist(BlocklistConfig(max_url_length=10)).active
+
+
+def test_bad_url_pattern_fails_at_configuration():
+    from corpusforge.pipeline.core.config_loader import ConfigError
+
+    with pytest.raises(ConfigError, match="url_patterns.*not a valid regular expression"):
+        BlocklistConfig(url_patterns=["(unclosed"])
+
+
 # ------------------------------------------------------------------------------------- gopher quality
 @pytest.mark.parametrize(
     "text,cfg,reason",
