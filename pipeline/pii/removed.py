@@ -9,6 +9,11 @@ through. ``ScrubRejected`` scrubs the raw preview and the parser's detail of rej
 
 With ``pii.scrub_removed: false`` the texts and previews stay raw (for an audit); ids and metadata follow
 ``pii.id_action`` / ``pii.metadata_action`` either way, so removed/ and clean/ name documents alike.
+
+A record the scrubber raises on (the very record the PII stage may have rejected as ``stage_error``) must
+neither sink the build nor be written in clear: its text, metadata and details are withheld (``WITHHELD``)
+and its id hashed whole, counted as ``pii.removed_scrub_failed``. A batch that raises is retried one record
+at a time, so only the record that raises is withheld.
 """
 from __future__ import annotations
 
@@ -17,16 +22,20 @@ import dataclasses
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from corpusforge.pipeline.core.faults import STAGE_ERROR
 from corpusforge.pipeline.document import Rejected, Removed
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.stage import STAGE
+
+WITHHELD = "[withheld: PII scrubbing raised {}]"
 
 
 class _ScrubRemovedFn(beam.DoFn):
     def __init__(self, config: PIIConfig, salt: str):
         self._config, self._salt = config, salt
-        self._scrubbed = Metrics.counter(STAGE, "removed_docs_scrubbed")
+        self._scrubbed_docs = Metrics.counter(STAGE, "removed_docs_scrubbed")
         self._entities = Metrics.counter(STAGE, "removed_entities_scrubbed")
+        self._failed = Metrics.counter(STAGE, "removed_scrub_failed")
 
     def setup(self) -> None:
         from corpusforge.pipeline.pii.fields import FieldScrubber
@@ -36,18 +45,44 @@ class _ScrubRemovedFn(beam.DoFn):
 
     def process(self, batch: list[Removed]):
         todo = [r for r in batch if r.stage != STAGE]  # the PII stage's removals are scrubbed already
-        if self._config.scrub_removed:
-            results = self._fields.scrubber.scrub_batch([r.doc.text for r in todo])
-        else:
-            results = [None] * len(todo)
-        for record, result in zip(todo, results):
-            doc = record.doc
-            if result is not None and result.spans:
-                doc = doc.with_text(result.text)  # drops a spill reference: the build spills the new text
-                self._scrubbed.inc()
-                self._entities.inc(len(result.spans))
-            yield dataclasses.replace(record, doc=self._fields.document(doc), details=self._fields.details(record.details))
+        for record, result in zip(todo, self._scrub_texts([r.doc.text for r in todo])):
+            try:
+                if isinstance(result, Exception):
+                    raise result
+                yield self._scrubbed(record, result)
+            except Exception as exc:  # never in clear, never a failed build
+                yield self._withheld(record, exc)
         yield from (r for r in batch if r.stage == STAGE)
+
+    def _scrub_texts(self, texts: list[str]) -> list:
+        """Each text's ``Scrubbed`` (``None`` with ``scrub_removed`` off), or the exception scrubbing it raised."""
+        if not self._config.scrub_removed:
+            return [None] * len(texts)
+        try:
+            return self._fields.scrubber.scrub_batch(texts)
+        except Exception:
+            return [self._scrub_one(text) for text in texts]
+
+    def _scrub_one(self, text: str):
+        try:
+            return self._fields.scrubber.scrub(text)
+        except Exception as exc:
+            return exc
+
+    def _scrubbed(self, record: Removed, result) -> Removed:
+        doc = record.doc
+        if result is not None and result.spans:
+            doc = doc.with_text(result.text)  # drops a spill reference: the build spills the new text
+            self._scrubbed_docs.inc()
+            self._entities.inc(len(result.spans))
+        return dataclasses.replace(record, doc=self._fields.document(doc), details=self._fields.details(record.details))
+
+    def _withheld(self, record: Removed, exc: Exception) -> Removed:
+        self._failed.inc()
+        doc = record.doc.with_text(WITHHELD.format(type(exc).__name__))
+        namespace, slash, rest = doc.id.partition("/")
+        doc = doc.with_id_metadata(namespace + slash + self._fields.scrubber.digest(rest or namespace, 32), {})
+        return dataclasses.replace(record, doc=doc, details={})
 
 
 class ScrubRemoved(beam.PTransform):
@@ -67,6 +102,7 @@ class ScrubRemoved(beam.PTransform):
 class _ScrubRejectedFn(beam.DoFn):
     def __init__(self, config: PIIConfig, salt: str):
         self._config, self._salt = config, salt
+        self._failed = Metrics.counter(STAGE, "rejected_scrub_failed")
 
     def setup(self) -> None:
         from corpusforge.pipeline.pii.fields import FieldScrubber
@@ -75,7 +111,13 @@ class _ScrubRejectedFn(beam.DoFn):
         self._fields = FieldScrubber(Scrubber(self._config, salt=self._salt))
 
     def process(self, record: Rejected):
-        yield dataclasses.replace(record, raw=self._fields.text(record.raw), detail=self._fields.text(record.detail))
+        try:
+            yield dataclasses.replace(record, raw=self._fields.text(record.raw), detail=self._fields.text(record.detail))
+        except Exception as exc:  # never in clear, never a failed build
+            self._failed.inc()
+            # a stage_error's detail holds no text of the record (faults.describe cut it out); a parser's may
+            detail = record.detail if record.reason == STAGE_ERROR else WITHHELD.format(type(exc).__name__)
+            yield dataclasses.replace(record, raw=WITHHELD.format(type(exc).__name__), detail=detail)
 
 
 class ScrubRejected(beam.PTransform):

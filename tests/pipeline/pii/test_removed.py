@@ -73,3 +73,44 @@ def test_rejected_previews_and_details_are_scrubbed():
         out = p | beam.Create([bad]) | ScrubRejected(PIIConfig(), SALT)
         assert_that(out, equal_to([Rejected("web", "a.jsonl", 3, "malformed_json", "Expecting value",
                                             '{"text": "<EMAIL>')]))
+
+
+class _RaisesOn:
+    """Makes the scrubber raise on texts holding ``marker`` (the record the PII stage itself could not scrub)."""
+
+    def __init__(self, monkeypatch, marker):
+        real_scrub = Scrubber.scrub
+
+        def scrub(self, text, *args, **kwargs):
+            if marker in text:
+                raise ValueError(f"cannot scrub {text!r}")
+            return real_scrub(self, text, *args, **kwargs)
+
+        monkeypatch.setattr(Scrubber, "scrub", scrub)
+
+
+def test_a_removed_record_the_scrubber_raises_on_is_withheld_not_written_in_clear(monkeypatch):
+    from corpusforge.pipeline.pii.removed import WITHHELD
+
+    _RaisesOn(monkeypatch, "POISON")
+    poison = Removed(Document("web/mary@example.org", "POISON mary@example.org", "web", metadata={"m": "mary@example.org"}),
+                     "quality", "gopher_short_doc", {"survivor_id": "web/mary@example.org"})
+    with TestPipeline() as p:
+        out = (p | beam.Create([REMOVED[0], poison]) | ScrubRemoved(PIIConfig(hash_salt=SALT, batch_size=2), SALT)
+               | beam.Map(lambda r: (r.doc.text, r.doc.metadata, r.details, "mary" in r.doc.id, r.reason)))
+        assert_that(out, equal_to([
+            ("Too short. Mail <EMAIL>", {"tel": "<PHONE>"}, {}, False, "gopher_short_doc"),
+            (WITHHELD.format("ValueError"), {}, {}, False, "gopher_short_doc"),
+        ]))
+
+
+def test_a_rejected_record_the_scrubber_raises_on_is_withheld():
+    from corpusforge.pipeline.pii.removed import WITHHELD
+
+    bad = Rejected("web", "web/9", -1, "stage_error", "pii: ValueError: cannot scrub '…'", "POISON mary@example.org")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _RaisesOn(monkeypatch, "POISON")
+        with TestPipeline() as p:
+            out = p | beam.Create([bad]) | ScrubRejected(PIIConfig(), SALT)
+            assert_that(out, equal_to([Rejected("web", "web/9", -1, "stage_error", "pii: ValueError: cannot scrub '…'",
+                                                WITHHELD.format("ValueError"))]))
