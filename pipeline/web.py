@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import re
 import zlib
 from typing import Any, BinaryIO, Callable, Iterator, Protocol
 
@@ -244,13 +245,20 @@ def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
     return out
 
 
+_HEX = re.compile(rb"[0-9A-Fa-f]+")
+
+
 def _dechunk(data: bytes) -> bytes:
     out, pos = [], 0
     while True:
         end = data.find(b"\r\n", pos)
         if end < 0:
             raise ValueError("chunk size line without end")
-        size = int(data[pos:end].split(b";", 1)[0].strip() or b"x", 16)  # ValueError if not hex
+        digits = data[pos:end].split(b";", 1)[0].strip()
+        # hex digits only: int() also takes a sign, and a negative size would move pos back (an endless loop)
+        if not _HEX.fullmatch(digits):
+            raise ValueError("chunk size is not a hexadecimal number")
+        size = int(digits, 16)
         if size == 0:
             return b"".join(out)
         start = end + 2

@@ -176,6 +176,16 @@ def test_encoded_payloads_are_decoded_and_a_bad_one_rejected(tmp_path):
     assert _rejected(items) == [(3, "warc_truncated")]
 
 
+def test_a_chunk_size_that_is_not_hex_digits_is_not_dechunked():
+    from corpusforge.pipeline import web
+
+    with pytest.raises(ValueError, match="hexadecimal"):  # int() takes a sign: -1 moved the parser back a byte
+        web._dechunk(b"-1\r\nX0\r\n\r\n")
+    # -6 sent it back to the start of the payload forever, growing its output: a stalled build
+    hostile = b"-6\r\n" + b"<p>page</p>" * 10
+    assert web.decode_payload(hostile, {"Transfer-Encoding": "chunked"}, 1000) == hostile
+
+
 def test_html_files_and_format_detection(tmp_path):
     assert [detect_format(p) for p in ("a.warc", "a.warc.gz", "b.html", "c.htm.gz", "d.xhtml")] == \
         ["warc", "warc", "html", "html", "html"]
