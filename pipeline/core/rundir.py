@@ -249,7 +249,10 @@ def recover(run_dir: str) -> str | None:
     if not files.exists(path):
         return None
     journal = files.read_json(path)
-    staged, backup = journal["staged"], journal["backup"]
+    staged, backup = _own_temp(run_dir, journal["staged"], path), _own_temp(run_dir, journal["backup"], path)
+    if not all(isinstance(n, str) and n == posixpath.basename(n) not in ("", ".", "..") for n in journal["names"]):
+        raise UserError(f"{path} is not a swap journal corpusforge wrote (its names are not outputs); move it away "
+                        "and check the run directory's outputs")
     files.mkdirs(staged)
     for name in journal["names"]:
         current, old = files.join(run_dir, name), files.join(backup, name)
@@ -266,6 +269,17 @@ def recover(run_dir: str) -> str | None:
     remove_tree(backup)
     remove_tree(staged)
     return f"restored the previous outputs of {run_dir}: a rebuild was killed while it swapped them"
+
+
+def _own_temp(run_dir: str, recorded: Any, journal: str) -> str:
+    """A temporary directory the journal names, as the child of ``run_dir`` it was made as: the journal may
+    hold the path by which the run directory was reached before it was moved or copied, and recovery must
+    never rename from or delete anything outside the run directory."""
+    name = posixpath.basename(str(recorded).rstrip("/"))
+    if not name.startswith(TEMP_PREFIXES) or "/" in name or os.sep in name:
+        raise UserError(f"{journal} is not a swap journal corpusforge wrote (it names {recorded}); move it away "
+                        "and check the run directory's outputs")
+    return files.join(run_dir, name)
 
 
 # ---------------------------------------------------------------------------------------- leftovers

@@ -163,6 +163,38 @@ def test_a_swap_killed_at_any_step_is_undone(tmp_path, monkeypatch):
     assert steps == 7  # 3 renames out, 2 in (removed/ is not in the new build), the marker, then done
 
 
+def test_a_swap_killed_then_moved_is_undone_where_it_now_is(tmp_path, monkeypatch):
+    """The journal's temporary directories are the run directory's own: after `mv runs/a runs/b` recovery
+    restores b from b's backup, and a journal naming a path elsewhere deletes nothing there."""
+    run, moved = tmp_path / "a", tmp_path / "b"
+    _old_build(run)
+    before = _snapshot(run)
+    real_rename, calls = rundir._rename, []
+
+    def killed_after_two(*args):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(args)
+        real_rename(*args)
+
+    monkeypatch.setattr(rundir, "_rename", killed_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        rundir.swap_in(str(run), str(_staged(run)), ("clean", "removed", "manifest.json"), {"outputs": {}})
+    monkeypatch.setattr(rundir, "_rename", real_rename)
+    run.rename(moved)
+    assert "restored the previous outputs" in rundir.recover(str(moved))
+    assert _snapshot(moved) == before and not run.exists()
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not corpusforge's")
+    (moved / rundir.JOURNAL).write_text(json.dumps({"staged": str(elsewhere), "backup": str(elsewhere),
+                                                    "names": ["clean"], "old": ["clean"], "old_marker": None}))
+    with pytest.raises(UserError, match="swap journal"):
+        rundir.recover(str(moved))
+    assert (elsewhere / "keep.txt").read_text() == "not corpusforge's"
+
+
 def test_leftovers_listed_and_cleaned(tmp_path):
     run = tmp_path / "run"
     spill = run / ".tmp-build-abc" / "00-read" / "spill"
