@@ -5,7 +5,8 @@ raw text, id and metadata would be written to removed/. ``ScrubRemoved`` scrubs 
 own ``Scrubber`` and salt (built once per worker, in ``setup()``), so a hash in removed/ matches the same
 value's hash in clean/. It keeps each record's stage, reason and place in the accounting; only text, id,
 metadata and the ids in its details change. The PII stage's own removals are scrubbed already and pass
-through. ``ScrubRejected`` scrubs the raw preview and the parser's detail of rejected records.
+through. ``ScrubRejected`` scrubs the raw preview and the parser's detail of rejected records, and the document id
+that a ``stage_error`` record holds in its ``path`` (as an id).
 
 With ``pii.scrub_removed: false`` the texts and previews stay raw (for an audit); ids and metadata follow
 ``pii.id_action`` / ``pii.metadata_action`` either way, so removed/ and clean/ name documents alike.
@@ -80,9 +81,14 @@ class _ScrubRemovedFn(beam.DoFn):
     def _withheld(self, record: Removed, exc: Exception) -> Removed:
         self._failed.inc()
         doc = record.doc.with_text(WITHHELD.format(type(exc).__name__))
-        namespace, slash, rest = doc.id.partition("/")
-        doc = doc.with_id_metadata(namespace + slash + self._fields.scrubber.digest(rest or namespace, 32), {})
+        doc = doc.with_id_metadata(_hashed_whole(self._fields, doc.id), {})
         return dataclasses.replace(record, doc=doc, details={})
+
+
+def _hashed_whole(fields, doc_id: str) -> str:
+    """An id whose scrubbing raised: its source namespace kept, the rest replaced by its salted hash."""
+    namespace, slash, rest = doc_id.partition("/")
+    return namespace + slash + fields.scrubber.digest(rest or namespace, 32)
 
 
 class ScrubRemoved(beam.PTransform):
@@ -111,6 +117,8 @@ class _ScrubRejectedFn(beam.DoFn):
         self._fields = FieldScrubber(Scrubber(self._config, salt=self._salt))
 
     def process(self, record: Rejected):
+        if record.reason == STAGE_ERROR:  # its path is the id of a document a stage raised on: an id like any other
+            record = dataclasses.replace(record, path=self._id(record.path))
         try:
             yield dataclasses.replace(record, raw=self._fields.text(record.raw), detail=self._fields.text(record.detail))
         except Exception as exc:  # never in clear, never a failed build
@@ -118,6 +126,12 @@ class _ScrubRejectedFn(beam.DoFn):
             # a stage_error's detail holds no text of the record (faults.describe cut it out); a parser's may
             detail = record.detail if record.reason == STAGE_ERROR else WITHHELD.format(type(exc).__name__)
             yield dataclasses.replace(record, raw=WITHHELD.format(type(exc).__name__), detail=detail)
+
+    def _id(self, doc_id: str) -> str:
+        try:
+            return self._fields.id(doc_id)
+        except Exception:  # noqa: BLE001 - hashed whole rather than written in clear, as ScrubRemoved does
+            return _hashed_whole(self._fields, doc_id)
 
 
 class ScrubRejected(beam.PTransform):

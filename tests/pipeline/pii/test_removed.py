@@ -75,6 +75,18 @@ def test_rejected_previews_and_details_are_scrubbed():
                                             '{"text": "<EMAIL>')]))
 
 
+def test_the_id_a_stage_error_names_is_hashed_like_the_ids_of_clean_and_removed():
+    # a stage_error's path is the id of the document the stage raised on (pipeline/stage.py: stage_error)
+    error = Rejected("web", "web/mary@example.org", -1, "stage_error", "quality: ValueError: boom", "Hi mary@example.org")
+    parsed = Rejected("web", "mary@example.org.jsonl", 3, "malformed_json", "Expecting value", "{")
+    with TestPipeline() as p:
+        out = p | beam.Create([error, parsed]) | ScrubRejected(PIIConfig(hash_salt=SALT), SALT)
+        assert_that(out, equal_to([
+            Rejected("web", _hashed("web/mary@example.org"), -1, "stage_error", "quality: ValueError: boom", "Hi <EMAIL>"),
+            parsed,  # a reader's path is the input file's own name, which the user chose
+        ]))
+
+
 class _RaisesOn:
     """Makes the scrubber raise on texts holding ``marker`` (the record the PII stage itself could not scrub)."""
 
