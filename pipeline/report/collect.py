@@ -398,7 +398,7 @@ def collect_rejected(data: RunData, directory: str, per_reason: int, top_reasons
                 # text, which the report does not show
                 error = row["reason"] == STAGE_ERROR
                 raw = "" if error else row.get("raw") or ""
-                picked[key].append(Sample(id=row["path"] if error else f"{row['path']}:{row['position']}",
+                picked[key].append(Sample(id=shown.text(row["path"]) if error else f"{row['path']}:{row['position']}",
                                           source=row["source"], text=_truncate(shown.text(raw), text_chars),
                                           chars=len(raw), details=details))
     data.rejected_samples = [ReasonSamples("read", reason, count, picked[(reason,)]) for reason, count in top]

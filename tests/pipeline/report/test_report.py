@@ -208,6 +208,9 @@ def test_the_page_scrubs_what_it_shows_even_from_raw_removed_records(tmp_path):
     manifest["config"]["pii"] = {"enabled": True, "scrub_removed": False, "hash_salt": salt,
                                  "actions": {"PHONE_NUMBER": "hash"}}
     (run / "manifest.json").write_text(json.dumps(manifest))
+    stats = json.loads((run / "stats.json").read_text())
+    stats["rejected"]["reasons"]["stage_error"] = 1
+    (run / "stats.json").write_text(json.dumps(stats))
     raw = ("Write to jane.doe@example.org or call +1-202-555-0173. " * 30)  # longer than --text-chars
     removed = [{"id": f"web/jane.doe@example.org#{i}", "source": "web", "stage": "quality", "reason": "gopher_short_doc",
                 "details": json.dumps({"survivor_id": "web/bob@example.org"}), "text": raw, "annotations": "{}"}
@@ -215,10 +218,13 @@ def test_the_page_scrubs_what_it_shows_even_from_raw_removed_records(tmp_path):
     write_arrow_file(str(run / "removed" / "part-00000-of-00001.arrow"), REMOVED_SCHEMA, removed)
     rejected = [{"source": "web", "path": "web.jsonl", "position": p, "reason": "malformed_json",
                  "detail": "Expecting value", "raw": '{"text": "call +1-202-555-0173'} for p in (3, 9, 12)]
+    # a stage_error's path is the id of the document the stage raised on
+    rejected.append({"source": "web", "path": "web/mary.major@example.org", "position": -1, "reason": "stage_error",
+                     "detail": "quality: ValueError: boom", "raw": "Hi"})
     write_arrow_file(str(run / "rejected" / "part-00000-of-00001.arrow"), REJECTED_SCHEMA, rejected)
     write_report(str(run), text_chars=40)
     page = (run / "report.html").read_text()
-    for value in ("jane.doe@example.org", "bob@example.org", "202-555-0173", salt):
+    for value in ("jane.doe@example.org", "bob@example.org", "mary.major@example.org", "202-555-0173", salt):
         assert value not in page
     assert "Write to &lt;EMAIL&gt; or call &lt;PHONE&gt;" in page and "&lt;PHONE&gt;" in page.split('id="rejected"')[1]
     assert "pii.scrub_removed is false" in page and '<div class="banner"' in page
