@@ -32,7 +32,7 @@ _QUOTED = re.compile(r"'([^']+)'|\"([^\"]+)\"")  # what an exception's repr() of
 def describe(stage: str, exc: BaseException, text: str = "") -> str:
     """``"<stage>: <ExceptionType>: <message>"``: the message's first line, at most ``MESSAGE_CHARS``
     characters, with every quoted string that ``text`` holds and every stretch that repeats ``text``
-    (``QUOTE_CHARS`` characters or more) replaced by ``…``."""
+    (``QUOTE_CHARS`` characters or more), as it is or as ``repr()`` escapes it, replaced by ``…``."""
     lines = str(exc).strip().splitlines()
     message = " ".join(lines[0].split())[:MESSAGE_CHARS] if lines else ""
     if text and message:
@@ -42,12 +42,15 @@ def describe(stage: str, exc: BaseException, text: str = "") -> str:
 
 
 def _without_quotes(message: str, text: str) -> str:
-    # a quoted string of the text, however short (KeyError('no id')), and every longer stretch of it
-    message = _QUOTED.sub(lambda m: m.group(0) if (m.group(1) or m.group(2)) not in text
+    # a quoted string of the text, however short (KeyError('no id')), and every longer stretch of it; each
+    # also as repr() writes it (a tab as \t), the form an exception's message quotes
+    escaped = repr(text)[1:-1]
+    message = _QUOTED.sub(lambda m: m.group(0) if (m.group(1) or m.group(2)) not in text + "\0" + escaped
                           else m.group(0)[0] + "…" + m.group(0)[-1], message)
     quoted = [False] * len(message)
     for start in range(len(message) - QUOTE_CHARS + 1):
-        if message[start:start + QUOTE_CHARS] in text:
+        window = message[start:start + QUOTE_CHARS]
+        if window in text or window in escaped:
             quoted[start:start + QUOTE_CHARS] = [True] * QUOTE_CHARS
     out, previous = [], False
     for char, hidden in zip(message, quoted):

@@ -24,6 +24,14 @@ def test_describe_keeps_a_message_that_quotes_nothing_and_bounds_its_length():
     assert describe("read", KeyError("secret-token-123"), "x secret-token-123 x") == "read: KeyError: '…'"
 
 
+def test_describe_cuts_text_that_the_message_quotes_as_a_repr_with_escapes():
+    # repr() writes a tab or a newline as \t, \n: the quoted string is then not the text's own characters
+    text = "mail jo@x.io\tnow\nbye"
+    for exc in (ValueError(f"bad {text[5:17]!r}"), KeyError(text[5:])):
+        detail = describe("read", exc, text)
+        assert "jo@x.io" not in detail and "now" not in detail, detail
+
+
 def _halve(batch):
     for n in batch:
         if n == 13:
