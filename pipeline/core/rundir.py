@@ -292,7 +292,8 @@ def leftovers(run_dir: str) -> list[tuple[str, int]]:
     checkpoints = os.path.join(run_dir, CHECKPOINTS)
     if os.path.isdir(checkpoints) and not os.path.islink(checkpoints):
         found += [os.path.join(checkpoints, n, "spill") for n in sorted(os.listdir(checkpoints))
-                  if os.path.isdir(os.path.join(checkpoints, n, "spill"))]
+                  if not os.path.islink(os.path.join(checkpoints, n))  # never delete through a link
+                  and os.path.isdir(os.path.join(checkpoints, n, "spill"))]
     return [(p, _size(p)) for p in found]
 
 

@@ -210,6 +210,12 @@ def test_leftovers_listed_and_cleaned(tmp_path):
     assert len(notes) == 2 and all("left behind by a killed run" in n for n in notes)
     assert sorted(p.name for p in run.iterdir()) == [".checkpoints", "clean"]
     assert (run / ".checkpoints" / "00-read" / "docs").is_dir()
+    # a link in .checkpoints is not followed: the spill/ of the directory it points to is not a leftover
+    (tmp_path / "mine" / "spill").mkdir(parents=True)
+    (tmp_path / "mine" / "spill" / "notes.txt").write_text("the user's")
+    (run / ".checkpoints" / "02-link").symlink_to(tmp_path / "mine")
+    assert rundir.leftovers(str(run)) == [] and rundir.clean_leftovers(str(run)) == []
+    assert (tmp_path / "mine" / "spill" / "notes.txt").read_text() == "the user's"
 
 
 def test_stale_derived_outputs_are_refused_with_the_command(tmp_path):
