@@ -112,8 +112,14 @@ def export_model(model_dir: str | pathlib.Path, out_dir: str | pathlib.Path, *, 
     model_dir, out_dir = pathlib.Path(model_dir), pathlib.Path(out_dir)
     if _kind(model_dir) != "corpusforge":
         raise UserError(f"{model_dir} is already a transformers model; nothing to export")
-    if out_dir.exists() and any(out_dir.iterdir()) and not overwrite:
-        raise UserError(f"{out_dir} exists and is not empty; pass --overwrite to replace it")
+    if out_dir.exists() and any(out_dir.iterdir()):
+        if not overwrite:
+            raise UserError(f"{out_dir} exists and is not empty; pass --overwrite to replace it")
+        # --overwrite deletes it: only an export of ours (never a home directory, a run, a model/ directory)
+        if out_dir.is_symlink() or not all((out_dir / name).is_file() for name in ("corpusforge.json", "config.json")) \
+                or _kind(out_dir) != "transformers":
+            raise UserError(f"{out_dir} is not a directory that `corpusforge export` wrote, so --overwrite does not "
+                            "delete it; choose a new or empty OUT_DIR")
     model, info = ckpt.load_pretrained(model_dir)
     model.eval()
     layout = match_layout(model.cfg)  # refuses before anything is written

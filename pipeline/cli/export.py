@@ -19,7 +19,7 @@ def register(subparsers) -> None:
                     "option with no exact transformers equivalent makes export refuse, naming it.")
     export.add_argument("model_dir", metavar="MODEL_DIR", help="A run's model/ directory (corpusforge train).")
     export.add_argument("out_dir", metavar="OUT_DIR", help="Where to write the transformers directory.")
-    export.add_argument("--overwrite", action="store_true", help="Replace a non-empty OUT_DIR.")
+    export.add_argument("--overwrite", action="store_true", help="Replace an earlier export in OUT_DIR (never a directory export did not write).")
     export.set_defaults(func=cmd_export)
 
 

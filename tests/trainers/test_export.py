@@ -120,6 +120,14 @@ def test_export_refuses_to_clobber_and_load_model_accepts_both_directories(tmp_p
     with pytest.raises(UserError, match="--overwrite"):
         export_model(model_dir, out)
     export_model(model_dir, out, overwrite=True)
+    # --overwrite deletes only an earlier export: not the model itself, nor a directory of the user's
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("not corpusforge's")
+    for target in (mine, model_dir, tmp_path):
+        with pytest.raises(UserError, match="not a directory that `corpusforge export` wrote"):
+            export_model(model_dir, target, overwrite=True)
+    assert (mine / "thesis.tex").read_text() == "not corpusforge's" and (model_dir / "config.json").is_file()
     ids = torch.tensor([[5, 6, 7, 8]])
     ours, exported = load_model(model_dir), load_model(out)
     assert (ours.source, exported.source) == ("corpusforge", "transformers")
