@@ -272,7 +272,7 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         removed_all = removed_all | "SpillRemoved" >> SpillText(spill_dir)
     rejected_all = (rejected or [pipeline | "NoRejections" >> beam.Create([])]) | "FlattenRejected" >> beam.Flatten()
     facts.append(rejected_all | "FactsRejected" >> beam.FlatMap(rejected_facts))
-    if config.pii.enabled and config.pii.scrub_removed and config.output.write_rejected:
+    if config.pii.enabled and config.output.write_rejected:
         from corpusforge.pipeline.pii.removed import ScrubRejected
 
         rejected_all = rejected_all | "ScrubRejected" >> ScrubRejected(config.pii, salt)

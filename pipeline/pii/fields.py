@@ -53,13 +53,18 @@ class FieldScrubber:
         return self.scrubber.scrub(value).text
 
     def metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
-        return {key: self._value(value, self.config.metadata_action_for(key)) for key, value in metadata.items()}
+        return {self._key(key, self.config.metadata_action_for(key)): self._value(value, self.config.metadata_action_for(key))
+                for key, value in metadata.items()}
+
+    def _key(self, key: Any, action: str) -> Any:
+        # A key can be personal data too ({"jane@example.org": 3}); hashed like an id, so keys stay distinct.
+        return key if action == "keep" or not isinstance(key, str) else self._hash_entities(key)
 
     def _value(self, value: Any, action: str) -> Any:
         if action == "keep" or value is None or isinstance(value, bool):
             return value
         if isinstance(value, dict):
-            return {k: self._value(v, action) for k, v in value.items()}
+            return {self._key(k, action): self._value(v, action) for k, v in value.items()}
         if isinstance(value, list):
             return [self._value(v, action) for v in value]
         if action == "hash":

@@ -119,6 +119,9 @@ class _ScrubRejectedFn(beam.DoFn):
     def process(self, record: Rejected):
         if record.reason == STAGE_ERROR:  # its path is the id of a document a stage raised on: an id like any other
             record = dataclasses.replace(record, path=self._id(record.path))
+        if not self._config.scrub_removed:  # raw previews kept for an audit; the id above follows id_action
+            yield record
+            return
         try:
             yield dataclasses.replace(record, raw=self._fields.text(record.raw), detail=self._fields.text(record.detail))
         except Exception as exc:  # never in clear, never a failed build
@@ -135,7 +138,8 @@ class _ScrubRejectedFn(beam.DoFn):
 
 
 class ScrubRejected(beam.PTransform):
-    """``Rejected`` records -> the same records with the raw preview and the detail scrubbed."""
+    """``Rejected`` records -> the same records with the raw preview and the detail scrubbed (when
+    ``config.scrub_removed``) and a ``stage_error``'s document id scrubbed as ids are (always)."""
 
     def __init__(self, config: PIIConfig, salt: str):
         super().__init__()

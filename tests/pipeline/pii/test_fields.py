@@ -69,3 +69,11 @@ def test_config_checks_field_actions():
         PIIConfig(metadata_fields={"author": "drop"})
     with pytest.raises(ConfigError, match="pii.id_action must be hash or keep"):
         PIIConfig(id_action="scrub")
+
+
+def test_metadata_keys_holding_pii_are_hashed_and_stay_distinct(fields):
+    out = fields.metadata({"jane.doe@example.org": 3, "bob.roe@example.org": 4, "nested": {"+1-202-555-0173": "x"},
+                           "plain": "no pii"})
+    assert "jane.doe@example.org" not in str(out) and "202-555-0173" not in str(out)
+    assert len(out) == 4 and sorted(out.values(), key=str)[:2] == [3, 4]
+    assert out["plain"] == "no pii"

@@ -126,3 +126,11 @@ def test_a_rejected_record_the_scrubber_raises_on_is_withheld():
             out = p | beam.Create([bad]) | ScrubRejected(PIIConfig(), SALT)
             assert_that(out, equal_to([Rejected("web", "web/9", -1, "stage_error", "pii: ValueError: cannot scrub '…'",
                                                 WITHHELD.format("ValueError"))]))
+
+
+def test_with_scrub_removed_false_a_stage_errors_id_is_still_scrubbed_and_the_preview_kept():
+    bad = Rejected("web", "web/mary@example.org", -1, "stage_error", "quality: ValueError", "mary@example.org text")
+    with TestPipeline() as p:
+        out = (p | beam.Create([bad]) | ScrubRejected(PIIConfig(hash_salt=SALT, scrub_removed=False), SALT)
+               | beam.Map(lambda r: (r.path == _hashed("web/mary@example.org"), r.raw)))
+        assert_that(out, equal_to([(True, "mary@example.org text")]))
