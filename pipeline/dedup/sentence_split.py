@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import re
 
-# A boundary candidate: a run of terminators taken only from its start (the lookbehind) and without
-# backtracking (possessive quantifiers), so a run of n full stops costs O(n), not O(n^2).
-_LATIN_END = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’»)\]]*+\s++")
-_CJK_END = re.compile(r"(?<![。！？])[。！？]++[”’」』）)]*+\s*+")
+# A line break, or a boundary candidate: a run of terminators taken only from its start (the lookbehind) and
+# without backtracking (possessive quantifiers), so a run of n full stops costs O(n), not O(n^2). One pattern
+# for all three, so a text is scanned once however many lines it has.
+_BOUNDARY = re.compile(r"\n"
+                       r"|(?<![.!?…])[.!?…]++[\"'”’»)\]]*+[^\S\n]++"
+                       r"|(?<![。！？])[。！？]++[”’」』）)]*+[^\S\n]*+")
+_CJK_STOPS = "。！？"
 
 # Abbreviations that end in a full stop without ending a sentence, lower case, without their final stop.
 _COMMON = {"e.g", "i.e", "etc", "vs", "cf", "ca", "approx", "no", "nos", "fig", "figs", "vol", "vols", "pp", "p",
@@ -41,13 +44,17 @@ def abbreviations(lang: str | None) -> frozenset[str]:
     return ABBREVIATIONS.get(code, ABBREVIATIONS["en"])
 
 
-def _ends_sentence(line: str, match: re.Match, abbrevs: frozenset[str]) -> bool:
-    end = match.end()
-    if end < len(line) and (line[end].islower() or line[end].isdigit()):
-        return False
-    if line[match.start()] != ".":
+def _ends_sentence(text: str, match: re.Match, abbrevs: frozenset[str]) -> bool:
+    first, end = text[match.start()], match.end()
+    if end == len(text) or text[end] == "\n":
+        return False  # the text or line ends here anyway
+    if first in _CJK_STOPS:
         return True
-    before = line[max(0, match.start() - _LOOKBACK):match.start()]
+    if text[end].islower() or text[end].isdigit():
+        return False
+    if first != ".":
+        return True
+    before = text[max(0, match.start() - _LOOKBACK):match.start()]
     word = before.rsplit(None, 1)[-1] if before.strip() else ""
     word = word.lstrip("\"'“‘«([").lower()
     if len(word) == 1 and word.isalpha():
@@ -55,22 +62,22 @@ def _ends_sentence(line: str, match: re.Match, abbrevs: frozenset[str]) -> bool:
     return word not in abbrevs
 
 
-def line_sentences(line: str, abbrevs: frozenset[str]) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence of one line; a sentence's span includes the whitespace after it, so
-    the spans cover the line."""
-    cuts = [m.end() for m in _LATIN_END.finditer(line) if m.end() < len(line) and _ends_sentence(line, m, abbrevs)]
-    cuts += [m.end() for m in _CJK_END.finditer(line) if m.end() < len(line)]
-    spans, start = [], 0
-    for cut in sorted(set(cuts)):
-        spans.append((start, cut))
-        start = cut
-    if start < len(line) or not spans:
-        spans.append((start, len(line)))
-    return spans
-
-
 def split_sentences(text: str, lang: str | None = None) -> list[list[str]]:
-    """The sentences of ``text``, line by line: ``"".join`` of a line's sentences is the line, and
-    ``"\\n".join`` of the lines is the text."""
+    """The sentences of ``text``, line by line: ``"".join`` of a line's sentences is the line (a sentence
+    keeps the whitespace after it), and ``"\\n".join`` of the lines is the text."""
     abbrevs = abbreviations(lang)
-    return [[line[a:b] for a, b in line_sentences(line, abbrevs)] for line in text.split("\n")]
+    lines: list[list[str]] = []
+    line: list[str] = []
+    start = 0
+    for match in _BOUNDARY.finditer(text):
+        if match.group() == "\n":
+            line.append(text[start:match.start()])
+            lines.append(line)
+            line, start = [], match.end()
+        elif _ends_sentence(text, match, abbrevs):
+            line.append(text[start:match.end()])
+            start = match.end()
+    if start < len(text) or not line:
+        line.append(text[start:])
+    lines.append(line)
+    return lines
