@@ -76,6 +76,13 @@ class ShardPlan:
         n = self.val_shards if split == "val" else self.train_shards
         return f"{split}/part-{index:05d}-of-{n:05d}.arrow"
 
+    def for_tokens(self, train_tokens: float, val_tokens: int, shard_tokens: int) -> "ShardPlan":
+        """This plan with shard counts of about ``shard_tokens`` tokens a shard (documents are spread by the
+        same hash, so shards hold ``shard_tokens`` in expectation). The split of a document does not change."""
+        train = max(1, math.ceil(train_tokens / shard_tokens))
+        val = max(1, math.ceil(val_tokens / shard_tokens)) if self.val_fraction else 0
+        return dataclasses.replace(self, train_shards=train, val_shards=val)
+
     @classmethod
     def for_input(cls, input_bytes: int, val_fraction: float, split_seed: int, dtype: str,
                   shard_target_mb: float = 256.0, num_shards: int = 0) -> "ShardPlan":
@@ -114,6 +121,20 @@ def weighted(chunk: Chunk, epochs: dict[str, float], seed: int) -> Chunk:
               else chunk.tokens[:0])
     return Chunk([chunk.ids[i] for i in order], chunk.lengths[order] if order else chunk.lengths[:0], tokens,
                  [sources[i] for i in order])
+
+
+def regroup(chunk: Chunk, plan: ShardPlan) -> dict[tuple[str, int], Chunk]:
+    """A chunk's documents grouped by their shard under ``plan`` (another shard count, the same split)."""
+    starts = np.concatenate([[0], np.cumsum(chunk.lengths)]).astype(np.int64)
+    sources = chunk.source_list()
+    groups: dict[tuple[str, int], list[int]] = {}
+    for i, doc_id in enumerate(chunk.ids):
+        groups.setdefault(plan.assign(doc_id), []).append(i)
+    out = {}
+    for key, members in groups.items():
+        tokens = np.concatenate([chunk.tokens[starts[i]:starts[i + 1]] for i in members])
+        out[key] = Chunk([chunk.ids[i] for i in members], chunk.lengths[members], tokens, [sources[i] for i in members])
+    return out
 
 
 def source_counts(chunk: Chunk) -> dict[str, list[int]]:
@@ -264,13 +285,14 @@ class _WriteShard(beam.DoFn):
     def __init__(self, output: str, plan: ShardPlan, mixture_seed: int = 0) -> None:
         self.output, self.plan, self.mixture_seed = output, plan, mixture_seed
 
-    def process(self, element, epochs: dict[str, float]):
+    def process(self, element, epochs: dict[str, float], plan: ShardPlan | None = None):
+        plan = plan or self.plan  # token-sized shards: the plan made once the tokens are counted
         (split, index), chunks = element
         chunks = [c for c in chunks if c is not None]
         if split == "train":
             chunks = [weighted(c, epochs, self.mixture_seed) for c in chunks]
-        batch = shard_batch(chunks, self.plan.dtype)
-        name = self.plan.shard_name(split, index)
+        batch = shard_batch(chunks, plan.dtype)
+        name = plan.shard_name(split, index)
         files.write_arrow_atomic(files.join(self.output, *name.split("/")), batch)
         sources: dict[str, list[int]] = {}
         for chunk in chunks:
@@ -288,6 +310,28 @@ def _train_source_counts(item):
     if split == "train":
         for src, (docs, tokens) in source_counts(chunk).items():
             yield src, (docs, tokens)
+
+
+def _val_tokens(item) -> Iterable[int]:
+    (split, _), chunk = item
+    if split == "val":
+        yield int(chunk.lengths.sum())
+
+
+def _token_plan(counts: dict[str, tuple[int, int]], epochs: dict[str, float], val_tokens: int, plan: ShardPlan,
+                shard_tokens: int) -> ShardPlan:
+    """The plan of token-sized shards: the train split's tokens after weighting, the validation split's."""
+    train = sum(tokens * epochs.get(src, 1.0) for src, (_, tokens) in counts.items())
+    return plan.for_tokens(train, val_tokens, shard_tokens)
+
+
+def _regroup(item, plan: ShardPlan):
+    _, chunk = item
+    yield from sorted(regroup(chunk, plan).items(), key=lambda kv: kv[0])
+
+
+def _markers(_, plan: ShardPlan):
+    return [(key, None) for key in plan.keys()]
 
 
 def _epochs(counts: dict[str, tuple[int, int]], weights: dict[str, float], target_tokens: int) -> dict[str, float]:
@@ -362,10 +406,12 @@ class TokenizeShards(beam.PTransform):
     def __init__(self, input: str, output: str, tokenizer: str, val_fraction: float = 0.01, split_seed: int = 0,
                  batch_size: int = 256, shard_target_mb: float = 256.0, num_shards: int = 0,
                  rows_per_unit: int | None = None, progress: str | None = None, fail_fast: bool = False,
-                 weights: dict[str, float] | None = None, target_tokens: int = 0, mixture_seed: int = 0) -> None:
+                 weights: dict[str, float] | None = None, target_tokens: int = 0, mixture_seed: int = 0,
+                 shard_tokens: int = 0) -> None:
         super().__init__()
-        if target_tokens < 0:
-            raise ValueError(f"target_tokens must be >= 0, got {target_tokens}")
+        if target_tokens < 0 or shard_tokens < 0:
+            raise ValueError(f"target_tokens and shard_tokens must be >= 0, got {target_tokens}, {shard_tokens}")
+        self.shard_tokens = shard_tokens
         self.weights, self.target_tokens, self.mixture_seed = dict(weights or {}), target_tokens, mixture_seed
         self.progress, self.fail_fast = progress, fail_fast
         if not 0.0 <= val_fraction < 1.0:
@@ -392,6 +438,7 @@ class TokenizeShards(beam.PTransform):
             "special_tokens": special.as_mapping(),
             "val_fraction": val_fraction,
             "split_seed": split_seed,
+            "shard_tokens": shard_tokens,
             "mixture": {"target_tokens": target_tokens, "seed": mixture_seed, "weights": dict(sorted(self.weights.items()))},
         }
 
@@ -405,6 +452,7 @@ class TokenizeShards(beam.PTransform):
             val_fraction=cfg.val_fraction, split_seed=cfg.split_seed, batch_size=cfg.batch_size,
             shard_target_mb=cfg.shard_target_mb, num_shards=cfg.num_shards, fail_fast=fail_fast,
             weights=weights, target_tokens=cfg.target_tokens, mixture_seed=cfg.mixture_seed,
+            shard_tokens=cfg.shard_tokens,
         )
 
     def expand(self, pbegin):
@@ -424,14 +472,24 @@ class TokenizeShards(beam.PTransform):
             | "SourceCounts" >> beam.combiners.ToDict()
         )
         epochs = before | "MixtureEpochs" >> beam.Map(_epochs, self.weights, self.target_tokens)
-        # One empty marker per shard, so that every planned shard is written even when no document hashes to it.
-        markers = pbegin | "AllShards" >> beam.Create([(key, None) for key in self.plan.keys()])
+        chunks, extra = encoded.chunks, []
+        if self.shard_tokens:  # shard counts from the tokens, known only now: documents move to their new shard
+            val_tokens = encoded.chunks | "ValTokens" >> beam.FlatMap(_val_tokens) | "SumValTokens" >> beam.CombineGlobally(sum)
+            plan = before | "TokenPlan" >> beam.Map(_token_plan, beam.pvalue.AsSingleton(epochs),
+                                                   beam.pvalue.AsSingleton(val_tokens), self.plan, self.shard_tokens)
+            chunks = encoded.chunks | "TokenSizedShards" >> beam.FlatMap(_regroup, beam.pvalue.AsSingleton(plan))
+            markers = (pbegin | "OneShardList" >> beam.Create([None])
+                       | "AllShards" >> beam.FlatMap(_markers, beam.pvalue.AsSingleton(plan)))
+            extra = [beam.pvalue.AsSingleton(plan)]
+        else:
+            # One empty marker per shard, so that every planned shard is written even when no document hashes to it.
+            markers = pbegin | "AllShards" >> beam.Create([(key, None) for key in self.plan.keys()])
         return (
-            (encoded.chunks, markers)
+            (chunks, markers)
             | "WithEmptyShards" >> beam.Flatten()
             | "GroupByShard" >> beam.GroupByKey()
             | "WriteShards" >> beam.ParDo(_WriteShard(self.output, self.plan, self.mixture_seed),
-                                          beam.pvalue.AsSingleton(epochs))
+                                          beam.pvalue.AsSingleton(epochs), *extra)
             | "CollectShards" >> beam.combiners.ToList()
             | "WriteManifest" >> beam.Map(_write_manifest, self.output, self.header, beam.pvalue.AsSingleton(errors),
                                           beam.pvalue.AsSingleton(before), beam.pvalue.AsSingleton(epochs),

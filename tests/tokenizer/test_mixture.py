@@ -130,3 +130,21 @@ def test_tokenize_with_weights_up_samples_and_down_samples_whole_documents(tmp_p
     assert again["sources"] == sources
     assert [p.read_bytes() for p in sorted((tmp_path / "again" / "train").glob("*.arrow"))] == \
         [p.read_bytes() for p in sorted((tmp_path / "mixed" / "train").glob("*.arrow"))]
+
+
+def test_token_sized_shards_hold_about_shard_tokens_each(tmp_path, two_sources, tokenizer_path):
+    natural = _run(two_sources, tmp_path / "natural", tokenizer_path, val_fraction=0.1, num_shards=1)
+    train_tokens = natural["splits"]["train"]["tokens"]
+    manifest = _run(two_sources, tmp_path / "sized", tokenizer_path, val_fraction=0.1, num_shards=1,
+                    shard_tokens=train_tokens // 4)
+    train = manifest["splits"]["train"]
+    assert len(train["shards"]) == 5 and train["shards"][0] == "train/part-00000-of-00005.arrow"
+    assert train["tokens"] == train_tokens and manifest["splits"]["val"] == {
+        **natural["splits"]["val"], "shards": manifest["splits"]["val"]["shards"]}
+    assert all(0.5 * train_tokens / 5 < t < 1.5 * train_tokens / 5 for t in train["shard_tokens"])
+    assert sorted(p.name for p in (tmp_path / "sized" / "train").iterdir()) == [
+        f"part-{i:05d}-of-00005.arrow" for i in range(5)]
+    # a document keeps its split; with a budget the count follows the weighted tokens
+    weighted = _run(two_sources, tmp_path / "weighted", tokenizer_path, val_fraction=0.1, num_shards=1,
+                    shard_tokens=train_tokens // 4, target_tokens=2 * train_tokens, weights={"books": 1, "web": 1})
+    assert len(weighted["splits"]["train"]["shards"]) == 9
