@@ -104,9 +104,19 @@ class Chunk:
     lengths: np.ndarray  # int64, one per document
     tokens: np.ndarray  # uint16/uint32, flat
     sources: list[str] | None = None  # one per document; None: unknown ("")
+    languages: list[str] | None = None  # the quality stage's lang annotation, one per document ("": none)
 
     def source_list(self) -> list[str]:
         return self.sources if self.sources is not None else [""] * len(self.ids)
+
+    def language_list(self) -> list[str]:
+        return self.languages if self.languages is not None else [""] * len(self.ids)
+
+    def take(self, order: list[int], tokens: np.ndarray) -> "Chunk":
+        """The documents at ``order`` (repeats allowed), whose tokens back to back are ``tokens``."""
+        sources, languages = self.source_list(), self.language_list()
+        return Chunk([self.ids[i] for i in order], self.lengths[order] if order else self.lengths[:0], tokens,
+                     [sources[i] for i in order], [languages[i] for i in order])
 
 
 def weighted(chunk: Chunk, epochs: dict[str, float], seed: int) -> Chunk:
@@ -119,28 +129,27 @@ def weighted(chunk: Chunk, epochs: dict[str, float], seed: int) -> Chunk:
         return chunk
     tokens = (np.concatenate([chunk.tokens[starts[i]:starts[i + 1]] for i in order]) if order
               else chunk.tokens[:0])
-    return Chunk([chunk.ids[i] for i in order], chunk.lengths[order] if order else chunk.lengths[:0], tokens,
-                 [sources[i] for i in order])
+    return chunk.take(order, tokens)
 
 
 def regroup(chunk: Chunk, plan: ShardPlan) -> dict[tuple[str, int], Chunk]:
     """A chunk's documents grouped by their shard under ``plan`` (another shard count, the same split)."""
     starts = np.concatenate([[0], np.cumsum(chunk.lengths)]).astype(np.int64)
-    sources = chunk.source_list()
     groups: dict[tuple[str, int], list[int]] = {}
     for i, doc_id in enumerate(chunk.ids):
         groups.setdefault(plan.assign(doc_id), []).append(i)
     out = {}
     for key, members in groups.items():
         tokens = np.concatenate([chunk.tokens[starts[i]:starts[i + 1]] for i in members])
-        out[key] = Chunk([chunk.ids[i] for i in members], chunk.lengths[members], tokens, [sources[i] for i in members])
+        out[key] = chunk.take(members, tokens)
     return out
 
 
-def source_counts(chunk: Chunk) -> dict[str, list[int]]:
-    """``{source: [documents, tokens]}`` of a chunk."""
+def source_counts(chunk: Chunk, by: str = "source") -> dict[str, list[int]]:
+    """``{source: [documents, tokens]}`` of a chunk (``by="language"``: per language)."""
     out: dict[str, list[int]] = {}
-    for src, n in zip(chunk.source_list(), chunk.lengths.tolist()):
+    labels = chunk.source_list() if by == "source" else chunk.language_list()
+    for src, n in zip(labels, chunk.lengths.tolist()):
         counts = out.setdefault(src, [0, 0])
         counts[0] += 1
         counts[1] += int(n)
@@ -206,7 +215,16 @@ class _PlanUnits(beam.DoFn):
                 yield path, b, start, min(n, start + self.rows)
 
 
-def _token_error(record: tuple[str, str, str], detail: str) -> dict[str, str]:
+def _language(annotations: str | None) -> str:
+    """The ``lang`` annotation of a clean-shard row's annotations JSON ("" when there is none)."""
+    try:
+        lang = json.loads(annotations or "{}").get("lang")
+    except (ValueError, AttributeError):
+        return ""
+    return lang if isinstance(lang, str) else ""
+
+
+def _token_error(record: tuple, detail: str) -> dict[str, str]:
     return {"id": record[0], "detail": detail}
 
 
@@ -218,7 +236,7 @@ def _pairs(pairs: list) -> list:
     return list(pairs)
 
 
-def _text_of(record: tuple[str, str, str]) -> str:
+def _text_of(record: tuple) -> str:
     return record[1]
 
 
@@ -256,7 +274,9 @@ class _EncodeUnits(beam.DoFn):
             part = batch.slice(lo, self.batch_size)
             names = part.schema.names
             sources = part.column("source").to_pylist() if "source" in names else [""] * part.num_rows
-            pairs = list(zip(part.column("id").to_pylist(), part.column("text").to_pylist(), sources))
+            languages = ([_language(a) for a in part.column("annotations").to_pylist()] if "annotations" in names
+                         else [""] * part.num_rows)
+            pairs = list(zip(part.column("id").to_pylist(), part.column("text").to_pylist(), sources, languages))
             if self.fail_fast:
                 outputs = list(self._encode(pairs))
             else:
@@ -269,12 +289,13 @@ class _EncodeUnits(beam.DoFn):
             self.reporter.add(documents=len(pairs), tokens=tokens)
             yield from outputs
 
-    def _encode(self, records: list[tuple[str, str, str]]):
+    def _encode(self, records: list[tuple[str, str, str, str]]):
         chunks = encode_documents(self.tokenizer, [r[0] for r in records], [r[1] for r in records], self.plan)
-        source_of = {doc_id: source for doc_id, _, source in records}
+        labels = {r[0]: (r[2], r[3]) for r in records}
         for key in sorted(chunks):
             chunk = chunks[key]
-            chunk.sources = [source_of[doc_id] for doc_id in chunk.ids]
+            chunk.sources = [labels[doc_id][0] for doc_id in chunk.ids]
+            chunk.languages = [labels[doc_id][1] for doc_id in chunk.ids]
             yield key, chunk
 
 
@@ -294,22 +315,26 @@ class _WriteShard(beam.DoFn):
         batch = shard_batch(chunks, plan.dtype)
         name = plan.shard_name(split, index)
         files.write_arrow_atomic(files.join(self.output, *name.split("/")), batch)
-        sources: dict[str, list[int]] = {}
+        counts: dict[str, dict[str, list[int]]] = {"sources": {}, "languages": {}}
         for chunk in chunks:
-            for src, (docs, tokens) in source_counts(chunk).items():
-                total = sources.setdefault(src, [0, 0])
-                total[0] += docs
-                total[1] += tokens
+            for field, by in (("sources", "source"), ("languages", "language")):
+                for label, (docs, tokens) in source_counts(chunk, by).items():
+                    total = counts[field].setdefault(label, [0, 0])
+                    total[0] += docs
+                    total[1] += tokens
         yield {"split": split, "index": index, "path": name, "documents": batch.num_rows,
-               "tokens": len(batch.column("tokens").values), "sources": sources}
+               "tokens": len(batch.column("tokens").values), **counts}
 
 
-def _train_source_counts(item):
-    """``((split, shard), Chunk)`` -> ``(source, (documents, tokens))`` of the train split, before weighting."""
-    (split, _), chunk = item
-    if split == "train":
-        for src, (docs, tokens) in source_counts(chunk).items():
-            yield src, (docs, tokens)
+def _train_counts(by: str):
+    """``((split, shard), Chunk)`` -> ``(source or language, (documents, tokens))`` of the train split, before
+    weighting."""
+    def counts(item):
+        (split, _), chunk = item
+        if split == "train":
+            for label, (docs, tokens) in source_counts(chunk, by).items():
+                yield label, (docs, tokens)
+    return counts
 
 
 def _val_tokens(item) -> Iterable[int]:
@@ -348,10 +373,11 @@ def _sum_pairs(pairs):
 
 def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any],
                    errors: list[dict[str, str]] | None = None, before: dict[str, tuple[int, int]] | None = None,
-                   epochs: dict[str, float] | None = None, weights: dict[str, float] | None = None) -> dict[str, Any]:
+                   epochs: dict[str, float] | None = None, weights: dict[str, float] | None = None,
+                   languages_before: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
     """The manifest: ``header``, per split its shards and counts, ``sources`` (the train split per source,
-    before and after the mixture's weighting; ``corpusforge.tokenizer.mixture.sources_summary``) and the
-    documents whose encoding raised."""
+    before and after the mixture's weighting; ``corpusforge.tokenizer.mixture.sources_summary``), ``languages``
+    (the same per ``lang`` annotation, "" for none) and the documents whose encoding raised."""
     splits = {}
     for split in SPLITS:
         rows = sorted((s for s in shards if s["split"] == split), key=lambda s: s["index"])
@@ -368,27 +394,41 @@ def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any],
         by_type[name] = by_type.get(name, 0) + 1
     stage_errors = {"documents": len(errors or []), "by_type": dict(sorted(by_type.items())),
                     "records": sorted(errors or [], key=lambda e: (e["id"], e["detail"]))}
-    after: dict[str, list[int]] = {}
-    for shard in shards:
-        if shard["split"] == "train":
-            for src, (docs, tokens) in shard.get("sources", {}).items():
-                total = after.setdefault(src, [0, 0])
-                total[0] += docs
-                total[1] += tokens
+    after, languages_after = _train_totals(shards, "sources"), _train_totals(shards, "languages")
     if before is None:  # no weighting: what was written is what there was
         before = {src: tuple(counts) for src, counts in after.items()}
+    if languages_before is None:
+        languages_before = {lang: tuple(counts) for lang, counts in languages_after.items()}
+    languages = {lang: {key: value for key, value in entry.items() if key in _LANGUAGE_FIELDS}
+                 for lang, entry in sources_summary(languages_before, {k: tuple(c) for k, c in languages_after.items()},
+                                                    {}, {}).items()}
     sources = sources_summary(before, {s: tuple(c) for s, c in after.items()}, weights or {}, epochs or {})
     val = splits.get("val", {}).get("documents", 0)
     encoded = sum(docs for docs, _ in before.values()) + val
-    return {**header, "documents_encoded": encoded, "splits": splits, "sources": sources,
+    return {**header, "documents_encoded": encoded, "splits": splits, "sources": sources, "languages": languages,
             "stage_errors": stage_errors}
+
+
+_LANGUAGE_FIELDS = ("documents_before", "tokens_before", "share_before", "documents", "tokens", "share")
+
+
+def _train_totals(shards: list[dict[str, Any]], field: str) -> dict[str, list[int]]:
+    """``{label: [documents, tokens]}`` of the train split's shards, from their ``field`` counts."""
+    totals: dict[str, list[int]] = {}
+    for shard in shards:
+        if shard["split"] == "train":
+            for label, (docs, tokens) in shard.get(field, {}).items():
+                total = totals.setdefault(label, [0, 0])
+                total[0] += docs
+                total[1] += tokens
+    return totals
 
 
 def _write_manifest(shards: list[dict[str, Any]], output: str, header: dict[str, Any],
                     errors: list[dict[str, str]] | None = None, before: dict[str, tuple[int, int]] | None = None,
-                    epochs: dict[str, float] | None = None, weights: dict[str, float] | None = None
-                    ) -> dict[str, Any]:
-    manifest = build_manifest(shards, header, errors, before, epochs, weights)
+                    epochs: dict[str, float] | None = None, weights: dict[str, float] | None = None,
+                    languages_before: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+    manifest = build_manifest(shards, header, errors, before, epochs, weights, languages_before)
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     files.write_bytes_atomic(files.join(output, "manifest.json"), text.encode("utf-8"))
     return manifest
@@ -467,9 +507,15 @@ class TokenizeShards(beam.PTransform):
         errors = encoded[ERRORS] | "CollectErrors" >> beam.combiners.ToList()
         before = (
             encoded.chunks
-            | "TrainSourceCounts" >> beam.FlatMap(_train_source_counts)
+            | "TrainSourceCounts" >> beam.FlatMap(_train_counts("source"))
             | "SumSourceCounts" >> beam.CombinePerKey(_sum_pairs)
             | "SourceCounts" >> beam.combiners.ToDict()
+        )
+        languages_before = (
+            encoded.chunks
+            | "TrainLanguageCounts" >> beam.FlatMap(_train_counts("language"))
+            | "SumLanguageCounts" >> beam.CombinePerKey(_sum_pairs)
+            | "LanguageCounts" >> beam.combiners.ToDict()
         )
         epochs = before | "MixtureEpochs" >> beam.Map(_epochs, self.weights, self.target_tokens)
         chunks, extra = encoded.chunks, []
@@ -493,7 +539,7 @@ class TokenizeShards(beam.PTransform):
             | "CollectShards" >> beam.combiners.ToList()
             | "WriteManifest" >> beam.Map(_write_manifest, self.output, self.header, beam.pvalue.AsSingleton(errors),
                                           beam.pvalue.AsSingleton(before), beam.pvalue.AsSingleton(epochs),
-                                          self.weights)
+                                          self.weights, beam.pvalue.AsSingleton(languages_before))
         )
 
 

@@ -214,6 +214,13 @@ def mixture_section(data: RunData) -> Section:
                 for name, s in sorted(token_sources.items())]
         body += table(["source", "weight", "train tokens before", "share before", "epochs", "documents after",
                        "tokens after", "share after"], rows, numeric=(1, 2, 3, 4, 5, 6, 7))
+        token_languages = (data.tokens or {}).get("languages") or {}
+        if any(token_languages):
+            rows = [[lang or "(none)", num(s["tokens_before"]), share(s["share_before"], 1), num(s["tokens"]),
+                     share(s["share"], 1)]
+                    for lang, s in sorted(token_languages.items(), key=lambda kv: -kv[1]["tokens"])[:25]]
+            body += table(["language", "train tokens before", "share before", "tokens after", "share after"], rows,
+                          numeric=(1, 2, 3, 4))
         budget = mixture.get("target_tokens") or 0
         body += note(f"Token budget {num(budget)} (tokenize.target_tokens); repeats are whole documents, drops "
                      "whole documents chosen by a stable hash of the id." if budget else

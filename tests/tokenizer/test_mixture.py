@@ -64,10 +64,10 @@ def two_sources(tmp_path_factory):
     web = make_documents(300, seed=3)
     books = make_documents(60, seed=4)
     for d in web:
-        d["source"] = "web"
+        d["source"], d["annotations"] = "web", json.dumps({"lang": "en", "quality_score": 0.5})
     for d in books:
         d["id"] = "book-" + d["id"]
-        d["source"] = "books"
+        d["source"], d["annotations"] = "books", json.dumps({"lang": "de"})
     directory = tmp_path_factory.mktemp("mix") / "clean"
     write_clean_shards(directory, web + books, num_shards=2)
     return directory
@@ -121,6 +121,12 @@ def test_tokenize_with_weights_up_samples_and_down_samples_whole_documents(tmp_p
     assert web["documents"] == sum(1 for r in rows if r["source"] == "web") < 300
     assert books["tokens"] == sum(len(r["tokens"]) for r in rows if r["source"] == "books")
     assert manifest["documents_encoded"] == 360 and manifest["mixture"]["target_tokens"] == target
+    # per language (the lang annotation), the same figures: here English is web and German is books
+    languages = manifest["languages"]
+    assert set(languages) == {"en", "de"}
+    for lang, source in (("en", web), ("de", books)):
+        assert {k: languages[lang][k] for k in ("documents_before", "tokens_before", "documents", "tokens", "share")} \
+            == {k: source[k] for k in ("documents_before", "tokens_before", "documents", "tokens", "share")}
     # the trainer reads the repeated documents like any others
     corpus = TokenCorpus(str(tmp_path / "mixed"))
     assert sum(len(s) for s in corpus.split("train")) == len(rows)

@@ -101,7 +101,12 @@ def write_run(root: pathlib.Path, *, build=True, tokenizer=True, training=True) 
                           "epochs_written": 3.0},
                 "web": {"weight": 1.0, "epochs": 0.6, "documents_before": 66, "tokens_before": 7500,
                         "share_before": 0.833333, "documents": 46, "tokens": 4500, "share": 0.5,
-                        "epochs_written": 0.6}}}))
+                        "epochs_written": 0.6}},
+            "languages": {
+                "en": {"documents_before": 70, "tokens_before": 8000, "share_before": 0.888889, "documents": 70,
+                       "tokens": 7000, "share": 0.777778},
+                "de": {"documents_before": 6, "tokens_before": 1000, "share_before": 0.111111, "documents": 6,
+                       "tokens": 2000, "share": 0.222222}}}))
     if training:
         (root / "model").mkdir()
         lines = []
