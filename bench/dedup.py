@@ -261,7 +261,7 @@ def bench_quality(n_docs: int, skip_beam: bool, skip_datatrove: bool) -> dict:
     results["defaults_in_memory_components_merged"] = merged
     if not skip_beam:
         config = DedupConfig()
-        config.lines.enabled = False  # pair quality of document-level dedup only
+        config.lines.enabled = config.sentences.enabled = False  # pair quality of document-level dedup only
         labels, elapsed = ours_beam(docs, config)
         peers["corpusforge Dedup (DirectRunner, defaults)"] = (labels, elapsed)
     sigs_sha1 = signatures(texts, 128, "sha1")

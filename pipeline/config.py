@@ -37,8 +37,17 @@ class InputConfig:
         metadata={"help": "Main-text extraction for warc/html inputs: resiliparse (fast) or trafilatura (pip install "
                           "'corpusforge[trafilatura]'; 17-21x slower, see docs/web.md)."})
 
+    weight: float = dataclasses.field(
+        default=1.0, metadata={"help": "Sampling weight of this source in the token shards' mixture: with "
+                                       "tokenize.target_tokens, the source gets target_tokens x weight / (sum of the "
+                                       "sources' weights) train tokens (repeating or dropping whole documents). "
+                                       "Needs a name; sources no input names weigh 1."})
+
     def __post_init__(self) -> None:
         check(bool(self.path), "inputs[].path must not be empty")
+        check(self.weight >= 0 and self.weight != float("inf"), f"inputs[].weight must be >= 0, got {self.weight}")
+        check(self.weight == 1.0 or bool(self.name),
+              f"inputs[].weight ({self.weight:g}) for {self.path} needs inputs[].name: the weight belongs to a named source")
 
 
 @dataclasses.dataclass

@@ -25,11 +25,30 @@ class AccountingError(RuntimeError):
 
 
 def document_facts(stage: str):
-    """Facts for the documents leaving ``stage``: count, characters (the funnel)."""
+    """Facts for the documents leaving ``stage``: count, characters (the funnel), and documents and UTF-8
+    bytes per source and per language (the mixture; a language once the quality stage has annotated it)."""
     def facts(doc):
+        text = doc.text
+        size = len(text.encode("utf-8", "surrogatepass"))
         yield ("funnel_docs", stage), 1
-        yield ("funnel_chars", stage), len(doc.text)
+        yield ("funnel_chars", stage), len(text)
+        yield ("source_docs", f"{stage}\t{doc.source}"), 1
+        yield ("source_bytes", f"{stage}\t{doc.source}"), size
+        lang = doc.annotations.get("lang")
+        if lang is not None:
+            yield ("lang_docs", f"{stage}\t{lang}"), 1
+            yield ("lang_bytes", f"{stage}\t{lang}"), size
     return facts
+
+
+def _per_stage(cat: dict[str, dict[str, int]], docs: str, size: str, stages: list[str]) -> list[dict[str, Any]]:
+    """``[{"stage", "<key>": {"documents", "bytes"}}]`` from facts keyed ``stage\tkey``, in stage order."""
+    table: dict[str, dict[str, dict[str, int]]] = {}
+    for category, field in ((docs, "documents"), (size, "bytes")):
+        for key, amount in cat.get(category, {}).items():
+            stage, name = key.split("\t", 1)
+            table.setdefault(stage, {}).setdefault(name, {"documents": 0, "bytes": 0})[field] = amount
+    return [{"stage": stage, "by": dict(sorted(table.get(stage, {}).items()))} for stage in stages]
 
 
 def length_facts(name: str):
@@ -129,6 +148,9 @@ def assemble_stats(facts: Iterable[tuple[tuple[str, str], int]], stage_order: li
             "length_out": _sorted_hist(cat.get("length_out", {})),
         },
         "languages": dict(sorted(cat.get("lang", {}).items(), key=lambda kv: (-kv[1], kv[0]))),
+        # the mixture after every stage: documents and UTF-8 bytes per source and per language
+        "sources": _per_stage(cat, "source_docs", "source_bytes", ["read", *stage_order]),
+        "languages_by_stage": _per_stage(cat, "lang_docs", "lang_bytes", ["read", *stage_order]),
         "timing": {
             "wall_seconds": round(wall_seconds, 3),
             "records_per_second": round(input_records / wall_seconds, 1) if wall_seconds > 0 else None,

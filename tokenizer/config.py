@@ -76,9 +76,17 @@ class TokenizeConfig:
     batch_size: int = _f(256, "Documents per encode_batch call.")
     shard_target_mb: float = _f(256.0, "MB of clean-shard files per output shard; decides the number of shards.")
     num_shards: int = _f(0, "Fixed number of train shards (validation gets proportionally fewer, at least 1); 0: from shard_target_mb.")
+    target_tokens: int = _f(0, "Token budget of the train split: each source gets target_tokens x its inputs[].weight / "
+                               "(sum of weights) tokens, up-sampled by repeating whole documents or down-sampled by "
+                               "dropping them (a stable hash of the id); 0: every document once (no weighting).")
+    shard_tokens: int = _f(0, "Token-sized shards: about this many tokens per shard (train after the mixture's "
+                              "weighting, and validation), overriding shard_target_mb and num_shards; 0: off.")
+    mixture_seed: int = _f(0, "Seed of the hash that picks which documents a fractional epoch repeats or drops.")
 
     def __post_init__(self) -> None:
         check(0.0 <= self.val_fraction < 1.0, f"tokenize.val_fraction must be in [0, 1), got {self.val_fraction}")
         check(self.batch_size >= 1, f"tokenize.batch_size must be >= 1, got {self.batch_size}")
         check(self.shard_target_mb > 0, f"tokenize.shard_target_mb must be > 0, got {self.shard_target_mb}")
         check(self.num_shards >= 0, f"tokenize.num_shards must be >= 0, got {self.num_shards}")
+        check(self.shard_tokens >= 0, f"tokenize.shard_tokens must be >= 0 (0: off), got {self.shard_tokens}")
+        check(self.target_tokens >= 0, f"tokenize.target_tokens must be >= 0 (0: no weighting), got {self.target_tokens}")

@@ -1,7 +1,8 @@
 """Token shards: their one schema, a writer for tests and imports, and the readers (memory-mapped, no copies).
 
 The tokenize stage writes ``tokens/{train,val}/part-*.arrow`` (Arrow IPC files, ``id: string,
-tokens: large_list<uint16|uint32>``) and ``tokens/manifest.json``; the trainer reads them with ``TokenShards``.
+tokens: large_list<uint16|uint32>, source: string``; a document a source mixture repeats appears once per
+repeat) and ``tokens/manifest.json``; the trainer reads them with ``TokenShards``.
 
     corpus = TokenCorpus("runs/latest/tokens")
     corpus.special_tokens["eos"]           # ids come from the manifest (read from the tokenizer), never constants
@@ -34,6 +35,7 @@ def token_schema(dtype: str) -> pa.Schema:
     return pa.schema([
         pa.field("id", pa.string(), nullable=False),
         pa.field("tokens", pa.large_list(pa.uint16() if dtype == "uint16" else pa.uint32()), nullable=False),
+        pa.field("source", pa.string(), nullable=False),  # the input source the document came from
     ])
 
 
@@ -186,7 +188,7 @@ class TokenShards:
 
 
 def write_token_shards(directory: str | pathlib.Path, documents: Sequence[Sequence[int]], *,
-                       docs_per_shard: int = 1000, dtype: str = "uint16") -> list[pathlib.Path]:
+                       docs_per_shard: int = 1000, dtype: str = "uint16", source: str = "") -> list[pathlib.Path]:
     """Write ``documents`` (lists of token ids) as token shards in the tokenize stage's format.
 
     For tests, benchmarks, and bringing tokens from elsewhere; a build's shards come from the tokenize stage.
@@ -201,7 +203,8 @@ def write_token_shards(directory: str | pathlib.Path, documents: Sequence[Sequen
         part = documents[s * docs_per_shard: (s + 1) * docs_per_shard]
         path = directory / f"part-{s:05d}-of-{count:05d}.arrow"
         table = pa.table({"id": [f"doc-{s * docs_per_shard + i:08d}" for i in range(len(part))],
-                          "tokens": pa.array([list(map(int, d)) for d in part], type=value_type)},
+                          "tokens": pa.array([list(map(int, d)) for d in part], type=value_type),
+                          "source": [source] * len(part)},
                          schema=schema)
         with ipc.new_file(str(path), schema) as writer:
             writer.write_table(table, max_chunksize=256)

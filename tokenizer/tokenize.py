@@ -42,6 +42,7 @@ from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.faults import ERRORS, error_parts, run_isolated
 from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.tokenizer.corpus import clean_shards
+from corpusforge.tokenizer.mixture import copies, mixture_epochs, source_weights, sources_summary
 from corpusforge.tokenizer.special_tokens import read_special_tokens
 from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
 
@@ -75,6 +76,13 @@ class ShardPlan:
         n = self.val_shards if split == "val" else self.train_shards
         return f"{split}/part-{index:05d}-of-{n:05d}.arrow"
 
+    def for_tokens(self, train_tokens: float, val_tokens: int, shard_tokens: int) -> "ShardPlan":
+        """This plan with shard counts of about ``shard_tokens`` tokens a shard (documents are spread by the
+        same hash, so shards hold ``shard_tokens`` in expectation). The split of a document does not change."""
+        train = max(1, math.ceil(train_tokens / shard_tokens))
+        val = max(1, math.ceil(val_tokens / shard_tokens)) if self.val_fraction else 0
+        return dataclasses.replace(self, train_shards=train, val_shards=val)
+
     @classmethod
     def for_input(cls, input_bytes: int, val_fraction: float, split_seed: int, dtype: str,
                   shard_target_mb: float = 256.0, num_shards: int = 0) -> "ShardPlan":
@@ -95,6 +103,57 @@ class Chunk:
     ids: list[str]
     lengths: np.ndarray  # int64, one per document
     tokens: np.ndarray  # uint16/uint32, flat
+    sources: list[str] | None = None  # one per document; None: unknown ("")
+    languages: list[str] | None = None  # the quality stage's lang annotation, one per document ("": none)
+
+    def source_list(self) -> list[str]:
+        return self.sources if self.sources is not None else [""] * len(self.ids)
+
+    def language_list(self) -> list[str]:
+        return self.languages if self.languages is not None else [""] * len(self.ids)
+
+    def take(self, order: list[int], tokens: np.ndarray) -> "Chunk":
+        """The documents at ``order`` (repeats allowed), whose tokens back to back are ``tokens``."""
+        sources, languages = self.source_list(), self.language_list()
+        return Chunk([self.ids[i] for i in order], self.lengths[order] if order else self.lengths[:0], tokens,
+                     [sources[i] for i in order], [languages[i] for i in order])
+
+
+def weighted(chunk: Chunk, epochs: dict[str, float], seed: int) -> Chunk:
+    """``chunk`` with each document repeated ``copies(...)`` times for its source's epochs (0: dropped)."""
+    sources = chunk.source_list()
+    starts = np.concatenate([[0], np.cumsum(chunk.lengths)]).astype(np.int64)
+    keep = [(i, copies(doc_id, epochs.get(src, 1.0), seed)) for i, (doc_id, src) in enumerate(zip(chunk.ids, sources))]
+    order = [i for i, n in keep for _ in range(n)]
+    if len(order) == len(chunk.ids) and order == list(range(len(chunk.ids))):
+        return chunk
+    tokens = (np.concatenate([chunk.tokens[starts[i]:starts[i + 1]] for i in order]) if order
+              else chunk.tokens[:0])
+    return chunk.take(order, tokens)
+
+
+def regroup(chunk: Chunk, plan: ShardPlan) -> dict[tuple[str, int], Chunk]:
+    """A chunk's documents grouped by their shard under ``plan`` (another shard count, the same split)."""
+    starts = np.concatenate([[0], np.cumsum(chunk.lengths)]).astype(np.int64)
+    groups: dict[tuple[str, int], list[int]] = {}
+    for i, doc_id in enumerate(chunk.ids):
+        groups.setdefault(plan.assign(doc_id), []).append(i)
+    out = {}
+    for key, members in groups.items():
+        tokens = np.concatenate([chunk.tokens[starts[i]:starts[i + 1]] for i in members])
+        out[key] = chunk.take(members, tokens)
+    return out
+
+
+def source_counts(chunk: Chunk, by: str = "source") -> dict[str, list[int]]:
+    """``{source: [documents, tokens]}`` of a chunk (``by="language"``: per language)."""
+    out: dict[str, list[int]] = {}
+    labels = chunk.source_list() if by == "source" else chunk.language_list()
+    for src, n in zip(labels, chunk.lengths.tolist()):
+        counts = out.setdefault(src, [0, 0])
+        counts[0] += 1
+        counts[1] += int(n)
+    return out
 
 
 def encode_documents(tokenizer, ids: list[str], texts: list[str], plan: ShardPlan
@@ -116,9 +175,10 @@ def encode_documents(tokenizer, ids: list[str], texts: list[str], plan: ShardPla
 
 
 def shard_batch(chunks: Iterable[Chunk], dtype: str) -> pa.RecordBatch:
-    """One record batch of the chunks' documents, sorted by id (ties, which clean shards never have, by tokens)."""
+    """One record batch of the chunks' documents, sorted by id (ties, a mixture's repeats, by tokens)."""
     chunks = list(chunks)
     ids = [doc_id for c in chunks for doc_id in c.ids]
+    sources = [src for c in chunks for src in c.source_list()]
     np_dtype = np.dtype(dtype)
     lengths = np.concatenate([c.lengths for c in chunks]) if chunks else np.zeros(0, np.int64)
     tokens = np.concatenate([c.tokens for c in chunks]) if chunks else np.zeros(0, np_dtype)
@@ -137,7 +197,8 @@ def shard_batch(chunks: Iterable[Chunk], dtype: str) -> pa.RecordBatch:
     schema = token_schema(dtype)
     values = pa.array(flat, type=schema.field("tokens").type.value_type)
     column = pa.LargeListArray.from_arrays(pa.array(offsets, pa.int64()), values)
-    return pa.RecordBatch.from_arrays([pa.array([ids[i] for i in order], pa.string()), column], schema=schema)
+    return pa.RecordBatch.from_arrays([pa.array([ids[i] for i in order], pa.string()), column,
+                                       pa.array([sources[i] for i in order], pa.string())], schema=schema)
 
 
 class _PlanUnits(beam.DoFn):
@@ -154,7 +215,16 @@ class _PlanUnits(beam.DoFn):
                 yield path, b, start, min(n, start + self.rows)
 
 
-def _token_error(record: tuple[str, str], detail: str) -> dict[str, str]:
+def _language(annotations: str | None) -> str:
+    """The ``lang`` annotation of a clean-shard row's annotations JSON ("" when there is none)."""
+    try:
+        lang = json.loads(annotations or "{}").get("lang")
+    except (ValueError, AttributeError):
+        return ""
+    return lang if isinstance(lang, str) else ""
+
+
+def _token_error(record: tuple, detail: str) -> dict[str, str]:
     return {"id": record[0], "detail": detail}
 
 
@@ -166,7 +236,7 @@ def _pairs(pairs: list) -> list:
     return list(pairs)
 
 
-def _text_of(record: tuple[str, str]) -> str:
+def _text_of(record: tuple) -> str:
     return record[1]
 
 
@@ -202,7 +272,11 @@ class _EncodeUnits(beam.DoFn):
         batch = self._reader.get_batch(b).slice(start, stop - start)
         for lo in range(0, batch.num_rows, self.batch_size):
             part = batch.slice(lo, self.batch_size)
-            pairs = list(zip(part.column("id").to_pylist(), part.column("text").to_pylist()))
+            names = part.schema.names
+            sources = part.column("source").to_pylist() if "source" in names else [""] * part.num_rows
+            languages = ([_language(a) for a in part.column("annotations").to_pylist()] if "annotations" in names
+                         else [""] * part.num_rows)
+            pairs = list(zip(part.column("id").to_pylist(), part.column("text").to_pylist(), sources, languages))
             if self.fail_fast:
                 outputs = list(self._encode(pairs))
             else:
@@ -215,29 +289,95 @@ class _EncodeUnits(beam.DoFn):
             self.reporter.add(documents=len(pairs), tokens=tokens)
             yield from outputs
 
-    def _encode(self, pairs: list[tuple[str, str]]):
-        chunks = encode_documents(self.tokenizer, [i for i, _ in pairs], [t for _, t in pairs], self.plan)
+    def _encode(self, records: list[tuple[str, str, str, str]]):
+        chunks = encode_documents(self.tokenizer, [r[0] for r in records], [r[1] for r in records], self.plan)
+        labels = {r[0]: (r[2], r[3]) for r in records}
         for key in sorted(chunks):
-            yield key, chunks[key]
+            chunk = chunks[key]
+            chunk.sources = [labels[doc_id][0] for doc_id in chunk.ids]
+            chunk.languages = [labels[doc_id][1] for doc_id in chunk.ids]
+            yield key, chunk
 
 
 class _WriteShard(beam.DoFn):
-    """``((split, shard), [Chunk | None])`` -> the shard file, sorted by id, written atomically."""
+    """``((split, shard), [Chunk | None])`` -> the shard file, sorted by id, written atomically. Train
+    documents are repeated or dropped by their source's ``epochs`` (a side input; validation stays as is)."""
 
-    def __init__(self, output: str, plan: ShardPlan) -> None:
-        self.output, self.plan = output, plan
+    def __init__(self, output: str, plan: ShardPlan, mixture_seed: int = 0) -> None:
+        self.output, self.plan, self.mixture_seed = output, plan, mixture_seed
 
-    def process(self, element):
+    def process(self, element, epochs: dict[str, float], plan: ShardPlan | None = None):
+        plan = plan or self.plan  # token-sized shards: the plan made once the tokens are counted
         (split, index), chunks = element
-        batch = shard_batch([c for c in chunks if c is not None], self.plan.dtype)
-        name = self.plan.shard_name(split, index)
+        chunks = [c for c in chunks if c is not None]
+        if split == "train":
+            chunks = [weighted(c, epochs, self.mixture_seed) for c in chunks]
+        batch = shard_batch(chunks, plan.dtype)
+        name = plan.shard_name(split, index)
         files.write_arrow_atomic(files.join(self.output, *name.split("/")), batch)
+        counts: dict[str, dict[str, list[int]]] = {"sources": {}, "languages": {}}
+        for chunk in chunks:
+            for field, by in (("sources", "source"), ("languages", "language")):
+                for label, (docs, tokens) in source_counts(chunk, by).items():
+                    total = counts[field].setdefault(label, [0, 0])
+                    total[0] += docs
+                    total[1] += tokens
         yield {"split": split, "index": index, "path": name, "documents": batch.num_rows,
-               "tokens": len(batch.column("tokens").values)}
+               "tokens": len(batch.column("tokens").values), **counts}
+
+
+def _train_counts(by: str):
+    """``((split, shard), Chunk)`` -> ``(source or language, (documents, tokens))`` of the train split, before
+    weighting."""
+    def counts(item):
+        (split, _), chunk = item
+        if split == "train":
+            for label, (docs, tokens) in source_counts(chunk, by).items():
+                yield label, (docs, tokens)
+    return counts
+
+
+def _val_tokens(item) -> Iterable[int]:
+    (split, _), chunk = item
+    if split == "val":
+        yield int(chunk.lengths.sum())
+
+
+def _token_plan(counts: dict[str, tuple[int, int]], epochs: dict[str, float], val_tokens: int, plan: ShardPlan,
+                shard_tokens: int) -> ShardPlan:
+    """The plan of token-sized shards: the train split's tokens after weighting, the validation split's."""
+    train = sum(tokens * epochs.get(src, 1.0) for src, (_, tokens) in counts.items())
+    return plan.for_tokens(train, val_tokens, shard_tokens)
+
+
+def _regroup(item, plan: ShardPlan):
+    _, chunk = item
+    yield from sorted(regroup(chunk, plan).items(), key=lambda kv: kv[0])
+
+
+def _markers(_, plan: ShardPlan):
+    return [(key, None) for key in plan.keys()]
+
+
+def _epochs(counts: dict[str, tuple[int, int]], weights: dict[str, float], target_tokens: int) -> dict[str, float]:
+    return mixture_epochs({src: tokens for src, (_, tokens) in counts.items()}, weights, target_tokens)
+
+
+def _sum_pairs(pairs):
+    docs = tokens = 0
+    for d, t in pairs:
+        docs += d
+        tokens += t
+    return docs, tokens
 
 
 def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any],
-                   errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
+                   errors: list[dict[str, str]] | None = None, before: dict[str, tuple[int, int]] | None = None,
+                   epochs: dict[str, float] | None = None, weights: dict[str, float] | None = None,
+                   languages_before: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+    """The manifest: ``header``, per split its shards and counts, ``sources`` (the train split per source,
+    before and after the mixture's weighting; ``corpusforge.tokenizer.mixture.sources_summary``), ``languages``
+    (the same per ``lang`` annotation, "" for none) and the documents whose encoding raised."""
     splits = {}
     for split in SPLITS:
         rows = sorted((s for s in shards if s["split"] == split), key=lambda s: s["index"])
@@ -254,12 +394,41 @@ def build_manifest(shards: list[dict[str, Any]], header: dict[str, Any],
         by_type[name] = by_type.get(name, 0) + 1
     stage_errors = {"documents": len(errors or []), "by_type": dict(sorted(by_type.items())),
                     "records": sorted(errors or [], key=lambda e: (e["id"], e["detail"]))}
-    return {**header, "splits": splits, "stage_errors": stage_errors}
+    after, languages_after = _train_totals(shards, "sources"), _train_totals(shards, "languages")
+    if before is None:  # no weighting: what was written is what there was
+        before = {src: tuple(counts) for src, counts in after.items()}
+    if languages_before is None:
+        languages_before = {lang: tuple(counts) for lang, counts in languages_after.items()}
+    languages = {lang: {key: value for key, value in entry.items() if key in _LANGUAGE_FIELDS}
+                 for lang, entry in sources_summary(languages_before, {k: tuple(c) for k, c in languages_after.items()},
+                                                    {}, {}).items()}
+    sources = sources_summary(before, {s: tuple(c) for s, c in after.items()}, weights or {}, epochs or {})
+    val = splits.get("val", {}).get("documents", 0)
+    encoded = sum(docs for docs, _ in before.values()) + val
+    return {**header, "documents_encoded": encoded, "splits": splits, "sources": sources, "languages": languages,
+            "stage_errors": stage_errors}
+
+
+_LANGUAGE_FIELDS = ("documents_before", "tokens_before", "share_before", "documents", "tokens", "share")
+
+
+def _train_totals(shards: list[dict[str, Any]], field: str) -> dict[str, list[int]]:
+    """``{label: [documents, tokens]}`` of the train split's shards, from their ``field`` counts."""
+    totals: dict[str, list[int]] = {}
+    for shard in shards:
+        if shard["split"] == "train":
+            for label, (docs, tokens) in shard.get(field, {}).items():
+                total = totals.setdefault(label, [0, 0])
+                total[0] += docs
+                total[1] += tokens
+    return totals
 
 
 def _write_manifest(shards: list[dict[str, Any]], output: str, header: dict[str, Any],
-                    errors: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    manifest = build_manifest(shards, header, errors)
+                    errors: list[dict[str, str]] | None = None, before: dict[str, tuple[int, int]] | None = None,
+                    epochs: dict[str, float] | None = None, weights: dict[str, float] | None = None,
+                    languages_before: dict[str, tuple[int, int]] | None = None) -> dict[str, Any]:
+    manifest = build_manifest(shards, header, errors, before, epochs, weights, languages_before)
     text = json.dumps(manifest, indent=2, ensure_ascii=False) + "\n"
     files.write_bytes_atomic(files.join(output, "manifest.json"), text.encode("utf-8"))
     return manifest
@@ -276,8 +445,14 @@ class TokenizeShards(beam.PTransform):
 
     def __init__(self, input: str, output: str, tokenizer: str, val_fraction: float = 0.01, split_seed: int = 0,
                  batch_size: int = 256, shard_target_mb: float = 256.0, num_shards: int = 0,
-                 rows_per_unit: int | None = None, progress: str | None = None, fail_fast: bool = False) -> None:
+                 rows_per_unit: int | None = None, progress: str | None = None, fail_fast: bool = False,
+                 weights: dict[str, float] | None = None, target_tokens: int = 0, mixture_seed: int = 0,
+                 shard_tokens: int = 0) -> None:
         super().__init__()
+        if target_tokens < 0 or shard_tokens < 0:
+            raise ValueError(f"target_tokens and shard_tokens must be >= 0, got {target_tokens}, {shard_tokens}")
+        self.shard_tokens = shard_tokens
+        self.weights, self.target_tokens, self.mixture_seed = dict(weights or {}), target_tokens, mixture_seed
         self.progress, self.fail_fast = progress, fail_fast
         if not 0.0 <= val_fraction < 1.0:
             raise ValueError(f"val_fraction must be in [0, 1), got {val_fraction}")
@@ -303,16 +478,21 @@ class TokenizeShards(beam.PTransform):
             "special_tokens": special.as_mapping(),
             "val_fraction": val_fraction,
             "split_seed": split_seed,
+            "shard_tokens": shard_tokens,
+            "mixture": {"target_tokens": target_tokens, "seed": mixture_seed, "weights": dict(sorted(self.weights.items()))},
         }
 
     @classmethod
-    def from_config(cls, cfg, run_dir: str, fail_fast: bool = False) -> "TokenizeShards":
+    def from_config(cls, cfg, run_dir: str, fail_fast: bool = False,
+                    weights: dict[str, float] | None = None) -> "TokenizeShards":
         return cls(
             input=cfg.input or files.join(run_dir, "clean"),
             output=cfg.output or files.join(run_dir, "tokens"),
             tokenizer=cfg.tokenizer or files.join(run_dir, "tokenizer", "tokenizer.json"),
             val_fraction=cfg.val_fraction, split_seed=cfg.split_seed, batch_size=cfg.batch_size,
             shard_target_mb=cfg.shard_target_mb, num_shards=cfg.num_shards, fail_fast=fail_fast,
+            weights=weights, target_tokens=cfg.target_tokens, mixture_seed=cfg.mixture_seed,
+            shard_tokens=cfg.shard_tokens,
         )
 
     def expand(self, pbegin):
@@ -325,15 +505,41 @@ class TokenizeShards(beam.PTransform):
                                                   self.fail_fast)).with_outputs(ERRORS, main="chunks")
         )
         errors = encoded[ERRORS] | "CollectErrors" >> beam.combiners.ToList()
-        # One empty marker per shard, so that every planned shard is written even when no document hashes to it.
-        markers = pbegin | "AllShards" >> beam.Create([(key, None) for key in self.plan.keys()])
+        before = (
+            encoded.chunks
+            | "TrainSourceCounts" >> beam.FlatMap(_train_counts("source"))
+            | "SumSourceCounts" >> beam.CombinePerKey(_sum_pairs)
+            | "SourceCounts" >> beam.combiners.ToDict()
+        )
+        languages_before = (
+            encoded.chunks
+            | "TrainLanguageCounts" >> beam.FlatMap(_train_counts("language"))
+            | "SumLanguageCounts" >> beam.CombinePerKey(_sum_pairs)
+            | "LanguageCounts" >> beam.combiners.ToDict()
+        )
+        epochs = before | "MixtureEpochs" >> beam.Map(_epochs, self.weights, self.target_tokens)
+        chunks, extra = encoded.chunks, []
+        if self.shard_tokens:  # shard counts from the tokens, known only now: documents move to their new shard
+            val_tokens = encoded.chunks | "ValTokens" >> beam.FlatMap(_val_tokens) | "SumValTokens" >> beam.CombineGlobally(sum)
+            plan = before | "TokenPlan" >> beam.Map(_token_plan, beam.pvalue.AsSingleton(epochs),
+                                                   beam.pvalue.AsSingleton(val_tokens), self.plan, self.shard_tokens)
+            chunks = encoded.chunks | "TokenSizedShards" >> beam.FlatMap(_regroup, beam.pvalue.AsSingleton(plan))
+            markers = (pbegin | "OneShardList" >> beam.Create([None])
+                       | "AllShards" >> beam.FlatMap(_markers, beam.pvalue.AsSingleton(plan)))
+            extra = [beam.pvalue.AsSingleton(plan)]
+        else:
+            # One empty marker per shard, so that every planned shard is written even when no document hashes to it.
+            markers = pbegin | "AllShards" >> beam.Create([(key, None) for key in self.plan.keys()])
         return (
-            (encoded.chunks, markers)
+            (chunks, markers)
             | "WithEmptyShards" >> beam.Flatten()
             | "GroupByShard" >> beam.GroupByKey()
-            | "WriteShards" >> beam.ParDo(_WriteShard(self.output, self.plan))
+            | "WriteShards" >> beam.ParDo(_WriteShard(self.output, self.plan, self.mixture_seed),
+                                          beam.pvalue.AsSingleton(epochs), *extra)
             | "CollectShards" >> beam.combiners.ToList()
-            | "WriteManifest" >> beam.Map(_write_manifest, self.output, self.header, beam.pvalue.AsSingleton(errors))
+            | "WriteManifest" >> beam.Map(_write_manifest, self.output, self.header, beam.pvalue.AsSingleton(errors),
+                                          beam.pvalue.AsSingleton(before), beam.pvalue.AsSingleton(epochs),
+                                          self.weights, beam.pvalue.AsSingleton(languages_before))
         )
 
 
@@ -372,7 +578,8 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
 
 def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool) -> dict[str, Any]:
     cfg = config.tokenize
-    transform = TokenizeShards.from_config(cfg, run_dir, fail_fast=config.build.fail_fast)
+    transform = TokenizeShards.from_config(cfg, run_dir, fail_fast=config.build.fail_fast,
+                                           weights=source_weights(config.inputs))
     output = transform.output
     in_run = not cfg.output
     previous = [files.join(output, name) for name in ("manifest.json", *SPLITS)]
@@ -472,7 +679,8 @@ def check_token_errors(manifest: dict[str, Any], limit: float, manifest_path: st
     """More documents left out because encoding raised than ``limit`` of them: a systematic bug. The manifest
     (what marks the token shards complete) is removed and the run fails."""
     failed = manifest.get("stage_errors", {}).get("documents", 0)
-    total = failed + sum(split["documents"] for split in manifest["splits"].values())
+    encoded = manifest.get("documents_encoded", sum(split["documents"] for split in manifest["splits"].values()))
+    total = failed + encoded  # before a mixture repeated or dropped documents
     if not failed or failed <= limit * total:
         return
     files.remove_paths([manifest_path])

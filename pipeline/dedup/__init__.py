@@ -1,6 +1,6 @@
-"""Deduplication: exact, line-level and MinHash LSH near-duplicates, and decontamination.
+"""Deduplication: exact, line-level, sentence-level and MinHash LSH near-duplicates, and decontamination.
 
-``Dedup`` is the stage; ``ExactDedup``, ``NearDedup``, ``LineDedup`` and ``Decontaminate`` can be used
+``Dedup`` is the stage; ``ExactDedup``, ``NearDedup``, ``LineDedup``, ``SentenceDedup`` and ``Decontaminate`` can be used
 alone. Each returns ``StageOutputs(kept, removed, edits)`` with stage name ``"dedup"``.
 
 The transforms import apache_beam; they load on first use so that reading the configuration (every CLI
@@ -12,11 +12,13 @@ from corpusforge.pipeline.dedup.config import (
     ExactDedupConfig,
     LineDedupConfig,
     NearDedupConfig,
+    SentenceDedupConfig,
 )
 
 __all__ = [
     "ConnectedComponents", "Decontaminate", "DecontaminateConfig", "Dedup", "DedupConfig", "ExactDedup",
     "ExactDedupConfig", "LineDedup", "LineDedupConfig", "NearDedup", "NearDedupConfig",
+    "SentenceDedup", "SentenceDedupConfig",
 ]
 
 _TRANSFORMS = {
@@ -25,6 +27,7 @@ _TRANSFORMS = {
     "LineDedup": "corpusforge.pipeline.dedup.lines",
     "ConnectedComponents": "corpusforge.pipeline.dedup.near",
     "NearDedup": "corpusforge.pipeline.dedup.near",
+    "SentenceDedup": "corpusforge.pipeline.dedup.sentences",
     "Dedup": "corpusforge.pipeline.dedup.stage",
 }
 

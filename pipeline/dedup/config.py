@@ -3,6 +3,7 @@
     dedup:
       near: {candidate_threshold: 0.3, verify_threshold: 0.5}
       lines: {max_occurrences: 3}
+      sentences: {max_occurrences: 3, min_sentence_chars: 20}
       decontaminate: {eval_sets: ["evals/*.jsonl"], action: flag}
 
 The two near-duplicate thresholds were chosen on ``bench/dedup.py``; docs/dedup.md says why.
@@ -87,6 +88,25 @@ class LineDedupConfig:
 
 
 @dataclasses.dataclass
+class SentenceDedupConfig:
+    enabled: bool = _f(True, "Remove sentences repeated across many documents (boilerplate such as 'This article "
+                             "first appeared in ...', even inside a line) and collapse a document's repeated sentences.")
+    max_occurrences: int = _f(3, "A sentence found in more than this many documents is removed from all of them "
+                                 "but the best-ranked one.")
+    min_sentence_chars: int = _f(20, "Sentences shorter than this (after normalisation) are never removed or "
+                                     "collapsed ('Yes.', 'Thank you.').")
+    collapse_repeats: bool = _f(True, "Keep only the first of a sentence's repeats inside one document.")
+    min_words: int = _f(20, "A document that lost sentences and has fewer words left is removed "
+                            "(reason sentence_dedup_too_short).")
+
+    def __post_init__(self) -> None:
+        check(self.max_occurrences >= 1, f"dedup.sentences.max_occurrences must be >= 1, got {self.max_occurrences}")
+        check(self.min_sentence_chars >= 1,
+              f"dedup.sentences.min_sentence_chars must be >= 1, got {self.min_sentence_chars}")
+        check(self.min_words >= 0, f"dedup.sentences.min_words must be >= 0, got {self.min_words}")
+
+
+@dataclasses.dataclass
 class DecontaminateConfig:
     eval_sets: list[str] = dataclasses.field(
         default_factory=list,
@@ -110,3 +130,4 @@ class DedupConfig:
     exact: ExactDedupConfig = dataclasses.field(default_factory=ExactDedupConfig)
     near: NearDedupConfig = dataclasses.field(default_factory=NearDedupConfig)
     lines: LineDedupConfig = dataclasses.field(default_factory=LineDedupConfig)
+    sentences: SentenceDedupConfig = dataclasses.field(default_factory=SentenceDedupConfig)

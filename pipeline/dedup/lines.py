@@ -43,9 +43,10 @@ def remove_lines(text: str, drop: set[int], min_chars: int) -> tuple[str, int]:
     return "\n".join(kept), removed
 
 
-def boilerplate_drops(max_occurrences: int):
-    """``(line key, [nodes])`` -> ``(id, line key)`` for every node but the smallest, when the line is in
-    more than ``max_occurrences`` documents. Iterates the group twice, keeping only the smallest node."""
+def boilerplate_drops(max_occurrences: int, counter: str = "boilerplate_lines"):
+    """``(key, [nodes])`` -> ``(id, key)`` for every node but the smallest, when the line (or sentence: the
+    counter names which) is in more than ``max_occurrences`` documents. Iterates the group twice, keeping only
+    the smallest node."""
     def drops(group):
         key, nodes = group
         first, count = None, 0
@@ -55,7 +56,7 @@ def boilerplate_drops(max_occurrences: int):
                 first = node
         if count <= max_occurrences:
             return
-        Metrics.counter(STAGE, "boilerplate_lines").inc()
+        Metrics.counter(STAGE, counter).inc()
         for node in nodes:
             if node != first:
                 yield node[2], key
@@ -76,7 +77,8 @@ class _LineKeysFn(beam.DoFn):
         yield doc.id, doc
 
 
-def _group_docs(item):
+def group_docs(item):
+    """The documents of a joined ``(id, {"doc": [...], ...})``: what a failing join step rejects."""
     return list(item[1]["doc"])
 
 
@@ -127,7 +129,7 @@ class LineDedup(beam.PTransform):
             | "LinesBoilerplate" >> beam.FlatMap(boilerplate_drops(c.max_occurrences))
         )
         joined = {"doc": keyed.docs, "drop": drops} | "LinesJoin" >> beam.CoGroupByKey()
-        remove = guarded(_RemoveLinesFn(c), STAGE, self.fail_fast, records=_group_docs)
+        remove = guarded(_RemoveLinesFn(c), STAGE, self.fail_fast, records=group_docs)
         outputs = split_outputs(
             joined | "LinesRemove" >> beam.ParDo(remove).with_outputs(REMOVED, EDITS, ERRORS, main="kept"),
             with_edits=True, with_errors=True)

@@ -1,8 +1,10 @@
-"""The dedup stage: decontaminate -> exact -> near-duplicates -> boilerplate lines, across all sources.
+"""The dedup stage: decontaminate -> exact -> near-duplicates -> boilerplate lines -> boilerplate sentences,
+across all sources.
 
 Decontamination runs first so a contaminated document is reported as such rather than as someone's
-duplicate; exact dedup before MinHash keeps identical copies out of the LSH buckets; line dedup runs last
-so near-duplicate clusters are judged on their full text.
+duplicate; exact dedup before MinHash keeps identical copies out of the LSH buckets; line and sentence dedup
+run last so near-duplicate clusters are judged on their full text, and sentence dedup after line dedup so a
+boilerplate line that is one sentence is counted once, as a line.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from corpusforge.pipeline.dedup.decontaminate import Decontaminate
 from corpusforge.pipeline.dedup.exact import ExactDedup
 from corpusforge.pipeline.dedup.lines import LineDedup
 from corpusforge.pipeline.dedup.near import NearDedup
+from corpusforge.pipeline.dedup.sentences import SentenceDedup
 from corpusforge.pipeline.stage import Stage, StageContext, StageOutputs, chain_steps
 
 
@@ -34,6 +37,8 @@ class Dedup(Stage, section="dedup", order=30):
             self.steps.append(("NearDedup", NearDedup(c.near, key, self.context.spill_dir, fail_fast)))
         if c.lines.enabled:
             self.steps.append(("LineDedup", LineDedup(c.lines, key, fail_fast)))
+        if c.sentences.enabled:
+            self.steps.append(("SentenceDedup", SentenceDedup(c.sentences, key, fail_fast)))
 
     @classmethod
     def files(cls, config: DedupConfig) -> list[tuple[str, str]]:

@@ -175,6 +175,59 @@ def language_section(data: RunData) -> Section:
     return Section("languages", "Languages", intro, body)
 
 
+def _mixture_rows(by_stage: list[dict[str, Any]]) -> list[list[str]]:
+    """One row per source (or language): documents and bytes after each stage."""
+    names = sorted({name for row in by_stage for name in row["by"]})
+    rows = []
+    for name in names:
+        cells = [name]
+        for row in by_stage:
+            entry = row["by"].get(name, {"documents": 0, "bytes": 0})
+            cells.append(f"{num(entry['documents'])} / {size(entry['bytes'])}")
+        rows.append(cells)
+    return rows
+
+
+def mixture_section(data: RunData) -> Section:
+    intro = ("The mixture: documents and bytes per source and per language after every stage (stats.json "
+             "`sources`, `languages_by_stage`), and the train split's tokens per source before and after the "
+             "weighting of `inputs[].weight` and `tokenize.target_tokens` (tokens/manifest.json `sources`).")
+    stats = data.stats or {}
+    sources = stats.get("sources") or []
+    token_sources = (data.tokens or {}).get("sources") or {}
+    if not sources and not token_sources:
+        return Section("mixture", "Sources and mixture", intro,
+                       absent("No per-source counts in this run (a build of an earlier version, or no build)."))
+    body = Markup("")
+    if sources:
+        headers = ["source", *[f"{row['stage']} docs / bytes" for row in sources]]
+        body += table(headers, _mixture_rows(sources), numeric=tuple(range(1, len(headers))))
+    languages = stats.get("languages_by_stage") or []
+    languages = [row for row in languages if row["by"]]
+    if languages:
+        headers = ["language", *[f"{row['stage']} docs / bytes" for row in languages]]
+        body += table(headers, _mixture_rows(languages)[:25], numeric=tuple(range(1, len(headers))))
+    if token_sources:
+        mixture = (data.tokens or {}).get("mixture") or {}
+        rows = [[name, f"{s['weight']:g}", num(s["tokens_before"]), share(s["share_before"], 1),
+                 f"{s['epochs']:.3g}", num(s["documents"]), num(s["tokens"]), share(s["share"], 1)]
+                for name, s in sorted(token_sources.items())]
+        body += table(["source", "weight", "train tokens before", "share before", "epochs", "documents after",
+                       "tokens after", "share after"], rows, numeric=(1, 2, 3, 4, 5, 6, 7))
+        token_languages = (data.tokens or {}).get("languages") or {}
+        if any(token_languages):
+            rows = [[lang or "(none)", num(s["tokens_before"]), share(s["share_before"], 1), num(s["tokens"]),
+                     share(s["share"], 1)]
+                    for lang, s in sorted(token_languages.items(), key=lambda kv: -kv[1]["tokens"])[:25]]
+            body += table(["language", "train tokens before", "share before", "tokens after", "share after"], rows,
+                          numeric=(1, 2, 3, 4))
+        budget = mixture.get("target_tokens") or 0
+        body += note(f"Token budget {num(budget)} (tokenize.target_tokens); repeats are whole documents, drops "
+                     "whole documents chosen by a stable hash of the id." if budget else
+                     "No token budget (tokenize.target_tokens = 0): every document once, the natural mixture.")
+    return Section("mixture", "Sources and mixture", intro, body)
+
+
 def _coverage(cov) -> str:
     return f"all {cov.rows_total:,}" if cov.complete else f"a sample of {cov.rows_read:,} of {cov.rows_total:,}"
 
@@ -495,6 +548,7 @@ def key_numbers(data: RunData) -> list[tuple[str, str, str]]:
 
 def render(data: RunData, per_reason: int = 3, generated: _dt.datetime | None = None) -> str:
     sections = [funnel_section(data), reasons_section(data), length_section(data), language_section(data),
+                mixture_section(data),
                 scores_section(data), dedup_section(data), pii_section(data), samples_section(data, per_reason),
                 rejected_section(data), tokenizer_section(data), training_section(data), details_section(data)]
     generated = generated or _dt.datetime.now().astimezone()

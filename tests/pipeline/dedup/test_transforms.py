@@ -361,7 +361,7 @@ def test_dedup_stage_end_to_end_and_removed_rows(tmp_path):
 
 def test_dedup_with_everything_disabled_passes_documents_through():
     config = DedupConfig()
-    config.exact.enabled = config.near.enabled = config.lines.enabled = False
+    config.exact.enabled = config.near.enabled = config.lines.enabled = config.sentences.enabled = False
     with TestPipeline() as p:
         out = p | beam.Create([doc("a", "x"), doc("b", "x")]) | Dedup(config)
         assert_that(ids(out.kept, "Kept"), equal_to(["a", "b"]), label="CheckKept")

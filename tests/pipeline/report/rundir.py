@@ -93,7 +93,20 @@ def write_run(root: pathlib.Path, *, build=True, tokenizer=True, training=True) 
         (root / "tokens" / "manifest.json").write_text(json.dumps({
             "vocab_size": 4096, "dtype": "uint16",
             "splits": {"train": {"shards": ["a"], "documents": 76, "tokens": 9000},
-                       "val": {"shards": ["b"], "documents": 4, "tokens": 500}}}))
+                       "val": {"shards": ["b"], "documents": 4, "tokens": 500}},
+            "mixture": {"target_tokens": 9000, "seed": 0, "weights": {"books": 1.0, "web": 1.0}},
+            "sources": {
+                "books": {"weight": 1.0, "epochs": 3.0, "documents_before": 10, "tokens_before": 1500,
+                          "share_before": 0.166667, "documents": 30, "tokens": 4500, "share": 0.5,
+                          "epochs_written": 3.0},
+                "web": {"weight": 1.0, "epochs": 0.6, "documents_before": 66, "tokens_before": 7500,
+                        "share_before": 0.833333, "documents": 46, "tokens": 4500, "share": 0.5,
+                        "epochs_written": 0.6}},
+            "languages": {
+                "en": {"documents_before": 70, "tokens_before": 8000, "share_before": 0.888889, "documents": 70,
+                       "tokens": 7000, "share": 0.777778},
+                "de": {"documents_before": 6, "tokens_before": 1000, "share_before": 0.111111, "documents": 6,
+                       "tokens": 2000, "share": 0.222222}}}))
     if training:
         (root / "model").mkdir()
         lines = []

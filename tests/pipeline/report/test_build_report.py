@@ -62,3 +62,20 @@ def test_samples_are_real_removed_records(built):
     shown = set(re.findall(r'<span class="id">([^<]+)</span>', page))
     assert shown and shown <= ids
     assert {"corpus/junk-0", "corpus/junk-1", "corpus/junk-2"} & shown  # ids are prefixed by the source
+
+
+def test_stats_and_report_show_the_mixture_after_every_stage(built):
+    stats = json.loads((built / "stats.json").read_text())
+    funnel = {row["stage"]: row["documents"] for row in stats["funnel"]}
+    assert [row["stage"] for row in stats["sources"]] == list(funnel)
+    for row in stats["sources"]:  # one source, "corpus" (the file stem), holds every document of every stage
+        assert set(row["by"]) == ({"corpus"} if funnel[row["stage"]] else set())
+        assert sum(s["documents"] for s in row["by"].values()) == funnel[row["stage"]]
+    read = stats["sources"][0]["by"]["corpus"]
+    assert read["bytes"] >= stats["funnel"][0]["chars"]  # UTF-8 bytes, at least one per character
+    by_lang = {row["stage"]: row["by"] for row in stats["languages_by_stage"]}
+    assert by_lang["read"] == {}  # no language before the quality stage annotates it
+    assert by_lang["quality"]["en"]["documents"] == stats["languages"]["en"]
+    page = (built / "report.html").read_text()
+    text = re.sub(r"<[^>]+>", " ", re.sub(r'src="data:[^"]+"', "", page))
+    assert "Sources and mixture" in text and re.search(rf"corpus\s+{read['documents']:,} /", text)

@@ -20,8 +20,8 @@ def _text(page: str) -> str:
 def test_page_has_every_section_and_the_numbers(full_run):
     _, page, _ = full_run
     text = _text(page)
-    for section in ("funnel", "reasons", "length", "languages", "scores", "dedup", "pii", "samples", "rejected",
-                    "tokenizer", "training", "details"):
+    for section in ("funnel", "reasons", "length", "languages", "mixture", "scores", "dedup", "pii", "samples",
+                    "rejected", "tokenizer", "training", "details"):
         assert f'<section id="{section}">' in page
     # header cards and funnel
     assert "124" in text and "80" in text and "64.5% of input" in text
@@ -43,6 +43,10 @@ def test_page_has_every_section_and_the_numbers(full_run):
     assert re.search(r"entities masked\s+12\b", text)
     # rejected
     assert "malformed_json" in text and "web.jsonl:3" in text and "Expecting value" in text
+    # the token shards' mixture before and after weighting
+    assert re.search(r"books\s+1\s+1,500\s+16.7%\s+3\s+30\s+4,500\s+50.0%", text)
+    assert re.search(r"web\s+1\s+7,500\s+83.3%\s+0.6\s+46\s+4,500\s+50.0%", text) and "Token budget 9,000" in text
+    assert re.search(r"en\s+8,000\s+88.9%\s+7,000\s+77.8%", text) and re.search(r"de\s+1,000\s+11.1%\s+2,000\s+22.2%", text)
     # tokenizer
     assert "4,096" in text and "4.012" in text and "3.988" in text and "␣internationalization" in text
     assert "&lt;tag&gt;" in page

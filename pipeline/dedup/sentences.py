@@ -1,0 +1,139 @@
+"""Sentence-level deduplication: boilerplate sentences repeated across documents, even inside a line.
+
+Line dedup misses a sentence such as "This article first appeared in ... and is reprinted with permission."
+when it shares its line with the article's own text. This step cuts documents into sentences
+(``sentence_split``, by the language the quality stage annotated), and works as line dedup does
+(``lines.py``): a sentence found in more than ``max_occurrences`` documents (compared after normalisation) is
+removed from every document that holds it except the best-ranked one, and a sentence repeated inside a
+document is kept only where it first appears. A document that lost sentences and has fewer than
+``min_words`` words left is removed (reason ``sentence_dedup_too_short``).
+"""
+from __future__ import annotations
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from corpusforge.pipeline.dedup.common import KEYS, STAGE, node_of
+from corpusforge.pipeline.dedup.config import SentenceDedupConfig
+from corpusforge.pipeline.dedup.lines import boilerplate_drops, group_docs, line_key
+from corpusforge.pipeline.dedup.sentence_split import split_sentences
+from corpusforge.pipeline.dedup.text import normalized_bytes
+from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
+
+REASON = "sentence_dedup_too_short"
+REPEATS = "repeats"  # tagged output: ids of documents that repeat a sentence of their own
+
+
+def sentence_keys(text: str, lang: str | None, min_chars: int) -> tuple[set[int], bool]:
+    """The distinct keys of the sentences of ``text`` that count, and whether one of them recurs in it."""
+    keys, repeats = set(), False
+    for line in split_sentences(text, lang):
+        for sentence in line:
+            key = line_key(sentence, min_chars)
+            if key is None:
+                continue
+            repeats = repeats or key in keys
+            keys.add(key)
+    return keys, repeats
+
+
+def remove_sentences(text: str, lang: str | None, drop: set[int], min_chars: int) -> tuple[str, int, int]:
+    """``text`` without the sentences whose key is in ``drop`` and without a sentence's later repeats; how
+    many sentences went for each reason (``removed``, ``collapsed``). A line left empty goes too."""
+    seen: set[int] = set()
+    lines, removed, collapsed = [], 0, 0
+    for sentences in split_sentences(text, lang):
+        kept = []
+        for sentence in sentences:
+            key = line_key(sentence, min_chars)
+            if key is not None and key in drop:
+                removed += 1
+            elif key is not None and key in seen:
+                collapsed += 1
+            else:
+                kept.append(sentence)
+                if key is not None:
+                    seen.add(key)
+        if len(kept) == len(sentences):
+            lines.append("".join(sentences))
+        elif kept:
+            lines.append("".join(kept).rstrip())
+    return "\n".join(lines), removed, collapsed
+
+
+class _SentenceKeysFn(beam.DoFn):
+    """A document -> ``(id, document)``; ``(sentence key, node)`` tagged KEYS for each of its sentences that
+    count; ``(id, True)`` tagged REPEATS when it repeats a sentence of its own."""
+
+    def __init__(self, config: SentenceDedupConfig, score_key: str):
+        self.config, self.score_key = config, score_key
+
+    def process(self, doc):
+        keys, repeats = sentence_keys(doc.text, doc.annotations.get("lang"), self.config.min_sentence_chars)
+        node = node_of(doc, self.score_key)
+        yield from (beam.pvalue.TaggedOutput(KEYS, (k, node)) for k in keys)
+        if repeats and self.config.collapse_repeats:
+            yield beam.pvalue.TaggedOutput(REPEATS, (doc.id, True))
+        yield doc.id, doc
+
+
+class _RemoveSentencesFn(beam.DoFn):
+    """``(id, {"doc": [documents], "drop": [keys], "repeats": [True]})`` -> edited document, or its removal."""
+
+    def __init__(self, config: SentenceDedupConfig):
+        self.config = config
+        self.too_short = Metrics.counter(STAGE, REASON)
+
+    def process(self, item):
+        _, grouped = item
+        drop, repeats = set(grouped["drop"]), bool(list(grouped["repeats"]))
+        for doc in grouped["doc"]:
+            if not drop and not repeats:
+                yield doc
+                continue
+            text, removed, collapsed = remove_sentences(doc.text, doc.annotations.get("lang"), drop,
+                                                        self.config.min_sentence_chars)
+            if not (removed or collapsed):
+                yield doc
+                continue
+            if removed:
+                yield edit(STAGE, "sentences_removed", removed)
+            if collapsed:
+                yield edit(STAGE, "sentences_collapsed", collapsed)
+            yield edit(STAGE, "documents_sentence_edited", 1)
+            words = len(normalized_bytes(text).split())
+            if words < self.config.min_words:
+                self.too_short.inc()
+                yield removal(doc, STAGE, REASON, sentences_removed=removed, sentences_collapsed=collapsed,
+                              words_left=words)
+            else:
+                yield doc.with_text(text)
+
+
+class SentenceDedup(beam.PTransform):
+    """Remove boilerplate sentences repeated across documents and collapse a document's repeated sentences;
+    returns ``StageOutputs`` with edits."""
+
+    def __init__(self, config: SentenceDedupConfig | None = None, score_key: str = "quality_score",
+                 fail_fast: bool = False):
+        super().__init__()
+        self.config = config or SentenceDedupConfig()
+        self.score_key, self.fail_fast = score_key, fail_fast
+
+    def expand(self, docs) -> StageOutputs:
+        c = self.config
+        keys = guarded(_SentenceKeysFn(c, self.score_key), STAGE, self.fail_fast)
+        keyed = docs | "SentencesKeys" >> beam.ParDo(keys).with_outputs(KEYS, REPEATS, ERRORS, main="docs")
+        drops = (
+            keyed[KEYS]
+            | "SentencesGroup" >> beam.GroupByKey()
+            | "SentencesBoilerplate" >> beam.FlatMap(boilerplate_drops(c.max_occurrences, "boilerplate_sentences"))
+        )
+        joined = ({"doc": keyed.docs, "drop": drops, "repeats": keyed[REPEATS]}
+                  | "SentencesJoin" >> beam.CoGroupByKey())
+        remove = guarded(_RemoveSentencesFn(c), STAGE, self.fail_fast, records=group_docs)
+        outputs = split_outputs(
+            joined | "SentencesRemove" >> beam.ParDo(remove).with_outputs(REMOVED, EDITS, ERRORS, main="kept"),
+            with_edits=True, with_errors=True)
+        errors = (keyed[ERRORS], outputs.errors) | "SentencesErrors" >> beam.Flatten()
+        return outputs._replace(errors=errors)

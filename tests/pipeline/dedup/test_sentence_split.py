@@ -1,0 +1,60 @@
+"""The sentence splitter: boundaries, abbreviations by language, CJK full stops, and exact round trips."""
+from __future__ import annotations
+
+import pytest
+
+from corpusforge.pipeline.dedup.sentence_split import abbreviations, split_sentences
+
+
+def sentences(text, lang="en"):
+    return [s for line in split_sentences(text, lang) for s in line]
+
+
+def test_splits_at_terminators_followed_by_space_and_keeps_the_text():
+    text = "It rained. Did it? Yes! \"Quite so.\" The end"
+    assert sentences(text) == ["It rained. ", "Did it? ", "Yes! ", "\"Quite so.\" ", "The end"]
+    assert "".join(sentences(text)) == text
+
+
+def test_a_line_break_ends_a_sentence_and_lines_round_trip():
+    text = "First line without stop\nSecond. Third.\n\nFourth"
+    lines = split_sentences(text, "en")
+    assert lines == [["First line without stop"], ["Second. ", "Third."], [""], ["Fourth"]]
+    assert "\n".join("".join(line) for line in lines) == text
+
+
+@pytest.mark.parametrize("lang,text", [
+    ("en", "Mr. Smith met Dr. Jones at 5 p.m. Today."),
+    ("en", "See e.g. Fig. 3 for details."),
+    ("de", "Das gilt z.B. auch für Nr. 5 usw. Ende."),
+    ("fr", "M. Dupont et Mme. Durand sont arrivés."),
+    ("es", "La Sra. García vive en la Avda. Central."),
+])
+def test_abbreviations_of_the_language_do_not_end_a_sentence(lang, text):
+    assert len(sentences(text, lang)) == 1 or sentences(text, lang)[-1] in ("Today.", "Ende.")
+
+
+def test_language_picks_the_abbreviations():
+    assert "z.b" in abbreviations("de") and "z.b" not in abbreviations("en")
+    assert abbreviations("__label__de") == abbreviations("de")
+    assert abbreviations(None) == abbreviations("en") == abbreviations("xx")
+    assert sentences("Er kam bzw. ging. Dann nichts.", "de") == ["Er kam bzw. ging. ", "Dann nichts."]
+    assert sentences("Er kam bzw. Ging. Dann nichts.", "en") == ["Er kam bzw. ", "Ging. ", "Dann nichts."]
+
+
+def test_initials_lower_case_and_digits_do_not_start_a_sentence():
+    assert len(sentences("J. R. R. Tolkien wrote it.")) == 1
+    assert len(sentences("It cost 3. and more. 4 items followed.")) == 1
+
+
+def test_cjk_full_stops_need_no_space():
+    assert sentences("今天下雨了。我们在家。好吗？", "zh") == ["今天下雨了。", "我们在家。", "好吗？"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("text", ["word" + "." * 1_000_000 + "x", "!?" * 500_000, "。" * 1_000_000 + "a",
+                                  "Mr. " * 250_000, ". " * 500_000, "a\n" * 500_000, ""])
+def test_hostile_punctuation_finishes_and_round_trips(text):
+    # quadratic work on a million characters would not finish in the timeout; the cost per byte is measured
+    # in bench/adversarial.py (step dedup_sentences)
+    assert "\n".join("".join(line) for line in split_sentences(text, "en")) == text

@@ -1,0 +1,81 @@
+"""Sentence-level dedup: the pure key and removal functions, and the Beam step against line dedup."""
+from __future__ import annotations
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from corpusforge.pipeline.core.config_loader import ConfigError
+from corpusforge.pipeline.dedup import LineDedup, LineDedupConfig, SentenceDedup, SentenceDedupConfig
+from corpusforge.pipeline.dedup.sentences import remove_sentences, sentence_keys
+from tests.pipeline.dedup.corpus import paragraphs
+
+BASES = [p for p in paragraphs(20) if p.endswith(".")]  # a notice after them is its own sentence
+NOTICE = "This article first appeared in The Daily Example and is reprinted with permission."
+
+
+def doc(doc_id, text, score=None):
+    from corpusforge.pipeline.document import Document
+
+    return Document(doc_id, text, "web", annotations={} if score is None else {"quality_score": score})
+
+
+def test_sentence_keys_normalise_and_report_repeats():
+    keys, repeats = sentence_keys("A sentence that is long enough. A SENTENCE that is long enough!", "en", 20)
+    assert len(keys) == 1 and repeats
+    keys, repeats = sentence_keys("Short. Also short. A sentence that is long enough.", "en", 20)
+    assert len(keys) == 1 and not repeats
+
+
+def test_remove_sentences_inside_a_line_and_collapse_repeats():
+    drop, _ = sentence_keys(NOTICE, "en", 20)
+    text = f"The mayor spoke at noon today. {NOTICE} Then it rained on everyone.\n{NOTICE}\nThe mayor spoke at noon today."
+    assert remove_sentences(text, "en", drop, 20) == (
+        "The mayor spoke at noon today. Then it rained on everyone.", 2, 1)
+    assert remove_sentences("Nothing to do here at all.", "en", drop, 20) == ("Nothing to do here at all.", 0, 0)
+
+
+@pytest.mark.parametrize("kwargs", [{"max_occurrences": 0}, {"min_sentence_chars": 0}, {"min_words": -1}])
+def test_config_refuses_bad_thresholds(kwargs):
+    with pytest.raises(ConfigError, match="dedup.sentences"):
+        SentenceDedupConfig(**kwargs)
+
+
+def inline_corpus():
+    """Five articles whose last paragraph line ends with the same notice, a short one, and a best-ranked one."""
+    docs = [doc(f"a{i}", f"{BASES[i]} {NOTICE}") for i in range(4)]
+    docs.append(doc("top", f"{BASES[4]} {NOTICE}", score=0.9))
+    docs.append(doc("short", f"Only a few words here. {NOTICE}"))
+    docs.append(doc("echo", f"{BASES[5]}\n{BASES[5]}"))  # a document repeating itself
+    return docs
+
+
+def test_sentence_dedup_removes_inline_boilerplate_that_line_dedup_misses():
+    docs = inline_corpus()
+    echoed = len(sentence_keys(BASES[5], "en", 20)[0])  # each of the echo's sentences, collapsed once
+    with TestPipeline() as p:
+        created = p | beam.Create(docs)
+        lines = created | "Lines" >> LineDedup(LineDedupConfig(max_occurrences=3))
+        out = created | "Sentences" >> SentenceDedup(SentenceDedupConfig(max_occurrences=3, min_words=20))
+        assert_that(lines.kept | "LineTexts" >> beam.Map(lambda d: (d.id, NOTICE in d.text)),
+                    equal_to([(d.id, d.id != "echo") for d in docs]), label="LinesMissIt")
+        expected = [(f"a{i}", False, BASES[i]) for i in range(4)] + [("top", True, f"{BASES[4]} {NOTICE}"),
+                                                                     ("echo", False, BASES[5])]
+        assert_that(out.kept | beam.Map(lambda d: (d.id, NOTICE in d.text, d.text)), equal_to(expected),
+                    label="CheckKept")
+        assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason, r.details)),
+                    equal_to([("short", "sentence_dedup_too_short",
+                               {"sentences_removed": 1, "sentences_collapsed": 0, "words_left": 5})]),
+                    label="CheckRemoved")
+        assert_that(out.edits | beam.Map(lambda e: ((e[0], e[1]), e[2])) | beam.CombinePerKey(sum),
+                    equal_to([(("dedup", "sentences_removed"), 5), (("dedup", "sentences_collapsed"), echoed),
+                              (("dedup", "documents_sentence_edited"), 6)]),
+                    label="CheckEdits")
+
+
+def test_sentences_in_few_documents_stay():
+    docs = [doc(f"a{i}", f"{BASES[i]} {NOTICE}") for i in range(3)]
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | SentenceDedup(SentenceDedupConfig(max_occurrences=3))
+        assert_that(out.kept | beam.Map(lambda d: d.text), equal_to([d.text for d in docs]))
