@@ -72,7 +72,7 @@ def _plant_bugs(monkeypatch, stages=STAGES):
     from corpusforge.pipeline.pii.scrubber import Scrubber
     from corpusforge.pipeline.quality.rules import HeuristicRules
 
-    targets = {"read": (readers._Context, "repair_unicode"), "normalize": (normalize, "normalize_text"),
+    targets = {"read": (readers._Context, "repair_unicode"), "normalize": (normalize, "normalize_and_count"),
                "quality": (HeuristicRules, "apply"), "dedup": (exact, "text_digest"), "pii": (Scrubber, "scrub_batch")}
     for stage in stages:
         owner, name = targets[stage]

@@ -57,7 +57,7 @@ def _kept_ids(out):
 def test_normalize(monkeypatch):
     from corpusforge.pipeline.normalize import stage
 
-    monkeypatch.setattr(stage, "normalize_text", _raise_on_marker(stage.normalize_text))
+    monkeypatch.setattr(stage, "normalize_and_count", _raise_on_marker(stage.normalize_and_count))
     with TestPipeline() as p:
         out = p | beam.Create(_docs()) | stage.Normalize()
         assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok2", "ok3"]), label="kept")
@@ -138,7 +138,7 @@ def test_pii_batch_is_scrubbed_again_one_document_at_a_time(monkeypatch):
 def test_fail_fast_lets_the_first_error_fail_the_pipeline(monkeypatch):
     from corpusforge.pipeline.normalize import stage
 
-    monkeypatch.setattr(stage, "normalize_text", _raise_on_marker(stage.normalize_text))
+    monkeypatch.setattr(stage, "normalize_and_count", _raise_on_marker(stage.normalize_and_count))
     with pytest.raises(Exception, match="planted bug"):
         with TestPipeline() as p:
             _ = p | beam.Create(_docs()) | stage.Normalize(context=StageContext(fail_fast=True))
