@@ -18,7 +18,9 @@ IGNORE = -100  # transformers' "no loss here"
 
 
 def encode(examples: list[Example], tokenizer, task: str, arch: str, labels: dict[str, int] | None,
-           max_length: int) -> list[dict[str, list[int]]]:
+           max_length: int, segments: bool = False, virtual_tokens: int = 0) -> list[dict[str, list[int]]]:
+    """``segments``: keep token_type_ids of pairs (a model with two segment embeddings); ``virtual_tokens``: the
+    soft prompt peft prepends for prompt tuning, which a tagger's labels and word ids must skip too."""
     out = []
     for example in examples:
         if task == "classify":
@@ -31,16 +33,15 @@ def encode(examples: list[Example], tokenizer, task: str, arch: str, labels: dic
             row["word_ids"] = [IGNORE if w is None else w for w in encoded.word_ids()]
             if labels is not None and example.target is not None:
                 row["labels"] = _first_piece_labels(encoded.word_ids(), [labels[t] for t in example.target])
+            for key in ("word_ids", "labels"):
+                if key in row:
+                    row[key] = [IGNORE] * virtual_tokens + row[key]
         else:
             row = _generation_row(example, tokenizer, arch, max_length)
-        if not _uses_segments(tokenizer, example):
+        if not (segments and example.pair is not None):
             row.pop("token_type_ids", None)
         out.append(row)
     return out
-
-
-def _uses_segments(tokenizer, example: Example) -> bool:
-    return example.pair is not None and "token_type_ids" in tokenizer.model_input_names
 
 
 def _first_piece_labels(word_ids: list[int | None], word_labels: list[int]) -> list[int]:

@@ -58,6 +58,13 @@ def task_model(base_dir: str | pathlib.Path, task: str, labels: dict[str, int] |
     return model
 
 
+def takes_segments(base_dir) -> bool:
+    """Whether the model has a second segment embedding (BERT with type_vocab_size 2) for text pairs."""
+    import transformers
+
+    return getattr(transformers.AutoConfig.from_pretrained(base_dir), "type_vocab_size", 0) >= 2
+
+
 def head_names(model) -> list[str]:
     """The task head, plus BERT's pooler, which the exported masked LM lacks and so starts untrained."""
     names = [name for name, _ in model.named_children() if name in HEADS]
@@ -86,7 +93,9 @@ def apply_method(model, config: FinetuneConfig, task: str):
                                    lora_dropout=config.lora_dropout, target_modules=config.target_modules or None,
                                    modules_to_save=heads or None)
     else:
-        if config.method == "prefix" and "past_key_values" not in inspect.signature(model.forward).parameters:
+        backbone = getattr(model, model.base_model_prefix, model)
+        if config.method == "prefix" and not any("past_key_values" in inspect.signature(m.forward).parameters
+                                                 for m in (model, backbone)):
             raise UserError(f"prefix tuning feeds keys and values to every layer through past_key_values, which "
                             f"transformers' {type(model).__name__} does not take; use --method prompt, lora or adapter")
         cls = peft.PrefixTuningConfig if config.method == "prefix" else peft.PromptTuningConfig

@@ -51,7 +51,10 @@ def predict(tuned: Finetuned, examples: list[Example], batch_size: int = 16,
         return _generate(tuned, examples, batch_size, max_new_tokens)
     names = {i: name for name, i in tuned.info["labels"].items()}
     max_length = tuned.info["config"]["max_length"]
-    rows = encode(examples, tuned.tokenizer, tuned.task, tuned.info["arch"], None, max_length)
+    prompt = tuned.info["method"] == "prompt" and tuned.task == "tag"
+    rows = encode(examples, tuned.tokenizer, tuned.task, tuned.info["arch"], None, max_length,
+                  segments=tuned.info.get("segments", False),
+                  virtual_tokens=tuned.info["config"]["num_virtual_tokens"] if prompt else 0)
     pad = pad_id(tuned.tokenizer)
     out = []
     for start in range(0, len(rows), batch_size):

@@ -26,7 +26,7 @@ from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.data import check_known_labels, label_map, read_records, task_examples
 from corpusforge.trainers.finetune.encode import IGNORE, collate, encode, pad_id
 from corpusforge.trainers.finetune.methods import (apply_method, arch_of, count_parameters, save_result,
-                                                   task_model)
+                                                   takes_segments, task_model)
 from corpusforge.trainers.finetune.metrics import classification_metrics
 
 
@@ -72,8 +72,10 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     if labels:
         check_known_labels(val_examples, labels, config.validation)
     pad = pad_id(tokenizer)
-    train_rows = encode(train_examples, tokenizer, config.task, arch, labels, config.max_length)
-    val_rows = encode(val_examples, tokenizer, config.task, arch, labels, config.max_length)
+    extra = dict(segments=takes_segments(base),
+                 virtual_tokens=config.num_virtual_tokens if config.method == "prompt" and config.task == "tag" else 0)
+    train_rows = encode(train_examples, tokenizer, config.task, arch, labels, config.max_length, **extra)
+    val_rows = encode(val_examples, tokenizer, config.task, arch, labels, config.max_length, **extra)
 
     device = _device(config.device)
     torch.manual_seed(config.seed)  # the task head's initialisation
@@ -126,7 +128,8 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
         shutil.rmtree(out / name, ignore_errors=True)
     written = save_result(model, out, config, tokenizer)
     info = {"task": config.task, "method": config.method, "arch": arch, "labels": labels,
-            "base": "base" if base == out / "base" else str(base), "pad_token_id": pad, "outputs": written,
+            "base": "base" if base == out / "base" else str(base), "pad_token_id": pad,
+            "segments": extra["segments"], "outputs": written,
             "config": dataclasses.asdict(config)}
     files.write_json(str(out / "finetune.json"), info)
     return _metrics(config, history, trainable, total)
@@ -172,8 +175,8 @@ def evaluate_rows(model, rows, task: str, pad: int, device, num_labels: int, bat
         output = model(**batch)
         losses.append(output.loss.item() * len(batch["input_ids"]))
         logits, labels = output.logits, batch["labels"]
-        if task == "generate" and logits.size(1) != labels.size(1):
-            raise RuntimeError("logits and labels differ in length")
+        if logits.size(1) > labels.size(1):  # a decoder's soft prompt (prompt tuning) comes first
+            logits = logits[:, logits.size(1) - labels.size(1):]
         if task == "generate" and not model.config.is_encoder_decoder:
             logits, labels = logits[:, :-1], labels[:, 1:]  # a decoder predicts the next token
         guess = logits.argmax(-1)
