@@ -94,10 +94,13 @@ def apply_method(model, config: FinetuneConfig, task: str):
                                    modules_to_save=heads or None)
     else:
         backbone = getattr(model, model.base_model_prefix, model)
-        if config.method == "prefix" and not any("past_key_values" in inspect.signature(m.forward).parameters
-                                                 for m in (model, backbone)):
-            raise UserError(f"prefix tuning feeds keys and values to every layer through past_key_values, which "
-                            f"transformers' {type(model).__name__} does not take; use --method prompt, lora or adapter")
+        # peft's prefix tuning for a task head passes past_key_values only to a forward that names it; in
+        # transformers 5 none does (BERT has no cache, decoders renamed it to `cache`). Generation passes it anyway.
+        if config.method == "prefix" and task != "generate" and not any(
+                "past_key_values" in inspect.signature(m.forward).parameters for m in (model, backbone)):
+            raise UserError(f"peft's prefix tuning needs a forward that takes past_key_values, which transformers' "
+                            f"{type(model).__name__} does not; use --method prompt, lora or adapter (prefix tuning "
+                            "works for --task generate)")
         cls = peft.PrefixTuningConfig if config.method == "prefix" else peft.PromptTuningConfig
         settings = cls(task_type=task_type, num_virtual_tokens=config.num_virtual_tokens,
                        modules_to_save=heads or None)

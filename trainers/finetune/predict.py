@@ -81,6 +81,8 @@ def _generate(tuned: Finetuned, examples: list[Example], batch_size: int, max_ne
     from corpusforge.trainers.export import LoadedModel
     from corpusforge.trainers.generate import GenerateOptions, generate
 
+    if tuned.info["method"] == "prefix":
+        return [{"id": e.id, "generation": _greedy_without_cache(tuned, e.text, max_new_tokens)} for e in examples]
     loaded = LoadedModel(tuned.model, tuned.tokenizer, tuned.info["arch"], "finetune")
     options = GenerateOptions(max_new_tokens=max_new_tokens, greedy=True, batch_size=batch_size)
     rows = generate(loaded, [example.text for example in examples], options)
@@ -105,3 +107,34 @@ def score_predictions(tuned: Finetuned, examples: list[Example], rows: list[dict
             guess.append(labels.get(p, -2) if p is not None else -2)
     metrics = classification_metrics(gold, guess, len(labels))
     return {"records": len(labelled), "accuracy": metrics["val_accuracy"], "macro_f1": metrics["val_macro_f1"]}
+
+
+def _greedy_without_cache(tuned: Finetuned, prompt: str, max_new_tokens: int) -> str:
+    """Greedy decoding by whole forward passes. peft 0.21's prefix tuning hands ``generate`` its prefix as
+    ``past_key_values``, which transformers 5.24 ignores once it has its own ``cache``: generate would run
+    without the prefix. A forward pass keeps it (as in training); the cost, no KV cache, is fine for a
+    fine-tuned model's short answers."""
+    from corpusforge.trainers.export import LoadedModel
+    from corpusforge.trainers.generate import encode_prompts
+
+    tok = tuned.tokenizer
+    loaded = LoadedModel(tuned.model, tok, tuned.info["arch"], "finetune")
+    batch = encode_prompts(loaded, [prompt])
+    ids, new = batch["input_ids"], []
+    seq2seq = tuned.info["arch"] == "encoder_decoder"
+    start = tuned.model.generation_config.decoder_start_token_id if seq2seq else None
+    decoder = torch.tensor([[start]]) if seq2seq else None
+    for _ in range(max_new_tokens):
+        if seq2seq:
+            logits = tuned.model(input_ids=ids, attention_mask=torch.ones_like(ids), decoder_input_ids=decoder).logits
+        else:
+            logits = tuned.model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+        token = int(logits[0, -1].argmax())
+        if token == tok.eos_token_id:
+            break
+        new.append(token)
+        if seq2seq:
+            decoder = torch.cat([decoder, torch.tensor([[token]])], dim=1)
+        else:
+            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
+    return tok.decode(new, skip_special_tokens=True)

@@ -175,7 +175,7 @@ def evaluate_rows(model, rows, task: str, pad: int, device, num_labels: int, bat
         output = model(**batch)
         losses.append(output.loss.item() * len(batch["input_ids"]))
         logits, labels = output.logits, batch["labels"]
-        if logits.size(1) > labels.size(1):  # a decoder's soft prompt (prompt tuning) comes first
+        if task != "classify" and logits.size(1) > labels.size(1):  # a decoder's soft prompt comes first
             logits = logits[:, logits.size(1) - labels.size(1):]
         if task == "generate" and not model.config.is_encoder_decoder:
             logits, labels = logits[:, :-1], labels[:, 1:]  # a decoder predicts the next token

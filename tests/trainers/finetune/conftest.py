@@ -38,22 +38,23 @@ def make_base(directory: pathlib.Path, family: str) -> pathlib.Path:
 
 
 def task_records(task: str, n: int, seed: int) -> list[dict]:
-    """classify: the repeated word is the label; tag: animals are A, other words O; generate: repeat the
-    prompt's animal twice."""
+    """classify: the repeated word is the label (pair: the second text's word); tag: animals are A, other words
+    O; generate: the animal's sound."""
     rnd = random.Random(seed)
     out = []
     for i in range(n):
         word = rnd.choice(WORDS[:2])
         if task == "classify":
             out.append({"id": f"r{i}", "text": f"{word} {word} {word}", "label": word})
-        elif task == "pair":
-            other = rnd.choice(WORDS[:2])
-            out.append({"id": f"r{i}", "text": word, "text2": other, "label": "same" if word == other else "different"})
+        elif task == "pair":  # the label is in the second text only
+            first = rnd.choice(WORDS)
+            out.append({"id": f"r{i}", "text": f"{first} {first} {first}", "text2": f"{word} {word} {word}",
+                        "label": word})
         elif task == "tag":
             words = [rnd.choice(WORDS) for _ in range(4)]
             out.append({"id": f"r{i}", "tokens": words, "tags": ["A" if w in WORDS[:2] else "O" for w in words]})
         else:
-            out.append({"id": f"r{i}", "prompt": f"the {word}", "response": f" {word} {word}"})
+            out.append({"id": f"r{i}", "prompt": f"the {word}", "response": " sings" if word == "cat" else " runs"})
     return out
 
 

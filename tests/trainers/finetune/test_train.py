@@ -53,7 +53,7 @@ def check_reload(config, metrics):
 # values against a normalised embedding), and adapters act per position and a soft prompt only adds positions, so they need pretrained attention
 # for this task; tagging tests BERT's adapters instead.
 @pytest.mark.parametrize("family,method", [("bert", m) for m in ("full", "lora")]
-                         + [("gpt2", m) for m in ("full", "lora", "adapter", "prefix", "prompt")])
+                         + [("gpt2", m) for m in ("full", "lora", "adapter", "prompt")])
 def test_classify_learns_trains_the_right_parameters_and_reloads(bases, task_files, tmp_path, family, method):
     config, metrics = run(bases, task_files, tmp_path, family, "classify", method)
     assert metrics["epochs"][-1]["val_accuracy"] == 1.0
@@ -69,14 +69,14 @@ def test_classify_learns_trains_the_right_parameters_and_reloads(bases, task_fil
     assert json.loads((tmp_path / "out" / "labels.json").read_text()) == {"cat": 0, "dog": 1}
 
 
-def test_sentence_pairs_learn_same_or_different(bases, task_files, tmp_path):
-    config, metrics = run(bases, task_files, tmp_path, "bert", "pair", "full", epochs=8)
+def test_sentence_pairs_reach_the_second_text(bases, task_files, tmp_path):
+    config, metrics = run(bases, task_files, tmp_path, "bert", "pair", "full")
     assert metrics["epochs"][-1]["val_accuracy"] == 1.0
     check_reload(config, metrics)
 
 
 @pytest.mark.parametrize("family,method", [("bert", "full"), ("bert", "lora"), ("bert", "adapter"),
-                                           ("bert", "prompt"), ("gpt2", "prefix")])
+                                           ("bert", "prompt"), ("gpt2", "prompt")])
 def test_tag_learns_word_labels_on_first_pieces(bases, task_files, tmp_path, family, method):
     config, metrics = run(bases, task_files, tmp_path, family, "tag", method)
     assert metrics["epochs"][-1]["val_accuracy"] == 1.0
@@ -86,15 +86,35 @@ def test_tag_learns_word_labels_on_first_pieces(bases, task_files, tmp_path, fam
     assert len(rows[0]["tags"]) == 4 and set(rows[0]["tags"]) <= {"A", "O"}
 
 
-@pytest.mark.parametrize("family,method", [("gpt2", m) for m in ("full", "lora", "adapter", "prefix", "prompt")]
-                         + [("t5", "lora"), ("bart", "full")])
-def test_generate_learns_the_response_and_generates_it(bases, task_files, tmp_path, family, method):
-    config, metrics = run(bases, task_files, tmp_path, family, "generate", method, epochs=8)
-    assert metrics["epochs"][-1]["val_token_accuracy"] >= 0.85
+@pytest.mark.parametrize("family,method,lr", [("gpt2", "full", 3e-3), ("gpt2", "lora", 1e-2), ("gpt2", "adapter", 3e-2),
+                                              ("gpt2", "prefix", 0.3), ("t5", "lora", 1e-2), ("bart", "full", 3e-3)])
+def test_generate_learns_the_response_and_generates_it(bases, task_files, tmp_path, family, method, lr):
+    config, metrics = run(bases, task_files, tmp_path, family, "generate", method, epochs=8, lr=lr)
+    assert metrics["epochs"][-1]["val_token_accuracy"] == 1.0
+    if family == "gpt2" and method != "full":
+        assert metrics["trainable_params"] == METHOD.get((family, method), METHOD.get(method))
     tuned = load_finetuned(config.out)
     examples = task_examples(read_records(config.validation), config, config.validation)
-    rows = predict(tuned, examples, batch_size=4, max_new_tokens=6)
-    assert score_predictions(tuned, examples, rows)["exact_match"] >= 0.75  # chance: about 0
+    rows = predict(tuned, examples, batch_size=4, max_new_tokens=4)
+    assert score_predictions(tuned, examples, rows)["exact_match"] == 1.0
+
+
+def test_prompt_tuning_a_decoder_trains_only_the_soft_prompt_and_reloads(bases, task_files, tmp_path):
+    """An untrained decoder gives near-uniform next tokens, and a soft prompt alone does not turn that into the
+    task in a test's budget (prefix tuning, which reaches every layer, does); what is checked here is that it
+    trains, trains only the prompt, and that the saved prompt is the trained one."""
+    from corpusforge.trainers.finetune.encode import encode, pad_id
+    from corpusforge.trainers.finetune.train import evaluate_rows
+
+    config, metrics = run(bases, task_files, tmp_path, "gpt2", "generate", "prompt", epochs=3, lr=0.3)
+    losses = [e["val_loss"] for e in metrics["epochs"]]
+    assert losses[-1] < losses[0]
+    assert metrics["trainable_params"] == VIRTUAL * D
+    tuned = load_finetuned(config.out)
+    examples = task_examples(read_records(config.validation), config, config.validation)
+    rows = encode(examples, tuned.tokenizer, "generate", "decoder", None, config.max_length)
+    again = evaluate_rows(tuned.model, rows, "generate", pad_id(tuned.tokenizer), "cpu", 0, 8)
+    assert again["val_loss"] == pytest.approx(losses[-1], rel=1e-5)
 
 
 def test_peft_adapter_loads_on_the_exported_base_with_peft_itself(bases, task_files, tmp_path):
@@ -135,8 +155,9 @@ def test_resume_after_an_interrupted_epoch_gives_the_uninterrupted_run(bases, ta
 
 
 def test_misuse_is_a_one_line_error(bases, task_files, tmp_path):
-    with pytest.raises(UserError, match="past_key_values"):
-        run(bases, task_files, tmp_path / "a", "bert", "classify", "prefix")
+    for family in ("bert", "gpt2"):  # peft's prefix tuning of a task head, on transformers 5
+        with pytest.raises(UserError, match="past_key_values"):
+            run(bases, task_files, tmp_path / family, family, "classify", "prefix")
     with pytest.raises(UserError, match="does not generate"):
         run(bases, task_files, tmp_path / "b", "bert", "generate", "full")
     with pytest.raises(UserError, match="no 'sentence' field"):
