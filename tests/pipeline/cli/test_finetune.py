@@ -40,6 +40,8 @@ def test_finetune_then_predict_from_csv(tmp_path, capsys):
     rows = [json.loads(line) for line in preds.read_text().splitlines()]
     assert [r["id"] for r in rows] == [f"r{i}" for i in range(16)]
     assert all(set(r) == {"id", "label", "score"} and 0.5 <= r["score"] <= 1 for r in rows)
+    assert main(["evaluate", "--model", str(out), "--data", str(val)]) == 2
+    assert "fine-tuned task model; score it on labelled records with corpusforge predict" in capsys.readouterr().err
 
 
 def test_errors_are_one_line(tmp_path, capsys):
