@@ -58,9 +58,11 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     out = pathlib.Path(config.out)
     if (out / "finetune.json").exists() and not config.resume:
         raise UserError(f"{out} already holds a finished fine-tuning; choose another --out or delete it")
-    if out.exists() and any(out.iterdir()) and not config.resume and not ckpt.latest_checkpoint(out / "checkpoints"):
-        if not (out / "base").is_dir():
-            raise UserError(f"{out} exists and is not empty; choose another --out")
+    # base/ and labels.json are what a start that failed on its data leaves; anything else is a run to resume.
+    present = {p.name for p in out.iterdir()} if out.is_dir() else set()
+    if not config.resume and present - {"base", "labels.json"}:
+        raise UserError(f"{out} already holds a fine-tuning run or other files; pass --resume to continue it, or "
+                        "choose another --out")
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
     base = prepare_base(config.model, out)
