@@ -163,6 +163,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", metavar="FILE", help="Also write the results here.")
+    parser.add_argument("--work", metavar="DIR", help="Keep the task, the models and the outputs here (an empty or new directory).")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
@@ -173,7 +174,8 @@ def main() -> None:
     quiet_transformers()
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        root = pathlib.Path(tmp)
+        root = pathlib.Path(args.work or tmp)
+        root.mkdir(parents=True, exist_ok=True)
         train, val, texts, task = build_task(root, args.per_class, args.seed)
         print(f"task: {json.dumps(task)}", flush=True)
         pretrained, random_init = pretrain(root / "run", texts, args)

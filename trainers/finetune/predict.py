@@ -50,7 +50,7 @@ def predict(tuned: Finetuned, examples: list[Example], batch_size: int = 16,
     if tuned.task == "generate":
         return _generate(tuned, examples, batch_size, max_new_tokens)
     names = {i: name for name, i in tuned.info["labels"].items()}
-    max_length = tuned.info["config"]["max_length"]
+    max_length = tuned.info["max_length"]
     prompt = tuned.info["method"] == "prompt" and tuned.task == "tag"
     rows = encode(examples, tuned.tokenizer, tuned.task, tuned.info["arch"], None, max_length,
                   segments=tuned.info.get("segments", False),

@@ -43,6 +43,18 @@ def prepare_base(model_dir: str, out: pathlib.Path) -> pathlib.Path:
     return base
 
 
+def input_length(config: FinetuneConfig, tokenizer) -> int:
+    """Tokens per record: ``max_length``, at most the model's positions less the virtual tokens that prompt and
+    prefix tuning put in front (they take position ids too)."""
+    limit = min(config.max_length, tokenizer.model_max_length or config.max_length)
+    if config.method in ("prompt", "prefix"):
+        limit -= config.num_virtual_tokens
+    if limit < 8:
+        raise UserError(f"--num-virtual-tokens {config.num_virtual_tokens} leaves {limit} of the model's "
+                        f"{tokenizer.model_max_length} positions for the text; use fewer virtual tokens")
+    return limit
+
+
 def _device(choice: str) -> torch.device:
     if choice == "cuda" and not torch.cuda.is_available():
         raise UserError("--device cuda but no CUDA device is visible; use --device cpu")
@@ -74,10 +86,11 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     if labels:
         check_known_labels(val_examples, labels, config.validation)
     pad = pad_id(tokenizer)
+    max_length = input_length(config, tokenizer)
     extra = dict(segments=takes_segments(base),
                  virtual_tokens=config.num_virtual_tokens if config.method == "prompt" and config.task == "tag" else 0)
-    train_rows = encode(train_examples, tokenizer, config.task, arch, labels, config.max_length, **extra)
-    val_rows = encode(val_examples, tokenizer, config.task, arch, labels, config.max_length, **extra)
+    train_rows = encode(train_examples, tokenizer, config.task, arch, labels, max_length, **extra)
+    val_rows = encode(val_examples, tokenizer, config.task, arch, labels, max_length, **extra)
 
     device = _device(config.device)
     torch.manual_seed(config.seed)  # the task head's initialisation
@@ -131,7 +144,7 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     written = save_result(model, out, config, tokenizer)
     info = {"task": config.task, "method": config.method, "arch": arch, "labels": labels,
             "base": "base" if base == out / "base" else str(base), "pad_token_id": pad,
-            "segments": extra["segments"], "outputs": written,
+            "segments": extra["segments"], "max_length": max_length, "outputs": written,
             "config": dataclasses.asdict(config)}
     files.write_json(str(out / "finetune.json"), info)
     return _metrics(config, history, trainable, total)
