@@ -73,3 +73,16 @@ def test_a_decoder_learns_only_the_response(tmp_path):
     with torch.no_grad():
         torch.testing.assert_close(model(ids).logits, before)  # zero-initialised up-projection: same function
     assert sum(p.numel() for p in model.parameters() if p.requires_grad) == 4 * (2 * 64 * 8 + 8 + 64)
+
+
+def test_virtual_tokens_take_positions_from_the_text():
+    import types
+
+    from corpusforge.trainers.finetune.train import input_length
+
+    tokenizer = types.SimpleNamespace(model_max_length=128)
+    assert input_length(FinetuneConfig(max_length=256), tokenizer) == 128
+    assert input_length(FinetuneConfig(max_length=256, method="prompt", num_virtual_tokens=20), tokenizer) == 108
+    assert input_length(FinetuneConfig(max_length=64, method="prefix", num_virtual_tokens=20), tokenizer) == 44
+    with pytest.raises(UserError, match="fewer virtual tokens"):
+        input_length(FinetuneConfig(method="prompt", num_virtual_tokens=125), tokenizer)
