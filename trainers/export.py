@@ -40,6 +40,9 @@ class LoadedModel:
 
 def _kind(model_dir: pathlib.Path) -> str:
     config = model_dir / "config.json"
+    if (model_dir / "finetune.json").is_file():
+        raise UserError(f"{model_dir} is a fine-tuned task model; score it on labelled records with corpusforge "
+                        "predict (accuracy, macro-F1), or pass its merged/ or model/ directory")
     if not config.is_file():
         raise UserError(f"{model_dir} holds no config.json; pass a run's model/ directory (corpusforge train) or "
                         "an exported one (corpusforge export)")

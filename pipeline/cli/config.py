@@ -2,7 +2,7 @@
 
     config = load_config("corpus.yaml", overrides=["dedup.enabled=false"])
 
-It is the build's configuration plus the tokenizer, tokenize and train sections. It lives in the CLI layer
+It is the build's configuration plus the tokenizer, tokenize, train and finetune sections. It lives in the CLI layer
 because it is the only place that knows all three packages; each package reads only its own sections.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from corpusforge.pipeline.config import BuildConfig, InputConfig
 from corpusforge.pipeline.core.config_loader import ConfigError, apply_overrides, from_dict, load_file, to_dict
 from corpusforge.tokenizer.config import TokenizeConfig, TokenizerConfig
 from corpusforge.trainers.config import TrainConfig
+from corpusforge.trainers.finetune.config import FinetuneConfig
 
 
 @dataclasses.dataclass
@@ -22,6 +23,7 @@ class Config(BuildConfig):
     tokenizer: TokenizerConfig = dataclasses.field(default_factory=TokenizerConfig)
     tokenize: TokenizeConfig = dataclasses.field(default_factory=TokenizeConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    finetune: FinetuneConfig = dataclasses.field(default_factory=FinetuneConfig)
 
 
 def load_config(path: str | pathlib.Path | None = None, overrides: list[str] | None = None,

@@ -36,6 +36,8 @@ COMMANDS = {
     "evaluate": "evaluate",
     "generate": "generate",
     "fill-mask": "fill_mask",
+    "finetune": "finetune",
+    "predict": "predict",
     "report": "report",
 }
 
@@ -44,7 +46,8 @@ corpusforge turns raw text into pretraining-ready data and small pretrained Tran
 
 The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write clean Arrow shards)
 -> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining)
--> export (a transformers directory), generate, fill-mask, evaluate.
+-> export (a transformers directory), generate, fill-mask, evaluate
+-> finetune (a task: classify, tag, generate; full, LoRA, adapters, prefix, prompt), predict.
 Every command reads one config file (--config) and takes --set overrides; `corpusforge demo` runs
 the whole chain on a built-in sample. Run `corpusforge COMMAND --help` for each command's options.
 """

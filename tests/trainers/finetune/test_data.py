@@ -1,0 +1,88 @@
+"""Task records from JSONL, CSV and Parquet; labels; token alignment and response-only loss; adapters."""
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers.finetune.adapters import add_adapters
+from corpusforge.trainers.finetune.config import FinetuneConfig
+from corpusforge.trainers.finetune.data import check_known_labels, label_map, read_records, task_examples
+from corpusforge.trainers.finetune.encode import IGNORE, _first_piece_labels, encode
+from corpusforge.trainers.finetune.metrics import classification_metrics
+
+ROWS = [{"id": "a", "text": "x y", "label": "pos"}, {"id": "b", "text": "z", "label": "neg"}]
+
+
+def test_jsonl_csv_and_parquet_give_the_same_examples(tmp_path):
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    (tmp_path / "d.csv").write_text("id,text,label\na,x y,pos\nb,z,neg\n")
+    pq.write_table(pa.Table.from_pylist(ROWS), tmp_path / "d.parquet")
+    config = FinetuneConfig()
+    got = [task_examples(read_records(tmp_path / f"d.{ext}"), config, ext) for ext in ("jsonl", "csv", "parquet")]
+    assert got[0] == got[1] == got[2]
+    assert label_map(got[0]) == {"neg": 0, "pos": 1}
+
+
+def test_bad_records_are_errors_that_name_the_place(tmp_path):
+    (tmp_path / "bad.jsonl").write_text('{"text": "a"}\nnot json\n')
+    with pytest.raises(UserError, match=r"bad.jsonl:2 is not valid JSON"):
+        read_records(tmp_path / "bad.jsonl")
+    config = FinetuneConfig(task="tag")
+    with pytest.raises(UserError, match="2 words and 1 tags"):
+        task_examples([{"tokens": ["a", "b"], "tags": ["O"]}], config, "f")
+    with pytest.raises(UserError, match="label 'maybe'.*never uses"):
+        check_known_labels(task_examples([{"text": "t", "label": "maybe"}], FinetuneConfig(), "v"),
+                           {"neg": 0, "pos": 1}, "v")
+    with pytest.raises(UserError, match="1 distinct label"):
+        label_map(task_examples([{"text": "t", "label": "a"}], FinetuneConfig(), "t"))
+
+
+def test_word_labels_go_to_first_pieces_only():
+    assert _first_piece_labels([None, 0, 0, 1, None], [5, 7]) == [IGNORE, 5, IGNORE, 7, IGNORE]
+
+
+def test_macro_f1_is_the_mean_of_per_label_f1():
+    # label 0: tp 1, fp 1, fn 0 -> 2/3; label 1: tp 1, fp 0, fn 1 -> 2/3
+    assert classification_metrics([0, 1, 1], [0, 1, 0], 2) == pytest.approx({"val_accuracy": 2 / 3, "val_macro_f1": 2 / 3})
+
+
+def test_a_decoder_learns_only_the_response(tmp_path):
+    from tests.trainers.finetune.conftest import make_base
+    import transformers
+
+    base = make_base(tmp_path / "m", "gpt2")
+    from corpusforge.trainers.export import export_model
+
+    export_model(base, tmp_path / "e")
+    tok = transformers.AutoTokenizer.from_pretrained(tmp_path / "e")
+    examples = task_examples([{"prompt": "the cat", "response": " cat"}], FinetuneConfig(task="generate"), "g")
+    row = encode(examples, tok, "generate", "decoder", None, 64)[0]
+    prompt = len(tok("the cat", add_special_tokens=False)["input_ids"]) + 1  # + the start token
+    assert row["labels"][:prompt] == [IGNORE] * prompt
+    assert row["labels"][prompt:] == row["input_ids"][prompt:] and row["labels"][-1] == tok.eos_token_id
+
+    model = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "e").eval()
+    ids = torch.tensor([row["input_ids"]])
+    with torch.no_grad():
+        before = model(ids).logits
+    names = add_adapters(model, 8, "houlsby")
+    assert len(names) == 4  # attention and feed-forward output of 2 layers
+    with torch.no_grad():
+        torch.testing.assert_close(model(ids).logits, before)  # zero-initialised up-projection: same function
+    assert sum(p.numel() for p in model.parameters() if p.requires_grad) == 4 * (2 * 64 * 8 + 8 + 64)
+
+
+def test_virtual_tokens_take_positions_from_the_text():
+    import types
+
+    from corpusforge.trainers.finetune.train import input_length
+
+    tokenizer = types.SimpleNamespace(model_max_length=128)
+    assert input_length(FinetuneConfig(max_length=256), tokenizer) == 128
+    assert input_length(FinetuneConfig(max_length=256, method="prompt", num_virtual_tokens=20), tokenizer) == 108
+    assert input_length(FinetuneConfig(max_length=64, method="prefix", num_virtual_tokens=20), tokenizer) == 44
+    with pytest.raises(UserError, match="fewer virtual tokens"):
+        input_length(FinetuneConfig(method="prompt", num_virtual_tokens=125), tokenizer)

@@ -1,0 +1,177 @@
+"""The task model on a base directory, the fine-tuning method applied to it, and the result saved and loaded.
+
+    model = task_model(base_dir, "classify", labels)          # transformers' Auto class for the task
+    model = apply_method(model, config, "classify")           # full | lora | prefix | prompt (peft) | adapter
+    save_result(model, out, config, ...); model = load_result(out, info)
+
+LoRA, prefix tuning and prompt tuning are peft's own (``get_peft_model``); their ``OUT/adapter/`` is peft's
+format and loads with ``PeftModel.from_pretrained`` on the base. peft has no bottleneck adapters, so those
+come from ``adapters.py`` and ``OUT/adapter/`` holds their weights and the task head as safetensors.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import pathlib
+from typing import Any
+
+import torch
+
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers.finetune.adapters import add_adapters
+from corpusforge.trainers.finetune.config import FinetuneConfig
+
+HEADS = ("classifier", "score", "classification_head")  # transformers' names of a task head
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
+ADAPTER_CONFIG = "corpusforge_adapter.json"
+
+
+def arch_of(base_dir: str | pathlib.Path) -> str:
+    import transformers
+
+    from corpusforge.trainers.export import _arch_of
+
+    return _arch_of(transformers.AutoConfig.from_pretrained(base_dir))
+
+
+def task_model(base_dir: str | pathlib.Path, task: str, labels: dict[str, int] | None, pad: int | None = None):
+    """The base's weights in the task's transformers class (a new, seeded task head for classify and tag)."""
+    import transformers
+
+    arch = arch_of(base_dir)
+    if task == "generate":
+        if arch == "encoder":
+            raise UserError("an encoder (masked LM) does not generate; fine-tune a decoder or seq2seq model for "
+                            "--task generate, or use --task classify / tag")
+        auto = transformers.AutoModelForCausalLM if arch == "decoder" else transformers.AutoModelForSeq2SeqLM
+        return auto.from_pretrained(base_dir, dtype=torch.float32)
+    auto = (transformers.AutoModelForSequenceClassification if task == "classify"
+            else transformers.AutoModelForTokenClassification)
+    id2label = {i: name for name, i in labels.items()}
+    try:
+        model = auto.from_pretrained(base_dir, dtype=torch.float32, num_labels=len(labels), id2label=id2label,
+                                     label2id=dict(labels))
+    except ValueError as exc:  # no such class for this model type (e.g. BART token classification)
+        raise UserError(f"transformers has no {task} model for this base: {str(exc).splitlines()[0]}") from None
+    if model.config.pad_token_id is None and pad is not None:
+        model.config.pad_token_id = pad  # a decoder classifies at the last non-pad token
+    return model
+
+
+def takes_segments(base_dir) -> bool:
+    """Whether the model has a second segment embedding (BERT with type_vocab_size 2) for text pairs."""
+    import transformers
+
+    return getattr(transformers.AutoConfig.from_pretrained(base_dir), "type_vocab_size", 0) >= 2
+
+
+def head_names(model) -> list[str]:
+    """The task head, plus BERT's pooler, which the exported masked LM lacks and so starts untrained."""
+    names = [name for name, _ in model.named_children() if name in HEADS]
+    if model.config.model_type == "bert" and getattr(getattr(model, "bert", None), "pooler", None) is not None:
+        names.append("pooler")
+    return names
+
+
+def apply_method(model, config: FinetuneConfig, task: str):
+    """``model`` ready to train with ``config.method``: peft's wrapper, or the model itself with adapters."""
+    if config.method == "full":
+        return model
+    if config.method == "adapter":
+        add_adapters(model, config.adapter_size, config.adapter_placement)
+        for name in head_names(model):
+            module = model.get_submodule(name if name != "pooler" else "bert.pooler")
+            module.requires_grad_(True)
+        return model
+    import peft
+
+    task_type = {"classify": peft.TaskType.SEQ_CLS, "tag": peft.TaskType.TOKEN_CLS}.get(task) or (
+        peft.TaskType.SEQ_2_SEQ_LM if model.config.is_encoder_decoder else peft.TaskType.CAUSAL_LM)
+    heads = head_names(model) if task != "generate" else []
+    if config.method == "lora":
+        settings = peft.LoraConfig(task_type=task_type, r=config.lora_r, lora_alpha=config.lora_alpha,
+                                   lora_dropout=config.lora_dropout, target_modules=config.target_modules or None,
+                                   modules_to_save=heads or None)
+    else:
+        backbone = getattr(model, model.base_model_prefix, model)
+        # peft's prefix tuning for a task head passes past_key_values only to a forward that names it; in
+        # transformers 5 none does (BERT has no cache, decoders renamed it to `cache`). Generation passes it anyway.
+        if config.method == "prefix" and task != "generate" and not any(
+                "past_key_values" in inspect.signature(m.forward).parameters for m in (model, backbone)):
+            raise UserError(f"peft's prefix tuning needs a forward that takes past_key_values, which transformers' "
+                            f"{type(model).__name__} does not; use --method prompt, lora or adapter (prefix tuning "
+                            "works for --task generate)")
+        cls = peft.PrefixTuningConfig if config.method == "prefix" else peft.PromptTuningConfig
+        settings = cls(task_type=task_type, num_virtual_tokens=config.num_virtual_tokens,
+                       modules_to_save=heads or None)
+    try:
+        return peft.get_peft_model(model, settings)
+    except ValueError as exc:
+        raise UserError(f"peft cannot apply {config.method} to this {model.config.model_type} model: "
+                        f"{str(exc).splitlines()[0]}") from None
+
+
+def count_parameters(model) -> tuple[int, int]:
+    """(trainable, total) parameters, each tensor counted once."""
+    seen: dict[int, tuple[int, bool]] = {}
+    for param in model.parameters():
+        seen[id(param)] = (param.numel(), param.requires_grad)
+    return sum(n for n, t in seen.values() if t), sum(n for n, _ in seen.values())
+
+
+def save_result(model, out: pathlib.Path, config: FinetuneConfig, tokenizer) -> list[str]:
+    """What predict loads: OUT/model (full), OUT/adapter (every other method), OUT/merged (lora --merge)."""
+    from safetensors.torch import save_file
+
+    written = []
+    if config.method == "full":
+        model.save_pretrained(out / "model")
+        tokenizer.save_pretrained(out / "model")
+        written.append("model")
+    elif config.method == "adapter":
+        (out / "adapter").mkdir(parents=True, exist_ok=True)
+        state = {name: p.detach().cpu().contiguous() for name, p in model.named_parameters() if p.requires_grad}
+        save_file(state, str(out / "adapter" / ADAPTER_WEIGHTS))
+        (out / "adapter" / ADAPTER_CONFIG).write_text(json.dumps(
+            {"size": config.adapter_size, "placement": config.adapter_placement}, indent=2) + "\n", encoding="utf-8")
+        written.append("adapter")
+    else:
+        model.save_pretrained(out / "adapter")
+        written.append("adapter")
+        if config.merge:
+            merged = model.merge_and_unload()
+            merged.save_pretrained(out / "merged")
+            tokenizer.save_pretrained(out / "merged")
+            written.append("merged")
+    return written
+
+
+def load_result(out: pathlib.Path, info: dict[str, Any]):
+    """The fine-tuned model of ``out`` (eval mode), built the way ``save_result`` wrote it."""
+    labels = info.get("labels")
+    method, task = info["method"], info["task"]
+    if method == "full":
+        return task_model(out / "model", task, labels).eval()
+    model = task_model(base_path(out, info), task, labels, info.get("pad_token_id"))
+    if method == "adapter":
+        from safetensors.torch import load_file
+
+        settings = json.loads((out / "adapter" / ADAPTER_CONFIG).read_text(encoding="utf-8"))
+        add_adapters(model, settings["size"], settings["placement"])
+        state = load_file(str(out / "adapter" / ADAPTER_WEIGHTS))
+        result = model.load_state_dict(state, strict=False)
+        if result.unexpected_keys:
+            raise UserError(f"{out}/adapter holds weights this base lacks ({result.unexpected_keys[0]}); was it "
+                            "fine-tuned from another model?")
+        return model.eval()
+    import peft
+
+    return peft.PeftModel.from_pretrained(model, out / "adapter").eval()
+
+
+def base_path(out: pathlib.Path, info: dict[str, Any]) -> pathlib.Path:
+    base = pathlib.Path(info["base"])
+    base = base if base.is_absolute() else out / base
+    if not (base / "config.json").is_file():
+        raise UserError(f"the base model of {out} is gone from {base}; put it back or fine-tune again")
+    return base

@@ -1,0 +1,211 @@
+"""``finetune``: a pretrained model trained on a task, with validation metrics and per-epoch checkpoints.
+
+    result = finetune(FinetuneConfig(model="runs/x/model", task="classify", method="lora", train=..., out=...))
+
+OUT/ holds ``labels.json``, ``metrics.json`` (rewritten after each epoch), ``checkpoints/step-N.pt`` (N = the
+epoch: the trainable weights, AdamW and scheduler state and every RNG, so ``resume`` continues exactly), the
+result (``model/``, ``adapter/``, ``merged/``) and, written last, ``finetune.json``, which marks the output
+complete. A run's ``model/`` is first exported to ``OUT/base`` (exactly, with export's logit check), so the
+adapter always has its base beside it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import pathlib
+import shutil
+import time
+from typing import Any
+
+import torch
+
+from corpusforge.pipeline.core import files
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers import checkpoint as ckpt
+from corpusforge.trainers.finetune.config import FinetuneConfig
+from corpusforge.trainers.finetune.data import check_known_labels, label_map, read_records, task_examples
+from corpusforge.trainers.finetune.encode import IGNORE, collate, encode, pad_id
+from corpusforge.trainers.finetune.methods import (apply_method, arch_of, count_parameters, save_result,
+                                                   takes_segments, task_model)
+from corpusforge.trainers.finetune.metrics import classification_metrics
+
+
+def prepare_base(model_dir: str, out: pathlib.Path) -> pathlib.Path:
+    """A transformers directory of the pretrained model: ``model_dir`` itself, or its export in OUT/base."""
+    from corpusforge.trainers.export import _kind, export_model
+
+    path = pathlib.Path(model_dir)
+    if _kind(path) == "transformers":
+        return path.resolve()
+    base = out / "base"
+    if not (base / "config.json").is_file():
+        export_model(path, base, overwrite=True)
+    return base
+
+
+def input_length(config: FinetuneConfig, tokenizer) -> int:
+    """Tokens per record: ``max_length``, at most the model's positions less the virtual tokens that prompt and
+    prefix tuning put in front (they take position ids too)."""
+    limit = min(config.max_length, tokenizer.model_max_length or config.max_length)
+    if config.method in ("prompt", "prefix"):
+        limit -= config.num_virtual_tokens
+    if limit < 8:
+        raise UserError(f"--num-virtual-tokens {config.num_virtual_tokens} leaves {limit} of the model's "
+                        f"{tokenizer.model_max_length} positions for the text; use fewer virtual tokens")
+    return limit
+
+
+def _device(choice: str) -> torch.device:
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise UserError("--device cuda but no CUDA device is visible; use --device cpu")
+    return torch.device("cuda" if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()) else "cpu")
+
+
+def finetune(config: FinetuneConfig) -> dict[str, Any]:
+    import transformers
+
+    for key in ("model", "train", "out"):
+        if not getattr(config, key):
+            raise UserError(f"finetune needs --{key} (or finetune.{key} in the config)")
+    out = pathlib.Path(config.out)
+    if (out / "finetune.json").exists() and not config.resume:
+        raise UserError(f"{out} already holds a finished fine-tuning; choose another --out or delete it")
+    # base/ and labels.json are what a start that failed on its data leaves; anything else is a run to resume.
+    present = {p.name for p in out.iterdir()} if out.is_dir() else set()
+    if not config.resume and present - {"base", "labels.json"}:
+        raise UserError(f"{out} already holds a fine-tuning run or other files; pass --resume to continue it, or "
+                        "choose another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(config.seed)
+    base = prepare_base(config.model, out)
+    arch = arch_of(base)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(base)
+    train_examples = task_examples(read_records(config.train), config, config.train)
+    val_examples = task_examples(read_records(config.validation), config, config.validation) if config.validation else []
+    labels = label_map(train_examples) if config.task != "generate" else None
+    if labels:
+        check_known_labels(val_examples, labels, config.validation)
+    pad = pad_id(tokenizer)
+    max_length = input_length(config, tokenizer)
+    extra = dict(segments=takes_segments(base),
+                 virtual_tokens=config.num_virtual_tokens if config.method == "prompt" and config.task == "tag" else 0)
+    train_rows = encode(train_examples, tokenizer, config.task, arch, labels, max_length, **extra)
+    val_rows = encode(val_examples, tokenizer, config.task, arch, labels, max_length, **extra)
+
+    device = _device(config.device)
+    torch.manual_seed(config.seed)  # the task head's initialisation
+    model = apply_method(task_model(base, config.task, labels, pad), config, config.task).to(device)
+    trainable, total = count_parameters(model)
+    params = [p for p in model.parameters() if p.requires_grad]
+    decay = [p for p in params if p.dim() >= 2]
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
+                                   {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
+                                  lr=config.learning_rate())
+    steps_per_epoch = math.ceil(len(train_rows) / config.batch_size)
+    total_steps = steps_per_epoch * config.epochs
+    warmup = int(config.warmup_ratio * total_steps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total_steps - s) / max(1, total_steps - warmup)))
+
+    files.write_json(str(out / "labels.json"), labels or {})
+    history: list[dict[str, Any]] = []
+    start_epoch = 1
+    latest = ckpt.latest_checkpoint(out / "checkpoints") if config.resume else None
+    if config.resume and latest is None:
+        raise UserError(f"--resume: {out}/checkpoints holds no checkpoint; run without --resume to start")
+    if latest is not None:
+        state = ckpt.load_checkpoint(latest)
+        named = dict(model.named_parameters())
+        for name, value in state["trainable"].items():
+            named[name].data.copy_(value)
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        ckpt.restore_rng(state["rng"])
+        history, start_epoch = list(state["history"]), int(state["epoch"]) + 1
+
+    for epoch in range(start_epoch, config.epochs + 1):
+        started = time.perf_counter()
+        train_loss = _train_epoch(model, train_rows, config, pad, device, optimizer, scheduler, epoch)
+        seconds = time.perf_counter() - started
+        row = {"epoch": epoch, "train_loss": train_loss, "seconds": round(seconds, 3)}
+        if val_rows:
+            row.update(evaluate_rows(model, val_rows, config.task, pad, device, len(labels or {}),
+                                     config.batch_size))
+        history.append(row)
+        state = {"epoch": epoch, "history": history, "optimizer": optimizer.state_dict(),
+                 "scheduler": scheduler.state_dict(), "rng": ckpt.capture_rng(),
+                 "trainable": {n: p.detach().cpu() for n, p in model.named_parameters() if p.requires_grad}}
+        ckpt.save_checkpoint(out / "checkpoints", epoch, state, keep=1)
+        files.write_json(str(out / "metrics.json"), _metrics(config, history, trainable, total))
+
+    model = model.cpu().eval()
+    for name in ("model", "adapter", "merged"):
+        shutil.rmtree(out / name, ignore_errors=True)
+    written = save_result(model, out, config, tokenizer)
+    info = {"task": config.task, "method": config.method, "arch": arch, "labels": labels,
+            "base": "base" if base == out / "base" else str(base), "pad_token_id": pad,
+            "segments": extra["segments"], "max_length": max_length, "outputs": written,
+            "config": dataclasses.asdict(config)}
+    files.write_json(str(out / "finetune.json"), info)
+    return _metrics(config, history, trainable, total)
+
+
+def _metrics(config, history, trainable, total) -> dict[str, Any]:
+    return {"task": config.task, "method": config.method, "trainable_params": trainable, "total_params": total,
+            "trainable_share": trainable / total, "epochs": history}
+
+
+def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epoch) -> float:
+    from tqdm import tqdm
+
+    model.train()
+    order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed * 1000 + epoch)).tolist()
+    batches = [order[i: i + config.batch_size] for i in range(0, len(order), config.batch_size)]
+    total, count = 0.0, 0
+    bar = tqdm(batches, desc=f"epoch {epoch}/{config.epochs}", unit="batch", disable=not config.progress,
+               leave=False, mininterval=1.0)
+    for indices in bar:
+        batch = {k: v.to(device) for k, v in collate([rows[i] for i in indices], pad).items() if k != "word_ids"}
+        loss = model(**batch).loss
+        if not torch.isfinite(loss):
+            raise RuntimeError(f"the loss became {loss.item()} in epoch {epoch}; lower --lr")
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad(set_to_none=True)
+        total, count = total + loss.item(), count + 1
+        bar.set_postfix(loss=f"{loss.item():.4f}")
+    return total / max(count, 1)
+
+
+@torch.no_grad()
+def evaluate_rows(model, rows, task: str, pad: int, device, num_labels: int, batch_size: int) -> dict[str, float]:
+    """Validation loss, and accuracy with macro-F1 (classify: per record; tag: per word) or, for generate,
+    the accuracy of the teacher-forced response tokens."""
+    model.eval()
+    gold, predicted, losses = [], [], []
+    for start in range(0, len(rows), batch_size):
+        batch = {k: v.to(device) for k, v in collate(rows[start: start + batch_size], pad).items() if k != "word_ids"}
+        output = model(**batch)
+        losses.append(output.loss.item() * len(batch["input_ids"]))
+        logits, labels = output.logits, batch["labels"]
+        if task != "classify" and logits.size(1) > labels.size(1):  # a decoder's soft prompt comes first
+            logits = logits[:, logits.size(1) - labels.size(1):]
+        if task == "generate" and not model.config.is_encoder_decoder:
+            logits, labels = logits[:, :-1], labels[:, 1:]  # a decoder predicts the next token
+        guess = logits.argmax(-1)
+        if task == "classify":
+            gold += labels.tolist()
+            predicted += guess.tolist()
+        else:
+            keep = labels != IGNORE
+            gold += labels[keep].tolist()
+            predicted += guess[keep].tolist()
+    model.train()
+    result = {"val_loss": sum(losses) / len(rows)}
+    if task == "generate":
+        result["val_token_accuracy"] = sum(g == p for g, p in zip(gold, predicted)) / max(len(gold), 1)
+    else:
+        result.update(classification_metrics(gold, predicted, num_labels))
+    return result
