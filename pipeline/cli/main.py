@@ -8,6 +8,7 @@
     corpusforge export MODEL_DIR OUT_DIR    # the model as a transformers directory
     corpusforge report RUN_DIR              # an HTML report of a run
     corpusforge inspect PATH                # schema, counts and a few records of any shard
+    corpusforge ablate --input RAW --eval HELDOUT --variant raw:... --variant full --tokens N --out DIR
 
 Each module named in ``COMMANDS`` adds its subcommand through ``register(subparsers)``; this is the only
 layer that imports the pipeline, tokenizer and trainers packages together.
@@ -37,6 +38,7 @@ COMMANDS = {
     "generate": "generate",
     "fill-mask": "fill_mask",
     "report": "report",
+    "ablate": "ablate",
 }
 
 DESCRIPTION = """\
