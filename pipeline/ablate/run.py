@@ -124,11 +124,12 @@ def _run(configs, variants, options, heldout, steps, out_dir, beam_args, out, st
 
     heldout_digest = files.content_digest(options.heldout) if os.path.isfile(options.heldout) else ""
     results: dict[tuple[str, int], dict[str, Any]] = {}
-    for key in builds:
-        name = next(n for n in keys if keys[n] == key)
-        for seed in range(1, options.seeds + 1):
-            results[key, seed] = _trained(configs[name], key, seed, steps, tokenizer, tokenizer_sha, heldout,
-                                          heldout_digest, options, out_dir, seconds, out)
+    total = len(builds) * options.seeds
+    for number, (key, seed) in enumerate(((k, s) for k in builds for s in range(1, options.seeds + 1)), 1):
+        names = [n for n in keys if keys[n] == key]
+        label = f"model {number}/{total} ({', '.join(names)}, seed {seed})"
+        results[key, seed] = _trained(configs[names[0]], key, seed, steps, tokenizer, tokenizer_sha, heldout,
+                                      heldout_digest, options, out_dir, seconds, out, label)
 
     report = _report(variants, configs, keys, results, token_counts, options, steps, tokenizer, tokenizer_sha,
                      heldout, seconds, started, out_dir)
@@ -198,7 +199,7 @@ def _check_enough(name: str, tokens: int, options) -> None:
 
 
 def _trained(config, key: str, seed: int, steps: int, tokenizer: str, tokenizer_sha: str, heldout, heldout_digest,
-             options, out_dir: str, seconds: dict[str, float], out) -> dict[str, Any]:
+             options, out_dir: str, seconds: dict[str, float], out, label: str) -> dict[str, Any]:
     """Train and evaluate one model (or read its result when it was made with the same everything)."""
     from corpusforge.trainers.evaluate import evaluate
     from corpusforge.trainers.export import load_model
@@ -214,12 +215,12 @@ def _trained(config, key: str, seed: int, steps: int, tokenizer: str, tokenizer_
     if files.exists(result_path):
         previous = files.read_json(result_path)
         if previous.get("fingerprint") == fingerprint:
-            _say(out, f"model {key} seed {seed}: done before, reused")
+            _say(out, f"{label}: done before, reused")
             return previous
     build_dir = files.join(out_dir, "builds", key)
     config.output.run_dir, config.output.overwrite = build_dir, True
     config.tokenize.tokenizer = tokenizer
-    _say(out, f"train {key} seed {seed}: {steps} steps x {tokens_per_step(config):,} tokens")
+    _say(out, f"{label}: training {steps} steps x {tokens_per_step(config):,} tokens")
     tick = time.time()
     trained = train_model(config, resume=False, progress=options.progress)
     seconds["train"] += time.time() - tick
@@ -234,7 +235,7 @@ def _trained(config, key: str, seed: int, steps: int, tokenizer: str, tokenizer_
     result = {"fingerprint": fingerprint, "seed": seed, "steps": trained.step, "train_loss": trained.train_loss,
               "parameters": trained.parameters, "model": model_dir, "eval": scores}
     files.write_json(result_path, result)
-    _say(out, f"model {key} seed {seed}: {scores['bits_per_byte']:.4f} bits per byte on the held-out set")
+    _say(out, f"{label}: {scores['bits_per_byte']:.4f} bits per byte on the held-out set")
     return result
 
 

@@ -62,8 +62,14 @@ def test_ablation_end_to_end_and_rerun(corpus, capsys):
     capsys.readouterr()
     assert _ablate(corpus, out) == 0
     said = capsys.readouterr().out
-    assert "train " not in said and said.count("done before, reused") == 2 + 1 + 4
+    assert "training" not in said and "model 4/4 (dedup, same, seed 2): done before" in said and said.count("done before, reused") == 2 + 1 + 4
     assert {p.name: p.stat().st_mtime_ns for p in (out / "results").iterdir()} == results
+    assert json.loads((out / "ablation.json").read_text())["variants"][0]["bits_per_byte"] == raw["bits_per_byte"]
+
+    # Deterministic: a model trained again from the same build, tokens and seed scores exactly the same.
+    (out / "results" / f"{raw['build']}-seed-2.json").unlink()
+    assert _ablate(corpus, out) == 0
+    assert capsys.readouterr().out.count(": training") == 1
     assert json.loads((out / "ablation.json").read_text())["variants"][0]["bits_per_byte"] == raw["bits_per_byte"]
 
 
