@@ -31,6 +31,17 @@ from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.run_lock import run_lock
 
 
+# What an ablation changes from the defaults (the config base of `corpusforge ablate`): a vocabulary and batch
+# that suit debug-size models on small corpora; every document trains (the held-out set is the measure, so
+# tokenize keeps no val split); no evaluation during training.
+ABLATION_DEFAULTS: dict[str, Any] = {
+    "tokenizer": {"family": "decoder", "vocab_size": 8000},
+    "tokenize": {"val_fraction": 0.0},
+    "train": {"objective": "clm", "seq_len": 128, "micro_batch_size": 16, "eval_every": 0, "log_every": 50,
+              "optim": {"warmup_steps": 20}},
+}
+
+
 @dataclasses.dataclass
 class AblationOptions:
     heldout: str  # JSONL/Parquet/Arrow file or directory (trainers.evaluate.read_documents)

@@ -2,17 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from corpusforge.pipeline.cli.options import BEAM_EPILOG, common_parser
-
-# What ablate changes from the defaults: a vocabulary and batch that suit debug-size models on small corpora;
-# every document trains (the held-out set is the measure, so tokenize keeps no val split); no mid-run evals.
-ABLATE_SETTINGS: dict = {
-    "tokenizer": {"family": "decoder", "vocab_size": 8000},
-    "tokenize": {"val_fraction": 0.0},
-    "train": {"objective": "clm", "seq_len": 128, "micro_batch_size": 16, "eval_every": 0, "log_every": 50,
-              "optim": {"warmup_steps": 20}},
-}
 
 
 def register(subparsers) -> None:
@@ -59,7 +51,7 @@ def register(subparsers) -> None:
 
 
 def cmd_ablate(args) -> int:
-    from corpusforge.pipeline.ablate.run import AblationOptions, run_ablation
+    from corpusforge.pipeline.ablate.run import ABLATION_DEFAULTS, AblationOptions, run_ablation
     from corpusforge.pipeline.ablate.variants import load_variants, parse_variant
     from corpusforge.pipeline.cli.config import load_config
     from corpusforge.pipeline.cli.hf import quiet_transformers
@@ -68,7 +60,7 @@ def cmd_ablate(args) -> int:
     variants = [parse_variant(spec) for spec in args.variant]
     if args.variants:
         variants += load_variants(args.variants)
-    base = {**ABLATE_SETTINGS}
+    base = json.loads(json.dumps(ABLATION_DEFAULTS))  # a copy
     if args.input:
         base["inputs"] = [{"path": path} for path in args.input]
     config = load_config(args.config, [*args.set, f"train.model.size={args.size}"], base=base)
