@@ -1,12 +1,12 @@
 """Does the pipeline make better models? raw vs quality-only vs dedup-only vs full on the built-in sample.
 
-    python bench/ablate.py --work /tmp/cf-ablate --documents 200 --tokens 204800 --seeds 3
+    python bench/ablate.py --work /tmp/cf-ablate --documents 200 --tokens 102400 --seeds 3
 
 The corpus is the built-in sample (``corpusforge.pipeline.sample``: real prose from Python's documentation,
 with junk pages, exact and near duplicates, personal data, other languages and bad records). The held-out set
 is the documentation paragraphs the sample does not use: clean prose of the same kind, none of it in any
-variant's training text (ablate checks). ``corpusforge ablate`` runs in a subprocess under ``/usr/bin/time``-like
-accounting; the script prints its table, wall time and the subprocess tree's peak RSS. Rerunning with the same
+variant's training text (ablate checks). ``corpusforge ablate`` runs in a subprocess; the script prints its
+table, the wall time and the largest peak RSS of a process it waited for (the ablate process). Rerunning with the same
 ``--work`` reuses every finished build and model (resume), so pass a new directory to time a whole run.
 """
 from __future__ import annotations
@@ -38,8 +38,14 @@ def write_corpus(work: str, documents: int) -> tuple[str, str]:
     import yaml
 
     sample = write_sample(os.path.join(work, "sample"), documents=documents)
-    used = [json.loads(line).get("text") for line in gzip.open(os.path.join(work, "sample", "web.jsonl.gz"), "rt")
-            if line.strip().startswith("{") and line.strip().endswith("}")]
+    used = []
+    with gzip.open(os.path.join(work, "sample", "web.jsonl.gz"), "rt", errors="replace") as handle:
+        for line in handle:  # the sample holds bad records on purpose: skip what is not a JSON object
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            used.append(record.get("text") if isinstance(record, dict) else None)
     used += pq.read_table(os.path.join(work, "sample", "reference.parquet")).column("text").to_pylist()
     used += ipc.open_file(os.path.join(work, "sample", "archive.arrow")).read_all().column("text").to_pylist()
     seen = "\n\n".join(t for t in used if isinstance(t, str))
@@ -58,15 +64,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--work", required=True, help="Working directory (sample, held-out set, ablation).")
     parser.add_argument("--documents", type=int, default=200, help="Good documents in the sample.")
-    parser.add_argument("--tokens", type=int, default=204800, help="Tokens per model (whole steps of 2,048).")
+    parser.add_argument("--tokens", type=int, default=102400, help="Tokens per model (whole steps of 2,048).")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--vocab-size", type=int, default=2000)
+    parser.add_argument("--lr", type=float, default=2e-3, help="Peak learning rate (a debug model learns little in "
+                                                                "a few steps at the trainer's default 3e-4).")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     config, heldout = write_corpus(args.work, args.documents)
     command = [sys.executable, "-m", "corpusforge.pipeline.cli", "ablate", "-c", config, "--eval", heldout,
                "--out", os.path.join(args.work, "out"), "--tokens", str(args.tokens), "--seeds", str(args.seeds),
-               "--no-progress", "--set", f"tokenizer.vocab_size={args.vocab_size}"]
+               "--no-progress", "--set", f"tokenizer.vocab_size={args.vocab_size}", "--set", f"train.optim.lr={args.lr}"]
     for variant in VARIANTS:
         command += ["--variant", variant]
     started = time.perf_counter()

@@ -48,7 +48,8 @@ The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write
 -> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining)
 -> export (a transformers directory), generate, fill-mask, evaluate.
 Every command reads one config file (--config) and takes --set overrides; `corpusforge demo` runs
-the whole chain on a built-in sample. Run `corpusforge COMMAND --help` for each command's options.
+the whole chain on a built-in sample; `corpusforge ablate` compares corpus variants by training identical
+models on each. Run `corpusforge COMMAND --help` for each command's options.
 """
 
 
