@@ -133,7 +133,7 @@ def _run(configs, variants, options, heldout, steps, out_dir, beam_args, out, st
         seconds["tokenize"] += time.time() - tick
         _check_enough(name, token_counts[key]["tokens"], options)
 
-    heldout_digest = files.content_digest(options.heldout) if os.path.isfile(options.heldout) else ""
+    heldout_digest = _digest(heldout)
     results: dict[tuple[str, int], dict[str, Any]] = {}
     total = len(builds) * options.seeds
     for number, (key, seed) in enumerate(((k, s) for k in builds for s in range(1, options.seeds + 1)), 1):
@@ -199,6 +199,14 @@ def _tokens(config, build_dir: str, tokenizer: str, tokenizer_sha: str, beam_arg
         files.write_bytes_atomic(record, tokenizer_sha.encode())
     train = manifest["splits"]["train"]
     return {"documents": int(train["documents"]), "tokens": int(train["tokens"])}
+
+
+def _digest(documents) -> str:
+    """The held-out set by content (a file or a directory alike): a changed set re-scores every model."""
+    digest = hashlib.sha256()
+    for doc in documents:
+        digest.update(json.dumps([doc.text, doc.source]).encode("utf-8"))
+    return digest.hexdigest()
 
 
 def _check_enough(name: str, tokens: int, options) -> None:
