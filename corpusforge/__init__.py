@@ -28,6 +28,13 @@ The public Python API (everything the CLI does, without the CLI)::
     corpusforge.generate(model, ["Once"], corpusforge.GenerateOptions(greedy=True))
     corpusforge.evaluate(model, corpusforge.read_documents("held-out.jsonl"))["bits_per_byte"]
 
+    # Corpus variants compared: identical models at one token budget, held-out bits per byte (docs/ablation.md).
+    config = corpusforge.load_config("corpus.yaml", base=corpusforge.ABLATION_DEFAULTS)
+    variants = [corpusforge.parse_variant("raw:quality.enabled=false,dedup.enabled=false"),
+                corpusforge.parse_variant("full")]
+    options = corpusforge.AblationOptions(heldout="held-out.jsonl", tokens=2_048_000, out_dir="runs/ablate")
+    corpusforge.run_ablation(config, variants, options)["variants"]    # also runs/ablate/ablation.json, .html
+
 Names load on first use, so ``import corpusforge`` stays fast. The packages underneath are
 ``corpusforge.pipeline`` (the build), ``corpusforge.tokenizer`` and ``corpusforge.trainers``; see
 docs/architecture.md.
@@ -64,6 +71,11 @@ _EXPORTS = {
     "fill_mask": "corpusforge.trainers.fill_mask",
     "evaluate": "corpusforge.trainers.evaluate",
     "read_documents": "corpusforge.trainers.evaluate",
+    "run_ablation": "corpusforge.pipeline.ablate.run",
+    "AblationOptions": "corpusforge.pipeline.ablate.run",
+    "ABLATION_DEFAULTS": "corpusforge.pipeline.ablate.run",
+    "parse_variant": "corpusforge.pipeline.ablate.variants",
+    "load_variants": "corpusforge.pipeline.ablate.variants",
 }
 
 __all__ = ["__version__", *_EXPORTS]

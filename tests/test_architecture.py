@@ -1,6 +1,7 @@
 """The layers of docs/architecture.md, checked from the imports of every module (function-level ones too).
 
-    corpusforge.pipeline.cli        top: the only code that imports pipeline, tokenizer and trainers together
+    corpusforge.pipeline.cli        top: imports everything below
+    corpusforge.pipeline.ablate     runs the build, tokenizer and trainers together (ablations); only the CLI imports it
     corpusforge.trainers  ->  corpusforge.tokenizer  ->  corpusforge.pipeline.core    (arrows point down only)
     corpusforge.pipeline (stages, build, report)     ->  corpusforge.pipeline.core
     corpusforge.pipeline.core       bottom: imports nothing else of corpusforge
@@ -53,8 +54,8 @@ GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
 
 
 def _layer(module: str) -> str:
-    for prefix in ("corpusforge.pipeline.core", "corpusforge.pipeline.cli", "corpusforge.tokenizer",
-                   "corpusforge.trainers"):
+    for prefix in ("corpusforge.pipeline.core", "corpusforge.pipeline.cli", "corpusforge.pipeline.ablate",
+                   "corpusforge.tokenizer", "corpusforge.trainers"):
         if module == prefix or module.startswith(prefix + "."):
             return prefix
     return "corpusforge.pipeline"
@@ -66,8 +67,10 @@ ALLOWED = {
     "corpusforge.pipeline": {"corpusforge.pipeline.core"},
     "corpusforge.tokenizer": {"corpusforge.pipeline.core"},
     "corpusforge.trainers": {"corpusforge.pipeline.core", "corpusforge.tokenizer"},
+    "corpusforge.pipeline.ablate": {"corpusforge.pipeline.core", "corpusforge.pipeline", "corpusforge.tokenizer",
+                                    "corpusforge.trainers"},
     "corpusforge.pipeline.cli": {"corpusforge.pipeline.core", "corpusforge.pipeline", "corpusforge.tokenizer",
-                                 "corpusforge.trainers"},
+                                 "corpusforge.trainers", "corpusforge.pipeline.ablate"},
 }
 
 

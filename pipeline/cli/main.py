@@ -8,6 +8,7 @@
     corpusforge export MODEL_DIR OUT_DIR    # the model as a transformers directory
     corpusforge report RUN_DIR              # an HTML report of a run
     corpusforge inspect PATH                # schema, counts and a few records of any shard
+    corpusforge ablate --input RAW --eval HELDOUT --variant raw:... --variant full --tokens N --out DIR
 
 Each module named in ``COMMANDS`` adds its subcommand through ``register(subparsers)``; this is the only
 layer that imports the pipeline, tokenizer and trainers packages together.
@@ -39,6 +40,7 @@ COMMANDS = {
     "finetune": "finetune",
     "predict": "predict",
     "report": "report",
+    "ablate": "ablate",
 }
 
 DESCRIPTION = """\
@@ -49,7 +51,8 @@ The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write
 -> export (a transformers directory), generate, fill-mask, evaluate
 -> finetune (a task: classify, tag, generate; full, LoRA, adapters, prefix, prompt), predict.
 Every command reads one config file (--config) and takes --set overrides; `corpusforge demo` runs
-the whole chain on a built-in sample. Run `corpusforge COMMAND --help` for each command's options.
+the whole chain on a built-in sample; `corpusforge ablate` compares corpus variants by training identical
+models on each. Run `corpusforge COMMAND --help` for each command's options.
 """
 
 

@@ -280,3 +280,23 @@ def training_curves(train: list[dict], val: list[dict]) -> str:
         ax.set_title(title)
     fig.tight_layout(w_pad=2.5)
     return to_data_uri(fig)
+
+
+@styled
+def bits_per_byte_by_variant(names: Sequence[str], values: Sequence[Sequence[float]]) -> str:
+    """Each variant's bits per byte: one dot per seed and the mean as a bar, so the seed spread shows."""
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.5 + 0.42 * max(len(names), 2)))
+    for row, seeds in enumerate(values):
+        mean = sum(seeds) / len(seeds)
+        ax.plot([min(seeds), max(seeds)], [row, row], color=MUTED, linewidth=1.2, zorder=2)
+        ax.scatter(seeds, [row] * len(seeds), color=stage_color(row), s=22, zorder=3)
+        ax.plot([mean, mean], [row - 0.3, row + 0.3], color=INK, linewidth=2, zorder=4)
+        ax.annotate(f"{mean:.4f}", (max(seeds), row), xytext=(6, 0), textcoords="offset points", va="center",
+                    fontsize=8, color=INK)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("bits per byte on the held-out set (lower is better); dots: seeds, bar: mean")
+    ax.grid(axis="y", visible=False)
+    ax.set_title("Held-out bits per byte per variant")
+    fig.tight_layout()
+    return to_data_uri(fig)
