@@ -215,7 +215,11 @@ def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple
 
     directory = pathlib.Path(directory)
     config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-    if "electra" in config:  # objective rtd: generator + discriminator
+    if config["model"].get("arch") == "bilm":  # ELMo
+        from corpusforge.trainers.elmo import BiLM, ElmoConfig
+
+        model = BiLM(ElmoConfig(**{**config["model"], "filters": tuple(map(tuple, config["model"]["filters"]))}))
+    elif "electra" in config:  # objective rtd: generator + discriminator
         from corpusforge.trainers.electra import ReplacedTokenDetection
 
         e = config["electra"]

@@ -1,7 +1,7 @@
 """Configuration of model training: the `train` section, with one small section per component.
 
     train:
-      objective: mlm            # mlm | rtd | span | bart | clm | prefixlm
+      objective: mlm            # mlm | rtd | span | bart | clm | prefixlm | bilm
       seq_len: 128
       model: {size: small, position: rope}
       mlm: {whole_word: true}
@@ -14,7 +14,7 @@ from typing import Literal, Optional
 
 from corpusforge.pipeline.core.config_loader import check
 
-Objective = Literal["mlm", "rtd", "span", "bart", "clm", "prefixlm"]
+Objective = Literal["mlm", "rtd", "span", "bart", "clm", "prefixlm", "bilm"]
 f = dataclasses.field
 
 
@@ -22,9 +22,11 @@ f = dataclasses.field
 class ModelOptions:
     size: Literal["debug", "small", "base"] = f(default="small", metadata={
         "help": "Named size: debug (d=64, 2 layers), small (d=512, 6 layers, 8 heads), base (d=768, 12 layers, "
-                "12 heads; BERT-base / GPT-2 124M / T5-base)."})
-    family: Optional[Literal["bert", "gpt2", "t5", "bart"]] = f(default=None, metadata={
-        "help": "Architecture recipe; default from the objective: mlm->bert, clm/prefixlm->gpt2, span->t5, bart->bart."})
+                "12 heads; BERT-base / GPT-2 124M / T5-base). elmo: debug, or small (allennlp's 2x1024 LSTM, "
+                "128 projection, 2048 char-CNN filters, 1 highway)."})
+    family: Optional[Literal["bert", "gpt2", "t5", "bart", "elmo"]] = f(default=None, metadata={
+        "help": "Architecture recipe; default from the objective: mlm/rtd->bert, clm/prefixlm->gpt2, span->t5, "
+                "bart->bart, bilm->elmo (char-CNN + highway + biLSTM; only train.model.size and dropout apply)."})
     position: Optional[Literal["learned", "sinusoidal", "rope", "relative"]] = f(default=None, metadata={
         "help": "Positions: learned absolute, sinusoidal, RoPE or T5 relative bias (default: the family's)."})
     norm: Optional[Literal["layernorm", "rmsnorm"]] = f(default=None, metadata={"help": "Norm type (default: the family's)."})
@@ -142,7 +144,7 @@ class TrainConfig:
     enabled: bool = f(default=True, metadata={"help": "Train a model in `demo`/full runs."})
     objective: Objective = f(default="clm", metadata={
         "help": "mlm (BERT masked LM), rtd (ELECTRA replaced-token detection, masking from train.mlm), span (T5 span corruption), bart (BART denoising), clm (GPT causal LM), "
-                "prefixlm (bidirectional prefix, causal rest)."})
+                "prefixlm (bidirectional prefix, causal rest), bilm (ELMo forward + backward LM; tokenizer family elmo)."})
     seq_len: int = f(default=512, metadata={"help": "Tokens per example (encoder input length for span/bart)."})
     micro_batch_size: int = f(default=16, metadata={"help": "Examples per device per forward pass."})
     grad_accum: int = f(default=1, metadata={"help": "Micro-batches per optimizer step (global batch = micro x accum x devices)."})

@@ -392,7 +392,7 @@ class Objective:
 
     def collate(self, examples: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         """Stack examples into tensors, padding sequences (inputs with pad, labels with -100, masks with 0)."""
-        pad_value = {"labels": IGNORE, "attention_mask": 0, "segment_ids": 0}
+        pad_value = {"labels": IGNORE, "backward_labels": IGNORE, "attention_mask": 0, "segment_ids": 0}
         batch = {}
         for key in examples[0]:
             values = [e[key] for e in examples]
@@ -525,6 +525,21 @@ class PrefixLM(CausalLM):
         return {"input_ids": inputs, "labels": labels, "prefix_lengths": prefix}
 
 
+class BidirectionalLM(Objective):
+    """ELMo: every input word predicts the next word (forward LM) and the previous one (backward LM)."""
+
+    name, family = "bilm", "elmo"
+
+    def __init__(self, vocab: Vocabulary, seq_len: int):
+        super().__init__(vocab, seq_len)
+        vocab.require("eos", purpose="the bidirectional LM")
+        self.raw_length, self.separator = seq_len + 2, (vocab.eos,)
+
+    def example(self, tokens, rng, other=None):
+        tokens = tokens.astype(np.int64)
+        return {"input_ids": tokens[1:-1], "labels": tokens[2:], "backward_labels": tokens[:-2]}
+
+
 OBJECTIVES: dict[str, Callable[..., Objective]] = {
     "mlm": lambda v, n, c: MaskedLM(v, n, c.mlm),
     "rtd": lambda v, n, c: ReplacedTokens(v, n, c.mlm),
@@ -532,6 +547,7 @@ OBJECTIVES: dict[str, Callable[..., Objective]] = {
     "bart": lambda v, n, c: Denoising(v, n, c.bart),
     "clm": lambda v, n, c: CausalLM(v, n),
     "prefixlm": lambda v, n, c: PrefixLM(v, n),
+    "bilm": lambda v, n, c: BidirectionalLM(v, n),
 }
 
 

@@ -105,6 +105,8 @@ def parallelize(model: torch.nn.Module, dist: Distributed, compile: bool = False
     gradients are reduced and the sharded parameters kept in float32."""
     if checkpoint_activations:
         checkpoint_blocks(model)
+    if compile and any(isinstance(m, torch.nn.RNNBase) for m in model.modules()):
+        torch._dynamo.config.allow_rnn = True  # ELMo's LSTMs: traced as one op, not a graph break
     if data_parallel == "fsdp" and dist.enabled:
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 

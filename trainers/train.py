@@ -35,7 +35,7 @@ from corpusforge.trainers.parallel import (Distributed, all_gather_objects, all_
                                            parallelize, shutdown)
 from corpusforge.trainers.vocab import Vocabulary
 
-ARCH_OF_OBJECTIVE = {"mlm": "encoder", "rtd": "encoder", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
+ARCH_OF_OBJECTIVE = {"mlm": "encoder", "rtd": "encoder", "bilm": "bilm", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
                      "bart": "encoder_decoder"}
 
 
@@ -59,6 +59,17 @@ def build_model_config(tc: TrainConfig, objective: Objective, vocab: Vocabulary)
     """The objective's family recipe at the configured size, with the config's overrides."""
     m = tc.model
     family = m.family or objective.family
+    if (family == "elmo") != (objective.name == "bilm"):
+        raise UserError("the elmo family trains with objective bilm and bilm needs the elmo family; set "
+                        "train.objective=bilm with train.model.family unset (or elmo), or choose another objective")
+    if family == "elmo":
+        from corpusforge.trainers.elmo import elmo_config
+
+        try:
+            return elmo_config(m.size, vocab_size=-(-vocab.size // m.vocab_multiple) * m.vocab_multiple,
+                               max_len=tc.seq_len, dropout=m.dropout)
+        except ValueError as exc:
+            raise UserError(f"train.model.size: {exc}") from None
     arch = FAMILIES[family]["arch"]
     if arch != ARCH_OF_OBJECTIVE[objective.name]:
         raise UserError(f"train.model.family {family} is an {arch} model; objective {objective.name} needs an "
@@ -81,8 +92,23 @@ def build_model_config(tc: TrainConfig, objective: Objective, vocab: Vocabulary)
     return cfg
 
 
-def build_model(tc: TrainConfig, objective: Objective, mcfg: ModelConfig, vocab: Vocabulary) -> torch.nn.Module:
-    """The model an objective trains: a ``Transformer``, or for ``rtd`` ELECTRA's generator + discriminator."""
+def build_model(tc: TrainConfig, objective: Objective, mcfg: ModelConfig, vocab: Vocabulary,
+                tokenizer: pathlib.Path | None = None) -> torch.nn.Module:
+    """The model an objective trains: a ``Transformer``, for ``rtd`` ELECTRA's generator + discriminator, for
+    ``bilm`` ELMo's biLM (its character table spelled from ``tokenizer``)."""
+    if objective.name == "bilm":
+        from tokenizers import Tokenizer
+
+        from corpusforge.trainers.elmo import BiLM, spell
+
+        model = BiLM(mcfg)
+        if tokenizer is not None:
+            tok = Tokenizer.from_file(str(tokenizer))
+            words = [tok.id_to_token(i) or "" for i in range(mcfg.vocab_size)]
+            table = spell(words, tok.id_to_token(vocab.bos) if vocab.bos is not None else None,
+                          tok.id_to_token(vocab.eos) if vocab.eos is not None else None, mcfg.max_chars)
+            model.tokens.spellings.copy_(table)
+        return model
     if objective.name != "rtd":
         return Transformer(mcfg)
     from corpusforge.trainers.electra import ReplacedTokenDetection, generator_config
@@ -90,6 +116,12 @@ def build_model(tc: TrainConfig, objective: Objective, mcfg: ModelConfig, vocab:
     return ReplacedTokenDetection(mcfg, generator_config(mcfg, tc.rtd.generator_fraction, tc.rtd.share_embeddings),
                                   share_embeddings=tc.rtd.share_embeddings,
                                   discriminator_weight=tc.rtd.discriminator_weight, sample_vocab_size=vocab.size)
+
+
+def _embedding_params(model: torch.nn.Module) -> int:
+    """Parameters of the vocabulary-sized tables (token embeddings; ELMo's softmax)."""
+    table = getattr(model, "tok_emb", None) or getattr(model, "softmax", None)
+    return table.weight.numel() if table is not None else 0
 
 
 def electra_info(model: torch.nn.Module) -> dict:
@@ -256,9 +288,12 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     objective = build_objective(tc.objective, vocab, tc.seq_len, tc)
     mcfg = build_model_config(tc, objective, vocab)
     initial = None
-    if tc.init_from and objective.name == "rtd":
-        raise UserError("train.init_from is not supported with objective rtd (ELECTRA trains a generator and a "
-                        "discriminator from scratch); leave train.init_from empty")
+    if objective.name == "bilm" and (tc.data_parallel == "fsdp" and dist.enabled or tc.checkpoint_activations):
+        raise UserError("objective bilm (ELMo's LSTMs) has no blocks to shard or checkpoint; use "
+                        "train.data_parallel=ddp and train.checkpoint_activations=false")
+    if tc.init_from and objective.name in ("rtd", "bilm"):
+        raise UserError(f"train.init_from is not supported with objective {objective.name} (its model has no "
+                        "transformers layout to start from); leave train.init_from empty")
     if tc.init_from:  # the checkpoint's architecture and weights replace the recipe's
         from corpusforge.trainers.init_from import initial_model
 
@@ -299,7 +334,7 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     # Model, parallelism, optimizer, schedule. Same seed on every rank: identical initial weights. The optimizer
     # is built after FSDP has sharded the parameters (it holds this process's shards).
     torch.manual_seed(tc.seed)
-    model = build_model(tc, objective, mcfg, vocab)
+    model = build_model(tc, objective, mcfg, vocab, data.tokenizer)
     if initial is not None:
         model.load_state_dict(initial.state_dict())
     model = model.to(device)
@@ -343,7 +378,7 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     nparams = model.num_params()
     if dist.is_main:
         print(f"model: {mcfg.arch} ({tc.model.family or objective.family} recipe, size {tc.model.size}), "
-              f"{nparams / 1e6:.2f}M parameters ({(nparams - model.tok_emb.weight.numel()) / 1e6:.2f}M without "
+              f"{nparams / 1e6:.2f}M parameters ({(nparams - _embedding_params(model)) / 1e6:.2f}M without "
               f"embeddings), vocab {mcfg.vocab_size}")
         print(f"objective {objective.name}: {tc.seq_len} tokens per example"
               + (f" -> {objective.decoder_length} target tokens" if objective.decoder_length else "")
@@ -489,7 +524,7 @@ def _finish(s: _Session) -> TrainResult:
     if is_sharded(s.model):  # gather the shards into a plain model on the main process
         model_state, _ = full_state_dict(s.model)
         if s.dist.is_main:
-            final = build_model(tc, s.objective, s.mcfg, s.vocab)
+            final = build_model(tc, s.objective, s.mcfg, s.vocab, s.data.tokenizer)
             final.load_state_dict(ckpt.clean_state_dict(model_state))
     if s.dist.is_main:
         info = {"objective": s.objective.name, "family": tc.model.family or s.objective.family,
