@@ -36,6 +36,7 @@ COMMANDS = {
     "evaluate": "evaluate",
     "generate": "generate",
     "fill-mask": "fill_mask",
+    "embed": "embed",
     "report": "report",
 }
 
@@ -44,7 +45,7 @@ corpusforge turns raw text into pretraining-ready data and small pretrained Tran
 
 The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write clean Arrow shards)
 -> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining)
--> export (a transformers directory), generate, fill-mask, evaluate.
+-> export (a transformers directory), generate, fill-mask, evaluate, embed (ELMo vectors).
 Every command reads one config file (--config) and takes --set overrides; `corpusforge demo` runs
 the whole chain on a built-in sample. Run `corpusforge COMMAND --help` for each command's options.
 """

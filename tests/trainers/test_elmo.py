@@ -132,3 +132,47 @@ def test_elmo_family_needs_the_bilm_objective(elmo_run, tmp_path):
     shutil.copytree(elmo_run, run)
     with pytest.raises(UserError, match="elmo family trains with objective bilm"):
         train_model(config(run, "train.objective=clm", "train.model.family=elmo"))
+
+
+def test_embed_writes_every_layer_or_the_scalar_mix_to_arrow(elmo_run, tmp_path, capsys):
+    import shutil
+
+    import pyarrow as pa
+
+    from corpusforge.pipeline.cli.main import main
+    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.trainers.embed import embed
+    from corpusforge.trainers.evaluate import Document
+
+    run = tmp_path / "run"
+    shutil.copytree(elmo_run, run)
+    train_model(config(run, "train.objective=bilm", "train.max_steps=2"))
+    data = tmp_path / "docs.jsonl"
+    data.write_text("\n".join(json.dumps({"text": t}) for t in ["The cat runs.", "A small dog sleeps under the tree."]))
+    out = tmp_path / "vectors.arrow"
+    assert main(["embed", "--model", str(run / "model"), "--data", str(data), "--out", str(out)]) == 0
+    assert "2 documents, 16 tokens (3 layers x 64 per token)" in capsys.readouterr().out
+    table = pa.ipc.open_file(str(out)).read_all()
+    assert table.column("tokens")[0].as_py() == ["<S>", "The", "cat", "runs", ".", "</S>"]
+    layers = np.array(table.column("layers")[0].as_py())
+    assert layers.shape == (3, 6, 64)
+    model, _ = load_pretrained(run / "model")
+    with torch.no_grad():
+        expected = model.eval().layers(torch.tensor([_ids(run, "The cat runs.")]))
+    np.testing.assert_allclose(layers, expected[:, 0].numpy(), atol=1e-5)
+    summary = embed(run / "model", [Document("The cat runs.")], str(out), mix_weights=[0.0, 0.0, 0.0], gamma=2.0)
+    mixed = np.array(pa.ipc.open_file(str(out)).read_all().column("vectors")[0].as_py())
+    assert summary["column"] == "vectors" and mixed.shape == (6, 64)
+    np.testing.assert_allclose(mixed, 2.0 * layers.mean(0), atol=1e-5)  # gamma x the mean for equal scalars
+    with pytest.raises(UserError, match="needs 3 numbers"):
+        embed(run / "model", [Document("x")], str(out), mix_weights=[1.0])
+    with pytest.raises(UserError, match="not an ELMo model"):
+        from tests.trainers.exports import make_model_dir
+
+        embed(make_model_dir(tmp_path / "gpt2", "gpt2"), [Document("x")], str(out))
+
+
+def _ids(run, text):
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(run / "tokenizer" / "tokenizer.json")).encode(text).ids
