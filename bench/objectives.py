@@ -171,11 +171,11 @@ def main() -> None:
                 x = features(untrained, tokenizer, texts, args.seq_len)
                 rows.append(("untrained encoder", None, None, None,
                              probe(x[train_idx], labels[train_idx], x[test_idx], labels[test_idx])))
-    print(f"\n{'features':<26} {'train s':>8} {'train PFLOP':>11} {'final loss':>10} {'probe accuracy':>15}")
+    print(f"\n{'features':<26} {'train s':>8} {'train TFLOP':>11} {'final loss':>10} {'probe accuracy':>15}")
     nan = float("nan")
     for name, seconds, loss, flops, accuracy in rows:
         print(f"{name:<26} {seconds if seconds is not None else nan:>8.1f} "
-              f"{flops / 1e15 if flops is not None else nan:>11.4f} {loss if loss is not None else nan:>10.4f} "
+              f"{flops / 1e12 if flops is not None else nan:>11.4f} {loss if loss is not None else nan:>10.4f} "
               f"{accuracy:>15.3f}")
     print("\n(final loss: each objective's own training loss, not comparable across objectives; rtd's is the "
           "generator MLM loss + 50 x detection loss)")
