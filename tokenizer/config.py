@@ -6,11 +6,11 @@ from typing import Literal
 
 from corpusforge.pipeline.core.config_loader import check
 
-TokenizerKind = Literal["auto", "bpe", "wordpiece", "unigram"]
-TokenizerFamily = Literal["encoder", "t5", "bart", "decoder"]
+TokenizerKind = Literal["auto", "bpe", "wordpiece", "unigram", "wordlevel"]
+TokenizerFamily = Literal["encoder", "t5", "bart", "decoder", "elmo"]
 
 # The algorithm each family gets with kind "auto": the one its reference model uses.
-DEFAULT_KIND = {"encoder": "wordpiece", "t5": "unigram", "bart": "bpe", "decoder": "bpe"}
+DEFAULT_KIND = {"encoder": "wordpiece", "t5": "unigram", "bart": "bpe", "decoder": "bpe", "elmo": "wordlevel"}
 
 
 def _f(default, help: str):
@@ -24,12 +24,13 @@ class TokenizerConfig:
         "decoder",
         "Model family: decides the special tokens and post-processing. encoder: [PAD] [UNK] [CLS] [SEP] [MASK] "
         "(MLM); t5: <pad> </s> <unk> + <extra_id_0..99> at the top of the vocabulary, counting down (span corruption); bart: <s> <pad> </s> <unk> <mask> "
-        "(denoising); decoder: <|endoftext|> (GPT).",
+        "(denoising); decoder: <|endoftext|> (GPT); elmo: <pad> <unk> <S> </S> (ELMo biLM, word-level).",
     )
     kind: TokenizerKind = _f(
         "auto",
         "Algorithm: bpe (byte-level, GPT-2 style, exact round trip, no unknown tokens), wordpiece (BERT style), "
-        "unigram (T5 style). auto: wordpiece for encoder, unigram for t5, bpe for bart and decoder.",
+        "unigram (T5 style), wordlevel (whole words, cased, as ELMo: the model's character CNN spells them). "
+        "auto: wordpiece for encoder, unigram for t5, bpe for bart and decoder, wordlevel for elmo.",
     )
     vocab_size: int = _f(32000, "Vocabulary size, special tokens and the base alphabet included.")
     min_frequency: int = _f(2, "A merge (BPE) or word piece (WordPiece) must occur this often; Unigram ignores it.")
@@ -51,7 +52,7 @@ class TokenizerConfig:
         check(self.batch_size >= 1, f"tokenizer.batch_size must be >= 1, got {self.batch_size}")
         check(self.max_token_chars >= 0, f"tokenizer.max_token_chars must be >= 0, got {self.max_token_chars}")
         check(
-            not (self.family == "decoder" and self.kind in ("wordpiece", "unigram")),
+            not (self.family == "decoder" and self.kind in ("wordpiece", "unigram", "wordlevel")),
             f"tokenizer.kind={self.kind} needs an unknown token, and family decoder has none; "
             "use kind bpe (or auto) for decoders",
         )

@@ -12,6 +12,7 @@ t5         ``<pad> </s> <unk>``; ``<extra_id_99> ... <extra_id_0>``     ``$A </s
            the highest id, the rest count down)
 bart       ``<s> <pad> </s> <unk> <mask>`` (denoising)                 ``<s> $A </s>``
 decoder    ``<|endoftext|>`` (GPT)                                     ``$A`` (nothing added)
+elmo       ``<pad> <unk> <S> </S>`` (ELMo's word-level biLM)           ``<S> $A </S>``
 =========  ==========================================================  ==============================
 
 ``<mask>`` and the sentinels strip the space before them (``lstrip``, as transformers' BART and T5 tokenizers
@@ -27,8 +28,8 @@ import dataclasses
 import json
 from typing import Any, Literal, Mapping
 
-Family = Literal["encoder", "t5", "bart", "decoder"]
-FAMILIES: tuple[str, ...] = ("encoder", "t5", "bart", "decoder")
+Family = Literal["encoder", "t5", "bart", "decoder", "elmo"]
+FAMILIES: tuple[str, ...] = ("encoder", "t5", "bart", "decoder", "elmo")
 
 NUM_SENTINELS = 100
 
@@ -103,6 +104,14 @@ FAMILY_TOKENS: dict[str, FamilyTokens] = {
         # GPT-2's convention: one token begins and ends documents. There is no padding token (the trainer
         # packs documents into full blocks) and no unknown token (byte-level BPE has none).
         roles={"bos": "<|endoftext|>", "eos": "<|endoftext|>"},
+    ),
+    "elmo": FamilyTokens(
+        family="elmo",
+        # ELMo's sentence boundary tokens; the biLM predicts </S> forwards and <S> backwards.
+        tokens=("<pad>", "<unk>", "<S>", "</S>"),
+        roles={"pad": "<pad>", "unk": "<unk>", "bos": "<S>", "eos": "</S>"},
+        single="<S> $A </S>",
+        pair="<S> $A </S> <S>:1 $B:1 </S>:1",
     ),
 }
 

@@ -36,7 +36,7 @@ from corpusforge.tokenizer.special_tokens import family_tokens, read_special_tok
 
 log = logging.getLogger(__name__)
 
-KINDS = ("bpe", "wordpiece", "unigram")
+KINDS = ("bpe", "wordpiece", "unigram", "wordlevel")
 HELDOUT_MAX_SHARE = 0.1  # the held-out sample never takes more than this share of the corpus
 _SAMPLE_PURPOSE = b"cf-tok-sample"
 METASPACE = "\u2581"
@@ -61,6 +61,12 @@ def new_tokenizer(kind: str, family: str, *, lowercase: bool = True, strip_accen
         )
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tok.decoder = decoders.WordPiece(prefix="##", cleanup=True)
+        return tok
+    if kind == "wordlevel":
+        # ELMo: whole words split at whitespace and punctuation, case kept; a word outside the vocabulary is unk.
+        tok = Tokenizer(models.WordLevel(unk_token=spec.unk))
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece(prefix="##", cleanup=True)  # joins words with spaces, tidies punctuation
         return tok
     if kind == "unigram":
         # T5/SentencePiece style: NFKC, spaces become "▁" (prepended to the text), pieces may span punctuation.
@@ -97,6 +103,9 @@ def new_trainer(kind: str, family: str, vocab_size: int = 32000, min_frequency: 
             vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special, show_progress=show_progress,
             limit_alphabet=1000, continuing_subword_prefix="##",
         )
+    if kind == "wordlevel":
+        return trainers.WordLevelTrainer(vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=special,
+                                         show_progress=show_progress)
     if kind == "unigram":
         return trainers.UnigramTrainer(
             vocab_size=vocab_size, special_tokens=special, unk_token=spec.unk, show_progress=show_progress,
@@ -301,11 +310,11 @@ def expected_round_trip(tok: Tokenizer, kind: str, text: str) -> str:
     if kind == "bpe":
         return text
     normalized = tok.normalizer.normalize_str(text) if tok.normalizer else text
-    return "".join(normalized.split()) if kind == "wordpiece" else normalized
+    return "".join(normalized.split()) if kind in ("wordpiece", "wordlevel") else normalized
 
 
 def round_trips(tok: Tokenizer, kind: str, text: str, decoded: str) -> bool:
-    got = "".join(decoded.split()) if kind == "wordpiece" else decoded
+    got = "".join(decoded.split()) if kind in ("wordpiece", "wordlevel") else decoded
     return got == expected_round_trip(tok, kind, text)
 
 
@@ -344,7 +353,7 @@ def measure(tok: Tokenizer, texts: list[str], kind: str, batch_size: int = 256) 
 def _unk_id(tok: Tokenizer) -> int | None:
     """The id the model emits for unknown input; None for byte-level BPE, which has no unknown input."""
     model = tok.model
-    if isinstance(model, models.WordPiece):
+    if isinstance(model, (models.WordPiece, models.WordLevel)):
         return tok.token_to_id(model.unk_token)
     if isinstance(model, models.Unigram):
         unk = [t for t in ("[UNK]", "<unk>") if tok.token_to_id(t) is not None]

@@ -168,9 +168,14 @@ def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokeni
     from safetensors.torch import save
 
     directory = pathlib.Path(directory)
-    # Tied embeddings share one parameter (the output layer reuses tok_emb.weight): no duplicate to drop.
-    weights = save({k: v.detach().contiguous().cpu() for k, v in clean_state_dict(model.state_dict()).items()},
-                   metadata={"format": "pt"})
+    # Tied embeddings share one parameter (the output layer reuses tok_emb.weight); ELECTRA's generator registers
+    # the discriminator's embeddings under its own names too: each tensor is written once, under its first name.
+    state, seen = {}, set()
+    for k, v in clean_state_dict(model.state_dict()).items():
+        if v.data_ptr() not in seen:
+            seen.add(v.data_ptr())
+            state[k] = v.detach().contiguous().cpu()
+    weights = save(state, metadata={"format": "pt"})
     try:
         write_bytes_atomic(str(directory / "model.safetensors"), weights)
         if tokenizer is not None:
@@ -210,6 +215,19 @@ def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple
 
     directory = pathlib.Path(directory)
     config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-    model = Transformer(ModelConfig(**config["model"]))
+    if config["model"].get("arch") == "bilm":  # ELMo
+        from corpusforge.trainers.elmo import BiLM, ElmoConfig
+
+        model = BiLM(ElmoConfig(**{**config["model"], "filters": tuple(map(tuple, config["model"]["filters"]))}))
+    elif "electra" in config:  # objective rtd: generator + discriminator
+        from corpusforge.trainers.electra import ReplacedTokenDetection
+
+        e = config["electra"]
+        model = ReplacedTokenDetection(ModelConfig(**config["model"]), ModelConfig(**e["generator"]),
+                                       share_embeddings=e["share_embeddings"],
+                                       discriminator_weight=e["discriminator_weight"],
+                                       sample_vocab_size=e["sample_vocab_size"])
+    else:
+        model = Transformer(ModelConfig(**config["model"]))
     load_model(model, str(directory / "model.safetensors"), device=device)
     return model.to(device), config

@@ -1,7 +1,7 @@
 """Configuration of model training: the `train` section, with one small section per component.
 
     train:
-      objective: mlm            # mlm | span | bart | clm | prefixlm
+      objective: mlm            # mlm | rtd | span | bart | clm | prefixlm | bilm
       seq_len: 128
       model: {size: small, position: rope}
       mlm: {whole_word: true}
@@ -14,7 +14,7 @@ from typing import Literal, Optional
 
 from corpusforge.pipeline.core.config_loader import check
 
-Objective = Literal["mlm", "span", "bart", "clm", "prefixlm"]
+Objective = Literal["mlm", "rtd", "span", "bart", "clm", "prefixlm", "bilm"]
 f = dataclasses.field
 
 
@@ -22,9 +22,11 @@ f = dataclasses.field
 class ModelOptions:
     size: Literal["debug", "small", "base"] = f(default="small", metadata={
         "help": "Named size: debug (d=64, 2 layers), small (d=512, 6 layers, 8 heads), base (d=768, 12 layers, "
-                "12 heads; BERT-base / GPT-2 124M / T5-base)."})
-    family: Optional[Literal["bert", "gpt2", "t5", "bart"]] = f(default=None, metadata={
-        "help": "Architecture recipe; default from the objective: mlm->bert, clm/prefixlm->gpt2, span->t5, bart->bart."})
+                "12 heads; BERT-base / GPT-2 124M / T5-base). elmo: debug, or small (allennlp's 2x1024 LSTM, "
+                "128 projection, 2048 char-CNN filters, 1 highway)."})
+    family: Optional[Literal["bert", "gpt2", "t5", "bart", "elmo"]] = f(default=None, metadata={
+        "help": "Architecture recipe; default from the objective: mlm/rtd->bert, clm/prefixlm->gpt2, span->t5, "
+                "bart->bart, bilm->elmo (char-CNN + highway + biLSTM; only train.model.size and dropout apply)."})
     position: Optional[Literal["learned", "sinusoidal", "rope", "relative"]] = f(default=None, metadata={
         "help": "Positions: learned absolute, sinusoidal, RoPE or T5 relative bias (default: the family's)."})
     norm: Optional[Literal["layernorm", "rmsnorm"]] = f(default=None, metadata={"help": "Norm type (default: the family's)."})
@@ -60,6 +62,9 @@ class MLMOptions:
     span_p: float = f(default=0.2, metadata={"help": "Geometric parameter of SpanBERT span lengths (in words)."})
     span_max: int = f(default=10, metadata={"help": "Longest SpanBERT span, in words."})
     nsp: bool = f(default=False, metadata={"help": "Next-sentence prediction (BERT): segment pairs, half with a random second segment."})
+    sop: bool = f(default=False, metadata={
+        "help": "Sentence-order prediction (ALBERT): two consecutive segments of one document, swapped half of the "
+                "time (label 1); the rest of the window is left out and the example padded."})
 
     def __post_init__(self) -> None:
         check(0.0 < self.probability < 1.0, f"train.mlm.probability must be in (0, 1), got {self.probability}")
@@ -67,6 +72,23 @@ class MLMOptions:
               "train.mlm.mask_ratio and random_ratio must be >= 0 and sum to at most 1")
         check(0.0 < self.span_p < 1.0, f"train.mlm.span_p must be in (0, 1), got {self.span_p}")
         check(self.span_max >= 1, f"train.mlm.span_max must be >= 1, got {self.span_max}")
+        check(not (self.nsp and self.sop), "train.mlm.nsp and train.mlm.sop share one pair classifier; "
+              "turn one of them off")
+
+
+@dataclasses.dataclass
+class RTDOptions:
+    generator_fraction: float = f(default=0.25, metadata={
+        "help": "ELECTRA generator width as a share of the discriminator's (same depth; ELECTRA-Small 1/4, Base 1/3)."})
+    share_embeddings: bool = f(default=True, metadata={
+        "help": "Generator and discriminator share token, position and segment embeddings (the paper's default)."})
+    discriminator_weight: float = f(default=50.0, metadata={
+        "help": "Weight of the replaced-token detection loss in generator MLM + weight x detection (50 in the paper)."})
+
+    def __post_init__(self) -> None:
+        check(0.0 < self.generator_fraction <= 1.0,
+              f"train.rtd.generator_fraction must be in (0, 1], got {self.generator_fraction}")
+        check(self.discriminator_weight > 0, f"train.rtd.discriminator_weight must be > 0, got {self.discriminator_weight}")
 
 
 @dataclasses.dataclass
@@ -121,8 +143,8 @@ class OptimOptions:
 class TrainConfig:
     enabled: bool = f(default=True, metadata={"help": "Train a model in `demo`/full runs."})
     objective: Objective = f(default="clm", metadata={
-        "help": "mlm (BERT masked LM), span (T5 span corruption), bart (BART denoising), clm (GPT causal LM), "
-                "prefixlm (bidirectional prefix, causal rest)."})
+        "help": "mlm (BERT masked LM), rtd (ELECTRA replaced-token detection, masking from train.mlm), span (T5 span corruption), bart (BART denoising), clm (GPT causal LM), "
+                "prefixlm (bidirectional prefix, causal rest), bilm (ELMo forward + backward LM; tokenizer family elmo)."})
     seq_len: int = f(default=512, metadata={"help": "Tokens per example (encoder input length for span/bart)."})
     micro_batch_size: int = f(default=16, metadata={"help": "Examples per device per forward pass."})
     grad_accum: int = f(default=1, metadata={"help": "Micro-batches per optimizer step (global batch = micro x accum x devices)."})
@@ -155,6 +177,7 @@ class TrainConfig:
     progress: bool = f(default=True, metadata={"help": "Show a progress bar (rank 0)."})
     model: ModelOptions = f(default_factory=ModelOptions)
     mlm: MLMOptions = f(default_factory=MLMOptions)
+    rtd: RTDOptions = f(default_factory=RTDOptions)
     span: SpanOptions = f(default_factory=SpanOptions)
     bart: BARTOptions = f(default_factory=BARTOptions)
     optim: OptimOptions = f(default_factory=OptimOptions)

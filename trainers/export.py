@@ -21,7 +21,7 @@ import torch
 
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
-from corpusforge.trainers.hf_layout import match_layout, to_transformers
+from corpusforge.trainers.hf_layout import match_layout, to_electra, to_transformers
 from corpusforge.trainers.model import Transformer
 from corpusforge.trainers.model_card import AUTO_CLASS, model_card
 
@@ -76,12 +76,18 @@ def load_model(model_dir: str | pathlib.Path) -> LoadedModel:
     if _kind(model_dir) == "corpusforge":
         model, info = ckpt.load_pretrained(model_dir)
         special = info.get("special_tokens") or {}
+        if _is_electra(model):  # the half with a masked-LM head: what fill-mask and evaluate can run
+            tokenizer = as_transformers(str(model_dir / "tokenizer.json"), model_max_length=model.cfg.max_len)
+            return LoadedModel(to_electra(model.eval(), special)[1], tokenizer, "encoder", "corpusforge")
         hf = to_transformers(model.eval(), special)
         if hf.can_generate():
             hf.generation_config = generation_config(model, special, info.get("tokenizer_vocab_size") or model.cfg.vocab_size)
         tokenizer = as_transformers(str(model_dir / "tokenizer.json"), model_max_length=model.cfg.max_len)
         return LoadedModel(hf, tokenizer, model.cfg.arch, "corpusforge")
     hf_config = transformers.AutoConfig.from_pretrained(model_dir)
+    if "ElectraForPreTraining" in (getattr(hf_config, "architectures", None) or []):
+        raise UserError(f"{model_dir} is an ELECTRA discriminator (one replaced-or-not logit per token, no masked-LM "
+                        f"head); use its generator, {model_dir / 'generator'}, or fine-tune it with transformers")
     arch = _arch_of(hf_config)
     auto = getattr(transformers, AUTO_CLASS[arch])
     hf = auto.from_pretrained(model_dir, dtype=torch.float32).eval()
@@ -125,6 +131,8 @@ def export_model(model_dir: str | pathlib.Path, out_dir: str | pathlib.Path, *, 
                             "delete it; choose a new or empty OUT_DIR")
     model, info = ckpt.load_pretrained(model_dir)
     model.eval()
+    if _is_electra(model):
+        return _export_electra(model, info, model_dir, out_dir)
     layout = match_layout(model.cfg)  # refuses before anything is written
     special = info.get("special_tokens") or {}
     hf = to_transformers(model, special)
@@ -146,6 +154,61 @@ def export_model(model_dir: str | pathlib.Path, out_dir: str | pathlib.Path, *, 
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
+
+
+def _is_electra(model) -> bool:
+    return hasattr(model, "generator_cfg")
+
+
+def _export_electra(model, info: dict, model_dir: pathlib.Path, out_dir: pathlib.Path) -> pathlib.Path:
+    """ELECTRA: the discriminator (``ElectraForPreTraining``, the part kept for downstream use) in ``out_dir``, the
+    generator (``ElectraForMaskedLM``) in ``out_dir/generator``; both checked against ours before the move."""
+    from corpusforge.tokenizer.packaging import save_transformers
+
+    special = info.get("special_tokens") or {}
+    discriminator, generator = to_electra(model, special)  # refuses before anything is written
+    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        for hf, where in ((discriminator, tmp), (generator, tmp / "generator")):
+            where.mkdir(parents=True)
+            hf.save_pretrained(where)
+            save_transformers(str(model_dir / "tokenizer.json"), str(where), model_max_length=model.cfg.max_len)
+        (tmp / "README.md").write_text(model_card(model_dir, info, "electra", "encoder",
+                                                  sum(p.numel() for p in discriminator.parameters()),
+                                                  auto_class="AutoModelForPreTraining"), encoding="utf-8")
+        (tmp / "corpusforge.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+        check_electra_export(model, tmp)
+        if out_dir.exists():
+            shutil.rmtree(out_dir)
+        os.replace(tmp, out_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out_dir
+
+
+@torch.no_grad()
+def check_electra_export(model, directory: pathlib.Path) -> float:
+    """Load both halves back with transformers' Auto classes; their logits must equal ours within ``EXACT``."""
+    import transformers
+
+    cfg = model.cfg
+    ids = torch.randint(0, cfg.vocab_size, (2, min(cfg.max_len, 16)), generator=torch.Generator().manual_seed(0))
+    mask = torch.ones_like(ids)
+    mask[1, ids.size(1) // 2:] = 0
+    keep = mask.bool()
+    model = model.float()
+    pairs = [(model.detect(ids, attention_mask=mask),
+              transformers.AutoModelForPreTraining.from_pretrained(directory, dtype=torch.float32).eval()),
+             (model.generator(ids, attention_mask=mask)[0],
+              transformers.AutoModelForMaskedLM.from_pretrained(directory / "generator", dtype=torch.float32).eval())]
+    difference = 0.0
+    for ours, hf in pairs:
+        difference = max(difference, float((ours[keep] - hf(input_ids=ids, attention_mask=mask).logits[keep]).abs().max()))
+    if not difference <= EXACT:
+        raise RuntimeError(f"the exported ELECTRA model's logits differ from corpusforge's by {difference:.3g} "
+                           f"(more than {EXACT}); the export was not written")
+    return difference
 
 
 @torch.no_grad()

@@ -4,6 +4,7 @@ configs and weights between the two, both ways.
     layout = match_layout(model.cfg)                  # 'gpt2', 'llama', 'bert', 't5' or 'bart'; refuses otherwise
     hf = to_transformers(model, special_tokens)       # a transformers model with our weights
     model = from_transformers(hf)                     # and back (train --init-from)
+    discriminator, generator = to_electra(electra_model, special_tokens)  # ElectraForPreTraining, ...ForMaskedLM
 
 A layout is chosen only when every option of the model has an exact equivalent in it; an option without one
 raises a ``UserError`` that names it. Weights are renamed, split (our fused q/k/v and SwiGLU projections) or
@@ -22,7 +23,7 @@ ACTIVATIONS = {"gelu": "gelu", "gelu_tanh": "gelu_new", "relu": "relu"}
 
 # What each layout requires of a ModelConfig: field -> the values it can express exactly.
 _COMMON = {"head_transform": {False}, "output_scale": {False}, "attention_scale": {None}, "num_segments": {0},
-           "sentence_head": {False}}
+           "sentence_head": {False}, "embedding_size": {None}}
 REQUIREMENTS: dict[str, dict[str, set]] = {
     "gpt2": {**_COMMON, "arch": {"decoder"}, "position": {"learned"}, "norm": {"layernorm"},
              "norm_position": {"pre"}, "activation": set(ACTIVATIONS), "bias": {True}, "output_bias": {False}},
@@ -31,10 +32,11 @@ REQUIREMENTS: dict[str, dict[str, set]] = {
     "bert": {"arch": {"encoder"}, "position": {"learned"}, "norm": {"layernorm"}, "norm_position": {"post"},
              # BERT's head transform uses the blocks' activation; ours is always exact GELU.
              "activation": {"gelu"}, "bias": {True}, "head_transform": {True}, "output_scale": {False},
-             "attention_scale": {None}, "num_segments": {0, 1, 2}},
+             "attention_scale": {None}, "num_segments": {0, 1, 2}, "embedding_size": {None}},
     "t5": {"arch": {"encoder_decoder"}, "position": {"relative"}, "norm": {"rmsnorm"}, "norm_position": {"pre"},
            "activation": {*ACTIVATIONS, "swiglu"}, "bias": {False}, "attention_scale": {1.0},
-           "head_transform": {False}, "output_bias": {False}, "num_segments": {0}, "sentence_head": {False}},
+           "head_transform": {False}, "output_bias": {False}, "num_segments": {0}, "sentence_head": {False},
+           "embedding_size": {None}},
     "bart": {**_COMMON, "arch": {"encoder_decoder"}, "position": {"learned"}, "norm": {"layernorm"},
              "norm_position": {"post"}, "activation": set(ACTIVATIONS), "bias": {True},
              "norm_eps": {1e-5}},  # BART's LayerNorms use torch's default epsilon, not a config value
@@ -261,21 +263,29 @@ def _llama(cfg):
     return rules
 
 
-def _bert(cfg):
-    e = "bert.embeddings."
-    rules = [Rule("tok_emb.weight", (e + "word_embeddings.weight",)),
-             Rule("encoder.pos_emb.weight", (e + "position_embeddings.weight",))]
+def _bert_encoder(cfg, ours: str = "", theirs: str = "bert."):
+    """BERT's embeddings and layers (ELECTRA's too, under ``electra.``), our names prefixed with ``ours``."""
+    e = theirs + "embeddings."
+    rules = [Rule(ours + "tok_emb.weight", (e + "word_embeddings.weight",)),
+             Rule(ours + "encoder.pos_emb.weight", (e + "position_embeddings.weight",))]
     if cfg.num_segments:
-        rules.append(Rule("encoder.seg_emb.weight", (e + "token_type_embeddings.weight",)))
-    _linear(rules, "encoder.emb_norm", e + "LayerNorm", True)
+        rules.append(Rule(ours + "encoder.seg_emb.weight", (e + "token_type_embeddings.weight",)))
+    _linear(rules, ours + "encoder.emb_norm", e + "LayerNorm", True)
+    if cfg.embedding_width != cfg.d_model:
+        _linear(rules, ours + "encoder.emb_project", theirs + "embeddings_project", True)
     for i in range(cfg.n_layers):
-        p, q = f"bert.encoder.layer.{i}.", f"encoder.blocks.{i}."
+        p, q = f"{theirs}encoder.layer.{i}.", f"{ours}encoder.blocks.{i}."
         _linear(rules, q + "attn.qkv", [p + f"attention.self.{n}" for n in ("query", "key", "value")], True)
         _linear(rules, q + "attn.out", p + "attention.output.dense", True)
         _linear(rules, q + "attn_norm", p + "attention.output.LayerNorm", True)
         _linear(rules, q + "mlp.up", p + "intermediate.dense", True)
         _linear(rules, q + "mlp.down", p + "output.dense", True)
         _linear(rules, q + "mlp_norm", p + "output.LayerNorm", True)
+    return rules
+
+
+def _bert(cfg):
+    rules = _bert_encoder(cfg)
     _linear(rules, "head_transform.0", "cls.predictions.transform.dense", True)
     _linear(rules, "head_transform.2", "cls.predictions.transform.LayerNorm", True)
     if cfg.output_bias:
@@ -405,6 +415,60 @@ def _load_exactly(hf, state: dict[str, torch.Tensor]) -> None:
               and not _derived_buffer(hf, name)]
     if untied:
         raise RuntimeError(f"transformers weights with no corpusforge counterpart: {untied[:5]}")
+
+
+# ------------------------------------------------------------------------------------------ ELECTRA
+
+def electra_config(cfg: ModelConfig, special: dict[str, int]):
+    """transformers' ElectraConfig of one half of an ELECTRA model (BERT's recipe, embeddings maybe narrower)."""
+    import transformers
+
+    mismatches = _mismatches(dataclasses.replace(cfg, head_transform=True, embedding_size=None), "bert")
+    if mismatches:
+        raise UserError(f"this ELECTRA model has no exact transformers equivalent: it differs in "
+                        f"{'; '.join(mismatches)}; train it with the bert recipe's options")
+    pad = special.get("pad")
+    return transformers.ElectraConfig(
+        vocab_size=cfg.vocab_size, embedding_size=cfg.embedding_width, hidden_size=cfg.d_model,
+        num_hidden_layers=cfg.n_layers, num_attention_heads=cfg.n_heads, intermediate_size=cfg.d_ff,
+        hidden_act="gelu", max_position_embeddings=cfg.max_len, type_vocab_size=max(cfg.num_segments, 1),
+        layer_norm_eps=cfg.norm_eps, hidden_dropout_prob=cfg.dropout, attention_probs_dropout_prob=cfg.dropout,
+        pad_token_id=pad if pad is not None else 0, tie_word_embeddings=True)
+
+
+def electra_rules(model) -> tuple[list[Rule], list[Rule]]:
+    """Weight rules of an ELECTRA model's discriminator (ElectraForPreTraining) and generator (ElectraForMaskedLM)."""
+    discriminator = _bert_encoder(model.cfg, "discriminator.", "electra.")
+    _linear(discriminator, "detector.0", "discriminator_predictions.dense", True)
+    _linear(discriminator, "detector.2", "discriminator_predictions.dense_prediction", True)
+    generator = _bert_encoder(model.generator_cfg, "generator.", "electra.")
+    _linear(generator, "generator.head_transform.0", "generator_predictions.dense", True)
+    _linear(generator, "generator.head_transform.2", "generator_predictions.LayerNorm", True)
+    generator.append(Rule("generator.lm_bias", ("generator_lm_head.bias",)))
+    return discriminator, generator
+
+
+def to_electra(model, special: dict[str, int]):
+    """``(ElectraForPreTraining, ElectraForMaskedLM)`` computing what an ELECTRA model's discriminator and
+    generator compute (float32, eval mode). Shared embeddings are copied into both."""
+    import transformers
+
+    ours = {k: v.detach().float().cpu() for k, v in model.state_dict().items()}
+    out = []
+    for rules, cfg, cls in zip(electra_rules(model), (model.cfg, model.generator_cfg),
+                               (transformers.ElectraForPreTraining, transformers.ElectraForMaskedLM)):
+        hf = cls(electra_config(cfg, special))
+        state = {}
+        for rule in rules:
+            parts = ours[rule.ours].chunk(len(rule.theirs), dim=0) if len(rule.theirs) > 1 else (ours[rule.ours],)
+            state.update({name: part.contiguous() for name, part in zip(rule.theirs, parts)})
+        state.setdefault("electra.embeddings.token_type_embeddings.weight", torch.zeros(1, cfg.embedding_width))
+        if cls is transformers.ElectraForPreTraining:
+            state["discriminator_predictions.dense_prediction.weight"] = \
+                state["discriminator_predictions.dense_prediction.weight"].reshape(1, -1)
+        _load_exactly(hf, state)
+        out.append(hf.eval())
+    return tuple(out)
 
 
 def _derived_buffer(hf, name: str) -> bool:

@@ -91,6 +91,9 @@ def _stack_flops(cfg: ModelConfig, layers: int, length: int, memory: int = 0) ->
 def train_flops(cfg: ModelConfig, batch: int, length: int, decoder_length: int = 0, predicted: int = 0) -> float:
     """FLOPs of one training pass (forward + backward = 3 x forward) over a batch; ``predicted`` is the number
     of positions given an output projection (the model projects every position of the labels)."""
+    if cfg.arch == "bilm":  # ELMo: two directions of LSTMs (4 gates) with projected cells, two softmaxes
+        lstm = 2 * cfg.n_layers * 2 * (4 * cfg.lstm_dim * (2 * cfg.d_model) + cfg.lstm_dim * cfg.d_model)
+        return 3.0 * (lstm * batch * length + 2 * predicted * 2 * cfg.d_model * cfg.vocab_size)
     if cfg.arch == "encoder":
         fwd = _stack_flops(cfg, cfg.n_layers, length) * batch
     elif cfg.arch == "decoder":

@@ -32,6 +32,9 @@ class ModelConfig:
     n_decoder_layers: int | None = None  # encoder-decoder only; default n_layers
     n_heads: int = 8
     d_ff: int = 2048  # hidden width of the MLP (of each branch for swiglu)
+    # ELECTRA's factorised embeddings: token, position and segment embeddings (and their norm) this wide,
+    # projected to d_model; the head transform projects back to it. None: d_model.
+    embedding_size: int | None = None
     position: Position = "learned"
     norm: Literal["layernorm", "rmsnorm"] = "layernorm"
     norm_position: Literal["pre", "post"] = "pre"
@@ -60,6 +63,14 @@ class ModelConfig:
             raise ValueError("rope needs an even head dimension")
         if self.sentence_head and self.arch != "encoder":
             raise ValueError("sentence_head (next-sentence prediction) needs arch 'encoder'")
+        if self.embedding_size not in (None, self.d_model) and not (
+                self.arch == "encoder" and self.position == "learned" and self.head_transform):
+            raise ValueError("embedding_size other than d_model needs an encoder with learned positions and a head "
+                             "transform (ELECTRA's generator)")
+
+    @property
+    def embedding_width(self) -> int:
+        return self.embedding_size or self.d_model
 
 
 # Named sizes. `base` is BERT-base / GPT-2 124M / T5-base (per stack); `small` is T5-small's width.
@@ -96,10 +107,10 @@ def model_config(family: str, size: str, **overrides) -> ModelConfig:
 
 # ---------------------------------------------------------------------------------------------- pieces
 
-def make_norm(cfg: ModelConfig) -> nn.Module:
+def make_norm(cfg: ModelConfig, width: int | None = None) -> nn.Module:
     if cfg.norm == "rmsnorm":
-        return nn.RMSNorm(cfg.d_model, eps=cfg.norm_eps)
-    return nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps, bias=cfg.bias)
+        return nn.RMSNorm(width or cfg.d_model, eps=cfg.norm_eps)
+    return nn.LayerNorm(width or cfg.d_model, eps=cfg.norm_eps, bias=cfg.bias)
 
 
 def sinusoidal_table(length: int, dim: int) -> torch.Tensor:
@@ -230,17 +241,19 @@ class Stack(nn.Module):
     def __init__(self, cfg: ModelConfig, n_layers: int, causal: bool, cross: bool):
         super().__init__()
         self.cfg, self.causal = cfg, causal
+        width = cfg.embedding_width
         if cfg.position == "learned":
-            self.pos_emb = nn.Embedding(cfg.max_len, cfg.d_model)
+            self.pos_emb = nn.Embedding(cfg.max_len, width)
         elif cfg.position == "sinusoidal":
             self.register_buffer("pos_table", sinusoidal_table(cfg.max_len, cfg.d_model), persistent=False)
         elif cfg.position == "rope":
             self.register_buffer("rope", rope_table(cfg.max_len, cfg.d_model // cfg.n_heads), persistent=False)
         else:
             self.relative = RelativePositionBias(cfg, bidirectional=not causal)
-        self.seg_emb = nn.Embedding(cfg.num_segments, cfg.d_model) if cfg.num_segments and not causal else None
+        self.seg_emb = nn.Embedding(cfg.num_segments, width) if cfg.num_segments and not causal else None
         # Post-norm models (BERT, BART) normalise the embeddings; pre-norm models normalise the output.
-        self.emb_norm = make_norm(cfg) if cfg.norm_position == "post" else None
+        self.emb_norm = make_norm(cfg, width) if cfg.norm_position == "post" else None
+        self.emb_project = nn.Linear(width, cfg.d_model) if width != cfg.d_model else None
         self.final_norm = make_norm(cfg) if cfg.norm_position == "pre" else None
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg, cross) for _ in range(n_layers))
@@ -259,6 +272,8 @@ class Stack(nn.Module):
         if self.emb_norm is not None:
             x = self.emb_norm(x)
         x = self.drop(x)
+        if self.emb_project is not None:
+            x = self.emb_project(x)
         mask, is_causal = self.self_attention_mask(B, T, x.device, attention_mask, prefix_lengths)
         rope = self.rope if self.cfg.position == "rope" else None
         for block in self.blocks:
@@ -292,7 +307,7 @@ class Transformer(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
-        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.embedding_width)
         self.encoder = Stack(cfg, cfg.n_layers, causal=False, cross=False) if cfg.arch != "decoder" else None
         if cfg.arch == "encoder":
             self.decoder = None
@@ -301,11 +316,11 @@ class Transformer(nn.Module):
             layers = (cfg.n_decoder_layers or cfg.n_layers) if cross else cfg.n_layers
             self.decoder = Stack(cfg, layers, causal=True, cross=cross)
         if cfg.head_transform:
-            self.head_transform = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model, bias=cfg.bias),
-                                                nn.GELU(), make_norm(cfg))
+            self.head_transform = nn.Sequential(nn.Linear(cfg.d_model, cfg.embedding_width, bias=cfg.bias),
+                                                nn.GELU(), make_norm(cfg, cfg.embedding_width))
         else:
             self.head_transform = None
-        self.lm_head = None if cfg.tie_embeddings else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.lm_head = None if cfg.tie_embeddings else nn.Linear(cfg.embedding_width, cfg.vocab_size, bias=False)
         self.lm_bias = nn.Parameter(torch.zeros(cfg.vocab_size)) if cfg.output_bias else None
         if cfg.sentence_head:
             self.pooler = nn.Sequential(nn.Linear(cfg.d_model, cfg.d_model), nn.Tanh())
@@ -361,6 +376,10 @@ class Transformer(nn.Module):
         weight = self.tok_emb.weight if self.lm_head is None else self.lm_head.weight
         return F.linear(h, weight, self.lm_bias)
 
+    def hidden(self, input_ids, *, attention_mask=None, segment_ids=None) -> torch.Tensor:
+        """An encoder's last hidden states (batch, length, d_model)."""
+        return self.encoder(self.tok_emb(input_ids), attention_mask=attention_mask, segment_ids=segment_ids)
+
     def forward(self, input_ids, labels=None, *, attention_mask=None, decoder_input_ids=None,
                 decoder_attention_mask=None, prefix_lengths=None, segment_ids=None, next_sentence_labels=None):
         """Logits (batch, length, vocab) and the mean cross-entropy over ``labels`` that are not -100 (``loss`` is
@@ -374,7 +393,7 @@ class Transformer(nn.Module):
         del decoder_attention_mask
         cfg = self.cfg
         if cfg.arch == "encoder":
-            h = self.encoder(self.tok_emb(input_ids), attention_mask=attention_mask, segment_ids=segment_ids)
+            h = self.hidden(input_ids, attention_mask=attention_mask, segment_ids=segment_ids)
         elif cfg.arch == "decoder":
             h = self.decoder(self.tok_emb(input_ids), attention_mask=attention_mask, prefix_lengths=prefix_lengths)
         else:

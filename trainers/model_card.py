@@ -36,8 +36,11 @@ def _last_metrics(path: pathlib.Path) -> dict[str, dict[str, Any]]:
     return last
 
 
-def model_card(model_dir: pathlib.Path, info: dict[str, Any], layout: str, arch: str, parameters: int) -> str:
-    """README.md text for the export of ``model_dir`` (a run's ``model/``; the run is its parent)."""
+def model_card(model_dir: pathlib.Path, info: dict[str, Any], layout: str, arch: str, parameters: int,
+               auto_class: str | None = None) -> str:
+    """README.md text for the export of ``model_dir`` (a run's ``model/``; the run is its parent); ``auto_class``
+    overrides the arch's Auto class (an ELECTRA discriminator loads with ``AutoModelForPreTraining``)."""
+    auto = auto_class or AUTO_CLASS[arch]
     run = model_dir.parent
     build, stats, tokens = _read(run / "manifest.json"), _read(run / "stats.json"), _read(run / "tokens" / "manifest.json")
     m = info["model"]
@@ -46,7 +49,7 @@ def model_card(model_dir: pathlib.Path, info: dict[str, Any], layout: str, arch:
     lines = ["---", "library_name: transformers", f"pipeline_tag: {PIPELINE_TAG[arch]}",
              f"tags: [corpusforge, {layout}]", "---", "",
              f"# {layout} {arch.replace('_', '-')} pretrained with corpusforge", "",
-             f"A {parameters / 1e6:.2f}M-parameter {layout} model (`{AUTO_CLASS[arch]}`, no custom code), trained "
+             f"A {parameters / 1e6:.2f}M-parameter {layout} model (`{auto}`, no custom code), trained "
              f"by corpusforge with the `{info.get('objective')}` objective (the `{info.get('family')}` recipe) and "
              "exported to transformers with logits equal to corpusforge's own within 1e-4 (float32).", "",
              "## Architecture", "",
@@ -91,13 +94,18 @@ def model_card(model_dir: pathlib.Path, info: dict[str, Any], layout: str, arch:
                      + ", ".join(f"{name} {s.get('documents')} documents / {s.get('tokens')} tokens"
                                  for name, s in splits.items()))
     lines += ["", "## Use", "", "```python",
-              f"from transformers import AutoTokenizer, {AUTO_CLASS[arch]}", "",
+              f"from transformers import AutoTokenizer, {auto}", "",
               'tokenizer = AutoTokenizer.from_pretrained("PATH")',
-              f'model = {AUTO_CLASS[arch]}.from_pretrained("PATH")', "```", "",
+              f'model = {auto}.from_pretrained("PATH")', "```", "",
               "Or with corpusforge: `corpusforge "
               + {"decoder": 'generate --model PATH --prompt "..."', "encoder": 'fill-mask --model PATH "... <mask> ..."',
                  "encoder_decoder": 'generate --model PATH --prompt "..."'}[arch]
               + "` and `corpusforge evaluate --model PATH --data FILE`.", ""]
+    if info.get("objective") == "rtd":
+        lines += ["Note: trained with ELECTRA's replaced-token detection. This directory is the discriminator "
+                  "(`ElectraForPreTraining`: one logit per token, > 0 means replaced), the part to fine-tune; "
+                  "the generator (`ElectraForMaskedLM`) is in `generator/`, and it is what `fill-mask` and "
+                  "`evaluate` run.", ""]
     if info.get("objective") == "prefixlm":
         lines += ["Note: trained as a prefix LM; transformers runs it with causal attention throughout, as the "
                   "loss on the tokens after the prefix saw them.", ""]

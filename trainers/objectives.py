@@ -82,6 +82,11 @@ def span_length_distribution(p: float, max_length: int) -> np.ndarray:
     return probs / probs.sum()
 
 
+def draw_span_length(rng: np.random.Generator, probs: np.ndarray) -> int:
+    """One SpanBERT span length, in words, from ``span_length_distribution``."""
+    return int(rng.choice(len(probs), p=probs)) + 1
+
+
 def _span_selection(tokens, rng, vocab, budget, options):
     """SpanBERT: pick a random word, extend to a geometric number of whole words, until the budget is met."""
     words = word_ids(tokens, vocab)
@@ -94,7 +99,7 @@ def _span_selection(tokens, rng, vocab, budget, options):
     covered, attempts = 0, 0
     while covered < budget and attempts < 100 * max(budget, 1):
         attempts += 1
-        length = rng.choice(len(probs), p=probs) + 1
+        length = draw_span_length(rng, probs)
         w = rng.integers(len(starts))
         if not candidate[starts[w]] or chosen[starts[w]]:
             continue
@@ -128,6 +133,35 @@ def next_sentence_pair(tokens: np.ndarray, other: np.ndarray, rng: np.random.Gen
         second = other[: len(second)]
     ids = np.concatenate([[vocab.bos], first, [vocab.eos], second, [vocab.eos]]).astype(tokens.dtype)
     segments = np.r_[np.zeros(split + 2, dtype=np.int64), np.ones(len(second) + 1, dtype=np.int64)]
+    return ids, segments, label
+
+
+def sentence_order_pair(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary
+                        ) -> tuple[np.ndarray, np.ndarray, int]:
+    """ALBERT's SOP input ``[CLS] A [SEP] B [SEP]``: ``(ids, segment_ids, label)``, at most ``len(tokens) + 3``
+    positions.
+
+    A and B are two consecutive segments of one document: the longest document of the window (documents are
+    separated by ``vocab.eos`` in the packed stream) split at a sentence end near its middle when there is one.
+    With probability 0.5 they are swapped (label 1), else label 0. The other documents of the window are left
+    out: a segment pair never crosses a document boundary.
+    """
+    breaks = np.flatnonzero(tokens == vocab.eos)
+    starts, ends = np.r_[0, breaks + 1], np.r_[breaks, len(tokens)]
+    longest = int(np.argmax(ends - starts))
+    document = tokens[starts[longest]: ends[longest]]
+    if len(document) < 2:  # a window of separators only: nothing to order
+        document = tokens
+    n = len(document)
+    sentence_ends = np.flatnonzero(vocab.sentence_end[document[:-1]]) + 1
+    middle = sentence_ends[(sentence_ends >= n // 4) & (sentence_ends <= 3 * n // 4)]
+    split = int(rng.choice(middle)) if len(middle) else int(rng.integers(1, n))
+    first, second = document[:split], document[split:]
+    label = int(rng.random() < 0.5)
+    if label:
+        first, second = second, first
+    ids = np.concatenate([[vocab.bos], first, [vocab.eos], second, [vocab.eos]]).astype(tokens.dtype)
+    segments = np.r_[np.zeros(len(first) + 2, dtype=np.int64), np.ones(len(second) + 1, dtype=np.int64)]
     return ids, segments, label
 
 
@@ -358,7 +392,7 @@ class Objective:
 
     def collate(self, examples: list[dict[str, Any]]) -> dict[str, torch.Tensor]:
         """Stack examples into tensors, padding sequences (inputs with pad, labels with -100, masks with 0)."""
-        pad_value = {"labels": IGNORE, "attention_mask": 0, "segment_ids": 0}
+        pad_value = {"labels": IGNORE, "backward_labels": IGNORE, "attention_mask": 0, "segment_ids": 0}
         batch = {}
         for key in examples[0]:
             values = [e[key] for e in examples]
@@ -385,19 +419,41 @@ class MaskedLM(Objective):
         vocab.require("mask", "bos", "eos", purpose="masked LM")
         self.options = options
         self.needs_other = options.nsp
-        self.raw_length = seq_len - (3 if options.nsp else 2)
+        self.pairs = options.nsp or options.sop
+        self.raw_length = seq_len - (3 if self.pairs else 2)
         self.separator = (vocab.eos,)
 
     def example(self, tokens, rng, other=None):
         if self.options.nsp:
             ids, segments, label = next_sentence_pair(tokens, other, rng, self.vocab)
+        elif self.options.sop:
+            ids, segments, label = sentence_order_pair(tokens, rng, self.vocab)
         else:
             ids = np.r_[self.vocab.bos, tokens, self.vocab.eos].astype(tokens.dtype)
         inputs, labels = mask_tokens(ids, rng, self.vocab, self.options)
         out = {"input_ids": inputs, "labels": labels}
-        if self.options.nsp:
+        if self.pairs:  # one pair classifier: NSP's "random next" or SOP's "swapped" is label 1
             out.update(segment_ids=segments, next_sentence_labels=label)
+        if self.options.sop:  # a pair from one document is shorter than the window: pad to one batch shape
+            pad = self.seq_len - len(inputs)
+            out = {"input_ids": np.r_[inputs, np.full(pad, self.pad, dtype=inputs.dtype)],
+                   "labels": np.r_[labels, np.full(pad, IGNORE, dtype=labels.dtype)],
+                   "attention_mask": np.r_[np.ones(len(inputs), dtype=np.int64), np.zeros(pad, dtype=np.int64)],
+                   "segment_ids": np.r_[segments, np.zeros(pad, dtype=np.int64)], "next_sentence_labels": label}
         return out
+
+
+class ReplacedTokens(MaskedLM):
+    """ELECTRA: masked LM's inputs and labels; the model's generator fills the masks and its discriminator finds
+    them (trainers/electra.py). No sentence-pair task, as in the paper."""
+
+    name, family = "rtd", "bert"
+
+    def __init__(self, vocab: Vocabulary, seq_len: int, options: MLMOptions = MLMOptions()):
+        if options.nsp or options.sop:
+            raise UserError("objective rtd (ELECTRA) has no sentence-pair task; turn train.mlm.nsp and "
+                            "train.mlm.sop off")
+        super().__init__(vocab, seq_len, options)
 
 
 class SpanCorruption(Objective):
@@ -469,12 +525,29 @@ class PrefixLM(CausalLM):
         return {"input_ids": inputs, "labels": labels, "prefix_lengths": prefix}
 
 
+class BidirectionalLM(Objective):
+    """ELMo: every input word predicts the next word (forward LM) and the previous one (backward LM)."""
+
+    name, family = "bilm", "elmo"
+
+    def __init__(self, vocab: Vocabulary, seq_len: int):
+        super().__init__(vocab, seq_len)
+        vocab.require("eos", purpose="the bidirectional LM")
+        self.raw_length, self.separator = seq_len + 2, (vocab.eos,)
+
+    def example(self, tokens, rng, other=None):
+        tokens = tokens.astype(np.int64)
+        return {"input_ids": tokens[1:-1], "labels": tokens[2:], "backward_labels": tokens[:-2]}
+
+
 OBJECTIVES: dict[str, Callable[..., Objective]] = {
     "mlm": lambda v, n, c: MaskedLM(v, n, c.mlm),
+    "rtd": lambda v, n, c: ReplacedTokens(v, n, c.mlm),
     "span": lambda v, n, c: SpanCorruption(v, n, c.span),
     "bart": lambda v, n, c: Denoising(v, n, c.bart),
     "clm": lambda v, n, c: CausalLM(v, n),
     "prefixlm": lambda v, n, c: PrefixLM(v, n),
+    "bilm": lambda v, n, c: BidirectionalLM(v, n),
 }
 
 

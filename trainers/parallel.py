@@ -78,8 +78,11 @@ DataParallel = Literal["ddp", "fsdp"]
 
 
 def blocks_of(model: torch.nn.Module) -> list[tuple[torch.nn.ModuleList, int]]:
-    """(block list, index) of every Transformer block, encoder first."""
-    return [(stack.blocks, i) for stack in (getattr(model, "encoder", None), getattr(model, "decoder", None))
+    """(block list, index) of every Transformer block, encoder first; an ELECTRA model's discriminator's, then its
+    generator's."""
+    parts = [getattr(model, name) for name in ("discriminator", "generator") if hasattr(model, name)] or [model]
+    return [(stack.blocks, i) for part in parts
+            for stack in (getattr(part, "encoder", None), getattr(part, "decoder", None))
             if stack is not None for i in range(len(stack.blocks))]
 
 
@@ -102,6 +105,8 @@ def parallelize(model: torch.nn.Module, dist: Distributed, compile: bool = False
     gradients are reduced and the sharded parameters kept in float32."""
     if checkpoint_activations:
         checkpoint_blocks(model)
+    if compile and any(isinstance(m, torch.nn.RNNBase) for m in model.modules()):
+        torch._dynamo.config.allow_rnn = True  # ELMo's LSTMs: traced as one op, not a graph break
     if data_parallel == "fsdp" and dist.enabled:
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 

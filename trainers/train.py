@@ -35,7 +35,7 @@ from corpusforge.trainers.parallel import (Distributed, all_gather_objects, all_
                                            parallelize, shutdown)
 from corpusforge.trainers.vocab import Vocabulary
 
-ARCH_OF_OBJECTIVE = {"mlm": "encoder", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
+ARCH_OF_OBJECTIVE = {"mlm": "encoder", "rtd": "encoder", "bilm": "bilm", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
                      "bart": "encoder_decoder"}
 
 
@@ -59,21 +59,79 @@ def build_model_config(tc: TrainConfig, objective: Objective, vocab: Vocabulary)
     """The objective's family recipe at the configured size, with the config's overrides."""
     m = tc.model
     family = m.family or objective.family
+    if (family == "elmo") != (objective.name == "bilm"):
+        raise UserError("the elmo family trains with objective bilm and bilm needs the elmo family; set "
+                        "train.objective=bilm with train.model.family unset (or elmo), or choose another objective")
+    if family == "elmo":
+        from corpusforge.trainers.elmo import elmo_config
+
+        try:
+            return elmo_config(m.size, vocab_size=-(-vocab.size // m.vocab_multiple) * m.vocab_multiple,
+                               max_len=tc.seq_len, dropout=m.dropout)
+        except ValueError as exc:
+            raise UserError(f"train.model.size: {exc}") from None
     arch = FAMILIES[family]["arch"]
     if arch != ARCH_OF_OBJECTIVE[objective.name]:
         raise UserError(f"train.model.family {family} is an {arch} model; objective {objective.name} needs an "
                         f"{ARCH_OF_OBJECTIVE[objective.name]} (e.g. family "
                         f"{objective.family}), or leave train.model.family unset")
     vocab_size = -(-vocab.size // m.vocab_multiple) * m.vocab_multiple
-    nsp = objective.name == "mlm" and tc.mlm.nsp
+    nsp = objective.name == "mlm" and (tc.mlm.nsp or tc.mlm.sop)  # both train the pooled pair classifier
     try:
-        return model_config(family, m.size, vocab_size=vocab_size, max_len=max(tc.seq_len, objective.decoder_length),
+        cfg = model_config(family, m.size, vocab_size=vocab_size, max_len=max(tc.seq_len, objective.decoder_length),
                             position=m.position, norm=m.norm, norm_position=m.norm_position,
                             activation=m.activation, tie_embeddings=m.tie_embeddings, bias=m.bias,
                             d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads, d_ff=m.d_ff,
                             dropout=m.dropout, num_segments=2 if nsp else 0, sentence_head=nsp)
     except ValueError as exc:
         raise UserError(f"train.model: {exc}") from None
+    if objective.name == "rtd":  # the recipe is the discriminator's; the generator is derived from it
+        from corpusforge.trainers.electra import discriminator_config
+
+        return discriminator_config(cfg)
+    return cfg
+
+
+def build_model(tc: TrainConfig, objective: Objective, mcfg: ModelConfig, vocab: Vocabulary,
+                tokenizer: pathlib.Path | None = None) -> torch.nn.Module:
+    """The model an objective trains: a ``Transformer``, for ``rtd`` ELECTRA's generator + discriminator, for
+    ``bilm`` ELMo's biLM (its character table spelled from ``tokenizer``)."""
+    if objective.name == "bilm":
+        from tokenizers import Tokenizer
+
+        from corpusforge.trainers.elmo import BiLM, spell
+
+        model = BiLM(mcfg)
+        if tokenizer is not None:
+            tok = Tokenizer.from_file(str(tokenizer))
+            words = [tok.id_to_token(i) or "" for i in range(mcfg.vocab_size)]
+            table = spell(words, tok.id_to_token(vocab.bos) if vocab.bos is not None else None,
+                          tok.id_to_token(vocab.eos) if vocab.eos is not None else None, mcfg.max_chars)
+            model.tokens.spellings.copy_(table)
+        return model
+    if objective.name != "rtd":
+        return Transformer(mcfg)
+    from corpusforge.trainers.electra import ReplacedTokenDetection, generator_config
+
+    return ReplacedTokenDetection(mcfg, generator_config(mcfg, tc.rtd.generator_fraction, tc.rtd.share_embeddings),
+                                  share_embeddings=tc.rtd.share_embeddings,
+                                  discriminator_weight=tc.rtd.discriminator_weight, sample_vocab_size=vocab.size)
+
+
+def _embedding_params(model: torch.nn.Module) -> int:
+    """Parameters of the vocabulary-sized tables (token embeddings; ELMo's softmax)."""
+    table = getattr(model, "tok_emb", None) or getattr(model, "softmax", None)
+    return table.weight.numel() if table is not None else 0
+
+
+def electra_info(model: torch.nn.Module) -> dict:
+    """What config.json needs beyond the discriminator's config to rebuild an ELECTRA model (empty otherwise)."""
+    if not hasattr(model, "generator_cfg"):
+        return {}
+    return {"electra": {"generator": dataclasses.asdict(model.generator_cfg),
+                        "share_embeddings": model.share_embeddings,
+                        "discriminator_weight": model.discriminator_weight,
+                        "sample_vocab_size": model.sample_vocab_size}}
 
 
 def build_optimizer(model: torch.nn.Module, tc: TrainConfig, device: torch.device) -> torch.optim.AdamW:
@@ -230,6 +288,12 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     objective = build_objective(tc.objective, vocab, tc.seq_len, tc)
     mcfg = build_model_config(tc, objective, vocab)
     initial = None
+    if objective.name == "bilm" and (tc.data_parallel == "fsdp" and dist.enabled or tc.checkpoint_activations):
+        raise UserError("objective bilm (ELMo's LSTMs) has no blocks to shard or checkpoint; use "
+                        "train.data_parallel=ddp and train.checkpoint_activations=false")
+    if tc.init_from and objective.name in ("rtd", "bilm"):
+        raise UserError(f"train.init_from is not supported with objective {objective.name} (its model has no "
+                        "transformers layout to start from); leave train.init_from empty")
     if tc.init_from:  # the checkpoint's architecture and weights replace the recipe's
         from corpusforge.trainers.init_from import initial_model
 
@@ -270,7 +334,7 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     # Model, parallelism, optimizer, schedule. Same seed on every rank: identical initial weights. The optimizer
     # is built after FSDP has sharded the parameters (it holds this process's shards).
     torch.manual_seed(tc.seed)
-    model = Transformer(mcfg)
+    model = build_model(tc, objective, mcfg, vocab, data.tokenizer)
     if initial is not None:
         model.load_state_dict(initial.state_dict())
     model = model.to(device)
@@ -314,7 +378,7 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     nparams = model.num_params()
     if dist.is_main:
         print(f"model: {mcfg.arch} ({tc.model.family or objective.family} recipe, size {tc.model.size}), "
-              f"{nparams / 1e6:.2f}M parameters ({(nparams - model.tok_emb.weight.numel()) / 1e6:.2f}M without "
+              f"{nparams / 1e6:.2f}M parameters ({(nparams - _embedding_params(model)) / 1e6:.2f}M without "
               f"embeddings), vocab {mcfg.vocab_size}")
         print(f"objective {objective.name}: {tc.seq_len} tokens per example"
               + (f" -> {objective.decoder_length} target tokens" if objective.decoder_length else "")
@@ -369,6 +433,9 @@ def _step(s: _Session) -> None:
         w.tokens += batch["input_ids"].numel() + (dec.numel() if dec is not None else 0)
         w.flops += train_flops(s.mcfg, batch["input_ids"].size(0), batch["input_ids"].size(1),
                                dec.size(1) if dec is not None else 0, batch["labels"].numel())
+        if hasattr(s.model, "generator_cfg"):  # ELECTRA: the generator's pass too
+            w.flops += train_flops(s.model.generator_cfg, batch["input_ids"].size(0), batch["input_ids"].size(1),
+                                   0, batch["labels"].numel())
     if s.scaler is not None:
         s.scaler.unscale_(s.optimizer)
     grad_norm = torch.nn.utils.clip_grad_norm_(s.model.parameters(), tc.optim.clip or float("inf"))
@@ -457,12 +524,12 @@ def _finish(s: _Session) -> TrainResult:
     if is_sharded(s.model):  # gather the shards into a plain model on the main process
         model_state, _ = full_state_dict(s.model)
         if s.dist.is_main:
-            final = Transformer(s.mcfg)
+            final = build_model(tc, s.objective, s.mcfg, s.vocab, s.data.tokenizer)
             final.load_state_dict(ckpt.clean_state_dict(model_state))
     if s.dist.is_main:
         info = {"objective": s.objective.name, "family": tc.model.family or s.objective.family,
                 "special_tokens": s.vocab.special_ids(), "tokenizer_vocab_size": s.vocab.size, "step": step,
-                "train": to_dict(tc)}
+                "train": to_dict(tc), **electra_info(final)}
         ckpt.save_pretrained(final, s.model_dir, tokenizer=s.data.tokenizer, info=info)
         s.log.close()
         plot_loss_curve(s.model_dir / "metrics.jsonl", s.model_dir / "loss_curve.png",

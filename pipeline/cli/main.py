@@ -39,6 +39,7 @@ COMMANDS = {
     "fill-mask": "fill_mask",
     "finetune": "finetune",
     "predict": "predict",
+    "embed": "embed",
     "report": "report",
     "ablate": "ablate",
 }
@@ -48,7 +49,7 @@ corpusforge turns raw text into pretraining-ready data and small pretrained Tran
 
 The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write clean Arrow shards)
 -> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining)
--> export (a transformers directory), generate, fill-mask, evaluate
+-> export (a transformers directory), generate, fill-mask, evaluate, embed (ELMo vectors)
 -> finetune (a task: classify, tag, generate; full, LoRA, adapters, prefix, prompt), predict.
 Every command reads one config file (--config) and takes --set overrides; `corpusforge demo` runs
 the whole chain on a built-in sample; `corpusforge ablate` compares corpus variants by training identical

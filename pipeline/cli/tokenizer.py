@@ -23,9 +23,9 @@ def register(subparsers) -> None:
                     "trainer; write <run_dir>/tokenizer/tokenizer.json, tokenizer_config.json and report.json "
                     "(compression, unknown-token share and round trip on held-out documents, longest tokens). "
                     "The options below are shortcuts for --set tokenizer.KEY=VALUE.")
-    train.add_argument("--family", choices=["encoder", "t5", "bart", "decoder"], default=argparse.SUPPRESS,
+    train.add_argument("--family", choices=["encoder", "t5", "bart", "decoder", "elmo"], default=argparse.SUPPRESS,
                        help="Model family (special tokens and post-processing); default: tokenizer.family.")
-    train.add_argument("--kind", choices=["auto", "bpe", "wordpiece", "unigram"], default=argparse.SUPPRESS,
+    train.add_argument("--kind", choices=["auto", "bpe", "wordpiece", "unigram", "wordlevel"], default=argparse.SUPPRESS,
                        help="Algorithm; default: tokenizer.kind.")
     train.add_argument("--vocab-size", type=int, default=argparse.SUPPRESS, help="Vocabulary size; default: tokenizer.vocab_size.")
     train.add_argument("--input", default=argparse.SUPPRESS, help="Clean shards (directory or glob); default: <run_dir>/clean.")

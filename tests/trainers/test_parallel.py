@@ -56,6 +56,42 @@ def test_every_family_compiles_to_one_graph_without_recompiling(vocab, name):
     assert counter.frame_count == 1  # one graph for both batches: no shape depends on the data
 
 
+@pytest.mark.parametrize("name", ["rtd", "sop"])
+def test_electra_and_sentence_order_compile_to_one_graph(vocab, name):
+    """ELECTRA's generator sampling (Gumbel-max, no host sync) and SOP's padded pairs: one graph, no recompile."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    from corpusforge.trainers.config import MLMOptions, TrainConfig
+    from corpusforge.trainers.electra import ReplacedTokenDetection, discriminator_config, generator_config
+
+    tc = TrainConfig(objective="rtd" if name == "rtd" else "mlm", mlm=MLMOptions(sop=name == "sop"))
+    objective = build_objective(tc.objective, vocab, SEQ, tc)
+    rng = np.random.default_rng(0)
+    stream = rng.integers(5, vocab.size, size=4096)
+    stream[rng.random(4096) < 0.1] = vocab.eos
+    first, second = (objective.collate([objective.example(stream[(b * 4 + i) * 100:][: objective.raw_length].copy(), rng)
+                                        for i in range(4)]) for b in range(2))
+    torch.manual_seed(0)
+    if name == "rtd":
+        d = discriminator_config(model_config("bert", "debug", vocab_size=vocab.size, max_len=SEQ, dropout=0.0))
+        model = ReplacedTokenDetection(d, generator_config(d, 0.25), sample_vocab_size=vocab.size)
+    else:
+        assert "attention_mask" in first and first["next_sentence_labels"].shape == (4,)
+        model = Transformer(model_config("bert", "debug", vocab_size=vocab.size, max_len=SEQ, dropout=0.0,
+                                         num_segments=2, sentence_head=True))
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend("aot_eager")
+    compiled = torch.compile(model, fullgraph=True, backend=counter)
+    for batch in (first, second):
+        torch.manual_seed(1)  # the same generator samples in both runs
+        _, eager = model(**batch)
+        torch.manual_seed(1)
+        _, loss = compiled(**batch)
+        loss.backward()
+        assert torch.allclose(loss, eager, atol=1e-4)
+    assert counter.frame_count == 1
+
+
 def test_checkpointed_blocks_compile_to_one_graph(vocab):
     from torch._dynamo.testing import CompileCounterWithBackend
 

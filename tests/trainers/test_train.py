@@ -155,3 +155,18 @@ def test_token_ids_beyond_the_vocabulary_are_refused_before_training(run_dir):
                                         f"beyond the vocabulary of {vocab_size} tokens"):
         train_model(config(run_dir))
     assert not (run_dir / "model").exists()
+
+
+@pytest.mark.parametrize("pair", ["nsp", "sop"])
+def test_sentence_pair_objectives_train_the_pair_classifier(run_dir, pair):
+    result = train_model(config(run_dir, "train.objective=mlm", f"train.mlm.{pair}=true", "train.max_steps=4"))
+    model, info = load_pretrained(result.model_dir)
+    assert model.cfg.sentence_head and model.cfg.num_segments == 2 and info["train"]["mlm"][pair] is True
+    assert result.train_loss is not None and result.train_loss == result.train_loss  # finite, not NaN
+
+
+def test_nsp_and_sop_together_are_refused(run_dir):
+    from corpusforge.pipeline.core.config_loader import ConfigError
+
+    with pytest.raises(ConfigError, match="turn one of them off"):
+        config(run_dir, "train.objective=mlm", "train.mlm.nsp=true", "train.mlm.sop=true")

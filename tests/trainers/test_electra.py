@@ -1,0 +1,125 @@
+"""ELECTRA's replaced-token detection (trainers/electra.py): the two halves, the combined loss, training, export."""
+import json
+
+import pytest
+import torch
+import transformers
+
+from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers.checkpoint import load_pretrained, save_pretrained
+from corpusforge.trainers.electra import ReplacedTokenDetection, discriminator_config, generator_config
+from corpusforge.trainers.export import export_model, load_model
+from corpusforge.trainers.hf_layout import to_electra
+from corpusforge.trainers.model import model_config
+from corpusforge.trainers.train import train_model
+from tests.trainers.exports import make_model_dir, randomise
+from tests.trainers.test_train import config
+
+
+def electra(size="debug", fraction=0.25, share=True, vocab_size=128, **kw):
+    d = discriminator_config(model_config("bert", size, vocab_size=vocab_size, max_len=32, dropout=0.0))
+    return ReplacedTokenDetection(d, generator_config(d, fraction, share), share_embeddings=share, **kw)
+
+
+def masked_batch(vocab_size=128, mask_id=4, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(5, vocab_size, (2, 32), generator=g)
+    labels = torch.full_like(ids, -100)
+    labels[:, ::5] = ids[:, ::5]
+    inputs = ids.clone()
+    inputs[:, ::5] = mask_id
+    return inputs, labels
+
+
+def test_generator_is_a_fraction_of_the_discriminator_and_shares_its_embeddings():
+    model = electra("small", fraction=0.25)
+    assert (model.cfg.d_model, model.generator_cfg.d_model) == (512, 128)
+    assert model.generator_cfg.n_heads == 2 and model.generator_cfg.d_ff == 512  # 64-dimension heads, MLP 4x
+    assert model.generator_cfg.n_layers == model.cfg.n_layers and model.generator_cfg.embedding_size == 512
+    assert model.generator.tok_emb.weight is model.discriminator.tok_emb.weight
+    assert model.generator.encoder.pos_emb.weight is model.discriminator.encoder.pos_emb.weight
+    assert model.generator.encoder.emb_project.weight.shape == (128, 512)  # embeddings at 512, projected to 128
+    unshared = electra("debug", share=False)
+    assert unshared.generator.tok_emb.weight.shape == (128, 16)
+    assert unshared.generator.tok_emb.weight.data_ptr() != unshared.discriminator.tok_emb.weight.data_ptr()
+
+
+def test_loss_is_generator_mlm_plus_weighted_detection_and_only_masks_are_replaced():
+    torch.manual_seed(0)
+    model = electra(discriminator_weight=50.0, sample_vocab_size=100).eval()
+    inputs, labels = masked_batch()
+    torch.manual_seed(1)
+    _, loss = model(inputs, labels)
+    _, generator_loss = model.generator(inputs, labels)
+    # Replay the same sample: recompute the detection loss by hand.
+    torch.manual_seed(1)
+    logits = model.generator(inputs)[0].float()
+    logits[..., 100:] = float("-inf")
+    sampled = (logits - torch.log(-torch.log(torch.rand_like(logits).clamp(min=1e-9)))).argmax(-1)
+    masked = labels != -100
+    corrupted = torch.where(masked, sampled, inputs)
+    original = torch.where(masked, labels, inputs)
+    replaced = corrupted != original
+    assert not replaced[~masked].any() and replaced[masked].float().mean() > 0.5  # an untrained generator misses
+    assert (sampled[masked] < 100).all()  # never a row past the tokenizer's vocabulary
+    detection = torch.nn.functional.binary_cross_entropy_with_logits(model.detect(corrupted), replaced.float())
+    assert loss.item() == pytest.approx(generator_loss.item() + 50.0 * detection.item(), rel=1e-5)
+
+
+def test_exports_as_electra_for_pretraining_and_masked_lm_with_equal_logits(tmp_path):
+    model = randomise(electra(vocab_size=128, sample_vocab_size=120))
+    discriminator, generator = to_electra(model, {"pad": 1})
+    assert isinstance(discriminator, transformers.ElectraForPreTraining)
+    assert isinstance(generator, transformers.ElectraForMaskedLM)
+    ids = torch.randint(0, 128, (2, 16), generator=torch.Generator().manual_seed(3))
+    mask = torch.ones_like(ids)
+    mask[1, 8:] = 0
+    keep = mask.bool()
+    with torch.no_grad():
+        ours, theirs = model.detect(ids, attention_mask=mask), discriminator(input_ids=ids, attention_mask=mask).logits
+        assert (ours - theirs)[keep].abs().max() <= 1e-4 and ours.abs().max() > 0.1
+        ours, theirs = model.generator(ids, attention_mask=mask)[0], generator(input_ids=ids, attention_mask=mask).logits
+        assert (ours - theirs)[keep].abs().max() <= 1e-4 and ours.abs().max() > 0.1
+
+
+def test_model_directory_round_trip_export_and_load(tmp_path):
+    source = make_model_dir(tmp_path / "bert", "bert")  # a tokenizer and config.json of the encoder family
+    info = json.loads((source / "config.json").read_text())
+    vocab_size = info["model"]["vocab_size"]
+    model = randomise(electra(vocab_size=vocab_size, sample_vocab_size=info["tokenizer_vocab_size"]))
+    model_dir = tmp_path / "model"
+    model_dir.mkdir()
+    info.pop("model")
+    info.update(objective="rtd", electra={"generator": __import__("dataclasses").asdict(model.generator_cfg),
+                                          "share_embeddings": True, "discriminator_weight": 50.0,
+                                          "sample_vocab_size": info["tokenizer_vocab_size"]})
+    save_pretrained(model, model_dir, tokenizer=source / "tokenizer.json", info=info)
+    loaded, _ = load_pretrained(model_dir)
+    assert loaded.generator.tok_emb is loaded.discriminator.tok_emb
+    assert all(torch.equal(loaded.state_dict()[k], v) for k, v in model.state_dict().items())
+    out = export_model(model_dir, tmp_path / "export")
+    config = json.loads((out / "config.json").read_text())
+    assert config["architectures"] == ["ElectraForPreTraining"]
+    assert json.loads((out / "generator" / "config.json").read_text())["architectures"] == ["ElectraForMaskedLM"]
+    assert "AutoModelForPreTraining" in (out / "README.md").read_text()
+    with pytest.raises(UserError, match="ELECTRA discriminator"):
+        load_model(out)  # no masked-LM head: fill-mask and evaluate are pointed at the generator
+    assert isinstance(load_model(out / "generator").model, transformers.ElectraForMaskedLM)
+    assert isinstance(load_model(model_dir).model, transformers.ElectraForMaskedLM)
+
+
+def test_training_rtd_learns_and_saves_both_halves(run_dir):
+    result = train_model(config(run_dir, "train.objective=rtd", "train.max_steps=8"))
+    info = json.loads((result.model_dir / "config.json").read_text())
+    assert info["objective"] == "rtd" and info["electra"]["discriminator_weight"] == 50.0
+    assert info["model"]["head_transform"] is False and info["electra"]["generator"]["d_model"] == 16
+    losses = [json.loads(line)["loss"] for line in (result.model_dir / "metrics.jsonl").read_text().splitlines()
+              if json.loads(line)["split"] == "train"]
+    assert losses[-1] < losses[0]
+    model, _ = load_pretrained(result.model_dir)
+    assert isinstance(model, ReplacedTokenDetection)
+
+
+def test_rtd_refuses_sentence_pairs(run_dir):
+    with pytest.raises(UserError, match="no sentence-pair task"):
+        train_model(config(run_dir, "train.objective=rtd", "train.mlm.sop=true"))
