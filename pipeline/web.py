@@ -236,13 +236,21 @@ class PayloadTooLarge(Exception):
 
 
 def _inflate(data: bytes, wbits: int, limit: int) -> bytes:
-    inflater = zlib.decompressobj(wbits)
-    out = inflater.decompress(data, limit + 1)
-    if len(out) > limit:
-        raise PayloadTooLarge(limit)
-    if not inflater.eof:
-        raise zlib.error("incomplete or truncated compressed payload")
-    return out
+    """Every member of ``data`` (gzip allows several one after another, RFC 1952 2.2; what follows a
+    zlib or raw deflate stream is not read), never past ``limit`` bytes in all."""
+    out, size = [], 0
+    while True:
+        inflater = zlib.decompressobj(wbits)
+        piece = inflater.decompress(data, limit - size + 1)
+        size += len(piece)
+        if size > limit:
+            raise PayloadTooLarge(limit)
+        if not inflater.eof:
+            raise zlib.error("incomplete or truncated compressed payload")
+        out.append(piece)
+        data = inflater.unused_data
+        if wbits < 32 or not data.strip(b"\0"):  # trailing NUL padding is not a member
+            return b"".join(out)
 
 
 _HEX = re.compile(rb"[0-9A-Fa-f]+")

@@ -258,3 +258,15 @@ def test_build_over_a_warc_and_html_pages_counts_every_record(tmp_path):
     metadata = [json.loads(m) for m in table.column("metadata").to_pylist()]
     urls = sorted(m.get("url") or m["path"] for m in metadata)
     assert urls == ["https://cafe.example.fr/", "https://news.example.org/story", "story.html"]
+
+
+def test_a_multi_member_gzip_payload_is_read_whole_and_bounded():
+    from corpusforge.pipeline.web import PayloadTooLarge, decode_payload
+
+    html = page("The lighthouse keeper", ARTICLE).encode()
+    half = len(html) // 2
+    two_members = gzip.compress(html[:half]) + gzip.compress(html[half:]) + b"\0" * 8  # NUL padding after
+    assert decode_payload(two_members, {"Content-Encoding": "gzip"}, 10 * len(html)) == html
+    # the limit counts every member: two members of 600 bytes each pass a limit of 1,000 together
+    with pytest.raises(PayloadTooLarge):
+        decode_payload(gzip.compress(b"a" * 600) * 2, {"Content-Encoding": "gzip"}, 1000)
