@@ -123,3 +123,30 @@ def test_training_rtd_learns_and_saves_both_halves(run_dir):
 def test_rtd_refuses_sentence_pairs(run_dir):
     with pytest.raises(UserError, match="no sentence-pair task"):
         train_model(config(run_dir, "train.objective=rtd", "train.mlm.sop=true"))
+
+
+def test_discriminator_learns_which_tokens_were_replaced_not_just_the_rate():
+    """Text uses only the lower half of the vocabulary; the untrained generator samples from all of it, so a
+    replacement from the upper half is obvious. After 200 joint steps the discriminator must pick those out: a
+    wrong label (masked rather than replaced), the original sequence fed to the discriminator, or a loss that
+    never reaches it would leave it at the replacement rate."""
+    torch.manual_seed(0)
+    model = electra(vocab_size=72)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    g = torch.Generator().manual_seed(1)
+
+    def text():
+        ids = torch.randint(5, 37, (16, 32), generator=g)
+        return ids, torch.rand(ids.shape, generator=g) < 0.15
+
+    for _ in range(200):
+        ids, masked = text()
+        _, loss = model(torch.where(masked, 4, ids), torch.where(masked, ids, -100))
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+    ids, masked = text()
+    with torch.no_grad():
+        p = torch.sigmoid(model.eval().detect(torch.where(masked, ids + 32, ids)))
+    assert p[masked].mean() > 0.8 and p[~masked].mean() < 0.3
