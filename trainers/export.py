@@ -146,11 +146,7 @@ def export_model(model_dir: str | pathlib.Path, out_dir: str | pathlib.Path, *, 
         save_transformers(str(model_dir / "tokenizer.json"), str(tmp), model_max_length=model.cfg.max_len)
         (tmp / "README.md").write_text(model_card(model_dir, info, layout, model.cfg.arch, model.num_params()),
                                        encoding="utf-8")
-        (tmp / "corpusforge.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-        check_export(model, tmp)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
+        _publish(tmp, out_dir, info, lambda: check_export(model, tmp))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
@@ -177,14 +173,20 @@ def _export_electra(model, info: dict, model_dir: pathlib.Path, out_dir: pathlib
         (tmp / "README.md").write_text(model_card(model_dir, info, "electra", "encoder",
                                                   sum(p.numel() for p in discriminator.parameters()),
                                                   auto_class="AutoModelForPreTraining"), encoding="utf-8")
-        (tmp / "corpusforge.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-        check_electra_export(model, tmp)
-        if out_dir.exists():
-            shutil.rmtree(out_dir)
-        os.replace(tmp, out_dir)
+        _publish(tmp, out_dir, info, lambda: check_electra_export(model, tmp))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
+
+
+def _publish(tmp: pathlib.Path, out_dir: pathlib.Path, info: dict, check) -> None:
+    """Finish the export written in ``tmp`` (``corpusforge.json``), check it against our model, and only then
+    put it in ``out_dir``'s place (an earlier export there, checked by ``export_model``, goes first)."""
+    (tmp / "corpusforge.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    check()
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    os.replace(tmp, out_dir)
 
 
 @torch.no_grad()
