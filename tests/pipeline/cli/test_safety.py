@@ -14,16 +14,14 @@ import pytest
 from corpusforge.pipeline.cli.main import main
 from corpusforge.pipeline.core import rundir
 
-OFF = ["--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+from tests.pipeline.cli.test_errors import OFF, _one_line_error as _any_one_line_error
 
 
 def _one_line_error(capsys, argv) -> str:
-    assert main(argv) == 2
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = err.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("corpusforge: error: "), err
-    return lines[0]
+    """One line on stderr, exit status 2, no traceback (test_errors' check), and an error, not a config error."""
+    line = _any_one_line_error(capsys, argv)
+    assert line.startswith("corpusforge: error: "), line
+    return line
 
 
 def _corpus(path, documents: int, seed: str = "a", words: int = 60):
