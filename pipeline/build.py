@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import posixpath
 import secrets
 import sys
@@ -320,8 +321,9 @@ def _is_complete(segment: Segment) -> bool:
     return read_json(segment.marker).get("fingerprint") == segment.fingerprint
 
 
-def _gather(segments: list[Segment], name: str, dest: str, schema) -> list[dict[str, Any]]:
-    """Move the ``name`` shards of every segment into ``dest`` as one numbered set."""
+def _gather(segments: list[Segment], name: str, dest: str, schema, keep: bool = False) -> list[dict[str, Any]]:
+    """Move the ``name`` shards of every segment into ``dest`` as one numbered set (``keep``: hard-link them,
+    local files only, so the segments stay complete)."""
     sources = []
     for segment in segments:
         listing = posixpath.join(segment.directory, f"{name}.json")
@@ -334,7 +336,10 @@ def _gather(segments: list[Segment], name: str, dest: str, schema) -> list[dict[
     entries = []
     for number, (path, entry) in enumerate(sources):
         file = f"part-{number:05d}-of-{len(sources):05d}.arrow"
-        FileSystems.rename([path], [posixpath.join(dest, file)])
+        if keep:
+            os.link(path, posixpath.join(dest, file))
+        else:
+            FileSystems.rename([path], [posixpath.join(dest, file)])
         entries.append({"file": file, "rows": entry["rows"], "bytes": entry["bytes"]})
     return entries
 
@@ -393,13 +398,16 @@ class BuildResult:
 
 
 def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None, resume: bool = False,
-              progress: bool = True) -> BuildResult:
+              progress: bool = True, keep_checkpoints: bool = False) -> BuildResult:
     """Run the build described by ``config``; returns its stats and manifest, or raises.
 
     With ``output.stage_checkpoints`` each stage runs as its own Beam pipeline and leaves its output in
     ``RUN/.checkpoints``; ``resume=True`` then skips every stage whose checkpoint is complete and was made
     with the same configuration. ``progress`` shows live progress on stderr (``corpusforge.pipeline.core.progress``); the
-    runner's Beam metrics are summed over the pipelines run into ``stats["metrics"]``.
+    runner's Beam metrics are summed over the pipelines run into ``stats["metrics"]``. ``keep_checkpoints``
+    (with stage checkpoints, local run directory) leaves ``RUN/.checkpoints`` whole after a successful build, its
+    shards linked into the outputs rather than moved, so another build can start from its stages
+    (``corpusforge.pipeline.ablate`` does); the caller deletes it.
     """
     out = out or sys.stdout
     run_dir = config.output.run_dir = rundir.check_run_dir(config.output.run_dir)  # never /, ~, cwd or above
@@ -409,7 +417,7 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
     with run_lock(run_dir, "build"):  # one writer per run directory
         try:
-            return _build(config, run_dir, options, out, resume, progress)
+            return _build(config, run_dir, options, out, resume, progress, keep_checkpoints)
         except Exception as exc:  # a full disk inside a Beam worker: one line naming the run directory
             resource = resource_error(exc, run_dir)
             if resource is None:
@@ -417,11 +425,13 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
             raise resource from exc
 
 
-def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progress: bool) -> BuildResult:
+def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progress: bool,
+           keep_checkpoints: bool = False) -> BuildResult:
     prepare_output(run_dir, OUTPUTS, config.output.overwrite)
     for note in rundir.clean_leftovers(run_dir):  # we hold the lock: no live build owns them
         print(note, file=out, flush=True)
     checkpoint = config.output.stage_checkpoints
+    keep = keep_checkpoints and checkpoint and "://" not in run_dir
     work_dir = posixpath.join(run_dir, CHECKPOINTS) if checkpoint else posixpath.join(run_dir, f".tmp-build-{uuid.uuid4().hex[:12]}")
     if FileSystems.exists(work_dir) and not resume:
         FileSystems.delete([work_dir])
@@ -498,11 +508,11 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         raise
     final = posixpath.join(run_dir, f".tmp-final-{uuid.uuid4().hex[:12]}")
     make_private_dir(final)
-    manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), DOCUMENT_SCHEMA)}
+    manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), DOCUMENT_SCHEMA, keep)}
     if config.output.write_removed:
-        manifest_shards["removed"] = _gather(segments, "removed", posixpath.join(final, "removed"), REMOVED_SCHEMA)
+        manifest_shards["removed"] = _gather(segments, "removed", posixpath.join(final, "removed"), REMOVED_SCHEMA, keep)
     if config.output.write_rejected:
-        manifest_shards["rejected"] = _gather(segments, "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA)
+        manifest_shards["rejected"] = _gather(segments, "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA, keep)
     kept_rows = sum(s["rows"] for s in manifest_shards["clean"])
     stage_names = [name for segment in segments for name in segment.stages]
     stats = assemble_stats(list(facts.items()), stage_names, kept_rows, wall, metrics=metrics)
@@ -525,7 +535,8 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     write_json(posixpath.join(final, "stats.json"), stats)
     marker, retire = _swap_marker(run_dir, final, OUTPUTS, manifest["corpus_fingerprint"])
     rundir.swap_in(run_dir, final, OUTPUTS, marker, retire)  # the old build stays whole until this succeeds
-    FileSystems.delete([work_dir])
+    if not keep:
+        FileSystems.delete([work_dir])
     notes = []
     if config.pii.enabled:
         from corpusforge.pipeline.pii import coverage

@@ -24,6 +24,7 @@ import time
 from typing import Any
 
 from corpusforge.pipeline.ablate.heldout import check_no_overlap, heldout_keys
+from corpusforge.pipeline.ablate.reuse import drop_checkpoints, seed_checkpoints
 from corpusforge.pipeline.ablate.variants import Variant, build_key, check_unique, variant_config
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.config_loader import to_dict
@@ -105,6 +106,7 @@ def _run(configs, variants, options, heldout, steps, out_dir, beam_args, out, st
     builds = list(dict.fromkeys(keys.values()))  # distinct, in variant order
     seconds: dict[str, float] = {"build": 0.0, "tokenizer": 0.0, "tokenize": 0.0, "train": 0.0, "evaluate": 0.0}
     keys_heldout = heldout_keys(d.text for d in heldout)
+    checkpointed: dict[str, Any] = {}  # build dir -> config, for builds whose stage checkpoints are kept
     for number, key in enumerate(builds, 1):
         names = [n for n in keys if keys[n] == key]
         build_dir = files.join(out_dir, "builds", key)
@@ -115,9 +117,20 @@ def _run(configs, variants, options, heldout, steps, out_dir, beam_args, out, st
             tick = time.time()
             config = configs[names[0]]
             config.output.run_dir, config.output.overwrite = build_dir, True
-            run_build(config, beam_args, out=out, progress=options.progress)
+            # With several builds, each keeps its stage checkpoints so a later one starts after the stages
+            # they share (pipeline/ablate/reuse.py).
+            share = len(builds) > 1
+            config.output.stage_checkpoints = config.output.stage_checkpoints or share
+            seeded = seed_checkpoints(config, build_dir, checkpointed) if share else None
+            if seeded:
+                _say(out, f"  reusing stage{'s' if len(seeded[1]) > 1 else ''} {', '.join(seeded[1])} of build "
+                          f"{os.path.basename(seeded[0])}")
+            run_build(config, beam_args, out=out, progress=options.progress, resume=share, keep_checkpoints=share)
+            if share:
+                checkpointed[build_dir] = config
             seconds["build"] += time.time() - tick
         check_no_overlap(keys_heldout, files.join(build_dir, "clean"), names[0], options.heldout)
+    drop_checkpoints(list(checkpointed))
 
     tick = time.time()
     tokenizer = options.tokenizer or _shared_tokenizer(configs[variants[0].name], out_dir, builds, options, out)

@@ -42,6 +42,15 @@ def test_ablation_end_to_end_and_rerun(corpus, capsys):
     assert _ablate(corpus, out) == 0
     report = json.loads((out / "ablation.json").read_text())
     raw, dedup, same = report["variants"]
+    # The dedup build started after the normalize stage it shares with the raw build; its corpus is the one a
+    # build from scratch makes, and no stage checkpoint (text before PII) is left behind.
+    assert f"reusing stage normalize of build {raw['build']}" in capsys.readouterr().out
+    scratch = corpus / "scratch"
+    assert main(["build", "--input", str(corpus / "raw.jsonl"), "--run-dir", str(scratch), "--no-progress",
+                 "--set", "quality.enabled=false", "--set", "pii.enabled=false"]) == 0
+    built = json.loads((out / "builds" / dedup["build"] / "manifest.json").read_text())
+    assert built["corpus_fingerprint"] == json.loads((scratch / "manifest.json").read_text())["corpus_fingerprint"]
+    assert not list((out / "builds").glob("*/.checkpoints"))
     assert report["steps"] == 2 and report["tokens_per_model"] == 256 and report["seeds"] == [1, 2]
     assert raw["build"] != dedup["build"] == same["build"]  # equal build config: one build
     assert len(list((out / "builds").iterdir())) == 2

@@ -1,0 +1,62 @@
+"""Stage reuse between an ablation's builds: a build starts from the longest run of stages it shares with an
+earlier build (same stages in the same order, same configuration up to there, same input and model files).
+
+Every ablation build runs with stage checkpoints and keeps them (``run_build(keep_checkpoints=True)``). Before
+the next build, ``seed_checkpoints`` hard-links the matching stage checkpoints of the best earlier build (and its
+run secret, so the PII hashes of reused and new stages agree) into the new build's ``.checkpoints``; the build
+then resumes after them, exactly as ``corpusforge build --resume`` does, so its output is the output of a build
+from scratch. Checkpoints hold text from before the PII stage: ``drop_checkpoints`` deletes them once every
+build is done.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+
+from corpusforge.pipeline.build import CHECKPOINTS, RUN_SECRET, Segment, plan_segments
+from corpusforge.pipeline.core import files
+
+
+def _complete_fingerprint(segment: Segment) -> str | None:
+    marker = segment.marker
+    return files.read_json(marker).get("fingerprint") if os.path.exists(marker) else None
+
+
+def _shared_prefix(mine: list[Segment], theirs: list[Segment]) -> int:
+    """How many leading segments of ``mine`` the earlier build completed with the same fingerprint."""
+    count = 0
+    for a, b in zip(mine, theirs):
+        if os.path.basename(a.directory) != os.path.basename(b.directory) or _complete_fingerprint(b) != a.fingerprint:
+            break
+        count += 1
+    return count
+
+
+def seed_checkpoints(config, build_dir: str, earlier: dict[str, object]) -> tuple[str, list[str]] | None:
+    """Link into ``build_dir/.checkpoints`` the longest run of leading stages that one of the ``earlier`` builds
+    (``{build_dir: its config}``) completed with this build's fingerprints. Returns (the build reused, its
+    stage names) or None when no stage is shared."""
+    work_dir = os.path.join(build_dir, CHECKPOINTS)
+    mine = plan_segments(config, work_dir, checkpoint=True)
+    if _complete_fingerprint(mine[0]) == mine[0].fingerprint:
+        return None  # an interrupted build of its own: it resumes from its own checkpoints and run secret
+    best, best_count = None, 0
+    for other_dir, other_config in earlier.items():
+        theirs = plan_segments(other_config, os.path.join(other_dir, CHECKPOINTS), checkpoint=True)
+        count = _shared_prefix(mine, theirs)
+        if count > best_count:
+            best, best_count = (other_dir, theirs), count
+    if best is None:
+        return None
+    other_dir, theirs = best
+    shutil.rmtree(work_dir, ignore_errors=True)
+    os.makedirs(work_dir, mode=0o700)
+    os.link(os.path.join(other_dir, CHECKPOINTS, RUN_SECRET), os.path.join(work_dir, RUN_SECRET))
+    for segment, source in zip(mine[:best_count], theirs[:best_count]):
+        shutil.copytree(source.directory, segment.directory, copy_function=os.link)
+    return other_dir, [name for segment in mine[:best_count] for name in segment.stages]
+
+
+def drop_checkpoints(build_dirs: list[str]) -> None:
+    for build_dir in build_dirs:
+        shutil.rmtree(os.path.join(build_dir, CHECKPOINTS), ignore_errors=True)
