@@ -220,8 +220,9 @@ def values_section(data: RunData) -> Section:
     intro = ("Every value the stages stored with the documents (annotations of kept documents, annotations and "
              "details of removed ones: language-ID confidence, classifier scores, rule measurements such as word "
              "counts or repetition fractions), as a histogram with the run's thresholds marked: kept documents in "
-             "blue, documents the deciding stage removed in red, documents a different stage removed in grey. "
-             "Blue piling up right at a threshold suggests a strict rule.")
+             "blue, documents removed by the stage that decides on the value in red (by this rule or by another "
+             "rule of that stage), documents a different stage removed in grey. Blue piling up right at a "
+             "threshold suggests a strict rule.")
     present = {k: v for k, v in data.values.items() if v["kept"] or v["removed"] or v["other"]}
     if not present:
         return Section("values", "Rule values and thresholds", intro,
@@ -237,7 +238,8 @@ def values_section(data: RunData) -> Section:
                 rows.append((*first, label, num(len(values)), *_quantile_cells(values)))
                 first = ["", ""]  # the value and its thresholds on its first row only
     shown = sorted(present)[:plots.MAX_PANELS]
-    body = (figure(plots.value_histograms({k: present[k] for k in shown}, {k: lines[k] for k in shown}),
+    body = (figure(plots.value_histograms({k: present[k] for k in shown}, {k: lines[k] for k in shown},
+                                          {k: value_stage(k) for k in shown}),
                    "Histograms of stored values with thresholds, kept against removed")
             + table(["value", "threshold (run config)", "documents", "count", "min", "p10", "median", "p90", "max"],
                     rows, numeric=(3, 4, 5, 6, 7, 8))

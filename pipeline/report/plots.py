@@ -192,16 +192,18 @@ def _bins(values: list[float]):
 
 
 @styled
-def value_histograms(values: dict[str, dict[str, list[float]]], lines: dict[str, list[tuple[str, float]]]) -> str:
-    """One panel per stored value: kept, removed by another stage and removed by the deciding stage, stacked on
-    the same bins, with each threshold as a dashed line (named in the panel when it lies off the values' range)."""
+def value_histograms(values: dict[str, dict[str, list[float]]], lines: dict[str, list[tuple[str, float]]],
+                     stages: dict[str, str]) -> str:
+    """One panel per stored value: kept, removed by another stage and removed by the deciding stage (``stages``),
+    stacked on the same bins, with each threshold as a dashed line (named under the axis when far off)."""
     keys = sorted(values)
     columns = min(3, len(keys))
     rows = math.ceil(len(keys) / columns)
     fig, axes = plt.subplots(rows, columns, figsize=(WIDTH, 2.6 * rows), squeeze=False)
     for ax, key in zip(axes.flat, keys):
         sides = [(values[key][side], color, label) for side, color, label in
-                 (("kept", KEPT, "kept"), ("other", OTHER, "removed, other stage"), ("removed", REMOVED, "removed"))
+                 (("kept", KEPT, "kept"), ("other", OTHER, "removed by another stage"),
+                  ("removed", REMOVED, f"removed by {stages.get(key, 'its stage')}"))
                  if values[key][side]]
         everything = [v for data, _, _ in sides for v in data]
         edges, log = _bins(everything)
@@ -209,20 +211,29 @@ def value_histograms(values: dict[str, dict[str, list[float]]], lines: dict[str,
                 label=[f"{label} ({len(data):,})" for data, _, label in sides])
         if log:
             ax.set_xscale("log")
-        lo, hi = edges[0], edges[-1]
-        outside = []
+        lo, hi = float(edges[0]), float(edges[-1])
+        # A threshold near the values widens the axis to show it; one far away (max_words 100,000 against
+        # documents of a few hundred words) is named under the axis instead.
+        if log:
+            near_lo, near_hi = lo / 10, hi * 10
+        else:
+            span = (hi - lo) or abs(lo) or 1.0
+            near_lo, near_hi = lo - span / 2, hi + span / 2
+        outside, shown = [], [lo, hi]
         for name, threshold in lines.get(key, []):
             short = name.rsplit(".", 1)[-1]
-            if lo <= threshold <= hi:
+            if near_lo <= threshold <= near_hi and (threshold > 0 or not log):
                 ax.axvline(threshold, color=INK, linestyle="--", linewidth=1.1)
                 ax.annotate(f"{short} {threshold:g}", (threshold, 1), xycoords=("data", "axes fraction"),
                             xytext=(3, -10), textcoords="offset points", fontsize=7, color=INK)
+                shown.append(threshold)
             else:
                 outside.append(f"{short} {human(threshold)}")
+        pad = 0 if log else 0.02 * ((max(shown) - min(shown)) or 1)
+        ax.set_xlim(min(shown) / (1.05 if log else 1) - pad, max(shown) * (1.05 if log else 1) + pad)
         ax.set_title(key if len(key) <= 40 else "…" + key[-39:])
         if outside:
-            ax.text(0.99, 0.02, "off the axis: " + ", ".join(outside), transform=ax.transAxes, ha="right",
-                    va="bottom", fontsize=6.5, color=MUTED)
+            ax.set_xlabel("off the axis: " + ", ".join(outside), fontsize=6.5, color=MUTED)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
         ax.yaxis.set_major_formatter(_HUMAN)
         ax.legend(fontsize=7, loc="best")
