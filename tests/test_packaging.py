@@ -47,3 +47,24 @@ def test_make_installs_with_the_constraints():
     assert installs[0] == "$(PIP) install $(TORCH)"
     assert all("$(CONSTRAINTS)" in line for line in installs[1:]) and len(installs) == 3
     assert "CONSTRAINTS := -c constraints.txt" in makefile
+
+
+def test_the_wheel_ships_the_report_templates(tmp_path):
+    """The report renders from files in pipeline/report/templates/: an installed wheel must carry them
+    (setup.py's package_data). Built from a copy of the sources, so the checkout gets no build/ folder."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    source = tmp_path / "src"
+    for name in ("pipeline", "tokenizer", "trainers", "corpusforge"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("setup.py", "pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp_path / "wheel")], check=True, capture_output=True, timeout=300)
+    wheel, = (tmp_path / "wheel").glob("corpusforge-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    templates = sorted(p.name for p in (ROOT / "pipeline" / "report" / "templates").iterdir())
+    assert templates and all(f"corpusforge/pipeline/report/templates/{name}" in names for name in templates)

@@ -10,20 +10,23 @@ def register(subparsers) -> None:
     report = subparsers.add_parser(
         "report", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         help="Write a self-contained HTML report of a run and print a summary.",
-        description="Write one self-contained HTML page (inline CSS, embedded PNG plots, no network needed to view "
-                    "it) about a run directory: the funnel of documents and characters through every stage with "
-                    "removal reasons, length/language/score distributions, duplicate clusters, PII entities, sample "
-                    "removed and rejected records, the tokenizer and the training curves. Shows whatever parts the "
-                    "run has. Open the page in any browser.")
+        description="Write one self-contained HTML page (inline CSS and script, embedded PNG plots, no network needed "
+                    "to view it) about a run directory: the funnel of documents and characters through every stage, "
+                    "per source with its tokens, removal reasons in a filterable table, length and language "
+                    "distributions, a histogram of every stored rule value with the run's thresholds, duplicate "
+                    "clusters and near-duplicates beside their survivors, PII entities, kept documents beside "
+                    "removed ones, rejected records, the tokenizer and the training curves. Shows whatever parts "
+                    "the run has. Open the page in any browser.")
     # Options whose default depends on RUN_DIR are SUPPRESSed, so the help shows the rule rather than "None".
     report.add_argument("run_dir", nargs="?", default=argparse.SUPPRESS, metavar="RUN_DIR",
                         help="The run directory; default: output.run_dir from the configuration.")
     report.add_argument("--output", "-o", default=argparse.SUPPRESS, help="Where to write the page; default: RUN_DIR/report.html.")
     report.add_argument("--sample-rows", type=int, default=20_000,
                         help="Read at most this many rows of the clean and of the removed shards (every k-th row) for "
-                             "the score and language distributions; keeps the report fast on large runs.")
+                             "the value and language distributions; keeps the report fast on large runs.")
     report.add_argument("--top-reasons", type=int, default=8, help="Show sample documents for this many removal reasons.")
-    report.add_argument("--samples", type=int, default=3, help="Sample documents per reason.")
+    report.add_argument("--samples", type=int, default=3,
+                        help="Sample documents per reason, near-duplicate pairs shown (and twice this many kept documents).")
     report.add_argument("--text-chars", type=int, default=600, help="Truncate sample texts to this many characters.")
     report.add_argument("--tokenizer-dir", default=argparse.SUPPRESS, help="Tokenizer directory; default: RUN_DIR/tokenizer.")
     report.add_argument("--model-dir", default=argparse.SUPPRESS,

@@ -22,13 +22,15 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.faults import STAGE_ERROR
+from corpusforge.pipeline.report.overlap import MAX_CHARS, Overlap, shared_text
+from corpusforge.pipeline.report.sources import SourceCounts, source_funnel
+from corpusforge.pipeline.report.values import as_dict, flat_items, numeric_values
 from corpusforge.pipeline.shards import shard_paths
 
-# Annotation keys that hold a score worth a histogram: any numeric ``*_score`` (lang_score, quality_score,
-# a classifier's ``<name>_score``) plus these.
-EXTRA_SCORE_KEYS = ("pii_count",)
 # Keys under which a dedup removal may name the document that was kept in its place.
 SURVIVOR_KEYS = ("survivor_id", "survivor", "duplicate_of", "kept_id")
+# Values that stages other than quality measure (the histograms split removals by the stage that decides).
+VALUE_STAGES = {"pii_count": "pii"}
 
 
 @dataclasses.dataclass
@@ -51,6 +53,18 @@ class ReasonSamples:
 
 
 @dataclasses.dataclass
+class NearDuplicate:
+    """A removed duplicate beside its survivor (``None`` when the survivor is in neither clean/ nor removed/),
+    with the shared text marked on both."""
+
+    reason: str
+    removed: Sample
+    survivor: Sample | None
+    similarity: float | None
+    overlap: Overlap | None
+
+
+@dataclasses.dataclass
 class Coverage:
     """How much of a shard directory the sampled distributions saw."""
 
@@ -67,8 +81,13 @@ class RunData:
     run_dir: str
     stats: dict[str, Any] | None = None
     manifest: dict[str, Any] | None = None
-    # score key -> {"kept": [...], "removed": [...]} from the sampled annotations
-    scores: dict[str, dict[str, list[float]]] = dataclasses.field(default_factory=dict)
+    # value key -> {"kept": [...], "removed": [...], "other": [...]} from the sampled annotations and details:
+    # removed = by the stage that decides on the value, other = removed by another stage
+    values: dict[str, dict[str, list[float]]] = dataclasses.field(default_factory=dict)
+    sources: dict[str, SourceCounts] = dataclasses.field(default_factory=dict)
+    sources_exact: bool = True  # removed and rejected per source counted from the shards (not differences)
+    kept_samples: list[Sample] = dataclasses.field(default_factory=list)
+    near_duplicates: list[NearDuplicate] = dataclasses.field(default_factory=list)
     removed_languages: Counter = dataclasses.field(default_factory=Counter)
     cluster_sizes: Counter = dataclasses.field(default_factory=Counter)  # documents per cluster -> clusters
     dedup_rows_read: int = 0
@@ -162,11 +181,32 @@ def _strided(offset: int, rows: int, stride: int) -> np.ndarray:
     return np.arange(first, rows, stride, dtype=np.int64)
 
 
-def _score_values(annotations: dict[str, Any]) -> Iterator[tuple[str, float]]:
-    for key, value in annotations.items():
-        if (key.endswith("_score") or key in EXTRA_SCORE_KEYS) and isinstance(value, (int, float)) \
-                and not isinstance(value, bool) and math.isfinite(value):
-            yield key, float(value)
+def value_stage(key: str) -> str:
+    """The stage that decides on a stored value: its first key part when that names a stage, else quality."""
+    first = key.split(".", 1)[0]
+    return VALUE_STAGES.get(key) or (first if first in ("normalize", "dedup", "pii") else "quality")
+
+
+def _add_values(data: "RunData", values: Iterator[tuple[str, float, str]]) -> None:
+    for key, value, side in values:
+        data.values.setdefault(key, {"kept": [], "removed": [], "other": []})[side].append(value)
+
+
+def _kept_values(annotations: dict[str, Any]) -> Iterator[tuple[str, float, str]]:
+    return ((key, value, "kept") for key, value in numeric_values(annotations))
+
+
+def _removal_values(annotations: dict[str, Any], details: dict[str, Any], stage: str) -> Iterator[tuple[str, float, str]]:
+    """A removed record's values: its details' are what the removing stage measured (removed); an annotation
+    counts as removed when ``stage`` is the one that decides on it, else as other (a document that passed that
+    rule and went later). A dedup removal's details describe its cluster, and a ``score`` detail repeats the
+    ``<name>_score`` annotation: neither is a value."""
+    measured = {} if stage == "dedup" else dict(numeric_values({k: v for k, v in details.items() if k != "score"}))
+    for key, value in numeric_values(annotations):
+        if key not in measured:
+            yield key, value, "removed" if value_stage(key) == stage else "other"
+    for key, value in measured.items():
+        yield key, value, "removed"
 
 
 def _truncate(text: str, chars: int) -> str:
@@ -208,18 +248,24 @@ class _Picker:
         return out
 
 
+def _scrubbed_prefix(text: str, chars: int, shown: "Shown") -> str:
+    """The first ``chars`` characters of ``text`` scrubbed, scrubbing only a prefix twice that long (a long
+    document stays cheap). An entity cut at the prefix's end lies in the part thrown away, unless masking
+    shrank the prefix below ``chars`` plus a margin: then the whole text is scrubbed."""
+    if len(text) > 2 * chars + 200:
+        scrubbed = shown.text(text[:2 * chars + 200])
+        if len(scrubbed) >= chars + 200:
+            return _truncate(scrubbed, chars)
+    return _truncate(shown.text(text), chars)
+
+
 def _sample(row: dict[str, Any], text_chars: int, shown: "Shown", details_field: str = "details") -> Sample:
-    details = row.get(details_field)
-    if isinstance(details, str):
-        try:
-            details = json.loads(details or "{}")
-        except json.JSONDecodeError:
-            details = {"details": details}
+    details = as_dict(row.get(details_field))
     text = row.get("text") or ""
     # Scrubbed before it is cut: an address cut in half would no longer be recognised.
     return Sample(id=shown.text(str(row.get("id", ""))), source=str(row.get("source", "")),
-                  text=_truncate(shown.text(text), text_chars), chars=len(text),
-                  details=shown.details(details) if isinstance(details, dict) else {})
+                  text=_scrubbed_prefix(text, text_chars, shown), chars=len(text),
+                  details=shown.details(dict(flat_items(details))))
 
 
 class Shown:
@@ -288,30 +334,50 @@ def _top_reasons(by_stage: dict[str, dict[str, Any]], top: int) -> list[tuple[st
     return pairs[:top]
 
 
-def collect_clean(data: RunData, directory: str, sample_rows: int) -> None:
-    """Scores of kept documents, from every k-th row of the clean shards."""
+def _group_counts(columns: dict[str, pa.Array], keys: list[str], sums: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Rows per distinct ``keys`` (``count``) and the sums of ``sums`` columns (``<name>_sum``), in Arrow."""
+    table = pa.table(columns)
+    return table.group_by(keys).aggregate([(keys[0], "count"), *((name, "sum") for name in sums)]).to_pylist()
+
+
+def collect_clean(data: RunData, directory: str, sample_rows: int, kept_samples: int = 0, text_chars: int = 600,
+                  shown: Shown | None = None) -> dict[str, tuple[int, int]]:
+    """Values of kept documents (every k-th row of the clean shards), ``kept_samples`` documents spread evenly
+    over them; returns documents and characters per source (every row)."""
     if not _has_shards(directory):
-        return
+        return {}
     total = _count_rows(directory)
     stride = max(1, math.ceil(total / max(sample_rows, 1)))
+    wanted = set(np.linspace(0, total - 1, num=min(kept_samples, total)).round().astype(int).tolist()) if total else set()
+    by_source: dict[str, tuple[int, int]] = {}
     offset = read = 0
     for batch in _batches(directory):
         positions = _strided(offset, batch.num_rows, stride)
+        if len(positions):
+            for annotations in batch.column("annotations").take(pa.array(positions)).to_pylist():
+                read += 1
+                _add_values(data, _kept_values(as_dict(annotations)))
+        picked = sorted(p - offset for p in wanted if offset <= p < offset + batch.num_rows)
+        if picked:
+            shown = shown or Shown(data.manifest)
+            for row in batch.take(pa.array(picked)).to_pylist():
+                data.kept_samples.append(_sample(row, text_chars, shown, "annotations"))
         offset += batch.num_rows
-        if not len(positions):
-            continue
-        for annotations in batch.column("annotations").take(pa.array(positions)).to_pylist():
-            read += 1
-            for key, value in _score_values(json.loads(annotations or "{}")):
-                data.scores.setdefault(key, {"kept": [], "removed": []})["kept"].append(value)
+        for row in _group_counts({"source": batch.column("source"), "chars": pc.utf8_length(batch.column("text"))},
+                                 ["source"], ("chars",)):
+            docs, chars = by_source.get(row["source"], (0, 0))
+            by_source[row["source"]] = (docs + row["source_count"], chars + (row["chars_sum"] or 0))
     data.clean_coverage = Coverage(total, read)
+    return by_source
 
 
 def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons: int, per_reason: int,
-                    text_chars: int, shown: Shown | None = None) -> None:
-    """Scores and languages of removed documents (sampled), dedup cluster sizes, sample documents per top reason."""
+                    text_chars: int, shown: Shown | None = None) -> tuple[dict[tuple[str, str], int] | None, list[dict]]:
+    """Values and languages of removed documents (sampled), dedup cluster sizes, sample documents per top
+    reason; returns removed documents per (source, stage) (every row) and up to ``per_reason`` dedup removals
+    that name their survivor (near duplicates first), as raw rows. None and [] when removed/ was not written."""
     if not _has_shards(directory):
-        return
+        return None, []
     shown = shown or Shown(data.manifest)
     total = _count_rows(directory)
     stride = max(1, math.ceil(total / max(sample_rows, 1)))
@@ -322,18 +388,21 @@ def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons
     dedup_cap = sample_rows * 10
     survivors: dict[str, tuple[int, int]] = {}  # survivor id -> (members removed, largest cluster_size reported)
     sized: Counter = Counter()  # cluster size -> removed documents that reported it, when no survivor id
+    by_source: Counter = Counter()
+    pairs: dict[bool, list[dict]] = {True: [], False: []}  # near duplicate? -> removals naming a survivor
     offset = read = dedup_read = dedup_total = 0
     for batch in _batches(directory):
         stage, reason = batch.column("stage"), batch.column("reason")
+        for row in _group_counts({"source": batch.column("source"), "stage": stage}, ["source", "stage"]):
+            by_source[(row["source"], row["stage"])] += row["source_count"]
         positions = _strided(offset, batch.num_rows, stride)
         offset += batch.num_rows
         if len(positions):
-            rows = batch.select(["annotations"]).take(pa.array(positions)).to_pylist()
+            rows = batch.select(["stage", "annotations", "details"]).take(pa.array(positions)).to_pylist()
             for row in rows:
                 read += 1
-                annotations = json.loads(row["annotations"] or "{}")
-                for key, value in _score_values(annotations):
-                    data.scores.setdefault(key, {"kept": [], "removed": []})["removed"].append(value)
+                annotations = as_dict(row["annotations"])
+                _add_values(data, _removal_values(annotations, as_dict(row["details"]), row["stage"]))
                 if isinstance(annotations.get("lang"), str):
                     data.removed_languages[annotations["lang"]] += 1
         dedup_rows = np.flatnonzero(pc.equal(stage, "dedup").to_numpy(zero_copy_only=False))
@@ -342,8 +411,14 @@ def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons
         if len(dedup_rows) and room > 0:
             dedup_rows = dedup_rows[:room]
             dedup_read += len(dedup_rows)
-            for details in batch.column("details").take(pa.array(dedup_rows)).to_pylist():
-                _count_cluster(json.loads(details or "{}"), survivors, sized)
+            details_column = batch.column("details").take(pa.array(dedup_rows)).to_pylist()
+            for position, details in zip(dedup_rows.tolist(), details_column):
+                details = as_dict(details)
+                named = _count_cluster(details, survivors, sized)
+                near = "near" in reason[position].as_py()
+                if named is not None and len(pairs[near]) < per_reason:
+                    pairs[near].append(batch.slice(position, 1).to_pylist()[0] | {"details": details,
+                                                                                  "survivor_id": named})
         if not picker.done():
             for key, rows in picker.positions([stage, reason]).items():
                 for row in batch.take(pa.array(rows)).to_pylist():
@@ -356,6 +431,7 @@ def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons
     for size, removed in sized.items():
         data.cluster_sizes[size] += max(1, round(removed / max(size - 1, 1)))
     data.removed_samples = [ReasonSamples(stage, reason, count, picked[(stage, reason)]) for stage, reason, count in top]
+    return dict(by_source), (pairs[True] + pairs[False])[:per_reason]
 
 
 def _without_secrets(manifest: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -368,7 +444,8 @@ def _without_secrets(manifest: dict[str, Any] | None) -> dict[str, Any] | None:
     return manifest
 
 
-def _count_cluster(details: dict[str, Any], survivors: dict[str, tuple[int, int]], sized: Counter) -> None:
+def _count_cluster(details: dict[str, Any], survivors: dict[str, tuple[int, int]], sized: Counter) -> str | None:
+    """Count one dedup removal into its cluster; returns the survivor id it names, if any."""
     size = details.get("cluster_size")
     size = int(size) if isinstance(size, (int, float)) and not isinstance(size, bool) and size >= 2 else None
     survivor = next((str(details[k]) for k in SURVIVOR_KEYS if details.get(k) is not None), None)
@@ -377,20 +454,27 @@ def _count_cluster(details: dict[str, Any], survivors: dict[str, tuple[int, int]
         survivors[survivor] = (removed + 1, max(reported, size or 0))
     elif size is not None:
         sized[size] += 1
+    return survivor
 
 
 def collect_rejected(data: RunData, directory: str, per_reason: int, top_reasons: int, text_chars: int,
-                     shown: Shown | None = None) -> None:
+                     shown: Shown | None = None) -> dict[tuple[str, bool], int] | None:
+    """Sample records per top reason; returns rejected records per (source, rejected at read?) (every row),
+    None when rejected/ was not written."""
     if not _has_shards(directory):
-        return
+        return None
     shown = shown or Shown(data.manifest)
     reasons = (data.stats or {}).get("rejected", {}).get("reasons", {})
     top = sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:top_reasons]
     picker = _Picker({(reason,): count for reason, count in top}, per_reason)
     picked: dict[tuple[str, ...], list[Sample]] = {(reason,): [] for reason, _ in top}
+    by_source: Counter = Counter()
     for batch in _batches(directory):
+        at_read = pc.not_equal(batch.column("reason"), STAGE_ERROR)
+        for row in _group_counts({"source": batch.column("source"), "at_read": at_read}, ["source", "at_read"]):
+            by_source[(row["source"], row["at_read"])] += row["source_count"]
         if picker.done():
-            break
+            continue
         for key, rows in picker.positions([batch.column("reason")]).items():
             for row in batch.take(pa.array(rows)).to_pylist():
                 details = {"detail": shown.text(row["detail"])} if row.get("detail") else {}
@@ -402,6 +486,54 @@ def collect_rejected(data: RunData, directory: str, per_reason: int, top_reasons
                                           source=row["source"], text=_truncate(shown.text(raw), text_chars),
                                           chars=len(raw), details=details))
     data.rejected_samples = [ReasonSamples("read", reason, count, picked[(reason,)]) for reason, count in top]
+    return dict(by_source)
+
+
+def collect_near_duplicates(data: RunData, run_dir: str, removals: list[dict], text_chars: int,
+                            shown: Shown | None = None) -> None:
+    """Each removal beside its survivor, looked up by id in clean/ (then removed/: a later stage may have
+    removed it), with the shared text of the first ``MAX_CHARS`` characters of each marked."""
+    if not removals:
+        return
+    shown = shown or Shown(data.manifest)
+    found: dict[str, dict[str, Any]] = {}
+    wanted = pa.array(sorted({r["survivor_id"] for r in removals}), pa.string())
+    for sub in ("clean", "removed"):
+        directory = _join(run_dir, sub)
+        if len(found) == len(wanted) or not _has_shards(directory):
+            continue
+        for batch in _batches(directory):
+            rows = np.flatnonzero(pc.is_in(batch.column("id"), value_set=wanted).to_numpy(zero_copy_only=False))
+            for row in batch.select(["id", "source", "text"]).take(pa.array(rows, pa.int64())).to_pylist():
+                found.setdefault(row["id"], row)
+    for removal in removals:
+        survivor = found.get(removal["survivor_id"])
+        removed_text = _scrubbed_prefix(removal.get("text") or "", MAX_CHARS, shown)
+        survivor_text = _scrubbed_prefix(survivor["text"] or "", MAX_CHARS, shown) if survivor else ""
+        similarity = removal["details"].get("similarity")
+        data.near_duplicates.append(NearDuplicate(
+            reason=removal["reason"], removed=_sample(removal, text_chars, shown),
+            survivor=_sample(survivor, text_chars, shown, "annotations") if survivor else None,
+            similarity=float(similarity) if isinstance(similarity, (int, float)) else None,
+            overlap=shared_text(removed_text, survivor_text) if survivor else None))
+
+
+def tokens_by_source(tokens_dir: str, manifest: dict[str, Any] | None) -> dict[tuple[str, str], int]:
+    """Tokens written per (source, split), from the token shards' ``source`` column (list lengths only)."""
+    out: Counter = Counter()
+    for split, entry in ((manifest or {}).get("splits") or {}).items():
+        for shard in entry.get("shards") or []:
+            path = _join(tokens_dir, shard)
+            if not _exists(path):
+                continue
+            with FileSystems.open(path) as f:
+                table = pa.ipc.open_file(pa.BufferReader(f.read()) if "://" in path else pa.memory_map(path)).read_all()
+            if "source" not in table.column_names:
+                return {}  # token shards of an earlier version: tokens per source are not known
+            lengths = pc.list_value_length(table.column("tokens"))
+            for row in _group_counts({"source": table.column("source"), "tokens": lengths}, ["source"], ("tokens",)):
+                out[(row["source"], split)] += row["tokens_sum"] or 0
+    return dict(out)
 
 
 def collect(run_dir: str, *, sample_rows: int = 20_000, top_reasons: int = 8, per_reason: int = 3,
@@ -414,9 +546,11 @@ def collect(run_dir: str, *, sample_rows: int = 20_000, top_reasons: int = 8, pe
     data.stats = read_json_file(_join(run_dir, "stats.json"))
     data.manifest = _without_secrets(read_json_file(_join(run_dir, "manifest.json")))
     shown = Shown(data.manifest)
-    collect_clean(data, _join(run_dir, "clean"), sample_rows)
-    collect_removed(data, _join(run_dir, "removed"), sample_rows, top_reasons, per_reason, text_chars, shown)
-    collect_rejected(data, _join(run_dir, "rejected"), per_reason, top_reasons, text_chars, shown)
+    clean = collect_clean(data, _join(run_dir, "clean"), sample_rows, 2 * per_reason, text_chars, shown)
+    removed, pairs = collect_removed(data, _join(run_dir, "removed"), sample_rows, top_reasons, per_reason,
+                                     text_chars, shown)
+    rejected = collect_rejected(data, _join(run_dir, "rejected"), per_reason, top_reasons, text_chars, shown)
+    collect_near_duplicates(data, run_dir, pairs, text_chars, shown)
     tokenizer_dir = tokenizer_dir or _join(run_dir, "tokenizer")
     data.tokenizer = read_json_file(_join(tokenizer_dir, "report.json"))
     for token in (data.tokenizer or {}).get("longest_tokens") or []:
@@ -424,6 +558,8 @@ def collect(run_dir: str, *, sample_rows: int = 20_000, top_reasons: int = 8, pe
             if isinstance(token.get(key), str):
                 token[key] = shown.text(token[key])
     data.tokens = read_json_file(_join(run_dir, "tokens", "manifest.json"))
+    tokens = tokens_by_source(_join(run_dir, "tokens"), data.tokens)
+    data.sources, data.sources_exact = source_funnel(data.stats, clean, removed, rejected, tokens)
     model_dir = model_dir or _join(run_dir, "model")
     records = read_metrics(_join(model_dir, "metrics.jsonl"))
     if records is not None:

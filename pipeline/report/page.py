@@ -1,31 +1,37 @@
-"""The report as one self-contained HTML page: inline CSS, figures as ``data:`` PNGs, no scripts, no network.
+"""The report as one self-contained HTML page, rendered from the Jinja2 templates in ``templates/``.
 
-Every piece of text that comes from the run (reasons, ids, document text, tokens, config values) goes
-through ``esc`` before it reaches the page.
+``page.html`` is the page, ``macros.html`` its building blocks (tables, figures, document cards, the
+near-duplicate view), ``report.css`` and ``filter.js`` are inlined into it; figures are ``data:`` PNGs, so
+the page loads nothing. Autoescaping is on: text from the run (reasons, ids, document text, tokens, config
+values) is escaped wherever it lands, and only the macros' output is ``Markup``.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import json
 import posixpath
 import statistics
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from typing import Any
+
+import jinja2
+from markupsafe import Markup, escape
 
 from corpusforge.pipeline.core.faults import STAGE_ERROR
 from corpusforge.pipeline.report import plots
-from corpusforge.pipeline.report.collect import ReasonSamples, RunData
+from corpusforge.pipeline.report.collect import ReasonSamples, RunData, value_stage
+from corpusforge.pipeline.report.overlap import MAX_CHARS
+from corpusforge.pipeline.report.values import thresholds
 
-
-class Markup(str):
-    """HTML that is already safe (built here from escaped parts)."""
-
-
-def esc(value: Any) -> Markup:
-    if isinstance(value, Markup):
-        return value
-    return Markup(html.escape("" if value is None else str(value), quote=True))
+ENV = jinja2.Environment(loader=jinja2.PackageLoader("corpusforge.pipeline.report", "templates"), autoescape=True,
+                         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+MACROS = ENV.get_template("macros.html").module
+# The building blocks, callable from Python; each returns Markup.
+# The stylesheet as text and the escaper, for pages built outside these templates (pipeline/ablate/page.py).
+CSS = ENV.loader.get_source(ENV, "report.css")[0]
+esc = escape
+table, figure, facts, note, absent, heading, folded = (MACROS.table, MACROS.figure, MACROS.facts, MACROS.note,
+                                                       MACROS.absent, MACROS.heading, MACROS.folded)
 
 
 def num(value: Any, digits: int = 0) -> str:
@@ -47,39 +53,12 @@ def size(n: float) -> str:
     return f"{int(n)} B"
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Sequence[int] = (), cls: str = "") -> Markup:
-    head = "".join(f'<th class="{"num" if i in numeric else ""}">{esc(h)}</th>' for i, h in enumerate(headers))
-    body = "".join(
-        "<tr>" + "".join(f'<td class="{"num" if i in numeric else ""}">{esc(c)}</td>' for i, c in enumerate(row)) + "</tr>"
-        for row in rows)
-    return Markup(f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
-
-
-def figure(uri: str, alt: str, caption: str = "") -> Markup:
-    cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
-    return Markup(f'<figure><img src="{uri}" alt="{esc(alt)}">{cap}</figure>')
-
-
-def facts(pairs: Iterable[tuple[str, Any]]) -> Markup:
-    items = "".join(f"<div><dt>{esc(k)}</dt><dd>{esc(v)}</dd></div>" for k, v in pairs)
-    return Markup(f'<dl class="facts">{items}</dl>')
-
-
-def note(text: str) -> Markup:
-    return Markup(f'<p class="note">{esc(text)}</p>')
-
-
-def absent(text: str) -> Markup:
-    return Markup(f'<p class="absent">{esc(text)}</p>')
-
-
 class Section:
     def __init__(self, id: str, title: str, intro: str, body: Markup):
         self.id, self.title, self.intro, self.body = id, title, intro, body
 
-    def html(self) -> str:
-        return (f'<section id="{esc(self.id)}"><h2>{esc(self.title)}</h2><p class="intro">{esc(self.intro)}</p>'
-                f"{self.body}</section>")
+    def html(self) -> Markup:
+        return MACROS.section(self)
 
 
 # ------------------------------------------------------------------------------------------------ sections
@@ -111,7 +90,7 @@ def funnel_section(data: RunData) -> Section:
                      share(row["chars"], first_chars), chars_delta, num(entry.get("total", 0)), top or "–"])
         previous = row
     acc = stats["accounting"]
-    body = Markup(
+    body = (
         figure(plots.funnel([r["stage"] for r in funnel], [r["documents"] for r in funnel], [r["chars"] for r in funnel]),
                "Bar charts of documents and characters left after each stage")
         + table(["stage", "documents out", "of read", "characters out", "of read", "Δ characters", "removed",
@@ -132,15 +111,15 @@ def reasons_section(data: RunData) -> Section:
     rows = [(stage, reason, n) for stage, entry in stats["removed"]["by_stage"].items()
             for reason, n in entry["reasons"].items()]
     total = stats["removed"]["total"]
-    body = Markup(figure(plots.removal_reasons(rows, _stage_order(data)), "Removed documents per reason")
-                  + Markup(f"<details><summary>All {len(rows)} reasons as a table</summary>")
-                  + table(["stage", "reason", "documents", "of removed"],
-                          [(s, r, num(n), share(n, total)) for s, r, n in sorted(rows, key=lambda r: (-r[2], r[0], r[1]))],
-                          numeric=(2, 3))
-                  + Markup("</details>"))
+    # Every reason in a table the filter box above it searches (filter.js hides the rows that do not match).
+    body = (figure(plots.removal_reasons(rows, _stage_order(data)), "Removed documents per reason")
+            + MACROS.filter_box("reasons-table", len(rows))
+            + table(["stage", "reason", "documents", "of removed"],
+                    [(s, r, num(n), share(n, total)) for s, r, n in sorted(rows, key=lambda r: (-r[2], r[0], r[1]))],
+                    numeric=(2, 3), id="reasons-table"))
     edits = stats.get("edits") or {}
     if edits:
-        body += Markup("<h3>Edits (documents kept, text changed)</h3>") + table(
+        body += heading("Edits (documents kept, text changed)") + table(
             ["stage", "counter", "amount"],
             [(stage, counter, num(n)) for stage, counters in edits.items() for counter, n in counters.items()],
             numeric=(2,))
@@ -198,7 +177,7 @@ def mixture_section(data: RunData) -> Section:
     if not sources and not token_sources:
         return Section("mixture", "Sources and mixture", intro,
                        absent("No per-source counts in this run (a build of an earlier version, or no build)."))
-    body = Markup("")
+    body = Markup()
     if sources:
         headers = ["source", *[f"{row['stage']} docs / bytes" for row in sources]]
         body += table(headers, _mixture_rows(sources), numeric=tuple(range(1, len(headers))))
@@ -232,26 +211,76 @@ def _coverage(cov) -> str:
     return f"all {cov.rows_total:,}" if cov.complete else f"a sample of {cov.rows_read:,} of {cov.rows_total:,}"
 
 
-def scores_section(data: RunData) -> Section:
-    intro = ("Scores the stages attached to documents (language-ID confidence, classifier scores), for kept and "
-             "removed documents. A threshold sits where red meets blue; blue mass right at it suggests a strict rule.")
-    scores = {k: v for k, v in data.scores.items() if k.endswith("_score") and (v["kept"] or v["removed"])}
-    if not scores:
-        return Section("scores", "Quality scores", intro, absent("No scores in the annotations of this run."))
+def _quantile_cells(values: list[float]) -> list[str]:
+    q = statistics.quantiles(values, n=10) if len(values) > 1 else [values[0]] * 9
+    return [num(min(values), 3), num(q[0], 3), num(statistics.median(values), 3), num(q[-1], 3), num(max(values), 3)]
+
+
+def values_section(data: RunData) -> Section:
+    intro = ("Every value the stages stored with the documents (annotations of kept documents, annotations and "
+             "details of removed ones: language-ID confidence, classifier scores, rule measurements such as word "
+             "counts or repetition fractions), as a histogram with the run's thresholds marked: kept documents in "
+             "blue, documents removed by the stage that decides on the value in red (by this rule or by another "
+             "rule of that stage), documents a different stage removed in grey. Blue piling up right at a "
+             "threshold suggests a strict rule.")
+    present = {k: v for k, v in data.values.items() if v["kept"] or v["removed"] or v["other"]}
+    if not present:
+        return Section("values", "Rule values and thresholds", intro,
+                       absent("No values stored: the annotations and details of this run hold no numbers to plot."))
+    config = (data.manifest or {}).get("config") or {}
+    lines = {key: thresholds(key, config) for key in present}
     rows = []
-    for key in sorted(scores):
-        for side in ("kept", "removed"):
-            values = scores[key][side]
+    for key in sorted(present):
+        first = [key, ", ".join(f"{name} = {value:g}" for name, value in lines[key]) or "–"]
+        for side, label in (("kept", "kept"), ("removed", f"removed by {value_stage(key)}"), ("other", "removed by another stage")):
+            values = present[key][side]
             if values:
-                q = statistics.quantiles(values, n=10) if len(values) > 1 else [values[0]] * 9
-                rows.append((key, side, num(len(values)), num(min(values), 3), num(q[0], 3), num(statistics.median(values), 3),
-                             num(q[-1], 3), num(max(values), 3)))
-    body = Markup(figure(plots.score_histograms(scores), "Histograms of scores, kept against removed")
-                  + table(["score", "documents", "count", "min", "p10", "median", "p90", "max"], rows,
-                          numeric=(2, 3, 4, 5, 6, 7))
-                  + note(f"From {_coverage(data.clean_coverage)} kept and {_coverage(data.removed_coverage)} removed "
-                         "records. Removed documents carry only the scores of the steps they reached."))
-    return Section("scores", "Quality scores", intro, body)
+                rows.append((*first, label, num(len(values)), *_quantile_cells(values)))
+                first = ["", ""]  # the value and its thresholds on its first row only
+    shown = sorted(present)[:plots.MAX_PANELS]
+    body = (figure(plots.value_histograms({k: present[k] for k in shown}, {k: lines[k] for k in shown},
+                                          {k: value_stage(k) for k in shown}),
+                   "Histograms of stored values with thresholds, kept against removed")
+            + table(["value", "threshold (run config)", "documents", "count", "min", "p10", "median", "p90", "max"],
+                    rows, numeric=(3, 4, 5, 6, 7, 8))
+            + note(f"From {_coverage(data.clean_coverage)} kept and {_coverage(data.removed_coverage)} removed "
+                   "records. A removed document carries only the values of the steps it reached; a value without "
+                   "a threshold is annotated only, or its rule is off in this run's configuration."
+                   + (f" The figure shows the first {plots.MAX_PANELS} of {len(present)} values." if len(present) > len(shown) else "")))
+    return Section("values", "Rule values and thresholds", intro, body)
+
+
+def sources_section(data: RunData) -> Section:
+    intro = ("Each source's way through the run: input records, rejected, removed by each stage, kept documents "
+             "and characters, and the tokens each split of the token shards got from it (when the run was "
+             "tokenized; repeats of a weighted mixture included).")
+    if not data.sources:
+        return Section("sources", "Sources", intro, absent("No per-source counts in this run (no build)."))
+    stages = [stage for stage in _stage_order(data)[1:]] or sorted({s for c in data.sources.values() for s in c.removed})
+    splits = sorted({split for c in data.sources.values() for split in c.tokens})
+    rows = []
+    for name, c in data.sources.items():
+        rows.append([name, num(c.input), num(c.rejected), *[num(c.removed.get(stage, 0)) for stage in stages], num(c.kept),
+                     share(c.kept, c.input) if c.input else "–", num(c.kept_chars),
+                     *[num(c.tokens.get(split, 0)) for split in splits]])
+    headers = ["source", "input", "rejected", *[f"removed by {stage}" for stage in stages], "kept", "of input",
+               "kept characters", *[f"{split} tokens" for split in splits]]
+    body = (figure(plots.source_funnel({name: c for name, c in data.sources.items()}, stages),
+                   "Share of each source's input kept, removed by each stage and rejected")
+            + table(headers, rows, numeric=tuple(range(1, len(headers))), cls="sources"))
+    balanced = [c.balanced for c in data.sources.values()]
+    if not data.sources_exact:
+        body += note("removed/ was not written: removals per stage are the drop in each source's documents across "
+                     "the stage (documents a stage raised on included, they are also counted as rejected).")
+    elif all(b is True for b in balanced):
+        body += note("For every source, input = kept + removed + rejected.")
+    elif any(b is False for b in balanced):
+        body += note("For some source, input ≠ kept + removed + rejected: the shards do not match stats.json.")
+    if any(c.rejected is None for c in data.sources.values()):
+        body += note("rejected/ was not written: rejections per source are not known (–).")
+    if splits:
+        body += note("Tokens are those written to the token shards, per split, counted from their source column.")
+    return Section("sources", "Sources", intro, body)
 
 
 def dedup_section(data: RunData) -> Section:
@@ -266,7 +295,7 @@ def dedup_section(data: RunData) -> Section:
         return Section("dedup", "Duplicates", intro, absent(text))
     clusters = sum(data.cluster_sizes.values())
     biggest = max(data.cluster_sizes)
-    body = Markup(facts([("clusters", num(clusters)), ("documents removed as duplicates", num(dedup["total"] if dedup else 0)),
+    body = (facts([("clusters", num(clusters)), ("documents removed as duplicates", num(dedup["total"] if dedup else 0)),
                          ("largest cluster", num(biggest)),
                          ("reasons", ", ".join(f"{r} {n:,}" for r, n in (dedup or {}).get("reasons", {}).items()) or "–")])
                   + figure(plots.cluster_sizes(dict(data.cluster_sizes)), "Clusters by size"))
@@ -284,12 +313,12 @@ def pii_section(data: RunData) -> Section:
         text = "The PII stage did not run in this build." if "pii" not in _stage_order(data) else "No PII was found."
         return Section("pii", "Personal data (PII)", intro, absent(text))
     removed = (data.stats or {}).get("removed", {}).get("by_stage", {}).get("pii", {})
-    body = Markup(facts([("entities masked", num(sum(entities.values()))),
+    body = (facts([("entities masked", num(sum(entities.values()))),
                          ("documents changed", num(edits.get("docs_changed", 0))),
                          ("documents removed", num(removed.get("total", 0)))])
                   + figure(plots.horizontal_counts(entities, "PII entities masked, by type", "entities"),
                            "PII entities by type"))
-    per_doc = (data.scores.get("pii_count") or {}).get("kept") or []
+    per_doc = (data.values.get("pii_count") or {}).get("kept") or []
     if per_doc:
         counts = Counter("5+" if v >= 5 else str(int(v)) for v in per_doc)
         body += note("Kept documents by entities masked in them: "
@@ -298,28 +327,48 @@ def pii_section(data: RunData) -> Section:
     return Section("pii", "Personal data (PII)", intro, body)
 
 
-def _doc_card(sample) -> str:
-    more = sample.chars - len(sample.text)
-    tail = f'<span class="more">… {more:,} more characters</span>' if more > 0 else ""
+def _doc_card(sample) -> Markup:
     details = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}"
                         for k, v in sorted(sample.details.items()))
-    meta = [f'<span class="id">{esc(sample.id)}</span>', esc(sample.source), f'<span class="nowrap">{sample.chars:,} characters</span>']
-    if details:
-        meta.append(f'<span class="details">{esc(details)}</span>')
-    text = esc(sample.text) if sample.text else '<span class="more">(empty)</span>'
-    return (f'<article class="doc"><div class="doc-meta">{" · ".join(meta)}</div>'
-            f"<pre>{text}{tail}</pre></article>")
+    return MACROS.doc_card(sample, details)
 
 
 def _reason_blocks(groups: list[ReasonSamples], total: int) -> Markup:
-    out = []
-    for group in groups:
-        badge = f'<span class="badge">{esc(group.stage)}</span>'
-        head = (f'<h3>{badge}<code>{esc(group.reason)}</code><span class="count">{group.count:,} '
-                f'removed · {share(group.count, total)}</span></h3>')
-        cards = "".join(_doc_card(s) for s in group.samples) or absent("No sample found in the shards.")
-        out.append(f'<div class="reason">{head}<div class="docs">{cards}</div></div>')
-    return Markup("".join(out))
+    return MACROS.reason_blocks([(group, share(group.count, total), [_doc_card(s) for s in group.samples])
+                                 for group in groups])
+
+
+def near_duplicates_section(data: RunData) -> Section:
+    intro = ("Duplicates removed by the dedup stage beside the document kept in their place (its survivor_id), "
+             "with the text they share highlighted, so a person can judge whether the pair really is a "
+             "duplicate. Text is scrubbed like every text on this page.")
+    if not data.near_duplicates:
+        dedup = (data.stats or {}).get("removed", {}).get("by_stage", {}).get("dedup")
+        text = ("Deduplication did not run in this build." if "dedup" not in _stage_order(data) else
+                "No duplicates were found." if not dedup else
+                "No removed duplicate names its survivor (or removed/ was not written).")
+        return Section("near-duplicates", "Duplicates beside their survivors", intro, absent(text))
+
+    def meta(sample) -> str:
+        return f"{sample.id} · {sample.source} · {sample.chars:,} characters"
+
+    body = Markup().join(
+        MACROS.near_duplicate(pair, meta(pair.removed), meta(pair.survivor) if pair.survivor else "",
+                              MAX_CHARS if max(pair.removed.chars, pair.survivor.chars if pair.survivor else 0) > MAX_CHARS else 0)
+        for pair in data.near_duplicates)
+    return Section("near-duplicates", "Duplicates beside their survivors", intro, body)
+
+
+def compare_section(data: RunData) -> Section:
+    intro = ("Kept documents, spread evenly over the clean shards, beside one removed document for each of the most "
+             "frequent removal reasons: what the corpus keeps against what it drops. Each card lists the values "
+             "stored with the document.")
+    if not data.kept_samples and not data.removed_samples:
+        return Section("compare", "Kept beside removed", intro, absent("No clean or removed shards in this run."))
+    removed = [(f"{group.stage} · {group.reason}", _doc_card(group.samples[0]))
+               for group in data.removed_samples if group.samples]
+    return Section("compare", "Kept beside removed", intro,
+                   MACROS.compare([_doc_card(s) for s in data.kept_samples], removed))
 
 
 def samples_section(data: RunData, per_reason: int) -> Section:
@@ -349,10 +398,10 @@ def rejected_section(data: RunData) -> Section:
         examples = samples.get(reason) or [None]
         for i, sample in enumerate(examples):
             if reason == STAGE_ERROR:  # a document's text, which only rejected/ holds
-                raw = Markup('<span class="more">(in rejected/)</span>') if sample else ""
+                raw = MACROS.more("(in rejected/)") if sample else ""
             else:
-                raw = (Markup(f'<code class="raw">{esc(sample.text)}</code>') if sample and sample.text
-                       else Markup('<span class="more">(none)</span>') if sample else "")
+                raw = (MACROS.raw_preview(sample.text) if sample and sample.text
+                       else MACROS.more("(none)") if sample else "")
             rows.append((reason if i == 0 else "", num(n) if i == 0 else "", share(n, total) if i == 0 else "",
                          sample.id if sample else "", sample.details.get("detail", "") if sample else "", raw))
     body = table(["reason", "records", "share", "example (file:record, or document id)", "detail", "raw preview"],
@@ -398,13 +447,13 @@ def tokenizer_section(data: RunData) -> Section:
         ])
         longest = rep.get("longest_tokens") or []
         if longest:
-            body += Markup("<h3>Longest tokens</h3>") + table(
+            body += heading("Longest tokens") + table(
                 ["id", "token (␣ = space)", "vocabulary entry", "bytes"],
                 [(t.get("id"), _visible(t.get("text", "")), t.get("token", ""), t.get("bytes")) for t in longest],
                 numeric=(0, 3), cls="tokens")
     if data.tokens:
         splits = data.tokens.get("splits") or {}
-        body += Markup("<h3>Token shards</h3>") + table(
+        body += heading("Token shards") + table(
             ["split", "documents", "tokens", "tokens / document", "shards"],
             [(name, num(s.get("documents")), num(s.get("tokens")),
               num(s["tokens"] / s["documents"], 1) if s.get("documents") else "–", num(len(s.get("shards") or [])))
@@ -442,7 +491,7 @@ def training_section(data: RunData) -> Section:
     if tr.train:
         body += figure(plots.training_curves(tr.train, tr.val), "Loss, learning rate and throughput against step")
     if tr.val:
-        body += Markup("<h3>Validation</h3>") + table(
+        body += heading("Validation") + table(
             ["step", "loss", "perplexity", "accuracy", "tokens"],
             [(r.get("step"), num(r.get("loss"), 4), num(r.get("ppl"), 2),
               share(r["accuracy"], 1) if isinstance(r.get("accuracy"), (int, float)) else "–", num(r.get("tokens")))
@@ -471,8 +520,7 @@ def details_section(data: RunData) -> Section:
     if m.get("versions"):
         body += note("Versions: " + ", ".join(f"{k} {v}" for k, v in m["versions"].items()) + ".")
     if config:
-        body += Markup(f'<details><summary>Configuration</summary><pre class="config">'
-                       f"{esc(json.dumps(config, indent=2, ensure_ascii=False))}</pre></details>")
+        body += MACROS.config(json.dumps(config, indent=2, ensure_ascii=False))
     metrics = (data.stats or {}).get("metrics")
     if metrics:
         body += _metrics_block(metrics)
@@ -488,17 +536,16 @@ def _metrics_block(metrics: dict[str, Any]) -> Markup:
              for ns, names in metrics.get("distributions", {}).items() for name, d in names.items()]
     if not rows:
         return Markup("")
-    return Markup("<details><summary>Beam metrics</summary>") + table(["namespace", "metric", "value"], rows,
-                                                                        numeric=(2,)) + Markup("</details>")
+    return folded("Beam metrics", table(["namespace", "metric", "value"], rows, numeric=(2,)))
 
 
 # ------------------------------------------------------------------------------------------------ header
-def privacy_banner(data: RunData) -> Markup:
+def privacy_banner(data: RunData) -> str:
     """A warning when the run's files hold personal data in clear (the page itself never shows it)."""
     config = (data.manifest or {}).get("config") or {}
     pii = config.get("pii") or {}
     if not config or not data.stats:
-        return Markup("")
+        return ""
     if not pii.get("enabled", True):
         text = ("The PII stage did not run: clean/, removed/ and rejected/ hold personal data in clear. "
                 "Texts on this page are scrubbed.")
@@ -506,8 +553,8 @@ def privacy_banner(data: RunData) -> Markup:
         text = ("pii.scrub_removed is false: removed/ and rejected/ hold the raw text of what was removed, "
                 "personal data included (kept for an audit). Texts on this page are scrubbed.")
     else:
-        return Markup("")
-    return Markup(f'<div class="banner" role="alert">{esc(text)}</div>')
+        return ""
+    return text
 
 
 def key_numbers(data: RunData) -> list[tuple[str, str, str]]:
@@ -547,115 +594,18 @@ def key_numbers(data: RunData) -> list[tuple[str, str, str]]:
 
 
 def render(data: RunData, per_reason: int = 3, generated: _dt.datetime | None = None) -> str:
-    sections = [funnel_section(data), reasons_section(data), length_section(data), language_section(data),
-                mixture_section(data),
-                scores_section(data), dedup_section(data), pii_section(data), samples_section(data, per_reason),
-                rejected_section(data), tokenizer_section(data), training_section(data), details_section(data)]
+    sections = [funnel_section(data), sources_section(data), reasons_section(data), length_section(data),
+                language_section(data), mixture_section(data), values_section(data), dedup_section(data),
+                near_duplicates_section(data), pii_section(data), compare_section(data),
+                samples_section(data, per_reason), rejected_section(data), tokenizer_section(data),
+                training_section(data), details_section(data)]
     generated = generated or _dt.datetime.now().astimezone()
     m = data.manifest or {}
-    meta = [esc(data.run_dir)]
+    meta = [data.run_dir]
     if m.get("created_unix"):
-        meta.append(esc("built " + _dt.datetime.fromtimestamp(m["created_unix"]).astimezone().strftime("%Y-%m-%d %H:%M %Z")))
+        meta.append("built " + _dt.datetime.fromtimestamp(m["created_unix"]).astimezone().strftime("%Y-%m-%d %H:%M %Z"))
     if m.get("corpusforge_version"):
-        meta.append(esc(f"corpusforge {m['corpusforge_version']}"))
-    cards = "".join(f'<div class="card"><div class="label">{esc(l)}</div><div class="value">{esc(v)}</div>'
-                    f'<div class="sub">{esc(sub)}</div></div>' for l, v, sub in key_numbers(data))
-    nav = "".join(f'<a href="#{esc(s.id)}">{esc(s.title)}</a>' for s in sections)
-    name = posixpath.basename(data.run_dir.rstrip("/")) or data.run_dir
-    return f"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="corpusforge report">
-<title>{esc(name)} · corpusforge report</title>
-<style>{CSS}</style>
-</head>
-<body>
-<header class="hero"><div class="wrap">
-<div class="eyebrow">corpusforge run report</div>
-<h1>{esc(name)}</h1>
-<p class="meta">{' · '.join(meta)}</p>
-<div class="cards">{cards}</div>
-{privacy_banner(data)}
-</div></header>
-<nav class="toc"><div class="wrap">{nav}</div></nav>
-<main class="wrap">
-{''.join(s.html() for s in sections)}
-</main>
-<footer class="wrap">Generated {esc(generated.strftime('%Y-%m-%d %H:%M %Z'))} by <code>corpusforge report</code>.
-This page is self-contained: it loads nothing from the network.</footer>
-</body>
-</html>
-"""
-
-
-CSS = """
-:root { --ink:#1f2933; --muted:#616e7c; --line:#e4e7eb; --bg:#f5f7fa; --card:#fff; --accent:#4e79a7; --navy:#102a43; }
-* { box-sizing: border-box; }
-html { -webkit-text-size-adjust: 100%; }
-body { margin:0; background:var(--bg); color:var(--ink);
-  font: 15px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", "DejaVu Sans", Arial, sans-serif; }
-.wrap { max-width: 1040px; margin: 0 auto; padding: 0 28px; }
-code, pre, .id { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu Sans Mono", monospace; }
-.hero { background: linear-gradient(135deg, #102a43 0%, #243b53 100%); color:#f0f4f8; padding: 34px 0 30px; }
-.eyebrow { text-transform: uppercase; letter-spacing: .12em; font-size: 12px; color:#9fb3c8; font-weight:600; }
-.hero h1 { margin: 4px 0 2px; font-size: 32px; font-weight: 700; letter-spacing: -.01em; word-break: break-all; }
-.hero .meta { margin: 0 0 22px; color:#bcccdc; font-size: 13.5px; word-break: break-all; }
-.cards { display:grid; grid-template-columns: repeat(auto-fill, minmax(172px, 1fr)); gap: 12px; }
-.card { background: rgba(255,255,255,.07); border: 1px solid rgba(255,255,255,.13); border-radius: 10px; padding: 12px 14px; }
-.card .label { font-size: 11.5px; text-transform: uppercase; letter-spacing: .08em; color:#9fb3c8; }
-.card .value { font-size: 25px; font-weight: 700; font-variant-numeric: tabular-nums; margin-top: 2px; color:#fff; }
-.card .sub { font-size: 12.5px; color:#bcccdc; }
-.toc { background:#fff; border-bottom:1px solid var(--line); position: sticky; top: 0; z-index: 2; }
-.toc .wrap { display:flex; flex-wrap: wrap; gap: 2px 18px; padding-top: 10px; padding-bottom: 10px; }
-.toc a { color: var(--muted); text-decoration: none; font-size: 13.5px; }
-.toc a:hover { color: var(--accent); }
-section { background: var(--card); border:1px solid var(--line); border-radius: 12px; padding: 22px 26px 24px;
-  margin: 22px 0; box-shadow: 0 1px 2px rgba(16,42,67,.04); }
-h2 { margin: 0 0 4px; font-size: 21px; letter-spacing: -.01em; }
-h3 { font-size: 15px; margin: 22px 0 8px; display:flex; align-items: baseline; gap: 8px; flex-wrap: wrap; }
-.intro { color: var(--muted); margin: 0 0 14px; max-width: 78ch; }
-figure { margin: 8px 0 14px; }
-figure img { display:block; width: 100%; height: auto; }
-figcaption { color: var(--muted); font-size: 13px; }
-table { border-collapse: collapse; width: 100%; font-size: 13.5px; margin: 6px 0 8px; }
-th { text-align:left; font-weight:600; color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing:.04em;
-  border-bottom: 2px solid var(--line); padding: 6px 8px; }
-td { border-bottom: 1px solid var(--line); padding: 6px 8px; vertical-align: top; }
-tbody tr:nth-child(even) td { background: #fafbfc; }
-.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.funnel td:last-child { color: var(--muted); font-size: 12.5px; min-width: 16em; }
-table.rejected td { font-size: 12.5px; overflow-wrap: anywhere; }
-table.rejected td:first-child { white-space: nowrap; overflow-wrap: normal; }
-table.rejected td:nth-child(4) { min-width: 12em; }
-table.rejected td:nth-child(4) { font-family: ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", monospace; }
-code.raw { white-space: pre-wrap; overflow-wrap: anywhere; display: block; max-height: 6em; overflow: hidden; }
-table.tokens td:nth-child(2), table.tokens td:nth-child(3) { font-family: ui-monospace, Menlo, Consolas, "DejaVu Sans Mono", monospace; }
-.banner { margin: 18px 0 0; padding: 10px 14px; border-radius: 8px; background: #fff3c4; color: #513c06; font-weight: 600; font-size: 14px; }
-.note { color: var(--muted); font-size: 13px; margin: 8px 0 0; }
-.absent { color: var(--muted); font-style: italic; background: var(--bg); border-radius: 8px; padding: 12px 14px; margin: 0; }
-.facts { display:grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 10px 24px; margin: 4px 0 16px; }
-.facts div { border-left: 3px solid var(--accent); padding-left: 10px; }
-.facts dt { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .05em; }
-.facts dd { margin: 0; font-weight: 600; font-variant-numeric: tabular-nums; word-break: break-word; }
-.reason { margin-top: 18px; }
-.reason h3 code { font-size: 14.5px; }
-.badge { background: #e8eef5; color: var(--accent); border-radius: 999px; padding: 1px 9px; font-size: 12px; font-weight: 600; }
-.count { color: var(--muted); font-weight: 400; font-size: 13px; }
-.docs { display:grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 12px; }
-.doc { border: 1px solid var(--line); border-radius: 8px; background: #fbfcfd; overflow: hidden; }
-.doc-meta { font-size: 12px; color: var(--muted); padding: 7px 10px; border-bottom: 1px solid var(--line); background:#fff;
-  overflow-wrap: anywhere; }
-.nowrap { white-space: nowrap; }
-.doc-meta .id { color: var(--ink); }
-.doc-meta .details { color: #8a4b08; }
-.doc pre { margin: 0; padding: 9px 10px; font-size: 12px; line-height: 1.5; white-space: pre-wrap; word-break: break-word;
-  max-height: 15em; overflow: auto; }
-.more { color: #9aa5b1; font-style: italic; }
-details { margin-top: 10px; }
-summary { cursor: pointer; color: var(--accent); font-weight: 600; }
-pre.config { background: var(--bg); border-radius: 8px; padding: 12px; font-size: 12px; max-height: 28em; overflow: auto; }
-footer { color: var(--muted); font-size: 12.5px; padding: 8px 28px 40px; }
-@media print { .toc { position: static; } section { break-inside: avoid-page; } }
-"""
+        meta.append(f"corpusforge {m['corpusforge_version']}")
+    return ENV.get_template("page.html").render(
+        name=posixpath.basename(data.run_dir.rstrip("/")) or data.run_dir, meta=meta, cards=key_numbers(data),
+        banner=privacy_banner(data), sections=sections, generated=generated.strftime("%Y-%m-%d %H:%M %Z"))

@@ -174,35 +174,101 @@ def languages(kept: dict[str, int], removed: dict[str, int], limit: int = 15) ->
     return to_data_uri(fig)
 
 
-@styled
-def score_histograms(scores: dict[str, dict[str, list[float]]]) -> str:
-    """One panel per score: kept and removed documents on the same bins (bars per value for small integers)."""
+MAX_PANELS = 36  # histograms in the values figure (a table lists every value)
+OTHER = "#bab0ac"
+
+
+def _bins(values: list[float]):
+    """Bin edges and whether the axis is logarithmic: one bar per value for small integers, log bins for
+    positive values spanning more than two orders of magnitude (word counts), 30 even bins otherwise."""
     import numpy as np
 
-    keys = sorted(scores)
+    lo, hi = min(values), max(values)
+    if all(float(v).is_integer() for v in values) and hi - lo <= 40:
+        return np.arange(lo - 0.5, hi + 1.5), False
+    if lo > 0 and hi / lo > 100:
+        return np.geomspace(lo, hi, 31), True
+    return (np.linspace(lo, hi, 31) if hi > lo else np.array([lo - 0.5, lo + 0.5])), False
+
+
+@styled
+def value_histograms(values: dict[str, dict[str, list[float]]], lines: dict[str, list[tuple[str, float]]],
+                     stages: dict[str, str]) -> str:
+    """One panel per stored value: kept, removed by another stage and removed by the deciding stage (``stages``),
+    stacked on the same bins, with each threshold as a dashed line (named under the axis when far off)."""
+    keys = sorted(values)
     columns = min(3, len(keys))
     rows = math.ceil(len(keys) / columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(WIDTH, 2.5 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(WIDTH, 2.6 * rows), squeeze=False)
     for ax, key in zip(axes.flat, keys):
-        kept, removed = scores[key]["kept"], scores[key]["removed"]
-        values = kept + removed
-        lo, hi = min(values), max(values)
-        if all(float(v).is_integer() for v in values) and hi - lo <= 40:
-            edges = np.arange(lo - 0.5, hi + 1.5)
-            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        sides = [(values[key][side], color, label) for side, color, label in
+                 (("kept", KEPT, "kept"), ("other", OTHER, "removed by another stage"),
+                  ("removed", REMOVED, f"removed by {stages.get(key, 'its stage')}"))
+                 if values[key][side]]
+        everything = [v for data, _, _ in sides for v in data]
+        edges, log = _bins(everything)
+        ax.hist([data for data, _, _ in sides], bins=edges, stacked=True, color=[c for _, c, _ in sides],
+                label=[f"{label} ({len(data):,})" for data, _, label in sides])
+        if log:
+            ax.set_xscale("log")
+        lo, hi = float(edges[0]), float(edges[-1])
+        # A threshold near the values widens the axis to show it; one far away (max_words 100,000 against
+        # documents of a few hundred words) is named under the axis instead.
+        if log:
+            near_lo, near_hi = lo / 10, hi * 10
         else:
-            edges = np.linspace(lo, hi, 31) if hi > lo else np.array([lo - 0.5, lo + 0.5])
-        if kept:
-            ax.hist(kept, bins=edges, color=KEPT, alpha=0.75, label=f"kept ({len(kept):,})")
-        if removed:
-            ax.hist(removed, bins=edges, color=REMOVED, alpha=0.6, label=f"removed ({len(removed):,})")
-        ax.set_title(key)
+            span = (hi - lo) or abs(lo) or 1.0
+            near_lo, near_hi = lo - span / 2, hi + span / 2
+        outside, shown = [], [lo, hi]
+        for name, threshold in lines.get(key, []):
+            short = name.rsplit(".", 1)[-1]
+            if near_lo <= threshold <= near_hi and (threshold > 0 or not log):
+                ax.axvline(threshold, color=INK, linestyle="--", linewidth=1.1)
+                ax.annotate(f"{short} {threshold:g}", (threshold, 1), xycoords=("data", "axes fraction"),
+                            xytext=(3, -10), textcoords="offset points", fontsize=7, color=INK)
+                shown.append(threshold)
+            else:
+                outside.append(f"{short} {human(threshold)}")
+        pad = 0 if log else 0.02 * ((max(shown) - min(shown)) or 1)
+        ax.set_xlim(min(shown) / (1.05 if log else 1) - pad, max(shown) * (1.05 if log else 1) + pad)
+        ax.set_title(key if len(key) <= 40 else "…" + key[-39:])
+        if outside:
+            ax.set_xlabel("off the axis: " + ", ".join(outside), fontsize=6.5, color=MUTED)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
         ax.yaxis.set_major_formatter(_HUMAN)
-        ax.legend(fontsize=7.5, loc="best")
+        ax.legend(fontsize=7, loc="best")
     for ax in list(axes.flat)[len(keys):]:
         ax.set_visible(False)
     fig.tight_layout(h_pad=2, w_pad=2)
+    return to_data_uri(fig)
+
+
+@styled
+def source_funnel(sources: dict, stages: Sequence[str]) -> str:
+    """One horizontal bar per source, its input split into kept, removed per stage and rejected (shares)."""
+    names = list(sources)[::-1]
+    fig, ax = plt.subplots(figsize=(WIDTH, 1.5 + 0.34 * len(names)), layout="constrained")
+    left = [0.0] * len(names)
+    parts = [("kept", KEPT, lambda c: c.kept)]
+    parts += [(f"removed by {stage}", stage_color(i + 1), lambda c, s=stage: c.removed.get(s, 0))
+              for i, stage in enumerate(stages)]
+    parts.append(("rejected", OTHER, lambda c: c.rejected or 0))
+    for label, color, amount in parts:
+        widths = []
+        for name in names:
+            c = sources[name]
+            whole = c.input or (c.kept + sum(c.removed.values()) + (c.rejected or 0)) or 1
+            widths.append(amount(c) / whole)
+        if any(widths):
+            ax.barh(range(len(names)), widths, left=left, color=color, height=0.62, label=label)
+        left = [a + b for a, b in zip(left, widths)]
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlim(0, 1)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:.0%}"))
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("share of the source's input records")
+    ax.set_title("Per source: kept, removed by each stage, rejected")
+    fig.legend(loc="outside lower center", ncol=min(len(parts), 6), fontsize=7.5)
     return to_data_uri(fig)
 
 

@@ -7,6 +7,7 @@ import pathlib
 from corpusforge.pipeline.document import DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA
 from corpusforge.pipeline.shards import write_arrow_file
 
+NEAR_DUPLICATE_TAIL = "Copied from a mirror."
 NASTY = 'Click <script>alert("x")</script> <img src="http://evil.example/pixel.png"> & more'
 
 
@@ -55,7 +56,8 @@ def write_run(root: pathlib.Path, *, build=True, tokenizer=True, training=True) 
         (root / "manifest.json").write_text(json.dumps({
             "corpusforge_version": "0.1.0", "created_unix": 1_790_000_000, "rows": 80, "bytes": 123_456,
             "shards": [{"file": "part-00000-of-00002.arrow"}, {"file": "part-00001-of-00002.arrow"}],
-            "stages": ["normalize", "quality", "dedup", "pii"], "config": {"beam": {"runner": "DirectRunner"}},
+            "stages": ["normalize", "quality", "dedup", "pii"], "config": {"beam": {"runner": "DirectRunner"},
+                                                         "quality": {"langid": {"min_score": 0.65}}},
             "versions": {"python": "3.11.7"}}))
         (root / "clean").mkdir()
         docs = [_doc(i, lang="de" if i % 27 == 0 else "en", pii=i % 3) for i in range(80)]
@@ -64,9 +66,12 @@ def write_run(root: pathlib.Path, *, build=True, tokenizer=True, training=True) 
         removed = [_removed(i, "quality", "gopher_short_doc", {}) for i in range(15)]
         removed[7]["text"] = NASTY
         removed += [_removed(i, "quality", "langid_low_score", {"lang": "xx"}, lang="xx", score=0.2) for i in range(8)]
-        # Near duplicates: one cluster of 5 (survivor s1, four removed) and four clusters of 3 (two removed each).
-        removed += [_removed(i, "dedup", "minhash_near_duplicate", {"survivor_id": "s1", "cluster_size": 5}) for i in range(4)]
-        removed += [_removed(4 + i, "dedup", "minhash_near_duplicate", {"survivor_id": f"t{i // 2}"}) for i in range(8)]
+        # Near duplicates: one cluster of 5 (survivor doc-0001, four removed) and four clusters of 3 (survivors
+        # doc-0010 to doc-0013, two removed each), each a kept document's text with a line added.
+        removed += [_removed(i, "dedup", "minhash_near_duplicate", {"survivor_id": "web/doc-0001", "cluster_size": 5},
+                             text=docs[1]["text"] + NEAR_DUPLICATE_TAIL) for i in range(4)]
+        removed += [_removed(4 + i, "dedup", "minhash_near_duplicate", {"survivor_id": f"web/doc-{10 + i // 2:04d}"},
+                             text=docs[10 + i // 2]["text"] + NEAR_DUPLICATE_TAIL) for i in range(8)]
         # Exact duplicates that report only a cluster size: three removed pairs.
         removed += [_removed(20 + i, "dedup", "exact_duplicate", {"cluster_size": 2}) for i in range(3)]
         removed += [_removed(i, "pii", "pii_dense", {"entities": 12}, text="Mail [EMAIL_ADDRESS] or call [PHONE_NUMBER].")

@@ -1,5 +1,6 @@
 """`corpusforge report` on a hand-written run directory with known numbers, and on partial runs."""
 import base64
+import pathlib
 import re
 
 import pytest
@@ -11,6 +12,8 @@ from corpusforge.pipeline.report import write_report
 from corpusforge.pipeline.report.collect import _Picker, _strided, collect, read_metrics
 from tests.pipeline.report.rundir import NASTY, STATS, write_run
 
+FILTER_JS = (pathlib.Path(report_page.__file__).parent / "templates" / "filter.js").read_text().strip()
+
 
 def _text(page: str) -> str:
     """The visible text, roughly: tags dropped, entities kept."""
@@ -20,8 +23,8 @@ def _text(page: str) -> str:
 def test_page_has_every_section_and_the_numbers(full_run):
     _, page, _ = full_run
     text = _text(page)
-    for section in ("funnel", "reasons", "length", "languages", "mixture", "scores", "dedup", "pii", "samples",
-                    "rejected", "tokenizer", "training", "details"):
+    for section in ("funnel", "sources", "reasons", "length", "languages", "mixture", "values", "dedup",
+                    "near-duplicates", "pii", "compare", "samples", "rejected", "tokenizer", "training", "details"):
         assert f'<section id="{section}">' in page
     # header cards and funnel
     assert "124" in text and "80" in text and "64.5% of input" in text
@@ -58,7 +61,12 @@ def test_page_has_every_section_and_the_numbers(full_run):
 def test_page_is_self_contained_and_escapes_all_text(full_run):
     _, page, _ = full_run
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
-    assert "<script" not in page.lower() and "<link" not in page.lower() and "@import" not in page
+    # One script, the page's own reasons filter, inline; a policy that lets the browser load nothing else.
+    scripts = re.findall(r"<script[^>]*>", page, re.I)
+    assert scripts == ["<script>"] and FILTER_JS in page
+    assert ("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
+            "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">") in page
+    assert "<link" not in page.lower() and "@import" not in page
     assert "url(" not in page  # no external CSS resources either
     images = re.findall(r'<img src="([^"]+)"', page)
     assert len(images) >= 7
@@ -67,7 +75,7 @@ def test_page_is_self_contained_and_escapes_all_text(full_run):
         assert base64.b64decode(uri.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
     # the removed document with markup in it is shown as text
     assert NASTY not in page
-    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in page  # markupsafe writes " as &#34;
     assert "&lt;b&gt;bold&lt;/b&gt;" in page
 
 
@@ -82,7 +90,8 @@ def test_samples_spread_over_each_top_reason_and_note_what_they_are(full_run):
     assert short.samples[0].chars > 100 and len(short.samples[0].text) == 100
     assert len(groups[("pii", "pii_dense")].samples) == 2
     assert "more characters" in html and "personal data replaced by placeholders" in html
-    assert groups[("dedup", "minhash_near_duplicate")].samples[0].details == {"survivor_id": "s1", "cluster_size": 5}
+    assert groups[("dedup", "minhash_near_duplicate")].samples[0].details == {"survivor_id": "web/doc-0001",
+                                                                              "cluster_size": 5}
 
 
 def test_cluster_sizes_from_survivors_and_reported_sizes(full_run):
@@ -95,8 +104,8 @@ def test_distributions_are_sampled_when_the_run_is_large(full_run):
     data = collect(str(run), sample_rows=10)
     assert data.clean_coverage.rows_total == 80 and data.clean_coverage.rows_read == 10
     assert data.removed_coverage.rows_total == 40 and data.removed_coverage.rows_read == 10
-    assert len(data.scores["lang_score"]["kept"]) == 10
-    assert "a sample of 10 of 80" in report_page.scores_section(data).html()
+    assert len(data.values["lang_score"]["kept"]) == 10
+    assert "a sample of 10 of 80" in report_page.values_section(data).html()
 
 
 def test_cli_prints_summary(full_run):
@@ -238,3 +247,93 @@ def test_the_page_scrubs_what_it_shows_even_from_raw_removed_records(tmp_path):
 def test_no_banner_when_the_run_wrote_scrubbed_files(full_run):
     _, page, _ = full_run
     assert '<div class="banner"' not in page
+
+
+def _section(page: str, id: str) -> str:
+    return page.split(f'<section id="{id}">')[1].split("</section>")[0]
+
+
+def test_sources_section_gives_each_source_its_funnel(full_run):
+    import pyarrow as pa
+
+    run, page, _ = full_run
+    clean = pa.concat_tables(pa.ipc.open_file(str(f)).read_all() for f in sorted((run / "clean").glob("*.arrow")))
+    chars = sum(len(t) for t in clean.column("text").to_pylist())
+    # web: 124 input = 4 rejected + 0 (normalize) + 23 (quality) + 15 (dedup) + 2 (pii) removed + 80 kept
+    assert re.search(rf"web\s+124\s+4\s+0\s+23\s+15\s+2\s+80\s+64.5%\s+{chars:,}\s", _text(_section(page, "sources")))
+    assert "input = kept + removed + rejected" in _section(page, "sources")
+
+
+def test_tokens_per_source_from_the_token_shards(tmp_path):
+    import pyarrow as pa
+
+    from corpusforge.pipeline.report.collect import tokens_by_source
+
+    schema = pa.schema([("id", pa.string()), ("tokens", pa.large_list(pa.uint16())), ("source", pa.string())])
+    (tmp_path / "train").mkdir()
+    table = pa.table({"id": ["a", "b", "c"], "tokens": [[1, 2, 3], [4], [5, 6]], "source": ["web", "books", "web"]},
+                     schema=schema)
+    with pa.ipc.new_file(str(tmp_path / "train" / "part-0.arrow"), schema) as writer:
+        writer.write_table(table)
+    manifest = {"splits": {"train": {"shards": ["train/part-0.arrow"]}, "val": {"shards": []}}}
+    assert tokens_by_source(str(tmp_path), manifest) == {("web", "train"): 5, ("books", "train"): 1}
+
+
+def test_near_duplicates_beside_their_survivors_with_the_shared_text_marked(full_run):
+    from tests.pipeline.report.rundir import NEAR_DUPLICATE_TAIL
+
+    run, page, _ = full_run
+    section = _section(page, "near-duplicates")
+    assert section.count('<div class="pair">') == 3
+    assert '<span class="badge kept">survivor</span> web/doc-0001' in section
+    marked = re.findall(r"<mark>(.*?)</mark>", section, re.S)
+    assert marked and all("Kept document 1 with enough words" in m for m in marked[:2])
+    assert all(NEAR_DUPLICATE_TAIL not in m for m in marked) and NEAR_DUPLICATE_TAIL in section
+
+
+def test_typed_annotations_thresholds_and_a_scrubbed_near_duplicate(tmp_path):
+    """Annotations and details as Arrow structs (typed annotations): the values get histograms with the run's
+    threshold, and a near-duplicate pair holding an email shows it only as a placeholder."""
+    import json
+
+    import pyarrow as pa
+
+    from corpusforge.pipeline.document import REMOVED_SCHEMA
+    from corpusforge.pipeline.shards import write_arrow_file
+
+    run = write_run(tmp_path / "run", tokenizer=False, training=False)
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["config"]["quality"] = {"gopher": {"enabled": True, "min_words": 50, "max_words": 100000}}
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    measured = pa.struct([("gopher", pa.struct([("n_words", pa.int64())]))])
+    annotations = pa.struct([("lang", pa.string()), ("lang_score", pa.float64()), ("quality", measured)])
+    details = pa.struct([("survivor_id", pa.string()), ("similarity", pa.float64()), ("quality", measured)])
+    text = "Write to jane.doe@example.org about the meeting on the river bank tomorrow morning. " * 3
+    clean_schema = pa.schema([("id", pa.string()), ("text", pa.large_string()), ("source", pa.string()),
+                              ("metadata", pa.string()), ("annotations", annotations)])
+    kept = [{"id": f"web/k{i}", "text": text if i == 0 else f"Kept {i}. " * 60, "source": "web", "metadata": "{}",
+             "annotations": {"lang": "en", "lang_score": 0.9, "quality": {"gopher": {"n_words": 60 + i}}}}
+            for i in range(6)]
+    for f in (run / "clean").iterdir():
+        f.unlink()
+    write_arrow_file(str(run / "clean" / "part-00000-of-00001.arrow"), clean_schema, kept)
+    removed_schema = pa.schema([field if field.name not in ("details", "annotations") else
+                                pa.field(field.name, details if field.name == "details" else annotations)
+                                for field in REMOVED_SCHEMA])
+    removed = [{"id": f"web/r{i}", "source": "web", "stage": "quality", "reason": "gopher_short_doc",
+                "details": {"quality": {"gopher": {"n_words": 10 + i}}}, "text": "Too short.",
+                "annotations": {"lang": "en", "lang_score": 0.8, "quality": {"gopher": {"n_words": 10 + i}}}}
+               for i in range(3)]
+    removed.append({"id": "web/dup", "source": "web", "stage": "dedup", "reason": "minhash_near_duplicate",
+                    "details": {"survivor_id": "web/k0", "similarity": 0.91}, "text": text + "Sent from my phone.",
+                    "annotations": {"lang": "en", "lang_score": 0.9, "quality": {"gopher": {"n_words": 45}}}})
+    write_arrow_file(str(run / "removed" / "part-00000-of-00001.arrow"), removed_schema, removed)
+    data = collect(str(run))
+    values = data.values["quality.gopher.n_words"]
+    assert sorted(values["kept"]) == [60, 61, 62, 63, 64, 65] and values["removed"] == [10, 11, 12]
+    assert values["other"] == [45]  # passed the rule, removed later by dedup
+    page = report_page.render(data)
+    assert "quality.gopher.min_words = 50" in _text(_section(page, "values"))
+    pair = _section(page, "near-duplicates")
+    assert "jane.doe@example.org" not in page and "&lt;EMAIL" in pair and "estimated similarity 0.91" in pair
+    assert re.search(r"<mark>[^<]*about the meeting", pair)
