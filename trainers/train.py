@@ -33,6 +33,7 @@ from corpusforge.trainers.objectives import IGNORE, Objective, build_objective, 
 from corpusforge.trainers.parallel import (Distributed, all_gather_objects, all_reduce_sum, barrier, full_state_dict,
                                            gradient_sync, init_distributed, is_sharded, load_full_state_dict,
                                            parallelize, shutdown)
+from corpusforge.trainers.schedule import warmup_then_decay
 from corpusforge.trainers.vocab import Vocabulary
 
 ARCH_OF_OBJECTIVE = {"mlm": "encoder", "rtd": "encoder", "bilm": "bilm", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
@@ -144,19 +145,6 @@ def build_optimizer(model: torch.nn.Module, tc: TrainConfig, device: torch.devic
     return torch.optim.AdamW(groups, lr=o.lr, betas=(o.beta1, o.beta2), eps=o.eps, **kind)
 
 
-def lr_factor(step: int, tc: TrainConfig) -> float:
-    """Linear warmup to the peak, then cosine or linear decay to ``min_lr_ratio`` x peak at ``max_steps``."""
-    o = tc.optim
-    warmup = min(o.warmup_steps, max(tc.max_steps - 1, 0))
-    if step < warmup:
-        return (step + 1) / warmup
-    if o.schedule == "constant":
-        return 1.0
-    progress = min(1.0, (step - warmup) / max(1, tc.max_steps - warmup))
-    shape = 0.5 * (1.0 + math.cos(math.pi * progress)) if o.schedule == "cosine" else 1.0 - progress
-    return o.min_lr_ratio + (1.0 - o.min_lr_ratio) * shape
-
-
 def resolve_dtype(tc: TrainConfig, device: torch.device) -> torch.dtype:
     """auto: float32 on CPU; bfloat16 where the GPU has it natively (Ampere and later), else float16 with a loss
     scaler (V100, T4: their bfloat16 is emulated and slow)."""
@@ -221,7 +209,7 @@ class _Session:
     model: Transformer  # the unwrapped module (checkpoints, gradient clipping)
     trained: torch.nn.Module  # what the forward pass runs: DDP- and/or compile-wrapped ``model``
     optimizer: torch.optim.Optimizer
-    scheduler: torch.optim.lr_scheduler.LambdaLR
+    scheduler: torch.optim.lr_scheduler.LRScheduler
     scaler: torch.amp.GradScaler | None
     autocast: contextlib.AbstractContextManager
     plan: BatchPlan
@@ -343,7 +331,8 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                           checkpoint_activations=tc.checkpoint_activations,
                           param_dtype=dtype if dtype != torch.float32 else None)  # `model` stays unwrapped
     optimizer = build_optimizer(model, tc, device)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, tc))
+    scheduler = warmup_then_decay(optimizer, warmup_steps=tc.optim.warmup_steps, total_steps=tc.max_steps,
+                                  decay=tc.optim.schedule, final_ratio=tc.optim.min_lr_ratio)
     scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
     autocast = (torch.autocast(device_type=device.type, dtype=dtype) if dtype != torch.float32
                 else contextlib.nullcontext())

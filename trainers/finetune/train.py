@@ -28,6 +28,7 @@ from corpusforge.trainers.finetune.encode import IGNORE, collate, encode, pad_id
 from corpusforge.trainers.finetune.methods import (apply_method, arch_of, count_parameters, save_result,
                                                    takes_segments, task_model)
 from corpusforge.trainers.finetune.metrics import classification_metrics
+from corpusforge.trainers.schedule import warmup_then_decay
 
 
 def prepare_base(model_dir: str, out: pathlib.Path) -> pathlib.Path:
@@ -103,9 +104,8 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
                                   lr=config.learning_rate())
     steps_per_epoch = math.ceil(len(train_rows) / config.batch_size)
     total_steps = steps_per_epoch * config.epochs
-    warmup = int(config.warmup_ratio * total_steps)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total_steps - s) / max(1, total_steps - warmup)))
+    scheduler = warmup_then_decay(optimizer, warmup_steps=int(config.warmup_ratio * total_steps),
+                                  total_steps=total_steps, decay="linear", final_ratio=0.0)
 
     files.write_json(str(out / "labels.json"), labels or {})
     history: list[dict[str, Any]] = []
