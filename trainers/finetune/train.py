@@ -25,8 +25,9 @@ from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.data import check_known_labels, label_map, read_records, task_examples
 from corpusforge.trainers.finetune.encode import IGNORE, collate, encode, pad_id
-from corpusforge.trainers.finetune.methods import (apply_method, arch_of, count_parameters, save_result,
-                                                   takes_segments, task_model)
+from corpusforge.trainers.finetune.elmo import is_bilm
+from corpusforge.trainers.finetune.methods import (apply_method, arch_of, check_method, count_parameters,
+                                                   save_result, takes_segments, task_model)
 from corpusforge.trainers.finetune.metrics import classification_metrics
 from corpusforge.trainers.schedule import warmup_then_decay
 
@@ -36,7 +37,7 @@ def prepare_base(model_dir: str, out: pathlib.Path) -> pathlib.Path:
     from corpusforge.trainers.export import _kind, export_model
 
     path = pathlib.Path(model_dir)
-    if _kind(path) == "transformers":
+    if _kind(path) == "transformers" or is_bilm(path):  # an ELMo biLM has no transformers layout: used as it is
         return path.resolve()
     base = out / "base"
     if not (base / "config.json").is_file():
@@ -76,6 +77,7 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     if not config.resume and present - {"base", "labels.json"}:
         raise UserError(f"{out} already holds a fine-tuning run or other files; pass --resume to continue it, or "
                         "choose another --out")
+    check_method(config.model, config.method)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
     base = prepare_base(config.model, out)
@@ -87,7 +89,7 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     if labels:
         check_known_labels(val_examples, labels, config.validation)
     pad = pad_id(tokenizer)
-    max_length = input_length(config, tokenizer)
+    max_length = config.max_length if arch == "bilm" else input_length(config, tokenizer)  # LSTMs: no positions
     extra = dict(segments=takes_segments(base),
                  virtual_tokens=config.num_virtual_tokens if config.method == "prompt" and config.task == "tag" else 0)
     train_rows = encode(train_examples, tokenizer, config.task, arch, labels, max_length, **extra)
