@@ -118,8 +118,9 @@ def apply_method(model, config: FinetuneConfig, task: str):
                                    modules_to_save=heads or None)
     else:
         backbone = getattr(model, model.base_model_prefix, model)
-        # peft's prefix tuning for a task head passes past_key_values only to a forward that names it; in
-        # transformers 5 none does (BERT has no cache, decoders renamed it to `cache`). Generation passes it anyway.
+        # peft's prefix tuning for a task head passes past_key_values only to a forward whose signature names
+        # it; transformers 5 renamed it `cache` everywhere (BERT takes the old name only through a deprecation
+        # wrapper that signature check misses), so peft 0.21 refuses. Generation passes it anyway.
         if config.method == "prefix" and task != "generate" and not any(
                 "past_key_values" in inspect.signature(m.forward).parameters for m in (model, backbone)):
             raise UserError(f"peft's prefix tuning needs a forward that takes past_key_values, which transformers' "
