@@ -4,10 +4,11 @@
 
 Step i of the warmup runs at (i + 1) / warmup_steps of the peak (the first step already learns); the decay
 then starts at the peak and reaches ``final_ratio`` x peak at ``total_steps``. The scheduler's ``state_dict``
-goes into checkpoints, so a resumed run continues on the same curve.
+goes into checkpoints, so a resumed run continues on the same curve (``load_state``).
 """
 from __future__ import annotations
 
+import warnings
 from typing import Literal
 
 import torch
@@ -31,3 +32,17 @@ def warmup_then_decay(optimizer: torch.optim.Optimizer, *, warmup_steps: int, to
         return after
     ramp = lr_scheduler.LinearLR(optimizer, start_factor=1.0 / warmup, end_factor=1.0, total_iters=warmup - 1)
     return lr_scheduler.SequentialLR(optimizer, [ramp, after], milestones=[warmup])
+
+
+def load_state(scheduler: lr_scheduler.LRScheduler, state: dict) -> None:
+    """Restore a checkpoint's scheduler state; call it before the optimizer's state is loaded. A checkpoint
+    written before the schedule came from these schedulers holds a ``LambdaLR``'s state for the same curve: the
+    schedule is replayed to its step instead (the replay moves the rates from the start; the optimizer's state,
+    loaded next, then sets them as saved)."""
+    if "lr_lambdas" not in state:
+        scheduler.load_state_dict(state)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "scheduler.step() before optimizer.step()": no training step is taken
+        for _ in range(state["last_epoch"]):
+            scheduler.step()

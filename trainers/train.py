@@ -33,7 +33,7 @@ from corpusforge.trainers.objectives import IGNORE, Objective, build_objective, 
 from corpusforge.trainers.parallel import (Distributed, all_gather_objects, all_reduce_sum, barrier, full_state_dict,
                                            gradient_sync, init_distributed, is_sharded, load_full_state_dict,
                                            parallelize, shutdown)
-from corpusforge.trainers.schedule import warmup_then_decay
+from corpusforge.trainers.schedule import load_state, warmup_then_decay
 from corpusforge.trainers.vocab import Vocabulary
 
 ARCH_OF_OBJECTIVE = {"mlm": "encoder", "rtd": "encoder", "bilm": "bilm", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
@@ -343,8 +343,8 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     torch.manual_seed(tc.seed + dist.rank)  # dropout noise differs per rank
     step, position = 0, 0
     if state is not None:
+        load_state(scheduler, state["scheduler"])
         load_full_state_dict(model, optimizer, state["model"], state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
         if scaler is not None and state.get("scaler"):
             scaler.load_state_dict(state["scaler"])
         step, position = state["step"], state["data_position"]

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from corpusforge.trainers.schedule import warmup_then_decay
+from corpusforge.trainers.schedule import load_state, warmup_then_decay
 
 PEAK = 3e-4
 
@@ -62,6 +62,22 @@ def test_the_state_resumes_on_the_same_curve():
     state = torch.load(buffer, weights_only=True)
     opt = optimizer()
     scheduler = warmup_then_decay(opt, **settings)
+    load_state(scheduler, state["scheduler"])
     opt.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
     assert first + rates(opt, scheduler, 37) == straight
+
+
+def test_a_checkpoint_of_the_former_lambda_schedule_resumes_on_the_curve():
+    """Checkpoints written before torch's schedulers hold a LambdaLR's state: the curve continues all the same."""
+    settings = dict(warmup_steps=5, total_steps=40, decay="cosine", final_ratio=0.1)
+    opt = optimizer()
+    former = torch.optim.lr_scheduler.LambdaLR(opt, lambda step: closed_form(step, 40, 5, "cosine", 0.1) / PEAK)
+    rates(opt, former, 12)
+    state = {"optimizer": opt.state_dict(), "scheduler": former.state_dict()}
+    opt = optimizer()
+    scheduler = warmup_then_decay(opt, **settings)
+    load_state(scheduler, state["scheduler"])
+    opt.load_state_dict(state["optimizer"])
+    for step, groups in enumerate(rates(opt, scheduler, 28), start=12):
+        want = closed_form(step, 40, 5, "cosine", 0.1)
+        assert groups == pytest.approx([want, want], rel=1e-9), step

@@ -29,7 +29,7 @@ from corpusforge.trainers.finetune.elmo import is_bilm
 from corpusforge.trainers.finetune.methods import (apply_method, arch_of, check_method, count_parameters,
                                                    save_result, takes_segments, task_model)
 from corpusforge.trainers.finetune.metrics import classification_metrics
-from corpusforge.trainers.schedule import warmup_then_decay
+from corpusforge.trainers.schedule import load_state, warmup_then_decay
 
 
 def prepare_base(model_dir: str, out: pathlib.Path) -> pathlib.Path:
@@ -120,8 +120,8 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
         named = dict(model.named_parameters())
         for name, value in state["trainable"].items():
             named[name].data.copy_(value)
+        load_state(scheduler, state["scheduler"])
         optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
         ckpt.restore_rng(state["rng"])
         history, start_epoch = list(state["history"]), int(state["epoch"]) + 1
 
