@@ -60,3 +60,21 @@ def test_elmo_method_and_model_must_match(elmo_model, bases, task_files, tmp_pat
     train, val = task_files["tag"]
     with pytest.raises(UserError, match="--task classify only"):
         finetune(settings(elmo_model, task_files, tmp_path / "c", task="tag", train=str(train), validation=str(val)))
+
+
+def test_an_interrupted_elmo_fine_tuning_resumes_to_the_uninterrupted_result(elmo_model, task_files, tmp_path,
+                                                                              monkeypatch):
+    straight = finetune(settings(elmo_model, task_files, tmp_path / "a", epochs=3))
+    real = finetune_module._train_epoch
+
+    def interrupted(*args):
+        if args[-1] == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(finetune_module, "_train_epoch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        finetune(settings(elmo_model, task_files, tmp_path / "b", epochs=3))
+    monkeypatch.setattr(finetune_module, "_train_epoch", real)
+    resumed = finetune(settings(elmo_model, task_files, tmp_path / "b", epochs=3, resume=True))
+    assert resumed["epochs"] == [{**e, "seconds": r["seconds"]} for e, r in zip(straight["epochs"], resumed["epochs"])]
