@@ -143,9 +143,10 @@ def test_rtd_logs_each_half_under_its_own_name_and_no_perplexity(run_dir, capsys
     assert "discriminator loss" in out and "ppl" not in out
 
 
-@pytest.mark.parametrize("change,said", [("train.rtd.generator_fraction=0.5", "generator_fraction was 0.25, now 0.5"),
-                                         ("train.rtd.share_embeddings=false", "share_embeddings was True, now False"),
-                                         ("train.rtd.discriminator_weight=10", "discriminator_weight was 50.0, now 10.0")])
+@pytest.mark.parametrize("change,said", [
+    ("train.rtd.generator_fraction=0.5", "generator_fraction was 0.25, now 0.5"),
+    ("train.rtd.share_embeddings=false", "share_embeddings was True, now False"),
+    ("train.rtd.discriminator_weight=10", "discriminator_weight was 50.0, now 10.0")])
 def test_resume_refuses_other_electra_generator_settings(run_dir, change, said):
     train_model(config(run_dir, "train.objective=rtd"), stop_at_step=2)
     with pytest.raises(UserError, match=said) as refused:

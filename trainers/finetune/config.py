@@ -48,8 +48,8 @@ class FinetuneConfig:
     epochs: int = f(default=3, metadata={"help": "Passes over the training records."})
     batch_size: int = f(default=16, metadata={"help": "Records per optimizer step."})
     lr: float = f(default=0.0, metadata={
-        "help": "Peak learning rate (0: the method's default: 5e-5 full, 5e-4 lora and adapter, 1e-2 prefix, 3e-2 prompt, "
-                "1e-3 elmo)."})
+        "help": "Peak learning rate (0: the method's default: 5e-5 full, 5e-4 lora and adapter, 1e-2 prefix, "
+                "3e-2 prompt, 1e-3 elmo)."})
     warmup_ratio: float = f(default=0.06, metadata={"help": "Share of the steps with a linear warmup (then linear decay to 0)."})
     weight_decay: float = f(default=0.01, metadata={"help": "AdamW weight decay."})
     max_length: int = f(default=256, metadata={"help": "Tokens per record at most (longer inputs are cut)."})
