@@ -43,6 +43,9 @@ class TokenizerConfig:
     batch_size: int = _f(1000, "Documents per batch streamed into the trainer.")
     input: str = _f("", "Clean shards to train on (directory, glob or file); default: <run_dir>/clean.")
     output: str = _f("", "Directory for tokenizer.json and report.json; default: <run_dir>/tokenizer.")
+    model_max_length: int = _f(0, "model_max_length in tokenizer_config.json: the input length transformers warns "
+                                  "about and truncates to; 0: train.seq_len of the same config. A run's model/ "
+                                  "gets its model's own length.")
 
     def __post_init__(self) -> None:
         check(self.vocab_size >= 100, f"tokenizer.vocab_size must be >= 100, got {self.vocab_size}")
@@ -51,6 +54,7 @@ class TokenizerConfig:
         check(self.heldout_mb >= 0, f"tokenizer.heldout_mb must be >= 0, got {self.heldout_mb}")
         check(self.batch_size >= 1, f"tokenizer.batch_size must be >= 1, got {self.batch_size}")
         check(self.max_token_chars >= 0, f"tokenizer.max_token_chars must be >= 0, got {self.max_token_chars}")
+        check(self.model_max_length >= 0, f"tokenizer.model_max_length must be >= 0, got {self.model_max_length}")
         check(
             not (self.family == "decoder" and self.kind in ("wordpiece", "unigram", "wordlevel")),
             f"tokenizer.kind={self.kind} needs an unknown token, and family decoder has none; "

@@ -196,8 +196,12 @@ def _counted(sample: _Sample, shown: Progress) -> Iterator[list[str]]:
         yield batch
 
 
-def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, progress: bool = False) -> dict[str, Any]:
+def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, progress: bool = False, *,
+                      model_max_length: int | None = None) -> dict[str, Any]:
     """Train on the clean shards at ``input_path``; write tokenizer.json, tokenizer_config.json, report.json.
+
+    ``model_max_length``: what tokenizer_config.json records (default ``cfg.model_max_length``; 0 or None: none,
+    and transformers then assumes no limit).
 
     ``progress``: on a terminal, the trainer's own bars (sample read with ETA, then word counts and merges);
     otherwise a plain line every 10 s on stderr with the sample bytes read of the expected total."""
@@ -239,7 +243,8 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, pr
         "tokenizers_version": tokenizers.__version__,
     }
     files.write_bytes_atomic(files.join(output_dir, "tokenizer.json"), text.encode("utf-8"))
-    save_transformers(files.join(output_dir, "tokenizer.json"), output_dir, keep_tokenizer_json=True)
+    save_transformers(files.join(output_dir, "tokenizer.json"), output_dir, keep_tokenizer_json=True,
+                      model_max_length=model_max_length or cfg.model_max_length or None)
     files.write_bytes_atomic(files.join(output_dir, "report.json"), _dumps(report).encode("utf-8"))
     return report
 
@@ -255,16 +260,19 @@ def train_tokenizer(config, progress: bool = True) -> dict[str, Any]:
     input_path = cfg.input or files.join(run_dir, "clean")
     output_dir = cfg.output or files.join(run_dir, "tokenizer")
     target = files.join(output_dir, "tokenizer.json")
+    # Unless set, the length the model will train at (with none, transformers records 1e30 and never truncates).
+    max_length = cfg.model_max_length or getattr(getattr(config, "train", None), "seq_len", None)
     with run_lock(run_dir, "tokenizer train"):
         if files.exists(target) and not config.output.overwrite:
             raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
         if cfg.output or not files.is_local(run_dir):
-            return train_from_shards(cfg, input_path, output_dir, progress=progress)
+            return train_from_shards(cfg, input_path, output_dir, progress=progress, model_max_length=max_length)
         rundir.check_owned(run_dir, ["tokenizer"], require_marker=False)
         _check_only_tokenizer_files(output_dir)
         staging = files.join(run_dir, f".tmp-swap-{uuid.uuid4().hex[:12]}")
         try:
-            report = train_from_shards(cfg, input_path, files.join(staging, "tokenizer"), progress=progress)
+            report = train_from_shards(cfg, input_path, files.join(staging, "tokenizer"), progress=progress,
+                                       model_max_length=max_length)
         except BaseException:
             rundir.remove_tree(staging)
             raise

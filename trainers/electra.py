@@ -2,8 +2,9 @@
 discriminator learns, at every position, whether the token it sees was replaced. Architecture only: the masking
 comes from objectives.py (the ``rtd`` objective is masked LM's inputs and labels).
 
-    model = ReplacedTokenDetection(electra_configs(discriminator_cfg, generator_fraction=0.25), sample_vocab_size=v)
+    model = ReplacedTokenDetection(d_cfg, generator_config(d_cfg, fraction=0.25), sample_vocab_size=v)
     logits, loss = model(input_ids, labels=labels)  # generator logits; loss = generator MLM + weight x detection
+    detection_metrics(model.detection_sums)         # the two halves' losses and the discriminator's accuracy
 
 Both halves are ``Transformer`` encoders. With shared embeddings (the paper's default) the generator reads the
 discriminator's token, position and segment embeddings and their norm, at the discriminator's width, and
@@ -49,6 +50,7 @@ class ReplacedTokenDetection(nn.Module):
         self.cfg, self.generator_cfg = discriminator, generator
         self.share_embeddings, self.discriminator_weight = share_embeddings, discriminator_weight
         self.sample_vocab_size = sample_vocab_size or generator.vocab_size
+        self.detection_sums: torch.Tensor | None = None  # of the last forward with labels: see detection_metrics
         self.discriminator = Transformer(discriminator)
         self.generator = Transformer(generator)
         if share_embeddings:  # one set of embedding modules, registered under both names
@@ -100,4 +102,18 @@ class ReplacedTokenDetection(nn.Module):
         weight = attention_mask.float() if attention_mask is not None else torch.ones_like(replaced)
         detection_loss = (F.binary_cross_entropy_with_logits(detection, replaced, reduction="none") * weight).sum()
         detection_loss = detection_loss / weight.sum().clamp(min=1.0)
+        with torch.no_grad():  # kept for the log beside the combined loss; no host sync here
+            positions, count = weight.sum(), masked.sum().float()
+            self.detection_sums = torch.stack([
+                generator_loss.detach().float() * count, count, detection_loss.detach() * positions, positions,
+                (((detection > 0).float() == replaced).float() * weight).sum(), (replaced * weight).sum()])
         return logits, generator_loss + self.discriminator_weight * detection_loss
+
+
+def detection_metrics(sums) -> dict[str, float]:
+    """What ``detection_sums`` (added over batches and processes) mean: the generator's masked-LM loss, the
+    discriminator's loss and accuracy over the attended positions, and the share of them replaced (the accuracy
+    of always answering "original" is 1 minus that)."""
+    generator, masked, detection, positions, correct, replaced = (float(x) for x in sums)
+    return {"generator_loss": generator / max(masked, 1.0), "discriminator_loss": detection / max(positions, 1.0),
+            "discriminator_accuracy": correct / max(positions, 1.0), "replaced_share": replaced / max(positions, 1.0)}

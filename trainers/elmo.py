@@ -137,16 +137,22 @@ class BiLM(nn.Module):
     def num_params(self, trainable_only: bool = True) -> int:
         return sum(p.numel() for p in self.parameters() if p.requires_grad or not trainable_only)
 
-    def states(self, input_ids) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
-        """Token layer, forward layers, backward layers (each batch, length, d_model)."""
+    def states(self, input_ids, attention_mask=None) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """Token layer, forward layers, backward layers (each batch, length, d_model). ``attention_mask`` (1 on
+        tokens, 0 on right padding): the backward direction starts at each sequence's own last token, so no
+        token's states depend on the padding (the forward direction reaches the padding only after the tokens)."""
         x = self.drop(self.tokens(input_ids))
         forward = self.forward_lm(x)
-        backward = [h.flip(1) for h in self.backward_lm(x.flip(1))]
+        if attention_mask is None:
+            backward = [h.flip(1) for h in self.backward_lm(x.flip(1))]
+        else:
+            order = _reversed_within(attention_mask)
+            backward = [_gather(h, order) for h in self.backward_lm(_gather(x, order))]
         return x, forward, backward
 
-    def layers(self, input_ids) -> torch.Tensor:
+    def layers(self, input_ids, attention_mask=None) -> torch.Tensor:
         """ELMo's representations: (n_layers + 1, batch, length, 2 x d_model); layer 0 is the token layer twice."""
-        x, forward, backward = self.states(input_ids)
+        x, forward, backward = self.states(input_ids, attention_mask)
         return torch.stack([torch.cat([x, x], dim=-1)] + [torch.cat(pair, dim=-1) for pair in zip(forward, backward)])
 
     def forward(self, input_ids, labels=None, *, backward_labels=None):
@@ -159,6 +165,18 @@ class BiLM(nn.Module):
         if backward_labels is not None:
             loss = (loss + _mean_cross_entropy(self.softmax(backward[-1]), backward_labels)) / 2
         return logits, loss
+
+
+def _reversed_within(attention_mask) -> torch.Tensor:
+    """Per row, the positions that reverse its first ``length`` entries and leave the padding after them in place
+    (its own inverse)."""
+    lengths = attention_mask.sum(dim=1, keepdim=True)
+    positions = torch.arange(attention_mask.size(1), device=attention_mask.device).expand_as(attention_mask)
+    return torch.where(positions < lengths, lengths - 1 - positions, positions)
+
+
+def _gather(x, order):
+    return x.gather(1, order.unsqueeze(-1).expand_as(x))
 
 
 def _mean_cross_entropy(logits, labels):

@@ -68,8 +68,14 @@ def model_card(model_dir: pathlib.Path, info: dict[str, Any], layout: str, arch:
         lines.append(f"- last train loss: {metrics['train'].get('loss'):.4f}")
     if "val" in metrics:
         v = metrics["val"]
-        lines.append(f"- validation loss: {v.get('loss'):.4f} (perplexity {v.get('ppl'):.2f}, accuracy "
-                     f"{v.get('accuracy'):.3f}, {v.get('tokens')} predicted tokens)")
+        if "ppl" in v:
+            lines.append(f"- validation loss: {v.get('loss'):.4f} (perplexity {v.get('ppl'):.2f}, accuracy "
+                         f"{v.get('accuracy'):.3f}, {v.get('tokens')} predicted tokens)")
+        else:  # ELECTRA: generator MLM + weight x detection; each half by itself
+            lines.append(f"- validation: generator masked-LM loss {v.get('generator_loss'):.4f} (accuracy "
+                         f"{v.get('generator_accuracy'):.3f} on {v.get('tokens')} masked tokens); discriminator "
+                         f"loss {v.get('discriminator_loss'):.4f}, accuracy {v.get('discriminator_accuracy'):.3f} "
+                         f"({v.get('replaced_share'):.3f} of the tokens replaced)")
     lines += ["", "## Training data", ""]
     if build is None and tokens is None:
         lines.append("The run's manifests were not found beside the model; the training data is not recorded here.")

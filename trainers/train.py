@@ -33,6 +33,7 @@ from corpusforge.trainers.objectives import IGNORE, Objective, build_objective, 
 from corpusforge.trainers.parallel import (Distributed, all_gather_objects, all_reduce_sum, barrier, full_state_dict,
                                            gradient_sync, init_distributed, is_sharded, load_full_state_dict,
                                            parallelize, shutdown)
+from corpusforge.trainers.schedule import load_state, warmup_then_decay
 from corpusforge.trainers.vocab import Vocabulary
 
 ARCH_OF_OBJECTIVE = {"mlm": "encoder", "rtd": "encoder", "bilm": "bilm", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
@@ -144,19 +145,6 @@ def build_optimizer(model: torch.nn.Module, tc: TrainConfig, device: torch.devic
     return torch.optim.AdamW(groups, lr=o.lr, betas=(o.beta1, o.beta2), eps=o.eps, **kind)
 
 
-def lr_factor(step: int, tc: TrainConfig) -> float:
-    """Linear warmup to the peak, then cosine or linear decay to ``min_lr_ratio`` x peak at ``max_steps``."""
-    o = tc.optim
-    warmup = min(o.warmup_steps, max(tc.max_steps - 1, 0))
-    if step < warmup:
-        return (step + 1) / warmup
-    if o.schedule == "constant":
-        return 1.0
-    progress = min(1.0, (step - warmup) / max(1, tc.max_steps - warmup))
-    shape = 0.5 * (1.0 + math.cos(math.pi * progress)) if o.schedule == "cosine" else 1.0 - progress
-    return o.min_lr_ratio + (1.0 - o.min_lr_ratio) * shape
-
-
 def resolve_dtype(tc: TrainConfig, device: torch.device) -> torch.dtype:
     """auto: float32 on CPU; bfloat16 where the GPU has it natively (Ampere and later), else float16 with a loss
     scaler (V100, T4: their bfloat16 is emulated and slow)."""
@@ -203,6 +191,7 @@ class _Window:
     count: float = 0.0
     flops: float = 0.0
     tokens: float = 0.0
+    detection: torch.Tensor | None = None  # ELECTRA: the sums behind electra.detection_metrics
     grad_norms: list = dataclasses.field(default_factory=list)  # one 0-d tensor per step, read when logged
     started: float = dataclasses.field(default_factory=time.perf_counter)
 
@@ -221,7 +210,7 @@ class _Session:
     model: Transformer  # the unwrapped module (checkpoints, gradient clipping)
     trained: torch.nn.Module  # what the forward pass runs: DDP- and/or compile-wrapped ``model``
     optimizer: torch.optim.Optimizer
-    scheduler: torch.optim.lr_scheduler.LambdaLR
+    scheduler: torch.optim.lr_scheduler.LRScheduler
     scaler: torch.amp.GradScaler | None
     autocast: contextlib.AbstractContextManager
     plan: BatchPlan
@@ -256,11 +245,9 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
             if s.bar is not None:
                 s.bar.update(1)
             if s.evaluator is not None and tc.eval_every and s.step % tc.eval_every == 0 and s.step != end:
-                s.eval_result = s.evaluator.run(s.trained, s.autocast, s.step, s.log)
+                s.eval_result = s.evaluator.run(s.trained, s.autocast, s.step, s.log, unwrapped=s.model)
                 if dist.is_main:
-                    (s.bar.write if s.bar is not None else print)(
-                        f"step {s.step}: val loss {s.eval_result['loss']:.4f} (ppl {s.eval_result['ppl']:.2f}, "
-                        f"accuracy {s.eval_result['accuracy']:.3f})")
+                    (s.bar.write if s.bar is not None else print)(f"step {s.step}: {describe_eval(s.eval_result)}")
                 s.window.started = time.perf_counter()  # evaluation time is not training throughput
             if s.step % tc.checkpoint_every == 0 or s.step == end:
                 s.last_checkpoint = _save(s, s.step)
@@ -315,6 +302,8 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
         if state["model_config"] != dataclasses.asdict(mcfg):
             raise UserError(f"--resume: {latest} was trained with a different model or objective configuration; "
                             "use the same train.* settings, or start a new run directory")
+        if objective.name == "rtd":  # the generator and the loss weight are not in the discriminator's config
+            _check_same_rtd(state["config"].get("rtd", {}), to_dict(tc.rtd), latest)
         sharded = tc.data_parallel == "fsdp" and dist.enabled
         if state.get("sharded", False) != sharded:  # FSDP keys the optimizer state by name, DDP by position
             how = ("train.data_parallel=fsdp under torchrun with several processes" if state.get("sharded")
@@ -343,7 +332,8 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                           checkpoint_activations=tc.checkpoint_activations,
                           param_dtype=dtype if dtype != torch.float32 else None)  # `model` stays unwrapped
     optimizer = build_optimizer(model, tc, device)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, tc))
+    scheduler = warmup_then_decay(optimizer, warmup_steps=tc.optim.warmup_steps, total_steps=tc.max_steps,
+                                  decay=tc.optim.schedule, final_ratio=tc.optim.min_lr_ratio)
     scaler = torch.amp.GradScaler("cuda") if dtype == torch.float16 else None
     autocast = (torch.autocast(device_type=device.type, dtype=dtype) if dtype != torch.float32
                 else contextlib.nullcontext())
@@ -353,8 +343,8 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     torch.manual_seed(tc.seed + dist.rank)  # dropout noise differs per rank
     step, position = 0, 0
     if state is not None:
+        load_state(scheduler, state["scheduler"])
         load_full_state_dict(model, optimizer, state["model"], state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
         if scaler is not None and state.get("scaler"):
             scaler.load_state_dict(state["scaler"])
         step, position = state["step"], state["data_position"]
@@ -411,6 +401,16 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                     start_step=step, start_position=position, last_checkpoint=ckpt.latest_checkpoint(ckpt_dir))
 
 
+def _check_same_rtd(saved: dict, wanted: dict, checkpoint: pathlib.Path) -> None:
+    """Refuse to resume ELECTRA with another generator or loss weight than the checkpoint's (a generator of
+    another width would not load; another weight would silently change the objective mid-run)."""
+    changed = [f"train.rtd.{key} was {saved.get(key)}, now {value}" for key, value in wanted.items()
+               if saved.get(key) != value]
+    if changed:
+        raise UserError(f"--resume: {checkpoint} was trained with other ELECTRA settings ({'; '.join(changed)}); "
+                        "resume with the checkpoint's train.rtd.* settings, or start a new run directory")
+
+
 def _step(s: _Session) -> None:
     """One optimizer step over ``grad_accum`` micro-batches. Nothing here waits for the device: the gradient norm
     stays a tensor until the window is logged or checkpointed (``_check_gradients``)."""
@@ -428,6 +428,9 @@ def _step(s: _Session) -> None:
             weighted = loss * (counts[i] * dist.world_size / max(global_count, 1.0))
             (s.scaler.scale(weighted) if s.scaler else weighted).backward()
         w.loss += loss.detach().float() * counts[i]
+        sums = getattr(s.model, "detection_sums", None)
+        if sums is not None:
+            w.detection = sums if w.detection is None else w.detection + sums
         w.count += counts[i]
         dec = batch.get("decoder_input_ids")
         w.tokens += batch["input_ids"].numel() + (dec.numel() if dec is not None else 0)
@@ -482,6 +485,7 @@ def _log_window(s: _Session) -> None:
                                f"lower train.optim.lr (now {s.tc.optim.lr}); the last good checkpoint "
                                f"is {s.last_checkpoint or 'none'}")
     s.tokens_per_s = tokens / elapsed
+    detection = _detection_metrics(w.detection, s.dist)
     mfu = flops / elapsed / (s.peak * s.dist.world_size) if s.peak else None
     if s.dist.is_main:
         record = {"step": s.step, "split": "train", "loss": s.train_loss,
@@ -489,6 +493,7 @@ def _log_window(s: _Session) -> None:
                   "examples": s.start_position + (s.step - s.start_step) * s.plan.global_batch}
         if mfu is not None:
             record["mfu"] = mfu
+        record.update(detection)
         s.log.write(record)
         if s.bar is not None:
             postfix = {"loss": f"{s.train_loss:.4f}", "tok/s": f"{s.tokens_per_s:,.0f}"}
@@ -519,7 +524,7 @@ def _finish(s: _Session) -> TrainResult:
     """The final evaluation, the model directory (weights, config, tokenizer) and the loss curve."""
     tc, step = s.tc, s.step
     if s.evaluator is not None:
-        s.eval_result = s.evaluator.run(s.trained, s.autocast, step, s.log)
+        s.eval_result = s.evaluator.run(s.trained, s.autocast, step, s.log, unwrapped=s.model)
     final = s.model
     if is_sharded(s.model):  # gather the shards into a plain model on the main process
         model_state, _ = full_state_dict(s.model)
@@ -536,12 +541,29 @@ def _finish(s: _Session) -> TrainResult:
                         title=f"{s.objective.name} / {s.mcfg.arch} {tc.model.size}")
         summary = f"step {step}: train loss {s.train_loss:.4f}" if s.train_loss is not None else f"step {step}"
         if s.eval_result:
-            r = s.eval_result
-            summary += f", val loss {r['loss']:.4f} (ppl {r['ppl']:.2f}, acc {r['accuracy']:.3f})"
+            summary += f", {describe_eval(s.eval_result)}"
         print(f"{summary}; model in {s.model_dir}")
     barrier(s.dist)
     return TrainResult(model_dir=s.model_dir, step=step, train_loss=s.train_loss, eval=s.eval_result,
                        parameters=s.model.num_params(), tokens_per_second=s.tokens_per_s)
+
+
+def _detection_metrics(sums: torch.Tensor | None, dist: Distributed) -> dict:
+    """ELECTRA's two halves, from detection sums reduced over processes (empty for other models)."""
+    if sums is None:
+        return {}
+    from corpusforge.trainers.electra import detection_metrics
+
+    return detection_metrics(all_reduce_sum(sums.tolist(), dist))
+
+
+def describe_eval(result: dict) -> str:
+    """One line for an evaluation record: perplexity and accuracy, or for ELECTRA each half's loss and accuracy."""
+    if "ppl" in result:
+        return f"val loss {result['loss']:.4f} (ppl {result['ppl']:.2f}, accuracy {result['accuracy']:.3f})"
+    return (f"val loss {result['loss']:.4f} (generator MLM loss {result['generator_loss']:.4f}, accuracy "
+            f"{result['generator_accuracy']:.3f}; discriminator loss {result['discriminator_loss']:.4f}, accuracy "
+            f"{result['discriminator_accuracy']:.3f} with {result['replaced_share']:.3f} replaced)")
 
 
 @dataclasses.dataclass
@@ -570,11 +592,14 @@ class Evaluator:
         return cls(ExampleStream(windows, objective, seed=tc.seed + 1), plan, batches, dist)
 
     @torch.no_grad()
-    def run(self, model: torch.nn.Module, autocast, step: int, log: MetricsLog | None) -> dict:
+    def run(self, model: torch.nn.Module, autocast, step: int, log: MetricsLog | None, *,
+            unwrapped: torch.nn.Module | None = None) -> dict:
+        """``unwrapped``: the module under ``model``'s DDP/compile wrappers, where ELECTRA leaves its detection sums."""
         was_training = model.training
         model.eval()
         loader = make_loader(self.dataset, self.plan)
         total = count = correct = 0.0
+        detection = None
         device = self.dist.device
         for _ in range(self.batches):
             batch = {k: v.to(device) for k, v in next(loader).items()}
@@ -586,11 +611,18 @@ class Evaluator:
             total += float(loss) * n
             count += n
             correct += float(((logits.argmax(-1) == labels) & predicted).sum())
+            sums = getattr(unwrapped, "detection_sums", None)
+            if sums is not None:
+                detection = sums if detection is None else detection + sums
         total, count, correct = all_reduce_sum([total, count, correct], self.dist)
         model.train(was_training)
         loss = total / max(count, 1.0)
-        result = {"step": step, "split": "val", "loss": loss, "ppl": math.exp(min(loss, 50.0)),
-                  "accuracy": correct / max(count, 1.0), "tokens": int(count)}
+        result = {"step": step, "split": "val", "loss": loss}
+        if detection is None:
+            result.update(ppl=math.exp(min(loss, 50.0)), accuracy=correct / max(count, 1.0))
+        else:  # ELECTRA: the loss mixes two halves, so its exponential is no perplexity; each half by itself
+            result.update(_detection_metrics(detection, self.dist), generator_accuracy=correct / max(count, 1.0))
+        result["tokens"] = int(count)
         if log is not None:
             log.write(result)
         return result

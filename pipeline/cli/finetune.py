@@ -27,8 +27,8 @@ def register(subparsers) -> None:
     add = finetune.add_argument
     add("--model", metavar="DIR", default=argparse.SUPPRESS, help="A run's model/ directory or a transformers directory.")
     add("--task", choices=["classify", "tag", "generate"], default=argparse.SUPPRESS, help="What to learn.")
-    add("--method", choices=["full", "lora", "adapter", "prefix", "prompt"], default=argparse.SUPPRESS,
-        help="Which weights to train.")
+    add("--method", choices=["full", "lora", "adapter", "prefix", "prompt", "elmo"], default=argparse.SUPPRESS,
+        help="Which weights to train (elmo: an ELMo biLM's scalar mix and a classifier).")
     add("--train", metavar="FILE", default=argparse.SUPPRESS, help="Training records (.jsonl, .csv, .parquet).")
     add("--validation", metavar="FILE", default=argparse.SUPPRESS, help="Validation records.")
     add("--out", metavar="OUT", default=argparse.SUPPRESS, help="Output directory.")

@@ -183,6 +183,22 @@ def test_bad_settings_fail_with_a_message(tmp_path, clean_dir):
         train_from_shards(TokenizerConfig(), str(tmp_path / "nothing"), str(tmp_path / "y"))
 
 
+@pytest.mark.parametrize("settings,length", [(["train.seq_len=96"], 96),
+                                             (["train.seq_len=96", "tokenizer.model_max_length=64"], 64)])
+def test_the_run_tokenizer_records_the_training_length_for_transformers(tmp_path, clean_dir, settings, length):
+    from transformers import AutoTokenizer
+
+    from corpusforge.pipeline.cli.config import load_config
+    from corpusforge.tokenizer import train as train_module
+
+    run = tmp_path / "run"
+    train_module.train_tokenizer(load_config(None, [f"output.run_dir={run}", f"tokenizer.input={clean_dir}",
+                                                    "tokenizer.vocab_size=300", *settings]), progress=False)
+    auto = AutoTokenizer.from_pretrained(str(run / "tokenizer"))
+    assert auto.model_max_length == length
+    assert len(auto("word " * 500, truncation=True)["input_ids"]) == length
+
+
 def test_retraining_swaps_the_tokenizer_in_only_when_it_succeeded(tmp_path, clean_dir, monkeypatch):
     from corpusforge.pipeline.cli.config import load_config
     from corpusforge.pipeline.core.errors import UserError

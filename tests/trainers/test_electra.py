@@ -7,7 +7,8 @@ import transformers
 
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.trainers.checkpoint import load_pretrained, save_pretrained
-from corpusforge.trainers.electra import ReplacedTokenDetection, discriminator_config, generator_config
+from corpusforge.trainers.electra import (ReplacedTokenDetection, detection_metrics, discriminator_config,
+                                         generator_config)
 from corpusforge.trainers.export import export_model, load_model
 from corpusforge.trainers.hf_layout import to_electra
 from corpusforge.trainers.model import model_config
@@ -62,8 +63,15 @@ def test_loss_is_generator_mlm_plus_weighted_detection_and_only_masks_are_replac
     replaced = corrupted != original
     assert not replaced[~masked].any() and replaced[masked].float().mean() > 0.5  # an untrained generator misses
     assert (sampled[masked] < 100).all()  # never a row past the tokenizer's vocabulary
-    detection = torch.nn.functional.binary_cross_entropy_with_logits(model.detect(corrupted), replaced.float())
+    detection_logits = model.detect(corrupted)
+    detection = torch.nn.functional.binary_cross_entropy_with_logits(detection_logits, replaced.float())
     assert loss.item() == pytest.approx(generator_loss.item() + 50.0 * detection.item(), rel=1e-5)
+    # What the log reports of the same batch: each half by itself.
+    logged = detection_metrics(model.detection_sums)
+    assert logged == pytest.approx({
+        "generator_loss": generator_loss.item(), "discriminator_loss": detection.item(),
+        "discriminator_accuracy": ((detection_logits > 0) == replaced).float().mean().item(),
+        "replaced_share": replaced.float().mean().item()}, rel=1e-5)
 
 
 def test_exports_as_electra_for_pretraining_and_masked_lm_with_equal_logits(tmp_path):
@@ -118,6 +126,33 @@ def test_training_rtd_learns_and_saves_both_halves(run_dir):
     assert losses[-1] < losses[0]
     model, _ = load_pretrained(result.model_dir)
     assert isinstance(model, ReplacedTokenDetection)
+
+
+def test_rtd_logs_each_half_under_its_own_name_and_no_perplexity(run_dir, capsys):
+    """The combined loss mixes a masked-LM loss with 50 x a detection loss: its exponential is no perplexity."""
+    result = train_model(config(run_dir, "train.objective=rtd", "train.max_steps=4", "train.log_every=1"))
+    records = [json.loads(line) for line in (result.model_dir / "metrics.jsonl").read_text().splitlines()]
+    train, val = [r for r in records if r["split"] == "train"], [r for r in records if r["split"] == "val"]
+    for r in train:  # one batch per logged step: the combined loss is exactly its two parts
+        assert r["loss"] == pytest.approx(r["generator_loss"] + 50.0 * r["discriminator_loss"], rel=1e-4)
+        assert 0 <= r["discriminator_accuracy"] <= 1 and 0 < r["replaced_share"] < 0.3
+    assert val and "ppl" not in val[-1] and "accuracy" not in val[-1]
+    assert {"generator_loss", "generator_accuracy", "discriminator_loss", "discriminator_accuracy",
+            "replaced_share"} <= set(val[-1])
+    out = capsys.readouterr().out
+    assert "discriminator loss" in out and "ppl" not in out
+
+
+@pytest.mark.parametrize("change,said", [
+    ("train.rtd.generator_fraction=0.5", "generator_fraction was 0.25, now 0.5"),
+    ("train.rtd.share_embeddings=false", "share_embeddings was True, now False"),
+    ("train.rtd.discriminator_weight=10", "discriminator_weight was 50.0, now 10.0")])
+def test_resume_refuses_other_electra_generator_settings(run_dir, change, said):
+    train_model(config(run_dir, "train.objective=rtd"), stop_at_step=2)
+    with pytest.raises(UserError, match=said) as refused:
+        train_model(config(run_dir, "train.objective=rtd", change), resume=True)
+    assert "\n" not in str(refused.value) and "train.rtd" in str(refused.value)
+    assert train_model(config(run_dir, "train.objective=rtd"), resume=True).step == 6  # the same settings resume
 
 
 def test_rtd_refuses_sentence_pairs(run_dir):

@@ -176,3 +176,18 @@ def _ids(run, text):
     from tokenizers import Tokenizer
 
     return Tokenizer.from_file(str(run / "tokenizer" / "tokenizer.json")).encode(text).ids
+
+
+def test_padding_changes_no_tokens_layers_when_the_mask_is_given():
+    """Right padding reaches the backward LSTMs first unless each row is reversed within its own length."""
+    torch.manual_seed(0)
+    model = BiLM(elmo_config("debug", vocab_size=50)).eval()
+    model.tokens.spellings.random_(1, 200)
+    long, short = torch.randint(1, 50, (1, 7)), torch.randint(1, 50, (1, 4))
+    batch, mask = torch.zeros(2, 7, dtype=torch.long), torch.zeros(2, 7, dtype=torch.long)
+    batch[0], batch[1, :4], mask[0], mask[1, :4] = long, short, 1, 1
+    with torch.no_grad():
+        padded = model.layers(batch, mask)
+        assert torch.allclose(padded[:, 0], model.layers(long)[:, 0], atol=1e-6)
+        assert torch.allclose(padded[:, 1, :4], model.layers(short)[:, 0], atol=1e-6)
+        assert not torch.allclose(model.layers(batch)[:, 1, :4], model.layers(short)[:, 0], atol=1e-3)

@@ -3,7 +3,7 @@
     finetune:
       model: runs/x/model          # a run's model/ or a transformers directory (e.g. a corpusforge export)
       task: classify               # classify | tag | generate
-      method: lora                 # full | lora | adapter | prefix | prompt
+      method: lora                 # full | lora | adapter | prefix | prompt | elmo (an ELMo biLM)
       train: data/train.jsonl
       validation: data/val.jsonl
       out: runs/x/finetune/sentiment
@@ -17,20 +17,23 @@ from corpusforge.pipeline.core.config_loader import check
 
 f = dataclasses.field
 TASKS = ("classify", "tag", "generate")
-METHODS = ("full", "lora", "adapter", "prefix", "prompt")
+METHODS = ("full", "lora", "adapter", "prefix", "prompt", "elmo")
 
 
 @dataclasses.dataclass
 class FinetuneConfig:
     model: str = f(default="", metadata={
-        "help": "The pretrained model: a run's model/ directory (converted through export) or a local transformers "
-                "directory (a corpusforge export or any checkpoint of a supported family)."})
+        "help": "The pretrained model: a run's model/ directory (converted through export; an ELMo biLM's used as "
+                "it is) or a local transformers directory (a corpusforge export or any checkpoint of a supported "
+                "family)."})
     task: Literal["classify", "tag", "generate"] = f(default="classify", metadata={
         "help": "classify: one label per text (or text pair); tag: one label per word; generate: prompt -> "
                 "response (decoders and seq2seq; loss on the response only)."})
-    method: Literal["full", "lora", "adapter", "prefix", "prompt"] = f(default="full", metadata={
+    method: Literal["full", "lora", "adapter", "prefix", "prompt", "elmo"] = f(default="full", metadata={
         "help": "full: every weight; lora: low-rank updates (peft); adapter: bottleneck adapters in each layer; "
-                "prefix: trainable keys/values at every layer (peft); prompt: soft prompt tokens at the input (peft)."})
+                "prefix: trainable keys/values at every layer (peft); prompt: soft prompt tokens at the input (peft); "
+                "elmo: an ELMo biLM (objective bilm) frozen, a learned scalar mix of its layers, mean-pooled, "
+                "under a classifier (classify only; the only method for a biLM)."})
     train: str = f(default="", metadata={"help": "Training records: a JSONL, CSV or Parquet file."})
     validation: str = f(default="", metadata={"help": "Validation records (same format); empty: no validation."})
     out: str = f(default="", metadata={"help": "Output directory (metrics.json, labels.json, adapter/ or model/, checkpoints/)."})
@@ -45,7 +48,8 @@ class FinetuneConfig:
     epochs: int = f(default=3, metadata={"help": "Passes over the training records."})
     batch_size: int = f(default=16, metadata={"help": "Records per optimizer step."})
     lr: float = f(default=0.0, metadata={
-        "help": "Peak learning rate (0: the method's default: 5e-5 full, 5e-4 lora and adapter, 1e-2 prefix, 3e-2 prompt)."})
+        "help": "Peak learning rate (0: the method's default: 5e-5 full, 5e-4 lora and adapter, 1e-2 prefix, "
+                "3e-2 prompt, 1e-3 elmo)."})
     warmup_ratio: float = f(default=0.06, metadata={"help": "Share of the steps with a linear warmup (then linear decay to 0)."})
     weight_decay: float = f(default=0.01, metadata={"help": "AdamW weight decay."})
     max_length: int = f(default=256, metadata={"help": "Tokens per record at most (longer inputs are cut)."})
@@ -76,4 +80,5 @@ class FinetuneConfig:
         check(not self.merge or self.method == "lora", "finetune.merge applies to method lora only")
 
     def learning_rate(self) -> float:
-        return self.lr or {"full": 5e-5, "lora": 5e-4, "adapter": 5e-4, "prefix": 1e-2, "prompt": 3e-2}[self.method]
+        return self.lr or {"full": 5e-5, "lora": 5e-4, "adapter": 5e-4, "prefix": 1e-2, "prompt": 3e-2,
+                           "elmo": 1e-3}[self.method]

@@ -1,12 +1,14 @@
 """The task model on a base directory, the fine-tuning method applied to it, and the result saved and loaded.
 
     model = task_model(base_dir, "classify", labels)          # transformers' Auto class for the task
-    model = apply_method(model, config, "classify")           # full | lora | prefix | prompt (peft) | adapter
+    model = apply_method(model, config, "classify")           # full | lora | prefix | prompt (peft) | adapter | elmo
     save_result(model, out, config, ...); model = load_result(out, info)
 
 LoRA, prefix tuning and prompt tuning are peft's own (``get_peft_model``); their ``OUT/adapter/`` is peft's
 format and loads with ``PeftModel.from_pretrained`` on the base. peft has no bottleneck adapters, so those
-come from ``adapters.py`` and ``OUT/adapter/`` holds their weights and the task head as safetensors.
+come from ``adapters.py`` and ``OUT/adapter/`` holds their weights and the task head as safetensors. An ELMo
+biLM (no transformers layout) gets ``elmo.py``'s classifier: frozen, with a learned scalar mix; ``OUT/adapter/``
+holds the mix and the classifier the same way.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import torch
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.trainers.finetune.adapters import add_adapters
 from corpusforge.trainers.finetune.config import FinetuneConfig
+from corpusforge.trainers.finetune.elmo import ElmoClassifier, is_bilm
 
 HEADS = ("classifier", "score", "classification_head")  # transformers' names of a task head
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
@@ -27,6 +30,8 @@ ADAPTER_CONFIG = "corpusforge_adapter.json"
 
 
 def arch_of(base_dir: str | pathlib.Path) -> str:
+    if is_bilm(base_dir):
+        return "bilm"
     import transformers
 
     from corpusforge.trainers.export import _arch_of
@@ -35,10 +40,16 @@ def arch_of(base_dir: str | pathlib.Path) -> str:
 
 
 def task_model(base_dir: str | pathlib.Path, task: str, labels: dict[str, int] | None, pad: int | None = None):
-    """The base's weights in the task's transformers class (a new, seeded task head for classify and tag)."""
+    """The base's weights in the task's transformers class (a new, seeded task head for classify and tag); for
+    an ELMo biLM, ELMo's frozen classifier."""
     import transformers
 
     arch = arch_of(base_dir)
+    if arch == "bilm":
+        if task != "classify":
+            raise UserError(f"an ELMo biLM fine-tunes for --task classify only (a scalar mix of its frozen layers, "
+                            f"mean-pooled, under a classifier), not --task {task}; use a transformer run's model")
+        return ElmoClassifier.from_dir(base_dir, len(labels))
     if task == "generate":
         if arch == "encoder":
             raise UserError("an encoder (masked LM) does not generate; fine-tune a decoder or seq2seq model for "
@@ -60,6 +71,8 @@ def task_model(base_dir: str | pathlib.Path, task: str, labels: dict[str, int] |
 
 def takes_segments(base_dir) -> bool:
     """Whether the model has a second segment embedding (BERT with type_vocab_size 2) for text pairs."""
+    if is_bilm(base_dir):
+        return False
     import transformers
 
     return getattr(transformers.AutoConfig.from_pretrained(base_dir), "type_vocab_size", 0) >= 2
@@ -73,9 +86,20 @@ def head_names(model) -> list[str]:
     return names
 
 
+def check_method(model_dir: str | pathlib.Path, method: str) -> None:
+    """An ELMo biLM fine-tunes with method elmo, and method elmo needs one."""
+    if is_bilm(model_dir) and method != "elmo":
+        raise UserError(f"{model_dir} is an ELMo biLM: fine-tune it with --method elmo (its layers frozen, a learned "
+                        f"scalar mix and a classifier trained), not --method {method}")
+    if method == "elmo" and not is_bilm(model_dir):
+        raise UserError(f"--method elmo needs an ELMo biLM (a run's model/ trained with train.objective=bilm); "
+                        f"{model_dir} is not one: use full, lora, adapter, prefix or prompt")
+
+
 def apply_method(model, config: FinetuneConfig, task: str):
-    """``model`` ready to train with ``config.method``: peft's wrapper, or the model itself with adapters."""
-    if config.method == "full":
+    """``model`` ready to train with ``config.method``: peft's wrapper, or the model itself with adapters (or, for
+    elmo, its frozen biLM as it is)."""
+    if config.method in ("full", "elmo"):
         return model
     if config.method == "adapter":
         add_adapters(model, config.adapter_size, config.adapter_placement)
@@ -94,8 +118,9 @@ def apply_method(model, config: FinetuneConfig, task: str):
                                    modules_to_save=heads or None)
     else:
         backbone = getattr(model, model.base_model_prefix, model)
-        # peft's prefix tuning for a task head passes past_key_values only to a forward that names it; in
-        # transformers 5 none does (BERT has no cache, decoders renamed it to `cache`). Generation passes it anyway.
+        # peft's prefix tuning for a task head passes past_key_values only to a forward whose signature names
+        # it; transformers 5 renamed it `cache` everywhere (BERT takes the old name only through a deprecation
+        # wrapper that signature check misses), so peft 0.21 refuses. Generation passes it anyway.
         if config.method == "prefix" and task != "generate" and not any(
                 "past_key_values" in inspect.signature(m.forward).parameters for m in (model, backbone)):
             raise UserError(f"peft's prefix tuning needs a forward that takes past_key_values, which transformers' "
@@ -128,12 +153,14 @@ def save_result(model, out: pathlib.Path, config: FinetuneConfig, tokenizer) -> 
         model.save_pretrained(out / "model")
         tokenizer.save_pretrained(out / "model")
         written.append("model")
-    elif config.method == "adapter":
+    elif config.method in ("adapter", "elmo"):
         (out / "adapter").mkdir(parents=True, exist_ok=True)
         state = {name: p.detach().cpu().contiguous() for name, p in model.named_parameters() if p.requires_grad}
         save_file(state, str(out / "adapter" / ADAPTER_WEIGHTS))
-        (out / "adapter" / ADAPTER_CONFIG).write_text(json.dumps(
-            {"size": config.adapter_size, "placement": config.adapter_placement}, indent=2) + "\n", encoding="utf-8")
+        settings = ({"size": config.adapter_size, "placement": config.adapter_placement} if config.method == "adapter"
+                    else {"scalar_mix": torch.softmax(model.mix.scalars.detach(), 0).tolist(),
+                          "gamma": float(model.mix.gamma)})  # for the reader: which layers the task used
+        (out / "adapter" / ADAPTER_CONFIG).write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
         written.append("adapter")
     else:
         model.save_pretrained(out / "adapter")
@@ -153,11 +180,12 @@ def load_result(out: pathlib.Path, info: dict[str, Any]):
     if method == "full":
         return task_model(out / "model", task, labels).eval()
     model = task_model(base_path(out, info), task, labels, info.get("pad_token_id"))
-    if method == "adapter":
+    if method in ("adapter", "elmo"):
         from safetensors.torch import load_file
 
-        settings = json.loads((out / "adapter" / ADAPTER_CONFIG).read_text(encoding="utf-8"))
-        add_adapters(model, settings["size"], settings["placement"])
+        if method == "adapter":
+            settings = json.loads((out / "adapter" / ADAPTER_CONFIG).read_text(encoding="utf-8"))
+            add_adapters(model, settings["size"], settings["placement"])
         state = load_file(str(out / "adapter" / ADAPTER_WEIGHTS))
         result = model.load_state_dict(state, strict=False)
         if result.unexpected_keys:

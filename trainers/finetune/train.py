@@ -25,9 +25,11 @@ from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.data import check_known_labels, label_map, read_records, task_examples
 from corpusforge.trainers.finetune.encode import IGNORE, collate, encode, pad_id
-from corpusforge.trainers.finetune.methods import (apply_method, arch_of, count_parameters, save_result,
-                                                   takes_segments, task_model)
+from corpusforge.trainers.finetune.elmo import is_bilm
+from corpusforge.trainers.finetune.methods import (apply_method, arch_of, check_method, count_parameters,
+                                                   save_result, takes_segments, task_model)
 from corpusforge.trainers.finetune.metrics import classification_metrics
+from corpusforge.trainers.schedule import load_state, warmup_then_decay
 
 
 def prepare_base(model_dir: str, out: pathlib.Path) -> pathlib.Path:
@@ -35,7 +37,7 @@ def prepare_base(model_dir: str, out: pathlib.Path) -> pathlib.Path:
     from corpusforge.trainers.export import _kind, export_model
 
     path = pathlib.Path(model_dir)
-    if _kind(path) == "transformers":
+    if _kind(path) == "transformers" or is_bilm(path):  # an ELMo biLM has no transformers layout: used as it is
         return path.resolve()
     base = out / "base"
     if not (base / "config.json").is_file():
@@ -75,6 +77,7 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     if not config.resume and present - {"base", "labels.json"}:
         raise UserError(f"{out} already holds a fine-tuning run or other files; pass --resume to continue it, or "
                         "choose another --out")
+    check_method(config.model, config.method)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
     base = prepare_base(config.model, out)
@@ -86,7 +89,7 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     if labels:
         check_known_labels(val_examples, labels, config.validation)
     pad = pad_id(tokenizer)
-    max_length = input_length(config, tokenizer)
+    max_length = config.max_length if arch == "bilm" else input_length(config, tokenizer)  # LSTMs: no positions
     extra = dict(segments=takes_segments(base),
                  virtual_tokens=config.num_virtual_tokens if config.method == "prompt" and config.task == "tag" else 0)
     train_rows = encode(train_examples, tokenizer, config.task, arch, labels, max_length, **extra)
@@ -103,9 +106,8 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
                                   lr=config.learning_rate())
     steps_per_epoch = math.ceil(len(train_rows) / config.batch_size)
     total_steps = steps_per_epoch * config.epochs
-    warmup = int(config.warmup_ratio * total_steps)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: (s + 1) / max(1, warmup) if s < warmup else max(0.0, (total_steps - s) / max(1, total_steps - warmup)))
+    scheduler = warmup_then_decay(optimizer, warmup_steps=int(config.warmup_ratio * total_steps),
+                                  total_steps=total_steps, decay="linear", final_ratio=0.0)
 
     files.write_json(str(out / "labels.json"), labels or {})
     history: list[dict[str, Any]] = []
@@ -118,8 +120,8 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
         named = dict(model.named_parameters())
         for name, value in state["trainable"].items():
             named[name].data.copy_(value)
+        load_state(scheduler, state["scheduler"])
         optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
         ckpt.restore_rng(state["rng"])
         history, start_epoch = list(state["history"]), int(state["epoch"]) + 1
 

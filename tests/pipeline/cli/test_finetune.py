@@ -57,3 +57,25 @@ def test_errors_are_one_line(tmp_path, capsys):
     assert main(["finetune", "--model", str(base), "--train", str(train), "--out", str(tmp_path / "o"),
                  "--method", "prefix", "--merge"]) == 2
     assert "finetune.merge applies to method lora only" in capsys.readouterr().err
+
+
+def test_finetune_method_elmo_then_predict(tmp_path, capsys):
+    from corpusforge.trainers.train import train_model
+    from tests.trainers.finetune.conftest import write_jsonl
+    from tests.trainers.test_elmo import make_elmo_run
+    from tests.trainers.test_train import config
+
+    (tmp_path / "run").mkdir()
+    run = make_elmo_run(tmp_path / "run")
+    model = train_model(config(run, "train.objective=bilm", "train.max_steps=8", "train.eval_batches=1")).model_dir
+    train = write_jsonl(tmp_path / "train.jsonl", task_records("classify", 48, 0))
+    val = write_jsonl(tmp_path / "val.jsonl", task_records("classify", 16, 1))
+    out = tmp_path / "out"
+    assert main(["finetune", "--model", str(model), "--method", "elmo", "--train", str(train), "--validation",
+                 str(val), "--epochs", "6", "--batch-size", "8", "--lr", "0.05", "--out", str(out),
+                 "--no-progress"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["val_accuracy"] == 1.0 and summary["trainable_params"] == 134
+    preds = tmp_path / "preds.jsonl"
+    assert main(["predict", "--model", str(out), "--data", str(val), "--out", str(preds)]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["accuracy"] == 1.0
