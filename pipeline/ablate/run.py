@@ -190,7 +190,8 @@ def _shared_tokenizer(config, out_dir: str, builds: list[str], options, out) -> 
     _say(out, f"tokenizer: training one {config.tokenizer.resolved_kind} tokenizer of {config.tokenizer.vocab_size:,} "
               f"tokens on the clean text of {len(builds)} build(s)")
     try:
-        train_from_shards(config.tokenizer, staging, directory, progress=options.progress)
+        train_from_shards(config.tokenizer, staging, directory, progress=options.progress,
+                          model_max_length=config.tokenizer.model_max_length or config.train.seq_len)
     finally:
         rundir.remove_tree(staging)
     files.write_json(record, sorted(builds))
