@@ -5,6 +5,7 @@ import re
 import pyarrow as pa
 import pytest
 
+from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.pipeline.cli import main as cli
 
 
@@ -56,7 +57,7 @@ def test_report_of_a_real_build_shows_its_stats(built):
 
 
 def test_samples_are_real_removed_records(built):
-    removed = pa.concat_tables(pa.ipc.open_file(str(f)).read_all() for f in sorted((built / "removed").glob("*.arrow")))
+    removed = pa.concat_tables(open_shard(str(f)).read_all() for f in sorted((built / "removed").glob("*.arrow")))
     ids = set(removed.column("id").to_pylist())
     page = (built / "report.html").read_text()
     shown = set(re.findall(r'<span class="id">([^<]+)</span>', page))
