@@ -30,6 +30,7 @@ from corpusforge.pipeline.readers import ReadDocuments, check_inputs
 from corpusforge.pipeline.spill import SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.pipeline.core import files, rundir
+from corpusforge.pipeline.core.dataset_card import CARD, write_card
 from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_name, shard_paths
@@ -37,7 +38,8 @@ from corpusforge.pipeline.stats import (CountFacts, annotation_facts, assemble_s
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
-OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json")
+# README.md: the dataset card (``corpusforge.pipeline.core.dataset_card``), so `datasets.load_dataset(RUN)` is clean/.
+OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json", CARD)
 CHECKPOINTS = ".checkpoints"
 
 
@@ -528,6 +530,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     manifest["corpus_fingerprint"] = rundir.corpus_fingerprint(posixpath.join(final, "clean"))
     write_json(posixpath.join(final, "manifest.json"), manifest)
     write_json(posixpath.join(final, "stats.json"), stats)
+    write_card(final, run_dir if _tokens_fresh(run_dir, manifest["corpus_fingerprint"]) else None)
     marker, retire = _swap_marker(run_dir, final, OUTPUTS, manifest["corpus_fingerprint"])
     rundir.swap_in(run_dir, final, OUTPUTS, marker, retire)  # the old build stays whole until this succeeds
     FileSystems.delete([work_dir])
@@ -538,6 +541,12 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         notes.append("  " + coverage(config.pii).summary())
     print(format_summary(stats, notes), file=out, flush=True)
     return BuildResult(run_dir, stats, manifest)
+
+
+def _tokens_fresh(run_dir: str, fingerprint: str) -> bool:
+    """RUN/tokens was made from a clean/ equal to the new one (an identical rebuild): the card keeps it."""
+    marker = rundir.read_marker(run_dir) or {}
+    return marker.get("derived", {}).get("tokens") == fingerprint and "tokens" in marker.get("outputs", {})
 
 
 def _versions() -> dict[str, str]:

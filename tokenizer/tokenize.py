@@ -40,6 +40,7 @@ from corpusforge.pipeline.core.beam_options import runs_locally
 from corpusforge.pipeline.core.progress import Progress, Reporter
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.faults import ERRORS, error_parts, run_isolated
+from corpusforge.pipeline.core.dataset_card import CARD, write_card
 from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.tokenizer.corpus import clean_shards
@@ -636,7 +637,18 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
         rundir.swap_in(run_dir, staging, ("tokens",), marker)
     elif in_run:
         rundir.record_output(run_dir, "tokens", rundir.listing(output), derived=not cfg.input)
+    if in_run and not cfg.input:
+        _card_with_tokens(run_dir)
     return manifest
+
+
+def _card_with_tokens(run_dir: str) -> None:
+    """Rewrite the build's dataset card (RUN/README.md, when the build wrote it) with the ``tokens`` config, so
+    ``load_dataset(RUN, "tokens")`` finds the new shards; ``load_dataset(RUN)`` stays the clean corpus."""
+    marker = rundir.read_marker(run_dir) or {}
+    card = files.join(run_dir, CARD)
+    if CARD in marker.get("outputs", {}) and (rundir.is_regular(card) if files.is_local(card) else files.exists(card)):
+        write_card(run_dir, tokens_root=run_dir)
 
 
 def token_files(output: str) -> list[str]:

@@ -186,6 +186,15 @@ class ShardReader:
             raise UserError(f"{path} is not a readable {suffix} shard ({exc}); rebuild the run") from None
 
     @property
+    def kind(self) -> str:
+        """``ipc-file``, ``ipc-stream``, ``parquet`` or ``jsonl``."""
+        if self._file is not None:
+            return "ipc-file"
+        if self._parquet is not None:
+            return "parquet"
+        return "jsonl" if self.reads_whole else "ipc-stream"
+
+    @property
     def slices_cheaply(self) -> bool:
         """Reading part of a batch costs only that part (Arrow); else a batch is decoded whole (Parquet)."""
         return self._parquet is None and not self.reads_whole
