@@ -31,6 +31,7 @@ from corpusforge.pipeline.spill import SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.dataset_card import CARD, write_card
+from corpusforge.pipeline.core.shard_files import ShardFormat
 from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_name, shard_paths
@@ -152,6 +153,7 @@ class Segment:
     directory: str
     fingerprint: str
     files: dict[str, str] = dataclasses.field(default_factory=dict)  # "<config key> <path>" -> content digest
+    fmt: ShardFormat = ShardFormat()  # the format of its shards: the run's output.format
 
     @property
     def marker(self) -> str:
@@ -212,7 +214,7 @@ def plan_segments(config: BuildConfig, work_dir: str, checkpoint: bool) -> list[
         label = "-".join(group) or "read"
         files = {key: digest for name in ["read", *done] for key, digest in digests.get(name, {}).items()}
         segments.append(Segment(index, group, posixpath.join(work_dir, f"{index:02d}-{label}"),
-                                _fingerprint(config, done, files), files))
+                                _fingerprint(config, done, files), files, config.output.shard_format))
     return segments
 
 
@@ -305,12 +307,13 @@ def write_json_list(items: list[Any], path: str) -> None:
     write_json(path, items)
 
 
-def _finish_segment(segment: Segment, seconds: float, fmt) -> None:
+def _finish_segment(segment: Segment, seconds: float) -> None:
     """Name the segment's shards in order and mark it complete (a resumed build starts after it)."""
     for name, schema in (("docs", DOCUMENT_SCHEMA), ("removed", REMOVED_SCHEMA), ("rejected", REJECTED_SCHEMA)):
         list_path = posixpath.join(segment.directory, f"{name}-shards.json")
         if FileSystems.exists(list_path):
-            entries = finalize_shards(read_json(list_path), posixpath.join(segment.directory, name), schema, fmt)
+            entries = finalize_shards(read_json(list_path), posixpath.join(segment.directory, name), schema,
+                                      segment.fmt)
             write_json(posixpath.join(segment.directory, f"{name}.json"), entries)
     close_readers()  # the in-process runner read spilled texts in this process
     if FileSystems.exists(segment.spill_dir):
@@ -485,7 +488,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
                 print(f"stage {'+'.join(segment.stages)} failed; completed stages are kept in {work_dir}: "
                       "rerun with --resume to continue from there", file=out, flush=True)
             raise
-        _finish_segment(segment, time.time() - seg_started, config.output.shard_format)
+        _finish_segment(segment, time.time() - seg_started)
         if checkpoint:
             print(f"  stage {'+'.join(segment.stages) or 'read'} done in {time.time() - seg_started:.1f} s "
                   "(checkpointed)", file=out, flush=True)
