@@ -152,12 +152,12 @@ def _write_jsonl(sink, batches: Iterator[pa.RecordBatch], codec: str) -> int:
 
 class ShardReader:
     """One shard's schema and record batches, by number, whatever its format. Arrow IPC files are read in
-    place and Arrow streams memory-mapped when local; Parquet reads one row group per batch; JSON Lines are
-    read whole on first use (one shard's rows in memory). ``schema``: the types of JSON Lines columns (without
+    place and Arrow streams memory-mapped when local; Parquet reads one row group per batch; a JSON Lines shard is
+    read whole when opened (one shard's rows in memory). ``schema``: the types of JSON Lines columns (without
     it, they are inferred from the values; other formats carry their schema)."""
 
     def __init__(self, path: str, schema: pa.Schema | None = None) -> None:
-        self.path, self._types = path, schema
+        self.path = path
         self._batches: list[pa.RecordBatch] | None = None
         self._file = self._parquet = None
         suffix = shard_suffix(path) or os.path.splitext(path)[1]
@@ -182,7 +182,7 @@ class ShardReader:
                 self.schema = self._batches[0].schema if self._batches else (schema or pa.schema([]))
             else:
                 raise UserError(f"{path}: not a shard (expected {', '.join(SHARD_SUFFIXES)})")
-        except (pa.ArrowInvalid, ValueError) as exc:  # a cut or foreign file; json.JSONDecodeError is a ValueError
+        except ValueError as exc:  # a cut or foreign file: pa.ArrowInvalid and json.JSONDecodeError are ValueErrors
             raise UserError(f"{path} is not a readable {suffix} shard ({exc}); rebuild the run") from None
 
     @property
@@ -250,7 +250,8 @@ def _read_jsonl(path: str, schema: pa.Schema | None) -> list[pa.RecordBatch]:
     codec = {".jsonl.zst": "zstd", ".jsonl.gz": "gzip"}.get(shard_suffix(path) or "")
     raw = _source(path)
     stream = pa.CompressedInputStream(raw, codec) if codec else raw
-    rows = [json.loads(line) for line in stream.read().decode("utf-8").splitlines() if line]
+    # split on "\n" only: json.dumps leaves U+2028, U+2029 and U+0085 in strings, which splitlines() breaks at
+    rows = [json.loads(line) for line in stream.read().decode("utf-8").split("\n") if line]
     # Python values to Arrow: strings stay strings (pyarrow.json would make an ISO date in an id a timestamp).
     return [pa.RecordBatch.from_pylist(rows[i:i + ROWS_PER_BATCH], schema=schema)
             for i in range(0, len(rows), ROWS_PER_BATCH)]

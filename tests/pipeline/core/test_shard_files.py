@@ -11,6 +11,7 @@ from corpusforge.pipeline.core.shard_files import ShardFormat, open_shard, shard
 
 SCHEMA = pa.schema([pa.field("id", pa.string()), pa.field("text", pa.large_string()), pa.field("n", pa.int64())])
 ROWS = [{"id": f"2024-01-{i % 28 + 1:02d}/{i:04d}", "text": f"text {i} " * 20, "n": i} for i in range(3000)]
+ROWS[7]["text"] = "line\u2028separator\u2029paragraph\x85next line\r\nand \"quotes\" \\ 🙂"
 
 
 def test_arrow_shards_are_ipc_streams_that_datasets_memory_maps(tmp_path):
@@ -62,8 +63,8 @@ def test_parquet_shards_open_natively_in_duckdb_and_polars(tmp_path):
 def test_jsonl_is_one_object_per_line_compressed_as_asked(tmp_path, codec, decompress):
     path = tmp_path / f"part-00000-of-00001{ShardFormat('jsonl', codec).suffix}"
     write_shard(str(path), SCHEMA, ROWS, ShardFormat("jsonl", codec))
-    lines = decompress(path.read_bytes()).decode("utf-8").splitlines()
-    assert [json.loads(line) for line in lines] == ROWS
+    *lines, last = decompress(path.read_bytes()).decode("utf-8").split("\n")  # JSON Lines end lines with \n only
+    assert last == "" and [json.loads(line) for line in lines] == ROWS
     # an id that looks like a date stays a string (inferred without the schema, too)
     assert open_shard(str(path)).read_all().to_pylist() == ROWS
     assert open_shard(str(path), SCHEMA).read_all().schema == SCHEMA
