@@ -80,6 +80,20 @@ def test_open_run_refuses_what_is_not_a_finished_run(tmp_path, runs):
     (tmp_path / "half" / "manifest.json").write_text("{}")
     with pytest.raises(UserError, match="is not a finished corpusforge run"):
         open_run(str(tmp_path / "half"))
+    swapping = tmp_path / "swapping"
+    shutil.copytree(runs["arrow"], swapping)
+    (swapping / ".corpusforge-swap.json").write_text("{}")
+    with pytest.raises(UserError, match="in the middle of swapping in a new build"):
+        open_run(str(swapping))
+
+
+@pytest.mark.parametrize("fmt", ["arrow", "parquet", "jsonl"])
+def test_inspect_shows_shards_of_every_format(runs, fmt, capsys):
+    assert main(["inspect", str(runs[fmt]), "--rows", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{len(list((runs[fmt] / 'clean').glob('part-*')))} shard(s), 60 rows")
+    assert "  text: large_string" in out  # JSON Lines carry no schema: inspect knows clean/'s
+    assert '"id": "web/' in out
 
 
 @pytest.mark.parametrize("fmt", ["arrow", "parquet", "jsonl"])
