@@ -53,7 +53,7 @@ def card_text(configs: list[dict[str, Any]], manifest: dict[str, Any], stats: di
 
     header = yaml.safe_dump({"configs": configs, "tags": ["corpusforge"]}, sort_keys=False)
     accounting = stats.get("accounting", {})
-    config_sha = hashlib.sha256(json.dumps(manifest.get("config", {}), sort_keys=True).encode()).hexdigest()
+    config_sha = config_fingerprint(manifest.get("config", {}))
     fmt = manifest.get("format", {"name": "arrow", "compression": "none"})
     lines = [
         "---", header.rstrip("\n"), "---", "",
@@ -86,7 +86,7 @@ def card_text(configs: list[dict[str, Any]], manifest: dict[str, Any], stats: di
                 '"RUN_DIR/tokens/train/*.arrow", "validation": "RUN_DIR/tokens/val/*.arrow"}).')), ""]
     lines += [
         f"Fingerprints: clean/ (SHA-256 of its shards) `{manifest.get('corpus_fingerprint', '')}`; the configuration "
-        f"(SHA-256 of manifest.json's config) `{config_sha}`.", "",
+        f"(SHA-256 of manifest.json's config but the run directory and the runner) `{config_sha}`.", "",
         "```python",
         "from datasets import load_dataset",
         'clean = load_dataset(RUN_DIR, split="train")                   # the clean corpus',
@@ -97,6 +97,14 @@ def card_text(configs: list[dict[str, Any]], manifest: dict[str, Any], stats: di
         "```", "",
     ]
     return "\n".join(lines)
+
+
+def config_fingerprint(config: dict[str, Any]) -> str:
+    """SHA-256 of a build's configuration as manifest.json records it, without what does not change the data: the
+    run directory, ``output.overwrite`` and the Beam section (every runner writes the same bytes)."""
+    data = {key: value for key, value in config.items() if key != "beam"}
+    data["output"] = {k: v for k, v in data.get("output", {}).items() if k not in ("run_dir", "overwrite")}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def write_card(directory: str, tokens_root: str | None = None) -> None:
