@@ -120,7 +120,7 @@ def _write_arrow(sink, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> 
 def _write_parquet(sink, schema: pa.Schema, batches: Iterator[pa.RecordBatch], codec: str, group_bytes: int) -> int:
     import pyarrow.parquet as pq
 
-    indexed = [f.name for f in schema if f.name not in NO_STATISTICS]
+    indexed = [path for f in schema if f.name not in NO_STATISTICS for path in _leaf_paths(f)]
     count, pending, pending_bytes = 0, [], 0
     with pq.ParquetWriter(sink, schema, compression=codec, write_statistics=indexed, use_dictionary=indexed) as writer:
         for batch in batches:
@@ -134,6 +134,19 @@ def _write_parquet(sink, schema: pa.Schema, batches: Iterator[pa.RecordBatch], c
             writer.write_table(pa.Table.from_batches(pending, schema), row_group_size=sum(len(b) for b in pending))
             count += sum(len(b) for b in pending)
     return count
+
+
+def _leaf_paths(field: pa.Field, prefix: str = "") -> Iterator[str]:
+    """Parquet's column paths under ``field`` (``annotations.lang``, ``tags.list.element``): statistics and
+    dictionaries are set per leaf column; a struct's own name matches none."""
+    path = prefix + field.name
+    if pa.types.is_struct(field.type):
+        for child in field.type:
+            yield from _leaf_paths(child, path + ".")
+    elif pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
+        yield from _leaf_paths(field.type.value_field.with_name("element"), path + ".list.")
+    else:
+        yield path
 
 
 def _write_jsonl(sink, batches: Iterator[pa.RecordBatch], codec: str) -> int:
@@ -252,9 +265,9 @@ def _read_jsonl(path: str, schema: pa.Schema | None) -> list[pa.RecordBatch]:
     stream = pa.CompressedInputStream(raw, codec) if codec else raw
     # split on "\n" only: json.dumps leaves U+2028, U+2029 and U+0085 in strings, which splitlines() breaks at
     rows = [json.loads(line) for line in stream.read().decode("utf-8").split("\n") if line]
-    # Python values to Arrow: strings stay strings (pyarrow.json would make an ISO date in an id a timestamp).
-    return [pa.RecordBatch.from_pylist(rows[i:i + ROWS_PER_BATCH], schema=schema)
-            for i in range(0, len(rows), ROWS_PER_BATCH)]
+    # Python values to Arrow: strings stay strings (pyarrow.json would make an ISO date in an id a timestamp);
+    # one table, so every batch has the types inferred from all rows.
+    return pa.Table.from_pylist(rows, schema=schema).to_batches(ROWS_PER_BATCH) if rows else []
 
 
 def shard_files(location: str) -> list[tuple[str, int]]:

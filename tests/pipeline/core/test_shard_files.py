@@ -47,6 +47,20 @@ def test_parquet_has_row_groups_and_statistics_but_none_of_the_text(tmp_path):
     assert reader.schema.field("text").type == pa.large_string()
 
 
+def test_parquet_statistics_reach_nested_columns(tmp_path):
+    schema = pa.schema([("id", pa.string()), ("annotations", pa.struct([("lang", pa.string()), ("score", pa.float64())])),
+                        ("tags", pa.list_(pa.string()))])
+    rows = [{"id": f"{i:03d}", "annotations": {"lang": "en" if i % 2 else "de", "score": i / 10}, "tags": ["a"]}
+            for i in range(10)]
+    path = str(tmp_path / "part-00000-of-00001.parquet")
+    write_shard(path, schema, rows, ShardFormat("parquet"))
+    group = pq.ParquetFile(path).metadata.row_group(0)
+    stats = {group.column(i).path_in_schema: group.column(i).statistics for i in range(group.num_columns)}
+    assert (stats["annotations.score"].min, stats["annotations.score"].max) == (0.0, 0.9)
+    assert stats["annotations.lang"].has_min_max and stats["tags.list.element"].has_min_max
+    assert open_shard(path).read_all().to_pylist() == rows
+
+
 def test_parquet_shards_open_natively_in_duckdb_and_polars(tmp_path):
     for shard, part in enumerate((ROWS[:1000], ROWS[1000:])):
         write_shard(str(tmp_path / f"part-0000{shard}-of-00002.parquet"), SCHEMA, part, ShardFormat("parquet"))
