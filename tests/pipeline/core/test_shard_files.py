@@ -106,3 +106,17 @@ def test_shard_files_lists_shards_of_every_format_and_nothing_else(tmp_path):
 def test_arrow_cannot_be_compressed():
     with pytest.raises(UserError, match="uncompressed"):
         ShardFormat("arrow", "zstd")
+
+
+@pytest.mark.parametrize("fmt", [ShardFormat("arrow"), ShardFormat("parquet"), ShardFormat("jsonl")],
+                         ids=lambda f: f.suffix)
+def test_shards_on_a_remote_filesystem(tmp_path, fmt):
+    """cftest:// stands in for gs:// (tests/beamfs.py): written and read through Beam's FileSystems only."""
+    from tests.beamfs import use_cftest
+
+    root = use_cftest(tmp_path)
+    path = f"cftest://run/clean/part-00000-of-00001{fmt.suffix}"
+    assert write_shard(path, SCHEMA, ROWS, fmt)[0] == 3000
+    assert (root / "run" / "clean" / f"part-00000-of-00001{fmt.suffix}").exists()
+    assert [p for p, _ in shard_files("cftest://run/clean")] == [path]
+    assert open_shard(path, SCHEMA).read_all().to_pylist() == ROWS
