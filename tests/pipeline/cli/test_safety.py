@@ -8,7 +8,6 @@ import subprocess
 import sys
 import time
 
-import pyarrow as pa
 import pytest
 
 from corpusforge.pipeline.core.shard_files import open_shard
