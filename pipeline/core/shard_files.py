@@ -205,7 +205,7 @@ class ShardReader:
             return "ipc-file"
         if self._parquet is not None:
             return "parquet"
-        return "jsonl" if self.reads_whole else "ipc-stream"
+        return "jsonl" if shard_suffix(self.path) in (".jsonl", ".jsonl.gz", ".jsonl.zst") else "ipc-stream"
 
     @property
     def slices_cheaply(self) -> bool:
@@ -214,8 +214,11 @@ class ShardReader:
 
     @property
     def reads_whole(self) -> bool:
-        """The whole file is read to reach any batch (JSON Lines)."""
-        return shard_suffix(self.path) in (".jsonl", ".jsonl.gz", ".jsonl.zst")
+        """The whole file is read to reach any batch: JSON Lines, and an Arrow stream on a remote filesystem
+        (a local one is memory-mapped)."""
+        if shard_suffix(self.path) in (".jsonl", ".jsonl.gz", ".jsonl.zst"):
+            return True
+        return self._file is None and self._parquet is None and not files.is_local(self.path)
 
     @property
     def num_record_batches(self) -> int:
@@ -254,9 +257,13 @@ def open_shard(path: str, schema: pa.Schema | None = None) -> ShardReader:
 
 
 def _source(path: str):
+    """Local: a memory map. Remote: Beam's seekable stream, so a Parquet row group or an IPC file's batch reads
+    only its own bytes."""
     if files.is_local(path):
         return pa.memory_map(path[len("file://"):] if path.startswith("file://") else path, "r")
-    return pa.BufferReader(files.read_bytes(path))
+    from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+    return pa.PythonFile(FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED), mode="r")
 
 
 def _read_jsonl(path: str, schema: pa.Schema | None) -> list[pa.RecordBatch]:

@@ -119,4 +119,7 @@ def test_shards_on_a_remote_filesystem(tmp_path, fmt):
     assert write_shard(path, SCHEMA, ROWS, fmt)[0] == 3000
     assert (root / "run" / "clean" / f"part-00000-of-00001{fmt.suffix}").exists()
     assert [p for p, _ in shard_files("cftest://run/clean")] == [path]
-    assert open_shard(path, SCHEMA).read_all().to_pylist() == ROWS
+    reader = open_shard(path, SCHEMA)
+    assert reader.read_all().to_pylist() == ROWS
+    # tokenize plans its units by this: a remote stream or JSON Lines is read once, whole; Parquet by row group
+    assert reader.reads_whole == (fmt.name != "parquet")
