@@ -47,14 +47,13 @@ def build(config: str, run_dir: str, scrub: bool) -> tuple[float, float, dict]:
 def direct_cost(run_dir: str) -> tuple[int, int, float]:
     """(documents, characters, CPU seconds) to scrub the raw text of every removed document of a
     ``scrub_removed=false`` run in this process, one ``Scrubber`` as a worker builds it (not counted)."""
-    import pyarrow as pa
-
+    from corpusforge.pipeline.core.shard_files import open_shard
     from corpusforge.pipeline.pii.config import PIIConfig
     from corpusforge.pipeline.pii.scrubber import Scrubber
 
     texts = []
     for name in sorted(os.listdir(os.path.join(run_dir, "removed"))):
-        texts += pa.ipc.open_file(os.path.join(run_dir, "removed", name)).read_all().column("text").to_pylist()
+        texts += open_shard(os.path.join(run_dir, "removed", name)).read_all().column("text").to_pylist()
     scrubber = Scrubber(PIIConfig())
     started = time.process_time()
     for i in range(0, len(texts), 64):

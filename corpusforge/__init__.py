@@ -1,4 +1,4 @@
-"""corpusforge: raw text -> clean Arrow shards -> tokenizer -> token shards -> small pretrained Transformers.
+"""corpusforge: raw text -> clean shards (Arrow, Parquet, JSONL) -> tokenizer -> token shards -> small pretrained Transformers.
 
 The public Python API (everything the CLI does, without the CLI)::
 
@@ -6,8 +6,11 @@ The public Python API (everything the CLI does, without the CLI)::
 
     config = corpusforge.load_config("corpus.yaml", overrides=["dedup.enabled=false"])
     result = corpusforge.run_build(config)                  # RUN/clean, removed/, rejected/, stats.json
-    run = corpusforge.open_run(result.run_dir)              # manifest, stats, shards as pyarrow datasets
-    print(run.stats["documents"], run.clean().count_rows())
+    run = corpusforge.open_run(result.run_dir)              # a finished run: stats, manifest, config, outputs
+    print(run.stats["accounting"], run.clean.count_rows())  # .clean .removed .rejected: pyarrow datasets
+    run.removed.to_table(columns=["id", "stage", "reason"]).to_pandas()
+    run.tokens["train"] if run.tokens else None             # after tokenize: {"train", "val"} datasets
+    # datasets.load_dataset(result.run_dir) reads the clean corpus too (RUN/README.md is its dataset card).
 
     # The stages are composite Beam transforms for your own pipelines: (config section, context=None).
     with beam.Pipeline() as p:

@@ -1,4 +1,4 @@
-"""The build: read -> normalize -> quality -> dedup -> pii -> clean Arrow shards, with full accounting.
+"""The build: read -> normalize -> quality -> dedup -> pii -> clean shards, with full accounting.
 
 ``run_build`` is what ``corpusforge build`` calls. Everything is written under a temporary directory inside
 the run directory and moved into place only when the run succeeded and every record is accounted for.
@@ -31,14 +31,17 @@ from corpusforge.pipeline.readers import ReadDocuments, check_inputs
 from corpusforge.pipeline.spill import SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.pipeline.core import files, rundir
+from corpusforge.pipeline.core.dataset_card import CARD, write_card
+from corpusforge.pipeline.core.shard_files import ShardFormat
 from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
-from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_paths
+from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_name, shard_paths
 from corpusforge.pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
-OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json")
+# README.md: the dataset card (``corpusforge.pipeline.core.dataset_card``), so `datasets.load_dataset(RUN)` is clean/.
+OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json", CARD)
 CHECKPOINTS = ".checkpoints"
 
 
@@ -138,7 +141,7 @@ class ReadDocumentShards(beam.PTransform):
 
 
 def _read_documents(path: str):
-    for row in iter_rows_of(path):
+    for row in iter_rows_of(path, schema=DOCUMENT_SCHEMA):
         yield document_from_row(row)
 
 
@@ -151,6 +154,7 @@ class Segment:
     directory: str
     fingerprint: str
     files: dict[str, str] = dataclasses.field(default_factory=dict)  # "<config key> <path>" -> content digest
+    fmt: ShardFormat = ShardFormat()  # the format of its shards: the run's output.format
 
     @property
     def marker(self) -> str:
@@ -176,6 +180,7 @@ def _fingerprint(config: BuildConfig, stages: list[str], files: dict[str, str] |
         "inputs": to_dict(config.inputs),
         "max_doc_chars": config.output.max_doc_chars,
         "shard_target_mb": config.output.shard_target_mb,
+        "format": [config.output.format, config.output.shard_format.codec],
         "stages": {name: to_dict(getattr(config, name)) for name in stages},
         "files": files or {},
         # every segment's removed and rejected records are scrubbed with the PII configuration
@@ -210,7 +215,7 @@ def plan_segments(config: BuildConfig, work_dir: str, checkpoint: bool) -> list[
         label = "-".join(group) or "read"
         files = {key: digest for name in ["read", *done] for key, digest in digests.get(name, {}).items()}
         segments.append(Segment(index, group, posixpath.join(work_dir, f"{index:02d}-{label}"),
-                                _fingerprint(config, done, files), files))
+                                _fingerprint(config, done, files), files, config.output.shard_format))
     return segments
 
 
@@ -232,6 +237,7 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     With the PII stage enabled, removed and rejected records are scrubbed with its configuration and salt
     before they are written (``corpusforge.pipeline.pii.removed``), whichever stage removed them."""
     target = int(config.output.shard_target_mb * 1e6)
+    fmt = config.output.shard_format
     out = segment.directory
     spill_dir = segment.spill_dir if spills_text(config) else None
     facts, removed, rejected = [], [], []
@@ -279,14 +285,15 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         rejected_all = rejected_all | "ScrubRejected" >> ScrubRejected(config.pii, salt)
     _save_shards(rejected_all | "WriteRejected" >> WriteShards(
         posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
-        lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target), out, "rejected")
+        lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target, fmt=fmt), out, "rejected")
     _save_shards(docs | "WriteDocs" >> WriteShards(
-        posixpath.join(out, "docs"), DOCUMENT_SCHEMA, document_row, lambda d: d.id, _doc_sort_key, _doc_size, target, progress),
+        posixpath.join(out, "docs"), DOCUMENT_SCHEMA, document_row, lambda d: d.id, _doc_sort_key, _doc_size, target, progress,
+        fmt),
         out, "docs")
     if config.output.write_removed:
         _save_shards(removed_all | "WriteRemoved" >> WriteShards(
             posixpath.join(out, "removed"), REMOVED_SCHEMA, removed_row, lambda r: r.doc.id,
-            _removed_sort_key, lambda r: _doc_size(r.doc), target),
+            _removed_sort_key, lambda r: _doc_size(r.doc), target, fmt=fmt),
             out, "removed")
     _ = (facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()
          | "SaveFacts" >> beam.Map(write_json_list, posixpath.join(out, "facts.json")))
@@ -306,7 +313,8 @@ def _finish_segment(segment: Segment, seconds: float) -> None:
     for name, schema in (("docs", DOCUMENT_SCHEMA), ("removed", REMOVED_SCHEMA), ("rejected", REJECTED_SCHEMA)):
         list_path = posixpath.join(segment.directory, f"{name}-shards.json")
         if FileSystems.exists(list_path):
-            entries = finalize_shards(read_json(list_path), posixpath.join(segment.directory, name), schema)
+            entries = finalize_shards(read_json(list_path), posixpath.join(segment.directory, name), schema,
+                                      segment.fmt)
             write_json(posixpath.join(segment.directory, f"{name}.json"), entries)
     close_readers()  # the in-process runner read spilled texts in this process
     if FileSystems.exists(segment.spill_dir):
@@ -321,7 +329,7 @@ def _is_complete(segment: Segment) -> bool:
     return read_json(segment.marker).get("fingerprint") == segment.fingerprint
 
 
-def _gather(segments: list[Segment], name: str, dest: str, schema, keep: bool = False) -> list[dict[str, Any]]:
+def _gather(segments: list[Segment], name: str, dest: str, schema, fmt, keep: bool = False) -> list[dict[str, Any]]:
     """Move the ``name`` shards of every segment into ``dest`` as one numbered set (``keep``: hard-link them,
     local files only, so the segments stay complete)."""
     sources = []
@@ -332,10 +340,10 @@ def _gather(segments: list[Segment], name: str, dest: str, schema, keep: bool = 
                         if e["rows"] > 0]
     FileSystems.mkdirs(dest)
     if not sources:
-        return finalize_shards([], dest, schema)
+        return finalize_shards([], dest, schema, fmt)
     entries = []
     for number, (path, entry) in enumerate(sources):
-        file = f"part-{number:05d}-of-{len(sources):05d}.arrow"
+        file = shard_name(number, len(sources), fmt)
         if keep:
             os.link(path, posixpath.join(dest, file))
         else:
@@ -508,11 +516,12 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         raise
     final = posixpath.join(run_dir, f".tmp-final-{uuid.uuid4().hex[:12]}")
     make_private_dir(final)
-    manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), DOCUMENT_SCHEMA, keep)}
+    fmt = config.output.shard_format
+    manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), DOCUMENT_SCHEMA, fmt, keep)}
     if config.output.write_removed:
-        manifest_shards["removed"] = _gather(segments, "removed", posixpath.join(final, "removed"), REMOVED_SCHEMA, keep)
+        manifest_shards["removed"] = _gather(segments, "removed", posixpath.join(final, "removed"), REMOVED_SCHEMA, fmt, keep)
     if config.output.write_rejected:
-        manifest_shards["rejected"] = _gather(segments, "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA, keep)
+        manifest_shards["rejected"] = _gather(segments, "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA, fmt, keep)
     kept_rows = sum(s["rows"] for s in manifest_shards["clean"])
     stage_names = [name for segment in segments for name in segment.stages]
     stats = assemble_stats(list(facts.items()), stage_names, kept_rows, wall, metrics=metrics)
@@ -524,6 +533,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         "shards": manifest_shards["clean"],
         "rows": kept_rows,
         "bytes": sum(s["bytes"] for s in manifest_shards["clean"]),
+        "format": {"name": fmt.name, "compression": fmt.codec},
         "schema": {f.name: str(f.type) for f in DOCUMENT_SCHEMA},
         "stages": stage_names,
         "config": public_dict(config),  # secrets (pii.hash_salt) as "set" and a fingerprint, never in clear
@@ -533,6 +543,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     manifest["corpus_fingerprint"] = rundir.corpus_fingerprint(posixpath.join(final, "clean"))
     write_json(posixpath.join(final, "manifest.json"), manifest)
     write_json(posixpath.join(final, "stats.json"), stats)
+    write_card(final, run_dir if _tokens_fresh(run_dir, manifest["corpus_fingerprint"]) else None)
     marker, retire = _swap_marker(run_dir, final, OUTPUTS, manifest["corpus_fingerprint"])
     rundir.swap_in(run_dir, final, OUTPUTS, marker, retire)  # the old build stays whole until this succeeds
     if not keep:
@@ -544,6 +555,12 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         notes.append("  " + coverage(config.pii).summary())
     print(format_summary(stats, notes), file=out, flush=True)
     return BuildResult(run_dir, stats, manifest)
+
+
+def _tokens_fresh(run_dir: str, fingerprint: str) -> bool:
+    """RUN/tokens was made from a clean/ equal to the new one (an identical rebuild): the card keeps it."""
+    marker = rundir.read_marker(run_dir) or {}
+    return marker.get("derived", {}).get("tokens") == fingerprint and "tokens" in marker.get("outputs", {})
 
 
 def _versions() -> dict[str, str]:

@@ -10,6 +10,7 @@ from typing import Literal
 
 from corpusforge.pipeline.core.beam_options import BeamConfig
 from corpusforge.pipeline.core.config_loader import check
+from corpusforge.pipeline.core.shard_files import ShardFormat
 from corpusforge.pipeline.dedup.config import DedupConfig
 from corpusforge.pipeline.normalize.config import NormalizeConfig
 from corpusforge.pipeline.pii.config import PIIConfig
@@ -55,6 +56,15 @@ class OutputConfig:
     run_dir: str = dataclasses.field(default="runs/latest", metadata={"help": "Directory of the run: clean/, removed/, rejected/, tokenizer/, tokens/, model/."})
     overwrite: bool = dataclasses.field(default=False, metadata={"help": "Replace a non-empty existing output instead of refusing."})
     shard_target_mb: float = dataclasses.field(default=128.0, metadata={"help": "Target size of one clean shard, in MB of text."})
+    format: Literal["arrow", "parquet", "jsonl"] = dataclasses.field(
+        default="arrow",
+        metadata={"help": "File format of clean/, removed/ and rejected/: arrow (IPC stream, uncompressed: "
+                          "datasets.Dataset.from_file and pyarrow memory-map it), parquet (row groups of ~64 MB with "
+                          "statistics: DuckDB, polars, Spark) or jsonl. Token shards stay Arrow IPC files."})
+    compression: Literal["auto", "zstd", "gzip", "none"] = dataclasses.field(
+        default="auto",
+        metadata={"help": "Compression of parquet and jsonl shards (auto: zstd; jsonl shards are named .jsonl.zst, "
+                          ".jsonl.gz or .jsonl). Arrow shards are never compressed."})
     write_removed: bool = dataclasses.field(default=True, metadata={"help": "Write removed documents to removed/ for audit."})
     write_rejected: bool = dataclasses.field(default=True, metadata={"help": "Write rejected input records to rejected/."})
     max_doc_chars: int = dataclasses.field(default=10_000_000, metadata={"help": "Records with longer text are rejected as oversize_record."})
@@ -79,6 +89,13 @@ class OutputConfig:
     def __post_init__(self) -> None:
         check(self.shard_target_mb > 0, f"output.shard_target_mb must be > 0, got {self.shard_target_mb}")
         check(self.max_doc_chars > 0, f"output.max_doc_chars must be > 0, got {self.max_doc_chars}")
+        check(self.format != "arrow" or self.compression in ("auto", "none"),
+              f"output.compression={self.compression} does not apply to Arrow shards, which stay uncompressed so "
+              "readers memory-map them; set output.format=parquet or jsonl to compress")
+
+    @property
+    def shard_format(self) -> ShardFormat:
+        return ShardFormat(self.format, self.compression)
 
 
 @dataclasses.dataclass

@@ -6,9 +6,9 @@ import pathlib
 import shlex
 from typing import TextIO
 
-import pyarrow as pa
-
 from corpusforge.pipeline.core import rundir
+from corpusforge.pipeline.core.shard_files import open_shard, shard_suffix
+from corpusforge.pipeline.run import SCHEMAS
 from corpusforge.pipeline.core.run_lock import is_locked
 from corpusforge.pipeline.core.errors import UserError
 
@@ -18,13 +18,18 @@ def _shard_files(path: pathlib.Path) -> list[pathlib.Path]:
         return [path]
     if not path.exists():
         raise UserError(f"{path} does not exist")
-    files = sorted(path.glob("part-*.arrow"))
+    files = _parts(path)
     if files:
         return files
     for sub in ("clean", "tokens/train"):
         if (path / sub).is_dir():
-            return sorted((path / sub).glob("part-*.arrow"))
-    raise UserError(f"{path} holds no part-*.arrow shards (nor clean/ or tokens/train/ below it)")
+            return _parts(path / sub)
+    raise UserError(f"{path} holds no part-* shards (.arrow, .parquet, .jsonl[.zst|.gz]; nor clean/ or tokens/train/ "
+                    "below it)")
+
+
+def _parts(directory: pathlib.Path) -> list[pathlib.Path]:
+    return sorted(p for p in directory.glob("part-*") if shard_suffix(p.name))
 
 
 def _show_leftovers(run_dir: str, out: TextIO) -> None:
@@ -62,12 +67,9 @@ def inspect_path(path: str, rows: int = 3, chars: int = 300, out: TextIO | None 
     if target.is_dir():
         _show_leftovers(str(target), out)
     files = _shard_files(target)
-    try:
-        readers = [pa.ipc.open_file(pa.memory_map(str(f))) for f in files]
-    except pa.ArrowInvalid as exc:
-        raise UserError(f"{path} is not an Arrow IPC file: {exc}") from None
-    schema = readers[0].schema
-    total = sum(r.count_rows() if hasattr(r, "count_rows") else r.read_all().num_rows for r in readers)
+    readers = [open_shard(str(f), SCHEMAS.get(f.parent.name)) for f in files]  # no shard: a UserError naming it
+    schema = next((r.schema for r in readers if r.schema.names), readers[0].schema)
+    total = sum(r.num_rows for r in readers)
     size = sum(f.stat().st_size for f in files)
     print(f"{len(files)} shard(s), {total:,} rows, {size / 1e6:.2f} MB", file=out)
     print("schema:", file=out)
@@ -76,8 +78,8 @@ def inspect_path(path: str, rows: int = 3, chars: int = 300, out: TextIO | None 
     tokenizer = _find_tokenizer(files[0].parent) if "tokens" in schema.names else None
     shown = 0
     for reader in readers:
-        for i in range(reader.num_record_batches):
-            for record in reader.get_batch(i).to_pylist():
+        for batch in reader.batches():
+            for record in batch.to_pylist():
                 if shown >= rows:
                     return
                 if tokenizer is not None and "tokens" in record:

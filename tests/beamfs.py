@@ -78,8 +78,9 @@ class CfTestFileSystem(LocalFileSystem):
         return super().checksum(self._local(path))
 
     def metadata(self, path):
-        meta = super().metadata(self._local(path))
-        return FileMetadata(path, meta.size_in_bytes, meta.last_updated_in_seconds)
+        # not super().metadata(local): it calls self.size(local), which would map the local path again
+        local = self._local(path)
+        return FileMetadata(path, os.path.getsize(local), os.path.getmtime(local))
 
     def delete(self, paths):
         super().delete([self._local(p) for p in paths])

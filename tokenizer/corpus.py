@@ -1,7 +1,8 @@
 """Streaming the ``text`` of a build's clean shards, batch by batch, and stable per-document hashing.
 
-Clean shards are Arrow IPC files with ``corpusforge.pipeline.document.DOCUMENT_SCHEMA``. Nothing here holds more than one
-batch of documents in memory; local shards are memory-mapped, so the texts are decoded only when used.
+Clean shards hold ``corpusforge.pipeline.document.DOCUMENT_SCHEMA`` rows in any output format (Arrow, Parquet, JSON
+Lines: ``corpusforge.pipeline.core.shard_files``). Local Arrow shards are memory-mapped, so the texts are decoded only
+when used; Parquet is read a row group at a time, a JSON Lines shard whole.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core import files
+from corpusforge.pipeline.core.shard_files import open_shard, shard_files
 
 _TWO_64 = float(2**64)
 
@@ -26,19 +27,21 @@ def stable_unit(doc_id: str, seed: int, purpose: bytes) -> float:
 
 
 def clean_shards(location: str) -> list[tuple[str, int]]:
-    """``(path, size)`` of the clean Arrow shards at ``location`` (a directory, glob or file); fails if none."""
+    """``(path, size)`` of the clean shards at ``location`` (a directory, glob or file); fails if none."""
     try:
-        shards = files.arrow_shards(location)
+        shards = shard_files(location)
     except Exception as exc:  # Beam raises BeamIOError for a path that does not exist
         raise UserError(f"cannot list clean shards at {location}: {exc}") from None
     if not shards:
         raise UserError(
-            f"no clean shards (*.arrow) at {location}; run `corpusforge build` first or point the input at them"
+            f"no clean shards (*.arrow, *.parquet, *.jsonl[.zst|.gz]) at {location}; run `corpusforge build` first or point the input at them"
         )
     return shards
 
 
 def _check_columns(path: str, schema: pa.Schema, columns: tuple[str, ...]) -> None:
+    if not schema.names:  # an empty JSON Lines shard: no columns to check, no rows to read
+        return
     missing = [c for c in columns if c not in schema.names]
     if missing:
         raise UserError(f"{path} has no column {missing[0]!r}; clean shards need the columns {', '.join(columns)}")
@@ -48,7 +51,7 @@ def iter_batches(paths: list[str], batch_size: int, columns: tuple[str, ...] = (
                  ) -> Iterator[tuple[list[str], ...]]:
     """Lists of ``columns`` values, at most ``batch_size`` documents at a time, shard by shard in order."""
     for path in paths:
-        reader = files.open_arrow(path)
+        reader = open_shard(path)
         _check_columns(path, reader.schema, columns)
         for b in range(reader.num_record_batches):
             batch = reader.get_batch(b)
@@ -61,7 +64,7 @@ def text_bytes(paths: list[str]) -> tuple[int, int]:
     """``(documents, UTF-8 bytes of text)`` of the shards, from the Arrow offsets (local: no text is read)."""
     docs = size = 0
     for path in paths:
-        reader = files.open_arrow(path)
+        reader = open_shard(path)
         _check_columns(path, reader.schema, ("text",))
         for b in range(reader.num_record_batches):
             column = reader.get_batch(b).column("text")

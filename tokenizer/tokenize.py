@@ -40,7 +40,9 @@ from corpusforge.pipeline.core.beam_options import runs_locally
 from corpusforge.pipeline.core.progress import Progress, Reporter
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.faults import ERRORS, error_parts, run_isolated
+from corpusforge.pipeline.core.dataset_card import CARD, write_card
 from corpusforge.pipeline.core.run_lock import run_lock
+from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.tokenizer.corpus import clean_shards
 from corpusforge.tokenizer.mixture import copies, mixture_epochs, source_weights, sources_summary
 from corpusforge.tokenizer.special_tokens import read_special_tokens
@@ -202,17 +204,23 @@ def shard_batch(chunks: Iterable[Chunk], dtype: str) -> pa.RecordBatch:
 
 
 class _PlanUnits(beam.DoFn):
-    """A shard path -> ``(path, record batch, first row, end row)`` units of work of at most ``rows`` documents."""
+    """A shard path -> ``(path, record batch, first row, end row)`` units of work of at most ``rows`` documents.
+    Only Arrow is sliced so finely: a unit of a Parquet shard is a row group and a unit of a JSON Lines shard the
+    whole file (batch None), as each unit reads its batch anew: smaller units would read the same data again."""
 
     def __init__(self, rows: int) -> None:
         self.rows = rows
 
     def process(self, path: str):
-        reader = files.open_arrow(path)
+        reader = open_shard(path)
+        if reader.reads_whole:
+            yield path, None, 0, reader.num_rows
+            return
         for b in range(reader.num_record_batches):
             n = reader.get_batch(b).num_rows
-            for start in range(0, n, self.rows):
-                yield path, b, start, min(n, start + self.rows)
+            step = self.rows if reader.slices_cheaply else max(n, 1)
+            for start in range(0, n, step):
+                yield path, b, start, min(n, start + step)
 
 
 def _language(annotations: str | None) -> str:
@@ -268,8 +276,10 @@ class _EncodeUnits(beam.DoFn):
     def process(self, unit):
         path, b, start, stop = unit
         if path != self._path:
-            self._path, self._reader = path, files.open_arrow(path)
-        batch = self._reader.get_batch(b).slice(start, stop - start)
+            self._path, self._reader = path, open_shard(path)
+        batch = (self._reader.get_batch(b).slice(start, stop - start) if b is not None
+                 else pa.concat_batches(list(self._reader.batches())) if self._reader.num_record_batches
+                 else pa.RecordBatch.from_pylist([], schema=self._reader.schema))
         for lo in range(0, batch.num_rows, self.batch_size):
             part = batch.slice(lo, self.batch_size)
             names = part.schema.names
@@ -554,7 +564,7 @@ def _documents(paths: list[str]) -> int:
     """Rows of the clean shards, from their record batches' lengths (memory-mapped when local)."""
     total = 0
     for path in paths:
-        reader = files.open_arrow(path)
+        reader = open_shard(path)
         total += sum(reader.get_batch(b).num_rows for b in range(reader.num_record_batches))
     return total
 
@@ -627,7 +637,18 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
         rundir.swap_in(run_dir, staging, ("tokens",), marker)
     elif in_run:
         rundir.record_output(run_dir, "tokens", rundir.listing(output), derived=not cfg.input)
+    if in_run and not cfg.input:
+        _card_with_tokens(run_dir)
     return manifest
+
+
+def _card_with_tokens(run_dir: str) -> None:
+    """Rewrite the build's dataset card (RUN/README.md, when the build wrote it) with the ``tokens`` config, so
+    ``load_dataset(RUN, "tokens")`` finds the new shards; ``load_dataset(RUN)`` stays the clean corpus."""
+    marker = rundir.read_marker(run_dir) or {}
+    card = files.join(run_dir, CARD)
+    if CARD in marker.get("outputs", {}) and (rundir.is_regular(card) if files.is_local(card) else files.exists(card)):
+        write_card(run_dir, tokens_root=run_dir)
 
 
 def token_files(output: str) -> list[str]:

@@ -29,6 +29,7 @@ from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.progress import Progress
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.run_lock import run_lock
+from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.corpus import clean_shards, stable_unit, text_bytes
 from corpusforge.tokenizer.packaging import save_transformers
@@ -164,7 +165,7 @@ class _Sample:
     def batches(self) -> Iterator[list[str]]:
         lo, span = self.heldout_share, 1.0 - self.heldout_share
         for path in self.paths:
-            reader = files.open_arrow(path)
+            reader = open_shard(path)
             for b in range(reader.num_record_batches):
                 batch = reader.get_batch(b)
                 for start in range(0, batch.num_rows, self.cfg.batch_size):

@@ -68,10 +68,9 @@ def _file_documents(path: pathlib.Path, text_field: str) -> Iterator[Document]:
 
         table = pq.read_table(path)
     elif name.endswith((".arrow", ".feather")):
-        from corpusforge.pipeline.core import files
+        from corpusforge.pipeline.core.shard_files import open_shard
 
-        reader = files.open_arrow(str(path))
-        table = reader.read_all()
+        table = open_shard(str(path)).read_all()  # an Arrow IPC file or stream (a clean shard)
     else:
         raise UserError(f"{path}: unknown format; evaluate reads .jsonl(.gz/.zst), .parquet and .arrow")
     if text_field not in table.column_names:

@@ -27,6 +27,7 @@ from corpusforge.pipeline.ablate.heldout import check_no_overlap, heldout_keys
 from corpusforge.pipeline.ablate.reuse import drop_checkpoints, seed_checkpoints
 from corpusforge.pipeline.ablate.variants import Variant, build_key, check_unique, variant_config
 from corpusforge.pipeline.core import files, rundir
+from corpusforge.pipeline.core.shard_files import is_shard
 from corpusforge.pipeline.core.config_loader import to_dict
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.run_lock import run_lock
@@ -185,7 +186,7 @@ def _shared_tokenizer(config, out_dir: str, builds: list[str], options, out) -> 
     for key in builds:
         clean = files.join(out_dir, "builds", key, "clean")
         for shard in sorted(os.listdir(clean)):
-            if shard.endswith(".arrow"):
+            if is_shard(shard):
                 os.symlink(os.path.abspath(files.join(clean, shard)), files.join(staging, f"{key}-{shard}"))
     _say(out, f"tokenizer: training one {config.tokenizer.resolved_kind} tokenizer of {config.tokenizer.vocab_size:,} "
               f"tokens on the clean text of {len(builds)} build(s)")

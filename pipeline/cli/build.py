@@ -1,4 +1,4 @@
-"""``corpusforge build``: raw text -> clean Arrow shards."""
+"""``corpusforge build``: raw text -> clean shards (Arrow, Parquet or JSON Lines)."""
 from __future__ import annotations
 
 import argparse
@@ -9,10 +9,10 @@ from corpusforge.pipeline.cli.options import BEAM_EPILOG, common_parser
 def register(subparsers) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
     build = subparsers.add_parser(
-        "build", parents=[common_parser()], formatter_class=fmt, help="Build clean Arrow shards from raw text.",
-        description="Read the inputs, normalise, quality-filter, deduplicate and scrub PII, then write clean Arrow "
-                    "shards to RUN_DIR/clean, removed and rejected records to RUN_DIR/removed and RUN_DIR/rejected, "
-                    "and counts to RUN_DIR/stats.json.", epilog=BEAM_EPILOG)
+        "build", parents=[common_parser()], formatter_class=fmt, help="Build clean shards (Arrow, Parquet or JSONL) from raw text.",
+        description="Read the inputs, normalise, quality-filter, deduplicate and scrub PII, then write clean shards "
+                    "(output.format: arrow, parquet or jsonl) to RUN_DIR/clean, removed and rejected records to RUN_DIR/removed and RUN_DIR/rejected, "
+                    "counts to RUN_DIR/stats.json and a dataset card to RUN_DIR/README.md (datasets.load_dataset(RUN_DIR)).", epilog=BEAM_EPILOG)
     build.add_argument("--input", "-i", action="append", default=[], metavar="PATH",
                        help="An input file, directory or glob (repeatable); adds to the config's inputs.")
     build.add_argument("--run-dir", "-o", default=None, help="Run directory (default: output.run_dir, runs/latest).")

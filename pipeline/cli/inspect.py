@@ -9,9 +9,9 @@ from corpusforge.pipeline.cli.options import common_parser
 def register(subparsers) -> None:
     inspect = subparsers.add_parser(
         "inspect", parents=[common_parser()], help="Show schema, row counts and records of shards.",
-        description="Print the schema, the number of rows and the first records of an Arrow shard, a shard "
+        description="Print the schema, the number of rows and the first records of a shard (Arrow, Parquet, JSONL), a shard "
                     "directory or a run directory (clean, removed, rejected or token shards).")
-    inspect.add_argument("path", help="A .arrow file, a shard directory, or a run directory.")
+    inspect.add_argument("path", help="A shard (.arrow, .parquet, .jsonl[.zst|.gz]), a shard directory, or a run directory.")
     inspect.add_argument("--rows", "-n", type=int, default=3, help="How many records to show.")
     inspect.add_argument("--chars", type=int, default=300, help="Truncate long text fields to this many characters.")
     inspect.set_defaults(func=cmd_inspect)

@@ -176,15 +176,6 @@ def _temp_name(path: str) -> str:
     return posixpath.join(head, name) if not is_local(path) else os.path.join(head, name)
 
 
-def open_arrow(path: str) -> ipc.RecordBatchFileReader:
-    """An Arrow IPC file reader: memory-mapped (zero copy) for local files, streamed for remote ones."""
-    if is_local(path):
-        return ipc.open_file(pa.memory_map(_local(path), "r"))
-    from apache_beam.io.filesystems import CompressionTypes, FileSystems
-
-    return ipc.open_file(pa.PythonFile(FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)))
-
-
 def match(pattern: str) -> list[tuple[str, int]]:
     """``(path, size_in_bytes)`` of the files matching a glob, sorted by path."""
     if is_local(pattern):  # no Beam import (a second or two) for local paths
@@ -195,17 +186,6 @@ def match(pattern: str) -> list[tuple[str, int]]:
 
     result = FileSystems.match([pattern])[0]
     return sorted((m.path, m.size_in_bytes) for m in result.metadata_list)
-
-
-def arrow_shards(location: str) -> list[tuple[str, int]]:
-    """The ``.arrow`` files of a directory, or the files a glob or single path names: ``(path, size)``."""
-    if any(ch in location for ch in "*?["):
-        return match(location)
-    if is_local(location) and os.path.isdir(_local(location)):
-        return match(os.path.join(location, "*.arrow"))
-    if not is_local(location) and not exists(location):
-        return match(location.rstrip("/") + "/*.arrow")
-    return match(location)
 
 
 def relative(path: str, start: str) -> str:

@@ -24,6 +24,7 @@ from typing import Any, Iterator
 
 from corpusforge.pipeline.core import files
 from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.shard_files import shard_files
 
 MARKER = ".corpusforge-run.json"
 LOCK = ".corpusforge.lock"
@@ -103,7 +104,7 @@ def record_output(run_dir: str, name: str, listed: list[str] | None = None, deri
 def corpus_fingerprint(clean_dir: str) -> str:
     """SHA-256 over the clean shards' names and bytes, in order: two builds share it only if clean/ is equal."""
     digest = hashlib.sha256()
-    for path, _ in files.match(files.join(clean_dir, "*.arrow")):
+    for path, _ in shard_files(clean_dir):
         digest.update(posixpath.basename(path).encode() + b"\0")
         if files.is_local(path):
             with open(path, "rb") as f:

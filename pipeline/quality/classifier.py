@@ -17,6 +17,7 @@ from typing import Iterable, Iterator
 
 from corpusforge.pipeline.core import files
 from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.shard_files import open_shard, shard_suffix
 from corpusforge.pipeline.quality.langid import load_fasttext_model
 from corpusforge.pipeline.quality.text import words
 
@@ -30,19 +31,20 @@ def prepare(text: str) -> str:
 
 def read_texts(path: str | pathlib.Path, text_field: str = "text") -> Iterator[str]:
     """Texts from a file or a directory of files: ``.txt`` (one example per non-empty line), ``.jsonl``
-    (``text_field`` of each object) or ``.arrow`` shards (the ``text`` column, IPC file or stream format)."""
+    (``text_field`` of each object) or a run's shards in any output format (``.arrow``, ``.parquet``,
+    ``.jsonl.zst``, ``.jsonl.gz``: the ``text_field`` column)."""
     path = pathlib.Path(path)
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in (".txt", ".jsonl", ".arrow"))
+        files = sorted(p for p in path.rglob("*") if p.is_file() and (p.suffix in (".txt", ".jsonl") or _is_shard(p)))
         if not files:
-            raise UserError(f"{path} holds no .txt, .jsonl or .arrow files")
+            raise UserError(f"{path} holds no .txt, .jsonl, .arrow, .parquet or .jsonl.zst/.gz files")
     elif path.is_file():
         files = [path]
     else:
         raise UserError(f"{path} does not exist")
     for f in files:
-        if f.suffix == ".arrow":
-            yield from _read_arrow(f, text_field)
+        if _is_shard(f):
+            yield from _read_shard(f, text_field)
         elif f.suffix == ".jsonl":
             with f.open(encoding="utf-8") as fh:
                 for n, line in enumerate(fh, 1):
@@ -58,23 +60,18 @@ def read_texts(path: str | pathlib.Path, text_field: str = "text") -> Iterator[s
                 yield from (line.rstrip("\n") for line in fh if line.strip())
 
 
-def _read_arrow(path: pathlib.Path, text_field: str) -> Iterator[str]:
-    import pyarrow as pa
-    import pyarrow.ipc as ipc
+def _is_shard(path: pathlib.Path) -> bool:
+    return shard_suffix(path.name) in (".arrow", ".parquet", ".jsonl.zst", ".jsonl.gz")
 
-    with pa.memory_map(str(path)) as source:
-        try:
-            reader = ipc.open_file(source)
-            batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
-        except pa.ArrowInvalid:
-            source.seek(0)
-            batches = iter(ipc.open_stream(source))
-        for batch in batches:
-            if text_field not in batch.schema.names:
-                raise UserError(f"{path} has no column {text_field!r} (columns: {', '.join(batch.schema.names)})")
-            for value in batch.column(text_field).to_pylist():
-                if value and value.strip():
-                    yield value
+
+def _read_shard(path: pathlib.Path, text_field: str) -> Iterator[str]:
+    reader = open_shard(str(path))
+    if reader.num_rows and text_field not in reader.schema.names:
+        raise UserError(f"{path} has no column {text_field!r} (columns: {', '.join(reader.schema.names)})")
+    for batch in reader.batches():
+        for value in batch.column(text_field).to_pylist():
+            if value and value.strip():
+                yield value
 
 
 @dataclasses.dataclass

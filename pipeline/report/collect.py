@@ -22,6 +22,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.faults import STAGE_ERROR
+from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.pipeline.report.overlap import MAX_CHARS, Overlap, shared_text
 from corpusforge.pipeline.report.sources import SourceCounts, source_funnel
 from corpusforge.pipeline.report.values import as_dict, flat_items, numeric_values
@@ -158,13 +159,7 @@ def read_metrics(path: str) -> list[dict[str, Any]] | None:
 # ----------------------------------------------------------------------------------------------- shards
 def _batches(directory: str) -> Iterator[pa.RecordBatch]:
     for path in shard_paths(directory):
-        source = pa.memory_map(path) if "://" not in path else pa.BufferReader(FileSystems.open(path).read())
-        try:
-            reader = pa.ipc.open_file(source)
-        except pa.ArrowInvalid as exc:
-            raise UserError(f"{path} is not an Arrow IPC file ({exc}); rebuild the run") from None
-        for i in range(reader.num_record_batches):
-            yield reader.get_batch(i)
+        yield from open_shard(path).batches()  # any output format; a foreign or cut file is a UserError
 
 
 def _count_rows(directory: str) -> int:

@@ -15,6 +15,7 @@ import tempfile
 import pyarrow as pa
 import pytest
 
+from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.pipeline.build import run_build
 from corpusforge.pipeline.cli.config import load_config
 from corpusforge.pipeline.cli.main import main
@@ -81,7 +82,7 @@ def _plant_bugs(monkeypatch, stages=STAGES):
 
 def _rows(directory):
     files = sorted(directory.glob("part-*.arrow"))
-    return pa.concat_tables([pa.ipc.open_file(str(f)).read_all() for f in files]).to_pylist() if files else []
+    return pa.concat_tables([open_shard(str(f)).read_all() for f in files]).to_pylist() if files else []
 
 
 def test_a_record_that_raises_in_any_stage_is_rejected_alone_and_nothing_repeats_its_text(

@@ -10,6 +10,7 @@ import re
 import pyarrow as pa
 import pytest
 
+from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.pipeline.cli.main import main
 
 pytest.importorskip("presidio_analyzer")
@@ -113,7 +114,7 @@ def built(run, tmp_path_factory):
 
 
 def _rows(directory):
-    tables = [pa.ipc.open_file(str(f)).read_all() for f in sorted(directory.glob("*.arrow"))]
+    tables = [open_shard(str(f)).read_all() for f in sorted(directory.glob("*.arrow"))]
     return pa.concat_tables(tables).to_pylist() if tables else []
 
 

@@ -135,3 +135,19 @@ def test_the_run_secret_is_kept_with_the_checkpoints_for_a_resume(tmp_path):
     assert os.stat(work).st_mode & 0o777 == 0o700
     plain = str(tmp_path / ".tmp-build-x")
     assert build._run_secret(plain, checkpoint=False) != first and not os.path.exists(plain)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_checkpointed_stages_read_each_other_in_every_output_format(tmp_path, monkeypatch, fmt):
+    """Each stage's checkpoint is written in output.format and read back by the next stage."""
+    monkeypatch.setattr(build, "registered_stages", lambda: [Normalize, PassThrough])
+    outputs = {}
+    for checkpoints in (False, True):
+        config = _config(tmp_path, f"{fmt}-{checkpoints}", checkpoints)
+        config.pii.enabled, config.output.format = True, fmt
+        build.run_build(config)
+        run_dir = tmp_path / f"{fmt}-{checkpoints}"
+        outputs[checkpoints] = {p.relative_to(run_dir).as_posix(): p.read_bytes()
+                                for sub in ("clean", "removed", "rejected") for p in sorted((run_dir / sub).glob("part-*"))}
+    assert outputs[True] == outputs[False] and any(name.startswith("clean/part-") for name in outputs[True])
+    assert all(name.endswith(".parquet" if fmt == "parquet" else ".jsonl.zst") for name in outputs[True])

@@ -29,7 +29,8 @@ def _build(corpus, name, *flags):
 
 def _outputs(run: pathlib.Path):
     files = {p.relative_to(run).as_posix(): p.read_bytes()
-             for sub in ("clean", "removed", "rejected") for p in sorted((run / sub).glob("*.arrow"))}
+             for sub in ("clean", "removed", "rejected") for p in sorted((run / sub).glob("part-*"))}
+    files["README.md"] = (run / "README.md").read_bytes()  # the dataset card: counts and fingerprints
     stats = json.loads((run / "stats.json").read_text())
     del stats["timing"]
     del stats["metrics"]  # the runner's own observations (BatchElements times its batches), not the data's counts
@@ -53,6 +54,15 @@ def test_reference_build_is_balanced(reference):
 ])
 def test_runner_output_is_byte_identical(corpus, reference, name, flags):
     assert _outputs(_build(corpus, name, *flags)) == reference
+
+
+@pytest.mark.parametrize("fmt,suffix", [("parquet", ".parquet"), ("jsonl", ".jsonl.zst")])
+def test_every_output_format_is_byte_identical_across_runners(corpus, fmt, suffix):
+    direct = _outputs(_build(corpus, f"{fmt}-direct", "--set", f"output.format={fmt}"))
+    multiprocess = _outputs(_build(corpus, f"{fmt}-multiprocess", "--set", f"output.format={fmt}",
+                                   "--direct_running_mode=multi_processing", "--direct_num_workers=2"))
+    assert multiprocess == direct
+    assert all(name.endswith(suffix) for name in direct[0] if name != "README.md")
 
 
 def test_dask_cluster_output_is_byte_identical(corpus, reference):

@@ -1,43 +1,51 @@
 import apache_beam as beam
-import pyarrow as pa
+import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 
-from corpusforge.pipeline.document import DOCUMENT_SCHEMA, Document, document_row
 from corpusforge.pipeline.core.files import read_json, write_json
+from corpusforge.pipeline.core.shard_files import ShardFormat, open_shard
+from corpusforge.pipeline.document import DOCUMENT_SCHEMA, Document, document_row
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, stable_hash
 
+FORMATS = [ShardFormat("arrow"), ShardFormat("parquet"), ShardFormat("jsonl"), ShardFormat("jsonl", "gzip"),
+           ShardFormat("jsonl", "none")]
 
-def _write(tmp_path, name, docs, target):
-    shards = []
+
+def _write(tmp_path, name, docs, target, fmt):
     with TestPipeline() as p:
         out = p | beam.Create(docs) | WriteShards(str(tmp_path / f"tmp-{name}"), DOCUMENT_SCHEMA, document_row,
-                                                  lambda d: d.id, lambda d: d.id, lambda d: len(d.text), target)
+                                                  lambda d: d.id, lambda d: d.id, lambda d: len(d.text), target, fmt=fmt)
         out | beam.combiners.ToList() | beam.Map(lambda xs: write_json(str(tmp_path / f"{name}.json"), xs))
     shards = read_json(str(tmp_path / f"{name}.json"))
-    return finalize_shards(shards, str(tmp_path / name), DOCUMENT_SCHEMA)
+    return finalize_shards(shards, str(tmp_path / name), DOCUMENT_SCHEMA, fmt)
 
 
-def test_shards_are_sorted_sized_and_byte_identical_whatever_the_input_order(tmp_path):
-    docs = [Document(f"d{i:03d}", "word " * (i % 7 + 1), "s") for i in range(300)]
-    first = _write(tmp_path, "one", docs, target=2000)
-    second = _write(tmp_path, "two", list(reversed(docs)), target=2000)
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.suffix)
+def test_shards_are_sorted_sized_and_byte_identical_whatever_the_input_order(tmp_path, fmt):
+    docs = [Document(f"d{i:03d}", "word " * (i % 7 + 1), "s", {"url": f"u{i}"}) for i in range(300)]
+    first = _write(tmp_path, "one", docs, 2000, fmt)
+    second = _write(tmp_path, "two", list(reversed(docs)), 2000, fmt)
     assert len(first) > 1 and [e["file"] for e in first] == [e["file"] for e in second]
-    assert first[0]["file"] == f"part-00000-of-{len(first):05d}.arrow"
-    ids = []
+    assert first[0]["file"] == f"part-00000-of-{len(first):05d}{fmt.suffix}"
+    rows = []
     for entry in first:
-        a = (tmp_path / "one" / entry["file"]).read_bytes()
-        assert a == (tmp_path / "two" / entry["file"]).read_bytes()
-        table = pa.ipc.open_file(pa.BufferReader(a)).read_all()
+        path = tmp_path / "one" / entry["file"]
+        assert path.read_bytes() == (tmp_path / "two" / entry["file"]).read_bytes()
+        assert entry["bytes"] == path.stat().st_size
+        table = open_shard(str(path), DOCUMENT_SCHEMA).read_all()
+        assert table.num_rows == entry["rows"]
         shard_ids = table.column("id").to_pylist()
         assert shard_ids == sorted(shard_ids)
-        ids += shard_ids
-    assert sorted(ids) == [d.id for d in docs]
+        rows += table.to_pylist()
+    assert sorted(rows, key=lambda r: r["id"]) == [document_row(d) for d in docs]
 
 
-def test_empty_input_still_gives_one_readable_shard(tmp_path):
-    entries = finalize_shards([], str(tmp_path / "empty"), DOCUMENT_SCHEMA)
-    table = pa.ipc.open_file(str(tmp_path / "empty" / entries[0]["file"])).read_all()
-    assert table.num_rows == 0 and table.schema.equals(DOCUMENT_SCHEMA)
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: f.suffix)
+def test_empty_input_still_gives_one_readable_shard(tmp_path, fmt):
+    entries = finalize_shards([], str(tmp_path / "empty"), DOCUMENT_SCHEMA, fmt)
+    assert entries[0]["file"] == f"part-00000-of-00001{fmt.suffix}" and entries[0]["rows"] == 0
+    reader = open_shard(str(tmp_path / "empty" / entries[0]["file"]), DOCUMENT_SCHEMA)
+    assert reader.read_all().num_rows == 0 and reader.num_rows == 0
 
 
 def test_stable_hash_is_pinned():

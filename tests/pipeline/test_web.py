@@ -8,6 +8,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.pipeline.cli.main import main
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import Document, Rejected
@@ -254,7 +255,7 @@ def test_build_over_a_warc_and_html_pages_counts_every_record(tmp_path):
     assert stats["edits"]["read"] == {"warc_skipped_warcinfo": 1, "warc_skipped_request": 1,
                                       "warc_skipped_metadata": 1}
     files = sorted((tmp_path / "run" / "clean").glob("part-*.arrow"))
-    table = pa.concat_tables([pa.ipc.open_file(str(f)).read_all() for f in files])
+    table = pa.concat_tables([open_shard(str(f)).read_all() for f in files])
     metadata = [json.loads(m) for m in table.column("metadata").to_pylist()]
     urls = sorted(m.get("url") or m["path"] for m in metadata)
     assert urls == ["https://cafe.example.fr/", "https://news.example.org/story", "story.html"]

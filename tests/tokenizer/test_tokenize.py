@@ -14,6 +14,8 @@ from tokenizers import Tokenizer
 
 from corpusforge.pipeline.cli.config import load_config
 from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.shard_files import ShardFormat, open_shard, write_shard
+from corpusforge.pipeline.document import DOCUMENT_SCHEMA
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.token_shards import TokenCorpus, token_dtype
 from corpusforge.tokenizer.tokenize import Chunk, ShardPlan, TokenizeShards, encode_documents, run_tokenize, shard_batch
@@ -322,3 +324,19 @@ def test_fail_fast_tokenize_fails_on_the_first_document_that_raises(tmp_path, cl
     with pytest.raises(Exception, match="planted tokenizer bug"):
         _run(clean_dir, tmp_path / "tokens", tokenizer_path, fail_fast=True)
     assert not (tmp_path / "tokens" / "manifest.json").exists()
+
+
+@pytest.mark.parametrize("fmt", [ShardFormat("arrow"), ShardFormat("parquet"), ShardFormat("jsonl", "gzip")],
+                         ids=lambda f: f.suffix)
+def test_clean_shards_in_every_output_format_give_the_same_token_shards(tmp_path, tokens_dir, clean_dir,
+                                                                        tokenizer_path, fmt):
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    for n, path in enumerate(sorted(clean_dir.glob("*.arrow"))):
+        rows = open_shard(str(path)).read_all().to_pylist()
+        write_shard(str(clean / f"part-{n:05d}-of-00003{fmt.suffix}"), DOCUMENT_SCHEMA, rows, fmt, row_group_bytes=20_000)
+    out = tmp_path / "tokens"
+    _run(clean, out, tokenizer_path, val_fraction=0.1, num_shards=3, batch_size=32, rows_per_unit=64)
+    shards = sorted(p.relative_to(tokens_dir) for p in tokens_dir.rglob("*.arrow"))
+    assert shards == sorted(p.relative_to(out) for p in out.rglob("*.arrow"))
+    assert all((tokens_dir / rel).read_bytes() == (out / rel).read_bytes() for rel in shards)

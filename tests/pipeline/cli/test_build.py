@@ -3,9 +3,9 @@ import gzip
 import json
 
 import pyarrow as pa
-import pyarrow.dataset  # noqa: F401  (pa.dataset)
 import pytest
 
+from corpusforge.pipeline.core.shard_files import open_shard, shard_suffix
 from corpusforge.pipeline.cli.main import main
 
 
@@ -33,8 +33,11 @@ def _build(config, run_dir, *extra):
 
 
 def _table(directory):
-    files = sorted(directory.glob("part-*.arrow"))
-    return pa.concat_tables([pa.ipc.open_file(str(f)).read_all() for f in files]), files
+    files = sorted(p for p in directory.glob("part-*") if shard_suffix(p.name))
+    return pa.concat_tables([open_shard(str(f)).read_all() for f in files]), files
+
+
+FORMATS = {"arrow": [], "parquet": ["--set", "output.format=parquet"], "jsonl": ["--set", "output.format=jsonl"]}
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +47,19 @@ def built(tmp_path_factory):
     assert _build(config, tmp_path / "run1") == 0
     assert _build(config, tmp_path / "run2", "--direct_num_workers=2", "--direct_running_mode=multi_threading") == 0
     return tmp_path, config
+
+
+@pytest.fixture(scope="module")
+def formats(built):
+    """The same build in each output format, twice: in process and with two worker threads."""
+    tmp_path, config = built
+    runs = {"arrow": (tmp_path / "run1", tmp_path / "run2")}
+    for name in ("parquet", "jsonl"):
+        runs[name] = (tmp_path / f"{name}1", tmp_path / f"{name}2")
+        assert _build(config, runs[name][0], *FORMATS[name]) == 0
+        assert _build(config, runs[name][1], *FORMATS[name], "--direct_num_workers=2",
+                      "--direct_running_mode=multi_threading") == 0
+    return runs
 
 
 def test_shards_manifest_and_stats(built):
@@ -66,13 +82,26 @@ def test_shards_manifest_and_stats(built):
     assert not list(run.glob(".tmp-*"))
 
 
-def test_output_is_byte_identical_across_runs_and_worker_counts(built):
-    tmp_path, _ = built
+@pytest.mark.parametrize("name,suffix", [("arrow", ".arrow"), ("parquet", ".parquet"), ("jsonl", ".jsonl.zst")])
+def test_output_is_byte_identical_across_runs_and_worker_counts(formats, name, suffix):
     for sub in ("clean", "rejected", "removed"):
-        one = sorted((tmp_path / "run1" / sub).glob("part-*.arrow"))
-        two = sorted((tmp_path / "run2" / sub).glob("part-*.arrow"))
+        one = sorted((formats[name][0] / sub).glob("part-*"))
+        two = sorted((formats[name][1] / sub).glob("part-*"))
+        assert one and all(f.name.endswith(suffix) for f in one)
         assert [f.name for f in one] == [f.name for f in two]
         assert all(a.read_bytes() == b.read_bytes() for a, b in zip(one, two))
+
+
+@pytest.mark.parametrize("name", ["parquet", "jsonl"])
+def test_every_format_holds_the_same_records(formats, name):
+    for sub in ("clean", "rejected", "removed"):
+        arrow, _ = _table(formats["arrow"][0] / sub)
+        other, _ = _table(formats[name][0] / sub)
+        assert other.to_pylist() == arrow.to_pylist()
+    manifest = json.loads((formats[name][0] / "manifest.json").read_text())
+    assert manifest["format"] == {"name": name, "compression": "zstd"}
+    assert manifest["corpus_fingerprint"] != json.loads((formats["arrow"][0] / "manifest.json").read_text())[
+        "corpus_fingerprint"]
 
 
 def test_refuses_to_overwrite_unless_asked(built, capsys):
@@ -93,22 +122,29 @@ def test_bad_config_and_missing_input_stop_before_work(tmp_path, capsys):
     assert not (tmp_path / "r" / "clean").exists()
 
 
-def test_shards_open_in_duckdb_polars_and_datasets(built):
+def test_arrow_shards_open_in_datasets_polars_and_duckdb(built):
     run = built[0] / "run1"
     rows = json.loads((run / "manifest.json").read_text())["rows"]
-    duckdb = pytest.importorskip("duckdb")
-    pattern = str(run / "clean" / "part-*.arrow")
-    polars = pytest.importorskip("polars")
-    assert polars.read_ipc(sorted((run / "clean").glob("part-*.arrow"))[0]).columns[:2] == ["id", "text"]
-    assert sum(polars.read_ipc(f).height for f in (run / "clean").glob("part-*.arrow")) == rows
-    # DuckDB reads the shards through pyarrow (its own arrow extension would need a download).
-    shards = pa.dataset.dataset(str(run / "clean"), format="ipc").to_table()
-    assert duckdb.connect().execute("SELECT count(*), count(DISTINCT id) FROM shards").fetchone() == (rows, rows)
+    shards = sorted((run / "clean").glob("part-*.arrow"))
     datasets = pytest.importorskip("datasets")
-    ds = datasets.load_dataset("arrow", data_files=pattern, split="train", cache_dir=str(built[0] / "hf"))
-    assert ds.num_rows == rows and ds.column_names[:2] == ["id", "text"]
+    assert sum(datasets.Dataset.from_file(str(f)).num_rows for f in shards) == rows  # IPC streams, memory-mapped
+    assert datasets.Dataset.from_file(str(shards[0]))[0] == open_shard(str(shards[0])).read_all().to_pylist()[0]
+    polars = pytest.importorskip("polars")
+    assert sum(polars.read_ipc_stream(f).height for f in shards) == rows
+    # DuckDB reads Arrow through pyarrow (its own arrow extension would need a download).
+    duckdb = pytest.importorskip("duckdb")
+    clean = pa.concat_tables(pa.ipc.open_stream(pa.memory_map(str(f))).read_all() for f in shards)
+    assert duckdb.connect().execute("SELECT count(*), count(DISTINCT id) FROM clean").fetchone() == (rows, rows)
 
 
+def test_parquet_shards_open_natively_in_duckdb_and_polars(formats):
+    run = formats["parquet"][0]
+    rows = json.loads((run / "manifest.json").read_text())["rows"]
+    pattern = str(run / "clean" / "*.parquet")
+    duckdb = pytest.importorskip("duckdb")
+    assert duckdb.connect().execute(f"SELECT count(*), count(DISTINCT id) FROM '{pattern}'").fetchone() == (rows, rows)
+    polars = pytest.importorskip("polars")
+    assert polars.scan_parquet(pattern).select(polars.len()).collect().item() == rows
 def test_hostile_encodings_do_not_sink_a_build(tmp_path):
     """A lone surrogate escape and BOM-marked CRLF files (plain and gzip) build, and the repair is counted."""
     data = tmp_path / "data"

@@ -8,9 +8,9 @@ import subprocess
 import sys
 import time
 
-import pyarrow as pa
 import pytest
 
+from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.pipeline.cli.main import main
 from corpusforge.pipeline.core import rundir
 
@@ -40,7 +40,7 @@ def _snapshot(run):
 
 
 def _clean_rows(run):
-    return sum(pa.ipc.open_file(str(p)).read_all().num_rows for p in (run / "clean").glob("part-*.arrow"))
+    return sum(open_shard(str(p)).read_all().num_rows for p in (run / "clean").glob("part-*.arrow"))
 
 
 # ------------------------------------------------------------------------------- refused directories

@@ -13,6 +13,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.shard_files import ShardFormat, write_shard
 from corpusforge.pipeline.quality import ClassifierConfig, ClassifierFilter, Quality, QualityConfig
 from corpusforge.pipeline.quality.classifier import QualityClassifier, pareto_keep, read_texts, train_classifier
 from corpusforge.pipeline.cli.quality import register
@@ -128,3 +129,12 @@ def test_classifier_filter_pareto_mode_alone(model):
         assert_that(out.kept | beam.Map(lambda d: d.id), equal_to(expected), label="kept")
         assert_that(out.removed | beam.Map(lambda r: r.reason),
                     equal_to(["classifier_quality_pareto"] * (40 - len(expected))), label="removed")
+
+
+@pytest.mark.parametrize("fmt", [ShardFormat("arrow"), ShardFormat("parquet"), ShardFormat("jsonl", "zstd")],
+                         ids=lambda f: f.suffix)
+def test_training_texts_come_from_a_runs_shards_in_every_format(tmp_path, fmt):
+    rows = [{"id": str(i), "text": f"text number {i}"} for i in range(5)] + [{"id": "blank", "text": "  "}]
+    schema = pa.schema([("id", pa.string()), ("text", pa.large_string())])
+    write_shard(str(tmp_path / f"part-00000-of-00001{fmt.suffix}"), schema, rows, fmt)
+    assert list(read_texts(tmp_path)) == [f"text number {i}" for i in range(5)]

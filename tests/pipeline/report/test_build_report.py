@@ -5,6 +5,7 @@ import re
 import pyarrow as pa
 import pytest
 
+from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.pipeline.cli import main as cli
 
 
@@ -56,7 +57,7 @@ def test_report_of_a_real_build_shows_its_stats(built):
 
 
 def test_samples_are_real_removed_records(built):
-    removed = pa.concat_tables(pa.ipc.open_file(str(f)).read_all() for f in sorted((built / "removed").glob("*.arrow")))
+    removed = pa.concat_tables(open_shard(str(f)).read_all() for f in sorted((built / "removed").glob("*.arrow")))
     ids = set(removed.column("id").to_pylist())
     page = (built / "report.html").read_text()
     samples = page.split('<section id="samples">')[1].split("</section>")[0]
@@ -85,3 +86,19 @@ def test_stats_and_report_show_the_mixture_after_every_stage(built):
     page = (built / "report.html").read_text()
     text = re.sub(r"<[^>]+>", " ", re.sub(r'src="data:[^"]+"', "", page))
     assert "Sources and mixture" in text and re.search(rf"corpus\s+{read['documents']:,} /", text)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_the_report_reads_every_output_format(built, fmt):
+    """The same build written as Parquet or JSON Lines gives the same samples and figures."""
+    run = built.parent / f"run-{fmt}"
+    config = built.parent / "corpus.yaml"
+    assert cli.main(["build", "--config", str(config), "--run-dir", str(run), "--set", f"output.format={fmt}"]) == 0
+    assert cli.main(["report", str(run), "--samples", "2"]) == 0
+
+    def shown(page):
+        return re.findall(r'<span class="id">([^<]+)</span>', page)
+
+    arrow, other = ((r / "report.html").read_text() for r in (built, run))
+    assert shown(other) == shown(arrow) and shown(arrow)
+    assert re.search(r"\d+ input records = .+? rejected \(balanced\)", arrow).group(0) in other
