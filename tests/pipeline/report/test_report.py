@@ -256,8 +256,10 @@ def _section(page: str, id: str) -> str:
 def test_sources_section_gives_each_source_its_funnel(full_run):
     import pyarrow as pa
 
+    from corpusforge.pipeline.core.shard_files import open_shard
+
     run, page, _ = full_run
-    clean = pa.concat_tables(pa.ipc.open_file(str(f)).read_all() for f in sorted((run / "clean").glob("*.arrow")))
+    clean = pa.concat_tables(open_shard(str(f)).read_all() for f in sorted((run / "clean").glob("*.arrow")))
     chars = sum(len(t) for t in clean.column("text").to_pylist())
     # web: 124 input = 4 rejected + 0 (normalize) + 23 (quality) + 15 (dedup) + 2 (pii) removed + 80 kept
     assert re.search(rf"web\s+124\s+4\s+0\s+23\s+15\s+2\s+80\s+64.5%\s+{chars:,}\s", _text(_section(page, "sources")))
