@@ -81,6 +81,40 @@ def test_random_text_gets_the_reference_reason(text, name, lang):
     _same(RULES[name], text, lang)
 
 
+# Pieces of what the fast patterns (boilerplate lines, sentence starts, URLs) must agree with the reference on.
+PIECES = ["Home", "home |", "Back to top", " 12 comments", "Menu » ", "a | b | c", "·", "Read more", "\r", "\u2028",
+          "Cookie Policy", "COOKIES", "cooKieſ", "we use cookies", "© 2024", "Copyright 1999", "Política de privacidad",
+          "Mr. Smith", "e.g. this", "etc. and", "z.B. so", "Dr. who", ". the", "! «Yes", "? (no", "...", "x. y",
+          "http://a.b", "www.x.org", "@me.com", "a@b.c", "hi", "word", " ", "\n", "\t", "Share this page", "İ", "ı", "K", "ſ", "Ä",
+          "This website uses cookies to improve your visit ", "please ACCEPT ALL COOKIES now and later ",
+          "all of it, all rights reserved by the company ", "see the Política de privacidad y los datos aquí ",
+          "our long privacy policy text is here for you ", "so the cat sat on the mat and then "]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(st.sampled_from(PIECES), max_size=40).map("".join), lang=st.sampled_from(LANGS))
+def test_random_boilerplate_and_sentences_get_the_reference_reason(text, lang):
+    rules = RULES["defaults"]
+    _same(rules, text, lang)
+    from corpusforge.pipeline.quality.measure import measure_junk
+    from corpusforge.pipeline.quality.rules import junk_rule
+    from corpusforge.pipeline.quality.text import TextView
+
+    values = measure_junk(TextView(text), lang)  # every junk value, not only the first failing one
+    for key, limit in (("boilerplate_fraction", "max_boilerplate_fraction"), ("url_fraction", "max_url_fraction"),
+                       ("lowercase_start_fraction", "max_lowercase_sentence_starts")):
+        if values[key] is None or values[key] == 0:
+            continue
+        only = JunkConfig(max_mojibake_fraction=None, max_non_letter_fraction=None, drop_lorem_ipsum=False,
+                          max_boilerplate_fraction=None, max_top_word_fraction=None, max_url_fraction=None,
+                          max_lowercase_sentence_starts=None)
+        just_below = dataclasses.replace(only, **{limit: max(0.0, values[key] - 1e-9)})
+        at = dataclasses.replace(only, **{limit: min(1.0, values[key])})
+        assert junk_rule(text, at, lang) is None  # the reference agrees on the value: not above it ...
+        if values[key] - 1e-9 > 0 and (key != "lowercase_start_fraction" or values["sentence_starts"] >= 3):
+            assert junk_rule(text, just_below, lang) is not None  # ... and above anything just below it
+
+
 @settings(max_examples=150, deadline=None)
 @given(text=st.text(max_size=300), lang=st.sampled_from(LANGS))
 def test_random_unicode_gets_the_reference_reason(text, lang):
@@ -126,3 +160,15 @@ def test_a_value_that_was_not_measured_is_refused():
         decide_heuristics(verdict.values, QualityConfig(length=LengthConfig(min_words=3)))
     with pytest.raises(NotMeasured, match="junk"):
         decide_heuristics({**verdict.values, "junk": None}, QualityConfig())
+
+
+def test_only_four_characters_match_an_ascii_letter_under_ignorecase():
+    """The boilerplate pre-check compares in lower case, exact except for CASE_FOLDS_TO_ASCII."""
+    import re
+    import string
+
+    from corpusforge.pipeline.quality.text import CASE_FOLDS_TO_ASCII
+
+    letters = re.compile(f"[{string.ascii_lowercase}]", re.IGNORECASE)
+    found = {chr(cp) for cp in range(0x80, 0x30000) if letters.fullmatch(chr(cp))}
+    assert found == CASE_FOLDS_TO_ASCII
