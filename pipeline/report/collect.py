@@ -22,6 +22,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.faults import STAGE_ERROR
+from corpusforge.pipeline.document import annotations_of
 from corpusforge.pipeline.shards import shard_paths
 
 # Annotation keys that hold a score worth a histogram: any numeric ``*_score`` (lang_score, quality_score,
@@ -215,6 +216,8 @@ def _sample(row: dict[str, Any], text_chars: int, shown: "Shown", details_field:
             details = json.loads(details or "{}")
         except json.JSONDecodeError:
             details = {"details": details}
+    elif isinstance(details, dict):  # a typed struct: only the values this record has
+        details = annotations_of(details)
     text = row.get("text") or ""
     # Scrubbed before it is cut: an address cut in half would no longer be recognised.
     return Sample(id=shown.text(str(row.get("id", ""))), source=str(row.get("source", "")),
@@ -302,7 +305,7 @@ def collect_clean(data: RunData, directory: str, sample_rows: int) -> None:
             continue
         for annotations in batch.column("annotations").take(pa.array(positions)).to_pylist():
             read += 1
-            for key, value in _score_values(json.loads(annotations or "{}")):
+            for key, value in _score_values(annotations_of(annotations)):
                 data.scores.setdefault(key, {"kept": [], "removed": []})["kept"].append(value)
     data.clean_coverage = Coverage(total, read)
 
@@ -331,7 +334,7 @@ def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons
             rows = batch.select(["annotations"]).take(pa.array(positions)).to_pylist()
             for row in rows:
                 read += 1
-                annotations = json.loads(row["annotations"] or "{}")
+                annotations = annotations_of(row["annotations"])
                 for key, value in _score_values(annotations):
                     data.scores.setdefault(key, {"kept": [], "removed": []})["removed"].append(value)
                 if isinstance(annotations.get("lang"), str):
@@ -343,7 +346,7 @@ def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons
             dedup_rows = dedup_rows[:room]
             dedup_read += len(dedup_rows)
             for details in batch.column("details").take(pa.array(dedup_rows)).to_pylist():
-                _count_cluster(json.loads(details or "{}"), survivors, sized)
+                _count_cluster(annotations_of(details), survivors, sized)
         if not picker.done():
             for key, rows in picker.positions([stage, reason]).items():
                 for row in batch.take(pa.array(rows)).to_pylist():
