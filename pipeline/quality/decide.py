@@ -204,3 +204,31 @@ def _steps(cfg: QualityConfig):
         yield "c4", lambda v: decide_c4(v, cfg.c4)
     if cfg.fineweb.enabled:
         yield "fineweb", lambda v: decide_fineweb(v, cfg.fineweb)
+
+
+# The config keys ``decide_heuristics`` reads, per family: what ``corpusforge rethreshold`` may change. Not here:
+# C4's line edits (they change the text), the blocklist (its lists are not values), language ID, toxicity and
+# classifiers (their removals were never measured by the rules), and settings the measures depend on.
+_THRESHOLDS = {
+    "length": ("min_chars", "max_chars", "min_words", "max_words"),
+    "junk": ("enabled", "max_mojibake_fraction", "max_non_letter_fraction", "drop_lorem_ipsum", "max_boilerplate_fraction",
+             "max_top_word_fraction", "top_word_min_words", "max_url_fraction", "max_lowercase_sentence_starts"),
+    "gopher": ("enabled", "min_words", "max_words", "min_mean_word_length", "max_mean_word_length",
+               "max_symbol_word_ratio", "max_bullet_lines_ratio", "max_ellipsis_lines_ratio", "min_alpha_words_ratio",
+               "min_stop_words", "short_doc_words", "line_rules_min_lines", "min_stop_word_fraction",
+               "stop_word_fraction_min_words"),
+    "repetition": ("enabled", "max_dup_line_frac", "max_dup_para_frac", "max_dup_line_char_frac",
+                   "max_dup_para_char_frac", "ngram_min_words", "top_ngram_needs_repeat"),
+    "c4": ("drop_lorem_ipsum", "drop_curly_bracket", "min_sentences", "drop_empty_after_edit"),
+    "fineweb": ("enabled", "min_line_punct_ratio", "max_short_line_ratio", "max_char_dup_ratio",
+                "max_newline_word_ratio"),
+}
+
+
+def threshold_keys(cfg: QualityConfig) -> set[str]:
+    """``quality.<family>.<key>`` of every threshold a run built with ``cfg`` can be re-decided on; the n-gram
+    tables by the n its build measured (``quality.repetition.top_ngram_char_frac.3``)."""
+    keys = {f"quality.{family}.{key}" for family, names in _THRESHOLDS.items() for key in names}
+    keys |= {f"quality.repetition.top_ngram_char_frac.{n}" for n, _ in cfg.repetition.top_ngrams()}
+    keys |= {f"quality.repetition.dup_ngram_char_frac.{n}" for n, _ in cfg.repetition.dup_ngrams()}
+    return keys
