@@ -38,9 +38,11 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     t = view.text
     if not t.strip():
         return dict.fromkeys(JUNK_FIELDS) | {"empty": True}
-    bad = sum(len(m) for m in MOJIBAKE_RE.findall(t))
+    ascii_text = t.isascii()
+    bad = 0 if ascii_text else sum(len(m) for m in MOJIBAKE_RE.findall(t))  # every pattern starts non-ASCII
     non_space = len("".join(t.split()))  # str.split's whitespace is the regex's \s
-    letters = LETTER_RE.subn("", t)[1]
+    # In ASCII, LETTER_RE's [^\W\d_] is exactly the letters: counted in C by deleting every other byte.
+    letters = len(t.encode("ascii").translate(None, _ASCII_NON_LETTERS)) if ascii_text else LETTER_RE.subn("", t)[1]
     lower_words = view.lower_words
     n = len(lower_words)
     lorem = "lorem ipsum" in view.lower_text or bool(n and sum(w in LOREM_WORDS for w in lower_words) / n >= 0.15)
@@ -63,6 +65,9 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         "n_words": n,
         "top_word_count": counts.most_common(1)[0][1] if counts else 0,
     }
+
+
+_ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
 
 
 def boilerplate_chars(view: TextView) -> int:
@@ -145,11 +150,12 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
             gram, count = Counter(zip(*(ws[i:] for i in range(n)))).most_common(1)[0]
             values[f"top_{n}gram_count"] = count
             values[f"top_{n}gram_char_frac"] = (sum(map(len, gram)) + n - 1) * count / n_chars
-    if dup_ns:
-        grams = list(zip(*(ws[i:] for i in range(dup_ns[0]))))
-        repeats = len(set(grams)) != len(grams)  # none of the smallest n: none of any larger n either
-        for n in dup_ns:
-            values[f"dup_{n}gram_char_frac"] = duplicated_ngram_chars(ws, n) / n_chars if repeats else 0.0
+    repeats = True
+    for n in dup_ns:  # ascending: without a repeated n-gram there is no repeated longer one either
+        if repeats:
+            grams = list(zip(*(ws[i:] for i in range(n))))
+            repeats = len(set(grams)) != len(grams)
+        values[f"dup_{n}gram_char_frac"] = duplicated_ngram_chars(ws, n, grams) / n_chars if repeats else 0.0
     return values
 
 

@@ -214,17 +214,32 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
     out.extend(reversed(suffixes))
 
 
+# Chunks with punctuation ("said,", "(see", "os.path.join()") repeat across documents as words do, and their split
+# costs regex passes: it is remembered per process (a pure function of the chunk; cleared when full).
+_CHUNK_CACHE: dict[str, tuple[str, ...]] = {}
+_CHUNK_CACHE_SIZE = 100_000
+
+
 def words(text: str) -> list[str]:
     """Word tokens of ``text``, punctuation tokens included, as spaCy's English tokenizer splits them."""
     out: list[str] = []
+    cache = _CHUNK_CACHE
     for chunk in text.split():
         if chunk.isalnum():
             if chunk.lower() in _ALNUM_SPECIALS:
                 out.extend(_special(chunk) or [chunk])
             else:
                 out.append(chunk)
-        else:
-            _tokenize_chunk(chunk, out)
+            continue
+        tokens = cache.get(chunk)
+        if tokens is None:
+            split: list[str] = []
+            _tokenize_chunk(chunk, split)
+            tokens = tuple(split)
+            if len(cache) >= _CHUNK_CACHE_SIZE:
+                cache.clear()
+            cache[chunk] = tokens
+        out.extend(tokens)
     return out
 
 
@@ -377,9 +392,11 @@ def stop_words_for(base: str | None, cfg: "GopherConfig") -> frozenset[str] | No
     return (builtin or frozenset()) | frozenset(w.lower() for w in (extra or ()))
 
 
-def duplicated_ngram_chars(ws: list[str], n: int) -> int:
-    """Characters in word n-grams seen before, scanning greedily (a repeat skips its n words), as datatrove."""
-    grams = list(zip(*(ws[i:] for i in range(n))))
+def duplicated_ngram_chars(ws: list[str], n: int, grams: list[tuple[str, ...]] | None = None) -> int:
+    """Characters in word n-grams seen before, scanning greedily (a repeat skips its n words), as datatrove.
+    ``grams``: the n-grams of ``ws`` when the caller has them."""
+    if grams is None:
+        grams = list(zip(*(ws[i:] for i in range(n))))
     seen: set[tuple[str, ...]] = set()
     repeated, idx, end = 0, 0, len(grams)
     while idx < end:

@@ -85,7 +85,7 @@ def test_random_text_gets_the_reference_reason(text, name, lang):
 PIECES = ["Home", "home |", "Back to top", " 12 comments", "Menu » ", "a | b | c", "·", "Read more", "\r", "\u2028",
           "Cookie Policy", "COOKIES", "cooKieſ", "we use cookies", "© 2024", "Copyright 1999", "Política de privacidad",
           "Mr. Smith", "e.g. this", "etc. and", "z.B. so", "Dr. who", ". the", "! «Yes", "? (no", "...", "x. y",
-          "http://a.b", "www.x.org", "@me.com", "a@b.c", "hi", "word", " ", "\n", "\t", "Share this page", "İ", "ı", "K", "ſ", "Ä",
+          "http://a.b", "www.x.org", "@me.com", "a@b.c", "hi", "word", " ", "\n", "\t", "Share this page", "İ", "ı", "K", "ſ", "Ä", "Ã©", "â€™", "\ufffd", "\x85", "²", "_x_", "3½",
           "This website uses cookies to improve your visit ", "please ACCEPT ALL COOKIES now and later ",
           "all of it, all rights reserved by the company ", "see the Política de privacidad y los datos aquí ",
           "our long privacy policy text is here for you ", "so the cat sat on the mat and then "]
@@ -102,7 +102,8 @@ def test_random_boilerplate_and_sentences_get_the_reference_reason(text, lang):
 
     values = measure_junk(TextView(text), lang)  # every junk value, not only the first failing one
     for key, limit in (("boilerplate_fraction", "max_boilerplate_fraction"), ("url_fraction", "max_url_fraction"),
-                       ("lowercase_start_fraction", "max_lowercase_sentence_starts")):
+                       ("lowercase_start_fraction", "max_lowercase_sentence_starts"),
+                       ("non_letter_fraction", "max_non_letter_fraction"), ("mojibake_fraction", "max_mojibake_fraction")):
         if values[key] is None or values[key] == 0:
             continue
         only = JunkConfig(max_mojibake_fraction=None, max_non_letter_fraction=None, drop_lorem_ipsum=False,
