@@ -45,7 +45,7 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     letters = len(t.encode("ascii").translate(None, _ASCII_NON_LETTERS)) if ascii_text else LETTER_RE.subn("", t)[1]
     lower_words = view.lower_words
     n = len(lower_words)
-    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(w in LOREM_WORDS for w in lower_words) / n >= 0.15)
+    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(map(LOREM_WORDS.__contains__, lower_words)) / n >= 0.15)
     boiler = boilerplate_chars(view)
     urls = 0
     if n and ("@" in t or "http" in t or "www." in t):
@@ -107,7 +107,8 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         "n_lines": len(lines),
         "bullet_lines_fraction": sum(1 for s in lines if s.lstrip().startswith(("•", "-"))) / len(lines),
         "ellipsis_lines_fraction": sum(1 for s in lines if s.rstrip().endswith(("...", "…"))) / len(lines),
-        "alpha_words_fraction": sum(1 for w in pool if any(c.isalpha() for c in w)) / len(pool) if pool else None,
+        "alpha_words_fraction": (sum(1 for w in pool if w.isalpha() or any(c.isalpha() for c in w)) / len(pool)
+                                 if pool else None),
         "stop_words_known": True,
         "n_stop_words": 0,
         "stop_word_fraction": None,
@@ -119,7 +120,7 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         else:
             lower = view.lower_words
             values["n_stop_words"] = len(stop.intersection(lower))
-            values["stop_word_fraction"] = sum(1 for w in lower if w in stop) / len(lower) if lower else None
+            values["stop_word_fraction"] = sum(map(stop.__contains__, lower)) / len(lower) if lower else None
     else:  # the paper: Gopher's 8 English words, case-sensitive, for every document
         stop = GOPHER_STOP_WORDS | frozenset(cfg.stop_words.get("en", ()))
         values["n_stop_words"] = len(stop.intersection(all_words))

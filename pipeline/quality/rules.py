@@ -392,7 +392,7 @@ def c4_edit(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
     for raw in text.splitlines():
         line = raw.strip()
         line_words = line.split()
-        if cfg.max_word_length is not None and any(len(w) > cfg.max_word_length for w in line_words):
+        if cfg.max_word_length is not None and line_words and max(map(len, line_words)) > cfg.max_word_length:
             counts["c4_lines_long_word"] = counts.get("c4_lines_long_word", 0) + 1
             continue
         if cfg.remove_citations and "[" in line:

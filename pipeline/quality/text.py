@@ -214,10 +214,18 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
     out.extend(reversed(suffixes))
 
 
-# Chunks with punctuation ("said,", "(see", "os.path.join()") repeat across documents as words do, and their split
-# costs regex passes: it is remembered per process (a pure function of the chunk; cleared when full).
+# A chunk's split (a regex pass for "said," "(see" "os.path.join()", a case fold for plain words) repeats across
+# documents as words do: it is remembered per process (a pure function of the chunk; cleared when full).
 _CHUNK_CACHE: dict[str, tuple[str, ...]] = {}
-_CHUNK_CACHE_SIZE = 100_000
+_CHUNK_CACHE_SIZE = 200_000
+
+
+def _split(chunk: str) -> tuple[str, ...]:
+    if chunk.isalnum():
+        return tuple(_special(chunk) or [chunk]) if chunk.lower() in _ALNUM_SPECIALS else (chunk,)
+    out: list[str] = []
+    _tokenize_chunk(chunk, out)
+    return tuple(out)
 
 
 def words(text: str) -> list[str]:
@@ -225,21 +233,13 @@ def words(text: str) -> list[str]:
     out: list[str] = []
     cache = _CHUNK_CACHE
     for chunk in text.split():
-        if chunk.isalnum():
-            if chunk.lower() in _ALNUM_SPECIALS:
-                out.extend(_special(chunk) or [chunk])
-            else:
-                out.append(chunk)
-            continue
         tokens = cache.get(chunk)
         if tokens is None:
-            split: list[str] = []
-            _tokenize_chunk(chunk, split)
-            tokens = tuple(split)
+            tokens = _split(chunk)
             if len(cache) >= _CHUNK_CACHE_SIZE:
                 cache.clear()
             cache[chunk] = tokens
-        out.extend(tokens)
+        out += tokens
     return out
 
 
@@ -300,7 +300,7 @@ class TextView:
 
     @cached_property
     def content_words(self) -> list[str]:
-        return [w for w in self.words if is_word(w)]
+        return [w for w in self.words if w[0].isalnum() or is_word(w)]
 
     @cached_property
     def lower_words(self) -> list[str]:
