@@ -79,7 +79,8 @@ def boilerplate_chars(view: TextView) -> int:
     hints = [h for h in BOILERPLATE_HINTS if h in view.lower_text]
     total = 0
     for line in view.splitlines:
-        hinted = hints and any(h in line.lower() for h in hints)
+        lower = line.lower() if hints else ""
+        hinted = hints and any(h in lower for h in hints)
         if (BOILERPLATE_RE.search(line) if hinted else NAV_LINE_RE.match(line)):
             total += len(line) + 1
     return total
