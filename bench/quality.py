@@ -38,6 +38,7 @@ from bench.quality_data.corpus import real_corpus  # noqa: E402
 from bench.quality_labelled import datatrove_filters  # noqa: E402
 from corpusforge.pipeline.quality.config import QualityConfig, paper_config  # noqa: E402
 from corpusforge.pipeline.quality.langid import LanguageIdentifier, language_decision  # noqa: E402
+from corpusforge.pipeline.quality import text as text_module  # noqa: E402
 from corpusforge.pipeline.quality.text import TextView  # noqa: E402
 from corpusforge.pipeline.quality.decide import (  # noqa: E402
     decide_c4, decide_fineweb, decide_gopher, decide_heuristics, decide_repetition,
@@ -51,6 +52,7 @@ from corpusforge.pipeline.quality.stage import MODEL_BATCH as BATCH  # noqa: E40
 
 def ours_per_rule(docs: list[str], lid: LanguageIdentifier) -> tuple[dict[str, list[bool]], dict[str, float]]:
     """corpusforge, paper_config(), the stage's path: keep/drop per rule and seconds per rule."""
+    text_module._CHUNK_CACHE.clear()  # every timed run starts with the tokenizer's chunk cache empty
     cfg = paper_config()
     rules = HeuristicRules(cfg)
     keep: dict[str, list[bool]] = {k: [] for k in ("LanguageFilter", "GopherQuality", "GopherRepetition", "C4Quality", "FineWebQuality")}
@@ -83,6 +85,7 @@ def ours_per_rule(docs: list[str], lid: LanguageIdentifier) -> tuple[dict[str, l
 
 def profile_defaults(docs: list[str], lid: LanguageIdentifier) -> dict[str, float]:
     """Seconds per part of the adapted defaults' heuristic step, every family measured on every document."""
+    text_module._CHUNK_CACHE.clear()  # every timed run starts with the tokenizer's chunk cache empty
     cfg = QualityConfig()
     rules = HeuristicRules(cfg)
     langs = [lang for lang, _ in lid.predict(docs)]
@@ -119,6 +122,7 @@ def whole_stage(docs: list[str], lid: LanguageIdentifier, mode: str) -> tuple[fl
     """Seconds for language ID + heuristics on the adapted defaults, and each document's reason. ``mode``:
     ``reference`` (one fastText call per document, the reference chain), ``store`` or ``lazy`` (batched language
     ID, measure -> decide with store_values on / off)."""
+    text_module._CHUNK_CACHE.clear()  # every timed run starts with the tokenizer's chunk cache empty
     cfg = dataclasses.replace(QualityConfig(), store_values=(mode != "lazy"))
     rules = HeuristicRules(cfg)
     reasons: list[str | None] = []
