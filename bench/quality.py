@@ -222,6 +222,17 @@ def main() -> int:
         print(f"  {name:<22}{sec / n * 1e6:8.1f} us/doc{sec / total:8.1%}")
     results["profile_us_per_doc"] = {name: sec / n * 1e6 for name, sec in parts.items()}
 
+    t0 = time.process_time()
+    for start in range(0, n, BATCH):
+        lid.predict(docs[start:start + BATCH])
+    batched = time.process_time() - t0
+    t0 = time.process_time()
+    for text in docs:
+        lid.predict([text])
+    single = time.process_time() - t0
+    print(f"\nlanguage ID: {n / batched:,.0f} docs/s in batches of {BATCH}, {n / single:,.0f} one document per call")
+    results["langid_docs_per_s"] = {"batched": n / batched, "one_per_call": n / single}
+
     print("\nthe whole quality stage, adapted defaults (language ID + every rule), same documents, back to back:")
     timed = {mode: whole_stage(docs, lid, mode) for mode in ("reference", "store", "lazy")}
     base = timed["reference"][0]

@@ -160,7 +160,7 @@ def _json(value: dict[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _struct_value(values: dict[str, Any], kind: pa.DataType | None) -> Any:
+def struct_value(values: dict[str, Any], kind: pa.DataType | None) -> Any:
     """``values`` as a row value of column type ``kind``: a JSON string, or the struct's declared fields with
     everything else in ``other``."""
     if kind is None or not pa.types.is_struct(kind):
@@ -191,7 +191,7 @@ def document_row(doc: Document, annotations: pa.DataType | None = None) -> dict[
         "text": doc.text,
         "source": doc.source,
         "metadata": _json(doc.metadata),
-        "annotations": _struct_value(doc.annotations, annotations),
+        "annotations": struct_value(doc.annotations, annotations),
     }
 
 
@@ -211,9 +211,9 @@ def removed_row(item: Removed, annotations: pa.DataType | None = None, details: 
         "source": item.doc.source,
         "stage": item.stage,
         "reason": item.reason,
-        "details": _struct_value(item.details, details),
+        "details": struct_value(item.details, details),
         "text": item.doc.text,
-        "annotations": _struct_value(item.doc.annotations, annotations),
+        "annotations": struct_value(item.doc.annotations, annotations),
     }
 
 

@@ -29,7 +29,7 @@ from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.config_loader import ConfigError, apply_overrides, from_dict, parse_override, public_dict
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.core.run_lock import run_lock
-from corpusforge.pipeline.document import annotations_of
+from corpusforge.pipeline.document import annotations_of, struct_value
 from corpusforge.pipeline.quality.config import QualityConfig
 from corpusforge.pipeline.quality.decide import NotMeasured, decide_heuristics, threshold_keys
 from corpusforge.pipeline.shards import iter_rows_of, shard_paths, stable_hash, write_arrow_file
@@ -49,6 +49,7 @@ class RethresholdResult:
     revived: int
     reason_changed: int
     stats: dict[str, Any]
+    fingerprint: str  # of the new clean/
 
 
 def new_quality_config(old: dict[str, Any], overrides: list[str]) -> QualityConfig:
@@ -98,7 +99,7 @@ def rethreshold(run_dir: str, overrides: list[str], out_dir: str, overwrite: boo
         except BaseException:
             rundir.remove_tree(final)
             raise
-        marker, retire = _swap_marker(out_dir, final, OUTPUTS, result.stats.pop("_fingerprint"))
+        marker, retire = _swap_marker(out_dir, final, OUTPUTS, result.fingerprint)
         rundir.swap_in(out_dir, final, OUTPUTS, marker, retire)
     if out is not None:
         print(f"{out_dir}: kept {result.kept:,}; quality now removes {result.newly_removed:,} more clean documents, "
@@ -124,7 +125,7 @@ def _write(run_dir: str, manifest: dict, old_cfg: QualityConfig, cfg: QualityCon
             continue
         counts["newly_removed"] += 1
         removed.append({"id": row["id"], "source": row["source"], "stage": STAGE, "reason": reason,
-                        "details": _struct({"quality": annotations["quality"]}, removed_schema.field("details").type),
+                        "details": struct_value({"quality": annotations["quality"]}, removed_schema.field("details").type),
                         "text": row["text"], "annotations": row["annotations"]})
     for row in _rows(removed_dir):
         if row["stage"] != STAGE:
@@ -139,11 +140,11 @@ def _write(run_dir: str, manifest: dict, old_cfg: QualityConfig, cfg: QualityCon
         reason = _decide(values, cfg, row["id"])
         if reason is None and by_rules:
             counts["revived"] += 1
-            kept.append(_revive(row, annotations, values, cfg, old_cfg, manifest, clean_schema, edits))
+            kept.append(_revive(row, annotations, values, cfg, clean_schema, edits))
         elif reason is not None and reason != row["reason"]:
             counts["reason_changed"] += 1
             removed.append({**row, "reason": reason,
-                            "details": _struct({"quality": values}, removed_schema.field("details").type)})
+                            "details": struct_value({"quality": values}, removed_schema.field("details").type)})
         else:
             removed.append(row)
     if counts["revived"]:
@@ -167,9 +168,8 @@ def _write(run_dir: str, manifest: dict, old_cfg: QualityConfig, cfg: QualityCon
                                     "set": list(overrides), "note": NOTE}}
     files.write_json(files.join(final, "manifest.json"), new_manifest)
     files.write_json(files.join(final, "stats.json"), stats)
-    stats["_fingerprint"] = fingerprint
     return RethresholdResult(out_dir, len(kept), counts["newly_removed"], counts["revived"], counts["reason_changed"],
-                             stats)
+                             stats, fingerprint)
 
 
 def _decide(values: dict | None, cfg: QualityConfig, doc_id: str) -> str | None:
@@ -182,8 +182,7 @@ def _decide(values: dict | None, cfg: QualityConfig, doc_id: str) -> str | None:
                         "cannot be decided from the stored values; rebuild with the threshold set instead") from None
 
 
-def _revive(row: dict, annotations: dict, values: dict, cfg: QualityConfig, old_cfg: QualityConfig, manifest: dict,
-            schema: pa.Schema, edits: Counter) -> dict:
+def _revive(row: dict, annotations: dict, values: dict, cfg: QualityConfig, schema: pa.Schema, edits: Counter) -> dict:
     """A removed row as the clean row the build would have written: C4's line edits applied to its text (the
     removed text is the one before them), the measured values in its annotations."""
     text = row["text"]
@@ -193,8 +192,8 @@ def _revive(row: dict, annotations: dict, values: dict, cfg: QualityConfig, old_
         text, counts = c4_edit(text, cfg.c4)
         edits.update(counts)
     return {"id": row["id"], "text": text, "source": row["source"],
-            "metadata": "{}" if row.get("metadata") is None else row["metadata"],
-            "annotations": _struct({**annotations, "quality": values}, schema.field("annotations").type)}
+            "metadata": "{}",  # removed/ does not keep metadata
+            "annotations": struct_value({**annotations, "quality": values}, schema.field("annotations").type)}
 
 
 def _check_revival(old_cfg: QualityConfig, manifest: dict, revived: int) -> None:
@@ -209,12 +208,6 @@ def _check_revival(old_cfg: QualityConfig, manifest: dict, revived: int) -> None
     if pii.get("enabled") and not pii.get("scrub_removed", True):
         raise UserError(f"{revived:,} documents the rules removed pass the new thresholds, but their removed text was "
                         "not scrubbed of PII (pii.scrub_removed: false); rebuild with the new thresholds instead")
-
-
-def _struct(values: dict, kind: pa.DataType) -> Any:
-    from corpusforge.pipeline.document import _struct_value
-
-    return _struct_value(values, kind)
 
 
 def _schema_of(directory: str) -> pa.Schema:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corpusforge.pipeline.quality.config import (
-    BlocklistConfig, C4Config, GopherConfig, JunkConfig, LengthConfig, QualityConfig, RepetitionConfig, paper_config,
+    BlocklistConfig, C4Config, GopherConfig, JunkConfig, LengthConfig, QualityConfig, paper_config,
 )
 from corpusforge.pipeline.quality.decide import NotMeasured, decide_heuristics
 from corpusforge.pipeline.quality.rules import HeuristicRules
