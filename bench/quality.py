@@ -2,18 +2,29 @@
 
     apt-get install -y python3.11-doc        # Python's reStructuredText docs (the bulk of the corpus)
     pip install -e '.[bench]'                # datatrove
-    python bench/quality.py [--docs 24000] [--json out.json]
+    python bench/quality.py [--docs 24000] [--doc-chars 2000] [--json out.json]
 
-Both sides run in this process, one core, on the same documents; every rule sees every document (no early
-exit), so the times add up per rule. The rules are compared where they are the same: corpusforge's
-``paper_config()`` (published thresholds) against datatrove's ``LanguageFilter(en, 0.65)``,
-``GopherQualityFilter``, ``GopherRepetitionFilter``, ``C4QualityFilter``, ``FineWebQualityFilter`` at their
-defaults; agreement = share of documents on which both keep or both drop. Both language filters use the
-same lid.176.ftz model. The throughput of corpusforge's adapted defaults is reported too.
+Everything runs in this process, one core, on the same documents, back to back, so the ratios hold on a busy
+machine (absolute figures less so; the load average is printed beside them). Times are this process's CPU
+seconds (``time.process_time``), so docs/s is per core.
+
+1. Per rule, corpusforge vs datatrove: corpusforge's ``paper_config()`` (published thresholds) against
+   datatrove's ``LanguageFilter(en, 0.65)``, ``GopherQualityFilter``, ``GopherRepetitionFilter``,
+   ``C4QualityFilter``, ``FineWebQualityFilter`` at their defaults; every rule sees every document (no early
+   exit), so the times add up per rule. corpusforge's side is the stage's own path: language ID on batches,
+   one ``TextView`` per document, each family measured then decided. agreement = share of documents on which
+   both keep or both drop. Both language filters use the same lid.176.ftz model.
+2. Where the time of corpusforge's adapted defaults goes: tokenizing, C4's line edits and each family's measure.
+3. The whole quality stage on the adapted defaults (language ID + every rule, the stage's calls without Beam):
+   the reference chain (one fastText call per document, first failing rule stops) against measure -> decide
+   with ``store_values`` on (every family measured on every document) and off. The reference chain shares the
+   tokenizer (and its chunk cache) with the new path, so this ratio leaves out the tokenizer's gain; the figure
+   against the previous release is in docs/quality.md.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import pathlib
@@ -27,39 +38,107 @@ from bench.quality_data.corpus import real_corpus  # noqa: E402
 from bench.quality_labelled import datatrove_filters  # noqa: E402
 from corpusforge.pipeline.quality.config import QualityConfig, paper_config  # noqa: E402
 from corpusforge.pipeline.quality.langid import LanguageIdentifier, language_decision  # noqa: E402
+from corpusforge.pipeline.quality import text as text_module  # noqa: E402
 from corpusforge.pipeline.quality.text import TextView  # noqa: E402
-from corpusforge.pipeline.quality.rules import (  # noqa: E402
-    HeuristicRules, c4_edit, c4_quality, fineweb_quality, gopher_quality, gopher_repetition,
+from corpusforge.pipeline.quality.decide import (  # noqa: E402
+    decide_c4, decide_fineweb, decide_gopher, decide_heuristics, decide_repetition,
 )
+from corpusforge.pipeline.quality.measure import (  # noqa: E402
+    measure_c4, measure_fineweb, measure_gopher, measure_junk, measure_length, measure_repetition,
+)
+from corpusforge.pipeline.quality.rules import HeuristicRules, c4_edit  # noqa: E402
+from corpusforge.pipeline.quality.stage import MODEL_BATCH as BATCH  # noqa: E402
 
 
 def ours_per_rule(docs: list[str], lid: LanguageIdentifier) -> tuple[dict[str, list[bool]], dict[str, float]]:
-    """corpusforge, paper_config(): keep/drop per rule and seconds per rule."""
+    """corpusforge, paper_config(), the stage's path: keep/drop per rule and seconds per rule."""
+    text_module._CHUNK_CACHE.clear()  # every timed run starts with the tokenizer's chunk cache empty
     cfg = paper_config()
-    c4_cfg = cfg.c4
+    rules = HeuristicRules(cfg)
     keep: dict[str, list[bool]] = {k: [] for k in ("LanguageFilter", "GopherQuality", "GopherRepetition", "C4Quality", "FineWebQuality")}
     secs = dict.fromkeys(keep, 0.0)
-    pc = time.perf_counter
+    pc = time.process_time
+    t0 = pc()
+    for start in range(0, len(docs), BATCH):  # the stage's batches
+        part = docs[start:start + BATCH]
+        for raw, (lang, score) in zip(part, lid.predict(part)):
+            keep["LanguageFilter"].append(language_decision(lang, score, len(raw), cfg.langid) is None)
+    secs["LanguageFilter"] = pc() - t0
     for raw in docs:
         # One TextView per document, shared by the rules (datatrove shares its tokenization through an LRU cache).
-        t0 = pc()
-        text = TextView(raw)
-        (lang, score), = lid.predict([raw])
-        keep["LanguageFilter"].append(language_decision(lang, score, len(raw), cfg.langid) is None)
         t1 = pc()
-        keep["GopherQuality"].append(gopher_quality(text, cfg.gopher) is None)
+        view = TextView(raw)
+        keep["GopherQuality"].append(decide_gopher(measure_gopher(view, cfg.gopher), cfg.gopher) is None)
         t2 = pc()
-        keep["GopherRepetition"].append(gopher_repetition(text, cfg.repetition) is None)
+        keep["GopherRepetition"].append(decide_repetition(measure_repetition(view, cfg.repetition), cfg.repetition) is None)
         t3 = pc()
-        edited, _ = c4_edit(raw, c4_cfg)
-        keep["C4Quality"].append(c4_quality(edited, c4_cfg) is None)
+        edited, _ = c4_edit(raw, cfg.c4)
+        keep["C4Quality"].append(decide_c4(measure_c4(TextView(edited), rules.bad_words), cfg.c4) is None)
         t4 = pc()
-        keep["FineWebQuality"].append(fineweb_quality(text, cfg.fineweb) is None)
+        keep["FineWebQuality"].append(decide_fineweb(measure_fineweb(view, cfg.fineweb), cfg.fineweb) is None)
         t5 = pc()
-        for k, a, b in (("LanguageFilter", t0, t1), ("GopherQuality", t1, t2), ("GopherRepetition", t2, t3),
-                        ("C4Quality", t3, t4), ("FineWebQuality", t4, t5)):
+        for k, a, b in (("GopherQuality", t1, t2), ("GopherRepetition", t2, t3), ("C4Quality", t3, t4),
+                        ("FineWebQuality", t4, t5)):
             secs[k] += b - a
     return keep, secs
+
+
+def profile_defaults(docs: list[str], lid: LanguageIdentifier) -> dict[str, float]:
+    """Seconds per part of the adapted defaults' heuristic step, every family measured on every document."""
+    text_module._CHUNK_CACHE.clear()  # every timed run starts with the tokenizer's chunk cache empty
+    cfg = QualityConfig()
+    rules = HeuristicRules(cfg)
+    langs = [lang for lang, _ in lid.predict(docs)]
+    parts = dict.fromkeys(("length + blocklist", "c4 line edits", "tokenize", "c4 measure", "junk measure",
+                           "gopher measure", "repetition measure", "fineweb measure", "decide (all)"), 0.0)
+    pc = time.process_time
+    for raw, lang in zip(docs, langs):
+        t0 = pc()
+        length = measure_length(raw, cfg.length)
+        t1 = pc()
+        edited, _ = c4_edit(raw, cfg.c4)
+        t2 = pc()
+        view = TextView(edited)
+        view.content_words, view.lower_words  # noqa: B018 - the shared tokenization, timed on its own
+        t3 = pc()
+        values = {"length": length, "blocklist": None, "c4": measure_c4(view, rules.bad_words)}
+        t4 = pc()
+        values["junk"] = measure_junk(view, lang)
+        t5 = pc()
+        values["gopher"] = measure_gopher(view, cfg.gopher, lang)
+        t6 = pc()
+        values["repetition"] = measure_repetition(view, cfg.repetition)
+        t7 = pc()
+        values["fineweb"] = measure_fineweb(view, cfg.fineweb)
+        t8 = pc()
+        decide_heuristics(values, cfg)
+        t9 = pc()
+        for name, a, b in zip(parts, (t0, t1, t2, t3, t4, t5, t6, t7, t8), (t1, t2, t3, t4, t5, t6, t7, t8, t9)):
+            parts[name] += b - a
+    return parts
+
+
+def whole_stage(docs: list[str], lid: LanguageIdentifier, mode: str) -> tuple[float, list[str | None]]:
+    """Seconds for language ID + heuristics on the adapted defaults, and each document's reason. ``mode``:
+    ``reference`` (one fastText call per document, the reference chain), ``store`` or ``lazy`` (batched language
+    ID, measure -> decide with store_values on / off)."""
+    text_module._CHUNK_CACHE.clear()  # every timed run starts with the tokenizer's chunk cache empty
+    cfg = dataclasses.replace(QualityConfig(), store_values=(mode != "lazy"))
+    rules = HeuristicRules(cfg)
+    reasons: list[str | None] = []
+    t0 = time.process_time()
+    if mode == "reference":
+        for text in docs:
+            (lang, score), = lid.predict([text])
+            reason = language_decision(lang, score, len(text), cfg.langid)
+            reasons.append(reason or rules.apply_reference(text, lang)[1])
+    else:
+        for start in range(0, len(docs), BATCH):
+            part = docs[start:start + BATCH]
+            for text, (lang, score) in zip(part, lid.predict(part)):
+                reason = language_decision(lang, score, len(text), cfg.langid)
+                reasons.append(reason or rules.apply(text, lang).reason)
+    return time.process_time() - t0, reasons
 
 
 def theirs_per_rule(docs: list[str], filters: dict) -> tuple[dict[str, list[bool]], dict[str, float]]:
@@ -69,7 +148,7 @@ def theirs_per_rule(docs: list[str], filters: dict) -> tuple[dict[str, list[bool
              "GopherRepetition": "GopherRepetition", "C4Quality": "C4Quality", "FineWebQuality": "FineWebQuality"}
     keep: dict[str, list[bool]] = {v: [] for v in names.values()}
     secs = dict.fromkeys(keep, 0.0)
-    pc = time.perf_counter
+    pc = time.process_time
     for i, text in enumerate(docs):
         for dt_name, name in names.items():
             doc = DtDocument(text=text, id=str(i))  # a fresh document: C4 edits the text in place
@@ -86,12 +165,23 @@ def theirs_per_rule(docs: list[str], filters: dict) -> tuple[dict[str, list[bool
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--docs", type=int, default=24_000, help="Number of real documents.")
+    ap.add_argument("--doc-chars", type=int, default=2000,
+                    help="Join consecutive corpus pieces into documents of at least this many characters (0: as cut).")
     ap.add_argument("--json", help="Write the figures to this file.")
     ap.add_argument("--show-disagreements", type=int, default=0, help="Print this many disagreements per rule.")
     args = ap.parse_args()
 
-    corpus = real_corpus(args.docs)
-    docs = random.Random(0).sample(corpus, min(args.docs, len(corpus)))
+    corpus = real_corpus(args.docs * 4)
+    docs = random.Random(0).sample(corpus, min(args.docs * 4, len(corpus)))
+    if args.doc_chars:  # web pages are ~2 KB: consecutive pieces joined as paragraphs
+        joined, current = [], ""
+        for piece in docs:
+            current = f"{current}\n\n{piece}" if current else piece
+            if len(current) >= args.doc_chars:
+                joined.append(current)
+                current = ""
+        docs = joined
+    docs = docs[:args.docs]
     chars = sum(map(len, docs))
     print(f"{len(docs)} documents, {chars / 1e6:.1f} M characters (mean {chars / len(docs):.0f}); "
           f"one process, one core; machine shared with other jobs (os.cpu_count()={os.cpu_count()})")
@@ -104,16 +194,6 @@ def main() -> int:
 
     ours_keep, ours_secs = ours_per_rule(docs, lid)
     theirs_keep, theirs_secs = theirs_per_rule(docs, filters)
-
-    t0 = time.perf_counter()
-    rules = HeuristicRules(QualityConfig())
-    defaults_cfg = QualityConfig()
-    kept_defaults = 0
-    for text in docs:
-        (lang, score), = lid.predict([text])
-        if language_decision(lang, score, len(text), defaults_cfg.langid) is None and rules.apply(text, lang)[1] is None:
-            kept_defaults += 1
-    defaults_secs = time.perf_counter() - t0
 
     n = len(docs)
     print(f"\n{'rule':<18}{'corpusforge docs/s':>20}{'datatrove docs/s':>18}{'ratio':>8}{'agreement':>11}"
@@ -131,11 +211,43 @@ def main() -> int:
     chain_agree = sum(a == b for a, b in zip(ours_chain, theirs_chain)) / n
     print(f"{'all five':<18}{n / ours_total:20,.0f}{n / theirs_total:18,.0f}{theirs_total / ours_total:8.1f}"
           f"{chain_agree:11.4f}{sum(ours_chain) / n:9.3f} / {sum(theirs_chain) / n:.3f}")
-    print(f"\ncorpusforge adapted defaults (language ID + every rule, first drop wins): {n / defaults_secs:,.0f} docs/s, "
-          f"kept {kept_defaults / n:.3f}")
     results.update(all_five={"corpusforge_docs_per_s": n / ours_total, "datatrove_docs_per_s": n / theirs_total,
-                             "agreement_on_kept": chain_agree},
-                   defaults={"docs_per_s": n / defaults_secs, "kept": kept_defaults / n})
+                             "agreement_on_kept": chain_agree})
+
+    parts = profile_defaults(docs, lid)
+    total = sum(parts.values())
+    print(f"\nwhere the adapted defaults' heuristic step spends its time (every family measured on every document; "
+          f"{n / total:,.0f} docs/s for the step):")
+    for name, sec in parts.items():
+        print(f"  {name:<22}{sec / n * 1e6:8.1f} us/doc{sec / total:8.1%}")
+    results["profile_us_per_doc"] = {name: sec / n * 1e6 for name, sec in parts.items()}
+
+    t0 = time.process_time()
+    for start in range(0, n, BATCH):
+        lid.predict(docs[start:start + BATCH])
+    batched = time.process_time() - t0
+    t0 = time.process_time()
+    for text in docs:
+        lid.predict([text])
+    single = time.process_time() - t0
+    print(f"\nlanguage ID: {n / batched:,.0f} docs/s in batches of {BATCH}, {n / single:,.0f} one document per call")
+    results["langid_docs_per_s"] = {"batched": n / batched, "one_per_call": n / single}
+
+    print("\nthe whole quality stage, adapted defaults (language ID + every rule), same documents, back to back:")
+    timed = {mode: whole_stage(docs, lid, mode) for mode in ("reference", "store", "lazy")}
+    base = timed["reference"][0]
+    labels = {"reference": "before: reference chain, fastText per document",
+              "store": "after: batched language ID, measure -> decide, store_values on",
+              "lazy": "after: batched language ID, measure -> decide, store_values off"}
+    for mode, (sec, reasons) in timed.items():
+        same = sum(a == b for a, b in zip(reasons, timed["reference"][1]))
+        kept = sum(r is None for r in reasons) / n
+        print(f"  {labels[mode]:<66}{n / sec:9,.0f} docs/s{base / sec:7.2f}x  kept {kept:.3f}  "
+              f"same reason as before: {same}/{n}")
+        results.setdefault("whole_stage", {})[mode] = {"docs_per_s": n / sec, "ratio_vs_reference": base / sec,
+                                                       "same_reason": same, "kept": kept}
+    print(f"load average: {os.getloadavg()[0]:.2f} (absolute docs/s are per core on a shared machine; "
+          "ratios are from the same run)")
     if args.show_disagreements:
         for name in ours_keep:
             shown = 0

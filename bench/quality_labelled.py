@@ -40,7 +40,7 @@ def corpusforge_decisions(cfg: QualityConfig, examples: list[Example], lid: Lang
     for e, (lang, score) in zip(examples, preds):
         reason = language_decision(lang, score, len(e.text), cfg.langid) if cfg.langid.enabled else None
         if reason is None:
-            _, reason, _ = rules.apply(e.text, lang if cfg.langid.enabled else None)
+            reason = rules.apply(e.text, lang if cfg.langid.enabled else None).reason
         out[e.id] = reason
     return out
 

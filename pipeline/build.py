@@ -6,6 +6,7 @@ the run directory and moved into place only when the run succeeded and every rec
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -17,14 +18,15 @@ import uuid
 from typing import Any
 
 import apache_beam as beam
+import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline import __version__
 from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options
 from corpusforge.pipeline.config import BuildConfig
 from corpusforge.pipeline.core.config_loader import public_dict, to_dict
-from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_from_row, document_row,
-                               rejected_row, removed_row)
+from corpusforge.pipeline.document import (REJECTED_SCHEMA, document_from_row, document_row, document_schema,
+                                           rejected_row, removed_row, removed_schema, struct_type)
 from corpusforge.pipeline.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs
@@ -57,6 +59,26 @@ def enabled_stages(config: BuildConfig, spill_dir: str | None = None,
                            run_secret=run_secret)
     return [(stage.section, stage(getattr(config, stage.section), context)) for stage in registered_stages()
             if getattr(config, stage.section).enabled]
+
+
+def shard_schemas(config: BuildConfig) -> dict[str, pa.Schema]:
+    """The Arrow schema of docs/clean, removed and rejected shards under ``config``: ``annotations`` and ``details``
+    are structs of the fields the enabled stages declare (``Stage.annotation_fields`` / ``detail_fields``), in
+    build order, so every shard of a config has the same schema."""
+    declared: dict[str, dict[str, pa.Field]] = {"annotations": {}, "details": {}}
+    for stage in registered_stages():
+        section = getattr(config, stage.section)
+        if not section.enabled:
+            continue
+        for kind, fields in (("annotations", stage.annotation_fields(section)), ("details", stage.detail_fields(section))):
+            for f in fields:
+                seen = declared[kind].setdefault(f.name, f)
+                if seen.type != f.type:
+                    raise TypeError(f"stages declare {kind}.{f.name} as both {seen.type} and {f.type}")
+    annotations = struct_type(list(declared["annotations"].values()))
+    details = struct_type(list(declared["details"].values()))
+    return {"docs": document_schema(annotations), "removed": removed_schema(annotations, details),
+            "rejected": REJECTED_SCHEMA}
 
 
 def prepare_output(run_dir: str, names: tuple[str, ...], overwrite: bool) -> None:
@@ -155,6 +177,7 @@ class Segment:
     fingerprint: str
     files: dict[str, str] = dataclasses.field(default_factory=dict)  # "<config key> <path>" -> content digest
     fmt: ShardFormat = ShardFormat()  # the format of its shards: the run's output.format
+    schemas: dict[str, pa.Schema] = dataclasses.field(default_factory=dict, repr=False)  # docs, removed, rejected
 
     @property
     def marker(self) -> str:
@@ -209,13 +232,14 @@ def plan_segments(config: BuildConfig, work_dir: str, checkpoint: bool) -> list[
     names = stage_names(config)
     groups = [[name] for name in names] if checkpoint and names else [names]
     digests = file_digests(config) if checkpoint else {}  # only a resumed build compares fingerprints
+    schemas = shard_schemas(config)
     segments, done = [], []
     for index, group in enumerate(groups):
         done = done + group
         label = "-".join(group) or "read"
         files = {key: digest for name in ["read", *done] for key, digest in digests.get(name, {}).items()}
         segments.append(Segment(index, group, posixpath.join(work_dir, f"{index:02d}-{label}"),
-                                _fingerprint(config, done, files), files, config.output.shard_format))
+                                _fingerprint(config, done, files), files, config.output.shard_format, schemas))
     return segments
 
 
@@ -286,13 +310,16 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     _save_shards(rejected_all | "WriteRejected" >> WriteShards(
         posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
         lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target, fmt=fmt), out, "rejected")
+    schemas = segment.schemas
+    annotations, details = schemas["removed"].field("annotations").type, schemas["removed"].field("details").type
     _save_shards(docs | "WriteDocs" >> WriteShards(
-        posixpath.join(out, "docs"), DOCUMENT_SCHEMA, document_row, lambda d: d.id, _doc_sort_key, _doc_size, target, progress,
-        fmt),
+        posixpath.join(out, "docs"), schemas["docs"], functools.partial(document_row, annotations=annotations),
+        lambda d: d.id, _doc_sort_key, _doc_size, target, progress, fmt),
         out, "docs")
     if config.output.write_removed:
         _save_shards(removed_all | "WriteRemoved" >> WriteShards(
-            posixpath.join(out, "removed"), REMOVED_SCHEMA, removed_row, lambda r: r.doc.id,
+            posixpath.join(out, "removed"), schemas["removed"],
+            functools.partial(removed_row, annotations=annotations, details=details), lambda r: r.doc.id,
             _removed_sort_key, lambda r: _doc_size(r.doc), target, fmt=fmt),
             out, "removed")
     _ = (facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()
@@ -310,7 +337,7 @@ def write_json_list(items: list[Any], path: str) -> None:
 
 def _finish_segment(segment: Segment, seconds: float) -> None:
     """Name the segment's shards in order and mark it complete (a resumed build starts after it)."""
-    for name, schema in (("docs", DOCUMENT_SCHEMA), ("removed", REMOVED_SCHEMA), ("rejected", REJECTED_SCHEMA)):
+    for name, schema in segment.schemas.items():
         list_path = posixpath.join(segment.directory, f"{name}-shards.json")
         if FileSystems.exists(list_path):
             entries = finalize_shards(read_json(list_path), posixpath.join(segment.directory, name), schema,
@@ -517,9 +544,10 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     final = posixpath.join(run_dir, f".tmp-final-{uuid.uuid4().hex[:12]}")
     make_private_dir(final)
     fmt = config.output.shard_format
-    manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), DOCUMENT_SCHEMA, fmt, keep)}
+    schemas = shard_schemas(config)
+    manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), schemas["docs"], fmt, keep)}
     if config.output.write_removed:
-        manifest_shards["removed"] = _gather(segments, "removed", posixpath.join(final, "removed"), REMOVED_SCHEMA, fmt, keep)
+        manifest_shards["removed"] = _gather(segments, "removed", posixpath.join(final, "removed"), schemas["removed"], fmt, keep)
     if config.output.write_rejected:
         manifest_shards["rejected"] = _gather(segments, "rejected", posixpath.join(final, "rejected"), REJECTED_SCHEMA, fmt, keep)
     kept_rows = sum(s["rows"] for s in manifest_shards["clean"])
@@ -534,7 +562,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         "rows": kept_rows,
         "bytes": sum(s["bytes"] for s in manifest_shards["clean"]),
         "format": {"name": fmt.name, "compression": fmt.codec},
-        "schema": {f.name: str(f.type) for f in DOCUMENT_SCHEMA},
+        "schema": {f.name: str(f.type) for f in schemas["docs"]},
         "stages": stage_names,
         "config": public_dict(config),  # secrets (pii.hash_salt) as "set" and a fingerprint, never in clear
         "models": models,

@@ -102,27 +102,46 @@ class Rejected:
 
 RAW_PREVIEW = 200
 
-DOCUMENT_SCHEMA = pa.schema(
-    [
+# The columns ``annotations`` (clean and removed) and ``details`` (removed) are typed Arrow structs whose fields
+# the build's stages declare for its config (``Stage.annotation_fields`` / ``detail_fields``), in a fixed order,
+# plus ``other``: a JSON object of any value no stage declared (null when there is none). The same config gives
+# the same schema whether or not a shard holds a document that reached a stage; absent values are null.
+# ``metadata`` stays a JSON string: its shape is the user's. Older runs (and the plain schemas below, used by
+# tools that write shards by hand) hold annotations and details as JSON strings; ``annotations_of`` reads both.
+OTHER = "other"
+
+
+def struct_type(fields: list[pa.Field]) -> pa.StructType:
+    """The struct of declared ``fields`` plus ``other`` (JSON of undeclared values)."""
+    return pa.struct([*fields, pa.field(OTHER, pa.string())])
+
+
+def document_schema(annotations: pa.DataType | None = None) -> pa.Schema:
+    """Clean shards' schema; ``annotations``: the struct type of the build (None: a JSON string)."""
+    return pa.schema([
         pa.field("id", pa.string(), nullable=False),
         pa.field("text", pa.large_string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
         pa.field("metadata", pa.string(), nullable=False),  # JSON object
-        pa.field("annotations", pa.string(), nullable=False),  # JSON object
-    ]
-)
+        pa.field("annotations", annotations or pa.string(), nullable=False),
+    ])
 
-REMOVED_SCHEMA = pa.schema(
-    [
+
+def removed_schema(annotations: pa.DataType | None = None, details: pa.DataType | None = None) -> pa.Schema:
+    """Removed shards' schema; ``annotations`` and ``details``: struct types (None: JSON strings)."""
+    return pa.schema([
         pa.field("id", pa.string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
         pa.field("stage", pa.string(), nullable=False),
         pa.field("reason", pa.string(), nullable=False),
-        pa.field("details", pa.string(), nullable=False),  # JSON object
+        pa.field("details", details or pa.string(), nullable=False),
         pa.field("text", pa.large_string(), nullable=False),
-        pa.field("annotations", pa.string(), nullable=False),
-    ]
-)
+        pa.field("annotations", annotations or pa.string(), nullable=False),
+    ])
+
+
+DOCUMENT_SCHEMA = document_schema()
+REMOVED_SCHEMA = removed_schema()
 
 REJECTED_SCHEMA = pa.schema(
     [
@@ -141,13 +160,38 @@ def _json(value: dict[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def document_row(doc: Document) -> dict[str, Any]:
+def struct_value(values: dict[str, Any], kind: pa.DataType | None) -> Any:
+    """``values`` as a row value of column type ``kind``: a JSON string, or the struct's declared fields with
+    everything else in ``other``."""
+    if kind is None or not pa.types.is_struct(kind):
+        return _json(values)
+    declared = {kind.field(i).name for i in range(kind.num_fields)}
+    row = {key: value for key, value in values.items() if key in declared and key != OTHER}
+    rest = {key: value for key, value in values.items() if key not in declared or key == OTHER}
+    row[OTHER] = _json(rest) if rest else None
+    return row
+
+
+def annotations_of(value: dict[str, Any] | str | None) -> dict[str, Any]:
+    """A row's ``annotations`` (or removed ``details``) as a dict, whether stored as a typed struct (a dict with
+    nulls for values a document does not have, and ``other``) or as the JSON string of older runs."""
+    if value is None:
+        return {}
+    if isinstance(value, (str, bytes)):
+        return json.loads(value or "{}")
+    out = {key: v for key, v in value.items() if v is not None and key != OTHER}
+    if value.get(OTHER):
+        out.update(json.loads(value[OTHER]))
+    return out
+
+
+def document_row(doc: Document, annotations: pa.DataType | None = None) -> dict[str, Any]:
     return {
         "id": doc.id,
         "text": doc.text,
         "source": doc.source,
         "metadata": _json(doc.metadata),
-        "annotations": _json(doc.annotations),
+        "annotations": struct_value(doc.annotations, annotations),
     }
 
 
@@ -157,19 +201,19 @@ def document_from_row(row: dict[str, Any]) -> Document:
         text=row["text"],
         source=row["source"],
         metadata=json.loads(row.get("metadata") or "{}"),
-        annotations=json.loads(row.get("annotations") or "{}"),
+        annotations=annotations_of(row.get("annotations")),
     )
 
 
-def removed_row(item: Removed) -> dict[str, Any]:
+def removed_row(item: Removed, annotations: pa.DataType | None = None, details: pa.DataType | None = None) -> dict[str, Any]:
     return {
         "id": item.doc.id,
         "source": item.doc.source,
         "stage": item.stage,
         "reason": item.reason,
-        "details": _json(item.details),
+        "details": struct_value(item.details, details),
         "text": item.doc.text,
-        "annotations": _json(item.doc.annotations),
+        "annotations": struct_value(item.doc.annotations, annotations),
     }
 
 

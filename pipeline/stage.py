@@ -143,6 +143,18 @@ class Stage(beam.PTransform):
         word lists, eval sets): a resumed build compares them by content (``build._fingerprint``)."""
         return []
 
+    @classmethod
+    def annotation_fields(cls, config) -> list:
+        """The typed Arrow fields (``pyarrow.Field``) this stage adds to a document's ``annotations`` under
+        ``config``: the same list for every shard of a build (``document.struct_type``); a value not declared
+        is stored in the struct's JSON ``other``."""
+        return []
+
+    @classmethod
+    def detail_fields(cls, config) -> list:
+        """The typed Arrow fields of the ``details`` of this stage's removals under ``config``."""
+        return []
+
 
 def registered_stages() -> list[type[Stage]]:
     """Every stage of this package in build order: each ``pipeline/<name>/stage.py`` registers itself on import."""

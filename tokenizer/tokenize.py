@@ -223,8 +223,12 @@ class _PlanUnits(beam.DoFn):
                 yield path, b, start, min(n, start + step)
 
 
-def _language(annotations: str | None) -> str:
-    """The ``lang`` annotation of a clean-shard row's annotations JSON ("" when there is none)."""
+def _language(annotations: dict | str | None) -> str:
+    """The ``lang`` annotation of a clean-shard row's annotations: a typed struct (a dict), or the JSON string of
+    older runs ("" when there is none)."""
+    if isinstance(annotations, dict):
+        lang = annotations.get("lang")
+        return lang if isinstance(lang, str) else ""
     try:
         lang = json.loads(annotations or "{}").get("lang")
     except (ValueError, AttributeError):

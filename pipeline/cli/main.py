@@ -41,6 +41,7 @@ COMMANDS = {
     "predict": "predict",
     "embed": "embed",
     "report": "report",
+    "rethreshold": "rethreshold",
     "ablate": "ablate",
 }
 

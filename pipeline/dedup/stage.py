@@ -48,5 +48,14 @@ class Dedup(Stage, section="dedup", order=30):
             return []
         return [("dedup.decontaminate.eval_sets", path) for path in eval_set_files(config.decontaminate.eval_sets)]
 
+    @classmethod
+    def detail_fields(cls, config: DedupConfig) -> list:
+        import pyarrow as pa
+
+        if not (config.exact.enabled or config.near.enabled):
+            return []
+        return [pa.field("survivor_id", pa.string()), pa.field("cluster_size", pa.int64()),
+                pa.field("similarity", pa.float64())]
+
     def expand(self, docs) -> StageOutputs:
         return chain_steps(docs, self.steps)

@@ -95,6 +95,12 @@ class PII(Stage, section="pii", order=40):
 
             check_ner_model(config.ner_model)
 
+    @classmethod
+    def annotation_fields(cls, config: PIIConfig) -> list:
+        import pyarrow as pa
+
+        return [pa.field("pii_count", pa.int64())]
+
     def expand(self, docs) -> StageOutputs:
         tags = [REMOVED, EDITS, ERRORS] + ([AUDIT] if self.audit_path else [])
         # A batch that raises is scrubbed again one document at a time, so only the document that raises is

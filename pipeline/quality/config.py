@@ -325,6 +325,10 @@ class ToxicityConfig:
 @dataclasses.dataclass
 class QualityConfig:
     enabled: bool = F(default=True, metadata={"help": "Run the quality stage."})
+    store_values: bool = F(
+        default=True,
+        metadata={"help": "Measure every heuristic rule's values on every document and store them (annotations.quality, removed details.quality), so `corpusforge rethreshold` can re-decide; false: stop measuring at the first failing rule and store none."},
+    )
     langid: LangIdConfig = F(default_factory=LangIdConfig)
     length: LengthConfig = F(default_factory=LengthConfig)
     blocklist: BlocklistConfig = F(default_factory=BlocklistConfig)

@@ -3,7 +3,10 @@
 Rules that drop documents (``gopher_quality``, ``gopher_repetition``, ``c4_quality``, ``fineweb_quality``,
 ``length_rule``, ``junk_rule``, ``Blocklist.check``) are apart from the one rule that edits text
 (``c4_edit``: C4's line removal), which returns the new text and counts of what it removed.
-``HeuristicRules`` chains them as the quality stage does: edits first, then the drop rules on the edited text.
+``HeuristicRules`` runs them as the quality stage does, as measure (``measure.py``) -> decide (``decide.py``):
+edits first, then the drop rules on the edited text. The rule functions here are the reference that the
+measure/decide path must agree with (``tests/pipeline/quality/test_decide.py``); the regexes and word lists
+they define are shared with ``measure.py``.
 
 Every threshold comes from the config dataclasses in ``corpusforge.pipeline.quality.config``; ``None`` turns a check off.
 Reason strings are stable: tests assert them and ``stats.json`` counts them.
@@ -14,19 +17,26 @@ import math
 import pathlib
 import re
 from collections import Counter
+from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from corpusforge.pipeline.core.errors import UserError
 from corpusforge.pipeline.quality.config import (
     BlocklistConfig, C4Config, FineWebConfig, GopherConfig, JunkConfig, LengthConfig, QualityConfig, RepetitionConfig,
 )
-from corpusforge.pipeline.quality.text import (
-    GOPHER_STOP_WORDS, LINES_RE, PARAGRAPH_RE, STOP_WORDS, TERMINAL_PUNCTUATION, TextView, as_view, base_language,
-    count_sentences, find_duplicates, words,
+from corpusforge.pipeline.quality.decide import (
+    FAMILIES, decide_c4, decide_c4_empty, decide_fineweb, decide_gopher, decide_junk, decide_length, decide_repetition,
+)
+from corpusforge.pipeline.quality.measure import (
+    measure_c4, measure_fineweb, measure_gopher, measure_junk, measure_length, measure_repetition,
+)
+from corpusforge.pipeline.quality.text import (  # noqa: F401 - the shared patterns, also importable from here
+    CLOSERS, FINEWEB_STOP, ALL_STOP_WORDS, BOILERPLATE_RE, GOPHER_STOP_WORDS, LETTER_RE, LINES_RE, LOREM_WORDS,
+    MOJIBAKE_RE, PARAGRAPH_RE, SENTENCE_START_RE, SPACE_RE, STOP_WORDS, URL_TOKEN_RE, TextView, duplicated_ngram_chars,
+    stop_words_for, as_view, base_language, count_sentences, find_duplicates, words,
 )
 
 KEEP = None
-ALL_STOP_WORDS = frozenset().union(*STOP_WORDS.values())
 
 
 # ----------------------------------------------------------------------------------------------- length
@@ -148,42 +158,6 @@ class Blocklist:
 
 
 # ------------------------------------------------------------------------------------------------- junk
-MOJIBAKE_RE = re.compile(
-    "Ã[\u0080-\u00bf€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]"  # é read as cp1252/latin-1 -> Ã©
-    "|Â[\u0080-\u00bf]"  # ° £ nbsp -> Â° Â£
-    "|â€[\u0080-\u00bf™œ\u009dž˜“”¦¢¡…–—šŸ‚ƒ„†‡ˆ‰‹›]?"  # ’ “ – -> â€™ â€œ â€“
-    "|[ÅÄÐÑØÙÚ][\u0080-\u009f]"  # other UTF-8 lead bytes followed by C1 controls
-    "|\ufffd+"  # replacement characters
-    "|[\u0080-\u009f]"  # stray C1 control characters
-)
-LETTER_RE = re.compile(r"[^\W\d_]")
-SPACE_RE = re.compile(r"\s")
-LOREM_WORDS = frozenset(
-    "lorem ipsum dolor amet consectetur consectetuer adipiscing adipisicing elit eiusmod tempor incididunt labore "
-    "dolore aliqua veniam nostrud exercitation ullamco laboris aliquip commodo consequat aute irure reprehenderit "
-    "voluptate velit cillum fugiat pariatur excepteur occaecat cupidatat proident culpa officia deserunt mollit "
-    "laborum vestibulum nullam mauris vivamus pellentesque fusce aenean curabitur donec phasellus praesent maecenas "
-    "suspendisse vehicula tincidunt sollicitudin ullamcorper lacinia faucibus egestas convallis porttitor".split()
-)
-BOILERPLATE_RE = re.compile(
-    r"\b(?:we|this (?:site|website)|our (?:site|website)) uses? cookies\b|\bcookies? (?:policy|settings|preferences|consent)"
-    r"|\baccept (?:all )?cookies\b|\buse of cookies\b|\bprivacy (?:policy|settings|notice)\b|\bterms (?:of|and) (?:use|service|conditions)\b"
-    r"|\ball rights reserved\b|©|\bcopyright \d{4}|\bsubscribe to (?:our|the) newsletter\b|\bsign up for (?:our|the) newsletter\b"
-    r"|\benable javascript\b|\bjavascript (?:is )?(?:disabled|required)\b|\byour browser does not support\b"
-    r"|\bskip to (?:main )?content\b|\bfollow us on\b|\bshare (?:this|on) (?:facebook|twitter|page|article)\b"
-    r"|\bwir verwenden cookies\b|\bdatenschutz(?:erklärung)?\b|\bimpressum\b|\bcookies akzeptieren\b"
-    r"|\bnous utilisons des cookies\b|\bpolitique de confidentialité\b|\bmentions légales\b|\baccepter les cookies\b"
-    r"|\butilizamos cookies\b|\bpolítica de (?:privacidad|cookies)\b|\baviso legal\b|\baceptar (?:las )?cookies\b"
-    r"|^\s*(?:home|menu|search|login|log in|sign in|sign up|register|contact(?: us)?|about(?: us)?|faq|help|"
-    r"next|previous|back to top|read more|more|cart|my account|(?:\d+ )?comments?)\s*[|»›>·•:]?\s*$"
-    r"|^(?:[^\n|»›·•]{1,30}[|»›·•]){2,}[^\n|»›·•]{0,30}$",  # menu lines: Home | About | Contact
-    re.IGNORECASE | re.MULTILINE,
-)
-# A sentence end (not an abbreviation like "e.g." or "Mr.") and the first letter of the next word.
-SENTENCE_START_RE = re.compile(r"(?<![.\s][^\W\d_])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al))(?<!\betc)(?<!\bMrs)(?<!\bz\.B)(?<!\bd\.h)[.!?]\s+[\"'“‘«(]?([^\W\d_])")
-URL_TOKEN_RE = re.compile(r"(?:https?://|www\.)|@[\w-]+\.")
-
-
 def junk_rule(text: str | TextView, cfg: JunkConfig, lang: str | None = None) -> str | None:
     """corpusforge's junk detectors: mojibake, symbol/number runs, lorem ipsum, boilerplate, stuffing, links."""
     view = as_view(text)
@@ -281,7 +255,7 @@ def gopher_quality(text: str | TextView, cfg: GopherConfig, lang: str | None = N
     if no_space:
         return KEEP
     if cfg.stop_words_per_language:
-        stop = _stop_words(base, cfg)
+        stop = stop_words_for(base, cfg)
         if stop is None:
             return KEEP
         lower = view.lower_words
@@ -299,17 +273,6 @@ def gopher_quality(text: str | TextView, cfg: GopherConfig, lang: str | None = N
         if len(stop.intersection(all_words)) < cfg.min_stop_words:
             return "gopher_few_stop_words"
     return KEEP
-
-
-def _stop_words(base: str | None, cfg: GopherConfig) -> frozenset[str] | None:
-    if base is None:  # language unknown (language ID off): any language's function words count
-        extra = frozenset(w.lower() for ws in cfg.stop_words.values() for w in ws)
-        return ALL_STOP_WORDS | extra
-    builtin = STOP_WORDS.get(base)
-    extra = cfg.stop_words.get(base)
-    if builtin is None and not extra:
-        return None
-    return (builtin or frozenset()) | frozenset(w.lower() for w in (extra or ()))
 
 
 # ------------------------------------------------------------------------------------- gopher repetition
@@ -351,25 +314,9 @@ def gopher_repetition(text: str | TextView, cfg: RepetitionConfig) -> str | None
         if len(set(grams)) == len(grams):
             return KEEP  # no repeated n-gram of the smallest n, so none of any larger n either
         for n, frac in dup_checks:
-            if _duplicated_ngram_chars(ws, n) / n_chars > frac:
+            if duplicated_ngram_chars(ws, n) / n_chars > frac:
                 return f"rep_dup_{n}gram"
     return KEEP
-
-
-def _duplicated_ngram_chars(ws: list[str], n: int) -> int:
-    """Characters in word n-grams seen before, scanning greedily (a repeat skips its n words), as datatrove."""
-    grams = list(zip(*(ws[i:] for i in range(n))))
-    seen: set[tuple[str, ...]] = set()
-    repeated, idx, end = 0, 0, len(grams)
-    while idx < end:
-        gram = grams[idx]
-        if gram in seen:
-            repeated += sum(map(len, gram))
-            idx += n
-        else:
-            seen.add(gram)
-            idx += 1
-    return repeated
 
 
 # -------------------------------------------------------------------------------------------------- C4
@@ -445,7 +392,7 @@ def c4_edit(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
     for raw in text.splitlines():
         line = raw.strip()
         line_words = line.split()
-        if cfg.max_word_length is not None and any(len(w) > cfg.max_word_length for w in line_words):
+        if cfg.max_word_length is not None and line_words and max(map(len, line_words)) > cfg.max_word_length:
             counts["c4_lines_long_word"] = counts.get("c4_lines_long_word", 0) + 1
             continue
         if cfg.remove_citations and "[" in line:
@@ -510,10 +457,6 @@ def c4_quality(text: str | TextView, cfg: C4Config, bad_words: re.Pattern | None
 
 
 # --------------------------------------------------------------------------------------------- FineWeb
-_FINEWEB_STOP = tuple(TERMINAL_PUNCTUATION)
-_CLOSERS = "\"'”’»)]*"
-
-
 def fineweb_quality(text: str | TextView, cfg: FineWebConfig) -> str | None:
     """FineWeb's own rules (Penedo et al. 2024)."""
     view = as_view(text)
@@ -522,9 +465,9 @@ def fineweb_quality(text: str | TextView, cfg: FineWebConfig) -> str | None:
     if not lines:
         return "fineweb_empty"
     if cfg.min_line_punct_ratio is not None:
-        stops = _FINEWEB_STOP + tuple(cfg.extra_line_end_chars)
+        stops = FINEWEB_STOP + tuple(cfg.extra_line_end_chars)
         if cfg.ignore_trailing_closers:
-            ended = sum(1 for line in lines if line.rstrip().rstrip(_CLOSERS).endswith(stops))
+            ended = sum(1 for line in lines if line.rstrip().rstrip(CLOSERS).endswith(stops))
         else:
             ended = sum(1 for line in lines if line.endswith(stops))
         if ended / len(lines) < cfg.min_line_punct_ratio:
@@ -546,8 +489,25 @@ def fineweb_quality(text: str | TextView, cfg: FineWebConfig) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------------ chain
+class Verdict(NamedTuple):
+    """What the heuristic step gives a document: its text after the C4 edits (the original text when length or
+    the blocklist removes it), the reason or None, the edit counts, and the measured values per family
+    (``decide.FAMILIES``; None: the family is off, or was not measured because ``store_values`` is off)."""
+
+    text: str
+    reason: str | None
+    edits: dict[str, int]
+    values: dict[str, dict | None]
+
+
 class HeuristicRules:
-    """All heuristic rules of a ``QualityConfig``, compiled once (patterns, files) and applied in order."""
+    """All heuristic rules of a ``QualityConfig``, compiled once (patterns, files), as measure -> decide.
+
+    ``apply`` measures each family's values once from one shared ``TextView`` and decides with
+    ``decide.py``. With ``store_values`` every enabled family is measured on every document, so the values
+    can be stored and re-decided (``corpusforge rethreshold``); without it measuring stops at the first
+    failing family. ``apply_reference`` is the chain of the reference rule functions above, kept for the
+    test that both give every document the same reason."""
 
     def __init__(self, cfg: QualityConfig):
         self.cfg = cfg
@@ -555,8 +515,52 @@ class HeuristicRules:
         self.bad_words = compile_bad_words(cfg.c4.bad_words_file) if cfg.c4.enabled else None
         self._has_blocklist = self.blocklist.active
 
-    def apply(self, text: str, lang: str | None = None, url: str | None = None) -> tuple[str, str | None, dict[str, int]]:
-        """Returns (text after edits, reason or None, edit counts)."""
+    def apply(self, text: str, lang: str | None = None, url: str | None = None) -> Verdict:
+        cfg, store = self.cfg, self.cfg.store_values
+        values: dict[str, dict | None] = dict.fromkeys(FAMILIES)
+        values["length"] = measure_length(text, cfg.length)
+        reason = decide_length(values["length"], cfg.length)
+        if self._has_blocklist and (store or not reason):
+            hit = self.blocklist.check(text, url)
+            values["blocklist"] = {"reason": hit}
+            reason = reason or hit
+        if reason and not store:
+            return Verdict(text, reason, {}, values)
+        early = reason  # length or blocklist: the document goes as it came, its edits uncounted
+        edited, edits = c4_edit(text, cfg.c4) if cfg.c4.enabled else (text, {})
+        view = TextView(edited)
+        steps = self._steps(view, lang, values)
+        for family, measure, decide in steps:
+            if values[family] is None:
+                values[family] = measure()
+            if not reason:
+                reason = decide(values[family])
+            if reason and not store:
+                break
+        if early:
+            return Verdict(text, early, {}, values)
+        return Verdict(edited, reason, edits, values)
+
+    def _steps(self, view: TextView, lang: str | None, values: dict):
+        cfg = self.cfg
+        steps = []
+        if cfg.c4.enabled:
+            steps.append(("c4", lambda: measure_c4(view, self.bad_words), lambda v: decide_c4_empty(v, cfg.c4)))
+        if cfg.junk.enabled:
+            steps.append(("junk", lambda: measure_junk(view, lang), lambda v: decide_junk(v, cfg.junk)))
+        if cfg.gopher.enabled:
+            steps.append(("gopher", lambda: measure_gopher(view, cfg.gopher, lang), lambda v: decide_gopher(v, cfg.gopher)))
+        if cfg.repetition.enabled:
+            steps.append(("repetition", lambda: measure_repetition(view, cfg.repetition),
+                          lambda v: decide_repetition(v, cfg.repetition)))
+        if cfg.c4.enabled:
+            steps.append(("c4", lambda: measure_c4(view, self.bad_words), lambda v: decide_c4(v, cfg.c4)))
+        if cfg.fineweb.enabled:
+            steps.append(("fineweb", lambda: measure_fineweb(view, cfg.fineweb), lambda v: decide_fineweb(v, cfg.fineweb)))
+        return steps
+
+    def apply_reference(self, text: str, lang: str | None = None, url: str | None = None) -> tuple[str, str | None, dict[str, int]]:
+        """The reference chain: (text after edits, reason or None, edit counts), first failing rule wins."""
         cfg = self.cfg
         reason = length_rule(text, cfg.length)
         if reason:

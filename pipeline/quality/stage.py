@@ -10,6 +10,7 @@ counted on the edits output. Models are loaded once per worker in ``DoFn.setup()
 from __future__ import annotations
 
 import apache_beam as beam
+import pyarrow as pa
 
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.quality.config import ClassifierConfig, LangIdConfig, QualityConfig, ToxicityConfig
@@ -17,6 +18,7 @@ from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, CountingDoFn, St
                                         split_outputs)
 
 STAGE = "quality"
+MODEL_BATCH = 256  # documents per fastText call (language ID, classifiers)
 
 
 # ---------------------------------------------------------------------------------------- language ID
@@ -31,17 +33,18 @@ class _LanguageFn(CountingDoFn):
 
         self.identifier = LanguageIdentifier(self.cfg.model)
 
-    def process(self, doc: Document):
+    def process(self, batch: list[Document]):
         from corpusforge.pipeline.quality.langid import language_decision
 
-        (lang, score), = self.identifier.predict([doc.text])
-        doc = doc.annotate(lang=lang, lang_score=round(score, 4))
-        reason = language_decision(lang, score, len(doc.text), self.cfg)
-        if reason:
-            yield self.drop(doc, reason, lang=lang, score=round(score, 4))
-            return
-        self.count("langid_kept")
-        yield doc
+        # One fastText call per batch: its predict takes a list and loops in C++.
+        for doc, (lang, score) in zip(batch, self.identifier.predict([doc.text for doc in batch])):
+            doc = doc.annotate(lang=lang, lang_score=round(score, 4))
+            reason = language_decision(lang, score, len(doc.text), self.cfg)
+            if reason:
+                yield self.drop(doc, reason, lang=lang, score=round(score, 4))
+                continue
+            self.count("langid_kept")
+            yield doc
 
 
 class LanguageFilter(beam.PTransform):
@@ -56,8 +59,10 @@ class LanguageFilter(beam.PTransform):
         _check_model(self.cfg.model, "quality.langid.model")
 
     def expand(self, pcoll):
-        identify = guarded(_LanguageFn(self.cfg, self.stage), self.stage, self.fail_fast)
-        tagged = pcoll | "IdentifyLanguage" >> beam.ParDo(identify).with_outputs(REMOVED, ERRORS, main="kept")
+        identify = guarded(_LanguageFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
+        tagged = (pcoll
+                  | "BatchForLanguageId" >> beam.BatchElements(min_batch_size=1, max_batch_size=MODEL_BATCH)
+                  | "IdentifyLanguage" >> beam.ParDo(identify).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 
 
@@ -75,15 +80,18 @@ class _HeuristicFn(CountingDoFn):
 
     def process(self, doc: Document):
         url = doc.metadata.get(self.cfg.blocklist.url_field)
-        text, reason, edits = self.rules.apply(doc.text, doc.annotations.get("lang"), url if isinstance(url, str) else None)
+        text, reason, edits, values = self.rules.apply(doc.text, doc.annotations.get("lang"),
+                                                       url if isinstance(url, str) else None)
+        stored = {"quality": values} if self.cfg.store_values else {}
         for counter, amount in edits.items():
             self.count(counter, amount)
             yield edit(self.stage, counter, amount)
         if reason:
-            yield self.drop(doc, reason)  # the original text, for audit
+            yield self.drop(doc, reason, **stored)  # the original text, for audit
             return
         self.count("heuristics_kept")
-        yield doc if text == doc.text else doc.with_text(text)
+        doc = doc if text == doc.text else doc.with_text(text)
+        yield doc.annotate(**stored) if stored else doc
 
 
 class HeuristicFilter(beam.PTransform):
@@ -166,24 +174,25 @@ class _ClassifierFn(CountingDoFn):
 
         self.classifier = QualityClassifier(self.cfg.model, self.cfg.label)
 
-    def process(self, doc: Document):
+    def process(self, batch: list[Document]):
         from corpusforge.pipeline.quality.classifier import pareto_keep
 
         cfg = self.cfg
-        score, = self.classifier.score([doc.text])
-        doc = doc.annotate(**{f"{cfg.name}_score": round(score, 4)})
-        if cfg.mode == "threshold":
-            keep = score >= cfg.threshold if cfg.keep_above else score < cfg.threshold
-            if not keep:
-                yield self.drop(doc, f"classifier_{cfg.name}_{'low' if cfg.keep_above else 'high'}_score", score=round(score, 4))
-                return
-        elif cfg.mode == "pareto":
-            value = score if cfg.keep_above else 1.0 - score
-            if not pareto_keep(value, cfg.pareto_alpha, doc.id, cfg.seed):
-                yield self.drop(doc, f"classifier_{cfg.name}_pareto", score=round(score, 4))
-                return
-        self.count(f"classifier_{cfg.name}_kept")
-        yield doc
+        for doc, score in zip(batch, self.classifier.score([doc.text for doc in batch])):
+            doc = doc.annotate(**{f"{cfg.name}_score": round(score, 4)})
+            if cfg.mode == "threshold":
+                keep = score >= cfg.threshold if cfg.keep_above else score < cfg.threshold
+                if not keep:
+                    yield self.drop(doc, f"classifier_{cfg.name}_{'low' if cfg.keep_above else 'high'}_score",
+                                    score=round(score, 4))
+                    continue
+            elif cfg.mode == "pareto":
+                value = score if cfg.keep_above else 1.0 - score
+                if not pareto_keep(value, cfg.pareto_alpha, doc.id, cfg.seed):
+                    yield self.drop(doc, f"classifier_{cfg.name}_pareto", score=round(score, 4))
+                    continue
+            self.count(f"classifier_{cfg.name}_kept")
+            yield doc
 
 
 class ClassifierFilter(beam.PTransform):
@@ -196,8 +205,10 @@ class ClassifierFilter(beam.PTransform):
         _check_model(config.model, f"quality.classifiers[{config.name}].model")
 
     def expand(self, pcoll):
-        score = guarded(_ClassifierFn(self.cfg, self.stage), self.stage, self.fail_fast)
-        tagged = pcoll | "Score" >> beam.ParDo(score).with_outputs(REMOVED, ERRORS, main="kept")
+        score = guarded(_ClassifierFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
+        tagged = (pcoll
+                  | "BatchForClassifier" >> beam.BatchElements(min_batch_size=1, max_batch_size=MODEL_BATCH)
+                  | "Score" >> beam.ParDo(score).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 
 
@@ -219,6 +230,24 @@ class Quality(Stage, section="quality", order=20):
                  ("quality.c4.bad_words_file", config.c4.bad_words_file)]
         return [(r["role"], r["path"]) for r in _model_paths(config)] + [(key, path) for key, path in lists if path]
 
+    @classmethod
+    def annotation_fields(cls, config: QualityConfig) -> list[pa.Field]:
+        fields = [pa.field("lang", pa.string()), pa.field("lang_score", pa.float64())] if config.langid.enabled else []
+        if config.store_values:
+            fields.append(pa.field("quality", quality_values_type(config)))
+        if config.toxicity.enabled:
+            fields.append(pa.field("toxicity_score", pa.float64()))
+        return fields + [pa.field(f"{c.name}_score", pa.float64()) for c in config.classifiers]
+
+    @classmethod
+    def detail_fields(cls, config: QualityConfig) -> list[pa.Field]:
+        fields = [pa.field("lang", pa.string())] if config.langid.enabled else []
+        if config.langid.enabled or config.toxicity.enabled or config.classifiers:
+            fields.append(pa.field("score", pa.float64()))
+        if config.store_values:
+            fields.append(pa.field("quality", quality_values_type(config)))
+        return fields
+
     def expand(self, pcoll):
         cfg, fail_fast = self.config, self.context.fail_fast
         steps: list[tuple[str, beam.PTransform]] = []
@@ -230,6 +259,18 @@ class Quality(Stage, section="quality", order=20):
                 steps.append(("ToxicityFilter", ToxicityFilter(cfg.toxicity, STAGE, fail_fast=fail_fast)))
             steps += [(f"Classifier_{c.name}", ClassifierFilter(c, STAGE, fail_fast=fail_fast)) for c in cfg.classifiers]
         return chain_steps(pcoll, steps)
+
+
+_ARROW_TYPES = {int: pa.int64(), float: pa.float64(), bool: pa.bool_(), str: pa.string()}
+
+
+def quality_values_type(cfg: QualityConfig) -> pa.StructType:
+    """The struct of the heuristic rules' measured values (``annotations.quality``, removed ``details.quality``):
+    one struct per family, null when the family is off; the same fields for every document of ``cfg``."""
+    from corpusforge.pipeline.quality.measure import value_types
+
+    return pa.struct([pa.field(family, pa.struct([pa.field(name, _ARROW_TYPES[kind]) for name, kind in values.items()]))
+                      for family, values in value_types(cfg.repetition).items()])
 
 
 def model_files(cfg: QualityConfig) -> list[dict]:

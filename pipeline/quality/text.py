@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from corpusforge.pipeline.quality.config import GopherConfig
 
 # --------------------------------------------------------------------------------------------- tokenizer
 # An emulation of spaCy's English tokenizer (which datatrove's rules count words with), in plain Python:
@@ -210,17 +214,32 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
     out.extend(reversed(suffixes))
 
 
+# A chunk's split (a regex pass for "said," "(see" "os.path.join()", a case fold for plain words) repeats across
+# documents as words do: it is remembered per process (a pure function of the chunk; cleared when full).
+_CHUNK_CACHE: dict[str, tuple[str, ...]] = {}
+_CHUNK_CACHE_SIZE = 200_000
+
+
+def _split(chunk: str) -> tuple[str, ...]:
+    if chunk.isalnum():
+        return tuple(_special(chunk) or [chunk]) if chunk.lower() in _ALNUM_SPECIALS else (chunk,)
+    out: list[str] = []
+    _tokenize_chunk(chunk, out)
+    return tuple(out)
+
+
 def words(text: str) -> list[str]:
     """Word tokens of ``text``, punctuation tokens included, as spaCy's English tokenizer splits them."""
     out: list[str] = []
+    cache = _CHUNK_CACHE
     for chunk in text.split():
-        if chunk.isalnum():
-            if chunk.lower() in _ALNUM_SPECIALS:
-                out.extend(_special(chunk) or [chunk])
-            else:
-                out.append(chunk)
-        else:
-            _tokenize_chunk(chunk, out)
+        tokens = cache.get(chunk)
+        if tokens is None:
+            tokens = _split(chunk)
+            if len(cache) >= _CHUNK_CACHE_SIZE:
+                cache.clear()
+            cache[chunk] = tokens
+        out += tokens
     return out
 
 
@@ -270,12 +289,18 @@ class TextView:
         self.text = text
 
     @cached_property
+    def line_words(self) -> list[list[str]]:
+        """The word tokens of each line of ``splitlines``; together they are ``words`` (every line break is
+        whitespace to ``str.split``), so C4's per-line sentence count tokenizes nothing twice."""
+        return [words(line) for line in self.splitlines]
+
+    @cached_property
     def words(self) -> list[str]:
-        return words(self.text)
+        return [w for line in self.line_words for w in line]
 
     @cached_property
     def content_words(self) -> list[str]:
-        return [w for w in self.words if is_word(w)]
+        return [w for w in self.words if w[0].isalnum() or is_word(w)]
 
     @cached_property
     def lower_words(self) -> list[str]:
@@ -284,6 +309,10 @@ class TextView:
     @cached_property
     def splitlines(self) -> list[str]:
         return self.text.splitlines()
+
+    @cached_property
+    def lower_text(self) -> str:
+        return self.text.lower()
 
 
 def as_view(text: "str | TextView") -> TextView:
@@ -349,3 +378,92 @@ _ISO3 = {
     "tur": "tr", "ind": "id", "fin": "fi", "hun": "hu", "cat": "ca", "zho": "zh", "cmn": "zh", "jpn": "ja",
     "tha": "th", "nb": "no", "nn": "no",
 }
+ALL_STOP_WORDS = frozenset().union(*STOP_WORDS.values())
+
+
+def stop_words_for(base: str | None, cfg: "GopherConfig") -> frozenset[str] | None:
+    if base is None:  # language unknown (language ID off): any language's function words count
+        extra = frozenset(w.lower() for ws in cfg.stop_words.values() for w in ws)
+        return ALL_STOP_WORDS | extra
+    builtin = STOP_WORDS.get(base)
+    extra = cfg.stop_words.get(base)
+    if builtin is None and not extra:
+        return None
+    return (builtin or frozenset()) | frozenset(w.lower() for w in (extra or ()))
+
+
+def duplicated_ngram_chars(ws: list[str], n: int, grams: list[tuple[str, ...]] | None = None) -> int:
+    """Characters in word n-grams seen before, scanning greedily (a repeat skips its n words), as datatrove.
+    ``grams``: the n-grams of ``ws`` when the caller has them."""
+    if grams is None:
+        grams = list(zip(*(ws[i:] for i in range(n))))
+    seen: set[tuple[str, ...]] = set()
+    repeated, idx, end = 0, 0, len(grams)
+    while idx < end:
+        gram = grams[idx]
+        if gram in seen:
+            repeated += sum(map(len, gram))
+            idx += n
+        else:
+            seen.add(gram)
+            idx += 1
+    return repeated
+
+
+# ------------------------------------------------------------------------------- patterns the rules share
+MOJIBAKE_RE = re.compile(
+    "Ã[\u0080-\u00bf€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]"  # é read as cp1252/latin-1 -> Ã©
+    "|Â[\u0080-\u00bf]"  # ° £ nbsp -> Â° Â£
+    "|â€[\u0080-\u00bf™œ\u009dž˜“”¦¢¡…–—šŸ‚ƒ„†‡ˆ‰‹›]?"  # ’ “ – -> â€™ â€œ â€“
+    "|[ÅÄÐÑØÙÚ][\u0080-\u009f]"  # other UTF-8 lead bytes followed by C1 controls
+    "|\ufffd+"  # replacement characters
+    "|[\u0080-\u009f]"  # stray C1 control characters
+)
+LETTER_RE = re.compile(r"[^\W\d_]")
+SPACE_RE = re.compile(r"\s")
+LOREM_WORDS = frozenset(
+    "lorem ipsum dolor amet consectetur consectetuer adipiscing adipisicing elit eiusmod tempor incididunt labore "
+    "dolore aliqua veniam nostrud exercitation ullamco laboris aliquip commodo consequat aute irure reprehenderit "
+    "voluptate velit cillum fugiat pariatur excepteur occaecat cupidatat proident culpa officia deserunt mollit "
+    "laborum vestibulum nullam mauris vivamus pellentesque fusce aenean curabitur donec phasellus praesent maecenas "
+    "suspendisse vehicula tincidunt sollicitudin ullamcorper lacinia faucibus egestas convallis porttitor".split()
+)
+# A line that is only a navigation word: Home, Log in, Back to top |, 12 comments.
+NAV_LINE = (r"^\s*(?:home|menu|search|login|log in|sign in|sign up|register|contact(?: us)?|about(?: us)?|faq|help|"
+            r"next|previous|back to top|read more|more|cart|my account|(?:\d+ )?comments?)\s*[|»›>·•:]?\s*$")
+BOILERPLATE_RE = re.compile(
+    r"\b(?:we|this (?:site|website)|our (?:site|website)) uses? cookies\b|\bcookies? (?:policy|settings|preferences|consent)"
+    r"|\baccept (?:all )?cookies\b|\buse of cookies\b|\bprivacy (?:policy|settings|notice)\b|\bterms (?:of|and) (?:use|service|conditions)\b"
+    r"|\ball rights reserved\b|©|\bcopyright \d{4}|\bsubscribe to (?:our|the) newsletter\b|\bsign up for (?:our|the) newsletter\b"
+    r"|\benable javascript\b|\bjavascript (?:is )?(?:disabled|required)\b|\byour browser does not support\b"
+    r"|\bskip to (?:main )?content\b|\bfollow us on\b|\bshare (?:this|on) (?:facebook|twitter|page|article)\b"
+    r"|\bwir verwenden cookies\b|\bdatenschutz(?:erklärung)?\b|\bimpressum\b|\bcookies akzeptieren\b"
+    r"|\bnous utilisons des cookies\b|\bpolitique de confidentialité\b|\bmentions légales\b|\baccepter les cookies\b"
+    r"|\butilizamos cookies\b|\bpolítica de (?:privacidad|cookies)\b|\baviso legal\b|\baceptar (?:las )?cookies\b"
+    r"|" + NAV_LINE +
+    r"|^(?:[^\n|»›·•]{1,30}[|»›·•]){2,}[^\n|»›·•]{0,30}$",  # menu lines: Home | About | Contact
+    re.IGNORECASE | re.MULTILINE,
+)
+NAV_LINE_RE = re.compile(NAV_LINE, re.IGNORECASE | re.MULTILINE)
+# A sentence end (not an abbreviation like "e.g." or "Mr.") and the first letter of the next word.
+SENTENCE_START_RE = re.compile(r"(?<![.\s][^\W\d_])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al))(?<!\betc)(?<!\bMrs)(?<!\bz\.B)(?<!\bd\.h)[.!?]\s+[\"'“‘«(]?([^\W\d_])")
+URL_TOKEN_RE = re.compile(r"(?:https?://|www\.)|@[\w-]+\.")
+
+# Faster equivalents of the patterns above, for ``measure.py`` (the test of measure against the reference rules
+# checks that they agree):
+# - BOILERPLATE_RE's alternatives each need one of BOILERPLATE_HINTS in the line (compared in lower case), except
+#   NAV_LINE, which can only match at the line's start: a line without a hint needs only NAV_LINE_RE.match. Lower
+#   case is exact for the regex's IGNORECASE except for four characters it also matches to ASCII letters
+#   (İ ı ſ K); a text holding one takes the slow path.
+BOILERPLATE_HINTS = ("cookie", "privacy", "terms", "rights reserved", "©", "copyright", "newsletter", "javascript",
+                     "browser", "skip to", "follow us", "share", "datenschutz", "impressum", "confidentialit",
+                     "mentions", "política", "aviso legal", "|", "»", "›", "·", "•")
+CASE_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
+# SENTENCE_START_RE with the end mark first and the look-behinds moved after it (each one character wider), so
+# the engine scans for . ! ? instead of testing six look-behinds at every position.
+SENTENCE_START_FAST_RE = re.compile(
+    r"[.!?](?<![.\s][^\W\d_][.!?])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al)[.!?])(?<!\betc[.!?])(?<!\bMrs[.!?])"
+    r"(?<!\bz\.B[.!?])(?<!\bd\.h[.!?])\s+[\"'“‘«(]?([^\W\d_])"
+)
+FINEWEB_STOP = tuple(TERMINAL_PUNCTUATION)
+CLOSERS = "\"'”’»)]*"

@@ -13,6 +13,8 @@ import json
 import math
 from typing import Any, Iterator
 
+from corpusforge.pipeline.document import annotations_of
+
 # Details that identify a record rather than measure it: never a histogram.
 NOT_VALUES = frozenset({"survivor_id", "survivor", "duplicate_of", "kept_id", "cluster_id"})
 
@@ -20,8 +22,11 @@ NOT_VALUES = frozenset({"survivor_id", "survivor", "duplicate_of", "kept_id", "c
 def as_dict(value: Any) -> dict[str, Any]:
     """An annotations/details cell as a dict: a struct comes as a dict already, a JSON string is parsed;
     anything else (an unreadable string, null) is an empty dict."""
-    if isinstance(value, dict):
-        return value
+    if isinstance(value, dict):  # a typed struct: nulls are values not measured, ``other`` holds the rest
+        try:
+            return annotations_of(value)
+        except (TypeError, json.JSONDecodeError):
+            return {k: v for k, v in value.items() if v is not None}
     try:
         parsed = json.loads(value or "{}")
     except (TypeError, json.JSONDecodeError):

@@ -12,6 +12,7 @@ import pytest
 
 from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.pipeline.cli.main import main
+from corpusforge.pipeline.document import annotations_of
 
 pytest.importorskip("presidio_analyzer")
 
@@ -154,7 +155,7 @@ def test_ids_are_hashed_unique_and_survivors_still_link(built):
     hashed = [i for i in ids if "<EMAIL:" in i]
     assert len(hashed) == 4 and all(re.search(r"<EMAIL:[0-9a-f]{32}>", i) for i in hashed)
     clean_ids = {r["id"] for r in clean}
-    survivors = [json.loads(r["details"]).get("survivor_id") for r in removed if r["stage"] == "dedup"]
+    survivors = [annotations_of(r["details"]).get("survivor_id") for r in removed if r["stage"] == "dedup"]
     assert [s for s in survivors if s] and all(s in clean_ids for s in survivors if s)
     kept = next(r for r in clean if r["text"].startswith(PROSE[0][:40]))
     meta = json.loads(kept["metadata"])["meta"]

@@ -328,7 +328,7 @@ def test_junk_thresholds_off():
 # ---------------------------------------------------------------------------------------------- chain
 def test_heuristic_rules_apply_edits_then_drop_rules():
     rules = HeuristicRules(QualityConfig())
-    text, reason, edits = rules.apply(PROSE + "\nThis site uses cookies.", lang="en")
+    text, reason, edits, _ = rules.apply(PROSE + "\nThis site uses cookies.", lang="en")
     assert reason is None and text == PROSE and edits == {"c4_lines_policy": 1, "c4_lines_removed": 1}
     assert rules.apply("This site uses cookies.", lang="en")[1] == "c4_empty_after_edit"
     assert rules.apply(GERMAN, lang="de")[1] is None

@@ -1,0 +1,236 @@
+"""The *measure* half of the heuristic rules: the values each rule family decides on, computed once per document.
+
+Each ``measure_<family>`` reads the shared ``TextView`` (one tokenisation, one line split) and returns a flat dict
+of plain values (ints, floats, bools, a string) with the same keys for every document of a config, so the values
+can be stored as typed columns and re-decided later (``decide.py``, ``corpusforge rethreshold``). A value is
+``None`` where it is undefined (a ratio over zero words) or, for ``length.n_words`` only, not measured: it costs
+a second tokenisation of the text before the C4 edits, so it is measured only when a word limit is set.
+
+The measures compute exactly the numbers the reference rules in ``rules.py`` compare (same expressions, same
+tie-breaks), so ``decide`` gives the same reason; ``tests/pipeline/quality/test_decide.py`` checks it.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from corpusforge.pipeline.quality.config import FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig
+from corpusforge.pipeline.quality.text import (
+    ALL_STOP_WORDS, BOILERPLATE_HINTS, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS, FINEWEB_STOP, GOPHER_STOP_WORDS,
+    LETTER_RE, LINES_RE, LOREM_WORDS, MOJIBAKE_RE, NAV_LINE_RE, PARAGRAPH_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE,
+    TextView, base_language, count_sentences, duplicated_ngram_chars, find_duplicates, stop_words_for,
+)
+
+Values = dict[str, Any]
+
+
+# ------------------------------------------------------------------------------------------------ length
+def measure_length(text: str, cfg: LengthConfig, view: TextView | None = None) -> Values:
+    """Characters of the text before the C4 edits; its words only when a word limit needs them."""
+    needs_words = cfg.min_words is not None or cfg.max_words is not None
+    n_words = len((view or TextView(text)).content_words) if needs_words else None
+    return {"n_chars": len(text), "n_words": n_words}
+
+
+# -------------------------------------------------------------------------------------------------- junk
+def measure_junk(view: TextView, lang: str | None = None) -> Values:
+    t = view.text
+    if not t.strip():
+        return dict.fromkeys(JUNK_FIELDS) | {"empty": True}
+    ascii_text = t.isascii()
+    bad = 0 if ascii_text else sum(len(m) for m in MOJIBAKE_RE.findall(t))  # every pattern starts non-ASCII
+    non_space = len("".join(t.split()))  # str.split's whitespace is the regex's \s
+    # In ASCII, LETTER_RE's [^\W\d_] is exactly the letters: counted in C by deleting every other byte.
+    letters = len(t.encode("ascii").translate(None, _ASCII_NON_LETTERS)) if ascii_text else LETTER_RE.subn("", t)[1]
+    lower_words = view.lower_words
+    n = len(lower_words)
+    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(map(LOREM_WORDS.__contains__, lower_words)) / n >= 0.15)
+    boiler = boilerplate_chars(view)
+    urls = 0
+    if n and ("@" in t or "http" in t or "www." in t):
+        urls = sum(1 for w in view.words if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
+    starts = SENTENCE_START_FAST_RE.findall(t)
+    stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
+    counts = Counter(w for w in lower_words if len(w) > 2 and w not in stop and not w.isdigit())
+    return {
+        "empty": False,
+        "mojibake_fraction": bad / len(t),
+        "non_letter_fraction": 1.0 - letters / non_space if non_space else 0.0,
+        "lorem_ipsum": lorem,
+        "boilerplate_fraction": boiler / (len(t) + 1),
+        "url_fraction": urls / n if n else 0.0,
+        "sentence_starts": len(starts),
+        "lowercase_start_fraction": sum(1 for c in starts if c.islower()) / len(starts) if starts else 0.0,
+        "n_words": n,
+        "top_word_count": counts.most_common(1)[0][1] if counts else 0,
+    }
+
+
+_ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
+
+
+def boilerplate_chars(view: TextView) -> int:
+    """Characters (+1 per line) in lines BOILERPLATE_RE finds something in, searching only the lines that can
+    match (see BOILERPLATE_HINTS): the whole regex tried at every position of every line was half the junk rules' time."""
+    t = view.text
+    if not t.isascii() and not CASE_FOLDS_TO_ASCII.isdisjoint(t):
+        return sum(len(line) + 1 for line in view.splitlines if BOILERPLATE_RE.search(line))
+    hints = [h for h in BOILERPLATE_HINTS if h in view.lower_text]
+    total = 0
+    for line in view.splitlines:
+        lower = line.lower() if hints else ""
+        hinted = hints and any(h in lower for h in hints)
+        if (BOILERPLATE_RE.search(line) if hinted else NAV_LINE_RE.match(line)):
+            total += len(line) + 1
+    return total
+
+
+JUNK_FIELDS = ("empty", "mojibake_fraction", "non_letter_fraction", "lorem_ipsum", "boilerplate_fraction",
+               "url_fraction", "sentence_starts", "lowercase_start_fraction", "n_words", "top_word_count")
+
+
+# ------------------------------------------------------------------------------------------------ gopher
+def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -> Values:
+    t = view.text
+    all_words, content = view.words, view.content_words
+    n_tokens, n_words = len(all_words), len(content)
+    base = base_language(lang)
+    lines = view.splitlines or [""]
+    pool = all_words if cfg.alpha_ratio_counts_punctuation else content
+    values: Values = {
+        "no_space": base in cfg.no_space_languages if base else False,
+        "n_words": n_words,
+        "n_tokens": n_tokens,
+        "mean_word_length": sum(map(len, content)) / n_words if content else None,
+        "hash_ratio": t.count("#") / n_tokens if n_tokens else None,
+        "ellipsis_ratio": (t.count("...") + t.count("…")) / n_tokens if n_tokens else None,
+        "n_lines": len(lines),
+        "bullet_lines_fraction": sum(1 for s in lines if s.lstrip().startswith(("•", "-"))) / len(lines),
+        "ellipsis_lines_fraction": sum(1 for s in lines if s.rstrip().endswith(("...", "…"))) / len(lines),
+        "alpha_words_fraction": (sum(1 for w in pool if w.isalpha() or any(c.isalpha() for c in w)) / len(pool)
+                                 if pool else None),
+        "stop_words_known": True,
+        "n_stop_words": 0,
+        "stop_word_fraction": None,
+    }
+    if cfg.stop_words_per_language:
+        stop = stop_words_for(base, cfg)
+        if stop is None:
+            values["stop_words_known"] = False
+        else:
+            lower = view.lower_words
+            values["n_stop_words"] = len(stop.intersection(lower))
+            values["stop_word_fraction"] = sum(map(stop.__contains__, lower)) / len(lower) if lower else None
+    else:  # the paper: Gopher's 8 English words, case-sensitive, for every document
+        stop = GOPHER_STOP_WORDS | frozenset(cfg.stop_words.get("en", ()))
+        values["n_stop_words"] = len(stop.intersection(all_words))
+    return values
+
+
+# -------------------------------------------------------------------------------------------- repetition
+def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
+    """Duplicate line/paragraph fractions, and per configured n the top n-gram's and the duplicated n-grams'
+    character fractions (keys ``top_<n>gram_char_frac``, ``top_<n>gram_count``, ``dup_<n>gram_char_frac``)."""
+    t = view.text
+    top_ns, dup_ns = [n for n, _ in cfg.top_ngrams()], [n for n, _ in cfg.dup_ngrams()]
+    values: Values = dict.fromkeys(repetition_fields(cfg))
+    values["empty"] = not t
+    if not t:
+        return values
+    n_chars = len(t)
+    paragraphs = PARAGRAPH_RE.split(t.strip())
+    dup, dup_chars = find_duplicates(paragraphs)
+    values["dup_para_frac"], values["dup_para_char_frac"] = dup / len(paragraphs), dup_chars / n_chars
+    lines = LINES_RE.split(t)
+    dup, dup_chars = find_duplicates(lines)
+    values["dup_line_frac"], values["dup_line_char_frac"] = dup / len(lines), dup_chars / n_chars
+    ws = view.content_words if cfg.ngram_words_only else view.words
+    values["n_content_words"] = len(view.content_words)
+    for n in top_ns:
+        if len(ws) >= n:
+            gram, count = Counter(zip(*(ws[i:] for i in range(n)))).most_common(1)[0]
+            values[f"top_{n}gram_count"] = count
+            values[f"top_{n}gram_char_frac"] = (sum(map(len, gram)) + n - 1) * count / n_chars
+    repeats = True
+    for n in dup_ns:  # ascending: without a repeated n-gram there is no repeated longer one either
+        if repeats:
+            grams = list(zip(*(ws[i:] for i in range(n))))
+            repeats = len(set(grams)) != len(grams)
+        values[f"dup_{n}gram_char_frac"] = duplicated_ngram_chars(ws, n, grams) / n_chars if repeats else 0.0
+    return values
+
+
+def repetition_fields(cfg: RepetitionConfig) -> tuple[str, ...]:
+    tops = [f"top_{n}gram_{k}" for n, _ in cfg.top_ngrams() for k in ("char_frac", "count")]
+    dups = [f"dup_{n}gram_char_frac" for n, _ in cfg.dup_ngrams()]
+    return ("empty", "dup_para_frac", "dup_para_char_frac", "dup_line_frac", "dup_line_char_frac", "n_content_words",
+            *tops, *dups)
+
+
+# ---------------------------------------------------------------------------------------------------- C4
+def measure_c4(view: TextView, bad_words: re.Pattern | None = None) -> Values:
+    """C4's page values on the text after its line edits."""
+    t = view.text
+    lower = view.lower_text
+    return {
+        "empty": not t.strip(),
+        "lorem_ipsum": "lorem ipsum" in lower,
+        "curly_bracket": "{" in t,
+        "bad_words": bool(bad_words.search(lower)) if bad_words is not None else None,
+        "n_sentences": sum(count_sentences(line) for line in view.line_words),
+    }
+
+
+# ----------------------------------------------------------------------------------------------- FineWeb
+def measure_fineweb(view: TextView, cfg: FineWebConfig) -> Values:
+    t = view.text
+    lines = [line for line in t.split("\n") if line.strip()]
+    if not lines:
+        return dict.fromkeys(FINEWEB_FIELDS) | {"n_lines": 0}
+    stops = FINEWEB_STOP + tuple(cfg.extra_line_end_chars)
+    if cfg.ignore_trailing_closers:
+        ended = sum(1 for line in lines if line.rstrip().rstrip(CLOSERS).endswith(stops))
+    else:
+        ended = sum(1 for line in lines if line.endswith(stops))
+    chars = len(t) - t.count("\n")
+    n_words, newlines = len(view.words), t.count("\n")
+    return {
+        "n_lines": len(lines),
+        "line_punct_ratio": ended / len(lines),
+        "short_line_ratio": sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines),
+        "char_dup_ratio": find_duplicates(lines)[1] / chars if chars else 0.0,
+        "newline_word_ratio": newlines / n_words if n_words else (float("inf") if newlines else 0.0),
+    }
+
+
+FINEWEB_FIELDS = ("n_lines", "line_punct_ratio", "short_line_ratio", "char_dup_ratio", "newline_word_ratio")
+
+
+# ------------------------------------------------------------------------------------------------- types
+_FIXED_TYPES: dict[str, dict[str, type]] = {
+    "length": {"n_chars": int, "n_words": int},
+    "blocklist": {"reason": str},
+    "junk": {"empty": bool, "mojibake_fraction": float, "non_letter_fraction": float, "lorem_ipsum": bool,
+             "boilerplate_fraction": float, "url_fraction": float, "sentence_starts": int,
+             "lowercase_start_fraction": float, "n_words": int, "top_word_count": int},
+    "gopher": {"no_space": bool, "n_words": int, "n_tokens": int, "mean_word_length": float, "hash_ratio": float,
+               "ellipsis_ratio": float, "n_lines": int, "bullet_lines_fraction": float,
+               "ellipsis_lines_fraction": float, "alpha_words_fraction": float, "stop_words_known": bool,
+               "n_stop_words": int, "stop_word_fraction": float},
+    "c4": {"empty": bool, "lorem_ipsum": bool, "curly_bracket": bool, "bad_words": bool, "n_sentences": int},
+    "fineweb": {"n_lines": int, "line_punct_ratio": float, "short_line_ratio": float, "char_dup_ratio": float,
+                "newline_word_ratio": float},
+}
+
+
+def value_types(cfg: RepetitionConfig) -> dict[str, dict[str, type]]:
+    """Every family's value names and Python types, in the order stored (``decide.FAMILIES``); the repetition
+    family's n-gram fields follow the configured n."""
+    repetition = {"empty": bool, "dup_para_frac": float, "dup_para_char_frac": float, "dup_line_frac": float,
+                  "dup_line_char_frac": float, "n_content_words": int}
+    for name in repetition_fields(cfg)[len(repetition):]:
+        repetition[name] = int if name.endswith("_count") else float
+    types = dict(_FIXED_TYPES)
+    types["repetition"] = repetition
+    return {family: types[family] for family in ("length", "blocklist", "junk", "gopher", "repetition", "c4", "fineweb")}

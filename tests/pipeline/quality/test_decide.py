@@ -1,0 +1,175 @@
+"""measure -> decide gives every document the reason of the reference rules (rules.py), and decides from stored
+values alone."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corpusforge.pipeline.quality.config import (
+    BlocklistConfig, C4Config, GopherConfig, JunkConfig, LengthConfig, QualityConfig, paper_config,
+)
+from corpusforge.pipeline.quality.decide import NotMeasured, decide_heuristics
+from corpusforge.pipeline.quality.rules import HeuristicRules
+from corpusforge.pipeline.sample import generate, texts
+
+LANGS = [None, "en", "de", "zh", "xx", "eng_Latn"]
+
+
+def _configs() -> dict[str, QualityConfig]:
+    return {
+        "defaults": QualityConfig(),
+        "paper": paper_config(),
+        "limits": QualityConfig(
+            length=LengthConfig(min_chars=40, max_chars=3000, min_words=8, max_words=400),
+            blocklist=BlocklistConfig(patterns=[r"\bpython\b"], url_patterns=["/tag/"], max_url_length=40),
+            c4=C4Config(min_sentences=3, drop_curly_bracket=True, min_words_per_line=2),
+            gopher=GopherConfig(stop_words_per_language=True, stop_words={"xx": ["zz"]}),
+        ),
+        "lazy": QualityConfig(store_values=False),
+    }
+
+
+CONFIGS = _configs()
+RULES = {name: HeuristicRules(cfg) for name, cfg in CONFIGS.items()}
+
+
+def _sample_corpus() -> list[str]:
+    rng = random.Random(0)
+    paragraphs = generate._paragraphs()
+    docs = ["\n\n".join(paragraphs[i:i + rng.choice([1, 2, 3, 5])]) for i in range(0, min(len(paragraphs), 1500), 3)]
+    docs += texts.junk_pages(rng) + [text for _, text in texts.FOREIGN] + texts.BOILERPLATE
+    docs += ["", " ", "\n\n", "#", "lorem ipsum", "a b c d e f g h", "word " * 300, "{x}. Done. Ok. Yes.",
+             "Ã©tÃ© â€™ bad", "- a\n- b\n- c\n- d\n", "end...\nmore...\nand…\nfin...", "x[1] and France.[2] [edit]"]
+    return docs
+
+
+CORPUS = _sample_corpus()
+
+
+def _same(rules: HeuristicRules, text: str, lang: str | None, url: str | None = None):
+    verdict = rules.apply(text, lang, url)
+    ref_text, ref_reason, ref_edits = rules.apply_reference(text, lang, url)
+    assert (verdict.text, verdict.reason, verdict.edits) == (ref_text, ref_reason, ref_edits), text[:200]
+    if rules.cfg.store_values:  # the stored values alone give the same reason, through JSON and back
+        values = json.loads(json.dumps(verdict.values))
+        assert decide_heuristics(values, rules.cfg) == ref_reason, text[:200]
+    return verdict
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_every_sample_document_gets_the_reference_reason(name):
+    rules = RULES[name]
+    reasons = set()
+    for i, text in enumerate(CORPUS):
+        lang = LANGS[i % len(LANGS)]
+        url = "https://example.com/tag/" + "x" * (i % 50)
+        reasons.add(_same(rules, text, lang, url).reason)
+    assert len(reasons) >= 5, reasons  # the sample reaches several rules, not only "kept"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(st.sampled_from(list("ab xyz.,!?#-•…\n\n{}[]1@éÃ©") + ["the ", "and ", "...", "www.a.com ",
+                                                                            "Lorem ipsum ", "buy "]),
+                     max_size=200).map("".join),
+       name=st.sampled_from(sorted(CONFIGS)), lang=st.sampled_from(LANGS))
+def test_random_text_gets_the_reference_reason(text, name, lang):
+    _same(RULES[name], text, lang)
+
+
+# Pieces of what the fast patterns (boilerplate lines, sentence starts, URLs) must agree with the reference on.
+PIECES = ["Home", "home |", "Back to top", " 12 comments", "Menu » ", "a | b | c", "·", "Read more", "\r", "\u2028",
+          "Cookie Policy", "COOKIES", "cooKieſ", "we use cookies", "© 2024", "Copyright 1999", "Política de privacidad",
+          "Mr. Smith", "e.g. this", "etc. and", "z.B. so", "Dr. who", ". the", "! «Yes", "? (no", "...", "x. y",
+          "http://a.b", "www.x.org", "@me.com", "a@b.c", "hi", "word", " ", "\n", "\t", "Share this page", "İ", "ı", "K", "ſ", "Ä", "Ã©", "â€™", "\ufffd", "\x85", "²", "_x_", "3½",
+          "This website uses cookies to improve your visit ", "please ACCEPT ALL COOKIES now and later ",
+          "all of it, all rights reserved by the company ", "see the Política de privacidad y los datos aquí ",
+          "our long privacy policy text is here for you ", "so the cat sat on the mat and then "]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(st.sampled_from(PIECES), max_size=40).map("".join), lang=st.sampled_from(LANGS))
+def test_random_boilerplate_and_sentences_get_the_reference_reason(text, lang):
+    rules = RULES["defaults"]
+    _same(rules, text, lang)
+    from corpusforge.pipeline.quality.measure import measure_junk
+    from corpusforge.pipeline.quality.rules import junk_rule
+    from corpusforge.pipeline.quality.text import TextView
+
+    values = measure_junk(TextView(text), lang)  # every junk value, not only the first failing one
+    for key, limit in (("boilerplate_fraction", "max_boilerplate_fraction"), ("url_fraction", "max_url_fraction"),
+                       ("lowercase_start_fraction", "max_lowercase_sentence_starts"),
+                       ("non_letter_fraction", "max_non_letter_fraction"), ("mojibake_fraction", "max_mojibake_fraction")):
+        if values[key] is None or values[key] == 0:
+            continue
+        only = JunkConfig(max_mojibake_fraction=None, max_non_letter_fraction=None, drop_lorem_ipsum=False,
+                          max_boilerplate_fraction=None, max_top_word_fraction=None, max_url_fraction=None,
+                          max_lowercase_sentence_starts=None)
+        just_below = dataclasses.replace(only, **{limit: max(0.0, values[key] - 1e-9)})
+        at = dataclasses.replace(only, **{limit: min(1.0, values[key])})
+        assert junk_rule(text, at, lang) is None  # the reference agrees on the value: not above it ...
+        if values[key] - 1e-9 > 0 and (key != "lowercase_start_fraction" or values["sentence_starts"] >= 3):
+            assert junk_rule(text, just_below, lang) is not None  # ... and above anything just below it
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=300), lang=st.sampled_from(LANGS))
+def test_random_unicode_gets_the_reference_reason(text, lang):
+    _same(RULES["defaults"], text, lang)
+
+
+def test_store_values_measures_every_family_even_after_a_failing_one():
+    verdict = RULES["defaults"].apply("Buy now. " * 3, "en")
+    assert verdict.reason == "gopher_few_stop_words"
+    assert all(verdict.values[f] is not None for f in ("length", "junk", "gopher", "repetition", "c4", "fineweb"))
+    lazy = RULES["lazy"].apply("Buy now. " * 3, "en")
+    assert lazy.reason == "gopher_few_stop_words"
+    assert lazy.values["gopher"] is not None and lazy.values["repetition"] is None and lazy.values["fineweb"] is None
+
+
+def test_every_family_stores_the_fields_its_type_declares():
+    from corpusforge.pipeline.quality.measure import value_types
+
+    cfg = CONFIGS["limits"]
+    verdict = RULES["limits"].apply("Some prose here. And more of it.\n\nA second paragraph, too.", "en",
+                                    "https://example.com/tag/a")
+    types = value_types(cfg.repetition)
+    assert list(verdict.values) == list(types)
+    for family, values in verdict.values.items():
+        assert list(values) == list(types[family]), family
+        for name, value in values.items():
+            assert value is None or type(value) is types[family][name], (family, name, value)
+
+
+def test_decide_from_values_follows_a_new_threshold():
+    cfg = QualityConfig()
+    text = "The cat sat on the mat and it was happy there."
+    verdict = HeuristicRules(cfg).apply(text, "en")
+    assert verdict.reason is None and verdict.values["gopher"]["n_words"] == 11
+    stricter = dataclasses.replace(cfg, gopher=dataclasses.replace(cfg.gopher, min_words=12))
+    assert decide_heuristics(verdict.values, stricter) == "gopher_short_doc"
+
+
+def test_a_value_that_was_not_measured_is_refused():
+    verdict = HeuristicRules(QualityConfig()).apply("Some words here, and the rest of them.", "en")
+    assert verdict.values["length"]["n_words"] is None  # no word limit: not tokenized twice
+    with pytest.raises(NotMeasured, match="length.n_words"):
+        decide_heuristics(verdict.values, QualityConfig(length=LengthConfig(min_words=3)))
+    with pytest.raises(NotMeasured, match="junk"):
+        decide_heuristics({**verdict.values, "junk": None}, QualityConfig())
+
+
+def test_only_four_characters_match_an_ascii_letter_under_ignorecase():
+    """The boilerplate pre-check compares in lower case, exact except for CASE_FOLDS_TO_ASCII."""
+    import re
+    import string
+
+    from corpusforge.pipeline.quality.text import CASE_FOLDS_TO_ASCII
+
+    letters = re.compile(f"[{string.ascii_lowercase}]", re.IGNORECASE)
+    found = {chr(cp) for cp in range(0x80, 0x30000) if letters.fullmatch(chr(cp))}
+    assert found == CASE_FOLDS_TO_ASCII
