@@ -5,6 +5,7 @@ the run directory and moved into place only when the run succeeded and every rec
 """
 from __future__ import annotations
 
+import base64
 import dataclasses
 import functools
 import hashlib
@@ -25,7 +26,7 @@ from corpusforge.pipeline import __version__
 from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options
 from corpusforge.pipeline.config import BuildConfig
 from corpusforge.pipeline.core.config_loader import public_dict, to_dict
-from corpusforge.pipeline.document import (REJECTED_SCHEMA, document_from_row, document_row, document_schema,
+from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
                                            rejected_row, removed_row, removed_schema, struct_type)
 from corpusforge.pipeline.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
@@ -146,24 +147,25 @@ def _doc_size(doc):
 class ReadDocumentShards(beam.PTransform):
     """Read ``Document`` shards written by ``WriteShards`` (a stage checkpoint, or a clean build) back."""
 
-    def __init__(self, directory: str, spill_dir: str | None = None):
+    def __init__(self, directory: str, spill_dir: str | None = None, schema: pa.Schema = DOCUMENT_SCHEMA):
         super().__init__()
-        self.directory, self.spill_dir = directory, spill_dir
+        self.directory, self.spill_dir, self.schema = directory, spill_dir, schema
 
     def expand(self, pbegin):
         docs = (
             pbegin
             | "ListShards" >> beam.Create(shard_paths(self.directory))
             | "ReshuffleShards" >> beam.Reshuffle()
-            | "ReadShard" >> beam.FlatMap(_read_documents)
+            | "ReadShard" >> beam.FlatMap(_read_documents, schema=self.schema)
         )
         if self.spill_dir:
             docs = docs | "SpillRead" >> SpillText(self.spill_dir)
         return docs | "SpreadDocuments" >> beam.Reshuffle()
 
 
-def _read_documents(path: str):
-    for row in iter_rows_of(path, schema=DOCUMENT_SCHEMA):
+def _read_documents(path: str, schema: pa.Schema = DOCUMENT_SCHEMA):
+    # ``schema`` types a JSON Lines shard's columns: the annotations struct of the build that wrote it.
+    for row in iter_rows_of(path, schema=schema):
         yield document_from_row(row)
 
 
@@ -278,7 +280,8 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
                   read.edits | "FactsEditsRead" >> beam.FlatMap(edit_facts),
                   docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in"))]
     else:
-        docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir)
+        docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir,
+                                                                previous.schemas["docs"])
     for name in segment.stages:
         outputs = docs | name.capitalize() >> stages[name]
         docs = outputs.kept
@@ -563,6 +566,9 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         "bytes": sum(s["bytes"] for s in manifest_shards["clean"]),
         "format": {"name": fmt.name, "compression": fmt.codec},
         "schema": {f.name: str(f.type) for f in schemas["docs"]},
+        # The exact Arrow schema of each output (base64 IPC): JSON Lines shards carry none of their own.
+        "arrow_schemas": {name: base64.b64encode(schemas[key].serialize().to_pybytes()).decode("ascii")
+                          for name, key in (("clean", "docs"), ("removed", "removed"), ("rejected", "rejected"))},
         "stages": stage_names,
         "config": public_dict(config),  # secrets (pii.hash_salt) as "set" and a fingerprint, never in clear
         "models": models,

@@ -8,7 +8,7 @@ from typing import TextIO
 
 from corpusforge.pipeline.core import rundir
 from corpusforge.pipeline.core.shard_files import open_shard, shard_suffix
-from corpusforge.pipeline.run import SCHEMAS
+from corpusforge.pipeline.run import output_schema
 from corpusforge.pipeline.core.run_lock import is_locked
 from corpusforge.pipeline.core.errors import UserError
 
@@ -67,7 +67,7 @@ def inspect_path(path: str, rows: int = 3, chars: int = 300, out: TextIO | None 
     if target.is_dir():
         _show_leftovers(str(target), out)
     files = _shard_files(target)
-    readers = [open_shard(str(f), SCHEMAS.get(f.parent.name)) for f in files]  # no shard: a UserError naming it
+    readers = [open_shard(str(f), output_schema(str(f.parent.parent), f.parent.name)) for f in files]  # no shard: a UserError naming it
     schema = next((r.schema for r in readers if r.schema.names), readers[0].schema)
     total = sum(r.num_rows for r in readers)
     size = sum(f.stat().st_size for f in files)

@@ -32,10 +32,13 @@ from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.document import annotations_of, struct_value
 from corpusforge.pipeline.quality.config import QualityConfig
 from corpusforge.pipeline.quality.decide import NotMeasured, decide_heuristics, threshold_keys
-from corpusforge.pipeline.shards import iter_rows_of, shard_paths, stable_hash, write_arrow_file
+from corpusforge.pipeline.core.dataset_card import CARD, write_card
+from corpusforge.pipeline.core.shard_files import ShardFormat, write_shard
+from corpusforge.pipeline.run import output_schema
+from corpusforge.pipeline.shards import iter_rows_of, shard_name, shard_paths, stable_hash
 from corpusforge.pipeline.stats import length_bucket
 
-OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json")
+OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json", CARD)
 STAGE = "quality"
 NOTE = ("dedup and PII decided on the source run's quality set and were not redone: survivors of dedup that quality "
         "now removes leave their duplicates removed; revived documents got no dedup or PII decision")
@@ -112,12 +115,14 @@ def _write(run_dir: str, manifest: dict, old_cfg: QualityConfig, cfg: QualityCon
            final: str, out_dir: str) -> RethresholdResult:
     started = time.time()
     clean_dir, removed_dir = files.join(run_dir, "clean"), files.join(run_dir, "removed")
-    clean_schema, removed_schema = _schema_of(clean_dir), _schema_of(removed_dir)
+    clean_schema, removed_schema = _schema_of(run_dir, "clean"), _schema_of(run_dir, "removed")
+    recorded = manifest.get("format") or {}
+    fmt = ShardFormat(recorded.get("name", "arrow"), recorded.get("compression", "auto"))  # the source run's
     kept: list[dict] = []
     removed: list[dict] = []
     counts = Counter()
     edits: Counter = Counter()
-    for row in _rows(clean_dir):
+    for row in _rows(clean_dir, clean_schema):
         annotations = annotations_of(row["annotations"])
         reason = _decide(annotations.get("quality"), cfg, row["id"])
         if reason is None:
@@ -127,7 +132,7 @@ def _write(run_dir: str, manifest: dict, old_cfg: QualityConfig, cfg: QualityCon
         removed.append({"id": row["id"], "source": row["source"], "stage": STAGE, "reason": reason,
                         "details": struct_value({"quality": annotations["quality"]}, removed_schema.field("details").type),
                         "text": row["text"], "annotations": row["annotations"]})
-    for row in _rows(removed_dir):
+    for row in _rows(removed_dir, removed_schema):
         if row["stage"] != STAGE:
             removed.append(row)
             continue
@@ -150,8 +155,8 @@ def _write(run_dir: str, manifest: dict, old_cfg: QualityConfig, cfg: QualityCon
     if counts["revived"]:
         _check_revival(old_cfg, manifest, counts["revived"])
     target = int(manifest["config"]["output"]["shard_target_mb"] * 1e6)
-    shards = {"clean": _write_shards(files.join(final, "clean"), clean_schema, kept, _kept_key, target),
-              "removed": _write_shards(files.join(final, "removed"), removed_schema, removed, _removed_key, target)}
+    shards = {"clean": _write_shards(files.join(final, "clean"), clean_schema, kept, _kept_key, target, fmt),
+              "removed": _write_shards(files.join(final, "removed"), removed_schema, removed, _removed_key, target, fmt)}
     rejected = files.join(run_dir, "rejected")
     if files.exists(rejected):  # unchanged: the same files
         files.mkdirs(files.join(final, "rejected"))
@@ -168,6 +173,7 @@ def _write(run_dir: str, manifest: dict, old_cfg: QualityConfig, cfg: QualityCon
                                     "set": list(overrides), "note": NOTE}}
     files.write_json(files.join(final, "manifest.json"), new_manifest)
     files.write_json(files.join(final, "stats.json"), stats)
+    write_card(final)  # load_dataset(RUN2) is the re-decided corpus
     return RethresholdResult(out_dir, len(kept), counts["newly_removed"], counts["revived"], counts["reason_changed"],
                              stats, fingerprint)
 
@@ -210,17 +216,17 @@ def _check_revival(old_cfg: QualityConfig, manifest: dict, revived: int) -> None
                         "not scrubbed of PII (pii.scrub_removed: false); rebuild with the new thresholds instead")
 
 
-def _schema_of(directory: str) -> pa.Schema:
-    schema = files.open_arrow(shard_paths(directory)[0]).schema
-    if not pa.types.is_struct(schema.field("annotations").type):
-        raise UserError(f"{directory} holds annotations as JSON strings (a run built before typed annotations); "
+def _schema_of(run_dir: str, name: str) -> pa.Schema:
+    schema = output_schema(run_dir, name)
+    if schema is None or not pa.types.is_struct(schema.field("annotations").type):
+        raise UserError(f"{run_dir}/{name} holds annotations as JSON strings (a run built before typed annotations); "
                         "rebuild it to change thresholds")
     return schema
 
 
-def _rows(directory: str) -> Iterable[dict]:
+def _rows(directory: str, schema: pa.Schema) -> Iterable[dict]:
     for path in shard_paths(directory):
-        yield from iter_rows_of(path)
+        yield from iter_rows_of(path, schema=schema)
 
 
 def _kept_key(row: dict) -> tuple:
@@ -231,7 +237,8 @@ def _removed_key(row: dict) -> tuple:
     return row["stage"], row["id"], row["source"], row["reason"], row["text"]
 
 
-def _write_shards(directory: str, schema: pa.Schema, rows: list[dict], sort_key, target: int) -> list[dict]:
+def _write_shards(directory: str, schema: pa.Schema, rows: list[dict], sort_key, target: int,
+                  fmt: ShardFormat) -> list[dict]:
     """Shards as the build lays them out: ``ceil(size / target)`` shards, a row in shard ``hash(id) % n``, each
     shard sorted by the build's key."""
     files.mkdirs(directory)
@@ -243,8 +250,8 @@ def _write_shards(directory: str, schema: pa.Schema, rows: list[dict], sort_key,
     parts = [p for p in parts if p] or [[]]
     entries = []
     for number, part in enumerate(parts):
-        name = f"part-{number:05d}-of-{len(parts):05d}.arrow"
-        count, nbytes = write_arrow_file(posixpath.join(directory, name), schema, sorted(part, key=sort_key))
+        name = shard_name(number, len(parts), fmt)
+        count, nbytes = write_shard(posixpath.join(directory, name), schema, sorted(part, key=sort_key), fmt)
         entries.append({"file": name, "rows": count, "bytes": nbytes})
     return entries
 

@@ -27,6 +27,19 @@ from corpusforge.pipeline.document import DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMO
 SCHEMAS = {"clean": DOCUMENT_SCHEMA, "removed": REMOVED_SCHEMA, "rejected": REJECTED_SCHEMA}
 
 
+def output_schema(run_path: str, name: str) -> pa.Schema | None:
+    """The Arrow schema of output ``name`` (clean, removed, rejected) of the run in ``run_path``: the one its
+    manifest records (typed annotations and details follow the build's config), else the plain one of runs
+    written before typed annotations. What types a JSON Lines shard's columns."""
+    manifest = posixpath.join(run_path, "manifest.json")
+    recorded = (files.read_json(manifest).get("arrow_schemas") or {}).get(name) if files.exists(manifest) else None
+    if recorded:
+        import base64
+
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(recorded)))
+    return SCHEMAS.get(name)
+
+
 class Run:
     """A finished build in ``path`` (open it with ``open_run``). Outputs are read on first use."""
 
@@ -84,7 +97,7 @@ class Run:
             raise UserError(f"{directory} holds no shards")
         if shard_suffix(paths[0]) == ".parquet":
             return ds.dataset(paths, format="parquet")
-        readers = [open_shard(path, SCHEMAS.get(name)) for path in paths]
+        readers = [open_shard(path, output_schema(self.path, name)) for path in paths]
         if all(r.kind == "ipc-file" for r in readers):
             return ds.dataset(paths, format="ipc")  # Arrow IPC files: token shards, and clean/ of older builds
         schema = next((r.schema for r in readers if r.schema.names), readers[0].schema)

@@ -5,6 +5,7 @@ import pyarrow as pa
 import pytest
 
 from corpusforge.pipeline.cli.main import main
+from corpusforge.pipeline.core.shard_files import open_shard
 from corpusforge.pipeline.document import annotations_of
 from corpusforge.pipeline.quality.config import QualityConfig
 from corpusforge.pipeline.quality.decide import decide_heuristics
@@ -17,7 +18,7 @@ STRICT = "quality.gopher.min_words=80"
 
 def _table(directory):
     files = sorted(directory.glob("part-*.arrow"))
-    return pa.concat_tables([pa.ipc.open_file(str(f)).read_all() for f in files])
+    return pa.concat_tables([open_shard(str(f)).read_all() for f in files])
 
 
 def _outcome(run):
@@ -40,7 +41,7 @@ def runs(tmp_path_factory):
 def test_annotations_and_details_are_typed_structs_with_one_schema(runs):
     _, default, _ = runs
     clean_files = sorted((default / "clean").glob("part-*.arrow"))
-    schemas = {pa.ipc.open_file(str(f)).schema for f in clean_files}
+    schemas = {open_shard(str(f)).schema for f in clean_files}
     assert len(schemas) == 1
     annotations = schemas.pop().field("annotations").type
     assert annotations.field("lang").type == pa.string() and annotations.field("lang_score").type == pa.float64()
