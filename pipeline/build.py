@@ -20,6 +20,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline import __version__
 from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options
+from corpusforge.pipeline.core.direct_runner import run_pipeline
 from corpusforge.pipeline.config import BuildConfig
 from corpusforge.pipeline.core.config_loader import public_dict, to_dict
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA, document_from_row, document_row,
@@ -462,7 +463,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
             segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
                              run_secret=run_secret)
             with shown:
-                result = pipeline.run()
+                result = run_pipeline(pipeline)
                 if dry_run:  # Dataflow's --dry_run builds and validates the job graph without running it
                     print(f"dry run: the job graph of {'+'.join(segment.stages) or 'read'} was built and validated "
                           f"by {runner}; nothing was run", file=out, flush=True)
