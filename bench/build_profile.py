@@ -3,6 +3,7 @@
     python bench/build_profile.py                     # 3,000 web-like docs (~2.4 KB), every stage
     python bench/build_profile.py --docs 10000 --stages normalize,dedup
     python bench/build_profile.py --top 30            # also the 30 functions with the most own time
+    python bench/build_profile.py --startup 5         # only start-up: `corpusforge build` of one document, 5 times
 
 The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files). One
 ``corpusforge build`` runs in this process on the in-process DirectRunner (one worker) twice: first plain,
@@ -17,6 +18,10 @@ for its wall time, then under cProfile. The profile's time is attributed to whoe
   (apache_beam/coders, pickle) that is not already inside a step;
 - the rest, Beam's own work: moving elements between fused steps, shuffles, bundles, metrics, graph
   building and start-up (imports, model loads in ``DoFn.setup`` count to their step).
+
+``--startup N`` instead times what a user waits for with no data: ``corpusforge build`` of a one-document
+corpus with the given stages, each in a fresh process (imports, graph, model loads, every fused stage run
+once), N times; it prints each wall time and the median.
 
 cProfile slows pure-Python code more than C code, so shares are approximate; the plain wall time is the
 real figure. Nothing here is a pass/fail target.
@@ -136,6 +141,23 @@ def run_build(args: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def time_startup(workdir: str, stages: list[str], repeat: int) -> None:
+    """Wall time of a one-document ``corpusforge build`` in a fresh process, ``repeat`` times."""
+    import statistics
+    import subprocess
+
+    one = os.path.join(workdir, "corpus-1")
+    write_corpus(one, 1, kind="distinct", files=1)
+    cmd = [sys.executable, "-m", "corpusforge", *build_args(one, os.path.join(workdir, "run-startup"), stages)]
+    walls = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - started)
+    print(f"start-up, one-document build, stages {','.join(stages)}: median {statistics.median(walls):.2f} s "
+          f"({', '.join(f'{w:.2f}' for w in walls)}); load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=3000)
@@ -144,9 +166,14 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=0, help="Also print the N functions with the most own time.")
     parser.add_argument("--entries", type=int, default=0,
                         help="Also print, per step, the N functions Beam called that took the most time.")
+    parser.add_argument("--startup", type=int, default=0, metavar="N",
+                        help="Only time a one-document build in a fresh process, N times.")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
     workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-profile-")
+    if args.startup:
+        time_startup(workdir, stages, args.startup)
+        return
     corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
     text_mb = write_corpus(corpus, args.docs, kind="distinct") / 1e6
     print(f"{args.docs:,} web-like docs ({text_mb:.1f} MB of text); stages {','.join(stages)}; in-process DirectRunner; "
