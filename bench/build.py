@@ -3,6 +3,7 @@
     python bench/build.py --sizes 10000 100000 --workers 1 2
     python bench/build.py --sizes 1000000 --workers 2 --stages normalize,quality
     python bench/build.py --sizes 10000 100000 --workers 1 --spill both   # text spilled to disk vs in memory
+    python bench/build.py --corpus distinct --sizes 5000 --workers 1 --digests  # + sha256 of each run's outputs
 
 Corpus (`--corpus`), drawn with a fixed seed from real prose (Python's reStructuredText documentation from
 Debian's python3.11-doc, `apt-get install python3.11-doc`, plus pydoc topics) and written as 8 .jsonl.zst files:
@@ -124,6 +125,25 @@ def outcome(run: str, size: int) -> str:
             f"{share(reasons.get('near_duplicate', 0)):>8}")
 
 
+def output_digest(run: str) -> str:
+    """sha256 over every clean, removed and rejected shard and stats.json without its timing and the runner's
+    metrics: equal digests mean the same decisions and the same bytes (compare before and after a change)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for sub in ("clean", "removed", "rejected"):
+        folder = os.path.join(run, sub)
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            with open(os.path.join(folder, name), "rb") as f:
+                digest.update(f"{sub}/{name}\0".encode() + hashlib.sha256(f.read()).digest())
+    with open(os.path.join(run, "stats.json")) as f:
+        stats = json.load(f)
+    stats.pop("timing", None)
+    stats.pop("metrics", None)
+    digest.update(json.dumps(stats, sort_keys=True).encode())
+    return digest.hexdigest()[:16]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -137,6 +157,8 @@ def main() -> None:
                              "10 makes texts 10x longer.")
     parser.add_argument("--spill", choices=("on", "off", "both"), default="on",
                         help="output.spill_text: shuffle references to spilled text (on, the default) or the text.")
+    parser.add_argument("--digests", action="store_true",
+                        help="Also print a sha256 of each run's outputs (shards and counts; output_digest).")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
     workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-build-")
@@ -157,8 +179,9 @@ def main() -> None:
                        *off, *mode]
                 wall, peak, code = measure(cmd)
                 status = "" if code == 0 else f"  FAILED (exit {code})"
+                digest = f"  outputs {output_digest(run)}" if args.digests and code == 0 else ""
                 print(f"{size:>10,} {text_mb:>8.1f} {workers:>7} {spill:>5} {wall:>8.1f} {size / wall:>8.0f} "
-                      f"{peak:>8.0f} {outcome(run, size)}{status}", flush=True)
+                      f"{peak:>8.0f} {outcome(run, size)}{status}{digest}", flush=True)
 
 
 if __name__ == "__main__":
