@@ -4,6 +4,7 @@
     python bench/build.py --sizes 1000000 --workers 2 --stages normalize,quality
     python bench/build.py --sizes 10000 100000 --workers 1 --spill both   # text spilled to disk vs in memory
     python bench/build.py --corpus distinct --sizes 5000 --workers 1 --digests  # + sha256 of each run's outputs
+    python bench/build.py --corpus distinct --sizes 5000 --workers 1 --peer     # + per stage vs datatrove
 
 Corpus (`--corpus`), drawn with a fixed seed from real prose (Python's reStructuredText documentation from
 Debian's python3.11-doc, `apt-get install python3.11-doc`, plus pydoc topics) and written as 8 .jsonl.zst files:
@@ -165,6 +166,9 @@ def main() -> None:
                              "10 makes texts 10x longer.")
     parser.add_argument("--spill", choices=("on", "off", "both"), default="on",
                         help="output.spill_text: shuffle references to spilled text (on, the default) or the text.")
+    parser.add_argument("--peer", action="store_true",
+                        help="Then, per stage, corpusforge and datatrove on the first corpus's documents "
+                             "(bench/build_peer.py; pip install datatrove).")
     parser.add_argument("--digests", action="store_true",
                         help="Also print a sha256 of each run's outputs (shards and counts; output_digest).")
     args = parser.parse_args()
@@ -175,9 +179,11 @@ def main() -> None:
     spills = ["on", "off"] if args.spill == "both" else [args.spill]
     print(f"{'docs':>10} {'MB text':>8} {'workers':>7} {'spill':>5} {'wall s':>8} {'docs/s':>8} {'CPU s':>7} "
           f"{'peak MB':>8} {'kept':>6} {'exact dup':>9} {'near dup':>8}")
+    corpora = []
     for size, segments in ((size, segments) for size in args.sizes for segments in args.segments):
         corpus = os.path.join(workdir, f"corpus-{args.corpus}-{size}-x{segments}")
         text_mb = write_corpus(corpus, size, segments=segments, kind=args.corpus) / 1e6
+        corpora.append(corpus)
         for workers in args.workers:
             for spill in spills:
                 run = os.path.join(workdir, f"run-{args.corpus}-{size}-x{segments}-{workers}-{spill}")
@@ -190,6 +196,10 @@ def main() -> None:
                 digest = f"  outputs {output_digest(run)}" if args.digests and code == 0 else ""
                 print(f"{size:>10,} {text_mb:>8.1f} {workers:>7} {spill:>5} {wall:>8.1f} {size / wall:>8.0f} "
                       f"{LAST_CPU_SECONDS:>7.1f} {peak:>8.0f} {outcome(run, size)}{status}{digest}", flush=True)
+    if args.peer:
+        from bench.build_peer import side_by_side
+
+        side_by_side(corpora[0], os.path.join(workdir, "peer"))
 
 
 if __name__ == "__main__":
