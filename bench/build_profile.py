@@ -21,7 +21,7 @@ for its wall time, then under cProfile. The profile's time is attributed to whoe
 
 ``--startup N`` instead times what a user waits for with no data: ``corpusforge build`` of a one-document
 corpus with the given stages, each in a fresh process (imports, graph, model loads, every fused stage run
-once), N times; it prints each wall time and the median.
+once), N times; it prints each wall time and CPU time (the process tree's) and their medians.
 
 cProfile slows pure-Python code more than C code, so shares are approximate; the plain wall time is the
 real figure. Nothing here is a pass/fail target.
@@ -143,19 +143,24 @@ def run_build(args: list[str]) -> float:
 
 def time_startup(workdir: str, stages: list[str], repeat: int) -> None:
     """Wall time of a one-document ``corpusforge build`` in a fresh process, ``repeat`` times."""
+    import resource
     import statistics
     import subprocess
 
     one = os.path.join(workdir, "corpus-1")
     write_corpus(one, 1, kind="distinct", files=1)
     cmd = [sys.executable, "-m", "corpusforge", *build_args(one, os.path.join(workdir, "run-startup"), stages)]
-    walls = []
+    walls, cpus = [], []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         walls.append(time.perf_counter() - started)
-    print(f"start-up, one-document build, stages {','.join(stages)}: median {statistics.median(walls):.2f} s "
-          f"({', '.join(f'{w:.2f}' for w in walls)}); load average {os.getloadavg()[0]:.1f}", flush=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    print(f"start-up, one-document build, stages {','.join(stages)}: median {statistics.median(walls):.2f} s wall "
+          f"({', '.join(f'{w:.2f}' for w in walls)}), {statistics.median(cpus):.2f} CPU s "
+          f"({', '.join(f'{c:.2f}' for c in cpus)}); load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main() -> None:
