@@ -171,6 +171,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=0, help="Also print the N functions with the most own time.")
     parser.add_argument("--entries", type=int, default=0,
                         help="Also print, per step, the N functions Beam called that took the most time.")
+    parser.add_argument("--plain", action="store_true", help="Only the plain builds' figures, no profile.")
     parser.add_argument("--startup", type=int, default=0, metavar="N",
                         help="Only time a one-document build in a fresh process, N times.")
     args = parser.parse_args()
@@ -195,6 +196,8 @@ def main() -> None:
           f"(imports done): {fixed:.1f} s; per-document work (the difference) {args.docs / max(wall - fixed, 1e-9):.0f} "
           "docs/s", flush=True)
 
+    if args.plain:
+        return
     profiler = cProfile.Profile()
     profiler.enable()
     run_build(build_args(corpus, os.path.join(workdir, "run-profiled"), stages))
