@@ -3,6 +3,8 @@
     python bench/build.py --sizes 10000 100000 --workers 1 2
     python bench/build.py --sizes 1000000 --workers 2 --stages normalize,quality
     python bench/build.py --sizes 10000 100000 --workers 1 --spill both   # text spilled to disk vs in memory
+    python bench/build.py --corpus distinct --sizes 5000 --workers 1 --digests  # + sha256 of each run's outputs
+    python bench/build.py --corpus distinct --sizes 5000 --workers 1 --peer     # + per stage vs datatrove
 
 Corpus (`--corpus`), drawn with a fixed seed from real prose (Python's reStructuredText documentation from
 Debian's python3.11-doc, `apt-get install python3.11-doc`, plus pydoc topics) and written as 8 .jsonl.zst files:
@@ -33,6 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from bench.dedup_data.corpus import edit, licence_sentences, pages, synthetic_bases  # noqa: E402  (real prose)
 
 ALL_STAGES = ("normalize", "quality", "dedup", "pii")
+LAST_CPU_SECONDS = 0.0  # of the last ``measure``d command
 
 
 def passage_texts(rng: random.Random, segments: int):
@@ -91,9 +94,14 @@ def write_corpus(directory: str, documents: int, seed: int = 0, files: int = 8, 
 
 
 def measure(cmd: list[str]) -> tuple[float, float, int]:
-    """Run ``cmd``; return (wall seconds, peak RSS of the process tree in MB, exit code)."""
+    """Run ``cmd``; return (wall seconds, peak RSS of the process tree in MB, exit code). The CPU seconds of
+    the process tree (user + system, every waited-for descendant) are left in ``LAST_CPU_SECONDS``: on a
+    shared machine they move less than wall time."""
     import psutil
+    import resource
 
+    global LAST_CPU_SECONDS
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     root, peak = psutil.Process(proc.pid), 0
@@ -105,6 +113,8 @@ def measure(cmd: list[str]) -> tuple[float, float, int]:
             pass
         time.sleep(0.2)
     output = proc.stdout.read()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    LAST_CPU_SECONDS = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode:
         print(output[-3000:], file=sys.stderr)
     return time.time() - started, peak / 1e6, proc.returncode
@@ -124,6 +134,25 @@ def outcome(run: str, size: int) -> str:
             f"{share(reasons.get('near_duplicate', 0)):>8}")
 
 
+def output_digest(run: str) -> str:
+    """sha256 over every clean, removed and rejected shard and stats.json without its timing and the runner's
+    metrics: equal digests mean the same decisions and the same bytes (compare before and after a change)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for sub in ("clean", "removed", "rejected"):
+        folder = os.path.join(run, sub)
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            with open(os.path.join(folder, name), "rb") as f:
+                digest.update(f"{sub}/{name}\0".encode() + hashlib.sha256(f.read()).digest())
+    with open(os.path.join(run, "stats.json")) as f:
+        stats = json.load(f)
+    stats.pop("timing", None)
+    stats.pop("metrics", None)
+    digest.update(json.dumps(stats, sort_keys=True).encode())
+    return digest.hexdigest()[:16]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -137,17 +166,24 @@ def main() -> None:
                              "10 makes texts 10x longer.")
     parser.add_argument("--spill", choices=("on", "off", "both"), default="on",
                         help="output.spill_text: shuffle references to spilled text (on, the default) or the text.")
+    parser.add_argument("--peer", action="store_true",
+                        help="Then, per stage, corpusforge and datatrove on the first corpus's documents "
+                             "(bench/build_peer.py; pip install datatrove).")
+    parser.add_argument("--digests", action="store_true",
+                        help="Also print a sha256 of each run's outputs (shards and counts; output_digest).")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
     workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-build-")
     off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
     print(f"stages: {', '.join(stages)}; corpus: {args.corpus}; {os.cpu_count()} CPU cores; work dir {workdir}")
     spills = ["on", "off"] if args.spill == "both" else [args.spill]
-    print(f"{'docs':>10} {'MB text':>8} {'workers':>7} {'spill':>5} {'wall s':>8} {'docs/s':>8} {'peak MB':>8} "
-          f"{'kept':>6} {'exact dup':>9} {'near dup':>8}")
+    print(f"{'docs':>10} {'MB text':>8} {'workers':>7} {'spill':>5} {'wall s':>8} {'docs/s':>8} {'CPU s':>7} "
+          f"{'peak MB':>8} {'kept':>6} {'exact dup':>9} {'near dup':>8}")
+    corpora = []
     for size, segments in ((size, segments) for size in args.sizes for segments in args.segments):
         corpus = os.path.join(workdir, f"corpus-{args.corpus}-{size}-x{segments}")
         text_mb = write_corpus(corpus, size, segments=segments, kind=args.corpus) / 1e6
+        corpora.append(corpus)
         for workers in args.workers:
             for spill in spills:
                 run = os.path.join(workdir, f"run-{args.corpus}-{size}-x{segments}-{workers}-{spill}")
@@ -157,8 +193,13 @@ def main() -> None:
                        *off, *mode]
                 wall, peak, code = measure(cmd)
                 status = "" if code == 0 else f"  FAILED (exit {code})"
+                digest = f"  outputs {output_digest(run)}" if args.digests and code == 0 else ""
                 print(f"{size:>10,} {text_mb:>8.1f} {workers:>7} {spill:>5} {wall:>8.1f} {size / wall:>8.0f} "
-                      f"{peak:>8.0f} {outcome(run, size)}{status}", flush=True)
+                      f"{LAST_CPU_SECONDS:>7.1f} {peak:>8.0f} {outcome(run, size)}{status}{digest}", flush=True)
+    if args.peer:
+        from bench.build_peer import side_by_side
+
+        side_by_side(corpora[0], os.path.join(workdir, "peer"))
 
 
 if __name__ == "__main__":

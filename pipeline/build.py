@@ -24,6 +24,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline import __version__
 from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options
+from corpusforge.pipeline.core.direct_runner import run_pipeline
 from corpusforge.pipeline.config import BuildConfig
 from corpusforge.pipeline.core.config_loader import public_dict, to_dict
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
@@ -39,7 +40,7 @@ from corpusforge.pipeline.core.shard_files import ShardFormat
 from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_name, shard_paths
-from corpusforge.pipeline.stats import (CountFacts, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
+from corpusforge.pipeline.stats import (CountFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
@@ -276,9 +277,9 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
                              fail_fast=config.build.fail_fast)
         docs, read_rejected = pipeline | "Read" >> read
         rejected.append(read_rejected)
-        facts += [docs | "FactsRead" >> beam.FlatMap(document_facts("read")),
-                  read.edits | "FactsEditsRead" >> beam.FlatMap(edit_facts),
-                  docs | "FactsLengthIn" >> beam.FlatMap(length_facts("length_in"))]
+        facts += [docs | "FactsRead" >> FactsOf(document_facts("read")),
+                  read.edits | "FactsEditsRead" >> FactsOf(edit_facts),
+                  docs | "FactsLengthIn" >> FactsOf(length_facts("length_in"))]
     else:
         docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir,
                                                                 previous.schemas["docs"])
@@ -290,14 +291,14 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         removed.append(outputs.removed)
         if outputs.errors is not None:
             rejected.append(outputs.errors)
-        facts.append(docs | f"Facts{name.capitalize()}" >> beam.FlatMap(document_facts(name)))
+        facts.append(docs | f"Facts{name.capitalize()}" >> FactsOf(document_facts(name)))
         if outputs.edits is not None:
-            facts.append(outputs.edits | f"FactsEdits{name.capitalize()}" >> beam.FlatMap(edit_facts))
+            facts.append(outputs.edits | f"FactsEdits{name.capitalize()}" >> FactsOf(edit_facts))
     if is_last:
-        facts.append(docs | "FactsLengthOut" >> beam.FlatMap(length_facts("length_out")))
-        facts.append(docs | "FactsAnnotations" >> beam.FlatMap(annotation_facts))
+        facts.append(docs | "FactsLengthOut" >> FactsOf(length_facts("length_out")))
+        facts.append(docs | "FactsAnnotations" >> FactsOf(annotation_facts))
     removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
-    facts.append(removed_all | "FactsRemoved" >> beam.FlatMap(removed_facts))  # what the stages removed, as removed
+    facts.append(removed_all | "FactsRemoved" >> FactsOf(removed_facts))  # what the stages removed, as removed
     if config.pii.enabled and config.output.write_removed:
         from corpusforge.pipeline.pii.removed import ScrubRemoved
 
@@ -305,7 +306,7 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     if spill_dir:
         removed_all = removed_all | "SpillRemoved" >> SpillText(spill_dir)
     rejected_all = (rejected or [pipeline | "NoRejections" >> beam.Create([])]) | "FlattenRejected" >> beam.Flatten()
-    facts.append(rejected_all | "FactsRejected" >> beam.FlatMap(rejected_facts))
+    facts.append(rejected_all | "FactsRejected" >> FactsOf(rejected_facts))
     if config.pii.enabled and config.output.write_rejected:
         from corpusforge.pipeline.pii.removed import ScrubRejected
 
@@ -510,7 +511,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
             segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
                              run_secret=run_secret)
             with shown:
-                result = pipeline.run()
+                result = run_pipeline(pipeline)
                 if dry_run:  # Dataflow's --dry_run builds and validates the job graph without running it
                     print(f"dry run: the job graph of {'+'.join(segment.stages) or 'read'} was built and validated "
                           f"by {runner}; nothing was run", file=out, flush=True)

@@ -12,6 +12,7 @@ import math
 from typing import Any, Iterable
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.core.faults import STAGE_ERROR, error_parts
 
@@ -79,6 +80,38 @@ def annotation_facts(doc):
     lang = doc.annotations.get("lang")
     if lang is not None:
         yield ("lang", str(lang)), 1
+
+
+class _BundleFacts(beam.DoFn):
+    """``fn``'s facts of each record, summed over the bundle and emitted when it ends."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def start_bundle(self):
+        self.totals: dict = {}
+
+    def process(self, record):
+        for key, amount in self.fn(record):
+            self.totals[key] = self.totals.get(key, 0) + amount
+
+    def finish_bundle(self):
+        totals, self.totals = self.totals, {}
+        for key in sorted(totals):
+            yield GlobalWindows.windowed_value((key, totals[key]))
+
+
+class FactsOf(beam.PTransform):
+    """``records -> facts`` by ``fn`` (``document_facts(stage)``, ``edit_facts``...), summed per bundle first: a
+    few elements per bundle instead of ~4 per record and stage, each of which Beam moved and combined on
+    its own (``CountFacts`` sums them the same either way)."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def expand(self, records):
+        return records | "SumInBundle" >> beam.ParDo(_BundleFacts(self.fn))
 
 
 class CountFacts(beam.PTransform):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
+from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import LineDedupConfig
@@ -15,6 +16,11 @@ from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "line_dedup_too_short"
+# (key, node) records travel packed by key shard: a document has ~10 lines and ~20 sentences, and one Beam
+# element per key cost more than the key (coding, grouping and framing each, most of sentence dedup's time).
+# A DoFn sends what it holds once it has this many records, and at the end of each bundle.
+KEY_SHARDS = 1024
+KEY_FLUSH_RECORDS = 1 << 18
 
 
 def line_key(line: str, min_chars: int) -> int | None:
@@ -63,17 +69,57 @@ def boilerplate_drops(max_occurrences: int, counter: str = "boilerplate_lines"):
     return drops
 
 
-class _LineKeysFn(beam.DoFn):
-    """A document -> ``(id, document)``, and ``(line key, node)`` tagged KEYS for each of its lines that
-    count."""
+def shard_drops(max_occurrences: int, counter: str = "boilerplate_lines"):
+    """``(shard, [[(key, node)...]...])`` -> what ``boilerplate_drops`` yields for each key of the shard, the
+    shard's records gathered by key first (a shard holds 1/KEY_SHARDS of all keys)."""
+    drops = boilerplate_drops(max_occurrences, counter)
+
+    def shard(group):
+        _, packs = group
+        nodes: dict[int, list] = {}
+        for pack in packs:
+            for key, node in pack:
+                nodes.setdefault(key, []).append(node)
+        for key in sorted(nodes):
+            yield from drops((key, nodes[key]))
+    return shard
+
+
+class KeysByShard(beam.DoFn):
+    """Base of a DoFn that emits ``(key, node)`` records: ``add`` them, and they leave tagged KEYS as
+    ``(shard, [(key, node)...])`` packs (``KEY_SHARDS``, ``KEY_FLUSH_RECORDS``), for ``shard_drops``."""
+
+    def start_bundle(self):
+        self.packs: dict[int, list] = {}
+        self.held = 0
+
+    def add(self, keys, node) -> list:
+        """Hold ``(key, node)`` for every key; the packs to emit now (none until enough are held)."""
+        for key in keys:
+            self.packs.setdefault(key % KEY_SHARDS, []).append((key, node))
+        self.held += len(keys)
+        return self._drain() if self.held >= KEY_FLUSH_RECORDS else []
+
+    def _drain(self) -> list:
+        packs = [beam.pvalue.TaggedOutput(KEYS, item) for item in sorted(self.packs.items())]
+        self.start_bundle()
+        return packs
+
+    def finish_bundle(self):
+        for packed in self._drain():
+            yield beam.pvalue.TaggedOutput(KEYS, GlobalWindows.windowed_value(packed.value))
+
+
+class _LineKeysFn(KeysByShard):
+    """A document -> ``(id, document)``, and its ``(line key, node)`` records for each of its lines that count
+    (packed by shard, tagged KEYS)."""
 
     def __init__(self, config: LineDedupConfig, score_key: str):
         self.config, self.score_key = config, score_key
 
     def process(self, doc):
         node = node_of(doc, self.score_key)
-        keys = [beam.pvalue.TaggedOutput(KEYS, (k, node)) for k in line_keys(doc.text, self.config.min_line_chars)]
-        yield from keys
+        yield from self.add(list(line_keys(doc.text, self.config.min_line_chars)), node)
         yield doc.id, doc
 
 
@@ -126,7 +172,7 @@ class LineDedup(beam.PTransform):
         drops = (
             keyed[KEYS]
             | "LinesGroup" >> beam.GroupByKey()
-            | "LinesBoilerplate" >> beam.FlatMap(boilerplate_drops(c.max_occurrences))
+            | "LinesBoilerplate" >> beam.FlatMap(shard_drops(c.max_occurrences))
         )
         joined = {"doc": keyed.docs, "drop": drops} | "LinesJoin" >> beam.CoGroupByKey()
         remove = guarded(_RemoveLinesFn(c), STAGE, self.fail_fast, records=group_docs)

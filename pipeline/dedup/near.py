@@ -74,10 +74,11 @@ class _SignatureFn(beam.DoFn):
         self.config, self.score_key, self.spill_dir = config, score_key, spill_dir
         self.bands, self.rows = banding(config)
         self.no_shingles = Metrics.counter(STAGE, "near_documents_without_shingles")
+        # Built here, where banding imported datasketch already: workers unpickle its two small permutation
+        # arrays instead of importing datasketch (and the scipy it imports, ~1 s) to draw them again.
+        self.hasher = MinHasher(config.num_perm, config.seed, Shingler(config.ngram, config.unit, config.hash))
 
     def setup(self):
-        c = self.config
-        self.hasher = MinHasher(c.num_perm, c.seed, Shingler(c.ngram, c.unit, c.hash))
         self.spill = SpillWriter(self.spill_dir, ".near") if self.spill_dir else None
 
     def start_bundle(self):

@@ -13,10 +13,18 @@ import re
 
 # A line break, or a boundary candidate: a run of terminators taken only from its start (the lookbehind) and
 # without backtracking (possessive quantifiers), so a run of n full stops costs O(n), not O(n^2). One pattern
-# for all three, so a text is scanned once however many lines it has.
-_BOUNDARY = re.compile(r"\n"
-                       r"|(?<![.!?…])[.!?…]++[\"'”’»)\]]*+[^\S\n]++"
-                       r"|(?<![。！？])[。！？]++[”’」』）)]*+[^\S\n]*+")
+# for all three, so a text is scanned once however many lines it has. This is the definition; ``_BOUNDARY``
+# below finds the same matches (tests/pipeline/dedup/test_sentence_split.py holds them equal).
+_BOUNDARY_REFERENCE = re.compile(r"\n"
+                                 r"|(?<![.!?…])[.!?…]++[\"'”’»)\]]*+[^\S\n]++"
+                                 r"|(?<![。！？])[。！？]++[”’」』）)]*+[^\S\n]*+")
+# The same pattern led by one character class, which the regex engine searches for fast; the lookbehinds
+# move after it (a two-character lookbehind: the character before the one just taken is no terminator of
+# its kind). ~3x the reference's speed on web-like text, where the scan was most of splitting's time.
+_BOUNDARY = re.compile(r"[\n.!?…。！？]"
+                       r"(?:(?<=\n)"
+                       r"|(?<=[.!?…])(?<![.!?…]{2})[.!?…]*+[\"'”’»)\]]*+[^\S\n]++"
+                       r"|(?<=[。！？])(?<![。！？]{2})[。！？]*+[”’」』）)]*+[^\S\n]*+)")
 _CJK_STOPS = "。！？"
 
 # Abbreviations that end in a full stop without ending a sentence, lower case, without their final stop.

@@ -15,7 +15,7 @@ from apache_beam.metrics import Metrics
 
 from corpusforge.pipeline.dedup.common import KEYS, STAGE, node_of
 from corpusforge.pipeline.dedup.config import SentenceDedupConfig
-from corpusforge.pipeline.dedup.lines import boilerplate_drops, group_docs, line_key
+from corpusforge.pipeline.dedup.lines import KeysByShard, group_docs, line_key, shard_drops
 from corpusforge.pipeline.dedup.sentence_split import split_sentences
 from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
@@ -61,9 +61,9 @@ def remove_sentences(text: str, lang: str | None, drop: set[int], min_chars: int
     return "\n".join(lines), removed, collapsed
 
 
-class _SentenceKeysFn(beam.DoFn):
-    """A document -> ``(id, document)``; ``(sentence key, node)`` tagged KEYS for each of its sentences that
-    count; ``(id, True)`` tagged REPEATS when it repeats a sentence of its own."""
+class _SentenceKeysFn(KeysByShard):
+    """A document -> ``(id, document)``; its ``(sentence key, node)`` records for each of its sentences that
+    count (packed by shard, tagged KEYS); ``(id, True)`` tagged REPEATS when it repeats a sentence of its own."""
 
     def __init__(self, config: SentenceDedupConfig, score_key: str):
         self.config, self.score_key = config, score_key
@@ -71,7 +71,7 @@ class _SentenceKeysFn(beam.DoFn):
     def process(self, doc):
         keys, repeats = sentence_keys(doc.text, doc.annotations.get("lang"), self.config.min_sentence_chars)
         node = node_of(doc, self.score_key)
-        yield from (beam.pvalue.TaggedOutput(KEYS, (k, node)) for k in keys)
+        yield from self.add(list(keys), node)
         if repeats and self.config.collapse_repeats:
             yield beam.pvalue.TaggedOutput(REPEATS, (doc.id, True))
         yield doc.id, doc
@@ -127,7 +127,7 @@ class SentenceDedup(beam.PTransform):
         drops = (
             keyed[KEYS]
             | "SentencesGroup" >> beam.GroupByKey()
-            | "SentencesBoilerplate" >> beam.FlatMap(boilerplate_drops(c.max_occurrences, "boilerplate_sentences"))
+            | "SentencesBoilerplate" >> beam.FlatMap(shard_drops(c.max_occurrences, "boilerplate_sentences"))
         )
         joined = ({"doc": keyed.docs, "drop": drops, "repeats": keyed[REPEATS]}
                   | "SentencesJoin" >> beam.CoGroupByKey())

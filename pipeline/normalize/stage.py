@@ -22,6 +22,8 @@ STAGE = "normalize"
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\ufeff]")
 _SEPARATORS = str.maketrans({"\u2028": "\n", "\u2029": "\n\n"})
 _SPACES = re.compile(r"[^\S\n]+")  # whitespace other than newline (tabs, NBSP, ideographic space...)
+_OTHER_SPACE = re.compile(r"[^\S \n]")  # whitespace but a space or a newline
+_LINE_EDGES = re.compile(r" ?\n ?")  # once runs are single spaces: a space beside a line break
 _BLANK_LINES = re.compile(r"\n{3,}")
 
 
@@ -69,9 +71,30 @@ def _canonical(text: str, config: NormalizeConfig) -> str:
     if config.unicode_form != "none":
         text = unicodedata.normalize(config.unicode_form, text)
     if config.collapse_whitespace:
-        lines = (_SPACES.sub(" ", line).strip() for line in text.split("\n"))
-        text = _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip("\n")
+        text = collapse_whitespace(text)
     return text
+
+
+def collapse_whitespace(text: str) -> str:
+    """Every run of whitespace inside a line as one space, lines stripped, at most one blank line in a row,
+    no blank lines at either end (``collapse_whitespace_reference`` is the definition; a test holds them
+    equal). Whitespace runs never cross a line break, so the whole text is handled at once, and each step
+    runs only where a fast scan finds work for it: in most text every run is one space already, and
+    replacing those one by one (a match per word) was most of normalize's time (~110 -> ~25 us on 2.4 KB)."""
+    if "  " in text or _OTHER_SPACE.search(text):
+        text = _SPACES.sub(" ", text)
+    if " \n" in text or "\n " in text:
+        text = _LINE_EDGES.sub("\n", text)
+    text = text.strip(" ")
+    if "\n\n\n" in text:
+        text = _BLANK_LINES.sub("\n\n", text)
+    return text.strip("\n")
+
+
+def collapse_whitespace_reference(text: str) -> str:
+    """``collapse_whitespace`` line by line, as it reads."""
+    lines = (_SPACES.sub(" ", line).strip() for line in text.split("\n"))
+    return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip("\n")
 
 
 _FTFY_CONFIG = None

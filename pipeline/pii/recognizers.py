@@ -18,6 +18,7 @@ import re
 import urllib.parse
 from typing import Iterable
 
+from corpusforge.pipeline.pii import presidio  # noqa: F401  (first: Presidio without transformers and torch)
 import phonenumbers
 from presidio_analyzer import EntityRecognizer, LocalRecognizer, Pattern, PatternRecognizer, RecognizerResult
 from presidio_analyzer.predefined_recognizers import (

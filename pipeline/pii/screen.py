@@ -18,6 +18,7 @@ import bisect
 import re
 from typing import Callable, Iterable, NamedTuple
 
+from corpusforge.pipeline.pii import presidio  # noqa: F401  (first: Presidio without transformers and torch)
 from presidio_analyzer import LocalRecognizer, RecognizerResult
 
 _DIGITS = re.compile(r"[0-9]+")  # starts with a character class: the regex engine skips the rest fast

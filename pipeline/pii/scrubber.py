@@ -19,6 +19,7 @@ import pathlib
 import secrets
 from typing import Any, NamedTuple, Sequence
 
+from corpusforge.pipeline.pii import presidio  # noqa: F401  (first: Presidio without transformers and torch)
 from presidio_analyzer import AnalyzerEngine, RecognizerRegistry, RecognizerResult
 from presidio_analyzer.context_aware_enhancers import ContextAwareEnhancer
 from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngineProvider

@@ -46,6 +46,37 @@ def test_boilerplate_drops_keep_the_best_ranked_document():
     assert list(drops((7, [B, C]))) == []
 
 
+@pytest.mark.parametrize("flush", [None, 5])  # everything at the bundle's end; packs sent every few records
+def test_keys_packed_by_shard_give_the_drops_of_keys_grouped_one_by_one(monkeypatch, flush):
+    import random
+
+    from corpusforge.pipeline.dedup import lines
+    from corpusforge.pipeline.dedup.lines import KEY_SHARDS, KeysByShard, shard_drops
+
+    if flush:
+        monkeypatch.setattr(lines, "KEY_FLUSH_RECORDS", flush)
+
+    rng = random.Random(0)
+    docs = [((rng.randint(0, 1), -rng.choice([0.5, 0.9]), f"d{i:03d}"), {rng.randrange(40) * 7919 for _ in range(8)})
+            for i in range(300)]
+    by_key: dict = {}
+    for node, keys in docs:
+        for key in keys:
+            by_key.setdefault(key, []).append(node)
+    reference = sorted(pair for key, nodes in by_key.items() for pair in boilerplate_drops(3)((key, nodes)))
+
+    fn = KeysByShard()
+    fn.start_bundle()
+    packs = [out.value for node, keys in docs for out in fn.add(list(keys), node)]
+    packs += [out.value.value for out in fn.finish_bundle()]
+    grouped: dict = {}
+    for shard, pack in packs:
+        assert 0 <= shard < KEY_SHARDS and all(key % KEY_SHARDS == shard for key, _ in pack)
+        grouped.setdefault(shard, []).append(pack)
+    fast = sorted(pair for item in grouped.items() for pair in shard_drops(3)(item))
+    assert fast == reference and len(reference) > 100
+
+
 def test_banding_from_threshold_or_explicit():
     assert banding(NearDedupConfig(candidate_threshold=0.5, num_perm=128)) == (25, 5)
     assert banding(NearDedupConfig()) == (64, 4)  # the defaults: 256 permutations, candidate 0.3

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corpusforge.pipeline.dedup.sentence_split import abbreviations, split_sentences
 
@@ -58,3 +60,42 @@ def test_hostile_punctuation_finishes_and_round_trips(text):
     # quadratic work on a million characters would not finish in the timeout; the cost per byte is measured
     # in bench/adversarial.py (step dedup_sentences)
     assert "\n".join("".join(line) for line in split_sentences(text, "en")) == text
+
+
+# The fast boundary pattern against its definition: the same matches on any text made of the characters that
+# matter (terminators of both kinds, closing quotes, spaces, line breaks, letters) and on the sample corpus.
+_ALPHABET = ".!?…。！？\"'”’»)]」』）  \t\n\u00a0aZ1é"
+
+
+def _spans(pattern, text):
+    return [m.span() for m in pattern.finditer(text)]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(alphabet=_ALPHABET, max_size=60))
+def test_fast_boundary_pattern_matches_the_reference(text):
+    from corpusforge.pipeline.dedup import sentence_split
+
+    assert _spans(sentence_split._BOUNDARY, text) == _spans(sentence_split._BOUNDARY_REFERENCE, text)
+
+
+def test_fast_boundary_pattern_matches_the_reference_on_the_sample_corpus(tmp_path):
+    import gzip
+    import json
+
+    from corpusforge.pipeline.dedup import sentence_split
+    from corpusforge.pipeline.sample import write_sample
+
+    write_sample(tmp_path, documents=300)
+    texts = []
+    with gzip.open(tmp_path / "web.jsonl.gz", "rt", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            try:  # the sample holds malformed records on purpose
+                text = json.loads(line)["text"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if isinstance(text, str):
+                texts.append(text)
+    assert len(texts) > 100
+    for text in texts:
+        assert _spans(sentence_split._BOUNDARY, text) == _spans(sentence_split._BOUNDARY_REFERENCE, text)

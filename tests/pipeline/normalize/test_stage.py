@@ -90,3 +90,13 @@ def test_normalize_is_idempotent_for_all_text(text, form, strip_control, collaps
                              fix_mojibake=mojibake)
     once = normalize_text(text, config)
     assert normalize_text(once, config) == once
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=st.one_of(st.text(_TRICKY, max_size=30), st.text(st.one_of(_UNICODE, _TRICKY), max_size=60),
+                      st.text(st.sampled_from(list(" \n\t\u00a0\u3000\u2009a")), max_size=30)))
+def test_fast_whitespace_collapse_equals_the_line_by_line_reference(text):
+    from corpusforge.pipeline.normalize.stage import collapse_whitespace, collapse_whitespace_reference
+
+    text = text.replace("\r", "\n")  # _canonical turns line ends into \n before collapsing
+    assert collapse_whitespace(text) == collapse_whitespace_reference(text)

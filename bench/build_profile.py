@@ -1,0 +1,225 @@
+"""Where a build's time goes: per stage and per step, Beam's own work and document pickling, on one worker.
+
+    python bench/build_profile.py                     # 3,000 web-like docs (~2.4 KB), every stage
+    python bench/build_profile.py --docs 10000 --stages normalize,dedup
+    python bench/build_profile.py --top 30            # also the 30 functions with the most own time
+    python bench/build_profile.py --startup 5         # only start-up: `corpusforge build` of one document, 5 times
+
+The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files). One
+``corpusforge build`` runs in this process on the in-process DirectRunner (one worker) twice: first plain,
+for its wall time, then under cProfile. The profile's time is attributed to whoever Beam called:
+
+- every function that Beam (or the dead-letter wrapper, pipeline/core/faults.py) calls directly counts,
+  with all it calls, towards the step of the file it lives in (``normalize``, ``quality``, ``dedup exact``,
+  ``dedup near``, ``pii``, ``read``, ``write shards``, ``spill``, ``facts`` (stats), ``build glue``: the
+  lambdas and sort keys of pipeline/build.py, ...);
+- graph construction: ``segment_pipeline`` (every stage's ``expand`` and Beam's checks of each transform);
+- document pickling: ``Document.__getstate__``/``__setstate__`` and everything spent in Beam's coders
+  (apache_beam/coders, pickle) that is not already inside a step;
+- the rest, Beam's own work: moving elements between fused steps, shuffles, bundles, metrics, graph
+  building and start-up (imports, model loads in ``DoFn.setup`` count to their step).
+
+``--startup N`` instead times what a user waits for with no data: ``corpusforge build`` of a one-document
+corpus with the given stages, each in a fresh process (imports, graph, model loads, every fused stage run
+once), N times; it prints each wall time and CPU time (the process tree's) and their medians.
+
+cProfile slows pure-Python code more than C code, so shares are approximate; the plain wall time is the
+real figure. Nothing here is a pass/fail target.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import cProfile
+import io
+import os
+import pstats
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from bench.build import ALL_STAGES, write_corpus  # noqa: E402
+
+# The file (below the corpusforge package folders) -> the step it belongs to. First match wins.
+STEPS = (
+    ("pipeline/normalize/", "normalize"),
+    ("pipeline/quality/langid", "quality: language ID"),
+    ("pipeline/quality/", "quality: rules and classifiers"),
+    ("pipeline/dedup/exact", "dedup: exact"),
+    ("pipeline/dedup/near", "dedup: near (MinHash)"),
+    ("pipeline/dedup/minhash", "dedup: near (MinHash)"),
+    ("pipeline/dedup/components", "dedup: near (MinHash)"),
+    ("pipeline/dedup/buckets", "dedup: near (MinHash)"),
+    ("pipeline/dedup/lines", "dedup: lines"),
+    ("pipeline/dedup/sentence", "dedup: sentences"),
+    ("pipeline/dedup/common", "dedup: verdict joins"),
+    ("pipeline/dedup/", "dedup: other"),
+    ("pipeline/pii/", "pii"),
+    ("pipeline/readers", "read"),
+    ("pipeline/web", "read"),
+    ("pipeline/spill", "spill text"),
+    ("pipeline/shards", "write shards"),
+    ("pipeline/stats", "facts (stats.json counts)"),
+    ("pipeline/build", "build glue (keys, sort keys)"),
+    ("pipeline/core/progress", "progress"),
+    ("pipeline/document", "pickling (Document state)"),
+    ("pipeline/stage", "stage glue"),
+)
+_WRAPPERS = ("pipeline/core/faults.py",)  # transparent: what they call is charged to the callee's step
+_CODERS = ("apache_beam/coders/", "apache_beam/internal/pickler", "dill/", "cloudpickle")
+
+
+def step_of(filename: str) -> str | None:
+    """The step of a function by its file, or None when it is not corpusforge's."""
+    path = filename.replace(os.sep, "/")
+    if "apache_beam/" in path or "site-packages" in path and "corpusforge" not in path:
+        return None
+    for part, step in STEPS:
+        if part in path:
+            return step
+    return None
+
+
+def _is_beam(filename: str) -> bool:
+    return "apache_beam/" in filename.replace(os.sep, "/")
+
+
+def _is_wrapper(filename: str) -> bool:
+    path = filename.replace(os.sep, "/")
+    return any(w in path for w in _WRAPPERS)
+
+
+def attribute(stats: pstats.Stats, entries: dict | None = None) -> tuple[dict[str, float], float]:
+    """``({step: seconds}, total seconds)``: the inclusive time of each corpusforge function on the edges where
+    Beam (or a wrapper) called it, by step; Beam's coders and pickling outside any step as "pickling".
+    ``entries``, if given, receives ``{step: {function: seconds}}``."""
+    raw = stats.stats  # (file, line, name) -> (cc, nc, tt, ct, callers{caller: (cc, nc, tt, ct)})
+    steps: dict[str, float] = collections.Counter()
+    for (filename, line, name), (_, _, _, _, callers) in raw.items():
+        step = step_of(filename)
+        if step is None or _is_wrapper(filename) or name == "expand":
+            continue
+        for (caller_file, _, _), edge in callers.items():
+            if _is_beam(caller_file) or _is_wrapper(caller_file) or caller_file == "~":
+                steps[step] += edge[3]
+                if entries is not None:
+                    where = f"{os.path.relpath(filename)}:{line} {name}"
+                    entries.setdefault(step, collections.Counter())[where] += edge[3]
+    coders = sum(tt for (filename, _, _), (_, _, tt, _, _) in raw.items()
+                 if any(c in filename.replace(os.sep, "/") for c in _CODERS))
+    coders += sum(tt for (filename, _, name), (_, _, tt, _, _) in raw.items()
+                  if filename == "~" and ("_pickle" in name or "zlib" in name))
+    steps["pickling (Beam coders)"] += coders
+    steps["graph construction"] = sum(ct for (filename, _, name), (_, _, _, ct, _) in raw.items()
+                                      if name == "segment_pipeline" and filename.endswith("build.py"))
+    return dict(steps), stats.total_tt
+
+
+def top_functions(stats: pstats.Stats, n: int) -> list[tuple[float, str]]:
+    rows = [(tt, f"{os.path.relpath(f) if f != '~' else ''}:{line} {name}")
+            for (f, line, name), (_, _, tt, _, _) in stats.stats.items()]
+    return sorted(rows, reverse=True)[:n]
+
+
+def build_args(corpus: str, run_dir: str, stages: list[str]) -> list[str]:
+    off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
+    return ["build", "--input", os.path.join(corpus, "*.jsonl.zst"), "--run-dir", run_dir, "--overwrite",
+            "--no-progress", *off]
+
+
+def run_build(args: list[str]) -> float:
+    from corpusforge.pipeline.cli.main import main
+
+    started = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = main(args)
+    if code:
+        raise SystemExit(f"the build failed (exit {code}): corpusforge {' '.join(args)}")
+    return time.perf_counter() - started
+
+
+def time_startup(workdir: str, stages: list[str], repeat: int) -> None:
+    """Wall time of a one-document ``corpusforge build`` in a fresh process, ``repeat`` times."""
+    import resource
+    import statistics
+    import subprocess
+
+    one = os.path.join(workdir, "corpus-1")
+    write_corpus(one, 1, kind="distinct", files=1)
+    cmd = [sys.executable, "-m", "corpusforge", *build_args(one, os.path.join(workdir, "run-startup"), stages)]
+    walls, cpus = [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    print(f"start-up, one-document build, stages {','.join(stages)}: median {statistics.median(walls):.2f} s wall "
+          f"({', '.join(f'{w:.2f}' for w in walls)}), {statistics.median(cpus):.2f} CPU s "
+          f"({', '.join(f'{c:.2f}' for c in cpus)}); load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=3000)
+    parser.add_argument("--stages", default=",".join(ALL_STAGES), help="Comma-separated stages to run.")
+    parser.add_argument("--workdir", default=None, help="Where the corpus and runs go (default: a temp dir).")
+    parser.add_argument("--top", type=int, default=0, help="Also print the N functions with the most own time.")
+    parser.add_argument("--entries", type=int, default=0,
+                        help="Also print, per step, the N functions Beam called that took the most time.")
+    parser.add_argument("--plain", action="store_true", help="Only the plain builds' figures, no profile.")
+    parser.add_argument("--startup", type=int, default=0, metavar="N",
+                        help="Only time a one-document build in a fresh process, N times.")
+    args = parser.parse_args()
+    stages = [s for s in args.stages.split(",") if s]
+    workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-profile-")
+    if args.startup:
+        time_startup(workdir, stages, args.startup)
+        return
+    corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
+    text_mb = write_corpus(corpus, args.docs, kind="distinct") / 1e6
+    print(f"{args.docs:,} web-like docs ({text_mb:.1f} MB of text); stages {','.join(stages)}; in-process DirectRunner; "
+          f"load average {os.getloadavg()[0]:.1f}; work dir {workdir}", flush=True)
+
+    # A one-document build twice first (the first pays the imports): the second costs what every build costs
+    # besides its documents (graph, model loads, every fused stage run once), so the difference is per-document.
+    one = os.path.join(workdir, "corpus-1")
+    write_corpus(one, 1, kind="distinct", files=1)
+    run_build(build_args(one, os.path.join(workdir, "run-1"), stages))
+    fixed = run_build(build_args(one, os.path.join(workdir, "run-1"), stages))
+    wall = run_build(build_args(corpus, os.path.join(workdir, "run-plain"), stages))
+    print(f"plain build: {wall:.1f} s wall ({args.docs / wall:.0f} docs/s); a 1-document build in the same process "
+          f"(imports done): {fixed:.1f} s; per-document work (the difference) {args.docs / max(wall - fixed, 1e-9):.0f} "
+          "docs/s", flush=True)
+
+    if args.plain:
+        return
+    profiler = cProfile.Profile()
+    profiler.enable()
+    run_build(build_args(corpus, os.path.join(workdir, "run-profiled"), stages))
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    entries: dict[str, collections.Counter] = {}
+    steps, total = attribute(stats, entries)
+    beam_own = total - sum(steps.values())
+    print(f"\nprofiled build: {total:.1f} s under cProfile; by step (inclusive of the libraries each calls):")
+    print(f"{'step':<36} {'seconds':>8} {'share':>6} {'us/doc':>8}")
+    for step, seconds in sorted(steps.items(), key=lambda kv: -kv[1]) + [("Beam's own work (the rest)", beam_own)]:
+        print(f"{step:<36} {seconds:>8.2f} {100 * seconds / total:>5.1f}% {1e6 * seconds / args.docs:>8.0f}")
+    if args.entries:
+        print(f"\nper step, the {args.entries} functions Beam called with the most time (inclusive):")
+        for step, seconds in sorted(steps.items(), key=lambda kv: -kv[1]):
+            for where, t in entries.get(step, collections.Counter()).most_common(args.entries):
+                print(f"{step:<36} {t:>8.2f} s  {where}")
+    if args.top:
+        print(f"\nthe {args.top} functions with the most own time:")
+        for seconds, where in top_functions(stats, args.top):
+            print(f"{seconds:>8.2f} s  {where}")
+
+
+if __name__ == "__main__":
+    main()
