@@ -41,6 +41,7 @@ class _ScrubBatches(beam.DoFn):
         from corpusforge.pipeline.pii.scrubber import Scrubber
 
         self._scrubber = Scrubber(self._config, salt=self._salt)
+        self._entities_of = list(dict.fromkeys(self._config.active_entities))
         self._fields = FieldScrubber(self._scrubber)
 
     def process(self, batch: list[Document]):
@@ -50,8 +51,9 @@ class _ScrubBatches(beam.DoFn):
         for doc, result in zip(batch, results):
             counts.update(result.counts)
             changed += bool(result.spans)
-            out = doc.with_text(result.text).annotate(pii_count=result.pii_count) if result.spans \
-                else doc.annotate(pii_count=0)
+            by_entity = {entity: result.counts.get(entity, 0) for entity in self._entities_of}
+            out = doc.with_text(result.text).annotate(pii_count=result.pii_count, pii_entities=by_entity) \
+                if result.spans else doc.annotate(pii_count=0, pii_entities=by_entity)
             out = self._fields.document(out)
             if self._audit:
                 for span in result.spans:
@@ -99,7 +101,9 @@ class PII(Stage, section="pii", order=40):
     def annotation_fields(cls, config: PIIConfig) -> list:
         import pyarrow as pa
 
-        return [pa.field("pii_count", pa.int64())]
+        # Counts by entity type, one int64 field per type this configuration looks for.
+        entities = pa.struct([pa.field(e, pa.int64()) for e in dict.fromkeys(config.active_entities)])
+        return [pa.field("pii_count", pa.int64()), pa.field("pii_entities", entities)]
 
     def expand(self, docs) -> StageOutputs:
         tags = [REMOVED, EDITS, ERRORS] + ([AUDIT] if self.audit_path else [])

@@ -16,7 +16,9 @@ def test_the_schema_is_a_function_of_the_config():
     assert shard_schemas(config) == shard_schemas(BuildConfig())
     annotations = shard_schemas(config)["docs"].field("annotations").type
     names = [annotations.field(i).name for i in range(annotations.num_fields)]
-    assert names == ["lang", "lang_score", "quality", "pii_count", "other"]
+    assert names == ["lang", "lang_score", "quality", "pii_count", "pii_entities", "other"]
+    by_entity = annotations.field("pii_entities").type
+    assert [by_entity.field(i).name for i in range(by_entity.num_fields)] == config.pii.active_entities
     details = shard_schemas(config)["removed"].field("details").type
     assert [details.field(i).name for i in range(details.num_fields)] == [
         "lang", "score", "quality", "survivor_id", "cluster_size", "similarity", "other"]

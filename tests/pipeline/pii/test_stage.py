@@ -29,18 +29,24 @@ def _summed(edits):
     return edits | beam.Map(lambda e: ((e[0], e[1]), e[2])) | beam.CombinePerKey(sum)
 
 
+def _by_entity(**found):
+    """pii_entities as the stage annotates it: a count for every entity type the config looks for."""
+    return {entity: found.get(entity, 0) for entity in dict.fromkeys(PIIConfig().active_entities)}
+
+
 def test_scrub_pii_outputs():
     with TestPipeline() as p:
         out = p | beam.Create(DOCS) | PII(PIIConfig(batch_size=2))
         assert_that(out.kept, equal_to([
-            Document("a", "Mail <EMAIL> or call <PHONE>.", "s", annotations={"pii_count": 2}),
-            Document("b", DOCS[1].text, "s", annotations={"pii_count": 0}),
+            Document("a", "Mail <EMAIL> or call <PHONE>.", "s", annotations={"pii_count": 2, "pii_entities": _by_entity(EMAIL_ADDRESS=1, PHONE_NUMBER=1)}),
+            Document("b", DOCS[1].text, "s", annotations={"pii_count": 0, "pii_entities": _by_entity()}),
             Document("d", "The order was paid with card <CREDIT_CARD> from IP <IP_ADDRESS> and refunded a week later "
-                          "to the account IBAN <IBAN>, as the customer had asked.", "s", annotations={"pii_count": 3}),
+                          "to the account IBAN <IBAN>, as the customer had asked.", "s",
+                     annotations={"pii_count": 3, "pii_entities": _by_entity(CREDIT_CARD=1, IP_ADDRESS=1, IBAN_CODE=1)}),
         ]), label="kept")
         assert_that(out.removed, equal_to([
             Removed(Document("c", "<EMAIL> <EMAIL> <EMAIL> <PHONE>", "s", metadata={"k": 1},
-                             annotations={"pii_count": 4}),
+                             annotations={"pii_count": 4, "pii_entities": _by_entity(EMAIL_ADDRESS=3, PHONE_NUMBER=1)}),
                     stage="pii", reason="pii_density", details={"density": 0.9444, "entities": 4}),
         ]), label="removed")
         assert_that(_summed(out.edits), equal_to([
