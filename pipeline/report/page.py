@@ -480,8 +480,14 @@ def training_section(data: RunData) -> Section:
         ("median tokens/s", num(statistics.median(speeds)) if speeds else "–"),
     ]
     if tr.val:
-        pairs += [("final validation loss", num(tr.val[-1].get("loss"), 4)),
-                  ("final validation perplexity", num(tr.val[-1].get("ppl"), 2))]
+        v = tr.val[-1]
+        pairs.append(("final validation loss", num(v.get("loss"), 4)))
+        if _is_rtd(v):  # ELECTRA: the combined loss has no perplexity; each half is named
+            pairs += [("final generator masked-LM loss", num(v.get("generator_loss"), 4)),
+                      ("final discriminator accuracy", f"{share(v['discriminator_accuracy'], 1)} "
+                                                       f"({share(v.get('replaced_share') or 0, 1)} of tokens replaced)")]
+        else:
+            pairs.append(("final validation perplexity", num(v.get("ppl"), 2)))
     if model:
         pairs.append(("model", f"d_model {model.get('d_model')}, {model.get('n_layers')} layers, "
                                f"{model.get('n_heads')} heads, vocab {num(model.get('vocab_size'))}"))
@@ -490,13 +496,24 @@ def training_section(data: RunData) -> Section:
     body = facts(pairs)
     if tr.train:
         body += figure(plots.training_curves(tr.train, tr.val), "Loss, learning rate and throughput against step")
-    if tr.val:
+    if tr.val and _is_rtd(tr.val[-1]):
+        body += heading("Validation") + table(
+            ["step", "loss", "generator loss", "discriminator loss", "discriminator accuracy", "tokens"],
+            [(r.get("step"), num(r.get("loss"), 4), num(r.get("generator_loss"), 4), num(r.get("discriminator_loss"), 4),
+              share(r["discriminator_accuracy"], 1) if _is_rtd(r) else "–", num(r.get("tokens")))
+             for r in tr.val], numeric=(0, 1, 2, 3, 4, 5))
+    elif tr.val:
         body += heading("Validation") + table(
             ["step", "loss", "perplexity", "accuracy", "tokens"],
             [(r.get("step"), num(r.get("loss"), 4), num(r.get("ppl"), 2),
               share(r["accuracy"], 1) if isinstance(r.get("accuracy"), (int, float)) else "–", num(r.get("tokens")))
              for r in tr.val], numeric=(0, 1, 2, 3, 4))
     return Section("training", "Training", intro, body)
+
+
+def _is_rtd(record: dict) -> bool:
+    """A validation record of the ELECTRA (rtd) objective: generator and discriminator figures, no perplexity."""
+    return isinstance(record.get("discriminator_accuracy"), (int, float))
 
 
 def details_section(data: RunData) -> Section:
@@ -584,7 +601,11 @@ def key_numbers(data: RunData) -> list[tuple[str, str, str]]:
         held = data.tokenizer.get("heldout") or {}
         cards.append(("vocabulary", num(data.tokenizer.get("vocab_size")),
                       f"{num(held.get('bytes_per_token'), 2)} bytes/token"))
-    if data.training and data.training.val:
+    if data.training and data.training.val and _is_rtd(data.training.val[-1]):
+        v = data.training.val[-1]
+        cards.append(("discriminator accuracy", share(v["discriminator_accuracy"], 1),
+                      f"generator loss {num(v.get('generator_loss'), 3)} at step {v.get('step')}"))
+    elif data.training and data.training.val:
         v = data.training.val[-1]
         cards.append(("validation ppl", num(v.get("ppl"), 1), f"loss {num(v.get('loss'), 3)} at step {v.get('step')}"))
     elif data.training and data.training.train:

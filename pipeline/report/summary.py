@@ -38,7 +38,11 @@ def summary(data: RunData, report_path: str) -> str:
                 parts.append(f"median {statistics.median(speeds):,.0f} tokens/s")
         if tr.val:
             v = tr.val[-1]
-            parts.append(f"val loss {v.get('loss', float('nan')):.4f} (ppl {v.get('ppl', float('nan')):.2f}) at step {v.get('step')}")
+            if isinstance(v.get("discriminator_accuracy"), (int, float)):  # ELECTRA: each half under its name
+                parts.append(f"val loss {v.get('loss', float('nan')):.4f} (generator {v.get('generator_loss', float('nan')):.4f}, "
+                             f"discriminator accuracy {v['discriminator_accuracy']:.3f}) at step {v.get('step')}")
+            else:
+                parts.append(f"val loss {v.get('loss', float('nan')):.4f} (ppl {v.get('ppl', float('nan')):.2f}) at step {v.get('step')}")
         lines.append("training: " + ", ".join(parts))
     lines.append(f"report: {report_path}")
     return "\n".join(lines)

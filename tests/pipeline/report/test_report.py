@@ -1,5 +1,6 @@
 """`corpusforge report` on a hand-written run directory with known numbers, and on partial runs."""
 import base64
+import json
 import pathlib
 import re
 
@@ -339,3 +340,17 @@ def test_typed_annotations_thresholds_and_a_scrubbed_near_duplicate(tmp_path):
     pair = _section(page, "near-duplicates")
     assert "jane.doe@example.org" not in page and "&lt;EMAIL" in pair and "estimated similarity 0.91" in pair
     assert re.search(r"<mark>[^<]*about the meeting", pair)
+
+
+def test_electra_runs_show_each_half_not_a_perplexity(tmp_path, capsys):
+    run = write_run(tmp_path / "run", build=False, training=True)
+    val = {"step": 100, "split": "val", "loss": 3.2, "generator_loss": 2.9, "discriminator_loss": 0.31,
+           "discriminator_accuracy": 0.874, "replaced_share": 0.13, "tokens": 1024}
+    (run / "model" / "metrics.jsonl").write_text(json.dumps(val) + "\n")
+    assert cli.main(["report", str(run)]) == 0
+    printed = capsys.readouterr().out
+    assert "val loss 3.2000 (generator 2.9000, discriminator accuracy 0.874) at step 100" in printed
+    page = (run / "report.html").read_text()
+    training = page.split('<section id="training">')[1].split("</section>")[0]
+    assert "discriminator accuracy" in training and "87.4" in training and "13.0" in training
+    assert "perplexity" not in training
