@@ -101,3 +101,10 @@ def test_known_beam_flags_pass(tmp_path):
     assert options.get_all_options()["direct_running_mode"] == "multi_threading"
     options = pipeline_options(BeamConfig(runner="DaskRunner"), ["--dask_client_address=tcp://x:1"])
     assert options.get_all_options()["address"] == "tcp://x:1"  # DaskOptions stores it as address
+
+
+def test_beam_type_checks_are_off_unless_asked_for():
+    from corpusforge.pipeline.core.beam_options import BeamConfig, pipeline_options
+
+    assert pipeline_options(BeamConfig()).get_all_options()["pipeline_type_check"] is False
+    assert pipeline_options(BeamConfig(type_check=True)).get_all_options()["pipeline_type_check"] is True
