@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from corpusforge.pipeline.core.errors import UserError
-from corpusforge.trainers.export import LoadedModel
+from corpusforge.trainers.export import LoadedModel, model_device
 
 LN2 = math.log(2.0)
 
@@ -254,6 +254,8 @@ def _score(loaded: LoadedModel, examples: list[dict[str, np.ndarray]]) -> list[t
     if "decoder_input_ids" in examples[0]:
         inputs["decoder_input_ids"] = stack("decoder_input_ids", pad)
     labels = stack("labels", -100)
+    device = model_device(loaded.model)
+    inputs, labels = {k: v.to(device) for k, v in inputs.items()}, labels.to(device)
     logits = loaded.model(**inputs).logits.float()
     nll = F.cross_entropy(logits.transpose(1, 2), labels, ignore_index=-100, reduction="none").sum(dim=1)
     counts = (labels != -100).sum(dim=1)

@@ -66,8 +66,31 @@ def _arch_of(hf_config) -> str:
     return "decoder" if hf_config.model_type in ("gpt2", "llama") else "encoder"
 
 
-def load_model(model_dir: str | pathlib.Path) -> LoadedModel:
-    """A run's ``model/`` (converted in memory) or a transformers directory, with its tokenizer."""
+def inference_device(preference: str = "cpu") -> torch.device:
+    """Where inference runs: ``auto`` (CUDA when there is one), ``cpu`` or ``cuda`` (a one-line error without one)."""
+    if preference == "cuda" and not torch.cuda.is_available():
+        raise UserError("--device cuda but no CUDA device is available; use --device auto or cpu")
+    if preference not in ("auto", "cpu", "cuda"):
+        raise UserError(f"--device must be auto, cpu or cuda, got {preference!r}")
+    return torch.device("cuda" if preference == "cuda" or (preference == "auto" and torch.cuda.is_available()) else "cpu")
+
+
+def model_device(model) -> torch.device:
+    """The device of a model's weights (a transformers or peft model): where its inputs must go."""
+    return next(model.parameters()).device
+
+
+def load_model(model_dir: str | pathlib.Path, device: str = "cpu") -> LoadedModel:
+    """A run's ``model/`` (converted in memory) or a transformers directory, with its tokenizer, its weights on
+    ``device`` (``inference_device``)."""
+    loaded = _load_model(model_dir)
+    target = inference_device(device)
+    if target.type != "cpu":
+        loaded.model.to(target)
+    return loaded
+
+
+def _load_model(model_dir: str | pathlib.Path) -> LoadedModel:
     import transformers
 
     from corpusforge.tokenizer.packaging import as_transformers

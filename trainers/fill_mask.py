@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from corpusforge.pipeline.core.errors import UserError
-from corpusforge.trainers.export import LoadedModel
+from corpusforge.trainers.export import LoadedModel, model_device
 
 GENERIC_MASK = "<mask>"
 
@@ -32,6 +32,6 @@ def fill_mask(loaded: LoadedModel, text: str, top_k: int = 5) -> list[dict[str, 
         text = text.replace(GENERIC_MASK, mask)
     if text.count(mask) != 1:
         raise UserError(f"the text must hold exactly one mask ({mask} or {GENERIC_MASK}); it holds {text.count(mask)}")
-    fill = pipeline("fill-mask", model=loaded.model, tokenizer=loaded.tokenizer, device="cpu")
+    fill = pipeline("fill-mask", model=loaded.model, tokenizer=loaded.tokenizer, device=model_device(loaded.model))
     return [{"token_str": r["token_str"], "score": float(r["score"]), "token": int(r["token"]),
              "sequence": r["sequence"]} for r in fill(text, top_k=top_k)]

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from corpusforge.pipeline.core.errors import UserError
-from corpusforge.trainers.export import LoadedModel
+from corpusforge.trainers.export import LoadedModel, model_device
 
 
 @dataclasses.dataclass
@@ -58,7 +58,8 @@ def encode_prompts(loaded: LoadedModel, prompts: list[str]) -> dict[str, torch.T
     for i, row in enumerate(rows):
         span = slice(width - len(row), width) if left else slice(0, len(row))
         ids[i, span], mask[i, span] = torch.tensor(row), 1
-    return {"input_ids": ids, "attention_mask": mask}
+    device = model_device(loaded.model)
+    return {"input_ids": ids.to(device), "attention_mask": mask.to(device)}
 
 
 @torch.no_grad()

@@ -6,7 +6,7 @@ import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.pipeline.cli.options import common_parser
+    from corpusforge.pipeline.cli.options import add_device_option, common_parser
 
     evaluate = subparsers.add_parser(
         "evaluate", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -24,6 +24,7 @@ def register(subparsers) -> None:
     evaluate.add_argument("--batch-size", type=int, default=8, help="Windows scored per forward pass.")
     evaluate.add_argument("--seed", type=int, default=0, help="Seed of the masking/corruption noise (encoders, seq2seq).")
     evaluate.add_argument("--json", action="store_true", help="Print one JSON object instead of a table.")
+    add_device_option(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)
 
 
@@ -36,7 +37,7 @@ def cmd_evaluate(args) -> int:
     if args.batch_size < 1 or (args.max_documents is not None and args.max_documents < 1):
         raise UserError("--batch-size and --max-documents must be at least 1")
     quiet_transformers()
-    result = evaluate(load_model(args.model), read_documents(args.data, args.text_field), seed=args.seed,
+    result = evaluate(load_model(args.model, args.device), read_documents(args.data, args.text_field), seed=args.seed,
                       batch_size=args.batch_size, max_documents=args.max_documents)
     if args.json:
         print(json.dumps(result, indent=2))

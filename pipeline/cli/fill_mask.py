@@ -6,7 +6,7 @@ import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.pipeline.cli.options import common_parser
+    from corpusforge.pipeline.cli.options import add_device_option, common_parser
 
     fill = subparsers.add_parser(
         "fill-mask", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -18,6 +18,7 @@ def register(subparsers) -> None:
     fill.add_argument("--model", required=True, metavar="DIR", help="A run's model/ directory or an export.")
     fill.add_argument("--top-k", type=int, default=5, help="How many candidates to show.")
     fill.add_argument("--json", action="store_true", help="Print a JSON list of {token_str, score, token, sequence}.")
+    add_device_option(fill)
     fill.set_defaults(func=cmd_fill_mask)
 
 
@@ -27,7 +28,7 @@ def cmd_fill_mask(args) -> int:
     from corpusforge.trainers.fill_mask import fill_mask
 
     quiet_transformers()
-    rows = fill_mask(load_model(args.model), args.text, args.top_k)
+    rows = fill_mask(load_model(args.model, args.device), args.text, args.top_k)
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
     else:

@@ -6,7 +6,7 @@ import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.pipeline.cli.options import common_parser
+    from corpusforge.pipeline.cli.options import add_device_option, common_parser
 
     generate = subparsers.add_parser(
         "generate", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -27,6 +27,7 @@ def register(subparsers) -> None:
     generate.add_argument("--batch-size", type=int, default=8, help="Prompts generated together.")
     generate.add_argument("--no-cache", action="store_true", help="Recompute every position at each step (no KV cache).")
     generate.add_argument("--json", action="store_true", help="One JSON object per prompt (prompt, completion, tokens, stopped).")
+    add_device_option(generate)
     generate.set_defaults(func=cmd_generate)
 
 
@@ -46,6 +47,6 @@ def cmd_generate(args) -> int:
                               top_k=args.top_k, top_p=args.top_p, stop=tuple(args.stop), seed=args.seed,
                               batch_size=args.batch_size, use_cache=not args.no_cache)
     quiet_transformers()
-    for row in generate(load_model(args.model), prompts, options):
+    for row in generate(load_model(args.model, args.device), prompts, options):
         print(json.dumps(row, ensure_ascii=False) if args.json else row["prompt"] + row["completion"])
     return 0

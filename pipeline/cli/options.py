@@ -46,3 +46,9 @@ def flag_overrides(args: argparse.Namespace, section: str, shortcuts: Mapping[st
             value = f"{value:.6e}"
         out.append(f"{section}.{key}={value}")
     return out
+
+
+def add_device_option(parser: argparse.ArgumentParser) -> None:
+    """``--device`` of the commands that run a model (evaluate, generate, fill-mask, predict)."""
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                        help="Where the model runs: auto takes a CUDA GPU when there is one, else the CPU.")

@@ -6,7 +6,7 @@ import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.pipeline.cli.options import common_parser
+    from corpusforge.pipeline.cli.options import add_device_option, common_parser
 
     predict = subparsers.add_parser(
         "predict", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -20,6 +20,7 @@ def register(subparsers) -> None:
     predict.add_argument("--out", required=True, metavar="PREDS.jsonl", help="Where to write the predictions.")
     predict.add_argument("--batch-size", type=int, default=16, help="Records per forward pass.")
     predict.add_argument("--max-new-tokens", type=int, default=64, help="generate: tokens to generate at most.")
+    add_device_option(predict)
     predict.set_defaults(func=cmd_predict)
 
 
@@ -36,7 +37,7 @@ def cmd_predict(args) -> int:
     if args.batch_size < 1 or args.max_new_tokens < 1:
         raise UserError("--batch-size and --max-new-tokens must be at least 1")
     quiet_transformers()
-    tuned = load_finetuned(args.model)
+    tuned = load_finetuned(args.model, args.device)
     fields = {k: v for k, v in tuned.info["config"].items() if k.endswith("_field")}
     config = dataclasses.replace(FinetuneConfig(), task=tuned.task, **fields)
     examples = task_examples(read_records(args.data), config, args.data, labelled=False)

@@ -151,3 +151,28 @@ def test_a_run_directory_gives_its_val_split(tmp_path):
     expected = sorted(d["text"] for d in docs if plan.assign(d["id"])[0] == "val")
     got = sorted(d.text for d in read_documents(str(tmp_path)))
     assert got == expected and 10 < len(got) < 80
+
+
+def test_device_choice_for_inference():
+    from corpusforge.trainers.export import inference_device
+
+    assert inference_device("cpu").type == "cpu"
+    assert inference_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(UserError, match="--device cuda but no CUDA device"):
+            inference_device("cuda")
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_generate_evaluate_and_fill_mask_on_cuda_match_the_cpu(dirs):
+    model_dir, _ = dirs["gpt2"]
+    options = GenerateOptions(max_new_tokens=8, greedy=True)
+    on_gpu = load_model(model_dir, "cuda")
+    assert next(on_gpu.model.parameters()).is_cuda
+    assert generate(on_gpu, PROMPTS, options) == generate(load_model(model_dir), PROMPTS, options)
+    docs = [Document(t, s) for t, s in TEXTS]
+    assert math.isclose(evaluate(on_gpu, docs)["loss"], evaluate(load_model(model_dir), docs)["loss"], rel_tol=1e-4)
+    bert_dir, _ = dirs["bert"]
+    text = "the cat <mask> over the green house."
+    assert fill_mask(load_model(bert_dir, "cuda"), text, 1)[0]["token"] == fill_mask(load_model(bert_dir), text, 1)[0]["token"]

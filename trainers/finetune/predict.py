@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from corpusforge.pipeline.core.errors import UserError
+from corpusforge.trainers.export import model_device
 from corpusforge.trainers.finetune.data import Example
 from corpusforge.trainers.finetune.encode import collate, encode, pad_id
 from corpusforge.trainers.finetune.methods import base_path, load_result
@@ -31,8 +32,11 @@ class Finetuned:
         return self.info["task"]
 
 
-def load_finetuned(out: str | pathlib.Path) -> Finetuned:
+def load_finetuned(out: str | pathlib.Path, device: str = "cpu") -> Finetuned:
+    """``corpusforge finetune``'s output, its weights on ``device`` (auto, cpu or cuda)."""
     import transformers
+
+    from corpusforge.trainers.export import inference_device
 
     out = pathlib.Path(out)
     marker = out / "finetune.json"
@@ -41,7 +45,11 @@ def load_finetuned(out: str | pathlib.Path) -> Finetuned:
                         "interrupted one continues with --resume)")
     info = json.loads(marker.read_text(encoding="utf-8"))
     tokenizer_dir = out / "model" if info["method"] == "full" else base_path(out, info)
-    return Finetuned(load_result(out, info), transformers.AutoTokenizer.from_pretrained(tokenizer_dir), info)
+    target = inference_device(device)
+    model = load_result(out, info)
+    if target.type != "cpu":
+        model.to(target)
+    return Finetuned(model, transformers.AutoTokenizer.from_pretrained(tokenizer_dir), info)
 
 
 @torch.no_grad()
@@ -56,10 +64,12 @@ def predict(tuned: Finetuned, examples: list[Example], batch_size: int = 16,
                   segments=tuned.info.get("segments", False),
                   virtual_tokens=tuned.info["config"]["num_virtual_tokens"] if prompt else 0)
     pad = pad_id(tuned.tokenizer)
+    device = model_device(tuned.model)
     out = []
     for start in range(0, len(rows), batch_size):
         batch = collate(rows[start: start + batch_size], pad)
         word_ids = batch.pop("word_ids", None)
+        batch = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
         probs = tuned.model(**batch).logits.float().softmax(-1)
         score, best = probs.max(-1)
         for i, example in enumerate(examples[start: start + batch_size]):
@@ -121,9 +131,10 @@ def _greedy_without_cache(tuned: Finetuned, prompt: str, max_new_tokens: int) ->
     loaded = LoadedModel(tuned.model, tok, tuned.info["arch"], "finetune")
     batch = encode_prompts(loaded, [prompt])
     ids, new = batch["input_ids"], []
+    device = ids.device
     seq2seq = tuned.info["arch"] == "encoder_decoder"
     start = tuned.model.generation_config.decoder_start_token_id if seq2seq else None
-    decoder = torch.tensor([[start]]) if seq2seq else None
+    decoder = torch.tensor([[start]], device=device) if seq2seq else None
     for _ in range(max_new_tokens):
         if seq2seq:
             logits = tuned.model(input_ids=ids, attention_mask=torch.ones_like(ids), decoder_input_ids=decoder).logits
@@ -134,7 +145,7 @@ def _greedy_without_cache(tuned: Finetuned, prompt: str, max_new_tokens: int) ->
             break
         new.append(token)
         if seq2seq:
-            decoder = torch.cat([decoder, torch.tensor([[token]])], dim=1)
+            decoder = torch.cat([decoder, torch.tensor([[token]], device=device)], dim=1)
         else:
-            ids = torch.cat([ids, torch.tensor([[token]])], dim=1)
+            ids = torch.cat([ids, torch.tensor([[token]], device=device)], dim=1)
     return tok.decode(new, skip_special_tokens=True)
