@@ -67,7 +67,7 @@ def compare_builds(config_path: str, work: str) -> None:
     one). Prints both wall times and checks the clean corpora are identical."""
     import shutil
 
-    from corpusforge.pipeline.ablate.reuse import drop_checkpoints, seed_checkpoints
+    from corpusforge.pipeline.ablate.reuse import build_reusing_stages, drop_checkpoints
     from corpusforge.pipeline.ablate.variants import parse_variant, variant_config
     from corpusforge.pipeline.build import run_build
     from corpusforge.pipeline.cli.config import load_config
@@ -83,14 +83,13 @@ def compare_builds(config_path: str, work: str) -> None:
         for number, config in enumerate(configs):
             config = variant_config(config, parse_variant("x"))  # a fresh copy per mode
             build_dir = os.path.join(root, str(number))
-            config.output.run_dir = build_dir
             if mode == "reuse":
-                config.output.stage_checkpoints = True
-                seed_checkpoints(config, build_dir, earlier)
-            result = run_build(config, out=open(os.devnull, "w"), progress=False, resume=mode == "reuse",
-                               keep_checkpoints=mode == "reuse")
-            earlier[build_dir] = config
-            fingerprints.setdefault(number, set()).add(result.manifest["corpus_fingerprint"])
+                build_reusing_stages(config, build_dir, earlier, out=open(os.devnull, "w"), progress=False)
+            else:
+                config.output.run_dir = build_dir
+                run_build(config, out=open(os.devnull, "w"), progress=False)
+            manifest = json.load(open(os.path.join(build_dir, "manifest.json"), encoding="utf-8"))
+            fingerprints.setdefault(number, set()).add(manifest["corpus_fingerprint"])
         drop_checkpoints(list(earlier))
         seconds[mode] = time.perf_counter() - started
     same = all(len(f) == 1 for f in fingerprints.values())

@@ -354,7 +354,8 @@ def _finish_segment(segment: Segment, seconds: float) -> None:
                                 "files": segment.files})
 
 
-def _is_complete(segment: Segment) -> bool:
+def is_complete(segment: Segment) -> bool:
+    """The segment's checkpoint is whole and was made with its fingerprint (a resumed build skips it)."""
     if not FileSystems.exists(segment.marker):
         return False
     return read_json(segment.marker).get("fingerprint") == segment.fingerprint
@@ -487,7 +488,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     started = time.time()
     metrics = None
     first = 0
-    while resume and first < len(segments) and _is_complete(segments[first]):
+    while resume and first < len(segments) and is_complete(segments[first]):
         first += 1
     if resume and first:
         print(f"resuming {run_dir}: {', '.join('+'.join(s.stages) or 'read' for s in segments[:first])} "

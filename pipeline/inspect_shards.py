@@ -67,7 +67,8 @@ def inspect_path(path: str, rows: int = 3, chars: int = 300, out: TextIO | None 
     if target.is_dir():
         _show_leftovers(str(target), out)
     files = _shard_files(target)
-    readers = [open_shard(str(f), output_schema(str(f.parent.parent), f.parent.name)) for f in files]  # no shard: a UserError naming it
+    schemas = {f.parent: output_schema(str(f.parent.parent), f.parent.name) for f in files}  # one manifest read per directory
+    readers = [open_shard(str(f), schemas[f.parent]) for f in files]  # no shard: a UserError naming it
     schema = next((r.schema for r in readers if r.schema.names), readers[0].schema)
     total = sum(r.num_rows for r in readers)
     size = sum(f.stat().st_size for f in files)

@@ -97,7 +97,8 @@ class Run:
             raise UserError(f"{directory} holds no shards")
         if shard_suffix(paths[0]) == ".parquet":
             return ds.dataset(paths, format="parquet")
-        readers = [open_shard(path, output_schema(self.path, name)) for path in paths]
+        schema = output_schema(self.path, name)
+        readers = [open_shard(path, schema) for path in paths]
         if all(r.kind == "ipc-file" for r in readers):
             return ds.dataset(paths, format="ipc")  # Arrow IPC files: token shards, and clean/ of older builds
         schema = next((r.schema for r in readers if r.schema.names), readers[0].schema)

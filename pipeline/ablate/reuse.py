@@ -13,20 +13,15 @@ from __future__ import annotations
 import os
 import shutil
 
-from corpusforge.pipeline.build import CHECKPOINTS, RUN_SECRET, Segment, plan_segments
-from corpusforge.pipeline.core import files
-
-
-def _complete_fingerprint(segment: Segment) -> str | None:
-    marker = segment.marker
-    return files.read_json(marker).get("fingerprint") if os.path.exists(marker) else None
+from corpusforge.pipeline.build import CHECKPOINTS, RUN_SECRET, Segment, is_complete, plan_segments
 
 
 def _shared_prefix(mine: list[Segment], theirs: list[Segment]) -> int:
     """How many leading segments of ``mine`` the earlier build completed with the same fingerprint."""
     count = 0
     for a, b in zip(mine, theirs):
-        if os.path.basename(a.directory) != os.path.basename(b.directory) or _complete_fingerprint(b) != a.fingerprint:
+        same = os.path.basename(a.directory) == os.path.basename(b.directory) and a.fingerprint == b.fingerprint
+        if not (same and is_complete(b)):
             break
         count += 1
     return count
@@ -38,7 +33,7 @@ def seed_checkpoints(config, build_dir: str, earlier: dict[str, object]) -> tupl
     stage names) or None when no stage is shared."""
     work_dir = os.path.join(build_dir, CHECKPOINTS)
     mine = plan_segments(config, work_dir, checkpoint=True)
-    if _complete_fingerprint(mine[0]) == mine[0].fingerprint:
+    if is_complete(mine[0]):
         return None  # an interrupted build of its own: it resumes from its own checkpoints and run secret
     best, best_count = None, 0
     for other_dir, other_config in earlier.items():
@@ -60,3 +55,21 @@ def seed_checkpoints(config, build_dir: str, earlier: dict[str, object]) -> tupl
 def drop_checkpoints(build_dirs: list[str]) -> None:
     for build_dir in build_dirs:
         shutil.rmtree(os.path.join(build_dir, CHECKPOINTS), ignore_errors=True)
+
+
+def build_reusing_stages(config, build_dir: str, earlier: dict[str, object], beam_args: list[str] | None = None,
+                         out=None, progress: bool = True) -> tuple[str, list[str]] | None:
+    """Build ``config`` into ``build_dir`` starting after the stages it shares with one of the ``earlier`` builds
+    (``{build_dir: config}``, updated with this one), keeping its stage checkpoints for the builds after it.
+    Returns what ``seed_checkpoints`` reused. ``config`` is changed: stage checkpoints on, ``build_dir`` its run
+    directory."""
+    from corpusforge.pipeline.build import run_build
+
+    config.output.run_dir, config.output.overwrite, config.output.stage_checkpoints = build_dir, True, True
+    seeded = seed_checkpoints(config, build_dir, earlier)
+    if seeded and out is not None:
+        print(f"ablate:   reusing stage{'s' if len(seeded[1]) > 1 else ''} {', '.join(seeded[1])} of build "
+              f"{os.path.basename(seeded[0])}", file=out, flush=True)
+    run_build(config, beam_args, out=out, progress=progress, resume=True, keep_checkpoints=True)
+    earlier[build_dir] = config
+    return seeded

@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from corpusforge.pipeline.ablate.heldout import check_no_overlap, heldout_keys
-from corpusforge.pipeline.ablate.reuse import drop_checkpoints, seed_checkpoints
+from corpusforge.pipeline.ablate.reuse import build_reusing_stages, drop_checkpoints
 from corpusforge.pipeline.ablate.variants import Variant, build_key, check_unique, variant_config
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.shard_files import is_shard
@@ -117,18 +117,11 @@ def _run(configs, variants, options, heldout, steps, out_dir, beam_args, out, st
             _say(out, f"build {number}/{len(builds)} ({', '.join(names)}) -> {build_dir}")
             tick = time.time()
             config = configs[names[0]]
-            config.output.run_dir, config.output.overwrite = build_dir, True
-            # With several builds, each keeps its stage checkpoints so a later one starts after the stages
-            # they share (pipeline/ablate/reuse.py).
-            share = len(builds) > 1
-            config.output.stage_checkpoints = config.output.stage_checkpoints or share
-            seeded = seed_checkpoints(config, build_dir, checkpointed) if share else None
-            if seeded:
-                _say(out, f"  reusing stage{'s' if len(seeded[1]) > 1 else ''} {', '.join(seeded[1])} of build "
-                          f"{os.path.basename(seeded[0])}")
-            run_build(config, beam_args, out=out, progress=options.progress, resume=share, keep_checkpoints=share)
-            if share:
-                checkpointed[build_dir] = config
+            if len(builds) > 1:  # each keeps its stage checkpoints so a later one starts after those they share
+                build_reusing_stages(config, build_dir, checkpointed, beam_args, out, options.progress)
+            else:
+                config.output.run_dir, config.output.overwrite = build_dir, True
+                run_build(config, beam_args, out=out, progress=options.progress)
             seconds["build"] += time.time() - tick
         check_no_overlap(keys_heldout, files.join(build_dir, "clean"), names[0], options.heldout)
     drop_checkpoints(list(checkpointed))
