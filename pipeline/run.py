@@ -27,12 +27,14 @@ from corpusforge.pipeline.document import DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMO
 SCHEMAS = {"clean": DOCUMENT_SCHEMA, "removed": REMOVED_SCHEMA, "rejected": REJECTED_SCHEMA}
 
 
-def output_schema(run_path: str, name: str) -> pa.Schema | None:
+def output_schema(run_path: str, name: str, manifest: dict[str, Any] | None = None) -> pa.Schema | None:
     """The Arrow schema of output ``name`` (clean, removed, rejected) of the run in ``run_path``: the one its
     manifest records (typed annotations and details follow the build's config), else the plain one of runs
     written before typed annotations. What types a JSON Lines shard's columns."""
-    manifest = posixpath.join(run_path, "manifest.json")
-    recorded = (files.read_json(manifest).get("arrow_schemas") or {}).get(name) if files.exists(manifest) else None
+    if manifest is None:
+        path = posixpath.join(run_path, "manifest.json")
+        manifest = files.read_json(path) if files.exists(path) else {}
+    recorded = (manifest.get("arrow_schemas") or {}).get(name)
     if recorded:
         import base64
 
@@ -97,7 +99,7 @@ class Run:
             raise UserError(f"{directory} holds no shards")
         if shard_suffix(paths[0]) == ".parquet":
             return ds.dataset(paths, format="parquet")
-        schema = output_schema(self.path, name)
+        schema = output_schema(self.path, name, self.manifest)
         readers = [open_shard(path, schema) for path in paths]
         if all(r.kind == "ipc-file" for r in readers):
             return ds.dataset(paths, format="ipc")  # Arrow IPC files: token shards, and clean/ of older builds

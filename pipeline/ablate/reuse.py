@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 
-from corpusforge.pipeline.build import CHECKPOINTS, RUN_SECRET, Segment, is_complete, plan_segments
+from corpusforge.pipeline.build import CHECKPOINTS, RUN_SECRET, Segment, is_complete, plan_segments, run_build
 
 
 def _shared_prefix(mine: list[Segment], theirs: list[Segment]) -> int:
@@ -63,8 +63,6 @@ def build_reusing_stages(config, build_dir: str, earlier: dict[str, object], bea
     (``{build_dir: config}``, updated with this one), keeping its stage checkpoints for the builds after it.
     Returns what ``seed_checkpoints`` reused. ``config`` is changed: stage checkpoints on, ``build_dir`` its run
     directory."""
-    from corpusforge.pipeline.build import run_build
-
     config.output.run_dir, config.output.overwrite, config.output.stage_checkpoints = build_dir, True, True
     seeded = seed_checkpoints(config, build_dir, earlier)
     if seeded and out is not None:

@@ -163,7 +163,7 @@ def _batches(directory: str) -> Iterator[pa.RecordBatch]:
 
 
 def _count_rows(directory: str) -> int:
-    return sum(batch.num_rows for batch in _batches(directory))
+    return sum(open_shard(path).num_rows for path in shard_paths(directory))  # Parquet: its footer only
 
 
 def _has_shards(directory: str) -> bool:
@@ -521,8 +521,7 @@ def tokens_by_source(tokens_dir: str, manifest: dict[str, Any] | None) -> dict[t
             path = _join(tokens_dir, shard)
             if not _exists(path):
                 continue
-            with FileSystems.open(path) as f:
-                table = pa.ipc.open_file(pa.BufferReader(f.read()) if "://" in path else pa.memory_map(path)).read_all()
+            table = open_shard(path).read_all()
             if "source" not in table.column_names:
                 return {}  # token shards of an earlier version: tokens per source are not known
             lengths = pc.list_value_length(table.column("tokens"))
