@@ -8,6 +8,7 @@ Every input record ends as exactly one of:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from typing import Any
 
@@ -160,12 +161,18 @@ def _json(value: dict[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
+@functools.lru_cache(maxsize=64)
+def _declared(kind: pa.StructType) -> frozenset[str]:
+    """A struct type's field names (once per type: ``struct_value`` runs for every row written)."""
+    return frozenset(kind.field(i).name for i in range(kind.num_fields))
+
+
 def struct_value(values: dict[str, Any], kind: pa.DataType | None) -> Any:
     """``values`` as a row value of column type ``kind``: a JSON string, or the struct's declared fields with
     everything else in ``other``."""
     if kind is None or not pa.types.is_struct(kind):
         return _json(values)
-    declared = {kind.field(i).name for i in range(kind.num_fields)}
+    declared = _declared(kind)
     row = {key: value for key, value in values.items() if key in declared and key != OTHER}
     rest = {key: value for key, value in values.items() if key not in declared or key == OTHER}
     row[OTHER] = _json(rest) if rest else None

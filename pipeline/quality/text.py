@@ -215,9 +215,11 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
 
 
 # A chunk's split (a regex pass for "said," "(see" "os.path.join()", a case fold for plain words) repeats across
-# documents as words do: it is remembered per process (a pure function of the chunk; cleared when full).
+# documents as words do: it is remembered per process (a pure function of the chunk; cleared when full). Only
+# word-sized chunks: a 200k-character blob would pin its text in every worker and never repeat.
 _CHUNK_CACHE: dict[str, tuple[str, ...]] = {}
 _CHUNK_CACHE_SIZE = 200_000
+_CACHED_CHUNK_CHARS = 64
 
 
 def _split(chunk: str) -> tuple[str, ...]:
@@ -236,9 +238,10 @@ def words(text: str) -> list[str]:
         tokens = cache.get(chunk)
         if tokens is None:
             tokens = _split(chunk)
-            if len(cache) >= _CHUNK_CACHE_SIZE:
-                cache.clear()
-            cache[chunk] = tokens
+            if len(chunk) <= _CACHED_CHUNK_CHARS:
+                if len(cache) >= _CHUNK_CACHE_SIZE:
+                    cache.clear()
+                cache[chunk] = tokens
         out += tokens
     return out
 
@@ -382,14 +385,16 @@ ALL_STOP_WORDS = frozenset().union(*STOP_WORDS.values())
 
 
 def stop_words_for(base: str | None, cfg: "GopherConfig") -> frozenset[str] | None:
+    # Called per document: the built-in sets are returned as they are when the config adds no words.
     if base is None:  # language unknown (language ID off): any language's function words count
-        extra = frozenset(w.lower() for ws in cfg.stop_words.values() for w in ws)
-        return ALL_STOP_WORDS | extra
+        if not cfg.stop_words:
+            return ALL_STOP_WORDS
+        return ALL_STOP_WORDS | frozenset(w.lower() for ws in cfg.stop_words.values() for w in ws)
     builtin = STOP_WORDS.get(base)
     extra = cfg.stop_words.get(base)
-    if builtin is None and not extra:
-        return None
-    return (builtin or frozenset()) | frozenset(w.lower() for w in (extra or ()))
+    if not extra:
+        return builtin
+    return (builtin or frozenset()) | frozenset(w.lower() for w in extra)
 
 
 def duplicated_ngram_chars(ws: list[str], n: int, grams: list[tuple[str, ...]] | None = None) -> int:
