@@ -25,7 +25,7 @@ from apache_beam.io.filesystems import FileSystems
 from corpusforge.pipeline import __version__
 from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options
 from corpusforge.pipeline.core.direct_runner import run_pipeline
-from corpusforge.pipeline.config import BuildConfig
+from corpusforge.pipeline.config import BuildConfig, FaultConfig
 from corpusforge.pipeline.core.config_loader import public_dict, to_dict
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
                                            rejected_row, removed_row, removed_schema, struct_type)
@@ -384,19 +384,22 @@ def _gather(segments: list[Segment], name: str, dest: str, schema, fmt, keep: bo
     return entries
 
 
-def check_error_fraction(facts: dict[tuple[str, str], int], limit: float, kept_in: str | None = None) -> None:
-    """Refuse to publish a build in which more than ``limit`` of the input records were rejected because a
-    stage raised on them: that is a systematic bug, not one odd record."""
+def check_error_fraction(facts: dict[tuple[str, str], int], faults: FaultConfig, kept_in: str | None = None) -> None:
+    """Refuse to publish a build in which more records than ``faults`` tolerates (``build.error_allowance``, or
+    ``build.max_error_fraction`` of the input records) were rejected because a stage raised on them: that is a
+    systematic bug, not one odd record."""
     errors = {key: n for (category, key), n in facts.items() if category == "stage_errors"}
     failed = sum(errors.values())
     after_read = sum(n for key, n in errors.items() if not key.startswith("read\t"))  # read and rejected both
     records = facts.get(("funnel_docs", "read"), 0) + sum(n for (c, _), n in facts.items() if c == "rejected") - after_read
-    if not failed or failed <= limit * records:
+    if faults.tolerates(failed, records):
         return
+    limit = faults.max_error_fraction
     by = ", ".join(f"{key.replace(chr(9), ' ')} {n:,}" for key, n in sorted(errors.items(), key=lambda kv: (-kv[1], kv[0])))
     where = f"; the completed stages are kept in {kept_in} for --resume" if kept_in else ""
     raise UserError(f"{failed:,} of {records:,} records ({failed / max(records, 1):.2%}) were rejected because a stage "
-                    f"raised on them ({by}), more than build.max_error_fraction={limit:g}; nothing was published"
+                    f"raised on them ({by}), more than build.max_error_fraction={limit:g} (and build.error_allowance="
+                    f"{faults.error_allowance}); nothing was published"
                     f"{where}. Rerun with --fail-fast to see the first traceback, or raise build.max_error_fraction")
 
 
@@ -541,7 +544,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         for (category, key), value in read_json(posixpath.join(segment.directory, "facts.json")):
             facts[(category, key)] = facts.get((category, key), 0) + value
     try:
-        check_error_fraction(facts, config.build.max_error_fraction, work_dir if checkpoint else None)
+        check_error_fraction(facts, config.build, work_dir if checkpoint else None)
     except UserError:
         if not checkpoint:
             FileSystems.delete([work_dir])

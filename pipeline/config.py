@@ -112,10 +112,20 @@ class FaultConfig:
         metadata={"help": "Fail the run after the pipeline when more than this fraction of the input records were "
                           "rejected as stage_error (a systematic bug, not one odd record); nothing is published. "
                           "1 never fails."})
+    error_allowance: int = dataclasses.field(
+        default=5,
+        metadata={"help": "This many stage_error rejections never fail a run, whatever its size, so one odd record "
+                          "does not fail a small build (0.001 of 200 records is less than one); "
+                          "max_error_fraction applies above it. 0: the fraction alone decides."})
 
     def __post_init__(self) -> None:
         check(0.0 <= self.max_error_fraction <= 1.0,
               f"build.max_error_fraction must be between 0 and 1, got {self.max_error_fraction}")
+        check(self.error_allowance >= 0, f"build.error_allowance must be 0 or more, got {self.error_allowance}")
+
+    def tolerates(self, failed: int, records: int) -> bool:
+        """Whether ``failed`` stage_error rejections among ``records`` input records leave the run publishable."""
+        return failed <= max(self.error_allowance, self.max_error_fraction * records)
 
 
 @dataclasses.dataclass

@@ -14,7 +14,8 @@ inside a document are encoded as plain text. Shards are written to a temporary n
 
 A document whose encoding raises is left out of the shards and listed in the manifest's ``stage_errors``
 (its id and ``"tokenize: <ExceptionType>: <message>"``, never its text; ``corpusforge.pipeline.core.faults``);
-more of them than ``build.max_error_fraction`` of the documents fails the run, and ``build.fail_fast`` fails
+more of them than ``build.error_allowance`` and ``build.max_error_fraction`` of the documents fails the run
+(``FaultConfig.tolerates``), and ``build.fail_fast`` fails
 it on the first.
 """
 from __future__ import annotations
@@ -626,7 +627,7 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
             _ = p | "Tokenize" >> transform
         manifest_path = files.join(transform.output, "manifest.json")
         manifest = files.read_json(manifest_path)
-        check_token_errors(manifest, config.build.max_error_fraction, manifest_path)
+        check_token_errors(manifest, config.build, manifest_path)
     except BaseException:
         if staging:
             rundir.remove_tree(staging)
@@ -700,18 +701,20 @@ _TEMP_FILE = re.compile(r"\..+\.tmp-[0-9a-f]{32}")
 _SHARD_FILE = re.compile(r"part-\d{5}-of-\d{5}\.arrow")
 
 
-def check_token_errors(manifest: dict[str, Any], limit: float, manifest_path: str) -> None:
-    """More documents left out because encoding raised than ``limit`` of them: a systematic bug. The manifest
-    (what marks the token shards complete) is removed and the run fails."""
+def check_token_errors(manifest: dict[str, Any], faults: Any, manifest_path: str) -> None:
+    """More documents left out because encoding raised than ``faults`` tolerates (``build.error_allowance``, or
+    ``build.max_error_fraction`` of them): a systematic bug. The manifest (what marks the token shards complete)
+    is removed and the run fails."""
     failed = manifest.get("stage_errors", {}).get("documents", 0)
     encoded = manifest.get("documents_encoded", sum(split["documents"] for split in manifest["splits"].values()))
     total = failed + encoded  # before a mixture repeated or dropped documents
-    if not failed or failed <= limit * total:
+    if faults.tolerates(failed, total):
         return
+    limit = faults.max_error_fraction
     files.remove_paths([manifest_path])
     by = ", ".join(f"{name} {n:,}" for name, n in manifest["stage_errors"]["by_type"].items())
     raise UserError(f"{failed:,} of {total:,} documents ({failed / total:.2%}) could not be tokenized ({by}), more than "
-                    f"build.max_error_fraction={limit:g}; the token shards are not marked complete. Rerun with "
+                    f"build.max_error_fraction={limit:g} (and build.error_allowance={faults.error_allowance}); the token shards are not marked complete. Rerun with "
                     "--set build.fail_fast=true to see the first traceback, or raise build.max_error_fraction")
 
 

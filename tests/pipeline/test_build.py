@@ -131,16 +131,31 @@ def test_more_stage_errors_than_max_error_fraction_fail_the_run_and_publish_noth
     _plant_bugs(monkeypatch, stages=("normalize",))
     run = tmp_path / "run"
     fast = ["--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
-    assert main(["build", "--input", str(data), "--run-dir", str(run), "--no-progress", *fast]) == 2
+    strict = ["--set", "build.error_allowance=0"]
+    assert main(["build", "--input", str(data), "--run-dir", str(run), "--no-progress", *fast, *strict]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0
     assert (f"1 of {records} records (9.09%) were rejected because a stage raised on them (normalize ValueError 1), "
-            "more than build.max_error_fraction=0.001") in err and "--fail-fast" in err
+            "more than build.max_error_fraction=0.001 (and build.error_allowance=0)") in err and "--fail-fast" in err
     # nothing published, no work directory left behind (a run directory the build created goes too)
     assert not run.exists() or sorted(p.name for p in run.iterdir()) == []
     # at a limit above 1 in 11 the same build passes
-    assert main(["build", "--input", str(data), "--run-dir", str(run), "--no-progress", *fast,
+    assert main(["build", "--input", str(data), "--run-dir", str(run), "--no-progress", *fast, *strict,
                  "--set", "build.max_error_fraction=0.1"]) == 0
+
+
+def test_one_odd_record_does_not_fail_a_small_build_within_the_error_allowance(tmp_path, monkeypatch):
+    data, records = _corpus(tmp_path, stages=("normalize",))
+    _plant_bugs(monkeypatch, stages=("normalize",))
+    run = tmp_path / "run"
+    fast = ["--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+    # 1 of 11 is far above max_error_fraction, but within the default allowance of 5: published, the record
+    # rejected with its reason and the counts adding up
+    assert main(["build", "--input", str(data), "--run-dir", str(run), "--no-progress", *fast]) == 0
+    stats = json.loads((run / "stats.json").read_text())
+    assert stats["rejected"]["stage_errors"] == {"normalize": {"ValueError": 1}}
+    a = stats["accounting"]
+    assert a["balanced"] and a["input"] == records == a["kept"] + a["removed"] + a["rejected"] and a["rejected"] == 1
 
 
 def test_fail_fast_fails_on_the_first_error_with_its_traceback(tmp_path, monkeypatch):
