@@ -192,7 +192,9 @@ class _Examples:
             self.arch, "span" if config.model_type == "t5" else "bart")
 
     def of(self, text: str, index: int) -> Iterator[dict[str, np.ndarray]]:
-        body = np.asarray(self.tokenizer(text, add_special_tokens=False)["input_ids"], dtype=np.int64)
+        # split_special_tokens: held-out text is data, encoded as in pretraining (a literal "</s>" is text)
+        body = np.asarray(self.tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"],
+                          dtype=np.int64)
         rng = np.random.default_rng([self.seed, index])
         if self.objective == "clm":
             start = self.vocab.bos if self.vocab.bos is not None else self.vocab.eos

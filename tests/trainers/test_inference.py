@@ -114,6 +114,17 @@ def test_decoder_bits_per_byte_equal_plain_transformers_code(dirs):
     assert evaluate(load_model(export_dir), docs) == result | {}  # the export measures the same
 
 
+def test_a_literal_end_of_text_in_held_out_text_is_scored_as_text(dirs):
+    # held-out text is data, encoded as in pretraining: the literal is scored as the pieces that spell it, not as
+    # one control token (which would end the document early and make bits per byte depend on it)
+    loaded = load_model(dirs["gpt2"][0])
+    eos = loaded.tokenizer.eos_token
+    with_literal = evaluate(loaded, [Document(f"Blue fish sings {eos} and swims.", "web")])
+    without = evaluate(loaded, [Document("Blue fish sings  and swims.", "web")])
+    spelled = len(loaded.tokenizer(eos, add_special_tokens=False, split_special_tokens=True)["input_ids"])
+    assert spelled > 1 and with_literal["tokens"] - without["tokens"] >= spelled - 1
+
+
 @pytest.mark.parametrize("family", ["bert", "t5", "bart"])
 def test_encoders_and_seq2seq_report_their_objective_deterministically(dirs, family):
     docs = [Document(t, s) for t, s in TEXTS]

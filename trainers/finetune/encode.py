@@ -15,6 +15,9 @@ import torch
 from corpusforge.trainers.finetune.data import Example
 
 IGNORE = -100  # transformers' "no loss here"
+# Record text is data, as it was in pretraining (tokenizer/tokenize.py): a literal "[SEP]" or "<|endoftext|>" in it
+# is encoded as text, not read as a control token the model would take for a real separator or end of text.
+AS_TEXT = {"split_special_tokens": True}
 
 
 def encode(examples: list[Example], tokenizer, task: str, arch: str, labels: dict[str, int] | None,
@@ -24,11 +27,12 @@ def encode(examples: list[Example], tokenizer, task: str, arch: str, labels: dic
     out = []
     for example in examples:
         if task == "classify":
-            row = dict(tokenizer(example.text, example.pair, truncation=True, max_length=max_length))
+            row = dict(tokenizer(example.text, example.pair, truncation=True, max_length=max_length, **AS_TEXT))
             if labels is not None and example.target is not None:
                 row["labels"] = labels[example.target]
         elif task == "tag":
-            encoded = tokenizer(example.text, is_split_into_words=True, truncation=True, max_length=max_length)
+            encoded = tokenizer(example.text, is_split_into_words=True, truncation=True, max_length=max_length,
+                                **AS_TEXT)
             row = dict(encoded)
             row["word_ids"] = [IGNORE if w is None else w for w in encoded.word_ids()]
             if labels is not None and example.target is not None:
@@ -55,17 +59,17 @@ def _first_piece_labels(word_ids: list[int | None], word_labels: list[int]) -> l
 def _generation_row(example: Example, tokenizer, arch: str, max_length: int) -> dict[str, list[int]]:
     if arch == "decoder":
         start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-        prompt = [start] + tokenizer(example.text, add_special_tokens=False)["input_ids"]
+        prompt = [start] + tokenizer(example.text, add_special_tokens=False, **AS_TEXT)["input_ids"]
         if example.target is None:
             return {"input_ids": prompt[-max_length:], "attention_mask": [1] * min(len(prompt), max_length)}
-        response = tokenizer(example.target, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+        response = tokenizer(example.target, add_special_tokens=False, **AS_TEXT)["input_ids"] + [tokenizer.eos_token_id]
         ids = (prompt + response)[:max_length]
         labels = ([IGNORE] * len(prompt) + response)[:max_length]
         return {"input_ids": ids, "attention_mask": [1] * len(ids), "labels": labels}
-    row = dict(tokenizer(example.text, truncation=True, max_length=max_length))
+    row = dict(tokenizer(example.text, truncation=True, max_length=max_length, **AS_TEXT))
     row.pop("token_type_ids", None)
     if example.target is not None:
-        row["labels"] = tokenizer(example.target, truncation=True, max_length=max_length)["input_ids"]
+        row["labels"] = tokenizer(example.target, truncation=True, max_length=max_length, **AS_TEXT)["input_ids"]
     return row
 
 

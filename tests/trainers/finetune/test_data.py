@@ -86,3 +86,30 @@ def test_virtual_tokens_take_positions_from_the_text():
     assert input_length(FinetuneConfig(max_length=64, method="prefix", num_virtual_tokens=20), tokenizer) == 44
     with pytest.raises(UserError, match="fewer virtual tokens"):
         input_length(FinetuneConfig(method="prompt", num_virtual_tokens=125), tokenizer)
+
+
+@pytest.mark.parametrize("family", ["bert", "gpt2"])
+def test_a_literal_special_token_in_record_text_is_encoded_as_text(tmp_path, family):
+    # as in pretraining (tokenize encodes special tokens as text): a "[SEP]" or end-of-text token typed in a record
+    # must not become the control token, or a record could end itself or fake a second segment
+    import transformers
+
+    from corpusforge.trainers.export import export_model
+    from tests.trainers.finetune.conftest import make_base
+
+    export_model(make_base(tmp_path / "m", family), tmp_path / "e")
+    tok = transformers.AutoTokenizer.from_pretrained(tmp_path / "e")
+    literal = tok.sep_token if family == "bert" else tok.eos_token
+    control = tok.convert_tokens_to_ids(literal)
+    text = f"the cat {literal} the dog"
+    assert tok(text, add_special_tokens=False)["input_ids"].count(control) == 1  # transformers' default reads it
+    if family == "bert":
+        examples = task_examples([{"text": text, "label": "x"}], FinetuneConfig(task="classify"), "c")
+        row = encode(examples, tok, "classify", "encoder", {"x": 0}, 64)[0]
+        assert row["input_ids"].count(control) == 1 and row["input_ids"][-1] == control  # only the one it appends
+    else:
+        examples = task_examples([{"prompt": text, "response": f" runs {literal}"}], FinetuneConfig(task="generate"), "g")
+        row = encode(examples, tok, "generate", "decoder", None, 64)[0]
+        body = row["input_ids"][1:]  # after the start token (GPT-2's start token is its end-of-text token)
+        assert body.count(control) == 1 and body[-1] == control  # the appended end only
+    assert len(row["input_ids"]) > len(tok(text, add_special_tokens=False)["input_ids"])  # spelled out in pieces
