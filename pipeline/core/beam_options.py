@@ -58,8 +58,9 @@ def option_flags(options: dict[str, Any]) -> list[str]:
 
 
 def pipeline_options(config: BeamConfig, extra_args: list[str] | None = None) -> PipelineOptions:
-    """Options for ``beam.Pipeline``: the runner, the config's options, then CLI flags (which win)."""
-    from apache_beam.options.pipeline_options import PipelineOptions
+    """Options for ``beam.Pipeline``: the runner, the config's options, then CLI flags (which win). Their views
+    are made once per options class (``corpusforge.pipeline.core.options_views``)."""
+    from corpusforge.pipeline.core.options_views import ViewCachingOptions
 
     flags = [f"--runner={config.runner}", *option_flags(config.options), *(extra_args or [])]
     # Beam's own DaskRunner misroutes tagged outputs and skips all sinks but one: use the fixed one.
@@ -73,7 +74,7 @@ def pipeline_options(config: BeamConfig, extra_args: list[str] | None = None) ->
         # unchanged: without inferred types Beam's coders only move elements between steps differently.
         flags.append("--no_pipeline_type_check")
     check_known_flags(flags)
-    return PipelineOptions(flags)
+    return ViewCachingOptions(flags)
 
 
 def runs_locally(all_options: dict[str, Any], default_runner: str) -> bool:
