@@ -1,9 +1,14 @@
-"""`corpusforge --help` and every subcommand's --help answer without importing the heavy libraries."""
+"""The command's entry: --help without the heavy libraries, exit codes, the heap frozen before exit."""
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
+
+import pytest
+
+from corpusforge.pipeline.cli import main as cli
 
 HEAVY = ("apache_beam", "torch", "transformers", "presidio_analyzer", "spacy", "peft", "datasketch", "scipy")
 
@@ -33,3 +38,20 @@ def test_help_imports_no_heavy_library():
     assert "corpusforge" in seen and "build" in seen and "train" in seen
     # Each command's list holds what was imported up to and including its --help: all must stay empty.
     assert {command: names for command, names in seen.items() if names} == {}
+
+
+def test_run_exits_with_mains_code_after_freezing_the_heap(monkeypatch):
+    calls = []
+    monkeypatch.setattr(cli, "main", lambda: calls.append("main") or 3)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))  # not this test process's real heap
+    with pytest.raises(SystemExit) as exit_:
+        cli.run()
+    assert exit_.value.code == 3 and calls == ["main", "freeze"]
+
+
+def test_the_command_exits_with_the_error_code(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "corpusforge", "build", "--input", str(tmp_path / "none.jsonl"),
+                           "--run-dir", str(tmp_path / "run")], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"corpusforge: error: input {tmp_path / 'none.jsonl'} matches no "
+                                                "files; check the path or glob"]
