@@ -4,6 +4,7 @@
     python bench/build_profile.py --docs 10000 --stages normalize,dedup
     python bench/build_profile.py --top 30            # also the 30 functions with the most own time
     python bench/build_profile.py --startup 5         # only start-up: `corpusforge build` of one document, 5 times
+    python bench/build_profile.py --startup 5 --against d200b23   # ... alternating with an older commit's runs
     python bench/build_profile.py --imports           # where start-up's imports go, by top-level package
 
 The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files). One
@@ -24,8 +25,9 @@ for its wall time, then under cProfile. The profile's time is attributed to whoe
 corpus with the given stages, each in a fresh process (imports, graph, model loads, every fused stage run
 once), N times; it prints each wall time and CPU time (the process tree's) and their medians.
 
-``--against DIR`` alternates those runs with runs of the ``corpusforge`` package in DIR (on PYTHONPATH; e.g.
-an older commit unpacked there) and prints the ratio: a before/after figure under the same machine load.
+``--against COMMIT`` alternates those runs with runs of corpusforge as of that git commit (unpacked into the
+work dir with ``git archive``; or ``--against DIR``: the ``corpusforge`` package in DIR, on PYTHONPATH) and
+prints the ratio: a before/after figure under the same machine load.
 
 ``--imports`` runs that one-document build and ``corpusforge --help`` once each under ``python -X importtime``
 and prints the import time by top-level package (each module's own time, summed), largest first, and who
@@ -163,7 +165,8 @@ def time_startup(workdir: str, stages: list[str], repeat: int, against: str | No
     cmd = [sys.executable, "-m", "corpusforge", *build_args(one, os.path.join(workdir, "run-startup"), stages)]
     versions = {"this tree": dict(os.environ)}
     if against:
-        versions = {against: {**os.environ, "PYTHONPATH": os.path.abspath(against)}, **versions}
+        package = against if os.path.isdir(against) else package_of_commit(against, workdir)
+        versions = {against: {**os.environ, "PYTHONPATH": os.path.abspath(package)}, **versions}
     walls: dict[str, list[float]] = {name: [] for name in versions}
     cpus: dict[str, list[float]] = {name: [] for name in versions}
     for _ in range(repeat):
@@ -186,6 +189,29 @@ def time_startup(workdir: str, stages: list[str], repeat: int, against: str | No
         print(f"this tree starts {wall_ratio:.2f}x as fast as {against} by median wall time, {cpu_ratio:.2f}x by "
               "median CPU time (runs alternated; on a busy machine the CPU figure is the steadier one)", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
+def package_of_commit(ref: str, workdir: str) -> str:
+    """A folder holding the ``corpusforge`` package of git commit ``ref`` of this repository (put it on
+    PYTHONPATH): the commit's files unpacked with ``git archive``, and ``corpusforge/`` laid out as setup.py
+    maps it (``pipeline/`` -> ``corpusforge.pipeline``, ...)."""
+    import subprocess
+    import tarfile
+
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    source = os.path.join(workdir, f"src-{ref}")
+    package = os.path.join(workdir, f"pkg-{ref}")
+    if not os.path.isdir(package):
+        archive = subprocess.run(["git", "-C", repo, "archive", "--format=tar", ref], check=True,
+                                 capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(source, filter="data")
+        os.makedirs(os.path.join(package, "corpusforge"))
+        for name in os.listdir(os.path.join(source, "corpusforge")):
+            os.symlink(os.path.join(source, "corpusforge", name), os.path.join(package, "corpusforge", name))
+        for folder in ("pipeline", "tokenizer", "trainers"):
+            os.symlink(os.path.join(source, folder), os.path.join(package, "corpusforge", folder))
+    return package
 
 
 def import_times(lines: list[str]) -> tuple[dict[str, float], dict[str, list[str]], float]:
@@ -265,9 +291,10 @@ def main() -> None:
     parser.add_argument("--plain", action="store_true", help="Only the plain builds' figures, no profile.")
     parser.add_argument("--startup", type=int, default=0, metavar="N",
                         help="Only time a one-document build in a fresh process, N times.")
-    parser.add_argument("--against", default=None, metavar="DIR",
-                        help="With --startup: also time the corpusforge package found in DIR (put on PYTHONPATH), "
-                             "alternating runs, and print the ratio.")
+    parser.add_argument("--against", default=None, metavar="COMMIT_OR_DIR",
+                        help="With --startup: also time corpusforge as of a git commit of this repository (or the "
+                             "corpusforge package found in a folder, put on PYTHONPATH), alternating runs, and "
+                             "print the ratio.")
     parser.add_argument("--imports", action="store_true",
                         help="Only print the import time by top-level package of a one-document build and of --help.")
     args = parser.parse_args()
