@@ -126,7 +126,8 @@ def run() -> None:
     code = main()
     # The process ends here. Without this, the interpreter's last garbage collection walks every object a build
     # made live (~300k: Beam's, Presidio's, spaCy's), ~0.5 s of every build's wall time. Frozen objects are skipped
-    # by it; atexit handlers still run and files are still flushed and closed as usual.
+    # by it: the cyclic garbage a build leaves (~29k objects, Beam's bundle processors) is then not collected, and
+    # holds no file or object with a finalizer (checked). atexit handlers still run (logging flushes there).
     gc.freeze()
     sys.exit(code)
 
