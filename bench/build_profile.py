@@ -4,6 +4,8 @@
     python bench/build_profile.py --docs 10000 --stages normalize,dedup
     python bench/build_profile.py --top 30            # also the 30 functions with the most own time
     python bench/build_profile.py --startup 5         # only start-up: `corpusforge build` of one document, 5 times
+    python bench/build_profile.py --startup 5 --against d200b23   # ... alternating with an older commit's runs
+    python bench/build_profile.py --imports           # where start-up's imports go, by top-level package
 
 The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files). One
 ``corpusforge build`` runs in this process on the in-process DirectRunner (one worker) twice: first plain,
@@ -22,6 +24,15 @@ for its wall time, then under cProfile. The profile's time is attributed to whoe
 ``--startup N`` instead times what a user waits for with no data: ``corpusforge build`` of a one-document
 corpus with the given stages, each in a fresh process (imports, graph, model loads, every fused stage run
 once), N times; it prints each wall time and CPU time (the process tree's) and their medians.
+
+``--against COMMIT`` alternates those runs with runs of corpusforge as of that git commit (unpacked into the
+work dir with ``git archive``; or ``--against DIR``: the ``corpusforge`` package in DIR, on PYTHONPATH) and
+prints the ratio: a before/after figure under the same machine load.
+
+``--imports`` runs that one-document build and ``corpusforge --help`` once each under ``python -X importtime``
+and prints the import time by top-level package (each module's own time, summed), largest first, and who
+imported each of the largest packages first (the chain of modules from corpusforge), so the next place to
+cut is visible.
 
 cProfile slows pure-Python code more than C code, so shares are approximate; the plain wall time is the
 real figure. Nothing here is a pass/fail target.
@@ -141,8 +152,10 @@ def run_build(args: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def time_startup(workdir: str, stages: list[str], repeat: int) -> None:
-    """Wall time of a one-document ``corpusforge build`` in a fresh process, ``repeat`` times."""
+def time_startup(workdir: str, stages: list[str], repeat: int, against: str | None = None) -> None:
+    """Wall time of a one-document ``corpusforge build`` in a fresh process, ``repeat`` times; with ``against``
+    (a directory holding another ``corpusforge`` package, e.g. an older commit's), that one's runs alternate
+    with this one's, so both see the same machine load, and the ratio is printed."""
     import resource
     import statistics
     import subprocess
@@ -150,17 +163,121 @@ def time_startup(workdir: str, stages: list[str], repeat: int) -> None:
     one = os.path.join(workdir, "corpus-1")
     write_corpus(one, 1, kind="distinct", files=1)
     cmd = [sys.executable, "-m", "corpusforge", *build_args(one, os.path.join(workdir, "run-startup"), stages)]
-    walls, cpus = [], []
+    versions = {"this tree": dict(os.environ)}
+    if against:
+        package = against if os.path.isdir(against) else package_of_commit(against, workdir)
+        versions = {against: {**os.environ, "PYTHONPATH": os.path.abspath(package)}, **versions}
+    walls: dict[str, list[float]] = {name: [] for name in versions}
+    cpus: dict[str, list[float]] = {name: [] for name in versions}
     for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        walls.append(time.perf_counter() - started)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    print(f"start-up, one-document build, stages {','.join(stages)}: median {statistics.median(walls):.2f} s wall "
-          f"({', '.join(f'{w:.2f}' for w in walls)}), {statistics.median(cpus):.2f} CPU s "
-          f"({', '.join(f'{c:.2f}' for c in cpus)}); load average {os.getloadavg()[0]:.1f}", flush=True)
+        for name, env in versions.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            # Run outside the repository: `python -m` puts the working directory first on sys.path, where
+            # this tree's corpusforge/ would shadow the one on PYTHONPATH.
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env, cwd=workdir)
+            walls[name].append(time.perf_counter() - started)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    for name in versions:
+        print(f"start-up ({name}), one-document build, stages {','.join(stages)}: median "
+              f"{statistics.median(walls[name]):.2f} s wall ({', '.join(f'{w:.2f}' for w in walls[name])}), "
+              f"{statistics.median(cpus[name]):.2f} CPU s ({', '.join(f'{c:.2f}' for c in cpus[name])})", flush=True)
+    if against:
+        wall_ratio = statistics.median(walls[against]) / statistics.median(walls["this tree"])
+        cpu_ratio = statistics.median(cpus[against]) / statistics.median(cpus["this tree"])
+        print(f"this tree starts {wall_ratio:.2f}x as fast as {against} by median wall time, {cpu_ratio:.2f}x by "
+              "median CPU time (runs alternated; on a busy machine the CPU figure is the steadier one)", flush=True)
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
+def package_of_commit(ref: str, workdir: str) -> str:
+    """A folder holding the ``corpusforge`` package of git commit ``ref`` of this repository (put it on
+    PYTHONPATH): the commit's files unpacked with ``git archive``, and ``corpusforge/`` laid out as setup.py
+    maps it (``pipeline/`` -> ``corpusforge.pipeline``, ...)."""
+    import subprocess
+    import tarfile
+
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    source = os.path.join(workdir, f"src-{ref}")
+    package = os.path.join(workdir, f"pkg-{ref}")
+    if not os.path.isdir(package):
+        archive = subprocess.run(["git", "-C", repo, "archive", "--format=tar", ref], check=True,
+                                 capture_output=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(source, filter="data")
+        os.makedirs(os.path.join(package, "corpusforge"))
+        for name in os.listdir(os.path.join(source, "corpusforge")):
+            os.symlink(os.path.join(source, "corpusforge", name), os.path.join(package, "corpusforge", name))
+        for folder in ("pipeline", "tokenizer", "trainers"):
+            os.symlink(os.path.join(source, folder), os.path.join(package, "corpusforge", folder))
+    return package
+
+
+def import_times(lines: list[str]) -> tuple[dict[str, float], dict[str, list[str]], float]:
+    """``({top-level package: own seconds}, {package: the import chain that first reached it}, total seconds)``
+    from ``-X importtime`` lines (``import time: self [us] | cumulative | <indent>module``: a module is listed
+    after the modules it imported, which are one indent level deeper)."""
+    own: dict[str, float] = collections.Counter()
+    parent: dict[str, str] = {}
+    first_module: dict[str, str] = {}  # top-level package -> the first of its modules reached from another package
+    pending: list[tuple[int, str]] = []  # (depth, module) listed before their importer
+    for line in lines:
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, _, name = line[len("import time:"):].split("|", 2)
+        depth = (len(name) - len(name.lstrip()) - 1) // 2
+        module = name.strip()
+        own[module.split(".")[0]] += int(self_us) / 1e6
+        for d, child in pending:
+            if d == depth + 1:
+                parent[child] = module
+        pending = [(d, m) for d, m in pending if d <= depth] + [(depth, module)]
+    for module, importer in parent.items():
+        top = module.split(".")[0]
+        if importer.split(".")[0] != top:
+            first_module.setdefault(top, module)
+    chains = {}
+    for top, module in first_module.items():
+        chain = [module]
+        while chain[-1] in parent and len(chain) < 40:
+            chain.append(parent[chain[-1]])
+        chains[top] = chain[::-1]
+    return dict(own), chains, sum(own.values())
+
+
+def _importtime(cmd: list[str], cwd: str) -> list[str]:
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-X", "importtime", *cmd], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True, check=False, cwd=cwd)
+    if done.returncode not in (0,):
+        raise SystemExit(f"failed (exit {done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}")
+    return done.stderr.splitlines()
+
+
+def _shorten(chain: list[str]) -> list[str]:
+    """The chain from the first corpusforge module on, each package's run of modules cut to its last."""
+    firsts = [i for i, m in enumerate(chain) if m.startswith("corpusforge")]
+    chain = chain[firsts[-1]:] if firsts else chain
+    return [m for i, m in enumerate(chain) if i + 1 == len(chain) or m.split(".")[0] != chain[i + 1].split(".")[0]
+            or m.startswith("corpusforge")]
+
+
+def print_imports(workdir: str, stages: list[str], top: int) -> None:
+    """Import time by top-level package of a one-document build and of ``corpusforge --help``."""
+    one = os.path.join(workdir, "corpus-1")
+    write_corpus(one, 1, kind="distinct", files=1)
+    runs = (("corpusforge --help", ["-m", "corpusforge", "--help"]),
+            (f"one-document build, stages {','.join(stages)}",
+             ["-m", "corpusforge", *build_args(one, os.path.join(workdir, "run-imports"), stages)]))
+    for title, cmd in runs:
+        own, chains, total = import_times(_importtime(cmd, workdir))
+        print(f"\nimports of {title}: {total:.2f} s in all (own time of every module, by top-level package; "
+              f"load average {os.getloadavg()[0]:.1f})", flush=True)
+        for package, seconds in sorted(own.items(), key=lambda kv: -kv[1])[:top]:
+            via = " > ".join(_shorten(chains[package])) if package in chains else "(imported inside a function)"
+            print(f"  {package:<28} {seconds:>6.2f} s  {via}")
 
 
 def main() -> None:
@@ -174,11 +291,20 @@ def main() -> None:
     parser.add_argument("--plain", action="store_true", help="Only the plain builds' figures, no profile.")
     parser.add_argument("--startup", type=int, default=0, metavar="N",
                         help="Only time a one-document build in a fresh process, N times.")
+    parser.add_argument("--against", default=None, metavar="COMMIT_OR_DIR",
+                        help="With --startup: also time corpusforge as of a git commit of this repository (or the "
+                             "corpusforge package found in a folder, put on PYTHONPATH), alternating runs, and "
+                             "print the ratio.")
+    parser.add_argument("--imports", action="store_true",
+                        help="Only print the import time by top-level package of a one-document build and of --help.")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
-    workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-profile-")
+    workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="cf-bench-profile-"))
+    if args.imports:
+        print_imports(workdir, stages, args.top or 25)
+        return
     if args.startup:
-        time_startup(workdir, stages, args.startup)
+        time_startup(workdir, stages, args.startup, args.against)
         return
     corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
     text_mb = write_corpus(corpus, args.docs, kind="distinct") / 1e6

@@ -311,32 +311,41 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         from corpusforge.pipeline.pii.removed import ScrubRejected
 
         rejected_all = rejected_all | "ScrubRejected" >> ScrubRejected(config.pii, salt)
-    _save_shards(rejected_all | "WriteRejected" >> WriteShards(
+    written = {"rejected": rejected_all | "WriteRejected" >> WriteShards(
         posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
-        lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target, fmt=fmt), out, "rejected")
+        lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target, fmt=fmt)}
     schemas = segment.schemas
     annotations, details = schemas["removed"].field("annotations").type, schemas["removed"].field("details").type
-    _save_shards(docs | "WriteDocs" >> WriteShards(
+    written["docs"] = docs | "WriteDocs" >> WriteShards(
         posixpath.join(out, "docs"), schemas["docs"], functools.partial(document_row, annotations=annotations),
-        lambda d: d.id, _doc_sort_key, _doc_size, target, progress, fmt),
-        out, "docs")
+        lambda d: d.id, _doc_sort_key, _doc_size, target, progress, fmt)
     if config.output.write_removed:
-        _save_shards(removed_all | "WriteRemoved" >> WriteShards(
+        written["removed"] = removed_all | "WriteRemoved" >> WriteShards(
             posixpath.join(out, "removed"), schemas["removed"],
             functools.partial(removed_row, annotations=annotations, details=details), lambda r: r.doc.id,
-            _removed_sort_key, lambda r: _doc_size(r.doc), target, fmt=fmt),
-            out, "removed")
-    _ = (facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()
-         | "SaveFacts" >> beam.Map(write_json_list, posixpath.join(out, "facts.json")))
+            _removed_sort_key, lambda r: _doc_size(r.doc), target, fmt=fmt)
+    lists = {f"{name}-shards.json": infos for name, infos in written.items()}
+    lists["facts.json"] = facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()
+    _save_lists(lists, out)
 
 
-def _save_shards(shards, out: str, name: str) -> None:
-    _ = (shards | f"Gather{name.capitalize()}" >> beam.combiners.ToList()
-         | f"Save{name.capitalize()}List" >> beam.Map(write_json_list, posixpath.join(out, f"{name}-shards.json")))
+def _save_lists(lists: dict[str, Any], out: str) -> None:
+    """``out/<file>``: a JSON list of each small PCollection in ``lists`` (``[]`` for an empty one): the shards
+    each ``WriteShards`` wrote and the summed facts. One global gather for all of them: each gather is ~7 Beam
+    steps that every build sets up and runs once."""
+    tagged = [items | f"Tag{file.split('.')[0].title().replace('-', '')}" >> beam.Map(lambda item, file: (file, item),
+                                                                                       file=file)
+              for file, items in lists.items()]
+    _ = (tagged | "FlattenLists" >> beam.Flatten() | "GatherLists" >> beam.combiners.ToList()
+         | "SaveLists" >> beam.Map(write_json_lists, out, sorted(lists)))
 
 
-def write_json_list(items: list[Any], path: str) -> None:
-    write_json(path, items)
+def write_json_lists(tagged: list[tuple[str, Any]], out: str, files: list[str]) -> None:
+    by_file: dict[str, list[Any]] = {file: [] for file in files}
+    for file, item in tagged:
+        by_file[file].append(item)
+    for file, items in by_file.items():
+        write_json(posixpath.join(out, file), items)
 
 
 def _finish_segment(segment: Segment, seconds: float) -> None:

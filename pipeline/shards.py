@@ -75,16 +75,19 @@ class WriteShards(beam.PTransform):
 
     def expand(self, records):
         target = self.target_bytes
+        # Without Beam's default for an empty input (~4 more steps set up and run by every build): with no
+        # records there is nothing to assign a shard to, so the side input's default is never read.
         num_shards = (
             records
             | "Sizes" >> beam.Map(self.size_of)
-            | "TotalSize" >> beam.CombineGlobally(sum)
+            | "TotalSize" >> beam.CombineGlobally(sum).without_defaults()
             | "NumShards" >> beam.Map(lambda total: max(1, math.ceil(total / target)))
         )
         shard_key = self.shard_key
         return (
             records
-            | "AssignShard" >> beam.Map(lambda r, n: (stable_hash(shard_key(r)) % n, r), n=beam.pvalue.AsSingleton(num_shards))
+            | "AssignShard" >> beam.Map(lambda r, n: (stable_hash(shard_key(r)) % n, r),
+                                        n=beam.pvalue.AsSingleton(num_shards, default_value=1))
             | "GroupByShard" >> beam.GroupByKey()
             | "WriteShard" >> beam.ParDo(_WriteShard(self.tmp_dir, self.schema, self.to_row, self.sort_key, self.progress,
                                                     self.fmt))

@@ -115,14 +115,10 @@ class FactsOf(beam.PTransform):
 
 
 class CountFacts(beam.PTransform):
-    """Sum a stream of facts: one small list of ``((category, key), total)``."""
+    """Sum a stream of facts: one ``((category, key), total)`` per key (a few hundred elements)."""
 
     def expand(self, facts):
-        return (
-            facts
-            | "SumFacts" >> beam.CombinePerKey(sum)
-            | "GatherFacts" >> beam.combiners.ToList()
-        )
+        return facts | "SumFacts" >> beam.CombinePerKey(sum)
 
 
 def _by_category(facts: Iterable[tuple[tuple[str, str], int]]) -> dict[str, dict[str, int]]:

@@ -1,5 +1,3 @@
-import sys
+from corpusforge.pipeline.cli.main import run
 
-from corpusforge.pipeline.cli.main import main
-
-sys.exit(main())
+run()

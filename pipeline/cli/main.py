@@ -16,6 +16,7 @@ layer that imports the pipeline, tokenizer and trainers packages together.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import os
@@ -120,9 +121,20 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run() -> None:
+    """The ``corpusforge`` command (and ``python -m corpusforge``): ``main`` on the command line, then exit."""
+    code = main()
+    # The process ends here. Without this, the interpreter's last garbage collection walks every object a build
+    # made live (~300k: Beam's, Presidio's, spaCy's), ~0.5 s of every build's wall time. Frozen objects are skipped
+    # by it: the cyclic garbage a build leaves (~29k objects, Beam's bundle processors) is then not collected, and
+    # holds no file or object with a finalizer (checked). atexit handlers still run (logging flushes there).
+    gc.freeze()
+    sys.exit(code)
+
+
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

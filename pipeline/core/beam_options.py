@@ -4,11 +4,15 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
-from typing import Any
-
-from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+from typing import TYPE_CHECKING, Any
 
 from corpusforge.pipeline.core.errors import UserError
+
+if TYPE_CHECKING:
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+# Beam is imported inside the functions: the config section is read by every command (and `--help`), and
+# importing Beam costs ~1 s.
 
 # Runners whose workers run on other machines: they cannot see this machine's disk.
 REMOTE_RUNNERS = ("DataflowRunner", "SparkRunner", "FlinkRunner")
@@ -54,7 +58,10 @@ def option_flags(options: dict[str, Any]) -> list[str]:
 
 
 def pipeline_options(config: BeamConfig, extra_args: list[str] | None = None) -> PipelineOptions:
-    """Options for ``beam.Pipeline``: the runner, the config's options, then CLI flags (which win)."""
+    """Options for ``beam.Pipeline``: the runner, the config's options, then CLI flags (which win). Their views
+    are made once per options class (``corpusforge.pipeline.core.options_views``)."""
+    from corpusforge.pipeline.core.options_views import ViewCachingOptions
+
     flags = [f"--runner={config.runner}", *option_flags(config.options), *(extra_args or [])]
     # Beam's own DaskRunner misroutes tagged outputs and skips all sinks but one: use the fixed one.
     flags = [f"--runner={FIXED_RUNNERS.get(f.split('=', 1)[1], f.split('=', 1)[1])}" if f.startswith("--runner=") else f
@@ -67,7 +74,7 @@ def pipeline_options(config: BeamConfig, extra_args: list[str] | None = None) ->
         # unchanged: without inferred types Beam's coders only move elements between steps differently.
         flags.append("--no_pipeline_type_check")
     check_known_flags(flags)
-    return PipelineOptions(flags)
+    return ViewCachingOptions(flags)
 
 
 def runs_locally(all_options: dict[str, Any], default_runner: str) -> bool:
@@ -78,7 +85,11 @@ def runs_locally(all_options: dict[str, Any], default_runner: str) -> bool:
     return not any(r in runner for r in REMOTE_RUNNERS)
 
 
-def _option_classes(cls=PipelineOptions):
+def _option_classes(cls=None):
+    if cls is None:
+        from apache_beam.options.pipeline_options import PipelineOptions
+
+        cls = PipelineOptions
     for sub in cls.__subclasses__():
         yield sub
         yield from _option_classes(sub)
@@ -96,6 +107,8 @@ def check_known_flags(flags: list[str]) -> None:
                     importlib.import_module(runner.rsplit(".", 1)[0])
                 except Exception:  # the runner cannot load: Beam says so, better than an unknown-flag error here
                     return
+    from apache_beam.options.pipeline_options import _BeamArgumentParser
+
     parser = _BeamArgumentParser(allow_abbrev=False)
     seen = set()
     for cls in _option_classes():

@@ -3,7 +3,7 @@
 datasketch's ``MinHash`` (scheme ``affine32``, the default since 2.0) hashes each shingle to 32 bits, mixes
 it with the MurmurHash3 finaliser and applies ``num_perm`` permutations ``a * h + b mod 2**32`` whose
 parameters come from ``numpy.random.RandomState(seed)``. ``MinHasher`` takes those very parameters from a
-datasketch ``MinHash`` and applies them to every shingle of a batch of documents in a few numpy operations,
+datasketch ``MinHash`` (stored in ``datasketch_tables`` for common configurations) and applies them to every shingle of a batch of documents in a few numpy operations,
 with a segmented minimum per document, instead of one Python call per document.
 
 Two shingle hashes:
@@ -18,12 +18,14 @@ Pure functions and classes, no Beam.
 """
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 from operator import methodcaller
 
 import numpy as np
 
+from corpusforge.pipeline.dedup.datasketch_tables import LSH_PARAMS, PERMUTATIONS
 from corpusforge.pipeline.dedup.text import char_shingles, normalize_for_hash, normalized_bytes, word_shingles, words
 
 MASK64 = (1 << 64) - 1
@@ -227,16 +229,24 @@ class Shingler:
 # ---------------------------------------------------------------------------------------------- MinHash
 
 
+def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(a, b)``, uint32: the permutations of ``datasketch.MinHash(num_perm, seed, scheme="affine32")``, from the
+    table of common ones (``datasketch_tables``) or else from datasketch itself."""
+    stored = PERMUTATIONS.get((num_perm, seed))
+    if stored is not None:
+        a, b = np.frombuffer(base64.b64decode(stored), dtype="<u4").reshape(2, num_perm).astype(np.uint32)
+        return a, b
+    from datasketch import MinHash
+
+    a, b = MinHash(num_perm=num_perm, seed=seed, scheme="affine32").permutations
+    return np.ascontiguousarray(a, dtype=np.uint32), np.ascontiguousarray(b, dtype=np.uint32)
+
+
 class MinHasher:
     """Vectorised MinHash with datasketch's permutations (scheme ``affine32``, ``seed``)."""
 
     def __init__(self, num_perm: int = 128, seed: int = 1, shingler: Shingler | None = None):
-        from datasketch import MinHash
-
-        reference = MinHash(num_perm=num_perm, seed=seed, scheme="affine32")
-        a, b = reference.permutations
-        self.a = np.ascontiguousarray(a, dtype=np.uint32)
-        self.b = np.ascontiguousarray(b, dtype=np.uint32)
+        self.a, self.b = permutations(num_perm, seed)
         self.num_perm, self.seed = num_perm, seed
         self.shingler = shingler or Shingler()
 
@@ -299,7 +309,11 @@ def estimated_jaccard(a: np.ndarray, b: np.ndarray) -> float:
 @functools.lru_cache(maxsize=64)
 def lsh_params(threshold: float, num_perm: int, false_positive_weight: float = 0.5) -> tuple[int, int]:
     """``(bands, rows)`` for a candidate threshold, chosen as datasketch's ``MinHashLSH`` chooses them
-    (minimising the weighted false positive and false negative probability mass)."""
+    (minimising the weighted false positive and false negative probability mass): from the table of common
+    configurations (``datasketch_tables``), else from datasketch's optimiser."""
+    stored = LSH_PARAMS.get((threshold, num_perm, false_positive_weight))
+    if stored is not None:
+        return stored
     from datasketch.lsh import _optimal_param
 
     return tuple(_optimal_param(threshold, num_perm, false_positive_weight, 1.0 - false_positive_weight))
