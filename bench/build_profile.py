@@ -54,6 +54,7 @@ STEPS = (
     ("pipeline/dedup/components", "dedup: near (MinHash)"),
     ("pipeline/dedup/buckets", "dedup: near (MinHash)"),
     ("pipeline/dedup/lines", "dedup: lines"),
+    ("pipeline/dedup/boilerplate", "dedup: lines + sentences (one join)"),
     ("pipeline/dedup/sentence", "dedup: sentences"),
     ("pipeline/dedup/common", "dedup: verdict joins"),
     ("pipeline/dedup/", "dedup: other"),
