@@ -23,7 +23,7 @@ from __future__ import annotations
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpusforge.pipeline.dedup.common import KEYS, STAGE, node_of
+from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import (
     REASON as LINES_REASON, KeysByShard, group_docs, line_key, remove_lines, shard_drops,
@@ -37,16 +37,30 @@ LINES = "lines"  # tagged output: (id, (node, light record of the document's lin
 
 def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
     """``(line key, words, sentence keys)`` per line of ``text``: ``line_key`` of the line (None when too short
-    to count), its normalised words, and the keys of its sentences that count (``keyed_sentences``, in order)."""
+    to count), its normalised words, and the keys of its sentences that count (``keyed_sentences``, in order).
+    An ASCII text is normalised once, for its lines and its sentences (see ``keyed_sentences``)."""
     lines = text.split("\n")
+    normalized = normalized_bytes(text) if text.isascii() else None
     sentences: list[list[int]] = [[] for _ in lines]
     line = 0
-    for _, _, last, key in keyed_sentences(text, lang, sentence_chars):
+    for _, _, last, key in keyed_sentences(text, lang, sentence_chars, normalized):
         if key is not None:
             sentences[line].append(key)
         line += last
-    return [(line_key(part, line_chars), len(normalized_bytes(part).split()), tuple(keys))
-            for part, keys in zip(lines, sentences)]
+    records, start = [], 0
+    for part, keys in zip(lines, sentences):
+        words = (normalized[start:start + len(part)] if normalized is not None else normalized_bytes(part)).split()
+        start += len(part) + 1
+        joined = b" ".join(words)  # what line_key hashes
+        records.append((digest64(joined) if len(joined) >= line_chars else None, len(words), tuple(keys)))
+    return records
+
+
+def line_records_reference(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
+    """The definition of ``line_records``: each line keyed, counted and split on its own."""
+    return [(line_key(part, line_chars), len(normalized_bytes(part).split()),
+             tuple(key for _, _, _, key in keyed_sentences(part, lang, sentence_chars) if key is not None))
+            for part in text.split("\n")]
 
 
 def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: int) -> tuple[list[int], bool] | None:

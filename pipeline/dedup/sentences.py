@@ -37,14 +37,16 @@ def sentence_keys_reference(text: str, lang: str | None, min_chars: int) -> tupl
     return keys, repeats
 
 
-def keyed_sentences(text: str, lang: str | None, min_chars: int) -> list[tuple[int, int, bool, int | None]]:
+def keyed_sentences(text: str, lang: str | None, min_chars: int,
+                    normalized: bytes | None = None) -> list[tuple[int, int, bool, int | None]]:
     """``(start, end, last of its line, key)`` per sentence (``sentence_spans``); the key is ``line_key`` of
     the sentence. An ASCII text is normalised once and sliced: lower case and ``normalized_bytes``' byte
-    table act on each ASCII character alone, so a slice of the normalised text is the sentence's."""
+    table act on each ASCII character alone, so a slice of the normalised text is the sentence's
+    (``normalized``: ``normalized_bytes(text)`` of an ASCII text, when the caller has it)."""
     spans = sentence_spans(text, lang)
     if not text.isascii():
         return [(start, end, last, line_key(text[start:end], min_chars)) for start, end, last in spans]
-    normalized, keyed = normalized_bytes(text), []
+    normalized, keyed = normalized if normalized is not None else normalized_bytes(text), []
     for start, end, last in spans:
         words = b" ".join(normalized[start:end].split())
         keyed.append((start, end, last, digest64(words) if len(words) >= min_chars else None))

@@ -7,11 +7,13 @@ import random
 
 import apache_beam as beam
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that
 
 from corpusforge.pipeline.dedup import LineDedup, LineDedupConfig, SentenceDedup, SentenceDedupConfig
-from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup, line_records
+from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup, line_records, line_records_reference
 from corpusforge.pipeline.dedup.sentences import sentence_keys
 from tests.pipeline.dedup.corpus import paragraphs
 
@@ -98,3 +100,15 @@ def test_line_records_hold_each_lines_key_words_and_sentence_keys():
     assert records[1] == (None, 0, ()) and records[2][0] is None  # too short to count as a line
     assert set(records[0][2]) == sentence_keys(text.split("\n")[0], "en", 20)[0] and len(records[0][2]) == 2
     assert records[3][2] == (records[0][2][0],)  # the notice's key, wherever it stands
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(NAV + INLINE + OTHER + ["", "\n", "\n\n", " ", "İstanbul. ", "Yes. ", "x" * 12]),
+                max_size=12), st.sampled_from(["en", "de", None]))
+def test_line_records_match_each_line_taken_alone(pieces, lang):
+    # the fast path normalises an ASCII text once and splits its sentences once; the reference takes each line
+    # alone, which is also what shows that a sentence never spans a line
+    text = "".join(pieces)
+    for line_chars, sentence_chars in ((10, 20), (1, 1)):
+        assert line_records(text, lang, line_chars, sentence_chars) == \
+            line_records_reference(text, lang, line_chars, sentence_chars)
