@@ -28,6 +28,7 @@ from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConf
 from corpusforge.pipeline.dedup.lines import (
     REASON as LINES_REASON, KeysByShard, group_docs, line_key, remove_lines, shard_drops,
 )
+from corpusforge.pipeline.dedup.sentence_split import split_sentences
 from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, keyed_sentences, remove_sentences
 from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
@@ -57,9 +58,13 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
 
 
 def line_records_reference(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
-    """The definition of ``line_records``: each line keyed, counted and split on its own."""
-    return [(line_key(part, line_chars), len(normalized_bytes(part).split()),
-             tuple(key for _, _, _, key in keyed_sentences(part, lang, sentence_chars) if key is not None))
+    """The definition of ``line_records``: each line keyed, counted and split into sentences on its own, each
+    sentence keyed alone."""
+    def sentence_keys_of(line: str) -> tuple:
+        keys = (line_key(sentence, sentence_chars) for part in split_sentences(line, lang) for sentence in part)
+        return tuple(key for key in keys if key is not None)
+
+    return [(line_key(part, line_chars), len(normalized_bytes(part).split()), sentence_keys_of(part))
             for part in text.split("\n")]
 
 
