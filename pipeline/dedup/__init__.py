@@ -1,7 +1,7 @@
 """Deduplication: exact, line-level, sentence-level and MinHash LSH near-duplicates, and decontamination.
 
-``Dedup`` is the stage; ``ExactDedup``, ``NearDedup``, ``LineDedup``, ``SentenceDedup`` and ``Decontaminate`` can be used
-alone. Each returns ``StageOutputs(kept, removed, edits)`` with stage name ``"dedup"``.
+``Dedup`` is the stage; ``ExactDedup``, ``NearDedup``, ``LineDedup``, ``SentenceDedup``, ``LineAndSentenceDedup`` (the
+two in one document join) and ``Decontaminate`` can be used alone. Each returns ``StageOutputs(kept, removed, edits)`` with stage name ``"dedup"``.
 
 The transforms import apache_beam; they load on first use so that reading the configuration (every CLI
 command and every torchrun worker does) stays fast.
@@ -17,13 +17,14 @@ from corpusforge.pipeline.dedup.config import (
 
 __all__ = [
     "ConnectedComponents", "Decontaminate", "DecontaminateConfig", "Dedup", "DedupConfig", "ExactDedup",
-    "ExactDedupConfig", "LineDedup", "LineDedupConfig", "NearDedup", "NearDedupConfig",
+    "ExactDedupConfig", "LineAndSentenceDedup", "LineDedup", "LineDedupConfig", "NearDedup", "NearDedupConfig",
     "SentenceDedup", "SentenceDedupConfig",
 ]
 
 _TRANSFORMS = {
     "Decontaminate": "corpusforge.pipeline.dedup.decontaminate",
     "ExactDedup": "corpusforge.pipeline.dedup.exact",
+    "LineAndSentenceDedup": "corpusforge.pipeline.dedup.boilerplate",
     "LineDedup": "corpusforge.pipeline.dedup.lines",
     "ConnectedComponents": "corpusforge.pipeline.dedup.near",
     "NearDedup": "corpusforge.pipeline.dedup.near",

@@ -315,9 +315,37 @@ def _roles(edge):
     yield centre, ("centre", None)
 
 
+def _both_ways(edge):
+    """An edge keyed by each of its ends (what large-star groups by)."""
+    u, v = edge
+    return [(u, v), (v, u)]
+
+
+def _large_star_oriented(item):
+    """Large-star at a node, its edges keyed by their larger end (what small-star groups by)."""
+    node, neighbours = item
+    return [orient_small(edge) for edge in large_star(node, neighbours)]
+
+
+def _small_star_both_ways(item):
+    """Small-star at a node, its edges keyed by each end (the next round's large-star)."""
+    node, smaller = item
+    return [keyed for edge in small_star(node, smaller) for keyed in _both_ways(edge)]
+
+
+def _small_star_roles(item):
+    """The last round's small-star at a node, its edges as ``_roles`` (for the convergence check)."""
+    node, smaller = item
+    return [role for edge in small_star(node, smaller) for role in _roles(edge)]
+
+
 class ConnectedComponents(beam.PTransform):
     """Edges ``(u, v)`` between comparable nodes -> ``(node, smallest node of its component)`` for every
-    node but the smallest, by ``max_rounds`` rounds of large-star / small-star (corpusforge.pipeline.dedup.components)."""
+    node but the smallest, by ``max_rounds`` rounds of large-star / small-star (corpusforge.pipeline.dedup.components).
+
+    Each step's map is folded into the step before it (a round is group, large-star, group, small-star: two
+    transforms besides the groups, module-level functions), because the rounds are unrolled into the graph and
+    every transform of it costs graph construction and bundle set-up in every build, whatever the data."""
 
     def __init__(self, max_rounds: int = 10, label: str = "CC"):
         super().__init__()
@@ -325,19 +353,18 @@ class ConnectedComponents(beam.PTransform):
 
     def expand(self, edges):
         p = self.label
+        keyed = edges | f"{p}BothWays" >> beam.FlatMap(_both_ways)
         for r in range(self.max_rounds):
-            edges = (
-                edges
-                | f"{p}LargeMap{r}" >> beam.FlatMap(lambda e: [(e[0], e[1]), (e[1], e[0])])
+            last = r == self.max_rounds - 1
+            keyed = (
+                keyed
                 | f"{p}LargeGroup{r}" >> beam.GroupByKey()
-                | f"{p}LargeStar{r}" >> beam.FlatMap(lambda kv: large_star(kv[0], kv[1]))
-                | f"{p}SmallMap{r}" >> beam.Map(orient_small)
+                | f"{p}LargeStar{r}" >> beam.FlatMap(_large_star_oriented)
                 | f"{p}SmallGroup{r}" >> beam.GroupByKey()
-                | f"{p}SmallStar{r}" >> beam.FlatMap(lambda kv: small_star(kv[0], kv[1]))
+                | f"{p}SmallStar{r}" >> beam.FlatMap(_small_star_roles if last else _small_star_both_ways)
             )
         return (
-            edges
-            | f"{p}Roles" >> beam.FlatMap(_roles)
+            keyed
             | f"{p}GroupRoles" >> beam.GroupByKey()
             | f"{p}Converged" >> beam.ParDo(_ConvergenceFn(self.max_rounds))
         )

@@ -70,9 +70,9 @@ def _ends_sentence(text: str, match: re.Match, abbrevs: frozenset[str]) -> bool:
     return word not in abbrevs
 
 
-def split_sentences(text: str, lang: str | None = None) -> list[list[str]]:
-    """The sentences of ``text``, line by line: ``"".join`` of a line's sentences is the line (a sentence
-    keeps the whitespace after it), and ``"\\n".join`` of the lines is the text."""
+def split_sentences_reference(text: str, lang: str | None = None) -> list[list[str]]:
+    """The definition of ``split_sentences``: every boundary candidate of ``_BOUNDARY`` checked by
+    ``_ends_sentence`` (tests/pipeline/dedup/test_sentence_split.py holds the two equal)."""
     abbrevs = abbreviations(lang)
     lines: list[list[str]] = []
     line: list[str] = []
@@ -88,4 +88,89 @@ def split_sentences(text: str, lang: str | None = None) -> list[list[str]]:
     if start < len(text) or not line:
         line.append(text[start:])
     lines.append(line)
+    return lines
+
+
+# The fast path decides most boundaries inside one regex per language, so Python looks only at the doubtful
+# ones. Each ``_BOUNDARY`` candidate is matched by the first of these branches whose lookarounds hold (the
+# branches consume the same span, so the matches are ``_BOUNDARY``'s):
+# - ``line``: a line break;
+# - ``bang``: a run led by ``! ? …`` followed by a character that is ASCII and neither lower case, a digit nor
+#   space (``_ends_sentence`` says yes without looking at the word before);
+# - ``stop``: the same led by ``.`` whose word before is provably neither an abbreviation of the language nor
+#   an initial: longer than any abbreviation (that many characters that are neither space nor the quotes
+#   ``_ends_sentence`` strips), or 2-6 ASCII letters after a space that spell none of the language's
+#   abbreviations (one fixed-width negative lookbehind per abbreviation);
+# - ``cjk``: a CJK run that neither ends the text nor a line;
+# - ``maybe``: anything else, which ``_ends_sentence`` decides.
+_TERMS, _CLOSERS, _STRIPPED = ".!?…", "\"'”’»)\\]", "\"'“‘«(\\["
+_ABBREVIATION_CHARS = max(len(word) for words in ABBREVIATIONS.values() for word in words)
+assert _ABBREVIATION_CHARS + 1 <= _LOOKBACK  # the word must be whole inside the reference's look-back window
+_UPPER_OR_PUNCTUATION = r"[\x21-\x2f\x3a-\x60\x7b-\x7e]"  # ASCII, not a lower-case letter, digit or space
+_WESTERN_RUN = rf"(?<![{_TERMS}]{{2}})[{_TERMS}]*+[{_CLOSERS}]*+[^\S\n]++"
+_CJK_RUN = r"(?<![。！？]{2})[。！？]*+[”’」』）)]*+[^\S\n]*+"
+
+
+def _short_words_that_end(abbrevs: frozenset[str]) -> str:
+    """Lookbehinds (after the ``.``) that hold when the word before it is 2.._ABBREVIATION_CHARS ASCII letters
+    after a space and is none of ``abbrevs`` (ASCII letters only: ``.lower()`` is then ASCII case folding)."""
+    branches = []
+    for length in range(2, _ABBREVIATION_CHARS + 1):
+        spelled = sorted(w for w in abbrevs if len(w) == length and w.isascii() and w.isalpha())
+        not_these = "".join(
+            "(?<!\\s" + "".join(f"[{c}{c.upper()}]" for c in word) + "\\.)" for word in spelled)
+        branches.append(f"(?<=\\s[A-Za-z]{{{length}}}\\.){not_these}")
+    return "(?:" + "|".join(branches) + ")"
+
+
+_PATTERNS: dict[frozenset, re.Pattern] = {}
+
+
+def _sentence_end(abbrevs: frozenset[str]) -> re.Pattern:
+    """The fast path's pattern for ``abbrevs`` (built once per language)."""
+    pattern = _PATTERNS.get(abbrevs)
+    if pattern is None:
+        long_word = rf"(?<=[^\s{_STRIPPED}]{{{_ABBREVIATION_CHARS}}}[^\s{_STRIPPED}{_TERMS}]\.)"
+        pattern = _PATTERNS[abbrevs] = re.compile(
+            r"[\n.!?…。！？](?:"
+            r"(?<=\n)(?P<line>)"
+            rf"|(?<=[!?…]){_WESTERN_RUN}(?={_UPPER_OR_PUNCTUATION})(?P<bang>)"
+            rf"|(?:{long_word}|{_short_words_that_end(abbrevs)}){_WESTERN_RUN}(?={_UPPER_OR_PUNCTUATION})(?P<stop>)"
+            rf"|(?<=[。！？]){_CJK_RUN}(?=[^\n])(?P<cjk>)"
+            rf"|(?<=[{_TERMS}]){_WESTERN_RUN}(?P<maybe>)"
+            rf"|(?<=[。！？]){_CJK_RUN}(?P<maybe_cjk>))")
+    return pattern
+
+
+def sentence_spans(text: str, lang: str | None = None) -> list[tuple[int, int, bool]]:
+    """``(start, end, last of its line)`` of every sentence of ``text``, in order: the spans of
+    ``split_sentences``, whose lines end at the spans marked last (a line's ``\\n`` belongs to no span)."""
+    abbrevs = abbreviations(lang)
+    spans: list[tuple[int, int, bool]] = []
+    start = line_start = 0
+    for match in _sentence_end(abbrevs).finditer(text):
+        kind = match.lastgroup
+        if kind == "line":
+            spans.append((start, match.start(), True))
+            start = line_start = match.end()
+        elif kind[0] != "m" or _ends_sentence(text, match, abbrevs):
+            spans.append((start, match.end(), False))
+            start = match.end()
+    if start < len(text) or start == line_start:
+        spans.append((start, len(text), True))
+    else:  # the text ends right after a sentence: that sentence ends the last line
+        spans[-1] = spans[-1][:2] + (True,)
+    return spans
+
+
+def split_sentences(text: str, lang: str | None = None) -> list[list[str]]:
+    """The sentences of ``text``, line by line: ``"".join`` of a line's sentences is the line (a sentence
+    keeps the whitespace after it), and ``"\\n".join`` of the lines is the text."""
+    lines: list[list[str]] = []
+    line: list[str] = []
+    for start, end, last in sentence_spans(text, lang):
+        line.append(text[start:end])
+        if last:
+            lines.append(line)
+            line = []
     return lines

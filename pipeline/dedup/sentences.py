@@ -13,10 +13,10 @@ from __future__ import annotations
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpusforge.pipeline.dedup.common import KEYS, STAGE, node_of
+from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import KeysByShard, group_docs, line_key, shard_drops
-from corpusforge.pipeline.dedup.sentence_split import split_sentences
+from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
 from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
@@ -24,8 +24,8 @@ REASON = "sentence_dedup_too_short"
 REPEATS = "repeats"  # tagged output: ids of documents that repeat a sentence of their own
 
 
-def sentence_keys(text: str, lang: str | None, min_chars: int) -> tuple[set[int], bool]:
-    """The distinct keys of the sentences of ``text`` that count, and whether one of them recurs in it."""
+def sentence_keys_reference(text: str, lang: str | None, min_chars: int) -> tuple[set[int], bool]:
+    """The definition of ``sentence_keys``: each sentence of ``split_sentences`` keyed by ``line_key``."""
     keys, repeats = set(), False
     for line in split_sentences(text, lang):
         for sentence in line:
@@ -37,9 +37,57 @@ def sentence_keys(text: str, lang: str | None, min_chars: int) -> tuple[set[int]
     return keys, repeats
 
 
+def keyed_sentences(text: str, lang: str | None, min_chars: int,
+                    normalized: bytes | None = None) -> list[tuple[int, int, bool, int | None]]:
+    """``(start, end, last of its line, key)`` per sentence (``sentence_spans``); the key is ``line_key`` of
+    the sentence. An ASCII text is normalised once and sliced: lower case and ``normalized_bytes``' byte
+    table act on each ASCII character alone, so a slice of the normalised text is the sentence's
+    (``normalized``: ``normalized_bytes(text)`` of an ASCII text, when the caller has it)."""
+    spans = sentence_spans(text, lang)
+    if not text.isascii():
+        return [(start, end, last, line_key(text[start:end], min_chars)) for start, end, last in spans]
+    normalized, keyed = normalized if normalized is not None else normalized_bytes(text), []
+    for start, end, last in spans:
+        words = b" ".join(normalized[start:end].split())
+        keyed.append((start, end, last, digest64(words) if len(words) >= min_chars else None))
+    return keyed
+
+
+def sentence_keys(text: str, lang: str | None, min_chars: int) -> tuple[set[int], bool]:
+    """The distinct keys of the sentences of ``text`` that count, and whether one of them recurs in it."""
+    keys = [key for _, _, _, key in keyed_sentences(text, lang, min_chars) if key is not None]
+    distinct = set(keys)
+    return distinct, len(distinct) < len(keys)
+
+
 def remove_sentences(text: str, lang: str | None, drop: set[int], min_chars: int) -> tuple[str, int, int]:
     """``text`` without the sentences whose key is in ``drop`` and without a sentence's later repeats; how
     many sentences went for each reason (``removed``, ``collapsed``). A line left empty goes too."""
+    seen: set[int] = set()
+    lines, removed, collapsed = [], 0, 0
+    line_start, kept, whole = 0, [], True
+    for start, end, last, key in keyed_sentences(text, lang, min_chars):
+        if key is not None and key in drop:
+            removed += 1
+            whole = False
+        elif key is not None and key in seen:
+            collapsed += 1
+            whole = False
+        else:
+            kept.append(text[start:end])
+            if key is not None:
+                seen.add(key)
+        if last:
+            if whole:
+                lines.append(text[line_start:end])
+            elif kept:
+                lines.append("".join(kept).rstrip())
+            line_start, kept, whole = end + 1, [], True
+    return "\n".join(lines), removed, collapsed
+
+
+def remove_sentences_reference(text: str, lang: str | None, drop: set[int], min_chars: int) -> tuple[str, int, int]:
+    """The definition of ``remove_sentences``, on ``split_sentences`` and ``line_key``."""
     seen: set[int] = set()
     lines, removed, collapsed = [], 0, 0
     for sentences in split_sentences(text, lang):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import apache_beam as beam
 
+from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup
 from corpusforge.pipeline.dedup.config import DedupConfig
 from corpusforge.pipeline.dedup.decontaminate import Decontaminate
 from corpusforge.pipeline.dedup.exact import ExactDedup
@@ -35,9 +36,11 @@ class Dedup(Stage, section="dedup", order=30):
             self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold, fail_fast)))
         if c.near.enabled:
             self.steps.append(("NearDedup", NearDedup(c.near, key, self.context.spill_dir, fail_fast)))
-        if c.lines.enabled:
+        if c.lines.enabled and c.sentences.enabled:  # the same decisions as the two steps, one document join
+            self.steps.append(("LineAndSentenceDedup", LineAndSentenceDedup(c.lines, c.sentences, key, fail_fast)))
+        elif c.lines.enabled:
             self.steps.append(("LineDedup", LineDedup(c.lines, key, fail_fast)))
-        if c.sentences.enabled:
+        elif c.sentences.enabled:
             self.steps.append(("SentenceDedup", SentenceDedup(c.sentences, key, fail_fast)))
 
     @classmethod

@@ -34,11 +34,16 @@ def _build(root: pathlib.Path, config: pathlib.Path, name: str) -> dict[str, str
 
 
 def _use_reference_paths(monkeypatch) -> None:
-    from corpusforge.pipeline.dedup import sentence_split
+    from corpusforge.pipeline.dedup import boilerplate, sentence_split, sentences
     from corpusforge.pipeline.normalize import stage as normalize
 
     monkeypatch.setattr(normalize, "collapse_whitespace", normalize.collapse_whitespace_reference)
     monkeypatch.setattr(sentence_split, "_BOUNDARY", sentence_split._BOUNDARY_REFERENCE)
+    for module in (sentences, boilerplate):  # the build's line + sentence dedup calls them from boilerplate
+        monkeypatch.setattr(module, "split_sentences", sentence_split.split_sentences_reference)
+    monkeypatch.setattr(sentences, "sentence_keys", sentences.sentence_keys_reference)
+    monkeypatch.setattr(boilerplate, "line_records", boilerplate.line_records_reference)
+    monkeypatch.setattr(boilerplate, "remove_sentences", sentences.remove_sentences_reference)
 
 
 @pytest.mark.slow

@@ -77,7 +77,7 @@ def test_quality(monkeypatch):
 
 @pytest.mark.parametrize("step", ["exact", "near", "lines"])
 def test_dedup_keys_and_signatures(monkeypatch, step):
-    from corpusforge.pipeline.dedup import exact, lines
+    from corpusforge.pipeline.dedup import boilerplate, exact
     from corpusforge.pipeline.dedup.config import DedupConfig
     from corpusforge.pipeline.dedup.minhash import Shingler
     from corpusforge.pipeline.dedup.stage import Dedup
@@ -86,8 +86,8 @@ def test_dedup_keys_and_signatures(monkeypatch, step):
         monkeypatch.setattr(exact, "text_digest", _raise_on_marker(exact.text_digest))
     elif step == "near":  # a batch's shingles: the batch is signed again one document at a time
         monkeypatch.setattr(Shingler, "hashes", _raise_on_marker(Shingler.hashes))
-    else:
-        monkeypatch.setattr(lines, "line_keys", _raise_on_marker(lines.line_keys))
+    else:  # lines and sentences are on: their keys come from boilerplate.line_records
+        monkeypatch.setattr(boilerplate, "line_records", _raise_on_marker(boilerplate.line_records))
     docs = _docs() + [Document("z-copy", _docs()[1].text, "s")]  # an exact copy of ok1: still found
     with TestPipeline() as p:
         out = p | beam.Create(docs) | Dedup(DedupConfig())

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpusforge.pipeline.dedup.sentence_split import abbreviations, split_sentences
+from corpusforge.pipeline.dedup.sentence_split import ABBREVIATIONS, abbreviations, split_sentences
 
 
 def sentences(text, lang="en"):
@@ -99,3 +99,30 @@ def test_fast_boundary_pattern_matches_the_reference_on_the_sample_corpus(tmp_pa
     assert len(texts) > 100
     for text in texts:
         assert _spans(sentence_split._BOUNDARY, text) == _spans(sentence_split._BOUNDARY_REFERENCE, text)
+        for lang in ("en", "de"):
+            assert split_sentences(text, lang) == sentence_split.split_sentences_reference(text, lang)
+
+
+# The fast splitter (most boundaries decided inside one regex) against its definition (every candidate checked
+# by ``_ends_sentence``): texts made of abbreviations of every language, initials, words just longer than any
+# abbreviation, quotes that the abbreviation check strips, digits, lower and upper case, terminators and spaces.
+_PIECES = sorted({w for words in ABBREVIATIONS.values() for w in words}) + [
+    "J", "x", "É", "é", "Word", "word", "approxim", "abcdefg", "abcdef", "Straße", "3", "42", "\"", "'", "“", "(",
+    "«", "[", ")", "”", "»", ".", "..", "!", "?", "…", "。", "！", "？", "」", " ", "  ", "\n", "\t", "\u00a0", "_"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=40), st.sampled_from(["en", "de", "fr", "es", "nl", "zh", None]))
+def test_fast_splitter_matches_the_reference(pieces, lang):
+    from corpusforge.pipeline.dedup import sentence_split
+
+    text = "".join(pieces)
+    assert split_sentences(text, lang) == sentence_split.split_sentences_reference(text, lang)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(alphabet=_ALPHABET + "Mr.eg" + "abcdefgh", max_size=80))
+def test_fast_splitter_matches_the_reference_on_any_characters(text):
+    from corpusforge.pipeline.dedup import sentence_split
+
+    assert split_sentences(text, "en") == sentence_split.split_sentences_reference(text, "en")

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import apache_beam as beam
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.core.config_loader import ConfigError
 from corpusforge.pipeline.dedup import LineDedup, LineDedupConfig, SentenceDedup, SentenceDedupConfig
-from corpusforge.pipeline.dedup.sentences import remove_sentences, sentence_keys
+from corpusforge.pipeline.dedup.sentences import (
+    remove_sentences, remove_sentences_reference, sentence_keys, sentence_keys_reference,
+)
 from tests.pipeline.dedup.corpus import paragraphs
 
 BASES = [p for p in paragraphs(20) if p.endswith(".")]  # a notice after them is its own sentence
@@ -79,3 +83,21 @@ def test_sentences_in_few_documents_stay():
     with TestPipeline() as p:
         out = p | beam.Create(docs) | SentenceDedup(SentenceDedupConfig(max_occurrences=3))
         assert_that(out.kept | beam.Map(lambda d: d.text), equal_to([d.text for d in docs]))
+
+
+# The fast keys (an ASCII text normalised once and sliced) and removal against their definitions (each sentence
+# of split_sentences keyed alone), on ASCII and non-ASCII text: dropped keys drawn from the text's own sentences.
+_SENTENCES = [NOTICE, "A sentence that is long enough. ", "Straße und Maß sind lang genug hier. ", "Yes. ",
+              "İstanbul'un UZUN cümlesi burada! ", "3.5 is a number, 42 too? ", "今天下雨了。我们在家。", "\n", "\n\n",
+              "  ", "Mr. Smith came back. ", "ＡＢＣ full width letters here. ", "the end"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_SENTENCES), max_size=14), st.data())
+def test_fast_sentence_keys_and_removal_match_the_reference(pieces, data):
+    text = "".join(pieces)
+    for min_chars in (1, 20):
+        keys, repeats = sentence_keys(text, "en", min_chars)
+        assert (keys, repeats) == sentence_keys_reference(text, "en", min_chars)
+        drop = set(data.draw(st.lists(st.sampled_from(sorted(keys)), max_size=3))) if keys else set()
+        assert remove_sentences(text, "en", drop, min_chars) == remove_sentences_reference(text, "en", drop, min_chars)

@@ -1,0 +1,200 @@
+"""Line dedup then sentence dedup with one join of the documents instead of two.
+
+``LineDedup`` then ``SentenceDedup`` each join their verdicts back to the documents (a shuffle of every
+document, twice). Both decisions can be taken on light records instead, because a sentence never spans a line
+(``sentence_split``: a line break always ends a sentence, and whether a full stop ends one depends only on its
+own line), so the sentences of a text after line dedup are the sentences of its kept lines:
+
+    documents -> (id, document), line keys (packed by shard), and per document its lines' light record:
+                 (line key, words, sentence keys) per line
+    line keys -> boilerplate line drops (id, key)                              -- as LineDedup
+    light records + line drops, by id -> the kept lines; a document that line dedup leaves too short sends
+                 nothing on; the others send their kept lines' sentence keys   -- no document moves
+    sentence keys -> boilerplate sentence drops (id, key)                      -- as SentenceDedup
+    documents + line drops + sentence drops + repeats, by id -> lines removed (or removed as too short),
+                 then sentences removed from what is left (or removed as too short)
+
+The decisions, edits and counts are those of ``LineDedup`` followed by ``SentenceDedup``
+(tests/pipeline/dedup/test_boilerplate.py compares the two on a corpus; the build uses this transform when both
+are on).
+"""
+from __future__ import annotations
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
+from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConfig
+from corpusforge.pipeline.dedup.lines import (
+    REASON as LINES_REASON, KeysByShard, group_docs, line_key, remove_lines, shard_drops,
+)
+from corpusforge.pipeline.dedup.sentence_split import split_sentences
+from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, keyed_sentences, remove_sentences
+from corpusforge.pipeline.dedup.text import normalized_bytes
+from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
+
+LINES = "lines"  # tagged output: (id, (node, light record of the document's lines))
+
+
+def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
+    """``(line key, words, sentence keys)`` per line of ``text``: ``line_key`` of the line (None when too short
+    to count), its normalised words, and the keys of its sentences that count (``keyed_sentences``, in order).
+    An ASCII text is normalised once, for its lines and its sentences (see ``keyed_sentences``)."""
+    lines = text.split("\n")
+    normalized = normalized_bytes(text) if text.isascii() else None
+    sentences: list[list[int]] = [[] for _ in lines]
+    line = 0
+    for _, _, last, key in keyed_sentences(text, lang, sentence_chars, normalized):
+        if key is not None:
+            sentences[line].append(key)
+        line += last
+    records, start = [], 0
+    for part, keys in zip(lines, sentences):
+        words = (normalized[start:start + len(part)] if normalized is not None else normalized_bytes(part)).split()
+        start += len(part) + 1
+        joined = b" ".join(words)  # what line_key hashes
+        records.append((digest64(joined) if len(joined) >= line_chars else None, len(words), tuple(keys)))
+    return records
+
+
+def line_records_reference(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
+    """The definition of ``line_records``: each line keyed, counted and split into sentences on its own, each
+    sentence keyed alone."""
+    def sentence_keys_of(line: str) -> tuple:
+        keys = (line_key(sentence, sentence_chars) for part in split_sentences(line, lang) for sentence in part)
+        return tuple(key for key in keys if key is not None)
+
+    return [(line_key(part, line_chars), len(normalized_bytes(part).split()), sentence_keys_of(part))
+            for part in text.split("\n")]
+
+
+def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: int) -> tuple[list[int], bool] | None:
+    """The sentence keys of the lines that line dedup keeps (``records``: ``line_records``; ``drop``: its
+    dropped line keys), or None when it removes the document as too short (the rule of ``_RemoveLinesFn``)."""
+    kept = [record for record in records if record[0] is None or record[0] not in drop]
+    if len(kept) < len(records) and sum(words for _, words, _ in kept) < min_words:
+        return None
+    return [key for _, _, keys in kept for key in keys]
+
+
+class _KeysFn(KeysByShard):
+    """A document -> ``(id, document)``, its ``(line key, node)`` records (packed, tagged KEYS) and
+    ``(id, (node, line_records))`` tagged LINES."""
+
+    def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str):
+        self.lines, self.sentences, self.score_key = lines, sentences, score_key
+
+    def process(self, doc):
+        node = node_of(doc, self.score_key)
+        records = line_records(doc.text, doc.annotations.get("lang"), self.lines.min_line_chars,
+                               self.sentences.min_sentence_chars)
+        yield from self.add(list({key for key, _, _ in records if key is not None}), node)
+        yield beam.pvalue.TaggedOutput(LINES, (doc.id, (node, records)))
+        yield doc.id, doc
+
+
+class _SentenceKeysFn(KeysByShard):
+    """``(id, {"lines": [(node, records)], "drop": [line keys]})`` -> the ``(sentence key, node)`` records of
+    what line dedup keeps (packed, tagged KEYS), and ``(id, True)`` tagged REPEATS when a kept sentence recurs."""
+
+    def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig):
+        self.lines, self.sentences = lines, sentences
+
+    def process(self, item):
+        doc_id, grouped = item
+        drop = set(grouped["drop"])
+        for node, records in grouped["lines"]:
+            keys = sentence_keys_after_lines(records, drop, self.lines.min_words)
+            if keys is None:
+                continue
+            distinct = set(keys)
+            yield from self.add(list(distinct), node)
+            if len(distinct) < len(keys) and self.sentences.collapse_repeats:
+                yield beam.pvalue.TaggedOutput(REPEATS, (doc_id, True))
+
+
+class _RemoveFn(beam.DoFn):
+    """``(id, {"doc": [...], "lines": [line keys], "sentences": [sentence keys], "repeats": [True]})`` -> the
+    document with its boilerplate lines then sentences removed, or its removal (the steps of
+    ``lines._RemoveLinesFn`` then ``sentences._RemoveSentencesFn``)."""
+
+    def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig):
+        self.lines, self.sentences = lines, sentences
+        self.lines_too_short = Metrics.counter(STAGE, LINES_REASON)
+        self.sentences_too_short = Metrics.counter(STAGE, SENTENCES_REASON)
+
+    def process(self, item):
+        _, grouped = item
+        line_drop, sentence_drop = set(grouped["lines"]), set(grouped["sentences"])
+        repeats = bool(list(grouped["repeats"]))
+        for doc in grouped["doc"]:
+            if line_drop:
+                text, removed = remove_lines(doc.text, line_drop, self.lines.min_line_chars)
+                if removed:
+                    yield edit(STAGE, "lines_removed", removed)
+                    yield edit(STAGE, "documents_line_edited", 1)
+                    words = len(normalized_bytes(text).split())
+                    if words < self.lines.min_words:
+                        self.lines_too_short.inc()
+                        yield removal(doc, STAGE, LINES_REASON, lines_removed=removed, words_left=words)
+                        continue
+                    doc = doc.with_text(text)
+            if sentence_drop or repeats:
+                c = self.sentences
+                text, removed, collapsed = remove_sentences(doc.text, doc.annotations.get("lang"), sentence_drop,
+                                                            c.min_sentence_chars)
+                if removed or collapsed:
+                    if removed:
+                        yield edit(STAGE, "sentences_removed", removed)
+                    if collapsed:
+                        yield edit(STAGE, "sentences_collapsed", collapsed)
+                    yield edit(STAGE, "documents_sentence_edited", 1)
+                    words = len(normalized_bytes(text).split())
+                    if words < c.min_words:
+                        self.sentences_too_short.inc()
+                        yield removal(doc, STAGE, SENTENCES_REASON, sentences_removed=removed,
+                                      sentences_collapsed=collapsed, words_left=words)
+                        continue
+                    doc = doc.with_text(text)
+            yield doc
+
+
+class LineAndSentenceDedup(beam.PTransform):
+    """``LineDedup`` then ``SentenceDedup`` (same decisions) with one join of the documents; returns
+    ``StageOutputs`` with edits."""
+
+    def __init__(self, lines: LineDedupConfig | None = None, sentences: SentenceDedupConfig | None = None,
+                 score_key: str = "quality_score", fail_fast: bool = False):
+        super().__init__()
+        self.lines, self.sentences = lines or LineDedupConfig(), sentences or SentenceDedupConfig()
+        self.score_key, self.fail_fast = score_key, fail_fast
+
+    def expand(self, docs) -> StageOutputs:
+        lines, sentences = self.lines, self.sentences
+        keys = guarded(_KeysFn(lines, sentences, self.score_key), STAGE, self.fail_fast)
+        keyed = docs | "BoilerplateKeys" >> beam.ParDo(keys).with_outputs(KEYS, LINES, ERRORS, main="docs")
+        line_drops = (
+            keyed[KEYS]
+            | "LinesGroup" >> beam.GroupByKey()
+            | "LinesBoilerplate" >> beam.FlatMap(shard_drops(lines.max_occurrences))
+        )
+        # Light records only: no document is in this join (nothing in it can raise on a document's content).
+        sentence_keys = (
+            {"lines": keyed[LINES], "drop": line_drops}
+            | "LinesJoinRecords" >> beam.CoGroupByKey()
+            | "SentencesKeys" >> beam.ParDo(_SentenceKeysFn(lines, sentences)).with_outputs(KEYS, REPEATS, main="none")
+        )
+        sentence_drops = (
+            sentence_keys[KEYS]
+            | "SentencesGroup" >> beam.GroupByKey()
+            | "SentencesBoilerplate" >> beam.FlatMap(shard_drops(sentences.max_occurrences, "boilerplate_sentences"))
+        )
+        joined = ({"doc": keyed.docs, "lines": line_drops, "sentences": sentence_drops,
+                   "repeats": sentence_keys[REPEATS]}
+                  | "BoilerplateJoin" >> beam.CoGroupByKey())
+        remove = guarded(_RemoveFn(lines, sentences), STAGE, self.fail_fast, records=group_docs)
+        outputs = split_outputs(
+            joined | "BoilerplateRemove" >> beam.ParDo(remove).with_outputs(REMOVED, EDITS, ERRORS, main="kept"),
+            with_edits=True, with_errors=True)
+        errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> beam.Flatten()
+        return outputs._replace(errors=errors)

@@ -1,0 +1,114 @@
+"""LineAndSentenceDedup (one document join) against LineDedup then SentenceDedup (two): the same documents kept
+with the same text, the same removals with the same reasons and details, the same edits."""
+from __future__ import annotations
+
+import collections
+import random
+
+import apache_beam as beam
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that
+
+from corpusforge.pipeline.dedup import LineDedup, LineDedupConfig, SentenceDedup, SentenceDedupConfig
+from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup, line_records, line_records_reference
+from corpusforge.pipeline.dedup.sentences import sentence_keys
+from tests.pipeline.dedup.corpus import paragraphs
+
+NAV = ["Home | News | Sport | Weather | Contact us", "Share this article on Facebook and Twitter",
+       "Cookies help us deliver our services to you."]
+INLINE = ["This article first appeared in The Daily Example and is reprinted with permission.",
+          "Sign up for our weekly newsletter to get the best stories delivered to your inbox."]
+OTHER = ["Straße und Maß: Grüße aus München, wo es heute regnet und windig ist.", "今天下雨了。我们在家。好吗？",
+         "Mr. Smith met Dr. Jones at 5 p.m. Today they talk.", "Short line."]
+
+
+def corpus(count: int, seed: int) -> list:
+    """Documents of real paragraphs with boilerplate lines, boilerplate sentences inside lines, repeated
+    sentences, non-ASCII lines, documents that lose most of their words, two documents sharing an id."""
+    from corpusforge.pipeline.document import Document
+
+    rng, paras = random.Random(seed), paragraphs(60, min_chars=120)
+    docs = []
+    for i in range(count):
+        lines = [rng.choice(paras) for _ in range(rng.randrange(0, 4))]
+        if rng.random() < 0.6:
+            lines.insert(rng.randrange(len(lines) + 1), rng.choice(NAV))
+        if lines and rng.random() < 0.5:
+            k = rng.randrange(len(lines))
+            lines[k] = f"{lines[k]} {rng.choice(INLINE)}"
+        if rng.random() < 0.3:
+            lines.append(rng.choice(INLINE))
+        if rng.random() < 0.3:
+            lines.append(rng.choice(OTHER))
+        if lines and rng.random() < 0.15:
+            lines.append(lines[0])  # the document repeats itself
+        score = rng.choice([None, 0.1, 0.5, 0.9])
+        annotations = {} if score is None else {"quality_score": score}
+        if rng.random() < 0.2:
+            annotations["lang"] = rng.choice(["de", "zh", "en"])
+        docs.append(Document(f"d{i:03d}", "\n".join(lines), "web", annotations=annotations))
+    docs.append(Document("d000", docs[1].text, "web"))  # an id shared by two documents
+    return docs
+
+
+def _outcomes(outputs, label: str):
+    kept = outputs.kept | f"{label}Kept" >> beam.Map(lambda d: (label, "kept", d.id, d.text, ()))
+    removed = outputs.removed | f"{label}Removed" >> beam.Map(
+        lambda r: (label, r.reason, r.doc.id, r.doc.text, tuple(sorted(r.details.items()))))
+    edits = (outputs.edits | f"{label}Edits" >> beam.Map(lambda e: (e[1], e[2])) | f"{label}Sum" >> beam.CombinePerKey(sum)
+             | f"{label}EditRows" >> beam.Map(lambda kv: (label, "edit", kv[0], str(kv[1]), ())))
+    return (kept, removed, edits) | f"{label}All" >> beam.Flatten()
+
+
+def _same(actual):
+    by_label = collections.defaultdict(list)
+    for label, *row in actual:
+        by_label[label].append(tuple(row))
+    two, one = sorted(by_label["two"]), sorted(by_label["one"])
+    assert one == two
+    kinds = collections.Counter(row[0] for row in one)
+    # not a vacuous comparison: every kind of decision happened
+    assert kinds["kept"] > 20 and kinds["line_dedup_too_short"] > 0 and kinds["sentence_dedup_too_short"] > 0, kinds
+    edits = {row[1] for row in one if row[0] == "edit"}
+    assert {"lines_removed", "sentences_removed", "sentences_collapsed"} <= edits, edits
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_one_join_decides_as_line_then_sentence_dedup(seed):
+    lines = LineDedupConfig(max_occurrences=3, min_words=20)
+    sentences = SentenceDedupConfig(max_occurrences=3, min_words=20)
+    docs = corpus(160, seed)
+    with TestPipeline() as p:
+        created = p | beam.Create(docs)
+        after_lines = created | "Lines" >> LineDedup(lines)
+        after_both = after_lines.kept | "Sentences" >> SentenceDedup(sentences)
+        two = after_both._replace(
+            removed=(after_lines.removed, after_both.removed) | "TwoRemoved" >> beam.Flatten(),
+            edits=(after_lines.edits, after_both.edits) | "TwoEdits" >> beam.Flatten())
+        one = created | "Both" >> LineAndSentenceDedup(lines, sentences)
+        assert_that((_outcomes(two, "two"), _outcomes(one, "one")) | beam.Flatten(), _same)
+
+
+def test_line_records_hold_each_lines_key_words_and_sentence_keys():
+    text = f"{INLINE[0]} Mr. Smith came back home today.\n\nshort\n{INLINE[0]}"
+    records = line_records(text, "en", 10, 20)
+    assert len(records) == 4
+    assert [words for _, words, _ in records] == [19, 0, 1, 13]
+    assert records[1] == (None, 0, ()) and records[2][0] is None  # too short to count as a line
+    assert set(records[0][2]) == sentence_keys(text.split("\n")[0], "en", 20)[0] and len(records[0][2]) == 2
+    assert records[3][2] == (records[0][2][0],)  # the notice's key, wherever it stands
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(NAV + INLINE + OTHER + ["", "\n", "\n\n", " ", "İstanbul. ", "Yes. ", "x" * 12]),
+                max_size=12), st.sampled_from(["en", "de", None]))
+def test_line_records_match_each_line_taken_alone(pieces, lang):
+    # the fast path normalises an ASCII text once and splits its sentences once; the reference takes each line
+    # alone, which is also what shows that a sentence never spans a line
+    text = "".join(pieces)
+    for line_chars, sentence_chars in ((10, 20), (1, 1)):
+        assert line_records(text, lang, line_chars, sentence_chars) == \
+            line_records_reference(text, lang, line_chars, sentence_chars)
