@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
+from itertools import chain
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -84,22 +85,29 @@ _ALNUM_SPECIALS = frozenset(_BARE_CONTRACTIONS) | {"cannot"}
 
 
 def _special(chunk: str) -> list[str] | None:
-    """spaCy's special cases that matter for counting: abbreviations, emoticons, contractions."""
+    """spaCy's special cases that matter for counting: abbreviations, emoticons, contractions.
+
+    Called several times per chunk the fast path cannot split: each regex runs only where a character it needs
+    is there (an abbreviation like "e.g." ends in "." with "." second; a contraction has an apostrophe; a bare
+    contraction or "cannot" has at most 8 characters: the longest, "shouldnt")."""
     if not chunk:
         return None
-    if chunk in _ABBREVIATIONS or chunk in _EMOTICONS or _ABBREV_RE.match(chunk):
+    if (chunk in _ABBREVIATIONS or chunk in _EMOTICONS
+            or (chunk[-1] == "." and chunk[1:2] == "." and _ABBREV_RE.match(chunk))):
         return [chunk]
-    lower = chunk.lower()
-    if lower == "cannot":
-        return [chunk[:3], chunk[3:]]
-    bare = _BARE_CONTRACTIONS.get(chunk if chunk.islower() else chunk[0].lower() + chunk[1:])
-    if bare is not None:
-        i = len(bare[0])
-        return [chunk[:i], chunk[i:]]
+    if len(chunk) <= 8:
+        if chunk.lower() == "cannot":
+            return [chunk[:3], chunk[3:]]
+        bare = _BARE_CONTRACTIONS.get(chunk if chunk.islower() else chunk[0].lower() + chunk[1:])
+        if bare is not None:
+            i = len(bare[0])
+            return [chunk[:i], chunk[i:]]
+    if "'" not in chunk and "’" not in chunk:
+        return None
     m = _CONTRACTION_RE.match(chunk)
     if m and m.group(1).isalpha():
         head, tail = m.group(1), m.group(2)
-        if tail[0] == "n" and lower in ("can't", "can’t", "won't", "won’t"):
+        if tail[0] == "n" and chunk.lower() in ("can't", "can’t", "won't", "won’t"):
             return [chunk[:2], chunk[2:]]  # ca n't, wo n't
         return [head, tail]
     return None
@@ -156,6 +164,24 @@ def _fast_split(chunk: str, out: list[str]) -> bool:
     return True
 
 
+# Every _SUFFIX_RE alternative but a run of dots is at most this long (units such as "km/h"): a suffix starts in
+# the last _LONGEST_SUFFIX characters or where the trailing dots start, so the search starts there (its
+# look-behinds still see the characters before) instead of at every position of a long chunk.
+_LONGEST_SUFFIX = max(4, *map(len, _UNITS.split("|")))
+
+
+def _suffix_len(s: str) -> int:
+    """The length of ``_SUFFIX_RE.search(s)``'s match (0: none): the leftmost suffix that ends the string."""
+    start = min(len(s) - _LONGEST_SUFFIX, len(s.rstrip(".")))
+    m = _SUFFIX_RE.search(s, start if start > 0 else 0)
+    return len(m.group()) if m else 0
+
+
+def _is_url(s: str) -> bool:
+    """``_URL_RE.match(s)``: every form it knows has a "." or a ":"."""
+    return ("." in s or ":" in s) and _URL_RE.match(s) is not None
+
+
 def _split_chunk(chunk: str, out: list[str]) -> None:
     if _fast_split(chunk, out):
         return
@@ -168,7 +194,7 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
     s = chunk
     last = -1
     while s and len(s) != last:
-        if _URL_RE.match(s) or _special(s) is not None:
+        if _is_url(s) or _special(s) is not None:
             break
         last = len(s)
         pre = _PREFIX_RE.match(s)
@@ -177,8 +203,7 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
             prefixes.append(s[:pre_len])
             s = s[pre_len:]
             break
-        suf = _SUFFIX_RE.search(s[pre_len:])
-        suf_len = len(suf.group()) if suf else 0
+        suf_len = _suffix_len(s[pre_len:])
         if suf_len and s[:-suf_len] and _special(s[:-suf_len]) is not None:
             suffixes.append(s[-suf_len:])
             s = s[:-suf_len]
@@ -198,7 +223,7 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
         special = _special(s)
         if special is not None:
             out.extend(special)
-        elif _URL_RE.match(s):
+        elif _is_url(s):
             out.append(s)
         else:
             start = 0
@@ -215,9 +240,11 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
 
 
 # A chunk's split (a regex pass for "said," "(see" "os.path.join()", a case fold for plain words) repeats across
-# documents as words do: it is remembered per process (a pure function of the chunk; cleared when full). Only
-# word-sized chunks: a 200k-character blob would pin its text in every worker and never repeat.
-_CHUNK_CACHE: dict[str, tuple[str, ...]] = {}
+# documents as words do: it is remembered per process (a pure function of the chunk; cleared when full), with
+# its word tokens (those with a letter or digit) and their lower case, so a document's views are joined from
+# remembered pieces instead of testing and lowering every token again. Only word-sized chunks: a 200k-character
+# blob would pin its text in every worker and never repeat.
+_CHUNK_CACHE: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
 _CHUNK_CACHE_SIZE = 200_000
 _CACHED_CHUNK_CHARS = 64
 
@@ -230,19 +257,25 @@ def _split(chunk: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _split_cached(chunk: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(tokens, word tokens, word tokens in lower case) of one whitespace-free chunk."""
+    entry = _CHUNK_CACHE.get(chunk)
+    if entry is None:
+        tokens = _split(chunk)
+        content = tuple(w for w in tokens if w[0].isalnum() or is_word(w))
+        entry = (tokens, content, tuple(w.lower() for w in content))
+        if len(chunk) <= _CACHED_CHUNK_CHARS:
+            if len(_CHUNK_CACHE) >= _CHUNK_CACHE_SIZE:
+                _CHUNK_CACHE.clear()
+            _CHUNK_CACHE[chunk] = entry
+    return entry
+
+
 def words(text: str) -> list[str]:
     """Word tokens of ``text``, punctuation tokens included, as spaCy's English tokenizer splits them."""
     out: list[str] = []
-    cache = _CHUNK_CACHE
     for chunk in text.split():
-        tokens = cache.get(chunk)
-        if tokens is None:
-            tokens = _split(chunk)
-            if len(chunk) <= _CACHED_CHUNK_CHARS:
-                if len(cache) >= _CHUNK_CACHE_SIZE:
-                    cache.clear()
-                cache[chunk] = tokens
-        out += tokens
+        out += _split_cached(chunk)[0]
     return out
 
 
@@ -295,19 +328,38 @@ class TextView:
     def line_words(self) -> list[list[str]]:
         """The word tokens of each line of ``splitlines``; together they are ``words`` (every line break is
         whitespace to ``str.split``), so C4's per-line sentence count tokenizes nothing twice."""
-        return [words(line) for line in self.splitlines]
+        return self._tokens[0]
 
     @cached_property
     def words(self) -> list[str]:
-        return [w for line in self.line_words for w in line]
+        return list(chain.from_iterable(self.line_words))
 
     @cached_property
     def content_words(self) -> list[str]:
-        return [w for w in self.words if w[0].isalnum() or is_word(w)]
+        """The tokens with a letter or digit (``is_word``)."""
+        return self._tokens[1]
 
     @cached_property
     def lower_words(self) -> list[str]:
-        return [w.lower() for w in self.content_words]
+        """``content_words`` in lower case."""
+        return self._tokens[2]
+
+    @cached_property
+    def _tokens(self) -> tuple[list[list[str]], list[str], list[str]]:
+        # One pass over the chunks: each chunk's remembered pieces joined into the three views.
+        cache, split = _CHUNK_CACHE, _split_cached
+        lines: list[list[str]] = []
+        content: list[str] = []
+        lower: list[str] = []
+        for line in self.splitlines:
+            tokens: list[str] = []
+            for chunk in line.split():
+                entry = cache.get(chunk) or split(chunk)
+                tokens += entry[0]
+                content += entry[1]
+                lower += entry[2]
+            lines.append(tokens)
+        return lines, content, lower
 
     @cached_property
     def splitlines(self) -> list[str]:

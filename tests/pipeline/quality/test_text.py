@@ -1,0 +1,60 @@
+"""The tokenizer's fast paths split every chunk as the frozen reference does (reference_tokenizer.py)."""
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corpusforge.pipeline.quality import text
+from corpusforge.pipeline.sample import generate, texts
+from tests.pipeline.quality import reference_tokenizer as reference
+
+# Pieces that reach each special case and each prefix / suffix / infix rule, glued in random orders.
+PIECES = ["a", "Word", "the", "x", "3", "42", "3.5", ".", "..", "...", "…", ",", ";", ":", "!", "?", "'", "’", "\"", "“",
+          "”", "(", ")", "[", "]", "{", "}", "<", ">", "_", "*", "#", "&", "-", "--", "—", "–", "~", "/", "=", "+", "^",
+          "$", "€", "£", "°", "°C", "%", "km", "km/h", "mbar", "'s", "’S", "n't", "'re", "'ll", "Don", "don't", "can't",
+          "won’t", "cannot", "Dont", "DONT", "id", "Im", "shouldnt", "e.g.", "i.e.", "Mr.", "U.S.", "vs.", "etc.",
+          "A.", "AB.", ":)", ":-(", "<3", "xD", "^_^", "http://", "https://a.b/c?d=e", "www.", "example", ".com",
+          "a@b.co", "@", "ß", "é", "İ", "Я", "я", "ω", "½", "²", "\u0301", "@me", "os.path", "f(x)", "a[1]"]
+
+
+def _same(t: str) -> None:
+    assert text.words(t) == reference.words(t), t
+
+
+def _sample_chunks() -> list[str]:
+    rng = random.Random(0)
+    docs = generate._paragraphs()[:1500] + texts.junk_pages(rng) + [t for _, t in texts.FOREIGN] + texts.BOILERPLATE
+    return sorted({chunk for doc in docs for chunk in doc.split()})
+
+
+def test_every_sample_chunk_splits_as_the_reference():
+    chunks = _sample_chunks()
+    assert len(chunks) > 1000
+    for chunk in chunks:
+        text._CHUNK_CACHE.pop(chunk, None)  # split now, not remembered from an earlier test
+        _same(chunk)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chunk=st.lists(st.sampled_from(PIECES), min_size=1, max_size=12).map("".join))
+def test_glued_pieces_split_as_the_reference(chunk):
+    text._CHUNK_CACHE.pop(chunk, None)
+    _same(chunk)
+
+
+@settings(max_examples=500, deadline=None)
+@given(chunk=st.text(min_size=1, max_size=30))
+def test_random_unicode_splits_as_the_reference(chunk):
+    text._CHUNK_CACHE.clear()
+    _same(chunk)
+
+
+def test_hand_picked_splits():
+    assert text.words("(see os.path.join(), e.g. here...)") == ["(", "see", "os.path.join", "(", ")", ",", "e.g.", "here",
+                                                             "...", ")"]
+    assert text.words("It costs 5km/h... Don't! U.S. 3.5%") == ["It", "costs", "5", "km/h", "...", "Do", "n't", "!",
+                                                                "U.S.", "3.5", "%"]
+    # a URL keeps what follows it up to the next space, as spaCy's URL match does
+    assert text.words("well-known: http://a.b/c, cannot") == ["well", "-", "known", ":", "http://a.b/c,", "can", "not"]
