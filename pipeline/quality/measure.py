@@ -12,14 +12,14 @@ tie-breaks), so ``decide`` gives the same reason; ``tests/pipeline/quality/test_
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any
 
 from corpusforge.pipeline.quality.config import FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig
 from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, BOILERPLATE_HINTS, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS, FINEWEB_STOP, GOPHER_STOP_WORDS,
     LETTER_RE, LINES_RE, LOREM_WORDS, MOJIBAKE_RE, NAV_LINE_RE, PARAGRAPH_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE,
-    TextView, base_language, count_sentences, duplicated_ngram_chars, find_duplicates, stop_words_for,
+    TextView, base_language, count_sentences, find_duplicates, greedy_duplicated_chars, most_common_ngram,
+    repeated_ngrams, stop_words_for,
 )
 
 Values = dict[str, Any]
@@ -43,16 +43,17 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     non_space = len("".join(t.split()))  # str.split's whitespace is the regex's \s
     # In ASCII, LETTER_RE's [^\W\d_] is exactly the letters: counted in C by deleting every other byte.
     letters = len(t.encode("ascii").translate(None, _ASCII_NON_LETTERS)) if ascii_text else LETTER_RE.subn("", t)[1]
-    lower_words = view.lower_words
-    n = len(lower_words)
-    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(map(LOREM_WORDS.__contains__, lower_words)) / n >= 0.15)
+    n = len(view.lower_words)
+    counts = view.lower_word_counts  # per distinct word: the loops below visit each word once, not each token
+    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(counts[w] for w in LOREM_WORDS.intersection(counts)) / n >= 0.15)
     boiler = boilerplate_chars(view)
     urls = 0
     if n and ("@" in t or "http" in t or "www." in t):
         urls = sum(1 for w in view.words if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
     starts = SENTENCE_START_FAST_RE.findall(t)
     stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
-    counts = Counter(w for w in lower_words if len(w) > 2 and w not in stop and not w.isdigit())
+    # The most frequent word that is not a stop word, a number or short: the first such in descending count order.
+    top_word_count = next((c for w, c in counts.most_common() if len(w) > 2 and w not in stop and not w.isdigit()), 0)
     return {
         "empty": False,
         "mojibake_fraction": bad / len(t),
@@ -63,7 +64,7 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         "sentence_starts": len(starts),
         "lowercase_start_fraction": sum(1 for c in starts if c.islower()) / len(starts) if starts else 0.0,
         "n_words": n,
-        "top_word_count": counts.most_common(1)[0][1] if counts else 0,
+        "top_word_count": top_word_count,
     }
 
 
@@ -81,9 +82,20 @@ def boilerplate_chars(view: TextView) -> int:
     for line in view.splitlines:
         lower = line.lower() if hints else ""
         hinted = hints and any(h in lower for h in hints)
-        if (BOILERPLATE_RE.search(line) if hinted else NAV_LINE_RE.match(line)):
+        if hinted:
+            hit = BOILERPLATE_RE.search(line)
+        else:  # a navigation line's first non-space character starts one of its words or is a digit
+            first = line.lstrip()[:1]
+            hit = (first in _NAV_FIRST or first.isdecimal()) and NAV_LINE_RE.match(line)
+        if hit:
             total += len(line) + 1
     return total
+
+
+# The first letters of NAV_LINE's words (home, menu, search, login, register, contact, about, faq, next, previous,
+# back to top, read more, cart, my account, comments), either case: the texts that reach the check hold none
+# of the four characters that IGNORECASE also folds to ASCII letters.
+_NAV_FIRST = frozenset("hmslrcafnpbHMSLRCAFNPB")
 
 
 JUNK_FIELDS = ("empty", "mojibake_fraction", "non_letter_fraction", "lorem_ipsum", "boilerplate_fraction",
@@ -119,9 +131,10 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         if stop is None:
             values["stop_words_known"] = False
         else:
-            lower = view.lower_words
-            values["n_stop_words"] = len(stop.intersection(lower))
-            values["stop_word_fraction"] = sum(map(stop.__contains__, lower)) / len(lower) if lower else None
+            counts = view.lower_word_counts
+            present = stop.intersection(counts)
+            values["n_stop_words"] = len(present)
+            values["stop_word_fraction"] = sum(counts[w] for w in present) / len(view.lower_words) if counts else None
     else:  # the paper: Gopher's 8 English words, case-sensitive, for every document
         stop = GOPHER_STOP_WORDS | frozenset(cfg.stop_words.get("en", ()))
         values["n_stop_words"] = len(stop.intersection(all_words))
@@ -147,17 +160,14 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
     values["dup_line_frac"], values["dup_line_char_frac"] = dup / len(lines), dup_chars / n_chars
     ws = view.content_words if cfg.ngram_words_only else view.words
     values["n_content_words"] = len(view.content_words)
+    repeats = repeated_ngrams(ws, max(top_ns + dup_ns)) if top_ns or dup_ns else []  # once for both rules' n
     for n in top_ns:
         if len(ws) >= n:
-            gram, count = Counter(zip(*(ws[i:] for i in range(n)))).most_common(1)[0]
+            gram, count = most_common_ngram(ws, n, *repeats[n - 1])
             values[f"top_{n}gram_count"] = count
             values[f"top_{n}gram_char_frac"] = (sum(map(len, gram)) + n - 1) * count / n_chars
-    repeats = True
-    for n in dup_ns:  # ascending: without a repeated n-gram there is no repeated longer one either
-        if repeats:
-            grams = list(zip(*(ws[i:] for i in range(n))))
-            repeats = len(set(grams)) != len(grams)
-        values[f"dup_{n}gram_char_frac"] = duplicated_ngram_chars(ws, n, grams) / n_chars if repeats else 0.0
+    for n in dup_ns:
+        values[f"dup_{n}gram_char_frac"] = greedy_duplicated_chars(n, *repeats[n - 1]) / n_chars
     return values
 
 

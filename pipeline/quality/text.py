@@ -7,6 +7,7 @@ that the published rules give the same answers, at a fraction of the cost.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from functools import cached_property
 from itertools import chain
 from typing import TYPE_CHECKING
@@ -345,6 +346,11 @@ class TextView:
         return self._tokens[2]
 
     @cached_property
+    def lower_word_counts(self) -> Counter[str]:
+        """How often each of ``lower_words`` occurs (counted in C), in first-occurrence order."""
+        return Counter(self.lower_words)
+
+    @cached_property
     def _tokens(self) -> tuple[list[list[str]], list[str], list[str]]:
         # One pass over the chunks: each chunk's remembered pieces joined into the three views.
         cache, split = _CHUNK_CACHE, _split_cached
@@ -464,6 +470,50 @@ def duplicated_ngram_chars(ws: list[str], n: int, grams: list[tuple[str, ...]] |
         else:
             seen.add(gram)
             idx += 1
+    return repeated
+
+
+def repeated_ngrams(ws: list[str], max_n: int) -> list[tuple[list[int], list[tuple[str, ...]]]]:
+    """For n = 1 .. max_n (index n - 1): the start positions of the word n-grams of ``ws`` that occur more than
+    once, ascending, and those n-grams. An n-gram repeats only where the (n-1)-grams at its start and one word
+    later both repeat, so each n builds n-grams only at those positions (in prose, few past n = 2) instead of at
+    every word."""
+    counts = Counter(ws)
+    positions = [p for p, w in enumerate(ws) if counts[w] > 1]
+    found = [(positions, [(ws[p],) for p in positions])]
+    for n in range(2, max_n + 1):
+        starts = set(positions)
+        candidates = [p for p in positions if p + 1 in starts]
+        grams = [tuple(ws[p:p + n]) for p in candidates]
+        counts = Counter(grams)
+        kept = [(p, g) for p, g in zip(candidates, grams) if counts[g] > 1]
+        positions = [p for p, _ in kept]
+        found.append((positions, [g for _, g in kept]))
+    return found
+
+
+def most_common_ngram(ws: list[str], n: int, positions: list[int], grams: list[tuple[str, ...]]) -> tuple[tuple[str, ...], int]:
+    """``Counter(all n-grams of ws).most_common(1)[0]`` from the repeated ones (``repeated_ngrams``): the most
+    frequent, the earliest first on ties; with no repeat every count is 1 and the first n-gram wins."""
+    if not grams:
+        return tuple(ws[:n]), 1
+    return Counter(grams).most_common(1)[0]
+
+
+def greedy_duplicated_chars(n: int, positions: list[int], grams: list[tuple[str, ...]]) -> int:
+    """``duplicated_ngram_chars(ws, n)`` from the repeated n-grams alone: the scan it does visits every position,
+    but at a position whose n-gram occurs once it only moves on by one word, so only these positions decide."""
+    seen: set[tuple[str, ...]] = set()
+    repeated = end = 0
+    for p, gram in zip(positions, grams):
+        if p < end:  # inside a repeat just counted: the scan skipped it
+            continue
+        if gram in seen:
+            repeated += sum(map(len, gram))
+            end = p + n
+        else:
+            seen.add(gram)
+            end = p + 1
     return repeated
 
 

@@ -58,3 +58,29 @@ def test_hand_picked_splits():
                                                                 "U.S.", "3.5", "%"]
     # a URL keeps what follows it up to the next space, as spaCy's URL match does
     assert text.words("well-known: http://a.b/c, cannot") == ["well", "-", "known", ":", "http://a.b/c,", "can", "not"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(ws=st.lists(st.sampled_from(["a", "b", "c", "the", "dd", "é"]), max_size=80), max_n=st.integers(1, 8))
+def test_repeated_ngrams_give_the_counts_of_every_ngram(ws, max_n):
+    """The top n-gram and the greedy duplicated characters, from repeated positions only, equal those from all
+    n-grams (Counter over every n-gram; duplicated_ngram_chars' full scan)."""
+    from collections import Counter
+
+    repeats = text.repeated_ngrams(ws, max_n)
+    for n in range(1, max_n + 1):
+        grams = list(zip(*(ws[i:] for i in range(n))))
+        assert repeats[n - 1][1] == [g for g in grams if grams.count(g) > 1]
+        if grams:
+            assert text.most_common_ngram(ws, n, *repeats[n - 1]) == Counter(grams).most_common(1)[0]
+        assert text.greedy_duplicated_chars(n, *repeats[n - 1]) == text.duplicated_ngram_chars(ws, n)
+
+
+def test_repeated_ngrams_hand_picked():
+    ws = "a b a b a b c".split()
+    positions, grams = text.repeated_ngrams(ws, 2)[1]
+    assert positions == [0, 1, 2, 3, 4] and grams == [("a", "b"), ("b", "a"), ("a", "b"), ("b", "a"), ("a", "b")]
+    assert text.most_common_ngram(ws, 2, positions, grams) == (("a", "b"), 3)
+    # the scan: a b (new), b a (new), a b (repeat: +2, skip to 4), a b (repeat: +2, skip to 6)
+    assert text.greedy_duplicated_chars(2, positions, grams) == 4
+    assert text.most_common_ngram(["x", "y", "z"], 2, [], []) == (("x", "y"), 1)  # no repeat: the first n-gram
