@@ -120,8 +120,7 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         "n_lines": len(lines),
         "bullet_lines_fraction": sum(1 for s in lines if s.lstrip().startswith(("•", "-"))) / len(lines),
         "ellipsis_lines_fraction": sum(1 for s in lines if s.rstrip().endswith(("...", "…"))) / len(lines),
-        "alpha_words_fraction": (sum(1 for w in pool if w.isalpha() or any(c.isalpha() for c in w)) / len(pool)
-                                 if pool else None),
+        "alpha_words_fraction": view.n_letter_words / len(pool) if pool else None,  # letters are in content words
         "stop_words_known": True,
         "n_stop_words": 0,
         "stop_word_fraction": None,

@@ -10,6 +10,7 @@ import re
 from collections import Counter
 from functools import cached_property
 from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -241,11 +242,12 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
 
 
 # A chunk's split (a regex pass for "said," "(see" "os.path.join()", a case fold for plain words) repeats across
-# documents as words do: it is remembered per process (a pure function of the chunk; cleared when full), with
-# its word tokens (those with a letter or digit) and their lower case, so a document's views are joined from
-# remembered pieces instead of testing and lowering every token again. Only word-sized chunks: a 200k-character
-# blob would pin its text in every worker and never repeat.
-_CHUNK_CACHE: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+# documents as words do: it is remembered per process (a pure function of the chunk; cleared when full) with its
+# word tokens (those with a letter or digit), their lower case and how many hold a letter, so a document's views
+# are joined from remembered pieces instead of testing every token again. Only word-sized chunks: a
+# 200k-character blob would pin its text in every worker and never repeat.
+Chunk = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], int]
+_CHUNK_CACHE: dict[str, Chunk] = {}
 _CHUNK_CACHE_SIZE = 200_000
 _CACHED_CHUNK_CHARS = 64
 
@@ -258,13 +260,17 @@ def _split(chunk: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _split_cached(chunk: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(tokens, word tokens, word tokens in lower case) of one whitespace-free chunk."""
+_HAS_ALNUM = re.compile(r"[^\W_]").search  # is_word: \w is a letter, a digit or "_"
+
+
+def _split_cached(chunk: str) -> Chunk:
+    """(tokens, word tokens, word tokens in lower case, tokens with a letter) of one whitespace-free chunk."""
     entry = _CHUNK_CACHE.get(chunk)
     if entry is None:
         tokens = _split(chunk)
-        content = tuple(w for w in tokens if w[0].isalnum() or is_word(w))
-        entry = (tokens, content, tuple(w.lower() for w in content))
+        content = tuple(filter(_HAS_ALNUM, tokens))
+        letters = sum(1 for w in content if w.isalpha() or any(c.isalpha() for c in w))  # a letter is alphanumeric
+        entry = (tokens, content, tuple(w.lower() for w in content), letters)
         if len(chunk) <= _CACHED_CHUNK_CHARS:
             if len(_CHUNK_CACHE) >= _CHUNK_CACHE_SIZE:
                 _CHUNK_CACHE.clear()
@@ -328,22 +334,27 @@ class TextView:
     @cached_property
     def line_words(self) -> list[list[str]]:
         """The word tokens of each line of ``splitlines``; together they are ``words`` (every line break is
-        whitespace to ``str.split``), so C4's per-line sentence count tokenizes nothing twice."""
-        return self._tokens[0]
+        whitespace to ``str.split``). Only C4's per-line sentence count needs them; the chunks are remembered."""
+        return [list(chain.from_iterable(map(itemgetter(0), chunks))) for chunks in self._line_chunks]
 
     @cached_property
     def words(self) -> list[str]:
-        return list(chain.from_iterable(self.line_words))
+        return list(chain.from_iterable(map(itemgetter(0), self._chunks)))
 
     @cached_property
     def content_words(self) -> list[str]:
         """The tokens with a letter or digit (``is_word``)."""
-        return self._tokens[1]
+        return list(chain.from_iterable(map(itemgetter(1), self._chunks)))
 
     @cached_property
     def lower_words(self) -> list[str]:
         """``content_words`` in lower case."""
-        return self._tokens[2]
+        return list(chain.from_iterable(map(itemgetter(2), self._chunks)))
+
+    @cached_property
+    def n_letter_words(self) -> int:
+        """How many tokens hold a letter (``any(c.isalpha() for c in w)``); all are in ``content_words``."""
+        return sum(map(itemgetter(3), self._chunks))
 
     @cached_property
     def lower_word_counts(self) -> Counter[str]:
@@ -351,21 +362,14 @@ class TextView:
         return Counter(self.lower_words)
 
     @cached_property
-    def _tokens(self) -> tuple[list[list[str]], list[str], list[str]]:
-        # One pass over the chunks: each chunk's remembered pieces joined into the three views.
-        cache, split = _CHUNK_CACHE, _split_cached
-        lines: list[list[str]] = []
-        content: list[str] = []
-        lower: list[str] = []
-        for line in self.splitlines:
-            tokens: list[str] = []
-            for chunk in line.split():
-                entry = cache.get(chunk) or split(chunk)
-                tokens += entry[0]
-                content += entry[1]
-                lower += entry[2]
-            lines.append(tokens)
-        return lines, content, lower
+    def _line_chunks(self) -> list[list[Chunk]]:
+        # Each chunk's remembered pieces (``_split_cached``), line by line, looked up once; the views join them in C.
+        get, split = _CHUNK_CACHE.get, _split_cached
+        return [[get(chunk) or split(chunk) for chunk in line.split()] for line in self.splitlines]
+
+    @cached_property
+    def _chunks(self) -> list[Chunk]:
+        return list(chain.from_iterable(self._line_chunks))
 
     @cached_property
     def splitlines(self) -> list[str]:
