@@ -16,10 +16,10 @@ from typing import Any
 
 from corpusforge.pipeline.quality.config import FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig
 from corpusforge.pipeline.quality.text import (
-    ALL_STOP_WORDS, BOILERPLATE_HINTS, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS, FINEWEB_STOP, GOPHER_STOP_WORDS,
-    LETTER_RE, LINES_RE, LOREM_WORDS, MOJIBAKE_RE, NAV_LINE_RE, PARAGRAPH_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE,
-    TextView, base_language, count_sentences, find_duplicates, greedy_duplicated_chars, most_common_ngram,
-    repeated_ngrams, stop_words_for,
+    ALL_STOP_WORDS, BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
+    FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LINES_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
+    NAV_LINE_RE, PARAGRAPH_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language,
+    count_sentences, find_duplicates, greedy_duplicated_chars, most_common_ngram, repeated_ngrams, stop_words_for,
 )
 
 Values = dict[str, Any]
@@ -72,22 +72,20 @@ _ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
 
 
 def boilerplate_chars(view: TextView) -> int:
-    """Characters (+1 per line) in lines BOILERPLATE_RE finds something in, searching only the lines that can
-    match (see BOILERPLATE_HINTS): the whole regex tried at every position of every line was half the junk rules' time."""
+    """Characters (+1 per line) in lines BOILERPLATE_RE finds something in, trying each of its parts only where it
+    can match (see BOILERPLATE_PHRASE_HINTS): the whole regex tried at every position of every line was half the
+    junk rules' time."""
     t = view.text
     if not t.isascii() and not CASE_FOLDS_TO_ASCII.isdisjoint(t):
         return sum(len(line) + 1 for line in view.splitlines if BOILERPLATE_RE.search(line))
-    hints = [h for h in BOILERPLATE_HINTS if h in view.lower_text]
+    hints = [h for h in BOILERPLATE_PHRASE_HINTS if h in view.lower_text]
+    menus = any(c in t for c in MENU_SEPARATORS)
     total = 0
     for line in view.splitlines:
-        lower = line.lower() if hints else ""
-        hinted = hints and any(h in lower for h in hints)
-        if hinted:
-            hit = BOILERPLATE_RE.search(line)
-        else:  # a navigation line's first non-space character starts one of its words or is a digit
-            first = line.lstrip()[:1]
-            hit = (first in _NAV_FIRST or first.isdecimal()) and NAV_LINE_RE.match(line)
-        if hit:
+        first = line.lstrip()[:1]  # a navigation line starts with one of its words' letters or a digit
+        if ((hints and any(h in line.lower() for h in hints) and BOILERPLATE_PHRASES_RE.search(line))
+                or ((first in _NAV_FIRST or first.isdecimal()) and NAV_LINE_RE.match(line))
+                or (menus and MENU_LINE_RE.match(line))):
             total += len(line) + 1
     return total
 

@@ -542,7 +542,7 @@ LOREM_WORDS = frozenset(
 # A line that is only a navigation word: Home, Log in, Back to top |, 12 comments.
 NAV_LINE = (r"^\s*(?:home|menu|search|login|log in|sign in|sign up|register|contact(?: us)?|about(?: us)?|faq|help|"
             r"next|previous|back to top|read more|more|cart|my account|(?:\d+ )?comments?)\s*[|»›>·•:]?\s*$")
-BOILERPLATE_RE = re.compile(
+BOILERPLATE_PHRASES = (
     r"\b(?:we|this (?:site|website)|our (?:site|website)) uses? cookies\b|\bcookies? (?:policy|settings|preferences|consent)"
     r"|\baccept (?:all )?cookies\b|\buse of cookies\b|\bprivacy (?:policy|settings|notice)\b|\bterms (?:of|and) (?:use|service|conditions)\b"
     r"|\ball rights reserved\b|©|\bcopyright \d{4}|\bsubscribe to (?:our|the) newsletter\b|\bsign up for (?:our|the) newsletter\b"
@@ -551,24 +551,29 @@ BOILERPLATE_RE = re.compile(
     r"|\bwir verwenden cookies\b|\bdatenschutz(?:erklärung)?\b|\bimpressum\b|\bcookies akzeptieren\b"
     r"|\bnous utilisons des cookies\b|\bpolitique de confidentialité\b|\bmentions légales\b|\baccepter les cookies\b"
     r"|\butilizamos cookies\b|\bpolítica de (?:privacidad|cookies)\b|\baviso legal\b|\baceptar (?:las )?cookies\b"
-    r"|" + NAV_LINE +
-    r"|^(?:[^\n|»›·•]{1,30}[|»›·•]){2,}[^\n|»›·•]{0,30}$",  # menu lines: Home | About | Contact
-    re.IGNORECASE | re.MULTILINE,
 )
+MENU_LINE = r"^(?:[^\n|»›·•]{1,30}[|»›·•]){2,}[^\n|»›·•]{0,30}$"  # menu lines: Home | About | Contact
+BOILERPLATE_RE = re.compile(BOILERPLATE_PHRASES + r"|" + NAV_LINE + r"|" + MENU_LINE, re.IGNORECASE | re.MULTILINE)
 NAV_LINE_RE = re.compile(NAV_LINE, re.IGNORECASE | re.MULTILINE)
+# BOILERPLATE_RE's three parts on their own (it finds something in a line where one of them does): the phrases
+# need a hint (BOILERPLATE_PHRASE_HINTS), the other two can only match at a line's start.
+BOILERPLATE_PHRASES_RE = re.compile(BOILERPLATE_PHRASES, re.IGNORECASE | re.MULTILINE)
+MENU_LINE_RE = re.compile(MENU_LINE, re.IGNORECASE | re.MULTILINE)
 # A sentence end (not an abbreviation like "e.g." or "Mr.") and the first letter of the next word.
 SENTENCE_START_RE = re.compile(r"(?<![.\s][^\W\d_])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al))(?<!\betc)(?<!\bMrs)(?<!\bz\.B)(?<!\bd\.h)[.!?]\s+[\"'“‘«(]?([^\W\d_])")
 URL_TOKEN_RE = re.compile(r"(?:https?://|www\.)|@[\w-]+\.")
 
 # Faster equivalents of the patterns above, for ``measure.py`` (the test of measure against the reference rules
 # checks that they agree):
-# - BOILERPLATE_RE's alternatives each need one of BOILERPLATE_HINTS in the line (compared in lower case), except
-#   NAV_LINE, which can only match at the line's start: a line without a hint needs only NAV_LINE_RE.match. Lower
-#   case is exact for the regex's IGNORECASE except for four characters it also matches to ASCII letters
+# - BOILERPLATE_RE finds something in a line where its phrases do (each needs one of BOILERPLATE_PHRASE_HINTS in
+#   the line, compared in lower case), or NAV_LINE or MENU_LINE match at the line's start (MENU_LINE only where
+#   the text has a separator): searching the whole regex in every line with a "|" (tables) cost ~50 us a line.
+#   Lower case is exact for the regex's IGNORECASE except for four characters it also matches to ASCII letters
 #   (İ ı ſ K); a text holding one takes the slow path.
-BOILERPLATE_HINTS = ("cookie", "privacy", "terms", "rights reserved", "©", "copyright", "newsletter", "javascript",
-                     "browser", "skip to", "follow us", "share", "datenschutz", "impressum", "confidentialit",
-                     "mentions", "política", "aviso legal", "|", "»", "›", "·", "•")
+BOILERPLATE_PHRASE_HINTS = ("cookie", "privacy", "terms", "rights reserved", "©", "copyright", "newsletter", "javascript",
+                            "browser", "skip to", "follow us", "share", "datenschutz", "impressum", "confidentialit",
+                            "mentions", "política", "aviso legal")
+MENU_SEPARATORS = ("|", "»", "›", "·", "•")  # MENU_LINE needs two of them
 CASE_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
 # SENTENCE_START_RE with the end mark first and the look-behinds moved after it (each one character wider), so
 # the engine scans for . ! ? instead of testing six look-behinds at every position.
