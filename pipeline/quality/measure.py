@@ -19,7 +19,7 @@ from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
     FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LINES_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
     NAV_LINE_RE, PARAGRAPH_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language,
-    count_sentences, find_duplicates, greedy_duplicated_chars, most_common_ngram, repeated_ngrams, stop_words_for,
+    count_duplicates, count_sentences, greedy_duplicated_chars, most_common_ngram, repeated_ngrams, stop_words_for,
 )
 
 Values = dict[str, Any]
@@ -150,21 +150,21 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
         return values
     n_chars = len(t)
     paragraphs = PARAGRAPH_RE.split(t.strip())
-    dup, dup_chars = find_duplicates(paragraphs)
+    dup, dup_chars = count_duplicates(paragraphs)
     values["dup_para_frac"], values["dup_para_char_frac"] = dup / len(paragraphs), dup_chars / n_chars
     lines = LINES_RE.split(t)
-    dup, dup_chars = find_duplicates(lines)
+    dup, dup_chars = count_duplicates(lines)
     values["dup_line_frac"], values["dup_line_char_frac"] = dup / len(lines), dup_chars / n_chars
     ws = view.content_words if cfg.ngram_words_only else view.words
     values["n_content_words"] = len(view.content_words)
-    repeats = repeated_ngrams(ws, max(top_ns + dup_ns)) if top_ns or dup_ns else []  # once for both rules' n
+    repeats = repeated_ngrams(ws, set(top_ns + dup_ns))  # once for both rules' n
     for n in top_ns:
         if len(ws) >= n:
-            gram, count = most_common_ngram(ws, n, *repeats[n - 1])
+            gram, count = most_common_ngram(ws, n, *repeats[n])
             values[f"top_{n}gram_count"] = count
             values[f"top_{n}gram_char_frac"] = (sum(map(len, gram)) + n - 1) * count / n_chars
     for n in dup_ns:
-        values[f"dup_{n}gram_char_frac"] = greedy_duplicated_chars(n, *repeats[n - 1]) / n_chars
+        values[f"dup_{n}gram_char_frac"] = greedy_duplicated_chars(n, *repeats[n]) / n_chars
     return values
 
 
@@ -206,7 +206,7 @@ def measure_fineweb(view: TextView, cfg: FineWebConfig) -> Values:
         "n_lines": len(lines),
         "line_punct_ratio": ended / len(lines),
         "short_line_ratio": sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines),
-        "char_dup_ratio": find_duplicates(lines)[1] / chars if chars else 0.0,
+        "char_dup_ratio": count_duplicates(lines)[1] / chars if chars else 0.0,
         "newline_word_ratio": newlines / n_words if n_words else (float("inf") if newlines else 0.0),
     }
 

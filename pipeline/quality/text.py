@@ -477,23 +477,33 @@ def duplicated_ngram_chars(ws: list[str], n: int, grams: list[tuple[str, ...]] |
     return repeated
 
 
-def repeated_ngrams(ws: list[str], max_n: int) -> list[tuple[list[int], list[tuple[str, ...]]]]:
-    """For n = 1 .. max_n (index n - 1): the start positions of the word n-grams of ``ws`` that occur more than
-    once, ascending, and those n-grams. An n-gram repeats only where the (n-1)-grams at its start and one word
-    later both repeat, so each n builds n-grams only at those positions (in prose, few past n = 2) instead of at
-    every word."""
+def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, tuple[list[int], list[tuple[str, ...]]]]:
+    """For each n of ``ns``: the start positions of the word n-grams of ``ws`` that occur more than once, ascending,
+    and those n-grams. An n-gram repeats only where the (n-1)-grams at its start and one word later both repeat,
+    so each n builds n-grams only at those positions (in prose, few past n = 2) instead of at every word."""
     counts = Counter(ws)
     positions = [p for p, w in enumerate(ws) if counts[w] > 1]
-    found = [(positions, [(ws[p],) for p in positions])]
-    for n in range(2, max_n + 1):
-        starts = set(positions)
-        candidates = [p for p in positions if p + 1 in starts]
-        grams = [tuple(ws[p:p + n]) for p in candidates]
-        counts = Counter(grams)
-        kept = [(p, g) for p, g in zip(candidates, grams) if counts[g] > 1]
-        positions = [p for p, _ in kept]
-        found.append((positions, [g for _, g in kept]))
+    found = {1: (positions, [(ws[p],) for p in positions])} if 1 in ns else {}
+    for n in range(2, max(ns, default=0) + 1):
+        if positions:  # without a repeated n-gram there is no repeated longer one
+            starts = set(positions)
+            candidates = [p for p in positions if p + 1 in starts]
+            grams = [tuple(ws[p:p + n]) for p in candidates]
+            counts = Counter(grams)
+            kept = [(p, g) for p, g in zip(candidates, grams) if counts[g] > 1]
+            positions = [p for p, _ in kept]
+        else:
+            kept = []
+        if n in ns:
+            found[n] = (positions, [g for _, g in kept])
     return found
+
+
+def count_duplicates(items: list[str]) -> tuple[int, int]:
+    """``find_duplicates`` counted in C: every occurrence after an item's first is what the items and their
+    characters hold beyond the distinct items'."""
+    distinct = set(items)
+    return len(items) - len(distinct), sum(map(len, items)) - sum(map(len, distinct))
 
 
 def most_common_ngram(ws: list[str], n: int, positions: list[int], grams: list[tuple[str, ...]]) -> tuple[tuple[str, ...], int]:
