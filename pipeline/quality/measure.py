@@ -19,7 +19,7 @@ from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
     FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LINES_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
     NAV_LINE_RE, PARAGRAPH_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language,
-    count_duplicates, count_sentences, greedy_duplicated_chars, most_common_ngram, repeated_ngrams, stop_words_for,
+    count_duplicates, greedy_duplicated_chars, most_common_ngram, repeated_ngrams, stop_words_for,
 )
 
 Values = dict[str, Any]
@@ -103,11 +103,11 @@ JUNK_FIELDS = ("empty", "mojibake_fraction", "non_letter_fraction", "lorem_ipsum
 # ------------------------------------------------------------------------------------------------ gopher
 def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -> Values:
     t = view.text
-    all_words, content = view.words, view.content_words
-    n_tokens, n_words = len(all_words), len(content)
+    content = view.content_words
+    n_tokens, n_words = view.n_tokens, len(content)
     base = base_language(lang)
     lines = view.splitlines or [""]
-    pool = all_words if cfg.alpha_ratio_counts_punctuation else content
+    pool_size = n_tokens if cfg.alpha_ratio_counts_punctuation else n_words
     values: Values = {
         "no_space": base in cfg.no_space_languages if base else False,
         "n_words": n_words,
@@ -118,7 +118,7 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         "n_lines": len(lines),
         "bullet_lines_fraction": sum(1 for s in lines if s.lstrip().startswith(("•", "-"))) / len(lines),
         "ellipsis_lines_fraction": sum(1 for s in lines if s.rstrip().endswith(("...", "…"))) / len(lines),
-        "alpha_words_fraction": view.n_letter_words / len(pool) if pool else None,  # letters are in content words
+        "alpha_words_fraction": view.n_letter_words / pool_size if pool_size else None,  # letters: in word tokens
         "stop_words_known": True,
         "n_stop_words": 0,
         "stop_word_fraction": None,
@@ -134,7 +134,7 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
             values["stop_word_fraction"] = sum(counts[w] for w in present) / len(view.lower_words) if counts else None
     else:  # the paper: Gopher's 8 English words, case-sensitive, for every document
         stop = GOPHER_STOP_WORDS | frozenset(cfg.stop_words.get("en", ()))
-        values["n_stop_words"] = len(stop.intersection(all_words))
+        values["n_stop_words"] = len(stop.intersection(view.words))
     return values
 
 
@@ -185,7 +185,7 @@ def measure_c4(view: TextView, bad_words: re.Pattern | None = None) -> Values:
         "lorem_ipsum": "lorem ipsum" in lower,
         "curly_bracket": "{" in t,
         "bad_words": bool(bad_words.search(lower)) if bad_words is not None else None,
-        "n_sentences": sum(count_sentences(line) for line in view.line_words),
+        "n_sentences": view.n_sentences,
     }
 
 
@@ -201,7 +201,7 @@ def measure_fineweb(view: TextView, cfg: FineWebConfig) -> Values:
     else:
         ended = sum(1 for line in lines if line.endswith(stops))
     chars = len(t) - t.count("\n")
-    n_words, newlines = len(view.words), t.count("\n")
+    n_words, newlines = view.n_tokens, t.count("\n")
     return {
         "n_lines": len(lines),
         "line_punct_ratio": ended / len(lines),

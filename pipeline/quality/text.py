@@ -246,7 +246,7 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
 # word tokens (those with a letter or digit), their lower case and how many hold a letter, so a document's views
 # are joined from remembered pieces instead of testing every token again. Only word-sized chunks: a
 # 200k-character blob would pin its text in every worker and never repeat.
-Chunk = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], int]
+Chunk = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], int, str]
 _CHUNK_CACHE: dict[str, Chunk] = {}
 _CHUNK_CACHE_SIZE = 200_000
 _CACHED_CHUNK_CHARS = 64
@@ -263,14 +263,26 @@ def _split(chunk: str) -> tuple[str, ...]:
 _HAS_ALNUM = re.compile(r"[^\W_]").search  # is_word: \w is a letter, a digit or "_"
 
 
+def _sentence_mark(token: str) -> str:
+    """count_sentences' view of a token: E a sentence end, W a word, nothing for the rest."""
+    return "E" if token in SENTENCE_END_TOKENS else "W" if _HAS_ALNUM(token) else ""
+
+
+_NEW_SENTENCE = re.compile("E+W")  # count_sentences: a word after a sentence end (since the last word) starts one
+
+
+def _holds_letter(word: str) -> bool:  # only word tokens can: a letter is alphanumeric
+    return word.isalpha() or any(map(str.isalpha, word))
+
+
 def _split_cached(chunk: str) -> Chunk:
-    """(tokens, word tokens, word tokens in lower case, tokens with a letter) of one whitespace-free chunk."""
+    """(tokens, word tokens, word tokens in lower case, tokens with a letter, sentence marks) of one chunk."""
     entry = _CHUNK_CACHE.get(chunk)
     if entry is None:
         tokens = _split(chunk)
         content = tuple(filter(_HAS_ALNUM, tokens))
-        letters = sum(1 for w in content if w.isalpha() or any(c.isalpha() for c in w))  # a letter is alphanumeric
-        entry = (tokens, content, tuple(w.lower() for w in content), letters)
+        entry = (tokens, content, tuple(map(str.lower, content)), sum(map(_holds_letter, content)),
+                 "".join(map(_sentence_mark, tokens)))
         if len(chunk) <= _CACHED_CHUNK_CHARS:
             if len(_CHUNK_CACHE) >= _CHUNK_CACHE_SIZE:
                 _CHUNK_CACHE.clear()
@@ -350,6 +362,19 @@ class TextView:
     def lower_words(self) -> list[str]:
         """``content_words`` in lower case."""
         return list(chain.from_iterable(map(itemgetter(2), self._chunks)))
+
+    @cached_property
+    def n_tokens(self) -> int:
+        """``len(words)``."""
+        return sum(map(len, map(itemgetter(0), self._chunks)))
+
+    @cached_property
+    def n_sentences(self) -> int:
+        """``sum(count_sentences(line) for line in line_words)``: one sentence per line with a token, and one
+        more at each word after a sentence end, read from the chunks' sentence marks."""
+        lines = self._line_chunks
+        marks = "|".join(["".join(map(itemgetter(4), chunks)) for chunks in lines])
+        return len(lines) - lines.count([]) + len(_NEW_SENTENCE.findall(marks))
 
     @cached_property
     def n_letter_words(self) -> int:

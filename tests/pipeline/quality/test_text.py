@@ -85,3 +85,35 @@ def test_repeated_ngrams_hand_picked():
     # the scan: a b (new), b a (new), a b (repeat: +2, skip to 4), a b (repeat: +2, skip to 6)
     assert text.greedy_duplicated_chars(2, positions, grams) == 4
     assert text.most_common_ngram(["x", "y", "z"], 2, [], []) == (("x", "y"), 1)  # no repeat: the first n-gram
+
+
+def _check_view(t: str) -> None:
+    """Each view and count of TextView against its definition over the reference tokenizer's tokens."""
+    view = text.TextView(t)
+    line_words = [reference.words(line) for line in t.splitlines()]
+    tokens = [w for line in line_words for w in line]
+    content = [w for w in tokens if text.is_word(w)]
+    assert (view.words, view.content_words, view.line_words) == (tokens, content, line_words), t
+    assert view.lower_words == [w.lower() for w in content], t
+    assert view.n_tokens == len(tokens), t
+    assert view.n_letter_words == sum(1 for w in tokens if any(c.isalpha() for c in w)), t
+    assert view.n_sentences == sum(text.count_sentences(line) for line in line_words), t
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(t=st.lists(st.sampled_from(PIECES + [" ", " ", "\n", "\n\n", "!", "?", "。", "\u2028", "\r\n", "x. Y"]),
+                  max_size=40).map("".join))
+def test_view_counts_equal_their_definitions(t):
+    _check_view(t)
+
+
+def test_view_counts_on_the_sample():
+    rng = random.Random(0)
+    docs = generate._paragraphs()[:300] + texts.junk_pages(rng) + [t for _, t in texts.FOREIGN] + texts.BOILERPLATE
+    for doc in docs:
+        _check_view(doc)
+    view = text.TextView("One. Two! three\n. Four ... five\n\nSix?")
+    # line 1: One, then a word after "." and after "!" (3); line 2: ". Four": the line's first, then "Four" after
+    # "." ("..." is no sentence end) (2); the empty line: none; "Six?" (1)
+    assert view.n_sentences == 3 + 2 + 1
+    assert view.n_tokens == 11 and view.n_letter_words == 6
