@@ -195,8 +195,13 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
     suffixes: list[str] = []
     s = chunk
     last = -1
+    # What the loop's top found for the string it last checked, reused below when the loop ends on it unchanged.
+    checked, special, url = None, None, False
     while s and len(s) != last:
-        if _is_url(s) or _special(s) is not None:
+        special = _special(s) if s is not chunk else None  # the chunk itself: checked above
+        url = special is None and _is_url(s)
+        checked = s
+        if url or special is not None:
             break
         last = len(s)
         pre = _PREFIX_RE.match(s)
@@ -222,10 +227,12 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
             s = s[:-suf_len]
     out.extend(prefixes)
     if s:
-        special = _special(s)
+        if s is not checked:
+            special = _special(s)
+            url = special is None and _is_url(s)
         if special is not None:
             out.extend(special)
-        elif _is_url(s):
+        elif url:
             out.append(s)
         else:
             start = 0
