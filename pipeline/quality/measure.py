@@ -17,9 +17,10 @@ from typing import Any
 from corpusforge.pipeline.quality.config import FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig
 from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
-    FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LINES_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
-    NAV_LINE_RE, PARAGRAPH_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language,
-    count_duplicates, greedy_duplicated_chars, most_common_ngram, repeated_ngrams, stop_words_for,
+    FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
+    NAV_LINE_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language,
+    count_duplicates, greedy_duplicated_chars, most_common_ngram, repeated_ngrams, split_line_runs,
+    split_paragraphs, stop_words_for,
 )
 
 Values = dict[str, Any]
@@ -40,9 +41,11 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         return dict.fromkeys(JUNK_FIELDS) | {"empty": True}
     ascii_text = t.isascii()
     bad = 0 if ascii_text else sum(len(m) for m in MOJIBAKE_RE.findall(t))  # every pattern starts non-ASCII
-    non_space = len("".join(t.split()))  # str.split's whitespace is the regex's \s
-    # In ASCII, LETTER_RE's [^\W\d_] is exactly the letters: counted in C by deleting every other byte.
-    letters = len(t.encode("ascii").translate(None, _ASCII_NON_LETTERS)) if ascii_text else LETTER_RE.subn("", t)[1]
+    if ascii_text:  # counted in C by deleting bytes: the spaces (str.split's whitespace is the regex's \s), and
+        raw = t.encode("ascii")  # everything but letters (in ASCII, LETTER_RE's [^\W\d_] is exactly the letters)
+        non_space, letters = len(raw.translate(None, _ASCII_SPACES)), len(raw.translate(None, _ASCII_NON_LETTERS))
+    else:
+        non_space, letters = len("".join(t.split())), LETTER_RE.subn("", t)[1]
     n = len(view.lower_words)
     counts = view.lower_word_counts  # per distinct word: the loops below visit each word once, not each token
     lorem = "lorem ipsum" in view.lower_text or bool(n and sum(counts[w] for w in LOREM_WORDS.intersection(counts)) / n >= 0.15)
@@ -69,6 +72,7 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
 
 
 _ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
+_ASCII_SPACES = bytes(c for c in range(128) if chr(c).isspace())
 
 
 def boilerplate_chars(view: TextView) -> int:
@@ -149,10 +153,10 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
     if not t:
         return values
     n_chars = len(t)
-    paragraphs = PARAGRAPH_RE.split(t.strip())
+    paragraphs = split_paragraphs(t.strip())
     dup, dup_chars = count_duplicates(paragraphs)
     values["dup_para_frac"], values["dup_para_char_frac"] = dup / len(paragraphs), dup_chars / n_chars
-    lines = LINES_RE.split(t)
+    lines = split_line_runs(t)
     dup, dup_chars = count_duplicates(lines)
     values["dup_line_frac"], values["dup_line_char_frac"] = dup / len(lines), dup_chars / n_chars
     ws = view.content_words if cfg.ngram_words_only else view.words

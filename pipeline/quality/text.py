@@ -312,6 +312,26 @@ PARAGRAPH_RE = re.compile(r"\n{2,}")
 LINES_RE = re.compile(r"\n+")
 
 
+def split_line_runs(text: str) -> list[str]:
+    """``LINES_RE.split(text)`` with str.split: runs of newlines leave empty pieces only inside."""
+    pieces = text.split("\n")
+    return pieces if len(pieces) < 3 else [pieces[0], *filter(None, pieces[1:-1]), pieces[-1]]
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """``PARAGRAPH_RE.split(text)`` for a stripped text: lines joined up to each empty line."""
+    paragraphs: list[str] = []
+    current: list[str] = []
+    for line in text.split("\n"):
+        if line:
+            current.append(line)
+        elif current:
+            paragraphs.append("\n".join(current))
+            current = []
+    paragraphs.append("\n".join(current))
+    return paragraphs
+
+
 def is_word(token: str) -> bool:
     """A token with a letter or digit (not a punctuation/symbol token)."""
     return token[0].isalnum() or any(c.isalnum() for c in token)

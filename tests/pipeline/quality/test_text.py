@@ -117,3 +117,10 @@ def test_view_counts_on_the_sample():
     # "." ("..." is no sentence end) (2); the empty line: none; "Six?" (1)
     assert view.n_sentences == 3 + 2 + 1
     assert view.n_tokens == 11 and view.n_letter_words == 6
+
+
+@settings(max_examples=500, deadline=None)
+@given(t=st.lists(st.sampled_from(["a", "bc", " ", "\n", "\n\n", "\n\n\n", "\t", "\r", "\u2028"]), max_size=30).map("".join))
+def test_line_and_paragraph_splits_equal_the_regex_splits(t):
+    assert text.split_line_runs(t) == text.LINES_RE.split(t)
+    assert text.split_paragraphs(t.strip()) == text.PARAGRAPH_RE.split(t.strip())
