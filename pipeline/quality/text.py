@@ -118,8 +118,14 @@ def _special(chunk: str) -> list[str] | None:
 def _tokenize_chunk(chunk: str, out: list[str]) -> None:
     start = len(out)
     _split_chunk(chunk, out)
-    if len(out) - start > 1:  # emoticons made of adjacent punctuation tokens, e.g. "foo():" -> foo ( ):
+    # emoticons made of adjacent punctuation tokens, e.g. "foo():" -> foo ( ): (only where a token could open one)
+    if len(out) - start > 1 and not _EMOTICON_HEADS.isdisjoint(out[start:-1]):
         _merge_emoticons(out, start)
+
+
+# What a token joined with the next into an emoticon can be: a proper prefix of an emoticon that does not start
+# with a letter or digit.
+_EMOTICON_HEADS = frozenset(e[:k] for e in _EMOTICONS if not e[0].isalnum() for k in range(1, len(e)))
 
 
 def _merge_emoticons(out: list[str], start: int) -> None:
