@@ -274,18 +274,7 @@ def _split(chunk: str) -> tuple[str, ...]:
 
 
 _HAS_ALNUM = re.compile(r"[^\W_]").search  # is_word: \w is a letter, a digit or "_"
-
-
-def _sentence_mark(token: str) -> str:
-    """count_sentences' view of a token: E a sentence end, W a word, nothing for the rest."""
-    return "E" if token in SENTENCE_END_TOKENS else "W" if _HAS_ALNUM(token) else ""
-
-
 _NEW_SENTENCE = re.compile("E+W")  # count_sentences: a word after a sentence end (since the last word) starts one
-
-
-def _holds_letter(word: str) -> bool:  # only word tokens can: a letter is alphanumeric
-    return word.isalpha() or any(map(str.isalpha, word))
 
 
 def _split_cached(chunk: str) -> Chunk:
@@ -293,9 +282,18 @@ def _split_cached(chunk: str) -> Chunk:
     entry = _CHUNK_CACHE.get(chunk)
     if entry is None:
         tokens = _split(chunk)
-        content = tuple(filter(_HAS_ALNUM, tokens))
-        entry = (tokens, content, tuple(map(str.lower, content)), sum(map(_holds_letter, content)),
-                 "".join(map(_sentence_mark, tokens)))
+        word_tokens: list[str] = []
+        letters, marks = 0, ""  # count_sentences' view: E a sentence end, W a word, nothing for the rest
+        for w in tokens:
+            if _HAS_ALNUM(w):
+                word_tokens.append(w)
+                marks += "W"
+                if w.isalpha() or any(map(str.isalpha, w)):  # only word tokens hold letters (a letter is alphanumeric)
+                    letters += 1
+            elif w in SENTENCE_END_TOKENS:
+                marks += "E"
+        content = tuple(word_tokens)
+        entry = (tokens, content, tuple(map(str.lower, content)), letters, marks)
         if len(chunk) <= _CACHED_CHUNK_CHARS:
             if len(_CHUNK_CACHE) >= _CHUNK_CACHE_SIZE:
                 _CHUNK_CACHE.clear()
