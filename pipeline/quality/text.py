@@ -186,8 +186,11 @@ def _suffix_len(s: str) -> int:
 
 
 def _is_url(s: str) -> bool:
-    """``_URL_RE.match(s)``: every form it knows has a "." or a ":"."""
-    return ("." in s or ":" in s) and _URL_RE.match(s) is not None
+    """``_URL_RE.match(s)``: every form it knows has a "." but for scheme://, which has "://"."""
+    return ("." in s or "://" in s) and _URL_RE.match(s) is not None
+
+
+_INFIX_CHARS = frozenset(".…+-*^,–—~:<>=/")  # every _INFIX_RE alternative holds one
 
 
 def _split_chunk(chunk: str, out: list[str]) -> None:
@@ -239,6 +242,8 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
         if special is not None:
             out.extend(special)
         elif url:
+            out.append(s)
+        elif _INFIX_CHARS.isdisjoint(s):
             out.append(s)
         else:
             start = 0
