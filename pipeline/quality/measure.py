@@ -39,13 +39,17 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     t = view.text
     if not t.strip():
         return dict.fromkeys(JUNK_FIELDS) | {"empty": True}
-    ascii_text = t.isascii()
-    bad = 0 if ascii_text else sum(len(m) for m in MOJIBAKE_RE.findall(t))  # every pattern starts non-ASCII
-    if ascii_text:  # counted in C by deleting bytes: the spaces (str.split's whitespace is the regex's \s), and
-        raw = t.encode("ascii")  # everything but letters (in ASCII, LETTER_RE's [^\W\d_] is exactly the letters)
-        non_space, letters = len(raw.translate(None, _ASCII_SPACES)), len(raw.translate(None, _ASCII_NON_LETTERS))
-    else:
-        non_space, letters = len("".join(t.split())), LETTER_RE.subn("", t)[1]
+    # Letters and non-space characters counted in C: the ASCII ones by deleting bytes (str.split's whitespace is the
+    # regex's \s; in ASCII, LETTER_RE's [^\W\d_] is exactly the letters), the others (few, mostly) by the regex.
+    raw = t.encode("ascii", "ignore")
+    non_space, letters = len(raw.translate(None, _ASCII_SPACES)), len(raw.translate(None, _ASCII_NON_LETTERS))
+    bad = 0
+    if len(raw) < len(t):
+        others = "".join(_NON_ASCII_RE.findall(t))
+        non_space += len("".join(others.split()))
+        letters += len(LETTER_RE.findall(others))
+        if not _MOJIBAKE_FIRST.isdisjoint(others):  # every pattern starts with one of these (non-ASCII) characters
+            bad = sum(len(m) for m in MOJIBAKE_RE.findall(t))
     n = len(view.lower_words)
     counts = view.lower_word_counts  # per distinct word: the loops below visit each word once, not each token
     lorem = "lorem ipsum" in view.lower_text or bool(n and sum(counts[w] for w in LOREM_WORDS.intersection(counts)) / n >= 0.15)
@@ -73,6 +77,8 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
 
 _ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
 _ASCII_SPACES = bytes(c for c in range(128) if chr(c).isspace())
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+_MOJIBAKE_FIRST = frozenset("ÃÂâÅÄÐÑØÙÚ\ufffd" + "".join(map(chr, range(0x80, 0xA0))))  # MOJIBAKE_RE's first characters
 
 
 def boilerplate_chars(view: TextView) -> int:

@@ -195,3 +195,19 @@ def test_hand_counted_values():
     junk = v["junk"]
     assert (junk["sentence_starts"], junk["lowercase_start_fraction"], junk["top_word_count"]) == (2, 0.0, 2)
     assert junk["non_letter_fraction"] == 1.0 - 43 / 46  # 46 non-space characters, 3 of them full stops
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.sampled_from(PIECES + ["Ä", "Ø\x81", "Â°", "\xa0", "\u3000", "ж", "٣", "x"]), max_size=30).map("".join)
+       | st.text(max_size=200))
+def test_junk_character_counts_equal_their_regex_definitions(text):
+    from corpusforge.pipeline.quality.measure import measure_junk
+    from corpusforge.pipeline.quality.text import LETTER_RE, MOJIBAKE_RE, SPACE_RE, TextView
+
+    values = measure_junk(TextView(text))
+    if values["empty"]:
+        return
+    non_space = len(text) - SPACE_RE.subn("", text)[1]
+    letters = LETTER_RE.subn("", text)[1]
+    assert values["non_letter_fraction"] == (1.0 - letters / non_space if non_space else 0.0)
+    assert values["mojibake_fraction"] == sum(len(m) for m in MOJIBAKE_RE.findall(text)) / len(text)
