@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import io
 import json
 import os
 import pathlib
@@ -177,34 +178,39 @@ def stage_only(docs: list[str], lid: LanguageIdentifier) -> dict:
 
 def compare_revisions(rev: str, args: argparse.Namespace) -> dict:
     """Alternating child processes, REV's source and the working tree's, each timing the whole stage."""
-    tree = tempfile.mkdtemp(prefix="quality-compare-")
+    with tempfile.TemporaryDirectory(prefix="quality-compare-") as tree:
+        package = _revision_package(rev, pathlib.Path(tree))
+        results: dict = {"revision": rev, "rounds": []}
+        for round_ in range(args.rounds):
+            row = {}
+            for label, extra in ((rev, ["--source", str(package.parent)]), ("working tree", [])):
+                out = pathlib.Path(tree, "child.json")
+                subprocess.run([sys.executable, __file__, "--docs", str(args.docs), "--doc-chars", str(args.doc_chars),
+                                "--stage-only", str(out), *extra], check=True)
+                row[label] = json.loads(out.read_text())
+            results["rounds"].append(row)
+            assert row[rev]["source"].startswith(tree) and not row["working tree"]["source"].startswith(tree), row
+            ours, base = row["working tree"], row[rev]
+            print(f"  round {round_ + 1}: " + "; ".join(
+                f"store_values {'on' if mode == 'store' else 'off'}: {base['docs_per_s'][mode]:,.0f} -> "
+                f"{ours['docs_per_s'][mode]:,.0f} docs/s ({ours['docs_per_s'][mode] / base['docs_per_s'][mode]:.2f}x)"
+                for mode in ("store", "lazy"))
+                + f"; outputs {'identical' if ours['digest'] == base['digest'] else 'DIFFERENT'}")
+    return results
+
+
+def _revision_package(rev: str, tree: pathlib.Path) -> pathlib.Path:
+    """REV's corpusforge package under ``tree`` in its installed layout (corpusforge.pipeline <- pipeline/)."""
     archive = subprocess.run(["git", "archive", rev, "corpusforge", "pipeline", "tokenizer", "trainers"], cwd=ROOT,
                              capture_output=True, check=True).stdout
-    src = pathlib.Path(tree, "src")
-    with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
-        tar.extractall(src, filter="data")
-    package = pathlib.Path(tree, "pkg", "corpusforge")  # the installed layout: corpusforge.pipeline <- pipeline/
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tree / "src", filter="data")
+    package = tree / "pkg" / "corpusforge"
     package.parent.mkdir()
-    (src / "corpusforge").rename(package)
+    (tree / "src" / "corpusforge").rename(package)
     for folder in ("pipeline", "tokenizer", "trainers"):
-        (src / folder).rename(package / folder)
-    results: dict = {"revision": rev, "rounds": []}
-    for round_ in range(args.rounds):
-        row = {}
-        for label, extra in ((rev, ["--source", str(package.parent)]), ("working tree", [])):
-            out = pathlib.Path(tree, "child.json")
-            subprocess.run([sys.executable, __file__, "--docs", str(args.docs), "--doc-chars", str(args.doc_chars),
-                            "--stage-only", str(out), *extra], check=True)
-            row[label] = json.loads(out.read_text())
-        results["rounds"].append(row)
-        assert row[rev]["source"].startswith(tree) and not row["working tree"]["source"].startswith(tree), row
-        ours, base = row["working tree"], row[rev]
-        print(f"  round {round_ + 1}: " + "; ".join(
-            f"store_values {'on' if mode == 'store' else 'off'}: {base['docs_per_s'][mode]:,.0f} -> "
-            f"{ours['docs_per_s'][mode]:,.0f} docs/s ({ours['docs_per_s'][mode] / base['docs_per_s'][mode]:.2f}x)"
-            for mode in ("store", "lazy"))
-            + f"; outputs {'identical' if ours['digest'] == base['digest'] else 'DIFFERENT'}")
-    return results
+        (tree / "src" / folder).rename(package / folder)
+    return package
 
 
 def theirs_per_rule(docs: list[str], filters: dict) -> tuple[dict[str, list[bool]], dict[str, float]]:

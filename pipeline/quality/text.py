@@ -261,9 +261,9 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
 
 # A chunk's split (a regex pass for "said," "(see" "os.path.join()", a case fold for plain words) repeats across
 # documents as words do: it is remembered per process (a pure function of the chunk; cleared when full) with its
-# word tokens (those with a letter or digit), their lower case and how many hold a letter, so a document's views
-# are joined from remembered pieces instead of testing every token again. Only word-sized chunks: a
-# 200k-character blob would pin its text in every worker and never repeat.
+# word tokens (those with a letter or digit), their lower case, how many hold a letter and its sentence marks, so
+# a document's views and counts are joined from remembered pieces instead of testing every token again. Only
+# word-sized chunks: a 200k-character blob would pin its text in every worker and never repeat.
 Chunk = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], int, str]
 _CHUNK_CACHE: dict[str, Chunk] = {}
 _CHUNK_CACHE_SIZE = 200_000
@@ -382,7 +382,7 @@ class TextView:
     @cached_property
     def line_words(self) -> list[list[str]]:
         """The word tokens of each line of ``splitlines``; together they are ``words`` (every line break is
-        whitespace to ``str.split``). Only C4's per-line sentence count needs them; the chunks are remembered."""
+        whitespace to ``str.split``). The measures need none (C4 counts sentences from the chunks' marks)."""
         return [list(chain.from_iterable(map(itemgetter(0), chunks))) for chunks in self._line_chunks]
 
     @cached_property
