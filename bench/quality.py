@@ -20,19 +20,33 @@ seconds (``time.process_time``), so docs/s is per core.
    with ``store_values`` on (every family measured on every document) and off. The reference chain shares the
    tokenizer (and its chunk cache) with the new path, so this ratio leaves out the tokenizer's gain; the figure
    against the previous release is in docs/quality.md.
+4. ``--compare REV``: the whole quality stage (3.'s ``store_values`` on and off) at git revision REV against the
+   working tree, in alternating child processes (REV, tree, REV, tree ...; ``--rounds``), on the same documents;
+   each child also hashes every document's text after edits, reason, edit counts and stored values, and the
+   hashes must be equal (the speed-up changed nothing a build writes). The source for REV comes from
+   ``git archive``; nothing is checked out.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import io
 import json
 import os
 import pathlib
 import random
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+if "--source" in sys.argv:  # a child of --compare: corpusforge from another revision's tree (see compare_revisions),
+    sys.path.insert(0, sys.argv[sys.argv.index("--source") + 1])  # imported now: later path edits cannot swap it
+    import corpusforge  # noqa: E402, F401
 
 from bench.quality_data.corpus import real_corpus  # noqa: E402
 from bench.quality_labelled import datatrove_filters  # noqa: E402
@@ -141,6 +155,64 @@ def whole_stage(docs: list[str], lid: LanguageIdentifier, mode: str) -> tuple[fl
     return time.process_time() - t0, reasons
 
 
+def stage_digest(docs: list[str], lid: LanguageIdentifier) -> str:
+    """SHA-256 over every document's language, text after edits, reason, edit counts and stored values (adapted
+    defaults, ``store_values`` on): what a build writes from the heuristic step."""
+    rules = HeuristicRules(QualityConfig())
+    digest = hashlib.sha256()
+    for start in range(0, len(docs), BATCH):
+        part = docs[start:start + BATCH]
+        for text, (lang, score) in zip(part, lid.predict(part)):
+            verdict = rules.apply(text, lang)
+            digest.update(json.dumps([lang, verdict.text, verdict.reason, verdict.edits, verdict.values],
+                                     sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def stage_only(docs: list[str], lid: LanguageIdentifier) -> dict:
+    """The child of --compare: the whole stage's docs/s with store_values on and off, and the digest."""
+    whole_stage(docs[:50], lid, "store")  # warm-up (fastText's first call)
+    figures = {mode: len(docs) / whole_stage(docs, lid, mode)[0] for mode in ("store", "lazy")}
+    return {"docs_per_s": figures, "digest": stage_digest(docs, lid), "source": text_module.__file__}
+
+
+def compare_revisions(rev: str, args: argparse.Namespace) -> dict:
+    """Alternating child processes, REV's source and the working tree's, each timing the whole stage."""
+    with tempfile.TemporaryDirectory(prefix="quality-compare-") as tree:
+        package = _revision_package(rev, pathlib.Path(tree))
+        results: dict = {"revision": rev, "rounds": []}
+        for round_ in range(args.rounds):
+            row = {}
+            for label, extra in ((rev, ["--source", str(package.parent)]), ("working tree", [])):
+                out = pathlib.Path(tree, "child.json")
+                subprocess.run([sys.executable, __file__, "--docs", str(args.docs), "--doc-chars", str(args.doc_chars),
+                                "--stage-only", str(out), *extra], check=True)
+                row[label] = json.loads(out.read_text())
+            results["rounds"].append(row)
+            assert row[rev]["source"].startswith(tree) and not row["working tree"]["source"].startswith(tree), row
+            ours, base = row["working tree"], row[rev]
+            print(f"  round {round_ + 1}: " + "; ".join(
+                f"store_values {'on' if mode == 'store' else 'off'}: {base['docs_per_s'][mode]:,.0f} -> "
+                f"{ours['docs_per_s'][mode]:,.0f} docs/s ({ours['docs_per_s'][mode] / base['docs_per_s'][mode]:.2f}x)"
+                for mode in ("store", "lazy"))
+                + f"; outputs {'identical' if ours['digest'] == base['digest'] else 'DIFFERENT'}")
+    return results
+
+
+def _revision_package(rev: str, tree: pathlib.Path) -> pathlib.Path:
+    """REV's corpusforge package under ``tree`` in its installed layout (corpusforge.pipeline <- pipeline/)."""
+    archive = subprocess.run(["git", "archive", rev, "corpusforge", "pipeline", "tokenizer", "trainers"], cwd=ROOT,
+                             capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tree / "src", filter="data")
+    package = tree / "pkg" / "corpusforge"
+    package.parent.mkdir()
+    (tree / "src" / "corpusforge").rename(package)
+    for folder in ("pipeline", "tokenizer", "trainers"):
+        (tree / "src" / folder).rename(package / folder)
+    return package
+
+
 def theirs_per_rule(docs: list[str], filters: dict) -> tuple[dict[str, list[bool]], dict[str, float]]:
     from datatrove.data import Document as DtDocument
 
@@ -169,6 +241,11 @@ def main() -> int:
                     help="Join consecutive corpus pieces into documents of at least this many characters (0: as cut).")
     ap.add_argument("--json", help="Write the figures to this file.")
     ap.add_argument("--show-disagreements", type=int, default=0, help="Print this many disagreements per rule.")
+    ap.add_argument("--compare", metavar="REV", help="Also time the whole stage at git revision REV against the "
+                    "working tree, alternating child processes, and check that both write the same values.")
+    ap.add_argument("--rounds", type=int, default=2, help="Alternating REV / working-tree runs for --compare.")
+    ap.add_argument("--stage-only", metavar="JSON", help=argparse.SUPPRESS)  # a --compare child: figures to JSON
+    ap.add_argument("--source", help=argparse.SUPPRESS)  # a --compare child: REV's package (read at import)
     args = ap.parse_args()
 
     corpus = real_corpus(args.docs * 4)
@@ -182,6 +259,9 @@ def main() -> int:
                 current = ""
         docs = joined
     docs = docs[:args.docs]
+    if args.stage_only:
+        pathlib.Path(args.stage_only).write_text(json.dumps(stage_only(docs, LanguageIdentifier())), encoding="utf-8")
+        return 0
     chars = sum(map(len, docs))
     print(f"{len(docs)} documents, {chars / 1e6:.1f} M characters (mean {chars / len(docs):.0f}); "
           f"one process, one core; machine shared with other jobs (os.cpu_count()={os.cpu_count()})")
@@ -246,6 +326,10 @@ def main() -> int:
               f"same reason as before: {same}/{n}")
         results.setdefault("whole_stage", {})[mode] = {"docs_per_s": n / sec, "ratio_vs_reference": base / sec,
                                                        "same_reason": same, "kept": kept}
+    if args.compare:
+        print(f"\nthe whole quality stage at {args.compare} -> the working tree (alternating child processes, "
+              "same documents):")
+        results["compare"] = compare_revisions(args.compare, args)
     print(f"load average: {os.getloadavg()[0]:.2f} (absolute docs/s are per core on a shared machine; "
           "ratios are from the same run)")
     if args.show_disagreements:

@@ -12,14 +12,15 @@ tie-breaks), so ``decide`` gives the same reason; ``tests/pipeline/quality/test_
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any
 
 from corpusforge.pipeline.quality.config import FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig
 from corpusforge.pipeline.quality.text import (
-    ALL_STOP_WORDS, BOILERPLATE_HINTS, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS, FINEWEB_STOP, GOPHER_STOP_WORDS,
-    LETTER_RE, LINES_RE, LOREM_WORDS, MOJIBAKE_RE, NAV_LINE_RE, PARAGRAPH_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE,
-    TextView, base_language, count_sentences, duplicated_ngram_chars, find_duplicates, stop_words_for,
+    ALL_STOP_WORDS, BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
+    FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
+    NAV_LINE_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language,
+    count_duplicates, greedy_duplicated_chars, most_common_ngram, repeated_ngrams, split_line_runs,
+    split_paragraphs, stop_words_for,
 )
 
 Values = dict[str, Any]
@@ -38,21 +39,28 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     t = view.text
     if not t.strip():
         return dict.fromkeys(JUNK_FIELDS) | {"empty": True}
-    ascii_text = t.isascii()
-    bad = 0 if ascii_text else sum(len(m) for m in MOJIBAKE_RE.findall(t))  # every pattern starts non-ASCII
-    non_space = len("".join(t.split()))  # str.split's whitespace is the regex's \s
-    # In ASCII, LETTER_RE's [^\W\d_] is exactly the letters: counted in C by deleting every other byte.
-    letters = len(t.encode("ascii").translate(None, _ASCII_NON_LETTERS)) if ascii_text else LETTER_RE.subn("", t)[1]
-    lower_words = view.lower_words
-    n = len(lower_words)
-    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(map(LOREM_WORDS.__contains__, lower_words)) / n >= 0.15)
+    # Letters and non-space characters counted in C: the ASCII ones by deleting bytes (str.split's whitespace is the
+    # regex's \s; in ASCII, LETTER_RE's [^\W\d_] is exactly the letters), the others (few, mostly) by the regex.
+    raw = t.encode("ascii", "ignore")
+    non_space, letters = len(raw.translate(None, _ASCII_SPACES)), len(raw.translate(None, _ASCII_NON_LETTERS))
+    bad = 0
+    if len(raw) < len(t):
+        others = "".join(_NON_ASCII_RE.findall(t))
+        non_space += len("".join(others.split()))
+        letters += len(LETTER_RE.findall(others))
+        if not _MOJIBAKE_FIRST.isdisjoint(others):  # every pattern starts with one of these (non-ASCII) characters
+            bad = sum(len(m) for m in MOJIBAKE_RE.findall(t))
+    n = len(view.lower_words)
+    counts = view.lower_word_counts  # per distinct word: the loops below visit each word once, not each token
+    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(counts[w] for w in LOREM_WORDS.intersection(counts)) / n >= 0.15)
     boiler = boilerplate_chars(view)
     urls = 0
     if n and ("@" in t or "http" in t or "www." in t):
         urls = sum(1 for w in view.words if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
     starts = SENTENCE_START_FAST_RE.findall(t)
     stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
-    counts = Counter(w for w in lower_words if len(w) > 2 and w not in stop and not w.isdigit())
+    # The most frequent word that is not a stop word, a number or short: the first such in descending count order.
+    top_word_count = next((c for w, c in counts.most_common() if len(w) > 2 and w not in stop and not w.isdigit()), 0)
     return {
         "empty": False,
         "mojibake_fraction": bad / len(t),
@@ -63,27 +71,39 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         "sentence_starts": len(starts),
         "lowercase_start_fraction": sum(1 for c in starts if c.islower()) / len(starts) if starts else 0.0,
         "n_words": n,
-        "top_word_count": counts.most_common(1)[0][1] if counts else 0,
+        "top_word_count": top_word_count,
     }
 
 
 _ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
+_ASCII_SPACES = bytes(c for c in range(128) if chr(c).isspace())
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+_MOJIBAKE_FIRST = frozenset("ÃÂâÅÄÐÑØÙÚ\ufffd" + "".join(map(chr, range(0x80, 0xA0))))  # MOJIBAKE_RE's first characters
 
 
 def boilerplate_chars(view: TextView) -> int:
-    """Characters (+1 per line) in lines BOILERPLATE_RE finds something in, searching only the lines that can
-    match (see BOILERPLATE_HINTS): the whole regex tried at every position of every line was half the junk rules' time."""
+    """Characters (+1 per line) in lines BOILERPLATE_RE finds something in, trying each of its parts only where it
+    can match (see BOILERPLATE_PHRASE_HINTS): the whole regex tried at every position of every line was half the
+    junk rules' time."""
     t = view.text
     if not t.isascii() and not CASE_FOLDS_TO_ASCII.isdisjoint(t):
         return sum(len(line) + 1 for line in view.splitlines if BOILERPLATE_RE.search(line))
-    hints = [h for h in BOILERPLATE_HINTS if h in view.lower_text]
+    hints = [h for h in BOILERPLATE_PHRASE_HINTS if h in view.lower_text]
+    menus = any(c in t for c in MENU_SEPARATORS)
     total = 0
     for line in view.splitlines:
-        lower = line.lower() if hints else ""
-        hinted = hints and any(h in lower for h in hints)
-        if (BOILERPLATE_RE.search(line) if hinted else NAV_LINE_RE.match(line)):
+        first = line.lstrip()[:1]  # a navigation line starts with one of its words' letters or a digit
+        if ((hints and any(h in line.lower() for h in hints) and BOILERPLATE_PHRASES_RE.search(line))
+                or ((first in _NAV_FIRST or first.isdecimal()) and NAV_LINE_RE.match(line))
+                or (menus and MENU_LINE_RE.match(line))):
             total += len(line) + 1
     return total
+
+
+# The first letters of NAV_LINE's words (home, menu, search, login, register, contact, about, faq, next, previous,
+# back to top, read more, cart, my account, comments), either case: the texts that reach the check hold none
+# of the four characters that IGNORECASE also folds to ASCII letters.
+_NAV_FIRST = frozenset("hmslrcafnpbHMSLRCAFNPB")
 
 
 JUNK_FIELDS = ("empty", "mojibake_fraction", "non_letter_fraction", "lorem_ipsum", "boilerplate_fraction",
@@ -93,11 +113,11 @@ JUNK_FIELDS = ("empty", "mojibake_fraction", "non_letter_fraction", "lorem_ipsum
 # ------------------------------------------------------------------------------------------------ gopher
 def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -> Values:
     t = view.text
-    all_words, content = view.words, view.content_words
-    n_tokens, n_words = len(all_words), len(content)
+    content = view.content_words
+    n_tokens, n_words = view.n_tokens, len(content)
     base = base_language(lang)
     lines = view.splitlines or [""]
-    pool = all_words if cfg.alpha_ratio_counts_punctuation else content
+    pool_size = n_tokens if cfg.alpha_ratio_counts_punctuation else n_words
     values: Values = {
         "no_space": base in cfg.no_space_languages if base else False,
         "n_words": n_words,
@@ -108,8 +128,7 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         "n_lines": len(lines),
         "bullet_lines_fraction": sum(1 for s in lines if s.lstrip().startswith(("•", "-"))) / len(lines),
         "ellipsis_lines_fraction": sum(1 for s in lines if s.rstrip().endswith(("...", "…"))) / len(lines),
-        "alpha_words_fraction": (sum(1 for w in pool if w.isalpha() or any(c.isalpha() for c in w)) / len(pool)
-                                 if pool else None),
+        "alpha_words_fraction": view.n_letter_words / pool_size if pool_size else None,  # letters: in word tokens
         "stop_words_known": True,
         "n_stop_words": 0,
         "stop_word_fraction": None,
@@ -119,12 +138,13 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         if stop is None:
             values["stop_words_known"] = False
         else:
-            lower = view.lower_words
-            values["n_stop_words"] = len(stop.intersection(lower))
-            values["stop_word_fraction"] = sum(map(stop.__contains__, lower)) / len(lower) if lower else None
+            counts = view.lower_word_counts
+            present = stop.intersection(counts)
+            values["n_stop_words"] = len(present)
+            values["stop_word_fraction"] = sum(counts[w] for w in present) / len(view.lower_words) if counts else None
     else:  # the paper: Gopher's 8 English words, case-sensitive, for every document
         stop = GOPHER_STOP_WORDS | frozenset(cfg.stop_words.get("en", ()))
-        values["n_stop_words"] = len(stop.intersection(all_words))
+        values["n_stop_words"] = len(stop.intersection(view.words))
     return values
 
 
@@ -139,25 +159,22 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
     if not t:
         return values
     n_chars = len(t)
-    paragraphs = PARAGRAPH_RE.split(t.strip())
-    dup, dup_chars = find_duplicates(paragraphs)
+    paragraphs = split_paragraphs(t.strip())
+    dup, dup_chars = count_duplicates(paragraphs)
     values["dup_para_frac"], values["dup_para_char_frac"] = dup / len(paragraphs), dup_chars / n_chars
-    lines = LINES_RE.split(t)
-    dup, dup_chars = find_duplicates(lines)
+    lines = split_line_runs(t)
+    dup, dup_chars = count_duplicates(lines)
     values["dup_line_frac"], values["dup_line_char_frac"] = dup / len(lines), dup_chars / n_chars
     ws = view.content_words if cfg.ngram_words_only else view.words
     values["n_content_words"] = len(view.content_words)
+    repeats = repeated_ngrams(ws, set(top_ns + dup_ns))  # once for both rules' n
     for n in top_ns:
         if len(ws) >= n:
-            gram, count = Counter(zip(*(ws[i:] for i in range(n)))).most_common(1)[0]
+            gram, count = most_common_ngram(ws, n, *repeats[n])
             values[f"top_{n}gram_count"] = count
             values[f"top_{n}gram_char_frac"] = (sum(map(len, gram)) + n - 1) * count / n_chars
-    repeats = True
-    for n in dup_ns:  # ascending: without a repeated n-gram there is no repeated longer one either
-        if repeats:
-            grams = list(zip(*(ws[i:] for i in range(n))))
-            repeats = len(set(grams)) != len(grams)
-        values[f"dup_{n}gram_char_frac"] = duplicated_ngram_chars(ws, n, grams) / n_chars if repeats else 0.0
+    for n in dup_ns:
+        values[f"dup_{n}gram_char_frac"] = greedy_duplicated_chars(n, *repeats[n]) / n_chars
     return values
 
 
@@ -178,7 +195,7 @@ def measure_c4(view: TextView, bad_words: re.Pattern | None = None) -> Values:
         "lorem_ipsum": "lorem ipsum" in lower,
         "curly_bracket": "{" in t,
         "bad_words": bool(bad_words.search(lower)) if bad_words is not None else None,
-        "n_sentences": sum(count_sentences(line) for line in view.line_words),
+        "n_sentences": view.n_sentences,
     }
 
 
@@ -194,12 +211,12 @@ def measure_fineweb(view: TextView, cfg: FineWebConfig) -> Values:
     else:
         ended = sum(1 for line in lines if line.endswith(stops))
     chars = len(t) - t.count("\n")
-    n_words, newlines = len(view.words), t.count("\n")
+    n_words, newlines = view.n_tokens, t.count("\n")
     return {
         "n_lines": len(lines),
         "line_punct_ratio": ended / len(lines),
         "short_line_ratio": sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines),
-        "char_dup_ratio": find_duplicates(lines)[1] / chars if chars else 0.0,
+        "char_dup_ratio": count_duplicates(lines)[1] / chars if chars else 0.0,
         "newline_word_ratio": newlines / n_words if n_words else (float("inf") if newlines else 0.0),
     }
 

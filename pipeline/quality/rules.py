@@ -386,6 +386,8 @@ POLICY_SUBSTRINGS = ("terms of use", "privacy policy", "cookie policy", "uses co
 
 def c4_edit(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
     """C4's line removal (an edit, not a drop). Returns the new text and a count per removal reason."""
+    if _edits_nothing(text, cfg):
+        return text, {}
     counts: dict[str, int] = {}
     kept: list[str] = []
     terminal = cfg.remove_lines_without_terminal_punct
@@ -423,6 +425,27 @@ def c4_edit(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
         counts["c4_lines_removed"] = removed
     new_text = "\n".join(kept)
     return (new_text.strip() if terminal else new_text.strip("\n")), counts
+
+
+def _edits_nothing(text: str, cfg: C4Config) -> bool:
+    """True where ``c4_edit``'s line loop would return ``text`` unchanged with no counts, checked on the whole text
+    at once (most pages): the settings that judge every line are off, and no line can hold a citation, a long
+    word, "javascript" or a policy phrase, as the whole text holds none (a line's lower case is a piece of the
+    text's: lower-casing maps characters one by one, but for the Greek final sigma, which is not ASCII)."""
+    if cfg.remove_lines_without_terminal_punct or cfg.min_words_per_line is not None:
+        return False
+    if cfg.remove_citations and "[" in text and _CITATION_CANDIDATE.search(text):
+        return False
+    limit = cfg.max_word_length
+    if limit is not None and len(text) > limit and max(map(len, text.split()), default=0) > limit:
+        return False
+    if cfg.remove_javascript_lines or cfg.remove_policy_lines:
+        lower = text.lower()
+        if cfg.remove_javascript_lines and "javascript" in lower:
+            return False
+        if cfg.remove_policy_lines and any(p in lower for p in POLICY_SUBSTRINGS):
+            return False
+    return True
 
 
 def compile_bad_words(path: str) -> re.Pattern | None:

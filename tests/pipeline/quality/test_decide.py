@@ -173,3 +173,41 @@ def test_only_four_characters_match_an_ascii_letter_under_ignorecase():
     letters = re.compile(f"[{string.ascii_lowercase}]", re.IGNORECASE)
     found = {chr(cp) for cp in range(0x80, 0x30000) if letters.fullmatch(chr(cp))}
     assert found == CASE_FOLDS_TO_ASCII
+
+
+def test_hand_counted_values():
+    """Values counted by hand for one document (not only the two paths agreeing with each other)."""
+    text = "The cat sat on the mat. The cat sat on the mat.\n\nThe dog ran."  # 61 characters, 18 tokens, 15 words
+    v = HeuristicRules(QualityConfig()).apply(text, "en").values
+    assert (v["gopher"]["n_tokens"], v["gopher"]["n_words"], v["gopher"]["n_lines"]) == (18, 15, 3)
+    assert v["gopher"]["mean_word_length"] == 43 / 15 and v["gopher"]["alpha_words_fraction"] == 1.0
+    assert (v["gopher"]["n_stop_words"], v["gopher"]["stop_word_fraction"]) == (2, 7 / 15)  # the x5, on x2
+    rep = v["repetition"]
+    assert (rep["dup_para_frac"], rep["dup_line_frac"], rep["n_content_words"]) == (0.0, 0.0, 15)
+    # "The cat" x2 (first of the pairs seen twice), "The cat sat" x2, "The cat sat on" x2
+    assert (rep["top_2gram_count"], rep["top_2gram_char_frac"]) == (2, 7 * 2 / 61)
+    assert (rep["top_3gram_char_frac"], rep["top_4gram_char_frac"]) == (11 * 2 / 61, 14 * 2 / 61)
+    # the greedy scan meets the 2nd "The cat sat on the (mat The)" at word 6: 14, 17, 20 characters for n = 5, 6, 7
+    assert [rep[f"dup_{n}gram_char_frac"] for n in range(5, 11)] == [14 / 61, 17 / 61, 20 / 61, 0.0, 0.0, 0.0]
+    assert v["c4"]["n_sentences"] == 3
+    assert v["fineweb"] == {"n_lines": 2, "line_punct_ratio": 1.0, "short_line_ratio": 0.5, "char_dup_ratio": 0.0,
+                            "newline_word_ratio": 2 / 18}
+    junk = v["junk"]
+    assert (junk["sentence_starts"], junk["lowercase_start_fraction"], junk["top_word_count"]) == (2, 0.0, 2)
+    assert junk["non_letter_fraction"] == 1.0 - 43 / 46  # 46 non-space characters, 3 of them full stops
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(st.sampled_from(PIECES + ["Ä", "Ø\x81", "Â°", "\xa0", "\u3000", "ж", "٣", "x"]), max_size=30).map("".join)
+       | st.text(max_size=200))
+def test_junk_character_counts_equal_their_regex_definitions(text):
+    from corpusforge.pipeline.quality.measure import measure_junk
+    from corpusforge.pipeline.quality.text import LETTER_RE, MOJIBAKE_RE, SPACE_RE, TextView
+
+    values = measure_junk(TextView(text))
+    if values["empty"]:
+        return
+    non_space = len(text) - SPACE_RE.subn("", text)[1]
+    letters = LETTER_RE.subn("", text)[1]
+    assert values["non_letter_fraction"] == (1.0 - letters / non_space if non_space else 0.0)
+    assert values["mojibake_fraction"] == sum(len(m) for m in MOJIBAKE_RE.findall(text)) / len(text)

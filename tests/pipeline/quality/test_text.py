@@ -1,0 +1,126 @@
+"""The tokenizer's fast paths split every chunk as the frozen reference does (reference_tokenizer.py)."""
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corpusforge.pipeline.quality import text
+from corpusforge.pipeline.sample import generate, texts
+from tests.pipeline.quality import reference_tokenizer as reference
+
+# Pieces that reach each special case and each prefix / suffix / infix rule, glued in random orders.
+PIECES = ["a", "Word", "the", "x", "3", "42", "3.5", ".", "..", "...", "…", ",", ";", ":", "!", "?", "'", "’", "\"", "“",
+          "”", "(", ")", "[", "]", "{", "}", "<", ">", "_", "*", "#", "&", "-", "--", "—", "–", "~", "/", "=", "+", "^",
+          "$", "€", "£", "°", "°C", "%", "km", "km/h", "mbar", "'s", "’S", "n't", "'re", "'ll", "Don", "don't", "can't",
+          "won’t", "cannot", "Dont", "DONT", "id", "Im", "shouldnt", "e.g.", "i.e.", "Mr.", "U.S.", "vs.", "etc.",
+          "A.", "AB.", ":)", ":-(", "<3", "xD", "^_^", "http://", "https://a.b/c?d=e", "www.", "example", ".com",
+          "a@b.co", "@", "ß", "é", "İ", "Я", "я", "ω", "½", "²", "\u0301", "@me", "os.path", "f(x)", "a[1]"]
+
+
+def _same(t: str) -> None:
+    assert text.words(t) == reference.words(t), t
+
+
+def _sample_chunks() -> list[str]:
+    rng = random.Random(0)
+    docs = generate._paragraphs()[:1500] + texts.junk_pages(rng) + [t for _, t in texts.FOREIGN] + texts.BOILERPLATE
+    return sorted({chunk for doc in docs for chunk in doc.split()})
+
+
+def test_every_sample_chunk_splits_as_the_reference():
+    chunks = _sample_chunks()
+    assert len(chunks) > 1000
+    for chunk in chunks:
+        text._CHUNK_CACHE.pop(chunk, None)  # split now, not remembered from an earlier test
+        _same(chunk)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chunk=st.lists(st.sampled_from(PIECES), min_size=1, max_size=12).map("".join))
+def test_glued_pieces_split_as_the_reference(chunk):
+    text._CHUNK_CACHE.pop(chunk, None)
+    _same(chunk)
+
+
+@settings(max_examples=500, deadline=None)
+@given(chunk=st.text(min_size=1, max_size=30))
+def test_random_unicode_splits_as_the_reference(chunk):
+    text._CHUNK_CACHE.clear()
+    _same(chunk)
+
+
+def test_hand_picked_splits():
+    assert text.words("(see os.path.join(), e.g. here...)") == ["(", "see", "os.path.join", "(", ")", ",", "e.g.", "here",
+                                                             "...", ")"]
+    assert text.words("It costs 5km/h... Don't! U.S. 3.5%") == ["It", "costs", "5", "km/h", "...", "Do", "n't", "!",
+                                                                "U.S.", "3.5", "%"]
+    # a URL keeps what follows it up to the next space, as spaCy's URL match does
+    assert text.words("well-known: http://a.b/c, cannot") == ["well", "-", "known", ":", "http://a.b/c,", "can", "not"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(ws=st.lists(st.sampled_from(["a", "b", "c", "the", "dd", "é"]), max_size=80), max_n=st.integers(1, 8))
+def test_repeated_ngrams_give_the_counts_of_every_ngram(ws, max_n):
+    """The top n-gram and the greedy duplicated characters, from repeated positions only, equal those from all
+    n-grams (Counter over every n-gram; duplicated_ngram_chars' full scan)."""
+    from collections import Counter
+
+    repeats = text.repeated_ngrams(ws, set(range(1, max_n + 1)))
+    for n in range(1, max_n + 1):
+        grams = list(zip(*(ws[i:] for i in range(n))))
+        assert repeats[n][1] == [g for g in grams if grams.count(g) > 1]
+        if grams:
+            assert text.most_common_ngram(ws, n, *repeats[n]) == Counter(grams).most_common(1)[0]
+        assert text.greedy_duplicated_chars(n, *repeats[n]) == text.duplicated_ngram_chars(ws, n)
+    assert text.count_duplicates(ws) == text.find_duplicates(ws)
+
+
+def test_repeated_ngrams_hand_picked():
+    ws = "a b a b a b c".split()
+    positions, grams = text.repeated_ngrams(ws, {2})[2]
+    assert positions == [0, 1, 2, 3, 4] and grams == [("a", "b"), ("b", "a"), ("a", "b"), ("b", "a"), ("a", "b")]
+    assert text.most_common_ngram(ws, 2, positions, grams) == (("a", "b"), 3)
+    # the scan: a b (new), b a (new), a b (repeat: +2, skip to 4), a b (repeat: +2, skip to 6)
+    assert text.greedy_duplicated_chars(2, positions, grams) == 4
+    assert text.most_common_ngram(["x", "y", "z"], 2, [], []) == (("x", "y"), 1)  # no repeat: the first n-gram
+
+
+def _check_view(t: str) -> None:
+    """Each view and count of TextView against its definition over the reference tokenizer's tokens."""
+    view = text.TextView(t)
+    line_words = [reference.words(line) for line in t.splitlines()]
+    tokens = [w for line in line_words for w in line]
+    content = [w for w in tokens if text.is_word(w)]
+    assert (view.words, view.content_words, view.line_words) == (tokens, content, line_words), t
+    assert view.lower_words == [w.lower() for w in content], t
+    assert view.n_tokens == len(tokens), t
+    assert view.n_letter_words == sum(1 for w in tokens if any(c.isalpha() for c in w)), t
+    assert view.n_sentences == sum(text.count_sentences(line) for line in line_words), t
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(t=st.lists(st.sampled_from(PIECES + [" ", " ", "\n", "\n\n", "!", "?", "。", "\u2028", "\r\n", "x. Y"]),
+                  max_size=40).map("".join))
+def test_view_counts_equal_their_definitions(t):
+    _check_view(t)
+
+
+def test_view_counts_on_the_sample():
+    rng = random.Random(0)
+    docs = generate._paragraphs()[:300] + texts.junk_pages(rng) + [t for _, t in texts.FOREIGN] + texts.BOILERPLATE
+    for doc in docs:
+        _check_view(doc)
+    view = text.TextView("One. Two! three\n. Four ... five\n\nSix?")
+    # line 1: One, then a word after "." and after "!" (3); line 2: ". Four": the line's first, then "Four" after
+    # "." ("..." is no sentence end) (2); the empty line: none; "Six?" (1)
+    assert view.n_sentences == 3 + 2 + 1
+    assert view.n_tokens == 11 and view.n_letter_words == 6
+
+
+@settings(max_examples=500, deadline=None)
+@given(t=st.lists(st.sampled_from(["a", "bc", " ", "\n", "\n\n", "\n\n\n", "\t", "\r", "\u2028"]), max_size=30).map("".join))
+def test_line_and_paragraph_splits_equal_the_regex_splits(t):
+    assert text.split_line_runs(t) == text.LINES_RE.split(t)
+    assert text.split_paragraphs(t.strip()) == text.PARAGRAPH_RE.split(t.strip())
