@@ -43,13 +43,14 @@ class GenerateOptions:
 
 def encode_prompts(loaded: LoadedModel, prompts: list[str]) -> dict[str, torch.Tensor]:
     """The batch ``generate`` gets: a decoder's prompts left-padded after a leading end-of-text token; a seq2seq
-    model's wrapped by its tokenizer's post-processor (``... </s>``), as in training."""
+    model's wrapped by its tokenizer's post-processor (``... </s>``), as in training. A prompt is text, as the
+    documents and fine-tuning records were (``split_special_tokens``): a literal ``</s>`` in it is not the token."""
     tok = loaded.tokenizer
     if loaded.arch == "decoder":
         start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        rows = [[start] + tok(p, add_special_tokens=False)["input_ids"] for p in prompts]
+        rows = [[start] + tok(p, add_special_tokens=False, split_special_tokens=True)["input_ids"] for p in prompts]
     else:
-        rows = [tok(p)["input_ids"] for p in prompts]
+        rows = [tok(p, split_special_tokens=True)["input_ids"] for p in prompts]
     width = max(map(len, rows))
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     left = loaded.arch == "decoder"  # a decoder continues from the last position: pad on the left

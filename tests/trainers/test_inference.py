@@ -48,6 +48,23 @@ def test_greedy_equals_transformers_generate_on_the_export(dirs, family):
         assert row["tokens"] == len(ids)
 
 
+@pytest.mark.parametrize("family", ["gpt2", "bart"])
+def test_a_literal_special_token_in_a_prompt_is_encoded_as_text(dirs, family):
+    # prompts are encoded as the text was in pretraining and fine-tuning (finetune.encode: split_special_tokens), so
+    # that `predict` on a fine-tuned generate model reads a record's literal "</s>" as it did in training
+    loaded = load_model(dirs[family][1])
+    tok = loaded.tokenizer
+    prompt = f"The cat {tok.eos_token} runs"
+    ids = encode_prompts(loaded, [prompt])["input_ids"][0].tolist()
+    if family == "gpt2":
+        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        assert ids == [start] + tok(prompt, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+        assert tok.eos_token_id not in ids[1:]
+    else:
+        assert ids == tok(prompt, split_special_tokens=True)["input_ids"]
+        assert ids.count(tok.eos_token_id) == 1 and ids[-1] == tok.eos_token_id  # only the template's own
+
+
 @pytest.mark.parametrize("family", ["gpt2", "t5"])
 def test_kv_cache_batching_and_seed_change_nothing_they_should_not(dirs, family):
     loaded = load_model(dirs[family][0])
