@@ -349,6 +349,8 @@ class ConnectedComponents(beam.PTransform):
 
     def __init__(self, max_rounds: int = 10, label: str = "CC"):
         super().__init__()
+        if max_rounds < 1:  # the last round's small-star is what emits the roles the convergence check reads
+            raise ValueError(f"ConnectedComponents: max_rounds must be at least 1, got {max_rounds}")
         self.max_rounds, self.label = max_rounds, label
 
     def expand(self, edges):
