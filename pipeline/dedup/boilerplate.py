@@ -2,8 +2,10 @@
 
 ``LineDedup`` then ``SentenceDedup`` each join their verdicts back to the documents (a shuffle of every
 document, twice). Both decisions can be taken on light records instead, because a sentence never spans a line
-(``sentence_split``: a line break always ends a sentence, and whether a full stop ends one depends only on its
-own line), so the sentences of a text after line dedup are the sentences of its kept lines:
+(``sentence_split``: a line break always ends a sentence), so the sentence keys of a text after line dedup are
+those of its kept lines. (Whether a full stop ends a sentence depends on its own line, but for a stop with only
+space before it on its line: ``_ends_sentence`` then reads the previous line's last word. What that stop would
+cut off normalises to no words, so the keys are the same either way; tests/pipeline/dedup/test_boilerplate.py.)
 
     documents -> (id, document), line keys (packed by shard), and per document its lines' light record:
                  (line key, words, sentence keys) per line
