@@ -74,8 +74,8 @@ class _SignatureFn(beam.DoFn):
         self.config, self.score_key, self.spill_dir = config, score_key, spill_dir
         self.bands, self.rows = banding(config)
         self.no_shingles = Metrics.counter(STAGE, "near_documents_without_shingles")
-        # Built here, where banding imported datasketch already: workers unpickle its two small permutation
-        # arrays instead of importing datasketch (and the scipy it imports, ~1 s) to draw them again.
+        # Built at construction: workers unpickle its two small permutation arrays instead of drawing them again
+        # (for a configuration not in datasketch_tables that would import datasketch and its scipy, ~1 s).
         self.hasher = MinHasher(config.num_perm, config.seed, Shingler(config.ngram, config.unit, config.hash))
 
     def setup(self):
