@@ -109,9 +109,10 @@ class FaultConfig:
                           "detail '<stage>: <ExceptionType>: <message>', and the build goes on."})
     max_error_fraction: float = dataclasses.field(
         default=0.001,
-        metadata={"help": "Fail the run after the pipeline when more than this fraction of the input records were "
-                          "rejected as stage_error (a systematic bug, not one odd record); nothing is published. "
-                          "1 never fails."})
+        metadata={"help": "Fail the run after the pipeline when more than this fraction of the input records, and "
+                          "more than error_allowance records, were rejected as stage_error (a systematic bug, not "
+                          "one odd record); nothing is published. 1 never fails; 0 fails on any only with "
+                          "error_allowance 0."})
     error_allowance: int = dataclasses.field(
         default=5,
         metadata={"help": "This many stage_error rejections never fail a run, whatever its size, so one odd record "

@@ -29,6 +29,7 @@ class GenerateOptions:
     seed: int = 0
     batch_size: int = 8
     use_cache: bool = True
+    prompts_as_text: bool = False  # encode_prompts' as_text: predict sets it, as fine-tuning encoded the records
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -41,15 +42,17 @@ class GenerateOptions:
             raise UserError("--top-k must be >= 0 and --batch-size >= 1")
 
 
-def encode_prompts(loaded: LoadedModel, prompts: list[str]) -> dict[str, torch.Tensor]:
+def encode_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool = False) -> dict[str, torch.Tensor]:
     """The batch ``generate`` gets: a decoder's prompts left-padded after a leading end-of-text token; a seq2seq
-    model's wrapped by its tokenizer's post-processor (``... </s>``), as in training."""
+    model's wrapped by its tokenizer's post-processor (``... </s>``), as in training. ``as_text``: a literal
+    special token in a prompt is spelled out (``split_special_tokens``), as fine-tuning encodes its records;
+    otherwise it is the token, so a T5 prompt can hold the ``<extra_id_0>`` sentinel it should fill."""
     tok = loaded.tokenizer
     if loaded.arch == "decoder":
         start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        rows = [[start] + tok(p, add_special_tokens=False)["input_ids"] for p in prompts]
+        rows = [[start] + tok(p, add_special_tokens=False, split_special_tokens=as_text)["input_ids"] for p in prompts]
     else:
-        rows = [tok(p)["input_ids"] for p in prompts]
+        rows = [tok(p, split_special_tokens=as_text)["input_ids"] for p in prompts]
     width = max(map(len, rows))
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     left = loaded.arch == "decoder"  # a decoder continues from the last position: pad on the left
@@ -81,7 +84,7 @@ def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions =
     out = []
     for start in range(0, len(prompts), options.batch_size):
         chunk = prompts[start: start + options.batch_size]
-        batch = encode_prompts(loaded, chunk)
+        batch = encode_prompts(loaded, chunk, options.prompts_as_text)
         generated = loaded.model.generate(**batch, **settings)
         if loaded.arch == "decoder":
             generated = generated[:, batch["input_ids"].size(1):]

@@ -2,8 +2,10 @@
 
 ``LineDedup`` then ``SentenceDedup`` each join their verdicts back to the documents (a shuffle of every
 document, twice). Both decisions can be taken on light records instead, because a sentence never spans a line
-(``sentence_split``: a line break always ends a sentence, and whether a full stop ends one depends only on its
-own line), so the sentences of a text after line dedup are the sentences of its kept lines:
+(``sentence_split``: a line break always ends a sentence), so the sentence keys of a text after line dedup are
+those of its kept lines. (Whether a full stop ends a sentence depends on its own line, but for a stop with only
+space before it on its line: ``_ends_sentence`` then reads the previous line's last word. What that stop would
+cut off normalises to no words, so the keys are the same either way; tests/pipeline/dedup/test_boilerplate.py.)
 
     documents -> (id, document), line keys (packed by shard), and per document its lines' light record:
                  (line key, words, sentence keys) per line
@@ -26,12 +28,12 @@ from apache_beam.metrics import Metrics
 from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import (
-    REASON as LINES_REASON, KeysByShard, group_docs, line_key, remove_lines, shard_drops,
+    REASON as LINES_REASON, KeysByShard, drop_lines, group_docs, line_key, shard_drops,
 )
 from corpusforge.pipeline.dedup.sentence_split import split_sentences
-from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, keyed_sentences, remove_sentences
+from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, drop_sentences, keyed_sentences
 from corpusforge.pipeline.dedup.text import normalized_bytes
-from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
+from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, guarded, split_outputs
 
 LINES = "lines"  # tagged output: (id, (node, light record of the document's lines))
 
@@ -115,8 +117,8 @@ class _SentenceKeysFn(KeysByShard):
 
 class _RemoveFn(beam.DoFn):
     """``(id, {"doc": [...], "lines": [line keys], "sentences": [sentence keys], "repeats": [True]})`` -> the
-    document with its boilerplate lines then sentences removed, or its removal (the steps of
-    ``lines._RemoveLinesFn`` then ``sentences._RemoveSentencesFn``)."""
+    document with its boilerplate lines then sentences removed, or its removal (``lines.drop_lines`` then
+    ``sentences.drop_sentences``, the steps of ``LineDedup`` and ``SentenceDedup``)."""
 
     def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig):
         self.lines, self.sentences = lines, sentences
@@ -129,34 +131,11 @@ class _RemoveFn(beam.DoFn):
         repeats = bool(list(grouped["repeats"]))
         for doc in grouped["doc"]:
             if line_drop:
-                text, removed = remove_lines(doc.text, line_drop, self.lines.min_line_chars)
-                if removed:
-                    yield edit(STAGE, "lines_removed", removed)
-                    yield edit(STAGE, "documents_line_edited", 1)
-                    words = len(normalized_bytes(text).split())
-                    if words < self.lines.min_words:
-                        self.lines_too_short.inc()
-                        yield removal(doc, STAGE, LINES_REASON, lines_removed=removed, words_left=words)
-                        continue
-                    doc = doc.with_text(text)
-            if sentence_drop or repeats:
-                c = self.sentences
-                text, removed, collapsed = remove_sentences(doc.text, doc.annotations.get("lang"), sentence_drop,
-                                                            c.min_sentence_chars)
-                if removed or collapsed:
-                    if removed:
-                        yield edit(STAGE, "sentences_removed", removed)
-                    if collapsed:
-                        yield edit(STAGE, "sentences_collapsed", collapsed)
-                    yield edit(STAGE, "documents_sentence_edited", 1)
-                    words = len(normalized_bytes(text).split())
-                    if words < c.min_words:
-                        self.sentences_too_short.inc()
-                        yield removal(doc, STAGE, SENTENCES_REASON, sentences_removed=removed,
-                                      sentences_collapsed=collapsed, words_left=words)
-                        continue
-                    doc = doc.with_text(text)
-            yield doc
+                doc = yield from drop_lines(doc, line_drop, self.lines, self.lines_too_short)
+            if doc is not None and (sentence_drop or repeats):
+                doc = yield from drop_sentences(doc, sentence_drop, self.sentences, self.sentences_too_short)
+            if doc is not None:
+                yield doc
 
 
 class LineAndSentenceDedup(beam.PTransform):

@@ -139,21 +139,26 @@ class _RemoveLinesFn(beam.DoFn):
         _, grouped = item
         drop = set(grouped["drop"])
         for doc in grouped["doc"]:
-            if not drop:
+            if drop:
+                doc = yield from drop_lines(doc, drop, self.config, self.too_short)
+            if doc is not None:
                 yield doc
-                continue
-            text, removed = remove_lines(doc.text, drop, self.config.min_line_chars)
-            if not removed:
-                yield doc
-                continue
-            yield edit(STAGE, "lines_removed", removed)
-            yield edit(STAGE, "documents_line_edited", 1)
-            words = len(normalized_bytes(text).split())
-            if words < self.config.min_words:
-                self.too_short.inc()
-                yield removal(doc, STAGE, REASON, lines_removed=removed, words_left=words)
-            else:
-                yield doc.with_text(text)
+
+
+def drop_lines(doc, drop: set[int], config: LineDedupConfig, too_short):
+    """Yields the edits of removing ``doc``'s lines whose key is in ``drop`` (or its removal, counted in
+    ``too_short``, when too few words are left); returns the document left, None when removed."""
+    text, removed = remove_lines(doc.text, drop, config.min_line_chars)
+    if not removed:
+        return doc
+    yield edit(STAGE, "lines_removed", removed)
+    yield edit(STAGE, "documents_line_edited", 1)
+    words = len(normalized_bytes(text).split())
+    if words < config.min_words:
+        too_short.inc()
+        yield removal(doc, STAGE, REASON, lines_removed=removed, words_left=words)
+        return None
+    return doc.with_text(text)
 
 
 class LineDedup(beam.PTransform):

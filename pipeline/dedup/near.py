@@ -74,8 +74,8 @@ class _SignatureFn(beam.DoFn):
         self.config, self.score_key, self.spill_dir = config, score_key, spill_dir
         self.bands, self.rows = banding(config)
         self.no_shingles = Metrics.counter(STAGE, "near_documents_without_shingles")
-        # Built here, where banding imported datasketch already: workers unpickle its two small permutation
-        # arrays instead of importing datasketch (and the scipy it imports, ~1 s) to draw them again.
+        # Built at construction: workers unpickle its two small permutation arrays instead of drawing them again
+        # (for a configuration not in datasketch_tables that would import datasketch and its scipy, ~1 s).
         self.hasher = MinHasher(config.num_perm, config.seed, Shingler(config.ngram, config.unit, config.hash))
 
     def setup(self):
@@ -349,6 +349,8 @@ class ConnectedComponents(beam.PTransform):
 
     def __init__(self, max_rounds: int = 10, label: str = "CC"):
         super().__init__()
+        if max_rounds < 1:  # the last round's small-star is what emits the roles the convergence check reads
+            raise ValueError(f"ConnectedComponents: max_rounds must be at least 1, got {max_rounds}")
         self.max_rounds, self.label = max_rounds, label
 
     def expand(self, edges):

@@ -136,26 +136,30 @@ class _RemoveSentencesFn(beam.DoFn):
         _, grouped = item
         drop, repeats = set(grouped["drop"]), bool(list(grouped["repeats"]))
         for doc in grouped["doc"]:
-            if not drop and not repeats:
+            if drop or repeats:
+                doc = yield from drop_sentences(doc, drop, self.config, self.too_short)
+            if doc is not None:
                 yield doc
-                continue
-            text, removed, collapsed = remove_sentences(doc.text, doc.annotations.get("lang"), drop,
-                                                        self.config.min_sentence_chars)
-            if not (removed or collapsed):
-                yield doc
-                continue
-            if removed:
-                yield edit(STAGE, "sentences_removed", removed)
-            if collapsed:
-                yield edit(STAGE, "sentences_collapsed", collapsed)
-            yield edit(STAGE, "documents_sentence_edited", 1)
-            words = len(normalized_bytes(text).split())
-            if words < self.config.min_words:
-                self.too_short.inc()
-                yield removal(doc, STAGE, REASON, sentences_removed=removed, sentences_collapsed=collapsed,
-                              words_left=words)
-            else:
-                yield doc.with_text(text)
+
+
+def drop_sentences(doc, drop: set[int], config: SentenceDedupConfig, too_short):
+    """Yields the edits of removing ``doc``'s sentences whose key is in ``drop`` and its repeated sentences (or
+    its removal, counted in ``too_short``, when too few words are left); returns the document left, None when
+    removed."""
+    text, removed, collapsed = remove_sentences(doc.text, doc.annotations.get("lang"), drop, config.min_sentence_chars)
+    if not (removed or collapsed):
+        return doc
+    if removed:
+        yield edit(STAGE, "sentences_removed", removed)
+    if collapsed:
+        yield edit(STAGE, "sentences_collapsed", collapsed)
+    yield edit(STAGE, "documents_sentence_edited", 1)
+    words = len(normalized_bytes(text).split())
+    if words < config.min_words:
+        too_short.inc()
+        yield removal(doc, STAGE, REASON, sentences_removed=removed, sentences_collapsed=collapsed, words_left=words)
+        return None
+    return doc.with_text(text)
 
 
 class SentenceDedup(beam.PTransform):

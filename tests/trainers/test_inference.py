@@ -48,6 +48,47 @@ def test_greedy_equals_transformers_generate_on_the_export(dirs, family):
         assert row["tokens"] == len(ids)
 
 
+@pytest.mark.parametrize("family", ["gpt2", "bart"])
+def test_a_literal_special_token_in_a_prompt_is_text_as_fine_tuning_encodes_it(dirs, family):
+    # predict's prompts (as_text) are encoded as fine-tuning encoded the records (finetune.encode:
+    # split_special_tokens), so a fine-tuned model reads a record's literal "</s>" as it did in training
+    loaded = load_model(dirs[family][1])
+    tok = loaded.tokenizer
+    prompt = f"The cat {tok.eos_token} runs"
+    ids = encode_prompts(loaded, [prompt], as_text=True)["input_ids"][0].tolist()
+    if family == "gpt2":
+        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        assert ids == [start] + tok(prompt, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+        assert tok.eos_token_id not in ids[1:]
+    else:
+        assert ids == tok(prompt, split_special_tokens=True)["input_ids"]
+        assert ids.count(tok.eos_token_id) == 1 and ids[-1] == tok.eos_token_id  # only the template's own
+
+
+def test_a_t5_prompt_keeps_its_sentinel_for_generate(dirs):
+    # the generate command reads special tokens in a prompt: a pretrained T5 is asked to fill <extra_id_0>
+    loaded = load_model(dirs["t5"][1])
+    tok = loaded.tokenizer
+    ids = encode_prompts(loaded, ["The cat <extra_id_0> the mat"])["input_ids"][0].tolist()
+    assert tok.convert_tokens_to_ids("<extra_id_0>") in ids
+
+
+def test_predict_encodes_generate_prompts_as_text(dirs, monkeypatch):
+    from corpusforge.trainers import generate as generation
+    from corpusforge.trainers.finetune.data import Example
+    from corpusforge.trainers.finetune.predict import Finetuned, predict
+
+    seen = []
+    encode = generation.encode_prompts
+    monkeypatch.setattr(generation, "encode_prompts", lambda *a, **k: seen.append(a[2:] + tuple(k.values())) or
+                        encode(*a, **k))
+    loaded = load_model(dirs["gpt2"][1])
+    for method in ("full", "prefix"):  # generate(), and prefix tuning's decoding without a cache
+        tuned = Finetuned(loaded.model, loaded.tokenizer, {"task": "generate", "method": method, "arch": "decoder"})
+        predict(tuned, [Example("e", "The cat", None)], max_new_tokens=2)
+    assert seen == [(True,), (True,)]
+
+
 @pytest.mark.parametrize("family", ["gpt2", "t5"])
 def test_kv_cache_batching_and_seed_change_nothing_they_should_not(dirs, family):
     loaded = load_model(dirs[family][0])

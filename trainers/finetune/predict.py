@@ -94,7 +94,8 @@ def _generate(tuned: Finetuned, examples: list[Example], batch_size: int, max_ne
     if tuned.info["method"] == "prefix":
         return [{"id": e.id, "generation": _greedy_without_cache(tuned, e.text, max_new_tokens)} for e in examples]
     loaded = LoadedModel(tuned.model, tuned.tokenizer, tuned.info["arch"], "finetune")
-    options = GenerateOptions(max_new_tokens=max_new_tokens, greedy=True, batch_size=batch_size)
+    # prompts_as_text: a record's literal "</s>" is read as it was in training (finetune.encode)
+    options = GenerateOptions(max_new_tokens=max_new_tokens, greedy=True, batch_size=batch_size, prompts_as_text=True)
     rows = generate(loaded, [example.text for example in examples], options)
     return [{"id": example.id, "generation": row["completion"]} for example, row in zip(examples, rows)]
 
@@ -129,7 +130,7 @@ def _greedy_without_cache(tuned: Finetuned, prompt: str, max_new_tokens: int) ->
 
     tok = tuned.tokenizer
     loaded = LoadedModel(tuned.model, tok, tuned.info["arch"], "finetune")
-    batch = encode_prompts(loaded, [prompt])
+    batch = encode_prompts(loaded, [prompt], as_text=True)  # as the records were encoded in training
     ids, new = batch["input_ids"], []
     device = ids.device
     seq2seq = tuned.info["arch"] == "encoder_decoder"

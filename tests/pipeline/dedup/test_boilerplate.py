@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from apache_beam.testing.test_pipeline import TestPipeline
-from apache_beam.testing.util import assert_that
+from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.dedup import LineDedup, LineDedupConfig, SentenceDedup, SentenceDedupConfig
 from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup, line_records, line_records_reference
@@ -103,12 +103,52 @@ def test_line_records_hold_each_lines_key_words_and_sentence_keys():
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.sampled_from(NAV + INLINE + OTHER + ["", "\n", "\n\n", " ", "İstanbul. ", "Yes. ", "x" * 12]),
+@given(st.lists(st.sampled_from(NAV + INLINE + OTHER + ["", "\n", "\n\n", " ", "İstanbul. ", "Yes. ", "x" * 12,
+                                                      "Dr", "J", " . ", ". ", "\n. "]),
                 max_size=12), st.sampled_from(["en", "de", None]))
 def test_line_records_match_each_line_taken_alone(pieces, lang):
     # the fast path normalises an ASCII text once and splits its sentences once; the reference takes each line
-    # alone, which is also what shows that a sentence never spans a line
+    # alone, which is also what shows that a sentence never spans a line. (Whether a full stop that starts a line ends a
+    # sentence looks back at the previous line's last word, "Dr" or "J": the keys agree all the same, because what
+    # stands before it on its line normalises to no words.)
     text = "".join(pieces)
     for line_chars, sentence_chars in ((10, 20), (1, 1)):
         assert line_records(text, lang, line_chars, sentence_chars) == \
             line_records_reference(text, lang, line_chars, sentence_chars)
+
+
+def test_a_document_whose_removal_step_raises_is_rejected_once_and_nothing_else_of_it_counts(monkeypatch):
+    # the error path of the one join: the document is rejected (stage_error) and neither kept nor removed; its line
+    # edits, yielded before its sentence removal raised, are dropped with it; the others are decided as before
+    from corpusforge.pipeline.dedup import sentences
+    from corpusforge.pipeline.document import Document
+
+    original = sentences.remove_sentences
+
+    def planted(text, *args):
+        if "zebracorn" in text:
+            raise ValueError("planted bug")
+        return original(text, *args)
+
+    monkeypatch.setattr(sentences, "remove_sentences", planted)
+    repeated = "The zebracorn sentence is long enough to count here. "
+    docs = [Document(f"d{i}", f"{NAV[0]}\nThe words of document {'abcdef'[i] * 4} stand here. {INLINE[0]}",
+                     "web", annotations={"quality_score": 0.9}) for i in range(6)]
+    # ranked last, so its NAV line is dropped (its line edits yielded) before its sentence removal raises
+    docs.append(Document("bad", f"{NAV[0]}\n{repeated}{repeated}", "web", annotations={"quality_score": 0.1}))
+    config = LineDedupConfig(max_occurrences=1, min_words=1), SentenceDedupConfig(max_occurrences=1, min_words=1)
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | LineAndSentenceDedup(*config)
+        outcomes = (out.kept | "K" >> beam.Map(lambda d: ("kept", d.id)),
+                    out.removed | "R" >> beam.Map(lambda r: (r.reason, r.doc.id)),
+                    out.errors | "E" >> beam.Map(lambda r: ("error", r.path))) | beam.Flatten()  # path: the id
+        edits = out.edits | beam.Map(lambda e: (e[1], e[2])) | beam.CombinePerKey(sum)
+
+        def check(rows):
+            assert sorted(doc for _, doc in rows) == sorted(d.id for d in docs)  # each document once
+            assert ("error", "bad") in rows and sum(kind == "kept" for kind, _ in rows) == 6
+
+        assert_that(outcomes, check, label="outcomes")
+        # NAV is in 7 documents and the notice in 6: all but the survivor edited, and "bad" not counted
+        assert_that(edits, equal_to([("lines_removed", 5), ("documents_line_edited", 5), ("sentences_removed", 5),
+                                     ("documents_sentence_edited", 5)]), label="edits")

@@ -265,6 +265,13 @@ def test_connected_components_fail_loudly_when_rounds_do_not_suffice():
             _ = p | beam.Create([(i, i + 1) for i in range(300)]) | ConnectedComponents(max_rounds=1)
 
 
+def test_connected_components_refuse_zero_rounds():
+    # the rounds key each edge both ways for the next large-star; without a round nothing turns the edges into the
+    # roles the convergence check reads (it failed at run time unpacking a node)
+    with pytest.raises(ValueError, match="max_rounds must be at least 1"):
+        ConnectedComponents(max_rounds=0)
+
+
 # ----------------------------------------------------------------------------------------------- lines
 
 FOOTER = "Subscribe to our newsletter for weekly updates"
