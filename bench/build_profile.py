@@ -7,6 +7,7 @@
     python bench/build_profile.py --startup 5 --against d200b23   # ... alternating with an older commit's runs
     python bench/build_profile.py --imports           # where start-up's imports go, by top-level package
     python bench/build_profile.py --graph --against d200b23   # fused stages a one-document build runs, both trees
+    python bench/build_profile.py --plain --set dedup.near.components=distributed   # any config setting
 
 The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files). One
 ``corpusforge build`` runs in this process on the in-process DirectRunner (one worker) twice: first plain,
@@ -141,10 +142,14 @@ def top_functions(stats: pstats.Stats, n: int) -> list[tuple[float, str]]:
     return sorted(rows, reverse=True)[:n]
 
 
+# --set KEY=VALUE from the command line: passed to every build this script runs.
+SETTINGS: list[str] = []
+
+
 def build_args(corpus: str, run_dir: str, stages: list[str]) -> list[str]:
     off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
     return ["build", "--input", os.path.join(corpus, "*.jsonl.zst"), "--run-dir", run_dir, "--overwrite",
-            "--no-progress", *off]
+            "--no-progress", *off, *(f"--set={setting}" for setting in SETTINGS)]
 
 
 _LAST_CPU = [0.0]  # CPU seconds of this process during the last run_build
@@ -338,12 +343,16 @@ def main() -> None:
                         help="With --startup or --graph: also time corpusforge as of a git commit of this repository (or the "
                              "corpusforge package found in a folder, put on PYTHONPATH), alternating runs, and "
                              "print the ratio.")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="A config setting for every build run here (corpusforge build --set), e.g. "
+                             "dedup.near.components=distributed.")
     parser.add_argument("--graph", action="store_true",
                         help="Only print the fused stages of a one-document build (and --against's).")
     parser.add_argument("--imports", action="store_true",
                         help="Only print the import time by top-level package of a one-document build and of --help.")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
+    SETTINGS.extend(args.set)
     workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="cf-bench-profile-"))
     if args.imports:
         print_imports(workdir, stages, args.top or 25)
@@ -356,8 +365,8 @@ def main() -> None:
         return
     corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
     text_mb = write_corpus(corpus, args.docs, kind="distinct") / 1e6
-    print(f"{args.docs:,} web-like docs ({text_mb:.1f} MB of text); stages {','.join(stages)}; in-process DirectRunner; "
-          f"load average {os.getloadavg()[0]:.1f}; work dir {workdir}", flush=True)
+    print(f"{args.docs:,} web-like docs ({text_mb:.1f} MB of text); stages {','.join(stages)}; settings "
+          f"{' '.join(SETTINGS) or 'default'}; in-process DirectRunner; load average {os.getloadavg()[0]:.1f}; work dir {workdir}", flush=True)
 
     # A one-document build twice first (the first pays the imports): the second costs what every build costs
     # besides its documents (graph, model loads, every fused stage run once), so the difference is per-document.
