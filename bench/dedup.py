@@ -363,6 +363,7 @@ def run_stage(path: str, runner: str, spill: bool = True) -> None:
     import apache_beam as beam
     import logging
 
+    from corpusforge.pipeline.core.beam_options import runs_on_direct_runner
     from corpusforge.pipeline.dedup import Dedup
     from corpusforge.pipeline.document import Document
     from corpusforge.pipeline.spill import SpillText
@@ -380,7 +381,10 @@ def run_stage(path: str, runner: str, spill: bool = True) -> None:
             docs = p | beam.io.ReadFromText(path) | beam.Map(to_doc)
             if spill:
                 docs = docs | SpillText(os.path.join(tmp, "spill"))
-            out = docs | Dedup(DedupConfig(), StageContext(spill_dir=os.path.join(tmp, "spill") if spill else None))
+            # As a build constructs it: components gathered on the DirectRunner (dedup.near.components: auto)
+            context = StageContext(spill_dir=os.path.join(tmp, "spill") if spill else None,
+                                   direct_runner=runs_on_direct_runner({"runner": runner}, runner))
+            out = docs | Dedup(DedupConfig(), context)
             kept = out.kept | "Kept" >> beam.Map(lambda d: "kept")
             removed = out.removed | "Reasons" >> beam.Map(lambda r: r.reason)
             _ = ((kept, removed) | beam.Flatten() | beam.combiners.Count.PerElement()
