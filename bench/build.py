@@ -5,6 +5,7 @@
     python bench/build.py --sizes 10000 100000 --workers 1 --spill both   # text spilled to disk vs in memory
     python bench/build.py --corpus distinct --sizes 5000 --workers 1 --digests  # + sha256 of each run's outputs
     python bench/build.py --corpus distinct --sizes 5000 --workers 1 --peer     # + per stage vs datatrove
+    python bench/build.py --corpus distinct --sizes 2000 --workers 1 2 --digests --set dedup.near.components=distributed
 
 Corpus (`--corpus`), drawn with a fixed seed from real prose (Python's reStructuredText documentation from
 Debian's python3.11-doc, `apt-get install python3.11-doc`, plus pydoc topics) and written as 8 .jsonl.zst files:
@@ -169,6 +170,9 @@ def main() -> None:
     parser.add_argument("--peer", action="store_true",
                         help="Then, per stage, corpusforge and datatrove on the first corpus's documents "
                              "(bench/build_peer.py; pip install datatrove).")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="A config setting for every build (corpusforge build --set), e.g. "
+                             "dedup.near.components=distributed.")
     parser.add_argument("--digests", action="store_true",
                         help="Also print a sha256 of each run's outputs (shards and counts; output_digest).")
     args = parser.parse_args()
@@ -190,7 +194,7 @@ def main() -> None:
                 mode = ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"] if workers > 1 else []
                 cmd = [sys.executable, "-m", "corpusforge", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
                        "--run-dir", run, "--overwrite", "--no-progress", f"--set=output.spill_text={spill == 'on'}",
-                       *off, *mode]
+                       *off, *(f"--set={setting}" for setting in args.set), *mode]
                 wall, peak, code = measure(cmd)
                 status = "" if code == 0 else f"  FAILED (exit {code})"
                 digest = f"  outputs {output_digest(run)}" if args.digests and code == 0 else ""

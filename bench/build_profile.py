@@ -6,6 +6,8 @@
     python bench/build_profile.py --startup 5         # only start-up: `corpusforge build` of one document, 5 times
     python bench/build_profile.py --startup 5 --against d200b23   # ... alternating with an older commit's runs
     python bench/build_profile.py --imports           # where start-up's imports go, by top-level package
+    python bench/build_profile.py --graph --against d200b23   # fused stages a one-document build runs, both trees
+    python bench/build_profile.py --plain --set dedup.near.components=distributed   # any config setting
 
 The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files). One
 ``corpusforge build`` runs in this process on the in-process DirectRunner (one worker) twice: first plain,
@@ -33,6 +35,10 @@ prints the ratio: a before/after figure under the same machine load.
 and prints the import time by top-level package (each module's own time, summed), largest first, and who
 imported each of the largest packages first (the chain of modules from corpusforge), so the next place to
 cut is visible.
+
+``--graph`` runs that one-document build once (with ``--against``, once per tree) and prints the fused stages
+the in-process runner set up and ran, and the transforms inside them: what every build pays for whatever
+its size.
 
 cProfile slows pure-Python code more than C code, so shares are approximate; the plain wall time is the
 real figure. Nothing here is a pass/fail target.
@@ -136,10 +142,14 @@ def top_functions(stats: pstats.Stats, n: int) -> list[tuple[float, str]]:
     return sorted(rows, reverse=True)[:n]
 
 
+# --set KEY=VALUE from the command line: passed to every build this script runs.
+SETTINGS: list[str] = []
+
+
 def build_args(corpus: str, run_dir: str, stages: list[str]) -> list[str]:
     off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
     return ["build", "--input", os.path.join(corpus, "*.jsonl.zst"), "--run-dir", run_dir, "--overwrite",
-            "--no-progress", *off]
+            "--no-progress", *off, *(f"--set={setting}" for setting in SETTINGS)]
 
 
 _LAST_CPU = [0.0]  # CPU seconds of this process during the last run_build
@@ -194,6 +204,39 @@ def time_startup(workdir: str, stages: list[str], repeat: int, against: str | No
         print(f"this tree starts {wall_ratio:.2f}x as fast as {against} by median wall time, {cpu_ratio:.2f}x by "
               "median CPU time (runs alternated; on a busy machine the CPU figure is the steadier one)", flush=True)
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
+# Run in a fresh process: counts what Beam's in-process runner (FnApiRunner.run_stages) is handed, then builds.
+_COUNT_STAGES = """
+import sys
+from apache_beam.runners.portability.fn_api_runner import fn_runner
+run_stages = fn_runner.FnApiRunner.run_stages
+def counted(self, context, stages):
+    print(f"fused stages {len(stages)}, transforms in them {sum(len(s.transforms) for s in stages)}", file=sys.stderr)
+    return run_stages(self, context, stages)
+fn_runner.FnApiRunner.run_stages = counted
+from corpusforge.pipeline.cli.main import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def count_stages(workdir: str, stages: list[str], against: str | None = None) -> None:
+    """Print the fused stages (and the transforms in them) of a one-document build, this tree's and, with
+    ``against``, that commit's or folder's."""
+    import subprocess
+
+    one = os.path.join(workdir, "corpus-1")
+    write_corpus(one, 1, kind="distinct", files=1)
+    args = build_args(one, os.path.join(workdir, "run-graph"), stages)
+    versions = {"this tree": dict(os.environ)}
+    if against:
+        package = against if os.path.isdir(against) else package_of_commit(against, workdir)
+        versions[against] = {**os.environ, "PYTHONPATH": os.path.abspath(package)}
+    for name, env in versions.items():
+        done = subprocess.run([sys.executable, "-c", _COUNT_STAGES, *args], check=True, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, env=env, cwd=workdir)
+        counts = [line for line in done.stderr.splitlines() if line.startswith("fused stages")]
+        print(f"{name}, one-document build, stages {','.join(stages)}: {'; '.join(counts)}", flush=True)
 
 
 def package_of_commit(ref: str, workdir: str) -> str:
@@ -297,24 +340,33 @@ def main() -> None:
     parser.add_argument("--startup", type=int, default=0, metavar="N",
                         help="Only time a one-document build in a fresh process, N times.")
     parser.add_argument("--against", default=None, metavar="COMMIT_OR_DIR",
-                        help="With --startup: also time corpusforge as of a git commit of this repository (or the "
+                        help="With --startup or --graph: also time corpusforge as of a git commit of this repository (or the "
                              "corpusforge package found in a folder, put on PYTHONPATH), alternating runs, and "
                              "print the ratio.")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="A config setting for every build run here (corpusforge build --set), e.g. "
+                             "dedup.near.components=distributed.")
+    parser.add_argument("--graph", action="store_true",
+                        help="Only print the fused stages of a one-document build (and --against's).")
     parser.add_argument("--imports", action="store_true",
                         help="Only print the import time by top-level package of a one-document build and of --help.")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
+    SETTINGS.extend(args.set)
     workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="cf-bench-profile-"))
     if args.imports:
         print_imports(workdir, stages, args.top or 25)
+        return
+    if args.graph:
+        count_stages(workdir, stages, args.against)
         return
     if args.startup:
         time_startup(workdir, stages, args.startup, args.against)
         return
     corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
     text_mb = write_corpus(corpus, args.docs, kind="distinct") / 1e6
-    print(f"{args.docs:,} web-like docs ({text_mb:.1f} MB of text); stages {','.join(stages)}; in-process DirectRunner; "
-          f"load average {os.getloadavg()[0]:.1f}; work dir {workdir}", flush=True)
+    print(f"{args.docs:,} web-like docs ({text_mb:.1f} MB of text); stages {','.join(stages)}; settings "
+          f"{' '.join(SETTINGS) or 'default'}; in-process DirectRunner; load average {os.getloadavg()[0]:.1f}; work dir {workdir}", flush=True)
 
     # A one-document build twice first (the first pays the imports): the second costs what every build costs
     # besides its documents (graph, model loads, every fused stage run once), so the difference is per-document.

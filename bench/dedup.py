@@ -4,6 +4,7 @@ and end-to-end cost at growing corpus sizes. See docs/dedup.md for figures and h
     .venv/bin/python bench/dedup.py quality --docs 10000      # P/R: threshold sweep, stage, peers
     .venv/bin/python bench/dedup.py signatures --docs 5000    # docs/s vs datasketch's per-document loop
     .venv/bin/python bench/dedup.py scale --sizes 10000 100000
+    .venv/bin/python bench/dedup.py components --edges 100000 1000000   # gathered vs distributed rounds
     .venv/bin/python bench/dedup.py all
 
 The corpus (bench/dedup_data/corpus.py) is real text (Python's documentation, licences) with labelled
@@ -362,6 +363,7 @@ def run_stage(path: str, runner: str, spill: bool = True) -> None:
     import apache_beam as beam
     import logging
 
+    from corpusforge.pipeline.core.beam_options import runs_on_direct_runner
     from corpusforge.pipeline.dedup import Dedup
     from corpusforge.pipeline.document import Document
     from corpusforge.pipeline.spill import SpillText
@@ -379,7 +381,10 @@ def run_stage(path: str, runner: str, spill: bool = True) -> None:
             docs = p | beam.io.ReadFromText(path) | beam.Map(to_doc)
             if spill:
                 docs = docs | SpillText(os.path.join(tmp, "spill"))
-            out = docs | Dedup(DedupConfig(), StageContext(spill_dir=os.path.join(tmp, "spill") if spill else None))
+            # As a build constructs it: components gathered on the DirectRunner (dedup.near.components: auto)
+            context = StageContext(spill_dir=os.path.join(tmp, "spill") if spill else None,
+                                   direct_runner=runs_on_direct_runner({"runner": runner}, runner))
+            out = docs | Dedup(DedupConfig(), context)
             kept = out.kept | "Kept" >> beam.Map(lambda d: "kept")
             removed = out.removed | "Reasons" >> beam.Map(lambda r: r.reason)
             _ = ((kept, removed) | beam.Flatten() | beam.combiners.Count.PerElement()
@@ -431,6 +436,66 @@ def edge_memory() -> dict:
     return {"bytes_python": round(current / len(edges)), "bytes_pickled": pickled}
 
 
+def cluster_edges(n_edges: int, seed: int = 0) -> list[tuple]:
+    """About ``n_edges`` edges of a near-duplicate-like graph: clusters of 2 to ~200 documents (sizes drawn
+    from a power law), each a random tree plus a few extra verified pairs; nodes as near-dedup's ranks."""
+    rng = random.Random(seed)
+    edges, next_id = [], 0
+    while len(edges) < n_edges:
+        size = min(200, int(rng.paretovariate(1.2)) + 1)
+        nodes = [(1, 0.0, f"doc{next_id + k:09d}") for k in range(size)]
+        next_id += size
+        rng.shuffle(nodes)
+        edges += [(nodes[k], nodes[rng.randrange(k)]) for k in range(1, size)]
+        edges += [tuple(rng.sample(nodes, 2)) for _ in range(size // 4)]
+    return [(u, v) if u < v else (v, u) for u, v in edges if u != v]
+
+
+def run_components(mode: str, n_edges: int) -> None:
+    """One Beam pipeline on the DirectRunner: ``n_edges`` edges -> components, gathered or by rounds; prints
+    the seconds and a digest of the (node, centre) pairs as JSON."""
+    import hashlib
+
+    import apache_beam as beam
+
+    from corpusforge.pipeline.dedup.near import ConnectedComponents, GatheredComponents
+
+    edges = cluster_edges(n_edges)
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        with beam.Pipeline(runner="DirectRunner") as p:
+            components = GatheredComponents() if mode == "single" else ConnectedComponents(max_rounds=10)
+            _ = (p | beam.Create(edges, reshuffle=False) | components | beam.Map(json.dumps)
+                 | beam.io.WriteToText(os.path.join(tmp, "centres")))
+        seconds = time.perf_counter() - start
+        lines = sorted(line for f in pathlib.Path(tmp).glob("centres*") for line in f.read_text().splitlines())
+    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+    print(json.dumps({"seconds": seconds, "edges": len(edges), "nodes": len(lines), "digest": digest}))
+
+
+def bench_components(sizes: list[int]) -> dict:
+    """Connected components of the same edges gathered on one worker (union-find) and by ten distributed
+    rounds, each in a fresh process on the in-process DirectRunner (back to back): seconds, peak RSS, and
+    whether the (node, centre) pairs are identical."""
+    results = {}
+    for n in sizes:
+        for mode in ("single", "distributed"):
+            proc = subprocess.Popen([sys.executable, __file__, "_components", mode, str(n)], stdout=subprocess.PIPE,
+                                    text=True)
+            out = proc.stdout.read()
+            _, status, usage = os.wait4(proc.pid, 0)
+            if status != 0:
+                raise RuntimeError(f"components ({mode}) of {n} edges failed: {out}")
+            run = json.loads(out.strip().splitlines()[-1]) | {"peak_rss_mb": round(usage.ru_maxrss / 1024)}
+            results[f"{n}-{mode}"] = run
+            print(f"  {run['edges']:>9,} edges, {run['nodes']:>9,} nodes not a centre, {mode:<11}: "
+                  f"{run['seconds']:6.1f} s, peak RSS {run['peak_rss_mb']:5d} MB, pairs {run['digest']}", flush=True)
+        same = results[f"{n}-single"]["digest"] == results[f"{n}-distributed"]["digest"]
+        print(f"  {n:,} edges: single {results[f'{n}-distributed']['seconds'] / results[f'{n}-single']['seconds']:.1f}x "
+              f"as fast; identical pairs: {same}; load average {os.getloadavg()[0]:.1f}", flush=True)
+    return results
+
+
 def _quiet_logs() -> None:
     import logging
 
@@ -460,13 +525,21 @@ def main(argv=None) -> int:
     c.add_argument("--runner", default="DirectRunner")
     c.add_argument("--spill", choices=("on", "off", "both"), default="on",
                    help="Spill texts to disk before the stage, as a build does (on), keep them in memory, or both.")
+    cc = sub.add_parser("components")
+    cc.add_argument("--edges", type=int, nargs="+", default=[100_000])
     a = sub.add_parser("all")
     a.add_argument("--out", default=None, help="Write all results as JSON here.")
     st = sub.add_parser("_stage")
     st.add_argument("path")
     st.add_argument("--runner", default="DirectRunner")
     st.add_argument("--no-spill", action="store_true")
+    ce = sub.add_parser("_components")
+    ce.add_argument("mode", choices=("single", "distributed"))
+    ce.add_argument("edges", type=int)
     args = parser.parse_args(argv)
+    if args.part == "_components":
+        run_components(args.mode, args.edges)
+        return 0
     if args.part == "_stage":
         run_stage(args.path, args.runner, spill=not args.no_spill)
         return 0
@@ -484,6 +557,9 @@ def main(argv=None) -> int:
         spill = getattr(args, "spill", "on")
         results["scale"] = bench_scale(getattr(args, "sizes", [10_000, 100_000]), getattr(args, "runner", "DirectRunner"),
                                        (True, False) if spill == "both" else (spill == "on",))
+    if args.part in ("components", "all"):
+        print("== near-dedup connected components: gathered (union-find) vs distributed rounds, DirectRunner")
+        results["components"] = bench_components(getattr(args, "edges", [100_000]))
     if getattr(args, "out", None):
         pathlib.Path(args.out).write_text(json.dumps(results, indent=1, default=str))
     return 0

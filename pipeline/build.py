@@ -23,7 +23,7 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline import __version__
-from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options
+from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options, runs_on_direct_runner
 from corpusforge.pipeline.core.direct_runner import run_pipeline
 from corpusforge.pipeline.config import BuildConfig, FaultConfig
 from corpusforge.pipeline.core.config_loader import public_dict, to_dict
@@ -54,11 +54,12 @@ def stage_names(config: BuildConfig) -> list[str]:
     return [stage.section for stage in registered_stages() if getattr(config, stage.section).enabled]
 
 
-def enabled_stages(config: BuildConfig, spill_dir: str | None = None,
-                   run_secret: str | None = None) -> list[tuple[str, Stage]]:
-    """Every enabled stage, constructed from its config section (constructing checks the section)."""
+def enabled_stages(config: BuildConfig, spill_dir: str | None = None, run_secret: str | None = None,
+                   direct_runner: bool = False) -> list[tuple[str, Stage]]:
+    """Every enabled stage, constructed from its config section (constructing checks the section).
+    ``direct_runner``: the pipeline runs on Beam's DirectRunner (``StageContext.direct_runner``)."""
     context = StageContext(run_dir=config.output.run_dir, spill_dir=spill_dir, fail_fast=config.build.fail_fast,
-                           run_secret=run_secret)
+                           run_secret=run_secret, direct_runner=direct_runner)
     return [(stage.section, stage(getattr(config, stage.section), context)) for stage in registered_stages()
             if getattr(config, stage.section).enabled]
 
@@ -269,7 +270,9 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     spill_dir = segment.spill_dir if spills_text(config) else None
     facts, removed, rejected = [], [], []
     run_secret = run_secret or secrets.token_hex(16)
-    stages = dict(enabled_stages(config, spill_dir, run_secret))
+    # The runner the pipeline's options name (CLI flags included), not only the config's.
+    direct = runs_on_direct_runner(pipeline.options.get_all_options(), config.beam.runner)
+    stages = dict(enabled_stages(config, spill_dir, run_secret, direct))
     # The PII stage's salt (PII.salt), so a value hashes alike in removed/ and clean/.
     salt = config.pii.hash_salt or run_secret
     if previous is None:

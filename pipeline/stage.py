@@ -106,13 +106,17 @@ def edit(stage: str, counter: str, amount: int = 1) -> beam.pvalue.TaggedOutput:
 @dataclasses.dataclass(frozen=True)
 class StageContext:
     """What a stage may need besides its config section: where the run writes side files (the PII audit
-    file), where bulky intermediate records may wait on local disk (near-dedup's signatures), and a random
-    secret drawn once per build (the PII stage's salt when none is configured; never written)."""
+    file), where bulky intermediate records may wait on local disk (near-dedup's signatures), a random
+    secret drawn once per build (the PII stage's salt when none is configured; never written), and whether
+    the build runs on Beam's DirectRunner (near-dedup's ``components: auto``)."""
 
     run_dir: str | None = None
     spill_dir: str | None = None
     fail_fast: bool = False  # let the first record that raises fail the run (build.fail_fast)
     run_secret: str | None = dataclasses.field(default=None, repr=False)
+    # The driver holds every shuffle in memory (beam_options.runs_on_direct_runner): gathering something
+    # smaller than the documents on one worker does not raise the peak's order. False: assume nothing.
+    direct_runner: bool = False
 
 
 _REGISTRY: dict[str, type["Stage"]] = {}

@@ -16,6 +16,11 @@ if TYPE_CHECKING:
 
 # Runners whose workers run on other machines: they cannot see this machine's disk.
 REMOTE_RUNNERS = ("DataflowRunner", "SparkRunner", "FlinkRunner")
+# Beam's local runners, by class name: every shuffle is held in the memory of the one driver process (the
+# FnApiRunner's group buffers), in-process or with worker processes (direct_num_workers). Not the Dask or
+# Prism runners: their shuffles live in other processes, Dask's possibly on other machines.
+DIRECT_RUNNERS = ("DirectRunner", "SwitchingDirectRunner", "BundleBasedDirectRunner", "TestDirectRunner",
+                  "FnApiRunner")
 
 
 @dataclasses.dataclass
@@ -83,6 +88,13 @@ def runs_locally(all_options: dict[str, Any], default_runner: str) -> bool:
     if all_options.get("environment_type") == "LOOPBACK":
         return True
     return not any(r in runner for r in REMOTE_RUNNERS)
+
+
+def runs_on_direct_runner(all_options: dict[str, Any], default_runner: str) -> bool:
+    """Whether the runner is one of Beam's DirectRunners (``DIRECT_RUNNERS``; a dotted class path counts by
+    its class name): what a step may gather on one worker without raising the build's memory peak's order."""
+    runner = str(all_options.get("runner") or default_runner)
+    return runner.rsplit(".", 1)[-1] in DIRECT_RUNNERS
 
 
 def _option_classes(cls=None):

@@ -17,7 +17,7 @@ from corpusforge.pipeline.dedup.config import (
 
 __all__ = [
     "ConnectedComponents", "Decontaminate", "DecontaminateConfig", "Dedup", "DedupConfig", "ExactDedup",
-    "ExactDedupConfig", "LineAndSentenceDedup", "LineDedup", "LineDedupConfig", "NearDedup", "NearDedupConfig",
+    "ExactDedupConfig", "GatheredComponents", "LineAndSentenceDedup", "LineDedup", "LineDedupConfig", "NearDedup", "NearDedupConfig",
     "SentenceDedup", "SentenceDedupConfig",
 ]
 
@@ -27,6 +27,7 @@ _TRANSFORMS = {
     "LineAndSentenceDedup": "corpusforge.pipeline.dedup.boilerplate",
     "LineDedup": "corpusforge.pipeline.dedup.lines",
     "ConnectedComponents": "corpusforge.pipeline.dedup.near",
+    "GatheredComponents": "corpusforge.pipeline.dedup.near",
     "NearDedup": "corpusforge.pipeline.dedup.near",
     "SentenceDedup": "corpusforge.pipeline.dedup.sentences",
     "Dedup": "corpusforge.pipeline.dedup.stage",

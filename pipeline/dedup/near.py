@@ -1,8 +1,9 @@
-"""Near-duplicate removal with MinHash LSH, verified candidates and distributed connected components.
+"""Near-duplicate removal with MinHash LSH, verified candidates and connected components.
 
     docs -> signatures (vectorised, batches) -> band records packed by band shard -> buckets
          -> candidate pairs of node digests -> one join by digest (signatures, ranks restored)
          -> verified pairs (estimated Jaccard >= verify_threshold, with that estimate) -> connected components
+            (distributed rounds, or on Beam's DirectRunner all verified pairs on one worker: ``components``)
          -> each component's verified pairs gathered -> components split: in survivor order (score, then
             verified partners, then id), each document goes to the first kept document it is verified
             similar to, or is kept itself
@@ -14,7 +15,9 @@ Nothing here gathers documents or all signatures on one worker. What is grouped,
 - a digest in the signature join: its document's rank and signature and its partners' digests;
 - a digest in verification: its own signature and one (rank, signature) per candidate partner;
 - a bucket above max_bucket_pairs: its members' ranks and signatures (pairs follow rank order);
-- a node during connected components: its current neighbours (one edge ~ 2 ranks, ~200 bytes);
+- a node during connected components: its current neighbours (one edge ~ 2 ranks, ~200 bytes), or, with
+  ``components: single`` (``auto`` on the DirectRunner, whose driver holds every shuffle in memory anyway),
+  every verified pair under one key: one edge per near-duplicate pair, far fewer and smaller than documents;
 - a node when its edges are sent to its component: its verified edges to larger nodes;
 - a component at the end: its verified pairs (two ranks and a float each), to split it soundly.
 
@@ -36,7 +39,9 @@ from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
 from corpusforge.pipeline.dedup.common import STAGE, apply_verdicts, node_of
-from corpusforge.pipeline.dedup.components import assign_survivors, large_star, orient_small, small_star
+from corpusforge.pipeline.dedup.components import (
+    assign_survivors, large_star, orient_small, small_star, union_find_components,
+)
 from corpusforge.pipeline.dedup.config import NearDedupConfig
 from corpusforge.pipeline.dedup.minhash import (
     SHORT_DTYPE, MinHasher, Shingler, band_hashes, estimated_jaccard, lsh_params, short_signatures,
@@ -351,10 +356,11 @@ class ConnectedComponents(beam.PTransform):
         super().__init__()
         if max_rounds < 1:  # the last round's small-star is what emits the roles the convergence check reads
             raise ValueError(f"ConnectedComponents: max_rounds must be at least 1, got {max_rounds}")
-        self.max_rounds, self.label = max_rounds, label
+        # Not ``self.label``: that is the PTransform's own label, which ``"Name" >> transform`` replaces.
+        self.max_rounds, self.prefix = max_rounds, label
 
     def expand(self, edges):
-        p = self.label
+        p = self.prefix
         keyed = edges | f"{p}BothWays" >> beam.FlatMap(_both_ways)
         for r in range(self.max_rounds):
             last = r == self.max_rounds - 1
@@ -370,6 +376,46 @@ class ConnectedComponents(beam.PTransform):
             | f"{p}GroupRoles" >> beam.GroupByKey()
             | f"{p}Converged" >> beam.ParDo(_ConvergenceFn(self.max_rounds))
         )
+
+
+def _under_one_key(edge):
+    return 0, edge
+
+
+def _union_find_centres(item):
+    """``(_, [(u, v)...])``: every edge -> ``(node, smallest node of its component)`` for every node but the
+    smallest, by union-find (``union_find_components``: its root is always the smallest node of the set)."""
+    _, edges = item
+    for node, centre in union_find_components(edges).items():
+        if node != centre:
+            yield node, centre
+
+
+class GatheredComponents(beam.PTransform):
+    """What ``ConnectedComponents`` computes, in one step: every edge under one key, one ``GroupByKey``, then
+    union-find on the worker that holds them all. One fused stage instead of two per unrolled round, no round
+    limit, memory linear in the edges; for runners whose driver holds every shuffle in memory anyway (Beam's
+    DirectRunner), not for Dataflow, Spark, Flink or Dask, where one worker would hold the whole edge list."""
+
+    def __init__(self, label: str = "CC"):
+        super().__init__()
+        self.prefix = label  # not self.label, which ``"Name" >> transform`` replaces
+
+    def expand(self, edges):
+        p = self.prefix
+        return (
+            edges
+            | f"{p}OneKey" >> beam.Map(_under_one_key)
+            | f"{p}Gather" >> beam.GroupByKey()
+            | f"{p}UnionFind" >> beam.FlatMap(_union_find_centres)
+        )
+
+
+def components_mode(setting: str, direct_runner: bool) -> str:
+    """``single`` or ``distributed``: ``dedup.near.components``, ``auto`` decided by the runner."""
+    if setting == "auto":
+        return "single" if direct_runner else "distributed"
+    return setting
 
 
 def _to_component(item):
@@ -415,14 +461,17 @@ class NearDedup(beam.PTransform):
     """
 
     def __init__(self, config: NearDedupConfig | None = None, score_key: str = "quality_score",
-                 spill_dir: str | None = None, fail_fast: bool = False):
+                 spill_dir: str | None = None, fail_fast: bool = False, direct_runner: bool = False):
         """``spill_dir``: a local directory every worker can write and read (a build's spill directory).
         Signatures and band records, the biggest things near-dedup shuffles, then wait there and the shuffles
-        carry references: the local runners hold shuffled values in memory, several copies of them."""
+        carry references: the local runners hold shuffled values in memory, several copies of them.
+        ``direct_runner``: the pipeline runs on Beam's DirectRunner, so ``components: auto`` gathers the
+        verified pairs on one worker (``GatheredComponents``); without it, ``auto`` is the distributed rounds."""
         super().__init__()
         self.config = config or NearDedupConfig()
         self.score_key, self.spill_dir, self.fail_fast = score_key, spill_dir, fail_fast
         self.bands, self.rows = banding(self.config)
+        self.components = components_mode(self.config.components, direct_runner)
 
     def expand(self, docs) -> StageOutputs:
         c = self.config
@@ -460,10 +509,12 @@ class NearDedup(beam.PTransform):
             | "NearVerifyLarge" >> beam.ParDo(_LargeBucketFn(c.verify_threshold, c.max_bucket_pairs))
         )
         verified = (small, large) | "NearEdges" >> beam.Flatten()  # (u, v, similarity), u < v
+        components = (GatheredComponents("NearCC") if self.components == "single"
+                      else ConnectedComponents(c.max_rounds, "NearCC"))
         assignments = (
             verified
             | "NearUnweighted" >> beam.Map(lambda e: (e[0], e[1]))
-            | "NearComponents" >> ConnectedComponents(c.max_rounds, "NearCC")
+            | "NearComponents" >> components
         )
         verdicts = (
             {"edges": verified | "NearBySmaller" >> beam.Map(lambda e: (e[0], (e[1], e[2]))),

@@ -23,7 +23,8 @@ from corpusforge.pipeline.stage import Stage, StageContext, StageOutputs, chain_
 class Dedup(Stage, section="dedup", order=30):
     """The whole stage as one composite transform: ``docs -> StageOutputs(kept, removed, edits)``.
 
-    ``context.spill_dir``: where near-dedup may keep its signatures and band records on local disk (``NearDedup``)."""
+    ``context.spill_dir``: where near-dedup may keep its signatures and band records on local disk;
+    ``context.direct_runner``: what its ``components: auto`` decides by (``NearDedup``)."""
 
     def __init__(self, config: DedupConfig | None = None, context: StageContext | None = None,
                  label: str | None = None):
@@ -35,7 +36,8 @@ class Dedup(Stage, section="dedup", order=30):
         if c.exact.enabled:
             self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold, fail_fast)))
         if c.near.enabled:
-            self.steps.append(("NearDedup", NearDedup(c.near, key, self.context.spill_dir, fail_fast)))
+            self.steps.append(("NearDedup", NearDedup(c.near, key, self.context.spill_dir, fail_fast,
+                                                      self.context.direct_runner)))
         if c.lines.enabled and c.sentences.enabled:  # the same decisions as the two steps, one document join
             self.steps.append(("LineAndSentenceDedup", LineAndSentenceDedup(c.lines, c.sentences, key, fail_fast)))
         elif c.lines.enabled:

@@ -6,6 +6,7 @@ not a log line, stdout/stderr, a stage_error detail, stats.json, the manifest or
 """
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import logging
@@ -164,6 +165,43 @@ def test_fail_fast_fails_on_the_first_error_with_its_traceback(tmp_path, monkeyp
     with pytest.raises(Exception, match="planted bug in normalize"):
         main(["build", "--input", str(data), "--run-dir", str(tmp_path / "run"), "--no-progress", "--fail-fast",
               "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"])
+
+
+@pytest.mark.parametrize("runner,gathered", [
+    ("DirectRunner", True), ("BundleBasedDirectRunner", True), ("DaskRunner", False), ("PortableRunner", False),
+])
+def test_near_dedup_components_are_gathered_on_the_direct_runner_only(tmp_path, runner, gathered):
+    """``dedup.near.components: auto`` follows the runner the build's options name (the config's or a
+    ``--runner`` flag's): union-find on one worker on Beam's DirectRunner, distributed rounds on Dask (separate
+    worker processes, possibly on other machines) and every other runner."""
+    import apache_beam as beam
+
+    from corpusforge.pipeline import build
+    from corpusforge.pipeline.core.beam_options import pipeline_options
+
+    data, _ = _corpus(tmp_path, stages=())
+    config = load_config(overrides=[f"inputs=[{{path: '{data}'}}]", f"output.run_dir={tmp_path / 'run'}",
+                                    "quality.enabled=false", "pii.enabled=false"])
+    labels = []
+
+    class Labels(beam.pipeline.PipelineVisitor):
+        def enter_composite_transform(self, node):
+            labels.append(node.full_label)
+
+        def visit_transform(self, node):
+            labels.append(node.full_label)
+
+    for options in (pipeline_options(dataclasses.replace(config.beam, runner=runner)),
+                    pipeline_options(config.beam, [f"--runner={runner}"])):
+        labels.clear()
+        pipeline = beam.Pipeline(options=options)
+        segment = build.plan_segments(config, str(tmp_path / "work"), checkpoint=False)[0]
+        build.segment_pipeline(pipeline, config, segment, None, is_last=True)
+        pipeline.visit(Labels())
+        groups = sorted({label.split("/NearComponents/")[1].split("/")[0] for label in labels
+                         if "/NearComponents/" in label and ("Group" in label or "Gather" in label)})
+        assert groups == (["NearCCGather"] if gathered else sorted(
+            [f"NearCC{kind}Group{r}" for kind in ("Large", "Small") for r in range(10)] + ["NearCCGroupRoles"]))
 
 
 # --- property: any records, every stage on -----------------------------------------------------------------------

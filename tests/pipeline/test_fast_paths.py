@@ -1,6 +1,7 @@
 """The fast implementations change no output: a build of the sample corpus with every stage on writes the
 same bytes (clean, removed, rejected shards) and the same counts when each fast path is swapped for the
-reference implementation it replaced, in the same test.
+reference implementation it replaced, in the same test; and when near-dedup's connected components are
+gathered on one worker instead of found in distributed rounds.
 
 Each pair is also held equal on generated text by its own unit test; this one checks that the build as a whole
 uses them where the reference was used, and that no decision moves.
@@ -27,9 +28,9 @@ def _digests(run: pathlib.Path) -> dict[str, str]:
     return out
 
 
-def _build(root: pathlib.Path, config: pathlib.Path, name: str) -> dict[str, str]:
+def _build(root: pathlib.Path, config: pathlib.Path, name: str, *args: str) -> dict[str, str]:
     run = root / name
-    assert main(["build", "-c", str(config), "--run-dir", str(run), "--no-progress"]) == 0
+    assert main(["build", "-c", str(config), "--run-dir", str(run), "--no-progress", *args]) == 0
     return _digests(run)
 
 
@@ -54,3 +55,15 @@ def test_fast_paths_write_the_same_bytes_as_the_reference_paths(tmp_path, monkey
     reference = _build(root, config, "reference")
     assert len([name for name in fast if name.startswith("clean/")]) >= 1
     assert fast == reference
+
+
+@pytest.mark.slow
+def test_near_dedup_components_gathered_write_the_same_bytes_as_the_rounds(tmp_path):
+    """``dedup.near.components``: auto (on the DirectRunner: union-find on one worker) and distributed (the
+    large-star / small-star rounds) give the same near-duplicate decisions and bytes in a whole build."""
+    root, config = sample_corpus(tmp_path, documents=150)
+    gathered = _build(root, config, "gathered")
+    rounds = _build(root, config, "rounds", "--set", "dedup.near.components=distributed")
+    stats = json.loads((root / "gathered" / "stats.json").read_text())
+    assert stats["removed"]["by_stage"]["dedup"]["reasons"]["near_duplicate"] >= 1
+    assert gathered == rounds

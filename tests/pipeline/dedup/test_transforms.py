@@ -11,7 +11,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.dedup import (
     ConnectedComponents, Decontaminate, DecontaminateConfig, Dedup, DedupConfig, ExactDedup, ExactDedupConfig,
-    LineDedup,
+    GatheredComponents, LineDedup,
     LineDedupConfig, NearDedup, NearDedupConfig,
 )
 from corpusforge.pipeline.document import Document, removed_row
@@ -73,6 +73,13 @@ def test_exact_dedup_keys_can_fold_nfkc_and_case():
 # ------------------------------------------------------------------------------------------------ near
 
 NEAR = NearDedupConfig(max_rounds=4)
+# Connected components by distributed rounds or gathered on one worker: every near-dedup test that has a
+# cluster runs both and expects the same removals and details.
+COMPONENTS = ["distributed", "single"]
+
+
+def near_config(components: str, **fields) -> NearDedupConfig:
+    return NearDedupConfig(**{"max_rounds": NEAR.max_rounds, **fields, "components": components})
 
 
 def near_corpus():
@@ -90,10 +97,11 @@ def near_corpus():
     return docs, expected_removed
 
 
-def test_near_dedup_clusters_and_survivors():
+@pytest.mark.parametrize("components", COMPONENTS)
+def test_near_dedup_clusters_and_survivors(components):
     docs, expected_removed = near_corpus()
     with TestPipeline() as p:
-        out = p | beam.Create(docs) | NearDedup(NEAR)
+        out = p | beam.Create(docs) | NearDedup(near_config(components))
         assert_that(ids(out.kept, "Kept"), equal_to([f"c{c}-0" for c in range(4)] + [f"s{s}" for s in range(4, 12)]),
                     label="CheckKept")
         assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
@@ -149,11 +157,12 @@ def expected_near_details(docs, config):
     return [(n[2], c[2], size[c], round(similarity, 4)) for n, (c, similarity) in assigned.items()]
 
 
-def test_near_dedup_large_buckets_give_the_same_clusters():
+@pytest.mark.parametrize("components", COMPONENTS)
+def test_near_dedup_large_buckets_give_the_same_clusters(components):
     """Buckets above max_bucket_pairs take the rank-order path (ranks restored in the join): same result."""
     docs, expected_removed = near_corpus()
     with TestPipeline() as p:
-        out = p | beam.Create(docs) | NearDedup(NearDedupConfig(max_rounds=4, max_bucket_pairs=2))
+        out = p | beam.Create(docs) | NearDedup(near_config(components, max_bucket_pairs=2))
         assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
         assert_that(near_details(out.removed, "Details"), equal_to(expected_near_details(docs, NEAR)),
                     label="CheckDetails")
@@ -191,12 +200,13 @@ def test_near_dedup_node_digest_collisions_lose_nothing(monkeypatch):
                     label="CheckDetails")
 
 
+@pytest.mark.parametrize("components", COMPONENTS)
 @pytest.mark.parametrize("runner,order", [("DirectRunner", "shuffled"), ("BundleBasedDirectRunner", "reversed")])
-def test_survivors_identical_across_input_orders_and_runners(runner, order):
+def test_survivors_identical_across_input_orders_and_runners(runner, order, components):
     docs, expected_removed = near_corpus()
     docs = docs[::-1] if order == "reversed" else random.Random(5).sample(docs, len(docs))
     with TestPipeline(runner=runner) as p:
-        out = p | beam.Create(docs) | NearDedup(NEAR)
+        out = p | beam.Create(docs) | NearDedup(near_config(components))
         assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
         assert_that(ids(out.kept, "Kept"), equal_to([f"c{c}-0" for c in range(4)] + [f"s{s}" for s in range(4, 12)]),
                     label="CheckKept")
@@ -211,13 +221,14 @@ def chain_corpus(length: int, window: int = 100, step: int = 25):
     return [doc(f"w{i:03d}", " ".join(words[i * step:i * step + window])) for i in range(length)]
 
 
-def test_near_dedup_splits_a_chain_whose_ends_are_unlike():
+@pytest.mark.parametrize("components", COMPONENTS)
+def test_near_dedup_splits_a_chain_whose_ends_are_unlike(components):
     """A~B, B~C, C~D but A and C (and B and D) unlike: connected components removed B, C and D in favour of
     A. Sound dedup removes a document only for one it is verified similar to: B (two partners, the smaller
     id of the two) is kept and takes A and C; D, unlike B, is kept too."""
     docs = chain_corpus(4)
     with TestPipeline() as p:
-        out = p | beam.Create(docs) | NearDedup(NEAR)
+        out = p | beam.Create(docs) | NearDedup(near_config(components))
         assert_that(ids(out.kept, "Kept"), equal_to(["w001", "w003"]), label="CheckKept")
         assert_that(removals(out.removed, "Removed"), equal_to([
             ("w000", "dedup", "near_duplicate", "w001", 3),
@@ -230,8 +241,9 @@ def test_near_dedup_splits_a_chain_whose_ends_are_unlike():
 CHAIN = NearDedupConfig(max_rounds=8)
 
 
+@pytest.mark.parametrize("components", COMPONENTS)
 @pytest.mark.parametrize("runner,order", [("DirectRunner", "shuffled"), ("BundleBasedDirectRunner", "reversed")])
-def test_near_dedup_long_chain_every_removal_verified(runner, order):
+def test_near_dedup_long_chain_every_removal_verified(runner, order, components):
     """A chain of 14 windows (it needs several connected-components rounds; before, all 14 were one cluster
     and w013 went to w000 at similarity ~0): every other one is kept and each removal's survivor is its
     neighbour in the chain, whatever the input order or runner; the details equal the in-memory reference."""
@@ -241,9 +253,37 @@ def test_near_dedup_long_chain_every_removal_verified(runner, order):
         (f"w{i:03d}", f"w{i - 1:03d}") for i in range(2, 14, 2)]
     docs = docs[::-1] if order == "reversed" else random.Random(3).sample(docs, len(docs))
     with TestPipeline(runner=runner) as p:
-        out = p | beam.Create(docs) | NearDedup(CHAIN)
+        out = p | beam.Create(docs) | NearDedup(near_config(components, max_rounds=CHAIN.max_rounds))
         assert_that(ids(out.kept, "Kept"), equal_to([f"w{i:03d}" for i in range(1, 14, 2)]), label="CheckKept")
         assert_that(near_details(out.removed, "Details"), equal_to(expected), label="CheckDetails")
+
+
+def test_a_chain_too_long_for_the_rounds_needs_no_rounds_when_gathered():
+    """The 14-window chain does not converge in one distributed round (the build fails, naming max_rounds);
+    gathered on one worker it needs none, and gives the in-memory reference's details."""
+    docs = chain_corpus(14, window=100, step=20)
+    with pytest.raises(Exception, match="did not converge in 1 rounds"):
+        with TestPipeline() as p:
+            _ = p | beam.Create(docs) | NearDedup(near_config("distributed", max_rounds=1))
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | NearDedup(near_config("single", max_rounds=1))
+        assert_that(near_details(out.removed, "Details"), equal_to(expected_near_details(docs, CHAIN)))
+
+
+@pytest.mark.parametrize("components,direct_runner,chosen", [
+    ("auto", True, "single"), ("auto", False, "distributed"),
+    ("distributed", True, "distributed"), ("single", False, "single"),
+])
+def test_components_auto_gathers_only_on_the_direct_runner(components, direct_runner, chosen):
+    """``auto`` follows the build's runner (``StageContext.direct_runner``); an explicit choice wins; a
+    NearDedup used without a build context is distributed, which is safe on every runner."""
+    from corpusforge.pipeline.stage import StageContext
+
+    config = DedupConfig(near=NearDedupConfig(components=components))
+    near = dict(Dedup(config, StageContext(direct_runner=direct_runner)).steps)["NearDedup"]
+    assert near.components == chosen
+    assert NearDedup(NearDedupConfig(components=components)).components == (
+        "single" if components == "single" else "distributed")
 
 
 # -------------------------------------------------------------------------------- connected components
@@ -254,9 +294,11 @@ def test_near_dedup_long_chain_every_removal_verified(runner, order):
     ([(5, 1), (5, 2), (5, 3), (5, 9)], [(2, 1), (3, 1), (5, 1), (9, 1)]),  # star
     ([(7, 8), (10, 11), (11, 12)], [(8, 7), (11, 10), (12, 10)]),  # two components; singletons have no edges
 ])
-def test_connected_components_in_beam(edges, expected):
+@pytest.mark.parametrize("components", [lambda: ConnectedComponents(max_rounds=4), GatheredComponents],
+                         ids=["distributed", "gathered"])
+def test_connected_components_in_beam(edges, expected, components):
     with TestPipeline() as p:
-        assert_that(p | beam.Create(edges) | ConnectedComponents(max_rounds=4), equal_to(expected))
+        assert_that(p | beam.Create(edges) | components(), equal_to(expected))
 
 
 def test_connected_components_fail_loudly_when_rounds_do_not_suffice():
@@ -270,6 +312,17 @@ def test_connected_components_refuse_zero_rounds():
     # roles the convergence check reads (it failed at run time unpacking a node)
     with pytest.raises(ValueError, match="max_rounds must be at least 1"):
         ConnectedComponents(max_rounds=0)
+
+
+def test_gathered_components_of_a_long_chain_and_an_empty_graph():
+    """Union-find has no round limit: a 300-node chain (and its edges in either direction) is one component
+    centred on 0; no edges give no assignments."""
+    chain = [(i + 1, i) if i % 2 else (i, i + 1) for i in range(300)]
+    with TestPipeline() as p:
+        assert_that(p | "Chain" >> beam.Create(chain) | "Gather" >> GatheredComponents(),
+                    equal_to([(i, 0) for i in range(1, 301)]), label="CheckChain")
+        assert_that(p | "None" >> beam.Create([]) | "GatherNone" >> GatheredComponents("Empty"),
+                    equal_to([]), label="CheckEmpty")
 
 
 # ----------------------------------------------------------------------------------------------- lines
