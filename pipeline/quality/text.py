@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import cached_property
-from itertools import chain
+from itertools import chain, compress
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -581,12 +581,23 @@ def duplicated_ngram_chars(ws: list[str], n: int, grams: list[tuple[str, ...]] |
 
 def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, tuple[list[int], list[tuple[str, ...]]]]:
     """For each n of ``ns``: the start positions of the word n-grams of ``ws`` that occur more than once, ascending,
-    and those n-grams. An n-gram repeats only where the (n-1)-grams at its start and one word later both repeat,
-    so each n builds n-grams only at those positions (in prose, few past n = 2) instead of at every word."""
-    counts = Counter(ws)
-    positions = [p for p, w in enumerate(ws) if counts[w] > 1]
-    found = {1: (positions, [(ws[p],) for p in positions])} if 1 in ns else {}
-    for n in range(2, max(ns, default=0) + 1):
+    and those n-grams. Bigrams are counted at every position in C (most words of prose repeat, so few are spared);
+    past that an n-gram repeats only where the (n-1)-grams at its start and one word later both repeat, so each n
+    builds n-grams only at those positions (in prose, few past n = 2) instead of at every word."""
+    found: dict[int, tuple[list[int], list[tuple[str, ...]]]] = {}
+    if 1 in ns:
+        counts = Counter(ws)
+        positions = list(compress(range(len(ws)), map((1).__lt__, map(counts.__getitem__, ws))))  # count > 1
+        found[1] = (positions, [(ws[p],) for p in positions])
+    if max(ns, default=0) < 2:
+        return found
+    bigrams = list(zip(ws, ws[1:]))
+    bigram_counts = Counter(bigrams)
+    repeats = list(map((1).__lt__, map(bigram_counts.__getitem__, bigrams)))
+    positions, grams = list(compress(range(len(bigrams)), repeats)), list(compress(bigrams, repeats))
+    if 2 in ns:
+        found[2] = (positions, grams)
+    for n in range(3, max(ns) + 1):
         if positions:  # without a repeated n-gram there is no repeated longer one
             starts = set(positions)
             candidates = [p for p in positions if p + 1 in starts]
