@@ -158,22 +158,27 @@ _SUFFIX_TOKEN_RE = re.compile(r"\.\.+|.")
 # and a unit ("x_10km") or a lone "." follows it (its look-behind is narrower than str.islower): those take it.
 _SNAKE_RE = re.compile(r"^([(\[{\"`‘“«¿¡$£€#*_<]*)([^\W_]\w*[^\W_])((?:[)\]}\"'`’”»,;:!?*_>]|…|\.)*)$")
 _UNIT_END_RE = re.compile(f"[0-9](?:{_UNITS})$")
-# A reStructuredText role around one word (":class:`Context`,"): the general path peels the leading ":" and the
-# suffixes and keeps "class:`Context" whole (no infix: the ":" is not followed by a letter), unless the word ends
-# in a number and a unit (then peeled) or a "_" (a suffix).
-_ROLE_RE = re.compile(r"^:([a-z]+:`[^\W_](?:\w*[^\W_])?)`((?:[)\]}\"'`’”»,;:!?*_>]|…|\.)*)$")
+# A reStructuredText role around one word (":class:`Context`,", ":c:func:`~Py_Foo`"): the general path peels the
+# leading ":" and the suffixes and keeps "class:`Context" whole (no infix: the ":" is not followed by a letter, nor
+# the "~" or "!" preceded by one), unless the word ends in a number and a unit (then peeled) or a "_" (a suffix);
+# a ":" between two letters of a domain ("c:func") is an infix.
+_ROLE_RE = re.compile(r"^:((?:[a-z]+:)*)([a-z]+:`[~!]?[^\W_](?:\w*[^\W_])?)`((?:[)\]}\"'`’”»,;:!?*_>]|…|\.)*)$")
 
 
 def _fast_split(chunk: str, out: list[str]) -> bool:
     if chunk[:1] == ":":
         m = _ROLE_RE.match(chunk)
-        if m is None or _UNIT_END_RE.search(m.group(1)):
+        if m is None or _UNIT_END_RE.search(m.group(2)):
             return False
+        domain, role, suffix = m.groups()
         out.append(":")
-        out.append(m.group(1))
+        for name in domain.split(":")[:-1]:
+            out.append(name)
+            out.append(":")
+        out.append(role)
         out.append("`")
-        if m.group(2):
-            out.extend(_SUFFIX_TOKEN_RE.findall(m.group(2)))
+        if suffix:
+            out.extend(_SUFFIX_TOKEN_RE.findall(suffix))
         return True
     m = _FAST_RE.match(chunk)
     if m is None:

@@ -53,7 +53,7 @@ _CODE_SUFFIXES = st.lists(st.sampled_from(["", ".", "..", "…", ",", ")", "`", 
 
 
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(head=st.sampled_from(["", "(", "``", "*", "_", "'", ":class:`", ":c:func:`", ":mod:`!", ":", ":x:`"]),
+@given(head=st.sampled_from(["", "(", "``", "*", "_", "'", ":class:`", ":c:func:`", ":py:x:`~", ":mod:`!", ":", ":x:`", ":p:`"]),
        word=_CODE_WORDS, tail=_CODE_SUFFIXES)
 def test_code_shapes_split_as_the_reference(head, word, tail):
     chunk = head + word + ("`" if head.startswith(":") else "") + tail
@@ -63,6 +63,7 @@ def test_code_shapes_split_as_the_reference(head, word, tail):
 
 def test_code_shapes_hand_picked():
     assert text.words(":class:`Pool`,") == [":", "class:`Pool", "`", ","]
+    assert text.words(":c:func:`~Py_Foo`.") == [":", "c", ":", "func:`~Py_Foo", "`", "."]
     assert text.words("``PY_MINOR_VERSION``.") == ["`", "`", "PY_MINOR_VERSION", "`", "`", "."]
     assert text.words("x_10km") == reference.words("x_10km") == ["x_10", "km"]  # a unit after a number: peeled
 
