@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import cached_property
-from itertools import chain
+from itertools import chain, compress
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -94,6 +94,8 @@ def _special(chunk: str) -> list[str] | None:
     contraction or "cannot" has at most 8 characters: the longest, "shouldnt")."""
     if not chunk:
         return None
+    if len(chunk) > 8 and chunk[-1] != "." and "'" not in chunk and "’" not in chunk:
+        return None  # every special case has at most 8 characters, ends in "." or holds an apostrophe
     if (chunk in _ABBREVIATIONS or chunk in _EMOTICONS
             or (chunk[-1] == "." and chunk[1:2] == "." and _ABBREV_RE.match(chunk))):
         return [chunk]
@@ -150,12 +152,47 @@ def _merge_emoticons(out: list[str], start: int) -> None:
 # dots, a failing match backtracked through all 2^n of them ("and" + 60 dots + "then" never finished).
 _FAST_RE = re.compile(r"^([(\[{\"`‘“«¿¡$£€#*_<]*)([^\W_]+)((?:[)\]}\"'`’”»,;:!?*_>]|…|\.)*)$")
 _SUFFIX_TOKEN_RE = re.compile(r"\.\.+|.")
+# The same shapes around a snake_case core ("st_atime", "``PY_MINOR_VERSION``."), most of code's unseen chunks: no
+# prefix, suffix, infix, URL or special case but a lone emoticon like "o_O" (kept whole either way) can take an
+# underscore inside a word, so the general path splits them the same way, except where the core ends in a number
+# and a unit ("x_10km") or a lone "." follows it (its look-behind is narrower than str.islower): those take it.
+_SNAKE_RE = re.compile(r"^([(\[{\"`‘“«¿¡$£€#*_<]*)([^\W_]\w*[^\W_])((?:[)\]}\"'`’”»,;:!?*_>]|…|\.)*)$")
+_UNIT_END_RE = re.compile(f"[0-9](?:{_UNITS})$")
+# A reStructuredText role around one word (":class:`Context`,", ":c:func:`~Py_Foo`"): the general path peels the
+# leading ":" and the suffixes and keeps "class:`Context" whole (no infix: the ":" is not followed by a letter, nor
+# the "~" or "!" preceded by one), unless the word ends in a number and a unit (then peeled) or a "_" (a suffix);
+# a ":" between two letters of a domain ("c:func") is an infix.
+_ROLE_RE = re.compile(r"^:((?:[a-z]+:)*)([a-z]+:`[~!]?[^\W_](?:\w*[^\W_])?)`((?:[)\]}\"'`’”»,;:!?*_>]|…|\.)*)$")
 
 
 def _fast_split(chunk: str, out: list[str]) -> bool:
+    if chunk[:1] == ":":
+        m = _ROLE_RE.match(chunk)
+        if m is None or _UNIT_END_RE.search(m.group(2)):
+            return False
+        domain, role, suffix = m.groups()
+        out.append(":")
+        for name in domain.split(":")[:-1]:
+            out.append(name)
+            out.append(":")
+        out.append(role)
+        out.append("`")
+        if suffix:
+            out.extend(_SUFFIX_TOKEN_RE.findall(suffix))
+        return True
     m = _FAST_RE.match(chunk)
     if m is None:
-        return False
+        m = _SNAKE_RE.match(chunk)  # the core holds an underscore (else _FAST_RE had matched)
+        if m is None:
+            return False
+        prefix, core, suffix = m.groups()
+        if (suffix[:1] == "." and suffix[1:2] != ".") or _UNIT_END_RE.search(core):
+            return False
+        out.extend(prefix)
+        out.append(core)
+        if suffix:
+            out.extend(_SUFFIX_TOKEN_RE.findall(suffix))
+        return True
     prefix, core, suffix = m.groups()
     if core.lower() in _ALNUM_SPECIALS:
         return False
@@ -287,23 +324,32 @@ def _split_cached(chunk: str) -> Chunk:
     entry = _CHUNK_CACHE.get(chunk)
     if entry is None:
         tokens = _split(chunk)
-        word_tokens: list[str] = []
-        letters, marks = 0, ""  # count_sentences' view: E a sentence end, W a word, nothing for the rest
-        for w in tokens:
-            if _HAS_ALNUM(w):
-                word_tokens.append(w)
-                marks += "W"
-                if w.isalpha() or any(map(str.isalpha, w)):  # only word tokens hold letters (a letter is alphanumeric)
-                    letters += 1
-            elif w in SENTENCE_END_TOKENS:
-                marks += "E"
-        content = tuple(word_tokens)
-        entry = (tokens, content, tuple(map(str.lower, content)), letters, marks)
+        if len(tokens) == 1 and chunk.isalnum():  # a plain word or number (a quarter of new chunks): no loop
+            letters = 1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0
+            entry = (tokens, tokens, (chunk.lower(),), letters, "W")
+        else:
+            entry = _chunk_entry(tokens)
         if len(chunk) <= _CACHED_CHUNK_CHARS:
             if len(_CHUNK_CACHE) >= _CHUNK_CACHE_SIZE:
                 _CHUNK_CACHE.clear()
             _CHUNK_CACHE[chunk] = entry
     return entry
+
+
+def _chunk_entry(tokens: tuple[str, ...]) -> Chunk:
+    """``_split_cached``'s entry for a chunk split into ``tokens``."""
+    word_tokens: list[str] = []
+    letters, marks = 0, ""  # count_sentences' view: E a sentence end, W a word, nothing for the rest
+    for w in tokens:
+        if _HAS_ALNUM(w):
+            word_tokens.append(w)
+            marks += "W"
+            if w.isalpha() or any(map(str.isalpha, w)):  # only word tokens hold letters (a letter is alphanumeric)
+                letters += 1
+        elif w in SENTENCE_END_TOKENS:
+            marks += "E"
+    content = tuple(word_tokens)
+    return tokens, content, tuple(map(str.lower, content)), letters, marks
 
 
 def words(text: str) -> list[str]:
@@ -540,12 +586,23 @@ def duplicated_ngram_chars(ws: list[str], n: int, grams: list[tuple[str, ...]] |
 
 def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, tuple[list[int], list[tuple[str, ...]]]]:
     """For each n of ``ns``: the start positions of the word n-grams of ``ws`` that occur more than once, ascending,
-    and those n-grams. An n-gram repeats only where the (n-1)-grams at its start and one word later both repeat,
-    so each n builds n-grams only at those positions (in prose, few past n = 2) instead of at every word."""
-    counts = Counter(ws)
-    positions = [p for p, w in enumerate(ws) if counts[w] > 1]
-    found = {1: (positions, [(ws[p],) for p in positions])} if 1 in ns else {}
-    for n in range(2, max(ns, default=0) + 1):
+    and those n-grams. Bigrams are counted at every position in C (most words of prose repeat, so few are spared);
+    past that an n-gram repeats only where the (n-1)-grams at its start and one word later both repeat, so each n
+    builds n-grams only at those positions (in prose, few past n = 2) instead of at every word."""
+    found: dict[int, tuple[list[int], list[tuple[str, ...]]]] = {}
+    if 1 in ns:
+        counts = Counter(ws)
+        positions = list(compress(range(len(ws)), map((1).__lt__, map(counts.__getitem__, ws))))  # count > 1
+        found[1] = (positions, [(ws[p],) for p in positions])
+    if max(ns, default=0) < 2:
+        return found
+    bigrams = list(zip(ws, ws[1:]))
+    bigram_counts = Counter(bigrams)
+    repeats = list(map((1).__lt__, map(bigram_counts.__getitem__, bigrams)))
+    positions, grams = list(compress(range(len(bigrams)), repeats)), list(compress(bigrams, repeats))
+    if 2 in ns:
+        found[2] = (positions, grams)
+    for n in range(3, max(ns) + 1):
         if positions:  # without a repeated n-gram there is no repeated longer one
             starts = set(positions)
             candidates = [p for p in positions if p + 1 in starts]

@@ -44,6 +44,30 @@ def test_glued_pieces_split_as_the_reference(chunk):
     _same(chunk)
 
 
+# Code's shapes the fast path takes besides plain words: snake_case cores and reStructuredText roles, with words
+# that end in a number and a unit or an underscore, and the suffixes a sentence puts after them.
+_CODE_WORDS = st.lists(st.sampled_from(["a", "Word", "x", "3", "42", "km", "m", "_", "é", "Я", "o", "O", "½", "²"]),
+                       min_size=1, max_size=6).map("".join)
+_CODE_SUFFIXES = st.lists(st.sampled_from(["", ".", "..", "…", ",", ")", "`", "'", "_", ":", "’", "*", ">"]),
+                          max_size=3).map("".join)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(head=st.sampled_from(["", "(", "``", "*", "_", "'", ":class:`", ":c:func:`", ":py:x:`~", ":mod:`!", ":", ":x:`", ":p:`"]),
+       word=_CODE_WORDS, tail=_CODE_SUFFIXES)
+def test_code_shapes_split_as_the_reference(head, word, tail):
+    chunk = head + word + ("`" if head.startswith(":") else "") + tail
+    text._CHUNK_CACHE.pop(chunk, None)
+    _same(chunk)
+
+
+def test_code_shapes_hand_picked():
+    assert text.words(":class:`Pool`,") == [":", "class:`Pool", "`", ","]
+    assert text.words(":c:func:`~Py_Foo`.") == [":", "c", ":", "func:`~Py_Foo", "`", "."]
+    assert text.words("``PY_MINOR_VERSION``.") == ["`", "`", "PY_MINOR_VERSION", "`", "`", "."]
+    assert text.words("x_10km") == reference.words("x_10km") == ["x_10", "km"]  # a unit after a number: peeled
+
+
 @settings(max_examples=500, deadline=None)
 @given(chunk=st.text(min_size=1, max_size=30))
 def test_random_unicode_splits_as_the_reference(chunk):
