@@ -188,11 +188,7 @@ def _fast_split(chunk: str, out: list[str]) -> bool:
         prefix, core, suffix = m.groups()
         if (suffix[:1] == "." and suffix[1:2] != ".") or _UNIT_END_RE.search(core):
             return False
-        out.extend(prefix)
-        out.append(core)
-        if suffix:
-            out.extend(_SUFFIX_TOKEN_RE.findall(suffix))
-        return True
+        return _emit(out, prefix, core, suffix)
     prefix, core, suffix = m.groups()
     if core.lower() in _ALNUM_SPECIALS:
         return False
@@ -202,6 +198,11 @@ def _fast_split(chunk: str, out: list[str]) -> bool:
             return False  # "A." "Mr." and friends: the general path knows them
         if core + "." in _ABBREVIATIONS:
             return False
+    return _emit(out, prefix, core, suffix)
+
+
+def _emit(out: list[str], prefix: str, core: str, suffix: str) -> bool:
+    """A fast-path chunk's tokens: each prefix character, the core, each suffix character (a run of dots whole)."""
     out.extend(prefix)
     out.append(core)
     if suffix:
