@@ -39,6 +39,7 @@ def _use_reference_paths(monkeypatch) -> None:
     from corpusforge.pipeline.normalize import stage as normalize
 
     monkeypatch.setattr(normalize, "collapse_whitespace", normalize.collapse_whitespace_reference)
+    monkeypatch.setattr(normalize, "repair_mojibake", normalize.repair_mojibake_reference)  # no may_be_bad screen
     monkeypatch.setattr(sentence_split, "_BOUNDARY", sentence_split._BOUNDARY_REFERENCE)
     for module in (sentences, boilerplate):  # the build's line + sentence dedup calls them from boilerplate
         monkeypatch.setattr(module, "split_sentences", sentence_split.split_sentences_reference)
