@@ -100,11 +100,8 @@ def collapse_whitespace_reference(text: str) -> str:
 _FTFY_CONFIG = None
 
 
-def repair_mojibake(text: str, stable: frozenset[str] = frozenset()) -> str:
-    """``text`` with mojibake undone by ftfy, line by line (so one garbled line is fixed beside good ones),
-    using only ftfy's encoding steps: curly quotes, ligatures, full-width letters, HTML entities and line
-    breaks are left as they are. Text without mojibake comes back unchanged (docs/quality.md measures it).
-    Lines in ``stable`` are known to need no repair and are skipped."""
+def _ftfy_config():
+    """ftfy's config with only its encoding steps on (built once: ftfy is imported on first use)."""
     global _FTFY_CONFIG
     import ftfy
 
@@ -113,24 +110,35 @@ def repair_mojibake(text: str, stable: frozenset[str] = frozenset()) -> str:
             unescape_html=False, remove_terminal_escapes=False, fix_latin_ligatures=False, fix_character_width=False,
             uncurl_quotes=False, fix_line_breaks=False, fix_surrogates=False, remove_control_chars=False,
             normalization=None, explain=False)
+    return _FTFY_CONFIG
+
+
+def repair_mojibake(text: str, stable: frozenset[str] = frozenset()) -> str:
+    """``text`` with mojibake undone by ftfy, line by line (so one garbled line is fixed beside good ones),
+    using only ftfy's encoding steps: curly quotes, ligatures, full-width letters, HTML entities and line
+    breaks are left as they are. Text without mojibake comes back unchanged (docs/quality.md measures it).
+    Lines in ``stable`` are known to need no repair and are skipped."""
     if text.isascii():  # mojibake needs non-ASCII characters; most text has none (ftfy would cost ~0.5 us/char)
         return text
+    import ftfy
+
+    from corpusforge.pipeline.normalize.mojibake_screen import may_be_bad
+
+    config = _ftfy_config()
     # What ftfy.fix_text does with this config, for less: its segments are lines too, and with every other
     # step off it runs fix_encoding on each (1.4-1.8x the speed called directly); ASCII lines need nothing,
     # and fix_encoding returns a line unchanged unless ftfy's badness regex matches it, which may_be_bad
     # decides for ~5 % of that regex's cost (mojibake_screen).
-    from corpusforge.pipeline.normalize.mojibake_screen import may_be_bad
-
     return "\n".join(line if line.isascii() or line in stable or not may_be_bad(line)
-                     else ftfy.fix_encoding(line, _FTFY_CONFIG) for line in text.split("\n"))
+                     else ftfy.fix_encoding(line, config) for line in text.split("\n"))
 
 
 def repair_mojibake_reference(text: str, stable: frozenset[str] = frozenset()) -> str:
     """``repair_mojibake`` without the screen: every non-ASCII line not in ``stable`` through ``fix_encoding``."""
     import ftfy
 
-    repair_mojibake("")  # builds _FTFY_CONFIG
-    return "\n".join(line if line.isascii() or line in stable else ftfy.fix_encoding(line, _FTFY_CONFIG)
+    config = _ftfy_config()
+    return "\n".join(line if line.isascii() or line in stable else ftfy.fix_encoding(line, config)
                      for line in text.split("\n"))
 
 
