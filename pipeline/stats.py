@@ -25,21 +25,48 @@ class AccountingError(RuntimeError):
     """``input != kept + removed + rejected``: a record was lost or counted twice."""
 
 
-def document_facts(stage: str):
+class DocumentFacts:
     """Facts for the documents leaving ``stage``: count, characters (the funnel), and documents and UTF-8
-    bytes per source and per language (the mixture; a language once the quality stage has annotated it)."""
-    def facts(doc):
+    bytes per source and per language (the mixture; a language once the quality stage has annotated it).
+
+    ``add_to`` adds one document's facts to a running total directly: it runs for every document after every
+    stage, where building and yielding six tuples per document cost twice as much."""
+
+    def __init__(self, stage: str):
+        self.stage = stage
+        self._funnel = ("funnel_docs", stage), ("funnel_chars", stage)
+        self._keys: dict[tuple[str, object], tuple] = {}  # (category prefix, source or language) -> its two keys
+
+    def _pair(self, docs: str, size: str, name) -> tuple:
+        keys = self._keys.get((docs, name))
+        if keys is None:
+            label = f"{self.stage}\t{name}"
+            keys = self._keys[(docs, name)] = (docs, label), (size, label)
+        return keys
+
+    def add_to(self, totals: dict, doc) -> None:
         text = doc.text
-        size = len(text.encode("utf-8", "surrogatepass"))
-        yield ("funnel_docs", stage), 1
-        yield ("funnel_chars", stage), len(text)
-        yield ("source_docs", f"{stage}\t{doc.source}"), 1
-        yield ("source_bytes", f"{stage}\t{doc.source}"), size
+        # A str knows whether it is ASCII (O(1)); only other text needs encoding to count its UTF-8 bytes.
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        pairs = [(self._funnel[0], 1), (self._funnel[1], len(text))]
+        docs_key, bytes_key = self._pair("source_docs", "source_bytes", doc.source)
+        pairs += ((docs_key, 1), (bytes_key, size))
         lang = doc.annotations.get("lang")
         if lang is not None:
-            yield ("lang_docs", f"{stage}\t{lang}"), 1
-            yield ("lang_bytes", f"{stage}\t{lang}"), size
-    return facts
+            docs_key, bytes_key = self._pair("lang_docs", "lang_bytes", lang)
+            pairs += ((docs_key, 1), (bytes_key, size))
+        get = totals.get
+        for key, amount in pairs:
+            totals[key] = get(key, 0) + amount
+
+    def __call__(self, doc):
+        totals: dict = {}
+        self.add_to(totals, doc)
+        yield from totals.items()
+
+
+def document_facts(stage: str) -> DocumentFacts:
+    return DocumentFacts(stage)
 
 
 def _per_stage(cat: dict[str, dict[str, int]], docs: str, size: str, stages: list[str]) -> list[dict[str, Any]]:
@@ -92,6 +119,10 @@ class _BundleFacts(beam.DoFn):
         self.totals: dict = {}
 
     def process(self, record):
+        add_to = getattr(self.fn, "add_to", None)
+        if add_to is not None:
+            add_to(self.totals, record)
+            return
         for key, amount in self.fn(record):
             self.totals[key] = self.totals.get(key, 0) + amount
 

@@ -1,0 +1,35 @@
+"""The facts behind stats.json, counted by hand for a few documents."""
+import apache_beam as beam
+from apache_beam.testing.test_pipeline import TestPipeline
+from apache_beam.testing.util import assert_that, equal_to
+
+from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.stats import CountFacts, FactsOf, document_facts
+
+DOCS = [
+    Document("a", "héllo", "web", annotations={"lang": "fr"}),  # 5 characters, 6 UTF-8 bytes
+    Document("b", "abc", "web", annotations={"lang": "en"}),
+    Document("c", "x\ud800", "code"),  # a lone surrogate: 1 + 3 bytes (surrogatepass), no language yet
+]
+EXPECTED = {
+    ("funnel_docs", "quality"): 3, ("funnel_chars", "quality"): 10,
+    ("source_docs", "quality\tweb"): 2, ("source_bytes", "quality\tweb"): 9,
+    ("source_docs", "quality\tcode"): 1, ("source_bytes", "quality\tcode"): 4,
+    ("lang_docs", "quality\tfr"): 1, ("lang_bytes", "quality\tfr"): 6,
+    ("lang_docs", "quality\ten"): 1, ("lang_bytes", "quality\ten"): 3,
+}
+
+
+def test_document_facts_add_to_and_yield_the_same_counts():
+    facts, added, yielded = document_facts("quality"), {}, {}
+    for doc in DOCS:
+        facts.add_to(added, doc)
+        for key, amount in facts(doc):
+            yielded[key] = yielded.get(key, 0) + amount
+    assert added == yielded == EXPECTED
+
+
+def test_facts_of_sums_the_document_facts_in_a_pipeline():
+    with TestPipeline() as p:
+        counted = p | beam.Create(DOCS) | FactsOf(document_facts("quality")) | CountFacts()
+        assert_that(counted, equal_to(sorted(EXPECTED.items())))
