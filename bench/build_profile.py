@@ -8,6 +8,7 @@
     python bench/build_profile.py --imports           # where start-up's imports go, by top-level package
     python bench/build_profile.py --graph --against d200b23   # fused stages a one-document build runs, both trees
     python bench/build_profile.py --plain --set dedup.near.components=distributed   # any config setting
+    python bench/build_profile.py --plain --against 8807992 --rounds 3   # per-document work, both trees alternating
 
 The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files). One
 ``corpusforge build`` runs in this process on the in-process DirectRunner (one worker) twice: first plain,
@@ -35,6 +36,10 @@ prints the ratio: a before/after figure under the same machine load.
 and prints the import time by top-level package (each module's own time, summed), largest first, and who
 imported each of the largest packages first (the chain of modules from corpusforge), so the next place to
 cut is visible.
+
+``--plain --against COMMIT`` times the per-document work (a corpus build minus a one-document build, imports
+done) of this tree and of that commit, each round in fresh processes that alternate, ``--rounds`` times, and
+prints docs per second and per CPU-second and the ratio.
 
 ``--graph`` runs that one-document build once (with ``--against``, once per tree) and prints the fused stages
 the in-process runner set up and ran, and the transforms inside them: what every build pays for whatever
@@ -206,6 +211,59 @@ def time_startup(workdir: str, stages: list[str], repeat: int, against: str | No
     print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
+# Run in a fresh process (cwd outside the repository, corpusforge from PYTHONPATH or the installed one): a
+# one-document build twice, then the corpus, each timed; prints JSON.
+_PER_DOCUMENT = """
+import contextlib, io, json, sys, time
+from corpusforge.pipeline.cli.main import main
+one, corpus = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+def timed(args):
+    wall, cpu = time.perf_counter(), time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()):
+        if main(args):
+            raise SystemExit("the build failed: corpusforge " + " ".join(args))
+    return time.perf_counter() - wall, time.process_time() - cpu
+timed(one)
+print(json.dumps({"one": timed(one), "corpus": timed(corpus)}))
+"""
+
+
+def time_per_document(workdir: str, stages: list[str], docs: int, rounds: int, against: str) -> None:
+    """Per-document work (a corpus build minus a one-document build, both after the imports) of this tree and of
+    ``against`` (a commit or a folder with a ``corpusforge`` package), each round in fresh processes that
+    alternate, so both trees see the same machine load; prints docs per second and per CPU-second and the ratio."""
+    import json
+    import statistics
+    import subprocess
+
+    corpus = os.path.join(workdir, f"corpus-distinct-{docs}")
+    write_corpus(corpus, docs, kind="distinct")
+    one = os.path.join(workdir, "corpus-1")
+    write_corpus(one, 1, kind="distinct", files=1)
+    package = against if os.path.isdir(against) else package_of_commit(against, workdir)
+    versions = {against: {**os.environ, "PYTHONPATH": os.path.abspath(package)}, "this tree": dict(os.environ)}
+    rates: dict[str, list[tuple[float, float]]] = {name: [] for name in versions}
+    print(f"{docs:,} web-like docs; stages {','.join(stages)}; settings {' '.join(SETTINGS) or 'default'}; "
+          f"{rounds} alternating rounds; load average {os.getloadavg()[0]:.1f}", flush=True)
+    for _ in range(rounds):
+        for name, env in versions.items():
+            args = [json.dumps(build_args(one, os.path.join(workdir, "run-1"), stages)),
+                    json.dumps(build_args(corpus, os.path.join(workdir, "run-plain"), stages))]
+            done = subprocess.run([sys.executable, "-c", _PER_DOCUMENT, *args], check=True, capture_output=True,
+                                  text=True, env=env, cwd=workdir)
+            times = json.loads(done.stdout.strip().splitlines()[-1])
+            (one_wall, one_cpu), (wall, cpu) = times["one"], times["corpus"]
+            rates[name].append((docs / max(wall - one_wall, 1e-9), docs / max(cpu - one_cpu, 1e-9)))
+            print(f"  {name}: corpus {wall:.1f} s wall, {cpu:.1f} CPU s; one document {one_wall:.1f} s; per-document "
+                  f"work {rates[name][-1][0]:.0f} docs/s, {rates[name][-1][1]:.0f} docs per CPU-second", flush=True)
+    for name in versions:
+        print(f"{name}: per-document work, median {statistics.median(r[0] for r in rates[name]):.0f} docs/s, "
+              f"{statistics.median(r[1] for r in rates[name]):.0f} docs per CPU-second", flush=True)
+    ratio = statistics.median(r[1] for r in rates["this tree"]) / statistics.median(r[1] for r in rates[against])
+    print(f"this tree does {ratio:.2f}x the per-document work of {against} per CPU-second (median of the rounds); "
+          f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
 # Run in a fresh process: counts what Beam's in-process runner (FnApiRunner.run_stages) is handed, then builds.
 _COUNT_STAGES = """
 import sys
@@ -340,9 +398,10 @@ def main() -> None:
     parser.add_argument("--startup", type=int, default=0, metavar="N",
                         help="Only time a one-document build in a fresh process, N times.")
     parser.add_argument("--against", default=None, metavar="COMMIT_OR_DIR",
-                        help="With --startup or --graph: also time corpusforge as of a git commit of this repository (or the "
+                        help="With --startup, --graph or --plain: also time corpusforge as of a git commit of this repository (or the "
                              "corpusforge package found in a folder, put on PYTHONPATH), alternating runs, and "
                              "print the ratio.")
+    parser.add_argument("--rounds", type=int, default=3, help="With --plain --against: alternating rounds.")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="A config setting for every build run here (corpusforge build --set), e.g. "
                              "dedup.near.components=distributed.")
@@ -362,6 +421,9 @@ def main() -> None:
         return
     if args.startup:
         time_startup(workdir, stages, args.startup, args.against)
+        return
+    if args.plain and args.against:
+        time_per_document(workdir, stages, args.docs, args.rounds, args.against)
         return
     corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
     text_mb = write_corpus(corpus, args.docs, kind="distinct") / 1e6
