@@ -1,0 +1,177 @@
+"""CPU cost per document of each pure function the dedup stage's steps call, outside Beam and without a profiler.
+
+    .venv/bin/python bench/dedup_cost.py                        # 3,000 docs of bench/build.py's distinct corpus
+    .venv/bin/python bench/dedup_cost.py --docs 3000 --rounds 5 --against 8807992   # alternate with that commit
+
+Each function runs over every document of the corpus (bench/build.py's ``distinct`` one, ~2.4 KB web-like
+documents, no language annotation: what a normalize + dedup build sees) with the default configuration, and
+its CPU time (``time.process_time``, the fastest of ``--reps`` runs) is printed in microseconds per document. The steps and what they call:
+
+- exact: ``text_digest`` (ExactDedup's key);
+- near: ``Shingler.hashes`` and ``MinHasher.from_hashes`` on batches of ``dedup.near.batch_size`` documents,
+  then ``band_hashes`` (NearDedup's signature step);
+- lines + sentences: ``line_records`` (LineAndSentenceDedup's keys: line keys, words, sentence keys);
+- removal, per corpus document though only the documents that lose lines or sentences pay it: ``drop_lines``'
+  ``remove_lines`` and ``drop_sentences``' ``remove_sentences`` with the drops the corpus itself produces
+  (keys in more than ``max_occurrences`` documents), and the word counts after them.
+
+``--against COMMIT`` (or a folder holding a ``corpusforge`` package) runs the same measurement on that tree in
+a fresh process after each round of this tree's, and prints both trees' medians and the ratio: CPU time moves
+less than wall time on a shared machine, and alternating spreads the load over both. Every round's outputs
+(digests, signatures, records, edited texts) are hashed, so the two trees must print the same ``outputs``.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.append(ROOT)  # appended: a tree put first on PYTHONPATH (--against) provides corpusforge
+
+# The measurement itself, run in a fresh process per tree and round; prints one JSON line.
+_MEASURE = r"""
+import collections, hashlib, json, sys, time
+import numpy as np
+texts = json.load(open(sys.argv[1]))
+import corpusforge.pipeline.dedup.exact as exact
+from corpusforge.pipeline.dedup.boilerplate import line_records
+from corpusforge.pipeline.dedup.config import LineDedupConfig, NearDedupConfig, SentenceDedupConfig
+from corpusforge.pipeline.dedup.lines import remove_lines
+from corpusforge.pipeline.dedup.minhash import MinHasher, Shingler, band_hashes
+from corpusforge.pipeline.dedup.near import banding
+from corpusforge.pipeline.dedup.sentences import remove_sentences
+from corpusforge.pipeline.dedup.text import normalized_bytes
+
+near, lines, sentences = NearDedupConfig(), LineDedupConfig(), SentenceDedupConfig()
+hasher = MinHasher(near.num_perm, near.seed, Shingler(near.ngram, near.unit, near.hash))
+bands, rows = banding(near)
+batches = [texts[i:i + near.batch_size] for i in range(0, len(texts), near.batch_size)]
+timings, outputs = {}, hashlib.sha256()
+
+reps = int(sys.argv[2])
+
+def digest(value):
+    if isinstance(value, np.ndarray):
+        outputs.update(value.tobytes())
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            digest(item)
+    else:
+        outputs.update(repr(value).encode())
+
+def timed(name, fn):
+    best = float("inf")
+    for _ in range(reps):  # the fastest of reps runs: the first pays for page faults and cold caches
+        started = time.process_time()
+        result = fn()
+        best = min(best, time.process_time() - started)
+    timings[name] = 1e6 * best / len(texts)
+    digest(result)
+    return result
+
+timed("exact: text_digest", lambda: [exact.text_digest(t) for t in texts])
+shingled = timed("near: Shingler.hashes", lambda: [hasher.shingler.hashes(b) for b in batches])
+sigs = timed("near: from_hashes", lambda: [hasher.from_hashes(h, c) for h, c in shingled])
+timed("near: band_hashes", lambda: [band_hashes(s, bands, rows) for s in sigs])
+records = timed("lines+sentences: line_records",
+                lambda: [line_records(t, None, lines.min_line_chars, sentences.min_sentence_chars) for t in texts])
+line_count = collections.Counter(k for rec in records for k in {r[0] for r in rec if r[0] is not None})
+sentence_count = collections.Counter(k for rec in records for k in {s for r in rec for s in r[2]})
+line_drop = {k for k, n in line_count.items() if n > lines.max_occurrences}
+sentence_drop = {k for k, n in sentence_count.items() if n > sentences.max_occurrences}
+hit_lines = [t for t, rec in zip(texts, records) if any(r[0] in line_drop for r in rec)]
+hit_sentences = [t for t, rec in zip(texts, records)
+                 if any(s in sentence_drop for r in rec for s in r[2])
+                 or len({s for r in rec for s in r[2]}) < sum(len(r[2]) for r in rec)]
+
+def removal(remove, hit):
+    out = []
+    for t in hit:
+        text, *counts = remove(t)
+        out.append((text, counts, len(normalized_bytes(text).split())))
+    return out
+
+timed(f"removal: remove_lines ({len(hit_lines)} docs)",
+      lambda: removal(lambda t: remove_lines(t, line_drop, lines.min_line_chars), hit_lines))
+timed(f"removal: remove_sentences ({len(hit_sentences)} docs)",
+      lambda: removal(lambda t: remove_sentences(t, None, sentence_drop, sentences.min_sentence_chars), hit_sentences))
+print(json.dumps({"timings": timings, "outputs": outputs.hexdigest()[:16], "where": exact.__file__}))
+"""
+
+
+def corpus_texts(docs: int, seed: int = 0) -> list[str]:
+    """The texts of bench/build.py's ``distinct`` corpus (as ``write_corpus`` draws them)."""
+    from bench.build import CORPORA
+
+    texts = CORPORA["distinct"](random.Random(seed), 1)
+    return [next(texts) for _ in range(docs)]
+
+
+def package_dir(ref: str, workdir: str) -> str:
+    if os.path.isdir(ref):
+        return ref
+    from bench.build_profile import package_of_commit
+
+    return package_of_commit(ref, workdir)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=3000)
+    parser.add_argument("--rounds", type=int, default=3, help="Fresh processes per tree (alternated).")
+    parser.add_argument("--reps", type=int, default=3, help="Runs of each function per process (the fastest counts).")
+    parser.add_argument("--against", default=None, metavar="COMMIT_OR_DIR")
+    parser.add_argument("--workdir", default=None)
+    args = parser.parse_args()
+    import tempfile
+
+    workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="cf-bench-dedup-cost-"))
+    os.makedirs(workdir, exist_ok=True)
+    texts = corpus_texts(args.docs)
+    corpus = os.path.join(workdir, f"distinct-{args.docs}.json")
+    with open(corpus, "w") as f:
+        json.dump(texts, f)
+    # Run outside the repository, so that PYTHONPATH (not the working directory) decides which tree is imported.
+    trees = {"this tree": dict(os.environ)}
+    if args.against:
+        trees[args.against] = {**os.environ, "PYTHONPATH": package_dir(args.against, workdir)}
+    size = sum(len(t.encode()) for t in texts) / len(texts)
+    print(f"{args.docs:,} distinct docs (~{size / 1000:.1f} KB); {args.rounds} rounds; CPU us/doc "
+          f"(median of the rounds, range); {args.reps} reps each; load average {os.getloadavg()[0]:.1f}", flush=True)
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    for _ in range(args.rounds):
+        for name, env in trees.items():
+            done = subprocess.run([sys.executable, "-c", _MEASURE, corpus, str(args.reps)], env=env, cwd=workdir, check=True,
+                                  capture_output=True, text=True)
+            runs[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    names = list(runs[next(iter(trees))][0]["timings"])
+    header = "".join(f"{name[:24]:>26}" for name in trees)
+    print(f"{'function':<52}{header}" + ("   ratio" if args.against else ""))
+    totals = {name: 0.0 for name in trees}
+    for fn in names:
+        cells, medians = "", {}
+        for name in trees:
+            values = [r["timings"].get(fn, float("nan")) for r in runs[name]]
+            medians[name] = statistics.median(values)
+            totals[name] += medians[name]
+            cells += f"{medians[name]:>10.1f} ({min(values):.0f}-{max(values):.0f})".rjust(26)
+        ratio = f"{medians[args.against] / medians['this tree']:>7.2f}x" if args.against and medians['this tree'] else ""
+        print(f"{fn:<52}{cells} {ratio}")
+    cells = "".join(f"{totals[name]:>26.1f}" for name in trees)
+    ratio = f"{totals[args.against] / totals['this tree']:>7.2f}x" if args.against else ""
+    print(f"{'sum':<52}{cells} {ratio}")
+    for name in trees:
+        digests = sorted({r["outputs"] for r in runs[name]})
+        print(f"outputs ({name}): {', '.join(digests)}  (corpusforge from {runs[name][0]['where'].rsplit('/pipeline/', 1)[0]})")
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
