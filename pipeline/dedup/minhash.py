@@ -257,7 +257,32 @@ class MinHasher:
         return self.from_hashes(hashes, counts)
 
     def from_hashes(self, hashes: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Signatures from 32-bit shingle hashes laid out as ``Shingler.hashes`` returns them."""
+        """Signatures from 32-bit shingle hashes laid out as ``Shingler.hashes`` returns them.
+
+        One permutation at a time over the whole batch: ``a * h + b`` into one buffer of a batch's shingles
+        (~1 MB, cache-sized) and its segmented minimum per document. ~2x the speed of permuting blocks of
+        shingles by every permutation at once (``from_hashes_reference``), whose (permutations x shingles)
+        blocks were several MB, each pass over them from memory; the signatures are the same."""
+        counts = np.asarray(counts, dtype=np.int64)
+        sigs = np.full((len(counts), self.num_perm), EMPTY, dtype=np.uint32)
+        nonempty = np.flatnonzero(counts)
+        if not len(nonempty):
+            return sigs
+        mixed = fmix32(np.asarray(hashes, dtype=np.uint32))
+        # Where each document's shingles start; empty documents in between hold none, so consecutive starts
+        # bound exactly one document's shingles (what reduceat takes).
+        starts = (np.cumsum(counts) - counts)[nonempty]
+        permuted = np.empty(len(mixed), dtype=np.uint32)
+        mins = np.empty((self.num_perm, len(nonempty)), dtype=np.uint32)
+        for i, (a, b) in enumerate(zip(self.a, self.b)):
+            np.multiply(mixed, a, out=permuted)
+            permuted += b
+            np.minimum.reduceat(permuted, starts, out=mins[i])
+        sigs[nonempty] = mins.T
+        return sigs
+
+    def from_hashes_reference(self, hashes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The definition of ``from_hashes``: blocks of shingles permuted by every permutation at once."""
         counts = np.asarray(counts, dtype=np.int64)
         sigs = np.full((len(counts), self.num_perm), EMPTY, dtype=np.uint32)
         mixed = fmix32(np.asarray(hashes, dtype=np.uint32))
