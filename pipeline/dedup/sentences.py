@@ -17,7 +17,7 @@ from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import KeysByShard, group_docs, line_key, shard_drops
 from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
-from corpusforge.pipeline.dedup.text import normalized_bytes
+from corpusforge.pipeline.dedup.text import count_words, normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "sentence_dedup_too_short"
@@ -154,7 +154,7 @@ def drop_sentences(doc, drop: set[int], config: SentenceDedupConfig, too_short):
     if collapsed:
         yield edit(STAGE, "sentences_collapsed", collapsed)
     yield edit(STAGE, "documents_sentence_edited", 1)
-    words = len(normalized_bytes(text).split())
+    words = count_words(normalized_bytes(text))
     if words < config.min_words:
         too_short.inc()
         yield removal(doc, STAGE, REASON, sentences_removed=removed, sentences_collapsed=collapsed, words_left=words)

@@ -9,6 +9,8 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 _WORD = re.compile(r"[^\W_]+")  # runs of letters and digits; punctuation and underscores separate words
 _DIGIT = re.compile(r"\d")
 
@@ -82,6 +84,31 @@ def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
     return b"".join(parts)
 
 
+# Every byte of normalised text but the space as ``a``: a word starts wherever `` a`` is, or at the start.
+_WORD_SHAPE = bytes(0x20 if c == 0x20 else 0x61 for c in range(256))
+_SPACE = np.uint8(0x20)
+_SHORT = 256  # below this many bytes split and join beat numpy's fixed cost
+
+
+def count_words(normalized: bytes) -> int:
+    """``len(normalized.split())`` for ``normalized_bytes``' output (whose only separator is the space),
+    without making a bytes object per word."""
+    shape = normalized.translate(_WORD_SHAPE)
+    return shape.count(b" a") + shape.startswith(b"a")
+
+
+def joined_words(normalized: bytes) -> bytes:
+    """``b" ".join(normalized.split())`` for ``normalized_bytes``' output (whose only separator is the space):
+    runs of spaces cut to one in numpy for a long text, without a bytes object per word."""
+    if len(normalized) < _SHORT:
+        return b" ".join(normalized.split())
+    data = np.frombuffer(normalized, dtype=np.uint8)
+    space = data == _SPACE
+    keep = ~space
+    keep[1:] |= keep[:-1]  # a space right after a word stays: one space between two words
+    return data[keep].tobytes().rstrip(b" ")
+
+
 def word_bytes(text: str, normalize_numbers: bool = True) -> list[bytes]:
     """The normalised words of ``text`` as UTF-8 bytes (see ``words_reference``)."""
     return normalized_bytes(text, normalize_numbers).split()
@@ -94,7 +121,7 @@ def words(text: str, normalize_numbers: bool = True) -> list[str]:
 
 def normalize_for_hash(text: str, normalize_numbers: bool = True) -> str:
     """``text`` reduced to its normalised words joined by single spaces (what exact dedup hashes)."""
-    return b" ".join(word_bytes(text, normalize_numbers)).decode("utf-8")
+    return joined_words(normalized_bytes(text, normalize_numbers)).decode("utf-8")
 
 
 def word_shingles(tokens: list[str], n: int) -> list[str]:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpusforge.pipeline.dedup.text import (
-    char_shingles, jaccard, normalize_for_hash, normalized_bytes, normalized_bytes_reference, shingles,
+    char_shingles, count_words, jaccard, joined_words, normalize_for_hash, normalized_bytes, normalized_bytes_reference, shingles,
     survivor_rank, word_shingles, words, words_reference,
 )
 from tests.pipeline.dedup.corpus import paragraphs
@@ -50,6 +50,22 @@ def test_normalized_bytes_are_the_reference_bytes():
        st.booleans())
 def test_normalized_bytes_are_the_reference_bytes_on_any_text(text, numbers):
     assert normalized_bytes(text, numbers) == normalized_bytes_reference(text, numbers)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab0 .-\n’é٣")), max_size=600), st.booleans())
+def test_word_count_and_joined_words_are_split_and_join(text, numbers):
+    """Short and long (numpy) texts, leading, trailing and repeated spaces."""
+    normalized = normalized_bytes(text, numbers)
+    assert count_words(normalized) == len(normalized.split())
+    assert joined_words(normalized) == b" ".join(normalized.split())
+
+
+def test_word_count_and_joined_words_on_documents():
+    for text in ["", " ", "a", " a ", "  a  b  ", "\n".join(paragraphs(30)), " " * 300 + "x", "x" + " " * 300]:
+        normalized = normalized_bytes(text)
+        assert count_words(normalized) == len(normalized.split())
+        assert joined_words(normalized) == b" ".join(normalized.split())
 
 
 def test_long_space_free_run_is_linear_time():
