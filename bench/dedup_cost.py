@@ -11,9 +11,10 @@ its CPU time (``time.process_time``, the fastest of ``--reps`` runs) is printed 
 - near: ``Shingler.hashes`` and ``MinHasher.from_hashes`` on batches of ``dedup.near.batch_size`` documents,
   then ``band_hashes`` (NearDedup's signature step);
 - lines + sentences: ``line_records`` (LineAndSentenceDedup's keys: line keys, words, sentence keys);
-- removal, per corpus document though only the documents that lose lines or sentences pay it: ``drop_lines``'
-  ``remove_lines`` and ``drop_sentences``' ``remove_sentences`` with the drops the corpus itself produces
-  (keys in more than ``max_occurrences`` documents), and the word counts after them.
+- removal, per corpus document though only the documents that lose lines or sentences pay it: ``drop_lines``
+  and ``drop_sentences`` (the text without them, its word count, the edits) with the drops the corpus itself
+  produces (keys in more than ``max_occurrences`` documents; this corpus mixes sentences of its pages, so
+  nearly every document loses some).
 
 ``--against COMMIT`` (or a folder holding a ``corpusforge`` package) runs the same measurement on that tree in
 a fresh process after each round of this tree's, and prints both trees' medians and the ratio: CPU time moves
@@ -43,11 +44,11 @@ texts = json.load(open(sys.argv[1]))
 import corpusforge.pipeline.dedup.exact as exact
 from corpusforge.pipeline.dedup.boilerplate import line_records
 from corpusforge.pipeline.dedup.config import LineDedupConfig, NearDedupConfig, SentenceDedupConfig
-from corpusforge.pipeline.dedup.lines import remove_lines
+from corpusforge.pipeline.dedup.lines import drop_lines
 from corpusforge.pipeline.dedup.minhash import MinHasher, Shingler, band_hashes
 from corpusforge.pipeline.dedup.near import banding
-from corpusforge.pipeline.dedup.sentences import remove_sentences
-from corpusforge.pipeline.dedup.text import normalized_bytes
+from corpusforge.pipeline.dedup.sentences import drop_sentences
+from corpusforge.pipeline.document import Document
 
 near, lines, sentences = NearDedupConfig(), LineDedupConfig(), SentenceDedupConfig()
 hasher = MinHasher(near.num_perm, near.seed, Shingler(near.ngram, near.unit, near.hash))
@@ -91,17 +92,28 @@ hit_sentences = [t for t, rec in zip(texts, records)
                  if any(s in sentence_drop for r in rec for s in r[2])
                  or len({s for r in rec for s in r[2]}) < sum(len(r[2]) for r in rec)]
 
-def removal(remove, hit):
+class Counter:
+    def inc(self, n=1):
+        pass
+
+def removal(drop, hit):  # what drop_lines / drop_sentences yield (edits, removal) and return (document left)
     out = []
-    for t in hit:
-        text, *counts = remove(t)
-        out.append((text, counts, len(normalized_bytes(text).split())))
+    for doc in hit:
+        steps = drop(doc)
+        try:
+            while True:
+                tagged = next(steps)
+                out.append(repr((tagged.tag, tagged.value)))
+        except StopIteration as stop:
+            out.append(stop.value.text if stop.value is not None else None)
     return out
 
-timed(f"removal: remove_lines ({len(hit_lines)} docs)",
-      lambda: removal(lambda t: remove_lines(t, line_drop, lines.min_line_chars), hit_lines))
-timed(f"removal: remove_sentences ({len(hit_sentences)} docs)",
-      lambda: removal(lambda t: remove_sentences(t, None, sentence_drop, sentences.min_sentence_chars), hit_sentences))
+line_docs = [Document(f"d{i}", t, "web") for i, t in enumerate(hit_lines)]
+sentence_docs = [Document(f"d{i}", t, "web") for i, t in enumerate(hit_sentences)]
+timed(f"removal: drop_lines ({len(hit_lines)} docs)",
+      lambda: removal(lambda d: drop_lines(d, line_drop, lines, Counter()), line_docs))
+timed(f"removal: drop_sentences ({len(hit_sentences)} docs)",
+      lambda: removal(lambda d: drop_sentences(d, sentence_drop, sentences, Counter()), sentence_docs))
 print(json.dumps({"timings": timings, "outputs": outputs.hexdigest()[:16], "where": exact.__file__}))
 """
 

@@ -30,7 +30,7 @@ from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConf
 from corpusforge.pipeline.dedup.lines import (
     REASON as LINES_REASON, KeysByShard, drop_lines, group_docs, line_key, shard_drops,
 )
-from corpusforge.pipeline.dedup.sentence_split import split_sentences
+from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
 from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, drop_sentences, keyed_sentences
 from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, guarded, split_outputs
@@ -41,19 +41,43 @@ LINES = "lines"  # tagged output: (id, (node, light record of the document's lin
 def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
     """``(line key, words, sentence keys)`` per line of ``text``: ``line_key`` of the line (None when too short
     to count), its normalised words, and the keys of its sentences that count (``keyed_sentences``, in order).
-    An ASCII text is normalised once, for its lines and its sentences (see ``keyed_sentences``)."""
+
+    An ASCII text is normalised once and sliced (see ``keyed_sentences``), and each line's words are its
+    sentences' words: every sentence of an ASCII line but its last ends after whitespace
+    (``sentence_split``), so no word spans two sentences, and the line is never split and joined again."""
+    if not text.isascii():
+        return _line_records_by_line(text, lang, line_chars, sentence_chars)
+    normalized = normalized_bytes(text)
+    records: list[tuple] = []
+    keys: list[int] = []
+    words: list[bytes] = []
+    for start, end, last in sentence_spans(text, lang):
+        joined = b" ".join(normalized[start:end].split())  # what line_key hashes
+        if joined:
+            words.append(joined)
+            if len(joined) >= sentence_chars:
+                keys.append(digest64(joined))
+        if last:
+            line = b" ".join(words)
+            count = line.count(b" ") + 1 if line else 0
+            records.append((digest64(line) if len(line) >= line_chars else None, count, tuple(keys)))
+            keys, words = [], []
+    return records
+
+
+def _line_records_by_line(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
+    """``line_records`` of any text: each line normalised on its own, its sentences keyed by
+    ``keyed_sentences``."""
     lines = text.split("\n")
-    normalized = normalized_bytes(text) if text.isascii() else None
     sentences: list[list[int]] = [[] for _ in lines]
     line = 0
-    for _, _, last, key in keyed_sentences(text, lang, sentence_chars, normalized):
+    for _, _, last, key in keyed_sentences(text, lang, sentence_chars):
         if key is not None:
             sentences[line].append(key)
         line += last
-    records, start = [], 0
+    records = []
     for part, keys in zip(lines, sentences):
-        words = (normalized[start:start + len(part)] if normalized is not None else normalized_bytes(part)).split()
-        start += len(part) + 1
+        words = normalized_bytes(part).split()
         joined = b" ".join(words)  # what line_key hashes
         records.append((digest64(joined) if len(joined) >= line_chars else None, len(words), tuple(keys)))
     return records
