@@ -22,6 +22,8 @@ are on).
 """
 from __future__ import annotations
 
+from hashlib import blake2b
+
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
@@ -55,8 +57,8 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
         joined = b" ".join(normalized[start:end].split())  # what line_key hashes
         if joined:
             words.append(joined)
-            if len(joined) >= sentence_chars:
-                keys.append(digest64(joined))
+            if len(joined) >= sentence_chars:  # digest64, inline: a call per sentence was a tenth of this loop
+                keys.append(int.from_bytes(blake2b(joined, digest_size=8).digest(), "little"))
         if last:
             line = b" ".join(words)
             count = line.count(b" ") + 1 if line else 0
