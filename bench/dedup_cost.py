@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/dedup_cost.py                        # 3,000 docs of bench/build.py's distinct corpus
     .venv/bin/python bench/dedup_cost.py --docs 3000 --rounds 5 --against 8807992   # alternate with that commit
+    .venv/bin/python bench/dedup_cost.py --build 3000 --rounds 3 --against 8807992  # whole builds, alternated
 
 Each function runs over every document of the corpus (bench/build.py's ``distinct`` one, ~2.4 KB web-like
 documents, no language annotation: what a normalize + dedup build sees) with the default configuration, and
@@ -15,6 +16,10 @@ its CPU time (``time.process_time``, the fastest of ``--reps`` runs) is printed 
   and ``drop_sentences`` (the text without them, its word count, the edits) with the drops the corpus itself
   produces (keys in more than ``max_occurrences`` documents; this corpus mixes sentences of its pages, so
   nearly every document loses some).
+
+``--build N`` instead times a whole normalize + dedup build of N such documents in one process (the per-document
+CPU beyond a one-document build, as bench/build_profile.py --plain) and prints its output digest
+(bench/build.py's ``output_digest``: shards and counts).
 
 ``--against COMMIT`` (or a folder holding a ``corpusforge`` package) runs the same measurement on that tree in
 a fresh process after each round of this tree's, and prints both trees' medians and the ratio: CPU time moves
@@ -118,6 +123,57 @@ print(json.dumps({"timings": timings, "outputs": outputs.hexdigest()[:16], "wher
 """
 
 
+# ``--build``: a normalize + dedup build in this process (the in-process DirectRunner, one worker), as
+# bench/build_profile.py --plain runs it: a one-document build twice (imports, graph, every fused stage once),
+# then the corpus; the CPU time of the difference is the per-document cost. corpusforge is imported before
+# bench/ goes on sys.path, so PYTHONPATH decides the tree.
+_BUILD = r"""
+import json, os, sys
+import corpusforge.pipeline.cli.main
+corpus, one, workdir, root = sys.argv[1:5]
+sys.path.append(root)
+from bench.build import output_digest
+from bench.build_profile import _LAST_CPU, build_args, run_build
+stages = ["normalize", "dedup"]
+run_build(build_args(one, os.path.join(workdir, "run-1"), stages))
+run_build(build_args(one, os.path.join(workdir, "run-1"), stages))
+fixed = _LAST_CPU[0]
+run = os.path.join(workdir, "run-corpus")
+run_build(build_args(corpus, run, stages))
+print(json.dumps({"cpu": _LAST_CPU[0] - fixed, "outputs": output_digest(run),
+                  "where": corpusforge.pipeline.__file__}))
+"""
+
+
+def time_builds(args, trees: dict, workdir: str) -> None:
+    """Per-document CPU of a normalize + dedup build of ``args.build`` documents, per tree, alternated."""
+    from bench.build import write_corpus
+
+    corpus, one = os.path.join(workdir, f"corpus-{args.build}"), os.path.join(workdir, "corpus-1")
+    write_corpus(corpus, args.build, kind="distinct")
+    write_corpus(one, 1, kind="distinct", files=1)
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    for _ in range(args.rounds):
+        for name, env in trees.items():
+            out = os.path.join(workdir, f"build-{len(runs[name])}-{name.replace(' ', '-')}")
+            done = subprocess.run([sys.executable, "-c", _BUILD, corpus, one, out, ROOT], env=env, cwd=workdir,
+                                  check=True, capture_output=True, text=True)
+            runs[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    print(f"normalize + dedup build of {args.build:,} distinct docs, in-process DirectRunner, one worker: CPU us/doc "
+          f"beyond a one-document build (median of {args.rounds} rounds, range)")
+    medians = {}
+    for name in trees:
+        per_doc = [1e6 * r["cpu"] / args.build for r in runs[name]]
+        medians[name] = statistics.median(per_doc)
+        print(f"  {name:<24} {medians[name]:>8.0f} ({min(per_doc):.0f}-{max(per_doc):.0f}) = "
+              f"{1e6 / medians[name]:.0f} docs per CPU-second; outputs "
+              f"{', '.join(sorted({r['outputs'] for r in runs[name]}))}  (corpusforge from "
+              f"{runs[name][0]['where'].rsplit('/pipeline/', 1)[0]})")
+    if args.against:
+        print(f"  ratio {medians[args.against] / medians['this tree']:.2f}x")
+    print(f"load average {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def corpus_texts(docs: int, seed: int = 0) -> list[str]:
     """The texts of bench/build.py's ``distinct`` corpus (as ``write_corpus`` draws them)."""
     from bench.build import CORPORA
@@ -141,19 +197,24 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3, help="Runs of each function per process (the fastest counts).")
     parser.add_argument("--against", default=None, metavar="COMMIT_OR_DIR")
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--build", type=int, default=0, metavar="N",
+                        help="Instead: CPU per document of a whole normalize + dedup build of N documents.")
     args = parser.parse_args()
     import tempfile
 
     workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="cf-bench-dedup-cost-"))
     os.makedirs(workdir, exist_ok=True)
+    trees = {"this tree": dict(os.environ)}
+    if args.against:
+        trees[args.against] = {**os.environ, "PYTHONPATH": package_dir(args.against, workdir)}
+    if args.build:
+        time_builds(args, trees, workdir)
+        return
     texts = corpus_texts(args.docs)
     corpus = os.path.join(workdir, f"distinct-{args.docs}.json")
     with open(corpus, "w") as f:
         json.dump(texts, f)
     # Run outside the repository, so that PYTHONPATH (not the working directory) decides which tree is imported.
-    trees = {"this tree": dict(os.environ)}
-    if args.against:
-        trees[args.against] = {**os.environ, "PYTHONPATH": package_dir(args.against, workdir)}
     size = sum(len(t.encode()) for t in texts) / len(texts)
     print(f"{args.docs:,} distinct docs (~{size / 1000:.1f} KB); {args.rounds} rounds; CPU us/doc "
           f"(median of the rounds, range); {args.reps} reps each; load average {os.getloadavg()[0]:.1f}", flush=True)
