@@ -44,44 +44,37 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
     """``(line key, words, sentence keys)`` per line of ``text``: ``line_key`` of the line (None when too short
     to count), its normalised words, and the keys of its sentences that count (``keyed_sentences``, in order).
 
-    An ASCII text is normalised once and sliced (see ``keyed_sentences``), and each line's words are its
-    sentences' words: every sentence of an ASCII line but its last ends after whitespace
-    (``sentence_split``), so no word spans two sentences, and the line is never split and joined again."""
-    if not text.isascii():
-        return _line_records_by_line(text, lang, line_chars, sentence_chars)
-    normalized = normalized_bytes(text)
+    As in ``keyed_sentences``, an ASCII text, or else each ASCII line, is normalised once and sliced, and an
+    ASCII line's words are its sentences' words: every sentence of an ASCII line but its last ends after
+    whitespace (``sentence_split``), so no word spans two sentences, and the line is not split and joined
+    again. A line with a non-ASCII character is normalised as a whole, and each of its sentences alone."""
+    whole = text.isascii()
+    norm = normalized_bytes(text) if whole else None
     records: list[tuple] = []
     keys: list[int] = []
     words: list[bytes] = []
+    offset, line, new_line = 0, "", not whole
     for start, end, last in sentence_spans(text, lang):
-        joined = b" ".join(normalized[start:end].split())  # what line_key hashes
+        if new_line:  # the first sentence of a line starts the line
+            stop = text.find("\n", start)
+            line = text[start:] if stop < 0 else text[start:stop]
+            norm, offset = (normalized_bytes(line), start) if line.isascii() else (None, start)
+        part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
+        joined = b" ".join(part.split())  # what line_key hashes
         if joined:
             words.append(joined)
-            if len(joined) >= sentence_chars:  # digest64, inline: a call per sentence was a tenth of this loop
+            if len(joined) >= sentence_chars:  # digest64 inlined (the same value), one call fewer per sentence
                 keys.append(int.from_bytes(blake2b(joined, digest_size=8).digest(), "little"))
         if last:
-            line = b" ".join(words)
-            count = line.count(b" ") + 1 if line else 0
-            records.append((digest64(line) if len(line) >= line_chars else None, count, tuple(keys)))
+            if norm is not None:
+                joined = b" ".join(words)
+                count = joined.count(b" ") + 1 if joined else 0
+            else:
+                split = normalized_bytes(line).split()
+                joined, count = b" ".join(split), len(split)
+            records.append((digest64(joined) if len(joined) >= line_chars else None, count, tuple(keys)))
             keys, words = [], []
-    return records
-
-
-def _line_records_by_line(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
-    """``line_records`` of any text: each line normalised on its own, its sentences keyed by
-    ``keyed_sentences``."""
-    lines = text.split("\n")
-    sentences: list[list[int]] = [[] for _ in lines]
-    line = 0
-    for _, _, last, key in keyed_sentences(text, lang, sentence_chars):
-        if key is not None:
-            sentences[line].append(key)
-        line += last
-    records = []
-    for part, keys in zip(lines, sentences):
-        words = normalized_bytes(part).split()
-        joined = b" ".join(words)  # what line_key hashes
-        records.append((digest64(joined) if len(joined) >= line_chars else None, len(words), tuple(keys)))
+        new_line = last and not whole
     return records
 
 
