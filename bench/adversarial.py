@@ -80,6 +80,7 @@ def hostile(chars: int) -> dict[str, str]:
 def stage_functions(uncapped: bool) -> dict:
     """``{stage: fn(text)}``: the per-document work of each stage, as its DoFn does it."""
     from corpusforge.pipeline.normalize.config import NormalizeConfig
+    from corpusforge.pipeline.dedup.boilerplate import line_records
     from corpusforge.pipeline.dedup.config import DedupConfig
     from corpusforge.pipeline.dedup.decontaminate import text_ngrams
     from corpusforge.pipeline.dedup.exact import text_digest
@@ -122,6 +123,7 @@ def stage_functions(uncapped: bool) -> dict:
         text_digest(text)
         band_hashes(hasher.signatures([text]), bands, rows)
         line_keys(text, dedup.lines.min_line_chars)
+        line_records(text, "en", dedup.lines.min_line_chars, dedup.sentences.min_sentence_chars)  # the build's keys
         text_ngrams([text], dedup.decontaminate.ngram)
         dedup_sentences(text)
         if uncapped:

@@ -22,6 +22,8 @@ are on).
 """
 from __future__ import annotations
 
+from hashlib import blake2b
+
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
@@ -30,7 +32,7 @@ from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConf
 from corpusforge.pipeline.dedup.lines import (
     REASON as LINES_REASON, KeysByShard, drop_lines, group_docs, line_key, shard_drops,
 )
-from corpusforge.pipeline.dedup.sentence_split import split_sentences
+from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
 from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, drop_sentences, keyed_sentences
 from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, guarded, split_outputs
@@ -41,21 +43,38 @@ LINES = "lines"  # tagged output: (id, (node, light record of the document's lin
 def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
     """``(line key, words, sentence keys)`` per line of ``text``: ``line_key`` of the line (None when too short
     to count), its normalised words, and the keys of its sentences that count (``keyed_sentences``, in order).
-    An ASCII text is normalised once, for its lines and its sentences (see ``keyed_sentences``)."""
-    lines = text.split("\n")
-    normalized = normalized_bytes(text) if text.isascii() else None
-    sentences: list[list[int]] = [[] for _ in lines]
-    line = 0
-    for _, _, last, key in keyed_sentences(text, lang, sentence_chars, normalized):
-        if key is not None:
-            sentences[line].append(key)
-        line += last
-    records, start = [], 0
-    for part, keys in zip(lines, sentences):
-        words = (normalized[start:start + len(part)] if normalized is not None else normalized_bytes(part)).split()
-        start += len(part) + 1
-        joined = b" ".join(words)  # what line_key hashes
-        records.append((digest64(joined) if len(joined) >= line_chars else None, len(words), tuple(keys)))
+
+    As in ``keyed_sentences``, an ASCII text, or else each ASCII line, is normalised once and sliced, and an
+    ASCII line's words are its sentences' words: every sentence of an ASCII line but its last ends after
+    whitespace (``sentence_split``), so no word spans two sentences, and the line is not split and joined
+    again. A line with a non-ASCII character is normalised as a whole, and each of its sentences alone."""
+    whole = text.isascii()
+    norm = normalized_bytes(text) if whole else None
+    records: list[tuple] = []
+    keys: list[int] = []
+    words: list[bytes] = []
+    offset, line, new_line = 0, "", not whole
+    for start, end, last in sentence_spans(text, lang):
+        if new_line:  # the first sentence of a line starts the line
+            stop = text.find("\n", start)
+            line = text[start:] if stop < 0 else text[start:stop]
+            norm, offset = (normalized_bytes(line), start) if line.isascii() else (None, start)
+        part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
+        joined = b" ".join(part.split())  # what line_key hashes
+        if joined:
+            words.append(joined)
+            if len(joined) >= sentence_chars:  # digest64 inlined (the same value), one call fewer per sentence
+                keys.append(int.from_bytes(blake2b(joined, digest_size=8).digest(), "little"))
+        if last:
+            if norm is not None:
+                joined = b" ".join(words)
+                count = joined.count(b" ") + 1 if joined else 0
+            else:
+                split = normalized_bytes(line).split()
+                joined, count = b" ".join(split), len(split)
+            records.append((digest64(joined) if len(joined) >= line_chars else None, count, tuple(keys)))
+            keys, words = [], []
+        new_line = last and not whole
     return records
 
 

@@ -7,7 +7,7 @@ import unicodedata
 import apache_beam as beam
 
 from corpusforge.pipeline.dedup.common import KEYS, STAGE, apply_verdicts, node_of
-from corpusforge.pipeline.dedup.text import normalized_bytes
+from corpusforge.pipeline.dedup.text import joined_words, normalized_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 REASON = "exact_duplicate"
@@ -26,6 +26,11 @@ def fold_text(text: str, key_fold: str = "lower") -> str:
 def text_digest(text: str, key_fold: str = "lower") -> bytes:
     """128-bit BLAKE2b of the normalised words (lower case, no punctuation, digits as 0, one space), after
     ``fold_text``."""
+    return hashlib.blake2b(joined_words(normalized_bytes(fold_text(text, key_fold))), digest_size=16).digest()
+
+
+def text_digest_reference(text: str, key_fold: str = "lower") -> bytes:
+    """The definition of ``text_digest``: the normalised words split and joined by single spaces."""
     return hashlib.blake2b(b" ".join(normalized_bytes(fold_text(text, key_fold)).split()), digest_size=16).digest()
 
 

@@ -12,7 +12,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import LineDedupConfig
-from corpusforge.pipeline.dedup.text import normalized_bytes
+from corpusforge.pipeline.dedup.text import count_words, normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "line_dedup_too_short"
@@ -153,7 +153,7 @@ def drop_lines(doc, drop: set[int], config: LineDedupConfig, too_short):
         return doc
     yield edit(STAGE, "lines_removed", removed)
     yield edit(STAGE, "documents_line_edited", 1)
-    words = len(normalized_bytes(text).split())
+    words = count_words(normalized_bytes(text))
     if words < config.min_words:
         too_short.inc()
         yield removal(doc, STAGE, REASON, lines_removed=removed, words_left=words)

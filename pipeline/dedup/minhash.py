@@ -45,13 +45,17 @@ def fmix64_int(h: int) -> int:
     return h ^ (h >> 33)
 
 
+_SHIFT33 = np.uint64(33)
+
+
 def fmix64(h: np.ndarray) -> np.ndarray:
-    """``fmix64_int`` on a uint64 array (modified in place and returned)."""
-    h ^= h >> np.uint64(33)
+    """``fmix64_int`` on a uint64 array (modified in place and returned; one scratch array for the shifts)."""
+    shifted = np.right_shift(h, _SHIFT33)
+    h ^= shifted
     h *= np.uint64(0xFF51AFD7ED558CCD)
-    h ^= h >> np.uint64(33)
+    h ^= np.right_shift(h, _SHIFT33, out=shifted)
     h *= np.uint64(0xC4CEB9FE1A85EC53)
-    h ^= h >> np.uint64(33)
+    h ^= np.right_shift(h, _SHIFT33, out=shifted)
     return h
 
 
@@ -128,12 +132,15 @@ def word_hashes(stream: bytes, powers: _Powers | None = None) -> tuple[np.ndarra
     if data.size == 0:
         return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
     up, down = (powers or _Powers()).get(len(data))
-    is_char = data != 0x20
-    edges = np.diff(is_char.view(np.int8), prepend=0, append=0)
-    starts = np.flatnonzero(edges == 1)
-    ends = np.flatnonzero(edges == -1)  # exclusive
-    prefix = np.zeros(len(data) + 1, dtype=np.uint64)
-    np.cumsum(data * down, out=prefix[1:])
+    # Word bytes between two non-word guards: the changes alternate, a word's start then its (exclusive) end.
+    is_char = np.zeros(len(data) + 2, dtype=bool)
+    np.not_equal(data, 0x20, out=is_char[1:-1])
+    changes = np.flatnonzero(is_char[1:] != is_char[:-1])
+    starts, ends = changes[0::2], changes[1::2]
+    prefix = np.empty(len(data) + 1, dtype=np.uint64)
+    prefix[0] = 0
+    np.multiply(data, down, out=prefix[1:])
+    np.cumsum(prefix[1:], out=prefix[1:])
     hashes = up[ends - 1] * (prefix[ends] - prefix[starts])
     return fmix64(hashes), starts
 
@@ -257,7 +264,32 @@ class MinHasher:
         return self.from_hashes(hashes, counts)
 
     def from_hashes(self, hashes: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        """Signatures from 32-bit shingle hashes laid out as ``Shingler.hashes`` returns them."""
+        """Signatures from 32-bit shingle hashes laid out as ``Shingler.hashes`` returns them.
+
+        One permutation at a time over the whole batch: ``a * h + b`` into one buffer of a batch's shingles
+        (~1 MB, cache-sized) and its segmented minimum per document. ~2x the speed of permuting blocks of
+        shingles by every permutation at once (``from_hashes_reference``), whose (permutations x shingles)
+        blocks were several MB, each pass over them from memory; the signatures are the same."""
+        counts = np.asarray(counts, dtype=np.int64)
+        sigs = np.full((len(counts), self.num_perm), EMPTY, dtype=np.uint32)
+        nonempty = np.flatnonzero(counts)
+        if not len(nonempty):
+            return sigs
+        mixed = fmix32(np.asarray(hashes, dtype=np.uint32))
+        # Where each document's shingles start; empty documents in between hold none, so consecutive starts
+        # bound exactly one document's shingles (what reduceat takes).
+        starts = (np.cumsum(counts) - counts)[nonempty]
+        permuted = np.empty(len(mixed), dtype=np.uint32)
+        mins = np.empty((self.num_perm, len(nonempty)), dtype=np.uint32)
+        for i, (a, b) in enumerate(zip(self.a, self.b)):
+            np.multiply(mixed, a, out=permuted)
+            permuted += b
+            np.minimum.reduceat(permuted, starts, out=mins[i])
+        sigs[nonempty] = mins.T
+        return sigs
+
+    def from_hashes_reference(self, hashes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The definition of ``from_hashes``: blocks of shingles permuted by every permutation at once."""
         counts = np.asarray(counts, dtype=np.int64)
         sigs = np.full((len(counts), self.num_perm), EMPTY, dtype=np.uint32)
         mixed = fmix32(np.asarray(hashes, dtype=np.uint32))

@@ -9,6 +9,8 @@ import math
 import re
 from typing import Any
 
+import numpy as np
+
 _WORD = re.compile(r"[^\W_]+")  # runs of letters and digits; punctuation and underscores separate words
 _DIGIT = re.compile(r"\d")
 
@@ -17,8 +19,10 @@ _DIGIT = re.compile(r"\d")
 _ALNUM = b"abcdefghijklmnopqrstuvwxyz0123456789"
 _KEEP_DIGITS = bytes(c if c in _ALNUM or c >= 0x80 else 0x20 for c in range(256))
 _ZERO_DIGITS = _KEEP_DIGITS.translate(bytes.maketrans(b"0123456789", b"0000000000"))
+# Marks the bytes of non-ASCII characters (0x01) among the rest (0x00), for ``bytes.find``.
+_HIGH_MARKS = bytes(int(c >= 0x80) for c in range(256))
 # A space-free run holding a non-ASCII byte, matched only from the start of a run and without
-# backtracking, so that long runs cost linear time.
+# backtracking, so that long runs cost linear time (``normalized_bytes_reference``).
 _NON_ASCII_TOKEN = re.compile(rb"(?<![^ ])[^ \x80-\xff]*+[\x80-\xff][^ ]*+")
 
 
@@ -33,25 +37,76 @@ def words_reference(text: str, normalize_numbers: bool = True) -> list[str]:
 
 
 def _fix_token(normalize_numbers: bool):
-    def fix(match: re.Match) -> bytes:
-        return " ".join(words_reference(match.group().decode("utf-8"), normalize_numbers)).encode("utf-8")
+    def fix(token: bytes) -> bytes:
+        return " ".join(words_reference(token.decode("utf-8"), normalize_numbers)).encode("utf-8")
     return fix
 
 
 _FIX = {True: _fix_token(True), False: _fix_token(False)}
 
 
+def normalized_bytes_reference(text: str, normalize_numbers: bool = True) -> bytes:
+    """``normalized_bytes`` as it was, byte for byte: the space-free runs that hold a non-ASCII byte found by
+    one regular expression (``_NON_ASCII_TOKEN``), which tries every byte of the text (~50 ns a byte)."""
+    low = text.lower()
+    data = low.encode("utf-8").translate(_ZERO_DIGITS if normalize_numbers else _KEEP_DIGITS)
+    if low.isascii():
+        return data
+    fix = _FIX[normalize_numbers]
+    return _NON_ASCII_TOKEN.sub(lambda match: fix(match.group()), data)
+
+
 def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
     """The normalised words of ``text`` as UTF-8, separated by one or more spaces.
 
     ASCII is mapped with one ``bytes.translate``; only space-free runs that hold non-ASCII characters go
-    through the regular expression of ``words_reference``, so mostly-ASCII text stays fast.
+    through the regular expression of ``words_reference``, so mostly-ASCII text stays fast. Those runs are
+    found with ``bytes.find`` (a non-ASCII byte, then the spaces around it), not by a regular expression
+    that tries every byte: web text has a few curly quotes or dashes in many documents, and that scan was
+    most of the cost of such a document. The bytes are ``normalized_bytes_reference``'s.
     """
     low = text.lower()
     data = low.encode("utf-8").translate(_ZERO_DIGITS if normalize_numbers else _KEEP_DIGITS)
     if low.isascii():
         return data
-    return _NON_ASCII_TOKEN.sub(_FIX[normalize_numbers], data)
+    fix, marks = _FIX[normalize_numbers], data.translate(_HIGH_MARKS)
+    parts, done = [], 0
+    high = marks.find(1)
+    while high >= 0:
+        start = data.rfind(b" ", done, high) + 1  # data[done] is a space unless done == 0: never before done
+        end = data.find(b" ", high)
+        if end < 0:
+            end = len(data)
+        parts += (data[done:start], fix(data[start:end]))
+        done = end
+        high = marks.find(1, end)
+    parts.append(data[done:])
+    return b"".join(parts)
+
+
+# Every byte of normalised text but the space as ``a``: a word starts wherever `` a`` is, or at the start.
+_WORD_SHAPE = bytes(0x20 if c == 0x20 else 0x61 for c in range(256))
+_SPACE = np.uint8(0x20)
+_SHORT = 256  # below this many bytes split and join beat numpy's fixed cost
+
+
+def count_words(normalized: bytes) -> int:
+    """``len(normalized.split())`` for ``normalized_bytes``' output (whose only separator is the space),
+    without making a bytes object per word."""
+    shape = normalized.translate(_WORD_SHAPE)
+    return shape.count(b" a") + shape.startswith(b"a")
+
+
+def joined_words(normalized: bytes) -> bytes:
+    """``b" ".join(normalized.split())`` for ``normalized_bytes``' output (whose only separator is the space):
+    runs of spaces cut to one in numpy for a long text, without a bytes object per word."""
+    if len(normalized) < _SHORT:
+        return b" ".join(normalized.split())
+    data = np.frombuffer(normalized, dtype=np.uint8)
+    space = data == _SPACE
+    keep = ~space
+    keep[1:] |= keep[:-1]  # a space right after a word stays: one space between two words
+    return data[keep].tobytes().rstrip(b" ")
 
 
 def word_bytes(text: str, normalize_numbers: bool = True) -> list[bytes]:
@@ -66,7 +121,7 @@ def words(text: str, normalize_numbers: bool = True) -> list[str]:
 
 def normalize_for_hash(text: str, normalize_numbers: bool = True) -> str:
     """``text`` reduced to its normalised words joined by single spaces (what exact dedup hashes)."""
-    return b" ".join(word_bytes(text, normalize_numbers)).decode("utf-8")
+    return joined_words(normalized_bytes(text, normalize_numbers)).decode("utf-8")
 
 
 def word_shingles(tokens: list[str], n: int) -> list[str]:

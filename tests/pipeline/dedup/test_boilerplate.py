@@ -117,6 +117,22 @@ def test_line_records_match_each_line_taken_alone(pieces, lang):
             line_records_reference(text, lang, line_chars, sentence_chars)
 
 
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ9 .!?,;'\")]\t\r\n_-") + ["Mr", "e.g", "J", "word", "U.S", "…", "é"]),
+                max_size=60), st.sampled_from(["en", "de", "fr", None]), st.sampled_from([(10, 20), (1, 1), (3, 2)]))
+def test_line_records_match_the_reference_on_any_text(pieces, lang, chars):
+    # the ASCII path takes a line's words from its sentences' words: any terminator, closer and whitespace run
+    text = "".join(pieces)
+    assert line_records(text, lang, *chars) == line_records_reference(text, lang, *chars)
+
+
+def test_line_records_match_the_reference_on_documents():
+    docs = corpus(150, seed=3)
+    for doc in docs:
+        for lang in (None, "de"):
+            assert line_records(doc.text, lang, 10, 20) == line_records_reference(doc.text, lang, 10, 20)
+
+
 def test_a_document_whose_removal_step_raises_is_rejected_once_and_nothing_else_of_it_counts(monkeypatch):
     # the error path of the one join: the document is rejected (stage_error) and neither kept nor removed; its line
     # edits, yielded before its sentence removal raised, are dropped with it; the others are decided as before

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corpusforge.pipeline.core.config_loader import ConfigError
 from corpusforge.pipeline.dedup.config import DedupConfig, NearDedupConfig
-from corpusforge.pipeline.dedup.exact import exact_verdicts, text_digest
+from corpusforge.pipeline.dedup.exact import exact_verdicts, text_digest, text_digest_reference
 from corpusforge.pipeline.dedup.lines import boilerplate_drops, line_keys, remove_lines
 from corpusforge.pipeline.dedup.near import banding, bucket_pairs
 
@@ -16,6 +18,20 @@ TOP = (0, -0.9, "z")
 def test_text_digest_normalises():
     assert text_digest("Hello,  World!") == text_digest("hello world")
     assert text_digest("hello world") != text_digest("hello word")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aB0 .\n’é٣ﬁＡ")) | st.characters(blacklist_categories=("Cs",)),
+               max_size=500), st.sampled_from(["lower", "nfkc_casefold"]))
+def test_text_digest_equals_its_reference(text, key_fold):
+    assert text_digest(text, key_fold) == text_digest_reference(text, key_fold)
+
+
+def test_text_digest_equals_its_reference_on_documents():
+    from tests.pipeline.dedup.corpus import paragraphs
+
+    for text in paragraphs(40) + ["\n\n".join(paragraphs(10)), "  Straße  ", " " * 400 + "x  y" + " " * 400]:
+        assert text_digest(text) == text_digest_reference(text)
 
 
 def test_exact_verdicts_name_the_survivor_and_size():

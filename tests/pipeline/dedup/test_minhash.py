@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from datasketch import MinHash, MinHashLSH
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corpusforge.pipeline.dedup.minhash import (
     EMPTY, MinHasher, Shingler, band_hashes, candidate_probability, chain_hash64, estimated_jaccard,
@@ -39,6 +41,24 @@ def test_signatures_across_block_boundaries_match_one_by_one():
     alone = np.stack([hasher.signatures([t])[0] for t in texts])
     np.testing.assert_array_equal(together, alone)
     assert (together[1] == EMPTY).all()
+
+
+def test_from_hashes_equals_its_reference_on_a_batch():
+    """The permutation-at-a-time signatures equal the block-wise definition, with empty documents anywhere and
+    documents across the reference's block boundaries."""
+    hasher = MinHasher(256, 1)
+    texts = ["", *paragraphs(30), " ".join(paragraphs(60)), "", "one", "", TEXTS[-1], ""]
+    hashes, counts = hasher.shingler.hashes(texts)
+    np.testing.assert_array_equal(hasher.from_hashes(hashes, counts), hasher.from_hashes_reference(hashes, counts))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**32 - 1), max_size=30), max_size=12), st.integers(1, 40))
+def test_from_hashes_equals_its_reference_on_any_hashes(docs, num_perm):
+    hasher = MinHasher(num_perm, 3)
+    hashes = np.array([h for doc in docs for h in doc], dtype=np.uint32)
+    counts = np.array([len(doc) for doc in docs], dtype=np.int64)
+    np.testing.assert_array_equal(hasher.from_hashes(hashes, counts), hasher.from_hashes_reference(hashes, counts))
 
 
 def test_identical_texts_identical_signatures_and_normalisation_invariance():

@@ -101,3 +101,17 @@ def test_fast_sentence_keys_and_removal_match_the_reference(pieces, data):
         assert (keys, repeats) == sentence_keys_reference(text, "en", min_chars)
         drop = set(data.draw(st.lists(st.sampled_from(sorted(keys)), max_size=3))) if keys else set()
         assert remove_sentences(text, "en", drop, min_chars) == remove_sentences_reference(text, "en", drop, min_chars)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ9 .!?,'\")\t\n") + ["Mr", "J", "word", "é", "’", "Σ", "İ", "。", "…"]),
+                max_size=60), st.sampled_from(["en", "de", None]), st.sampled_from([1, 5, 20]))
+def test_keyed_sentences_key_each_sentence_as_line_key_does(pieces, lang, min_chars):
+    # ASCII lines of a text with non-ASCII lines are normalised once and sliced: each key is line_key's
+    from corpusforge.pipeline.dedup.lines import line_key
+    from corpusforge.pipeline.dedup.sentence_split import sentence_spans
+    from corpusforge.pipeline.dedup.sentences import keyed_sentences
+
+    text = "".join(pieces)
+    assert keyed_sentences(text, lang, min_chars) == [
+        (start, end, last, line_key(text[start:end], min_chars)) for start, end, last in sentence_spans(text, lang)]

@@ -4,11 +4,14 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from corpusforge.pipeline.dedup.text import (
-    char_shingles, jaccard, normalize_for_hash, normalized_bytes, shingles, survivor_rank, word_shingles, words,
-    words_reference,
+    char_shingles, count_words, jaccard, joined_words, normalize_for_hash, normalized_bytes, normalized_bytes_reference, shingles,
+    survivor_rank, word_shingles, words, words_reference,
 )
+from tests.pipeline.dedup.corpus import paragraphs
 
 
 def test_words_lowercase_split_punctuation_and_zero_digits():
@@ -28,6 +31,41 @@ def test_fast_words_equal_the_reference_definition():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
         for numbers in (True, False):
             assert words(text, numbers) == words_reference(text, numbers), repr(text)
+
+
+def test_normalized_bytes_are_the_reference_bytes():
+    """The bytes.find scan for non-ASCII runs gives the regular expression's bytes exactly (not only the same
+    words): runs at the start, the end, next to each other, and the whole text."""
+    rng = random.Random(1)
+    alphabet = list("ab Z9 ,.-\n'é“”—٣ßİΣ\u00a0\u3000") + ["\u0301"]
+    texts = ["é", " é ", "éa", "aé", "“a” b “c”", "a\u00a0b", "x" * 50 + "é" + "y" * 50, *paragraphs(20)]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(3000)]
+    for text in texts:
+        for numbers in (True, False):
+            assert normalized_bytes(text, numbers) == normalized_bytes_reference(text, numbers), repr(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aZ0 .-\n’“é٣ßİΣ\u00a0\u3000\u0301")) | st.characters(blacklist_categories=("Cs",)), max_size=60),
+       st.booleans())
+def test_normalized_bytes_are_the_reference_bytes_on_any_text(text, numbers):
+    assert normalized_bytes(text, numbers) == normalized_bytes_reference(text, numbers)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab0 .-\n’é٣")), max_size=600), st.booleans())
+def test_word_count_and_joined_words_are_split_and_join(text, numbers):
+    """Short and long (numpy) texts, leading, trailing and repeated spaces."""
+    normalized = normalized_bytes(text, numbers)
+    assert count_words(normalized) == len(normalized.split())
+    assert joined_words(normalized) == b" ".join(normalized.split())
+
+
+def test_word_count_and_joined_words_on_documents():
+    for text in ["", " ", "a", " a ", "  a  b  ", "\n".join(paragraphs(30)), " " * 300 + "x", "x" + " " * 300]:
+        normalized = normalized_bytes(text)
+        assert count_words(normalized) == len(normalized.split())
+        assert joined_words(normalized) == b" ".join(normalized.split())
 
 
 def test_long_space_free_run_is_linear_time():
