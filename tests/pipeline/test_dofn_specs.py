@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import apache_beam as beam
+import pytest
 from apache_beam.coders import VarIntCoder
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
@@ -9,7 +10,7 @@ from apache_beam.transforms import userstate
 from apache_beam.transforms.timeutil import TimeDomain
 
 from corpusforge.pipeline.core import dofn_specs
-from corpusforge.pipeline.core.dofn_specs import memoized_dofn_specs
+from corpusforge.pipeline.core.dofn_specs import fast_dofn_specs, memoized_dofn_specs
 from corpusforge.pipeline.core.faults import Isolated
 
 BEAMS_OWN = userstate.get_dofn_specs
@@ -42,8 +43,9 @@ def _dofns():
 def test_same_answer_as_beams_own_and_computed_once_per_object(monkeypatch):
     dofns = _dofns()
     expected = [BEAMS_OWN(d) for d in dofns]
+    assert [fast_dofn_specs(d) for d in dofns] == expected
     calls = []
-    monkeypatch.setattr(userstate, "get_dofn_specs", lambda dofn: calls.append(dofn) or BEAMS_OWN(dofn))
+    monkeypatch.setattr(dofn_specs, "fast_dofn_specs", lambda dofn: calls.append(dofn) or BEAMS_OWN(dofn))
     with memoized_dofn_specs() as on:
         assert on
         for _ in range(3):
@@ -98,3 +100,38 @@ def test_a_stateful_pipeline_runs_alike_in_the_block():
         with TestPipeline() as p:
             out = p | beam.Create([("a", 1), ("a", 2), ("b", 3)]) | beam.ParDo(_Stateful())
             assert_that(out, equal_to([("a", 1), ("a", 2), ("b", 1)]))
+
+
+def test_the_fast_lookup_equals_beams_on_every_dofn_of_a_build(tmp_path, monkeypatch):
+    """An all-stage build of a few documents: each DoFn Beam asks about (built, visited, unpickled by a bundle
+    processor) gets from ``fast_dofn_specs`` what Beam's own function says."""
+    import json
+
+    from corpusforge.pipeline.cli.main import main
+
+    checked = []
+
+    def checking(dofn):
+        fast = fast_dofn_specs(dofn)
+        assert fast == BEAMS_OWN(dofn), dofn
+        checked.append(type(dofn).__name__)
+        return fast
+
+    monkeypatch.setattr(dofn_specs, "fast_dofn_specs", checking)
+    rows = [{"id": f"d{i:08d}", "text": f"Document {i} is about the river and the bridge. Mail jane{i}@example.org. "
+             f"It has a second sentence, and a third one that is long enough to keep."} for i in range(6)]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["build", "--input", str(tmp_path / "in.jsonl"), "--run-dir", str(tmp_path / "run"),
+                 "--no-progress"]) == 0
+    assert len(checked) > 100 and {"CallableWrapperDoFn", "Isolated"} <= set(checked)
+    assert userstate.get_dofn_specs is BEAMS_OWN
+
+
+def test_the_fast_lookup_raises_as_beam_does_on_duplicate_parameters():
+    class Twice(beam.DoFn):
+        def process(self, element, a=beam.DoFn.TimestampParam, b=beam.DoFn.TimestampParam):
+            yield element
+
+    for lookup in (BEAMS_OWN, fast_dofn_specs):
+        with pytest.raises(ValueError, match="duplicate process method parameters"):
+            lookup(Twice())
