@@ -91,14 +91,22 @@ class TunedPhoneRecognizer(LocalRecognizer):
 
     def __init__(self, regions: Iterable[str], supported_language: str = "en"):
         self.regions = tuple(regions)
+        self._known: tuple[str, list[tuple[int, int]]] | None = None
         super().__init__(supported_entities=[self.ENTITY], supported_language=supported_language,
                          name="CorpusforgePhoneRecognizer", context=["phone", "tel", "mobile", "fax", "call"])
 
     def load(self) -> None:
         pass
 
+    def remember(self, text: str, spans: list[tuple[int, int]]) -> None:
+        """``phone_spans(text, self.regions)``, worked out by the caller (the Scrubber's phone check): the next
+        ``analyze`` of an equal text uses it rather than finding the numbers again."""
+        self._known = (text, spans)
+
     def analyze(self, text, entities, nlp_artifacts=None):
-        return [_result(self, start, end, self.SCORE) for start, end in phone_spans(text, self.regions)]
+        known = self._known
+        spans = known[1] if known is not None and known[0] == text else phone_spans(text, self.regions)
+        return [_result(self, start, end, self.SCORE) for start, end in spans]
 
 
 def _result(recognizer, start: int, end: int, score: float) -> RecognizerResult:

@@ -221,23 +221,29 @@ class Scrubber:
         that follows."""
         cache = ScanCache(text)
         windows = [spec.windows(cache) for _, spec in self.screens]
-        if self._phone_at is not None and windows[self._phone_at] and not self._has_phone(text, windows[self._phone_at]):
-            windows[self._phone_at] = []
+        phones = None
+        if self._phone_at is not None and windows[self._phone_at]:
+            phones = self._phones(text, windows[self._phone_at])
+            if not phones[1]:
+                windows[self._phone_at] = []
         found = [entity for (entity, _), spans in zip(self.screens, windows) if spans]
         if not found and not self.ner_entities:
             return []
-        for recognizer, spans in zip(self._load().screened, windows):
+        screened = self._load().screened
+        for recognizer, spans in zip(screened, windows):
             recognizer.prepared(text, spans)
+        if phones is not None and phones[1]:
+            screened[self._phone_at].inner.remember(*phones)
         return found + self.ner_entities
 
-    def _has_phone(self, text: str, windows: list[tuple[int, int]]) -> bool:
-        """Whether the phone recognizer finds a number in these windows of ``text``: the very call it makes
-        (``phone_spans`` on the windows as ``ScreenedRecognizer.analyze`` joins them), without Presidio. Every
-        numeric id (``d00000000``) is a phone candidate; this keeps such ids from loading Presidio."""
+    def _phones(self, text: str, windows: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+        """``(what the phone recognizer will be given, the numbers it finds there)``: its very call
+        (``phone_spans`` on the windows as ``ScreenedRecognizer.analyze`` joins them), made without Presidio.
+        Every numeric id (``d00000000``) is a phone candidate; this keeps such ids from loading Presidio."""
         from corpusforge.pipeline.pii.phones import phone_spans
 
         joined = text if windows == [(0, len(text))] else SEPARATOR.join(text[s:e] for s, e in windows)
-        return bool(phone_spans(joined, self._phone_regions))
+        return joined, phone_spans(joined, self._phone_regions)
 
     def find(self, text: str, nlp_artifacts: NlpArtifacts | None = None) -> list[RecognizerResult]:
         """Non-overlapping entities in ``text``, sorted by start."""
