@@ -205,10 +205,3 @@ ENTITY_SCREENS = {
     "URL": SCREENS["url"],
 }
 
-
-def __getattr__(name: str):
-    if name == "ScreenedRecognizer":  # imports Presidio: only on demand
-        from corpusforge.pipeline.pii.screened import ScreenedRecognizer
-
-        return ScreenedRecognizer
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
