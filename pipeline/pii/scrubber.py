@@ -72,7 +72,7 @@ def check_ner_model(name: str) -> None:
 
 def _digest(salt: str, chars: int, text: str) -> str:
     """Presidio's ``Hash`` operator (sha256 of the text's then the salt's UTF-8 bytes), cut to ``chars`` hex
-    digits, without importing Presidio; ``tests/pipeline/pii/test_scrubber.py`` holds it equal to
+    digits, without importing Presidio; ``tests/pipeline/pii/test_lazy_engine.py`` holds it equal to
     ``_digest_reference``."""
     salt_bytes = salt.encode()
     if len(salt_bytes) < 16:  # Presidio's own rule (its InvalidParamError), kept for a salt passed in directly
@@ -169,8 +169,9 @@ class Scrubber:
 
     # ---------------------------------------------------------------------------------------- engine
     def _load(self) -> Engine:
-        """Presidio's analyzer for this configuration, built once (thread-safe). A failure is the worker's,
-        not the text's: it is raised as ``WorkerError``, which fails the run (never a stage_error)."""
+        """Presidio's analyzer for this configuration, built once, also when threads ask at once. A failure is
+        the worker's, not the text's: it is raised as ``WorkerError``, which fails the run (never a
+        stage_error)."""
         engine = self._engine
         if engine is not None:
             return engine
@@ -261,6 +262,7 @@ class Scrubber:
 
     # --------------------------------------------------------------------------------------- replace
     def _operator(self, entity: str) -> OperatorConfig:
+        from corpusforge.pipeline.pii import presidio  # noqa: F401  (first: Presidio without transformers and torch)
         from presidio_anonymizer.entities import OperatorConfig
 
         action = self.config.action_for(entity)
