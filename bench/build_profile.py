@@ -5,6 +5,7 @@
     python bench/build_profile.py --top 30            # also the 30 functions with the most own time
     python bench/build_profile.py --startup 5         # only start-up: `corpusforge build` of one document, 5 times
     python bench/build_profile.py --startup 5 --against d200b23   # ... alternating with an older commit's runs
+    python bench/build_profile.py --startup 5 --email             # ... the document holds an e-mail (Presidio loads)
     python bench/build_profile.py --imports           # where start-up's imports go, by top-level package
     python bench/build_profile.py --graph --against d200b23   # fused stages a one-document build runs, both trees
     python bench/build_profile.py --plain --set dedup.near.components=distributed   # any config setting
@@ -172,16 +173,29 @@ def run_build(args: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def time_startup(workdir: str, stages: list[str], repeat: int, against: str | None = None) -> None:
+def time_startup(workdir: str, stages: list[str], repeat: int, against: str | None = None,
+                 email: bool = False) -> None:
     """Wall time of a one-document ``corpusforge build`` in a fresh process, ``repeat`` times; with ``against``
     (a directory holding another ``corpusforge`` package, e.g. an older commit's), that one's runs alternate
-    with this one's, so both see the same machine load, and the ratio is printed."""
+    with this one's, so both see the same machine load, and the ratio is printed. ``email``: the document
+    also holds an e-mail address (the PII stage then loads Presidio, which it skips for a text with no
+    candidate)."""
+    import json
     import resource
     import statistics
     import subprocess
 
-    one = os.path.join(workdir, "corpus-1")
+    import zstandard
+
+    one = os.path.join(workdir, "corpus-1-email" if email else "corpus-1")
     write_corpus(one, 1, kind="distinct", files=1)
+    if email:
+        path = os.path.join(one, "part-0.jsonl.zst")
+        with open(path, "rb") as f:
+            row = json.loads(zstandard.ZstdDecompressor().stream_reader(f).read())
+        row["text"] += "\n\nQuestions? Write to jane.doe@example.org."
+        with open(path, "wb") as f:
+            f.write(zstandard.ZstdCompressor().compress(json.dumps(row).encode() + b"\n"))
     cmd = [sys.executable, "-m", "corpusforge", *build_args(one, os.path.join(workdir, "run-startup"), stages)]
     versions = {"this tree": dict(os.environ)}
     if against:
@@ -405,6 +419,8 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="A config setting for every build run here (corpusforge build --set), e.g. "
                              "dedup.near.components=distributed.")
+    parser.add_argument("--email", action="store_true",
+                        help="With --startup: the one document also holds an e-mail address (so PII loads Presidio).")
     parser.add_argument("--graph", action="store_true",
                         help="Only print the fused stages of a one-document build (and --against's).")
     parser.add_argument("--imports", action="store_true",
@@ -420,7 +436,7 @@ def main() -> None:
         count_stages(workdir, stages, args.against)
         return
     if args.startup:
-        time_startup(workdir, stages, args.startup, args.against)
+        time_startup(workdir, stages, args.startup, args.against, email=args.email)
         return
     if args.plain and args.against:
         time_per_document(workdir, stages, args.docs, args.rounds, args.against)

@@ -25,6 +25,7 @@ from apache_beam.io.filesystems import FileSystems
 from corpusforge.pipeline import __version__
 from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options, runs_on_direct_runner
 from corpusforge.pipeline.core.direct_runner import run_pipeline
+from corpusforge.pipeline.core.dofn_specs import memoized_dofn_specs
 from corpusforge.pipeline.config import BuildConfig, FaultConfig
 from corpusforge.pipeline.core.config_loader import public_dict, to_dict
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
@@ -524,16 +525,17 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         try:
             pipeline = beam.Pipeline(options=options)
             previous = segments[segment.index - 1] if segment.index else None
-            segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
-                             run_secret=run_secret)
-            with shown:
-                result = run_pipeline(pipeline)
-                if dry_run:  # Dataflow's --dry_run builds and validates the job graph without running it
-                    print(f"dry run: the job graph of {'+'.join(segment.stages) or 'read'} was built and validated "
-                          f"by {runner}; nothing was run", file=out, flush=True)
-                    FileSystems.delete([work_dir])
-                    return BuildResult(run_dir, {}, {})
-                result.wait_until_finish()
+            with memoized_dofn_specs():  # Beam inspects each DoFn ~9 times: once is enough (~1 s of start-up)
+                segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
+                                 run_secret=run_secret)
+                with shown:
+                    result = run_pipeline(pipeline)
+                    if dry_run:  # Dataflow's --dry_run builds and validates the job graph without running it
+                        print(f"dry run: the job graph of {'+'.join(segment.stages) or 'read'} was built and "
+                              f"validated by {runner}; nothing was run", file=out, flush=True)
+                        FileSystems.delete([work_dir])
+                        return BuildResult(run_dir, {}, {})
+                    result.wait_until_finish()
             metrics = merge_metrics(metrics, runner_metrics(result))
         except BaseException:
             close_readers()

@@ -9,6 +9,12 @@ class UserError(Exception):
     """A problem the user can fix (missing input, bad option, missing optional dependency...)."""
 
 
+class WorkerError(Exception):
+    """The worker cannot run a step at all, whatever the record (a model loaded on first use that does not
+    load). Never a record's dead letter (``corpusforge.pipeline.core.faults`` re-raises it): it fails the run,
+    as an exception in ``DoFn.setup`` does."""
+
+
 def missing_dependency(module: str, pip_name: str, purpose: str) -> UserError:
     return UserError(f"{purpose} needs the '{module}' package: pip install {pip_name}")
 

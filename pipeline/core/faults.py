@@ -10,6 +10,9 @@ The detail is ``"<stage>: <ExceptionType>: <short message>"``. An exception mess
 (``KeyError('...')``, a decoder's excerpt): every part of it that repeats the record's text is cut out
 (``describe``), so a detail can go to stats, logs and reports. With ``fail_fast`` the DoFn is not wrapped
 and the first exception fails the run, with its traceback.
+
+A ``WorkerError`` is not a record's fault but the worker's (a model that loads on first use and fails to):
+it is never a dead letter and fails the run, as an exception in ``DoFn.setup`` does.
 """
 from __future__ import annotations
 
@@ -18,6 +21,8 @@ from typing import Any, Callable, Iterable
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
+
+from corpusforge.pipeline.core.errors import WorkerError
 
 ERRORS = "stage_errors"
 STAGE_ERROR = "stage_error"  # the reason of a record rejected because a stage raised on it
@@ -77,6 +82,8 @@ def run_isolated(process: Callable[[Any], Iterable], element: Any, stage: str, t
     is ``TaggedOutput(ERRORS, to_error(record, detail))`` for each of ``records(part)``."""
     try:
         return list(process(element) or ())
+    except WorkerError:
+        raise
     except Exception as exc:  # noqa: BLE001 - any exception of one record is that record's, not the run's
         if split is None:
             return _dead_letters(exc, records(element), stage, to_error, text_of, errors)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+LANGUAGE = "en"  # Presidio's registry key; our pattern recognizers are language-independent.
+
 # Types found by pattern recognizers (regex + checksum/shape validation); they need no model.
 PATTERN_ENTITIES = (
     "EMAIL_ADDRESS",

@@ -19,7 +19,6 @@ import urllib.parse
 from typing import Iterable
 
 from corpusforge.pipeline.pii import presidio  # noqa: F401  (first: Presidio without transformers and torch)
-import phonenumbers
 from presidio_analyzer import EntityRecognizer, LocalRecognizer, Pattern, PatternRecognizer, RecognizerResult
 from presidio_analyzer.predefined_recognizers import (
     CreditCardRecognizer,
@@ -29,9 +28,21 @@ from presidio_analyzer.predefined_recognizers import (
     UsSsnRecognizer,
 )
 
+# The phone rules are plain functions in their own module (the Scrubber checks phone candidates without
+# Presidio); imported here, where they were defined before, for the recognizers and their callers.
+from corpusforge.pipeline.pii.phones import (  # noqa: F401
+    _SPACE,
+    PHONE_CUE,
+    PHONE_EXT,
+    PHONE_RUN,
+    _cue_re,
+    has_context,
+    isbn10_ok,
+    isbn13_ok,
+    phone_number_ok,
+    phone_spans,
+)
 from corpusforge.pipeline.pii.screen import SCREENS
-
-_SPACE = "[ \t\u00a0]"
 
 
 class StdlibPatterns:
@@ -64,213 +75,6 @@ class StdlibPatterns:
         return EntityRecognizer.remove_duplicates(results) if len(results) > 1 else results
 
 
-def _context_re(words: Iterable[str]) -> re.Pattern:
-    return re.compile(r"(?<!\w)(?:" + "|".join(words) + r")", re.IGNORECASE)
-
-
-def has_context(text: str, start: int, context: re.Pattern, window: int = 40) -> bool:
-    """Whether a context word occurs in the ``window`` characters before ``start``."""
-    return context.search(text, max(0, start - window), start) is not None
-
-
-def _cue_re(words: Iterable[str]) -> re.Pattern:
-    """A whole cue word, then at most three short words in the same sentence and line, then the end:
-    "Call", "Tel.: ", "reach the office at"."""
-    gap = r"[^\w.!?\n]"
-    return re.compile(r"(?<!\w)(?:" + "|".join(words) + rf")(?!\w)(?:{gap}{{1,3}}\w{{0,12}}){{0,3}}{gap}{{0,3}}$",
-                      re.IGNORECASE)
-
-
-# --------------------------------------------------------------------------------------------- phone
-# Words that announce a phone number (English, German, French, Italian, Spanish, Dutch, Portuguese,
-# Polish, Japanese). A number not written like one (a bare digit run, "555-1234", "609 141 777") needs
-# one of them right before it. Deliberately absent: "number", "no.", "text" (they precede IDs and counts).
-PHONE_CUE = _cue_re([
-    "phones?", "telephones?", r"tel\.?", "mobiles?", "mobil", "mob", r"cell(?:phone)?", "fax", "call(?:s|ed|ing)?",
-    "sms", "whatsapp", "contact", "reach", "dial", "hotline", "helpline", "telefon(?:nummer)?", "handy",
-    "rufnummer", "anrufen", "rufen", r"t[ée]l[ée]phone", r"t[ée]l\.?", "portable", "appel(?:ez|er)?", "joindre",
-    "telefono", "cellulare", "chiama(?:re)?", r"tel[ée]fono", r"m[óo]vil", "llame", "llamar", "telefoon", "bel",
-    "bellen", "telefone", "celular", "ligue", "ligar", "contato", "kontakt", r"zadzwo[ńn]", "telefonu", "電話",
-    "電話番号", "携帯", "お問い合わせ", "問い合わせ", "連絡先",
-])
-_GROUP = r"(?:\(\+?\d{1,5}\)|\d+)"
-# A run of digit groups: "+44(0)115 496 0914", "(591)341-7776", "+33 (0)1 41 63 60 83", "780.563.6083".
-PHONE_RUN = re.compile(
-    rf"(?:\+{_SPACE}?)?{_GROUP}"
-    rf"(?:(?:{_SPACE}?[.\-/]{_SPACE}?|{_SPACE}){_GROUP}|{_SPACE}?\(\d{{1,5}}\)|(?<=\)){_SPACE}?\d+)*"
-)
-PHONE_EXT = re.compile(rf",?{_SPACE}?(?:ext\.?|extension|x|\#|poste|durchwahl|dw\.?){_SPACE}?\d{{1,6}}", re.IGNORECASE)
-_GROUP_TOKEN = re.compile(r"\(\+?\d+\)|\d+")
-
-
-def _is_date(groups: list[str], seps: list[str]) -> bool:
-    if len(groups) == 2:  # a year range: 1990-2000, 2019/2020
-        return all(len(g) == 4 and g[:2] in ("19", "20") for g in groups)
-    if len(groups) != 3 or len(set(seps)) != 1:
-        return False
-    a, b, c = (int(g) for g in groups)
-    la, lb, lc = (len(g) for g in groups)
-    if la == 4 and lb <= 2 and lc <= 2:  # 2024-03-15
-        return 1 <= b <= 12 and 1 <= c <= 31
-    if la <= 2 and lb <= 2 and lc in (2, 4):  # 15.03.2024, 03/15/24
-        return (1 <= a <= 31 and 1 <= b <= 12) or (1 <= a <= 12 and 1 <= b <= 31)
-    return False
-
-
-def isbn13_ok(digits: str) -> bool:
-    if len(digits) != 13 or digits[:3] not in ("978", "979"):
-        return False
-    return sum(int(d) * (1 if i % 2 == 0 else 3) for i, d in enumerate(digits)) % 10 == 0
-
-
-def isbn10_ok(digits: str) -> bool:
-    if len(digits) != 10:
-        return False
-    return sum((10 - i) * int(d) for i, d in enumerate(digits)) % 11 == 0
-
-
-_ISBN_CONTEXT = _context_re([r"isbn(?:-1[03])?:?", r"issn"])
-
-
-def _boundary_ok(text: str, start: int, end: int) -> bool:
-    """The span is a whole token: not glued to words, paths, versions, times, IPv6 or currency."""
-    if start > 0:
-        prev = text[start - 1]
-        if prev.isalnum() or prev == "_" or prev in ".-/+@#$€£¥%&=\\":
-            return False
-        if prev == ":" and start > 1 and (text[start - 2].isdigit() or text[start - 2] == ":"):
-            return False
-    if end < len(text):
-        nxt = text[end]
-        if nxt.isalnum() or nxt == "_" or nxt in "@%€$£¥":
-            return False
-        if nxt in ".-/:,'" and end + 1 < len(text) and text[end + 1].isalnum():
-            return False
-    return True
-
-
-@functools.lru_cache(maxsize=None)
-def _regions(regions: tuple[str, ...]) -> tuple[str, ...]:
-    """The supported regions, those accepting the most number lengths first (fewest parses per number)."""
-    def breadth(region: str) -> int:
-        metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
-        return -len(metadata.general_desc.possible_length) if metadata else 0
-    ordered = tuple(sorted((r for r in regions if r in phonenumbers.SUPPORTED_REGIONS), key=breadth))
-    for region in ordered:  # load each region's metadata now rather than on a document
-        _possible("0123456789", region)
-    return ordered
-
-
-def _possible(number: str, region: str | None) -> bool:
-    try:
-        return phonenumbers.is_possible_number(phonenumbers.parse(number, region))
-    except phonenumbers.NumberParseException:
-        return False
-
-
-def _valid_somewhere(number: str, regions: tuple[str, ...]) -> bool:
-    for region in _regions(regions):
-        try:
-            if phonenumbers.is_valid_number(phonenumbers.parse(number, region)):
-                return True
-        except phonenumbers.NumberParseException:
-            pass
-    return False
-
-
-def _written_like_a_phone(span: str, tokens: list[str], seps: list[str], stripped: list[str], digits: str,
-                          regions: tuple[str, ...]) -> bool:
-    """The national-format shape rules, for a number without a cue word before it."""
-    nd = len(digits)
-    lengths = [len(t) for t in tokens]
-    trunk = digits[0] == "0"
-    if len(tokens) == 1:
-        # A bare digit run: only with a trunk prefix and valid (assigned range): 0638967464, 07500787177.
-        return trunk and 10 <= nd <= 11 and not isbn10_ok(digits) and _valid_somewhere(span, regions)
-    spaced_list = len(tokens) >= 3 and all(s == " " for s in seps) and len(set(lengths)) == 1
-    thousands = (len(set(stripped)) == 1 and stripped[0] in ("", ".") and seps[0] in (" ", ".", "\u00a0")
-                 and lengths[0] <= 3 and all(n == 3 for n in lengths[1:]))
-    if spaced_list or thousands:  # "10 20 30 40", "609 141 777" (or 609 million): French "04 15 39 15 00" only
-        return trunk and all(n >= 2 for n in lengths)
-    if span.startswith("("):  # (591)341-7776, (0161) 4960066; not "(2019) 123456"
-        return not (lengths[0] == 4 and tokens[0][:2] in ("19", "20")) and lengths[-1] >= 3
-    if trunk:  # 0711 123456, 020 7946 0958; not "012 0123"
-        return nd >= 9 and all(n >= 2 for n in lengths)
-    if len(tokens) >= 3:  # 780-563-6083, 1-800-555-0199, 12 3915-0008
-        first_ok = tokens[0] == "1" or 2 <= lengths[0] <= 4
-        return first_ok and all(2 <= n <= 4 for n in lengths[1:-1]) and 3 <= lengths[-1] <= 4
-    return False  # two groups without a trunk prefix: 555-1234 needs a cue word
-
-
-def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], token_end: int | None = None) -> bool:
-    """Whether ``text[start:end]`` (digits and separators, no extension) is written like a phone number.
-
-    ``token_end`` is where the whole token ends (after an extension such as ``x123``), for the boundary check.
-    """
-    span = text[start:end]
-    groups = list(_GROUP_TOKEN.finditer(span))
-    tokens = [g.group().strip("()+") for g in groups]
-    nd = sum(map(len, tokens))
-    if not 7 <= nd <= 15 or not _boundary_ok(text, start, end if token_end is None else token_end):
-        return False
-    digits = "".join(tokens)
-    seps = [span[a.end():b.start()] for a, b in zip(groups, groups[1:])]
-    stripped = [s.strip() for s in seps]
-    if _is_date(tokens, stripped) or _is_date(tokens, seps):
-        return False
-    only_dots = all(s == "." for s in stripped) and len(tokens) > 1
-    if only_dots and (any(len(t) == 1 for t in tokens) or len(tokens) == 2 or
-                      (len(tokens) == 4 and all(len(t) <= 3 for t in tokens))):
-        return False  # versions (10.0.19041.1), object identifiers, IPv4-shaped, decimals
-    if isbn13_ok(digits) or (isbn10_ok(digits) and len(tokens) == 4 and set(stripped) == {"-"}):
-        return False
-    if has_context(text, start, _ISBN_CONTEXT, window=12):
-        return False
-    if len(tokens) > 1 and len(tokens[-1]) == 1:
-        return False  # a trailing one-digit group is glued on ("call 555-123-4567 2 times"): try the sub-runs
-    context = PHONE_CUE.search(text, max(0, start - 48), start) is not None
-    international = span.startswith("+") or span.startswith("(+")
-    if not international and span.startswith("00") and nd >= 10 and _possible("+" + digits[2:], None):
-        return True
-    if international:
-        cleaned = re.sub(r"\(0\)", "", span)
-        return 8 <= len(re.sub(r"\D", "", cleaned)) <= 15 and _possible(cleaned, None)
-    if nd > 12:
-        return False
-    if not (context or _written_like_a_phone(span, tokens, seps, stripped, digits, regions)):
-        return False
-    return any(_possible(span, region) for region in _regions(regions))
-
-
-def phone_spans(text: str, regions: tuple[str, ...]) -> list[tuple[int, int]]:
-    """Spans of phone numbers (with any extension) in ``text``."""
-    found = []
-    for run in PHONE_RUN.finditer(text):
-        start, end = run.span()
-        if sum(map(str.isdigit, run.group())) < 7:
-            continue
-        ext = PHONE_EXT.match(text, end)
-        if ext and phone_number_ok(text, start, end, regions, token_end=ext.end()):
-            found.append((start, ext.end()))
-            continue
-        if phone_number_ok(text, start, end, regions):
-            found.append((start, end))
-            continue
-        # A run can glue a number to its neighbours ("call 555-123-4567 2 times"): try its sub-runs that
-        # start and end at a space (elsewhere the boundary check rejects them anyway).
-        bounds = [m.span() for m in _GROUP_TOKEN.finditer(text, start, end)]
-        if len(bounds) > 8:
-            continue
-        cuts = [i for i in range(1, len(bounds)) if text[bounds[i - 1][1]:bounds[i][0]] in (" ", "\t", "\u00a0")]
-        subs = ([(bounds[0][0], bounds[c - 1][1]) for c in reversed(cuts)]
-                + [(bounds[c][0], bounds[-1][1]) for c in cuts])
-        for s, e in sorted(subs, key=lambda span: span[0] - span[1]):  # longest first
-            if phone_number_ok(text, s, e, regions):
-                found.append((s, e))
-                break
-    return found
-
-
 class TunedPhoneRecognizer(LocalRecognizer):
     """Phone numbers in international and national formats, with extensions, validated by ``phonenumbers``.
 
@@ -287,14 +91,22 @@ class TunedPhoneRecognizer(LocalRecognizer):
 
     def __init__(self, regions: Iterable[str], supported_language: str = "en"):
         self.regions = tuple(regions)
+        self._known: tuple[str, list[tuple[int, int]]] | None = None
         super().__init__(supported_entities=[self.ENTITY], supported_language=supported_language,
                          name="CorpusforgePhoneRecognizer", context=["phone", "tel", "mobile", "fax", "call"])
 
     def load(self) -> None:
         pass
 
+    def remember(self, text: str, spans: list[tuple[int, int]]) -> None:
+        """``phone_spans(text, self.regions)``, worked out by the caller (the Scrubber's phone check): the next
+        ``analyze`` of an equal text uses it rather than finding the numbers again."""
+        self._known = (text, spans)
+
     def analyze(self, text, entities, nlp_artifacts=None):
-        return [_result(self, start, end, self.SCORE) for start, end in phone_spans(text, self.regions)]
+        known = self._known
+        spans = known[1] if known is not None and known[0] == text else phone_spans(text, self.regions)
+        return [_result(self, start, end, self.SCORE) for start, end in spans]
 
 
 def _result(recognizer, start: int, end: int, score: float) -> RecognizerResult:

@@ -14,7 +14,8 @@ With ``pii.scrub_removed: false`` the texts and previews stay raw (for an audit)
 A record the scrubber raises on (the very record the PII stage may have rejected as ``stage_error``) must
 neither sink the build nor be written in clear: its text, metadata and details are withheld (``WITHHELD``)
 and its id hashed whole, counted as ``pii.removed_scrub_failed``. A batch that raises is retried one record
-at a time, so only the record that raises is withheld.
+at a time, so only the record that raises is withheld. A ``WorkerError`` (Presidio, loaded on the first text
+with a candidate, fails to load) is no record's fault: it fails the run, as it would in ``setup()``.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import dataclasses
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from corpusforge.pipeline.core.errors import WorkerError
 from corpusforge.pipeline.core.faults import STAGE_ERROR
 from corpusforge.pipeline.document import Rejected, Removed
 from corpusforge.pipeline.pii.config import PIIConfig
@@ -51,6 +53,8 @@ class _ScrubRemovedFn(beam.DoFn):
                 if isinstance(result, Exception):
                     raise result
                 yield self._scrubbed(record, result)
+            except WorkerError:
+                raise
             except Exception as exc:  # never in clear, never a failed build
                 yield self._withheld(record, exc)
         yield from (r for r in batch if r.stage == STAGE)
@@ -61,12 +65,16 @@ class _ScrubRemovedFn(beam.DoFn):
             return [None] * len(texts)
         try:
             return self._fields.scrubber.scrub_batch(texts)
+        except WorkerError:
+            raise
         except Exception:
             return [self._scrub_one(text) for text in texts]
 
     def _scrub_one(self, text: str):
         try:
             return self._fields.scrubber.scrub(text)
+        except WorkerError:
+            raise
         except Exception as exc:
             return exc
 
@@ -124,6 +132,8 @@ class _ScrubRejectedFn(beam.DoFn):
             return
         try:
             yield dataclasses.replace(record, raw=self._fields.text(record.raw), detail=self._fields.text(record.detail))
+        except WorkerError:
+            raise
         except Exception as exc:  # never in clear, never a failed build
             self._failed.inc()
             # a stage_error's detail holds no text of the record (faults.describe cut it out); a parser's may
@@ -133,6 +143,8 @@ class _ScrubRejectedFn(beam.DoFn):
     def _id(self, doc_id: str) -> str:
         try:
             return self._fields.id(doc_id)
+        except WorkerError:
+            raise
         except Exception:  # noqa: BLE001 - hashed whole rather than written in clear, as ScrubRemoved does
             return _hashed_whole(self._fields, doc_id)
 

@@ -11,15 +11,14 @@ Soundness: every match the recognizer finds in the full text contains a candidat
 necessary conditions), and the window of that candidate covers the whole token plus the context the
 recognizer reads, so running the recognizer on the windows finds exactly what it finds on the full text.
 ``tests/pipeline/pii/test_screen.py`` checks this equality on every test case and on long mixed texts.
+
+This module imports no Presidio: a ``Scrubber`` screens every text with it and loads Presidio only for a text
+that has candidates. ``ScreenedRecognizer``, the Presidio side, lives in ``corpusforge.pipeline.pii.screened``.
 """
 from __future__ import annotations
 
-import bisect
 import re
 from typing import Callable, Iterable, NamedTuple
-
-from corpusforge.pipeline.pii import presidio  # noqa: F401  (first: Presidio without transformers and torch)
-from presidio_analyzer import LocalRecognizer, RecognizerResult
 
 _DIGITS = re.compile(r"[0-9]+")  # starts with a character class: the regex engine skips the rest fast
 _V6 = re.compile(r":[0-9A-Fa-f]{0,4}:")  # starts with a literal: fast
@@ -193,56 +192,16 @@ SCREENS = {
     "url": ScreenSpec(pattern(_URL), NON_SPACE_TOKEN, before=PAD, after=PAD),
 }
 
+# The screen of each pattern entity type: the SCREEN of its recognizer (corpusforge.pipeline.pii.recognizers),
+# known here without importing Presidio. tests/pipeline/pii/test_screen.py holds the two equal.
+ENTITY_SCREENS = {
+    "EMAIL_ADDRESS": SCREENS["email"],
+    "PHONE_NUMBER": SCREENS["phone"],
+    "CREDIT_CARD": SCREENS["card"],
+    "IP_ADDRESS": SCREENS["ip"],
+    "IBAN_CODE": SCREENS["iban"],
+    "US_SSN": SCREENS["ssn"],
+    "CRYPTO": SCREENS["crypto"],
+    "URL": SCREENS["url"],
+}
 
-class ScreenedRecognizer(LocalRecognizer):
-    """Runs ``inner`` (a Presidio recognizer with a ``SCREEN``) only on the windows of its candidates.
-
-    Registered in Presidio's registry in place of ``inner``. ``prepare(cache)`` lets the caller share one
-    ``ScanCache`` across recognizers; ``analyze`` falls back to scanning itself.
-    """
-
-    def __init__(self, inner, spec: ScreenSpec):
-        self.inner = inner
-        self.spec = spec
-        self._prepared: tuple[str, list[tuple[int, int]]] | None = None
-        super().__init__(supported_entities=list(inner.supported_entities),
-                         supported_language=inner.supported_language, name=f"Screened{inner.name}")
-
-    def load(self) -> None:
-        self.inner.load()
-
-    def prepare(self, cache: ScanCache) -> list[tuple[int, int]]:
-        windows = self.spec.windows(cache)
-        self._prepared = (cache.text, windows)
-        return windows
-
-    def analyze(self, text, entities, nlp_artifacts=None):
-        if self._prepared is not None and self._prepared[0] is text:
-            windows = self._prepared[1]
-        else:
-            windows = self.spec.windows(ScanCache(text))
-        if not windows:
-            return []
-        if windows == [(0, len(text))]:
-            return self._own(self.inner.analyze(text, entities, nlp_artifacts))
-        # One call over the windows joined by SEPARATOR (Presidio's per-call cost dominates short windows),
-        # then each result is moved back to its window's place in the text.
-        offsets, pieces, at = [], [], 0
-        for start, end in windows:
-            offsets.append((at, at + end - start, start - at))
-            pieces.append(text[start:end])
-            at += end - start + len(SEPARATOR)
-        results = self.inner.analyze(SEPARATOR.join(pieces), entities, nlp_artifacts)
-        starts = [o[0] for o in offsets]
-        for result in results:
-            lo, hi, shift = offsets[bisect.bisect_right(starts, result.start) - 1]
-            if result.end > hi:  # cannot happen: no token holds a newline; keep the guarantee explicit
-                raise AssertionError(f"{self.name}: a result crossed a window separator")
-            result.start += shift
-            result.end += shift
-        return self._own(results)
-
-    def _own(self, results):
-        for result in results:
-            result.recognition_metadata[RecognizerResult.RECOGNIZER_IDENTIFIER_KEY] = self.id
-        return results

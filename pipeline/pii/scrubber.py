@@ -15,24 +15,24 @@ from __future__ import annotations
 
 import bisect
 import functools
+import hashlib
+import importlib.util
 import pathlib
 import secrets
-from typing import Any, NamedTuple, Sequence
+import threading
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
-from corpusforge.pipeline.pii import presidio  # noqa: F401  (first: Presidio without transformers and torch)
-from presidio_analyzer import AnalyzerEngine, RecognizerRegistry, RecognizerResult
-from presidio_analyzer.context_aware_enhancers import ContextAwareEnhancer
-from presidio_analyzer.nlp_engine import NlpArtifacts, NlpEngineProvider
-from presidio_anonymizer import AnonymizerEngine
-from presidio_anonymizer.entities import OperatorConfig
-from presidio_anonymizer.operators import Hash
-
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.pipeline.core.errors import UserError, WorkerError, missing_dependency
 from corpusforge.pipeline.pii.config import PIIConfig
-from corpusforge.pipeline.pii.recognizers import build_recognizers
-from corpusforge.pipeline.pii.screen import ScanCache, ScreenedRecognizer
+from corpusforge.pipeline.pii.entities import LANGUAGE
+from corpusforge.pipeline.pii.screen import ENTITY_SCREENS, SEPARATOR, ScanCache
 
-LANGUAGE = "en"  # Presidio's registry key; our pattern recognizers are language-independent.
+if TYPE_CHECKING:
+    from presidio_analyzer import RecognizerResult
+    from presidio_analyzer.nlp_engine import NlpArtifacts
+    from presidio_anonymizer.entities import OperatorConfig
+
+    from corpusforge.pipeline.pii.engine import Engine
 
 
 class Span(NamedTuple):
@@ -55,18 +55,6 @@ class Scrubbed(NamedTuple):
         return len(self.spans)
 
 
-class _NoContextEnhancer(ContextAwareEnhancer):
-    """Our recognizers read their own context words; skip Presidio's lemma-based pass (nothing to do
-    without tokens, and work per result with them)."""
-
-    def __init__(self) -> None:
-        super().__init__(context_similarity_factor=0.0, min_score_with_context_similarity=0.0,
-                         context_prefix_count=0, context_suffix_count=0)
-
-    def enhance_using_context(self, text, raw_results, nlp_artifacts, recognizers, context=None):
-        return raw_results
-
-
 def check_ner_model(name: str) -> None:
     """Raise a UserError naming the install command unless spaCy can load ``name`` without a download."""
     try:
@@ -83,6 +71,19 @@ def check_ner_model(name: str) -> None:
 
 
 def _digest(salt: str, chars: int, text: str) -> str:
+    """Presidio's ``Hash`` operator (sha256 of the text's then the salt's UTF-8 bytes), cut to ``chars`` hex
+    digits, without importing Presidio; ``tests/pipeline/pii/test_lazy_engine.py`` holds it equal to
+    ``_digest_reference``."""
+    salt_bytes = salt.encode()
+    if len(salt_bytes) < 16:  # Presidio's own rule (its InvalidParamError), kept for a salt passed in directly
+        raise ValueError(f"the hash salt must be at least 16 bytes, got {len(salt_bytes)}")
+    return hashlib.sha256(text.encode() + salt_bytes).hexdigest()[:chars]
+
+
+def _digest_reference(salt: str, chars: int, text: str) -> str:
+    from corpusforge.pipeline.pii import presidio  # noqa: F401
+    from presidio_anonymizer.operators import Hash
+
     return Hash().operate(text, {"salt": salt, "hash_type": "sha256"})[:chars]
 
 
@@ -138,57 +139,122 @@ def _resolve_group(results: Sequence[RecognizerResult], group: list[int]) -> lis
 class Scrubber:
     """Presidio analyzer + anonymizer configured by a ``PIIConfig``. Build once per worker (``DoFn.setup``).
 
+    Building one is cheap: it imports no Presidio. The analyzer (``corpusforge.pipeline.pii.engine``) is
+    built on the first text with a candidate for some recognizer, once, and kept; with ``ner_model`` set
+    (every text goes to the model) it is built here. A failure to build it raises ``WorkerError``.
+
     ``salt`` is the per-run salt of the ``hash`` action; default: ``config.hash_salt`` or a random one.
     """
 
     def __init__(self, config: PIIConfig, salt: str | None = None):
         self.config = config
         self.salt = salt or config.hash_salt or secrets.token_hex(16)
-        registry = RecognizerRegistry(supported_languages=[LANGUAGE])
-        # Each pattern recognizer is registered wrapped: it only sees the windows its screen selects.
-        self.screened = [ScreenedRecognizer(r, r.SCREEN) for r in build_recognizers(config)]
-        for recognizer in self.screened:
-            registry.add_recognizer(recognizer)
+        # The screens of config.entities, in the order of the analyzer's recognizers; Presidio itself is
+        # loaded on the first text that has a candidate (``_load``).
+        self.screens = [(entity, ENTITY_SCREENS[entity]) for entity in config.entities]
+        entities = [entity for entity, _ in self.screens]
+        self._phone_at = entities.index("PHONE_NUMBER") if "PHONE_NUMBER" in entities else None
+        self._phone_regions = tuple(config.phone_regions)
         self.ner_entities = list(config.ner_entities) if config.ner_model else []
-        if config.ner_model:
-            check_ner_model(config.ner_model)
-            from presidio_analyzer.nlp_engine import SpacyNlpEngine
-            from presidio_analyzer.predefined_recognizers import SpacyRecognizer
-
-            nlp_engine = SpacyNlpEngine(models=[{"lang_code": LANGUAGE, "model_name": config.ner_model}])
-            nlp_engine.load()
-            registry.add_recognizer(SpacyRecognizer(supported_language=LANGUAGE, supported_entities=self.ner_entities))
-        else:
-            nlp_engine = NlpEngineProvider(nlp_configuration={
-                "nlp_engine_name": "no_op", "models": [{"lang_code": LANGUAGE, "model_name": "none"}],
-            }).create_engine()
-        self.nlp_engine = nlp_engine
-        self.analyzer = AnalyzerEngine(registry=registry, nlp_engine=nlp_engine, supported_languages=[LANGUAGE],
-                                       context_aware_enhancer=_NoContextEnhancer())
-        self.anonymizer = AnonymizerEngine()
-        self._empty_artifacts: NlpArtifacts | None = None if config.ner_model else nlp_engine.process_text("", LANGUAGE)
-        self.operators = {entity: self._operator(entity) for entity in config.active_entities}
         self.drop_entities = {e for e in config.active_entities if config.action_for(e) == "drop"}
-        # Load lazily loaded data now (per-region phone metadata, the bundled public suffix list), so the
-        # first documents do not pay for it.
-        self.scrub("Warm-up: write to a.b@example.org or call +1 202 555 0173, 020 7946 0958, 0711 123456.")
+        self._engine: Engine | None = None
+        self._operators: dict[str, OperatorConfig] | None = None
+        self._lock = threading.Lock()
+        for module, package in (("presidio_analyzer", "presidio-analyzer"), ("presidio_anonymizer", "presidio-anonymizer")):
+            if importlib.util.find_spec(module) is None:  # fail here, as importing it here used to
+                raise missing_dependency(module, package, "PII scrubbing")
+        if config.ner_model:  # every text goes to the NER model: load it now, and fail here if it cannot load
+            check_ner_model(config.ner_model)
+            self._load()
+
+    # ---------------------------------------------------------------------------------------- engine
+    def _load(self) -> Engine:
+        """Presidio's analyzer for this configuration, built once, also when threads ask at once. A failure is
+        the worker's, not the text's: it is raised as ``WorkerError``, which fails the run (never a
+        stage_error)."""
+        engine = self._engine
+        if engine is not None:
+            return engine
+        with self._lock:
+            if self._engine is None:
+                try:
+                    from corpusforge.pipeline.pii.engine import build_engine
+
+                    engine = build_engine(self.config)
+                except UserError:
+                    raise
+                except Exception as exc:
+                    raise WorkerError(f"the PII stage could not load Presidio's analyzer: {type(exc).__name__}: "
+                                      f"{exc}") from exc
+                self._operators = {entity: self._operator(entity) for entity in self.config.active_entities}
+                self._engine = engine
+                # Load lazily loaded data now (per-region phone metadata, the bundled public suffix list),
+                # so the first texts with candidates do not pay for it one by one.
+                self.scrub("Warm-up: write to a.b@example.org or call +1 202 555 0173, 020 7946 0958, 0711 123456.")
+            return self._engine
+
+    @property
+    def analyzer(self):
+        return self._load().analyzer
+
+    @property
+    def nlp_engine(self):
+        return self._load().nlp_engine
+
+    @property
+    def anonymizer(self):
+        return self._load().anonymizer
+
+    @property
+    def screened(self) -> list:
+        """The screened Presidio recognizers, in the order of ``config.entities``."""
+        return self._load().screened
+
+    @property
+    def operators(self) -> dict[str, OperatorConfig]:
+        self._load()
+        return self._operators
 
     # ------------------------------------------------------------------------------------------ find
     def entities_to_check(self, text: str) -> list[str]:
-        """The entity types with candidates in ``text`` (plus NER types, which have no screen); prepares
-        each screened recognizer's windows for the ``analyze`` call that follows."""
+        """The entity types with candidates in ``text`` (plus NER types, which have no screen). When there
+        are any, loads the analyzer and hands each screened recognizer its windows for the ``analyze`` call
+        that follows."""
         cache = ScanCache(text)
-        found = [r.supported_entities[0] for r in self.screened if r.prepare(cache)]
+        windows = [spec.windows(cache) for _, spec in self.screens]
+        phones = None
+        if self._phone_at is not None and windows[self._phone_at]:
+            phones = self._phones(text, windows[self._phone_at])
+            if not phones[1]:
+                windows[self._phone_at] = []
+        found = [entity for (entity, _), spans in zip(self.screens, windows) if spans]
+        if not found and not self.ner_entities:
+            return []
+        screened = self._load().screened
+        for recognizer, spans in zip(screened, windows):
+            recognizer.prepared(text, spans)
+        if phones is not None and phones[1]:
+            screened[self._phone_at].inner.remember(*phones)
         return found + self.ner_entities
+
+    def _phones(self, text: str, windows: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+        """``(what the phone recognizer will be given, the numbers it finds there)``: its very call
+        (``phone_spans`` on the windows as ``ScreenedRecognizer.analyze`` joins them), made without Presidio.
+        Every numeric id (``d00000000``) is a phone candidate; this keeps such ids from loading Presidio."""
+        from corpusforge.pipeline.pii.phones import phone_spans
+
+        joined = text if windows == [(0, len(text))] else SEPARATOR.join(text[s:e] for s, e in windows)
+        return joined, phone_spans(joined, self._phone_regions)
 
     def find(self, text: str, nlp_artifacts: NlpArtifacts | None = None) -> list[RecognizerResult]:
         """Non-overlapping entities in ``text``, sorted by start."""
         entities = self.entities_to_check(text)
         if not entities:
             return []
+        engine = self._load()
         if nlp_artifacts is None:
-            nlp_artifacts = self._empty_artifacts or self.nlp_engine.process_text(text, LANGUAGE)
-        results = self.analyzer.analyze(
+            nlp_artifacts = engine.empty_artifacts or engine.nlp_engine.process_text(text, LANGUAGE)
+        results = engine.analyzer.analyze(
             text=text, language=LANGUAGE, entities=entities, nlp_artifacts=nlp_artifacts,
             score_threshold=self.config.score_threshold, allow_list=self.config.allow_list or None,
         )
@@ -196,6 +262,9 @@ class Scrubber:
 
     # --------------------------------------------------------------------------------------- replace
     def _operator(self, entity: str) -> OperatorConfig:
+        from corpusforge.pipeline.pii import presidio  # noqa: F401  (first: Presidio without transformers and torch)
+        from presidio_anonymizer.entities import OperatorConfig
+
         action = self.config.action_for(entity)
         placeholder = self.config.placeholder_for(entity)
         if action == "mask":
@@ -235,7 +304,7 @@ class Scrubber:
 
     def _replacement(self, entity: str, original: str) -> str:
         """What the operator of ``entity`` (``_operator``) puts in place of ``original``."""
-        operator = self.operators.get(entity) or self._operator(entity)
+        operator = self.operators.get(entity) or self._operator(entity)  # loads the engine: it found the entity
         params = operator.params
         if operator.operator_name == "mask":  # every character masked (chars_to_mask covers any length)
             return params["masking_char"] * min(len(original), params["chars_to_mask"])
@@ -256,7 +325,7 @@ class Scrubber:
         """``scrub`` over a batch; with an NER model the spaCy pipeline runs once over the batch (nlp.pipe)."""
         if not self.ner_entities:
             return [self.scrub(text) for text in texts]
-        artifacts = self.nlp_engine.process_batch(list(texts), LANGUAGE, batch_size=max(1, len(texts)))
+        artifacts = self._load().nlp_engine.process_batch(list(texts), LANGUAGE, batch_size=max(1, len(texts)))
         return [self.scrub(text, nlp_artifacts) for text, nlp_artifacts in artifacts]
 
     def _removal(self, text: str, spans: Sequence[Span], counts: dict[str, int]) -> tuple[str, dict] | None:

@@ -12,7 +12,8 @@ from tests.pipeline.pii.cases import NEAR_MISSES, TRUE_POSITIVES
 pytest.importorskip("presidio_analyzer")
 
 from corpusforge.pipeline.pii.recognizers import build_recognizers  # noqa: E402
-from corpusforge.pipeline.pii.screen import ScanCache, ScreenedRecognizer  # noqa: E402
+from corpusforge.pipeline.pii.screen import ScanCache  # noqa: E402
+from corpusforge.pipeline.pii.screened import ScreenedRecognizer  # noqa: E402
 
 FILLER = ["The quick brown fox.", "Call it version 3.11 on 2024-01-02.", "Totals: 12 34 56 78 90 12 34.",
           "See §4.2 and (12) - (34).", "Phone", "ISBN", "x" * 50, "a@b", "::", "1.2.3.4.5", "+", "\n", "  "]
