@@ -1,20 +1,39 @@
 """What the dedup sub-transforms share: the stage name, and the join that turns verdicts into outputs.
 
 Every sub-transform decides on light records (ids, ranks, hashes, signatures) and only at the end joins
-its verdicts back to the documents by id, so no step ever gathers documents by content.
+its verdicts back to the documents by id, so no step ever gathers documents by content. That join is done one
+of two ways (``dedup.joins``, ``join_mode``), with the same outputs:
+
+- ``shuffle``: a ``CoGroupByKey`` of ``(id, document)`` with the verdict collections, every document
+  shuffled; a worker holds one id's documents and verdicts at a time. For every runner.
+- ``side_input``: the verdict collections (far smaller than the documents: ids and details of the documents
+  removed or edited) are read by every worker as side inputs (``AsGrouped``), and a ``ParDo`` over the
+  documents looks each one's verdicts up by id. No document is grouped; each worker holds every verdict of the
+  step. ``auto`` picks it on Beam's DirectRunner, whose driver holds every shuffle in memory anyway.
+
+Both call the same DoFn on the same ``(id, {"doc": [documents], tag: [verdicts]...})`` group. The side inputs
+can only give that group for a document whose id no other document of the stage holds (ids are unique in a
+build, ``readers.namespaced_ids``): documents that share an id (``SharedIds``) take the shuffle join, the
+same code as ``shuffle``, so they are removed together, counted in ``documents_sharing_an_id`` and rejected
+together as before.
 """
 from __future__ import annotations
 
 import hashlib
 
 import apache_beam as beam
+import numpy as np
 from apache_beam.metrics import Metrics
+from apache_beam.portability import common_urns
+from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.dedup.text import survivor_rank
-from corpusforge.pipeline.stage import REMOVED, StageOutputs, removal, split_outputs
+from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, removal, split_outputs
 
 STAGE = "dedup"
 KEYS = "keys"  # the tagged output of a step that passes documents on and emits their grouping keys beside them
+SHUFFLE, SIDE_INPUT = "shuffle", "side_input"
+SHARED = "shared"  # tagged output of the side-input join: documents whose id another document holds
 
 
 def node_of(doc, score_key: str) -> tuple:
@@ -25,6 +44,15 @@ def node_of(doc, score_key: str) -> tuple:
 def digest64(data: bytes) -> int:
     """A stable 64-bit hash (BLAKE2b) for grouping keys."""
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def join_mode(setting: str, direct_runner: bool) -> str:
+    """``shuffle`` or ``side_input``: ``dedup.joins``, ``auto`` decided by the runner (as
+    ``near.components_mode``): side inputs on Beam's DirectRunner only, because every worker of another runner
+    would hold every verdict."""
+    if setting == "auto":
+        return SIDE_INPUT if direct_runner else SHUFFLE
+    return setting
 
 
 class _ApplyVerdicts(beam.DoFn):
@@ -48,9 +76,161 @@ class _ApplyVerdicts(beam.DoFn):
                 yield doc
 
 
-def apply_verdicts(docs, verdicts, reason: str, label: str) -> StageOutputs:
-    """Remove the documents that ``verdicts`` (``(id, details)``) name, with ``reason`` and the details."""
-    keyed = docs | f"{label}KeyDocs" >> beam.Map(lambda d: (d.id, d))
-    joined = {"doc": keyed, "verdict": verdicts} | f"{label}JoinVerdicts" >> beam.CoGroupByKey()
-    return split_outputs(
-        joined | f"{label}Apply" >> beam.ParDo(_ApplyVerdicts(reason)).with_outputs(REMOVED, main="kept"))
+def apply_verdicts(docs, verdicts, reason: str, label: str, mode: str = SHUFFLE, shared=None) -> StageOutputs:
+    """Remove the documents that ``verdicts`` (``(id, details)``) name, with ``reason`` and the details
+    (``join_verdicts``: ``mode``, ``shared``)."""
+    return join_verdicts(docs, {"verdict": verdicts}, _ApplyVerdicts(reason), label, mode, shared,
+                         join_label=f"{label}JoinVerdicts", apply_label=f"{label}Apply")
+
+
+# ------------------------------------------------------------------------------------ documents sharing an id
+
+
+def _id_hash(doc_id: str) -> int:
+    return digest64(doc_id.encode("utf-8", "surrogatepass"))
+
+
+class _BundleIdHashes(beam.DoFn):
+    """Documents -> one array of their ids' 64-bit hashes per bundle (8 bytes a document, no Beam element
+    each)."""
+
+    def start_bundle(self):
+        self.hashes: list[int] = []
+
+    def process(self, doc):
+        self.hashes.append(_id_hash(doc.id))
+
+    def finish_bundle(self):
+        if self.hashes:
+            yield GlobalWindows.windowed_value((None, np.array(self.hashes, dtype=np.uint64).tobytes()))
+        self.hashes = []
+
+
+def _repeated_hashes(item):
+    """``(None, [hash arrays])`` -> the frozenset of the hashes that occur more than once (ids that documents
+    share, and, harmlessly, the rare ids whose hashes collide: their documents take the shuffle join)."""
+    _, arrays = item
+    hashes, counts = np.unique(np.frombuffer(b"".join(arrays), dtype=np.uint64), return_counts=True)
+    yield frozenset(hashes[counts > 1].tolist())
+
+
+class SharedIds(beam.PTransform):
+    """Documents -> at most one element: the frozenset of id hashes held by more than one document (none: no
+    element). Every id's hash of a bundle travels in one array to one worker (8 bytes per document)."""
+
+    def expand(self, docs):
+        return (
+            docs
+            | "IdHashes" >> beam.ParDo(_BundleIdHashes())
+            | "GatherIdHashes" >> beam.GroupByKey()
+            | "RepeatedIdHashes" >> beam.FlatMap(_repeated_hashes)
+        )
+
+
+def shared_view(shared):
+    """The side input of a ``SharedIds`` collection: a frozenset (empty when it has no element)."""
+    return beam.pvalue.AsSingleton(shared, default_value=frozenset())
+
+
+def _is_shared(doc_id: str, shared: frozenset) -> bool:
+    return bool(shared) and _id_hash(doc_id) in shared
+
+
+# --------------------------------------------------------------------------------------------------- joins
+
+
+def _grouped(pairs) -> dict:
+    by_key: dict = {}
+    for key, value in pairs:
+        by_key.setdefault(key, []).append(value)
+    return by_key
+
+
+class AsGrouped(beam.pvalue.AsSideInput):
+    """A side input of ``(key, value)`` pairs seen as ``{key: [values]}``, read in one pass per bundle (as
+    ``AsDict`` is, unlike ``AsMultiMap``, which asks the runner's state API once per key looked up)."""
+
+    @staticmethod
+    def _from_runtime_iterable(it, options):
+        return _grouped(it)
+
+    def _side_input_data(self) -> beam.pvalue.SideInputData:
+        return beam.pvalue.SideInputData(common_urns.side_inputs.ITERABLE.urn, self._window_mapping_fn, _grouped)
+
+
+class _JoinBySideInput(beam.DoFn):
+    """A document -> what ``fn`` yields for ``(id, {"doc": [document], tag: [verdicts]...})``, the group a
+    ``CoGroupByKey`` would give it, its verdicts looked up in the side inputs (``AsGrouped``, one per tag);
+    a document whose id another document holds goes to the ``SHARED`` output as ``(id, document)`` instead,
+    for the shuffle join."""
+
+    def __init__(self, fn: beam.DoFn, tags: list[str]):
+        self.fn, self.tags = fn, tags
+
+    def setup(self):
+        self.fn.setup()
+
+    def start_bundle(self):
+        return self.fn.start_bundle()
+
+    def process(self, doc, shared, *verdicts):
+        doc_id = doc.id
+        if _is_shared(doc_id, shared):
+            return [beam.pvalue.TaggedOutput(SHARED, (doc_id, doc))]
+        grouped = {"doc": [doc]}
+        for tag, by_id in zip(self.tags, verdicts):
+            grouped[tag] = by_id.get(doc_id, ())
+        return self.fn.process((doc_id, grouped))
+
+    def finish_bundle(self):
+        return self.fn.finish_bundle()
+
+    def teardown(self):
+        self.fn.teardown()
+
+
+def _by_id(doc):
+    return doc.id, doc
+
+
+def _if_shared(record, shared):
+    return [record] if _is_shared(record[0], shared) else []
+
+
+def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = SHUFFLE, shared=None,
+                  join_label: str | None = None, apply_label: str | None = None, keyed: bool = False,
+                  with_edits: bool = False, with_errors: bool = False) -> StageOutputs:
+    """The outputs of ``fn`` (a DoFn of ``(id, {"doc": [documents], tag: [values]...})`` with main output
+    kept and tagged ``REMOVED``, and ``EDITS``, ``ERRORS`` when asked) on every document of ``docs`` (documents,
+    or ``(id, document)`` when ``keyed``) joined by id with ``verdicts`` (``{tag: (id, value) collection}``).
+
+    ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput``; the documents whose id
+    ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
+    take the ``CoGroupByKey``, with only their verdicts."""
+    tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
+    join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
+
+    def shuffle_join(keyed_docs, verdicts, join, apply):
+        joined = {"doc": keyed_docs, **verdicts} | join >> beam.CoGroupByKey()
+        return joined | apply >> beam.ParDo(fn).with_outputs(*tags, main="kept")
+
+    if mode == SHUFFLE:
+        keyed_docs = docs if keyed else docs | f"{label}KeyDocs" >> beam.Map(_by_id)
+        return split_outputs(shuffle_join(keyed_docs, verdicts, join_label, apply_label), with_edits, with_errors)
+    if mode != SIDE_INPUT:
+        raise ValueError(f"unknown join mode {mode!r}: expected {SHUFFLE!r} or {SIDE_INPUT!r}")
+    if keyed:
+        docs = docs | f"{label}Unkey" >> beam.Values()
+    if shared is None:
+        shared = docs | f"{label}SharedIds" >> SharedIds()
+    ids = shared_view(shared)
+    applied = docs | apply_label >> beam.ParDo(
+        _JoinBySideInput(fn, list(verdicts)), ids, *(AsGrouped(v) for v in verdicts.values())
+    ).with_outputs(SHARED, *tags, main="kept")
+    # Documents sharing an id (none in a build): the shuffle join, with their verdicts only.
+    theirs = {tag: v | f"{label}Shared{tag.title()}" >> beam.FlatMap(_if_shared, ids) for tag, v in verdicts.items()}
+    rejoined = shuffle_join(applied[SHARED], theirs, f"{join_label}Shared", f"{apply_label}Shared")
+    flat = {tag: (applied[tag], rejoined[tag]) | f"{label}Flatten{tag.title()}" >> beam.Flatten()
+            for tag in ["kept", *tags]}
+    return StageOutputs(kept=flat["kept"], removed=flat[REMOVED], edits=flat.get(EDITS), errors=flat.get(ERRORS))
+

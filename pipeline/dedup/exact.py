@@ -6,7 +6,7 @@ import unicodedata
 
 import apache_beam as beam
 
-from corpusforge.pipeline.dedup.common import KEYS, STAGE, apply_verdicts, node_of
+from corpusforge.pipeline.dedup.common import KEYS, SHUFFLE, STAGE, apply_verdicts, node_of
 from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
@@ -64,14 +64,18 @@ class _DigestFn(beam.DoFn):
 class ExactDedup(beam.PTransform):
     """Remove documents whose normalised text equals a better-ranked document's (reason ``exact_duplicate``).
 
-    Groups only ``(digest, rank)`` pairs, then joins the verdicts back to the documents by id.
+    Groups only ``(digest, rank)`` pairs, then joins the verdicts back to the documents by id (``joins``:
+    ``shuffle`` or ``side_input``, see ``common.join_verdicts``; ``shared_ids``: the stage's ``SharedIds``,
+    when it has one).
     """
 
-    def __init__(self, score_key: str = "quality_score", key_fold: str = "lower", fail_fast: bool = False):
+    def __init__(self, score_key: str = "quality_score", key_fold: str = "lower", fail_fast: bool = False,
+                 joins: str = SHUFFLE):
         super().__init__()
         self.score_key = score_key
         self.key_fold = key_fold  # see fold_text and dedup.exact.key_fold
         self.fail_fast = fail_fast
+        self.joins, self.shared_ids = joins, None
 
     def expand(self, docs) -> StageOutputs:
         digest = guarded(_DigestFn(self.score_key, self.key_fold), STAGE, self.fail_fast)
@@ -81,4 +85,5 @@ class ExactDedup(beam.PTransform):
             | "ExactGroup" >> beam.GroupByKey()
             | "ExactVerdicts" >> beam.FlatMap(exact_verdicts)
         )
-        return apply_verdicts(keyed.docs, verdicts, REASON, "Exact")._replace(errors=keyed[ERRORS])
+        return apply_verdicts(keyed.docs, verdicts, REASON, "Exact", self.joins, self.shared_ids)._replace(
+            errors=keyed[ERRORS])

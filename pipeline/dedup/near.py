@@ -38,7 +38,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
-from corpusforge.pipeline.dedup.common import STAGE, apply_verdicts, node_of
+from corpusforge.pipeline.dedup.common import SHUFFLE, STAGE, apply_verdicts, node_of
 from corpusforge.pipeline.dedup.components import (
     assign_survivors, large_star, orient_small, small_star, union_find_components,
 )
@@ -461,17 +461,21 @@ class NearDedup(beam.PTransform):
     """
 
     def __init__(self, config: NearDedupConfig | None = None, score_key: str = "quality_score",
-                 spill_dir: str | None = None, fail_fast: bool = False, direct_runner: bool = False):
+                 spill_dir: str | None = None, fail_fast: bool = False, direct_runner: bool = False,
+                 joins: str = SHUFFLE):
         """``spill_dir``: a local directory every worker can write and read (a build's spill directory).
         Signatures and band records, the biggest things near-dedup shuffles, then wait there and the shuffles
         carry references: the local runners hold shuffled values in memory, several copies of them.
         ``direct_runner``: the pipeline runs on Beam's DirectRunner, so ``components: auto`` gathers the
-        verified pairs on one worker (``GatheredComponents``); without it, ``auto`` is the distributed rounds."""
+        verified pairs on one worker (``GatheredComponents``); without it, ``auto`` is the distributed rounds.
+        ``joins``: how the verdicts are joined to the documents (``common.join_verdicts``); ``shared_ids``: the
+        stage's ``SharedIds``, when it has one."""
         super().__init__()
         self.config = config or NearDedupConfig()
         self.score_key, self.spill_dir, self.fail_fast = score_key, spill_dir, fail_fast
         self.bands, self.rows = banding(self.config)
         self.components = components_mode(self.config.components, direct_runner)
+        self.joins, self.shared_ids = joins, None
 
     def expand(self, docs) -> StageOutputs:
         c = self.config
@@ -524,4 +528,5 @@ class NearDedup(beam.PTransform):
             | "NearComponentEdges" >> beam.GroupByKey()
             | "NearComponentVerdicts" >> beam.FlatMap(_component_verdicts)
         )
-        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near")._replace(errors=computed[ERRORS])
+        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near", self.joins, self.shared_ids)._replace(
+            errors=computed[ERRORS])
