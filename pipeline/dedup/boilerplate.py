@@ -184,7 +184,7 @@ class LineAndSentenceDedup(beam.PTransform):
             )
         else:
             sentence_keys = keyed[LINES] | "SentencesKeys" >> beam.ParDo(
-                _SentenceKeysBySideInputFn(lines, sentences), AsGrouped(line_drops)
+                _SentenceKeysBySideInputFn(lines, sentences), AsGrouped.of(line_drops, "LinesPackDrops")
             ).with_outputs(KEYS, REPEATS, main="none")
         sentence_drops = (
             sentence_keys[KEYS]

@@ -20,6 +20,7 @@ together as before.
 from __future__ import annotations
 
 import hashlib
+import pickle
 
 import apache_beam as beam
 import numpy as np
@@ -138,17 +139,47 @@ def _is_shared(doc_id: str, shared: frozenset) -> bool:
 
 # --------------------------------------------------------------------------------------------------- joins
 
+# Verdicts reach a side input packed, many (key, value) pairs pickled into one byte string per bundle (or per
+# PACK_PAIRS pairs): the local runner's state cache weighs every side input it caches by walking each of its
+# elements' objects (objsize), which cost ~60 us per unpacked verdict, more than the shuffle it replaces.
+PACK_PAIRS = 1 << 16
 
-def _grouped(pairs) -> dict:
+
+class _PackPairs(beam.DoFn):
+    """``(key, value)`` pairs -> pickled lists of them, one per bundle (or per ``PACK_PAIRS`` pairs)."""
+
+    def start_bundle(self):
+        self.pairs: list = []
+
+    def process(self, pair):
+        self.pairs.append(pair)
+        if len(self.pairs) >= PACK_PAIRS:
+            packed, self.pairs = pickle.dumps(self.pairs, pickle.HIGHEST_PROTOCOL), []
+            yield packed
+
+    def finish_bundle(self):
+        if self.pairs:
+            yield GlobalWindows.windowed_value(pickle.dumps(self.pairs, pickle.HIGHEST_PROTOCOL))
+        self.pairs = []
+
+
+def _grouped(packs) -> dict:
+    """``{key: [values]}`` of the pairs of ``_PackPairs``' packs."""
     by_key: dict = {}
-    for key, value in pairs:
-        by_key.setdefault(key, []).append(value)
+    for packed in packs:
+        for key, value in pickle.loads(packed):
+            by_key.setdefault(key, []).append(value)
     return by_key
 
 
 class AsGrouped(beam.pvalue.AsSideInput):
-    """A side input of ``(key, value)`` pairs seen as ``{key: [values]}``, read in one pass per bundle (as
-    ``AsDict`` is, unlike ``AsMultiMap``, which asks the runner's state API once per key looked up)."""
+    """A side input of ``(key, value)`` pairs seen as ``{key: [values]}``: the pairs are packed first
+    (``_PackPairs``; use ``AsGrouped.of``) and read in one pass per bundle (as ``AsDict`` reads, unlike
+    ``AsMultiMap``, which asks the runner's state API once per key looked up)."""
+
+    @classmethod
+    def of(cls, pairs, label: str) -> "AsGrouped":
+        return cls(pairs | label >> beam.ParDo(_PackPairs()))
 
     @staticmethod
     def _from_runtime_iterable(it, options):
@@ -161,11 +192,11 @@ class AsGrouped(beam.pvalue.AsSideInput):
 class _JoinBySideInput(beam.DoFn):
     """A document -> what ``fn`` yields for ``(id, {"doc": [document], tag: [verdicts]...})``, the group a
     ``CoGroupByKey`` would give it, its verdicts looked up in the side inputs (``AsGrouped``, one per tag);
-    a document whose id another document holds goes to the ``SHARED`` output as ``(id, document)`` instead,
-    for the shuffle join."""
+    a document whose id another document holds goes to the ``SHARED`` output as ``(id, document)`` instead.
+    ``gathered``: elements are ``(id, [documents])`` of such an id, each group joined whole."""
 
-    def __init__(self, fn: beam.DoFn, tags: list[str]):
-        self.fn, self.tags = fn, tags
+    def __init__(self, fn: beam.DoFn, tags: list[str], gathered: bool = False):
+        self.fn, self.tags, self.gathered = fn, tags, gathered
 
     def setup(self):
         self.fn.setup()
@@ -173,11 +204,15 @@ class _JoinBySideInput(beam.DoFn):
     def start_bundle(self):
         return self.fn.start_bundle()
 
-    def process(self, doc, shared, *verdicts):
-        doc_id = doc.id
-        if _is_shared(doc_id, shared):
-            return [beam.pvalue.TaggedOutput(SHARED, (doc_id, doc))]
-        grouped = {"doc": [doc]}
+    def process(self, element, shared, *verdicts):
+        if self.gathered:
+            doc_id, docs = element
+        else:
+            doc_id = element.id
+            if _is_shared(doc_id, shared):
+                return [beam.pvalue.TaggedOutput(SHARED, (doc_id, element))]
+            docs = [element]
+        grouped = {"doc": docs}
         for tag, by_id in zip(self.tags, verdicts):
             grouped[tag] = by_id.get(doc_id, ())
         return self.fn.process((doc_id, grouped))
@@ -193,10 +228,6 @@ def _by_id(doc):
     return doc.id, doc
 
 
-def _if_shared(record, shared):
-    return [record] if _is_shared(record[0], shared) else []
-
-
 def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = SHUFFLE, shared=None,
                   join_label: str | None = None, apply_label: str | None = None, keyed: bool = False,
                   with_edits: bool = False, with_errors: bool = False) -> StageOutputs:
@@ -206,31 +237,29 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
 
     ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput``; the documents whose id
     ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
-    take the ``CoGroupByKey``, with only their verdicts."""
+    are gathered by id first (a ``GroupByKey`` of those documents only), so each such group is joined whole."""
     tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
     join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
-
-    def shuffle_join(keyed_docs, verdicts, join, apply):
-        joined = {"doc": keyed_docs, **verdicts} | join >> beam.CoGroupByKey()
-        return joined | apply >> beam.ParDo(fn).with_outputs(*tags, main="kept")
-
     if mode == SHUFFLE:
         keyed_docs = docs if keyed else docs | f"{label}KeyDocs" >> beam.Map(_by_id)
-        return split_outputs(shuffle_join(keyed_docs, verdicts, join_label, apply_label), with_edits, with_errors)
+        joined = {"doc": keyed_docs, **verdicts} | join_label >> beam.CoGroupByKey()
+        return split_outputs(joined | apply_label >> beam.ParDo(fn).with_outputs(*tags, main="kept"),
+                             with_edits, with_errors)
     if mode != SIDE_INPUT:
         raise ValueError(f"unknown join mode {mode!r}: expected {SHUFFLE!r} or {SIDE_INPUT!r}")
     if keyed:
         docs = docs | f"{label}Unkey" >> beam.Values()
     if shared is None:
         shared = docs | f"{label}SharedIds" >> SharedIds()
-    ids = shared_view(shared)
-    applied = docs | apply_label >> beam.ParDo(
-        _JoinBySideInput(fn, list(verdicts)), ids, *(AsGrouped(v) for v in verdicts.values())
-    ).with_outputs(SHARED, *tags, main="kept")
-    # Documents sharing an id (none in a build): the shuffle join, with their verdicts only.
-    theirs = {tag: v | f"{label}Shared{tag.title()}" >> beam.FlatMap(_if_shared, ids) for tag, v in verdicts.items()}
-    rejoined = shuffle_join(applied[SHARED], theirs, f"{join_label}Shared", f"{apply_label}Shared")
-    flat = {tag: (applied[tag], rejoined[tag]) | f"{label}Flatten{tag.title()}" >> beam.Flatten()
+    side = [shared_view(shared)] + [AsGrouped.of(v, f"{label}Pack{tag.title()}") for tag, v in verdicts.items()]
+    applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts)), *side).with_outputs(
+        SHARED, *tags, main="kept")
+    gathered = (
+        applied[SHARED]
+        | f"{join_label}Shared" >> beam.GroupByKey()  # documents sharing an id: none in a build
+        | f"{apply_label}Shared" >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), gathered=True), *side)
+        .with_outputs(*tags, main="kept")
+    )
+    flat = {tag: (applied[tag], gathered[tag]) | f"{label}Flatten{tag.title()}" >> beam.Flatten()
             for tag in ["kept", *tags]}
     return StageOutputs(kept=flat["kept"], removed=flat[REMOVED], edits=flat.get(EDITS), errors=flat.get(ERRORS))
-
