@@ -26,7 +26,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from corpusforge.pipeline.dedup.common import (
-    KEYS, SHUFFLE, STAGE, AsGrouped, digest64, join_verdicts, node_of,
+    KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_verdicts, node_of,
 )
 from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import (
@@ -82,11 +82,15 @@ def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: i
 
 
 class _KeysFn(KeysByShard):
-    """A document -> ``(id, document)`` (``keyed``, for the shuffle join) or itself, its ``(line key, node)``
-    records (packed, tagged KEYS) and ``(id, (node, line_records))`` tagged LINES."""
+    """A document -> ``(id, document)`` (``keyed``, for the shuffle join) or lists of documents (``HeldDocs``,
+    for the side-input join), its ``(line key, node)`` records (packed, tagged KEYS) and
+    ``(id, (node, line_records))`` tagged LINES."""
 
     def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str, keyed: bool = True):
         self.lines, self.sentences, self.score_key, self.keyed = lines, sentences, score_key, keyed
+
+    def setup(self):
+        self.held_docs = HeldDocs()  # not in start_bundle: KeysByShard calls that to empty its packs
 
     def process(self, doc):
         node = node_of(doc, self.score_key)
@@ -94,7 +98,14 @@ class _KeysFn(KeysByShard):
                                self.sentences.min_sentence_chars)
         yield from self.add(list({key for key, _, _ in records if key is not None}), node)
         yield beam.pvalue.TaggedOutput(LINES, (doc.id, (node, records)))
-        yield (doc.id, doc) if self.keyed else doc
+        if self.keyed:
+            yield doc.id, doc
+        else:
+            yield from self.held_docs.hold(doc)
+
+    def finish_bundle(self):
+        yield from super().finish_bundle()
+        yield from self.held_docs.rest()
 
 
 class _SentenceKeysFn(KeysByShard):
@@ -195,6 +206,6 @@ class LineAndSentenceDedup(beam.PTransform):
         outputs = join_verdicts(
             keyed.docs, {"lines": line_drops, "sentences": sentence_drops, "repeats": sentence_keys[REPEATS]}, remove,
             "Boilerplate", self.joins, self.shared_ids, join_label="BoilerplateJoin", apply_label="BoilerplateRemove",
-            keyed=shuffle, with_edits=True, with_errors=True)
+            keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True)
         errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> beam.Flatten()
         return outputs._replace(errors=errors)

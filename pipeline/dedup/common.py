@@ -77,11 +77,12 @@ class _ApplyVerdicts(beam.DoFn):
                 yield doc
 
 
-def apply_verdicts(docs, verdicts, reason: str, label: str, mode: str = SHUFFLE, shared=None) -> StageOutputs:
+def apply_verdicts(docs, verdicts, reason: str, label: str, mode: str = SHUFFLE, shared=None,
+                   batched: bool = False) -> StageOutputs:
     """Remove the documents that ``verdicts`` (``(id, details)``) name, with ``reason`` and the details
-    (``join_verdicts``: ``mode``, ``shared``)."""
+    (``join_verdicts``: ``mode``, ``shared``, ``batched``)."""
     return join_verdicts(docs, {"verdict": verdicts}, _ApplyVerdicts(reason), label, mode, shared,
-                         join_label=f"{label}JoinVerdicts", apply_label=f"{label}Apply")
+                         join_label=f"{label}JoinVerdicts", apply_label=f"{label}Apply", batched=batched)
 
 
 # ------------------------------------------------------------------------------------ documents sharing an id
@@ -143,6 +144,9 @@ def _is_shared(doc_id: str, shared: frozenset) -> bool:
 # PACK_PAIRS pairs): the local runner's state cache weighs every side input it caches by walking each of its
 # elements' objects (objsize), which cost ~60 us per unpacked verdict, more than the shuffle it replaces.
 PACK_PAIRS = 1 << 16
+# Documents that only wait for a side-input join cross the stage boundary in lists of this many: one Beam
+# element (coding, framing, dispatch) per list instead of per document.
+DOC_BATCH = 256
 
 
 class _PackPairs(beam.DoFn):
@@ -193,10 +197,11 @@ class _JoinBySideInput(beam.DoFn):
     """A document -> what ``fn`` yields for ``(id, {"doc": [document], tag: [verdicts]...})``, the group a
     ``CoGroupByKey`` would give it, its verdicts looked up in the side inputs (``AsGrouped``, one per tag);
     a document whose id another document holds goes to the ``SHARED`` output as ``(id, document)`` instead.
-    ``gathered``: elements are ``(id, [documents])`` of such an id, each group joined whole."""
+    ``batched``: elements are lists of documents, each joined alone; ``gathered``: elements are
+    ``(id, [documents])`` of an id that documents share, each group joined whole."""
 
-    def __init__(self, fn: beam.DoFn, tags: list[str], gathered: bool = False):
-        self.fn, self.tags, self.gathered = fn, tags, gathered
+    def __init__(self, fn: beam.DoFn, tags: list[str], batched: bool = False, gathered: bool = False):
+        self.fn, self.tags, self.batched, self.gathered = fn, tags, batched, gathered
 
     def setup(self):
         self.fn.setup()
@@ -206,16 +211,24 @@ class _JoinBySideInput(beam.DoFn):
 
     def process(self, element, shared, *verdicts):
         if self.gathered:
-            doc_id, docs = element
-        else:
-            doc_id = element.id
-            if _is_shared(doc_id, shared):
-                return [beam.pvalue.TaggedOutput(SHARED, (doc_id, element))]
-            docs = [element]
+            return self._join(element[0], element[1], verdicts)
+        if not self.batched:
+            return self._one(element, shared, verdicts)
+        out: list = []
+        for doc in element:
+            out += self._one(doc, shared, verdicts)
+        return out
+
+    def _one(self, doc, shared, verdicts):
+        if _is_shared(doc.id, shared):
+            return [beam.pvalue.TaggedOutput(SHARED, (doc.id, doc))]
+        return self._join(doc.id, [doc], verdicts)
+
+    def _join(self, doc_id, docs, verdicts):
         grouped = {"doc": docs}
         for tag, by_id in zip(self.tags, verdicts):
             grouped[tag] = by_id.get(doc_id, ())
-        return self.fn.process((doc_id, grouped))
+        return self.fn.process((doc_id, grouped)) or ()
 
     def finish_bundle(self):
         return self.fn.finish_bundle()
@@ -224,16 +237,41 @@ class _JoinBySideInput(beam.DoFn):
         self.fn.teardown()
 
 
+class HeldDocs:
+    """What a DoFn that passes documents on in lists holds: ``hold(doc)`` the lists to emit now (one every
+    ``DOC_BATCH`` documents), ``rest()`` the last list of the bundle (for ``finish_bundle``). Documents cross
+    a stage boundary as one element per list instead of one each (see ``join_verdicts``' ``batched``)."""
+
+    def __init__(self):
+        self.docs: list = []
+
+    def hold(self, doc) -> list:
+        self.docs.append(doc)
+        if len(self.docs) < DOC_BATCH:
+            return []
+        batch, self.docs = self.docs, []
+        return [batch]
+
+    def rest(self) -> list:
+        batch, self.docs = self.docs, []
+        return [GlobalWindows.windowed_value(batch)] if batch else []
+
+
 def _by_id(doc):
     return doc.id, doc
 
 
+def _each(batch):
+    return batch
+
+
 def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = SHUFFLE, shared=None,
                   join_label: str | None = None, apply_label: str | None = None, keyed: bool = False,
-                  with_edits: bool = False, with_errors: bool = False) -> StageOutputs:
+                  batched: bool = False, with_edits: bool = False, with_errors: bool = False) -> StageOutputs:
     """The outputs of ``fn`` (a DoFn of ``(id, {"doc": [documents], tag: [values]...})`` with main output
     kept and tagged ``REMOVED``, and ``EDITS``, ``ERRORS`` when asked) on every document of ``docs`` (documents,
-    or ``(id, document)`` when ``keyed``) joined by id with ``verdicts`` (``{tag: (id, value) collection}``).
+    ``(id, document)`` when ``keyed``, lists of documents when ``batched``: the producer's choice in
+    ``side_input`` mode) joined by id with ``verdicts`` (``{tag: (id, value) collection}``).
 
     ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput``; the documents whose id
     ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
@@ -241,6 +279,8 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
     join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
     if mode == SHUFFLE:
+        if batched:
+            docs = docs | f"{label}Unbatch" >> beam.FlatMap(_each)
         keyed_docs = docs if keyed else docs | f"{label}KeyDocs" >> beam.Map(_by_id)
         joined = {"doc": keyed_docs, **verdicts} | join_label >> beam.CoGroupByKey()
         return split_outputs(joined | apply_label >> beam.ParDo(fn).with_outputs(*tags, main="kept"),
@@ -250,9 +290,10 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     if keyed:
         docs = docs | f"{label}Unkey" >> beam.Values()
     if shared is None:
-        shared = docs | f"{label}SharedIds" >> SharedIds()
+        singles = docs | f"{label}Unbatch" >> beam.FlatMap(_each) if batched else docs
+        shared = singles | f"{label}SharedIds" >> SharedIds()
     side = [shared_view(shared)] + [AsGrouped.of(v, f"{label}Pack{tag.title()}") for tag, v in verdicts.items()]
-    applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts)), *side).with_outputs(
+    applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched), *side).with_outputs(
         SHARED, *tags, main="kept")
     gathered = (
         applied[SHARED]

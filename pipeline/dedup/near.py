@@ -75,8 +75,9 @@ class _SignatureFn(beam.DoFn):
     ``spill_dir`` the signatures and the packed records go to spill files there and spill references
     ``(path, offset, length)`` take their place."""
 
-    def __init__(self, config: NearDedupConfig, score_key: str, spill_dir: str | None = None):
+    def __init__(self, config: NearDedupConfig, score_key: str, spill_dir: str | None = None, batched: bool = False):
         self.config, self.score_key, self.spill_dir = config, score_key, spill_dir
+        self.batched = batched  # the documents go on as the batch (a list), not one by one
         self.bands, self.rows = banding(config)
         self.no_shingles = Metrics.counter(STAGE, "near_documents_without_shingles")
         # Built at construction: workers unpickle its two small permutation arrays instead of drawing them again
@@ -108,8 +109,11 @@ class _SignatureFn(beam.DoFn):
             node = node_of(batch[i], self.score_key)
             digests.append(node_digest(node))
             yield digests[-1], (node, sig_of(k))
-        for doc in batch:
-            yield beam.pvalue.TaggedOutput(DOCS, doc)
+        if self.batched:
+            yield beam.pvalue.TaggedOutput(DOCS, list(batch))
+        else:
+            for doc in batch:
+                yield beam.pvalue.TaggedOutput(DOCS, doc)
         if digests:
             self.pending_keys.append(band_hashes(sigs[keep], self.bands, self.rows))
             self.pending_digests.append(np.array(digests, dtype=np.int64))
@@ -481,7 +485,8 @@ class NearDedup(beam.PTransform):
         c = self.config
         batch = max(1, c.batch_size)
         # A batch that raises is signed again one document at a time: only the document that raises is rejected.
-        sign = guarded(_SignatureFn(c, self.score_key, self.spill_dir), STAGE, self.fail_fast, batched=True)
+        batched = self.joins != SHUFFLE
+        sign = guarded(_SignatureFn(c, self.score_key, self.spill_dir, batched), STAGE, self.fail_fast, batched=True)
         computed = (
             docs
             | "NearBatch" >> beam.BatchElements(min_batch_size=min(batch, 64), max_batch_size=batch,
@@ -528,5 +533,5 @@ class NearDedup(beam.PTransform):
             | "NearComponentEdges" >> beam.GroupByKey()
             | "NearComponentVerdicts" >> beam.FlatMap(_component_verdicts)
         )
-        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near", self.joins, self.shared_ids)._replace(
+        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near", self.joins, self.shared_ids, batched)._replace(
             errors=computed[ERRORS])
