@@ -16,6 +16,9 @@ cut off normalises to no words, so the keys are the same either way; tests/pipel
     documents + line drops + sentence drops + repeats, by id -> lines removed (or removed as too short),
                  then sentences removed from what is left (or removed as too short)
 
+Both joins by id are ``CoGroupByKey``s with ``joins: shuffle``; with ``side_input`` the drops are side inputs
+looked up per light record and per document (``common.join_verdicts``), and no document is grouped.
+
 The decisions, edits and counts are those of ``LineDedup`` followed by ``SentenceDedup``
 (tests/pipeline/dedup/test_boilerplate.py compares the two on a corpus; the build uses this transform when both
 are on).

@@ -19,7 +19,9 @@ Nothing here gathers documents or all signatures on one worker. What is grouped,
   ``components: single`` (``auto`` on the DirectRunner, whose driver holds every shuffle in memory anyway),
   every verified pair under one key: one edge per near-duplicate pair, far fewer and smaller than documents;
 - a node when its edges are sent to its component: its verified edges to larger nodes;
-- a component at the end: its verified pairs (two ranks and a float each), to split it soundly.
+- a component at the end: its verified pairs (two ranks and a float each), to split it soundly;
+- the join of the removals to the documents (``common.join_verdicts``): one id's documents and verdict
+  (``joins: shuffle``), or every removal of the step on every worker, as a side input (``side_input``).
 
 Signatures travel as their low 16 bits (2 x num_perm bytes, ``short_signatures``). Every signature join
 after the first takes its signatures from the step before, so only the verification step's candidates and
