@@ -140,8 +140,8 @@ class DedupConfig:
                 "lines and sentences) back to the documents by id. shuffle: a CoGroupByKey, every document "
                 "shuffled, a worker holding one id's documents and verdicts at a time (for Dataflow, Spark, Flink, "
                 "Dask). side_input: the verdicts, far smaller than the documents, read by every worker as a side "
-                "input and looked up per document: no document shuffled (~3x cheaper per document on the "
-                "DirectRunner), but each worker holds all of a step's verdicts. auto: side_input on Beam's "
+                "input and looked up per document: no document grouped (less CPU on the DirectRunner: "
+                "docs/dedup.md), but each worker holds all of a step's verdicts. auto: side_input on Beam's "
                 "DirectRunner (its driver holds every shuffle in memory anyway), shuffle on any other runner and "
                 "for a dedup transform used without a build. Either way the same output.")
     decontaminate: DecontaminateConfig = dataclasses.field(default_factory=DecontaminateConfig)
