@@ -11,14 +11,15 @@ of two ways (``dedup.joins``, ``join_mode``), with the same outputs:
   documents looks each one's verdicts up by id. No document is grouped; each worker holds every verdict of the
   step. ``auto`` picks it on Beam's DirectRunner, whose driver holds every shuffle in memory anyway.
 
-Both call the same DoFn on the same ``(id, {"doc": [documents], tag: [verdicts]...})`` group. The side inputs
-can only give that group for a document whose id no other document of the stage holds (ids are unique in a
-build, ``readers.namespaced_ids``): documents that share an id (``SharedIds``) take the shuffle join, the
-same code as ``shuffle``, so they are removed together, counted in ``documents_sharing_an_id`` and rejected
-together as before.
+Both call the same DoFn on the same ``(id, {"doc": [documents], tag: [verdicts]...})`` group. A ParDo over
+the documents can only give that group to a document whose id no other document of the stage holds (ids are
+unique in a build, ``readers.namespaced_ids``): the documents that share an id (``SharedIds``) are gathered by
+id first (a ``GroupByKey`` of those documents only) and each group is joined whole, so they are removed
+together, counted in ``documents_sharing_an_id`` and rejected together, as in the shuffle.
 """
 from __future__ import annotations
 
+import array
 import hashlib
 import pickle
 
@@ -97,15 +98,15 @@ class _BundleIdHashes(beam.DoFn):
     each)."""
 
     def start_bundle(self):
-        self.hashes: list[int] = []
+        self.hashes = array.array("Q")
 
     def process(self, doc):
         self.hashes.append(_id_hash(doc.id))
 
     def finish_bundle(self):
         if self.hashes:
-            yield GlobalWindows.windowed_value((None, np.array(self.hashes, dtype=np.uint64).tobytes()))
-        self.hashes = []
+            yield GlobalWindows.windowed_value((None, self.hashes.tobytes()))
+        self.hashes = array.array("Q")
 
 
 def _repeated_hashes(item):
@@ -117,8 +118,9 @@ def _repeated_hashes(item):
 
 
 class SharedIds(beam.PTransform):
-    """Documents -> at most one element: the frozenset of id hashes held by more than one document (none: no
-    element). Every id's hash of a bundle travels in one array to one worker (8 bytes per document)."""
+    """Documents -> one element (none for no documents): the frozenset of the id hashes that more than one
+    document holds, usually empty. Each bundle's id hashes travel as one array to one worker (8 bytes per
+    document)."""
 
     def expand(self, docs):
         return (
