@@ -51,7 +51,6 @@ def test_reference_build_is_balanced(reference):
 @pytest.mark.parametrize("name,flags", [
     ("multiprocess", ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]),
     ("portable", ["--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK"]),
-    ("shuffle-joins", ["--set", "dedup.joins=shuffle"]),  # the reference joins dedup's verdicts as side inputs
 ])
 def test_runner_output_is_byte_identical(corpus, reference, name, flags):
     assert _outputs(_build(corpus, name, *flags)) == reference
