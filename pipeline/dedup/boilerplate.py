@@ -16,6 +16,9 @@ cut off normalises to no words, so the keys are the same either way; tests/pipel
     documents + line drops + sentence drops + repeats, by id -> lines removed (or removed as too short),
                  then sentences removed from what is left (or removed as too short)
 
+Both joins by id are ``CoGroupByKey``s with ``joins: shuffle``; with ``side_input`` the drops are side inputs
+looked up per light record and per document (``common.join_verdicts``), and no document is grouped.
+
 The decisions, edits and counts are those of ``LineDedup`` followed by ``SentenceDedup``
 (tests/pipeline/dedup/test_boilerplate.py compares the two on a corpus; the build uses this transform when both
 are on).
@@ -27,7 +30,9 @@ from hashlib import blake2b
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
+from corpusforge.pipeline.dedup.common import (
+    KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_verdicts, node_of,
+)
 from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import (
     REASON as LINES_REASON, KeysByShard, drop_lines, group_docs, line_key, shard_drops,
@@ -35,7 +40,7 @@ from corpusforge.pipeline.dedup.lines import (
 from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
 from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, drop_sentences, keyed_sentences
 from corpusforge.pipeline.dedup.text import normalized_bytes
-from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, guarded, split_outputs
+from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 LINES = "lines"  # tagged output: (id, (node, light record of the document's lines))
 
@@ -99,11 +104,15 @@ def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: i
 
 
 class _KeysFn(KeysByShard):
-    """A document -> ``(id, document)``, its ``(line key, node)`` records (packed, tagged KEYS) and
+    """A document -> ``(id, document)`` (``keyed``, for the shuffle join) or lists of documents (``HeldDocs``,
+    for the side-input join), its ``(line key, node)`` records (packed, tagged KEYS) and
     ``(id, (node, line_records))`` tagged LINES."""
 
-    def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str):
-        self.lines, self.sentences, self.score_key = lines, sentences, score_key
+    def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str, keyed: bool = True):
+        self.lines, self.sentences, self.score_key, self.keyed = lines, sentences, score_key, keyed
+
+    def setup(self):
+        self.held_docs = HeldDocs()  # not in start_bundle: KeysByShard calls that to empty its packs
 
     def process(self, doc):
         node = node_of(doc, self.score_key)
@@ -111,7 +120,14 @@ class _KeysFn(KeysByShard):
                                self.sentences.min_sentence_chars)
         yield from self.add(list({key for key, _, _ in records if key is not None}), node)
         yield beam.pvalue.TaggedOutput(LINES, (doc.id, (node, records)))
-        yield doc.id, doc
+        if self.keyed:
+            yield doc.id, doc
+        else:
+            yield from self.held_docs.hold(doc)
+
+    def finish_bundle(self):
+        yield from super().finish_bundle()
+        yield from self.held_docs.rest()
 
 
 class _SentenceKeysFn(KeysByShard):
@@ -123,8 +139,11 @@ class _SentenceKeysFn(KeysByShard):
 
     def process(self, item):
         doc_id, grouped = item
-        drop = set(grouped["drop"])
-        for node, records in grouped["lines"]:
+        yield from self.sentence_keys(doc_id, grouped["lines"], grouped["drop"])
+
+    def sentence_keys(self, doc_id, lines, drops):
+        drop = set(drops)
+        for node, records in lines:
             keys = sentence_keys_after_lines(records, drop, self.lines.min_words)
             if keys is None:
                 continue
@@ -132,6 +151,16 @@ class _SentenceKeysFn(KeysByShard):
             yield from self.add(list(distinct), node)
             if len(distinct) < len(keys) and self.sentences.collapse_repeats:
                 yield beam.pvalue.TaggedOutput(REPEATS, (doc_id, True))
+
+
+class _SentenceKeysBySideInputFn(_SentenceKeysFn):
+    """``(id, (node, records))`` and the line drops by id (a side input) -> what ``_SentenceKeysFn`` yields for
+    the group of that id. The same records for documents sharing an id: each one's keys are those of its own
+    records with the id's drops, as in the group."""
+
+    def process(self, item, drops_by_id):
+        doc_id, lines = item
+        yield from self.sentence_keys(doc_id, [lines], drops_by_id.get(doc_id, ()))
 
 
 class _RemoveFn(beam.DoFn):
@@ -162,14 +191,17 @@ class LineAndSentenceDedup(beam.PTransform):
     ``StageOutputs`` with edits."""
 
     def __init__(self, lines: LineDedupConfig | None = None, sentences: SentenceDedupConfig | None = None,
-                 score_key: str = "quality_score", fail_fast: bool = False):
+                 score_key: str = "quality_score", fail_fast: bool = False, joins: str = SHUFFLE):
+        """``joins``: how the light records and then the documents are joined with the drops (``shuffle`` or
+        ``side_input``, ``common.join_verdicts``); ``shared_ids``: the stage's ``SharedIds``, when it has one."""
         super().__init__()
         self.lines, self.sentences = lines or LineDedupConfig(), sentences or SentenceDedupConfig()
         self.score_key, self.fail_fast = score_key, fail_fast
+        self.joins, self.shared_ids = joins, None
 
     def expand(self, docs) -> StageOutputs:
-        lines, sentences = self.lines, self.sentences
-        keys = guarded(_KeysFn(lines, sentences, self.score_key), STAGE, self.fail_fast)
+        lines, sentences, shuffle = self.lines, self.sentences, self.joins == SHUFFLE
+        keys = guarded(_KeysFn(lines, sentences, self.score_key, keyed=shuffle), STAGE, self.fail_fast)
         keyed = docs | "BoilerplateKeys" >> beam.ParDo(keys).with_outputs(KEYS, LINES, ERRORS, main="docs")
         line_drops = (
             keyed[KEYS]
@@ -177,22 +209,25 @@ class LineAndSentenceDedup(beam.PTransform):
             | "LinesBoilerplate" >> beam.FlatMap(shard_drops(lines.max_occurrences))
         )
         # Light records only: no document is in this join (nothing in it can raise on a document's content).
-        sentence_keys = (
-            {"lines": keyed[LINES], "drop": line_drops}
-            | "LinesJoinRecords" >> beam.CoGroupByKey()
-            | "SentencesKeys" >> beam.ParDo(_SentenceKeysFn(lines, sentences)).with_outputs(KEYS, REPEATS, main="none")
-        )
+        if shuffle:
+            sentence_keys = (
+                {"lines": keyed[LINES], "drop": line_drops}
+                | "LinesJoinRecords" >> beam.CoGroupByKey()
+                | "SentencesKeys" >> beam.ParDo(_SentenceKeysFn(lines, sentences)).with_outputs(KEYS, REPEATS, main="none")
+            )
+        else:
+            sentence_keys = keyed[LINES] | "SentencesKeys" >> beam.ParDo(
+                _SentenceKeysBySideInputFn(lines, sentences), AsGrouped.of(line_drops, "LinesPackDrops")
+            ).with_outputs(KEYS, REPEATS, main="none")
         sentence_drops = (
             sentence_keys[KEYS]
             | "SentencesGroup" >> beam.GroupByKey()
             | "SentencesBoilerplate" >> beam.FlatMap(shard_drops(sentences.max_occurrences, "boilerplate_sentences"))
         )
-        joined = ({"doc": keyed.docs, "lines": line_drops, "sentences": sentence_drops,
-                   "repeats": sentence_keys[REPEATS]}
-                  | "BoilerplateJoin" >> beam.CoGroupByKey())
         remove = guarded(_RemoveFn(lines, sentences), STAGE, self.fail_fast, records=group_docs)
-        outputs = split_outputs(
-            joined | "BoilerplateRemove" >> beam.ParDo(remove).with_outputs(REMOVED, EDITS, ERRORS, main="kept"),
-            with_edits=True, with_errors=True)
+        outputs = join_verdicts(
+            keyed.docs, {"lines": line_drops, "sentences": sentence_drops, "repeats": sentence_keys[REPEATS]}, remove,
+            "Boilerplate", self.joins, self.shared_ids, join_label="BoilerplateJoin", apply_label="BoilerplateRemove",
+            keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True)
         errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> beam.Flatten()
         return outputs._replace(errors=errors)

@@ -1,20 +1,41 @@
 """What the dedup sub-transforms share: the stage name, and the join that turns verdicts into outputs.
 
 Every sub-transform decides on light records (ids, ranks, hashes, signatures) and only at the end joins
-its verdicts back to the documents by id, so no step ever gathers documents by content.
+its verdicts back to the documents by id, so no step ever gathers documents by content. That join is done one
+of two ways (``dedup.joins``, ``join_mode``), with the same outputs:
+
+- ``shuffle``: a ``CoGroupByKey`` of ``(id, document)`` with the verdict collections, every document
+  shuffled; a worker holds one id's documents and verdicts at a time. For every runner.
+- ``side_input``: the verdict collections (far smaller than the documents: ids and details of the documents
+  removed or edited) are read by every worker as side inputs (``AsGrouped``), and a ``ParDo`` over the
+  documents looks each one's verdicts up by id. No document is grouped; each worker holds every verdict of the
+  step. ``auto`` picks it on Beam's DirectRunner, whose driver holds every shuffle in memory anyway.
+
+Both call the same DoFn on the same ``(id, {"doc": [documents], tag: [verdicts]...})`` group. A ParDo over
+the documents can only give that group to a document whose id no other document of the stage holds (ids are
+unique in a build, ``readers.namespaced_ids``): the documents that share an id (``SharedIds``) are gathered by
+id first (a ``GroupByKey`` of those documents only) and each group is joined whole, so they are removed
+together, counted in ``documents_sharing_an_id`` and rejected together, as in the shuffle.
 """
 from __future__ import annotations
 
+import array
 import hashlib
+import pickle
 
 import apache_beam as beam
+import numpy as np
 from apache_beam.metrics import Metrics
+from apache_beam.portability import common_urns
+from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.dedup.text import survivor_rank
-from corpusforge.pipeline.stage import REMOVED, StageOutputs, removal, split_outputs
+from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, removal, split_outputs
 
 STAGE = "dedup"
 KEYS = "keys"  # the tagged output of a step that passes documents on and emits their grouping keys beside them
+SHUFFLE, SIDE_INPUT = "shuffle", "side_input"
+SHARED = "shared"  # tagged output of the side-input join: documents whose id another document holds
 
 
 def node_of(doc, score_key: str) -> tuple:
@@ -25,6 +46,15 @@ def node_of(doc, score_key: str) -> tuple:
 def digest64(data: bytes) -> int:
     """A stable 64-bit hash (BLAKE2b) for grouping keys."""
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def join_mode(setting: str, direct_runner: bool) -> str:
+    """``shuffle`` or ``side_input``: ``dedup.joins``, ``auto`` decided by the runner (as
+    ``near.components_mode``): side inputs on Beam's DirectRunner only, because every worker of another runner
+    would hold every verdict."""
+    if setting == "auto":
+        return SIDE_INPUT if direct_runner else SHUFFLE
+    return setting
 
 
 class _ApplyVerdicts(beam.DoFn):
@@ -48,9 +78,231 @@ class _ApplyVerdicts(beam.DoFn):
                 yield doc
 
 
-def apply_verdicts(docs, verdicts, reason: str, label: str) -> StageOutputs:
-    """Remove the documents that ``verdicts`` (``(id, details)``) name, with ``reason`` and the details."""
-    keyed = docs | f"{label}KeyDocs" >> beam.Map(lambda d: (d.id, d))
-    joined = {"doc": keyed, "verdict": verdicts} | f"{label}JoinVerdicts" >> beam.CoGroupByKey()
-    return split_outputs(
-        joined | f"{label}Apply" >> beam.ParDo(_ApplyVerdicts(reason)).with_outputs(REMOVED, main="kept"))
+def apply_verdicts(docs, verdicts, reason: str, label: str, mode: str = SHUFFLE, shared=None,
+                   batched: bool = False) -> StageOutputs:
+    """Remove the documents that ``verdicts`` (``(id, details)``) name, with ``reason`` and the details
+    (``join_verdicts``: ``mode``, ``shared``, ``batched``)."""
+    return join_verdicts(docs, {"verdict": verdicts}, _ApplyVerdicts(reason), label, mode, shared,
+                         join_label=f"{label}JoinVerdicts", apply_label=f"{label}Apply", batched=batched)
+
+
+# ------------------------------------------------------------------------------------ documents sharing an id
+
+
+def _id_hash(doc_id: str) -> int:
+    return digest64(doc_id.encode("utf-8", "surrogatepass"))
+
+
+class _BundleIdHashes(beam.DoFn):
+    """Documents -> one array of their ids' 64-bit hashes per bundle (8 bytes a document, no Beam element
+    each)."""
+
+    def start_bundle(self):
+        self.hashes = array.array("Q")
+
+    def process(self, doc):
+        self.hashes.append(_id_hash(doc.id))
+
+    def finish_bundle(self):
+        if self.hashes:
+            yield GlobalWindows.windowed_value((None, self.hashes.tobytes()))
+        self.hashes = array.array("Q")
+
+
+def _repeated_hashes(item):
+    """``(None, [hash arrays])`` -> the frozenset of the hashes that occur more than once (ids that documents
+    share, and, harmlessly, the rare ids whose hashes collide: their documents take the shuffle join)."""
+    _, arrays = item
+    hashes, counts = np.unique(np.frombuffer(b"".join(arrays), dtype=np.uint64), return_counts=True)
+    yield frozenset(hashes[counts > 1].tolist())
+
+
+class SharedIds(beam.PTransform):
+    """Documents -> one element (none for no documents): the frozenset of the id hashes that more than one
+    document holds, usually empty. Each bundle's id hashes travel as one array to one worker (8 bytes per
+    document)."""
+
+    def expand(self, docs):
+        return (
+            docs
+            | "IdHashes" >> beam.ParDo(_BundleIdHashes())
+            | "GatherIdHashes" >> beam.GroupByKey()
+            | "RepeatedIdHashes" >> beam.FlatMap(_repeated_hashes)
+        )
+
+
+def shared_view(shared):
+    """The side input of a ``SharedIds`` collection: a frozenset (empty when it has no element)."""
+    return beam.pvalue.AsSingleton(shared, default_value=frozenset())
+
+
+def _is_shared(doc_id: str, shared: frozenset) -> bool:
+    return bool(shared) and _id_hash(doc_id) in shared
+
+
+# --------------------------------------------------------------------------------------------------- joins
+
+# Verdicts reach a side input packed, many (key, value) pairs pickled into one byte string per bundle (or per
+# PACK_PAIRS pairs): the local runner's state cache weighs every side input it caches by walking each of its
+# elements' objects (objsize), which cost ~60 us per unpacked verdict, more than the shuffle it replaces.
+PACK_PAIRS = 1 << 16
+# Documents that only wait for a side-input join cross the stage boundary in lists of this many: one Beam
+# element (coding, framing, dispatch) per list instead of per document.
+DOC_BATCH = 256
+
+
+class _PackPairs(beam.DoFn):
+    """``(key, value)`` pairs -> pickled lists of them, one per bundle (or per ``PACK_PAIRS`` pairs)."""
+
+    def start_bundle(self):
+        self.pairs: list = []
+
+    def process(self, pair):
+        self.pairs.append(pair)
+        if len(self.pairs) >= PACK_PAIRS:
+            packed, self.pairs = pickle.dumps(self.pairs, pickle.HIGHEST_PROTOCOL), []
+            yield packed
+
+    def finish_bundle(self):
+        if self.pairs:
+            yield GlobalWindows.windowed_value(pickle.dumps(self.pairs, pickle.HIGHEST_PROTOCOL))
+        self.pairs = []
+
+
+def _grouped(packs) -> dict:
+    """``{key: [values]}`` of the pairs of ``_PackPairs``' packs."""
+    by_key: dict = {}
+    for packed in packs:
+        for key, value in pickle.loads(packed):
+            by_key.setdefault(key, []).append(value)
+    return by_key
+
+
+class AsGrouped(beam.pvalue.AsSideInput):
+    """A side input of ``(key, value)`` pairs seen as ``{key: [values]}``: the pairs are packed first
+    (``_PackPairs``; use ``AsGrouped.of``) and read in one pass per bundle (as ``AsDict`` reads, unlike
+    ``AsMultiMap``, which asks the runner's state API once per key looked up)."""
+
+    @classmethod
+    def of(cls, pairs, label: str) -> "AsGrouped":
+        return cls(pairs | label >> beam.ParDo(_PackPairs()))
+
+    @staticmethod
+    def _from_runtime_iterable(it, options):
+        return _grouped(it)
+
+    def _side_input_data(self) -> beam.pvalue.SideInputData:
+        return beam.pvalue.SideInputData(common_urns.side_inputs.ITERABLE.urn, self._window_mapping_fn, _grouped)
+
+
+class _JoinBySideInput(beam.DoFn):
+    """A document -> what ``fn`` yields for ``(id, {"doc": [document], tag: [verdicts]...})``, the group a
+    ``CoGroupByKey`` would give it, its verdicts looked up in the side inputs (``AsGrouped``, one per tag);
+    a document whose id another document holds goes to the ``SHARED`` output as ``(id, document)`` instead.
+    ``batched``: elements are lists of documents, each joined alone; ``gathered``: elements are
+    ``(id, [documents])`` of an id that documents share, each group joined whole."""
+
+    def __init__(self, fn: beam.DoFn, tags: list[str], batched: bool = False, gathered: bool = False):
+        self.fn, self.tags, self.batched, self.gathered = fn, tags, batched, gathered
+
+    def setup(self):
+        self.fn.setup()
+
+    def start_bundle(self):
+        return self.fn.start_bundle()
+
+    def process(self, element, shared, *verdicts):
+        if self.gathered:
+            return self._join(element[0], element[1], verdicts)
+        if not self.batched:
+            return self._one(element, shared, verdicts)
+        out: list = []
+        for doc in element:
+            out += self._one(doc, shared, verdicts)
+        return out
+
+    def _one(self, doc, shared, verdicts):
+        if _is_shared(doc.id, shared):
+            return [beam.pvalue.TaggedOutput(SHARED, (doc.id, doc))]
+        return self._join(doc.id, [doc], verdicts)
+
+    def _join(self, doc_id, docs, verdicts):
+        grouped = {"doc": docs}
+        for tag, by_id in zip(self.tags, verdicts):
+            grouped[tag] = by_id.get(doc_id, ())
+        return self.fn.process((doc_id, grouped)) or ()
+
+    def finish_bundle(self):
+        return self.fn.finish_bundle()
+
+    def teardown(self):
+        self.fn.teardown()
+
+
+class HeldDocs:
+    """What a DoFn that passes documents on in lists holds: ``hold(doc)`` the lists to emit now (one every
+    ``DOC_BATCH`` documents), ``rest()`` the last list of the bundle (for ``finish_bundle``). Documents cross
+    a stage boundary as one element per list instead of one each (see ``join_verdicts``' ``batched``)."""
+
+    def __init__(self):
+        self.docs: list = []
+
+    def hold(self, doc) -> list:
+        self.docs.append(doc)
+        if len(self.docs) < DOC_BATCH:
+            return []
+        batch, self.docs = self.docs, []
+        return [batch]
+
+    def rest(self) -> list:
+        batch, self.docs = self.docs, []
+        return [GlobalWindows.windowed_value(batch)] if batch else []
+
+
+def _by_id(doc):
+    return doc.id, doc
+
+
+def _each(batch):
+    return batch
+
+
+def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = SHUFFLE, shared=None,
+                  join_label: str | None = None, apply_label: str | None = None, keyed: bool = False,
+                  batched: bool = False, with_edits: bool = False, with_errors: bool = False) -> StageOutputs:
+    """The outputs of ``fn`` (a DoFn of ``(id, {"doc": [documents], tag: [values]...})`` with main output
+    kept and tagged ``REMOVED``, and ``EDITS``, ``ERRORS`` when asked) on every document of ``docs`` (documents,
+    ``(id, document)`` when ``keyed``, lists of documents when ``batched``: the producer's choice in
+    ``side_input`` mode) joined by id with ``verdicts`` (``{tag: (id, value) collection}``).
+
+    ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput``; the documents whose id
+    ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
+    are gathered by id first (a ``GroupByKey`` of those documents only), so each such group is joined whole."""
+    tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
+    join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
+    if mode == SHUFFLE:
+        if batched:
+            docs = docs | f"{label}Unbatch" >> beam.FlatMap(_each)
+        keyed_docs = docs if keyed else docs | f"{label}KeyDocs" >> beam.Map(_by_id)
+        joined = {"doc": keyed_docs, **verdicts} | join_label >> beam.CoGroupByKey()
+        return split_outputs(joined | apply_label >> beam.ParDo(fn).with_outputs(*tags, main="kept"),
+                             with_edits, with_errors)
+    if mode != SIDE_INPUT:
+        raise ValueError(f"unknown join mode {mode!r}: expected {SHUFFLE!r} or {SIDE_INPUT!r}")
+    if keyed:
+        docs = docs | f"{label}Unkey" >> beam.Values()
+    if shared is None:
+        singles = docs | f"{label}Unbatch" >> beam.FlatMap(_each) if batched else docs
+        shared = singles | f"{label}SharedIds" >> SharedIds()
+    side = [shared_view(shared)] + [AsGrouped.of(v, f"{label}Pack{tag.title()}") for tag, v in verdicts.items()]
+    applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched), *side).with_outputs(
+        SHARED, *tags, main="kept")
+    gathered = (
+        applied[SHARED]
+        | f"{join_label}Shared" >> beam.GroupByKey()  # documents sharing an id: none in a build
+        | f"{apply_label}Shared" >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), gathered=True), *side)
+        .with_outputs(*tags, main="kept")
+    )
+    flat = {tag: (applied[tag], gathered[tag]) | f"{label}Flatten{tag.title()}" >> beam.Flatten()
+            for tag in ["kept", *tags]}
+    return StageOutputs(kept=flat["kept"], removed=flat[REMOVED], edits=flat.get(EDITS), errors=flat.get(ERRORS))

@@ -135,6 +135,15 @@ class DedupConfig:
     enabled: bool = _f(True, "Run the dedup stage.")
     survivor_score: str = _f("quality_score", "Annotation that ranks duplicates: the highest value survives, then "
                                               "the smallest id (documents without it rank after those with it).")
+    joins: Literal["auto", "shuffle", "side_input"] = _f(
+        "auto", "How exact dedup, near dedup and line + sentence dedup join their verdicts (removals, dropped "
+                "lines and sentences) back to the documents by id. shuffle: a CoGroupByKey, every document "
+                "shuffled, a worker holding one id's documents and verdicts at a time (for Dataflow, Spark, Flink, "
+                "Dask). side_input: the verdicts, far smaller than the documents, read by every worker as a side "
+                "input and looked up per document: no document grouped (less CPU on the DirectRunner: "
+                "docs/dedup.md), but each worker holds all of a step's verdicts. auto: side_input on Beam's "
+                "DirectRunner (its driver holds every shuffle in memory anyway), shuffle on any other runner and "
+                "for a dedup transform used without a build. Either way the same output.")
     decontaminate: DecontaminateConfig = dataclasses.field(default_factory=DecontaminateConfig)
     exact: ExactDedupConfig = dataclasses.field(default_factory=ExactDedupConfig)
     near: NearDedupConfig = dataclasses.field(default_factory=NearDedupConfig)

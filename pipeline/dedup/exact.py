@@ -6,7 +6,7 @@ import unicodedata
 
 import apache_beam as beam
 
-from corpusforge.pipeline.dedup.common import KEYS, STAGE, apply_verdicts, node_of
+from corpusforge.pipeline.dedup.common import KEYS, SHUFFLE, STAGE, HeldDocs, apply_verdicts, node_of
 from corpusforge.pipeline.dedup.text import joined_words, normalized_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
@@ -54,36 +54,51 @@ def exact_verdicts(group):
 
 
 class _DigestFn(beam.DoFn):
-    """A document -> itself, and ``(digest, node)`` tagged KEYS: a document whose key cannot be computed is
-    rejected (stage_error) rather than judged unique."""
+    """A document -> itself (or, ``batched``, lists of documents, ``HeldDocs``), and ``(digest, node)`` tagged
+    KEYS: a document whose key cannot be computed is rejected (stage_error) rather than judged unique."""
 
-    def __init__(self, score_key: str, key_fold: str):
-        self.score_key, self.key_fold = score_key, key_fold
+    def __init__(self, score_key: str, key_fold: str, batched: bool = False):
+        self.score_key, self.key_fold, self.batched = score_key, key_fold, batched
+
+    def start_bundle(self):
+        self.held = HeldDocs()
 
     def process(self, doc):
         key = (text_digest(doc.text, self.key_fold), node_of(doc, self.score_key))
         yield beam.pvalue.TaggedOutput(KEYS, key)
-        yield doc
+        if self.batched:
+            yield from self.held.hold(doc)  # after the key: a document that raised is not held
+        else:
+            yield doc
+
+    def finish_bundle(self):
+        return self.held.rest()
 
 
 class ExactDedup(beam.PTransform):
     """Remove documents whose normalised text equals a better-ranked document's (reason ``exact_duplicate``).
 
-    Groups only ``(digest, rank)`` pairs, then joins the verdicts back to the documents by id.
+    Groups only ``(digest, rank)`` pairs, then joins the verdicts back to the documents by id (``joins``:
+    ``shuffle`` or ``side_input``, see ``common.join_verdicts``; ``shared_ids``: the stage's ``SharedIds``,
+    when it has one).
     """
 
-    def __init__(self, score_key: str = "quality_score", key_fold: str = "lower", fail_fast: bool = False):
+    def __init__(self, score_key: str = "quality_score", key_fold: str = "lower", fail_fast: bool = False,
+                 joins: str = SHUFFLE):
         super().__init__()
         self.score_key = score_key
         self.key_fold = key_fold  # see fold_text and dedup.exact.key_fold
         self.fail_fast = fail_fast
+        self.joins, self.shared_ids = joins, None
 
     def expand(self, docs) -> StageOutputs:
-        digest = guarded(_DigestFn(self.score_key, self.key_fold), STAGE, self.fail_fast)
+        batched = self.joins != SHUFFLE
+        digest = guarded(_DigestFn(self.score_key, self.key_fold, batched), STAGE, self.fail_fast)
         keyed = docs | "ExactDigest" >> beam.ParDo(digest).with_outputs(KEYS, ERRORS, main="docs")
         verdicts = (
             keyed[KEYS]
             | "ExactGroup" >> beam.GroupByKey()
             | "ExactVerdicts" >> beam.FlatMap(exact_verdicts)
         )
-        return apply_verdicts(keyed.docs, verdicts, REASON, "Exact")._replace(errors=keyed[ERRORS])
+        return apply_verdicts(keyed.docs, verdicts, REASON, "Exact", self.joins, self.shared_ids, batched)._replace(
+            errors=keyed[ERRORS])

@@ -19,7 +19,9 @@ Nothing here gathers documents or all signatures on one worker. What is grouped,
   ``components: single`` (``auto`` on the DirectRunner, whose driver holds every shuffle in memory anyway),
   every verified pair under one key: one edge per near-duplicate pair, far fewer and smaller than documents;
 - a node when its edges are sent to its component: its verified edges to larger nodes;
-- a component at the end: its verified pairs (two ranks and a float each), to split it soundly.
+- a component at the end: its verified pairs (two ranks and a float each), to split it soundly;
+- the join of the removals to the documents (``common.join_verdicts``): one id's documents and verdict
+  (``joins: shuffle``), or every removal of the step on every worker, as a side input (``side_input``).
 
 Signatures travel as their low 16 bits (2 x num_perm bytes, ``short_signatures``). Every signature join
 after the first takes its signatures from the step before, so only the verification step's candidates and
@@ -38,7 +40,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
-from corpusforge.pipeline.dedup.common import STAGE, apply_verdicts, node_of
+from corpusforge.pipeline.dedup.common import SHUFFLE, STAGE, apply_verdicts, node_of
 from corpusforge.pipeline.dedup.components import (
     assign_survivors, large_star, orient_small, small_star, union_find_components,
 )
@@ -75,8 +77,9 @@ class _SignatureFn(beam.DoFn):
     ``spill_dir`` the signatures and the packed records go to spill files there and spill references
     ``(path, offset, length)`` take their place."""
 
-    def __init__(self, config: NearDedupConfig, score_key: str, spill_dir: str | None = None):
+    def __init__(self, config: NearDedupConfig, score_key: str, spill_dir: str | None = None, batched: bool = False):
         self.config, self.score_key, self.spill_dir = config, score_key, spill_dir
+        self.batched = batched  # the documents go on as the batch (a list), not one by one
         self.bands, self.rows = banding(config)
         self.no_shingles = Metrics.counter(STAGE, "near_documents_without_shingles")
         # Built at construction: workers unpickle its two small permutation arrays instead of drawing them again
@@ -108,8 +111,11 @@ class _SignatureFn(beam.DoFn):
             node = node_of(batch[i], self.score_key)
             digests.append(node_digest(node))
             yield digests[-1], (node, sig_of(k))
-        for doc in batch:
-            yield beam.pvalue.TaggedOutput(DOCS, doc)
+        if self.batched:
+            yield beam.pvalue.TaggedOutput(DOCS, list(batch))
+        else:
+            for doc in batch:
+                yield beam.pvalue.TaggedOutput(DOCS, doc)
         if digests:
             self.pending_keys.append(band_hashes(sigs[keep], self.bands, self.rows))
             self.pending_digests.append(np.array(digests, dtype=np.int64))
@@ -461,23 +467,28 @@ class NearDedup(beam.PTransform):
     """
 
     def __init__(self, config: NearDedupConfig | None = None, score_key: str = "quality_score",
-                 spill_dir: str | None = None, fail_fast: bool = False, direct_runner: bool = False):
+                 spill_dir: str | None = None, fail_fast: bool = False, direct_runner: bool = False,
+                 joins: str = SHUFFLE):
         """``spill_dir``: a local directory every worker can write and read (a build's spill directory).
         Signatures and band records, the biggest things near-dedup shuffles, then wait there and the shuffles
         carry references: the local runners hold shuffled values in memory, several copies of them.
         ``direct_runner``: the pipeline runs on Beam's DirectRunner, so ``components: auto`` gathers the
-        verified pairs on one worker (``GatheredComponents``); without it, ``auto`` is the distributed rounds."""
+        verified pairs on one worker (``GatheredComponents``); without it, ``auto`` is the distributed rounds.
+        ``joins``: how the verdicts are joined to the documents (``common.join_verdicts``); ``shared_ids``: the
+        stage's ``SharedIds``, when it has one."""
         super().__init__()
         self.config = config or NearDedupConfig()
         self.score_key, self.spill_dir, self.fail_fast = score_key, spill_dir, fail_fast
         self.bands, self.rows = banding(self.config)
         self.components = components_mode(self.config.components, direct_runner)
+        self.joins, self.shared_ids = joins, None
 
     def expand(self, docs) -> StageOutputs:
         c = self.config
         batch = max(1, c.batch_size)
         # A batch that raises is signed again one document at a time: only the document that raises is rejected.
-        sign = guarded(_SignatureFn(c, self.score_key, self.spill_dir), STAGE, self.fail_fast, batched=True)
+        batched = self.joins != SHUFFLE
+        sign = guarded(_SignatureFn(c, self.score_key, self.spill_dir, batched), STAGE, self.fail_fast, batched=True)
         computed = (
             docs
             | "NearBatch" >> beam.BatchElements(min_batch_size=min(batch, 64), max_batch_size=batch,
@@ -524,4 +535,5 @@ class NearDedup(beam.PTransform):
             | "NearComponentEdges" >> beam.GroupByKey()
             | "NearComponentVerdicts" >> beam.FlatMap(_component_verdicts)
         )
-        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near")._replace(errors=computed[ERRORS])
+        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near", self.joins, self.shared_ids, batched)._replace(
+            errors=computed[ERRORS])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import apache_beam as beam
 
 from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup
+from corpusforge.pipeline.dedup.common import SIDE_INPUT, SharedIds, join_mode
 from corpusforge.pipeline.dedup.config import DedupConfig
 from corpusforge.pipeline.dedup.decontaminate import Decontaminate
 from corpusforge.pipeline.dedup.exact import ExactDedup
@@ -24,22 +25,25 @@ class Dedup(Stage, section="dedup", order=30):
     """The whole stage as one composite transform: ``docs -> StageOutputs(kept, removed, edits)``.
 
     ``context.spill_dir``: where near-dedup may keep its signatures and band records on local disk;
-    ``context.direct_runner``: what its ``components: auto`` decides by (``NearDedup``)."""
+    ``context.direct_runner``: what near-dedup's ``components: auto`` and ``joins: auto`` decide by
+    (``NearDedup``, ``common.join_mode``). With side-input joins, the ids that several input documents share are
+    found once for the three joins (``SharedIds``): those documents take the shuffle join."""
 
     def __init__(self, config: DedupConfig | None = None, context: StageContext | None = None,
                  label: str | None = None):
         super().__init__(config or DedupConfig(), context, label)
         c, key, fail_fast = self.config, self.config.survivor_score, self.context.fail_fast
+        joins = self.joins = join_mode(c.joins, self.context.direct_runner)
         self.steps: list[tuple[str, beam.PTransform]] = []
         if c.decontaminate.eval_sets:
             self.steps.append(("Decontaminate", Decontaminate(c.decontaminate, fail_fast)))
         if c.exact.enabled:
-            self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold, fail_fast)))
+            self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold, fail_fast, joins)))
         if c.near.enabled:
             self.steps.append(("NearDedup", NearDedup(c.near, key, self.context.spill_dir, fail_fast,
-                                                      self.context.direct_runner)))
+                                                      self.context.direct_runner, joins)))
         if c.lines.enabled and c.sentences.enabled:  # the same decisions as the two steps, one document join
-            self.steps.append(("LineAndSentenceDedup", LineAndSentenceDedup(c.lines, c.sentences, key, fail_fast)))
+            self.steps.append(("LineAndSentenceDedup", LineAndSentenceDedup(c.lines, c.sentences, key, fail_fast, joins)))
         elif c.lines.enabled:
             self.steps.append(("LineDedup", LineDedup(c.lines, key, fail_fast)))
         elif c.sentences.enabled:
@@ -63,4 +67,9 @@ class Dedup(Stage, section="dedup", order=30):
                 pa.field("similarity", pa.float64())]
 
     def expand(self, docs) -> StageOutputs:
+        joining = [step for _, step in self.steps if getattr(step, "joins", None) == SIDE_INPUT]
+        if joining:  # one SharedIds for the three joins: a step's documents are a subset of the stage's
+            shared = docs | "DedupSharedIds" >> SharedIds()
+            for step in joining:
+                step.shared_ids = shared
         return chain_steps(docs, self.steps)

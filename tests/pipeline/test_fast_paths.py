@@ -1,7 +1,8 @@
 """The fast implementations change no output: a build of the sample corpus with every stage on writes the
 same bytes (clean, removed, rejected shards) and the same counts when each fast path is swapped for the
-reference implementation it replaced, in the same test; and when near-dedup's connected components are
-gathered on one worker instead of found in distributed rounds.
+reference implementation it replaced, in the same test; when near-dedup's connected components are
+gathered on one worker instead of found in distributed rounds; and when dedup's verdicts are joined to the
+documents as side inputs instead of by a shuffle.
 
 Each pair is also held equal on generated text by its own unit test; this one checks that the build as a whole
 uses them where the reference was used, and that no decision moves.
@@ -68,3 +69,18 @@ def test_near_dedup_components_gathered_write_the_same_bytes_as_the_rounds(tmp_p
     stats = json.loads((root / "gathered" / "stats.json").read_text())
     assert stats["removed"]["by_stage"]["dedup"]["reasons"]["near_duplicate"] >= 1
     assert gathered == rounds
+
+
+@pytest.mark.slow
+def test_dedup_joins_by_side_input_write_the_same_bytes_as_the_shuffle(tmp_path):
+    """``dedup.joins``: auto (on the DirectRunner: the verdicts read as side inputs) and shuffle (a
+    CoGroupByKey of every document) give the same decisions, bytes and dedup counters in a whole build."""
+    root, config = sample_corpus(tmp_path, documents=150)
+    side = _build(root, config, "side_input")
+    shuffle = _build(root, config, "shuffle", "--set", "dedup.joins=shuffle")
+    stats = {name: json.loads((root / name / "stats.json").read_text()) for name in ("side_input", "shuffle")}
+    reasons = stats["side_input"]["removed"]["by_stage"]["dedup"]["reasons"]
+    assert reasons.get("exact_duplicate", 0) >= 1 and reasons.get("near_duplicate", 0) >= 1
+    assert side == shuffle
+    counters = {name: s["metrics"]["counters"]["dedup"] for name, s in stats.items()}
+    assert counters["side_input"] == counters["shuffle"]

@@ -76,8 +76,9 @@ def _same(actual):
     assert {"lines_removed", "sentences_removed", "sentences_collapsed"} <= edits, edits
 
 
+@pytest.mark.parametrize("joins", ["shuffle", "side_input"])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_one_join_decides_as_line_then_sentence_dedup(seed):
+def test_one_join_decides_as_line_then_sentence_dedup(seed, joins):
     lines = LineDedupConfig(max_occurrences=3, min_words=20)
     sentences = SentenceDedupConfig(max_occurrences=3, min_words=20)
     docs = corpus(160, seed)
@@ -88,7 +89,7 @@ def test_one_join_decides_as_line_then_sentence_dedup(seed):
         two = after_both._replace(
             removed=(after_lines.removed, after_both.removed) | "TwoRemoved" >> beam.Flatten(),
             edits=(after_lines.edits, after_both.edits) | "TwoEdits" >> beam.Flatten())
-        one = created | "Both" >> LineAndSentenceDedup(lines, sentences)
+        one = created | "Both" >> LineAndSentenceDedup(lines, sentences, joins=joins)
         assert_that((_outcomes(two, "two"), _outcomes(one, "one")) | beam.Flatten(), _same)
 
 
@@ -133,7 +134,8 @@ def test_line_records_match_the_reference_on_documents():
             assert line_records(doc.text, lang, 10, 20) == line_records_reference(doc.text, lang, 10, 20)
 
 
-def test_a_document_whose_removal_step_raises_is_rejected_once_and_nothing_else_of_it_counts(monkeypatch):
+@pytest.mark.parametrize("joins", ["shuffle", "side_input"])
+def test_a_document_whose_removal_step_raises_is_rejected_once_and_nothing_else_of_it_counts(monkeypatch, joins):
     # the error path of the one join: the document is rejected (stage_error) and neither kept nor removed; its line
     # edits, yielded before its sentence removal raised, are dropped with it; the others are decided as before
     from corpusforge.pipeline.dedup import sentences
@@ -154,7 +156,7 @@ def test_a_document_whose_removal_step_raises_is_rejected_once_and_nothing_else_
     docs.append(Document("bad", f"{NAV[0]}\n{repeated}{repeated}", "web", annotations={"quality_score": 0.1}))
     config = LineDedupConfig(max_occurrences=1, min_words=1), SentenceDedupConfig(max_occurrences=1, min_words=1)
     with TestPipeline() as p:
-        out = p | beam.Create(docs) | LineAndSentenceDedup(*config)
+        out = p | beam.Create(docs) | LineAndSentenceDedup(*config, joins=joins)
         outcomes = (out.kept | "K" >> beam.Map(lambda d: ("kept", d.id)),
                     out.removed | "R" >> beam.Map(lambda r: (r.reason, r.doc.id)),
                     out.errors | "E" >> beam.Map(lambda r: ("error", r.path))) | beam.Flatten()  # path: the id

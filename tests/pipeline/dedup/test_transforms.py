@@ -18,6 +18,8 @@ from corpusforge.pipeline.document import Document, removed_row
 from tests.pipeline.dedup.corpus import edit_words, paragraphs
 
 BASES = paragraphs(12)
+# How the verdicts are joined to the documents (dedup.joins): the join tests run both and expect the same.
+JOINS = ["shuffle", "side_input"]
 
 
 def doc(doc_id, text, score=None, source="web"):
@@ -36,7 +38,8 @@ def removals(pcoll, label):
 # ----------------------------------------------------------------------------------------------- exact
 
 
-def test_exact_dedup_keeps_the_best_ranked_copy():
+@pytest.mark.parametrize("joins", JOINS)
+def test_exact_dedup_keeps_the_best_ranked_copy(joins):
     docs = [
         doc("a", BASES[0]),
         doc("b", BASES[0].upper() + " !!", score=0.7),  # same normalised text, scored: survives
@@ -46,7 +49,7 @@ def test_exact_dedup_keeps_the_best_ranked_copy():
         doc("f", BASES[2]),
     ]
     with TestPipeline() as p:
-        out = p | beam.Create(docs) | ExactDedup()
+        out = p | beam.Create(docs) | ExactDedup(joins=joins)
         assert_that(ids(out.kept, "Kept"), equal_to(["b", "e", "f"]), label="CheckKept")
         assert_that(removals(out.removed, "Removed"), equal_to([
             ("a", "dedup", "exact_duplicate", "b", 3),
@@ -97,11 +100,12 @@ def near_corpus():
     return docs, expected_removed
 
 
+@pytest.mark.parametrize("joins", JOINS)
 @pytest.mark.parametrize("components", COMPONENTS)
-def test_near_dedup_clusters_and_survivors(components):
+def test_near_dedup_clusters_and_survivors(components, joins):
     docs, expected_removed = near_corpus()
     with TestPipeline() as p:
-        out = p | beam.Create(docs) | NearDedup(near_config(components))
+        out = p | beam.Create(docs) | NearDedup(near_config(components), joins=joins)
         assert_that(ids(out.kept, "Kept"), equal_to([f"c{c}-0" for c in range(4)] + [f"s{s}" for s in range(4, 12)]),
                     label="CheckKept")
         assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
@@ -200,13 +204,14 @@ def test_near_dedup_node_digest_collisions_lose_nothing(monkeypatch):
                     label="CheckDetails")
 
 
+@pytest.mark.parametrize("joins", JOINS)
 @pytest.mark.parametrize("components", COMPONENTS)
 @pytest.mark.parametrize("runner,order", [("DirectRunner", "shuffled"), ("BundleBasedDirectRunner", "reversed")])
-def test_survivors_identical_across_input_orders_and_runners(runner, order, components):
+def test_survivors_identical_across_input_orders_and_runners(runner, order, components, joins):
     docs, expected_removed = near_corpus()
     docs = docs[::-1] if order == "reversed" else random.Random(5).sample(docs, len(docs))
     with TestPipeline(runner=runner) as p:
-        out = p | beam.Create(docs) | NearDedup(near_config(components))
+        out = p | beam.Create(docs) | NearDedup(near_config(components), joins=joins)
         assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
         assert_that(ids(out.kept, "Kept"), equal_to([f"c{c}-0" for c in range(4)] + [f"s{s}" for s in range(4, 12)]),
                     label="CheckKept")
@@ -399,10 +404,11 @@ def test_decontaminate_fails_at_construction_on_a_missing_eval_set(tmp_path):
 # ----------------------------------------------------------------------------------------------- stage
 
 
-def test_dedup_stage_end_to_end_and_removed_rows(tmp_path):
+@pytest.mark.parametrize("joins", JOINS)
+def test_dedup_stage_end_to_end_and_removed_rows(tmp_path, joins):
     docs, _ = near_corpus()
     docs += [doc("exact-copy", docs[0].text.upper()), doc("leak", BASES[3] + " extra words")]
-    config = DedupConfig()
+    config = DedupConfig(joins=joins)
     config.near.max_rounds = 4
     config.decontaminate = DecontaminateConfig(eval_sets=write_eval_sets(tmp_path), text_field="question")
     with TestPipeline() as p:

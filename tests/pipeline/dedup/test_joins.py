@@ -1,0 +1,169 @@
+"""``dedup.joins``: the verdicts joined to the documents by a shuffle (``CoGroupByKey``) or as side inputs decide
+the same, on a corpus with every kind of decision, documents sharing an id, and documents that raise."""
+from __future__ import annotations
+
+import collections
+
+import apache_beam as beam
+import pytest
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.testing.util import assert_that
+
+from corpusforge.pipeline.dedup import Dedup, DedupConfig, ExactDedup, NearDedup, NearDedupConfig
+from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup
+from corpusforge.pipeline.dedup.common import SHUFFLE, SIDE_INPUT, join_mode
+from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.stage import StageContext
+from tests.pipeline.dedup.corpus import edit_words, paragraphs
+from tests.pipeline.dedup.test_boilerplate import corpus as boilerplate_corpus
+
+MODES = [SHUFFLE, SIDE_INPUT]
+BASES = paragraphs(8)
+
+
+def mixed_corpus() -> list[Document]:
+    """Boilerplate lines and sentences (test_boilerplate's corpus, which holds one id twice), exact copies,
+    near copies, and more ids that two documents share: exact copies of each other, one copy of a third
+    document's text, near copies, and a survivor."""
+    docs = boilerplate_corpus(120, 3)
+    for c in range(4):
+        base = BASES[c]
+        docs += [Document(f"e{c}", base, "web"), Document(f"e{c}-copy", base.upper(), "web"),
+                 Document(f"n{c}", edit_words(base, 0.03, c) + " Extra words at the end.", "web")]
+    docs += [Document("shared-a", BASES[5], "web"), Document("shared-a", BASES[5], "web"),  # same text, same id
+             Document("shared-b", BASES[6], "web", annotations={"quality_score": 0.9}),
+             Document("shared-b", BASES[0] + " ", "web"),  # one of them an exact copy of e0 (ranked after it)
+             Document("shared-c", edit_words(BASES[7], 0.02, 9), "web"),
+             Document("shared-c", edit_words(BASES[7], 0.02, 10), "web"), Document("c7", BASES[7], "web")]
+    return docs
+
+
+def _rows(outputs, label: str):
+    kept = outputs.kept | f"{label}Kept" >> beam.Map(lambda d: (label, "kept", d.id, d.text, ()))
+    removed = outputs.removed | f"{label}Removed" >> beam.Map(
+        lambda r: (label, r.reason, r.doc.id, r.doc.text, tuple(sorted(r.details.items()))))
+    parts = [kept, removed]
+    if outputs.edits is not None:
+        parts.append(outputs.edits | f"{label}Edits" >> beam.Map(lambda e: (label, "edit", e[1], str(e[2]), ())))
+    if outputs.errors is not None:
+        parts.append(outputs.errors | f"{label}Errors" >> beam.Map(lambda r: (label, "error", r.path, r.detail, ())))
+    return parts | f"{label}All" >> beam.Flatten()
+
+
+def _same_in_both_modes(expect_kinds):
+    def check(actual):
+        by_mode = collections.defaultdict(list)
+        for mode, *row in actual:
+            by_mode[mode].append(tuple(row))
+        shuffle, side = sorted(by_mode[SHUFFLE]), sorted(by_mode[SIDE_INPUT])
+        assert side == shuffle
+        kinds = collections.Counter(row[0] for row in side)
+        assert all(kinds[kind] for kind in expect_kinds), kinds  # not a vacuous comparison
+    return check
+
+
+def _counters(result, mode: str) -> dict:
+    counters = result.metrics().query(MetricsFilter().with_step(mode))["counters"]
+    totals: dict = collections.Counter()
+    for counter in counters:
+        totals[(counter.key.metric.namespace, counter.key.metric.name)] += counter.committed
+    return dict(totals)
+
+
+def run_both(docs, transform, expect_kinds, runner: str = "DirectRunner") -> tuple[dict, dict]:
+    """``transform(mode)`` on ``docs`` in both modes in one pipeline: same rows (asserted), and each mode's
+    counters."""
+    p = beam.Pipeline(runner=runner)
+    created = p | beam.Create(docs)
+    rows = [_rows(created | mode >> transform(mode), mode) for mode in MODES]
+    assert_that(rows | "Both" >> beam.Flatten(), _same_in_both_modes(expect_kinds))
+    result = p.run()
+    result.wait_until_finish()
+    return _counters(result, SHUFFLE), _counters(result, SIDE_INPUT)
+
+
+def dedup_stage(mode: str) -> Dedup:
+    config = DedupConfig(joins=mode)
+    config.near.max_rounds = 4
+    config.lines.max_occurrences = config.sentences.max_occurrences = 3
+    return Dedup(config, StageContext(direct_runner=True))
+
+
+@pytest.mark.parametrize("runner", ["DirectRunner", "BundleBasedDirectRunner"])
+def test_the_dedup_stage_decides_the_same_in_both_modes(runner):
+    """Every decision, detail, edit and counter, including ``documents_sharing_an_id``: the documents that
+    share an id take the shuffle join in both modes."""
+    shuffle, side = run_both(mixed_corpus(), dedup_stage, [
+        "kept", "exact_duplicate", "near_duplicate", "line_dedup_too_short", "sentence_dedup_too_short", "edit"],
+        runner)
+    if runner == "BundleBasedDirectRunner":
+        return  # it drops the counters of a ParDo whose elements waited for their side inputs (not a build's runner)
+    assert side == shuffle
+    # shared-a (2, exact) + shared-b (2, exact) + d000 (2, exact) and shared-c in near dedup (both still there)
+    assert shuffle[("dedup", "documents_sharing_an_id")] >= 8
+    assert shuffle[("dedup", "exact_duplicate")] >= 6 and shuffle[("dedup", "near_duplicate")] >= 4
+
+
+@pytest.mark.parametrize("step", ["exact", "near", "boilerplate"])
+def test_each_join_decides_the_same_in_both_modes_on_its_own(step):
+    """Each transform used alone (its own ``SharedIds``), not only inside the stage."""
+    transforms = {
+        "exact": (lambda mode: ExactDedup(joins=mode), ["kept", "exact_duplicate"]),
+        "near": (lambda mode: NearDedup(NearDedupConfig(max_rounds=4), joins=mode), ["kept", "near_duplicate"]),
+        "boilerplate": (lambda mode: LineAndSentenceDedup(joins=mode),
+                        ["kept", "line_dedup_too_short", "sentence_dedup_too_short", "edit"]),
+    }
+    transform, kinds = transforms[step]
+    shuffle, side = run_both(mixed_corpus(), transform, kinds)
+    assert side == shuffle
+
+
+def test_documents_that_raise_are_rejected_alike_in_both_modes(monkeypatch):
+    """A document whose exact-dedup key raises is rejected, not kept; one whose sentence removal raises is
+    rejected with its line edits dropped; when it shares its id, the other document of the id is rejected
+    with it (the group is the unit of the join), in both modes."""
+    from corpusforge.pipeline.dedup import exact, sentences
+
+    digest, remove = exact.text_digest, sentences.remove_sentences
+
+    def digest_planted(text, *args):
+        if "quagga" in text:
+            raise ValueError("planted key bug")
+        return digest(text, *args)
+
+    def remove_planted(text, *args):
+        if "zebracorn" in text:
+            raise ValueError("planted removal bug")
+        return remove(text, *args)
+
+    monkeypatch.setattr(exact, "text_digest", digest_planted)
+    monkeypatch.setattr(sentences, "remove_sentences", remove_planted)
+    nav, notice = "Home | News | Sport | Weather | Contact us", "This notice is long enough to count as a sentence. "
+    texts = paragraphs(16)[8:]
+    docs = [Document(f"d{i}", f"{nav}\n{texts[i]} {notice}", "web", annotations={"quality_score": 0.9})
+            for i in range(4)]
+    docs += [Document("bad", f"{nav}\n{texts[4]} The zebracorn sentence is long enough to count here. {notice}", "web"),
+             Document("bad", f"{nav}\n{texts[5]} {notice}", "web"),  # raises nothing, shares the id
+             Document("key", f"The quagga makes the key raise. {texts[6]}", "web"), Document("key", texts[7], "web")]
+    shuffle, side = run_both(docs, dedup_stage, ["kept", "error", "edit"])
+    assert side == shuffle
+    assert shuffle[("dedup", "stage_error")] == 3  # quagga, zebracorn and its sibling
+
+
+@pytest.mark.parametrize("setting,direct_runner,chosen", [
+    ("auto", True, SIDE_INPUT), ("auto", False, SHUFFLE), ("shuffle", True, SHUFFLE), ("side_input", False, SIDE_INPUT),
+])
+def test_joins_auto_uses_side_inputs_only_on_the_direct_runner(setting, direct_runner, chosen):
+    """``auto`` follows the build's runner (``StageContext.direct_runner``), as ``components: auto`` does; an
+    explicit choice wins; every join of the stage gets it; a transform used without a build shuffles."""
+    assert join_mode(setting, direct_runner) == chosen
+    stage = Dedup(DedupConfig(joins=setting), StageContext(direct_runner=direct_runner))
+    steps = dict(stage.steps)
+    assert {steps[name].joins for name in ("ExactDedup", "NearDedup", "LineAndSentenceDedup")} == {chosen}
+    assert ExactDedup().joins == NearDedup().joins == LineAndSentenceDedup().joins == SHUFFLE
+
+
+def test_an_unknown_join_mode_fails_at_construction_of_the_graph():
+    with pytest.raises(ValueError, match="unknown join mode"):
+        with beam.Pipeline() as p:
+            _ = p | beam.Create([Document("a", "x", "web")]) | ExactDedup(joins="broadcast")
