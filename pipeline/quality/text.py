@@ -152,43 +152,34 @@ def _merge_emoticons(out: list[str], start: int) -> None:
 # dots, a failing match backtracked through all 2^n of them ("and" + 60 dots + "then" never finished).
 _FAST_RE = re.compile(r"^([(\[{\"`‘“«¿¡$£€#*_<]*)([^\W_]+)((?:[)\]}\"'`’”»,;:!?*_>]|…|\.)*)$")
 _SUFFIX_TOKEN_RE = re.compile(r"\.\.+|.")
-# The same shapes around a snake_case core ("st_atime", "``PY_MINOR_VERSION``."), most of code's unseen chunks: no
-# prefix, suffix, infix, URL or special case but a lone emoticon like "o_O" (kept whole either way) can take an
-# underscore inside a word, so the general path splits them the same way, except where the core ends in a number
-# and a unit ("x_10km") or a lone "." follows it (its look-behind is narrower than str.islower): those take it.
-_SNAKE_RE = re.compile(r"^([(\[{\"`‘“«¿¡$£€#*_<]*)([^\W_]\w*[^\W_])((?:[)\]}\"'`’”»,;:!?*_>]|…|\.)*)$")
+# Any other chunk made of prefix characters, a core that starts and ends with a letter or digit, and suffix
+# characters ("os.path.join()", "f(x,", "_foo-bar:", ":c:func:`~a.b`.", "``'a'``,") splits as the general loop
+# would, without it: each prefix character is one prefix and each suffix character (a run of dots whole) one
+# suffix, peeled until the core is left, which is split at its infixes. The loop's special-case and URL checks
+# look at the strings between, prefix tail + core + suffix head, and none of them can be one where
+# - the chunk has no "@", "://", "www." and no ".com"-like ending (_PEEL_BLOCK_RE: every URL form needs one);
+# - the core has no apostrophe (a contraction needs one after its letters; the prefix and suffix characters hold
+#   no letter) and is no special case itself; a "." right after it can only make "core." one (abbreviations
+#   hold letters and "." only, emoticons are at most 4 characters: the core would be part of one).
+# "+", "." and currency signs are prefixes or suffixes only beside digits or runs, "—" "–" and icons allow no "."
+# after them: those chunks take the loop.
+_PEEL_PREFIX_CHARS = "".join(sorted(set("§%=—–…" + _PUNCT + _QUOTES + _CURRENCY)))
+_PEEL_SUFFIX_CHARS = "".join(sorted(set(_PUNCT + _QUOTES + ".")))
+_PEEL_BLOCK_RE = re.compile(r"@|://|www\.|\.(?:com|org|net|edu|gov|io|de|fr|es|it|uk|co|info)(?![^\W_])", re.IGNORECASE)
 _UNIT_END_RE = re.compile(f"[0-9](?:{_UNITS})$")
-# A reStructuredText role around one word (":class:`Context`,", ":c:func:`~Py_Foo`"): the general path peels the
-# leading ":" and the suffixes and keeps "class:`Context" whole (no infix: the ":" is not followed by a letter, nor
-# the "~" or "!" preceded by one), unless the word ends in a number and a unit (then peeled) or a "_" (a suffix);
-# a ":" between two letters of a domain ("c:func") is an infix.
-_ROLE_RE = re.compile(r"^:((?:[a-z]+:)*)([a-z]+:`[~!]?[^\W_](?:\w*[^\W_])?)`((?:[)\]}\"'`’”»,;:!?*_>]|…|\.)*)$")
+# Cores the loop may treat otherwise: every substring of an emoticon that starts and ends with a letter or digit
+# ("D", "xD", "o.O": inside an emoticon with the characters around it), "and/or" and "w/o", and "s" (after a
+# prefix apostrophe, the suffix "'s").
+_PEEL_SPECIAL_CORES = frozenset(
+    e[a:b] for e in _EMOTICONS for a in range(len(e)) for b in range(a + 1, len(e) + 1)
+    if e[a].isalnum() and e[b - 1].isalnum()
+) | _ABBREVIATIONS | {"s", "S"}
 
 
 def _fast_split(chunk: str, out: list[str]) -> bool:
-    if chunk[:1] == ":":
-        m = _ROLE_RE.match(chunk)
-        if m is None or _UNIT_END_RE.search(m.group(2)):
-            return False
-        domain, role, suffix = m.groups()
-        out.append(":")
-        for name in domain.split(":")[:-1]:
-            out.append(name)
-            out.append(":")
-        out.append(role)
-        out.append("`")
-        if suffix:
-            out.extend(_SUFFIX_TOKEN_RE.findall(suffix))
-        return True
     m = _FAST_RE.match(chunk)
     if m is None:
-        m = _SNAKE_RE.match(chunk)  # the core holds an underscore (else _FAST_RE had matched)
-        if m is None:
-            return False
-        prefix, core, suffix = m.groups()
-        if (suffix[:1] == "." and suffix[1:2] != ".") or _UNIT_END_RE.search(core):
-            return False
-        return _emit(out, prefix, core, suffix)
+        return _peel_split(chunk, out)
     prefix, core, suffix = m.groups()
     if core.lower() in _ALNUM_SPECIALS:
         return False
@@ -198,16 +189,51 @@ def _fast_split(chunk: str, out: list[str]) -> bool:
             return False  # "A." "Mr." and friends: the general path knows them
         if core + "." in _ABBREVIATIONS:
             return False
-    return _emit(out, prefix, core, suffix)
-
-
-def _emit(out: list[str], prefix: str, core: str, suffix: str) -> bool:
-    """A fast-path chunk's tokens: each prefix character, the core, each suffix character (a run of dots whole)."""
     out.extend(prefix)
     out.append(core)
     if suffix:
         out.extend(_SUFFIX_TOKEN_RE.findall(suffix))
     return True
+
+
+def _peel_split(chunk: str, out: list[str]) -> bool:
+    """The general loop's split of a chunk of prefix characters, a core and suffix characters (see above), or
+    False where the loop is needed."""
+    rest = chunk.lstrip(_PEEL_PREFIX_CHARS)
+    core = rest.rstrip(_PEEL_SUFFIX_CHARS)
+    if not core or not core[0].isalnum() or not core[-1].isalnum() or _PEEL_BLOCK_RE.search(chunk):
+        return False
+    if ("'" in core or "’" in core or core in _PEEL_SPECIAL_CORES or core.lower() in _ALNUM_SPECIALS
+            or _UNIT_END_RE.search(core)):
+        return False
+    suffix = rest[len(core):]
+    if suffix[:1] == "." and suffix[1:2] != ".":  # "." is a suffix only after some characters; "core." no abbreviation
+        tail = core[-2:]
+        m = _SUFFIX_RE.search(tail + ".")
+        if m is None or m.start() != len(tail) or core + "." in _ABBREVIATIONS or _ABBREV_RE.match(core + "."):
+            return False
+    out.extend(chunk[:len(chunk) - len(rest)])
+    _split_infixes(core, out)
+    if suffix:
+        out.extend(_SUFFIX_TOKEN_RE.findall(suffix))
+    return True
+
+
+def _split_infixes(s: str, out: list[str]) -> None:
+    """``s`` split at its infixes (a match at its start or an empty one is none)."""
+    if _INFIX_CHARS.isdisjoint(s):
+        out.append(s)
+        return
+    start = 0
+    for m in _INFIX_RE.finditer(s):
+        if m.start() == 0 or m.start() == m.end():
+            continue
+        if start < m.start():
+            out.append(s[start:m.start()])
+        out.append(m.group())
+        start = m.end()
+    if start < len(s):
+        out.append(s[start:])
 
 
 # Every _SUFFIX_RE alternative but a run of dots is at most this long (units such as "km/h"): a suffix starts in
@@ -281,19 +307,8 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
             out.extend(special)
         elif url:
             out.append(s)
-        elif _INFIX_CHARS.isdisjoint(s):
-            out.append(s)
         else:
-            start = 0
-            for m in _INFIX_RE.finditer(s):
-                if m.start() == 0 or m.start() == m.end():
-                    continue
-                if start < m.start():
-                    out.append(s[start:m.start()])
-                out.append(m.group())
-                start = m.end()
-            if start < len(s):
-                out.append(s[start:])
+            _split_infixes(s, out)
     out.extend(reversed(suffixes))
 
 
