@@ -117,17 +117,9 @@ def _special(chunk: str) -> list[str] | None:
     return None
 
 
-def _tokenize_chunk(chunk: str, out: list[str]) -> None:
-    start = len(out)
-    _split_chunk(chunk, out)
-    # emoticons made of adjacent punctuation tokens, e.g. "foo():" -> foo ( ): (only where a token could open one)
-    if len(out) - start > 1 and not _EMOTICON_HEADS.isdisjoint(out[start:-1]):
-        _merge_emoticons(out, start)
-
-
-# What a token joined with the next into an emoticon can be: a proper prefix of an emoticon that does not start
-# with a letter or digit.
-_EMOTICON_HEADS = frozenset(e[:k] for e in _EMOTICONS if not e[0].isalnum() for k in range(1, len(e)))
+# The adjacent token pairs that _merge_emoticons joins: a proper prefix of an emoticon that does not start with a
+# letter or digit, and the rest of it (checked in C on a chunk's token pairs before the merge loop runs).
+_EMOTICON_PAIRS = frozenset((e[:k], e[k:]) for e in _EMOTICONS if not e[0].isalnum() for k in range(1, len(e)))
 
 
 def _merge_emoticons(out: list[str], start: int) -> None:
@@ -323,15 +315,8 @@ _CHUNK_CACHE_SIZE = 200_000
 _CACHED_CHUNK_CHARS = 64
 
 
-def _split(chunk: str) -> tuple[str, ...]:
-    if chunk.isalnum():
-        return tuple(_special(chunk) or [chunk]) if chunk.lower() in _ALNUM_SPECIALS else (chunk,)
-    out: list[str] = []
-    _tokenize_chunk(chunk, out)
-    return tuple(out)
-
-
 _HAS_ALNUM = re.compile(r"[^\W_]").search  # is_word: \w is a letter, a digit or "_"
+_ASCII_LETTER = re.compile("[A-Za-z]").search
 _NEW_SENTENCE = re.compile("E+W")  # count_sentences: a word after a sentence end (since the last word) starts one
 
 
@@ -339,12 +324,16 @@ def _split_cached(chunk: str) -> Chunk:
     """(tokens, word tokens, word tokens in lower case, tokens with a letter, sentence marks) of one chunk."""
     entry = _CHUNK_CACHE.get(chunk)
     if entry is None:
-        tokens = _split(chunk)
-        if len(tokens) == 1 and chunk.isalnum():  # a plain word or number (a quarter of new chunks): no loop
-            letters = 1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0
-            entry = (tokens, tokens, (chunk.lower(),), letters, "W")
+        if chunk.isalnum() and chunk.lower() not in _ALNUM_SPECIALS:  # a plain word or number: no loop
+            tokens = (chunk,)
+            entry = (tokens, tokens, (chunk.lower(),), 1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0, "W")
         else:
-            entry = _chunk_entry(tokens)
+            out: list[str] = []
+            _split_chunk(chunk, out)
+            # emoticons made of adjacent punctuation tokens, e.g. "foo():" -> foo ( ):
+            if len(out) > 1 and not _EMOTICON_PAIRS.isdisjoint(zip(out, out[1:])):
+                _merge_emoticons(out, 0)
+            entry = _chunk_entry(tuple(out))
         if len(chunk) <= _CACHED_CHUNK_CHARS:
             if len(_CHUNK_CACHE) >= _CHUNK_CACHE_SIZE:
                 _CHUNK_CACHE.clear()
@@ -353,18 +342,20 @@ def _split_cached(chunk: str) -> Chunk:
 
 
 def _chunk_entry(tokens: tuple[str, ...]) -> Chunk:
-    """``_split_cached``'s entry for a chunk split into ``tokens``."""
-    word_tokens: list[str] = []
-    letters, marks = 0, ""  # count_sentences' view: E a sentence end, W a word, nothing for the rest
-    for w in tokens:
-        if _HAS_ALNUM(w):
-            word_tokens.append(w)
-            marks += "W"
-            if w.isalpha() or any(map(str.isalpha, w)):  # only word tokens hold letters (a letter is alphanumeric)
-                letters += 1
-        elif w in SENTENCE_END_TOKENS:
-            marks += "E"
-    content = tuple(word_tokens)
+    """``_split_cached``'s entry for a chunk split into ``tokens``, counted in C where it can be."""
+    content = tuple(filter(_HAS_ALNUM, tokens))
+    # count_sentences' view: E a sentence end, W a word, nothing for the rest
+    if len(content) == len(tokens) or SENTENCE_END_TOKENS.isdisjoint(tokens):
+        marks = "W" * len(content)
+    else:
+        marks = "".join(["W" if _HAS_ALNUM(w) else "E" for w in tokens if w in SENTENCE_END_TOKENS or _HAS_ALNUM(w)])
+    joined = "".join(content)
+    if joined.isalpha():  # only word tokens hold letters (a letter is alphanumeric)
+        letters = len(content)
+    elif joined.isascii():
+        letters = len(list(filter(_ASCII_LETTER, content)))
+    else:
+        letters = sum(1 for w in content if any(map(str.isalpha, w)))
     return tokens, content, tuple(map(str.lower, content)), letters, marks
 
 
