@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from functools import cached_property
-from itertools import chain, compress
-from operator import itemgetter
-from typing import TYPE_CHECKING
+from itertools import accumulate, chain, compress
+from operator import itemgetter, not_
+from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
     from corpusforge.pipeline.quality.config import GopherConfig
@@ -158,6 +158,7 @@ _SUFFIX_TOKEN_RE = re.compile(r"\.\.+|.")
 _PEEL_PREFIX_CHARS = "".join(sorted(set("§%=—–…" + _PUNCT + _QUOTES + _CURRENCY)))
 _PEEL_SUFFIX_CHARS = "".join(sorted(set(_PUNCT + _QUOTES + ".")))
 _PEEL_BLOCK_RE = re.compile(r"@|://|www\.|\.(?:com|org|net|edu|gov|io|de|fr|es|it|uk|co|info)(?![^\W_])", re.IGNORECASE)
+_PEEL_BLOCK_HINT = re.compile(r"@|://|(?i:w)\.|\.(?i:[cdefginou])").search  # what _PEEL_BLOCK_RE needs (5x cheaper)
 _UNIT_END_RE = re.compile(f"[0-9](?:{_UNITS})$")
 # Cores the loop may treat otherwise: every substring of an emoticon that starts and ends with a letter or digit
 # ("D", "xD", "o.O": inside an emoticon with the characters around it), "and/or" and "w/o", and "s" (after a
@@ -193,7 +194,9 @@ def _peel_split(chunk: str, out: list[str]) -> bool:
     False where the loop is needed."""
     rest = chunk.lstrip(_PEEL_PREFIX_CHARS)
     core = rest.rstrip(_PEEL_SUFFIX_CHARS)
-    if not core or not core[0].isalnum() or not core[-1].isalnum() or _PEEL_BLOCK_RE.search(chunk):
+    if not core or not core[0].isalnum() or not core[-1].isalnum():
+        return False
+    if _PEEL_BLOCK_HINT(chunk) and _PEEL_BLOCK_RE.search(chunk):
         return False
     if ("'" in core or "’" in core or core in _PEEL_SPECIAL_CORES or core.lower() in _ALNUM_SPECIALS
             or _UNIT_END_RE.search(core)):
@@ -206,18 +209,30 @@ def _peel_split(chunk: str, out: list[str]) -> bool:
             return False
     out.extend(chunk[:len(chunk) - len(rest)])
     _split_infixes(core, out)
-    if suffix:
-        out.extend(_SUFFIX_TOKEN_RE.findall(suffix))
+    out.extend(suffix if ".." not in suffix else _SUFFIX_TOKEN_RE.findall(suffix))  # a run of dots is one token
     return True
 
 
+# _INFIX_RE with each alternative starting with its character (the look-behinds moved after it, one character
+# wider; character classes spelled out), so the engine skips to the candidates instead of trying every alternative
+# at every position (8x faster on "os.path.join"; test_text holds the two equal).
+_INFIX_FAST_RE = re.compile("|".join([
+    r"\.\.+", "…",
+    *[rf"\{c}(?<=[0-9]\{c})(?=[0-9-])" for c in "+-*^"],
+    "\\.(?<=[" + _LOWER + "'\"”’]\\.)(?=[" + _UPPER + "'\"“‘])",
+    rf",(?<={_ALPHA},)(?={_ALPHA})",
+    *[rf"{d}(?<=[^\W_]{d})(?={_ALPHA})" for d in ("---", "--", "——", "-", "–", "—", "~")],
+    *[rf"\{c}(?<=[^\W_]\{c})(?={_ALPHA})" for c in ":<>=/"],
+]))
+
+
 def _split_infixes(s: str, out: list[str]) -> None:
-    """``s`` split at its infixes (a match at its start or an empty one is none)."""
-    if _INFIX_CHARS.isdisjoint(s):
+    """``s`` split at its infixes (``_INFIX_RE``; a match at its start or an empty one is none)."""
+    if _INFIX_FAST_RE.search(s) is None:
         out.append(s)
         return
     start = 0
-    for m in _INFIX_RE.finditer(s):
+    for m in _INFIX_FAST_RE.finditer(s):
         if m.start() == 0 or m.start() == m.end():
             continue
         if start < m.start():
@@ -246,7 +261,6 @@ def _is_url(s: str) -> bool:
     return ("." in s or "://" in s) and _URL_RE.match(s) is not None
 
 
-_INFIX_CHARS = frozenset(".…+-*^,–—~:<>=/")  # every _INFIX_RE alternative holds one
 
 
 def _split_chunk(chunk: str, out: list[str]) -> None:
@@ -436,7 +450,7 @@ class TextView:
     def line_words(self) -> list[list[str]]:
         """The word tokens of each line of ``splitlines``; together they are ``words`` (every line break is
         whitespace to ``str.split``). The measures need none (C4 counts sentences from the chunks' marks)."""
-        return [list(chain.from_iterable(map(itemgetter(0), chunks))) for chunks in self._line_chunks]
+        return [list(chain.from_iterable(map(itemgetter(0), chunks))) for chunks in self._per_line(self._chunks)]
 
     @cached_property
     def words(self) -> list[str]:
@@ -462,7 +476,7 @@ class TextView:
         """``sum(count_sentences(line) for line in line_words)``: one sentence per line with a token, and one
         more at each word after a sentence end, read from the chunks' sentence marks."""
         lines = self._line_chunks
-        marks = "|".join(["".join(map(itemgetter(4), chunks)) for chunks in lines])
+        marks = "|".join(map("".join, self._per_line(list(map(itemgetter(4), self._chunks)))))
         return len(lines) - lines.count([]) + len(_NEW_SENTENCE.findall(marks))
 
     @cached_property
@@ -476,14 +490,25 @@ class TextView:
         return Counter(self.lower_words)
 
     @cached_property
-    def _line_chunks(self) -> list[list[Chunk]]:
-        # Each chunk's remembered pieces (``_split_cached``), line by line, looked up once; the views join them in C.
-        get, split = _CHUNK_CACHE.get, _split_cached
-        return [[get(chunk) or split(chunk) for chunk in line.split()] for line in self.splitlines]
+    def _line_chunks(self) -> list[list[str]]:
+        return list(map(str.split, self.splitlines))
 
     @cached_property
     def _chunks(self) -> list[Chunk]:
-        return list(chain.from_iterable(self._line_chunks))
+        """Each chunk's remembered pieces (``_split_cached``), looked up once, in C but for new chunks; the views
+        join them in C."""
+        chunks = list(chain.from_iterable(self._line_chunks))  # = text.split(): a line break is whitespace to it
+        entries = list(map(_CHUNK_CACHE.get, chunks))
+        if None in entries:
+            for i in compress(range(len(entries)), map(not_, entries)):
+                entries[i] = _split_cached(chunks[i])
+        return entries
+
+    def _per_line(self, items: list) -> Iterator[list]:
+        """``items``, one per chunk, cut line by line (in C)."""
+        sizes = list(map(len, self._line_chunks))
+        ends = list(accumulate(sizes))
+        return map(items.__getitem__, map(slice, [0, *ends[:-1]], ends))
 
     @cached_property
     def splitlines(self) -> list[str]:
