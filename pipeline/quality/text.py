@@ -150,9 +150,10 @@ _SUFFIX_TOKEN_RE = re.compile(r"\.\.+|.")
 # suffix, peeled until the core is left, which is split at its infixes. The loop's special-case and URL checks
 # look at the strings between, prefix tail + core + suffix head, and none of them can be one where
 # - the chunk has no "@", "://", "www." and no ".com"-like ending (_PEEL_BLOCK_RE: every URL form needs one);
-# - the core has no apostrophe (a contraction needs one after its letters; the prefix and suffix characters hold
-#   no letter) and is no special case itself; a "." right after it can only make "core." one (abbreviations
-#   hold letters and "." only, emoticons are at most 4 characters: the core would be part of one).
+# - the core is no special case itself, nor ends in the suffix "'s"; a contraction holds letters on both sides of its
+#   apostrophe, the prefix and suffix characters none, so only the core can be one; a "." right after the core can
+#   only make "core." one (abbreviations hold letters and "." only; emoticons are at most 4 characters: the core
+#   would be part of one).
 # "+", "." and currency signs are prefixes or suffixes only beside digits or runs, "—" "–" and icons allow no "."
 # after them: those chunks take the loop.
 _PEEL_PREFIX_CHARS = "".join(sorted(set("§%=—–…" + _PUNCT + _QUOTES + _CURRENCY)))
@@ -160,6 +161,7 @@ _PEEL_SUFFIX_CHARS = "".join(sorted(set(_PUNCT + _QUOTES + ".")))
 _PEEL_BLOCK_RE = re.compile(r"@|://|www\.|\.(?:com|org|net|edu|gov|io|de|fr|es|it|uk|co|info)(?![^\W_])", re.IGNORECASE)
 _PEEL_BLOCK_HINT = re.compile(r"@|://|(?i:w)\.|\.(?i:[cdefginou])").search  # what _PEEL_BLOCK_RE needs (5x cheaper)
 _UNIT_END_RE = re.compile(f"[0-9](?:{_UNITS})$")
+_APOSTROPHE_S = frozenset(("'s", "'S", "’s", "’S"))
 # Cores the loop may treat otherwise: every substring of an emoticon that starts and ends with a letter or digit
 # ("D", "xD", "o.O": inside an emoticon with the characters around it), "and/or" and "w/o", and "s" (after a
 # prefix apostrophe, the suffix "'s").
@@ -198,8 +200,9 @@ def _peel_split(chunk: str, out: list[str]) -> bool:
         return False
     if _PEEL_BLOCK_HINT(chunk) and _PEEL_BLOCK_RE.search(chunk):
         return False
-    if ("'" in core or "’" in core or core in _PEEL_SPECIAL_CORES or core.lower() in _ALNUM_SPECIALS
-            or _UNIT_END_RE.search(core)):
+    if core in _PEEL_SPECIAL_CORES or core.lower() in _ALNUM_SPECIALS or _UNIT_END_RE.search(core):
+        return False
+    if ("'" in core or "’" in core) and (core[-2:] in _APOSTROPHE_S or _special(core) is not None):
         return False
     suffix = rest[len(core):]
     if suffix[:1] == "." and suffix[1:2] != ".":  # "." is a suffix only after some characters; "core." no abbreviation
