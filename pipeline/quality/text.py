@@ -478,7 +478,7 @@ class TextView:
     def n_sentences(self) -> int:
         """``sum(count_sentences(line) for line in line_words)``: one sentence per line with a token, and one
         more at each word after a sentence end, read from the chunks' sentence marks."""
-        lines = self._line_chunks
+        lines = self.line_chunks
         marks = "|".join(map("".join, self._per_line(list(map(itemgetter(4), self._chunks)))))
         return len(lines) - lines.count([]) + len(_NEW_SENTENCE.findall(marks))
 
@@ -493,14 +493,15 @@ class TextView:
         return Counter(self.lower_words)
 
     @cached_property
-    def _line_chunks(self) -> list[list[str]]:
+    def line_chunks(self) -> list[list[str]]:
+        """Each line's chunks (``str.split``)."""
         return list(map(str.split, self.splitlines))
 
     @cached_property
     def _chunks(self) -> list[Chunk]:
         """Each chunk's remembered pieces (``_split_cached``), looked up once, in C but for new chunks; the views
         join them in C."""
-        chunks = list(chain.from_iterable(self._line_chunks))  # = text.split(): a line break is whitespace to it
+        chunks = list(chain.from_iterable(self.line_chunks))  # = text.split(): a line break is whitespace to it
         entries = list(map(_CHUNK_CACHE.get, chunks))
         if None in entries:
             for i in compress(range(len(entries)), map(not_, entries)):
@@ -509,7 +510,7 @@ class TextView:
 
     def _per_line(self, items: list) -> Iterator[list]:
         """``items``, one per chunk, cut line by line (in C)."""
-        sizes = list(map(len, self._line_chunks))
+        sizes = list(map(len, self.line_chunks))
         ends = list(accumulate(sizes))
         return map(items.__getitem__, map(slice, [0, *ends[:-1]], ends))
 
