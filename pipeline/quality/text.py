@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import cached_property
-from itertools import accumulate, chain, compress
-from operator import itemgetter, not_
-from typing import TYPE_CHECKING, Iterator
+from functools import cached_property, reduce
+from itertools import accumulate, chain, compress, repeat
+from operator import iadd, itemgetter, not_
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from corpusforge.pipeline.quality.config import GopherConfig
@@ -326,8 +326,12 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
 # word tokens (those with a letter or digit), their lower case, how many hold a letter and its sentence marks, so
 # a document's views and counts are joined from remembered pieces instead of testing every token again. Only
 # word-sized chunks: a 200k-character blob would pin its text in every worker and never repeat.
-Chunk = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], int, str]
-_CHUNK_CACHE: dict[str, Chunk] = {}
+Chunk = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], int, str, int]
+# A line's end: a key no chunk (a str) can equal, looked up with the chunks so that a document's sentence marks are
+# joined with a "|" between lines in C; it holds no token.
+_LINE_END = object()
+_LINE_END_ENTRY: Chunk = ((), (), (), 0, "|", 0)
+_CHUNK_CACHE: dict[object, Chunk] = {_LINE_END: _LINE_END_ENTRY}
 _CHUNK_CACHE_SIZE = 200_000
 _CACHED_CHUNK_CHARS = 64
 
@@ -338,12 +342,13 @@ _NEW_SENTENCE = re.compile("E+W")  # count_sentences: a word after a sentence en
 
 
 def _split_cached(chunk: str) -> Chunk:
-    """(tokens, word tokens, word tokens in lower case, tokens with a letter, sentence marks) of one chunk."""
+    """(tokens, word tokens, word tokens in lower case, tokens with a letter, sentence marks, number of tokens) of
+    one chunk."""
     entry = _CHUNK_CACHE.get(chunk)
     if entry is None:
         if chunk.isalnum() and chunk.lower() not in _ALNUM_SPECIALS:  # a plain word or number: no loop
             tokens = (chunk,)
-            entry = (tokens, tokens, (chunk.lower(),), 1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0, "W")
+            entry = (tokens, tokens, (chunk.lower(),), 1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0, "W", 1)
         else:
             out: list[str] = []
             _split_chunk(chunk, out)
@@ -354,6 +359,7 @@ def _split_cached(chunk: str) -> Chunk:
         if len(chunk) <= _CACHED_CHUNK_CHARS:
             if len(_CHUNK_CACHE) >= _CHUNK_CACHE_SIZE:
                 _CHUNK_CACHE.clear()
+                _CHUNK_CACHE[_LINE_END] = _LINE_END_ENTRY
             _CHUNK_CACHE[chunk] = entry
     return entry
 
@@ -373,7 +379,7 @@ def _chunk_entry(tokens: tuple[str, ...]) -> Chunk:
         letters = len(list(filter(_ASCII_LETTER, content)))
     else:
         letters = sum(1 for w in content if any(map(str.isalpha, w)))
-    return tokens, content, tuple(map(str.lower, content)), letters, marks
+    return tokens, content, tuple(map(str.lower, content)), letters, marks, len(tokens)
 
 
 def words(text: str) -> list[str]:
@@ -441,6 +447,14 @@ def find_duplicates(items: list[str]) -> tuple[int, int]:
     return dup_items, dup_chars
 
 
+_LINE_END_ONLY = (_LINE_END,)
+
+
+def _joined(entries: list[Chunk], field: int) -> list[str]:
+    """The chunks' token tuples of one field, joined into a list (in C: list += tuple, no iterator per chunk)."""
+    return reduce(iadd, map(itemgetter(field), entries), [])
+
+
 class TextView:
     """Lazily computed views of one text, shared by all rules applied to it."""
 
@@ -453,34 +467,34 @@ class TextView:
     def line_words(self) -> list[list[str]]:
         """The word tokens of each line of ``splitlines``; together they are ``words`` (every line break is
         whitespace to ``str.split``). The measures need none (C4 counts sentences from the chunks' marks)."""
-        return [list(chain.from_iterable(map(itemgetter(0), chunks))) for chunks in self._per_line(self._chunks)]
+        ends = list(accumulate(map(len, self.line_chunks), lambda end, n: end + n + 1, initial=0))  # + the line's end
+        return [_joined(self._chunks[a:b], 0) for a, b in zip(ends, ends[1:])]
 
     @cached_property
     def words(self) -> list[str]:
-        return list(chain.from_iterable(map(itemgetter(0), self._chunks)))
+        return _joined(self._chunks, 0)
 
     @cached_property
     def content_words(self) -> list[str]:
         """The tokens with a letter or digit (``is_word``)."""
-        return list(chain.from_iterable(map(itemgetter(1), self._chunks)))
+        return _joined(self._chunks, 1)
 
     @cached_property
     def lower_words(self) -> list[str]:
         """``content_words`` in lower case."""
-        return list(chain.from_iterable(map(itemgetter(2), self._chunks)))
+        return _joined(self._chunks, 2)
 
     @cached_property
     def n_tokens(self) -> int:
         """``len(words)``."""
-        return sum(map(len, map(itemgetter(0), self._chunks)))
+        return sum(map(itemgetter(5), self._chunks))
 
     @cached_property
     def n_sentences(self) -> int:
         """``sum(count_sentences(line) for line in line_words)``: one sentence per line with a token, and one
-        more at each word after a sentence end, read from the chunks' sentence marks."""
+        more at each word after a sentence end, read from the chunks' sentence marks ("|" ends a line)."""
         lines = self.line_chunks
-        marks = "|".join(map("".join, self._per_line(list(map(itemgetter(4), self._chunks)))))
-        return len(lines) - lines.count([]) + len(_NEW_SENTENCE.findall(marks))
+        return len(lines) - lines.count([]) + len(_NEW_SENTENCE.findall("".join(map(itemgetter(4), self._chunks))))
 
     @cached_property
     def n_letter_words(self) -> int:
@@ -499,20 +513,18 @@ class TextView:
 
     @cached_property
     def _chunks(self) -> list[Chunk]:
-        """Each chunk's remembered pieces (``_split_cached``), looked up once, in C but for new chunks; the views
-        join them in C."""
-        chunks = list(chain.from_iterable(self.line_chunks))  # = text.split(): a line break is whitespace to it
+        """Each chunk's remembered pieces (``_split_cached``) and a _LINE_END after each line's, looked up in C
+        (the chunks of all lines are ``text.split()``: a line break is whitespace to it); new chunks are split."""
+        chunks = list(chain.from_iterable(chain.from_iterable(zip(self.line_chunks, repeat(_LINE_END_ONLY)))))
         entries = list(map(_CHUNK_CACHE.get, chunks))
-        if None in entries:
+        if not all(entries):  # an entry is a non-empty tuple, a chunk not seen before None
             for i in compress(range(len(entries)), map(not_, entries)):
-                entries[i] = _split_cached(chunks[i])
+                chunk = chunks[i]
+                if chunk is _LINE_END:  # the cache was cleared from outside
+                    _CHUNK_CACHE[_LINE_END] = entries[i] = _LINE_END_ENTRY
+                else:
+                    entries[i] = _split_cached(chunk)
         return entries
-
-    def _per_line(self, items: list) -> Iterator[list]:
-        """``items``, one per chunk, cut line by line (in C)."""
-        sizes = list(map(len, self.line_chunks))
-        ends = list(accumulate(sizes))
-        return map(items.__getitem__, map(slice, [0, *ends[:-1]], ends))
 
     @cached_property
     def splitlines(self) -> list[str]:
