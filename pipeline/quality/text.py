@@ -154,8 +154,8 @@ _SUFFIX_TOKEN_RE = re.compile(r"\.\.+|.")
 #   apostrophe, the prefix and suffix characters none, so only the core can be one; a "." right after the core can
 #   only make "core." one (abbreviations hold letters and "." only; emoticons are at most 4 characters: the core
 #   would be part of one).
-# "+", "." and currency signs are prefixes or suffixes only beside digits or runs, "—" "–" and icons allow no "."
-# after them: those chunks take the loop.
+# A "+" is a prefix or suffix only beside digits, a "." a prefix only in a run, a currency sign a suffix only after
+# digits, and "—" "–" and icons allow no "." suffix after them: chunks with those at their ends take the loop.
 _PEEL_PREFIX_CHARS = "".join(sorted(set("§%=—–…" + _PUNCT + _QUOTES + _CURRENCY)))
 _PEEL_SUFFIX_CHARS = "".join(sorted(set(_PUNCT + _QUOTES + ".")))
 _PEEL_BLOCK_RE = re.compile(r"@|://|www\.|\.(?:com|org|net|edu|gov|io|de|fr|es|it|uk|co|info)(?![^\W_])", re.IGNORECASE)
