@@ -267,32 +267,37 @@ def main() -> int:
           f"one process, one core; machine shared with other jobs (os.cpu_count()={os.cpu_count()})")
 
     lid = LanguageIdentifier()
-    filters = datatrove_filters()
-    # warm-up: spaCy's tokenizer and fastText load lazily
-    theirs_per_rule(docs[:50], filters)
-    ours_per_rule(docs[:50], lid)
-
-    ours_keep, ours_secs = ours_per_rule(docs, lid)
-    theirs_keep, theirs_secs = theirs_per_rule(docs, filters)
-
     n = len(docs)
-    print(f"\n{'rule':<18}{'corpusforge docs/s':>20}{'datatrove docs/s':>18}{'ratio':>8}{'agreement':>11}"
-          f"{'kept (cf / dt)':>18}")
-    results = {"documents": n, "characters": chars, "rules": {}}
-    for name in ours_keep:
-        agree = sum(a == b for a, b in zip(ours_keep[name], theirs_keep[name])) / n
-        ours_rate, theirs_rate = n / ours_secs[name], n / theirs_secs[name]
-        print(f"{name:<18}{ours_rate:20,.0f}{theirs_rate:18,.0f}{ours_rate / theirs_rate:8.1f}{agree:11.4f}"
-              f"{sum(ours_keep[name]) / n:9.3f} / {sum(theirs_keep[name]) / n:.3f}")
-        results["rules"][name] = {"corpusforge_docs_per_s": ours_rate, "datatrove_docs_per_s": theirs_rate, "agreement": agree}
-    ours_total, theirs_total = sum(ours_secs.values()), sum(theirs_secs.values())
-    ours_chain = [all(k[i] for k in ours_keep.values()) for i in range(n)]
-    theirs_chain = [all(k[i] for k in theirs_keep.values()) for i in range(n)]
-    chain_agree = sum(a == b for a, b in zip(ours_chain, theirs_chain)) / n
-    print(f"{'all five':<18}{n / ours_total:20,.0f}{n / theirs_total:18,.0f}{theirs_total / ours_total:8.1f}"
-          f"{chain_agree:11.4f}{sum(ours_chain) / n:9.3f} / {sum(theirs_chain) / n:.3f}")
-    results.update(all_five={"corpusforge_docs_per_s": n / ours_total, "datatrove_docs_per_s": n / theirs_total,
-                             "agreement_on_kept": chain_agree})
+    results: dict = {"documents": n, "characters": chars, "rules": {}}
+    try:
+        filters = datatrove_filters()
+    except ImportError as exc:  # the peer is optional: the rest measures corpusforge alone
+        print(f"\ndatatrove not installed ({exc}): no per-rule comparison (pip install -e '.[bench]')")
+        filters = None
+    if filters is not None:
+        # warm-up: spaCy's tokenizer and fastText load lazily
+        theirs_per_rule(docs[:50], filters)
+        ours_per_rule(docs[:50], lid)
+
+        ours_keep, ours_secs = ours_per_rule(docs, lid)
+        theirs_keep, theirs_secs = theirs_per_rule(docs, filters)
+
+        print(f"\n{'rule':<18}{'corpusforge docs/s':>20}{'datatrove docs/s':>18}{'ratio':>8}{'agreement':>11}"
+              f"{'kept (cf / dt)':>18}")
+        for name in ours_keep:
+            agree = sum(a == b for a, b in zip(ours_keep[name], theirs_keep[name])) / n
+            ours_rate, theirs_rate = n / ours_secs[name], n / theirs_secs[name]
+            print(f"{name:<18}{ours_rate:20,.0f}{theirs_rate:18,.0f}{ours_rate / theirs_rate:8.1f}{agree:11.4f}"
+                  f"{sum(ours_keep[name]) / n:9.3f} / {sum(theirs_keep[name]) / n:.3f}")
+            results["rules"][name] = {"corpusforge_docs_per_s": ours_rate, "datatrove_docs_per_s": theirs_rate, "agreement": agree}
+        ours_total, theirs_total = sum(ours_secs.values()), sum(theirs_secs.values())
+        ours_chain = [all(k[i] for k in ours_keep.values()) for i in range(n)]
+        theirs_chain = [all(k[i] for k in theirs_keep.values()) for i in range(n)]
+        chain_agree = sum(a == b for a, b in zip(ours_chain, theirs_chain)) / n
+        print(f"{'all five':<18}{n / ours_total:20,.0f}{n / theirs_total:18,.0f}{theirs_total / ours_total:8.1f}"
+              f"{chain_agree:11.4f}{sum(ours_chain) / n:9.3f} / {sum(theirs_chain) / n:.3f}")
+        results.update(all_five={"corpusforge_docs_per_s": n / ours_total, "datatrove_docs_per_s": n / theirs_total,
+                                 "agreement_on_kept": chain_agree})
 
     parts = profile_defaults(docs, lid)
     total = sum(parts.values())
@@ -332,7 +337,7 @@ def main() -> int:
         results["compare"] = compare_revisions(args.compare, args)
     print(f"load average: {os.getloadavg()[0]:.2f} (absolute docs/s are per core on a shared machine; "
           "ratios are from the same run)")
-    if args.show_disagreements:
+    if args.show_disagreements and filters is not None:
         for name in ours_keep:
             shown = 0
             for i in range(n):

@@ -12,6 +12,8 @@ tie-breaks), so ``decide`` gives the same reason; ``tests/pipeline/quality/test_
 from __future__ import annotations
 
 import re
+from itertools import compress, repeat
+from operator import contains
 from typing import Any
 
 from corpusforge.pipeline.quality.config import FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig
@@ -84,20 +86,33 @@ _MOJIBAKE_FIRST = frozenset("ÃÂâÅÄÐÑØÙÚ\ufffd" + "".join(map(chr, rang
 def boilerplate_chars(view: TextView) -> int:
     """Characters (+1 per line) in lines BOILERPLATE_RE finds something in, trying each of its parts only where it
     can match (see BOILERPLATE_PHRASE_HINTS): the whole regex tried at every position of every line was half the
-    junk rules' time."""
+    junk rules' time. The lines a part can match in are picked in C first, so the loop visits only those: a phrase
+    needs a hint in the line, a navigation line holds at most 4 words ("back to top |"), a menu line a separator."""
     t = view.text
+    lines = view.splitlines
     if not t.isascii() and not CASE_FOLDS_TO_ASCII.isdisjoint(t):
-        return sum(len(line) + 1 for line in view.splitlines if BOILERPLATE_RE.search(line))
+        return sum(len(line) + 1 for line in lines if BOILERPLATE_RE.search(line))
+    everywhere = range(len(lines))
     hints = [h for h in BOILERPLATE_PHRASE_HINTS if h in view.lower_text]
-    menus = any(c in t for c in MENU_SEPARATORS)
+    candidates = set(compress(everywhere, map(_NAV_SIZES.__contains__, map(len, view.line_chunks))))
+    if hints:
+        lowered = list(map(str.lower, lines))
+        for hint in hints:
+            candidates.update(compress(everywhere, map(contains, lowered, repeat(hint))))
+    separators = [c for c in MENU_SEPARATORS if c in t]
+    for separator in separators:
+        candidates.update(compress(everywhere, map(contains, lines, repeat(separator))))
     total = 0
-    for line in view.splitlines:
+    for line in map(lines.__getitem__, candidates):
         first = line.lstrip()[:1]  # a navigation line starts with one of its words' letters or a digit
         if ((hints and any(h in line.lower() for h in hints) and BOILERPLATE_PHRASES_RE.search(line))
                 or ((first in _NAV_FIRST or first.isdecimal()) and NAV_LINE_RE.match(line))
-                or (menus and MENU_LINE_RE.match(line))):
+                or (separators and MENU_LINE_RE.match(line))):
             total += len(line) + 1
     return total
+
+
+_NAV_SIZES = range(1, 5)  # NAV_LINE's words and separator are 1 to 4 of str.split's chunks (its \s is str.isspace)
 
 
 # The first letters of NAV_LINE's words (home, menu, search, login, register, contact, about, faq, next, previous,

@@ -211,3 +211,14 @@ def test_junk_character_counts_equal_their_regex_definitions(text):
     letters = LETTER_RE.subn("", text)[1]
     assert values["non_letter_fraction"] == (1.0 - letters / non_space if non_space else 0.0)
     assert values["mojibake_fraction"] == sum(len(m) for m in MOJIBAKE_RE.findall(text)) / len(text)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(st.sampled_from(PIECES + ["\n", "\n", "a b c d e", "| x | y |", "» a » b", "previous ·", "5 comments"]),
+                     max_size=40).map("".join))
+def test_boilerplate_lines_are_those_the_regex_finds_something_in(text):
+    from corpusforge.pipeline.quality.measure import boilerplate_chars
+    from corpusforge.pipeline.quality.text import BOILERPLATE_RE, TextView
+
+    view = TextView(text)
+    assert boilerplate_chars(view) == sum(len(line) + 1 for line in view.splitlines if BOILERPLATE_RE.search(line))

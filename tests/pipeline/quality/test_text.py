@@ -44,8 +44,8 @@ def test_glued_pieces_split_as_the_reference(chunk):
     _same(chunk)
 
 
-# Code's shapes the fast path takes besides plain words: snake_case cores and reStructuredText roles, with words
-# that end in a number and a unit or an underscore, and the suffixes a sentence puts after them.
+# Code's shapes the peel path takes: snake_case cores and reStructuredText roles, with words that end in a number and
+# a unit or an underscore, and the suffixes a sentence puts after them.
 _CODE_WORDS = st.lists(st.sampled_from(["a", "Word", "x", "3", "42", "km", "m", "_", "é", "Я", "o", "O", "½", "²"]),
                        min_size=1, max_size=6).map("".join)
 _CODE_SUFFIXES = st.lists(st.sampled_from(["", ".", "..", "…", ",", ")", "`", "'", "_", ":", "’", "*", ">"]),
@@ -66,6 +66,55 @@ def test_code_shapes_hand_picked():
     assert text.words(":c:func:`~Py_Foo`.") == [":", "c", ":", "func:`~Py_Foo", "`", "."]
     assert text.words("``PY_MINOR_VERSION``.") == ["`", "`", "PY_MINOR_VERSION", "`", "`", "."]
     assert text.words("x_10km") == reference.words("x_10km") == ["x_10", "km"]  # a unit after a number: peeled
+
+
+# The general shape the peel path takes (prefix characters, a core from a letter or digit to a letter or digit,
+# suffix characters) and everything that must send a chunk of that shape to the general loop: special cases
+# (contractions, abbreviations, emoticons, bare contractions), "'s" after a core, URLs and e-mail addresses,
+# units after numbers, "+" "." "°" and currency signs beside digits, "." after letters the suffix rule skips.
+_PEEL_HEADS = st.lists(st.sampled_from(list(text._PEEL_PREFIX_CHARS) + ["+", ".", "..", "°", "©", "—", "-", "@", "~", "/"]),
+                       max_size=3).map("".join)
+_PEEL_TAILS = st.lists(st.sampled_from(list(text._PEEL_SUFFIX_CHARS) + ["..", "...", "+", "°", "©", "—", "'s", "’S", "%",
+                                                                      "$", "/"]), max_size=3).map("".join)
+_PEEL_CORES = st.lists(st.sampled_from([
+    "a", "Z", "x", "o", "O", "D", "P", "s", "S", "t", "n", "d", "m", "re", "ll", "e", "g", "i", "U", "km", "m", "5", "42",
+    "0", "3", "8", "é", "Я", "я", "ω", "Ω", "ǅ", "İ", "ı", "ſ", "\u212a", "½", "²", "\u0301", "_", ".", "..", "-", "--",
+    "(", ")", "=", ":", "/", "'", "’", "`", "~", "@", ",", "<", ">", "+", "*", "^", "…", "$", "%", "°", "°C", "com",
+    "io", "www", "http", "://", "Mr", "dont", "cannot", "can", "won", "e.g", "U.S", "and/or", "w/o", "os", "path",
+    "join", "Py_Foo", "class", "n't", "'re", "’d", "'M", "'s",
+]), min_size=1, max_size=6).map("".join)
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(head=_PEEL_HEADS, core=_PEEL_CORES, tail=_PEEL_TAILS)
+def test_peeled_shapes_split_as_the_reference(head, core, tail):
+    chunk = head + core + tail
+    text._CHUNK_CACHE.pop(chunk, None)
+    _same(chunk)
+
+
+def test_peel_path_hand_picked():
+    """The shapes the peel path takes, and those it must leave to the general loop (each of which it would split
+    otherwise, so a missing check fails here)."""
+    for chunk in ["os.path.join(),", "f(x,", "_foo-bar:", ":c:func:`~a.b`.", "``'a'``,", "x='a',", "<a-b>`", "__init__"]:
+        assert text._peel_split(chunk, out := []) and out == reference.words(chunk), chunk
+    for chunk in ["('s)", "(it's)", "(xD)", "(D:", "(e.g.", "(U.S.", "www.x)", "(a.com)", "(a@b.c)", "(5km)", "(A.)",
+                  "(Mr.)", "(dont)", "(and/or)", "(http://a)", "(Ω.)", "x.CoM,", "(cannot)"]:
+        assert not text._peel_split(chunk, []), chunk
+        _same(chunk)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(s=st.lists(st.sampled_from(list("aZé5_.…+-*^,–—~:<>=/'\"”’“‘ ²") + ["---", "--", "——", "..."]), max_size=14).map("".join))
+def test_fast_infix_regex_finds_the_infixes(s):
+    assert [m.span() for m in text._INFIX_FAST_RE.finditer(s)] == [m.span() for m in text._INFIX_RE.finditer(s)]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(s=st.lists(st.sampled_from(list("wWcCoOmMıİſsSeEdDiItTfFgGnNuU.:/@_-a5\u212a") + ["www.", ".com", ".io", "://"]),
+                  max_size=12).map("".join))
+def test_url_hint_precedes_every_url_block(s):
+    assert not text._PEEL_BLOCK_RE.search(s) or text._PEEL_BLOCK_HINT(s)
 
 
 @settings(max_examples=500, deadline=None)
@@ -128,6 +177,14 @@ def _check_view(t: str) -> None:
 @given(t=st.lists(st.sampled_from(PIECES + [" ", " ", "\n", "\n\n", "!", "?", "。", "\u2028", "\r\n", "x. Y"]),
                   max_size=40).map("".join))
 def test_view_counts_equal_their_definitions(t):
+    _check_view(t)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(t=st.lists(st.tuples(_PEEL_HEADS, _PEEL_CORES, _PEEL_TAILS, st.sampled_from([" ", "\n", "\n\n", ". ", "! "])),
+                  max_size=12).map(lambda parts: "".join("".join(p) for p in parts)))
+def test_view_counts_of_code_equal_their_definitions(t):
+    text._CHUNK_CACHE.clear()
     _check_view(t)
 
 
