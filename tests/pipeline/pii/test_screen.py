@@ -62,3 +62,31 @@ def test_windows_cover_candidates_and_merge():
 def test_numeric_runs():
     runs = ScanCache("a 12 b 1234 c 81.2.69.160 d +1 (202) 555-0173").numeric_runs
     assert [(r.digits, r.has_dot) for r in runs] == [(4, False), (8, True), (11, False)]
+
+
+_WINDOW_PIECES = ["a", "@", "1", "12", "1234567", " ", "  ", ".", "-", ":", ":ab:", "x", "\n", "DE44", "0x", "://",
+                  "+1 202 555 0123", "user@mail.example.com", "10.0.0.7", "()", "é"]
+
+
+def test_windows_equal_the_reference_that_grows_every_candidate():
+    # Skipping a candidate inside the previous one's grown span must not change a single window, for every screen.
+    from corpusforge.pipeline.pii.screen import SCREENS
+
+    rng = random.Random(7)
+    texts = ["".join(rng.choice(_WINDOW_PIECES) for _ in range(rng.randrange(1, 80))) for _ in range(3000)]
+    texts += [t for cs in TRUE_POSITIVES.values() for t, _ in cs] + [t for ts in NEAR_MISSES.values() for t in ts]
+    for text in texts:
+        cache = ScanCache(text)
+        for name, spec in SCREENS.items():
+            assert spec.windows(cache) == spec.windows_reference(cache), (name, text)
+
+
+@pytest.mark.timeout(60)
+def test_a_long_run_of_candidates_is_grown_once():
+    # 'a@' 100k times is one email token run holding 100k candidates: growing each one rescanned the run
+    # (2e10 steps, minutes); numbers joined by spaces are one numeric token run in the same way.
+    from corpusforge.pipeline.pii.screen import SCREENS
+
+    for name, text in (("email", "x" + "a@" * 100_000), ("phone", " ".join(["+1 202 555 0123"] * 20_000)),
+                       ("ip", " ".join(["10.0.0.7"] * 30_000))):
+        assert SCREENS[name].windows(ScanCache(text)) == [(0, len(text))]
