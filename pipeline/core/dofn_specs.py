@@ -14,7 +14,8 @@ it equal to Beam's function on every DoFn of a build.
 
 Only Beam versions whose ``get_dofn_specs`` was checked to be a pure function of the DoFn are patched
 (``CHECKED_BEAM``); on any other the block runs with Beam's function untouched. Beam's callers all reach it
-as ``userstate.get_dofn_specs`` (the module attribute), which is what is replaced.
+as ``userstate.get_dofn_specs`` (the module attribute), which is what is replaced, except the old bundle-based
+DirectRunner's evaluator, which imported the function by name and so keeps asking Beam's own (same answers).
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from corpusforge.pipeline.dedup.common import (
-    KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_verdicts, node_of,
+    KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_mode, join_verdicts, node_of,
 )
 from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import (
@@ -197,7 +197,7 @@ class LineAndSentenceDedup(beam.PTransform):
         super().__init__()
         self.lines, self.sentences = lines or LineDedupConfig(), sentences or SentenceDedupConfig()
         self.score_key, self.fail_fast = score_key, fail_fast
-        self.joins, self.shared_ids = joins, None
+        self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
 
     def expand(self, docs) -> StageOutputs:
         lines, sentences, shuffle = self.lines, self.sentences, self.joins == SHUFFLE

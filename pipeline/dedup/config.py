@@ -141,7 +141,9 @@ class DedupConfig:
                 "shuffled, a worker holding one id's documents and verdicts at a time (for Dataflow, Spark, Flink, "
                 "Dask). side_input: the verdicts, far smaller than the documents, read by every worker as a side "
                 "input and looked up per document: no document grouped (less CPU on the DirectRunner: "
-                "docs/dedup.md), but each worker holds all of a step's verdicts. auto: side_input on Beam's "
+                "docs/dedup.md), but each worker holds all of a step's verdicts, and runners other than the "
+                "DirectRunner read them again for every bundle (Beam 2.77 keeps no side input across bundles): "
+                "meant for the DirectRunner. auto: side_input on Beam's "
                 "DirectRunner (its driver holds every shuffle in memory anyway), shuffle on any other runner and "
                 "for a dedup transform used without a build. Either way the same output.")
     decontaminate: DecontaminateConfig = dataclasses.field(default_factory=DecontaminateConfig)

@@ -6,7 +6,7 @@ import unicodedata
 
 import apache_beam as beam
 
-from corpusforge.pipeline.dedup.common import KEYS, SHUFFLE, STAGE, HeldDocs, apply_verdicts, node_of
+from corpusforge.pipeline.dedup.common import KEYS, SHUFFLE, STAGE, HeldDocs, apply_verdicts, join_mode, node_of
 from corpusforge.pipeline.dedup.text import joined_words, normalized_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
@@ -89,7 +89,7 @@ class ExactDedup(beam.PTransform):
         self.score_key = score_key
         self.key_fold = key_fold  # see fold_text and dedup.exact.key_fold
         self.fail_fast = fail_fast
-        self.joins, self.shared_ids = joins, None
+        self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
 
     def expand(self, docs) -> StageOutputs:
         batched = self.joins != SHUFFLE

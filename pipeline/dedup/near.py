@@ -40,7 +40,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
-from corpusforge.pipeline.dedup.common import SHUFFLE, STAGE, apply_verdicts, node_of
+from corpusforge.pipeline.dedup.common import SHUFFLE, STAGE, apply_verdicts, join_mode, node_of
 from corpusforge.pipeline.dedup.components import (
     assign_survivors, large_star, orient_small, small_star, union_find_components,
 )
@@ -481,7 +481,7 @@ class NearDedup(beam.PTransform):
         self.score_key, self.spill_dir, self.fail_fast = score_key, spill_dir, fail_fast
         self.bands, self.rows = banding(self.config)
         self.components = components_mode(self.config.components, direct_runner)
-        self.joins, self.shared_ids = joins, None
+        self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
 
     def expand(self, docs) -> StageOutputs:
         c = self.config

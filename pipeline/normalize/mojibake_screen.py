@@ -54,7 +54,7 @@ def _only_safe(items) -> bool:
             if not _only_safe(av[2]):
                 return False
         elif op is sre.SUBPATTERN:
-            if not _only_safe(av[3]):
+            if av[1] or not _only_safe(av[3]):  # a group that turns flags on, e.g. (?i:...)
                 return False
         elif op not in _SAFE_OPS:
             return False
@@ -63,6 +63,8 @@ def _only_safe(items) -> bool:
 
 def anchors_and_width(pattern: re.Pattern) -> tuple[frozenset[str], int] | None:
     """``(ANCHORS, WIDTH)`` for ``pattern``, or None when it does not have the shape ``may_be_bad`` relies on."""
+    if pattern.flags & re.IGNORECASE:  # the anchors would have other cases too: not worked out here
+        return None
     parsed = sre_parse.parse(pattern.pattern, pattern.flags)
     low, high = parsed.getwidth()
     if low < 1 or high >= sre.MAXREPEAT or len(parsed.data) != 1 or parsed.data[0][0] is not sre.BRANCH:

@@ -181,16 +181,20 @@ class Scrubber:
                     from corpusforge.pipeline.pii.engine import build_engine
 
                     engine = build_engine(self.config)
+                    self._operators = {entity: self._operator(entity) for entity in self.config.active_entities}
+                    self._engine = engine
+                    # Load lazily loaded data now (per-region phone metadata, the bundled public suffix list),
+                    # so the first texts with candidates do not pay for it one by one. A failure here is the
+                    # worker's as well: the engine is withdrawn and the run fails, as if it had not loaded.
+                    self.scrub("Warm-up: write to a.b@example.org or call +1 202 555 0173, 020 7946 0958, "
+                               "0711 123456.")
                 except UserError:
+                    self._engine = None
                     raise
                 except Exception as exc:
+                    self._engine = None
                     raise WorkerError(f"the PII stage could not load Presidio's analyzer: {type(exc).__name__}: "
                                       f"{exc}") from exc
-                self._operators = {entity: self._operator(entity) for entity in self.config.active_entities}
-                self._engine = engine
-                # Load lazily loaded data now (per-region phone metadata, the bundled public suffix list),
-                # so the first texts with candidates do not pay for it one by one.
-                self.scrub("Warm-up: write to a.b@example.org or call +1 202 555 0173, 020 7946 0958, 0711 123456.")
             return self._engine
 
     @property

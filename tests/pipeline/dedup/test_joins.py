@@ -167,3 +167,15 @@ def test_an_unknown_join_mode_fails_at_construction_of_the_graph():
     with pytest.raises(ValueError, match="unknown join mode"):
         with beam.Pipeline() as p:
             _ = p | beam.Create([Document("a", "x", "web")]) | ExactDedup(joins="broadcast")
+
+
+def test_auto_joins_on_a_transform_used_without_a_build_is_the_shuffle():
+    # no build tells the transform its runner, so auto means the join that works on every runner
+    from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup
+    from corpusforge.pipeline.dedup.config import LineDedupConfig, NearDedupConfig, SentenceDedupConfig
+    from corpusforge.pipeline.dedup.exact import ExactDedup
+    from corpusforge.pipeline.dedup.near import NearDedup
+
+    transforms = [ExactDedup(joins="auto"), NearDedup(NearDedupConfig(), joins="auto"),
+                  LineAndSentenceDedup(LineDedupConfig(), SentenceDedupConfig(), joins="auto")]
+    assert [t.joins for t in transforms] == ["shuffle"] * 3

@@ -151,6 +151,20 @@ def test_a_presidio_that_cannot_load_raises_worker_error(monkeypatch):
         scrubber.scrub("mail jane@example.org")
 
 
+def test_an_engine_that_loads_but_cannot_scrub_its_warm_up_raises_worker_error_every_time(monkeypatch):
+    # The analyzer built, then its operators or warm-up failed: the worker's failure too, and the half-built
+    # engine is not kept for the next text to use.
+    def broken_operator(self, entity):
+        raise RuntimeError("no operator")
+
+    monkeypatch.setattr(Scrubber, "_operator", broken_operator)
+    scrubber = Scrubber(PIIConfig(), salt=SALT)
+    for _ in range(2):
+        with pytest.raises(WorkerError, match="could not load Presidio's analyzer: RuntimeError: no operator"):
+            scrubber.scrub("mail jane@example.org")
+    assert scrubber._engine is None
+
+
 def test_run_isolated_never_turns_a_worker_error_into_dead_letters():
     from corpusforge.pipeline.core.faults import run_isolated
 
