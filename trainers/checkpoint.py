@@ -15,6 +15,7 @@ import os
 import pathlib
 import random
 import re
+import shutil
 
 import numpy as np
 import torch
@@ -190,9 +191,44 @@ def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokeni
 
 
 def remove_final(directory: str | pathlib.Path) -> None:
-    """Delete a finished model's files (starting a run over), so an unfinished new run is never taken for it."""
+    """Delete a finished model's files, so an unfinished new run is never taken for it."""
     for name in (*reversed(FINAL_FILES), "loss_curve.png"):
         (pathlib.Path(directory) / name).unlink(missing_ok=True)
+
+
+PREVIOUS_RUN = "previous-run"  # under model/: the run that output.overwrite replaces, until the new one is resumable
+_EARLIER_RUN_FILES = ("checkpoints", *FINAL_FILES, "loss_curve.png", "metrics.jsonl")
+
+
+def set_aside_earlier_run(model_dir: str | pathlib.Path) -> pathlib.Path:
+    """Starting a run over: move the earlier run's checkpoints, finished model files and metrics into
+    ``model/previous-run/`` (renames on one filesystem, nothing copied). Nothing of it is deleted yet: a new run
+    that fails before its first checkpoint leaves the earlier run whole, to move back. ``discard_earlier_run``
+    deletes it once the new run has a checkpoint or a finished model."""
+    model_dir = pathlib.Path(model_dir)
+    previous = model_dir / PREVIOUS_RUN
+    if previous.exists():  # one left by a replacement whose clean-up failed: the run in model/ is newer
+        shutil.rmtree(previous)
+    staging = model_dir / f".{PREVIOUS_RUN}.tmp-{os.getpid()}"
+    staging.mkdir(parents=True)
+    # config.json first: the model directory stops looking finished before anything else moves
+    for name in ("config.json", *(n for n in _EARLIER_RUN_FILES if n != "config.json")):
+        if (model_dir / name).exists():
+            os.replace(model_dir / name, staging / name)
+    os.replace(staging, previous)
+    return previous
+
+
+def discard_earlier_run(model_dir: str | pathlib.Path) -> bool:
+    """Delete ``model/previous-run/`` (the run a new one replaced) and any staging left by a killed set-aside;
+    True when there was one."""
+    model_dir = pathlib.Path(model_dir)
+    found = False
+    for path in (model_dir / PREVIOUS_RUN, *model_dir.glob(f".{PREVIOUS_RUN}.tmp-*")):
+        if path.exists():
+            shutil.rmtree(path)
+            found = True
+    return found
 
 
 def _tokenizer_config(directory: pathlib.Path, max_len: int) -> None:

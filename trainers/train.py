@@ -13,7 +13,6 @@ import contextlib
 import dataclasses
 import math
 import pathlib
-import shutil
 import time
 
 import torch
@@ -316,8 +315,9 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                             "--set output.overwrite=true to start over")
         barrier(dist)
         if dist.is_main:
-            ckpt.remove_final(model_dir)
-            shutil.rmtree(ckpt_dir)
+            previous = ckpt.set_aside_earlier_run(model_dir)
+            print(f"note: starting over; the earlier run (checkpoints, model, metrics) moved to {previous} and is "
+                  "deleted when this run writes its first checkpoint (move it back to keep the earlier run)")
         barrier(dist)
 
     # Model, parallelism, optimizer, schedule. Same seed on every rank: identical initial weights. The optimizer
@@ -516,6 +516,7 @@ def _save(s: _Session, at_step: int) -> pathlib.Path | None:
             "step": at_step, "data_position": s.start_position + (at_step - s.start_step) * s.plan.global_batch,
             "rng": rng, "config": to_dict(s.tc), "model_config": dataclasses.asdict(s.mcfg),
             "world_size": s.dist.world_size, "sharded": is_sharded(s.model)}, keep=s.tc.keep_checkpoints)
+        ckpt.discard_earlier_run(s.model_dir)  # this run is resumable now: the run it replaces can go
     barrier(s.dist)
     return path
 
@@ -536,6 +537,7 @@ def _finish(s: _Session) -> TrainResult:
                 "special_tokens": s.vocab.special_ids(), "tokenizer_vocab_size": s.vocab.size, "step": step,
                 "train": to_dict(tc), **electra_info(final)}
         ckpt.save_pretrained(final, s.model_dir, tokenizer=s.data.tokenizer, info=info)
+        ckpt.discard_earlier_run(s.model_dir)
         s.log.close()
         plot_loss_curve(s.model_dir / "metrics.jsonl", s.model_dir / "loss_curve.png",
                         title=f"{s.objective.name} / {s.mcfg.arch} {tc.model.size}")

@@ -104,22 +104,53 @@ def test_the_model_file_is_readable_by_others_as_the_umask_allows(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
-def test_starting_over_removes_the_earlier_model_before_training(run_dir, monkeypatch):
+def test_starting_over_keeps_the_earlier_run_until_the_new_one_has_a_checkpoint(run_dir, monkeypatch, capsys):
     from corpusforge.trainers import train
 
     train_model(config(run_dir, "train.max_steps=2"))
-    assert (run_dir / "model" / "config.json").exists()
+    model_dir = run_dir / "model"
+    earlier = {name: (model_dir / name).read_bytes() for name in ("model.safetensors", "config.json", "metrics.jsonl")}
+    earlier_checkpoints = [p.name for p in ckpt.list_checkpoints(model_dir / "checkpoints")]
     again = config(run_dir, "train.max_steps=4")
     again.output.overwrite = True
 
     def crash(session):
-        raise RuntimeError("killed")  # the new run dies at its first step
+        raise RuntimeError("killed")  # the new run dies at its first step, before any checkpoint
 
+    real_step = train._step
     monkeypatch.setattr(train, "_step", crash)
     with pytest.raises(RuntimeError, match="killed"):
         train_model(again)
-    left = {p.name for p in (run_dir / "model").iterdir()}
+    assert "moved to" in capsys.readouterr().out
+    left = {p.name for p in model_dir.iterdir()}
+    # nothing that looks like a finished model, yet the earlier run is whole under previous-run/
     assert not left & {"model.safetensors", "config.json", "tokenizer.json", "loss_curve.png"}, left
+    previous = model_dir / ckpt.PREVIOUS_RUN
+    assert {name: (previous / name).read_bytes() for name in earlier} == earlier
+    assert [p.name for p in ckpt.list_checkpoints(previous / "checkpoints")] == earlier_checkpoints
+    assert not list(model_dir.glob(".previous-run.tmp-*"))
+    # the next run has no checkpoints to replace; once it writes one, the earlier run is gone
+    monkeypatch.setattr(train, "_step", real_step)
+    result = train_model(config(run_dir, "train.max_steps=4"))
+    assert result.step == 4
+    assert not previous.exists()
+    assert (model_dir / "config.json").exists() and ckpt.list_checkpoints(model_dir / "checkpoints")
+
+
+def test_setting_aside_replaces_a_stale_previous_run(tmp_path):
+    model_dir = tmp_path / "model"
+    (model_dir / "checkpoints").mkdir(parents=True)
+    (model_dir / "checkpoints" / "step-00000004.pt").write_bytes(b"newer")
+    (model_dir / "config.json").write_text("{}")
+    stale = model_dir / ckpt.PREVIOUS_RUN
+    stale.mkdir()
+    (stale / "config.json").write_text("older")
+    previous = ckpt.set_aside_earlier_run(model_dir)
+    assert (previous / "checkpoints" / "step-00000004.pt").read_bytes() == b"newer"
+    assert (previous / "config.json").read_text() == "{}"
+    assert sorted(p.name for p in model_dir.iterdir()) == [ckpt.PREVIOUS_RUN]
+    assert ckpt.discard_earlier_run(model_dir) and list(model_dir.iterdir()) == []
+    assert not ckpt.discard_earlier_run(model_dir)
 
 
 def test_a_full_disk_while_writing_the_model_is_one_line(tmp_path, monkeypatch):
