@@ -27,7 +27,7 @@ from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_opti
 from corpusforge.pipeline.core.direct_runner import run_pipeline
 from corpusforge.pipeline.core.dofn_specs import memoized_dofn_specs
 from corpusforge.pipeline.config import BuildConfig, FaultConfig
-from corpusforge.pipeline.core.config_loader import public_dict, to_dict
+from corpusforge.pipeline.core.config_loader import output_dict, public_dict, to_dict
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
                                            rejected_row, removed_row, removed_schema, struct_type)
 from corpusforge.pipeline.core.errors import UserError, resource_error
@@ -209,10 +209,10 @@ def _fingerprint(config: BuildConfig, stages: list[str], files: dict[str, str] |
         "max_doc_chars": config.output.max_doc_chars,
         "shard_target_mb": config.output.shard_target_mb,
         "format": [config.output.format, config.output.shard_format.codec],
-        "stages": {name: to_dict(getattr(config, name)) for name in stages},
+        "stages": {name: output_dict(getattr(config, name)) for name in stages},
         "files": files or {},
         # every segment's removed and rejected records are scrubbed with the PII configuration
-        "pii": to_dict(config.pii) if config.pii.enabled else None,
+        "pii": output_dict(config.pii) if config.pii.enabled else None,
     }
     return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
 

@@ -204,6 +204,20 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
+# A field declared with ``metadata={"same_output": True, ...}`` chooses only how a stage computes (dedup.joins,
+# dedup.near.components): every value gives the same output, so checkpoint fingerprints leave it out.
+def output_dict(obj: Any) -> Any:
+    """``to_dict`` without the fields marked ``same_output``: what a stage's output depends on."""
+    if dataclasses.is_dataclass(obj):
+        return {f.name: output_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)
+                if not f.metadata.get("same_output")}
+    if isinstance(obj, (list, tuple)):
+        return [output_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: output_dict(v) for k, v in obj.items()}
+    return to_dict(obj)
+
+
 # A field declared with ``metadata={"secret": True, ...}`` (pii.hash_salt) is never written or printed: what
 # stands in its place says whether it was set, and with which fingerprint.
 REDACTED_PREFIX = "<secret"

@@ -16,8 +16,9 @@ from typing import Literal
 from corpusforge.pipeline.core.config_loader import check
 
 
-def _f(default, help_text: str):
-    return dataclasses.field(default=default, metadata={"help": help_text})
+def _f(default, help_text: str, same_output: bool = False):
+    """``same_output``: the setting chooses only how the output is computed (left out of checkpoint fingerprints)."""
+    return dataclasses.field(default=default, metadata={"help": help_text, "same_output": same_output})
 
 
 @dataclasses.dataclass
@@ -60,11 +61,12 @@ class NearDedupConfig:
                 "on one worker, which holds them all, and joined by union-find in one step (20 fewer fused stages "
                 "than 10 rounds, no round limit). auto: single on Beam's DirectRunner (in-process or "
                 "multi-process: its driver holds every shuffle in memory anyway), distributed on any other runner "
-                "and for a NearDedup used without a build. Either way the same output.")
+                "and for a NearDedup used without a build. Either way the same output.", same_output=True)
     max_rounds: int = _f(10, "Rounds of distributed connected components (large-star/small-star; components: "
                             "distributed, or auto off the DirectRunner); the build fails, saying so, if the graph "
                             "has not converged after them.")
-    batch_size: int = _f(512, "Documents per vectorised signature batch (a document of n x 4 KB counts n times).")
+    batch_size: int = _f(512, "Documents per vectorised signature batch (a document of n x 4 KB counts n times).",
+                         same_output=True)
 
     def __post_init__(self) -> None:
         check(self.ngram >= 1, f"dedup.near.ngram must be >= 1, got {self.ngram}")
@@ -145,7 +147,7 @@ class DedupConfig:
                 "DirectRunner read them again for every bundle (Beam 2.77 keeps no side input across bundles): "
                 "meant for the DirectRunner. auto: side_input on Beam's "
                 "DirectRunner (its driver holds every shuffle in memory anyway), shuffle on any other runner and "
-                "for a dedup transform used without a build. Either way the same output.")
+                "for a dedup transform used without a build. Either way the same output.", same_output=True)
     decontaminate: DecontaminateConfig = dataclasses.field(default_factory=DecontaminateConfig)
     exact: ExactDedupConfig = dataclasses.field(default_factory=ExactDedupConfig)
     near: NearDedupConfig = dataclasses.field(default_factory=NearDedupConfig)

@@ -151,3 +151,16 @@ def test_checkpointed_stages_read_each_other_in_every_output_format(tmp_path, mo
                                 for sub in ("clean", "removed", "rejected") for p in sorted((run_dir / sub).glob("part-*"))}
     assert outputs[True] == outputs[False] and any(name.startswith("clean/part-") for name in outputs[True])
     assert all(name.endswith(".parquet" if fmt == "parquet" else ".jsonl.zst") for name in outputs[True])
+
+
+def test_settings_that_only_choose_how_dedup_computes_keep_its_checkpoints(tmp_path):
+    """dedup.joins, near.components and near.batch_size give the same output: changing them must not
+    rebuild checkpointed stages; a setting that changes the output (near.ngram) must."""
+    config = _config(tmp_path, "r", checkpoints=True)
+    config.dedup.enabled = True
+    before = [s.fingerprint for s in build.plan_segments(config, "w", checkpoint=True)]
+    config.dedup.joins, config.dedup.near.components, config.dedup.near.batch_size = "shuffle", "distributed", 7
+    assert [s.fingerprint for s in build.plan_segments(config, "w", checkpoint=True)] == before
+    config.dedup.near.ngram = 3
+    after = [s.fingerprint for s in build.plan_segments(config, "w", checkpoint=True)]
+    assert after[0] == before[0] and after[-1] != before[-1]
