@@ -28,6 +28,7 @@ from corpusforge.pipeline.core.direct_runner import run_pipeline
 from corpusforge.pipeline.core.dofn_specs import memoized_dofn_specs
 from corpusforge.pipeline.config import BuildConfig, FaultConfig
 from corpusforge.pipeline.core.config_loader import public_dict, to_dict
+from corpusforge.pipeline.document_coder import document_coders
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
                                            rejected_row, removed_row, removed_schema, struct_type)
 from corpusforge.pipeline.core.errors import UserError, resource_error
@@ -525,7 +526,9 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         try:
             pipeline = beam.Pipeline(options=options)
             previous = segments[segment.index - 1] if segment.index else None
-            with memoized_dofn_specs():  # Beam inspects each DoFn ~9 times: once is enough (~1 s of start-up)
+            # memoized_dofn_specs: Beam inspects each DoFn ~9 times, once is enough (~1 s of start-up);
+            # document_coders: documents cross stage boundaries as their fields, not pickled (document_coder)
+            with memoized_dofn_specs(), document_coders():
                 segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
                                  run_secret=run_secret)
                 with shown:
