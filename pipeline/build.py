@@ -34,7 +34,7 @@ from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, doc
 from corpusforge.pipeline.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs
-from corpusforge.pipeline.spill import SpillText, close_readers
+from corpusforge.pipeline.spill import LoadText, SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.dataset_card import CARD, write_card
@@ -281,6 +281,8 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
                              fail_fast=config.build.fail_fast)
         docs, read_rejected = pipeline | "Read" >> read
+        if spill_dir:  # the read's facts and the first stage read each text: from disk once (spill.LoadText)
+            docs = docs | "LoadTextRead" >> LoadText()
         rejected.append(read_rejected)
         facts += [docs | "FactsRead" >> FactsOf(document_facts("read")),
                   read.edits | "FactsEditsRead" >> FactsOf(edit_facts),
@@ -288,11 +290,15 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     else:
         docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir,
                                                                 previous.schemas["docs"])
+        if spill_dir:
+            docs = docs | "LoadTextCheckpoint" >> LoadText()
     for name in segment.stages:
         outputs = docs | name.capitalize() >> stages[name]
         docs = outputs.kept
         if spill_dir:  # a stage that changed a text made a document without a reference: spill it again
             docs = docs | f"Spill{name.capitalize()}" >> SpillText(spill_dir)
+            # the stage's facts, and the next stage or the last facts, read each text: from disk once
+            docs = docs | f"LoadText{name.capitalize()}" >> LoadText()
         removed.append(outputs.removed)
         if outputs.errors is not None:
             rejected.append(outputs.errors)
