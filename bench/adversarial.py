@@ -223,7 +223,7 @@ def build_run(chars: int, only: list[str] | None) -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = pathlib.Path(tmp, "in.jsonl")
             path.write_text(json.dumps({"id": name, "text": text}) + "\n")
-            config = from_dict(Config, {"inputs": [str(path)], "output": {"run_dir": str(pathlib.Path(tmp, "run"))},
+            config = from_dict(Config, {"inputs": [{"path": str(path)}], "output": {"run_dir": str(pathlib.Path(tmp, "run"))},
                                         "quality": {"langid": {"enabled": False}}})
             start = time.perf_counter()
             run_build(config)

@@ -28,12 +28,13 @@ from corpusforge.pipeline.core.direct_runner import run_pipeline
 from corpusforge.pipeline.core.dofn_specs import memoized_dofn_specs
 from corpusforge.pipeline.config import BuildConfig, FaultConfig
 from corpusforge.pipeline.core.config_loader import output_dict, public_dict, to_dict
+from corpusforge.pipeline.document_coder import document_coders
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
                                            rejected_row, removed_row, removed_schema, struct_type)
 from corpusforge.pipeline.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs
-from corpusforge.pipeline.spill import SpillText, close_readers
+from corpusforge.pipeline.spill import LoadText, SpillText, close_readers
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.dataset_card import CARD, write_card
@@ -280,6 +281,8 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
                              fail_fast=config.build.fail_fast)
         docs, read_rejected = pipeline | "Read" >> read
+        if spill_dir:  # the read's facts and the first stage read each text: from disk once (spill.LoadText)
+            docs = docs | "LoadTextRead" >> LoadText()
         rejected.append(read_rejected)
         facts += [docs | "FactsRead" >> FactsOf(document_facts("read")),
                   read.edits | "FactsEditsRead" >> FactsOf(edit_facts),
@@ -287,11 +290,15 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     else:
         docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir,
                                                                 previous.schemas["docs"])
+        if spill_dir:
+            docs = docs | "LoadTextCheckpoint" >> LoadText()
     for name in segment.stages:
         outputs = docs | name.capitalize() >> stages[name]
         docs = outputs.kept
         if spill_dir:  # a stage that changed a text made a document without a reference: spill it again
             docs = docs | f"Spill{name.capitalize()}" >> SpillText(spill_dir)
+            # the stage's facts, and the next stage or the last facts, read each text: from disk once
+            docs = docs | f"LoadText{name.capitalize()}" >> LoadText()
         removed.append(outputs.removed)
         if outputs.errors is not None:
             rejected.append(outputs.errors)
@@ -525,7 +532,9 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         try:
             pipeline = beam.Pipeline(options=options)
             previous = segments[segment.index - 1] if segment.index else None
-            with memoized_dofn_specs():  # Beam inspects each DoFn ~9 times: once is enough (~1 s of start-up)
+            # memoized_dofn_specs: Beam inspects each DoFn ~9 times, once is enough (~1 s of start-up);
+            # document_coders: documents cross stage boundaries as their fields, not pickled (document_coder)
+            with memoized_dofn_specs(), document_coders():
                 segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
                                  run_secret=run_secret)
                 with shown:

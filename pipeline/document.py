@@ -51,6 +51,14 @@ class Document:
         """A copy whose text is also at ``ref``; it keeps the text in memory until it is pickled."""
         return self._evolve(text_ref=ref)
 
+    def loaded(self) -> "Document":
+        """This document with its text in memory: a spilled one's read back once, for steps that each read it
+        (``text`` alone reads the spill file on every access). The reference stays, so the copy pickles
+        without its text and is not spilled again."""
+        if "text" in self.__dict__:
+            return self
+        return self._evolve(text=self.text)
+
     def annotate(self, **values: Any) -> "Document":
         """A copy with ``values`` merged into the annotations (records are never mutated in place)."""
         return self._evolve(annotations={**self.annotations, **values})

@@ -11,6 +11,9 @@ is pickled (``Document.__getstate__``), so what crosses a shuffle is the id, sou
 and the reference: about 150 bytes plus the annotations per document, whatever its length. Reading
 ``doc.text`` on the other side loads the text back from the spill file (``read_text``); a stage that
 changes the text makes a document without a reference, which the next ``SpillText`` writes out again.
+Reading is not cached, so where several steps of one fused stage read a text (the build's facts, then the
+next stage), ``LoadText`` reads it back once first: ~10 us a read, ~11 reads per document in a normalize +
+dedup build before, ~6 after.
 
 Writes are unbuffered (``os.write``), so a text is readable the moment its reference exists, even by a
 later step of the same fused stage. Spill files live in the build's temporary work directory and go with
@@ -129,3 +132,16 @@ class SpillText(beam.PTransform):
 
     def expand(self, records):
         return records | "Spill" >> beam.ParDo(_SpillFn(self.directory))
+
+
+def _loaded(record):
+    return record.loaded()
+
+
+class LoadText(beam.PTransform):
+    """Documents -> the same documents with their spilled text read back into memory once
+    (``Document.loaded``), for the steps after it in the same fused stage; it goes again at the next
+    stage boundary, where a spilled document is encoded without its text."""
+
+    def expand(self, docs):
+        return docs | "Load" >> beam.Map(_loaded)

@@ -48,7 +48,7 @@ from corpusforge.pipeline.dedup.config import NearDedupConfig
 from corpusforge.pipeline.dedup.minhash import (
     SHORT_DTYPE, MinHasher, Shingler, band_hashes, estimated_jaccard, lsh_params, short_signatures,
 )
-from corpusforge.pipeline.spill import SpillWriter, read_bytes
+from corpusforge.pipeline.spill import LoadText, SpillWriter, read_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 REASON = "near_duplicate"
@@ -491,6 +491,7 @@ class NearDedup(beam.PTransform):
         sign = guarded(_SignatureFn(c, self.score_key, self.spill_dir, batched), STAGE, self.fail_fast, batched=True)
         computed = (
             docs
+            | "NearLoadText" >> LoadText()  # the batch's weight, then its signatures, read each text
             | "NearBatch" >> beam.BatchElements(min_batch_size=min(batch, 64), max_batch_size=batch,
                                                 element_size_fn=_batch_weight)
             | "NearSignatures" >> beam.ParDo(sign).with_outputs(BANDS, DOCS, ERRORS, main="sigs")

@@ -147,13 +147,14 @@ class _NormalizeFn(beam.DoFn):
         self.config = config
 
     def process(self, doc):
-        text, repaired = normalize_and_count(doc.text, self.config)
+        original = doc.text  # read once: a spilled document's text comes from disk on every access
+        text, repaired = normalize_and_count(original, self.config)
         if repaired:
             yield edit(STAGE, "mojibake_repaired")
         if not text.strip():
             yield removal(doc, STAGE, "empty_after_normalize")
         else:
-            yield doc.with_text(text) if text != doc.text else doc
+            yield doc.with_text(text) if text != original else doc
 
 
 class Normalize(Stage, section="normalize", order=10):

@@ -48,6 +48,19 @@ def test_edits_drop_the_reference_and_annotations_keep_it(tmp_path, monkeypatch)
     assert edited.text_ref is None and pickle.loads(pickle.dumps(edited)).text == "other text"
 
 
+def test_a_loaded_document_reads_its_text_once_and_still_travels_by_reference(tmp_path, monkeypatch):
+    back = pickle.loads(pickle.dumps(_spilled(tmp_path, Document(id="a", text="some text", source="s"))))
+    reads = []
+    read_text = spill.read_text
+    monkeypatch.setattr(spill, "read_text", lambda ref: reads.append(ref) or read_text(ref))
+    loaded = back.loaded()
+    assert [loaded.text, loaded.text, loaded.text] == ["some text"] * 3 and len(reads) == 1
+    assert loaded.text_ref == back.text_ref and loaded == back and loaded.loaded() is loaded
+    assert "text" not in back.__dict__  # the record it came from is not changed
+    assert "text" not in pickle.loads(pickle.dumps(loaded)).__dict__  # the text stays out of a shuffle
+    assert _spilled(tmp_path, loaded) is loaded  # not written again
+
+
 def test_removed_records_spill_their_document(tmp_path):
     removed = Removed(doc=Document(id="a", text="gone " * 1000, source="s"), stage="quality", reason="too_short")
     spilled = _spilled(tmp_path, removed)

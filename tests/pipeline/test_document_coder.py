@@ -1,0 +1,103 @@
+"""DocumentCoder (pipeline/document_coder.py) against its reference, pickling: the same document comes back."""
+import math
+import pickle
+import random
+
+import apache_beam as beam
+import numpy as np
+from apache_beam.coders import coders, typecoders
+from apache_beam.testing.util import assert_that, equal_to
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from corpusforge.pipeline.document import Document, Removed
+from corpusforge.pipeline.document_coder import DocumentCoder, document_coders
+from corpusforge.pipeline.sample import generate, texts
+
+
+def _state(value):
+    """Everything that tells two values apart: type and attributes, recursively (``==`` ignores that a float
+    was a numpy float, that a list was a tuple, and text_ref and origin, which are compare=False)."""
+    if isinstance(value, (Document, Removed)):
+        return type(value).__name__, {k: _state(v) for k, v in value.__dict__.items()}
+    if isinstance(value, dict):
+        return type(value).__name__, [(_state(k), _state(v)) for k, v in value.items()]
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__, [_state(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return type(value).__name__, "nan"
+    return type(value).__name__, value
+
+
+def _round_trips(value):
+    coder = DocumentCoder()
+    fast = coder.decode(coder.encode(value))
+    reference = pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))  # what PickleCoder gave
+    assert _state(fast) == _state(reference)
+    return fast
+
+
+def _corpus_texts():
+    rng = random.Random(3)
+    return [*generate._paragraphs()[:200], *texts.junk_pages(rng), *(text for _, text in texts.FOREIGN)]
+
+
+def test_corpus_documents_come_back_as_pickling_gives_them():
+    for i, text in enumerate(_corpus_texts()):
+        doc = Document(f"web/{i}", text, "web", {"url": f"https://example.org/{i}", "n": i},
+                       {"lang": "en", "lang_score": 0.93, "quality": {"words": len(text.split())}})
+        assert _round_trips(doc) == doc
+        spilled = _round_trips(doc.with_ref(("/spill/a.txt", 10 * i, len(text.encode()))))
+        assert "text" not in spilled.__dict__ and spilled.text_ref == ("/spill/a.txt", 10 * i, len(text.encode()))
+        _round_trips(doc._evolve(origin=(0, "part-1.jsonl", i)))
+
+
+def test_documents_inside_other_values_and_values_it_cannot_write_as_fields():
+    doc = Document("a", "text", "web", annotations={"score": np.float32(0.5), "big": 2 ** 80, "tags": ("x", "y")})
+    _round_trips([doc, doc])  # a batch of the side-input joins
+    _round_trips(("a", doc))  # a keyed document
+    _round_trips(Removed(doc, "dedup", "exact_duplicate", {"survivor_id": "b"}))
+    surrogate = Document("s", "half a pair: \ud800", "web")  # UTF-8 cannot hold it: pickled
+    assert DocumentCoder()._fallback_coder.encode(surrogate)[:1] == b"\x00"  # the pickled tag
+    assert _round_trips(surrogate) == surrogate
+    odd = Document("o", "text", "web")
+    odd.extra = 1  # an attribute a Document does not declare: pickled, kept
+    assert _round_trips(odd).extra == 1
+    assert _round_trips(Document("n", None, "web")).text is None  # not a str: pickled
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                     max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(), st.text(max_size=20), st.dictionaries(st.text(max_size=8), _json, max_size=4),
+       st.dictionaries(st.text(max_size=8), _json, max_size=4), st.booleans())
+def test_any_document_comes_back_as_pickling_gives_it(text, doc_id, metadata, annotations, spilled):
+    doc = Document(doc_id, text, "web", metadata, annotations)
+    if spilled:
+        doc = doc.with_ref(("/spill/b.txt", 0, 7))
+    _round_trips(doc)
+
+
+def test_keys_are_coded_as_beam_codes_them():
+    key = ("id", 3, b"digest")
+    ours = DocumentCoder().as_deterministic_coder("step")
+    beams = coders.FastPrimitivesCoder().as_deterministic_coder("step")
+    assert type(ours) is type(beams) and ours.encode(key) == beams.encode(key)
+
+
+def test_untyped_collections_get_it_inside_the_block_only():
+    default = typecoders.registry.get_coder(object)
+    assert type(default) is coders.FastPrimitivesCoder
+    assert type(typecoders.registry.get_coder(Document)) is DocumentCoder
+    docs = [Document(str(i), f"text {i}", "web", annotations={"i": i}).with_ref(("/s", i, 6)) for i in range(20)]
+    with document_coders():
+        with document_coders():  # nested builds
+            assert type(typecoders.registry.get_coder(object)) is DocumentCoder
+        assert type(typecoders.registry.get_coder(object)) is DocumentCoder
+        with beam.Pipeline() as pipeline:  # documents cross a GroupByKey and back
+            grouped = (pipeline | beam.Create(docs) | beam.Map(lambda d: (int(d.id) % 3, d)) | beam.GroupByKey()
+                       | beam.FlatMap(lambda kv: [(d.id, d.text_ref, "text" in d.__dict__) for d in kv[1]]))
+            assert_that(grouped, equal_to([(d.id, d.text_ref, False) for d in docs]))
+    assert type(typecoders.registry.get_coder(object)) is coders.FastPrimitivesCoder
