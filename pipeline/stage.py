@@ -171,17 +171,37 @@ def registered_stages() -> list[type[Stage]]:
 
 
 class CountingDoFn(beam.DoFn):
-    """A stage's DoFn that counts every decision in Beam metrics (namespace = stage name)."""
+    """A stage's DoFn that counts every decision in Beam metrics (namespace = stage name).
+
+    Under the dead-letter wrapper (``guarded``) counts are held while an element is processed and committed
+    only if it succeeds (``hold_counts`` / ``release_counts``): a batch that raises and is retried record by
+    record would otherwise count its first records twice."""
+
+    _held: dict[str, int] | None = None  # counts of the attempt in progress, when held
 
     def __init__(self, stage: str):
         self.stage = stage
         self._counters: dict[str, object] = {}
 
     def count(self, name: str, amount: int = 1) -> None:
+        held = self._held
+        if held is not None:
+            held[name] = held.get(name, 0) + amount
+            return
         counter = self._counters.get(name)
         if counter is None:
             counter = self._counters[name] = Metrics.counter(self.stage, name)
         counter.inc(amount)
+
+    def hold_counts(self) -> None:
+        self._held = {}
+
+    def release_counts(self, keep: bool) -> None:
+        """Commit the held counts to Beam's metrics (``keep``) or discard them (the attempt raised)."""
+        held, self._held = self._held, None
+        if keep and held:
+            for name, amount in held.items():
+                self.count(name, amount)
 
     def drop(self, doc, reason: str, **details) -> beam.pvalue.TaggedOutput:
         self.count(f"removed_{reason}")

@@ -76,24 +76,38 @@ def error_parts(detail: str) -> tuple[str, str]:
 def run_isolated(process: Callable[[Any], Iterable], element: Any, stage: str, to_error: Callable[[Any, str], Any],
                  records: Callable[[Any], list] = lambda element: [element],
                  split: Callable[[Any], list] | None = None, text_of: Callable[[Any], str] = lambda record: "",
-                 errors=None) -> list:
+                 errors=None, counts=None) -> list:
     """Everything ``process(element)`` yields, or, when it raises, the dead letters: with ``split`` (a batch),
     each part of ``split(element)`` is run alone and only the parts that raise are set aside. A dead letter
-    is ``TaggedOutput(ERRORS, to_error(record, detail))`` for each of ``records(part)``."""
+    is ``TaggedOutput(ERRORS, to_error(record, detail))`` for each of ``records(part)``.
+
+    ``counts`` (a ``CountingDoFn``): what ``process`` counts is held during each attempt and reaches Beam's
+    metrics only when the attempt succeeds, so a batch that raises and is run again record by record counts
+    each record once, and a rejected record's decisions are not counted."""
+    if counts is not None:
+        counts.hold_counts()
     try:
-        return list(process(element) or ())
+        out = list(process(element) or ())
     except WorkerError:
+        if counts is not None:
+            counts.release_counts(keep=False)
         raise
     except Exception as exc:  # noqa: BLE001 - any exception of one record is that record's, not the run's
+        if counts is not None:
+            counts.release_counts(keep=False)
         if split is None:
             return _dead_letters(exc, records(element), stage, to_error, text_of, errors)
         first = exc
+    else:
+        if counts is not None:
+            counts.release_counts(keep=True)
+        return out
     parts = split(element)
     if len(parts) <= 1:
         return _dead_letters(first, [r for part in parts for r in records(part)], stage, to_error, text_of, errors)
-    out: list = []
+    out = []
     for part in parts:
-        out += run_isolated(process, part, stage, to_error, records, None, text_of, errors)
+        out += run_isolated(process, part, stage, to_error, records, None, text_of, errors, counts)
     return out
 
 
@@ -122,6 +136,8 @@ class Isolated(beam.DoFn):
         self.records = records or (lambda element: [element])
         self.split, self.text_of = split, text_of or (lambda record: "")
         self.errors = Metrics.counter(stage, STAGE_ERROR)
+        # a CountingDoFn's counts are committed per successful attempt (run_isolated)
+        self.counts = fn if hasattr(fn, "hold_counts") else None
 
     def setup(self):
         self.fn.setup()
@@ -131,7 +147,7 @@ class Isolated(beam.DoFn):
 
     def process(self, element):
         return run_isolated(self.fn.process, element, self.stage, self.to_error, self.records, self.split,
-                            self.text_of, self.errors)
+                            self.text_of, self.errors, self.counts)
 
     def finish_bundle(self):
         return self.fn.finish_bundle()

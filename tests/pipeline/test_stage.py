@@ -142,3 +142,34 @@ def test_fail_fast_lets_the_first_error_fail_the_pipeline(monkeypatch):
     with pytest.raises(Exception, match="planted bug"):
         with TestPipeline() as p:
             _ = p | beam.Create(_docs()) | stage.Normalize(context=StageContext(fail_fast=True))
+
+
+class _CountEach(__import__("corpusforge.pipeline.stage", fromlist=["CountingDoFn"]).CountingDoFn):
+    """Counts every record of a batch, then raises at the record 13 (after counting those before it)."""
+
+    def process(self, batch):
+        for doc in batch:
+            n = int(doc.id)
+            self.count("seen")
+            if n == 13:
+                raise ValueError("unlucky")
+            self.count("even" if n % 2 == 0 else "odd")
+            yield doc.id
+
+
+def test_a_retried_batch_counts_each_record_once_and_a_rejected_one_not_at_all():
+    from apache_beam.metrics.metric import MetricsFilter
+
+    from corpusforge.pipeline.stage import ERRORS, guarded
+
+    p = TestPipeline()
+    docs = lambda ids: [Document(id=str(n), text=f"text {n}", source="s") for n in ids]  # noqa: E731
+    out = (p | beam.Create([docs([10, 11, 12, 13, 14]), docs([15, 16])])
+           | beam.ParDo(guarded(_CountEach("demo"), "demo", batched=True)).with_outputs(ERRORS, main="kept"))
+    assert_that(out.kept, equal_to(["10", "11", "12", "14", "15", "16"]), label="kept")
+    assert_that(out[ERRORS] | beam.Map(lambda r: r.path), equal_to(["13"]), label="rejected")
+    result = p.run()
+    result.wait_until_finish()
+    counters = {c.key.metric.name: c.committed for c in result.metrics().query(MetricsFilter().with_namespace("demo"))["counters"]}
+    # before holding counts: seen 11 (10-13 counted twice), even 4 (10, 12 twice)
+    assert counters == {"seen": 6, "even": 4, "odd": 2, "stage_error": 1}
