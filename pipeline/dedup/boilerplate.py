@@ -111,8 +111,10 @@ class _KeysFn(KeysByShard):
     def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str, keyed: bool = True):
         self.lines, self.sentences, self.score_key, self.keyed = lines, sentences, score_key, keyed
 
-    def setup(self):
-        self.held_docs = HeldDocs()  # not in start_bundle: KeysByShard calls that to empty its packs
+    def start_bundle(self):
+        super().start_bundle()
+        # a retried bundle's processor may hold documents of the failed attempt: every bundle starts empty
+        self.held_docs = HeldDocs()
 
     def process(self, doc):
         node = node_of(doc, self.score_key)

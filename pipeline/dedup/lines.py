@@ -90,6 +90,9 @@ class KeysByShard(beam.DoFn):
     ``(shard, [(key, node)...])`` packs (``KEY_SHARDS``, ``KEY_FLUSH_RECORDS``), for ``shard_drops``."""
 
     def start_bundle(self):
+        self._empty_packs()
+
+    def _empty_packs(self) -> None:
         self.packs: dict[int, list] = {}
         self.held = 0
 
@@ -102,7 +105,7 @@ class KeysByShard(beam.DoFn):
 
     def _drain(self) -> list:
         packs = [beam.pvalue.TaggedOutput(KEYS, item) for item in sorted(self.packs.items())]
-        self.start_bundle()
+        self._empty_packs()
         return packs
 
     def finish_bundle(self):
