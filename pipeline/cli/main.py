@@ -123,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     """The ``corpusforge`` command (and ``python -m corpusforge``): ``main`` on the command line, then exit."""
+    from corpusforge.pipeline.core import lean_beam
+
+    lean_beam.enable()  # one command, then exit: a local build imports Beam without its cloud clients
     code = main()
     # The process ends here. Without this, the interpreter's last garbage collection walks every object a build
     # made live (~300k: Beam's, Presidio's, spaCy's), ~0.5 s of every build's wall time. Frozen objects are skipped
