@@ -22,6 +22,7 @@ that goes on (tests, notebooks), ``run_build`` called as a library, and every ot
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import sys
@@ -89,10 +90,22 @@ def hidden_while_importing(names: tuple[str, ...] = OPTIONAL_LIBRARIES) -> Itera
 
 def import_for_local_build() -> bool:
     """Import Beam and the build's modules with ``OPTIONAL_LIBRARIES`` hidden; False (and nothing done) when
-    Beam is already imported (it set itself up then) or ``enable()`` was not called."""
+    Beam is already imported (it set itself up then) or ``enable()`` was not called.
+
+    The garbage collector is paused meanwhile: these imports make ~200k objects that live as long as the
+    process, and collecting while they pile up (~450 passes, three of them full) cost ~0.3 s of start-up to
+    find ~1,800 unreachable objects. Afterwards everything alive is frozen (``gc.freeze``), so the build's own
+    collections do not walk the modules again; those few cyclic leftovers (well under 1 MB) stay."""
     if not _enabled or "apache_beam" in sys.modules:
         return False
-    with hidden_while_importing():
-        for module in BUILD_MODULES:
-            importlib.import_module(module)
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        with hidden_while_importing():
+            for module in BUILD_MODULES:
+                importlib.import_module(module)
+    finally:
+        if collecting:
+            gc.freeze()
+            gc.enable()
     return True

@@ -93,7 +93,8 @@ _BUILD = textwrap.dedent("""
         code = exit.code
     from apache_beam.io.filesystem import FileSystem
     loaded = [name for name in clients if sys.modules.get(name) is not None]
-    print(json.dumps({"code": code, "loaded": loaded,
+    import gc
+    print(json.dumps({"code": code, "loaded": loaded, "collecting": gc.isenabled(),
                       "gcs": any(c.scheme() == "gs" for c in FileSystem.__subclasses__() if c.scheme)}))
 """)
 
@@ -129,5 +130,6 @@ def test_a_local_build_is_the_same_without_the_optional_libraries(tmp_path):
     full = _build("full", config, tmp_path / "full", tmp_path)
     assert lean["code"] == full["code"] == 0
     assert lean["loaded"] == [] and not lean["gcs"]  # Beam was set up as without its gcp extra
+    assert lean["collecting"]  # the garbage collector paused for the imports only
     assert full["gcs"]  # (installed here: the full import registers GCS)
     assert _outputs(tmp_path / "lean") == _outputs(tmp_path / "full")
