@@ -31,8 +31,8 @@ def register(subparsers) -> None:
 
 
 def cmd_build(args) -> int:
-    from corpusforge.pipeline.build import run_build
     from corpusforge.pipeline.cli.config import InputConfig, load_config
+    from corpusforge.pipeline.core import lean_beam
 
     overrides = list(args.set)
     if args.run_dir:
@@ -45,5 +45,9 @@ def cmd_build(args) -> int:
         overrides.append("build.fail_fast=true")
     config = load_config(args.config, overrides)
     config.inputs.extend(InputConfig(path=p) for p in args.input)
+    if lean_beam.local_build(config, args.beam_args):  # Beam without its GCP, MongoDB and pandas integrations
+        lean_beam.import_for_local_build()
+    from corpusforge.pipeline.build import run_build
+
     run_build(config, args.beam_args, resume=args.resume, progress=not args.no_progress)
     return 0

@@ -16,6 +16,22 @@ class DirectRunner(SwitchingDirectRunner):
     # apache_beam/runners/direct/direct_runner.py reads it once, in the Prism check).
     _is_interactive = True
 
+    def run_pipeline(self, pipeline, options):
+        """Beam's, with the graph the in-process runner gets from ``pipeline.to_runner_api`` (which it calls once)
+        free of Flattens of Flattens (``pipeline/core/flattens.py``: a fused stage each)."""
+        from corpusforge.pipeline.core.flattens import merge_nested_flattens
+
+        to_runner_api = pipeline.to_runner_api
+
+        def merged_graph(*args, **kwargs):
+            return merge_nested_flattens(to_runner_api(*args, **kwargs))[0]
+
+        pipeline.to_runner_api = merged_graph  # this pipeline object only, while it runs
+        try:
+            return super().run_pipeline(pipeline, options)
+        finally:
+            del pipeline.to_runner_api
+
 
 def run_pipeline(pipeline):
     """``pipeline.run()``, without Beam's runner-API round trip where Beam itself skips it: on its DirectRunner in

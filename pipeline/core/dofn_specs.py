@@ -9,8 +9,10 @@ keeps it per DoFn object (by identity, through a weak reference, so a new object
 looked up afresh) while the block runs, and puts Beam's own function back on exit. A DoFn seen for the first
 time (each bundle processor unpickles its own copies) is looked up by ``fast_dofn_specs``: Beam's loop, less
 the methods the DoFn has unchanged from ``beam.DoFn`` itself (~25 of ~30), which declare no DoFn parameters
-(checked once per process, method by method) and so add nothing; ``tests/pipeline/test_dofn_specs.py`` holds
-it equal to Beam's function on every DoFn of a build.
+(checked once per process, method by method) and so add nothing; and, while the block runs, each other method's
+DoFn parameters are kept by its function (the copies share their class's functions), so a copy's lookup
+builds no ``inspect.signature`` (not for a method with an ``_inspect_`` hook, which may answer per object).
+``tests/pipeline/test_dofn_specs.py`` holds it equal to Beam's function on every DoFn of a build.
 
 Only Beam versions whose ``get_dofn_specs`` was checked to be a pure function of the DoFn are patched
 (``CHECKED_BEAM``); on any other the block runs with Beam's function untouched. Beam's callers all reach it
@@ -31,6 +33,9 @@ _lock = threading.Lock()
 _active = 0  # open memoized_dofn_specs() blocks (builds may nest or run on threads)
 _original = None
 _memo: dict[int, tuple[weakref.ref, frozenset, frozenset]] = {}
+# A method's DoFn parameters, by its function (a class attribute: every copy of a DoFn that a bundle processor
+# unpickles has the same one), while a block runs: ``MethodWrapper`` builds an ``inspect.signature`` each time.
+_params_by_function: dict[types.FunctionType, tuple] = {}
 _plain_base_methods: dict[str, types.FunctionType] | None = None  # DoFn's own methods without DoFn parameters
 
 
@@ -74,11 +79,18 @@ def fast_dofn_specs(dofn) -> tuple[set, set]:
         if (base.get(method_name) is method.__func__ and method.__self__ is dofn
                 and not hasattr(dofn, "_inspect_" + method_name)):  # Beam would inspect that hook instead
             continue
-        wrapper = MethodWrapper(dofn, method_name)
-        param_ids = [d.param_id for d in wrapper.defaults if isinstance(d, _DoFnParam)]
+        # Without an _inspect_ hook (which may answer per object), the parameters are the function's own.
+        keyed = _active and not hasattr(dofn, "_inspect_" + method_name)
+        params = _params_by_function.get(method.__func__) if keyed else None
+        if params is None:
+            wrapper = MethodWrapper(dofn, method_name)
+            params = tuple(d for d in wrapper.defaults if isinstance(d, _DoFnParam))
+            if keyed:
+                _params_by_function[method.__func__] = params
+        param_ids = [d.param_id for d in params]
         if len(param_ids) != len(set(param_ids)):
             raise ValueError("DoFn %r has duplicate %s method parameters: %s." % (dofn, method_name, param_ids))
-        for d in wrapper.defaults:
+        for d in params:
             if isinstance(d, _StateDoFnParam):
                 all_state_specs.add(d.state_spec)
             elif isinstance(d, _TimerDoFnParam):
@@ -121,3 +133,4 @@ def memoized_dofn_specs() -> Iterator[bool]:
             if _active == 0:
                 userstate.get_dofn_specs = _original
                 _memo.clear()
+                _params_by_function.clear()

@@ -55,6 +55,43 @@ def test_same_answer_as_beams_own_and_computed_once_per_object(monkeypatch):
     assert expected[0] == ({_Stateful.COUNT}, {_Stateful.TIMER})
 
 
+class _Hooked(beam.DoFn):
+    """A DoFn whose ``_inspect_process`` hook answers per object (as Beam's CallableWrapperDoFn does)."""
+
+    def __init__(self, stateful: bool):
+        self.stateful = stateful
+
+    def process(self, element):
+        yield element
+
+    def _inspect_process(self):
+        return (["element", "count"], [beam.DoFn.StateParam(_Stateful.COUNT)]) if self.stateful else (["element"], [])
+
+
+def test_copies_share_their_methods_parameters_but_not_a_hooks(monkeypatch):
+    from apache_beam.runners import common
+
+    wrapped = []
+    original = common.MethodWrapper
+
+    def counted(dofn, name):
+        wrapped.append((type(dofn).__name__, name))
+        return original(dofn, name)
+
+    monkeypatch.setattr(common, "MethodWrapper", counted)
+    hooked = [_Hooked(True), _Hooked(False), _Hooked(True)]
+    with memoized_dofn_specs():
+        assert [userstate.get_dofn_specs(d) for d in hooked] == [BEAMS_OWN(d) for d in hooked] == [
+            ({_Stateful.COUNT}, set()), (set(), set()), ({_Stateful.COUNT}, set())]
+        first = len(wrapped)
+        assert userstate.get_dofn_specs(_Stateful()) == ({_Stateful.COUNT}, {_Stateful.TIMER})
+        once = len(wrapped) - first
+        assert userstate.get_dofn_specs(_Stateful()) == ({_Stateful.COUNT}, {_Stateful.TIMER})  # another copy
+        assert once and len(wrapped) - first == once
+    assert [n for t, n in wrapped if t == "_Hooked"].count("process") == 3 + 3  # ours, then Beam's own, each
+    assert not dofn_specs._params_by_function
+
+
 def test_the_answer_is_a_copy():
     dofn = _Stateful()
     with memoized_dofn_specs():

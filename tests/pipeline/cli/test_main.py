@@ -55,3 +55,29 @@ def test_the_command_exits_with_the_error_code(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [f"corpusforge: error: input {tmp_path / 'none.jsonl'} matches no "
                                                 "files; check the path or glob"]
+
+
+def _help(parser, argv) -> str:
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()) as out, pytest.raises(SystemExit):
+        parser.parse_known_args(argv)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("command", list(cli.COMMANDS))
+def test_the_command_being_run_parses_as_with_every_command(command):
+    # main() registers only the subcommand it runs: the same arguments, defaults and help as with all of them.
+    alone, every = cli.make_parser(only=command), cli.make_parser()
+    assert cli._command([command, "--help"]) == command
+    assert _help(alone, [command, "--help"]) == _help(every, [command, "--help"])
+    if command == "build":
+        argv = ["build", "-i", "a.jsonl", "--run-dir", "out", "--set", "dedup.enabled=false", "--runner=X"]
+        (a, extra_a), (b, extra_b) = alone.parse_known_args(argv), every.parse_known_args(argv)
+        assert vars(a) == vars(b) and extra_a == extra_b == ["--runner=X"]
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["bogus"], ["-i", "x", "build"]])
+def test_anything_but_a_command_first_gets_every_command(argv):
+    assert cli._command(argv) is None
