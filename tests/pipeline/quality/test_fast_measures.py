@@ -1,0 +1,46 @@
+"""The measure path's fast functions give exactly what their ``*_reference`` twins give, on the sample corpus and on
+drawn text (each fast function was written to compute the same value with less work per document)."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corpusforge.pipeline.quality import rules
+from corpusforge.pipeline.quality.config import C4Config, QualityConfig, paper_config
+from corpusforge.pipeline.quality.text import TextView
+from tests.pipeline.quality.test_decide import CORPUS, PIECES
+
+# C4 settings that reach every branch of the check: the defaults, each line rule alone, a small word limit.
+C4_CONFIGS = [C4Config(), paper_config().c4, C4Config(max_word_length=5), C4Config(max_word_length=None),
+              C4Config(remove_citations=False, remove_javascript_lines=False, remove_policy_lines=False),
+              C4Config(min_words_per_line=2)]
+C4_PIECES = PIECES + ["[1]", " [12]", "[edit]", "x[2]", "[citation needed]", "[]", "[12345]", "javascript",
+                      "JavaScript is", "Terms of Use", "uses cookies", "averyveryverylongword", "\v", "\x1c", "\f"]
+_draws = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _same_c4(text: str) -> None:
+    for cfg in C4_CONFIGS:
+        assert rules._edits_nothing(TextView(text), cfg) == rules._edits_nothing_reference(text, cfg), (text, cfg)
+        view, edits = rules.c4_edit_view(text, cfg)
+        assert (view.text, edits) == rules.c4_edit(text, cfg), (text, cfg)
+
+
+def test_c4_check_on_the_sample():
+    for text in CORPUS:
+        _same_c4(text)
+
+
+@_draws
+@given(text=st.lists(st.sampled_from(C4_PIECES), max_size=40).map("".join))
+def test_c4_check_on_drawn_pieces(text):
+    _same_c4(text)
+
+
+@_draws
+@given(text=st.text(max_size=300))
+def test_c4_check_on_drawn_unicode(text):
+    _same_c4(text)
