@@ -11,12 +11,15 @@ tie-breaks), so ``decide`` gives the same reason; ``tests/pipeline/quality/test_
 """
 from __future__ import annotations
 
+import functools
 import re
 from itertools import compress, repeat
 from operator import contains
 from typing import Any
 
-from corpusforge.pipeline.quality.config import FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig
+from corpusforge.pipeline.quality.config import (
+    FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig, ngram_table,
+)
 from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
     FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
@@ -56,9 +59,7 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     counts = view.lower_word_counts  # per distinct word: the loops below visit each word once, not each token
     lorem = "lorem ipsum" in view.lower_text or bool(n and sum(counts[w] for w in LOREM_WORDS.intersection(counts)) / n >= 0.15)
     boiler = boilerplate_chars(view)
-    urls = 0
-    if n and ("@" in t or "http" in t or "www." in t):
-        urls = sum(1 for w in view.words if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
+    urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
     starts = SENTENCE_START_FAST_RE.findall(t)
     stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
     # The most frequent word that is not a stop word, a number or short: the first such in descending count order.
@@ -75,6 +76,27 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         "n_words": n,
         "top_word_count": top_word_count,
     }
+
+
+def url_tokens(view: TextView) -> int:
+    """``url_tokens_reference(view)``, testing only the tokens of lines that hold "@", "://" or "www." (picked in
+    C): a token that is a URL or an address holds one of them, and so does its line."""
+    lines = view.splitlines
+    everywhere = range(len(lines))
+    candidates: set[int] = set()
+    for hint in _URL_HINTS:
+        if hint in view.text:
+            candidates.update(compress(everywhere, map(contains, lines, repeat(hint))))
+    return sum(1 for w in view.tokens_of_lines(sorted(candidates))
+               if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
+
+
+_URL_HINTS = ("@", "://", "www.")
+
+
+def url_tokens_reference(view: TextView) -> int:
+    """Tokens that are URLs or e-mail addresses (the junk rules' links)."""
+    return sum(1 for w in view.words if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
 
 
 _ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
@@ -168,8 +190,9 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
     """Duplicate line/paragraph fractions, and per configured n the top n-gram's and the duplicated n-grams'
     character fractions (keys ``top_<n>gram_char_frac``, ``top_<n>gram_count``, ``dup_<n>gram_char_frac``)."""
     t = view.text
-    top_ns, dup_ns = [n for n, _ in cfg.top_ngrams()], [n for n, _ in cfg.dup_ngrams()]
-    values: Values = dict.fromkeys(repetition_fields(cfg))
+    fields, tops, dups = _repetition_keys(ngram_table(tuple(cfg.top_ngram_char_frac.items())),
+                                          ngram_table(tuple(cfg.dup_ngram_char_frac.items())))
+    values: Values = dict.fromkeys(fields)
     values["empty"] = not t
     if not t:
         return values
@@ -182,22 +205,32 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
     values["dup_line_frac"], values["dup_line_char_frac"] = dup / len(lines), dup_chars / n_chars
     ws = view.content_words if cfg.ngram_words_only else view.words
     values["n_content_words"] = len(view.content_words)
-    repeats = repeated_ngrams(ws, set(top_ns + dup_ns))  # once for both rules' n
-    for n in top_ns:
+    repeats = repeated_ngrams(ws, {n for n, _, _ in tops} | {n for n, _ in dups})  # once for both rules' n
+    for n, count_key, frac_key in tops:
         if len(ws) >= n:
-            gram, count = most_common_ngram(ws, n, *repeats[n])
-            values[f"top_{n}gram_count"] = count
-            values[f"top_{n}gram_char_frac"] = (sum(map(len, gram)) + n - 1) * count / n_chars
-    for n in dup_ns:
-        values[f"dup_{n}gram_char_frac"] = greedy_duplicated_chars(n, *repeats[n]) / n_chars
+            gram, count = most_common_ngram(ws, n, *repeats[n])  # positions, grams, counts
+            values[count_key] = count
+            values[frac_key] = (sum(map(len, gram)) + n - 1) * count / n_chars
+    for n, key in dups:
+        values[key] = greedy_duplicated_chars(n, repeats[n].positions, repeats[n].grams) / n_chars
     return values
 
 
+@functools.lru_cache(maxsize=64)
+def _repetition_keys(top: tuple[tuple[int, float], ...], dup: tuple[tuple[int, float], ...]):
+    """The repetition family's value names, and per n its keys: (n, count key, fraction key) for the top n-gram,
+    (n, key) for the duplicated n-grams; remembered per config (built per document, they cost more than the
+    values they name in short documents)."""
+    tops = tuple((n, f"top_{n}gram_count", f"top_{n}gram_char_frac") for n, _ in top)
+    dups = tuple((n, f"dup_{n}gram_char_frac") for n, _ in dup)
+    fields = ("empty", "dup_para_frac", "dup_para_char_frac", "dup_line_frac", "dup_line_char_frac", "n_content_words",
+              *(key for _, count, frac in tops for key in (frac, count)), *(key for _, key in dups))
+    return fields, tops, dups
+
+
 def repetition_fields(cfg: RepetitionConfig) -> tuple[str, ...]:
-    tops = [f"top_{n}gram_{k}" for n, _ in cfg.top_ngrams() for k in ("char_frac", "count")]
-    dups = [f"dup_{n}gram_char_frac" for n, _ in cfg.dup_ngrams()]
-    return ("empty", "dup_para_frac", "dup_para_char_frac", "dup_line_frac", "dup_line_char_frac", "n_content_words",
-            *tops, *dups)
+    return _repetition_keys(ngram_table(tuple(cfg.top_ngram_char_frac.items())),
+                            ngram_table(tuple(cfg.dup_ngram_char_frac.items())))[0]
 
 
 # ---------------------------------------------------------------------------------------------------- C4

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corpusforge.pipeline.quality import rules
+from corpusforge.pipeline.quality import measure, rules
 from corpusforge.pipeline.quality.config import C4Config, QualityConfig, paper_config
 from corpusforge.pipeline.quality.text import TextView
 from tests.pipeline.quality.test_decide import CORPUS, PIECES
@@ -44,3 +44,28 @@ def test_c4_check_on_drawn_pieces(text):
 @given(text=st.text(max_size=300))
 def test_c4_check_on_drawn_unicode(text):
     _same_c4(text)
+
+
+URL_PIECES = PIECES + ["x@y", "a.b@c", "@@", "www.", "WWW.x.com", "https://", "http:/", "ftp://a.b", "h", "w.",
+                       "mailto:me@x.org", "(http://a.b/c)", "<a@b.c>", "\r\n", "\x1c", "\u2029"]
+
+
+def _same_urls(text: str) -> None:
+    assert measure.url_tokens(TextView(text)) == measure.url_tokens_reference(TextView(text)), text
+
+
+def test_url_tokens_on_the_sample():
+    for text in CORPUS:
+        _same_urls(text)
+
+
+@_draws
+@given(text=st.lists(st.sampled_from(URL_PIECES), max_size=40).map("".join))
+def test_url_tokens_on_drawn_pieces(text):
+    _same_urls(text)
+
+
+@_draws
+@given(text=st.text(max_size=300))
+def test_url_tokens_on_drawn_unicode(text):
+    _same_urls(text)
