@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from itertools import compress, repeat
-from operator import contains
+from operator import contains, methodcaller
 from typing import Any
 
 from corpusforge.pipeline.quality.config import (
@@ -57,7 +57,7 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
             bad = sum(len(m) for m in MOJIBAKE_RE.findall(t))
     n = len(view.lower_words)
     counts = view.lower_word_counts  # per distinct word: the loops below visit each word once, not each token
-    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(counts[w] for w in LOREM_WORDS.intersection(counts)) / n >= 0.15)
+    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(map(counts.__getitem__, LOREM_WORDS.intersection(counts))) / n >= 0.15)
     boiler = boilerplate_chars(view)
     urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
     starts = SENTENCE_START_FAST_RE.findall(t)
@@ -148,6 +148,10 @@ JUNK_FIELDS = ("empty", "mojibake_fraction", "non_letter_fraction", "lorem_ipsum
 
 
 # ------------------------------------------------------------------------------------------------ gopher
+_STARTS_BULLET = methodcaller("startswith", ("•", "-"))
+_ENDS_ELLIPSIS = methodcaller("endswith", ("...", "…"))
+
+
 def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -> Values:
     t = view.text
     content = view.content_words
@@ -163,8 +167,10 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         "hash_ratio": t.count("#") / n_tokens if n_tokens else None,
         "ellipsis_ratio": (t.count("...") + t.count("…")) / n_tokens if n_tokens else None,
         "n_lines": len(lines),
-        "bullet_lines_fraction": sum(1 for s in lines if s.lstrip().startswith(("•", "-"))) / len(lines),
-        "ellipsis_lines_fraction": sum(1 for s in lines if s.rstrip().endswith(("...", "…"))) / len(lines),
+        # counted in C (map, list.count): a generator per line cost more than the test
+        "bullet_lines_fraction": list(map(_STARTS_BULLET, map(str.lstrip, lines))).count(True) / len(lines),
+        "ellipsis_lines_fraction": (list(map(_ENDS_ELLIPSIS, map(str.rstrip, lines))).count(True) / len(lines)
+                                    if "..." in t or "…" in t else 0.0),
         "alpha_words_fraction": view.n_letter_words / pool_size if pool_size else None,  # letters: in word tokens
         "stop_words_known": True,
         "n_stop_words": 0,
@@ -178,7 +184,7 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
             counts = view.lower_word_counts
             present = stop.intersection(counts)
             values["n_stop_words"] = len(present)
-            values["stop_word_fraction"] = sum(counts[w] for w in present) / len(view.lower_words) if counts else None
+            values["stop_word_fraction"] = sum(map(counts.__getitem__, present)) / len(view.lower_words) if counts else None
     else:  # the paper: Gopher's 8 English words, case-sensitive, for every document
         stop = GOPHER_STOP_WORDS | frozenset(cfg.stop_words.get("en", ()))
         values["n_stop_words"] = len(stop.intersection(view.words))
@@ -250,25 +256,27 @@ def measure_c4(view: TextView, bad_words: re.Pattern | None = None) -> Values:
 # ----------------------------------------------------------------------------------------------- FineWeb
 def measure_fineweb(view: TextView, cfg: FineWebConfig) -> Values:
     t = view.text
-    lines = [line for line in t.split("\n") if line.strip()]
+    lines = list(filter(str.strip, t.split("\n")))
     if not lines:
         return dict.fromkeys(FINEWEB_FIELDS) | {"n_lines": 0}
     stops = FINEWEB_STOP + tuple(cfg.extra_line_end_chars)
+    # counted in C (map, list.count): a generator per line cost more than the test
     if cfg.ignore_trailing_closers:
-        ended = sum(1 for line in lines if line.rstrip().rstrip(CLOSERS).endswith(stops))
+        ended = list(map(methodcaller("endswith", stops), map(_STRIP_CLOSERS, map(str.rstrip, lines)))).count(True)
     else:
-        ended = sum(1 for line in lines if line.endswith(stops))
+        ended = list(map(methodcaller("endswith", stops), lines)).count(True)
     chars = len(t) - t.count("\n")
     n_words, newlines = view.n_tokens, t.count("\n")
     return {
         "n_lines": len(lines),
         "line_punct_ratio": ended / len(lines),
-        "short_line_ratio": sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines),
+        "short_line_ratio": list(map(cfg.short_line_length.__ge__, map(len, lines))).count(True) / len(lines),
         "char_dup_ratio": count_duplicates(lines)[1] / chars if chars else 0.0,
         "newline_word_ratio": newlines / n_words if n_words else (float("inf") if newlines else 0.0),
     }
 
 
+_STRIP_CLOSERS = methodcaller("rstrip", CLOSERS)
 FINEWEB_FIELDS = ("n_lines", "line_punct_ratio", "short_line_ratio", "char_dup_ratio", "newline_word_ratio")
 
 

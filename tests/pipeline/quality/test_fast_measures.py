@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from corpusforge.pipeline.quality import measure, rules
 from corpusforge.pipeline.quality.config import C4Config, QualityConfig, paper_config
 from corpusforge.pipeline.quality.text import TextView
-from tests.pipeline.quality.test_decide import CORPUS, PIECES
+from tests.pipeline.quality import reference_measures
+from tests.pipeline.quality.test_decide import CORPUS, LANGS, PIECES
 
 # C4 settings that reach every branch of the check: the defaults, each line rule alone, a small word limit.
 C4_CONFIGS = [C4Config(), paper_config().c4, C4Config(max_word_length=5), C4Config(max_word_length=None),
@@ -69,3 +70,34 @@ def test_url_tokens_on_drawn_pieces(text):
 @given(text=st.text(max_size=300))
 def test_url_tokens_on_drawn_unicode(text):
     _same_urls(text)
+
+
+def _same_values(text: str, lang: str | None) -> None:
+    for cfg in (QualityConfig(), paper_config()):
+        view, old = TextView(text), TextView(text)
+        assert measure.measure_junk(view, lang) == reference_measures.measure_junk(old, lang), text
+        assert (measure.measure_gopher(view, cfg.gopher, lang)
+                == reference_measures.measure_gopher(old, cfg.gopher, lang)), text
+        assert (measure.measure_repetition(view, cfg.repetition)
+                == reference_measures.measure_repetition(old, cfg.repetition)), text
+        assert measure.measure_c4(view) == reference_measures.measure_c4(old), text
+        assert measure.measure_fineweb(view, cfg.fineweb) == reference_measures.measure_fineweb(old, cfg.fineweb), text
+
+
+def test_measures_on_the_sample():
+    for i, text in enumerate(CORPUS):
+        _same_values(text, LANGS[i % len(LANGS)])
+
+
+@_draws
+@given(text=st.lists(st.sampled_from(URL_PIECES + ["- a", "• b", "end...", "x…", "Lorem", "ipsum", "the", " of ",
+                                                   "#", "a b a b a b", "!\"", ")]"]), max_size=60).map("".join),
+       lang=st.sampled_from(LANGS))
+def test_measures_on_drawn_pieces(text, lang):
+    _same_values(text, lang)
+
+
+@_draws
+@given(text=st.text(max_size=300), lang=st.sampled_from(LANGS))
+def test_measures_on_drawn_unicode(text, lang):
+    _same_values(text, lang)
