@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from itertools import compress, repeat
-from operator import contains, methodcaller
+from operator import contains
 from typing import Any
 
 from corpusforge.pipeline.quality.config import (
@@ -148,10 +148,6 @@ JUNK_FIELDS = ("empty", "mojibake_fraction", "non_letter_fraction", "lorem_ipsum
 
 
 # ------------------------------------------------------------------------------------------------ gopher
-_STARTS_BULLET = methodcaller("startswith", ("•", "-"))
-_ENDS_ELLIPSIS = methodcaller("endswith", ("...", "…"))
-
-
 def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -> Values:
     t = view.text
     content = view.content_words
@@ -167,9 +163,9 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         "hash_ratio": t.count("#") / n_tokens if n_tokens else None,
         "ellipsis_ratio": (t.count("...") + t.count("…")) / n_tokens if n_tokens else None,
         "n_lines": len(lines),
-        # counted in C (map, list.count): a generator per line cost more than the test
-        "bullet_lines_fraction": list(map(_STARTS_BULLET, map(str.lstrip, lines))).count(True) / len(lines),
-        "ellipsis_lines_fraction": (list(map(_ENDS_ELLIPSIS, map(str.rstrip, lines))).count(True) / len(lines)
+        "bullet_lines_fraction": sum(1 for s in lines if s.lstrip().startswith(("•", "-"))) / len(lines),
+        # no line ends in an ellipsis where the text has none (most texts): no pass over the lines
+        "ellipsis_lines_fraction": (sum(1 for s in lines if s.rstrip().endswith(("...", "…"))) / len(lines)
                                     if "..." in t or "…" in t else 0.0),
         "alpha_words_fraction": view.n_letter_words / pool_size if pool_size else None,  # letters: in word tokens
         "stop_words_known": True,
@@ -260,23 +256,21 @@ def measure_fineweb(view: TextView, cfg: FineWebConfig) -> Values:
     if not lines:
         return dict.fromkeys(FINEWEB_FIELDS) | {"n_lines": 0}
     stops = FINEWEB_STOP + tuple(cfg.extra_line_end_chars)
-    # counted in C (map, list.count): a generator per line cost more than the test
     if cfg.ignore_trailing_closers:
-        ended = list(map(methodcaller("endswith", stops), map(_STRIP_CLOSERS, map(str.rstrip, lines)))).count(True)
+        ended = sum(1 for line in lines if line.rstrip().rstrip(CLOSERS).endswith(stops))
     else:
-        ended = list(map(methodcaller("endswith", stops), lines)).count(True)
+        ended = sum(1 for line in lines if line.endswith(stops))
     chars = len(t) - t.count("\n")
     n_words, newlines = view.n_tokens, t.count("\n")
     return {
         "n_lines": len(lines),
         "line_punct_ratio": ended / len(lines),
-        "short_line_ratio": list(map(cfg.short_line_length.__ge__, map(len, lines))).count(True) / len(lines),
+        "short_line_ratio": sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines),
         "char_dup_ratio": count_duplicates(lines)[1] / chars if chars else 0.0,
         "newline_word_ratio": newlines / n_words if n_words else (float("inf") if newlines else 0.0),
     }
 
 
-_STRIP_CLOSERS = methodcaller("rstrip", CLOSERS)
 FINEWEB_FIELDS = ("n_lines", "line_punct_ratio", "short_line_ratio", "char_dup_ratio", "newline_word_ratio")
 
 

@@ -651,7 +651,7 @@ def duplicated_ngram_chars(ws: list[str], n: int, grams: list[tuple[str, ...]] |
 class RepeatedNgrams(NamedTuple):
     """The word n-grams of one n that occur more than once: their start positions (ascending), the n-grams, and the
     counts of every n-gram counted (a superset of the repeated ones; each repeated n-gram's count is its count in
-    the text; None for n = 1)."""
+    the text; None for n < 3, where all n-grams were counted)."""
 
     positions: list[int]
     grams: list[tuple[str, ...]]
@@ -662,8 +662,8 @@ def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, RepeatedNgrams]:
     """For each n of ``ns``: the start positions of the word n-grams of ``ws`` that occur more than once, ascending,
     and those n-grams. Bigrams are counted at every position in C (most words of prose repeat, so few are spared);
     past that an n-gram repeats only where the (n-1)-grams at its start and one word later both repeat, so each n
-    builds n-grams only at those positions (in prose, few past n = 2) instead of at every word. Each n's counts are
-    kept for ``most_common_ngram``. (An int-id or numpy count of the bigrams, and maps instead of comprehensions for
+    builds n-grams only at those positions (in prose, few past n = 2) instead of at every word. Past n = 2 each n's
+    counts (of those positions only) are kept for ``most_common_ngram``. (An int-id or numpy count of the bigrams, and maps instead of comprehensions for
     the higher n, measured slower on ~300-word documents.)"""
     found: dict[int, RepeatedNgrams] = {}
     if 1 in ns:
@@ -677,7 +677,7 @@ def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, RepeatedNgrams]:
     repeats = list(map((1).__lt__, map(bigram_counts.__getitem__, bigrams)))
     positions, grams = list(compress(range(len(bigrams)), repeats)), list(compress(bigrams, repeats))
     if 2 in ns:
-        found[2] = RepeatedNgrams(positions, grams, bigram_counts)
+        found[2] = RepeatedNgrams(positions, grams, None)  # every bigram's count: more to scan than to count again
     for n in range(3, max(ns) + 1):
         if positions:  # without a repeated n-gram there is no repeated longer one
             starts = set(positions)
