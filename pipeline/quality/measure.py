@@ -115,23 +115,32 @@ def boilerplate_chars(view: TextView) -> int:
     if not t.isascii() and not CASE_FOLDS_TO_ASCII.isdisjoint(t):
         return sum(len(line) + 1 for line in lines if BOILERPLATE_RE.search(line))
     everywhere = range(len(lines))
+    # Which part each line is tried with: a line is tried with a part only where it is in that part's set.
+    nav = set(compress(everywhere, map(_NAV_SIZES.__contains__, map(len, view.line_chunks))))
+    phrase: set[int] = set()
     hints = [h for h in BOILERPLATE_PHRASE_HINTS if h in view.lower_text]
-    candidates = set(compress(everywhere, map(_NAV_SIZES.__contains__, map(len, view.line_chunks))))
     if hints:
         lowered = list(map(str.lower, lines))
         for hint in hints:
-            candidates.update(compress(everywhere, map(contains, lowered, repeat(hint))))
-    separators = [c for c in MENU_SEPARATORS if c in t]
-    for separator in separators:
-        candidates.update(compress(everywhere, map(contains, lines, repeat(separator))))
+            phrase.update(compress(everywhere, map(contains, lowered, repeat(hint))))
+    menu: set[int] = set()
+    for separator in MENU_SEPARATORS:
+        if separator in t:
+            menu.update(compress(everywhere, map(contains, lines, repeat(separator))))
     total = 0
-    for line in map(lines.__getitem__, candidates):
-        first = line.lstrip()[:1]  # a navigation line starts with one of its words' letters or a digit
-        if ((hints and any(h in line.lower() for h in hints) and BOILERPLATE_PHRASES_RE.search(line))
-                or ((first in _NAV_FIRST or first.isdecimal()) and NAV_LINE_RE.match(line))
-                or (separators and MENU_LINE_RE.match(line))):
+    for i in nav | phrase | menu:
+        line = lines[i]
+        if ((i in phrase and BOILERPLATE_PHRASES_RE.search(line))
+                or (i in nav and _nav_first(line) and NAV_LINE_RE.match(line))
+                or (i in menu and MENU_LINE_RE.match(line))):
             total += len(line) + 1
     return total
+
+
+def _nav_first(line: str) -> bool:
+    """Whether ``line`` can be a navigation line by its first character: one of its words' letters or a digit."""
+    first = line.lstrip()[:1]
+    return first in _NAV_FIRST or first.isdecimal()
 
 
 _NAV_SIZES = range(1, 5)  # NAV_LINE's words and separator are 1 to 4 of str.split's chunks (its \s is str.isspace)
