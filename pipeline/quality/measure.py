@@ -57,7 +57,7 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
             bad = sum(len(m) for m in MOJIBAKE_RE.findall(t))
     n = len(view.lower_words)
     counts = view.lower_word_counts  # per distinct word: the loops below visit each word once, not each token
-    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(map(counts.__getitem__, LOREM_WORDS.intersection(counts))) / n >= 0.15)
+    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(map(counts.__getitem__, words_in(LOREM_WORDS, counts))) / n >= 0.15)
     boiler = boilerplate_chars(view)
     urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
     starts = SENTENCE_START_FAST_RE.findall(t)
@@ -97,6 +97,12 @@ _URL_HINTS = ("@", "://", "www.")
 def url_tokens_reference(view: TextView) -> int:
     """Tokens that are URLs or e-mail addresses (the junk rules' links)."""
     return sum(1 for w in view.words if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
+
+
+def words_in(words: frozenset[str], counts: dict[str, int]) -> set[str]:
+    """``words.intersection(counts)``, looking up each item of the smaller of the two in the other (intersection
+    walks its argument, the document's distinct words, even when the word list is the smaller)."""
+    return words.intersection(counts) if len(counts) <= len(words) else counts.keys() & words
 
 
 _ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
@@ -187,7 +193,7 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
             values["stop_words_known"] = False
         else:
             counts = view.lower_word_counts
-            present = stop.intersection(counts)
+            present = words_in(stop, counts)
             values["n_stop_words"] = len(present)
             values["stop_word_fraction"] = sum(map(counts.__getitem__, present)) / len(view.lower_words) if counts else None
     else:  # the paper: Gopher's 8 English words, case-sensitive, for every document

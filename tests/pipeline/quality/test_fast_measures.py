@@ -101,3 +101,10 @@ def test_measures_on_drawn_pieces(text, lang):
 @given(text=st.text(max_size=300), lang=st.sampled_from(LANGS))
 def test_measures_on_drawn_unicode(text, lang):
     _same_values(text, lang)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.frozensets(st.sampled_from("a b c d e f g h".split())),
+       counts=st.dictionaries(st.sampled_from("a b c x y z".split()), st.integers(1, 5)))
+def test_words_in_is_the_intersection(words, counts):
+    assert measure.words_in(words, counts) == words.intersection(counts)
