@@ -533,8 +533,8 @@ class TextView:
 
     @cached_property
     def line_starts(self) -> list[int]:
-        """Where each line's entries start in ``_chunks``, and its length at the end: line i's chunks' entries are
-        ``_chunks[line_starts[i]:line_starts[i + 1] - 1]`` (its line-end entry last)."""
+        """Where each line's entries start in ``_chunks``, then ``len(_chunks)``: line i's chunks' entries are
+        ``_chunks[line_starts[i]:line_starts[i + 1] - 1]``, and its line-end entry follows them."""
         return list(accumulate(map(len, self.line_chunks), lambda end, n: end + n + 1, initial=0))
 
     def tokens_of_lines(self, indexes) -> list[str]:
@@ -663,8 +663,8 @@ def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, RepeatedNgrams]:
     and those n-grams. Bigrams are counted at every position in C (most words of prose repeat, so few are spared);
     past that an n-gram repeats only where the (n-1)-grams at its start and one word later both repeat, so each n
     builds n-grams only at those positions (in prose, few past n = 2) instead of at every word. Past n = 2 each n's
-    counts (of those positions only) are kept for ``most_common_ngram``. (An int-id or numpy count of the bigrams, and maps instead of comprehensions for
-    the higher n, measured slower on ~300-word documents.)"""
+    counts (of those positions only) are kept for ``most_common_ngram``. (Bigrams counted as int ids or with numpy,
+    and maps instead of comprehensions for the higher n, measured slower on ~300-word documents.)"""
     found: dict[int, RepeatedNgrams] = {}
     if 1 in ns:
         counts = Counter(ws)
