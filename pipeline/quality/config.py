@@ -10,6 +10,7 @@ from dropping good text that is short or not English (see docs/quality.md for th
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Literal
 
@@ -221,10 +222,17 @@ class RepetitionConfig:
                 _frac(frac, f"quality.repetition.{table}.{n}")
 
     def top_ngrams(self) -> list[tuple[int, float]]:
-        return sorted((int(n), f) for n, f in self.top_ngram_char_frac.items() if f is not None)
+        return list(ngram_table(tuple(self.top_ngram_char_frac.items())))
 
     def dup_ngrams(self) -> list[tuple[int, float]]:
-        return sorted((int(n), f) for n, f in self.dup_ngram_char_frac.items() if f is not None)
+        return list(ngram_table(tuple(self.dup_ngram_char_frac.items())))
+
+
+@functools.lru_cache(maxsize=64)
+def ngram_table(items: tuple[tuple[str, float | None], ...]) -> tuple[tuple[int, float], ...]:
+    """A table's (n, fraction) pairs, ascending n, the rules that are off left out: remembered, as each document's
+    measure and decision read them several times."""
+    return tuple(sorted((int(n), f) for n, f in items if f is not None))
 
 
 @dataclasses.dataclass

@@ -11,12 +11,15 @@ tie-breaks), so ``decide`` gives the same reason; ``tests/pipeline/quality/test_
 """
 from __future__ import annotations
 
+import functools
 import re
 from itertools import compress, repeat
 from operator import contains
 from typing import Any
 
-from corpusforge.pipeline.quality.config import FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig
+from corpusforge.pipeline.quality.config import (
+    FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig, ngram_table,
+)
 from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
     FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
@@ -54,11 +57,9 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
             bad = sum(len(m) for m in MOJIBAKE_RE.findall(t))
     n = len(view.lower_words)
     counts = view.lower_word_counts  # per distinct word: the loops below visit each word once, not each token
-    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(counts[w] for w in LOREM_WORDS.intersection(counts)) / n >= 0.15)
+    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(map(counts.__getitem__, words_in(LOREM_WORDS, counts))) / n >= 0.15)
     boiler = boilerplate_chars(view)
-    urls = 0
-    if n and ("@" in t or "http" in t or "www." in t):
-        urls = sum(1 for w in view.words if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
+    urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
     starts = SENTENCE_START_FAST_RE.findall(t)
     stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
     # The most frequent word that is not a stop word, a number or short: the first such in descending count order.
@@ -77,6 +78,33 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     }
 
 
+def url_tokens(view: TextView) -> int:
+    """``url_tokens_reference(view)``, testing only the tokens of lines that hold "@", "://" or "www." (picked in
+    C): a token that is a URL or an address holds one of them, and so does its line."""
+    lines = view.splitlines
+    everywhere = range(len(lines))
+    candidates: set[int] = set()
+    for hint in _URL_HINTS:
+        if hint in view.text:
+            candidates.update(compress(everywhere, map(contains, lines, repeat(hint))))
+    return sum(1 for w in view.tokens_of_lines(sorted(candidates))
+               if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
+
+
+_URL_HINTS = ("@", "://", "www.")
+
+
+def url_tokens_reference(view: TextView) -> int:
+    """Tokens that are URLs or e-mail addresses (the junk rules' links)."""
+    return sum(1 for w in view.words if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
+
+
+def words_in(words: frozenset[str], counts: dict[str, int]) -> set[str]:
+    """``words.intersection(counts)``, looking up each item of the smaller of the two in the other (intersection
+    walks its argument, the document's distinct words, even when the word list is the smaller)."""
+    return words.intersection(counts) if len(counts) <= len(words) else counts.keys() & words
+
+
 _ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
 _ASCII_SPACES = bytes(c for c in range(128) if chr(c).isspace())
 _NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
@@ -93,23 +121,32 @@ def boilerplate_chars(view: TextView) -> int:
     if not t.isascii() and not CASE_FOLDS_TO_ASCII.isdisjoint(t):
         return sum(len(line) + 1 for line in lines if BOILERPLATE_RE.search(line))
     everywhere = range(len(lines))
+    # Which part each line is tried with: a line is tried with a part only where it is in that part's set.
+    nav = set(compress(everywhere, map(_NAV_SIZES.__contains__, map(len, view.line_chunks))))
+    phrase: set[int] = set()
     hints = [h for h in BOILERPLATE_PHRASE_HINTS if h in view.lower_text]
-    candidates = set(compress(everywhere, map(_NAV_SIZES.__contains__, map(len, view.line_chunks))))
     if hints:
         lowered = list(map(str.lower, lines))
         for hint in hints:
-            candidates.update(compress(everywhere, map(contains, lowered, repeat(hint))))
-    separators = [c for c in MENU_SEPARATORS if c in t]
-    for separator in separators:
-        candidates.update(compress(everywhere, map(contains, lines, repeat(separator))))
+            phrase.update(compress(everywhere, map(contains, lowered, repeat(hint))))
+    menu: set[int] = set()
+    for separator in MENU_SEPARATORS:
+        if separator in t:
+            menu.update(compress(everywhere, map(contains, lines, repeat(separator))))
     total = 0
-    for line in map(lines.__getitem__, candidates):
-        first = line.lstrip()[:1]  # a navigation line starts with one of its words' letters or a digit
-        if ((hints and any(h in line.lower() for h in hints) and BOILERPLATE_PHRASES_RE.search(line))
-                or ((first in _NAV_FIRST or first.isdecimal()) and NAV_LINE_RE.match(line))
-                or (separators and MENU_LINE_RE.match(line))):
+    for i in nav | phrase | menu:
+        line = lines[i]
+        if ((i in phrase and BOILERPLATE_PHRASES_RE.search(line))
+                or (i in nav and _nav_first(line) and NAV_LINE_RE.match(line))
+                or (i in menu and MENU_LINE_RE.match(line))):
             total += len(line) + 1
     return total
+
+
+def _nav_first(line: str) -> bool:
+    """Whether ``line`` can be a navigation line by its first character: one of its words' letters or a digit."""
+    first = line.lstrip()[:1]
+    return first in _NAV_FIRST or first.isdecimal()
 
 
 _NAV_SIZES = range(1, 5)  # NAV_LINE's words and separator are 1 to 4 of str.split's chunks (its \s is str.isspace)
@@ -142,7 +179,9 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         "ellipsis_ratio": (t.count("...") + t.count("…")) / n_tokens if n_tokens else None,
         "n_lines": len(lines),
         "bullet_lines_fraction": sum(1 for s in lines if s.lstrip().startswith(("•", "-"))) / len(lines),
-        "ellipsis_lines_fraction": sum(1 for s in lines if s.rstrip().endswith(("...", "…"))) / len(lines),
+        # no line ends in an ellipsis where the text has none (most texts): no pass over the lines
+        "ellipsis_lines_fraction": (sum(1 for s in lines if s.rstrip().endswith(("...", "…"))) / len(lines)
+                                    if "..." in t or "…" in t else 0.0),
         "alpha_words_fraction": view.n_letter_words / pool_size if pool_size else None,  # letters: in word tokens
         "stop_words_known": True,
         "n_stop_words": 0,
@@ -154,9 +193,9 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
             values["stop_words_known"] = False
         else:
             counts = view.lower_word_counts
-            present = stop.intersection(counts)
+            present = words_in(stop, counts)
             values["n_stop_words"] = len(present)
-            values["stop_word_fraction"] = sum(counts[w] for w in present) / len(view.lower_words) if counts else None
+            values["stop_word_fraction"] = sum(map(counts.__getitem__, present)) / len(view.lower_words) if counts else None
     else:  # the paper: Gopher's 8 English words, case-sensitive, for every document
         stop = GOPHER_STOP_WORDS | frozenset(cfg.stop_words.get("en", ()))
         values["n_stop_words"] = len(stop.intersection(view.words))
@@ -168,8 +207,9 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
     """Duplicate line/paragraph fractions, and per configured n the top n-gram's and the duplicated n-grams'
     character fractions (keys ``top_<n>gram_char_frac``, ``top_<n>gram_count``, ``dup_<n>gram_char_frac``)."""
     t = view.text
-    top_ns, dup_ns = [n for n, _ in cfg.top_ngrams()], [n for n, _ in cfg.dup_ngrams()]
-    values: Values = dict.fromkeys(repetition_fields(cfg))
+    fields, tops, dups = _repetition_keys(ngram_table(tuple(cfg.top_ngram_char_frac.items())),
+                                          ngram_table(tuple(cfg.dup_ngram_char_frac.items())))
+    values: Values = dict.fromkeys(fields)
     values["empty"] = not t
     if not t:
         return values
@@ -182,22 +222,32 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
     values["dup_line_frac"], values["dup_line_char_frac"] = dup / len(lines), dup_chars / n_chars
     ws = view.content_words if cfg.ngram_words_only else view.words
     values["n_content_words"] = len(view.content_words)
-    repeats = repeated_ngrams(ws, set(top_ns + dup_ns))  # once for both rules' n
-    for n in top_ns:
+    repeats = repeated_ngrams(ws, {n for n, _, _ in tops} | {n for n, _ in dups})  # once for both rules' n
+    for n, count_key, frac_key in tops:
         if len(ws) >= n:
-            gram, count = most_common_ngram(ws, n, *repeats[n])
-            values[f"top_{n}gram_count"] = count
-            values[f"top_{n}gram_char_frac"] = (sum(map(len, gram)) + n - 1) * count / n_chars
-    for n in dup_ns:
-        values[f"dup_{n}gram_char_frac"] = greedy_duplicated_chars(n, *repeats[n]) / n_chars
+            gram, count = most_common_ngram(ws, n, *repeats[n])  # positions, grams, counts
+            values[count_key] = count
+            values[frac_key] = (sum(map(len, gram)) + n - 1) * count / n_chars
+    for n, key in dups:
+        values[key] = greedy_duplicated_chars(n, repeats[n].positions, repeats[n].grams) / n_chars
     return values
 
 
+@functools.lru_cache(maxsize=64)
+def _repetition_keys(top: tuple[tuple[int, float], ...], dup: tuple[tuple[int, float], ...]):
+    """The repetition family's value names, and per n its keys: (n, count key, fraction key) for the top n-gram,
+    (n, key) for the duplicated n-grams; remembered per config (built per document, they cost more than the
+    values they name in short documents)."""
+    tops = tuple((n, f"top_{n}gram_count", f"top_{n}gram_char_frac") for n, _ in top)
+    dups = tuple((n, f"dup_{n}gram_char_frac") for n, _ in dup)
+    fields = ("empty", "dup_para_frac", "dup_para_char_frac", "dup_line_frac", "dup_line_char_frac", "n_content_words",
+              *(key for _, count, frac in tops for key in (frac, count)), *(key for _, key in dups))
+    return fields, tops, dups
+
+
 def repetition_fields(cfg: RepetitionConfig) -> tuple[str, ...]:
-    tops = [f"top_{n}gram_{k}" for n, _ in cfg.top_ngrams() for k in ("char_frac", "count")]
-    dups = [f"dup_{n}gram_char_frac" for n, _ in cfg.dup_ngrams()]
-    return ("empty", "dup_para_frac", "dup_para_char_frac", "dup_line_frac", "dup_line_char_frac", "n_content_words",
-            *tops, *dups)
+    return _repetition_keys(ngram_table(tuple(cfg.top_ngram_char_frac.items())),
+                            ngram_table(tuple(cfg.dup_ngram_char_frac.items())))[0]
 
 
 # ---------------------------------------------------------------------------------------------------- C4
@@ -217,7 +267,7 @@ def measure_c4(view: TextView, bad_words: re.Pattern | None = None) -> Values:
 # ----------------------------------------------------------------------------------------------- FineWeb
 def measure_fineweb(view: TextView, cfg: FineWebConfig) -> Values:
     t = view.text
-    lines = [line for line in t.split("\n") if line.strip()]
+    lines = list(filter(str.strip, t.split("\n")))
     if not lines:
         return dict.fromkeys(FINEWEB_FIELDS) | {"n_lines": 0}
     stops = FINEWEB_STOP + tuple(cfg.extra_line_end_chars)

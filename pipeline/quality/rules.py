@@ -17,6 +17,7 @@ import math
 import pathlib
 import re
 from collections import Counter
+from itertools import chain
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
@@ -386,8 +387,23 @@ POLICY_SUBSTRINGS = ("terms of use", "privacy policy", "cookie policy", "uses co
 
 def c4_edit(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
     """C4's line removal (an edit, not a drop). Returns the new text and a count per removal reason."""
-    if _edits_nothing(text, cfg):
+    if _edits_nothing(TextView(text), cfg):
         return text, {}
+    return _c4_edit_lines(text, cfg)
+
+
+def c4_edit_view(text: str, cfg: C4Config) -> tuple[TextView, dict[str, int]]:
+    """``c4_edit`` with the edited text's ``TextView``: where nothing is edited (most pages) it is the view the check
+    read, so the measures reuse its lines and lower case instead of computing them again."""
+    view = TextView(text)
+    if _edits_nothing(view, cfg):
+        return view, {}
+    edited, counts = _c4_edit_lines(text, cfg)
+    return (view if edited is text else TextView(edited)), counts
+
+
+def _c4_edit_lines(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
+    """``c4_edit``'s line loop."""
     counts: dict[str, int] = {}
     kept: list[str] = []
     terminal = cfg.remove_lines_without_terminal_punct
@@ -427,7 +443,35 @@ def c4_edit(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
     return (new_text.strip() if terminal else new_text.strip("\n")), counts
 
 
-def _edits_nothing(text: str, cfg: C4Config) -> bool:
+def _edits_nothing(view: TextView, cfg: C4Config) -> bool:
+    """``_edits_nothing_reference(view.text, cfg)``, cheaper, reading the view's lines and lower case (which the
+    measures read next): a citation marker is searched from its "[" (the reference's pattern starts with optional
+    spaces, so it was tried at every position), and only lines longer than the limit are split (a word never spans
+    a line break: they are all whitespace to ``str.split``)."""
+    if cfg.remove_lines_without_terminal_punct or cfg.min_words_per_line is not None:
+        return False
+    text = view.text
+    if cfg.remove_citations and "[" in text and _CITATION_MARKER.search(text):
+        return False
+    limit = cfg.max_word_length
+    if limit is not None and len(text) > limit and max(map(len, view.splitlines), default=0) > limit:
+        long_lines = [line for line in view.splitlines if len(line) > limit]
+        if max(map(len, chain.from_iterable(map(str.split, long_lines))), default=0) > limit:
+            return False
+    if cfg.remove_javascript_lines or cfg.remove_policy_lines:
+        lower = view.lower_text
+        if cfg.remove_javascript_lines and "javascript" in lower:
+            return False
+        if cfg.remove_policy_lines and any(p in lower for p in POLICY_SUBSTRINGS):
+            return False
+    return True
+
+
+# _CITATION_CANDIDATE without the spaces before: it finds a marker where the whole pattern does.
+_CITATION_MARKER = re.compile(r"\[(?:\d{1,4}|edit|citation needed)]")
+
+
+def _edits_nothing_reference(text: str, cfg: C4Config) -> bool:
     """True where ``c4_edit``'s line loop would return ``text`` unchanged with no counts, checked on the whole text
     at once (most pages): the settings that judge every line are off, and no line can hold a citation, a long
     word, "javascript" or a policy phrase, as the whole text holds none (a line's lower case is a piece of the
@@ -550,8 +594,8 @@ class HeuristicRules:
         if reason and not store:
             return Verdict(text, reason, {}, values)
         early = reason  # length or blocklist: the document goes as it came, its edits uncounted
-        edited, edits = c4_edit(text, cfg.c4) if cfg.c4.enabled else (text, {})
-        view = TextView(edited)
+        view, edits = c4_edit_view(text, cfg.c4) if cfg.c4.enabled else (TextView(text), {})
+        edited = view.text
         steps = self._steps(view, lang, values)
         for family, measure, decide in steps:
             if values[family] is None:

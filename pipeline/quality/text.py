@@ -11,7 +11,7 @@ from collections import Counter
 from functools import cached_property, reduce
 from itertools import accumulate, chain, compress, repeat
 from operator import iadd, itemgetter, not_
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from corpusforge.pipeline.quality.config import GopherConfig
@@ -467,7 +467,7 @@ class TextView:
     def line_words(self) -> list[list[str]]:
         """The word tokens of each line of ``splitlines``; together they are ``words`` (every line break is
         whitespace to ``str.split``). The measures need none (C4 counts sentences from the chunks' marks)."""
-        ends = list(accumulate(map(len, self.line_chunks), lambda end, n: end + n + 1, initial=0))  # + the line's end
+        ends = self.line_starts
         return [_joined(self._chunks[a:b], 0) for a, b in zip(ends, ends[1:])]
 
     @cached_property
@@ -518,13 +518,29 @@ class TextView:
         chunks = list(chain.from_iterable(chain.from_iterable(zip(self.line_chunks, repeat(_LINE_END_ONLY)))))
         entries = list(map(_CHUNK_CACHE.get, chunks))
         if not all(entries):  # an entry is a non-empty tuple, a chunk not seen before None
+            # Chunks too long for the cache (reST table borders) often repeat within the document: split once here.
+            split: dict[str, Chunk] = {}
             for i in compress(range(len(entries)), map(not_, entries)):
                 chunk = chunks[i]
                 if chunk is _LINE_END:  # the cache was cleared from outside
                     _CHUNK_CACHE[_LINE_END] = entries[i] = _LINE_END_ENTRY
                 else:
-                    entries[i] = _split_cached(chunk)
+                    entry = split.get(chunk)
+                    if entry is None:
+                        entry = split[chunk] = _split_cached(chunk)
+                    entries[i] = entry
         return entries
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """Where each line's entries start in ``_chunks``, then ``len(_chunks)``: line i's chunks' entries are
+        ``_chunks[line_starts[i]:line_starts[i + 1] - 1]``, and its line-end entry follows them."""
+        return list(accumulate(map(len, self.line_chunks), lambda end, n: end + n + 1, initial=0))
+
+    def tokens_of_lines(self, indexes) -> list[str]:
+        """The tokens of the lines at ``indexes`` (``line_words`` of those lines, joined)."""
+        starts, entries = self.line_starts, self._chunks
+        return _joined([e for i in indexes for e in entries[starts[i]:starts[i + 1]]], 0)
 
     @cached_property
     def splitlines(self) -> list[str]:
@@ -632,16 +648,28 @@ def duplicated_ngram_chars(ws: list[str], n: int, grams: list[tuple[str, ...]] |
     return repeated
 
 
-def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, tuple[list[int], list[tuple[str, ...]]]]:
+class RepeatedNgrams(NamedTuple):
+    """The word n-grams of one n that occur more than once: their start positions (ascending), the n-grams, and the
+    counts of every n-gram counted (a superset of the repeated ones; each repeated n-gram's count is its count in
+    the text; None for n < 3, where all n-grams were counted)."""
+
+    positions: list[int]
+    grams: list[tuple[str, ...]]
+    counts: Counter | None
+
+
+def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, RepeatedNgrams]:
     """For each n of ``ns``: the start positions of the word n-grams of ``ws`` that occur more than once, ascending,
     and those n-grams. Bigrams are counted at every position in C (most words of prose repeat, so few are spared);
     past that an n-gram repeats only where the (n-1)-grams at its start and one word later both repeat, so each n
-    builds n-grams only at those positions (in prose, few past n = 2) instead of at every word."""
-    found: dict[int, tuple[list[int], list[tuple[str, ...]]]] = {}
+    builds n-grams only at those positions (in prose, few past n = 2) instead of at every word. Past n = 2 each n's
+    counts (of those positions only) are kept for ``most_common_ngram``. (Bigrams counted as int ids or with numpy,
+    and maps instead of comprehensions for the higher n, measured slower on ~300-word documents.)"""
+    found: dict[int, RepeatedNgrams] = {}
     if 1 in ns:
         counts = Counter(ws)
         positions = list(compress(range(len(ws)), map((1).__lt__, map(counts.__getitem__, ws))))  # count > 1
-        found[1] = (positions, [(ws[p],) for p in positions])
+        found[1] = RepeatedNgrams(positions, [(ws[p],) for p in positions], None)
     if max(ns, default=0) < 2:
         return found
     bigrams = list(zip(ws, ws[1:]))
@@ -649,7 +677,7 @@ def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, tuple[list[int], l
     repeats = list(map((1).__lt__, map(bigram_counts.__getitem__, bigrams)))
     positions, grams = list(compress(range(len(bigrams)), repeats)), list(compress(bigrams, repeats))
     if 2 in ns:
-        found[2] = (positions, grams)
+        found[2] = RepeatedNgrams(positions, grams, None)  # every bigram's count: more to scan than to count again
     for n in range(3, max(ns) + 1):
         if positions:  # without a repeated n-gram there is no repeated longer one
             starts = set(positions)
@@ -659,9 +687,9 @@ def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, tuple[list[int], l
             kept = [(p, g) for p, g in zip(candidates, grams) if counts[g] > 1]
             positions = [p for p, _ in kept]
         else:
-            kept = []
+            kept, counts = [], Counter()
         if n in ns:
-            found[n] = (positions, [g for _, g in kept])
+            found[n] = RepeatedNgrams(positions, [g for _, g in kept], counts)
     return found
 
 
@@ -672,12 +700,15 @@ def count_duplicates(items: list[str]) -> tuple[int, int]:
     return len(items) - len(distinct), sum(map(len, items)) - sum(map(len, distinct))
 
 
-def most_common_ngram(ws: list[str], n: int, positions: list[int], grams: list[tuple[str, ...]]) -> tuple[tuple[str, ...], int]:
+def most_common_ngram(ws: list[str], n: int, positions: list[int], grams: list[tuple[str, ...]],
+                      counts: Counter | None = None) -> tuple[tuple[str, ...], int]:
     """``Counter(all n-grams of ws).most_common(1)[0]`` from the repeated ones (``repeated_ngrams``): the most
-    frequent, the earliest first on ties; with no repeat every count is 1 and the first n-gram wins."""
+    frequent, the earliest first on ties; with no repeat every count is 1 and the first n-gram wins. ``counts``
+    (``RepeatedNgrams.counts``) saves counting again: the n-grams it counts beyond the repeated ones occur once, so
+    they never win, and it meets the repeated ones in the same order."""
     if not grams:
         return tuple(ws[:n]), 1
-    return Counter(grams).most_common(1)[0]
+    return (counts if counts is not None else Counter(grams)).most_common(1)[0]
 
 
 def greedy_duplicated_chars(n: int, positions: list[int], grams: list[tuple[str, ...]]) -> int:

@@ -143,16 +143,18 @@ def test_repeated_ngrams_give_the_counts_of_every_ngram(ws, max_n):
     repeats = text.repeated_ngrams(ws, set(range(1, max_n + 1)))
     for n in range(1, max_n + 1):
         grams = list(zip(*(ws[i:] for i in range(n))))
-        assert repeats[n][1] == [g for g in grams if grams.count(g) > 1]
+        positions, repeated, _ = repeats[n]
+        assert repeated == [g for g in grams if grams.count(g) > 1]
         if grams:
             assert text.most_common_ngram(ws, n, *repeats[n]) == Counter(grams).most_common(1)[0]
-        assert text.greedy_duplicated_chars(n, *repeats[n]) == text.duplicated_ngram_chars(ws, n)
+            assert text.most_common_ngram(ws, n, positions, repeated) == Counter(grams).most_common(1)[0]
+        assert text.greedy_duplicated_chars(n, positions, repeated) == text.duplicated_ngram_chars(ws, n)
     assert text.count_duplicates(ws) == text.find_duplicates(ws)
 
 
 def test_repeated_ngrams_hand_picked():
     ws = "a b a b a b c".split()
-    positions, grams = text.repeated_ngrams(ws, {2})[2]
+    positions, grams, _ = text.repeated_ngrams(ws, {2})[2]
     assert positions == [0, 1, 2, 3, 4] and grams == [("a", "b"), ("b", "a"), ("a", "b"), ("b", "a"), ("a", "b")]
     assert text.most_common_ngram(ws, 2, positions, grams) == (("a", "b"), 3)
     # the scan: a b (new), b a (new), a b (repeat: +2, skip to 4), a b (repeat: +2, skip to 6)

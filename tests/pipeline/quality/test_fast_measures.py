@@ -1,0 +1,110 @@
+"""The measure path's fast functions give exactly what their ``*_reference`` twins give, on the sample corpus and on
+drawn text (each fast function was written to compute the same value with less work per document)."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corpusforge.pipeline.quality import measure, rules
+from corpusforge.pipeline.quality.config import C4Config, QualityConfig, paper_config
+from corpusforge.pipeline.quality.text import TextView
+from tests.pipeline.quality import reference_measures
+from tests.pipeline.quality.test_decide import CORPUS, LANGS, PIECES
+
+# C4 settings that reach every branch of the check: the defaults, each line rule alone, a small word limit.
+C4_CONFIGS = [C4Config(), paper_config().c4, C4Config(max_word_length=5), C4Config(max_word_length=None),
+              C4Config(remove_citations=False, remove_javascript_lines=False, remove_policy_lines=False),
+              C4Config(min_words_per_line=2)]
+C4_PIECES = PIECES + ["[1]", " [12]", "[edit]", "x[2]", "[citation needed]", "[]", "[12345]", "javascript",
+                      "JavaScript is", "Terms of Use", "uses cookies", "averyveryverylongword", "\v", "\x1c", "\f"]
+_draws = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _same_c4(text: str) -> None:
+    for cfg in C4_CONFIGS:
+        assert rules._edits_nothing(TextView(text), cfg) == rules._edits_nothing_reference(text, cfg), (text, cfg)
+        view, edits = rules.c4_edit_view(text, cfg)
+        assert (view.text, edits) == rules.c4_edit(text, cfg), (text, cfg)
+
+
+def test_c4_check_on_the_sample():
+    for text in CORPUS:
+        _same_c4(text)
+
+
+@_draws
+@given(text=st.lists(st.sampled_from(C4_PIECES), max_size=40).map("".join))
+def test_c4_check_on_drawn_pieces(text):
+    _same_c4(text)
+
+
+@_draws
+@given(text=st.text(max_size=300))
+def test_c4_check_on_drawn_unicode(text):
+    _same_c4(text)
+
+
+URL_PIECES = PIECES + ["x@y", "a.b@c", "@@", "www.", "WWW.x.com", "https://", "http:/", "ftp://a.b", "h", "w.",
+                       "mailto:me@x.org", "(http://a.b/c)", "<a@b.c>", "\r\n", "\x1c", "\u2029"]
+
+
+def _same_urls(text: str) -> None:
+    assert measure.url_tokens(TextView(text)) == measure.url_tokens_reference(TextView(text)), text
+
+
+def test_url_tokens_on_the_sample():
+    for text in CORPUS:
+        _same_urls(text)
+
+
+@_draws
+@given(text=st.lists(st.sampled_from(URL_PIECES), max_size=40).map("".join))
+def test_url_tokens_on_drawn_pieces(text):
+    _same_urls(text)
+
+
+@_draws
+@given(text=st.text(max_size=300))
+def test_url_tokens_on_drawn_unicode(text):
+    _same_urls(text)
+
+
+def _same_values(text: str, lang: str | None) -> None:
+    for cfg in (QualityConfig(), paper_config()):
+        view, old = TextView(text), TextView(text)
+        assert measure.measure_junk(view, lang) == reference_measures.measure_junk(old, lang), text
+        assert (measure.measure_gopher(view, cfg.gopher, lang)
+                == reference_measures.measure_gopher(old, cfg.gopher, lang)), text
+        assert (measure.measure_repetition(view, cfg.repetition)
+                == reference_measures.measure_repetition(old, cfg.repetition)), text
+        assert measure.measure_c4(view) == reference_measures.measure_c4(old), text
+        assert measure.measure_fineweb(view, cfg.fineweb) == reference_measures.measure_fineweb(old, cfg.fineweb), text
+
+
+def test_measures_on_the_sample():
+    for i, text in enumerate(CORPUS):
+        _same_values(text, LANGS[i % len(LANGS)])
+
+
+@_draws
+@given(text=st.lists(st.sampled_from(URL_PIECES + ["- a", "• b", "end...", "x…", "Lorem", "ipsum", "the", " of ",
+                                                   "#", "a b a b a b", "!\"", ")]"]), max_size=60).map("".join),
+       lang=st.sampled_from(LANGS))
+def test_measures_on_drawn_pieces(text, lang):
+    _same_values(text, lang)
+
+
+@_draws
+@given(text=st.text(max_size=300), lang=st.sampled_from(LANGS))
+def test_measures_on_drawn_unicode(text, lang):
+    _same_values(text, lang)
+
+
+@settings(max_examples=200, deadline=None)
+@given(words=st.frozensets(st.sampled_from("a b c d e f g h".split())),
+       counts=st.dictionaries(st.sampled_from("a b c x y z".split()), st.integers(1, 5)))
+def test_words_in_is_the_intersection(words, counts):
+    assert measure.words_in(words, counts) == words.intersection(counts)
