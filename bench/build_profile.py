@@ -10,6 +10,7 @@
     python bench/build_profile.py --graph --against d200b23   # fused stages a one-document build runs, both trees
     python bench/build_profile.py --plain --set dedup.near.components=distributed   # any config setting
     python bench/build_profile.py --plain --against 8807992 --rounds 3   # per-document work, both trees alternating
+    python bench/build_profile.py --instructions --docs 400 --against 3228507   # instructions per document (valgrind)
 
 The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files). One
 ``corpusforge build`` runs in this process on the in-process DirectRunner (one worker) twice: first plain,
@@ -41,6 +42,11 @@ cut is visible.
 ``--plain --against COMMIT`` times the per-document work (a corpus build minus a one-document build, imports
 done) of this tree and of that commit, each round in fresh processes that alternate, ``--rounds`` times, and
 prints docs per second and per CPU-second and the ratio.
+
+``--instructions`` counts the instructions of a corpus build and of a one-document build under valgrind's
+cachegrind (fresh processes, hash seed fixed) and prints their difference per document, this tree's and
+``--against``'s: on a machine shared with other jobs, where CPU time moves by ~30 % between rounds, a count
+that load does not move (~50x slower than a plain build: ``--docs 400`` takes ~10 minutes for both trees).
 
 ``--graph`` runs that one-document build once (with ``--against``, once per tree) and prints the fused stages
 the in-process runner set up and ran, and the transforms inside them: what every build pays for whatever
@@ -278,6 +284,56 @@ def time_per_document(workdir: str, stages: list[str], docs: int, rounds: int, a
           f"load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
+# Run under valgrind in a fresh process: one build, its output hidden.
+_ONE_BUILD = """
+import contextlib, io, json, sys
+from corpusforge.pipeline.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    sys.exit(main(json.loads(sys.argv[1])))
+"""
+
+
+def count_instructions(workdir: str, stages: list[str], docs: int, against: str | None) -> None:
+    """Instructions per document (valgrind's cachegrind: a corpus build minus a one-document build, each in a fresh
+    process, hash seed fixed) of this tree and of ``against``: a count that other jobs on the machine do not move,
+    where time on a shared machine varies by 30 % between rounds. Under valgrind a build runs ~50x slower."""
+    import json
+    import re
+    import shutil
+    import subprocess
+
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    corpus = os.path.join(workdir, f"corpus-distinct-{docs}")
+    write_corpus(corpus, docs, kind="distinct")
+    one = os.path.join(workdir, "corpus-1")
+    write_corpus(one, 1, kind="distinct", files=1)
+    versions = {"this tree": dict(os.environ)}
+    if against:
+        package = against if os.path.isdir(against) else package_of_commit(against, workdir)
+        versions = {against: {**os.environ, "PYTHONPATH": os.path.abspath(package)}, **versions}
+    print(f"{docs:,} web-like docs; stages {','.join(stages)}; settings {' '.join(SETTINGS) or 'default'}; "
+          "instructions counted by valgrind --tool=cachegrind", flush=True)
+    per_doc = {}
+    for name, env in versions.items():
+        counts = []
+        for label, data in (("one", one), ("corpus", corpus)):
+            run = os.path.join(workdir, f"run-{label}")
+            done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                                   sys.executable, "-c", _ONE_BUILD, json.dumps(build_args(data, run, stages))],
+                                  capture_output=True, text=True, env={**env, "PYTHONHASHSEED": "0"}, cwd=workdir)
+            found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+            if done.returncode or not found:
+                raise SystemExit(f"the build under valgrind failed ({name}, {label}):\n{done.stderr[-2000:]}")
+            counts.append(int(found.group(1).replace(",", "")))
+        per_doc[name] = (counts[1] - counts[0]) / max(docs - 1, 1)
+        print(f"  {name}: one-document build {counts[0] / 1e9:.2f} G instructions; corpus {counts[1] / 1e9:.2f} G; "
+              f"per document {per_doc[name] / 1e6:.2f} M", flush=True)
+    if against:
+        print(f"this tree runs {per_doc[against] / per_doc['this tree']:.3f}x fewer instructions per document than "
+              f"{against}", flush=True)
+
+
 # Run in a fresh process: counts what Beam's in-process runner (FnApiRunner.run_stages) is handed, then builds.
 _COUNT_STAGES = """
 import sys
@@ -423,6 +479,9 @@ def main() -> None:
                         help="With --startup: the one document also holds an e-mail address (so PII loads Presidio).")
     parser.add_argument("--graph", action="store_true",
                         help="Only print the fused stages of a one-document build (and --against's).")
+    parser.add_argument("--instructions", action="store_true",
+                        help="Only count instructions per document under valgrind (cachegrind), this tree's and "
+                             "--against's: a figure machine load does not move. ~50x slower: use --docs 400.")
     parser.add_argument("--imports", action="store_true",
                         help="Only print the import time by top-level package of a one-document build and of --help.")
     args = parser.parse_args()
@@ -434,6 +493,9 @@ def main() -> None:
         return
     if args.graph:
         count_stages(workdir, stages, args.against)
+        return
+    if args.instructions:
+        count_instructions(workdir, stages, args.docs, args.against)
         return
     if args.startup:
         time_startup(workdir, stages, args.startup, args.against, email=args.email)
