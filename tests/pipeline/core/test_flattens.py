@@ -1,7 +1,6 @@
 """A Flatten of Flattens runs as one Flatten on our DirectRunner: same elements, fewer fused stages."""
 from __future__ import annotations
 
-import json
 
 import apache_beam as beam
 import pytest
@@ -13,6 +12,7 @@ from corpusforge.pipeline.core import flattens
 from corpusforge.pipeline.core.direct_runner import DirectRunner, run_pipeline
 from corpusforge.pipeline.core.flattens import FLATTEN_URN, merge_nested_flattens
 from tests.pipeline.sample_corpus import sample_corpus
+from tests.pipeline.core.build_outputs import build_outputs
 
 
 def _graph(p: beam.Pipeline, also_read_inner: bool = False, side_input: bool = False):
@@ -75,18 +75,6 @@ def test_same_elements_fewer_stages(monkeypatch, also_read_inner, side_input):
     assert merged == plain - (2 if not (also_read_inner or side_input) else 1)
 
 
-def _outputs(run_dir) -> dict:
-    out = {}
-    for path in sorted(run_dir.rglob("*")):
-        if path.is_file() and path.parent.name in ("clean", "removed", "rejected"):
-            out[str(path.relative_to(run_dir))] = path.read_bytes()
-    stats = json.loads((run_dir / "stats.json").read_text())
-    stats.pop("timing")
-    stats["metrics"] = stats["metrics"]["counters"]  # BatchElements' distributions are timings
-    out["stats.json"] = stats
-    return out
-
-
 def test_a_build_is_the_same(tmp_path, monkeypatch):
     from corpusforge.pipeline.cli.main import main
 
@@ -105,4 +93,4 @@ def test_a_build_is_the_same(tmp_path, monkeypatch):
     monkeypatch.setattr(flattens, "merge_nested_flattens", lambda proto: (proto, 0))
     assert main([*args, "--run-dir", str(tmp_path / "plain")]) == 0
     assert counts and counts[0] >= 5  # removals and errors gathered by steps, stages and the build
-    assert _outputs(tmp_path / "merged") == _outputs(tmp_path / "plain")
+    assert build_outputs(tmp_path / "merged") == build_outputs(tmp_path / "plain")

@@ -12,6 +12,7 @@ from corpusforge.pipeline.cli.config import InputConfig, load_config
 from corpusforge.pipeline.core import lean_beam
 from corpusforge.pipeline.core.lean_beam import hidden_while_importing, local_build
 from tests.pipeline.sample_corpus import sample_corpus
+from tests.pipeline.core.build_outputs import build_outputs
 
 
 def _config(*overrides: str):
@@ -111,19 +112,6 @@ def _build(mode: str, config, run_dir, cwd) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _outputs(run_dir) -> dict:
-    out = {}
-    for path in sorted(run_dir.rglob("*")):
-        if path.is_file() and path.parent.name in ("clean", "removed", "rejected"):
-            out[str(path.relative_to(run_dir))] = path.read_bytes()
-    stats = json.loads((run_dir / "stats.json").read_text())
-    stats.pop("timing")
-    # Every counter the same; Beam's BatchElements distributions are timings (adaptive batch sizes).
-    stats["metrics"] = stats["metrics"]["counters"]
-    out["stats.json"] = stats
-    return out
-
-
 def test_a_local_build_is_the_same_without_the_optional_libraries(tmp_path):
     root, config = sample_corpus(tmp_path, documents=40)
     lean = _build("lean", config, tmp_path / "lean", tmp_path)
@@ -132,4 +120,4 @@ def test_a_local_build_is_the_same_without_the_optional_libraries(tmp_path):
     assert lean["loaded"] == [] and not lean["gcs"]  # Beam was set up as without its gcp extra
     assert lean["collecting"]  # the garbage collector paused for the imports only
     assert full["gcs"]  # (installed here: the full import registers GCS)
-    assert _outputs(tmp_path / "lean") == _outputs(tmp_path / "full")
+    assert build_outputs(tmp_path / "lean") == build_outputs(tmp_path / "full")
