@@ -191,14 +191,16 @@ def from_dict(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
         raise ConfigError(f"{where}{exc}") from None
 
 
-def to_dict(obj: Any) -> Any:
-    """A dataclass as plain, JSON-ready data (the inverse of ``from_dict``)."""
+def to_dict(obj: Any, *, outputs_only: bool = False) -> Any:
+    """A dataclass as plain, JSON-ready data (the inverse of ``from_dict``); ``outputs_only``: without the fields
+    marked ``same_output`` (see ``output_dict``)."""
     if dataclasses.is_dataclass(obj):
-        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {f.name: to_dict(getattr(obj, f.name), outputs_only=outputs_only) for f in dataclasses.fields(obj)
+                if not (outputs_only and f.metadata.get("same_output"))}
     if isinstance(obj, (list, tuple)):
-        return [to_dict(v) for v in obj]
+        return [to_dict(v, outputs_only=outputs_only) for v in obj]
     if isinstance(obj, dict):
-        return {k: to_dict(v) for k, v in obj.items()}
+        return {k: to_dict(v, outputs_only=outputs_only) for k, v in obj.items()}
     if isinstance(obj, enum.Enum):
         return obj.value
     return obj
@@ -208,14 +210,7 @@ def to_dict(obj: Any) -> Any:
 # dedup.near.components): every value gives the same output, so checkpoint fingerprints leave it out.
 def output_dict(obj: Any) -> Any:
     """``to_dict`` without the fields marked ``same_output``: what a stage's output depends on."""
-    if dataclasses.is_dataclass(obj):
-        return {f.name: output_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)
-                if not f.metadata.get("same_output")}
-    if isinstance(obj, (list, tuple)):
-        return [output_dict(v) for v in obj]
-    if isinstance(obj, dict):
-        return {k: output_dict(v) for k, v in obj.items()}
-    return to_dict(obj)
+    return to_dict(obj, outputs_only=True)
 
 
 # A field declared with ``metadata={"secret": True, ...}`` (pii.hash_salt) is never written or printed: what
