@@ -25,8 +25,6 @@ are on).
 """
 from __future__ import annotations
 
-from hashlib import blake2b
-
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
@@ -38,7 +36,9 @@ from corpusforge.pipeline.dedup.lines import (
     REASON as LINES_REASON, KeysByShard, drop_lines, group_docs, line_key, shard_drops,
 )
 from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
-from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, drop_sentences, keyed_sentences
+from corpusforge.pipeline.dedup.sentences import (
+    REASON as SENTENCES_REASON, REPEATS, drop_sentences, sentence_words, word_keys,
+)
 from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
@@ -49,37 +49,27 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
     """``(line key, words, sentence keys)`` per line of ``text``: ``line_key`` of the line (None when too short
     to count), its normalised words, and the keys of its sentences that count (``keyed_sentences``, in order).
 
-    As in ``keyed_sentences``, an ASCII text, or else each ASCII line, is normalised once and sliced, and an
-    ASCII line's words are its sentences' words: every sentence of an ASCII line but its last ends after
-    whitespace (``sentence_split``), so no word spans two sentences, and the line is not split and joined
-    again. A line with a non-ASCII character is normalised as a whole, and each of its sentences alone."""
-    whole = text.isascii()
-    norm = normalized_bytes(text) if whole else None
+    Each sentence's words are normalised once (``sentence_words``) and a line's words are its sentences'
+    words, joined: a sentence but the last of its line ends after whitespace or a CJK terminator
+    (``sentence_split``), which separate words, so no word spans two sentences, and neither is case-ignorable,
+    so the capital sigma (the one character ``str.lower`` reads in context) lowers the same in its sentence
+    as in its line. ``line_records_reference`` is the definition (tests/pipeline/dedup/test_boilerplate.py)."""
+    spans = sentence_spans(text, lang)
+    words = sentence_words(text, spans)
+    keys = word_keys(words, sentence_chars)
     records: list[tuple] = []
-    keys: list[int] = []
-    words: list[bytes] = []
-    offset, line, new_line = 0, "", not whole
-    for start, end, last in sentence_spans(text, lang):
-        if new_line:  # the first sentence of a line starts the line
-            stop = text.find("\n", start)
-            line = text[start:] if stop < 0 else text[start:stop]
-            norm, offset = (normalized_bytes(line), start) if line.isascii() else (None, start)
-        part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
-        joined = b" ".join(part.split())  # what line_key hashes
+    line_words: list[bytes] = []
+    line_keys: list[int] = []
+    for (_, _, last), joined, key in zip(spans, words, keys):
         if joined:
-            words.append(joined)
-            if len(joined) >= sentence_chars:  # digest64 inlined (the same value), one call fewer per sentence
-                keys.append(int.from_bytes(blake2b(joined, digest_size=8).digest(), "little"))
+            line_words.append(joined)
+            if key is not None:
+                line_keys.append(key)
         if last:
-            if norm is not None:
-                joined = b" ".join(words)
-                count = joined.count(b" ") + 1 if joined else 0
-            else:
-                split = normalized_bytes(line).split()
-                joined, count = b" ".join(split), len(split)
-            records.append((digest64(joined) if len(joined) >= line_chars else None, count, tuple(keys)))
-            keys, words = [], []
-        new_line = last and not whole
+            joined = b" ".join(line_words)
+            count = joined.count(b" ") + 1 if joined else 0
+            records.append((digest64(joined) if len(joined) >= line_chars else None, count, tuple(line_keys)))
+            line_words, line_keys = [], []
     return records
 
 

@@ -19,7 +19,7 @@ from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import KeysByShard, group_docs, line_key, shard_drops
 from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
-from corpusforge.pipeline.dedup.text import count_words, normalized_bytes
+from corpusforge.pipeline.dedup.text import ascii_word_copy, count_words, normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "sentence_dedup_too_short"
@@ -39,13 +39,51 @@ def sentence_keys_reference(text: str, lang: str | None, min_chars: int) -> tupl
     return keys, repeats
 
 
-def keyed_sentences(text: str, lang: str | None, min_chars: int,
-                    normalized: bytes | None = None) -> list[tuple[int, int, bool, int | None]]:
+def sentence_words(text: str, spans: list[tuple[int, int, bool]]) -> list[bytes]:
+    """The normalised words of each sentence of ``text`` (``spans``: ``sentence_spans``), joined by single
+    spaces: what ``line_key`` hashes.
+
+    A text that ``ascii_word_copy`` can make ASCII (most web text: its only non-ASCII characters quotes and
+    dashes) is normalised once and sliced: lower case and ``normalized_bytes``' byte table act on each ASCII
+    character alone, so a slice of the normalised copy has the sentence's words. Else each line that it can
+    make ASCII is normalised once and sliced, and a sentence of any other line is normalised alone (lower
+    case is not per character there: the capital sigma)."""
+    copy = ascii_word_copy(text)
+    if copy is not None:
+        norm = normalized_bytes(copy)
+        return [b" ".join(norm[start:end].split()) for start, end, _ in spans]
+    words, norm, offset, new_line = [], None, 0, True
+    for start, end, last in spans:
+        if new_line:  # the first sentence of a line starts the line
+            stop = text.find("\n", start)
+            line = ascii_word_copy(text[start:] if stop < 0 else text[start:stop])
+            norm, offset = (normalized_bytes(line) if line is not None else None), start
+        part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
+        words.append(b" ".join(part.split()))
+        new_line = last
+    return words
+
+
+def word_keys(words: list[bytes], min_chars: int) -> list[int | None]:
+    """``digest64`` of each of ``words`` (``sentence_words``), None for one shorter than ``min_chars``: the
+    sentences' ``line_key``s, in one comprehension (``digest64`` inlined: the same value)."""
+    return [int.from_bytes(blake2b(joined, digest_size=8).digest(), "little") if len(joined) >= min_chars else None
+            for joined in words]
+
+
+def keyed_sentences(text: str, lang: str | None, min_chars: int) -> list[tuple[int, int, bool, int | None]]:
     """``(start, end, last of its line, key)`` per sentence (``sentence_spans``); the key is ``line_key`` of
-    the sentence. An ASCII text, or else each ASCII line, is normalised once and sliced: lower case and
-    ``normalized_bytes``' byte table act on each ASCII character alone, so a slice of the normalised text is
-    the sentence's; a sentence of a line with a non-ASCII character is normalised alone (``normalized``:
-    ``normalized_bytes(text)`` of an ASCII text, when the caller has it)."""
+    the sentence (``sentence_words``, ``word_keys``; ``keyed_sentences_reference`` is the definition)."""
+    spans = sentence_spans(text, lang)
+    keys = word_keys(sentence_words(text, spans), min_chars)
+    return [(start, end, last, key) for (start, end, last), key in zip(spans, keys)]
+
+
+def keyed_sentences_reference(text: str, lang: str | None, min_chars: int,
+                              normalized: bytes | None = None) -> list[tuple[int, int, bool, int | None]]:
+    """``keyed_sentences`` as it was, one loop per sentence: an ASCII text, or else each ASCII line, is
+    normalised once and sliced; a sentence of a line with a non-ASCII character is normalised alone
+    (``normalized``: ``normalized_bytes(text)`` of an ASCII text, when the caller has it)."""
     whole = text.isascii()
     if whole:
         norm = normalized if normalized is not None else normalized_bytes(text)
@@ -68,7 +106,7 @@ def keyed_sentences(text: str, lang: str | None, min_chars: int,
 
 def sentence_keys(text: str, lang: str | None, min_chars: int) -> tuple[set[int], bool]:
     """The distinct keys of the sentences of ``text`` that count, and whether one of them recurs in it."""
-    keys = [key for _, _, _, key in keyed_sentences(text, lang, min_chars) if key is not None]
+    keys = [key for key in word_keys(sentence_words(text, sentence_spans(text, lang)), min_chars) if key is not None]
     distinct = set(keys)
     return distinct, len(distinct) < len(keys)
 

@@ -84,6 +84,32 @@ def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
     return b"".join(parts)
 
 
+# Non-ASCII characters that separate words as a space does (neither letters nor digits: ``\W``) and that
+# lower-case to themselves: typographic quotes, dashes, spaces and symbols, the only non-ASCII characters of
+# many web documents. tests/pipeline/dedup/test_text.py checks both properties of each.
+WORD_SEPARATORS = frozenset("\u00a0\u2002\u2003\u2009\u200a\u200b\u202f’‘“”—–…«»„‚•·′″‹›‐‑‒−©®™°€£§¶†‡")
+_ASCII_BYTES = bytes(range(0x80))
+
+
+def ascii_word_copy(text: str) -> str | None:
+    """``text`` itself when ASCII; else, when its only non-ASCII characters are ``WORD_SEPARATORS``, a copy
+    with each of them replaced by a space (one character for one, so every offset holds); else None.
+
+    Every slice of the copy has the normalised words of the same slice of ``text`` (a separator splits words
+    as a space does, and lower case is per character: the one character ``str.lower`` reads in context, the
+    capital sigma, is not a separator), and an ASCII text is normalised once and sliced by its callers
+    (``sentences.sentence_words``). Linear: one encode, one ``bytes.translate`` that keeps the non-ASCII
+    bytes, and one ``str.replace`` per distinct separator present."""
+    if text.isascii():
+        return text
+    others = set(text.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass"))
+    if not others <= WORD_SEPARATORS:
+        return None
+    for separator in others:
+        text = text.replace(separator, " ")
+    return text
+
+
 # Every byte of normalised text but the space as ``a``: a word starts wherever `` a`` is, or at the start.
 _WORD_SHAPE = bytes(0x20 if c == 0x20 else 0x61 for c in range(256))
 _SPACE = np.uint8(0x20)

@@ -127,6 +127,22 @@ def test_line_records_match_the_reference_on_any_text(pieces, lang, chars):
     assert line_records(text, lang, *chars) == line_records_reference(text, lang, *chars)
 
 
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ9 .!?,'\")\t\n") + ["Mr", "word", "é", "’", "“", "—", "\u00a0", "Σ", "ΟΔΟΣ",
+                                                            "İ", "。", "！", "」", "…", "Σ. ", "A long enough sentence"]),
+                max_size=60), st.sampled_from(["en", "de", None]), st.sampled_from([(10, 20), (1, 1), (3, 2)]))
+def test_line_records_match_the_reference_on_non_ascii_text(pieces, lang, chars):
+    # a line's words are its sentences' words, typographic separators or not, but where a capital sigma stands
+    text = "".join(pieces)
+    assert line_records(text, lang, *chars) == line_records_reference(text, lang, *chars)
+
+
+@pytest.mark.parametrize("text", ["ΟΔΟΣ. Σας ευχαριστώ.", "ΑΣ。Σα", "ΑΣ。’Σα", "ΑΣ！」Σα", "ΑΣ？ Σ", "ΑΣ… Σα. ΣΑΣ"])
+def test_a_lines_words_are_its_sentences_words_around_a_capital_sigma(text):
+    # lower case reads a capital sigma's neighbours: what ends a sentence stops that reading (not case-ignorable)
+    assert line_records(text, "en", 1, 1) == line_records_reference(text, "en", 1, 1)
+
+
 def test_line_records_match_the_reference_on_documents():
     docs = corpus(150, seed=3)
     for doc in docs:

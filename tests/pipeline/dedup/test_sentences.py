@@ -115,3 +115,29 @@ def test_keyed_sentences_key_each_sentence_as_line_key_does(pieces, lang, min_ch
     text = "".join(pieces)
     assert keyed_sentences(text, lang, min_chars) == [
         (start, end, last, line_key(text[start:end], min_chars)) for start, end, last in sentence_spans(text, lang)]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ9 .!?,'\")\t\n") + ["Mr", "J", "word", "é", "’", "“", "”", "—", "\u00a0", "Σ",
+                                                            "ΟΔΟΣ", "İ", "。", "…", "A long enough sentence"]),
+                max_size=60), st.sampled_from(["en", "de", None]), st.sampled_from([1, 5, 20]))
+def test_keyed_sentences_match_the_previous_implementation(pieces, lang, min_chars):
+    # sentence_words normalises a text whose only non-ASCII characters are separators as ASCII (ascii_word_copy),
+    # else each such line; keyed_sentences_reference took only ASCII lines that way
+    from corpusforge.pipeline.dedup.sentence_split import sentence_spans
+    from corpusforge.pipeline.dedup.sentences import keyed_sentences, keyed_sentences_reference, sentence_words
+    from corpusforge.pipeline.dedup.text import normalized_bytes
+
+    text = "".join(pieces)
+    assert keyed_sentences(text, lang, min_chars) == keyed_sentences_reference(text, lang, min_chars)
+    spans = sentence_spans(text, lang)
+    assert sentence_words(text, spans) == [b" ".join(normalized_bytes(text[s:e]).split()) for s, e, _ in spans]
+
+
+def test_keyed_sentences_match_the_previous_implementation_on_documents():
+    from corpusforge.pipeline.dedup.sentences import keyed_sentences, keyed_sentences_reference
+
+    texts = paragraphs(300) + ["„Zitat“ — und dann… noch ein Satz. Ende’s.", "ΟΔΟΣ ΜΑΣ. Next “one” here."]
+    for text in texts:
+        for lang in (None, "de"):
+            assert keyed_sentences(text, lang, 20) == keyed_sentences_reference(text, lang, 20)

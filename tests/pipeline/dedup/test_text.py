@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpusforge.pipeline.dedup.text import (
-    char_shingles, count_words, jaccard, joined_words, normalize_for_hash, normalized_bytes, normalized_bytes_reference, shingles,
+    WORD_SEPARATORS, ascii_word_copy, char_shingles, count_words, jaccard, joined_words, normalize_for_hash, normalized_bytes, normalized_bytes_reference, shingles,
     survivor_rank, word_shingles, words, words_reference,
 )
 from tests.pipeline.dedup.corpus import paragraphs
@@ -59,6 +59,38 @@ def test_word_count_and_joined_words_are_split_and_join(text, numbers):
     normalized = normalized_bytes(text, numbers)
     assert count_words(normalized) == len(normalized.split())
     assert joined_words(normalized) == b" ".join(normalized.split())
+
+
+def test_word_separators_split_words_as_a_space_does_and_have_no_case():
+    import re
+
+    for separator in WORD_SEPARATORS:
+        assert len(separator) == 1 and not separator.isascii() and separator.lower() == separator, repr(separator)
+        assert re.fullmatch(r"\W", separator), repr(separator)
+        assert normalized_bytes(f"Ab{separator}Cd").split() == [b"ab", b"cd"], repr(separator)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aZ0 .,-\n’‘“”—–…\u00a0\u200b©€éΣİ٣") + sorted(WORD_SEPARATORS)), max_size=50),
+       st.data())
+def test_ascii_word_copy_has_the_words_of_every_slice(text, data):
+    # the copy is what sentence_words and line_records normalise once and slice in place of a non-ASCII text
+    copy = ascii_word_copy(text)
+    if copy is None:
+        assert not set(c for c in text if not c.isascii()) <= WORD_SEPARATORS
+        return
+    assert copy.isascii() and len(copy) == len(text)
+    assert all(a == b or a not in "\n.!?" and b == " " for a, b in zip(text, copy))
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    assert normalized_bytes(copy[start:end]).split() == normalized_bytes(text[start:end]).split()
+
+
+def test_ascii_word_copy_refuses_letters_and_keeps_ascii_text_itself():
+    text = "Plain ASCII text."
+    assert ascii_word_copy(text) is text
+    assert ascii_word_copy("It’s — “quoted” …") == "It s    quoted   "
+    assert ascii_word_copy("Café’s") is None and ascii_word_copy("ΟΔΟΣ") is None
 
 
 def test_word_count_and_joined_words_on_documents():
