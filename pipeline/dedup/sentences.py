@@ -114,27 +114,38 @@ def sentence_keys(text: str, lang: str | None, min_chars: int) -> tuple[set[int]
 def remove_sentences(text: str, lang: str | None, drop: set[int], min_chars: int) -> tuple[str, int, int]:
     """``text`` without the sentences whose key is in ``drop`` and without a sentence's later repeats; how
     many sentences went for each reason (``removed``, ``collapsed``). A line left empty goes too."""
+    return without_sentences(text, lang, drop, min_chars)[:3]
+
+
+def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: int) -> tuple[str, int, int, int]:
+    """``remove_sentences``' text and counts, and the normalised words left in that text: the kept sentences'
+    words (``sentence_words``), counted as they go, which are the words of the text they make up
+    (``line_records`` says why), instead of normalising that text again."""
+    spans = sentence_spans(text, lang)
+    words = sentence_words(text, spans)
     seen: set[int] = set()
-    lines, removed, collapsed = [], 0, 0
-    line_start, kept, whole = 0, [], True
-    for start, end, last, key in keyed_sentences(text, lang, min_chars):
+    lines, removed, collapsed, left = [], 0, 0, 0
+    line_start, kept = 0, []
+    for (start, end, last), joined, key in zip(spans, words, word_keys(words, min_chars)):
         if key is not None and key in drop:
             removed += 1
-            whole = False
+            kept.append(None)
         elif key is not None and key in seen:
             collapsed += 1
-            whole = False
+            kept.append(None)
         else:
-            kept.append(text[start:end])
+            kept.append((start, end))
+            if joined:
+                left += joined.count(b" ") + 1
             if key is not None:
                 seen.add(key)
         if last:
-            if whole:
+            if None not in kept:
                 lines.append(text[line_start:end])
-            elif kept:
-                lines.append("".join(kept).rstrip())
-            line_start, kept, whole = end + 1, [], True
-    return "\n".join(lines), removed, collapsed
+            elif any(kept):
+                lines.append("".join([text[span[0]:span[1]] for span in kept if span]).rstrip())
+            line_start, kept = end + 1, []
+    return "\n".join(lines), removed, collapsed, left
 
 
 def remove_sentences_reference(text: str, lang: str | None, drop: set[int], min_chars: int) -> tuple[str, int, int]:
@@ -158,6 +169,13 @@ def remove_sentences_reference(text: str, lang: str | None, drop: set[int], min_
         elif kept:
             lines.append("".join(kept).rstrip())
     return "\n".join(lines), removed, collapsed
+
+
+def without_sentences_reference(text: str, lang: str | None, drop: set[int],
+                                min_chars: int) -> tuple[str, int, int, int]:
+    """The definition of ``without_sentences``: ``remove_sentences_reference``, then the text left normalised."""
+    left, removed, collapsed = remove_sentences_reference(text, lang, drop, min_chars)
+    return left, removed, collapsed, count_words(normalized_bytes(left))
 
 
 class _SentenceKeysFn(KeysByShard):
@@ -197,7 +215,8 @@ def drop_sentences(doc, drop: set[int], config: SentenceDedupConfig, too_short):
     """Yields the edits of removing ``doc``'s sentences whose key is in ``drop`` and its repeated sentences (or
     its removal, counted in ``too_short``, when too few words are left); returns the document left, None when
     removed."""
-    text, removed, collapsed = remove_sentences(doc.text, doc.annotations.get("lang"), drop, config.min_sentence_chars)
+    text, removed, collapsed, words = without_sentences(doc.text, doc.annotations.get("lang"), drop,
+                                                        config.min_sentence_chars)
     if not (removed or collapsed):
         return doc
     if removed:
@@ -205,7 +224,6 @@ def drop_sentences(doc, drop: set[int], config: SentenceDedupConfig, too_short):
     if collapsed:
         yield edit(STAGE, "sentences_collapsed", collapsed)
     yield edit(STAGE, "documents_sentence_edited", 1)
-    words = count_words(normalized_bytes(text))
     if words < config.min_words:
         too_short.inc()
         yield removal(doc, STAGE, REASON, sentences_removed=removed, sentences_collapsed=collapsed, words_left=words)

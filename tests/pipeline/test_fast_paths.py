@@ -46,7 +46,8 @@ def _use_reference_paths(monkeypatch) -> None:
         monkeypatch.setattr(module, "split_sentences", sentence_split.split_sentences_reference)
     monkeypatch.setattr(sentences, "sentence_keys", sentences.sentence_keys_reference)
     monkeypatch.setattr(boilerplate, "line_records", boilerplate.line_records_reference)
-    monkeypatch.setattr(sentences, "remove_sentences", sentences.remove_sentences_reference)  # drop_sentences' call
+    monkeypatch.setattr(sentences, "remove_sentences", sentences.remove_sentences_reference)
+    monkeypatch.setattr(sentences, "without_sentences", sentences.without_sentences_reference)  # drop_sentences' call
 
 
 @pytest.mark.slow

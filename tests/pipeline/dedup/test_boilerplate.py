@@ -157,14 +157,14 @@ def test_a_document_whose_removal_step_raises_is_rejected_once_and_nothing_else_
     from corpusforge.pipeline.dedup import sentences
     from corpusforge.pipeline.document import Document
 
-    original = sentences.remove_sentences
+    original = sentences.without_sentences  # what drop_sentences calls
 
     def planted(text, *args):
         if "zebracorn" in text:
             raise ValueError("planted bug")
         return original(text, *args)
 
-    monkeypatch.setattr(sentences, "remove_sentences", planted)
+    monkeypatch.setattr(sentences, "without_sentences", planted)
     repeated = "The zebracorn sentence is long enough to count here. "
     docs = [Document(f"d{i}", f"{NAV[0]}\nThe words of document {'abcdef'[i] * 4} stand here. {INLINE[0]}",
                      "web", annotations={"quality_score": 0.9}) for i in range(6)]

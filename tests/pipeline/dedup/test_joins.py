@@ -124,7 +124,7 @@ def test_documents_that_raise_are_rejected_alike_in_both_modes(monkeypatch):
     with it (the group is the unit of the join), in both modes."""
     from corpusforge.pipeline.dedup import exact, sentences
 
-    digest, remove = exact.text_digest, sentences.remove_sentences
+    digest, remove = exact.text_digest, sentences.without_sentences  # what drop_sentences calls
 
     def digest_planted(text, *args):
         if "quagga" in text:
@@ -137,7 +137,7 @@ def test_documents_that_raise_are_rejected_alike_in_both_modes(monkeypatch):
         return remove(text, *args)
 
     monkeypatch.setattr(exact, "text_digest", digest_planted)
-    monkeypatch.setattr(sentences, "remove_sentences", remove_planted)
+    monkeypatch.setattr(sentences, "without_sentences", remove_planted)
     nav, notice = "Home | News | Sport | Weather | Contact us", "This notice is long enough to count as a sentence. "
     texts = paragraphs(16)[8:]
     docs = [Document(f"d{i}", f"{nav}\n{texts[i]} {notice}", "web", annotations={"quality_score": 0.9})

@@ -141,3 +141,17 @@ def test_keyed_sentences_match_the_previous_implementation_on_documents():
     for text in texts:
         for lang in (None, "de"):
             assert keyed_sentences(text, lang, 20) == keyed_sentences_reference(text, lang, 20)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_SENTENCES + ["“Quoted” — and more… ", "ΟΔΟΣ ΜΑΣ. ", "Σ。", "x’s. "]), max_size=14),
+       st.data())
+def test_removal_counts_the_words_left_as_normalising_the_text_left_does(pieces, data):
+    # drop_sentences takes the words left from the kept sentences instead of normalising the text it keeps
+    from corpusforge.pipeline.dedup.sentences import without_sentences, without_sentences_reference
+
+    text = "".join(pieces)
+    for lang in ("en", None):
+        keys, _ = sentence_keys(text, lang, 1)
+        drop = set(data.draw(st.lists(st.sampled_from(sorted(keys)), max_size=4))) if keys else set()
+        assert without_sentences(text, lang, drop, 1) == without_sentences_reference(text, lang, drop, 1)
