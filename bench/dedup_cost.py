@@ -3,6 +3,7 @@
     .venv/bin/python bench/dedup_cost.py                        # 3,000 docs of bench/build.py's distinct corpus
     .venv/bin/python bench/dedup_cost.py --docs 3000 --rounds 5 --against 8807992   # alternate with that commit
     .venv/bin/python bench/dedup_cost.py --build 3000 --rounds 3 --against 8807992  # whole builds, alternated
+    .venv/bin/python bench/dedup_cost.py --instructions --docs 1000 --against 7c4d7be  # lines + sentences steps
 
 Each function runs over every document of the corpus (bench/build.py's ``distinct`` one, ~2.4 KB web-like
 documents, no language annotation: what a normalize + dedup build sees) with the default configuration, and
@@ -16,6 +17,12 @@ its CPU time (``time.process_time``, the fastest of ``--reps`` runs) is printed 
   and ``drop_sentences`` (the text without them, its word count, the edits) with the drops the corpus itself
   produces (keys in more than ``max_occurrences`` documents; this corpus mixes sentences of its pages, so
   nearly every document loses some).
+
+``--instructions`` instead counts the instructions per document of the lines + sentences steps (valgrind's
+cachegrind, hash seed fixed: a figure other jobs on the machine do not move): ``line_records``, ``shard_drops`` of
+the line and sentence keys (the two boilerplate groupings), and the removal (``drop_lines`` then
+``drop_sentences`` on the documents the corpus's own drops hit), each as a fresh process that prepares
+everything and runs that step minus one that only prepares (~1-2 minutes a run; ``--docs 1000``).
 
 ``--build N`` instead times a whole normalize + dedup build of N such documents in one process (the per-document
 CPU beyond a one-document build, as bench/build_profile.py --plain) and prints its output digest
@@ -145,6 +152,100 @@ print(json.dumps({"cpu": _LAST_CPU[0] - fixed, "outputs": output_digest(run),
 """
 
 
+# ``--instructions``: everything prepared natively (imports, records, drops, documents), then one step (or none).
+_COUNT = r"""
+import collections, json, sys
+texts, step = json.load(open(sys.argv[1])), sys.argv[2]
+from corpusforge.pipeline.dedup.boilerplate import line_records, sentence_keys_after_lines
+from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConfig
+from corpusforge.pipeline.dedup.lines import KeysByShard, drop_lines, shard_drops
+from corpusforge.pipeline.dedup.sentences import drop_sentences
+from corpusforge.pipeline.dedup.text import survivor_rank
+from corpusforge.pipeline.document import Document
+
+lines, sentences = LineDedupConfig(), SentenceDedupConfig()
+records = [line_records(t, None, lines.min_line_chars, sentences.min_sentence_chars) for t in texts]
+nodes = [survivor_rank(f"d{i:08d}", {}, "quality_score") for i in range(len(texts))]
+line_packs, sentence_packs = KeysByShard(), KeysByShard()
+line_packs.start_bundle(); sentence_packs.start_bundle()
+for rec, node in zip(records, nodes):
+    line_packs.add(list({r[0] for r in rec if r[0] is not None}), node)
+    sentence_packs.add(list(set(sentence_keys_after_lines(rec, set(), lines.min_words))), node)
+line_drops = collections.defaultdict(set)
+for pack in sorted(line_packs.packs.items()):
+    for doc_id, key in shard_drops(lines.max_occurrences)(pack):
+        line_drops[doc_id].add(key)
+sentence_drops = collections.defaultdict(set)
+for pack in sorted(sentence_packs.packs.items()):
+    for doc_id, key in shard_drops(sentences.max_occurrences, "boilerplate_sentences")(pack):
+        sentence_drops[doc_id].add(key)
+docs = [Document(node[2], t, "web") for node, t in zip(nodes, texts)]
+
+class Counter:
+    def inc(self, n=1):
+        pass
+
+def removal(doc):  # what _RemoveFn does with a document's drops (every edit and removal yielded)
+    steps = []
+    if line_drops[doc.id]:
+        gen = drop_lines(doc, line_drops[doc.id], lines, Counter())
+        doc = yield_all(gen, steps)
+    if doc is not None and sentence_drops[doc.id]:
+        doc = yield_all(drop_sentences(doc, sentence_drops[doc.id], sentences, Counter()), steps)
+    return steps
+
+def yield_all(gen, steps):
+    try:
+        while True:
+            steps.append(next(gen))
+    except StopIteration as stop:
+        return stop.value
+
+if step == "line_records":
+    [line_records(t, None, lines.min_line_chars, sentences.min_sentence_chars) for t in texts]
+elif step == "shard_drops":
+    for packs, config, counter in ((line_packs, lines, "boilerplate_lines"),
+                                   (sentence_packs, sentences, "boilerplate_sentences")):
+        for pack in sorted(packs.packs.items()):
+            list(shard_drops(config.max_occurrences, counter)(pack))
+elif step == "removal":
+    [removal(doc) for doc in docs]
+"""
+_STEPS = ["line_records", "shard_drops", "removal"]
+
+
+def count_instructions(args, trees: dict, workdir: str) -> None:
+    """Instructions per document of each lines + sentences step (``_COUNT``), per tree."""
+    import re
+
+    texts = corpus_texts(args.docs)
+    corpus = os.path.join(workdir, f"distinct-{args.docs}.json")
+    with open(corpus, "w") as f:
+        json.dump(texts, f)
+    counts: dict[str, dict[str, int]] = {name: {} for name in trees}
+    for name, env in trees.items():
+        for step in ["none", *_STEPS]:
+            done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                                   sys.executable, "-c", _COUNT, corpus, step], capture_output=True, text=True,
+                                  env={**env, "PYTHONHASHSEED": "0"}, cwd=workdir)
+            found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+            if done.returncode or not found:
+                raise SystemExit(f"cachegrind run failed ({name}, {step}):\n{done.stderr[-2000:]}")
+            counts[name][step] = int(found.group(1).replace(",", ""))
+    print(f"{args.docs:,} distinct docs: instructions per document (valgrind --tool=cachegrind), a step's run minus "
+          f"a run that only prepares")
+    print(f"{'step':<16}" + "".join(f"{name[:24]:>26}" for name in trees) + ("   ratio" if args.against else ""))
+    totals = {name: 0.0 for name in trees}
+    for step in _STEPS:
+        per_doc = {name: (counts[name][step] - counts[name]["none"]) / args.docs for name in trees}
+        for name in trees:
+            totals[name] += per_doc[name]
+        ratio = f"{per_doc[args.against] / per_doc['this tree']:>7.2f}x" if args.against else ""
+        print(f"{step:<16}" + "".join(f"{per_doc[name] / 1000:>22.1f} K  " for name in trees) + ratio)
+    ratio = f"{totals[args.against] / totals['this tree']:>7.2f}x" if args.against else ""
+    print(f"{'sum':<16}" + "".join(f"{totals[name] / 1000:>22.1f} K  " for name in trees) + ratio, flush=True)
+
+
 def time_builds(args, trees: dict, workdir: str) -> None:
     """Per-document CPU of a normalize + dedup build of ``args.build`` documents, per tree, alternated."""
     from bench.build import write_corpus
@@ -197,6 +298,8 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=3, help="Runs of each function per process (the fastest counts).")
     parser.add_argument("--against", default=None, metavar="COMMIT_OR_DIR")
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--instructions", action="store_true",
+                        help="Instead: instructions per document of the lines + sentences steps, under cachegrind.")
     parser.add_argument("--build", type=int, default=0, metavar="N",
                         help="Instead: CPU per document of a whole normalize + dedup build of N documents.")
     args = parser.parse_args()
@@ -209,6 +312,9 @@ def main() -> None:
         trees[args.against] = {**os.environ, "PYTHONPATH": package_dir(args.against, workdir)}
     if args.build:
         time_builds(args, trees, workdir)
+        return
+    if args.instructions:
+        count_instructions(args, trees, workdir)
         return
     texts = corpus_texts(args.docs)
     corpus = os.path.join(workdir, f"distinct-{args.docs}.json")

@@ -6,6 +6,8 @@ every document that holds it except the best-ranked one. Documents that lost lin
 """
 from __future__ import annotations
 
+import collections
+
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
@@ -71,16 +73,18 @@ def boilerplate_drops(max_occurrences: int, counter: str = "boilerplate_lines"):
 
 def shard_drops(max_occurrences: int, counter: str = "boilerplate_lines"):
     """``(shard, [[(key, node)...]...])`` -> what ``boilerplate_drops`` yields for each key of the shard, the
-    shard's records gathered by key first (a shard holds 1/KEY_SHARDS of all keys)."""
+    shard's records gathered by key first (a shard holds 1/KEY_SHARDS of all keys). Only the keys in more
+    than ``max_occurrences`` records go to ``boilerplate_drops`` (which yields nothing for the others): most
+    lines and sentences are in one document."""
     drops = boilerplate_drops(max_occurrences, counter)
 
     def shard(group):
         _, packs = group
-        nodes: dict[int, list] = {}
+        nodes: collections.defaultdict[int, list] = collections.defaultdict(list)
         for pack in packs:
             for key, node in pack:
-                nodes.setdefault(key, []).append(node)
-        for key in sorted(nodes):
+                nodes[key].append(node)
+        for key in sorted(key for key, found in nodes.items() if len(found) > max_occurrences):
             yield from drops((key, nodes[key]))
     return shard
 
