@@ -171,13 +171,12 @@ line_packs.start_bundle(); sentence_packs.start_bundle()
 for rec, node in zip(records, nodes):
     line_packs.add(list({r[0] for r in rec if r[0] is not None}), node)
     sentence_packs.add(list(set(sentence_keys_after_lines(rec, set(), lines.min_words))), node)
-line_drops = collections.defaultdict(set)
-for pack in sorted(line_packs.packs.items()):
-    for doc_id, key in shard_drops(lines.max_occurrences)(pack):
+line_drops, sentence_drops = collections.defaultdict(set), collections.defaultdict(set)
+for shard, pack in sorted(line_packs.packs.items()):
+    for doc_id, key in shard_drops(lines.max_occurrences)((shard, [pack])):
         line_drops[doc_id].add(key)
-sentence_drops = collections.defaultdict(set)
-for pack in sorted(sentence_packs.packs.items()):
-    for doc_id, key in shard_drops(sentences.max_occurrences, "boilerplate_sentences")(pack):
+for shard, pack in sorted(sentence_packs.packs.items()):
+    for doc_id, key in shard_drops(sentences.max_occurrences, "boilerplate_sentences")((shard, [pack])):
         sentence_drops[doc_id].add(key)
 docs = [Document(node[2], t, "web") for node, t in zip(nodes, texts)]
 
@@ -206,8 +205,8 @@ if step == "line_records":
 elif step == "shard_drops":
     for packs, config, counter in ((line_packs, lines, "boilerplate_lines"),
                                    (sentence_packs, sentences, "boilerplate_sentences")):
-        for pack in sorted(packs.packs.items()):
-            list(shard_drops(config.max_occurrences, counter)(pack))
+        for shard, pack in sorted(packs.packs.items()):
+            list(shard_drops(config.max_occurrences, counter)((shard, [pack])))
 elif step == "removal":
     [removal(doc) for doc in docs]
 """
