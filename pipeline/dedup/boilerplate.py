@@ -25,6 +25,8 @@ are on).
 """
 from __future__ import annotations
 
+from hashlib import blake2b
+
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
@@ -36,10 +38,8 @@ from corpusforge.pipeline.dedup.lines import (
     REASON as LINES_REASON, KeysByShard, drop_lines, group_docs, line_key, shard_drops,
 )
 from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
-from corpusforge.pipeline.dedup.sentences import (
-    REASON as SENTENCES_REASON, REPEATS, drop_sentences, sentence_words, word_keys,
-)
-from corpusforge.pipeline.dedup.text import normalized_bytes
+from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, drop_sentences
+from corpusforge.pipeline.dedup.text import ascii_word_copy, normalized_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 LINES = "lines"  # tagged output: (id, (node, light record of the document's lines))
@@ -49,27 +49,35 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
     """``(line key, words, sentence keys)`` per line of ``text``: ``line_key`` of the line (None when too short
     to count), its normalised words, and the keys of its sentences that count (``keyed_sentences``, in order).
 
-    Each sentence's words are normalised once (``sentence_words``) and a line's words are its sentences'
-    words, joined: a sentence but the last of its line ends after whitespace or a CJK terminator
+    Each sentence's words are normalised once (as ``sentence_words`` does) and a line's words are its
+    sentences' words, joined: a sentence but the last of its line ends after whitespace or a CJK terminator
     (``sentence_split``), which separate words, so no word spans two sentences, and neither is case-ignorable,
     so the capital sigma (the one character ``str.lower`` reads in context) lowers the same in its sentence
     as in its line. ``line_records_reference`` is the definition (tests/pipeline/dedup/test_boilerplate.py)."""
-    spans = sentence_spans(text, lang)
-    words = sentence_words(text, spans)
-    keys = word_keys(words, sentence_chars)
+    copy = ascii_word_copy(text)
+    norm = normalized_bytes(copy) if copy is not None else None
     records: list[tuple] = []
-    line_words: list[bytes] = []
-    line_keys: list[int] = []
-    for (_, _, last), joined, key in zip(spans, words, keys):
+    keys: list[int] = []
+    words: list[bytes] = []
+    offset, new_line = 0, copy is None
+    # one loop (not sentence_words then word_keys): on an ASCII text, two more passes cost more than they save
+    for start, end, last in sentence_spans(text, lang):
+        if new_line:  # the first sentence of a line starts the line
+            stop = text.find("\n", start)
+            line = ascii_word_copy(text[start:] if stop < 0 else text[start:stop])
+            norm, offset = (normalized_bytes(line) if line is not None else None), start
+        part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
+        joined = b" ".join(part.split())  # what line_key hashes
         if joined:
-            line_words.append(joined)
-            if key is not None:
-                line_keys.append(key)
+            words.append(joined)
+            if len(joined) >= sentence_chars:  # digest64 inlined (the same value), one call fewer per sentence
+                keys.append(int.from_bytes(blake2b(joined, digest_size=8).digest(), "little"))
         if last:
-            joined = b" ".join(line_words)
-            count = joined.count(b" ") + 1 if joined else 0
-            records.append((digest64(joined) if len(joined) >= line_chars else None, count, tuple(line_keys)))
-            line_words, line_keys = [], []
+            joined = b" ".join(words)
+            records.append((digest64(joined) if len(joined) >= line_chars else None,
+                            joined.count(b" ") + 1 if joined else 0, tuple(keys)))
+            keys, words = [], []
+        new_line = last and copy is None
     return records
 
 

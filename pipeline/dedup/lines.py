@@ -97,13 +97,14 @@ class KeysByShard(beam.DoFn):
         self._empty_packs()
 
     def _empty_packs(self) -> None:
-        self.packs: dict[int, list] = {}
+        self.packs: collections.defaultdict[int, list] = collections.defaultdict(list)  # no new list per key
         self.held = 0
 
     def add(self, keys, node) -> list:
         """Hold ``(key, node)`` for every key; the packs to emit now (none until enough are held)."""
+        packs = self.packs
         for key in keys:
-            self.packs.setdefault(key % KEY_SHARDS, []).append((key, node))
+            packs[key % KEY_SHARDS].append((key, node))
         self.held += len(keys)
         return self._drain() if self.held >= KEY_FLUSH_RECORDS else []
 

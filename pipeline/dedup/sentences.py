@@ -119,32 +119,41 @@ def remove_sentences(text: str, lang: str | None, drop: set[int], min_chars: int
 
 def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: int) -> tuple[str, int, int, int]:
     """``remove_sentences``' text and counts, and the normalised words left in that text: the kept sentences'
-    words (``sentence_words``), counted as they go, which are the words of the text they make up
-    (``line_records`` says why), instead of normalising that text again."""
-    spans = sentence_spans(text, lang)
-    words = sentence_words(text, spans)
+    words, counted as they go, which are the words of the text they make up (``line_records`` says why),
+    instead of normalising that text again. One loop over the sentences, normalised as ``sentence_words``
+    does: on an ASCII text, a list of words and one of keys first cost more than they save."""
+    copy = ascii_word_copy(text)
+    norm = normalized_bytes(copy) if copy is not None else None
     seen: set[int] = set()
     lines, removed, collapsed, left = [], 0, 0, 0
-    line_start, kept = 0, []
-    for (start, end, last), joined, key in zip(spans, words, word_keys(words, min_chars)):
+    line_start, kept, whole, offset, new_line = 0, [], True, 0, copy is None
+    for start, end, last in sentence_spans(text, lang):
+        if new_line:  # the first sentence of a line starts the line
+            stop = text.find("\n", start)
+            line = ascii_word_copy(text[start:] if stop < 0 else text[start:stop])
+            norm, offset = (normalized_bytes(line) if line is not None else None), start
+        part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
+        joined = b" ".join(part.split())
+        key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little") if len(joined) >= min_chars else None
         if key is not None and key in drop:
             removed += 1
-            kept.append(None)
+            whole = False
         elif key is not None and key in seen:
             collapsed += 1
-            kept.append(None)
+            whole = False
         else:
-            kept.append((start, end))
+            kept.append(text[start:end])
             if joined:
                 left += joined.count(b" ") + 1
             if key is not None:
                 seen.add(key)
         if last:
-            if None not in kept:
+            if whole:
                 lines.append(text[line_start:end])
-            elif any(kept):
-                lines.append("".join([text[span[0]:span[1]] for span in kept if span]).rstrip())
-            line_start, kept = end + 1, []
+            elif kept:
+                lines.append("".join(kept).rstrip())
+            line_start, kept, whole = end + 1, [], True
+        new_line = last and copy is None
     return "\n".join(lines), removed, collapsed, left
 
 
