@@ -223,6 +223,8 @@ def count_instructions(args, trees: dict, workdir: str) -> None:
         json.dump(texts, f)
     counts: dict[str, dict[str, int]] = {name: {} for name in trees}
     for name, env in trees.items():
+        # one native run first: it writes the tree's .pyc files, which the first counted run would pay for alone
+        subprocess.run([sys.executable, "-c", _COUNT, corpus, "none"], env=env, cwd=workdir, check=True)
         for step in ["none", *_STEPS]:
             done = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
                                    sys.executable, "-c", _COUNT, corpus, step], capture_output=True, text=True,
