@@ -28,7 +28,8 @@ for its wall time, then under cProfile. The profile's time is attributed to whoe
 
 ``--startup N`` instead times what a user waits for with no data: ``corpusforge build`` of a one-document
 corpus with the given stages, each in a fresh process (imports, graph, model loads, every fused stage run
-once), N times; it prints each wall time and CPU time (the process tree's) and their medians.
+once), N times after one untimed run that writes Python's bytecode cache (as a user's second run; the runs
+ignore PYTHONDONTWRITEBYTECODE); it prints each wall time and CPU time (the process tree's) and their medians.
 
 ``--against COMMIT`` alternates those runs with runs of corpusforge as of that git commit (unpacked into the
 work dir with ``git archive``; or ``--against DIR``: the ``corpusforge`` package in DIR, on PYTHONPATH) and
@@ -203,10 +204,16 @@ def time_startup(workdir: str, stages: list[str], repeat: int, against: str | No
         with open(path, "wb") as f:
             f.write(zstandard.ZstdCompressor().compress(json.dumps(row).encode() + b"\n"))
     cmd = [sys.executable, "-m", "corpusforge", *build_args(one, os.path.join(workdir, "run-startup"), stages)]
-    versions = {"this tree": dict(os.environ)}
+    # As a user's second run: Python's bytecode cache written (pip writes it for an installed wheel, Python on
+    # the first import of an editable install). PYTHONDONTWRITEBYTECODE, set on some CI and sandbox machines,
+    # would make every run compile corpusforge's ~80 modules from source again (~0.2 s).
+    environ = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    versions = {"this tree": environ}
     if against:
         package = against if os.path.isdir(against) else package_of_commit(against, workdir)
-        versions = {against: {**os.environ, "PYTHONPATH": os.path.abspath(package)}, **versions}
+        versions = {against: {**environ, "PYTHONPATH": os.path.abspath(package)}, **versions}
+    for env in versions.values():  # untimed: writes the bytecode cache
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env, cwd=workdir)
     walls: dict[str, list[float]] = {name: [] for name in versions}
     cpus: dict[str, list[float]] = {name: [] for name in versions}
     for _ in range(repeat):
