@@ -284,30 +284,29 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         if spill_dir:  # the read's facts and the first stage read each text: from disk once (spill.LoadText)
             docs = docs | "LoadTextRead" >> LoadText()
         rejected.append(read_rejected)
-        facts += [docs | "FactsRead" >> FactsOf(document_facts("read")),
-                  read.edits | "FactsEditsRead" >> FactsOf(edit_facts),
-                  docs | "FactsLengthIn" >> FactsOf(length_facts("length_in"))]
+        facts += [docs | "FactsRead" >> FactsOf(document_facts("read"), length_facts("length_in")),
+                  read.edits | "FactsEditsRead" >> FactsOf(edit_facts)]
     else:
         docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir,
                                                                 previous.schemas["docs"])
         if spill_dir:
             docs = docs | "LoadTextCheckpoint" >> LoadText()
-    for name in segment.stages:
+    for index, name in enumerate(segment.stages):
         outputs = docs | name.capitalize() >> stages[name]
         docs = outputs.kept
-        if spill_dir:  # a stage that changed a text made a document without a reference: spill it again
-            docs = docs | f"Spill{name.capitalize()}" >> SpillText(spill_dir)
-            # the stage's facts, and the next stage or the last facts, read each text: from disk once
-            docs = docs | f"LoadText{name.capitalize()}" >> LoadText()
+        if spill_dir:  # a stage that changed a text made a document without a reference: spill it again;
+            # the stage's facts, and the next stage or the last facts, read each text: from disk once (load)
+            docs = docs | f"Spill{name.capitalize()}" >> SpillText(spill_dir, load=True)
         removed.append(outputs.removed)
         if outputs.errors is not None:
             rejected.append(outputs.errors)
-        facts.append(docs | f"Facts{name.capitalize()}" >> FactsOf(document_facts(name)))
+        # the last stage's documents are the segment's: its facts and the output's in one step
+        last = [length_facts("length_out"), annotation_facts] if is_last and index == len(segment.stages) - 1 else []
+        facts.append(docs | f"Facts{name.capitalize()}" >> FactsOf(document_facts(name), *last))
         if outputs.edits is not None:
             facts.append(outputs.edits | f"FactsEdits{name.capitalize()}" >> FactsOf(edit_facts))
-    if is_last:
-        facts.append(docs | "FactsLengthOut" >> FactsOf(length_facts("length_out")))
-        facts.append(docs | "FactsAnnotations" >> FactsOf(annotation_facts))
+    if is_last and not segment.stages:
+        facts.append(docs | "FactsOut" >> FactsOf(length_facts("length_out"), annotation_facts))
     removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
     facts.append(removed_all | "FactsRemoved" >> FactsOf(removed_facts))  # what the stages removed, as removed
     if config.pii.enabled and config.output.write_removed:

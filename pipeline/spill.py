@@ -31,6 +31,7 @@ import uuid
 import apache_beam as beam
 
 from corpusforge.pipeline.core.files import make_private_dir
+from corpusforge.pipeline.document import Document
 
 # A new spill file every 256 MB keeps files a manageable size and lets one worker's files be told apart.
 ROTATE_BYTES = 256 * 1024 * 1024
@@ -101,20 +102,23 @@ class SpillWriter:
 
 
 class _SpillFn(beam.DoFn):
-    """Documents (or ``Removed`` records) -> the same records with their text spilled to ``directory``."""
+    """Documents (or ``Removed`` records) -> the same records with their text spilled to ``directory``;
+    ``load``: and a document spilled before with its text read back into memory (``Document.loaded``)."""
 
-    def __init__(self, directory: str):
-        self.directory = directory
+    def __init__(self, directory: str, load: bool = False):
+        self.directory, self.load = directory, load
 
     def setup(self):
         self._writer = SpillWriter(self.directory)
 
     def process(self, record):
-        doc = getattr(record, "doc", record)  # a Removed record carries its document
+        doc = record if type(record) is Document else record.doc  # a Removed record carries its document
         if doc.text_ref is None:
-            spilled = doc.with_ref(self._writer.write(doc.text.encode("utf-8")))
+            spilled = doc.with_ref(self._writer.write(doc.text.encode("utf-8")))  # its text stays in memory
             record = record.with_doc(spilled) if record is not doc else spilled
-        yield record
+        elif self.load and record is doc:
+            record = doc.loaded()
+        return (record,)
 
     def finish_bundle(self):
         self._writer.close()
@@ -124,14 +128,16 @@ class _SpillFn(beam.DoFn):
 
 
 class SpillText(beam.PTransform):
-    """Spill the text of documents (or ``Removed`` records) to ``directory``, a local directory."""
+    """Spill the text of documents (or ``Removed`` records) to ``directory``, a local directory. ``load``: the
+    documents also come out with their text in memory, as from ``LoadText`` (one step instead of two: the
+    build's facts and the next stage read each text)."""
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, load: bool = False):
         super().__init__()
-        self.directory = directory
+        self.directory, self.load = directory, load
 
     def expand(self, records):
-        return records | "Spill" >> beam.ParDo(_SpillFn(self.directory))
+        return records | "Spill" >> beam.ParDo(_SpillFn(self.directory, self.load))
 
 
 def _loaded(record):
