@@ -90,6 +90,9 @@ class ExactDedup(beam.PTransform):
         self.key_fold = key_fold  # see fold_text and dedup.exact.key_fold
         self.fail_fast = fail_fast
         self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
+        # the kept documents go on in lists (side-input joins only): the stage sets it when the next step,
+        # near-dedup, takes lists (NearDedup.docs_in_lists)
+        self.kept_lists = False
 
     def expand(self, docs) -> StageOutputs:
         batched = self.joins != SHUFFLE
@@ -100,5 +103,5 @@ class ExactDedup(beam.PTransform):
             | "ExactGroup" >> beam.GroupByKey()
             | "ExactVerdicts" >> beam.FlatMap(exact_verdicts)
         )
-        return apply_verdicts(keyed.docs, verdicts, REASON, "Exact", self.joins, self.shared_ids, batched)._replace(
-            errors=keyed[ERRORS])
+        return apply_verdicts(keyed.docs, verdicts, REASON, "Exact", self.joins, self.shared_ids, batched,
+                              self.kept_lists)._replace(errors=keyed[ERRORS])
