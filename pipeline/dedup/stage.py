@@ -38,7 +38,8 @@ class Dedup(Stage, section="dedup", order=30):
         if c.decontaminate.eval_sets:
             self.steps.append(("Decontaminate", Decontaminate(c.decontaminate, fail_fast)))
         if c.exact.enabled:
-            self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold, fail_fast, joins)))
+            self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold, fail_fast, joins,
+                                                        self.context.direct_runner)))
         if c.near.enabled:
             near = NearDedup(c.near, key, self.context.spill_dir, fail_fast, self.context.direct_runner, joins)
             if joins == SIDE_INPUT and self.steps and isinstance(self.steps[-1][1], ExactDedup):
