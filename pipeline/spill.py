@@ -100,31 +100,51 @@ class SpillWriter:
             self._fd = None
 
 
+class TextSpiller:
+    """What ``SpillText`` does to each record, as a callable for a step that does more with the records (the
+    build's step after each stage also counts their facts: ``stats.DocumentsAndFacts``). ``setup()`` before
+    the first record, ``close()`` when a bundle ends and at teardown."""
+
+    def __init__(self, directory: str, load: bool = False):
+        self.directory, self.load = directory, load
+        self._writer: SpillWriter | None = None
+
+    def setup(self) -> None:
+        self._writer = SpillWriter(self.directory)
+
+    def __call__(self, record):
+        # a Removed record carries its document (not getattr: a Document's __getattr__ would raise, ~1 us)
+        doc = record.__dict__.get("doc", record)
+        if doc.text_ref is None:
+            spilled = doc.with_ref(self._writer.write(doc.text.encode("utf-8")))  # its text stays in memory
+            return record.with_doc(spilled) if record is not doc else spilled
+        if self.load and record is doc:
+            return doc.loaded()
+        return record
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+
+
 class _SpillFn(beam.DoFn):
     """Documents (or ``Removed`` records) -> the same records with their text spilled to ``directory``;
     ``load``: and a document spilled before with its text read back into memory (``Document.loaded``)."""
 
     def __init__(self, directory: str, load: bool = False):
-        self.directory, self.load = directory, load
+        self.spiller = TextSpiller(directory, load)
 
     def setup(self):
-        self._writer = SpillWriter(self.directory)
+        self.spiller.setup()
 
     def process(self, record):
-        # a Removed record carries its document (not getattr: a Document's __getattr__ would raise, ~1 us)
-        doc = record.__dict__.get("doc", record)
-        if doc.text_ref is None:
-            spilled = doc.with_ref(self._writer.write(doc.text.encode("utf-8")))  # its text stays in memory
-            record = record.with_doc(spilled) if record is not doc else spilled
-        elif self.load and record is doc:
-            record = doc.loaded()
-        return (record,)
+        return (self.spiller(record),)
 
     def finish_bundle(self):
-        self._writer.close()
+        self.spiller.close()
 
     def teardown(self):
-        self._writer.close()
+        self.spiller.close()
 
 
 class SpillText(beam.PTransform):
@@ -142,6 +162,11 @@ class SpillText(beam.PTransform):
 
 def _loaded(record):
     return record.loaded()
+
+
+def load_text(doc):
+    """A document with its spilled text read back into memory (``Document.loaded``): ``LoadText`` per record."""
+    return doc.loaded()
 
 
 class LoadText(beam.PTransform):

@@ -160,6 +160,55 @@ class _BundleFacts(beam.DoFn):
             yield GlobalWindows.windowed_value((key, totals[key]))
 
 
+FACTS = "facts"
+
+
+class _PassingFacts(_BundleFacts):
+    """Records -> the same records, after ``before`` (a callable; with ``setup``/``close`` when it holds a
+    resource), and, tagged ``FACTS``, what ``_BundleFacts`` emits."""
+
+    def __init__(self, fns, before=None):
+        super().__init__(fns)
+        self.before = before
+
+    def setup(self):
+        super().setup()
+        if hasattr(self.before, "setup"):
+            self.before.setup()
+
+    def process(self, record):
+        if self.before is not None:
+            record = self.before(record)
+        totals = self.totals
+        for add in self.adders:
+            add(totals, record)
+        return (record,)
+
+    def finish_bundle(self):
+        if hasattr(self.before, "close"):
+            self.before.close()
+        for fact in super().finish_bundle():
+            yield beam.pvalue.TaggedOutput(FACTS, fact)
+
+    def teardown(self):
+        if hasattr(self.before, "close"):
+            self.before.close()
+
+
+class DocumentsAndFacts(beam.PTransform):
+    """``records -> (records, facts)``: ``FactsOf(*fns)`` in the records' own step, which also applies
+    ``before`` to each record first (the build's spill or load of each text: ``spill.TextSpiller``,
+    ``spill.load_text``). One Beam invocation per record for what were two steps (or three)."""
+
+    def __init__(self, *fns, before=None):
+        super().__init__()
+        self.fns, self.before = fns, before
+
+    def expand(self, records):
+        out = records | "PassFacts" >> beam.ParDo(_PassingFacts(self.fns, self.before)).with_outputs(FACTS, main="records")
+        return out.records, out[FACTS]
+
+
 class FactsOf(beam.PTransform):
     """``records -> facts`` by each of ``fns`` (``document_facts(stage)``, ``edit_facts``...), summed per bundle
     first: a few elements per bundle instead of ~4 per record and stage, each of which Beam moved and
