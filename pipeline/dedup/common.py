@@ -60,6 +60,10 @@ def join_mode(setting: str, direct_runner: bool) -> str:
 class _ApplyVerdicts(beam.DoFn):
     """``(id, {"doc": [documents], "verdict": [details]})`` -> the document, or its removal."""
 
+    # A lone document without verdicts comes out as it went in, counting nothing: _JoinBySideInput passes it
+    # on without building its group (most documents of every join).
+    keeps_unjudged = True
+
     def __init__(self, reason: str):
         self.reason = reason
         self.removed = Metrics.counter(STAGE, reason)
@@ -207,6 +211,7 @@ class _JoinBySideInput(beam.DoFn):
                  kept_lists: bool = False):
         self.fn, self.tags, self.batched, self.gathered = fn, tags, batched, gathered
         self.kept_lists = kept_lists  # the kept documents of an element go on as one list (none when empty)
+        self.unjudged_pass = getattr(fn, "keeps_unjudged", False)
 
     def setup(self):
         self.fn.setup()
@@ -233,9 +238,16 @@ class _JoinBySideInput(beam.DoFn):
         return tagged
 
     def _one(self, doc, shared, verdicts):
-        if _is_shared(doc.id, shared):
-            return [beam.pvalue.TaggedOutput(SHARED, (doc.id, doc))]
-        return self._join(doc.id, [doc], verdicts)
+        doc_id = doc.id
+        if _is_shared(doc_id, shared):
+            return [beam.pvalue.TaggedOutput(SHARED, (doc_id, doc))]
+        if self.unjudged_pass:
+            for by_id in verdicts:
+                if doc_id in by_id:
+                    break
+            else:
+                return [doc]
+        return self._join(doc_id, [doc], verdicts)
 
     def _join(self, doc_id, docs, verdicts):
         grouped = {"doc": docs}
