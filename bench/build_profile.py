@@ -28,7 +28,8 @@ for its wall time, then under cProfile. The profile's time is attributed to whoe
 
 ``--startup N`` instead times what a user waits for with no data: ``corpusforge build`` of a one-document
 corpus with the given stages, each in a fresh process (imports, graph, model loads, every fused stage run
-once), N times; it prints each wall time and CPU time (the process tree's) and their medians.
+once), N times after one untimed run that writes Python's bytecode cache (as a user's second run; the runs
+ignore PYTHONDONTWRITEBYTECODE); it prints each wall time and CPU time (the process tree's) and their medians.
 
 ``--against COMMIT`` alternates those runs with runs of corpusforge as of that git commit (unpacked into the
 work dir with ``git archive``; or ``--against DIR``: the ``corpusforge`` package in DIR, on PYTHONPATH) and
@@ -44,7 +45,7 @@ done) of this tree and of that commit, each round in fresh processes that altern
 prints docs per second and per CPU-second and the ratio.
 
 ``--instructions`` counts the instructions of a corpus build and of a one-document build under valgrind's
-cachegrind (fresh processes, hash seed fixed) and prints their difference per document, this tree's and
+cachegrind (fresh processes, hash seed fixed, after a plain run that writes the tree's bytecode cache) and prints their difference per document, this tree's and
 ``--against``'s: on a machine shared with other jobs, where CPU time moves by ~30 % between rounds, a count
 that load does not move (~50x slower than a plain build: ``--docs 400`` takes ~10 minutes for both trees).
 
@@ -179,6 +180,14 @@ def run_build(args: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def user_environ() -> dict[str, str]:
+    """This process's environment as a user's second run has it: Python's bytecode cache written (pip writes it
+    for an installed wheel, Python on the first import of an editable install). PYTHONDONTWRITEBYTECODE, set on
+    some CI and sandbox machines, would make every run compile corpusforge's ~80 modules from source (~0.2 s),
+    and an unpacked ``--against`` tree's in every run, this tree's only where no cache was ever written."""
+    return {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+
+
 def time_startup(workdir: str, stages: list[str], repeat: int, against: str | None = None,
                  email: bool = False) -> None:
     """Wall time of a one-document ``corpusforge build`` in a fresh process, ``repeat`` times; with ``against``
@@ -203,10 +212,13 @@ def time_startup(workdir: str, stages: list[str], repeat: int, against: str | No
         with open(path, "wb") as f:
             f.write(zstandard.ZstdCompressor().compress(json.dumps(row).encode() + b"\n"))
     cmd = [sys.executable, "-m", "corpusforge", *build_args(one, os.path.join(workdir, "run-startup"), stages)]
-    versions = {"this tree": dict(os.environ)}
+    environ = user_environ()
+    versions = {"this tree": environ}
     if against:
         package = against if os.path.isdir(against) else package_of_commit(against, workdir)
-        versions = {against: {**os.environ, "PYTHONPATH": os.path.abspath(package)}, **versions}
+        versions = {against: {**environ, "PYTHONPATH": os.path.abspath(package)}, **versions}
+    for env in versions.values():  # untimed: writes the bytecode cache
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env, cwd=workdir)
     walls: dict[str, list[float]] = {name: [] for name in versions}
     cpus: dict[str, list[float]] = {name: [] for name in versions}
     for _ in range(repeat):
@@ -308,14 +320,19 @@ def count_instructions(workdir: str, stages: list[str], docs: int, against: str 
     write_corpus(corpus, docs, kind="distinct")
     one = os.path.join(workdir, "corpus-1")
     write_corpus(one, 1, kind="distinct", files=1)
-    versions = {"this tree": dict(os.environ)}
+    environ = user_environ()
+    versions = {"this tree": environ}
     if against:
         package = against if os.path.isdir(against) else package_of_commit(against, workdir)
-        versions = {against: {**os.environ, "PYTHONPATH": os.path.abspath(package)}, **versions}
+        versions = {against: {**environ, "PYTHONPATH": os.path.abspath(package)}, **versions}
     print(f"{docs:,} web-like docs; stages {','.join(stages)}; settings {' '.join(SETTINGS) or 'default'}; "
           "instructions counted by valgrind --tool=cachegrind", flush=True)
     per_doc = {}
     for name, env in versions.items():
+        # a plain run first writes the tree's bytecode cache, so neither counted run compiles modules
+        subprocess.run([sys.executable, "-c", _ONE_BUILD, json.dumps(build_args(one, os.path.join(workdir, "run-warm"),
+                                                                               stages))],
+                       check=True, capture_output=True, env=env, cwd=workdir)
         counts = []
         for label, data in (("one", one), ("corpus", corpus)):
             run = os.path.join(workdir, f"run-{label}")

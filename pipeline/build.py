@@ -34,7 +34,7 @@ from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, doc
 from corpusforge.pipeline.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs
-from corpusforge.pipeline.spill import LoadText, SpillText, close_readers
+from corpusforge.pipeline.spill import LoadText, SpillText, TextSpiller, close_readers, load_text
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.pipeline.core import files, rundir
 from corpusforge.pipeline.core.dataset_card import CARD, write_card
@@ -42,7 +42,7 @@ from corpusforge.pipeline.core.shard_files import ShardFormat
 from corpusforge.pipeline.core.run_lock import run_lock
 from corpusforge.pipeline.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_name, shard_paths
-from corpusforge.pipeline.stats import (CountFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
+from corpusforge.pipeline.stats import (CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
@@ -281,33 +281,32 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
                              fail_fast=config.build.fail_fast)
         docs, read_rejected = pipeline | "Read" >> read
-        if spill_dir:  # the read's facts and the first stage read each text: from disk once (spill.LoadText)
-            docs = docs | "LoadTextRead" >> LoadText()
         rejected.append(read_rejected)
-        facts += [docs | "FactsRead" >> FactsOf(document_facts("read")),
-                  read.edits | "FactsEditsRead" >> FactsOf(edit_facts),
-                  docs | "FactsLengthIn" >> FactsOf(length_facts("length_in"))]
+        # the read's facts and the first stage read each text: from disk once (spill.load_text), in the facts' step
+        docs, read_facts = docs | "FactsRead" >> DocumentsAndFacts(
+            document_facts("read"), length_facts("length_in"), before=load_text if spill_dir else None)
+        facts += [read_facts, read.edits | "FactsEditsRead" >> FactsOf(edit_facts)]
     else:
         docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir,
                                                                 previous.schemas["docs"])
         if spill_dir:
             docs = docs | "LoadTextCheckpoint" >> LoadText()
-    for name in segment.stages:
+    for index, name in enumerate(segment.stages):
         outputs = docs | name.capitalize() >> stages[name]
-        docs = outputs.kept
-        if spill_dir:  # a stage that changed a text made a document without a reference: spill it again
-            docs = docs | f"Spill{name.capitalize()}" >> SpillText(spill_dir)
-            # the stage's facts, and the next stage or the last facts, read each text: from disk once
-            docs = docs | f"LoadText{name.capitalize()}" >> LoadText()
         removed.append(outputs.removed)
         if outputs.errors is not None:
             rejected.append(outputs.errors)
-        facts.append(docs | f"Facts{name.capitalize()}" >> FactsOf(document_facts(name)))
+        # One step per document after each stage: a stage that changed a text made a document without a
+        # reference, spilled again here; the stage's facts, and the next stage or the last facts, read each
+        # text: from disk once (load). The last stage's documents are the segment's: the output's facts too.
+        last = [length_facts("length_out"), annotation_facts] if is_last and index == len(segment.stages) - 1 else []
+        docs, stage_facts = outputs.kept | f"Facts{name.capitalize()}" >> DocumentsAndFacts(
+            document_facts(name), *last, before=TextSpiller(spill_dir, load=True) if spill_dir else None)
+        facts.append(stage_facts)
         if outputs.edits is not None:
             facts.append(outputs.edits | f"FactsEdits{name.capitalize()}" >> FactsOf(edit_facts))
-    if is_last:
-        facts.append(docs | "FactsLengthOut" >> FactsOf(length_facts("length_out")))
-        facts.append(docs | "FactsAnnotations" >> FactsOf(annotation_facts))
+    if is_last and not segment.stages:
+        facts.append(docs | "FactsOut" >> FactsOf(length_facts("length_out"), annotation_facts))
     removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
     facts.append(removed_all | "FactsRemoved" >> FactsOf(removed_facts))  # what the stages removed, as removed
     if config.pii.enabled and config.output.write_removed:

@@ -526,6 +526,7 @@ def namespaced_ids(group: tuple[str, Any]) -> Iterator[tuple[tuple, str]]:
     if two inputs of the source hold a file of the same relative path, also by input: ``...#3@input1`` (the
     input's place in the config). A document whose id is its own keeps it. The grouped values are iterated
     twice and only a count per file is kept, so memory grows with the files sharing an id, not the records.
+    A new id can still equal another one (``id_claims`` and ``settled_ids`` settle that).
     """
     doc_id, origins = group
     per_file: dict[str, list] = {}  # relpath -> [documents, inputs]
@@ -546,6 +547,45 @@ def namespaced_ids(group: tuple[str, Any]) -> Iterator[tuple[tuple, str]]:
             yield origin, f"{doc_id}@{relpath}#{position}"
         else:
             yield origin, f"{doc_id}@{relpath}#{position}@input{index}"
+
+
+# The file name and position a new id is made of are free text, so a new id can equal another document's id:
+# id ``x`` in a file named ``a#1`` and twice in file ``a`` both make ``x@a#1``; a document whose own id is
+# ``x@a.jsonl`` meets the new id of ``x`` in file ``a.jsonl``. Every new id holds an "@", so only new ids and
+# the kept ids that hold one can meet: those (few) claims are grouped by the id they claim, and where several
+# meet, a kept id stays and each new one takes a suffix made of its record's origin, which no two records share.
+_RENAMED, _KEPT = True, False
+
+
+def id_claims(group: tuple[str, Any]) -> Iterator[tuple[str, tuple[tuple, bool]]]:
+    """``(id, [origins])`` -> ``(claimed id, (origin, renamed))``: the new id of every document of a shared id
+    (``namespaced_ids``), and the id of a document that keeps its own when that id holds an "@" (the only
+    kept ids a new one can equal)."""
+    doc_id, origins = group
+    renamed = False
+    for origin, new_id in namespaced_ids(group):
+        renamed = True
+        yield new_id, (origin, _RENAMED)
+    if not renamed and "@" in doc_id:
+        for origin in origins:
+            yield doc_id, (origin, _KEPT)
+
+
+def origin_suffix(origin: tuple) -> str:
+    """A short tag of a record's origin ``(input, relative path, position)``, which no two records share: 16
+    hex digits of its BLAKE2b hash (any text, lone surrogates included)."""
+    return hashlib.blake2b(repr(origin).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def settled_ids(group: tuple[str, Any]) -> Iterator[tuple[tuple, str]]:
+    """``(claimed id, [(origin, renamed)])`` -> ``(origin, new id)`` for every renamed document: the claimed
+    id when no other document claims it; else (a kept id stays as it is) ``<claimed id>~<origin_suffix>``."""
+    claimed, claims = group
+    claims = list(claims)
+    clash = len(claims) > 1
+    for origin, renamed in claims:
+        if renamed:
+            yield origin, f"{claimed}~{origin_suffix(origin)}" if clash else claimed
 
 
 class _ApplyIds(beam.DoFn):
@@ -601,10 +641,14 @@ class ReadDocuments(beam.PTransform):
         # Unique ids (namespaced_ids): a light pass groups (id, origin) pairs to find the shared ids, then the
         # documents are joined with their new ids by origin. That join is the shuffle that spreads the
         # documents over workers; being keyed by origin, no id shared by many documents makes a hot key.
+        # A second light pass, over the new ids and the kept ids holding an "@" only, settles the new ids that
+        # meet another id (``settled_ids``).
         renames = (docs
                    | "IdOrigins" >> beam.Map(lambda d: (d.id, d.origin))
                    | "GroupIds" >> beam.GroupByKey()
-                   | "NamespaceSharedIds" >> beam.FlatMap(namespaced_ids))
+                   | "NamespaceSharedIds" >> beam.FlatMap(id_claims)
+                   | "GroupClaimedIds" >> beam.GroupByKey()
+                   | "SettleIds" >> beam.FlatMap(settled_ids))
         edits.append(renames | "CountIdCollisions" >> beam.Map(lambda _: ("read", "id_collisions", 1)))
         docs = ({"doc": docs | "KeyByOrigin" >> beam.Map(lambda d: (d.origin, d)), "id": renames}
                 | "SpreadDocuments" >> beam.CoGroupByKey()

@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Iterator
 import apache_beam as beam
 import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.core.progress import Reporter
 from corpusforge.pipeline.core.shard_files import ShardFormat, open_shard, shard_files, write_shard
@@ -33,7 +34,52 @@ def write_arrow_file(path: str, schema: pa.Schema, rows: Iterable[dict[str, Any]
     return write_shard(path, schema, rows, ShardFormat("arrow"))
 
 
+# Records cross the steps between their producer and the shard they go to in lists of up to this many: one
+# Beam element (coding, framing, dispatch) per list, not per record.
+RECORD_BATCH = 256
+SIZES = "sizes"
+
+
+class _HoldRecords(beam.DoFn):
+    """Records -> lists of them (``RECORD_BATCH`` at most, the rest when the bundle ends), and, tagged
+    ``SIZES``, the sum of ``size_of`` over the bundle's records: what ``CombineGlobally(sum)`` of a size per
+    record totalled, with one element per bundle."""
+
+    def __init__(self, size_of: Callable[[Any], int]):
+        self.size_of = size_of
+
+    def start_bundle(self):
+        self.records: list = []
+        self.size, self.seen = 0, False
+
+    def process(self, record):
+        self.size += self.size_of(record)
+        self.seen = True
+        self.records.append(record)
+        if len(self.records) >= RECORD_BATCH:
+            batch, self.records = self.records, []
+            yield batch
+
+    def finish_bundle(self):
+        if self.records:
+            yield GlobalWindows.windowed_value(self.records)
+        if self.seen:
+            yield beam.pvalue.TaggedOutput(SIZES, GlobalWindows.windowed_value(self.size))
+        self.records, self.size, self.seen = [], 0, False
+
+
+def _by_shard(records: list, n: int, shard_key: Callable[[Any], str]):
+    """A list of records -> ``(shard, [its records])`` for each of the ``n`` shards they go to (``stable_hash``
+    of the key)."""
+    shards: dict[int, list] = {}
+    for record in records:
+        shards.setdefault(stable_hash(shard_key(record)) % n, []).append(record)
+    return list(shards.items())
+
+
 class _WriteShard(beam.DoFn):
+    """``(shard, [lists of its records])`` -> the shard written, its records sorted by ``sort_key``."""
+
     def __init__(self, tmp_dir, schema, to_row, sort_key, progress=None, fmt=ShardFormat()):
         self.tmp_dir, self.schema, self.to_row, self.sort_key = tmp_dir, schema, to_row, sort_key
         self.progress, self.fmt = progress, fmt
@@ -50,8 +96,8 @@ class _WriteShard(beam.DoFn):
             yield self.to_row(record)
 
     def process(self, element):
-        index, records = element
-        records = sorted(records, key=self.sort_key)
+        index, parts = element
+        records = sorted((record for part in parts for record in part), key=self.sort_key)
         path = posixpath.join(self.tmp_dir, f"shard-{index:06d}{self.fmt.suffix}")
         rows, size = write_shard(path, self.schema, self._rows(records), self.fmt)
         yield {"index": index, "path": path, "rows": rows, "bytes": size}
@@ -63,6 +109,8 @@ class WriteShards(beam.PTransform):
     Output: one small dict per shard written (``index, path, rows, bytes``) for ``finalize_shards``.
     ``sort_key`` must give a total order (ties make the bytes depend on arrival order). ``progress``: a local
     directory where the rows written are counted for ``corpusforge.pipeline.core.progress``, or None.
+    Records travel in lists (``RECORD_BATCH``) to the shard they go to: the order they arrive in never
+    shows, since each shard is sorted.
     """
 
     def __init__(self, tmp_dir: str, schema: pa.Schema, to_row: Callable[[Any], dict], shard_key: Callable[[Any], str],
@@ -75,19 +123,18 @@ class WriteShards(beam.PTransform):
 
     def expand(self, records):
         target = self.target_bytes
+        held = records | "Sizes" >> beam.ParDo(_HoldRecords(self.size_of)).with_outputs(SIZES, main="lists")
         # Without Beam's default for an empty input (~4 more steps set up and run by every build): with no
         # records there is nothing to assign a shard to, so the side input's default is never read.
         num_shards = (
-            records
-            | "Sizes" >> beam.Map(self.size_of)
+            held[SIZES]
             | "TotalSize" >> beam.CombineGlobally(sum).without_defaults()
             | "NumShards" >> beam.Map(lambda total: max(1, math.ceil(total / target)))
         )
-        shard_key = self.shard_key
         return (
-            records
-            | "AssignShard" >> beam.Map(lambda r, n: (stable_hash(shard_key(r)) % n, r),
-                                        n=beam.pvalue.AsSingleton(num_shards, default_value=1))
+            held.lists
+            | "AssignShard" >> beam.FlatMap(_by_shard, n=beam.pvalue.AsSingleton(num_shards, default_value=1),
+                                            shard_key=self.shard_key)
             | "GroupByShard" >> beam.GroupByKey()
             | "WriteShard" >> beam.ParDo(_WriteShard(self.tmp_dir, self.schema, self.to_row, self.sort_key, self.progress,
                                                     self.fmt))

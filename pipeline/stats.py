@@ -79,10 +79,26 @@ def _per_stage(cat: dict[str, dict[str, int]], docs: str, size: str, stages: lis
     return [{"stage": stage, "by": dict(sorted(table.get(stage, {}).items()))} for stage in stages]
 
 
-def length_facts(name: str):
-    def facts(doc):
-        yield (name, str(length_bucket(len(doc.text)))), 1
-    return facts
+class LengthFacts:
+    """The histogram of document lengths (``length_bucket``) under ``name``; ``add_to`` as ``DocumentFacts``'."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self._keys: dict[int, tuple[str, str]] = {}  # bucket -> its key
+
+    def add_to(self, totals: dict, doc) -> None:
+        bucket = length_bucket(len(doc.text))
+        key = self._keys.get(bucket)
+        if key is None:
+            key = self._keys[bucket] = (self.name, str(bucket))
+        totals[key] = totals.get(key, 0) + 1
+
+    def __call__(self, doc):
+        yield (self.name, str(length_bucket(len(doc.text)))), 1
+
+
+def length_facts(name: str) -> LengthFacts:
+    return LengthFacts(name)
 
 
 def removed_facts(item):
@@ -109,22 +125,34 @@ def annotation_facts(doc):
         yield ("lang", str(lang)), 1
 
 
-class _BundleFacts(beam.DoFn):
-    """``fn``'s facts of each record, summed over the bundle and emitted when it ends."""
+def _adder(fn):
+    """``fn``'s ``add_to(totals, record)``, or one made from the facts it yields."""
+    add_to = getattr(fn, "add_to", None)
+    if add_to is not None:
+        return add_to
 
-    def __init__(self, fn):
-        self.fn = fn
+    def add(totals, record):
+        for key, amount in fn(record):
+            totals[key] = totals.get(key, 0) + amount
+    return add
+
+
+class _BundleFacts(beam.DoFn):
+    """The facts of each record by every one of ``fns``, summed over the bundle and emitted when it ends."""
+
+    def __init__(self, fns):
+        self.fns = fns
+
+    def setup(self):
+        self.adders = [_adder(fn) for fn in self.fns]
 
     def start_bundle(self):
         self.totals: dict = {}
 
     def process(self, record):
-        add_to = getattr(self.fn, "add_to", None)
-        if add_to is not None:
-            add_to(self.totals, record)
-            return
-        for key, amount in self.fn(record):
-            self.totals[key] = self.totals.get(key, 0) + amount
+        totals = self.totals
+        for add in self.adders:
+            add(totals, record)
 
     def finish_bundle(self):
         totals, self.totals = self.totals, {}
@@ -132,17 +160,67 @@ class _BundleFacts(beam.DoFn):
             yield GlobalWindows.windowed_value((key, totals[key]))
 
 
-class FactsOf(beam.PTransform):
-    """``records -> facts`` by ``fn`` (``document_facts(stage)``, ``edit_facts``...), summed per bundle first: a
-    few elements per bundle instead of ~4 per record and stage, each of which Beam moved and combined on
-    its own (``CountFacts`` sums them the same either way)."""
+FACTS = "facts"
 
-    def __init__(self, fn):
+
+class _PassingFacts(_BundleFacts):
+    """Records -> the same records, after ``before`` (a callable; with ``setup``/``close`` when it holds a
+    resource), and, tagged ``FACTS``, what ``_BundleFacts`` emits."""
+
+    def __init__(self, fns, before=None):
+        super().__init__(fns)
+        self.before = before
+
+    def setup(self):
+        super().setup()
+        if hasattr(self.before, "setup"):
+            self.before.setup()
+
+    def process(self, record):
+        if self.before is not None:
+            record = self.before(record)
+        totals = self.totals
+        for add in self.adders:
+            add(totals, record)
+        return (record,)
+
+    def finish_bundle(self):
+        if hasattr(self.before, "close"):
+            self.before.close()
+        for fact in super().finish_bundle():
+            yield beam.pvalue.TaggedOutput(FACTS, fact)
+
+    def teardown(self):
+        if hasattr(self.before, "close"):
+            self.before.close()
+
+
+class DocumentsAndFacts(beam.PTransform):
+    """``records -> (records, facts)``: ``FactsOf(*fns)`` in the records' own step, which also applies
+    ``before`` to each record first (the build's spill or load of each text: ``spill.TextSpiller``,
+    ``spill.load_text``). One Beam invocation per record for what were two steps (or three)."""
+
+    def __init__(self, *fns, before=None):
         super().__init__()
-        self.fn = fn
+        self.fns, self.before = fns, before
 
     def expand(self, records):
-        return records | "SumInBundle" >> beam.ParDo(_BundleFacts(self.fn))
+        out = records | "PassFacts" >> beam.ParDo(_PassingFacts(self.fns, self.before)).with_outputs(FACTS, main="records")
+        return out.records, out[FACTS]
+
+
+class FactsOf(beam.PTransform):
+    """``records -> facts`` by each of ``fns`` (``document_facts(stage)``, ``edit_facts``...), summed per bundle
+    first: a few elements per bundle instead of ~4 per record and stage, each of which Beam moved and
+    combined on its own (``CountFacts`` sums them the same either way); several ``fns`` of the same records
+    run in one step, one Beam invocation per record instead of one per ``fn``."""
+
+    def __init__(self, *fns):
+        super().__init__()
+        self.fns = fns
+
+    def expand(self, records):
+        return records | "SumInBundle" >> beam.ParDo(_BundleFacts(self.fns))
 
 
 class CountFacts(beam.PTransform):

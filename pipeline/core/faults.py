@@ -95,16 +95,20 @@ def run_isolated(process: Callable[[Any], Iterable], element: Any, stage: str, t
     except Exception as exc:  # noqa: BLE001 - any exception of one record is that record's, not the run's
         if counts is not None:
             counts.release_counts(keep=False)
-        if split is None:
-            return _dead_letters(exc, records(element), stage, to_error, text_of, errors)
-        first = exc
-    else:
-        if counts is not None:
-            counts.release_counts(keep=True)
-        return out
+        return _after_failure(exc, process, element, stage, to_error, records, split, text_of, errors, counts)
+    if counts is not None:
+        counts.release_counts(keep=True)
+    return out
+
+
+def _after_failure(exc, process, element, stage, to_error, records, split, text_of, errors, counts) -> list:
+    """What ``run_isolated`` returns once ``process(element)`` raised ``exc``: its dead letters, or, for a
+    batch, what each of its parts gives alone."""
+    if split is None:
+        return _dead_letters(exc, records(element), stage, to_error, text_of, errors)
     parts = split(element)
     if len(parts) <= 1:
-        return _dead_letters(first, [r for part in parts for r in records(part)], stage, to_error, text_of, errors)
+        return _dead_letters(exc, [r for part in parts for r in records(part)], stage, to_error, text_of, errors)
     out = []
     for part in parts:
         out += run_isolated(process, part, stage, to_error, records, None, text_of, errors, counts)
@@ -146,10 +150,29 @@ class Isolated(beam.DoFn):
         return self.fn.start_bundle()
 
     def process(self, element):
-        return run_isolated(self.fn.process, element, self.stage, self.to_error, self.records, self.split,
-                            self.text_of, self.errors, self.counts)
+        # run_isolated inlined for the path every record takes (no exception): one Python call per element
+        # fewer under every guarded step; a failure goes on exactly as in run_isolated.
+        counts = self.counts
+        if counts is not None:
+            counts.hold_counts()
+        try:
+            out = list(self.fn.process(element) or ())
+        except WorkerError:
+            if counts is not None:
+                counts.release_counts(keep=False)
+            raise
+        except Exception as exc:  # noqa: BLE001 - any exception of one record is that record's, not the run's
+            if counts is not None:
+                counts.release_counts(keep=False)
+            return _after_failure(exc, self.fn.process, element, self.stage, self.to_error, self.records,
+                                  self.split, self.text_of, self.errors, counts)
+        if counts is not None:
+            counts.release_counts(keep=True)
+        return out
 
     def finish_bundle(self):
+        if self.counts is not None:  # what the bundle's successful records counted, once per bundle
+            self.counts.commit_counts()
         return self.fn.finish_bundle()
 
     def teardown(self):

@@ -60,6 +60,10 @@ def join_mode(setting: str, direct_runner: bool) -> str:
 class _ApplyVerdicts(beam.DoFn):
     """``(id, {"doc": [documents], "verdict": [details]})`` -> the document, or its removal."""
 
+    # A lone document without verdicts comes out as it went in, counting nothing: _JoinBySideInput passes it
+    # on without building its group (most documents of every join).
+    keeps_unjudged = True
+
     def __init__(self, reason: str):
         self.reason = reason
         self.removed = Metrics.counter(STAGE, reason)
@@ -79,11 +83,12 @@ class _ApplyVerdicts(beam.DoFn):
 
 
 def apply_verdicts(docs, verdicts, reason: str, label: str, mode: str = SHUFFLE, shared=None,
-                   batched: bool = False) -> StageOutputs:
+                   batched: bool = False, kept_lists: bool = False) -> StageOutputs:
     """Remove the documents that ``verdicts`` (``(id, details)``) name, with ``reason`` and the details
-    (``join_verdicts``: ``mode``, ``shared``, ``batched``)."""
+    (``join_verdicts``: ``mode``, ``shared``, ``batched``, ``kept_lists``)."""
     return join_verdicts(docs, {"verdict": verdicts}, _ApplyVerdicts(reason), label, mode, shared,
-                         join_label=f"{label}JoinVerdicts", apply_label=f"{label}Apply", batched=batched)
+                         join_label=f"{label}JoinVerdicts", apply_label=f"{label}Apply", batched=batched,
+                         kept_lists=kept_lists)
 
 
 # ------------------------------------------------------------------------------------ documents sharing an id
@@ -202,8 +207,11 @@ class _JoinBySideInput(beam.DoFn):
     ``batched``: elements are lists of documents, each joined alone; ``gathered``: elements are
     ``(id, [documents])`` of an id that documents share, each group joined whole."""
 
-    def __init__(self, fn: beam.DoFn, tags: list[str], batched: bool = False, gathered: bool = False):
+    def __init__(self, fn: beam.DoFn, tags: list[str], batched: bool = False, gathered: bool = False,
+                 kept_lists: bool = False):
         self.fn, self.tags, self.batched, self.gathered = fn, tags, batched, gathered
+        self.kept_lists = kept_lists  # the kept documents of an element go on as one list (none when empty)
+        self.unjudged_pass = getattr(fn, "keeps_unjudged", False)
 
     def setup(self):
         self.fn.setup()
@@ -213,18 +221,33 @@ class _JoinBySideInput(beam.DoFn):
 
     def process(self, element, shared, *verdicts):
         if self.gathered:
-            return self._join(element[0], element[1], verdicts)
-        if not self.batched:
-            return self._one(element, shared, verdicts)
-        out: list = []
-        for doc in element:
-            out += self._one(doc, shared, verdicts)
-        return out
+            out = self._join(element[0], element[1], verdicts)
+        elif not self.batched:
+            out = self._one(element, shared, verdicts)
+        else:
+            out = []
+            for doc in element:
+                out += self._one(doc, shared, verdicts)
+        if not self.kept_lists:
+            return out
+        tagged, kept = [], []
+        for o in out:
+            (tagged if isinstance(o, beam.pvalue.TaggedOutput) else kept).append(o)
+        if kept:
+            tagged.append(kept)
+        return tagged
 
     def _one(self, doc, shared, verdicts):
-        if _is_shared(doc.id, shared):
-            return [beam.pvalue.TaggedOutput(SHARED, (doc.id, doc))]
-        return self._join(doc.id, [doc], verdicts)
+        doc_id = doc.id
+        if _is_shared(doc_id, shared):
+            return [beam.pvalue.TaggedOutput(SHARED, (doc_id, doc))]
+        if self.unjudged_pass:
+            for by_id in verdicts:
+                if doc_id in by_id:
+                    break
+            else:
+                return [doc]
+        return self._join(doc_id, [doc], verdicts)
 
     def _join(self, doc_id, docs, verdicts):
         grouped = {"doc": docs}
@@ -269,11 +292,15 @@ def _each(batch):
 
 def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = SHUFFLE, shared=None,
                   join_label: str | None = None, apply_label: str | None = None, keyed: bool = False,
-                  batched: bool = False, with_edits: bool = False, with_errors: bool = False) -> StageOutputs:
+                  batched: bool = False, with_edits: bool = False, with_errors: bool = False,
+                  kept_lists: bool = False) -> StageOutputs:
     """The outputs of ``fn`` (a DoFn of ``(id, {"doc": [documents], tag: [values]...})`` with main output
     kept and tagged ``REMOVED``, and ``EDITS``, ``ERRORS`` when asked) on every document of ``docs`` (documents,
     ``(id, document)`` when ``keyed``, lists of documents when ``batched``: the producer's choice in
     ``side_input`` mode) joined by id with ``verdicts`` (``{tag: (id, value) collection}``).
+
+    ``kept_lists`` (``side_input`` mode): the kept documents come out in lists, those of one input element
+    each, for a consumer that takes lists (near-dedup after exact dedup), not one Beam element each.
 
     ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput``; the documents whose id
     ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
@@ -281,6 +308,8 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
     join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
     if mode == SHUFFLE:
+        if kept_lists:
+            raise ValueError("kept_lists needs the side_input join")
         if batched:
             docs = docs | f"{label}Unbatch" >> beam.FlatMap(_each)
         keyed_docs = docs if keyed else docs | f"{label}KeyDocs" >> beam.Map(_by_id)
@@ -295,12 +324,13 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
         singles = docs | f"{label}Unbatch" >> beam.FlatMap(_each) if batched else docs
         shared = singles | f"{label}SharedIds" >> SharedIds()
     side = [shared_view(shared)] + [AsGrouped.of(v, f"{label}Pack{tag.title()}") for tag, v in verdicts.items()]
-    applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched), *side).with_outputs(
-        SHARED, *tags, main="kept")
+    applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched, kept_lists=kept_lists),
+                                               *side).with_outputs(SHARED, *tags, main="kept")
     gathered = (
         applied[SHARED]
         | f"{join_label}Shared" >> beam.GroupByKey()  # documents sharing an id: none in a build
-        | f"{apply_label}Shared" >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), gathered=True), *side)
+        | f"{apply_label}Shared" >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), gathered=True,
+                                                                kept_lists=kept_lists), *side)
         .with_outputs(*tags, main="kept")
     )
     flat = {tag: (applied[tag], gathered[tag]) | f"{label}Flatten{tag.title()}" >> beam.Flatten()

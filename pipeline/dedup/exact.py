@@ -5,6 +5,7 @@ import hashlib
 import unicodedata
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.pipeline.dedup.common import KEYS, SHUFFLE, STAGE, HeldDocs, apply_verdicts, join_mode, node_of
 from corpusforge.pipeline.dedup.text import joined_words, normalized_bytes
@@ -53,26 +54,48 @@ def exact_verdicts(group):
             yield node[2], {"survivor_id": survivor[2], "cluster_size": size, "similarity": 1.0}
 
 
+def gathered_verdicts(item):
+    """``(None, [lists of (digest, node)])``: every key of the stage on one worker -> what ``exact_verdicts``
+    gives for each digest's group (the same verdicts as a ``GroupByKey`` by digest)."""
+    _, packs = item
+    groups: dict = {}
+    for pack in packs:
+        for digest, node in pack:
+            groups.setdefault(digest, []).append(node)
+    for digest, nodes in groups.items():
+        if len(nodes) > 1:
+            yield from exact_verdicts((digest, nodes))
+
+
 class _DigestFn(beam.DoFn):
     """A document -> itself (or, ``batched``, lists of documents, ``HeldDocs``), and ``(digest, node)`` tagged
-    KEYS: a document whose key cannot be computed is rejected (stage_error) rather than judged unique."""
+    KEYS (``gathered``: the bundle's keys as one ``(None, [(digest, node)...])`` when it ends): a document
+    whose key cannot be computed is rejected (stage_error) rather than judged unique."""
 
-    def __init__(self, score_key: str, key_fold: str, batched: bool = False):
-        self.score_key, self.key_fold, self.batched = score_key, key_fold, batched
+    def __init__(self, score_key: str, key_fold: str, batched: bool = False, gathered: bool = False):
+        self.score_key, self.key_fold, self.batched, self.gathered = score_key, key_fold, batched, gathered
 
     def start_bundle(self):
         self.held = HeldDocs()
+        self.keys: list = []
 
     def process(self, doc):
         key = (text_digest(doc.text, self.key_fold), node_of(doc, self.score_key))
-        yield beam.pvalue.TaggedOutput(KEYS, key)
+        if self.gathered:  # nothing after this raises: a document that raised has no key here
+            self.keys.append(key)
+        else:
+            yield beam.pvalue.TaggedOutput(KEYS, key)
         if self.batched:
             yield from self.held.hold(doc)  # after the key: a document that raised is not held
         else:
             yield doc
 
     def finish_bundle(self):
-        return self.held.rest()
+        out = self.held.rest()
+        if self.keys:
+            out.append(beam.pvalue.TaggedOutput(KEYS, GlobalWindows.windowed_value((None, self.keys))))
+        self.keys = []
+        return out
 
 
 class ExactDedup(beam.PTransform):
@@ -84,21 +107,28 @@ class ExactDedup(beam.PTransform):
     """
 
     def __init__(self, score_key: str = "quality_score", key_fold: str = "lower", fail_fast: bool = False,
-                 joins: str = SHUFFLE):
+                 joins: str = SHUFFLE, direct_runner: bool = False):
+        """``direct_runner``: the pipeline runs on Beam's DirectRunner, whose driver holds every shuffle in
+        memory anyway: the ``(digest, node)`` keys (~100 bytes a document) are gathered on one worker, one
+        element per bundle (``gathered_verdicts``), instead of one ``GroupByKey`` element each."""
         super().__init__()
+        self.gathered = direct_runner
         self.score_key = score_key
         self.key_fold = key_fold  # see fold_text and dedup.exact.key_fold
         self.fail_fast = fail_fast
         self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
+        # the kept documents go on in lists (side-input joins only): the stage sets it when the next step,
+        # near-dedup, takes lists (NearDedup.docs_in_lists)
+        self.kept_lists = False
 
     def expand(self, docs) -> StageOutputs:
         batched = self.joins != SHUFFLE
-        digest = guarded(_DigestFn(self.score_key, self.key_fold, batched), STAGE, self.fail_fast)
+        digest = guarded(_DigestFn(self.score_key, self.key_fold, batched, self.gathered), STAGE, self.fail_fast)
         keyed = docs | "ExactDigest" >> beam.ParDo(digest).with_outputs(KEYS, ERRORS, main="docs")
         verdicts = (
             keyed[KEYS]
             | "ExactGroup" >> beam.GroupByKey()
-            | "ExactVerdicts" >> beam.FlatMap(exact_verdicts)
+            | "ExactVerdicts" >> beam.FlatMap(gathered_verdicts if self.gathered else exact_verdicts)
         )
-        return apply_verdicts(keyed.docs, verdicts, REASON, "Exact", self.joins, self.shared_ids, batched)._replace(
-            errors=keyed[ERRORS])
+        return apply_verdicts(keyed.docs, verdicts, REASON, "Exact", self.joins, self.shared_ids, batched,
+                              self.kept_lists)._replace(errors=keyed[ERRORS])

@@ -151,6 +151,24 @@ def _batch_weight(doc) -> int:
     return 1 + len(doc.text) // 4096
 
 
+def _weighted_batches(docs: list, batch: int) -> list[list]:
+    """A list of documents -> lists of them, their texts loaded (``Document.loaded``: the weight, then the
+    signatures, read each text), each weighing at most ``batch`` (``_batch_weight``) unless one document
+    alone does: what ``LoadText`` and ``BatchElements`` do for documents that arrive one by one."""
+    out, current, weight = [], [], 0
+    for doc in docs:
+        doc = doc.loaded()
+        doc_weight = _batch_weight(doc)
+        if current and weight + doc_weight > batch:
+            out.append(current)
+            current, weight = [], 0
+        current.append(doc)
+        weight += doc_weight
+    if current:
+        out.append(current)
+    return out
+
+
 def bucket_pairs(max_all_pairs: int):
     """A bucket ``(key, [nodes])`` -> candidate pairs ``(u, v)`` with ``u < v``.
 
@@ -482,6 +500,8 @@ class NearDedup(beam.PTransform):
         self.bands, self.rows = banding(self.config)
         self.components = components_mode(self.config.components, direct_runner)
         self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
+        # its input is lists of documents (exact dedup's kept_lists), cut here into weighted batches
+        self.docs_in_lists = False
 
     def expand(self, docs) -> StageOutputs:
         c = self.config
@@ -489,13 +509,16 @@ class NearDedup(beam.PTransform):
         # A batch that raises is signed again one document at a time: only the document that raises is rejected.
         batched = self.joins != SHUFFLE
         sign = guarded(_SignatureFn(c, self.score_key, self.spill_dir, batched), STAGE, self.fail_fast, batched=True)
-        computed = (
-            docs
-            | "NearLoadText" >> LoadText()  # the batch's weight, then its signatures, read each text
-            | "NearBatch" >> beam.BatchElements(min_batch_size=min(batch, 64), max_batch_size=batch,
-                                                element_size_fn=_batch_weight)
-            | "NearSignatures" >> beam.ParDo(sign).with_outputs(BANDS, DOCS, ERRORS, main="sigs")
-        )
+        if self.docs_in_lists:
+            batches = docs | "NearBatch" >> beam.FlatMap(_weighted_batches, batch)
+        else:
+            batches = (
+                docs
+                | "NearLoadText" >> LoadText()  # the batch's weight, then its signatures, read each text
+                | "NearBatch" >> beam.BatchElements(min_batch_size=min(batch, 64), max_batch_size=batch,
+                                                    element_size_fn=_batch_weight)
+            )
+        computed = batches | "NearSignatures" >> beam.ParDo(sign).with_outputs(BANDS, DOCS, ERRORS, main="sigs")
         bucketed = (
             computed[BANDS]
             | "NearBandShards" >> beam.GroupByKey()

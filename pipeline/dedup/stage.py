@@ -38,10 +38,14 @@ class Dedup(Stage, section="dedup", order=30):
         if c.decontaminate.eval_sets:
             self.steps.append(("Decontaminate", Decontaminate(c.decontaminate, fail_fast)))
         if c.exact.enabled:
-            self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold, fail_fast, joins)))
+            self.steps.append(("ExactDedup", ExactDedup(key, c.exact.key_fold, fail_fast, joins,
+                                                        self.context.direct_runner)))
         if c.near.enabled:
-            self.steps.append(("NearDedup", NearDedup(c.near, key, self.context.spill_dir, fail_fast,
-                                                      self.context.direct_runner, joins)))
+            near = NearDedup(c.near, key, self.context.spill_dir, fail_fast, self.context.direct_runner, joins)
+            if joins == SIDE_INPUT and self.steps and isinstance(self.steps[-1][1], ExactDedup):
+                # exact dedup's kept documents reach near-dedup's batches as lists, not one Beam element each
+                self.steps[-1][1].kept_lists = near.docs_in_lists = True
+            self.steps.append(("NearDedup", near))
         if c.lines.enabled and c.sentences.enabled:  # the same decisions as the two steps, one document join
             self.steps.append(("LineAndSentenceDedup", LineAndSentenceDedup(c.lines, c.sentences, key, fail_fast, joins)))
         elif c.lines.enabled:

@@ -38,7 +38,7 @@ def words_reference(text: str, normalize_numbers: bool = True) -> list[str]:
 
 def _fix_token(normalize_numbers: bool):
     def fix(token: bytes) -> bytes:
-        return " ".join(words_reference(token.decode("utf-8"), normalize_numbers)).encode("utf-8")
+        return " ".join(words_reference(token.decode("utf-8", "surrogatepass"), normalize_numbers)).encode("utf-8")
     return fix
 
 
@@ -49,7 +49,7 @@ def normalized_bytes_reference(text: str, normalize_numbers: bool = True) -> byt
     """``normalized_bytes`` as it was, byte for byte: the space-free runs that hold a non-ASCII byte found by
     one regular expression (``_NON_ASCII_TOKEN``), which tries every byte of the text (~50 ns a byte)."""
     low = text.lower()
-    data = low.encode("utf-8").translate(_ZERO_DIGITS if normalize_numbers else _KEEP_DIGITS)
+    data = low.encode("utf-8", "surrogatepass").translate(_ZERO_DIGITS if normalize_numbers else _KEEP_DIGITS)
     if low.isascii():
         return data
     fix = _FIX[normalize_numbers]
@@ -57,7 +57,8 @@ def normalized_bytes_reference(text: str, normalize_numbers: bool = True) -> byt
 
 
 def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
-    """The normalised words of ``text`` as UTF-8, separated by one or more spaces.
+    """The normalised words of ``text`` as UTF-8, separated by one or more spaces (a lone surrogate, which is
+    no letter or digit, separates words like punctuation does).
 
     ASCII is mapped with one ``bytes.translate``; only space-free runs that hold non-ASCII characters go
     through the regular expression of ``words_reference``, so mostly-ASCII text stays fast. Those runs are
@@ -66,7 +67,7 @@ def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
     most of the cost of such a document. The bytes are ``normalized_bytes_reference``'s.
     """
     low = text.lower()
-    data = low.encode("utf-8").translate(_ZERO_DIGITS if normalize_numbers else _KEEP_DIGITS)
+    data = low.encode("utf-8", "surrogatepass").translate(_ZERO_DIGITS if normalize_numbers else _KEEP_DIGITS)
     if low.isascii():
         return data
     fix, marks = _FIX[normalize_numbers], data.translate(_HIGH_MARKS)

@@ -212,6 +212,6 @@ def pareto_keep(score: float, alpha: float, doc_id: str, seed: int = 0) -> bool:
     """GPT-3's rule: keep if ``pareto(alpha) > 1 - score``, drawn from a generator seeded by the document id,
     so a document gets the same decision on every run and every worker. (numpy's ``pareto`` is Lomax:
     ``paretovariate - 1``.)"""
-    digest = hashlib.blake2b(f"{seed}\x00{doc_id}".encode("utf-8"), digest_size=8).digest()
+    digest = hashlib.blake2b(f"{seed}\x00{doc_id}".encode("utf-8", "surrogatepass"), digest_size=8).digest()
     draw = random.Random(int.from_bytes(digest, "big")).paretovariate(alpha) - 1.0
     return draw > 1.0 - score

@@ -101,3 +101,52 @@ def test_untyped_collections_get_it_inside_the_block_only():
                        | beam.FlatMap(lambda kv: [(d.id, d.text_ref, "text" in d.__dict__) for d in kv[1]]))
             assert_that(grouped, equal_to([(d.id, d.text_ref, False) for d in docs]))
     assert type(typecoders.registry.get_coder(object)) is coders.FastPrimitivesCoder
+
+
+def _reference_coder():
+    from corpusforge.pipeline.document_coder import _DocumentFallbackCoderReference
+
+    return DocumentCoder(_DocumentFallbackCoderReference())
+
+
+def _same_bytes_as_the_reference(value):
+    """The stream coder writes the bytes CallbackCoderImpl wrote, nested (in lists, keyed, windowed) or not."""
+    from apache_beam.transforms.window import GlobalWindows
+
+    fast, reference = DocumentCoder(), _reference_coder()
+    for wrapped in (value, [value, value], ("k", value)):
+        assert fast.encode(wrapped) == reference.encode(wrapped)
+        assert _state(fast.decode(fast.encode(wrapped))) == _state(reference.decode(reference.encode(wrapped)))
+    windowed = GlobalWindows.windowed_value([value, 3])
+    fast_wv, reference_wv = coders.WindowedValueCoder(fast), coders.WindowedValueCoder(reference)
+    assert fast_wv.encode(windowed) == reference_wv.encode(windowed)
+    assert _state(fast_wv.decode(fast_wv.encode(windowed)).value) == _state(reference_wv.decode(reference_wv.encode(windowed)).value)
+
+
+def test_stream_coder_writes_the_reference_bytes_on_corpus_documents():
+    for i, text in enumerate(_corpus_texts()):
+        doc = Document(f"web/{i}", text, "web", {"url": f"https://example.org/{i}"}, {"lang": "en"})
+        _same_bytes_as_the_reference(doc)
+        _same_bytes_as_the_reference(doc.with_ref(("/spill/a.txt", i, 5)))
+    _same_bytes_as_the_reference(Document("s", "half a pair: \ud800", "web"))  # pickled
+    _same_bytes_as_the_reference(Removed(Document("r", "text", "web"), "dedup", "exact_duplicate"))
+    _same_bytes_as_the_reference(2 ** 64 - 1)  # an unsigned 64-bit hash: beyond the int64 Beam writes itself
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(), st.text(max_size=20), st.dictionaries(st.text(max_size=8), _json, max_size=4), st.booleans())
+def test_stream_coder_writes_the_reference_bytes_on_any_document(text, doc_id, annotations, spilled):
+    doc = Document(doc_id, text, "web", {}, annotations)
+    _same_bytes_as_the_reference(doc.with_ref(("/spill/c.txt", 0, 1)) if spilled else doc)
+
+
+def test_a_sampled_size_is_estimated_without_encoding_the_document(monkeypatch):
+    import corpusforge.pipeline.document_coder as module
+
+    doc = Document("a", "x" * 5000, "web")
+    exact = len(_reference_coder().encode([doc] * 4))
+    coder = DocumentCoder()
+    coder._fallback_coder.get_impl().fields = None  # an estimate neither encodes the fields...
+    monkeypatch.setattr(module, "pickle", None)  # ...nor pickles
+    estimate, _ = coder.get_impl().get_estimated_size_and_observables([doc] * 4)
+    assert 0.8 * exact <= estimate <= 1.2 * exact

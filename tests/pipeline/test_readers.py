@@ -223,6 +223,44 @@ def test_the_same_relative_path_in_two_inputs_of_one_source_gets_distinct_ids(tm
                     equal_to([("web/1@part.jsonl#0@input0", "x"), ("web/1@part.jsonl#0@input1", "y")]))
 
 
+def test_a_new_id_that_meets_another_id_is_settled_by_its_origin(tmp_path):
+    # "x" in a.jsonl and b.jsonl becomes "x@a.jsonl" and "x@b.jsonl"; a document whose own id is "x@a.jsonl"
+    # keeps it, so the new one takes its origin's suffix; "y" twice in c.jsonl becomes "y@c.jsonl#0" and "#1",
+    # the first of which is also the new id of "y" in the file named "c.jsonl#0": both take a suffix
+    (tmp_path / "a.jsonl").write_bytes(b'{"id": "x", "text": "a x"}\n{"id": "x@a.jsonl", "text": "own"}\n')
+    (tmp_path / "b.jsonl").write_bytes(b'{"id": "x", "text": "b x"}\n')
+    (tmp_path / "c.jsonl").write_bytes(b'{"id": "y", "text": "c y0"}\n{"id": "y", "text": "c y1"}\n')
+    (tmp_path / "c.jsonl#0").write_bytes(b'{"id": "y", "text": "hash y"}\n')
+    inputs = [InputConfig(path=str(tmp_path / "*.jsonl*"), format="jsonl", name="w")]
+    with TestPipeline() as p:
+        read = ReadDocuments(inputs, 1000)
+        docs, _ = p | read
+        pairs = docs | beam.Map(lambda d: (d.id, d.text))
+        assert_that(pairs | "Ids" >> beam.Map(lambda pair: pair[0]) | beam.combiners.Count.PerElement()
+                    | beam.Filter(lambda counted: counted[1] > 1), equal_to([]), label="Unique")
+        assert_that(pairs | "Settled" >> beam.Filter(lambda pair: "~" in pair[0])
+                    | beam.Map(lambda pair: (pair[0].rsplit("~", 1)[0], len(pair[0].rsplit("~", 1)[1]), pair[1])),
+                    equal_to([("w/x@a.jsonl", 16, "a x"), ("w/y@c.jsonl#0", 16, "c y0"), ("w/y@c.jsonl#0", 16, "hash y")]),
+                    label="Settled")
+        assert_that(pairs | "Plain" >> beam.Filter(lambda pair: "~" not in pair[0]),
+                    equal_to([("w/x@a.jsonl", "own"), ("w/x@b.jsonl", "b x"), ("w/y@c.jsonl#1", "c y1")]), label="Plain")
+
+
+def _final_ids(records):
+    """The ids ``ReadDocuments`` gives ``records`` (``(id, origin)`` pairs): its two light passes, in plain Python."""
+    from corpusforge.pipeline.readers import id_claims, settled_ids
+
+    def grouped(pairs):
+        groups: dict = {}
+        for key, value in pairs:
+            groups.setdefault(key, []).append(value)
+        return groups.items()
+
+    claims = [claim for group in grouped(records) for claim in id_claims(group)]
+    renames = dict(rename for group in grouped(claims) for rename in settled_ids(group))
+    return [renames.get(origin, doc_id) for doc_id, origin in records]
+
+
 # --- properties: any bytes, any JSON shape, any text ------------------------------------------------------------
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
@@ -277,3 +315,22 @@ def test_any_jsonl_record_ends_a_document_or_a_rejection(records, garbage, bom, 
 def test_any_text_file_reads_without_raising(data, unit):
     items = _read(data, "h/a.txt", text_unit=unit)
     _assert_every_record_accounted(items, 1 if unit == "file" else len(items))
+
+
+_ID_PART = st.text(st.sampled_from("xa@#~.0"), max_size=4)
+
+
+@given(st.lists(st.tuples(_ID_PART, st.integers(0, 1), _ID_PART), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_ids_after_reading_are_unique_whatever_the_ids_and_file_names(records):
+    # (id, input, file) per record, ids and file names drawn from the characters the new ids are made of
+    positions: dict = {}
+    with_origins = []
+    for doc_id, index, relpath in records:
+        position = positions[(index, relpath)] = positions.get((index, relpath), -1) + 1
+        with_origins.append((doc_id, (index, relpath, position)))
+    final = _final_ids(with_origins)
+    assert len(set(final)) == len(final)
+    # a document whose id no other document holds keeps it
+    held = [doc_id for doc_id, _ in with_origins]
+    assert all(new == old for new, old in zip(final, held) if held.count(old) == 1)

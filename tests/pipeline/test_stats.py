@@ -33,3 +33,36 @@ def test_facts_of_sums_the_document_facts_in_a_pipeline():
     with TestPipeline() as p:
         counted = p | beam.Create(DOCS) | FactsOf(document_facts("quality")) | CountFacts()
         assert_that(counted, equal_to(sorted(EXPECTED.items())))
+
+
+def test_length_facts_add_to_and_yield_the_same_counts():
+    from corpusforge.pipeline.stats import length_facts
+
+    facts, added, yielded = length_facts("length_in"), {}, {}
+    for doc in DOCS + [Document("e", "", "web"), Document("l", "x" * 5000, "web")]:
+        facts.add_to(added, doc)
+        for key, amount in facts(doc):
+            yielded[key] = yielded.get(key, 0) + amount
+    assert added == yielded == {("length_in", "8"): 1, ("length_in", "4"): 1, ("length_in", "2"): 1,
+                                ("length_in", "0"): 1, ("length_in", "8192"): 1}
+
+
+def test_documents_and_facts_pass_the_records_on_and_count_what_facts_of_counts():
+    """The build's step after each stage: ``before`` applied to each record, the records passed on, and the
+    facts of every fn given, the same as one ``FactsOf`` per fn."""
+    from corpusforge.pipeline.stats import DocumentsAndFacts, annotation_facts, length_facts
+
+    fns = (document_facts("quality"), length_facts("length_out"), annotation_facts)
+    with TestPipeline() as p:
+        docs = p | beam.Create(DOCS)
+        passed, facts = docs | "Both" >> DocumentsAndFacts(*fns, before=lambda d: d.annotate(seen=True))
+        separate = [docs | f"Facts{i}" >> FactsOf(fn) for i, fn in enumerate(fns)] | beam.Flatten() | "Sum" >> CountFacts()
+        expected = {}
+        for doc in DOCS:
+            for fn in fns:
+                for key, amount in fn(doc):
+                    expected[key] = expected.get(key, 0) + amount
+        assert_that(facts | "SumBoth" >> CountFacts(), equal_to(sorted(expected.items())), label="Combined")
+        assert_that(separate, equal_to(sorted(expected.items())), label="Separate")
+        assert_that(passed | beam.Map(lambda d: (d.id, d.annotations.get("seen"))),
+                    equal_to([(d.id, True) for d in DOCS]), label="Passed")

@@ -179,3 +179,33 @@ def test_auto_joins_on_a_transform_used_without_a_build_is_the_shuffle():
     transforms = [ExactDedup(joins="auto"), NearDedup(NearDedupConfig(), joins="auto"),
                   LineAndSentenceDedup(LineDedupConfig(), SentenceDedupConfig(), joins="auto")]
     assert [t.joins for t in transforms] == ["shuffle"] * 3
+
+
+@pytest.mark.parametrize("joins", MODES)
+def test_exact_keys_gathered_on_one_worker_decide_as_grouped_by_digest(joins):
+    """``ExactDedup(direct_runner=True)`` gathers the ``(digest, node)`` keys one element per bundle
+    (``exact.gathered_verdicts``): the same rows and counters as the ``GroupByKey`` by digest (labelled
+    ``shuffle`` here), documents sharing an id included."""
+    grouped, gathered = run_both(mixed_corpus(), lambda label: ExactDedup(joins=joins, direct_runner=label == SIDE_INPUT),
+                                 ["kept", "exact_duplicate"])
+    assert gathered == grouped
+
+
+def test_gathered_verdicts_are_the_verdicts_of_each_digest_group():
+    from hypothesis import given, settings, strategies as st
+
+    from corpusforge.pipeline.dedup.exact import exact_verdicts, gathered_verdicts
+
+    nodes = st.tuples(st.floats(-1, 1), st.integers(0, 3), st.text(max_size=3))
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.lists(st.tuples(st.sampled_from([b"a", b"b", b"c"]), nodes), max_size=6), max_size=4))
+    def check(packs):
+        by_digest: dict = {}
+        for pack in packs:
+            for digest, node in pack:
+                by_digest.setdefault(digest, []).append(node)
+        expected = sorted((v for item in by_digest.items() for v in exact_verdicts(item)), key=repr)
+        assert sorted(gathered_verdicts((None, packs)), key=repr) == expected
+
+    check()

@@ -52,6 +52,17 @@ def test_normalized_bytes_are_the_reference_bytes_on_any_text(text, numbers):
     assert normalized_bytes(text, numbers) == normalized_bytes_reference(text, numbers)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aZ0 .-’é\ud800\udfff\ud83d\ude00")), max_size=40), st.booleans())
+def test_a_lone_surrogate_separates_words_instead_of_raising(text, numbers):
+    # a build repairs lone surrogates when it reads, but the dedup transforms may be used on any str
+    expected = words_reference(text, numbers)
+    assert normalized_bytes(text, numbers).decode("utf-8").split() == expected
+    assert normalized_bytes_reference(text, numbers).decode("utf-8").split() == expected
+    assert words(text, numbers) == expected
+    assert words("ab\ud800cd") == ["ab", "cd"]
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab0 .-\n’é٣")), max_size=600), st.booleans())
 def test_word_count_and_joined_words_are_split_and_join(text, numbers):

@@ -433,3 +433,17 @@ def test_dedup_with_everything_disabled_passes_documents_through():
         assert_that(ids(out.kept, "Kept"), equal_to(["a", "b"]), label="CheckKept")
         assert_that(out.removed, equal_to([]), label="CheckRemoved")
         assert out.edits is None
+
+
+def test_near_weighted_batches_keep_every_document_in_order_and_under_the_weight():
+    """Near-dedup's batches of exact dedup's lists (``near._weighted_batches``): every document once, in order,
+    its text loaded, each batch at most ``batch`` heavy (``_batch_weight``) unless one document alone is."""
+    from corpusforge.pipeline.dedup.near import _batch_weight, _weighted_batches
+
+    docs = [Document(f"d{i}", "word " * (50 + 3000 * (i % 7)), "web") for i in range(40)]
+    for batch in (1, 3, 8, 512):
+        batches = _weighted_batches(docs, batch)
+        assert [d.id for b in batches for d in b] == [d.id for d in docs]
+        for b in batches:
+            assert len(b) == 1 or sum(_batch_weight(d) for d in b) <= batch
+            assert all("text" in d.__dict__ for d in b)
