@@ -111,13 +111,15 @@ def sentence_keys(text: str, lang: str | None, min_chars: int) -> tuple[set[int]
     return distinct, len(distinct) < len(keys)
 
 
-def remove_sentences(text: str, lang: str | None, drop: set[int], min_chars: int) -> tuple[str, int, int]:
-    """``text`` without the sentences whose key is in ``drop`` and without a sentence's later repeats; how
+def remove_sentences(text: str, lang: str | None, drop: set[int], min_chars: int,
+                     collapse: bool = True) -> tuple[str, int, int]:
+    """``text`` without the sentences whose key is in ``drop`` and (``collapse``) a sentence's later repeats; how
     many sentences went for each reason (``removed``, ``collapsed``). A line left empty goes too."""
-    return without_sentences(text, lang, drop, min_chars)[:3]
+    return without_sentences(text, lang, drop, min_chars, collapse)[:3]
 
 
-def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: int) -> tuple[str, int, int, int]:
+def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: int,
+                      collapse: bool = True) -> tuple[str, int, int, int]:
     """``remove_sentences``' text and counts, and the normalised words left in that text: the kept sentences'
     words, counted as they go, which are the words of the text they make up (``line_records`` says why),
     instead of normalising that text again. One loop over the sentences, normalised as ``sentence_words``
@@ -138,7 +140,7 @@ def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: in
         if key is not None and key in drop:
             removed += 1
             whole = False
-        elif key is not None and key in seen:
+        elif collapse and key is not None and key in seen:
             collapsed += 1
             whole = False
         else:
@@ -157,7 +159,8 @@ def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: in
     return "\n".join(lines), removed, collapsed, left
 
 
-def remove_sentences_reference(text: str, lang: str | None, drop: set[int], min_chars: int) -> tuple[str, int, int]:
+def remove_sentences_reference(text: str, lang: str | None, drop: set[int], min_chars: int,
+                               collapse: bool = True) -> tuple[str, int, int]:
     """The definition of ``remove_sentences``, on ``split_sentences`` and ``line_key``."""
     seen: set[int] = set()
     lines, removed, collapsed = [], 0, 0
@@ -167,7 +170,7 @@ def remove_sentences_reference(text: str, lang: str | None, drop: set[int], min_
             key = line_key(sentence, min_chars)
             if key is not None and key in drop:
                 removed += 1
-            elif key is not None and key in seen:
+            elif collapse and key is not None and key in seen:
                 collapsed += 1
             else:
                 kept.append(sentence)
@@ -181,9 +184,9 @@ def remove_sentences_reference(text: str, lang: str | None, drop: set[int], min_
 
 
 def without_sentences_reference(text: str, lang: str | None, drop: set[int],
-                                min_chars: int) -> tuple[str, int, int, int]:
+                                min_chars: int, collapse: bool = True) -> tuple[str, int, int, int]:
     """The definition of ``without_sentences``: ``remove_sentences_reference``, then the text left normalised."""
-    left, removed, collapsed = remove_sentences_reference(text, lang, drop, min_chars)
+    left, removed, collapsed = remove_sentences_reference(text, lang, drop, min_chars, collapse)
     return left, removed, collapsed, count_words(normalized_bytes(left))
 
 
@@ -225,7 +228,7 @@ def drop_sentences(doc, drop: set[int], config: SentenceDedupConfig, too_short):
     its removal, counted in ``too_short``, when too few words are left); returns the document left, None when
     removed."""
     text, removed, collapsed, words = without_sentences(doc.text, doc.annotations.get("lang"), drop,
-                                                        config.min_sentence_chars)
+                                                        config.min_sentence_chars, config.collapse_repeats)
     if not (removed or collapsed):
         return doc
     if removed:

@@ -78,6 +78,18 @@ def test_sentence_dedup_removes_inline_boilerplate_that_line_dedup_misses():
                     label="CheckEdits")
 
 
+def test_repeats_stay_when_collapse_repeats_is_off_even_in_a_document_that_loses_boilerplate():
+    # "echo" repeats its own sentences; "a0" also repeats one, and loses the notice four documents share
+    docs = inline_corpus()
+    docs[0] = doc("a0", f"{BASES[0]} {NOTICE} {BASES[0]}")
+    config = SentenceDedupConfig(max_occurrences=3, min_words=20, collapse_repeats=False)
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | SentenceDedup(config)
+        assert_that(out.kept | beam.Map(lambda d: (d.id, d.text)) | beam.Filter(lambda kept: kept[0] in ("a0", "echo")),
+                    equal_to([("a0", f"{BASES[0]} {BASES[0]}"), ("echo", f"{BASES[5]}\n{BASES[5]}")]))
+        assert_that(out.edits | beam.Filter(lambda e: e[1] == "sentences_collapsed"), equal_to([]), label="NoCollapse")
+
+
 def test_sentences_in_few_documents_stay():
     docs = [doc(f"a{i}", f"{BASES[i]} {NOTICE}") for i in range(3)]
     with TestPipeline() as p:
@@ -154,4 +166,6 @@ def test_removal_counts_the_words_left_as_normalising_the_text_left_does(pieces,
     for lang in ("en", None):
         keys, _ = sentence_keys(text, lang, 1)
         drop = set(data.draw(st.lists(st.sampled_from(sorted(keys)), max_size=4))) if keys else set()
-        assert without_sentences(text, lang, drop, 1) == without_sentences_reference(text, lang, drop, 1)
+        for collapse in (True, False):
+            assert (without_sentences(text, lang, drop, 1, collapse)
+                    == without_sentences_reference(text, lang, drop, 1, collapse))
