@@ -150,25 +150,8 @@ class Isolated(beam.DoFn):
         return self.fn.start_bundle()
 
     def process(self, element):
-        # run_isolated inlined for the path every record takes (no exception): one Python call per element
-        # fewer under every guarded step; a failure goes on exactly as in run_isolated.
-        counts = self.counts
-        if counts is not None:
-            counts.hold_counts()
-        try:
-            out = list(self.fn.process(element) or ())
-        except WorkerError:
-            if counts is not None:
-                counts.release_counts(keep=False)
-            raise
-        except Exception as exc:  # noqa: BLE001 - any exception of one record is that record's, not the run's
-            if counts is not None:
-                counts.release_counts(keep=False)
-            return _after_failure(exc, self.fn.process, element, self.stage, self.to_error, self.records,
-                                  self.split, self.text_of, self.errors, counts)
-        if counts is not None:
-            counts.release_counts(keep=True)
-        return out
+        return run_isolated(self.fn.process, element, self.stage, self.to_error, self.records, self.split,
+                            self.text_of, self.errors, self.counts)
 
     def finish_bundle(self):
         if self.counts is not None:  # what the bundle's successful records counted, once per bundle
