@@ -38,7 +38,7 @@ from corpusforge.pipeline.dedup.lines import (
     REASON as LINES_REASON, KeysByShard, drop_lines, group_docs, line_key, shard_drops,
 )
 from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
-from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, drop_sentences
+from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, drop_sentences, line_normalized
 from corpusforge.pipeline.dedup.text import ascii_word_copy, normalized_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
@@ -63,9 +63,7 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
     # one loop (not sentence_words then word_keys): on an ASCII text, two more passes cost more than they save
     for start, end, last in sentence_spans(text, lang):
         if new_line:  # the first sentence of a line starts the line
-            stop = text.find("\n", start)
-            line = ascii_word_copy(text[start:] if stop < 0 else text[start:stop])
-            norm, offset = (normalized_bytes(line) if line is not None else None), start
+            norm, offset = line_normalized(text, start), start
         part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
         joined = b" ".join(part.split())  # what line_key hashes
         if joined:

@@ -39,6 +39,14 @@ def sentence_keys_reference(text: str, lang: str | None, min_chars: int) -> tupl
     return keys, repeats
 
 
+def line_normalized(text: str, start: int) -> bytes | None:
+    """``normalized_bytes`` of the line of ``text`` that starts at ``start``, to be sliced per sentence, when
+    ``ascii_word_copy`` can make the line ASCII; None when not (each of its sentences is normalised alone)."""
+    stop = text.find("\n", start)
+    line = ascii_word_copy(text[start:] if stop < 0 else text[start:stop])
+    return normalized_bytes(line) if line is not None else None
+
+
 def sentence_words(text: str, spans: list[tuple[int, int, bool]]) -> list[bytes]:
     """The normalised words of each sentence of ``text`` (``spans``: ``sentence_spans``), joined by single
     spaces: what ``line_key`` hashes.
@@ -55,9 +63,7 @@ def sentence_words(text: str, spans: list[tuple[int, int, bool]]) -> list[bytes]
     words, norm, offset, new_line = [], None, 0, True
     for start, end, last in spans:
         if new_line:  # the first sentence of a line starts the line
-            stop = text.find("\n", start)
-            line = ascii_word_copy(text[start:] if stop < 0 else text[start:stop])
-            norm, offset = (normalized_bytes(line) if line is not None else None), start
+            norm, offset = line_normalized(text, start), start
         part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
         words.append(b" ".join(part.split()))
         new_line = last
@@ -131,9 +137,7 @@ def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: in
     line_start, kept, whole, offset, new_line = 0, [], True, 0, copy is None
     for start, end, last in sentence_spans(text, lang):
         if new_line:  # the first sentence of a line starts the line
-            stop = text.find("\n", start)
-            line = ascii_word_copy(text[start:] if stop < 0 else text[start:stop])
-            norm, offset = (normalized_bytes(line) if line is not None else None), start
+            norm, offset = line_normalized(text, start), start
         part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
         joined = b" ".join(part.split())
         key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little") if len(joined) >= min_chars else None
