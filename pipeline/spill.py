@@ -160,10 +160,6 @@ class SpillText(beam.PTransform):
         return records | "Spill" >> beam.ParDo(_SpillFn(self.directory, self.load))
 
 
-def _loaded(record):
-    return record.loaded()
-
-
 def load_text(doc):
     """A document with its spilled text read back into memory (``Document.loaded``): ``LoadText`` per record."""
     return doc.loaded()
@@ -175,4 +171,4 @@ class LoadText(beam.PTransform):
     stage boundary, where a spilled document is encoded without its text."""
 
     def expand(self, docs):
-        return docs | "Load" >> beam.Map(_loaded)
+        return docs | "Load" >> beam.Map(load_text)
