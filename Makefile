@@ -41,7 +41,7 @@ clean:
 
 # Regenerate the README's configuration reference from the dataclasses (tests/test_readme.py checks it).
 readme: install
-	$(VENV)/bin/python -m corpusforge.pipeline.cli.show_config --update-readme
+	$(VENV)/bin/python -m corpusforge.cli.show_config --update-readme
 
 # Pin constraints.txt to what a fresh `make install-test` installed (corpusforge and torch left out).
 constraints: install-test

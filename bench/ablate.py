@@ -67,10 +67,10 @@ def compare_builds(config_path: str, work: str) -> None:
     one). Prints both wall times and checks the clean corpora are identical."""
     import shutil
 
-    from corpusforge.pipeline.ablate.reuse import build_reusing_stages, drop_checkpoints
-    from corpusforge.pipeline.ablate.variants import parse_variant, variant_config
+    from corpusforge.ablate.reuse import build_reusing_stages, drop_checkpoints
+    from corpusforge.ablate.variants import parse_variant, variant_config
     from corpusforge.pipeline.build import run_build
-    from corpusforge.pipeline.cli.config import load_config
+    from corpusforge.config import load_config
 
     base = load_config(config_path, [])
     configs = [variant_config(base, parse_variant(spec)) for spec in VARIANTS]
@@ -113,7 +113,7 @@ def main() -> None:
     config, heldout = write_corpus(args.work, args.documents)
     if args.builds_only:
         return compare_builds(config, args.work)
-    command = [sys.executable, "-m", "corpusforge.pipeline.cli", "ablate", "-c", config, "--eval", heldout,
+    command = [sys.executable, "-m", "corpusforge.cli", "ablate", "-c", config, "--eval", heldout,
                "--out", os.path.join(args.work, "out"), "--tokens", str(args.tokens), "--seeds", str(args.seeds),
                "--no-progress", "--set", f"tokenizer.vocab_size={args.vocab_size}", "--set", f"train.optim.lr={args.lr}"]
     for variant in VARIANTS:

@@ -212,8 +212,8 @@ def build_run(chars: int, only: list[str] | None) -> None:
     import tempfile
 
     from corpusforge.pipeline.build import run_build
-    from corpusforge.pipeline.core.config_loader import from_dict
-    from corpusforge.pipeline.cli.config import Config
+    from corpusforge.core.config_loader import from_dict
+    from corpusforge.config import Config
 
     docs = {"prose": prose(chars), **hostile(chars)}
     if only:

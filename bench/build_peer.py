@@ -61,7 +61,7 @@ def _beam_cpu_seconds(corpus: str, make_stage) -> float:
     DirectRunner (one process: its CPU time is the pipeline's), graph construction excluded."""
     import apache_beam as beam
 
-    from corpusforge.pipeline.core.direct_runner import DirectRunner, run_pipeline
+    from corpusforge.core.direct_runner import DirectRunner, run_pipeline
 
     files = [os.path.join(corpus, name) for name in sorted(os.listdir(corpus))]
     pipeline = beam.Pipeline(runner=DirectRunner())

@@ -16,7 +16,7 @@ The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .json
 ``corpusforge build`` runs in this process on the in-process DirectRunner (one worker) twice: first plain,
 for its wall time, then under cProfile. The profile's time is attributed to whoever Beam called:
 
-- every function that Beam (or the dead-letter wrapper, pipeline/core/faults.py) calls directly counts,
+- every function that Beam (or the dead-letter wrapper, corpusforge/core/faults.py) calls directly counts,
   with all it calls, towards the step of the file it lives in (``normalize``, ``quality``, ``dedup exact``,
   ``dedup near``, ``pii``, ``read``, ``write shards``, ``spill``, ``facts`` (stats), ``build glue``: the
   lambdas and sort keys of pipeline/build.py, ...);
@@ -95,11 +95,11 @@ STEPS = (
     ("pipeline/shards", "write shards"),
     ("pipeline/stats", "facts (stats.json counts)"),
     ("pipeline/build", "build glue (keys, sort keys)"),
-    ("pipeline/core/progress", "progress"),
+    ("corpusforge/core/progress", "progress"),
     ("pipeline/document", "pickling (Document state)"),
     ("pipeline/stage", "stage glue"),
 )
-_WRAPPERS = ("pipeline/core/faults.py",)  # transparent: what they call is charged to the callee's step
+_WRAPPERS = ("corpusforge/core/faults.py",)  # transparent: what they call is charged to the callee's step
 _CODERS = ("apache_beam/coders/", "apache_beam/internal/pickler", "dill/", "cloudpickle")
 
 
@@ -169,7 +169,7 @@ _LAST_CPU = [0.0]  # CPU seconds of this process during the last run_build
 
 
 def run_build(args: list[str]) -> float:
-    from corpusforge.pipeline.cli.main import main
+    from corpusforge.cli.main import main
 
     started, cpu = time.perf_counter(), time.process_time()
     with contextlib.redirect_stdout(io.StringIO()):
@@ -247,7 +247,7 @@ def time_startup(workdir: str, stages: list[str], repeat: int, against: str | No
 # one-document build twice, then the corpus, each timed; prints JSON.
 _PER_DOCUMENT = """
 import contextlib, io, json, sys, time
-from corpusforge.pipeline.cli.main import main
+from corpusforge.cli.main import main
 one, corpus = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 def timed(args):
     wall, cpu = time.perf_counter(), time.process_time()
@@ -299,7 +299,7 @@ def time_per_document(workdir: str, stages: list[str], docs: int, rounds: int, a
 # Run under valgrind in a fresh process: one build, its output hidden.
 _ONE_BUILD = """
 import contextlib, io, json, sys
-from corpusforge.pipeline.cli.main import main
+from corpusforge.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()):
     sys.exit(main(json.loads(sys.argv[1])))
 """
@@ -360,7 +360,7 @@ def counted(self, context, stages):
     print(f"fused stages {len(stages)}, transforms in them {sum(len(s.transforms) for s in stages)}", file=sys.stderr)
     return run_stages(self, context, stages)
 fn_runner.FnApiRunner.run_stages = counted
-from corpusforge.pipeline.cli.main import main
+from corpusforge.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

@@ -363,7 +363,7 @@ def run_stage(path: str, runner: str, spill: bool = True) -> None:
     import apache_beam as beam
     import logging
 
-    from corpusforge.pipeline.core.beam_options import runs_on_direct_runner
+    from corpusforge.core.beam_options import runs_on_direct_runner
     from corpusforge.pipeline.dedup import Dedup
     from corpusforge.pipeline.document import Document
     from corpusforge.pipeline.spill import SpillText

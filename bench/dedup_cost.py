@@ -136,7 +136,7 @@ print(json.dumps({"timings": timings, "outputs": outputs.hexdigest()[:16], "wher
 # bench/ goes on sys.path, so PYTHONPATH decides the tree.
 _BUILD = r"""
 import json, os, sys
-import corpusforge.pipeline.cli.main
+import corpusforge.cli.main
 corpus, one, workdir, root = sys.argv[1:5]
 sys.path.append(root)
 from bench.build import output_digest

@@ -110,7 +110,7 @@ def build_task(root: pathlib.Path, per_class: int, seed: int) -> tuple[pathlib.P
 
 def pretrain(run: pathlib.Path, texts: list[str], args) -> tuple[pathlib.Path, pathlib.Path]:
     """RUN/model (pretrained MLM) and RUN/random (the same architecture, initial weights)."""
-    from corpusforge.pipeline.core.config_loader import apply_overrides, from_dict
+    from corpusforge.core.config_loader import apply_overrides, from_dict
     from corpusforge.tokenizer.config import TokenizerConfig
     from corpusforge.tokenizer.token_shards import write_token_shards
     from corpusforge.tokenizer.train import train_from_texts
@@ -167,7 +167,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
-    from corpusforge.pipeline.cli.hf import quiet_transformers
+    from corpusforge.cli.hf import quiet_transformers
     from corpusforge.trainers.finetune.config import FinetuneConfig
     from corpusforge.trainers.finetune.train import finetune
 

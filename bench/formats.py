@@ -3,7 +3,7 @@
     .venv/bin/python bench/formats.py [--docs 20000] [--repeat 3]
 
 Writes the same generated documents (DOCUMENT_SCHEMA rows, ~2 kB of text each) with
-``corpusforge.pipeline.core.shard_files.write_shard`` as Arrow, Parquet (zstd) and JSON Lines (zstd, gzip), then
+``corpusforge.core.shard_files.write_shard`` as Arrow, Parquet (zstd) and JSON Lines (zstd, gzip), then
 reads each back whole with ``open_shard`` (an Arrow shard is memory-mapped: its pages are read when used, not
 here), and times a DuckDB aggregate over the shard (Parquet natively, the
 others through pyarrow). Prints the best of ``--repeat`` runs and each figure as a ratio to Arrow, measured in
@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from corpusforge.pipeline.core.shard_files import ShardFormat, open_shard, write_shard  # noqa: E402
+from corpusforge.core.shard_files import ShardFormat, open_shard, write_shard  # noqa: E402
 from corpusforge.pipeline.document import DOCUMENT_SCHEMA  # noqa: E402
 
 WORDS = ("the of and to in is was for on that with as by at from river mountain city garden window morning "

@@ -34,7 +34,7 @@ import torch.nn.functional as F
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from bench.train import build_run  # noqa: E402
-from corpusforge.pipeline.core.config_loader import apply_overrides, from_dict  # noqa: E402
+from corpusforge.core.config_loader import apply_overrides, from_dict  # noqa: E402
 from corpusforge.trainers.checkpoint import load_pretrained  # noqa: E402
 from corpusforge.trainers.config import TrainConfig  # noqa: E402
 from corpusforge.trainers.train import train_model  # noqa: E402

@@ -21,7 +21,7 @@ import random
 import tempfile
 import time
 
-from corpusforge.pipeline.core.config_loader import public_dict
+from corpusforge.core.config_loader import public_dict
 from corpusforge.pipeline.document import DOCUMENT_SCHEMA, REMOVED_SCHEMA
 from corpusforge.pipeline.quality.config import QualityConfig
 from corpusforge.pipeline.shards import write_arrow_file

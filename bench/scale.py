@@ -6,7 +6,7 @@
 Runs (each `corpusforge build` in a subprocess, on the same corpus, in this order):
   in-process     DirectRunner, one process (the reference)
   direct-mp-1/2  DirectRunner --direct_running_mode=multi_processing --direct_num_workers=1/2
-  dask-1/2       corpusforge.pipeline.core.dask_runner.DaskRunner on a dask.distributed LocalCluster of 1/2 worker processes
+  dask-1/2       corpusforge.core.dask_runner.DaskRunner on a dask.distributed LocalCluster of 1/2 worker processes
                  (one thread each), started in its own process before the run and stopped after it
 
 Corpus: bench/build.py's ``write_corpus`` (real prose, 8 .jsonl.zst files, fixed seed); wall time and exit
@@ -173,7 +173,7 @@ def run_one(name: str, corpus: str, workdir: str, stages: list[str]) -> dict:
 # --------------------------------------------------------------------------------- serialisation
 def count_document_pickles(corpus: str, run_dir: str, stages: list[str]) -> dict[str, int]:
     """Run the build in this process with Document's pickling hooks counted (in-process DirectRunner)."""
-    from corpusforge.pipeline.cli.main import main
+    from corpusforge.cli.main import main
     from corpusforge.pipeline.document import Document
 
     counts = collections.Counter()

@@ -36,7 +36,7 @@ def build(config: str, run_dir: str, scrub: bool) -> tuple[float, float, dict]:
     """Wall seconds, CPU seconds of the whole process tree (the build and the Beam workers it waited for) and
     stats.json. CPU time is what to compare on a shared machine: wall time there follows other people's load."""
     started, cpu = time.perf_counter(), _children_cpu()
-    subprocess.run([sys.executable, "-m", "corpusforge.pipeline.cli", "build", "-c", config, "--run-dir", run_dir,
+    subprocess.run([sys.executable, "-m", "corpusforge.cli", "build", "-c", config, "--run-dir", run_dir,
                     "--overwrite", "--no-progress", "--set", f"pii.scrub_removed={str(scrub).lower()}"],
                    check=True, stdout=subprocess.DEVNULL)
     wall, cpu = time.perf_counter() - started, _children_cpu() - cpu
@@ -47,7 +47,7 @@ def build(config: str, run_dir: str, scrub: bool) -> tuple[float, float, dict]:
 def direct_cost(run_dir: str) -> tuple[int, int, float]:
     """(documents, characters, CPU seconds) to scrub the raw text of every removed document of a
     ``scrub_removed=false`` run in this process, one ``Scrubber`` as a worker builds it (not counted)."""
-    from corpusforge.pipeline.core.shard_files import open_shard
+    from corpusforge.core.shard_files import open_shard
     from corpusforge.pipeline.pii.config import PIIConfig
     from corpusforge.pipeline.pii.scrubber import Scrubber
 

@@ -45,8 +45,8 @@ docs/architecture.md.
 from corpusforge.pipeline import __version__
 
 _EXPORTS = {
-    "Config": "corpusforge.pipeline.cli.config",
-    "load_config": "corpusforge.pipeline.cli.config",
+    "Config": "corpusforge.config",
+    "load_config": "corpusforge.config",
     "BuildConfig": "corpusforge.pipeline.config",
     "run_build": "corpusforge.pipeline.build",
     "open_run": "corpusforge.pipeline.run",
@@ -74,11 +74,11 @@ _EXPORTS = {
     "fill_mask": "corpusforge.trainers.fill_mask",
     "evaluate": "corpusforge.trainers.evaluate",
     "read_documents": "corpusforge.trainers.evaluate",
-    "run_ablation": "corpusforge.pipeline.ablate.run",
-    "AblationOptions": "corpusforge.pipeline.ablate.run",
-    "ABLATION_DEFAULTS": "corpusforge.pipeline.ablate.run",
-    "parse_variant": "corpusforge.pipeline.ablate.variants",
-    "load_variants": "corpusforge.pipeline.ablate.variants",
+    "run_ablation": "corpusforge.ablate.run",
+    "AblationOptions": "corpusforge.ablate.run",
+    "ABLATION_DEFAULTS": "corpusforge.ablate.run",
+    "parse_variant": "corpusforge.ablate.variants",
+    "load_variants": "corpusforge.ablate.variants",
 }
 
 __all__ = ["__version__", *_EXPORTS]

@@ -1,4 +1,4 @@
 """``python -m corpusforge``: the same as the ``corpusforge`` command."""
-from corpusforge.pipeline.cli.main import run
+from corpusforge.cli.main import run
 
 run()

@@ -23,30 +23,30 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline import __version__
-from corpusforge.pipeline.core.beam_options import REMOTE_RUNNERS, pipeline_options, runs_on_direct_runner
-from corpusforge.pipeline.core.direct_runner import run_pipeline
-from corpusforge.pipeline.core.dofn_specs import memoized_dofn_specs
+from corpusforge.core.beam_options import REMOTE_RUNNERS, pipeline_options, runs_on_direct_runner
+from corpusforge.core.direct_runner import run_pipeline
+from corpusforge.core.dofn_specs import memoized_dofn_specs
 from corpusforge.pipeline.config import BuildConfig, FaultConfig
-from corpusforge.pipeline.core.config_loader import output_dict, public_dict, to_dict
+from corpusforge.core.config_loader import output_dict, public_dict, to_dict
 from corpusforge.pipeline.document_coder import document_coders
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
                                            rejected_row, removed_row, removed_schema, struct_type)
-from corpusforge.pipeline.core.errors import UserError, resource_error
+from corpusforge.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs
 from corpusforge.pipeline.spill import LoadText, SpillText, TextSpiller, close_readers, load_text
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
-from corpusforge.pipeline.core import files, rundir
-from corpusforge.pipeline.core.dataset_card import CARD, write_card
-from corpusforge.pipeline.core.shard_files import ShardFormat
-from corpusforge.pipeline.core.run_lock import run_lock
-from corpusforge.pipeline.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
+from corpusforge.core import files, rundir
+from corpusforge.core.dataset_card import CARD, write_card
+from corpusforge.core.shard_files import ShardFormat
+from corpusforge.core.run_lock import run_lock
+from corpusforge.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_name, shard_paths
 from corpusforge.pipeline.stats import (CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
-# README.md: the dataset card (``corpusforge.pipeline.core.dataset_card``), so `datasets.load_dataset(RUN)` is clean/.
+# README.md: the dataset card (``corpusforge.core.dataset_card``), so `datasets.load_dataset(RUN)` is clean/.
 OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json", CARD)
 CHECKPOINTS = ".checkpoints"
 
@@ -220,8 +220,8 @@ def _fingerprint(config: BuildConfig, stages: list[str], files: dict[str, str] |
 
 def file_digests(config: BuildConfig) -> dict[str, dict[str, str]]:
     """``{stage or "read": {"<config key> <path>": digest}}``: every input file and every file an enabled
-    stage reads, by content (``corpusforge.pipeline.core.files.content_digest``: sha256 for local files)."""
-    from corpusforge.pipeline.core.files import content_digest
+    stage reads, by content (``corpusforge.core.files.content_digest``: sha256 for local files)."""
+    from corpusforge.core.files import content_digest
 
     hash_remote = config.output.hash_remote_files
     listed = {"read": [(f"inputs[{i}]", path) for i, (_, paths) in enumerate(check_inputs(config.inputs))
@@ -465,11 +465,11 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
 
     With ``output.stage_checkpoints`` each stage runs as its own Beam pipeline and leaves its output in
     ``RUN/.checkpoints``; ``resume=True`` then skips every stage whose checkpoint is complete and was made
-    with the same configuration. ``progress`` shows live progress on stderr (``corpusforge.pipeline.core.progress``); the
+    with the same configuration. ``progress`` shows live progress on stderr (``corpusforge.core.progress``); the
     runner's Beam metrics are summed over the pipelines run into ``stats["metrics"]``. ``keep_checkpoints``
     (with stage checkpoints, local run directory) leaves ``RUN/.checkpoints`` whole after a successful build, its
     shards linked into the outputs rather than moved, so another build can start from its stages
-    (``corpusforge.pipeline.ablate`` does); the caller deletes it.
+    (``corpusforge.ablate`` does); the caller deletes it.
     """
     out = out or sys.stdout
     run_dir = config.output.run_dir = rundir.check_run_dir(config.output.run_dir)  # never /, ~, cwd or above

@@ -1,8 +1,8 @@
-"""The live progress display of a build (``corpusforge.pipeline.core.progress`` draws it)."""
+"""The live progress display of a build (``corpusforge.core.progress`` draws it)."""
 from __future__ import annotations
 
-from corpusforge.pipeline.core.beam_options import runs_locally
-from corpusforge.pipeline.core.progress import Progress, local_directory
+from corpusforge.core.beam_options import runs_locally
+from corpusforge.core.progress import Progress, local_directory
 from corpusforge.pipeline.readers import input_bytes
 
 

@@ -1,16 +1,16 @@
 """The build's configuration: inputs, output, runner and one section per cleaning stage.
 
 Sections are dataclasses owned by their stage's package; this module only assembles them. The whole run's
-configuration (the build plus tokenizer, tokenize and train) is ``corpusforge.pipeline.cli.config.Config``.
+configuration (the build plus tokenizer, tokenize and train) is ``corpusforge.config.Config``.
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Literal
 
-from corpusforge.pipeline.core.beam_options import BeamConfig
-from corpusforge.pipeline.core.config_loader import check
-from corpusforge.pipeline.core.shard_files import ShardFormat
+from corpusforge.core.beam_options import BeamConfig
+from corpusforge.core.config_loader import check
+from corpusforge.core.shard_files import ShardFormat
 from corpusforge.pipeline.dedup.config import DedupConfig
 from corpusforge.pipeline.normalize.config import NormalizeConfig
 from corpusforge.pipeline.pii.config import PIIConfig

@@ -6,11 +6,11 @@ import pathlib
 import shlex
 from typing import TextIO
 
-from corpusforge.pipeline.core import rundir
-from corpusforge.pipeline.core.shard_files import open_shard, shard_suffix
+from corpusforge.core import rundir
+from corpusforge.core.shard_files import open_shard, shard_suffix
 from corpusforge.pipeline.run import output_schema
-from corpusforge.pipeline.core.run_lock import is_locked
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.run_lock import is_locked
+from corpusforge.core.errors import UserError
 
 
 def _shard_files(path: pathlib.Path) -> list[pathlib.Path]:

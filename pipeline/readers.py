@@ -27,9 +27,9 @@ from apache_beam.io.filesystems import FileSystems
 from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_PREVIEW, Document, Rejected
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.faults import STAGE_ERROR, describe
-from corpusforge.pipeline.core.progress import Reporter
+from corpusforge.core.errors import UserError
+from corpusforge.core.faults import STAGE_ERROR, describe
+from corpusforge.core.progress import Reporter
 
 REJECTED = "rejected"
 EDITS = "edits"  # (stage, counter, amount): what the reader changed, for stats.json's edits

@@ -25,15 +25,15 @@ from typing import Any, Iterable
 
 import pyarrow as pa
 
-from corpusforge.pipeline.core import files, rundir
-from corpusforge.pipeline.core.config_loader import ConfigError, apply_overrides, from_dict, parse_override, public_dict
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.run_lock import run_lock
+from corpusforge.core import files, rundir
+from corpusforge.core.config_loader import ConfigError, apply_overrides, from_dict, parse_override, public_dict
+from corpusforge.core.errors import UserError
+from corpusforge.core.run_lock import run_lock
 from corpusforge.pipeline.document import annotations_of, struct_value
 from corpusforge.pipeline.quality.config import QualityConfig
 from corpusforge.pipeline.quality.decide import NotMeasured, decide_heuristics, threshold_keys
-from corpusforge.pipeline.core.dataset_card import CARD, write_card
-from corpusforge.pipeline.core.shard_files import ShardFormat, write_shard
+from corpusforge.core.dataset_card import CARD, write_card
+from corpusforge.core.shard_files import ShardFormat, write_shard
 from corpusforge.pipeline.run import output_schema
 from corpusforge.pipeline.shards import iter_rows_of, shard_name, shard_paths, stable_hash
 from corpusforge.pipeline.stats import length_bucket

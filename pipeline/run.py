@@ -19,9 +19,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from corpusforge.pipeline.core import files, rundir
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.shard_files import open_shard, shard_files, shard_suffix
+from corpusforge.core import files, rundir
+from corpusforge.core.errors import UserError
+from corpusforge.core.shard_files import open_shard, shard_files, shard_suffix
 from corpusforge.pipeline.document import DOCUMENT_SCHEMA, REJECTED_SCHEMA, REMOVED_SCHEMA
 
 SCHEMAS = {"clean": DOCUMENT_SCHEMA, "removed": REMOVED_SCHEMA, "rejected": REJECTED_SCHEMA}

@@ -2,7 +2,7 @@
 
 ``WriteShards`` assigns each record to a shard by a stable hash of its key (the number of shards comes
 from the total size and the target size), sorts each shard by key and writes it (Arrow IPC stream, Parquet or
-JSON Lines: ``corpusforge.pipeline.core.shard_files``) into a temporary directory. ``finalize_shards`` then
+JSON Lines: ``corpusforge.core.shard_files``) into a temporary directory. ``finalize_shards`` then
 names them ``part-00000-of-0000N.<suffix>`` in order and moves them into place. The bytes depend only on the
 records and the configuration, never on the runner, the number of workers or the order records arrived in.
 
@@ -20,8 +20,8 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.pipeline.core.progress import Reporter
-from corpusforge.pipeline.core.shard_files import ShardFormat, open_shard, shard_files, write_shard
+from corpusforge.core.progress import Reporter
+from corpusforge.core.shard_files import ShardFormat, open_shard, shard_files, write_shard
 
 
 def stable_hash(key: str) -> int:
@@ -108,7 +108,7 @@ class WriteShards(beam.PTransform):
 
     Output: one small dict per shard written (``index, path, rows, bytes``) for ``finalize_shards``.
     ``sort_key`` must give a total order (ties make the bytes depend on arrival order). ``progress``: a local
-    directory where the rows written are counted for ``corpusforge.pipeline.core.progress``, or None.
+    directory where the rows written are counted for ``corpusforge.core.progress``, or None.
     Records travel in lists (``RECORD_BATCH``) to the shard they go to: the order they arrive in never
     shows, since each shard is sorted.
     """

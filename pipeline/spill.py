@@ -30,7 +30,7 @@ import uuid
 
 import apache_beam as beam
 
-from corpusforge.pipeline.core.files import make_private_dir
+from corpusforge.core.files import make_private_dir
 
 # A new spill file every 256 MB keeps files a manageable size and lets one worker's files be told apart.
 ROTATE_BYTES = 256 * 1024 * 1024

@@ -9,7 +9,7 @@ Stages also report *edits* (text changed but the document kept, e.g. C4 line rem
 ``(stage, counter, amount)`` tuples on the optional ``EDITS`` tagged output; those feed ``stats.json``
 but never the accounting identity.
 
-Per-record work runs under the dead-letter pattern (``guarded``, built on ``corpusforge.pipeline.core.faults``): a
+Per-record work runs under the dead-letter pattern (``guarded``, built on ``corpusforge.core.faults``): a
 document whose processing raises becomes a ``Rejected`` record with reason ``stage_error`` and detail
 ``"<stage>: <ExceptionType>: <message>"`` on the ``ERRORS`` output (``StageOutputs.errors``), so one bad
 record never fails a build; ``StageContext.fail_fast`` turns that off for debugging.
@@ -30,7 +30,7 @@ from typing import ClassVar, NamedTuple
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpusforge.pipeline.core.faults import ERRORS, STAGE_ERROR, Isolated
+from corpusforge.core.faults import ERRORS, STAGE_ERROR, Isolated
 
 REMOVED = "removed"
 EDITS = "edits"

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.pipeline.core.faults import STAGE_ERROR, error_parts
+from corpusforge.core.faults import STAGE_ERROR, error_parts
 
 # Histogram buckets of document length in characters: powers of two (a log scale people can read).
 def length_bucket(chars: int) -> int:

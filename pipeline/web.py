@@ -61,7 +61,7 @@ def _trafilatura() -> Callable[[bytes, str | None], str]:
     try:
         import trafilatura
     except ImportError:
-        from corpusforge.pipeline.core.errors import missing_dependency
+        from corpusforge.core.errors import missing_dependency
 
         raise missing_dependency("trafilatura", "'corpusforge[trafilatura]'",
                                  "inputs[].html_extractor: trafilatura") from None

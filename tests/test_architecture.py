@@ -1,10 +1,12 @@
 """The layers of docs/architecture.md, checked from the imports of every module (function-level ones too).
 
-    corpusforge.pipeline.cli        top: imports everything below
-    corpusforge.pipeline.ablate     runs the build, tokenizer and trainers together (ablations); only the CLI imports it
-    corpusforge.trainers  ->  corpusforge.tokenizer  ->  corpusforge.pipeline.core    (arrows point down only)
-    corpusforge.pipeline (stages, build, report)     ->  corpusforge.pipeline.core
-    corpusforge.pipeline.core       bottom: imports nothing else of corpusforge
+    corpusforge (the package root: the lazy public API and ``python -m corpusforge``)
+    corpusforge.cli         top: one module per command; imports everything below
+    corpusforge.ablate      builds, tokenizes, trains and evaluates corpus variants
+    corpusforge.config      the run's whole Config (the sections of pipeline, tokenizer, trainers)
+    corpusforge.trainers  ->  corpusforge.tokenizer  ->  corpusforge.core      (arrows point down only)
+    corpusforge.pipeline (readers, stages, build, report)  ->  corpusforge.core
+    corpusforge.core        bottom: imports nothing else of corpusforge
 """
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-FOLDERS = {"pipeline": "corpusforge.pipeline", "tokenizer": "corpusforge.tokenizer", "trainers": "corpusforge.trainers"}
+FOLDERS = {"corpusforge": "corpusforge", "pipeline": "corpusforge.pipeline", "tokenizer": "corpusforge.tokenizer",
+           "trainers": "corpusforge.trainers"}
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -52,31 +55,38 @@ def _imports(name: str, path: pathlib.Path) -> set[str]:
 
 GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
 
+# Bottom to top; a module belongs to the first layer whose name prefixes it.
+LAYERS = ("corpusforge.core", "corpusforge.pipeline", "corpusforge.tokenizer", "corpusforge.trainers",
+          "corpusforge.config", "corpusforge.ablate", "corpusforge.cli")
+
 
 def _layer(module: str) -> str:
-    for prefix in ("corpusforge.pipeline.core", "corpusforge.pipeline.cli", "corpusforge.pipeline.ablate",
-                   "corpusforge.tokenizer", "corpusforge.trainers"):
+    for prefix in LAYERS:
         if module == prefix or module.startswith(prefix + "."):
             return prefix
-    return "corpusforge.pipeline"
+    return "corpusforge"  # the package root (__init__, __main__): the public API over every layer
 
 
 # What each layer may import, besides itself.
 ALLOWED = {
-    "corpusforge.pipeline.core": set(),
-    "corpusforge.pipeline": {"corpusforge.pipeline.core"},
-    "corpusforge.tokenizer": {"corpusforge.pipeline.core"},
-    "corpusforge.trainers": {"corpusforge.pipeline.core", "corpusforge.tokenizer"},
-    "corpusforge.pipeline.ablate": {"corpusforge.pipeline.core", "corpusforge.pipeline", "corpusforge.tokenizer",
-                                    "corpusforge.trainers"},
-    "corpusforge.pipeline.cli": {"corpusforge.pipeline.core", "corpusforge.pipeline", "corpusforge.tokenizer",
-                                 "corpusforge.trainers", "corpusforge.pipeline.ablate"},
+    "corpusforge.core": set(),
+    "corpusforge.pipeline": {"corpusforge.core"},
+    "corpusforge.tokenizer": {"corpusforge.core"},
+    "corpusforge.trainers": {"corpusforge.core", "corpusforge.tokenizer"},
+    "corpusforge.config": {"corpusforge.core", "corpusforge.pipeline", "corpusforge.tokenizer",
+                           "corpusforge.trainers"},
+    "corpusforge.ablate": {"corpusforge.core", "corpusforge.pipeline", "corpusforge.tokenizer",
+                           "corpusforge.trainers", "corpusforge.config"},
+    "corpusforge.cli": {"corpusforge.core", "corpusforge.pipeline", "corpusforge.tokenizer",
+                        "corpusforge.trainers", "corpusforge.config", "corpusforge.ablate"},
+    "corpusforge": set(LAYERS),
 }
 
 
 def test_the_scan_sees_the_whole_tree():
     assert len(MODULES) > 80 and sum(len(v) for v in GRAPH.values()) > 150
-    assert "corpusforge.pipeline.core.errors" in GRAPH["corpusforge.trainers.train"]
+    assert "corpusforge.core.errors" in GRAPH["corpusforge.trainers.train"]
+    assert {_layer(m) for m in MODULES} == {*LAYERS, "corpusforge"}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -84,7 +94,7 @@ def test_imports_point_down(module):
     layer = _layer(module)
     upward = sorted(m for m in GRAPH[module]
                     if _layer(m) != layer and _layer(m) not in ALLOWED[layer]
-                    and m != "corpusforge.pipeline")  # the package root holds only __version__
+                    and m not in ("corpusforge.pipeline", "corpusforge"))  # roots hold only __version__
     assert not upward, f"{module} ({layer}) imports {upward}, above its layer"
 
 

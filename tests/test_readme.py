@@ -2,7 +2,7 @@
 import pathlib
 import re
 
-from corpusforge.pipeline.cli.show_config import reference_markdown
+from corpusforge.cli.show_config import reference_markdown
 
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
@@ -12,4 +12,4 @@ def test_config_reference_matches_the_code():
     match = re.search(r"<!-- config-reference:start -->\n(.*?)<!-- config-reference:end -->", text, re.S)
     assert match, "README lost its config-reference markers"
     assert match.group(1).strip() == reference_markdown().strip(), (
-        "README's configuration reference is stale: run `python -m corpusforge.pipeline.cli.show_config --update-readme`")
+        "README's configuration reference is stale: run `python -m corpusforge.cli.show_config --update-readme`")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from corpusforge.pipeline.core.config_loader import check
+from corpusforge.core.config_loader import check
 
 TokenizerKind = Literal["auto", "bpe", "wordpiece", "unigram", "wordlevel"]
 TokenizerFamily = Literal["encoder", "t5", "bart", "decoder", "elmo"]

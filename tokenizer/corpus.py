@@ -1,7 +1,7 @@
 """Streaming the ``text`` of a build's clean shards, batch by batch, and stable per-document hashing.
 
 Clean shards hold ``corpusforge.pipeline.document.DOCUMENT_SCHEMA`` rows in any output format (Arrow, Parquet, JSON
-Lines: ``corpusforge.pipeline.core.shard_files``). Local Arrow shards are memory-mapped, so the texts are decoded only
+Lines: ``corpusforge.core.shard_files``). Local Arrow shards are memory-mapped, so the texts are decoded only
 when used; Parquet is read a row group at a time, a JSON Lines shard whole.
 """
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Iterator
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.shard_files import open_shard, shard_files
+from corpusforge.core.errors import UserError
+from corpusforge.core.shard_files import open_shard, shard_files
 
 _TWO_64 = float(2**64)
 

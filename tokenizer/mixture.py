@@ -14,7 +14,7 @@ import hashlib
 import math
 from typing import Mapping
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 
 _MIX_PURPOSE = b"cf-tok-mix"  # a hash independent of the train/val split's
 

@@ -12,7 +12,7 @@ import os
 import tempfile
 from typing import Any
 
-from corpusforge.pipeline.core import files
+from corpusforge.core import files
 from corpusforge.tokenizer.special_tokens import family_tokens, read_special_tokens
 
 
@@ -31,7 +31,7 @@ def as_transformers(tokenizer_json: str, model_max_length: int | None = None):
     try:
         from transformers import PreTrainedTokenizerFast
     except ImportError:
-        from corpusforge.pipeline.core.errors import missing_dependency
+        from corpusforge.core.errors import missing_dependency
 
         raise missing_dependency("transformers", "transformers", "Loading the tokenizer in transformers") from None
     from tokenizers import Tokenizer

@@ -176,6 +176,6 @@ def _load_json(source: str | dict[str, Any]) -> dict[str, Any]:
     text = source.strip()
     if text.startswith("{"):
         return json.loads(text)
-    from corpusforge.pipeline.core.files import read_bytes
+    from corpusforge.core.files import read_bytes
 
     return json.loads(read_bytes(source).decode("utf-8"))

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 
 
 SPLITS = ("train", "val")

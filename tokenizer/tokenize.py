@@ -13,7 +13,7 @@ inside a document are encoded as plain text. Shards are written to a temporary n
 ``tokens/manifest.json`` is written last, so its presence marks a complete output.
 
 A document whose encoding raises is left out of the shards and listed in the manifest's ``stage_errors``
-(its id and ``"tokenize: <ExceptionType>: <message>"``, never its text; ``corpusforge.pipeline.core.faults``);
+(its id and ``"tokenize: <ExceptionType>: <message>"``, never its text; ``corpusforge.core.faults``);
 more of them than ``build.error_allowance`` and ``build.max_error_fraction`` of the documents fails the run
 (``FaultConfig.tolerates``), and ``build.fail_fast`` fails
 it on the first.
@@ -36,14 +36,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
-from corpusforge.pipeline.core.errors import UserError, resource_error
-from corpusforge.pipeline.core.beam_options import runs_locally
-from corpusforge.pipeline.core.progress import Progress, Reporter
-from corpusforge.pipeline.core import files, rundir
-from corpusforge.pipeline.core.faults import ERRORS, error_parts, run_isolated
-from corpusforge.pipeline.core.dataset_card import CARD, write_card
-from corpusforge.pipeline.core.run_lock import run_lock
-from corpusforge.pipeline.core.shard_files import open_shard
+from corpusforge.core.errors import UserError, resource_error
+from corpusforge.core.beam_options import runs_locally
+from corpusforge.core.progress import Progress, Reporter
+from corpusforge.core import files, rundir
+from corpusforge.core.faults import ERRORS, error_parts, run_isolated
+from corpusforge.core.dataset_card import CARD, write_card
+from corpusforge.core.run_lock import run_lock
+from corpusforge.core.shard_files import open_shard
 from corpusforge.tokenizer.corpus import clean_shards
 from corpusforge.tokenizer.mixture import copies, mixture_epochs, source_weights, sources_summary
 from corpusforge.tokenizer.special_tokens import read_special_tokens
@@ -455,7 +455,7 @@ class TokenizeShards(beam.PTransform):
 
     Construction reads the tokenizer (its hash, vocabulary size and special tokens) and lists the input, so
     a bad path fails before the pipeline runs. Every path may be local or on any Beam filesystem.
-    ``progress``: a local directory where the encoder counts documents and tokens (``corpusforge.pipeline.core.progress``).
+    ``progress``: a local directory where the encoder counts documents and tokens (``corpusforge.core.progress``).
     """
 
     def __init__(self, input: str, output: str, tokenizer: str, val_fraction: float = 0.01, split_seed: int = 0,
@@ -614,7 +614,7 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
         files.remove_paths(doomed)  # shards of an earlier plan would otherwise linger beside the new ones
     import tempfile
 
-    from corpusforge.pipeline.core.beam_options import pipeline_options
+    from corpusforge.core.beam_options import pipeline_options
 
     options = pipeline_options(config.beam, beam_args)
     shown = Progress(None, "", enabled=False)

@@ -25,11 +25,11 @@ import pyarrow.compute as pc
 import tokenizers
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.progress import Progress
-from corpusforge.pipeline.core import files, rundir
-from corpusforge.pipeline.core.run_lock import run_lock
-from corpusforge.pipeline.core.shard_files import open_shard
+from corpusforge.core.errors import UserError
+from corpusforge.core.progress import Progress
+from corpusforge.core import files, rundir
+from corpusforge.core.run_lock import run_lock
+from corpusforge.core.shard_files import open_shard
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.corpus import clean_shards, stable_unit, text_bytes
 from corpusforge.tokenizer.packaging import save_transformers

@@ -20,8 +20,8 @@ import shutil
 import numpy as np
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.files import write_bytes_atomic
+from corpusforge.core.errors import UserError
+from corpusforge.core.files import write_bytes_atomic
 from corpusforge.trainers.model import ModelConfig, Transformer
 
 WRAPPERS = ("_orig_mod", "_checkpoint_wrapped_module")  # torch.compile, activation checkpointing: any depth

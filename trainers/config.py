@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal, Optional
 
-from corpusforge.pipeline.core.config_loader import check
+from corpusforge.core.config_loader import check
 
 Objective = Literal["mlm", "rtd", "span", "bart", "clm", "prefixlm", "bilm"]
 f = dataclasses.field

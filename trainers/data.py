@@ -19,7 +19,7 @@ from typing import Iterator, Sequence
 import numpy as np
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.tokenizer.token_shards import TokenShards
 from corpusforge.trainers.objectives import Objective
 

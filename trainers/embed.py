@@ -15,7 +15,7 @@ from typing import Iterable
 
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.evaluate import Document
 
 
@@ -25,7 +25,7 @@ def embed(model_dir: str | pathlib.Path, documents: Iterable[Document], out: str
     import pyarrow as pa
     from tokenizers import Tokenizer
 
-    from corpusforge.pipeline.core.files import write_arrow_atomic
+    from corpusforge.core.files import write_arrow_atomic
     from corpusforge.trainers.checkpoint import load_pretrained
     from corpusforge.trainers.elmo import BiLM, ScalarMix
 

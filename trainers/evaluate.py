@@ -23,7 +23,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.export import LoadedModel, model_device
 
 LN2 = math.log(2.0)
@@ -68,7 +68,7 @@ def _file_documents(path: pathlib.Path, text_field: str) -> Iterator[Document]:
 
         table = pq.read_table(path)
     elif name.endswith((".arrow", ".feather")):
-        from corpusforge.pipeline.core.shard_files import open_shard
+        from corpusforge.core.shard_files import open_shard
 
         table = open_shard(str(path)).read_all()  # an Arrow IPC file or stream (a clean shard)
     else:

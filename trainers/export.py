@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.hf_layout import match_layout, to_electra, to_transformers
 from corpusforge.trainers.model import Transformer

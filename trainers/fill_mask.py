@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.export import LoadedModel, model_device
 
 GENERIC_MASK = "<mask>"

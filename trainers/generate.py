@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.export import LoadedModel, model_device
 
 

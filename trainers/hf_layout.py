@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.model import ModelConfig, Transformer
 
 # Our activation name -> the name transformers' ACT2FN gives the same function.

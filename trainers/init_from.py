@@ -12,7 +12,7 @@ import dataclasses
 import json
 import pathlib
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.hf_layout import build_model, from_transformers, model_config_from_hf
 from corpusforge.trainers.model import Transformer
 

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.config import BARTOptions, MLMOptions, SpanOptions, TrainConfig
 from corpusforge.trainers.vocab import Vocabulary
 

@@ -18,7 +18,7 @@ from typing import Literal
 import torch
 import torch.distributed as torch_dist
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 
 
 @dataclasses.dataclass

@@ -17,10 +17,10 @@ import time
 
 import torch
 
-from corpusforge.pipeline.core import rundir
-from corpusforge.pipeline.core.run_lock import run_lock
-from corpusforge.pipeline.core.config_loader import to_dict
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core import rundir
+from corpusforge.core.run_lock import run_lock
+from corpusforge.core.config_loader import to_dict
+from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.config import TrainConfig
 from corpusforge.tokenizer.token_shards import TokenShards

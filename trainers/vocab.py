@@ -16,7 +16,7 @@ import re
 
 import numpy as np
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 
 # Names each role goes by in the common conventions (RoBERTa/BART/T5, BERT, GPT-2), first match wins.
 ROLE_NAMES: dict[str, tuple[str, ...]] = {

@@ -19,7 +19,7 @@ from corpusforge.pipeline.dedup.common import STAGE
 from corpusforge.pipeline.dedup.config import DecontaminateConfig
 from corpusforge.pipeline.dedup.minhash import ngram_hashes, word_hashes
 from corpusforge.pipeline.dedup.text import normalized_bytes
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "eval_contamination"

@@ -5,7 +5,7 @@ import dataclasses
 import re
 from typing import Literal
 
-from corpusforge.pipeline.core.config_loader import check, check_not_redacted
+from corpusforge.core.config_loader import check, check_not_redacted
 from corpusforge.pipeline.pii.entities import (
     ACTIONS,
     ALL_ENTITIES,

@@ -24,8 +24,8 @@ import dataclasses
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpusforge.pipeline.core.errors import WorkerError
-from corpusforge.pipeline.core.faults import STAGE_ERROR
+from corpusforge.core.errors import WorkerError
+from corpusforge.core.faults import STAGE_ERROR
 from corpusforge.pipeline.document import Rejected, Removed
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.stage import STAGE

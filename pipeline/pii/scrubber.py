@@ -22,7 +22,7 @@ import secrets
 import threading
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
-from corpusforge.pipeline.core.errors import UserError, WorkerError, missing_dependency
+from corpusforge.core.errors import UserError, WorkerError, missing_dependency
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.entities import LANGUAGE
 from corpusforge.pipeline.pii.screen import ENTITY_SCREENS, SEPARATOR, ScanCache

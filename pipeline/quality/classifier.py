@@ -15,9 +15,9 @@ import re
 import tempfile
 from typing import Iterable, Iterator
 
-from corpusforge.pipeline.core import files
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.shard_files import open_shard, shard_suffix
+from corpusforge.core import files
+from corpusforge.core.errors import UserError
+from corpusforge.core.shard_files import open_shard, shard_suffix
 from corpusforge.pipeline.quality.langid import load_fasttext_model
 from corpusforge.pipeline.quality.text import words
 

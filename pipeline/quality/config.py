@@ -14,7 +14,7 @@ import functools
 import re
 from typing import Literal
 
-from corpusforge.pipeline.core.config_loader import check
+from corpusforge.core.config_loader import check
 
 F = dataclasses.field
 

@@ -17,7 +17,7 @@ import shutil
 import struct
 import tempfile
 
-from corpusforge.pipeline.core.errors import UserError, missing_dependency
+from corpusforge.core.errors import UserError, missing_dependency
 from corpusforge.pipeline.quality.config import LangIdConfig
 
 BUNDLED_LID = "lid.176.ftz"

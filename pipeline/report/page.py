@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from corpusforge.pipeline.core.faults import STAGE_ERROR
+from corpusforge.core.faults import STAGE_ERROR
 from corpusforge.pipeline.report import plots
 from corpusforge.pipeline.report.collect import ReasonSamples, RunData, value_stage
 from corpusforge.pipeline.report.overlap import MAX_CHARS
@@ -27,7 +27,7 @@ ENV = jinja2.Environment(loader=jinja2.PackageLoader("corpusforge.pipeline.repor
                          undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 MACROS = ENV.get_template("macros.html").module
 # The building blocks, callable from Python; each returns Markup.
-# The stylesheet as text and the escaper, for pages built outside these templates (pipeline/ablate/page.py).
+# The stylesheet as text and the escaper, for pages built outside these templates (corpusforge/ablate/page.py).
 CSS = ENV.loader.get_source(ENV, "report.css")[0]
 esc = escape
 table, figure, facts, note, absent, heading, folded = (MACROS.table, MACROS.figure, MACROS.facts, MACROS.note,

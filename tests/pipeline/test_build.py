@@ -16,10 +16,10 @@ import tempfile
 import pyarrow as pa
 import pytest
 
-from corpusforge.pipeline.core.shard_files import open_shard
+from corpusforge.core.shard_files import open_shard
 from corpusforge.pipeline.build import run_build
-from corpusforge.pipeline.cli.config import load_config
-from corpusforge.pipeline.cli.main import main
+from corpusforge.config import load_config
+from corpusforge.cli.main import main
 
 STAGES = ("read", "normalize", "quality", "dedup", "pii")
 TOPICS = ["river", "library", "railway", "bakery", "museum", "harbour", "mountain", "orchard", "theatre", "market",
@@ -177,7 +177,7 @@ def test_near_dedup_components_are_gathered_on_the_direct_runner_only(tmp_path, 
     import apache_beam as beam
 
     from corpusforge.pipeline import build
-    from corpusforge.pipeline.core.beam_options import pipeline_options
+    from corpusforge.core.beam_options import pipeline_options
 
     data, _ = _corpus(tmp_path, stages=())
     config = load_config(overrides=[f"inputs=[{{path: '{data}'}}]", f"output.run_dir={tmp_path / 'run'}",

@@ -20,7 +20,7 @@ import time
 import pytest
 
 from corpusforge.pipeline.build import OUTPUTS, run_build
-from corpusforge.pipeline.cli.config import load_config
+from corpusforge.config import load_config
 
 STALL = "the stall marker document"
 
@@ -37,7 +37,7 @@ _CHILD = textwrap.dedent("""
         return original(self, text, *args, **kwargs)
 
     HeuristicRules.apply = stalling
-    from corpusforge.pipeline.cli.main import main
+    from corpusforge.cli.main import main
     sys.exit(main(sys.argv[1:]))
 """ % STALL)
 

@@ -9,9 +9,9 @@ from apache_beam.testing.util import assert_that, equal_to
 from apache_beam.transforms import userstate
 from apache_beam.transforms.timeutil import TimeDomain
 
-from corpusforge.pipeline.core import dofn_specs
-from corpusforge.pipeline.core.dofn_specs import fast_dofn_specs, memoized_dofn_specs
-from corpusforge.pipeline.core.faults import Isolated
+from corpusforge.core import dofn_specs
+from corpusforge.core.dofn_specs import fast_dofn_specs, memoized_dofn_specs
+from corpusforge.core.faults import Isolated
 
 BEAMS_OWN = userstate.get_dofn_specs
 
@@ -144,7 +144,7 @@ def test_the_fast_lookup_equals_beams_on_every_dofn_of_a_build(tmp_path, monkeyp
     processor) gets from ``fast_dofn_specs`` what Beam's own function says."""
     import json
 
-    from corpusforge.pipeline.cli.main import main
+    from corpusforge.cli.main import main
 
     checked = []
 

@@ -15,7 +15,7 @@ import pathlib
 
 import pytest
 
-from corpusforge.pipeline.cli.main import main
+from corpusforge.cli.main import main
 from tests.pipeline.sample_corpus import sample_corpus
 
 

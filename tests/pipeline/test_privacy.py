@@ -10,8 +10,8 @@ import re
 import pyarrow as pa
 import pytest
 
-from corpusforge.pipeline.core.shard_files import open_shard
-from corpusforge.pipeline.cli.main import main
+from corpusforge.core.shard_files import open_shard
+from corpusforge.cli.main import main
 from corpusforge.pipeline.document import annotations_of
 
 pytest.importorskip("presidio_analyzer")

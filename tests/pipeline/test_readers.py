@@ -12,7 +12,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import Document, Rejected
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs, detect_format, glob_root, open_decompressed, records_from_file
 
 

@@ -5,7 +5,7 @@ import apache_beam as beam
 import pytest
 
 from corpusforge.pipeline import build
-from corpusforge.pipeline.cli.config import load_config
+from corpusforge.config import load_config
 from corpusforge.pipeline.normalize.stage import Normalize
 from corpusforge.pipeline.stage import REMOVED, Stage, split_outputs
 

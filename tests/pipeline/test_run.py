@@ -7,10 +7,10 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
 
-from corpusforge.pipeline.cli.main import main
-from corpusforge.pipeline.core.dataset_card import card_configs
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.shard_files import open_shard
+from corpusforge.cli.main import main
+from corpusforge.core.dataset_card import card_configs
+from corpusforge.core.errors import UserError
+from corpusforge.core.shard_files import open_shard
 from corpusforge.pipeline.run import open_run
 from tests.tokenizer.data import make_text
 

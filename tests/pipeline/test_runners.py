@@ -9,7 +9,7 @@ import pathlib
 
 import pytest
 
-from corpusforge.pipeline.cli.main import main
+from corpusforge.cli.main import main
 from tests.pipeline.sample_corpus import sample_corpus
 
 STAGES_OFF = ["--set", "pii.enabled=false"]

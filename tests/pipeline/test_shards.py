@@ -2,8 +2,8 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 
-from corpusforge.pipeline.core.files import read_json, write_json
-from corpusforge.pipeline.core.shard_files import ShardFormat, open_shard
+from corpusforge.core.files import read_json, write_json
+from corpusforge.core.shard_files import ShardFormat, open_shard
 from corpusforge.pipeline.document import DOCUMENT_SCHEMA, Document, document_row
 from corpusforge.pipeline.shards import WriteShards, finalize_shards, stable_hash
 

@@ -10,7 +10,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline import spill
-from corpusforge.pipeline.cli.main import main
+from corpusforge.cli.main import main
 from tests.pipeline.sample_corpus import sample_corpus
 from corpusforge.pipeline.document import Document, Removed
 from corpusforge.pipeline.spill import SpillText, _SpillFn

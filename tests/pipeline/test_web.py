@@ -8,8 +8,8 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from corpusforge.pipeline.core.shard_files import open_shard
-from corpusforge.pipeline.cli.main import main
+from corpusforge.core.shard_files import open_shard
+from corpusforge.cli.main import main
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import Document, Rejected
 from corpusforge.pipeline.readers import detect_format, open_decompressed, records_from_file

@@ -10,8 +10,8 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 
 from corpusforge.pipeline.config import InputConfig
-from corpusforge.pipeline.core.config_loader import ConfigError
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.config_loader import ConfigError
+from corpusforge.core.errors import UserError
 from corpusforge.tokenizer.mixture import copies, mixture_epochs, source_weights
 from corpusforge.tokenizer.token_shards import TokenCorpus
 from corpusforge.tokenizer.tokenize import TokenizeShards
@@ -157,7 +157,7 @@ def test_token_sized_shards_hold_about_shard_tokens_each(tmp_path, two_sources, 
 
 
 def test_run_tokenize_takes_the_weights_from_the_named_inputs(tmp_path, two_sources, tokenizer_path):
-    from corpusforge.pipeline.cli.config import load_config
+    from corpusforge.config import load_config
     from corpusforge.tokenizer.tokenize import run_tokenize
 
     (tmp_path / "run.yaml").write_text(

@@ -12,10 +12,10 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from tokenizers import Tokenizer
 
-from corpusforge.pipeline.cli.config import load_config
+from corpusforge.config import load_config
 from corpusforge.pipeline.config import FaultConfig
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.shard_files import ShardFormat, open_shard, write_shard
+from corpusforge.core.errors import UserError
+from corpusforge.core.shard_files import ShardFormat, open_shard, write_shard
 from corpusforge.pipeline.document import DOCUMENT_SCHEMA
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.token_shards import TokenCorpus, token_dtype
@@ -234,8 +234,8 @@ def test_run_tokenize_refuses_to_overwrite_unless_asked(tmp_path, clean_dir, tok
 
 
 def test_cli_trains_and_tokenizes(tmp_path, clean_dir, capsys):
-    from corpusforge.pipeline.cli import tokenize as tokenize_command
-    from corpusforge.pipeline.cli import tokenizer as tokenizer_command
+    from corpusforge.cli import tokenize as tokenize_command
+    from corpusforge.cli import tokenizer as tokenizer_command
 
     parser = argparse.ArgumentParser(prog="corpusforge")
     commands = parser.add_subparsers(dest="command")

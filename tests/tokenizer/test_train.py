@@ -3,8 +3,8 @@ import json
 import pytest
 from tokenizers import Tokenizer
 
-from corpusforge.pipeline.core.config_loader import ConfigError
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.config_loader import ConfigError
+from corpusforge.core.errors import UserError
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.special_tokens import family_tokens
 from corpusforge.tokenizer.train import _Sample, load_transformers, train_from_shards, train_from_texts
@@ -188,7 +188,7 @@ def test_bad_settings_fail_with_a_message(tmp_path, clean_dir):
 def test_the_run_tokenizer_records_the_training_length_for_transformers(tmp_path, clean_dir, settings, length):
     from transformers import AutoTokenizer
 
-    from corpusforge.pipeline.cli.config import load_config
+    from corpusforge.config import load_config
     from corpusforge.tokenizer import train as train_module
 
     run = tmp_path / "run"
@@ -200,8 +200,8 @@ def test_the_run_tokenizer_records_the_training_length_for_transformers(tmp_path
 
 
 def test_retraining_swaps_the_tokenizer_in_only_when_it_succeeded(tmp_path, clean_dir, monkeypatch):
-    from corpusforge.pipeline.cli.config import load_config
-    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.config import load_config
+    from corpusforge.core.errors import UserError
     from corpusforge.tokenizer import train as train_module
 
     run = tmp_path / "run"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.model import Transformer, model_config
 from corpusforge.trainers.train import train_model
@@ -154,7 +154,7 @@ def test_setting_aside_replaces_a_stale_previous_run(tmp_path):
 
 
 def test_a_full_disk_while_writing_the_model_is_one_line(tmp_path, monkeypatch):
-    from corpusforge.pipeline.core import files
+    from corpusforge.core import files
 
     monkeypatch.setattr(files, "open", FullDisk, raising=False)
     with pytest.raises(UserError, match=f"could not write the model to {tmp_path}: No space left on device; free"):

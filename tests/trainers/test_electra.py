@@ -5,7 +5,7 @@ import pytest
 import torch
 import transformers
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.checkpoint import load_pretrained, save_pretrained
 from corpusforge.trainers.electra import (ReplacedTokenDetection, detection_metrics, discriminator_config,
                                          generator_config)

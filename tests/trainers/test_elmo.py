@@ -126,7 +126,7 @@ def test_bilm_trains_compiled_in_one_graph_and_loads_back(elmo_run, tmp_path):
 def test_elmo_family_needs_the_bilm_objective(elmo_run, tmp_path):
     import shutil
 
-    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.core.errors import UserError
 
     run = tmp_path / "run"
     shutil.copytree(elmo_run, run)
@@ -139,8 +139,8 @@ def test_embed_writes_every_layer_or_the_scalar_mix_to_arrow(elmo_run, tmp_path,
 
     import pyarrow as pa
 
-    from corpusforge.pipeline.cli.main import main
-    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.cli.main import main
+    from corpusforge.core.errors import UserError
     from corpusforge.trainers.embed import embed
     from corpusforge.trainers.evaluate import Document
 

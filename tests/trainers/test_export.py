@@ -4,7 +4,7 @@ import json
 import pytest
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.checkpoint import load_pretrained
 from corpusforge.trainers.export import export_model, load_model
 from corpusforge.trainers.hf_layout import from_transformers, match_layout, to_transformers

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.evaluate import Document, evaluate, read_documents
 from corpusforge.trainers.export import export_model, load_model
 from corpusforge.trainers.fill_mask import fill_mask

@@ -4,7 +4,7 @@ import shutil
 import pytest
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.checkpoint import load_pretrained, save_pretrained
 from corpusforge.trainers.export import export_model
 from corpusforge.trainers.model import Transformer, model_config

@@ -5,8 +5,8 @@ import types
 import pytest
 import torch
 
-from corpusforge.pipeline.core.config_loader import apply_overrides, from_dict
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.config_loader import apply_overrides, from_dict
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.config import TrainConfig
 from corpusforge.trainers.checkpoint import latest_checkpoint, load_checkpoint, load_pretrained
 from corpusforge.trainers.train import TrainingDiverged, train_model
@@ -166,7 +166,7 @@ def test_sentence_pair_objectives_train_the_pair_classifier(run_dir, pair):
 
 
 def test_nsp_and_sop_together_are_refused(run_dir):
-    from corpusforge.pipeline.core.config_loader import ConfigError
+    from corpusforge.core.config_loader import ConfigError
 
     with pytest.raises(ConfigError, match="turn one of them off"):
         config(run_dir, "train.objective=mlm", "train.mlm.nsp=true", "train.mlm.sop=true")

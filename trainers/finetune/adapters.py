@@ -13,7 +13,7 @@ import re
 import torch
 from torch import nn
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 
 # model_type -> (attention output projection, feed-forward output projection), as module-name patterns.
 OUTPUT_PROJECTIONS = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from corpusforge.pipeline.core.config_loader import check
+from corpusforge.core.config_loader import check
 
 f = dataclasses.field
 TASKS = ("classify", "tag", "generate")

@@ -15,7 +15,7 @@ import json
 import pathlib
 from typing import Any
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.finetune.config import FinetuneConfig
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.finetune.adapters import add_adapters
 from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.elmo import ElmoClassifier, is_bilm

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.export import model_device
 from corpusforge.trainers.finetune.data import Example
 from corpusforge.trainers.finetune.encode import collate, encode, pad_id

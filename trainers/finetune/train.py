@@ -19,8 +19,8 @@ from typing import Any
 
 import torch
 
-from corpusforge.pipeline.core import files
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core import files
+from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.data import check_known_labels, label_map, read_records, task_examples

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpusforge.pipeline.core.config_loader import ConfigError
+from corpusforge.core.config_loader import ConfigError
 from corpusforge.pipeline.dedup.config import DedupConfig, NearDedupConfig
 from corpusforge.pipeline.dedup.exact import exact_verdicts, text_digest, text_digest_reference
 from corpusforge.pipeline.dedup.lines import boilerplate_drops, line_keys, remove_lines
@@ -112,7 +112,7 @@ def test_near_config_checks(kwargs, message):
 
 
 def test_dedup_section_loads_from_the_root_config(tmp_path):
-    from corpusforge.pipeline.cli.config import load_config
+    from corpusforge.config import load_config
 
     path = tmp_path / "c.yaml"
     path.write_text("dedup:\n  near: {verify_threshold: 0.7}\n  lines: {max_occurrences: 5}\n")

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from corpusforge.pipeline.core.config_loader import ConfigError
+from corpusforge.core.config_loader import ConfigError
 from corpusforge.pipeline.dedup import LineDedup, LineDedupConfig, SentenceDedup, SentenceDedupConfig
 from corpusforge.pipeline.dedup.sentences import (
     remove_sentences, remove_sentences_reference, sentence_keys, sentence_keys_reference,

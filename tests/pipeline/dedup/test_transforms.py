@@ -395,7 +395,7 @@ def test_decontaminate_flags(tmp_path):
 
 
 def test_decontaminate_fails_at_construction_on_a_missing_eval_set(tmp_path):
-    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.core.errors import UserError
 
     with pytest.raises(UserError, match="matches no file"):
         Decontaminate(DecontaminateConfig(eval_sets=[str(tmp_path / "nope*.jsonl")]))

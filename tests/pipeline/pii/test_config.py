@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpusforge.pipeline.core.config_loader import ConfigError, from_dict
+from corpusforge.core.config_loader import ConfigError, from_dict
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.entities import DEFAULT_ENTITIES, coverage
 
@@ -56,7 +56,7 @@ def test_loading_the_config_does_not_import_presidio():
 
 
 def test_the_salt_is_written_only_as_set_with_a_fingerprint():
-    from corpusforge.pipeline.core.config_loader import public_dict
+    from corpusforge.core.config_loader import public_dict
 
     salt = "a-salt-of-sixteen-chars"
     shown = public_dict(PIIConfig(hash_salt=salt))["hash_salt"]

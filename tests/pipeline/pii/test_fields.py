@@ -63,7 +63,7 @@ def test_a_duplicates_survivor_id_maps_like_the_survivors_id(fields):
 
 
 def test_config_checks_field_actions():
-    from corpusforge.pipeline.core.config_loader import ConfigError
+    from corpusforge.core.config_loader import ConfigError
 
     with pytest.raises(ConfigError, match="pii.metadata_fields.author must be one of scrub, hash, keep"):
         PIIConfig(metadata_fields={"author": "drop"})

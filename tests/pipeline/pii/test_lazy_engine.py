@@ -18,7 +18,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from corpusforge.pipeline.core.errors import WorkerError
+from corpusforge.core.errors import WorkerError
 from corpusforge.pipeline.document import Document, Rejected, Removed
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.entities import PATTERN_ENTITIES
@@ -166,7 +166,7 @@ def test_an_engine_that_loads_but_cannot_scrub_its_warm_up_raises_worker_error_e
 
 
 def test_run_isolated_never_turns_a_worker_error_into_dead_letters():
-    from corpusforge.pipeline.core.faults import run_isolated
+    from corpusforge.core.faults import run_isolated
 
     def process(batch):
         raise WorkerError("model did not load")

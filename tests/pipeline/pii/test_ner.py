@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.entities import coverage
 

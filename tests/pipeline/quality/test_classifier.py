@@ -12,11 +12,11 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.document import Document
-from corpusforge.pipeline.core.errors import UserError
-from corpusforge.pipeline.core.shard_files import ShardFormat, write_shard
+from corpusforge.core.errors import UserError
+from corpusforge.core.shard_files import ShardFormat, write_shard
 from corpusforge.pipeline.quality import ClassifierConfig, ClassifierFilter, Quality, QualityConfig
 from corpusforge.pipeline.quality.classifier import QualityClassifier, pareto_keep, read_texts, train_classifier
-from corpusforge.pipeline.cli.quality import register
+from corpusforge.cli.quality import register
 
 NOUNS = "river town mill bridge market garden school library harbour station forest valley".split()
 VERBS = "crosses follows joins reaches borders faces circles passes".split()

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from corpusforge.pipeline.cli.config import load_config
-from corpusforge.pipeline.core.config_loader import ConfigError
+from corpusforge.config import load_config
+from corpusforge.core.config_loader import ConfigError
 from corpusforge.pipeline.quality.config import QualityConfig, paper_config
 
 

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from corpusforge.pipeline.cli.main import main
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.cli.main import main
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline.quality.langid import (LanguageIdentifier, bundled_lid_path, check_bundled_lid,
                                                  check_fasttext_file)
 

@@ -91,7 +91,7 @@ def test_blocklist_domains_match_trailing_dot_case_and_idn_forms(url, blocked):
 
 
 def test_blocklist_bad_pattern_is_a_user_error():
-    from corpusforge.pipeline.core.errors import UserError
+    from corpusforge.core.errors import UserError
 
     with pytest.raises(UserError, match="not a valid regular expression"):
         Blocklist(BlocklistConfig(patterns=["(unclosed"]))
@@ -108,7 +108,7 @@ def test_url_patterns_and_url_length():
 
 
 def test_bad_url_pattern_fails_at_configuration():
-    from corpusforge.pipeline.core.config_loader import ConfigError
+    from corpusforge.core.config_loader import ConfigError
 
     with pytest.raises(ConfigError, match="url_patterns.*not a valid regular expression"):
         BlocklistConfig(url_patterns=["(unclosed"])

@@ -9,7 +9,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.document import Document
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline.quality import HeuristicFilter, LanguageFilter, Quality, QualityConfig
 from corpusforge.pipeline.quality.config import LangIdConfig
 from corpusforge.pipeline.quality.langid import LanguageIdentifier, bundled_lid_path

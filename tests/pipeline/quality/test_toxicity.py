@@ -8,8 +8,8 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
-from corpusforge.pipeline.core.config_loader import ConfigError
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.config_loader import ConfigError
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.quality import Quality, QualityConfig
 from corpusforge.pipeline.quality.classifier import train_classifier

@@ -3,7 +3,7 @@ import io
 
 import pytest
 
-from corpusforge.pipeline.cli import main as cli
+from corpusforge.cli import main as cli
 from tests.pipeline.report.rundir import write_run
 
 

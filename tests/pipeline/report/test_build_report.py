@@ -5,8 +5,8 @@ import re
 import pyarrow as pa
 import pytest
 
-from corpusforge.pipeline.core.shard_files import open_shard
-from corpusforge.pipeline.cli import main as cli
+from corpusforge.core.shard_files import open_shard
+from corpusforge.cli import main as cli
 
 
 def _paragraphs(n):

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from corpusforge.pipeline.cli import main as cli
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.cli import main as cli
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline.report import page as report_page
 from corpusforge.pipeline.report import write_report
 from corpusforge.pipeline.report.collect import _Picker, _strided, collect, read_metrics
@@ -257,7 +257,7 @@ def _section(page: str, id: str) -> str:
 def test_sources_section_gives_each_source_its_funnel(full_run):
     import pyarrow as pa
 
-    from corpusforge.pipeline.core.shard_files import open_shard
+    from corpusforge.core.shard_files import open_shard
 
     run, page, _ = full_run
     clean = pa.concat_tables(open_shard(str(f)).read_all() for f in sorted((run / "clean").glob("*.arrow")))

@@ -4,7 +4,7 @@ import json
 import pyarrow as pa
 
 from corpusforge.pipeline.quality.config import QualityConfig
-from corpusforge.pipeline.core.config_loader import public_dict
+from corpusforge.core.config_loader import public_dict
 from corpusforge.pipeline.report.values import as_dict, flat_items, numeric_values, thresholds
 
 

@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.finetune.adapters import add_adapters
 from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.data import check_known_labels, label_map, read_records, task_examples

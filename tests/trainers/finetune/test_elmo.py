@@ -4,7 +4,7 @@ import shutil
 import pytest
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.checkpoint import load_pretrained
 from corpusforge.trainers.finetune import train as finetune_module
 from corpusforge.trainers.finetune.config import FinetuneConfig

@@ -5,7 +5,7 @@ import json
 import pytest
 import torch
 
-from corpusforge.pipeline.core.errors import UserError
+from corpusforge.core.errors import UserError
 from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.data import read_records, task_examples
 from corpusforge.trainers.finetune.predict import load_finetuned, predict, score_predictions

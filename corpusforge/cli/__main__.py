@@ -1,0 +1,3 @@
+from corpusforge.cli.main import run
+
+run()

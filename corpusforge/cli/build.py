@@ -1,0 +1,53 @@
+"""``corpusforge build``: raw text -> clean shards (Arrow, Parquet or JSON Lines)."""
+from __future__ import annotations
+
+import argparse
+
+from corpusforge.cli.options import BEAM_EPILOG, common_parser
+
+
+def register(subparsers) -> None:
+    fmt = argparse.RawDescriptionHelpFormatter
+    build = subparsers.add_parser(
+        "build", parents=[common_parser()], formatter_class=fmt, help="Build clean shards (Arrow, Parquet or JSONL) from raw text.",
+        description="Read the inputs, normalise, quality-filter, deduplicate and scrub PII, then write clean shards "
+                    "(output.format: arrow, parquet or jsonl) to RUN_DIR/clean, removed and rejected records to RUN_DIR/removed and RUN_DIR/rejected, "
+                    "counts to RUN_DIR/stats.json and a dataset card to RUN_DIR/README.md (datasets.load_dataset(RUN_DIR)).", epilog=BEAM_EPILOG)
+    build.add_argument("--input", "-i", action="append", default=[], metavar="PATH",
+                       help="An input file, directory or glob (repeatable); adds to the config's inputs.")
+    build.add_argument("--run-dir", "-o", default=None, help="Run directory (default: output.run_dir, runs/latest).")
+    build.add_argument("--overwrite", action="store_true", help="Replace an existing build in the run directory.")
+    build.add_argument("--resume", action="store_true",
+                       help="Continue a failed build from its last completed stage (needs output.stage_checkpoints, "
+                            "which this flag switches on).")
+    build.add_argument("--fail-fast", action="store_true",
+                       help="Fail on the first record that makes a stage raise, with its traceback (build.fail_fast); "
+                            "by default such a record is rejected as stage_error and the build goes on.")
+    build.add_argument("--no-progress", action="store_true",
+                       help="No live progress on stderr (when stderr is not a terminal, progress is a plain line "
+                            "every 10 s and one at the end).")
+    build.set_defaults(func=cmd_build, accepts_beam_args=True)
+
+
+
+def cmd_build(args) -> int:
+    from corpusforge.config import InputConfig, load_config
+    from corpusforge.core import lean_beam
+
+    overrides = list(args.set)
+    if args.run_dir:
+        overrides.append(f"output.run_dir={args.run_dir}")
+    if args.overwrite:
+        overrides.append("output.overwrite=true")
+    if args.resume:
+        overrides.append("output.stage_checkpoints=true")
+    if args.fail_fast:
+        overrides.append("build.fail_fast=true")
+    config = load_config(args.config, overrides)
+    config.inputs.extend(InputConfig(path=p) for p in args.input)
+    if lean_beam.local_build(config, args.beam_args):  # Beam without its GCP, MongoDB and pandas integrations
+        lean_beam.import_for_local_build()
+    from corpusforge.pipeline.build import run_build
+
+    run_build(config, args.beam_args, resume=args.resume, progress=not args.no_progress)
+    return 0

@@ -1,0 +1,48 @@
+"""``corpusforge embed --model DIR --data FILE --out OUT``: ELMo vectors of every token, to an Arrow file."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers) -> None:
+    from corpusforge.cli.options import common_parser
+
+    embed = subparsers.add_parser(
+        "embed", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        help="Per-token ELMo vectors of text from a biLM (objective bilm), to Arrow.",
+        description="Run a biLM trained with train.objective=bilm over each document (<S> words </S>) and write one "
+                    "Arrow row per document: source, tokens, and either every layer (the token layer and each "
+                    "biLSTM layer, forward and backward states concatenated) or, with --mix-weights, ELMo's scalar "
+                    "mix gamma * sum_j softmax(s)_j h_j. DATA is a JSONL (.gz/.zst), Parquet or Arrow file, a "
+                    "directory of them, or a run directory (its clean shards' val split).")
+    embed.add_argument("--model", required=True, metavar="DIR", help="The model/ directory of a bilm run.")
+    embed.add_argument("--data", required=True, metavar="FILE_OR_RUN", help="Text to embed (see above).")
+    embed.add_argument("--out", required=True, metavar="OUT", help="Arrow file to write (replaced atomically).")
+    embed.add_argument("--text-field", default="text", help="Field holding the text in JSONL/Parquet/Arrow.")
+    embed.add_argument("--mix-weights", default=None, metavar="S0,S1,...",
+                       help="Write the scalar mix with these layer scalars s (softmax-normalised; 0,0,0 is the mean) "
+                            "instead of every layer.")
+    embed.add_argument("--gamma", type=float, default=1.0, help="The scalar mix's gamma.")
+    embed.add_argument("--max-documents", type=int, default=None, help="Stop after this many documents.")
+    embed.set_defaults(func=cmd_embed)
+
+
+def cmd_embed(args) -> int:
+    from corpusforge.core.errors import UserError
+    from corpusforge.trainers.embed import embed
+    from corpusforge.trainers.evaluate import read_documents
+
+    weights = None
+    if args.mix_weights is not None:
+        try:
+            weights = [float(w) for w in args.mix_weights.split(",")]
+        except ValueError:
+            raise UserError(f"--mix-weights takes comma-separated numbers, got {args.mix_weights!r}") from None
+    if args.max_documents is not None and args.max_documents < 1:
+        raise UserError("--max-documents must be at least 1")
+    result = embed(args.model, read_documents(args.data, args.text_field), args.out, mix_weights=weights,
+                   gamma=args.gamma, max_documents=args.max_documents)
+    shape = (f"{result['layers']} layers x {result['width']}" if result["layers"] else
+             f"scalar mix, {result['width']}")
+    print(f"{result['documents']} documents, {result['tokens']} tokens ({shape} per token) -> {result['out']}")
+    return 0

@@ -1,0 +1,79 @@
+"""``corpusforge finetune``: a pretrained model trained on a task, fully or parameter-efficiently."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from corpusforge.cli.options import common_parser, flag_overrides
+
+_SHORTCUTS = {  # option attribute -> finetune.* key (same name)
+    name: name for name in (
+        "model", "task", "method", "train", "validation", "out", "text_field", "text_pair_field", "label_field",
+        "tokens_field", "tags_field", "prompt_field", "response_field", "id_field", "epochs", "batch_size", "lr",
+        "max_length", "lora_r", "lora_alpha", "lora_dropout", "target_modules", "num_virtual_tokens",
+        "adapter_size", "adapter_placement", "seed", "device")}
+
+
+def register(subparsers) -> None:
+    finetune = subparsers.add_parser(
+        "finetune", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        help="Fine-tune a model on a task: classify, tag or generate; full, LoRA, adapters, prefix or prompt tuning.",
+        description="Train a pretrained model (a run's model/ or a transformers directory) on labelled records "
+                    "(JSONL, CSV or Parquet) and write OUT/: metrics.json (validation accuracy and macro-F1 per "
+                    "epoch, trainable_params, total_params), labels.json, checkpoints/ (one per epoch; --resume), "
+                    "model/ (full) or adapter/ (peft's format for lora, prefix, prompt; loads with "
+                    "peft.PeftModel.from_pretrained on OUT/base), merged/ (lora --merge) and finetune.json. Options "
+                    "are shortcuts for --set finetune.KEY=VALUE; defaults come from the finetune section.")
+    add = finetune.add_argument
+    add("--model", metavar="DIR", default=argparse.SUPPRESS, help="A run's model/ directory or a transformers directory.")
+    add("--task", choices=["classify", "tag", "generate"], default=argparse.SUPPRESS, help="What to learn.")
+    add("--method", choices=["full", "lora", "adapter", "prefix", "prompt", "elmo"], default=argparse.SUPPRESS,
+        help="Which weights to train (elmo: an ELMo biLM's scalar mix and a classifier).")
+    add("--train", metavar="FILE", default=argparse.SUPPRESS, help="Training records (.jsonl, .csv, .parquet).")
+    add("--validation", metavar="FILE", default=argparse.SUPPRESS, help="Validation records.")
+    add("--out", metavar="OUT", default=argparse.SUPPRESS, help="Output directory.")
+    for name in ("text", "text-pair", "label", "tokens", "tags", "prompt", "response", "id"):
+        add(f"--{name}-field", default=argparse.SUPPRESS, help=f"Field name; default: finetune.{name.replace('-', '_')}_field.")
+    add("--epochs", type=int, default=argparse.SUPPRESS, help="Passes over the training records.")
+    add("--batch-size", type=int, default=argparse.SUPPRESS, help="Records per step.")
+    add("--lr", type=float, default=argparse.SUPPRESS, help="Peak learning rate (default: the method's).")
+    add("--max-length", type=int, default=argparse.SUPPRESS, help="Tokens per record at most.")
+    add("--lora-r", type=int, default=argparse.SUPPRESS, help="LoRA rank.")
+    add("--lora-alpha", type=int, default=argparse.SUPPRESS, help="LoRA alpha.")
+    add("--lora-dropout", type=float, default=argparse.SUPPRESS, help="LoRA dropout.")
+    add("--target-modules", type=lambda s: [m for m in s.split(",") if m], default=argparse.SUPPRESS,
+        metavar="A,B", help="Modules LoRA adapts, comma-separated (default: peft's for the model type).")
+    add("--num-virtual-tokens", type=int, default=argparse.SUPPRESS, help="prefix / prompt: virtual tokens.")
+    add("--adapter-size", type=int, default=argparse.SUPPRESS, help="adapter: bottleneck width.")
+    add("--adapter-placement", choices=["pfeiffer", "houlsby"], default=argparse.SUPPRESS, help="adapter: where.")
+    add("--merge", action="store_true", default=argparse.SUPPRESS, help="lora: also write OUT/merged/.")
+    add("--seed", type=int, default=argparse.SUPPRESS, help="Seed.")
+    add("--device", choices=["auto", "cpu", "cuda"], default=argparse.SUPPRESS, help="Where to train.")
+    add("--resume", action="store_true", default=argparse.SUPPRESS, help="Continue from the latest epoch checkpoint.")
+    add("--no-progress", action="store_true", default=argparse.SUPPRESS, help="No progress bar.")
+    finetune.set_defaults(func=cmd_finetune)
+
+
+def overrides(args) -> list[str]:
+    out = flag_overrides(args, "finetune", _SHORTCUTS)
+    for flag in ("merge", "resume"):
+        if getattr(args, flag, False):
+            out.append(f"finetune.{flag}=true")
+    if getattr(args, "no_progress", False):
+        out.append("finetune.progress=false")
+    return out
+
+
+def cmd_finetune(args) -> int:
+    from corpusforge.config import load_config
+    from corpusforge.cli.hf import quiet_transformers
+    from corpusforge.trainers.finetune.train import finetune
+
+    config = load_config(args.config, overrides(args))
+    quiet_transformers()
+    metrics = finetune(config.finetune)
+    last = metrics["epochs"][-1] if metrics["epochs"] else {}
+    summary = {k: v for k, v in last.items() if k.startswith("val_")}
+    print(json.dumps({"out": config.finetune.out, "trainable_params": metrics["trainable_params"],
+                      "total_params": metrics["total_params"], **summary}))
+    return 0

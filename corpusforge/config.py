@@ -1,0 +1,46 @@
+"""The one configuration of a corpusforge run, loaded from one file and the CLI.
+
+    config = load_config("corpus.yaml", overrides=["dedup.enabled=false"])
+
+It is the build's configuration plus the tokenizer, tokenize, train and finetune sections. It lives in the CLI layer
+because it is the only place that knows all three packages; each package reads only its own sections.
+"""
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from typing import Any
+
+from corpusforge.pipeline.config import BuildConfig, InputConfig
+from corpusforge.core.config_loader import ConfigError, apply_overrides, from_dict, load_file, to_dict
+from corpusforge.tokenizer.config import TokenizeConfig, TokenizerConfig
+from corpusforge.trainers.config import TrainConfig
+from corpusforge.trainers.finetune.config import FinetuneConfig
+
+
+@dataclasses.dataclass
+class Config(BuildConfig):
+    tokenizer: TokenizerConfig = dataclasses.field(default_factory=TokenizerConfig)
+    tokenize: TokenizeConfig = dataclasses.field(default_factory=TokenizeConfig)
+    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
+    finetune: FinetuneConfig = dataclasses.field(default_factory=FinetuneConfig)
+
+
+def load_config(path: str | pathlib.Path | None = None, overrides: list[str] | None = None,
+                base: dict[str, Any] | None = None) -> Config:
+    """Load ``path`` (YAML/TOML) over ``base``, apply ``--set`` overrides, validate, return a ``Config``."""
+    data: dict[str, Any] = dict(base or {})
+    if path:
+        data = _merge(data, load_file(path))
+    data = apply_overrides(data, overrides or [])
+    return from_dict(Config, data)
+
+
+def _merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    out = dict(a)
+    for key, value in b.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+__all__ = ["Config", "ConfigError", "InputConfig", "load_config", "to_dict"]

@@ -1,0 +1,52 @@
+"""Errors a user can act on. The CLI prints them as one line, without a traceback unless --debug."""
+from __future__ import annotations
+
+import errno
+import re
+
+
+class UserError(Exception):
+    """A problem the user can fix (missing input, bad option, missing optional dependency...)."""
+
+
+class WorkerError(Exception):
+    """The worker cannot run a step at all, whatever the record (a model loaded on first use that does not
+    load). Never a record's dead letter (``corpusforge.core.faults`` re-raises it): it fails the run,
+    as an exception in ``DoFn.setup`` does."""
+
+
+def missing_dependency(module: str, pip_name: str, purpose: str) -> UserError:
+    return UserError(f"{purpose} needs the '{module}' package: pip install {pip_name}")
+
+
+# errno -> what the user does about it. These are the resource errors a run meets on a healthy machine.
+_ADVICE = {
+    errno.ENOSPC: "no space left on the device: free some space, or write to a directory on another disk",
+    errno.EDQUOT: "disk quota exceeded: free some space, or write to a directory on another disk",
+    errno.EACCES: "permission denied: make it writable (or readable) for this user, or choose another path",
+    errno.EPERM: "operation not permitted: check the owner and permissions, or choose another path",
+    errno.EROFS: "read-only filesystem: choose a directory on a writable filesystem",
+}
+# Beam re-raises a worker's exception as text inside its own; the errno survives only in that text.
+_ERRNO_IN_TEXT = re.compile(r"\[Errno (\d+)\][^:]*(?::\s*'([^']+)')?")
+
+
+def resource_error(exc: BaseException, path: str | None = None, what: str = "") -> UserError | None:
+    """A one-line ``UserError`` naming the path and what to do, for a full disk, a denied permission or a
+    read-only filesystem anywhere in ``exc``'s chain (or its text, as Beam wraps it); None for other errors."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _ADVICE:
+            return _message(current.errno, current.filename or path, what)
+        match = _ERRNO_IN_TEXT.search(str(current))
+        if match and int(match.group(1)) in _ADVICE:
+            return _message(int(match.group(1)), match.group(2) or path, what)
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _message(code: int, path: str | None, what: str) -> UserError:
+    where = f" writing {what}" if what else ""
+    return UserError(f"{path or 'a file'}{where}: {_ADVICE[code]} (--debug shows the traceback)")

@@ -1,0 +1,137 @@
+"""One writer per run directory: ``RUN/.corpusforge.lock``, an flock that names its owner.
+
+    with run_lock("runs/x", "build"):
+        ...   # a second build, tokenize or train on runs/x fails at once, naming this one
+
+The kernel releases an flock when its process dies, so a killed command leaves no lock that blocks the next
+one; the file's pid and host catch a filesystem that ignores flock. Local run directories only.
+"""
+from __future__ import annotations
+
+import contextlib
+import datetime
+import errno
+import fcntl
+import json
+import os
+import socket
+import sys
+from typing import Any, Iterator
+
+from corpusforge.core import files, rundir
+from corpusforge.core.errors import UserError
+
+_held: dict[str, int] = {}
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: str, command: str) -> Iterator[None]:
+    """Hold ``RUN/.corpusforge.lock`` while ``command`` writes to ``run_dir``: a second build, tokenize or
+    train on the same directory fails at once, naming this one. The lock is an flock (released by the kernel
+    when its process dies, so a killed command leaves no stale lock); the file names the owner's pid, host
+    and command. Re-entrant within a process (``demo`` holds it around the commands it runs). Taking it first
+    rolls back a swap that a killed rebuild left half done (``recover``)."""
+    if not files.is_local(run_dir) or os.environ.get("RANK", "0") != "0":  # DDP: rank 0 holds it for all
+        yield
+        return
+    created = not os.path.exists(run_dir)
+    os.makedirs(run_dir, exist_ok=True)
+    key = os.path.realpath(run_dir)
+    if key in _held:
+        _held[key] += 1
+        try:
+            yield
+        finally:
+            _held[key] -= 1
+        return
+    path = os.path.join(run_dir, rundir.LOCK)
+    fd = _acquire(path, run_dir)
+    _held[key] = 1
+    try:
+        owner = {"pid": os.getpid(), "host": socket.gethostname(), "command": command,
+                 "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(owner) + "\n").encode(), 0)
+        note = rundir.recover(run_dir)  # a rebuild killed mid-swap: every command sees the previous build whole
+        if note:
+            print(f"corpusforge: {note}", file=sys.stderr, flush=True)
+        yield
+    finally:
+        del _held[key]
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+        if created:  # a command refused before writing anything leaves no empty run directory behind
+            with contextlib.suppress(OSError):
+                os.rmdir(run_dir)
+
+
+def _acquire(path: str, run_dir: str) -> int:
+    while True:
+        if os.path.islink(path):
+            raise UserError(f"{path} is a symbolic link; remove it and run again")
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            owner = _owner(fd)
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            raise UserError(f"{run_dir} is in use by {_describe(owner)}; wait for it to finish, or choose another "
+                            "run directory") from None
+        try:
+            same = os.fstat(fd).st_ino == os.stat(path).st_ino
+        except FileNotFoundError:
+            same = False
+        if not same:  # the previous holder removed the file as we opened it: lock the new one
+            os.close(fd)
+            continue
+        owner = _owner(fd)
+        if owner and owner.get("host") == socket.gethostname() and _alive(owner.get("pid")) \
+                and owner.get("pid") != os.getpid():
+            os.close(fd)  # a live process on this host wrote it, yet the flock was free: the filesystem ignores flock
+            raise UserError(f"{run_dir} is in use by {_describe(owner)}; wait for it to finish (if that process is "
+                            f"not a corpusforge command, delete {path})")
+        return fd  # free, or left by a process that is gone: stale, taken over
+
+
+def _owner(fd: int) -> dict[str, Any] | None:
+    try:
+        return json.loads(os.pread(fd, 4096, 0).decode() or "null")
+    except (ValueError, OSError):
+        return None
+
+
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _describe(owner: dict[str, Any] | None) -> str:
+    if not owner:
+        return "another corpusforge command"
+    return (f"`corpusforge {owner.get('command', '?')}` (pid {owner.get('pid', '?')} on {owner.get('host', '?')}, "
+            f"since {owner.get('started', '?')})")
+
+
+def is_locked(run_dir: str) -> bool:
+    """Whether a live command holds the run directory's lock (for ``inspect``: are temp dirs stale?)."""
+    path = os.path.join(run_dir, rundir.LOCK)
+    if not files.is_local(run_dir) or not os.path.exists(path):
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False

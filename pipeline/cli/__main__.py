@@ -1,3 +1,0 @@
-from corpusforge.pipeline.cli.main import run
-
-run()

@@ -1,0 +1,198 @@
+"""End to end: the `corpusforge build` command on a small corpus with every kind of bad record."""
+import gzip
+import json
+
+import pyarrow as pa
+import pytest
+
+from corpusforge.core.shard_files import open_shard, shard_suffix
+from corpusforge.cli.main import main
+
+
+def _corpus(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    good = [{"id": f"g{i:03d}", "text": f"Document number {i} talks about topic {i % 5}.\n\nIt has two paragraphs."}
+            for i in range(40)]
+    lines = [json.dumps(r).encode() + b"\n" for r in good[:30]]
+    lines += [b"{broken\n", b'{"text": "\xff\xfe"}\n', b'{"id": "x"}\n', b'{"text": 1}\n', b'{"text": ""}\n',
+              json.dumps({"text": "y" * 5000}).encode() + b"\n"]
+    (data / "web.jsonl.gz").write_bytes(gzip.compress(b"".join(lines), mtime=0))
+    (data / "more.jsonl").write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in good[30:]))
+    blob = gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in good) * 20, mtime=0)
+    (data / "cut.jsonl.gz").write_bytes(blob[: len(blob) // 3])
+    config = tmp_path / "corpus.yaml"
+    config.write_text(
+        f"inputs:\n  - path: {data}/*.jsonl*\noutput:\n  shard_target_mb: 0.001\n  max_doc_chars: 4000\n"
+        "quality: {enabled: false}\ndedup: {enabled: false}\npii: {enabled: false}\n")
+    return config
+
+
+def _build(config, run_dir, *extra):
+    return main(["build", "--config", str(config), "--run-dir", str(run_dir), *extra])
+
+
+def _table(directory):
+    files = sorted(p for p in directory.glob("part-*") if shard_suffix(p.name))
+    return pa.concat_tables([open_shard(str(f)).read_all() for f in files]), files
+
+
+FORMATS = {"arrow": [], "parquet": ["--set", "output.format=parquet"], "jsonl": ["--set", "output.format=jsonl"]}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("build")
+    config = _corpus(tmp_path)
+    assert _build(config, tmp_path / "run1") == 0
+    assert _build(config, tmp_path / "run2", "--direct_num_workers=2", "--direct_running_mode=multi_threading") == 0
+    return tmp_path, config
+
+
+@pytest.fixture(scope="module")
+def formats(built):
+    """The same build in each output format, twice: in process and with two worker threads."""
+    tmp_path, config = built
+    runs = {"arrow": (tmp_path / "run1", tmp_path / "run2")}
+    for name in ("parquet", "jsonl"):
+        runs[name] = (tmp_path / f"{name}1", tmp_path / f"{name}2")
+        assert _build(config, runs[name][0], *FORMATS[name]) == 0
+        assert _build(config, runs[name][1], *FORMATS[name], "--direct_num_workers=2",
+                      "--direct_running_mode=multi_threading") == 0
+    return runs
+
+
+def test_shards_manifest_and_stats(built):
+    tmp_path, _ = built
+    run = tmp_path / "run1"
+    table, files = _table(run / "clean")
+    manifest = json.loads((run / "manifest.json").read_text())
+    stats = json.loads((run / "stats.json").read_text())
+    assert len(files) > 1 and [s["file"] for s in manifest["shards"]] == [f.name for f in files]
+    assert manifest["rows"] == table.num_rows == stats["accounting"]["kept"]
+    assert manifest["schema"]["text"] == "large_string"
+    acc = stats["accounting"]
+    assert acc["balanced"] and acc["input"] == acc["kept"] + acc["removed"] + acc["rejected"]
+    assert stats["rejected"]["reasons"] == {
+        "empty_text": 1, "invalid_utf8": 1, "malformed_json": 1, "missing_text": 1, "non_string_text": 1,
+        "oversize_record": 1, "truncated_compressed_file": 1}
+    rejected, _ = _table(run / "rejected")
+    assert sorted(rejected.column("reason").to_pylist()) == sorted(
+        r for r, n in stats["rejected"]["reasons"].items() for _ in range(n))
+    assert not list(run.glob(".tmp-*"))
+
+
+@pytest.mark.parametrize("name,suffix", [("arrow", ".arrow"), ("parquet", ".parquet"), ("jsonl", ".jsonl.zst")])
+def test_output_is_byte_identical_across_runs_and_worker_counts(formats, name, suffix):
+    for sub in ("clean", "rejected", "removed"):
+        one = sorted((formats[name][0] / sub).glob("part-*"))
+        two = sorted((formats[name][1] / sub).glob("part-*"))
+        assert one and all(f.name.endswith(suffix) for f in one)
+        assert [f.name for f in one] == [f.name for f in two]
+        assert all(a.read_bytes() == b.read_bytes() for a, b in zip(one, two))
+
+
+@pytest.mark.parametrize("name", ["parquet", "jsonl"])
+def test_every_format_holds_the_same_records(formats, name):
+    for sub in ("clean", "rejected", "removed"):
+        arrow, _ = _table(formats["arrow"][0] / sub)
+        other, _ = _table(formats[name][0] / sub)
+        assert other.to_pylist() == arrow.to_pylist()
+    manifest = json.loads((formats[name][0] / "manifest.json").read_text())
+    assert manifest["format"] == {"name": name, "compression": "zstd"}
+    assert manifest["corpus_fingerprint"] != json.loads((formats["arrow"][0] / "manifest.json").read_text())[
+        "corpus_fingerprint"]
+
+
+def test_refuses_to_overwrite_unless_asked(built, capsys):
+    tmp_path, config = built
+    before = (tmp_path / "run1" / "stats.json").read_text()
+    assert _build(config, tmp_path / "run1") == 2
+    assert "pass --overwrite" in capsys.readouterr().err
+    assert (tmp_path / "run1" / "stats.json").read_text() == before
+    assert _build(config, tmp_path / "run1", "--overwrite") == 0
+
+
+def test_bad_config_and_missing_input_stop_before_work(tmp_path, capsys):
+    assert main(["build", "--set", "output.shard_target_mb=-1", "--run-dir", str(tmp_path / "r")]) == 2
+    assert "output.shard_target_mb must be > 0" in capsys.readouterr().err
+    assert main(["build", "--input", str(tmp_path / "none*.jsonl"), "--run-dir", str(tmp_path / "r"),
+                 "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 2
+    assert "matches no files" in capsys.readouterr().err
+    assert not (tmp_path / "r" / "clean").exists()
+
+
+def test_arrow_shards_open_in_datasets_polars_and_duckdb(built):
+    run = built[0] / "run1"
+    rows = json.loads((run / "manifest.json").read_text())["rows"]
+    shards = sorted((run / "clean").glob("part-*.arrow"))
+    datasets = pytest.importorskip("datasets")
+    assert sum(datasets.Dataset.from_file(str(f)).num_rows for f in shards) == rows  # IPC streams, memory-mapped
+    assert datasets.Dataset.from_file(str(shards[0]))[0] == open_shard(str(shards[0])).read_all().to_pylist()[0]
+    polars = pytest.importorskip("polars")
+    assert sum(polars.read_ipc_stream(f).height for f in shards) == rows
+    # DuckDB reads Arrow through pyarrow (its own arrow extension would need a download).
+    duckdb = pytest.importorskip("duckdb")
+    clean = pa.concat_tables(pa.ipc.open_stream(pa.memory_map(str(f))).read_all() for f in shards)
+    assert duckdb.connect().execute("SELECT count(*), count(DISTINCT id) FROM clean").fetchone() == (rows, rows)
+
+
+def test_parquet_shards_open_natively_in_duckdb_and_polars(formats):
+    run = formats["parquet"][0]
+    rows = json.loads((run / "manifest.json").read_text())["rows"]
+    pattern = str(run / "clean" / "*.parquet")
+    duckdb = pytest.importorskip("duckdb")
+    assert duckdb.connect().execute(f"SELECT count(*), count(DISTINCT id) FROM '{pattern}'").fetchone() == (rows, rows)
+    polars = pytest.importorskip("polars")
+    assert polars.scan_parquet(pattern).select(polars.len()).collect().item() == rows
+def test_hostile_encodings_do_not_sink_a_build(tmp_path):
+    """A lone surrogate escape and BOM-marked CRLF files (plain and gzip) build, and the repair is counted."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.jsonl").write_bytes(b'{"id": "1", "text": "abc \\ud800 def. It ends here."}\n')
+    bom = b"\xef\xbb\xbf" + b'{"id": "2", "text": "first of two."}\r\n{"id": "3", "text": "second."}\r\n'
+    (data / "b.jsonl").write_bytes(bom)
+    (data / "c.jsonl.gz").write_bytes(gzip.compress(bom.replace(b'"2"', b'"4"').replace(b'"3"', b'"5"'), mtime=0))
+    assert main(["build", "--input", str(data / "*.jsonl*"), "--run-dir", str(tmp_path / "run"),
+                 "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 0
+    stats = json.loads((tmp_path / "run" / "stats.json").read_text())
+    assert stats["accounting"]["kept"] == 5 and stats["accounting"]["rejected"] == 0
+    assert stats["edits"]["read"] == {"lone_surrogates_repaired": 1}
+    table, _ = _table(tmp_path / "run" / "clean")
+    assert "abc \ufffd def. It ends here." in table.column("text").to_pylist()
+
+
+def test_duplicate_ids_across_files_never_confuse_dedup(tmp_path):
+    """Two files of one source reuse ids 1 and 2; b's "1" copies a's "2". Exact dedup removes that copy and
+    nothing else (before ids were namespaced, the verdict for id web/2 removed b's unique text too)."""
+    texts = {"A": "Alpha text about rivers and mills and the town.", "B": "Beta text about bridges over water.",
+             "C": "Gamma text about markets on the other side."}
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.jsonl").write_text(json.dumps({"id": "1", "text": texts["A"]}) + "\n"
+                                  + json.dumps({"id": "2", "text": texts["B"]}) + "\n")
+    (data / "b.jsonl").write_text(json.dumps({"id": "1", "text": texts["B"]}) + "\n"
+                                  + json.dumps({"id": "2", "text": texts["C"]}) + "\n")
+    config = tmp_path / "corpus.yaml"
+    config.write_text(f"inputs:\n  - {{path: '{data}/*.jsonl', name: web}}\n"
+                      "quality: {enabled: false}\npii: {enabled: false}\n"
+                      "dedup: {near: {enabled: false}, lines: {enabled: false}}\n")
+    assert _build(config, tmp_path / "run") == 0
+    clean, _ = _table(tmp_path / "run" / "clean")
+    removed, _ = _table(tmp_path / "run" / "removed")
+    assert sorted(clean.column("text").to_pylist()) == sorted(texts.values())
+    assert len(set(clean.column("id").to_pylist())) == 3
+    assert removed.column("text").to_pylist() == [texts["B"]]
+    stats = json.loads((tmp_path / "run" / "stats.json").read_text())
+    assert stats["edits"]["read"] == {"id_collisions": 4}
+
+
+def test_manifest_records_the_language_id_model_used(tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"text": "The river runs through the old town and past the mill. " * 5}) + "\n")
+    assert main(["build", "--input", str(data), "--run-dir", str(tmp_path / "run"),
+                 "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 0
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    (lid,) = manifest["models"]
+    assert lid["role"] == "quality.langid.model" and lid["name"] == "lid.176.ftz"
+    assert lid["size"] > 100_000 and len(lid["sha256"]) == 64

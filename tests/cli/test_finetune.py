@@ -1,0 +1,81 @@
+"""corpusforge finetune and predict end to end, from CSV, and their one-line errors."""
+import csv
+import json
+
+import pytest
+
+from corpusforge.cli.main import main
+from tests.trainers.finetune.conftest import make_base, task_records
+
+pytest.importorskip("peft")
+
+
+def write_csv(path, rows):
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def test_finetune_then_predict_from_csv(tmp_path, capsys):
+    base = make_base(tmp_path / "model", "gpt2")
+    train = write_csv(tmp_path / "train.csv", [{"sentence": r["text"], "y": r["label"], "id": r["id"]}
+                                                for r in task_records("classify", 48, 0)])
+    val = write_csv(tmp_path / "val.csv", [{"sentence": r["text"], "y": r["label"], "id": r["id"]}
+                                            for r in task_records("classify", 16, 1)])
+    out = tmp_path / "out"
+    assert main(["finetune", "--model", str(base), "--task", "classify", "--train", str(train), "--validation",
+                 str(val), "--text-field", "sentence", "--label-field", "y", "--method", "lora", "--epochs", "4",
+                 "--batch-size", "8", "--lr", "0.01", "--lora-r", "4", "--merge", "--out", str(out),
+                 "--device", "cpu", "--no-progress"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["val_accuracy"] == 1.0 and summary["trainable_params"] < summary["total_params"] / 10
+    assert {p.name for p in out.iterdir()} >= {"adapter", "merged", "base", "metrics.json", "labels.json",
+                                               "finetune.json", "checkpoints"}
+    preds = tmp_path / "preds.jsonl"
+    assert main(["predict", "--model", str(out), "--data", str(val), "--out", str(preds)]) == 0
+    scored = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert scored["accuracy"] == 1.0 and scored["predictions"] == 16
+    rows = [json.loads(line) for line in preds.read_text().splitlines()]
+    assert [r["id"] for r in rows] == [f"r{i}" for i in range(16)]
+    assert all(set(r) == {"id", "label", "score"} and 0.5 <= r["score"] <= 1 for r in rows)
+    assert main(["evaluate", "--model", str(out), "--data", str(val)]) == 2
+    assert "fine-tuned task model; score it on labelled records with corpusforge predict" in capsys.readouterr().err
+
+
+def test_errors_are_one_line(tmp_path, capsys):
+    base = make_base(tmp_path / "model", "bert")
+    train = tmp_path / "train.jsonl"
+    train.write_text(json.dumps({"text": "cat", "label": "a"}) + "\n" + json.dumps({"txt": "dog", "label": "b"}) + "\n")
+    assert main(["finetune", "--model", str(base), "--train", str(train), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"corpusforge: error: {train}: record 1 has no 'text' field; name the field with --text-field "
+                   "or fix the data")
+    assert main(["predict", "--model", str(base), "--data", str(train), "--out", str(tmp_path / "p.jsonl")]) == 2
+    assert "not a finished `corpusforge finetune` output" in capsys.readouterr().err
+    assert main(["finetune", "--model", str(base), "--train", str(train), "--out", str(tmp_path / "o"),
+                 "--method", "prefix", "--merge"]) == 2
+    assert "finetune.merge applies to method lora only" in capsys.readouterr().err
+
+
+def test_finetune_method_elmo_then_predict(tmp_path, capsys):
+    from corpusforge.trainers.train import train_model
+    from tests.trainers.finetune.conftest import write_jsonl
+    from tests.trainers.test_elmo import make_elmo_run
+    from tests.trainers.test_train import config
+
+    (tmp_path / "run").mkdir()
+    run = make_elmo_run(tmp_path / "run")
+    model = train_model(config(run, "train.objective=bilm", "train.max_steps=8", "train.eval_batches=1")).model_dir
+    train = write_jsonl(tmp_path / "train.jsonl", task_records("classify", 48, 0))
+    val = write_jsonl(tmp_path / "val.jsonl", task_records("classify", 16, 1))
+    out = tmp_path / "out"
+    assert main(["finetune", "--model", str(model), "--method", "elmo", "--train", str(train), "--validation",
+                 str(val), "--epochs", "6", "--batch-size", "8", "--lr", "0.05", "--out", str(out),
+                 "--no-progress"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["val_accuracy"] == 1.0 and summary["trainable_params"] == 134
+    preds = tmp_path / "preds.jsonl"
+    assert main(["predict", "--model", str(out), "--data", str(val), "--out", str(preds)]) == 0
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["accuracy"] == 1.0

@@ -1,0 +1,83 @@
+"""The command's entry: --help without the heavy libraries, exit codes, the heap frozen before exit."""
+from __future__ import annotations
+
+import gc
+import json
+import subprocess
+import sys
+
+import pytest
+
+from corpusforge.cli import main as cli
+
+HEAVY = ("apache_beam", "torch", "transformers", "presidio_analyzer", "spacy", "peft", "datasketch", "scipy")
+
+_SCRIPT = """
+import contextlib, io, json, sys
+from corpusforge.cli.main import COMMANDS, main
+heavy = json.loads(sys.argv[1])
+seen = {}
+for command in [None, *COMMANDS]:
+    argv = ["--help"] if command is None else [command, "--help"]
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        try:
+            main(argv)
+        except SystemExit:
+            pass
+    assert "usage: corpusforge" in out.getvalue(), (command, out.getvalue()[:200])
+    seen[command or "corpusforge"] = [name for name in heavy if name in sys.modules]
+print(json.dumps(seen))
+"""
+
+
+def test_help_imports_no_heavy_library():
+    # In a fresh process: the test session itself has imported Beam and the rest long ago.
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, json.dumps(HEAVY)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout)
+    assert "corpusforge" in seen and "build" in seen and "train" in seen
+    # Each command's list holds what was imported up to and including its --help: all must stay empty.
+    assert {command: names for command, names in seen.items() if names} == {}
+
+
+def test_run_exits_with_mains_code_after_freezing_the_heap(monkeypatch):
+    calls = []
+    monkeypatch.setattr(cli, "main", lambda: calls.append("main") or 3)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))  # not this test process's real heap
+    with pytest.raises(SystemExit) as exit_:
+        cli.run()
+    assert exit_.value.code == 3 and calls == ["main", "freeze"]
+
+
+def test_the_command_exits_with_the_error_code(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "corpusforge", "build", "--input", str(tmp_path / "none.jsonl"),
+                           "--run-dir", str(tmp_path / "run")], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"corpusforge: error: input {tmp_path / 'none.jsonl'} matches no "
+                                                "files; check the path or glob"]
+
+
+def _help(parser, argv) -> str:
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()) as out, pytest.raises(SystemExit):
+        parser.parse_known_args(argv)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("command", list(cli.COMMANDS))
+def test_the_command_being_run_parses_as_with_every_command(command):
+    # main() registers only the subcommand it runs: the same arguments, defaults and help as with all of them.
+    alone, every = cli.make_parser(only=command), cli.make_parser()
+    assert cli._command([command, "--help"]) == command
+    assert _help(alone, [command, "--help"]) == _help(every, [command, "--help"])
+    if command == "build":
+        argv = ["build", "-i", "a.jsonl", "--run-dir", "out", "--set", "dedup.enabled=false", "--runner=X"]
+        (a, extra_a), (b, extra_b) = alone.parse_known_args(argv), every.parse_known_args(argv)
+        assert vars(a) == vars(b) and extra_a == extra_b == ["--runner=X"]
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["bogus"], ["-i", "x", "build"]])
+def test_anything_but_a_command_first_gets_every_command(argv):
+    assert cli._command(argv) is None

@@ -1,0 +1,26 @@
+"""Which runners count as Beam's DirectRunner (near-dedup's ``components: auto`` gathers only there)."""
+from __future__ import annotations
+
+import pytest
+
+from corpusforge.core.beam_options import BeamConfig, pipeline_options, runs_on_direct_runner
+
+
+@pytest.mark.parametrize("runner,direct", [
+    ("DirectRunner", True), ("SwitchingDirectRunner", True), ("BundleBasedDirectRunner", True),
+    ("apache_beam.runners.portability.fn_api_runner.FnApiRunner", True),
+    ("DaskRunner", False), ("PrismRunner", False), ("PortableRunner", False),
+    ("DataflowRunner", False), ("SparkRunner", False), ("FlinkRunner", False),
+])
+def test_direct_runners_by_name_through_the_build_options(runner, direct):
+    """By the runner the options hold after corpusforge's substitutions (``DirectRunner`` and ``DaskRunner``
+    become dotted paths of our own classes), from the config or from a ``--runner`` flag."""
+    from_config = pipeline_options(BeamConfig(runner=runner)).get_all_options()
+    from_flag = pipeline_options(BeamConfig(), [f"--runner={runner}"]).get_all_options()
+    assert runs_on_direct_runner(from_config, "DirectRunner") is direct
+    assert runs_on_direct_runner(from_flag, "DirectRunner") is direct
+
+
+def test_no_runner_option_falls_back_to_the_default():
+    assert runs_on_direct_runner({}, "DirectRunner")
+    assert not runs_on_direct_runner({"runner": None}, "DataflowRunner")

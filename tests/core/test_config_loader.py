@@ -1,0 +1,67 @@
+import pytest
+
+from corpusforge.config import Config, load_config
+from corpusforge.core.config_loader import ConfigError, field_docs, parse_override
+
+
+def test_defaults_load_without_a_file():
+    config = load_config()
+    assert isinstance(config, Config)
+    assert config.output.run_dir == "runs/latest"
+    assert config.beam.runner == "DirectRunner"
+
+
+def test_set_overrides_parse_values_as_yaml():
+    config = load_config(overrides=["output.shard_target_mb=2.5", "normalize.enabled=false",
+                                    "inputs=[{path: a.jsonl, text_field: body}]"])
+    assert config.output.shard_target_mb == 2.5
+    assert config.normalize.enabled is False
+    assert config.inputs[0].path == "a.jsonl" and config.inputs[0].text_field == "body"
+
+
+def test_exponent_floats_without_a_dot_are_numbers():
+    assert load_config(overrides=["output.shard_target_mb=5e-1"]).output.shard_target_mb == 0.5
+
+
+def test_unknown_key_names_the_key_and_the_allowed_ones():
+    with pytest.raises(ConfigError, match=r"unknown key output\.shard_mb; allowed keys in output: .*shard_target_mb"):
+        load_config(overrides=["output.shard_mb=3"])
+
+
+def test_literal_error_lists_allowed_values():
+    with pytest.raises(ConfigError, match=r"normalize\.unicode_form: 'NFD' is not allowed; choose one of 'NFC', 'NFKC', 'none'"):
+        load_config(overrides=["normalize.unicode_form=NFD"])
+
+
+def test_wrong_type_and_range_are_reported_with_the_key():
+    with pytest.raises(ConfigError, match=r"output\.overwrite: expected true or false"):
+        load_config(overrides=["output.overwrite=maybe"])
+    with pytest.raises(ConfigError, match=r"output\.shard_target_mb must be > 0"):
+        load_config(overrides=["output.shard_target_mb=0"])
+
+
+def test_yaml_and_toml_files_give_the_same_config(tmp_path):
+    (tmp_path / "c.yaml").write_text("output:\n  run_dir: runs/x\ninputs:\n  - path: data/*.jsonl\n")
+    (tmp_path / "c.toml").write_text('[output]\nrun_dir = "runs/x"\n[[inputs]]\npath = "data/*.jsonl"\n')
+    assert load_config(tmp_path / "c.yaml") == load_config(tmp_path / "c.toml")
+
+
+def test_file_errors_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
+    (tmp_path / "bad.ini").write_text("x")
+    with pytest.raises(ConfigError, match="unknown config format"):
+        load_config(tmp_path / "bad.ini")
+
+
+def test_override_without_equals_is_rejected():
+    with pytest.raises(ConfigError, match="expected KEY=VALUE"):
+        parse_override("dedup.enabled")
+
+
+def test_every_stage_can_be_switched_off_and_every_field_is_documented():
+    config = load_config(overrides=[f"{s}.enabled=false" for s in
+                                    ("normalize", "quality", "dedup", "pii", "tokenizer", "tokenize", "train")])
+    assert not any(getattr(config, s).enabled for s in ("normalize", "quality", "dedup", "pii"))
+    undocumented = [key for key, _, _, help_text in field_docs(Config) if not help_text]
+    assert undocumented == []

@@ -1,0 +1,96 @@
+"""A Flatten of Flattens runs as one Flatten on our DirectRunner: same elements, fewer fused stages."""
+from __future__ import annotations
+
+
+import apache_beam as beam
+import pytest
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.runners.portability.fn_api_runner import fn_runner
+from apache_beam.testing.util import assert_that, equal_to
+
+from corpusforge.core import flattens
+from corpusforge.core.direct_runner import DirectRunner, run_pipeline
+from corpusforge.core.flattens import FLATTEN_URN, merge_nested_flattens
+from tests.pipeline.sample_corpus import sample_corpus
+from tests.core.build_outputs import build_outputs
+
+
+def _graph(p: beam.Pipeline, also_read_inner: bool = False, side_input: bool = False):
+    src = p | "Src" >> beam.Create([1, 2, 3]) | "Spread" >> beam.Reshuffle()
+    parts = src | "Split" >> beam.FlatMap(
+        lambda x: [x, beam.pvalue.TaggedOutput("a", x), beam.pvalue.TaggedOutput("b", 100 * x)]).with_outputs(
+        "a", "b", main="m")
+    inner = (parts.a, parts.b, parts.a) | "Inner" >> beam.Flatten()  # a twice: its elements twice
+    deeper = (inner, src | "Tens" >> beam.Map(lambda x: x * 10)) | "Middle" >> beam.Flatten()
+    outer = (deeper, parts.m) | "Outer" >> beam.Flatten()
+    if also_read_inner:
+        assert_that(inner | "Neg" >> beam.Map(lambda x: -x), equal_to([-1, -2, -3] * 2 + [-100, -200, -300]),
+                    label="CheckInner")
+    if side_input:
+        assert_that(src | "WithSide" >> beam.Map(lambda x, s: x + len(s), beam.pvalue.AsList(inner)),
+                    equal_to([10, 11, 12]), label="CheckSide")  # 9 elements in inner
+    return outer
+
+
+def _expected():
+    return [1, 2, 3] * 2 + [100, 200, 300] + [10, 20, 30] + [1, 2, 3]  # a twice, b, tens, main
+
+
+def _flattens(proto) -> list[str]:
+    return sorted(t.unique_name for t in proto.components.transforms.values()
+                  if t.spec.urn == FLATTEN_URN and t.unique_name in ("Inner", "Middle", "Outer"))
+
+
+@pytest.mark.parametrize("also_read_inner, side_input, left", [
+    (False, False, ["Outer"]),
+    (True, False, ["Inner", "Outer"]),  # Inner's output is read elsewhere too: kept
+    (False, True, ["Inner", "Outer"]),  # ... or as a side input
+])
+def test_the_graph(also_read_inner, side_input, left):
+    p = beam.Pipeline(runner=DirectRunner(), options=PipelineOptions([]))
+    _graph(p, also_read_inner, side_input)
+    proto = p.to_runner_api()
+    before = len(proto.components.transforms)
+    proto, merged = merge_nested_flattens(proto)
+    assert _flattens(proto) == left
+    assert merged == 3 - len(left) and len(proto.components.transforms) == before - merged
+    subtransforms = {s for t in proto.components.transforms.values() for s in t.subtransforms}
+    assert subtransforms | set(proto.root_transform_ids) <= set(proto.components.transforms)
+
+
+@pytest.mark.parametrize("also_read_inner, side_input", [(False, False), (True, False), (False, True)])
+def test_same_elements_fewer_stages(monkeypatch, also_read_inner, side_input):
+    stages = []
+    run_stages = fn_runner.FnApiRunner.run_stages
+    monkeypatch.setattr(fn_runner.FnApiRunner, "run_stages",
+                        lambda self, context, s: stages.append(len(s)) or run_stages(self, context, s))
+    for merge in (True, False):
+        if not merge:
+            monkeypatch.setattr(flattens, "merge_nested_flattens", lambda proto: (proto, 0))
+        p = beam.Pipeline(runner=DirectRunner(), options=PipelineOptions([]))
+        assert_that(_graph(p, also_read_inner, side_input), equal_to(_expected()))
+        run_pipeline(p).wait_until_finish()
+        assert "to_runner_api" not in vars(p)  # the pipeline's own method is back
+    merged, plain = stages
+    assert merged == plain - (2 if not (also_read_inner or side_input) else 1)
+
+
+def test_a_build_is_the_same(tmp_path, monkeypatch):
+    from corpusforge.cli.main import main
+
+    root, config = sample_corpus(tmp_path, documents=40)
+    counts = []
+    original = flattens.merge_nested_flattens
+
+    def counted(proto):
+        proto, merged = original(proto)
+        counts.append(merged)
+        return proto, merged
+
+    monkeypatch.setattr(flattens, "merge_nested_flattens", counted)
+    args = ["build", "-c", str(config), "--no-progress", "--set", "pii.hash_salt=a-fixed-test-salt-0123"]
+    assert main([*args, "--run-dir", str(tmp_path / "merged")]) == 0
+    monkeypatch.setattr(flattens, "merge_nested_flattens", lambda proto: (proto, 0))
+    assert main([*args, "--run-dir", str(tmp_path / "plain")]) == 0
+    assert counts and counts[0] >= 5  # removals and errors gathered by steps, stages and the build
+    assert build_outputs(tmp_path / "merged") == build_outputs(tmp_path / "plain")

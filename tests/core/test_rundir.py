@@ -1,0 +1,317 @@
+"""The run directory: where corpusforge may write, what it may delete, the swap, the lock, the leftovers."""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+import pytest
+
+from corpusforge.core import rundir
+from corpusforge.core.run_lock import is_locked, run_lock
+from corpusforge.core.errors import UserError
+
+OUTPUTS = ("clean", "removed", "manifest.json")
+
+
+@pytest.mark.parametrize("path", ["/", "//", "/.", "~", "~/", ".", "./", "..", "", "  "])
+def test_refuses_root_home_cwd_and_ancestors(tmp_path, monkeypatch, path):
+    work = tmp_path / "home" / "me" / "work"
+    work.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home" / "me"))
+    monkeypatch.chdir(work)
+    with pytest.raises(UserError, match="run directory"):
+        rundir.check_run_dir(path)
+
+
+def test_refuses_an_ancestor_of_the_cwd_by_any_spelling(tmp_path, monkeypatch):
+    work = tmp_path / "a" / "b"
+    work.mkdir(parents=True)
+    monkeypatch.chdir(work)
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    for path in (str(tmp_path / "a"), str(tmp_path), f"{tmp_path}/a/b/../", str(tmp_path / "link"), "../../"):
+        with pytest.raises(UserError, match="ancestor of the current directory|current directory"):
+            rundir.check_run_dir(path)
+
+
+def test_accepts_a_subdirectory_and_expands_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert rundir.check_run_dir("runs/x/") == "runs/x"
+    assert rundir.check_run_dir("~/runs/x") == f"{tmp_path}/runs/x"
+    assert rundir.check_run_dir("gs://bucket/runs/x/") == "gs://bucket/runs/x"
+    with pytest.raises(UserError, match="root of a bucket"):
+        rundir.check_run_dir("gs://bucket/")
+
+
+def _old_build(run: pathlib.Path) -> dict:
+    """A run directory as a build leaves it: outputs, and the marker naming them."""
+    (run / "clean").mkdir(parents=True)
+    (run / "clean" / "part-0.arrow").write_bytes(b"old clean")
+    (run / "removed").mkdir()
+    (run / "removed" / "part-0.arrow").write_bytes(b"old removed")
+    (run / "manifest.json").write_text('{"old": true}')
+    marker = {"outputs": {"clean": ["part-0.arrow"], "removed": ["part-0.arrow"], "manifest.json": None},
+              "derived": {}, "corpus_fingerprint": "old"}
+    rundir.write_marker(str(run), marker)
+    return marker
+
+
+def _snapshot(run: pathlib.Path) -> dict:
+    return {str(p.relative_to(run)): p.read_bytes() for p in sorted(run.rglob("*")) if p.is_file()}
+
+
+def test_ownership_needs_the_marker_and_no_stray_files(tmp_path):
+    run = tmp_path / "run"
+    _old_build(run)
+    rundir.check_owned(str(run), list(OUTPUTS))
+    (run / "clean" / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="notes.txt was not written by corpusforge"):
+        rundir.check_owned(str(run), list(OUTPUTS))
+    (run / "clean" / "notes.txt").unlink()
+    (run / rundir.MARKER).unlink()
+    with pytest.raises(UserError, match="no .corpusforge-run.json"):
+        rundir.check_owned(str(run), list(OUTPUTS))
+    rundir.check_owned(str(tmp_path / "empty"), list(OUTPUTS))  # nothing there: nothing to own
+
+
+def test_a_symlinked_output_is_refused_and_its_target_untouched(tmp_path):
+    run = tmp_path / "run"
+    _old_build(run)
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "data.txt").write_text("years of work")
+    for p in (run / "clean").iterdir():
+        p.unlink()
+    (run / "clean").rmdir()
+    (run / "clean").symlink_to(precious)
+    with pytest.raises(UserError, match="symbolic link"):
+        rundir.check_owned(str(run), list(OUTPUTS))
+    rundir.remove_tree(str(run / "clean"))  # removes the link, never what it points at
+    assert (precious / "data.txt").read_text() == "years of work"
+
+
+def _staged(run: pathlib.Path) -> pathlib.Path:
+    staged = run / ".tmp-final-new"
+    (staged / "clean").mkdir(parents=True)
+    (staged / "clean" / "part-0.arrow").write_bytes(b"new clean")
+    (staged / "clean" / "part-1.arrow").write_bytes(b"new clean 2")
+    (staged / "manifest.json").write_text('{"new": true}')  # the new build has no removed/
+    return staged
+
+
+def test_swap_replaces_the_build_and_retires_the_report(tmp_path):
+    run = tmp_path / "run"
+    _old_build(run)
+    (run / "report.html").write_text("old page")
+    (run / "notes.txt").write_text("the user's")
+    staged = _staged(run)
+    new_marker = {"outputs": {"clean": ["part-0.arrow", "part-1.arrow"], "manifest.json": None},
+                  "derived": {}, "corpus_fingerprint": "new"}
+    rundir.swap_in(str(run), str(staged), ("clean", "removed", "manifest.json"), new_marker, retire=("report.html",))
+    assert _snapshot(run) == {
+        "clean/part-0.arrow": b"new clean", "clean/part-1.arrow": b"new clean 2", "manifest.json": b'{"new": true}',
+        "notes.txt": b"the user's", rundir.MARKER: (run / rundir.MARKER).read_bytes()}
+    assert rundir.read_marker(str(run))["corpus_fingerprint"] == "new"
+    assert rundir.leftovers(str(run)) == []
+
+
+def test_a_swap_killed_at_any_step_is_undone(tmp_path, monkeypatch):
+    """Kill the swap after each of its renames (and after the marker): recovery gives back the old build."""
+    real_rename, real_marker = rundir._rename, rundir.write_marker
+    steps = 0
+    while True:
+        run = tmp_path / f"run{steps}"
+        _old_build(run)
+        (run / "report.html").write_text("old page")
+        marker = rundir.read_marker(str(run))
+        marker["outputs"]["report.html"] = None
+        rundir.write_marker(str(run), marker)
+        before = _snapshot(run)
+        staged = _staged(run)
+        calls = {"n": 0}
+
+        class Killed(BaseException):
+            pass
+
+        def counted(fn):
+            def wrapper(*args):
+                if calls["n"] == steps:
+                    raise Killed()
+                calls["n"] += 1
+                return fn(*args)
+            return wrapper
+
+        monkeypatch.setattr(rundir, "_rename", counted(real_rename))
+        monkeypatch.setattr(rundir, "write_marker", counted(real_marker))
+        new_marker = {"outputs": {"clean": [], "manifest.json": None}, "derived": {}, "corpus_fingerprint": "new"}
+        try:
+            rundir.swap_in(str(run), str(staged), ("clean", "removed", "manifest.json"), new_marker,
+                           retire=("report.html",))
+            finished = True
+        except Killed:
+            finished = False
+        monkeypatch.setattr(rundir, "_rename", real_rename)
+        monkeypatch.setattr(rundir, "write_marker", real_marker)
+        if finished:
+            break
+        assert "restored the previous outputs" in rundir.recover(str(run))
+        assert _snapshot(run) == before, f"killed after {steps} steps"
+        assert rundir.leftovers(str(run)) == []
+        steps += 1
+    assert steps == 7  # 3 renames out, 2 in (removed/ is not in the new build), the marker, then done
+
+
+def test_a_swap_killed_then_moved_is_undone_where_it_now_is(tmp_path, monkeypatch):
+    """The journal's temporary directories are the run directory's own: after `mv runs/a runs/b` recovery
+    restores b from b's backup, and a journal naming a path elsewhere deletes nothing there."""
+    run, moved = tmp_path / "a", tmp_path / "b"
+    _old_build(run)
+    before = _snapshot(run)
+    real_rename, calls = rundir._rename, []
+
+    def killed_after_two(*args):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(args)
+        real_rename(*args)
+
+    monkeypatch.setattr(rundir, "_rename", killed_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        rundir.swap_in(str(run), str(_staged(run)), ("clean", "removed", "manifest.json"), {"outputs": {}})
+    monkeypatch.setattr(rundir, "_rename", real_rename)
+    run.rename(moved)
+    assert "restored the previous outputs" in rundir.recover(str(moved))
+    assert _snapshot(moved) == before and not run.exists()
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("not corpusforge's")
+    (moved / rundir.JOURNAL).write_text(json.dumps({"staged": str(elsewhere), "backup": str(elsewhere),
+                                                    "names": ["clean"], "old": ["clean"], "old_marker": None}))
+    with pytest.raises(UserError, match="swap journal"):
+        rundir.recover(str(moved))
+    assert (elsewhere / "keep.txt").read_text() == "not corpusforge's"
+
+
+def test_leftovers_listed_and_cleaned(tmp_path):
+    run = tmp_path / "run"
+    spill = run / ".tmp-build-abc" / "00-read" / "spill"
+    spill.mkdir(parents=True)
+    (spill / "x.txt").write_bytes(b"s" * 1000)
+    (run / ".checkpoints" / "01-pii" / "spill").mkdir(parents=True)
+    (run / ".checkpoints" / "01-pii" / "spill" / "y.txt").write_bytes(b"t" * 10)
+    (run / ".checkpoints" / "00-read" / "docs").mkdir(parents=True)
+    (run / "clean").mkdir()
+    found = dict(rundir.leftovers(str(run)))
+    assert found == {str(run / ".tmp-build-abc"): 1000, str(run / ".checkpoints" / "01-pii" / "spill"): 10}
+    notes = rundir.clean_leftovers(str(run))
+    assert len(notes) == 2 and all("left behind by a killed run" in n for n in notes)
+    assert sorted(p.name for p in run.iterdir()) == [".checkpoints", "clean"]
+    assert (run / ".checkpoints" / "00-read" / "docs").is_dir()
+    # a link in .checkpoints is not followed: the spill/ of the directory it points to is not a leftover
+    (tmp_path / "mine" / "spill").mkdir(parents=True)
+    (tmp_path / "mine" / "spill" / "notes.txt").write_text("the user's")
+    (run / ".checkpoints" / "02-link").symlink_to(tmp_path / "mine")
+    assert rundir.leftovers(str(run)) == [] and rundir.clean_leftovers(str(run)) == []
+    assert (tmp_path / "mine" / "spill" / "notes.txt").read_text() == "the user's"
+
+
+def test_stale_derived_outputs_are_refused_with_the_command(tmp_path):
+    run = tmp_path / "run"
+    _old_build(run)
+    (run / "tokens").mkdir()
+    rundir.record_output(str(run), "tokens", [])
+    rundir.check_fresh(str(run), "tokens")
+    marker = rundir.read_marker(str(run))
+    marker["corpus_fingerprint"] = "rebuilt"
+    rundir.write_marker(str(run), marker)
+    with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --set output.overwrite=true"):
+        rundir.check_fresh(str(run), "tokens")
+
+
+HOLD = """
+import sys, time
+from corpusforge.core.run_lock import run_lock
+with run_lock(sys.argv[1], "build"):
+    print("held", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_second_writer_is_refused_naming_the_first(tmp_path):
+    run = tmp_path / "run"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(run)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert is_locked(str(run))
+        started = time.perf_counter()
+        with pytest.raises(UserError, match=rf"in use by `corpusforge build` \(pid {holder.pid} on "):
+            with run_lock(str(run), "tokenize"):
+                pass
+        assert time.perf_counter() - started < 1
+    finally:
+        holder.kill()
+        holder.wait()
+    # The holder died without unlocking: the kernel released its flock, the lock file is stale and taken over.
+    assert not is_locked(str(run))
+    with run_lock(str(run), "tokenize"):
+        owner = json.loads((run / rundir.LOCK).read_text())
+        assert owner["pid"] == os.getpid() and owner["command"] == "tokenize"
+        with run_lock(str(run), "tokenize"):  # re-entrant within a process (demo)
+            pass
+    assert not (run / rundir.LOCK).exists()
+
+
+def test_a_lock_file_of_a_dead_process_is_taken_over(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    import socket
+
+    (run / rundir.LOCK).write_text(json.dumps({"pid": int(dead.stdout), "host": socket.gethostname(),
+                                               "command": "build"}))
+    with run_lock(str(run), "build"):
+        pass
+
+
+def test_a_refused_command_leaves_no_empty_run_directory(tmp_path):
+    with pytest.raises(RuntimeError):
+        with run_lock(str(tmp_path / "new"), "build"):
+            raise RuntimeError("refused before writing")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_linked_derived_output_is_refused_even_without_a_marker(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (run / "tokenizer").symlink_to(elsewhere)
+    with pytest.raises(UserError, match="symbolic link"):
+        rundir.check_owned(str(run), ["tokenizer"], require_marker=False)
+
+
+def test_taking_the_lock_undoes_a_half_done_swap(tmp_path, monkeypatch, capsys):
+    run = tmp_path / "run"
+    _old_build(run)
+    before = _snapshot(run)
+    staged = _staged(run)
+    real_rename = rundir._rename
+    calls = []
+
+    def killed_after_two(*args):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(args)
+        real_rename(*args)
+
+    monkeypatch.setattr(rundir, "_rename", killed_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        rundir.swap_in(str(run), str(staged), ("clean", "removed", "manifest.json"), {"outputs": {}, "derived": {}})
+    monkeypatch.undo()
+    assert not (run / "clean").exists()  # half done: clean/ and removed/ moved aside
+    with run_lock(str(run), "tokenize"):
+        assert _snapshot(run) == {**before, rundir.LOCK: (run / rundir.LOCK).read_bytes()}
+    assert "restored the previous outputs" in capsys.readouterr().err
