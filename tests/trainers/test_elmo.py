@@ -10,7 +10,7 @@ from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.train import train_from_texts
 from corpusforge.trainers.checkpoint import load_pretrained
 from corpusforge.trainers.elmo import BEGIN_WORD, END_SENTENCE, END_WORD, BiLM, ScalarMix, elmo_config, spell
-from corpusforge.trainers.objectives import build_objective
+from corpusforge.trainers.registry import build_objective
 from corpusforge.trainers.train import train_model
 from corpusforge.trainers.vocab import Vocabulary
 from tests.trainers.conftest import make_text

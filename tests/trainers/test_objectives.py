@@ -5,9 +5,10 @@ import pytest
 
 from tests.trainers.conftest import make_text, train_tokenizer
 from corpusforge.trainers.config import BARTOptions, MLMOptions
-from corpusforge.trainers.objectives import (IGNORE, bart_noise, build_objective, causal_lm, mask_tokens, next_sentence_pair,
-                                 prefix_lm, prepare_vocabulary, random_spans_noise_mask, span_corrupt,
-                                 span_corruption_lengths, span_length_distribution, uncorrupt, word_ids)
+from corpusforge.trainers.objectives import (IGNORE, bart_noise, causal_lm, mask_tokens, next_sentence_pair,
+                                             prefix_lm, random_spans_noise_mask, span_corrupt,
+                                             span_corruption_lengths, span_length_distribution, uncorrupt, word_ids)
+from corpusforge.trainers.registry import build_objective, prepare_vocabulary
 from corpusforge.trainers.vocab import Vocabulary
 
 

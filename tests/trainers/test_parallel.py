@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from corpusforge.trainers.model import Transformer, model_config
-from corpusforge.trainers.objectives import build_objective, prepare_vocabulary
+from corpusforge.trainers.registry import build_objective, prepare_vocabulary
 from corpusforge.trainers.parallel import Distributed, parallelize
 from corpusforge.trainers.train import train_model
 from tests.trainers.test_ddp import SCRIPT as TORCHRUN_SCRIPT  # uninterrupted, stopped halfway, resumed
