@@ -4,7 +4,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
+from corpusforge.core.beam_options import BeamConfig
 from corpusforge.core.config_loader import check
+from corpusforge.core.fault_config import FaultConfig
+from corpusforge.core.rundir import RunPaths
 
 TokenizerKind = Literal["auto", "bpe", "wordpiece", "unigram", "wordlevel"]
 TokenizerFamily = Literal["encoder", "t5", "bart", "decoder", "elmo"]
@@ -95,3 +98,14 @@ class TokenizeConfig:
         check(self.num_shards >= 0, f"tokenize.num_shards must be >= 0, got {self.num_shards}")
         check(self.shard_tokens >= 0, f"tokenize.shard_tokens must be >= 0 (0: off), got {self.shard_tokens}")
         check(self.target_tokens >= 0, f"tokenize.target_tokens must be >= 0 (0: no weighting), got {self.target_tokens}")
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenizeRun:
+    """What tokenize takes from the rest of the run: where it writes, the runner, the build's tolerance of records
+    that make it raise (``build``), and each source's mixture weight (from the build's ``inputs``)."""
+
+    run: RunPaths
+    beam: BeamConfig = dataclasses.field(default_factory=BeamConfig)
+    faults: FaultConfig = dataclasses.field(default_factory=FaultConfig)
+    weights: dict[str, float] = dataclasses.field(default_factory=dict)

@@ -1,6 +1,6 @@
 """The training loop: token shards of a run in, a pretrained model out.
 
-    result = train_model(config)          # reads <run>/tokens, writes <run>/model
+    result = train_model(config.train, config.run_paths())   # reads <run>/tokens, writes <run>/model
 
 Under ``torchrun --nproc_per_node=N`` every process calls the same function; DDP, rank sharding and
 rank-0-only logging and checkpointing follow from the environment. One optimizer step consumes a global
@@ -18,6 +18,7 @@ import time
 import torch
 
 from corpusforge.core import rundir
+from corpusforge.core.rundir import RunPaths
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.config_loader import to_dict
 from corpusforge.core.errors import UserError
@@ -83,23 +84,22 @@ def resolve_dtype(tc: TrainConfig, device: torch.device) -> torch.dtype:
 
 # ----------------------------------------------------------------------------------------- the run
 
-def train_model(config, *, resume: bool | None = None, stop_at_step: int | None = None,
-              progress: bool | None = None) -> TrainResult:
-    """Train on ``<output.run_dir>/tokens`` with ``config.train``; write ``<output.run_dir>/model``.
+def train_model(train: TrainConfig, run: RunPaths, *, resume: bool | None = None, stop_at_step: int | None = None,
+                progress: bool | None = None) -> TrainResult:
+    """Train on ``<run.run_dir>/tokens`` with ``train``; write ``<run.run_dir>/model``.
 
-    ``config`` is the root Config (``corpusforge.pipeline.config.Config``). ``resume`` overrides ``train.resume``;
-    ``stop_at_step`` ends the run early at that step with a checkpoint, as an interruption would (the
-    schedule still spans ``max_steps``).
+    ``resume`` overrides ``train.resume``; ``stop_at_step`` ends the run early at that step with a checkpoint, as an
+    interruption would (the schedule still spans ``max_steps``). ``run.overwrite`` lets a run start over on top of
+    an earlier run's checkpoints.
     """
-    tc: TrainConfig = config.train
-    run_dir = pathlib.Path(rundir.check_run_dir(config.output.run_dir))
+    run_dir = pathlib.Path(rundir.check_run_dir(run.run_dir))
     with run_lock(str(run_dir), "train"):  # one writer per run directory (rank 0 holds it under DDP)
         rundir.check_fresh(str(run_dir), "tokens")  # token shards of an earlier clean/ are refused
-        dist = init_distributed(tc.device)
+        dist = init_distributed(train.device)
         try:
-            result = _train(tc, run_dir, dist, resume=tc.resume if resume is None else resume,
-                            overwrite=getattr(config.output, "overwrite", False), stop_at_step=stop_at_step,
-                            progress=tc.progress if progress is None else progress)
+            result = _train(train, run_dir, dist, resume=train.resume if resume is None else resume,
+                            overwrite=run.overwrite, stop_at_step=stop_at_step,
+                            progress=train.progress if progress is None else progress)
         finally:
             shutdown(dist)
         if dist.is_main:

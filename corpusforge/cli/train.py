@@ -71,5 +71,5 @@ def cmd_train(args) -> int:
     from corpusforge.trainers.train import train_model
 
     config = load_config(args.config, overrides(args))
-    train_model(config)
+    train_model(config.train, config.run_paths())
     return 0

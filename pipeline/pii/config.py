@@ -19,6 +19,7 @@ from corpusforge.pipeline.pii.entities import (
 Action = Literal["replace", "mask", "hash", "drop"]
 FieldAction = Literal["scrub", "hash", "keep"]
 IdAction = Literal["hash", "keep"]
+STAGE = "pii"  # the section name, the namespace of the stage's metrics
 FIELD_ACTIONS = ("scrub", "hash", "keep")
 
 # Regions whose national formats (no +country code) a phone number may be written in.
