@@ -12,7 +12,7 @@ import pathlib
 from typing import Any
 
 from corpusforge.pipeline.config import BuildConfig, InputConfig
-from corpusforge.core.config_loader import ConfigError, apply_overrides, from_dict, load_file, to_dict
+from corpusforge.core.config_loader import ConfigError, apply_overrides, from_dict, load_file, to_dict, setting
 from corpusforge.tokenizer.config import TokenizeConfig, TokenizerConfig
 from corpusforge.trainers.config import TrainConfig
 from corpusforge.trainers.finetune.config import FinetuneConfig
@@ -20,10 +20,10 @@ from corpusforge.trainers.finetune.config import FinetuneConfig
 
 @dataclasses.dataclass
 class Config(BuildConfig):
-    tokenizer: TokenizerConfig = dataclasses.field(default_factory=TokenizerConfig)
-    tokenize: TokenizeConfig = dataclasses.field(default_factory=TokenizeConfig)
-    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
-    finetune: FinetuneConfig = dataclasses.field(default_factory=FinetuneConfig)
+    tokenizer: TokenizerConfig = setting(factory=TokenizerConfig)
+    tokenize: TokenizeConfig = setting(factory=TokenizeConfig)
+    train: TrainConfig = setting(factory=TrainConfig)
+    finetune: FinetuneConfig = setting(factory=FinetuneConfig)
 
 
 def load_config(path: str | pathlib.Path | None = None, overrides: list[str] | None = None,
