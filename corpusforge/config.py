@@ -13,7 +13,7 @@ import pathlib
 from typing import Any
 
 from corpusforge.pipeline.config import BuildConfig, InputConfig
-from corpusforge.core.config_loader import ConfigError, apply_overrides, from_dict, load_file, to_dict
+from corpusforge.core.config_loader import ConfigError, apply_overrides, from_dict, load_file, to_dict, setting
 from corpusforge.core.rundir import RunPaths
 from corpusforge.tokenizer.config import TokenizeConfig, TokenizerConfig, TokenizeRun
 from corpusforge.tokenizer.mixture import source_weights
@@ -23,10 +23,10 @@ from corpusforge.trainers.finetune.config import FinetuneConfig
 
 @dataclasses.dataclass
 class Config(BuildConfig):
-    tokenizer: TokenizerConfig = dataclasses.field(default_factory=TokenizerConfig)
-    tokenize: TokenizeConfig = dataclasses.field(default_factory=TokenizeConfig)
-    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
-    finetune: FinetuneConfig = dataclasses.field(default_factory=FinetuneConfig)
+    tokenizer: TokenizerConfig = setting(factory=TokenizerConfig)
+    tokenize: TokenizeConfig = setting(factory=TokenizeConfig)
+    train: TrainConfig = setting(factory=TrainConfig)
+    finetune: FinetuneConfig = setting(factory=FinetuneConfig)
 
     def run_paths(self) -> RunPaths:
         """The run directory every command of this run writes into, and whether it may replace earlier outputs."""

@@ -341,3 +341,42 @@ def test_the_page_checks_see_a_stale_module_and_a_missing_package():
     assert missing_modules("`pipeline/build.py` and `pipeline/gone.py`; registry.py, nowhere.py") == [
         "pipeline/gone.py", "nowhere.py"]
     assert "pipeline/quality/" in unlisted_packages("only `pipeline/` and `trainers/`")
+
+
+def _config_sections() -> list[type]:
+    import dataclasses
+    import typing
+
+    from corpusforge.config import Config
+
+    found, todo = [], [Config]
+    while todo:
+        section = todo.pop()
+        found.append(section)
+        hints = typing.get_type_hints(section)
+        todo.extend(hints[f.name] for f in dataclasses.fields(section) if dataclasses.is_dataclass(hints[f.name]))
+    return found
+
+
+def test_one_way_to_declare_a_config_field():
+    """Every section is a ``*Config`` dataclass, and every field with a default is declared through
+    ``corpusforge.core.config_loader.setting`` (a leaf field always with its help line)."""
+    import dataclasses
+    import typing
+
+    sections = _config_sections()
+    assert len(sections) > 25
+    for section in sections:
+        assert section.__name__.endswith("Config"), f"{section.__name__}: config sections are named *Config"
+        hints = typing.get_type_hints(section)
+        for f in dataclasses.fields(section):
+            where = f"{section.__module__}.{section.__name__}.{f.name}"
+            assert "help" in f.metadata, f"{where}: declare it with setting(default, help)"
+            if not dataclasses.is_dataclass(hints[f.name]):
+                assert f.metadata["help"].strip(), f"{where}: its help line is empty"
+    # No module keeps a private alias for dataclasses.field (F = field, def _f(...)): setting is the one helper.
+    for module, path in MODULES.items():
+        if path.name == "config.py":
+            source = path.read_text(encoding="utf-8")
+            assert "dataclasses.field" not in source and "import field" not in source, \
+                f"{module}: declare config fields with setting(), not dataclasses.field"

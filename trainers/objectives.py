@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from corpusforge.core.errors import UserError
-from corpusforge.trainers.config import BARTOptions, MLMOptions, SpanOptions
+from corpusforge.trainers.config import BARTConfig, MLMConfig, SpanConfig
 from corpusforge.trainers.vocab import Vocabulary
 
 IGNORE = -100
@@ -36,7 +36,7 @@ def word_ids(tokens: np.ndarray, vocab: Vocabulary) -> np.ndarray:
     return np.cumsum(start) - 1
 
 
-def mask_tokens(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, options: MLMOptions = MLMOptions()
+def mask_tokens(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, options: MLMConfig = MLMConfig()
                 ) -> tuple[np.ndarray, np.ndarray]:
     """BERT masking: ``(inputs, labels)``. Exactly round(probability x ordinary tokens) positions are predicted;
     of those 80% become the mask token, 10% a random ordinary token, 10% stay (per token, or per span for
@@ -323,7 +323,7 @@ def insert_masks(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary
     return out
 
 
-def bart_noise(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, options: BARTOptions = BARTOptions()
+def bart_noise(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, options: BARTConfig = BARTConfig()
                ) -> np.ndarray:
     """BART's noising of ``<s> ... </s>``, in fairseq's order: sentence permutation, text infilling, token
     masking, token deletion, document rotation; each off when its ratio is 0. The ``</s>`` separators between
@@ -420,7 +420,7 @@ class Objective:
 class MaskedLM(Objective):
     name, family = "mlm", "bert"
 
-    def __init__(self, vocab: Vocabulary, seq_len: int, options: MLMOptions = MLMOptions()):
+    def __init__(self, vocab: Vocabulary, seq_len: int, options: MLMConfig = MLMConfig()):
         super().__init__(vocab, seq_len)
         vocab.require("mask", "bos", "eos", purpose="masked LM")
         self.options = options
@@ -455,7 +455,7 @@ class ReplacedTokens(MaskedLM):
 
     name, family = "rtd", "bert"
 
-    def __init__(self, vocab: Vocabulary, seq_len: int, options: MLMOptions = MLMOptions()):
+    def __init__(self, vocab: Vocabulary, seq_len: int, options: MLMConfig = MLMConfig()):
         if options.nsp or options.sop:
             raise UserError("objective rtd (ELECTRA) has no sentence-pair task; turn train.mlm.nsp and "
                             "train.mlm.sop off")
@@ -465,7 +465,7 @@ class ReplacedTokens(MaskedLM):
 class SpanCorruption(Objective):
     name, family = "span", "t5"
 
-    def __init__(self, vocab: Vocabulary, seq_len: int, options: SpanOptions = SpanOptions()):
+    def __init__(self, vocab: Vocabulary, seq_len: int, options: SpanConfig = SpanConfig()):
         super().__init__(vocab, seq_len)
         vocab.require("eos", purpose="T5 span corruption")
         self.options = options
@@ -480,7 +480,7 @@ class SpanCorruption(Objective):
         self.separator = (vocab.eos,)
 
     @classmethod
-    def vocabulary(cls, vocab: Vocabulary, seq_len: int, options: SpanOptions = SpanOptions()) -> Vocabulary:
+    def vocabulary(cls, vocab: Vocabulary, seq_len: int, options: SpanConfig = SpanConfig()) -> Vocabulary:
         """Span corruption adds the sentinels the tokenizer lacks."""
         raw, _ = span_corruption_lengths(seq_len, options.noise_density, options.mean_span_length)
         spans = max(int(round(int(round(raw * options.noise_density)) / options.mean_span_length)), 1)
@@ -496,7 +496,7 @@ class SpanCorruption(Objective):
 class Denoising(Objective):
     name, family = "bart", "bart"
 
-    def __init__(self, vocab: Vocabulary, seq_len: int, options: BARTOptions = BARTOptions()):
+    def __init__(self, vocab: Vocabulary, seq_len: int, options: BARTConfig = BARTConfig()):
         super().__init__(vocab, seq_len)
         needs = ["bos", "eos"] + (["mask"] if options.infill_ratio or options.mask_ratio else [])
         vocab.require(*needs, purpose="BART denoising")

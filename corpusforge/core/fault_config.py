@@ -4,29 +4,23 @@ from __future__ import annotations
 
 import dataclasses
 
-from corpusforge.core.config_loader import check
+from corpusforge.core.config_loader import check, setting
 
 
 @dataclasses.dataclass
 class FaultConfig:
     """What a build does with a record that makes a stage raise (a bug, or input no rule foresaw)."""
 
-    fail_fast: bool = dataclasses.field(
-        default=False,
-        metadata={"help": "Fail the run on the first record that makes a stage raise, with its traceback (for "
+    fail_fast: bool = setting(False, "Fail the run on the first record that makes a stage raise, with its traceback (for "
                           "debugging; CLI --fail-fast). Off: such a record is rejected with reason stage_error and "
-                          "detail '<stage>: <ExceptionType>: <message>', and the build goes on."})
-    max_error_fraction: float = dataclasses.field(
-        default=0.001,
-        metadata={"help": "Fail the run after the pipeline when more than this fraction of the input records, and "
+                          "detail '<stage>: <ExceptionType>: <message>', and the build goes on.")
+    max_error_fraction: float = setting(0.001, "Fail the run after the pipeline when more than this fraction of the input records, and "
                           "more than error_allowance records, were rejected as stage_error (a systematic bug, not "
                           "one odd record); nothing is published. 1 never fails; 0 fails on any only with "
-                          "error_allowance 0."})
-    error_allowance: int = dataclasses.field(
-        default=5,
-        metadata={"help": "This many stage_error rejections never fail a run, whatever its size, so one odd record "
+                          "error_allowance 0.")
+    error_allowance: int = setting(5, "This many stage_error rejections never fail a run, whatever its size, so one odd record "
                           "does not fail a small build (0.001 of 200 records is less than one); "
-                          "max_error_fraction applies above it. 0: the fraction alone decides."})
+                          "max_error_fraction applies above it. 0: the fraction alone decides.")
 
     def __post_init__(self) -> None:
         check(0.0 <= self.max_error_fraction <= 1.0,

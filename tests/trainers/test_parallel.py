@@ -61,10 +61,10 @@ def test_electra_and_sentence_order_compile_to_one_graph(vocab, name):
     """ELECTRA's generator sampling (Gumbel-max, no host sync) and SOP's padded pairs: one graph, no recompile."""
     from torch._dynamo.testing import CompileCounterWithBackend
 
-    from corpusforge.trainers.config import MLMOptions, TrainConfig
+    from corpusforge.trainers.config import MLMConfig, TrainConfig
     from corpusforge.trainers.electra import ReplacedTokenDetection, discriminator_config, generator_config
 
-    tc = TrainConfig(objective="rtd" if name == "rtd" else "mlm", mlm=MLMOptions(sop=name == "sop"))
+    tc = TrainConfig(objective="rtd" if name == "rtd" else "mlm", mlm=MLMConfig(sop=name == "sop"))
     objective = build_objective(tc.objective, vocab, SEQ, tc)
     rng = np.random.default_rng(0)
     stream = rng.integers(5, vocab.size, size=4096)
