@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from corpusforge.pipeline.document import Document
-from corpusforge.pipeline.pii.scrubber import Scrubber
+from corpusforge.pipeline.pii.scrubber import Scrubber, value_of
 
 # 128 bits: two different values never share a hash in any corpus, so hashed ids stay unique.
 ID_HASH_CHARS = 32
@@ -44,7 +44,7 @@ class FieldScrubber:
             return value
         pieces, at = [], 0
         for r in results:
-            pieces += [value[at:r.start], self.scrubber.hashed(r.entity_type, value[r.start:r.end], ID_HASH_CHARS)]
+            pieces += [value[at:r.start], self.scrubber.hashed(r.entity_type, value_of(r, value), ID_HASH_CHARS)]
             at = r.end
         return "".join(pieces) + value[at:]
 
