@@ -278,8 +278,13 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     # The PII stage's salt (PII.salt), so a value hashes alike in removed/ and clean/.
     salt = config.pii.hash_salt or run_secret
     if previous is None:
+        names = None
+        if config.pii.enabled:  # file names holding PII: hashed as ids are, wherever a build writes them
+            from corpusforge.pipeline.pii.fields import NameScrubber
+
+            names = NameScrubber(config.pii, salt)
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
-                             fail_fast=config.build.fail_fast)
+                             fail_fast=config.build.fail_fast, names=names)
         docs, read_rejected = pipeline | "Read" >> read
         rejected.append(read_rejected)
         # the read's facts and the first stage read each text: from disk once (spill.load_text), in the facts' step

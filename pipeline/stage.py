@@ -54,10 +54,10 @@ def split_outputs(tagged: beam.pvalue.DoOutputsTuple, with_edits: bool = False, 
 def stage_error(doc, detail: str):
     """The ``Rejected`` record of a document a stage raised on: ``path`` holds its id (it was read already),
     ``raw`` a preview of its text, as a reader's rejection holds the bad bytes."""
-    from corpusforge.pipeline.document import RAW_PREVIEW, Rejected
+    from corpusforge.pipeline.document import RAW_CARRIED, Rejected
 
     try:
-        preview = doc.text[:RAW_PREVIEW]
+        preview = doc.text[:RAW_CARRIED]  # cut to RAW_PREVIEW when written, after the PII scrubber saw it
     except Exception:  # noqa: BLE001 - a spilled text that cannot be read back is why it failed
         preview = ""
     return Rejected(source=doc.source, path=doc.id, position=-1, reason=STAGE_ERROR, detail=detail, raw=preview)

@@ -126,8 +126,9 @@ class PIIConfig:
     batch_size: int = dataclasses.field(default=64, metadata={"help": "Documents per analyzer batch (NER runs nlp.pipe over a batch)."})
     audit_file: str = dataclasses.field(
         default="",
-        metadata={"help": "Write every original span and its replacement to this JSONL path prefix (relative paths "
-                  "are inside the run directory). SENSITIVE: contains the PII. Empty: the mapping is never written."},
+        metadata={"help": "Write every original span and its replacement to this JSONL path prefix, inside the run "
+                  "directory (relative to it; a path outside it is refused), files 0600. SENSITIVE: contains the PII. "
+                  "Empty: the mapping is never written."},
     )
 
     def __post_init__(self) -> None:

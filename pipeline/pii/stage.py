@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import secrets
 from collections import Counter
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, Stage, StageContext, StageOutputs, edit, guarded, removal,
@@ -75,6 +77,31 @@ class _ScrubBatches(beam.DoFn):
             yield edit(STAGE, "docs_changed", changed)
 
 
+def audit_path(audit: str, run_dir: str | None) -> str | None:
+    """Where ``pii.audit_file`` is written: inside the run directory (a relative path is relative to it), or a
+    ``UserError``. The audit file holds the personal data itself; it never lands beside other people's files."""
+    if not audit:
+        return None
+    if not run_dir:  # the stage used on its own (a library call, a test): the caller's path
+        return audit
+    remote = "://" in audit or "://" in run_dir
+    full = audit if os.path.isabs(audit) or "://" in audit else posixpath.join(run_dir, audit)
+    norm = posixpath.normpath if remote else os.path.realpath
+    root, target = norm(run_dir).rstrip("/"), norm(full)
+    if not target.startswith(root + "/"):
+        raise UserError(f"pii.audit_file={audit!r} is outside the run directory {run_dir}: it holds the personal "
+                        f"data itself, so give a path inside the run directory (relative to it, e.g. pii_audit/part)")
+    return full
+
+
+def _private(path: str) -> str:
+    """A written audit file (and its folder) readable by its owner only: 0600 (0700)."""
+    if "://" not in path and os.path.exists(path):
+        os.chmod(path, 0o600)
+        os.chmod(os.path.dirname(os.path.abspath(path)), 0o700)
+    return path
+
+
 class PII(Stage, section="pii", order=40):
     """Find PII with Presidio and replace, mask or hash it, or remove the document (see ``PIIConfig``).
 
@@ -88,10 +115,7 @@ class PII(Stage, section="pii", order=40):
         super().__init__(config or PIIConfig(), context, label)
         config, run_dir = self.config, self.context.run_dir
         self.salt = config.hash_salt or self.context.run_secret or secrets.token_hex(16)
-        audit = config.audit_file
-        if audit and run_dir and not os.path.isabs(audit) and "://" not in audit:
-            audit = os.path.join(run_dir, audit)
-        self.audit_path = audit or None
+        self.audit_path = audit_path(config.audit_file, run_dir)
         if config.ner_model:  # fail at construction, not on a worker
             from corpusforge.pipeline.pii.scrubber import check_ner_model
 
@@ -121,5 +145,6 @@ class PII(Stage, section="pii", order=40):
                 tagged[AUDIT]
                 | "AuditJson" >> beam.Map(lambda row: json.dumps(row, ensure_ascii=False, sort_keys=True))
                 | "WriteAudit" >> beam.io.WriteToText(self.audit_path, file_name_suffix=".jsonl")
+                | "AuditPrivate" >> beam.Map(_private)
             )
         return split_outputs(tagged, with_edits=True, with_errors=True)
