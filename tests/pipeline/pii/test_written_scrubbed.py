@@ -93,3 +93,18 @@ def test_the_audit_file_is_written_0600(tmp_path):
     assert files and all(stat.S_IMODE(os.stat(f).st_mode) == 0o600 for f in files)
     assert stat.S_IMODE(os.stat(tmp_path / "audit").st_mode) == 0o700
     assert json.loads(open(files[0]).readline())["entity"] == "EMAIL_ADDRESS"
+
+
+@pytest.mark.parametrize("secret", ["jane.doe@example-mail.com", "4111 1111 1111 1111"])
+def test_the_report_never_shows_part_of_a_secret_cut_in_a_raw_preview(secret):
+    """With ``pii.scrub_removed: false`` rejected/ holds raw previews cut at 200 characters; the report scrubs
+    what it shows, but a cut entity is no longer an entity: its tail is dropped."""
+    from corpusforge.pipeline.report.collect import Shown
+
+    line = '{"id": "x", "text": "pay ' + "a" * 160 + ", and " + secret + ' more"}'
+    raw = line[:RAW_PREVIEW]
+    part = raw[line.index(secret):]
+    assert len(part) >= 8 and secret not in raw
+    shown = Shown({"config": {"pii": {"enabled": True, "scrub_removed": False}}}).preview(raw)
+    assert part[:6] not in shown and shown.startswith('{"id": "x", "text": "pay aaa')
+    assert Shown({"config": {"pii": {"scrub_removed": True}}}).preview(raw) == raw  # scrubbed whole by the build
