@@ -29,7 +29,7 @@ from corpusforge.core.dofn_specs import memoized_dofn_specs
 from corpusforge.pipeline.config import BuildConfig, FaultConfig
 from corpusforge.core.config_loader import output_dict, public_dict, to_dict
 from corpusforge.pipeline.document_coder import document_coders
-from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
+from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, RAW_PREVIEW, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
                                            rejected_row, removed_row, removed_schema, struct_type)
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
@@ -328,7 +328,8 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         rejected_all = rejected_all | "ScrubRejected" >> ScrubRejected(config.pii, salt)
     written = {"rejected": rejected_all | "WriteRejected" >> WriteShards(
         posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
-        lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target, fmt=fmt)}
+        lambda r: (r.source, r.path, r.position, r.reason), lambda r: min(len(r.raw), RAW_PREVIEW) + 64, target,
+        fmt=fmt)}  # the preview is carried longer than it is written (RAW_CARRIED): sized as written
     schemas = segment.schemas
     annotations, details = schemas["removed"].field("annotations").type, schemas["removed"].field("details").type
     written["docs"] = docs | "WriteDocs" >> WriteShards(

@@ -9,12 +9,17 @@ longer run and drops the rest (Zalgo text), then normalizes: linear in the text.
 """
 from __future__ import annotations
 
+import functools
 import unicodedata
 
-import regex
-
 MAX_NON_STARTERS = 30  # UAX #15, Stream-Safe Text Format
-_LONG_RUN = regex.compile(r"\P{ccc=0}{%d,}" % (MAX_NON_STARTERS + 1))
+
+
+@functools.lru_cache(maxsize=1)
+def _long_run():
+    import regex  # on the first non-ASCII text (the bottom layer imports nothing heavy at import time)
+
+    return regex.compile(r"\P{ccc=0}{%d,}" % (MAX_NON_STARTERS + 1))
 
 
 def cap_combining_runs(text: str) -> tuple[str, int]:
@@ -29,7 +34,7 @@ def cap_combining_runs(text: str) -> tuple[str, int]:
         runs += 1
         return m.group()[:MAX_NON_STARTERS]
 
-    return _LONG_RUN.sub(cut, text), runs
+    return _long_run().sub(cut, text), runs
 
 
 def bounded_normalize(form: str, text: str) -> str:

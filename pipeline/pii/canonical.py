@@ -30,10 +30,17 @@ import re
 import unicodedata
 from typing import NamedTuple
 
-import regex
-
 # Characters the view changes (besides line breaks): Cf, Nd, NFKC_QC=No, less ASCII digits, U+00A0 and No.
-_SPECIAL = regex.compile(r"[[\p{Cf}\p{Nd}\p{NFKC_QC=N}]--[0-9\u00a0\p{No}]]+", regex.V1)
+# Compiled on the first mostly non-ASCII text (``regex`` is Presidio's and Beam's dependency; a process that
+# scrubs only without Beam need not import it).
+SPECIAL_CLASS = r"[[\p{Cf}\p{Nd}\p{NFKC_QC=N}]--[0-9\u00a0\p{No}]]+"
+
+
+@functools.lru_cache(maxsize=1)
+def _special_run():
+    import regex
+
+    return regex.compile(SPECIAL_CLASS, regex.V1)
 # A line break inside a number: a digit, maybe a separator, the break with the spaces around it, a digit
 # (or the ``(``/``+`` a phone number starts with). Found from the breaks (a search for the whole shape tries
 # it at every character: ~10x slower on prose).
@@ -65,7 +72,14 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 @functools.lru_cache(maxsize=4096)
 def _special(char: str) -> bool:
-    return _SPECIAL.match(char) is not None
+    """Whether the view changes ``char`` (``SPECIAL_CLASS``, one character, without ``regex``; a test holds the
+    two equal over every code point)."""
+    if char in "0123456789\u00a0":
+        return False
+    category = unicodedata.category(char)
+    if category == "No":
+        return False
+    return category in ("Cf", "Nd") or not unicodedata.is_normalized("NFKC", char)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -181,7 +195,7 @@ def canonical(text: str) -> Canonical:
         changes = []
         non_ascii = _NON_ASCII.findall(text)
         if len(non_ascii) * 8 > len(text):  # mostly non-ASCII (CJK, Cyrillic...): one scan in C
-            for m in _SPECIAL.finditer(text):
+            for m in _special_run().finditer(text):
                 at = m.start()
                 for offset, char in enumerate(m.group()):
                     changes.append((at + offset, at + offset + 1, fold(char)))
