@@ -29,8 +29,9 @@ from corpusforge.core.dofn_specs import memoized_dofn_specs
 from corpusforge.pipeline.config import BuildConfig, FaultConfig
 from corpusforge.core.config_loader import output_dict, public_dict, to_dict
 from corpusforge.pipeline.document_coder import document_coders
-from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, RAW_PREVIEW, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
-                                           rejected_row, removed_row, removed_schema, struct_type)
+from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, RAW_PREVIEW, REJECTED_SCHEMA, document_from_row,
+                                           document_row, document_schema, rejected_row, removed_row, removed_schema,
+                                           struct_type)
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs

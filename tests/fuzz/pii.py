@@ -1,8 +1,8 @@
 """Fuzz family ``pii``: planted personal data, pushed through random disguises, never leaves the scrubber.
 
 One case plants values of every entity type the default configuration scrubs (e-mail, phone, card, IBAN, SSN,
-IP) in random places: a document's text, a metadata string, a metadata number (a card or phone stored as an
-integer), an input file's name, and a malformed line whose preview cut (200 characters) falls inside the
+IP, crypto wallet) in random places: a document's text, a metadata string, a metadata number (a card or phone
+stored as an integer), an input file's name, and a malformed line whose preview cut (200 characters) falls inside the
 value. Each value goes through random disguises first: format characters inside it (word joiner, ZWJ,
 ZWNJ, soft hyphen, bidi controls, BOM), full width, its digits in another script (full-width, Arabic-Indic,
 Devanagari, Bengali, Thai, mathematical bold), a line break inside a number. Then it builds the inputs
@@ -65,6 +65,7 @@ def values(rng: random.Random) -> dict[str, tuple[str, str]]:
         "ssn": ("SSN", f"{rng.randint(100, 665)}-{rng.randint(10, 99)}-{rng.randint(1000, 9999)}"),
         "ip": ("from IP address", f"{rng.choice([8, 23, 45, 81, 151])}.{rng.randint(1, 254)}.{rng.randint(1, 254)}."
                                   f"{rng.randint(1, 254)}"),
+        "crypto": ("send to wallet", "0x" + "".join(rng.choice("0123456789abcdef") for _ in range(40))),
     }
 
 

@@ -61,7 +61,8 @@ def shape(rng: random.Random, size: int) -> tuple[str, str]:
         unit = "".join(chr(zero + rng.randrange(10)) for _ in range(rng.randint(1, 6))) + sep
         return kind, (unit * (size // len(unit) + 1))[:size]
     if kind == "number_lines":
-        unit = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 5))) + rng.choice(["\n", " \n", "-\n", "\r\n"])
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 5)))
+        unit = digits + rng.choice(["\n", " \n", "-\n", "\r\n"])
         return kind, (unit * (size // len(unit) + 1))[:size]
     if kind == "brackets":
         opener = rng.choice(["(", "[", "{", '"', "'", "<", "<!--", "<script>", "&#"])
