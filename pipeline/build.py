@@ -29,8 +29,9 @@ from corpusforge.core.fault_config import FaultConfig
 from corpusforge.pipeline.config import BuildConfig
 from corpusforge.core.config_loader import output_dict, public_dict, to_dict
 from corpusforge.pipeline.document_coder import document_coders
-from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
-                                           rejected_row, removed_row, removed_schema, struct_type)
+from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, RAW_PREVIEW, REJECTED_SCHEMA, document_from_row,
+                                           document_row, document_schema, rejected_row, removed_row, removed_schema,
+                                           struct_type)
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs
@@ -229,6 +230,10 @@ def changed_files(segment: Segment) -> list[str]:
                   if before.get(key) != segment.files.get(key))
 
 
+def _composed(filters: list) -> "Callable[[str], str]":
+    return functools.reduce(lambda f, g: lambda name: g(f(name)), filters)
+
+
 def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segment, previous: Segment | None,
                      is_last: bool, progress: str | None = None, run_secret: str | None = None) -> None:
     """Wire one segment: its input (the raw inputs, or the previous segment's documents), its stages, and
@@ -250,8 +255,12 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
                              and (t := stage.before_writing(section, kind, run_secret)) is not None]
                       for kind in ("removed", "rejected")}
     if previous is None:
+        # file names holding PII: hashed as ids are, wherever a build writes them (Stage.name_filter)
+        name_filters = [f for stage, section in _sections(config) if section.enabled
+                        and (f := stage.name_filter(section, run_secret)) is not None]
+        names = name_filters[0] if len(name_filters) == 1 else _composed(name_filters) if name_filters else None
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
-                             fail_fast=config.build.fail_fast)
+                             fail_fast=config.build.fail_fast, names=names)
         docs, read_rejected = pipeline | "Read" >> read
         rejected.append(read_rejected)
         # the read's facts and the first stage read each text: from disk once (spill.load_text), in the facts' step
@@ -291,7 +300,8 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         rejected_all = rejected_all | type(transform).__name__ >> transform
     written = {"rejected": rejected_all | "WriteRejected" >> WriteShards(
         posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
-        lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target, fmt=fmt)}
+        lambda r: (r.source, r.path, r.position, r.reason), lambda r: min(len(r.raw), RAW_PREVIEW) + 64, target,
+        fmt=fmt)}  # the preview is carried longer than it is written (RAW_CARRIED): sized as written
     schemas = segment.schemas
     annotations, details = schemas["removed"].field("annotations").type, schemas["removed"].field("details").type
     written["docs"] = docs | "WriteDocs" >> WriteShards(

@@ -54,10 +54,10 @@ def split_outputs(tagged: beam.pvalue.DoOutputsTuple, with_edits: bool = False, 
 def stage_error(doc, detail: str):
     """The ``Rejected`` record of a document a stage raised on: ``path`` holds its id (it was read already),
     ``raw`` a preview of its text, as a reader's rejection holds the bad bytes."""
-    from corpusforge.pipeline.document import RAW_PREVIEW, Rejected
+    from corpusforge.pipeline.document import RAW_CARRIED, Rejected
 
     try:
-        preview = doc.text[:RAW_PREVIEW]
+        preview = doc.text[:RAW_CARRIED]  # cut to RAW_PREVIEW when written, after the PII scrubber saw it
     except Exception:  # noqa: BLE001 - a spilled text that cannot be read back is why it failed
         preview = ""
     return Rejected(source=doc.source, path=doc.id, position=-1, reason=STAGE_ERROR, detail=detail, raw=preview)
@@ -188,6 +188,18 @@ class Stage(beam.PTransform):
         this stage (None when the stage did not run): a function from text to text, or None for nothing. It
         applies whether or not the stage ran (report.html never shows PII in clear)."""
         return None
+
+    @classmethod
+    def name_filter(cls, config, run_secret: str):
+        """What an input file name needs before a build writes it (a document's ``source``, a rejected record's
+        ``path``, stats.json, the dataset card): a function from name to name, or None for nothing."""
+        return None
+
+    @classmethod
+    def scrubbed_previews(cls, manifest_section: dict | None) -> bool:
+        """Whether this stage, configured as the manifest says (None: it did not run), scrubbed rejected records'
+        previews whole before they were cut and written."""
+        return False
 
     @classmethod
     def summary_note(cls, config) -> str | None:

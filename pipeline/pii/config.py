@@ -75,8 +75,9 @@ class PIIConfig:
                   "as user names that no recognizer finds) or keep.")
     metadata_fields: dict[str, FieldAction] = setting(help="Per top-level metadata key, an action overriding metadata_action, e.g. {author: hash, url: keep}.", factory=dict)
     batch_size: int = setting(64, "Documents per analyzer batch (NER runs nlp.pipe over a batch).")
-    audit_file: str = setting("", "Write every original span and its replacement to this JSONL path prefix (relative paths "
-                  "are inside the run directory). SENSITIVE: contains the PII. Empty: the mapping is never written.")
+    audit_file: str = setting("", "Write every original span and its replacement to this JSONL path prefix, inside the run "
+                  "directory (relative to it; a path outside it is refused), files 0600. SENSITIVE: contains the PII. "
+                  "Empty: the mapping is never written.")
 
     def __post_init__(self) -> None:
         for entity in self.entities:

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import math
 import posixpath
+import re
 from collections import Counter
 from typing import Any, Iterator
 
@@ -284,6 +285,22 @@ class Shown:
             value = shown(value)
         return value
 
+    def preview(self, raw: str) -> str:
+        """A rejected record's preview, scrubbed. A build that scrubbed it (the default) scrubbed it whole before
+        cutting it; one that wrote it raw (no stage's ``Stage.scrubbed_previews``, e.g. ``pii.scrub_removed: false``) cut it first, so an
+        entity across the cut may be there in part, which no recognizer can see: a cut preview then loses its
+        trailing run of characters an entity can be made of (back to the last quote, comma, bracket...)."""
+        from corpusforge.pipeline.document import RAW_PREVIEW
+
+        if len(raw) >= RAW_PREVIEW and self.raw_previews():
+            raw = _ENTITY_TAIL.sub("", raw) + "…"
+        return self.text(raw)
+
+    def raw_previews(self) -> bool:
+        """Whether the run wrote rejected previews unscrubbed (unknown: yes)."""
+        sections = (self.manifest or {}).get("config") or {}
+        return not any(stage.scrubbed_previews(sections.get(stage.section)) for stage in registered_stages())
+
     def details(self, details: dict[str, Any]) -> dict[str, Any]:
         return {k: self._value(v) for k, v in details.items()}
 
@@ -297,6 +314,9 @@ class Shown:
         return value
 
 
+# The characters an e-mail, phone, card, IBAN, SSN or IP address can be written with (and the spaces inside a
+# number): a preview cut inside one ends in a run of them.
+_ENTITY_TAIL = re.compile(r"[\w.!#$%&'*+/=?^`|~@\-()\s:]+\Z")
 def _top_reasons(by_stage: dict[str, dict[str, Any]], top: int) -> list[tuple[str, str, int]]:
     pairs = [(stage, reason, count) for stage, entry in by_stage.items() for reason, count in entry["reasons"].items()]
     pairs.sort(key=lambda p: (-p[2], p[0], p[1]))
@@ -452,7 +472,7 @@ def collect_rejected(data: RunData, directory: str, per_reason: int, top_reasons
                 error = row["reason"] == STAGE_ERROR
                 raw = "" if error else row.get("raw") or ""
                 picked[key].append(Sample(id=shown.text(row["path"]) if error else f"{row['path']}:{row['position']}",
-                                          source=row["source"], text=_truncate(shown.text(raw), text_chars),
+                                          source=row["source"], text=_truncate(shown.preview(raw), text_chars),
                                           chars=len(raw), details=details))
     data.rejected_samples = [ReasonSamples("read", reason, count, picked[(reason,)]) for reason, count in top]
     return dict(by_source)
