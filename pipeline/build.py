@@ -33,7 +33,8 @@ from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, doc
                                            rejected_row, removed_row, removed_schema, struct_type)
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
-from corpusforge.pipeline.readers import ReadDocuments, check_inputs
+from corpusforge.pipeline.readers import ReadDocuments, check_inputs, input_files
+from corpusforge.core.input_files import display_path, file_problem
 from corpusforge.pipeline.spill import LoadText, SpillText, TextSpiller, close_readers, load_text
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.core import files, rundir
@@ -208,6 +209,7 @@ def _fingerprint(config: BuildConfig, stages: list[str], files: dict[str, str] |
         "version": __version__,
         "inputs": to_dict(config.inputs),
         "max_doc_chars": config.output.max_doc_chars,
+        "record_limits": [config.output.max_record_bytes, config.output.max_metadata_depth],
         "shard_target_mb": config.output.shard_target_mb,
         "format": [config.output.format, config.output.shard_format.codec],
         "stages": {name: output_dict(getattr(config, name)) for name in stages},
@@ -230,7 +232,9 @@ def file_digests(config: BuildConfig) -> dict[str, dict[str, str]]:
         section = getattr(config, stage.section)
         if section.enabled:
             listed[stage.section] = stage.files(section)
-    return {name: {f"{key} {path}": content_digest(path, hash_remote) for key, path in files}
+    # an entry that is not a regular file (a FIFO, /dev/zero behind a link) is never read, not even to hash it
+    return {name: {f"{key} {display_path(path)}": content_digest(path, hash_remote) if file_problem(path) is None
+                   else f"not_read:{file_problem(path)}" for key, path in files}
             for name, files in listed.items()}
 
 
@@ -279,7 +283,8 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     salt = config.pii.hash_salt or run_secret
     if previous is None:
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
-                             fail_fast=config.build.fail_fast)
+                             fail_fast=config.build.fail_fast, max_record_bytes=config.output.max_record_bytes,
+                             max_metadata_depth=config.output.max_metadata_depth)
         docs, read_rejected = pipeline | "Read" >> read
         rejected.append(read_rejected)
         # the read's facts and the first stage read each text: from disk once (spill.load_text), in the facts' step
@@ -600,6 +605,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         "config": public_dict(config),  # secrets (pii.hash_salt) as "set" and a fingerprint, never in clear
         "models": models,
         "versions": _versions(),
+        "input_files": input_files(config.inputs),  # every file the inputs named, as read (or why not)
     }
     manifest["corpus_fingerprint"] = rundir.corpus_fingerprint(posixpath.join(final, "clean"))
     write_json(posixpath.join(final, "manifest.json"), manifest)
