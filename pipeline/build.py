@@ -602,7 +602,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         "arrow_schemas": {name: base64.b64encode(schemas[key].serialize().to_pybytes()).decode("ascii")
                           for name, key in (("clean", "docs"), ("removed", "removed"), ("rejected", "rejected"))},
         "stages": stage_names,
-        "config": public_dict(config),  # secrets (pii.hash_salt) as "set" and a fingerprint, never in clear
+        "config": _public_config(config),  # secrets (pii.hash_salt) as "set" and a fingerprint, never in clear
         "models": models,
         "versions": _versions(),
         "input_files": input_files(config.inputs),  # every file the inputs named, as read (or why not)
@@ -622,6 +622,14 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         notes.append("  " + coverage(config.pii).summary())
     print(format_summary(stats, notes), file=out, flush=True)
     return BuildResult(run_dir, stats, manifest)
+
+
+def _public_config(config: BuildConfig) -> dict[str, Any]:
+    """``public_dict(config)`` with input paths as ``display_path`` renders them (a file name need not be UTF-8)."""
+    public = public_dict(config)
+    for item in public.get("inputs", []):
+        item["path"] = display_path(item["path"])
+    return public
 
 
 def _tokens_fresh(run_dir: str, fingerprint: str) -> bool:
