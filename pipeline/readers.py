@@ -154,7 +154,7 @@ class _Context:
     def _record(self, position: int, obj: Any, raw: bytes | str = b"") -> Document | Rejected:
         if not isinstance(obj, dict):
             return self.reject(position, "not_an_object", f"expected a JSON object, got {type(obj).__name__}", raw)
-        check_depth(obj, self.max_depth)  # before anything walks it
+        check_depth(obj, self.max_depth)  # what nests deeper fails later steps (pickling, JSON writing)
         obj = self.repair_unicode(obj)
         text = obj.get(self.spec.text_field)
         if text is None:
@@ -189,7 +189,6 @@ class _Context:
         if len(text) > self.max_chars:
             return self.reject(position, "oversize_record", f"{len(text)} chars > output.max_doc_chars={self.max_chars}",
                                text[:RAW_PREVIEW])
-        check_depth(metadata, self.max_depth)  # what nests deeper fails later steps (pickling, JSON writing)
         if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) and str(raw_id):
             # Ids are namespaced by source so that two sources using the same ids stay distinct corpus-wide.
             doc_id = f"{self.source}/{raw_id}"
@@ -241,7 +240,7 @@ def _read_jsonl(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected
         if not line.strip():  # blank lines are layout, not records
             continue
         try:
-            obj = parse_json(line, ctx.max_depth)
+            obj = parse_json(line, max_depth=0)  # the depth is checked in ctx.record, as for every row
         except RecordError as exc:
             yield ctx.reject(position, exc.reason, exc.detail, line)
             continue

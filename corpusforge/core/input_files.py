@@ -90,7 +90,8 @@ def parse_json(line: bytes, max_depth: int = MAX_DEPTH) -> Any:
     """One JSON record from its bytes (a UTF-8 byte order mark dropped), or ``RecordError``:
     ``invalid_utf8``, ``malformed_json``, ``number_too_large`` (an integer past Python's 4,300-digit limit:
     the only ValueError ``json.loads`` raises that is not a JSONDecodeError), ``too_deep`` (nesting past
-    ``max_depth``, whether or not the parser got that far) or ``oversize_record``."""
+    ``max_depth``, whether or not the parser got that far; 0: only the parser's own limit) or
+    ``oversize_record``."""
     try:
         value = json.loads(line.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
     except json.JSONDecodeError as exc:
@@ -101,7 +102,8 @@ def parse_json(line: bytes, max_depth: int = MAX_DEPTH) -> Any:
         raise RecordError("number_too_large", "an integer with more digits than Python converts (4,300)") from None
     except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError: classify names them
         raise RecordError(*classify(exc)) from None
-    check_depth(value, max_depth)
+    if max_depth:
+        check_depth(value, max_depth)
     return value
 
 
