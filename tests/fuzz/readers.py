@@ -11,7 +11,8 @@ Each case writes 1-6 entries under ``workdir/in``, drawn from generators of the 
    padding or garbage; file names with glob characters, spaces, non-UTF-8 bytes; inputs named literally.
 
 Promises checked (an AssertionError names the one broken):
-- no exception escapes ``read_file`` (plain Python) or the build;
+- no exception escapes ``read_file`` (plain Python) or the build; evaluate's, finetune's and quality train's
+  readers raise nothing but a one-line ``UserError``;
 - the build's counts add up: input = kept + removed + rejected, and input = the records ``read_file`` gives;
 - every file named appears in ``manifest.json``'s ``input_files`` (or, not read, in ``rejected/`` by name);
 - no record is rejected as ``stage_error`` (no later step raises on what the reader accepted) and every reason
@@ -270,6 +271,24 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
         except Exception as exc:  # noqa: BLE001 - the promise under test
             raise AssertionError(f"read_file raised on {display_path(path.name)}: {type(exc).__name__}: {exc}") from exc
         counts[path] = len(items)
+
+    # the other commands that read data: evaluate/embed skip what they cannot read, finetune/predict and
+    # quality train stop with one line (UserError), never with another exception
+    from corpusforge.core.errors import UserError
+    from corpusforge.pipeline.quality.classifier import read_texts
+    from corpusforge.trainers.evaluate import read_documents
+    from corpusforge.trainers.finetune.data import read_records
+
+    for path in entries:
+        for name, read in (("evaluate", lambda p: list(read_documents(p, "text", {}))), ("finetune", read_records),
+                           ("quality train", lambda p: list(read_texts(p)))):
+            try:
+                read(str(path))
+            except UserError:
+                pass
+            except Exception as exc:  # noqa: BLE001 - the promise under test
+                raise AssertionError(f"{name} raised on {display_path(path.name)}: {type(exc).__name__}: "
+                                     f"{str(exc)[:200]}") from exc
 
     # the build: the folder, or each entry named literally (a link to a folder named as an input is that
     # folder, read whole, so it is left out of a literal case)
