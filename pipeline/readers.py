@@ -311,13 +311,21 @@ def _read_columnar(batches: Iterator[Any], ctx: _Context) -> Iterator[Document |
 
 
 def _seekable(stream: BinaryIO) -> BinaryIO:
-    # Parquet and Arrow files need random access; remote streams may not offer it.
+    """Parquet and Arrow files need random access; remote and zstd streams do not offer it. Such a stream is
+    copied into a temporary file that stays in memory up to 64 MiB and spills to disk past that, so a
+    compressed columnar file of any size costs disk, not memory."""
     try:
         if stream.seekable():
             return stream
     except (AttributeError, io.UnsupportedOperation):
         pass
-    return io.BytesIO(stream.read())
+    import shutil
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+    shutil.copyfileobj(stream, spool, 1 << 20)
+    spool.seek(0)
+    return spool  # type: ignore[return-value]
 
 
 def _read_parquet(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
