@@ -34,7 +34,8 @@ from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, RAW_PREVIEW, REJECTE
                                            struct_type)
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
-from corpusforge.pipeline.readers import ReadDocuments, check_inputs
+from corpusforge.pipeline.readers import ReadDocuments, check_inputs, input_files
+from corpusforge.core.input_files import display_path, file_problem
 from corpusforge.pipeline.spill import LoadText, SpillText, TextSpiller, close_readers, load_text
 from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
 from corpusforge.core import files, rundir
@@ -180,6 +181,7 @@ def _fingerprint(config: BuildConfig, stages: list[str], files: dict[str, str] |
         "version": __version__,
         "inputs": to_dict(config.inputs),
         "max_doc_chars": config.output.max_doc_chars,
+        "record_limits": [config.output.max_record_bytes, config.output.max_metadata_depth],
         "shard_target_mb": config.output.shard_target_mb,
         "format": [config.output.format, config.output.shard_format.codec],
         "stages": {name: output_dict(getattr(config, name)) for name in stages},
@@ -203,7 +205,9 @@ def file_digests(config: BuildConfig) -> dict[str, dict[str, str]]:
         section = getattr(config, stage.section)
         if section.enabled:
             listed[stage.section] = stage.files(section)
-    return {name: {f"{key} {path}": content_digest(path, hash_remote) for key, path in files}
+    # an entry that is not a regular file (a FIFO, /dev/zero behind a link) is never read, not even to hash it
+    return {name: {f"{key} {display_path(path)}": content_digest(path, hash_remote) if file_problem(path) is None
+                   else f"not_read:{file_problem(path)}" for key, path in files}
             for name, files in listed.items()}
 
 
@@ -230,7 +234,13 @@ def changed_files(segment: Segment) -> list[str]:
                   if before.get(key) != segment.files.get(key))
 
 
-def _composed(filters: list) -> "Callable[[str], str]":
+def _names(config: BuildConfig, run_secret: str) -> "Callable[[str], str] | None":
+    """File names as a build writes them: each enabled stage's ``Stage.name_filter`` in turn (the PII stage
+    hashes names holding PII as ids are), or None when no stage changes them."""
+    filters = [f for stage, section in _sections(config) if section.enabled
+               and (f := stage.name_filter(section, run_secret)) is not None]
+    if len(filters) < 2:
+        return filters[0] if filters else None
     return functools.reduce(lambda f, g: lambda name: g(f(name)), filters)
 
 
@@ -255,12 +265,10 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
                              and (t := stage.before_writing(section, kind, run_secret)) is not None]
                       for kind in ("removed", "rejected")}
     if previous is None:
-        # file names holding PII: hashed as ids are, wherever a build writes them (Stage.name_filter)
-        name_filters = [f for stage, section in _sections(config) if section.enabled
-                        and (f := stage.name_filter(section, run_secret)) is not None]
-        names = name_filters[0] if len(name_filters) == 1 else _composed(name_filters) if name_filters else None
+        names = _names(config, run_secret)
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
-                             fail_fast=config.build.fail_fast, names=names)
+                             fail_fast=config.build.fail_fast, max_record_bytes=config.output.max_record_bytes,
+                             max_metadata_depth=config.output.max_metadata_depth, names=names)
         docs, read_rejected = pipeline | "Read" >> read
         rejected.append(read_rejected)
         # the read's facts and the first stage read each text: from disk once (spill.load_text), in the facts' step
@@ -558,6 +566,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     stats = assemble_stats(list(facts.items()), stage_names, kept_rows, wall, metrics=metrics)
     if checkpoint:
         stats["timing"]["stage_seconds"] = {"+".join(s.stages): read_json(s.marker)["seconds"] for s in segments}
+    names = _names(config, run_secret) or (lambda name: name)  # file names holding PII are never written in clear
     manifest = {
         "corpusforge_version": __version__,
         "created_unix": int(started),
@@ -570,9 +579,10 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         "arrow_schemas": {name: base64.b64encode(schemas[key].serialize().to_pybytes()).decode("ascii")
                           for name, key in (("clean", "docs"), ("removed", "removed"), ("rejected", "rejected"))},
         "stages": stage_names,
-        "config": public_dict(config),  # secrets (pii.hash_salt) as "set" and a fingerprint, never in clear
+        "config": _public_config(config, names),  # secrets (pii.hash_salt) as "set" and a fingerprint, never in clear
         "models": models,
         "versions": _versions(),
+        "input_files": input_files(config.inputs, names),  # every file the inputs named, as read (or why not)
     }
     manifest["corpus_fingerprint"] = rundir.corpus_fingerprint(posixpath.join(final, "clean"))
     write_json(posixpath.join(final, "manifest.json"), manifest)
@@ -586,6 +596,15 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
              if section.enabled and (note := stage.summary_note(section)) is not None]
     print(format_summary(stats, notes), file=out, flush=True)
     return BuildResult(run_dir, stats, manifest)
+
+
+def _public_config(config: BuildConfig, names: "Callable[[str], str]") -> dict[str, Any]:
+    """``public_dict(config)`` with input paths as ``display_path`` renders them (a file name need not be UTF-8)
+    and as ``names`` writes them (a name holding PII hashed)."""
+    public = public_dict(config)
+    for item in public.get("inputs", []):
+        item["path"] = names(display_path(item["path"]))
+    return public
 
 
 def _tokens_fresh(run_dir: str, fingerprint: str) -> bool:

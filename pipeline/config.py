@@ -56,6 +56,14 @@ class OutputConfig:
     write_removed: bool = setting(True, "Write removed documents to removed/ for audit.")
     write_rejected: bool = setting(True, "Write rejected input records to rejected/.")
     max_doc_chars: int = setting(10_000_000, "Records with longer text are rejected as oversize_record.")
+    max_record_bytes: int = setting(0, "The most bytes one line of a JSONL or text input may take, enforced while reading, "
+                                    "before decoding and parsing: a longer line is rejected as oversize_record after at "
+                                    "most this many bytes (plus a 1 MiB buffer) were held. 0: 6 x max_doc_chars + 1 MiB "
+                                    "(room for a text of max_doc_chars characters written as JSON escapes, and its "
+                                    "metadata).")
+    max_metadata_depth: int = setting(64, "The deepest a record may nest objects and arrays (the record itself is level "
+                                          "1); a deeper one is rejected as too_deep when read, so no later step "
+                                          "(pickling, JSON writing) meets it.")
     stage_checkpoints: bool = setting(False, "Run each stage as its own Beam pipeline and keep its output in RUN/.checkpoints, so a failed "
                           "build resumes (`build --resume`) from the last completed stage. Costs one extra write and "
                           "read of the corpus per stage.")
@@ -71,6 +79,9 @@ class OutputConfig:
     def __post_init__(self) -> None:
         check(self.shard_target_mb > 0, f"output.shard_target_mb must be > 0, got {self.shard_target_mb}")
         check(self.max_doc_chars > 0, f"output.max_doc_chars must be > 0, got {self.max_doc_chars}")
+        check(self.max_record_bytes >= 0, f"output.max_record_bytes must be >= 0, got {self.max_record_bytes}")
+        check(2 <= self.max_metadata_depth <= 200,
+              f"output.max_metadata_depth must be between 2 and 200 (deeper fails pickling), got {self.max_metadata_depth}")
         check(self.format != "arrow" or self.compression in ("auto", "none"),
               f"output.compression={self.compression} does not apply to Arrow shards, which stay uncompressed so "
               "readers memory-map them; set output.format=parquet or jsonl to compress")

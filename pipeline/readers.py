@@ -4,9 +4,14 @@ Every input record becomes either a ``Document`` or a ``Rejected`` record with a
 prove that nothing was lost. A whole file that cannot be read counts as one rejected record.
 
 The record parsing is plain Python (``records_from_file``), tested without Beam; ``ReadDocuments`` wraps it
-for any Beam filesystem (local, gs://, s3://...). A record whose conversion into a document raises is
-rejected on its own (reason ``stage_error``, detail ``read: <ExceptionType>: <message>``) and the file read
-on; with ``fail_fast`` the exception fails the run.
+for any Beam filesystem (local, gs://, s3://...). What a path names, which files are opened, decompression,
+the line size limit and what each parser exception means are ``corpusforge.core.input_files``, shared with
+every command that reads data. No exception escapes a file's reading: a record whose parsing raises is
+rejected with the reason ``classify`` gives (``too_deep``, ``number_too_large``, ...), an error that stops
+the file rejects its unread rest as one record, and a record whose conversion into a document raises for
+another reason is rejected on its own (reason ``stage_error``, detail ``read: <ExceptionType>: <message>``)
+and the file read on; with ``fail_fast`` that exception fails the run. What the reader accepts nests at most
+``output.max_metadata_depth`` levels and encodes as UTF-8, so no later step can fail on it.
 """
 from __future__ import annotations
 
@@ -14,21 +19,20 @@ import dataclasses
 import hashlib
 import io
 import json
-import os
 import posixpath
 import re
-import zlib
 from typing import Any, BinaryIO, Callable, Iterator
 
 import apache_beam as beam
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import UserError
 from corpusforge.core.faults import STAGE_ERROR, describe
+from corpusforge.core.input_files import (MAX_DEPTH, InputFile, Oversize, RecordError, bounded_lines, check_depth,
+                                          classify, display_path, file_problem, glob_root, list_input, open_decompressed,
+                                          open_input, parse_json, path_bytes, path_text, record_limit)
 from corpusforge.core.progress import Reporter
 
 REJECTED = "rejected"
@@ -65,7 +69,8 @@ def detect_format(path: str) -> str:
     if name.endswith((".html", ".htm", ".xhtml")):
         return "html"
     raise UserError(
-        f"cannot tell the format of {path} from its extension; set format: jsonl|parquet|arrow|text|warc|html on that input"
+        f"cannot tell the format of {display_path(path)} from its extension; set format: "
+        "jsonl|parquet|arrow|text|warc|html on that input"
     )
 
 
@@ -86,7 +91,9 @@ def derived_id(source: str, relpath: str, position: int) -> str:
     return f"{source}/{digest}"
 
 
-def _preview(raw: bytes | str) -> str:
+def _preview(raw: Any) -> str:
+    if callable(raw):  # a columnar row's preview, made only when the row is rejected
+        raw = raw()
     if isinstance(raw, bytes):
         raw = raw[: RAW_CARRIED * 4].decode("utf-8", errors="backslashreplace")
     return raw[:RAW_CARRIED]  # cut to RAW_PREVIEW when written, after the PII scrubber saw it whole
@@ -102,17 +109,41 @@ class _Context:
     counters: dict[str, int] = dataclasses.field(default_factory=dict)  # edits the reader made, by name
     input_index: int = 0  # which configured input the file belongs to (Document.origin)
     fail_fast: bool = False  # let a record whose conversion raises fail the run (build.fail_fast)
+    max_bytes: int = 0  # the most bytes one line may take (record_limit); 0: derived from max_chars
+    max_depth: int = MAX_DEPTH  # output.max_metadata_depth
+    position: int = -1  # the last record's position, where the unread rest of a file that fails is rejected
+    failing: bool = False  # a record's conversion raised under fail_fast: the run fails with it
 
-    def reject(self, position: int, reason: str, detail: str = "", raw: bytes | str = b"") -> Rejected:
+    def __post_init__(self) -> None:
+        self.max_bytes = record_limit(self.max_chars, self.max_bytes)
+
+    def reject(self, position: int, reason: str, detail: str = "", raw: Any = b"") -> Rejected:
         return Rejected(self.source, self.relpath, position, reason, detail[:RAW_CARRIED], _preview(raw))
 
-    def isolated(self, position: int, raw: bytes | str, convert, *args) -> Document | Rejected:
-        """``convert(*args)``, or, when it raises, the record rejected as ``stage_error`` (the file reads on)."""
-        if self.fail_fast:
-            return convert(*args)
+    def lines(self, stream: BinaryIO) -> Iterator[tuple[int, bytes | Oversize]]:
+        """``(position, line)`` for every line of ``stream``, a line over ``max_bytes`` as ``Oversize``."""
+        for self.position, line in enumerate(bounded_lines(stream, self.max_bytes)):
+            yield self.position, line
+
+    def oversize(self, position: int, line: Oversize) -> Rejected:
+        return self.reject(position, "oversize_record", f"line of {line.size} bytes or more > {self.max_bytes} "
+                           "(output.max_record_bytes)", line.head)
+
+    def isolated(self, position: int, raw: Any, convert, *args) -> Document | Rejected:
+        """``convert(*args)``, or, when it raises, the record rejected: with the reason of a ``RecordError``
+        or of a known data error (``classify``), else as ``stage_error`` (the file reads on)."""
         try:
             return convert(*args)
+        except RecordError as exc:
+            return self.reject(position, exc.reason, exc.detail, raw)
         except Exception as exc:  # noqa: BLE001 - one record's bug must not cost the file or the run
+            if self.fail_fast:
+                self.failing = True  # _guarded lets it through
+                raise
+            reason, detail = classify(exc)
+            if reason != "unreadable_file":  # RecursionError, MemoryError, ...: the record's own fault
+                return self.reject(position, reason, detail, raw)
+            raw = raw() if callable(raw) else raw
             text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
             return self.reject(position, STAGE_ERROR, describe("read", exc, text), raw)
 
@@ -123,6 +154,7 @@ class _Context:
     def _record(self, position: int, obj: Any, raw: bytes | str = b"") -> Document | Rejected:
         if not isinstance(obj, dict):
             return self.reject(position, "not_an_object", f"expected a JSON object, got {type(obj).__name__}", raw)
+        check_depth(obj, self.max_depth)  # what nests deeper fails later steps (pickling, JSON writing)
         obj = self.repair_unicode(obj)
         text = obj.get(self.spec.text_field)
         if text is None:
@@ -198,117 +230,41 @@ def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
         return json.loads(json.dumps(metadata, default=str))
 
 
-class _ZstdReader(io.RawIOBase):
-    """Streaming zstd decompression that raises EOFError on a truncated file (zstandard's stream_reader
-    silently stops early) and reads files made of several frames."""
-
-    def __init__(self, raw: BinaryIO):
-        import zstandard
-
-        self._raw, self._dctx = raw, zstandard.ZstdDecompressor()
-        self._obj, self._fed, self._buffer, self._done = self._dctx.decompressobj(), False, b"", False
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, target) -> int:
-        while not self._buffer and not self._done:
-            chunk = self._raw.read(1 << 20)
-            if not chunk:
-                self._done = True
-                if self._fed and not self._obj.eof:
-                    raise EOFError("zstd stream ended before the end of its frame")
-                break
-            data = chunk
-            while data:
-                self._fed = True
-                self._buffer += self._obj.decompress(data)
-                if self._obj.eof:
-                    data = self._obj.unused_data
-                    self._obj, self._fed = self._dctx.decompressobj(), False
-                else:
-                    data = b""
-        n = min(len(target), len(self._buffer))
-        target[:n] = self._buffer[:n]
-        self._buffer = self._buffer[n:]
-        return n
-
-
-def open_decompressed(raw: BinaryIO, path: str) -> BinaryIO:
-    """A buffered, line-iterable stream of ``path``'s decompressed bytes (by extension)."""
-    import bz2
-    import gzip
-    import lzma
-
-    name = path.lower()
-    if name.endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
-    if name.endswith(".zst"):
-        return io.BufferedReader(_ZstdReader(raw), buffer_size=1 << 20)  # type: ignore[return-value]
-    if name.endswith(".bz2"):
-        return bz2.BZ2File(raw)  # type: ignore[return-value]
-    if name.endswith(".xz"):
-        return lzma.LZMAFile(raw)  # type: ignore[return-value]
-    return raw if isinstance(raw, io.BufferedIOBase) else io.BufferedReader(raw)  # type: ignore[arg-type]
-
-
-def _truncation_errors() -> tuple[type[BaseException], ...]:
-    errors: list[type[BaseException]] = [EOFError, zlib.error, OSError]
-    try:
-        import zstandard
-
-        errors.append(zstandard.ZstdError)
-    except ImportError:  # pragma: no cover - zstandard is a dependency
-        pass
-    return tuple(errors)
-
-
 def _read_jsonl(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
-    position = -1
-    try:
-        for position, line in enumerate(stream):
-            if line.startswith(_BOM):
-                line = line[len(_BOM):]
-            if not line.strip():  # blank lines are layout, not records
-                continue
-            try:
-                decoded = line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield ctx.reject(position, "invalid_utf8", str(exc), line)
-                continue
-            try:
-                obj = json.loads(decoded)
-            except json.JSONDecodeError as exc:
-                yield ctx.reject(position, "malformed_json", str(exc), line)
-                continue
-            yield ctx.record(position, obj, line)
-    except _truncation_errors() as exc:
-        yield ctx.reject(position + 1, "truncated_compressed_file", f"{type(exc).__name__}: {exc}")
+    for position, line in ctx.lines(stream):
+        if isinstance(line, Oversize):
+            yield ctx.oversize(position, line)
+            continue
+        if line.startswith(_BOM):
+            line = line[len(_BOM):]
+        if not line.strip():  # blank lines are layout, not records
+            continue
+        try:
+            obj = parse_json(line, max_depth=0)  # the depth is checked in ctx.record, as for every row
+        except RecordError as exc:
+            yield ctx.reject(position, exc.reason, exc.detail, line)
+            continue
+        yield ctx.record(position, obj, line)
 
 
 def _read_text(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
     if ctx.spec.text_unit == "line":
-        position = -1
-        try:
-            for position, line in enumerate(stream):
-                if position == 0 and line.startswith(_BOM):
-                    line = line[len(_BOM):]
-                if not line.strip():
-                    continue
-                try:
-                    text = line.decode("utf-8").rstrip("\r\n")
-                except UnicodeDecodeError as exc:
-                    yield ctx.reject(position, "invalid_utf8", str(exc), line)
-                    continue
-                yield ctx.document(position, text, None, {}, line)
-        except _truncation_errors() as exc:
-            yield ctx.reject(position + 1, "truncated_compressed_file", f"{type(exc).__name__}: {exc}")
+        for position, line in ctx.lines(stream):
+            if isinstance(line, Oversize):
+                yield ctx.oversize(position, line)
+                continue
+            if position == 0 and line.startswith(_BOM):
+                line = line[len(_BOM):]
+            if not line.strip():
+                continue
+            try:
+                text = line.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as exc:
+                yield ctx.reject(position, "invalid_utf8", str(exc), line)
+                continue
+            yield ctx.document(position, text, None, {}, line)
         return
-    try:
-        data = stream.read(ctx.max_chars * 4 + 1)
-    except _truncation_errors() as exc:
-        yield ctx.reject(0, "truncated_compressed_file", f"{type(exc).__name__}: {exc}")
-        return
+    data = stream.read(ctx.max_chars * 4 + 1)
     if data.startswith(_BOM):
         data = data[len(_BOM):]
     if len(data) > ctx.max_chars * 4:
@@ -322,22 +278,54 @@ def _read_text(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]
     yield ctx.document(0, text, None, {"path": ctx.relpath}, data[:RAW_CARRIED])
 
 
+def _row_preview(row: Any) -> str:
+    try:
+        return json.dumps(row, default=str)[:RAW_CARRIED]
+    except Exception:  # noqa: BLE001 - a preview must not fail the rejection it explains
+        return "(a row that cannot be shown)"
+
+
 def _read_columnar(batches: Iterator[Any], ctx: _Context) -> Iterator[Document | Rejected]:
+    """Every row of ``batches``. A batch whose conversion to Python raises is converted row by row, so
+    only the rows that raise are rejected (``unreadable_record``, or the reason ``classify`` names)."""
     position = 0
     for batch in batches:
-        for row in batch.to_pylist():
-            yield ctx.record(position, row, json.dumps(row, default=str)[:RAW_CARRIED])
+        try:
+            rows = batch.to_pylist()
+        except Exception:  # noqa: BLE001 - e.g. a date past year 9999: find the rows, below
+            rows = None
+        for index in range(batch.num_rows):
+            ctx.position = position
+            if rows is not None:
+                row = rows[index]
+            else:
+                try:
+                    row = batch.slice(index, 1).to_pylist()[0]
+                except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, ValueError, OverflowError...
+                    reason, detail = classify(exc)
+                    yield ctx.reject(position, "unreadable_record" if reason == "unreadable_file" else reason, detail)
+                    position += 1
+                    continue
+            yield ctx.record(position, row, lambda row=row: _row_preview(row))
             position += 1
 
 
 def _seekable(stream: BinaryIO) -> BinaryIO:
-    # Parquet and Arrow files need random access; remote streams may not offer it.
+    """Parquet and Arrow files need random access; remote and zstd streams do not offer it. Such a stream is
+    copied into a temporary file that stays in memory up to 64 MiB and spills to disk past that, so a
+    compressed columnar file of any size costs disk, not memory."""
     try:
         if stream.seekable():
             return stream
     except (AttributeError, io.UnsupportedOperation):
         pass
-    return io.BytesIO(stream.read())
+    import shutil
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+    shutil.copyfileobj(stream, spool, 1 << 20)
+    spool.seek(0)
+    return spool  # type: ignore[return-value]
 
 
 def _read_parquet(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
@@ -349,7 +337,7 @@ def _read_parquet(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Reject
     except Exception as exc:  # pyarrow raises several types for corrupt files
         yield ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}")
         return
-    yield from _read_columnar_guarded(batches, ctx)
+    yield from _read_columnar(batches, ctx)  # a file cut short mid-batch: records_from_file rejects the rest
 
 
 def _read_arrow(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
@@ -366,17 +354,19 @@ def _read_arrow(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected
         except Exception as exc:
             yield ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}")
             return
-    yield from _read_columnar_guarded(batches, ctx)
+    yield from _read_columnar(batches, ctx)
 
 
-def _read_columnar_guarded(batches: Iterator[Any], ctx: _Context) -> Iterator[Document | Rejected]:
-    count = 0
+def _guarded(items: Iterator[Document | Rejected], ctx: _Context) -> Iterator[Document | Rejected]:
+    """``items``, and if reading raises (a truncated or corrupt compressed stream, a damaged Parquet page, an
+    I/O error, anything), the unread rest of the file as one record rejected with the reason ``classify``
+    gives. The one place no exception escapes a file's reading through."""
     try:
-        for item in _read_columnar(batches, ctx):
-            count += 1
-            yield item
-    except Exception as exc:  # a file cut short mid-batch: keep what was read, reject the rest as one record
-        yield ctx.reject(count, "unreadable_file", f"{type(exc).__name__}: {exc}")
+        yield from items
+    except Exception as exc:  # noqa: BLE001 - every reader's every failure: see classify
+        if ctx.failing:
+            raise
+        yield ctx.reject(ctx.position + 1, *classify(exc))
 
 
 _READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, "arrow": _read_arrow,
@@ -385,64 +375,86 @@ _READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, 
 
 def records_from_file(stream: BinaryIO, spec: InputConfig, path: str, relpath: str,
                       max_chars: int, counters: dict[str, int] | None = None,
-                      input_index: int = 0, fail_fast: bool = False,
-                      names: Callable[[str], str] | None = None) -> Iterator[Document | Rejected]:
-    """Every record of one (already decompressed) file, as Documents and Rejected records. ``counters``,
-    if given, receives the edits the reader made (``lone_surrogates_repaired``: records repaired).
-    Documents carry ``origin`` (``input_index``, ``relpath``, position); their ids are unique within the file's
-    source only once ``ReadDocuments`` has namespaced colliding ones (``unique_ids``). ``names`` maps the source
-    name and ``relpath`` to what the build writes (the PII stage's ``NameScrubber``; ``relpath`` is mapped
-    already when given)."""
+                      input_index: int = 0, fail_fast: bool = False, *, max_bytes: int = 0,
+                      max_depth: int = MAX_DEPTH, names: Callable[[str], str] | None = None
+                      ) -> Iterator[Document | Rejected]:
+    """Every record of one (already decompressed) file, as Documents and Rejected records; nothing it reads
+    can make it raise (``_guarded``). ``counters``, if given, receives the edits the reader made
+    (``lone_surrogates_repaired``: records repaired). ``max_bytes`` bounds a line (``record_limit``),
+    ``max_depth`` a record's nesting. Documents carry ``origin`` (``input_index``, ``relpath``, position); their
+    ids are unique within the file's source only once ``ReadDocuments`` has namespaced colliding ones.
+    ``names`` maps the source name and ``relpath`` to what the build writes (the PII stage's ``NameScrubber``;
+    ``relpath`` is mapped already when given)."""
     fmt = spec.format if spec.format != "auto" else detect_format(path)
-    source = source_name(spec, path)
+    source = source_name(spec, relpath or display_path(path))
     ctx = _Context(spec, path, relpath, names(source) if names else source, max_chars,
-                   {} if counters is None else counters, input_index, fail_fast)
-    yield from _READERS[fmt](stream, ctx)
+                   {} if counters is None else counters, input_index, fail_fast, max_bytes, max_depth)
+    yield from _guarded(_READERS[fmt](stream, ctx), ctx)
 
 
-def glob_root(pattern: str) -> str:
-    """The directory part of ``pattern`` before its first wildcard (ids are derived relative to it)."""
-    cut = min((i for i, ch in enumerate(pattern) if ch in "*?["), default=len(pattern))
-    head = pattern[:cut]
-    if cut == len(pattern):  # a single file: ids are relative to its directory
-        return posixpath.dirname(head)
-    return head if head.endswith("/") else posixpath.dirname(head)
+def read_file(path: str, spec: InputConfig, relpath: str | None = None, max_chars: int = 10_000_000,
+              **options: Any) -> Iterator[Document | Rejected]:
+    """Every record of the file ``path`` (opened with ``open_input``: regular files only, then decompressed
+    by extension), as ``records_from_file`` gives them; a file that cannot be opened is one rejected record.
+    Plain Python, for commands that read data without Beam."""
+    relpath = display_path(posixpath.basename(path)) if relpath is None else relpath
+    try:
+        raw = open_input(path)
+    except Exception as exc:  # noqa: BLE001 - RecordError(not_a_regular_file), OSError: one record for the file
+        reason, detail = classify(exc)
+        yield Rejected(source_name(spec, relpath), relpath, -1, reason, detail)
+        return
+    with raw, open_decompressed(raw, path) as stream:
+        yield from records_from_file(stream, spec, path, relpath, max_chars, **options)
 
 
-def expand_input(spec: InputConfig) -> str:
-    """The glob that ``spec.path`` stands for (a directory means every file below it)."""
-    path = spec.path
-    if "://" not in path and os.path.isdir(path):
-        return path.rstrip("/") + "/**"
-    return path
+def listed_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list[InputFile]]]:
+    """``(input, root, files)`` per input (``corpusforge.core.input_files.list_input``: a path that exists is
+    read literally, a directory means every entry below it); fails before any work starts if an input names
+    nothing, or a regular file's format cannot be told from its name."""
+    if not inputs:
+        raise UserError("no inputs configured: add `inputs: [{path: data/*.jsonl.gz}]` to the config "
+                        "or pass --input PATH")
+    listed = []
+    for spec in inputs:
+        try:
+            root, files = list_input(spec.path)
+        except Exception as exc:
+            raise UserError(f"cannot list input {display_path(spec.path)}: {exc}") from None
+        if not files:
+            raise UserError(f"input {display_path(spec.path)} matches no files; check the path or glob")
+        if spec.format == "auto":
+            for file in files:
+                if file_problem(file.path) is None:  # other entries are rejected by name when read
+                    detect_format(file.path)
+        listed.append((spec, root, files))
+    return listed
 
 
 def check_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, list[str]]]:
     """Fail before any work starts if an input matches nothing; return the matched files per input."""
-    if not inputs:
-        raise UserError("no inputs configured: add `inputs: [{path: data/*.jsonl.gz}]` to the config "
-                        "or pass --input PATH")
-    matched = []
-    for spec in inputs:
-        pattern = expand_input(spec)
-        try:
-            result = FileSystems.match([pattern])[0]
-        except Exception as exc:
-            raise UserError(f"cannot list input {spec.path}: {exc}") from None
-        files = sorted(m.path for m in result.metadata_list if not m.path.endswith("/"))
-        if not files:
-            raise UserError(f"input {spec.path} matches no files; check the path or glob")
-        if spec.format == "auto":
-            for path in files:
-                detect_format(path)
-        matched.append((spec, files))
-    return matched
+    return [(spec, [f.path for f in files]) for spec, _, files in listed_inputs(inputs)]
+
+
+def input_files(inputs: list[InputConfig], names: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
+    """What the build's manifest says it read: every file each input named, ``{"input", "path", "bytes"}``
+    (``path`` as ``display_path`` renders it, then as ``names`` writes it: the PII stage's ``NameScrubber``),
+    plus ``"not_read"`` for an entry that is not a regular file (rejected by name as ``not_a_regular_file``)."""
+    names = names or (lambda name: name)
+    out = []
+    for index, (_, _, files) in enumerate(listed_inputs(inputs)):
+        for file in files:
+            entry: dict[str, Any] = {"input": index, "path": names(display_path(file.path)), "bytes": file.size}
+            problem = file_problem(file.path)
+            if problem is not None:
+                entry["not_read"] = problem
+            out.append(entry)
+    return out
 
 
 def input_bytes(inputs: list[InputConfig]) -> int:
     """Bytes of all input files as stored (compressed files count compressed), for a progress total."""
-    return sum(m.size_in_bytes for spec in inputs for m in FileSystems.match([expand_input(spec)])[0].metadata_list
-               if not m.path.endswith("/"))
+    return sum(f.size for _, _, files in listed_inputs(inputs) for f in files)
 
 
 class _CountingStream(io.RawIOBase):
@@ -483,10 +495,15 @@ class _CountingStream(io.RawIOBase):
 
 
 class _ReadFile(beam.DoFn):
+    """A file's path (as ``path_bytes``, since a file name need not be UTF-8) -> its documents and rejected
+    records; a file that is not a regular one, or does not open, is one rejected record."""
+
     def __init__(self, spec: InputConfig, root: str, max_chars: int, progress: str | None = None,
-                 input_index: int = 0, fail_fast: bool = False, names: Callable[[str], str] | None = None):
+                 input_index: int = 0, fail_fast: bool = False, max_bytes: int = 0, max_depth: int = MAX_DEPTH,
+                 names: Callable[[str], str] | None = None):
         self.spec, self.root, self.max_chars, self.progress = spec, root, max_chars, progress
         self.input_index, self.fail_fast, self.names = input_index, fail_fast, names
+        self.max_bytes, self.max_depth = max_bytes, max_depth
 
     def setup(self):
         self.reporter = Reporter(self.progress)
@@ -497,23 +514,24 @@ class _ReadFile(beam.DoFn):
     def teardown(self):
         self.reporter.flush()
 
-    def process(self, path: str):
-        relpath = path[len(self.root):].lstrip("/") if path.startswith(self.root) else path
-        source = source_name(self.spec, path)
+    def process(self, encoded: bytes):
+        path = path_text(encoded)
+        relpath = display_path(path[len(self.root):].lstrip("/") if path.startswith(self.root) else path)
         if self.names:  # a file name holding PII is never written in clear (docs/pii.md)
-            relpath, source = self.names(relpath), self.names(source)
-        ctx = _Context(self.spec, path, relpath, source, self.max_chars)
+            relpath = self.names(relpath)
         try:
-            raw = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
-        except Exception as exc:
-            yield beam.pvalue.TaggedOutput(REJECTED, ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}"))
+            raw = open_input(path)
+        except Exception as exc:  # noqa: BLE001 - not a regular file, or it does not open: one record, by name
+            rejected = Rejected(source_name(self.spec, relpath), relpath, -1, *classify(exc))
+            yield beam.pvalue.TaggedOutput(REJECTED, rejected)
             return
         if self.progress is not None:
             raw = _CountingStream(raw, self.reporter)
         counters: dict[str, int] = {}
         with raw, open_decompressed(raw, path) as stream:
             for item in records_from_file(stream, self.spec, path, relpath, self.max_chars, counters,
-                                          self.input_index, self.fail_fast, self.names):
+                                          self.input_index, self.fail_fast, max_bytes=self.max_bytes,
+                                          max_depth=self.max_depth, names=self.names):
                 self.reporter.add(records_read=1)
                 if isinstance(item, Rejected):
                     yield beam.pvalue.TaggedOutput(REJECTED, item)
@@ -616,26 +634,28 @@ class ReadDocuments(beam.PTransform):
     """
 
     def __init__(self, inputs: list[InputConfig], max_doc_chars: int, spill_dir: str | None = None,
-                 progress: str | None = None, fail_fast: bool = False, names: Callable[[str], str] | None = None):
+                 progress: str | None = None, fail_fast: bool = False, max_record_bytes: int = 0,
+                 max_metadata_depth: int = MAX_DEPTH, names: Callable[[str], str] | None = None):
         super().__init__()
         self.fail_fast = fail_fast
         self.names = names  # source names and paths as written (the PII stage's NameScrubber), or None
-        self.matched = check_inputs(inputs)
+        self.listed = listed_inputs(inputs)
         self.max_doc_chars = max_doc_chars
+        self.max_record_bytes, self.max_metadata_depth = max_record_bytes, max_metadata_depth
         self.progress = progress  # a local directory for pipeline.progress, or None
         self.spill_dir = spill_dir  # spill texts before the shuffle that spreads them (corpusforge.pipeline.spill)
         self.edits = None  # set by expand
 
     def expand(self, pbegin):
         documents, rejected, edits = [], [], []
-        for index, (spec, files) in enumerate(self.matched):
-            root = glob_root(expand_input(spec))
+        for index, (spec, root, files) in enumerate(self.listed):
             outputs = (
                 pbegin
-                | f"ListInput{index}" >> beam.Create(files)
+                | f"ListInput{index}" >> beam.Create([path_bytes(f.path) for f in files])
                 | f"ReshuffleFiles{index}" >> beam.Reshuffle()
                 | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars, self.progress, index,
-                                                                self.fail_fast, self.names))
+                                                                self.fail_fast, self.max_record_bytes,
+                                                                self.max_metadata_depth, self.names))
                 .with_outputs(REJECTED, EDITS, main="documents")
             )
             documents.append(outputs.documents)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import pathlib
 from typing import Any, Iterable, Iterator
 
@@ -24,6 +25,8 @@ import torch
 import torch.nn.functional as F
 
 from corpusforge.core.errors import UserError
+from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, classify, display_path, open_decompressed,
+                                          open_input, parse_json, record_limit)
 from corpusforge.trainers.export import LoadedModel, model_device
 
 LN2 = math.log(2.0)
@@ -35,75 +38,113 @@ class Document:
     source: str | None = None
 
 
-def read_documents(data: str, text_field: str = "text") -> Iterator[Document]:
-    """Documents of a JSONL (.jsonl, .jsonl.gz, .jsonl.zst), Parquet or Arrow file, a directory of them, or a
-    corpusforge run (its clean shards' val split, as ``tokenize`` assigned it; every document when the run
-    has no token shards)."""
+def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] | None = None) -> Iterator[Document]:
+    """Documents of a JSONL (.jsonl, .jsonl.gz, .jsonl.zst, ...), Parquet or Arrow file, a directory of them, or
+    a corpusforge run (its clean shards' val split, as ``tokenize`` assigned it; every document when the run
+    has no token shards).
+
+    Files are read with the build's error handling (``corpusforge.core.input_files``): a record the build
+    would reject (malformed JSON, nested too deep, an integer too large, a line over the size limit, no
+    string ``text_field``), the unread rest of a truncated or corrupt compressed file, and an entry that is
+    not a regular file are skipped, counted in ``skipped`` by reason; nothing in a file raises."""
+    skipped = {} if skipped is None else skipped
     path = pathlib.Path(data)
     if path.is_dir() and (path / "clean").is_dir():
         yield from _run_documents(path)
         return
-    paths = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    if not paths or not all(p.exists() for p in paths):
-        raise UserError(f"{data} does not exist or holds no files; pass a JSONL, Parquet or Arrow file, a directory "
-                        "of them, or a run directory")
+    paths = sorted(p for p in path.iterdir() if not p.is_dir()) if path.is_dir() else [path]
+    if not paths or not all(os.path.lexists(p) for p in paths):
+        raise UserError(f"{display_path(data)} does not exist or holds no files; pass a JSONL, Parquet or Arrow file, "
+                        "a directory of them, or a run directory")
     for p in paths:
-        yield from _file_documents(p, text_field)
+        yield from _file_documents(p, text_field, skipped)
 
 
-def _file_documents(path: pathlib.Path, text_field: str) -> Iterator[Document]:
+def _format(path: pathlib.Path) -> str:
     name = path.name.lower()
-    if name.endswith((".jsonl", ".json", ".jsonl.gz", ".json.gz", ".jsonl.zst", ".json.zst")):
-        for number, line in enumerate(_lines(path), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                raise UserError(f"{path}:{number} is not valid JSON") from None
-            yield _document(record, text_field, f"{path}:{number}")
-        return
+    for ext in (".gz", ".zst", ".bz2", ".xz"):
+        name = name.removesuffix(ext)
+    if name.endswith((".jsonl", ".json", ".ndjson")):
+        return "jsonl"
     if name.endswith(".parquet"):
-        import pyarrow.parquet as pq
+        return "parquet"
+    if name.endswith((".arrow", ".feather")):
+        return "arrow"
+    raise UserError(f"{display_path(str(path))}: unknown format; evaluate reads .jsonl(.gz/.zst), .parquet and .arrow")
 
-        table = pq.read_table(path)
-    elif name.endswith((".arrow", ".feather")):
-        from corpusforge.core.shard_files import open_shard
 
-        table = open_shard(str(path)).read_all()  # an Arrow IPC file or stream (a clean shard)
+def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]) -> Iterator[Document]:
+    def skip(reason: str) -> None:
+        skipped[reason] = skipped.get(reason, 0) + 1
+
+    fmt = _format(path)
+    try:
+        raw = open_input(str(path))
+    except Exception as exc:  # noqa: BLE001 - not a regular file, or unreadable: one skipped record
+        skip(classify(exc)[0])
+        return
+    try:
+        with raw:
+            if fmt == "jsonl":
+                for line in bounded_lines(open_decompressed(raw, str(path)), record_limit(MAX_CHARS)):
+                    if isinstance(line, Oversize):
+                        skip("oversize_record")
+                    elif line.strip():
+                        try:
+                            doc = _document(parse_json(line), text_field)
+                        except RecordError as exc:
+                            skip(exc.reason)
+                            continue
+                        yield doc
+                return
+            yield from _columnar_documents(raw, fmt, text_field, skip)
+    except Exception as exc:  # noqa: BLE001 - the unread rest of the file, as the build rejects it (classify)
+        skip(classify(exc)[0])
+
+
+def _columnar_documents(raw, fmt: str, text_field: str, skip) -> Iterator[Document]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if fmt == "parquet":
+        batches = pq.ParquetFile(raw).iter_batches(batch_size=1024)
     else:
-        raise UserError(f"{path}: unknown format; evaluate reads .jsonl(.gz/.zst), .parquet and .arrow")
-    if text_field not in table.column_names:
-        raise UserError(f"{path} has no column {text_field!r}; pass --text-field")
-    sources = table.column("source").to_pylist() if "source" in table.column_names else [None] * table.num_rows
-    for text, source in zip(table.column(text_field).to_pylist(), sources):
-        if text:
-            yield Document(text, source)
+        try:
+            reader = pa.ipc.open_file(raw)
+            batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+        except pa.ArrowInvalid:  # an Arrow IPC stream (a clean shard)
+            raw.seek(0)
+            batches = iter(pa.ipc.open_stream(raw))
+    for batch in batches:
+        if text_field not in batch.schema.names:
+            raise UserError(f"a file has no column {text_field!r}; pass --text-field")
+        texts = batch.column(text_field).to_pylist()
+        sources = batch.column("source").to_pylist() if "source" in batch.schema.names else [None] * len(texts)
+        for text, source in zip(texts, sources):
+            if isinstance(text, str) and text:
+                yield Document(text, source if isinstance(source, str) else None)
+            else:
+                skip("missing_text")
 
 
-def _lines(path: pathlib.Path) -> Iterator[str]:
-    if path.name.endswith(".gz"):
-        import gzip
-
-        with gzip.open(path, "rt", encoding="utf-8-sig") as handle:
-            yield from handle
-    elif path.name.endswith(".zst"):
-        import io
-
-        import zstandard
-
-        with open(path, "rb") as raw, zstandard.ZstdDecompressor().stream_reader(raw) as stream:
-            yield from io.TextIOWrapper(stream, encoding="utf-8-sig")
-    else:
-        with open(path, encoding="utf-8-sig") as handle:
-            yield from handle
+MAX_CHARS = 10_000_000  # the build's default output.max_doc_chars: lines longer than its record limit are skipped
 
 
-def _document(record: Any, text_field: str, where: str) -> Document:
-    if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
-        raise UserError(f"{where}: a record needs a string field {text_field!r}; pass --text-field")
+def _document(record: Any, text_field: str) -> Document:
+    if not isinstance(record, dict) or not isinstance(record.get(text_field), str) or not record[text_field]:
+        raise RecordError("missing_text", f"no string field {text_field!r}")
     source = record.get("source")
     return Document(record[text_field], source if isinstance(source, str) else None)
+
+
+def skipped_line(skipped: dict[str, int]) -> str:
+    """One line saying what reading skipped, e.g. ``skipped 2 unreadable records (truncated_compressed_file 1,
+    malformed_json 1)``; empty when nothing was."""
+    if not skipped:
+        return ""
+    total = sum(skipped.values())
+    reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(skipped.items()))
+    return f"skipped {total} unreadable record{'s' if total != 1 else ''} ({reasons})"
 
 
 def _run_documents(run: pathlib.Path) -> Iterator[Document]:

@@ -88,7 +88,12 @@ def run_ablation(base: Config, variants: list[Variant], options: AblationOptions
         raise UserError(f"--out {out_dir}: ablate writes to a local directory; pass a local path")
     configs = {v.name: variant_config(base, v) for v in variants}  # every variant checked before any work
     steps = check_budget(base.train, options.tokens)
-    heldout = list(read_documents(options.heldout, options.text_field))
+    skipped: dict[str, int] = {}
+    heldout = list(read_documents(options.heldout, options.text_field, skipped))
+    if skipped:
+        from corpusforge.trainers.evaluate import skipped_line
+
+        _say(out, f"held-out set: {skipped_line(skipped)}")
     if not heldout:
         raise UserError(f"{options.heldout} holds no documents to evaluate on")
     started = time.time()

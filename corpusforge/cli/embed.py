@@ -30,6 +30,7 @@ def register(subparsers) -> None:
 def cmd_embed(args) -> int:
     from corpusforge.core.errors import UserError
     from corpusforge.trainers.embed import embed
+    from corpusforge.cli.options import reporting_skipped
     from corpusforge.trainers.evaluate import read_documents
 
     weights = None
@@ -40,8 +41,10 @@ def cmd_embed(args) -> int:
             raise UserError(f"--mix-weights takes comma-separated numbers, got {args.mix_weights!r}") from None
     if args.max_documents is not None and args.max_documents < 1:
         raise UserError("--max-documents must be at least 1")
-    result = embed(args.model, read_documents(args.data, args.text_field), args.out, mix_weights=weights,
-                   gamma=args.gamma, max_documents=args.max_documents)
+    skipped: dict[str, int] = {}
+    with reporting_skipped(skipped):
+        result = embed(args.model, read_documents(args.data, args.text_field, skipped), args.out, mix_weights=weights,
+                       gamma=args.gamma, max_documents=args.max_documents)
     shape = (f"{result['layers']} layers x {result['width']}" if result["layers"] else
              f"scalar mix, {result['width']}")
     print(f"{result['documents']} documents, {result['tokens']} tokens ({shape} per token) -> {result['out']}")

@@ -31,14 +31,18 @@ def register(subparsers) -> None:
 def cmd_evaluate(args) -> int:
     from corpusforge.cli.hf import quiet_transformers
     from corpusforge.core.errors import UserError
+    from corpusforge.cli.options import reporting_skipped
     from corpusforge.trainers.evaluate import evaluate, read_documents
     from corpusforge.trainers.export import load_model
 
     if args.batch_size < 1 or (args.max_documents is not None and args.max_documents < 1):
         raise UserError("--batch-size and --max-documents must be at least 1")
     quiet_transformers()
-    result = evaluate(load_model(args.model, args.device), read_documents(args.data, args.text_field), seed=args.seed,
-                      batch_size=args.batch_size, max_documents=args.max_documents)
+    skipped: dict[str, int] = {}
+    loaded = load_model(args.model, args.device)
+    with reporting_skipped(skipped):
+        result = evaluate(loaded, read_documents(args.data, args.text_field, skipped), seed=args.seed,
+                          batch_size=args.batch_size, max_documents=args.max_documents)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from typing import Mapping
 
@@ -52,3 +53,24 @@ def add_device_option(parser: argparse.ArgumentParser) -> None:
     """``--device`` of the commands that run a model (evaluate, generate, fill-mask, predict)."""
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                         help="Where the model runs: auto takes a CUDA GPU when there is one, else the CPU.")
+
+
+@contextlib.contextmanager
+def reporting_skipped(skipped: dict[str, int]):
+    """Around a command that reads data with ``corpusforge.trainers.evaluate.read_documents(..., skipped)``:
+    prints one line on stderr saying what it skipped (``skipped 2 unreadable records (malformed_json 1,
+    truncated_compressed_file 1)``), and adds it to a ``UserError`` such as "no documents", which it explains."""
+    import sys
+
+    from corpusforge.core.errors import UserError
+    from corpusforge.trainers.evaluate import skipped_line
+
+    try:
+        yield
+    except UserError as exc:
+        if skipped:
+            hint = "; check --text-field" if "missing_text" in skipped else ""
+            raise UserError(f"{exc}; {skipped_line(skipped)}{hint}") from None
+        raise
+    if skipped:
+        print(skipped_line(skipped), file=sys.stderr, flush=True)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import pathlib
 import random
 import re
@@ -17,6 +16,7 @@ from typing import Iterable, Iterator
 
 from corpusforge.core import files
 from corpusforge.core.errors import UserError
+from corpusforge.core.input_files import display_path
 from corpusforge.core.shard_files import open_shard, shard_suffix
 from corpusforge.pipeline.quality.langid import load_fasttext_model
 from corpusforge.pipeline.quality.text import words
@@ -43,21 +43,37 @@ def read_texts(path: str | pathlib.Path, text_field: str = "text") -> Iterator[s
     else:
         raise UserError(f"{path} does not exist")
     for f in files:
-        if _is_shard(f):
-            yield from _read_shard(f, text_field)
-        elif f.suffix == ".jsonl":
-            with f.open(encoding="utf-8") as fh:
-                for n, line in enumerate(fh, 1):
-                    if line.strip():
-                        try:
-                            value = json.loads(line).get(text_field)
-                        except (json.JSONDecodeError, AttributeError):
-                            raise UserError(f"{f}:{n}: not a JSON object") from None
-                        if isinstance(value, str) and value.strip():
-                            yield value
-        else:
-            with f.open(encoding="utf-8") as fh:
-                yield from (line.rstrip("\n") for line in fh if line.strip())
+        try:
+            yield from _file_texts(f, text_field)
+        except UserError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any parser's exception: one line (the readers' classify)
+            from corpusforge.core.input_files import classify
+
+            reason, detail = classify(exc)
+            raise UserError(f"{display_path(str(f))} cannot be read: {reason} ({detail[:160]})") from None
+
+
+def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
+    from corpusforge.core.input_files import RecordError, open_input, parse_json
+
+    if _is_shard(f):
+        yield from _read_shard(f, text_field)
+        return
+    with open_input(str(f)) as raw:  # regular files only (a FIFO would block)
+        for n, line in enumerate(raw, 1):
+            if not line.strip():
+                continue
+            if f.suffix != ".jsonl":
+                yield line.decode("utf-8").rstrip("\r\n")
+                continue
+            try:
+                record = parse_json(line)
+            except RecordError as exc:
+                raise UserError(f"{display_path(str(f))}:{n}: not a JSON object ({exc.reason})") from None
+            value = record.get(text_field) if isinstance(record, dict) else None
+            if isinstance(value, str) and value.strip():
+                yield value
 
 
 def _is_shard(path: pathlib.Path) -> bool:

@@ -75,3 +75,25 @@ def test_prompts_file_and_fill_mask_json(run, tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 4 and all({"token_str", "score"} <= set(r) for r in rows)
     assert rows == sorted(rows, key=lambda r: -r["score"])
+
+
+def test_evaluate_reads_what_the_build_reads_with_its_error_handling(run, tmp_path, capsys):
+    # issue #36: the demo's own sample/truncated.jsonl.gz ended evaluate in a 30-line EOFError; a record the
+    # build rejects (bad JSON, too deep, a FIFO) is skipped by evaluate, and one line says so
+    import gzip
+    import os
+
+    from corpusforge.pipeline.sample import write_sample
+
+    sample = write_sample(tmp_path / "sample", documents=60).directory
+    (sample / "deep.jsonl").write_bytes(b'{"text": "x", "m": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n")
+    os.mkfifo(sample / "pipe.jsonl")
+    cut = gzip.compress(b'{"text": "The cat sleeps."}\n' * 200, mtime=0)
+    (sample / "zz.jsonl.gz").write_bytes(cut[: len(cut) // 2])
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(run / "model"), "--data", str(sample), "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["documents"] > 50
+    assert err.strip().splitlines() == [
+        "skipped 9 unreadable records (invalid_utf8 1, malformed_json 1, missing_text 3, not_a_regular_file 1, "
+        "too_deep 1, truncated_compressed_file 2)"]

@@ -334,3 +334,13 @@ def test_ids_after_reading_are_unique_whatever_the_ids_and_file_names(records):
     # a document whose id no other document holds keeps it
     held = [doc_id for doc_id, _ in with_origins]
     assert all(new == old for new, old in zip(final, held) if held.count(old) == 1)
+
+
+@pytest.mark.parametrize("suffix", [".zst", ".gz"])
+def test_compressed_columnar_files_read_through_a_spooled_copy(suffix):
+    # a zstd stream cannot seek: it is copied to a temporary file (memory up to 64 MiB, then disk), not to memory
+    table = pa.table({"text": [f"row {i}" for i in range(3000)]})
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    items = _read(_COMPRESSORS[suffix](buf.getvalue()), "t.parquet" + suffix)
+    assert [i.text for i in items] == [f"row {i}" for i in range(3000)]

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import json
+import io
 import pathlib
 from typing import Any
 
 from corpusforge.core.errors import UserError
+from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, classify, display_path, open_decompressed,
+                                          open_input, parse_json, record_limit)
 from corpusforge.trainers.finetune.config import FinetuneConfig
 
 
@@ -28,32 +30,54 @@ class Example:
 
 
 def read_records(path: str | pathlib.Path) -> list[dict[str, Any]]:
+    """Every record of a JSONL (.gz/.zst too), CSV, TSV or Parquet file, or a one-line ``UserError`` naming the
+    file, the line and the reason the build would reject it with (``corpusforge.core.input_files``:
+    ``malformed_json``, ``too_deep``, ``number_too_large``, ``invalid_utf8``, a file cut short...)."""
     path = pathlib.Path(path)
     if not path.is_file():
-        raise UserError(f"{path} is not a file; pass a JSONL, CSV or Parquet file of records")
-    suffix = path.suffix.lower()
-    if suffix in (".jsonl", ".json", ".ndjson"):
-        out = []
-        with path.open(encoding="utf-8-sig") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    raise UserError(f"{path}:{number} is not valid JSON; each line must be one JSON object") from None
-                if not isinstance(record, dict):
-                    raise UserError(f"{path}:{number} is not a JSON object")
-                out.append(record)
-        return out
-    if suffix in (".csv", ".tsv"):
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            return list(csv.DictReader(handle, delimiter="\t" if suffix == ".tsv" else ","))
-    if suffix == ".parquet":
-        import pyarrow.parquet as pq
+        raise UserError(f"{display_path(str(path))} is not a file; pass a JSONL, CSV or Parquet file of records")
+    where = display_path(str(path))
+    name = path.name.lower()
+    for ext in (".gz", ".zst", ".bz2", ".xz"):
+        name = name.removesuffix(ext)
+    suffix = pathlib.Path(name).suffix
+    try:
+        if suffix in (".jsonl", ".json", ".ndjson"):
+            return _jsonl_records(path, where)
+        with open_input(str(path)) as raw:
+            if suffix in (".csv", ".tsv"):
+                text = io.TextIOWrapper(open_decompressed(raw, str(path)), encoding="utf-8-sig", newline="")
+                return list(csv.DictReader(text, delimiter="\t" if suffix == ".tsv" else ","))
+            if suffix == ".parquet":
+                import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pylist()
-    raise UserError(f"{path}: unknown format {suffix!r}; use .jsonl, .csv, .tsv or .parquet")
+                return pq.read_table(raw).to_pylist()
+    except UserError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever the parser raises: one line (classify names it)
+        reason, detail = classify(exc)
+        raise UserError(f"{where} cannot be read: {reason} ({detail[:160]})") from None
+    raise UserError(f"{where}: unknown format {suffix!r}; use .jsonl, .csv, .tsv or .parquet")
+
+
+def _jsonl_records(path: pathlib.Path, where: str) -> list[dict[str, Any]]:
+    out = []
+    with open_input(str(path)) as raw:
+        for number, line in enumerate(bounded_lines(open_decompressed(raw, str(path)), record_limit(10_000_000)), 1):
+            if isinstance(line, Oversize):
+                raise UserError(f"{where}:{number} is a line of {line.size:,} bytes or more; too long for a record")
+            if not line.strip():
+                continue
+            try:
+                record = parse_json(line)
+            except RecordError as exc:
+                if exc.reason == "malformed_json":
+                    raise UserError(f"{where}:{number} is not valid JSON; each line must be one JSON object") from None
+                raise UserError(f"{where}:{number} cannot be read: {exc.reason} ({exc.detail[:160]})") from None
+            if not isinstance(record, dict):
+                raise UserError(f"{where}:{number} is not a JSON object")
+            out.append(record)
+    return out
 
 
 def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: str,
@@ -95,7 +119,10 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
 
 def _word_list(value: Any, where: str, position: int, name: str) -> list:
     if isinstance(value, str):  # CSV cells: a JSON list, or words separated by spaces
-        value = json.loads(value) if value.lstrip().startswith("[") else value.split()
+        try:
+            value = parse_json(value.encode("utf-8", "surrogatepass")) if value.lstrip().startswith("[") else value.split()
+        except RecordError as exc:
+            raise UserError(f"{where}: record {position} field {name!r} is not a JSON list of words ({exc.reason})") from None
     if not isinstance(value, (list, tuple)) or not value:
         raise UserError(f"{where}: record {position} field {name!r} must be a non-empty list of words")
     return list(value)

@@ -140,3 +140,20 @@ def test_training_texts_come_from_a_runs_shards_in_every_format(tmp_path, fmt):
     schema = pa.schema([("id", pa.string()), ("text", pa.large_string())])
     write_shard(str(tmp_path / f"part-00000-of-00001{fmt.suffix}"), schema, rows, fmt)
     assert list(read_texts(tmp_path)) == [f"text number {i}" for i in range(5)]
+
+
+@pytest.mark.parametrize("content,reason", [
+    (b'{"text": "a", "m": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", "too_deep"),
+    (b'{"text": "a", "n": ' + b"9" * 5000 + b"}\n", "number_too_large"),
+])
+def test_training_texts_that_no_parser_reads_are_one_line_errors(tmp_path, content, reason):
+    # issue #35/#36: quality train reads data with the readers' error handling (these were tracebacks)
+    from corpusforge.core.errors import UserError
+    from corpusforge.pipeline.quality.classifier import read_texts
+
+    (tmp_path / "hq.jsonl").write_bytes(b'{"text": "fine"}\n' + content)
+    with pytest.raises(UserError, match=rf"hq.jsonl:2: not a JSON object \({reason}\)"):
+        list(read_texts(tmp_path / "hq.jsonl"))
+    (tmp_path / "hq.txt").write_bytes(b"fine\ncaf\xe9\n")
+    with pytest.raises(UserError, match="hq.txt cannot be read: invalid_utf8"):
+        list(read_texts(tmp_path / "hq.txt"))

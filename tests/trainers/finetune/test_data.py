@@ -113,3 +113,25 @@ def test_a_literal_special_token_in_record_text_is_encoded_as_text(tmp_path, fam
         body = row["input_ids"][1:]  # after the start token (GPT-2's start token is its end-of-text token)
         assert body.count(control) == 1 and body[-1] == control  # the appended end only
     assert len(row["input_ids"]) > len(tok(text, add_special_tokens=False)["input_ids"])  # spelled out in pieces
+
+
+@pytest.mark.parametrize("content,reason", [
+    (b'{"text": "a", "m": ' + b"[" * 100_000 + b"]" * 100_000 + b"}\n", "too_deep"),
+    (b'{"text": "a", "n": ' + b"9" * 5000 + b"}\n", "number_too_large"),
+    (b'{"text": "caf\xe9"}\n', "invalid_utf8"),
+])
+def test_a_record_any_parser_exception_rejects_is_a_one_line_error(tmp_path, content, reason):
+    # issue #36: finetune and predict share the build's error handling (RecursionError, the int digit limit
+    # and bad UTF-8 were tracebacks)
+    (tmp_path / "bad.jsonl").write_bytes(b'{"text": "fine", "label": "pos"}\n' + content)
+    with pytest.raises(UserError, match=rf"bad.jsonl:2 cannot be read: {reason}"):
+        read_records(tmp_path / "bad.jsonl")
+
+
+def test_a_corrupt_parquet_or_csv_is_a_one_line_error(tmp_path):
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 not really parquet")
+    with pytest.raises(UserError, match="bad.parquet cannot be read: unreadable_file"):
+        read_records(tmp_path / "bad.parquet")
+    (tmp_path / "bad.csv").write_bytes(b"text,label\ncaf\xe9,pos\n")
+    with pytest.raises(UserError, match="bad.csv cannot be read: invalid_utf8"):
+        read_records(tmp_path / "bad.csv")

@@ -1,0 +1,370 @@
+"""Input files as every reader sees them: what a path names, which files may be opened, decompression, lines
+cut at a size limit, and the one classification of whatever a parser raises on one record.
+
+The build's readers (``corpusforge.pipeline.readers``) and every other command that reads data (evaluate,
+embed, predict, finetune) go through these functions, so a file reads, and fails, the same way everywhere:
+
+- ``list_input(path)``: a path that exists is read literally, even when it holds glob characters
+  (``data/a[1].jsonl``, ``corpus[2024]/``); only a path that does not exist is a glob. A directory means
+  every file below it (symbolic links to directories are listed, not followed, and rejected when read).
+- ``open_input(path)``: only regular files are opened (a symbolic link to one is followed). A FIFO, device,
+  socket, directory or broken link raises ``RecordError("not_a_regular_file")`` by its name; a FIFO is never
+  opened for reading in a way that could block, a device never read.
+- ``open_decompressed(raw, path)``: gzip, zstd, bz2 and xz by extension, each decompressed in bounded
+  steps, so no compressed file produces more than a few MB at a time whatever its ratio.
+- ``bounded_lines(stream, limit)``: lines of at most ``limit`` bytes; a longer one is skipped to its end
+  after at most ``limit`` bytes were held, and comes out as ``Oversize``.
+- ``parse_json(line, max_depth)`` and ``check_depth``: a JSON record, or ``RecordError`` with a named reason.
+- ``classify(exc)``: ``(reason, detail)`` for any exception raised while reading a file or parsing one
+  record; the one place that knows which exception means what.
+"""
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import posixpath
+import stat
+from typing import Any, BinaryIO, Iterator
+
+# How deep a record may nest (objects and arrays, the record itself counting 1). Python's json parser stops
+# near 1,000 levels (RecursionError) and a record of a few hundred levels that parses still fails later,
+# when a step pickles it; real metadata nests a handful of levels. ``output.max_metadata_depth`` sets it.
+MAX_DEPTH = 64
+
+
+class RecordError(Exception):
+    """One record (or the rest of a file) cannot be read: ``reason`` is a rejection reason such as
+    ``too_deep`` or ``not_a_regular_file``, ``detail`` says why in a few words."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason, self.detail = reason, detail
+
+
+def _decompression_errors() -> tuple[type[BaseException], ...]:
+    import gzip
+    import lzma
+    import zlib
+
+    errors: list[type[BaseException]] = [zlib.error, gzip.BadGzipFile, lzma.LZMAError]
+    try:
+        import zstandard
+
+        errors.append(zstandard.ZstdError)
+    except ImportError:  # pragma: no cover - zstandard is a dependency
+        pass
+    return tuple(errors)
+
+
+def classify(exc: BaseException) -> tuple[str, str]:
+    """``(reason, detail)`` of a record, or of the rest of a file, whose reading raised ``exc``.
+
+    The reasons: ``truncated_compressed_file`` (EOFError: the file ends inside compressed data),
+    ``corrupt_compressed_data`` (a decompressor refused the bytes: a damaged block, or padding or garbage
+    after the last complete frame or member), ``too_deep`` (RecursionError), ``oversize_record``
+    (MemoryError), ``invalid_utf8`` (UnicodeDecodeError), ``malformed_json`` (JSONDecodeError), the reason a
+    ``RecordError`` carries, and ``unreadable_file`` for anything else (an I/O error, a corrupt Parquet or
+    Arrow file: ``ArrowInvalid``, ``OSError``, ...), its type named in the detail."""
+    detail = f"{type(exc).__name__}: {exc}"[:300]
+    if isinstance(exc, RecordError):
+        return exc.reason, exc.detail
+    if isinstance(exc, EOFError):
+        return "truncated_compressed_file", detail
+    if isinstance(exc, _decompression_errors()) or (isinstance(exc, OSError) and "Invalid data stream" in str(exc)):
+        return "corrupt_compressed_data", detail  # bz2 says "Invalid data stream" as a plain OSError
+    if isinstance(exc, RecursionError):
+        return "too_deep", f"nested too deep to parse ({type(exc).__name__})"
+    if isinstance(exc, MemoryError):
+        return "oversize_record", "MemoryError"
+    if isinstance(exc, UnicodeDecodeError):
+        return "invalid_utf8", str(exc)[:300]
+    if isinstance(exc, json.JSONDecodeError):
+        return "malformed_json", str(exc)[:300]
+    return "unreadable_file", detail
+
+
+# ----------------------------------------------------------------------------------------------- records
+def parse_json(line: bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """One JSON record from its bytes (a UTF-8 byte order mark dropped), or ``RecordError``:
+    ``invalid_utf8``, ``malformed_json``, ``number_too_large`` (an integer past Python's 4,300-digit limit:
+    the only ValueError ``json.loads`` raises that is not a JSONDecodeError), ``too_deep`` (nesting past
+    ``max_depth``, whether or not the parser got that far; 0: only the parser's own limit) or
+    ``oversize_record``."""
+    try:
+        value = json.loads(line.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RecordError("malformed_json", str(exc)[:300]) from None
+    except ValueError as exc:
+        if isinstance(exc, UnicodeDecodeError):
+            raise RecordError("invalid_utf8", str(exc)[:300]) from None
+        raise RecordError("number_too_large", "an integer with more digits than Python converts (4,300)") from None
+    except Exception as exc:  # noqa: BLE001 - RecursionError, MemoryError: classify names them
+        raise RecordError(*classify(exc)) from None
+    if max_depth:
+        check_depth(value, max_depth)
+    return value
+
+
+def check_depth(value: Any, max_depth: int = MAX_DEPTH) -> None:
+    """Raise ``RecordError("too_deep")`` if ``value`` nests objects and arrays (tuples, from Parquet maps,
+    too) more than ``max_depth`` levels, ``value`` itself counting 1. Iterative: any depth is measured."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth > max_depth:
+            raise RecordError("too_deep", f"nested more than {max_depth} levels (output.max_metadata_depth)")
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list, tuple)))
+
+
+# ----------------------------------------------------------------------------------------------- names
+def display_path(path: str) -> str:
+    """``path`` as printable, UTF-8-encodable text: the bytes of a file name that is not valid UTF-8 (which
+    Python holds as lone surrogates) are written as ``\\xe9`` escapes. The same name always renders the same."""
+    try:
+        raw = path.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def path_bytes(path: str) -> bytes:
+    """``path`` as bytes that ``path_text`` turns back into exactly ``path`` (for coders that need UTF-8)."""
+    return path.encode("utf-8", "surrogatepass")
+
+
+def path_text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
+
+
+def _is_local(path: str) -> bool:
+    return "://" not in path or path.startswith("file://")
+
+
+def _local(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def file_problem(path: str) -> str | None:
+    """Why ``path`` (local) is not a regular file that can be read, from its name alone (nothing is opened):
+    ``a FIFO (named pipe)``, ``a character device``, ``a broken symbolic link``, ...; None for a regular file
+    or a symbolic link to one, and for remote paths."""
+    if not _is_local(path):
+        return None
+    local = _local(path)
+    try:
+        mode = os.stat(local).st_mode
+    except FileNotFoundError:
+        return "a broken symbolic link" if os.path.islink(local) else "missing (removed since it was listed)"
+    except OSError as exc:
+        return f"not readable ({exc.strerror or type(exc).__name__})"
+    if stat.S_ISREG(mode):
+        return None
+    kind = _kind(mode)
+    return f"a symbolic link to {kind}" if os.path.islink(local) else kind
+
+
+def open_input(path: str) -> BinaryIO:
+    """``path`` opened for reading, raw (not decompressed). A local path must be a regular file (or a link to
+    one): anything else raises ``RecordError("not_a_regular_file")`` before it is opened, and the file is
+    opened non-blocking and checked again, so one swapped for a FIFO meanwhile cannot hang the read."""
+    if not _is_local(path):
+        from apache_beam.io.filesystems import CompressionTypes, FileSystems
+
+        return FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
+    problem = file_problem(path)
+    if problem is not None:
+        raise RecordError("not_a_regular_file", f"{problem}; only regular files are read")
+    fd = os.open(_local(path), os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise RecordError("not_a_regular_file", f"{_kind(mode)}; only regular files are read")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb", buffering=0)  # type: ignore[return-value]
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+@dataclasses.dataclass
+class InputFile:
+    path: str  # as the filesystem names it (may hold surrogates: see display_path)
+    size: int  # bytes as stored; 0 for what is not a regular file
+
+
+def list_input(path: str) -> tuple[str, list[InputFile]]:
+    """``(root, files)`` that the input ``path`` names; file paths relative to ``root`` name the documents.
+
+    A local path that exists is taken literally (a file, or every entry below a directory, sorted); only a
+    path that does not exist is matched as a glob (Beam's syntax, any filesystem). Entries that are not
+    regular files are listed too, so that reading rejects them by name."""
+    if _is_local(path) and os.path.lexists(_local(path)):
+        local = _local(path)
+        if not os.path.isdir(local):
+            return posixpath.dirname(path), [InputFile(path, _size(local))]
+        root = path.rstrip("/") or "/"
+        files = []
+        for directory, subdirs, names in os.walk(local):
+            names = names + [d for d in subdirs if os.path.islink(os.path.join(directory, d))]  # listed, not followed
+            files.extend(InputFile(os.path.join(directory, name), _size(os.path.join(directory, name))) for name in names)
+        return root, sorted(files, key=lambda f: path_bytes(f.path))
+    from apache_beam.io.filesystems import FileSystems
+
+    if not _is_local(path) and FileSystems.exists(path):  # a remote object named literally, glob characters and all
+        return posixpath.dirname(path), [InputFile(path, FileSystems.get_filesystem(path).size(path))]
+    result = FileSystems.match([path])[0]
+    files = [InputFile(m.path, m.size_in_bytes) for m in result.metadata_list if not m.path.endswith("/")]
+    return glob_root(path), sorted(files, key=lambda f: path_bytes(f.path))
+
+
+def _size(local: str) -> int:
+    try:
+        info = os.stat(local)
+    except OSError:
+        return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
+
+
+def glob_root(pattern: str) -> str:
+    """The directory part of ``pattern`` before its first wildcard (ids are derived relative to it)."""
+    cut = min((i for i, ch in enumerate(pattern) if ch in "*?["), default=len(pattern))
+    head = pattern[:cut]
+    if cut == len(pattern):  # a single file: ids are relative to its directory
+        return posixpath.dirname(head)
+    return head if head.endswith("/") else posixpath.dirname(head)
+
+
+# ------------------------------------------------------------------------------------------ decompression
+class _ZstdReader(io.RawIOBase):
+    """Streaming zstd decompression in bounded steps, across every frame of the file.
+
+    zstandard's ``stream_reader`` bounds its output but ends silently on a truncated file, and a
+    ``decompressobj`` fed a whole chunk returns everything that chunk expands to (a zstd block of 4 bytes
+    can make 128 KiB). So the input goes in ``FEED`` bytes at a time: one call makes at most ~8 MiB. At the
+    end of the file inside a frame this raises EOFError; on bytes that do not decompress (garbage or zero
+    padding after the last frame) it first returns everything decompressed before them, then raises the
+    decompressor's error, so every record of the valid frames is read."""
+
+    FEED = 256
+
+    def __init__(self, raw: BinaryIO):
+        import zstandard
+
+        self._raw, self._dctx = raw, zstandard.ZstdDecompressor()
+        self._obj = None  # the decompressor of the frame in progress
+        self._input, self._in_pos = b"", 0
+        self._out, self._out_pos = b"", 0
+        self._error: BaseException | None = None
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target) -> int:
+        while self._out_pos >= len(self._out):
+            if self._error is not None:
+                self._done = True
+                error, self._error = self._error, None
+                raise error
+            if self._done or not self._step():
+                self._done = True
+                return 0
+        n = min(len(target), len(self._out) - self._out_pos)
+        target[:n] = self._out[self._out_pos:self._out_pos + n]
+        self._out_pos += n
+        return n
+
+    def _step(self) -> bool:
+        """Decompress one more piece of input into ``_out``; False at the end of the file."""
+        if self._in_pos >= len(self._input):
+            self._input, self._in_pos = self._raw.read(1 << 16), 0
+            if not self._input:
+                if self._obj is not None:
+                    self._error = EOFError("zstd stream ended before the end of its frame")
+                    return True
+                return False
+        if self._obj is None:
+            self._obj = self._dctx.decompressobj()
+        piece = self._input[self._in_pos:self._in_pos + self.FEED]
+        try:
+            self._out, self._out_pos = self._obj.decompress(piece), 0
+        except Exception as exc:  # noqa: BLE001 - zstandard.ZstdError; returned data first, raised on the next read
+            self._error = exc
+            return True
+        self._in_pos += len(piece)
+        if self._obj.eof:  # the frame ended inside this piece: the rest starts the next frame
+            self._in_pos -= len(self._obj.unused_data)
+            self._obj = None
+        return True
+
+
+def open_decompressed(raw: BinaryIO, path: str) -> BinaryIO:
+    """A buffered, line-iterable stream of ``path``'s decompressed bytes (by extension: .gz, .zst, .bz2, .xz).
+    Every decompressor here produces output in bounded steps (the standard library's pass ``max_length``)."""
+    import bz2
+    import gzip
+    import lzma
+
+    name = path.lower()
+    if name.endswith(".gz"):
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+    if name.endswith(".zst"):
+        return io.BufferedReader(_ZstdReader(raw), buffer_size=1 << 20)  # type: ignore[return-value]
+    if name.endswith(".bz2"):
+        return bz2.BZ2File(raw)  # type: ignore[return-value]
+    if name.endswith(".xz"):
+        return lzma.LZMAFile(raw)  # type: ignore[return-value]
+    return raw if isinstance(raw, io.BufferedIOBase) else io.BufferedReader(raw)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------------------------- lines
+@dataclasses.dataclass
+class Oversize:
+    """A line longer than the limit: its size (at least ``limit + 1`` bytes) and its first bytes."""
+
+    size: int
+    head: bytes
+
+
+def bounded_lines(stream: BinaryIO, limit: int) -> Iterator[bytes | Oversize]:
+    """The lines of ``stream`` (each with its newline), a line of more than ``limit`` bytes (newline not
+    counted) as ``Oversize``: it is read to its end in 1 MiB steps and dropped, so no more than ``limit`` plus
+    a buffer is ever held, however long the line."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) <= limit or line.endswith(b"\n"):
+            yield line
+            continue
+        size = len(line)
+        head = line[:1024]
+        del line
+        while True:
+            rest = stream.readline(1 << 20)
+            size += len(rest)
+            if not rest or rest.endswith(b"\n"):
+                break
+        yield Oversize(size, head)
+
+
+def record_limit(max_chars: int, max_bytes: int = 0) -> int:
+    """The most bytes one record's line may take: ``max_bytes``, or when 0 room for a text of ``max_chars``
+    characters written as JSON escapes (6 bytes each) plus 1 MiB of metadata."""
+    return max_bytes if max_bytes > 0 else 6 * max_chars + (1 << 20)

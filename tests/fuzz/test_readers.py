@@ -1,0 +1,14 @@
+"""CI slice of the ``readers`` fuzz family (tests/fuzz/readers.py): a fixed list of seeds, < 60 s on one core.
+The long mode is ``python bench/fuzz.py --family readers --seconds 600`` (docs/fuzz.md)."""
+import random
+
+import pytest
+
+from tests.fuzz.readers import fuzz_one
+
+SEEDS = list(range(8))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_readers_promises_hold(seed, tmp_path):
+    fuzz_one(random.Random(seed), tmp_path)
