@@ -118,6 +118,12 @@ class PII(Stage, section="pii", order=40):
         return display_scrubber(manifest_section)
 
     @classmethod
+    def report_sections(cls) -> list:
+        from corpusforge.pipeline.pii.report import pii_section
+
+        return [pii_section]
+
+    @classmethod
     def summary_note(cls, config: PIIConfig) -> str | None:
         from corpusforge.pipeline.pii.entities import coverage
 
