@@ -202,6 +202,12 @@ class Stage(beam.PTransform):
         return False
 
     @classmethod
+    def report_sections(cls) -> list:
+        """The stage's sections of report.html, in order: functions from the report's ``RunData`` to a ``Section``
+        (``pipeline/report/page.py``), placed after the rule values, stage by stage in build order."""
+        return []
+
+    @classmethod
     def summary_note(cls, config) -> str | None:
         """A line the build prints under its summary when this stage is enabled (what PII is not covered)."""
         return None

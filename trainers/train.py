@@ -215,36 +215,7 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
         mcfg = initial.cfg
     model_dir = run_dir / "model"
     ckpt_dir = model_dir / "checkpoints"
-
-    # Start fresh, resume, or refuse to clobber an earlier run.
-    if dist.is_main:
-        ckpt.remove_partial(ckpt_dir)  # a killed run's half-written checkpoint
-    state = None
-    if resume:
-        latest = ckpt.latest_checkpoint(ckpt_dir)
-        if latest is None:
-            raise UserError(f"--resume: no checkpoint in {ckpt_dir}; start without --resume")
-        state = ckpt.load_checkpoint(latest)
-        if state["model_config"] != dataclasses.asdict(mcfg):
-            raise UserError(f"--resume: {latest} was trained with a different model or objective configuration; "
-                            "use the same train.* settings, or start a new run directory")
-        kind.check_resume(state["config"], tc, latest)
-        sharded = tc.data_parallel == "fsdp" and dist.enabled
-        if state.get("sharded", False) != sharded:  # FSDP keys the optimizer state by name, DDP by position
-            how = ("train.data_parallel=fsdp under torchrun with several processes" if state.get("sharded")
-                   else "train.data_parallel=ddp (or in one process)")
-            raise UserError(f"--resume: {latest} was written {'with' if state.get('sharded') else 'without'} FSDP; "
-                            f"resume with {how}, as it was trained")
-    elif ckpt.list_checkpoints(ckpt_dir):
-        if not overwrite:
-            raise UserError(f"{model_dir} already holds checkpoints; pass --resume to continue, or "
-                            "--set output.overwrite=true to start over")
-        barrier(dist)
-        if dist.is_main:
-            previous = ckpt.set_aside_earlier_run(model_dir)
-            print(f"note: starting over; the earlier run (checkpoints, model, metrics) moved to {previous} and is "
-                  "deleted when this run writes its first checkpoint (move it back to keep the earlier run)")
-        barrier(dist)
+    state = _starting_state(tc, kind, mcfg, dist, model_dir, resume=resume, overwrite=overwrite)
 
     # Model, parallelism, optimizer, schedule. Same seed on every rank: identical initial weights. The optimizer
     # is built after FSDP has sharded the parameters (it holds this process's shards).
@@ -291,25 +262,9 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                          pin_memory=device.type == "cuda")
     evaluator = Evaluator.build(data, objective, kind, tc, dist) if data.splits.get("val") else None
 
-    nparams = model.num_params()
     if dist.is_main:
-        print(f"model: {mcfg.arch} ({tc.model.family or objective.family} recipe, size {tc.model.size}), "
-              f"{nparams / 1e6:.2f}M parameters ({(nparams - _embedding_params(model)) / 1e6:.2f}M without "
-              f"embeddings), vocab {mcfg.vocab_size}")
-        print(f"objective {objective.name}: {tc.seq_len} tokens per example"
-              + (f" -> {objective.decoder_length} target tokens" if objective.decoder_length else "")
-              + f"; {train_windows.per_epoch} examples per epoch; global batch {plan.global_batch} "
-              f"({tc.micro_batch_size} x {tc.grad_accum} accumulation x {dist.world_size} processes); "
-              f"{device.type} {str(dtype).replace('torch.', '')}" + (", compiled" if tc.compile else "")
-              + (", FSDP" if is_sharded(model) else ", DDP" if dist.enabled else "")
-              + (", activation checkpointing" if tc.checkpoint_activations else "")
-              + (f"; resuming at step {step}" if state else ""))
-        dtype_name = str(dtype).replace("torch.", "")
-        print(f"precision {dtype_name}" + (" with a loss scaler" if scaler is not None else "")
-              + f"; {describe_peak(device, dtype_name)}")
-        if tc.optim.warmup_steps >= tc.max_steps:
-            print(f"note: train.optim.warmup_steps ({tc.optim.warmup_steps}) >= train.max_steps ({tc.max_steps}): "
-                  f"warmup is shortened to {max(tc.max_steps - 1, 0)} steps so the peak rate is reached")
+        _describe(tc, objective, mcfg, model, dist, dtype, scaler is not None, train_windows.per_epoch,
+                  plan.global_batch, resumed_at=step if state else None)
     log = MetricsLog(model_dir / "metrics.jsonl", resume_step=step if state else None) if dist.is_main else None
     bar = None
     if progress and dist.is_main:
@@ -325,6 +280,64 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                     plan=plan, loader=loader, evaluator=evaluator, model_dir=model_dir, ckpt_dir=ckpt_dir, log=log,
                     peak=peak_flops(device, str(dtype).replace("torch.", "")), bar=bar, step=step,
                     start_step=step, start_position=position, last_checkpoint=ckpt.latest_checkpoint(ckpt_dir))
+
+
+def _describe(tc: TrainConfig, objective: Objective, mcfg, model: torch.nn.Module, dist: Distributed,
+              dtype: torch.dtype, scaled: bool, per_epoch: int, global_batch: int, resumed_at: int | None) -> None:
+    """What a run trains, on what, how: three lines (and a note on a warmup longer than the run)."""
+    device, nparams = dist.device, model.num_params()
+    print(f"model: {mcfg.arch} ({tc.model.family or objective.family} recipe, size {tc.model.size}), "
+          f"{nparams / 1e6:.2f}M parameters ({(nparams - _embedding_params(model)) / 1e6:.2f}M without "
+          f"embeddings), vocab {mcfg.vocab_size}")
+    print(f"objective {objective.name}: {tc.seq_len} tokens per example"
+          + (f" -> {objective.decoder_length} target tokens" if objective.decoder_length else "")
+          + f"; {per_epoch} examples per epoch; global batch {global_batch} "
+          f"({tc.micro_batch_size} x {tc.grad_accum} accumulation x {dist.world_size} processes); "
+          f"{device.type} {str(dtype).replace('torch.', '')}" + (", compiled" if tc.compile else "")
+          + (", FSDP" if is_sharded(model) else ", DDP" if dist.enabled else "")
+          + (", activation checkpointing" if tc.checkpoint_activations else "")
+          + (f"; resuming at step {resumed_at}" if resumed_at is not None else ""))
+    dtype_name = str(dtype).replace("torch.", "")
+    print(f"precision {dtype_name}" + (" with a loss scaler" if scaled else "") + f"; {describe_peak(device, dtype_name)}")
+    if tc.optim.warmup_steps >= tc.max_steps:
+        print(f"note: train.optim.warmup_steps ({tc.optim.warmup_steps}) >= train.max_steps ({tc.max_steps}): "
+              f"warmup is shortened to {max(tc.max_steps - 1, 0)} steps so the peak rate is reached")
+
+
+def _starting_state(tc: TrainConfig, kind: ModelKind, mcfg, dist: Distributed, model_dir: pathlib.Path, *,
+                    resume: bool, overwrite: bool) -> dict | None:
+    """The checkpoint a resume continues from (None: a fresh start), or a refusal to clobber an earlier run; a
+    fresh start over an earlier run sets it aside."""
+    ckpt_dir = model_dir / "checkpoints"
+    if dist.is_main:
+        ckpt.remove_partial(ckpt_dir)  # a killed run's half-written checkpoint
+    state = None
+    if resume:
+        latest = ckpt.latest_checkpoint(ckpt_dir)
+        if latest is None:
+            raise UserError(f"--resume: no checkpoint in {ckpt_dir}; start without --resume")
+        state = ckpt.load_checkpoint(latest)
+        if state["model_config"] != dataclasses.asdict(mcfg):
+            raise UserError(f"--resume: {latest} was trained with a different model or objective configuration; "
+                            "use the same train.* settings, or start a new run directory")
+        kind.check_resume(state["config"], tc, latest)
+        sharded = tc.data_parallel == "fsdp" and dist.enabled
+        if state.get("sharded", False) != sharded:  # FSDP keys the optimizer state by name, DDP by position
+            how = ("train.data_parallel=fsdp under torchrun with several processes" if state.get("sharded")
+                   else "train.data_parallel=ddp (or in one process)")
+            raise UserError(f"--resume: {latest} was written {'with' if state.get('sharded') else 'without'} FSDP; "
+                            f"resume with {how}, as it was trained")
+    elif ckpt.list_checkpoints(ckpt_dir):
+        if not overwrite:
+            raise UserError(f"{model_dir} already holds checkpoints; pass --resume to continue, or "
+                            "--set output.overwrite=true to start over")
+        barrier(dist)
+        if dist.is_main:
+            previous = ckpt.set_aside_earlier_run(model_dir)
+            print(f"note: starting over; the earlier run (checkpoints, model, metrics) moved to {previous} and is "
+                  "deleted when this run writes its first checkpoint (move it back to keep the earlier run)")
+        barrier(dist)
+    return state
 
 
 def _step(s: _Session) -> None:

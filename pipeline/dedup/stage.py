@@ -31,6 +31,12 @@ class Dedup(Stage, section="dedup", order=30):
 
     details_are_values = False  # a removal's details describe its duplicate cluster
 
+    @classmethod
+    def report_sections(cls) -> list:
+        from corpusforge.pipeline.dedup.report import dedup_section, near_duplicates_section
+
+        return [dedup_section, near_duplicates_section]
+
     def __init__(self, config: DedupConfig | None = None, context: StageContext | None = None,
                  label: str | None = None):
         super().__init__(config or DedupConfig(), context, label)

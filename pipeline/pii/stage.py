@@ -154,6 +154,12 @@ class PII(Stage, section="pii", order=40):
         return manifest_section is not None and section.get("enabled", True) and section.get("scrub_removed", True)
 
     @classmethod
+    def report_sections(cls) -> list:
+        from corpusforge.pipeline.pii.report import pii_section
+
+        return [pii_section]
+
+    @classmethod
     def summary_note(cls, config: PIIConfig) -> str | None:
         from corpusforge.pipeline.pii.entities import coverage
 

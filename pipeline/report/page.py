@@ -11,7 +11,6 @@ import datetime as _dt
 import json
 import posixpath
 import statistics
-from collections import Counter
 from typing import Any
 
 import jinja2
@@ -20,8 +19,8 @@ from markupsafe import Markup, escape
 from corpusforge.core.faults import STAGE_ERROR
 from corpusforge.pipeline.report import plots
 from corpusforge.pipeline.report.collect import ReasonSamples, RunData, value_stage
-from corpusforge.pipeline.report.overlap import MAX_CHARS
 from corpusforge.pipeline.report.values import thresholds
+from corpusforge.pipeline.stage import registered_stages
 
 ENV = jinja2.Environment(loader=jinja2.PackageLoader("corpusforge.pipeline.report", "templates"), autoescape=True,
                          undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -62,7 +61,7 @@ class Section:
 
 
 # ------------------------------------------------------------------------------------------------ sections
-def _stage_order(data: RunData) -> list[str]:
+def stage_order(data: RunData) -> list[str]:
     return [row["stage"] for row in data.stats["funnel"]] if data.stats else []
 
 
@@ -112,7 +111,7 @@ def reasons_section(data: RunData) -> Section:
             for reason, n in entry["reasons"].items()]
     total = stats["removed"]["total"]
     # Every reason in a table the filter box above it searches (filter.js hides the rows that do not match).
-    body = (figure(plots.removal_reasons(rows, _stage_order(data)), "Removed documents per reason")
+    body = (figure(plots.removal_reasons(rows, stage_order(data)), "Removed documents per reason")
             + MACROS.filter_box("reasons-table", len(rows))
             + table(["stage", "reason", "documents", "of removed"],
                     [(s, r, num(n), share(n, total)) for s, r, n in sorted(rows, key=lambda r: (-r[2], r[0], r[1]))],
@@ -150,7 +149,7 @@ def language_section(data: RunData) -> Section:
                   [(lang, num(kept.get(lang, 0)), share(kept.get(lang, 0), total), num(removed.get(lang, 0)))
                    for lang in sorted(set(kept) | set(removed), key=lambda k: (-kept.get(k, 0), -removed.get(k, 0), k))[:25]],
                   numeric=(1, 2, 3))
-    body += note(f"Kept counts are exact; removed counts come from {_coverage(data.removed_coverage)} removed records.")
+    body += note(f"Kept counts are exact; removed counts come from {coverage_text(data.removed_coverage)} removed records.")
     return Section("languages", "Languages", intro, body)
 
 
@@ -207,7 +206,7 @@ def mixture_section(data: RunData) -> Section:
     return Section("mixture", "Sources and mixture", intro, body)
 
 
-def _coverage(cov) -> str:
+def coverage_text(cov) -> str:
     return f"all {cov.rows_total:,}" if cov.complete else f"a sample of {cov.rows_read:,} of {cov.rows_total:,}"
 
 
@@ -243,7 +242,7 @@ def values_section(data: RunData) -> Section:
                    "Histograms of stored values with thresholds, kept against removed")
             + table(["value", "threshold (run config)", "documents", "count", "min", "p10", "median", "p90", "max"],
                     rows, numeric=(3, 4, 5, 6, 7, 8))
-            + note(f"From {_coverage(data.clean_coverage)} kept and {_coverage(data.removed_coverage)} removed "
+            + note(f"From {coverage_text(data.clean_coverage)} kept and {coverage_text(data.removed_coverage)} removed "
                    "records. A removed document carries only the values of the steps it reached; a value without "
                    "a threshold is annotated only, or its rule is off in this run's configuration."
                    + (f" The figure shows the first {plots.MAX_PANELS} of {len(present)} values." if len(present) > len(shown) else "")))
@@ -256,7 +255,7 @@ def sources_section(data: RunData) -> Section:
              "tokenized; repeats of a weighted mixture included).")
     if not data.sources:
         return Section("sources", "Sources", intro, absent("No per-source counts in this run (no build)."))
-    stages = [stage for stage in _stage_order(data)[1:]] or sorted({s for c in data.sources.values() for s in c.removed})
+    stages = [stage for stage in stage_order(data)[1:]] or sorted({s for c in data.sources.values() for s in c.removed})
     splits = sorted({split for c in data.sources.values() for split in c.tokens})
     rows = []
     for name, c in data.sources.items():
@@ -283,50 +282,6 @@ def sources_section(data: RunData) -> Section:
     return Section("sources", "Sources", intro, body)
 
 
-def dedup_section(data: RunData) -> Section:
-    intro = ("Near-duplicate and exact-duplicate clusters: one survivor is kept per cluster, the others are removed "
-             "by the dedup stage. Large clusters are usually boilerplate or mirrored pages.")
-    by_stage = (data.stats or {}).get("removed", {}).get("by_stage", {})
-    dedup = by_stage.get("dedup")
-    if not data.cluster_sizes:
-        text = ("Deduplication did not run in this build." if "dedup" not in _stage_order(data) else
-                "No duplicates were found." if not dedup else
-                "The dedup removals do not record cluster sizes or survivors.")
-        return Section("dedup", "Duplicates", intro, absent(text))
-    clusters = sum(data.cluster_sizes.values())
-    biggest = max(data.cluster_sizes)
-    body = (facts([("clusters", num(clusters)), ("documents removed as duplicates", num(dedup["total"] if dedup else 0)),
-                         ("largest cluster", num(biggest)),
-                         ("reasons", ", ".join(f"{r} {n:,}" for r, n in (dedup or {}).get("reasons", {}).items()) or "–")])
-                  + figure(plots.cluster_sizes(dict(data.cluster_sizes)), "Clusters by size"))
-    if data.dedup_rows_read < data.dedup_rows_total:
-        body += note(f"Cluster sizes from the first {data.dedup_rows_read:,} of {data.dedup_rows_total:,} dedup removals.")
-    return Section("dedup", "Duplicates", intro, body)
-
-
-def pii_section(data: RunData) -> Section:
-    intro = ("Personal data found and masked by the PII stage (Presidio recognizers), by entity type. Documents stay "
-             "in the corpus with the entities replaced; only documents dominated by PII are removed.")
-    edits = (data.stats or {}).get("edits", {}).get("pii", {})
-    entities = {k[len("entity_"):]: v for k, v in edits.items() if k.startswith("entity_")}
-    if not entities:
-        text = "The PII stage did not run in this build." if "pii" not in _stage_order(data) else "No PII was found."
-        return Section("pii", "Personal data (PII)", intro, absent(text))
-    removed = (data.stats or {}).get("removed", {}).get("by_stage", {}).get("pii", {})
-    body = (facts([("entities masked", num(sum(entities.values()))),
-                         ("documents changed", num(edits.get("docs_changed", 0))),
-                         ("documents removed", num(removed.get("total", 0)))])
-                  + figure(plots.horizontal_counts(entities, "PII entities masked, by type", "entities"),
-                           "PII entities by type"))
-    per_doc = (data.values.get("pii_count") or {}).get("kept") or []
-    if per_doc:
-        counts = Counter("5+" if v >= 5 else str(int(v)) for v in per_doc)
-        body += note("Kept documents by entities masked in them: "
-                     + ", ".join(f"{k}: {counts[k]:,}" for k in ["0", "1", "2", "3", "4", "5+"] if counts[k])
-                     + f" (from {_coverage(data.clean_coverage)} kept documents).")
-    return Section("pii", "Personal data (PII)", intro, body)
-
-
 def _doc_card(sample) -> Markup:
     details = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False) if not isinstance(v, str) else v}"
                         for k, v in sorted(sample.details.items()))
@@ -336,27 +291,6 @@ def _doc_card(sample) -> Markup:
 def _reason_blocks(groups: list[ReasonSamples], total: int) -> Markup:
     return MACROS.reason_blocks([(group, share(group.count, total), [_doc_card(s) for s in group.samples])
                                  for group in groups])
-
-
-def near_duplicates_section(data: RunData) -> Section:
-    intro = ("Duplicates removed by the dedup stage beside the document kept in their place (its survivor_id), "
-             "with the text they share highlighted, so a person can judge whether the pair really is a "
-             "duplicate. Text is scrubbed like every text on this page.")
-    if not data.near_duplicates:
-        dedup = (data.stats or {}).get("removed", {}).get("by_stage", {}).get("dedup")
-        text = ("Deduplication did not run in this build." if "dedup" not in _stage_order(data) else
-                "No duplicates were found." if not dedup else
-                "No removed duplicate names its survivor (or removed/ was not written).")
-        return Section("near-duplicates", "Duplicates beside their survivors", intro, absent(text))
-
-    def meta(sample) -> str:
-        return f"{sample.id} · {sample.source} · {sample.chars:,} characters"
-
-    body = Markup().join(
-        MACROS.near_duplicate(pair, meta(pair.removed), meta(pair.survivor) if pair.survivor else "",
-                              MAX_CHARS if max(pair.removed.chars, pair.survivor.chars if pair.survivor else 0) > MAX_CHARS else 0)
-        for pair in data.near_duplicates)
-    return Section("near-duplicates", "Duplicates beside their survivors", intro, body)
 
 
 def compare_section(data: RunData) -> Section:
@@ -616,8 +550,9 @@ def key_numbers(data: RunData) -> list[tuple[str, str, str]]:
 
 def render(data: RunData, per_reason: int = 3, generated: _dt.datetime | None = None) -> str:
     sections = [funnel_section(data), sources_section(data), reasons_section(data), length_section(data),
-                language_section(data), mixture_section(data), values_section(data), dedup_section(data),
-                near_duplicates_section(data), pii_section(data), compare_section(data),
+                language_section(data), mixture_section(data), values_section(data),
+                *[section(data) for stage in registered_stages() for section in stage.report_sections()],
+                compare_section(data),
                 samples_section(data, per_reason), rejected_section(data), tokenizer_section(data),
                 training_section(data), details_section(data)]
     generated = generated or _dt.datetime.now().astimezone()
