@@ -271,7 +271,7 @@ def test_a_failed_overwrite_keeps_the_old_token_shards(tmp_path, clean_dir, toke
     run_tokenize(load_config(None, settings))
     before = {p: p.read_bytes() for p in sorted((run / "tokens").rglob("*")) if p.is_file()}
 
-    def full_disk(self, element, epochs):
+    def full_disk(self, element, *side_inputs):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(tokenize_module._WriteShard, "process", full_disk)
