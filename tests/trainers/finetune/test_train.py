@@ -40,12 +40,12 @@ def expected_trainable(family, task, method):
 
 
 def check_reload(config, metrics):
-    """The saved result, loaded back, scores the validation file as the last epoch did."""
+    """The saved result, loaded back, scores the validation file as the kept epoch did."""
     tuned = load_finetuned(config.out)
     examples = task_examples(read_records(config.validation), config, config.validation)
     rows = predict(tuned, examples, batch_size=5)
     scores = score_predictions(tuned, examples, rows)
-    assert scores["accuracy"] == pytest.approx(metrics["epochs"][-1]["val_accuracy"])
+    assert scores["accuracy"] == pytest.approx(metrics["kept"]["val_accuracy"])
     return tuned, rows
 
 
@@ -152,6 +152,28 @@ def test_resume_after_an_interrupted_epoch_gives_the_uninterrupted_run(bases, ta
     monkeypatch.setattr(train_module, "_train_epoch", real)
     _, resumed = run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=3, resume=True)
     assert resumed["epochs"] == [{**e, "seconds": r["seconds"]} for e, r in zip(straight["epochs"], resumed["epochs"])]
+    assert resumed["kept_epoch"] == straight["kept_epoch"] and resumed["kept"] == straight["kept"]
+
+
+def test_the_best_epoch_is_kept_and_early_stopping_stops_after_the_patience(bases, task_files, tmp_path, monkeypatch):
+    import corpusforge.trainers.finetune.train as train_module
+
+    scripted = iter([0.5, 0.7, 0.6, 0.6, 0.9])  # epoch 2 is the best; 2 epochs without a better one stop the run
+    weights = {}
+
+    def evaluate(model, *args):
+        weights[len(weights) + 1] = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+        return {"val_loss": 1.0, "val_accuracy": next(scripted), "val_macro_f1": 0.5}
+
+    monkeypatch.setattr(train_module, "evaluate_rows", evaluate)
+    config, metrics = run(bases, task_files, tmp_path, "gpt2", "classify", "lora", epochs=5, early_stopping=2)
+    assert [e["epoch"] for e in metrics["epochs"]] == [1, 2, 3, 4] and metrics["stopped_early"]
+    assert metrics["kept_epoch"] == 2 and metrics["kept"]["val_accuracy"] == 0.7
+    tuned = load_finetuned(config.out)
+    saved = {n: p.detach() for n, p in tuned.model.named_parameters() if n in weights[2]}
+    for name, value in saved.items():  # the saved adapter holds epoch 2's weights, not epoch 4's
+        assert torch.equal(value, weights[2][name]), name
+    assert saved and any(not torch.equal(weights[2][n], weights[4][n]) for n in saved)
 
 
 def test_misuse_is_a_one_line_error(bases, task_files, tmp_path):
