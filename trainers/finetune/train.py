@@ -71,6 +71,8 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     for key in ("model", "train", "out"):
         if not getattr(config, key):
             raise UserError(f"finetune needs --{key} (or finetune.{key} in the config)")
+    if config.early_stopping and not config.validation:
+        raise UserError("--early-stopping needs --validation records to tell a better epoch; pass them or drop it")
     out = pathlib.Path(config.out)
     if (out / "finetune.json").exists() and not config.resume:
         raise UserError(f"{out} already holds a finished fine-tuning; choose another --out or delete it")

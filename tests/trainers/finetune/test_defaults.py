@@ -91,6 +91,21 @@ def test_the_default_learning_rate_scales_with_the_width():
     assert FinetuneConfig(method="full", lr=1e-3).learning_rate(64) == 1e-3  # an explicit rate wins
 
 
+def test_the_width_comes_from_any_transformers_config(tmp_path):
+    for key, width in (("hidden_size", 1024), ("n_embd", 768), ("d_model", 512)):  # BERT, GPT-2, T5 / BART
+        (tmp_path / key).mkdir()
+        (tmp_path / key / "config.json").write_text(json.dumps({key: width}))
+        assert model_width(tmp_path / key) == width
+    assert model_width(tmp_path) is None  # no config.json (an ELMo biLM): the reference rate
+
+
+def test_early_stopping_without_validation_is_a_one_line_error(tmp_path):
+    from corpusforge.core.errors import UserError
+
+    with pytest.raises(UserError, match="--early-stopping needs --validation"):
+        finetune(FinetuneConfig(model="m", train="t.jsonl", out=str(tmp_path / "out"), early_stopping=2))
+
+
 @pytest.mark.timeout(300)
 def test_a_pretrained_debug_encoder_learns_a_separable_topic_task_with_every_default(topic_task, tmp_path):
     model, train, val = topic_task
