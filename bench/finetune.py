@@ -30,7 +30,6 @@ import pathlib
 import random
 import sys
 import tempfile
-import types
 
 import torch
 
@@ -145,9 +144,9 @@ def pretrain(run: pathlib.Path, texts: list[str], args) -> tuple[pathlib.Path, p
         f"train.seq_len={args.max_length}", "train.micro_batch_size=16", f"train.max_steps={args.pretrain_steps}",
         "train.eval_every=0", "train.eval_batches=2", "train.progress=false", "train.optim.lr=0.001",
         "train.optim.warmup_steps=50", "train.model.dropout=0.1", "train.device=cpu"])
-    config = types.SimpleNamespace(train=from_dict(TrainConfig, data["train"], "train"),
-                                   output=types.SimpleNamespace(run_dir=str(run), overwrite=True))
-    train_model(config.train, config.run_paths())
+    from corpusforge.core.rundir import RunPaths
+
+    train_model(from_dict(TrainConfig, data["train"], "train"), RunPaths(str(run), overwrite=True))
     model, info = load_pretrained(run / "model")
     torch.manual_seed(args.seed)
     save_pretrained(Transformer(model.cfg), run / "random", tokenizer=tok_path, info={**info, "step": 0})

@@ -3,7 +3,6 @@ early stopping, and classify's bag-of-words baseline."""
 import hashlib
 import json
 import random
-import types
 
 import pytest
 import torch
@@ -60,9 +59,9 @@ def pretrain_debug_encoder(run, texts: list[str], steps: int):
         "train.objective=mlm", "train.model.size=debug", "train.seq_len=32", "train.micro_batch_size=16",
         f"train.max_steps={steps}", "train.eval_every=0", "train.eval_batches=1", "train.progress=false",
         "train.optim.lr=0.002", "train.optim.warmup_steps=20", "train.device=cpu"])
-    config = types.SimpleNamespace(train=from_dict(TrainConfig, data["train"], "train"),
-                                   output=types.SimpleNamespace(run_dir=str(run), overwrite=True))
-    train_model(config)
+    from corpusforge.core.rundir import RunPaths
+
+    train_model(from_dict(TrainConfig, data["train"], "train"), RunPaths(str(run), overwrite=True))
     return run / "model"
 
 
