@@ -1,7 +1,8 @@
-"""Fine-tuning evidence on an offline task: pretrained vs random initialisation, full vs each PEFT method.
+"""Fine-tuning at the defaults, method x model size, against a bag-of-words baseline, on an offline task.
 
-    .venv/bin/python bench/finetune.py                      # defaults below; a few minutes on 2 CPU cores
-    .venv/bin/python bench/finetune.py --pretrain-steps 600 --epochs 3 --per-class 300
+    .venv/bin/python bench/finetune.py --sizes debug --per-class 120      # a few minutes on 2 CPU cores
+    .venv/bin/python bench/finetune.py --sizes debug,small,base --pretrain-steps 600   # a GPU machine
+    .venv/bin/python bench/finetune.py --sizes custom --d-model 128 --layers 4 --init both   # the older table
 
 The task: which documentation set a paragraph comes from, three classes built from text on the machine:
 Python's topic help (`pydoc_data.topics`), docstrings of standard-library modules, and the Debian package
@@ -10,10 +11,13 @@ with docs to get more). Paragraphs of 200+ characters, the same number per class
 shuffle.
 
 Pretraining: a BERT (masked LM) with corpusforge's own trainer on the training paragraphs (text only, no
-labels; the validation paragraphs are left out), WordPiece vocabulary trained on the same text. The random
-baseline is the same architecture with its initial weights. Every fine-tuning run has the same budget
-(epochs, batch size, max length; each method its default learning rate). Printed: validation accuracy and
-macro-F1 after the last epoch, trainable and total parameters, seconds per epoch (machine-load dependent).
+labels; the validation paragraphs are left out), WordPiece vocabulary trained on the same text, at each of
+``--sizes`` (corpusforge's named sizes: debug d=64 x 2 layers, small 512 x 6, base 768 x 12; ``custom``:
+``--d-model`` x ``--layers``). ``--init both`` adds the same architecture at its initial weights. Every
+fine-tuning run uses finetune's defaults (the learning rate for the method and width, warmup, the best epoch
+kept) at the same budget (epochs, batch size, max length). Printed: the kept epoch's validation accuracy
+and macro-F1, the learning rate, trainable share, seconds of fine-tuning (machine-load dependent), and the
+bag-of-words baseline (TF-IDF + logistic regression on the same split) once per table.
 """
 from __future__ import annotations
 
@@ -26,7 +30,6 @@ import pathlib
 import random
 import sys
 import tempfile
-import types
 
 import torch
 
@@ -134,15 +137,16 @@ def pretrain(run: pathlib.Path, texts: list[str], args) -> tuple[pathlib.Path, p
     (run / "tokens" / "manifest.json").write_text(json.dumps({
         "tokenizer": "../tokenizer/tokenizer.json", "tokenizer_sha256": hashlib.sha256(tok_path.read_bytes()).hexdigest(),
         "vocab_size": vocab.size, "dtype": "uint16", "special_tokens": vocab.special_ids(), "splits": splits}))
+    d_model, layers, heads = args.d_model, args.layers, args.heads
     data = apply_overrides({}, [
-        "train.objective=mlm", "train.model.size=debug", f"train.model.d_model={args.d_model}",
-        f"train.model.n_layers={args.layers}", f"train.model.d_ff={4 * args.d_model}", "train.model.n_heads=4",
+        "train.objective=mlm", "train.model.size=debug", f"train.model.d_model={d_model}",
+        f"train.model.n_layers={layers}", f"train.model.d_ff={4 * d_model}", f"train.model.n_heads={heads}",
         f"train.seq_len={args.max_length}", "train.micro_batch_size=16", f"train.max_steps={args.pretrain_steps}",
         "train.eval_every=0", "train.eval_batches=2", "train.progress=false", "train.optim.lr=0.001",
         "train.optim.warmup_steps=50", "train.model.dropout=0.1", "train.device=cpu"])
-    config = types.SimpleNamespace(train=from_dict(TrainConfig, data["train"], "train"),
-                                   output=types.SimpleNamespace(run_dir=str(run), overwrite=True))
-    train_model(config.train, config.run_paths())
+    from corpusforge.core.rundir import RunPaths
+
+    train_model(from_dict(TrainConfig, data["train"], "train"), RunPaths(str(run), overwrite=True))
     model, info = load_pretrained(run / "model")
     torch.manual_seed(args.seed)
     save_pretrained(Transformer(model.cfg), run / "random", tokenizer=tok_path, info={**info, "step": 0})
@@ -155,11 +159,14 @@ def main() -> None:
     parser.add_argument("--pretrain-steps", type=int, default=600)
     parser.add_argument("--d-model", type=int, default=128)
     parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--vocab", type=int, default=4000)
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--methods", default="full,lora,adapter,prompt")
+    parser.add_argument("--methods", default="full,lora,adapter,prefix,prompt")
+    parser.add_argument("--sizes", default="debug", help="debug, small, base (corpusforge's sizes) or custom.")
+    parser.add_argument("--init", choices=["pretrained", "both"], default="pretrained")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", metavar="FILE", help="Also write the results here.")
@@ -172,35 +179,58 @@ def main() -> None:
     from corpusforge.trainers.finetune.train import finetune
 
     quiet_transformers()
-    results = []
+    from corpusforge.trainers.model import SIZES
+
+    results, baseline = [], None
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(args.work or tmp)
         root.mkdir(parents=True, exist_ok=True)
         train, val, texts, task = build_task(root, args.per_class, args.seed)
         print(f"task: {json.dumps(task)}", flush=True)
-        pretrained, random_init = pretrain(root / "run", texts, args)
-        for init, model in (("pretrained", pretrained), ("random", random_init)):
-            for method in args.methods.split(","):
-                config = FinetuneConfig(model=str(model), task="classify", method=method, train=str(train),
-                                        validation=str(val), out=str(root / f"ft-{init}-{method}"), epochs=args.epochs,
-                                        batch_size=args.batch_size, max_length=args.max_length, seed=args.seed,
-                                        progress=False, device="cpu")
-                metrics = finetune(config)
-                last = metrics["epochs"][-1]
-                row = {"init": init, "method": method, "val_accuracy": round(last["val_accuracy"], 4),
-                       "val_macro_f1": round(last["val_macro_f1"], 4), "trainable_params": metrics["trainable_params"],
-                       "total_params": metrics["total_params"],
-                       "trainable_share": round(metrics["trainable_share"], 4),
-                       "seconds_per_epoch": round(sum(e["seconds"] for e in metrics["epochs"]) / len(metrics["epochs"]), 1),
-                       "accuracy_per_epoch": [round(e["val_accuracy"], 4) for e in metrics["epochs"]]}
-                results.append(row)
-                print(json.dumps(row), flush=True)
-    print("\n| init | method | val accuracy | macro-F1 | trainable params | share | s/epoch |\n|---|---|---|---|---|---|---|")
+        for size in args.sizes.split(","):
+            if size != "custom":
+                args.d_model, args.layers, args.heads = (SIZES[size][k] for k in ("d_model", "n_layers", "n_heads"))
+            pretrained, random_init = pretrain(root / f"run-{size}", texts, args)
+            inits = (("pretrained", pretrained), ("random", random_init)) if args.init == "both" else (("pretrained", pretrained),)
+            for init, model in inits:
+                for method in args.methods.split(","):
+                    config = FinetuneConfig(model=str(model), task="classify", method=method, train=str(train),
+                                            validation=str(val), out=str(root / f"ft-{size}-{init}-{method}"),
+                                            epochs=args.epochs, batch_size=args.batch_size, max_length=args.max_length,
+                                            seed=args.seed, progress=False, device="cpu")
+                    try:
+                        metrics = finetune(config)
+                    except Exception as exc:  # a method refused on this model: say so in the table
+                        row = {"size": size, "init": init, "method": method, "error": str(exc).splitlines()[0][:120]}
+                        results.append(row)
+                        print(json.dumps(row), flush=True)
+                        continue
+                    baseline = metrics.get("baseline", baseline)
+                    row = {"size": size, "d_model": args.d_model, "layers": args.layers, "init": init, "method": method,
+                           "learning_rate": metrics["learning_rate"], "kept_epoch": metrics["kept_epoch"],
+                           "val_accuracy": round(metrics["kept"]["val_accuracy"], 4),
+                           "val_macro_f1": round(metrics["kept"]["val_macro_f1"], 4),
+                           "trainable_params": metrics["trainable_params"], "total_params": metrics["total_params"],
+                           "trainable_share": round(metrics["trainable_share"], 4),
+                           "seconds": round(sum(e["seconds"] for e in metrics["epochs"]), 1),
+                           "accuracy_per_epoch": [round(e["val_accuracy"], 4) for e in metrics["epochs"]]}
+                    results.append(row)
+                    print(json.dumps(row), flush=True)
+    print("\n| size | init | method | lr | kept epoch | val accuracy | macro-F1 | trainable share | seconds |\n"
+          "|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['init']} | {r['method']} | {r['val_accuracy']:.3f} | {r['val_macro_f1']:.3f} | "
-              f"{r['trainable_params']:,} | {100 * r['trainable_share']:.2f}% | {r['seconds_per_epoch']} |")
+        if "error" in r:
+            print(f"| {r['size']} | {r['init']} | {r['method']} | refused: {r['error']} | | | | | |")
+            continue
+        print(f"| {r['size']} (d={r['d_model']}, {r['layers']} layers) | {r['init']} | {r['method']} | "
+              f"{r['learning_rate']:.2g} | {r['kept_epoch']} | {r['val_accuracy']:.3f} | {r['val_macro_f1']:.3f} | "
+              f"{100 * r['trainable_share']:.2f}% | {r['seconds']} |")
+    if baseline:
+        print(f"| baseline | - | TF-IDF + logistic regression | - | - | {baseline['val_accuracy']:.3f} | "
+              f"{baseline['val_macro_f1']:.3f} | - | - |")
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps({"task": task, "args": vars(args), "results": results}, indent=2))
+        pathlib.Path(args.json).write_text(json.dumps({"task": task, "args": vars(args), "baseline": baseline,
+                                                      "results": results}, indent=2))
 
 
 if __name__ == "__main__":

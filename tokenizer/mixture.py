@@ -3,16 +3,22 @@
 With a token budget (``tokenize.target_tokens``) each source ``s`` gets ``target_tokens * w_s / sum(w)`` train
 tokens, where ``w_s`` is ``inputs[].weight`` of the input named ``s`` (1 for a source no input names). A
 source with ``T_s`` tokens after cleaning is taken ``e_s = target_s / T_s`` times (its *epochs*): every
-document ``floor(e_s)`` times, and once more when a keyed hash of its id falls below ``e_s - floor(e_s)``.
-So up-sampling repeats whole documents, down-sampling (``e_s < 1``) drops whole documents, and both depend
-only on the id, the seed and the figures, never on the order of work. The tokens per source match the
-targets in expectation; the manifest reports what was written. Pure functions, no Beam.
+document ``floor(e_s)`` times, and the fractional epoch's quota of ``(e_s - floor(e_s)) * T_s`` tokens is filled
+once more with whole documents taken in the order of a keyed hash of their ids until the quota is met (the last
+one may overshoot by one document): ``quota_cutoffs`` finds, per source, the largest hash taken, and ``copies``
+compares a document's hash with it. So up-sampling repeats whole documents, down-sampling (``e_s < 1``) drops
+whole documents, each source's tokens hit its target to within one document, and all of it depends only on the
+ids, the lengths, the seed and the figures, never on the order of work. (Comparing the hash with the fraction
+instead would hit the target only in expectation: with documents of different sizes a source's share drifts by
+the luck of which documents pass.) Pure functions, no Beam.
 """
 from __future__ import annotations
 
 import hashlib
 import math
 from typing import Mapping
+
+import numpy as np
 
 from corpusforge.core.errors import UserError
 
@@ -50,15 +56,46 @@ def mixture_epochs(tokens_by_source: Mapping[str, int], weights: Mapping[str, fl
     return epochs
 
 
-def copies(doc_id: str, epochs: float, seed: int) -> int:
-    """How many times a document of a source taken ``epochs`` times goes into the shards."""
-    whole = math.floor(epochs)
-    fraction = epochs - whole
-    if not fraction:
-        return whole
+def mix_key(doc_id: str, seed: int) -> int:
+    """A document's place in its source's fractional epoch: a keyed BLAKE2b hash of its id (64 bits)."""
     digest = hashlib.blake2b(doc_id.encode("utf-8"), digest_size=8, key=seed.to_bytes(8, "little", signed=True),
                              person=_MIX_PURPOSE).digest()
-    return whole + (int.from_bytes(digest, "little") / 2.0**64 < fraction)
+    return int.from_bytes(digest, "little")
+
+
+NONE_TAKEN = -1  # the cutoff of a fractional epoch that takes no document
+
+
+def fraction_cutoff(keys: np.ndarray, lengths: np.ndarray, fraction: float) -> int:
+    """The largest key taken when the documents (``keys`` from ``mix_key``, token ``lengths``), in ascending key
+    order, are taken until their tokens reach ``fraction`` of all the source's tokens (``NONE_TAKEN`` for a
+    quota of 0). Ties of keys are ordered by length, so the answer does not depend on the documents' order."""
+    quota = fraction * float(np.sum(lengths))
+    if quota <= 0 or not len(keys):
+        return NONE_TAKEN
+    order = np.lexsort((lengths, keys))
+    reached = np.cumsum(lengths[order]) >= quota
+    last = int(np.argmax(reached)) if reached.any() else len(order) - 1
+    return int(keys[order[last]])
+
+
+def quota_cutoffs(keys_by_source: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                  epochs: Mapping[str, float]) -> dict[str, int]:
+    """Per source (``{source: (keys, lengths)}`` of its train documents), the cutoff of its fractional epoch."""
+    out = {}
+    for source, (keys, lengths) in keys_by_source.items():
+        e = epochs.get(source, 1.0)
+        out[source] = fraction_cutoff(np.asarray(keys, np.uint64), np.asarray(lengths, np.int64), e - math.floor(e))
+    return out
+
+
+def copies(doc_id: str, epochs: float, seed: int, cutoff: int) -> int:
+    """How many times a document of a source taken ``epochs`` times goes into the shards: ``floor(epochs)``, plus
+    one when its ``mix_key`` is at most its source's ``cutoff`` (``quota_cutoffs``)."""
+    whole = math.floor(epochs)
+    if epochs == whole or cutoff == NONE_TAKEN:
+        return whole
+    return whole + (mix_key(doc_id, seed) <= cutoff)
 
 
 def sources_summary(before: Mapping[str, tuple[int, int]], after: Mapping[str, tuple[int, int]],

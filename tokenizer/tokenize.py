@@ -46,7 +46,7 @@ from corpusforge.core.run_lock import run_lock
 from corpusforge.core.shard_files import open_shard
 from corpusforge.tokenizer.corpus import clean_shards
 from corpusforge.tokenizer.config import TokenizeConfig, TokenizeRun
-from corpusforge.tokenizer.mixture import copies, mixture_epochs, sources_summary
+from corpusforge.tokenizer.mixture import NONE_TAKEN, copies, mix_key, mixture_epochs, quota_cutoffs, sources_summary
 from corpusforge.tokenizer.special_tokens import read_special_tokens
 from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
 
@@ -123,11 +123,13 @@ class Chunk:
                      [sources[i] for i in order], [languages[i] for i in order])
 
 
-def weighted(chunk: Chunk, epochs: dict[str, float], seed: int) -> Chunk:
-    """``chunk`` with each document repeated ``copies(...)`` times for its source's epochs (0: dropped)."""
+def weighted(chunk: Chunk, epochs: dict[str, float], seed: int, cutoffs: dict[str, int]) -> Chunk:
+    """``chunk`` with each document repeated ``copies(...)`` times for its source's epochs and fractional epoch's
+    cutoff (0: dropped)."""
     sources = chunk.source_list()
     starts = np.concatenate([[0], np.cumsum(chunk.lengths)]).astype(np.int64)
-    keep = [(i, copies(doc_id, epochs.get(src, 1.0), seed)) for i, (doc_id, src) in enumerate(zip(chunk.ids, sources))]
+    keep = [(i, copies(doc_id, epochs.get(src, 1.0), seed, cutoffs.get(src, NONE_TAKEN)))
+            for i, (doc_id, src) in enumerate(zip(chunk.ids, sources))]
     order = [i for i, n in keep for _ in range(n)]
     if len(order) == len(chunk.ids) and order == list(range(len(chunk.ids))):
         return chunk
@@ -317,17 +319,18 @@ class _EncodeUnits(beam.DoFn):
 
 class _WriteShard(beam.DoFn):
     """``((split, shard), [Chunk | None])`` -> the shard file, sorted by id, written atomically. Train
-    documents are repeated or dropped by their source's ``epochs`` (a side input; validation stays as is)."""
+    documents are repeated or dropped by their source's ``epochs`` and ``cutoffs`` (side inputs; validation stays
+    as is)."""
 
     def __init__(self, output: str, plan: ShardPlan, mixture_seed: int = 0) -> None:
         self.output, self.plan, self.mixture_seed = output, plan, mixture_seed
 
-    def process(self, element, epochs: dict[str, float], plan: ShardPlan | None = None):
+    def process(self, element, epochs: dict[str, float], cutoffs: dict[str, int], plan: ShardPlan | None = None):
         plan = plan or self.plan  # token-sized shards: the plan made once the tokens are counted
         (split, index), chunks = element
         chunks = [c for c in chunks if c is not None]
         if split == "train":
-            chunks = [weighted(c, epochs, self.mixture_seed) for c in chunks]
+            chunks = [weighted(c, epochs, self.mixture_seed, cutoffs) for c in chunks]
         batch = shard_batch(chunks, plan.dtype)
         name = plan.shard_name(split, index)
         files.write_arrow_atomic(files.join(self.output, *name.split("/")), batch)
@@ -351,6 +354,40 @@ def _train_counts(by: str):
             for label, (docs, tokens) in source_counts(chunk, by).items():
                 yield label, (docs, tokens)
     return counts
+
+
+def _train_keys(seed: int):
+    """``((split, shard), Chunk)`` -> ``(source, (mix keys, token lengths))`` of the train split's documents."""
+    def keys(item):
+        (split, _), chunk = item
+        if split != "train":
+            return
+        members: dict[str, list[int]] = {}
+        for i, src in enumerate(chunk.source_list()):
+            members.setdefault(src, []).append(i)
+        for src, idx in sorted(members.items()):
+            yield src, (np.array([mix_key(chunk.ids[i], seed) for i in idx], np.uint64), chunk.lengths[idx])
+    return keys
+
+
+class _ConcatKeys(beam.CombineFn):
+    """Per source, its train documents' ``(keys, lengths)`` arrays concatenated (16 bytes a document: what
+    ``quota_cutoffs`` needs to take documents in hash order until the quota is met)."""
+
+    def create_accumulator(self):
+        return []
+
+    def add_input(self, acc, item):
+        acc.append(item)
+        return acc
+
+    def merge_accumulators(self, accumulators):
+        return [item for acc in accumulators for item in acc]
+
+    def extract_output(self, acc):
+        if not acc:
+            return np.zeros(0, np.uint64), np.zeros(0, np.int64)
+        return np.concatenate([k for k, _ in acc]), np.concatenate([n for _, n in acc]).astype(np.int64)
 
 
 def _val_tokens(item) -> Iterable[int]:
@@ -534,6 +571,16 @@ class TokenizeShards(beam.PTransform):
             | "LanguageCounts" >> beam.combiners.ToDict()
         )
         epochs = before | "MixtureEpochs" >> beam.Map(_epochs, self.weights, self.target_tokens)
+        if self.target_tokens:
+            cutoffs = (
+                encoded.chunks
+                | "TrainMixKeys" >> beam.FlatMap(_train_keys(self.mixture_seed))
+                | "KeysPerSource" >> beam.CombinePerKey(_ConcatKeys())
+                | "SourceKeys" >> beam.combiners.ToDict()
+                | "QuotaCutoffs" >> beam.Map(quota_cutoffs, beam.pvalue.AsSingleton(epochs))
+            )
+        else:  # no budget: every epoch is whole (1.0), no cutoff is read
+            cutoffs = pbegin | "NoCutoffs" >> beam.Create([{}])
         chunks, extra = encoded.chunks, []
         if self.shard_tokens:  # shard counts from the tokens, known only now: documents move to their new shard
             val_tokens = encoded.chunks | "ValTokens" >> beam.FlatMap(_val_tokens) | "SumValTokens" >> beam.CombineGlobally(sum)
@@ -551,7 +598,7 @@ class TokenizeShards(beam.PTransform):
             | "WithEmptyShards" >> beam.Flatten()
             | "GroupByShard" >> beam.GroupByKey()
             | "WriteShards" >> beam.ParDo(_WriteShard(self.output, self.plan, self.mixture_seed),
-                                          beam.pvalue.AsSingleton(epochs), *extra)
+                                          beam.pvalue.AsSingleton(epochs), beam.pvalue.AsSingleton(cutoffs), *extra)
             | "CollectShards" >> beam.combiners.ToList()
             | "WriteManifest" >> beam.Map(_write_manifest, self.output, self.header, beam.pvalue.AsSingleton(errors),
                                           beam.pvalue.AsSingleton(before), beam.pvalue.AsSingleton(epochs),

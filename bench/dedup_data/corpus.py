@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from corpusforge.pipeline.dedup.text import jaccard, word_shingles, words  # noqa: E402
 
-RST_SOURCES = "/usr/share/doc/python3.11/html/_sources"
+RST_SOURCES = os.environ.get("CORPUSFORGE_RST_SOURCES", "/usr/share/doc/python3.11/html/_sources")  # another copy of the same files
 LICENSES = "/usr/share/common-licenses"
 NGRAM = 5
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from corpusforge.cli.options import common_parser, flag_overrides
 
@@ -11,7 +12,7 @@ _SHORTCUTS = {  # option attribute -> finetune.* key (same name)
         "model", "task", "method", "train", "validation", "out", "text_field", "text_pair_field", "label_field",
         "tokens_field", "tags_field", "prompt_field", "response_field", "id_field", "epochs", "batch_size", "lr",
         "max_length", "lora_r", "lora_alpha", "lora_dropout", "target_modules", "num_virtual_tokens",
-        "adapter_size", "adapter_placement", "seed", "device")}
+        "adapter_size", "adapter_placement", "seed", "device", "keep", "early_stopping")}
 
 
 def register(subparsers) -> None:
@@ -36,7 +37,12 @@ def register(subparsers) -> None:
         add(f"--{name}-field", default=argparse.SUPPRESS, help=f"Field name; default: finetune.{name.replace('-', '_')}_field.")
     add("--epochs", type=int, default=argparse.SUPPRESS, help="Passes over the training records.")
     add("--batch-size", type=int, default=argparse.SUPPRESS, help="Records per step.")
-    add("--lr", type=float, default=argparse.SUPPRESS, help="Peak learning rate (default: the method's).")
+    add("--lr", type=float, default=argparse.SUPPRESS,
+        help="Peak learning rate (default: the method's, scaled by the model's width; docs/finetune.md).")
+    add("--keep", choices=["best", "last"], default=argparse.SUPPRESS,
+        help="Keep the best epoch by validation (default) or the last.")
+    add("--early-stopping", type=int, default=argparse.SUPPRESS, metavar="N",
+        help="Stop after N epochs without a better validation score (0: off).")
     add("--max-length", type=int, default=argparse.SUPPRESS, help="Tokens per record at most.")
     add("--lora-r", type=int, default=argparse.SUPPRESS, help="LoRA rank.")
     add("--lora-alpha", type=int, default=argparse.SUPPRESS, help="LoRA alpha.")
@@ -72,8 +78,13 @@ def cmd_finetune(args) -> int:
     config = load_config(args.config, overrides(args))
     quiet_transformers()
     metrics = finetune(config.finetune)
-    last = metrics["epochs"][-1] if metrics["epochs"] else {}
-    summary = {k: v for k, v in last.items() if k.startswith("val_")}
+    summary = {"kept_epoch": metrics.get("kept_epoch"), **metrics.get("kept", {}),
+               "learning_rate": metrics["learning_rate"]}
+    if "baseline" in metrics:
+        summary["baseline"] = metrics["baseline"]
+        summary["beats_baseline"] = metrics["beats_baseline"]
     print(json.dumps({"out": config.finetune.out, "trainable_params": metrics["trainable_params"],
                       "total_params": metrics["total_params"], **summary}))
+    for warning in metrics.get("warnings", []):
+        print(f"warning: {warning}", file=sys.stderr)
     return 0

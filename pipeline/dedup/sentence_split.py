@@ -5,7 +5,14 @@ at a few hundred KB/s and backtracks on long punctuation runs). A line break alw
 a line a sentence ends after a run of ``. ! ? …`` (optionally followed by closing quotes or brackets) and
 whitespace, unless the word before the full stop is an abbreviation of the document's language or an
 initial, or the next sentence would start with a lower-case letter or a digit. The CJK full stops
-``。！？`` end a sentence without needing a space. Pure functions, no Beam.
+``。！？`` end a sentence without needing a space. A colon (``:`` or reStructuredText's ``::``) and whitespace
+end a sentence too when what follows reads as a sentence of its own appended to a list introduction ("... as
+follows: This article first appeared in ..."): ``_colon_ends`` asks for at least ``_COLON_WORDS`` words (with
+a letter or digit: a list item's "- " is none) before the colon, a letter, digit or closing bracket or quote
+just before it (or before one space before it), after it a capitalised word followed by a space and a letter
+or digit, and a line that is no list item (``- term: ...``). So a boilerplate sentence after a line's colon is
+a sentence that dedup can find, while code (``x: int = 0``, ``{'a': True}``), ``key: Value`` pairs, list
+items and a short "Note: ..." stay whole. Pure functions, no Beam.
 """
 from __future__ import annotations
 
@@ -17,14 +24,16 @@ import re
 # below finds the same matches (tests/pipeline/dedup/test_sentence_split.py holds them equal).
 _BOUNDARY_REFERENCE = re.compile(r"\n"
                                  r"|(?<![.!?…])[.!?…]++[\"'”’»)\]]*+[^\S\n]++"
-                                 r"|(?<![。！？])[。！？]++[”’」』）)]*+[^\S\n]*+")
+                                 r"|(?<![。！？])[。！？]++[”’」』）)]*+[^\S\n]*+"
+                                 r"|(?<!:):++[^\S\n]++")
 # The same pattern led by one character class, which the regex engine searches for fast; the lookbehinds
 # move after it (a two-character lookbehind: the character before the one just taken is no terminator of
 # its kind). ~3x the reference's speed on web-like text, where the scan was most of splitting's time.
-_BOUNDARY = re.compile(r"[\n.!?…。！？]"
+_BOUNDARY = re.compile(r"[\n.!?…。！？:]"
                        r"(?:(?<=\n)"
                        r"|(?<=[.!?…])(?<![.!?…]{2})[.!?…]*+[\"'”’»)\]]*+[^\S\n]++"
-                       r"|(?<=[。！？])(?<![。！？]{2})[。！？]*+[”’」』）)]*+[^\S\n]*+)")
+                       r"|(?<=[。！？])(?<![。！？]{2})[。！？]*+[”’」』）)]*+[^\S\n]*+"
+                       r"|(?<=:)(?<!::):*+[^\S\n]++)")
 _CJK_STOPS = "。！？"
 
 # Abbreviations that end in a full stop without ending a sentence, lower case, without their final stop.
@@ -52,8 +61,39 @@ def abbreviations(lang: str | None) -> frozenset[str]:
     return ABBREVIATIONS.get(code, ABBREVIATIONS["en"])
 
 
-def _ends_sentence(text: str, match: re.Match, abbrevs: frozenset[str]) -> bool:
+_COLON_WORDS = 2  # words before a colon that ends a sentence: "For example:" ends one, "Note:" and "key:" do not
+_BEFORE_COLON = "\"'”’»)]"  # besides a letter or digit, what may stand right before such a colon
+# After the colon: a word of letters and digits (its first character checked upper case in Python), a space,
+# and a letter or digit: "This article", "Copyright 2024", not "Dict[str", "True," or "Foo = None".
+_NEXT_WORD = re.compile(r"[^\W\d_][^\W_]*[^\S\n]+[^\W_]")
+# A list item's line ("- term: Its description.", "2) term: ..."): its colon introduces no list, and two items
+# may share a description that splitting would let dedup collapse.
+_LIST_ITEM = re.compile(r"[^\S\n]*+(?:[-*+•–—]|\d{1,3}[.)]|[a-zA-Z][.)])[^\S\n]")
+
+
+def _colon_ends(text: str, match: re.Match, start: int) -> bool:
+    """Whether a colon run and its whitespace (``match``) end the sentence that starts at ``start``."""
+    colon = match.start()
+    if match.group().rstrip().count(":") > 2 or colon == 0:
+        return False
+    before = text[colon - 1]
+    if before in " \u00a0\u202f" and colon >= 2:  # "is ::" (reStructuredText), "mot : Phrase" (French)
+        before = text[colon - 2]
+    if not (before.isalnum() or before in _BEFORE_COLON):
+        return False
+    end = match.end()
+    if end == len(text) or not text[end].isupper() or not _NEXT_WORD.match(text, end):
+        return False
+    if sum(any(c.isalnum() for c in word) for word in text[start:colon].split()) < _COLON_WORDS:
+        return False
+    return not _LIST_ITEM.match(text, text.rfind("\n", 0, colon) + 1)
+
+
+def _ends_sentence(text: str, match: re.Match, abbrevs: frozenset[str], start: int = 0) -> bool:
+    """Whether the boundary candidate ``match`` ends the sentence that starts at ``start``."""
     first, end = text[match.start()], match.end()
+    if first == ":":
+        return _colon_ends(text, match, start)
     if end == len(text) or text[end] == "\n":
         return False  # the text or line ends here anyway
     if first in _CJK_STOPS:
@@ -82,7 +122,7 @@ def split_sentences_reference(text: str, lang: str | None = None) -> list[list[s
             line.append(text[start:match.start()])
             lines.append(line)
             line, start = [], match.end()
-        elif _ends_sentence(text, match, abbrevs):
+        elif _ends_sentence(text, match, abbrevs, start):
             line.append(text[start:match.end()])
             start = match.end()
     if start < len(text) or not line:
@@ -102,7 +142,9 @@ def split_sentences_reference(text: str, lang: str | None = None) -> list[list[s
 #   ``_ends_sentence`` strips), or 2-6 ASCII letters after a space that spell none of the language's
 #   abbreviations (one fixed-width negative lookbehind per abbreviation);
 # - ``cjk``: a CJK run that neither ends the text nor a line;
-# - ``maybe``: anything else, which ``_ends_sentence`` decides.
+# - ``maybe``: anything else, which ``_ends_sentence`` decides; of colon runs only those followed by what may be
+#   a capitalised word, a space and a letter (``_CAPITALISED``): the others end no sentence, and skipping a
+#   candidate that only spans a colon run and spaces leaves the later matches as they are.
 _TERMS, _CLOSERS, _STRIPPED = ".!?…", "\"'”’»)\\]", "\"'“‘«(\\["
 _ABBREVIATION_CHARS = max(len(word) for words in ABBREVIATIONS.values() for word in words)
 assert _ABBREVIATION_CHARS + 1 <= _LOOKBACK  # the word must be whole inside the reference's look-back window
@@ -123,6 +165,7 @@ def _short_words_that_end(abbrevs: frozenset[str]) -> str:
     return "(?:" + "|".join(branches) + ")"
 
 
+_CAPITALISED = r"(?:[A-Z]|[^\x00-\x7f])[^\W_]*[^\S\n]+[^\W_]"  # non-ASCII: Python checks isupper()
 _PATTERNS: dict[frozenset, re.Pattern] = {}
 
 
@@ -132,13 +175,14 @@ def _sentence_end(abbrevs: frozenset[str]) -> re.Pattern:
     if pattern is None:
         long_word = rf"(?<=[^\s{_STRIPPED}]{{{_ABBREVIATION_CHARS}}}[^\s{_STRIPPED}{_TERMS}]\.)"
         pattern = _PATTERNS[abbrevs] = re.compile(
-            r"[\n.!?…。！？](?:"
+            r"[\n.!?…。！？:](?:"
             r"(?<=\n)(?P<line>)"
             rf"|(?<=[!?…]){_WESTERN_RUN}(?={_UPPER_OR_PUNCTUATION})(?P<bang>)"
             rf"|(?:{long_word}|{_short_words_that_end(abbrevs)}){_WESTERN_RUN}(?={_UPPER_OR_PUNCTUATION})(?P<stop>)"
             rf"|(?<=[。！？]){_CJK_RUN}(?=[^\n])(?P<cjk>)"
             rf"|(?<=[{_TERMS}]){_WESTERN_RUN}(?P<maybe>)"
-            rf"|(?<=[。！？]){_CJK_RUN}(?P<maybe_cjk>))")
+            rf"|(?<=[。！？]){_CJK_RUN}(?P<maybe_cjk>)"
+            rf"|(?<=:)(?<!::):*+[^\S\n]++(?={_CAPITALISED})(?P<maybe_colon>))")
     return pattern
 
 
@@ -153,7 +197,7 @@ def sentence_spans(text: str, lang: str | None = None) -> list[tuple[int, int, b
         if kind == "line":
             spans.append((start, match.start(), True))
             start = line_start = match.end()
-        elif kind[0] != "m" or _ends_sentence(text, match, abbrevs):
+        elif kind[0] != "m" or _ends_sentence(text, match, abbrevs, start):
             spans.append((start, match.end(), False))
             start = match.end()
     if start < len(text) or start == line_start:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 import pytest
@@ -12,7 +13,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.core.config_loader import ConfigError
 from corpusforge.core.errors import UserError
-from corpusforge.tokenizer.mixture import copies, mixture_epochs, source_weights
+from corpusforge.tokenizer.mixture import copies, fraction_cutoff, mix_key, mixture_epochs, source_weights
 from corpusforge.tokenizer.token_shards import TokenCorpus
 from corpusforge.tokenizer.tokenize import TokenizeShards
 from corpusforge.tokenizer.config import TokenizerConfig
@@ -36,17 +37,32 @@ def test_epochs_follow_the_weights_and_the_budget():
     assert mixture_epochs({"a": 100, "b": 300}, {}, 800) == {"a": 4.0, "b": 4 / 3}  # unnamed sources weigh 1
 
 
-def test_copies_are_whole_epochs_plus_a_stable_hashed_fraction():
+def test_copies_are_whole_epochs_plus_documents_in_hash_order_until_the_quota():
     ids = [f"d{i}" for i in range(20000)]
-    assert {copies(i, 2.0, 0) for i in ids} == {2}
-    down = [copies(i, 0.25, 0) for i in ids]
-    assert set(down) == {0, 1} and abs(sum(down) / len(ids) - 0.25) < 0.01
-    up = [copies(i, 1.5, 0) for i in ids]
-    assert set(up) == {1, 2} and abs(sum(up) / len(ids) - 1.5) < 0.01
-    assert down == [copies(i, 0.25, 0) for i in ids]  # deterministic
-    assert down != [copies(i, 0.25, 7) for i in ids]  # the seed picks another sample
+    lengths = np.array([1 + (i * 7919) % 400 for i in range(len(ids))], np.int64)  # sizes from 1 to 400 tokens
+    keys = np.array([mix_key(i, 0) for i in ids], np.uint64)
+
+    def take(epochs, seed=0, key_array=keys):
+        cutoff = fraction_cutoff(key_array, lengths, epochs % 1)
+        return [copies(i, epochs, seed, cutoff) for i in ids]
+
+    assert set(take(2.0)) == {2}
+    for epochs in (0.25, 1.5, 0.003):
+        got = take(epochs)
+        tokens = int(np.dot(got, lengths))
+        target = epochs * int(lengths.sum())
+        # whole documents until the quota is met: over it by less than one document
+        assert target <= tokens < target + lengths.max(), (epochs, tokens, target)
+    down = take(0.25)
+    assert set(down) == {0, 1} and down == take(0.25)  # deterministic
+    other_keys = np.array([mix_key(i, 7) for i in ids], np.uint64)
+    assert down != take(0.25, 7, other_keys)  # the seed picks another sample
     # a larger fraction keeps every document a smaller one keeps
-    assert all(b >= a for a, b in zip(down, (copies(i, 0.5, 0) for i in ids)))
+    assert all(b >= a for a, b in zip(down, take(0.5)))
+    # the cutoff does not depend on the order the documents come in
+    perm = np.random.default_rng(0).permutation(len(ids))
+    assert fraction_cutoff(keys[perm], lengths[perm], 0.25) == fraction_cutoff(keys, lengths, 0.25)
+    assert fraction_cutoff(keys, lengths, 0.0) == -1 and set(take(1.0)) == {1}
 
 
 def test_weights_belong_to_named_sources():
@@ -170,3 +186,31 @@ def test_run_tokenize_takes_the_weights_from_the_named_inputs(tmp_path, two_sour
     books, web = manifest["sources"]["books"], manifest["sources"]["web"]
     assert abs(books["epochs"] * books["tokens_before"] - 30000) < 1 and abs(web["epochs"] * web["tokens_before"] - 10000) < 1
     assert abs(books["share"] - 0.75) < 0.1
+
+
+@pytest.fixture(scope="module")
+def unequal_sources(tmp_path_factory):
+    """590 web and 60 book documents of 10 to 300 tokens (the issue's case)."""
+    web, books = make_documents(590, seed=5), make_documents(60, seed=6)
+    for prefix, docs in (("web", web), ("books", books)):
+        for d in docs:
+            d["id"], d["source"] = f"{prefix}-{d['id']}", prefix
+    directory = tmp_path_factory.mktemp("unequal") / "clean"
+    write_clean_shards(directory, web + books, num_shards=2)
+    return directory
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_each_source_hits_its_weight_within_a_point_and_the_budget_within_a_percent(tmp_path, unequal_sources,
+                                                                                   tokenizer_path, seed):
+    natural = _run(unequal_sources, tmp_path / "natural", tokenizer_path, val_fraction=0.1, num_shards=2)
+    target = int(0.57 * natural["splits"]["train"]["tokens"])  # web is cut to ~0.3 epochs, books repeated ~3 times
+    manifest = _run(unequal_sources, tmp_path / "mixed", tokenizer_path, val_fraction=0.1, num_shards=2,
+                    weights={"web": 0.5, "books": 0.5}, target_tokens=target, mixture_seed=seed)
+    sources = manifest["sources"]
+    assert sources["web"]["epochs"] < 1 < 2 < sources["books"]["epochs"]
+    for name in ("web", "books"):
+        assert abs(sources[name]["share"] - 0.5) <= 0.01, (name, sources[name])
+    written = manifest["splits"]["train"]["tokens"]
+    assert abs(written / target - 1) <= 0.01, (written, target)
+    assert manifest["splits"]["val"] == natural["splits"]["val"]  # validation is not weighted

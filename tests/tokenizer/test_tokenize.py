@@ -272,7 +272,7 @@ def test_a_failed_overwrite_keeps_the_old_token_shards(tmp_path, clean_dir, toke
     tokenize_on(load_config(None, settings))
     before = {p: p.read_bytes() for p in sorted((run / "tokens").rglob("*")) if p.is_file()}
 
-    def full_disk(self, element, epochs):
+    def full_disk(self, element, *side_inputs):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(tokenize_module._WriteShard, "process", full_disk)

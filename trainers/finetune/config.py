@@ -43,9 +43,15 @@ class FinetuneConfig:
     id_field: str = setting("id", "Record id field (missing: the record's position).")
     epochs: int = setting(3, "Passes over the training records.")
     batch_size: int = setting(16, "Records per optimizer step.")
-    lr: float = setting(0.0, "Peak learning rate (0: the method's default: 5e-5 full, 5e-4 lora and adapter, 1e-2 prefix, "
-                "3e-2 prompt, 1e-3 elmo).")
+    lr: float = setting(0.0, "Peak learning rate (0: the default for the method and the model's width d: full 5e-5, lora and "
+                "adapter 5e-4, each times (768/d)^1.5, at most 2e-3 full and 1e-2 lora and adapter; prefix 1e-2, "
+                "prompt 3e-2, elmo 1e-3; docs/finetune.md).")
     warmup_ratio: float = setting(0.06, "Share of the steps with a linear warmup (then linear decay to 0).")
+    keep: Literal["best", "last"] = setting("best", "Which epoch's weights OUT/ keeps: best (the best validation score: "
+                "accuracy for classify and tag, token accuracy for generate; ties to the lower loss, then the earlier "
+                "epoch) or last. Without validation records: last.")
+    early_stopping: int = setting(0, "Stop after this many epochs without a better validation score (0: off; needs "
+                "validation records).")
     weight_decay: float = setting(0.01, "AdamW weight decay.")
     max_length: int = setting(256, "Tokens per record at most (longer inputs are cut).")
     lora_r: int = setting(8, "LoRA rank.")
@@ -65,6 +71,7 @@ class FinetuneConfig:
         check(self.epochs >= 1 and self.batch_size >= 1, "finetune.epochs and finetune.batch_size must be >= 1")
         check(self.lr >= 0, f"finetune.lr must be >= 0, got {self.lr}")
         check(0 <= self.warmup_ratio < 1, f"finetune.warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
+        check(self.early_stopping >= 0, f"finetune.early_stopping must be >= 0, got {self.early_stopping}")
         check(self.max_length >= 8, f"finetune.max_length must be >= 8, got {self.max_length}")
         check(self.lora_r >= 1 and self.lora_alpha >= 1, "finetune.lora_r and finetune.lora_alpha must be >= 1")
         check(0 <= self.lora_dropout < 1, f"finetune.lora_dropout must be in [0, 1), got {self.lora_dropout}")
@@ -72,6 +79,8 @@ class FinetuneConfig:
               "finetune.num_virtual_tokens and finetune.adapter_size must be >= 1")
         check(not self.merge or self.method == "lora", "finetune.merge applies to method lora only")
 
-    def learning_rate(self) -> float:
-        return self.lr or {"full": 5e-5, "lora": 5e-4, "adapter": 5e-4, "prefix": 1e-2, "prompt": 3e-2,
-                           "elmo": 1e-3}[self.method]
+    def learning_rate(self, width: int | None = None) -> float:
+        """``lr``, or the default for the method at the model's hidden ``width`` (``defaults.py``)."""
+        from corpusforge.trainers.finetune.defaults import default_learning_rate
+
+        return self.lr or default_learning_rate(self.method, width)

@@ -117,15 +117,8 @@ def apply_method(model, config: FinetuneConfig, task: str):
                                    lora_dropout=config.lora_dropout, target_modules=config.target_modules or None,
                                    modules_to_save=heads or None)
     else:
-        backbone = getattr(model, model.base_model_prefix, model)
-        # peft's prefix tuning for a task head passes past_key_values only to a forward whose signature names
-        # it; transformers 5 renamed it `cache` everywhere (BERT takes the old name only through a deprecation
-        # wrapper that signature check misses), so peft 0.21 refuses. Generation passes it anyway.
-        if config.method == "prefix" and task != "generate" and not any(
-                "past_key_values" in inspect.signature(m.forward).parameters for m in (model, backbone)):
-            raise UserError(f"peft's prefix tuning needs a forward that takes past_key_values, which transformers' "
-                            f"{type(model).__name__} does not; use --method prompt, lora or adapter (prefix tuning "
-                            "works for --task generate)")
+        if config.method == "prefix" and task != "generate":
+            model = prefix_ready(model)
         cls = peft.PrefixTuningConfig if config.method == "prefix" else peft.PromptTuningConfig
         settings = cls(task_type=task_type, num_virtual_tokens=config.num_virtual_tokens,
                        modules_to_save=heads or None)
@@ -134,6 +127,35 @@ def apply_method(model, config: FinetuneConfig, task: str):
     except ValueError as exc:
         raise UserError(f"peft cannot apply {config.method} to this {model.config.model_type} model: "
                         f"{str(exc).splitlines()[0]}") from None
+
+
+_PREFIXED: dict[type, type] = {}
+
+
+def prefix_ready(model):
+    """``model`` (a task model for classify or tag) whose ``forward`` takes ``past_key_values`` and hands it on as
+    ``cache``: peft 0.21's prefix tuning of a task head passes the prefix only to a ``forward`` whose signature
+    names ``past_key_values`` (``PeftModel._prefix_tuning_forward``), and transformers 5 renamed it ``cache`` in
+    every model. A thin subclass of the model's own class (the instance's class is swapped: no weight moves),
+    one per class. T5 and BART are refused: peft builds an encoder-decoder's prefix for the decoder's cache
+    (huggingface/peft#2989), so it would never reach the encoder that reads the text."""
+    if model.config.is_encoder_decoder:
+        raise UserError(f"prefix tuning of a {model.config.model_type} classifier or tagger is refused: peft builds "
+                        "an encoder-decoder's prefix for its decoder's cache, so it never reaches the encoder that "
+                        "reads the text; use --method prompt, lora or adapter")
+    cls = type(model)
+    if "past_key_values" in inspect.signature(cls.forward).parameters:
+        return model
+    if cls not in _PREFIXED:
+        def forward(self, *args, past_key_values=None, **kwargs):
+            if past_key_values is not None:
+                kwargs["cache"] = past_key_values
+            return cls.forward(self, *args, **kwargs)
+
+        _PREFIXED[cls] = type(cls.__name__, (cls,), {"forward": forward, "__module__": cls.__module__,
+                                                      "__qualname__": cls.__qualname__})
+    model.__class__ = _PREFIXED[cls]
+    return model
 
 
 def count_parameters(model) -> tuple[int, int]:
@@ -194,6 +216,8 @@ def load_result(out: pathlib.Path, info: dict[str, Any]):
         return model.eval()
     import peft
 
+    if method == "prefix" and task != "generate":
+        model = prefix_ready(model)
     return peft.PeftModel.from_pretrained(model, out / "adapter").eval()
 
 

@@ -23,8 +23,10 @@ from corpusforge.core import files
 from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.finetune.config import FinetuneConfig
+from corpusforge.trainers.finetune.baseline import bag_of_words_baseline
 from corpusforge.trainers.finetune.data import check_known_labels, label_map, read_records, task_examples
 from corpusforge.trainers.finetune.encode import IGNORE, collate, encode, pad_id
+from corpusforge.trainers.finetune.defaults import model_width
 from corpusforge.trainers.finetune.elmo import is_bilm
 from corpusforge.trainers.finetune.methods import (apply_method, arch_of, check_method, count_parameters,
                                                    save_result, takes_segments, task_model)
@@ -69,6 +71,8 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     for key in ("model", "train", "out"):
         if not getattr(config, key):
             raise UserError(f"finetune needs --{key} (or finetune.{key} in the config)")
+    if config.early_stopping and not config.validation:
+        raise UserError("--early-stopping needs --validation records to tell a better epoch; pass them or drop it")
     out = pathlib.Path(config.out)
     if (out / "finetune.json").exists() and not config.resume:
         raise UserError(f"{out} already holds a finished fine-tuning; choose another --out or delete it")
@@ -100,17 +104,23 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     model = apply_method(task_model(base, config.task, labels, pad), config, config.task).to(device)
     trainable, total = count_parameters(model)
     params = [p for p in model.parameters() if p.requires_grad]
+    lr = config.learning_rate(model_width(base))
     decay = [p for p in params if p.dim() >= 2]
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": config.weight_decay},
                                    {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
-                                  lr=config.learning_rate())
+                                  lr=lr)
     steps_per_epoch = math.ceil(len(train_rows) / config.batch_size)
     total_steps = steps_per_epoch * config.epochs
     scheduler = warmup_then_decay(optimizer, warmup_steps=int(config.warmup_ratio * total_steps),
                                   total_steps=total_steps, decay="linear", final_ratio=0.0)
 
     files.write_json(str(out / "labels.json"), labels or {})
+    summary: dict[str, Any] = {"learning_rate": lr}
+    if config.task == "classify" and val_examples:
+        summary["baseline"] = {"name": "tfidf_logistic_regression",
+                               **bag_of_words_baseline(train_examples, val_examples, labels, config.seed)}
     history: list[dict[str, Any]] = []
+    best: dict[str, Any] | None = None  # {"epoch", "trainable"}: the best epoch by validation so far
     start_epoch = 1
     latest = ckpt.latest_checkpoint(out / "checkpoints") if config.resume else None
     if config.resume and latest is None:
@@ -124,8 +134,13 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
         optimizer.load_state_dict(state["optimizer"])
         ckpt.restore_rng(state["rng"])
         history, start_epoch = list(state["history"]), int(state["epoch"]) + 1
+        best = state.get("best")
+        if best is not None and "trainable" not in best:  # the best epoch was the latest: stored once
+            best = {"epoch": best["epoch"], "trainable": state["trainable"]}
 
     for epoch in range(start_epoch, config.epochs + 1):
+        if _stop_early(config, history, best):
+            break
         started = time.perf_counter()
         train_loss = _train_epoch(model, train_rows, config, pad, device, optimizer, scheduler, epoch)
         seconds = time.perf_counter() - started
@@ -134,12 +149,21 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
             row.update(evaluate_rows(model, val_rows, config.task, pad, device, len(labels or {}),
                                      config.batch_size))
         history.append(row)
+        weights = {n: p.detach().cpu().clone() for n, p in model.named_parameters() if p.requires_grad}
+        if val_rows and (best is None or _score(row, config.task) > _score(history[best["epoch"] - 1], config.task)):
+            best = {"epoch": epoch, "trainable": weights}
         state = {"epoch": epoch, "history": history, "optimizer": optimizer.state_dict(),
-                 "scheduler": scheduler.state_dict(), "rng": ckpt.capture_rng(),
-                 "trainable": {n: p.detach().cpu() for n, p in model.named_parameters() if p.requires_grad}}
+                 "scheduler": scheduler.state_dict(), "rng": ckpt.capture_rng(), "trainable": weights,
+                 "best": best if best is None or best["epoch"] != epoch else {"epoch": epoch}}
         ckpt.save_checkpoint(out / "checkpoints", epoch, state, keep=1)
-        files.write_json(str(out / "metrics.json"), _metrics(config, history, trainable, total))
+        files.write_json(str(out / "metrics.json"), _metrics(config, history, trainable, total, summary, None))
 
+    kept = history[-1]["epoch"] if history else 0
+    if config.keep == "best" and best is not None:
+        kept = best["epoch"]
+        named = dict(model.named_parameters())
+        for name, value in best["trainable"].items():
+            named[name].data.copy_(value)
     model = model.cpu().eval()
     for name in ("model", "adapter", "merged"):
         shutil.rmtree(out / name, ignore_errors=True)
@@ -148,13 +172,45 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
             "base": "base" if base == out / "base" else str(base), "pad_token_id": pad,
             "segments": extra["segments"], "max_length": max_length, "outputs": written,
             "config": dataclasses.asdict(config)}
+    metrics = _metrics(config, history, trainable, total, summary, kept)
+    files.write_json(str(out / "metrics.json"), metrics)
     files.write_json(str(out / "finetune.json"), info)
-    return _metrics(config, history, trainable, total)
+    return metrics
 
 
-def _metrics(config, history, trainable, total) -> dict[str, Any]:
-    return {"task": config.task, "method": config.method, "trainable_params": trainable, "total_params": total,
-            "trainable_share": trainable / total, "epochs": history}
+def _score(row: dict[str, Any], task: str) -> tuple[float, float]:
+    """What ``keep=best`` maximises: the task's accuracy, then the lower validation loss."""
+    accuracy = row.get("val_token_accuracy" if task == "generate" else "val_accuracy", 0.0)
+    return accuracy, -row.get("val_loss", 0.0)
+
+
+def _stop_early(config: FinetuneConfig, history: list[dict[str, Any]], best: dict[str, Any] | None) -> bool:
+    """Whether ``early_stopping`` epochs have passed since the best one."""
+    return bool(config.early_stopping and best is not None and history
+                and history[-1]["epoch"] - best["epoch"] >= config.early_stopping)
+
+
+def _metrics(config, history, trainable, total, summary, kept) -> dict[str, Any]:
+    """metrics.json: per epoch, the parameters, the learning rate used, the kept epoch (None while training) and
+    its validation figures, and for classify the bag-of-words baseline with ``beats_baseline`` and a warning
+    when the model does not beat it."""
+    out = {"task": config.task, "method": config.method, "trainable_params": trainable, "total_params": total,
+           "trainable_share": trainable / total, **summary, "epochs": history}
+    if kept is None:
+        return out
+    row = next((r for r in history if r["epoch"] == kept), {})
+    out["kept_epoch"] = kept
+    out["kept"] = {k: v for k, v in row.items() if k.startswith("val_")}
+    out["stopped_early"] = bool(history) and history[-1]["epoch"] < config.epochs
+    out["warnings"] = []
+    if "baseline" in summary and "val_accuracy" in row:
+        out["beats_baseline"] = row["val_accuracy"] > summary["baseline"]["val_accuracy"]
+        if not out["beats_baseline"]:
+            out["warnings"].append(
+                f"the fine-tuned model (validation accuracy {row['val_accuracy']:.3f}) does not beat the bag-of-words "
+                f"baseline (TF-IDF + logistic regression, {summary['baseline']['val_accuracy']:.3f}) on the same "
+                "split: train longer (--epochs), raise --lr, or pretrain the model further")
+    return out
 
 
 def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epoch) -> float:

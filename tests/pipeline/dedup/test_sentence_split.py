@@ -53,6 +53,30 @@ def test_cjk_full_stops_need_no_space():
     assert sentences("今天下雨了。我们在家。好吗？", "zh") == ["今天下雨了。", "我们在家。", "好吗？"]
 
 
+def test_a_sentence_appended_after_a_list_introduction_is_a_sentence_of_its_own():
+    notice = "This article first appeared in The Daily Example and is reprinted with permission."
+    for intro in ("The options are as follows: ", "For example:: ", "Example code :: ", "Il répond : ",
+                  "Rewrite it (as shown): "):
+        assert sentences(intro + notice) == [intro, notice], intro
+    assert sentences("We saw three things: Paris in spring. And more.") == [
+        "We saw three things: ", "Paris in spring. ", "And more."]
+
+
+@pytest.mark.parametrize("text", [
+    "The following options are available:\n- verbose: Print more.\n- quiet: Print less.",  # a list
+    "Options include: apples, pears and plums.",  # what follows is no sentence of its own
+    "Note: This matters.", "Warning: Do not do this.",  # one word before the colon
+    "author: John Smith\neditor: John Smith",  # key: value pairs
+    "- first option: The same long explanation.\n2) second option: The same long explanation.",  # list items
+    "def f(self, x: Dict[str, int], y: Optional[str] = None) -> None:\n    return {'a': True, 'b': False}",
+    "    name: Type = Value\n    other: Type = Value",  # annotated fields
+    "x = {\"key\": \"Value here\", 'k': Foo(1)}", "Meet at 10:30 Today or at http://Example.com here.",
+    "Three colons ::: Here it stays whole.", "A line ends here:\nThis article starts a new line.",
+])
+def test_list_introductions_and_code_are_not_split_at_their_colons(text):
+    assert split_sentences(text, "en") == [[line] for line in text.split("\n")]
+
+
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("text", ["word" + "." * 1_000_000 + "x", "!?" * 500_000, "。" * 1_000_000 + "a",
                                   "Mr. " * 250_000, ". " * 500_000, "a\n" * 500_000, ""])
@@ -64,7 +88,7 @@ def test_hostile_punctuation_finishes_and_round_trips(text):
 
 # The fast boundary pattern against its definition: the same matches on any text made of the characters that
 # matter (terminators of both kinds, closing quotes, spaces, line breaks, letters) and on the sample corpus.
-_ALPHABET = ".!?…。！？\"'”’»)]」』）  \t\n\u00a0aZ1é"
+_ALPHABET = ".!?…。！？:\"'”’»)]」』）  \t\n\u00a0aZ1é"
 
 
 def _spans(pattern, text):
@@ -108,7 +132,8 @@ def test_fast_boundary_pattern_matches_the_reference_on_the_sample_corpus(tmp_pa
 # abbreviation, quotes that the abbreviation check strips, digits, lower and upper case, terminators and spaces.
 _PIECES = sorted({w for words in ABBREVIATIONS.values() for w in words}) + [
     "J", "x", "É", "é", "Word", "word", "approxim", "abcdefg", "abcdef", "Straße", "3", "42", "\"", "'", "“", "(",
-    "«", "[", ")", "”", "»", ".", "..", "!", "?", "…", "。", "！", "？", "」", " ", "  ", "\n", "\t", "\u00a0", "_"]
+    "«", "[", ")", "”", "»", ".", "..", "!", "?", "…", "。", "！", "？", "」", " ", "  ", "\n", "\t", "\u00a0", "_",
+    ":", "::", ": ", " : ", "as follows: ", "For example:: ", "This article", "Dict[str", "True,", "Über den"]
 
 
 @settings(max_examples=3000, deadline=None)

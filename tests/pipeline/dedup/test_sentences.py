@@ -40,6 +40,20 @@ def test_remove_sentences_inside_a_line_and_collapse_repeats():
     assert remove_sentences("Nothing to do here at all.", "en", drop, 20) == ("Nothing to do here at all.", 0, 0)
 
 
+def test_a_notice_after_a_list_introduction_is_removed_and_the_introduction_and_code_stay():
+    drop, _ = sentence_keys(NOTICE, "en", 20)
+    text = f"The function is used as follows:: {NOTICE}\nDon't do this: {NOTICE}"
+    assert sentence_keys(text, "en", 20)[0] >= drop
+    assert remove_sentences(text, "en", drop, 20) == (
+        "The function is used as follows::\nDon't do this:", 2, 0)
+    # code and key: value lines keep their repeated tails (no colon of theirs ends a sentence)
+    code = ("def first(self, x: Dict[str, int], y: Optional[Sequence[str]] = None) -> None:\n"
+            "def second(self, z: Dict[str, int], y: Optional[Sequence[str]] = None) -> None:\n"
+            "The options are listed below:\n- first option: The same long explanation of it.\n"
+            "- second option: The same long explanation of it.")
+    assert remove_sentences(code, "en", drop, 20) == (code, 0, 0)
+
+
 @pytest.mark.parametrize("kwargs", [{"max_occurrences": 0}, {"min_sentence_chars": 0}, {"min_words": -1}])
 def test_config_refuses_bad_thresholds(kwargs):
     with pytest.raises(ConfigError, match="dedup.sentences"):

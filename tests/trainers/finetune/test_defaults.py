@@ -1,0 +1,125 @@
+"""Fine-tuning defaults that learn at corpusforge's own sizes: a size-aware learning rate, the best epoch kept,
+early stopping, and classify's bag-of-words baseline."""
+import hashlib
+import json
+import random
+
+import pytest
+import torch
+
+from corpusforge.trainers.finetune.config import FinetuneConfig
+from corpusforge.trainers.finetune.defaults import default_learning_rate, model_width
+from corpusforge.trainers.finetune.train import finetune
+
+TOPICS = {  # four classes, each with its own words, among words every class uses
+    "animals": "cat dog horse sheep goat mouse rabbit tiger".split(),
+    "weather": "rain snow storm cloud wind sunny thunder frost".split(),
+    "food": "bread cheese apple soup pasta rice butter honey".split(),
+    "music": "guitar piano drum violin song melody chord rhythm".split(),
+}
+FILLER = "the a of and to in is was for on that with as by at from it this".split()
+
+
+def topic_records(n: int, seed: int) -> list[dict]:
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        label = sorted(TOPICS)[i % 4]
+        words = [rnd.choice(TOPICS[label]) for _ in range(4)] + [rnd.choice(FILLER) for _ in range(8)]
+        rnd.shuffle(words)
+        out.append({"id": f"r{i}", "text": " ".join(words), "label": label})
+    return out
+
+
+def pretrain_debug_encoder(run, texts: list[str], steps: int):
+    """A debug-size BERT pretrained with corpusforge's trainer (masked LM) on ``texts``: RUN/model."""
+    from corpusforge.core.config_loader import apply_overrides, from_dict
+    from corpusforge.tokenizer.config import TokenizerConfig
+    from corpusforge.tokenizer.token_shards import write_token_shards
+    from corpusforge.tokenizer.train import train_from_texts
+    from corpusforge.trainers.config import TrainConfig
+    from corpusforge.trainers.train import train_model
+    from corpusforge.trainers.vocab import Vocabulary
+
+    tokenizer = train_from_texts([texts], TokenizerConfig(family="encoder", kind="wordpiece", vocab_size=300))
+    tok_path = run / "tokenizer" / "tokenizer.json"
+    tok_path.parent.mkdir(parents=True)
+    tokenizer.save(str(tok_path))
+    vocab = Vocabulary.from_file(tok_path)
+    encoded = [e.ids for e in tokenizer.encode_batch(texts)]
+    splits = {}
+    for name, docs in (("train", encoded[:-16]), ("val", encoded[-16:])):
+        paths = write_token_shards(run / "tokens" / name, docs, docs_per_shard=4000)
+        splits[name] = {"shards": [f"{name}/{p.name}" for p in paths], "documents": len(docs),
+                        "tokens": sum(map(len, docs))}
+    (run / "tokens" / "manifest.json").write_text(json.dumps({
+        "tokenizer": "../tokenizer/tokenizer.json", "tokenizer_sha256": hashlib.sha256(tok_path.read_bytes()).hexdigest(),
+        "vocab_size": vocab.size, "dtype": "uint16", "special_tokens": vocab.special_ids(), "splits": splits}))
+    data = apply_overrides({}, [
+        "train.objective=mlm", "train.model.size=debug", "train.seq_len=32", "train.micro_batch_size=16",
+        f"train.max_steps={steps}", "train.eval_every=0", "train.eval_batches=1", "train.progress=false",
+        "train.optim.lr=0.002", "train.optim.warmup_steps=20", "train.device=cpu"])
+    from corpusforge.core.rundir import RunPaths
+
+    train_model(from_dict(TrainConfig, data["train"], "train"), RunPaths(str(run), overwrite=True))
+    return run / "model"
+
+
+@pytest.fixture(scope="module")
+def topic_task(tmp_path_factory):
+    root = tmp_path_factory.mktemp("topics")
+    train, val = topic_records(640, seed=1), topic_records(80, seed=2)  # the issue's size
+    paths = []
+    for name, rows in (("train", train), ("val", val)):
+        path = root / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        paths.append(path)
+    torch.manual_seed(0)
+    model = pretrain_debug_encoder(root / "run", [r["text"] for r in train], steps=150)
+    return model, paths[0], paths[1]
+
+
+def test_the_default_learning_rate_scales_with_the_width():
+    assert default_learning_rate("full", 768) == pytest.approx(5e-5)  # BERT-base's recipe at its own width
+    assert default_learning_rate("full", 64) == pytest.approx(2e-3)  # debug: 41.6x, capped
+    assert default_learning_rate("full", 128) == pytest.approx(5e-5 * 6 ** 1.5)
+    assert default_learning_rate("full", 512) == pytest.approx(5e-5 * 1.5 ** 1.5)  # small: 9.2e-5
+    assert default_learning_rate("lora", 1024) < 5e-4  # a wider checkpoint: lower
+    assert default_learning_rate("lora", 64) == pytest.approx(1e-2)
+    assert default_learning_rate("prompt", 64) == default_learning_rate("prompt", 768) == 3e-2
+    assert FinetuneConfig(method="full", lr=1e-3).learning_rate(64) == 1e-3  # an explicit rate wins
+
+
+def test_the_width_comes_from_any_transformers_config(tmp_path):
+    for key, width in (("hidden_size", 1024), ("n_embd", 768), ("d_model", 512)):  # BERT, GPT-2, T5 / BART
+        (tmp_path / key).mkdir()
+        (tmp_path / key / "config.json").write_text(json.dumps({key: width}))
+        assert model_width(tmp_path / key) == width
+    assert model_width(tmp_path) is None  # no config.json (an ELMo biLM): the reference rate
+
+
+def test_early_stopping_without_validation_is_a_one_line_error(tmp_path):
+    from corpusforge.core.errors import UserError
+
+    with pytest.raises(UserError, match="--early-stopping needs --validation"):
+        finetune(FinetuneConfig(model="m", train="t.jsonl", out=str(tmp_path / "out"), early_stopping=2))
+
+
+@pytest.mark.timeout(300)
+def test_a_pretrained_debug_encoder_learns_a_separable_topic_task_with_every_default(topic_task, tmp_path):
+    model, train, val = topic_task
+    config = FinetuneConfig(model=str(model), task="classify", method="full", train=str(train),
+                            validation=str(val), out=str(tmp_path / "out"), progress=False, device="cpu")
+    metrics = finetune(config)
+    assert model_width(tmp_path / "out" / "base") == 64  # a run's model/: the width of its export in OUT/base
+    assert metrics["learning_rate"] == pytest.approx(2e-3)
+    accuracy = metrics["kept"]["val_accuracy"]
+    assert accuracy >= 0.45, metrics["epochs"]  # chance is 0.25; at the old default (5e-5) 0.25, one class
+    best = max(metrics["epochs"], key=lambda e: (e["val_accuracy"], -e["val_loss"]))
+    assert metrics["kept_epoch"] == best["epoch"] and accuracy == best["val_accuracy"]
+    baseline = metrics["baseline"]
+    assert baseline["name"] == "tfidf_logistic_regression" and baseline["val_accuracy"] > 0.9
+    assert metrics["beats_baseline"] == (accuracy > baseline["val_accuracy"])
+    assert bool(metrics["warnings"]) != metrics["beats_baseline"]
+    saved = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert saved["kept_epoch"] == metrics["kept_epoch"] and saved["baseline"] == baseline
