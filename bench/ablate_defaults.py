@@ -74,8 +74,9 @@ def _runs(pars: list[str], rng: random.Random, lo: int = 2, hi: int = 5) -> list
     return out
 
 
-def write_mixed(work: str, root: str, seed: int = 0) -> tuple[list[str], list[str]]:
-    """The mixed corpus (one JSONL) and its held-out files; returns (inputs, held-out paths)."""
+def write_mixed(work: str, root: str, per_source: int = 200, seed: int = 0) -> tuple[list[str], list[str]]:
+    """The mixed corpus (one JSONL) and its held-out files; returns (inputs, held-out paths). ``per_source``:
+    at most this many documents of each good source (and half as many held out)."""
     rng = random.Random(seed)
     prose = {("en", "pydoc"): sources.python_doc_paragraphs(), ("en", "debref"): _debian_reference(root, "en")}
     for lang in ("de", "fr", "es", "it"):
@@ -86,12 +87,13 @@ def write_mixed(work: str, root: str, seed: int = 0) -> tuple[list[str], list[st
     train, heldout = [], {}
     for (lang, name), pars in prose.items():
         kept, held = _split(pars)
-        train += [(f"good-{lang}_{name}", text, lang) for text in _runs(kept, rng)]
+        train += [(f"good-{lang}_{name}", text, lang) for text in _runs(kept, rng)[:per_source]]
         if name == "pydoc" or lang in ("en", "de"):
-            heldout[f"{name}-{lang}"] = _runs(held, rng)
-    train += [("good-en_docstring", t, "en") for t in sources.docstring_paragraphs()]
+            heldout[f"{name}-{lang}"] = _runs(held, rng)[:per_source // 2]
+    train += [("good-en_docstring", t, "en") for t in sources.docstring_paragraphs()[:per_source]]
     for lang in ("de", "es", "it"):
-        train += [(f"good-{lang}_fortune", t, lang) for t in _fortunes(root, lang)]
+        fortunes = _fortunes(root, lang)
+        train += [(f"good-{lang}_fortune", t, lang) for t in rng.sample(fortunes, min(per_source, len(fortunes)))]
     pars_by_lang = {lang: [t for (k, t, l) in train if l == lang and "_fortune" not in k][:60]
                     for lang in ("en", "de", "fr", "es")}
     art: list[str] = []  # symbol-art junk draws on German fortunes' asciiart, as the labelled set does
@@ -144,14 +146,16 @@ def analyze(work: str, inputs: list[str]) -> None:
     """One build with the defaults; per kind of document, the share removed and by which reason."""
     from corpusforge.config import load_config
     from corpusforge.pipeline.build import run_build
-    import pyarrow.dataset as ds
+    from corpusforge.pipeline.run import open_run
 
     run = os.path.join(work, "analyze")
-    config = load_config(None, ["pii.enabled=false", f"output.run_dir={run}", "output.overwrite=true"],
-                         base={"inputs": [{"path": p} for p in inputs]})
-    run_build(config, out=open(os.devnull, "w"), progress=False)
-    removed = ds.dataset(os.path.join(run, "removed"), format="arrow").to_table(columns=["id", "stage", "reason"])
-    kept = ds.dataset(os.path.join(run, "clean"), format="arrow").to_table(columns=["id", "text"])
+    if not os.path.exists(os.path.join(run, "manifest.json")):
+        config = load_config(None, ["pii.enabled=false", f"output.run_dir={run}", "output.overwrite=true"],
+                             base={"inputs": [{"path": p} for p in inputs]})
+        run_build(config, out=open(os.devnull, "w"), progress=False)
+    built = open_run(run)
+    removed = built.removed.to_table(columns=["id", "stage", "reason"])
+    kept = built.clean.to_table(columns=["id"])
     kind = lambda doc_id: doc_id.rsplit("-", 1)[0]  # noqa: E731
     total = collections.Counter(kind(i) for i in kept.column("id").to_pylist())
     reasons: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
@@ -169,7 +173,8 @@ def main() -> None:
     parser.add_argument("--corpus", choices=["mixed", "sample"], required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--debian-root", default="/", help="Where debian-reference-* and fortunes-* are unpacked.")
-    parser.add_argument("--documents", type=int, default=400, help="sample: good documents in the sample.")
+    parser.add_argument("--documents", type=int, default=400, help="sample: good documents in the sample; "
+                                                                   "mixed: at most this many per good source.")
     parser.add_argument("--tokens", type=int, default=102400)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--vocab-size", type=int, default=2000)
@@ -180,7 +185,7 @@ def main() -> None:
     args = parser.parse_args()
     work = os.path.join(args.work, args.corpus)
     os.makedirs(work, exist_ok=True)
-    inputs, heldout = (write_mixed(work, args.debian_root) if args.corpus == "mixed"
+    inputs, heldout = (write_mixed(work, args.debian_root, args.documents // 2) if args.corpus == "mixed"
                        else write_sample(work, args.documents))
     if args.analyze:
         return analyze(work, inputs)

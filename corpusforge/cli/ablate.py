@@ -99,6 +99,7 @@ def cmd_ablate(args) -> int:
     if report["leave_one_out"]:
         print(f"\n{'left out':<32} {'removes':>8}  effect (reference minus variant; positive: it costs)")
         for row in report["leave_one_out"]:
+            resolved = "" if row["verdict"] == row["effect"]["verdict"] else f" -> {row['verdict']}"
             print(f"{row['variant'][:32]:<32} {100 * row['removes_chars_fraction']:>7.1f}%  "
-                  f"{describe(row['effect'])} -> {row['verdict']}")
+                  f"{describe(row['effect'])}{resolved}")
     return 0

@@ -9,9 +9,12 @@ import pytest
 from corpusforge.ablate.compare import BETTER, WORSE
 from corpusforge.cli.main import main
 
-VERSE = "Amber Birch Cobalt Dune Ember Fjord Gale Hollow Ivy Juniper Kestrel Lichen Moss Nettle Oak".split()
+# The verse is Cyrillic and the prose Latin, so what a model learns of one says nothing about the other.
+VERSE = ("Берёза Ветер Гора Дождь Ель Жар Заря Иней Клён Луна Мох Нива Озеро Поле Роса Сад Тропа Утро Хвоя Цвет "
+         "Чаща Шёпот Эхо Юг Ягода Брод Вал Грот Дол Ключ").split()
 PROSE = ("quantum vector matrix kernel tensor scalar gradient sigma theta lambda epsilon integral derivative "
-         "manifold topology").split()
+         "manifold topology algebra lattice spectrum operator norm basis field group ring module sheaf functor "
+         "category morphism fibre").split()  # 30 words: no word takes 15 % of a document (keyword stuffing)
 
 
 def _verse(rng):  # short capitalised lines: FineWeb's max_short_line_ratio drops it, nothing else does
@@ -34,17 +37,17 @@ def planted(tmp_path_factory):
     (root / "heldout").mkdir()
     for name, make in (("verse", _verse), ("prose", _prose)):
         with open(root / "heldout" / f"{name}.jsonl", "w") as f:
-            for _ in range(12):
+            for _ in range(16):
                 f.write(json.dumps({"text": make(rng)}) + "\n")
     return root
 
 
-@pytest.mark.slow  # three builds and six models: ~60 s of CPU
+@pytest.mark.slow  # three builds and nine models: ~30 s of CPU, minutes on a loaded machine
 def test_the_rule_that_removes_the_heldout_domain_costs_bits_per_byte(planted, capsys):
     out = planted / "out"
     code = main(["ablate", "--input", str(planted / "raw.jsonl"), "--eval", str(planted / "heldout" / "verse.jsonl"),
-                 "--eval", str(planted / "heldout" / "prose.jsonl"), "--out", str(out), "--tokens", "3840",
-                 "--seeds", "2", "--no-progress", "--leave-one-out", "quality",
+                 "--eval", str(planted / "heldout" / "prose.jsonl"), "--out", str(out), "--tokens", "5120",
+                 "--seeds", "3", "--no-progress", "--leave-one-out", "quality",
                  "--set", "dedup.enabled=false", "--set", "pii.enabled=false", "--set", "quality.langid.enabled=false",
                  "--set", "quality.gopher.enabled=false", "--set", "quality.repetition.enabled=false",
                  "--set", "quality.c4.enabled=false", "--set", "tokenizer.vocab_size=300", "--set", "train.seq_len=32",
@@ -65,7 +68,7 @@ def test_the_rule_that_removes_the_heldout_domain_costs_bits_per_byte(planted, c
     assert junk["verdict"] != "costs bits per byte"
     # the gain of leaving the rule out is on the verse held-out source, not on prose
     without = report["variants"][2]
-    assert set(without["by_source"]) == {"verse", "prose"} and report["heldout"]["sources"]["verse"]["documents"] == 12
+    assert set(without["by_source"]) == {"verse", "prose"} and report["heldout"]["sources"]["verse"]["documents"] == 16
     assert without["vs_baseline_by_source"]["verse"]["verdict"] == BETTER
     assert without["vs_baseline_by_source"]["prose"]["verdict"] != BETTER
     assert without["vs_baseline"]["verdict"] in (WORSE, BETTER) or "needed" in without["vs_baseline"]
