@@ -12,7 +12,9 @@ Two intervals, because two things vary:
   interval even with one seed, but it does not see the seed noise.
 
 The verdict is ``better`` (lower bits per byte than the baseline) or ``worse`` only when every interval there
-is excludes zero on that side; otherwise ``no detectable difference at this budget``.
+is excludes zero on that side; otherwise ``no detectable difference at this budget``. With one seed only the
+document interval exists, and the verdict carries a ``caveat``: seed noise (which at small budgets is often as
+large as the differences between data variants) is not in it.
 
 The budget (``needed``): to resolve a difference ``delta``, the interval's half-width must fall below it. The
 estimate assumes the seed noise of a model's held-out loss shrinks like ``1/sqrt(tokens)`` (the standard error
@@ -33,6 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 
 BETTER, WORSE, UNRESOLVED = "better", "worse", "no detectable difference at this budget"
+ONE_SEED = "one seed: the interval covers the held-out sample only, not the seed noise"
 LEVEL = 0.95
 RESAMPLES = 1000
 BOOTSTRAP_SEED = 1000  # fixed: the same inputs give the same interval
@@ -126,6 +129,8 @@ def compare(bpb_a: Sequence[float], bpb_b: Sequence[float], nll_a: np.ndarray, n
     docs = bootstrap_interval(np.mean(nll_a, axis=0), np.mean(nll_b, axis=0), nbytes)
     result: dict[str, Any] = {"difference": statistics.fmean(bpb_a) - statistics.fmean(bpb_b),
                               "seeds": seeds, "documents": docs, "verdict": verdict([seeds, docs])}
+    if seeds is None:
+        result["caveat"] = ONE_SEED
     if result["verdict"] == UNRESOLVED:
         result["needed"] = [needed(resolve, tokens, seeds, docs)]
         if abs(result["difference"]) > 0 and not math.isclose(abs(result["difference"]), resolve):
@@ -139,7 +144,7 @@ def describe(result: dict[str, Any]) -> str:
     if result["seeds"]:
         parts.append(f"seeds [{result['seeds']['low']:+.4f}, {result['seeds']['high']:+.4f}]")
     parts.append(f"documents [{result['documents']['low']:+.4f}, {result['documents']['high']:+.4f}]")
-    line = f"{' '.join(parts)}: {result['verdict']}"
+    line = f"{' '.join(parts)}: {result['verdict']}" + (f" ({result['caveat']})" if "caveat" in result else "")
     for need in result.get("needed", []):
         if need.get("tokens_per_model"):
             line += f"; {need['difference']:.4f} needs ~{need['tokens_per_model']:,} tokens per model"

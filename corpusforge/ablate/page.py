@@ -54,7 +54,8 @@ def render(report: dict[str, Any]) -> str:
                      f"{s['mean']:.4f}", f"{s['std']:.4f}",
                      f"{c['difference']:+.4f}" if c else "baseline",
                      _interval(c["seeds"]) if c else "", _interval(c["documents"]) if c else "",
-                     c["verdict"] if c else "", _needed(c) if c else "",
+                     (c["verdict"] + (f" ({c['caveat']})" if "caveat" in c else "")) if c else "",
+                     _needed(c) if c else "",
                      " ".join(f"{x:.4f}" for x in v["bits_per_byte"])))
     comparison = report.get("comparison", {})
     how = Markup(
@@ -78,7 +79,9 @@ def render(report: dict[str, Any]) -> str:
             ["left out", "removes (chars)", "removes (docs)", "effect", "seeds", "documents", "verdict"],
             [(r["variant"], f"{100 * r['removes_chars_fraction']:.1f}%", f"{100 * r['removes_documents_fraction']:.1f}%",
               f"{r['effect']['difference']:+.4f}", _interval(r["effect"]["seeds"]),
-              _interval(r["effect"]["documents"]), r["verdict"]) for r in report["leave_one_out"]],
+              _interval(r["effect"]["documents"]),
+              r["verdict"] + (f" ({r['effect']['caveat']})" if "caveat" in r["effect"] else ""))
+             for r in report["leave_one_out"]],
             numeric=(1, 2, 3))
     funnels = Markup("").join(
         Markup(f"<h3>{esc(v['name'])}</h3>") + figure(

@@ -82,3 +82,14 @@ def test_compare_reports_a_budget_only_when_unresolved():
     assert vague["verdict"] == compare.UNRESOLVED
     assert vague["needed"][0]["difference"] == 0.01 and vague["needed"][0]["tokens_per_model"] >= 10_000
     assert "seeds [" in compare.describe(vague) and "tokens per model" in compare.describe(vague)
+
+
+def test_one_seed_verdicts_say_that_seed_noise_is_not_in_them():
+    nbytes = np.full(40, 500.0)
+    base = np.stack([nbytes * 3.0 + np.arange(40)])
+    result = compare.compare([2.9], [3.0], base - 0.1 * nbytes, base, nbytes, 10_000, 0.01)
+    assert result["seeds"] is None and result["verdict"] == compare.BETTER
+    assert result["caveat"] == compare.ONE_SEED and "not the seed noise" in compare.describe(result)
+    two = compare.compare([2.9, 2.91], [3.0, 3.0], np.stack([base[0]] * 2) - 0.1 * nbytes, np.stack([base[0]] * 2),
+                          nbytes, 10_000, 0.01)
+    assert "caveat" not in two
