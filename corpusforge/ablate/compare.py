@@ -103,6 +103,7 @@ def needed(delta: float, tokens: int, seeds: dict[str, float] | None, docs: dict
     else:
         half, source = Z * docs["se"], "bootstrap se (one seed: no seed spread measured)"
     out["tokens_per_model"] = max(tokens, math.ceil(tokens * (half / delta) ** 2)) if half > 0 else tokens
+    out["at_this_budget"] = half < delta  # this budget's seed (or bootstrap) interval is narrower than delta
     out["from"] = source
     docs_half = Z * docs["se"]
     if docs_half >= delta:
@@ -146,7 +147,9 @@ def describe(result: dict[str, Any]) -> str:
     parts.append(f"documents [{result['documents']['low']:+.4f}, {result['documents']['high']:+.4f}]")
     line = f"{' '.join(parts)}: {result['verdict']}" + (f" ({result['caveat']})" if "caveat" in result else "")
     for need in result.get("needed", []):
-        if need.get("tokens_per_model"):
+        if need.get("at_this_budget"):
+            line += f"; {need['difference']:.4f} is resolvable at this budget"
+        elif need.get("tokens_per_model"):
             line += f"; {need['difference']:.4f} needs ~{need['tokens_per_model']:,} tokens per model"
             if need.get("seeds_at_this_budget"):
                 line += f" or {need['seeds_at_this_budget']} seeds"

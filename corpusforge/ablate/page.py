@@ -14,7 +14,9 @@ def _interval(part: dict[str, float] | None) -> str:
 def _needed(result: dict[str, Any]) -> str:
     out = []
     for need in result.get("needed", []):
-        if need.get("tokens_per_model"):
+        if need.get("at_this_budget"):
+            out.append(f"{need['difference']:.4f}: this budget")
+        elif need.get("tokens_per_model"):
             text = f"{need['difference']:.4f}: ~{num(need['tokens_per_model'])} tokens"
             if need.get("seeds_at_this_budget"):
                 text += f" or {need['seeds_at_this_budget']} seeds"

@@ -60,6 +60,8 @@ def test_budget_scales_the_seed_standard_error_with_one_over_sqrt_tokens():
     half = 12.706204736174707 * seeds["se"]  # t(0.975, 1 dof) x se
     assert need["tokens_per_model"] == math.ceil(100_000 * (half / 0.01) ** 2)
     assert need["from"] == "seed spread"
+    assert need["at_this_budget"] is False  # 12.7 x 0.0014 > 0.01
+    assert compare.needed(0.1, 100_000, seeds, docs)["at_this_budget"] is True
     # seeds at this budget: the fewest n whose t(n-1) x sd / sqrt(n) < 0.01 (n=3: 4.30 x 0.002 / 1.73 = 0.005)
     assert need["seeds_at_this_budget"] == 3
     assert "heldout_documents" not in need  # 1.96 x 0.001 < 0.01: the held-out set is big enough
