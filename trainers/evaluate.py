@@ -181,15 +181,20 @@ class _Sum:
 
 
 def evaluate(loaded: LoadedModel, documents: Iterable[Document], *, seed: int = 0, batch_size: int = 8,
-             max_documents: int | None = None) -> dict[str, Any]:
+             max_documents: int | None = None, per_document: bool = False) -> dict[str, Any]:
     """Loss (mean NLL per predicted token), perplexity and bits per byte over ``documents``; ``by_source``
-    when the documents carry sources."""
+    when the documents carry sources. ``per_document``: also ``documents_nll``, each document's NLL in bits and
+    its UTF-8 bytes in input order (``{"nll_bits": [...], "bytes": [...]}``: what a paired comparison of two
+    models resamples)."""
     examples = _Examples(loaded, seed)
     total, by_source = _Sum(), {}
-    pending: list[tuple[dict[str, np.ndarray], str | None]] = []
+    pending: list[tuple[dict[str, np.ndarray], str | None, int]] = []
+    doc_nll: list[float] = []  # nats, per document
+    doc_bytes: list[int] = []
 
     def flush():
-        for (nll, count), (_, source) in zip(_score(loaded, [e for e, _ in pending]), pending):
+        for (nll, count), (_, source, index) in zip(_score(loaded, [e for e, _, _ in pending]), pending):
+            doc_nll[index] += nll
             for bucket in (total, by_source.setdefault(source, _Sum()) if source is not None else None):
                 if bucket is not None:
                     bucket.nll += nll
@@ -200,12 +205,14 @@ def evaluate(loaded: LoadedModel, documents: Iterable[Document], *, seed: int = 
         if max_documents is not None and index >= max_documents:
             break
         size = len(doc.text.encode("utf-8"))
+        doc_nll.append(0.0)
+        doc_bytes.append(size)
         for bucket in (total, by_source.setdefault(doc.source, _Sum()) if doc.source is not None else None):
             if bucket is not None:
                 bucket.bytes += size
                 bucket.documents += 1
         for example in examples.of(doc.text, index):
-            pending.append((example, doc.source))
+            pending.append((example, doc.source, index))
             if len(pending) >= batch_size:
                 flush()
     flush()
@@ -214,6 +221,8 @@ def evaluate(loaded: LoadedModel, documents: Iterable[Document], *, seed: int = 
     out = {"model": loaded.arch, "objective": examples.objective, **total.result()}
     if by_source:
         out["by_source"] = {source: s.result() for source, s in sorted(by_source.items())}
+    if per_document:
+        out["documents_nll"] = {"nll_bits": [n / LN2 for n in doc_nll], "bytes": doc_bytes}
     return out
 
 

@@ -7,6 +7,12 @@ held-out text in bits per byte.
     DIR/models/<key>/seed-<s>/   each trained model;  DIR/results/<key>-seed-<s>.json   its scores
     DIR/ablation.json, DIR/ablation.html
 
+Every variant is compared with the baseline (``--baseline``, default the first variant): the paired difference
+of bits per byte with an interval over seeds and one over held-out documents, and a verdict
+(``corpusforge.ablate.compare``); overall, per held-out source and per language. ``--leave-one-out SECTION``
+adds one variant per sub-step or rule of SECTION with just that one off (``corpusforge.ablate.leave_one_out``),
+and the table of what each removes and what it costs or earns against the full configuration.
+
 Every step checks for its finished output first (a build's manifest.json, tokens/manifest.json, a result
 whose fingerprint matches), so a rerun with the same arguments redoes nothing and an interrupted one
 continues where it stopped.
@@ -23,7 +29,11 @@ import sys
 import time
 from typing import Any
 
-from corpusforge.ablate.heldout import check_no_overlap, heldout_keys
+import numpy as np
+
+from corpusforge.ablate import compare
+from corpusforge.ablate.heldout import check_no_overlap, heldout_keys, languages, load_heldout
+from corpusforge.ablate.leave_one_out import leave_one_out
 from corpusforge.ablate.reuse import build_reusing_stages, drop_checkpoints
 from corpusforge.ablate.variants import Variant, build_key, check_unique, variant_config
 from corpusforge.core import files, rundir
@@ -48,7 +58,7 @@ ABLATION_DEFAULTS: dict[str, Any] = {
 
 @dataclasses.dataclass
 class AblationOptions:
-    heldout: str  # JSONL/Parquet/Arrow file or directory (trainers.evaluate.read_documents)
+    heldout: str | list[str]  # JSONL/Parquet/Arrow files or directories (trainers.evaluate.read_documents)
     tokens: int  # trained tokens per model
     out_dir: str
     seeds: int = 3  # models per variant, train.seed = 1..seeds
@@ -56,6 +66,13 @@ class AblationOptions:
     max_epochs: float = 20.0  # refuse a variant whose data would repeat more often than this
     text_field: str = "text"
     progress: bool = True
+    baseline: str = ""  # the variant every other is compared with; empty: the first
+    leave_one_out: list[str] = dataclasses.field(default_factory=list)  # sections: one variant per part, off
+    resolve: float = 0.01  # bits per byte: the difference whose budget an unresolved comparison reports
+
+    @property
+    def heldout_paths(self) -> list[str]:
+        return [self.heldout] if isinstance(self.heldout, str) else list(self.heldout)
 
 
 def tokens_per_step(tc: TrainConfig) -> int:
@@ -75,12 +92,21 @@ def check_budget(tc: TrainConfig, tokens: int) -> int:
 def run_ablation(base: Config, variants: list[Variant], options: AblationOptions, beam_args: list[str] | None = None,
                  out=None) -> dict[str, Any]:
     """Build, tokenize, train and evaluate every variant; write DIR/ablation.json and DIR/ablation.html."""
-    from corpusforge.trainers.evaluate import read_documents
-
     out = out or sys.stdout
+    variants = list(variants)
+    if options.leave_one_out:
+        if not any(not v.overrides for v in variants):  # the reference each part is left out of
+            variants.append(Variant(REFERENCE))
+        for section in options.leave_one_out:
+            variants += leave_one_out(base, section)
     if not variants:
         raise UserError("no variants: pass --variant NAME[:key=value,...] (at least two) or --variants FILE")
     check_unique(variants)
+    if options.baseline and options.baseline not in {v.name for v in variants}:
+        raise UserError(f"--baseline {options.baseline}: no variant of that name; name one of "
+                        f"{', '.join(v.name for v in variants)}")
+    if not options.resolve > 0:
+        raise UserError(f"--resolve {options.resolve}: the difference to resolve must be > 0 bits per byte")
     if options.seeds < 1:
         raise UserError("--seeds must be at least 1")
     out_dir = rundir.check_run_dir(options.out_dir)
@@ -89,17 +115,20 @@ def run_ablation(base: Config, variants: list[Variant], options: AblationOptions
     configs = {v.name: variant_config(base, v) for v in variants}  # every variant checked before any work
     steps = check_budget(base.train, options.tokens)
     skipped: dict[str, int] = {}
-    heldout = list(read_documents(options.heldout, options.text_field, skipped))
+    heldout = load_heldout(options.heldout_paths, options.text_field, skipped)
     if skipped:
         from corpusforge.trainers.evaluate import skipped_line
 
         _say(out, f"held-out set: {skipped_line(skipped)}")
     if not heldout:
-        raise UserError(f"{options.heldout} holds no documents to evaluate on")
+        raise UserError(f"{', '.join(options.heldout_paths)} holds no documents to evaluate on")
     started = time.time()
     files.mkdirs(out_dir)
     with run_lock(out_dir, "ablate"):
         return _run(configs, variants, options, heldout, steps, out_dir, beam_args, out, started)
+
+
+REFERENCE = "full"  # the variant --leave-one-out adds when no variant runs the configuration as it is
 
 
 def _say(out, message: str) -> None:
@@ -129,7 +158,7 @@ def _run(configs, variants, options, heldout, steps, out_dir, beam_args, out, st
                 config.output.run_dir, config.output.overwrite = build_dir, True
                 run_build(config, beam_args, out=out, progress=options.progress)
             seconds["build"] += time.time() - tick
-        check_no_overlap(keys_heldout, files.join(build_dir, "clean"), names[0], options.heldout)
+        check_no_overlap(keys_heldout, files.join(build_dir, "clean"), names[0], ", ".join(options.heldout_paths))
     drop_checkpoints(list(checkpointed))
 
     tick = time.time()
@@ -155,8 +184,9 @@ def _run(configs, variants, options, heldout, steps, out_dir, beam_args, out, st
         results[key, seed] = _trained(configs[names[0]], key, seed, steps, tokenizer, tokenizer_sha, heldout,
                                       heldout_digest, options, out_dir, seconds, out, label)
 
+    langs = languages([d.text for d in heldout], configs[variants[0].name].quality.langid.model)
     report = _report(variants, configs, keys, results, token_counts, options, steps, tokenizer, tokenizer_sha,
-                     heldout, seconds, started, out_dir)
+                     heldout, langs, seconds, started, out_dir)
     files.write_json(files.join(out_dir, "ablation.json"), report)
     from corpusforge.ablate.page import render
 
@@ -247,8 +277,16 @@ def _trained(config, key: str, seed: int, steps: int, tokenizer: str, tokenizer_
     result_path = files.join(out_dir, "results", f"{key}-seed-{seed}.json")
     if files.exists(result_path):
         previous = files.read_json(result_path)
-        if previous.get("fingerprint") == fingerprint:
+        if previous.get("fingerprint") == fingerprint and "documents_nll" in previous["eval"]:
             _say(out, f"{label}: done before, reused")
+            return previous
+        if previous.get("fingerprint") == fingerprint and files.exists(previous["model"]):
+            # a result from before per-document losses were kept: score the kept model again, no training
+            _say(out, f"{label}: trained before; scoring its held-out documents one by one")
+            tick = time.time()
+            previous["eval"] = evaluate(load_model(previous["model"]), iter(heldout), per_document=True)
+            seconds["evaluate"] += time.time() - tick
+            files.write_json(result_path, previous)
             return previous
     build_dir = files.join(out_dir, "builds", key)
     config.output.run_dir, config.output.overwrite = build_dir, True
@@ -258,7 +296,7 @@ def _trained(config, key: str, seed: int, steps: int, tokenizer: str, tokenizer_
     trained = train_model(config.train, config.run_paths(), resume=False, progress=options.progress)
     seconds["train"] += time.time() - tick
     tick = time.time()
-    scores = evaluate(load_model(str(trained.model_dir)), iter(heldout))
+    scores = evaluate(load_model(str(trained.model_dir)), iter(heldout), per_document=True)
     seconds["evaluate"] += time.time() - tick
     model_dir = files.join(out_dir, "models", key, f"seed-{seed}")
     if files.exists(model_dir):
@@ -277,8 +315,46 @@ def _spread(values: list[float]) -> dict[str, float]:
             "min": min(values), "max": max(values)}
 
 
+def _losses(seeds: list[dict[str, Any]]) -> np.ndarray:
+    """(seeds, documents) held-out NLL in bits."""
+    return np.asarray([r["eval"]["documents_nll"]["nll_bits"] for r in seeds], dtype=np.float64)
+
+
+def _groups(labels: list[str]) -> dict[str, np.ndarray]:
+    """Label -> the positions of the held-out documents that carry it."""
+    return {label: np.flatnonzero(np.asarray(labels) == label) for label in sorted(set(labels))}
+
+
+def _by_group(losses: np.ndarray, nbytes: np.ndarray, groups: dict[str, np.ndarray]) -> dict[str, list[float]]:
+    """Per group, bits per byte of each seed."""
+    return {g: [float(x) for x in losses[:, rows].sum(axis=1) / nbytes[rows].sum()] for g, rows in groups.items()}
+
+
+def _compare_groups(a: np.ndarray, b: np.ndarray, nbytes: np.ndarray, groups: dict[str, np.ndarray],
+                    options) -> dict[str, Any]:
+    out = {}
+    for g, rows in groups.items():
+        bpb_a, bpb_b = (list(x[:, rows].sum(axis=1) / nbytes[rows].sum()) for x in (a, b))
+        result = compare.compare(bpb_a, bpb_b, a[:, rows], b[:, rows], nbytes[rows], options.tokens, options.resolve)
+        result.pop("needed", None)  # the budget is the overall comparison's
+        out[g] = result
+    return out
+
+
+def _kept(funnel: list[dict[str, Any]], field: str) -> float:
+    return funnel[-1][field] / funnel[0][field] if funnel and funnel[0][field] else 0.0
+
+
+RULE_EFFECT = {compare.WORSE: "costs bits per byte", compare.BETTER: "earns bits per byte",
+               compare.UNRESOLVED: compare.UNRESOLVED}
+
+
 def _report(variants, configs, keys, results, token_counts, options, steps, tokenizer, tokenizer_sha, heldout,
-            seconds, started, out_dir) -> dict[str, Any]:
+            langs, seconds, started, out_dir) -> dict[str, Any]:
+    nbytes = np.asarray([len(d.text.encode("utf-8")) for d in heldout], dtype=np.float64)
+    by_source, by_language = _groups([d.source or "" for d in heldout]), _groups(langs)
+    losses = {v.name: _losses([results[keys[v.name], s] for s in range(1, options.seeds + 1)]) for v in variants}
+    baseline = options.baseline or variants[0].name
     rows = []
     for variant in variants:
         key = keys[variant.name]
@@ -286,9 +362,8 @@ def _report(variants, configs, keys, results, token_counts, options, steps, toke
         funnel = stats.get("funnel", [])
         seeds = [results[key, s] for s in range(1, options.seeds + 1)]
         bpb = [r["eval"]["bits_per_byte"] for r in seeds]
-        sources = sorted({s for r in seeds for s in r["eval"].get("by_source", {})})
         tokens = token_counts[key]["tokens"]
-        rows.append({
+        row = {
             "name": variant.name,
             "overrides": variant.overrides,
             "stages": [row["stage"] for row in funnel][1:],
@@ -296,14 +371,24 @@ def _report(variants, configs, keys, results, token_counts, options, steps, toke
             "documents": token_counts[key]["documents"],
             "tokens": tokens,
             "epochs": round(options.tokens / tokens, 3),
-            "kept_fraction": funnel[-1]["documents"] / funnel[0]["documents"] if funnel and funnel[0]["documents"] else 0.0,
-            "kept_chars_fraction": funnel[-1]["chars"] / funnel[0]["chars"] if funnel and funnel[0]["chars"] else 0.0,
+            "kept_fraction": _kept(funnel, "documents"),
+            "kept_chars_fraction": _kept(funnel, "chars"),
             "bits_per_byte": bpb,
             "bits_per_byte_summary": _spread(bpb),
-            "by_source": {src: [r["eval"]["by_source"][src]["bits_per_byte"] for r in seeds] for src in sources},
+            "by_source": _by_group(losses[variant.name], nbytes, by_source),
+            "by_language": _by_group(losses[variant.name], nbytes, by_language),
             "train_loss": [r["train_loss"] for r in seeds],
             "funnel": funnel,
-        })
+        }
+        if variant.name != baseline:
+            b_bpb = [results[keys[baseline], s]["eval"]["bits_per_byte"] for s in range(1, options.seeds + 1)]
+            row["vs_baseline"] = compare.compare(bpb, b_bpb, losses[variant.name], losses[baseline], nbytes,
+                                                 options.tokens, options.resolve)
+            row["vs_baseline_by_source"] = _compare_groups(losses[variant.name], losses[baseline], nbytes, by_source,
+                                                           options)
+            row["vs_baseline_by_language"] = _compare_groups(losses[variant.name], losses[baseline], nbytes,
+                                                             by_language, options)
+        rows.append(row)
     some = configs[variants[0].name]
     return {
         "tokens_per_model": options.tokens,
@@ -313,10 +398,41 @@ def _report(variants, configs, keys, results, token_counts, options, steps, toke
                   "objective": some.train.objective, "seq_len": some.train.seq_len,
                   "parameters": next(iter(results.values()))["parameters"]},
         "tokenizer": {"path": tokenizer, "sha256": tokenizer_sha, "shared": True},
-        "heldout": {"path": options.heldout, "documents": len(heldout),
-                    "bytes": sum(len(d.text.encode("utf-8")) for d in heldout)},
+        "heldout": {"path": options.heldout_paths, "documents": len(heldout), "bytes": int(nbytes.sum()),
+                    "sources": {g: {"documents": len(r), "bytes": int(nbytes[r].sum())} for g, r in by_source.items()},
+                    "languages": {g: {"documents": len(r), "bytes": int(nbytes[r].sum())}
+                                  for g, r in by_language.items()}},
+        "baseline": baseline,
+        "comparison": {"level": compare.LEVEL, "bootstrap_resamples": compare.RESAMPLES,
+                       "bootstrap_seed": compare.BOOTSTRAP_SEED, "resolve": options.resolve},
         "variants": rows,
+        "leave_one_out": _leave_one_out_table(variants, rows, losses, nbytes, options),
         "seconds": {k: round(v, 1) for k, v in seconds.items()} | {"total": round(time.time() - started, 1)},
         # ru_maxrss is KiB on Linux: the peak of this process (builds on the in-process runner, training, scoring)
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+
+
+def _leave_one_out_table(variants, rows, losses, nbytes, options) -> list[dict[str, Any]]:
+    """Per left-out part: what it removes that nothing else does (the reference's kept text minus its own
+    variant's, as a share of the input) and its effect, the reference against the variant without it
+    (positive: the part costs bits per byte)."""
+    from corpusforge.ablate.leave_one_out import PREFIX
+
+    if not options.leave_one_out:
+        return []
+    reference = next(v.name for v in variants if not v.overrides)
+    by_name = {r["name"]: r for r in rows}
+    ref = by_name[reference]
+    table = []
+    for variant in variants:
+        if not (variant.name.startswith(PREFIX) and len(variant.overrides) == 1):
+            continue
+        row = by_name[variant.name]
+        effect = compare.compare(ref["bits_per_byte"], row["bits_per_byte"], losses[reference], losses[variant.name],
+                                 nbytes, options.tokens, options.resolve)
+        table.append({"variant": variant.name, "reference": reference, "switched_off": variant.overrides,
+                      "removes_documents_fraction": row["kept_fraction"] - ref["kept_fraction"],
+                      "removes_chars_fraction": row["kept_chars_fraction"] - ref["kept_chars_fraction"],
+                      "effect": effect, "verdict": RULE_EFFECT[effect["verdict"]]})
+    return table

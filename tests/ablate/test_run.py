@@ -60,6 +60,8 @@ def test_ablation_end_to_end_and_rerun(corpus, capsys):
     for variant in report["variants"]:
         assert len(variant["bits_per_byte"]) == 2 and all(0 < b < 20 for b in variant["bits_per_byte"])
         assert set(variant["by_source"]) == {"a", "b"}
+    assert "vs_baseline" not in raw and dedup["vs_baseline"]["seeds"]["seeds"] == 2
+    assert dedup["vs_baseline"]["documents"]["documents"] == 8 and report["baseline"] == "raw"
     assert dedup["bits_per_byte"] == same["bits_per_byte"]
     assert raw["bits_per_byte"][0] != raw["bits_per_byte"][1]  # the seed changes the model
     assert (out / "models" / raw["build"] / "seed-2" / "model.safetensors").exists()
@@ -73,6 +75,17 @@ def test_ablation_end_to_end_and_rerun(corpus, capsys):
     said = capsys.readouterr().out
     assert "training" not in said and "model 4/4 (dedup, same, seed 2): done before" in said and said.count("done before, reused") == 2 + 1 + 4
     assert {p.name: p.stat().st_mtime_ns for p in (out / "results").iterdir()} == results
+    assert json.loads((out / "ablation.json").read_text())["variants"][0]["bits_per_byte"] == raw["bits_per_byte"]
+
+    # A result from before per-document losses were kept is scored again from its kept model, not retrained.
+    result_path = out / "results" / f"{raw['build']}-seed-1.json"
+    old = json.loads(result_path.read_text())
+    del old["eval"]["documents_nll"]
+    result_path.write_text(json.dumps(old))
+    assert _ablate(corpus, out) == 0
+    said = capsys.readouterr().out
+    assert ": training" not in said and said.count("scoring its held-out documents one by one") == 1
+    assert len(json.loads(result_path.read_text())["eval"]["documents_nll"]["nll_bits"]) == 8
     assert json.loads((out / "ablation.json").read_text())["variants"][0]["bits_per_byte"] == raw["bits_per_byte"]
 
     # Deterministic: a model trained again from the same build, tokens and seed scores exactly the same.
