@@ -57,10 +57,11 @@ class OutputConfig:
     overwrite: bool = dataclasses.field(default=False, metadata={"help": "Replace a non-empty existing output instead of refusing."})
     shard_target_mb: float = dataclasses.field(default=128.0, metadata={"help": "Target size of one clean shard, in MB of text."})
     format: Literal["arrow", "parquet", "jsonl"] = dataclasses.field(
-        default="arrow",
-        metadata={"help": "File format of clean/, removed/ and rejected/: arrow (IPC stream, uncompressed: "
-                          "datasets.Dataset.from_file and pyarrow memory-map it), parquet (row groups of ~64 MB with "
-                          "statistics: DuckDB, polars, Spark) or jsonl. Token shards stay Arrow IPC files."})
+        default="parquet",
+        metadata={"help": "File format of clean/, removed/ and rejected/: parquet (default; zstd, row groups of "
+                          "~64 MB with statistics: datasets, pyarrow, DuckDB, polars and Spark open it), arrow (IPC "
+                          "stream, uncompressed: datasets.Dataset.from_file and pyarrow memory-map it; DuckDB and "
+                          "polars.scan_ipc do not open it) or jsonl. Token shards stay Arrow IPC files."})
     compression: Literal["auto", "zstd", "gzip", "none"] = dataclasses.field(
         default="auto",
         metadata={"help": "Compression of parquet and jsonl shards (auto: zstd; jsonl shards are named .jsonl.zst, "

@@ -78,7 +78,7 @@ def _run(args, run_dir: pathlib.Path) -> int:
     config = load_config(args.config, [*args.set, f"output.run_dir={run_dir}"], base=base)
 
     print("\n== 1/5 build ==", flush=True)
-    run_build(config, args.beam_args)
+    run_build(config, args.beam_args, metrics_table=False)  # the Beam metrics: stats.json, `metrics`
     if config.tokenizer.enabled:
         print("\n== 2/5 tokenizer train ==", flush=True)
         report = train_tokenizer(config)
@@ -93,8 +93,27 @@ def _run(args, run_dir: pathlib.Path) -> int:
         print("\n== 4/5 train ==", flush=True)
         train_model(config)
     print("\n== 5/5 report ==", flush=True)
-    result = write_report(str(run_dir))
-    print(getattr(result, "summary", ""), flush=True)
-    print(f"\ndemo finished in {time.time() - started:.0f} s; everything is in {run_dir}/ "
-          f"(open {run_dir}/report.html)", flush=True)
+    result = write_report(str(run_dir))  # its terminal summary repeats the build's: the path is enough here
+    print(f"report: {result.path}", flush=True)
+    print(f"\ndemo finished in {time.time() - started:.0f} s; everything is in {run_dir}/", flush=True)
+    print(next_steps(str(run_dir)), flush=True)
     return 0
+
+
+def next_steps(run_dir: str, export_dir: str | None = None) -> str:
+    """What to run and open after the demo, with its paths (``make demo`` prints it last, with the export)."""
+    steps = [("source .venv/bin/activate", "puts `corpusforge` on this shell's PATH (once per shell)"),
+             (f"{run_dir}/report.html", "open it in a browser: what each stage kept and removed, and why"),
+             (f"corpusforge inspect {run_dir}", "the run's outputs, their schema and a few records"),
+             ("corpusforge config --schema > corpusforge.schema.json", "for your editor (docs/configuration.md)")]
+    if export_dir:
+        steps.append((f'corpusforge generate --model {export_dir} --prompt "The"', "text from the exported model"))
+    steps.append(("corpusforge build -c corpus.yaml", "your own corpus (README.md, 'A configuration file')"))
+    width = max(len(command) for command, _ in steps)
+    return "\n".join(["", "next:", *(f"  {command:<{width}}  # {why}" for command, why in steps)])
+
+
+if __name__ == "__main__":  # ``python -m corpusforge.cli.demo RUN [EXPORT]``: the steps alone (make demo)
+    import sys
+
+    print(next_steps(*sys.argv[1:3]))
