@@ -92,9 +92,25 @@ def demo_dir(tmp_path_factory):
     (work / ".venv").symlink_to(venv)
     cli = str(pathlib.Path(sys.executable).parent / "corpusforge")
     block = {"line": 0, "body": "the demo"}
-    _run([cli, "demo", "--run-dir", "runs/demo", "--documents", "200", "--steps", "6"], work, block)
+    log = _run([cli, "demo", "--run-dir", "runs/demo", "--documents", "200", "--steps", "6"], work, block)
+    (work / "demo.log").write_text(log, encoding="utf-8")
     _run([cli, "export", "runs/demo/model", "runs/demo/export"], work, block)
     return work
+
+
+@pytest.mark.slow
+def test_the_demo_prints_one_summary_plain_progress_and_what_next(demo_dir):
+    if not (demo_dir / "demo.log").exists():
+        pytest.skip(f"{demo_dir} holds no demo.log")
+    log = (demo_dir / "demo.log").read_text(encoding="utf-8")
+    lines = log.splitlines()
+    assert "\r" not in log and len(lines) < 60, log  # 140 lines before (summary and Beam metrics twice)
+    assert log.count("records in:") == 1 and "beam metrics" not in log
+    assert re.search(r"^train: done in \d+:\d\d: step 6 of 6", log, re.M)
+    steps = lines[lines.index("next:") + 1:]
+    assert steps[0].split("#")[0].strip() == "source .venv/bin/activate"
+    for path in re.findall(r"\b(runs/demo\S*)", "\n".join(steps)):
+        assert (demo_dir / path).exists(), path
 
 
 @pytest.mark.slow
