@@ -30,7 +30,7 @@ install-test: $(VENV)/.installed-test
 
 # The demo's model is tiny (debug size, 60 steps on 300 documents): its sample shows the chain works, not prose.
 demo: install
-	$(VENV)/bin/corpusforge demo --run-dir runs/demo --set output.overwrite=true
+	$(VENV)/bin/corpusforge demo --run-dir runs/demo --set output.overwrite=true --no-next-steps
 	$(VENV)/bin/corpusforge export runs/demo/model runs/demo/export --overwrite
 	@echo "A sample from the demo's tiny model (debug size, 60 training steps): word salad is expected."
 	$(VENV)/bin/corpusforge generate --model runs/demo/export --prompt "The" --max-new-tokens 30 --seed 0

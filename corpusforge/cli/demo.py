@@ -41,6 +41,8 @@ def register(subparsers) -> None:
     demo.add_argument("--run-dir", "-o", default="runs/demo", help="Where the demo writes everything.")
     demo.add_argument("--documents", type=int, default=1000, help="Upper bound on good documents in the sample.")
     demo.add_argument("--steps", type=int, default=60, help="Training steps of the demo model.")
+    demo.add_argument("--next-steps", action=argparse.BooleanOptionalAction, default=True,
+                      help="End by printing what to run and open next (make demo prints them after its export).")
     demo.set_defaults(func=run_demo, accepts_beam_args=True)
 
 
@@ -96,7 +98,8 @@ def _run(args, run_dir: pathlib.Path) -> int:
     result = write_report(str(run_dir))  # its terminal summary repeats the build's: the path is enough here
     print(f"report: {result.path}", flush=True)
     print(f"\ndemo finished in {time.time() - started:.0f} s; everything is in {run_dir}/", flush=True)
-    print(next_steps(str(run_dir)), flush=True)
+    if args.next_steps:
+        print(next_steps(str(run_dir)), flush=True)
     return 0
 
 
