@@ -614,8 +614,9 @@ def key_numbers(data: RunData) -> list[tuple[str, str, str]]:
                           + (f"; {only_removed} more only in removed" if only_removed else "")))
         if m:
             fmt = (m.get("format") or {}).get("name", "arrow")
+            count = len(m.get("shards") or [])
             cards.append(("clean shards", size(m.get("bytes") or 0),
-                          f"{len(m.get('shards') or [])} {fmt.capitalize() if fmt != 'jsonl' else 'JSON Lines'} files"))
+                          f"{count} {fmt.capitalize() if fmt != 'jsonl' else 'JSON Lines'} file{'' if count == 1 else 's'}"))
         if s.get("timing", {}).get("wall_seconds") is not None:
             cards.append(("build time", f"{s['timing']['wall_seconds']:.1f} s",
                           f"{num(s['timing'].get('records_per_second'))} records/s"))

@@ -242,7 +242,9 @@ def value_histograms(values: dict[str, dict[str, list[float]]], lines: dict[str,
             short = name.rsplit(".", 1)[-1]
             if near_lo <= threshold <= near_hi and (threshold > 0 or not log):
                 ax.axvline(threshold, color=INK, linestyle="--", linewidth=1.1)
-                marked.append((threshold, f"{short} {threshold:g}"))
+                # min_/max_ say which side the rule keeps; the key's whole name is in the table under the figure
+                side = next((word for word in ("min", "max") if short.startswith(word)), short)
+                marked.append((threshold, f"{side} {threshold:g}"))
                 shown.append(threshold)
             else:
                 outside.append(f"{short} {human(threshold)}")

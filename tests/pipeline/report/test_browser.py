@@ -129,7 +129,7 @@ def test_screenshot_shows_the_header_and_the_figures(full_run, browser, tmp_path
 
 # The page's layout at a desktop width: it opens on the numbers and charts under MAX_HEIGHT CSS pixels (the
 # built-in demo's page: 37,041 px before the sections folded and constant values left the small multiples;
-# 11,419 px after), and no element is wider than the card that holds it, folded sections unfolded or not.
+# 11,110 px after), and no element is wider than the card that holds it, folded sections unfolded or not.
 MAX_HEIGHT = 12_000
 OVERFLOWING = """
 const out = [];
