@@ -175,7 +175,7 @@ def test_nsp_and_sop_together_are_refused(run_dir):
 
 def test_progress_off_a_terminal_is_plain_lines(run_dir, capsys):
     """Under a pipe or in CI, no tqdm frames joined by carriage returns: a line per report and one at the end."""
-    train_model(config(run_dir, "train.max_steps=4", "train.log_every=2", "train.eval_every=2"), progress=True)
+    train_on(config(run_dir, "train.max_steps=4", "train.log_every=2", "train.eval_every=2"), progress=True)
     err = capsys.readouterr().err
     assert "\r" not in err
     assert re.search(r"^train: done in \d+:\d\d: step 4 of 4, loss \d", err, re.M), err
