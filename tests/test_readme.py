@@ -89,7 +89,11 @@ def demo_dir(tmp_path_factory):
     venv = pathlib.Path(sys.prefix)
     if not (venv / "bin" / "activate").exists():
         pytest.skip(f"{venv} is not a virtual environment with bin/activate")
-    (work / ".venv").symlink_to(venv)
+    if f'"{venv}"' in (venv / "bin" / "activate").read_text():
+        (work / ".venv").symlink_to(venv)
+    else:  # a venv copied from elsewhere activates its origin: activate this interpreter's instead
+        (work / ".venv" / "bin").mkdir(parents=True)
+        (work / ".venv" / "bin" / "activate").write_text(f'export VIRTUAL_ENV="{venv}"\nexport PATH="{venv}/bin:$PATH"\n')
     cli = str(pathlib.Path(sys.executable).parent / "corpusforge")
     block = {"line": 0, "body": "the demo"}
     log = _run([cli, "demo", "--run-dir", "runs/demo", "--documents", "200", "--steps", "6"], work, block)
