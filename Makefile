@@ -18,20 +18,23 @@ CONSTRAINTS := -c constraints.txt
 
 $(VENV)/.installed: $(VENV)/bin/python pyproject.toml constraints.txt
 	$(PIP) install $(TORCH)
-	$(PIP) install $(CONSTRAINTS) -e .
+	$(PIP) install $(CONSTRAINTS) -e ".[query]"
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(PIP) install $(CONSTRAINTS) -e ".[test,gcp,dask]"
+	$(PIP) install $(CONSTRAINTS) -e ".[query,test,gcp,dask]"
 	touch $@
 
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
+# The demo's model is tiny (debug size, 60 steps on 300 documents): its sample shows the chain works, not prose.
 demo: install
-	$(VENV)/bin/corpusforge demo --run-dir runs/demo --set output.overwrite=true
+	$(VENV)/bin/corpusforge demo --run-dir runs/demo --set output.overwrite=true --no-next-steps
 	$(VENV)/bin/corpusforge export runs/demo/model runs/demo/export --overwrite
+	@echo "A sample from the demo's tiny model (debug size, 60 training steps): word salad is expected."
 	$(VENV)/bin/corpusforge generate --model runs/demo/export --prompt "The" --max-new-tokens 30 --seed 0
+	@$(VENV)/bin/python -m corpusforge.cli.demo runs/demo runs/demo/export
 
 test: install-test
 	$(VENV)/bin/pytest
@@ -39,9 +42,9 @@ test: install-test
 clean:
 	rm -rf runs/demo .pytest_cache
 
-# Regenerate the README's configuration reference from the dataclasses (tests/test_readme.py checks it).
+# Regenerate docs/configuration.md, the configuration reference, from the dataclasses (tests/test_readme.py checks it).
 readme: install
-	$(VENV)/bin/python -m corpusforge.cli.show_config --update-readme
+	$(VENV)/bin/python -m corpusforge.cli.show_config --update-reference
 
 # Pin constraints.txt to what a fresh `make install-test` installed (corpusforge and torch left out).
 constraints: install-test

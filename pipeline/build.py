@@ -443,7 +443,7 @@ class BuildResult:
 
 
 def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None, resume: bool = False,
-              progress: bool = True, keep_checkpoints: bool = False) -> BuildResult:
+              progress: bool = True, keep_checkpoints: bool = False, metrics_table: bool = True) -> BuildResult:
     """Run the build described by ``config``; returns its stats and manifest, or raises.
 
     With ``output.stage_checkpoints`` each stage runs as its own Beam pipeline and leaves its output in
@@ -452,7 +452,8 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     runner's Beam metrics are summed over the pipelines run into ``stats["metrics"]``. ``keep_checkpoints``
     (with stage checkpoints, local run directory) leaves ``RUN/.checkpoints`` whole after a successful build, its
     shards linked into the outputs rather than moved, so another build can start from its stages
-    (``corpusforge.ablate`` does); the caller deletes it.
+    (``corpusforge.ablate`` does); the caller deletes it. ``metrics_table=False`` leaves the Beam metrics out of
+    the printed summary (they are in ``stats.json`` either way; the demo keeps its output short).
     """
     out = out or sys.stdout
     run_dir = config.output.run_dir = rundir.check_run_dir(config.output.run_dir)  # never /, ~, cwd or above
@@ -462,7 +463,7 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
     with run_lock(run_dir, "build"):  # one writer per run directory
         try:
-            return _build(config, run_dir, options, out, resume, progress, keep_checkpoints)
+            return _build(config, run_dir, options, out, resume, progress, keep_checkpoints, metrics_table)
         except Exception as exc:  # a full disk inside a Beam worker: one line naming the run directory
             resource = resource_error(exc, run_dir)
             if resource is None:
@@ -471,7 +472,7 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
 
 
 def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progress: bool,
-           keep_checkpoints: bool = False) -> BuildResult:
+           keep_checkpoints: bool = False, metrics_table: bool = True) -> BuildResult:
     rundir.prepare_outputs(run_dir, OUTPUTS, config.output.overwrite)
     for note in rundir.clean_leftovers(run_dir):  # we hold the lock: no live build owns them
         print(note, file=out, flush=True)
@@ -594,7 +595,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         FileSystems.delete([work_dir])
     notes = ["  " + note for stage, section in _sections(config)
              if section.enabled and (note := stage.summary_note(section)) is not None]
-    print(format_summary(stats, notes), file=out, flush=True)
+    print(format_summary(stats, notes, metrics=metrics_table), file=out, flush=True)
     return BuildResult(run_dir, stats, manifest)
 
 

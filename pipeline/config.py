@@ -48,9 +48,10 @@ class OutputConfig:
     run_dir: str = setting("runs/latest", "Directory of the run: clean/, removed/, rejected/, tokenizer/, tokens/, model/.")
     overwrite: bool = setting(False, "Replace a non-empty existing output instead of refusing.")
     shard_target_mb: float = setting(128.0, "Target size of one clean shard, in MB of text.")
-    format: Literal["arrow", "parquet", "jsonl"] = setting("arrow", "File format of clean/, removed/ and rejected/: arrow (IPC stream, uncompressed: "
-                          "datasets.Dataset.from_file and pyarrow memory-map it), parquet (row groups of ~64 MB with "
-                          "statistics: DuckDB, polars, Spark) or jsonl. Token shards stay Arrow IPC files.")
+    format: Literal["arrow", "parquet", "jsonl"] = setting("parquet", "File format of clean/, removed/ and rejected/: parquet (default; zstd, row groups of "
+                          "~64 MB with statistics: datasets, pyarrow, DuckDB, polars and Spark open it), arrow (IPC "
+                          "stream, uncompressed: datasets.Dataset.from_file and pyarrow memory-map it; DuckDB and "
+                          "polars.scan_ipc do not open it) or jsonl. Token shards stay Arrow IPC files.")
     compression: Literal["auto", "zstd", "gzip", "none"] = setting("auto", "Compression of parquet and jsonl shards (auto: zstd; jsonl shards are named .jsonl.zst, "
                           ".jsonl.gz or .jsonl). Arrow shards are never compressed.")
     write_removed: bool = setting(True, "Write removed documents to removed/ for audit.")

@@ -381,8 +381,8 @@ def _sorted_hist(hist: dict[str, int]) -> dict[str, int]:
     return {k: hist[k] for k in sorted(hist, key=int)}
 
 
-def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = ()) -> str:
-    """The run summary printed at the end of a build."""
+def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metrics: bool = True) -> str:
+    """The run summary printed at the end of a build (``metrics``: with the Beam metrics table)."""
     a, t = stats["accounting"], stats["timing"]
     lines = [
         f"records in: {a['input']:,}   kept: {a['kept']:,}   removed: {a['removed']:,}   rejected: {a['rejected']:,}"
@@ -408,7 +408,7 @@ def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = ()) -> st
     lines.append(f"wall time {t['wall_seconds']:.1f} s, {rate:,.0f} records/s, "
                  f"{t['chars_in'] / max(t['wall_seconds'], 1e-9) / 1e6:.2f} M chars/s" if rate else
                  f"wall time {t['wall_seconds']:.1f} s")
-    table = format_metrics(stats["metrics"]) if "metrics" in stats else ""
+    table = format_metrics(stats["metrics"]) if metrics and "metrics" in stats else ""
     if table:
         lines += ["", table]
     return "\n".join(lines)

@@ -13,7 +13,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 def _requirements():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    return [Requirement(r) for r in project["dependencies"] + extras["test"]]
+    return [Requirement(r) for r in project["dependencies"] + extras["test"] + extras["query"]]
 
 
 def _pins():

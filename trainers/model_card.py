@@ -36,6 +36,19 @@ def _last_metrics(path: pathlib.Path) -> dict[str, dict[str, Any]]:
     return last
 
 
+def _kept_text(stats: dict[str, Any] | None, build: dict[str, Any]) -> str:
+    """How much text the build kept: characters and UTF-8 bytes of the kept documents (stats.json), not the size
+    of the shard files (which hold ids, metadata and annotations too, compressed or not)."""
+    funnel = (stats or {}).get("funnel") or []
+    shards = f"{(build.get('bytes') or 0) / 1e6:.2f} MB of {(build.get('format') or {}).get('name', 'arrow')} shards"
+    if not funnel:
+        return shards
+    sources = (stats or {}).get("sources") or []
+    text_bytes = sum(entry.get("bytes", 0) for entry in (sources[-1].get("by") or {}).values()) if sources else None
+    size = f" ({text_bytes / 1e6:.2f} MB as UTF-8)" if text_bytes else ""
+    return f"{funnel[-1].get('chars', 0):,} characters of text{size}; {shards}"
+
+
 def model_card(model_dir: pathlib.Path, info: dict[str, Any], layout: str, arch: str, parameters: int,
                auto_class: str | None = None) -> str:
     """README.md text for the export of ``model_dir`` (a run's ``model/``; the run is its parent); ``auto_class``
@@ -84,8 +97,8 @@ def model_card(model_dir: pathlib.Path, info: dict[str, Any], layout: str, arch:
         names = ", ".join(f"`{i.get('name') or i.get('path')}`" for i in inputs) or "(none recorded)"
         lines.append(f"- sources: {names}")
         lines.append(f"- cleaned by corpusforge {build.get('corpusforge_version')}: stages "
-                     f"{', '.join(build.get('stages') or [])}; {build.get('rows')} documents, "
-                     f"{(build.get('bytes') or 0) / 1e6:.2f} MB of text kept")
+                     f"{', '.join(build.get('stages') or [])}; {build.get('rows')} documents kept, "
+                     f"{_kept_text(stats, build)}")
     if stats is not None:
         a = stats.get("accounting") or {}
         lines.append(f"- records: {a.get('input')} read, {a.get('kept')} kept, {a.get('removed')} removed, "

@@ -268,13 +268,10 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     log = MetricsLog(model_dir / "metrics.jsonl", resume_step=step if state else None) if dist.is_main else None
     bar = None
     if progress and dist.is_main:
-        import sys
+        from corpusforge.core.progress import step_bar
 
-        from tqdm.auto import tqdm
-
-        # Off a terminal (CI logs) the bar is redrawn every 10 s rather than ten times a second.
-        bar = tqdm(total=tc.max_steps, initial=step, unit="step", dynamic_ncols=True,
-                   mininterval=0.1 if sys.stderr.isatty() else 10.0)
+        # A bar on a terminal; off one (CI logs, a pipe) a plain line per tenth of the steps and one at the end.
+        bar = step_bar(tc.max_steps, step, label="train")
     return _Session(tc=tc, dist=dist, data=data, vocab=vocab, objective=objective, kind=kind, mcfg=mcfg, model=model,
                     trained=trained, optimizer=optimizer, scheduler=scheduler, scaler=scaler, autocast=autocast,
                     plan=plan, loader=loader, evaluator=evaluator, model_dir=model_dir, ckpt_dir=ckpt_dir, log=log,

@@ -41,6 +41,8 @@ def register(subparsers) -> None:
     demo.add_argument("--run-dir", "-o", default="runs/demo", help="Where the demo writes everything.")
     demo.add_argument("--documents", type=int, default=1000, help="Upper bound on good documents in the sample.")
     demo.add_argument("--steps", type=int, default=60, help="Training steps of the demo model.")
+    demo.add_argument("--next-steps", action=argparse.BooleanOptionalAction, default=True,
+                      help="End by printing what to run and open next (make demo prints them after its export).")
     demo.set_defaults(func=run_demo, accepts_beam_args=True)
 
 
@@ -78,7 +80,7 @@ def _run(args, run_dir: pathlib.Path) -> int:
     config = load_config(args.config, [*args.set, f"output.run_dir={run_dir}"], base=base)
 
     print("\n== 1/5 build ==", flush=True)
-    run_build(config, args.beam_args)
+    run_build(config, args.beam_args, metrics_table=False)  # the Beam metrics: stats.json, `metrics`
     if config.tokenizer.enabled:
         print("\n== 2/5 tokenizer train ==", flush=True)
         report = train_tokenizer(config.tokenizer, config.run_paths(), seq_len=config.train.seq_len)
@@ -93,8 +95,28 @@ def _run(args, run_dir: pathlib.Path) -> int:
         print("\n== 4/5 train ==", flush=True)
         train_model(config.train, config.run_paths())
     print("\n== 5/5 report ==", flush=True)
-    result = write_report(str(run_dir))
-    print(getattr(result, "summary", ""), flush=True)
-    print(f"\ndemo finished in {time.time() - started:.0f} s; everything is in {run_dir}/ "
-          f"(open {run_dir}/report.html)", flush=True)
+    result = write_report(str(run_dir))  # its terminal summary repeats the build's: the path is enough here
+    print(f"report: {result.path}", flush=True)
+    print(f"\ndemo finished in {time.time() - started:.0f} s; everything is in {run_dir}/", flush=True)
+    if args.next_steps:
+        print(next_steps(str(run_dir)), flush=True)
     return 0
+
+
+def next_steps(run_dir: str, export_dir: str | None = None) -> str:
+    """What to run and open after the demo, with its paths (``make demo`` prints it last, with the export)."""
+    steps = [("source .venv/bin/activate", "puts `corpusforge` on this shell's PATH (once per shell)"),
+             (f"{run_dir}/report.html", "open it in a browser: what each stage kept and removed, and why"),
+             (f"corpusforge inspect {run_dir}", "the run's outputs, their schema and a few records"),
+             ("corpusforge config --schema > corpusforge.schema.json", "for your editor (docs/configuration.md)")]
+    if export_dir:
+        steps.append((f'corpusforge generate --model {export_dir} --prompt "The"', "text from the exported model"))
+    steps.append(("corpusforge build -c corpus.yaml", "your own corpus (README.md, 'A configuration file')"))
+    width = max(len(command) for command, _ in steps)
+    return "\n".join(["", "next:", *(f"  {command:<{width}}  # {why}" for command, why in steps)])
+
+
+if __name__ == "__main__":  # ``python -m corpusforge.cli.demo RUN [EXPORT]``: the steps alone (make demo)
+    import sys
+
+    print(next_steps(*sys.argv[1:3]))

@@ -20,7 +20,7 @@ def common_parser() -> argparse.ArgumentParser:
     "(default: None)" to options whose default means "not given"."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--config", "-c", metavar="FILE", default=None,
-                        help="YAML or TOML configuration file (see the README's configuration reference).%(default).0s")
+                        help="YAML or TOML configuration file (every key: docs/configuration.md).%(default).0s")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="Override one config value, e.g. --set dedup.enabled=false --set output.run_dir=runs/x "
                              "(repeatable; values are parsed as YAML).%(default).0s")
@@ -28,11 +28,20 @@ def common_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def run_dir_parser() -> argparse.ArgumentParser:
+    """A parent parser with ``--run-dir/-o``, the run directory a command works on (``output.run_dir``), for
+    every command that works on a run, as ``build`` and ``demo`` take it; ``flag_overrides`` passes it on."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--run-dir", "-o", default=argparse.SUPPRESS, metavar="RUN",
+                        help="The run directory; default: output.run_dir from the configuration (runs/latest).")
+    return parser
+
+
 def flag_overrides(args: argparse.Namespace, section: str, shortcuts: Mapping[str, str]) -> list[str]:
     """``--set`` items for the shortcut flags the user gave, after their own ``--set`` items.
 
     ``shortcuts`` maps an argparse attribute to a key of ``section``; attributes the user did not give are
-    absent (``default=argparse.SUPPRESS``) or None. Strings are quoted as JSON (so YAML reads them as strings)
+    absent (``default=argparse.SUPPRESS``) or None. ``--run-dir`` (``run_dir_parser``) becomes ``output.run_dir``. Strings are quoted as JSON (so YAML reads them as strings)
     and floats keep a dot and a signed exponent ("1e-4" would read as a string)."""
     out = list(getattr(args, "set", []) or [])
     for attr, key in shortcuts.items():
@@ -46,7 +55,24 @@ def flag_overrides(args: argparse.Namespace, section: str, shortcuts: Mapping[st
         elif isinstance(value, float):
             value = f"{value:.6e}"
         out.append(f"{section}.{key}={value}")
+    if getattr(args, "run_dir", None) is not None:
+        out.append(f"output.run_dir={json.dumps(args.run_dir)}")
     return out
+
+
+def choices(cls: type, key: str) -> list:
+    """The values config field ``key`` (dotted, under dataclass ``cls``) allows: its ``Literal`` type's, so a
+    CLI flag offers exactly what the configuration accepts (``Optional`` unwrapped)."""
+    import typing
+
+    tp: object = cls
+    for name in key.split("."):
+        tp = typing.get_type_hints(tp)[name]
+        if typing.get_origin(tp) in (typing.Union, __import__("types").UnionType):
+            tp = next(a for a in typing.get_args(tp) if a is not type(None))
+    if typing.get_origin(tp) is not typing.Literal:
+        raise TypeError(f"{cls.__name__}.{key} is not a Literal field")
+    return list(typing.get_args(tp))
 
 
 def add_device_option(parser: argparse.ArgumentParser) -> None:

@@ -20,7 +20,10 @@ def register(subparsers) -> None:
     # Options whose default depends on RUN_DIR are SUPPRESSed, so the help shows the rule rather than "None".
     report.add_argument("run_dir", nargs="?", default=argparse.SUPPRESS, metavar="RUN_DIR",
                         help="The run directory; default: output.run_dir from the configuration.")
-    report.add_argument("--output", "-o", default=argparse.SUPPRESS, help="Where to write the page; default: RUN_DIR/report.html.")
+    report.add_argument("--run-dir", dest="run_dir", default=argparse.SUPPRESS, metavar="RUN_DIR",
+                        help="The run directory, as every command that works on a run takes it (or give it first).")
+    report.add_argument("--output", "-o", default=argparse.SUPPRESS,
+                        help="Where to write the page; default: RUN_DIR/report.html (-o is the page here, as before).")
     report.add_argument("--sample-rows", type=int, default=20_000,
                         help="Read at most this many rows of the clean and of the removed shards (every k-th row) for "
                              "the value and language distributions; keeps the report fast on large runs.")

@@ -4,12 +4,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from corpusforge.cli.options import common_parser, flag_overrides
+from corpusforge.cli.options import choices, common_parser, flag_overrides, run_dir_parser
 
 _FORMAT = argparse.ArgumentDefaultsHelpFormatter
 
 
 def register(subparsers) -> None:
+    from corpusforge.tokenizer.config import TokenizerConfig
+
     tokenizer = subparsers.add_parser(
         "tokenizer", help="Train a tokenizer on the clean shards, or show its report.",
         description="Tokenizer training with HF tokenizers: byte-level BPE, WordPiece or Unigram, with the special "
@@ -17,15 +19,15 @@ def register(subparsers) -> None:
     commands = tokenizer.add_subparsers(dest="tokenizer_command", metavar="SUBCOMMAND", required=True)
 
     train = commands.add_parser(
-        "train", parents=[common_parser()], formatter_class=_FORMAT,
+        "train", parents=[common_parser(), run_dir_parser()], formatter_class=_FORMAT,
         help="Train tokenizer.json on <run_dir>/clean.",
         description="Stream the clean Arrow shards of a build (or a seeded sample of them) into a tokenizer "
                     "trainer; write <run_dir>/tokenizer/tokenizer.json, tokenizer_config.json and report.json "
                     "(compression, unknown-token share and round trip on held-out documents, longest tokens). "
                     "The options below are shortcuts for --set tokenizer.KEY=VALUE.")
-    train.add_argument("--family", choices=["encoder", "t5", "bart", "decoder", "elmo"], default=argparse.SUPPRESS,
+    train.add_argument("--family", choices=choices(TokenizerConfig, "family"), default=argparse.SUPPRESS,
                        help="Model family (special tokens and post-processing); default: tokenizer.family.")
-    train.add_argument("--kind", choices=["auto", "bpe", "wordpiece", "unigram", "wordlevel"], default=argparse.SUPPRESS,
+    train.add_argument("--kind", choices=choices(TokenizerConfig, "kind"), default=argparse.SUPPRESS,
                        help="Algorithm; default: tokenizer.kind.")
     train.add_argument("--vocab-size", type=int, default=argparse.SUPPRESS, help="Vocabulary size; default: tokenizer.vocab_size.")
     train.add_argument("--input", default=argparse.SUPPRESS, help="Clean shards (directory or glob); default: <run_dir>/clean.")
@@ -34,7 +36,7 @@ def register(subparsers) -> None:
     train.set_defaults(func=cmd_train)
 
     report = commands.add_parser(
-        "report", parents=[common_parser()], formatter_class=_FORMAT,
+        "report", parents=[common_parser(), run_dir_parser()], formatter_class=_FORMAT,
         help="Print the report of a trained tokenizer.",
         description="Print <run_dir>/tokenizer/report.json as a short summary (or as JSON with --json).")
     report.add_argument("--output", default=argparse.SUPPRESS, help="Tokenizer directory; default: <run_dir>/tokenizer.")
@@ -61,7 +63,7 @@ def cmd_report(args) -> int:
     from corpusforge.core.errors import UserError
     from corpusforge.core import files
 
-    config = load_config(args.config, args.set)
+    config = load_config(args.config, flag_overrides(args, "tokenizer", {}))
     output = getattr(args, "output", None) or config.tokenizer.output or files.join(config.run_dir, "tokenizer")
     path = files.join(output, "report.json")
     if not files.exists(path):

@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import typing
 
-from corpusforge.cli.options import common_parser, flag_overrides
-from corpusforge.trainers.config import Objective as ObjectiveName
+from corpusforge.cli.options import choices, common_parser, flag_overrides, run_dir_parser
+from corpusforge.trainers.config import Objective as ObjectiveName, TrainConfig
 
 _SHORTCUTS = {  # option attribute -> train.* key
     "objective": "objective", "size": "model.size", "family": "model.family", "seq_len": "seq_len",
@@ -16,7 +16,7 @@ _SHORTCUTS = {  # option attribute -> train.* key
 
 def register(subparsers) -> None:
     train = subparsers.add_parser(
-        "train", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "train", parents=[common_parser(), run_dir_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         help="Pretrain an encoder (MLM), seq2seq (T5 span corruption, BART) or decoder (GPT) model.",
         description="Train on <run_dir>/tokens (the tokenize stage's shards) and write <run_dir>/model: "
                     "checkpoints/, metrics.jsonl, loss_curve.png, and the final model.safetensors with config.json "
@@ -28,9 +28,9 @@ def register(subparsers) -> None:
                        help="mlm: BERT masked LM and rtd: ELECTRA replaced-token detection (encoder); span: T5 span "
                             "corruption and bart: BART denoising (encoder-decoder); clm: GPT causal LM and prefixlm: "
                             "prefix LM (decoder); bilm: ELMo's bidirectional LM. Default: train.objective.")
-    train.add_argument("--size", choices=["debug", "small", "base"], default=argparse.SUPPRESS,
+    train.add_argument("--size", choices=choices(TrainConfig, "model.size"), default=argparse.SUPPRESS,
                        help="Model size; default: train.model.size.")
-    train.add_argument("--family", choices=["bert", "gpt2", "t5", "bart"], default=argparse.SUPPRESS,
+    train.add_argument("--family", choices=choices(TrainConfig, "model.family"), default=argparse.SUPPRESS,
                        help="Architecture recipe; default: the objective's.")
     train.add_argument("--seq-len", type=int, default=argparse.SUPPRESS, help="Tokens per example; default: train.seq_len.")
     train.add_argument("--batch-size", type=int, default=argparse.SUPPRESS,
@@ -39,13 +39,13 @@ def register(subparsers) -> None:
                        help="Micro-steps per optimizer step; default: train.grad_accum.")
     train.add_argument("--max-steps", type=int, default=argparse.SUPPRESS, help="Optimizer steps; default: train.max_steps.")
     train.add_argument("--lr", type=float, default=argparse.SUPPRESS, help="Peak learning rate; default: train.optim.lr.")
-    train.add_argument("--device", choices=["auto", "cpu", "cuda"], default=argparse.SUPPRESS,
+    train.add_argument("--device", choices=choices(TrainConfig, "device"), default=argparse.SUPPRESS,
                        help="Where to train; default: train.device (auto: cuda when available).")
-    train.add_argument("--dtype", choices=["auto", "float32", "bfloat16", "float16"], default=argparse.SUPPRESS,
+    train.add_argument("--dtype", choices=choices(TrainConfig, "dtype"), default=argparse.SUPPRESS,
                        help="Autocast dtype; default: train.dtype.")
     train.add_argument("--compile", action="store_true", default=argparse.SUPPRESS,
                        help="torch.compile the training step (fullgraph).")
-    train.add_argument("--data-parallel", choices=["ddp", "fsdp"], default=argparse.SUPPRESS,
+    train.add_argument("--data-parallel", choices=choices(TrainConfig, "data_parallel"), default=argparse.SUPPRESS,
                        help="Under torchrun: replicate the model (ddp) or shard it (fsdp); default: train.data_parallel.")
     train.add_argument("--checkpoint-activations", action="store_true", default=argparse.SUPPRESS,
                        help="Recompute each block's activations in the backward pass (less memory).")

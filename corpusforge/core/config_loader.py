@@ -128,7 +128,9 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
     if origin is Literal:
         allowed = get_args(tp)
         if value not in allowed:
-            raise ConfigError(f"{key}: {value!r} is not allowed; choose one of {', '.join(map(repr, allowed))}")
+            near = closest(str(value), [str(a) for a in allowed])
+            raise ConfigError(f"{key}: {value!r} is not allowed; choose one of {', '.join(map(repr, allowed))}"
+                              + (f" (did you mean {near!r}?)" if near is not None else ""))
         return value
     if dataclasses.is_dataclass(tp):
         if isinstance(value, tp):
@@ -188,6 +190,9 @@ def from_dict(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
     unknown = sorted(set(data) - set(fields))
     if unknown:
         where = f"{prefix}." if prefix else ""
+        near = closest(str(unknown[0]), list(fields))
+        if near is not None:
+            raise ConfigError(f"unknown key {where}{unknown[0]}; did you mean {where}{near}?")
         raise ConfigError(
             f"unknown key {where}{unknown[0]}; allowed keys{' in ' + prefix if prefix else ''}: "
             + ", ".join(sorted(fields))
@@ -203,6 +208,15 @@ def from_dict(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
     except (ValueError, TypeError) as exc:
         where = f"{prefix}: " if prefix else ""
         raise ConfigError(f"{where}{exc}") from None
+
+
+def closest(word: str, choices: list[str]) -> str | None:
+    """The choice nearest to a mistyped ``word`` (difflib's ratio, at least 0.6; case ignored), or None."""
+    import difflib
+
+    lowered = {c.lower(): c for c in choices}
+    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[match[0]] if match else None
 
 
 def to_dict(obj: Any, *, outputs_only: bool = False) -> Any:
@@ -317,3 +331,64 @@ def _type_label(tp: Any) -> str:
     if tp is type(None):
         return "null"
     return getattr(tp, "__name__", str(tp))
+
+
+def json_schema(cls: type, title: str = "") -> dict[str, Any]:
+    """A JSON Schema (draft 2020-12) of dataclass ``cls``: every field with its type, allowed values, default
+    and help (``description``), unknown keys refused, so an editor checks a config file as it is typed. Range
+    checks in ``__post_init__`` are not in it; loading the file still runs them."""
+    schema = _schema_of(cls)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **({"title": title} if title else {}), **schema}
+
+
+def _schema_of(tp: Any) -> dict[str, Any]:
+    origin = get_origin(tp)
+    if tp is Any:
+        return {}
+    if origin in (Union, types.UnionType):
+        return {"anyOf": [_schema_of(a) for a in get_args(tp)]}
+    if origin is Literal:
+        return {"enum": list(get_args(tp))}
+    if dataclasses.is_dataclass(tp):
+        hints = get_type_hints(tp)
+        properties = {}
+        for f in dataclasses.fields(tp):
+            if not f.init:
+                continue
+            prop = _schema_of(hints[f.name])
+            if f.metadata.get("help"):
+                prop["description"] = f.metadata["help"]
+            if f.default is not dataclasses.MISSING:
+                default = to_dict(f.default)
+            elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+                default = to_dict(f.default_factory())  # type: ignore[misc]
+            else:
+                default = dataclasses.MISSING
+            if default is not dataclasses.MISSING and not f.metadata.get("secret"):
+                try:
+                    json.dumps(default)
+                    prop["default"] = default
+                except TypeError:
+                    pass
+            properties[f.name] = prop
+        required = [f.name for f in dataclasses.fields(tp) if f.init and f.default is dataclasses.MISSING
+                    and f.default_factory is dataclasses.MISSING]  # type: ignore[misc]
+        out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+        if tp.__doc__ and not tp.__doc__.startswith(f"{tp.__name__}("):
+            out["description"] = " ".join(tp.__doc__.split())
+        if required:
+            out["required"] = required
+        return out
+    if origin in (list, tuple, typing.Sequence):
+        args = get_args(tp)
+        return {"type": "array", **({"items": _schema_of(args[0])} if args else {})}
+    if origin is dict:
+        args = get_args(tp)
+        return {"type": "object", **({"additionalProperties": _schema_of(args[1])} if len(args) == 2 else {})}
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"enum": [m.value for m in tp]}
+    if tp is type(None):
+        return {"type": "null"}
+    # YAML 1.1 reads 3e-4 (no dot) as a string, which the loader takes as a number: so may the schema
+    return {bool: {"type": "boolean"}, int: {"type": "integer"}, float: {"anyOf": [{"type": "number"}, {"type": "string", "pattern": "^[-+]?[0-9.]+[eE][-+]?[0-9]+$"}]},
+            str: {"type": "string"}}.get(tp, {})

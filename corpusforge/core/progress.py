@@ -231,3 +231,56 @@ def _isatty(stream: IO[str]) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+class PlainSteps:
+    """What a tqdm step bar offers the trainer (``update``, ``set_postfix``, ``write``, ``close``) as plain lines,
+    for a stream that is not a terminal: tqdm there writes frames joined by carriage returns, one log line
+    that grows for the whole run, with any ``write`` pasted into it. This prints ``label: step N of TOTAL,
+    key value, ...`` when a new tenth of the run is done and ``line_every`` seconds have passed since the last
+    line, or after ``quiet_for`` seconds without one (a long run still shows life in a CI log); each ``write`` on
+    its own line, and a last line. A short run prints about ten lines, however slow the machine."""
+
+    def __init__(self, total: int, initial: int = 0, *, label: str = "train", stream: IO[str] | None = None,
+                 line_every: float = 10.0, quiet_for: float = 60.0):
+        self.total, self.n, self.label, self.line_every, self.quiet_for = total, initial, label, line_every, quiet_for
+        self.stream = stream or sys.stderr
+        self.postfix: dict[str, str] = {}
+        self._started = self._last = time.monotonic()
+        self._tenth = self._tenth_of(initial)
+
+    def _tenth_of(self, n: int) -> int:
+        return 10 * n // self.total if self.total else 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        since = time.monotonic() - self._last
+        tenth = self._tenth_of(self.n)
+        if (tenth > self._tenth and since >= self.line_every) or since >= self.quiet_for:
+            self._tenth = tenth
+            self._line()
+
+    def set_postfix(self, postfix: dict[str, Any], refresh: bool = False) -> None:
+        self.postfix = {key: str(value) for key, value in postfix.items()}
+
+    def write(self, message: str) -> None:
+        print(message, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        self._line(final=True)
+
+    def _line(self, final: bool = False) -> None:
+        self._last = time.monotonic()
+        head = f"done in {format_seconds(self._last - self._started)}: " if final else ""
+        parts = [f"step {self.n} of {self.total}", *(f"{key} {value}" for key, value in self.postfix.items())]
+        print(f"{self.label}: {head}{', '.join(parts)}", file=self.stream, flush=True)
+
+
+def step_bar(total: int, initial: int = 0, *, label: str = "train", stream: IO[str] | None = None):
+    """A tqdm bar of steps on a terminal, ``PlainSteps`` lines elsewhere (CI logs, a pipe, a file)."""
+    stream = stream or sys.stderr
+    if not _isatty(stream):
+        return PlainSteps(total, initial, label=label, stream=stream)
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True, file=stream, mininterval=0.1)

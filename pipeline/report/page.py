@@ -52,9 +52,17 @@ def size(n: float) -> str:
     return f"{int(n)} B"
 
 
+# Sections of documents' text (samples, pairs, rejected previews) start folded: the page opens on the numbers and
+# charts, each fold one click (or a link from the table of contents) away.
+FOLDED = frozenset({"near-duplicates", "compare", "samples", "rejected", "details"})
+
+
 class Section:
+    """One card of the page, a ``<details>`` block: open unless its id is in ``FOLDED``."""
+
     def __init__(self, id: str, title: str, intro: str, body: Markup):
         self.id, self.title, self.intro, self.body = id, title, intro, body
+        self.open = id not in FOLDED
 
     def html(self) -> Markup:
         return MACROS.section(self)
@@ -66,8 +74,8 @@ def stage_order(data: RunData) -> list[str]:
 
 
 def funnel_section(data: RunData) -> Section:
-    intro = ("Every input record ends kept, removed by a stage (with a reason) or rejected as unreadable input "
-             "(or because a stage raised on it, stage_error). The bars show what is left after each stage; the "
+    intro = ("Every input record ends kept, removed by a stage (with a reason) or rejected as bad input: "
+             "unreadable, without text or with empty text, oversize (or because a stage raised on it, stage_error). The bars show what is left after each stage; the "
              "table adds what each stage removed.")
     stats = data.stats
     if not stats:
@@ -118,10 +126,9 @@ def reasons_section(data: RunData) -> Section:
                     numeric=(2, 3), id="reasons-table"))
     edits = stats.get("edits") or {}
     if edits:
-        body += heading("Edits (documents kept, text changed)") + table(
-            ["stage", "counter", "amount"],
-            [(stage, counter, num(n)) for stage, counters in edits.items() for counter, n in counters.items()],
-            numeric=(2,))
+        counters = [(stage, counter, num(n)) for stage, counters in edits.items() for counter, n in counters.items()]
+        body += folded(f"Edits: documents kept with their text changed ({len(counters)} counters)",
+                       table(["stage", "counter", "amount"], counters, numeric=(2,)))
     return Section("reasons", "Removal reasons", intro, body)
 
 
@@ -144,8 +151,9 @@ def language_section(data: RunData) -> Section:
         return Section("languages", "Languages", intro,
                        absent("No language annotations: language ID did not run (quality.langid)."))
     total = sum(kept.values())
-    body = figure(plots.languages(kept, removed), "Documents per language")
-    body += table(["language", "kept documents", "of kept", "removed (sample)"],
+    removed_header = "removed" if data.removed_coverage.complete else "removed (sample)"
+    body = figure(plots.languages(kept, removed, removed_label=removed_header), "Documents per language")
+    body += table(["language", "kept documents", "of kept", removed_header],
                   [(lang, num(kept.get(lang, 0)), share(kept.get(lang, 0), total), num(removed.get(lang, 0)))
                    for lang in sorted(set(kept) | set(removed), key=lambda k: (-kept.get(k, 0), -removed.get(k, 0), k))[:25]],
                   numeric=(1, 2, 3))
@@ -215,6 +223,10 @@ def _quantile_cells(values: list[float]) -> list[str]:
     return [num(min(values), 3), num(q[0], 3), num(statistics.median(values), 3), num(q[-1], 3), num(max(values), 3)]
 
 
+def _first_side(sides: dict[str, list[float]]) -> str:
+    return next(side for side in ("kept", "removed", "other") if sides[side])
+
+
 def values_section(data: RunData) -> Section:
     intro = ("Every value the stages stored with the documents (annotations of kept documents, annotations and "
              "details of removed ones: language-ID confidence, classifier scores, rule measurements such as word "
@@ -236,16 +248,22 @@ def values_section(data: RunData) -> Section:
             if values:
                 rows.append((*first, label, num(len(values)), *_quantile_cells(values)))
                 first = ["", ""]  # the value and its thresholds on its first row only
-    shown = sorted(present)[:plots.MAX_PANELS]
-    body = (figure(plots.value_histograms({k: present[k] for k in shown}, {k: lines[k] for k in shown},
+    constant = sorted(key for key in present if not plots.varies(present[key]))
+    shown = [key for key in sorted(present) if key not in constant][:plots.MAX_PANELS]
+    plotted = len(present) - len(constant)
+    chart = figure(plots.value_histograms({k: present[k] for k in shown}, {k: lines[k] for k in shown},
                                           {k: value_stage(k) for k in shown}),
-                   "Histograms of stored values with thresholds, kept against removed")
-            + table(["value", "threshold (run config)", "documents", "count", "min", "p10", "median", "p90", "max"],
-                    rows, numeric=(3, 4, 5, 6, 7, 8))
+                   "Histograms of stored values with thresholds, kept against removed") if shown else Markup()
+    body = (chart
+            + folded(f"Percentiles of every value ({len(present)} values, {len(rows)} rows)",
+                     table(["value", "threshold (run config)", "documents", "count", "min", "p10", "median", "p90", "max"],
+                           rows, numeric=(3, 4, 5, 6, 7, 8), cls="values"))
             + note(f"From {coverage_text(data.clean_coverage)} kept and {coverage_text(data.removed_coverage)} removed "
                    "records. A removed document carries only the values of the steps it reached; a value without "
                    "a threshold is annotated only, or its rule is off in this run's configuration."
-                   + (f" The figure shows the first {plots.MAX_PANELS} of {len(present)} values." if len(present) > len(shown) else "")))
+                   + (f" The figure shows the first {plots.MAX_PANELS} of the {plotted} values that vary." if plotted > len(shown) else "")
+                   + (f" Not charted, the same in every record: {', '.join(f'{k} = {present[k][_first_side(present[k])][0]:g}' for k in constant)}."
+                      if constant else "")))
     return Section("values", "Rule values and thresholds", intro, body)
 
 
@@ -517,17 +535,22 @@ def key_numbers(data: RunData) -> list[tuple[str, str, str]]:
         funnel = s["funnel"]
         chars_in, chars_out = funnel[0]["chars"], funnel[-1]["chars"]
         cards += [
-            ("input records", num(a["input"]), f"{a['rejected']:,} rejected as unreadable"),
+            ("input records", num(a["input"]), f"{a['rejected']:,} rejected as bad input"),
             ("kept documents", num(a["kept"]), f"{share(a['kept'], a['input'])} of input"),
             ("removed", num(a["removed"]), f"by {len(s['removed']['by_stage'])} stage(s)"),
             ("characters kept", plots.human(chars_out), f"{share(chars_out, chars_in)} of {plots.human(chars_in)} read"),
         ]
         langs = s.get("languages") or {}
-        if langs:
+        if langs:  # the kept documents' languages; the Languages chart adds those only removed documents have
             top, n = next(iter(sorted(langs.items(), key=lambda kv: -kv[1])))
-            cards.append(("languages", num(len(langs)), f"{top} {share(n, sum(langs.values()), 0)} of kept"))
+            only_removed = len(set(data.removed_languages) - set(langs))
+            cards.append(("languages kept", num(len(langs)), f"{top} {share(n, sum(langs.values()), 0)} of kept"
+                          + (f"; {only_removed} more only in removed" if only_removed else "")))
         if m:
-            cards.append(("clean shards", size(m.get("bytes") or 0), f"{len(m.get('shards') or [])} Arrow files"))
+            fmt = (m.get("format") or {}).get("name", "arrow")
+            count = len(m.get("shards") or [])
+            cards.append(("clean shards", size(m.get("bytes") or 0),
+                          f"{count} {fmt.capitalize() if fmt != 'jsonl' else 'JSON Lines'} file{'' if count == 1 else 's'}"))
         if s.get("timing", {}).get("wall_seconds") is not None:
             cards.append(("build time", f"{s['timing']['wall_seconds']:.1f} s",
                           f"{num(s['timing'].get('records_per_second'))} records/s"))

@@ -150,8 +150,9 @@ def length_histogram(before: dict[str, int], after: dict[str, int]) -> str:
 
 
 @styled
-def languages(kept: dict[str, int], removed: dict[str, int], limit: int = 15) -> str:
-    """Kept documents per language (exact), next to removed documents per language (sampled)."""
+def languages(kept: dict[str, int], removed: dict[str, int], limit: int = 15, removed_label: str = "removed") -> str:
+    """Kept documents per language (exact), next to removed documents per language (``removed_label`` says whether
+    they are all removed documents or a sample of them)."""
     names = sorted(set(kept) | set(removed), key=lambda k: (-kept.get(k, 0), -removed.get(k, 0), k))
     if len(names) > limit:
         names = names[:limit]
@@ -163,7 +164,7 @@ def languages(kept: dict[str, int], removed: dict[str, int], limit: int = 15) ->
             label="kept")
     if removed:
         ax.barh([i - height / 2 for i in y], [removed.get(n, 0) for n in names], height, color=REMOVED,
-                label="removed (sample)")
+                label=removed_label)
         ax.legend(loc="lower right")
     ax.set_yticks(list(y), names)
     ax.xaxis.set_major_formatter(_HUMAN)
@@ -191,24 +192,40 @@ def _bins(values: list[float]):
     return (np.linspace(lo, hi, 31) if hi > lo else np.array([lo - 0.5, lo + 0.5])), False
 
 
+def varies(sides: dict[str, list[float]]) -> bool:
+    """Whether a stored value takes more than one value over kept and removed documents (a chart of a value
+    that never varies, such as a PII entity count that is 0 everywhere, shows one bar on a made-up axis)."""
+    seen = {v for data in sides.values() for v in data}
+    return len(seen) > 1
+
+
+def _title(key: str, width: int = 26) -> str:
+    """The whole dotted key, broken after a dot when it is long (never cut)."""
+    if len(key) <= width or "." not in key:
+        return key
+    head, _, last = key.rpartition(".")
+    return f"{head}.\n{last}"
+
+
 @styled
 def value_histograms(values: dict[str, dict[str, list[float]]], lines: dict[str, list[tuple[str, float]]],
                      stages: dict[str, str]) -> str:
-    """One panel per stored value: kept, removed by another stage and removed by the deciding stage (``stages``),
-    stacked on the same bins, with each threshold as a dashed line (named under the axis when far off)."""
+    """Small multiples, one panel per stored value that varies: kept, removed by another stage and removed by the
+    stage that decides on it (``stages``), stacked on the same bins, with one legend for all panels above them
+    and each threshold as a dashed line (named under the axis when far off). Integer values (counts) get one
+    bar per integer and integer ticks."""
+    from matplotlib.patches import Patch
+
     keys = sorted(values)
-    columns = min(3, len(keys))
+    columns = min(4, len(keys))
     rows = math.ceil(len(keys) / columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(WIDTH, 2.6 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(WIDTH, 0.5 + 1.9 * rows), squeeze=False)
     for ax, key in zip(axes.flat, keys):
-        sides = [(values[key][side], color, label) for side, color, label in
-                 (("kept", KEPT, "kept"), ("other", OTHER, "removed by another stage"),
-                  ("removed", REMOVED, f"removed by {stages.get(key, 'its stage')}"))
+        sides = [(values[key][side], color) for side, color in (("kept", KEPT), ("other", OTHER), ("removed", REMOVED))
                  if values[key][side]]
-        everything = [v for data, _, _ in sides for v in data]
+        everything = [v for data, _ in sides for v in data]
         edges, log = _bins(everything)
-        ax.hist([data for data, _, _ in sides], bins=edges, stacked=True, color=[c for _, c, _ in sides],
-                label=[f"{label} ({len(data):,})" for data, _, label in sides])
+        ax.hist([data for data, _ in sides], bins=edges, stacked=True, color=[c for _, c in sides])
         if log:
             ax.set_xscale("log")
         lo, hi = float(edges[0]), float(edges[-1])
@@ -220,26 +237,44 @@ def value_histograms(values: dict[str, dict[str, list[float]]], lines: dict[str,
             span = (hi - lo) or abs(lo) or 1.0
             near_lo, near_hi = lo - span / 2, hi + span / 2
         outside, shown = [], [lo, hi]
+        marked = []
         for name, threshold in lines.get(key, []):
             short = name.rsplit(".", 1)[-1]
             if near_lo <= threshold <= near_hi and (threshold > 0 or not log):
                 ax.axvline(threshold, color=INK, linestyle="--", linewidth=1.1)
-                ax.annotate(f"{short} {threshold:g}", (threshold, 1), xycoords=("data", "axes fraction"),
-                            xytext=(3, -10), textcoords="offset points", fontsize=7, color=INK)
+                # min_/max_ say which side the rule keeps; the key's whole name is in the table under the figure
+                side = next((word for word in ("min", "max") if short.startswith(word)), short)
+                marked.append((threshold, f"{side} {threshold:g}"))
                 shown.append(threshold)
             else:
                 outside.append(f"{short} {human(threshold)}")
         pad = 0 if log else 0.02 * ((max(shown) - min(shown)) or 1)
-        ax.set_xlim(min(shown) / (1.05 if log else 1) - pad, max(shown) * (1.05 if log else 1) + pad)
-        ax.set_title(key if len(key) <= 40 else "…" + key[-39:])
+        left, right = min(shown) / (1.05 if log else 1) - pad, max(shown) * (1.05 if log else 1) + pad
+        ax.set_xlim(left, right)
+        for n, (threshold, label) in enumerate(marked):
+            # each label a line lower than the last (two close thresholds never overlap), on the side of its
+            # line that has room (never past the panel's edge)
+            middle = math.sqrt(left * right) if log else (left + right) / 2
+            right_side = threshold <= middle
+            ax.annotate(label, (threshold, 1), xycoords=("data", "axes fraction"), xytext=(3 if right_side else -3,
+                        -10 - 9 * n), textcoords="offset points", fontsize=6.5, color=INK,
+                        ha="left" if right_side else "right")
+        ax.set_title(_title(key), fontsize=8)
+        ax.tick_params(labelsize=7)
         if outside:
-            ax.set_xlabel("off the axis: " + ", ".join(outside), fontsize=6.5, color=MUTED)
-        ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
+            ax.set_xlabel("off the axis: " + ", ".join(outside), fontsize=6, color=MUTED)
+        if not log:
+            ax.xaxis.set_major_locator(MaxNLocator(integer=all(float(v).is_integer() for v in everything), nbins=4))
+            ax.xaxis.set_major_formatter(_HUMAN)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=4))
         ax.yaxis.set_major_formatter(_HUMAN)
-        ax.legend(fontsize=7, loc="best")
     for ax in list(axes.flat)[len(keys):]:
         ax.set_visible(False)
-    fig.tight_layout(h_pad=2, w_pad=2)
+    fig.legend(handles=[Patch(color=KEPT, label="kept"), Patch(color=REMOVED, label="removed by the stage that decides on it"),
+                        Patch(color=OTHER, label="removed by another stage"),
+                        plt.Line2D([], [], color=INK, linestyle="--", label="threshold (run config)")],
+               loc="upper center", ncol=4, fontsize=8, frameon=False, bbox_to_anchor=(0.5, 1.0))
+    fig.tight_layout(h_pad=1.4, w_pad=1.2, rect=(0, 0, 1, 1 - 0.4 / (0.5 + 1.9 * rows)))
     return to_data_uri(fig)
 
 

@@ -37,7 +37,7 @@ def _table(directory):
     return pa.concat_tables([open_shard(str(f)).read_all() for f in files]), files
 
 
-FORMATS = {"arrow": [], "parquet": ["--set", "output.format=parquet"], "jsonl": ["--set", "output.format=jsonl"]}
+FORMATS = {"parquet": [], "arrow": ["--set", "output.format=arrow"], "jsonl": ["--set", "output.format=jsonl"]}
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +53,8 @@ def built(tmp_path_factory):
 def formats(built):
     """The same build in each output format, twice: in process and with two worker threads."""
     tmp_path, config = built
-    runs = {"arrow": (tmp_path / "run1", tmp_path / "run2")}
-    for name in ("parquet", "jsonl"):
+    runs = {"parquet": (tmp_path / "run1", tmp_path / "run2")}  # the default format
+    for name in ("arrow", "jsonl"):
         runs[name] = (tmp_path / f"{name}1", tmp_path / f"{name}2")
         assert _build(config, runs[name][0], *FORMATS[name]) == 0
         assert _build(config, runs[name][1], *FORMATS[name], "--direct_num_workers=2",
@@ -92,15 +92,15 @@ def test_output_is_byte_identical_across_runs_and_worker_counts(formats, name, s
         assert all(a.read_bytes() == b.read_bytes() for a, b in zip(one, two))
 
 
-@pytest.mark.parametrize("name", ["parquet", "jsonl"])
-def test_every_format_holds_the_same_records(formats, name):
+@pytest.mark.parametrize("name,compression", [("arrow", "none"), ("jsonl", "zstd")])
+def test_every_format_holds_the_same_records(formats, name, compression):
     for sub in ("clean", "rejected", "removed"):
-        arrow, _ = _table(formats["arrow"][0] / sub)
+        parquet, _ = _table(formats["parquet"][0] / sub)
         other, _ = _table(formats[name][0] / sub)
-        assert other.to_pylist() == arrow.to_pylist()
+        assert other.to_pylist() == parquet.to_pylist()
     manifest = json.loads((formats[name][0] / "manifest.json").read_text())
-    assert manifest["format"] == {"name": name, "compression": "zstd"}
-    assert manifest["corpus_fingerprint"] != json.loads((formats["arrow"][0] / "manifest.json").read_text())[
+    assert manifest["format"] == {"name": name, "compression": compression}
+    assert manifest["corpus_fingerprint"] != json.loads((formats["parquet"][0] / "manifest.json").read_text())[
         "corpus_fingerprint"]
 
 
@@ -122,10 +122,10 @@ def test_bad_config_and_missing_input_stop_before_work(tmp_path, capsys):
     assert not (tmp_path / "r" / "clean").exists()
 
 
-def test_arrow_shards_open_in_datasets_polars_and_duckdb(built):
-    run = built[0] / "run1"
+def test_arrow_shards_open_in_datasets_polars_and_duckdb(formats):
+    run = formats["arrow"][0]
     rows = json.loads((run / "manifest.json").read_text())["rows"]
-    shards = sorted((run / "clean").glob("part-*.arrow"))
+    shards = sorted((run / "clean").glob("part-*"))
     datasets = pytest.importorskip("datasets")
     assert sum(datasets.Dataset.from_file(str(f)).num_rows for f in shards) == rows  # IPC streams, memory-mapped
     assert datasets.Dataset.from_file(str(shards[0]))[0] == open_shard(str(shards[0])).read_all().to_pylist()[0]
@@ -137,10 +137,15 @@ def test_arrow_shards_open_in_datasets_polars_and_duckdb(built):
     assert duckdb.connect().execute("SELECT count(*), count(DISTINCT id) FROM clean").fetchone() == (rows, rows)
 
 
-def test_parquet_shards_open_natively_in_duckdb_and_polars(formats):
-    run = formats["parquet"][0]
+def test_default_shards_open_natively_in_datasets_pyarrow_duckdb_and_polars(formats):
+    run = formats["parquet"][0]  # built without output.format: the default
     rows = json.loads((run / "manifest.json").read_text())["rows"]
     pattern = str(run / "clean" / "*.parquet")
+    import pyarrow.dataset as pads
+
+    assert pads.dataset(str(run / "clean"), format="parquet").count_rows() == rows
+    datasets = pytest.importorskip("datasets")
+    assert datasets.load_dataset("parquet", data_files=pattern, split="train").num_rows == rows
     duckdb = pytest.importorskip("duckdb")
     assert duckdb.connect().execute(f"SELECT count(*), count(DISTINCT id) FROM '{pattern}'").fetchone() == (rows, rows)
     polars = pytest.importorskip("polars")

@@ -17,7 +17,7 @@ STRICT = "quality.gopher.min_words=80"
 
 
 def _table(directory):
-    files = sorted(directory.glob("part-*.arrow"))
+    files = sorted(directory.glob("part-*"))
     return pa.concat_tables([open_shard(str(f)).read_all() for f in files])
 
 
@@ -40,7 +40,7 @@ def runs(tmp_path_factory):
 
 def test_annotations_and_details_are_typed_structs_with_one_schema(runs):
     _, default, _ = runs
-    clean_files = sorted((default / "clean").glob("part-*.arrow"))
+    clean_files = sorted((default / "clean").glob("part-*"))
     schemas = {open_shard(str(f)).schema for f in clean_files}
     assert len(schemas) == 1
     annotations = schemas.pop().field("annotations").type

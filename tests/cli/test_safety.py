@@ -40,7 +40,7 @@ def _snapshot(run):
 
 
 def _clean_rows(run):
-    return sum(open_shard(str(p)).read_all().num_rows for p in (run / "clean").glob("part-*.arrow"))
+    return sum(open_shard(str(p)).read_all().num_rows for p in (run / "clean").glob("part-*"))
 
 
 # ------------------------------------------------------------------------------- refused directories

@@ -24,8 +24,10 @@ def test_exponent_floats_without_a_dot_are_numbers():
 
 
 def test_unknown_key_names_the_key_and_the_allowed_ones():
-    with pytest.raises(ConfigError, match=r"unknown key output\.shard_mb; allowed keys in output: .*shard_target_mb"):
+    with pytest.raises(ConfigError, match=r"unknown key output\.shard_mb; did you mean output\.shard_target_mb\?"):
         load_config(overrides=["output.shard_mb=3"])
+    with pytest.raises(ConfigError, match=r"unknown key output\.xyz; allowed keys in output: .*shard_target_mb"):
+        load_config(overrides=["output.xyz=3"])
 
 
 def test_literal_error_lists_allowed_values():

@@ -149,3 +149,38 @@ def test_build_shows_progress_on_stderr_and_metrics_on_stdout(tmp_path, capsys):
     assert main(["build", "--input", str(data / "web.jsonl"), "--run-dir", str(run), "--overwrite", "--no-progress",
                  "--set", "quality.enabled=false", "--set", "pii.enabled=false"]) == 0
     assert "build:" not in capsys.readouterr().err
+
+
+def test_steps_off_a_terminal_are_plain_lines_with_messages_on_their_own():
+    import io
+
+    from corpusforge.core.progress import PlainSteps, step_bar
+
+    stream = io.StringIO()
+    bar = step_bar(6, label="train", stream=stream)
+    assert isinstance(bar, PlainSteps)
+    bar.line_every = 0.0  # a line at every new tenth (each of the 6 steps here)
+    for step in range(1, 7):
+        bar.update(1)
+        bar.set_postfix({"loss": f"{7 - step:.1f}"})
+        if step == 3:
+            bar.write("step 3: val loss 4.2")
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue()
+    assert lines[:4] == ["train: step 1 of 6", "train: step 2 of 6, loss 6.0", "train: step 3 of 6, loss 5.0",
+                         "step 3: val loss 4.2"]
+    assert lines[-1].startswith("train: done in 0:00: step 6 of 6, loss 1.0")
+
+
+def test_a_slow_short_run_prints_about_ten_lines():
+    import io
+
+    from corpusforge.core.progress import PlainSteps
+
+    stream = io.StringIO()
+    bar = PlainSteps(60, stream=stream, line_every=0.0)  # as if every step took longer than line_every
+    for _ in range(60):
+        bar.update(1)
+    bar.close()
+    assert len(stream.getvalue().splitlines()) == 11  # a line per tenth, and the last one

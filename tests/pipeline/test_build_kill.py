@@ -59,7 +59,7 @@ def _overrides(data, run_dir, checkpoints: bool):
 
 
 def _clean(run_dir):
-    return {p.name: p.read_bytes() for p in sorted((run_dir / "clean").glob("*.arrow"))}
+    return {p.name: p.read_bytes() for p in sorted((run_dir / "clean").glob("part-*"))}
 
 
 def _killed_build(tmp_path, data, run_dir, checkpoints: bool):

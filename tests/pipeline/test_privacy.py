@@ -115,7 +115,7 @@ def built(run, tmp_path_factory):
 
 
 def _rows(directory):
-    tables = [open_shard(str(f)).read_all() for f in sorted(directory.glob("*.arrow"))]
+    tables = [open_shard(str(f)).read_all() for f in sorted(directory.glob("part-*"))]
     return pa.concat_tables(tables).to_pylist() if tables else []
 
 

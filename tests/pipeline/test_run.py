@@ -36,7 +36,7 @@ def _build(root, name, *extra):
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     _corpus(root)
-    return {"arrow": _build(root, "arrow"), "parquet": _build(root, "parquet", "--set", "output.format=parquet"),
+    return {"arrow": _build(root, "arrow", "--set", "output.format=arrow"), "parquet": _build(root, "parquet"),
             "jsonl": _build(root, "jsonl", "--set", "output.format=jsonl", "--set", "output.compression=gzip")}
 
 

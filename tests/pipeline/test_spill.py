@@ -107,7 +107,7 @@ def _build_outputs(corpus, name, *flags):
     run = root / name
     assert main(["build", "-c", str(config), "--run-dir", str(run), *flags]) == 0
     files = {p.relative_to(run).as_posix(): p.read_bytes()
-             for sub in ("clean", "removed", "rejected") for p in sorted((run / sub).glob("*.arrow"))}
+             for sub in ("clean", "removed", "rejected") for p in sorted((run / sub).glob("part-*"))}
     stats = json.loads((run / "stats.json").read_text())
     stats.pop("timing")
     stats.pop("metrics", None)  # Beam's counters include the spill step's own element counts

@@ -254,7 +254,7 @@ def test_build_over_a_warc_and_html_pages_counts_every_record(tmp_path):
         "blocklist_domain": 1, "blocklist_url_pattern": 1, "url_too_long": 1}
     assert stats["edits"]["read"] == {"warc_skipped_warcinfo": 1, "warc_skipped_request": 1,
                                       "warc_skipped_metadata": 1}
-    files = sorted((tmp_path / "run" / "clean").glob("part-*.arrow"))
+    files = sorted((tmp_path / "run" / "clean").glob("part-*"))
     table = pa.concat_tables([open_shard(str(f)).read_all() for f in files])
     metadata = [json.loads(m) for m in table.column("metadata").to_pylist()]
     urls = sorted(m.get("url") or m["path"] for m in metadata)

@@ -1,4 +1,5 @@
 import json
+import re
 import shutil
 
 import pytest
@@ -170,3 +171,11 @@ def test_nsp_and_sop_together_are_refused(run_dir):
 
     with pytest.raises(ConfigError, match="turn one of them off"):
         config(run_dir, "train.objective=mlm", "train.mlm.nsp=true", "train.mlm.sop=true")
+
+
+def test_progress_off_a_terminal_is_plain_lines(run_dir, capsys):
+    """Under a pipe or in CI, no tqdm frames joined by carriage returns: a line per report and one at the end."""
+    train_on(config(run_dir, "train.max_steps=4", "train.log_every=2", "train.eval_every=2"), progress=True)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert re.search(r"^train: done in \d+:\d\d: step 4 of 4, loss \d", err, re.M), err

@@ -18,3 +18,14 @@
   input.addEventListener("input", apply);
   apply();
 })();
+
+// A link to a folded section (the table of contents, a #hash in the address) unfolds it.
+(function () {
+  function unfold() {
+    var target = location.hash && document.getElementById(location.hash.slice(1));
+    var fold = target && target.querySelector("details.fold");
+    if (fold) fold.open = true;
+  }
+  window.addEventListener("hashchange", unfold);
+  unfold();
+})();

@@ -67,6 +67,7 @@ def test_page_renders_filters_and_loads_nothing(full_run, browser):
     requests_made(browser)  # drop the log of the blank start page
     browser.get(page)
     assert browser.title == "run · corpusforge report"
+    browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")  # every fold open
     # Every figure was decoded (a broken data: URI gives naturalWidth 0) and is laid out at the page's width.
     images = browser.find_elements("css selector", "figure img")
     assert len(images) >= 9
@@ -124,3 +125,42 @@ def test_screenshot_shows_the_header_and_the_figures(full_run, browser, tmp_path
     # The embedded PNG figures were decoded and drawn: the palette's orange (normalize stage) appears only in them.
     orange = sum(n for n, (r, g, b) in colours if abs(r - 242) < 12 and abs(g - 142) < 12 and abs(b - 43) < 12)
     assert orange > 50
+
+
+# The page's layout at a desktop width: it opens on the numbers and charts under MAX_HEIGHT CSS pixels (the
+# built-in demo's page: 37,041 px before the sections folded and constant values left the small multiples;
+# 11,110 px after), and no element is wider than the card that holds it, folded sections unfolded or not.
+MAX_HEIGHT = 12_000
+OVERFLOWING = """
+const out = [];
+for (const card of document.querySelectorAll('main > section, .hero .card')) {
+  const box = card.getBoundingClientRect(), style = getComputedStyle(card);
+  const right = box.right - parseFloat(style.paddingRight) - parseFloat(style.borderRightWidth);
+  for (const el of card.querySelectorAll('*')) {
+    const r = el.getBoundingClientRect();
+    if (r.width && r.right > right + 1) out.push(`${el.tagName.toLowerCase()}.${el.className} in #${card.id || 'card'} by ${Math.round(r.right - right)} px`);
+  }
+}
+return out;"""
+
+
+def test_page_is_short_folds_by_section_and_nothing_overflows_its_card(full_run, browser):
+    run, _, _ = full_run
+    browser.set_window_size(1400, 1000)
+    browser.get((run / "report.html").as_uri())
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    assert height < MAX_HEIGHT
+    assert browser.execute_script(OVERFLOWING) == []
+    folds = browser.find_elements("css selector", "main > section > details.fold")
+    assert len(folds) == len(browser.find_elements("css selector", "main > section")) >= 10
+    shut = [f.find_element("xpath", "..").get_attribute("id") for f in folds if not f.get_attribute("open")]
+    assert shut and set(shut) <= {"near-duplicates", "compare", "samples", "rejected", "details"}
+    # A table-of-contents link unfolds its section; a click on a title folds and unfolds it.
+    click = 'arguments[0].click()'  # as a reader's click, though the sticky table of contents may cover the spot
+    browser.execute_script(click, browser.find_element("css selector", f'nav a[href="#{shut[0]}"]'))
+    assert browser.find_element("css selector", f"#{shut[0]} > details").get_attribute("open") is not None
+    browser.execute_script(click, browser.find_element("css selector", "#funnel > details > summary"))
+    assert browser.find_element("css selector", "#funnel > details").get_attribute("open") is None
+    assert browser.execute_script("return document.documentElement.scrollHeight") < height
+    browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+    assert browser.execute_script(OVERFLOWING) == []

@@ -57,7 +57,7 @@ def test_report_of_a_real_build_shows_its_stats(built):
 
 
 def test_samples_are_real_removed_records(built):
-    removed = pa.concat_tables(open_shard(str(f)).read_all() for f in sorted((built / "removed").glob("*.arrow")))
+    removed = pa.concat_tables(open_shard(str(f)).read_all() for f in sorted((built / "removed").glob("part-*")))
     ids = set(removed.column("id").to_pylist())
     page = (built / "report.html").read_text()
     samples = page.split('<section id="samples">')[1].split("</section>")[0]
@@ -65,7 +65,7 @@ def test_samples_are_real_removed_records(built):
     assert shown and shown <= ids
     assert {"corpus/junk-0", "corpus/junk-1", "corpus/junk-2"} & shown  # ids are prefixed by the source
     # kept documents beside removed ones: the kept cards are clean documents
-    clean = pa.concat_tables(open_shard(str(f)).read_all() for f in sorted((built / "clean").glob("*.arrow")))
+    clean = pa.concat_tables(open_shard(str(f)).read_all() for f in sorted((built / "clean").glob("part-*")))
     kept_column = page.split('<section id="compare">')[1].split('<span class="badge removed">')[0]
     kept = set(re.findall(r'<span class="id">([^<]+)</span>', kept_column))
     assert len(kept) == 4 and kept <= set(clean.column("id").to_pylist())  # 2 x --samples, spread over clean/

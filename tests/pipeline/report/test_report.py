@@ -37,7 +37,12 @@ def test_page_has_every_section_and_the_numbers(full_run):
                    "c4_lines_removed"):
         assert reason in text
     # languages (exact kept counts, sampled removed) and scores of kept and removed documents
-    assert re.search(r"en\s+77\s+96.2%", text) and "removed (sample)" in text
+    assert re.search(r"en\s+77\s+96.2%", text)
+    # every removed record was read, so the column is "removed", not "removed (sample)"; the card counts the
+    # kept documents' languages and says how many more only removed ones have
+    assert "removed (sample)" not in text and "removed counts come from all " in text
+    assert re.search(r"languages kept\s+2\s+en 96% of kept", text)
+    assert "rejected as bad input" in text and "unreadable" not in text.split("Funnel")[0]
     assert "lang_score" in text and "quality_score" in text
     # duplicates: clusters {5: 1, 3: 4, 2: 3}
     assert re.search(r"clusters\s+8\b", text) and re.search(r"largest cluster\s+5\b", text)
@@ -260,7 +265,7 @@ def test_sources_section_gives_each_source_its_funnel(full_run):
     from corpusforge.core.shard_files import open_shard
 
     run, page, _ = full_run
-    clean = pa.concat_tables(open_shard(str(f)).read_all() for f in sorted((run / "clean").glob("*.arrow")))
+    clean = pa.concat_tables(open_shard(str(f)).read_all() for f in sorted((run / "clean").glob("part-*")))
     chars = sum(len(t) for t in clean.column("text").to_pylist())
     # web: 124 input = 4 rejected + 0 (normalize) + 23 (quality) + 15 (dedup) + 2 (pii) removed + 80 kept
     assert re.search(rf"web\s+124\s+4\s+0\s+23\s+15\s+2\s+80\s+64.5%\s+{chars:,}\s", _text(_section(page, "sources")))
