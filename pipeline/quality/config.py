@@ -168,7 +168,7 @@ class GopherConfig:
     stop_word_fraction_min_words: int = F(default=12, metadata={"help": "Apply min_stop_word_fraction only to documents with this many words."})
     no_space_languages: list[str] = F(
         default_factory=lambda: ["zh", "ja", "th", "lo", "km", "my", "bo", "wuu", "yue"],
-        metadata={"help": "Languages written without spaces between words: word-count and word-length rules are skipped."},
+        metadata={"help": "Languages written without spaces between words: the word-count, word-length and stop-word rules are skipped for documents identified as one of them (every other rule counts their characters as words: docs/quality.md)."},
     )
 
     def __post_init__(self) -> None:
