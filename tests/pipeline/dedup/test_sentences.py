@@ -205,3 +205,23 @@ def test_a_short_document_written_three_times_keeps_its_words_after_its_repeats_
         kept = stop.value
     assert not [o for o in outputs if getattr(o, "reason", None) == "sentence_dedup_too_short"]
     assert kept is not None and kept.text == text
+
+
+@pytest.mark.parametrize("lang,text", SHORT_DOCUMENTS)
+def test_a_short_document_that_loses_a_boilerplate_line_keeps_its_words(lang, text):
+    """Line dedup's "too short" counts the same words: the document's own line stays long enough in every script."""
+    from apache_beam.metrics import Metrics
+
+    from corpusforge.pipeline.dedup.config import LineDedupConfig
+    from corpusforge.pipeline.dedup.lines import drop_lines, line_key
+    from corpusforge.pipeline.document import Document
+
+    footer = "Copyright Example Media Group, all rights reserved"
+    document = Document("d", f"{text}\n{footer}", "web", annotations={"lang": lang})
+    config = LineDedupConfig()
+    steps = drop_lines(document, {line_key(footer, config.min_line_chars)}, config, Metrics.counter("test", "short"))
+    try:
+        while True:
+            assert getattr(next(steps), "reason", None) != "line_dedup_too_short"
+    except StopIteration as stop:
+        assert stop.value is not None and stop.value.text == text
