@@ -72,8 +72,28 @@ def hostile(chars: int) -> dict[str, str]:
         "nested_parens": "(" * (chars // 2) + "x" + ")" * (chars // 2),
         "nested_brackets": "[" * (chars // 4) + "{" * (chars // 4) + "x" + "}" * (chars // 4) + "]" * (chars // 4),
         "citations": _fill("See [1] and [citation needed][2][edit] ", chars),
+        # third-party code that is super-linear on some input (issue 35, class 9), each behind a guard:
+        # unicodedata.normalize sorts a run of combining marks by insertion (two classes: every mark moves)
+        "combining_run": "a" + _fill("\u0301\u0316", chars - 1),
+        "zalgo": _fill("z" + "\u0301\u0316" * 20 + "a" + "\u0300" * 5 + " ", chars),
+        # Resiliparse main-content extraction: ~depth^2.6 in the element nesting depth
+        "nested_divs": "<html><body>" + "<div>x " * (chars // 13) + "</div>" * (chars // 13) + "</body></html>",
+        # the PII canonical view: format characters, digits of other scripts, numbers across line breaks
+        "format_chars": _fill("word\u2060\u200d ", chars),
+        "fullwidth_digits": _fill("\uff14\uff11\uff11\uff11 ", chars),
+        "arabic_digits": _fill("\u0664\u0661\u0661\u0661-", chars),
+        "number_lines": _fill("1234\n", chars),
     }
     return docs
+
+
+def as_page(text: str) -> str:
+    """``text`` as the HTML page a crawler stores (itself if it is one): a ``<p>`` per paragraph."""
+    import html
+
+    if text.startswith("<html>"):
+        return text
+    return "<html><body>" + "".join(f"<p>{html.escape(p)}</p>" for p in text.split("\n\n")) + "</body></html>"
 
 
 # ---------------------------------------------------------------------------------------------- stages
@@ -92,10 +112,7 @@ def stage_functions(uncapped: bool) -> dict:
     from corpusforge.pipeline.pii.config import PIIConfig
     from corpusforge.pipeline.pii.scrubber import Scrubber
     from corpusforge.pipeline.quality.config import QualityConfig
-    from corpusforge.pipeline.quality.rules import (
-        HeuristicRules, c4_edit, c4_quality, fineweb_quality, gopher_quality, gopher_repetition, junk_rule,
-    )
-    from corpusforge.pipeline.quality.text import TextView
+    from corpusforge.pipeline.quality.rules import HeuristicRules
 
     normalize_config = NormalizeConfig()
     quality = QualityConfig()
@@ -104,14 +121,11 @@ def stage_functions(uncapped: bool) -> dict:
         quality.c4.max_word_length = None  # no line is removed for a long word: everything is tokenized
     rules = HeuristicRules(quality)
 
+    every = HeuristicRules(dataclasses.replace(quality, store_values=True))
+
     def every_rule(text: str):
-        """Every heuristic rule on the text, none skipped by an earlier verdict."""
-        edited, _ = c4_edit(text, quality.c4)
-        view = TextView(edited)
-        for rule, cfg in ((junk_rule, quality.junk), (gopher_quality, quality.gopher),
-                          (gopher_repetition, quality.repetition), (c4_quality, quality.c4),
-                          (fineweb_quality, quality.fineweb)):
-            rule(view, cfg)
+        """Every heuristic rule on the text, none skipped by an earlier verdict (every family measured)."""
+        every.apply(text)
 
     dedup = DedupConfig()
     near = dedup.near
@@ -137,7 +151,12 @@ def stage_functions(uncapped: bool) -> dict:
         remove_sentences(text, "en", set(sorted(keys)[::2]), sentences.min_sentence_chars)
 
     scrubber = Scrubber(PIIConfig(), salt="bench")
+    from corpusforge.pipeline.web import extractor
+
+    extract = extractor("resiliparse")
     functions = {
+        # main-text extraction (web inputs: WARC and HTML), on each document as a page
+        "web": lambda t: extract(as_page(t).encode(), "utf-8"),
         "normalize": lambda t: normalize_text(t, normalize_config),
         "quality": lambda t: rules.apply(t),
         "quality_every_rule": every_rule,
@@ -145,7 +164,7 @@ def stage_functions(uncapped: bool) -> dict:
         "dedup_sentences": dedup_sentences,
         "pii": scrubber.scrub,
     }
-    chain = [fn for name, fn in functions.items() if name not in ("quality_every_rule", "dedup_sentences")]
+    chain = [fn for name, fn in functions.items() if name not in ("quality_every_rule", "dedup_sentences", "web")]
     functions["all"] = lambda t: [fn(t) for fn in chain]
     return functions
 
@@ -235,7 +254,7 @@ def build_run(chars: int, only: list[str] | None) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chars", type=int, default=400_000, help="size of the prose and of most hostile documents")
-    parser.add_argument("--stages", nargs="*", help="normalize quality quality_every_rule dedup dedup_sentences pii all")
+    parser.add_argument("--stages", nargs="*", help="web normalize quality quality_every_rule dedup dedup_sentences pii all")
     parser.add_argument("--docs", nargs="*", help="only these hostile documents")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--budget", type=float, default=20.0, help="stop repeating a measurement past this many seconds")

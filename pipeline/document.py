@@ -106,10 +106,15 @@ class Rejected:
     position: int
     reason: str
     detail: str = ""
-    raw: str = ""  # a short, printable preview of the bad bytes (never more than RAW_PREVIEW chars)
+    raw: str = ""  # a printable preview of the bad bytes: RAW_CARRIED chars until written, RAW_PREVIEW in the file
 
 
 RAW_PREVIEW = 200
+DETAIL_CHARS = 300
+# What a rejected record carries until it is written: the preview and a margin longer than any entity the PII
+# scrubber finds, so the scrubber sees whole what the written preview cuts (scrub first, cut after:
+# ``corpusforge.pipeline.pii.removed.scrubbed_prefix``). ``rejected_row`` cuts what was not scrubbed.
+RAW_CARRIED = RAW_PREVIEW + 800
 
 # The columns ``annotations`` (clean and removed) and ``details`` (removed) are typed Arrow structs whose fields
 # the build's stages declare for its config (``Stage.annotation_fields`` / ``detail_fields``), in a fixed order,
@@ -233,4 +238,6 @@ def removed_row(item: Removed, annotations: pa.DataType | None = None, details: 
 
 
 def rejected_row(item: Rejected) -> dict[str, Any]:
-    return dataclasses.asdict(item)
+    row = dataclasses.asdict(item)
+    row["raw"], row["detail"] = item.raw[:RAW_PREVIEW], item.detail[:DETAIL_CHARS]
+    return row

@@ -18,7 +18,7 @@ import os
 import posixpath
 import re
 import zlib
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
@@ -26,7 +26,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
-from corpusforge.pipeline.document import RAW_PREVIEW, Document, Rejected
+from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import UserError
 from corpusforge.core.faults import STAGE_ERROR, describe
 from corpusforge.core.progress import Reporter
@@ -88,8 +88,8 @@ def derived_id(source: str, relpath: str, position: int) -> str:
 
 def _preview(raw: bytes | str) -> str:
     if isinstance(raw, bytes):
-        raw = raw[: RAW_PREVIEW * 4].decode("utf-8", errors="backslashreplace")
-    return raw[:RAW_PREVIEW]
+        raw = raw[: RAW_CARRIED * 4].decode("utf-8", errors="backslashreplace")
+    return raw[:RAW_CARRIED]  # cut to RAW_PREVIEW when written, after the PII scrubber saw it whole
 
 
 @dataclasses.dataclass
@@ -104,7 +104,7 @@ class _Context:
     fail_fast: bool = False  # let a record whose conversion raises fail the run (build.fail_fast)
 
     def reject(self, position: int, reason: str, detail: str = "", raw: bytes | str = b"") -> Rejected:
-        return Rejected(self.source, self.relpath, position, reason, detail[:300], _preview(raw))
+        return Rejected(self.source, self.relpath, position, reason, detail[:RAW_CARRIED], _preview(raw))
 
     def isolated(self, position: int, raw: bytes | str, convert, *args) -> Document | Rejected:
         """``convert(*args)``, or, when it raises, the record rejected as ``stage_error`` (the file reads on)."""
@@ -156,7 +156,7 @@ class _Context:
             return self.reject(position, "empty_text", "", raw)
         if len(text) > self.max_chars:
             return self.reject(position, "oversize_record", f"{len(text)} chars > output.max_doc_chars={self.max_chars}",
-                               text[:RAW_PREVIEW])
+                               text[:RAW_CARRIED])
         if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) and str(raw_id):
             # Ids are namespaced by source so that two sources using the same ids stay distinct corpus-wide.
             doc_id = f"{self.source}/{raw_id}"
@@ -312,21 +312,21 @@ def _read_text(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]
     if data.startswith(_BOM):
         data = data[len(_BOM):]
     if len(data) > ctx.max_chars * 4:
-        yield ctx.reject(0, "oversize_record", f"file larger than {ctx.max_chars * 4} bytes", data[:RAW_PREVIEW])
+        yield ctx.reject(0, "oversize_record", f"file larger than {ctx.max_chars * 4} bytes", data[:RAW_CARRIED])
         return
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         yield ctx.reject(0, "invalid_utf8", str(exc), data)
         return
-    yield ctx.document(0, text, None, {"path": ctx.relpath}, data[:RAW_PREVIEW])
+    yield ctx.document(0, text, None, {"path": ctx.relpath}, data[:RAW_CARRIED])
 
 
 def _read_columnar(batches: Iterator[Any], ctx: _Context) -> Iterator[Document | Rejected]:
     position = 0
     for batch in batches:
         for row in batch.to_pylist():
-            yield ctx.record(position, row, json.dumps(row, default=str)[:RAW_PREVIEW])
+            yield ctx.record(position, row, json.dumps(row, default=str)[:RAW_CARRIED])
             position += 1
 
 
@@ -385,14 +385,18 @@ _READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, 
 
 def records_from_file(stream: BinaryIO, spec: InputConfig, path: str, relpath: str,
                       max_chars: int, counters: dict[str, int] | None = None,
-                      input_index: int = 0, fail_fast: bool = False) -> Iterator[Document | Rejected]:
+                      input_index: int = 0, fail_fast: bool = False,
+                      names: Callable[[str], str] | None = None) -> Iterator[Document | Rejected]:
     """Every record of one (already decompressed) file, as Documents and Rejected records. ``counters``,
     if given, receives the edits the reader made (``lone_surrogates_repaired``: records repaired).
     Documents carry ``origin`` (``input_index``, ``relpath``, position); their ids are unique within the file's
-    source only once ``ReadDocuments`` has namespaced colliding ones (``unique_ids``)."""
+    source only once ``ReadDocuments`` has namespaced colliding ones (``unique_ids``). ``names`` maps the source
+    name and ``relpath`` to what the build writes (the PII stage's ``NameScrubber``; ``relpath`` is mapped
+    already when given)."""
     fmt = spec.format if spec.format != "auto" else detect_format(path)
-    ctx = _Context(spec, path, relpath, source_name(spec, path), max_chars, {} if counters is None else counters,
-                   input_index, fail_fast)
+    source = source_name(spec, path)
+    ctx = _Context(spec, path, relpath, names(source) if names else source, max_chars,
+                   {} if counters is None else counters, input_index, fail_fast)
     yield from _READERS[fmt](stream, ctx)
 
 
@@ -480,9 +484,9 @@ class _CountingStream(io.RawIOBase):
 
 class _ReadFile(beam.DoFn):
     def __init__(self, spec: InputConfig, root: str, max_chars: int, progress: str | None = None,
-                 input_index: int = 0, fail_fast: bool = False):
+                 input_index: int = 0, fail_fast: bool = False, names: Callable[[str], str] | None = None):
         self.spec, self.root, self.max_chars, self.progress = spec, root, max_chars, progress
-        self.input_index, self.fail_fast = input_index, fail_fast
+        self.input_index, self.fail_fast, self.names = input_index, fail_fast, names
 
     def setup(self):
         self.reporter = Reporter(self.progress)
@@ -495,7 +499,10 @@ class _ReadFile(beam.DoFn):
 
     def process(self, path: str):
         relpath = path[len(self.root):].lstrip("/") if path.startswith(self.root) else path
-        ctx = _Context(self.spec, path, relpath, source_name(self.spec, path), self.max_chars)
+        source = source_name(self.spec, path)
+        if self.names:  # a file name holding PII is never written in clear (docs/pii.md)
+            relpath, source = self.names(relpath), self.names(source)
+        ctx = _Context(self.spec, path, relpath, source, self.max_chars)
         try:
             raw = FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED)
         except Exception as exc:
@@ -506,7 +513,7 @@ class _ReadFile(beam.DoFn):
         counters: dict[str, int] = {}
         with raw, open_decompressed(raw, path) as stream:
             for item in records_from_file(stream, self.spec, path, relpath, self.max_chars, counters,
-                                          self.input_index, self.fail_fast):
+                                          self.input_index, self.fail_fast, self.names):
                 self.reporter.add(records_read=1)
                 if isinstance(item, Rejected):
                     yield beam.pvalue.TaggedOutput(REJECTED, item)
@@ -609,9 +616,10 @@ class ReadDocuments(beam.PTransform):
     """
 
     def __init__(self, inputs: list[InputConfig], max_doc_chars: int, spill_dir: str | None = None,
-                 progress: str | None = None, fail_fast: bool = False):
+                 progress: str | None = None, fail_fast: bool = False, names: Callable[[str], str] | None = None):
         super().__init__()
         self.fail_fast = fail_fast
+        self.names = names  # source names and paths as written (the PII stage's NameScrubber), or None
         self.matched = check_inputs(inputs)
         self.max_doc_chars = max_doc_chars
         self.progress = progress  # a local directory for pipeline.progress, or None
@@ -627,7 +635,7 @@ class ReadDocuments(beam.PTransform):
                 | f"ListInput{index}" >> beam.Create(files)
                 | f"ReshuffleFiles{index}" >> beam.Reshuffle()
                 | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars, self.progress, index,
-                                                                self.fail_fast))
+                                                                self.fail_fast, self.names))
                 .with_outputs(REJECTED, EDITS, main="documents")
             )
             documents.append(outputs.documents)

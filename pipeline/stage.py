@@ -54,10 +54,10 @@ def split_outputs(tagged: beam.pvalue.DoOutputsTuple, with_edits: bool = False, 
 def stage_error(doc, detail: str):
     """The ``Rejected`` record of a document a stage raised on: ``path`` holds its id (it was read already),
     ``raw`` a preview of its text, as a reader's rejection holds the bad bytes."""
-    from corpusforge.pipeline.document import RAW_PREVIEW, Rejected
+    from corpusforge.pipeline.document import RAW_CARRIED, Rejected
 
     try:
-        preview = doc.text[:RAW_PREVIEW]
+        preview = doc.text[:RAW_CARRIED]  # cut to RAW_PREVIEW when written, after the PII scrubber saw it
     except Exception:  # noqa: BLE001 - a spilled text that cannot be read back is why it failed
         preview = ""
     return Rejected(source=doc.source, path=doc.id, position=-1, reason=STAGE_ERROR, detail=detail, raw=preview)
@@ -158,6 +158,53 @@ class Stage(beam.PTransform):
     def detail_fields(cls, config) -> list:
         """The typed Arrow fields of the ``details`` of this stage's removals under ``config``."""
         return []
+
+    @classmethod
+    def model_files(cls, config) -> list[dict]:
+        """The model files the stage loads under ``config`` (each a record of its config key, name, path, size and
+        SHA-256), listed in the build's manifest so which model made a corpus is on record."""
+        return []
+
+    @classmethod
+    def before_writing(cls, config, kind: str, run_secret: str) -> beam.PTransform | None:
+        """What every ``removed`` or ``rejected`` record (``kind``) of the build, whichever stage made it, goes
+        through before it is written when this stage is enabled (the PII stage scrubs them, hashing as it does in
+        clean/: ``run_secret`` is the build's, ``StageContext.run_secret``); None: nothing. A stage that defines
+        it has its config in every segment's fingerprint."""
+        return None
+
+    @classmethod
+    def decides_value(cls, key: str) -> bool:
+        """Whether this stage decides on the stored value ``key`` (an annotation of kept documents): the report
+        counts a removal's value as removed by this stage. By default the keys under the stage's section."""
+        return key.split(".", 1)[0] == cls.section
+
+    decides_other_values: ClassVar[bool] = False  # the stage that decides on values no stage claims (quality)
+    details_are_values: ClassVar[bool] = True  # its removals' numeric details are values it measured
+
+    @classmethod
+    def display_filter(cls, manifest_section: dict | None):
+        """What a record text of a run needs before the report shows it, from the run manifest's config section of
+        this stage (None when the stage did not run): a function from text to text, or None for nothing. It
+        applies whether or not the stage ran (report.html never shows PII in clear)."""
+        return None
+
+    @classmethod
+    def name_filter(cls, config, run_secret: str):
+        """What an input file name needs before a build writes it (a document's ``source``, a rejected record's
+        ``path``, stats.json, the dataset card): a function from name to name, or None for nothing."""
+        return None
+
+    @classmethod
+    def scrubbed_previews(cls, manifest_section: dict | None) -> bool:
+        """Whether this stage, configured as the manifest says (None: it did not run), scrubbed rejected records'
+        previews whole before they were cut and written."""
+        return False
+
+    @classmethod
+    def summary_note(cls, config) -> str | None:
+        """A line the build prints under its summary when this stage is enabled (what PII is not covered)."""
+        return None
 
 
 def registered_stages() -> list[type[Stage]]:

@@ -51,10 +51,93 @@ def extractor(name: str) -> Callable[[bytes, str | None], str]:
 
     def resiliparse_main_text(html: bytes, charset: str | None) -> str:
         # Block structure kept (one paragraph per line), so line-based rules and dedup see real lines.
-        return extract_plain_text(decode_html(html, charset), main_content=True, preserve_formatting=True,
+        page = decode_html(html, charset)
+        if nested_deeper_than(page, MAX_HTML_DEPTH):  # main-content extraction grows ~depth^2.6
+            return flat_text(page)
+        return extract_plain_text(page, main_content=True, preserve_formatting=True,
                                   list_bullets=False, skip_elements=SKIP_ELEMENTS)
 
     return resiliparse_main_text
+
+
+# Resiliparse's main-content extraction costs ~depth^2.6 in the page's element nesting depth (a 350 KB page of
+# nested <div>s: ~50x prose per byte; 2.2 MB: no end in 300 s). Real pages nest 10-40 deep; at 128 a page of
+# nothing but nesting costs ~4x prose per byte, and any deeper page is extracted whole (main_content=False),
+# which is linear. bench/adversarial.py row ``nested_divs`` holds it to the 3x-prose-per-byte rule.
+MAX_HTML_DEPTH = 128
+# a tag's attributes stop at the next '<' too: an unclosed tag costs what it spans, never the rest of the page
+_TAG = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)([^<>]*)|<!--")
+# Elements that never hold others, and those whose start tag closes an open one of the same name (HTML's
+# implied end tags), so ordinary pages are not counted deeper than a parser builds them.
+_VOID = frozenset("area base br col embed hr img input link meta param source track wbr keygen".split())
+_SELF_CLOSING = frozenset("p li dt dd tr td th option thead tbody tfoot".split())
+_CLOSES_P = frozenset("address article aside blockquote details div dl dd dt fieldset figure footer form h1 h2 h3 h4 "
+                      "h5 h6 header hr li main nav ol p pre section table ul".split())
+_RAW_TEXT = frozenset("script style textarea title xmp".split())
+
+
+_RAW_START = re.compile(r"<(script|style|noscript|template)\b", re.IGNORECASE)
+_ANY_TAG = re.compile(r"<[^<>]*>")  # not '<[^>]*>': '<<<<...' without a '>' would rescan to the end each time
+_BLANKS = re.compile(r"\s*\n\s*")
+
+
+def flat_text(page: str) -> str:
+    """The text of a page nested past ``MAX_HTML_DEPTH``: tags and script/style blocks out, entities decoded,
+    one line per run of text. A linear fallback (C regexes) for the pages Resiliparse's main-content
+    extraction cannot take in bounded time; its own plain extraction (``main_content=False``) is linear too but
+    costs ~4x prose per byte on such pages."""
+    import html as html_lib
+
+    pieces, pos, lower = [], 0, page.lower()
+    while (m := _RAW_START.search(page, pos)) is not None:  # each search starts past the last: linear
+        pieces.append(page[pos:m.start()])
+        end = lower.find("</" + m.group(1).lower(), m.end())
+        pos = len(page) if end < 0 else end
+    pieces.append(page[pos:])
+    text = _ANY_TAG.sub("\n", "\n".join(pieces))
+    return _BLANKS.sub("\n", html_lib.unescape(text)).strip()
+
+
+def nested_deeper_than(page: str, limit: int) -> bool:
+    """Whether the elements of ``page`` nest more than ``limit`` deep, from one linear scan of its tags (start
+    tags push, end tags pop back to their element; void elements, comments and script/style contents do not
+    count; a start tag of ``p``/``li``/``td``... closes an open one of the same name, as a parser does)."""
+    stack: list[str] = []
+    pos, lower = 0, None
+    while True:
+        m = _TAG.search(page, pos)
+        if m is None:
+            return False
+        if m.group() == "<!--":
+            end = page.find("-->", m.end())
+            if end < 0:
+                return False
+            pos = end + 3
+            continue
+        pos = m.end()
+        name = m.group(2).lower()
+        if m.group(1):  # an end tag: pop back to its element, if it is open
+            if name in stack:
+                while stack.pop() != name:
+                    pass
+            continue
+        if name in _VOID:
+            continue
+        if name in _RAW_TEXT:  # its content is text: skip to its end tag
+            lower = page.lower() if lower is None else lower
+            end = lower.find("</" + name, pos)
+            pos = len(page) if end < 0 else end + 2 + len(name)
+            continue
+        if name in _CLOSES_P and stack and stack[-1] == "p":  # a block start tag closes an open <p>
+            stack.pop()
+        if name in _SELF_CLOSING and name in stack[-3:]:  # <li> closes the open <li> (and what it holds)
+            while stack.pop() != name:
+                pass
+        if m.group(3).endswith("/"):  # <div/>: no content
+            continue
+        stack.append(name)
+        if len(stack) > limit:
+            return True
 
 
 def _trafilatura() -> Callable[[bytes, str | None], str]:

@@ -27,7 +27,6 @@ import json
 import math
 import os
 import re
-import uuid
 from typing import Any, Iterable
 
 import apache_beam as beam
@@ -38,6 +37,7 @@ from apache_beam.metrics import Metrics
 
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.core.beam_options import runs_locally
+from corpusforge.core.fault_config import FaultConfig
 from corpusforge.core.progress import Progress, Reporter
 from corpusforge.core import files, rundir
 from corpusforge.core.faults import ERRORS, error_parts, run_isolated
@@ -45,7 +45,8 @@ from corpusforge.core.dataset_card import CARD, write_card
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.shard_files import open_shard
 from corpusforge.tokenizer.corpus import clean_shards
-from corpusforge.tokenizer.mixture import copies, mixture_epochs, source_weights, sources_summary
+from corpusforge.tokenizer.config import TokenizeConfig, TokenizeRun
+from corpusforge.tokenizer.mixture import copies, mixture_epochs, sources_summary
 from corpusforge.tokenizer.special_tokens import read_special_tokens
 from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
 
@@ -574,16 +575,16 @@ def _documents(paths: list[str]) -> int:
     return total
 
 
-def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = True) -> dict[str, Any]:
+def run_tokenize(cfg: TokenizeConfig, run: TokenizeRun, beam_args: list[str] | None = None, progress: bool = True
+                 ) -> dict[str, Any]:
     """``corpusforge tokenize``: encode ``<run_dir>/clean`` into ``<run_dir>/tokens``; returns the manifest.
     ``progress``: documents encoded of the total, with ETA and tokens, on stderr while it runs."""
-    cfg = config.tokenize
-    run_dir = rundir.check_run_dir(config.run_dir)
+    run_dir = rundir.check_run_dir(run.run.run_dir)
     with run_lock(run_dir, "tokenize"):
         if not cfg.tokenizer:
             rundir.check_fresh(run_dir, "tokenizer")  # a tokenizer of an earlier clean/ is refused
         try:
-            return _tokenize(config, run_dir, beam_args, progress)
+            return _tokenize(cfg, run, run_dir, beam_args, progress)
         except Exception as exc:  # a full disk inside a Beam worker: one line naming the output
             resource = resource_error(exc, cfg.output or files.join(run_dir, "tokens"))
             if resource is None:
@@ -591,23 +592,22 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
             raise resource from exc
 
 
-def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool) -> dict[str, Any]:
-    cfg = config.tokenize
-    transform = TokenizeShards.from_config(cfg, run_dir, fail_fast=config.build.fail_fast,
-                                           weights=source_weights(config.inputs))
+def _tokenize(cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, beam_args: list[str] | None, progress: bool
+              ) -> dict[str, Any]:
+    transform = TokenizeShards.from_config(cfg, run_dir, fail_fast=run.faults.fail_fast, weights=run.weights)
     output = transform.output
     in_run = not cfg.output
     previous = [files.join(output, name) for name in ("manifest.json", *SPLITS)]
     doomed: list[str] = []
     if any(files.exists(p) for p in previous):
-        if not config.output.overwrite:
+        if not run.run.overwrite:
             raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
         if in_run:
             rundir.check_owned(run_dir, ["tokens"], require_marker=False)
         doomed = token_files(output)  # refuses a directory holding files tokenize did not write
     # In a local run directory the new shards are written beside the old ones and swapped in on success (a
     # killed tokenize keeps the old shards); elsewhere the old shards go first.
-    staging = files.join(run_dir, f".tmp-swap-{uuid.uuid4().hex[:12]}") if in_run and files.is_local(run_dir) else None
+    staging = rundir.temp_dir(run_dir) if in_run and files.is_local(run_dir) else None
     if staging:
         transform.output = files.join(staging, "tokens")  # the manifest's paths are relative to the final place
     else:
@@ -616,9 +616,9 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
 
     from corpusforge.core.beam_options import pipeline_options
 
-    options = pipeline_options(config.beam, beam_args)
+    options = pipeline_options(run.beam, beam_args)
     shown = Progress(None, "", enabled=False)
-    if progress and runs_locally(options.get_all_options(), config.beam.runner):
+    if progress and runs_locally(options.get_all_options(), run.beam.runner):
         transform.progress = tempfile.mkdtemp(prefix="corpusforge-tokenize-")
         shown = Progress(transform.progress, "documents", _documents(transform.paths), unit="docs",
                          extras=(("tokens", "tokens"),), label="tokenize")
@@ -627,18 +627,13 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
             _ = p | "Tokenize" >> transform
         manifest_path = files.join(transform.output, "manifest.json")
         manifest = files.read_json(manifest_path)
-        check_token_errors(manifest, config.build, manifest_path)
+        check_token_errors(manifest, run.faults, manifest_path)
     except BaseException:
         if staging:
             rundir.remove_tree(staging)
         raise
     if staging:
-        marker = rundir.read_marker(run_dir) or {"outputs": {}, "derived": {}}
-        marker["outputs"]["tokens"] = rundir.listing(transform.output)
-        if cfg.input:  # not this run's clean/: no fingerprint to compare
-            marker["derived"].pop("tokens", None)
-        else:
-            marker["derived"]["tokens"] = marker.get("corpus_fingerprint")
+        marker = rundir.derived_marker(run_dir, "tokens", rundir.listing(transform.output), from_clean=not cfg.input)
         rundir.swap_in(run_dir, staging, ("tokens",), marker)
     elif in_run:
         rundir.record_output(run_dir, "tokens", rundir.listing(output), derived=not cfg.input)
@@ -701,7 +696,7 @@ _TEMP_FILE = re.compile(r"\..+\.tmp-[0-9a-f]{32}")
 _SHARD_FILE = re.compile(r"part-\d{5}-of-\d{5}\.arrow")
 
 
-def check_token_errors(manifest: dict[str, Any], faults: Any, manifest_path: str) -> None:
+def check_token_errors(manifest: dict[str, Any], faults: FaultConfig, manifest_path: str) -> None:
     """More documents left out because encoding raised than ``faults`` tolerates (``build.error_allowance``, or
     ``build.max_error_fraction`` of them): a systematic bug. The manifest (what marks the token shards complete)
     is removed and the run fails."""

@@ -18,7 +18,6 @@ import logging
 import os
 import sys
 import time
-import uuid
 from typing import Any, Iterable, Iterator
 
 import pyarrow.compute as pc
@@ -28,6 +27,7 @@ from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_toke
 from corpusforge.core.errors import UserError
 from corpusforge.core.progress import Progress
 from corpusforge.core import files, rundir
+from corpusforge.core.rundir import RunPaths
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.shard_files import open_shard
 from corpusforge.tokenizer.config import TokenizerConfig
@@ -253,36 +253,32 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, pr
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "report.json")
 
 
-def train_tokenizer(config, progress: bool = True) -> dict[str, Any]:
+def train_tokenizer(cfg: TokenizerConfig, run: RunPaths, *, seq_len: int | None = None, progress: bool = True
+                    ) -> dict[str, Any]:
     """``corpusforge tokenizer train``: paths from the run directory, refuse to overwrite unless asked. In a
-    local run directory the new files are written beside the old ones and swapped in together on success."""
-    cfg: TokenizerConfig = config.tokenizer
-    run_dir = rundir.check_run_dir(config.run_dir)
+    local run directory the new files are written beside the old ones and swapped in together on success.
+    ``seq_len``: the length the model will train at (``train.seq_len``), recorded unless
+    ``tokenizer.model_max_length`` is set (with neither, transformers records 1e30 and never truncates)."""
+    run_dir = rundir.check_run_dir(run.run_dir)
     input_path = cfg.input or files.join(run_dir, "clean")
     output_dir = cfg.output or files.join(run_dir, "tokenizer")
     target = files.join(output_dir, "tokenizer.json")
-    # Unless set, the length the model will train at (with none, transformers records 1e30 and never truncates).
-    max_length = cfg.model_max_length or getattr(getattr(config, "train", None), "seq_len", None)
+    max_length = cfg.model_max_length or seq_len
     with run_lock(run_dir, "tokenizer train"):
-        if files.exists(target) and not config.output.overwrite:
+        if files.exists(target) and not run.overwrite:
             raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
         if cfg.output or not files.is_local(run_dir):
             return train_from_shards(cfg, input_path, output_dir, progress=progress, model_max_length=max_length)
         rundir.check_owned(run_dir, ["tokenizer"], require_marker=False)
         _check_only_tokenizer_files(output_dir)
-        staging = files.join(run_dir, f".tmp-swap-{uuid.uuid4().hex[:12]}")
+        staging = rundir.temp_dir(run_dir)
         try:
             report = train_from_shards(cfg, input_path, files.join(staging, "tokenizer"), progress=progress,
                                        model_max_length=max_length)
         except BaseException:
             rundir.remove_tree(staging)
             raise
-        marker = rundir.read_marker(run_dir) or {"outputs": {}, "derived": {}}
-        marker["outputs"]["tokenizer"] = list(TOKENIZER_FILES)
-        if cfg.input:  # not this run's clean/: no fingerprint to compare
-            marker["derived"].pop("tokenizer", None)
-        else:
-            marker["derived"]["tokenizer"] = marker.get("corpus_fingerprint")
+        marker = rundir.derived_marker(run_dir, "tokenizer", list(TOKENIZER_FILES), from_clean=not cfg.input)
         rundir.swap_in(run_dir, staging, ("tokenizer",), marker)
         return report
 

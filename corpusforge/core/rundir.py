@@ -13,6 +13,7 @@ link (on a remote filesystem, gs://..., there are no links to check).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -27,6 +28,15 @@ from corpusforge.core.errors import UserError
 from corpusforge.core.shard_files import shard_files
 
 MARKER = ".corpusforge-run.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPaths:
+    """The run directory a command writes into, and whether it may replace what an earlier command wrote there
+    (``output.run_dir`` and ``output.overwrite``)."""
+
+    run_dir: str
+    overwrite: bool = False
 LOCK = ".corpusforge.lock"
 JOURNAL = ".corpusforge-swap.json"
 # Temporary directories a command makes in the run directory; a killed command leaves them behind.
@@ -244,6 +254,62 @@ def swap_in(run_dir: str, staged: str, names: tuple[str, ...], marker: dict[str,
     remove_tree(staged)
 
 
+def temp_dir(run_dir: str, purpose: str = "swap") -> str:
+    """A new temporary directory name in ``run_dir``: ``swap`` and ``final`` for outputs that ``swap_in`` then
+    moves into place, ``build`` for a build's work (a killed command leaves them to ``clean_leftovers``)."""
+    prefix = f".tmp-{purpose}-"
+    if prefix not in TEMP_PREFIXES:
+        raise ValueError(f"no temporary directory for {purpose!r}")
+    return files.join(run_dir, f"{prefix}{uuid.uuid4().hex[:12]}")
+
+
+def prepare_outputs(run_dir: str, names: tuple[str, ...], overwrite: bool) -> None:
+    """Refuse to replace existing outputs unless asked to, and, when asked, unless corpusforge wrote them (the
+    run directory's marker lists them). Nothing is deleted here: the new outputs replace the old ones only
+    when they are complete (``swap_in``)."""
+    existing = [files.join(run_dir, n) for n in names if files.exists(files.join(run_dir, n))]
+    if existing and not overwrite:
+        raise UserError(f"{run_dir} already holds a build ({', '.join(posixpath.basename(e) for e in existing)}); "
+                        "choose another output.run_dir or pass --overwrite")
+    check_owned(run_dir, list(names))
+    files.mkdirs(run_dir)
+
+
+def corpus_marker(run_dir: str, final: str, names: tuple[str, ...], fingerprint: str
+                  ) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The run directory's marker once the corpus outputs ``names`` staged in ``final`` (a build, a rethreshold)
+    are swapped in, and the old outputs it makes stale and retires (report.html; tokenizer/, tokens/ and model/
+    stay, marked stale by the fingerprint ``check_fresh`` compares)."""
+    marker = read_marker(run_dir) or {"outputs": {}, "derived": {}}
+    for name in names:
+        path = posixpath.join(final, name)
+        if files.exists(path):
+            marker["outputs"][name] = listing(path) if name in ("clean", "removed", "rejected") else None
+        else:
+            marker["outputs"].pop(name, None)
+    changed = marker.get("corpus_fingerprint") != fingerprint  # an identical rebuild makes nothing stale
+    marker["corpus_fingerprint"] = fingerprint
+    retire = tuple(n for n in ("report.html",) if changed and n in marker["outputs"]
+                   and is_regular(posixpath.join(run_dir, n)))
+    for name in retire:
+        marker["outputs"].pop(name)
+        marker["derived"].pop(name, None)
+    return marker, retire
+
+
+def derived_marker(run_dir: str, name: str, listed: list[str], from_clean: bool) -> dict[str, Any]:
+    """The run directory's marker once the output ``name`` (tokenizer/, tokens/) with the files ``listed`` is
+    swapped in: made from this run's clean/ (``from_clean``), it records the corpus fingerprint it derives from;
+    made from other input, none (``check_fresh`` has nothing to compare)."""
+    marker = read_marker(run_dir) or {"outputs": {}, "derived": {}}
+    marker["outputs"][name] = listed
+    if from_clean:
+        marker["derived"][name] = marker.get("corpus_fingerprint")
+    else:
+        marker["derived"].pop(name, None)
+    return marker
+
+
 def recover(run_dir: str) -> str | None:
     """Undo a swap that a killed process left half done (the old outputs go back); a note for the user."""
     path = files.join(run_dir, JOURNAL)
@@ -281,6 +347,40 @@ def _own_temp(run_dir: str, recorded: Any, journal: str) -> str:
         raise UserError(f"{journal} is not a swap journal corpusforge wrote (it names {recorded}); move it away "
                         "and check the run directory's outputs")
     return files.join(run_dir, name)
+
+
+# ----------------------------------------------------------------------------------- stage checkpoints
+# RUN/.checkpoints/ holds a build's stage checkpoints (output.stage_checkpoints): one directory per segment of
+# stages, NN-<stages>/, complete once it holds SEGMENT_DONE, and the build's RUN_SECRET (owner-only).
+
+RUN_SECRET = "run_secret"
+SEGMENT_DONE = "_SUCCESS.json"
+
+
+def checkpoints_dir(run_dir: str) -> str:
+    return posixpath.join(run_dir, CHECKPOINTS)
+
+
+def segment_dir(checkpoints: str, index: int, stages: list[str]) -> str:
+    """The directory of the ``index``-th segment (running ``stages``) under ``checkpoints``."""
+    return posixpath.join(checkpoints, f"{index:02d}-{'-'.join(stages) or 'read'}")
+
+
+def link_checkpoints(source_run: str, run_dir: str, segments: list[tuple[str, str]]) -> None:
+    """Replace the stage checkpoints of ``run_dir`` (local) by hard links to ``source_run``'s run secret and to
+    its ``segments`` (``(their directory, our directory)`` pairs): the build then resumes after them, with the
+    same secret, so its output is that of a build from scratch."""
+    work_dir = checkpoints_dir(run_dir)
+    shutil.rmtree(work_dir, ignore_errors=True)
+    os.makedirs(work_dir, mode=0o700)
+    os.link(os.path.join(checkpoints_dir(source_run), RUN_SECRET), os.path.join(work_dir, RUN_SECRET))
+    for theirs, ours in segments:
+        shutil.copytree(theirs, ours, copy_function=os.link)
+
+
+def drop_checkpoints(run_dir: str) -> None:
+    """Delete ``run_dir``'s stage checkpoints (local): they hold text from before the PII stage."""
+    shutil.rmtree(checkpoints_dir(run_dir), ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------- leftovers

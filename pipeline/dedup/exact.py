@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import hashlib
-import unicodedata
+from corpusforge.core.text_guards import bounded_normalize
 
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
@@ -20,7 +20,8 @@ def fold_text(text: str, key_fold: str = "lower") -> str:
     so compatibility forms and case variants hash alike: full-width ``ｌａｎｇ`` = ``lang``, the ligature
     ``ﬁ`` = ``fi``, ``Straße`` = ``STRASSE``."""
     if key_fold == "nfkc_casefold" and not text.isascii():
-        return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+        # bounded_normalize: runs of combining marks cut to 30 first (normalize is quadratic in a run's length)
+        return bounded_normalize("NFKC", bounded_normalize("NFKC", text).casefold())
     return text  # ASCII: casefold is lower(), which normalized_bytes does anyway
 
 

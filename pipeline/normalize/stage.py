@@ -5,10 +5,10 @@ Runs first, so every later stage (rules, hashing, shingling, PII patterns) sees 
 from __future__ import annotations
 
 import re
-import unicodedata
 
 import apache_beam as beam
 
+from corpusforge.core.text_guards import bounded_normalize
 from corpusforge.pipeline.normalize.config import NormalizeConfig
 from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, Stage, StageContext, StageOutputs, edit, guarded, removal,
                                         split_outputs)
@@ -69,7 +69,8 @@ def _canonical(text: str, config: NormalizeConfig) -> str:
     if config.strip_control:
         text = _CONTROL.sub("", text)
     if config.unicode_form != "none":
-        text = unicodedata.normalize(config.unicode_form, text)
+        # runs of combining marks cut to 30 first (UAX #15): normalize is quadratic in a run's length
+        text = bounded_normalize(config.unicode_form, text)
     if config.collapse_whitespace:
         text = collapse_whitespace(text)
     return text

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from corpusforge.pipeline.document import Document
-from corpusforge.pipeline.pii.scrubber import Scrubber
+from corpusforge.pipeline.pii.scrubber import Scrubber, value_of
 
 # 128 bits: two different values never share a hash in any corpus, so hashed ids stay unique.
 ID_HASH_CHARS = 32
@@ -44,7 +44,7 @@ class FieldScrubber:
             return value
         pieces, at = [], 0
         for r in results:
-            pieces += [value[at:r.start], self.scrubber.hashed(r.entity_type, value[r.start:r.end], ID_HASH_CHARS)]
+            pieces += [value[at:r.start], self.scrubber.hashed(r.entity_type, value_of(r, value), ID_HASH_CHARS)]
             at = r.end
         return "".join(pieces) + value[at:]
 
@@ -53,23 +53,43 @@ class FieldScrubber:
         return self.scrubber.scrub(value).text
 
     def metadata(self, metadata: dict[str, Any]) -> dict[str, Any]:
-        return {self._key(key, self.config.metadata_action_for(key)): self._value(value, self.config.metadata_action_for(key))
+        return {self._key(key, self.config.metadata_action_for(key)):
+                self._value(value, self.config.metadata_action_for(key), key)
                 for key, value in metadata.items()}
 
     def _key(self, key: Any, action: str) -> Any:
         # A key can be personal data too ({"jane@example.org": 3}); hashed like an id, so keys stay distinct.
         return key if action == "keep" or not isinstance(key, str) else self._hash_entities(key)
 
-    def _value(self, value: Any, action: str) -> Any:
+    def _value(self, value: Any, action: str, key: Any = None) -> Any:
         if action == "keep" or value is None or isinstance(value, bool):
             return value
         if isinstance(value, dict):
-            return {self._key(k, action): self._value(v, action) for k, v in value.items()}
+            return {self._key(k, action): self._value(v, action, k) for k, v in value.items()}
         if isinstance(value, list):
-            return [self._value(v, action) for v in value]
+            return [self._value(v, action, key) for v in value]
         if action == "hash":
             return self.scrubber.digest(str(value), ID_HASH_CHARS)
+        if isinstance(value, (int, float)):
+            return self._number(value, key)
         return self.text(value) if isinstance(value, str) else value
+
+    def _number(self, value: int | float, key: Any) -> Any:
+        """A number (a phone or card stored as an integer) scrubbed as its decimal text, read after its key as
+        a cue (``phone: 2025550173``: a bare digit run is a phone only after a cue word). It stays a number
+        unless an entity is found in it; then it becomes the scrubbed text (``"<PHONE>"``)."""
+        digits = repr(value) if isinstance(value, float) else str(value)
+        cue = f"{key}: " if isinstance(key, str) and len(key) <= 64 else ""
+        result = self.scrubber.scrub(cue + digits)
+        spans = [s for s in result.spans if s.end > len(cue)]
+        if not spans:
+            return value
+        pieces, at = [], 0
+        for span in spans:
+            start = max(span.start - len(cue), 0)
+            pieces += [digits[at:start], span.replacement]
+            at = span.end - len(cue)
+        return "".join(pieces) + digits[at:]
 
     def details(self, details: dict[str, Any]) -> dict[str, Any]:
         """A removal's details: ids as ids, any other string scrubbed as text."""
@@ -82,3 +102,49 @@ class FieldScrubber:
         if new_id == doc.id and metadata == doc.metadata:
             return doc
         return doc.with_id_metadata(new_id, metadata)
+
+
+_NAME_EXTENSIONS = (".gz", ".zst", ".bz2", ".xz", ".jsonl", ".json", ".ndjson", ".parquet", ".arrow", ".feather",
+                    ".ipc", ".txt", ".text", ".md", ".rst", ".warc", ".html", ".htm", ".xhtml")
+
+
+class NameScrubber:
+    """Input file names as a build writes them (a document's ``source``, a rejected record's ``path``, and so
+    stats.json, the dataset card and the report): each entity in a path component hashed as in ids
+    (``<EMAIL:…>``, 32 hex digits of the run's salted hash), so ``jane@example.org.jsonl`` is never written in
+    clear and two names stay two names. Detection reads each component without its file extensions and with
+    ``_`` as a space (``export_jane@example.org_2024.jsonl``). Picklable: the scrubber is built on first use."""
+
+    def __init__(self, config, salt: str):
+        self.config, self.salt = config, salt
+        self._fields: FieldScrubber | None = None
+        self._seen: dict[str, str] = {}
+
+    def __getstate__(self):
+        return {"config": self.config, "salt": self.salt}
+
+    def __setstate__(self, state):
+        self.__init__(state["config"], state["salt"])
+
+    def __call__(self, name: str) -> str:
+        if not name:
+            return name
+        if name not in self._seen:
+            self._seen[name] = "/".join(self._component(part) for part in name.split("/"))
+        return self._seen[name]
+
+    def _component(self, part: str) -> str:
+        if self._fields is None:
+            self._fields = FieldScrubber(Scrubber(self.config, salt=self.salt))
+        stem = part
+        while stem.lower().endswith(_NAME_EXTENSIONS) and "." in stem[1:]:
+            stem = stem[:stem.rindex(".")]
+        view = stem.replace("_", " ")
+        results = self._fields.scrubber.find(view) if view.strip() else []
+        if not results:
+            return part
+        pieces, at = [], 0
+        for r in results:
+            pieces += [stem[at:r.start], self._fields.scrubber.hashed(r.entity_type, value_of(r, view), ID_HASH_CHARS)]
+            at = r.end
+        return "".join(pieces) + part[at:]

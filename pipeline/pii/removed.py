@@ -26,9 +26,8 @@ from apache_beam.metrics import Metrics
 
 from corpusforge.core.errors import WorkerError
 from corpusforge.core.faults import STAGE_ERROR
-from corpusforge.pipeline.document import Rejected, Removed
-from corpusforge.pipeline.pii.config import PIIConfig
-from corpusforge.pipeline.pii.stage import STAGE
+from corpusforge.pipeline.document import DETAIL_CHARS, RAW_PREVIEW, Rejected, Removed
+from corpusforge.pipeline.pii.config import STAGE, PIIConfig
 
 WITHHELD = "[withheld: PII scrubbing raised {}]"
 
@@ -93,6 +92,25 @@ class _ScrubRemovedFn(beam.DoFn):
         return dataclasses.replace(record, doc=doc, details={})
 
 
+def scrubbed_prefix(scrubber, text: str, chars: int) -> str:
+    """The first ``chars`` characters of ``text`` scrubbed, scrubbing first and cutting after: ``text`` is
+    scrubbed whole (a reader carries ``RAW_CARRIED`` characters, more than the preview), then cut at original
+    position ``chars``, moved past an entity that crosses it, so no entity is ever cut in half before it is
+    seen (``…name@example-mail``, 13 of 15 card digits)."""
+    if not text:
+        return text
+    result = scrubber.scrub(text)
+    pieces, at, cut = [], 0, chars
+    for span in result.spans:
+        if span.start >= cut:
+            break
+        pieces += [text[at:span.start], span.replacement]
+        at = span.end
+        cut = max(cut, span.end)
+    pieces.append(text[at:cut])
+    return "".join(pieces)[:chars]
+
+
 def _hashed_whole(fields, doc_id: str) -> str:
     """An id whose scrubbing raised: its source namespace kept, the rest replaced by its salted hash."""
     namespace, slash, rest = doc_id.partition("/")
@@ -131,7 +149,8 @@ class _ScrubRejectedFn(beam.DoFn):
             yield record
             return
         try:
-            yield dataclasses.replace(record, raw=self._fields.text(record.raw), detail=self._fields.text(record.detail))
+            yield dataclasses.replace(record, raw=scrubbed_prefix(self._fields.scrubber, record.raw, RAW_PREVIEW),
+                                      detail=scrubbed_prefix(self._fields.scrubber, record.detail, DETAIL_CHARS))
         except WorkerError:
             raise
         except Exception as exc:  # never in clear, never a failed build

@@ -23,6 +23,7 @@ import threading
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from corpusforge.core.errors import UserError, WorkerError, missing_dependency
+from corpusforge.pipeline.pii.canonical import canonical
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.entities import LANGUAGE
 from corpusforge.pipeline.pii.screen import ENTITY_SCREENS, SEPARATOR, ScanCache
@@ -89,6 +90,11 @@ def _digest_reference(salt: str, chars: int, text: str) -> str:
 
 def _hash_placeholder(tag: str, salt: str, chars: int, text: str) -> str:
     return f"<{tag}:{_digest(salt, chars, text)}>"
+
+
+def value_of(result: RecognizerResult, text: str) -> str:
+    """What a result of ``Scrubber.find`` holds, as the canonical view reads it (``text``'s slice otherwise)."""
+    return getattr(result, "canonical", None) or text[result.start:result.end]
 
 
 def resolve_overlaps(results: Sequence[RecognizerResult]) -> list[RecognizerResult]:
@@ -251,7 +257,27 @@ class Scrubber:
         return joined, phone_spans(joined, self._phone_regions)
 
     def find(self, text: str, nlp_artifacts: NlpArtifacts | None = None) -> list[RecognizerResult]:
-        """Non-overlapping entities in ``text``, sorted by start."""
+        """Non-overlapping entities in ``text``, sorted by start. Detection runs on the canonical view of
+        ``text`` (``corpusforge.pipeline.pii.canonical``: format characters removed, compatibility forms
+        folded, digits of every script read as ASCII, numbers joined across line breaks); each result's span
+        is the original text's, disguise included, and its ``canonical`` attribute the value as the view
+        reads it (what the hash action hashes, so a disguised value hashes as its plain form)."""
+        view = canonical(text)
+        if not view.identity:
+            nlp_artifacts = None  # the NER model's tokens were the original text's
+        results = self._find(view.text, nlp_artifacts)
+        out: list[RecognizerResult] = []
+        for r in results:
+            value = view.text[r.start:r.end]
+            r.start, r.end = view.span(r.start, r.end)
+            r.canonical = value
+            if out and r.start < out[-1].end:  # two view characters from one original one (a ligature)
+                out[-1].end = max(out[-1].end, r.end)
+                continue
+            out.append(r)
+        return out
+
+    def _find(self, text: str, nlp_artifacts: NlpArtifacts | None) -> list[RecognizerResult]:
         entities = self.entities_to_check(text)
         if not entities:
             return []
@@ -298,7 +324,7 @@ class Scrubber:
         spans: list[Span] = []
         at = 0
         for r in results:
-            replacement = self._replacement(r.entity_type, text[r.start:r.end])
+            replacement = self._replacement(r.entity_type, text[r.start:r.end], value_of(r, text))
             pieces.append(text[at:r.start])
             pieces.append(replacement)
             spans.append(Span(r.entity_type, r.start, r.end, replacement))
@@ -306,14 +332,15 @@ class Scrubber:
         pieces.append(text[at:])
         return "".join(pieces), tuple(spans)
 
-    def _replacement(self, entity: str, original: str) -> str:
-        """What the operator of ``entity`` (``_operator``) puts in place of ``original``."""
+    def _replacement(self, entity: str, original: str, value: str | None = None) -> str:
+        """What the operator of ``entity`` (``_operator``) puts in place of ``original``; the hash action hashes
+        ``value`` (the canonical form, ``find``), so a disguised value hashes as its plain form."""
         operator = self.operators.get(entity) or self._operator(entity)  # loads the engine: it found the entity
         params = operator.params
         if operator.operator_name == "mask":  # every character masked (chars_to_mask covers any length)
             return params["masking_char"] * min(len(original), params["chars_to_mask"])
         if operator.operator_name == "custom":
-            return params["lambda"](original)
+            return params["lambda"](original if value is None else value)
         return params["new_value"]
 
     def digest(self, text: str, chars: int) -> str:

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 import secrets
 from collections import Counter
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline.document import Document
-from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.pii.config import STAGE, PIIConfig
 from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, Stage, StageContext, StageOutputs, edit, guarded, removal,
                                         split_outputs)
 
-STAGE = "pii"
 AUDIT = "audit"
 
 
@@ -75,6 +76,31 @@ class _ScrubBatches(beam.DoFn):
             yield edit(STAGE, "docs_changed", changed)
 
 
+def audit_path(audit: str, run_dir: str | None) -> str | None:
+    """Where ``pii.audit_file`` is written: inside the run directory (a relative path is relative to it), or a
+    ``UserError``. The audit file holds the personal data itself; it never lands beside other people's files."""
+    if not audit:
+        return None
+    if not run_dir:  # the stage used on its own (a library call, a test): the caller's path
+        return audit
+    remote = "://" in audit or "://" in run_dir
+    full = audit if os.path.isabs(audit) or "://" in audit else posixpath.join(run_dir, audit)
+    norm = posixpath.normpath if remote else os.path.realpath
+    root, target = norm(run_dir).rstrip("/"), norm(full)
+    if not target.startswith(root + "/"):
+        raise UserError(f"pii.audit_file={audit!r} is outside the run directory {run_dir}: it holds the personal "
+                        f"data itself, so give a path inside the run directory (relative to it, e.g. pii_audit/part)")
+    return full
+
+
+def _private(path: str) -> str:
+    """A written audit file (and its folder) readable by its owner only: 0600 (0700)."""
+    if "://" not in path and os.path.exists(path):
+        os.chmod(path, 0o600)
+        os.chmod(os.path.dirname(os.path.abspath(path)), 0o700)
+    return path
+
+
 class PII(Stage, section="pii", order=40):
     """Find PII with Presidio and replace, mask or hash it, or remove the document (see ``PIIConfig``).
 
@@ -88,14 +114,50 @@ class PII(Stage, section="pii", order=40):
         super().__init__(config or PIIConfig(), context, label)
         config, run_dir = self.config, self.context.run_dir
         self.salt = config.hash_salt or self.context.run_secret or secrets.token_hex(16)
-        audit = config.audit_file
-        if audit and run_dir and not os.path.isabs(audit) and "://" not in audit:
-            audit = os.path.join(run_dir, audit)
-        self.audit_path = audit or None
+        self.audit_path = audit_path(config.audit_file, run_dir)
         if config.ner_model:  # fail at construction, not on a worker
             from corpusforge.pipeline.pii.scrubber import check_ner_model
 
             check_ner_model(config.ner_model)
+
+    @classmethod
+    def before_writing(cls, config: PIIConfig, kind: str, run_secret: str) -> beam.PTransform | None:
+        """Removed and rejected records are scrubbed with this configuration and the stage's salt, so a value
+        hashes alike in removed/, rejected/ and clean/ (pipeline/pii/removed.py)."""
+        from corpusforge.pipeline.pii.removed import ScrubRejected, ScrubRemoved
+
+        return {"removed": ScrubRemoved, "rejected": ScrubRejected}[kind](config, config.hash_salt or run_secret)
+
+    @classmethod
+    def name_filter(cls, config: PIIConfig, run_secret: str):
+        """File names holding PII are hashed as ids are, with the same salt (pipeline/pii/fields.py)."""
+        from corpusforge.pipeline.pii.fields import NameScrubber
+
+        return NameScrubber(config, config.hash_salt or run_secret)
+
+    @classmethod
+    def decides_value(cls, key: str) -> bool:
+        return key == "pii_count" or super().decides_value(key)
+
+    @classmethod
+    def display_filter(cls, manifest_section: dict | None):
+        """The run's PII configuration with every entity replaced by its placeholder (the salt is never written,
+        so the page could not reproduce the run's hashes anyway); built on first use: Presidio takes a second
+        or two to load."""
+        from corpusforge.pipeline.pii.display import display_scrubber
+
+        return display_scrubber(manifest_section)
+
+    @classmethod
+    def scrubbed_previews(cls, manifest_section: dict | None) -> bool:
+        section = manifest_section or {}
+        return manifest_section is not None and section.get("enabled", True) and section.get("scrub_removed", True)
+
+    @classmethod
+    def summary_note(cls, config: PIIConfig) -> str | None:
+        from corpusforge.pipeline.pii.entities import coverage
+
+        return coverage(config).summary()
 
     @classmethod
     def annotation_fields(cls, config: PIIConfig) -> list:
@@ -121,5 +183,6 @@ class PII(Stage, section="pii", order=40):
                 tagged[AUDIT]
                 | "AuditJson" >> beam.Map(lambda row: json.dumps(row, ensure_ascii=False, sort_keys=True))
                 | "WriteAudit" >> beam.io.WriteToText(self.audit_path, file_name_suffix=".jsonl")
+                | "AuditPrivate" >> beam.Map(_private)
             )
         return split_outputs(tagged, with_edits=True, with_errors=True)

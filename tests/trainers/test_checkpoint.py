@@ -17,7 +17,7 @@ import torch
 from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.model import Transformer, model_config
-from corpusforge.trainers.train import train_model
+from tests.runs import train_on
 from tests.trainers.test_train import config, params
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -107,12 +107,11 @@ def test_the_model_file_is_readable_by_others_as_the_umask_allows(tmp_path):
 def test_starting_over_keeps_the_earlier_run_until_the_new_one_has_a_checkpoint(run_dir, monkeypatch, capsys):
     from corpusforge.trainers import train
 
-    train_model(config(run_dir, "train.max_steps=2"))
+    train_on(config(run_dir, "train.max_steps=2"))
     model_dir = run_dir / "model"
     earlier = {name: (model_dir / name).read_bytes() for name in ("model.safetensors", "config.json", "metrics.jsonl")}
     earlier_checkpoints = [p.name for p in ckpt.list_checkpoints(model_dir / "checkpoints")]
-    again = config(run_dir, "train.max_steps=4")
-    again.output.overwrite = True
+    again = config(run_dir, "train.max_steps=4", overwrite=True)
 
     def crash(session):
         raise RuntimeError("killed")  # the new run dies at its first step, before any checkpoint
@@ -120,7 +119,7 @@ def test_starting_over_keeps_the_earlier_run_until_the_new_one_has_a_checkpoint(
     real_step = train._step
     monkeypatch.setattr(train, "_step", crash)
     with pytest.raises(RuntimeError, match="killed"):
-        train_model(again)
+        train_on(again)
     assert "moved to" in capsys.readouterr().out
     left = {p.name for p in model_dir.iterdir()}
     # nothing that looks like a finished model, yet the earlier run is whole under previous-run/
@@ -131,7 +130,7 @@ def test_starting_over_keeps_the_earlier_run_until_the_new_one_has_a_checkpoint(
     assert not list(model_dir.glob(".previous-run.tmp-*"))
     # the next run has no checkpoints to replace; once it writes one, the earlier run is gone
     monkeypatch.setattr(train, "_step", real_step)
-    result = train_model(config(run_dir, "train.max_steps=4"))
+    result = train_on(config(run_dir, "train.max_steps=4"))
     assert result.step == 4
     assert not previous.exists()
     assert (model_dir / "config.json").exists() and ckpt.list_checkpoints(model_dir / "checkpoints")
@@ -169,7 +168,7 @@ KILLED = textwrap.dedent("""
     torch.set_num_threads(1)
     from corpusforge.trainers import checkpoint
     from tests.trainers.test_train import config
-    from corpusforge.trainers.train import train_model
+    from tests.runs import train_on
     save = checkpoint.save_checkpoint
     def slow_save(directory, step, state, keep=2):
         path = save(directory, step, state, keep)
@@ -177,7 +176,7 @@ KILLED = textwrap.dedent("""
         time.sleep(0.3)
         return path
     checkpoint.save_checkpoint = slow_save
-    train_model(config(*sys.argv[1:]))
+    train_on(config(*sys.argv[1:]))
 """)
 
 
@@ -189,7 +188,7 @@ def test_a_training_killed_with_sigkill_resumes_to_the_uninterrupted_result(run_
     import shutil
 
     shutil.copytree(run_dir, straight)
-    train_model(config(straight, *overrides))
+    train_on(config(straight, *overrides))
     script = tmp_path / "killed.py"
     script.write_text(KILLED)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
@@ -212,11 +211,10 @@ def test_a_training_killed_with_sigkill_resumes_to_the_uninterrupted_result(run_
     over = tmp_path / "over"
     shutil.copytree(run_dir, over)
     with pytest.raises(UserError, match="--resume"):  # without --resume: refused, nothing mistaken for done
-        train_model(config(over, *overrides))
-    starting_over = config(over, *overrides)
-    starting_over.output.overwrite = True
-    train_model(starting_over)
-    result = train_model(config(run_dir, *overrides), resume=True)
+        train_on(config(over, *overrides))
+    starting_over = config(over, *overrides, overwrite=True)
+    train_on(starting_over)
+    result = train_on(config(run_dir, *overrides), resume=True)
     assert result.step == 8
     a, b, c = params(straight / "model"), params(model_dir), params(over / "model")
     assert all(torch.equal(a[k], b[k]) and torch.equal(a[k], c[k]) for k in a)

@@ -1,0 +1,214 @@
+"""The canonical view PII detection runs on, and the map from its offsets back to the text's.
+
+A disguise changes how an entity is written, not what it is: ``jane\u2060@example.org`` (a word joiner),
+``ｊａｎｅ＠ｅｘａｍｐｌｅ．ｏｒｇ`` (full width), ``٤١١١ ١١١١ ١١١١ ١١١١`` (Arabic-Indic digits), a card number
+broken over two lines. The recognizers (Presidio's, tuned in ``corpusforge.pipeline.pii.recognizers``) read ASCII
+forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps what they find back:
+
+- every format character (Unicode category Cf: U+2060 word joiner, ZWJ/ZWNJ, soft hyphen, bidi controls,
+  BOM...) is removed;
+- every compatibility character (``NFKC_Quick_Check=No``: full-width letters and ``＠``, ideographic space,
+  ligatures...) is replaced by its NFKC form, one character at a time (never a whole-text ``normalize``, which
+  is quadratic on long runs of combining marks, and would move offsets across characters);
+- every decimal digit of any script (category Nd) is read as its ASCII value;
+- a line break (with the spaces around it) between two digits of a number is read as one space, or as
+  nothing after a separator (``4111-1111-⏎1111-1111``).
+
+Two kinds of characters are left as they are, because the recognizers already read them or reading them as
+digits would invent numbers: U+00A0 (no-break space, a separator of numbers already) and category No
+(``²``, ``½``, ``①``: not decimal digits). A text that is ASCII and has no line break inside a number is its
+own canonical view (``Canonical.identity``), so plain texts reach the recognizers as they did before.
+
+``Canonical.span(start, end)`` maps a span of the view to the original span covering every character that
+produced it, format characters inside included: masking that span masks the disguise too.
+"""
+from __future__ import annotations
+
+import bisect
+import functools
+import re
+import unicodedata
+from typing import NamedTuple
+
+# Characters the view changes (besides line breaks): Cf, Nd, NFKC_QC=No, less ASCII digits, U+00A0 and No.
+# Compiled on the first mostly non-ASCII text (``regex`` is Presidio's and Beam's dependency; a process that
+# scrubs only without Beam need not import it).
+SPECIAL_CLASS = r"[[\p{Cf}\p{Nd}\p{NFKC_QC=N}]--[0-9\u00a0\p{No}]]+"
+
+
+@functools.lru_cache(maxsize=1)
+def _special_run():
+    import regex
+
+    return regex.compile(SPECIAL_CLASS, regex.V1)
+# A line break inside a number: a digit, maybe a separator, the break with the spaces around it, a digit
+# (or the ``(``/``+`` a phone number starts with). Found from the breaks (a search for the whole shape tries
+# it at every character: ~10x slower on prose).
+_BREAK = re.compile(r"(?:\r\n?|\n)[ \t]*[0-9(+]")
+_SPACES = " \t"
+_SEPARATORS = ".-/"
+_DIGITS = frozenset("0123456789")
+
+
+def _number_breaks(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of each line break inside a number, with the spaces around it."""
+    out = []
+    for m in _BREAK.finditer(text):
+        start, end = m.start(), m.end() - 1
+        while start > 0 and text[start - 1] in _SPACES:
+            start -= 1
+        separator = start > 0 and text[start - 1] in _SEPARATORS
+        digit_at = start - 2 if separator else start - 1
+        if digit_at < 0 or text[digit_at] not in _DIGITS:
+            continue
+        if out and out[-1][1] > start:  # a blank line's two breaks: the first one's span reached this one
+            continue
+        out.append((start, end, "" if separator else " "))
+    return out
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+@functools.lru_cache(maxsize=4096)
+def _special(char: str) -> bool:
+    """Whether the view changes ``char`` (``SPECIAL_CLASS``, one character, without ``regex``; a test holds the
+    two equal over every code point)."""
+    if char in "0123456789\u00a0":
+        return False
+    category = unicodedata.category(char)
+    if category == "No":
+        return False
+    return category in ("Cf", "Nd") or not unicodedata.is_normalized("NFKC", char)
+
+
+@functools.lru_cache(maxsize=4096)
+def fold(char: str) -> str:
+    """What one character of the view is: ``""`` for a format character, the ASCII digit of a decimal
+    digit, else its NFKC form (a single character: linear, whatever surrounds it)."""
+    if unicodedata.category(char) == "Cf":
+        return ""
+    value = unicodedata.decimal(char, None)
+    if value is not None:
+        return str(value)
+    return unicodedata.normalize("NFKC", char)
+
+
+class _Piece(NamedTuple):
+    view: int  # where the piece starts in the view
+    start: int  # where what it came from starts in the original
+    end: int  # and ends
+    same: bool  # copied unchanged (view offset i <-> original start + i - view); else all of it maps to start..end
+
+
+class Canonical:
+    """The canonical view of ``original``: ``text``, and ``span`` mapping its offsets back."""
+
+    __slots__ = ("original", "text", "_pieces", "_views")
+
+    def strict_span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of the view's ``[start, end)``, not grown (``span``)."""
+        first, last = self._pieces[bisect.bisect_right(self._views, start) - 1], \
+            self._pieces[bisect.bisect_right(self._views, end - 1) - 1]
+        return (first.start + start - first.view if first.same else first.start,
+                last.start + end - last.view if last.same else last.end)
+
+    def __init__(self, original: str, text: str, pieces: list[_Piece] | None):
+        self.original, self.text, self._pieces = original, text, pieces
+        self._views = [p.view for p in pieces] if pieces else None
+
+    @property
+    def identity(self) -> bool:
+        return self._pieces is None
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The original span of view span ``[start, end)`` (non-empty), grown over the removed characters
+        (format characters) next to it: a word joiner after an address goes with it."""
+        if self._pieces is None:
+            return start, end
+        pieces, views = self._pieces, self._views
+        k = bisect.bisect_right(views, start) - 1
+        p = pieces[k]
+        if p.same and start > p.view:
+            first = p.start + start - p.view
+        else:  # the piece's first character (or a replacement): grown back to the previous piece's end
+            first = pieces[k - 1].end if k else 0
+        k = bisect.bisect_right(views, end - 1) - 1
+        p = pieces[k]
+        view_end = views[k + 1] if k + 1 < len(pieces) else len(self.text)
+        if p.same and end < view_end:
+            last = p.start + end - p.view
+        else:  # the piece's last character: grown up to the next piece's start
+            last = pieces[k + 1].start if k + 1 < len(pieces) else len(self.original)
+        return first, last
+
+
+def _pieces_of(text: str, changes: list[tuple[int, int, str]]) -> tuple[str, list[_Piece]]:
+    """The text with each ``(start, end, replacement)`` (sorted, disjoint) applied, and its pieces."""
+    out, pieces, at, view = [], [], 0, 0
+    for start, end, new in changes:
+        if start > at:
+            out.append(text[at:start])
+            pieces.append(_Piece(view, at, start, True))
+            view += start - at
+        if new:
+            out.append(new)
+            pieces.append(_Piece(view, start, end, False))
+            view += len(new)
+        at = end
+    if at < len(text):
+        out.append(text[at:])
+        pieces.append(_Piece(view, at, len(text), True))
+    return "".join(out), pieces
+
+
+def _compose(outer: list[_Piece], inner: Canonical) -> list[_Piece]:
+    """Pieces mapping the outer view straight to ``inner.original`` (outer was made from ``inner.text``)."""
+    if inner.identity:
+        return outer
+    composed = []
+    for p in outer:
+        if p.same:  # copied: split it wherever the inner map changes kind
+            i = p.start
+            while i < p.end:
+                k = bisect.bisect_right(inner._views, i) - 1
+                q = inner._pieces[k]
+                stop = min(p.end, inner._pieces[k + 1].view if k + 1 < len(inner._pieces) else p.end)
+                if q.same:
+                    start = q.start + i - q.view
+                    composed.append(_Piece(p.view + i - p.start, start, start + stop - i, True))
+                else:
+                    composed.append(_Piece(p.view + i - p.start, q.start, q.end, False))
+                    # every character of a replacement maps to its whole source: one piece per character
+                    for j in range(i + 1, stop):
+                        composed.append(_Piece(p.view + j - p.start, q.start, q.end, False))
+                i = stop
+        else:
+            composed.append(_Piece(p.view, *inner.strict_span(p.start, p.end), False))
+    return composed
+
+
+def canonical(text: str) -> Canonical:
+    """The canonical view of ``text`` (see the module's docstring)."""
+    view = Canonical(text, text, None)
+    if not text.isascii():
+        changes = []
+        non_ascii = _NON_ASCII.findall(text)
+        if len(non_ascii) * 8 > len(text):  # mostly non-ASCII (CJK, Cyrillic...): one scan in C
+            for m in _special_run().finditer(text):
+                at = m.start()
+                for offset, char in enumerate(m.group()):
+                    changes.append((at + offset, at + offset + 1, fold(char)))
+        elif any(_special(char) for char in set(non_ascii)):  # a few accents: ~6x cheaper than the scan above
+            for m in _NON_ASCII.finditer(text):
+                if _special(m.group()):
+                    changes.append((m.start(), m.end(), fold(m.group())))
+        if changes:
+            folded, pieces = _pieces_of(text, changes)
+            view = Canonical(text, folded, pieces)
+    if "\n" in view.text or "\r" in view.text:
+        breaks = _number_breaks(view.text)
+        if breaks:
+            joined, pieces = _pieces_of(view.text, breaks)
+            view = Canonical(text, joined, _compose(pieces, view))
+    return view

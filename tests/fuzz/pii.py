@@ -1,0 +1,199 @@
+"""Fuzz family ``pii``: planted personal data, pushed through random disguises, never leaves the scrubber.
+
+One case plants values of every entity type the default configuration scrubs (e-mail, phone, card, IBAN, SSN,
+IP, crypto wallet) in random places: a document's text, a metadata string, a metadata number (a card or phone
+stored as an integer), an input file's name, and a malformed line whose preview cut (200 characters) falls inside the
+value. Each value goes through random disguises first: format characters inside it (word joiner, ZWJ,
+ZWNJ, soft hyphen, bidi controls, BOM), full width, its digits in another script (full-width, Arabic-Indic,
+Devanagari, Bengali, Thai, mathematical bold), a line break inside a number. Then it builds the inputs
+(``corpusforge build`` and ``corpusforge report``) and searches every file of the run directory, read the
+canonical way (shards decoded, JSON and HTML unescaped, then ``corpusforge.pipeline.pii.canonical``), for
+each value and for its start (a value cut in half leaks too). Any hit is a failure: no file a build writes
+may hold a planted value (no ``pii.audit_file`` is configured, the one file allowed to).
+"""
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+import json
+import pathlib
+import random
+import string
+
+FAMILY = "pii"
+
+FORMAT_CHARS = ["\u2060", "\u200b", "\u200c", "\u200d", "\u00ad", "\u202e", "\u202a", "\u2066", "\u2069", "\ufeff"]
+DIGIT_ZEROS = [0xFF10, 0x0660, 0x06F0, 0x0966, 0x09E6, 0x0E50, 0x1D7CE]
+PROSE = ("The river runs through the old town and past the mill, where the miller kept his accounts in a heavy "
+         "ledger bound in leather. Every spring the water rose over the lower fields and the farmers moved their "
+         "sheep to the hills, waiting for the flood to pass before they sowed barley again in the dark soil.")
+DOMAINS = ["example.org", "mail.example.com", "post.example.de", "example.co.uk", "web.example.net"]
+
+
+def _luhn_card(rng: random.Random) -> str:
+    digits = [4] + [rng.randrange(10) for _ in range(14)]
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        d = d * 2 if i % 2 == 0 else d
+        total += d - 9 if d > 9 else d
+    digits.append((10 - total % 10) % 10)
+    s = "".join(map(str, digits))
+    return rng.choice([" ", "-", ""]).join([s[0:4], s[4:8], s[8:12], s[12:16]])
+
+
+def _iban(rng: random.Random) -> str:
+    bban = "".join(rng.choice(string.digits) for _ in range(18))
+    check = 98 - int(bban + "131400") % 97  # DE = 13 14
+    value = f"DE{check:02d}{bban}"
+    return " ".join(value[i:i + 4] for i in range(0, len(value), 4)) if rng.random() < 0.5 else value
+
+
+def values(rng: random.Random) -> dict[str, tuple[str, str]]:
+    """kind -> (the cue written before it, the plain value)."""
+    local = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(6, 10)))
+    local += rng.choice([".", "_", ""]) + "".join(rng.choice(string.ascii_lowercase) for _ in range(5))
+    area = rng.choice([201, 202, 212, 312, 415, 617, 718])
+    return {
+        "email": ("write to", f"{local}@{rng.choice(DOMAINS)}"),
+        "phone": ("call", rng.choice([f"+1-{area}-555-{rng.randint(100, 199):04d}",
+                                     f"+1 {area} 555 {rng.randint(100, 199):04d}",
+                                     f"+44 20 7946 {rng.randint(1000, 9999)}",
+                                     f"03-{rng.randint(1000, 9999)}-{rng.randint(1000, 9999)}"])),
+        "card": ("paid with card", _luhn_card(rng)),
+        "iban": ("IBAN", _iban(rng)),
+        "ssn": ("SSN", f"{rng.randint(100, 665)}-{rng.randint(10, 99)}-{rng.randint(1000, 9999)}"),
+        "ip": ("from IP address", f"{rng.choice([8, 23, 45, 81, 151])}.{rng.randint(1, 254)}.{rng.randint(1, 254)}."
+                                  f"{rng.randint(1, 254)}"),
+        "crypto": ("send to wallet", "0x" + "".join(rng.choice("0123456789abcdef") for _ in range(40))),
+    }
+
+
+def disguise(rng: random.Random, kind: str, value: str, line_breaks: bool = True) -> str:
+    """``value`` through a random subset of the disguises (maybe none)."""
+    if rng.random() < 0.4 and kind != "ip":
+        value = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" and not c.isdigit() else c for c in value)
+    if rng.random() < 0.5:
+        zero = rng.choice(DIGIT_ZEROS)
+        value = "".join(chr(zero + int(c)) if "0" <= c <= "9" else c for c in value)
+    if line_breaks and rng.random() < 0.3 and kind in ("phone", "card", "iban", "ssn"):
+        seps = [i for i, c in enumerate(value) if c in " -" and i and _digitlike(value[i - 1])]
+        if seps:
+            i = rng.choice(seps)
+            value = value[:i] + (" \n" if value[i] == " " else "-\n") + value[i + 1:]
+    if rng.random() < 0.6:
+        chars = list(value)
+        for _ in range(rng.randint(1, 3)):
+            chars.insert(rng.randint(1, len(chars) - 1), rng.choice(FORMAT_CHARS))
+        value = "".join(chars)
+    return value
+
+
+def _digitlike(c: str) -> bool:
+    return c.isdecimal()
+
+
+def _plain(text: str) -> str:
+    from corpusforge.pipeline.pii.canonical import canonical
+
+    return canonical(text).text
+
+
+def needles(kind: str, value: str) -> list[str]:
+    """What must not appear in an output, read the canonical way: the value, its digits run together (a
+    number stored as an integer), and its start (a value cut in half: the local part and ``@``; 3 digits
+    short of a whole number)."""
+    plain = _plain(value)
+    out = [plain]
+    if kind == "email":
+        out.append(plain.split("@")[0] + "@")
+    else:
+        digits = "".join(c for c in plain if c.isdigit())
+        if len(digits) >= 9:
+            out.append(digits)
+        out.append(plain[:-3])
+    return out
+
+
+def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str, str]]:
+    """Writes the case's inputs under ``workdir/input``; returns ``(where, kind, value)`` of every plant."""
+    data = workdir / "input"
+    data.mkdir(parents=True, exist_ok=True)
+    planted, records = [], []
+    for n in range(rng.randint(2, 4)):
+        for kind, (cue, plain) in values(rng).items():
+            value = disguise(rng, kind, plain)
+            where = rng.choice(["text", "text", "metadata", "number", "preview"])
+            if where == "number" and kind in ("card", "phone"):
+                digits = "".join(c for c in plain if c.isdigit())
+                records.append({"id": f"n{n}{kind}", "text": f"{PROSE} number {n} {kind}",
+                                "meta": {kind: int(digits)}})
+                planted.append((where, kind, digits))
+                continue
+            if where == "metadata":
+                records.append({"id": f"m{n}{kind}", "text": f"{PROSE} meta {n} {kind}",
+                                "meta": {"contact": f"{cue} {value}"}})
+            elif where == "preview":  # a malformed line: its preview is cut at 200 chars, inside the value
+                head = '{"id": "p' + str(n) + kind + '", "text": "' + cue + " "
+                pad = max(0, 200 - len(head) - rng.randint(2, len(_plain(value)) - 1))
+                records.append(head + "x" * pad + " " + value + " and more text")
+            else:
+                records.append({"id": f"t{n}{kind}", "text": f"{PROSE} {cue} {value}. {PROSE[:rng.randint(0, 120)]}"})
+            planted.append((where, kind, value))
+    lines = [r if isinstance(r, str) else json.dumps(r, ensure_ascii=rng.random() < 0.5) for r in records]
+    rng.shuffle(lines)
+    (data / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # A file named after an address (maybe disguised): its name is a document's source and a rejected path.
+    cue, plain = values(rng)["email"]
+    name = disguise(rng, "email", plain, line_breaks=False)
+    (data / f"{name}.jsonl").write_text(json.dumps({"id": "named", "text": PROSE}) + "\n{broken\n", encoding="utf-8")
+    planted.append(("file name", "email", name))
+    return planted
+
+
+def run_outputs(out: pathlib.Path) -> dict[str, str]:
+    """Every file under ``out``, as text read the canonical way."""
+    from corpusforge.core.shard_files import open_shard
+
+    texts = {}
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        if path.suffix in (".arrow", ".parquet"):
+            try:
+                text = json.dumps(open_shard(str(path)).read_all().to_pylist(), ensure_ascii=False, default=str)
+            except Exception:  # noqa: BLE001 - not a shard after all: read its bytes
+                text = path.read_bytes().decode("utf-8", errors="replace")
+        else:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            if path.suffix in (".json", ".jsonl"):
+                text = text.encode("utf-8", errors="replace").decode("unicode_escape", errors="replace") \
+                    if "\\u" in text else text
+            if path.suffix in (".html", ".htm", ".md"):
+                text = html.unescape(text)
+        texts[str(path.relative_to(out))] = _plain(text)
+        texts[str(path.relative_to(out)) + " (name)"] = _plain(str(path.relative_to(out)))
+    return texts
+
+
+def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
+    from corpusforge.cli.main import main
+
+    workdir = pathlib.Path(workdir)
+    planted = build_case(rng, workdir)
+    out = workdir / "out"
+    (workdir / "corpus.yaml").write_text(
+        f"inputs:\n  - {{path: '{workdir / 'input'}'}}\n"
+        "dedup:\n  near: {enabled: false}\n", encoding="utf-8")
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        code = main(["build", "-c", str(workdir / "corpus.yaml"), "--run-dir", str(out)])
+        assert code == 0, f"the build failed: {sink.getvalue()[-2000:]}"
+        assert main(["report", str(out)]) == 0, f"the report failed: {sink.getvalue()[-2000:]}"
+    outputs = run_outputs(out)
+    outputs["console"] = _plain(sink.getvalue())
+    leaks = []
+    for where, kind, value in planted:
+        for needle in needles(kind, value):
+            for name, text in outputs.items():
+                if needle in text:
+                    leaks.append(f"{kind} planted in the {where} as {value!r}: {needle!r} in {name}")
+    assert not leaks, "personal data left the scrubber:\n" + "\n".join(leaks)

@@ -1,0 +1,124 @@
+"""Fuzz family ``superlinear``: no document costs much more per byte than prose, in any stage's per-document work.
+
+One case draws a random adversarial shape (element nesting with random tags, attributes and unclosed tags;
+runs of combining marks of random classes; long repeats of a random unit; format characters, digits of other
+scripts and numbers across line breaks for the PII canonical view; unclosed brackets and quotes) at a random
+size, writes it under ``workdir``, and times the per-document functions of every stage on it (as
+``bench/adversarial.py`` does: web extraction, normalize, the quality rules, dedup keys, the PII scrubber),
+next to prose of the same size. The promise: each function's time per byte on the shape within ``BOUND``
+times its time per byte on prose (the PII stage's: within ``BOUND`` times what all stages together take,
+``YARDSTICK``). ``bench/adversarial.py`` holds its fixed rows to 3x; here the bound is wider (30x, with an absolute
+floor of ``FLOOR_S``), because a CI machine's timing is noisy and the random shapes are small: a quadratic
+path is past it by orders of magnitude at these sizes (the unguarded normalize took 48 s on 160 KB, the
+unguarded extraction 3.7 s on 52 KB), ordinary noise is not.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import pathlib
+import random
+import sys
+import time
+
+FAMILY = "superlinear"
+BOUND = 30.0
+FLOOR_S = 0.25  # below this a measurement is noise: never a failure
+
+_ROOT = pathlib.Path(__file__).resolve().parents[2]
+_TAGS = ["div", "span", "p", "li", "ul", "table", "td", "tr", "section", "a", "b", "font", "blockquote"]
+
+
+def _marks(rng: random.Random) -> str:
+    pool = [chr(c) for c in range(0x0300, 0x0370)] + ["\u0591", "\u05b0", "\u0e31", "\u093c", "\u20d0"]
+    return "".join(rng.choice(pool) for _ in range(rng.randint(1, 4)))
+
+
+def shape(rng: random.Random, size: int) -> tuple[str, str]:
+    """``(name, document)`` of about ``size`` characters."""
+    kind = rng.choice(["nesting", "nesting_unclosed", "combining", "repeat", "format_chars", "digit_scripts",
+                       "number_lines", "brackets", "tag_soup"])
+    if kind.startswith("nesting"):
+        tag = rng.choice(_TAGS)
+        attrs = rng.choice(["", " class=a", ' style="x:y"', " id=q" + "z" * rng.randint(0, 20)])
+        unit = f"<{tag}{attrs}>" + rng.choice(["x ", "", "word word "])
+        depth = size // len(unit)
+        close = "" if kind == "nesting_unclosed" else f"</{tag}>" * depth
+        return kind, "<html><body>" + unit * depth + close + "</body></html>"
+    if kind == "combining":
+        unit = rng.choice(["a", "e", "\u05d0", "\u0915", ""]) + _marks(rng) * rng.randint(20, 2000)
+        return kind, (unit * (size // max(1, len(unit)) + 1))[:size]
+    if kind == "repeat":
+        unit = "".join(rng.choice("ab .,:;-_@/()<>[]{}'\"0123456789\n\t") for _ in range(rng.randint(1, 12)))
+        return kind, (unit * (size // len(unit) + 1))[:size]
+    if kind == "format_chars":
+        unit = rng.choice(["word", "a@b", "4111", "x"]) + "".join(
+            rng.choice(["\u2060", "\u200d", "\u200c", "\u00ad", "\u202e", "\ufeff"]) for _ in range(rng.randint(1, 50)))
+        return kind, (unit * (size // len(unit) + 1))[:size]
+    if kind == "digit_scripts":
+        zero = rng.choice([0xFF10, 0x0660, 0x06F0, 0x0966, 0x1D7CE])
+        sep = rng.choice([" ", "-", ".", "", "\n", "\u2060"])
+        unit = "".join(chr(zero + rng.randrange(10)) for _ in range(rng.randint(1, 6))) + sep
+        return kind, (unit * (size // len(unit) + 1))[:size]
+    if kind == "number_lines":
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 5)))
+        unit = digits + rng.choice(["\n", " \n", "-\n", "\r\n"])
+        return kind, (unit * (size // len(unit) + 1))[:size]
+    if kind == "brackets":
+        opener = rng.choice(["(", "[", "{", '"', "'", "<", "<!--", "<script>", "&#"])
+        return kind, (opener * (size // len(opener) + 1))[:size]
+    units = ["<div", "<", ">", "</", "<p>", "<li>", "<br/>", "&amp;", "<!--", "-->", "x", " "]  # tag_soup
+    return kind, "".join(rng.choice(units) for _ in range(size // 3))
+
+
+@functools.lru_cache(maxsize=1)
+def _functions() -> dict:
+    sys.path.insert(0, str(_ROOT / "bench"))
+    from adversarial import stage_functions
+
+    functions = stage_functions(uncapped=False)
+    for fn in functions.values():  # lazy loads (Presidio on the first text with a candidate) paid here
+        fn("Warm-up: call +1 202 555 0173 or write to a.b@example.org.\n<p>page</p>")
+    return functions
+
+
+# The yardstick of each stage: its own time per byte on prose, except the PII stage's, whose work follows its
+# candidates (a document of nothing but numbers has one every few bytes, linear but far above prose): its
+# yardstick is every stage's work together, as the bench's ``all`` row holds it.
+YARDSTICK = {"web": "web", "normalize": "normalize", "quality": "quality", "dedup": "dedup", "pii": "all"}
+
+
+@functools.lru_cache(maxsize=16)
+def _prose_cost(stage: str, size: int) -> float:
+    """Seconds per byte of ``stage``'s work on prose."""
+    from adversarial import prose
+
+    text = prose(size)
+    return _time(_functions()[stage], text) / len(text.encode())
+
+
+def _time(fn, text: str) -> float:
+    best = float("inf")
+    for _ in range(2):
+        start = time.perf_counter()
+        fn(text)
+        best = min(best, time.perf_counter() - start)
+        if best > FLOOR_S * 4:
+            break
+    return best
+
+
+def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
+    size = rng.choice([20_000, 40_000, 80_000])
+    name, text = shape(rng, size)
+    workdir = pathlib.Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "case.jsonl").write_text(json.dumps({"id": name, "text": text}) + "\n", encoding="utf-8")
+    functions = _functions()
+    slow = []
+    for stage in ("web", "normalize", "quality", "dedup", "pii"):
+        seconds = _time(functions[stage], text)
+        ratio = seconds / len(text.encode()) / _prose_cost(YARDSTICK[stage], size)
+        if seconds > FLOOR_S and ratio > BOUND:
+            slow.append(f"{stage}: {ratio:.0f}x prose per byte ({seconds:.2f} s on {len(text)} chars)")
+    assert not slow, f"super-linear on a {name} document: " + "; ".join(slow)

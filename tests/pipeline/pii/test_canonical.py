@@ -1,0 +1,131 @@
+"""PII detection sees through disguises: the canonical view (``corpusforge.pipeline.pii.canonical``) and the
+``Scrubber`` running on it. Every true positive of ``cases.py`` is found again when disguised, and the span
+masked is the original one, disguise included."""
+from __future__ import annotations
+
+import pytest
+
+from corpusforge.pipeline.pii.canonical import canonical
+from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.pii.entities import PATTERN_ENTITIES
+from tests.pipeline.pii.cases import NEAR_MISSES, TRUE_POSITIVES
+
+pytest.importorskip("presidio_analyzer")
+
+from corpusforge.pipeline.pii.scrubber import Scrubber  # noqa: E402
+
+
+def full_width(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def digits(zero: int):
+    return lambda text: "".join(chr(zero + int(c)) if "0" <= c <= "9" else c for c in text)
+
+
+def joined(mark: str):
+    """``mark`` (a format character) after every other character."""
+    return lambda text: "".join(c + mark if i % 2 else c for i, c in enumerate(text))
+
+
+DISGUISES = {
+    "word_joiner": joined("\u2060"), "zwj": joined("\u200d"), "zwnj": joined("\u200c"),
+    "soft_hyphen": joined("\u00ad"), "bidi": joined("\u202e"), "full_width": full_width,
+    "arabic_indic": digits(0x660), "devanagari": digits(0x966), "full_width_digits": digits(0xFF10),
+}
+
+
+@pytest.fixture(scope="module")
+def scrubber() -> Scrubber:
+    return Scrubber(PIIConfig(entities=list(PATTERN_ENTITIES), max_density=1.0))
+
+
+def test_view_of_plain_ascii_is_the_text_itself():
+    view = canonical("Call +1 202 555 0173 or write to jane@example.org.\nLine two 2024.")
+    assert view.identity
+
+
+@pytest.mark.parametrize("text,view,span,original", [
+    ("a\u2060b@c", "ab@c", (0, 4), (0, 5)),
+    ("x ＠ y", "x @ y", (2, 3), (2, 3)),
+    ("n ٤١١\u2060١ z", "n 4111 z", (2, 6), (2, 7)),
+    ("4111-1111-\n  1111", "4111-1111-1111", (0, 14), (0, 17)),
+    ("4111 1111 \r\n1111", "4111 1111 1111", (5, 14), (5, 16)),
+    ("tel ０３\n１２", "tel 03 12", (4, 9), (4, 9)),
+])
+def test_view_and_offsets(text, view, span, original):
+    v = canonical(text)
+    assert v.text == view
+    assert v.span(*span) == original
+
+
+def test_a_line_break_outside_a_number_is_kept():
+    assert canonical("in 2024\nwe met").identity
+    assert canonical("years:\n2019\n\n2020").text == "years:\n2019\n\n2020"  # a blank line ends a number
+
+
+CASES = [(entity, text, span) for entity, cases in TRUE_POSITIVES.items() for text, span in cases]
+
+
+@pytest.mark.parametrize("disguise", sorted(DISGUISES))
+def test_every_true_positive_is_found_disguised(scrubber, disguise):
+    """Each disguise applied to the entity's span only: the same entity type is found, over exactly the
+    disguised span (so masking it masks the disguise too)."""
+    missed = []
+    for entity, text, span in CASES:
+        changed = DISGUISES[disguise](span)
+        if changed == span:
+            continue
+        at = text.index(span)
+        disguised = text[:at] + changed + text[at + len(span):]
+        found = [(r.entity_type, disguised[r.start:r.end]) for r in scrubber.find(disguised)]
+        if found != [(entity, changed)]:
+            missed.append((disguised, found))
+    assert not missed, missed
+
+
+@pytest.mark.parametrize("kind,text", [(k, t) for k, ts in NEAR_MISSES.items() for t in ts][:400])
+def test_near_misses_stay_misses_in_full_width(scrubber, kind, text):
+    assert scrubber.find(full_width(text)) == []
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("Mail jane.doe\u2060@example.org now", "jane.doe"),
+    ("Mail jane.doe@exam\u200dple.org now", "example"),
+    ("Mail jane\u200c.doe@example.org now", "doe@"),
+    ("Mail jane.doe@exa\u00admple.org now", "jane"),
+    ("Mail jane.doe@\u202eexample.org now", "jane"),
+    ("Mail jane.doe＠example.org now", "jane"),
+    ("Mail " + full_width("jane.doe@example.org") + " now", full_width("jane")),
+    ("Card " + full_width("4111 1111 1111 1111") + " ok", full_width("1111")),
+    ("Card " + digits(0x660)("4111 1111 1111 1111") + " ok", digits(0x660)("1111")),
+    ("Card 4111\u20601111\u20601111\u20601111 ok", "1111"),
+    ("Card 4111 1111\n1111 1111 ok", "1111"),
+    ("Tel " + full_width("03-1234-5678") + " ok", full_width("5678")),
+    ("SSN " + full_width("078-05-1120") + " ok", full_width("1120")),
+    ("Call +1 202\n555 0173 today", "0173"),
+])
+def test_issue_cases_are_masked_whole(scrubber, text, secret):
+    out = scrubber.scrub(text).text
+    assert secret not in out and out.startswith(text[:4]) and out.endswith(text[-3:]), out
+
+
+def test_hash_of_a_disguised_value_is_the_plain_values(scrubber):
+    hashing = Scrubber(PIIConfig(default_action="hash"), salt="s" * 16)
+    assert hashing.scrub("to a.b@example.org").text == hashing.scrub("to a.b\u2060@ｅxample.org").text
+
+
+def test_the_per_character_check_is_the_view_class_over_every_code_point():
+    import sys
+    import unicodedata
+
+    import regex
+
+    from corpusforge.pipeline.pii.canonical import SPECIAL_CLASS, _special
+
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    by_class = {m.start() for m in regex.finditer(SPECIAL_CLASS.rstrip("+"), every, regex.V1)}
+    by_check = {i for i, c in enumerate(every) if _special(c)}
+    # ``regex`` may know a newer Unicode than ``unicodedata``: code points unassigned here (Cn) are left alone
+    # by ``fold`` whichever says they are special
+    assert {i for i in by_class ^ by_check if unicodedata.category(every[i]) != "Cn"} == set()
