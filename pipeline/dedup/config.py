@@ -33,8 +33,9 @@ class ExactDedupConfig:
 @dataclasses.dataclass
 class NearDedupConfig:
     enabled: bool = setting(True, "Remove near-duplicates found with MinHash LSH and verified by signature similarity.")
-    unit: Literal["word", "char"] = setting("word", "Shingle unit: word n-grams of the normalised words, or character "
-                                               "n-grams of the normalised text.")
+    unit: Literal["word", "char"] = setting("word", "Shingle unit: word n-grams of the normalised words (a character of "
+                                                    "a script without spaces, Han, kana, Thai..., is a word: "
+                                                    "docs/dedup.md), or character n-grams of the normalised text.")
     ngram: int = setting(5, "Shingle length in units (5 words is the usual choice; use ~9-13 for characters).")
     num_perm: int = setting(256, "MinHash permutations (signature length); 256 keeps the estimate's standard error "
                             "at Jaccard 0.45 near 0.03, so verification separates 0.4 from 0.5.")
@@ -86,7 +87,8 @@ class LineDedupConfig:
                                  "but the best-ranked one.")
     min_line_chars: int = setting(10, "Lines shorter than this (after normalisation) are never removed.")
     min_words: int = setting(20, "A document that lost lines and has fewer words left is removed "
-                            "(reason line_dedup_too_short).")
+                                 "(reason line_dedup_too_short); Han, kana and Thai characters count the English "
+                                 "words they stand for (docs/dedup.md).")
 
     def __post_init__(self) -> None:
         check(self.max_occurrences >= 1, f"dedup.lines.max_occurrences must be >= 1, got {self.max_occurrences}")
@@ -104,7 +106,8 @@ class SentenceDedupConfig:
                                      "collapsed ('Yes.', 'Thank you.').")
     collapse_repeats: bool = setting(True, "Keep only the first of a sentence's repeats inside one document.")
     min_words: int = setting(20, "A document that lost sentences and has fewer words left is removed "
-                            "(reason sentence_dedup_too_short).")
+                                 "(reason sentence_dedup_too_short); Han, kana and Thai characters count the English "
+                                 "words they stand for (docs/dedup.md).")
 
     def __post_init__(self) -> None:
         check(self.max_occurrences >= 1, f"dedup.sentences.max_occurrences must be >= 1, got {self.max_occurrences}")

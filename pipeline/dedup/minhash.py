@@ -26,7 +26,7 @@ from operator import methodcaller
 import numpy as np
 
 from corpusforge.pipeline.dedup.datasketch_tables import LSH_PARAMS, PERMUTATIONS
-from corpusforge.pipeline.dedup.text import char_shingles, normalize_for_hash, normalized_bytes, word_shingles, words
+from corpusforge.pipeline.dedup.text import char_shingles, normalize_for_hash, segmented_bytes, word_shingles, words
 
 MASK64 = (1 << 64) - 1
 SEED64 = 0x9E3779B97F4A7C15  # start value of the n-gram hash chain (the golden ratio's 64 bits)
@@ -214,7 +214,7 @@ class Shingler:
         if self.hash == "sha1":
             return self._sha1_hashes(texts)
         if self.unit == "word":
-            streams = [normalized_bytes(t) for t in texts]
+            streams = [segmented_bytes(t) for t in texts]  # a Han, kana or Thai character is one word
             units, starts = word_hashes(b" ".join(streams), self._powers)
             doc_ends = np.cumsum(np.fromiter(map(len, streams), dtype=np.int64, count=len(streams)) + 1)
             lengths = np.diff(np.searchsorted(starts, doc_ends), prepend=0)

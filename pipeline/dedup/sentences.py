@@ -19,7 +19,8 @@ from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import KeysByShard, group_docs, line_key, shard_drops
 from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
-from corpusforge.pipeline.dedup.text import ascii_word_copy, count_words, normalized_bytes
+from corpusforge.pipeline.dedup.text import ascii_word_copy, count_words, normalized_bytes, word_parts
+from corpusforge.pipeline.words import words_for
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "sentence_dedup_too_short"
@@ -133,7 +134,7 @@ def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: in
     copy = ascii_word_copy(text)
     norm = normalized_bytes(copy) if copy is not None else None
     seen: set[int] = set()
-    lines, removed, collapsed, left = [], 0, 0, 0
+    lines, removed, collapsed, left, other_words = [], 0, 0, 0, []
     line_start, kept, whole, offset, new_line = 0, [], True, 0, copy is None
     for start, end, last in sentence_spans(text, lang):
         if new_line:  # the first sentence of a line starts the line
@@ -150,7 +151,10 @@ def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: in
         else:
             kept.append(text[start:end])
             if joined:
-                left += joined.count(b" ") + 1
+                if joined.isascii():
+                    left += joined.count(b" ") + 1
+                else:  # counted at the end, together (their parts add up: pipeline/words.py)
+                    other_words.append(joined)
             if key is not None:
                 seen.add(key)
         if last:
@@ -160,6 +164,9 @@ def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: in
                 lines.append("".join(kept).rstrip())
             line_start, kept, whole = end + 1, [], True
         new_line = last and copy is None
+    if other_words:  # the kept sentences' non-ASCII words, counted at once: one decode, one script test
+        others, cents = word_parts(b" ".join(other_words))
+        left += words_for(others, cents)
     return "\n".join(lines), removed, collapsed, left
 
 

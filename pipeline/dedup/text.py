@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from corpusforge.pipeline.words import count_spaced, has_no_space_script, spaced, spaced_parts
+
 _WORD = re.compile(r"[^\W_]+")  # runs of letters and digits; punctuation and underscores separate words
 _DIGIT = re.compile(r"\d")
 
@@ -118,10 +120,33 @@ _SHORT = 256  # below this many bytes split and join beat numpy's fixed cost
 
 
 def count_words(normalized: bytes) -> int:
-    """``len(normalized.split())`` for ``normalized_bytes``' output (whose only separator is the space),
-    without making a bytes object per word."""
+    """The words (``corpusforge.pipeline.words``: a character of a script without spaces is one) of
+    ``normalized_bytes``' output, whose only separator is the space: ``len(normalized.split())`` unless it holds
+    such characters, without making a bytes object per word."""
+    if not normalized.isascii():
+        text = normalized.decode("utf-8", "surrogatepass")
+        if has_no_space_script(text):
+            return count_spaced(text)
     shape = normalized.translate(_WORD_SHAPE)
     return shape.count(b" a") + shape.startswith(b"a")
+
+
+def word_parts(normalized: bytes) -> tuple[int, int]:
+    """``count_words``' parts (``corpusforge.pipeline.words.spaced_parts``): the parts of pieces of a text add up to
+    the text's, where their counts, rounded up each, need not."""
+    if normalized.isascii():
+        return count_words(normalized), 0
+    return spaced_parts(normalized.decode("utf-8", "surrogatepass"))
+
+
+def segmented_bytes(text: str, normalize_numbers: bool = True) -> bytes:
+    """``normalized_bytes`` with a space around each character of a script written without spaces (Han, kana,
+    Thai...: ``corpusforge.pipeline.words``), so that its space-separated runs are the words near-dedup shingles;
+    the same bytes as ``normalized_bytes`` for a text without such characters (all ASCII text: one check)."""
+    normalized = normalized_bytes(text, normalize_numbers)
+    if normalized.isascii():
+        return normalized
+    return spaced(normalized.decode("utf-8", "surrogatepass")).encode("utf-8", "surrogatepass")
 
 
 def joined_words(normalized: bytes) -> bytes:
@@ -137,13 +162,15 @@ def joined_words(normalized: bytes) -> bytes:
 
 
 def word_bytes(text: str, normalize_numbers: bool = True) -> list[bytes]:
-    """The normalised words of ``text`` as UTF-8 bytes (see ``words_reference``)."""
-    return normalized_bytes(text, normalize_numbers).split()
+    """The words of ``text`` as UTF-8 bytes: its normalised words (``words_reference``), a character of a script
+    without spaces one word (``segmented_bytes``)."""
+    return segmented_bytes(text, normalize_numbers).split()
 
 
 def words(text: str, normalize_numbers: bool = True) -> list[str]:
-    """The normalised words of ``text`` (see ``words_reference``)."""
-    return normalized_bytes(text, normalize_numbers).decode("utf-8").split()
+    """The words of ``text``: its normalised words (``words_reference``), a character of a script without spaces
+    one word (``segmented_bytes``); what near-dedup's word shingles are made of."""
+    return segmented_bytes(text, normalize_numbers).decode("utf-8", "surrogatepass").split()
 
 
 def normalize_for_hash(text: str, normalize_numbers: bool = True) -> str:

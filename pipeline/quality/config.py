@@ -114,7 +114,7 @@ class GopherConfig:
     stop_words: dict[str, list[str]] = setting(help="Extra stop words per language, added to the built-in lists (e.g. {pl: [i, w, na]}).", factory=dict)
     min_stop_word_fraction: float | None = setting(0.10, "Min fraction of words that are stop words, for languages with a list (word salad); not in the paper.")
     stop_word_fraction_min_words: int = setting(12, "Apply min_stop_word_fraction only to documents with this many words.")
-    no_space_languages: list[str] = setting(help="Languages written without spaces between words: word-count and word-length rules are skipped.", factory=lambda: ["zh", "ja", "th", "lo", "km", "my", "bo", "wuu", "yue"])
+    no_space_languages: list[str] = setting(help="Languages written without spaces between words: the word-count, word-length and stop-word rules are skipped for documents identified as one of them (every other rule counts their characters as words: docs/quality.md).", factory=lambda: ["zh", "ja", "th", "lo", "km", "my", "bo", "wuu", "yue"])
 
     def __post_init__(self) -> None:
         for name in ("max_bullet_lines_ratio", "max_ellipsis_lines_ratio", "min_alpha_words_ratio", "min_stop_word_fraction"):

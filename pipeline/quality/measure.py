@@ -24,9 +24,10 @@ from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
     FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
     NAV_LINE_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language,
-    count_duplicates, greedy_duplicated_chars, most_common_ngram, repeated_ngrams, split_line_runs,
-    split_paragraphs, stop_words_for,
+    count_duplicates, greedy_duplicated_chars, mean_word_length, most_common_ngram, ngram_chars, repeated_ngrams,
+    split_line_runs, split_paragraphs, stop_words_for, unpunctuated_ends,
 )
+from corpusforge.pipeline.words import text_width
 
 Values = dict[str, Any]
 
@@ -35,7 +36,7 @@ Values = dict[str, Any]
 def measure_length(text: str, cfg: LengthConfig, view: TextView | None = None) -> Values:
     """Characters of the text before the C4 edits; its words only when a word limit needs them."""
     needs_words = cfg.min_words is not None or cfg.max_words is not None
-    n_words = len((view or TextView(text)).content_words) if needs_words else None
+    n_words = (view or TextView(text)).n_words if needs_words else None
     return {"n_chars": len(text), "n_words": n_words}
 
 
@@ -60,6 +61,7 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     lorem = "lorem ipsum" in view.lower_text or bool(n and sum(map(counts.__getitem__, words_in(LOREM_WORDS, counts))) / n >= 0.15)
     boiler = boilerplate_chars(view)
     urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
+    n_words = view.n_words  # n but where characters of a script without spaces are words (pipeline/words.py)
     starts = SENTENCE_START_FAST_RE.findall(t)
     stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
     # The most frequent word that is not a stop word, a number or short: the first such in descending count order.
@@ -70,10 +72,10 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         "non_letter_fraction": 1.0 - letters / non_space if non_space else 0.0,
         "lorem_ipsum": lorem,
         "boilerplate_fraction": boiler / (len(t) + 1),
-        "url_fraction": urls / n if n else 0.0,
+        "url_fraction": urls / n_words if n else 0.0,
         "sentence_starts": len(starts),
         "lowercase_start_fraction": sum(1 for c in starts if c.islower()) / len(starts) if starts else 0.0,
-        "n_words": n,
+        "n_words": n_words,
         "top_word_count": top_word_count,
     }
 
@@ -162,15 +164,15 @@ JUNK_FIELDS = ("empty", "mojibake_fraction", "non_letter_fraction", "lorem_ipsum
 def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -> Values:
     t = view.text
     content = view.content_words
-    n_tokens, n_words = view.n_tokens, len(content)
+    n_tokens, n_words = view.n_word_tokens, view.n_words  # words, as pipeline/words.py counts them
     base = base_language(lang)
     lines = view.splitlines or [""]
-    pool_size = n_tokens if cfg.alpha_ratio_counts_punctuation else n_words
+    pool_size = view.n_tokens if cfg.alpha_ratio_counts_punctuation else len(content)  # a share of tokens
     values: Values = {
         "no_space": base in cfg.no_space_languages if base else False,
         "n_words": n_words,
         "n_tokens": n_tokens,
-        "mean_word_length": sum(map(len, content)) / n_words if content else None,
+        "mean_word_length": mean_word_length(view),
         "hash_ratio": t.count("#") / n_tokens if n_tokens else None,
         "ellipsis_ratio": (t.count("...") + t.count("…")) / n_tokens if n_tokens else None,
         "n_lines": len(lines),
@@ -217,15 +219,19 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
     dup, dup_chars = count_duplicates(lines)
     values["dup_line_frac"], values["dup_line_char_frac"] = dup / len(lines), dup_chars / n_chars
     ws = view.content_words if cfg.ngram_words_only else view.words
-    values["n_content_words"] = len(view.content_words)
-    repeats = repeated_ngrams(ws, {n for n, _, _ in tops} | {n for n, _ in dups})  # once for both rules' n
+    values["n_content_words"] = view.n_words
+    # An n-gram of n words: n tokens, more where a character of a script without spaces is a token (pipeline/words.py).
+    length = {n: view.ngram_length(n, ws) for n in {n for n, _, _ in tops} | {n for n, _ in dups}}
+    repeats = repeated_ngrams(ws, set(length.values()))  # once for both rules' n
     for n, count_key, frac_key in tops:
-        if len(ws) >= n:
-            gram, count = most_common_ngram(ws, n, *repeats[n])  # positions, grams, counts
+        k = length[n]
+        if len(ws) >= k:
+            gram, count = most_common_ngram(ws, k, *repeats[k])  # positions, grams, counts
             values[count_key] = count
-            values[frac_key] = (sum(map(len, gram)) + n - 1) * count / n_chars
+            values[frac_key] = (ngram_chars(gram) if k != n else sum(map(len, gram)) + n - 1) * count / n_chars
     for n, key in dups:
-        values[key] = greedy_duplicated_chars(n, repeats[n].positions, repeats[n].grams) / n_chars
+        k = length[n]
+        values[key] = greedy_duplicated_chars(k, repeats[k].positions, repeats[k].grams) / n_chars
     return values
 
 
@@ -271,12 +277,14 @@ def measure_fineweb(view: TextView, cfg: FineWebConfig) -> Values:
         ended = sum(1 for line in lines if line.rstrip().rstrip(CLOSERS).endswith(stops))
     else:
         ended = sum(1 for line in lines if line.endswith(stops))
+    ended += unpunctuated_ends(t, lines, stops, cfg.ignore_trailing_closers)  # Thai, Lao: a letter ends a sentence
     chars = len(t) - t.count("\n")
-    n_words, newlines = view.n_tokens, t.count("\n")
+    n_words, newlines = view.n_word_tokens, t.count("\n")
+    width = len if not view.wide_script else text_width  # characters of Han, kana, Thai, Hangul count more
     return {
         "n_lines": len(lines),
         "line_punct_ratio": ended / len(lines),
-        "short_line_ratio": sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines),
+        "short_line_ratio": sum(1 for line in lines if width(line) <= cfg.short_line_length) / len(lines),
         "char_dup_ratio": count_duplicates(lines)[1] / chars if chars else 0.0,
         "newline_word_ratio": newlines / n_words if n_words else (float("inf") if newlines else 0.0),
     }

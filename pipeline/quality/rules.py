@@ -23,6 +23,7 @@ from corpusforge.pipeline.quality.decide import FAMILIES, decide_length, decisio
 from corpusforge.pipeline.quality.measure import (
     measure_c4, measure_fineweb, measure_gopher, measure_junk, measure_length, measure_repetition,
 )
+from corpusforge.pipeline.words import split_tokens, word_count
 from corpusforge.pipeline.quality.text import (  # noqa: F401 - the shared patterns, also importable from here
     CLOSERS, FINEWEB_STOP, ALL_STOP_WORDS, BOILERPLATE_RE, GOPHER_STOP_WORDS, LETTER_RE, LINES_RE, LOREM_WORDS,
     MOJIBAKE_RE, PARAGRAPH_RE, SENTENCE_START_RE, SPACE_RE, STOP_WORDS, URL_TOKEN_RE, TextView, duplicated_ngram_chars,
@@ -224,7 +225,8 @@ def _c4_edit_lines(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
     for raw in text.splitlines():
         line = raw.strip()
         line_words = line.split()
-        if cfg.max_word_length is not None and line_words and max(map(len, line_words)) > cfg.max_word_length:
+        if (cfg.max_word_length is not None and line_words and max(map(len, line_words)) > cfg.max_word_length
+                and max(map(len, split_tokens(line_words))) > cfg.max_word_length):  # a Chinese line: many words
             counts["c4_lines_long_word"] = counts.get("c4_lines_long_word", 0) + 1
             continue
         if cfg.remove_citations and "[" in line:
@@ -235,7 +237,8 @@ def _c4_edit_lines(text: str, cfg: C4Config) -> tuple[str, dict[str, int]]:
         if terminal and (not line.endswith(C4_END_PUNCTUATION) or line.endswith("...")):
             counts["c4_lines_no_terminal_punct"] = counts.get("c4_lines_no_terminal_punct", 0) + 1
             continue
-        if cfg.min_words_per_line is not None and line and len(line_words) < cfg.min_words_per_line:
+        if (cfg.min_words_per_line is not None and line
+                and word_count(line_words if line.isascii() else split_tokens(line_words), line) < cfg.min_words_per_line):
             counts["c4_lines_too_few_words"] = counts.get("c4_lines_too_few_words", 0) + 1
             continue
         lower = line.lower()

@@ -1,5 +1,8 @@
 """Text primitives the quality rules share: a fast word tokenizer, lines, paragraphs, stop words.
 
+A word is ``corpusforge.pipeline.words``' (shared with dedup): the tokenizer's tokens, each character of a script
+written without spaces (Han, kana, Thai...) a token of its own.
+
 ``TextView`` computes each view of a text once (words, lines...) so that a chain of rules tokenizes a
 document once. The tokenizer follows spaCy's English tokenizer (which datatrove counts words with), so
 that the published rules give the same answers, at a fraction of the cost.
@@ -12,6 +15,11 @@ from functools import cached_property, reduce
 from itertools import accumulate, chain, compress, repeat
 from operator import iadd, itemgetter, not_
 from typing import TYPE_CHECKING, NamedTuple
+
+from corpusforge.pipeline.words import (
+    ends_unpunctuated_sentence, has_no_space_script, has_wide_script, ngram_length, split_tokens, text_width, word_count,
+    writes_unpunctuated,
+)
 
 if TYPE_CHECKING:
     from corpusforge.pipeline.quality.config import GopherConfig
@@ -356,6 +364,8 @@ def _split_cached(chunk: str) -> Chunk:
             if len(out) > 1 and not _EMOTICON_PAIRS.isdisjoint(zip(out, out[1:])):
                 _merge_emoticons(out, 0)
             entry = _chunk_entry(tuple(out))
+        if not chunk.isascii() and has_no_space_script(chunk):  # a Han, kana or Thai character is one word
+            entry = _chunk_entry(tuple(split_tokens(entry[0])))
         if len(chunk) <= _CACHED_CHUNK_CHARS:
             if len(_CHUNK_CACHE) >= _CHUNK_CACHE_SIZE:
                 _CHUNK_CACHE.clear()
@@ -434,6 +444,37 @@ def count_sentences(tokens: list[str]) -> int:
     return n
 
 
+def mean_word_length(view: "TextView") -> float | None:
+    """The mean length of ``content_words`` in characters, as many as English spells the same words with: the
+    characters of Han, kana, Thai... and Hangul syllables count for the English characters they stand for, and the
+    words are ``n_words`` (``corpusforge.pipeline.words``); None without words."""
+    content = view.content_words
+    if not content:
+        return None
+    if not view.wide_script:
+        return sum(map(len, content)) / len(content)
+    return text_width("".join(content)) / view.n_words  # the width of the words, one by one, added up
+
+
+def unpunctuated_ends(text: str, lines: list[str], stops: tuple[str, ...], ignore_closers: bool) -> int:
+    """How many of ``lines`` that do not end in one of ``stops`` end in a letter of Thai or Lao, which write no
+    sentence-end punctuation (``corpusforge.pipeline.words.ends_unpunctuated_sentence``): such a line ends as a
+    sentence does. 0 at once for a text without those scripts."""
+    if not writes_unpunctuated(text):
+        return 0
+    ends = (line.rstrip().rstrip(CLOSERS) if ignore_closers else line for line in lines)
+    return sum(1 for end in ends if not end.endswith(stops) and ends_unpunctuated_sentence(end.rstrip()))
+
+
+def ngram_chars(gram: tuple[str, ...]) -> int:
+    """The characters of an n-gram as the text spells it: its tokens and a space between two, but none between two
+    characters of a script without spaces."""
+    spaces = len(gram) - 1
+    if spaces and not all(map(str.isascii, gram)):
+        spaces -= sum(1 for a, b in zip(gram, gram[1:]) if has_no_space_script(a) and has_no_space_script(b))
+    return sum(map(len, gram)) + spaces
+
+
 def find_duplicates(items: list[str]) -> tuple[int, int]:
     """(number of repeated items, characters in them), counting every occurrence after the first."""
     seen: set[str] = set()
@@ -495,6 +536,34 @@ class TextView:
         more at each word after a sentence end, read from the chunks' sentence marks ("|" ends a line)."""
         lines = self.line_chunks
         return len(lines) - lines.count([]) + len(_NEW_SENTENCE.findall("".join(map(itemgetter(4), self._chunks))))
+
+    @cached_property
+    def no_space_script(self) -> bool:
+        """Whether the text holds characters of a script without spaces (Han, kana, Thai...: pipeline/words.py)."""
+        return has_no_space_script(self.text)
+
+    @cached_property
+    def wide_script(self) -> bool:
+        """Whether the text holds characters ``text_width`` counts otherwise than one (those and Hangul)."""
+        return self.no_space_script or has_wide_script(self.text)
+
+    @cached_property
+    def n_words(self) -> int:
+        """How many words ``content_words`` count for (``corpusforge.pipeline.words.word_count``): their number,
+        but where characters of a script without spaces are tokens, which count the English words they stand for."""
+        return word_count(self.content_words) if self.no_space_script else len(self.content_words)
+
+    @cached_property
+    def n_word_tokens(self) -> int:
+        """``n_tokens`` counted as ``n_words`` counts: ``n_tokens`` for a text without no-space-script characters."""
+        return word_count(self.words) if self.no_space_script else self.n_tokens
+
+    def ngram_length(self, n: int, tokens: list[str]) -> int:
+        """The length in ``tokens`` (``content_words`` or ``words``) of an n-gram of ``n`` words: ``n``, but longer
+        where characters of a script without spaces are tokens (``corpusforge.pipeline.words.ngram_length``)."""
+        if not self.no_space_script:
+            return n
+        return ngram_length(n, tokens, self.n_words if tokens is self.content_words else word_count(tokens))
 
     @cached_property
     def n_letter_words(self) -> int:

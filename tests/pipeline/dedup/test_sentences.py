@@ -183,3 +183,59 @@ def test_removal_counts_the_words_left_as_normalising_the_text_left_does(pieces,
         for collapse in (True, False):
             assert (without_sentences(text, lang, drop, 1, collapse)
                     == without_sentences_reference(text, lang, drop, 1, collapse))
+
+
+# Short documents in scripts written without spaces, and the English they translate (29 words) (issue 40).
+SHORT_DOCUMENTS = [
+    ("zh", "经过两年的翻修，市图书馆今年春天将再次敞开大门。新的阅览室可容纳两百名读者。儿童也有了自己的阅览室。"),
+    ("zh", "市图书馆在关闭两年之后重新开放了，新的阅览室能坐两百名读者，孩子们还得到了一间属于自己的房间。"),
+    ("ja", "二年間の改修を経て、市立図書館がこの春ふたたび開館します。新しい閲覧室には二百人の読者が座れます。子どもたちには専用の部屋もできました。"),
+    ("ja", "市立図書館は二年間の改修工事を終えて、この春に再び開館します。新しい閲覧室には二百人が座ることができ、"
+           "子どもたちには自分たちの部屋があります。"),
+    ("th", "ห้องสมุดเมืองเปิดประตูอีกครั้งในฤดูใบไม้ผลินี้หลังจากการปรับปรุงนานสองปี ห้องอ่านหนังสือใหม่รองรับผู้อ่านได้สองร้อยคน "
+           "เด็ก ๆ ก็มีห้องของตัวเองด้วย"),
+    ("en", "The city library opens its doors again this spring after two years of renovation. The new reading room "
+           "seats two hundred readers. Children get a room of their own."),
+]
+
+
+@pytest.mark.parametrize("lang,text", SHORT_DOCUMENTS)
+def test_a_short_document_written_three_times_keeps_its_words_after_its_repeats_collapse(lang, text):
+    """Its repeats collapse to one copy, which keeps enough words to stay in every script: each character of Han,
+    kana or Thai is a word (corpusforge.pipeline.words). With whitespace words a Chinese or Japanese document was a
+    handful of words and ended sentence_dedup_too_short."""
+    from apache_beam.metrics import Metrics
+
+    from corpusforge.pipeline.document import Document
+    from corpusforge.pipeline.dedup.sentences import drop_sentences
+
+    tripled = Document("d", "\n".join([text] * 3), "web", annotations={"lang": lang})
+    steps = drop_sentences(tripled, set(), SentenceDedupConfig(), Metrics.counter("test", "too_short"))
+    outputs = []
+    try:
+        while True:
+            outputs.append(next(steps))
+    except StopIteration as stop:
+        kept = stop.value
+    assert not [o for o in outputs if getattr(o, "reason", None) == "sentence_dedup_too_short"]
+    assert kept is not None and kept.text == text
+
+
+@pytest.mark.parametrize("lang,text", SHORT_DOCUMENTS)
+def test_a_short_document_that_loses_a_boilerplate_line_keeps_its_words(lang, text):
+    """Line dedup's "too short" counts the same words: the document's own line stays long enough in every script."""
+    from apache_beam.metrics import Metrics
+
+    from corpusforge.pipeline.dedup.config import LineDedupConfig
+    from corpusforge.pipeline.dedup.lines import drop_lines, line_key
+    from corpusforge.pipeline.document import Document
+
+    footer = "Copyright Example Media Group, all rights reserved"
+    document = Document("d", f"{text}\n{footer}", "web", annotations={"lang": lang})
+    config = LineDedupConfig()
+    steps = drop_lines(document, {line_key(footer, config.min_line_chars)}, config, Metrics.counter("test", "short"))
+    try:
+        while True:
+            assert getattr(next(steps), "reason", None) != "line_dedup_too_short"
+    except StopIteration as stop:
+        assert stop.value is not None and stop.value.text == text

@@ -14,8 +14,10 @@ from corpusforge.pipeline.quality.rules import CITATION_CANDIDATE, KEEP, POLICY_
 from corpusforge.pipeline.quality.text import (
     CLOSERS, FINEWEB_STOP, ALL_STOP_WORDS, BOILERPLATE_RE, GOPHER_STOP_WORDS, LETTER_RE, LINES_RE, LOREM_WORDS,
     MOJIBAKE_RE, PARAGRAPH_RE, SENTENCE_START_RE, SPACE_RE, STOP_WORDS, URL_TOKEN_RE, TextView, as_view,
-    base_language, count_sentences, duplicated_ngram_chars, find_duplicates, stop_words_for, words,
+    base_language, count_sentences, duplicated_ngram_chars, find_duplicates, mean_word_length, ngram_chars,
+    stop_words_for, unpunctuated_ends, words,
 )
+from corpusforge.pipeline.words import has_no_space_script, ngram_length, text_width, word_count
 
 
 def length_rule(text: str | TextView, cfg: LengthConfig) -> str | None:
@@ -26,7 +28,7 @@ def length_rule(text: str | TextView, cfg: LengthConfig) -> str | None:
     if cfg.max_chars is not None and n_chars > cfg.max_chars:
         return "length_too_long"
     if cfg.min_words is not None or cfg.max_words is not None:
-        n_words = len(view.content_words)
+        n_words = word_count(view.content_words)
         if cfg.min_words is not None and n_words < cfg.min_words:
             return "length_too_few_words"
         if cfg.max_words is not None and n_words > cfg.max_words:
@@ -64,18 +66,18 @@ def junk_rule(text: str | TextView, cfg: JunkConfig, lang: str | None = None) ->
             return "junk_boilerplate"
     if cfg.max_url_fraction is not None and lower_words:
         urls = sum(1 for w in view.words if URL_TOKEN_RE.match(w) or ("@" in w and "." in w))
-        if urls / len(lower_words) > cfg.max_url_fraction:
+        if urls / word_count(lower_words) > cfg.max_url_fraction:
             return "junk_links"
     if cfg.max_lowercase_sentence_starts is not None:
         starts = SENTENCE_START_RE.findall(t)
         if len(starts) >= 3 and sum(1 for c in starts if c.islower()) / len(starts) > cfg.max_lowercase_sentence_starts:
             return "junk_word_salad"
-    if cfg.max_top_word_fraction is not None and len(lower_words) >= cfg.top_word_min_words:
+    if cfg.max_top_word_fraction is not None and word_count(lower_words) >= cfg.top_word_min_words:
         stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
         counts = Counter(w for w in lower_words if len(w) > 2 and w not in stop and not w.isdigit())
         if counts:
             top = counts.most_common(1)[0][1]
-            if top >= 4 and top / len(lower_words) > cfg.max_top_word_fraction:
+            if top >= 4 and top / word_count(lower_words) > cfg.max_top_word_fraction:
                 return "junk_keyword_stuffing"
     return KEEP
 
@@ -85,9 +87,9 @@ def gopher_quality(text: str | TextView, cfg: GopherConfig, lang: str | None = N
     view = as_view(text)
     t = view.text
     all_words = view.words
-    n_tokens = len(all_words)
+    n_tokens = word_count(all_words)  # words, as pipeline/words.py counts them
     content = view.content_words
-    n_words = len(content)
+    n_words = word_count(content)
     base = base_language(lang)
     no_space = base in cfg.no_space_languages if base else False
 
@@ -97,7 +99,7 @@ def gopher_quality(text: str | TextView, cfg: GopherConfig, lang: str | None = N
         if cfg.max_words is not None and n_words > cfg.max_words:
             return "gopher_long_doc"
         if content:
-            mean_len = sum(map(len, content)) / n_words
+            mean_len = mean_word_length(view)  # in English characters (pipeline/words.py)
             if cfg.min_mean_word_length is not None and mean_len < cfg.min_mean_word_length:
                 return "gopher_short_mean_word"
             if cfg.max_mean_word_length is not None and mean_len > cfg.max_mean_word_length:
@@ -136,11 +138,11 @@ def gopher_quality(text: str | TextView, cfg: GopherConfig, lang: str | None = N
         lower = view.lower_words
         if cfg.min_stop_words is not None:
             needed = cfg.min_stop_words
-            if cfg.short_doc_words is not None and len(lower) < cfg.short_doc_words:
+            if cfg.short_doc_words is not None and word_count(lower) < cfg.short_doc_words:
                 needed = min(needed, 1)
             if len(stop.intersection(lower)) < needed:
                 return "gopher_few_stop_words"
-        if (cfg.min_stop_word_fraction is not None and len(lower) >= cfg.stop_word_fraction_min_words
+        if (cfg.min_stop_word_fraction is not None and word_count(lower) >= cfg.stop_word_fraction_min_words
                 and sum(1 for w in lower if w in stop) / len(lower) < cfg.min_stop_word_fraction):
             return "gopher_low_stop_word_fraction"
     elif cfg.min_stop_words is not None:
@@ -171,24 +173,27 @@ def gopher_repetition(text: str | TextView, cfg: RepetitionConfig) -> str | None
         return "rep_dup_line_char_frac"
 
     ws = view.content_words if cfg.ngram_words_only else view.words
-    if cfg.ngram_min_words is not None and len(view.content_words) < cfg.ngram_min_words:
+    if cfg.ngram_min_words is not None and word_count(view.content_words) < cfg.ngram_min_words:
         return KEEP
+    # An n-gram of n words is n tokens, more where a character of a script without spaces is a token.
+    length = (lambda n: ngram_length(n, ws, word_count(ws))) if has_no_space_script(t) else (lambda n: n)
     for n, frac in cfg.top_ngrams():
-        if len(ws) < n:
+        k = length(n)
+        if len(ws) < k:
             continue
-        gram, count = Counter(zip(*(ws[i:] for i in range(n)))).most_common(1)[0]
+        gram, count = Counter(zip(*(ws[i:] for i in range(k)))).most_common(1)[0]
         if count < 2 and cfg.top_ngram_needs_repeat:
             continue
-        if (sum(map(len, gram)) + n - 1) * count / n_chars > frac:
+        if (ngram_chars(gram) if k != n else sum(map(len, gram)) + n - 1) * count / n_chars > frac:
             return f"rep_top_{n}gram"
     dup_checks = cfg.dup_ngrams()
     if dup_checks:
-        first = dup_checks[0][0]
+        first = length(dup_checks[0][0])
         grams = list(zip(*(ws[i:] for i in range(first))))
         if len(set(grams)) == len(grams):
             return KEEP  # no repeated n-gram of the smallest n, so none of any larger n either
         for n, frac in dup_checks:
-            if duplicated_ngram_chars(ws, n) / n_chars > frac:
+            if duplicated_ngram_chars(ws, length(n)) / n_chars > frac:
                 return f"rep_dup_{n}gram"
     return KEEP
 
@@ -230,17 +235,18 @@ def fineweb_quality(text: str | TextView, cfg: FineWebConfig) -> str | None:
             ended = sum(1 for line in lines if line.rstrip().rstrip(CLOSERS).endswith(stops))
         else:
             ended = sum(1 for line in lines if line.endswith(stops))
+        ended += unpunctuated_ends(t, lines, stops, cfg.ignore_trailing_closers)  # Thai, Lao: a letter ends a sentence
         if ended / len(lines) < cfg.min_line_punct_ratio:
             return "fineweb_line_punct_ratio"
     if cfg.max_short_line_ratio is not None:
-        if sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines) > cfg.max_short_line_ratio:
+        if sum(1 for line in lines if text_width(line) <= cfg.short_line_length) / len(lines) > cfg.max_short_line_ratio:
             return "fineweb_short_line_ratio"
     if cfg.max_char_dup_ratio is not None:
         chars = len(t) - t.count("\n")
         if chars and find_duplicates(lines)[1] / chars > cfg.max_char_dup_ratio:
             return "fineweb_char_dup_ratio"
     if cfg.max_newline_word_ratio is not None:
-        n_words = len(view.words)
+        n_words = word_count(view.words)
         newlines = t.count("\n")
         ratio = newlines / n_words if n_words else (math.inf if newlines else 0.0)
         if ratio > cfg.max_newline_word_ratio:

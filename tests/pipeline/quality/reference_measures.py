@@ -1,5 +1,7 @@
 """The measures as they were at 3228507 (before issue #20's fourth round), frozen: test_fast_measures.py holds the
-current ``measure_*`` to these value for value. Only the helpers they call are imported (each has its own test)."""
+current ``measure_*`` to these value for value. Only the helpers they call are imported (each has its own test).
+Issue 40 added the script rule (corpusforge.pipeline.words): word counts, n-gram lengths and line widths where
+characters of a script without spaces are tokens; a text without such characters gets the values it got before."""
 # ruff: noqa
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, CLOSERS, FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MOJIBAKE_RE,
     SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language, count_duplicates,
     greedy_duplicated_chars, most_common_ngram, split_line_runs,
-    split_paragraphs, stop_words_for,
+    split_paragraphs, stop_words_for, ngram_chars, mean_word_length, unpunctuated_ends,
 )
+from corpusforge.pipeline.words import has_no_space_script, ngram_length, text_width, word_count
 
 Values = dict[str, Any]
 
@@ -54,10 +57,10 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         "non_letter_fraction": 1.0 - letters / non_space if non_space else 0.0,
         "lorem_ipsum": lorem,
         "boilerplate_fraction": boiler / (len(t) + 1),
-        "url_fraction": urls / n if n else 0.0,
+        "url_fraction": urls / word_count(view.content_words) if n else 0.0,
         "sentence_starts": len(starts),
         "lowercase_start_fraction": sum(1 for c in starts if c.islower()) / len(starts) if starts else 0.0,
-        "n_words": n,
+        "n_words": word_count(view.content_words),
         "top_word_count": top_word_count,
     }
 
@@ -74,15 +77,15 @@ _MOJIBAKE_FIRST = frozenset("ÃÂâÅÄÐÑØÙÚ\ufffd" + "".join(map(chr, rang
 def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -> Values:
     t = view.text
     content = view.content_words
-    n_tokens, n_words = view.n_tokens, len(content)
+    n_tokens, n_words = word_count(view.words), word_count(content)
     base = base_language(lang)
     lines = view.splitlines or [""]
-    pool_size = n_tokens if cfg.alpha_ratio_counts_punctuation else n_words
+    pool_size = view.n_tokens if cfg.alpha_ratio_counts_punctuation else len(content)
     values: Values = {
         "no_space": base in cfg.no_space_languages if base else False,
         "n_words": n_words,
         "n_tokens": n_tokens,
-        "mean_word_length": sum(map(len, content)) / n_words if content else None,
+        "mean_word_length": mean_word_length(view),
         "hash_ratio": t.count("#") / n_tokens if n_tokens else None,
         "ellipsis_ratio": (t.count("...") + t.count("…")) / n_tokens if n_tokens else None,
         "n_lines": len(lines),
@@ -126,15 +129,17 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
     dup, dup_chars = count_duplicates(lines)
     values["dup_line_frac"], values["dup_line_char_frac"] = dup / len(lines), dup_chars / n_chars
     ws = view.content_words if cfg.ngram_words_only else view.words
-    values["n_content_words"] = len(view.content_words)
-    repeats = repeated_ngrams(ws, set(top_ns + dup_ns))  # once for both rules' n
+    values["n_content_words"] = word_count(view.content_words)
+    length = {n: ngram_length(n, ws, word_count(ws)) if has_no_space_script(t) else n for n in top_ns + dup_ns}
+    repeats = repeated_ngrams(ws, set(length.values()))  # once for both rules' n
     for n in top_ns:
-        if len(ws) >= n:
-            gram, count = most_common_ngram(ws, n, *repeats[n])
+        k = length[n]
+        if len(ws) >= k:
+            gram, count = most_common_ngram(ws, k, *repeats[k])
             values[f"top_{n}gram_count"] = count
-            values[f"top_{n}gram_char_frac"] = (sum(map(len, gram)) + n - 1) * count / n_chars
+            values[f"top_{n}gram_char_frac"] = (ngram_chars(gram) if k != n else sum(map(len, gram)) + n - 1) * count / n_chars
     for n in dup_ns:
-        values[f"dup_{n}gram_char_frac"] = greedy_duplicated_chars(n, *repeats[n]) / n_chars
+        values[f"dup_{n}gram_char_frac"] = greedy_duplicated_chars(length[n], *repeats[length[n]]) / n_chars
     return values
 
 
@@ -163,12 +168,13 @@ def measure_fineweb(view: TextView, cfg: FineWebConfig) -> Values:
         ended = sum(1 for line in lines if line.rstrip().rstrip(CLOSERS).endswith(stops))
     else:
         ended = sum(1 for line in lines if line.endswith(stops))
+    ended += unpunctuated_ends(t, lines, stops, cfg.ignore_trailing_closers)  # Thai, Lao: a letter ends a sentence
     chars = len(t) - t.count("\n")
-    n_words, newlines = view.n_tokens, t.count("\n")
+    n_words, newlines = word_count(view.words), t.count("\n")
     return {
         "n_lines": len(lines),
         "line_punct_ratio": ended / len(lines),
-        "short_line_ratio": sum(1 for line in lines if len(line) <= cfg.short_line_length) / len(lines),
+        "short_line_ratio": sum(1 for line in lines if text_width(line) <= cfg.short_line_length) / len(lines),
         "char_dup_ratio": count_duplicates(lines)[1] / chars if chars else 0.0,
         "newline_word_ratio": newlines / n_words if n_words else (float("inf") if newlines else 0.0),
     }

@@ -7,6 +7,7 @@ from corpusforge.pipeline.quality.text import (  # noqa: F401 - the shared table
     _ABBREV_RE, _ABBREVIATIONS, _ALNUM_SPECIALS, _BARE_CONTRACTIONS, _CONTRACTION_RE, _EMOTICONS, _FAST_RE, _INFIX_RE,
     _PREFIX_RE, _SUFFIX_RE, _SUFFIX_TOKEN_RE, _URL_RE,
 )
+from corpusforge.pipeline.words import split_tokens
 
 
 def _special(chunk: str) -> list[str] | None:
@@ -147,6 +148,13 @@ _CACHED_CHUNK_CHARS = 64
 
 
 def _split(chunk: str) -> tuple[str, ...]:
+    """The chunk's spaCy-like tokens, then the script rule (``corpusforge.pipeline.words.split_tokens``, issue 40:
+    a Han, kana or Thai character is a word of its own), which the tokens of space-delimited scripts pass as
+    they are."""
+    return tuple(split_tokens(_split_spacy(chunk)))
+
+
+def _split_spacy(chunk: str) -> tuple[str, ...]:
     if chunk.isalnum():
         return tuple(_special(chunk) or [chunk]) if chunk.lower() in _ALNUM_SPECIALS else (chunk,)
     out: list[str] = []
