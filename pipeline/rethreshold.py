@@ -19,7 +19,6 @@ import dataclasses
 import math
 import posixpath
 import time
-import uuid
 from collections import Counter
 from typing import Any, Iterable
 
@@ -95,12 +94,11 @@ def rethreshold(run_dir: str, overrides: list[str], out_dir: str, overwrite: boo
         from corpusforge.pipeline.build import _swap_marker, prepare_output
 
         prepare_output(out_dir, OUTPUTS, overwrite)
-        final = files.join(out_dir, f".tmp-final-{uuid.uuid4().hex[:12]}")
-        files.make_private_dir(final)
+        final = rundir.make_scratch(out_dir, prefix=".tmp-final-", private=True)
         try:
             result = _write(run_dir, manifest, old_cfg, cfg, overrides, final, out_dir)
         except BaseException:
-            rundir.remove_tree(final)
+            rundir.delete(final)
             raise
         marker, retire = _swap_marker(out_dir, final, OUTPUTS, result.fingerprint)
         rundir.swap_in(out_dir, final, OUTPUTS, marker, retire)

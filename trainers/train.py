@@ -169,17 +169,39 @@ def train_model(config, *, resume: bool | None = None, stop_at_step: int | None 
     tc: TrainConfig = config.train
     run_dir = pathlib.Path(rundir.check_run_dir(config.output.run_dir))
     with run_lock(str(run_dir), "train"):  # one writer per run directory (rank 0 holds it under DDP)
-        rundir.check_fresh(str(run_dir), "tokens")  # token shards of an earlier clean/ are refused
+        rundir.check_fresh(str(run_dir), "tokens", "tokenizer")  # outputs of an earlier clean/ are refused
         dist = init_distributed(tc.device)
         try:
+            if dist.is_main:
+                # model/ is corpusforge's only when the marker records it (a folder of the user's named model/ is
+                # refused); recorded before anything is written, so a killed run's checkpoints are ours to resume
+                rundir.check_owned(str(run_dir), ["model"])
+                rundir.record_output(str(run_dir), "model")
             result = _train(tc, run_dir, dist, resume=tc.resume if resume is None else resume,
                             overwrite=getattr(config.output, "overwrite", False), stop_at_step=stop_at_step,
                             progress=tc.progress if progress is None else progress)
+            if result.model_dir != run_dir / "model":  # --overwrite: the new run, swapped in whole on success
+                if dist.is_main:
+                    marker = rundir.read_marker(str(run_dir))
+                    marker["outputs"]["model"] = rundir.listing(str(result.model_dir))
+                    marker["derived"]["model"] = marker.get("corpus_fingerprint")
+                    rundir.swap_in(str(run_dir), str(result.model_dir.parent), ("model",), marker)
+                barrier(dist)
+                result = dataclasses.replace(result, model_dir=run_dir / "model")
+            elif dist.is_main:
+                rundir.record_output(str(run_dir), "model", rundir.listing(str(run_dir / "model")))
+        except BaseException:
+            if dist.is_main and OVERWRITE_STAGING in (rundir.read_marker(str(run_dir)) or {}).get("scratch", []):
+                rundir.delete(str(run_dir / OVERWRITE_STAGING))  # the earlier run stays as it was
+            raise
         finally:
             shutdown(dist)
-        if dist.is_main:
-            rundir.record_output(str(run_dir), "model")
         return result
+
+
+# Where a run started over with output.overwrite trains until it finishes (then it replaces model/ whole); one
+# name, so every process of a distributed run finds it. One writer per run directory (the lock).
+OVERWRITE_STAGING = ".tmp-swap-train"
 
 
 @dataclasses.dataclass
@@ -309,16 +331,23 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                    else "train.data_parallel=ddp (or in one process)")
             raise UserError(f"--resume: {latest} was written {'with' if state.get('sharded') else 'without'} FSDP; "
                             f"resume with {how}, as it was trained")
-    elif ckpt.list_checkpoints(ckpt_dir):
+    elif ckpt.list_checkpoints(ckpt_dir) or (model_dir / "config.json").exists():
         if not overwrite:
             raise UserError(f"{model_dir} already holds checkpoints; pass --resume to continue, or "
                             "--set output.overwrite=true to start over")
+        # Transactional, like build and tokenize: the new run trains beside the earlier one and replaces it
+        # whole when it finishes; until then (and if it fails or is killed) the earlier run stays as it was.
         barrier(dist)
+        staging = run_dir / OVERWRITE_STAGING
         if dist.is_main:
-            previous = ckpt.set_aside_earlier_run(model_dir)
-            print(f"note: starting over; the earlier run (checkpoints, model, metrics) moved to {previous} and is "
-                  "deleted when this run writes its first checkpoint (move it back to keep the earlier run)")
+            rundir.check_owned(str(run_dir), ["model"])
+            rundir.delete(str(staging))  # a killed replacement's (refused unless the marker records it)
+            rundir.make_scratch(str(run_dir), OVERWRITE_STAGING)
+            print(f"note: starting over; the earlier run in {model_dir} is kept until this one finishes, then "
+                  "replaced whole")
         barrier(dist)
+        model_dir = staging / "model"
+        ckpt_dir = model_dir / "checkpoints"
 
     # Model, parallelism, optimizer, schedule. Same seed on every rank: identical initial weights. The optimizer
     # is built after FSDP has sharded the parameters (it holds this process's shards).
@@ -516,7 +545,6 @@ def _save(s: _Session, at_step: int) -> pathlib.Path | None:
             "step": at_step, "data_position": s.start_position + (at_step - s.start_step) * s.plan.global_batch,
             "rng": rng, "config": to_dict(s.tc), "model_config": dataclasses.asdict(s.mcfg),
             "world_size": s.dist.world_size, "sharded": is_sharded(s.model)}, keep=s.tc.keep_checkpoints)
-        ckpt.discard_earlier_run(s.model_dir)  # this run is resumable now: the run it replaces can go
     barrier(s.dist)
     return path
 
@@ -537,7 +565,6 @@ def _finish(s: _Session) -> TrainResult:
                 "special_tokens": s.vocab.special_ids(), "tokenizer_vocab_size": s.vocab.size, "step": step,
                 "train": to_dict(tc), **electra_info(final)}
         ckpt.save_pretrained(final, s.model_dir, tokenizer=s.data.tokenizer, info=info)
-        ckpt.discard_earlier_run(s.model_dir)
         s.log.close()
         plot_loss_curve(s.model_dir / "metrics.jsonl", s.model_dir / "loss_curve.png",
                         title=f"{s.objective.name} / {s.mcfg.arch} {tc.model.size}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 
+from corpusforge.core import rundir
 from corpusforge.pipeline.build import CHECKPOINTS, RUN_SECRET, Segment, is_complete, plan_segments, run_build
 
 
@@ -44,8 +45,8 @@ def seed_checkpoints(config, build_dir: str, earlier: dict[str, object]) -> tupl
     if best is None:
         return None
     other_dir, theirs = best
-    shutil.rmtree(work_dir, ignore_errors=True)
-    os.makedirs(work_dir, mode=0o700)
+    rundir.delete(work_dir)  # refused unless the build directory's marker records it
+    rundir.make_scratch(build_dir, CHECKPOINTS, private=True)
     os.link(os.path.join(other_dir, CHECKPOINTS, RUN_SECRET), os.path.join(work_dir, RUN_SECRET))
     for segment, source in zip(mine[:best_count], theirs[:best_count]):
         shutil.copytree(source.directory, segment.directory, copy_function=os.link)
@@ -54,7 +55,7 @@ def seed_checkpoints(config, build_dir: str, earlier: dict[str, object]) -> tupl
 
 def drop_checkpoints(build_dirs: list[str]) -> None:
     for build_dir in build_dirs:
-        shutil.rmtree(os.path.join(build_dir, CHECKPOINTS), ignore_errors=True)
+        rundir.delete(os.path.join(build_dir, CHECKPOINTS))
 
 
 def build_reusing_stages(config, build_dir: str, earlier: dict[str, object], beam_args: list[str] | None = None,

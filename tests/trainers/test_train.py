@@ -170,3 +170,14 @@ def test_nsp_and_sop_together_are_refused(run_dir):
 
     with pytest.raises(ConfigError, match="turn one of them off"):
         config(run_dir, "train.objective=mlm", "train.mlm.nsp=true", "train.mlm.sop=true")
+
+
+def test_tokens_made_from_another_clean_are_refused_naming_the_command(run_dir):
+    """Tokenized (with --input RUN/clean or not) from a clean/ that a rebuild has since replaced: refused."""
+    from corpusforge.core import rundir
+
+    rundir.write_marker(str(run_dir), {"outputs": {"clean": [], "tokens": None}, "corpus_fingerprint": "rebuilt",
+                                       "derived": {"tokens": "the clean/ before"}})
+    with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --set output.overwrite=true"):
+        train_model(config(run_dir, "train.max_steps=1"))
+    assert not (run_dir / "model").exists()
