@@ -86,10 +86,8 @@ def check_weights(model, path: str | pathlib.Path, config_path: str | pathlib.Pa
     """Refuse when ``model`` (built on the ``meta`` device: shapes only, nothing allocated) disagrees with the
     weights at ``path``: a tensor of another shape, or (names aside, for a transformers layout) far more
     parameters than the file holds. ``config_path`` is named as the file to fix."""
-    from corpusforge.trainers.checkpoint import clean_state_dict
-
-    header = weights_header(path)
-    expected = {name: tuple(tensor.shape) for name, tensor in clean_state_dict(model.state_dict()).items()}
+    header = weights_header(path)  # a freshly built model: its names carry no compile or DDP wrapper prefixes
+    expected = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
     config = config_path or pathlib.Path(path).with_name("config.json")
     for name, (shape, _) in sorted(header.items()):
         if name in expected and expected[name] != shape:

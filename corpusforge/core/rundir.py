@@ -86,7 +86,7 @@ def read_marker(run_dir: str) -> dict[str, Any] | None:
         return None
     try:
         marker = files.read_json(path)
-    except ValueError:
+    except (ValueError, OSError, RecursionError):
         raise UserError(f"{path} is not valid JSON; it records what corpusforge wrote in {run_dir}: restore it "
                         "or move the run directory's contents away") from None
     if not isinstance(marker, dict) or not isinstance(marker.setdefault("outputs", {}), dict) \
@@ -499,7 +499,7 @@ def recover(run_dir: str) -> str | None:
         journal = files.read_json(path)
         staged, backup = _own_temp(run_dir, journal["staged"], path), _own_temp(run_dir, journal["backup"], path)
         names, old, old_marker = journal["names"], journal["old"], journal.get("old_marker")
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, OSError, RecursionError):
         raise UserError(f"{path} is not a swap journal corpusforge wrote; move it away and check the run "
                         "directory's outputs") from None
     if not isinstance(names, list) or not all(isinstance(n, str) and n == posixpath.basename(n) not in ("", ".", "..")

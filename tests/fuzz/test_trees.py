@@ -5,7 +5,7 @@ import pytest
 
 from tests.fuzz import trees
 
-SEEDS = [0, 1, 2, 3, 5, 8]
+SEEDS = [17, 21, 28, 30, 37, 38]  # user .checkpoints + build, .tmp-* leftovers, train --overwrite, tokenize into a user folder
 
 
 @pytest.mark.parametrize("seed", SEEDS)
