@@ -478,8 +478,12 @@ class TokenizeShards(beam.PTransform):
         shards = clean_shards(input)
         self.paths = [p for p, _ in shards]
         raw = files.read_bytes(tokenizer)
-        vocab_size = _vocab_size(raw.decode("utf-8"))
-        special = read_special_tokens(json.loads(raw.decode("utf-8")))
+        try:
+            vocab_size = _vocab_size(raw.decode("utf-8"))
+            special = read_special_tokens(json.loads(raw.decode("utf-8")))
+        except Exception as exc:  # malformed JSON, a tokenizers error, no known special-token set
+            raise UserError(f"{tokenizer} is not a tokenizer corpusforge can use ({' '.join(str(exc).split())[:300]}); "
+                            "train one with `corpusforge tokenizer train` or point tokenize.tokenizer at another") from None
         dtype = token_dtype(vocab_size)
         self.plan = ShardPlan.for_input(sum(size for _, size in shards), val_fraction, split_seed, dtype,
                                         shard_target_mb, num_shards)

@@ -30,19 +30,29 @@ HOSTILE = [".checkpoints", ".checkpoints/00-read/spill", ".checkpoints/01-pii/sp
 OFF = ["--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
 
 
-def _plant(rng: random.Random, root: pathlib.Path, precious: pathlib.Path, count: int) -> None:
-    """``count`` files, folders and links of the user's under ``root`` with hostile names."""
-    for _ in range(count):
-        name = rng.choice(HOSTILE)
-        if rng.random() < 0.3:
-            name = f"{name}/{rng.choice(HOSTILE).split('/')[-1]}"
+# Where a name-based deletion would strike first: one of these is planted in every tree.
+CRITICAL = [".checkpoints/01-pii/spill", ".checkpoints/00-read", ".tmp-build-abc123", ".tmp-swap-train",
+            "model/checkpoints", "manifest.json", "tokens/train"]
+# Names of corpusforge's working folders that block no command (a build still runs beside them).
+GENTLE = [".tmp-build-abc123", ".tmp-final-0f0f", ".tmp-old-1a2b", ".tmp-swap-9z", ".tmp-swap-train",
+          ".tmp-build-abc123/00-read/spill", "spill", "notes", ".hidden", "data", "manifest.json.bak"]
+
+
+def _plant(rng: random.Random, root: pathlib.Path, precious: pathlib.Path, count: int, gentle: bool) -> None:
+    """``count`` files, folders and links of the user's under ``root`` with hostile names (the first one of
+    ``CRITICAL``), or (``gentle``) only names that let the commands run."""
+    for number in range(count):
+        names = GENTLE if gentle else CRITICAL if number == 0 else HOSTILE
+        name = rng.choice(names)
+        if number and rng.random() < 0.3:
+            name = f"{name}/{rng.choice(names).split('/')[-1]}"
         path = root / name
         kind = rng.random()
         with contextlib.suppress(OSError):  # a name already taken by another kind of node: skip it
-            if kind < 0.15 and not path.exists():
+            if number and kind < 0.15 and not path.exists():
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.symlink_to(precious if rng.random() < 0.5 else precious / "data.txt")
-            elif kind < 0.45:
+            elif kind < 0.45 or number == 0 and "." not in name.split("/")[-1][1:]:
                 path.mkdir(parents=True, exist_ok=True)
                 (path / f"user-{rng.randrange(1000)}.txt").write_bytes(rng.randbytes(rng.randrange(1, 64)))
             elif not path.is_dir():
@@ -87,15 +97,13 @@ def _check_no_traceback(command: str, code: int, err: str) -> None:
 
 
 def _tokenizer(work: pathlib.Path) -> pathlib.Path:
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+    from corpusforge.tokenizer.config import TokenizerConfig
+    from corpusforge.tokenizer.train import train_from_texts
 
     path = work / "inputs" / "tokenizer.json"
     if not path.exists():
-        tok = Tokenizer(models.BPE(unk_token="[UNK]"))
-        tok.pre_tokenizer = pre_tokenizers.Whitespace()
-        tok.train_from_iterator([f"w{n} w{n + 1}" for n in range(300)],
-                                trainers.BpeTrainer(vocab_size=200, special_tokens=["[UNK]", "[PAD]"]))
-        tok.save(str(path))
+        texts = [" ".join(f"w{(n * 7 + j) % 300}" for j in range(20)) for n in range(200)]
+        train_from_texts([texts], TokenizerConfig(family="decoder", kind="bpe", vocab_size=300)).save(str(path))
     return path
 
 
@@ -177,9 +185,10 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     commands = _train_case(rng, work, run) if train else _commands(rng, work, run, outside)
     if not train and rng.random() < 0.6:
         run.mkdir(exist_ok=True)
+    gentle = rng.random() < 0.6
     if run.is_dir():
-        _plant(rng, run, precious, rng.randrange(1, 8))
-    _plant(rng, outside, precious, rng.randrange(1, 6))
+        _plant(rng, run, precious, rng.randrange(1, 8), gentle)
+    _plant(rng, outside, precious, rng.randrange(1, 6), gentle and rng.random() < 0.5)
     (work / "case.json").write_text(json.dumps([c[1][0] if c[0] == "cli" else c[0] for c in commands], indent=1))
     users = {"run": snapshot(run) if run.is_dir() else {}, "users": snapshot(outside), "precious": snapshot(precious)}
     for kind, what in commands:
