@@ -41,7 +41,7 @@ ODD = ["\u202e", "\x00", "\ufeff", "\u200d", "é", "ｋｅｙ", "\U0001f600", "\
 def _value(rng: random.Random, depth: int = 0):
     kind = rng.randrange(12)
     if kind == 0:
-        return rng.choice([10**30, -10**30, 2**63, 2**64 + 1, int("9" * rng.randrange(20, 5000))])
+        return rng.choice([10**30, -10**30, 2**63, 2**64 + 1, _Raw("9" * rng.randrange(20, 6000))])
     if kind == 1:
         return rng.choice([float("nan"), float("inf"), -float("inf"), 1e308, -0.0, 5e-324])
     if kind == 2:
@@ -62,8 +62,14 @@ def _key(rng: random.Random) -> str:
                        "x" * rng.randrange(1, 300)])
 
 
+class _Raw(str):
+    """YAML text written as it is (an integer literal past Python's digit limit)."""
+
+
 def _dump(value) -> str:
     """YAML flow text for ``value`` (JSON is YAML; floats and odd strings as YAML spells them)."""
+    if isinstance(value, _Raw):
+        return str(value)
     if isinstance(value, float) and value != value:
         return ".nan"
     if value == float("inf"):

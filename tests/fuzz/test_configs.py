@@ -5,9 +5,10 @@ import pytest
 
 from tests.fuzz import configs
 
-# 6: alias bomb, 7: alias in itself, 9: bomb via --set, 10: huge int, 26: deep nesting, 38: 100000 workers,
+# 52: alias bomb of 10**10 strings, 7: alias in itself, 9: bomb via --set, 10: huge int, 26: deep nesting,
+# 38: 100000 workers,
 # 8: a model directory with flipped bytes in its weights
-SEEDS = [6, 7, 8, 9, 10, 26, 38]
+SEEDS = [7, 8, 9, 10, 26, 38, 52]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
