@@ -92,10 +92,7 @@ def stage_functions(uncapped: bool) -> dict:
     from corpusforge.pipeline.pii.config import PIIConfig
     from corpusforge.pipeline.pii.scrubber import Scrubber
     from corpusforge.pipeline.quality.config import QualityConfig
-    from corpusforge.pipeline.quality.rules import (
-        HeuristicRules, c4_edit, c4_quality, fineweb_quality, gopher_quality, gopher_repetition, junk_rule,
-    )
-    from corpusforge.pipeline.quality.text import TextView
+    from corpusforge.pipeline.quality.rules import HeuristicRules
 
     normalize_config = NormalizeConfig()
     quality = QualityConfig()
@@ -104,14 +101,11 @@ def stage_functions(uncapped: bool) -> dict:
         quality.c4.max_word_length = None  # no line is removed for a long word: everything is tokenized
     rules = HeuristicRules(quality)
 
+    every = HeuristicRules(dataclasses.replace(quality, store_values=True))
+
     def every_rule(text: str):
-        """Every heuristic rule on the text, none skipped by an earlier verdict."""
-        edited, _ = c4_edit(text, quality.c4)
-        view = TextView(edited)
-        for rule, cfg in ((junk_rule, quality.junk), (gopher_quality, quality.gopher),
-                          (gopher_repetition, quality.repetition), (c4_quality, quality.c4),
-                          (fineweb_quality, quality.fineweb)):
-            rule(view, cfg)
+        """Every heuristic rule on the text, none skipped by an earlier verdict (every family measured)."""
+        every.apply(text)
 
     dedup = DedupConfig()
     near = dedup.near

@@ -142,7 +142,7 @@ def pretrain(run: pathlib.Path, texts: list[str], args) -> tuple[pathlib.Path, p
         "train.optim.warmup_steps=50", "train.model.dropout=0.1", "train.device=cpu"])
     config = types.SimpleNamespace(train=from_dict(TrainConfig, data["train"], "train"),
                                    output=types.SimpleNamespace(run_dir=str(run), overwrite=True))
-    train_model(config)
+    train_model(config.train, config.run_paths())
     model, info = load_pretrained(run / "model")
     torch.manual_seed(args.seed)
     save_pretrained(Transformer(model.cfg), run / "random", tokenizer=tok_path, info={**info, "step": 0})

@@ -29,7 +29,14 @@ from bench.quality_data.corpus import APT_PACKAGES, real_corpus  # noqa: E402
 from corpusforge.pipeline.normalize.config import NormalizeConfig  # noqa: E402
 from corpusforge.pipeline.normalize.stage import normalize_text, repair_mojibake  # noqa: E402
 from corpusforge.pipeline.quality.config import JunkConfig  # noqa: E402
-from corpusforge.pipeline.quality.rules import junk_rule  # noqa: E402
+from corpusforge.pipeline.quality.decide import decide_junk  # noqa: E402
+from corpusforge.pipeline.quality.measure import measure_junk  # noqa: E402
+from corpusforge.pipeline.quality.text import TextView  # noqa: E402
+
+
+def junk_rule(text: str, junk: JunkConfig) -> str | None:
+    """The quality stage's junk rules on one text (measure -> decide)."""
+    return decide_junk(measure_junk(TextView(text)), junk)
 
 
 def cp1252(text: str) -> str:

@@ -66,7 +66,7 @@ def train(run: pathlib.Path, objective: str, args) -> tuple[float, float]:
     cfg = types.SimpleNamespace(train=from_dict(TrainConfig, apply_overrides({}, overrides)["train"], "train"),
                                 output=types.SimpleNamespace(run_dir=str(run), overwrite=True))
     started = time.perf_counter()
-    result = train_model(cfg)
+    result = train_model(cfg.train, cfg.run_paths())
     return time.perf_counter() - started, result.train_loss
 
 

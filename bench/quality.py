@@ -143,10 +143,12 @@ def whole_stage(docs: list[str], lid: LanguageIdentifier, mode: str) -> tuple[fl
     reasons: list[str | None] = []
     t0 = time.process_time()
     if mode == "reference":
+        from tests.pipeline.quality.reference import reference_chain  # the rules written plainly, as the tests hold
+
         for text in docs:
             (lang, score), = lid.predict([text])
             reason = language_decision(lang, score, len(text), cfg.langid)
-            reasons.append(reason or rules.apply_reference(text, lang)[1])
+            reasons.append(reason or reference_chain(rules, text, lang)[1])
     else:
         for start in range(0, len(docs), BATCH):
             part = docs[start:start + BATCH]

@@ -34,7 +34,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from corpusforge.tokenizer.token_shards import TokenShards, write_token_shards  # noqa: E402
 from corpusforge.trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData, make_loader  # noqa: E402
 from corpusforge.trainers.model import Transformer, model_config  # noqa: E402
-from corpusforge.trainers.objectives import IGNORE, build_objective, prepare_vocabulary  # noqa: E402
+from corpusforge.trainers.objectives import IGNORE  # noqa: E402
+from corpusforge.trainers.registry import build_objective, prepare_vocabulary  # noqa: E402
 from corpusforge.trainers.vocab import Vocabulary  # noqa: E402
 
 FAMILIES = [("gpt2", "clm"), ("bert", "mlm"), ("t5", "span")]

@@ -2,8 +2,9 @@
 
     config = load_config("corpus.yaml", overrides=["dedup.enabled=false"])
 
-It is the build's configuration plus the tokenizer, tokenize, train and finetune sections. It lives in the CLI layer
-because it is the only place that knows all three packages; each package reads only its own sections.
+It is the build's configuration plus the tokenizer, tokenize, train and finetune sections. It sits above pipeline,
+tokenizer and trainers because it is the only place that knows all three; each package's entry point takes only
+its own typed sections (``train_model(config.train, config.run_paths())``).
 """
 from __future__ import annotations
 
@@ -12,18 +13,29 @@ import pathlib
 from typing import Any
 
 from corpusforge.pipeline.config import BuildConfig, InputConfig
-from corpusforge.core.config_loader import ConfigError, apply_overrides, from_dict, load_file, to_dict
-from corpusforge.tokenizer.config import TokenizeConfig, TokenizerConfig
+from corpusforge.core.config_loader import ConfigError, apply_overrides, from_dict, load_file, to_dict, setting
+from corpusforge.core.rundir import RunPaths
+from corpusforge.tokenizer.config import TokenizeConfig, TokenizerConfig, TokenizeRun
+from corpusforge.tokenizer.mixture import source_weights
 from corpusforge.trainers.config import TrainConfig
 from corpusforge.trainers.finetune.config import FinetuneConfig
 
 
 @dataclasses.dataclass
 class Config(BuildConfig):
-    tokenizer: TokenizerConfig = dataclasses.field(default_factory=TokenizerConfig)
-    tokenize: TokenizeConfig = dataclasses.field(default_factory=TokenizeConfig)
-    train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
-    finetune: FinetuneConfig = dataclasses.field(default_factory=FinetuneConfig)
+    tokenizer: TokenizerConfig = setting(factory=TokenizerConfig)
+    tokenize: TokenizeConfig = setting(factory=TokenizeConfig)
+    train: TrainConfig = setting(factory=TrainConfig)
+    finetune: FinetuneConfig = setting(factory=FinetuneConfig)
+
+    def run_paths(self) -> RunPaths:
+        """The run directory every command of this run writes into, and whether it may replace earlier outputs."""
+        return RunPaths(self.output.run_dir, self.output.overwrite)
+
+    def tokenize_run(self) -> TokenizeRun:
+        """What tokenize takes besides its section: the run directory, the runner, the build's fault tolerance,
+        the sources' mixture weights."""
+        return TokenizeRun(self.run_paths(), self.beam, self.build, source_weights(self.inputs))
 
 
 def load_config(path: str | pathlib.Path | None = None, overrides: list[str] | None = None,

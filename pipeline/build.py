@@ -25,7 +25,8 @@ from corpusforge.pipeline import __version__
 from corpusforge.core.beam_options import REMOTE_RUNNERS, pipeline_options, runs_on_direct_runner
 from corpusforge.core.direct_runner import run_pipeline
 from corpusforge.core.dofn_specs import memoized_dofn_specs
-from corpusforge.pipeline.config import BuildConfig, FaultConfig
+from corpusforge.core.fault_config import FaultConfig
+from corpusforge.pipeline.config import BuildConfig
 from corpusforge.core.config_loader import output_dict, public_dict, to_dict
 from corpusforge.pipeline.document_coder import document_coders
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, REJECTED_SCHEMA, document_from_row, document_row, document_schema,
@@ -47,7 +48,11 @@ from corpusforge.pipeline.stats import (CountFacts, DocumentsAndFacts, FactsOf, 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
 # README.md: the dataset card (``corpusforge.core.dataset_card``), so `datasets.load_dataset(RUN)` is clean/.
 OUTPUTS = ("clean", "removed", "rejected", "manifest.json", "stats.json", CARD)
-CHECKPOINTS = ".checkpoints"
+
+
+def _sections(config: BuildConfig) -> list[tuple[type[Stage], Any]]:
+    """Every registered stage, in build order, with its config section."""
+    return [(stage, getattr(config, stage.section)) for stage in registered_stages()]
 
 
 def stage_names(config: BuildConfig) -> list[str]:
@@ -83,39 +88,6 @@ def shard_schemas(config: BuildConfig) -> dict[str, pa.Schema]:
     details = struct_type(list(declared["details"].values()))
     return {"docs": document_schema(annotations), "removed": removed_schema(annotations, details),
             "rejected": REJECTED_SCHEMA}
-
-
-def prepare_output(run_dir: str, names: tuple[str, ...], overwrite: bool) -> None:
-    """Refuse to replace existing outputs unless asked to, and, when asked, unless corpusforge wrote them (the
-    run directory's marker lists them). Nothing is deleted here: the new build replaces the old one only
-    when it succeeded (``rundir.swap_in``)."""
-    existing = [posixpath.join(run_dir, n) for n in names if FileSystems.exists(posixpath.join(run_dir, n))]
-    if existing and not overwrite:
-        raise UserError(f"{run_dir} already holds a build ({', '.join(posixpath.basename(e) for e in existing)}); "
-                        "choose another output.run_dir or pass --overwrite")
-    rundir.check_owned(run_dir, list(names))
-    files.mkdirs(run_dir)
-
-
-def _swap_marker(run_dir: str, final: str, names: tuple[str, ...], fingerprint: str
-                 ) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The run directory's marker once the build in ``final`` is swapped in, and the old outputs it makes
-    stale and retires (report.html; tokenizer/, tokens/ and model/ stay, marked stale by the fingerprint)."""
-    marker = rundir.read_marker(run_dir) or {"outputs": {}, "derived": {}}
-    for name in names:
-        path = posixpath.join(final, name)
-        if FileSystems.exists(path):
-            marker["outputs"][name] = rundir.listing(path) if name in ("clean", "removed", "rejected") else None
-        else:
-            marker["outputs"].pop(name, None)
-    changed = marker.get("corpus_fingerprint") != fingerprint  # an identical rebuild makes nothing stale
-    marker["corpus_fingerprint"] = fingerprint
-    retire = tuple(n for n in ("report.html",) if changed and n in marker["outputs"]
-                   and rundir.is_regular(posixpath.join(run_dir, n)))
-    for name in retire:
-        marker["outputs"].pop(name)
-        marker["derived"].pop(name, None)
-    return marker, retire
 
 
 class _TextTieBreak:
@@ -186,7 +158,7 @@ class Segment:
 
     @property
     def marker(self) -> str:
-        return posixpath.join(self.directory, "_SUCCESS.json")
+        return posixpath.join(self.directory, rundir.SEGMENT_DONE)
 
     @property
     def spill_dir(self) -> str:
@@ -211,8 +183,9 @@ def _fingerprint(config: BuildConfig, stages: list[str], files: dict[str, str] |
         "format": [config.output.format, config.output.shard_format.codec],
         "stages": {name: output_dict(getattr(config, name)) for name in stages},
         "files": files or {},
-        # every segment's removed and rejected records are scrubbed with the PII configuration
-        "pii": output_dict(config.pii) if config.pii.enabled else None,
+        # every segment's removed and rejected records go through these stages' configurations
+        **{stage.section: output_dict(section) if section.enabled else None for stage, section in _sections(config)
+           if stage.before_writing.__func__ is not Stage.before_writing.__func__},
     }
     return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()
 
@@ -241,9 +214,8 @@ def plan_segments(config: BuildConfig, work_dir: str, checkpoint: bool) -> list[
     segments, done = [], []
     for index, group in enumerate(groups):
         done = done + group
-        label = "-".join(group) or "read"
         files = {key: digest for name in ["read", *done] for key, digest in digests.get(name, {}).items()}
-        segments.append(Segment(index, group, posixpath.join(work_dir, f"{index:02d}-{label}"),
+        segments.append(Segment(index, group, rundir.segment_dir(work_dir, index, group),
                                 _fingerprint(config, done, files), files, config.output.shard_format, schemas))
     return segments
 
@@ -263,8 +235,8 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     durable outputs in ``segment.directory``: docs/, removed/, rejected/ (the reader's rejections and every
     stage's ``stage_error`` records), facts.json.
 
-    With the PII stage enabled, removed and rejected records are scrubbed with its configuration and salt
-    before they are written (``corpusforge.pipeline.pii.removed``), whichever stage removed them."""
+    Removed and rejected records, whichever stage made them, go through each enabled stage's
+    ``Stage.before_writing`` (the PII stage scrubs them with its configuration and salt) before they are written."""
     target = int(config.output.shard_target_mb * 1e6)
     fmt = config.output.shard_format
     out = segment.directory
@@ -274,8 +246,9 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     # The runner the pipeline's options name (CLI flags included), not only the config's.
     direct = runs_on_direct_runner(pipeline.options.get_all_options(), config.beam.runner)
     stages = dict(enabled_stages(config, spill_dir, run_secret, direct))
-    # The PII stage's salt (PII.salt), so a value hashes alike in removed/ and clean/.
-    salt = config.pii.hash_salt or run_secret
+    before_writing = {kind: [t for stage, section in _sections(config) if section.enabled
+                             and (t := stage.before_writing(section, kind, run_secret)) is not None]
+                      for kind in ("removed", "rejected")}
     if previous is None:
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
                              fail_fast=config.build.fail_fast)
@@ -308,18 +281,14 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         facts.append(docs | "FactsOut" >> FactsOf(length_facts("length_out"), annotation_facts))
     removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
     facts.append(removed_all | "FactsRemoved" >> FactsOf(removed_facts))  # what the stages removed, as removed
-    if config.pii.enabled and config.output.write_removed:
-        from corpusforge.pipeline.pii.removed import ScrubRemoved
-
-        removed_all = removed_all | "ScrubRemoved" >> ScrubRemoved(config.pii, salt)
+    for transform in before_writing["removed"] if config.output.write_removed else []:
+        removed_all = removed_all | type(transform).__name__ >> transform
     if spill_dir:
         removed_all = removed_all | "SpillRemoved" >> SpillText(spill_dir)
     rejected_all = (rejected or [pipeline | "NoRejections" >> beam.Create([])]) | "FlattenRejected" >> beam.Flatten()
     facts.append(rejected_all | "FactsRejected" >> FactsOf(rejected_facts))
-    if config.pii.enabled and config.output.write_rejected:
-        from corpusforge.pipeline.pii.removed import ScrubRejected
-
-        rejected_all = rejected_all | "ScrubRejected" >> ScrubRejected(config.pii, salt)
+    for transform in before_writing["rejected"] if config.output.write_rejected else []:
+        rejected_all = rejected_all | type(transform).__name__ >> transform
     written = {"rejected": rejected_all | "WriteRejected" >> WriteShards(
         posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
         lambda r: (r.source, r.path, r.position, r.reason), lambda r: len(r.raw) + 64, target, fmt=fmt)}
@@ -420,14 +389,11 @@ def check_error_fraction(facts: dict[tuple[str, str], int], faults: FaultConfig,
                     f"{where}. Rerun with --fail-fast to see the first traceback, or raise build.max_error_fraction")
 
 
-RUN_SECRET = "run_secret"
-
-
 def _run_secret(work_dir: str, checkpoint: bool) -> str:
     """One random secret per build (the PII salt when ``pii.hash_salt`` is empty), so every segment hashes
     alike. With stage checkpoints it is kept beside them, owner-only, and goes with them: a resumed build
     hashes like the stages it skips. It is never written anywhere else."""
-    path = posixpath.join(work_dir, RUN_SECRET)
+    path = posixpath.join(work_dir, rundir.RUN_SECRET)
     if checkpoint and FileSystems.exists(path):
         return read_bytes(path).decode("ascii")
     secret = secrets.token_hex(16)
@@ -487,17 +453,17 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
 
 def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progress: bool,
            keep_checkpoints: bool = False) -> BuildResult:
-    prepare_output(run_dir, OUTPUTS, config.output.overwrite)
+    rundir.prepare_outputs(run_dir, OUTPUTS, config.output.overwrite)
     for note in rundir.clean_leftovers(run_dir):  # we hold the lock: no live build owns them
         print(note, file=out, flush=True)
     checkpoint = config.output.stage_checkpoints
     keep = keep_checkpoints and checkpoint and "://" not in run_dir
     # The working directory is recorded in the marker before it is made: only a recorded one is ever deleted (a
     # folder of the user's that is merely named .checkpoints is refused, not reused or deleted).
-    work_dir = rundir.make_scratch(run_dir, CHECKPOINTS if checkpoint else None, prefix=".tmp-build-", private=True)
+    work_dir = rundir.make_scratch(run_dir, rundir.CHECKPOINTS if checkpoint else None, prefix=".tmp-build-", private=True)
     if not resume and checkpoint:
         rundir.delete(work_dir)
-        work_dir = rundir.make_scratch(run_dir, CHECKPOINTS, private=True)
+        work_dir = rundir.make_scratch(run_dir, rundir.CHECKPOINTS, private=True)
     segments = plan_segments(config, work_dir, checkpoint)
     run_secret = _run_secret(work_dir, checkpoint)
     dry_run = bool(options.get_all_options().get("dry_run"))
@@ -505,9 +471,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     check_remote_paths(config, options)
     # The model files as they are when the build starts (what the workers load), for the manifest; a dry run
     # reads no data, so it does not read them either.
-    from corpusforge.pipeline.quality.stage import model_files
-
-    models = [] if dry_run else model_files(config.quality)
+    models = [] if dry_run else [m for stage, section in _sections(config) for m in stage.model_files(section)]
     started = time.time()
     metrics = None
     first = 0
@@ -603,15 +567,12 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     write_json(posixpath.join(final, "manifest.json"), manifest)
     write_json(posixpath.join(final, "stats.json"), stats)
     write_card(final, run_dir if _tokens_fresh(run_dir, manifest["corpus_fingerprint"]) else None)
-    marker, retire = _swap_marker(run_dir, final, OUTPUTS, manifest["corpus_fingerprint"])
+    marker, retire = rundir.corpus_marker(run_dir, final, OUTPUTS, manifest["corpus_fingerprint"])
     rundir.swap_in(run_dir, final, OUTPUTS, marker, retire)  # the old build stays whole until this succeeds
     if not keep:
         rundir.delete(work_dir)
-    notes = []
-    if config.pii.enabled:
-        from corpusforge.pipeline.pii import coverage
-
-        notes.append("  " + coverage(config.pii).summary())
+    notes = ["  " + note for stage, section in _sections(config)
+             if section.enabled and (note := stage.summary_note(section)) is not None]
     print(format_summary(stats, notes), file=out, flush=True)
     return BuildResult(run_dir, stats, manifest)
 

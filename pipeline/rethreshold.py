@@ -91,16 +91,14 @@ def rethreshold(run_dir: str, overrides: list[str], out_dir: str, overwrite: boo
                         "removed cannot be re-decided; rebuild it instead")
     cfg = new_quality_config(old, overrides)
     with run_lock(out_dir, "rethreshold"):
-        from corpusforge.pipeline.build import _swap_marker, prepare_output
-
-        prepare_output(out_dir, OUTPUTS, overwrite)
+        rundir.prepare_outputs(out_dir, OUTPUTS, overwrite)
         final = rundir.make_scratch(out_dir, prefix=".tmp-final-", private=True)
         try:
             result = _write(run_dir, manifest, old_cfg, cfg, overrides, final, out_dir)
         except BaseException:
             rundir.delete(final)
             raise
-        marker, retire = _swap_marker(out_dir, final, OUTPUTS, result.fingerprint)
+        marker, retire = rundir.corpus_marker(out_dir, final, OUTPUTS, result.fingerprint)
         rundir.swap_in(out_dir, final, OUTPUTS, marker, retire)
     if out is not None:
         print(f"{out_dir}: kept {result.kept:,}; quality now removes {result.newly_removed:,} more clean documents, "

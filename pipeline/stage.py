@@ -159,6 +159,41 @@ class Stage(beam.PTransform):
         """The typed Arrow fields of the ``details`` of this stage's removals under ``config``."""
         return []
 
+    @classmethod
+    def model_files(cls, config) -> list[dict]:
+        """The model files the stage loads under ``config`` (each a record of its config key, name, path, size and
+        SHA-256), listed in the build's manifest so which model made a corpus is on record."""
+        return []
+
+    @classmethod
+    def before_writing(cls, config, kind: str, run_secret: str) -> beam.PTransform | None:
+        """What every ``removed`` or ``rejected`` record (``kind``) of the build, whichever stage made it, goes
+        through before it is written when this stage is enabled (the PII stage scrubs them, hashing as it does in
+        clean/: ``run_secret`` is the build's, ``StageContext.run_secret``); None: nothing. A stage that defines
+        it has its config in every segment's fingerprint."""
+        return None
+
+    @classmethod
+    def decides_value(cls, key: str) -> bool:
+        """Whether this stage decides on the stored value ``key`` (an annotation of kept documents): the report
+        counts a removal's value as removed by this stage. By default the keys under the stage's section."""
+        return key.split(".", 1)[0] == cls.section
+
+    decides_other_values: ClassVar[bool] = False  # the stage that decides on values no stage claims (quality)
+    details_are_values: ClassVar[bool] = True  # its removals' numeric details are values it measured
+
+    @classmethod
+    def display_filter(cls, manifest_section: dict | None):
+        """What a record text of a run needs before the report shows it, from the run manifest's config section of
+        this stage (None when the stage did not run): a function from text to text, or None for nothing. It
+        applies whether or not the stage ran (report.html never shows PII in clear)."""
+        return None
+
+    @classmethod
+    def summary_note(cls, config) -> str | None:
+        """A line the build prints under its summary when this stage is enabled (what PII is not covered)."""
+        return None
+
 
 def registered_stages() -> list[type[Stage]]:
     """Every stage of this package in build order: each ``pipeline/<name>/stage.py`` registers itself on import."""

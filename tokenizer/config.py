@@ -4,7 +4,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from corpusforge.core.config_loader import check
+from corpusforge.core.beam_options import BeamConfig
+from corpusforge.core.config_loader import check, setting
+from corpusforge.core.fault_config import FaultConfig
+from corpusforge.core.rundir import RunPaths
 
 TokenizerKind = Literal["auto", "bpe", "wordpiece", "unigram", "wordlevel"]
 TokenizerFamily = Literal["encoder", "t5", "bart", "decoder", "elmo"]
@@ -14,36 +17,30 @@ DEFAULT_KIND = {"encoder": "wordpiece", "t5": "unigram", "bart": "bpe", "decoder
 
 
 def _f(default, help: str):
-    return dataclasses.field(default=default, metadata={"help": help})
+    return setting(default, help)
 
 
 @dataclasses.dataclass
 class TokenizerConfig:
-    enabled: bool = _f(True, "Train a tokenizer in `demo`/full runs.")
-    family: TokenizerFamily = _f(
-        "decoder",
-        "Model family: decides the special tokens and post-processing. encoder: [PAD] [UNK] [CLS] [SEP] [MASK] "
+    enabled: bool = setting(True, "Train a tokenizer in `demo`/full runs.")
+    family: TokenizerFamily = setting("decoder", "Model family: decides the special tokens and post-processing. encoder: [PAD] [UNK] [CLS] [SEP] [MASK] "
         "(MLM); t5: <pad> </s> <unk> + <extra_id_0..99> at the top of the vocabulary, counting down (span corruption); bart: <s> <pad> </s> <unk> <mask> "
-        "(denoising); decoder: <|endoftext|> (GPT); elmo: <pad> <unk> <S> </S> (ELMo biLM, word-level).",
-    )
-    kind: TokenizerKind = _f(
-        "auto",
-        "Algorithm: bpe (byte-level, GPT-2 style, exact round trip, no unknown tokens), wordpiece (BERT style), "
+        "(denoising); decoder: <|endoftext|> (GPT); elmo: <pad> <unk> <S> </S> (ELMo biLM, word-level).")
+    kind: TokenizerKind = setting("auto", "Algorithm: bpe (byte-level, GPT-2 style, exact round trip, no unknown tokens), wordpiece (BERT style), "
         "unigram (T5 style), wordlevel (whole words, cased, as ELMo: the model's character CNN spells them). "
-        "auto: wordpiece for encoder, unigram for t5, bpe for bart and decoder, wordlevel for elmo.",
-    )
-    vocab_size: int = _f(32000, "Vocabulary size, special tokens and the base alphabet included.")
-    min_frequency: int = _f(2, "A merge (BPE) or word piece (WordPiece) must occur this often; Unigram ignores it.")
-    sample_mb: float = _f(0.0, "Train on about this many MB of text, a seeded sample of documents; 0: all of it.")
-    heldout_mb: float = _f(1.0, "MB of documents held out of training to measure compression for report.json (at most 10% of the corpus).")
-    seed: int = _f(0, "Seed of the document sample (which documents train, which are held out).")
-    lowercase: bool = _f(True, "WordPiece: lowercase the text (BERT uncased); false keeps case (BERT cased).")
-    strip_accents: bool | None = _f(None, "WordPiece: strip accents; null: do so exactly when lowercasing.")
-    max_token_chars: int = _f(16, "BPE and Unigram: longest token the trainer may create, in characters (bytes for BPE); 0: no limit (BPE only).")
-    batch_size: int = _f(1000, "Documents per batch streamed into the trainer.")
-    input: str = _f("", "Clean shards to train on (directory, glob or file); default: <run_dir>/clean.")
-    output: str = _f("", "Directory for tokenizer.json and report.json; default: <run_dir>/tokenizer.")
-    model_max_length: int = _f(0, "model_max_length in tokenizer_config.json: the input length transformers warns "
+        "auto: wordpiece for encoder, unigram for t5, bpe for bart and decoder, wordlevel for elmo.")
+    vocab_size: int = setting(32000, "Vocabulary size, special tokens and the base alphabet included.")
+    min_frequency: int = setting(2, "A merge (BPE) or word piece (WordPiece) must occur this often; Unigram ignores it.")
+    sample_mb: float = setting(0.0, "Train on about this many MB of text, a seeded sample of documents; 0: all of it.")
+    heldout_mb: float = setting(1.0, "MB of documents held out of training to measure compression for report.json (at most 10% of the corpus).")
+    seed: int = setting(0, "Seed of the document sample (which documents train, which are held out).")
+    lowercase: bool = setting(True, "WordPiece: lowercase the text (BERT uncased); false keeps case (BERT cased).")
+    strip_accents: bool | None = setting(None, "WordPiece: strip accents; null: do so exactly when lowercasing.")
+    max_token_chars: int = setting(16, "BPE and Unigram: longest token the trainer may create, in characters (bytes for BPE); 0: no limit (BPE only).")
+    batch_size: int = setting(1000, "Documents per batch streamed into the trainer.")
+    input: str = setting("", "Clean shards to train on (directory, glob or file); default: <run_dir>/clean.")
+    output: str = setting("", "Directory for tokenizer.json and report.json; default: <run_dir>/tokenizer.")
+    model_max_length: int = setting(0, "model_max_length in tokenizer_config.json: the input length transformers warns "
                                   "about and truncates to; 0: train.seq_len of the same config. A run's model/ "
                                   "gets its model's own length.")
 
@@ -72,21 +69,21 @@ class TokenizerConfig:
 
 @dataclasses.dataclass
 class TokenizeConfig:
-    enabled: bool = _f(True, "Write token shards in `demo`/full runs.")
-    tokenizer: str = _f("", "tokenizer.json to encode with; default: <run_dir>/tokenizer/tokenizer.json.")
-    input: str = _f("", "Clean shards to encode (directory, glob or file); default: <run_dir>/clean.")
-    output: str = _f("", "Directory of the token shards and manifest.json; default: <run_dir>/tokens.")
-    val_fraction: float = _f(0.01, "Share of documents in the validation split, chosen by a stable hash of the id.")
-    split_seed: int = _f(0, "Seed of the split hash; the same seed always gives the same split.")
-    batch_size: int = _f(256, "Documents per encode_batch call.")
-    shard_target_mb: float = _f(256.0, "MB of clean-shard files per output shard; decides the number of shards.")
-    num_shards: int = _f(0, "Fixed number of train shards (validation gets proportionally fewer, at least 1); 0: from shard_target_mb.")
-    target_tokens: int = _f(0, "Token budget of the train split: each source gets target_tokens x its inputs[].weight / "
+    enabled: bool = setting(True, "Write token shards in `demo`/full runs.")
+    tokenizer: str = setting("", "tokenizer.json to encode with; default: <run_dir>/tokenizer/tokenizer.json.")
+    input: str = setting("", "Clean shards to encode (directory, glob or file); default: <run_dir>/clean.")
+    output: str = setting("", "Directory of the token shards and manifest.json; default: <run_dir>/tokens.")
+    val_fraction: float = setting(0.01, "Share of documents in the validation split, chosen by a stable hash of the id.")
+    split_seed: int = setting(0, "Seed of the split hash; the same seed always gives the same split.")
+    batch_size: int = setting(256, "Documents per encode_batch call.")
+    shard_target_mb: float = setting(256.0, "MB of clean-shard files per output shard; decides the number of shards.")
+    num_shards: int = setting(0, "Fixed number of train shards (validation gets proportionally fewer, at least 1); 0: from shard_target_mb.")
+    target_tokens: int = setting(0, "Token budget of the train split: each source gets target_tokens x its inputs[].weight / "
                                "(sum of weights) tokens, up-sampled by repeating whole documents or down-sampled by "
                                "dropping them (a stable hash of the id); 0: every document once (no weighting).")
-    shard_tokens: int = _f(0, "Token-sized shards: about this many tokens per shard (train after the mixture's "
+    shard_tokens: int = setting(0, "Token-sized shards: about this many tokens per shard (train after the mixture's "
                               "weighting, and validation), overriding shard_target_mb and num_shards; 0: off.")
-    mixture_seed: int = _f(0, "Seed of the hash that picks which documents a fractional epoch repeats or drops.")
+    mixture_seed: int = setting(0, "Seed of the hash that picks which documents a fractional epoch repeats or drops.")
 
     def __post_init__(self) -> None:
         check(0.0 <= self.val_fraction < 1.0, f"tokenize.val_fraction must be in [0, 1), got {self.val_fraction}")
@@ -95,3 +92,14 @@ class TokenizeConfig:
         check(self.num_shards >= 0, f"tokenize.num_shards must be >= 0, got {self.num_shards}")
         check(self.shard_tokens >= 0, f"tokenize.shard_tokens must be >= 0 (0: off), got {self.shard_tokens}")
         check(self.target_tokens >= 0, f"tokenize.target_tokens must be >= 0 (0: no weighting), got {self.target_tokens}")
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenizeRun:
+    """What tokenize takes from the rest of the run: where it writes, the runner, the build's tolerance of records
+    that make it raise (``build``), and each source's mixture weight (from the build's ``inputs``)."""
+
+    run: RunPaths
+    beam: BeamConfig
+    faults: FaultConfig
+    weights: dict[str, float]  # source name -> weight (tokenizer.mixture.source_weights)

@@ -37,6 +37,7 @@ from apache_beam.metrics import Metrics
 
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.core.beam_options import runs_locally
+from corpusforge.core.fault_config import FaultConfig
 from corpusforge.core.progress import Progress, Reporter
 from corpusforge.core import files, rundir
 from corpusforge.core.faults import ERRORS, error_parts, run_isolated
@@ -44,7 +45,8 @@ from corpusforge.core.dataset_card import CARD, write_card
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.shard_files import open_shard
 from corpusforge.tokenizer.corpus import clean_shards
-from corpusforge.tokenizer.mixture import copies, mixture_epochs, source_weights, sources_summary
+from corpusforge.tokenizer.config import TokenizeConfig, TokenizeRun
+from corpusforge.tokenizer.mixture import copies, mixture_epochs, sources_summary
 from corpusforge.tokenizer.special_tokens import read_special_tokens
 from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
 
@@ -577,17 +579,17 @@ def _documents(paths: list[str]) -> int:
     return total
 
 
-def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = True) -> dict[str, Any]:
+def run_tokenize(cfg: TokenizeConfig, run: TokenizeRun, beam_args: list[str] | None = None, progress: bool = True
+                 ) -> dict[str, Any]:
     """``corpusforge tokenize``: encode ``<run_dir>/clean`` into ``<run_dir>/tokens``; returns the manifest.
     ``progress``: documents encoded of the total, with ETA and tokens, on stderr while it runs."""
-    cfg = config.tokenize
-    run_dir = rundir.check_run_dir(config.run_dir)
+    run_dir = rundir.check_run_dir(run.run.run_dir)
     with run_lock(run_dir, "tokenize"):
         tokenizer = cfg.tokenizer or files.join(run_dir, "tokenizer", "tokenizer.json")
         if rundir.same_path(tokenizer, files.join(run_dir, "tokenizer", "tokenizer.json")):
             rundir.check_fresh(run_dir, "tokenizer")  # a tokenizer of an earlier clean/ is refused, whatever flags
         try:
-            return _tokenize(config, run_dir, beam_args, progress)
+            return _tokenize(cfg, run, run_dir, beam_args, progress)
         except Exception as exc:  # a full disk inside a Beam worker: one line naming the output
             resource = resource_error(exc, cfg.output or files.join(run_dir, "tokens"))
             if resource is None:
@@ -595,10 +597,9 @@ def run_tokenize(config, beam_args: list[str] | None = None, progress: bool = Tr
             raise resource from exc
 
 
-def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool) -> dict[str, Any]:
-    cfg = config.tokenize
-    transform = TokenizeShards.from_config(cfg, run_dir, fail_fast=config.build.fail_fast,
-                                           weights=source_weights(config.inputs))
+def _tokenize(cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, beam_args: list[str] | None, progress: bool
+              ) -> dict[str, Any]:
+    transform = TokenizeShards.from_config(cfg, run_dir, fail_fast=run.faults.fail_fast, weights=run.weights)
     output = transform.output
     in_run = not cfg.output or rundir.same_path(output, files.join(run_dir, "tokens"))
     # Who records the shards: the run directory (RUN/tokens), or, for tokenize.output elsewhere, that folder's
@@ -610,7 +611,7 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
     previous = [files.join(output, name) for name in ("manifest.json", *SPLITS)]
     doomed: list[str] = []
     if any(files.exists(p) for p in previous):
-        if not config.output.overwrite:
+        if not run.run.overwrite:
             raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
         rundir.check_owned(owner_dir, list(names))
         if in_run or not files.is_local(output):
@@ -628,9 +629,9 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
             rundir.delete(path)
     from corpusforge.core.beam_options import pipeline_options
 
-    options = pipeline_options(config.beam, beam_args)
+    options = pipeline_options(run.beam, beam_args)
     shown = Progress(None, "", enabled=False)
-    if progress and runs_locally(options.get_all_options(), config.beam.runner):
+    if progress and runs_locally(options.get_all_options(), run.beam.runner):
         transform.progress = rundir.temporary_dir("corpusforge-tokenize-")
         shown = Progress(transform.progress, "documents", _documents(transform.paths), unit="docs",
                          extras=(("tokens", "tokens"),), label="tokenize")
@@ -639,7 +640,7 @@ def _tokenize(config, run_dir: str, beam_args: list[str] | None, progress: bool)
             _ = p | "Tokenize" >> transform
         manifest_path = files.join(transform.output, "manifest.json")
         manifest = files.read_json(manifest_path)
-        check_token_errors(manifest, config.build, manifest_path)
+        check_token_errors(manifest, run.faults, manifest_path)
     except BaseException:
         if staging:
             rundir.delete(staging)
@@ -712,7 +713,7 @@ _TEMP_FILE = re.compile(r"\..+\.tmp-[0-9a-f]{32}")
 _SHARD_FILE = re.compile(r"part-\d{5}-of-\d{5}\.arrow")
 
 
-def check_token_errors(manifest: dict[str, Any], faults: Any, manifest_path: str) -> None:
+def check_token_errors(manifest: dict[str, Any], faults: FaultConfig, manifest_path: str) -> None:
     """More documents left out because encoding raised than ``faults`` tolerates (``build.error_allowance``, or
     ``build.max_error_fraction`` of them): a systematic bug. The manifest (what marks the token shards complete)
     is removed and the run fails."""

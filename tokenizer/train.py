@@ -27,6 +27,7 @@ from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_toke
 from corpusforge.core.errors import UserError
 from corpusforge.core.progress import Progress
 from corpusforge.core import files, rundir
+from corpusforge.core.rundir import RunPaths
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.shard_files import open_shard
 from corpusforge.tokenizer.config import TokenizerConfig
@@ -252,18 +253,19 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, pr
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "report.json")
 
 
-def train_tokenizer(config, progress: bool = True) -> dict[str, Any]:
+def train_tokenizer(cfg: TokenizerConfig, run: RunPaths, *, seq_len: int | None = None, progress: bool = True
+                    ) -> dict[str, Any]:
     """``corpusforge tokenizer train``: paths from the run directory, refuse to overwrite unless asked. In a
-    local run directory the new files are written beside the old ones and swapped in together on success."""
-    cfg: TokenizerConfig = config.tokenizer
-    run_dir = rundir.check_run_dir(config.run_dir)
+    local run directory the new files are written beside the old ones and swapped in together on success.
+    ``seq_len``: the length the model will train at (``train.seq_len``), recorded unless
+    ``tokenizer.model_max_length`` is set (with neither, transformers records 1e30 and never truncates)."""
+    run_dir = rundir.check_run_dir(run.run_dir)
     input_path = cfg.input or files.join(run_dir, "clean")
     output_dir = cfg.output or files.join(run_dir, "tokenizer")
     target = files.join(output_dir, "tokenizer.json")
-    # Unless set, the length the model will train at (with none, transformers records 1e30 and never truncates).
-    max_length = cfg.model_max_length or getattr(getattr(config, "train", None), "seq_len", None)
+    max_length = cfg.model_max_length or seq_len
     with run_lock(run_dir, "tokenizer train"):
-        if files.exists(target) and not config.output.overwrite:
+        if files.exists(target) and not run.overwrite:
             raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
         in_run = not cfg.output or rundir.same_path(output_dir, files.join(run_dir, "tokenizer"))
         # Who records the files: the run directory (RUN/tokenizer), or, for tokenizer.output elsewhere, that

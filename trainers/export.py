@@ -38,7 +38,8 @@ class LoadedModel:
     source: str  # 'corpusforge' (a run's model/) or 'transformers' (an export or any local checkpoint)
 
 
-def _kind(model_dir: pathlib.Path) -> str:
+def directory_kind(model_dir: pathlib.Path) -> str:
+    """``corpusforge`` (a run's model/ directory) or ``transformers`` (an export or any transformers checkpoint)."""
     config = model_dir / "config.json"
     if (model_dir / "finetune.json").is_file():
         raise UserError(f"{model_dir} is a fine-tuned task model; score it on labelled records with corpusforge "
@@ -54,7 +55,7 @@ def _kind(model_dir: pathlib.Path) -> str:
     raise UserError(f"{config} is neither corpusforge's nor transformers' model config")
 
 
-def _arch_of(hf_config) -> str:
+def arch_of_config(hf_config) -> str:
     """What a transformers checkpoint is, from its config: seq2seq, a causal LM, or a masked LM."""
     if getattr(hf_config, "is_encoder_decoder", False):
         return "encoder_decoder"
@@ -96,7 +97,7 @@ def _load_model(model_dir: str | pathlib.Path) -> LoadedModel:
     from corpusforge.tokenizer.packaging import as_transformers
 
     model_dir = pathlib.Path(model_dir)
-    if _kind(model_dir) == "corpusforge":
+    if directory_kind(model_dir) == "corpusforge":
         model, info = ckpt.load_pretrained(model_dir)
         special = info.get("special_tokens") or {}
         model_files.check_tokenizer(model_dir / "tokenizer.json")
@@ -113,7 +114,7 @@ def _load_model(model_dir: str | pathlib.Path) -> LoadedModel:
     if "ElectraForPreTraining" in (getattr(hf_config, "architectures", None) or []):
         raise UserError(f"{model_dir} is an ELECTRA discriminator (one replaced-or-not logit per token, no masked-LM "
                         f"head); use its generator, {model_dir / 'generator'}, or fine-tune it with transformers")
-    arch = _arch_of(hf_config)
+    arch = arch_of_config(hf_config)
     auto = getattr(transformers, AUTO_CLASS[arch])
     with model_files.loading(model_dir):
         if (model_dir / model_files.WEIGHTS).exists():  # shapes against the weights' header, before allocating
@@ -151,14 +152,14 @@ def export_model(model_dir: str | pathlib.Path, out_dir: str | pathlib.Path, *, 
     from corpusforge.tokenizer.packaging import save_transformers
 
     model_dir, out_dir = pathlib.Path(model_dir), pathlib.Path(out_dir)
-    if _kind(model_dir) != "corpusforge":
+    if directory_kind(model_dir) != "corpusforge":
         raise UserError(f"{model_dir} is already a transformers model; nothing to export")
     if out_dir.exists() and any(out_dir.iterdir()):
         if not overwrite:
             raise UserError(f"{out_dir} exists and is not empty; pass --overwrite to replace it")
         # --overwrite deletes it: only an export of ours (never a home directory, a run, a model/ directory)
         if out_dir.is_symlink() or not all((out_dir / name).is_file() for name in ("corpusforge.json", "config.json")) \
-                or _kind(out_dir) != "transformers":
+                or directory_kind(out_dir) != "transformers":
             raise UserError(f"{out_dir} is not a directory that `corpusforge export` wrote, so --overwrite does not "
                             "delete it; choose a new or empty OUT_DIR")
     model, info = ckpt.load_pretrained(model_dir)

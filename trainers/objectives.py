@@ -4,7 +4,7 @@ Each noising function takes a numpy ``Generator``; the data pipeline seeds one p
 (seed, epoch, example index), so the noise is fresh every epoch (dynamic masking) and identical on resume,
 whatever the number of devices. Labels are -100 wherever nothing is predicted.
 
-    objective = build_objective("span", vocab, seq_len=512, config=train_config)
+    objective = build_objective("span", vocab, seq_len=512, config=train_config)   # registry.py
     objective.raw_length                      # 568 raw tokens make one 512-token input
     example = objective.example(tokens, np.random.default_rng([seed, epoch, index]))
     batch = objective.collate([example, ...])  # dict of tensors for Transformer.forward(**batch)
@@ -12,13 +12,13 @@ whatever the number of devices. Labels are -100 wherever nothing is predicted.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
 
 from corpusforge.core.errors import UserError
-from corpusforge.trainers.config import BARTOptions, MLMOptions, SpanOptions, TrainConfig
+from corpusforge.trainers.config import BARTConfig, MLMConfig, SpanConfig
 from corpusforge.trainers.vocab import Vocabulary
 
 IGNORE = -100
@@ -36,7 +36,7 @@ def word_ids(tokens: np.ndarray, vocab: Vocabulary) -> np.ndarray:
     return np.cumsum(start) - 1
 
 
-def mask_tokens(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, options: MLMOptions = MLMOptions()
+def mask_tokens(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, options: MLMConfig = MLMConfig()
                 ) -> tuple[np.ndarray, np.ndarray]:
     """BERT masking: ``(inputs, labels)``. Exactly round(probability x ordinary tokens) positions are predicted;
     of those 80% become the mask token, 10% a random ordinary token, 10% stay (per token, or per span for
@@ -323,7 +323,7 @@ def insert_masks(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary
     return out
 
 
-def bart_noise(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, options: BARTOptions = BARTOptions()
+def bart_noise(tokens: np.ndarray, rng: np.random.Generator, vocab: Vocabulary, options: BARTConfig = BARTConfig()
                ) -> np.ndarray:
     """BART's noising of ``<s> ... </s>``, in fairseq's order: sentence permutation, text infilling, token
     masking, token deletion, document rotation; each off when its ratio is 0. The ``</s>`` separators between
@@ -377,6 +377,7 @@ class Objective:
     name = ""
     family = ""
     needs_other = False  # the example also needs a random other window (next-sentence prediction)
+    pairs = False  # examples are sentence pairs with a pair label (NSP, SOP): the model grows a pair classifier
 
     def __init__(self, vocab: Vocabulary, seq_len: int):
         self.vocab, self.seq_len = vocab, seq_len
@@ -385,6 +386,11 @@ class Objective:
     raw_length: int
     separator: tuple[int, ...]
     decoder_length: int = 0
+
+    @classmethod
+    def vocabulary(cls, vocab: Vocabulary, seq_len: int, *options) -> Vocabulary:
+        """The vocabulary the objective trains with, from the tokenizer's (the same unless it needs more ids)."""
+        return vocab
 
     def example(self, tokens: np.ndarray, rng: np.random.Generator, other: np.ndarray | None = None
                 ) -> dict[str, Any]:
@@ -414,7 +420,7 @@ class Objective:
 class MaskedLM(Objective):
     name, family = "mlm", "bert"
 
-    def __init__(self, vocab: Vocabulary, seq_len: int, options: MLMOptions = MLMOptions()):
+    def __init__(self, vocab: Vocabulary, seq_len: int, options: MLMConfig = MLMConfig()):
         super().__init__(vocab, seq_len)
         vocab.require("mask", "bos", "eos", purpose="masked LM")
         self.options = options
@@ -449,7 +455,7 @@ class ReplacedTokens(MaskedLM):
 
     name, family = "rtd", "bert"
 
-    def __init__(self, vocab: Vocabulary, seq_len: int, options: MLMOptions = MLMOptions()):
+    def __init__(self, vocab: Vocabulary, seq_len: int, options: MLMConfig = MLMConfig()):
         if options.nsp or options.sop:
             raise UserError("objective rtd (ELECTRA) has no sentence-pair task; turn train.mlm.nsp and "
                             "train.mlm.sop off")
@@ -459,7 +465,7 @@ class ReplacedTokens(MaskedLM):
 class SpanCorruption(Objective):
     name, family = "span", "t5"
 
-    def __init__(self, vocab: Vocabulary, seq_len: int, options: SpanOptions = SpanOptions()):
+    def __init__(self, vocab: Vocabulary, seq_len: int, options: SpanConfig = SpanConfig()):
         super().__init__(vocab, seq_len)
         vocab.require("eos", purpose="T5 span corruption")
         self.options = options
@@ -473,6 +479,13 @@ class SpanCorruption(Objective):
         self.sentinels = np.asarray(vocab.sentinels)
         self.separator = (vocab.eos,)
 
+    @classmethod
+    def vocabulary(cls, vocab: Vocabulary, seq_len: int, options: SpanConfig = SpanConfig()) -> Vocabulary:
+        """Span corruption adds the sentinels the tokenizer lacks."""
+        raw, _ = span_corruption_lengths(seq_len, options.noise_density, options.mean_span_length)
+        spans = max(int(round(int(round(raw * options.noise_density)) / options.mean_span_length)), 1)
+        return vocab.with_sentinels(spans)
+
     def example(self, tokens, rng, other=None):
         inputs, targets = span_corrupt(tokens, rng, self.sentinels, self.vocab.eos, self.options.noise_density,
                                        self.options.mean_span_length)
@@ -483,7 +496,7 @@ class SpanCorruption(Objective):
 class Denoising(Objective):
     name, family = "bart", "bart"
 
-    def __init__(self, vocab: Vocabulary, seq_len: int, options: BARTOptions = BARTOptions()):
+    def __init__(self, vocab: Vocabulary, seq_len: int, options: BARTConfig = BARTConfig()):
         super().__init__(vocab, seq_len)
         needs = ["bos", "eos"] + (["mask"] if options.infill_ratio or options.mask_ratio else [])
         vocab.require(*needs, purpose="BART denoising")
@@ -538,31 +551,3 @@ class BidirectionalLM(Objective):
     def example(self, tokens, rng, other=None):
         tokens = tokens.astype(np.int64)
         return {"input_ids": tokens[1:-1], "labels": tokens[2:], "backward_labels": tokens[:-2]}
-
-
-OBJECTIVES: dict[str, Callable[..., Objective]] = {
-    "mlm": lambda v, n, c: MaskedLM(v, n, c.mlm),
-    "rtd": lambda v, n, c: ReplacedTokens(v, n, c.mlm),
-    "span": lambda v, n, c: SpanCorruption(v, n, c.span),
-    "bart": lambda v, n, c: Denoising(v, n, c.bart),
-    "clm": lambda v, n, c: CausalLM(v, n),
-    "prefixlm": lambda v, n, c: PrefixLM(v, n),
-    "bilm": lambda v, n, c: BidirectionalLM(v, n),
-}
-
-
-def build_objective(name: str, vocab: Vocabulary, seq_len: int, config: TrainConfig | None = None) -> Objective:
-    if name not in OBJECTIVES:
-        raise UserError(f"unknown objective {name!r}; choose one of {', '.join(OBJECTIVES)}")
-    return OBJECTIVES[name](vocab, seq_len, config or TrainConfig())
-
-
-def prepare_vocabulary(vocab: Vocabulary, objective: str, seq_len: int, config: TrainConfig | None = None
-                       ) -> Vocabulary:
-    """The vocabulary an objective trains with: span corruption adds sentinels the tokenizer lacks."""
-    if objective != "span":
-        return vocab
-    options = (config or TrainConfig()).span
-    raw, _ = span_corruption_lengths(seq_len, options.noise_density, options.mean_span_length)
-    spans = max(int(round(int(round(raw * options.noise_density)) / options.mean_span_length)), 1)
-    return vocab.with_sentinels(spans)

@@ -1,6 +1,6 @@
 """The training loop: token shards of a run in, a pretrained model out.
 
-    result = train_model(config)          # reads <run>/tokens, writes <run>/model
+    result = train_model(config.train, config.run_paths())   # reads <run>/tokens, writes <run>/model
 
 Under ``torchrun --nproc_per_node=N`` every process calls the same function; DDP, rank sharding and
 rank-0-only logging and checkpointing follow from the environment. One optimizer step consumes a global
@@ -18,6 +18,7 @@ import time
 import torch
 
 from corpusforge.core import rundir
+from corpusforge.core.rundir import RunPaths
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.config_loader import to_dict
 from corpusforge.core.errors import UserError
@@ -27,17 +28,15 @@ from corpusforge.tokenizer.token_shards import TokenShards
 from corpusforge.trainers.data import (BatchPlan, ExampleStream, PackedWindows, TokenData, check_token_ids,
                                        make_loader)
 from corpusforge.trainers.metrics import MetricsLog, describe_peak, peak_flops, plot_loss_curve, train_flops
-from corpusforge.trainers.model import FAMILIES, ModelConfig, Transformer, model_config
-from corpusforge.trainers.objectives import IGNORE, Objective, build_objective, prepare_vocabulary
+from corpusforge.trainers.model import ModelConfig, Transformer
+from corpusforge.trainers.model_kinds import ModelKind
+from corpusforge.trainers.objectives import IGNORE, Objective
+from corpusforge.trainers.registry import objective_spec
 from corpusforge.trainers.parallel import (Distributed, all_gather_objects, all_reduce_sum, barrier, full_state_dict,
                                            gradient_sync, init_distributed, is_sharded, load_full_state_dict,
                                            parallelize, shutdown)
 from corpusforge.trainers.schedule import load_state, warmup_then_decay
 from corpusforge.trainers.vocab import Vocabulary
-
-ARCH_OF_OBJECTIVE = {"mlm": "encoder", "rtd": "encoder", "bilm": "bilm", "clm": "decoder", "prefixlm": "decoder", "span": "encoder_decoder",
-                     "bart": "encoder_decoder"}
-
 
 class TrainingDiverged(UserError):
     """The loss or gradient norm stopped being finite."""
@@ -55,83 +54,10 @@ class TrainResult:
 
 # ------------------------------------------------------------------------------------------- builders
 
-def build_model_config(tc: TrainConfig, objective: Objective, vocab: Vocabulary) -> ModelConfig:
-    """The objective's family recipe at the configured size, with the config's overrides."""
-    m = tc.model
-    family = m.family or objective.family
-    if (family == "elmo") != (objective.name == "bilm"):
-        raise UserError("the elmo family trains with objective bilm and bilm needs the elmo family; set "
-                        "train.objective=bilm with train.model.family unset (or elmo), or choose another objective")
-    if family == "elmo":
-        from corpusforge.trainers.elmo import elmo_config
-
-        try:
-            return elmo_config(m.size, vocab_size=-(-vocab.size // m.vocab_multiple) * m.vocab_multiple,
-                               max_len=tc.seq_len, dropout=m.dropout)
-        except ValueError as exc:
-            raise UserError(f"train.model.size: {exc}") from None
-    arch = FAMILIES[family]["arch"]
-    if arch != ARCH_OF_OBJECTIVE[objective.name]:
-        raise UserError(f"train.model.family {family} is an {arch} model; objective {objective.name} needs an "
-                        f"{ARCH_OF_OBJECTIVE[objective.name]} (e.g. family "
-                        f"{objective.family}), or leave train.model.family unset")
-    vocab_size = -(-vocab.size // m.vocab_multiple) * m.vocab_multiple
-    nsp = objective.name == "mlm" and (tc.mlm.nsp or tc.mlm.sop)  # both train the pooled pair classifier
-    try:
-        cfg = model_config(family, m.size, vocab_size=vocab_size, max_len=max(tc.seq_len, objective.decoder_length),
-                            position=m.position, norm=m.norm, norm_position=m.norm_position,
-                            activation=m.activation, tie_embeddings=m.tie_embeddings, bias=m.bias,
-                            d_model=m.d_model, n_layers=m.n_layers, n_heads=m.n_heads, d_ff=m.d_ff,
-                            dropout=m.dropout, num_segments=2 if nsp else 0, sentence_head=nsp)
-    except ValueError as exc:
-        raise UserError(f"train.model: {exc}") from None
-    if objective.name == "rtd":  # the recipe is the discriminator's; the generator is derived from it
-        from corpusforge.trainers.electra import discriminator_config
-
-        return discriminator_config(cfg)
-    return cfg
-
-
-def build_model(tc: TrainConfig, objective: Objective, mcfg: ModelConfig, vocab: Vocabulary,
-                tokenizer: pathlib.Path | None = None) -> torch.nn.Module:
-    """The model an objective trains: a ``Transformer``, for ``rtd`` ELECTRA's generator + discriminator, for
-    ``bilm`` ELMo's biLM (its character table spelled from ``tokenizer``)."""
-    if objective.name == "bilm":
-        from tokenizers import Tokenizer
-
-        from corpusforge.trainers.elmo import BiLM, spell
-
-        model = BiLM(mcfg)
-        if tokenizer is not None:
-            tok = Tokenizer.from_file(str(tokenizer))
-            words = [tok.id_to_token(i) or "" for i in range(mcfg.vocab_size)]
-            table = spell(words, tok.id_to_token(vocab.bos) if vocab.bos is not None else None,
-                          tok.id_to_token(vocab.eos) if vocab.eos is not None else None, mcfg.max_chars)
-            model.tokens.spellings.copy_(table)
-        return model
-    if objective.name != "rtd":
-        return Transformer(mcfg)
-    from corpusforge.trainers.electra import ReplacedTokenDetection, generator_config
-
-    return ReplacedTokenDetection(mcfg, generator_config(mcfg, tc.rtd.generator_fraction, tc.rtd.share_embeddings),
-                                  share_embeddings=tc.rtd.share_embeddings,
-                                  discriminator_weight=tc.rtd.discriminator_weight, sample_vocab_size=vocab.size)
-
-
 def _embedding_params(model: torch.nn.Module) -> int:
     """Parameters of the vocabulary-sized tables (token embeddings; ELMo's softmax)."""
     table = getattr(model, "tok_emb", None) or getattr(model, "softmax", None)
     return table.weight.numel() if table is not None else 0
-
-
-def electra_info(model: torch.nn.Module) -> dict:
-    """What config.json needs beyond the discriminator's config to rebuild an ELECTRA model (empty otherwise)."""
-    if not hasattr(model, "generator_cfg"):
-        return {}
-    return {"electra": {"generator": dataclasses.asdict(model.generator_cfg),
-                        "share_embeddings": model.share_embeddings,
-                        "discriminator_weight": model.discriminator_weight,
-                        "sample_vocab_size": model.sample_vocab_size}}
 
 
 def build_optimizer(model: torch.nn.Module, tc: TrainConfig, device: torch.device) -> torch.optim.AdamW:
@@ -158,28 +84,27 @@ def resolve_dtype(tc: TrainConfig, device: torch.device) -> torch.dtype:
 
 # ----------------------------------------------------------------------------------------- the run
 
-def train_model(config, *, resume: bool | None = None, stop_at_step: int | None = None,
-              progress: bool | None = None) -> TrainResult:
-    """Train on ``<output.run_dir>/tokens`` with ``config.train``; write ``<output.run_dir>/model``.
+def train_model(train: TrainConfig, run: RunPaths, *, resume: bool | None = None, stop_at_step: int | None = None,
+                progress: bool | None = None) -> TrainResult:
+    """Train on ``<run.run_dir>/tokens`` with ``train``; write ``<run.run_dir>/model``.
 
-    ``config`` is the root Config (``corpusforge.pipeline.config.Config``). ``resume`` overrides ``train.resume``;
-    ``stop_at_step`` ends the run early at that step with a checkpoint, as an interruption would (the
-    schedule still spans ``max_steps``).
+    ``resume`` overrides ``train.resume``; ``stop_at_step`` ends the run early at that step with a checkpoint, as an
+    interruption would (the schedule still spans ``max_steps``). ``run.overwrite`` lets a run start over on top of
+    an earlier run's checkpoints.
     """
-    tc: TrainConfig = config.train
-    run_dir = pathlib.Path(rundir.check_run_dir(config.output.run_dir))
+    run_dir = pathlib.Path(rundir.check_run_dir(run.run_dir))
     with run_lock(str(run_dir), "train"):  # one writer per run directory (rank 0 holds it under DDP)
         rundir.check_fresh(str(run_dir), "tokens", "tokenizer")  # outputs of an earlier clean/ are refused
-        dist = init_distributed(tc.device)
+        dist = init_distributed(train.device)
         try:
             if dist.is_main:
                 # model/ is corpusforge's only when the marker records it (a folder of the user's named model/ is
                 # refused); recorded before anything is written, so a killed run's checkpoints are ours to resume
                 rundir.check_owned(str(run_dir), ["model"])
                 rundir.record_output(str(run_dir), "model")
-            result = _train(tc, run_dir, dist, resume=tc.resume if resume is None else resume,
-                            overwrite=getattr(config.output, "overwrite", False), stop_at_step=stop_at_step,
-                            progress=tc.progress if progress is None else progress)
+            result = _train(train, run_dir, dist, resume=train.resume if resume is None else resume,
+                            overwrite=run.overwrite, stop_at_step=stop_at_step,
+                            progress=train.progress if progress is None else progress)
             if result.model_dir != run_dir / "model":  # --overwrite: the new run, swapped in whole on success
                 if dist.is_main:
                     marker = rundir.read_marker(str(run_dir))
@@ -212,7 +137,7 @@ class _Window:
     count: float = 0.0
     flops: float = 0.0
     tokens: float = 0.0
-    detection: torch.Tensor | None = None  # ELECTRA: the sums behind electra.detection_metrics
+    metric_sums: torch.Tensor | None = None  # what the model kind's metrics are computed from (ELECTRA's)
     grad_norms: list = dataclasses.field(default_factory=list)  # one 0-d tensor per step, read when logged
     started: float = dataclasses.field(default_factory=time.perf_counter)
 
@@ -227,6 +152,7 @@ class _Session:
     data: TokenData
     vocab: Vocabulary
     objective: Objective
+    kind: ModelKind  # the model the objective trains: what it logs, how it is rebuilt
     mcfg: ModelConfig
     model: Transformer  # the unwrapped module (checkpoints, gradient clipping)
     trained: torch.nn.Module  # what the forward pass runs: DDP- and/or compile-wrapped ``model``
@@ -268,7 +194,7 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
             if s.evaluator is not None and tc.eval_every and s.step % tc.eval_every == 0 and s.step != end:
                 s.eval_result = s.evaluator.run(s.trained, s.autocast, s.step, s.log, unwrapped=s.model)
                 if dist.is_main:
-                    (s.bar.write if s.bar is not None else print)(f"step {s.step}: {describe_eval(s.eval_result)}")
+                    (s.bar.write if s.bar is not None else print)(f"step {s.step}: {s.kind.describe_eval(s.eval_result)}")
                 s.window.started = time.perf_counter()  # evaluation time is not training throughput
             if s.step % tc.checkpoint_every == 0 or s.step == end:
                 s.last_checkpoint = _save(s, s.step)
@@ -292,20 +218,21 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     data = TokenData.from_run(run_dir)
     tokenizer_vocab = Vocabulary.from_file(data.tokenizer)
     check_token_ids(data, tokenizer_vocab.size)  # before the objective adds sentinels past the tokenizer's ids
-    vocab = prepare_vocabulary(tokenizer_vocab, tc.objective, tc.seq_len, tc)
-    objective = build_objective(tc.objective, vocab, tc.seq_len, tc)
-    mcfg = build_model_config(tc, objective, vocab)
+    spec = objective_spec(tc.objective)
+    vocab = spec.vocabulary(tokenizer_vocab, tc.seq_len, tc)
+    objective, kind = spec.objective(vocab, tc.seq_len, tc), spec.model
+    mcfg = kind.config(tc, objective, vocab)
     initial = None
-    if objective.name == "bilm" and (tc.data_parallel == "fsdp" and dist.enabled or tc.checkpoint_activations):
-        raise UserError("objective bilm (ELMo's LSTMs) has no blocks to shard or checkpoint; use "
+    if not kind.shardable and (tc.data_parallel == "fsdp" and dist.enabled or tc.checkpoint_activations):
+        raise UserError(f"objective {objective.name} ({kind.title}) has no blocks to shard or checkpoint; use "
                         "train.data_parallel=ddp and train.checkpoint_activations=false")
-    if tc.init_from and objective.name in ("rtd", "bilm"):
+    if tc.init_from and not kind.init_from:
         raise UserError(f"train.init_from is not supported with objective {objective.name} (its model has no "
                         "transformers layout to start from); leave train.init_from empty")
     if tc.init_from:  # the checkpoint's architecture and weights replace the recipe's
         from corpusforge.trainers.init_from import initial_model
 
-        initial = initial_model(tc.init_from, ARCH_OF_OBJECTIVE[objective.name], vocab.size,
+        initial = initial_model(tc.init_from, kind.arch, vocab.size,
                                 max(tc.seq_len, objective.decoder_length), tc.model.dropout)
         mcfg = initial.cfg
     model_dir = run_dir / "model"
@@ -323,8 +250,7 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
         if state["model_config"] != dataclasses.asdict(mcfg):
             raise UserError(f"--resume: {latest} was trained with a different model or objective configuration; "
                             "use the same train.* settings, or start a new run directory")
-        if objective.name == "rtd":  # the generator and the loss weight are not in the discriminator's config
-            _check_same_rtd(state["config"].get("rtd", {}), to_dict(tc.rtd), latest)
+        kind.check_resume(state["config"], tc, latest)
         sharded = tc.data_parallel == "fsdp" and dist.enabled
         if state.get("sharded", False) != sharded:  # FSDP keys the optimizer state by name, DDP by position
             how = ("train.data_parallel=fsdp under torchrun with several processes" if state.get("sharded")
@@ -352,7 +278,7 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
     # Model, parallelism, optimizer, schedule. Same seed on every rank: identical initial weights. The optimizer
     # is built after FSDP has sharded the parameters (it holds this process's shards).
     torch.manual_seed(tc.seed)
-    model = build_model(tc, objective, mcfg, vocab, data.tokenizer)
+    model = kind.build(tc, mcfg, vocab, data.tokenizer)
     if initial is not None:
         model.load_state_dict(initial.state_dict())
     model = model.to(device)
@@ -392,7 +318,7 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                      world_size=dist.world_size)
     loader = make_loader(ExampleStream(train_windows, objective, tc.seed), plan, workers,
                          pin_memory=device.type == "cuda")
-    evaluator = Evaluator.build(data, objective, tc, dist) if data.splits.get("val") else None
+    evaluator = Evaluator.build(data, objective, kind, tc, dist) if data.splits.get("val") else None
 
     nparams = model.num_params()
     if dist.is_main:
@@ -423,21 +349,11 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
         # Off a terminal (CI logs) the bar is redrawn every 10 s rather than ten times a second.
         bar = tqdm(total=tc.max_steps, initial=step, unit="step", dynamic_ncols=True,
                    mininterval=0.1 if sys.stderr.isatty() else 10.0)
-    return _Session(tc=tc, dist=dist, data=data, vocab=vocab, objective=objective, mcfg=mcfg, model=model,
+    return _Session(tc=tc, dist=dist, data=data, vocab=vocab, objective=objective, kind=kind, mcfg=mcfg, model=model,
                     trained=trained, optimizer=optimizer, scheduler=scheduler, scaler=scaler, autocast=autocast,
                     plan=plan, loader=loader, evaluator=evaluator, model_dir=model_dir, ckpt_dir=ckpt_dir, log=log,
                     peak=peak_flops(device, str(dtype).replace("torch.", "")), bar=bar, step=step,
                     start_step=step, start_position=position, last_checkpoint=ckpt.latest_checkpoint(ckpt_dir))
-
-
-def _check_same_rtd(saved: dict, wanted: dict, checkpoint: pathlib.Path) -> None:
-    """Refuse to resume ELECTRA with another generator or loss weight than the checkpoint's (a generator of
-    another width would not load; another weight would silently change the objective mid-run)."""
-    changed = [f"train.rtd.{key} was {saved.get(key)}, now {value}" for key, value in wanted.items()
-               if saved.get(key) != value]
-    if changed:
-        raise UserError(f"--resume: {checkpoint} was trained with other ELECTRA settings ({'; '.join(changed)}); "
-                        "resume with the checkpoint's train.rtd.* settings, or start a new run directory")
 
 
 def _step(s: _Session) -> None:
@@ -457,17 +373,15 @@ def _step(s: _Session) -> None:
             weighted = loss * (counts[i] * dist.world_size / max(global_count, 1.0))
             (s.scaler.scale(weighted) if s.scaler else weighted).backward()
         w.loss += loss.detach().float() * counts[i]
-        sums = getattr(s.model, "detection_sums", None)
+        sums = s.kind.metric_sums(s.model)
         if sums is not None:
-            w.detection = sums if w.detection is None else w.detection + sums
+            w.metric_sums = sums if w.metric_sums is None else w.metric_sums + sums
         w.count += counts[i]
         dec = batch.get("decoder_input_ids")
         w.tokens += batch["input_ids"].numel() + (dec.numel() if dec is not None else 0)
         w.flops += train_flops(s.mcfg, batch["input_ids"].size(0), batch["input_ids"].size(1),
                                dec.size(1) if dec is not None else 0, batch["labels"].numel())
-        if hasattr(s.model, "generator_cfg"):  # ELECTRA: the generator's pass too
-            w.flops += train_flops(s.model.generator_cfg, batch["input_ids"].size(0), batch["input_ids"].size(1),
-                                   0, batch["labels"].numel())
+        w.flops += s.kind.extra_flops(s.model, batch)
     if s.scaler is not None:
         s.scaler.unscale_(s.optimizer)
     grad_norm = torch.nn.utils.clip_grad_norm_(s.model.parameters(), tc.optim.clip or float("inf"))
@@ -514,7 +428,7 @@ def _log_window(s: _Session) -> None:
                                f"lower train.optim.lr (now {s.tc.optim.lr}); the last good checkpoint "
                                f"is {s.last_checkpoint or 'none'}")
     s.tokens_per_s = tokens / elapsed
-    detection = _detection_metrics(w.detection, s.dist)
+    metrics = _metrics(s.kind, w.metric_sums, s.dist)
     mfu = flops / elapsed / (s.peak * s.dist.world_size) if s.peak else None
     if s.dist.is_main:
         record = {"step": s.step, "split": "train", "loss": s.train_loss,
@@ -522,7 +436,7 @@ def _log_window(s: _Session) -> None:
                   "examples": s.start_position + (s.step - s.start_step) * s.plan.global_batch}
         if mfu is not None:
             record["mfu"] = mfu
-        record.update(detection)
+        record.update(metrics)
         s.log.write(record)
         if s.bar is not None:
             postfix = {"loss": f"{s.train_loss:.4f}", "tok/s": f"{s.tokens_per_s:,.0f}"}
@@ -558,41 +472,28 @@ def _finish(s: _Session) -> TrainResult:
     if is_sharded(s.model):  # gather the shards into a plain model on the main process
         model_state, _ = full_state_dict(s.model)
         if s.dist.is_main:
-            final = build_model(tc, s.objective, s.mcfg, s.vocab, s.data.tokenizer)
+            final = s.kind.build(tc, s.mcfg, s.vocab, s.data.tokenizer)
             final.load_state_dict(ckpt.clean_state_dict(model_state))
     if s.dist.is_main:
         info = {"objective": s.objective.name, "family": tc.model.family or s.objective.family,
                 "special_tokens": s.vocab.special_ids(), "tokenizer_vocab_size": s.vocab.size, "step": step,
-                "train": to_dict(tc), **electra_info(final)}
+                "train": to_dict(tc), **s.kind.saved_info(final)}
         ckpt.save_pretrained(final, s.model_dir, tokenizer=s.data.tokenizer, info=info)
         s.log.close()
         plot_loss_curve(s.model_dir / "metrics.jsonl", s.model_dir / "loss_curve.png",
                         title=f"{s.objective.name} / {s.mcfg.arch} {tc.model.size}")
         summary = f"step {step}: train loss {s.train_loss:.4f}" if s.train_loss is not None else f"step {step}"
         if s.eval_result:
-            summary += f", {describe_eval(s.eval_result)}"
+            summary += f", {s.kind.describe_eval(s.eval_result)}"
         print(f"{summary}; model in {s.model_dir}")
     barrier(s.dist)
     return TrainResult(model_dir=s.model_dir, step=step, train_loss=s.train_loss, eval=s.eval_result,
                        parameters=s.model.num_params(), tokens_per_second=s.tokens_per_s)
 
 
-def _detection_metrics(sums: torch.Tensor | None, dist: Distributed) -> dict:
-    """ELECTRA's two halves, from detection sums reduced over processes (empty for other models)."""
-    if sums is None:
-        return {}
-    from corpusforge.trainers.electra import detection_metrics
-
-    return detection_metrics(all_reduce_sum(sums.tolist(), dist))
-
-
-def describe_eval(result: dict) -> str:
-    """One line for an evaluation record: perplexity and accuracy, or for ELECTRA each half's loss and accuracy."""
-    if "ppl" in result:
-        return f"val loss {result['loss']:.4f} (ppl {result['ppl']:.2f}, accuracy {result['accuracy']:.3f})"
-    return (f"val loss {result['loss']:.4f} (generator MLM loss {result['generator_loss']:.4f}, accuracy "
-            f"{result['generator_accuracy']:.3f}; discriminator loss {result['discriminator_loss']:.4f}, accuracy "
-            f"{result['discriminator_accuracy']:.3f} with {result['replaced_share']:.3f} replaced)")
+def _metrics(kind: ModelKind, sums: torch.Tensor | None, dist: Distributed) -> dict:
+    """The model kind's logged metrics from its sums reduced over processes (empty for a model without)."""
+    return {} if sums is None else kind.metrics(all_reduce_sum(sums.tolist(), dist))
 
 
 @dataclasses.dataclass
@@ -604,9 +505,11 @@ class Evaluator:
     plan: BatchPlan
     batches: int
     dist: Distributed
+    kind: ModelKind
 
     @classmethod
-    def build(cls, data: TokenData, objective: Objective, tc: TrainConfig, dist: Distributed) -> "Evaluator | None":
+    def build(cls, data: TokenData, objective: Objective, kind: ModelKind, tc: TrainConfig, dist: Distributed
+              ) -> "Evaluator | None":
         try:
             windows = PackedWindows(TokenShards(data.splits["val"]), objective.raw_length, objective.separator,
                                     seed=tc.seed, shuffle=False)
@@ -618,17 +521,17 @@ class Evaluator:
         batches = max(1, min(tc.eval_batches, windows.per_epoch // per_pass))
         plan = BatchPlan(start=0, micro_batch=tc.micro_batch_size, grad_accum=batches, rank=dist.rank,
                          world_size=dist.world_size)
-        return cls(ExampleStream(windows, objective, seed=tc.seed + 1), plan, batches, dist)
+        return cls(ExampleStream(windows, objective, seed=tc.seed + 1), plan, batches, dist, kind)
 
     @torch.no_grad()
     def run(self, model: torch.nn.Module, autocast, step: int, log: MetricsLog | None, *,
             unwrapped: torch.nn.Module | None = None) -> dict:
-        """``unwrapped``: the module under ``model``'s DDP/compile wrappers, where ELECTRA leaves its detection sums."""
+        """``unwrapped``: the module under ``model``'s DDP/compile wrappers, where a model kind's metric sums are."""
         was_training = model.training
         model.eval()
         loader = make_loader(self.dataset, self.plan)
         total = count = correct = 0.0
-        detection = None
+        metric_sums = None
         device = self.dist.device
         for _ in range(self.batches):
             batch = {k: v.to(device) for k, v in next(loader).items()}
@@ -640,17 +543,15 @@ class Evaluator:
             total += float(loss) * n
             count += n
             correct += float(((logits.argmax(-1) == labels) & predicted).sum())
-            sums = getattr(unwrapped, "detection_sums", None)
+            sums = self.kind.metric_sums(unwrapped)
             if sums is not None:
-                detection = sums if detection is None else detection + sums
+                metric_sums = sums if metric_sums is None else metric_sums + sums
         total, count, correct = all_reduce_sum([total, count, correct], self.dist)
         model.train(was_training)
         loss = total / max(count, 1.0)
         result = {"step": step, "split": "val", "loss": loss}
-        if detection is None:
-            result.update(ppl=math.exp(min(loss, 50.0)), accuracy=correct / max(count, 1.0))
-        else:  # ELECTRA: the loss mixes two halves, so its exponential is no perplexity; each half by itself
-            result.update(_detection_metrics(detection, self.dist), generator_accuracy=correct / max(count, 1.0))
+        sums = None if metric_sums is None else all_reduce_sum(metric_sums.tolist(), self.dist)
+        result.update(self.kind.evaluation(loss, correct, count, sums))
         result["tokens"] = int(count)
         if log is not None:
             log.write(result)

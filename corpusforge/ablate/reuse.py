@@ -3,7 +3,8 @@ earlier build (same stages in the same order, same configuration up to there, sa
 
 Every ablation build runs with stage checkpoints and keeps them (``run_build(keep_checkpoints=True)``). Before
 the next build, ``seed_checkpoints`` hard-links the matching stage checkpoints of the best earlier build (and its
-run secret, so the PII hashes of reused and new stages agree) into the new build's ``.checkpoints``; the build
+run secret, so the PII hashes of reused and new stages agree) into the new build's checkpoints
+(``rundir.link_checkpoints``); the build
 then resumes after them, exactly as ``corpusforge build --resume`` does, so its output is the output of a build
 from scratch. Checkpoints hold text from before the PII stage: ``drop_checkpoints`` deletes them once every
 build is done.
@@ -11,10 +12,10 @@ build is done.
 from __future__ import annotations
 
 import os
-import shutil
 
 from corpusforge.core import rundir
-from corpusforge.pipeline.build import CHECKPOINTS, RUN_SECRET, Segment, is_complete, plan_segments, run_build
+from corpusforge.pipeline.config import BuildConfig
+from corpusforge.pipeline.build import Segment, is_complete, plan_segments, run_build
 
 
 def _shared_prefix(mine: list[Segment], theirs: list[Segment]) -> int:
@@ -28,37 +29,33 @@ def _shared_prefix(mine: list[Segment], theirs: list[Segment]) -> int:
     return count
 
 
-def seed_checkpoints(config, build_dir: str, earlier: dict[str, object]) -> tuple[str, list[str]] | None:
+def seed_checkpoints(config: BuildConfig, build_dir: str, earlier: dict[str, BuildConfig]) -> tuple[str, list[str]] | None:
     """Link into ``build_dir/.checkpoints`` the longest run of leading stages that one of the ``earlier`` builds
     (``{build_dir: its config}``) completed with this build's fingerprints. Returns (the build reused, its
     stage names) or None when no stage is shared."""
-    work_dir = os.path.join(build_dir, CHECKPOINTS)
-    mine = plan_segments(config, work_dir, checkpoint=True)
+    mine = plan_segments(config, rundir.checkpoints_dir(build_dir), checkpoint=True)
     if is_complete(mine[0]):
         return None  # an interrupted build of its own: it resumes from its own checkpoints and run secret
     best, best_count = None, 0
     for other_dir, other_config in earlier.items():
-        theirs = plan_segments(other_config, os.path.join(other_dir, CHECKPOINTS), checkpoint=True)
+        theirs = plan_segments(other_config, rundir.checkpoints_dir(other_dir), checkpoint=True)
         count = _shared_prefix(mine, theirs)
         if count > best_count:
             best, best_count = (other_dir, theirs), count
     if best is None:
         return None
     other_dir, theirs = best
-    rundir.delete(work_dir)  # refused unless the build directory's marker records it
-    rundir.make_scratch(build_dir, CHECKPOINTS, private=True)
-    os.link(os.path.join(other_dir, CHECKPOINTS, RUN_SECRET), os.path.join(work_dir, RUN_SECRET))
-    for segment, source in zip(mine[:best_count], theirs[:best_count]):
-        shutil.copytree(source.directory, segment.directory, copy_function=os.link)
+    rundir.link_checkpoints(other_dir, build_dir, [(source.directory, segment.directory)
+                                                   for segment, source in zip(mine[:best_count], theirs[:best_count])])
     return other_dir, [name for segment in mine[:best_count] for name in segment.stages]
 
 
 def drop_checkpoints(build_dirs: list[str]) -> None:
     for build_dir in build_dirs:
-        rundir.delete(os.path.join(build_dir, CHECKPOINTS))
+        rundir.drop_checkpoints(build_dir)
 
 
-def build_reusing_stages(config, build_dir: str, earlier: dict[str, object], beam_args: list[str] | None = None,
+def build_reusing_stages(config: BuildConfig, build_dir: str, earlier: dict[str, BuildConfig], beam_args: list[str] | None = None,
                          out=None, progress: bool = True) -> tuple[str, list[str]] | None:
     """Build ``config`` into ``build_dir`` starting after the stages it shares with one of the ``earlier`` builds
     (``{build_dir: config}``, updated with this one), keeping its stage checkpoints for the builds after it.

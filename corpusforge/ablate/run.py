@@ -31,6 +31,8 @@ from corpusforge.core.shard_files import is_shard
 from corpusforge.core.config_loader import to_dict
 from corpusforge.core.errors import UserError
 from corpusforge.core.run_lock import run_lock
+from corpusforge.config import Config
+from corpusforge.trainers.config import TrainConfig
 
 
 # What an ablation changes from the defaults (the config base of `corpusforge ablate`): a vocabulary and batch
@@ -56,14 +58,13 @@ class AblationOptions:
     progress: bool = True
 
 
-def tokens_per_step(config: Any) -> int:
-    tc = config.train
+def tokens_per_step(tc: TrainConfig) -> int:
     return tc.seq_len * tc.micro_batch_size * tc.grad_accum
 
 
-def check_budget(config: Any, tokens: int) -> int:
+def check_budget(tc: TrainConfig, tokens: int) -> int:
     """The optimizer steps that train exactly ``tokens`` tokens; refuses a budget that is not whole steps."""
-    per_step = tokens_per_step(config)
+    per_step = tokens_per_step(tc)
     if tokens < per_step or tokens % per_step:
         low, high = max(tokens // per_step, 1) * per_step, -(-tokens // per_step) * per_step
         raise UserError(f"--tokens {tokens:,} is not a whole number of optimizer steps of {per_step:,} tokens "
@@ -71,7 +72,7 @@ def check_budget(config: Any, tokens: int) -> int:
     return tokens // per_step
 
 
-def run_ablation(base: Any, variants: list[Variant], options: AblationOptions, beam_args: list[str] | None = None,
+def run_ablation(base: Config, variants: list[Variant], options: AblationOptions, beam_args: list[str] | None = None,
                  out=None) -> dict[str, Any]:
     """Build, tokenize, train and evaluate every variant; write DIR/ablation.json and DIR/ablation.html."""
     from corpusforge.trainers.evaluate import read_documents
@@ -86,7 +87,7 @@ def run_ablation(base: Any, variants: list[Variant], options: AblationOptions, b
     if not files.is_local(out_dir):
         raise UserError(f"--out {out_dir}: ablate writes to a local directory; pass a local path")
     configs = {v.name: variant_config(base, v) for v in variants}  # every variant checked before any work
-    steps = check_budget(base, options.tokens)
+    steps = check_budget(base.train, options.tokens)
     heldout = list(read_documents(options.heldout, options.text_field))
     if not heldout:
         raise UserError(f"{options.heldout} holds no documents to evaluate on")
@@ -203,7 +204,7 @@ def _tokens(config, build_dir: str, tokenizer: str, tokenizer_sha: str, beam_arg
         _say(out, f"tokenize {build_dir}")
         config.output.run_dir, config.output.overwrite = build_dir, True
         config.tokenize.tokenizer = tokenizer
-        manifest = run_tokenize(config, beam_args, progress=options.progress)
+        manifest = run_tokenize(config.tokenize, config.tokenize_run(), beam_args, progress=options.progress)
         files.write_bytes_atomic(record, tokenizer_sha.encode())
     train = manifest["splits"]["train"]
     return {"documents": int(train["documents"]), "tokens": int(train["tokens"])}
@@ -247,9 +248,9 @@ def _trained(config, key: str, seed: int, steps: int, tokenizer: str, tokenizer_
     build_dir = files.join(out_dir, "builds", key)
     config.output.run_dir, config.output.overwrite = build_dir, True
     config.tokenize.tokenizer = tokenizer
-    _say(out, f"{label}: training {steps} steps x {tokens_per_step(config):,} tokens")
+    _say(out, f"{label}: training {steps} steps x {tokens_per_step(config.train):,} tokens")
     tick = time.time()
-    trained = train_model(config, resume=False, progress=options.progress)
+    trained = train_model(config.train, config.run_paths(), resume=False, progress=options.progress)
     seconds["train"] += time.time() - tick
     tick = time.time()
     scores = evaluate(load_model(str(trained.model_dir)), iter(heldout))

@@ -16,6 +16,7 @@ from typing import Any
 
 from corpusforge.core.config_loader import ConfigError, apply_overrides, from_dict, load_file, to_dict
 from corpusforge.core.errors import UserError
+from corpusforge.config import Config
 
 # The top-level config keys a variant may override: what decides the build's clean text.
 VARIANT_SECTIONS = ("inputs", "normalize", "quality", "dedup", "pii")
@@ -107,15 +108,15 @@ def check_unique(variants: list[Variant]) -> None:
         seen.add(variant.name)
 
 
-def variant_config(base: Any, variant: Variant) -> Any:
-    """``base`` (a Config of any dataclass type) with the variant's overrides applied and checked."""
+def variant_config(base: Config, variant: Variant) -> Config:
+    """``base`` with the variant's overrides applied and checked."""
     try:
         return from_dict(type(base), apply_overrides(to_dict(base), variant.override_strings()))
     except ConfigError as exc:
         raise UserError(f"variant {variant.name!r}: {exc}") from None
 
 
-def build_key(config: Any) -> str:
+def build_key(config: Config) -> str:
     """What decides a variant's build: equal keys, one build (reused by every variant that has it)."""
     data = to_dict(config)
     relevant = {name: data[name] for name in (*VARIANT_SECTIONS, "build")}

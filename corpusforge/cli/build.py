@@ -31,7 +31,7 @@ def register(subparsers) -> None:
 
 
 def cmd_build(args) -> int:
-    from corpusforge.config import InputConfig, load_config
+    from corpusforge.config import InputConfig, load_config, to_dict
     from corpusforge.core import lean_beam
 
     overrides = list(args.set)
@@ -45,7 +45,8 @@ def cmd_build(args) -> int:
         overrides.append("build.fail_fast=true")
     config = load_config(args.config, overrides)
     config.inputs.extend(InputConfig(path=p) for p in args.input)
-    if lean_beam.local_build(config, args.beam_args):  # Beam without its GCP, MongoDB and pandas integrations
+    # Beam without its GCP, MongoDB and pandas integrations
+    if lean_beam.local_build(config.beam, to_dict(config), args.beam_args):
         lean_beam.import_for_local_build()
     from corpusforge.pipeline.build import run_build
 

@@ -80,17 +80,17 @@ def _run(args, run_dir: pathlib.Path) -> int:
     run_build(config, args.beam_args)
     if config.tokenizer.enabled:
         print("\n== 2/5 tokenizer train ==", flush=True)
-        report = train_tokenizer(config)
+        report = train_tokenizer(config.tokenizer, config.run_paths(), seq_len=config.train.seq_len)
         print(f"tokenizer: {report.get('vocab_size', '?')} tokens -> {run_dir}/tokenizer/tokenizer.json", flush=True)
     if config.tokenize.enabled:
         print("\n== 3/5 tokenize ==", flush=True)
-        manifest = run_tokenize(config, args.beam_args)
+        manifest = run_tokenize(config.tokenize, config.tokenize_run(), args.beam_args)
         splits = manifest.get("splits", {})
         print("token shards: " + ", ".join(f"{name} {s.get('tokens', 0):,} tokens" for name, s in splits.items()),
               flush=True)
     if config.train.enabled:
         print("\n== 4/5 train ==", flush=True)
-        train_model(config)
+        train_model(config.train, config.run_paths())
     print("\n== 5/5 report ==", flush=True)
     result = write_report(str(run_dir))
     print(getattr(result, "summary", ""), flush=True)

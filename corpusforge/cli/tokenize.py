@@ -31,7 +31,8 @@ def cmd_tokenize(args) -> int:
 
     config = load_config(args.config, flag_overrides(args, "tokenize", {
         "val_fraction": "val_fraction", "tokenizer": "tokenizer", "input": "input", "output": "output"}))
-    manifest = run_tokenize(config, getattr(args, "beam_args", None), progress=not args.no_progress)
+    manifest = run_tokenize(config.tokenize, config.tokenize_run(), getattr(args, "beam_args", None),
+                            progress=not args.no_progress)
     output = config.tokenize.output or f"{config.run_dir}/tokens"
     print(format_manifest(manifest, output), flush=True)
     return 0

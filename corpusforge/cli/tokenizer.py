@@ -48,7 +48,8 @@ def cmd_train(args) -> int:
 
     config = load_config(args.config, flag_overrides(args, "tokenizer", {
         "family": "family", "kind": "kind", "vocab_size": "vocab_size", "input": "input", "output": "output"}))
-    report = train_tokenizer(config, progress=not args.no_progress)
+    report = train_tokenizer(config.tokenizer, config.run_paths(), seq_len=config.train.seq_len,
+                             progress=not args.no_progress)
     output = config.tokenizer.output or f"{config.run_dir}/tokenizer"
     print(f"tokenizer written to {output}/tokenizer.json", flush=True)
     print(format_report(report), flush=True)

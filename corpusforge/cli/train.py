@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import typing
 
 from corpusforge.cli.options import common_parser, flag_overrides
+from corpusforge.trainers.config import Objective as ObjectiveName
 
 _SHORTCUTS = {  # option attribute -> train.* key
     "objective": "objective", "size": "model.size", "family": "model.family", "seq_len": "seq_len",
@@ -20,10 +22,12 @@ def register(subparsers) -> None:
                     "checkpoints/, metrics.jsonl, loss_curve.png, and the final model.safetensors with config.json "
                     "and tokenizer.json. Options below are shortcuts for --set train.KEY=VALUE. On several GPUs: "
                     "torchrun --nproc_per_node=N -m corpusforge train ... (see docs/training.md).")
-    train.add_argument("--objective", choices=["mlm", "span", "bart", "clm", "prefixlm"], default=argparse.SUPPRESS,
-                       help="mlm: BERT masked LM (encoder); span: T5 span corruption and bart: BART denoising "
-                            "(encoder-decoder); clm: GPT causal LM and prefixlm: prefix LM (decoder). "
-                            "Default: train.objective.")
+    # The objective registry's names (trainers/registry.py; a test holds train.objective's Literal to it), read
+    # from the config module so that the CLI starts without importing torch.
+    train.add_argument("--objective", choices=typing.get_args(ObjectiveName), default=argparse.SUPPRESS,
+                       help="mlm: BERT masked LM and rtd: ELECTRA replaced-token detection (encoder); span: T5 span "
+                            "corruption and bart: BART denoising (encoder-decoder); clm: GPT causal LM and prefixlm: "
+                            "prefix LM (decoder); bilm: ELMo's bidirectional LM. Default: train.objective.")
     train.add_argument("--size", choices=["debug", "small", "base"], default=argparse.SUPPRESS,
                        help="Model size; default: train.model.size.")
     train.add_argument("--family", choices=["bert", "gpt2", "t5", "bart"], default=argparse.SUPPRESS,
@@ -67,5 +71,5 @@ def cmd_train(args) -> int:
     from corpusforge.trainers.train import train_model
 
     config = load_config(args.config, overrides(args))
-    train_model(config)
+    train_model(config.train, config.run_paths())
     return 0

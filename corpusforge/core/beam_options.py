@@ -6,6 +6,7 @@ import difflib
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from corpusforge.core.config_loader import setting
 from corpusforge.core.errors import UserError
 
 if TYPE_CHECKING:
@@ -25,18 +26,9 @@ DIRECT_RUNNERS = ("DirectRunner", "SwitchingDirectRunner", "BundleBasedDirectRun
 
 @dataclasses.dataclass
 class BeamConfig:
-    runner: str = dataclasses.field(
-        default="DirectRunner",
-        metadata={"help": "Beam runner: DirectRunner, PortableRunner, DataflowRunner, SparkRunner, FlinkRunner, or a dotted class path."},
-    )
-    options: dict[str, Any] = dataclasses.field(
-        default_factory=dict,
-        metadata={"help": "Any Beam pipeline options, e.g. {direct_num_workers: 2, temp_location: gs://...}; CLI flags after the subcommand's own pass through too. An option no Beam options class knows is an error (with a did-you-mean)."},
-    )
-    type_check: bool = dataclasses.field(
-        default=False,
-        metadata={"help": "Beam's construction-time type checks and type inference. Off by default: they cost about a third of building the graph (~0.6 s of every build's start-up) and the build's transforms are tested; turn on when you drop corpusforge's transforms into a pipeline of your own and want Beam to check it. Outputs are the same either way."},
-    )
+    runner: str = setting("DirectRunner", "Beam runner: DirectRunner, PortableRunner, DataflowRunner, SparkRunner, FlinkRunner, or a dotted class path.")
+    options: dict[str, Any] = setting(help="Any Beam pipeline options, e.g. {direct_num_workers: 2, temp_location: gs://...}; CLI flags after the subcommand's own pass through too. An option no Beam options class knows is an error (with a did-you-mean).", factory=dict)
+    type_check: bool = setting(False, "Beam's construction-time type checks and type inference. Off by default: they cost about a third of building the graph (~0.6 s of every build's start-up) and the build's transforms are tested; turn on when you drop corpusforge's transforms into a pipeline of your own and want Beam to check it. Outputs are the same either way.")
 
 
 FIXED_RUNNERS = {

@@ -15,6 +15,20 @@ import typing
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 
+def setting(default: Any = dataclasses.MISSING, help: str = "", *, factory: Any = dataclasses.MISSING,
+            same_output: bool = False, secret: bool = False) -> Any:
+    """The one way to declare a config field: its default (``factory`` for a mutable one) and the help line that
+    docs/configuration.md, ``corpusforge config`` and the JSON Schema show. ``same_output``: the setting chooses
+    only how the output is computed, so checkpoint fingerprints leave it out (``output_dict``). ``secret``: never
+    written or printed (``public_dict``)."""
+    metadata: dict[str, Any] = {"help": help}
+    if same_output:
+        metadata["same_output"] = True
+    if secret:
+        metadata["secret"] = True
+    return dataclasses.field(default=default, default_factory=factory, metadata=metadata)
+
+
 class ConfigError(ValueError):
     """A configuration problem, with the dotted key that caused it."""
 

@@ -27,6 +27,11 @@ def _local(path: str) -> str:
     return path[len("file://"):] if path.startswith("file://") else path
 
 
+def local_path(path: str) -> str:
+    """A local path without its ``file://`` scheme."""
+    return _local(path)
+
+
 def join(base: str, *parts: str) -> str:
     if is_local(base):
         return os.path.join(base, *parts)

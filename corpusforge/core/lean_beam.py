@@ -26,7 +26,9 @@ import gc
 import importlib
 import json
 import sys
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
+
+from corpusforge.core.beam_options import BeamConfig
 
 # Top-level names whose import Beam guards with ``except ImportError``: the ``gcp`` extra (the google.cloud
 # namespace holds every google-cloud-* client) and MongoDB IO (pymongo and its bson). Not pandas (Beam's
@@ -51,13 +53,12 @@ def enable() -> None:
     _enabled = True
 
 
-def local_build(config: Any, beam_args: list[str] | None = None) -> bool:
-    """Whether a build of ``config`` (a dataclass config) with Beam flags ``beam_args`` runs on the local
-    DirectRunner and names no URL: then it needs none of ``OPTIONAL_LIBRARIES``."""
-    from corpusforge.core.config_loader import to_dict
-
+def local_build(beam: BeamConfig, settings: Mapping[str, Any], beam_args: list[str] | None = None) -> bool:
+    """Whether a build with the ``beam`` section, the whole config ``settings`` (as ``to_dict`` gives it) and Beam
+    flags ``beam_args`` runs on the local DirectRunner and names no URL: then it needs none of
+    ``OPTIONAL_LIBRARIES``."""
     args = list(beam_args or [])
-    runner = config.beam.runner
+    runner = beam.runner
     for i, arg in enumerate(args):  # the last --runner flag wins, as in Beam's parser
         if arg.startswith("--runner="):
             runner = arg.split("=", 1)[1]
@@ -65,7 +66,7 @@ def local_build(config: Any, beam_args: list[str] | None = None) -> bool:
             runner = args[i + 1]
     if runner not in LOCAL_RUNNERS:
         return False
-    return "://" not in json.dumps(to_dict(config), default=str) and not any("://" in a for a in args)
+    return "://" not in json.dumps(settings, default=str) and not any("://" in a for a in args)
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ folders made outside any run directory (``temporary_dir``) are deleted only by t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -36,6 +37,15 @@ from corpusforge.core.errors import UserError
 from corpusforge.core.shard_files import shard_files
 
 MARKER = ".corpusforge-run.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPaths:
+    """The run directory a command writes into, and whether it may replace what an earlier command wrote there
+    (``output.run_dir`` and ``output.overwrite``)."""
+
+    run_dir: str
+    overwrite: bool = False
 LOCK = ".corpusforge.lock"
 JOURNAL = ".corpusforge-swap.json"
 # Temporary directories a command makes in the run directory; a killed command leaves them behind.
@@ -131,7 +141,7 @@ def fingerprint_of(clean_dir: str) -> str:
     """The fingerprint of the clean/ folder an output is made from: the one its run's marker records when it
     is a run's clean/ (the build computed it), else computed from its shards."""
     if files.is_local(clean_dir):
-        clean_dir = os.path.normpath(files._local(clean_dir))
+        clean_dir = os.path.normpath(files.local_path(clean_dir))
     parent = _parent(clean_dir.rstrip("/"))
     if posixpath.basename(clean_dir.rstrip("/")) == "clean" and files.exists(files.join(parent, MARKER)):
         with contextlib.suppress(UserError):
@@ -144,7 +154,7 @@ def fingerprint_of(clean_dir: str) -> str:
 def same_path(a: str, b: str) -> bool:
     """``a`` and ``b`` name the same place (local: after resolving links and ``..``)."""
     if files.is_local(a) and files.is_local(b):
-        return os.path.realpath(files._local(a)) == os.path.realpath(files._local(b))
+        return os.path.realpath(files.local_path(a)) == os.path.realpath(files.local_path(b))
     return a.rstrip("/") == b.rstrip("/")
 
 
@@ -241,7 +251,7 @@ def _remove_tree(path: str) -> None:
     """Delete a file or a directory tree (no ownership check: callers in this module have made it); links
     inside are removed, never followed."""
     if files.is_local(path):
-        path = files._local(path)
+        path = files.local_path(path)
         if os.path.islink(path) or not os.path.isdir(path):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
@@ -273,7 +283,7 @@ def owner(path: str) -> tuple[str, dict[str, Any], list[str]]:
     one-line ``UserError``: a path no marker records is never deleted, replaced or renamed."""
     path = str(path)
     if files.is_local(path):
-        path = os.path.abspath(files._local(path))
+        path = os.path.abspath(files.local_path(path))
     directory = _parent(path)
     while True:
         if files.exists(files.join(directory, MARKER)):
@@ -309,7 +319,7 @@ def delete(path: str) -> None:
     (``owner``); a whole output must hold nothing corpusforge did not write (``check_owned``). A scratch
     directory deleted whole is forgotten by its marker. Nothing there: nothing to do."""
     path = str(path)
-    if not _lexists(files._local(path) if files.is_local(path) else path):
+    if not _lexists(files.local_path(path) if files.is_local(path) else path):
         return
     directory, marker, parts = owner(path)
     if len(parts) == 1 and parts[0] in marker["outputs"]:
@@ -324,10 +334,10 @@ def move(source: str, dest: str) -> None:
     source, dest = str(source), str(dest)
     owner(source)
     owner(dest)
-    if files.is_local(dest) and _lexists(files._local(dest)) and not os.path.isfile(files._local(dest)):
+    if files.is_local(dest) and _lexists(files.local_path(dest)) and not os.path.isfile(files.local_path(dest)):
         raise UserError(f"{dest} exists and is not a file; corpusforge does not move anything over it")
     if files.is_local(source):
-        os.replace(files._local(source), files._local(dest))
+        os.replace(files.local_path(source), files.local_path(dest))
     else:
         _rename(source, dest)
 
@@ -340,7 +350,7 @@ def make_scratch(run_dir: str, name: str | None = None, prefix: str = ".tmp-swap
     path = files.join(run_dir, name)
     marker = read_marker(run_dir) or {"outputs": {}, "derived": {}, "scratch": []}
     if name not in marker["scratch"]:
-        if _lexists(files._local(path) if files.is_local(path) else path):
+        if _lexists(files.local_path(path) if files.is_local(path) else path):
             raise UserError(f"{path} exists but corpusforge did not make it ({MARKER} does not record it), so it "
                             "is neither used nor deleted; move it out of the way and run again")
         marker["scratch"].append(name)
@@ -490,6 +500,62 @@ def swap_in(run_dir: str, staged: str, names: tuple[str, ...], marker: dict[str,
     write_marker(run_dir, marker)
 
 
+def temp_dir(run_dir: str, purpose: str = "swap") -> str:
+    """A new temporary directory name in ``run_dir``: ``swap`` and ``final`` for outputs that ``swap_in`` then
+    moves into place, ``build`` for a build's work (a killed command leaves them to ``clean_leftovers``)."""
+    prefix = f".tmp-{purpose}-"
+    if prefix not in TEMP_PREFIXES:
+        raise ValueError(f"no temporary directory for {purpose!r}")
+    return files.join(run_dir, f"{prefix}{uuid.uuid4().hex[:12]}")
+
+
+def prepare_outputs(run_dir: str, names: tuple[str, ...], overwrite: bool) -> None:
+    """Refuse to replace existing outputs unless asked to, and, when asked, unless corpusforge wrote them (the
+    run directory's marker lists them). Nothing is deleted here: the new outputs replace the old ones only
+    when they are complete (``swap_in``)."""
+    existing = [files.join(run_dir, n) for n in names if files.exists(files.join(run_dir, n))]
+    if existing and not overwrite:
+        raise UserError(f"{run_dir} already holds a build ({', '.join(posixpath.basename(e) for e in existing)}); "
+                        "choose another output.run_dir or pass --overwrite")
+    check_owned(run_dir, list(names))
+    files.mkdirs(run_dir)
+
+
+def corpus_marker(run_dir: str, final: str, names: tuple[str, ...], fingerprint: str
+                  ) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The run directory's marker once the corpus outputs ``names`` staged in ``final`` (a build, a rethreshold)
+    are swapped in, and the old outputs it makes stale and retires (report.html; tokenizer/, tokens/ and model/
+    stay, marked stale by the fingerprint ``check_fresh`` compares)."""
+    marker = read_marker(run_dir) or {"outputs": {}, "derived": {}}
+    for name in names:
+        path = posixpath.join(final, name)
+        if files.exists(path):
+            marker["outputs"][name] = listing(path) if name in ("clean", "removed", "rejected") else None
+        else:
+            marker["outputs"].pop(name, None)
+    changed = marker.get("corpus_fingerprint") != fingerprint  # an identical rebuild makes nothing stale
+    marker["corpus_fingerprint"] = fingerprint
+    retire = tuple(n for n in ("report.html",) if changed and n in marker["outputs"]
+                   and is_regular(posixpath.join(run_dir, n)))
+    for name in retire:
+        marker["outputs"].pop(name)
+        marker["derived"].pop(name, None)
+    return marker, retire
+
+
+def derived_marker(run_dir: str, name: str, listed: list[str], made_from: str | None) -> dict[str, Any]:
+    """The run directory's marker once the output ``name`` (tokenizer/, tokens/) with the files ``listed`` is
+    swapped in, recording the fingerprint of the clean/ it was made from (``fingerprint_of`` its input, whatever
+    flags named it), which ``check_fresh`` compares with the run's."""
+    marker = read_marker(run_dir) or {"outputs": {}, "derived": {}, "scratch": []}
+    marker["outputs"][name] = listed
+    if made_from is not None:
+        marker["derived"][name] = made_from
+    else:
+        marker["derived"].pop(name, None)
+    return marker
+
+
 def recover(run_dir: str) -> str | None:
     """Undo a swap that a killed process left half done (the old outputs go back); a note for the user."""
     path = files.join(run_dir, JOURNAL)
@@ -540,6 +606,41 @@ def _own_temp(run_dir: str, recorded: Any, journal: str) -> str:
         raise UserError(f"{journal} is not a swap journal corpusforge wrote (it names {recorded}); move it away "
                         "and check the run directory's outputs")
     return files.join(run_dir, name)
+
+
+# ----------------------------------------------------------------------------------- stage checkpoints
+# RUN/.checkpoints/ holds a build's stage checkpoints (output.stage_checkpoints): one directory per segment of
+# stages, NN-<stages>/, complete once it holds SEGMENT_DONE, and the build's RUN_SECRET (owner-only).
+
+RUN_SECRET = "run_secret"
+SEGMENT_DONE = "_SUCCESS.json"
+
+
+def checkpoints_dir(run_dir: str) -> str:
+    return posixpath.join(run_dir, CHECKPOINTS)
+
+
+def segment_dir(checkpoints: str, index: int, stages: list[str]) -> str:
+    """The directory of the ``index``-th segment (running ``stages``) under ``checkpoints``."""
+    return posixpath.join(checkpoints, f"{index:02d}-{'-'.join(stages) or 'read'}")
+
+
+def link_checkpoints(source_run: str, run_dir: str, segments: list[tuple[str, str]]) -> None:
+    """Replace the stage checkpoints of ``run_dir`` (local) by hard links to ``source_run``'s run secret and to
+    its ``segments`` (``(their directory, our directory)`` pairs): the build then resumes after them, with the
+    same secret, so its output is that of a build from scratch. Only a ``.checkpoints`` the marker records is
+    replaced (a folder of the user's of that name is refused)."""
+    delete(checkpoints_dir(run_dir))
+    work_dir = make_scratch(run_dir, CHECKPOINTS, private=True)
+    os.link(os.path.join(checkpoints_dir(source_run), RUN_SECRET), os.path.join(work_dir, RUN_SECRET))
+    for theirs, ours in segments:
+        shutil.copytree(theirs, ours, copy_function=os.link)
+
+
+def drop_checkpoints(run_dir: str) -> None:
+    """Delete ``run_dir``'s stage checkpoints (local, recorded in its marker): they hold text from before the
+    PII stage."""
+    delete(checkpoints_dir(run_dir))
 
 
 # ---------------------------------------------------------------------------------------- leftovers

@@ -13,60 +13,56 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from corpusforge.core.config_loader import check
+from corpusforge.core.config_loader import check, setting
 
 
 def _f(default, help_text: str, same_output: bool = False):
     """``same_output``: the setting chooses only how the output is computed (left out of checkpoint fingerprints)."""
-    return dataclasses.field(default=default, metadata={"help": help_text, "same_output": same_output})
+    return setting(default, help_text, same_output=same_output)
 
 
 @dataclasses.dataclass
 class ExactDedupConfig:
-    enabled: bool = _f(True, "Remove documents whose normalised text (lower case, no punctuation, digits as 0, "
+    enabled: bool = setting(True, "Remove documents whose normalised text (lower case, no punctuation, digits as 0, "
                              "single spaces) hashes the same as a better-ranked document's.")
-    key_fold: Literal["lower", "nfkc_casefold"] = _f(
-        "lower", "How the exact-dedup key folds text before that: lower (lower case only, as before) or "
+    key_fold: Literal["lower", "nfkc_casefold"] = setting("lower", "How the exact-dedup key folds text before that: lower (lower case only, as before) or "
                  "nfkc_casefold (NFKC and Unicode case folding, so full-width letters, ligatures and case "
                  "variants such as Straße/STRASSE count as the same text).")
 
 
 @dataclasses.dataclass
 class NearDedupConfig:
-    enabled: bool = _f(True, "Remove near-duplicates found with MinHash LSH and verified by signature similarity.")
-    unit: Literal["word", "char"] = _f("word", "Shingle unit: word n-grams of the normalised words, or character "
+    enabled: bool = setting(True, "Remove near-duplicates found with MinHash LSH and verified by signature similarity.")
+    unit: Literal["word", "char"] = setting("word", "Shingle unit: word n-grams of the normalised words, or character "
                                                "n-grams of the normalised text.")
-    ngram: int = _f(5, "Shingle length in units (5 words is the usual choice; use ~9-13 for characters).")
-    num_perm: int = _f(256, "MinHash permutations (signature length); 256 keeps the estimate's standard error "
+    ngram: int = setting(5, "Shingle length in units (5 words is the usual choice; use ~9-13 for characters).")
+    num_perm: int = setting(256, "MinHash permutations (signature length); 256 keeps the estimate's standard error "
                             "at Jaccard 0.45 near 0.03, so verification separates 0.4 from 0.5.")
-    seed: int = _f(1, "Seed of datasketch's permutations (datasketch's default is 1).")
-    hash: Literal["fast", "sha1"] = _f(
-        "fast", "Shingle hash. fast: word hashes and n-gram hashes computed for a whole batch in numpy "
+    seed: int = setting(1, "Seed of datasketch's permutations (datasketch's default is 1).")
+    hash: Literal["fast", "sha1"] = setting("fast", "Shingle hash. fast: word hashes and n-gram hashes computed for a whole batch in numpy "
                 "(signatures equal datasketch's MinHash with hashfunc=Shingler(...).hashfunc); sha1: datasketch's "
                 "default hash of the shingle bytes (bit-identical with MinHash(num_perm, seed); ~4x slower).")
-    candidate_threshold: float = _f(0.3, "Jaccard similarity that banding is tuned to find (recall): bands x rows "
+    candidate_threshold: float = setting(0.3, "Jaccard similarity that banding is tuned to find (recall): bands x rows "
                                          "come from datasketch's optimiser for this threshold unless set below.")
-    verify_threshold: float = _f(0.5, "Estimated Jaccard (from the signatures) a candidate pair needs before it is "
+    verify_threshold: float = setting(0.5, "Estimated Jaccard (from the signatures) a candidate pair needs before it is "
                                       "linked (precision); stops chains of weak matches merging unrelated documents.")
-    bands: int = _f(0, "LSH bands; 0 = chosen from candidate_threshold (set bands and rows together).")
-    rows: int = _f(0, "Signature rows per band; 0 = chosen from candidate_threshold.")
-    false_positive_weight: float = _f(0.5, "Weight of false positives in datasketch's band/row optimiser "
+    bands: int = setting(0, "LSH bands; 0 = chosen from candidate_threshold (set bands and rows together).")
+    rows: int = setting(0, "Signature rows per band; 0 = chosen from candidate_threshold.")
+    false_positive_weight: float = setting(0.5, "Weight of false positives in datasketch's band/row optimiser "
                                            "(false negatives get 1 minus this).")
-    max_bucket_pairs: int = _f(50, "Buckets with up to this many documents yield all pairs as candidates; larger "
+    max_bucket_pairs: int = setting(50, "Buckets with up to this many documents yield all pairs as candidates; larger "
                                    "buckets link each member to the best-ranked member and to its predecessor.")
-    components: Literal["auto", "distributed", "single"] = _f(
-        "auto", "How connected components of the verified pairs are found. distributed: max_rounds rounds of "
+    components: Literal["auto", "distributed", "single"] = setting("auto", "How connected components of the verified pairs are found. distributed: max_rounds rounds of "
                 "large-star/small-star, two shuffles each, a worker holding one node's edges at a time (for "
                 "Dataflow, Spark, Flink, Dask). single: every verified pair (one per near-duplicate pair) gathered "
                 "on one worker, which holds them all, and joined by union-find in one step (20 fewer fused stages "
                 "than 10 rounds, no round limit). auto: single on Beam's DirectRunner (in-process or "
                 "multi-process: its driver holds every shuffle in memory anyway), distributed on any other runner "
                 "and for a NearDedup used without a build. Either way the same output.", same_output=True)
-    max_rounds: int = _f(10, "Rounds of distributed connected components (large-star/small-star; components: "
+    max_rounds: int = setting(10, "Rounds of distributed connected components (large-star/small-star; components: "
                             "distributed, or auto off the DirectRunner); the build fails, saying so, if the graph "
                             "has not converged after them.")
-    batch_size: int = _f(512, "Documents per vectorised signature batch (a document of n x 4 KB counts n times).",
-                         same_output=True)
+    batch_size: int = setting(512, "Documents per vectorised signature batch (a document of n x 4 KB counts n times).", same_output=True)
 
     def __post_init__(self) -> None:
         check(self.ngram >= 1, f"dedup.near.ngram must be >= 1, got {self.ngram}")
@@ -85,11 +81,11 @@ class NearDedupConfig:
 
 @dataclasses.dataclass
 class LineDedupConfig:
-    enabled: bool = _f(True, "Remove lines (boilerplate: navigation, footers) repeated across many documents.")
-    max_occurrences: int = _f(3, "A line found in more than this many documents is removed from all of them "
+    enabled: bool = setting(True, "Remove lines (boilerplate: navigation, footers) repeated across many documents.")
+    max_occurrences: int = setting(3, "A line found in more than this many documents is removed from all of them "
                                  "but the best-ranked one.")
-    min_line_chars: int = _f(10, "Lines shorter than this (after normalisation) are never removed.")
-    min_words: int = _f(20, "A document that lost lines and has fewer words left is removed "
+    min_line_chars: int = setting(10, "Lines shorter than this (after normalisation) are never removed.")
+    min_words: int = setting(20, "A document that lost lines and has fewer words left is removed "
                             "(reason line_dedup_too_short).")
 
     def __post_init__(self) -> None:
@@ -100,14 +96,14 @@ class LineDedupConfig:
 
 @dataclasses.dataclass
 class SentenceDedupConfig:
-    enabled: bool = _f(True, "Remove sentences repeated across many documents (boilerplate such as 'This article "
+    enabled: bool = setting(True, "Remove sentences repeated across many documents (boilerplate such as 'This article "
                              "first appeared in ...', even inside a line) and collapse a document's repeated sentences.")
-    max_occurrences: int = _f(3, "A sentence found in more than this many documents is removed from all of them "
+    max_occurrences: int = setting(3, "A sentence found in more than this many documents is removed from all of them "
                                  "but the best-ranked one.")
-    min_sentence_chars: int = _f(20, "Sentences shorter than this (after normalisation) are never removed or "
+    min_sentence_chars: int = setting(20, "Sentences shorter than this (after normalisation) are never removed or "
                                      "collapsed ('Yes.', 'Thank you.').")
-    collapse_repeats: bool = _f(True, "Keep only the first of a sentence's repeats inside one document.")
-    min_words: int = _f(20, "A document that lost sentences and has fewer words left is removed "
+    collapse_repeats: bool = setting(True, "Keep only the first of a sentence's repeats inside one document.")
+    min_words: int = setting(20, "A document that lost sentences and has fewer words left is removed "
                             "(reason sentence_dedup_too_short).")
 
     def __post_init__(self) -> None:
@@ -119,14 +115,12 @@ class SentenceDedupConfig:
 
 @dataclasses.dataclass
 class DecontaminateConfig:
-    eval_sets: list[str] = dataclasses.field(
-        default_factory=list,
-        metadata={"help": "Evaluation-set files or globs (any Beam filesystem): .jsonl/.json (one record a line, "
-                          "text in text_field) or plain text (one example a line). Empty: no decontamination."})
-    ngram: int = _f(13, "Words per n-gram; a document sharing any with an eval set is contaminated (GPT-3 used 13).")
-    action: Literal["remove", "flag"] = _f("remove", "remove: drop contaminated documents (reason "
+    eval_sets: list[str] = setting(help="Evaluation-set files or globs (any Beam filesystem): .jsonl/.json (one record a line, "
+                          "text in text_field) or plain text (one example a line). Empty: no decontamination.", factory=list)
+    ngram: int = setting(13, "Words per n-gram; a document sharing any with an eval set is contaminated (GPT-3 used 13).")
+    action: Literal["remove", "flag"] = setting("remove", "remove: drop contaminated documents (reason "
                                                      "eval_contamination); flag: keep them, annotated.")
-    text_field: str = _f("text", "Field holding the text in .jsonl eval sets.")
+    text_field: str = setting("text", "Field holding the text in .jsonl eval sets.")
 
     def __post_init__(self) -> None:
         check(self.ngram >= 1, f"dedup.decontaminate.ngram must be >= 1, got {self.ngram}")
@@ -134,11 +128,10 @@ class DecontaminateConfig:
 
 @dataclasses.dataclass
 class DedupConfig:
-    enabled: bool = _f(True, "Run the dedup stage.")
-    survivor_score: str = _f("quality_score", "Annotation that ranks duplicates: the highest value survives, then "
+    enabled: bool = setting(True, "Run the dedup stage.")
+    survivor_score: str = setting("quality_score", "Annotation that ranks duplicates: the highest value survives, then "
                                               "the smallest id (documents without it rank after those with it).")
-    joins: Literal["auto", "shuffle", "side_input"] = _f(
-        "auto", "How exact dedup, near dedup and line + sentence dedup join their verdicts (removals, dropped "
+    joins: Literal["auto", "shuffle", "side_input"] = setting("auto", "How exact dedup, near dedup and line + sentence dedup join their verdicts (removals, dropped "
                 "lines and sentences) back to the documents by id. shuffle: a CoGroupByKey, every document "
                 "shuffled, a worker holding one id's documents and verdicts at a time (for Dataflow, Spark, Flink, "
                 "Dask). side_input: the verdicts, far smaller than the documents, read by every worker as a side "
@@ -148,8 +141,8 @@ class DedupConfig:
                 "meant for the DirectRunner. auto: side_input on Beam's "
                 "DirectRunner (its driver holds every shuffle in memory anyway), shuffle on any other runner and "
                 "for a dedup transform used without a build. Either way the same output.", same_output=True)
-    decontaminate: DecontaminateConfig = dataclasses.field(default_factory=DecontaminateConfig)
-    exact: ExactDedupConfig = dataclasses.field(default_factory=ExactDedupConfig)
-    near: NearDedupConfig = dataclasses.field(default_factory=NearDedupConfig)
-    lines: LineDedupConfig = dataclasses.field(default_factory=LineDedupConfig)
-    sentences: SentenceDedupConfig = dataclasses.field(default_factory=SentenceDedupConfig)
+    decontaminate: DecontaminateConfig = setting(factory=DecontaminateConfig)
+    exact: ExactDedupConfig = setting(factory=ExactDedupConfig)
+    near: NearDedupConfig = setting(factory=NearDedupConfig)
+    lines: LineDedupConfig = setting(factory=LineDedupConfig)
+    sentences: SentenceDedupConfig = setting(factory=SentenceDedupConfig)

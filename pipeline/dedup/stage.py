@@ -29,6 +29,8 @@ class Dedup(Stage, section="dedup", order=30):
     (``NearDedup``, ``common.join_mode``). With side-input joins, the ids that several input documents share are
     found once for the three joins (``SharedIds``): those documents take the shuffle join."""
 
+    details_are_values = False  # a removal's details describe its duplicate cluster
+
     def __init__(self, config: DedupConfig | None = None, context: StageContext | None = None,
                  label: str | None = None):
         super().__init__(config or DedupConfig(), context, label)

@@ -5,7 +5,7 @@ import dataclasses
 import re
 from typing import Literal
 
-from corpusforge.core.config_loader import check, check_not_redacted
+from corpusforge.core.config_loader import check, check_not_redacted, setting
 from corpusforge.pipeline.pii.entities import (
     ACTIONS,
     ALL_ENTITIES,
@@ -19,6 +19,7 @@ from corpusforge.pipeline.pii.entities import (
 Action = Literal["replace", "mask", "hash", "drop"]
 FieldAction = Literal["scrub", "hash", "keep"]
 IdAction = Literal["hash", "keep"]
+STAGE = "pii"  # the section name, the namespace of the stage's metrics
 FIELD_ACTIONS = ("scrub", "hash", "keep")
 
 # Regions whose national formats (no +country code) a phone number may be written in.
@@ -35,100 +36,47 @@ DEFAULT_URL_PATTERNS = [
 
 @dataclasses.dataclass
 class PIIConfig:
-    enabled: bool = dataclasses.field(default=True, metadata={"help": "Run the PII stage."})
-    entities: list[str] = dataclasses.field(
-        default_factory=lambda: list(DEFAULT_ENTITIES),
-        metadata={"help": "Pattern-based entity types to find: " + ", ".join(PATTERN_ENTITIES)
-                  + ". URL (opt-in) only matches URLs with personal paths, see pii.url_patterns."},
-    )
-    ner_model: str = dataclasses.field(
-        default="",
-        metadata={"help": "An installed spaCy NER model (package name such as en_core_web_lg, or a path) to also "
-                  "find names; empty: no name detection (PERSON/LOCATION are reported as not covered)."},
-    )
-    ner_entities: list[str] = dataclasses.field(
-        default_factory=lambda: list(DEFAULT_NER_ENTITIES),
-        metadata={"help": "Entity types taken from the NER model when pii.ner_model is set: "
-                  + ", ".join(NER_ENTITIES) + "."},
-    )
-    default_action: Action = dataclasses.field(
-        default="replace",
-        metadata={"help": "What to do with a found entity: replace (typed placeholder such as <EMAIL>), mask "
+    enabled: bool = setting(True, "Run the PII stage.")
+    entities: list[str] = setting(help="Pattern-based entity types to find: " + ", ".join(PATTERN_ENTITIES)
+                  + ". URL (opt-in) only matches URLs with personal paths, see pii.url_patterns.", factory=lambda: list(DEFAULT_ENTITIES))
+    ner_model: str = setting("", "An installed spaCy NER model (package name such as en_core_web_lg, or a path) to also "
+                  "find names; empty: no name detection (PERSON/LOCATION are reported as not covered).")
+    ner_entities: list[str] = setting(help="Entity types taken from the NER model when pii.ner_model is set: "
+                  + ", ".join(NER_ENTITIES) + ".", factory=lambda: list(DEFAULT_NER_ENTITIES))
+    default_action: Action = setting("replace", "What to do with a found entity: replace (typed placeholder such as <EMAIL>), mask "
                   "(every character becomes pii.mask_char), hash (<EMAIL:1a2b...>, salted per run), drop "
-                  "(remove the whole document)."},
-    )
-    actions: dict[str, Action] = dataclasses.field(
-        default_factory=dict, metadata={"help": "Per-entity actions overriding default_action, e.g. {CREDIT_CARD: drop}."}
-    )
-    placeholders: dict[str, str] = dataclasses.field(
-        default_factory=dict, metadata={"help": "Per-entity placeholder overrides, e.g. {EMAIL_ADDRESS: '[email]'}."}
-    )
-    mask_char: str = dataclasses.field(default="*", metadata={"help": "Character used by the mask action."})
-    hash_salt: str = dataclasses.field(
-        default="",
-        metadata={"secret": True,
-                  "help": "Salt of the hash action and of ids (at least 16 characters); empty: a random salt per run, "
+                  "(remove the whole document).")
+    actions: dict[str, Action] = setting(help="Per-entity actions overriding default_action, e.g. {CREDIT_CARD: drop}.", factory=dict)
+    placeholders: dict[str, str] = setting(help="Per-entity placeholder overrides, e.g. {EMAIL_ADDRESS: '[email]'}.", factory=dict)
+    mask_char: str = setting("*", "Character used by the mask action.")
+    hash_salt: str = setting("", "Salt of the hash action and of ids (at least 16 characters); empty: a random salt per run, "
                   "so hashes only link mentions within one run. Never written: manifest.json, the report and "
-                  "`corpusforge config` show only that it was set and an HMAC fingerprint."},
-    )
-    hash_chars: int = dataclasses.field(default=12, metadata={"help": "Hex digits of the hash kept in a hash placeholder."})
-    max_density: float = dataclasses.field(
-        default=0.4,
-        metadata={"help": "Remove a document (reason pii_density) when PII spans cover more than this share of its "
-                  "characters and it has at least density_min_entities entities; 1.0 disables."},
-    )
-    density_min_entities: int = dataclasses.field(
-        default=3, metadata={"help": "Fewest entities for the density rule to apply (a short note with one email stays)."}
-    )
-    score_threshold: float = dataclasses.field(
-        default=0.5, metadata={"help": "Minimum Presidio score of a result (pattern results are 0.7-1.0, spaCy NER 0.85)."}
-    )
-    phone_regions: list[str] = dataclasses.field(
-        default_factory=lambda: list(DEFAULT_PHONE_REGIONS),
-        metadata={"help": "ISO regions whose national phone formats are recognised; +country-code numbers are "
-                  "recognised for every region."},
-    )
-    keep_private_ips: bool = dataclasses.field(
-        default=True,
-        metadata={"help": "Leave IPs that identify no one intact: non-global IPv4 (127.0.0.1, 10.x, 192.168.x, "
+                  "`corpusforge config` show only that it was set and an HMAC fingerprint.", secret=True)
+    hash_chars: int = setting(12, "Hex digits of the hash kept in a hash placeholder.")
+    max_density: float = setting(0.4, "Remove a document (reason pii_density) when PII spans cover more than this share of its "
+                  "characters and it has at least density_min_entities entities; 1.0 disables.")
+    density_min_entities: int = setting(3, "Fewest entities for the density rule to apply (a short note with one email stays).")
+    score_threshold: float = setting(0.5, "Minimum Presidio score of a result (pattern results are 0.7-1.0, spaCy NER 0.85).")
+    phone_regions: list[str] = setting(help="ISO regions whose national phone formats are recognised; +country-code numbers are "
+                  "recognised for every region.", factory=lambda: list(DEFAULT_PHONE_REGIONS))
+    keep_private_ips: bool = setting(True, "Leave IPs that identify no one intact: non-global IPv4 (127.0.0.1, 10.x, 192.168.x, "
                   "documentation ranges) and IPv6 loopback, :: and 2001:db8::/32 (full IPv6 link-local addresses can "
-                  "embed a MAC address, so they are removed); they are common in technical text."},
-    )
-    allow_list: list[str] = dataclasses.field(
-        default_factory=list, metadata={"help": "Exact strings never treated as PII (e.g. a project's public contact address)."}
-    )
-    url_patterns: list[str] = dataclasses.field(
-        default_factory=lambda: list(DEFAULT_URL_PATTERNS),
-        metadata={"help": "Regexes (searched in a URL's path and query) that make a URL personal; used when URL is in pii.entities."},
-    )
-    scrub_removed: bool = dataclasses.field(
-        default=True,
-        metadata={"help": "Scrub the text of documents every stage removed (removed/) and the raw previews of "
+                  "embed a MAC address, so they are removed); they are common in technical text.")
+    allow_list: list[str] = setting(help="Exact strings never treated as PII (e.g. a project's public contact address).", factory=list)
+    url_patterns: list[str] = setting(help="Regexes (searched in a URL's path and query) that make a URL personal; used when URL is in pii.entities.", factory=lambda: list(DEFAULT_URL_PATTERNS))
+    scrub_removed: bool = setting(True, "Scrub the text of documents every stage removed (removed/) and the raw previews of "
                   "rejected records (rejected/) with this configuration too; false keeps them raw for an audit "
-                  "(the report then says so; its own samples are scrubbed either way)."},
-    )
-    id_action: IdAction = dataclasses.field(
-        default="hash",
-        metadata={"help": "PII inside document ids (clean/ and removed/, and the survivor ids of duplicates): hash "
+                  "(the report then says so; its own samples are scrubbed either way).")
+    id_action: IdAction = setting("hash", "PII inside document ids (clean/ and removed/, and the survivor ids of duplicates): hash "
                   "(each entity becomes a salted <TYPE:hash> of 32 hex digits, so ids stay unique and a duplicate "
-                  "still names its survivor; stable across runs when pii.hash_salt is set) or keep."},
-    )
-    metadata_action: FieldAction = dataclasses.field(
-        default="scrub",
-        metadata={"help": "What happens to metadata string values (nested ones too): scrub (entities replaced "
+                  "still names its survivor; stable across runs when pii.hash_salt is set) or keep.")
+    metadata_action: FieldAction = setting("scrub", "What happens to metadata string values (nested ones too): scrub (entities replaced "
                   "as in the text), hash (the whole value becomes a salted hash, 32 hex digits, for fields such "
-                  "as user names that no recognizer finds) or keep."},
-    )
-    metadata_fields: dict[str, FieldAction] = dataclasses.field(
-        default_factory=dict,
-        metadata={"help": "Per top-level metadata key, an action overriding metadata_action, e.g. {author: hash, url: keep}."},
-    )
-    batch_size: int = dataclasses.field(default=64, metadata={"help": "Documents per analyzer batch (NER runs nlp.pipe over a batch)."})
-    audit_file: str = dataclasses.field(
-        default="",
-        metadata={"help": "Write every original span and its replacement to this JSONL path prefix (relative paths "
-                  "are inside the run directory). SENSITIVE: contains the PII. Empty: the mapping is never written."},
-    )
+                  "as user names that no recognizer finds) or keep.")
+    metadata_fields: dict[str, FieldAction] = setting(help="Per top-level metadata key, an action overriding metadata_action, e.g. {author: hash, url: keep}.", factory=dict)
+    batch_size: int = setting(64, "Documents per analyzer batch (NER runs nlp.pipe over a batch).")
+    audit_file: str = setting("", "Write every original span and its replacement to this JSONL path prefix (relative paths "
+                  "are inside the run directory). SENSITIVE: contains the PII. Empty: the mapping is never written.")
 
     def __post_init__(self) -> None:
         for entity in self.entities:

@@ -23,7 +23,7 @@ def has_context(text: str, start: int, context: re.Pattern, window: int = 40) ->
     return context.search(text, max(0, start - window), start) is not None
 
 
-def _cue_re(words: Iterable[str]) -> re.Pattern:
+def cue_pattern(words: Iterable[str]) -> re.Pattern:
     """A whole cue word, then at most three short words in the same sentence and line, then the end:
     "Call", "Tel.: ", "reach the office at"."""
     gap = r"[^\w.!?\n]"
@@ -35,7 +35,7 @@ def _cue_re(words: Iterable[str]) -> re.Pattern:
 # Words that announce a phone number (English, German, French, Italian, Spanish, Dutch, Portuguese,
 # Polish, Japanese). A number not written like one (a bare digit run, "555-1234", "609 141 777") needs
 # one of them right before it. Deliberately absent: "number", "no.", "text" (they precede IDs and counts).
-PHONE_CUE = _cue_re([
+PHONE_CUE = cue_pattern([
     "phones?", "telephones?", r"tel\.?", "mobiles?", "mobil", "mob", r"cell(?:phone)?", "fax", "call(?:s|ed|ing)?",
     "sms", "whatsapp", "contact", "reach", "dial", "hotline", "helpline", "telefon(?:nummer)?", "handy",
     "rufnummer", "anrufen", "rufen", r"t[ée]l[ée]phone", r"t[ée]l\.?", "portable", "appel(?:ez|er)?", "joindre",

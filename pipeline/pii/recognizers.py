@@ -31,11 +31,10 @@ from presidio_analyzer.predefined_recognizers import (
 # The phone rules are plain functions in their own module (the Scrubber checks phone candidates without
 # Presidio); imported here, where they were defined before, for the recognizers and their callers.
 from corpusforge.pipeline.pii.phones import (  # noqa: F401
-    _SPACE,
     PHONE_CUE,
     PHONE_EXT,
     PHONE_RUN,
-    _cue_re,
+    cue_pattern,
     has_context,
     isbn10_ok,
     isbn13_ok,
@@ -343,7 +342,7 @@ class TunedIbanRecognizer(IbanRecognizer):
 
 # ------------------------------------------------------------------------------------------------ SSN
 # "123 45 6789" and "123456789" count as SSNs only right after one of these (same sentence, <= 3 words).
-SSN_CUE = _cue_re(["ssns?", r"social security(?: number| no\.?| #)?", r"social sec\.?", r"ss#", r"ss no\.?",
+SSN_CUE = cue_pattern(["ssns?", r"social security(?: number| no\.?| #)?", r"social sec\.?", r"ss#", r"ss no\.?",
                    "taxpayer", "tin"])
 
 

@@ -27,8 +27,7 @@ from apache_beam.metrics import Metrics
 from corpusforge.core.errors import WorkerError
 from corpusforge.core.faults import STAGE_ERROR
 from corpusforge.pipeline.document import Rejected, Removed
-from corpusforge.pipeline.pii.config import PIIConfig
-from corpusforge.pipeline.pii.stage import STAGE
+from corpusforge.pipeline.pii.config import STAGE, PIIConfig
 
 WITHHELD = "[withheld: PII scrubbing raised {}]"
 

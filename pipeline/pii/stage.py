@@ -18,11 +18,10 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from corpusforge.pipeline.document import Document
-from corpusforge.pipeline.pii.config import PIIConfig
+from corpusforge.pipeline.pii.config import STAGE, PIIConfig
 from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, Stage, StageContext, StageOutputs, edit, guarded, removal,
                                         split_outputs)
 
-STAGE = "pii"
 AUDIT = "audit"
 
 
@@ -96,6 +95,33 @@ class PII(Stage, section="pii", order=40):
             from corpusforge.pipeline.pii.scrubber import check_ner_model
 
             check_ner_model(config.ner_model)
+
+    @classmethod
+    def before_writing(cls, config: PIIConfig, kind: str, run_secret: str) -> beam.PTransform | None:
+        """Removed and rejected records are scrubbed with this configuration and the stage's salt, so a value
+        hashes alike in removed/, rejected/ and clean/ (pipeline/pii/removed.py)."""
+        from corpusforge.pipeline.pii.removed import ScrubRejected, ScrubRemoved
+
+        return {"removed": ScrubRemoved, "rejected": ScrubRejected}[kind](config, config.hash_salt or run_secret)
+
+    @classmethod
+    def decides_value(cls, key: str) -> bool:
+        return key == "pii_count" or super().decides_value(key)
+
+    @classmethod
+    def display_filter(cls, manifest_section: dict | None):
+        """The run's PII configuration with every entity replaced by its placeholder (the salt is never written,
+        so the page could not reproduce the run's hashes anyway); built on first use: Presidio takes a second
+        or two to load."""
+        from corpusforge.pipeline.pii.display import display_scrubber
+
+        return display_scrubber(manifest_section)
+
+    @classmethod
+    def summary_note(cls, config: PIIConfig) -> str | None:
+        from corpusforge.pipeline.pii.entities import coverage
+
+        return coverage(config).summary()
 
     @classmethod
     def annotation_fields(cls, config: PIIConfig) -> list:

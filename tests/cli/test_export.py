@@ -13,10 +13,10 @@ transformers = pytest.importorskip("transformers")
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     from tests.trainers.test_train import config
-    from corpusforge.trainers.train import train_model
+    from tests.runs import train_on
 
     run_dir = make_run(tmp_path_factory.mktemp("run"), n_train=120, n_val=20)
-    train_model(config(run_dir, "train.objective=clm", "train.max_steps=4", "train.eval_every=0"))
+    train_on(config(run_dir, "train.objective=clm", "train.max_steps=4", "train.eval_every=0"))
     # What a build leaves beside the model (the fields the card reads).
     (run_dir / "manifest.json").write_text(json.dumps({
         "corpusforge_version": "0.1.0", "rows": 140, "bytes": 52_000, "stages": ["normalize", "quality", "dedup"],

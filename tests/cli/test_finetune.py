@@ -60,14 +60,14 @@ def test_errors_are_one_line(tmp_path, capsys):
 
 
 def test_finetune_method_elmo_then_predict(tmp_path, capsys):
-    from corpusforge.trainers.train import train_model
+    from tests.runs import train_on
     from tests.trainers.finetune.conftest import write_jsonl
     from tests.trainers.test_elmo import make_elmo_run
     from tests.trainers.test_train import config
 
     (tmp_path / "run").mkdir()
     run = make_elmo_run(tmp_path / "run")
-    model = train_model(config(run, "train.objective=bilm", "train.max_steps=8", "train.eval_batches=1")).model_dir
+    model = train_on(config(run, "train.objective=bilm", "train.max_steps=8", "train.eval_batches=1")).model_dir
     train = write_jsonl(tmp_path / "train.jsonl", task_records("classify", 48, 0))
     val = write_jsonl(tmp_path / "val.jsonl", task_records("classify", 16, 1))
     out = tmp_path / "out"

@@ -10,6 +10,7 @@ import pytest
 
 from corpusforge.config import InputConfig, load_config
 from corpusforge.core import lean_beam
+from corpusforge.core.config_loader import to_dict
 from corpusforge.core.lean_beam import hidden_while_importing, local_build
 from tests.pipeline.sample_corpus import sample_corpus
 from tests.core.build_outputs import build_outputs
@@ -19,11 +20,15 @@ def _config(*overrides: str):
     return load_config(None, list(overrides))
 
 
+def local(config, flags: list[str]) -> bool:
+    return local_build(config.beam, to_dict(config), flags)
+
+
 def test_a_local_build_needs_no_optional_library():
     config = _config()
     config.inputs.append(InputConfig(path="/data/*.jsonl"))
-    assert local_build(config, [])
-    assert local_build(config, ["--direct_num_workers=2", "--runner=DirectRunner"])
+    assert local(config, [])
+    assert local(config, ["--direct_num_workers=2", "--runner=DirectRunner"])
 
 
 @pytest.mark.parametrize("overrides, flags", [
@@ -37,13 +42,13 @@ def test_a_local_build_needs_no_optional_library():
     (["quality.langid.model=gs://bucket/lid.176.bin"], []),
 ])
 def test_a_url_or_another_runner_imports_beam_whole(overrides, flags):
-    assert not local_build(_config(*overrides), flags)
+    assert not local(_config(*overrides), flags)
 
 
 def test_an_input_url_imports_beam_whole():
     config = _config()
     config.inputs.append(InputConfig(path="s3://bucket/*.jsonl"))
-    assert not local_build(config, [])
+    assert not local(config, [])
 
 
 def test_hidden_only_inside_the_block(tmp_path, monkeypatch):

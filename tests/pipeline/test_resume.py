@@ -4,6 +4,7 @@ import json
 import apache_beam as beam
 import pytest
 
+from corpusforge.core import rundir
 from corpusforge.pipeline import build
 from corpusforge.config import load_config
 from corpusforge.pipeline.normalize.stage import Normalize
@@ -131,7 +132,7 @@ def test_the_run_secret_is_kept_with_the_checkpoints_for_a_resume(tmp_path):
     work = str(tmp_path / ".checkpoints")
     first = build._run_secret(work, checkpoint=True)
     assert build._run_secret(work, checkpoint=True) == first
-    assert os.stat(os.path.join(work, build.RUN_SECRET)).st_mode & 0o777 == 0o600
+    assert os.stat(os.path.join(work, rundir.RUN_SECRET)).st_mode & 0o777 == 0o600
     assert os.stat(work).st_mode & 0o777 == 0o700
     plain = str(tmp_path / ".tmp-build-x")
     assert build._run_secret(plain, checkpoint=False) != first and not os.path.exists(plain)

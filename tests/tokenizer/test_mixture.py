@@ -158,14 +158,14 @@ def test_token_sized_shards_hold_about_shard_tokens_each(tmp_path, two_sources, 
 
 def test_run_tokenize_takes_the_weights_from_the_named_inputs(tmp_path, two_sources, tokenizer_path):
     from corpusforge.config import load_config
-    from corpusforge.tokenizer.tokenize import run_tokenize
+    from tests.runs import tokenize_on
 
     (tmp_path / "run.yaml").write_text(
         "inputs:\n  - {path: web.jsonl, name: web, weight: 1}\n  - {path: books/, name: books, weight: 3}\n"
         f"output: {{run_dir: {tmp_path / 'run'}}}\n"
         f"tokenize: {{input: {two_sources}, tokenizer: {tokenizer_path}, val_fraction: 0.0, num_shards: 1, "
         "target_tokens: 40000}\n")
-    manifest = run_tokenize(load_config(tmp_path / "run.yaml"), progress=False)
+    manifest = tokenize_on(load_config(tmp_path / "run.yaml"), progress=False)
     assert manifest["mixture"] == {"target_tokens": 40000, "seed": 0, "weights": {"books": 3.0, "web": 1.0}}
     books, web = manifest["sources"]["books"], manifest["sources"]["web"]
     assert abs(books["epochs"] * books["tokens_before"] - 30000) < 1 and abs(web["epochs"] * web["tokens_before"] - 10000) < 1

@@ -14,13 +14,14 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from tokenizers import Tokenizer
 
 from corpusforge.config import load_config
-from corpusforge.pipeline.config import FaultConfig
+from corpusforge.core.fault_config import FaultConfig
 from corpusforge.core.errors import UserError
 from corpusforge.core.shard_files import ShardFormat, open_shard, write_shard
 from corpusforge.pipeline.document import DOCUMENT_SCHEMA
 from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.token_shards import TokenCorpus, token_dtype
-from corpusforge.tokenizer.tokenize import Chunk, ShardPlan, TokenizeShards, encode_documents, run_tokenize, shard_batch
+from corpusforge.tokenizer.tokenize import Chunk, ShardPlan, TokenizeShards, encode_documents, shard_batch
+from tests.runs import tokenize_on
 from corpusforge.tokenizer.train import train_from_shards
 from tests.tokenizer.data import make_documents, write_clean_shards
 
@@ -223,15 +224,15 @@ def test_run_tokenize_refuses_to_overwrite_unless_asked(tmp_path, clean_dir, tok
     run = tmp_path / "run"
     settings = [f"output.run_dir={run}", f"tokenize.input={clean_dir}", f"tokenize.tokenizer={tokenizer_path}",
                 "tokenize.num_shards=2", "tokenize.val_fraction=0.05"]
-    manifest = run_tokenize(load_config(None, settings))
+    manifest = tokenize_on(load_config(None, settings))
     assert manifest["splits"]["train"]["shards"] == ["train/part-00000-of-00002.arrow", "train/part-00001-of-00002.arrow"]
     with pytest.raises(UserError, match="output.overwrite=true"):
-        run_tokenize(load_config(None, settings))
-    manifest = run_tokenize(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
+        tokenize_on(load_config(None, settings))
+    manifest = tokenize_on(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
     # The earlier plan's shards are gone, not left beside the new ones.
     assert sorted(p.name for p in (run / "tokens" / "train").iterdir()) == ["part-00000-of-00001.arrow"]
     with pytest.raises(UserError, match="tokenizer train"):
-        run_tokenize(load_config(None, [f"output.run_dir={tmp_path / 'empty'}"]))
+        tokenize_on(load_config(None, [f"output.run_dir={tmp_path / 'empty'}"]))
 
 
 def test_cli_trains_and_tokenizes(tmp_path, clean_dir, capsys):
@@ -269,7 +270,7 @@ def test_a_failed_overwrite_keeps_the_old_token_shards(tmp_path, clean_dir, toke
     run = tmp_path / "run"
     settings = [f"output.run_dir={run}", f"tokenize.input={clean_dir}", f"tokenize.tokenizer={tokenizer_path}",
                 "tokenize.num_shards=2", "tokenize.val_fraction=0.05"]
-    run_tokenize(load_config(None, settings))
+    tokenize_on(load_config(None, settings))
     before = {p: p.read_bytes() for p in sorted((run / "tokens").rglob("*")) if p.is_file()}
 
     def full_disk(self, element, epochs):
@@ -277,15 +278,15 @@ def test_a_failed_overwrite_keeps_the_old_token_shards(tmp_path, clean_dir, toke
 
     monkeypatch.setattr(tokenize_module._WriteShard, "process", full_disk)
     with pytest.raises(UserError, match="no space left on the device"):
-        run_tokenize(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
+        tokenize_on(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
     assert {p: p.read_bytes() for p in sorted((run / "tokens").rglob("*")) if p.is_file()} == before
     assert not [p for p in run.iterdir() if p.name.startswith(".tmp-")]
     monkeypatch.undo()
     (run / "tokens" / "train" / "notes.txt").write_text("mine")
     with pytest.raises(UserError, match="notes.txt was not written by corpusforge"):
-        run_tokenize(load_config(None, settings + ["output.overwrite=true"]))
+        tokenize_on(load_config(None, settings + ["output.overwrite=true"]))
     (run / "tokens" / "train" / "notes.txt").unlink()
-    manifest = run_tokenize(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
+    manifest = tokenize_on(load_config(None, settings + ["tokenize.num_shards=1", "output.overwrite=true"]))
     assert sorted(p.name for p in (run / "tokens" / "train").iterdir()) == ["part-00000-of-00001.arrow"]
     assert manifest["tokenizer"] == os.path.relpath(tokenizer_path, run / "tokens")
 

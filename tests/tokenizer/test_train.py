@@ -189,11 +189,11 @@ def test_the_run_tokenizer_records_the_training_length_for_transformers(tmp_path
     from transformers import AutoTokenizer
 
     from corpusforge.config import load_config
-    from corpusforge.tokenizer import train as train_module
+    from tests.runs import train_tokenizer_on
 
     run = tmp_path / "run"
-    train_module.train_tokenizer(load_config(None, [f"output.run_dir={run}", f"tokenizer.input={clean_dir}",
-                                                    "tokenizer.vocab_size=300", *settings]), progress=False)
+    train_tokenizer_on(load_config(None, [f"output.run_dir={run}", f"tokenizer.input={clean_dir}",
+                                          "tokenizer.vocab_size=300", *settings]), progress=False)
     auto = AutoTokenizer.from_pretrained(str(run / "tokenizer"))
     assert auto.model_max_length == length
     assert len(auto("word " * 500, truncation=True)["input_ids"]) == length
@@ -203,10 +203,11 @@ def test_retraining_swaps_the_tokenizer_in_only_when_it_succeeded(tmp_path, clea
     from corpusforge.config import load_config
     from corpusforge.core.errors import UserError
     from corpusforge.tokenizer import train as train_module
+    from tests.runs import train_tokenizer_on
 
     run = tmp_path / "run"
     settings = [f"output.run_dir={run}", f"tokenizer.input={clean_dir}", "tokenizer.vocab_size=300"]
-    train_module.train_tokenizer(load_config(None, settings), progress=False)
+    train_tokenizer_on(load_config(None, settings), progress=False)
     before = {p.name: p.read_bytes() for p in (run / "tokenizer").iterdir()}
     assert sorted(before) == ["report.json", "tokenizer.json", "tokenizer_config.json"]
 
@@ -215,15 +216,15 @@ def test_retraining_swaps_the_tokenizer_in_only_when_it_succeeded(tmp_path, clea
 
     monkeypatch.setattr(train_module, "measure", killed)
     with pytest.raises(KeyboardInterrupt):
-        train_module.train_tokenizer(load_config(None, settings + ["output.overwrite=true", "tokenizer.vocab_size=400"]),
-                                     progress=False)
+        train_tokenizer_on(load_config(None, settings + ["output.overwrite=true", "tokenizer.vocab_size=400"]),
+                           progress=False)
     assert {p.name: p.read_bytes() for p in (run / "tokenizer").iterdir()} == before
     assert not [p for p in run.iterdir() if p.name.startswith(".tmp-")]
     monkeypatch.undo()
     (run / "tokenizer" / "vocab.txt").write_text("mine")
     with pytest.raises(UserError, match="vocab.txt was not written by corpusforge"):
-        train_module.train_tokenizer(load_config(None, settings + ["output.overwrite=true"]), progress=False)
+        train_tokenizer_on(load_config(None, settings + ["output.overwrite=true"]), progress=False)
     (run / "tokenizer" / "vocab.txt").unlink()
-    report = train_module.train_tokenizer(load_config(None, settings + ["output.overwrite=true",
-                                                                        "tokenizer.vocab_size=400"]), progress=False)
+    report = train_tokenizer_on(load_config(None, settings + ["output.overwrite=true", "tokenizer.vocab_size=400"]),
+                                progress=False)
     assert json.loads((run / "tokenizer" / "report.json").read_text())["vocab_size"] == report["vocab_size"]

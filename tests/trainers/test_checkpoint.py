@@ -17,7 +17,7 @@ import torch
 from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.model import Transformer, model_config
-from corpusforge.trainers.train import train_model
+from tests.runs import train_on
 from tests.trainers.test_train import config, params
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -128,11 +128,10 @@ def test_starting_over_is_transactional_the_earlier_run_stays_until_the_new_one_
     from corpusforge.core import rundir
     from corpusforge.trainers import train
 
-    train_model(config(run_dir, "train.max_steps=2"))
+    train_on(config(run_dir, "train.max_steps=2"))
     model_dir = run_dir / "model"
     earlier = {str(p.relative_to(model_dir)): p.read_bytes() for p in sorted(model_dir.rglob("*")) if p.is_file()}
-    again = config(run_dir, "train.max_steps=4", "train.checkpoint_every=1")
-    again.output.overwrite = True
+    again = config(run_dir, "train.max_steps=4", "train.checkpoint_every=1", overwrite=True)
     real_step, calls = train._step, []
 
     def crash(session):
@@ -143,12 +142,12 @@ def test_starting_over_is_transactional_the_earlier_run_stays_until_the_new_one_
 
     monkeypatch.setattr(train, "_step", crash)
     with pytest.raises(RuntimeError, match="killed"):
-        train_model(again)
+        train_on(again)
     now = {str(p.relative_to(model_dir)): p.read_bytes() for p in sorted(model_dir.rglob("*")) if p.is_file()}
     assert now == earlier  # the earlier run, byte for byte
     assert not list(run_dir.glob(".tmp-*")) and rundir.read_marker(str(run_dir))["scratch"] == []
     monkeypatch.setattr(train, "_step", real_step)
-    result = train_model(again)
+    result = train_on(again)
     assert result.step == 4 and result.model_dir == model_dir
     assert [p.name for p in ckpt.list_checkpoints(model_dir / "checkpoints")][-1] == "step-00000004.pt"
     assert (model_dir / "config.json").exists() and not list(run_dir.glob(".tmp-*"))
@@ -159,10 +158,9 @@ def test_a_folder_of_the_users_named_model_is_never_replaced(run_dir):
     (mine / "checkpoints").mkdir(parents=True)
     (mine / "checkpoints" / "step-00000009.pt").write_bytes(b"my own")
     (mine / "config.json").write_text("mine")
-    again = config(run_dir, "train.max_steps=2")
-    again.output.overwrite = True
+    again = config(run_dir, "train.max_steps=2", overwrite=True)
     with pytest.raises(UserError, match="not one of the outputs corpusforge recorded|no .corpusforge-run.json"):
-        train_model(again)
+        train_on(again)
     assert (mine / "checkpoints" / "step-00000009.pt").read_bytes() == b"my own"
     assert (mine / "config.json").read_text() == "mine"
 
@@ -183,7 +181,7 @@ KILLED = textwrap.dedent("""
     torch.set_num_threads(1)
     from corpusforge.trainers import checkpoint
     from tests.trainers.test_train import config
-    from corpusforge.trainers.train import train_model
+    from tests.runs import train_on
     save = checkpoint.save_checkpoint
     def slow_save(directory, step, state, keep=2):
         path = save(directory, step, state, keep)
@@ -191,7 +189,7 @@ KILLED = textwrap.dedent("""
         time.sleep(0.3)
         return path
     checkpoint.save_checkpoint = slow_save
-    train_model(config(*sys.argv[1:]))
+    train_on(config(*sys.argv[1:]))
 """)
 
 
@@ -203,7 +201,7 @@ def test_a_training_killed_with_sigkill_resumes_to_the_uninterrupted_result(run_
     import shutil
 
     shutil.copytree(run_dir, straight)
-    train_model(config(straight, *overrides))
+    train_on(config(straight, *overrides))
     script = tmp_path / "killed.py"
     script.write_text(KILLED)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
@@ -226,11 +224,10 @@ def test_a_training_killed_with_sigkill_resumes_to_the_uninterrupted_result(run_
     over = tmp_path / "over"
     shutil.copytree(run_dir, over)
     with pytest.raises(UserError, match="--resume"):  # without --resume: refused, nothing mistaken for done
-        train_model(config(over, *overrides))
-    starting_over = config(over, *overrides)
-    starting_over.output.overwrite = True
-    train_model(starting_over)
-    result = train_model(config(run_dir, *overrides), resume=True)
+        train_on(config(over, *overrides))
+    starting_over = config(over, *overrides, overwrite=True)
+    train_on(starting_over)
+    result = train_on(config(run_dir, *overrides), resume=True)
     assert result.step == 8
     a, b, c = params(straight / "model"), params(model_dir), params(over / "model")
     assert all(torch.equal(a[k], b[k]) and torch.equal(a[k], c[k]) for k in a)

@@ -4,7 +4,7 @@ import pytest
 
 from corpusforge.tokenizer.token_shards import TokenShards, write_token_shards
 from corpusforge.trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData
-from corpusforge.trainers.objectives import build_objective
+from corpusforge.trainers.registry import build_objective
 
 
 @pytest.fixture(scope="module")

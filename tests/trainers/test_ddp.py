@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from tests.trainers.test_train import config, params
-from corpusforge.trainers.train import train_model
+from tests.runs import train_on
 
 REPO = pathlib.Path(__file__).resolve().parents[2]  # the workers import tests.*, from any working directory
 # One torchrun launch (process start-up dominates) runs three trainings in the same process group:
@@ -20,14 +20,14 @@ SCRIPT = textwrap.dedent("""
     import sys, torch, torch.distributed as dist
     torch.set_num_threads(1)
     from tests.trainers.test_train import config
-    from corpusforge.trainers.train import train_model
+    from tests.runs import train_on
     real_compile = torch.compile  # AOTAutograd's eager backend (inductor's code generation takes minutes here)
     torch.compile = lambda model, **kw: real_compile(model, **{**kw, "backend": "aot_eager"})
     dist.init_process_group("gloo")
     full, halves, *overrides = sys.argv[1:]
-    train_model(config(full, *overrides))
-    train_model(config(halves, *overrides), stop_at_step=2)
-    train_model(config(halves, *overrides), resume=True)
+    train_on(config(full, *overrides))
+    train_on(config(halves, *overrides), stop_at_step=2)
+    train_on(config(halves, *overrides), resume=True)
     dist.destroy_process_group()
 """)
 
@@ -52,7 +52,7 @@ def test_two_process_ddp_matches_one_process_and_resumes(tiny_run, tmp_path):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert done.stdout.count("model: encoder") == 3  # rank 0 only reports, once per training
     assert "2 processes" in done.stdout and "compiled, DDP" in done.stdout and "resuming at step 2" in done.stdout
-    train_model(config(runs["single"], *common, "train.micro_batch_size=8"))
+    train_on(config(runs["single"], *common, "train.micro_batch_size=8"))
     single, ddp = params(runs["single"] / "model"), params(runs["ddp"] / "model")
     for key in single:
         assert torch.allclose(single[key], ddp[key], atol=2e-6, rtol=1e-4), key

@@ -12,7 +12,7 @@ from corpusforge.trainers.electra import (ReplacedTokenDetection, detection_metr
 from corpusforge.trainers.export import export_model, load_model
 from corpusforge.trainers.hf_layout import to_electra
 from corpusforge.trainers.model import model_config
-from corpusforge.trainers.train import train_model
+from tests.runs import train_on
 from tests.trainers.exports import make_model_dir, randomise
 from tests.trainers.test_train import config
 
@@ -117,7 +117,7 @@ def test_model_directory_round_trip_export_and_load(tmp_path):
 
 
 def test_training_rtd_learns_and_saves_both_halves(run_dir):
-    result = train_model(config(run_dir, "train.objective=rtd", "train.max_steps=8"))
+    result = train_on(config(run_dir, "train.objective=rtd", "train.max_steps=8"))
     info = json.loads((result.model_dir / "config.json").read_text())
     assert info["objective"] == "rtd" and info["electra"]["discriminator_weight"] == 50.0
     assert info["model"]["head_transform"] is False and info["electra"]["generator"]["d_model"] == 16
@@ -130,7 +130,7 @@ def test_training_rtd_learns_and_saves_both_halves(run_dir):
 
 def test_rtd_logs_each_half_under_its_own_name_and_no_perplexity(run_dir, capsys):
     """The combined loss mixes a masked-LM loss with 50 x a detection loss: its exponential is no perplexity."""
-    result = train_model(config(run_dir, "train.objective=rtd", "train.max_steps=4", "train.log_every=1"))
+    result = train_on(config(run_dir, "train.objective=rtd", "train.max_steps=4", "train.log_every=1"))
     records = [json.loads(line) for line in (result.model_dir / "metrics.jsonl").read_text().splitlines()]
     train, val = [r for r in records if r["split"] == "train"], [r for r in records if r["split"] == "val"]
     for r in train:  # one batch per logged step: the combined loss is exactly its two parts
@@ -148,16 +148,16 @@ def test_rtd_logs_each_half_under_its_own_name_and_no_perplexity(run_dir, capsys
     ("train.rtd.share_embeddings=false", "share_embeddings was True, now False"),
     ("train.rtd.discriminator_weight=10", "discriminator_weight was 50.0, now 10.0")])
 def test_resume_refuses_other_electra_generator_settings(run_dir, change, said):
-    train_model(config(run_dir, "train.objective=rtd"), stop_at_step=2)
+    train_on(config(run_dir, "train.objective=rtd"), stop_at_step=2)
     with pytest.raises(UserError, match=said) as refused:
-        train_model(config(run_dir, "train.objective=rtd", change), resume=True)
+        train_on(config(run_dir, "train.objective=rtd", change), resume=True)
     assert "\n" not in str(refused.value) and "train.rtd" in str(refused.value)
-    assert train_model(config(run_dir, "train.objective=rtd"), resume=True).step == 6  # the same settings resume
+    assert train_on(config(run_dir, "train.objective=rtd"), resume=True).step == 6  # the same settings resume
 
 
 def test_rtd_refuses_sentence_pairs(run_dir):
     with pytest.raises(UserError, match="no sentence-pair task"):
-        train_model(config(run_dir, "train.objective=rtd", "train.mlm.sop=true"))
+        train_on(config(run_dir, "train.objective=rtd", "train.mlm.sop=true"))
 
 
 def test_discriminator_learns_which_tokens_were_replaced_not_just_the_rate():

@@ -10,8 +10,8 @@ from corpusforge.tokenizer.config import TokenizerConfig
 from corpusforge.tokenizer.train import train_from_texts
 from corpusforge.trainers.checkpoint import load_pretrained
 from corpusforge.trainers.elmo import BEGIN_WORD, END_SENTENCE, END_WORD, BiLM, ScalarMix, elmo_config, spell
-from corpusforge.trainers.objectives import build_objective
-from corpusforge.trainers.train import train_model
+from corpusforge.trainers.registry import build_objective
+from tests.runs import train_on
 from corpusforge.trainers.vocab import Vocabulary
 from tests.trainers.conftest import make_text
 from tests.trainers.test_train import config
@@ -98,7 +98,7 @@ def test_bilm_trains_compiled_in_one_graph_and_loads_back(elmo_run, tmp_path):
 
     run = tmp_path / "run"
     shutil.copytree(elmo_run, run)
-    result = train_model(config(run, "train.objective=bilm", "train.max_steps=8", "train.eval_batches=1"))
+    result = train_on(config(run, "train.objective=bilm", "train.max_steps=8", "train.eval_batches=1"))
     info = json.loads((result.model_dir / "config.json").read_text())
     assert info["model"]["arch"] == "bilm" and info["family"] == "elmo"
     losses = [json.loads(line)["loss"] for line in (result.model_dir / "metrics.jsonl").read_text().splitlines()
@@ -131,7 +131,7 @@ def test_elmo_family_needs_the_bilm_objective(elmo_run, tmp_path):
     run = tmp_path / "run"
     shutil.copytree(elmo_run, run)
     with pytest.raises(UserError, match="elmo family trains with objective bilm"):
-        train_model(config(run, "train.objective=clm", "train.model.family=elmo"))
+        train_on(config(run, "train.objective=clm", "train.model.family=elmo"))
 
 
 def test_embed_writes_every_layer_or_the_scalar_mix_to_arrow(elmo_run, tmp_path, capsys):
@@ -146,7 +146,7 @@ def test_embed_writes_every_layer_or_the_scalar_mix_to_arrow(elmo_run, tmp_path,
 
     run = tmp_path / "run"
     shutil.copytree(elmo_run, run)
-    train_model(config(run, "train.objective=bilm", "train.max_steps=2"))
+    train_on(config(run, "train.objective=bilm", "train.max_steps=2"))
     data = tmp_path / "docs.jsonl"
     data.write_text("\n".join(json.dumps({"text": t}) for t in ["The cat runs.", "A small dog sleeps under the tree."]))
     out = tmp_path / "vectors.arrow"

@@ -10,7 +10,8 @@ import textwrap
 import pytest
 import torch
 
-from corpusforge.trainers.train import build_optimizer, train_model
+from corpusforge.trainers.train import build_optimizer
+from tests.runs import train_on
 from tests.trainers.test_train import config
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -18,8 +19,8 @@ pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not torch.cuda.is_available()
 
 
 def test_bf16_compiled_fused_adamw_training_on_cuda(run_dir, capsys):
-    result = train_model(config(run_dir, "train.device=cuda", "train.dtype=auto", "train.compile=true",
-                                "train.objective=span", "train.max_steps=4", "train.log_every=1"))
+    result = train_on(config(run_dir, "train.device=cuda", "train.dtype=auto", "train.compile=true",
+                             "train.objective=span", "train.max_steps=4", "train.log_every=1"))
     out = capsys.readouterr().out
     native = torch.cuda.is_bf16_supported(including_emulation=False)
     assert ("precision bfloat16" if native else "precision float16 with a loss scaler") in out
@@ -35,9 +36,9 @@ def test_bf16_compiled_fused_adamw_training_on_cuda(run_dir, capsys):
 TORCHRUN = textwrap.dedent("""
     import sys
     from tests.trainers.test_train import config
-    from corpusforge.trainers.train import train_model
+    from tests.runs import train_on
     run, *overrides = sys.argv[1:]
-    train_model(config(run, *overrides))
+    train_on(config(run, *overrides))
 """)
 
 

@@ -8,7 +8,7 @@ from corpusforge.core.errors import UserError
 from corpusforge.trainers.checkpoint import load_pretrained, save_pretrained
 from corpusforge.trainers.export import export_model
 from corpusforge.trainers.model import Transformer, model_config
-from corpusforge.trainers.train import train_model
+from tests.runs import train_on
 from corpusforge.trainers.vocab import Vocabulary
 from tests.trainers.exports import randomise
 from tests.trainers.test_train import config
@@ -38,12 +38,12 @@ def fresh_run(tiny_run, target):
 def test_training_starts_from_the_checkpoint_weights_and_architecture(tiny_run, tmp_path, exported):
     model, export_dir = exported
     run = fresh_run(tiny_run, tmp_path / "run")
-    train_model(config(run, "train.objective=clm", f"train.init_from={export_dir}"), stop_at_step=0)
+    train_on(config(run, "train.objective=clm", f"train.init_from={export_dir}"), stop_at_step=0)
     start, _ = load_pretrained(run / "model")
     assert start.cfg.position == "rope" and start.cfg.activation == "swiglu" and start.cfg.max_len == 64
     assert all(torch.equal(v, start.state_dict()[k]) for k, v in model.state_dict().items())
     other = fresh_run(tiny_run, tmp_path / "run2")
-    result = train_model(config(other, "train.objective=clm", f"train.init_from={export_dir}", "train.max_steps=3"))
+    result = train_on(config(other, "train.objective=clm", f"train.init_from={export_dir}", "train.max_steps=3"))
     assert result.step == 3 and result.train_loss is not None
     trained, _ = load_pretrained(other / "model")
     assert not torch.equal(trained.tok_emb.weight, model.tok_emb.weight)
@@ -53,9 +53,9 @@ def test_a_checkpoint_that_does_not_fit_the_run_is_refused(tiny_run, tmp_path, e
     _, export_dir = exported
     run = fresh_run(tiny_run, tmp_path / "run")
     with pytest.raises(UserError, match="trains an encoder model"):
-        train_model(config(run, "train.objective=mlm", f"train.init_from={export_dir}"), stop_at_step=0)
+        train_on(config(run, "train.objective=mlm", f"train.init_from={export_dir}"), stop_at_step=0)
     with pytest.raises(UserError, match="64 positions, the run needs 127"):
-        train_model(config(run, "train.objective=clm", "train.seq_len=127", f"train.init_from={export_dir}"),
-                    stop_at_step=0)
+        train_on(config(run, "train.objective=clm", "train.seq_len=127", f"train.init_from={export_dir}"),
+                 stop_at_step=0)
     with pytest.raises(UserError, match="not a transformers checkpoint"):
-        train_model(config(run, "train.objective=clm", f"train.init_from={tmp_path / 'source'}"), stop_at_step=0)
+        train_on(config(run, "train.objective=clm", f"train.init_from={tmp_path / 'source'}"), stop_at_step=0)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.trainers.conftest import make_text
-from corpusforge.trainers.config import MLMOptions
+from corpusforge.trainers.config import MLMConfig
 from corpusforge.trainers.objectives import (IGNORE, draw_span_length, mask_tokens, next_sentence_pair,
                                              sentence_order_pair, span_length_distribution, word_ids)
 
@@ -62,14 +62,14 @@ def check_80_10_10(totals, vocab, tolerance):
 
 
 def test_bert_masking_predicts_15_percent_with_80_10_10(stream, vocab):
-    totals = masking_counts(stream, vocab, MLMOptions())
+    totals = masking_counts(stream, vocab, MLMConfig())
     assert totals["chosen"] > 50_000
     assert abs(totals["chosen"] / totals["candidates"] - 0.15) < 0.002  # round(0.15 x n) per example
     check_80_10_10(totals, vocab, tolerance=0.01)
 
 
 def test_whole_word_masking_keeps_the_rate_and_the_80_10_10(stream, vocab):
-    totals = masking_counts(stream, vocab, MLMOptions(whole_word=True), count=2000)
+    totals = masking_counts(stream, vocab, MLMConfig(whole_word=True), count=2000)
     rate = totals["chosen"] / totals["candidates"]
     assert 0.14 < rate <= 0.15  # whole words fill the budget from below
     check_80_10_10(totals, vocab, tolerance=0.01)
@@ -88,7 +88,7 @@ def test_spanbert_span_lengths_are_geometric_0_2_clipped_at_10():
 
 
 def test_spanbert_masking_rate_80_10_10_per_span_and_span_lengths(stream, vocab):
-    totals = masking_counts(stream, vocab, MLMOptions(span=True), count=2000)
+    totals = masking_counts(stream, vocab, MLMConfig(span=True), count=2000)
     assert abs(totals["chosen"] / totals["candidates"] - 0.15) < 0.005
     check_80_10_10(totals, vocab, tolerance=0.03)  # one decision per span: fewer independent draws
     # Spans measured in the output: runs of masked whole words. The budget cuts the last span of an example
@@ -97,7 +97,7 @@ def test_spanbert_masking_rate_80_10_10_per_span_and_span_lengths(stream, vocab)
     runs = []
     for i, window in windows(stream, 1000, length=510):
         tokens = np.r_[vocab.bos, window, vocab.eos]
-        _, labels = mask_tokens(tokens, np.random.default_rng([6, i]), vocab, MLMOptions(span=True))
+        _, labels = mask_tokens(tokens, np.random.default_rng([6, i]), vocab, MLMConfig(span=True))
         chosen = np.flatnonzero(labels != IGNORE)
         words = word_ids(tokens, vocab)
         for run in np.split(chosen, np.flatnonzero(np.diff(chosen) > 1) + 1):

@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 
 from tests.trainers.conftest import make_text, train_tokenizer
-from corpusforge.trainers.config import BARTOptions, MLMOptions
-from corpusforge.trainers.objectives import (IGNORE, bart_noise, build_objective, causal_lm, mask_tokens, next_sentence_pair,
-                                 prefix_lm, prepare_vocabulary, random_spans_noise_mask, span_corrupt,
-                                 span_corruption_lengths, span_length_distribution, uncorrupt, word_ids)
+from corpusforge.trainers.config import BARTConfig, MLMConfig
+from corpusforge.trainers.objectives import (IGNORE, bart_noise, causal_lm, mask_tokens, next_sentence_pair,
+                                             prefix_lm, random_spans_noise_mask, span_corrupt,
+                                             span_corruption_lengths, span_length_distribution, uncorrupt, word_ids)
+from corpusforge.trainers.registry import build_objective, prepare_vocabulary
 from corpusforge.trainers.vocab import Vocabulary
 
 
@@ -62,7 +63,7 @@ def test_vocabulary_of_the_encoder_and_t5_families(tmp_path):
     assert v.sentinels[:2] == (t5.token_to_id("<extra_id_0>"), t5.token_to_id("<extra_id_1>"))
 
 
-@pytest.mark.parametrize("options", [MLMOptions(), MLMOptions(whole_word=True), MLMOptions(span=True)])
+@pytest.mark.parametrize("options", [MLMConfig(), MLMConfig(whole_word=True), MLMConfig(span=True)])
 def test_mlm_rates_specials_and_labels(docs, vocab, options):
     stats = {"chosen": 0, "candidates": 0, "mask": 0, "random": 0, "kept": 0}
     for i in range(300):
@@ -93,7 +94,7 @@ def test_mlm_rates_specials_and_labels(docs, vocab, options):
 def test_mlm_whole_word_masks_complete_words(docs, vocab):
     for i in range(50):
         tokens = with_frame(window(docs, vocab, 126, start=i * 11), vocab)
-        _, labels = mask_tokens(tokens, np.random.default_rng(i), vocab, MLMOptions(whole_word=True))
+        _, labels = mask_tokens(tokens, np.random.default_rng(i), vocab, MLMConfig(whole_word=True))
         words = word_ids(tokens, vocab)
         chosen = labels != IGNORE
         for w in np.unique(words[chosen]):
@@ -106,7 +107,7 @@ def test_spanbert_spans_are_contiguous_whole_words_with_geometric_lengths(docs, 
     lengths = []
     for i in range(200):
         tokens = with_frame(window(docs, vocab, 254, start=i * 13), vocab)
-        _, labels = mask_tokens(tokens, np.random.default_rng(i), vocab, MLMOptions(span=True))
+        _, labels = mask_tokens(tokens, np.random.default_rng(i), vocab, MLMConfig(span=True))
         chosen = labels != IGNORE
         words = word_ids(tokens, vocab)
         runs = np.split(np.flatnonzero(chosen), np.flatnonzero(np.diff(np.flatnonzero(chosen)) > 1) + 1)
@@ -175,12 +176,12 @@ def test_t5_text_is_recoverable_and_sentinels_unique_descending(docs, vocab):
 def test_bart_infilling_and_switches(docs, vocab):
     raw = window(docs, vocab, 126)
     target = with_frame(raw, vocab)
-    off = BARTOptions(infill_ratio=0, permute_sentences=0, random_ratio=0)
+    off = BARTConfig(infill_ratio=0, permute_sentences=0, random_ratio=0)
     assert (bart_noise(target, np.random.default_rng(0), vocab, off) == target).all()
     masked_words = []
     for seed in range(100):
         rng = np.random.default_rng(seed)
-        source = bart_noise(target, rng, vocab, BARTOptions(permute_sentences=0, random_ratio=0))
+        source = bart_noise(target, rng, vocab, BARTConfig(permute_sentences=0, random_ratio=0))
         assert source[0] == vocab.bos and source[-1] == vocab.eos
         assert (source == vocab.mask).sum() >= 1 and len(source) < len(target)
         # Removing the masks leaves the target with whole spans cut out, in order: a subsequence.
@@ -195,16 +196,16 @@ def test_bart_infilling_and_switches(docs, vocab):
 def test_bart_permutation_rotation_deletion_and_token_masking(docs, vocab):
     target = with_frame(window(docs, vocab, 126), vocab)
     rng = np.random.default_rng(3)
-    permuted = bart_noise(target, rng, vocab, BARTOptions(infill_ratio=0, permute_sentences=1.0))
+    permuted = bart_noise(target, rng, vocab, BARTConfig(infill_ratio=0, permute_sentences=1.0))
     assert sorted(permuted.tolist()) == sorted(target.tolist()) and not (permuted == target).all()
     assert permuted[0] == target[0] and permuted[-1] == target[-1]
-    rotated = bart_noise(target, rng, vocab, BARTOptions(infill_ratio=0, permute_sentences=0, rotate=1.0))
+    rotated = bart_noise(target, rng, vocab, BARTConfig(infill_ratio=0, permute_sentences=0, rotate=1.0))
     inner = target[1:-1].tolist()
     assert any(rotated[1:-1].tolist() == inner[k:] + inner[:k] for k in range(1, len(inner)))
-    deleted = bart_noise(target, rng, vocab, BARTOptions(infill_ratio=0, permute_sentences=0, delete_ratio=0.2))
+    deleted = bart_noise(target, rng, vocab, BARTConfig(infill_ratio=0, permute_sentences=0, delete_ratio=0.2))
     words = int((target[1:-1] != vocab.eos).sum())  # the budget counts tokens other than document separators
     assert len(deleted) == len(target) - math.ceil(0.2 * words)
-    masked = bart_noise(target, rng, vocab, BARTOptions(infill_ratio=0, permute_sentences=0, mask_ratio=0.2))
+    masked = bart_noise(target, rng, vocab, BARTConfig(infill_ratio=0, permute_sentences=0, mask_ratio=0.2))
     assert (masked == vocab.mask).sum() == math.ceil(0.2 * words) and len(masked) == len(target)
 
 
@@ -222,14 +223,14 @@ def test_bart_keeps_document_separators_and_permutes_sentences_within_documents(
     shuffled = 0
     for seed in range(50):
         rng = np.random.default_rng(seed)
-        permuted = bart_noise(target, rng, vocab, BARTOptions(infill_ratio=0, permute_sentences=1.0))
+        permuted = bart_noise(target, rng, vocab, BARTConfig(infill_ratio=0, permute_sentences=1.0))
         got = documents(permuted, vocab)
         assert len(got) == len(expected)  # every separator where it was
         assert all(sorted(a.tolist()) == sorted(b.tolist()) for a, b in zip(got, expected))
         shuffled += any(not np.array_equal(a, b) for a, b in zip(got, expected))
         # Every noise at once (no random replacement): separators are never masked or deleted, and what is
         # left of each document is a subsequence of that document.
-        noised = bart_noise(target, rng, vocab, BARTOptions(infill_ratio=0.5, permute_sentences=0, mask_ratio=0.3,
+        noised = bart_noise(target, rng, vocab, BARTConfig(infill_ratio=0.5, permute_sentences=0, mask_ratio=0.3,
                                                             delete_ratio=0.3, random_ratio=0.0))
         got = documents(noised, vocab)
         assert len(got) == len(expected) and noised[0] == vocab.bos and noised[-1] == vocab.eos

@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from corpusforge.trainers.model import Transformer, model_config
-from corpusforge.trainers.objectives import build_objective, prepare_vocabulary
+from corpusforge.trainers.registry import build_objective, prepare_vocabulary
 from corpusforge.trainers.parallel import Distributed, parallelize
-from corpusforge.trainers.train import train_model
+from tests.runs import train_on
 from tests.trainers.test_ddp import SCRIPT as TORCHRUN_SCRIPT  # uninterrupted, stopped halfway, resumed
 from tests.trainers.test_train import config, params
 
@@ -61,10 +61,10 @@ def test_electra_and_sentence_order_compile_to_one_graph(vocab, name):
     """ELECTRA's generator sampling (Gumbel-max, no host sync) and SOP's padded pairs: one graph, no recompile."""
     from torch._dynamo.testing import CompileCounterWithBackend
 
-    from corpusforge.trainers.config import MLMOptions, TrainConfig
+    from corpusforge.trainers.config import MLMConfig, TrainConfig
     from corpusforge.trainers.electra import ReplacedTokenDetection, discriminator_config, generator_config
 
-    tc = TrainConfig(objective="rtd" if name == "rtd" else "mlm", mlm=MLMOptions(sop=name == "sop"))
+    tc = TrainConfig(objective="rtd" if name == "rtd" else "mlm", mlm=MLMConfig(sop=name == "sop"))
     objective = build_objective(tc.objective, vocab, SEQ, tc)
     rng = np.random.default_rng(0)
     stream = rng.integers(5, vocab.size, size=4096)
@@ -156,10 +156,10 @@ def test_activation_checkpointing_gives_the_same_training_with_plain_names(run_d
     plain = tmp_path / "plain"
     shutil.copytree(run_dir, plain)
     overrides = ["train.objective=span", "train.model.dropout=0.1", "train.max_steps=3"]  # dropout: RNG replayed
-    train_model(config(plain, *overrides))
+    train_on(config(plain, *overrides))
     checkpointed = [*overrides, "train.checkpoint_activations=true"]
-    train_model(config(run_dir, *checkpointed), stop_at_step=2)
-    train_model(config(run_dir, *checkpointed), resume=True)  # checkpoints load into the wrapped blocks
+    train_on(config(run_dir, *checkpointed), stop_at_step=2)
+    train_on(config(run_dir, *checkpointed), resume=True)  # checkpoints load into the wrapped blocks
     a, b = params(plain / "model"), params(run_dir / "model")
     assert a.keys() == b.keys()
     assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
@@ -187,9 +187,9 @@ def test_compiled_training_matches_eager(run_dir, tmp_path, monkeypatch):
     eager = tmp_path / "eager"
     shutil.copytree(run_dir, eager)
     overrides = ["train.objective=mlm", "train.max_steps=3", "train.log_every=1", "train.model.dropout=0.0"]
-    train_model(config(eager, *overrides))
+    train_on(config(eager, *overrides))
     torch._dynamo.reset()
-    train_model(config(run_dir, *overrides, "train.compile=true"))
+    train_on(config(run_dir, *overrides, "train.compile=true"))
     assert compile_calls == [{"fullgraph": True}]
 
     def losses(run):
@@ -217,7 +217,7 @@ def test_two_process_fsdp_with_checkpointing_and_compile_matches_one_process_and
     done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=500)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "compiled, FSDP, activation checkpointing" in done.stdout and "resuming at step 2" in done.stdout
-    train_model(config(runs["single"], *common, "train.micro_batch_size=8"))
+    train_on(config(runs["single"], *common, "train.micro_batch_size=8"))
     single, fsdp = params(runs["single"] / "model"), params(runs["fsdp"] / "model")
     assert single.keys() == fsdp.keys()
     for key in single:

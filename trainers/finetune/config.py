@@ -13,60 +13,53 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from corpusforge.core.config_loader import check
+from corpusforge.core.config_loader import check, setting
 
-f = dataclasses.field
 TASKS = ("classify", "tag", "generate")
 METHODS = ("full", "lora", "adapter", "prefix", "prompt", "elmo")
 
 
 @dataclasses.dataclass
 class FinetuneConfig:
-    model: str = f(default="", metadata={
-        "help": "The pretrained model: a run's model/ directory (converted through export; an ELMo biLM's used as "
+    model: str = setting("", "The pretrained model: a run's model/ directory (converted through export; an ELMo biLM's used as "
                 "it is) or a local transformers directory (a corpusforge export or any checkpoint of a supported "
-                "family)."})
-    task: Literal["classify", "tag", "generate"] = f(default="classify", metadata={
-        "help": "classify: one label per text (or text pair); tag: one label per word; generate: prompt -> "
-                "response (decoders and seq2seq; loss on the response only)."})
-    method: Literal["full", "lora", "adapter", "prefix", "prompt", "elmo"] = f(default="full", metadata={
-        "help": "full: every weight; lora: low-rank updates (peft); adapter: bottleneck adapters in each layer; "
+                "family).")
+    task: Literal["classify", "tag", "generate"] = setting("classify", "classify: one label per text (or text pair); tag: one label per word; generate: prompt -> "
+                "response (decoders and seq2seq; loss on the response only).")
+    method: Literal["full", "lora", "adapter", "prefix", "prompt", "elmo"] = setting("full", "full: every weight; lora: low-rank updates (peft); adapter: bottleneck adapters in each layer; "
                 "prefix: trainable keys/values at every layer (peft); prompt: soft prompt tokens at the input (peft); "
                 "elmo: an ELMo biLM (objective bilm) frozen, a learned scalar mix of its layers, mean-pooled, "
-                "under a classifier (classify only; the only method for a biLM)."})
-    train: str = f(default="", metadata={"help": "Training records: a JSONL, CSV or Parquet file."})
-    validation: str = f(default="", metadata={"help": "Validation records (same format); empty: no validation."})
-    out: str = f(default="", metadata={"help": "Output directory (metrics.json, labels.json, adapter/ or model/, checkpoints/)."})
-    text_field: str = f(default="text", metadata={"help": "classify: the field holding the text."})
-    text_pair_field: str = f(default="", metadata={"help": "classify: the field holding the second text of a pair (empty: single texts)."})
-    label_field: str = f(default="label", metadata={"help": "classify: the label field."})
-    tokens_field: str = f(default="tokens", metadata={"help": "tag: the field holding the list of words."})
-    tags_field: str = f(default="tags", metadata={"help": "tag: the field holding one label per word."})
-    prompt_field: str = f(default="prompt", metadata={"help": "generate: the prompt field."})
-    response_field: str = f(default="response", metadata={"help": "generate: the response field (the only tokens with a loss)."})
-    id_field: str = f(default="id", metadata={"help": "Record id field (missing: the record's position)."})
-    epochs: int = f(default=3, metadata={"help": "Passes over the training records."})
-    batch_size: int = f(default=16, metadata={"help": "Records per optimizer step."})
-    lr: float = f(default=0.0, metadata={
-        "help": "Peak learning rate (0: the method's default: 5e-5 full, 5e-4 lora and adapter, 1e-2 prefix, "
-                "3e-2 prompt, 1e-3 elmo)."})
-    warmup_ratio: float = f(default=0.06, metadata={"help": "Share of the steps with a linear warmup (then linear decay to 0)."})
-    weight_decay: float = f(default=0.01, metadata={"help": "AdamW weight decay."})
-    max_length: int = f(default=256, metadata={"help": "Tokens per record at most (longer inputs are cut)."})
-    lora_r: int = f(default=8, metadata={"help": "LoRA rank."})
-    lora_alpha: int = f(default=16, metadata={"help": "LoRA scaling alpha (the update is scaled by alpha / r)."})
-    lora_dropout: float = f(default=0.0, metadata={"help": "Dropout on LoRA's input."})
-    target_modules: list[str] = f(default_factory=list, metadata={
-        "help": "Module names LoRA adapts (empty: peft's default for the model type, e.g. query/value for BERT, c_attn for GPT-2)."})
-    num_virtual_tokens: int = f(default=20, metadata={"help": "prefix / prompt: number of virtual tokens."})
-    adapter_size: int = f(default=64, metadata={"help": "adapter: bottleneck width."})
-    adapter_placement: Literal["pfeiffer", "houlsby"] = f(default="pfeiffer", metadata={
-        "help": "adapter: pfeiffer (one adapter after each feed-forward block) or houlsby (after attention too)."})
-    merge: bool = f(default=False, metadata={"help": "lora: also write OUT/merged/, the base with the update merged in (a plain transformers model)."})
-    seed: int = f(default=0, metadata={"help": "Seed of head initialisation, shuffling and dropout."})
-    device: Literal["auto", "cpu", "cuda"] = f(default="auto", metadata={"help": "auto: cuda when available, else cpu."})
-    resume: bool = f(default=False, metadata={"help": "Continue from the latest epoch checkpoint in OUT/checkpoints."})
-    progress: bool = f(default=True, metadata={"help": "Show a progress bar."})
+                "under a classifier (classify only; the only method for a biLM).")
+    train: str = setting("", "Training records: a JSONL, CSV or Parquet file.")
+    validation: str = setting("", "Validation records (same format); empty: no validation.")
+    out: str = setting("", "Output directory (metrics.json, labels.json, adapter/ or model/, checkpoints/).")
+    text_field: str = setting("text", "classify: the field holding the text.")
+    text_pair_field: str = setting("", "classify: the field holding the second text of a pair (empty: single texts).")
+    label_field: str = setting("label", "classify: the label field.")
+    tokens_field: str = setting("tokens", "tag: the field holding the list of words.")
+    tags_field: str = setting("tags", "tag: the field holding one label per word.")
+    prompt_field: str = setting("prompt", "generate: the prompt field.")
+    response_field: str = setting("response", "generate: the response field (the only tokens with a loss).")
+    id_field: str = setting("id", "Record id field (missing: the record's position).")
+    epochs: int = setting(3, "Passes over the training records.")
+    batch_size: int = setting(16, "Records per optimizer step.")
+    lr: float = setting(0.0, "Peak learning rate (0: the method's default: 5e-5 full, 5e-4 lora and adapter, 1e-2 prefix, "
+                "3e-2 prompt, 1e-3 elmo).")
+    warmup_ratio: float = setting(0.06, "Share of the steps with a linear warmup (then linear decay to 0).")
+    weight_decay: float = setting(0.01, "AdamW weight decay.")
+    max_length: int = setting(256, "Tokens per record at most (longer inputs are cut).")
+    lora_r: int = setting(8, "LoRA rank.")
+    lora_alpha: int = setting(16, "LoRA scaling alpha (the update is scaled by alpha / r).")
+    lora_dropout: float = setting(0.0, "Dropout on LoRA's input.")
+    target_modules: list[str] = setting(help="Module names LoRA adapts (empty: peft's default for the model type, e.g. query/value for BERT, c_attn for GPT-2).", factory=list)
+    num_virtual_tokens: int = setting(20, "prefix / prompt: number of virtual tokens.")
+    adapter_size: int = setting(64, "adapter: bottleneck width.")
+    adapter_placement: Literal["pfeiffer", "houlsby"] = setting("pfeiffer", "adapter: pfeiffer (one adapter after each feed-forward block) or houlsby (after attention too).")
+    merge: bool = setting(False, "lora: also write OUT/merged/, the base with the update merged in (a plain transformers model).")
+    seed: int = setting(0, "Seed of head initialisation, shuffling and dropout.")
+    device: Literal["auto", "cpu", "cuda"] = setting("auto", "auto: cuda when available, else cpu.")
+    resume: bool = setting(False, "Continue from the latest epoch checkpoint in OUT/checkpoints.")
+    progress: bool = setting(True, "Show a progress bar.")
 
     def __post_init__(self) -> None:
         check(self.epochs >= 1 and self.batch_size >= 1, "finetune.epochs and finetune.batch_size must be >= 1")

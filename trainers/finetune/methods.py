@@ -34,9 +34,9 @@ def arch_of(base_dir: str | pathlib.Path) -> str:
         return "bilm"
     import transformers
 
-    from corpusforge.trainers.export import _arch_of
+    from corpusforge.trainers.export import arch_of_config
 
-    return _arch_of(transformers.AutoConfig.from_pretrained(base_dir))
+    return arch_of_config(transformers.AutoConfig.from_pretrained(base_dir))
 
 
 def task_model(base_dir: str | pathlib.Path, task: str, labels: dict[str, int] | None, pad: int | None = None):

@@ -34,10 +34,10 @@ from corpusforge.trainers.schedule import load_state, warmup_then_decay
 
 def prepare_base(model_dir: str, out: pathlib.Path) -> pathlib.Path:
     """A transformers directory of the pretrained model: ``model_dir`` itself, or its export in OUT/base."""
-    from corpusforge.trainers.export import _kind, export_model
+    from corpusforge.trainers.export import directory_kind, export_model
 
     path = pathlib.Path(model_dir)
-    if _kind(path) == "transformers" or is_bilm(path):  # an ELMo biLM has no transformers layout: used as it is
+    if directory_kind(path) == "transformers" or is_bilm(path):  # an ELMo biLM has no transformers layout: used as it is
         return path.resolve()
     base = out / "base"
     if not (base / "config.json").is_file():

@@ -15,6 +15,7 @@ from corpusforge.pipeline.quality.config import (
 )
 from corpusforge.pipeline.quality.decide import NotMeasured, decide_heuristics
 from corpusforge.pipeline.quality.rules import HeuristicRules
+from tests.pipeline.quality.reference import reference_chain
 from corpusforge.pipeline.sample import generate, texts
 
 LANGS = [None, "en", "de", "zh", "xx", "eng_Latn"]
@@ -53,7 +54,7 @@ CORPUS = _sample_corpus()
 
 def _same(rules: HeuristicRules, text: str, lang: str | None, url: str | None = None):
     verdict = rules.apply(text, lang, url)
-    ref_text, ref_reason, ref_edits = rules.apply_reference(text, lang, url)
+    ref_text, ref_reason, ref_edits = reference_chain(rules, text, lang, url)
     assert (verdict.text, verdict.reason, verdict.edits) == (ref_text, ref_reason, ref_edits), text[:200]
     if rules.cfg.store_values:  # the stored values alone give the same reason, through JSON and back
         values = json.loads(json.dumps(verdict.values))
@@ -97,7 +98,7 @@ def test_random_boilerplate_and_sentences_get_the_reference_reason(text, lang):
     rules = RULES["defaults"]
     _same(rules, text, lang)
     from corpusforge.pipeline.quality.measure import measure_junk
-    from corpusforge.pipeline.quality.rules import junk_rule
+    from tests.pipeline.quality.reference import junk_rule
     from corpusforge.pipeline.quality.text import TextView
 
     values = measure_junk(TextView(text), lang)  # every junk value, not only the first failing one

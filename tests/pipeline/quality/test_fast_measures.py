@@ -1,4 +1,4 @@
-"""The measure path's fast functions give exactly what their ``*_reference`` twins give, on the sample corpus and on
+"""The measure path's fast functions give exactly what their plain twins in ``reference.py`` give, on the sample corpus and on
 drawn text (each fast function was written to compute the same value with less work per document)."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from corpusforge.pipeline.quality import measure, rules
 from corpusforge.pipeline.quality.config import C4Config, QualityConfig, paper_config
 from corpusforge.pipeline.quality.text import TextView
-from tests.pipeline.quality import reference_measures
+from tests.pipeline.quality import reference, reference_measures
 from tests.pipeline.quality.test_decide import CORPUS, LANGS, PIECES
 
 # C4 settings that reach every branch of the check: the defaults, each line rule alone, a small word limit.
@@ -25,7 +25,7 @@ _draws = settings(max_examples=300, deadline=None, suppress_health_check=[Health
 
 def _same_c4(text: str) -> None:
     for cfg in C4_CONFIGS:
-        assert rules._edits_nothing(TextView(text), cfg) == rules._edits_nothing_reference(text, cfg), (text, cfg)
+        assert rules._edits_nothing(TextView(text), cfg) == reference.edits_nothing(text, cfg), (text, cfg)
         view, edits = rules.c4_edit_view(text, cfg)
         assert (view.text, edits) == rules.c4_edit(text, cfg), (text, cfg)
 
@@ -52,7 +52,7 @@ URL_PIECES = PIECES + ["x@y", "a.b@c", "@@", "www.", "WWW.x.com", "https://", "h
 
 
 def _same_urls(text: str) -> None:
-    assert measure.url_tokens(TextView(text)) == measure.url_tokens_reference(TextView(text)), text
+    assert measure.url_tokens(TextView(text)) == reference.url_token_count(TextView(text)), text
 
 
 def test_url_tokens_on_the_sample():

@@ -9,9 +9,9 @@ from corpusforge.pipeline.quality.config import (
     BlocklistConfig, C4Config, FineWebConfig, GopherConfig, JunkConfig, LengthConfig, QualityConfig, RepetitionConfig,
     paper_config,
 )
-from corpusforge.pipeline.quality.rules import (
-    KEEP, Blocklist, HeuristicRules, c4_edit, c4_quality, compile_bad_words, fineweb_quality, gopher_quality,
-    gopher_repetition, junk_rule, length_rule,
+from corpusforge.pipeline.quality.rules import KEEP, Blocklist, HeuristicRules, c4_edit, compile_bad_words
+from tests.pipeline.quality.reference import (
+    c4_quality, fineweb_quality, gopher_quality, gopher_repetition, junk_rule, length_rule,
 )
 from corpusforge.pipeline.quality.text import count_sentences, words
 
@@ -363,3 +363,25 @@ def test_fineweb_lines_ending_in_a_colon_or_a_closing_quote_count_as_prose():
             "A list of the remaining options follows:")
     assert fineweb_quality(text, FW) is KEEP
     assert fineweb_quality(text, PAPER.fineweb) == "fineweb_line_punct_ratio"
+
+
+def test_each_rule_is_defined_once_in_production():
+    """The stage's measure -> decide path is the definition: pipeline/quality defines no reference twin of a
+    rule (those pin it from tests/pipeline/quality/reference.py) and keeps one step list (decide.decision_steps)."""
+    import ast
+    import pathlib
+
+    from corpusforge.pipeline.quality import rules as rules_module
+    from tests.pipeline.quality import reference
+
+    folder = pathlib.Path(rules_module.__file__).parent
+    twins = {name for name in vars(reference) if callable(getattr(reference, name))
+             and getattr(getattr(reference, name), "__module__", "") == reference.__name__}
+    defined = {}
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                defined.setdefault(node.name, []).append(path.name)
+    assert not {name for name in defined if "reference" in name}
+    assert not twins & defined.keys(), twins & defined.keys()
+    assert "_steps" not in defined and defined["decision_steps"] == ["decide.py"]

@@ -9,7 +9,7 @@ from corpusforge.trainers.checkpoint import load_pretrained
 from corpusforge.trainers.finetune import train as finetune_module
 from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.train import finetune
-from corpusforge.trainers.train import train_model
+from tests.runs import train_on
 from tests.trainers.finetune.test_train import check_reload
 from tests.trainers.test_elmo import make_elmo_run
 from tests.trainers.test_train import config as train_config
@@ -19,7 +19,7 @@ from tests.trainers.test_train import config as train_config
 def elmo_model(tmp_path_factory):
     """A run's model/ trained for a few steps with objective bilm (debug size: d_model 32, 2 LSTM layers)."""
     run = make_elmo_run(tmp_path_factory.mktemp("elmo-run"))
-    return train_model(train_config(run, "train.objective=bilm", "train.max_steps=8", "train.eval_batches=1")).model_dir
+    return train_on(train_config(run, "train.objective=bilm", "train.max_steps=8", "train.eval_batches=1")).model_dir
 
 
 def settings(model, task_files, tmp_path, **options):
