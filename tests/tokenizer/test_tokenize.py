@@ -360,19 +360,19 @@ def test_tokenize_output_at_a_users_folder_never_replaces_its_files(tmp_path, cl
     settings = [f"output.run_dir={tmp_path / 'run'}", f"tokenize.input={clean_dir}", f"tokenize.output={mine}",
                 f"tokenize.tokenizer={tokenizer_path}", "tokenize.num_shards=1", "output.overwrite=true"]
     with pytest.raises(UserError, match="no .corpusforge-run.json"):
-        run_tokenize(load_config(None, settings))
+        tokenize_on(load_config(None, settings))
     assert (mine / "manifest.json").read_text() == '{"the": "user\'s"}' and sorted(p.name for p in mine.iterdir()) == [
         "manifest.json", "notes.txt"]
     # a folder of its own: written, recorded in its marker, then replaced whole by an overwrite
     out = tmp_path / "tokens-elsewhere"
-    settings[3] = f"tokenize.output={out}"
-    run_tokenize(load_config(None, settings[:-1]))
+    settings[2] = f"tokenize.output={out}"
+    tokenize_on(load_config(None, settings[:-1]))
     assert (out / "manifest.json").exists() and (out / ".corpusforge-run.json").exists()
     (out / "train" / "notes.txt").write_text("mine")
     with pytest.raises(UserError, match="notes.txt was not written by corpusforge"):
-        run_tokenize(load_config(None, settings))
+        tokenize_on(load_config(None, settings))
     (out / "train" / "notes.txt").unlink()
-    run_tokenize(load_config(None, settings))
+    tokenize_on(load_config(None, settings))
     assert not [p for p in out.iterdir() if p.name.startswith(".tmp-")]
 
 
@@ -386,7 +386,7 @@ def test_tokens_of_another_clean_are_refused_whatever_flags_made_them(tmp_path, 
                                    "corpus_fingerprint": rundir.corpus_fingerprint(str(run / "clean"))})
     settings = [f"output.run_dir={run}", f"tokenize.input={run / 'clean'}", f"tokenize.tokenizer={tokenizer_path}",
                 "tokenize.num_shards=1"]
-    run_tokenize(load_config(None, settings))
+    tokenize_on(load_config(None, settings))
     rundir.check_fresh(str(run), "tokens")  # made from this clean/
     marker = rundir.read_marker(str(run))  # a rebuild from other input: clean/ and its fingerprint change
     marker["corpus_fingerprint"] = "another build"
