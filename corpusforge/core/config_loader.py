@@ -94,7 +94,7 @@ def load_file(path: str | pathlib.Path) -> dict[str, Any]:
     if not path.exists():
         raise ConfigError(f"config file {path} does not exist")
     if not path.is_file():
-        raise ConfigError(f"config file {path} is not a regular file")
+        raise ConfigError(f"cannot read config file {path}: not a regular file")
     if path.stat().st_size > MAX_CONFIG_BYTES:
         raise ConfigError(f"config file {path} is {path.stat().st_size:,} bytes, more than a config can be "
                           f"({MAX_CONFIG_BYTES:,}); is it the right file?")
