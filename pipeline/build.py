@@ -353,8 +353,7 @@ def _finish_segment(segment: Segment, seconds: float) -> None:
                                       segment.fmt)
             write_json(posixpath.join(segment.directory, f"{name}.json"), entries)
     close_readers()  # the in-process runner read spilled texts in this process
-    if FileSystems.exists(segment.spill_dir):
-        FileSystems.delete([segment.spill_dir])
+    rundir.delete(segment.spill_dir)
     write_json(segment.marker, {"stages": segment.stages, "fingerprint": segment.fingerprint, "seconds": seconds,
                                 "files": segment.files})
 
@@ -384,7 +383,7 @@ def _gather(segments: list[Segment], name: str, dest: str, schema, fmt, keep: bo
         if keep:
             os.link(path, posixpath.join(dest, file))
         else:
-            FileSystems.rename([path], [posixpath.join(dest, file)])
+            rundir.move(path, posixpath.join(dest, file))
         entries.append({"file": file, "rows": entry["rows"], "bytes": entry["bytes"]})
     return entries
 
@@ -478,9 +477,12 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         print(note, file=out, flush=True)
     checkpoint = config.output.stage_checkpoints
     keep = keep_checkpoints and checkpoint and "://" not in run_dir
-    work_dir = rundir.checkpoints_dir(run_dir) if checkpoint else rundir.temp_dir(run_dir, "build")
-    if FileSystems.exists(work_dir) and not resume:
-        FileSystems.delete([work_dir])
+    # The working directory is recorded in the marker before it is made: only a recorded one is ever deleted (a
+    # folder of the user's that is merely named .checkpoints is refused, not reused or deleted).
+    work_dir = rundir.make_scratch(run_dir, rundir.CHECKPOINTS if checkpoint else None, prefix=".tmp-build-", private=True)
+    if not resume and checkpoint:
+        rundir.delete(work_dir)
+        work_dir = rundir.make_scratch(run_dir, rundir.CHECKPOINTS, private=True)
     segments = plan_segments(config, work_dir, checkpoint)
     run_secret = _run_secret(work_dir, checkpoint)
     dry_run = bool(options.get_all_options().get("dry_run"))
@@ -503,8 +505,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
               "was checkpointed; rebuilding from there", file=out, flush=True)
     print(f"building {run_dir} with {runner} ...", file=out, flush=True)
     for segment in segments[first:]:
-        if FileSystems.exists(segment.directory):
-            FileSystems.delete([segment.directory])
+        rundir.delete(segment.directory)
         make_private_dir(work_dir)  # owner-only: it holds text from before the PII stage (spill, checkpoints)
         make_private_dir(segment.directory)
         seg_started = time.time()
@@ -523,17 +524,16 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
                     if dry_run:  # Dataflow's --dry_run builds and validates the job graph without running it
                         print(f"dry run: the job graph of {'+'.join(segment.stages) or 'read'} was built and "
                               f"validated by {runner}; nothing was run", file=out, flush=True)
-                        FileSystems.delete([work_dir])
+                        rundir.delete(work_dir)
                         return BuildResult(run_dir, {}, {})
                     result.wait_until_finish()
             metrics = merge_metrics(metrics, runner_metrics(result))
         except BaseException:
             close_readers()
             if not checkpoint:
-                FileSystems.delete([work_dir])
+                rundir.delete(work_dir)
             else:
-                if FileSystems.exists(segment.spill_dir):  # spilled text is never kept after a build ends
-                    FileSystems.delete([segment.spill_dir])
+                rundir.delete(segment.spill_dir)  # spilled text is never kept after a build ends
                 print(f"stage {'+'.join(segment.stages)} failed; completed stages are kept in {work_dir}: "
                       "rerun with --resume to continue from there", file=out, flush=True)
             raise
@@ -551,10 +551,9 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         check_error_fraction(facts, config.build, work_dir if checkpoint else None)
     except UserError:
         if not checkpoint:
-            FileSystems.delete([work_dir])
+            rundir.delete(work_dir)
         raise
-    final = rundir.temp_dir(run_dir, "final")
-    make_private_dir(final)
+    final = rundir.make_scratch(run_dir, prefix=".tmp-final-", private=True)
     fmt = config.output.shard_format
     schemas = shard_schemas(config)
     manifest_shards = {"clean": _gather(segments[-1:], "docs", posixpath.join(final, "clean"), schemas["docs"], fmt, keep)}
@@ -592,7 +591,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     marker, retire = rundir.corpus_marker(run_dir, final, OUTPUTS, manifest["corpus_fingerprint"])
     rundir.swap_in(run_dir, final, OUTPUTS, marker, retire)  # the old build stays whole until this succeeds
     if not keep:
-        FileSystems.delete([work_dir])
+        rundir.delete(work_dir)
     notes = ["  " + note for stage, section in _sections(config)
              if section.enabled and (note := stage.summary_note(section)) is not None]
     print(format_summary(stats, notes, metrics=metrics_table), file=out, flush=True)

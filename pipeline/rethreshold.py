@@ -92,12 +92,11 @@ def rethreshold(run_dir: str, overrides: list[str], out_dir: str, overwrite: boo
     cfg = new_quality_config(old, overrides)
     with run_lock(out_dir, "rethreshold"):
         rundir.prepare_outputs(out_dir, OUTPUTS, overwrite)
-        final = rundir.temp_dir(out_dir, "final")
-        files.make_private_dir(final)
+        final = rundir.make_scratch(out_dir, prefix=".tmp-final-", private=True)
         try:
             result = _write(run_dir, manifest, old_cfg, cfg, overrides, final, out_dir)
         except BaseException:
-            rundir.remove_tree(final)
+            rundir.delete(final)
             raise
         marker, retire = rundir.corpus_marker(out_dir, final, OUTPUTS, result.fingerprint)
         rundir.swap_in(out_dir, final, OUTPUTS, marker, retire)

@@ -20,6 +20,7 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
+from corpusforge.core import rundir
 from corpusforge.core.progress import Reporter
 from corpusforge.core.shard_files import ShardFormat, open_shard, shard_files, write_shard
 
@@ -161,7 +162,7 @@ def finalize_shards(shards: list[dict[str, Any]], dest_dir: str, schema: pa.Sche
     entries = []
     for number, shard in enumerate(shards):
         name = shard_name(number, len(shards), fmt)
-        FileSystems.rename([shard["path"]], [posixpath.join(dest_dir, name)])
+        rundir.move(shard["path"], posixpath.join(dest_dir, name))
         entries.append({"file": name, "rows": shard["rows"], "bytes": shard["bytes"]})
     return entries
 

@@ -517,8 +517,12 @@ class TokenizeShards(beam.PTransform):
         shards = clean_shards(input)
         self.paths = [p for p, _ in shards]
         raw = files.read_bytes(tokenizer)
-        vocab_size = _vocab_size(raw.decode("utf-8"))
-        special = read_special_tokens(json.loads(raw.decode("utf-8")))
+        try:
+            vocab_size = _vocab_size(raw.decode("utf-8"))
+            special = read_special_tokens(json.loads(raw.decode("utf-8")))
+        except Exception as exc:  # malformed JSON, a tokenizers error, no known special-token set
+            raise UserError(f"{tokenizer} is not a tokenizer corpusforge can use ({' '.join(str(exc).split())[:300]}); "
+                            "train one with `corpusforge tokenizer train` or point tokenize.tokenizer at another") from None
         dtype = token_dtype(vocab_size)
         self.plan = ShardPlan.for_input(sum(size for _, size in shards), val_fraction, split_seed, dtype,
                                         shard_target_mb, num_shards)
@@ -628,8 +632,9 @@ def run_tokenize(cfg: TokenizeConfig, run: TokenizeRun, beam_args: list[str] | N
     ``progress``: documents encoded of the total, with ETA and tokens, on stderr while it runs."""
     run_dir = rundir.check_run_dir(run.run.run_dir)
     with run_lock(run_dir, "tokenize"):
-        if not cfg.tokenizer:
-            rundir.check_fresh(run_dir, "tokenizer")  # a tokenizer of an earlier clean/ is refused
+        tokenizer = cfg.tokenizer or files.join(run_dir, "tokenizer", "tokenizer.json")
+        if rundir.same_path(tokenizer, files.join(run_dir, "tokenizer", "tokenizer.json")):
+            rundir.check_fresh(run_dir, "tokenizer")  # a tokenizer of an earlier clean/ is refused, whatever flags
         try:
             return _tokenize(cfg, run, run_dir, beam_args, progress)
         except Exception as exc:  # a full disk inside a Beam worker: one line naming the output
@@ -643,30 +648,38 @@ def _tokenize(cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, beam_args: li
               ) -> dict[str, Any]:
     transform = TokenizeShards.from_config(cfg, run_dir, fail_fast=run.faults.fail_fast, weights=run.weights)
     output = transform.output
-    in_run = not cfg.output
+    in_run = not cfg.output or rundir.same_path(output, files.join(run_dir, "tokens"))
+    # Who records the shards: the run directory (RUN/tokens), or, for tokenize.output elsewhere, that folder's
+    # own marker (its manifest.json, train/ and val/). Nothing unrecorded is replaced (a user's manifest.json).
+    owner_dir, names = (run_dir, ("tokens",)) if in_run else (output, ("manifest.json", *SPLITS))
+    if not in_run:
+        rundir.check_not_a_run(output, "tokenize.output")
+    made_from = rundir.fingerprint_of(transform.input)  # checked against clean/ by train (and the report)
     previous = [files.join(output, name) for name in ("manifest.json", *SPLITS)]
     doomed: list[str] = []
     if any(files.exists(p) for p in previous):
         if not run.run.overwrite:
             raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
-        if in_run:
-            rundir.check_owned(run_dir, ["tokens"], require_marker=False)
-        doomed = token_files(output)  # refuses a directory holding files tokenize did not write
-    # In a local run directory the new shards are written beside the old ones and swapped in on success (a
-    # killed tokenize keeps the old shards); elsewhere the old shards go first.
-    staging = rundir.temp_dir(run_dir) if in_run and files.is_local(run_dir) else None
+        rundir.check_owned(owner_dir, list(names))
+        if in_run or not files.is_local(output):
+            doomed = token_files(output)  # refuses a directory holding files tokenize did not write
+    # In a local directory the new shards are written beside the old ones and swapped in on success (a killed
+    # tokenize keeps the old shards); elsewhere the old shards go first.
+    staging = rundir.make_scratch(owner_dir) if files.is_local(owner_dir) else None
     if staging:
-        transform.output = files.join(staging, "tokens")  # the manifest's paths are relative to the final place
+        # the manifest's paths are relative to the final place
+        transform.output = files.join(staging, "tokens") if in_run else staging
     else:
-        files.remove_paths(doomed)  # shards of an earlier plan would otherwise linger beside the new ones
-    import tempfile
-
+        for name in names:  # recorded before anything is written: what a killed run leaves is ours to replace
+            rundir.record_output(owner_dir, name, derived=False)
+        for path in doomed:  # shards of an earlier plan would otherwise linger beside the new ones
+            rundir.delete(path)
     from corpusforge.core.beam_options import pipeline_options
 
     options = pipeline_options(run.beam, beam_args)
     shown = Progress(None, "", enabled=False)
     if progress and runs_locally(options.get_all_options(), run.beam.runner):
-        transform.progress = tempfile.mkdtemp(prefix="corpusforge-tokenize-")
+        transform.progress = rundir.temporary_dir("corpusforge-tokenize-")
         shown = Progress(transform.progress, "documents", _documents(transform.paths), unit="docs",
                          extras=(("tokens", "tokens"),), label="tokenize")
     try:
@@ -677,14 +690,18 @@ def _tokenize(cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, beam_args: li
         check_token_errors(manifest, run.faults, manifest_path)
     except BaseException:
         if staging:
-            rundir.remove_tree(staging)
+            rundir.delete(staging)
         raise
+    marker = rundir.read_marker(owner_dir) or {"outputs": {}, "derived": {}, "scratch": []}
+    for name in names:
+        where = files.join(staging or owner_dir, name)
+        marker["outputs"][name] = rundir.listing(where) if name in ("tokens", *SPLITS) else None
+        marker["derived"][name] = made_from
     if staging:
-        marker = rundir.derived_marker(run_dir, "tokens", rundir.listing(transform.output), from_clean=not cfg.input)
-        rundir.swap_in(run_dir, staging, ("tokens",), marker)
-    elif in_run:
-        rundir.record_output(run_dir, "tokens", rundir.listing(output), derived=not cfg.input)
-    if in_run and not cfg.input:
+        rundir.swap_in(owner_dir, staging, names, marker)
+    else:
+        rundir.write_marker(owner_dir, marker)
+    if in_run and made_from == marker.get("corpus_fingerprint"):
         _card_with_tokens(run_dir)
     return manifest
 
@@ -753,7 +770,7 @@ def check_token_errors(manifest: dict[str, Any], faults: FaultConfig, manifest_p
     if faults.tolerates(failed, total):
         return
     limit = faults.max_error_fraction
-    files.remove_paths([manifest_path])
+    rundir.delete(manifest_path)
     by = ", ".join(f"{name} {n:,}" for name, n in manifest["stage_errors"]["by_type"].items())
     raise UserError(f"{failed:,} of {total:,} documents ({failed / total:.2%}) could not be tokenized ({by}), more than "
                     f"build.max_error_fraction={limit:g} (and build.error_allowance={faults.error_allowance}); the token shards are not marked complete. Rerun with "

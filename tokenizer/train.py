@@ -267,19 +267,36 @@ def train_tokenizer(cfg: TokenizerConfig, run: RunPaths, *, seq_len: int | None 
     with run_lock(run_dir, "tokenizer train"):
         if files.exists(target) and not run.overwrite:
             raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
-        if cfg.output or not files.is_local(run_dir):
-            return train_from_shards(cfg, input_path, output_dir, progress=progress, model_max_length=max_length)
-        rundir.check_owned(run_dir, ["tokenizer"], require_marker=False)
-        _check_only_tokenizer_files(output_dir)
-        staging = rundir.temp_dir(run_dir)
+        in_run = not cfg.output or rundir.same_path(output_dir, files.join(run_dir, "tokenizer"))
+        # Who records the files: the run directory (RUN/tokenizer), or, for tokenizer.output elsewhere, that
+        # folder's own marker. Nothing unrecorded is replaced.
+        owner_dir, names = (run_dir, ("tokenizer",)) if in_run else (output_dir, TOKENIZER_FILES)
+        if not in_run:
+            rundir.check_not_a_run(output_dir, "tokenizer.output")
+        rundir.check_owned(owner_dir, list(names))
+        if in_run:
+            _check_only_tokenizer_files(output_dir)
+        made_from = rundir.fingerprint_of(input_path)  # tokenize and train refuse it once clean/ changes
+        if not files.is_local(owner_dir):
+            for name in names:  # recorded before anything is written
+                rundir.record_output(owner_dir, name, derived=False)
+            report = train_from_shards(cfg, input_path, output_dir, progress=progress, model_max_length=max_length)
+            marker = rundir.read_marker(owner_dir)
+            marker["derived"].update({name: made_from for name in names})
+            rundir.write_marker(owner_dir, marker)
+            return report
+        staging = rundir.make_scratch(owner_dir)
         try:
-            report = train_from_shards(cfg, input_path, files.join(staging, "tokenizer"), progress=progress,
-                                       model_max_length=max_length)
+            report = train_from_shards(cfg, input_path, files.join(staging, "tokenizer") if in_run else staging,
+                                       progress=progress, model_max_length=max_length)
         except BaseException:
-            rundir.remove_tree(staging)
+            rundir.delete(staging)
             raise
-        marker = rundir.derived_marker(run_dir, "tokenizer", list(TOKENIZER_FILES), from_clean=not cfg.input)
-        rundir.swap_in(run_dir, staging, ("tokenizer",), marker)
+        marker = rundir.read_marker(owner_dir)
+        for name in names:
+            marker["outputs"][name] = list(TOKENIZER_FILES) if name == "tokenizer" else None
+            marker["derived"][name] = made_from
+        rundir.swap_in(owner_dir, staging, names, marker)
         return report
 
 

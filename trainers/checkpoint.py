@@ -8,20 +8,20 @@ half-written checkpoint under the final name; a failed write (a full disk) remov
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import json
-import os
 import pathlib
 import random
 import re
-import shutil
 
 import numpy as np
 import torch
 
+from corpusforge.core import rundir
 from corpusforge.core.errors import UserError
-from corpusforge.core.files import write_bytes_atomic
+from corpusforge.core.files import atomic_local_file, write_bytes_atomic
 from corpusforge.trainers.model import ModelConfig, Transformer
 
 WRAPPERS = ("_orig_mod", "_checkpoint_wrapped_module")  # torch.compile, activation checkpointing: any depth
@@ -70,18 +70,14 @@ def save_checkpoint(directory: str | pathlib.Path, step: int, state: dict, keep:
     permission, read-only filesystem) leaves no temporary file and raises a UserError naming the path."""
     directory = pathlib.Path(directory)
     path = directory / f"step-{step:08d}.pt"
-    tmp = directory / f".{path.name}.tmp-{os.getpid()}"
     writer = None
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as handle:
+        with atomic_local_file(str(path)) as tmp, open(tmp, "wb") as handle:  # synced, renamed; removed on failure
             writer = _Writer(handle)
             torch.save(state, writer)
             handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
     except BaseException as exc:
-        tmp.unlink(missing_ok=True)
         # torch.save turns a failed write into a RuntimeError ("unexpected pos"); the OSError is the cause.
         cause = exc if isinstance(exc, OSError) else getattr(writer, "error", None)
         if cause is None:
@@ -89,7 +85,7 @@ def save_checkpoint(directory: str | pathlib.Path, step: int, state: dict, keep:
         raise UserError(f"could not write the checkpoint {path}: {cause.strerror or cause}"
                         f"{_WHAT_TO_DO.get(cause.errno, '')}") from exc
     for old in list_checkpoints(directory)[:-keep]:
-        old.unlink(missing_ok=True)
+        rundir.delete(old)
     return path
 
 
@@ -125,7 +121,7 @@ def remove_partial(directory: str | pathlib.Path) -> list[pathlib.Path]:
         return []
     partial = [p for p in directory.iterdir() if p.name.startswith(".step-") and ".pt.tmp-" in p.name]
     for p in partial:
-        p.unlink(missing_ok=True)
+        rundir.delete(p)
     return partial
 
 
@@ -190,47 +186,6 @@ def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokeni
     return directory / "model.safetensors"
 
 
-def remove_final(directory: str | pathlib.Path) -> None:
-    """Delete a finished model's files, so an unfinished new run is never taken for it."""
-    for name in (*reversed(FINAL_FILES), "loss_curve.png"):
-        (pathlib.Path(directory) / name).unlink(missing_ok=True)
-
-
-PREVIOUS_RUN = "previous-run"  # under model/: the run that output.overwrite replaces, until the new one is resumable
-_EARLIER_RUN_FILES = ("checkpoints", *FINAL_FILES, "loss_curve.png", "metrics.jsonl")
-
-
-def set_aside_earlier_run(model_dir: str | pathlib.Path) -> pathlib.Path:
-    """Starting a run over: move the earlier run's checkpoints, finished model files and metrics into
-    ``model/previous-run/`` (renames on one filesystem, nothing copied). Nothing of it is deleted yet: a new run
-    that fails before its first checkpoint leaves the earlier run whole, to move back. ``discard_earlier_run``
-    deletes it once the new run has a checkpoint or a finished model."""
-    model_dir = pathlib.Path(model_dir)
-    previous = model_dir / PREVIOUS_RUN
-    if previous.exists():  # one left by a replacement whose clean-up failed: the run in model/ is newer
-        shutil.rmtree(previous)
-    staging = model_dir / f".{PREVIOUS_RUN}.tmp-{os.getpid()}"
-    staging.mkdir(parents=True)
-    # config.json first: the model directory stops looking finished before anything else moves
-    for name in ("config.json", *(n for n in _EARLIER_RUN_FILES if n != "config.json")):
-        if (model_dir / name).exists():
-            os.replace(model_dir / name, staging / name)
-    os.replace(staging, previous)
-    return previous
-
-
-def discard_earlier_run(model_dir: str | pathlib.Path) -> bool:
-    """Delete ``model/previous-run/`` (the run a new one replaced) and any staging left by a killed set-aside;
-    True when there was one."""
-    model_dir = pathlib.Path(model_dir)
-    found = False
-    for path in (model_dir / PREVIOUS_RUN, *model_dir.glob(f".{PREVIOUS_RUN}.tmp-*")):
-        if path.exists():
-            shutil.rmtree(path)
-            found = True
-    return found
-
-
 def _tokenizer_config(directory: pathlib.Path, max_len: int) -> None:
     """transformers' tokenizer_config.json beside tokenizer.json, so AutoTokenizer loads the model directory
     with its special tokens and model_max_length (a tokenizer of no known family gets none)."""
@@ -246,24 +201,45 @@ def _tokenizer_config(directory: pathlib.Path, max_len: int) -> None:
 
 
 def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple[Transformer, dict]:
-    """The model saved by ``save_pretrained`` and its config.json."""
+    """The model saved by ``save_pretrained`` and its config.json. A malformed config.json, weights that are
+    truncated or of other shapes than config.json says: one line naming the file, checked on the ``meta``
+    device before anything is allocated (``corpusforge.trainers.model_files``)."""
     from safetensors.torch import load_model
 
+    from corpusforge.trainers import model_files
+
     directory = pathlib.Path(directory)
-    config = json.loads((directory / "config.json").read_text(encoding="utf-8"))
-    if config["model"].get("arch") == "bilm":  # ELMo
-        from corpusforge.trainers.elmo import BiLM, ElmoConfig
+    config = model_files.read_json(directory / "config.json")
+    if not isinstance(config.get("model"), dict):
+        raise UserError(f"{directory / 'config.json'}: no \"model\" section; not a model corpusforge saved")
 
-        model = BiLM(ElmoConfig(**{**config["model"], "filters": tuple(map(tuple, config["model"]["filters"]))}))
-    elif "electra" in config:  # objective rtd: generator + discriminator
-        from corpusforge.trainers.electra import ReplacedTokenDetection
+    def build():
+        if config["model"].get("arch") == "bilm":  # ELMo
+            from corpusforge.trainers.elmo import BiLM, ElmoConfig
 
-        e = config["electra"]
-        model = ReplacedTokenDetection(ModelConfig(**config["model"]), ModelConfig(**e["generator"]),
-                                       share_embeddings=e["share_embeddings"],
-                                       discriminator_weight=e["discriminator_weight"],
-                                       sample_vocab_size=e["sample_vocab_size"])
-    else:
-        model = Transformer(ModelConfig(**config["model"]))
-    load_model(model, str(directory / "model.safetensors"), device=device)
+            return BiLM(ElmoConfig(**{**config["model"], "filters": tuple(map(tuple, config["model"]["filters"]))}))
+        if "electra" in config:  # objective rtd: generator + discriminator
+            from corpusforge.trainers.electra import ReplacedTokenDetection
+
+            e = config["electra"]
+            return ReplacedTokenDetection(typed(config["model"]), typed(e["generator"]),
+                                          share_embeddings=e["share_embeddings"],
+                                          discriminator_weight=e["discriminator_weight"],
+                                          sample_vocab_size=e["sample_vocab_size"])
+        return Transformer(typed(config["model"]))
+
+    def typed(fields):  # types and allowed values as the dataclass declares them, not whatever the JSON holds
+        from corpusforge.core.config_loader import from_dict
+
+        return from_dict(ModelConfig, fields, "config.json model")
+
+    with model_files.loading(directory):
+        model_files.check_weights(model_files.meta_model(build), directory / "model.safetensors",
+                                  directory / "config.json")
+        model = build()
+        load_model(model, str(directory / "model.safetensors"), device=device)
+    bad = next((name for name, p in model.named_parameters() if not torch.isfinite(p).all()), None)
+    if bad is not None:
+        raise UserError(f"{directory / 'model.safetensors'}: {bad} holds NaN or infinite values; the file is damaged "
+                        "(copy it again) or the run diverged (train it again)")
     return model.to(device), config

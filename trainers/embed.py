@@ -23,7 +23,6 @@ def embed(model_dir: str | pathlib.Path, documents: Iterable[Document], out: str
           mix_weights: list[float] | None = None, gamma: float = 1.0, max_documents: int | None = None) -> dict:
     """Write the ELMo vectors of ``documents`` to the Arrow file ``out``; returns counts and the vector shape."""
     import pyarrow as pa
-    from tokenizers import Tokenizer
 
     from corpusforge.core.files import write_arrow_atomic
     from corpusforge.trainers.checkpoint import load_pretrained
@@ -48,7 +47,9 @@ def embed(model_dir: str | pathlib.Path, documents: Iterable[Document], out: str
         with torch.no_grad():
             mix.scalars.copy_(torch.tensor(mix_weights, dtype=torch.float32))
             mix.gamma.fill_(gamma)
-    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    from corpusforge.trainers.model_files import check_tokenizer
+
+    tokenizer = check_tokenizer(pathlib.Path(model_dir) / "tokenizer.json")
     tokenizer.encode_special_tokens = True  # document text is data: a literal "<S>" in it is a word
     tokens_out, values_out, sources = [], [], []
     with torch.no_grad():

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import pathlib
-import shutil
 from typing import Any
 
 import torch
 
+from corpusforge.core import rundir
 from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
+from corpusforge.trainers import model_files
 from corpusforge.trainers.hf_layout import match_layout, to_electra, to_transformers
 from corpusforge.trainers.model import Transformer
 from corpusforge.trainers.model_card import AUTO_CLASS, model_card
@@ -47,7 +47,7 @@ def directory_kind(model_dir: pathlib.Path) -> str:
     if not config.is_file():
         raise UserError(f"{model_dir} holds no config.json; pass a run's model/ directory (corpusforge train) or "
                         "an exported one (corpusforge export)")
-    data = json.loads(config.read_text(encoding="utf-8"))
+    data = model_files.read_json(config)
     if "model_type" in data:
         return "transformers"
     if "model" in data:
@@ -100,6 +100,7 @@ def _load_model(model_dir: str | pathlib.Path) -> LoadedModel:
     if directory_kind(model_dir) == "corpusforge":
         model, info = ckpt.load_pretrained(model_dir)
         special = info.get("special_tokens") or {}
+        model_files.check_tokenizer(model_dir / "tokenizer.json")
         if _is_electra(model):  # the half with a masked-LM head: what fill-mask and evaluate can run
             tokenizer = as_transformers(str(model_dir / "tokenizer.json"), model_max_length=model.cfg.max_len)
             return LoadedModel(to_electra(model.eval(), special)[1], tokenizer, "encoder", "corpusforge")
@@ -108,14 +109,22 @@ def _load_model(model_dir: str | pathlib.Path) -> LoadedModel:
             hf.generation_config = generation_config(model, special, info.get("tokenizer_vocab_size") or model.cfg.vocab_size)
         tokenizer = as_transformers(str(model_dir / "tokenizer.json"), model_max_length=model.cfg.max_len)
         return LoadedModel(hf, tokenizer, model.cfg.arch, "corpusforge")
-    hf_config = transformers.AutoConfig.from_pretrained(model_dir)
+    with model_files.loading(model_dir):
+        hf_config = transformers.AutoConfig.from_pretrained(model_dir)
     if "ElectraForPreTraining" in (getattr(hf_config, "architectures", None) or []):
         raise UserError(f"{model_dir} is an ELECTRA discriminator (one replaced-or-not logit per token, no masked-LM "
                         f"head); use its generator, {model_dir / 'generator'}, or fine-tune it with transformers")
     arch = arch_of_config(hf_config)
     auto = getattr(transformers, AUTO_CLASS[arch])
-    hf = auto.from_pretrained(model_dir, dtype=torch.float32).eval()
-    return LoadedModel(hf, transformers.AutoTokenizer.from_pretrained(model_dir), arch, "transformers")
+    with model_files.loading(model_dir):
+        if (model_dir / model_files.WEIGHTS).exists():  # shapes against the weights' header, before allocating
+            model_files.check_weights(model_files.meta_model(lambda: auto.from_config(hf_config)),
+                                      model_dir / model_files.WEIGHTS)
+        if (model_dir / "tokenizer.json").exists():
+            model_files.check_tokenizer(model_dir / "tokenizer.json")
+        hf = auto.from_pretrained(model_dir, dtype=torch.float32).eval()
+        tokenizer = transformers.AutoTokenizer.from_pretrained(model_dir)
+    return LoadedModel(hf, tokenizer, arch, "transformers")
 
 
 def generation_config(model: Transformer, special: dict[str, int], tokenizer_size: int):
@@ -154,16 +163,16 @@ def export_model(model_dir: str | pathlib.Path, out_dir: str | pathlib.Path, *, 
             raise UserError(f"{out_dir} is not a directory that `corpusforge export` wrote, so --overwrite does not "
                             "delete it; choose a new or empty OUT_DIR")
     model, info = ckpt.load_pretrained(model_dir)
+    model_files.check_tokenizer(model_dir / "tokenizer.json")
     model.eval()
     if _is_electra(model):
         return _export_electra(model, info, model_dir, out_dir)
     layout = match_layout(model.cfg)  # refuses before anything is written
     special = info.get("special_tokens") or {}
     hf = to_transformers(model, special)
-    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = pathlib.Path(rundir.temporary_dir(f".{out_dir.name}.tmp-", str(out_dir.parent)))  # a new one, never reused
     try:
-        tmp.mkdir(parents=True)
         if hf.can_generate():
             hf.generation_config = generation_config(model, special, info.get("tokenizer_vocab_size") or model.cfg.vocab_size)
         hf.save_pretrained(tmp)
@@ -172,7 +181,8 @@ def export_model(model_dir: str | pathlib.Path, out_dir: str | pathlib.Path, *, 
                                        encoding="utf-8")
         _publish(tmp, out_dir, info, lambda: check_export(model, tmp))
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp.exists():
+            rundir.remove_temporary(str(tmp))
     return out_dir
 
 
@@ -187,11 +197,11 @@ def _export_electra(model, info: dict, model_dir: pathlib.Path, out_dir: pathlib
 
     special = info.get("special_tokens") or {}
     discriminator, generator = to_electra(model, special)  # refuses before anything is written
-    tmp = out_dir.parent / f".{out_dir.name}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = pathlib.Path(rundir.temporary_dir(f".{out_dir.name}.tmp-", str(out_dir.parent)))  # a new one, never reused
     try:
         for hf, where in ((discriminator, tmp), (generator, tmp / "generator")):
-            where.mkdir(parents=True)
+            where.mkdir(parents=True, exist_ok=True)
             hf.save_pretrained(where)
             save_transformers(str(model_dir / "tokenizer.json"), str(where), model_max_length=model.cfg.max_len)
         (tmp / "README.md").write_text(model_card(model_dir, info, "electra", "encoder",
@@ -199,7 +209,8 @@ def _export_electra(model, info: dict, model_dir: pathlib.Path, out_dir: pathlib
                                                   auto_class="AutoModelForPreTraining"), encoding="utf-8")
         _publish(tmp, out_dir, info, lambda: check_electra_export(model, tmp))
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if tmp.exists():
+            rundir.remove_temporary(str(tmp))
     return out_dir
 
 
@@ -208,9 +219,7 @@ def _publish(tmp: pathlib.Path, out_dir: pathlib.Path, info: dict, check) -> Non
     put it in ``out_dir``'s place (an earlier export there, checked by ``export_model``, goes first)."""
     (tmp / "corpusforge.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     check()
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    os.replace(tmp, out_dir)
+    rundir.publish_dir(str(tmp), str(out_dir))  # an earlier export goes only if its marker records all it holds
 
 
 @torch.no_grad()
@@ -232,8 +241,9 @@ def check_electra_export(model, directory: pathlib.Path) -> float:
     for ours, hf in pairs:
         difference = max(difference, float((ours[keep] - hf(input_ids=ids, attention_mask=mask).logits[keep]).abs().max()))
     if not difference <= EXACT:
-        raise RuntimeError(f"the exported ELECTRA model's logits differ from corpusforge's by {difference:.3g} "
-                           f"(more than {EXACT}); the export was not written")
+        raise UserError(f"the exported ELECTRA model's logits differ from corpusforge's by {difference:.3g} "
+                        f"(more than {EXACT}); the export was not written (weights of extreme size, as a damaged "
+                        "model.safetensors has, do this; otherwise report it)")
     return difference
 
 
@@ -258,6 +268,7 @@ def check_export(model: Transformer, directory: pathlib.Path) -> float:
     keep = mask.bool() if cfg.arch == "encoder" else slice(None)
     difference = float((ours[keep] - theirs[keep]).abs().max())
     if not difference <= EXACT:
-        raise RuntimeError(f"the exported model's logits differ from corpusforge's by {difference:.3g} "
-                           f"(more than {EXACT}); the export was not written")
+        raise UserError(f"the exported model's logits differ from corpusforge's by {difference:.3g} "
+                        f"(more than {EXACT}); the export was not written (weights of extreme size, as a damaged "
+                        "model.safetensors has, do this; otherwise report it)")
     return difference

@@ -9,7 +9,6 @@ the checkpoint's, so that token ids mean the same thing.
 from __future__ import annotations
 
 import dataclasses
-import json
 import pathlib
 
 from corpusforge.core.errors import UserError
@@ -27,10 +26,13 @@ def initial_model(hf_dir: str, arch: str, vocab_size: int, length: int, dropout:
 
     directory = pathlib.Path(hf_dir)
     config_path = directory / "config.json"
-    if not config_path.is_file() or "model_type" not in json.loads(config_path.read_text(encoding="utf-8")):
+    from corpusforge.trainers import model_files
+
+    if not config_path.is_file() or "model_type" not in model_files.read_json(config_path):
         raise UserError(f"train.init_from: {hf_dir} is not a transformers checkpoint directory (config.json with a "
                         "model_type); for a corpusforge run use --resume, or export it first (corpusforge export)")
-    hf_config = transformers.AutoConfig.from_pretrained(directory)
+    with model_files.loading(directory):
+        hf_config = transformers.AutoConfig.from_pretrained(directory)
     cfg = model_config_from_hf(hf_config)  # refuses a layout we cannot compute exactly
     build_model(cfg)  # and an option this model lacks, before the weights are read
     if cfg.arch != arch:
@@ -43,7 +45,12 @@ def initial_model(hf_dir: str, arch: str, vocab_size: int, length: int, dropout:
     if cfg.position != "relative" and length > cfg.max_len:
         raise UserError(f"train.init_from: the checkpoint has {cfg.max_len} positions, the run needs {length}; "
                         f"lower train.seq_len")
-    hf = getattr(transformers, AUTO_CLASS[arch]).from_pretrained(directory, dtype="float32")
+    auto = getattr(transformers, AUTO_CLASS[arch])
+    with model_files.loading(directory):
+        if (directory / model_files.WEIGHTS).exists():  # shapes against the weights' header, before allocating
+            model_files.check_weights(model_files.meta_model(lambda: auto.from_config(hf_config)),
+                                      directory / model_files.WEIGHTS)
+        hf = auto.from_pretrained(directory, dtype="float32")
     model = from_transformers(hf)
     if dropout != cfg.dropout:
         model = _with_dropout(model, dropout)

@@ -7,6 +7,7 @@ import pathlib
 
 import torch
 
+from corpusforge.core import rundir
 from corpusforge.trainers.model import ModelConfig
 
 # Dense peak FLOP/s per device (vendor datasheets, tensor cores, no sparsity; GeForce cards at FP32 accumulate),
@@ -116,7 +117,7 @@ class MetricsLog:
                     if line.strip() and json.loads(line).get("step", 0) <= resume_step]
             self.path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
         elif self.path.exists():
-            self.path.unlink()
+            rundir.delete(str(self.path))
         self._tb = None
         try:
             from torch.utils.tensorboard import SummaryWriter

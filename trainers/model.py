@@ -57,6 +57,13 @@ class ModelConfig:
     init_std: float = 0.02
 
     def __post_init__(self) -> None:
+        for name in ("vocab_size", "max_len", "d_model", "n_layers", "n_heads", "d_ff", "n_decoder_layers",
+                     "embedding_size", "relative_buckets", "relative_max_distance"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not isinstance(self.num_segments, int) or self.num_segments < 0:
+            raise ValueError(f"num_segments must be an integer >= 0, got {self.num_segments!r}")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads})")
         if self.position == "rope" and (self.d_model // self.n_heads) % 2:

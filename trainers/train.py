@@ -94,17 +94,39 @@ def train_model(train: TrainConfig, run: RunPaths, *, resume: bool | None = None
     """
     run_dir = pathlib.Path(rundir.check_run_dir(run.run_dir))
     with run_lock(str(run_dir), "train"):  # one writer per run directory (rank 0 holds it under DDP)
-        rundir.check_fresh(str(run_dir), "tokens")  # token shards of an earlier clean/ are refused
+        rundir.check_fresh(str(run_dir), "tokens", "tokenizer")  # outputs of an earlier clean/ are refused
         dist = init_distributed(train.device)
         try:
+            if dist.is_main:
+                # model/ is corpusforge's only when the marker records it (a folder of the user's named model/ is
+                # refused); recorded before anything is written, so a killed run's checkpoints are ours to resume
+                rundir.check_owned(str(run_dir), ["model"])
+                rundir.record_output(str(run_dir), "model")
             result = _train(train, run_dir, dist, resume=train.resume if resume is None else resume,
                             overwrite=run.overwrite, stop_at_step=stop_at_step,
                             progress=train.progress if progress is None else progress)
+            if result.model_dir != run_dir / "model":  # --overwrite: the new run, swapped in whole on success
+                if dist.is_main:
+                    marker = rundir.read_marker(str(run_dir))
+                    marker["outputs"]["model"] = rundir.listing(str(result.model_dir))
+                    marker["derived"]["model"] = marker.get("corpus_fingerprint")
+                    rundir.swap_in(str(run_dir), str(result.model_dir.parent), ("model",), marker)
+                barrier(dist)
+                result = dataclasses.replace(result, model_dir=run_dir / "model")
+            elif dist.is_main:
+                rundir.record_output(str(run_dir), "model", rundir.listing(str(run_dir / "model")))
+        except BaseException:
+            if dist.is_main and OVERWRITE_STAGING in (rundir.read_marker(str(run_dir)) or {}).get("scratch", []):
+                rundir.delete(str(run_dir / OVERWRITE_STAGING))  # the earlier run stays as it was
+            raise
         finally:
             shutdown(dist)
-        if dist.is_main:
-            rundir.record_output(str(run_dir), "model")
         return result
+
+
+# Where a run started over with output.overwrite trains until it finishes (then it replaces model/ whole); one
+# name, so every process of a distributed run finds it. One writer per run directory (the lock).
+OVERWRITE_STAGING = ".tmp-swap-train"
 
 
 @dataclasses.dataclass
@@ -215,7 +237,8 @@ def _setup(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
         mcfg = initial.cfg
     model_dir = run_dir / "model"
     ckpt_dir = model_dir / "checkpoints"
-    state = _starting_state(tc, kind, mcfg, dist, model_dir, resume=resume, overwrite=overwrite)
+    state, model_dir = _starting_state(tc, kind, mcfg, dist, run_dir, resume=resume, overwrite=overwrite)
+    ckpt_dir = model_dir / "checkpoints"
 
     # Model, parallelism, optimizer, schedule. Same seed on every rank: identical initial weights. The optimizer
     # is built after FSDP has sharded the parameters (it holds this process's shards).
@@ -301,10 +324,13 @@ def _describe(tc: TrainConfig, objective: Objective, mcfg, model: torch.nn.Modul
               f"warmup is shortened to {max(tc.max_steps - 1, 0)} steps so the peak rate is reached")
 
 
-def _starting_state(tc: TrainConfig, kind: ModelKind, mcfg, dist: Distributed, model_dir: pathlib.Path, *,
-                    resume: bool, overwrite: bool) -> dict | None:
-    """The checkpoint a resume continues from (None: a fresh start), or a refusal to clobber an earlier run; a
-    fresh start over an earlier run sets it aside."""
+def _starting_state(tc: TrainConfig, kind: ModelKind, mcfg, dist: Distributed, run_dir: pathlib.Path, *,
+                    resume: bool, overwrite: bool) -> tuple[dict | None, pathlib.Path]:
+    """The checkpoint a resume continues from (None: a fresh start) and the model directory this run writes, or a
+    refusal to clobber an earlier run. Starting over is transactional, like build and tokenize: the new run
+    trains in ``RUN/.tmp-swap-train/model`` and replaces the earlier one whole when it finishes; until then (and
+    if it fails or is killed) the earlier run stays as it was."""
+    model_dir = run_dir / "model"
     ckpt_dir = model_dir / "checkpoints"
     if dist.is_main:
         ckpt.remove_partial(ckpt_dir)  # a killed run's half-written checkpoint
@@ -324,17 +350,21 @@ def _starting_state(tc: TrainConfig, kind: ModelKind, mcfg, dist: Distributed, m
                    else "train.data_parallel=ddp (or in one process)")
             raise UserError(f"--resume: {latest} was written {'with' if state.get('sharded') else 'without'} FSDP; "
                             f"resume with {how}, as it was trained")
-    elif ckpt.list_checkpoints(ckpt_dir):
+    elif ckpt.list_checkpoints(ckpt_dir) or (model_dir / "config.json").exists():
         if not overwrite:
             raise UserError(f"{model_dir} already holds checkpoints; pass --resume to continue, or "
                             "--set output.overwrite=true to start over")
         barrier(dist)
+        staging = run_dir / OVERWRITE_STAGING
         if dist.is_main:
-            previous = ckpt.set_aside_earlier_run(model_dir)
-            print(f"note: starting over; the earlier run (checkpoints, model, metrics) moved to {previous} and is "
-                  "deleted when this run writes its first checkpoint (move it back to keep the earlier run)")
+            rundir.check_owned(str(run_dir), ["model"])
+            rundir.delete(str(staging))  # a killed replacement's (refused unless the marker records it)
+            rundir.make_scratch(str(run_dir), OVERWRITE_STAGING)
+            print(f"note: starting over; the earlier run in {model_dir} is kept until this one finishes, then "
+                  "replaced whole")
         barrier(dist)
-    return state
+        model_dir = staging / "model"
+    return state, model_dir
 
 
 def _step(s: _Session) -> None:
@@ -440,7 +470,6 @@ def _save(s: _Session, at_step: int) -> pathlib.Path | None:
             "step": at_step, "data_position": s.start_position + (at_step - s.start_step) * s.plan.global_batch,
             "rng": rng, "config": to_dict(s.tc), "model_config": dataclasses.asdict(s.mcfg),
             "world_size": s.dist.world_size, "sharded": is_sharded(s.model)}, keep=s.tc.keep_checkpoints)
-        ckpt.discard_earlier_run(s.model_dir)  # this run is resumable now: the run it replaces can go
     barrier(s.dist)
     return path
 
@@ -461,7 +490,6 @@ def _finish(s: _Session) -> TrainResult:
                 "special_tokens": s.vocab.special_ids(), "tokenizer_vocab_size": s.vocab.size, "step": step,
                 "train": to_dict(tc), **s.kind.saved_info(final)}
         ckpt.save_pretrained(final, s.model_dir, tokenizer=s.data.tokenizer, info=info)
-        ckpt.discard_earlier_run(s.model_dir)
         s.log.close()
         plot_loss_curve(s.model_dir / "metrics.jsonl", s.model_dir / "loss_curve.png",
                         title=f"{s.objective.name} / {s.mcfg.arch} {tc.model.size}")

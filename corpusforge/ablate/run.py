@@ -210,8 +210,8 @@ def _shared_tokenizer(config, out_dir: str, builds: list[str], options, out) -> 
                         f"--tokenizer {path} to keep it")
     # The clean shards of exactly these builds, seen through links in one directory (the trainer reads one location).
     staging = files.join(out_dir, ".tokenizer-input")
-    rundir.remove_tree(staging) if files.exists(staging) else None
-    os.makedirs(staging)
+    rundir.delete(staging)  # refused unless the marker records it as corpusforge's
+    rundir.make_scratch(out_dir, ".tokenizer-input")
     for key in builds:
         clean = files.join(out_dir, "builds", key, "clean")
         for shard in sorted(os.listdir(clean)):
@@ -223,7 +223,7 @@ def _shared_tokenizer(config, out_dir: str, builds: list[str], options, out) -> 
         train_from_shards(config.tokenizer, staging, directory, progress=options.progress,
                           model_max_length=config.tokenizer.model_max_length or config.train.seq_len)
     finally:
-        rundir.remove_tree(staging)
+        rundir.delete(staging)
     files.write_json(record, sorted(builds))
     return path
 
@@ -299,10 +299,10 @@ def _trained(config, key: str, seed: int, steps: int, tokenizer: str, tokenizer_
     scores = evaluate(load_model(str(trained.model_dir)), iter(heldout), per_document=True)
     seconds["evaluate"] += time.time() - tick
     model_dir = files.join(out_dir, "models", key, f"seed-{seed}")
-    if files.exists(model_dir):
-        rundir.remove_tree(model_dir)
+    rundir.record_output(out_dir, "models", derived=False)  # recorded before anything is written there
+    rundir.delete(model_dir)
     files.mkdirs(os.path.dirname(model_dir))
-    os.replace(trained.model_dir, model_dir)  # keep every seed's model; the next seed trains into build/model
+    rundir.move(str(trained.model_dir), model_dir)  # keep every seed's model; the next seed trains into build/model
     result = {"fingerprint": fingerprint, "seed": seed, "steps": trained.step, "train_loss": trained.train_loss,
               "parameters": trained.parameters, "model": model_dir, "eval": scores}
     files.write_json(result_path, result)

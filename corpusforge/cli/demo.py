@@ -57,8 +57,7 @@ def run_demo(args) -> int:
                 raise UserError(f"{run_dir} is not empty and holds no {rundir.MARKER}, the record of what corpusforge "
                                 "wrote there, so nothing in it is deleted; choose an empty or new --run-dir")
             # Only the sample is cleared here; each step replaces its own outputs (the build only on success).
-            rundir.check_owned(str(run_dir), ["sample"])
-            rundir.remove_tree(str(run_dir / "sample"))
+            rundir.delete(str(run_dir / "sample"))  # refused unless the marker records it, whole
         return _run(args, run_dir)
 
 

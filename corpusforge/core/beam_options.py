@@ -71,7 +71,28 @@ def pipeline_options(config: BeamConfig, extra_args: list[str] | None = None) ->
         # unchanged: without inferred types Beam's coders only move elements between steps differently.
         flags.append("--no_pipeline_type_check")
     check_known_flags(flags)
-    return ViewCachingOptions(flags)
+    options = ViewCachingOptions(flags)
+    check_worker_count(options.get_all_options())
+    return options
+
+
+def max_local_workers() -> int:
+    """The most worker processes or threads a local runner may start: 4 per CPU (at least 8)."""
+    import os
+
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
+def check_worker_count(all_options: dict[str, Any]) -> None:
+    """Refuse a local runner's worker count that would hang the machine (``direct_num_workers: 100000`` starts
+    that many processes or threads) or that means nothing (a negative one)."""
+    workers = all_options.get("direct_num_workers")
+    if workers is None:
+        return
+    limit = max_local_workers()
+    if not isinstance(workers, int) or workers < 0 or workers > limit:
+        raise UserError(f"beam direct_num_workers={workers} is not a usable number of local workers: each one is a "
+                        f"process or thread on this machine; use 1 to {limit} (4 per CPU), or 0 for one per CPU")
 
 
 def runs_locally(all_options: dict[str, Any], default_runner: str) -> bool:

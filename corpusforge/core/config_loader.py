@@ -33,11 +33,71 @@ class ConfigError(ValueError):
     """A configuration problem, with the dotted key that caused it."""
 
 
+# Bounds on what a config may hold, checked before anything is built from it: a config is a few hundred values,
+# so these only stop input made to exhaust the machine (a YAML alias bomb, a file of gigabytes, deep nesting).
+MAX_CONFIG_BYTES = 4 << 20
+MAX_CONFIG_VALUES = 100_000  # scalars, lists and mappings once YAML aliases are expanded
+MAX_CONFIG_DEPTH = 64
+
+
+def _bounded_yaml(text: str, where: str) -> Any:
+    """``yaml.safe_load(text)``, refused (``ConfigError``) when the document, with every alias expanded, holds
+    more than ``MAX_CONFIG_VALUES`` values, nests deeper than ``MAX_CONFIG_DEPTH``, or refers to itself: the
+    composed node graph is measured (each shared node once, memoised) before any Python object is built."""
+    import yaml
+
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ConfigError(f"{where}: nested deeper than {MAX_CONFIG_DEPTH} levels") from None
+    if node is None:
+        return None
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+
+    def size(n, depth: int) -> int:
+        if depth > MAX_CONFIG_DEPTH:
+            raise ConfigError(f"{where}: nested deeper than {MAX_CONFIG_DEPTH} levels")
+        key = id(n)
+        if key in sizes:
+            return sizes[key]
+        if key in visiting:
+            raise ConfigError(f"{where}: a YAML alias refers to a node that contains it (a value that would never end)")
+        visiting.add(key)
+        total = 1
+        if isinstance(n, yaml.MappingNode):
+            children = [c for pair in n.value for c in pair]
+        elif isinstance(n, yaml.SequenceNode):
+            children = n.value
+        else:
+            children = []
+        for child in children:
+            total += size(child, depth + 1)
+            if total > MAX_CONFIG_VALUES:
+                raise ConfigError(f"{where}: more than {MAX_CONFIG_VALUES:,} values once YAML aliases (*name) are "
+                                  "expanded; a config holds far fewer: remove the repeated aliases")
+        visiting.discard(key)
+        sizes[key] = total
+        return total
+
+    size(node, 0)
+    loader = yaml.SafeLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def load_file(path: str | pathlib.Path) -> dict[str, Any]:
-    """Read a YAML (``.yaml``/``.yml``) or TOML (``.toml``) file into a dict."""
+    """Read a YAML (``.yaml``/``.yml``) or TOML (``.toml``) file into a dict (bounded: ``_bounded_yaml``)."""
     path = pathlib.Path(path)
     if not path.exists():
         raise ConfigError(f"config file {path} does not exist")
+    if not path.is_file():
+        raise ConfigError(f"cannot read config file {path}: not a regular file")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path} is {path.stat().st_size:,} bytes, more than a config can be "
+                          f"({MAX_CONFIG_BYTES:,}); is it the right file?")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -46,25 +106,58 @@ def load_file(path: str | pathlib.Path) -> dict[str, Any]:
         import tomllib
 
         try:
-            return tomllib.loads(text)
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+            raise ConfigError(f"{path}: invalid TOML: {' '.join(str(exc).split())}") from None
+        except (RecursionError, ValueError) as exc:
+            raise ConfigError(f"{path}: invalid TOML: {_short(exc)}") from None
+        _check_plain(data, str(path))
+        return data
     if path.suffix in (".yaml", ".yml", ".json"):
         import yaml
 
         try:
-            data = yaml.safe_load(text)
+            data = _bounded_yaml(text, str(path))
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
             problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
             raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+        except (RecursionError, ValueError, TypeError, OverflowError) as exc:  # an integer past Python's digit limit
+            if isinstance(exc, ConfigError):
+                raise
+            raise ConfigError(f"{path}: invalid YAML: {_short(exc)}") from None
+        _check_plain(data, str(path))
         if data is None:
             return {}
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: the top level must be a mapping of sections, got {type(data).__name__}")
         return data
     raise ConfigError(f"{path}: unknown config format {path.suffix!r}; use .yaml, .yml or .toml")
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def _check_plain(data: Any, where: str) -> None:
+    """Refuse what a config cannot hold and later steps would choke on: keys that are not strings (YAML allows
+    ``? [a, b]`` or ``1: x``), NaN, and integers too large to mean anything (past 2**63)."""
+    stack = [(data, where)]
+    while stack:
+        value, key = stack.pop()
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if not isinstance(k, str):
+                    raise ConfigError(f"{key}: the key {k!r} is not a string; config keys are names")
+                stack.append((v, f"{key}.{k}" if key != where else k))
+        elif isinstance(value, list):
+            stack.extend((v, f"{key}[{i}]") for i, v in enumerate(value))
+        elif isinstance(value, float) and value != value:
+            raise ConfigError(f"{key}: NaN is not a value a setting can take")
+        elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 1 << 63:
+            raise ConfigError(f"{key}: {str(value)[:20]}… is too large for any setting (at most 2**63 - 1)")
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:
@@ -77,10 +170,17 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     key = key.strip()
     if not key:
         raise ConfigError(f"--set {item!r}: the key is empty")
+    if len(item) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"--set {key}: the value is longer than a config can be ({MAX_CONFIG_BYTES:,} bytes)")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
+        value = _bounded_yaml(raw, f"--set {key}") if raw.strip() else ""
     except yaml.YAMLError:
         value = raw
+    except (RecursionError, ValueError, TypeError, OverflowError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"--set {key}: {_short(exc)}") from None
+    _check_plain(value, f"--set {key}")
     return key.split("."), value
 
 

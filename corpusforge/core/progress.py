@@ -24,16 +24,19 @@ stops reporting instead of failing the bundle, and the poller skips files it can
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import socket
 import sys
-import tempfile
 import threading
 import time
 import uuid
 from typing import IO, Any
+
+from corpusforge.core import rundir
+from corpusforge.core.errors import UserError
 
 FLUSH_SECONDS = 1.0
 
@@ -69,7 +72,7 @@ class Reporter:
             os.makedirs(directory, exist_ok=True)
             with open(tmp, "w", encoding="utf-8") as f:
                 json.dump(self.counts, f)
-            os.replace(tmp, self._path)
+            os.replace(tmp, self._path)  # raw-rename-ok: this process's own counts file, in its progress directory
         except OSError:
             self._path = None  # advisory: stop reporting rather than fail a bundle over a progress bar
         self._dirty = False
@@ -99,7 +102,7 @@ def read_counts(directory: str) -> dict[str, int]:
 def local_directory(parent: str, name: str) -> str:
     """A fresh local directory for progress files: under ``parent`` when that is local, else in /tmp."""
     if "://" in parent:
-        return tempfile.mkdtemp(prefix=f"corpusforge-{name}-")
+        return rundir.temporary_dir(f"corpusforge-{name}-")
     path = os.path.join(parent, name)
     os.makedirs(path, exist_ok=True)
     return path
@@ -132,6 +135,8 @@ class Progress:
                  tty: bool | None = None, stream: IO[str] | None = None, poll_every: float = 0.5,
                  line_every: float = 10.0, remove: bool = True):
         self.directory, self.measure, self.total, self.unit = directory, measure, total or None, unit
+        if directory is not None and remove and "://" not in directory and not os.path.lexists(directory):
+            rundir.claim_new_dir(directory)  # made here: this display may delete it when it ends
         self.extras, self.label, self.enabled = extras, label, enabled
         self.stream = stream or sys.stderr
         self.tty = tty if tty is not None else _isatty(self.stream)
@@ -181,7 +186,11 @@ class Progress:
                 print(f"{self.label}: {outcome} {format_seconds(time.monotonic() - self._started)}: "
                       f"{self.describe(final=True)}", file=self.stream, flush=True)
         if self.remove and self.directory is not None:
-            shutil.rmtree(self.directory, ignore_errors=True)
+            with contextlib.suppress(OSError, UserError):
+                if rundir.is_temporary(self.directory):
+                    rundir.remove_temporary(self.directory)
+                else:  # under a working directory of the run (recorded in its marker)
+                    rundir.delete(self.directory)
 
     def _run(self) -> None:
         while not self._stop.wait(self.poll_every):

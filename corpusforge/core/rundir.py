@@ -9,6 +9,14 @@
 corpusforge deletes only what the marker says it wrote, refuses a run directory that is ``/``, the home
 directory, the current directory or one of its ancestors, and never deletes or writes through a symbolic
 link (on a remote filesystem, gs://..., there are no links to check).
+
+This module is the one place that deletes, renames or replaces anything (``tests/core/test_deletion_rule.py``
+fails on a raw deletion elsewhere). ``delete`` and ``move`` walk up from the path to the nearest marker and go
+on only when the path's top folder there is one the marker records: an output (``outputs``) or a working
+directory corpusforge made (``scratch``: ``.tmp-*``, ``.checkpoints``, recorded before it is created). A
+folder merely *named* like one of ours (``.checkpoints``, ``.tmp-build-x``, ``spill``, ``manifest.json``) in
+a directory whose marker does not record it is refused with one line, never deleted. Temporary files and
+folders made outside any run directory (``temporary_dir``) are deleted only by the process that made them.
 """
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ import os
 import posixpath
 import shutil
 import stat
+import tempfile
 import uuid
 from typing import Any, Iterator
 
@@ -87,11 +96,14 @@ def read_marker(run_dir: str) -> dict[str, Any] | None:
         return None
     try:
         marker = files.read_json(path)
-    except ValueError:
+    except (ValueError, OSError, RecursionError):
         raise UserError(f"{path} is not valid JSON; it records what corpusforge wrote in {run_dir}: restore it "
                         "or move the run directory's contents away") from None
-    marker.setdefault("outputs", {})
-    marker.setdefault("derived", {})
+    if not isinstance(marker, dict) or not isinstance(marker.setdefault("outputs", {}), dict) \
+            or not isinstance(marker.setdefault("derived", {}), dict) \
+            or not isinstance(marker.setdefault("scratch", []), list):
+        raise UserError(f"{path} is not a marker corpusforge wrote; it records what corpusforge wrote in {run_dir}: "
+                        "restore it or move the run directory's contents away")
     return marker
 
 
@@ -123,6 +135,36 @@ def corpus_fingerprint(clean_dir: str) -> str:
         else:
             digest.update(files.read_bytes(path))
     return digest.hexdigest()
+
+
+def fingerprint_of(clean_dir: str) -> str:
+    """The fingerprint of the clean/ folder an output is made from: the one its run's marker records when it
+    is a run's clean/ (the build computed it), else computed from its shards."""
+    if files.is_local(clean_dir):
+        clean_dir = os.path.normpath(files.local_path(clean_dir))
+    parent = _parent(clean_dir.rstrip("/"))
+    if posixpath.basename(clean_dir.rstrip("/")) == "clean" and files.exists(files.join(parent, MARKER)):
+        with contextlib.suppress(UserError):
+            marker = read_marker(parent) or {}
+            if "clean" in marker["outputs"] and marker.get("corpus_fingerprint"):
+                return marker["corpus_fingerprint"]
+    return corpus_fingerprint(clean_dir)
+
+
+def same_path(a: str, b: str) -> bool:
+    """``a`` and ``b`` name the same place (local: after resolving links and ``..``)."""
+    if files.is_local(a) and files.is_local(b):
+        return os.path.realpath(files.local_path(a)) == os.path.realpath(files.local_path(b))
+    return a.rstrip("/") == b.rstrip("/")
+
+
+def check_not_a_run(directory: str, setting: str) -> None:
+    """Refuse ``directory`` as a separate output folder when it is a build's run directory (its manifest.json
+    is the build's, not ours to replace)."""
+    marker = read_marker(directory) if files.exists(files.join(directory, MARKER)) else None
+    if marker and ("clean" in marker["outputs"] or marker.get("corpus_fingerprint")):
+        raise UserError(f"{setting} {directory} is a build's run directory; set it to a folder of its own (or leave "
+                        "it empty for the run directory's default)")
 
 
 # What to rerun when a derived output is older than clean/.
@@ -205,9 +247,11 @@ def _lexists(path: str) -> bool:
     return os.path.lexists(path) if files.is_local(path) else files.exists(path)
 
 
-def remove_tree(path: str) -> None:
-    """Delete a file or a directory tree that corpusforge made; links inside are removed, never followed."""
+def _remove_tree(path: str) -> None:
+    """Delete a file or a directory tree (no ownership check: callers in this module have made it); links
+    inside are removed, never followed."""
     if files.is_local(path):
+        path = files.local_path(path)
         if os.path.islink(path) or not os.path.isdir(path):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
@@ -218,6 +262,193 @@ def remove_tree(path: str) -> None:
         from apache_beam.io.filesystems import FileSystems
 
         FileSystems.delete([path])
+
+
+def _parent(path: str) -> str:
+    if files.is_local(path):
+        return os.path.dirname(path)
+    scheme, rest = path.split("://", 1)
+    return f"{scheme}://{posixpath.dirname(rest.rstrip('/'))}" if "/" in rest.strip("/") else path
+
+
+def _parts(path: str, base: str) -> list[str]:
+    rel = os.path.relpath(path, base) if files.is_local(path) else posixpath.relpath(
+        path.split("://", 1)[1], base.split("://", 1)[1])
+    return [p for p in rel.replace(os.sep, "/").split("/") if p not in ("", ".")]
+
+
+def owner(path: str) -> tuple[str, dict[str, Any], list[str]]:
+    """``(directory, its marker, path's parts below it)`` for the nearest directory above ``path`` holding a
+    marker that records ``path``'s top folder there as corpusforge's (an output or a scratch directory), or a
+    one-line ``UserError``: a path no marker records is never deleted, replaced or renamed."""
+    path = str(path)
+    if files.is_local(path):
+        path = os.path.abspath(files.local_path(path))
+    directory = _parent(path)
+    while True:
+        if files.exists(files.join(directory, MARKER)):
+            marker = read_marker(directory)
+            parts = _parts(path, directory)
+            top = parts[0] if parts else ""
+            if not parts or ".." in parts or not (top in marker["outputs"] or top in marker["scratch"]):
+                raise UserError(f"{path} is not among what corpusforge recorded in {files.join(directory, MARKER)}, "
+                                "so it is not deleted or replaced; move it out of the way and run again")
+            if files.is_local(path):  # never through a link: each folder between the marker and the path
+                step = directory
+                for part in parts[:-1]:
+                    step = os.path.join(step, part)
+                    if os.path.islink(step):
+                        raise UserError(f"{step} is a symbolic link; corpusforge does not delete or write through "
+                                        "links: remove the link and run again")
+            listed = marker["outputs"].get(top)
+            if listed is not None and len(parts) > 1:  # a file of an output that lists its files
+                rel = "/".join(parts[1:])
+                if rel not in listed and not any(name.startswith(rel + "/") for name in listed):
+                    raise UserError(f"{path} was not written by corpusforge (not listed in "
+                                    f"{files.join(directory, MARKER)}); move it out of the way and run again")
+            return directory, marker, parts
+        above = _parent(directory)
+        if above == directory:
+            raise UserError(f"{path} is in no directory that corpusforge recorded as its own (no {MARKER} above it "
+                            "lists it), so it is not deleted or replaced; move it out of the way and run again")
+        directory = above
+
+
+def delete(path: str) -> None:
+    """The one deletion: remove the file or tree ``path`` when a marker records it as corpusforge's
+    (``owner``); a whole output must hold nothing corpusforge did not write (``check_owned``). A scratch
+    directory deleted whole is forgotten by its marker. Nothing there: nothing to do."""
+    path = str(path)
+    if not _lexists(files.local_path(path) if files.is_local(path) else path):
+        return
+    directory, marker, parts = owner(path)
+    if len(parts) == 1 and parts[0] in marker["outputs"]:
+        check_owned(directory, parts)
+    _remove_tree(path)
+    if len(parts) == 1 and parts[0] in marker["scratch"]:
+        forget_scratch(directory, parts[0])
+
+
+def move(source: str, dest: str) -> None:
+    """Rename ``source`` to ``dest`` (replacing a file there), both recorded as corpusforge's (``owner``)."""
+    source, dest = str(source), str(dest)
+    owner(source)
+    owner(dest)
+    if files.is_local(dest) and _lexists(files.local_path(dest)) and not os.path.isfile(files.local_path(dest)):
+        raise UserError(f"{dest} exists and is not a file; corpusforge does not move anything over it")
+    if files.is_local(source):
+        os.replace(files.local_path(source), files.local_path(dest))
+    else:
+        _rename(source, dest)
+
+
+def make_scratch(run_dir: str, name: str | None = None, prefix: str = ".tmp-swap-", private: bool = False) -> str:
+    """Record ``RUN/name`` (default: ``prefix`` + a random suffix) as a working directory of corpusforge's in
+    the marker, then create it (mode 0700 with ``private``); returns its path. A folder of that name that
+    the marker does not record (the user's own ``.checkpoints``) is refused, never reused or deleted."""
+    name = name or f"{prefix}{uuid.uuid4().hex[:12]}"
+    path = files.join(run_dir, name)
+    marker = read_marker(run_dir) or {"outputs": {}, "derived": {}, "scratch": []}
+    if name not in marker["scratch"]:
+        if _lexists(files.local_path(path) if files.is_local(path) else path):
+            raise UserError(f"{path} exists but corpusforge did not make it ({MARKER} does not record it), so it "
+                            "is neither used nor deleted; move it out of the way and run again")
+        marker["scratch"].append(name)
+        files.mkdirs(run_dir)
+        write_marker(run_dir, marker)
+    elif files.is_local(path) and os.path.islink(path):
+        raise UserError(f"{path} is a symbolic link; corpusforge does not delete or write through links: remove "
+                        "the link and run again")
+    if private:
+        files.make_private_dir(path)
+    else:
+        files.mkdirs(path)
+    return path
+
+
+def forget_scratch(run_dir: str, name: str) -> None:
+    marker = read_marker(run_dir)
+    if marker is not None and name in marker["scratch"]:
+        marker["scratch"].remove(name)
+        if not marker["scratch"] and not marker["outputs"] and not marker.get("corpus_fingerprint"):
+            _remove_tree(files.join(run_dir, MARKER))  # it recorded only that: a failed first command leaves nothing
+        else:
+            write_marker(run_dir, marker)
+
+
+_MADE_HERE: set[str] = set()  # temporary paths this process created itself (mkdtemp: exclusive), outside runs
+
+
+def temporary_dir(prefix: str, parent: str | None = None) -> str:
+    """A new directory (``tempfile.mkdtemp``: exclusive, never an existing one) that only this process may
+    delete, with ``remove_temporary``."""
+    path = tempfile.mkdtemp(prefix=prefix, dir=parent)
+    _MADE_HERE.add(os.path.abspath(path))
+    return path
+
+
+def temporary_file(prefix: str, suffix: str = "") -> tuple[int, str]:
+    """``(fd, path)`` of a new temporary file (``tempfile.mkstemp``) that only this process may delete."""
+    fd, path = tempfile.mkstemp(prefix=prefix, suffix=suffix)
+    _MADE_HERE.add(os.path.abspath(path))
+    return fd, path
+
+
+def claim_new_dir(path: str) -> str:
+    """Create the directory ``path``, which must not exist (``os.mkdir``: exclusive), as one that only this
+    process may delete (``remove_temporary``)."""
+    path = os.path.abspath(str(path))
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.mkdir(path)
+    _MADE_HERE.add(path)
+    return path
+
+
+def is_temporary(path: str) -> bool:
+    return os.path.abspath(str(path)) in _MADE_HERE
+
+
+def remove_temporary(path: str) -> None:
+    """Delete what ``temporary_dir``/``temporary_file`` made in this process; anything else is refused."""
+    key = os.path.abspath(str(path))
+    if key not in _MADE_HERE:
+        raise UserError(f"{path} was not made by this corpusforge process, so it is not deleted")
+    _remove_tree(key)
+    _MADE_HERE.discard(key)
+
+
+def publish_dir(tmp: str, out_dir: str) -> None:
+    """Put the local directory ``tmp`` (made by ``temporary_dir`` in this process) at ``out_dir``, with a
+    marker listing its files. An earlier ``out_dir`` is replaced only when it is empty or its own marker
+    records everything in it (an earlier publication); it is moved aside first and deleted once the new one is
+    in place. Anything else there is refused with one line and left as it was."""
+    tmp, out_dir = os.path.abspath(str(tmp)), os.path.abspath(str(out_dir))
+    if tmp not in _MADE_HERE:
+        raise UserError(f"{tmp} was not made by this corpusforge process; nothing was published")
+    if os.path.islink(out_dir):
+        raise UserError(f"{out_dir} is a symbolic link; corpusforge does not delete or write through links: remove "
+                        "the link and run again")
+    aside = None
+    if os.path.lexists(out_dir):
+        present = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else [None]
+        if present and (None in present or read_marker(out_dir) is None):
+            raise UserError(f"{out_dir} exists and holds files corpusforge did not record there (no {MARKER}), so it "
+                            "is not replaced; choose a new or empty directory")
+        if present:
+            check_owned(out_dir, [n for n in present if n not in (MARKER, LOCK)])
+            aside = f"{tmp}.old"
+            os.rename(out_dir, aside)
+        else:
+            os.rmdir(out_dir)  # empty: nothing of anyone's is lost
+    write_marker(tmp, {"outputs": {n: (listing(os.path.join(tmp, n)) if os.path.isdir(os.path.join(tmp, n)) else None)
+                                   for n in sorted(os.listdir(tmp))}, "derived": {}, "scratch": []})
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp made it 0700; a published directory has the umask's mode
+    os.rename(tmp, out_dir)
+    _MADE_HERE.discard(tmp)
+    if aside is not None:
+        _remove_tree(aside)
 
 
 # ------------------------------------------------------------------------------------------- swap
@@ -233,14 +464,26 @@ def _rename(source: str, dest: str) -> None:
 
 def swap_in(run_dir: str, staged: str, names: tuple[str, ...], marker: dict[str, Any],
             retire: tuple[str, ...] = ()) -> None:
-    """Move the outputs ``names`` from ``staged`` into ``run_dir``, replacing the old ones, and write the new
-    ``marker``. The old outputs (and ``retire``: outputs that the new ones make stale, such as report.html)
-    move aside first and are deleted only after the new ones are in place. A journal records the swap, so a
-    process killed half way is undone by ``recover``: the previous build comes back whole."""
-    backup = files.join(run_dir, f".tmp-old-{uuid.uuid4().hex[:12]}")
+    """Move the outputs ``names`` from ``staged`` (a scratch directory of ``run_dir``, ``make_scratch``) into
+    ``run_dir``, replacing the old ones, and write the new ``marker``. The old outputs (and ``retire``: outputs
+    that the new ones make stale, such as report.html) move aside first and are deleted only after the new ones
+    are in place. A journal records the swap, so a process killed half way is undone by ``recover``: the
+    previous build comes back whole."""
+    current = read_marker(run_dir)
+    staged_name = posixpath.basename(str(staged).rstrip("/"))
+    if current is None or staged_name not in current["scratch"] or files.join(run_dir, staged_name) != staged:
+        raise UserError(f"{staged} is not a working directory corpusforge recorded in {run_dir}; nothing was swapped")
+    for name in (*names, *retire):
+        if _lexists(files.join(run_dir, name)) and name not in current["outputs"]:
+            raise UserError(f"{files.join(run_dir, name)} is not one of the outputs corpusforge recorded in "
+                            f"{run_dir}/{MARKER}; move it out of the way and run again")
+    backup_name = f".tmp-old-{uuid.uuid4().hex[:12]}"
+    backup = files.join(run_dir, backup_name)
+    current["scratch"].append(backup_name)
+    write_marker(run_dir, current)
     present = [n for n in (*names, *retire) if _lexists(files.join(run_dir, n))]
     journal = {"staged": staged, "backup": backup, "names": list(names) + list(retire), "old": present,
-               "old_marker": read_marker(run_dir)}
+               "old_marker": current}
     files.write_json(files.join(run_dir, JOURNAL), journal)
     files.mkdirs(backup)
     for name in present:
@@ -248,10 +491,13 @@ def swap_in(run_dir: str, staged: str, names: tuple[str, ...], marker: dict[str,
     for name in names:
         if _lexists(files.join(staged, name)):
             _rename(files.join(staged, name), files.join(run_dir, name))
+    marker = {**marker, "scratch": list(current["scratch"])}
     write_marker(run_dir, marker)
-    remove_tree(files.join(run_dir, JOURNAL))  # the commit point: from here on the new build stands
-    remove_tree(backup)
-    remove_tree(staged)
+    _remove_tree(files.join(run_dir, JOURNAL))  # the commit point: from here on the new build stands
+    _remove_tree(backup)
+    _remove_tree(staged)
+    marker["scratch"] = [n for n in marker["scratch"] if n not in (backup_name, staged_name)]
+    write_marker(run_dir, marker)
 
 
 def temp_dir(run_dir: str, purpose: str = "swap") -> str:
@@ -297,14 +543,14 @@ def corpus_marker(run_dir: str, final: str, names: tuple[str, ...], fingerprint:
     return marker, retire
 
 
-def derived_marker(run_dir: str, name: str, listed: list[str], from_clean: bool) -> dict[str, Any]:
+def derived_marker(run_dir: str, name: str, listed: list[str], made_from: str | None) -> dict[str, Any]:
     """The run directory's marker once the output ``name`` (tokenizer/, tokens/) with the files ``listed`` is
-    swapped in: made from this run's clean/ (``from_clean``), it records the corpus fingerprint it derives from;
-    made from other input, none (``check_fresh`` has nothing to compare)."""
-    marker = read_marker(run_dir) or {"outputs": {}, "derived": {}}
+    swapped in, recording the fingerprint of the clean/ it was made from (``fingerprint_of`` its input, whatever
+    flags named it), which ``check_fresh`` compares with the run's."""
+    marker = read_marker(run_dir) or {"outputs": {}, "derived": {}, "scratch": []}
     marker["outputs"][name] = listed
-    if from_clean:
-        marker["derived"][name] = marker.get("corpus_fingerprint")
+    if made_from is not None:
+        marker["derived"][name] = made_from
     else:
         marker["derived"].pop(name, None)
     return marker
@@ -315,26 +561,39 @@ def recover(run_dir: str) -> str | None:
     path = files.join(run_dir, JOURNAL)
     if not files.exists(path):
         return None
-    journal = files.read_json(path)
-    staged, backup = _own_temp(run_dir, journal["staged"], path), _own_temp(run_dir, journal["backup"], path)
-    if not all(isinstance(n, str) and n == posixpath.basename(n) not in ("", ".", "..") for n in journal["names"]):
+    try:
+        journal = files.read_json(path)
+        staged, backup = _own_temp(run_dir, journal["staged"], path), _own_temp(run_dir, journal["backup"], path)
+        names, old, old_marker = journal["names"], journal["old"], journal.get("old_marker")
+    except (ValueError, KeyError, TypeError, OSError, RecursionError):
+        raise UserError(f"{path} is not a swap journal corpusforge wrote; move it away and check the run "
+                        "directory's outputs") from None
+    if not isinstance(names, list) or not all(isinstance(n, str) and n == posixpath.basename(n) not in ("", ".", "..")
+                                              for n in names):
         raise UserError(f"{path} is not a swap journal corpusforge wrote (its names are not outputs); move it away "
                         "and check the run directory's outputs")
+    recorded = (read_marker(run_dir) or {}).get("scratch", [])
+    for temp in (staged, backup):
+        if posixpath.basename(temp) not in recorded and _lexists(temp):
+            raise UserError(f"{path} names {temp}, which corpusforge did not record as its own in {MARKER}; move the "
+                            "journal away and check the run directory's outputs")
     files.mkdirs(staged)
-    for name in journal["names"]:
-        current, old = files.join(run_dir, name), files.join(backup, name)
-        moved_out = _lexists(old)
-        if _lexists(current) and (moved_out or name not in journal["old"]):
+    for name in names:
+        current, moved = files.join(run_dir, name), files.join(backup, name)
+        moved_out = _lexists(moved)
+        if _lexists(current) and (moved_out or name not in old):
             _rename(current, files.join(staged, name))  # the new one, moved in before the kill
         if moved_out:
-            _rename(old, current)
-    if journal.get("old_marker") is not None:
-        write_marker(run_dir, journal["old_marker"])
+            _rename(moved, current)
+    if isinstance(old_marker, dict):
+        write_marker(run_dir, old_marker)
     elif files.exists(files.join(run_dir, MARKER)):
-        remove_tree(files.join(run_dir, MARKER))
-    remove_tree(path)
-    remove_tree(backup)
-    remove_tree(staged)
+        _remove_tree(files.join(run_dir, MARKER))
+    _remove_tree(path)
+    _remove_tree(backup)
+    _remove_tree(staged)
+    for temp in (staged, backup):
+        forget_scratch(run_dir, posixpath.basename(temp))
     return f"restored the previous outputs of {run_dir}: a rebuild was killed while it swapped them"
 
 
@@ -369,29 +628,38 @@ def segment_dir(checkpoints: str, index: int, stages: list[str]) -> str:
 def link_checkpoints(source_run: str, run_dir: str, segments: list[tuple[str, str]]) -> None:
     """Replace the stage checkpoints of ``run_dir`` (local) by hard links to ``source_run``'s run secret and to
     its ``segments`` (``(their directory, our directory)`` pairs): the build then resumes after them, with the
-    same secret, so its output is that of a build from scratch."""
-    work_dir = checkpoints_dir(run_dir)
-    shutil.rmtree(work_dir, ignore_errors=True)
-    os.makedirs(work_dir, mode=0o700)
+    same secret, so its output is that of a build from scratch. Only a ``.checkpoints`` the marker records is
+    replaced (a folder of the user's of that name is refused)."""
+    delete(checkpoints_dir(run_dir))
+    work_dir = make_scratch(run_dir, CHECKPOINTS, private=True)
     os.link(os.path.join(checkpoints_dir(source_run), RUN_SECRET), os.path.join(work_dir, RUN_SECRET))
     for theirs, ours in segments:
         shutil.copytree(theirs, ours, copy_function=os.link)
 
 
 def drop_checkpoints(run_dir: str) -> None:
-    """Delete ``run_dir``'s stage checkpoints (local): they hold text from before the PII stage."""
-    shutil.rmtree(checkpoints_dir(run_dir), ignore_errors=True)
+    """Delete ``run_dir``'s stage checkpoints (local, recorded in its marker): they hold text from before the
+    PII stage."""
+    delete(checkpoints_dir(run_dir))
 
 
 # ---------------------------------------------------------------------------------------- leftovers
 
 def leftovers(run_dir: str) -> list[tuple[str, int]]:
-    """Temporary directories of killed commands in ``run_dir`` (and spilled text in .checkpoints), with sizes."""
+    """Working directories of killed commands in ``run_dir`` (and spilled text in .checkpoints), with sizes:
+    only those the marker records as corpusforge's (``scratch``), never one merely named like them."""
     if not files.is_local(run_dir) or not os.path.isdir(run_dir):
         return []
-    found = [os.path.join(run_dir, n) for n in sorted(os.listdir(run_dir)) if n.startswith(TEMP_PREFIXES)]
+    try:
+        marker = read_marker(run_dir)
+    except UserError:
+        return []
+    if marker is None:
+        return []
+    found = [os.path.join(run_dir, n) for n in sorted(marker["scratch"]) if isinstance(n, str) and n != CHECKPOINTS
+             and n == os.path.basename(n) and os.path.lexists(os.path.join(run_dir, n))]
     checkpoints = os.path.join(run_dir, CHECKPOINTS)
-    if os.path.isdir(checkpoints) and not os.path.islink(checkpoints):
+    if CHECKPOINTS in marker["scratch"] and os.path.isdir(checkpoints) and not os.path.islink(checkpoints):
         found += [os.path.join(checkpoints, n, "spill") for n in sorted(os.listdir(checkpoints))
                   if not os.path.islink(os.path.join(checkpoints, n))  # never delete through a link
                   and os.path.isdir(os.path.join(checkpoints, n, "spill"))]
@@ -414,8 +682,12 @@ def clean_leftovers(run_dir: str) -> list[str]:
     line per directory removed, for the user."""
     notes = []
     for path, size in leftovers(run_dir):
-        remove_tree(path)
+        delete(path)
         notes.append(f"removed {path} ({size / 1e6:.1f} MB), left behind by a killed run")
+    marker = read_marker(run_dir) if files.is_local(run_dir) and os.path.isdir(run_dir) else None
+    if marker and any(not os.path.lexists(os.path.join(run_dir, n)) for n in marker["scratch"]):
+        marker["scratch"] = [n for n in marker["scratch"] if os.path.lexists(os.path.join(run_dir, n))]
+        write_marker(run_dir, marker)  # forget working directories a killed command had already deleted
     return notes
 
 

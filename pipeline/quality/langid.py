@@ -15,8 +15,8 @@ import pathlib
 import posixpath
 import shutil
 import struct
-import tempfile
 
+from corpusforge.core import rundir
 from corpusforge.core.errors import UserError, missing_dependency
 from corpusforge.pipeline.quality.config import LangIdConfig
 
@@ -64,14 +64,14 @@ def local_copy(path: str, what: str) -> str:
     deletes it). fastText reads models only from local paths; workers fetch them in ``DoFn.setup()``."""
     from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
-    fd, local = tempfile.mkstemp(prefix="corpusforge-model-", suffix=posixpath.splitext(path)[1])
+    fd, local = rundir.temporary_file("corpusforge-model-", posixpath.splitext(path)[1])
     try:
         with os.fdopen(fd, "wb") as out:
             # UNCOMPRESSED: a model named *.gz must arrive as stored, not decompressed on the way.
             with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as src:
                 shutil.copyfileobj(src, out, 16 << 20)
     except Exception as exc:
-        os.unlink(local)
+        rundir.remove_temporary(local)
         raise UserError(f"{what} {path} cannot be read ({type(exc).__name__}: {exc}); check the path in your "
                         "config and that the workers can read it") from None
     return local
@@ -91,7 +91,7 @@ def load_fasttext_model(path: str, what: str = "fastText model"):
         try:
             return _load(fasttext, local, path, what)
         finally:
-            os.unlink(local)  # fastText holds the whole model in memory once loaded
+            rundir.remove_temporary(local)  # fastText holds the whole model in memory once loaded
     path = path[len("file://"):] if path.startswith("file://") else path
     if not pathlib.Path(path).is_file():
         raise UserError(f"{what} {path} does not exist; check the path in your config")

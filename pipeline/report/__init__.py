@@ -39,6 +39,8 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
     page = render(data, per_reason=per_reason).encode("utf-8")
     in_run = output is None
     output = output or posixpath.join(data.run_dir, "report.html")
+    if in_run:  # RUN/report.html is replaced only when the marker records it as corpusforge's
+        rundir.check_owned(run_dir, ["report.html"])
     _write_atomic(output, page)
     if in_run and rundir.read_marker(run_dir) is not None:  # a rebuild then retires this page with the old clean/
         rundir.record_output(run_dir, "report.html")

@@ -121,6 +121,10 @@ def test_a_rebuild_killed_mid_run_leaves_the_previous_build_intact(tmp_path, cap
     assert build.returncode == -signal.SIGKILL, "the build ended before it could be killed: make the corpus larger"
     capsys.readouterr()
     after = {k: v for k, v in _snapshot(run).items() if not k.startswith((".tmp-", rundir.LOCK))}
+    # the marker differs only in the working directory it recorded before making it (so only it is cleared)
+    marker_after, marker_before = json.loads(after.pop(rundir.MARKER)), json.loads(before.pop(rundir.MARKER))
+    assert all(n.startswith(".tmp-build-") for n in marker_after.pop("scratch"))
+    assert marker_before.pop("scratch") == [] and marker_after == marker_before
     assert after == before
     assert _clean_rows(run) == 50  # readable: every shard opens
     assert "stale temporary directories" in _inspect(run, capsys)

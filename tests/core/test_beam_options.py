@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from corpusforge.core.beam_options import BeamConfig, pipeline_options, runs_on_direct_runner
+from corpusforge.core.errors import UserError
 
 
 @pytest.mark.parametrize("runner,direct", [
@@ -24,3 +25,14 @@ def test_direct_runners_by_name_through_the_build_options(runner, direct):
 def test_no_runner_option_falls_back_to_the_default():
     assert runs_on_direct_runner({}, "DirectRunner")
     assert not runs_on_direct_runner({"runner": None}, "DataflowRunner")
+
+
+@pytest.mark.parametrize("workers", [100000, -1])
+def test_a_worker_count_that_would_hang_the_machine_is_refused(workers):
+    from corpusforge.core.beam_options import BeamConfig, max_local_workers, pipeline_options
+
+    with pytest.raises(UserError, match=f"direct_num_workers={workers} .* use 1 to {max_local_workers()}"):
+        pipeline_options(BeamConfig(options={"direct_num_workers": workers}))
+    with pytest.raises(UserError, match="direct_num_workers"):
+        pipeline_options(BeamConfig(), [f"--direct_num_workers={workers}"])
+    assert pipeline_options(BeamConfig(options={"direct_num_workers": 2})).get_all_options()["direct_num_workers"] == 2

@@ -67,3 +67,62 @@ def test_every_stage_can_be_switched_off_and_every_field_is_documented():
     assert not any(getattr(config, s).enabled for s in ("normalize", "quality", "dedup", "pii"))
     undocumented = [key for key, _, _, help_text in field_docs(Config) if not help_text]
     assert undocumented == []
+
+
+# --- a config cannot exhaust the machine ----------------------------------------------------------------------
+BOMB = "\n".join(["a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+                 + [f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]" for p, c in zip("abcdefgh", "bcdefghi")]) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_grows(tmp_path):
+    """In a subprocess held to 1 GiB and 60 CPU seconds: expanding the aliases would take ~25 GB."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BOMB)
+    assert len(BOMB) < 700  # 9**9 = 387 million strings once expanded
+    flow = "{" + BOMB.replace("\n", ", ").rstrip(", ") + "}"
+    script = ("import resource, sys\n"
+              "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
+              "resource.setrlimit(resource.RLIMIT_CPU, (60, 60))\n"
+              "from corpusforge.config import load_config\n"
+              "from corpusforge.core.config_loader import ConfigError\n"
+              "for args in ((sys.argv[1], []), (None, ['beam.options=' + sys.argv[2]])):\n"
+              "    try:\n"
+              "        load_config(*args)\n"
+              "    except ConfigError as exc:\n"
+              "        print(exc)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(path), flow], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-1000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and all("more than 100,000 values once YAML aliases" in line for line in lines), lines
+
+
+@pytest.mark.parametrize("text, match", [
+    ("a: &a [*a]\n", "refers to a node that contains it"),
+    ("x: " + "[" * 200 + "]" * 200 + "\n", "nested deeper"),
+    ("train:\n  max_steps: " + "9" * 5000 + "\n", "invalid YAML|too large"),
+    ("train:\n  max_steps: 99999999999999999999999\n", "too large for any setting"),
+    ("train:\n  optim:\n    lr: .nan\n", "NaN"),
+    ("? [a, b]\n: 1\n", "not a string|invalid YAML"),
+    ("1: x\n", "not a string"),
+])
+def test_hostile_yaml_is_one_config_error(tmp_path, text, match):
+    from corpusforge.config import load_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match) as info:
+        load_config(path)
+    assert "\n" not in str(info.value)
+
+
+def test_a_config_file_of_gigabytes_is_not_read(tmp_path):
+    from corpusforge.config import load_config
+
+    path = tmp_path / "big.yaml"
+    with open(path, "wb") as f:
+        f.truncate(5 << 30)  # sparse: 5 GB that are never read
+    with pytest.raises(ConfigError, match="more than a config can be"):
+        load_config(path)

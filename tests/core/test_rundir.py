@@ -53,7 +53,7 @@ def _old_build(run: pathlib.Path) -> dict:
     (run / "removed" / "part-0.arrow").write_bytes(b"old removed")
     (run / "manifest.json").write_text('{"old": true}')
     marker = {"outputs": {"clean": ["part-0.arrow"], "removed": ["part-0.arrow"], "manifest.json": None},
-              "derived": {}, "corpus_fingerprint": "old"}
+              "derived": {}, "scratch": [], "corpus_fingerprint": "old"}
     rundir.write_marker(str(run), marker)
     return marker
 
@@ -88,12 +88,14 @@ def test_a_symlinked_output_is_refused_and_its_target_untouched(tmp_path):
     (run / "clean").symlink_to(precious)
     with pytest.raises(UserError, match="symbolic link"):
         rundir.check_owned(str(run), list(OUTPUTS))
-    rundir.remove_tree(str(run / "clean"))  # removes the link, never what it points at
+    with pytest.raises(UserError, match="symbolic link"):
+        rundir.delete(str(run / "clean"))
+    rundir._remove_tree(str(run / "clean"))  # removes the link, never what it points at
     assert (precious / "data.txt").read_text() == "years of work"
 
 
 def _staged(run: pathlib.Path) -> pathlib.Path:
-    staged = run / ".tmp-final-new"
+    staged = pathlib.Path(rundir.make_scratch(str(run), ".tmp-final-new"))
     (staged / "clean").mkdir(parents=True)
     (staged / "clean" / "part-0.arrow").write_bytes(b"new clean")
     (staged / "clean" / "part-1.arrow").write_bytes(b"new clean 2")
@@ -105,6 +107,7 @@ def test_swap_replaces_the_build_and_retires_the_report(tmp_path):
     run = tmp_path / "run"
     _old_build(run)
     (run / "report.html").write_text("old page")
+    rundir.record_output(str(run), "report.html")
     (run / "notes.txt").write_text("the user's")
     staged = _staged(run)
     new_marker = {"outputs": {"clean": ["part-0.arrow", "part-1.arrow"], "manifest.json": None},
@@ -156,11 +159,21 @@ def test_a_swap_killed_at_any_step_is_undone(tmp_path, monkeypatch):
         monkeypatch.setattr(rundir, "write_marker", real_marker)
         if finished:
             break
-        assert "restored the previous outputs" in rundir.recover(str(run))
-        assert _snapshot(run) == before, f"killed after {steps} steps"
-        assert rundir.leftovers(str(run)) == []
+        journal = (run / rundir.JOURNAL).exists()
+        note = rundir.recover(str(run))
+        rundir.clean_leftovers(str(run))  # what the next command does, holding the lock
+        if journal:
+            assert "restored the previous outputs" in note
+            assert _snapshot(run) == before, f"killed after {steps} steps"
+        elif steps == 0:  # killed before the journal: the old build was never touched
+            assert note is None and _snapshot(run) == before
+        else:  # killed after the commit point: the new build stands, its working directories are cleared
+            assert note is None and (run / "manifest.json").read_text() == '{"new": true}'
+        assert rundir.leftovers(str(run)) == [] and rundir.read_marker(str(run))["scratch"] == []
         steps += 1
-    assert steps == 7  # 3 renames out, 2 in (removed/ is not in the new build), the marker, then done
+    # the backup recorded, 4 renames out (report.html retired), 2 in (removed/ is not in the new build), the
+    # marker, the marker without the working directories, then done
+    assert steps == 9
 
 
 def test_a_swap_killed_then_moved_is_undone_where_it_now_is(tmp_path, monkeypatch):
@@ -204,11 +217,20 @@ def test_leftovers_listed_and_cleaned(tmp_path):
     (run / ".checkpoints" / "01-pii" / "spill" / "y.txt").write_bytes(b"t" * 10)
     (run / ".checkpoints" / "00-read" / "docs").mkdir(parents=True)
     (run / "clean").mkdir()
+    # Named like ours, but no marker records them: the user's, never listed or deleted
+    before = _snapshot(run)
+    assert rundir.leftovers(str(run)) == [] and rundir.clean_leftovers(str(run)) == []
+    rundir.write_marker(str(run), {"outputs": {"clean": []}})
+    assert rundir.leftovers(str(run)) == [] and rundir.clean_leftovers(str(run)) == []
+    assert {k: v for k, v in _snapshot(run).items() if k != rundir.MARKER} == before
+    marker = rundir.read_marker(str(run))
+    marker["scratch"] = [".tmp-build-abc", ".checkpoints"]  # as make_scratch records them
+    rundir.write_marker(str(run), marker)
     found = dict(rundir.leftovers(str(run)))
     assert found == {str(run / ".tmp-build-abc"): 1000, str(run / ".checkpoints" / "01-pii" / "spill"): 10}
     notes = rundir.clean_leftovers(str(run))
     assert len(notes) == 2 and all("left behind by a killed run" in n for n in notes)
-    assert sorted(p.name for p in run.iterdir()) == [".checkpoints", "clean"]
+    assert sorted(p.name for p in run.iterdir()) == [".checkpoints", rundir.MARKER, "clean"]
     assert (run / ".checkpoints" / "00-read" / "docs").is_dir()
     # a link in .checkpoints is not followed: the spill/ of the directory it points to is not a leftover
     (tmp_path / "mine" / "spill").mkdir(parents=True)
@@ -315,3 +337,68 @@ def test_taking_the_lock_undoes_a_half_done_swap(tmp_path, monkeypatch, capsys):
     with run_lock(str(run), "tokenize"):
         assert _snapshot(run) == {**before, rundir.LOCK: (run / rundir.LOCK).read_bytes()}
     assert "restored the previous outputs" in capsys.readouterr().err
+
+
+def test_delete_and_move_go_only_by_the_marker(tmp_path):
+    run = tmp_path / "run"
+    _old_build(run)
+    for name in (".checkpoints", ".tmp-build-x"):  # named like ours, recorded nowhere
+        (run / name).mkdir()
+    (run / ".checkpoints" / "01-pii" / "spill").mkdir(parents=True)
+    for path in (run / ".checkpoints", run / ".checkpoints" / "01-pii" / "spill", run / ".tmp-build-x",
+                 run / "clean" / "notes.txt", tmp_path / "elsewhere"):
+        if not path.exists():
+            path.mkdir(parents=True)
+        with pytest.raises(UserError, match="not among what corpusforge recorded|not written by corpusforge|no "
+                                            ".corpusforge-run.json"):
+            rundir.delete(str(path))
+        with pytest.raises(UserError):
+            rundir.move(str(path), str(run / "clean" / "moved"))
+    assert all(p.exists() for p in (run / ".checkpoints" / "01-pii" / "spill", run / ".tmp-build-x"))
+    # make_scratch refuses a folder of that name it did not make, and then owns the one it makes
+    with pytest.raises(UserError, match="corpusforge did not make it"):
+        rundir.make_scratch(str(run), ".checkpoints")
+    made = rundir.make_scratch(str(run), prefix=".tmp-build-")
+    (pathlib.Path(made) / "spill").mkdir()
+    rundir.delete(str(pathlib.Path(made) / "spill"))
+    rundir.delete(made)
+    assert not os.path.exists(made) and rundir.read_marker(str(run))["scratch"] == []
+    rundir.delete(str(run / "clean" / "part-0.arrow"))  # a listed file of an output
+    assert not (run / "clean" / "part-0.arrow").exists()
+
+
+def test_a_link_on_the_way_is_never_followed(tmp_path):
+    run = tmp_path / "run"
+    _old_build(run)
+    precious = tmp_path / "precious"
+    (precious / "sub").mkdir(parents=True)
+    (precious / "sub" / "data.txt").write_text("years of work")
+    scratch = pathlib.Path(rundir.make_scratch(str(run)))
+    (scratch / "link").symlink_to(precious)
+    with pytest.raises(UserError, match="symbolic link"):
+        rundir.delete(str(scratch / "link" / "sub"))
+    rundir.delete(str(scratch))
+    assert (precious / "sub" / "data.txt").read_text() == "years of work"
+
+
+def test_publish_replaces_only_an_earlier_publication(tmp_path):
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / "config.json").write_text("the user's")
+    tmp = pathlib.Path(rundir.temporary_dir(".export.tmp-", str(tmp_path)))
+    (tmp / "config.json").write_text("new")
+    with pytest.raises(UserError, match="not replaced"):
+        rundir.publish_dir(str(tmp), str(out))
+    assert (out / "config.json").read_text() == "the user's"
+    (out / "config.json").unlink()
+    rundir.publish_dir(str(tmp), str(out))  # empty: published
+    tmp = pathlib.Path(rundir.temporary_dir(".export.tmp-", str(tmp_path)))
+    (tmp / "config.json").write_text("newer")
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="notes.txt"):
+        rundir.publish_dir(str(tmp), str(out))
+    (out / "notes.txt").unlink()
+    rundir.publish_dir(str(tmp), str(out))
+    assert (out / "config.json").read_text() == "newer" and sorted(p.name for p in tmp_path.iterdir()) == ["export"]
+    with pytest.raises(UserError, match="not made by this corpusforge process"):
+        rundir.remove_temporary(str(out))

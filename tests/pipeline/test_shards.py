@@ -2,6 +2,7 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 
+from corpusforge.core import rundir
 from corpusforge.core.files import read_json, write_json
 from corpusforge.core.shard_files import ShardFormat, open_shard
 from corpusforge.pipeline.document import DOCUMENT_SCHEMA, Document, document_row
@@ -12,6 +13,8 @@ FORMATS = [ShardFormat("arrow"), ShardFormat("parquet"), ShardFormat("jsonl"), S
 
 
 def _write(tmp_path, name, docs, target, fmt):
+    for scratch in (f"tmp-{name}", name):  # the build's working directories are recorded as its own
+        rundir.make_scratch(str(tmp_path), scratch)
     with TestPipeline() as p:
         out = p | beam.Create(docs) | WriteShards(str(tmp_path / f"tmp-{name}"), DOCUMENT_SCHEMA, document_row,
                                                   lambda d: d.id, lambda d: d.id, lambda d: len(d.text), target, fmt=fmt)

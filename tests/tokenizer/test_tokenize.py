@@ -3,6 +3,7 @@ import hashlib
 import json
 import os
 import pathlib
+import shutil
 
 import apache_beam as beam
 import numpy as np
@@ -312,6 +313,9 @@ def test_a_document_whose_encoding_raises_is_left_out_and_listed_without_its_tex
     assert victim["text"][:40] not in (tmp_path / "tokens" / "manifest.json").read_text()
     # more than build.max_error_fraction of the documents: the run fails and the shards are not marked complete
     # within build.error_allowance (default 5): one document does not fail the run
+    from corpusforge.core import rundir
+
+    rundir.record_output(str(tmp_path), "tokens", derived=False)  # as run_tokenize records them (only then deleted)
     tokenize.check_token_errors(manifest, FaultConfig(), str(tmp_path / "tokens" / "manifest.json"))
     assert (tmp_path / "tokens" / "manifest.json").exists()
     with pytest.raises(UserError, match=r"1 of 600 documents .* build.max_error_fraction=0.001 \(and build.error_allowance=0\)"):
@@ -345,3 +349,47 @@ def test_clean_shards_in_every_output_format_give_the_same_token_shards(tmp_path
     shards = sorted(p.relative_to(tokens_dir) for p in tokens_dir.rglob("*.arrow"))
     assert shards == sorted(p.relative_to(out) for p in out.rglob("*.arrow"))
     assert all((tokens_dir / rel).read_bytes() == (out / rel).read_bytes() for rel in shards)
+
+
+# --- the marker decides what is replaced; outputs of another clean/ are refused --------------------------------
+def test_tokenize_output_at_a_users_folder_never_replaces_its_files(tmp_path, clean_dir, tokenizer_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "manifest.json").write_text('{"the": "user\'s"}')
+    (mine / "notes.txt").write_text("mine")
+    settings = [f"output.run_dir={tmp_path / 'run'}", f"tokenize.input={clean_dir}", f"tokenize.output={mine}",
+                f"tokenize.tokenizer={tokenizer_path}", "tokenize.num_shards=1", "output.overwrite=true"]
+    with pytest.raises(UserError, match="no .corpusforge-run.json"):
+        tokenize_on(load_config(None, settings))
+    assert (mine / "manifest.json").read_text() == '{"the": "user\'s"}' and sorted(p.name for p in mine.iterdir()) == [
+        "manifest.json", "notes.txt"]
+    # a folder of its own: written, recorded in its marker, then replaced whole by an overwrite
+    out = tmp_path / "tokens-elsewhere"
+    settings[2] = f"tokenize.output={out}"
+    tokenize_on(load_config(None, settings[:-1]))
+    assert (out / "manifest.json").exists() and (out / ".corpusforge-run.json").exists()
+    (out / "train" / "notes.txt").write_text("mine")
+    with pytest.raises(UserError, match="notes.txt was not written by corpusforge"):
+        tokenize_on(load_config(None, settings))
+    (out / "train" / "notes.txt").unlink()
+    tokenize_on(load_config(None, settings))
+    assert not [p for p in out.iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_tokens_of_another_clean_are_refused_whatever_flags_made_them(tmp_path, clean_dir, tokenizer_path):
+    """build, tokenizer train and tokenize with --input RUN/clean, rebuild from other input: train refuses."""
+    from corpusforge.core import rundir
+
+    run = tmp_path / "run"
+    shutil.copytree(clean_dir, run / "clean")
+    rundir.write_marker(str(run), {"outputs": {"clean": rundir.listing(str(run / "clean"))},
+                                   "corpus_fingerprint": rundir.corpus_fingerprint(str(run / "clean"))})
+    settings = [f"output.run_dir={run}", f"tokenize.input={run / 'clean'}", f"tokenize.tokenizer={tokenizer_path}",
+                "tokenize.num_shards=1"]
+    tokenize_on(load_config(None, settings))
+    rundir.check_fresh(str(run), "tokens")  # made from this clean/
+    marker = rundir.read_marker(str(run))  # a rebuild from other input: clean/ and its fingerprint change
+    marker["corpus_fingerprint"] = "another build"
+    rundir.write_marker(str(run), marker)
+    with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --set output.overwrite=true"):
+        rundir.check_fresh(str(run), "tokens")

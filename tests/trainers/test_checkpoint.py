@@ -42,6 +42,25 @@ def test_a_checkpoint_with_a_pickle_payload_is_refused_without_running_it(tmp_pa
     assert not marker.exists()
 
 
+def _owned(tmp_path):
+    """A model directory the run directory's marker records (checkpoints are deleted only there)."""
+    from corpusforge.core import rundir
+
+    rundir.record_output(str(tmp_path), "model")
+    return tmp_path / "model"
+
+
+def test_old_checkpoints_go_only_where_the_marker_records_them(tmp_path):
+    ckpt.save_checkpoint(tmp_path, 1, {"step": 1}, keep=1)
+    with pytest.raises(UserError, match="no .corpusforge-run.json above it"):
+        ckpt.save_checkpoint(tmp_path, 2, {"step": 2}, keep=1)  # step-1 is not recorded as corpusforge's
+    assert (tmp_path / "step-00000001.pt").exists()
+    model_dir = _owned(tmp_path)
+    for step in (1, 2, 3):
+        ckpt.save_checkpoint(model_dir / "checkpoints", step, {"step": step}, keep=1)
+    assert [p.name for p in ckpt.list_checkpoints(model_dir / "checkpoints")] == ["step-00000003.pt"]
+
+
 def test_rng_states_round_trip_through_weights_only_loading(tmp_path):
     random.seed(1), np.random.seed(2), torch.manual_seed(3)
     np.random.standard_normal()  # a cached gaussian in numpy's state
@@ -82,14 +101,15 @@ class FullDisk:
 
 
 def test_a_full_disk_gives_one_line_naming_the_path_and_leaves_no_temporary_file(tmp_path, monkeypatch):
-    ckpt.save_checkpoint(tmp_path, 1, {"step": 1})
+    directory = _owned(tmp_path) / "checkpoints"
+    ckpt.save_checkpoint(directory, 1, {"step": 1})
     monkeypatch.setattr(ckpt, "open", FullDisk, raising=False)  # the real torch.save meets the full disk
     with pytest.raises(UserError) as info:
-        ckpt.save_checkpoint(tmp_path, 2, {"step": 2, "model": {"w": torch.ones(100_000)}})
+        ckpt.save_checkpoint(directory, 2, {"step": 2, "model": {"w": torch.ones(100_000)}})
     message = str(info.value)
-    assert "\n" not in message and str(tmp_path / "step-00000002.pt") in message
+    assert "\n" not in message and str(directory / "step-00000002.pt") in message
     assert "No space left on device" in message and "free space" in message and "--resume" in message
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["step-00000001.pt"]  # no .step-*.pt.tmp-* left
+    assert sorted(p.name for p in directory.iterdir()) == ["step-00000001.pt"]  # no .step-*.pt.tmp-* left
 
 
 def test_the_model_file_is_readable_by_others_as_the_umask_allows(tmp_path):
@@ -104,52 +124,45 @@ def test_the_model_file_is_readable_by_others_as_the_umask_allows(tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
-def test_starting_over_keeps_the_earlier_run_until_the_new_one_has_a_checkpoint(run_dir, monkeypatch, capsys):
+def test_starting_over_is_transactional_the_earlier_run_stays_until_the_new_one_finishes(run_dir, monkeypatch):
+    from corpusforge.core import rundir
     from corpusforge.trainers import train
 
     train_on(config(run_dir, "train.max_steps=2"))
     model_dir = run_dir / "model"
-    earlier = {name: (model_dir / name).read_bytes() for name in ("model.safetensors", "config.json", "metrics.jsonl")}
-    earlier_checkpoints = [p.name for p in ckpt.list_checkpoints(model_dir / "checkpoints")]
-    again = config(run_dir, "train.max_steps=4", overwrite=True)
+    earlier = {str(p.relative_to(model_dir)): p.read_bytes() for p in sorted(model_dir.rglob("*")) if p.is_file()}
+    again = config(run_dir, "train.max_steps=4", "train.checkpoint_every=1", overwrite=True)
+    real_step, calls = train._step, []
 
     def crash(session):
-        raise RuntimeError("killed")  # the new run dies at its first step, before any checkpoint
+        if len(calls) == 2:
+            raise RuntimeError("killed")  # the new run dies after it wrote checkpoints of its own
+        calls.append(1)
+        real_step(session)
 
-    real_step = train._step
     monkeypatch.setattr(train, "_step", crash)
     with pytest.raises(RuntimeError, match="killed"):
         train_on(again)
-    assert "moved to" in capsys.readouterr().out
-    left = {p.name for p in model_dir.iterdir()}
-    # nothing that looks like a finished model, yet the earlier run is whole under previous-run/
-    assert not left & {"model.safetensors", "config.json", "tokenizer.json", "loss_curve.png"}, left
-    previous = model_dir / ckpt.PREVIOUS_RUN
-    assert {name: (previous / name).read_bytes() for name in earlier} == earlier
-    assert [p.name for p in ckpt.list_checkpoints(previous / "checkpoints")] == earlier_checkpoints
-    assert not list(model_dir.glob(".previous-run.tmp-*"))
-    # the next run has no checkpoints to replace; once it writes one, the earlier run is gone
+    now = {str(p.relative_to(model_dir)): p.read_bytes() for p in sorted(model_dir.rglob("*")) if p.is_file()}
+    assert now == earlier  # the earlier run, byte for byte
+    assert not list(run_dir.glob(".tmp-*")) and rundir.read_marker(str(run_dir))["scratch"] == []
     monkeypatch.setattr(train, "_step", real_step)
-    result = train_on(config(run_dir, "train.max_steps=4"))
-    assert result.step == 4
-    assert not previous.exists()
-    assert (model_dir / "config.json").exists() and ckpt.list_checkpoints(model_dir / "checkpoints")
+    result = train_on(again)
+    assert result.step == 4 and result.model_dir == model_dir
+    assert [p.name for p in ckpt.list_checkpoints(model_dir / "checkpoints")][-1] == "step-00000004.pt"
+    assert (model_dir / "config.json").exists() and not list(run_dir.glob(".tmp-*"))
 
 
-def test_setting_aside_replaces_a_stale_previous_run(tmp_path):
-    model_dir = tmp_path / "model"
-    (model_dir / "checkpoints").mkdir(parents=True)
-    (model_dir / "checkpoints" / "step-00000004.pt").write_bytes(b"newer")
-    (model_dir / "config.json").write_text("{}")
-    stale = model_dir / ckpt.PREVIOUS_RUN
-    stale.mkdir()
-    (stale / "config.json").write_text("older")
-    previous = ckpt.set_aside_earlier_run(model_dir)
-    assert (previous / "checkpoints" / "step-00000004.pt").read_bytes() == b"newer"
-    assert (previous / "config.json").read_text() == "{}"
-    assert sorted(p.name for p in model_dir.iterdir()) == [ckpt.PREVIOUS_RUN]
-    assert ckpt.discard_earlier_run(model_dir) and list(model_dir.iterdir()) == []
-    assert not ckpt.discard_earlier_run(model_dir)
+def test_a_folder_of_the_users_named_model_is_never_replaced(run_dir):
+    mine = run_dir / "model"
+    (mine / "checkpoints").mkdir(parents=True)
+    (mine / "checkpoints" / "step-00000009.pt").write_bytes(b"my own")
+    (mine / "config.json").write_text("mine")
+    again = config(run_dir, "train.max_steps=2", overwrite=True)
+    with pytest.raises(UserError, match="not one of the outputs corpusforge recorded|no .corpusforge-run.json"):
+        train_on(again)
+    assert (mine / "checkpoints" / "step-00000009.pt").read_bytes() == b"my own"
+    assert (mine / "config.json").read_text() == "mine"
 
 
 def test_a_full_disk_while_writing_the_model_is_one_line(tmp_path, monkeypatch):

@@ -179,3 +179,14 @@ def test_progress_off_a_terminal_is_plain_lines(run_dir, capsys):
     err = capsys.readouterr().err
     assert "\r" not in err
     assert re.search(r"^train: done in \d+:\d\d: step 4 of 4, loss \d", err, re.M), err
+
+
+def test_tokens_made_from_another_clean_are_refused_naming_the_command(run_dir):
+    """Tokenized (with --input RUN/clean or not) from a clean/ that a rebuild has since replaced: refused."""
+    from corpusforge.core import rundir
+
+    rundir.write_marker(str(run_dir), {"outputs": {"clean": [], "tokens": None}, "corpus_fingerprint": "rebuilt",
+                                       "derived": {"tokens": "the clean/ before"}})
+    with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --set output.overwrite=true"):
+        train_on(config(run_dir, "train.max_steps=1"))
+    assert not (run_dir / "model").exists()

@@ -8,7 +8,6 @@ and the classifier train.
 """
 from __future__ import annotations
 
-import json
 import pathlib
 import types
 
@@ -22,7 +21,9 @@ def is_bilm(model_dir: str | pathlib.Path) -> bool:
     config = pathlib.Path(model_dir) / "config.json"
     if not config.is_file():
         return False
-    return (json.loads(config.read_text(encoding="utf-8")).get("model") or {}).get("arch") == "bilm"
+    from corpusforge.trainers.model_files import read_json
+
+    return (read_json(config).get("model") or {}).get("arch") == "bilm"
 
 
 class ElmoClassifier(nn.Module):

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import pathlib
 from typing import Any
 
@@ -37,19 +36,24 @@ def load_finetuned(out: str | pathlib.Path, device: str = "cpu") -> Finetuned:
     import transformers
 
     from corpusforge.trainers.export import inference_device
+    from corpusforge.trainers.model_files import check_tokenizer, loading, read_json
 
     out = pathlib.Path(out)
     marker = out / "finetune.json"
     if not marker.is_file():
         raise UserError(f"{out} holds no finetune.json: not a finished `corpusforge finetune` output (an "
                         "interrupted one continues with --resume)")
-    info = json.loads(marker.read_text(encoding="utf-8"))
-    tokenizer_dir = out / "model" if info["method"] == "full" else base_path(out, info)
+    info = read_json(marker, "finetune.json")
     target = inference_device(device)
-    model = load_result(out, info)
+    with loading(out):  # a malformed or truncated file in it: one line naming the directory
+        tokenizer_dir = out / "model" if info["method"] == "full" else base_path(out, info)
+        if (tokenizer_dir / "tokenizer.json").exists():
+            check_tokenizer(tokenizer_dir / "tokenizer.json")
+        model = load_result(out, info)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(tokenizer_dir)
     if target.type != "cpu":
         model.to(target)
-    return Finetuned(model, transformers.AutoTokenizer.from_pretrained(tokenizer_dir), info)
+    return Finetuned(model, tokenizer, info)
 
 
 @torch.no_grad()

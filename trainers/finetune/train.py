@@ -13,15 +13,15 @@ from __future__ import annotations
 import dataclasses
 import math
 import pathlib
-import shutil
 import time
 from typing import Any
 
 import torch
 
-from corpusforge.core import files
+from corpusforge.core import files, rundir
 from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
+from corpusforge.trainers import model_files
 from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.baseline import bag_of_words_baseline
 from corpusforge.trainers.finetune.data import check_known_labels, label_map, read_records, task_examples
@@ -65,6 +65,9 @@ def _device(choice: str) -> torch.device:
     return torch.device("cuda" if choice == "cuda" or (choice == "auto" and torch.cuda.is_available()) else "cpu")
 
 
+OUTPUTS = ("base", "labels.json", "checkpoints", "metrics.json", "model", "adapter", "merged", "finetune.json")
+
+
 def finetune(config: FinetuneConfig) -> dict[str, Any]:
     import transformers
 
@@ -83,10 +86,17 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
                         "choose another --out")
     check_method(config.model, config.method)
     out.mkdir(parents=True, exist_ok=True)
+    # What fine-tuning writes in OUT, recorded in OUT's marker before it is written: only these are ever replaced
+    marker = rundir.read_marker(str(out)) or {"outputs": {}, "derived": {}, "scratch": []}
+    marker["outputs"].update({name: None for name in OUTPUTS if name not in marker["outputs"]})
+    rundir.write_marker(str(out), marker)
     torch.manual_seed(config.seed)
     base = prepare_base(config.model, out)
-    arch = arch_of(base)
-    tokenizer = transformers.AutoTokenizer.from_pretrained(base)
+    with model_files.loading(base):  # a malformed or panicking model or tokenizer: one line naming it
+        if (base / "tokenizer.json").exists():
+            model_files.check_tokenizer(base / "tokenizer.json")
+        arch = arch_of(base)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(base)
     train_examples = task_examples(read_records(config.train), config, config.train)
     val_examples = task_examples(read_records(config.validation), config, config.validation) if config.validation else []
     labels = label_map(train_examples) if config.task != "generate" else None
@@ -101,7 +111,8 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
 
     device = _device(config.device)
     torch.manual_seed(config.seed)  # the task head's initialisation
-    model = apply_method(task_model(base, config.task, labels, pad), config, config.task).to(device)
+    with model_files.loading(base):
+        model = apply_method(task_model(base, config.task, labels, pad), config, config.task).to(device)
     trainable, total = count_parameters(model)
     params = [p for p in model.parameters() if p.requires_grad]
     lr = config.learning_rate(model_width(base))
@@ -166,7 +177,7 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
             named[name].data.copy_(value)
     model = model.cpu().eval()
     for name in ("model", "adapter", "merged"):
-        shutil.rmtree(out / name, ignore_errors=True)
+        rundir.delete(str(out / name))
     written = save_result(model, out, config, tokenizer)
     info = {"task": config.task, "method": config.method, "arch": arch, "labels": labels,
             "base": "base" if base == out / "base" else str(base), "pad_token_id": pad,

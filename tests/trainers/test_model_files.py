@@ -1,0 +1,74 @@
+"""A model directory someone handed us: a truncated, malformed or lying file is one line naming it, and nothing
+is allocated for dimensions the weights do not back (``corpusforge.trainers.model_files``)."""
+import json
+import resource
+import shutil
+
+import pytest
+
+from corpusforge.core.errors import UserError
+from corpusforge.trainers.export import export_model, load_model
+from tests.trainers.exports import make_model_dir
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    return make_model_dir(tmp_path_factory.mktemp("model") / "gpt2", "gpt2")
+
+
+def _dims(d):
+    config = json.loads((d / "config.json").read_text())
+    config["model"].update(d_model=config["model"]["d_model"] * 4096, vocab_size=config["model"]["vocab_size"] * 512)
+    (d / "config.json").write_text(json.dumps(config))  # ~800 GB of float32 asked of a small file
+    return "config.json disagrees with .*model.safetensors"
+
+
+def _truncated(d):
+    weights = (d / "model.safetensors").read_bytes()
+    (d / "model.safetensors").write_bytes(weights[: len(weights) // 2])
+    return "model.safetensors: not a readable safetensors file"
+
+
+def _config_json(d):
+    (d / "config.json").write_text('{"model": {')
+    return "config.json: not valid JSON"
+
+
+def _tokenizer_json(d):
+    (d / "tokenizer.json").write_text('{"model": 3')
+    return "tokenizer.json: not valid JSON"
+
+
+def _tokenizer_regex(d):
+    tokenizer = json.loads((d / "tokenizer.json").read_text())
+    tokenizer["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": "(?<=a)b("}, "behavior": "Isolated",
+                                  "invert": False}
+    (d / "tokenizer.json").write_text(json.dumps(tokenizer))
+    return "tokenizer.json: cannot load this tokenizer"
+
+
+def _config_keys(d):
+    config = json.loads((d / "config.json").read_text())
+    config["model"]["n_heads"] = "many"
+    config["model"]["no_such_field"] = 1
+    (d / "config.json").write_text(json.dumps(config))
+    return "cannot load this model"
+
+
+@pytest.mark.parametrize("corrupt", [_dims, _truncated, _config_json, _tokenizer_json, _tokenizer_regex, _config_keys])
+@pytest.mark.parametrize("command", ["load", "export"])
+def test_a_broken_model_directory_is_one_line_naming_the_file(good, tmp_path, corrupt, command):
+    d = tmp_path / "model"
+    shutil.copytree(good, d)
+    match = corrupt(d)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(UserError, match=match) as info:
+        load_model(d) if command == "load" else export_model(d, tmp_path / "export")
+    assert "\n" not in str(info.value) and str(d) in str(info.value)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 500_000  # KiB: nothing of 800 GB allocated
+    assert not (tmp_path / "export").exists()
+
+
+def test_an_intact_model_still_loads(good):
+    loaded = load_model(good)
+    assert loaded.source == "corpusforge" and loaded.arch == "decoder"

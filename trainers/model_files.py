@@ -1,0 +1,129 @@
+"""Reading a model or tokenizer directory someone handed us: one line naming the file, never a traceback, and
+nothing allocated for a model that its weights do not back.
+
+Every command that loads a model (generate, fill-mask, evaluate, export, embed, finetune, predict, and
+train.init_from) reads it through ``loading`` and, before it builds anything, ``check_weights``:
+
+- ``config.json`` and ``tokenizer.json`` are parsed here (``read_json``), so a malformed one is
+  "<path>: not valid JSON ...", not a ``JSONDecodeError`` from deep inside transformers;
+- the weights file's header is read with ``safetensors.safe_open`` (no tensor is read): a truncated or
+  foreign file is refused, and the sizes ``config.json`` asks for are compared with the tensors the file
+  holds *before* the model is built: a config whose dimensions disagree (824 GB asked of a 1 MB file)
+  is refused instead of allocated;
+- anything else a loader raises (a tokenizer whose regex makes the Rust side panic, a shape transformers
+  rejects) becomes one line naming the directory (``loading``).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import pathlib
+from typing import Any, Iterator
+
+from corpusforge.core.errors import UserError
+
+WEIGHTS = "model.safetensors"
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 160 else text[:160] + "…"
+
+
+@contextlib.contextmanager
+def loading(path: str | pathlib.Path, what: str = "model") -> Iterator[None]:
+    """Whatever goes wrong while the block reads the model or tokenizer at ``path``: one ``UserError`` line
+    naming it. ``BaseException``: the tokenizers library's Rust panics arrive as ``PanicException``, which
+    is not an ``Exception``; Ctrl-C and exit pass through."""
+    try:
+        yield
+    except (UserError, KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except MemoryError:
+        raise UserError(f"{path}: loading this {what} ran out of memory; check its config.json sizes") from None
+    except BaseException as exc:  # noqa: BLE001 - see the docstring
+        raise UserError(f"{path}: cannot load this {what} ({type(exc).__name__}: {_short(exc)}); check that it is a "
+                        f"whole, unmodified {what} directory (re-export or re-train it)") from None
+
+
+def read_json(path: str | pathlib.Path, what: str = "config.json") -> dict[str, Any]:
+    """A JSON object from ``path``, or one line naming it."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise UserError(f"{path} does not exist or is not a file; pass a model directory with its {what}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise UserError(f"{path}: not valid JSON ({_short(exc)}); restore the {what} of this model") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a JSON object, got {type(data).__name__}; restore the {what} of this model")
+    return data
+
+
+def weights_header(path: str | pathlib.Path) -> dict[str, tuple[tuple[int, ...], str]]:
+    """``{tensor name: (shape, dtype)}`` from a safetensors file's header, without reading a tensor; a truncated
+    or foreign file is refused in one line."""
+    from safetensors import safe_open
+
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise UserError(f"{path} does not exist; the model directory has no weights (re-train or re-export it)")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            return {name: (tuple(f.get_slice(name).get_shape()), str(f.get_slice(name).get_dtype()))
+                    for name in f.keys()}
+    except BaseException as exc:  # noqa: BLE001 - safetensors raises its own error types, and panics
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise UserError(f"{path}: not a readable safetensors file ({_short(exc)}); it may be truncated: copy or "
+                        "re-export the model again") from None
+
+
+_BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2}
+
+
+def check_weights(model, path: str | pathlib.Path, config_path: str | pathlib.Path | None = None) -> None:
+    """Refuse when ``model`` (built on the ``meta`` device: shapes only, nothing allocated) disagrees with the
+    weights at ``path``: a tensor of another shape, or (names aside, for a transformers layout) far more
+    parameters than the file holds. ``config_path`` is named as the file to fix."""
+    header = weights_header(path)  # a freshly built model: its names carry no compile or DDP wrapper prefixes
+    expected = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
+    config = config_path or pathlib.Path(path).with_name("config.json")
+    for name, (shape, _) in sorted(header.items()):
+        if name in expected and expected[name] != shape:
+            raise UserError(f"{config} disagrees with {path}: {name} is {list(shape)} in the weights but "
+                            f"{list(expected[name])} by the config; restore the model's config.json")
+    stored = sum(_numel(shape) for shape, _ in header.values())
+    asked = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
+    if asked > 2 * stored + (1 << 20):
+        raise UserError(f"{config} asks for a model of {asked:,} parameters but {path} holds {stored:,}; restore the "
+                        "model's config.json (nothing was allocated)")
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def meta_model(build):
+    """``build()`` on the ``meta`` device: the model's shapes without its memory."""
+    import torch
+
+    with torch.device("meta"):
+        return build()
+
+
+def check_tokenizer(path: str | pathlib.Path):
+    """The ``tokenizers.Tokenizer`` at ``path`` (a tokenizer.json), loaded and tried on a short text, or one
+    line naming it: malformed JSON, an unknown model, a pre-tokenizer regex the Rust side cannot compile or
+    panics on."""
+    from tokenizers import Tokenizer
+
+    path = pathlib.Path(path)
+    read_json(path, "tokenizer.json")
+    with loading(path, "tokenizer"):
+        tokenizer = Tokenizer.from_file(str(path))
+        tokenizer.encode("Hello, world. 12 34")
+    return tokenizer
