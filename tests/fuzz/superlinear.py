@@ -108,6 +108,21 @@ def _time(fn, text: str) -> float:
     return best
 
 
+def _confirmed(stage: str, text: str, size: int, rounds: int = 3) -> tuple[float, float]:
+    """A ratio over the bound measured again: the shape and prose timed back to back, ``rounds`` times, the
+    lowest ratio kept, so a burst of load from other processes between the cached prose time and the shape's
+    time is not read as a super-linear path (a real one stays orders of magnitude over in every round)."""
+    from adversarial import prose
+
+    yardstick, best = prose(size), (float("inf"), float("inf"))
+    for _ in range(rounds):
+        seconds = _time(_functions()[stage], text)
+        prose_seconds = _time(_functions()[YARDSTICK[stage]], yardstick)
+        best = min(best, (seconds / len(text.encode()) / (prose_seconds / len(yardstick.encode())), seconds),
+                   key=lambda pair: pair[0])
+    return best[1], best[0]
+
+
 def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     size = rng.choice([20_000, 40_000, 80_000])
     name, text = shape(rng, size)
@@ -119,6 +134,8 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     for stage in ("web", "normalize", "quality", "dedup", "pii"):
         seconds = _time(functions[stage], text)
         ratio = seconds / len(text.encode()) / _prose_cost(YARDSTICK[stage], size)
+        if seconds > FLOOR_S and ratio > BOUND:
+            seconds, ratio = _confirmed(stage, text, size)
         if seconds > FLOOR_S and ratio > BOUND:
             slow.append(f"{stage}: {ratio:.0f}x prose per byte ({seconds:.2f} s on {len(text)} chars)")
     assert not slow, f"super-linear on a {name} document: " + "; ".join(slow)
