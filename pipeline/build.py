@@ -604,6 +604,8 @@ def _public_config(config: BuildConfig, names: "Callable[[str], str]") -> dict[s
     public = public_dict(config)
     for item in public.get("inputs", []):
         item["path"] = names(display_path(item["path"]))
+        if item.get("name"):  # the source name every document carries, filtered the same way
+            item["name"] = names(item["name"])
     return public
 
 

@@ -402,7 +402,9 @@ def read_file(path: str, spec: InputConfig, relpath: str | None = None, max_char
         raw = open_input(path)
     except Exception as exc:  # noqa: BLE001 - RecordError(not_a_regular_file), OSError: one record for the file
         reason, detail = classify(exc)
-        yield Rejected(source_name(spec, relpath), relpath, -1, reason, detail)
+        names = options.get("names")
+        source = source_name(spec, relpath)
+        yield Rejected(names(source) if names else source, relpath, -1, reason, detail)
         return
     with raw, open_decompressed(raw, path) as stream:
         yield from records_from_file(stream, spec, path, relpath, max_chars, **options)
@@ -522,7 +524,8 @@ class _ReadFile(beam.DoFn):
         try:
             raw = open_input(path)
         except Exception as exc:  # noqa: BLE001 - not a regular file, or it does not open: one record, by name
-            rejected = Rejected(source_name(self.spec, relpath), relpath, -1, *classify(exc))
+            source = source_name(self.spec, relpath)  # inputs[].name, or the file's stem
+            rejected = Rejected(self.names(source) if self.names else source, relpath, -1, *classify(exc))
             yield beam.pvalue.TaggedOutput(REJECTED, rejected)
             return
         if self.progress is not None:

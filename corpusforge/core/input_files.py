@@ -67,7 +67,10 @@ def classify(exc: BaseException) -> tuple[str, str]:
     (MemoryError), ``invalid_utf8`` (UnicodeDecodeError), ``malformed_json`` (JSONDecodeError), the reason a
     ``RecordError`` carries, and ``unreadable_file`` for anything else (an I/O error, a corrupt Parquet or
     Arrow file: ``ArrowInvalid``, ``OSError``, ...), its type named in the detail."""
-    detail = f"{type(exc).__name__}: {exc}"[:300]
+    # An OSError's text names the file (``[Errno 13] Permission denied: '/data/jane@example.org.jsonl'``): the
+    # detail keeps its reason only, since a rejected record already carries the file's name, filtered as names are.
+    message = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+    detail = f"{type(exc).__name__}: {message}"[:300]
     if isinstance(exc, RecordError):
         return exc.reason, exc.detail
     if isinstance(exc, EOFError):

@@ -17,6 +17,7 @@ import contextlib
 import html
 import io
 import json
+import os
 import pathlib
 import random
 import string
@@ -148,6 +149,20 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     name = disguise(rng, "email", plain, line_breaks=False)
     (data / f"{name}.jsonl").write_text(json.dumps({"id": "named", "text": PROSE}) + "\n{broken\n", encoding="utf-8")
     planted.append(("file name", "email", name))
+    # A second source, named after an address in the config (``inputs[].name``): every document and rejection
+    # of it carries that name, also for files refused by name before they open (a FIFO, a broken link).
+    named = workdir / "named"
+    named.mkdir(parents=True, exist_ok=True)
+    (named / "doc.jsonl").write_text(json.dumps({"id": "s", "text": PROSE}) + "\n", encoding="utf-8")
+    refused = rng.choice(["fifo", "broken link", "both", "none"])
+    if refused in ("fifo", "both") and hasattr(os, "mkfifo"):
+        os.mkfifo(named / "pipe.jsonl")
+    if refused in ("broken link", "both"):
+        (named / "gone.jsonl").symlink_to(workdir / "nowhere.jsonl")
+    cue, plain = values(rng)["email"]
+    source = disguise(rng, "email", plain, line_breaks=False)
+    (workdir / "source-name.txt").write_text(source, encoding="utf-8")
+    planted.append(("source name", "email", source))
     return planted
 
 
@@ -182,6 +197,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     out = workdir / "out"
     (workdir / "corpus.yaml").write_text(
         f"inputs:\n  - {{path: '{workdir / 'input'}'}}\n"
+        f"  - {{path: '{workdir / 'named'}', name: {json.dumps((workdir / 'source-name.txt').read_text(encoding='utf-8'))}}}\n"
         "dedup:\n  near: {enabled: false}\n", encoding="utf-8")
     sink = io.StringIO()
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):

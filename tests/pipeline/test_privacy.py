@@ -167,3 +167,41 @@ def test_the_manifest_and_config_record_only_that_a_salt_was_set(built):
     salt = json.loads((out / "manifest.json").read_text())["config"]["pii"]["hash_salt"]
     assert re.fullmatch(r"<secret set, fingerprint hmac-sha256:[0-9a-f]{16}>", salt)
     assert salt in logs  # `corpusforge config` printed the same marker
+
+
+def test_names_of_files_refused_before_they_open_are_filtered_too(tmp_path):
+    """Every path by which a file's or a source's name reaches an output: a source named with an e-mail, holding a
+    FIFO and a broken link (rejected by name, before they open), a readable file and one whose name holds an
+    e-mail; the config's ``inputs[].name`` and ``path`` in manifest.json; the I/O error's detail."""
+    import contextlib
+    import io
+    import os
+
+    source, owner = "dave.owner@example.com", "jane.file@example.org"
+    data = tmp_path / "in"
+    data.mkdir()
+    (data / "a.jsonl").write_text(json.dumps({"id": "a", "text": PROSE[0]}) + "\n")
+    (data / f"{owner}.jsonl").write_text(json.dumps({"id": "b", "text": PROSE[1]}) + "\n")
+    os.mkfifo(data / "pipe.jsonl")
+    (data / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    (tmp_path / "corpus.yaml").write_text(f"inputs:\n  - {{path: '{data}', name: '{source}'}}\n")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert main(["build", "-c", str(tmp_path / "corpus.yaml"), "--run-dir", str(tmp_path / "out"),
+                     "--set", "dedup.enabled=false"]) == 0
+        assert main(["report", str(tmp_path / "out")]) == 0
+    out = tmp_path / "out"
+    rejected = _rows(out / "rejected")
+    assert sorted(r["reason"] for r in rejected) == ["not_a_regular_file", "not_a_regular_file"]
+    texts = {name: json.dumps(_rows(out / name), ensure_ascii=False) for name in ("clean", "rejected")}
+    texts.update({name: (out / name).read_text() for name in ("report.html", "stats.json", "manifest.json", "README.md")})
+    for where, text in texts.items():
+        for value in (source, owner, "dave.owner", "jane.file"):
+            assert value not in text, f"{value} in clear in {where}"
+    assert all(r["source"].startswith("<EMAIL:") for r in rejected)
+
+
+def test_an_io_error_detail_keeps_its_reason_not_the_path():
+    from corpusforge.core.input_files import classify
+
+    reason, detail = classify(PermissionError(13, "Permission denied", "/data/jane@example.org.jsonl"))
+    assert reason == "unreadable_file" and "Permission denied" in detail and "jane" not in detail
