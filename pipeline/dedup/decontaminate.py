@@ -7,7 +7,6 @@ fewer than ``ngram`` words counts as one n-gram, so a short document equal to a 
 """
 from __future__ import annotations
 
-import json
 import posixpath
 
 import apache_beam as beam
@@ -20,6 +19,8 @@ from corpusforge.pipeline.dedup.config import DecontaminateConfig
 from corpusforge.pipeline.dedup.minhash import ngram_hashes, word_hashes
 from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.core.errors import UserError
+from corpusforge.core.input_files import (Oversize, bounded_lines, classify, display_path,
+                                          open_decompressed, open_input, parse_json)
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "eval_contamination"
@@ -52,24 +53,41 @@ def eval_set_name(path: str) -> str:
     return name
 
 
+# An eval-set example longer than this is refused: benchmarks hold questions and passages, not books.
+MAX_EXAMPLE_BYTES = 64 << 20
+
+
 def read_examples(path: str, text_field: str) -> list[str]:
     """The examples of one eval-set file: a .jsonl/.json record's ``text_field`` per line, or one example
-    per non-empty line of a text file."""
-    with FileSystems.open(path) as f:
-        lines = f.read().decode("utf-8").splitlines()
-    if ".json" not in posixpath.basename(path):
-        return [line for line in lines if line.strip()]
-    examples = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: not a JSON record ({exc.msg})") from None
-        if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
-            raise UserError(f"{path}:{number}: no string field {text_field!r} (set dedup.decontaminate.text_field)")
-        examples.append(record[text_field])
+    per non-empty line of a text file. Read as the build's inputs are (``corpusforge.core.input_files``: regular
+    files only, decompressed by extension in bounded steps, a line bounded by ``MAX_EXAMPLE_BYTES``, JSON
+    nesting bounded); anything wrong is a one-line error naming the file and line, since the build cannot
+    decontaminate against a set it could not read whole."""
+    where = f"dedup.decontaminate.eval_sets: {display_path(path)}"
+    is_json = ".json" in posixpath.basename(path)
+    examples, number = [], 0
+    try:
+        raw = open_input(path)
+        with raw, open_decompressed(raw, path) as stream:
+            for number, line in enumerate(bounded_lines(stream, MAX_EXAMPLE_BYTES), 1):
+                if isinstance(line, Oversize):
+                    raise UserError(f"{where}:{number}: a line of {line.size:,} bytes or more (at most "
+                                    f"{MAX_EXAMPLE_BYTES >> 20} MiB: one example per line)")
+                if not line.strip():
+                    continue
+                if not is_json:  # str.splitlines' line ends, as before (U+2028, form feed ... end an example too)
+                    examples += [part for part in line.decode("utf-8").splitlines() if part.strip()]
+                    continue
+                record = parse_json(line)
+                if not isinstance(record, dict) or not isinstance(record.get(text_field), str):
+                    raise UserError(f"{where}:{number}: no string field {text_field!r} "
+                                    "(set dedup.decontaminate.text_field)")
+                examples.append(record[text_field])
+    except UserError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - RecordError, and every other reading error (a damaged .gz, I/O)
+        reason, detail = classify(exc)
+        raise UserError(f"{where}{f':{number}' if number else ''}: {reason} ({detail})") from None
     return examples
 
 

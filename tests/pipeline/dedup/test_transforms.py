@@ -394,6 +394,28 @@ def test_decontaminate_flags(tmp_path):
         assert_that(out.edits, equal_to([("dedup", "contamination_flagged", 1)]), label="CheckEdits")
 
 
+def test_eval_sets_are_read_as_build_inputs_are(tmp_path):
+    """An eval set is read through the readers' guards: a nested record, invalid UTF-8 or a FIFO is a one-line
+    error naming the file and line (they raised RecursionError / UnicodeDecodeError, or blocked), and text lines
+    end where str.splitlines ends them, as before."""
+    import os
+
+    from corpusforge.core.errors import UserError
+    from corpusforge.pipeline.dedup.decontaminate import read_examples
+
+    (tmp_path / "a.txt").write_text("one line\n\nsecond\u2028third\n")
+    assert read_examples(str(tmp_path / "a.txt"), "text") == ["one line", "second", "third"]
+    (tmp_path / "b.jsonl").write_text(json.dumps({"text": "x"}) + "\n" + "[" * 100000 + "]" * 100000 + "\n")
+    with pytest.raises(UserError, match=r"b.jsonl:2: too_deep"):
+        read_examples(str(tmp_path / "b.jsonl"), "text")
+    (tmp_path / "c.txt").write_bytes(b"ok\n\xff\xfe bad\n")
+    with pytest.raises(UserError, match=r"c.txt:2: invalid_utf8"):
+        read_examples(str(tmp_path / "c.txt"), "text")
+    os.mkfifo(tmp_path / "d.txt")
+    with pytest.raises(UserError, match=r"d.txt: not_a_regular_file"):
+        read_examples(str(tmp_path / "d.txt"), "text")
+
+
 def test_decontaminate_fails_at_construction_on_a_missing_eval_set(tmp_path):
     from corpusforge.core.errors import UserError
 
