@@ -17,10 +17,29 @@ RAW = {("shutil", "rmtree"), ("shutil", "move"), ("os", "remove"), ("os", "unlin
 METHODS = {"unlink", "rmdir", "rename", "rmtree"}
 
 
+def _bare_names(tree: ast.AST) -> dict[str, tuple[str, str]]:
+    """Names bound by ``from os import remove as rm`` (and from shutil, FileSystems' module) to a raw call."""
+    modules = {"os": "os", "shutil": "shutil", "apache_beam.io.filesystems": "FileSystems"}
+    bound = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in modules:
+            for alias in node.names:
+                if (modules[node.module], alias.name) in RAW:
+                    bound[alias.asname or alias.name] = (modules[node.module], alias.name)
+    return bound
+
+
 def raw_deletions(source: str) -> list[tuple[int, str]]:
     found = []
     lines = source.splitlines()
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    bare = _bare_names(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in bare:
+            line = lines[node.lineno - 1]
+            if "-ok:" not in line:
+                found.append((node.lineno, line.strip()))
+            continue
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         attr, receiver = node.func.attr, node.func.value
@@ -51,3 +70,9 @@ def test_the_rule_sees_each_kind_of_raw_call():
               "os.replace(a, b)\nFileSystems.delete([p])\nq.rename(t)\nq.replace(t)\n'a'.replace('b', 'c')\n"
               "dataclasses.replace(x, y=1)\nos.unlink(p)  # raw-delete-ok: its own temporary file\n")
     assert [n for n, _ in raw_deletions(source)] == [2, 3, 4, 5, 6, 7, 8]
+
+
+def test_the_rule_sees_a_raw_call_imported_by_its_bare_name():
+    source = ("from shutil import rmtree\nfrom os import remove as rm, getcwd\nrmtree(p)\nrm(p)\ngetcwd()\n"
+              "def rmtree2(p): pass\nrmtree2(p)\n")
+    assert [n for n, _ in raw_deletions(source)] == [3, 4]
