@@ -54,14 +54,21 @@ def read_texts(path: str | pathlib.Path, text_field: str = "text") -> Iterator[s
             raise UserError(f"{display_path(str(f))} cannot be read: {reason} ({detail[:160]})") from None
 
 
+# A training line longer than this is refused: a classifier learns from documents, not from one endless line.
+MAX_LINE_BYTES = 64 << 20
+
+
 def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
-    from corpusforge.core.input_files import RecordError, open_input, parse_json
+    from corpusforge.core.input_files import Oversize, RecordError, bounded_lines, open_input, parse_json
 
     if _is_shard(f):
         yield from _read_shard(f, text_field)
         return
     with open_input(str(f)) as raw:  # regular files only (a FIFO would block)
-        for n, line in enumerate(raw, 1):
+        for n, line in enumerate(bounded_lines(raw, MAX_LINE_BYTES), 1):  # a line's memory bounded while read
+            if isinstance(line, Oversize):
+                raise UserError(f"{display_path(str(f))}:{n}: a line of {line.size:,} bytes or more (at most "
+                                f"{MAX_LINE_BYTES >> 20} MiB: one training document per line)")
             if not line.strip():
                 continue
             if f.suffix != ".jsonl":

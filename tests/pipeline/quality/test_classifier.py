@@ -157,3 +157,13 @@ def test_training_texts_that_no_parser_reads_are_one_line_errors(tmp_path, conte
     (tmp_path / "hq.txt").write_bytes(b"fine\ncaf\xe9\n")
     with pytest.raises(UserError, match="hq.txt cannot be read: invalid_utf8"):
         list(read_texts(tmp_path / "hq.txt"))
+
+
+def test_a_training_line_past_the_limit_is_refused_without_reading_it_whole(tmp_path, monkeypatch):
+    from corpusforge.core.errors import UserError
+    from corpusforge.pipeline.quality import classifier
+
+    monkeypatch.setattr(classifier, "MAX_LINE_BYTES", 1 << 20)
+    (tmp_path / "hq.txt").write_bytes(b"fine\n" + b"x" * (3 << 20) + b"\nafter\n")
+    with pytest.raises(UserError, match=r"hq.txt:2: a line of 3,145,7\d\d bytes or more \(at most 1 MiB"):
+        list(classifier.read_texts(tmp_path / "hq.txt"))
