@@ -200,6 +200,11 @@ def _tokenizer_config(directory: pathlib.Path, max_len: int) -> None:
                       keep_tokenizer_json=True)
 
 
+# The sections of a saved model's config.json (save_pretrained) that loading, export and generation read.
+SAVED_SECTIONS = {"model": dict, "objective": str, "family": str, "special_tokens": dict, "tokenizer_vocab_size": int,
+                  "step": int, "train": dict, "electra": dict}
+
+
 def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple[Transformer, dict]:
     """The model saved by ``save_pretrained`` and its config.json. A malformed config.json, weights that are
     truncated or of other shapes than config.json says: one line naming the file, checked on the ``meta``
@@ -212,6 +217,11 @@ def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple
     config = model_files.read_json(directory / "config.json")
     if not isinstance(config.get("model"), dict):
         raise UserError(f"{directory / 'config.json'}: no \"model\" section; not a model corpusforge saved")
+    model_files.check_sections(config, directory / "config.json", SAVED_SECTIONS)
+    special = config.get("special_tokens") or {}
+    if not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in special.items()):
+        raise UserError(f"{directory / 'config.json'}: section 'special_tokens' must map token names to ids; restore "
+                        "the config.json of this model (re-export or re-train it)")
 
     def build():
         if config["model"].get("arch") == "bilm":  # ELMo

@@ -60,6 +60,17 @@ def read_json(path: str | pathlib.Path, what: str = "config.json") -> dict[str, 
     return data
 
 
+def check_sections(data: dict[str, Any], path: str | pathlib.Path, types: dict[str, type | tuple[type, ...]]) -> None:
+    """Every section of ``data`` that ``types`` names, when present, of its type (a mapping of str to int for
+    ``dict[str, int]``-like sections is checked by its users): one line naming the file and the section, so no
+    later step meets an ``int`` where it reads a mapping."""
+    for key, expected in types.items():
+        if key in data and data[key] is not None and not isinstance(data[key], expected):
+            names = " or ".join(t.__name__ for t in (expected if isinstance(expected, tuple) else (expected,)))
+            raise UserError(f"{path}: section {key!r} is of type {type(data[key]).__name__}, expected {names}; restore the "
+                            "config.json of this model (re-export or re-train it)")
+
+
 def weights_header(path: str | pathlib.Path) -> dict[str, tuple[tuple[int, ...], str]]:
     """``{tensor name: (shape, dtype)}`` from a safetensors file's header, without reading a tensor; a truncated
     or foreign file is refused in one line."""

@@ -55,7 +55,22 @@ def _config_keys(d):
     return "cannot load this model"
 
 
-@pytest.mark.parametrize("corrupt", [_dims, _truncated, _config_json, _tokenizer_json, _tokenizer_regex, _config_keys])
+def _section_type(d):  # the configs fuzz family's "config.json section replaced" (a traceback in export before)
+    config = json.loads((d / "config.json").read_text())
+    config["special_tokens"] = 7
+    (d / "config.json").write_text(json.dumps(config))
+    return "section 'special_tokens' is of type int, expected dict"
+
+
+def _special_ids(d):
+    config = json.loads((d / "config.json").read_text())
+    config["special_tokens"] = {"pad": "zero"}
+    (d / "config.json").write_text(json.dumps(config))
+    return "section 'special_tokens' must map token names to ids"
+
+
+@pytest.mark.parametrize("corrupt", [_dims, _truncated, _config_json, _tokenizer_json, _tokenizer_regex, _config_keys,
+                                     _section_type, _special_ids])
 @pytest.mark.parametrize("command", ["load", "export"])
 def test_a_broken_model_directory_is_one_line_naming_the_file(good, tmp_path, corrupt, command):
     d = tmp_path / "model"
