@@ -135,6 +135,11 @@ def check_known_flags(flags: list[str]) -> None:
     from apache_beam.options.pipeline_options import _BeamArgumentParser
 
     parser = _BeamArgumentParser(allow_abbrev=False)
+
+    def refuse(message: str):  # argparse's own error() prints the usage of ~300 options and exits with 2
+        raise UserError(f"Beam pipeline options (beam.options or the command line): {message}")
+
+    parser.error = refuse  # type: ignore[method-assign]
     seen = set()
     for cls in _option_classes():
         if str(cls) not in seen:  # as Beam's get_all_options: one class per name

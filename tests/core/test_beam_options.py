@@ -36,3 +36,15 @@ def test_a_worker_count_that_would_hang_the_machine_is_refused(workers):
     with pytest.raises(UserError, match="direct_num_workers"):
         pipeline_options(BeamConfig(), [f"--direct_num_workers={workers}"])
     assert pipeline_options(BeamConfig(options={"direct_num_workers": 2})).get_all_options()["direct_num_workers"] == 2
+
+
+@pytest.mark.parametrize("options", [{"direct_running_mode": 64}, {"direct_num_workers": "two"},
+                                     {"direct_running_mode": "multi_processes"}])
+def test_an_option_value_beam_refuses_is_one_line_not_its_usage(options, capsys):
+    """Beam's argument parser prints the usage of every option (~300 lines) and exits with 2 on a value it
+    refuses (the configs fuzz family's long run, seed 2026 case 143): now one UserError naming the value."""
+    from corpusforge.core.beam_options import check_known_flags, option_flags
+
+    with pytest.raises(UserError, match="Beam pipeline options .*: argument --direct_"):
+        check_known_flags(option_flags(options))
+    assert "usage" not in capsys.readouterr().err
