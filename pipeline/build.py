@@ -37,7 +37,7 @@ from corpusforge.pipeline.build_progress import build_progress
 from corpusforge.pipeline.readers import ReadDocuments, check_inputs, input_files
 from corpusforge.core.input_files import display_path, file_problem
 from corpusforge.pipeline.spill import LoadText, SpillText, TextSpiller, close_readers, load_text
-from corpusforge.pipeline.stage import Stage, StageContext, registered_stages
+from corpusforge.pipeline.stage import Stage, StageContext, names_as_written, registered_stages
 from corpusforge.core import files, rundir
 from corpusforge.core.dataset_card import CARD, write_card
 from corpusforge.core.shard_files import ShardFormat
@@ -234,16 +234,6 @@ def changed_files(segment: Segment) -> list[str]:
                   if before.get(key) != segment.files.get(key))
 
 
-def _names(config: BuildConfig, run_secret: str) -> "Callable[[str], str] | None":
-    """File names as a build writes them: each enabled stage's ``Stage.name_filter`` in turn (the PII stage
-    hashes names holding PII as ids are), or None when no stage changes them."""
-    filters = [f for stage, section in _sections(config) if section.enabled
-               and (f := stage.name_filter(section, run_secret)) is not None]
-    if len(filters) < 2:
-        return filters[0] if filters else None
-    return functools.reduce(lambda f, g: lambda name: g(f(name)), filters)
-
-
 def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segment, previous: Segment | None,
                      is_last: bool, progress: str | None = None, run_secret: str | None = None) -> None:
     """Wire one segment: its input (the raw inputs, or the previous segment's documents), its stages, and
@@ -265,7 +255,7 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
                              and (t := stage.before_writing(section, kind, run_secret)) is not None]
                       for kind in ("removed", "rejected")}
     if previous is None:
-        names = _names(config, run_secret)
+        names = names_as_written(config, run_secret)
         read = ReadDocuments(config.inputs, config.output.max_doc_chars, spill_dir=spill_dir, progress=progress,
                              fail_fast=config.build.fail_fast, max_record_bytes=config.output.max_record_bytes,
                              max_metadata_depth=config.output.max_metadata_depth, names=names)
@@ -566,7 +556,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     stats = assemble_stats(list(facts.items()), stage_names, kept_rows, wall, metrics=metrics)
     if checkpoint:
         stats["timing"]["stage_seconds"] = {"+".join(s.stages): read_json(s.marker)["seconds"] for s in segments}
-    names = _names(config, run_secret) or (lambda name: name)  # file names holding PII are never written in clear
+    names = names_as_written(config, run_secret) or (lambda name: name)  # file names holding PII are never written in clear
     manifest = {
         "corpusforge_version": __version__,
         "created_unix": int(started),

@@ -23,9 +23,10 @@ one after another and gathers their removals, edits and errors.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import pkgutil
-from typing import ClassVar, NamedTuple
+from typing import Callable, ClassVar, NamedTuple
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
@@ -211,6 +212,17 @@ class Stage(beam.PTransform):
     def summary_note(cls, config) -> str | None:
         """A line the build prints under its summary when this stage is enabled (what PII is not covered)."""
         return None
+
+
+def names_as_written(config, run_secret: str) -> "Callable[[str], str] | None":
+    """File and source names as corpusforge writes them: each enabled stage's ``Stage.name_filter`` in turn (the
+    PII stage hashes names holding PII as ids are), or None when no stage changes them. ``config``: anything with
+    the stages' sections as attributes (a ``BuildConfig``, the whole ``Config``)."""
+    filters = [f for stage in registered_stages() if (section := getattr(config, stage.section, None)) is not None
+               and section.enabled and (f := stage.name_filter(section, run_secret)) is not None]
+    if len(filters) < 2:
+        return filters[0] if filters else None
+    return functools.reduce(lambda f, g: lambda name: g(f(name)), filters)
 
 
 def registered_stages() -> list[type[Stage]]:

@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import resource
+import secrets
 import statistics
 import sys
 import time
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from corpusforge.ablate import compare
+from corpusforge.pipeline.stage import names_as_written
 from corpusforge.ablate.heldout import check_no_overlap, heldout_keys, languages, load_heldout
 from corpusforge.ablate.leave_one_out import leave_one_out
 from corpusforge.ablate.reuse import build_reusing_stages, drop_checkpoints
@@ -352,7 +354,10 @@ RULE_EFFECT = {compare.WORSE: "costs bits per byte", compare.BETTER: "earns bits
 def _report(variants, configs, keys, results, token_counts, options, steps, tokenizer, tokenizer_sha, heldout,
             langs, seconds, started, out_dir) -> dict[str, Any]:
     nbytes = np.asarray([len(d.text.encode("utf-8")) for d in heldout], dtype=np.float64)
-    by_source, by_language = _groups([d.source or "" for d in heldout]), _groups(langs)
+    # Held-out sources are named after their files: a name holding PII is hashed as a build hashes file names
+    # (Stage.name_filter, with the baseline's sections; a fresh secret, as a build's without pii.hash_salt).
+    names = names_as_written(configs[variants[0].name], secrets.token_hex(16)) or (lambda name: name)
+    by_source, by_language = _groups([names(d.source or "") for d in heldout]), _groups(langs)
     losses = {v.name: _losses([results[keys[v.name], s] for s in range(1, options.seeds + 1)]) for v in variants}
     baseline = options.baseline or variants[0].name
     rows = []

@@ -205,3 +205,18 @@ def test_an_io_error_detail_keeps_its_reason_not_the_path():
 
     reason, detail = classify(PermissionError(13, "Permission denied", "/data/jane@example.org.jsonl"))
     assert reason == "unreadable_file" and "Permission denied" in detail and "jane" not in detail
+
+
+def test_names_as_written_is_the_one_filter_every_writer_uses():
+    """Build (documents' source, rejected paths, manifest) and ablate (held-out sources in ablation.json) both
+    take file names through ``names_as_written``: a name holding an address is hashed, one without is not; with
+    the PII stage off nothing changes."""
+    from corpusforge.config import Config
+    from corpusforge.pipeline.stage import names_as_written
+
+    config = Config()
+    names = names_as_written(config, "a-run-secret-of-sixteen+")
+    assert names("team/jane.doe@example.org.jsonl").startswith("team/<EMAIL:")
+    assert names("team/notes.jsonl") == "team/notes.jsonl"
+    config.pii.enabled = False
+    assert names_as_written(config, "a-run-secret-of-sixteen+") is None
