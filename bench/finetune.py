@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import inspect
 import json
 import pathlib
@@ -114,29 +113,13 @@ def build_task(root: pathlib.Path, per_class: int, seed: int) -> tuple[pathlib.P
 def pretrain(run: pathlib.Path, texts: list[str], args) -> tuple[pathlib.Path, pathlib.Path]:
     """RUN/model (pretrained MLM) and RUN/random (the same architecture, initial weights)."""
     from corpusforge.core.config_loader import apply_overrides, from_dict
-    from corpusforge.tokenizer.config import TokenizerConfig
-    from corpusforge.tokenizer.token_shards import write_token_shards
-    from corpusforge.tokenizer.train import train_from_texts
     from corpusforge.trainers.checkpoint import load_pretrained, save_pretrained
     from corpusforge.trainers.config import TrainConfig
     from corpusforge.trainers.model import Transformer
     from corpusforge.trainers.train import train_model
-    from corpusforge.trainers.vocab import Vocabulary
+    from tests.trainers.token_runs import write_wordpiece_token_run
 
-    tokenizer = train_from_texts([texts], TokenizerConfig(family="encoder", kind="wordpiece", vocab_size=args.vocab))
-    tok_path = run / "tokenizer" / "tokenizer.json"
-    tok_path.parent.mkdir(parents=True)
-    tokenizer.save(str(tok_path))
-    vocab = Vocabulary.from_file(tok_path)
-    encoded = [e.ids for e in tokenizer.encode_batch(texts)]
-    splits = {}
-    for name, docs in (("train", encoded[: -20]), ("val", encoded[-20:])):
-        paths = write_token_shards(run / "tokens" / name, docs, docs_per_shard=4000)
-        splits[name] = {"shards": [f"{name}/{p.name}" for p in paths], "documents": len(docs),
-                        "tokens": sum(map(len, docs))}
-    (run / "tokens" / "manifest.json").write_text(json.dumps({
-        "tokenizer": "../tokenizer/tokenizer.json", "tokenizer_sha256": hashlib.sha256(tok_path.read_bytes()).hexdigest(),
-        "vocab_size": vocab.size, "dtype": "uint16", "special_tokens": vocab.special_ids(), "splits": splits}))
+    tok_path = write_wordpiece_token_run(run, texts, vocab_size=args.vocab, val_docs=20)
     d_model, layers, heads = args.d_model, args.layers, args.heads
     data = apply_overrides({}, [
         "train.objective=mlm", "train.model.size=debug", f"train.model.d_model={d_model}",

@@ -1,6 +1,5 @@
 """Fine-tuning defaults that learn at corpusforge's own sizes: a size-aware learning rate, the best epoch kept,
 early stopping, and classify's bag-of-words baseline."""
-import hashlib
 import json
 import random
 
@@ -34,27 +33,11 @@ def topic_records(n: int, seed: int) -> list[dict]:
 def pretrain_debug_encoder(run, texts: list[str], steps: int):
     """A debug-size BERT pretrained with corpusforge's trainer (masked LM) on ``texts``: RUN/model."""
     from corpusforge.core.config_loader import apply_overrides, from_dict
-    from corpusforge.tokenizer.config import TokenizerConfig
-    from corpusforge.tokenizer.token_shards import write_token_shards
-    from corpusforge.tokenizer.train import train_from_texts
     from corpusforge.trainers.config import TrainConfig
     from corpusforge.trainers.train import train_model
-    from corpusforge.trainers.vocab import Vocabulary
+    from tests.trainers.token_runs import write_wordpiece_token_run
 
-    tokenizer = train_from_texts([texts], TokenizerConfig(family="encoder", kind="wordpiece", vocab_size=300))
-    tok_path = run / "tokenizer" / "tokenizer.json"
-    tok_path.parent.mkdir(parents=True)
-    tokenizer.save(str(tok_path))
-    vocab = Vocabulary.from_file(tok_path)
-    encoded = [e.ids for e in tokenizer.encode_batch(texts)]
-    splits = {}
-    for name, docs in (("train", encoded[:-16]), ("val", encoded[-16:])):
-        paths = write_token_shards(run / "tokens" / name, docs, docs_per_shard=4000)
-        splits[name] = {"shards": [f"{name}/{p.name}" for p in paths], "documents": len(docs),
-                        "tokens": sum(map(len, docs))}
-    (run / "tokens" / "manifest.json").write_text(json.dumps({
-        "tokenizer": "../tokenizer/tokenizer.json", "tokenizer_sha256": hashlib.sha256(tok_path.read_bytes()).hexdigest(),
-        "vocab_size": vocab.size, "dtype": "uint16", "special_tokens": vocab.special_ids(), "splits": splits}))
+    write_wordpiece_token_run(run, texts, vocab_size=300, val_docs=16)
     data = apply_overrides({}, [
         "train.objective=mlm", "train.model.size=debug", "train.seq_len=32", "train.micro_batch_size=16",
         f"train.max_steps={steps}", "train.eval_every=0", "train.eval_batches=1", "train.progress=false",
