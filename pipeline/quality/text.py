@@ -849,6 +849,7 @@ URL_TOKEN_RE = re.compile(r"(?:https?://|www\.)|@[\w-]+\.")
 BOILERPLATE_PHRASE_HINTS = ("cookie", "privacy", "terms", "rights reserved", "©", "copyright", "newsletter", "javascript",
                             "browser", "skip to", "follow us", "share", "datenschutz", "impressum", "confidentialit",
                             "mentions", "política", "aviso legal")
+BOILERPLATE_PHRASE_WIDTH = 29  # the longest match of BOILERPLATE_PHRASES (test_decide checks it)
 MENU_SEPARATORS = ("|", "»", "›", "·", "•")  # MENU_LINE needs two of them
 CASE_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
 # SENTENCE_START_RE with the end mark first and the look-behinds moved after it (each one character wider), so

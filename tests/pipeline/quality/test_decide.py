@@ -223,3 +223,28 @@ def test_boilerplate_lines_are_those_the_regex_finds_something_in(text):
 
     view = TextView(text)
     assert boilerplate_chars(view) == sum(len(line) + 1 for line in view.splitlines if BOILERPLATE_RE.search(line))
+
+
+def test_boilerplate_phrase_width_is_the_longest_match():
+    """has_phrase searches a window of BOILERPLATE_PHRASE_WIDTH characters either side of a hint: no match may be
+    longer."""
+    import re
+    import re._parser  # the parsed pattern's widths: what sre itself allocates by
+
+    from corpusforge.pipeline.quality.text import BOILERPLATE_PHRASE_WIDTH, BOILERPLATE_PHRASES
+
+    assert re._parser.parse(BOILERPLATE_PHRASES, re.IGNORECASE).getwidth()[1] == BOILERPLATE_PHRASE_WIDTH
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(st.sampled_from(["we use cookies", "This Website Uses Cookies", "cookie", "xcookies",
+                                        "privacy policy", "privacyx", "terms of use", "terms", "share this page",
+                                        "© 2024", "copyright 1999", "Política de privacidad", "skip to content",
+                                        "a", "b ", " ", "_", "9", "é", "word ", "x" * 30, "y" * 29]), max_size=30))
+def test_phrase_search_in_windows_is_the_whole_line_search(pieces):
+    from corpusforge.pipeline.quality.measure import has_phrase
+    from corpusforge.pipeline.quality.text import BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE
+
+    line = "".join(pieces)
+    hints = [h for h in BOILERPLATE_PHRASE_HINTS if h in line.lower()]
+    assert has_phrase(line, line.lower(), hints) == (BOILERPLATE_PHRASES_RE.search(line) is not None), line
