@@ -18,7 +18,14 @@ from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, CountingDoFn, St
                                         split_outputs)
 
 STAGE = "quality"
-MODEL_BATCH = 256  # documents per fastText call (language ID, classifiers)
+MODEL_BATCH = 256  # documents per fastText call (language ID, classifiers) and per call of the rules
+
+
+def _batches(size: int) -> beam.BatchElements:
+    """Batches of ``size`` documents (fewer at a bundle's end). A fixed size: Beam's adaptive sizing fits a
+    regression over the timings of its batches (numpy's lstsq, per batch) and starts each bundle at one document, and
+    what is decided of a document never depends on its batch."""
+    return beam.BatchElements(min_batch_size=size, max_batch_size=size)
 
 
 # ---------------------------------------------------------------------------------------- language ID
@@ -61,7 +68,7 @@ class LanguageFilter(beam.PTransform):
     def expand(self, pcoll):
         identify = guarded(_LanguageFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForLanguageId" >> beam.BatchElements(min_batch_size=1, max_batch_size=MODEL_BATCH)
+                  | "BatchForLanguageId" >> _batches(MODEL_BATCH)
                   | "IdentifyLanguage" >> beam.ParDo(identify).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 
@@ -121,7 +128,7 @@ class HeuristicFilter(beam.PTransform):
     def expand(self, pcoll):
         rules = guarded(_HeuristicFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForRules" >> beam.BatchElements(min_batch_size=1, max_batch_size=MODEL_BATCH)
+                  | "BatchForRules" >> _batches(MODEL_BATCH)
                   | "ApplyRules" >> beam.ParDo(rules).with_outputs(REMOVED, EDITS, ERRORS, main="kept"))
         return split_outputs(tagged, with_edits=True, with_errors=True)
 
@@ -165,7 +172,7 @@ class LanguageAndHeuristics(beam.PTransform):
     def expand(self, pcoll):
         fn = guarded(_LanguageAndRulesFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForQuality" >> beam.BatchElements(min_batch_size=1, max_batch_size=MODEL_BATCH)
+                  | "BatchForQuality" >> _batches(MODEL_BATCH)
                   | "IdentifyLanguageAndApplyRules" >> beam.ParDo(fn).with_outputs(REMOVED, EDITS, ERRORS, main="kept"))
         return split_outputs(tagged, with_edits=True, with_errors=True)
 
@@ -218,7 +225,7 @@ class ToxicityFilter(beam.PTransform):
     def expand(self, pcoll):
         score = guarded(_ToxicityFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForToxicity" >> beam.BatchElements(min_batch_size=1, max_batch_size=self.cfg.batch_size)
+                  | "BatchForToxicity" >> _batches(self.cfg.batch_size)
                   | "ScoreToxicity" >> beam.ParDo(score).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 
@@ -268,7 +275,7 @@ class ClassifierFilter(beam.PTransform):
     def expand(self, pcoll):
         score = guarded(_ClassifierFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForClassifier" >> beam.BatchElements(min_batch_size=1, max_batch_size=MODEL_BATCH)
+                  | "BatchForClassifier" >> _batches(MODEL_BATCH)
                   | "Score" >> beam.ParDo(score).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 

@@ -745,6 +745,9 @@ class RepeatedNgrams(NamedTuple):
     counts: Counter | None
 
 
+_NO_COUNTS: Counter = Counter()  # the counts of no n-grams, shared (never changed)
+
+
 def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, RepeatedNgrams]:
     """For each n of ``ns``: the start positions of the word n-grams of ``ws`` that occur more than once, ascending,
     and those n-grams. Bigrams are counted at every position in C (most words of prose repeat, so few are spared);
@@ -774,7 +777,7 @@ def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, RepeatedNgrams]:
             kept = [(p, g) for p, g in zip(candidates, grams) if counts[g] > 1]
             positions = [p for p, _ in kept]
         else:
-            kept, counts = [], Counter()
+            kept, counts = [], _NO_COUNTS  # (in prose, most n past 4: one Counter less each)
         if n in ns:
             found[n] = RepeatedNgrams(positions, [g for _, g in kept], counts)
     return found
