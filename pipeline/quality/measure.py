@@ -144,25 +144,38 @@ def boilerplate_chars(view: TextView) -> int:
 
 
 def has_phrase(line: str, lower: str, hints: list[str]) -> bool:
-    """``BOILERPLATE_PHRASES_RE.search(line)``, searched only near each place ``lower`` (``line.lower()``, as long as
+    """``BOILERPLATE_PHRASES_RE.search(line)``, searched only near the places ``lower`` (``line.lower()``, as long as
     ``line``: no CASE_FOLDS_TO_ASCII character) holds one of ``hints``: every match holds a hint (in lower case) and
-    is at most BOILERPLATE_PHRASE_WIDTH characters long, so it lies in the window of that many characters either
-    side of the hint. The regex tried at every position of a whole line cost ~0.4 us a character (~280 us for a
-    ~700-character paragraph that mentions "terms" or "share"); a window is ~60 characters. A window is searched
-    with ``pos`` (the regex still sees the characters before it, for its \\b) and ``endpos`` one past the window: a
-    match that ends before ``endpos`` saw only real characters; one that ends at it might have matched a \\b at the
-    cut, and the whole line decides (rare)."""
+    is at most BOILERPLATE_PHRASE_WIDTH characters long, so it lies within that many characters either side of the
+    hint. The regex tried at every position of a whole line cost ~0.4 us a character (~280 us for a ~700-character
+    paragraph that mentions "terms" or "share"); a hint's window is ~60. Windows that overlap are searched as one
+    span, so no character is searched twice (never more work than the whole line). A span is searched with ``pos``
+    (the regex still sees the characters before it, for its \\b) and ``endpos`` one past the span: a match that ends
+    before ``endpos`` saw only real characters; one that ends at it might have matched a \\b at the cut, and the
+    whole line decides (rare)."""
     n, width = len(line), BOILERPLATE_PHRASE_WIDTH
-    search = BOILERPLATE_PHRASES_RE.search
+    places = []
     for hint in hints:
         i = lower.find(hint)
         while i >= 0:
-            start, end = i - width if i > width else 0, min(n, i + width + 1)
-            m = search(line, start, end)
-            if m is not None:
-                return m.end() < end or end == n or search(line) is not None
+            places.append(i)
             i = lower.find(hint, i + 1)
-    return False
+    places.sort()
+    search = BOILERPLATE_PHRASES_RE.search
+    start = end = -1
+    for i in places:
+        if i - width <= end:  # this hint's window overlaps the span: widen it
+            end = i + width + 1
+            continue
+        if end >= 0 and _found(search, line, start, min(n, end)):
+            return True
+        start, end = max(0, i - width), i + width + 1
+    return end >= 0 and _found(search, line, start, min(n, end))
+
+
+def _found(search, line: str, start: int, end: int) -> bool:
+    m = search(line, start, end)
+    return m is not None and (m.end() < end or end == len(line) or search(line) is not None)
 
 
 def _nav_first(line: str) -> bool:
