@@ -3,7 +3,10 @@
     outputs = docs | Quality(config.quality)          # StageOutputs(kept, removed, edits)
 
 ``Quality`` chains ``LanguageFilter`` -> ``HeuristicFilter`` -> ``ToxicityFilter`` (when enabled) -> one
-``ClassifierFilter`` per configured classifier; each is usable on its own. Every removal is a ``Removed`` record of stage ``quality`` with a reason
+``ClassifierFilter`` per configured classifier; each is usable on its own. The first two run as one step over
+batches of documents (``LanguageAndHeuristics``: one fastText call per batch, then the rules, with the same
+decisions, counts and edits as the two steps); every step works on fixed batches of documents, and a batch that
+raises is retried record by record (``guarded(..., batched=True)``). Every removal is a ``Removed`` record of stage ``quality`` with a reason
 (``langid_low_score``, ``gopher_short_doc``, ``classifier_quality_low_score`` ...); C4's line removal is
 counted on the edits output. Models are loaded once per worker in ``DoFn.setup()``.
 """
