@@ -248,3 +248,16 @@ def test_phrase_search_in_windows_is_the_whole_line_search(pieces):
     line = "".join(pieces)
     hints = [h for h in BOILERPLATE_PHRASE_HINTS if h in line.lower()]
     assert has_phrase(line, line.lower(), hints) == (BOILERPLATE_PHRASES_RE.search(line) is not None), line
+
+
+@pytest.mark.parametrize("text", ["caf\u00e9 \ud800 lone surrogate", "\udcff\u00c3\u00a9 x", "ab\ud83d\ude00c \u2028 d"])
+def test_junk_character_counts_of_text_with_surrogates(text):
+    """The non-ASCII characters are read from the text's UTF-8 (surrogates passed through): a lone surrogate, which
+    strict UTF-8 refuses, is counted as the regex definitions count it."""
+    from corpusforge.pipeline.quality.measure import measure_junk
+    from corpusforge.pipeline.quality.text import LETTER_RE, MOJIBAKE_RE, SPACE_RE, TextView
+
+    values = measure_junk(TextView(text))
+    non_space = len(text) - SPACE_RE.subn("", text)[1]
+    assert values["non_letter_fraction"] == 1.0 - LETTER_RE.subn("", text)[1] / non_space
+    assert values["mojibake_fraction"] == sum(len(m) for m in MOJIBAKE_RE.findall(text)) / len(text)
