@@ -261,3 +261,12 @@ def test_junk_character_counts_of_text_with_surrogates(text):
     non_space = len(text) - SPACE_RE.subn("", text)[1]
     assert values["non_letter_fraction"] == 1.0 - LETTER_RE.subn("", text)[1] / non_space
     assert values["mojibake_fraction"] == sum(len(m) for m in MOJIBAKE_RE.findall(text)) / len(text)
+
+
+def test_lower_case_keeps_positions_where_the_phrase_search_runs():
+    """has_phrase finds hints in ``line.lower()`` and searches ``line`` at the same positions: only U+0130 changes
+    length in lower case, and a text holding it takes the whole-line path (CASE_FOLDS_TO_ASCII)."""
+    from corpusforge.pipeline.quality.text import CASE_FOLDS_TO_ASCII
+
+    longer = {chr(cp) for cp in range(0x110000) if len(chr(cp).lower()) != 1}
+    assert longer == {"\u0130"} and longer <= CASE_FOLDS_TO_ASCII
