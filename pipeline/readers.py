@@ -685,6 +685,6 @@ class ReadDocuments(beam.PTransform):
         docs = ({"doc": docs | "KeyByOrigin" >> beam.Map(lambda d: (d.origin, d)), "id": renames}
                 | "SpreadDocuments" >> CoGroupByKey()
                 | "UniqueIds" >> beam.ParDo(_ApplyIds()).with_output_types(Any))
-        self.edits = edits | "FlattenEdits" >> beam.Flatten()
+        self.edits = edits | "FlattenEdits" >> Flatten()
         return docs, rejected | "FlattenRejected" >> Flatten()
 
