@@ -25,7 +25,7 @@ class _Captured(Exception):
     pass
 
 
-def _graphs(tmp_path, *settings) -> list:
+def _graphs(tmp_path, *settings, threshold: str = "output.disk_shuffle_mb=0") -> list:
     root, config = sample_corpus(tmp_path, documents=20)
     graphs = []
 
@@ -37,7 +37,7 @@ def _graphs(tmp_path, *settings) -> list:
     build.run_pipeline = capture
     try:
         with pytest.raises(_Captured):
-            main(["build", "-c", str(config), "--run-dir", str(root / "run"), *settings])
+            main(["build", "-c", str(config), "--run-dir", str(root / "run"), "--set", threshold, *settings])
     finally:
         build.run_pipeline = original
     return graphs
@@ -75,3 +75,12 @@ def test_without_spilling_the_build_uses_beams_own_shuffles(tmp_path):
     (graph,) = _graphs(tmp_path, "--set", "output.spill_text=false")
     waiting = _record_shuffles(graph)
     assert any("ExactDedup" in w for w in waiting) and any("WriteDocs" in w for w in waiting)
+
+
+def test_a_small_corpus_keeps_beams_faster_starting_shuffles(tmp_path):
+    """Below output.disk_shuffle_mb (a 20-document corpus is ~30 kB) the build sets up Beam's in-memory shuffles;
+    with the threshold under the corpus's size it waits on disk."""
+    (graph,) = _graphs(tmp_path / "default", threshold="output.disk_shuffle_mb=64")
+    assert _record_shuffles(graph)
+    (graph,) = _graphs(tmp_path / "tiny", threshold="output.disk_shuffle_mb=0.001")
+    assert _record_shuffles(graph) == []
