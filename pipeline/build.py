@@ -324,6 +324,7 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
             functools.partial(removed_row, annotations=annotations, details=details), lambda r: r.doc.id,
             _removed_sort_key, lambda r: _doc_size(r.doc), target, fmt=fmt)
     lists = {f"{name}-shards.json": infos for name, infos in written.items()}
+    # in memory: facts are summed per bundle before they meet (a few per stage and bundle)
     lists["facts.json"] = facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()
     _save_lists(lists, out)
 
@@ -335,6 +336,7 @@ def _save_lists(lists: dict[str, Any], out: str) -> None:
     tagged = [items | f"Tag{file.split('.')[0].title().replace('-', '')}" >> beam.Map(lambda item, file: (file, item),
                                                                                        file=file)
               for file, items in lists.items()]
+    # in memory: one small entry per shard written and the summed facts
     _ = (tagged | "FlattenLists" >> beam.Flatten() | "GatherLists" >> beam.combiners.ToList()
          | "SaveLists" >> beam.Map(write_json_lists, out, sorted(lists)))
 

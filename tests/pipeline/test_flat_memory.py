@@ -4,6 +4,9 @@ the corpus. The class: any Beam GroupByKey, CoGroupByKey, Reshuffle or Flatten f
 run references. A new stage or step that adds one fails here, naming it."""
 from __future__ import annotations
 
+import pathlib
+import re
+
 import pytest
 from apache_beam.portability import common_urns
 
@@ -84,3 +87,20 @@ def test_a_small_corpus_keeps_beams_faster_starting_shuffles(tmp_path):
     assert _record_shuffles(graph)
     (graph,) = _graphs(tmp_path / "tiny", threshold="output.disk_shuffle_mb=0.001")
     assert _record_shuffles(graph) == []
+
+
+BEAMS_OWN = re.compile(r"\bbeam\.(GroupByKey|CoGroupByKey|Reshuffle|Flatten)\(")
+
+
+def test_pipeline_code_shuffles_only_through_disk_grouping():
+    """Every configuration, not only the one built above: pipeline code groups, reshuffles and flattens through
+    corpusforge.core.disk_grouping; Beam's own transform only on a line under a comment starting "# in memory:"
+    that says why what it holds is small (or held by design)."""
+    root = pathlib.Path(__file__).resolve().parents[2] / "pipeline"
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for number, line in enumerate(lines):
+            if BEAMS_OWN.search(line) and not (number and lines[number - 1].strip().startswith("# in memory:")):
+                offenders.append(f"{path.relative_to(root.parent)}:{number + 1}: {line.strip()}")
+    assert offenders == []
