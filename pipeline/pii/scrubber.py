@@ -232,6 +232,10 @@ class Scrubber:
         (plus NER types, which have no screen). When there are candidates, loads the analyzer and hands each
         screened recognizer its windows for the ``analyze`` call that follows."""
         cache = ScanCache(text)
+        if not (cache.digit_runs or "@" in text or ":" in text or cache.url_candidates()):
+            # Every screen's candidates need one of these (digit runs: the numeric, IBAN and crypto screens; "@":
+            # e-mail; ":": IPv6; "://" or "www.": URL), so none has any: ~8 screens not asked, one by one.
+            return list(self.ner_entities)
         windows = [spec.windows(cache) for _, spec in self.screens]
         phones = None
         if self._phone_at is not None and windows[self._phone_at]:

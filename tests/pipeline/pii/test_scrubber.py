@@ -179,3 +179,13 @@ def test_our_recognizer_classes_do_not_shadow_presidio_ones():
     ours = {c.__name__ for c in vars(recognizers).values()
             if isinstance(c, type) and c.__module__ == recognizers.__name__}
     assert ours and not ours & set(dir(predefined))
+
+
+def test_a_text_without_digits_at_signs_colons_or_urls_asks_no_screen(scrubber, monkeypatch):
+    from corpusforge.pipeline.pii.screen import ScreenSpec
+
+    def fail(*args, **kwargs):
+        raise AssertionError("a screen was asked")
+
+    monkeypatch.setattr(ScreenSpec, "windows", fail)
+    assert scrubber.entities_to_check("Plain prose, nothing in it that any screen looks for.") == []
