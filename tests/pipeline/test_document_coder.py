@@ -177,7 +177,6 @@ def test_a_batch_of_documents_is_coded_as_columns_and_comes_back_as_pickling_giv
 
 
 def test_a_batch_of_documents_is_sized_from_its_first_documents_without_encoding():
-    import corpusforge.pipeline.document_coder as module
     from corpusforge.pipeline.document_coder import Documents
 
     batch = Documents(Document(str(i), "x" * 1000, "web") for i in range(100))
