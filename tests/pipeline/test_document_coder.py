@@ -185,3 +185,20 @@ def test_a_batch_of_documents_is_sized_from_its_first_documents_without_encoding
     coder._fallback_coder.get_impl().fields = None  # an estimate encodes nothing
     estimate, _ = coder.get_impl().get_estimated_size_and_observables(batch)
     assert abs(estimate - exact) < exact / 8
+
+
+def test_batches_of_documents_group_on_disk_as_columns_and_come_back_whole(tmp_path):
+    # The shard writer's Documents lists cross its GroupByShard, which groups on local disk with the pipeline's
+    # element coder (corpusforge.core.disk_grouping): each list comes back a Documents of the same documents.
+    from corpusforge.core.disk_grouping import GroupByKey, spilling_to
+    from corpusforge.pipeline.document_coder import Documents
+
+    batches = [(i % 3, Documents(Document(f"{i}/{j}", f"text {i} {j} é", "web", {"j": j},
+                                          {"lang": "en"}).with_ref(("/s", j, 3)) for j in range(5)))
+               for i in range(12)]
+    with document_coders(), spilling_to(str(tmp_path / "runs")):
+        with beam.Pipeline() as pipeline:
+            grouped = (pipeline | beam.Create(batches) | GroupByKey()
+                       | beam.FlatMap(lambda kv: [(kv[0], type(part).__name__, tuple(d.id for d in part),
+                                                   all("text" not in d.__dict__ for d in part)) for part in kv[1]]))
+            assert_that(grouped, equal_to([(k, "Documents", tuple(d.id for d in part), True) for k, part in batches]))
