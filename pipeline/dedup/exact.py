@@ -6,7 +6,7 @@ import hashlib
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.core.disk_grouping import GroupByKey
+from corpusforge.core.disk_grouping import GroupByKey, spill_directory
 from corpusforge.core.text_guards import bounded_normalize
 from corpusforge.pipeline.dedup.common import KEYS, SHUFFLE, STAGE, HeldDocs, apply_verdicts, join_mode, node_of
 from corpusforge.pipeline.dedup.text import joined_words, normalized_bytes
@@ -114,7 +114,9 @@ class ExactDedup(beam.PTransform):
         memory anyway: the ``(digest, node)`` keys (~100 bytes a document) are gathered on one worker, one
         element per bundle (``gathered_verdicts``), instead of one ``GroupByKey`` element each."""
         super().__init__()
-        self.gathered = direct_runner
+        # Not when the shuffles wait on disk (disk_grouping.spilling_to): one key's group is read back into one
+        # worker's memory there, so gathering would hold every document's key at once (~100 bytes each)
+        self.gathered = direct_runner and spill_directory() is None
         self.score_key = score_key
         self.key_fold = key_fold  # see fold_text and dedup.exact.key_fold
         self.fail_fast = fail_fast

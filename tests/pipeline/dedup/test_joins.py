@@ -7,7 +7,7 @@ import collections
 import apache_beam as beam
 import pytest
 from apache_beam.metrics.metric import MetricsFilter
-from apache_beam.testing.util import assert_that
+from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.dedup import Dedup, DedupConfig, ExactDedup, NearDedup, NearDedupConfig
 from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup
@@ -209,3 +209,32 @@ def test_gathered_verdicts_are_the_verdicts_of_each_digest_group():
         assert sorted(gathered_verdicts((None, packs)), key=repr) == expected
 
     check()
+
+
+def test_exact_keys_are_not_gathered_when_shuffles_wait_on_disk(tmp_path, monkeypatch):
+    """Gathering every ``(digest, node)`` key under one key is for a runner whose driver holds every shuffle
+    anyway. Inside ``spilling_to`` the shuffles are on disk and one partition is read back into one worker's
+    memory: a gathered key would be the whole corpus's keys there. So with distinct documents, no group that
+    comes back from disk names more than one document."""
+    import pickle
+    import re
+
+    from corpusforge.core import disk_grouping
+    from corpusforge.core.disk_grouping import spilling_to
+
+    widest = []
+    process = disk_grouping._GroupRuns.process
+
+    def recording(self, element):
+        for key, values in process(self, element):
+            widest.append(len(set(re.findall(rb"doc-\d{4}", pickle.dumps((key, values))))))
+            yield key, values
+
+    monkeypatch.setattr(disk_grouping._GroupRuns, "process", recording)
+    docs = [Document(f"doc-{i:04d}", f"{BASES[i % 8]} tail {''.join(chr(97 + int(c)) for c in f'{i:04d}')}", "web") for i in range(60)]
+    with spilling_to(str(tmp_path / "shuffle")):
+        p = beam.Pipeline(runner="DirectRunner")
+        outputs = p | beam.Create(docs) | ExactDedup(direct_runner=True)
+        assert_that(outputs.kept | beam.Map(lambda d: d.id), equal_to([d.id for d in docs]))
+        p.run().wait_until_finish()
+    assert widest and max(widest) == 1, max(widest)
