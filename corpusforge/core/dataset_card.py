@@ -101,9 +101,11 @@ def card_text(configs: list[dict[str, Any]], manifest: dict[str, Any], stats: di
 
 def config_fingerprint(config: dict[str, Any]) -> str:
     """SHA-256 of a build's configuration as manifest.json records it, without what does not change the data: the
-    run directory, ``output.overwrite`` and the Beam section (every runner writes the same bytes)."""
+    run directory, ``output.overwrite``, ``output.disk_shuffle_mb`` (shuffles on disk or in memory: the same bytes)
+    and the Beam section (every runner writes the same bytes)."""
     data = {key: value for key, value in config.items() if key != "beam"}
-    data["output"] = {k: v for k, v in data.get("output", {}).items() if k not in ("run_dir", "overwrite")}
+    data["output"] = {k: v for k, v in data.get("output", {}).items()
+                      if k not in ("run_dir", "overwrite", "disk_shuffle_mb")}
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
