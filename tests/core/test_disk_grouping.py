@@ -110,3 +110,32 @@ def test_outside_spilling_to_it_is_beams_own_transform(tmp_path):
     assert spill_directory() is None
     assert not any("WriteRuns" in label for label in _labels(None))
     assert any("WriteRuns" in label for label in _labels(str(tmp_path)))
+
+
+
+def test_a_retried_bundle_reads_no_run_of_its_failed_attempt(tmp_path, monkeypatch):
+    """The BundleBasedDirectRunner retries a failed bundle: the failed attempt of the step that writes runs had
+    already written some (and emitted their references), but only the references of the attempt that succeeded
+    are shuffled, so no value comes back twice."""
+    monkeypatch.setattr(disk_grouping, "RUN_BYTES", 4096)
+    flag = tmp_path / "failed-once"
+    write = disk_grouping._WriteRuns.process
+
+    def fails_once(self, record):
+        if record[1][0] == 2500 and not flag.exists():
+            assert os.listdir(self.directory)  # runs of this attempt are on disk
+            flag.touch()
+            raise RuntimeError("the first attempt of the bundle fails after some runs were written")
+        yield from write(self, record)
+
+    records = _records(3)
+    expected = _grouped(records, None, tmp_path / "beam.pkl")
+    monkeypatch.setattr(disk_grouping._WriteRuns, "process", fails_once)
+    out = tmp_path / "disk.pkl"
+    with spilling_to(str(tmp_path / "runs")):
+        with beam.Pipeline(runner="BundleBasedDirectRunner") as p:
+            _ = (p | beam.Create(records, reshuffle=False) | GroupByKey()
+                 | beam.MapTuple(lambda k, vs: (k, sorted(vs))) | beam.combiners.ToList()
+                 | beam.Map(_save, str(out)))
+    assert flag.exists()  # the first attempt did fail
+    assert sorted(_load(out), key=repr) == expected
