@@ -14,7 +14,7 @@ constructs its pipeline inside ``spilling_to(directory)``, keep the grouped reco
             -> per partition: its runs read back and grouped by key   -> (key, [values]) in key-byte order
 
 So what Beam holds in memory is a few references per partition, whatever the corpus size, and one worker
-holds one partition's records at a time (a 256th of the shuffle). Outside ``spilling_to`` (remote runners,
+holds one partition's records at a time (a 256th of the shuffle, when it has many keys). Outside ``spilling_to`` (remote runners,
 whose shuffle is their own disk-backed service, or a build that does not spill) they are Beam's own
 transforms, unchanged.
 
@@ -225,9 +225,26 @@ class _DiskCoGroupByKey(beam.PTransform):
         return _group_runs(runs, key_coder, value_coder) | "Untag" >> beam.Map(_untag, tags)
 
 
+_SPREAD_KEY_CODER = coders.VarIntCoder()
+
+
+def _one_key_per_partition() -> tuple[int, ...]:
+    """The smallest spread key that ``_partition_of`` sends to each partition, in partition order: cycling
+    through them puts the same number of records in every partition (the keys 0..PARTITIONS-1 themselves would
+    hash to ~2/3 of the partitions, up to 5 keys to one)."""
+    encode, keys, key = _SPREAD_KEY_CODER.get_impl().encode, {}, 0
+    while len(keys) < PARTITIONS:
+        keys.setdefault(_partition_of(encode(key)), key)
+        key += 1
+    return tuple(keys[partition] for partition in range(PARTITIONS))
+
+
+_SPREAD_KEYS = _one_key_per_partition()
+
+
 def _spread_key(record, counter=[0]):  # noqa: B006 - a per-process counter spreads records evenly
     counter[0] += 1
-    return counter[0] % PARTITIONS, record
+    return _SPREAD_KEYS[counter[0] % PARTITIONS], record
 
 
 def _ungroup(group):
@@ -243,11 +260,17 @@ class _DiskReshuffle(beam.PTransform):
         self.directory = spill_directory()
 
     def expand(self, records):
-        return (records | "Spread" >> beam.Map(_spread_key) | "Group" >> _DiskGroupByKey()
-                | "Ungroup" >> beam.FlatMap(_ungroup))
+        return _spread_runs((records,), self.directory)
 
 
-_SPREAD_KEY_CODER = coders.VarIntCoder()
+def _spread_runs(inputs: tuple, directory: str):
+    """Each input's records keyed round-robin by ``_spread_key`` (whose coder is ``_SPREAD_KEY_CODER``, never
+    one inferred from the input's type) and written to runs in the step that made them; read back by partition."""
+    value_coder = coders.registry.get_coder(object)
+    runs = [pcoll | f"Spread{index}" >> beam.Map(_spread_key)
+            | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(directory, _SPREAD_KEY_CODER, value_coder))
+            for index, pcoll in enumerate(inputs)]
+    return _group_runs(runs, _SPREAD_KEY_CODER, value_coder) | "Ungroup" >> beam.FlatMap(_ungroup)
 
 
 class _DiskFlatten(beam.PTransform):
@@ -269,11 +292,7 @@ class _DiskFlatten(beam.PTransform):
         inputs = (inputs,) if isinstance(inputs, beam.PCollection) else tuple(inputs)
         if len(inputs) < 2:
             return inputs | "Flatten" >> beam.Flatten()
-        value_coder = coders.registry.get_coder(object)
-        runs = [pcoll | f"Spread{index}" >> beam.Map(_spread_key)
-                | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(self.directory, _SPREAD_KEY_CODER, value_coder))
-                for index, pcoll in enumerate(inputs)]
-        return _group_runs(runs, _SPREAD_KEY_CODER, value_coder) | "Ungroup" >> beam.FlatMap(_ungroup)
+        return _spread_runs(inputs, self.directory)
 
 
 # The transforms the pipeline's code applies: inside ``spilling_to``, the disk versions above; outside, Beam's

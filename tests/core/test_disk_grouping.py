@@ -139,3 +139,33 @@ def test_a_retried_bundle_reads_no_run_of_its_failed_attempt(tmp_path, monkeypat
                  | beam.Map(_save, str(out)))
     assert flag.exists()  # the first attempt did fail
     assert sorted(_load(out), key=repr) == expected
+
+
+@pytest.mark.parametrize("transform", ["reshuffle", "flatten"])
+def test_reshuffle_and_flatten_spread_records_over_every_partition_evenly(tmp_path, monkeypatch, transform):
+    """A Reshuffle or Flatten on disk keys records round-robin: every partition gets its share (one worker
+    holds 1/PARTITIONS of the records at a time, and every partition is work for a worker), not the share of the
+    few spread keys that happen to hash to it."""
+    counts = tmp_path / "counts.log"
+    process = disk_grouping._GroupRuns.process
+
+    def counting(self, element):
+        groups = list(process(self, element))
+        with open(counts, "a") as f:
+            f.write(f"{sum(len(values) for _, values in groups)}\n")
+        yield from groups
+
+    monkeypatch.setattr(disk_grouping._GroupRuns, "process", counting)
+    n = disk_grouping.PARTITIONS * 8
+    with spilling_to(str(tmp_path / "runs")):
+        with beam.Pipeline() as p:
+            records = p | "A" >> beam.Create(list(range(n)), reshuffle=False)
+            if transform == "reshuffle":
+                out = records | Reshuffle()
+            else:
+                out = (records, p | "B" >> beam.Create(list(range(n, 2 * n)), reshuffle=False)) | disk_grouping.Flatten()
+            _ = out | beam.combiners.Count.Globally() | beam.Map(_save, str(tmp_path / "n.pkl"))
+    assert _load(tmp_path / "n.pkl") == (n if transform == "reshuffle" else 2 * n)
+    per_partition = [int(line) for line in counts.read_text().split()]
+    share = 8 if transform == "reshuffle" else 16
+    assert len(per_partition) == disk_grouping.PARTITIONS and max(per_partition) <= share + 2, sorted(per_partition)[-5:]
