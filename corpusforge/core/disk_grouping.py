@@ -30,6 +30,7 @@ import contextlib
 import contextvars
 import hashlib
 import os
+import sys
 import uuid
 
 import apache_beam as beam
@@ -45,6 +46,9 @@ from corpusforge.core.files import make_private_dir
 PARTITIONS = 256
 # What one bundle buffers before it writes a run: its memory, and the size of the writes.
 RUN_BYTES = 32 * 1024 * 1024
+# What a buffered record costs besides its encoding: its bytes object's header and its slot in a list (small
+# records, a key and nothing else, cost several times their encoding).
+_HELD_BYTES = sys.getsizeof(b"") + 8
 
 _SPILL_DIR: contextvars.ContextVar[str | None] = contextvars.ContextVar("corpusforge_disk_grouping", default=None)
 
@@ -95,7 +99,7 @@ class _WriteRuns(beam.DoFn):
         self.values.encode_to_stream(value, stream, True)
         data = stream.get()
         self.buffers.setdefault(_partition_of(key_bytes), []).append(data)
-        self.buffered += len(data)
+        self.buffered += len(data) + _HELD_BYTES
         if self.buffered >= RUN_BYTES:
             yield from self._write_run()
 

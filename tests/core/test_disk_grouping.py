@@ -169,3 +169,24 @@ def test_reshuffle_and_flatten_spread_records_over_every_partition_evenly(tmp_pa
     per_partition = [int(line) for line in counts.read_text().split()]
     share = 8 if transform == "reshuffle" else 16
     assert len(per_partition) == disk_grouping.PARTITIONS and max(per_partition) <= share + 2, sorted(per_partition)[-5:]
+
+
+
+def test_what_a_bundle_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_path, monkeypatch):
+    """RUN_BYTES bounds the memory of a run-writing step's buffers, not only the bytes of its records: small
+    records (a key and nothing else: Distinct, exact keys) cost a bytes object and a list slot each, several
+    times their encoding."""
+    import sys
+
+    from apache_beam import coders
+
+    monkeypatch.setattr(disk_grouping, "RUN_BYTES", 64 * 1024)
+    write = disk_grouping._WriteRuns(str(tmp_path / "runs"), coders.VarIntCoder(), coders.FastPrimitivesCoder())
+    write.setup()
+    write.start_bundle()
+    most, runs = 0, 0
+    for i in range(50_000):
+        runs += len(list(write.process((i, None))))
+        if i % 100 == 0:
+            most = max(most, sum(sys.getsizeof(data) + 8 for buffer in write.buffers.values() for data in buffer))
+    assert runs and most <= disk_grouping.RUN_BYTES, (most, disk_grouping.RUN_BYTES)
