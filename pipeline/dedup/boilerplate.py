@@ -25,20 +25,23 @@ are on).
 """
 from __future__ import annotations
 
+import array
 from hashlib import blake2b
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
 from corpusforge.pipeline.dedup.common import (
-    KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_mode, join_verdicts, node_of,
+    CARRIED, KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_mode, join_verdicts, node_of,
 )
 from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import (
     REASON as LINES_REASON, KeysByShard, drop_lines, group_docs, line_key, shard_drops,
 )
 from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
-from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, drop_sentences, line_normalized
+from corpusforge.pipeline.dedup.sentences import (
+    HAS_KEY, LAST_OF_LINE, REASON as SENTENCES_REASON, REPEATS, TABLE_TYPECODE, drop_sentences, line_normalized,
+)
 from corpusforge.pipeline.dedup.text import ascii_word_copy, normalized_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
@@ -54,11 +57,20 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
     (``sentence_split``), which separate words, so no word spans two sentences, and neither is case-ignorable,
     so the capital sigma (the one character ``str.lower`` reads in context) lowers the same in its sentence
     as in its line. ``line_records_reference`` is the definition (tests/pipeline/dedup/test_boilerplate.py)."""
+    return keyed_lines(text, lang, line_chars, sentence_chars)[0]
+
+
+def keyed_lines(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> tuple[list[tuple], bytes | None]:
+    """``line_records`` of ``text``, and its sentence table (``sentences.TABLE_TYPECODE``: each sentence's span,
+    whether it ends its line, its key when it counts, its words) when ``ascii_word_copy`` makes the text ASCII
+    (None when not: ``without_sentences`` then splits that text again). The removal step reads the table
+    (``without_sentences``' ``table``) instead of splitting, normalising and hashing each sentence a second time."""
     copy = ascii_word_copy(text)
     norm = normalized_bytes(copy) if copy is not None else None
     records: list[tuple] = []
     keys: list[int] = []
     words: list[bytes] = []
+    table: list[int] | None = [] if copy is not None else None
     offset, new_line = 0, copy is None
     # one loop (not sentence_words then word_keys): on an ASCII text, two more passes cost more than they save
     for start, end, last in sentence_spans(text, lang):
@@ -66,17 +78,22 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
             norm, offset = line_normalized(text, start), start
         part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
         joined = b" ".join(part.split())  # what line_key hashes
+        key = None
         if joined:
             words.append(joined)
             if len(joined) >= sentence_chars:  # digest64 inlined (the same value), one call fewer per sentence
-                keys.append(int.from_bytes(blake2b(joined, digest_size=8).digest(), "little"))
+                key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little")
+                keys.append(key)
+        if table is not None:  # an ASCII copy: every sentence's words are ASCII, counted by their spaces
+            table += (start, end, (LAST_OF_LINE if last else 0) | (HAS_KEY if key is not None else 0), key or 0,
+                      joined.count(b" ") + 1 if joined else 0)
         if last:
             joined = b" ".join(words)
             records.append((digest64(joined) if len(joined) >= line_chars else None,
                             joined.count(b" ") + 1 if joined else 0, tuple(keys)))
             keys, words = [], []
         new_line = last and copy is None
-    return records
+    return records, array.array(TABLE_TYPECODE, table).tobytes() if table is not None else None
 
 
 def line_records_reference(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
@@ -100,28 +117,43 @@ def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: i
 
 
 class _KeysFn(KeysByShard):
-    """A document -> ``(id, document)`` (``keyed``, for the shuffle join) or lists of documents (``HeldDocs``,
-    for the side-input join), its ``(line key, node)`` records (packed, tagged KEYS) and
-    ``(id, (node, line_records))`` tagged LINES."""
+    """A document (or, ``batched``, a list of them) -> its ``(line key, node)`` records (packed, tagged KEYS);
+    for the shuffle join (``keyed``) ``(id, document)`` and ``(id, (node, line_records))`` tagged LINES; for the
+    side-input join lists of ``(document, sentence table)`` (``HeldDocs``; the table of ``keyed_lines``, which
+    the removal reads instead of splitting the text again) and one list of ``(id, (node, line_records))`` per
+    element tagged LINES."""
 
-    def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str, keyed: bool = True):
+    def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str, keyed: bool = True,
+                 batched: bool = False):
         self.lines, self.sentences, self.score_key, self.keyed = lines, sentences, score_key, keyed
+        self.batched = batched
 
     def start_bundle(self):
         super().start_bundle()
         # a retried bundle's processor may hold documents of the failed attempt: every bundle starts empty
         self.held_docs = HeldDocs()
 
-    def process(self, doc):
-        node = node_of(doc, self.score_key)
-        records = line_records(doc.text, doc.annotations.get("lang"), self.lines.min_line_chars,
-                               self.sentences.min_sentence_chars)
-        yield from self.add(list({key for key, _, _ in records if key is not None}), node)
-        yield beam.pvalue.TaggedOutput(LINES, (doc.id, (node, records)))
+    def process(self, element):
+        line_chars, sentence_chars = self.lines.min_line_chars, self.sentences.min_sentence_chars
+        computed = []
+        for doc in element if self.batched else [element]:
+            records, table = keyed_lines(doc.text, doc.annotations.get("lang"), line_chars, sentence_chars)
+            computed.append((doc, node_of(doc, self.score_key), records, table))
+        # Nothing below raises on a document's content: a batch that raised added and held nothing (it is
+        # retried document by document).
+        out, lines = [], []
+        for doc, node, records, table in computed:
+            out += self.add(list({key for key, _, _ in records if key is not None}), node)
+            lines.append((doc.id, (node, records)))
+            if self.keyed:
+                out.append((doc.id, doc))
+            else:
+                out += self.held_docs.hold((doc, table))
         if self.keyed:
-            yield doc.id, doc
+            out += [beam.pvalue.TaggedOutput(LINES, record) for record in lines]
         else:
-            yield from self.held_docs.hold(doc)
+            out.append(beam.pvalue.TaggedOutput(LINES, lines))
+        return out
 
     def finish_bundle(self):
         yield from super().finish_bundle()
@@ -152,13 +184,13 @@ class _SentenceKeysFn(KeysByShard):
 
 
 class _SentenceKeysBySideInputFn(_SentenceKeysFn):
-    """``(id, (node, records))`` and the line drops by id (a side input) -> what ``_SentenceKeysFn`` yields for
-    the group of that id. The same records for documents sharing an id: each one's keys are those of its own
-    records with the id's drops, as in the group."""
+    """A list of ``(id, (node, records))`` and the line drops by id (a side input) -> what ``_SentenceKeysFn``
+    yields for the group of each id. The same records for documents sharing an id: each one's keys are those of
+    its own records with the id's drops, as in the group."""
 
-    def process(self, item, drops_by_id):
-        doc_id, lines = item
-        yield from self.sentence_keys(doc_id, [lines], drops_by_id.get(doc_id, ()))
+    def process(self, items, drops_by_id):
+        for doc_id, lines in items:
+            yield from self.sentence_keys(doc_id, [lines], drops_by_id.get(doc_id, ()))
 
 
 class _RemoveFn(beam.DoFn):
@@ -175,11 +207,14 @@ class _RemoveFn(beam.DoFn):
         _, grouped = item
         line_drop, sentence_drop = set(grouped["lines"]), set(grouped["sentences"])
         repeats = bool(list(grouped["repeats"]))
+        table = grouped.get(CARRIED, (None,))[0]  # a lone document's sentence table (keyed_lines), or None
         for doc in grouped["doc"]:
+            text_of_table = doc
             if line_drop:
                 doc = yield from drop_lines(doc, line_drop, self.lines, self.lines_too_short)
             if doc is not None and (sentence_drop or repeats):
-                doc = yield from drop_sentences(doc, sentence_drop, self.sentences, self.sentences_too_short)
+                doc = yield from drop_sentences(doc, sentence_drop, self.sentences, self.sentences_too_short,
+                                                table if doc is text_of_table else None)  # no line removed
             if doc is not None:
                 yield doc
 
@@ -196,10 +231,15 @@ class LineAndSentenceDedup(beam.PTransform):
         self.lines, self.sentences = lines or LineDedupConfig(), sentences or SentenceDedupConfig()
         self.score_key, self.fail_fast = score_key, fail_fast
         self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
+        # its input is lists of documents (near-dedup's kept_lists; side-input joins only): the stage sets it
+        self.docs_in_lists = False
 
     def expand(self, docs) -> StageOutputs:
         lines, sentences, shuffle = self.lines, self.sentences, self.joins == SHUFFLE
-        keys = guarded(_KeysFn(lines, sentences, self.score_key, keyed=shuffle), STAGE, self.fail_fast)
+        if self.docs_in_lists and shuffle:
+            raise ValueError("LineAndSentenceDedup.docs_in_lists needs the side_input join")
+        keys = guarded(_KeysFn(lines, sentences, self.score_key, keyed=shuffle, batched=self.docs_in_lists), STAGE,
+                       self.fail_fast, batched=self.docs_in_lists)
         keyed = docs | "BoilerplateKeys" >> beam.ParDo(keys).with_outputs(KEYS, LINES, ERRORS, main="docs")
         line_drops = (
             keyed[KEYS]
@@ -226,6 +266,6 @@ class LineAndSentenceDedup(beam.PTransform):
         outputs = join_verdicts(
             keyed.docs, {"lines": line_drops, "sentences": sentence_drops, "repeats": sentence_keys[REPEATS]}, remove,
             "Boilerplate", self.joins, self.shared_ids, join_label="BoilerplateJoin", apply_label="BoilerplateRemove",
-            keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True)
+            keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True, carried=not shuffle)
         errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> beam.Flatten()
         return outputs._replace(errors=errors)

@@ -36,6 +36,9 @@ STAGE = "dedup"
 KEYS = "keys"  # the tagged output of a step that passes documents on and emits their grouping keys beside them
 SHUFFLE, SIDE_INPUT = "shuffle", "side_input"
 SHARED = "shared"  # tagged output of the side-input join: documents whose id another document holds
+# In a group given to a join's DoFn: ``[value]`` that the document's producer carried beside it to the join
+# (``join_verdicts``' ``carried``), where the document is joined alone (not when documents share its id).
+CARRIED = "carried"
 
 
 def node_of(doc, score_key: str) -> tuple:
@@ -205,11 +208,14 @@ class _JoinBySideInput(beam.DoFn):
     ``CoGroupByKey`` would give it, its verdicts looked up in the side inputs (``AsGrouped``, one per tag);
     a document whose id another document holds goes to the ``SHARED`` output as ``(id, document)`` instead.
     ``batched``: elements are lists of documents, each joined alone; ``gathered``: elements are
-    ``(id, [documents])`` of an id that documents share, each group joined whole."""
+    ``(id, [documents])`` of an id that documents share, each group joined whole; ``carried``: the lists hold
+    ``(document, value)`` pairs, the value given to ``fn`` as ``[value]`` under ``CARRIED`` when the document is
+    joined alone (a document sharing its id goes to ``SHARED`` without it)."""
 
     def __init__(self, fn: beam.DoFn, tags: list[str], batched: bool = False, gathered: bool = False,
-                 kept_lists: bool = False):
+                 kept_lists: bool = False, carried: bool = False):
         self.fn, self.tags, self.batched, self.gathered = fn, tags, batched, gathered
+        self.carried = carried
         self.kept_lists = kept_lists  # the kept documents of an element go on as one list (none when empty)
         self.unjudged_pass = getattr(fn, "keeps_unjudged", False)
 
@@ -224,6 +230,10 @@ class _JoinBySideInput(beam.DoFn):
             out = self._join(element[0], element[1], verdicts)
         elif not self.batched:
             out = self._one(element, shared, verdicts)
+        elif self.carried:
+            out = []
+            for doc, value in element:
+                out += self._one(doc, shared, verdicts, value)
         else:
             out = []
             for doc in element:
@@ -237,7 +247,7 @@ class _JoinBySideInput(beam.DoFn):
             tagged.append(kept)
         return tagged
 
-    def _one(self, doc, shared, verdicts):
+    def _one(self, doc, shared, verdicts, carried=None):
         doc_id = doc.id
         if _is_shared(doc_id, shared):
             return [beam.pvalue.TaggedOutput(SHARED, (doc_id, doc))]
@@ -247,10 +257,12 @@ class _JoinBySideInput(beam.DoFn):
                     break
             else:
                 return [doc]
-        return self._join(doc_id, [doc], verdicts)
+        return self._join(doc_id, [doc], verdicts, carried)
 
-    def _join(self, doc_id, docs, verdicts):
+    def _join(self, doc_id, docs, verdicts, carried=None):
         grouped = {"doc": docs}
+        if carried is not None:
+            grouped[CARRIED] = [carried]
         for tag, by_id in zip(self.tags, verdicts):
             grouped[tag] = by_id.get(doc_id, ())
         return self.fn.process((doc_id, grouped)) or ()
@@ -290,10 +302,14 @@ def _each(batch):
     return batch
 
 
+def _each_carried(batch):
+    return [doc for doc, _ in batch]
+
+
 def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = SHUFFLE, shared=None,
                   join_label: str | None = None, apply_label: str | None = None, keyed: bool = False,
                   batched: bool = False, with_edits: bool = False, with_errors: bool = False,
-                  kept_lists: bool = False) -> StageOutputs:
+                  kept_lists: bool = False, carried: bool = False) -> StageOutputs:
     """The outputs of ``fn`` (a DoFn of ``(id, {"doc": [documents], tag: [values]...})`` with main output
     kept and tagged ``REMOVED``, and ``EDITS``, ``ERRORS`` when asked) on every document of ``docs`` (documents,
     ``(id, document)`` when ``keyed``, lists of documents when ``batched``: the producer's choice in
@@ -301,6 +317,8 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
 
     ``kept_lists`` (``side_input`` mode): the kept documents come out in lists, those of one input element
     each, for a consumer that takes lists (near-dedup after exact dedup), not one Beam element each.
+    ``carried`` (``side_input`` mode, ``batched``): the lists hold ``(document, value)`` pairs, and ``fn`` finds
+    a lone document's value under ``CARRIED`` (what the producer computed that ``fn`` would compute again).
 
     ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput``; the documents whose id
     ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
@@ -308,8 +326,8 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
     join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
     if mode == SHUFFLE:
-        if kept_lists:
-            raise ValueError("kept_lists needs the side_input join")
+        if kept_lists or carried:
+            raise ValueError("kept_lists and carried need the side_input join")
         if batched:
             docs = docs | f"{label}Unbatch" >> beam.FlatMap(_each)
         keyed_docs = docs if keyed else docs | f"{label}KeyDocs" >> beam.Map(_by_id)
@@ -321,10 +339,11 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     if keyed:
         docs = docs | f"{label}Unkey" >> beam.Values()
     if shared is None:
-        singles = docs | f"{label}Unbatch" >> beam.FlatMap(_each) if batched else docs
+        singles = docs | f"{label}Unbatch" >> beam.FlatMap(_each_carried if carried else _each) if batched else docs
         shared = singles | f"{label}SharedIds" >> SharedIds()
     side = [shared_view(shared)] + [AsGrouped.of(v, f"{label}Pack{tag.title()}") for tag, v in verdicts.items()]
-    applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched, kept_lists=kept_lists),
+    applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched, kept_lists=kept_lists,
+                                                                carried=carried),
                                                *side).with_outputs(SHARED, *tags, main="kept")
     gathered = (
         applied[SHARED]

@@ -502,6 +502,9 @@ class NearDedup(beam.PTransform):
         self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
         # its input is lists of documents (exact dedup's kept_lists), cut here into weighted batches
         self.docs_in_lists = False
+        # the kept documents go on in lists (side-input joins only): the stage sets it when the next step takes
+        # lists (LineAndSentenceDedup.docs_in_lists)
+        self.kept_lists = False
 
     def expand(self, docs) -> StageOutputs:
         c = self.config
@@ -559,5 +562,5 @@ class NearDedup(beam.PTransform):
             | "NearComponentEdges" >> beam.GroupByKey()
             | "NearComponentVerdicts" >> beam.FlatMap(_component_verdicts)
         )
-        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near", self.joins, self.shared_ids, batched)._replace(
-            errors=computed[ERRORS])
+        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near", self.joins, self.shared_ids, batched,
+                              self.kept_lists)._replace(errors=computed[ERRORS])
