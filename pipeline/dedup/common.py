@@ -160,13 +160,20 @@ DOC_BATCH = 256
 
 
 class _PackPairs(beam.DoFn):
-    """``(key, value)`` pairs -> pickled lists of them, one per bundle (or per ``PACK_PAIRS`` pairs)."""
+    """``(key, value)`` pairs (``lists``: lists of them) -> pickled lists of them, one per bundle (or per
+    ``PACK_PAIRS`` pairs)."""
+
+    def __init__(self, lists: bool = False):
+        self.lists = lists
 
     def start_bundle(self):
         self.pairs: list = []
 
     def process(self, pair):
-        self.pairs.append(pair)
+        if self.lists:
+            self.pairs += pair
+        else:
+            self.pairs.append(pair)
         if len(self.pairs) >= PACK_PAIRS:
             packed, self.pairs = pickle.dumps(self.pairs, pickle.HIGHEST_PROTOCOL), []
             yield packed
@@ -192,8 +199,10 @@ class AsGrouped(beam.pvalue.AsSideInput):
     ``AsMultiMap``, which asks the runner's state API once per key looked up)."""
 
     @classmethod
-    def of(cls, pairs, label: str) -> "AsGrouped":
-        return cls(pairs | label >> beam.ParDo(_PackPairs()))
+    def of(cls, pairs, label: str, lists: bool = False) -> "AsGrouped":
+        """``pairs``: a collection of ``(key, value)`` pairs (``lists``: of lists of them, one Beam element per
+        list, for a producer of many pairs)."""
+        return cls(pairs | label >> beam.ParDo(_PackPairs(lists)))
 
     @staticmethod
     def _from_runtime_iterable(it, options):
@@ -230,14 +239,15 @@ class _JoinBySideInput(beam.DoFn):
             out = self._join(element[0], element[1], verdicts)
         elif not self.batched:
             out = self._one(element, shared, verdicts)
-        elif self.carried:
-            out = []
-            for doc, value in element:
-                out += self._one(doc, shared, verdicts, value)
         else:
             out = []
-            for doc in element:
-                out += self._one(doc, shared, verdicts)
+            if self.carried:
+                for doc, value in element:
+                    out += self._one(doc, shared, verdicts, value)
+            else:
+                for doc in element:
+                    out += self._one(doc, shared, verdicts)
+            out = _summed_edits(out)
         if not self.kept_lists:
             return out
         tagged, kept = [], []
@@ -272,6 +282,23 @@ class _JoinBySideInput(beam.DoFn):
 
     def teardown(self):
         self.fn.teardown()
+
+
+def _summed_edits(out: list) -> list:
+    """``out`` with its edits (``(stage, counter, amount)`` tagged ``EDITS``) summed per stage and counter, in
+    the order each first appears: what the build's stats do with them (``stats.edit_facts``), one Beam element
+    per counter of a list of documents instead of ~2 per document."""
+    sums: dict = {}
+    rest = []
+    for o in out:
+        if isinstance(o, beam.pvalue.TaggedOutput) and o.tag == EDITS:
+            stage, counter, amount = o.value
+            sums[(stage, counter)] = sums.get((stage, counter), 0) + amount
+        else:
+            rest.append(o)
+    if not sums:
+        return out
+    return rest + [beam.pvalue.TaggedOutput(EDITS, (stage, counter, amount)) for (stage, counter), amount in sums.items()]
 
 
 class HeldDocs:
@@ -320,7 +347,8 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     ``carried`` (``side_input`` mode, ``batched``): the lists hold ``(document, value)`` pairs, and ``fn`` finds
     a lone document's value under ``CARRIED`` (what the producer computed that ``fn`` would compute again).
 
-    ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput``; the documents whose id
+    ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput`` (a value of ``verdicts`` may
+    be an ``AsGrouped`` already, shared with another step); the documents whose id
     ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
     are gathered by id first (a ``GroupByKey`` of those documents only), so each such group is joined whole."""
     tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
@@ -341,7 +369,8 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     if shared is None:
         singles = docs | f"{label}Unbatch" >> beam.FlatMap(_each_carried if carried else _each) if batched else docs
         shared = singles | f"{label}SharedIds" >> SharedIds()
-    side = [shared_view(shared)] + [AsGrouped.of(v, f"{label}Pack{tag.title()}") for tag, v in verdicts.items()]
+    side = [shared_view(shared)] + [v if isinstance(v, AsGrouped) else AsGrouped.of(v, f"{label}Pack{tag.title()}")
+                                    for tag, v in verdicts.items()]
     applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched, kept_lists=kept_lists,
                                                                 carried=carried),
                                                *side).with_outputs(SHARED, *tags, main="kept")

@@ -43,8 +43,10 @@ def _rows(outputs, label: str):
     removed = outputs.removed | f"{label}Removed" >> beam.Map(
         lambda r: (label, r.reason, r.doc.id, r.doc.text, tuple(sorted(r.details.items()))))
     parts = [kept, removed]
-    if outputs.edits is not None:
-        parts.append(outputs.edits | f"{label}Edits" >> beam.Map(lambda e: (label, "edit", e[1], str(e[2]), ())))
+    if outputs.edits is not None:  # summed per counter, as the build's stats do (a join may sum them per batch)
+        parts.append(outputs.edits | f"{label}Edits" >> beam.Map(lambda e: (e[1], e[2]))
+                     | f"{label}SumEdits" >> beam.CombinePerKey(sum)
+                     | f"{label}EditRows" >> beam.Map(lambda kv: (label, "edit", kv[0], str(kv[1]), ())))
     if outputs.errors is not None:
         parts.append(outputs.errors | f"{label}Errors" >> beam.Map(lambda r: (label, "error", r.path, r.detail, ())))
     return parts | f"{label}All" >> beam.Flatten()
