@@ -186,3 +186,60 @@ def test_a_document_whose_removal_step_raises_is_rejected_once_and_nothing_else_
         # NAV is in 7 documents and the notice in 6: all but the survivor edited, and "bad" not counted
         assert_that(edits, equal_to([("lines_removed", 5), ("documents_line_edited", 5), ("sentences_removed", 5),
                                      ("documents_sentence_edited", 5)]), label="edits")
+
+
+# ------------------------------------------------------------------- the sentence table the removal reads
+
+_TEXT_PIECES = st.lists(st.sampled_from(list("aZ9 .!?,;'\")]\t\n_-") + [
+    "Mr", "e.g", "J", "word", "U.S", "…", "’", "“", "—", "\u00a0", "é", "Σ. ", "A long enough sentence", " Yes. "]),
+    max_size=60)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_TEXT_PIECES, st.sampled_from(["en", "de", None]), st.sampled_from([(10, 20), (1, 1), (3, 2)]),
+       st.integers(0, 2 ** 32), st.booleans())
+def test_without_sentences_from_the_table_is_without_sentences(pieces, lang, chars, seed, collapse):
+    # the removal reads what the keys step computed (spans, keys, words): the same text, counts and words left as
+    # splitting, normalising and hashing the text again, for any drop set (a table exists for ASCII-able texts)
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines
+    from corpusforge.pipeline.dedup.sentences import without_sentences
+
+    text = "".join(pieces)
+    records, table = keyed_lines(text, lang, *chars)
+    assert records == line_records(text, lang, *chars)
+    if table is None:
+        assert not text.isascii()
+        return
+    keys = sorted({key for _, _, sentence_keys in records for key in sentence_keys})
+    rng = random.Random(seed)
+    drop = {key for key in keys if rng.random() < 0.5}
+    assert without_sentences(text, lang, drop, chars[1], collapse, table) == \
+        without_sentences(text, lang, drop, chars[1], collapse)
+
+
+@pytest.mark.parametrize("lines_dropped", [False, True])
+def test_the_one_join_splits_a_documents_sentences_once_unless_a_line_went(monkeypatch, lines_dropped):
+    # side-input joins: the removal reads the keys step's sentence table instead of splitting the text again; a
+    # document that lost a line is split again (its text changed), and the decisions are the same either way
+    from corpusforge.pipeline.dedup import boilerplate, sentences
+    from corpusforge.pipeline.document import Document
+
+    calls = collections.Counter()
+    for module in (boilerplate, sentences):
+        original = module.sentence_spans
+
+        def counted(text, lang=None, original=original):
+            calls[text] += 1
+            return original(text, lang)
+        monkeypatch.setattr(module, "sentence_spans", counted)
+    texts = [f"The words of document {'abcdef'[i] * 4} stand here. They say nothing else." for i in range(6)]
+    docs = [Document(f"d{i}", f"{NAV[0] if lines_dropped else texts[i]}\n{texts[i]} {INLINE[0]}", "web",
+                     annotations={"quality_score": i / 10}) for i in range(6)]
+    config = LineDedupConfig(max_occurrences=1, min_words=1), SentenceDedupConfig(max_occurrences=1, min_words=1)
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | LineAndSentenceDedup(*config, joins="side_input")
+        assert_that(out.kept | beam.Map(lambda d: d.id), equal_to([d.id for d in docs]))
+    edited = 5  # all but the best-ranked document lose the notice (and, with lines_dropped, the NAV line)
+    assert all(calls[d.text] == 1 for d in docs)  # each text split by the keys step, not again by the removal
+    # with a line gone, the text left is split once more (the table was of the text before)
+    assert sum(calls.values()) == len(calls) == len(docs) + (edited if lines_dropped else 0)

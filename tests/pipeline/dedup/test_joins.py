@@ -211,3 +211,28 @@ def test_gathered_verdicts_are_the_verdicts_of_each_digest_group():
         assert sorted(gathered_verdicts((None, packs)), key=repr) == expected
 
     check()
+
+
+def test_a_shards_drops_as_one_list_are_its_drops_one_by_one():
+    # side-input joins take each key shard's drops as one Beam element (AsGrouped.of(..., lists=True))
+    import random
+
+    from corpusforge.pipeline.dedup.lines import shard_drops
+
+    rng = random.Random(3)
+    packs = [[(rng.randrange(6), (rng.randrange(2), 0.0, f"d{rng.randrange(9)}")) for _ in range(30)] for _ in range(3)]
+    one_by_one = list(shard_drops(2)((0, packs)))
+    assert one_by_one and list(shard_drops(2, listed=True)((0, packs))) == [one_by_one]
+    assert list(shard_drops(100, listed=True)((0, packs))) == []  # no list for a shard without drops
+
+
+def test_a_lists_edits_are_summed_per_counter_and_nothing_else_changes():
+    from corpusforge.pipeline.dedup.common import _summed_edits
+    from corpusforge.pipeline.stage import EDITS, edit
+
+    kept, removed = object(), beam.pvalue.TaggedOutput("removed", "r")
+    out = [edit("dedup", "a", 2), kept, edit("dedup", "b"), edit("dedup", "a", 3), removed]
+    summed = _summed_edits(out)
+    assert summed[:2] == [kept, removed]
+    assert [(o.tag, o.value) for o in summed[2:]] == [(EDITS, ("dedup", "a", 5)), (EDITS, ("dedup", "b", 1))]
+    assert _summed_edits([kept]) == [kept]
