@@ -43,6 +43,7 @@ from corpusforge.pipeline.dedup.sentences import (
     HAS_KEY, LAST_OF_LINE, REASON as SENTENCES_REASON, REPEATS, TABLE_TYPECODE, drop_sentences, line_normalized,
 )
 from corpusforge.pipeline.dedup.text import ascii_word_copy, normalized_bytes
+from corpusforge.pipeline.spill import SpillWriter, read_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 LINES = "lines"  # tagged output: (id, (node, light record of the document's lines))
@@ -121,12 +122,21 @@ class _KeysFn(KeysByShard):
     for the shuffle join (``keyed``) ``(id, document)`` and ``(id, (node, line_records))`` tagged LINES; for the
     side-input join lists of ``(document, sentence table)`` (``HeldDocs``; the table of ``keyed_lines``, which
     the removal reads instead of splitting the text again) and one list of ``(id, (node, line_records))`` per
-    element tagged LINES."""
+    element tagged LINES. With a ``spill_dir`` the tables (~40 bytes a sentence, several times a spilled
+    document's own record) wait in a spill file, one write per element, and a reference goes with each
+    document."""
 
     def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str, keyed: bool = True,
-                 batched: bool = False):
+                 batched: bool = False, spill_dir: str | None = None):
         self.lines, self.sentences, self.score_key, self.keyed = lines, sentences, score_key, keyed
-        self.batched = batched
+        self.batched, self.spill_dir = batched, spill_dir
+
+    def setup(self):
+        self.spill = SpillWriter(self.spill_dir, ".sentences") if self.spill_dir and not self.keyed else None
+
+    def teardown(self):
+        if self.spill is not None:
+            self.spill.close()
 
     def start_bundle(self):
         super().start_bundle()
@@ -139,6 +149,18 @@ class _KeysFn(KeysByShard):
         for doc in element if self.batched else [element]:
             records, table = keyed_lines(doc.text, doc.annotations.get("lang"), line_chars, sentence_chars)
             computed.append((doc, node_of(doc, self.score_key), records, table))
+        if self.spill is not None:  # one write for the element's tables, a slice of it for each document
+            tables = [table for _, _, _, table in computed if table is not None]
+            if tables:
+                path, offset, _ = self.spill.write(b"".join(tables))
+                spilled = []
+                for doc, node, records, table in computed:
+                    if table is not None:
+                        spilled.append((doc, node, records, (path, offset, len(table))))
+                        offset += len(table)
+                    else:
+                        spilled.append((doc, node, records, None))
+                computed = spilled
         # Nothing below raises on a document's content: a batch that raised added and held nothing (it is
         # retried document by document).
         out, lines = [], []
@@ -158,6 +180,8 @@ class _KeysFn(KeysByShard):
     def finish_bundle(self):
         yield from super().finish_bundle()
         yield from self.held_docs.rest()
+        if self.spill is not None:
+            self.spill.close()
 
 
 class _SentenceKeysFn(KeysByShard):
@@ -208,6 +232,8 @@ class _RemoveFn(beam.DoFn):
         line_drop, sentence_drop = set(grouped["lines"]), set(grouped["sentences"])
         repeats = bool(list(grouped["repeats"]))
         table = grouped.get(CARRIED, (None,))[0]  # a lone document's sentence table (keyed_lines), or None
+        if isinstance(table, tuple):  # its spill reference
+            table = read_bytes(table)
         for doc in grouped["doc"]:
             text_of_table = doc
             if line_drop:
@@ -224,12 +250,14 @@ class LineAndSentenceDedup(beam.PTransform):
     ``StageOutputs`` with edits."""
 
     def __init__(self, lines: LineDedupConfig | None = None, sentences: SentenceDedupConfig | None = None,
-                 score_key: str = "quality_score", fail_fast: bool = False, joins: str = SHUFFLE):
+                 score_key: str = "quality_score", fail_fast: bool = False, joins: str = SHUFFLE,
+                 spill_dir: str | None = None):
         """``joins``: how the light records and then the documents are joined with the drops (``shuffle`` or
-        ``side_input``, ``common.join_verdicts``); ``shared_ids``: the stage's ``SharedIds``, when it has one."""
+        ``side_input``, ``common.join_verdicts``); ``shared_ids``: the stage's ``SharedIds``, when it has one.
+        ``spill_dir``: a local directory every worker can read, where the sentence tables wait (side-input joins)."""
         super().__init__()
         self.lines, self.sentences = lines or LineDedupConfig(), sentences or SentenceDedupConfig()
-        self.score_key, self.fail_fast = score_key, fail_fast
+        self.score_key, self.fail_fast, self.spill_dir = score_key, fail_fast, spill_dir
         self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
         # its input is lists of documents (near-dedup's kept_lists; side-input joins only): the stage sets it
         self.docs_in_lists = False
@@ -238,8 +266,8 @@ class LineAndSentenceDedup(beam.PTransform):
         lines, sentences, shuffle = self.lines, self.sentences, self.joins == SHUFFLE
         if self.docs_in_lists and shuffle:
             raise ValueError("LineAndSentenceDedup.docs_in_lists needs the side_input join")
-        keys = guarded(_KeysFn(lines, sentences, self.score_key, keyed=shuffle, batched=self.docs_in_lists), STAGE,
-                       self.fail_fast, batched=self.docs_in_lists)
+        keys = guarded(_KeysFn(lines, sentences, self.score_key, keyed=shuffle, batched=self.docs_in_lists,
+                               spill_dir=self.spill_dir), STAGE, self.fail_fast, batched=self.docs_in_lists)
         keyed = docs | "BoilerplateKeys" >> beam.ParDo(keys).with_outputs(KEYS, LINES, ERRORS, main="docs")
         # With side-input joins each key shard's drops go on as one list, read as a side input (AsGrouped) by the
         # sentence keys and by the removal alike: not one Beam element per drop (~5 a document on web text).
