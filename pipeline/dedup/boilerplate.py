@@ -83,7 +83,7 @@ def keyed_lines(text: str, lang: str | None, line_chars: int, sentence_chars: in
         if joined:
             words.append(joined)
             if len(joined) >= sentence_chars:  # digest64 inlined (the same value), one call fewer per sentence
-                key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little")
+                key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little", signed=True)
                 keys.append(key)
         if table is not None:  # an ASCII copy: every sentence's words are ASCII, counted by their spaces
             table += (start, end, (LAST_OF_LINE if last else 0) | (HAS_KEY if key is not None else 0), key or 0,

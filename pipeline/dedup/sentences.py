@@ -75,7 +75,7 @@ def sentence_words(text: str, spans: list[tuple[int, int, bool]]) -> list[bytes]
 def word_keys(words: list[bytes], min_chars: int) -> list[int | None]:
     """``digest64`` of each of ``words`` (``sentence_words``), None for one shorter than ``min_chars``: the
     sentences' ``line_key``s, in one comprehension (``digest64`` inlined: the same value)."""
-    return [int.from_bytes(blake2b(joined, digest_size=8).digest(), "little") if len(joined) >= min_chars else None
+    return [int.from_bytes(blake2b(joined, digest_size=8).digest(), "little", signed=True) if len(joined) >= min_chars else None
             for joined in words]
 
 
@@ -106,7 +106,7 @@ def keyed_sentences_reference(text: str, lang: str | None, min_chars: int,
         else:
             words = b" ".join(norm[start - offset:end - offset].split())
             # digest64 inlined (the same value), one Python call fewer per sentence
-            key = int.from_bytes(blake2b(words, digest_size=8).digest(), "little") if len(words) >= min_chars else None
+            key = int.from_bytes(blake2b(words, digest_size=8).digest(), "little", signed=True) if len(words) >= min_chars else None
         keyed.append((start, end, last, key))
         new_line = last and not whole
     return keyed
@@ -126,9 +126,9 @@ def remove_sentences(text: str, lang: str | None, drop: set[int], min_chars: int
     return without_sentences(text, lang, drop, min_chars, collapse)[:3]
 
 
-# A sentence table (``boilerplate.keyed_lines``): five unsigned 64-bit numbers per sentence of a text, in order,
+# A sentence table (``boilerplate.keyed_lines``): five signed 64-bit numbers per sentence of a text, in order,
 # packed as bytes (one Beam value, no object per sentence): start, end, flags (LAST_OF_LINE, HAS_KEY), key, words.
-TABLE_TYPECODE = "Q"
+TABLE_TYPECODE = "q"
 LAST_OF_LINE, HAS_KEY = 1, 2
 
 
@@ -154,7 +154,7 @@ def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: in
             norm, offset = line_normalized(text, start), start
         part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
         joined = b" ".join(part.split())
-        key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little") if len(joined) >= min_chars else None
+        key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little", signed=True) if len(joined) >= min_chars else None
         if key is not None and key in drop:
             removed += 1
             whole = False

@@ -249,3 +249,24 @@ def test_the_one_join_splits_a_documents_sentences_once_unless_a_line_went(monke
     assert all(calls[d.text] == 1 for d in docs)  # each text split by the keys step, not again by the removal
     # with a line gone, the text left is split once more (the table was of the text before)
     assert sum(calls.values()) == len(calls) == len(docs) + (edited if lines_dropped else 0)
+
+
+def test_line_and_sentence_keys_are_signed_64_bit_which_beams_coder_writes_as_varints():
+    # an int of 2**63 or more is pickled by Beam's default coder (~1 us each way, on half of the keys when they
+    # were unsigned: every key record, light line record and drop crosses a stage boundary)
+    from apache_beam.coders import FastPrimitivesCoder
+
+    from corpusforge.pipeline.dedup.lines import line_key
+    from corpusforge.pipeline.dedup.sentences import keyed_sentences
+
+    keys = []
+    for doc in corpus(40, seed=4):
+        for key, _, sentence_keys in line_records(doc.text, None, 10, 20):
+            keys += [key, *sentence_keys] if key is not None else list(sentence_keys)
+        keys += [key for *_, key in keyed_sentences(doc.text, None, 20) if key is not None]
+        keys += [line_key(line, 10) for line in doc.text.split("\n") if line_key(line, 10) is not None]
+    assert len(keys) > 200 and all(-2 ** 63 <= key < 2 ** 63 for key in keys)
+    assert min(keys) < 0 < max(keys)
+    coder = FastPrimitivesCoder().get_impl()
+    assert max(len(coder.encode(key)) for key in keys) <= 11  # a type byte and a varint: no pickled int
+    assert len(coder.encode(2 ** 64 - 1)) > 11  # (what an unsigned key took)
