@@ -222,6 +222,10 @@ class _RemoveFn(beam.DoFn):
     document with its boilerplate lines then sentences removed, or its removal (``lines.drop_lines`` then
     ``sentences.drop_sentences``, the steps of ``LineDedup`` and ``SentenceDedup``)."""
 
+    # A lone document without drops or repeats comes out as it went in, counting nothing (and nothing of it can
+    # raise here): the side-input join passes it on without building its group (common._JoinBySideInput).
+    keeps_unjudged = True
+
     def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig):
         self.lines, self.sentences = lines, sentences
         self.lines_too_short = Metrics.counter(STAGE, LINES_REASON)

@@ -227,7 +227,9 @@ class _JoinBySideInput(beam.DoFn):
         self.fn, self.tags, self.batched, self.gathered = fn, tags, batched, gathered
         self.carried = carried
         self.kept_lists = kept_lists  # the kept documents of an element go on as one list (none when empty)
-        self.unjudged_pass = getattr(fn, "keeps_unjudged", False)
+        # fn's own, or that of the DoFn the dead-letter wrapper (stage.guarded: faults.Isolated) holds
+        inner = getattr(fn, "fn", None)
+        self.unjudged_pass = getattr(fn, "keeps_unjudged", False) or getattr(inner, "keeps_unjudged", False)
 
     def setup(self):
         self.fn.setup()

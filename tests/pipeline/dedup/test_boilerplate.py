@@ -270,3 +270,27 @@ def test_line_and_sentence_keys_are_signed_64_bit_which_beams_coder_writes_as_va
     coder = FastPrimitivesCoder().get_impl()
     assert max(len(coder.encode(key)) for key in keys) <= 11  # a type byte and a varint: no pickled int
     assert len(coder.encode(2 ** 64 - 1)) > 11  # (what an unsigned key took)
+
+
+def test_a_document_without_drops_passes_the_side_input_join_untouched(monkeypatch):
+    # the removal's group is built only for a document that some drop or repeat names (through the dead-letter
+    # wrapper, which the join looks inside); the others go on as they came, as the removal would give them
+    from corpusforge.pipeline.dedup import boilerplate
+    from corpusforge.pipeline.document import Document
+
+    judged = []
+    original = boilerplate._RemoveFn.process
+
+    def counted(self, item):
+        judged.append(item[0])
+        return original(self, item)
+    monkeypatch.setattr(boilerplate._RemoveFn, "process", counted)
+    texts = [f"The words of document {'abcdefghi'[i] * 4} stand here." for i in range(9)]
+    docs = [Document(f"d{i}", f"{texts[i]} {INLINE[0]}" if i < 6 else texts[i], "web",
+                     annotations={"quality_score": i / 10}) for i in range(9)]
+    config = LineDedupConfig(max_occurrences=1, min_words=1), SentenceDedupConfig(max_occurrences=1, min_words=1)
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | LineAndSentenceDedup(*config, joins="side_input")
+        assert_that(out.kept | beam.Map(lambda d: (d.id, d.text)),
+                    equal_to([(d.id, texts[i]) if i < 5 else (d.id, d.text) for i, d in enumerate(docs)]))
+    assert sorted(judged) == [f"d{i}" for i in range(5)]  # d5 keeps the notice; d6-d8 hold none
