@@ -31,6 +31,7 @@ from hashlib import blake2b
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey
 from corpusforge.pipeline.dedup.common import (
     CARRIED, KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_mode, join_verdicts, node_of,
 )
@@ -277,14 +278,14 @@ class LineAndSentenceDedup(beam.PTransform):
         # sentence keys and by the removal alike: not one Beam element per drop (~5 a document on web text).
         line_drops = (
             keyed[KEYS]
-            | "LinesGroup" >> beam.GroupByKey()
+            | "LinesGroup" >> GroupByKey()
             | "LinesBoilerplate" >> beam.FlatMap(shard_drops(lines.max_occurrences, listed=not shuffle))
         )
         # Light records only: no document is in this join (nothing in it can raise on a document's content).
         if shuffle:
             sentence_keys = (
                 {"lines": keyed[LINES], "drop": line_drops}
-                | "LinesJoinRecords" >> beam.CoGroupByKey()
+                | "LinesJoinRecords" >> CoGroupByKey()
                 | "SentencesKeys" >> beam.ParDo(_SentenceKeysFn(lines, sentences)).with_outputs(KEYS, REPEATS, main="none")
             )
         else:
@@ -294,7 +295,7 @@ class LineAndSentenceDedup(beam.PTransform):
             ).with_outputs(KEYS, REPEATS, main="none")
         sentence_drops = (
             sentence_keys[KEYS]
-            | "SentencesGroup" >> beam.GroupByKey()
+            | "SentencesGroup" >> GroupByKey()
             | "SentencesBoilerplate" >> beam.FlatMap(
                 shard_drops(sentences.max_occurrences, "boilerplate_sentences", listed=not shuffle))
         )
