@@ -119,11 +119,11 @@ def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: i
 
 
 class _KeysFn(KeysByShard):
-    """A document (or, ``batched``, a list of them) -> its ``(line key, node)`` records (packed, tagged KEYS);
-    for the shuffle join (``keyed``) ``(id, document)`` and ``(id, (node, line_records))`` tagged LINES; for the
-    side-input join lists of ``(document, sentence table)`` (``HeldDocs``; the table of ``keyed_lines``, which
-    the removal reads instead of splitting the text again) and one list of ``(id, (node, line_records))`` per
-    element tagged LINES. With a ``spill_dir`` the tables (~40 bytes a sentence, several times a spilled
+    """A document (or, ``batched``, a list of them) -> its ``(line key, node)`` records (packed, tagged KEYS) and
+    the document with its sentence table (the table of ``keyed_lines``, which the removal reads instead of
+    splitting the text again): for the shuffle join (``keyed``) ``(id, (document, table))`` and
+    ``(id, (node, line_records))`` tagged LINES; for the side-input join lists of ``(document, table)``
+    (``HeldDocs``) and one list of ``(id, (node, line_records))`` per element tagged LINES. With a ``spill_dir`` the tables (~40 bytes a sentence, several times a spilled
     document's own record) wait in a spill file, one write per element, and a reference goes with each
     document."""
 
@@ -133,7 +133,7 @@ class _KeysFn(KeysByShard):
         self.batched, self.spill_dir = batched, spill_dir
 
     def setup(self):
-        self.spill = SpillWriter(self.spill_dir, ".sentences") if self.spill_dir and not self.keyed else None
+        self.spill = SpillWriter(self.spill_dir, ".sentences") if self.spill_dir else None
 
     def teardown(self):
         if self.spill is not None:
@@ -169,7 +169,7 @@ class _KeysFn(KeysByShard):
             out += self.add(list({key for key, _, _ in records if key is not None}), node)
             lines.append((doc.id, (node, records)))
             if self.keyed:
-                out.append((doc.id, doc))
+                out.append((doc.id, (doc, table)))
             else:
                 out += self.held_docs.hold((doc, table))
         if self.keyed:
@@ -236,16 +236,19 @@ class _RemoveFn(beam.DoFn):
         _, grouped = item
         line_drop, sentence_drop = set(grouped["lines"]), set(grouped["sentences"])
         repeats = bool(list(grouped["repeats"]))
-        table = grouped.get(CARRIED, (None,))[0]  # a lone document's sentence table (keyed_lines), or None
-        if isinstance(table, tuple):  # its spill reference
-            table = read_bytes(table)
-        for doc in grouped["doc"]:
+        docs, tables = list(grouped["doc"]), grouped.get(CARRIED) or ()
+        for i, doc in enumerate(docs):
+            # its sentence table (keyed_lines; bytes, a spill reference or None) when the join carried it
+            table = tables[i] if len(tables) == len(docs) else None
             text_of_table = doc
             if line_drop:
                 doc = yield from drop_lines(doc, line_drop, self.lines, self.lines_too_short)
             if doc is not None and (sentence_drop or repeats):
-                doc = yield from drop_sentences(doc, sentence_drop, self.sentences, self.sentences_too_short,
-                                                table if doc is text_of_table else None)  # no line removed
+                if doc is not text_of_table:  # a line went: the table is of the text before
+                    table = None
+                elif isinstance(table, tuple):
+                    table = read_bytes(table)
+                doc = yield from drop_sentences(doc, sentence_drop, self.sentences, self.sentences_too_short, table)
             if doc is not None:
                 yield doc
 
@@ -305,6 +308,6 @@ class LineAndSentenceDedup(beam.PTransform):
         outputs = join_verdicts(
             keyed.docs, {"lines": line_drops, "sentences": sentence_drops, "repeats": sentence_keys[REPEATS]}, remove,
             "Boilerplate", self.joins, self.shared_ids, join_label="BoilerplateJoin", apply_label="BoilerplateRemove",
-            keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True, carried=not shuffle)
+            keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True, carried=True)
         errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> beam.Flatten()
         return outputs._replace(errors=errors)

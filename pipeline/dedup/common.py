@@ -339,6 +339,16 @@ def _each_carried(batch):
     return [doc for doc, _ in batch]
 
 
+def _carried_apart(item):
+    """A joined ``(id, {"doc": [(document, value)...], ...})`` -> the same with the documents under ``"doc"``
+    and their values under ``CARRIED``, in the same order."""
+    doc_id, grouped = item
+    pairs = list(grouped["doc"])
+    apart = {tag: values for tag, values in grouped.items()}
+    apart["doc"], apart[CARRIED] = [doc for doc, _ in pairs], [value for _, value in pairs]
+    return doc_id, apart
+
+
 def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = SHUFFLE, shared=None,
                   join_label: str | None = None, apply_label: str | None = None, keyed: bool = False,
                   batched: bool = False, with_edits: bool = False, with_errors: bool = False,
@@ -350,8 +360,9 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
 
     ``kept_lists`` (``side_input`` mode): the kept documents come out in lists, those of one input element
     each, for a consumer that takes lists (near-dedup after exact dedup), not one Beam element each.
-    ``carried`` (``side_input`` mode, ``batched``): the lists hold ``(document, value)`` pairs, and ``fn`` finds
-    a lone document's value under ``CARRIED`` (what the producer computed that ``fn`` would compute again).
+    ``carried``: the lists (``side_input`` mode, ``batched``) or keyed elements (``shuffle`` mode, ``keyed``) hold
+    ``(document, value)`` pairs, and ``fn`` finds the documents' values under ``CARRIED``, in the order of its
+    ``"doc"`` (side inputs: a lone document's only; what the producer computed that ``fn`` would compute again).
 
     ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput`` (a value of ``verdicts`` may
     be an ``AsGrouped`` already, shared with another step); the documents whose id
@@ -360,12 +371,14 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
     join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
     if mode == SHUFFLE:
-        if kept_lists or carried:
-            raise ValueError("kept_lists and carried need the side_input join")
+        if kept_lists or (carried and not keyed):
+            raise ValueError("kept_lists needs the side_input join, carried keyed documents with a shuffle")
         if batched:
             docs = docs | f"{label}Unbatch" >> beam.FlatMap(_each)
         keyed_docs = docs if keyed else docs | f"{label}KeyDocs" >> beam.Map(_by_id)
         joined = {"doc": keyed_docs, **verdicts} | join_label >> CoGroupByKey()
+        if carried:
+            joined = joined | f"{label}CarriedApart" >> beam.Map(_carried_apart)
         return split_outputs(joined | apply_label >> beam.ParDo(fn).with_outputs(*tags, main="kept"),
                              with_edits, with_errors)
     if mode != SIDE_INPUT:

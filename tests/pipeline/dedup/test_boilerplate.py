@@ -217,9 +217,12 @@ def test_without_sentences_from_the_table_is_without_sentences(pieces, lang, cha
         without_sentences(text, lang, drop, chars[1], collapse)
 
 
-@pytest.mark.parametrize("lines_dropped,spill", [(False, False), (True, False), (False, True)])
-def test_the_one_join_splits_a_documents_sentences_once_unless_a_line_went(monkeypatch, tmp_path, lines_dropped, spill):
-    # side-input joins: the removal reads the keys step's sentence table instead of splitting the text again; a
+@pytest.mark.parametrize("lines_dropped,spill,joins", [(False, False, "side_input"), (True, False, "side_input"),
+                                                      (False, True, "side_input"), (False, True, "shuffle"),
+                                                      (True, True, "shuffle")])
+def test_the_one_join_splits_a_documents_sentences_once_unless_a_line_went(monkeypatch, tmp_path, lines_dropped, spill,
+                                                                          joins):
+    # either join: the removal reads the keys step's sentence table instead of splitting the text again; a
     # document that lost a line is split again (its text changed), and the decisions are the same either way;
     # with a spill directory the tables wait there, and the documents carry references
     from corpusforge.pipeline.dedup import boilerplate, sentences
@@ -238,7 +241,7 @@ def test_the_one_join_splits_a_documents_sentences_once_unless_a_line_went(monke
                      annotations={"quality_score": i / 10}) for i in range(6)]
     config = LineDedupConfig(max_occurrences=1, min_words=1), SentenceDedupConfig(max_occurrences=1, min_words=1)
     with TestPipeline() as p:
-        out = p | beam.Create(docs) | LineAndSentenceDedup(*config, joins="side_input",
+        out = p | beam.Create(docs) | LineAndSentenceDedup(*config, joins=joins,
                                                            spill_dir=str(tmp_path) if spill else None)
         assert_that(out.kept | beam.Map(lambda d: d.id), equal_to([d.id for d in docs]))
     tables = sum(f.stat().st_size for f in tmp_path.glob("*.sentences"))
