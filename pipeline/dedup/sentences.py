@@ -238,9 +238,10 @@ def remove_sentences_reference(text: str, lang: str | None, drop: set[int], min_
     return "\n".join(lines), removed, collapsed
 
 
-def without_sentences_reference(text: str, lang: str | None, drop: set[int],
-                                min_chars: int, collapse: bool = True) -> tuple[str, int, int, int]:
-    """The definition of ``without_sentences``: ``remove_sentences_reference``, then the text left normalised."""
+def without_sentences_reference(text: str, lang: str | None, drop: set[int], min_chars: int, collapse: bool = True,
+                                table: bytes | None = None) -> tuple[str, int, int, int]:
+    """The definition of ``without_sentences``: ``remove_sentences_reference``, then the text left normalised
+    (``table`` is not read: the reference splits the text again)."""
     left, removed, collapsed = remove_sentences_reference(text, lang, drop, min_chars, collapse)
     return left, removed, collapsed, count_words(normalized_bytes(left))
 
