@@ -35,7 +35,7 @@ from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, RAW_PREVIEW, REJECTE
                                            struct_type)
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
-from corpusforge.pipeline.readers import ReadDocuments, check_inputs, input_files
+from corpusforge.pipeline.readers import ReadDocuments, check_inputs, input_bytes, input_files
 from corpusforge.core.input_files import display_path, file_problem
 from corpusforge.pipeline.spill import LoadText, SpillText, TextSpiller, close_readers, load_text
 from corpusforge.pipeline.stage import Stage, StageContext, names_as_written, registered_stages
@@ -170,9 +170,14 @@ class Segment:
 
 def shuffle_dir(config: BuildConfig, segment: Segment) -> str | None:
     """Where the segment's shuffles wait (``corpusforge.core.disk_grouping``): on local disk beside its spilled
-    text when the build spills, so the driver's memory stays flat as the corpus grows; None: the runner's own
-    shuffle (remote runners, ``output.spill_text: false``)."""
-    return posixpath.join(segment.spill_dir, "shuffle") if spills_text(config) else None
+    text when the build spills and its inputs exceed ``output.disk_shuffle_mb``, so the driver's memory stays
+    flat as the corpus grows; None: the runner's own shuffle (remote runners, ``output.spill_text: false``, a
+    small corpus: Beam's in-memory shuffle sets up faster and holds little)."""
+    if not spills_text(config):
+        return None
+    if config.output.disk_shuffle_mb > 0 and input_bytes(config.inputs) <= config.output.disk_shuffle_mb * 1e6:
+        return None
+    return posixpath.join(segment.spill_dir, "shuffle")
 
 
 def spills_text(config: BuildConfig) -> bool:
@@ -319,6 +324,7 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
             functools.partial(removed_row, annotations=annotations, details=details), lambda r: r.doc.id,
             _removed_sort_key, lambda r: _doc_size(r.doc), target, fmt=fmt)
     lists = {f"{name}-shards.json": infos for name, infos in written.items()}
+    # in memory: facts are summed per bundle before they meet (a few per stage and bundle)
     lists["facts.json"] = facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()
     _save_lists(lists, out)
 
@@ -330,6 +336,7 @@ def _save_lists(lists: dict[str, Any], out: str) -> None:
     tagged = [items | f"Tag{file.split('.')[0].title().replace('-', '')}" >> beam.Map(lambda item, file: (file, item),
                                                                                        file=file)
               for file, items in lists.items()]
+    # in memory: one small entry per shard written and the summed facts
     _ = (tagged | "FlattenLists" >> beam.Flatten() | "GatherLists" >> beam.combiners.ToList()
          | "SaveLists" >> beam.Map(write_json_lists, out, sorted(lists)))
 

@@ -307,6 +307,6 @@ def chain_steps(docs: beam.PCollection, steps: list[tuple[str, beam.PTransform]]
     return StageOutputs(
         kept=docs,
         removed=removed[0] if len(removed) == 1 else removed | "FlattenRemoved" >> Flatten(),
-        edits=None if not edits else edits[0] if len(edits) == 1 else edits | "FlattenEdits" >> beam.Flatten(),
+        edits=None if not edits else edits[0] if len(edits) == 1 else edits | "FlattenEdits" >> Flatten(),
         errors=None if not errors else errors[0] if len(errors) == 1 else errors | "FlattenErrors" >> Flatten(),
     )

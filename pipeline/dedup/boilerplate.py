@@ -31,7 +31,7 @@ from hashlib import blake2b
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey
+from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.common import (
     CARRIED, KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_mode, join_verdicts, node_of,
 )
@@ -309,5 +309,5 @@ class LineAndSentenceDedup(beam.PTransform):
             keyed.docs, {"lines": line_drops, "sentences": sentence_drops, "repeats": sentence_keys[REPEATS]}, remove,
             "Boilerplate", self.joins, self.shared_ids, join_label="BoilerplateJoin", apply_label="BoilerplateRemove",
             keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True, carried=True)
-        errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> beam.Flatten()
+        errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> Flatten()
         return outputs._replace(errors=errors)

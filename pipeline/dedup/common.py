@@ -400,6 +400,7 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
                                                                 kept_lists=kept_lists), *side)
         .with_outputs(*tags, main="kept")
     )
+    # in memory: a side-input join holds the documents until its verdicts are ready by design (dedup.joins)
     flat = {tag: (applied[tag], gathered[tag]) | f"{label}Flatten{tag.title()}" >> beam.Flatten()
             for tag in ["kept", *tags]}
     return StageOutputs(kept=flat["kept"], removed=flat[REMOVED], edits=flat.get(EDITS), errors=flat.get(ERRORS))

@@ -12,7 +12,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey
+from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import LineDedupConfig
 from corpusforge.pipeline.dedup.text import count_words, normalized_bytes
@@ -201,5 +201,5 @@ class LineDedup(beam.PTransform):
         outputs = split_outputs(
             joined | "LinesRemove" >> beam.ParDo(remove).with_outputs(REMOVED, EDITS, ERRORS, main="kept"),
             with_edits=True, with_errors=True)
-        errors = (keyed[ERRORS], outputs.errors) | "LinesErrors" >> beam.Flatten()
+        errors = (keyed[ERRORS], outputs.errors) | "LinesErrors" >> Flatten()
         return outputs._replace(errors=errors)

@@ -39,7 +39,7 @@ import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey
+from corpusforge.core.disk_grouping import CoGroupByKey, Distinct, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
 from corpusforge.pipeline.dedup.common import SHUFFLE, STAGE, AsGrouped, apply_verdicts, join_mode, node_of
 from corpusforge.pipeline.dedup.components import (
@@ -586,12 +586,12 @@ class NearDedup(beam.PTransform):
             | "NearBandShards" >> GroupByKey()
             | "NearBucketPairs" >> beam.FlatMap(shard_pairs(c.max_bucket_pairs)).with_outputs(LARGE, main="pairs")
         )
-        pairs = bucketed.pairs | "NearDistinctPairs" >> beam.Distinct()
+        pairs = bucketed.pairs | "NearDistinctPairs" >> Distinct()
         if batched:  # side inputs: only the signatures of candidates (and of repeated digests) are grouped
             candidates = AsGrouped.of(
                 (pairs | "NearPairCandidates" >> beam.FlatMap(_pair_candidates),
                  bucketed[LARGE] | "NearLargeCandidates" >> beam.Map(_large_candidate))
-                | "NearCandidates" >> beam.Flatten(), "NearPackCandidates")
+                | "NearCandidates" >> Flatten(), "NearPackCandidates")
             repeated = (computed.sigs | "NearDigests" >> beam.ParDo(_BundleDigests())
                         | "NearGatherDigests" >> GroupByKey()
                         | "NearRepeatedDigests" >> beam.FlatMap(_repeated_digests))
@@ -622,7 +622,7 @@ class NearDedup(beam.PTransform):
             | "NearLargeBuckets" >> GroupByKey()
             | "NearVerifyLarge" >> beam.ParDo(_LargeBucketFn(c.verify_threshold, c.max_bucket_pairs))
         )
-        verified = (small, large) | "NearEdges" >> beam.Flatten()  # (u, v, similarity), u < v
+        verified = (small, large) | "NearEdges" >> Flatten()  # (u, v, similarity), u < v
         components = (GatheredComponents("NearCC") if self.components == "single"
                       else ConnectedComponents(c.max_rounds, "NearCC"))
         assignments = (

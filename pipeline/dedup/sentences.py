@@ -16,7 +16,7 @@ from hashlib import blake2b
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey
+from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import KeysByShard, group_docs, line_key, shard_drops
@@ -324,5 +324,5 @@ class SentenceDedup(beam.PTransform):
         outputs = split_outputs(
             joined | "SentencesRemove" >> beam.ParDo(remove).with_outputs(REMOVED, EDITS, ERRORS, main="kept"),
             with_edits=True, with_errors=True)
-        errors = (keyed[ERRORS], outputs.errors) | "SentencesErrors" >> beam.Flatten()
+        errors = (keyed[ERRORS], outputs.errors) | "SentencesErrors" >> Flatten()
         return outputs._replace(errors=errors)
