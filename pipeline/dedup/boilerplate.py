@@ -131,6 +131,9 @@ class _KeysFn(KeysByShard):
                  batched: bool = False, spill_dir: str | None = None):
         self.lines, self.sentences, self.score_key, self.keyed = lines, sentences, score_key, keyed
         self.batched, self.spill_dir = batched, spill_dir
+        # the shuffle join carries a table only as a spill reference: inline (~40 bytes a sentence) it would add a
+        # third to every shuffled document of a runner that shuffles texts (Dataflow, Spark, Flink, Dask)
+        self.carries = spill_dir is not None or not keyed
 
     def setup(self):
         self.spill = SpillWriter(self.spill_dir, ".sentences") if self.spill_dir else None
@@ -169,7 +172,7 @@ class _KeysFn(KeysByShard):
             out += self.add(list({key for key, _, _ in records if key is not None}), node)
             lines.append((doc.id, (node, records)))
             if self.keyed:
-                out.append((doc.id, (doc, table)))
+                out.append((doc.id, (doc, table)) if self.carries else (doc.id, doc))
             else:
                 out += self.held_docs.hold((doc, table))
         if self.keyed:
@@ -308,6 +311,7 @@ class LineAndSentenceDedup(beam.PTransform):
         outputs = join_verdicts(
             keyed.docs, {"lines": line_drops, "sentences": sentence_drops, "repeats": sentence_keys[REPEATS]}, remove,
             "Boilerplate", self.joins, self.shared_ids, join_label="BoilerplateJoin", apply_label="BoilerplateRemove",
-            keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True, carried=True)
+            keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True,
+            carried=self.spill_dir is not None or not shuffle)  # as _KeysFn.carries
         errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> Flatten()
         return outputs._replace(errors=errors)
