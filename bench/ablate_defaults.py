@@ -230,6 +230,13 @@ def analyze(work: str, inputs: list[str]) -> None:
         gone = sum(reasons[k].values())
         top = ", ".join(f"{r} {n}" for r, n in reasons[k].most_common(4))
         print(f"{k:<28} {total[k]:>5} removed {100 * gone / total[k]:5.1f}%  {top}")
+    by_reason: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0])  # junk, good or copy of good
+    for k, counter in reasons.items():
+        for reason, n in counter.items():
+            by_reason[reason][0 if "junk-" in k else 1] += n
+    print("\nby reason (the first rule that fails): junk documents, good documents (or copies of good ones)")
+    for reason, (junk, good) in sorted(by_reason.items(), key=lambda kv: (-kv[1][1], -kv[1][0])):
+        print(f"  {reason:<44} junk {junk:>4}  good {good:>4}")
 
 
 def check_rules(work: str, inputs: list[str], changes: list[str]) -> None:
