@@ -289,6 +289,8 @@ def main() -> None:
     parser.add_argument("--vocab-size", type=int, default=2000)
     parser.add_argument("--lr", type=float, default=2e-3)
     parser.add_argument("--leave-one-out", default="quality", help="Section to leave out part by part ('' none).")
+    parser.add_argument("--tokenizer", default="", help="Use this tokenizer.json (e.g. an earlier run's, to add "
+                                                         "variants to it and reuse its models).")
     parser.add_argument("--before", action="store_true", help="Add variant before-39: the defaults before issue 39.")
     parser.add_argument("--analyze", action="store_true", help="No models: what the default rules remove, by kind.")
     parser.add_argument("--set", action="append", default=[], help="Config overrides for every variant.")
@@ -315,6 +317,8 @@ def main() -> None:
         command += ["--eval", path]
     for item in args.set:
         command += ["--set", item]
+    if args.tokenizer:
+        command += ["--tokenizer", args.tokenizer]
     if args.before:
         variants = os.path.join(work, "before-39.yaml")  # JSON is YAML
         with open(variants, "w", encoding="utf-8") as f:
