@@ -24,6 +24,7 @@ from apache_beam.io.filesystems import FileSystems
 from corpusforge.pipeline import __version__
 from corpusforge.core.beam_options import REMOTE_RUNNERS, pipeline_options, runs_on_direct_runner
 from corpusforge.core.direct_runner import run_pipeline
+from corpusforge.core.disk_grouping import Flatten, Reshuffle, spilling_to
 from corpusforge.core.dofn_specs import memoized_dofn_specs
 from corpusforge.core.fault_config import FaultConfig
 from corpusforge.pipeline.config import BuildConfig
@@ -34,7 +35,7 @@ from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, RAW_PREVIEW, REJECTE
                                            struct_type)
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
-from corpusforge.pipeline.readers import ReadDocuments, check_inputs, input_files
+from corpusforge.pipeline.readers import ReadDocuments, check_inputs, input_bytes, input_files
 from corpusforge.core.input_files import display_path, file_problem
 from corpusforge.pipeline.spill import LoadText, SpillText, TextSpiller, close_readers, load_text
 from corpusforge.pipeline.stage import Stage, StageContext, names_as_written, registered_stages
@@ -132,12 +133,12 @@ class ReadDocumentShards(beam.PTransform):
         docs = (
             pbegin
             | "ListShards" >> beam.Create(shard_paths(self.directory))
-            | "ReshuffleShards" >> beam.Reshuffle()
+            | "ReshuffleShards" >> Reshuffle()
             | "ReadShard" >> beam.FlatMap(_read_documents, schema=self.schema)
         )
         if self.spill_dir:
             docs = docs | "SpillRead" >> SpillText(self.spill_dir)
-        return docs | "SpreadDocuments" >> beam.Reshuffle()
+        return docs | "SpreadDocuments" >> Reshuffle()
 
 
 def _read_documents(path: str, schema: pa.Schema = DOCUMENT_SCHEMA):
@@ -165,6 +166,18 @@ class Segment:
     @property
     def spill_dir(self) -> str:
         return posixpath.join(self.directory, "spill")
+
+
+def shuffle_dir(config: BuildConfig, segment: Segment) -> str | None:
+    """Where the segment's shuffles wait (``corpusforge.core.disk_grouping``): on local disk beside its spilled
+    text when the build spills and its inputs exceed ``output.disk_shuffle_mb``, so the driver's memory stays
+    flat as the corpus grows; None: the runner's own shuffle (remote runners, ``output.spill_text: false``, a
+    small corpus: Beam's in-memory shuffle sets up faster and holds little)."""
+    if not spills_text(config):
+        return None
+    if config.output.disk_shuffle_mb > 0 and input_bytes(config.inputs) <= config.output.disk_shuffle_mb * 1e6:
+        return None
+    return posixpath.join(segment.spill_dir, "shuffle")
 
 
 def spills_text(config: BuildConfig) -> bool:
@@ -286,13 +299,13 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
             facts.append(outputs.edits | f"FactsEdits{name.capitalize()}" >> FactsOf(edit_facts))
     if is_last and not segment.stages:
         facts.append(docs | "FactsOut" >> FactsOf(length_facts("length_out"), annotation_facts))
-    removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> beam.Flatten()
+    removed_all = (removed or [pipeline | "NoRemovals" >> beam.Create([])]) | "FlattenRemoved" >> Flatten()
     facts.append(removed_all | "FactsRemoved" >> FactsOf(removed_facts))  # what the stages removed, as removed
     for transform in before_writing["removed"] if config.output.write_removed else []:
         removed_all = removed_all | type(transform).__name__ >> transform
     if spill_dir:
         removed_all = removed_all | "SpillRemoved" >> SpillText(spill_dir)
-    rejected_all = (rejected or [pipeline | "NoRejections" >> beam.Create([])]) | "FlattenRejected" >> beam.Flatten()
+    rejected_all = (rejected or [pipeline | "NoRejections" >> beam.Create([])]) | "FlattenRejected" >> Flatten()
     facts.append(rejected_all | "FactsRejected" >> FactsOf(rejected_facts))
     for transform in before_writing["rejected"] if config.output.write_rejected else []:
         rejected_all = rejected_all | type(transform).__name__ >> transform
@@ -311,6 +324,7 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
             functools.partial(removed_row, annotations=annotations, details=details), lambda r: r.doc.id,
             _removed_sort_key, lambda r: _doc_size(r.doc), target, fmt=fmt)
     lists = {f"{name}-shards.json": infos for name, infos in written.items()}
+    # in memory: facts are summed per bundle before they meet (a few per stage and bundle)
     lists["facts.json"] = facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()
     _save_lists(lists, out)
 
@@ -322,6 +336,7 @@ def _save_lists(lists: dict[str, Any], out: str) -> None:
     tagged = [items | f"Tag{file.split('.')[0].title().replace('-', '')}" >> beam.Map(lambda item, file: (file, item),
                                                                                        file=file)
               for file, items in lists.items()]
+    # in memory: one small entry per shard written and the summed facts
     _ = (tagged | "FlattenLists" >> beam.Flatten() | "GatherLists" >> beam.combiners.ToList()
          | "SaveLists" >> beam.Map(write_json_lists, out, sorted(lists)))
 
@@ -505,8 +520,9 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
             pipeline = beam.Pipeline(options=options)
             previous = segments[segment.index - 1] if segment.index else None
             # memoized_dofn_specs: Beam inspects each DoFn ~9 times, once is enough (~1 s of start-up);
-            # document_coders: documents cross stage boundaries as their fields, not pickled (document_coder)
-            with memoized_dofn_specs(), document_coders():
+            # document_coders: documents cross stage boundaries as their fields, not pickled (document_coder);
+            # spilling_to: the shuffles of a build that spills wait on local disk, not in memory (disk_grouping)
+            with memoized_dofn_specs(), document_coders(), spilling_to(shuffle_dir(config, segment)):
                 segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
                                  run_secret=run_secret)
                 with shown:

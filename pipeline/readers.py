@@ -25,6 +25,7 @@ from typing import Any, BinaryIO, Callable, Iterator
 
 import apache_beam as beam
 
+from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Reshuffle
 from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
@@ -655,7 +656,7 @@ class ReadDocuments(beam.PTransform):
             outputs = (
                 pbegin
                 | f"ListInput{index}" >> beam.Create([path_bytes(f.path) for f in files])
-                | f"ReshuffleFiles{index}" >> beam.Reshuffle()
+                | f"ReshuffleFiles{index}" >> Reshuffle()
                 | f"ReadInput{index}" >> beam.ParDo(_ReadFile(spec, root, self.max_doc_chars, self.progress, index,
                                                                 self.fail_fast, self.max_record_bytes,
                                                                 self.max_metadata_depth, self.names))
@@ -664,7 +665,7 @@ class ReadDocuments(beam.PTransform):
             documents.append(outputs.documents)
             rejected.append(outputs[REJECTED])
             edits.append(outputs[EDITS])
-        docs = documents | "FlattenDocuments" >> beam.Flatten()
+        docs = documents | "FlattenDocuments" >> Flatten()
         if self.spill_dir:
             from corpusforge.pipeline.spill import SpillText
 
@@ -676,14 +677,14 @@ class ReadDocuments(beam.PTransform):
         # meet another id (``settled_ids``).
         renames = (docs
                    | "IdOrigins" >> beam.Map(lambda d: (d.id, d.origin))
-                   | "GroupIds" >> beam.GroupByKey()
+                   | "GroupIds" >> GroupByKey()
                    | "NamespaceSharedIds" >> beam.FlatMap(id_claims)
-                   | "GroupClaimedIds" >> beam.GroupByKey()
+                   | "GroupClaimedIds" >> GroupByKey()
                    | "SettleIds" >> beam.FlatMap(settled_ids))
         edits.append(renames | "CountIdCollisions" >> beam.Map(lambda _: ("read", "id_collisions", 1)))
         docs = ({"doc": docs | "KeyByOrigin" >> beam.Map(lambda d: (d.origin, d)), "id": renames}
-                | "SpreadDocuments" >> beam.CoGroupByKey()
+                | "SpreadDocuments" >> CoGroupByKey()
                 | "UniqueIds" >> beam.ParDo(_ApplyIds()).with_output_types(Any))
-        self.edits = edits | "FlattenEdits" >> beam.Flatten()
-        return docs, rejected | "FlattenRejected" >> beam.Flatten()
+        self.edits = edits | "FlattenEdits" >> Flatten()
+        return docs, rejected | "FlattenRejected" >> Flatten()
 

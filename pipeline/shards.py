@@ -20,6 +20,7 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
+from corpusforge.core.disk_grouping import GroupByKey, Reshuffle, spill_directory
 from corpusforge.core import rundir
 from corpusforge.core.progress import Reporter
 from corpusforge.core.shard_files import ShardFormat, open_shard, shard_files, write_shard
@@ -132,11 +133,16 @@ class WriteShards(beam.PTransform):
             | "TotalSize" >> beam.CombineGlobally(sum).without_defaults()
             | "NumShards" >> beam.Map(lambda total: max(1, math.ceil(total / target)))
         )
+        lists = held.lists
+        if spill_directory() is not None:
+            # AssignShard waits for the total size (a side input): on a runner that shuffles in memory, the lists
+            # wait on disk meanwhile (Reshuffle in disk_grouping), or every record would be held until then
+            lists = lists | "WaitOnDisk" >> Reshuffle()
         return (
-            held.lists
+            lists
             | "AssignShard" >> beam.FlatMap(_by_shard, n=beam.pvalue.AsSingleton(num_shards, default_value=1),
                                             shard_key=self.shard_key)
-            | "GroupByShard" >> beam.GroupByKey()
+            | "GroupByShard" >> GroupByKey()
             | "WriteShard" >> beam.ParDo(_WriteShard(self.tmp_dir, self.schema, self.to_row, self.sort_key, self.progress,
                                                     self.fmt))
         )

@@ -31,6 +31,7 @@ from typing import Callable, ClassVar, NamedTuple
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from corpusforge.core.disk_grouping import Flatten
 from corpusforge.core.faults import ERRORS, STAGE_ERROR, Isolated
 
 REMOVED = "removed"
@@ -305,7 +306,7 @@ def chain_steps(docs: beam.PCollection, steps: list[tuple[str, beam.PTransform]]
         removed = [pipeline | "NoRemovals" >> beam.Create([])]
     return StageOutputs(
         kept=docs,
-        removed=removed[0] if len(removed) == 1 else removed | "FlattenRemoved" >> beam.Flatten(),
-        edits=None if not edits else edits[0] if len(edits) == 1 else edits | "FlattenEdits" >> beam.Flatten(),
-        errors=None if not errors else errors[0] if len(errors) == 1 else errors | "FlattenErrors" >> beam.Flatten(),
+        removed=removed[0] if len(removed) == 1 else removed | "FlattenRemoved" >> Flatten(),
+        edits=None if not edits else edits[0] if len(edits) == 1 else edits | "FlattenEdits" >> Flatten(),
+        errors=None if not errors else errors[0] if len(errors) == 1 else errors | "FlattenErrors" >> Flatten(),
     )

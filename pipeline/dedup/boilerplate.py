@@ -30,6 +30,7 @@ from hashlib import blake2b
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.common import (
     KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_mode, join_verdicts, node_of,
 )
@@ -203,14 +204,14 @@ class LineAndSentenceDedup(beam.PTransform):
         keyed = docs | "BoilerplateKeys" >> beam.ParDo(keys).with_outputs(KEYS, LINES, ERRORS, main="docs")
         line_drops = (
             keyed[KEYS]
-            | "LinesGroup" >> beam.GroupByKey()
+            | "LinesGroup" >> GroupByKey()
             | "LinesBoilerplate" >> beam.FlatMap(shard_drops(lines.max_occurrences))
         )
         # Light records only: no document is in this join (nothing in it can raise on a document's content).
         if shuffle:
             sentence_keys = (
                 {"lines": keyed[LINES], "drop": line_drops}
-                | "LinesJoinRecords" >> beam.CoGroupByKey()
+                | "LinesJoinRecords" >> CoGroupByKey()
                 | "SentencesKeys" >> beam.ParDo(_SentenceKeysFn(lines, sentences)).with_outputs(KEYS, REPEATS, main="none")
             )
         else:
@@ -219,7 +220,7 @@ class LineAndSentenceDedup(beam.PTransform):
             ).with_outputs(KEYS, REPEATS, main="none")
         sentence_drops = (
             sentence_keys[KEYS]
-            | "SentencesGroup" >> beam.GroupByKey()
+            | "SentencesGroup" >> GroupByKey()
             | "SentencesBoilerplate" >> beam.FlatMap(shard_drops(sentences.max_occurrences, "boilerplate_sentences"))
         )
         remove = guarded(_RemoveFn(lines, sentences), STAGE, self.fail_fast, records=group_docs)
@@ -227,5 +228,5 @@ class LineAndSentenceDedup(beam.PTransform):
             keyed.docs, {"lines": line_drops, "sentences": sentence_drops, "repeats": sentence_keys[REPEATS]}, remove,
             "Boilerplate", self.joins, self.shared_ids, join_label="BoilerplateJoin", apply_label="BoilerplateRemove",
             keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True)
-        errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> beam.Flatten()
+        errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> Flatten()
         return outputs._replace(errors=errors)

@@ -29,6 +29,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.portability import common_urns
 from apache_beam.transforms.window import GlobalWindows
 
+from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey, spill_directory
 from corpusforge.pipeline.dedup.text import survivor_rank
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, removal, split_outputs
 
@@ -53,7 +54,9 @@ def join_mode(setting: str, direct_runner: bool) -> str:
     ``near.components_mode``): side inputs on Beam's DirectRunner only, because every worker of another runner
     would hold every verdict."""
     if setting == "auto":
-        return SIDE_INPUT if direct_runner else SHUFFLE
+        # a build whose shuffles wait on disk (corpusforge.core.disk_grouping) shuffles its documents too: a
+        # side-input join would hold every document in memory until the verdicts are ready
+        return SIDE_INPUT if direct_runner and spill_directory() is None else SHUFFLE
     return setting
 
 
@@ -131,7 +134,7 @@ class SharedIds(beam.PTransform):
         return (
             docs
             | "IdHashes" >> beam.ParDo(_BundleIdHashes())
-            | "GatherIdHashes" >> beam.GroupByKey()
+            | "GatherIdHashes" >> GroupByKey()
             | "RepeatedIdHashes" >> beam.FlatMap(_repeated_hashes)
         )
 
@@ -313,7 +316,7 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
         if batched:
             docs = docs | f"{label}Unbatch" >> beam.FlatMap(_each)
         keyed_docs = docs if keyed else docs | f"{label}KeyDocs" >> beam.Map(_by_id)
-        joined = {"doc": keyed_docs, **verdicts} | join_label >> beam.CoGroupByKey()
+        joined = {"doc": keyed_docs, **verdicts} | join_label >> CoGroupByKey()
         return split_outputs(joined | apply_label >> beam.ParDo(fn).with_outputs(*tags, main="kept"),
                              with_edits, with_errors)
     if mode != SIDE_INPUT:
@@ -328,11 +331,12 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
                                                *side).with_outputs(SHARED, *tags, main="kept")
     gathered = (
         applied[SHARED]
-        | f"{join_label}Shared" >> beam.GroupByKey()  # documents sharing an id: none in a build
+        | f"{join_label}Shared" >> GroupByKey()  # documents sharing an id: none in a build
         | f"{apply_label}Shared" >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), gathered=True,
                                                                 kept_lists=kept_lists), *side)
         .with_outputs(*tags, main="kept")
     )
+    # in memory: a side-input join holds the documents until its verdicts are ready by design (dedup.joins)
     flat = {tag: (applied[tag], gathered[tag]) | f"{label}Flatten{tag.title()}" >> beam.Flatten()
             for tag in ["kept", *tags]}
     return StageOutputs(kept=flat["kept"], removed=flat[REMOVED], edits=flat.get(EDITS), errors=flat.get(ERRORS))

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import hashlib
-from corpusforge.core.text_guards import bounded_normalize
 
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
+from corpusforge.core.disk_grouping import GroupByKey
+from corpusforge.core.text_guards import bounded_normalize
 from corpusforge.pipeline.dedup.common import KEYS, SHUFFLE, STAGE, HeldDocs, apply_verdicts, join_mode, node_of
 from corpusforge.pipeline.dedup.text import joined_words, normalized_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
@@ -128,7 +129,7 @@ class ExactDedup(beam.PTransform):
         keyed = docs | "ExactDigest" >> beam.ParDo(digest).with_outputs(KEYS, ERRORS, main="docs")
         verdicts = (
             keyed[KEYS]
-            | "ExactGroup" >> beam.GroupByKey()
+            | "ExactGroup" >> GroupByKey()
             | "ExactVerdicts" >> beam.FlatMap(gathered_verdicts if self.gathered else exact_verdicts)
         )
         return apply_verdicts(keyed.docs, verdicts, REASON, "Exact", self.joins, self.shared_ids, batched,

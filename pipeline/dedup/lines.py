@@ -12,6 +12,7 @@ import apache_beam as beam
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
+from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import LineDedupConfig
 from corpusforge.pipeline.dedup.text import count_words, normalized_bytes
@@ -184,13 +185,13 @@ class LineDedup(beam.PTransform):
         keyed = docs | "LinesKeys" >> beam.ParDo(keys).with_outputs(KEYS, ERRORS, main="docs")
         drops = (
             keyed[KEYS]
-            | "LinesGroup" >> beam.GroupByKey()
+            | "LinesGroup" >> GroupByKey()
             | "LinesBoilerplate" >> beam.FlatMap(shard_drops(c.max_occurrences))
         )
-        joined = {"doc": keyed.docs, "drop": drops} | "LinesJoin" >> beam.CoGroupByKey()
+        joined = {"doc": keyed.docs, "drop": drops} | "LinesJoin" >> CoGroupByKey()
         remove = guarded(_RemoveLinesFn(c), STAGE, self.fail_fast, records=group_docs)
         outputs = split_outputs(
             joined | "LinesRemove" >> beam.ParDo(remove).with_outputs(REMOVED, EDITS, ERRORS, main="kept"),
             with_edits=True, with_errors=True)
-        errors = (keyed[ERRORS], outputs.errors) | "LinesErrors" >> beam.Flatten()
+        errors = (keyed[ERRORS], outputs.errors) | "LinesErrors" >> Flatten()
         return outputs._replace(errors=errors)

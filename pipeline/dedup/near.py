@@ -39,6 +39,7 @@ import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
+from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
 from corpusforge.pipeline.dedup.common import SHUFFLE, STAGE, apply_verdicts, join_mode, node_of
 from corpusforge.pipeline.dedup.components import (
@@ -390,14 +391,14 @@ class ConnectedComponents(beam.PTransform):
             last = r == self.max_rounds - 1
             keyed = (
                 keyed
-                | f"{p}LargeGroup{r}" >> beam.GroupByKey()
+                | f"{p}LargeGroup{r}" >> GroupByKey()
                 | f"{p}LargeStar{r}" >> beam.FlatMap(_large_star_oriented)
-                | f"{p}SmallGroup{r}" >> beam.GroupByKey()
+                | f"{p}SmallGroup{r}" >> GroupByKey()
                 | f"{p}SmallStar{r}" >> beam.FlatMap(_small_star_roles if last else _small_star_both_ways)
             )
         return (
             keyed
-            | f"{p}GroupRoles" >> beam.GroupByKey()
+            | f"{p}GroupRoles" >> GroupByKey()
             | f"{p}Converged" >> beam.ParDo(_ConvergenceFn(self.max_rounds))
         )
 
@@ -430,7 +431,7 @@ class GatheredComponents(beam.PTransform):
         return (
             edges
             | f"{p}OneKey" >> beam.Map(_under_one_key)
-            | f"{p}Gather" >> beam.GroupByKey()
+            | f"{p}Gather" >> GroupByKey()
             | f"{p}UnionFind" >> beam.FlatMap(_union_find_centres)
         )
 
@@ -521,7 +522,7 @@ class NearDedup(beam.PTransform):
         computed = batches | "NearSignatures" >> beam.ParDo(sign).with_outputs(BANDS, DOCS, ERRORS, main="sigs")
         bucketed = (
             computed[BANDS]
-            | "NearBandShards" >> beam.GroupByKey()
+            | "NearBandShards" >> GroupByKey()
             | "NearBucketPairs" >> beam.FlatMap(shard_pairs(c.max_bucket_pairs)).with_outputs(LARGE, main="pairs")
         )
         pairs = bucketed.pairs | "NearDistinctPairs" >> beam.Distinct()
@@ -529,21 +530,21 @@ class NearDedup(beam.PTransform):
             {"node": computed.sigs, "to": pairs,
              "from": pairs | "NearBySecond" >> beam.Map(lambda ab: (ab[1], None)),
              "large": bucketed[LARGE]}
-            | "NearJoinSignatures" >> beam.CoGroupByKey()
+            | "NearJoinSignatures" >> CoGroupByKey()
             | "NearRoute" >> beam.FlatMap(_route_signatures).with_output_types(typing.Tuple[typing.Any, typing.Any])
             .with_outputs(LARGE, main="halves")
         )
         small = (
             routed.halves
-            | "NearJoinHalves" >> beam.GroupByKey()
+            | "NearJoinHalves" >> GroupByKey()
             | "NearVerify" >> beam.ParDo(_VerifyFn(c.verify_threshold))
         )
         large = (
             routed[LARGE]
-            | "NearLargeBuckets" >> beam.GroupByKey()
+            | "NearLargeBuckets" >> GroupByKey()
             | "NearVerifyLarge" >> beam.ParDo(_LargeBucketFn(c.verify_threshold, c.max_bucket_pairs))
         )
-        verified = (small, large) | "NearEdges" >> beam.Flatten()  # (u, v, similarity), u < v
+        verified = (small, large) | "NearEdges" >> Flatten()  # (u, v, similarity), u < v
         components = (GatheredComponents("NearCC") if self.components == "single"
                       else ConnectedComponents(c.max_rounds, "NearCC"))
         assignments = (
@@ -554,9 +555,9 @@ class NearDedup(beam.PTransform):
         verdicts = (
             {"edges": verified | "NearBySmaller" >> beam.Map(lambda e: (e[0], (e[1], e[2]))),
              "centre": assignments}
-            | "NearJoinComponents" >> beam.CoGroupByKey()
+            | "NearJoinComponents" >> CoGroupByKey()
             | "NearToComponent" >> beam.FlatMap(_to_component)
-            | "NearComponentEdges" >> beam.GroupByKey()
+            | "NearComponentEdges" >> GroupByKey()
             | "NearComponentVerdicts" >> beam.FlatMap(_component_verdicts)
         )
         return apply_verdicts(computed[DOCS], verdicts, REASON, "Near", self.joins, self.shared_ids, batched)._replace(

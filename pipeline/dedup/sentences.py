@@ -15,6 +15,7 @@ from hashlib import blake2b
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
+from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
 from corpusforge.pipeline.dedup.config import SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import KeysByShard, group_docs, line_key, shard_drops
@@ -270,14 +271,14 @@ class SentenceDedup(beam.PTransform):
         keyed = docs | "SentencesKeys" >> beam.ParDo(keys).with_outputs(KEYS, REPEATS, ERRORS, main="docs")
         drops = (
             keyed[KEYS]
-            | "SentencesGroup" >> beam.GroupByKey()
+            | "SentencesGroup" >> GroupByKey()
             | "SentencesBoilerplate" >> beam.FlatMap(shard_drops(c.max_occurrences, "boilerplate_sentences"))
         )
         joined = ({"doc": keyed.docs, "drop": drops, "repeats": keyed[REPEATS]}
-                  | "SentencesJoin" >> beam.CoGroupByKey())
+                  | "SentencesJoin" >> CoGroupByKey())
         remove = guarded(_RemoveSentencesFn(c), STAGE, self.fail_fast, records=group_docs)
         outputs = split_outputs(
             joined | "SentencesRemove" >> beam.ParDo(remove).with_outputs(REMOVED, EDITS, ERRORS, main="kept"),
             with_edits=True, with_errors=True)
-        errors = (keyed[ERRORS], outputs.errors) | "SentencesErrors" >> beam.Flatten()
+        errors = (keyed[ERRORS], outputs.errors) | "SentencesErrors" >> Flatten()
         return outputs._replace(errors=errors)

@@ -7,10 +7,11 @@ empty-after-edit, junk, Gopher quality, repetition, C4's page rules, FineWeb). N
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from corpusforge.pipeline.quality.config import (
-    C4Config, FineWebConfig, GopherConfig, JunkConfig, LengthConfig, QualityConfig, RepetitionConfig,
+    C4Config, FineWebConfig, GopherConfig, JunkConfig, LengthConfig, QualityConfig, RepetitionConfig, ngram_table,
 )
 
 Values = dict[str, Any]
@@ -119,18 +120,28 @@ def decide_repetition(v: Values, cfg: RepetitionConfig) -> str | None:
             return f"rep_{key}"
     if cfg.ngram_min_words is not None and v["n_content_words"] < cfg.ngram_min_words:
         return None
-    for n, frac in cfg.top_ngrams():
-        count = _measured(v, f"top_{n}gram_count")
+    tops, dups = _ngram_rules(ngram_table(tuple(cfg.top_ngram_char_frac.items())),
+                              ngram_table(tuple(cfg.dup_ngram_char_frac.items())))
+    for count_key, frac_key, frac, reason in tops:
+        count = _measured(v, count_key)
         if count is None:  # fewer words than n
             continue
         if count < 2 and cfg.top_ngram_needs_repeat:
             continue
-        if v[f"top_{n}gram_char_frac"] > frac:
-            return f"rep_top_{n}gram"
-    for n, frac in cfg.dup_ngrams():
-        if _measured(v, f"dup_{n}gram_char_frac", required=True) > frac:
-            return f"rep_dup_{n}gram"
+        if v[frac_key] > frac:
+            return reason
+    for key, frac, reason in dups:
+        if _measured(v, key, required=True) > frac:
+            return reason
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _ngram_rules(top: tuple[tuple[int, float], ...], dup: tuple[tuple[int, float], ...]):
+    """The n-gram rules' value keys, limits and reasons per table (``cfg.top_ngrams()``, ``cfg.dup_ngrams()``), spelt
+    once per config instead of per document."""
+    return (tuple((f"top_{n}gram_count", f"top_{n}gram_char_frac", frac, f"rep_top_{n}gram") for n, frac in top),
+            tuple((f"dup_{n}gram_char_frac", frac, f"rep_dup_{n}gram") for n, frac in dup))
 
 
 def _measured(v: Values, key: str, required: bool = False) -> Any:

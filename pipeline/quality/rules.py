@@ -321,6 +321,7 @@ class HeuristicRules:
         self.blocklist = Blocklist(cfg.blocklist)
         self.bad_words = compile_bad_words(cfg.c4.bad_words_file) if cfg.c4.enabled else None
         self._has_blocklist = self.blocklist.active
+        self._steps = list(decision_steps(cfg))  # the same for every document: made once
 
     def apply(self, text: str, lang: str | None = None, url: str | None = None) -> Verdict:
         cfg, store = self.cfg, self.cfg.store_values
@@ -340,7 +341,7 @@ class HeuristicRules:
                     "gopher": lambda: measure_gopher(view, cfg.gopher, lang),
                     "repetition": lambda: measure_repetition(view, cfg.repetition),
                     "fineweb": lambda: measure_fineweb(view, cfg.fineweb)}
-        for family, decide in decision_steps(cfg):
+        for family, decide in self._steps:
             if family not in measures:
                 continue  # length and the blocklist: decided above, on the text before the edits
             if values[family] is None:

@@ -3,7 +3,10 @@
     outputs = docs | Quality(config.quality)          # StageOutputs(kept, removed, edits)
 
 ``Quality`` chains ``LanguageFilter`` -> ``HeuristicFilter`` -> ``ToxicityFilter`` (when enabled) -> one
-``ClassifierFilter`` per configured classifier; each is usable on its own. Every removal is a ``Removed`` record of stage ``quality`` with a reason
+``ClassifierFilter`` per configured classifier; each is usable on its own. The first two run as one step over
+batches of documents (``LanguageAndHeuristics``: one fastText call per batch, then the rules, with the same
+decisions, counts and edits as the two steps); every step works on fixed batches of documents, and a batch that
+raises is retried record by record (``guarded(..., batched=True)``). Every removal is a ``Removed`` record of stage ``quality`` with a reason
 (``langid_low_score``, ``gopher_short_doc``, ``classifier_quality_low_score`` ...); C4's line removal is
 counted on the edits output. Models are loaded once per worker in ``DoFn.setup()``.
 """
@@ -18,7 +21,14 @@ from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, CountingDoFn, St
                                         split_outputs)
 
 STAGE = "quality"
-MODEL_BATCH = 256  # documents per fastText call (language ID, classifiers)
+MODEL_BATCH = 256  # documents per fastText call (language ID, classifiers) and per call of the rules
+
+
+def _batches(size: int) -> beam.BatchElements:
+    """Batches of ``size`` documents (fewer at a bundle's end). A fixed size: Beam's adaptive sizing fits a
+    regression over the timings of its batches (numpy's lstsq, per batch) and starts each bundle at one document, and
+    what is decided of a document never depends on its batch."""
+    return beam.BatchElements(min_batch_size=size, max_batch_size=size)
 
 
 # ---------------------------------------------------------------------------------------- language ID
@@ -61,13 +71,16 @@ class LanguageFilter(beam.PTransform):
     def expand(self, pcoll):
         identify = guarded(_LanguageFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForLanguageId" >> beam.BatchElements(min_batch_size=1, max_batch_size=MODEL_BATCH)
+                  | "BatchForLanguageId" >> _batches(MODEL_BATCH)
                   | "IdentifyLanguage" >> beam.ParDo(identify).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 
 
 # ------------------------------------------------------------------------------------------ heuristics
 class _HeuristicFn(CountingDoFn):
+    """The heuristic rules over a batch of documents: one ``HeuristicRules`` call per document, the batch's edit
+    counts added up and sent once per counter (the build sums them: the same totals as one per document)."""
+
     def __init__(self, cfg: QualityConfig, stage: str):
         super().__init__(stage)
         self.cfg = cfg
@@ -78,20 +91,32 @@ class _HeuristicFn(CountingDoFn):
 
         self.rules = HeuristicRules(self.cfg)
 
-    def process(self, doc: Document):
-        url = doc.metadata.get(self.cfg.blocklist.url_field)
-        text, reason, edits, values = self.rules.apply(doc.text, doc.annotations.get("lang"),
-                                                       url if isinstance(url, str) else None)
-        stored = {"quality": values} if self.cfg.store_values else {}
+    def process(self, batch: list[Document]):
+        edits: dict[str, int] = {}
+        yield from self.judge(batch, edits)
+        yield from self.edits_of(edits)
+
+    def judge(self, docs, edits: dict[str, int]):
+        """Each document of ``docs`` kept (its text after the C4 edits) or removed; ``edits`` gathers the counts."""
+        apply, url_field = self.rules.apply, self.cfg.blocklist.url_field
+        store = self.cfg.store_values
+        for doc in docs:
+            url = doc.metadata.get(url_field)
+            text, reason, doc_edits, values = apply(doc.text, doc.annotations.get("lang"),
+                                                    url if isinstance(url, str) else None)
+            for counter, amount in doc_edits.items():
+                edits[counter] = edits.get(counter, 0) + amount
+            if reason:
+                yield self.drop(doc, reason, **({"quality": values} if store else {}))  # the original text, for audit
+                continue
+            self.count("heuristics_kept")
+            doc = doc if text == doc.text else doc.with_text(text)
+            yield doc.annotate(quality=values) if store else doc
+
+    def edits_of(self, edits: dict[str, int]):
         for counter, amount in edits.items():
             self.count(counter, amount)
             yield edit(self.stage, counter, amount)
-        if reason:
-            yield self.drop(doc, reason, **stored)  # the original text, for audit
-            return
-        self.count("heuristics_kept")
-        doc = doc if text == doc.text else doc.with_text(text)
-        yield doc.annotate(**stored) if stored else doc
 
 
 class HeuristicFilter(beam.PTransform):
@@ -104,8 +129,54 @@ class HeuristicFilter(beam.PTransform):
         self.stage, self.fail_fast = stage, fail_fast
 
     def expand(self, pcoll):
-        rules = guarded(_HeuristicFn(self.cfg, self.stage), self.stage, self.fail_fast)
-        tagged = pcoll | "ApplyRules" >> beam.ParDo(rules).with_outputs(REMOVED, EDITS, ERRORS, main="kept")
+        rules = guarded(_HeuristicFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
+        tagged = (pcoll
+                  | "BatchForRules" >> _batches(MODEL_BATCH)
+                  | "ApplyRules" >> beam.ParDo(rules).with_outputs(REMOVED, EDITS, ERRORS, main="kept"))
+        return split_outputs(tagged, with_edits=True, with_errors=True)
+
+
+class _LanguageAndRulesFn(_HeuristicFn):
+    """``LanguageFilter`` then ``HeuristicFilter`` on one batch, as the whole stage runs them: one step, so a document
+    crosses one Beam step instead of two (Beam's cost per document and step is as much as some whole rules). The same
+    decisions, annotations, counts and edits as the two steps; a batch that raises is retried record by record."""
+
+    def __init__(self, cfg: QualityConfig, stage: str):
+        super().__init__(cfg, stage)
+        self.language = _LanguageFn(cfg.langid, stage)
+
+    def setup(self) -> None:
+        super().setup()
+        self.language.setup()
+        self.language.count = self.count  # its counts are this step's attempt's: held and released with it
+
+    def process(self, batch: list[Document]):
+        kept: list[Document] = []
+        for out in self.language.process(batch):
+            if isinstance(out, Document):
+                kept.append(out)
+            else:
+                yield out
+        edits: dict[str, int] = {}
+        yield from self.judge(kept, edits)
+        yield from self.edits_of(edits)
+
+
+class LanguageAndHeuristics(beam.PTransform):
+    """``LanguageFilter`` and ``HeuristicFilter`` in one step over batches (what ``Quality`` runs when language ID is
+    on)."""
+
+    def __init__(self, config: QualityConfig, stage: str = STAGE, label: str | None = None, fail_fast: bool = False):
+        super().__init__(label)
+        self.cfg = config
+        self.stage, self.fail_fast = stage, fail_fast
+        _check_model(config.langid.model, "quality.langid.model")
+
+    def expand(self, pcoll):
+        fn = guarded(_LanguageAndRulesFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
+        tagged = (pcoll
+                  | "BatchForQuality" >> _batches(MODEL_BATCH)
+                  | "IdentifyLanguageAndApplyRules" >> beam.ParDo(fn).with_outputs(REMOVED, EDITS, ERRORS, main="kept"))
         return split_outputs(tagged, with_edits=True, with_errors=True)
 
 
@@ -157,7 +228,7 @@ class ToxicityFilter(beam.PTransform):
     def expand(self, pcoll):
         score = guarded(_ToxicityFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForToxicity" >> beam.BatchElements(min_batch_size=1, max_batch_size=self.cfg.batch_size)
+                  | "BatchForToxicity" >> _batches(self.cfg.batch_size)
                   | "ScoreToxicity" >> beam.ParDo(score).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 
@@ -207,7 +278,7 @@ class ClassifierFilter(beam.PTransform):
     def expand(self, pcoll):
         score = guarded(_ClassifierFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForClassifier" >> beam.BatchElements(min_batch_size=1, max_batch_size=MODEL_BATCH)
+                  | "BatchForClassifier" >> _batches(MODEL_BATCH)
                   | "Score" >> beam.ParDo(score).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 
@@ -259,8 +330,9 @@ class Quality(Stage, section="quality", order=20):
         steps: list[tuple[str, beam.PTransform]] = []
         if cfg.enabled:
             if cfg.langid.enabled:
-                steps.append(("LanguageFilter", LanguageFilter(cfg.langid, STAGE, fail_fast=fail_fast)))
-            steps.append(("HeuristicFilter", HeuristicFilter(cfg, STAGE, fail_fast=fail_fast)))
+                steps.append(("LanguageAndHeuristics", LanguageAndHeuristics(cfg, STAGE, fail_fast=fail_fast)))
+            else:
+                steps.append(("HeuristicFilter", HeuristicFilter(cfg, STAGE, fail_fast=fail_fast)))
             if cfg.toxicity.enabled:
                 steps.append(("ToxicityFilter", ToxicityFilter(cfg.toxicity, STAGE, fail_fast=fail_fast)))
             steps += [(f"Classifier_{c.name}", ClassifierFilter(c, STAGE, fail_fast=fail_fast)) for c in cfg.classifiers]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from functools import cached_property, reduce
+from functools import reduce
 from itertools import accumulate, chain, compress, repeat
 from operator import iadd, itemgetter, not_
 from typing import TYPE_CHECKING, NamedTuple
@@ -491,6 +491,24 @@ def find_duplicates(items: list[str]) -> tuple[int, int]:
 _LINE_END_ONLY = (_LINE_END,)
 
 
+class once:  # noqa: N801 - used as a decorator, like the functools.cached_property it stands for
+    """``functools.cached_property`` without its lock: Python 3.11's takes an ``RLock`` on every first access (3.12
+    dropped it), ~1 us each, and a document's ``TextView`` computes a dozen views once each. The value is stored in
+    the instance's ``__dict__``, where later lookups find it before this (non-data) descriptor."""
+
+    def __init__(self, compute):
+        self.compute, self.name, self.__doc__ = compute, compute.__name__, compute.__doc__
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
+
+
 def _joined(entries: list[Chunk], field: int) -> list[str]:
     """The chunks' token tuples of one field, joined into a list (in C: list += tuple, no iterator per chunk)."""
     return reduce(iadd, map(itemgetter(field), entries), [])
@@ -504,56 +522,56 @@ class TextView:
     def __init__(self, text: str):
         self.text = text
 
-    @cached_property
+    @once
     def line_words(self) -> list[list[str]]:
         """The word tokens of each line of ``splitlines``; together they are ``words`` (every line break is
         whitespace to ``str.split``). The measures need none (C4 counts sentences from the chunks' marks)."""
         ends = self.line_starts
         return [_joined(self._chunks[a:b], 0) for a, b in zip(ends, ends[1:])]
 
-    @cached_property
+    @once
     def words(self) -> list[str]:
         return _joined(self._chunks, 0)
 
-    @cached_property
+    @once
     def content_words(self) -> list[str]:
         """The tokens with a letter or digit (``is_word``)."""
         return _joined(self._chunks, 1)
 
-    @cached_property
+    @once
     def lower_words(self) -> list[str]:
         """``content_words`` in lower case."""
         return _joined(self._chunks, 2)
 
-    @cached_property
+    @once
     def n_tokens(self) -> int:
         """``len(words)``."""
         return sum(map(itemgetter(5), self._chunks))
 
-    @cached_property
+    @once
     def n_sentences(self) -> int:
         """``sum(count_sentences(line) for line in line_words)``: one sentence per line with a token, and one
         more at each word after a sentence end, read from the chunks' sentence marks ("|" ends a line)."""
         lines = self.line_chunks
         return len(lines) - lines.count([]) + len(_NEW_SENTENCE.findall("".join(map(itemgetter(4), self._chunks))))
 
-    @cached_property
+    @once
     def no_space_script(self) -> bool:
         """Whether the text holds characters of a script without spaces (Han, kana, Thai...: pipeline/words.py)."""
         return has_no_space_script(self.text)
 
-    @cached_property
+    @once
     def wide_script(self) -> bool:
         """Whether the text holds characters ``text_width`` counts otherwise than one (those and Hangul)."""
         return self.no_space_script or has_wide_script(self.text)
 
-    @cached_property
+    @once
     def n_words(self) -> int:
         """How many words ``content_words`` count for (``corpusforge.pipeline.words.word_count``): their number,
         but where characters of a script without spaces are tokens, which count the English words they stand for."""
         return word_count(self.content_words) if self.no_space_script else len(self.content_words)
 
-    @cached_property
+    @once
     def n_word_tokens(self) -> int:
         """``n_tokens`` counted as ``n_words`` counts: ``n_tokens`` for a text without no-space-script characters."""
         return word_count(self.words) if self.no_space_script else self.n_tokens
@@ -565,22 +583,22 @@ class TextView:
             return n
         return ngram_length(n, tokens, self.n_words if tokens is self.content_words else word_count(tokens))
 
-    @cached_property
+    @once
     def n_letter_words(self) -> int:
         """How many tokens hold a letter (``any(c.isalpha() for c in w)``); all are in ``content_words``."""
         return sum(map(itemgetter(3), self._chunks))
 
-    @cached_property
+    @once
     def lower_word_counts(self) -> Counter[str]:
         """How often each of ``lower_words`` occurs (counted in C), in first-occurrence order."""
         return Counter(self.lower_words)
 
-    @cached_property
+    @once
     def line_chunks(self) -> list[list[str]]:
         """Each line's chunks (``str.split``)."""
         return list(map(str.split, self.splitlines))
 
-    @cached_property
+    @once
     def _chunks(self) -> list[Chunk]:
         """Each chunk's remembered pieces (``_split_cached``) and a _LINE_END after each line's, looked up in C
         (the chunks of all lines are ``text.split()``: a line break is whitespace to it); new chunks are split."""
@@ -600,7 +618,7 @@ class TextView:
                     entries[i] = entry
         return entries
 
-    @cached_property
+    @once
     def line_starts(self) -> list[int]:
         """Where each line's entries start in ``_chunks``, then ``len(_chunks)``: line i's chunks' entries are
         ``_chunks[line_starts[i]:line_starts[i + 1] - 1]``, and its line-end entry follows them."""
@@ -611,11 +629,11 @@ class TextView:
         starts, entries = self.line_starts, self._chunks
         return _joined([e for i in indexes for e in entries[starts[i]:starts[i + 1]]], 0)
 
-    @cached_property
+    @once
     def splitlines(self) -> list[str]:
         return self.text.splitlines()
 
-    @cached_property
+    @once
     def lower_text(self) -> str:
         return self.text.lower()
 
@@ -727,6 +745,9 @@ class RepeatedNgrams(NamedTuple):
     counts: Counter | None
 
 
+_NO_COUNTS: Counter = Counter()  # the counts of no n-grams, shared (never changed)
+
+
 def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, RepeatedNgrams]:
     """For each n of ``ns``: the start positions of the word n-grams of ``ws`` that occur more than once, ascending,
     and those n-grams. Bigrams are counted at every position in C (most words of prose repeat, so few are spared);
@@ -756,7 +777,7 @@ def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, RepeatedNgrams]:
             kept = [(p, g) for p, g in zip(candidates, grams) if counts[g] > 1]
             positions = [p for p, _ in kept]
         else:
-            kept, counts = [], Counter()
+            kept, counts = [], _NO_COUNTS  # (in prose, most n past 4: one Counter less each)
         if n in ns:
             found[n] = RepeatedNgrams(positions, [g for _, g in kept], counts)
     return found
@@ -849,6 +870,7 @@ URL_TOKEN_RE = re.compile(r"(?:https?://|www\.)|@[\w-]+\.")
 BOILERPLATE_PHRASE_HINTS = ("cookie", "privacy", "terms", "rights reserved", "©", "copyright", "newsletter", "javascript",
                             "browser", "skip to", "follow us", "share", "datenschutz", "impressum", "confidentialit",
                             "mentions", "política", "aviso legal")
+BOILERPLATE_PHRASE_WIDTH = 29  # the longest match of BOILERPLATE_PHRASES (test_decide checks it)
 MENU_SEPARATORS = ("|", "»", "›", "·", "•")  # MENU_LINE needs two of them
 CASE_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
 # SENTENCE_START_RE with the end mark first and the look-behinds moved after it (each one character wider), so

@@ -116,7 +116,10 @@ def _build_outputs(corpus, name, *flags):
 
 
 def test_every_stage_gives_the_same_bytes_with_and_without_spilling(corpus):
-    spilled, spilled_stats, leftovers = _build_outputs(corpus, "spill")
+    # shuffles on disk (disk_grouping), as a corpus over output.disk_shuffle_mb; then Beam's, as a small one
+    spilled, spilled_stats, leftovers = _build_outputs(corpus, "spill", "--set", "output.disk_shuffle_mb=0")
+    small, small_stats, _ = _build_outputs(corpus, "spill-small")
+    assert small == spilled and small_stats == spilled_stats
     inline, inline_stats, _ = _build_outputs(corpus, "inline", "--set", "output.spill_text=false")
     assert spilled_stats["accounting"]["balanced"] and spilled_stats["accounting"]["removed"] > 0
     assert {"quality", "dedup"} <= set(spilled_stats["removed"]["by_stage"]) and "pii" in spilled_stats["edits"]
@@ -156,13 +159,13 @@ def test_work_directories_and_spill_files_are_owner_only(corpus, monkeypatch, ch
     try:
         root, config = corpus
         assert main(["build", "-c", str(config), "--run-dir", str(root / f"modes-{checkpoints}"),
-                     "--set", f"output.stage_checkpoints={checkpoints}"]) == 0
+                     "--set", f"output.stage_checkpoints={checkpoints}", "--set", "output.disk_shuffle_mb=0"]) == 0
     finally:
         os.umask(old)
     work = [name for name in modes if "/" not in name and name.startswith((".tmp-build-", ".checkpoints"))]
     assert work == [".checkpoints"] if checkpoints == "true" else len(work) == 1
-    spill_files = [name for name in modes if name.endswith((".txt", ".near"))]
+    spill_files = [name for name in modes if name.endswith((".txt", ".near", ".run"))]  # .run: disk_grouping
     spill_dirs = [name for name in modes if name.endswith("/spill")]
-    assert spill_files and spill_dirs
+    assert spill_files and spill_dirs and any(name.endswith(".run") for name in spill_files)
     assert {modes[n] for n in spill_files} == {0o600}
     assert {mode for name, mode in modes.items() if name not in spill_files} == {0o700}

@@ -225,3 +225,50 @@ def test_boilerplate_lines_are_those_the_regex_finds_something_in(text):
 
     view = TextView(text)
     assert boilerplate_chars(view) == sum(len(line) + 1 for line in view.splitlines if BOILERPLATE_RE.search(line))
+
+
+def test_boilerplate_phrase_width_is_the_longest_match():
+    """has_phrase searches a window of BOILERPLATE_PHRASE_WIDTH characters either side of a hint: no match may be
+    longer."""
+    import re
+    import re._parser  # the parsed pattern's widths: what sre itself allocates by
+
+    from corpusforge.pipeline.quality.text import BOILERPLATE_PHRASE_WIDTH, BOILERPLATE_PHRASES
+
+    assert re._parser.parse(BOILERPLATE_PHRASES, re.IGNORECASE).getwidth()[1] == BOILERPLATE_PHRASE_WIDTH
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(st.sampled_from(["we use cookies", "This Website Uses Cookies", "cookie", "xcookies",
+                                        "privacy policy", "privacyx", "terms of use", "terms", "share this page",
+                                        "© 2024", "copyright 1999", "Política de privacidad", "skip to content",
+                                        "a", "b ", " ", "_", "9", "é", "word ", "x" * 30, "y" * 29]), max_size=30))
+def test_phrase_search_in_windows_is_the_whole_line_search(pieces):
+    from corpusforge.pipeline.quality.measure import has_phrase
+    from corpusforge.pipeline.quality.text import BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE
+
+    line = "".join(pieces)
+    hints = [h for h in BOILERPLATE_PHRASE_HINTS if h in line.lower()]
+    assert has_phrase(line, line.lower(), hints) == (BOILERPLATE_PHRASES_RE.search(line) is not None), line
+
+
+@pytest.mark.parametrize("text", ["caf\u00e9 \ud800 lone surrogate", "\udcff\u00c3\u00a9 x", "ab\ud83d\ude00c \u2028 d"])
+def test_junk_character_counts_of_text_with_surrogates(text):
+    """The non-ASCII characters are read from the text's UTF-8 (surrogates passed through): a lone surrogate, which
+    strict UTF-8 refuses, is counted as the regex definitions count it."""
+    from corpusforge.pipeline.quality.measure import measure_junk
+    from corpusforge.pipeline.quality.text import LETTER_RE, MOJIBAKE_RE, SPACE_RE, TextView
+
+    values = measure_junk(TextView(text))
+    non_space = len(text) - SPACE_RE.subn("", text)[1]
+    assert values["non_letter_fraction"] == 1.0 - LETTER_RE.subn("", text)[1] / non_space
+    assert values["mojibake_fraction"] == sum(len(m) for m in MOJIBAKE_RE.findall(text)) / len(text)
+
+
+def test_lower_case_keeps_positions_where_the_phrase_search_runs():
+    """has_phrase finds hints in ``line.lower()`` and searches ``line`` at the same positions: only U+0130 changes
+    length in lower case, and a text holding it takes the whole-line path (CASE_FOLDS_TO_ASCII)."""
+    from corpusforge.pipeline.quality.text import CASE_FOLDS_TO_ASCII
+
+    longer = {chr(cp) for cp in range(0x110000) if len(chr(cp).lower()) != 1}
+    assert longer == {"\u0130"} and longer <= CASE_FOLDS_TO_ASCII

@@ -171,3 +171,65 @@ def test_model_files_name_size_and_hash_of_every_model_used(tmp_path):
     assert [f["role"] for f in model_files(off)] == ["quality.classifiers[quality].model"]
     off.enabled = False
     assert model_files(off) == []
+
+
+_COLLECTED: dict[str, list] = {}  # what _run's pipeline saw (the in-process runner: one Python process)
+
+
+def _collect(rows, name):
+    _COLLECTED[name] = sorted(rows, key=repr)
+
+
+def _run(transform, docs):
+    """Kept (id, text, annotations), removed (id, reason, details), edits summed, and the stage's counters."""
+    from apache_beam.metrics.metric import MetricsFilter
+
+    _COLLECTED.clear()
+    p = TestPipeline()
+    out = p | beam.Create(docs) | transform
+    (out.kept | "Kept" >> beam.Map(lambda d: (d.id, d.text, d.annotations)) | "KeptAll" >> beam.combiners.ToList()
+     | "KeptSave" >> beam.Map(_collect, "kept"))
+    (out.removed | "Removed" >> beam.Map(lambda r: (r.doc.id, r.reason, r.details))
+     | "RemovedAll" >> beam.combiners.ToList() | "RemovedSave" >> beam.Map(_collect, "removed"))
+    (out.edits | "EditsSum" >> beam.CombinePerKey(sum) | "EditsAll" >> beam.combiners.ToList()
+     | "EditsSave" >> beam.Map(_collect, "edits"))
+    result = p.run()
+    result.wait_until_finish()
+    counters = {c.key.metric.name: c.committed
+                for c in result.metrics().query(MetricsFilter().with_namespace("quality"))["counters"]}
+    return dict(_COLLECTED), counters
+
+
+class _TwoSteps(beam.PTransform):
+    """Language ID, then the heuristic rules, as two steps (the stage's wiring before they shared one)."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+
+    def expand(self, pcoll):
+        first = pcoll | LanguageFilter(self.cfg.langid)
+        second = first.kept | HeuristicFilter(self.cfg)
+        from corpusforge.pipeline.stage import StageOutputs
+
+        return StageOutputs(kept=second.kept, removed=(first.removed, second.removed) | beam.Flatten(),
+                            edits=second.edits | beam.Map(lambda e: ((e[0], e[1]), e[2])), errors=None)
+
+
+@pytest.mark.parametrize("store_values", [True, False])
+def test_one_step_of_language_id_and_rules_decides_counts_and_edits_as_two_steps(store_values):
+    cfg = dataclasses.replace(QualityConfig(), store_values=store_values)
+    docs = [doc("en", EN), doc("de", DE), doc("short", SHORT), doc("nav", NAV), doc("moji", MOJIBAKE),
+            doc("sym", SYMBOLS), doc("xx", "asdf qwer zxcv " * 3),
+            doc("cookie", EN + "\nThis site uses cookies to give you a better experience."),
+            doc("cookie2", DE + "\nWe use cookies. Read our privacy policy.\nAnd javascript, too.")]
+
+    class _OneStep(beam.PTransform):
+        def expand(self, pcoll):
+            out = pcoll | Quality(cfg)
+            return out._replace(edits=out.edits | beam.Map(lambda e: ((e[0], e[1]), e[2])))
+
+    one, one_counts = _run(_OneStep(), docs)
+    two, two_counts = _run(_TwoSteps(cfg), docs)
+    assert one == two and one_counts == two_counts
+    assert one["removed"] and one["edits"] and one_counts["langid_kept"] >= 6

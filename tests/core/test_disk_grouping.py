@@ -1,0 +1,109 @@
+"""Shuffles on local disk (corpusforge.core.disk_grouping) group exactly as Beam's, and Beam never holds the records."""
+from __future__ import annotations
+
+import os
+import pickle
+import random
+
+import apache_beam as beam
+import pytest
+from apache_beam.testing.util import assert_that, equal_to
+
+from corpusforge.core import disk_grouping
+from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey, Reshuffle, spill_directory, spilling_to
+
+
+def _records(seed: int, n: int = 3000) -> list:
+    rng = random.Random(seed)
+    keys = [rng.randrange(50), f"k{rng.randrange(40)}", (rng.randrange(5), "t"), b"\x00\xff", -7, None]
+    return [(rng.choice(keys), (i, "é" * rng.randrange(4), [i] * rng.randrange(3))) for i in range(n)]
+
+
+def _save(items, path):
+    with open(path, "wb") as f:
+        pickle.dump(items, f)
+
+
+def _load(path):
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def _grouped(records, directory, out_path):
+    """What GroupByKey gives for ``records``, with values sorted (no order is promised), on disk in
+    ``directory`` (None: Beam's)."""
+    with spilling_to(directory):
+        with beam.Pipeline() as p:
+            _ = (p | beam.Create(records) | GroupByKey()
+                 | beam.MapTuple(lambda k, vs: (k, sorted(vs))) | beam.combiners.ToList()
+                 | beam.Map(_save, str(out_path)))
+    return sorted(_load(out_path), key=repr)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_groups_exactly_as_beams_group_by_key(tmp_path, seed, monkeypatch):
+    monkeypatch.setattr(disk_grouping, "RUN_BYTES", 4096)  # many runs per bundle
+    records = _records(seed)
+    expected = _grouped(records, None, tmp_path / "beam.pkl")
+    assert len(expected) == 6 and sum(len(values) for _, values in expected) == len(records)
+    assert _grouped(records, str(tmp_path / "runs"), tmp_path / "disk.pkl") == expected
+    runs = os.listdir(tmp_path / "runs")
+    assert len(runs) > 10  # the records went to disk, in runs of RUN_BYTES
+    assert all(os.stat(tmp_path / "runs" / run).st_mode & 0o077 == 0 for run in runs)  # owner-only
+
+
+def test_beam_shuffles_references_not_records(tmp_path):
+    """What Beam's own GroupByKey receives is one reference per partition and run, whatever the records."""
+    log = tmp_path / "references.log"
+
+    class _Spy(disk_grouping._GroupRuns):  # noqa: SLF001 - counts what crossed Beam's shuffle
+        def process(self, element):
+            with open(log, "a") as f:
+                f.write(f"{len(element[1])}\n")
+            yield from super().process(element)
+
+    records = [(i, "x" * 100) for i in range(20000)]
+    original = disk_grouping._GroupRuns
+    disk_grouping._GroupRuns = _Spy
+    try:
+        got = _grouped(records, str(tmp_path / "runs"), tmp_path / "out.pkl")
+    finally:
+        disk_grouping._GroupRuns = original
+    assert got == [(i, ["x" * 100]) for i in sorted(range(20000), key=repr)]
+    seen = [int(line) for line in log.read_text().split()]
+    assert 100 < len(seen) <= disk_grouping.PARTITIONS and sum(seen) == len(seen)  # one run: one reference each
+
+
+def test_cogroup_and_reshuffle_match_beams(tmp_path):
+    def run(directory):
+        out_co, out_re = tmp_path / f"co{directory is None}.pkl", tmp_path / f"re{directory is None}.pkl"
+        with spilling_to(directory):
+            with beam.Pipeline() as p:
+                a = p | "A" >> beam.Create([(i % 5, i) for i in range(100)])
+                b = p | "B" >> beam.Create([(i % 3, str(i)) for i in range(10)])
+                empty = p | "E" >> beam.Create([]).with_output_types(tuple)
+                _ = ({"a": a, "b": b, "e": empty} | CoGroupByKey()
+                     | beam.MapTuple(lambda k, d: (k, {t: sorted(v) for t, v in d.items()}))
+                     | "L1" >> beam.combiners.ToList() | "S1" >> beam.Map(_save, str(out_co)))
+                _ = (p | "R" >> beam.Create(list(range(500))) | Reshuffle() | "L2" >> beam.combiners.ToList()
+                     | "S2" >> beam.Map(_save, str(out_re)))
+        return sorted(_load(out_co)), sorted(_load(out_re))
+
+    beams = run(None)
+    assert run(str(tmp_path / "runs")) == beams
+    assert beams[1] == list(range(500)) and len(beams[0]) == 5 and beams[0][0] == (0, {
+        "a": [0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95], "b": ["0", "3", "6", "9"],
+        "e": []})
+
+
+def _labels(directory) -> list[str]:
+    with spilling_to(directory):
+        p = beam.Pipeline()
+        _ = p | beam.Create([(1, 2)]) | GroupByKey()
+    return [t.unique_name for t in p.to_runner_api().components.transforms.values()]
+
+
+def test_outside_spilling_to_it_is_beams_own_transform(tmp_path):
+    assert spill_directory() is None
+    assert not any("WriteRuns" in label for label in _labels(None))
+    assert any("WriteRuns" in label for label in _labels(str(tmp_path)))
