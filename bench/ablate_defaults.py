@@ -291,6 +291,7 @@ def main() -> None:
     parser.add_argument("--leave-one-out", default="quality", help="Section to leave out part by part ('' none).")
     parser.add_argument("--tokenizer", default="", help="Use this tokenizer.json (e.g. an earlier run's, to add "
                                                          "variants to it and reuse its models).")
+    parser.add_argument("--baseline", default="", help="Compare with this variant instead of raw.")
     parser.add_argument("--before", action="store_true", help="Add variant before-39: the defaults before issue 39.")
     parser.add_argument("--analyze", action="store_true", help="No models: what the default rules remove, by kind.")
     parser.add_argument("--set", action="append", default=[], help="Config overrides for every variant.")
@@ -319,6 +320,8 @@ def main() -> None:
         command += ["--set", item]
     if args.tokenizer:
         command += ["--tokenizer", args.tokenizer]
+    if args.baseline:
+        command += ["--baseline", args.baseline]
     if args.before:
         variants = os.path.join(work, "before-39.yaml")  # JSON is YAML
         with open(variants, "w", encoding="utf-8") as f:
