@@ -168,8 +168,8 @@ def main() -> None:
     parser.add_argument("--spill", choices=("on", "off", "both"), default="on",
                         help="output.spill_text: shuffle references to spilled text (on, the default) or the text.")
     parser.add_argument("--peer", action="store_true",
-                        help="Then, per stage, corpusforge and datatrove on the first corpus's documents "
-                             "(bench/build_peer.py; pip install datatrove).")
+                        help="Then corpusforge vs datatrove on the first corpus's documents: per stage, whole "
+                             "build, MinHash signatures (bench/build_peer.py; pip install datatrove).")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="A config setting for every build (corpusforge build --set), e.g. "
                              "dedup.near.components=distributed.")

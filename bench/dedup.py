@@ -286,6 +286,32 @@ def bench_quality(n_docs: int, skip_beam: bool, skip_datatrove: bool) -> dict:
     return results
 
 
+def signature_methods(texts: list[str], num_perm: int) -> dict:
+    """Signatures of ``texts`` (word 5-gram shingles) four ways, each a callable returning a (docs, num_perm)
+    array: datasketch's per-document ``update_batch`` loop (its slowest path) and ``MinHash.bulk`` (its fastest),
+    both SHA-1 shingle hashes; corpusforge's ``MinHasher`` with ``hash: sha1`` (the same family: bit-identical)
+    and ``hash: fast``. Also used by bench/build_peer.py."""
+    from datasketch import MinHash
+
+    shingler = Shingler(5, "word", "sha1")
+
+    def loop():
+        out = np.empty((len(texts), num_perm), dtype=np.uint32)
+        for i, t in enumerate(texts):
+            m = MinHash(num_perm=num_perm)
+            m.update_batch(shingler.shingle_bytes(t))
+            out[i] = m.hashvalues
+        return out
+
+    def bulk():
+        return np.stack([m.hashvalues for m in
+                         MinHash.bulk([shingler.shingle_bytes(t) for t in texts], num_perm=num_perm)])
+
+    return {"datasketch update_batch loop": loop, "datasketch MinHash.bulk": bulk,
+            "corpusforge sha1": lambda: signatures(texts, num_perm, "sha1"),
+            "corpusforge fast": lambda: signatures(texts, num_perm, "fast")}
+
+
 def bench_signatures(n_docs: int, rounds: int) -> dict:
     from datasketch import MinHash
 
@@ -293,7 +319,6 @@ def bench_signatures(n_docs: int, rounds: int) -> dict:
     rng = random.Random(1)
     texts = [d.text for d in docs] + ["\n\n".join(p) for p in synthetic_bases(pages(), max(0, n_docs - len(docs)), rng)]
     texts = texts[:n_docs]
-    shingler = Shingler(5, "word", "sha1")
     chars = sum(map(len, texts)) / len(texts)
     print(f"{len(texts)} documents, {chars:.0f} characters on average, one process")
 
@@ -301,23 +326,8 @@ def bench_signatures(n_docs: int, rounds: int) -> dict:
     for num_perm in (128, 256):
         timings = defaultdict(list)
         outputs = {}
-
-        def loop():
-            out = np.empty((len(texts), num_perm), dtype=np.uint32)
-            for i, t in enumerate(texts):
-                m = MinHash(num_perm=num_perm)
-                m.update_batch(shingler.shingle_bytes(t))
-                out[i] = m.hashvalues
-            return out
-
-        def bulk():
-            return np.stack([m.hashvalues for m in
-                             MinHash.bulk([shingler.shingle_bytes(t) for t in texts], num_perm=num_perm)])
-
         for _ in range(rounds):  # interleaved, best of rounds: contention hits every method alike
-            for name, fn in [("datasketch update_batch loop", loop), ("datasketch MinHash.bulk", bulk),
-                             ("corpusforge sha1", lambda: signatures(texts, num_perm, "sha1")),
-                             ("corpusforge fast", lambda: signatures(texts, num_perm, "fast"))]:
+            for name, fn in signature_methods(texts, num_perm).items():
                 t = time.perf_counter()
                 outputs[name] = fn()
                 timings[name].append(time.perf_counter() - t)

@@ -134,10 +134,13 @@ class Sampler(threading.Thread):
         return dict(by_role)
 
 
+SETTINGS: list[str] = []  # --set KEY=VALUE for every build
+
+
 def build_command(corpus: str, run_dir: str, stages: list[str], flags: list[str]) -> list[str]:
     off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
     return [sys.executable, "-m", "corpusforge", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
-            "--run-dir", run_dir, "--overwrite", "--no-progress", *off, *flags]
+            "--run-dir", run_dir, "--overwrite", "--no-progress", *off, *(f"--set={x}" for x in SETTINGS), *flags]
 
 
 def run_flags(name: str, cluster: Cluster | None) -> list[str]:
@@ -239,7 +242,10 @@ def main() -> None:
     parser.add_argument("--workdir", default=None, help="Where the corpus and runs go (default: a temp dir).")
     parser.add_argument("--no-serialisation", action="store_true", help="Skip the pickling count and coder timing.")
     parser.add_argument("--json", default=None, help="Also write every figure to this JSON file.")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="A config setting for every build, e.g. output.disk_shuffle_mb=0 (shuffles on disk).")
     args = parser.parse_args()
+    SETTINGS.extend(args.set)
     stages = [s for s in args.stages.split(",") if s]
     workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-scale-")
     corpus = os.path.join(workdir, f"corpus-{args.docs}")

@@ -8,7 +8,6 @@ Every input record ends as exactly one of:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from typing import Any
 
@@ -174,10 +173,19 @@ def _json(value: dict[str, Any]) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-@functools.lru_cache(maxsize=64)
+_DECLARED: dict[int, tuple[pa.StructType, frozenset[str]]] = {}
+
+
 def _declared(kind: pa.StructType) -> frozenset[str]:
-    """A struct type's field names (once per type: ``struct_value`` runs for every row written)."""
-    return frozenset(kind.field(i).name for i in range(kind.num_fields))
+    """A struct type's field names, once per type object (``struct_value`` runs for every row written). Found by
+    the object's identity, not its hash: hashing a pyarrow type formats it as text, ~50 us for a build's
+    annotations struct, more than writing the row. The entry holds the type, so its id is never reused."""
+    entry = _DECLARED.get(id(kind))
+    if entry is None or entry[0] is not kind:
+        if len(_DECLARED) >= 64:
+            _DECLARED.clear()
+        entry = _DECLARED[id(kind)] = (kind, frozenset(kind.field(i).name for i in range(kind.num_fields)))
+    return entry[1]
 
 
 def struct_value(values: dict[str, Any], kind: pa.DataType | None) -> Any:

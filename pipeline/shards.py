@@ -24,6 +24,8 @@ from corpusforge.core.disk_grouping import GroupByKey, Reshuffle, spill_director
 from corpusforge.core import rundir
 from corpusforge.core.progress import Reporter
 from corpusforge.core.shard_files import ShardFormat, open_shard, shard_files, write_shard
+from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.document_coder import Documents
 
 
 def stable_hash(key: str) -> int:
@@ -37,7 +39,8 @@ def write_arrow_file(path: str, schema: pa.Schema, rows: Iterable[dict[str, Any]
 
 
 # Records cross the steps between their producer and the shard they go to in lists of up to this many: one
-# Beam element (coding, framing, dispatch) per list, not per record.
+# Beam element (coding, framing, dispatch) per list, not per record. Lists of documents are ``Documents``,
+# coded as columns (``corpusforge.pipeline.document_coder``).
 RECORD_BATCH = 256
 SIZES = "sizes"
 
@@ -60,22 +63,31 @@ class _HoldRecords(beam.DoFn):
         self.records.append(record)
         if len(self.records) >= RECORD_BATCH:
             batch, self.records = self.records, []
-            yield batch
+            yield _batch(batch)
 
     def finish_bundle(self):
         if self.records:
-            yield GlobalWindows.windowed_value(self.records)
+            yield GlobalWindows.windowed_value(_batch(self.records))
         if self.seen:
             yield beam.pvalue.TaggedOutput(SIZES, GlobalWindows.windowed_value(self.size))
         self.records, self.size, self.seen = [], 0, False
 
 
+def _batch(records: list) -> list:
+    """A list of documents as ``Documents`` (coded as columns); any other list as it is."""
+    return Documents(records) if type(records[0]) is Document else records
+
+
 def _by_shard(records: list, n: int, shard_key: Callable[[Any], str]):
     """A list of records -> ``(shard, [its records])`` for each of the ``n`` shards they go to (``stable_hash``
-    of the key)."""
+    of the key); the lists are of the type of ``records`` (``Documents`` stay ``Documents``)."""
     shards: dict[int, list] = {}
+    kind = type(records)
     for record in records:
-        shards.setdefault(stable_hash(shard_key(record)) % n, []).append(record)
+        part = shards.get(index := stable_hash(shard_key(record)) % n)
+        if part is None:
+            part = shards[index] = kind()
+        part.append(record)
     return list(shards.items())
 
 

@@ -296,3 +296,24 @@ def Reshuffle() -> beam.PTransform:  # noqa: N802
 def Flatten() -> beam.PTransform:  # noqa: N802
     """Beam's ``Flatten``; inside ``spilling_to`` each input waits on local disk, not in memory."""
     return beam.Flatten() if spill_directory() is None else _DiskFlatten()
+
+
+def _with_none(element):
+    return element, None
+
+
+def _key(group):
+    return group[0]
+
+
+class _DiskDistinct(beam.PTransform):
+    """Beam's ``Distinct`` on local disk: every element a key, grouped (Beam's is a combiner, whose partial step
+    holds a bundle's distinct elements in memory and whose shuffle holds them all)."""
+
+    def expand(self, elements):
+        return elements | "WithNone" >> beam.Map(_with_none) | "Group" >> _DiskGroupByKey() | "Keys" >> beam.Map(_key)
+
+
+def Distinct() -> beam.PTransform:  # noqa: N802
+    """Beam's ``Distinct``; on local disk inside ``spilling_to``."""
+    return beam.Distinct() if spill_directory() is None else _DiskDistinct()

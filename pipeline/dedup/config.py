@@ -142,8 +142,10 @@ class DedupConfig:
                 "docs/dedup.md), but each worker holds all of a step's verdicts, and runners other than the "
                 "DirectRunner read them again for every bundle (Beam 2.77 keeps no side input across bundles): "
                 "meant for the DirectRunner. auto: side_input on Beam's "
-                "DirectRunner (its driver holds every shuffle in memory anyway), shuffle on any other runner and "
-                "for a dedup transform used without a build. Either way the same output.", same_output=True)
+                "DirectRunner while its shuffles are in memory (a small corpus: output.disk_shuffle_mb), shuffle "
+                "when they wait on disk (a side input would hold every document in memory until its verdicts are "
+                "ready), on any other runner and for a dedup transform used without a build. Either way the same "
+                "output.", same_output=True)
     decontaminate: DecontaminateConfig = setting(factory=DecontaminateConfig)
     exact: ExactDedupConfig = setting(factory=ExactDedupConfig)
     near: NearDedupConfig = setting(factory=NearDedupConfig)

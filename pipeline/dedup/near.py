@@ -39,7 +39,7 @@ import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
+from corpusforge.core.disk_grouping import CoGroupByKey, Distinct, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
 from corpusforge.pipeline.dedup.common import SHUFFLE, STAGE, apply_verdicts, join_mode, node_of
 from corpusforge.pipeline.dedup.components import (
@@ -525,7 +525,7 @@ class NearDedup(beam.PTransform):
             | "NearBandShards" >> GroupByKey()
             | "NearBucketPairs" >> beam.FlatMap(shard_pairs(c.max_bucket_pairs)).with_outputs(LARGE, main="pairs")
         )
-        pairs = bucketed.pairs | "NearDistinctPairs" >> beam.Distinct()
+        pairs = bucketed.pairs | "NearDistinctPairs" >> Distinct()
         routed = (
             {"node": computed.sigs, "to": pairs,
              "from": pairs | "NearBySecond" >> beam.Map(lambda ab: (ab[1], None)),

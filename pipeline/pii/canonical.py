@@ -45,6 +45,9 @@ def _special_run():
 # (or the ``(``/``+`` a phone number starts with). Found from the breaks (a search for the whole shape tries
 # it at every character: ~10x slower on prose).
 _BREAK = re.compile(r"(?:\r\n?|\n)[ \t]*[0-9(+]")
+# _BREAK in a text without "\r": its literal first character is found by a fast scan, where _BREAK's
+# alternation tries a character class at every position (~4x the cost on prose).
+_LF_BREAK = re.compile(r"\n[ \t]*[0-9(+]")
 _SPACES = " \t"
 _SEPARATORS = ".-/"
 _DIGITS = frozenset("0123456789")
@@ -53,7 +56,7 @@ _DIGITS = frozenset("0123456789")
 def _number_breaks(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each line break inside a number, with the spaces around it."""
     out = []
-    for m in _BREAK.finditer(text):
+    for m in (_BREAK if "\r" in text else _LF_BREAK).finditer(text):
         start, end = m.start(), m.end() - 1
         while start > 0 and text[start - 1] in _SPACES:
             start -= 1

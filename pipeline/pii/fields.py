@@ -29,14 +29,23 @@ class FieldScrubber:
     def __init__(self, scrubber: Scrubber):
         self.scrubber = scrubber
         self.config = scrubber.config
+        self._namespaces: dict[str, str] = {}  # the source namespace of ids, scrubbed: one per source
 
     def id(self, value: str) -> str:
         if self.config.id_action == "keep":
             return value
         # The source namespace (``web/``) is scrubbed apart: '/' is valid in an e-mail's local part, and
-        # "web/jane@example.org" would otherwise lose its prefix to the placeholder.
+        # "web/jane@example.org" would otherwise lose its prefix to the placeholder. Every id of a source
+        # has the same one: it is scrubbed once.
         namespace, slash, rest = value.partition("/")
-        return self._hash_entities(namespace) + slash + self._hash_entities(rest)
+        if not slash:
+            return self._hash_entities(value)
+        scrubbed = self._namespaces.get(namespace)
+        if scrubbed is None:
+            scrubbed = self._hash_entities(namespace)
+            if len(self._namespaces) < 4096:
+                self._namespaces[namespace] = scrubbed
+        return scrubbed + slash + self._hash_entities(rest)
 
     def _hash_entities(self, value: str) -> str:
         results = self.scrubber.find(value) if value else []

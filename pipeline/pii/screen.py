@@ -26,6 +26,9 @@ _BASE58 = re.compile(r"[13][a-km-zA-HJ-NP-Z1-9]{25}")
 _ETH = re.compile(r"0x[0-9a-fA-F]{40}")
 _URL = re.compile(r"://|www\.", re.IGNORECASE)
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+# A text's bytes with every ASCII digit as b"0" and everything else as b" " (``_digit_mask``): digit runs are
+# then found with ``bytes.find`` (memchr) instead of a regex character class tried at every character (~6x).
+_DIGIT_MASK = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 
 NUMERIC_TOKEN = r"[0-9 \t\u00a0.\-/()+]"
 EMAIL_TOKEN = r"[\w.!#$%&'*+/=?^`{|}~@-]"
@@ -64,9 +67,13 @@ class ScanCache:
 
     @property
     def digit_runs(self) -> list[tuple[int, int]]:
+        """The spans of the runs of ASCII digits (``[0-9]+``; ``digit_runs_reference``, which tests hold equal)."""
         if self._digits is None:
-            self._digits = [m.span() for m in _DIGITS.finditer(self.text)]
+            self._digits = _digit_runs(self.text)
         return self._digits
+
+    def digit_runs_reference(self) -> list[tuple[int, int]]:
+        return [m.span() for m in _DIGITS.finditer(self.text)]
 
     @property
     def numeric_runs(self) -> list[Run]:
@@ -108,6 +115,15 @@ class ScanCache:
 
     def find_all(self, pattern: re.Pattern) -> list[tuple[int, int]]:
         return [m.span() for m in pattern.finditer(self.text)]
+
+    def url_candidates(self) -> list[tuple[int, int]]:
+        """``find_all(_URL)``, skipped when the text holds neither "://" nor "www." in any case: both are
+        substrings the regex needs, and the case-insensitive regex tries its alternation at every character
+        (~6x the cost of the two substring tests)."""
+        text = self.text
+        if "://" not in text and "www." not in text.lower():
+            return []
+        return self.find_all(_URL)
 
     def find_char(self, char: str) -> list[tuple[int, int]]:
         out, i = [], self.text.find(char)
@@ -201,6 +217,23 @@ class ScreenSpec:
         return _merge(grown)
 
 
+def _digit_runs(text: str) -> list[tuple[int, int]]:
+    """The spans of ``[0-9]+`` in ``text``, from a byte mask of its digits (one byte per character: ASCII, or
+    Latin-1 with every other character as "?", which is no digit)."""
+    data = text.encode("ascii") if text.isascii() else text.encode("latin-1", "replace")
+    mask = data.translate(_DIGIT_MASK)
+    find, out, n = mask.find, [], len(mask)
+    start = find(48)  # b"0"
+    while start >= 0:
+        end = find(32, start)  # b" "
+        if end < 0:
+            out.append((start, n))
+            break
+        out.append((start, end))
+        start = find(48, end)
+    return out
+
+
 def _merge(grown: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Overlapping or touching spans as one."""
     merged: list[list[int]] = []
@@ -220,7 +253,7 @@ SCREENS = {
     "ip": ScreenSpec(union(numeric(4, need_dot=True), pattern(_V6)), HEX_TOKEN, before=28, after=PAD),
     "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Z \-]", before=PAD, after=PAD),  # IBANs are upper case
     "crypto": ScreenSpec(ScanCache.crypto_candidates, ALNUM_TOKEN, before=PAD, after=PAD),
-    "url": ScreenSpec(pattern(_URL), NON_SPACE_TOKEN, before=PAD, after=PAD),
+    "url": ScreenSpec(ScanCache.url_candidates, NON_SPACE_TOKEN, before=PAD, after=PAD),
 }
 
 # The screen of each pattern entity type: the SCREEN of its recognizer (corpusforge.pipeline.pii.recognizers),

@@ -10,7 +10,7 @@ import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.core import disk_grouping
-from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey, Reshuffle, spill_directory, spilling_to
+from corpusforge.core.disk_grouping import CoGroupByKey, Distinct, GroupByKey, Reshuffle, spill_directory, spilling_to
 
 
 def _records(seed: int, n: int = 3000) -> list:
@@ -87,10 +87,13 @@ def test_cogroup_and_reshuffle_match_beams(tmp_path):
                      | "L1" >> beam.combiners.ToList() | "S1" >> beam.Map(_save, str(out_co)))
                 _ = (p | "R" >> beam.Create(list(range(500))) | Reshuffle() | "L2" >> beam.combiners.ToList()
                      | "S2" >> beam.Map(_save, str(out_re)))
-        return sorted(_load(out_co)), sorted(_load(out_re))
+                _ = (p | "D" >> beam.Create([(i % 7, "x") for i in range(300)]) | Distinct()
+                     | "L3" >> beam.combiners.ToList() | "S3" >> beam.Map(_save, str(out_re) + ".distinct"))
+        return sorted(_load(out_co)), sorted(_load(out_re)), sorted(_load(str(out_re) + ".distinct"))
 
     beams = run(None)
     assert run(str(tmp_path / "runs")) == beams
+    assert beams[2] == [(i, "x") for i in range(7)]
     assert beams[1] == list(range(500)) and len(beams[0]) == 5 and beams[0][0] == (0, {
         "a": [0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50, 55, 60, 65, 70, 75, 80, 85, 90, 95], "b": ["0", "3", "6", "9"],
         "e": []})

@@ -150,3 +150,55 @@ def test_a_sampled_size_is_estimated_without_encoding_the_document(monkeypatch):
     monkeypatch.setattr(module, "pickle", None)  # ...nor pickles
     estimate, _ = coder.get_impl().get_estimated_size_and_observables([doc] * 4)
     assert 0.8 * exact <= estimate <= 1.2 * exact
+
+
+def test_a_batch_of_documents_is_coded_as_columns_and_comes_back_as_pickling_gives_it():
+    from corpusforge.pipeline.document_coder import Documents
+
+    docs = [Document(f"web/{i}", text, "web", {"url": f"https://example.org/{i}"},
+                     {"lang": "en", "quality": {"words": len(text.split())}}) for i, text in enumerate(_corpus_texts())]
+    docs[1] = docs[1].with_ref(("/spill/a.txt", 10, 5))  # travels without its text
+    docs[2] = docs[2]._evolve(origin=(0, "part-1.jsonl", 2))
+    batch = Documents(docs)
+    assert DocumentCoder()._fallback_coder.encode(batch)[:1] == b"\x02"  # the columns tag
+    back = _round_trips(batch)
+    assert type(back) is Documents and [d.id for d in back] == [d.id for d in docs] and "text" not in back[1].__dict__
+    assert type(_round_trips(Documents())) is Documents
+    # A member the columns cannot hold: a batch with another value is written as a list, one with a
+    # text UTF-8 cannot hold is pickled; both come back whole.
+    mixed = Documents([docs[0], ("not", "a document")])
+    assert DocumentCoder()._fallback_coder.encode(mixed)[:1] == b"\x03"
+    assert type(_round_trips(mixed)) is Documents
+    surrogate = Documents([docs[0], Document("s", "half a pair: \ud800", "web")])
+    assert DocumentCoder()._fallback_coder.encode(surrogate)[:1] == b"\x00"
+    assert _round_trips(surrogate)[1].text == "half a pair: \ud800"
+    for value in (batch, mixed, surrogate, ("shard", batch)):
+        _same_bytes_as_the_reference(value)
+
+
+def test_a_batch_of_documents_is_sized_from_its_first_documents_without_encoding():
+    from corpusforge.pipeline.document_coder import Documents
+
+    batch = Documents(Document(str(i), "x" * 1000, "web") for i in range(100))
+    exact = len(_reference_coder().encode(batch))
+    coder = DocumentCoder()
+    coder._fallback_coder.get_impl().fields = None  # an estimate encodes nothing
+    estimate, _ = coder.get_impl().get_estimated_size_and_observables(batch)
+    assert abs(estimate - exact) < exact / 8
+
+
+def test_batches_of_documents_group_on_disk_as_columns_and_come_back_whole(tmp_path):
+    # The shard writer's Documents lists cross its GroupByShard, which groups on local disk with the pipeline's
+    # element coder (corpusforge.core.disk_grouping): each list comes back a Documents of the same documents.
+    from corpusforge.core.disk_grouping import GroupByKey, spilling_to
+    from corpusforge.pipeline.document_coder import Documents
+
+    batches = [(i % 3, Documents(Document(f"{i}/{j}", f"text {i} {j} é", "web", {"j": j},
+                                          {"lang": "en"}).with_ref(("/s", j, 3)) for j in range(5)))
+               for i in range(12)]
+    with document_coders(), spilling_to(str(tmp_path / "runs")):
+        with beam.Pipeline() as pipeline:
+            grouped = (pipeline | beam.Create(batches) | GroupByKey()
+                       | beam.FlatMap(lambda kv: [(kv[0], type(part).__name__, tuple(d.id for d in part),
+                                                   all("text" not in d.__dict__ for d in part)) for part in kv[1]]))
+            assert_that(grouped, equal_to([(k, "Documents", tuple(d.id for d in part), True) for k, part in batches]))

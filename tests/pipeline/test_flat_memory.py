@@ -19,9 +19,9 @@ FLATTEN = common_urns.primitives.FLATTEN.urn
 
 # Beam shuffles that carry one small value per key and bundle, not records: combiners (Beam lifts the partial
 # combine before the shuffle) and the one-element gathers of a build's bookkeeping.
-SMALL = ("SumFacts", "CountFacts", "TotalSize", "GatherLists", "NearDistinctPairs", "SumInBundle", "Combine",
+SMALL = ("SumFacts", "CountFacts", "TotalSize", "GatherLists", "SumInBundle",
          "FlattenFacts", "FlattenLists", "ListInput",
-         "/Group/Group", "DoOnce")
+         "DoOnce")
 
 
 class _Captured(Exception):
@@ -89,7 +89,7 @@ def test_a_small_corpus_keeps_beams_faster_starting_shuffles(tmp_path):
     assert _record_shuffles(graph) == []
 
 
-BEAMS_OWN = re.compile(r"\bbeam\.(GroupByKey|CoGroupByKey|Reshuffle|Flatten)\(")
+BEAMS_OWN = re.compile(r"\bbeam\.(GroupByKey|CoGroupByKey|Reshuffle|Flatten|Distinct)\(")
 
 
 def test_pipeline_code_shuffles_only_through_disk_grouping():

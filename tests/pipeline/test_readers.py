@@ -344,3 +344,18 @@ def test_compressed_columnar_files_read_through_a_spooled_copy(suffix):
     pq.write_table(table, buf)
     items = _read(_COMPRESSORS[suffix](buf.getvalue()), "t.parquet" + suffix)
     assert [i.text for i in items] == [f"row {i}" for i in range(3000)]
+
+
+def test_the_surrogate_test_is_the_regex():
+    # _has_surrogate (ASCII: O(1); else strict UTF-8 encoding in C) answers as the regex that tried its class at
+    # every character of every text read.
+    import random as _random
+
+    from corpusforge.pipeline.readers import _SURROGATE, _has_surrogate
+
+    rng = _random.Random(5)
+    alphabet = ["a", " ", "\u00e9", "\u4e2d", "\U0001f600", "\ud800", "\udfff", "\ud7ff", "\ue000", "\ufffd", "\x00"]
+    texts = ["", "plain", "\ud83d", "x" * 1000 + "\udc00"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30))) for _ in range(2000)]
+    for text in texts:
+        assert _has_surrogate(text) == (_SURROGATE.search(text) is not None), ascii(text)

@@ -100,3 +100,20 @@ def test_fast_whitespace_collapse_equals_the_line_by_line_reference(text):
 
     text = text.replace("\r", "\n")  # _canonical turns line ends into \n before collapsing
     assert collapse_whitespace(text) == collapse_whitespace_reference(text)
+
+
+def test_the_ascii_whitespace_collapse_knows_every_ascii_space():
+    # In ASCII text collapse_whitespace tests these characters with substring searches instead of _OTHER_SPACE's
+    # scan: they must be exactly the ASCII characters it matches. And ASCII texts of spaces, tabs, controls
+    # and breaks collapse as the line-by-line reference does.
+    import random
+
+    from corpusforge.pipeline.normalize.stage import (_OTHER_ASCII_SPACE, _OTHER_SPACE, collapse_whitespace,
+                                                      collapse_whitespace_reference)
+
+    assert sorted(_OTHER_ASCII_SPACE) == [chr(c) for c in range(128) if _OTHER_SPACE.match(chr(c))]
+    rng = random.Random(11)
+    pieces = [" ", "  ", "\n", "\n\n\n", "\t", "\x0b", "\x1f", "a", "bc", " \n ", "\u00a0", "\u3000"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 25)))
+        assert collapse_whitespace(text) == collapse_whitespace_reference(text), ascii(text)

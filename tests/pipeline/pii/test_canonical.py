@@ -129,3 +129,17 @@ def test_the_per_character_check_is_the_view_class_over_every_code_point():
     # ``regex`` may know a newer Unicode than ``unicodedata``: code points unassigned here (Cn) are left alone
     # by ``fold`` whichever says they are special
     assert {i for i in by_class ^ by_check if unicodedata.category(every[i]) != "Cn"} == set()
+
+
+def test_line_breaks_in_numbers_are_found_as_the_full_pattern_finds_them():
+    # Without "\r", _number_breaks scans for "\n" (a literal: a fast scan) instead of _BREAK's alternation.
+    import random as _random
+
+    from corpusforge.pipeline.pii import canonical as module
+
+    rng = _random.Random(4)
+    pieces = ["\n", "\r\n", "\r", " ", "\t", "4111", "-", ".", "(", "+", "a", "1"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 20)))
+        fast = [m.span() for m in (module._BREAK if "\r" in text else module._LF_BREAK).finditer(text)]
+        assert fast == [m.span() for m in module._BREAK.finditer(text)], ascii(text)

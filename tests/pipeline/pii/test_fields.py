@@ -77,3 +77,14 @@ def test_metadata_keys_holding_pii_are_hashed_and_stay_distinct(fields):
     assert "jane.doe@example.org" not in str(out) and "202-555-0173" not in str(out)
     assert len(out) == 4 and sorted(out.values(), key=str)[:2] == [3, 4]
     assert out["plain"] == "no pii"
+
+
+def test_the_source_namespace_of_ids_is_scrubbed_once_per_source(monkeypatch):
+    fields = FieldScrubber(Scrubber(PIIConfig(), salt="a-salt-of-sixteen-chars"))
+    asked = []
+    find = fields.scrubber.find
+    monkeypatch.setattr(fields.scrubber, "find", lambda value, *a: asked.append(value) or find(value, *a))
+    ids = [fields.id(f"jane@example.org/{i}") for i in range(3)]
+    assert asked.count("jane@example.org") == 1
+    assert all(i.startswith("<EMAIL:") and i.endswith(f"/{n}") for n, i in enumerate(ids))
+    assert fields.id("jane@example.org") == ids[0].split("/")[0]  # an id without a namespace: scrubbed whole

@@ -90,3 +90,19 @@ def test_a_long_run_of_candidates_is_grown_once():
     for name, text in (("email", "x" + "a@" * 100_000), ("phone", " ".join(["+1 202 555 0123"] * 20_000)),
                        ("ip", " ".join(["10.0.0.7"] * 30_000))):
         assert SCREENS[name].windows(ScanCache(text)) == [(0, len(text))]
+
+
+def test_digit_runs_and_url_candidates_equal_their_regexes():
+    # The byte-mask digit scan and the URL pre-test give exactly the regexes' spans, on ASCII and on other text
+    # (other scripts' digits, no-break spaces, a lone surrogate, characters whose lower case is longer).
+    from corpusforge.pipeline.pii.screen import _URL
+
+    pieces = ["1", "22", "0x", "a", " ", ".", "www.", "WwW.", "ww", "://", ":/", "\u00a0", "\u0661\u0662", "\uff11",
+              "\u0130", "\ud800", "\u00b2", "\u00e9", "\u4e2d", "\n", "9"]
+    rng = random.Random(3)
+    texts = ["", "no digits", "2024", "x" * 300 + "7"]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 40))) for _ in range(3000)]
+    for text in texts:
+        cache = ScanCache(text)
+        assert cache.digit_runs == cache.digit_runs_reference(), text
+        assert cache.url_candidates() == cache.find_all(_URL), text

@@ -84,6 +84,19 @@ def test_text_without_any_prescreen_hit_skips_the_analyzer(scrubber, monkeypatch
     assert scrubber.scrub("Plain prose, nothing to see: version 3.11.").spans == ()
 
 
+def test_candidates_without_a_match_skip_the_analyzer(scrubber, monkeypatch):
+    # "::" is an IPv6 candidate, 3.11.2.1 an IPv4 one, "www." a URL one: none is an address; the screened
+    # recognizers say so on their windows, and the analyzer (most of a text's cost) is not called.
+    text = "Example:: see version 3.11.2.1 of www.python.org/doc and a:b: too."
+    assert scrubber.entities_to_check(text) == []
+
+    def fail(*args, **kwargs):
+        raise AssertionError("analyzer called")
+
+    monkeypatch.setattr(scrubber.analyzer, "analyze", fail)
+    assert scrubber.scrub(text).spans == ()
+
+
 def test_prescreen_selects_only_plausible_entities(scrubber):
     assert scrubber.entities_to_check("write to a@b.org") == ["EMAIL_ADDRESS"]
     assert "PHONE_NUMBER" in scrubber.entities_to_check("call 202 555 0173")
@@ -166,3 +179,13 @@ def test_our_recognizer_classes_do_not_shadow_presidio_ones():
     ours = {c.__name__ for c in vars(recognizers).values()
             if isinstance(c, type) and c.__module__ == recognizers.__name__}
     assert ours and not ours & set(dir(predefined))
+
+
+def test_a_text_without_digits_at_signs_colons_or_urls_asks_no_screen(scrubber, monkeypatch):
+    from corpusforge.pipeline.pii.screen import ScreenSpec
+
+    def fail(*args, **kwargs):
+        raise AssertionError("a screen was asked")
+
+    monkeypatch.setattr(ScreenSpec, "windows", fail)
+    assert scrubber.entities_to_check("Plain prose, nothing in it that any screen looks for.") == []
