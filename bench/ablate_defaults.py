@@ -16,7 +16,11 @@ costs or earns bits per byte.
   it junk of the labelled set's twelve kinds, with exact and near-duplicate clusters. Held out: the last third
   of each prose source, one file per source (``pydoc-en``, ``debref-en``, ``debref-de``).
 - ``sample``: the built-in sample (bench/ablate.py): Python documentation prose with junk pages, duplicates,
-  personal data and a few foreign documents; held out: the documentation paragraphs it does not use.
+  personal data and a few foreign documents; held out: the documentation paragraphs it does not use, and with
+  ``--library-heldout N`` N paragraphs of the standard library's reference too.
+
+``--before`` adds the variant ``before-39`` (the defaults before issue 39 changed two of them); ``--baseline``,
+``--tokenizer`` and ``--set`` pass through to ``corpusforge ablate``. docs/ablation.md has the runs.
 
 Document ids carry their kind (``good-en_doc-12``, ``junk-nav_menu-3``) so ``--analyze`` can say which rule
 removes which kind of good text.
