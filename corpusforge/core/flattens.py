@@ -53,15 +53,24 @@ def merge_nested_flattens(proto):
             else:
                 for inner_local, inner_source in inner.inputs.items():
                     outer.inputs[f"{local}.{inner_local}"] = inner_source
-        if inner_id in parent:
-            siblings = [t for t in transforms[parent[inner_id]].subtransforms if t != inner_id]
-            del transforms[parent[inner_id]].subtransforms[:]
-            transforms[parent[inner_id]].subtransforms.extend(siblings)
-        else:
-            roots = [t for t in proto.root_transform_ids if t != inner_id]
-            del proto.root_transform_ids[:]
-            proto.root_transform_ids.extend(roots)
-        del transforms[inner_id]
+        # Drop the inner Flatten, and every composite it leaves empty on the way up (a composite that only
+        # flattened, e.g. disk_grouping's Flatten of one input): an empty composite reads as a leaf the runner
+        # cannot run.
+        removed = inner_id
+        while True:
+            if removed in parent:
+                holder = transforms[parent[removed]]
+                siblings = [t for t in holder.subtransforms if t != removed]
+                del holder.subtransforms[:]
+                holder.subtransforms.extend(siblings)
+            else:
+                roots = [t for t in proto.root_transform_ids if t != removed]
+                del proto.root_transform_ids[:]
+                proto.root_transform_ids.extend(roots)
+            del transforms[removed]
+            if removed not in parent or transforms[parent[removed]].subtransforms:
+                break
+            removed = parent[removed]
         merged += 1
 
 

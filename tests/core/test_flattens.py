@@ -94,3 +94,43 @@ def test_a_build_is_the_same(tmp_path, monkeypatch):
     assert main([*args, "--run-dir", str(tmp_path / "plain")]) == 0
     assert counts and counts[0] >= 5  # removals and errors gathered by steps, stages and the build
     assert build_outputs(tmp_path / "merged") == build_outputs(tmp_path / "plain")
+
+
+class _OnlyAFlatten(beam.PTransform):
+    """A composite whose one step is a Flatten (as disk_grouping's Flatten of one input)."""
+
+    def expand(self, inputs):
+        return inputs | "Flatten" >> beam.Flatten()
+
+
+def test_a_composite_emptied_by_the_merge_goes_too():
+    """The class: a composite whose only leaf is merged away was left empty, which the runner reads as a leaf it
+    cannot run (KeyError 'beam:transform:generic_composite:v1': a build with every stage off, shuffles on
+    disk). Nested twice here, so the rewrite walks up."""
+    class _Twice(beam.PTransform):
+        def expand(self, inputs):
+            return inputs | "Once" >> _OnlyAFlatten()
+
+    p = beam.Pipeline(runner=DirectRunner(), options=PipelineOptions([]))
+    src = p | "Src" >> beam.Create([1, 2])
+    inner = (src,) | "Wrapped" >> _Twice()
+    outer = (inner, src | "Tens" >> beam.Map(lambda x: 10 * x)) | "Outer" >> beam.Flatten()
+    assert_that(outer, equal_to([1, 2, 10, 20]))
+    proto, merged = merge_nested_flattens(p.to_runner_api())
+    assert merged == 1
+    names = {t.unique_name for t in proto.components.transforms.values()}
+    assert "Wrapped" not in names and "Wrapped/Once" not in names
+    assert all(t.subtransforms or t.spec.urn != "beam:transform:generic_composite:v1"
+               for t in proto.components.transforms.values())
+    run_pipeline(p).wait_until_finish()
+
+
+def test_a_build_with_every_stage_off_and_shuffles_on_disk(tmp_path):
+    from corpusforge.cli.main import main
+
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"id": "a", "text": "hello world, a short text."}\n')
+    off = [f"--set={stage}.enabled=false" for stage in ("normalize", "quality", "dedup", "pii")]
+    assert main(["build", "--input", str(source), "--run-dir", str(tmp_path / "run"), "--no-progress", *off,
+                 "--set", "output.disk_shuffle_mb=0"]) == 0
+    assert (tmp_path / "run" / "manifest.json").exists()
