@@ -110,3 +110,21 @@ def test_outside_spilling_to_it_is_beams_own_transform(tmp_path):
     assert spill_directory() is None
     assert not any("WriteRuns" in label for label in _labels(None))
     assert any("WriteRuns" in label for label in _labels(str(tmp_path)))
+
+
+def test_partitions_grow_with_the_input_so_one_partition_does_not():
+    assert disk_grouping.partitions_for(0) == disk_grouping.PARTITIONS
+    assert disk_grouping.partitions_for(800_000_000) == disk_grouping.PARTITIONS  # ~1M web-like documents
+    assert disk_grouping.partitions_for(8_000_000_000) == 2000  # ~10M: a partition holds as much as at 1M
+    assert disk_grouping.partitions_for(10**15) == disk_grouping.MAX_PARTITIONS
+
+
+def test_more_partitions_group_the_same(tmp_path):
+    records = _records(7)
+    expected = _grouped(records, None, tmp_path / "beam.pkl")
+    with spilling_to(str(tmp_path / "runs"), partitions=4096):
+        with beam.Pipeline() as p:
+            _ = (p | beam.Create(records) | GroupByKey()
+                 | beam.MapTuple(lambda k, vs: (k, sorted(vs))) | beam.combiners.ToList()
+                 | beam.Map(_save, str(tmp_path / "many.pkl")))
+    assert sorted(_load(tmp_path / "many.pkl"), key=repr) == expected
