@@ -120,10 +120,12 @@ def main() -> int:
     ap.add_argument("--per-kind", type=int, default=60, help="Examples per good source and per junk kind.")
     ap.add_argument("--json", help="Write all figures to this file.")
     ap.add_argument("--show-errors", type=int, default=0, help="Print this many misjudged examples of the defaults.")
+    ap.add_argument("--corpusforge-only", action="store_true", help="Leave datatrove's filters out (not installed).")
+    ap.add_argument("--before-39", action="store_true", help="Add the defaults before issue 39 as a configuration.")
     args = ap.parse_args()
 
     lid = LanguageIdentifier()
-    dt = datatrove_filters()
+    dt = {} if args.corpusforge_only else datatrove_filters()
     results = {}
     for split in (["dev", "test"] if args.split == "both" else [args.split]):
         examples = build(split, args.per_kind)
@@ -135,9 +137,15 @@ def main() -> int:
         configs["corpusforge paper_config()"] = corpusforge_decisions(paper_config(), examples, lid)
         for name, f in dt.items():
             configs[f"datatrove {name}"] = datatrove_decisions([f], examples)
-        chain = [dt["LanguageFilter(en)"], dt["GopherRepetition"], dt["GopherQuality"], dt["C4Quality"], dt["FineWebQuality"]]
-        configs["datatrove chained (FineWeb order)"] = datatrove_decisions(chain, examples)
-        configs["datatrove chained, no LanguageFilter"] = datatrove_decisions(chain[1:], examples)
+        if args.before_39:
+            from bench.ablate_defaults import BEFORE_39
+            from corpusforge.config import load_config
+            before = load_config(None, [f"{k}={json.dumps(v)}" for k, v in BEFORE_39.items()]).quality
+            configs["corpusforge defaults before issue 39"] = corpusforge_decisions(before, examples, lid)
+        if dt:
+            chain = [dt["LanguageFilter(en)"], dt["GopherRepetition"], dt["GopherQuality"], dt["C4Quality"], dt["FineWebQuality"]]
+            configs["datatrove chained (FineWeb order)"] = datatrove_decisions(chain, examples)
+            configs["datatrove chained, no LanguageFilter"] = datatrove_decisions(chain[1:], examples)
         elapsed = time.perf_counter() - t
 
         scores = {name: score(examples, d) for name, d in configs.items()}
@@ -146,14 +154,15 @@ def main() -> int:
         for name, s in scores.items():
             print(f"{name:<{width}}  {s['good_kept']:9.3f}  {s['bad_removed']:11.3f}  {s['balanced_accuracy']:12.3f}")
         kinds = list(dict.fromkeys(e.kind for e in examples))
-        shown = ["corpusforge defaults", "corpusforge paper_config()", "datatrove chained (FineWeb order)",
-                 "datatrove GopherQuality", "datatrove FineWebQuality"]
+        shown = [n for n in ["corpusforge defaults", "corpusforge defaults before issue 39", "corpusforge paper_config()",
+                             "datatrove chained (FineWeb order)", "datatrove GopherQuality", "datatrove FineWebQuality"]
+                 if n in scores]
         print("\nper kind: share judged correctly (good kept / bad removed)")
         print(f"{'kind':<26}" + "".join(f"{n[:22]:>24}" for n in shown))
         for k in kinds:
             mark = "bad " if k in JUNK_KINDS else "good"
             print(f"{mark} {k:<21}" + "".join(f"{scores[n]['per_kind'][k]:24.3f}" for n in shown))
-        best_peer = max((s["balanced_accuracy"], n) for n, s in scores.items() if n.startswith("datatrove"))
+        best_peer = max([(s["balanced_accuracy"], n) for n, s in scores.items() if n.startswith("datatrove")] or [(0.0, "none")])
         ours = scores["corpusforge defaults"]["balanced_accuracy"]
         print(f"\ncorpusforge defaults: balanced accuracy {ours:.3f}; best datatrove configuration: {best_peer[1]} "
               f"{best_peer[0]:.3f}  ({elapsed:.1f} s for all configurations)")

@@ -24,7 +24,7 @@ from apache_beam.io.filesystems import FileSystems
 from corpusforge.pipeline import __version__
 from corpusforge.core.beam_options import REMOTE_RUNNERS, pipeline_options, runs_on_direct_runner
 from corpusforge.core.direct_runner import run_pipeline
-from corpusforge.core.disk_grouping import Flatten, Reshuffle, spilling_to
+from corpusforge.core.disk_grouping import Flatten, Reshuffle, partitions_for, spilling_to
 from corpusforge.core.dofn_specs import memoized_dofn_specs
 from corpusforge.core.fault_config import FaultConfig
 from corpusforge.pipeline.config import BuildConfig
@@ -522,7 +522,8 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
             # memoized_dofn_specs: Beam inspects each DoFn ~9 times, once is enough (~1 s of start-up);
             # document_coders: documents cross stage boundaries as their fields, not pickled (document_coder);
             # spilling_to: the shuffles of a build that spills wait on local disk, not in memory (disk_grouping)
-            with memoized_dofn_specs(), document_coders(), spilling_to(shuffle_dir(config, segment)):
+            with memoized_dofn_specs(), document_coders(), \
+                    spilling_to(shuffle_dir(config, segment), partitions_for(input_bytes(config.inputs))):
                 segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
                                  run_secret=run_secret)
                 with shown:

@@ -5,7 +5,8 @@
 - WordNet definitions (apt-get install dict-wn): dictionary entries.
 - fortune files in German, Spanish and Italian (apt-get install fortunes-{de,es,it}): quotes, anecdotes.
 
-Missing Debian packages are skipped with a note; ``APT_PACKAGES`` lists them for a benchmark's setup.
+Missing Debian packages are skipped with a note; ``APT_PACKAGES`` lists them for a benchmark's setup. Without
+root, ``apt-get download`` them, ``dpkg-deb -x`` each into one directory and set ``CORPUSFORGE_DEB_ROOT`` to it.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from html.parser import HTMLParser
 APT_PACKAGES = ["debian-reference-de", "debian-reference-fr", "debian-reference-es", "debian-reference-it",
                 "dict-wn", "fortunes-de", "fortunes-es", "fortunes-it"]
 _WS = re.compile(r"\s+")
+_ROOT = os.environ.get("CORPUSFORGE_DEB_ROOT", "")  # where the packages are unpacked; "" = installed
 
 
 def _prose(par: str) -> bool:
@@ -87,7 +89,7 @@ class _Paragraphs(HTMLParser):
 
 def debian_reference_paragraphs(lang: str) -> list[str]:
     out = []
-    for path in sorted(glob.glob(f"/usr/share/debian-reference/*.{lang}.html")):
+    for path in sorted(glob.glob(f"{_ROOT}/usr/share/debian-reference/*.{lang}.html")):
         parser = _Paragraphs()
         with open(path, encoding="utf-8", errors="replace") as f:
             parser.feed(f.read())
@@ -97,7 +99,7 @@ def debian_reference_paragraphs(lang: str) -> list[str]:
 
 def wordnet_entries(limit: int = 20000) -> list[str]:
     """``word (noun): definition; "example"`` from WordNet's dictd file."""
-    path = "/usr/share/dictd/wn.dict.dz"
+    path = f"{_ROOT}/usr/share/dictd/wn.dict.dz"
     if not os.path.exists(path):
         return []
     text = gzip.open(path).read().decode("utf-8", errors="replace")
@@ -118,7 +120,7 @@ def wordnet_entries(limit: int = 20000) -> list[str]:
 
 
 def fortunes(lang: str, exclude: tuple[str, ...] = ("asciiart",)) -> list[str]:
-    root = f"/usr/share/games/fortunes/{lang}"
+    root = f"{_ROOT}/usr/share/games/fortunes/{lang}"
     out = []
     for path in sorted(glob.glob(f"{root}/*")):
         base = os.path.basename(path)
@@ -137,7 +139,7 @@ def fortunes(lang: str, exclude: tuple[str, ...] = ("asciiart",)) -> list[str]:
 
 
 def ascii_art() -> list[str]:
-    path = "/usr/share/games/fortunes/de/asciiart.u8"
+    path = f"{_ROOT}/usr/share/games/fortunes/de/asciiart.u8"
     if not os.path.exists(path):
         return []
     with open(path, encoding="utf-8", errors="replace") as f:

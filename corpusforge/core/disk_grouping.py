@@ -5,18 +5,20 @@ PCollection that crosses a ``GroupByKey`` in the driver's memory until the group
 memory grew with the number of records it shuffled: ~2.5 KB per document for normalize + dedup (line,
 sentence and band keys, verdicts, the documents' references), 2.95 GB at 1M documents, 7.97 GB at 3M.
 
-``GroupByKey``, ``CoGroupByKey`` and ``Reshuffle`` here are drop-in replacements for Beam's that, while a build
-constructs its pipeline inside ``spilling_to(directory)``, keep the grouped records on local disk instead:
+``GroupByKey``, ``CoGroupByKey``, ``Reshuffle``, ``Flatten`` and ``Distinct`` here stand in for Beam's: while a
+build constructs its pipeline inside ``spilling_to(directory, partitions)``, they keep the grouped records on
+local disk instead:
 
-    records -> (bundle) encoded, partitioned by a stable hash of the key into ``PARTITIONS``, written as sorted
-               runs of up to ``RUN_BYTES`` to files in ``directory``   -> (partition, (file, offset, length))
+    records -> (bundle) encoded, partitioned by a stable hash of the key (256 partitions, more for a larger
+               input: ``partitions_for``), written as runs of up to ``RUN_BYTES`` to files in ``directory``
+                                                                       -> (partition, (file, offset, length))
             -> Beam's GroupByKey of those run references (a few per partition and bundle: tiny)
             -> per partition: its runs read back and grouped by key   -> (key, [values]) in key-byte order
 
-So what Beam holds in memory is a few references per partition, whatever the corpus size, and one worker
-holds one partition's records at a time (a 256th of the shuffle, when it has many keys). Outside ``spilling_to`` (remote runners,
-whose shuffle is their own disk-backed service, or a build that does not spill) they are Beam's own
-transforms, unchanged.
+So what Beam holds in memory is a few references per partition and run, and one worker holds one partition's
+records at a time: with one partition per 4 MB of input, about as much whatever the corpus size. Outside
+``spilling_to`` (remote runners, whose shuffle is their own disk-backed service, or a build that does not spill)
+they are Beam's own transforms, unchanged.
 
 Keys are grouped by their bytes under Beam's deterministic coder for the key type (the key coder a
 ``GroupByKey`` asks for), so the grouping is Beam's; values are coded with the pipeline's element coder
@@ -40,25 +42,34 @@ from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.core.files import make_private_dir
 
-# 256 partitions: at 10M documents a normalize + dedup build's largest shuffle (line and sentence keys) is a
-# few GB encoded, ~10-20 MB a partition; fewer would raise the memory of one grouping step, more the number
-# of references Beam shuffles for a small build (only partitions that received records send one).
+# At least 256 partitions (``partitions_for``: more for a larger input, so a partition's size, what one grouping
+# step holds, does not grow with the corpus); more would raise the number of references Beam shuffles for a
+# small build (only partitions that received records send one).
 PARTITIONS = 256
+MAX_PARTITIONS = 65536
+INPUT_BYTES_PER_PARTITION = 4_000_000  # of input as stored: ~5k web-like documents, ~1-3 MB of keys each shuffle
 # What one bundle buffers before it writes a run: its memory, and the size of the writes.
 RUN_BYTES = 32 * 1024 * 1024
 # What a buffered record costs besides its encoding: its bytes object's header and its slot in a list (small
 # records, a key and nothing else, cost several times their encoding).
 _HELD_BYTES = sys.getsizeof(b"") + 8
 
-_SPILL_DIR: contextvars.ContextVar[str | None] = contextvars.ContextVar("corpusforge_disk_grouping", default=None)
+_SPILL_DIR: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar("corpusforge_disk_grouping",
+                                                                                     default=None)
+
+
+def partitions_for(input_bytes: int) -> int:
+    """How many partitions a build's shuffles use for ``input_bytes`` of input files: one per
+    ``INPUT_BYTES_PER_PARTITION``, between ``PARTITIONS`` and ``MAX_PARTITIONS``."""
+    return max(PARTITIONS, min(MAX_PARTITIONS, -(-input_bytes // INPUT_BYTES_PER_PARTITION)))
 
 
 @contextlib.contextmanager
-def spilling_to(directory: str | None):
+def spilling_to(directory: str | None, partitions: int = PARTITIONS):
     """While a pipeline is constructed inside it, this module's transforms group on local disk in
-    ``directory`` (None: Beam's in-memory shuffle). One setting per build, not per transform: where a runner
-    keeps its shuffles is the runner's business, not the stage's that groups."""
-    token = _SPILL_DIR.set(directory)
+    ``directory`` (None: Beam's in-memory shuffle) into ``partitions`` partitions. One setting per build, not per
+    transform: where a runner keeps its shuffles is the runner's business, not the stage's that groups."""
+    token = _SPILL_DIR.set(None if directory is None else (directory, partitions))
     try:
         yield
     finally:
@@ -67,20 +78,27 @@ def spilling_to(directory: str | None):
 
 def spill_directory() -> str | None:
     """Where the transforms constructed now group (``spilling_to``), or None for Beam's shuffle."""
-    return _SPILL_DIR.get()
+    setting = _SPILL_DIR.get()
+    return None if setting is None else setting[0]
 
 
-def _partition_of(key_bytes: bytes) -> int:
+def _partitions() -> int:
+    setting = _SPILL_DIR.get()
+    return PARTITIONS if setting is None else setting[1]
+
+
+def _partition_of(key_bytes: bytes, partitions: int) -> int:
     # blake2b, not hash(): every worker process must send a key to the same partition
-    return int.from_bytes(hashlib.blake2b(key_bytes, digest_size=4).digest(), "little") % PARTITIONS
+    return int.from_bytes(hashlib.blake2b(key_bytes, digest_size=4).digest(), "little") % partitions
 
 
 class _WriteRuns(beam.DoFn):
     """``(key, value)`` records -> run files in ``directory``; at each run, ``(partition, (path, offset,
     length))`` for every partition it holds. Within a run, records are in partition order."""
 
-    def __init__(self, directory: str, key_coder: coders.Coder, value_coder: coders.Coder):
+    def __init__(self, directory: str, key_coder: coders.Coder, value_coder: coders.Coder, partitions: int):
         self.directory, self.key_coder, self.value_coder = directory, key_coder, value_coder
+        self.partitions = partitions
 
     def setup(self):
         make_private_dir(self.directory)
@@ -98,7 +116,7 @@ class _WriteRuns(beam.DoFn):
         stream.write(key_bytes)
         self.values.encode_to_stream(value, stream, True)
         data = stream.get()
-        self.buffers.setdefault(_partition_of(key_bytes), []).append(data)
+        self.buffers.setdefault(_partition_of(key_bytes, self.partitions), []).append(data)
         self.buffered += len(data) + _HELD_BYTES
         if self.buffered >= RUN_BYTES:
             yield from self._write_run()
@@ -181,11 +199,11 @@ class _DiskGroupByKey(beam.PTransform):
 
     def __init__(self, label: str | None = None):
         super().__init__(label)
-        self.directory = spill_directory()
+        self.directory, self.partitions = spill_directory(), _partitions()
 
     def expand(self, records):
         key_coder, value_coder = _coders(records)
-        runs = records | "WriteRuns" >> beam.ParDo(_WriteRuns(self.directory, key_coder, value_coder))
+        runs = records | "WriteRuns" >> beam.ParDo(_WriteRuns(self.directory, key_coder, value_coder, self.partitions))
         return _group_runs([runs], key_coder, value_coder)
 
 
@@ -216,7 +234,7 @@ class _DiskCoGroupByKey(beam.PTransform):
 
     def __init__(self, label: str | None = None):
         super().__init__(label)
-        self.directory = spill_directory()
+        self.directory, self.partitions = spill_directory(), _partitions()
 
     def expand(self, inputs):
         tags = tuple(inputs)
@@ -224,31 +242,15 @@ class _DiskCoGroupByKey(beam.PTransform):
         value_coder = coders.registry.get_coder(object)
         runs = [inputs[tag]
                 | f"Tag{index}" >> beam.Map(_tag, index)
-                | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(self.directory, key_coder, value_coder))
+                | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(self.directory, key_coder, value_coder,
+                                                               self.partitions))
                 for index, tag in enumerate(tags)]
         return _group_runs(runs, key_coder, value_coder) | "Untag" >> beam.Map(_untag, tags)
 
 
-_SPREAD_KEY_CODER = coders.VarIntCoder()
-
-
-def _one_key_per_partition() -> tuple[int, ...]:
-    """The smallest spread key that ``_partition_of`` sends to each partition, in partition order: cycling
-    through them puts the same number of records in every partition (the keys 0..PARTITIONS-1 themselves would
-    hash to ~2/3 of the partitions, up to 5 keys to one)."""
-    encode, keys, key = _SPREAD_KEY_CODER.get_impl().encode, {}, 0
-    while len(keys) < PARTITIONS:
-        keys.setdefault(_partition_of(encode(key)), key)
-        key += 1
-    return tuple(keys[partition] for partition in range(PARTITIONS))
-
-
-_SPREAD_KEYS = _one_key_per_partition()
-
-
-def _spread_key(record, counter=[0]):  # noqa: B006 - a per-process counter spreads records evenly
+def _spread_key(record, partitions: int, counter=[0]):  # noqa: B006 - a per-process counter spreads records evenly
     counter[0] += 1
-    return _SPREAD_KEYS[counter[0] % PARTITIONS], record
+    return counter[0] % partitions, record
 
 
 def _ungroup(group):
@@ -261,20 +263,14 @@ class _DiskReshuffle(beam.PTransform):
 
     def __init__(self, label: str | None = None):
         super().__init__(label)
-        self.directory = spill_directory()
+        self.directory, self.partitions = spill_directory(), _partitions()
 
     def expand(self, records):
-        return _spread_runs((records,), self.directory)
+        return (records | "Spread" >> beam.Map(_spread_key, self.partitions) | "Group" >> _DiskGroupByKey()
+                | "Ungroup" >> beam.FlatMap(_ungroup))
 
 
-def _spread_runs(inputs: tuple, directory: str):
-    """Each input's records keyed round-robin by ``_spread_key`` (whose coder is ``_SPREAD_KEY_CODER``, never
-    one inferred from the input's type) and written to runs in the step that made them; read back by partition."""
-    value_coder = coders.registry.get_coder(object)
-    runs = [pcoll | f"Spread{index}" >> beam.Map(_spread_key)
-            | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(directory, _SPREAD_KEY_CODER, value_coder))
-            for index, pcoll in enumerate(inputs)]
-    return _group_runs(runs, _SPREAD_KEY_CODER, value_coder) | "Ungroup" >> beam.FlatMap(_ungroup)
+_SPREAD_KEY_CODER = coders.VarIntCoder()
 
 
 class _DiskFlatten(beam.PTransform):
@@ -285,7 +281,7 @@ class _DiskFlatten(beam.PTransform):
 
     def __init__(self, label: str | None = None):
         super().__init__(label)
-        self.directory = spill_directory()
+        self.directory, self.partitions = spill_directory(), _partitions()
 
     def _extract_input_pvalues(self, pvalueish):
         # as beam.Flatten: a list of PCollections is the inputs (a composite's default takes tuples only)
@@ -296,7 +292,12 @@ class _DiskFlatten(beam.PTransform):
         inputs = (inputs,) if isinstance(inputs, beam.PCollection) else tuple(inputs)
         if len(inputs) < 2:
             return inputs | "Flatten" >> beam.Flatten()
-        return _spread_runs(inputs, self.directory)
+        value_coder = coders.registry.get_coder(object)
+        runs = [pcoll | f"Spread{index}" >> beam.Map(_spread_key, self.partitions)
+                | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(self.directory, _SPREAD_KEY_CODER, value_coder,
+                                                               self.partitions))
+                for index, pcoll in enumerate(inputs)]
+        return _group_runs(runs, _SPREAD_KEY_CODER, value_coder) | "Ungroup" >> beam.FlatMap(_ungroup)
 
 
 # The transforms the pipeline's code applies: inside ``spilling_to``, the disk versions above; outside, Beam's

@@ -25,6 +25,7 @@ are on).
 """
 from __future__ import annotations
 
+import array
 from hashlib import blake2b
 
 import apache_beam as beam
@@ -32,15 +33,18 @@ from apache_beam.metrics import Metrics
 
 from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.common import (
-    KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_mode, join_verdicts, node_of,
+    CARRIED, KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_mode, join_verdicts, node_of,
 )
 from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import (
     REASON as LINES_REASON, KeysByShard, drop_lines, group_docs, line_key, shard_drops,
 )
 from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sentences
-from corpusforge.pipeline.dedup.sentences import REASON as SENTENCES_REASON, REPEATS, drop_sentences, line_normalized
+from corpusforge.pipeline.dedup.sentences import (
+    HAS_KEY, LAST_OF_LINE, REASON as SENTENCES_REASON, REPEATS, TABLE_TYPECODE, drop_sentences, line_normalized,
+)
 from corpusforge.pipeline.dedup.text import ascii_word_copy, normalized_bytes
+from corpusforge.pipeline.spill import SpillWriter, read_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 LINES = "lines"  # tagged output: (id, (node, light record of the document's lines))
@@ -55,11 +59,20 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
     (``sentence_split``), which separate words, so no word spans two sentences, and neither is case-ignorable,
     so the capital sigma (the one character ``str.lower`` reads in context) lowers the same in its sentence
     as in its line. ``line_records_reference`` is the definition (tests/pipeline/dedup/test_boilerplate.py)."""
+    return keyed_lines(text, lang, line_chars, sentence_chars)[0]
+
+
+def keyed_lines(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> tuple[list[tuple], bytes | None]:
+    """``line_records`` of ``text``, and its sentence table (``sentences.TABLE_TYPECODE``: each sentence's span,
+    whether it ends its line, its key when it counts, its words) when ``ascii_word_copy`` makes the text ASCII
+    (None when not: ``without_sentences`` then splits that text again). The removal step reads the table
+    (``without_sentences``' ``table``) instead of splitting, normalising and hashing each sentence a second time."""
     copy = ascii_word_copy(text)
     norm = normalized_bytes(copy) if copy is not None else None
     records: list[tuple] = []
     keys: list[int] = []
     words: list[bytes] = []
+    table: list[int] | None = [] if copy is not None else None
     offset, new_line = 0, copy is None
     # one loop (not sentence_words then word_keys): on an ASCII text, two more passes cost more than they save
     for start, end, last in sentence_spans(text, lang):
@@ -67,17 +80,22 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
             norm, offset = line_normalized(text, start), start
         part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
         joined = b" ".join(part.split())  # what line_key hashes
+        key = None
         if joined:
             words.append(joined)
             if len(joined) >= sentence_chars:  # digest64 inlined (the same value), one call fewer per sentence
-                keys.append(int.from_bytes(blake2b(joined, digest_size=8).digest(), "little"))
+                key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little", signed=True)
+                keys.append(key)
+        if table is not None:  # an ASCII copy: every sentence's words are ASCII, counted by their spaces
+            table += (start, end, (LAST_OF_LINE if last else 0) | (HAS_KEY if key is not None else 0), key or 0,
+                      joined.count(b" ") + 1 if joined else 0)
         if last:
             joined = b" ".join(words)
             records.append((digest64(joined) if len(joined) >= line_chars else None,
                             joined.count(b" ") + 1 if joined else 0, tuple(keys)))
             keys, words = [], []
         new_line = last and copy is None
-    return records
+    return records, array.array(TABLE_TYPECODE, table).tobytes() if table is not None else None
 
 
 def line_records_reference(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
@@ -101,32 +119,73 @@ def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: i
 
 
 class _KeysFn(KeysByShard):
-    """A document -> ``(id, document)`` (``keyed``, for the shuffle join) or lists of documents (``HeldDocs``,
-    for the side-input join), its ``(line key, node)`` records (packed, tagged KEYS) and
-    ``(id, (node, line_records))`` tagged LINES."""
+    """A document (or, ``batched``, a list of them) -> its ``(line key, node)`` records (packed, tagged KEYS) and
+    the document with its sentence table (the table of ``keyed_lines``, which the removal reads instead of
+    splitting the text again): for the shuffle join (``keyed``) ``(id, (document, table))`` and
+    ``(id, (node, line_records))`` tagged LINES; for the side-input join lists of ``(document, table)``
+    (``HeldDocs``) and one list of ``(id, (node, line_records))`` per element tagged LINES. With a ``spill_dir`` the tables (~40 bytes a sentence, several times a spilled
+    document's own record) wait in a spill file, one write per element, and a reference goes with each
+    document."""
 
-    def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str, keyed: bool = True):
+    def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str, keyed: bool = True,
+                 batched: bool = False, spill_dir: str | None = None):
         self.lines, self.sentences, self.score_key, self.keyed = lines, sentences, score_key, keyed
+        self.batched, self.spill_dir = batched, spill_dir
+        # the shuffle join carries a table only as a spill reference: inline (~40 bytes a sentence) it would add a
+        # third to every shuffled document of a runner that shuffles texts (Dataflow, Spark, Flink, Dask)
+        self.carries = spill_dir is not None or not keyed
+
+    def setup(self):
+        self.spill = SpillWriter(self.spill_dir, ".sentences") if self.spill_dir else None
+
+    def teardown(self):
+        if self.spill is not None:
+            self.spill.close()
 
     def start_bundle(self):
         super().start_bundle()
         # a retried bundle's processor may hold documents of the failed attempt: every bundle starts empty
         self.held_docs = HeldDocs()
 
-    def process(self, doc):
-        node = node_of(doc, self.score_key)
-        records = line_records(doc.text, doc.annotations.get("lang"), self.lines.min_line_chars,
-                               self.sentences.min_sentence_chars)
-        yield from self.add(list({key for key, _, _ in records if key is not None}), node)
-        yield beam.pvalue.TaggedOutput(LINES, (doc.id, (node, records)))
+    def process(self, element):
+        line_chars, sentence_chars = self.lines.min_line_chars, self.sentences.min_sentence_chars
+        computed = []
+        for doc in element if self.batched else [element]:
+            records, table = keyed_lines(doc.text, doc.annotations.get("lang"), line_chars, sentence_chars)
+            computed.append((doc, node_of(doc, self.score_key), records, table))
+        if self.spill is not None:  # one write for the element's tables, a slice of it for each document
+            tables = [table for _, _, _, table in computed if table is not None]
+            if tables:
+                path, offset, _ = self.spill.write(b"".join(tables))
+                spilled = []
+                for doc, node, records, table in computed:
+                    if table is not None:
+                        spilled.append((doc, node, records, (path, offset, len(table))))
+                        offset += len(table)
+                    else:
+                        spilled.append((doc, node, records, None))
+                computed = spilled
+        # Nothing below raises on a document's content: a batch that raised added and held nothing (it is
+        # retried document by document).
+        out, lines = [], []
+        for doc, node, records, table in computed:
+            out += self.add(list({key for key, _, _ in records if key is not None}), node)
+            lines.append((doc.id, (node, records)))
+            if self.keyed:
+                out.append((doc.id, (doc, table)) if self.carries else (doc.id, doc))
+            else:
+                out += self.held_docs.hold((doc, table))
         if self.keyed:
-            yield doc.id, doc
+            out += [beam.pvalue.TaggedOutput(LINES, record) for record in lines]
         else:
-            yield from self.held_docs.hold(doc)
+            out.append(beam.pvalue.TaggedOutput(LINES, lines))
+        return out
 
     def finish_bundle(self):
         yield from super().finish_bundle()
         yield from self.held_docs.rest()
+        if self.spill is not None:
+            self.spill.close()
 
 
 class _SentenceKeysFn(KeysByShard):
@@ -153,19 +212,23 @@ class _SentenceKeysFn(KeysByShard):
 
 
 class _SentenceKeysBySideInputFn(_SentenceKeysFn):
-    """``(id, (node, records))`` and the line drops by id (a side input) -> what ``_SentenceKeysFn`` yields for
-    the group of that id. The same records for documents sharing an id: each one's keys are those of its own
-    records with the id's drops, as in the group."""
+    """A list of ``(id, (node, records))`` and the line drops by id (a side input) -> what ``_SentenceKeysFn``
+    yields for the group of each id. The same records for documents sharing an id: each one's keys are those of
+    its own records with the id's drops, as in the group."""
 
-    def process(self, item, drops_by_id):
-        doc_id, lines = item
-        yield from self.sentence_keys(doc_id, [lines], drops_by_id.get(doc_id, ()))
+    def process(self, items, drops_by_id):
+        for doc_id, lines in items:
+            yield from self.sentence_keys(doc_id, [lines], drops_by_id.get(doc_id, ()))
 
 
 class _RemoveFn(beam.DoFn):
     """``(id, {"doc": [...], "lines": [line keys], "sentences": [sentence keys], "repeats": [True]})`` -> the
     document with its boilerplate lines then sentences removed, or its removal (``lines.drop_lines`` then
     ``sentences.drop_sentences``, the steps of ``LineDedup`` and ``SentenceDedup``)."""
+
+    # A lone document without drops or repeats comes out as it went in, counting nothing (and nothing of it can
+    # raise here): the side-input join passes it on without building its group (common._JoinBySideInput).
+    keeps_unjudged = True
 
     def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig):
         self.lines, self.sentences = lines, sentences
@@ -176,11 +239,19 @@ class _RemoveFn(beam.DoFn):
         _, grouped = item
         line_drop, sentence_drop = set(grouped["lines"]), set(grouped["sentences"])
         repeats = bool(list(grouped["repeats"]))
-        for doc in grouped["doc"]:
+        docs, tables = list(grouped["doc"]), grouped.get(CARRIED) or ()
+        for i, doc in enumerate(docs):
+            # its sentence table (keyed_lines; bytes, a spill reference or None) when the join carried it
+            table = tables[i] if len(tables) == len(docs) else None
+            text_of_table = doc
             if line_drop:
                 doc = yield from drop_lines(doc, line_drop, self.lines, self.lines_too_short)
             if doc is not None and (sentence_drop or repeats):
-                doc = yield from drop_sentences(doc, sentence_drop, self.sentences, self.sentences_too_short)
+                if doc is not text_of_table:  # a line went: the table is of the text before
+                    table = None
+                elif isinstance(table, tuple):
+                    table = read_bytes(table)
+                doc = yield from drop_sentences(doc, sentence_drop, self.sentences, self.sentences_too_short, table)
             if doc is not None:
                 yield doc
 
@@ -190,22 +261,31 @@ class LineAndSentenceDedup(beam.PTransform):
     ``StageOutputs`` with edits."""
 
     def __init__(self, lines: LineDedupConfig | None = None, sentences: SentenceDedupConfig | None = None,
-                 score_key: str = "quality_score", fail_fast: bool = False, joins: str = SHUFFLE):
+                 score_key: str = "quality_score", fail_fast: bool = False, joins: str = SHUFFLE,
+                 spill_dir: str | None = None):
         """``joins``: how the light records and then the documents are joined with the drops (``shuffle`` or
-        ``side_input``, ``common.join_verdicts``); ``shared_ids``: the stage's ``SharedIds``, when it has one."""
+        ``side_input``, ``common.join_verdicts``); ``shared_ids``: the stage's ``SharedIds``, when it has one.
+        ``spill_dir``: a local directory every worker can read, where the sentence tables wait (side-input joins)."""
         super().__init__()
         self.lines, self.sentences = lines or LineDedupConfig(), sentences or SentenceDedupConfig()
-        self.score_key, self.fail_fast = score_key, fail_fast
+        self.score_key, self.fail_fast, self.spill_dir = score_key, fail_fast, spill_dir
         self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
+        # its input is lists of documents (near-dedup's kept_lists; side-input joins only): the stage sets it
+        self.docs_in_lists = False
 
     def expand(self, docs) -> StageOutputs:
         lines, sentences, shuffle = self.lines, self.sentences, self.joins == SHUFFLE
-        keys = guarded(_KeysFn(lines, sentences, self.score_key, keyed=shuffle), STAGE, self.fail_fast)
+        if self.docs_in_lists and shuffle:
+            raise ValueError("LineAndSentenceDedup.docs_in_lists needs the side_input join")
+        keys = guarded(_KeysFn(lines, sentences, self.score_key, keyed=shuffle, batched=self.docs_in_lists,
+                               spill_dir=self.spill_dir), STAGE, self.fail_fast, batched=self.docs_in_lists)
         keyed = docs | "BoilerplateKeys" >> beam.ParDo(keys).with_outputs(KEYS, LINES, ERRORS, main="docs")
+        # With side-input joins each key shard's drops go on as one list, read as a side input (AsGrouped) by the
+        # sentence keys and by the removal alike: not one Beam element per drop (~5 a document on web text).
         line_drops = (
             keyed[KEYS]
             | "LinesGroup" >> GroupByKey()
-            | "LinesBoilerplate" >> beam.FlatMap(shard_drops(lines.max_occurrences))
+            | "LinesBoilerplate" >> beam.FlatMap(shard_drops(lines.max_occurrences, listed=not shuffle))
         )
         # Light records only: no document is in this join (nothing in it can raise on a document's content).
         if shuffle:
@@ -215,18 +295,23 @@ class LineAndSentenceDedup(beam.PTransform):
                 | "SentencesKeys" >> beam.ParDo(_SentenceKeysFn(lines, sentences)).with_outputs(KEYS, REPEATS, main="none")
             )
         else:
+            line_drops = AsGrouped.of(line_drops, "LinesPackDrops", lists=True)
             sentence_keys = keyed[LINES] | "SentencesKeys" >> beam.ParDo(
-                _SentenceKeysBySideInputFn(lines, sentences), AsGrouped.of(line_drops, "LinesPackDrops")
+                _SentenceKeysBySideInputFn(lines, sentences), line_drops
             ).with_outputs(KEYS, REPEATS, main="none")
         sentence_drops = (
             sentence_keys[KEYS]
             | "SentencesGroup" >> GroupByKey()
-            | "SentencesBoilerplate" >> beam.FlatMap(shard_drops(sentences.max_occurrences, "boilerplate_sentences"))
+            | "SentencesBoilerplate" >> beam.FlatMap(
+                shard_drops(sentences.max_occurrences, "boilerplate_sentences", listed=not shuffle))
         )
+        if not shuffle:
+            sentence_drops = AsGrouped.of(sentence_drops, "BoilerplatePackSentences", lists=True)
         remove = guarded(_RemoveFn(lines, sentences), STAGE, self.fail_fast, records=group_docs)
         outputs = join_verdicts(
             keyed.docs, {"lines": line_drops, "sentences": sentence_drops, "repeats": sentence_keys[REPEATS]}, remove,
             "Boilerplate", self.joins, self.shared_ids, join_label="BoilerplateJoin", apply_label="BoilerplateRemove",
-            keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True)
+            keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True,
+            carried=self.spill_dir is not None or not shuffle)  # as _KeysFn.carries
         errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> Flatten()
         return outputs._replace(errors=errors)

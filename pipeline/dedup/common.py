@@ -37,6 +37,9 @@ STAGE = "dedup"
 KEYS = "keys"  # the tagged output of a step that passes documents on and emits their grouping keys beside them
 SHUFFLE, SIDE_INPUT = "shuffle", "side_input"
 SHARED = "shared"  # tagged output of the side-input join: documents whose id another document holds
+# In a group given to a join's DoFn: ``[value]`` that the document's producer carried beside it to the join
+# (``join_verdicts``' ``carried``), where the document is joined alone (not when documents share its id).
+CARRIED = "carried"
 
 
 def node_of(doc, score_key: str) -> tuple:
@@ -45,8 +48,9 @@ def node_of(doc, score_key: str) -> tuple:
 
 
 def digest64(data: bytes) -> int:
-    """A stable 64-bit hash (BLAKE2b) for grouping keys."""
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+    """A stable 64-bit hash (BLAKE2b) for grouping keys, signed: Beam's default coder writes an int of -2**63 ..
+    2**63 - 1 as one varint and pickles any other (~1 us each way, on ~1 key in 2 when they were unsigned)."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
 
 
 def join_mode(setting: str, direct_runner: bool) -> str:
@@ -106,7 +110,7 @@ class _BundleIdHashes(beam.DoFn):
     each)."""
 
     def start_bundle(self):
-        self.hashes = array.array("Q")
+        self.hashes = array.array("q")
 
     def process(self, doc):
         self.hashes.append(_id_hash(doc.id))
@@ -114,14 +118,14 @@ class _BundleIdHashes(beam.DoFn):
     def finish_bundle(self):
         if self.hashes:
             yield GlobalWindows.windowed_value((None, self.hashes.tobytes()))
-        self.hashes = array.array("Q")
+        self.hashes = array.array("q")
 
 
 def _repeated_hashes(item):
     """``(None, [hash arrays])`` -> the frozenset of the hashes that occur more than once (ids that documents
     share, and, harmlessly, the rare ids whose hashes collide: their documents take the shuffle join)."""
     _, arrays = item
-    hashes, counts = np.unique(np.frombuffer(b"".join(arrays), dtype=np.uint64), return_counts=True)
+    hashes, counts = np.unique(np.frombuffer(b"".join(arrays), dtype=np.int64), return_counts=True)
     yield frozenset(hashes[counts > 1].tolist())
 
 
@@ -160,13 +164,20 @@ DOC_BATCH = 256
 
 
 class _PackPairs(beam.DoFn):
-    """``(key, value)`` pairs -> pickled lists of them, one per bundle (or per ``PACK_PAIRS`` pairs)."""
+    """``(key, value)`` pairs (``lists``: lists of them) -> pickled lists of them, one per bundle (or per
+    ``PACK_PAIRS`` pairs)."""
+
+    def __init__(self, lists: bool = False):
+        self.lists = lists
 
     def start_bundle(self):
         self.pairs: list = []
 
     def process(self, pair):
-        self.pairs.append(pair)
+        if self.lists:
+            self.pairs += pair
+        else:
+            self.pairs.append(pair)
         if len(self.pairs) >= PACK_PAIRS:
             packed, self.pairs = pickle.dumps(self.pairs, pickle.HIGHEST_PROTOCOL), []
             yield packed
@@ -192,8 +203,10 @@ class AsGrouped(beam.pvalue.AsSideInput):
     ``AsMultiMap``, which asks the runner's state API once per key looked up)."""
 
     @classmethod
-    def of(cls, pairs, label: str) -> "AsGrouped":
-        return cls(pairs | label >> beam.ParDo(_PackPairs()))
+    def of(cls, pairs, label: str, lists: bool = False) -> "AsGrouped":
+        """``pairs``: a collection of ``(key, value)`` pairs (``lists``: of lists of them, one Beam element per
+        list, for a producer of many pairs)."""
+        return cls(pairs | label >> beam.ParDo(_PackPairs(lists)))
 
     @staticmethod
     def _from_runtime_iterable(it, options):
@@ -208,13 +221,18 @@ class _JoinBySideInput(beam.DoFn):
     ``CoGroupByKey`` would give it, its verdicts looked up in the side inputs (``AsGrouped``, one per tag);
     a document whose id another document holds goes to the ``SHARED`` output as ``(id, document)`` instead.
     ``batched``: elements are lists of documents, each joined alone; ``gathered``: elements are
-    ``(id, [documents])`` of an id that documents share, each group joined whole."""
+    ``(id, [documents])`` of an id that documents share, each group joined whole; ``carried``: the lists hold
+    ``(document, value)`` pairs, the value given to ``fn`` as ``[value]`` under ``CARRIED`` when the document is
+    joined alone (a document sharing its id goes to ``SHARED`` without it)."""
 
     def __init__(self, fn: beam.DoFn, tags: list[str], batched: bool = False, gathered: bool = False,
-                 kept_lists: bool = False):
+                 kept_lists: bool = False, carried: bool = False):
         self.fn, self.tags, self.batched, self.gathered = fn, tags, batched, gathered
+        self.carried = carried
         self.kept_lists = kept_lists  # the kept documents of an element go on as one list (none when empty)
-        self.unjudged_pass = getattr(fn, "keeps_unjudged", False)
+        # fn's own, or that of the DoFn the dead-letter wrapper (stage.guarded: faults.Isolated) holds
+        inner = getattr(fn, "fn", None)
+        self.unjudged_pass = getattr(fn, "keeps_unjudged", False) or getattr(inner, "keeps_unjudged", False)
 
     def setup(self):
         self.fn.setup()
@@ -229,8 +247,13 @@ class _JoinBySideInput(beam.DoFn):
             out = self._one(element, shared, verdicts)
         else:
             out = []
-            for doc in element:
-                out += self._one(doc, shared, verdicts)
+            if self.carried:
+                for doc, value in element:
+                    out += self._one(doc, shared, verdicts, value)
+            else:
+                for doc in element:
+                    out += self._one(doc, shared, verdicts)
+            out = _summed_edits(out)
         if not self.kept_lists:
             return out
         tagged, kept = [], []
@@ -240,7 +263,7 @@ class _JoinBySideInput(beam.DoFn):
             tagged.append(kept)
         return tagged
 
-    def _one(self, doc, shared, verdicts):
+    def _one(self, doc, shared, verdicts, carried=None):
         doc_id = doc.id
         if _is_shared(doc_id, shared):
             return [beam.pvalue.TaggedOutput(SHARED, (doc_id, doc))]
@@ -250,10 +273,12 @@ class _JoinBySideInput(beam.DoFn):
                     break
             else:
                 return [doc]
-        return self._join(doc_id, [doc], verdicts)
+        return self._join(doc_id, [doc], verdicts, carried)
 
-    def _join(self, doc_id, docs, verdicts):
+    def _join(self, doc_id, docs, verdicts, carried=None):
         grouped = {"doc": docs}
+        if carried is not None:
+            grouped[CARRIED] = [carried]
         for tag, by_id in zip(self.tags, verdicts):
             grouped[tag] = by_id.get(doc_id, ())
         return self.fn.process((doc_id, grouped)) or ()
@@ -263,6 +288,23 @@ class _JoinBySideInput(beam.DoFn):
 
     def teardown(self):
         self.fn.teardown()
+
+
+def _summed_edits(out: list) -> list:
+    """``out`` with its edits (``(stage, counter, amount)`` tagged ``EDITS``) summed per stage and counter, in
+    the order each first appears: what the build's stats do with them (``stats.edit_facts``), one Beam element
+    per counter of a list of documents instead of ~2 per document."""
+    sums: dict = {}
+    rest = []
+    for o in out:
+        if isinstance(o, beam.pvalue.TaggedOutput) and o.tag == EDITS:
+            stage, counter, amount = o.value
+            sums[(stage, counter)] = sums.get((stage, counter), 0) + amount
+        else:
+            rest.append(o)
+    if not sums:
+        return out
+    return rest + [beam.pvalue.TaggedOutput(EDITS, (stage, counter, amount)) for (stage, counter), amount in sums.items()]
 
 
 class HeldDocs:
@@ -293,10 +335,24 @@ def _each(batch):
     return batch
 
 
+def _each_carried(batch):
+    return [doc for doc, _ in batch]
+
+
+def _carried_apart(item):
+    """A joined ``(id, {"doc": [(document, value)...], ...})`` -> the same with the documents under ``"doc"``
+    and their values under ``CARRIED``, in the same order."""
+    doc_id, grouped = item
+    pairs = list(grouped["doc"])
+    apart = {tag: values for tag, values in grouped.items()}
+    apart["doc"], apart[CARRIED] = [doc for doc, _ in pairs], [value for _, value in pairs]
+    return doc_id, apart
+
+
 def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = SHUFFLE, shared=None,
                   join_label: str | None = None, apply_label: str | None = None, keyed: bool = False,
                   batched: bool = False, with_edits: bool = False, with_errors: bool = False,
-                  kept_lists: bool = False) -> StageOutputs:
+                  kept_lists: bool = False, carried: bool = False) -> StageOutputs:
     """The outputs of ``fn`` (a DoFn of ``(id, {"doc": [documents], tag: [values]...})`` with main output
     kept and tagged ``REMOVED``, and ``EDITS``, ``ERRORS`` when asked) on every document of ``docs`` (documents,
     ``(id, document)`` when ``keyed``, lists of documents when ``batched``: the producer's choice in
@@ -304,19 +360,25 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
 
     ``kept_lists`` (``side_input`` mode): the kept documents come out in lists, those of one input element
     each, for a consumer that takes lists (near-dedup after exact dedup), not one Beam element each.
+    ``carried``: the lists (``side_input`` mode, ``batched``) or keyed elements (``shuffle`` mode, ``keyed``) hold
+    ``(document, value)`` pairs, and ``fn`` finds the documents' values under ``CARRIED``, in the order of its
+    ``"doc"`` (side inputs: a lone document's only; what the producer computed that ``fn`` would compute again).
 
-    ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput``; the documents whose id
+    ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput`` (a value of ``verdicts`` may
+    be an ``AsGrouped`` already, shared with another step); the documents whose id
     ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
     are gathered by id first (a ``GroupByKey`` of those documents only), so each such group is joined whole."""
     tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
     join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
     if mode == SHUFFLE:
-        if kept_lists:
-            raise ValueError("kept_lists needs the side_input join")
+        if kept_lists or (carried and not keyed):
+            raise ValueError("kept_lists needs the side_input join, carried keyed documents with a shuffle")
         if batched:
             docs = docs | f"{label}Unbatch" >> beam.FlatMap(_each)
         keyed_docs = docs if keyed else docs | f"{label}KeyDocs" >> beam.Map(_by_id)
         joined = {"doc": keyed_docs, **verdicts} | join_label >> CoGroupByKey()
+        if carried:
+            joined = joined | f"{label}CarriedApart" >> beam.Map(_carried_apart)
         return split_outputs(joined | apply_label >> beam.ParDo(fn).with_outputs(*tags, main="kept"),
                              with_edits, with_errors)
     if mode != SIDE_INPUT:
@@ -324,10 +386,12 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     if keyed:
         docs = docs | f"{label}Unkey" >> beam.Values()
     if shared is None:
-        singles = docs | f"{label}Unbatch" >> beam.FlatMap(_each) if batched else docs
+        singles = docs | f"{label}Unbatch" >> beam.FlatMap(_each_carried if carried else _each) if batched else docs
         shared = singles | f"{label}SharedIds" >> SharedIds()
-    side = [shared_view(shared)] + [AsGrouped.of(v, f"{label}Pack{tag.title()}") for tag, v in verdicts.items()]
-    applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched, kept_lists=kept_lists),
+    side = [shared_view(shared)] + [v if isinstance(v, AsGrouped) else AsGrouped.of(v, f"{label}Pack{tag.title()}")
+                                    for tag, v in verdicts.items()]
+    applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched, kept_lists=kept_lists,
+                                                                carried=carried),
                                                *side).with_outputs(SHARED, *tags, main="kept")
     gathered = (
         applied[SHARED]

@@ -72,12 +72,20 @@ def boilerplate_drops(max_occurrences: int, counter: str = "boilerplate_lines"):
     return drops
 
 
-def shard_drops(max_occurrences: int, counter: str = "boilerplate_lines"):
+def shard_drops(max_occurrences: int, counter: str = "boilerplate_lines", listed: bool = False):
     """``(shard, [[(key, node)...]...])`` -> what ``boilerplate_drops`` yields for each key of the shard, the
     shard's records gathered by key first (a shard holds 1/KEY_SHARDS of all keys). Only the keys in more
     than ``max_occurrences`` records go to ``boilerplate_drops`` (which yields nothing for the others): most
-    lines and sentences are in one document."""
+    lines and sentences are in one document. ``listed``: the shard's drops as one list (none when empty), one
+    Beam element instead of one per drop (for ``AsGrouped.of(..., lists=True)``)."""
     drops = boilerplate_drops(max_occurrences, counter)
+    if listed:
+        one_by_one = shard_drops(max_occurrences, counter)
+
+        def shard_list(group):
+            found = list(one_by_one(group))
+            return [found] if found else []
+        return shard_list
 
     def shard(group):
         _, packs = group

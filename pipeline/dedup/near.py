@@ -41,7 +41,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.core.disk_grouping import CoGroupByKey, Distinct, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
-from corpusforge.pipeline.dedup.common import SHUFFLE, STAGE, apply_verdicts, join_mode, node_of
+from corpusforge.pipeline.dedup.common import SHUFFLE, STAGE, AsGrouped, apply_verdicts, join_mode, node_of
 from corpusforge.pipeline.dedup.components import (
     assign_survivors, large_star, orient_small, small_star, union_find_components,
 )
@@ -80,7 +80,9 @@ class _SignatureFn(beam.DoFn):
 
     def __init__(self, config: NearDedupConfig, score_key: str, spill_dir: str | None = None, batched: bool = False):
         self.config, self.score_key, self.spill_dir = config, score_key, spill_dir
-        self.batched = batched  # the documents go on as the batch (a list), not one by one
+        # the documents go on as the batch (a list), not one by one, and so do the (digest, (node, signature))
+        # records: one list per batch (side-input joins, _picked)
+        self.batched = batched
         self.bands, self.rows = banding(config)
         self.no_shingles = Metrics.counter(STAGE, "near_documents_without_shingles")
         # Built at construction: workers unpickle its two small permutation arrays instead of drawing them again
@@ -107,11 +109,15 @@ class _SignatureFn(beam.DoFn):
             sig_of = lambda k: (path, offset + k * size, size)  # noqa: E731
         else:
             sig_of = lambda k: short[k].tobytes()  # noqa: E731
-        digests = []
+        digests, records = [], []
         for k, i in enumerate(keep.tolist()):
             node = node_of(batch[i], self.score_key)
             digests.append(node_digest(node))
-            yield digests[-1], (node, sig_of(k))
+            records.append((digests[-1], (node, sig_of(k))))
+        if not self.batched:
+            yield from records
+        elif records:
+            yield records
         if self.batched:
             yield beam.pvalue.TaggedOutput(DOCS, list(batch))
         else:
@@ -243,6 +249,58 @@ def _route_signatures(item):
             yield digest, (False, node, sig)
         for key in large:
             yield beam.pvalue.TaggedOutput(LARGE, (key, (node, sig)))
+
+
+class _BundleDigests(beam.DoFn):
+    """Lists of ``(digest, (node, signature))`` -> one array of their digests per bundle (8 bytes a document)."""
+
+    def start_bundle(self):
+        self.digests: list[int] = []
+
+    def process(self, records):
+        self.digests += [digest for digest, _ in records]
+
+    def finish_bundle(self):
+        if self.digests:
+            yield GlobalWindows.windowed_value((None, np.array(self.digests, dtype=np.int64).tobytes()))
+        self.digests = []
+
+
+def _repeated_digests(item):
+    """``(None, [digest arrays])`` -> the frozenset of the digests that more than one document holds (documents
+    sharing an id, and digest collisions: ``_route_signatures`` compares their nodes)."""
+    _, arrays = item
+    digests, counts = np.unique(np.frombuffer(b"".join(arrays), dtype=np.int64), return_counts=True)
+    yield frozenset(digests[counts > 1].tolist())
+
+
+def _pair_candidates(pair):
+    """A candidate pair ``(a, b)`` -> what each end's route needs: ``a`` sends its half to ``b``, ``b`` receives."""
+    a, b = pair
+    return [(a, ("to", b)), (b, ("from", None))]
+
+
+def _large_candidate(member):
+    """``(digest, band key)`` of a large bucket's member -> its route's ``large`` entry."""
+    digest, key = member
+    return digest, ("large", key)
+
+
+def _picked(records, candidates: dict, repeated: frozenset):
+    """A list of ``(digest, (node, signature))`` -> those ``_route_signatures`` sends something for: a digest
+    that is a candidate (``candidates``: ``{digest: [(tag, value)...]}``) or that several documents hold
+    (``repeated``). The others' groups would route nothing, so they are not grouped."""
+    return [record for record in records if record[0] in candidates or record[0] in repeated]
+
+
+def _route_picked(item, candidates: dict):
+    """``(digest, [(node, signature)...])`` -> ``_route_signatures`` of the group that the ``CoGroupByKey`` of
+    the shuffle join gives that digest (its candidate entries from the side input)."""
+    digest, entries = item
+    grouped: dict = {"node": entries, "to": [], "from": [], "large": []}
+    for tag, value in candidates.get(digest, ()):
+        grouped[tag].append(value)
+    return _route_signatures((digest, grouped))
 
 
 def _signature(sig) -> np.ndarray:
@@ -503,6 +561,9 @@ class NearDedup(beam.PTransform):
         self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
         # its input is lists of documents (exact dedup's kept_lists), cut here into weighted batches
         self.docs_in_lists = False
+        # the kept documents go on in lists (side-input joins only): the stage sets it when the next step takes
+        # lists (LineAndSentenceDedup.docs_in_lists)
+        self.kept_lists = False
 
     def expand(self, docs) -> StageOutputs:
         c = self.config
@@ -526,14 +587,31 @@ class NearDedup(beam.PTransform):
             | "NearBucketPairs" >> beam.FlatMap(shard_pairs(c.max_bucket_pairs)).with_outputs(LARGE, main="pairs")
         )
         pairs = bucketed.pairs | "NearDistinctPairs" >> Distinct()
-        routed = (
-            {"node": computed.sigs, "to": pairs,
-             "from": pairs | "NearBySecond" >> beam.Map(lambda ab: (ab[1], None)),
-             "large": bucketed[LARGE]}
-            | "NearJoinSignatures" >> CoGroupByKey()
-            | "NearRoute" >> beam.FlatMap(_route_signatures).with_output_types(typing.Tuple[typing.Any, typing.Any])
-            .with_outputs(LARGE, main="halves")
-        )
+        if batched:  # side inputs: only the signatures of candidates (and of repeated digests) are grouped
+            candidates = AsGrouped.of(
+                (pairs | "NearPairCandidates" >> beam.FlatMap(_pair_candidates),
+                 bucketed[LARGE] | "NearLargeCandidates" >> beam.Map(_large_candidate))
+                | "NearCandidates" >> Flatten(), "NearPackCandidates")
+            repeated = (computed.sigs | "NearDigests" >> beam.ParDo(_BundleDigests())
+                        | "NearGatherDigests" >> GroupByKey()
+                        | "NearRepeatedDigests" >> beam.FlatMap(_repeated_digests))
+            routed = (
+                computed.sigs
+                | "NearPickSignatures" >> beam.FlatMap(
+                    _picked, candidates, beam.pvalue.AsSingleton(repeated, default_value=frozenset()))
+                | "NearJoinSignatures" >> GroupByKey()
+                | "NearRoute" >> beam.FlatMap(_route_picked, candidates)
+                .with_output_types(typing.Tuple[typing.Any, typing.Any]).with_outputs(LARGE, main="halves")
+            )
+        else:
+            routed = (
+                {"node": computed.sigs, "to": pairs,
+                 "from": pairs | "NearBySecond" >> beam.Map(lambda ab: (ab[1], None)),
+                 "large": bucketed[LARGE]}
+                | "NearJoinSignatures" >> CoGroupByKey()
+                | "NearRoute" >> beam.FlatMap(_route_signatures).with_output_types(typing.Tuple[typing.Any, typing.Any])
+                .with_outputs(LARGE, main="halves")
+            )
         small = (
             routed.halves
             | "NearJoinHalves" >> GroupByKey()
@@ -560,5 +638,5 @@ class NearDedup(beam.PTransform):
             | "NearComponentEdges" >> GroupByKey()
             | "NearComponentVerdicts" >> beam.FlatMap(_component_verdicts)
         )
-        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near", self.joins, self.shared_ids, batched)._replace(
-            errors=computed[ERRORS])
+        return apply_verdicts(computed[DOCS], verdicts, REASON, "Near", self.joins, self.shared_ids, batched,
+                              self.kept_lists)._replace(errors=computed[ERRORS])

@@ -10,6 +10,7 @@ document is kept only where it first appears. A document that lost sentences and
 """
 from __future__ import annotations
 
+import array
 from hashlib import blake2b
 
 import apache_beam as beam
@@ -75,7 +76,7 @@ def sentence_words(text: str, spans: list[tuple[int, int, bool]]) -> list[bytes]
 def word_keys(words: list[bytes], min_chars: int) -> list[int | None]:
     """``digest64`` of each of ``words`` (``sentence_words``), None for one shorter than ``min_chars``: the
     sentences' ``line_key``s, in one comprehension (``digest64`` inlined: the same value)."""
-    return [int.from_bytes(blake2b(joined, digest_size=8).digest(), "little") if len(joined) >= min_chars else None
+    return [int.from_bytes(blake2b(joined, digest_size=8).digest(), "little", signed=True) if len(joined) >= min_chars else None
             for joined in words]
 
 
@@ -106,7 +107,7 @@ def keyed_sentences_reference(text: str, lang: str | None, min_chars: int,
         else:
             words = b" ".join(norm[start - offset:end - offset].split())
             # digest64 inlined (the same value), one Python call fewer per sentence
-            key = int.from_bytes(blake2b(words, digest_size=8).digest(), "little") if len(words) >= min_chars else None
+            key = int.from_bytes(blake2b(words, digest_size=8).digest(), "little", signed=True) if len(words) >= min_chars else None
         keyed.append((start, end, last, key))
         new_line = last and not whole
     return keyed
@@ -126,12 +127,24 @@ def remove_sentences(text: str, lang: str | None, drop: set[int], min_chars: int
     return without_sentences(text, lang, drop, min_chars, collapse)[:3]
 
 
+# A sentence table (``boilerplate.keyed_lines``): five signed 64-bit numbers per sentence of a text, in order,
+# packed as bytes (one Beam value, no object per sentence): start, end, flags (LAST_OF_LINE, HAS_KEY), key, words.
+TABLE_TYPECODE = "q"
+LAST_OF_LINE, HAS_KEY = 1, 2
+
+
 def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: int,
-                      collapse: bool = True) -> tuple[str, int, int, int]:
+                      collapse: bool = True, table: bytes | None = None) -> tuple[str, int, int, int]:
     """``remove_sentences``' text and counts, and the normalised words left in that text: the kept sentences'
     words, counted as they go, which are the words of the text they make up (``line_records`` says why),
     instead of normalising that text again. One loop over the sentences, normalised as ``sentence_words``
-    does: on an ASCII text, a list of words and one of keys first cost more than they save."""
+    does: on an ASCII text, a list of words and one of keys first cost more than they save.
+
+    ``table``: the text's sentence table (``boilerplate.keyed_lines`` made it for this text, language and
+    ``min_chars``), when the caller has it: the sentences are then neither split, normalised nor hashed again
+    (``without_sentences_in_table``)."""
+    if table is not None:
+        return without_sentences_in_table(text, table, drop, collapse)
     copy = ascii_word_copy(text)
     norm = normalized_bytes(copy) if copy is not None else None
     seen: set[int] = set()
@@ -142,7 +155,7 @@ def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: in
             norm, offset = line_normalized(text, start), start
         part = norm[start - offset:end - offset] if norm is not None else normalized_bytes(text[start:end])
         joined = b" ".join(part.split())
-        key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little") if len(joined) >= min_chars else None
+        key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little", signed=True) if len(joined) >= min_chars else None
         if key is not None and key in drop:
             removed += 1
             whole = False
@@ -171,6 +184,36 @@ def without_sentences(text: str, lang: str | None, drop: set[int], min_chars: in
     return "\n".join(lines), removed, collapsed, left
 
 
+def without_sentences_in_table(text: str, table: bytes, drop: set[int],
+                               collapse: bool = True) -> tuple[str, int, int, int]:
+    """``without_sentences`` of ``text`` from its sentence table (``TABLE_TYPECODE``): the same decisions on the
+    same spans, keys and word counts, read instead of computed."""
+    numbers = array.array(TABLE_TYPECODE, table).tolist()
+    seen: set[int] = set()
+    lines, removed, collapsed, left = [], 0, 0, 0
+    line_start, kept, whole = 0, [], True
+    for i in range(0, len(numbers), 5):
+        start, end, flags, key, words = numbers[i:i + 5]
+        if flags & HAS_KEY and key in drop:
+            removed += 1
+            whole = False
+        elif collapse and flags & HAS_KEY and key in seen:
+            collapsed += 1
+            whole = False
+        else:
+            kept.append(text[start:end])
+            left += words
+            if flags & HAS_KEY:
+                seen.add(key)
+        if flags & LAST_OF_LINE:
+            if whole:
+                lines.append(text[line_start:end])
+            elif kept:
+                lines.append("".join(kept).rstrip())
+            line_start, kept, whole = end + 1, [], True
+    return "\n".join(lines), removed, collapsed, left
+
+
 def remove_sentences_reference(text: str, lang: str | None, drop: set[int], min_chars: int,
                                collapse: bool = True) -> tuple[str, int, int]:
     """The definition of ``remove_sentences``, on ``split_sentences`` and ``line_key``."""
@@ -195,9 +238,10 @@ def remove_sentences_reference(text: str, lang: str | None, drop: set[int], min_
     return "\n".join(lines), removed, collapsed
 
 
-def without_sentences_reference(text: str, lang: str | None, drop: set[int],
-                                min_chars: int, collapse: bool = True) -> tuple[str, int, int, int]:
-    """The definition of ``without_sentences``: ``remove_sentences_reference``, then the text left normalised."""
+def without_sentences_reference(text: str, lang: str | None, drop: set[int], min_chars: int, collapse: bool = True,
+                                table: bytes | None = None) -> tuple[str, int, int, int]:
+    """The definition of ``without_sentences``: ``remove_sentences_reference``, then the text left normalised
+    (``table`` is not read: the reference splits the text again)."""
     left, removed, collapsed = remove_sentences_reference(text, lang, drop, min_chars, collapse)
     return left, removed, collapsed, count_words(normalized_bytes(left))
 
@@ -235,12 +279,12 @@ class _RemoveSentencesFn(beam.DoFn):
                 yield doc
 
 
-def drop_sentences(doc, drop: set[int], config: SentenceDedupConfig, too_short):
+def drop_sentences(doc, drop: set[int], config: SentenceDedupConfig, too_short, table: bytes | None = None):
     """Yields the edits of removing ``doc``'s sentences whose key is in ``drop`` and its repeated sentences (or
     its removal, counted in ``too_short``, when too few words are left); returns the document left, None when
-    removed."""
+    removed. ``table``: its text's sentence table, when the caller has it (``without_sentences``)."""
     text, removed, collapsed, words = without_sentences(doc.text, doc.annotations.get("lang"), drop,
-                                                        config.min_sentence_chars, config.collapse_repeats)
+                                                        config.min_sentence_chars, config.collapse_repeats, table)
     if not (removed or collapsed):
         return doc
     if removed:

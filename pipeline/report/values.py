@@ -62,9 +62,12 @@ def _score_thresholds(key: str, quality: dict[str, Any]) -> list[tuple[str, floa
     """Thresholds of the scores the quality stage annotates at the top level."""
     langid, toxicity = quality.get("langid") or {}, quality.get("toxicity") or {}
     if key == "lang_score":
-        if not langid.get("enabled", True) or not langid.get("filter", True) or not _number(langid.get("min_score")):
+        if not langid.get("enabled", True) or not langid.get("filter", True):
             return []
-        return [("quality.langid.min_score", float(langid["min_score"]))]
+        score = langid.get("min_score")
+        if score is None and langid.get("languages"):
+            score = 0.65  # LangIdConfig.threshold: null means FineWeb's 0.65 once languages is set, else no floor
+        return [("quality.langid.min_score", float(score))] if _number(score) else []
     if key == "toxicity_score":
         if not toxicity.get("enabled") or toxicity.get("mode") == "annotate" or not _number(toxicity.get("threshold")):
             return []

@@ -31,11 +31,12 @@ def test_a_section_of_rules_gives_one_variant_per_rule_that_is_on():
     assert "without-quality.junk.max_url_fraction" not in names
     assert "without-quality.junk.drop_lorem_ipsum" in names and "without-quality.junk.max_mojibake_fraction" in names
     repetition = {v.name: v.overrides for v in leave_one_out(config, "quality.repetition")}
-    assert repetition["without-quality.repetition.dup_ngram_char_frac.5"] == {
-        "quality.repetition.dup_ngram_char_frac.5": None}
+    assert repetition["without-quality.repetition.top_ngram_char_frac.2"] == {
+        "quality.repetition.top_ngram_char_frac.2": None}
+    assert "without-quality.repetition.dup_ngram_char_frac.5" not in repetition  # off by default: nothing to leave out
     assert "without-quality.repetition.ngram_min_words" not in repetition  # a gate: null applies the rules more
     changed = variant_config(config, leave_one_out(config, "quality.repetition")[-1])
-    assert None in changed.quality.repetition.dup_ngram_char_frac.values()
+    assert None in changed.quality.repetition.top_ngram_char_frac.values()
 
 
 def test_the_list_follows_the_dataclasses_not_a_hand_list():

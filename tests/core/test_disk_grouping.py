@@ -141,37 +141,6 @@ def test_a_retried_bundle_reads_no_run_of_its_failed_attempt(tmp_path, monkeypat
     assert sorted(_load(out), key=repr) == expected
 
 
-@pytest.mark.parametrize("transform", ["reshuffle", "flatten"])
-def test_reshuffle_and_flatten_spread_records_over_every_partition_evenly(tmp_path, monkeypatch, transform):
-    """A Reshuffle or Flatten on disk keys records round-robin: every partition gets its share (one worker
-    holds 1/PARTITIONS of the records at a time, and every partition is work for a worker), not the share of the
-    few spread keys that happen to hash to it."""
-    counts = tmp_path / "counts.log"
-    process = disk_grouping._GroupRuns.process
-
-    def counting(self, element):
-        groups = list(process(self, element))
-        with open(counts, "a") as f:
-            f.write(f"{sum(len(values) for _, values in groups)}\n")
-        yield from groups
-
-    monkeypatch.setattr(disk_grouping._GroupRuns, "process", counting)
-    n = disk_grouping.PARTITIONS * 8
-    with spilling_to(str(tmp_path / "runs")):
-        with beam.Pipeline() as p:
-            records = p | "A" >> beam.Create(list(range(n)), reshuffle=False)
-            if transform == "reshuffle":
-                out = records | Reshuffle()
-            else:
-                out = (records, p | "B" >> beam.Create(list(range(n, 2 * n)), reshuffle=False)) | disk_grouping.Flatten()
-            _ = out | beam.combiners.Count.Globally() | beam.Map(_save, str(tmp_path / "n.pkl"))
-    assert _load(tmp_path / "n.pkl") == (n if transform == "reshuffle" else 2 * n)
-    per_partition = [int(line) for line in counts.read_text().split()]
-    share = 8 if transform == "reshuffle" else 16
-    assert len(per_partition) == disk_grouping.PARTITIONS and max(per_partition) <= share + 2, sorted(per_partition)[-5:]
-
-
-
 def test_what_a_bundle_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_path, monkeypatch):
     """RUN_BYTES bounds the memory of a run-writing step's buffers, not only the bytes of its records: small
     records (a key and nothing else: Distinct, exact keys) cost a bytes object and a list slot each, several
@@ -181,7 +150,8 @@ def test_what_a_bundle_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_
     from apache_beam import coders
 
     monkeypatch.setattr(disk_grouping, "RUN_BYTES", 64 * 1024)
-    write = disk_grouping._WriteRuns(str(tmp_path / "runs"), coders.VarIntCoder(), coders.FastPrimitivesCoder())
+    write = disk_grouping._WriteRuns(str(tmp_path / "runs"), coders.VarIntCoder(), coders.FastPrimitivesCoder(),
+                                     disk_grouping.PARTITIONS)
     write.setup()
     write.start_bundle()
     most, runs = 0, 0
@@ -190,3 +160,21 @@ def test_what_a_bundle_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_
         if i % 100 == 0:
             most = max(most, sum(sys.getsizeof(data) + 8 for buffer in write.buffers.values() for data in buffer))
     assert runs and most <= disk_grouping.RUN_BYTES, (most, disk_grouping.RUN_BYTES)
+
+
+def test_partitions_grow_with_the_input_so_one_partition_does_not():
+    assert disk_grouping.partitions_for(0) == disk_grouping.PARTITIONS
+    assert disk_grouping.partitions_for(800_000_000) == disk_grouping.PARTITIONS  # ~1M web-like documents
+    assert disk_grouping.partitions_for(8_000_000_000) == 2000  # ~10M: a partition holds as much as at 1M
+    assert disk_grouping.partitions_for(10**15) == disk_grouping.MAX_PARTITIONS
+
+
+def test_more_partitions_group_the_same(tmp_path):
+    records = _records(7)
+    expected = _grouped(records, None, tmp_path / "beam.pkl")
+    with spilling_to(str(tmp_path / "runs"), partitions=4096):
+        with beam.Pipeline() as p:
+            _ = (p | beam.Create(records) | GroupByKey()
+                 | beam.MapTuple(lambda k, vs: (k, sorted(vs))) | beam.combiners.ToList()
+                 | beam.Map(_save, str(tmp_path / "many.pkl")))
+    assert sorted(_load(tmp_path / "many.pkl"), key=repr) == expected

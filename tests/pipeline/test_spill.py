@@ -164,7 +164,7 @@ def test_work_directories_and_spill_files_are_owner_only(corpus, monkeypatch, ch
         os.umask(old)
     work = [name for name in modes if "/" not in name and name.startswith((".tmp-build-", ".checkpoints"))]
     assert work == [".checkpoints"] if checkpoints == "true" else len(work) == 1
-    spill_files = [name for name in modes if name.endswith((".txt", ".near", ".run"))]  # .run: disk_grouping
+    spill_files = [name for name in modes if name.endswith((".txt", ".near", ".sentences", ".run"))]  # .run: disk_grouping
     spill_dirs = [name for name in modes if name.endswith("/spill")]
     assert spill_files and spill_dirs and any(name.endswith(".run") for name in spill_files)
     assert {modes[n] for n in spill_files} == {0o600}

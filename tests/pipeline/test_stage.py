@@ -75,22 +75,28 @@ def test_quality(monkeypatch):
         assert_that(_errors(out), equal_to(_expected("quality")), label="errors")
 
 
-@pytest.mark.parametrize("step", ["exact", "near", "lines"])
+@pytest.mark.parametrize("step", ["exact", "near", "lines", "lines in lists"])
 def test_dedup_keys_and_signatures(monkeypatch, step):
+    # "lines in lists": side-input joins, where the boilerplate keys take near dedup's kept documents as lists
+    # (a list that raises is keyed again one document at a time)
     from corpusforge.pipeline.dedup import boilerplate, exact
     from corpusforge.pipeline.dedup.config import DedupConfig
     from corpusforge.pipeline.dedup.minhash import Shingler
     from corpusforge.pipeline.dedup.stage import Dedup
+    from corpusforge.pipeline.stage import StageContext
 
     if step == "exact":
         monkeypatch.setattr(exact, "text_digest", _raise_on_marker(exact.text_digest))
     elif step == "near":  # a batch's shingles: the batch is signed again one document at a time
         monkeypatch.setattr(Shingler, "hashes", _raise_on_marker(Shingler.hashes))
-    else:  # lines and sentences are on: their keys come from boilerplate.line_records
-        monkeypatch.setattr(boilerplate, "line_records", _raise_on_marker(boilerplate.line_records))
+    else:  # lines and sentences are on: their keys (and sentence tables) come from boilerplate.keyed_lines
+        monkeypatch.setattr(boilerplate, "keyed_lines", _raise_on_marker(boilerplate.keyed_lines))
     docs = _docs() + [Document("z-copy", _docs()[1].text, "s")]  # an exact copy of ok1: still found
     with TestPipeline() as p:
-        out = p | beam.Create(docs) | Dedup(DedupConfig())
+        lists = step == "lines in lists"
+        stage = Dedup(DedupConfig(joins="side_input"), StageContext(direct_runner=True)) if lists else Dedup(DedupConfig())
+        assert not lists or stage.steps[-1][1].docs_in_lists
+        out = p | beam.Create(docs) | stage
         assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok2", "ok3"]), label="kept")
         assert_that(out.removed | beam.Map(lambda r: (r.doc.id, r.reason)),
                     equal_to([("z-copy", "exact_duplicate")]), label="removed")

@@ -186,3 +186,117 @@ def test_a_document_whose_removal_step_raises_is_rejected_once_and_nothing_else_
         # NAV is in 7 documents and the notice in 6: all but the survivor edited, and "bad" not counted
         assert_that(edits, equal_to([("lines_removed", 5), ("documents_line_edited", 5), ("sentences_removed", 5),
                                      ("documents_sentence_edited", 5)]), label="edits")
+
+
+# ------------------------------------------------------------------- the sentence table the removal reads
+
+_TEXT_PIECES = st.lists(st.sampled_from(list("aZ9 .!?,;'\")]\t\n_-") + [
+    "Mr", "e.g", "J", "word", "U.S", "…", "’", "“", "—", "\u00a0", "é", "Σ. ", "A long enough sentence", " Yes. "]),
+    max_size=60)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_TEXT_PIECES, st.sampled_from(["en", "de", None]), st.sampled_from([(10, 20), (1, 1), (3, 2)]),
+       st.integers(0, 2 ** 32), st.booleans())
+def test_without_sentences_from_the_table_is_without_sentences(pieces, lang, chars, seed, collapse):
+    # the removal reads what the keys step computed (spans, keys, words): the same text, counts and words left as
+    # splitting, normalising and hashing the text again, for any drop set (a table exists for ASCII-able texts)
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines
+    from corpusforge.pipeline.dedup.sentences import without_sentences
+
+    text = "".join(pieces)
+    records, table = keyed_lines(text, lang, *chars)
+    assert records == line_records(text, lang, *chars)
+    if table is None:
+        assert not text.isascii()
+        return
+    keys = sorted({key for _, _, sentence_keys in records for key in sentence_keys})
+    rng = random.Random(seed)
+    drop = {key for key in keys if rng.random() < 0.5}
+    assert without_sentences(text, lang, drop, chars[1], collapse, table) == \
+        without_sentences(text, lang, drop, chars[1], collapse)
+
+
+@pytest.mark.parametrize("lines_dropped,spill,joins", [(False, False, "side_input"), (True, False, "side_input"),
+                                                      (False, True, "side_input"), (False, True, "shuffle"),
+                                                      (True, True, "shuffle"), (False, False, "shuffle")])
+def test_the_one_join_splits_a_documents_sentences_once_unless_a_line_went(monkeypatch, tmp_path, lines_dropped, spill,
+                                                                          joins):
+    # either join: the removal reads the keys step's sentence table instead of splitting the text again; a
+    # document that lost a line is split again (its text changed), and the decisions are the same either way;
+    # with a spill directory the tables wait there, and the documents carry references
+    from corpusforge.pipeline.dedup import boilerplate, sentences
+    from corpusforge.pipeline.document import Document
+
+    calls = collections.Counter()
+    for module in (boilerplate, sentences):
+        original = module.sentence_spans
+
+        def counted(text, lang=None, original=original):
+            calls[text] += 1
+            return original(text, lang)
+        monkeypatch.setattr(module, "sentence_spans", counted)
+    texts = [f"The words of document {'abcdef'[i] * 4} stand here. They say nothing else." for i in range(6)]
+    docs = [Document(f"d{i}", f"{NAV[0] if lines_dropped else texts[i]}\n{texts[i]} {INLINE[0]}", "web",
+                     annotations={"quality_score": i / 10}) for i in range(6)]
+    config = LineDedupConfig(max_occurrences=1, min_words=1), SentenceDedupConfig(max_occurrences=1, min_words=1)
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | LineAndSentenceDedup(*config, joins=joins,
+                                                           spill_dir=str(tmp_path) if spill else None)
+        assert_that(out.kept | beam.Map(lambda d: d.id), equal_to([d.id for d in docs]))
+    tables = sum(f.stat().st_size for f in tmp_path.glob("*.sentences"))
+    from corpusforge.pipeline.dedup.sentence_split import sentence_spans  # not the counted one
+
+    assert tables == (8 * 5 * sum(len(sentence_spans(d.text)) for d in docs) if spill else 0)
+    edited = 5  # all but the best-ranked document lose the notice (and, with lines_dropped, the NAV line)
+    if joins == "shuffle" and not spill:  # no table through a shuffle of texts: the removal splits them again
+        assert [calls[d.text] for d in docs] == [2] * 6  # each repeats a sentence of its own
+        return
+    assert all(calls[d.text] == 1 for d in docs)  # each text split by the keys step, not again by the removal
+    # with a line gone, the text left is split once more (the table was of the text before)
+    assert sum(calls.values()) == len(calls) == len(docs) + (edited if lines_dropped else 0)
+
+
+def test_line_and_sentence_keys_are_signed_64_bit_which_beams_coder_writes_as_varints():
+    # an int of 2**63 or more is pickled by Beam's default coder (~1 us each way, on half of the keys when they
+    # were unsigned: every key record, light line record and drop crosses a stage boundary)
+    from apache_beam.coders import FastPrimitivesCoder
+
+    from corpusforge.pipeline.dedup.lines import line_key
+    from corpusforge.pipeline.dedup.sentences import keyed_sentences
+
+    keys = []
+    for doc in corpus(40, seed=4):
+        for key, _, sentence_keys in line_records(doc.text, None, 10, 20):
+            keys += [key, *sentence_keys] if key is not None else list(sentence_keys)
+        keys += [key for *_, key in keyed_sentences(doc.text, None, 20) if key is not None]
+        keys += [line_key(line, 10) for line in doc.text.split("\n") if line_key(line, 10) is not None]
+    assert len(keys) > 200 and all(-2 ** 63 <= key < 2 ** 63 for key in keys)
+    assert min(keys) < 0 < max(keys)
+    coder = FastPrimitivesCoder().get_impl()
+    assert max(len(coder.encode(key)) for key in keys) <= 11  # a type byte and a varint: no pickled int
+    assert len(coder.encode(2 ** 64 - 1)) > 11  # (what an unsigned key took)
+
+
+def test_a_document_without_drops_passes_the_side_input_join_untouched(monkeypatch):
+    # the removal's group is built only for a document that some drop or repeat names (through the dead-letter
+    # wrapper, which the join looks inside); the others go on as they came, as the removal would give them
+    from corpusforge.pipeline.dedup import boilerplate
+    from corpusforge.pipeline.document import Document
+
+    judged = []
+    original = boilerplate._RemoveFn.process
+
+    def counted(self, item):
+        judged.append(item[0])
+        return original(self, item)
+    monkeypatch.setattr(boilerplate._RemoveFn, "process", counted)
+    texts = [f"The words of document {'abcdefghi'[i] * 4} stand here." for i in range(9)]
+    docs = [Document(f"d{i}", f"{texts[i]} {INLINE[0]}" if i < 6 else texts[i], "web",
+                     annotations={"quality_score": i / 10}) for i in range(9)]
+    config = LineDedupConfig(max_occurrences=1, min_words=1), SentenceDedupConfig(max_occurrences=1, min_words=1)
+    with TestPipeline() as p:
+        out = p | beam.Create(docs) | LineAndSentenceDedup(*config, joins="side_input")
+        assert_that(out.kept | beam.Map(lambda d: (d.id, d.text)),
+                    equal_to([(d.id, texts[i]) if i < 5 else (d.id, d.text) for i, d in enumerate(docs)]))
+    assert sorted(judged) == [f"d{i}" for i in range(5)]  # d5 keeps the notice; d6-d8 hold none

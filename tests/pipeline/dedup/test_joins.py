@@ -43,8 +43,10 @@ def _rows(outputs, label: str):
     removed = outputs.removed | f"{label}Removed" >> beam.Map(
         lambda r: (label, r.reason, r.doc.id, r.doc.text, tuple(sorted(r.details.items()))))
     parts = [kept, removed]
-    if outputs.edits is not None:
-        parts.append(outputs.edits | f"{label}Edits" >> beam.Map(lambda e: (label, "edit", e[1], str(e[2]), ())))
+    if outputs.edits is not None:  # summed per counter, as the build's stats do (a join may sum them per batch)
+        parts.append(outputs.edits | f"{label}Edits" >> beam.Map(lambda e: (e[1], e[2]))
+                     | f"{label}SumEdits" >> beam.CombinePerKey(sum)
+                     | f"{label}EditRows" >> beam.Map(lambda kv: (label, "edit", kv[0], str(kv[1]), ())))
     if outputs.errors is not None:
         parts.append(outputs.errors | f"{label}Errors" >> beam.Map(lambda r: (label, "error", r.path, r.detail, ())))
     return parts | f"{label}All" >> beam.Flatten()
@@ -238,3 +240,28 @@ def test_exact_keys_are_not_gathered_when_shuffles_wait_on_disk(tmp_path, monkey
         assert_that(outputs.kept | beam.Map(lambda d: d.id), equal_to([d.id for d in docs]))
         p.run().wait_until_finish()
     assert widest and max(widest) == 1, max(widest)
+
+
+def test_a_shards_drops_as_one_list_are_its_drops_one_by_one():
+    # side-input joins take each key shard's drops as one Beam element (AsGrouped.of(..., lists=True))
+    import random
+
+    from corpusforge.pipeline.dedup.lines import shard_drops
+
+    rng = random.Random(3)
+    packs = [[(rng.randrange(6), (rng.randrange(2), 0.0, f"d{rng.randrange(9)}")) for _ in range(30)] for _ in range(3)]
+    one_by_one = list(shard_drops(2)((0, packs)))
+    assert one_by_one and list(shard_drops(2, listed=True)((0, packs))) == [one_by_one]
+    assert list(shard_drops(100, listed=True)((0, packs))) == []  # no list for a shard without drops
+
+
+def test_a_lists_edits_are_summed_per_counter_and_nothing_else_changes():
+    from corpusforge.pipeline.dedup.common import _summed_edits
+    from corpusforge.pipeline.stage import EDITS, edit
+
+    kept, removed = object(), beam.pvalue.TaggedOutput("removed", "r")
+    out = [edit("dedup", "a", 2), kept, edit("dedup", "b"), edit("dedup", "a", 3), removed]
+    summed = _summed_edits(out)
+    assert summed[:2] == [kept, removed]
+    assert [(o.tag, o.value) for o in summed[2:]] == [(EDITS, ("dedup", "a", 5)), (EDITS, ("dedup", "b", 1))]
+    assert _summed_edits([kept]) == [kept]

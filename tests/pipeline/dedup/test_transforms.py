@@ -191,14 +191,16 @@ def test_near_dedup_spilled_to_disk_gives_the_same_clusters(tmp_path, monkeypatc
     assert spilled == (16 * bands + 2 * NEAR.num_perm) * len(docs)
 
 
-def test_near_dedup_node_digest_collisions_lose_nothing(monkeypatch):
-    """Every document under one of three digests: the join still verifies every pair of them."""
+@pytest.mark.parametrize("joins", JOINS)
+def test_near_dedup_node_digest_collisions_lose_nothing(monkeypatch, joins):
+    """Every document under one of three digests: the join still verifies every pair of them (with side-input
+    joins, the repeated digests' signatures are grouped though no candidate pair names them)."""
     import corpusforge.pipeline.dedup.near as near
 
     monkeypatch.setattr(near, "node_digest", lambda node: len(node[2]) % 3)
     docs, expected_removed = near_corpus()
     with TestPipeline() as p:
-        out = p | beam.Create(docs) | NearDedup(NEAR)
+        out = p | beam.Create(docs) | NearDedup(NEAR, joins=joins)
         assert_that(removals(out.removed, "Removed"), equal_to(expected_removed), label="CheckRemoved")
         assert_that(near_details(out.removed, "Details"), equal_to(expected_near_details(docs, NEAR)),
                     label="CheckDetails")
@@ -469,3 +471,28 @@ def test_near_weighted_batches_keep_every_document_in_order_and_under_the_weight
         for b in batches:
             assert len(b) == 1 or sum(_batch_weight(d) for d in b) <= batch
             assert all("text" in d.__dict__ for d in b)
+
+
+def test_only_the_signatures_of_candidates_and_repeated_digests_are_grouped_with_side_input_joins():
+    # _picked keeps what _route_signatures would route something for; _route_picked routes as the CoGroupByKey's
+    # group would: partners, receivers, large buckets, and a digest that two nodes share (a collision)
+    from corpusforge.pipeline.dedup.near import _pair_candidates, _picked, _route_picked, _route_signatures
+
+    sig = b"\x01\x00" * 4
+    nodes = {d: ((0, -0.5, f"id{d}"), sig) for d in range(8)}
+    pairs, large = [(1, 2), (2, 3)], [(4, 99)]
+    candidates: dict = {}
+    for digest, entry in [kv for pair in pairs for kv in _pair_candidates(pair)] + [(4, ("large", 99))]:
+        candidates.setdefault(digest, []).append(entry)
+    records = [(d, nodes[d]) for d in range(8)] + [(6, ((0, -0.1, "other"), sig)), (7, nodes[7])]
+    picked = _picked(records, candidates, frozenset({6, 7}))
+    assert sorted({d for d, _ in picked}) == [1, 2, 3, 4, 6, 7]  # 0 and 5: nothing to route
+    for digest in range(8):
+        entries = [entry for d, entry in records if d == digest]
+        grouped = {"node": entries, "to": [b for a, b in pairs if a == digest],
+                   "from": [None for _, b in pairs if b == digest], "large": [k for d, k in large if d == digest]}
+        expected = list(_route_signatures((digest, grouped)))
+        got = list(_route_picked((digest, entries), candidates)) if digest in {d for d, _ in picked} else []
+        as_rows = lambda out: sorted(repr((o.tag, o.value) if hasattr(o, "tag") else o) for o in out)  # noqa: E731
+        assert as_rows(got) == as_rows(expected), digest
+        assert bool(expected) == (digest in {1, 2, 3, 4, 6}), digest  # 7: one node twice, no collision

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from corpusforge.pipeline.quality.config import (
-    BlocklistConfig, C4Config, GopherConfig, JunkConfig, LengthConfig, QualityConfig, paper_config,
+    BlocklistConfig, C4Config, GopherConfig, JunkConfig, LengthConfig, QualityConfig, RepetitionConfig,
+    paper_config,
 )
 from corpusforge.pipeline.quality.decide import NotMeasured, decide_heuristics
 from corpusforge.pipeline.quality.rules import HeuristicRules
@@ -179,7 +180,8 @@ def test_only_four_characters_match_an_ascii_letter_under_ignorecase():
 def test_hand_counted_values():
     """Values counted by hand for one document (not only the two paths agreeing with each other)."""
     text = "The cat sat on the mat. The cat sat on the mat.\n\nThe dog ran."  # 61 characters, 18 tokens, 15 words
-    v = HeuristicRules(QualityConfig()).apply(text, "en").values
+    paper_dup = paper_config().repetition.dup_ngram_char_frac  # off by default, so not measured by default
+    v = HeuristicRules(QualityConfig(repetition=RepetitionConfig(dup_ngram_char_frac=paper_dup))).apply(text, "en").values
     assert (v["gopher"]["n_tokens"], v["gopher"]["n_words"], v["gopher"]["n_lines"]) == (18, 15, 3)
     assert v["gopher"]["mean_word_length"] == 43 / 15 and v["gopher"]["alpha_words_fraction"] == 1.0
     assert (v["gopher"]["n_stop_words"], v["gopher"]["stop_word_fraction"]) == (2, 7 / 15)  # the x5, on x2

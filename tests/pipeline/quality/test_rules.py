@@ -179,12 +179,32 @@ REP = RepetitionConfig()
         ("line one\nline two\nline one\nline one\nline three", "rep_dup_line_frac"),
         ("a much longer line that is repeated\nb\nc\nd\ne\nf\na much longer line that is repeated", "rep_dup_line_char_frac"),
         ("buy cheap shoes " * 20 + PROSE, "rep_top_2gram"),
-        (PROSE + " " + PROSE[:150], "rep_dup_5gram"),
         (PROSE, KEEP),
     ],
 )
 def test_gopher_repetition(text, reason):
     assert gopher_repetition(text, REP) == reason
+
+
+# A paragraph of Python's documentation (argparse's nargs) that repeats its own phrases, as reference prose does.
+NARGS = ("- nargs -- The number of command-line arguments that should be consumed. By default, one argument will "
+         "be consumed and a single value will be produced. Other values include: - N (an integer) consumes N "
+         "arguments (and produces a list) - '?' consumes zero or one arguments - '*' consumes zero or more arguments "
+         "(and produces a list) - '+' consumes one or more arguments (and produces a list) Note that the difference "
+         "between the default and nargs=1 is that with the default, a single value will be produced, while with "
+         "nargs=1, a list containing a single value will be produced.")
+
+
+def test_duplicated_ngram_rules_are_off_by_default_and_on_in_the_paper_table():
+    # docs/ablation.md: on documentation they removed good paragraphs and no junk that another rule kept
+    assert all(frac is None for frac in REP.dup_ngram_char_frac.values()) and REP.dup_ngrams() == []
+    paper = RepetitionConfig(dup_ngram_char_frac={"5": 0.15, "6": 0.14, "7": 0.13, "8": 0.12, "9": 0.11, "10": 0.10})
+    assert gopher_repetition(PROSE + " " + PROSE[:150], paper) == "rep_dup_5gram"
+    assert gopher_repetition(NARGS, paper) == "rep_dup_5gram"
+    assert gopher_repetition(NARGS, REP) is KEEP
+    assert gopher_repetition(NARGS, PAPER.repetition).startswith("rep_dup_")  # paper_config keeps the table
+    # one key turns one rule back on; the others stay off
+    assert RepetitionConfig(dup_ngram_char_frac={"5": 0.15}).dup_ngrams() == [(5, 0.15)]
 
 
 def test_top_ngram_counts_a_unique_ngram_only_in_the_paper_setting():

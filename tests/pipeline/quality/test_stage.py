@@ -93,6 +93,32 @@ def test_language_decision_on_short_documents_drops_only_confident_other_languag
     assert language_decision("en", 0.40, 500, LangIdConfig(filter=False)) is None
 
 
+# Python's documentation that lid.176 labels English with confidence under 0.65 (0.56 and 0.61): technical prose.
+TECHNICAL = [
+    "Returns a decorator that invokes update_wrapper() with the decorated function as the wrapper argument and "
+    "the arguments to wraps() as the remaining arguments. Default arguments are as for update_wrapper(). This is a "
+    "convenience function to simplify applying partial() to update_wrapper().",
+    "The user never instantiates a transport directly; they call a utility function, passing it a protocol factory "
+    "and other information necessary to create the transport and protocol. (E.g. EventLoop.create_connection() or "
+    "EventLoop.create_server().)",
+]
+
+
+def test_no_confidence_floor_by_default_when_every_language_is_kept():
+    # docs/ablation.md: with every language kept, the 0.65 floor removed only technical and mixed-language prose
+    from corpusforge.pipeline.quality.langid import language_decision
+
+    preds = LanguageIdentifier().predict(TECHNICAL)
+    assert [lang for lang, _ in preds] == ["en", "en"] and all(score < 0.65 for _, score in preds)
+    default, english = LangIdConfig(), LangIdConfig(languages=["en"])
+    assert default.threshold("en") == 0.0 and english.threshold("en") == 0.65
+    assert LangIdConfig(min_score=0.5).threshold("en") == 0.5 and LangIdConfig(min_scores={"en": 0.3}).threshold("en") == 0.3
+    for text, (lang, score) in zip(TECHNICAL, preds):
+        assert language_decision(lang, score, len(text), default) is None
+        assert language_decision(lang, score, len(text), english) == "langid_low_score"
+        assert language_decision(lang, score, len(text), LangIdConfig(min_score=0.65)) == "langid_low_score"
+
+
 def test_heuristic_filter_alone_with_a_blocklist_on_urls():
     cfg = QualityConfig()
     cfg = dataclasses.replace(cfg, blocklist=dataclasses.replace(cfg.blocklist, domains=["spam.example"]))

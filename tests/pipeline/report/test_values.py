@@ -3,7 +3,7 @@ import json
 
 import pyarrow as pa
 
-from corpusforge.pipeline.quality.config import QualityConfig
+from corpusforge.pipeline.quality.config import LangIdConfig, QualityConfig
 from corpusforge.core.config_loader import public_dict
 from corpusforge.pipeline.report.values import as_dict, flat_items, numeric_values, thresholds
 
@@ -36,7 +36,9 @@ def test_thresholds_by_the_config_names():
     assert thresholds("quality.repetition.dup_line_frac", config) == [("quality.repetition.max_dup_line_frac", 0.3)]
     assert thresholds("quality.repetition.top_ngram_char_frac.2", config) == [
         ("quality.repetition.top_ngram_char_frac.2", 0.2)]
-    assert thresholds("lang_score", config) == [("quality.langid.min_score", 0.65)]
+    assert thresholds("lang_score", config) == []  # every language kept: no confidence floor by default
+    assert thresholds("lang_score", _config(langid=LangIdConfig(languages=["en"]))) == [("quality.langid.min_score", 0.65)]
+    assert thresholds("lang_score", _config(langid=LangIdConfig(min_score=0.4))) == [("quality.langid.min_score", 0.4)]
     assert thresholds("toxicity_score", config) == []  # toxicity is off by default
     assert thresholds("quality.gopher.something_unknown", config) == [] and thresholds("pii_count", config) == []
     assert thresholds("lang_score", None) == []
