@@ -96,9 +96,12 @@ class _WriteRuns(beam.DoFn):
     """``(key, value)`` records -> run files in ``directory``; at each run, ``(partition, (path, offset,
     length))`` for every partition it holds. Within a run, records are in partition order."""
 
-    def __init__(self, directory: str, key_coder: coders.Coder, value_coder: coders.Coder, partitions: int):
+    def __init__(self, directory: str, key_coder: coders.Coder, value_coder: coders.Coder, partitions: int,
+                 spread: bool = False):
         self.directory, self.key_coder, self.value_coder = directory, key_coder, value_coder
-        self.partitions = partitions
+        # spread: the keys are the partitions themselves (a Reshuffle's or Flatten's round-robin counter), not
+        # hashed again: a hash of 0..255 hits only ~2/3 of 256 partitions, some several times
+        self.partitions, self.spread = partitions, spread
 
     def setup(self):
         make_private_dir(self.directory)
@@ -116,7 +119,8 @@ class _WriteRuns(beam.DoFn):
         stream.write(key_bytes)
         self.values.encode_to_stream(value, stream, True)
         data = stream.get()
-        self.buffers.setdefault(_partition_of(key_bytes, self.partitions), []).append(data)
+        partition = key % self.partitions if self.spread else _partition_of(key_bytes, self.partitions)
+        self.buffers.setdefault(partition, []).append(data)
         self.buffered += len(data) + _HELD_BYTES
         if self.buffered >= RUN_BYTES:
             yield from self._write_run()
@@ -266,11 +270,21 @@ class _DiskReshuffle(beam.PTransform):
         self.directory, self.partitions = spill_directory(), _partitions()
 
     def expand(self, records):
-        return (records | "Spread" >> beam.Map(_spread_key, self.partitions) | "Group" >> _DiskGroupByKey()
-                | "Ungroup" >> beam.FlatMap(_ungroup))
+        return _spread_over_disk((records,), self.directory, self.partitions)
 
 
 _SPREAD_KEY_CODER = coders.VarIntCoder()
+
+
+def _spread_over_disk(inputs: tuple, directory: str, partitions: int):
+    """Every record of ``inputs`` dealt round-robin over the partitions, written to runs in the step that made
+    it, read back one partition at a time: one PCollection (a Reshuffle of one input, a Flatten of several)."""
+    value_coder = coders.registry.get_coder(object)
+    runs = [pcoll | f"Spread{index}" >> beam.Map(_spread_key, partitions)
+            | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(directory, _SPREAD_KEY_CODER, value_coder, partitions,
+                                                           spread=True))
+            for index, pcoll in enumerate(inputs)]
+    return _group_runs(runs, _SPREAD_KEY_CODER, value_coder) | "Ungroup" >> beam.FlatMap(_ungroup)
 
 
 class _DiskFlatten(beam.PTransform):
@@ -292,12 +306,7 @@ class _DiskFlatten(beam.PTransform):
         inputs = (inputs,) if isinstance(inputs, beam.PCollection) else tuple(inputs)
         if len(inputs) < 2:
             return inputs | "Flatten" >> beam.Flatten()
-        value_coder = coders.registry.get_coder(object)
-        runs = [pcoll | f"Spread{index}" >> beam.Map(_spread_key, self.partitions)
-                | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(self.directory, _SPREAD_KEY_CODER, value_coder,
-                                                               self.partitions))
-                for index, pcoll in enumerate(inputs)]
-        return _group_runs(runs, _SPREAD_KEY_CODER, value_coder) | "Ungroup" >> beam.FlatMap(_ungroup)
+        return _spread_over_disk(inputs, self.directory, self.partitions)
 
 
 # The transforms the pipeline's code applies: inside ``spilling_to``, the disk versions above; outside, Beam's

@@ -178,3 +178,27 @@ def test_more_partitions_group_the_same(tmp_path):
                  | beam.MapTuple(lambda k, vs: (k, sorted(vs))) | beam.combiners.ToList()
                  | beam.Map(_save, str(tmp_path / "many.pkl")))
     assert sorted(_load(tmp_path / "many.pkl"), key=repr) == expected
+
+
+def test_a_reshuffle_on_disk_gives_every_partition_its_share(tmp_path):
+    """Round-robin keys are the partitions themselves: hashed again, 0..255 reached ~2/3 of 256 partitions and
+    sent up to 5 keys' records to one (found by review)."""
+    shares = tmp_path / "shares.log"
+
+    class _Count(disk_grouping._GroupRuns):  # noqa: SLF001
+        def process(self, element):
+            groups = list(super().process(element))
+            with open(shares, "a") as f:
+                f.write(f"{element[0]} {sum(len(values) for _, values in groups)}\n")
+            yield from groups
+
+    original = disk_grouping._GroupRuns
+    disk_grouping._GroupRuns = _Count
+    try:
+        with spilling_to(str(tmp_path / "runs")):
+            with beam.Pipeline() as p:
+                _ = p | beam.Create(list(range(256 * 20))) | Reshuffle() | beam.combiners.Count.Globally()
+    finally:
+        disk_grouping._GroupRuns = original
+    counts = dict(map(int, line.split()) for line in shares.read_text().split("\n") if line)
+    assert len(counts) == disk_grouping.PARTITIONS and set(counts.values()) == {20}
