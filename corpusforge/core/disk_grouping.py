@@ -303,7 +303,7 @@ class _DiskFlatten(beam.PTransform):
         return pvalueish, pvalueish
 
     def expand(self, inputs):
-        inputs = (inputs,) if isinstance(inputs, beam.PCollection) else tuple(inputs)
+        inputs = tuple(inputs)  # _extract_input_pvalues made it a tuple
         if len(inputs) < 2:
             return inputs | "Flatten" >> beam.Flatten()
         return _spread_over_disk(inputs, self.directory, self.partitions)
