@@ -15,13 +15,16 @@ Reading is not cached, so where several steps of one fused stage read a text (th
 next stage), ``LoadText`` reads it back once first: ~10 us a read, ~11 reads per document in a normalize +
 dedup build before, ~6 after.
 
-Each text is written as its own zstd frame (level 1, with its checksum; ``zstandard``, a core dependency), so a
-reference still reads one text: ~1.9x smaller for ~2 KB web-like texts, ~11 us to write one and ~4 us to read
-one back. One frame per text, not blocks of texts: a block would compress better (~3x) but every read would
+In a build whose shuffles wait on local disk too (``corpusforge.core.disk_grouping``: a build over
+``output.disk_shuffle_mb``, the builds whose scratch disk matters), each text is written as its own zstd frame
+(level 1, with its checksum; ``zstandard``, a core dependency), so a reference still reads one text: ~1.86x
+smaller for ~2 KB web-like texts, ~11 us to write one and ~5 us to read one back, ~45 us a document in a
+normalize + dedup build (~1.9 writes and ~4.9 reads of each text), ~6 % of its CPU, which a smaller build does
+not pay. One frame per text, not blocks of texts: a block compresses better (~3x) but every read would
 decompress the whole block, and reads come in shuffle order, not write order. A text zstd does not shrink
 (short ones: a frame costs ~13 bytes) is written as it is, its reference three fields instead of four
 (``TextRef``). ``python bench/scratch_codecs.py`` measures the codecs: pyarrow's zstd is the same format at
-2-4x the CPU through its Python API, lz4 saves less than half as much.
+2-4x the CPU through its Python API; lz4 costs half as much and saves less than half as much (1.25x).
 
 Writes are unbuffered (``os.write``), so a text is readable the moment its reference exists, even by a
 later step of the same fused stage. Spill files live in the build's temporary work directory and go with
@@ -39,6 +42,7 @@ import uuid
 import apache_beam as beam
 import zstandard
 
+from corpusforge.core.disk_grouping import spill_directory
 from corpusforge.core.errors import UserError
 from corpusforge.core.files import make_private_dir
 
@@ -146,10 +150,12 @@ class SpillWriter:
 class TextSpiller:
     """What ``SpillText`` does to each record, as a callable for a step that does more with the records (the
     build's step after each stage also counts their facts: ``stats.DocumentsAndFacts``). ``setup()`` before
-    the first record, ``close()`` when a bundle ends and at teardown."""
+    the first record, ``close()`` when a bundle ends and at teardown. ``compress``: texts as zstd frames (see
+    the module); by default where the pipeline constructed with it shuffles on local disk."""
 
-    def __init__(self, directory: str, load: bool = False):
+    def __init__(self, directory: str, load: bool = False, compress: bool | None = None):
         self.directory, self.load = directory, load
+        self.compress = spill_directory() is not None if compress is None else compress
         self._writer: SpillWriter | None = None
 
     def setup(self) -> None:
@@ -159,7 +165,8 @@ class TextSpiller:
         # a Removed record carries its document (not getattr: a Document's __getattr__ would raise, ~1 us)
         doc = record.__dict__.get("doc", record)
         if doc.text_ref is None:
-            spilled = doc.with_ref(self._writer.write_text(doc.text.encode("utf-8")))  # its text stays in memory
+            data = doc.text.encode("utf-8")
+            spilled = doc.with_ref(self._writer.write_text(data) if self.compress else self._writer.write(data))  # its text stays in memory
             return record.with_doc(spilled) if record is not doc else spilled
         if self.load and record is doc:
             return doc.loaded()
@@ -174,8 +181,8 @@ class _SpillFn(beam.DoFn):
     """Documents (or ``Removed`` records) -> the same records with their text spilled to ``directory``;
     ``load``: and a document spilled before with its text read back into memory (``Document.loaded``)."""
 
-    def __init__(self, directory: str, load: bool = False):
-        self.spiller = TextSpiller(directory, load)
+    def __init__(self, directory: str, load: bool = False, compress: bool | None = None):
+        self.spiller = TextSpiller(directory, load, compress)
 
     def setup(self):
         self.spiller.setup()
