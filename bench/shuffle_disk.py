@@ -4,6 +4,7 @@ segment, measured just before the segment's spill directory is deleted, against 
     python bench/shuffle_disk.py --documents 1000                                   # every stage
     python bench/shuffle_disk.py --documents 1000 --set quality.enabled=false --set pii.enabled=false
     python bench/shuffle_disk.py --documents 1000 --set output.stage_checkpoints=true   # one segment per stage
+    python bench/shuffle_disk.py --documents 1000 --inputs 2      # two inputs, whose documents are flattened
 
 The corpus is bench/build.py's `distinct` (web-like, ~2.2 KB of text a document); shuffles are forced onto disk
 (`output.disk_shuffle_mb=0`). One in-process build; run files stay until their segment ends, so the largest
@@ -40,6 +41,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--documents", type=int, default=1000)
     parser.add_argument("--set", action="append", default=[], help="a config setting, as corpusforge build --set")
+    parser.add_argument("--inputs", type=int, default=1,
+                        help="the corpus's 8 files split over this many inputs (their documents are flattened)")
     args = parser.parse_args()
     segments = []
     delete = rundir.delete
@@ -53,8 +56,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         text = write_corpus(os.path.join(tmp, "in"), args.documents, kind="distinct")
         config = os.path.join(tmp, "corpus.yaml")
+        for index, name in enumerate(sorted(os.listdir(os.path.join(tmp, "in")))):
+            os.makedirs(os.path.join(tmp, f"in{index % args.inputs}"), exist_ok=True)
+            os.rename(os.path.join(tmp, "in", name), os.path.join(tmp, f"in{index % args.inputs}", name))
         with open(config, "w") as f:
-            f.write(f"inputs:\n  - {{path: '{tmp}/in', format: jsonl}}\n")
+            f.write("inputs:\n" + "".join(f"  - {{path: '{tmp}/in{i}', format: jsonl}}\n" for i in range(args.inputs)))
         settings = [x for s in ["output.disk_shuffle_mb=0", *args.set] for x in ("--set", s)]
         code = cli(["build", "-c", config, "--run-dir", os.path.join(tmp, "run"), *settings])
     rundir.delete = delete

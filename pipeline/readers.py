@@ -675,14 +675,15 @@ class ReadDocuments(beam.PTransform):
                                                                 self.max_metadata_depth, self.names))
                 .with_outputs(REJECTED, EDITS, main="documents")
             )
-            documents.append(outputs.documents)
+            docs = outputs.documents
+            if self.spill_dir:  # before the Flatten: on disk (several inputs), its runs would hold each text too
+                from corpusforge.pipeline.spill import SpillText
+
+                docs = docs | f"SpillDocuments{index}" >> SpillText(self.spill_dir)
+            documents.append(docs)
             rejected.append(outputs[REJECTED])
             edits.append(outputs[EDITS])
         docs = documents | "FlattenDocuments" >> Flatten()
-        if self.spill_dir:
-            from corpusforge.pipeline.spill import SpillText
-
-            docs = docs | "SpillDocuments" >> SpillText(self.spill_dir)
         # Unique ids (namespaced_ids): a light pass groups (id, origin) pairs to find the shared ids, then the
         # documents are joined with their new ids by origin. That join is the shuffle that spreads the
         # documents over workers; being keyed by origin, no id shared by many documents makes a hot key.

@@ -177,6 +177,39 @@ def test_every_stage_gives_the_same_bytes_with_and_without_spilling(corpus):
     assert leftovers == []  # spill files go with the build's work directory
 
 
+def _inline_texts(record) -> int:
+    """How many documents in a record written to a shuffle's runs carry their text inline (no spill reference)."""
+    if isinstance(record, Document):
+        return int(record.text_ref is None)
+    if isinstance(record, Removed):
+        return _inline_texts(record.doc)
+    if isinstance(record, (list, tuple)):
+        return sum(_inline_texts(item) for item in record)
+    if isinstance(record, dict):
+        return sum(_inline_texts(item) for item in record.values())
+    return 0
+
+
+def test_shuffles_on_disk_carry_no_text_that_is_spilled(corpus, monkeypatch):
+    """A text goes to disk once: spilled, or in a run, not both. The reader's documents of several inputs were
+    flattened (on disk: into runs) before they were spilled, so the runs held every text the spill files held."""
+    from corpusforge.core import disk_grouping
+
+    inline = []
+    process = disk_grouping._WriteRuns.process
+
+    def counting(self, record):
+        inline.append(_inline_texts(record[1]))
+        yield from process(self, record)
+
+    monkeypatch.setattr(disk_grouping._WriteRuns, "process", counting)
+    root, config = corpus
+    assert len([line for line in config.read_text().splitlines() if "path:" in line]) > 1  # several inputs
+    assert main(["build", "-c", str(config), "--run-dir", str(root / "once"), "--set", "output.disk_shuffle_mb=0",
+                 "--set", "quality.enabled=false", "--set", "pii.enabled=false"]) == 0
+    assert len(inline) > 1000 and sum(inline) == 0
+
+
 def test_stage_checkpoints_spill_too(corpus):
     spilled, _, leftovers = _build_outputs(corpus, "spill-checkpointed", "--set", "output.stage_checkpoints=true",
                                            "--set", "pii.enabled=false")
