@@ -58,7 +58,7 @@ class Row:
     def __init__(self, fields: tuple, label: str):
         self.fields = fields
         self.label = label
-        self.prefix = label + hashlib.sha1(repr(fields).encode()).hexdigest()[:6] + ":"
+        self.prefix = label[0] + hashlib.sha1(repr(fields).encode()).hexdigest()[:6] + ":"  # in every row
         self._setup()
 
     def _setup(self) -> None:
@@ -116,7 +116,7 @@ class Row:
             shape = row[0]
             if type(shape) is not str or not shape.startswith(self.prefix):
                 raise ValueError(f"a row of shape {shape!r} was not written for the {self.label} fields of this "
-                                 f"coder ({self.prefix!r})")
+                                 f"coder ({self.prefix!r}): it was encoded by another build's coder")
             decoder = _compile_decoder(self.fields, [int(code) for code in shape[len(self.prefix):].split(",")])
             with self._lock:
                 if len(self._decoders) >= _CACHE:
@@ -252,9 +252,9 @@ class Rows:
     def __init__(self, annotations=None, details=None):
         """``annotations`` / ``details``: pyarrow struct types (``document.struct_type``), or None."""
         fields = _fields_of(annotations, True)
-        self.annotations = Row(fields, "a") if fields else None
+        self.annotations = Row(fields, "annotations") if fields else None
         fields = _fields_of(details, True)
-        self.details = Row(fields, "d") if fields else None
+        self.details = Row(fields, "details") if fields else None
 
     @classmethod
     def of_schemas(cls, schemas: dict) -> "Rows":

@@ -150,7 +150,7 @@ def test_a_row_is_refused_by_a_coder_of_other_fields():
     config = BuildConfig()
     config.pii.enabled = False
     other = DocumentCoder(rows=Rows.of_schemas(shard_schemas(config)))
-    with pytest.raises(ValueError, match="not written for the a fields"):
+    with pytest.raises(ValueError, match="not written for the annotations fields"):
         other.decode(encoded)
 
 
