@@ -18,10 +18,11 @@ A batch of documents held as a ``Documents`` (a ``list``; ``FastPrimitivesCoder`
 so it reaches the fallback whole) is written as the tuple of its columns: ids, texts, sources, metadata,
 annotations, references, origins, coded by ``FastPrimitivesCoder`` in one call, not one Python call and one
 tagged fields tuple per document. That is what moves lists of documents between fused steps (the shard writer's
-``RECORD_BATCH`` lists): 5.8 us per ~2.2 KB document with three annotations to encode and decode, against 6.6 as
-a plain list and 7.4 one by one, and 11.2 as an Arrow IPC record batch, whose metadata and annotations (values of any shape) must first
-be written as JSON strings and parsed back (``bench/coder.py``, batches of 256). What is left is mostly the text's
-UTF-8 encoding and decoding, which any coding of ``str`` texts pays. A batch holding anything its
+``RECORD_BATCH`` lists): 5.8 us per ~2.2 KB document with three annotations to encode and decode, against 6.6
+as a plain list and 7.4 one by one, and 11.2 as an Arrow IPC record batch, whose metadata and annotations (values
+of any shape) must first be written as JSON strings and parsed back (``bench/coder.py`` then, batches of 256).
+With three annotations what is left is mostly the text's UTF-8 encoding and decoding, which any coding of ``str``
+texts pays; with an every-stage build's ~60 it was the annotations' keys (below). A batch holding anything its
 columns cannot hold (a document ``_fields_of`` refuses, another value) is written as a list would be.
 
 A document's annotations are written as a typed row of the build's declared fields (``annotation_rows``: the

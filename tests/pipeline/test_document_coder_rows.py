@@ -75,9 +75,10 @@ def test_declared_annotations_come_back_the_same_in_fewer_bytes():
         sizes["plain"] += len(plain.encode(doc)) - bare
         sizes["typed"] += len(typed.encode(doc)) - bare
     assert sizes["typed"] < sizes["plain"] / 3  # the keys are not written
-    removed = Removed(doc, "quality", "gopher_short_doc", {"lang": "en", "score": 0.5, "quality": doc.annotations["quality"]})
+    details = {"lang": "en", "score": 0.5, "quality": doc.annotations["quality"]}
+    removed = Removed(doc, "quality", "gopher_short_doc", details)
     back = _round_trip(typed, removed)
-    assert type(back) is Removed and back == removed and list(back.details["quality"]) == list(removed.details["quality"])
+    assert type(back) is Removed and back == removed and list(back.details["quality"]) == list(details["quality"])
     assert typed._fallback_coder.encode(removed)[:1] == b"\x04"  # a Removed is written as its fields, not pickled
     assert len(typed.encode(removed)) < len(plain.encode(removed)) - 800
 
@@ -105,7 +106,8 @@ def test_dicts_that_are_no_row_are_coded_as_dicts_and_come_back():
     # holding a dict or a tuple, numpy and big values: carried as they are.
     import numpy as np
 
-    odd = dict(base, quality=[1, 2], pii_entities={"NOT_AN_ENTITY": 1}, lang=("x", {"y": 1}), lang_score=np.float32(0.5))
+    odd = dict(base, quality=[1, 2], pii_entities={"NOT_AN_ENTITY": 1}, lang=("x", {"y": 1}),
+               lang_score=np.float32(0.5))
     odd["pii_count"] = 2 ** 80
     for annotations in (odd, dict(base, quality=("a", "b")), dict(base, quality={**base["quality"], "extra": 1})):
         doc = Document("y", "text", "web", {}, annotations)
@@ -131,8 +133,8 @@ def test_any_subset_or_order_of_declared_keys_comes_back_as_pickling_gives_it(to
     annotations = {}
     for name in top:
         if name == "quality":
-            annotations[name] = {f: ({"n_chars": next(leaves), "n_words": next(leaves)} if f == "length" else next(leaves))
-                                 for f in families}
+            length = {"n_chars": next(leaves), "n_words": next(leaves)}
+            annotations[name] = {f: (length if f == "length" else next(leaves)) for f in families}
         elif name == "pii_entities":
             annotations[name] = {"EMAIL_ADDRESS": next(leaves)}
         else:
