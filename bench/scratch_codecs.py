@@ -60,7 +60,8 @@ def _kept_spill(tmp: str, documents: int) -> tuple[list[bytes], str]:
     rundir.delete = keep
     try:
         code = cli(["build", "-c", os.path.join(tmp, "corpus.yaml"), "--run-dir", os.path.join(tmp, "run"),
-                    "--set", "output.disk_shuffle_mb=0", "--set", "quality.enabled=false", "--set", "pii.enabled=false"])
+                    "--set", "output.disk_shuffle_mb=0", "--set", "quality.enabled=false",
+                    "--set", "pii.enabled=false"])
     finally:
         rundir.delete = delete
         disk_grouping._WriteRuns.setup, disk_grouping._GroupRuns.setup = write_setup, read_setup
@@ -72,7 +73,8 @@ def _kept_spill(tmp: str, documents: int) -> tuple[list[bytes], str]:
 def _codecs() -> dict:
     codecs = {}
     for level in (1, 3):
-        compressor, decompressor = zstandard.ZstdCompressor(level=level, write_checksum=True), zstandard.ZstdDecompressor()
+        compressor = zstandard.ZstdCompressor(level=level, write_checksum=True)
+        decompressor = zstandard.ZstdDecompressor()
         codecs[f"zstandard {level}"] = (compressor.compress, lambda data, size, d=decompressor: d.decompress(data))
     for name, level in (("zstd", 1), ("zstd", -5), ("lz4", None), ("lz4_raw", None)):
         codec = pa.Codec(name, compression_level=level) if level is not None else pa.Codec(name)

@@ -68,7 +68,8 @@ def main() -> None:
         sys.exit(code)
     print(f"{args.documents:,} documents, {text:,} bytes of text")
     for name, runs, spilled in segments:
-        runs, parts = sum(runs.values()), ", ".join(f"{suffix} {size / text:.2f}x" for suffix, size in sorted(spilled.items()))
+        parts = ", ".join(f"{suffix} {size / text:.2f}x" for suffix, size in sorted(spilled.items()))
+        runs = sum(runs.values())
         spilled = sum(spilled.values())
         print(f"  {name}: run files {runs:,} bytes ({runs / text:.2f}x the text), spilled texts {spilled:,} "
               f"({spilled / text:.2f}x: {parts}), together {(runs + spilled) / text:.2f}x")
