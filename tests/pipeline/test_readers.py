@@ -373,3 +373,17 @@ def test_the_surrogate_test_is_the_regex():
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30))) for _ in range(2000)]
     for text in texts:
         assert _has_surrogate(text) == (_SURROGATE.search(text) is not None), ascii(text)
+
+
+def test_metadata_is_made_json_ready_and_empty_metadata_stays_empty():
+    # A Parquet or Arrow row's dates and bytes become their strings; a record without metadata skips the
+    # json.dumps check (most records: ~1 us each) and keeps an empty dict.
+    import datetime
+
+    from corpusforge.pipeline.readers import _json_safe
+
+    assert _json_safe({}) == {}
+    assert _json_safe({"day": datetime.date(2024, 1, 2), "n": [1, 2.5], "raw": b"x"}) == {
+        "day": "2024-01-02", "n": [1, 2.5], "raw": "b'x'"}
+    ready = {"url": "https://example.org", "tags": ["a"]}
+    assert _json_safe(ready) is ready
