@@ -19,8 +19,8 @@ In a build whose shuffles wait on local disk too (``corpusforge.core.disk_groupi
 ``output.disk_shuffle_mb``, the builds whose scratch disk matters), each text is written as its own zstd frame
 (level 1, with its checksum; ``zstandard``, a core dependency), so a reference still reads one text: ~1.86x
 smaller for ~2 KB web-like texts, ~11 us to write one and ~5 us to read one back, ~45 us a document in a
-normalize + dedup build (~1.9 writes and ~4.9 reads of each text), ~6 % of its CPU, which a smaller build does
-not pay. One frame per text, not blocks of texts: a block compresses better (~3x) but every read would
+normalize + dedup build (~1.9 writes and ~4.9 reads of each text); with the runs', 6-9 % of its CPU (measured:
+docs/scale.md), which a smaller build does not pay. One frame per text, not blocks of texts: a block compresses better (~3x) but every read would
 decompress the whole block, and reads come in shuffle order, not write order. A text zstd does not shrink
 (short ones: a frame costs ~13 bytes) is written as it is, its reference three fields instead of four
 (``TextRef``). ``python bench/scratch_codecs.py`` measures the codecs: pyarrow's zstd is the same format at
