@@ -20,8 +20,9 @@ class DirectRunner(SwitchingDirectRunner):
 
     def run_pipeline(self, pipeline, options):
         """Beam's, with the graph the in-process runner gets from ``pipeline.to_runner_api`` (which it calls once)
-        free of Flattens of Flattens (``corpusforge/core/flattens.py``: a fused stage each), and bundles that end
-        without waiting on Beam's state sampler (``quick_sampler``)."""
+        free of Flattens of Flattens (``corpusforge/core/flattens.py``: a fused stage each), bundles that end
+        without waiting on Beam's state sampler (``quick_sampler``), and worker processes
+        (``direct_running_mode=multi_processing``) that start as ``corpusforge/core/sdk_worker.py`` says."""
         from corpusforge.core.flattens import merge_nested_flattens
 
         to_runner_api = pipeline.to_runner_api
@@ -31,7 +32,7 @@ class DirectRunner(SwitchingDirectRunner):
 
         pipeline.to_runner_api = merged_graph  # this pipeline object only, while it runs
         try:
-            with quick_sampler():
+            with quick_sampler(), corpusforge_workers():
                 return super().run_pipeline(pipeline, options)
         finally:
             del pipeline.to_runner_api
@@ -62,6 +63,32 @@ def quick_sampler():
         yield
     finally:
         statesampler.StateSampler = beams
+
+
+@contextlib.contextmanager
+def corpusforge_workers():
+    """While it is open, the worker processes Beam's FnApiRunner starts in multi-processing mode run
+    ``python -m corpusforge.core.sdk_worker`` (Beam's harness, lean imports, quick sampler) in place of Beam's
+    ``python -m apache_beam.runners.worker.sdk_worker_main``; any other command is left as it is."""
+    import sys
+
+    from apache_beam.transforms import environments
+
+    from corpusforge.core import lean_beam, sdk_worker
+
+    beams = environments.SubprocessSDKEnvironment.__dict__["from_command_string"]
+    beam_command = f"{sys.executable} -m apache_beam.runners.worker.sdk_worker_main"
+
+    def from_command_string(cls, command_string, *args, **kwargs):
+        if command_string == beam_command:
+            command_string = sdk_worker.command(lean_beam.imported_lean)
+        return beams.__func__(cls, command_string, *args, **kwargs)
+
+    environments.SubprocessSDKEnvironment.from_command_string = classmethod(from_command_string)
+    try:
+        yield
+    finally:
+        environments.SubprocessSDKEnvironment.from_command_string = beams
 
 
 def run_pipeline(pipeline):
