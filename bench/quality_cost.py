@@ -9,8 +9,9 @@ defaults (``QualityConfig()``, every value stored), the stage's calls without Be
 then ``HeuristicRules.apply_batch`` on the same batches (``apply`` on each document in trees without it). The parts
 are timed on warm views (the tokenizer's chunk cache filled by a first pass, as a worker's is after its first
 bundles): each part's CPU time is the minimum of ``--repeat`` passes over the documents, so a busy machine moves it
-less than a mean. The parts time each measure per document (``repetition``: its per-document path); ``rules
-(apply)`` is the whole, batch work included.
+less than a mean. ``rules (apply)`` is the whole, batch work included; ``rules one by one`` the same documents each
+as a batch of one (the per-document path, timed in the same process: the batch work's gain); the other parts time
+each measure per document (``repetition``: its per-document path).
 
 ``--instructions`` counts, under valgrind's cachegrind, a process that prepares the documents and models (and runs
 the rules on 8 of them, so that what a first call imports is left out) and one that also runs language ID and the
@@ -34,7 +35,7 @@ import sys
 import tempfile
 import time
 
-PARTS = ("language ID", "rules (apply)", "C4 edit check", "tokenize + views", "junk", "gopher", "repetition", "c4",
+PARTS = ("language ID", "rules (apply)", "rules one by one", "C4 edit check", "tokenize + views", "junk", "gopher", "repetition", "c4",
          "fineweb", "decide")
 
 
@@ -72,6 +73,7 @@ def parts(docs: list[str], repeat: int) -> tuple[dict[str, float], str]:
 
     out = {"language ID": best(lambda: [lid.predict(docs[s:s + 256]) for s in range(0, n, 256)]),
            "rules (apply)": best(lambda: apply_all(rules, docs, langs)),
+           "rules one by one": best(lambda: [rules.apply(t, lang) for t, lang in zip(docs, langs)]),
            "C4 edit check": best(lambda: [c4_edit_view(t, cfg.c4) for t in docs])}
     views: list = []
 
