@@ -10,6 +10,7 @@
     python bench/build_profile.py --graph --against d200b23   # fused stages a one-document build runs, both trees
     python bench/build_profile.py --plain --set dedup.near.components=distributed   # any config setting
     python bench/build_profile.py --plain --against 8807992 --rounds 3   # per-document work, both trees alternating
+    python bench/build_profile.py --plain --email     # ... Presidio's one-off import subtracted as start-up
     python bench/build_profile.py --instructions --docs 400 --against 3228507   # instructions per document (valgrind)
 
 The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files). One
@@ -188,17 +189,10 @@ def user_environ() -> dict[str, str]:
     return {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
-def time_startup(workdir: str, stages: list[str], repeat: int, against: str | None = None,
-                 email: bool = False) -> None:
-    """Wall time of a one-document ``corpusforge build`` in a fresh process, ``repeat`` times; with ``against``
-    (a directory holding another ``corpusforge`` package, e.g. an older commit's), that one's runs alternate
-    with this one's, so both see the same machine load, and the ratio is printed. ``email``: the document
-    also holds an e-mail address (the PII stage then loads Presidio, which it skips for a text with no
-    candidate)."""
+def write_one(workdir: str, email: bool = False) -> str:
+    """The one-document corpus whose build is subtracted as start-up; ``email``: its document also holds an e-mail
+    address, so the PII stage loads Presidio in it (a one-off per worker that a text with no candidate skips)."""
     import json
-    import resource
-    import statistics
-    import subprocess
 
     import zstandard
 
@@ -211,6 +205,21 @@ def time_startup(workdir: str, stages: list[str], repeat: int, against: str | No
         row["text"] += "\n\nQuestions? Write to jane.doe@example.org."
         with open(path, "wb") as f:
             f.write(zstandard.ZstdCompressor().compress(json.dumps(row).encode() + b"\n"))
+    return one
+
+
+def time_startup(workdir: str, stages: list[str], repeat: int, against: str | None = None,
+                 email: bool = False) -> None:
+    """Wall time of a one-document ``corpusforge build`` in a fresh process, ``repeat`` times; with ``against``
+    (a directory holding another ``corpusforge`` package, e.g. an older commit's), that one's runs alternate
+    with this one's, so both see the same machine load, and the ratio is printed. ``email``: the document
+    also holds an e-mail address (the PII stage then loads Presidio, which it skips for a text with no
+    candidate)."""
+    import resource
+    import statistics
+    import subprocess
+
+    one = write_one(workdir, email)
     cmd = [sys.executable, "-m", "corpusforge", *build_args(one, os.path.join(workdir, "run-startup"), stages)]
     environ = user_environ()
     versions = {"this tree": environ}
@@ -260,7 +269,8 @@ print(json.dumps({"one": timed(one), "corpus": timed(corpus)}))
 """
 
 
-def time_per_document(workdir: str, stages: list[str], docs: int, rounds: int, against: str) -> None:
+def time_per_document(workdir: str, stages: list[str], docs: int, rounds: int, against: str,
+                      email: bool = False) -> None:
     """Per-document work (a corpus build minus a one-document build, both after the imports) of this tree and of
     ``against`` (a commit or a folder with a ``corpusforge`` package), each round in fresh processes that
     alternate, so both trees see the same machine load; prints docs per second and per CPU-second and the ratio."""
@@ -270,13 +280,13 @@ def time_per_document(workdir: str, stages: list[str], docs: int, rounds: int, a
 
     corpus = os.path.join(workdir, f"corpus-distinct-{docs}")
     write_corpus(corpus, docs, kind="distinct")
-    one = os.path.join(workdir, "corpus-1")
-    write_corpus(one, 1, kind="distinct", files=1)
+    one = write_one(workdir, email)
     package = against if os.path.isdir(against) else package_of_commit(against, workdir)
     versions = {against: {**os.environ, "PYTHONPATH": os.path.abspath(package)}, "this tree": dict(os.environ)}
     rates: dict[str, list[tuple[float, float]]] = {name: [] for name in versions}
     print(f"{docs:,} web-like docs; stages {','.join(stages)}; settings {' '.join(SETTINGS) or 'default'}; "
-          f"{rounds} alternating rounds; load average {os.getloadavg()[0]:.1f}", flush=True)
+          f"{rounds} alternating rounds; one-document build{' with an e-mail' if email else ''}; load average "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
     for _ in range(rounds):
         for name, env in versions.items():
             args = [json.dumps(build_args(one, os.path.join(workdir, "run-1"), stages)),
@@ -493,7 +503,9 @@ def main() -> None:
                         help="A config setting for every build run here (corpusforge build --set), e.g. "
                              "dedup.near.components=distributed.")
     parser.add_argument("--email", action="store_true",
-                        help="With --startup: the one document also holds an e-mail address (so PII loads Presidio).")
+                        help="With --startup or --plain: the one document also holds an e-mail address (so PII loads "
+                             "Presidio in it; with --plain, Presidio's one-off import is then subtracted as start-up "
+                             "instead of counted as per-document work).")
     parser.add_argument("--graph", action="store_true",
                         help="Only print the fused stages of a one-document build (and --against's).")
     parser.add_argument("--instructions", action="store_true",
@@ -518,17 +530,18 @@ def main() -> None:
         time_startup(workdir, stages, args.startup, args.against, email=args.email)
         return
     if args.plain and args.against:
-        time_per_document(workdir, stages, args.docs, args.rounds, args.against)
+        time_per_document(workdir, stages, args.docs, args.rounds, args.against, email=args.email)
         return
     corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
     text_mb = write_corpus(corpus, args.docs, kind="distinct") / 1e6
     print(f"{args.docs:,} web-like docs ({text_mb:.1f} MB of text); stages {','.join(stages)}; settings "
-          f"{' '.join(SETTINGS) or 'default'}; in-process DirectRunner; load average {os.getloadavg()[0]:.1f}; work dir {workdir}", flush=True)
+          f"{' '.join(SETTINGS) or 'default'}; in-process DirectRunner; one-document build"
+          f"{' with an e-mail' if args.email else ''}; load average {os.getloadavg()[0]:.1f}; work dir {workdir}",
+          flush=True)
 
     # A one-document build twice first (the first pays the imports): the second costs what every build costs
     # besides its documents (graph, model loads, every fused stage run once), so the difference is per-document.
-    one = os.path.join(workdir, "corpus-1")
-    write_corpus(one, 1, kind="distinct", files=1)
+    one = write_one(workdir, args.email)
     run_build(build_args(one, os.path.join(workdir, "run-1"), stages))
     fixed = run_build(build_args(one, os.path.join(workdir, "run-1"), stages))
     fixed_cpu = _LAST_CPU[0]

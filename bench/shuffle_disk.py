@@ -7,7 +7,9 @@ segment, measured just before the segment's spill directory is deleted, against 
 
 The corpus is bench/build.py's `distinct` (web-like, ~2.2 KB of text a document); shuffles are forced onto disk
 (`output.disk_shuffle_mb=0`). One in-process build; run files stay until their segment ends, so the largest
-segment's figure is the most the build holds on disk besides its inputs and outputs.
+segment's figure is the most the build holds on disk besides its inputs and outputs. Spilled files by suffix:
+.txt document texts (pipeline/spill.py), .near near dedup's signatures and bands, .sentences line + sentence
+dedup's tables.
 """
 from __future__ import annotations
 
@@ -23,11 +25,14 @@ from corpusforge.cli.main import main as cli  # noqa: E402
 from corpusforge.core import rundir  # noqa: E402
 
 
-def _bytes(directory: str, inside_shuffle: bool) -> int:
-    total = 0
+def _bytes(directory: str, inside_shuffle: bool) -> dict[str, int]:
+    """Bytes of the files in (or beside) the shuffle directory, by file suffix."""
+    total: dict[str, int] = {}
     for folder, _, names in os.walk(directory):
         if ("shuffle" in os.path.relpath(folder, directory).split(os.sep)) == inside_shuffle:
-            total += sum(os.path.getsize(os.path.join(folder, name)) for name in names)
+            for name in names:
+                suffix = os.path.splitext(name)[1]
+                total[suffix] = total.get(suffix, 0) + os.path.getsize(os.path.join(folder, name))
     return total
 
 
@@ -57,8 +62,10 @@ def main() -> None:
         sys.exit(code)
     print(f"{args.documents:,} documents, {text:,} bytes of text")
     for name, runs, spilled in segments:
+        runs, parts = sum(runs.values()), ", ".join(f"{suffix} {size / text:.2f}x" for suffix, size in sorted(spilled.items()))
+        spilled = sum(spilled.values())
         print(f"  {name}: run files {runs:,} bytes ({runs / text:.2f}x the text), spilled texts {spilled:,} "
-              f"({spilled / text:.2f}x)")
+              f"({spilled / text:.2f}x: {parts}), together {(runs + spilled) / text:.2f}x")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from corpusforge.core.dofn_specs import memoized_dofn_specs
 from corpusforge.core.fault_config import FaultConfig
 from corpusforge.pipeline.config import BuildConfig
 from corpusforge.core.config_loader import output_dict, public_dict, to_dict
+from corpusforge.pipeline.annotation_rows import Rows
 from corpusforge.pipeline.document_coder import document_coders
 from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, RAW_PREVIEW, REJECTED_SCHEMA, document_from_row,
                                            document_row, document_schema, rejected_row, removed_row, removed_schema,
@@ -520,9 +521,10 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
             pipeline = beam.Pipeline(options=options)
             previous = segments[segment.index - 1] if segment.index else None
             # memoized_dofn_specs: Beam inspects each DoFn ~9 times, once is enough (~1 s of start-up);
-            # document_coders: documents cross stage boundaries as their fields, not pickled (document_coder);
+            # document_coders: documents cross stage boundaries as their fields, not pickled, annotations as
+            # rows of the fields the stages declare (document_coder, annotation_rows);
             # spilling_to: the shuffles of a build that spills wait on local disk, not in memory (disk_grouping)
-            with memoized_dofn_specs(), document_coders(), \
+            with memoized_dofn_specs(), document_coders(Rows.of_schemas(segment.schemas)), \
                     spilling_to(shuffle_dir(config, segment), partitions_for(input_bytes(config.inputs))):
                 segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
                                  run_secret=run_secret)

@@ -18,14 +18,23 @@ A batch of documents held as a ``Documents`` (a ``list``; ``FastPrimitivesCoder`
 so it reaches the fallback whole) is written as the tuple of its columns: ids, texts, sources, metadata,
 annotations, references, origins, coded by ``FastPrimitivesCoder`` in one call, not one Python call and one
 tagged fields tuple per document. That is what moves lists of documents between fused steps (the shard writer's
-``RECORD_BATCH`` lists): 5.8 us per ~2.2 KB document to encode and decode, against 6.6 as a plain list and 7.4
-one by one, and 11.2 as an Arrow IPC record batch, whose metadata and annotations (values of any shape) must first
-be written as JSON strings and parsed back (``bench/coder.py``, batches of 256). What is left is mostly the text's
-UTF-8 encoding and decoding, which any coding of ``str`` texts pays. A batch holding anything its
+``RECORD_BATCH`` lists): 5.8 us per ~2.2 KB document with three annotations to encode and decode, against 6.6
+as a plain list and 7.4 one by one, and 11.2 as an Arrow IPC record batch, whose metadata and annotations (values
+of any shape) must first be written as JSON strings and parsed back (``bench/coder.py`` then, batches of 256).
+With three annotations what is left is mostly the text's UTF-8 encoding and decoding, which any coding of ``str``
+texts pays; with an every-stage build's ~60 it was the annotations' keys (below). A batch holding anything its
 columns cannot hold (a document ``_fields_of`` refuses, another value) is written as a list would be.
 
-``document_coders()`` makes it the coder of every untyped PCollection (Beam's registry fallback) while a build
-constructs and runs its pipeline; ``Document`` is registered with it for PCollections typed as documents.
+A document's annotations are written as a typed row of the build's declared fields (``annotation_rows``: the
+values without their keys, ~60 after the quality and PII stages) when the coder holds the build's ``Rows`` and
+their keys are those fields in their order; any other annotations are written as a dict, as before. A ``Removed``
+is written as its document's fields, its stage, reason and details (a row of the declared detail fields), not
+pickled, and sized from its document's text. Per ~2.2 KB document with an every-stage build's annotations, one
+by one (``python bench/coder.py``, a shared machine: compare within a run): 25.4 -> 18.2 us a round trip and
+1,297 -> 398 bytes beyond the text; a near-dedup ``Removed`` 31.9 us and 1,611 bytes pickled -> 20.1 us and 463.
+
+``document_coders(rows)`` makes it the coder of every untyped PCollection (Beam's registry fallback) while a
+build constructs and runs its pipeline; ``Document`` is registered with it for PCollections typed as documents.
 """
 from __future__ import annotations
 
@@ -38,13 +47,16 @@ from apache_beam import coders
 from apache_beam.coders import coder_impl, typecoders
 from apache_beam.coders.coder_impl import ByteCountingOutputStream
 
-from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.annotation_rows import Rows
+from corpusforge.pipeline.document import Document, Removed
 
-_PICKLED, _FIELDS, _COLUMNS, _LIST = b"\x00", b"\x01", b"\x02", b"\x03"
+_PICKLED, _FIELDS, _COLUMNS, _LIST, _REMOVED = b"\x00", b"\x01", b"\x02", b"\x03", b"\x04"
 # A document's attributes, in the order the fields tuple holds them (text None when it travels by reference).
 _NAMES = ("id", "text", "source", "metadata", "annotations", "text_ref", "origin")
 _SPILLED_NAMES = frozenset(_NAMES) - {"text"}
 _ALL_NAMES = frozenset(_NAMES)
+_REMOVED_NAMES = ("doc", "stage", "reason", "details")
+_NO_ROWS = Rows()
 
 
 class Documents(list):
@@ -54,41 +66,44 @@ class Documents(list):
     __slots__ = ()
 
 
-def _columns_of(batch: Documents) -> tuple | None:
+def _columns_of(batch: Documents, rows: Rows) -> tuple | None:
     """The batch as a tuple of columns (each a tuple, one value per document), or None when a member cannot be
     written as fields (``_fields_of``)."""
-    rows = []
+    records = []
     for doc in batch:
-        fields = _fields_of(doc)
+        fields = _fields_of(doc, rows)
         if fields is None:
             return None
-        rows.append(fields)
-    return tuple(zip(*rows)) if rows else ()
+        records.append(fields)
+    return tuple(zip(*records)) if records else ()
 
 
-def _documents(columns: tuple) -> Documents:
-    return Documents(map(_document, zip(*columns))) if columns else Documents()
+def _documents(columns: tuple, rows: Rows) -> Documents:
+    return Documents(_document(fields, rows) for fields in zip(*columns)) if columns else Documents()
 
 
 class _DocumentOrPickle:
     """The reference encoder and decoder (bytes <-> value): documents as tagged field tuples, the rest pickled.
     ``_DocumentOrPickleImpl`` writes and reads the same bytes straight on Beam's streams."""
 
-    def __init__(self):
+    def __init__(self, rows: Rows = _NO_ROWS):
         self.fields = coders.FastPrimitivesCoder().get_impl()  # its own fallback: PickleCoder
+        self.rows = rows
 
     def encode(self, value: Any) -> bytes:
         if type(value) is Documents:
-            columns = _columns_of(value)
+            columns = _columns_of(value, self.rows)
             try:
                 return _COLUMNS + self.fields.encode(columns) if columns is not None else _LIST + self.fields.encode(list(value))
             except UnicodeEncodeError:
                 pass
         else:
-            fields = _fields_of(value)
+            fields, tag = _fields_of(value, self.rows), _FIELDS
+            if fields is None:
+                fields, tag = _removed_fields_of(value, self.rows), _REMOVED
             if fields is not None:
                 try:
-                    return _FIELDS + self.fields.encode(fields)
+                    return tag + self.fields.encode(fields)
                 except UnicodeEncodeError:  # a lone surrogate (str.encode refuses it): pickle keeps it
                     pass
         return _PICKLED + pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
@@ -96,17 +111,20 @@ class _DocumentOrPickle:
     def decode(self, encoded: bytes) -> Any:
         tag = encoded[:1]
         if tag == _FIELDS:
-            return _document(self.fields.decode(encoded[1:]))
+            return _document(self.fields.decode(encoded[1:]), self.rows)
+        if tag == _REMOVED:
+            return _removed(self.fields.decode(encoded[1:]), self.rows)
         if tag == _COLUMNS:
-            return _documents(self.fields.decode(encoded[1:]))
+            return _documents(self.fields.decode(encoded[1:]), self.rows)
         if tag == _LIST:
             return Documents(self.fields.decode(encoded[1:]))
         return pickle.loads(memoryview(encoded)[1:])
 
 
-def _fields_of(value: Any) -> tuple | None:
-    """A ``Document``'s fields tuple (text None when it travels by reference), or None: not a document, or one
-    with an attribute a ``Document`` does not declare or a text that is not a str (pickled)."""
+def _fields_of(value: Any, rows: Rows = _NO_ROWS) -> tuple | None:
+    """A ``Document``'s fields tuple (text None when it travels by reference; annotations a row when ``rows``
+    declares their fields), or None: not a document, or one with an attribute a ``Document`` does not declare,
+    a text that is not a str or annotations that are a tuple (pickled)."""
     if type(value) is not Document:
         return None
     state = value.__dict__
@@ -119,7 +137,41 @@ def _fields_of(value: Any) -> tuple | None:
         text = None  # travels by reference, as Document.__getstate__ leaves it out
         if not _SPILLED_NAMES <= state.keys() <= _ALL_NAMES:
             return None
-    return state["id"], text, state["source"], state["metadata"], state["annotations"], ref, state["origin"]
+    annotations = state["annotations"]
+    if type(annotations) is dict:
+        if rows.annotations is not None:
+            annotations = rows.annotations.encode(annotations)
+    elif type(annotations) is tuple:  # a row is a tuple: one it would be mistaken for is pickled
+        return None
+    return state["id"], text, state["source"], state["metadata"], annotations, ref, state["origin"]
+
+
+def _removed_fields_of(value: Any, rows: Rows) -> tuple | None:
+    """A ``Removed``'s fields: its document's fields, stage, reason and details (a row where ``rows`` declares
+    their fields); None when it is no ``Removed`` written so (``_fields_of``)."""
+    if type(value) is not Removed:
+        return None
+    state = value.__dict__
+    if tuple(state) != _REMOVED_NAMES:
+        return None
+    doc = _fields_of(state["doc"], rows)
+    details = state["details"]
+    if doc is None:
+        return None
+    if type(details) is dict:
+        if rows.details is not None:
+            details = rows.details.encode(details)
+    elif type(details) is tuple:
+        return None
+    return doc, state["stage"], state["reason"], details
+
+
+def _removed(fields: tuple, rows: Rows) -> Removed:
+    doc, stage, reason, details = fields
+    removed = object.__new__(Removed)
+    removed.__dict__ = {"doc": _document(doc, rows), "stage": stage, "reason": reason,
+                        "details": rows.details.decode(details) if type(details) is tuple else details}
+    return removed
 
 
 def _estimate(doc) -> int | None:
@@ -131,8 +183,10 @@ def _estimate(doc) -> int | None:
     return 64 + len(fields[0]) + (len(text) if text is not None else 0)
 
 
-def _document(fields: tuple) -> Document:
+def _document(fields: tuple, rows: Rows) -> Document:
     doc_id, text, source, metadata, annotations, ref, origin = fields
+    if type(annotations) is tuple:
+        annotations = rows.annotations.decode(annotations)
     doc = object.__new__(Document)
     if ref is None:
         doc.__dict__ = {"id": doc_id, "text": text, "source": source, "metadata": metadata,
@@ -168,8 +222,9 @@ class _DocumentOrPickleImpl(coder_impl.StreamCoderImpl):
     length instead of encoded: each sample of a list of ``DOC_BATCH`` documents encoded them all, ~7 encodings
     per document in a 3,000-document build."""
 
-    def __init__(self):
+    def __init__(self, rows: Rows = _NO_ROWS):
         self.fields = coders.FastPrimitivesCoder().get_impl()  # its own fallback: PickleCoder
+        self.rows = rows
 
     def encode_to_stream(self, value, stream, nested):
         if type(value) is Documents:
@@ -179,7 +234,7 @@ class _DocumentOrPickleImpl(coder_impl.StreamCoderImpl):
                 if None not in sizes:
                     _count(stream, 8 + sum(sizes) * len(value) // max(1, len(head)))
                     return
-            columns = _columns_of(value)
+            columns = _columns_of(value, self.rows)
             tag = 2 if columns is not None else 3  # _COLUMNS, _LIST
             try:
                 body = self.fields.encode(columns if columns is not None else list(value))
@@ -192,12 +247,15 @@ class _DocumentOrPickleImpl(coder_impl.StreamCoderImpl):
                 stream.write(body)
                 return
         else:
-            fields = _fields_of(value)
-            if fields is not None:
-                if type(stream) is ByteCountingOutputStream:
-                    text = fields[1]
-                    _count(stream, 64 + len(fields[0]) + (len(text) if text is not None else 0))
+            if type(stream) is ByteCountingOutputStream:  # a sampled size: estimated from the text's length
+                size = _estimate(value.doc if type(value) is Removed else value)
+                if size is not None:
+                    _count(stream, size)
                     return
+            fields, tag = _fields_of(value, self.rows), 1  # _FIELDS
+            if fields is None:
+                fields, tag = _removed_fields_of(value, self.rows), 4  # _REMOVED
+            if fields is not None:
                 try:
                     body = self.fields.encode(fields)
                 except UnicodeEncodeError:  # a lone surrogate (str.encode refuses it): pickle keeps it
@@ -205,7 +263,7 @@ class _DocumentOrPickleImpl(coder_impl.StreamCoderImpl):
                 else:
                     if nested:
                         stream.write_var_int64(len(body) + 1)
-                    stream.write_byte(1)  # _FIELDS
+                    stream.write_byte(tag)
                     stream.write(body)
                     return
         body = pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
@@ -218,9 +276,11 @@ class _DocumentOrPickleImpl(coder_impl.StreamCoderImpl):
         size = stream.read_var_int64() - 1 if nested else None
         tag = stream.read_byte()
         if tag == 1:  # the fields tuple delimits itself: read in place
-            return _document(self.fields.decode_from_stream(stream, False))
+            return _document(self.fields.decode_from_stream(stream, False), self.rows)
+        if tag == 4:  # _REMOVED: likewise
+            return _removed(self.fields.decode_from_stream(stream, False), self.rows)
         if tag == 2:  # _COLUMNS: likewise the columns tuple
-            return _documents(self.fields.decode_from_stream(stream, False))
+            return _documents(self.fields.decode_from_stream(stream, False), self.rows)
         if tag == 3:  # _LIST
             return Documents(self.fields.decode_from_stream(stream, False))
         return pickle.loads(stream.read(size) if nested else stream.read_all(False))
@@ -237,8 +297,11 @@ class _DocumentOrPickleImpl(coder_impl.StreamCoderImpl):
 class _DocumentFallbackCoder(coders.PickleCoder):
     """``PickleCoder`` but for documents (``_DocumentOrPickleImpl``); the fallback of ``DocumentCoder``."""
 
+    def __init__(self, rows: Rows | None = None):
+        self.rows = rows or _NO_ROWS
+
     def _create_impl(self):
-        return _DocumentOrPickleImpl()
+        return _DocumentOrPickleImpl(self.rows)
 
     def as_deterministic_coder(self, step_label, error_message=None):
         return coders.PickleCoder().as_deterministic_coder(step_label, error_message)
@@ -252,7 +315,7 @@ class _DocumentFallbackCoderReference(_DocumentFallbackCoder):
     before): tests hold the two equal."""
 
     def _create_impl(self):
-        codec = _DocumentOrPickle()
+        codec = _DocumentOrPickle(self.rows)
         return coder_impl.CallbackCoderImpl(codec.encode, codec.decode)
 
 
@@ -275,10 +338,11 @@ class _FastPrimitivesSampledImpl(coder_impl.FastPrimitivesCoderImpl):
 
 
 class DocumentCoder(coders.FastPrimitivesCoder):
-    """``FastPrimitivesCoder`` whose fallback writes documents as their fields (see the module's docstring)."""
+    """``FastPrimitivesCoder`` whose fallback writes documents as their fields (see the module's docstring);
+    ``rows``: the build's declared annotation and detail fields (``annotation_rows.Rows``), written as rows."""
 
-    def __init__(self, fallback_coder=None):
-        super().__init__(fallback_coder or _DocumentFallbackCoder())
+    def __init__(self, fallback_coder=None, rows: Rows | None = None):
+        super().__init__(fallback_coder or _DocumentFallbackCoder(rows))
 
     def _create_impl(self):
         return _FastPrimitivesSampledImpl(self._fallback_coder.get_impl())
@@ -289,7 +353,7 @@ class DocumentCoder(coders.FastPrimitivesCoder):
 
     @classmethod
     def from_type_hint(cls, typehint, registry):
-        return cls()
+        return cls(rows=_current_rows())
 
 
 class _UntypedAsDocuments:
@@ -301,18 +365,26 @@ class _UntypedAsDocuments:
 
     def from_type_hint(self, typehint, registry):
         coder = self.default.from_type_hint(typehint, registry)
-        return DocumentCoder() if type(coder) is coders.FastPrimitivesCoder else coder
+        return DocumentCoder(rows=_current_rows()) if type(coder) is coders.FastPrimitivesCoder else coder
 
 
 _lock = threading.Lock()
 _active = 0
 _saved = None
+_local = threading.local()  # .rows: the stack of this thread's open blocks' Rows
+
+
+def _current_rows() -> Rows:
+    stack = getattr(_local, "rows", None)
+    return stack[-1] if stack else _NO_ROWS
 
 
 @contextlib.contextmanager
-def document_coders() -> Iterator[None]:
+def document_coders(rows: Rows | None = None) -> Iterator[None]:
     """Within the block, untyped PCollections of pipelines constructed and run get ``DocumentCoder``
-    (builds may nest or run on threads: the registry is restored when the last block ends)."""
+    (builds may nest or run on threads: the registry is restored when the last block ends). ``rows``: the
+    build's declared fields (``Rows.of_schemas(build.shard_schemas(config))``), which the coders constructed on
+    this thread inside the block write annotations and details as."""
     global _active, _saved
     registry = typecoders.registry
     with _lock:
@@ -320,9 +392,12 @@ def document_coders() -> Iterator[None]:
             _saved = registry._fallback_coder
             registry._fallback_coder = _UntypedAsDocuments(_saved)
         _active += 1
+    stack = _local.__dict__.setdefault("rows", [])
+    stack.append(rows or _NO_ROWS)
     try:
         yield
     finally:
+        stack.pop()
         with _lock:
             _active -= 1
             if _active == 0 and _saved is not None:

@@ -46,18 +46,23 @@ class DocumentFacts:
 
     def add_to(self, totals: dict, doc) -> None:
         text = doc.text
+        chars = len(text)
         # A str knows whether it is ASCII (O(1)); only other text needs encoding to count its UTF-8 bytes.
-        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-        pairs = [(self._funnel[0], 1), (self._funnel[1], len(text))]
-        docs_key, bytes_key = self._pair("source_docs", "source_bytes", doc.source)
-        pairs += ((docs_key, 1), (bytes_key, size))
+        size = chars if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        get = totals.get
+        # Each key's total updated in place (no list of pairs built per document: ~0.4 us of ~1.1).
+        docs_key, chars_key = self._funnel
+        totals[docs_key] = get(docs_key, 0) + 1
+        totals[chars_key] = get(chars_key, 0) + chars
+        docs_key, bytes_key = self._keys.get(("source_docs", doc.source)) or self._pair(
+            "source_docs", "source_bytes", doc.source)
+        totals[docs_key] = get(docs_key, 0) + 1
+        totals[bytes_key] = get(bytes_key, 0) + size
         lang = doc.annotations.get("lang")
         if lang is not None:
-            docs_key, bytes_key = self._pair("lang_docs", "lang_bytes", lang)
-            pairs += ((docs_key, 1), (bytes_key, size))
-        get = totals.get
-        for key, amount in pairs:
-            totals[key] = get(key, 0) + amount
+            docs_key, bytes_key = self._keys.get(("lang_docs", lang)) or self._pair("lang_docs", "lang_bytes", lang)
+            totals[docs_key] = get(docs_key, 0) + 1
+            totals[bytes_key] = get(bytes_key, 0) + size
 
     def __call__(self, doc):
         totals: dict = {}

@@ -20,6 +20,9 @@ STAGE = "normalize"
 # paragraph separators, which are layout: U+2028 becomes a newline, U+2029 a paragraph break (a blank line),
 # instead of being deleted and gluing two sentences together.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b\u200e\u200f\ufeff]")
+# The ASCII characters _CONTROL matches (a test checks every ASCII code point): deleted from ASCII text by
+# bytes.translate in C, ~5x faster than the regex trying its class at every character.
+_ASCII_CONTROL = bytes(c for c in range(128) if c in (*range(0x00, 0x09), 0x0b, 0x0c, *range(0x0e, 0x20), 0x7f))
 _SEPARATORS = str.maketrans({"\u2028": "\n", "\u2029": "\n\n"})
 _SPACES = re.compile(r"[^\S\n]+")  # whitespace other than newline (tabs, NBSP, ideographic space...)
 _OTHER_SPACE = re.compile(r"[^\S \n]")  # whitespace but a space or a newline
@@ -72,13 +75,23 @@ def _canonical(text: str, config: NormalizeConfig) -> str:
     if "\u2028" in text or "\u2029" in text:
         text = text.translate(_SEPARATORS)
     if config.strip_control:
-        text = _CONTROL.sub("", text)
+        text = strip_control(text)
     if config.unicode_form != "none":
         # runs of combining marks cut to 30 first (UAX #15): normalize is quadratic in a run's length
         text = bounded_normalize(config.unicode_form, text)
     if config.collapse_whitespace:
         text = collapse_whitespace(text)
     return text
+
+
+def strip_control(text: str) -> str:
+    """``text`` without the characters ``_CONTROL`` matches (``_CONTROL.sub("", text)``, which a test holds it
+    equal to); ASCII text, most text, through ``bytes.translate``."""
+    if text.isascii():
+        data = text.encode("ascii")
+        stripped = data.translate(None, _ASCII_CONTROL)
+        return text if len(stripped) == len(data) else stripped.decode("ascii")
+    return _CONTROL.sub("", text)
 
 
 def collapse_whitespace(text: str) -> str:

@@ -202,3 +202,60 @@ def test_a_reshuffle_on_disk_gives_every_partition_its_share(tmp_path):
         disk_grouping._GroupRuns = original
     counts = dict(map(int, line.split()) for line in shares.read_text().split("\n") if line)
     assert len(counts) == disk_grouping.PARTITIONS and set(counts.values()) == {20}
+
+
+def _one_run(directory, records) -> tuple[list, int]:
+    """``records`` written by one bundle of the run-writing step: its references, and the bytes of the records as
+    coded (what a run held before it was compressed)."""
+    from apache_beam import coders
+
+    write = disk_grouping._WriteRuns(str(directory), coders.FastPrimitivesCoder(), coders.FastPrimitivesCoder(),
+                                     disk_grouping.PARTITIONS)
+    write.setup()
+    write.start_bundle()
+    for record in records:
+        assert not list(write.process(record))
+    coded = sum(len(data) for buffer in write.buffers.values() for data in buffer)
+    return [reference.value for reference in write.finish_bundle()], coded
+
+
+def _read(references) -> list:
+    from apache_beam import coders
+
+    read = disk_grouping._GroupRuns(coders.FastPrimitivesCoder(), coders.FastPrimitivesCoder())
+    read.setup()
+    by_partition: dict = {}
+    for partition, reference in references:
+        by_partition.setdefault(partition, []).append(reference)
+    return [group for element in sorted(by_partition.items()) for group in read.process(element)]
+
+
+def test_run_files_are_compressed(tmp_path):
+    """What a shuffle leaves on disk: its records are ids, hashes and references that repeat themselves, so a
+    run file holds far fewer bytes than the records as coded, and they read back the same."""
+    records = [(f"part-{i % 7}/d{i:08d}", ("/tmp/run/spill/0123456789abcdef.txt", i * 2200, 2200, i % 3))
+               for i in range(5000)]
+    references, coded = _one_run(tmp_path / "runs", records)
+    written = sum(os.path.getsize(tmp_path / "runs" / name) for name in os.listdir(tmp_path / "runs"))
+    assert written < coded / 3, (written, coded)
+    assert sorted(_read(references)) == sorted((key, [value]) for key, value in records)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "damaged"])
+def test_a_truncated_or_damaged_run_file_is_one_line_saying_what_to_do(tmp_path, damage):
+    """Not a traceback from a decoder, nor records decoded from garbage: the build stops with one line."""
+    from corpusforge.core.errors import UserError
+
+    references, _ = _one_run(tmp_path / "runs", [(i, "some text " * 20) for i in range(2000)])
+    (path,) = {reference[1][0] for reference in references}
+    data = bytearray(open(path, "rb").read())
+    if damage == "truncated":
+        data = data[:len(data) // 2]
+    else:
+        for partition, (_, offset, length) in references:  # one byte in the middle of every block
+            data[offset + length // 2] ^= 0x5A
+    with open(path, "wb") as f:
+        f.write(data)
+    with pytest.raises(UserError, match=f"shuffle file .* is {damage}.*: run the build again") as raised:
+        _read(references)
+    assert "\n" not in str(raised.value)

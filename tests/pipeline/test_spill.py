@@ -6,9 +6,12 @@ import pickle
 
 import apache_beam as beam
 import pytest
+import zstandard
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
+from corpusforge.core.disk_grouping import spilling_to
+from corpusforge.core.errors import UserError
 from corpusforge.pipeline import spill
 from corpusforge.cli.main import main
 from tests.pipeline.sample_corpus import sample_corpus
@@ -16,8 +19,8 @@ from corpusforge.pipeline.document import Document, Removed
 from corpusforge.pipeline.spill import SpillText, _SpillFn
 
 
-def _spilled(tmp_path, doc):
-    fn = _SpillFn(str(tmp_path))
+def _spilled(tmp_path, doc, compress=None):
+    fn = _SpillFn(str(tmp_path), compress=compress)
     fn.setup()
     out = next(iter(fn.process(doc)))
     fn.finish_bundle()
@@ -72,14 +75,53 @@ def test_a_missing_spill_file_is_a_clear_error(tmp_path):
     doc = pickle.loads(pickle.dumps(_spilled(tmp_path, Document(id="a", text="some text", source="s"))))
     spill.close_readers()
     pathlib.Path(doc.text_ref[0]).write_bytes(b"so")
-    with pytest.raises(OSError, match="shorter than expected"):
+    with pytest.raises(UserError, match="is truncated: .*run the build again"):
         _ = doc.text
 
 
-def test_spilled_documents_survive_a_shuffle(tmp_path):
+def test_a_damaged_spilled_text_is_a_clear_error(tmp_path):
+    """A compressed text whose bytes changed on disk is not read back as other text: one line saying what to do."""
+    doc = pickle.loads(pickle.dumps(_spilled(tmp_path, Document(id="a", text="a text that compresses " * 20,
+                                                                source="s"), compress=True)))
+    path, offset, length, stored = doc.text_ref
+    assert stored < length  # compressed
+    spill.close_readers()
+    data = bytearray(pathlib.Path(path).read_bytes())
+    data[offset + stored // 2] ^= 0x5A
+    pathlib.Path(path).write_bytes(bytes(data))
+    with pytest.raises(UserError, match="is damaged at offset .*: run the build again") as raised:
+        _ = doc.text
+    assert "\n" not in str(raised.value)
+
+
+def test_a_build_whose_shuffle_file_is_damaged_stops_with_one_line(corpus, monkeypatch, capsys):
+    from corpusforge.core import disk_grouping
+
+    setup = disk_grouping._WriteRuns.setup
+
+    def damaging(self):  # every block written damaged, as a failing disk would
+        setup(self)
+        compress = self.compress
+        self.compress = lambda data: (lambda frame: frame[:len(frame) // 2] + bytes([frame[len(frame) // 2] ^ 0x5A])
+                                      + frame[len(frame) // 2 + 1:])(compress(data))
+
+    monkeypatch.setattr(disk_grouping._WriteRuns, "setup", damaging)
+    root, config = corpus
+    capsys.readouterr()
+    assert main(["build", "-c", str(config), "--run-dir", str(root / "damaged"), "--set", "pii.enabled=false",
+                 "--set", "quality.enabled=false", "--set", "output.disk_shuffle_mb=0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()  # the progress line, then the error
+    errors = [line for line in err if line.startswith("corpusforge: error: ")]
+    assert len(errors) == 1 and errors[0] == err[-1] and "Traceback" not in "\n".join(err), err
+    assert errors[0].startswith("corpusforge: error: shuffle file ") and "is damaged" in errors[0]
+    assert "run the build again" in errors[0]
+
+
+@pytest.mark.parametrize("shuffles_on_disk", [False, True])
+def test_spilled_documents_survive_a_shuffle(tmp_path, shuffles_on_disk):
     docs = [Document(id=f"d{i}", text=f"text number {i} " * (i + 1), source="s") for i in range(50)]
     edited = [d.with_text(d.text.upper()) for d in docs]
-    with TestPipeline() as p:
+    with spilling_to(str(tmp_path / "shuffle") if shuffles_on_disk else None), TestPipeline() as p:
         out = (
             p
             | beam.Create(docs)
@@ -92,9 +134,16 @@ def test_spilled_documents_survive_a_shuffle(tmp_path):
             | beam.FlatMap(lambda kv: [(d.id, d.text, d.text_ref is not None) for d in kv[1]])
         )
         assert_that(out, equal_to([(d.id, d.text, True) for d in edited]))
-    # Two spill passes wrote every text twice (the originals, then the edited copies).
+    # Two spill passes wrote every text twice (the originals, then the edited copies); in a build whose shuffles
+    # wait on disk, each as a zstd frame where that is shorter (these repeat themselves), as it is where not.
     written = sum(f.stat().st_size for f in (tmp_path / "spill").iterdir())
-    assert written == 2 * sum(len(d.text.encode()) for d in docs)
+    texts = [d.text.encode() for d in docs + edited]
+    if not shuffles_on_disk:
+        assert written == sum(map(len, texts))
+        return
+    frame = zstandard.ZstdCompressor(level=spill.TEXT_ZSTD_LEVEL, write_checksum=True).compress
+    stored = [min(len(frame(t)), len(t)) if len(t) >= 64 else len(t) for t in texts]
+    assert written == sum(stored) < sum(map(len, texts)) / 3
 
 
 @pytest.fixture(scope="module")

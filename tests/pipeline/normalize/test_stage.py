@@ -117,3 +117,18 @@ def test_the_ascii_whitespace_collapse_knows_every_ascii_space():
     for _ in range(3000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 25)))
         assert collapse_whitespace(text) == collapse_whitespace_reference(text), ascii(text)
+
+
+def test_control_characters_are_stripped_as_the_regex_strips_them():
+    # ASCII text goes through bytes.translate with _ASCII_CONTROL: exactly the ASCII characters _CONTROL matches,
+    # and every text comes out as _CONTROL.sub makes it.
+    import random
+
+    from corpusforge.pipeline.normalize.stage import _ASCII_CONTROL, _CONTROL, strip_control
+
+    assert [chr(c) for c in _ASCII_CONTROL] == [chr(c) for c in range(128) if _CONTROL.match(chr(c))]
+    rng = random.Random(5)
+    pieces = [chr(c) for c in range(160)] + ["ab", "\u200b", "\ufeff", "\u00e9", "\n\n", "\x00\x00"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 30)))
+        assert strip_control(text) == _CONTROL.sub("", text), ascii(text)

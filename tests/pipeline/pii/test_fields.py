@@ -62,6 +62,22 @@ def test_a_duplicates_survivor_id_maps_like_the_survivors_id(fields):
     assert scrubbed.metadata == {"phone": "<PHONE>"} and scrubbed.text == "text"
 
 
+def test_removal_details_keep_what_the_stage_measured_and_scrub_strings(fields):
+    # Numbers in details are a stage's measurements (quality values, similarity), never a document's data: kept as
+    # they are, also where one read after its key looks like a phone ("phone: 2025550173" in metadata would be).
+    details = {"cluster_size": 2, "quality": {"phone": 2025550173, "ratio": 0.4935064935064935, "ok": True,
+                                              "note": "call +1-202-555-0173", "jane.doe@example.org": 1},
+               "counts": [4111111111111111, 0.5]}
+    out = fields.details(details)
+    assert out["cluster_size"] == 2 and out["counts"] == [4111111111111111, 0.5]
+    quality = out["quality"]
+    assert quality["phone"] == 2025550173 and quality["ratio"] == 0.4935064935064935 and quality["ok"] is True
+    assert quality["note"] == "call <PHONE>"  # strings are scrubbed as text
+    hashed_key = next(k for k in quality if k.startswith("<EMAIL:"))  # a key holding PII hashed as metadata keys
+    assert quality[hashed_key] == 1 and fields.details(details)["quality"] == quality  # the same every time
+    assert fields.metadata({"phone": 2025550173}) == {"phone": "<PHONE>"}  # metadata numbers are still scrubbed
+
+
 def test_config_checks_field_actions():
     from corpusforge.core.config_loader import ConfigError
 
