@@ -153,8 +153,9 @@ def test_a_drawn_batch_gets_what_each_document_gets_alone(texts, name, lang):
 
 
 @_draws
-@given(texts=st.lists(st.lists(st.sampled_from(PIECES + ["Cookie", "TERMS", "©", "skip  to", "skip to", "aviso legal",
-                                                         "POLÍTICA", "polÍtica", "\u0130", "rights\nreserved"]),
+@given(texts=st.lists(st.lists(st.sampled_from(PIECES + list(BOILERPLATE_PHRASE_HINTS)
+                                              + [h.upper() for h in BOILERPLATE_PHRASE_HINTS]
+                                              + ["skip  to", "POLÍTICA", "polÍtica", "\u0130", "rights\nreserved"]),
                                max_size=12).map("".join), max_size=12))
 def test_texts_noted_without_hints_hold_none(texts):
     views = [TextView(t) for t in texts]
