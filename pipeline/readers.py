@@ -148,18 +148,15 @@ class _Context:
             text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
             return self.reject(position, STAGE_ERROR, describe("read", exc, text), raw)
 
-    def record(self, position: int, obj: Any, raw: bytes | str = b"", escaped: bool = True) -> Document | Rejected:
-        """A parsed record (a dict) -> Document, or Rejected with the reason it cannot be one. ``escaped=False``:
-        ``raw`` is the record's whole JSON text and holds no ``\\u`` escape, so no string of it can hold a lone
-        surrogate (strict UTF-8 decoding refuses encoded ones; only an escape makes one) and the scan for them
-        is skipped."""
-        return self.isolated(position, raw, self._record, position, obj, raw, escaped)
+    def record(self, position: int, obj: Any, raw: bytes | str = b"") -> Document | Rejected:
+        """A parsed record (a dict) -> Document, or Rejected with the reason it cannot be one."""
+        return self.isolated(position, raw, self._record, position, obj, raw)
 
-    def _record(self, position: int, obj: Any, raw: bytes | str = b"", escaped: bool = True) -> Document | Rejected:
+    def _record(self, position: int, obj: Any, raw: bytes | str = b"") -> Document | Rejected:
         if not isinstance(obj, dict):
             return self.reject(position, "not_an_object", f"expected a JSON object, got {type(obj).__name__}", raw)
         check_depth(obj, self.max_depth)  # what nests deeper fails later steps (pickling, JSON writing)
-        obj = self.repair_unicode(obj, escaped)
+        obj = self.repair_unicode(obj)
         text = obj.get(self.spec.text_field)
         if text is None:
             return self.reject(position, "missing_text", f"no field {self.spec.text_field!r}", raw)
@@ -168,7 +165,7 @@ class _Context:
         return self._document(position, text, obj.get(self.spec.id_field),
                               {k: v for k, v in obj.items() if k not in (self.spec.text_field, self.spec.id_field)}, raw)
 
-    def repair_unicode(self, obj: dict[str, Any], escaped: bool = True) -> dict[str, Any]:
+    def repair_unicode(self, obj: dict[str, Any]) -> dict[str, Any]:
         """``obj`` with every lone surrogate in its strings (text, id, metadata keys and values) replaced by
         U+FFFD, counted as the edit ``lone_surrogates_repaired`` (one per record).
 
@@ -176,9 +173,8 @@ class _Context:
         emoji cut in half by a crawler) and the rest of the record is good text, so the record is kept with
         the replacement character where the broken half was, like a decoder with ``errors="replace"``. Only
         JSON can produce them: text files are decoded strictly (invalid UTF-8 is rejected as ``invalid_utf8``)
-        and Arrow strings are valid UTF-8. ``escaped=False``: the record's JSON line held no ``\\u`` escape, so
-        none of its strings holds one (``record``)."""
-        if not escaped or not any(map(_has_surrogate, _strings(obj))):
+        and Arrow strings are valid UTF-8."""
+        if not any(map(_has_surrogate, _strings(obj))):
             return obj
         self.counters["lone_surrogates_repaired"] = self.counters.get("lone_surrogates_repaired", 0) + 1
         return _replace_surrogates(obj)
@@ -241,6 +237,8 @@ def _replace_surrogates(value: Any) -> Any:
 
 def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
     """Metadata as JSON-ready values (Parquet/Arrow rows may hold dates, bytes, decimals)."""
+    if not metadata:  # most records have none: json.dumps({}) costs ~1 us a record for nothing
+        return metadata
     try:
         json.dumps(metadata)
         return metadata
@@ -262,8 +260,7 @@ def _read_jsonl(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected
         except RecordError as exc:
             yield ctx.reject(position, exc.reason, exc.detail, line)
             continue
-        # parse_json decodes strictly: a lone surrogate in ``obj`` can only come from a \u escape in the line
-        yield ctx.record(position, obj, line, escaped=b"\\u" in line)
+        yield ctx.record(position, obj, line)
 
 
 def _read_text(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
