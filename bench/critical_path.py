@@ -14,8 +14,10 @@ stage takes about its busiest process's CPU, and the build about:
 
 which counts the driver's serial work, every stage's imbalance and the workers' start-up as serial (an upper
 bound on wall time: the workers start while the driver plans). The speed-up over one worker on an idle
-machine is at most (one worker's CPU) / (critical path). OUT.json gets the per-bundle figures and totals;
-``bench/build.py --critical-path`` prints them beside each multi-process build.
+machine is at most (one worker's CPU) / (critical path). OUT.json gets the totals and, per fused stage, the
+driver's and the workers' CPU seconds, the stage's share of the critical path and its input bytes held by the
+driver (in-memory shuffles only). Run it back to back with the in-process build (no multi-processing flags:
+its ``critical_path`` is then its CPU seconds) on a shared machine: CPU seconds move with the load.
 """
 from __future__ import annotations
 
@@ -86,7 +88,6 @@ def install() -> None:
                 "driver": driver1 - driver0,
                 "workers": {pid: workers1[pid] - workers0.get(pid, 0.0) for pid in workers1},
                 "input_bytes": sum(len(b) for buf in inputs for b in getattr(buf, "_inputs", ())),
-                "parallel": bundle_context_manager.num_workers > 1 and not bundle_context_manager.stage.is_stateful(),
             })
 
     fn_runner.FnApiRunner._execute_bundle = timed
@@ -97,6 +98,7 @@ def summary(driver_total: float) -> dict:
     worker_in = {pid: sum(b["workers"].get(pid, 0.0) for b in BUNDLES) for pid in WORKERS}
     worker_outside = {pid: WORKERS[pid] - worker_in[pid] for pid in WORKERS}
     steps = sum(max([b["driver"], *b["workers"].values()]) for b in BUNDLES)
+    busy = [pid for pid in sorted(WORKERS) if WORKERS[pid] >= 0.05]  # not the shells Beam starts workers with
     startup = max(worker_outside.values(), default=0.0)
     stages: dict[str, list[float]] = {}
     for b in BUNDLES:
@@ -107,8 +109,8 @@ def summary(driver_total: float) -> dict:
         row[3] += b["input_bytes"]
     return {
         "driver_cpu": driver_total, "driver_outside_bundles": driver_total - in_bundles,
-        "driver_in_bundles": in_bundles, "workers_cpu": [WORKERS[p] for p in sorted(WORKERS)],
-        "workers_outside_bundles": [worker_outside[p] for p in sorted(WORKERS)],
+        "driver_in_bundles": in_bundles, "workers_cpu": [WORKERS[p] for p in busy],
+        "workers_outside_bundles": [worker_outside[p] for p in busy],
         "bundles": len(BUNDLES), "bundles_max": steps, "bundles_wall": sum(b["wall"] for b in BUNDLES),
         "critical_path": driver_total - in_bundles + startup + steps,
         "stages": {name: dict(zip(("driver", "workers", "critical", "input_bytes"), row)) for name, row in stages.items()},
