@@ -4,14 +4,14 @@
 With ``--direct_running_mode=multi_processing`` Beam's FnApiRunner starts each worker as
 ``python -m apache_beam.runners.worker.sdk_worker_main``: a fresh interpreter that imports all of Beam (every
 integration whose library is installed: ~1.5 CPU seconds) and times its bundles with Beam's default state
-sampler, whose thread a bundle waits on for up to 200 ms when it ends (``direct_runner.quick_sampler``), once
+sampler, whose thread a bundle waits on for up to 200 ms when it ends (``state_sampler.quick_sampler``), once
 per fused stage and worker: ~55 stages in a normalize + dedup build. ``direct_runner.DirectRunner`` starts
 ``python -m corpusforge.core.sdk_worker`` instead, which runs the same harness (``sdk_worker_main.main``) after
 
 - importing Beam as the driver did: with ``--lean`` (the driver imported Beam without its optional cloud
   clients, ``lean_beam``) without them too, the collector paused while the imports pile up and everything
   they made frozen afterwards (``lean_beam.import_for_local_build``): ~0.65 CPU seconds, not ~1.5;
-- with bundles that sample at most every ``direct_runner.SAMPLING_PERIOD_MS``, as in the driver.
+- with bundles that sample at most every ``state_sampler.SAMPLING_PERIOD_MS``, as in the driver.
 
 What the harness does with bundles, and so every output, is unchanged.
 """
@@ -67,7 +67,7 @@ def main(argv: list[str]) -> None:
     import_modules(LEAN in argv)
     from apache_beam.runners.worker import sdk_worker_main
 
-    from corpusforge.core.direct_runner import quick_sampler
+    from corpusforge.core.state_sampler import quick_sampler
 
     with quick_sampler():
         sdk_worker_main.main(argv)

@@ -42,7 +42,7 @@ def test_bundles_sample_at_most_every_10_ms_and_counters_still_count(monkeypatch
     from apache_beam.metrics.metric import MetricsFilter
     from apache_beam.runners.worker import statesampler
 
-    from corpusforge.core.direct_runner import SAMPLING_PERIOD_MS
+    from corpusforge.core.state_sampler import SAMPLING_PERIOD_MS
 
     beams = statesampler.StateSampler
     periods = []
