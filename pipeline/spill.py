@@ -20,9 +20,9 @@ In a build whose shuffles wait on local disk too (``corpusforge.core.disk_groupi
 (level 1, with its checksum; ``zstandard``, a core dependency), so a reference still reads one text: ~1.86x
 smaller for ~2 KB web-like texts, ~11 us to write one and ~5 us to read one back, ~45 us a document in a
 normalize + dedup build (~1.9 writes and ~4.9 reads of each text); with the runs', 6-9 % of its CPU (measured:
-docs/scale.md), which a smaller build does not pay. One frame per text, not blocks of texts: a block compresses better (~3x) but every read would
-decompress the whole block, and reads come in shuffle order, not write order. A text zstd does not shrink
-(short ones: a frame costs ~13 bytes) is written as it is, its reference three fields instead of four
+docs/scale.md), which a smaller build does not pay. One frame per text, not blocks of texts: a block
+compresses better (~3x) but every read would decompress the whole block, and reads come in shuffle order,
+not write order. A text zstd does not shrink (short ones: a frame costs ~13 bytes) is written as it is, its reference three fields instead of four
 (``TextRef``). ``python bench/scratch_codecs.py`` measures the codecs: pyarrow's zstd is the same format at
 2-4x the CPU through its Python API; lz4 costs half as much and saves less than half as much (1.25x).
 
@@ -166,7 +166,8 @@ class TextSpiller:
         doc = record.__dict__.get("doc", record)
         if doc.text_ref is None:
             data = doc.text.encode("utf-8")
-            spilled = doc.with_ref(self._writer.write_text(data) if self.compress else self._writer.write(data))  # its text stays in memory
+            write = self._writer.write_text if self.compress else self._writer.write
+            spilled = doc.with_ref(write(data))  # its text stays in memory
             return record.with_doc(spilled) if record is not doc else spilled
         if self.load and record is doc:
             return doc.loaded()
