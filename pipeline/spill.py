@@ -22,8 +22,8 @@ smaller for ~2 KB web-like texts, ~11 us to write one and ~5 us to read one back
 normalize + dedup build (~1.9 writes and ~4.9 reads of each text); with the runs', 6-9 % of its CPU (measured:
 docs/scale.md), which a smaller build does not pay. One frame per text, not blocks of texts: a block
 compresses better (~3x) but every read would decompress the whole block, and reads come in shuffle order,
-not write order. A text zstd does not shrink (short ones: a frame costs ~13 bytes) is written as it is, its reference three fields instead of four
-(``TextRef``). ``python bench/scratch_codecs.py`` measures the codecs: pyarrow's zstd is the same format at
+not write order. A text zstd does not shrink (short ones: a frame costs ~13 bytes) is written as it is, its
+reference three fields instead of four (``TextRef``). ``python bench/scratch_codecs.py`` measures the codecs: pyarrow's zstd is the same format at
 2-4x the CPU through its Python API; lz4 costs half as much and saves less than half as much (1.25x).
 
 Writes are unbuffered (``os.write``), so a text is readable the moment its reference exists, even by a
