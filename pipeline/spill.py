@@ -24,7 +24,8 @@ docs/scale.md), which a smaller build does not pay. One frame per text, not bloc
 compresses better (~3x) but every read would decompress the whole block, and reads come in shuffle order,
 not write order. A text zstd does not shrink (short ones: a frame costs ~13 bytes) is written as it is, its
 reference three fields instead of four (``TextRef``). ``python bench/scratch_codecs.py`` measures the codecs:
-pyarrow's zstd is the same format at 2-4x the CPU through its Python API; lz4 costs half as much and saves less than half as much (1.25x).
+pyarrow's zstd is the same format at 2-4x the CPU through its Python API; lz4 costs half as much and saves
+less than half as much (1.25x).
 
 Writes are unbuffered (``os.write``), so a text is readable the moment its reference exists, even by a
 later step of the same fused stage. Spill files live in the build's temporary work directory and go with
