@@ -19,7 +19,9 @@ fields; ``document_coder`` writes a dict whose keys are in the declared order as
 
 Decoding gives the same dict: the same keys in the same order and the same values (the values are written by
 ``FastPrimitivesCoder`` as before). One difference: a key that is a ``str`` subclass equal to a declared name
-comes back a ``str``.
+comes back a ``str``, whatever the process has coded before (the cached encoders, found by an equal key tuple,
+take it, so the first dict that shows a shape must too: else the bytes would depend on the order a worker saw
+its dicts in).
 
 Each shape is compiled once per process into two straight-line functions (an encoder that checks the dict's
 keys as it reads its values, a decoder that is one dict display). Generated code, as ``collections.namedtuple``
@@ -130,7 +132,7 @@ def _mask(values: dict, fields: tuple) -> int | None:
     mask, at = 0, -1
     names = [name for name, _ in fields]
     for key in values:
-        if type(key) is not str:
+        if not isinstance(key, str):  # a str subclass too: the cached encoders (keyed by equal tuples) take it
             return None
         try:
             position = names.index(key, at + 1)

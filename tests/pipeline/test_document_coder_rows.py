@@ -236,3 +236,22 @@ def test_the_stream_coder_writes_the_reference_bytes_with_rows():
     estimate, _ = coders.WindowedValueCoder(fast).get_impl().get_estimated_size_and_observables(
         beam.transforms.window.GlobalWindows.windowed_value(removed))
     assert 0 < estimate < 2 * len(reference.encode(removed))  # a sampled Removed is sized, not pickled
+
+
+def test_a_str_subclass_key_is_coded_the_same_whatever_the_coder_met_first():
+    """A key that is a str subclass (numpy.str_) equal to a declared name: the same bytes (and the same dict back)
+    from a coder that met the plain keys first as from one that met the subclass first; before, the first dict
+    decided, for every later dict of those keys in that process, whether they were rows."""
+
+    class Key(str):
+        pass
+
+    annotations = _annotations(random.Random(7), 1)
+    plain = Document("a", "text", "web", {}, annotations)
+    subclass = Document("a", "text", "web", {}, {Key(k) if k == "lang" else k: v for k, v in annotations.items()})
+    # two processes' coders: Rows of their own (a Row's compiled shapes are per process, not pickled)
+    plain_first, subclass_first = (DocumentCoder(rows=pickle.loads(pickle.dumps(ROWS))) for _ in range(2))
+    written = [plain_first.encode(plain), plain_first.encode(subclass)]
+    assert [subclass_first.encode(subclass), subclass_first.encode(plain)] == written[::-1]
+    assert _is_row(subclass_first, plain) and _is_row(subclass_first, subclass)
+    assert type(next(iter(subclass_first.decode(written[1]).annotations))) is str
