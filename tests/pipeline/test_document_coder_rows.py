@@ -277,3 +277,14 @@ def test_more_shapes_of_one_key_tuple_than_the_tries_are_compiled_once_each(monk
         for annotations in shapes:
             _round_trip(coder, Document("a", "text", "web", {}, annotations))
     assert len(compiled) == len(set(compiled)) == len(shapes)
+
+
+def test_a_row_is_refused_by_a_coder_that_holds_no_fields():
+    # as by a coder of other fields: a ValueError that says so, not an AttributeError of None
+    annotations = _annotations(random.Random(0), 1)
+    doc = Document("a", "text", "web", {}, annotations)
+    removed = Removed(Document("b", "text", "web", {}, {}), "quality", "gopher", {"quality": annotations["quality"]})
+    for value, label in ((doc, "annotations"), (removed, "details")):
+        encoded = DocumentCoder(rows=ROWS).encode(value)
+        with pytest.raises(ValueError, match=f"a row of {label} reached a coder that holds no declared"):
+            DocumentCoder().decode(encoded)
