@@ -6,13 +6,18 @@
 
 Documents: bench/build.py's ``distinct`` corpus (the build benches' web-like ~2.4 KB documents), the adapted
 defaults (``QualityConfig()``, every value stored), the stage's calls without Beam: language ID on batches of 256,
-then ``HeuristicRules.apply`` on each document. The parts are timed on warm views (the tokenizer's chunk cache
-filled by a first pass, as a worker's is after its first bundles): each part's CPU time is the minimum of
-``--repeat`` passes over the documents, so a busy machine moves it less than a mean.
+then ``HeuristicRules.apply_batch`` on the same batches (``apply`` on each document in trees without it). The parts
+are timed on warm views (the tokenizer's chunk cache filled by a first pass, as a worker's is after its first
+bundles): each part's CPU time is the minimum of ``--repeat`` passes over the documents, so a busy machine moves it
+less than a mean. ``rules (apply)`` is the whole, batch work included; ``rules one by one`` the same documents each
+as a batch of one (the per-document path, timed in the same process: the batch work's gain); the other parts time
+each measure per document (``repetition``: its per-document path).
 
-``--instructions`` counts, under valgrind's cachegrind, a process that prepares the documents and models and one
-that also runs language ID and the rules over them (chunk cache empty, as a fresh worker), and prints the
-difference per document: a figure that machine load does not move (~1 minute per 300 documents and tree).
+``--instructions`` counts, under valgrind's cachegrind, a process that prepares the documents and models (and runs
+the rules on 8 of them, so that what a first call imports is left out) and one that also runs language ID and the
+rules over them (chunk cache nearly empty, as a fresh worker), and prints the difference per document: a figure
+that machine load does not move (~1 minute per 300 documents and tree). Valgrind runs numpy without its AVX-512
+kernels, so the figure is, if anything, high for work done in numpy.
 
 Every run also prints a digest of every document's language, text after edits, reason, edit counts and stored
 values: equal digests between trees mean the same decisions.
@@ -30,7 +35,7 @@ import sys
 import tempfile
 import time
 
-PARTS = ("language ID", "rules (apply)", "C4 edit check", "tokenize + views", "junk", "gopher", "repetition", "c4",
+PARTS = ("language ID", "rules (apply)", "rules one by one", "C4 edit check", "tokenize + views", "junk", "gopher", "repetition", "c4",
          "fineweb", "decide")
 
 
@@ -54,8 +59,7 @@ def parts(docs: list[str], repeat: int) -> tuple[dict[str, float], str]:
     lid, rules = LanguageIdentifier(cfg.langid.model), HeuristicRules(cfg)
     langs = [lang for s in range(0, len(docs), 256) for lang, _ in lid.predict(docs[s:s + 256])]
     digest = hashlib.sha256()
-    for text, lang in zip(docs, langs):  # also fills the chunk cache
-        v = rules.apply(text, lang)
+    for text, lang, v in zip(docs, langs, apply_all(rules, docs, langs)):  # also fills the chunk cache
         digest.update(json.dumps([lang, v.text, v.reason, v.edits, v.values], sort_keys=True).encode())
     pc, n = time.process_time, len(docs)
 
@@ -68,7 +72,8 @@ def parts(docs: list[str], repeat: int) -> tuple[dict[str, float], str]:
         return 1e6 * min(times) / n
 
     out = {"language ID": best(lambda: [lid.predict(docs[s:s + 256]) for s in range(0, n, 256)]),
-           "rules (apply)": best(lambda: [rules.apply(t, lang) for t, lang in zip(docs, langs)]),
+           "rules (apply)": best(lambda: apply_all(rules, docs, langs)),
+           "rules one by one": best(lambda: [rules.apply(t, lang) for t, lang in zip(docs, langs)]),
            "C4 edit check": best(lambda: [c4_edit_view(t, cfg.c4) for t in docs])}
     views: list = []
 
@@ -99,6 +104,15 @@ def parts(docs: list[str], repeat: int) -> tuple[dict[str, float], str]:
     return out, digest.hexdigest()[:16]
 
 
+def apply_all(rules, docs: list[str], langs: list) -> list:
+    """The rules' verdicts as the stage asks for them: ``apply_batch`` on batches of 256 where the tree has it (older
+    trees: ``apply`` per document)."""
+    if not hasattr(rules, "apply_batch"):
+        return [rules.apply(t, lang) for t, lang in zip(docs, langs)]
+    return [v for s in range(0, len(docs), 256)
+            for v in rules.apply_batch(docs[s:s + 256], langs[s:s + 256], [None] * len(docs[s:s + 256]))]
+
+
 # A child process: the figures of the corpusforge found first on sys.path (PYTHONPATH: an older commit's package).
 _CHILD = """
 import json, sys
@@ -119,11 +133,12 @@ from bench.quality_cost import documents
 docs = documents({docs})
 cfg = QualityConfig()
 lid, rules = LanguageIdentifier(cfg.langid.model), rules_module.HeuristicRules(cfg)
+from bench.quality_cost import apply_all
+apply_all(rules, docs[:8], ["en"] * 8)  # once in both processes: what a first call imports or sets up is not counted
 if {loop}:
     for s in range(0, len(docs), 256):
         part = docs[s:s + 256]
-        for text, (lang, _) in zip(part, lid.predict(part)):
-            rules.apply(text, lang)
+        apply_all(rules, part, [lang for lang, _ in lid.predict(part)])
 """
 
 

@@ -21,11 +21,11 @@ from corpusforge.pipeline.quality.config import (
     FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig, ngram_table,
 )
 from corpusforge.pipeline.quality.text import (
-    ALL_STOP_WORDS, BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASE_WIDTH, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
+    ALL_STOP_WORDS, BOILERPLATE_PHRASE_WIDTH, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
     FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
     NAV_LINE_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language,
     count_duplicates, greedy_duplicated_chars, mean_word_length, most_common_ngram, ngram_chars, repeated_ngrams,
-    split_line_runs, split_paragraphs, stop_words_for, unpunctuated_ends,
+    split_line_runs, split_paragraphs, stop_words_for, top_ngrams, unpunctuated_ends,
 )
 from corpusforge.pipeline.words import text_width
 
@@ -113,18 +113,18 @@ _MOJIBAKE_FIRST = frozenset("ÃÂâÅÄÐÑØÙÚ\ufffd" + "".join(map(chr, rang
 
 def boilerplate_chars(view: TextView) -> int:
     """Characters (+1 per line) in lines BOILERPLATE_RE finds something in, trying each of its parts only where it
-    can match (see BOILERPLATE_PHRASE_HINTS): the whole regex tried at every position of every line was half the
+    can match (see text.BOILERPLATE_PHRASE_HINTS): the whole regex tried at every position of every line was half the
     junk rules' time. The lines a part can match in are picked in C first, so the loop visits only those: a phrase
     needs a hint in the line, a navigation line holds at most 4 words ("back to top |"), a menu line a separator."""
     t = view.text
     lines = view.splitlines
-    if not t.isascii() and not CASE_FOLDS_TO_ASCII.isdisjoint(t):
+    if not t.isascii() and any(map(t.__contains__, CASE_FOLDS_TO_ASCII)):  # (isdisjoint(t) hashed every character)
         return sum(len(line) + 1 for line in lines if BOILERPLATE_RE.search(line))
     everywhere = range(len(lines))
     # Which part each line is tried with: a line is tried with a part only where it is in that part's set.
     nav = set(compress(everywhere, map(_NAV_SIZES.__contains__, map(len, view.line_chunks))))
     phrase: set[int] = set()
-    hints = [h for h in BOILERPLATE_PHRASE_HINTS if h in view.lower_text]
+    hints = view.phrase_hints
     if hints:
         lowered = list(map(str.lower, lines))
         for hint in hints:
@@ -238,9 +238,11 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
 
 
 # -------------------------------------------------------------------------------------------- repetition
-def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
+def measure_repetition(view: TextView, cfg: RepetitionConfig,
+                       top_grams: dict[int, tuple[int, int]] | None = None) -> Values:
     """Duplicate line/paragraph fractions, and per configured n the top n-gram's and the duplicated n-grams'
-    character fractions (keys ``top_<n>gram_char_frac``, ``top_<n>gram_count``, ``dup_<n>gram_char_frac``)."""
+    character fractions (keys ``top_<n>gram_char_frac``, ``top_<n>gram_count``, ``dup_<n>gram_char_frac``).
+    ``top_grams``: the top n-grams' (count, characters) per n, counted for a whole batch (``repetition_batch``)."""
     t = view.text
     fields, tops, dups = _repetition_keys(ngram_table(tuple(cfg.top_ngram_char_frac.items())),
                                           ngram_table(tuple(cfg.dup_ngram_char_frac.items())))
@@ -259,17 +261,37 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig) -> Values:
     values["n_content_words"] = view.n_words
     # An n-gram of n words: n tokens, more where a character of a script without spaces is a token (pipeline/words.py).
     length = {n: view.ngram_length(n, ws) for n in {n for n, _, _ in tops} | {n for n, _ in dups}}
-    repeats = repeated_ngrams(ws, set(length.values()))  # once for both rules' n
+    # once for both rules' n (the top n-grams' only when not counted for the batch)
+    repeats = repeated_ngrams(ws, set(length.values()) if top_grams is None else {length[n] for n, _ in dups})
     for n, count_key, frac_key in tops:
         k = length[n]
         if len(ws) >= k:
-            gram, count = most_common_ngram(ws, k, *repeats[k])  # positions, grams, counts
+            if top_grams is not None:
+                count, chars = top_grams[n]
+            else:
+                gram, count = most_common_ngram(ws, k, *repeats[k])  # positions, grams, counts
+                chars = ngram_chars(gram) if k != n else sum(map(len, gram)) + n - 1
             values[count_key] = count
-            values[frac_key] = (ngram_chars(gram) if k != n else sum(map(len, gram)) + n - 1) * count / n_chars
+            values[frac_key] = chars * count / n_chars
     for n, key in dups:
         k = length[n]
         values[key] = greedy_duplicated_chars(k, repeats[k].positions, repeats[k].grams) / n_chars
     return values
+
+
+def repetition_batch(views: list[TextView | None], cfg: RepetitionConfig) -> list[dict[int, tuple[int, int]] | None]:
+    """``measure_repetition``'s ``top_grams`` for each of ``views`` (None: a view left out), counted for all at once
+    (``top_ngrams``); None for a text with characters of a script without spaces, whose n-grams are longer than n
+    tokens, and for every view when duplicated n-grams are measured too (they need the repeated n-grams per text)."""
+    tops = ngram_table(tuple(cfg.top_ngram_char_frac.items()))
+    if not tops or ngram_table(tuple(cfg.dup_ngram_char_frac.items())):
+        return [None] * len(views)
+    counted = [i for i, v in enumerate(views) if v is not None and v.text and not v.no_space_script]
+    words = [views[i].content_words if cfg.ngram_words_only else views[i].words for i in counted]
+    found: list[dict[int, tuple[int, int]] | None] = [None] * len(views)
+    for i, grams in zip(counted, top_ngrams(words, [n for n, _ in tops])):
+        found[i] = grams
+    return found
 
 
 @functools.lru_cache(maxsize=64)

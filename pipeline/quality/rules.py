@@ -21,13 +21,13 @@ from corpusforge.pipeline.quality.config import (
 )
 from corpusforge.pipeline.quality.decide import FAMILIES, decide_length, decision_steps
 from corpusforge.pipeline.quality.measure import (
-    measure_c4, measure_fineweb, measure_gopher, measure_junk, measure_length, measure_repetition,
+    measure_c4, measure_fineweb, measure_gopher, measure_junk, measure_length, measure_repetition, repetition_batch,
 )
 from corpusforge.pipeline.words import split_tokens, word_count
 from corpusforge.pipeline.quality.text import (  # noqa: F401 - the shared patterns, also importable from here
     CLOSERS, FINEWEB_STOP, ALL_STOP_WORDS, BOILERPLATE_RE, GOPHER_STOP_WORDS, LETTER_RE, LINES_RE, LOREM_WORDS,
     MOJIBAKE_RE, PARAGRAPH_RE, SENTENCE_START_RE, SPACE_RE, STOP_WORDS, URL_TOKEN_RE, TextView, duplicated_ngram_chars,
-    stop_words_for, as_view, base_language, count_sentences, find_duplicates, words,
+    stop_words_for, as_view, base_language, count_sentences, find_duplicates, note_hintless, words,
 )
 
 KEEP = None
@@ -324,6 +324,30 @@ class HeuristicRules:
         self._steps = list(decision_steps(cfg))  # the same for every document: made once
 
     def apply(self, text: str, lang: str | None = None, url: str | None = None) -> Verdict:
+        return self.apply_batch([text], [lang], [url])[0]
+
+    def apply_batch(self, texts: list[str], langs: list[str | None], urls: list[str | None]) -> list[Verdict]:
+        """``apply`` of each document, with work done for the whole batch at once in compiled code: the top n-grams
+        of the repetition rules (``measure.repetition_batch``), the texts without a boilerplate phrase's hint
+        (``text.note_hintless``); a batch of fewer than ``_BATCH_COUNTING_MIN`` does that per document. The same
+        verdicts whatever the batch (``tests/pipeline/quality/test_fast_measures.py``)."""
+        if len(texts) > _GROUP:  # in groups, so that a group's texts and views are still in the CPU's caches
+            return [v for i in range(0, len(texts), _GROUP)
+                    for v in self.apply_batch(texts[i:i + _GROUP], langs[i:i + _GROUP], urls[i:i + _GROUP])]
+        started = [self._start(text, lang, url) for text, lang, url in zip(texts, langs, urls)]
+        views = [None if isinstance(s, Verdict) else s[1] for s in started]
+        grams = [None] * len(texts)
+        if len(texts) >= _BATCH_COUNTING_MIN:
+            if self.cfg.repetition.enabled:
+                grams = repetition_batch(views, self.cfg.repetition)
+            if self.cfg.junk.enabled:
+                note_hintless([view for view in views if view is not None])
+        return [s if isinstance(s, Verdict) else self._finish(*s, top_grams)
+                for s, top_grams in zip(started, grams)]
+
+    def _start(self, text: str, lang: str | None, url: str | None):
+        """Length, the blocklist and C4's edits: the Verdict of a document they end (measuring stops), or what
+        ``_finish`` needs."""
         cfg, store = self.cfg, self.cfg.store_values
         values: dict[str, dict | None] = dict.fromkeys(FAMILIES)
         values["length"] = measure_length(text, cfg.length)
@@ -334,12 +358,17 @@ class HeuristicRules:
             reason = reason or hit
         if reason and not store:
             return Verdict(text, reason, {}, values)
-        early = reason  # length or blocklist: the document goes as it came, its edits uncounted
         view, edits = c4_edit_view(text, cfg.c4) if cfg.c4.enabled else (TextView(text), {})
+        return text, view, edits, lang, reason, values
+
+    def _finish(self, text: str, view: TextView, edits: dict[str, int], lang: str | None, reason: str | None,
+                values: dict[str, dict | None], top_grams: dict[int, tuple[int, int]] | None) -> Verdict:
+        cfg, store = self.cfg, self.cfg.store_values
+        early = reason  # length or blocklist: the document goes as it came, its edits uncounted
         edited = view.text
         measures = {"c4": lambda: measure_c4(view, self.bad_words), "junk": lambda: measure_junk(view, lang),
                     "gopher": lambda: measure_gopher(view, cfg.gopher, lang),
-                    "repetition": lambda: measure_repetition(view, cfg.repetition),
+                    "repetition": lambda: measure_repetition(view, cfg.repetition, top_grams),
                     "fineweb": lambda: measure_fineweb(view, cfg.fineweb)}
         for family, decide in self._steps:
             if family not in measures:
@@ -353,3 +382,11 @@ class HeuristicRules:
         if early:
             return Verdict(text, early, {}, values)
         return Verdict(edited, reason, edits, values)
+
+
+# Batches smaller than this count their top n-grams per document: numpy's calls cost more than they save there.
+_BATCH_COUNTING_MIN = 8
+# Documents whose batch work is done together: top_ngrams took 59 us a document in groups of 32, 64 in groups of 64,
+# 83 in one group of 256 (the Counter per document 88; bench/quality_cost.py's documents, shared machine, load ~10):
+# 256 documents' arrays and views no longer fit in the CPU's caches.
+_GROUP = 32

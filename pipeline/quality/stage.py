@@ -78,7 +78,7 @@ class LanguageFilter(beam.PTransform):
 
 # ------------------------------------------------------------------------------------------ heuristics
 class _HeuristicFn(CountingDoFn):
-    """The heuristic rules over a batch of documents: one ``HeuristicRules`` call per document, the batch's edit
+    """The heuristic rules over a batch of documents: one ``HeuristicRules.apply_batch`` call, the batch's edit
     counts added up and sent once per counter (the build sums them: the same totals as one per document)."""
 
     def __init__(self, cfg: QualityConfig, stage: str):
@@ -98,12 +98,12 @@ class _HeuristicFn(CountingDoFn):
 
     def judge(self, docs, edits: dict[str, int]):
         """Each document of ``docs`` kept (its text after the C4 edits) or removed; ``edits`` gathers the counts."""
-        apply, url_field = self.rules.apply, self.cfg.blocklist.url_field
+        url_field = self.cfg.blocklist.url_field
         store = self.cfg.store_values
-        for doc in docs:
-            url = doc.metadata.get(url_field)
-            text, reason, doc_edits, values = apply(doc.text, doc.annotations.get("lang"),
-                                                    url if isinstance(url, str) else None)
+        urls = [doc.metadata.get(url_field) for doc in docs]
+        verdicts = self.rules.apply_batch([doc.text for doc in docs], [doc.annotations.get("lang") for doc in docs],
+                                          [url if isinstance(url, str) else None for url in urls])
+        for doc, (text, reason, doc_edits, values) in zip(docs, verdicts):
             for counter, amount in doc_edits.items():
                 edits[counter] = edits.get(counter, 0) + amount
             if reason:
