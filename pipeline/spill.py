@@ -84,7 +84,7 @@ def read_bytes(ref: TextRef) -> bytes:
     data = os.pread(fd, stored, offset)
     if len(data) != stored:
         raise ScratchError(f"spill file {path} is truncated: wanted {stored:,} bytes at offset {offset:,}, got "
-                        f"{len(data):,} (was the build's work directory changed while it ran?): run the build again")
+                           f"{len(data):,} (was the build's work directory changed while it ran?): run the build again")
     if len(ref) > 3:
         try:
             decompress = _decompressors.decompress
@@ -99,7 +99,7 @@ def read_bytes(ref: TextRef) -> bytes:
             problem = None if len(data) == length else f"{len(data):,} bytes, not {length:,}"
         if problem is not None:
             raise ScratchError(f"spill file {path} is damaged at offset {offset:,} ({problem}): run the build again, "
-                            "and check the disk that holds the run directory if it happens again")
+                               "and check the disk that holds the run directory if it happens again")
     return data
 
 

@@ -169,20 +169,20 @@ def _read_block(path: str, offset: int, length: int, decompress) -> bytes:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         raise ScratchError(f"shuffle file {path} is gone (was the build's work directory deleted while it ran?): "
-                        "run the build again") from None
+                           "run the build again") from None
     try:
         data = os.pread(fd, length, offset)
     finally:
         os.close(fd)
     if len(data) != length:
         raise ScratchError(f"shuffle file {path} is truncated: {len(data):,} of {length:,} bytes at offset {offset:,} "
-                        "(was the build's work directory changed while it ran, or its disk full?): run the build "
-                        "again")
+                           "(was the build's work directory changed while it ran, or its disk full?): run the build "
+                           "again")
     try:
         return decompress(data)
     except zstandard.ZstdError as exc:
         raise ScratchError(f"shuffle file {path} is damaged at offset {offset:,} ({exc}): run the build again, and "
-                        "check the disk that holds the run directory if it happens again") from None
+                           "check the disk that holds the run directory if it happens again") from None
 
 
 class _GroupRuns(beam.DoFn):
