@@ -91,7 +91,7 @@ def read_bytes(ref: TextRef) -> bytes:
         except AttributeError:  # one decompressor per thread: they are not thread-safe
             decompress = _decompressors.decompress = zstandard.ZstdDecompressor().decompress
         try:
-            data = decompress(data)
+            data = decompress(data, allow_extra_data=False)  # one frame: bytes after it are no part of the text
         except zstandard.ZstdError as exc:
             data = None
             problem = str(exc)

@@ -179,7 +179,7 @@ def _read_block(path: str, offset: int, length: int, decompress) -> bytes:
                            "(was the build's work directory changed while it ran, or its disk full?): run the build "
                            "again")
     try:
-        return decompress(data)
+        return decompress(data, allow_extra_data=False)  # one frame: bytes after it are no part of the block
     except zstandard.ZstdError as exc:
         raise ScratchError(f"shuffle file {path} is damaged at offset {offset:,} ({exc}): run the build again, and "
                            "check the disk that holds the run directory if it happens again") from None
