@@ -16,11 +16,16 @@ Debian's python3.11-doc, `apt-get install python3.11-doc`, plus pydoc topics) an
   two of them rarely share a sentence), plus 5 % exact copies and 5 % edited copies (typos, substitutions,
   dropped or swapped paragraphs, boilerplate, truncation) of recent documents.
  Each run is `corpusforge build` in a subprocess; peak memory is the largest sum of RSS
-over the whole process tree (driver and Beam workers), sampled every 0.2 s with psutil.
+over the whole process tree (driver and Beam workers), sampled every 0.2 s with psutil. CPU seconds are the
+tree's (`CPU s`), the driver's, and each Beam worker process's; `longest` is the busiest process's, so on an
+idle machine with a core per process the wall-clock speed-up over one worker is at most one worker's `CPU s`
+over this `longest` (``cpu_split``). With 1 worker the build runs in the driver process (no worker processes),
+unless `--worker-processes`.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -37,6 +42,7 @@ from bench.dedup_data.corpus import edit, licence_sentences, pages, synthetic_ba
 
 ALL_STAGES = ("normalize", "quality", "dedup", "pii")
 LAST_CPU_SECONDS = 0.0  # of the last ``measure``d command
+LAST_WORKER_CPU: list[float] = []  # its descendant processes', largest first (``measure``)
 
 
 def passage_texts(rng: random.Random, segments: int):
@@ -97,28 +103,44 @@ def write_corpus(directory: str, documents: int, seed: int = 0, files: int = 8, 
 def measure(cmd: list[str]) -> tuple[float, float, int]:
     """Run ``cmd``; return (wall seconds, peak RSS of the process tree in MB, exit code). The CPU seconds of
     the process tree (user + system, every waited-for descendant) are left in ``LAST_CPU_SECONDS``: on a
-    shared machine they move less than wall time."""
+    shared machine they move less than wall time. ``LAST_WORKER_CPU`` gets each descendant process's CPU
+    seconds (Beam's SDK worker processes, in a multi-process build) from its last 0.2 s sample before it
+    exited (up to ~0.2 s of each missed); the driver's is the rest: ``LAST_CPU_SECONDS - sum(LAST_WORKER_CPU)``."""
     import psutil
     import resource
 
-    global LAST_CPU_SECONDS
+    global LAST_CPU_SECONDS, LAST_WORKER_CPU
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    root, peak = psutil.Process(proc.pid), 0
+    root, peak, workers = psutil.Process(proc.pid), 0, {}
     while proc.poll() is None:
         try:
             tree = [root, *root.children(recursive=True)]
             peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+            for p in tree[1:]:
+                with contextlib.suppress(psutil.Error):
+                    times = p.cpu_times()
+                    workers[p.pid] = times.user + times.system
         except psutil.Error:
             pass
         time.sleep(0.2)
     output = proc.stdout.read()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     LAST_CPU_SECONDS = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    LAST_WORKER_CPU = sorted(workers.values(), reverse=True)
     if proc.returncode:
         print(output[-3000:], file=sys.stderr)
     return time.time() - started, peak / 1e6, proc.returncode
+
+
+def cpu_split() -> str:
+    """The last ``measure``d build's CPU seconds by process, and the wall-clock ratio an idle machine with a
+    core per process would give at best: the tree's CPU over the busiest process's (its critical path)."""
+    workers = [w for w in LAST_WORKER_CPU if w >= 0.5]  # not the short-lived helpers (a `uname` call)
+    driver = LAST_CPU_SECONDS - sum(LAST_WORKER_CPU)
+    busiest = max([driver, *workers])
+    return f"{driver:>7.1f} {'/'.join(f'{w:.1f}' for w in workers) or '-':>11} {busiest:>7.1f}"
 
 
 def outcome(run: str, size: int) -> str:
@@ -173,6 +195,9 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="A config setting for every build (corpusforge build --set), e.g. "
                              "dedup.near.components=distributed.")
+    parser.add_argument("--worker-processes", action="store_true",
+                        help="Run 1 worker as a worker process too (Beam's multi_processing mode), not in the driver: "
+                             "what the process boundary costs, apart from the second worker.")
     parser.add_argument("--digests", action="store_true",
                         help="Also print a sha256 of each run's outputs (shards and counts; output_digest).")
     args = parser.parse_args()
@@ -182,7 +207,7 @@ def main() -> None:
     print(f"stages: {', '.join(stages)}; corpus: {args.corpus}; {os.cpu_count()} CPU cores; work dir {workdir}")
     spills = ["on", "off"] if args.spill == "both" else [args.spill]
     print(f"{'docs':>10} {'MB text':>8} {'workers':>7} {'spill':>5} {'wall s':>8} {'docs/s':>8} {'CPU s':>7} "
-          f"{'peak MB':>8} {'kept':>6} {'exact dup':>9} {'near dup':>8}")
+          f"{'driver':>7} {'worker CPU s':>11} {'longest':>7} {'peak MB':>8} {'kept':>6} {'exact dup':>9} {'near dup':>8}")
     corpora = []
     for size, segments in ((size, segments) for size in args.sizes for segments in args.segments):
         corpus = os.path.join(workdir, f"corpus-{args.corpus}-{size}-x{segments}")
@@ -191,7 +216,7 @@ def main() -> None:
         for workers in args.workers:
             for spill in spills:
                 run = os.path.join(workdir, f"run-{args.corpus}-{size}-x{segments}-{workers}-{spill}")
-                mode = ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"] if workers > 1 else []
+                mode = ["--direct_running_mode=multi_processing", f"--direct_num_workers={workers}"] if workers > 1 or args.worker_processes else []
                 cmd = [sys.executable, "-m", "corpusforge", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
                        "--run-dir", run, "--overwrite", "--no-progress", f"--set=output.spill_text={spill == 'on'}",
                        *off, *(f"--set={setting}" for setting in args.set), *mode]
@@ -199,7 +224,7 @@ def main() -> None:
                 status = "" if code == 0 else f"  FAILED (exit {code})"
                 digest = f"  outputs {output_digest(run)}" if args.digests and code == 0 else ""
                 print(f"{size:>10,} {text_mb:>8.1f} {workers:>7} {spill:>5} {wall:>8.1f} {size / wall:>8.0f} "
-                      f"{LAST_CPU_SECONDS:>7.1f} {peak:>8.0f} {outcome(run, size)}{status}{digest}", flush=True)
+                      f"{LAST_CPU_SECONDS:>7.1f} {cpu_split()} {peak:>8.0f} {outcome(run, size)}{status}{digest}", flush=True)
     if args.peer:
         from bench.build_peer import side_by_side
 

@@ -12,6 +12,8 @@ import contextlib
 
 from apache_beam.runners.direct.direct_runner import SwitchingDirectRunner
 
+from corpusforge.core.state_sampler import quick_sampler
+
 
 class DirectRunner(SwitchingDirectRunner):
     # Beam skips Prism for interactive pipelines, and this flag is the only other thing it decides (Beam 2.6x-2.7x:
@@ -20,8 +22,9 @@ class DirectRunner(SwitchingDirectRunner):
 
     def run_pipeline(self, pipeline, options):
         """Beam's, with the graph the in-process runner gets from ``pipeline.to_runner_api`` (which it calls once)
-        free of Flattens of Flattens (``corpusforge/core/flattens.py``: a fused stage each), and bundles that end
-        without waiting on Beam's state sampler (``quick_sampler``)."""
+        free of Flattens of Flattens (``corpusforge/core/flattens.py``: a fused stage each), bundles that end
+        without waiting on Beam's state sampler (``quick_sampler``), and worker processes
+        (``direct_running_mode=multi_processing``) that start as ``corpusforge/core/sdk_worker.py`` says."""
         from corpusforge.core.flattens import merge_nested_flattens
 
         to_runner_api = pipeline.to_runner_api
@@ -31,37 +34,36 @@ class DirectRunner(SwitchingDirectRunner):
 
         pipeline.to_runner_api = merged_graph  # this pipeline object only, while it runs
         try:
-            with quick_sampler():
+            with quick_sampler(), corpusforge_workers():
                 return super().run_pipeline(pipeline, options)
         finally:
             del pipeline.to_runner_api
 
 
-# Beam's state sampler (the thread that times each step for its msec counters) sleeps in periods growing from
-# 2 to 200 ms, and a bundle ends only when the sampler has woken up and stopped: up to 200 ms of idle wall time
-# per fused stage, ~0.9 s of a 3,000-document build's ~50 bundles. A 10 ms cap keeps the wait under 10 ms; the
-# thread waking 100 times a second takes a lock, not the GIL. Counters and metrics are unchanged.
-SAMPLING_PERIOD_MS = 10
-
-
 @contextlib.contextmanager
-def quick_sampler():
-    """While it is open, the bundles Beam's in-process runner starts in this process sample every
-    ``SAMPLING_PERIOD_MS`` at most (Beam's bundle processor looks ``statesampler.StateSampler`` up per bundle
-    processor it makes)."""
-    from apache_beam.runners.worker import statesampler
+def corpusforge_workers():
+    """While it is open, the worker processes Beam's FnApiRunner starts in multi-processing mode run
+    ``python -m corpusforge.core.sdk_worker`` (Beam's harness, lean imports, quick sampler) in place of Beam's
+    ``python -m apache_beam.runners.worker.sdk_worker_main``; any other command is left as it is."""
+    import sys
 
-    beams = statesampler.StateSampler
+    from apache_beam.transforms import environments
 
-    class QuickStateSampler(beams):
-        def __init__(self, prefix, counter_factory, sampling_period_ms=SAMPLING_PERIOD_MS):
-            super().__init__(prefix, counter_factory, min(sampling_period_ms, SAMPLING_PERIOD_MS))
+    from corpusforge.core import lean_beam, sdk_worker
 
-    statesampler.StateSampler = QuickStateSampler
+    beams = environments.SubprocessSDKEnvironment.__dict__["from_command_string"]
+    beam_command = f"{sys.executable} -m apache_beam.runners.worker.sdk_worker_main"
+
+    def from_command_string(cls, command_string, *args, **kwargs):
+        if command_string == beam_command:
+            command_string = sdk_worker.command(lean_beam.imported_lean)
+        return beams.__func__(cls, command_string, *args, **kwargs)
+
+    environments.SubprocessSDKEnvironment.from_command_string = classmethod(from_command_string)
     try:
         yield
     finally:
-        statesampler.StateSampler = beams
+        environments.SubprocessSDKEnvironment.from_command_string = beams
 
 
 def run_pipeline(pipeline):

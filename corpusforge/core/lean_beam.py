@@ -45,6 +45,7 @@ LOCAL_RUNNERS = ("DirectRunner", "SwitchingDirectRunner", "corpusforge.core.dire
 
 _ABSENT = object()
 _enabled = False  # set by enable(): this process runs one corpusforge command and exits
+imported_lean = False  # set by import_for_local_build: Beam was imported here without OPTIONAL_LIBRARIES
 
 
 def enable() -> None:
@@ -97,8 +98,10 @@ def import_for_local_build() -> bool:
     process, and collecting while they pile up (~450 passes, three of them full) cost ~0.3 s of start-up to
     find ~1,800 unreachable objects. Afterwards everything alive is frozen (``gc.freeze``), so the build's own
     collections do not walk the modules again; those few cyclic leftovers (well under 1 MB) stay."""
+    global imported_lean
     if not _enabled or "apache_beam" in sys.modules:
         return False
+    imported_lean = True
     collecting = gc.isenabled()
     gc.disable()
     try:

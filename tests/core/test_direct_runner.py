@@ -42,7 +42,7 @@ def test_bundles_sample_at_most_every_10_ms_and_counters_still_count(monkeypatch
     from apache_beam.metrics.metric import MetricsFilter
     from apache_beam.runners.worker import statesampler
 
-    from corpusforge.core.direct_runner import SAMPLING_PERIOD_MS
+    from corpusforge.core.state_sampler import SAMPLING_PERIOD_MS
 
     beams = statesampler.StateSampler
     periods = []
@@ -67,3 +67,48 @@ def test_bundles_sample_at_most_every_10_ms_and_counters_still_count(monkeypatch
     assert statesampler.StateSampler is beams  # Beam's class is back once the run ends
     seen = result.metrics().query(MetricsFilter().with_name("seen"))["counters"]
     assert sum(c.committed for c in seen) == 5
+
+
+def _worker_facts(_):
+    import sys
+
+    from apache_beam.runners.worker import statesampler
+
+    return sys.modules["__main__"].__spec__.name, statesampler.StateSampler.__name__, "--lean" in sys.argv
+
+
+def test_worker_processes_run_corpusforge_harness():
+    # Beam's own worker command imports Beam whole (~1.5 CPU s a worker) and ends long bundles waiting up to
+    # 200 ms on its state sampler: ours runs the same harness from corpusforge.core.sdk_worker.
+    options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=1"])
+    pipeline = beam.Pipeline(runner=DirectRunner(), options=options)
+    # this process imported Beam whole (lean_beam.imported_lean is False): so does the worker
+    assert_that(pipeline | beam.Create([0]) | beam.Map(_worker_facts),
+                equal_to([("corpusforge.core.sdk_worker", "QuickStateSampler", False)]))
+    run_pipeline(pipeline).wait_until_finish()
+
+
+def test_worker_command_names_the_interpreter_and_the_lean_import():
+    import shlex
+    import sys
+
+    from corpusforge.core import sdk_worker
+
+    assert shlex.split(sdk_worker.command(True)) == [sys.executable, "-m", "corpusforge.core.sdk_worker", "--lean"]
+    assert shlex.split(sdk_worker.command(False)) == [sys.executable, "-m", "corpusforge.core.sdk_worker"]
+
+
+def test_a_lean_worker_imports_no_optional_library_and_says_nothing():
+    import subprocess
+    import sys
+
+    from tests.core.test_lean_beam import CLIENTS  # the clients (google.cloud itself may be set up at start-up)
+
+    probe = ("import json, logging, sys; from corpusforge.core import sdk_worker; sdk_worker.import_modules(True); "
+             "import apache_beam.runners.worker.sdk_worker_main; "
+             f"print(json.dumps([[n for n in {list(CLIENTS)!r} if sys.modules.get(n) is not None], "
+             "len(logging.getLogger().handlers), logging.getLogger('apache_beam').level]))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    # nothing optional imported; Beam's warnings about it not printed, and no logging handler left behind for
+    # the harness's INFO lines (Beam's logging.warning calls would have set one up)
+    assert done.stdout.strip() == "[[], 0, 0]" and done.stderr == ""

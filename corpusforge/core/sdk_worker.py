@@ -1,0 +1,77 @@
+"""The worker process of a multi-process DirectRunner build: Beam's SDK harness, started the way
+``corpusforge build`` starts.
+
+With ``--direct_running_mode=multi_processing`` Beam's FnApiRunner starts each worker as
+``python -m apache_beam.runners.worker.sdk_worker_main``: a fresh interpreter that imports all of Beam (every
+integration whose library is installed: ~1.5 CPU seconds) and times its bundles with Beam's default state
+sampler, whose thread a bundle waits on for up to 200 ms when it ends (``state_sampler.quick_sampler``), once
+per fused stage and worker: ~55 stages in a normalize + dedup build. ``direct_runner.DirectRunner`` starts
+``python -m corpusforge.core.sdk_worker`` instead, which runs the same harness (``sdk_worker_main.main``) after
+
+- importing Beam as the driver did: with ``--lean`` (the driver imported Beam without its optional cloud
+  clients, ``lean_beam``) without them too, the collector paused while the imports pile up and everything
+  they made frozen afterwards (``lean_beam.import_for_local_build``): ~0.65 CPU seconds, not ~1.5;
+- with bundles that sample at most every ``state_sampler.SAMPLING_PERIOD_MS``, as in the driver.
+
+What the harness does with bundles, and so every output, is unchanged.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import importlib
+import logging
+import sys
+
+LEAN = "--lean"
+# What every worker of a build imports: the harness, and the build's modules (its DoFns unpickle into them).
+WORKER_MODULES = ("apache_beam", "apache_beam.runners.worker.sdk_worker_main", "corpusforge.pipeline.build")
+
+
+def command(lean: bool) -> str:
+    """The shell command line that starts one worker (Beam runs it with ``shell=True``)."""
+    import shlex
+
+    return " ".join([shlex.quote(sys.executable), "-m", "corpusforge.core.sdk_worker", *([LEAN] if lean else [])])
+
+
+def import_modules(lean: bool) -> None:
+    """Import ``WORKER_MODULES``, with ``lean_beam.OPTIONAL_LIBRARIES`` hidden if ``lean``. Beam logs a warning
+    for each of them it misses (as the driver, which quiets them in ``cli.main``): not at the worker's start."""
+    from corpusforge.core import lean_beam
+
+    loggers = [logging.getLogger(), logging.getLogger("apache_beam")]
+    levels = [logger.level for logger in loggers]
+    # a handler on the root logger, so that Beam's module-level ``logging.warning`` calls set up none of their own
+    # (``logging.basicConfig``), which would print the harness's INFO lines later
+    quiet = logging.NullHandler()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        loggers[0].addHandler(quiet)
+        for logger in loggers:
+            logger.setLevel(logging.ERROR)
+        with lean_beam.hidden_while_importing() if lean else contextlib.nullcontext():
+            for module in WORKER_MODULES:
+                importlib.import_module(module)
+    finally:
+        loggers[0].removeHandler(quiet)
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+        if collecting:
+            gc.freeze()
+            gc.enable()
+
+
+def main(argv: list[str]) -> None:
+    import_modules(LEAN in argv)
+    from apache_beam.runners.worker import sdk_worker_main
+
+    from corpusforge.core.state_sampler import quick_sampler
+
+    with quick_sampler():
+        sdk_worker_main.main(argv)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
