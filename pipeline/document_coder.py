@@ -166,11 +166,19 @@ def _removed_fields_of(value: Any, rows: Rows) -> tuple | None:
     return doc, state["stage"], state["reason"], details
 
 
+def _row_of(row, label: str):
+    """The coder's ``Row`` for a row it is given; a coder that holds none did not write it."""
+    if row is None:
+        raise ValueError(f"a row of {label} reached a coder that holds no declared {label} fields: it was encoded "
+                         "by another build's coder")
+    return row
+
+
 def _removed(fields: tuple, rows: Rows) -> Removed:
     doc, stage, reason, details = fields
     removed = object.__new__(Removed)
     removed.__dict__ = {"doc": _document(doc, rows), "stage": stage, "reason": reason,
-                        "details": rows.details.decode(details) if type(details) is tuple else details}
+                        "details": _row_of(rows.details, "details").decode(details) if type(details) is tuple else details}
     return removed
 
 
@@ -186,7 +194,7 @@ def _estimate(doc) -> int | None:
 def _document(fields: tuple, rows: Rows) -> Document:
     doc_id, text, source, metadata, annotations, ref, origin = fields
     if type(annotations) is tuple:
-        annotations = rows.annotations.decode(annotations)
+        annotations = _row_of(rows.annotations, "annotations").decode(annotations)
     doc = object.__new__(Document)
     if ref is None:
         doc.__dict__ = {"id": doc_id, "text": text, "source": source, "metadata": metadata,

@@ -44,7 +44,7 @@ import apache_beam as beam
 import zstandard
 
 from corpusforge.core.disk_grouping import spill_directory
-from corpusforge.core.errors import UserError
+from corpusforge.core.errors import ScratchError
 from corpusforge.core.files import make_private_dir
 
 # A new spill file every 256 MB keeps files a manageable size and lets one worker's files be told apart.
@@ -74,29 +74,33 @@ def read_bytes(ref: TextRef) -> bytes:
     with _readers_lock:
         fd = _readers.pop(path, None)
         if fd is None:
-            fd = os.open(path, os.O_RDONLY)
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                raise ScratchError(f"spill file {path} is gone (was the build's work directory deleted while it "
+                                   "ran?): run the build again") from None
             while len(_readers) >= _OPEN_READERS:
                 os.close(_readers.popitem(last=False)[1])
         _readers[path] = fd
     data = os.pread(fd, stored, offset)
     if len(data) != stored:
-        raise UserError(f"spill file {path} is truncated: wanted {stored:,} bytes at offset {offset:,}, got "
-                        f"{len(data):,} (was the build's work directory changed while it ran?): run the build again")
+        raise ScratchError(f"spill file {path} is truncated: wanted {stored:,} bytes at offset {offset:,}, got "
+                           f"{len(data):,} (was the build's work directory changed while it ran?): run the build again")
     if len(ref) > 3:
         try:
             decompress = _decompressors.decompress
         except AttributeError:  # one decompressor per thread: they are not thread-safe
             decompress = _decompressors.decompress = zstandard.ZstdDecompressor().decompress
         try:
-            data = decompress(data)
+            data = decompress(data, allow_extra_data=False)  # one frame: bytes after it are no part of the text
         except zstandard.ZstdError as exc:
             data = None
             problem = str(exc)
         else:
             problem = None if len(data) == length else f"{len(data):,} bytes, not {length:,}"
         if problem is not None:
-            raise UserError(f"spill file {path} is damaged at offset {offset:,} ({problem}): run the build again, "
-                            "and check the disk that holds the run directory if it happens again")
+            raise ScratchError(f"spill file {path} is damaged at offset {offset:,} ({problem}): run the build again, "
+                               "and check the disk that holds the run directory if it happens again")
     return data
 
 

@@ -48,7 +48,7 @@ from apache_beam import coders
 from apache_beam.coders.coder_impl import create_InputStream, create_OutputStream
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.core.errors import UserError
+from corpusforge.core.errors import ScratchError
 from corpusforge.core.files import make_private_dir
 
 # At least 256 partitions (``partitions_for``: more for a larger input, so a partition's size, what one grouping
@@ -163,26 +163,26 @@ class _WriteRuns(beam.DoFn):
 
 def _read_block(path: str, offset: int, length: int, decompress) -> bytes:
     """The records of one partition's block of a run (``(path, offset, length)``, as ``_WriteRuns`` referenced
-    it), decompressed; a missing, truncated or damaged file is a ``UserError`` (the build cannot go on, and
-    running it again writes new runs)."""
+    it), decompressed; a missing, truncated or damaged file is a ``ScratchError`` (a ``UserError``: the build cannot
+    go on, and running it again writes new runs)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:
-        raise UserError(f"shuffle file {path} is gone (was the build's work directory deleted while it ran?): "
-                        "run the build again") from None
+        raise ScratchError(f"shuffle file {path} is gone (was the build's work directory deleted while it ran?): "
+                           "run the build again") from None
     try:
         data = os.pread(fd, length, offset)
     finally:
         os.close(fd)
     if len(data) != length:
-        raise UserError(f"shuffle file {path} is truncated: {len(data):,} of {length:,} bytes at offset {offset:,} "
-                        "(was the build's work directory changed while it ran, or its disk full?): run the build "
-                        "again")
+        raise ScratchError(f"shuffle file {path} is truncated: {len(data):,} of {length:,} bytes at offset {offset:,} "
+                           "(was the build's work directory changed while it ran, or its disk full?): run the build "
+                           "again")
     try:
-        return decompress(data)
+        return decompress(data, allow_extra_data=False)  # one frame: bytes after it are no part of the block
     except zstandard.ZstdError as exc:
-        raise UserError(f"shuffle file {path} is damaged at offset {offset:,} ({exc}): run the build again, and "
-                        "check the disk that holds the run directory if it happens again") from None
+        raise ScratchError(f"shuffle file {path} is damaged at offset {offset:,} ({exc}): run the build again, and "
+                           "check the disk that holds the run directory if it happens again") from None
 
 
 class _GroupRuns(beam.DoFn):

@@ -15,6 +15,12 @@ class WorkerError(Exception):
     as an exception in ``DoFn.setup`` does."""
 
 
+class ScratchError(UserError, WorkerError):
+    """A build's scratch disk (a spilled text, a shuffle run) that cannot be read back: gone, truncated or damaged.
+    No record's fault, whichever record read it: never a dead letter (a ``WorkerError``), it stops the build with
+    its one line (a ``UserError``) saying to run it again."""
+
+
 def missing_dependency(module: str, pip_name: str, purpose: str) -> UserError:
     return UserError(f"{purpose} needs the '{module}' package: pip install {pip_name}")
 

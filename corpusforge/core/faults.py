@@ -11,7 +11,8 @@ The detail is ``"<stage>: <ExceptionType>: <short message>"``. An exception mess
 (``describe``), so a detail can go to stats, logs and reports. With ``fail_fast`` the DoFn is not wrapped
 and the first exception fails the run, with its traceback.
 
-A ``WorkerError`` is not a record's fault but the worker's (a model that loads on first use and fails to):
+A ``WorkerError`` is not a record's fault but the worker's (a model that loads on first use and fails to; a
+spilled text or shuffle run that cannot be read back, ``ScratchError``):
 it is never a dead letter and fails the run, as an exception in ``DoFn.setup`` does.
 """
 from __future__ import annotations

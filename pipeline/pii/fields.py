@@ -120,7 +120,10 @@ class FieldScrubber:
 
     def _detail_key(self, key: Any) -> Any:
         """A key of a removal's details scrubbed as metadata keys are (``_key``); every removal of a stage has the
-        same few dozen (the quality values' names), so each is scrubbed once."""
+        same few dozen (the quality values' names), so each is scrubbed once. Only str keys are cached (``_key``
+        leaves any other as it is): ``True``, ``1`` and ``1.0`` are one dict key, and would come back as each other."""
+        if type(key) is not str:
+            return self._key(key, "scrub")
         scrubbed = self._detail_keys.get(key)
         if scrubbed is None:
             scrubbed = self._key(key, "scrub")

@@ -259,3 +259,15 @@ def test_a_truncated_or_damaged_run_file_is_one_line_saying_what_to_do(tmp_path,
     with pytest.raises(UserError, match=f"shuffle file .* is {damage}.*: run the build again") as raised:
         _read(references)
     assert "\n" not in str(raised.value)
+
+
+def test_a_reference_that_spans_more_than_its_block_is_refused(tmp_path):
+    """A block is one zstd frame: a reference whose bytes hold a second frame (or any bytes after its frame) is
+    refused, not read as its first frame's records alone (zstandard's decompress ignores what follows a frame)."""
+    from corpusforge.core.errors import ScratchError
+
+    references, _ = _one_run(tmp_path / "runs", [(i, "some text " * 20) for i in range(2000)])
+    (_, (path, offset, length)), (_, (_, next_offset, next_length)) = sorted(references, key=lambda r: r[1][1])[:2]
+    assert next_offset == offset + length
+    with pytest.raises(ScratchError, match="is damaged at offset .*: run the build again"):
+        _read([(0, (path, offset, length + next_length))])

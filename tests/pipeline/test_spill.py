@@ -251,3 +251,28 @@ def test_work_directories_and_spill_files_are_owner_only(corpus, monkeypatch, ch
     assert spill_files and spill_dirs and any(name.endswith(".run") for name in spill_files)
     assert {modes[n] for n in spill_files} == {0o600}
     assert {mode for name, mode in modes.items() if name not in spill_files} == {0o700}
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "delete"])
+def test_a_spilled_text_that_cannot_be_read_back_stops_a_guarded_stage(tmp_path, damage):
+    """Scratch disk that fails is no document's fault: a guarded stage (the dead-letter wrapper) that reads a damaged,
+    truncated or missing spilled text stops the build with the one line saying to run it again, instead of setting
+    the document aside as a stage_error and going on (its rejected/ record holding that line)."""
+    from corpusforge.core.faults import run_isolated
+    from corpusforge.pipeline.stage import stage_error
+
+    doc = pickle.loads(pickle.dumps(_spilled(tmp_path, Document(id="a", text="a text that compresses " * 20,
+                                                                source="s"), compress=True)))
+    path, offset, _, stored = doc.text_ref
+    spill.close_readers()
+    data = bytearray(pathlib.Path(path).read_bytes())
+    if damage == "flip":
+        data[offset + stored // 2] ^= 0x5A
+        pathlib.Path(path).write_bytes(bytes(data))
+    elif damage == "truncate":
+        pathlib.Path(path).write_bytes(bytes(data[:offset + stored - 1]))
+    else:
+        pathlib.Path(path).unlink()
+    with pytest.raises(UserError, match=r"^spill file .*run the build again") as raised:
+        run_isolated(lambda d: [d.text.upper()], doc, "dedup", stage_error)
+    assert "\n" not in str(raised.value)

@@ -104,3 +104,12 @@ def test_the_source_namespace_of_ids_is_scrubbed_once_per_source(monkeypatch):
     assert asked.count("jane@example.org") == 1
     assert all(i.startswith("<EMAIL:") and i.endswith(f"/{n}") for n, i in enumerate(ids))
     assert fields.id("jane@example.org") == ids[0].split("/")[0]  # an id without a namespace: scrubbed whole
+
+
+def test_removal_detail_keys_keep_their_type_whatever_came_before():
+    # The scrubbed detail keys are cached per worker; True, 1 and 1.0 are equal dict keys, and a cache by key gave
+    # the first one met back for the others ({True: ...} came out {1: ...} after a {1: ...}).
+    scrubber = FieldScrubber(Scrubber(PIIConfig(hash_salt=SALT)))
+    for key in (1, True, 1.0, "1"):
+        out = scrubber.details({"counts": {key: 2}})["counts"]
+        assert [(type(k), k) for k in out] == [(type(key), key)]
