@@ -75,7 +75,7 @@ def _plant_bugs(monkeypatch, stages=STAGES):
     from corpusforge.pipeline.quality.rules import HeuristicRules
 
     targets = {"read": (readers._Context, "repair_unicode"), "normalize": (normalize, "normalize_and_count"),
-               "quality": (HeuristicRules, "apply"), "dedup": (exact, "text_digest"), "pii": (Scrubber, "scrub_batch")}
+               "quality": (HeuristicRules, "apply_batch"), "dedup": (exact, "text_digest"), "pii": (Scrubber, "scrub_batch")}
     for stage in stages:
         owner, name = targets[stage]
         monkeypatch.setattr(owner, name, _raises_on(stage, getattr(owner, name)))

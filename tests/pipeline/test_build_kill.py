@@ -28,15 +28,15 @@ _CHILD = textwrap.dedent("""
     import os, sys, time
     from corpusforge.pipeline.quality.rules import HeuristicRules
 
-    original = HeuristicRules.apply
+    original = HeuristicRules.apply_batch
 
-    def stalling(self, text, *args, **kwargs):
-        if %r in text:
+    def stalling(self, texts, *args, **kwargs):
+        if any(%r in text for text in texts):
             open(os.environ["STALL_FLAG"], "w").close()
             time.sleep(600)
-        return original(self, text, *args, **kwargs)
+        return original(self, texts, *args, **kwargs)
 
-    HeuristicRules.apply = stalling
+    HeuristicRules.apply_batch = stalling
     from corpusforge.cli.main import main
     sys.exit(main(sys.argv[1:]))
 """ % STALL)

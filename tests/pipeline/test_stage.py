@@ -68,7 +68,7 @@ def test_quality(monkeypatch):
     from corpusforge.pipeline.quality import Quality, QualityConfig
     from corpusforge.pipeline.quality.rules import HeuristicRules
 
-    monkeypatch.setattr(HeuristicRules, "apply", _raise_on_marker(HeuristicRules.apply))
+    monkeypatch.setattr(HeuristicRules, "apply_batch", _raise_on_marker(HeuristicRules.apply_batch))
     with TestPipeline() as p:
         out = p | beam.Create(_docs()) | Quality(QualityConfig())
         assert_that(_kept_ids(out), equal_to(["ok0", "ok1", "ok2", "ok3"]), label="kept")
