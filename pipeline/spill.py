@@ -103,7 +103,7 @@ class SpillWriter:
 
     def write(self, data: bytes) -> TextRef:
         """Appends ``data`` as it is (with its CRC-32: ``corpusforge.core.scratch_frames``)."""
-        return self.write_many((data,))[0]
+        return self._write((data,), None)[0]
 
     def write_many(self, payloads) -> list[TextRef]:
         """Appends each of ``payloads`` as a record of its own, in one write: a reference to each."""

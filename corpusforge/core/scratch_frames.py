@@ -7,9 +7,10 @@ stored)``, ``length`` the payload's length in bytes either way; the record it po
 
 - stored (three fields): the payload as it is, then its CRC-32 (4 bytes, little-endian), started from the
   record's offset so that a record read from another place (bytes cut out before it) does not pass: ``length +
-  4`` bytes on disk. ``zlib.crc32`` (the standard library) costs ~0.5 us per 2 KB text to write and ~0.75 us to check when
-  read back (``python -m timeit -s "import zlib; t = bytes(2048)" "zlib.crc32(t)"``): ~5 us a document in a
-  normalize + dedup build, which writes each text ~2 times and reads it ~6, under 1 % of its CPU. xxhash's XXH3 is ~7x faster but no core dependency (only the
+  4`` bytes on disk. ``zlib.crc32`` (the standard library) takes ~0.5 us per 2 KB text (``python -m timeit -s "import zlib;
+  t = bytes(2048)" "zlib.crc32(t)"``); with the copy and the call, a 2 KB spilled text costs ~1 us more to write
+  (2.0 -> 3.1 us) and to read back (1.2 -> 2.3 us): ~9 us a document in a normalize + dedup build, which writes
+  each text ~2 times and reads it ~6 (~1.5 % of its CPU; whole builds measure the same within their noise). xxhash's XXH3 is ~7x faster but no core dependency (only the
   ``query`` extra's ``datasets`` brings it); a zstd frame around a payload zstd does not shrink costs a
   compression (~9 us per 2 KB). A CRC-32 catches every change of up to 32 bits in a row, and any other but
   once in 2^32.
@@ -26,7 +27,6 @@ are never read, so they change nothing.
 from __future__ import annotations
 
 import os
-import struct
 import threading
 import zlib
 
@@ -38,7 +38,6 @@ CHECK_BYTES = 4  # a stored record's CRC-32
 # Payloads shorter than this are stored without trying zstd: a frame costs ~13 bytes (header and checksum) and
 # ~0.3 us, and so short a text seldom shrinks by more.
 SHORTEST_COMPRESSED = 64
-_CRC = struct.Struct("<I")
 _WRITE_BYTES = 4 * 1024 * 1024
 
 ScratchRef = tuple
@@ -64,7 +63,7 @@ def write_records(fd: int, path: str, offset: int, payloads, compress=None) -> t
             refs.append((path, offset, length, len(frame)))
             offset += len(frame)
         else:
-            records += (data, _CRC.pack(zlib.crc32(data, offset & 0xFFFFFFFF)))
+            records += (data, zlib.crc32(data, offset & 0xFFFFFFFF).to_bytes(CHECK_BYTES, "little"))
             refs.append((path, offset, length))
             offset += length + CHECK_BYTES
         if offset - pending >= _WRITE_BYTES:  # a shuffle's run: its blocks in writes of a few MB, not one
@@ -75,9 +74,12 @@ def write_records(fd: int, path: str, offset: int, payloads, compress=None) -> t
 
 
 def _write_all(fd: int, records: list) -> None:
-    view = memoryview(b"".join(records))
-    while view:  # os.write may write less than it is given
-        view = view[os.write(fd, view):]
+    data = b"".join(records)
+    written = os.write(fd, data)
+    if written < len(data):  # os.write may write less than it is given
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view):]
 
 
 def open_file(path: str, what: str) -> int:
@@ -94,8 +96,11 @@ def open_file(path: str, what: str) -> int:
 def read_record(fd: int, ref: ScratchRef, what: str) -> bytes:
     """The payload of the record ``ref`` points at, read from ``fd`` (its file, open); a ``ScratchError``
     (``what`` names the file) where it does not come back as it was written."""
-    path, offset, length = ref[:3]
-    stored = ref[3] if len(ref) > 3 else length + CHECK_BYTES
+    if len(ref) == 3:
+        path, offset, length = ref
+        stored = length + CHECK_BYTES
+    else:
+        path, offset, length, stored = ref
     try:
         record = os.pread(fd, stored, offset)
     except OSError as exc:
@@ -105,16 +110,17 @@ def read_record(fd: int, ref: ScratchRef, what: str) -> bytes:
         raise ScratchError(f"{what} {path} is truncated: {len(record):,} of {stored:,} bytes at offset {offset:,} "
                            "(was the build's work directory changed while it ran, or its disk full?): run the build "
                            "again")
-    if len(ref) > 3:
-        data, problem = _decompressed(record, length)
-    else:
+    if len(ref) == 3:
         data = record[:length]
-        check = zlib.crc32(data, offset & 0xFFFFFFFF)
-        problem = None if check == _CRC.unpack_from(record, length)[0] else "its CRC-32 differs"
-    if problem is not None:
-        raise ScratchError(f"{what} {path} is damaged at offset {offset:,} ({problem}): run the build again, and "
-                           "check the disk that holds the run directory if it happens again")
-    return data
+        if zlib.crc32(data, offset & 0xFFFFFFFF) == int.from_bytes(record[length:], "little"):
+            return data
+        problem = "its CRC-32 differs"
+    else:
+        data, problem = _decompressed(record, length)
+        if problem is None:
+            return data
+    raise ScratchError(f"{what} {path} is damaged at offset {offset:,} ({problem}): run the build again, and check "
+                       "the disk that holds the run directory if it happens again")
 
 
 def read(ref: ScratchRef, what: str) -> bytes:
