@@ -392,43 +392,72 @@ def _beam_area(filename: str) -> str | None:
     return "apache_beam/" + "/".join(tail.split("/")[:3 if tail.startswith("runners/") else 1])
 
 
-def profile(workdir: str, stages: list[str], docs: int, variant: str, top: int) -> None:
-    corpus = os.path.join(workdir, f"corpus-distinct-{docs}")
-    all_variants = variants(stages)
-    if not MEMO.tables:
-        raise SystemExit("--profile needs the recording pass: run it with --rounds 1 or more")
+def _profiled(corpus: str, run_dir: str, stages: list[str], patches) -> pstats.Stats:
     profiler = cProfile.Profile()
-    with patched(all_variants[variant]):
+    with patched(patches):
+        gc.collect()
         profiler.enable()
-        timed_build(corpus, os.path.join(workdir, "run-profiled"), stages)
+        bp.run_build(bp.build_args(corpus, run_dir, stages))
         profiler.disable()
-    stats = pstats.Stats(profiler)
-    steps, total = bp.attribute(stats)
-    beam_own = total - sum(steps.values())
-    print(f"\nprofiled {variant} build: {total:.1f} s under cProfile ({1e6 * total / docs:.0f} us/doc); by step "
-          "(build_profile.attribute, inclusive of the libraries each calls):")
-    print(f"{'step':<36} {'seconds':>8} {'share':>6} {'us/doc':>8}")
-    for step, seconds in sorted(steps.items(), key=lambda kv: -kv[1]) + [("Beam's own work (the rest)", beam_own)]:
-        print(f"{step:<36} {seconds:>8.2f} {100 * seconds / total:>5.1f}% {1e6 * seconds / docs:>8.0f}")
+    _OBJECTS.clear()
+    return pstats.Stats(profiler)
+
+
+def _areas(stats: pstats.Stats) -> collections.Counter:
+    """Own time (not inclusive) by module area: Beam's modules by folder, corpusforge's by step, builtins by name,
+    other libraries by package, the standard library by module."""
     own: collections.Counter = collections.Counter()
-    builtins: collections.Counter = collections.Counter()
     for (filename, _, name), (_, _, tt, _, _) in stats.stats.items():
-        area = _beam_area(filename)
+        path = filename.replace(os.sep, "/")
+        area = _beam_area(path)
         if area:
             own[area] += tt
         elif filename == "~":
-            builtins[name] += tt
-        elif "corpusforge" in filename or "/pipeline/" in filename:
-            own["corpusforge " + (bp.step_of(filename) or os.path.basename(filename))] += tt
+            own["builtin " + name] += tt
+        elif "site-packages/" in path:
+            own["lib " + path.split("site-packages/")[-1].split("/")[0]] += tt
+        elif "/corpusforge/" in path or "/pipeline/" in path or "/wt/" in path:
+            own["corpusforge " + (bp.step_of(path) or os.path.basename(path))] += tt
         else:
-            own["other: " + filename.split("site-packages/")[-1].split("/")[0]] += tt
-    print(f"\nown time (not inclusive) by module area, the {top} largest (Beam's compiled modules are not profiled: "
-          "their time shows as the Python caller's own time or as builtins):")
-    for area, seconds in own.most_common(top):
-        print(f"  {seconds:>7.2f} s {1e6 * seconds / docs:>6.0f} us/doc  {area}")
-    print(f"builtins (C functions), the {top} largest:")
-    for name, seconds in builtins.most_common(top):
-        print(f"  {seconds:>7.2f} s {1e6 * seconds / docs:>6.0f} us/doc  {name}")
+            own["stdlib " + os.path.basename(path)] += tt
+    return own
+
+
+def profile(workdir: str, stages: list[str], docs: int, variant: str, top: int) -> None:
+    """``variant``'s build of the corpus and its one-document build under cProfile: the difference per step
+    (``build_profile.attribute``) and by module area, per document."""
+    corpus = os.path.join(workdir, f"corpus-distinct-{docs}")
+    one = bp.write_one(workdir, "pii" in stages)
+    patches = variants(stages)[variant]
+    if not MEMO.tables and variant != "real" and variant != "coding":
+        raise SystemExit("--profile needs the recording pass: run it with --rounds 1 or more")
+    _profiled(one, os.path.join(workdir, "run-profiled-1"), stages, patches)  # warm
+    small = _profiled(one, os.path.join(workdir, "run-profiled-1"), stages, patches)
+    big = _profiled(corpus, os.path.join(workdir, "run-profiled"), stages, patches)
+    (small_steps, small_total), (steps, total) = bp.attribute(small), bp.attribute(big)
+    n = max(docs - 1, 1)
+    per_doc = total - small_total
+    print(f"\nprofiled {variant} build: {total:.1f} s under cProfile, a one-document build {small_total:.1f} s: "
+          f"{1e6 * per_doc / n:.0f} us/doc of per-document work; by step (build_profile.attribute, inclusive of the "
+          "libraries each calls), the one-document build's subtracted:")
+    print(f"{'step':<36} {'seconds':>8} {'share':>6} {'us/doc':>8}")
+    rows = {step: seconds - small_steps.get(step, 0.0) for step, seconds in steps.items()}
+    rows["Beam's own work (the rest)"] = (total - sum(steps.values())) - (small_total - sum(small_steps.values()))
+    for step, seconds in sorted(rows.items(), key=lambda kv: -kv[1]):
+        print(f"{step:<36} {seconds:>8.2f} {100 * seconds / per_doc:>5.1f}% {1e6 * seconds / n:>8.0f}")
+    own, small_own = _areas(big), _areas(small)
+    diff = collections.Counter({area: own[area] - small_own.get(area, 0.0) for area in own})
+    print(f"\nown time (not inclusive) by module area, one-document build subtracted, the {top} largest (Beam's "
+          "compiled modules are not profiled: their time is their Python caller's own time or a builtin's):")
+    for area, seconds in diff.most_common(top):
+        print(f"  {seconds:>7.2f} s {1e6 * seconds / n:>6.0f} us/doc  {area}")
+    beam = sum(v for k, v in diff.items() if k.startswith("apache_beam"))
+    print(f"  Beam's Python modules in all: {1e6 * beam / n:.0f} us/doc")
+    waits = [(edge[3], caller) for key, value in big.stats.items() if key[2] == "<method 'acquire' of '_thread.lock' objects>"
+             for caller, edge in value[4].items()]
+    for seconds, caller in sorted(waits, reverse=True)[:3]:
+        print(f"  lock waits (wall time, another thread working or idle) from {os.path.relpath(caller[0])}:{caller[1]} "
+              f"{caller[2]}: {seconds:.2f} s")
 
 
 def main() -> None:
