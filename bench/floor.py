@@ -2,7 +2,9 @@
 
     OMP_NUM_THREADS=1 python bench/floor.py --stages normalize,dedup --docs 5000 --rounds 3
     OMP_NUM_THREADS=1 python bench/floor.py --docs 3000 --rounds 2            # every stage
-    OMP_NUM_THREADS=1 python bench/floor.py --docs 5000 --stages normalize,dedup --rounds 0 --profile --count
+    OMP_NUM_THREADS=1 python bench/floor.py --docs 5000 --stages normalize,dedup --rounds 1 --variants floor \\
+        --profile floor --count          # + Beam elements per document, and where the floor's time goes
+    OMP_NUM_THREADS=1 python bench/floor.py --beam 20000 --rounds 3      # plain Beam: per element step, shuffle
 
 It answers "what would a compiled kernel buy?" before anyone writes one: the build of
 ``bench/build_profile.py --plain`` (its corpus, ``run_build``, its CPU accounting: a one-document build's CPU
@@ -28,7 +30,9 @@ Variants (each a class of work; ``floor`` is all the stage work at once):
 - ``normalize``: normalize's text work (``normalize.stage.normalize_and_count``);
 - ``quality``: language ID (fastText ``LanguageIdentifier.predict``) and every heuristic rule
   (``HeuristicRules.apply_batch``);
-- ``pii``: the PII scrubber (``Scrubber.scrub_batch``: screen, Presidio analysis, replacements);
+- ``pii``: the PII scrubber (``Scrubber.scrub_batch``: screen, Presidio analysis, replacements) and the scrubbing
+  of each document's id and metadata values (``FieldScrubber.document``, replayed by id and source; a build's ids
+  are unique);
 - ``coding``: Document coding between fused steps: ``DocumentCoder``'s fallback (documents, batches of them,
   removals) writes a reference to the object (kept in this process) instead of its fields, as if moving a
   document between steps were free; sizes sampled by Beam's counters stay estimated from the text, as today;
@@ -48,10 +52,17 @@ one-document build pays), the median over rounds with every round's figure, and 
 saved against the real build (median of each round's own difference). Variants alternate inside each round
 (order reversed on odd rounds) so load drift shows as spread, not as a bias.
 
+``--beam N`` times plain Beam alone on the same runner (no corpusforge): the CPU per element of one more fused
+step and of one more ``GroupByKey`` (a shuffle) of ``(id, 2.4 KB text)`` pairs, what each Beam element and each
+shuffle of a document costs whatever the stages do.
+
 ``--count`` prints the Beam elements per document in each PCollection (Beam's own element-count monitoring
-infos of the in-process runner, one build), the largest first, and the total. ``--profile`` runs the ``floor``
-variant once under cProfile and prints ``build_profile.attribute``'s split (Beam's own work, coders, steps) and
-the own time by Beam module. cProfile inflates pure-Python code ~1.6x; compare shares.
+infos of the in-process runner, one build), the largest first, and the total. ``--profile VARIANT`` (default
+``floor``) runs that variant's build and its one-document build under cProfile, timed by the process's CPU time
+(not wall time: other jobs on a shared machine would count), and prints the difference per document by step
+(``build_profile.attribute``: Beam's own work, coders, corpusforge's steps) and own time by module area. cProfile's
+per-call overhead (~3x here with a CPU timer) over-weights code that makes many small Python calls; the
+"scaled" column is each share of the unprofiled figure.
 """
 from __future__ import annotations
 
@@ -66,6 +77,7 @@ import statistics
 import sys
 import tempfile
 import threading
+import time
 
 import numpy as np
 
@@ -192,9 +204,24 @@ def _quality_patches():
 
 
 def _pii_patches():
+    from corpusforge.pipeline.pii.fields import FieldScrubber
     from corpusforge.pipeline.pii.scrubber import Scrubber
 
-    return [(Scrubber, "scrub_batch", _per_text("pii", Scrubber.scrub_batch, lambda texts: texts))]
+    table = MEMO.tables["pii fields"]
+
+    def document_stand_in(self, doc):  # FieldScrubber.document with its id and metadata scrubbing replayed
+        scrubbed = None if MEMO.recording else table.get((doc.id, doc.source))
+        if scrubbed is None:
+            if not MEMO.recording:
+                MEMO.misses["pii fields"] += 1
+            scrubbed = table[(doc.id, doc.source)] = (self.id(doc.id), self.metadata(doc.metadata))
+        new_id, metadata = scrubbed
+        if new_id == doc.id and metadata == doc.metadata:
+            return doc
+        return doc.with_id_metadata(new_id, metadata)
+
+    return [(Scrubber, "scrub_batch", _per_text("pii", Scrubber.scrub_batch, lambda texts: texts)),
+            (FieldScrubber, "document", document_stand_in)]
 
 
 _REFERENCE = 0x7F  # a tag none of DocumentCoder's own (0-4) uses
@@ -307,7 +334,8 @@ def timed_build(corpus: str, run_dir: str, stages: list[str]) -> float:
     return bp._LAST_CPU[0]
 
 
-def measure(workdir: str, stages: list[str], docs: int, rounds: int, chosen: list[str] | None) -> None:
+def measure(workdir: str, stages: list[str], docs: int, rounds: int, chosen: list[str] | None) -> dict[str, float]:
+    """Time the variants; returns each one's median us per document."""
     email = "pii" in stages  # as build_profile --plain --email: Presidio's one-off load counts as start-up
     corpus = os.path.join(workdir, f"corpus-distinct-{docs}")
     text_mb = write_corpus(corpus, docs, kind="distinct") / 1e6
@@ -361,6 +389,7 @@ def measure(workdir: str, stages: list[str], docs: int, rounds: int, chosen: lis
             print(f"{name:<14} {med:>10.0f} {' '.join(f'{x:.0f}' for x in rates[name]):<28} {1e6 / med:>7.0f} "
                   f"{statistics.median(saved[name]):>12.0f}  {outputs}")
         print(f"stand-in misses (computed for real): {dict(MEMO.misses) or 'none'}", flush=True)
+    return {name: 1e6 / statistics.median(rates[name]) for name in names if rates[name]}
 
 
 def count(workdir: str, stages: list[str], docs: int, top: int) -> None:
@@ -393,7 +422,9 @@ def _beam_area(filename: str) -> str | None:
 
 
 def _profiled(corpus: str, run_dir: str, stages: list[str], patches) -> pstats.Stats:
-    profiler = cProfile.Profile()
+    # CPU time of the process, not wall time: on a shared machine other jobs' time would land on whatever ran
+    # (build_profile's wall-clock profile counts it), and waits on another thread of this process count nothing
+    profiler = cProfile.Profile(time.process_time)
     with patched(patches):
         gc.collect()
         profiler.enable()
@@ -423,9 +454,11 @@ def _areas(stats: pstats.Stats) -> collections.Counter:
     return own
 
 
-def profile(workdir: str, stages: list[str], docs: int, variant: str, top: int) -> None:
+def profile(workdir: str, stages: list[str], docs: int, variant: str, top: int, measured: float | None) -> None:
     """``variant``'s build of the corpus and its one-document build under cProfile: the difference per step
-    (``build_profile.attribute``) and by module area, per document."""
+    (``build_profile.attribute``) and by module area, per document; with ``measured`` (the variant's us per
+    document without the profiler) also each share of it ("scaled": cProfile's overhead is per call, so this
+    over-weights code that makes many small Python calls)."""
     corpus = os.path.join(workdir, f"corpus-distinct-{docs}")
     one = bp.write_one(workdir, "pii" in stages)
     patches = variants(stages)[variant]
@@ -440,24 +473,57 @@ def profile(workdir: str, stages: list[str], docs: int, variant: str, top: int) 
     print(f"\nprofiled {variant} build: {total:.1f} s under cProfile, a one-document build {small_total:.1f} s: "
           f"{1e6 * per_doc / n:.0f} us/doc of per-document work; by step (build_profile.attribute, inclusive of the "
           "libraries each calls), the one-document build's subtracted:")
-    print(f"{'step':<36} {'seconds':>8} {'share':>6} {'us/doc':>8}")
+    scale = measured / (1e6 * per_doc / n) if measured else None
+    print(f"{'step':<36} {'seconds':>8} {'share':>6} {'us/doc':>8} {'scaled':>7}"
+          + (f"  (scaled: share x the {measured:.0f} us/doc measured unprofiled)" if measured else ""))
     rows = {step: seconds - small_steps.get(step, 0.0) for step, seconds in steps.items()}
     rows["Beam's own work (the rest)"] = (total - sum(steps.values())) - (small_total - sum(small_steps.values()))
     for step, seconds in sorted(rows.items(), key=lambda kv: -kv[1]):
-        print(f"{step:<36} {seconds:>8.2f} {100 * seconds / per_doc:>5.1f}% {1e6 * seconds / n:>8.0f}")
+        print(f"{step:<36} {seconds:>8.2f} {100 * seconds / per_doc:>5.1f}% {1e6 * seconds / n:>8.0f} "
+              + (f"{scale * 1e6 * seconds / n:>7.0f}" if scale else ""))
     own, small_own = _areas(big), _areas(small)
     diff = collections.Counter({area: own[area] - small_own.get(area, 0.0) for area in own})
     print(f"\nown time (not inclusive) by module area, one-document build subtracted, the {top} largest (Beam's "
           "compiled modules are not profiled: their time is their Python caller's own time or a builtin's):")
     for area, seconds in diff.most_common(top):
-        print(f"  {seconds:>7.2f} s {1e6 * seconds / n:>6.0f} us/doc  {area}")
+        print(f"  {seconds:>7.2f} s {1e6 * seconds / n:>6.0f} us/doc"
+              + (f" ({scale * 1e6 * seconds / n:>4.0f} scaled)" if scale else "") + f"  {area}")
     beam = sum(v for k, v in diff.items() if k.startswith("apache_beam"))
     print(f"  Beam's Python modules in all: {1e6 * beam / n:.0f} us/doc")
-    waits = [(edge[3], caller) for key, value in big.stats.items() if key[2] == "<method 'acquire' of '_thread.lock' objects>"
-             for caller, edge in value[4].items()]
-    for seconds, caller in sorted(waits, reverse=True)[:3]:
-        print(f"  lock waits (wall time, another thread working or idle) from {os.path.relpath(caller[0])}:{caller[1]} "
-              f"{caller[2]}: {seconds:.2f} s")
+
+
+def beam_costs(elements: int, rounds: int) -> None:
+    """Plain Beam on the same in-process runner (no corpusforge): CPU per element of a fused step (an identity
+    ``Map``) and of a ``GroupByKey`` of ``(id, 2.4 KB text)`` pairs (grouped, then ungrouped by a ``FlatMap``),
+    from pipelines of 0 and 20 extra steps, 0 and 2 extra ``GroupByKey`` s, alternating."""
+    import apache_beam as beam
+    from apache_beam.options.pipeline_options import PipelineOptions
+    from apache_beam.runners.portability.fn_api_runner import fn_runner
+
+    text = "x" * 2400
+
+    def run(maps: int, groups: int) -> float:
+        gc.collect()
+        cpu = time.process_time()
+        with beam.Pipeline(runner=fn_runner.FnApiRunner(), options=PipelineOptions([])) as p:
+            pc = p | beam.Create(list(range(elements))) | "Pairs" >> beam.Map(lambda i: (str(i), text))
+            for g in range(groups):
+                pc = (pc | f"Group{g}" >> beam.GroupByKey()
+                      | f"Ungroup{g}" >> beam.FlatMap(lambda kv: ((kv[0], v) for v in kv[1])))
+            for m in range(maps):
+                pc = pc | f"Step{m}" >> beam.Map(lambda x: x)
+        return time.process_time() - cpu
+
+    run(0, 0)
+    steps, groups = [], []
+    for _ in range(rounds):
+        base = run(0, 0)
+        steps.append(1e6 * (run(20, 0) - base) / elements / 20)
+        groups.append(1e6 * (run(0, 2) - base) / elements / 2)
+    print(f"\nplain Beam, in-process FnApiRunner, {elements:,} (id, 2.4 KB text) elements, {rounds} rounds: a fused "
+          f"step {statistics.median(steps):.1f} us per element ({' '.join(f'{x:.1f}' for x in steps)}), a "
+          f"GroupByKey (and ungroup) {statistics.median(groups):.1f} us per element "
+          f"({' '.join(f'{x:.1f}' for x in groups)}); load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main() -> None:
@@ -473,16 +539,21 @@ def main() -> None:
     parser.add_argument("--profile", default="", nargs="?", const="floor", metavar="VARIANT",
                         help="Also profile one build of VARIANT (default floor) under cProfile.")
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--beam", type=int, default=0, metavar="ELEMENTS",
+                        help="Only time plain Beam's cost per element of a fused step and of a GroupByKey.")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
     bp.SETTINGS.extend(args.set)
     workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="cf-bench-floor-"))
     chosen = [v for v in args.variants.split(",") if v] or None
-    measure(workdir, stages, args.docs, max(args.rounds, 0), chosen)
+    if args.beam:
+        beam_costs(args.beam, max(args.rounds, 1))
+        return
+    measured = measure(workdir, stages, args.docs, max(args.rounds, 0), chosen)
     if args.count:
         count(workdir, stages, args.docs, args.top)
     if args.profile:
-        profile(workdir, stages, args.docs, args.profile, args.top)
+        profile(workdir, stages, args.docs, args.profile, args.top, measured.get(args.profile))
 
 
 if __name__ == "__main__":
