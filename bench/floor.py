@@ -308,18 +308,29 @@ def _capture_results():
     return [(fn_runner.FnApiRunner, "run_stages", capturing)]
 
 
-def element_counts() -> dict[str, int]:
-    """Elements per PCollection (its unique name) of the builds whose results were captured."""
+def element_counts() -> tuple[dict[str, int], dict[str, int]]:
+    """Elements per PCollection (its unique name) of the builds whose results were captured, and elements into
+    each GroupByKey (the shuffled records) by the GroupByKey's name."""
     from apache_beam.metrics import monitoring_infos
+    from apache_beam.portability import common_urns
 
     counts: collections.Counter = collections.Counter()
+    shuffled: collections.Counter = collections.Counter()
+    group_inputs = {}  # pcollection id -> the name of the GroupByKey it goes into
+    for context, _ in _RESULTS:
+        for transform in context.components.transforms.values():
+            if transform.spec.urn == common_urns.primitives.GROUP_BY_KEY.urn:
+                for pid in transform.inputs.values():
+                    group_inputs[pid] = transform.unique_name
     for context, result in _RESULTS:
         names = {pid: p.unique_name for pid, p in context.components.pcollections.items()}
         for info in result.monitoring_infos():
             if info.urn == monitoring_infos.ELEMENT_COUNT_URN:
                 pid = info.labels.get(monitoring_infos.PCOLLECTION_LABEL, "")
                 counts[names.get(pid, pid)] += monitoring_infos.extract_counter_value(info)
-    return dict(counts)
+                if pid in group_inputs:
+                    shuffled[group_inputs[pid]] += monitoring_infos.extract_counter_value(info)
+    return dict(counts), dict(shuffled)
 
 
 # --------------------------------------------------------------------------------------------- measuring
@@ -399,7 +410,7 @@ def count(workdir: str, stages: list[str], docs: int, top: int) -> None:
     _RESULTS.clear()
     with patched(_capture_results()):
         timed_build(corpus, os.path.join(workdir, "run-count"), stages)
-    counts = element_counts()
+    counts, shuffled = element_counts()
     _RESULTS.clear()
     total = sum(counts.values())
     print(f"\nBeam elements per document by PCollection (real build, {docs:,} docs, {len(counts)} PCollections): "
@@ -411,6 +422,10 @@ def count(workdir: str, stages: list[str], docs: int, top: int) -> None:
         by_step["/".join(name.lstrip("0123456789").split("/")[:2])] += n
     print("by step (the transform path's first two parts): " + ", ".join(
         f"{k} {v / docs:.1f}" for k, v in by_step.most_common() if v / docs >= 0.05), flush=True)
+    largest = sorted(shuffled.items(), key=lambda kv: -kv[1])
+    print(f"elements into GroupByKeys (shuffled records) per document: {sum(shuffled.values()) / docs:.2f} in all, "
+          f"{len(shuffled)} GroupByKeys; " + ", ".join(f"{name.lstrip('0123456789')} {n / docs:.2f}"
+                                                     for name, n in largest if n / docs >= 0.01), flush=True)
 
 
 def _beam_area(filename: str) -> str | None:
