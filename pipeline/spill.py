@@ -24,11 +24,12 @@ docs/scale.md), which a smaller build does not pay. One frame per text, not bloc
 compresses better (~3x) but every read would decompress the whole block, and reads come in shuffle order,
 not write order. A text zstd does not shrink (short ones: a frame costs ~13 bytes) is written as it is, its
 reference three fields instead of four (``TextRef``). Every record is checked when it is read back, a stored one
-by the CRC-32 written after it (~0.75 us per 2 KB), a frame by its checksum (``corpusforge.core.scratch_frames``,
-which near and line dedup's ``.near`` and ``.sentences`` records go through too): a spill file gone, truncated
-or changed stops the build with one line saying to run it again (``ScratchError``), never other text. ``python bench/scratch_codecs.py`` measures the codecs:
-pyarrow's zstd is the same format at 2-4x the CPU through its Python API; lz4 costs half as much and saves
-less than half as much (1.25x).
+by the CRC-32 written after it (~1 us more per 2 KB text each way), a frame by its checksum
+(``corpusforge.core.scratch_frames``, which near and line dedup's ``.near`` and ``.sentences`` records go through
+too): a spill file gone, truncated or changed stops the build with one line saying to run it again
+(``ScratchError``), never other text. ``python bench/scratch_codecs.py`` measures the codecs: pyarrow's zstd
+is the same format at 2-4x the CPU through its Python API; lz4 costs half as much and saves less than half as
+much (1.25x).
 
 Writes are unbuffered (``os.write``), so a text is readable the moment its reference exists, even by a
 later step of the same fused stage. Spill files live in the build's temporary work directory and go with

@@ -7,13 +7,13 @@ stored)``, ``length`` the payload's length in bytes either way; the record it po
 
 - stored (three fields): the payload as it is, then its CRC-32 (4 bytes, little-endian), started from the
   record's offset so that a record read from another place (bytes cut out before it) does not pass: ``length +
-  4`` bytes on disk. ``zlib.crc32`` (the standard library) takes ~0.5 us per 2 KB text (``python -m timeit -s "import zlib;
-  t = bytes(2048)" "zlib.crc32(t)"``); with the copy and the call, a 2 KB spilled text costs ~1 us more to write
-  (2.0 -> 3.1 us) and to read back (1.2 -> 2.3 us): ~9 us a document in a normalize + dedup build, which writes
-  each text ~2 times and reads it ~6 (~1.5 % of its CPU; whole builds measure the same within their noise). xxhash's XXH3 is ~7x faster but no core dependency (only the
-  ``query`` extra's ``datasets`` brings it); a zstd frame around a payload zstd does not shrink costs a
-  compression (~9 us per 2 KB). A CRC-32 catches every change of up to 32 bits in a row, and any other but
-  once in 2^32.
+  4`` bytes on disk. ``zlib.crc32`` (the standard library) takes ~0.5 us per 2 KB text (``python -m timeit -s
+  "import zlib; t = bytes(2048)" "zlib.crc32(t)"``); with the copy and the call, a 2 KB spilled text costs ~1 us
+  more to write (2.0 -> 3.1 us) and to read back (1.2 -> 2.3 us): ~9 us a document in a normalize + dedup build,
+  which writes each text ~2 times and reads it ~6 (~1.5 % of its CPU; whole builds measure the same within their
+  noise). xxhash's XXH3 is ~7x faster but no core dependency (only the ``query`` extra's ``datasets`` brings it);
+  a zstd frame around a payload zstd does not shrink costs a compression (~9 us per 2 KB). A CRC-32 catches
+  every change of up to 32 bits in a row, and any other but once in 2^32.
 - compressed (four fields, ``stored`` its size on disk): one zstd frame (``zstandard``, a core dependency) with
   its checksum (XXH64's low 32 bits). The length in the frame's header is checked against the reference's
   before anything is decompressed: a flipped bit there once asked ``zstandard`` for 2 EB of memory
