@@ -15,8 +15,8 @@ per fused stage and worker: ~55 stages in a normalize + dedup build. ``direct_ru
 - with Beam's DoFn state and timer lookup worked out once per DoFn object and once per method
   (``dofn_specs.memoized_dofn_specs``), as in the driver: a worker makes a bundle processor for every fused
   stage it runs, and each unpickles its DoFns and asks Beam twice per DoFn whether it is stateful, which built
-  ``inspect.signature`` of its ~30 methods each time: ~70 % of making a bundle processor, ~3.5 ms a fused stage
-  (~0.18 CPU s a worker in a normalize + dedup build of ~52 fused stages).
+  ``inspect.signature`` of its ~30 methods each time: making the bundle processors cost 3.6 ms a fused stage on
+  the bundle thread, 2.1 ms with the lookup memoized (``bench/worker_setup.py``).
 
 What the harness does with bundles, and so every output, is unchanged.
 """
