@@ -16,6 +16,9 @@ Each worker reports, in CPU seconds of the thread that did the work (``time.thre
   the DoFns live in are imported there the first time;
 - ``process``: the whole process (imports at start-up, gRPC and data-plane threads included).
 
+The driver reports when Beam's runner is reached (after the driver's imports, config and graph), when it starts
+the first worker, and when the first fused stage, which waits on the workers' start-up, is done.
+
 Each worker makes one bundle processor per fused stage it runs (Beam caches them by stage, and a build runs
 each stage once), so ``make`` and ``tree`` over the stage count is the set-up a fused stage costs a worker.
 CPU seconds move with the machine's load: compare trees with ``--against`` (same run, alternating).
@@ -74,13 +77,55 @@ def worker(argv: list[str]) -> None:
 
 
 def driver(argv: list[str]) -> None:
-    """The build's driver: ``corpusforge build ARGV`` with worker processes started through ``worker``."""
+    """The build's driver: ``corpusforge build ARGV`` with worker processes started through ``worker``; writes
+    $CF_WORKER_SETUP_DIR/driver.json: wall and CPU seconds since the process started when Beam's runner starts
+    the first worker, and when the first fused stage (which waits on the workers' start-up) ends."""
+    import atexit
     import shlex
 
     from corpusforge.core import sdk_worker
 
+    started = time.perf_counter() - time.process_time()  # ~when the interpreter started
+    marks: dict[str, list[float]] = {}
+
+    def mark(label: str) -> None:
+        marks.setdefault(label, [time.perf_counter() - started, time.process_time()])
+
     sdk_worker.command = lambda lean: " ".join(
         [shlex.quote(sys.executable), shlex.quote(os.path.abspath(__file__)), "--worker", *([sdk_worker.LEAN] if lean else [])])
+    from corpusforge.core import direct_runner
+
+    run_pipeline = direct_runner.DirectRunner.run_pipeline
+
+    def timed_run_pipeline(self, *args, **kwargs):
+        from apache_beam.runners.portability.fn_api_runner import fn_runner, worker_handlers
+
+        start_worker = worker_handlers.SubprocessSdkWorkerHandler.start_worker
+        execute = fn_runner.FnApiRunner._execute_bundle
+
+        def timed_start_worker(handler):
+            mark("first worker started")
+            return start_worker(handler)
+
+        def timed_execute(runner, *a, **k):
+            try:
+                return execute(runner, *a, **k)
+            finally:
+                mark("first stage done")
+
+        worker_handlers.SubprocessSdkWorkerHandler.start_worker = timed_start_worker
+        fn_runner.FnApiRunner._execute_bundle = timed_execute
+        mark("runner reached")
+        return run_pipeline(self, *args, **kwargs)
+
+    direct_runner.DirectRunner.run_pipeline = timed_run_pipeline
+
+    def report() -> None:
+        mark("exit")
+        with open(os.path.join(os.environ["CF_WORKER_SETUP_DIR"], "driver.json"), "w") as f:
+            json.dump(marks, f)
+
+    atexit.register(report)
     from corpusforge.cli.main import run
 
     sys.argv = ["corpusforge", *argv]
@@ -94,7 +139,7 @@ def measure(tree: str, corpus: str, out: str) -> list[dict]:
            "--run-dir", out, "--overwrite", "--no-progress", "--set=quality.enabled=false", "--set=pii.enabled=false",
            "--direct_running_mode=multi_processing", "--direct_num_workers=2"]
     subprocess.run(cmd, env=env, cwd=tempfile.gettempdir(), check=True, stdout=subprocess.DEVNULL)
-    return [json.load(open(os.path.join(reports, name))) for name in sorted(os.listdir(reports))]
+    return [json.load(open(os.path.join(reports, name))) for name in sorted(os.listdir(reports))]  # driver.json last
 
 
 def main() -> None:
@@ -124,11 +169,14 @@ def main() -> None:
     print(f"{'tree':>12} {'stages':>6} {'make':>14} {'tree':>14} {'bundles':>14} {'process':>8}")
     for _ in range(args.rounds):
         for name, tree in trees.items():
-            for report in measure(tree, corpus, os.path.join(work, "run")):
+            *workers, marks = measure(tree, corpus, os.path.join(work, "run"))
+            for report in workers:
                 n = report.get("stages", 0) or 1
                 cell = lambda key: f"{report.get(key, 0):.3f} ({1e3 * report.get(key, 0) / n:4.1f})"
                 print(f"{name:>12} {report.get('stages', 0):>6} {cell('make'):>14} {cell('tree'):>14} "
                       f"{cell('bundles'):>14} {report['process']:>8.2f}", flush=True)
+            print(f"{'':>12} driver, s since start (wall / CPU): " + ", ".join(
+                f"{label} {wall:.2f} / {cpu:.2f}" for label, (wall, cpu) in marks.items()), flush=True)
 
 
 if __name__ == "__main__":
