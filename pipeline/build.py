@@ -242,9 +242,10 @@ def plan_segments(config: BuildConfig, work_dir: str, checkpoint: bool) -> list[
 
 def changed_files(segment: Segment) -> list[str]:
     """The files whose content differs from when ``segment`` was checkpointed (by its marker)."""
-    if not FileSystems.exists(segment.marker):
-        return []
-    before = read_json(segment.marker).get("files", {})
+    marker = _read_marker(segment)
+    before = marker.get("files") if isinstance(marker, dict) else None
+    if not isinstance(before, dict):
+        return []  # no marker, or one damaged: the stage is rebuilt for that (checkpoint_problem)
     return sorted(key.split(" ", 1)[1] for key in before.keys() | segment.files.keys()
                   if before.get(key) != segment.files.get(key))
 
@@ -393,7 +394,10 @@ def damaged_shard(segment: Segment, kinds: tuple[str, ...] | None = None) -> str
     """Why the checkpointed shards of ``segment`` (of ``kinds``: docs, removed, rejected; all by default) are not
     as its marker recorded them, naming the file: one gone, added, shorter or longer, or with other bytes; None
     when they all are. A marker without sizes and checksums (an older build's) is never whole."""
-    recorded = read_json(segment.marker).get("shards") if FileSystems.exists(segment.marker) else None
+    marker = _read_marker(segment)
+    if isinstance(marker, str):
+        return marker
+    recorded = marker.get("shards")
     if not isinstance(recorded, dict):
         return f"{segment.marker} records no checksums of its shards"
     for kind in kinds or tuple(recorded):
@@ -401,7 +405,9 @@ def damaged_shard(segment: Segment, kinds: tuple[str, ...] | None = None) -> str
         expected = recorded.get(kind)
         if expected is None and kind != "docs" and not FileSystems.exists(directory):
             continue  # removed/ or rejected/ not written (output.write_removed: false)
-        if not isinstance(expected, dict):
+        if not isinstance(expected, dict) or not all(
+                isinstance(check, list) and len(check) == 2 and all(type(n) is int for n in check)
+                for check in expected.values()):
             return f"{segment.marker} records no checksums of its {kind} shards"
         found = {posixpath.basename(path) for path in shard_paths(directory)} if FileSystems.exists(directory) else set()
         for name in sorted(expected.keys() | found):
@@ -418,6 +424,18 @@ def damaged_shard(segment: Segment, kinds: tuple[str, ...] | None = None) -> str
     return None
 
 
+def _read_marker(segment: Segment) -> dict[str, Any] | str:
+    """The segment's marker (``_SUCCESS.json``) as its stage wrote it, or why not: gone, or changed so that it is
+    no JSON object (a damaged marker makes the checkpoint not whole; it never stops the build with a traceback)."""
+    if not FileSystems.exists(segment.marker):
+        return f"{segment.marker} is gone"
+    try:
+        marker = read_json(segment.marker)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        marker = None
+    return marker if isinstance(marker, dict) else f"{segment.marker} is not the JSON its stage wrote"
+
+
 def check_checkpoint(segment: Segment, kinds: tuple[str, ...] | None = None) -> None:
     """Raise a one-line ``ScratchError`` if the checkpointed shards of ``segment`` (``damaged_shard``) are not
     whole: this build wrote them and cannot go on from them."""
@@ -432,7 +450,10 @@ def checkpoint_problem(segment: Segment, shards: bool = True) -> str | None:
     shard (``damaged_shard``); None when its checkpoint is whole and was made with its fingerprint."""
     if not FileSystems.exists(segment.marker):
         return "not checkpointed"
-    if read_json(segment.marker).get("fingerprint") != segment.fingerprint:
+    marker = _read_marker(segment)
+    if isinstance(marker, str):
+        return marker
+    if marker.get("fingerprint") != segment.fingerprint:
         return ANOTHER_CONFIGURATION
     return damaged_shard(segment) if shards else None
 

@@ -108,3 +108,20 @@ def test_a_marker_without_checksums_is_not_whole(tmp_path, monkeypatch, capsys):
     capsys.readouterr()
     build.run_build(config, resume=True)
     assert "records no checksums" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("damage", [lambda b: b[:-1] + b"\xc5\xff", lambda b: b + b"}", lambda b: b"[]",
+                                    lambda b: b"null", lambda b: b[:len(b) // 2]])
+def test_a_marker_that_is_not_its_json_is_not_whole(tmp_path, monkeypatch, capsys, damage):
+    """A marker damaged into bytes that are not UTF-8, not JSON or not the object written (found by the fuzz
+    family checkpoint_damage): the resumed build rebuilds that stage, it does not stop with a traceback."""
+    build.run_build(_two_stages(tmp_path, "plain", monkeypatch, checkpoints=False))
+    config = _two_stages(tmp_path, "kept", monkeypatch)
+    build.run_build(config, keep_checkpoints=True)
+    marker = tmp_path / "kept" / ".checkpoints" / "00-normalize" / "_SUCCESS.json"
+    marker.write_bytes(damage(marker.read_bytes()))
+    capsys.readouterr()
+    build.run_build(config, resume=True)
+    printed = capsys.readouterr().out
+    assert "the checkpoint of stage normalize is not whole" in printed and "stage normalize done" in printed
+    assert _files(tmp_path / "kept") == _files(tmp_path / "plain")
