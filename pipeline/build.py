@@ -369,6 +369,10 @@ def _finish_segment(segment: Segment, seconds: float, checked: bool = False) -> 
         marker["shards"] = {kind: {posixpath.basename(path): _shard_check(path)
                                    for path in shard_paths(posixpath.join(segment.directory, kind))}
                             for kind in segment.schemas if FileSystems.exists(posixpath.join(segment.directory, kind))}
+        # the lists read after the stage: facts.json (the stats) and each kind's listing (what is gathered)
+        marker["lists"] = {name: _shard_check(posixpath.join(segment.directory, name))
+                           for name in ("facts.json", *(f"{kind}.json" for kind in segment.schemas))
+                           if FileSystems.exists(posixpath.join(segment.directory, name))}
     write_json(segment.marker, marker)
 
 
@@ -391,15 +395,24 @@ def _shard_check(path: str) -> list[int]:
 
 
 def damaged_shard(segment: Segment, kinds: tuple[str, ...] | None = None) -> str | None:
-    """Why the checkpointed shards of ``segment`` (of ``kinds``: docs, removed, rejected; all by default) are not
-    as its marker recorded them, naming the file: one gone, added, shorter or longer, or with other bytes; None
-    when they all are. A marker without sizes and checksums (an older build's) is never whole."""
+    """Why the checkpointed shards of ``segment`` (of ``kinds``: docs, removed, rejected; all by default) or the
+    lists read after it (facts.json: the stats; docs.json ...: what is gathered) are not as its marker recorded
+    them, naming the file: one gone, added, shorter or longer, or with other bytes; None when they all are. A marker without sizes and checksums (an older build's) is never whole."""
     marker = _read_marker(segment)
     if isinstance(marker, str):
         return marker
     recorded = marker.get("shards")
     if not isinstance(recorded, dict):
         return f"{segment.marker} records no checksums of its shards"
+    lists = marker.get("lists")
+    if not isinstance(lists, dict) or "facts.json" not in lists:
+        return f"{segment.marker} records no checksums of its lists"
+    for name, check in sorted(lists.items()):
+        path = posixpath.join(segment.directory, name)
+        if not FileSystems.exists(path):
+            return f"{path} is gone"
+        if _shard_check(path) != check:
+            return f"{path} was changed since it was written"
     for kind in kinds or tuple(recorded):
         directory = posixpath.join(segment.directory, kind)
         expected = recorded.get(kind)
@@ -653,6 +666,9 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
                   "(checkpointed)", file=out, flush=True)
     wall = time.time() - started
 
+    if checkpoint:  # the shards published and the lists read are as their stages wrote them
+        for segment in segments:
+            check_checkpoint(segment, ("docs", "removed", "rejected") if segment is segments[-1] else ("removed", "rejected"))
     facts: dict[tuple[str, str], int] = {}
     for segment in segments:
         for (category, key), value in read_json(posixpath.join(segment.directory, "facts.json")):
@@ -663,9 +679,6 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         if not checkpoint:
             rundir.delete(work_dir)
         raise
-    if checkpoint:  # the shards published are as their stages wrote them
-        for segment in segments:
-            check_checkpoint(segment, ("docs", "removed", "rejected") if segment is segments[-1] else ("removed", "rejected"))
     final = rundir.make_scratch(run_dir, prefix=".tmp-final-", private=True)
     fmt = config.output.shard_format
     schemas = shard_schemas(config)

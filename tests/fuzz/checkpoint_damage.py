@@ -9,7 +9,8 @@ Each case writes a random small corpus (``scratch_damage._texts``: exact and nea
 texts, noise; a malformed line now and then, for rejected/), draws the output format (Arrow IPC, Parquet, JSON
 Lines) and the stages (normalize, dedup, PII), builds it with ``output.stage_checkpoints`` and the checkpoints
 kept (``run_build(keep_checkpoints=True)``, as ablation builds do), then draws one damage to one file of one
-stage's checkpoint (a docs, removed or rejected shard, or its ``_SUCCESS.json``): a flipped bit anywhere, cut to a
+stage's checkpoint (a docs, removed or rejected shard, its ``_SUCCESS.json``, or a list read after it:
+``facts.json``, ``docs.json`` ...): a flipped bit anywhere, cut to a
 random length, deleted, bytes appended, replaced with another shard's bytes, a stray shard added beside it, or the
 marker's JSON damaged; and resumes (``run_build(resume=True)``). One case in four instead damages a shard of the
 stage just finished between two segments of one build (``_finish_segment`` wrapped, as
@@ -29,7 +30,8 @@ from tests.fuzz.scratch_damage import _texts
 FAMILY = "checkpoint_damage"
 TRIED: collections.Counter = collections.Counter()  # cases per damage and ending (bench/fuzz.py prints it)
 
-DAMAGES = ("flip", "truncate", "delete", "append", "replace", "stray", "marker")
+DAMAGES = ("flip", "truncate", "delete", "append", "replace", "stray", "marker", "list")
+LISTS = ("facts.json", "docs.json", "removed.json", "rejected.json")  # read after the stage: the stats, the gather
 MARKER_DAMAGES = ("flip", "truncate", "delete", "append", "not_json", "edit")
 FORMATS = ("arrow", "parquet", "jsonl")
 
@@ -75,12 +77,15 @@ def _damage(rng: random.Random, stage: pathlib.Path, damage: str, others: list[p
     shards = _files(stage)
     if damage == "marker" or not shards:
         path, how = stage / "_SUCCESS.json", rng.choice(MARKER_DAMAGES)
+    elif damage == "list":
+        path = rng.choice([stage / name for name in LISTS if (stage / name).exists()])
+        how = rng.choice(("flip", "truncate", "delete", "append", "edit"))
     else:
         path, how = rng.choice(shards), damage
     data = bytearray(path.read_bytes())
     if how == "delete":
         path.unlink()
-        return f"{path} deleted", path.name != "_SUCCESS.json"
+        return f"{path} deleted", path.suffix != ".json"
     if how == "stray":
         stray = path.with_name(f"part-{rng.randrange(100, 99999):05d}-stray{''.join(path.suffixes)}")
         stray.write_bytes(rng.choice([bytes(data), rng.randbytes(rng.randrange(0, 200))]))
@@ -101,6 +106,15 @@ def _damage(rng: random.Random, stage: pathlib.Path, damage: str, others: list[p
         data, detail = bytearray(source.read_bytes()), f"replaced by {source.name} of {source.parent}"
     elif how == "not_json":
         data, detail = bytearray(rng.choice([b"", b"{", b"[]", b"null", b"\xff\xfe", b'{"shards": 3}'])), "not the JSON written"
+    elif path.name != "_SUCCESS.json":  # edit a list: one count changed, the JSON still valid
+        listed = json.loads(data)
+        if listed:
+            row = rng.choice(listed)
+            if isinstance(row, dict):
+                row[rng.choice(sorted(row))] = rng.choice([0, 1, 7])
+            else:
+                row[1] += rng.choice([-1, 1])
+        data, detail = bytearray(json.dumps(listed).encode()), "one count changed"
     else:  # edit: one recorded number changed, the JSON still valid
         marker = json.loads(data)
         kind = rng.choice(sorted(marker.get("shards") or {"docs": {}}))
@@ -113,7 +127,7 @@ def _damage(rng: random.Random, stage: pathlib.Path, damage: str, others: list[p
             marker["fingerprint"] = "0" * 16
             detail = "fingerprint changed"
         data = bytearray(json.dumps(marker).encode())
-    changed = path.name != "_SUCCESS.json" and bytes(data) != path.read_bytes()
+    changed = path.suffix != ".json" and bytes(data) != path.read_bytes()
     path.write_bytes(bytes(data))  # in place (the same inode): published shards linked to it change as well
     return f"{path}: {detail}", changed
 

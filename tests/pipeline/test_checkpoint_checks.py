@@ -125,3 +125,31 @@ def test_a_marker_that_is_not_its_json_is_not_whole(tmp_path, monkeypatch, capsy
     printed = capsys.readouterr().out
     assert "the checkpoint of stage normalize is not whole" in printed and "stage normalize done" in printed
     assert _files(tmp_path / "kept") == _files(tmp_path / "plain")
+
+
+def _count_more(path):
+    import json
+
+    facts = json.loads(path.read_text())
+    facts[0][1] += 5  # a count the stats add up
+    path.write_text(json.dumps(facts))
+
+
+@pytest.mark.parametrize("name, damage", [("facts.json", _count_more), ("docs.json", _delete),
+                                          ("removed.json", _truncate)])
+def test_a_damaged_list_of_a_checkpoint_is_rebuilt_on_resume(tmp_path, monkeypatch, capsys, name, damage):
+    """facts.json (the stats) and the listings (what is gathered) are checked as the shards are: found by the fuzz
+    family checkpoint_damage (a count changed in facts.json stopped the resumed build as a stage's bug)."""
+    import json
+
+    plain = build.run_build(_two_stages(tmp_path, "plain", monkeypatch, checkpoints=False))
+    config = _two_stages(tmp_path, "kept", monkeypatch)
+    build.run_build(config, keep_checkpoints=True)
+    damage(tmp_path / "kept" / ".checkpoints" / "00-normalize" / name)
+    capsys.readouterr()
+    resumed = build.run_build(config, resume=True)
+    printed = capsys.readouterr().out
+    assert f"00-normalize/{name} " in printed and "stage normalize done" in printed
+    assert _files(tmp_path / "kept") == _files(tmp_path / "plain")
+    counted = [{k: v for k, v in r.stats.items() if k not in ("timing", "metrics")} for r in (resumed, plain)]
+    assert json.dumps(counted[0], sort_keys=True) == json.dumps(counted[1], sort_keys=True)
