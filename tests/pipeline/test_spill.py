@@ -229,13 +229,13 @@ def test_work_directories_and_spill_files_are_owner_only(corpus, monkeypatch, ch
     modes = {}
     finish = build._finish_segment
 
-    def record_modes(segment, seconds):
+    def record_modes(segment, seconds, **options):
         work = os.path.dirname(segment.directory)
         modes[os.path.basename(work)] = os.stat(work).st_mode & 0o777
         spill_files = [str(p) for p in pathlib.Path(segment.spill_dir).rglob("*") if p.is_file()]
         for path in [segment.directory, segment.spill_dir, *spill_files]:
             modes[os.path.relpath(path, work)] = os.stat(path).st_mode & 0o777
-        return finish(segment, seconds)
+        return finish(segment, seconds, **options)
 
     monkeypatch.setattr(build, "_finish_segment", record_modes)
     old = os.umask(0o022)
