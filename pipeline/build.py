@@ -397,7 +397,8 @@ def _shard_check(path: str) -> list[int]:
 def damaged_shard(segment: Segment, kinds: tuple[str, ...] | None = None) -> str | None:
     """Why the checkpointed shards of ``segment`` (of ``kinds``: docs, removed, rejected; all by default) or the
     lists read after it (facts.json: the stats; docs.json ...: what is gathered) are not as its marker recorded
-    them, naming the file: one gone, added, shorter or longer, or with other bytes; None when they all are. A marker without sizes and checksums (an older build's) is never whole."""
+    them, naming the file: one gone, added, shorter or longer, or with other bytes; None when they all are. A
+    marker without sizes and checksums (an older build's) is never whole."""
     marker = _read_marker(segment)
     if isinstance(marker, str):
         return marker
@@ -668,7 +669,8 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
 
     if checkpoint:  # the shards published and the lists read are as their stages wrote them
         for segment in segments:
-            check_checkpoint(segment, ("docs", "removed", "rejected") if segment is segments[-1] else ("removed", "rejected"))
+            published = ("docs", "removed", "rejected") if segment is segments[-1] else ("removed", "rejected")
+            check_checkpoint(segment, published)
     facts: dict[tuple[str, str], int] = {}
     for segment in segments:
         for (category, key), value in read_json(posixpath.join(segment.directory, "facts.json")):
