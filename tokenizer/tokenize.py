@@ -37,6 +37,7 @@ from apache_beam.metrics import Metrics
 
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.core.beam_options import runs_locally
+from corpusforge.core.disk_grouping import CoGroupByKey, Reshuffle, partitions_for, spill_directory, spilling_to
 from corpusforge.core.fault_config import FaultConfig
 from corpusforge.core.progress import Progress, Reporter
 from corpusforge.core import files, rundir
@@ -516,6 +517,7 @@ class TokenizeShards(beam.PTransform):
         self.rows_per_unit = rows_per_unit or batch_size * 16
         shards = clean_shards(input)
         self.paths = [p for p, _ in shards]
+        self.input_bytes = sum(size for _, size in shards)
         raw = files.read_bytes(tokenizer)
         try:
             vocab_size = _vocab_size(raw.decode("utf-8"))
@@ -524,7 +526,7 @@ class TokenizeShards(beam.PTransform):
             raise UserError(f"{tokenizer} is not a tokenizer corpusforge can use ({' '.join(str(exc).split())[:300]}); "
                             "train one with `corpusforge tokenizer train` or point tokenize.tokenizer at another") from None
         dtype = token_dtype(vocab_size)
-        self.plan = ShardPlan.for_input(sum(size for _, size in shards), val_fraction, split_seed, dtype,
+        self.plan = ShardPlan.for_input(self.input_bytes, val_fraction, split_seed, dtype,
                                         shard_target_mb, num_shards)
         self.header = {
             "tokenizer": files.relative(tokenizer, output),
@@ -590,7 +592,11 @@ class TokenizeShards(beam.PTransform):
             val_tokens = encoded.chunks | "ValTokens" >> beam.FlatMap(_val_tokens) | "SumValTokens" >> beam.CombineGlobally(sum)
             plan = before | "TokenPlan" >> beam.Map(_token_plan, beam.pvalue.AsSingleton(epochs),
                                                    beam.pvalue.AsSingleton(val_tokens), self.plan, self.shard_tokens)
-            chunks = encoded.chunks | "TokenSizedShards" >> beam.FlatMap(_regroup, beam.pvalue.AsSingleton(plan))
+            if spill_directory() is not None:
+                # The step that regroups waits for the plan (a side input counted from every chunk), so it
+                # cannot run with the encoder: the chunks wait for it on disk, not in the runner's memory.
+                chunks = chunks | "SpreadChunks" >> Reshuffle()
+            chunks = chunks | "TokenSizedShards" >> beam.FlatMap(_regroup, beam.pvalue.AsSingleton(plan))
             markers = (pbegin | "OneShardList" >> beam.Create([None])
                        | "AllShards" >> beam.FlatMap(_markers, beam.pvalue.AsSingleton(plan)))
             extra = [beam.pvalue.AsSingleton(plan)]
@@ -598,9 +604,7 @@ class TokenizeShards(beam.PTransform):
             # One empty marker per shard, so that every planned shard is written even when no document hashes to it.
             markers = pbegin | "AllShards" >> beam.Create([(key, None) for key in self.plan.keys()])
         return (
-            (chunks, markers)
-            | "WithEmptyShards" >> beam.Flatten()
-            | "GroupByShard" >> beam.GroupByKey()
+            _group_by_shard(chunks, markers)
             | "WriteShards" >> beam.ParDo(_WriteShard(self.output, self.plan, self.mixture_seed),
                                           beam.pvalue.AsSingleton(epochs), beam.pvalue.AsSingleton(cutoffs), *extra)
             | "CollectShards" >> beam.combiners.ToList()
@@ -608,6 +612,35 @@ class TokenizeShards(beam.PTransform):
                                           beam.pvalue.AsSingleton(before), beam.pvalue.AsSingleton(epochs),
                                           self.weights, beam.pvalue.AsSingleton(languages_before))
         )
+
+
+def _group_by_shard(chunks, markers):
+    """``((split, shard), Chunk)`` chunks and ``((split, shard), None)`` markers -> ``((split, shard), [Chunk |
+    None])``. Inside ``disk_grouping.spilling_to`` each input waits on local disk, written by the step that made
+    it (a CoGroupByKey: a Flatten's inputs would wait in the runner's memory for the grouping step); outside it,
+    Beam's Flatten and GroupByKey, the graph that remote runners (and Dataflow's update check) know."""
+    if spill_directory() is None:
+        return (chunks, markers) | "WithEmptyShards" >> beam.Flatten() | "GroupByShard" >> beam.GroupByKey()
+    return ({"chunks": chunks, "markers": markers} | "GroupByShard" >> CoGroupByKey()
+            | "WithEmptyShards" >> beam.Map(_joined))
+
+
+def _joined(group):
+    key, by_input = group
+    return key, by_input["chunks"] + by_input["markers"]
+
+
+def shuffle_dir(input_bytes: int, disk_shuffle_mb: float, local_runner: bool, staging: str | None) -> str | None:
+    """Where tokenize's shuffles wait (``corpusforge.core.disk_grouping``): on local disk in the staging directory
+    when the clean shards exceed ``output.disk_shuffle_mb`` (0: always) and the runner is local (Beam's local
+    runners hold a shuffle in memory: every encoded token of the corpus), so memory stays flat as the corpus
+    grows; None: the runner's own shuffle (remote runners shuffle on disk themselves, an output that is not a
+    local directory has no staging, a small corpus: Beam's in-memory shuffle starts faster and holds little)."""
+    if staging is None or not local_runner:
+        return None
+    if disk_shuffle_mb > 0 and input_bytes <= disk_shuffle_mb * 1e6:
+        return None
+    return files.join(staging, ".shuffle")
 
 
 def _vocab_size(text: str) -> int:
@@ -682,8 +715,11 @@ def _tokenize(cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, beam_args: li
         transform.progress = rundir.temporary_dir("corpusforge-tokenize-")
         shown = Progress(transform.progress, "documents", _documents(transform.paths), unit="docs",
                          extras=(("tokens", "tokens"),), label="tokenize")
+    # the run files of the shuffles, when they wait on disk, go with the staging directory
+    shuffles = shuffle_dir(transform.input_bytes, run.disk_shuffle_mb,
+                           runs_locally(options.get_all_options(), run.beam.runner), staging)
     try:
-        with shown, beam.Pipeline(options=options) as p:
+        with shown, spilling_to(shuffles, partitions_for(transform.input_bytes)), beam.Pipeline(options=options) as p:
             _ = p | "Tokenize" >> transform
         manifest_path = files.join(transform.output, "manifest.json")
         manifest = files.read_json(manifest_path)
