@@ -47,7 +47,8 @@ from corpusforge.core.run_lock import run_lock
 from corpusforge.core.shard_files import open_shard
 from corpusforge.tokenizer.corpus import clean_shards
 from corpusforge.tokenizer.config import TokenizeConfig, TokenizeRun
-from corpusforge.tokenizer.mixture import NONE_TAKEN, copies, mix_key, mixture_epochs, quota_cutoffs, sources_summary
+from corpusforge.tokenizer.mixture import (NONE_TAKEN, bucket_cutoff, copies, key_buckets, key_histogram, mix_key,
+                                          mixture_epochs, quota_bucket, sources_summary)
 from corpusforge.tokenizer.special_tokens import read_special_tokens
 from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
 
@@ -371,9 +372,26 @@ def _train_keys(seed: int):
     return keys
 
 
+class _KeyHistogram(beam.CombineFn):
+    """Per source, ``key_histogram`` of its train documents' ``(keys, lengths)``: documents and tokens per bucket
+    of keys, a fixed size whatever the corpus."""
+
+    def create_accumulator(self):
+        return key_histogram(np.zeros(0, np.uint64), np.zeros(0, np.int64))
+
+    def add_input(self, acc, item):
+        return acc + key_histogram(*item)
+
+    def merge_accumulators(self, accumulators):
+        return sum(accumulators, self.create_accumulator())
+
+    def extract_output(self, acc):
+        return acc
+
+
 class _ConcatKeys(beam.CombineFn):
-    """Per source, its train documents' ``(keys, lengths)`` arrays concatenated (16 bytes a document: what
-    ``quota_cutoffs`` needs to take documents in hash order until the quota is met)."""
+    """Per source, the ``(keys, lengths)`` arrays of its train documents in its quota's bucket, concatenated (16
+    bytes a document of that bucket: what ``bucket_cutoff`` orders)."""
 
     def create_accumulator(self):
         return []
@@ -389,6 +407,34 @@ class _ConcatKeys(beam.CombineFn):
         if not acc:
             return np.zeros(0, np.uint64), np.zeros(0, np.int64)
         return np.concatenate([k for k, _ in acc]), np.concatenate([n for _, n in acc]).astype(np.int64)
+
+
+def _quota_buckets(histograms: dict[str, np.ndarray], epochs: dict[str, float]) -> dict[str, tuple[int, int, float]]:
+    """Per source whose fractional epoch takes documents, ``quota_bucket``: where its quota is met."""
+    out = {}
+    for source, histogram in histograms.items():
+        e = epochs.get(source, 1.0)
+        target = quota_bucket(histogram, e - math.floor(e))
+        if target is not None:
+            out[source] = target
+    return out
+
+
+def _in_quota_bucket(item, targets: dict[str, tuple[int, int, float]]):
+    """``(source, (keys, lengths))`` -> the same of the documents in the source's quota bucket (none elsewhere)."""
+    source, (keys, lengths) = item
+    target = targets.get(source)
+    if target is not None:
+        inside = key_buckets(keys) == target[0]
+        if inside.any():
+            yield source, (keys[inside], lengths[inside])
+
+
+def _cutoffs(keys_by_source: dict[str, tuple[np.ndarray, np.ndarray]], targets: dict[str, tuple[int, int, float]]
+             ) -> dict[str, int]:
+    """Per source, the largest key its fractional epoch takes (a source absent: ``NONE_TAKEN``)."""
+    return {source: bucket_cutoff(keys, lengths, *targets[source][1:])
+            for source, (keys, lengths) in keys_by_source.items()}
 
 
 def _val_tokens(item) -> Iterable[int]:
@@ -578,12 +624,24 @@ class TokenizeShards(beam.PTransform):
         )
         epochs = before | "MixtureEpochs" >> beam.Map(_epochs, self.weights, self.target_tokens)
         if self.target_tokens:
+            # Two passes (``mixture.quota_bucket``): the keys' histogram says in which bucket each quota is met,
+            # then only that bucket's keys are gathered. The keys wait for the histogram on disk when the
+            # shuffles do (the step that reads them again cannot run with the encoder).
+            keys = encoded.chunks | "TrainMixKeys" >> beam.FlatMap(_train_keys(self.mixture_seed))
+            targets = (
+                keys
+                | "KeyHistograms" >> beam.CombinePerKey(_KeyHistogram())
+                | "SourceHistograms" >> beam.combiners.ToDict()
+                | "QuotaBuckets" >> beam.Map(_quota_buckets, beam.pvalue.AsSingleton(epochs))
+            )
+            if spill_directory() is not None:
+                keys = keys | "SpreadKeys" >> Reshuffle()
             cutoffs = (
-                encoded.chunks
-                | "TrainMixKeys" >> beam.FlatMap(_train_keys(self.mixture_seed))
+                keys
+                | "KeysInQuotaBucket" >> beam.FlatMap(_in_quota_bucket, beam.pvalue.AsSingleton(targets))
                 | "KeysPerSource" >> beam.CombinePerKey(_ConcatKeys())
                 | "SourceKeys" >> beam.combiners.ToDict()
-                | "QuotaCutoffs" >> beam.Map(quota_cutoffs, beam.pvalue.AsSingleton(epochs))
+                | "QuotaCutoffs" >> beam.Map(_cutoffs, beam.pvalue.AsSingleton(targets))
             )
         else:  # no budget: every epoch is whole (1.0), no cutoff is read
             cutoffs = pbegin | "NoCutoffs" >> beam.Create([{}])
