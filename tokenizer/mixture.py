@@ -80,9 +80,10 @@ def key_buckets(keys: np.ndarray) -> np.ndarray:
     return (np.asarray(keys, np.uint64) >> np.uint64(64 - KEY_BUCKET_BITS)).astype(np.int64)
 
 
-def key_histogram(keys: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """``(2, KEY_BUCKETS)`` int64: per bucket of keys, its documents and their tokens (histograms add)."""
-    histogram = np.zeros((2, KEY_BUCKETS), np.int64)
+def key_histogram(keys: np.ndarray, lengths: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``(2, KEY_BUCKETS)`` int64: per bucket of keys, its documents and their tokens (histograms add; ``out``:
+    added to that histogram in place)."""
+    histogram = np.zeros((2, KEY_BUCKETS), np.int64) if out is None else out
     buckets = key_buckets(keys)
     np.add.at(histogram[0], buckets, 1)
     np.add.at(histogram[1], buckets, np.asarray(lengths, np.int64))

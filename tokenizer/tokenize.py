@@ -380,10 +380,13 @@ class _KeyHistogram(beam.CombineFn):
         return key_histogram(np.zeros(0, np.uint64), np.zeros(0, np.int64))
 
     def add_input(self, acc, item):
-        return acc + key_histogram(*item)
+        return key_histogram(*item, out=acc)
 
     def merge_accumulators(self, accumulators):
-        return sum(accumulators, self.create_accumulator())
+        merged = self.create_accumulator()
+        for acc in accumulators:
+            merged += acc
+        return merged
 
     def extract_output(self, acc):
         return acc
