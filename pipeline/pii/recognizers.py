@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
+import threading
 import urllib.parse
 from typing import Iterable
 
@@ -90,7 +91,7 @@ class TunedPhoneRecognizer(LocalRecognizer):
 
     def __init__(self, regions: Iterable[str], supported_language: str = "en"):
         self.regions = tuple(regions)
-        self._known: tuple[str, list[tuple[int, int]]] | None = None
+        self._local = threading.local()  # .known: the calling thread's remembered (text, spans)
         super().__init__(supported_entities=[self.ENTITY], supported_language=supported_language,
                          name="CorpusforgePhoneRecognizer", context=["phone", "tel", "mobile", "fax", "call"])
 
@@ -99,11 +100,11 @@ class TunedPhoneRecognizer(LocalRecognizer):
 
     def remember(self, text: str, spans: list[tuple[int, int]]) -> None:
         """``phone_spans(text, self.regions)``, worked out by the caller (the Scrubber's phone check): the next
-        ``analyze`` of an equal text uses it rather than finding the numbers again."""
-        self._known = (text, spans)
+        ``analyze`` of an equal text in the same thread uses it rather than finding the numbers again."""
+        self._local.known = (text, spans)
 
     def analyze(self, text, entities, nlp_artifacts=None):
-        known = self._known
+        known = getattr(self._local, "known", None)
         spans = known[1] if known is not None and known[0] == text else phone_spans(text, self.regions)
         return [_result(self, start, end, self.SCORE) for start, end in spans]
 

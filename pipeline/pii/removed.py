@@ -149,8 +149,8 @@ class _ScrubRejectedFn(beam.DoFn):
             yield record
             return
         try:
-            yield dataclasses.replace(record, raw=scrubbed_prefix(self._fields.scrubber, record.raw, RAW_PREVIEW),
-                                      detail=scrubbed_prefix(self._fields.scrubber, record.detail, DETAIL_CHARS))
+            yield dataclasses.replace(record, raw=self._preview(record.raw, RAW_PREVIEW),
+                                      detail=self._preview(record.detail, DETAIL_CHARS))
         except WorkerError:
             raise
         except Exception as exc:  # never in clear, never a failed build
@@ -158,6 +158,13 @@ class _ScrubRejectedFn(beam.DoFn):
             # a stage_error's detail holds no text of the record (faults.describe cut it out); a parser's may
             detail = record.detail if record.reason == STAGE_ERROR else WITHHELD.format(type(exc).__name__)
             yield dataclasses.replace(record, raw=WITHHELD.format(type(exc).__name__), detail=detail)
+
+    def _preview(self, value, chars: int):
+        """A preview or detail scrubbed before it is cut; one that is not a string walked as removal details are
+        (``FieldScrubber.value``: strings in it scrubbed, numbers as they are)."""
+        if isinstance(value, str):
+            return scrubbed_prefix(self._fields.scrubber, value, chars)
+        return self._fields.value(value)
 
     def _id(self, doc_id: str) -> str:
         try:

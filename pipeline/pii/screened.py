@@ -3,6 +3,7 @@ windows its screen selects. Importing this module imports Presidio."""
 from __future__ import annotations
 
 import bisect
+import threading
 
 from corpusforge.pipeline.pii import presidio  # noqa: F401  (first: Presidio without transformers and torch)
 from presidio_analyzer import LocalRecognizer, RecognizerResult
@@ -14,13 +15,14 @@ class ScreenedRecognizer(LocalRecognizer):
     """Runs ``inner`` (a Presidio recognizer with a ``SCREEN``) only on the windows of its candidates.
 
     Registered in Presidio's registry in place of ``inner``. ``prepare(cache)`` lets the caller share one
-    ``ScanCache`` across recognizers; ``analyze`` falls back to scanning itself.
+    ``ScanCache`` across recognizers; ``analyze`` falls back to scanning itself. What was prepared is the calling
+    thread's (one engine serves every thread of a worker: ``engine.shared_engine``).
     """
 
     def __init__(self, inner, spec: ScreenSpec):
         self.inner = inner
         self.spec = spec
-        self._prepared: tuple[str, list[tuple[int, int]]] | None = None
+        self._local = threading.local()  # .prepared: (text, windows) for this thread's next analyze
         super().__init__(supported_entities=list(inner.supported_entities),
                          supported_language=inner.supported_language, name=f"Screened{inner.name}")
 
@@ -32,12 +34,13 @@ class ScreenedRecognizer(LocalRecognizer):
 
     def prepared(self, text: str, windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
         """Hand over the windows of ``text`` that the caller computed, for the ``analyze`` call that follows."""
-        self._prepared = (text, windows)
+        self._local.prepared = (text, windows)
         return windows
 
     def analyze(self, text, entities, nlp_artifacts=None):
-        if self._prepared is not None and self._prepared[0] is text:
-            windows = self._prepared[1]
+        prepared = getattr(self._local, "prepared", None)
+        if prepared is not None and prepared[0] is text:
+            windows = prepared[1]
         else:
             windows = self.spec.windows(ScanCache(text))
         if not windows:

@@ -26,7 +26,7 @@ from corpusforge.core.errors import UserError, WorkerError, missing_dependency
 from corpusforge.pipeline.pii.canonical import canonical
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.entities import LANGUAGE
-from corpusforge.pipeline.pii.screen import ENTITY_SCREENS, SEPARATOR, ScanCache
+from corpusforge.pipeline.pii.screen import ENTITY_SCREENS, SEPARATOR, ScanCache, word_without_pii
 
 if TYPE_CHECKING:
     from presidio_analyzer import RecognizerResult
@@ -146,8 +146,10 @@ class Scrubber:
     """Presidio analyzer + anonymizer configured by a ``PIIConfig``. Build once per worker (``DoFn.setup``).
 
     Building one is cheap: it imports no Presidio. The analyzer (``corpusforge.pipeline.pii.engine``) is
-    built on the first text with a candidate for some recognizer, once, and kept; with ``ner_model`` set
-    (every text goes to the model) it is built here. A failure to build it raises ``WorkerError``.
+    taken on the first text with a candidate for some recognizer, once, and kept; with ``ner_model`` set
+    (every text goes to the model) it is taken here. It is the process's (``engine.shared_engine``): every
+    ``Scrubber`` of a worker with the same recognizer settings shares one. A failure to build it raises
+    ``WorkerError``.
 
     ``salt`` is the per-run salt of the ``hash`` action; default: ``config.hash_salt`` or a random one.
     """
@@ -184,22 +186,25 @@ class Scrubber:
             return engine
         with self._lock:
             if self._engine is None:
+                engine = None
                 try:
-                    from corpusforge.pipeline.pii.engine import build_engine
+                    from corpusforge.pipeline.pii.engine import forget_engine, shared_engine
 
-                    engine = build_engine(self.config)
+                    engine = shared_engine(self.config)  # the process's: built by its first Scrubber
                     self._operators = {entity: self._operator(entity) for entity in self.config.active_entities}
                     self._engine = engine
                     # Load lazily loaded data now (per-region phone metadata, the bundled public suffix list),
-                    # so the first texts with candidates do not pay for it one by one. A failure here is the
-                    # worker's as well: the engine is withdrawn and the run fails, as if it had not loaded.
+                    # so the first texts with candidates do not pay for it one by one (once the engine is warm:
+                    # ~0.5 ms). A failure here is the worker's as well: the engine is withdrawn (from this
+                    # Scrubber and from the process) and the run fails, as if it had not loaded.
                     self.scrub("Warm-up: write to a.b@example.org or call +1 202 555 0173, 020 7946 0958, "
                                "0711 123456.")
-                except UserError:
-                    self._engine = None
-                    raise
                 except Exception as exc:
                     self._engine = None
+                    if engine is not None:
+                        forget_engine(self.config, engine)
+                    if isinstance(exc, UserError):
+                        raise
                     raise WorkerError(f"the PII stage could not load Presidio's analyzer: {type(exc).__name__}: "
                                       f"{exc}") from exc
             return self._engine
@@ -280,6 +285,8 @@ class Scrubber:
         folded, digits of every script read as ASCII, numbers joined across line breaks); each result's span
         is the original text's, disguise included, and its ``canonical`` attribute the value as the view
         reads it (what the hash action hashes, so a disguised value hashes as its plain form)."""
+        if not self.ner_entities and word_without_pii(text):
+            return []
         view = canonical(text)
         if not view.identity:
             nlp_artifacts = None  # the NER model's tokens were the original text's
@@ -301,7 +308,10 @@ class Scrubber:
             return []
         engine = self._load()
         if nlp_artifacts is None:
-            nlp_artifacts = engine.empty_artifacts or engine.nlp_engine.process_text(text, LANGUAGE)
+            nlp_artifacts = engine.empty_artifacts
+        if nlp_artifacts is None:
+            with engine.nlp_lock:
+                nlp_artifacts = engine.nlp_engine.process_text(text, LANGUAGE)
         results = engine.analyzer.analyze(
             text=text, language=LANGUAGE, entities=entities, nlp_artifacts=nlp_artifacts,
             score_threshold=self.config.score_threshold, allow_list=self.config.allow_list or None,
@@ -374,7 +384,9 @@ class Scrubber:
         """``scrub`` over a batch; with an NER model the spaCy pipeline runs once over the batch (nlp.pipe)."""
         if not self.ner_entities:
             return [self.scrub(text) for text in texts]
-        artifacts = self._load().nlp_engine.process_batch(list(texts), LANGUAGE, batch_size=max(1, len(texts)))
+        engine = self._load()
+        with engine.nlp_lock:  # one spaCy pipeline per process: one batch through it at a time
+            artifacts = list(engine.nlp_engine.process_batch(list(texts), LANGUAGE, batch_size=max(1, len(texts))))
         return [self.scrub(text, nlp_artifacts) for text, nlp_artifacts in artifacts]
 
     def _removal(self, text: str, spans: Sequence[Span], counts: dict[str, int]) -> tuple[str, dict] | None:

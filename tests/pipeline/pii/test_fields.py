@@ -113,3 +113,80 @@ def test_removal_detail_keys_keep_their_type_whatever_came_before():
     for key in (1, True, 1.0, "1"):
         out = scrubber.details({"counts": {key: 2}})["counts"]
         assert [(type(k), k) for k in out] == [(type(key), key)]
+
+
+# --------------------------------------------------------------------------- values of any type (one walk)
+class Tag(str):
+    """A str subclass (an enum's value, numpy.str_)."""
+
+
+def test_strings_in_tuples_and_sets_are_scrubbed_in_metadata_and_details(fields):
+    # A Parquet map column reads as a list of (key, value) tuples: the walk stopped at tuples, and their strings
+    # went out as they came in.
+    metadata = {"headers": [("from", "jane.doe@example.org"), ("n", 3)], "tags": {"call +1-202-555-0173", "x"},
+                "frozen": frozenset({("bob.roe@example.org", 1.5)})}
+    out = fields.metadata(metadata)
+    assert out["headers"] == [("from", "<EMAIL>"), ("n", 3)] and type(out["headers"][0]) is tuple
+    assert out["tags"] == {"call <PHONE>", "x"}
+    assert out["frozen"] == frozenset({("<EMAIL>", 1.5)})
+    details = fields.details({"pairs": ("jane.doe@example.org", (1, "call +1-202-555-0173")),
+                              "survivor_id": ("web/jane.doe@example.org",)})
+    assert details["pairs"] == ("<EMAIL>", (1, "call <PHONE>"))
+    assert details["survivor_id"] == (fields.id("web/jane.doe@example.org"),)  # ids in a container still ids
+    hashed = FieldScrubber(Scrubber(PIIConfig(hash_salt=SALT, metadata_action="hash"))).metadata(
+        {"pair": ("Jane Doe", 7, None, True)})["pair"]
+    assert type(hashed) is tuple and [len(v) for v in hashed[:2]] == [ID_HASH_CHARS] * 2 and hashed[2:] == (None, True)
+
+
+def test_numbers_booleans_and_none_keep_value_and_type_in_details_at_any_depth(fields):
+    values = [0, -1, 2025550173, 4111111111111111, 10 ** 5000, -(10 ** 70), 0.5, float("inf"), float("-inf"),
+              1e300, True, False, None]
+    out = fields.details({"v": values, "t": tuple(values), "d": {"x": {"y": values}}})
+    for got in (out["v"], list(out["t"]), out["d"]["x"]["y"]):
+        assert [(type(v), v) for v in got] == [(type(v), v) for v in values]
+    nan = fields.details({"nan": float("nan")})["nan"]
+    assert type(nan) is float and nan != nan
+
+
+def test_a_huge_integer_in_metadata_neither_raises_nor_changes(fields):
+    # str() of an int past 4,300 digits raises ValueError: the record was withheld (removed/) or rejected as a
+    # stage_error (clean/); past 64 digits no recognizer finds anything in one digit run.
+    for number in (10 ** 5000, -(10 ** 5000) + 7, 10 ** 64, 4111111111111111 * 10 ** 80):
+        assert fields.metadata({"phone": number, "n": [number]}) == {"phone": number, "n": [number]}
+    hashing = FieldScrubber(Scrubber(PIIConfig(hash_salt=SALT, metadata_action="hash")))
+    assert hashing.metadata({"n": 10 ** 5000})["n"] == hashing.scrubber.digest("1" + "0" * 5000, ID_HASH_CHARS)
+    assert fields.metadata({"phone": 2025550173}) == {"phone": "<PHONE>"}  # a phone stored as a number: scrubbed
+
+
+def test_str_subclasses_bytes_and_keys_of_any_type_are_scrubbed_or_kept(fields):
+    out = fields.metadata({"a": Tag("write to jane.doe@example.org"), "b": Tag("plain"),
+                           "c": b"mail jane.doe@example.org", "d": bytearray(b"\xff\xfe raw"),
+                           "e": {True: "x", 1.5: "call +1-202-555-0173", None: 0, b"bob.roe@example.org": 1,
+                                 ("t", 1): 2}})
+    assert out["a"] == "write to <EMAIL>" and type(out["b"]) is Tag and out["b"] == "plain"
+    assert out["c"] == b"mail <EMAIL>" and type(out["d"]) is bytearray and out["d"] == bytearray(b"\xff\xfe raw")
+    inner = out["e"]
+    assert inner[True] == "x" and inner[1.5] == "call <PHONE>" and inner[None] == 0 and inner[("t", 1)] == 2
+    assert [type(k) for k in inner] == [bool, float, type(None), bytes, tuple]
+    assert not any(b"bob.roe" in k for k in inner if isinstance(k, bytes))
+    assert fields.details({"note": Tag("call +1-202-555-0173"), "raw": b"jane.doe@example.org"}) == {
+        "note": "call <PHONE>", "raw": b"<EMAIL>"}
+    assert fields.id(Tag("web/jane.doe@example.org")) == fields.id("web/jane.doe@example.org")
+    assert fields.id(17) == 17
+    assert fields.id(("web/jane.doe@example.org", 2)) == (fields.id("web/jane.doe@example.org"), 2)
+
+
+def test_a_rejected_record_whose_detail_is_no_string_is_scrubbed_not_withheld():
+    import apache_beam as beam
+    from apache_beam.testing.test_pipeline import TestPipeline
+    from apache_beam.testing.util import assert_that, equal_to
+
+    from corpusforge.pipeline.document import Rejected
+    from corpusforge.pipeline.pii.removed import ScrubRejected
+
+    records = [Rejected("web", "a.jsonl", 1, "bad_json", ("mail", "jane.doe@example.org", 3), "x"),
+               Rejected("web", 42, 2, "stage_error", {"n": 7}, "call +1-202-555-0173")]
+    with TestPipeline() as p:
+        out = p | beam.Create(records) | ScrubRejected(PIIConfig(hash_salt=SALT), SALT)
+        assert_that(out, equal_to([Rejected("web", "a.jsonl", 1, "bad_json", ("mail", "<EMAIL>", 3), "x"),
+                                   Rejected("web", 42, 2, "stage_error", {"n": 7}, "call <PHONE>")]))

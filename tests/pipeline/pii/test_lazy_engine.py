@@ -126,6 +126,7 @@ def test_the_engine_is_built_once_across_threads(monkeypatch):
         return real(config)
 
     monkeypatch.setattr(engine_module, "build_engine", slow_build)
+    monkeypatch.setattr(engine_module, "_ENGINES", {})  # none built yet in this process
     scrubber = Scrubber(PIIConfig(), salt=SALT)
     results = []
     threads = [threading.Thread(target=lambda: results.append(scrubber.scrub("mail jane@example.org").text))
@@ -143,6 +144,7 @@ def _broken_presidio(monkeypatch):
         raise ImportError("presidio is broken here")
 
     monkeypatch.setattr(engine_module, "build_engine", fail)
+    monkeypatch.setattr(engine_module, "_ENGINES", {})  # none built yet in this process
 
 
 def test_a_presidio_that_cannot_load_raises_worker_error(monkeypatch):

@@ -106,3 +106,58 @@ def test_digit_runs_and_url_candidates_equal_their_regexes():
         cache = ScanCache(text)
         assert cache.digit_runs == cache.digit_runs_reference(), text
         assert cache.url_candidates() == cache.find_all(_URL), text
+
+
+# Words built to come close to an entity: a valid one glued to a letter or "_", or at the start of a word.
+NEAR_WORDS = ["d00000123", "d02079460958", "tel_02079460958", "x4111111111111111", "_4111111111111111",
+              "a1BoatSLRHtKNngkdXEeobR76b53LETtpyT", "_1BoatSLRHtKNngkdXEeobR76b53LETtpyT", "xDE89370400440532013000",
+              "id_123456789", "ssn078051121", "x0x52908400098527886E0F7030069857D2E4169EE7", "Bc", "bc", "b1"]
+# Words a recognizer finds something in: the refusals of ``word_without_pii`` are needed.
+WORDS_WITH_PII = ["_DE89370400440532013000", "DE89370400440532013000", "bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"]
+
+
+def _words(n: int = 3000):
+    rng = random.Random(5)
+    alphabet = ["abcdefxyz", "ABCDEQXZ", "0123456789", "13", "_", "bc1", "DE89", "0x"]
+    words = list(NEAR_WORDS)
+    for _ in range(n):
+        word = "".join(rng.choice(rng.choice(alphabet)) if rng.random() < 0.8 else rng.choice(alphabet)
+                       for _ in range(rng.randint(1, 45)))
+        words.append(word)
+        words.append(rng.choice(["d", "x_", "ID", "_", "Q"]) + word)
+    return words
+
+
+def test_a_word_without_pii_is_one_no_recognizer_finds_anything_in(recognizers):
+    from corpusforge.pipeline.pii.canonical import canonical
+    from corpusforge.pipeline.pii.screen import word_without_pii
+
+    accepted = 0
+    for word in _words():
+        if not word_without_pii(word):
+            continue
+        accepted += 1
+        assert canonical(word).text == word, word
+        for recognizer in recognizers:  # the recognizers themselves, on the whole word: no screen involved
+            assert recognizer.analyze(word, recognizer.supported_entities) == [], (word, recognizer.name)
+    assert accepted > 1500
+    for word in WORDS_WITH_PII:
+        assert not word_without_pii(word)
+        assert any(r.analyze(word, r.supported_entities) for r in recognizers), word
+
+
+def test_the_scrubber_skips_the_screens_for_a_word_without_pii_unless_a_ner_model_reads_it(monkeypatch):
+    # An id such as d00000123 has a digit run, a phone candidate: the screens and the phone check cost ~20 us.
+    from corpusforge.pipeline.pii.scrubber import Scrubber
+
+    scrubber = Scrubber(PIIConfig(), salt="a-salt-of-sixteen-chars")
+    asked = []
+    real = scrubber.entities_to_check
+    monkeypatch.setattr(scrubber, "entities_to_check", lambda text: asked.append(text) or real(text))
+    assert scrubber.find("d00000123") == [] and scrubber.find("doc_17") == [] and asked == []
+    assert [r.entity_type for r in scrubber.find("_DE89370400440532013000")] == ["IBAN_CODE"]
+    assert "_DE89370400440532013000" in asked
+    scrubber.ner_entities = ["PERSON"]  # what a pii.ner_model gives: the model reads every text
+    monkeypatch.setattr(scrubber, "_find", lambda text, artifacts: asked.append(("model", text)) or [])
+    scrubber.find("d00000123")
+    assert asked[-1] == ("model", "d00000123")
