@@ -53,7 +53,7 @@ def _kept_spill(tmp: str, documents: int) -> tuple[list[bytes], str]:
     def uncompressed(setup):
         def set_up(self):
             setup(self)
-            self.compress = self.decompress = bytes
+            self.compress = None  # blocks stored as they are (with their CRC-32)
         return set_up
 
     disk_grouping._WriteRuns.setup, disk_grouping._GroupRuns.setup = uncompressed(write_setup), uncompressed(read_setup)

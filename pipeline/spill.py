@@ -23,9 +23,13 @@ normalize + dedup build (~1.9 writes and ~4.9 reads of each text); with the runs
 docs/scale.md), which a smaller build does not pay. One frame per text, not blocks of texts: a block
 compresses better (~3x) but every read would decompress the whole block, and reads come in shuffle order,
 not write order. A text zstd does not shrink (short ones: a frame costs ~13 bytes) is written as it is, its
-reference three fields instead of four (``TextRef``). ``python bench/scratch_codecs.py`` measures the codecs:
-pyarrow's zstd is the same format at 2-4x the CPU through its Python API; lz4 costs half as much and saves
-less than half as much (1.25x).
+reference three fields instead of four (``TextRef``). Every record is checked when it is read back, a stored one
+by the CRC-32 written after it (~1 us more per 2 KB text each way), a frame by its checksum
+(``corpusforge.core.scratch_frames``, which near and line dedup's ``.near`` and ``.sentences`` records go through
+too): a spill file gone, truncated or changed stops the build with one line saying to run it again
+(``ScratchError``), never other text. ``python bench/scratch_codecs.py`` measures the codecs: pyarrow's zstd
+is the same format at 2-4x the CPU through its Python API; lz4 costs half as much and saves less than half as
+much (1.25x).
 
 Writes are unbuffered (``os.write``), so a text is readable the moment its reference exists, even by a
 later step of the same fused stage. Spill files live in the build's temporary work directory and go with
@@ -41,10 +45,9 @@ import threading
 import uuid
 
 import apache_beam as beam
-import zstandard
 
+from corpusforge.core import scratch_frames
 from corpusforge.core.disk_grouping import spill_directory
-from corpusforge.core.errors import ScratchError
 from corpusforge.core.files import make_private_dir
 
 # A new spill file every 256 MB keeps files a manageable size and lets one worker's files be told apart.
@@ -52,11 +55,11 @@ ROTATE_BYTES = 256 * 1024 * 1024
 _OPEN_READERS = 64
 
 # (path, offset, length in bytes) of bytes as they are, or (path, offset, the text's length in bytes, stored
-# length) of a zstd frame: the third field is the text's UTF-8 length either way (shards are sized by it)
-TextRef = tuple
+# length) of a zstd frame: the third field is the text's UTF-8 length either way (shards are sized by it).
+# corpusforge.core.scratch_frames writes and checks the records they point at.
+TextRef = scratch_frames.ScratchRef
 TEXT_ZSTD_LEVEL = 1  # level 3 saves <1 % more of a ~2 KB text for ~20 % more CPU
-_SHORTEST_COMPRESSED = 64  # bytes: shorter texts are stored as they are (zstd's frame would cost more than it saves)
-_decompressors = threading.local()
+_WHAT = "spill file"  # what its errors call a spill file
 
 _readers: "collections.OrderedDict[str, int]" = collections.OrderedDict()
 _readers_lock = threading.Lock()
@@ -68,40 +71,17 @@ def read_text(ref: TextRef) -> str:
 
 
 def read_bytes(ref: TextRef) -> bytes:
-    """The bytes a spill reference points at (a compressed text's decompressed)."""
-    path, offset, length = ref[:3]
-    stored = ref[3] if len(ref) > 3 else length
+    """The bytes a spill reference points at (a compressed text's decompressed), checked
+    (``corpusforge.core.scratch_frames``: a ``ScratchError`` where they do not come back as written)."""
+    path = ref[0]
     with _readers_lock:
         fd = _readers.pop(path, None)
         if fd is None:
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except FileNotFoundError:
-                raise ScratchError(f"spill file {path} is gone (was the build's work directory deleted while it "
-                                   "ran?): run the build again") from None
+            fd = scratch_frames.open_file(path, _WHAT)
             while len(_readers) >= _OPEN_READERS:
                 os.close(_readers.popitem(last=False)[1])
         _readers[path] = fd
-    data = os.pread(fd, stored, offset)
-    if len(data) != stored:
-        raise ScratchError(f"spill file {path} is truncated: wanted {stored:,} bytes at offset {offset:,}, got "
-                           f"{len(data):,} (was the build's work directory changed while it ran?): run the build again")
-    if len(ref) > 3:
-        try:
-            decompress = _decompressors.decompress
-        except AttributeError:  # one decompressor per thread: they are not thread-safe
-            decompress = _decompressors.decompress = zstandard.ZstdDecompressor().decompress
-        try:
-            data = decompress(data, allow_extra_data=False)  # one frame: bytes after it are no part of the text
-        except zstandard.ZstdError as exc:
-            data = None
-            problem = str(exc)
-        else:
-            problem = None if len(data) == length else f"{len(data):,} bytes, not {length:,}"
-        if problem is not None:
-            raise ScratchError(f"spill file {path} is damaged at offset {offset:,} ({problem}): run the build again, "
-                               "and check the disk that holds the run directory if it happens again")
-    return data
+    return scratch_frames.read_record(fd, ref, _WHAT)
 
 
 def close_readers() -> None:
@@ -123,28 +103,28 @@ class SpillWriter:
         self._compress = None
 
     def write(self, data: bytes) -> TextRef:
+        """Appends ``data`` as it is (with its CRC-32: ``corpusforge.core.scratch_frames``)."""
+        return self._write((data,), None)[0]
+
+    def write_many(self, payloads) -> list[TextRef]:
+        """Appends each of ``payloads`` as a record of its own, in one write: a reference to each."""
+        return self._write(payloads, None)
+
+    def write_text(self, data: bytes) -> TextRef:
+        """Appends a text's UTF-8 bytes, compressed where that makes them shorter (see the module)."""
+        if self._compress is None:
+            self._compress = scratch_frames.compressor(TEXT_ZSTD_LEVEL)
+        return self._write((data,), self._compress)[0]
+
+    def _write(self, payloads, compress) -> list[TextRef]:
         if self._fd is None or self._size >= ROTATE_BYTES:
             self.close()
             self._path = os.path.join(self.directory, f"{uuid.uuid4().hex}{self.suffix}")
             self._fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             self._size = 0
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view):]
-        ref = (self._path, self._size, len(data))
-        self._size += len(data)
-        return ref
-
-    def write_text(self, data: bytes) -> TextRef:
-        """Appends a text's UTF-8 bytes, compressed where that makes them shorter (see the module)."""
-        if len(data) >= _SHORTEST_COMPRESSED:
-            if self._compress is None:
-                self._compress = zstandard.ZstdCompressor(level=TEXT_ZSTD_LEVEL, write_checksum=True).compress
-            frame = self._compress(data)
-            if len(frame) < len(data):
-                path, offset, stored = self.write(frame)
-                return path, offset, len(data), stored
-        return self.write(data)
+        refs, written = scratch_frames.write_records(self._fd, self._path, self._size, payloads, compress)
+        self._size += written
+        return refs
 
     def close(self):
         if self._fd is not None:

@@ -11,7 +11,7 @@ local disk instead:
 
     records -> (bundle) encoded, partitioned by a stable hash of the key (256 partitions, more for a larger
                input: ``partitions_for``), written as runs of up to ``RUN_BYTES`` to files in ``directory``
-                                                                       -> (partition, (file, offset, length))
+                                                                       -> (partition, (file, offset, ...))
             -> Beam's GroupByKey of those run references (a few per partition and bundle: tiny)
             -> per partition: its runs read back and grouped by key   -> (key, [values]) in key-byte order
 
@@ -30,8 +30,9 @@ Each partition's block of a run is one zstd frame (level 1, with its checksum; `
 so a reference still reads one block and nothing else. The records are hashes, ids and references repeated
 across records, which compress ~4x (8 KB blocks, the smallest a 10M-document build writes) at ~2 ms a MB
 written and ~1 ms a MB read; pyarrow's zstd is the same format at twice the CPU through its Python API, and
-lz4 saves less (3.2x) for little less CPU (``python bench/scratch_codecs.py``). A block that does not
-decompress (a truncated or damaged file) stops the build with one line that says to run it again.
+lz4 saves less (3.2x) for little less CPU (``python bench/scratch_codecs.py``). A block is written and read
+back by ``corpusforge.core.scratch_frames``: one that does not come back as it was written (its file gone,
+truncated or changed) stops the build with one line that says to run it again (``ScratchError``).
 """
 from __future__ import annotations
 
@@ -43,12 +44,11 @@ import sys
 import uuid
 
 import apache_beam as beam
-import zstandard
 from apache_beam import coders
 from apache_beam.coders.coder_impl import create_InputStream, create_OutputStream
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.core.errors import ScratchError
+from corpusforge.core import scratch_frames
 from corpusforge.core.files import make_private_dir
 
 # At least 256 partitions (``partitions_for``: more for a larger input, so a partition's size, what one grouping
@@ -64,6 +64,7 @@ RUN_BYTES = 32 * 1024 * 1024
 _HELD_BYTES = sys.getsizeof(b"") + 8
 # zstd's fastest positive level: levels 3-9 save 1-3 % more of these blocks at 1.2-2x the CPU
 RUN_ZSTD_LEVEL = 1
+_WHAT = "shuffle file"  # what its errors call a run file
 
 _SPILL_DIR: contextvars.ContextVar[tuple[str, int] | None] = contextvars.ContextVar("corpusforge_disk_grouping",
                                                                                      default=None)
@@ -104,8 +105,9 @@ def _partition_of(key_bytes: bytes, partitions: int) -> int:
 
 
 class _WriteRuns(beam.DoFn):
-    """``(key, value)`` records -> run files in ``directory``; at each run, ``(partition, (path, offset,
-    length))`` for every partition it holds. Within a run, records are in partition order."""
+    """``(key, value)`` records -> run files in ``directory``; at each run, ``(partition, reference)`` for every
+    partition it holds (``scratch_frames``: ``(path, offset, length, stored length)``, its block's). Within a run,
+    records are in partition order."""
 
     def __init__(self, directory: str, key_coder: coders.Coder, value_coder: coders.Coder, partitions: int,
                  spread: bool = False):
@@ -117,7 +119,7 @@ class _WriteRuns(beam.DoFn):
     def setup(self):
         make_private_dir(self.directory)
         self.keys, self.values = self.key_coder.get_impl(), self.value_coder.get_impl()
-        self.compress = zstandard.ZstdCompressor(level=RUN_ZSTD_LEVEL, write_checksum=True).compress
+        self.compress = scratch_frames.compressor(RUN_ZSTD_LEVEL)
 
     def start_bundle(self):
         self.buffers: dict[int, list[bytes]] = {}
@@ -145,44 +147,15 @@ class _WriteRuns(beam.DoFn):
         if not self.buffers:
             return []
         path = os.path.join(self.directory, f"{uuid.uuid4().hex}.run")
-        references, offset = [], 0
+        partitions = sorted(self.buffers)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            for partition in sorted(self.buffers):
-                data = self.compress(b"".join(self.buffers[partition]))
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                references.append((partition, (path, offset, len(data))))
-                offset += len(data)
+        try:  # one partition's block: one record (a zstd frame, or stored where that is not shorter)
+            blocks, _ = scratch_frames.write_records(fd, path, 0, (b"".join(self.buffers[p]) for p in partitions),
+                                                     self.compress)
         finally:
             os.close(fd)
         self.buffers, self.buffered = {}, 0
-        return references
-
-
-def _read_block(path: str, offset: int, length: int, decompress) -> bytes:
-    """The records of one partition's block of a run (``(path, offset, length)``, as ``_WriteRuns`` referenced
-    it), decompressed; a missing, truncated or damaged file is a ``ScratchError`` (a ``UserError``: the build cannot
-    go on, and running it again writes new runs)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        raise ScratchError(f"shuffle file {path} is gone (was the build's work directory deleted while it ran?): "
-                           "run the build again") from None
-    try:
-        data = os.pread(fd, length, offset)
-    finally:
-        os.close(fd)
-    if len(data) != length:
-        raise ScratchError(f"shuffle file {path} is truncated: {len(data):,} of {length:,} bytes at offset {offset:,} "
-                           "(was the build's work directory changed while it ran, or its disk full?): run the build "
-                           "again")
-    try:
-        return decompress(data, allow_extra_data=False)  # one frame: bytes after it are no part of the block
-    except zstandard.ZstdError as exc:
-        raise ScratchError(f"shuffle file {path} is damaged at offset {offset:,} ({exc}): run the build again, and "
-                           "check the disk that holds the run directory if it happens again") from None
+        return list(zip(partitions, blocks))
 
 
 class _GroupRuns(beam.DoFn):
@@ -194,14 +167,13 @@ class _GroupRuns(beam.DoFn):
 
     def setup(self):
         self.keys, self.values = self.key_coder.get_impl(), self.value_coder.get_impl()
-        self.decompress = zstandard.ZstdDecompressor().decompress
 
     def process(self, element):
         _, references = element
         groups: dict[bytes, list] = {}
         decode_value = self.values.decode_from_stream
-        for path, offset, length in sorted(references):
-            stream = create_InputStream(_read_block(path, offset, length, self.decompress))
+        for reference in sorted(references):
+            stream = create_InputStream(scratch_frames.read(reference, _WHAT))
             while stream.size() > 0:
                 key_bytes = stream.read(stream.read_var_int64())
                 value = decode_value(stream, True)

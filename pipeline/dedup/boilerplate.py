@@ -153,18 +153,12 @@ class _KeysFn(KeysByShard):
         for doc in element if self.batched else [element]:
             records, table = keyed_lines(doc.text, doc.annotations.get("lang"), line_chars, sentence_chars)
             computed.append((doc, node_of(doc, self.score_key), records, table))
-        if self.spill is not None:  # one write for the element's tables, a slice of it for each document
+        if self.spill is not None:  # one write for the element's tables, a record of it for each document
             tables = [table for _, _, _, table in computed if table is not None]
             if tables:
-                path, offset, _ = self.spill.write(b"".join(tables))
-                spilled = []
-                for doc, node, records, table in computed:
-                    if table is not None:
-                        spilled.append((doc, node, records, (path, offset, len(table))))
-                        offset += len(table)
-                    else:
-                        spilled.append((doc, node, records, None))
-                computed = spilled
+                refs = iter(self.spill.write_many(tables))
+                computed = [(doc, node, records, None if table is None else next(refs))
+                            for doc, node, records, table in computed]
         # Nothing below raises on a document's content: a batch that raised added and held nothing (it is
         # retried document by document).
         out, lines = [], []

@@ -103,10 +103,8 @@ class _SignatureFn(beam.DoFn):
         keep = np.flatnonzero(counts)  # no words: nothing to compare (exact dedup handles empty texts)
         self.no_shingles.inc(len(batch) - len(keep))
         short = short_signatures(sigs[keep])
-        if self.spill is not None and len(keep):  # one write per batch; each document gets its slice
-            path, offset, _ = self.spill.write(short.tobytes())
-            size = short.shape[1] * short.itemsize
-            sig_of = lambda k: (path, offset + k * size, size)  # noqa: E731
+        if self.spill is not None and len(keep):  # one write per batch; each document gets its record
+            sig_of = self.spill.write_many([row.tobytes() for row in short]).__getitem__
         else:
             sig_of = lambda k: short[k].tobytes()  # noqa: E731
         digests, records = [], []

@@ -73,18 +73,24 @@ def _worker_facts(_):
     import sys
 
     from apache_beam.runners.worker import statesampler
+    from apache_beam.transforms import userstate
 
-    return sys.modules["__main__"].__spec__.name, statesampler.StateSampler.__name__, "--lean" in sys.argv
+    from corpusforge.core import dofn_specs
+
+    return (sys.modules["__main__"].__spec__.name, statesampler.StateSampler.__name__, "--lean" in sys.argv,
+            userstate.get_dofn_specs is dofn_specs._memoized)
 
 
 def test_worker_processes_run_corpusforge_harness():
-    # Beam's own worker command imports Beam whole (~1.5 CPU s a worker) and ends long bundles waiting up to
-    # 200 ms on its state sampler: ours runs the same harness from corpusforge.core.sdk_worker.
+    # Beam's own worker command imports Beam whole (~1.5 CPU s a worker), ends long bundles waiting up to
+    # 200 ms on its state sampler and inspects every method of every DoFn twice per fused stage (making each
+    # stage's bundle processor): ours runs the same harness from corpusforge.core.sdk_worker, with the DoFn
+    # lookup memoized while it runs.
     options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=1"])
     pipeline = beam.Pipeline(runner=DirectRunner(), options=options)
     # this process imported Beam whole (lean_beam.imported_lean is False): so does the worker
     assert_that(pipeline | beam.Create([0]) | beam.Map(_worker_facts),
-                equal_to([("corpusforge.core.sdk_worker", "QuickStateSampler", False)]))
+                equal_to([("corpusforge.core.sdk_worker", "QuickStateSampler", False, True)]))
     run_pipeline(pipeline).wait_until_finish()
 
 

@@ -252,8 +252,8 @@ def test_a_truncated_or_damaged_run_file_is_one_line_saying_what_to_do(tmp_path,
     if damage == "truncated":
         data = data[:len(data) // 2]
     else:
-        for partition, (_, offset, length) in references:  # one byte in the middle of every block
-            data[offset + length // 2] ^= 0x5A
+        for partition, (_, offset, _, stored) in references:  # one byte in the middle of every block (a frame)
+            data[offset + stored // 2] ^= 0x5A
     with open(path, "wb") as f:
         f.write(data)
     with pytest.raises(UserError, match=f"shuffle file .* is {damage}.*: run the build again") as raised:
@@ -267,7 +267,23 @@ def test_a_reference_that_spans_more_than_its_block_is_refused(tmp_path):
     from corpusforge.core.errors import ScratchError
 
     references, _ = _one_run(tmp_path / "runs", [(i, "some text " * 20) for i in range(2000)])
-    (_, (path, offset, length)), (_, (_, next_offset, next_length)) = sorted(references, key=lambda r: r[1][1])[:2]
-    assert next_offset == offset + length
+    (_, (path, offset, length, stored)), (_, (_, next_offset, _, next_stored)) = sorted(references,
+                                                                                         key=lambda r: r[1][1])[:2]
+    assert next_offset == offset + stored
     with pytest.raises(ScratchError, match="is damaged at offset .*: run the build again"):
-        _read([(0, (path, offset, length + next_length))])
+        _read([(0, (path, offset, length, stored + next_stored))])
+
+
+def test_a_flipped_length_in_a_blocks_header_is_one_line_not_a_memory_error(tmp_path):
+    """A block's zstd frame whose header asks for ~2 EB (one flipped bit): zstandard raised MemoryError before."""
+    from corpusforge.core.errors import ScratchError
+
+    references, _ = _one_run(tmp_path / "runs", [(i, "some text " * 20) for i in range(2000)])
+    (path,) = {reference[1][0] for reference in references}
+    data = bytearray(open(path, "rb").read())
+    for _, (_, offset, *_) in references:
+        data[offset + 4] ^= 0x80
+    with open(path, "wb") as f:
+        f.write(data)
+    with pytest.raises(ScratchError, match="^shuffle file .* is damaged at offset .*: run the build again"):
+        _read(references)

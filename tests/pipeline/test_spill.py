@@ -135,14 +135,15 @@ def test_spilled_documents_survive_a_shuffle(tmp_path, shuffles_on_disk):
         )
         assert_that(out, equal_to([(d.id, d.text, True) for d in edited]))
     # Two spill passes wrote every text twice (the originals, then the edited copies); in a build whose shuffles
-    # wait on disk, each as a zstd frame where that is shorter (these repeat themselves), as it is where not.
+    # wait on disk, each as a zstd frame where that is shorter (these repeat themselves), as it is (with its
+    # 4-byte CRC-32) where not.
     written = sum(f.stat().st_size for f in (tmp_path / "spill").iterdir())
     texts = [d.text.encode() for d in docs + edited]
     if not shuffles_on_disk:
-        assert written == sum(map(len, texts))
+        assert written == sum(len(t) + 4 for t in texts)
         return
     frame = zstandard.ZstdCompressor(level=spill.TEXT_ZSTD_LEVEL, write_checksum=True).compress
-    stored = [min(len(frame(t)), len(t)) if len(t) >= 64 else len(t) for t in texts]
+    stored = [min(len(frame(t)), len(t) + 4) if len(t) >= 64 else len(t) + 4 for t in texts]
     assert written == sum(stored) < sum(map(len, texts)) / 3
 
 
@@ -276,3 +277,78 @@ def test_a_spilled_text_that_cannot_be_read_back_stops_a_guarded_stage(tmp_path,
     with pytest.raises(UserError, match=r"^spill file .*run the build again") as raised:
         run_isolated(lambda d: [d.text.upper()], doc, "dedup", stage_error)
     assert "\n" not in str(raised.value)
+
+
+def _noise(n: int, rng=__import__("random").Random(38)) -> str:
+    """``n`` random printable ASCII characters: a text zstd does not shrink."""
+    return "".join(chr(rng.randrange(0x20, 0x7F)) for _ in range(n))
+
+
+@pytest.mark.parametrize("text,compress", [("a short text", True), ("a text that compresses " * 20, False),
+                                           (_noise(100), True)])
+def test_a_flipped_byte_in_a_stored_text_is_a_clear_error_not_other_text(tmp_path, text, compress):
+    """Texts stored as they are (under 64 bytes, texts zstd does not shrink, every text of a build without disk
+    shuffles) had no check: a changed byte read back as other text (or as a rejection of undecodable UTF-8)."""
+    doc = pickle.loads(pickle.dumps(_spilled(tmp_path, Document(id="a", text=text, source="s"), compress=compress)))
+    path, offset, length = doc.text_ref  # stored as it is
+    spill.close_readers()
+    original = pathlib.Path(path).read_bytes()
+    for position in range(offset, offset + length + 4):
+        data = bytearray(original)
+        data[position] ^= 0x01
+        pathlib.Path(path).write_bytes(bytes(data))
+        with pytest.raises(UserError, match=r"^spill file .* is damaged at offset .*: run the build again"):
+            _ = doc.text
+    spill.close_readers()
+
+
+def test_a_flipped_length_in_a_compressed_texts_header_is_a_clear_error(tmp_path):
+    """The frame header's descriptor with a flipped bit asks for an 8-byte content size (~2 EB): zstandard raised
+    MemoryError (a traceback) before the text's length was checked."""
+    doc = pickle.loads(pickle.dumps(_spilled(tmp_path, Document(id="a", text="a text that compresses " * 20,
+                                                                source="s"), compress=True)))
+    path, offset, _, _ = doc.text_ref
+    spill.close_readers()
+    data = bytearray(pathlib.Path(path).read_bytes())
+    data[offset + 4] ^= 0x80
+    pathlib.Path(path).write_bytes(bytes(data))
+    with pytest.raises(UserError, match=r"^spill file .* is damaged at offset .*: run the build again"):
+        _ = doc.text
+
+
+@pytest.mark.parametrize("suffix", [".near", ".sentences"])
+def test_dedups_spilled_records_are_checked_too(tmp_path, suffix):
+    """Near dedup's signatures and band records, line dedup's sentence tables: a changed byte was read back as
+    another signature or table (other decisions, silently)."""
+    writer = spill.SpillWriter(str(tmp_path), suffix)
+    refs = [writer.write(bytes([i]) * 40) for i in range(3)] + [writer.write(b"packed band records" * 3)]
+    writer.close()
+    assert [spill.read_bytes(ref) for ref in refs] == [bytes([i]) * 40 for i in range(3)] + [b"packed band records" * 3]
+    spill.close_readers()
+    path = refs[0][0]
+    original = pathlib.Path(path).read_bytes()
+    for ref in refs:
+        data = bytearray(original)
+        data[ref[1] + 5] ^= 0x10
+        pathlib.Path(path).write_bytes(bytes(data))
+        with pytest.raises(UserError, match=rf"^spill file .*{suffix} is damaged at offset {ref[1]:,} "):
+            spill.read_bytes(ref)
+        spill.close_readers()
+
+
+def test_one_write_of_several_records_checks_each(tmp_path):
+    """Near dedup writes a batch's signatures (line dedup an element's sentence tables) in one write, a record for
+    each document: a changed byte in one is refused when that one is read, and the others read back as written."""
+    writer = spill.SpillWriter(str(tmp_path), ".near")
+    payloads = [bytes([i]) * 32 for i in range(4)]
+    refs = writer.write_many(payloads)
+    writer.close()
+    assert len({ref[0] for ref in refs}) == 1 and [spill.read_bytes(ref) for ref in refs] == payloads
+    spill.close_readers()
+    data = bytearray(pathlib.Path(refs[2][0]).read_bytes())
+    data[refs[2][1]] ^= 0x01
+    pathlib.Path(refs[2][0]).write_bytes(bytes(data))
+    assert [spill.read_bytes(ref) for ref in refs[:2] + refs[3:]] == payloads[:2] + payloads[3:]
+    with pytest.raises(UserError, match=rf"^spill file .* is damaged at offset {refs[2][1]:,} "):
+        spill.read_bytes(refs[2])
+    spill.close_readers()

@@ -247,7 +247,8 @@ def test_the_one_join_splits_a_documents_sentences_once_unless_a_line_went(monke
     tables = sum(f.stat().st_size for f in tmp_path.glob("*.sentences"))
     from corpusforge.pipeline.dedup.sentence_split import sentence_spans  # not the counted one
 
-    assert tables == (8 * 5 * sum(len(sentence_spans(d.text)) for d in docs) if spill else 0)
+    # each document's table (5 ints of 8 bytes a sentence) as a record of its own, with its 4-byte CRC-32
+    assert tables == (sum(8 * 5 * len(sentence_spans(d.text)) + 4 for d in docs) if spill else 0)
     edited = 5  # all but the best-ranked document lose the notice (and, with lines_dropped, the NAV line)
     if joins == "shuffle" and not spill:  # no table through a shuffle of texts: the removal splits them again
         assert [calls[d.text] for d in docs] == [2] * 6  # each repeats a sentence of its own

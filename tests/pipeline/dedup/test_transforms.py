@@ -178,7 +178,12 @@ def test_near_dedup_spilled_to_disk_gives_the_same_clusters(tmp_path, monkeypatc
     ``flush_records`` records, or at the end of the bundle): same removals, same details."""
     import corpusforge.pipeline.dedup.near as near
 
+    from corpusforge.pipeline.spill import SpillWriter
+
     monkeypatch.setattr(near, "BAND_FLUSH_RECORDS", flush_records)
+    band_writes = []
+    write = SpillWriter.write
+    monkeypatch.setattr(SpillWriter, "write", lambda self, data: band_writes.append(1) or write(self, data))
     docs, expected_removed = near_corpus()
     with TestPipeline() as p:
         out = p | beam.Create(docs) | NearDedup(NEAR, spill_dir=str(tmp_path))
@@ -187,8 +192,9 @@ def test_near_dedup_spilled_to_disk_gives_the_same_clusters(tmp_path, monkeypatc
                     label="CheckDetails")
     spilled = sum(f.stat().st_size for f in tmp_path.glob("*.near"))
     bands, _ = near.banding(NEAR)
-    # every document's band records (16 bytes each) and 16-bit signature, once
-    assert spilled == (16 * bands + 2 * NEAR.num_perm) * len(docs)
+    # every document's band records (16 bytes each) and 16-bit signature, once; each signature a record of its
+    # own and each band shard's packed records one, with a 4-byte CRC-32 after each
+    assert band_writes and spilled == (16 * bands + 2 * NEAR.num_perm + 4) * len(docs) + 4 * len(band_writes)
 
 
 @pytest.mark.parametrize("joins", JOINS)
