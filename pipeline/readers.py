@@ -27,7 +27,7 @@ from typing import Any, BinaryIO, Callable, Iterator
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Reshuffle
+from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Reshuffle, spill_directory
 from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
@@ -704,6 +704,22 @@ class _ApplyIds(beam.DoFn):
             yield doc._evolve(id=new_ids[0], origin=None) if new_ids else doc._evolve(origin=None)
 
 
+class _ApplyMixedIds(beam.DoFn):
+    """``(origin, [document or new id])`` (documents and renames in one ``GroupByKey``: a new id is the only
+    ``str``) -> the document with its unique id, origin dropped, as ``_ApplyIds``."""
+
+    def process(self, item):
+        _, values = item
+        docs, new_id = [], None
+        for value in values:
+            if isinstance(value, str):
+                new_id = value
+            else:
+                docs.append(value)
+        for doc in docs:
+            yield doc._evolve(origin=None) if new_id is None else doc._evolve(id=new_id, origin=None)
+
+
 class ReadDocuments(beam.PTransform):
     """Read the configured inputs into ``(documents, rejected)`` PCollections.
 
@@ -761,9 +777,15 @@ class ReadDocuments(beam.PTransform):
                    | "GroupClaimedIds" >> GroupByKey()
                    | "SettleIds" >> beam.FlatMap(settled_ids))
         edits.append(renames | "CountIdCollisions" >> beam.Map(lambda _: ("read", "id_collisions", 1)))
-        docs = ({"doc": keyed.docs, "id": renames}
-                | "SpreadDocuments" >> CoGroupByKey()
-                | "UniqueIds" >> beam.ParDo(_ApplyIds()).with_output_types(Any))
+        if spill_directory() is None:  # Beam's shuffle: documents and renames in one GroupByKey, untagged
+            docs = ((keyed.docs, renames)
+                    | "SpreadFlatten" >> beam.Flatten()
+                    | "SpreadDocuments" >> beam.GroupByKey()
+                    | "UniqueIds" >> beam.ParDo(_ApplyMixedIds()).with_output_types(Any))
+        else:  # on disk: each input writes its runs in the step that made it (disk_grouping)
+            docs = ({"doc": keyed.docs, "id": renames}
+                    | "SpreadDocuments" >> CoGroupByKey()
+                    | "UniqueIds" >> beam.ParDo(_ApplyIds()).with_output_types(Any))
         self.edits = edits | "FlattenEdits" >> Flatten()
         return docs, rejected | "FlattenRejected" >> Flatten()
 

@@ -251,8 +251,21 @@ def test_flushed_id_lists_give_the_same_ids(tmp_path, monkeypatch):
     from corpusforge.pipeline import readers
 
     monkeypatch.setattr(readers, "ID_FLUSH", 1)
-    test_colliding_ids_are_namespaced_by_file_and_counted(tmp_path)
-    test_a_new_id_that_meets_another_id_is_settled_by_its_origin(tmp_path / "sub")
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    test_colliding_ids_are_namespaced_by_file_and_counted(tmp_path / "a")
+    test_a_new_id_that_meets_another_id_is_settled_by_its_origin(tmp_path / "b")
+
+
+def test_ids_are_the_same_with_shuffles_on_disk(tmp_path):
+    # on disk the documents meet their renames in a CoGroupByKey, in memory in one GroupByKey of both
+    from corpusforge.core.disk_grouping import spilling_to
+
+    for name in ("disk", "a", "b"):
+        (tmp_path / name).mkdir()
+    with spilling_to(str(tmp_path / "disk"), 4):
+        test_colliding_ids_are_namespaced_by_file_and_counted(tmp_path / "a")
+        test_a_new_id_that_meets_another_id_is_settled_by_its_origin(tmp_path / "b")
 
 
 def test_ids_reach_the_claims_pass_packed_not_one_element_a_document(tmp_path):
