@@ -8,7 +8,7 @@ under ``metrics``, as what the runner observed (a retried bundle may count twice
 """
 from __future__ import annotations
 
-import math
+import functools
 from typing import Any, Iterable
 
 import apache_beam as beam
@@ -18,7 +18,8 @@ from corpusforge.core.faults import STAGE_ERROR, error_parts
 
 # Histogram buckets of document length in characters: powers of two (a log scale people can read).
 def length_bucket(chars: int) -> int:
-    return 0 if chars <= 0 else 2 ** math.ceil(math.log2(chars))
+    # the smallest power of two >= chars, exactly (no float log2): 2 ** ceil(log2(chars))
+    return 0 if chars <= 0 else 1 << (chars - 1).bit_length()
 
 
 class AccountingError(RuntimeError):
@@ -68,6 +69,46 @@ class DocumentFacts:
         totals: dict = {}
         self.add_to(totals, doc)
         yield from totals.items()
+
+    def counter(self) -> "_DocumentCounts":
+        """A running count of documents for a bundle: ``add(doc)`` each, ``fold(totals)`` once at the end adds
+        what ``add_to`` would have added for each."""
+        return _DocumentCounts(self)
+
+
+class _DocumentCounts:
+    """``DocumentFacts``' counts of a bundle's documents: per (source, language) a document count, characters
+    and bytes, one dict look-up a document (``add_to`` does six, then six stores), turned into the facts'
+    keys once per bundle (``fold``)."""
+
+    def __init__(self, facts: DocumentFacts):
+        self.facts, self.by_kind = facts, {}
+
+    def add(self, doc) -> None:
+        text = doc.text
+        chars = len(text)
+        size = chars if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        kind = (doc.source, doc.annotations.get("lang"))
+        counts = self.by_kind.get(kind)
+        if counts is None:
+            self.by_kind[kind] = [1, chars, size]
+        else:
+            counts[0] += 1
+            counts[1] += chars
+            counts[2] += size
+
+    def fold(self, totals: dict) -> None:
+        facts, get = self.facts, totals.get
+        by_kind, self.by_kind = self.by_kind, {}
+        for (source, lang), (docs, chars, size) in by_kind.items():
+            added = [(facts._funnel[0], docs), (facts._funnel[1], chars)]
+            docs_key, bytes_key = facts._pair("source_docs", "source_bytes", source)
+            added += [(docs_key, docs), (bytes_key, size)]
+            if lang is not None:
+                docs_key, bytes_key = facts._pair("lang_docs", "lang_bytes", lang)
+                added += [(docs_key, docs), (bytes_key, size)]
+            for key, amount in added:
+                totals[key] = get(key, 0) + amount
 
 
 def document_facts(stage: str) -> DocumentFacts:
@@ -143,7 +184,9 @@ def _adder(fn):
 
 
 class _BundleFacts(beam.DoFn):
-    """The facts of each record by every one of ``fns``, summed over the bundle and emitted when it ends."""
+    """The facts of each record by every one of ``fns``, summed over the bundle and emitted when it ends. A fn
+    with ``counter()`` (``DocumentFacts``) counts a bundle in its own running count, folded into the totals when
+    the bundle ends."""
 
     def __init__(self, fns):
         self.fns = fns
@@ -153,14 +196,20 @@ class _BundleFacts(beam.DoFn):
 
     def start_bundle(self):
         self.totals: dict = {}
+        self.counters = [fn.counter() for fn in self.fns if hasattr(fn, "counter")]
+        counted = iter(self.counters)
+        # one call per record and fn, each with the record alone
+        self.adds = [next(counted).add if hasattr(fn, "counter") else functools.partial(add, self.totals)
+                     for fn, add in zip(self.fns, self.adders)]
 
     def process(self, record):
-        totals = self.totals
-        for add in self.adders:
-            add(totals, record)
+        for add in self.adds:
+            add(record)
 
     def finish_bundle(self):
         totals, self.totals = self.totals, {}
+        for counter in self.counters:
+            counter.fold(totals)
         for key in sorted(totals):
             yield GlobalWindows.windowed_value((key, totals[key]))
 
@@ -184,9 +233,8 @@ class _PassingFacts(_BundleFacts):
     def process(self, record):
         if self.before is not None:
             record = self.before(record)
-        totals = self.totals
-        for add in self.adders:
-            add(totals, record)
+        for add in self.adds:
+            add(record)
         return (record,)
 
     def finish_bundle(self):

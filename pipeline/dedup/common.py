@@ -241,24 +241,71 @@ class _JoinBySideInput(beam.DoFn):
         return self.fn.start_bundle()
 
     def process(self, element, shared, *verdicts):
+        if self.batched and not self.gathered:
+            return self._batch(element, shared, verdicts)
         if self.gathered:
             out = self._join(element[0], element[1], verdicts)
-        elif not self.batched:
-            out = self._one(element, shared, verdicts)
         else:
-            out = []
-            if self.carried:
-                for doc, value in element:
-                    out += self._one(doc, shared, verdicts, value)
-            else:
-                for doc in element:
-                    out += self._one(doc, shared, verdicts)
-            out = _summed_edits(out)
+            out = self._one(element, shared, verdicts)
         if not self.kept_lists:
             return out
         tagged, kept = [], []
         for o in out:
             (tagged if isinstance(o, beam.pvalue.TaggedOutput) else kept).append(o)
+        if kept:
+            tagged.append(kept)
+        return tagged
+
+    def _batch(self, element, shared, verdicts) -> list:
+        """A list of documents (``carried``: of ``(document, value)`` pairs) -> what ``_one`` gives for each, in
+        order, with the edits summed (``_summed_edits``) and, ``kept_lists``, the kept documents as one list.
+        Per list, not per document: the ids that a verdict names are found in one pass over each verdict dict's
+        keys, the ids are hashed only when some ids are shared (``shared`` is usually empty), and a document
+        without verdicts goes on as it is, never into a list of outputs to sort."""
+        if self.carried:
+            docs, values = [doc for doc, _ in element], [value for _, value in element]
+        else:
+            docs, values = element, None
+        ids = [doc.id for doc in docs]
+        apart = {i for i, doc_id in enumerate(ids) if _id_hash(doc_id) in shared} if shared else ()
+        if self.unjudged_pass:
+            judged: set = set()
+            for by_id in verdicts:
+                judged |= by_id.keys() & ids
+        else:
+            judged = None
+        kept_lists, tags = self.kept_lists, self.tags
+        kept: list = []  # kept_lists: the kept documents; else every output but the edits, in order
+        tagged: list = []  # kept_lists: the tagged outputs but the edits, in order
+        edits: dict = {}
+        fn_process = self.fn.process
+        TaggedOutput = beam.pvalue.TaggedOutput
+        for i, doc in enumerate(docs):
+            doc_id = ids[i]
+            if apart and i in apart:
+                (tagged if kept_lists else kept).append(TaggedOutput(SHARED, (doc_id, doc)))
+                continue
+            if judged is not None and doc_id not in judged:
+                kept.append(doc)
+                continue
+            grouped = {"doc": [doc]}
+            if values is not None:
+                grouped[CARRIED] = [values[i]]
+            for tag, by_id in zip(tags, verdicts):
+                grouped[tag] = by_id.get(doc_id, ())
+            for o in fn_process((doc_id, grouped)) or ():
+                if isinstance(o, TaggedOutput):
+                    if o.tag == EDITS:
+                        stage, counter, amount = o.value
+                        edits[(stage, counter)] = edits.get((stage, counter), 0) + amount
+                    else:
+                        (tagged if kept_lists else kept).append(o)
+                else:
+                    kept.append(o)
+        if edits:
+            tagged += [TaggedOutput(EDITS, (stage, counter, amount)) for (stage, counter), amount in edits.items()]
+        if not kept_lists:
+            return kept + tagged
         if kept:
             tagged.append(kept)
         return tagged

@@ -66,3 +66,23 @@ def test_documents_and_facts_pass_the_records_on_and_count_what_facts_of_counts(
         assert_that(separate, equal_to(sorted(expected.items())), label="Separate")
         assert_that(passed | beam.Map(lambda d: (d.id, d.annotations.get("seen"))),
                     equal_to([(d.id, True) for d in DOCS]), label="Passed")
+
+
+def test_a_bundles_document_counter_folds_into_what_add_to_adds():
+    # _BundleFacts counts DocumentFacts per (source, language) and folds them into the facts' keys per bundle
+    facts, added, folded = document_facts("quality"), {}, {"other": 1}
+    counter = facts.counter()
+    for doc in DOCS + DOCS[:2]:
+        facts.add_to(added, doc)
+        counter.add(doc)
+    counter.fold(folded)
+    assert folded == {**added, "other": 1}
+    counter.fold(folded)  # a fold empties the counter: the next bundle starts from nothing
+    assert folded == {**added, "other": 1}
+
+
+def test_length_buckets_are_the_powers_of_two_at_or_above_the_length():
+    from corpusforge.pipeline.stats import length_bucket
+
+    assert [length_bucket(n) for n in (-1, 0, 1, 2, 3, 4, 5, 1023, 1024, 1025)] == [0, 0, 1, 2, 4, 4, 8, 1024, 1024, 2048]
+    assert all(length_bucket(n) // 2 < n <= length_bucket(n) for n in range(1, 70000))

@@ -265,3 +265,50 @@ def test_a_lists_edits_are_summed_per_counter_and_nothing_else_changes():
     assert summed[:2] == [kept, removed]
     assert [(o.tag, o.value) for o in summed[2:]] == [(EDITS, ("dedup", "a", 5)), (EDITS, ("dedup", "b", 1))]
     assert _summed_edits([kept]) == [kept]
+
+
+@pytest.mark.parametrize("kept_lists", [False, True])
+@pytest.mark.parametrize("carried", [False, True])
+def test_a_list_joined_at_once_gives_what_its_documents_give_one_by_one(kept_lists, carried):
+    # _JoinBySideInput._batch (one pass per list) against _one per document then _summed_edits, the per-document
+    # path: a shared id (set apart), documents with and without verdicts, edits, removals, in one list
+    from corpusforge.pipeline.dedup.common import SHARED, _id_hash, _JoinBySideInput, _summed_edits
+    from corpusforge.pipeline.stage import EDITS, edit, removal
+
+    class Fn(beam.DoFn):
+        keeps_unjudged = True
+
+        def process(self, item):
+            doc_id, grouped = item
+            assert grouped.get("carried", [None])[0] == (f"value of {doc_id}" if carried else None)
+            for doc in grouped["doc"]:
+                yield edit("dedup", "judged", len(grouped["removed"]) + len(grouped["edits"]))
+                if grouped["removed"]:
+                    yield removal(doc, "dedup", "test")
+                else:
+                    yield doc.with_text(doc.text + "!")
+
+    docs = [Document(f"d{i}", f"text {i}", "web") for i in range(12)]
+    verdicts = ({"d1": ["x"], "d4": ["y"], "elsewhere": ["z"]}, {"d4": [1], "d7": [2], "d9": [3]})
+    shared = frozenset({_id_hash("d2"), _id_hash("d9")})
+    element = [(doc, f"value of {doc.id}") for doc in docs] if carried else docs
+    join = _JoinBySideInput(Fn(), ["removed", "edits"], batched=True, kept_lists=kept_lists, carried=carried)
+    one_by_one = []
+    for doc in docs:
+        value = f"value of {doc.id}" if carried else None
+        one_by_one += join._one(doc, shared, verdicts, value) if carried else join._one(doc, shared, verdicts)
+    one_by_one = _summed_edits(one_by_one)
+    if kept_lists:
+        kept = [o for o in one_by_one if not isinstance(o, beam.pvalue.TaggedOutput)]
+        one_by_one = [o for o in one_by_one if isinstance(o, beam.pvalue.TaggedOutput)] + [kept]
+
+    def plain(out):
+        return [(o.tag, o.value) if isinstance(o, beam.pvalue.TaggedOutput) else plain(o) if isinstance(o, list)
+                else o for o in out]
+
+    batched = plain(join.process(element, shared, *verdicts))
+    assert batched == plain(one_by_one)
+    tagged = [o for o in batched if isinstance(o, tuple)]
+    assert [value[0] for tag, value in tagged if tag == SHARED] == ["d2", "d9"]
+    assert [value for tag, value in tagged if tag == EDITS] == [("dedup", "judged", 4)]  # d1, d4 (2), d7
+    assert join.process([], frozenset(), *verdicts) == []
