@@ -246,9 +246,62 @@ def test_a_new_id_that_meets_another_id_is_settled_by_its_origin(tmp_path):
                     equal_to([("w/x@a.jsonl", "own"), ("w/x@b.jsonl", "b x"), ("w/y@c.jsonl#1", "c y1")]), label="Plain")
 
 
+def test_flushed_id_lists_give_the_same_ids(tmp_path, monkeypatch):
+    # a bundle sends its (id, origin) pairs on every ID_FLUSH of them: lists of one pair, split anywhere
+    from corpusforge.pipeline import readers
+
+    monkeypatch.setattr(readers, "ID_FLUSH", 1)
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    test_colliding_ids_are_namespaced_by_file_and_counted(tmp_path / "a")
+    test_a_new_id_that_meets_another_id_is_settled_by_its_origin(tmp_path / "b")
+
+
+def test_ids_are_the_same_with_shuffles_on_disk(tmp_path):
+    # on disk the documents meet their renames in a CoGroupByKey, in memory in one GroupByKey of both
+    from corpusforge.core.disk_grouping import spilling_to
+
+    for name in ("disk", "a", "b"):
+        (tmp_path / name).mkdir()
+    with spilling_to(str(tmp_path / "disk"), 4):
+        test_colliding_ids_are_namespaced_by_file_and_counted(tmp_path / "a")
+        test_a_new_id_that_meets_another_id_is_settled_by_its_origin(tmp_path / "b")
+
+
+def test_ids_reach_the_claims_pass_packed_not_one_element_a_document(tmp_path):
+    # 600 documents, every one of whose ids two files share: the step that groups ids gets a few packed lists
+    # (one per id bucket a bundle fills), not an (id, origin) element per document; ids are namespaced as ever
+    from apache_beam.pipeline import PipelineVisitor
+    from corpusforge.pipeline.readers import ID_BUCKETS
+
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.jsonl").write_bytes(b"".join(b'{"id": "%d", "text": "t"}\n' % i for i in range(200)))
+    found = []
+
+    class _GroupIds(PipelineVisitor):
+        def enter_composite_transform(self, node):
+            if node.full_label.endswith("/GroupIds"):
+                found.append(node.inputs[0])
+
+        def visit_transform(self, node):
+            self.enter_composite_transform(node)
+
+    with TestPipeline() as p:
+        read = ReadDocuments([InputConfig(path=str(tmp_path / "*.jsonl"), name="w")], 1000)
+        docs, _ = p | read
+        p.visit(_GroupIds())
+        assert len(found) == 1
+        assert_that(found[0] | "CountPacked" >> beam.combiners.Count.Globally()
+                    | "Few" >> beam.Map(lambda n: n <= 3 * ID_BUCKETS),
+                    equal_to([True]), label="Packed")
+        assert_that(docs | beam.Map(lambda d: d.id) | beam.Filter(lambda i: i.endswith("@b.jsonl"))
+                    | "CountIds" >> beam.combiners.Count.Globally(), equal_to([200]), label="Ids")
+
+
 def _final_ids(records):
-    """The ids ``ReadDocuments`` gives ``records`` (``(id, origin)`` pairs): its two light passes, in plain Python."""
-    from corpusforge.pipeline.readers import id_claims, settled_ids
+    """The ids ``ReadDocuments`` gives ``records`` (``(id, origin)`` pairs): its two light passes, in plain Python
+    (the pairs packed by id bucket, in lists of two, as bundles send them)."""
+    from corpusforge.pipeline.readers import bucket_claims, id_bucket, settled_ids
 
     def grouped(pairs):
         groups: dict = {}
@@ -256,7 +309,9 @@ def _final_ids(records):
             groups.setdefault(key, []).append(value)
         return groups.items()
 
-    claims = [claim for group in grouped(records) for claim in id_claims(group)]
+    packed = [(id_bucket(doc_id), (doc_id, origin)) for doc_id, origin in records]
+    buckets = [(bucket, [pairs[i:i + 2] for i in range(0, len(pairs), 2)]) for bucket, pairs in grouped(packed)]
+    claims = [claim for group in buckets for claim in bucket_claims(group)]
     renames = dict(rename for group in grouped(claims) for rename in settled_ids(group))
     return [renames.get(origin, doc_id) for doc_id, origin in records]
 
