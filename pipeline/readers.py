@@ -635,22 +635,37 @@ def settled_ids(group: tuple[str, Any]) -> Iterator[tuple[tuple, str]]:
 
 
 # Ids travel to the claims light pass in packed lists, not one Beam element per document: every (id, origin) pair
-# goes to one of ID_BUCKETS buckets by a hash of its id (all documents of an id meet in one bucket, whatever
-# worker read them), each bundle emitting one list per bucket it fills (or per ID_FLUSH pairs). A bucket holds
-# about 1/ID_BUCKETS of the build's ids at once.
+# goes to one of a build's id buckets by a hash of its id (all documents of an id meet in one bucket, whatever
+# worker read them), each bundle emitting one list per bucket it fills (or per ID_FLUSH pairs). One bucket's
+# group is what the claims pass holds at once (and, with shuffles on disk, what one partition reads back), so
+# the bucket count grows with the input (``id_buckets_for``): one bucket per INPUT_BYTES_PER_ID_BUCKET of input
+# files as stored (~5k web-like documents, as ``disk_grouping``'s partitions), at least ID_BUCKETS: a group's
+# size stays about constant as the corpus grows, and a small build still packs its pairs into few lists.
 ID_BUCKETS = 64
+MAX_ID_BUCKETS = 65536
+INPUT_BYTES_PER_ID_BUCKET = 4_000_000
 ID_FLUSH = 1 << 16
 IDS = "ids"  # tagged output of _SpreadKeys: (bucket, [(id, origin)...])
 
 
-def id_bucket(doc_id: str) -> int:
-    """The bucket of ``doc_id``'s ``(id, origin)`` pairs: the same in every process (not Python's ``hash``)."""
-    return zlib.crc32(doc_id.encode("utf-8", "surrogatepass")) % ID_BUCKETS
+def id_buckets_for(input_bytes: int) -> int:
+    """How many id buckets a read of ``input_bytes`` of input files uses: one per ``INPUT_BYTES_PER_ID_BUCKET``,
+    between ``ID_BUCKETS`` and ``MAX_ID_BUCKETS``."""
+    return max(ID_BUCKETS, min(MAX_ID_BUCKETS, -(-input_bytes // INPUT_BYTES_PER_ID_BUCKET)))
+
+
+def id_bucket(doc_id: str, buckets: int) -> int:
+    """The bucket (of ``buckets``) of ``doc_id``'s ``(id, origin)`` pairs: the same in every process (not
+    Python's ``hash``)."""
+    return zlib.crc32(doc_id.encode("utf-8", "surrogatepass")) % buckets
 
 
 class _SpreadKeys(beam.DoFn):
     """Documents -> ``(origin, document)`` for the shuffle that spreads them, and, tagged ``IDS``, their
-    ``(id, origin)`` pairs packed in one ``(bucket, [pairs])`` list per bucket per bundle."""
+    ``(id, origin)`` pairs packed in one ``(bucket, [pairs])`` list per bucket per bundle (of ``buckets``)."""
+
+    def __init__(self, buckets: int):
+        self.id_buckets = buckets
 
     def start_bundle(self):
         self.buckets: dict[int, list] = {}
@@ -658,7 +673,7 @@ class _SpreadKeys(beam.DoFn):
 
     def process(self, doc):
         origin, doc_id = doc.origin, doc.id
-        pairs = self.buckets.get(bucket := id_bucket(doc_id))
+        pairs = self.buckets.get(bucket := id_bucket(doc_id, self.id_buckets))
         if pairs is None:
             pairs = self.buckets[bucket] = []
         pairs.append((doc_id, origin))
@@ -737,6 +752,8 @@ class ReadDocuments(beam.PTransform):
         self.fail_fast = fail_fast
         self.names = names  # source names and paths as written (the PII stage's NameScrubber), or None
         self.listed = listed_inputs(inputs)
+        # the (id, origin) pairs' buckets, sized from the input so that one bucket's group stays small
+        self.id_buckets = id_buckets_for(sum(f.size for _, _, files in self.listed for f in files))
         self.max_doc_chars = max_doc_chars
         self.max_record_bytes, self.max_metadata_depth = max_record_bytes, max_metadata_depth
         self.progress = progress  # a local directory for pipeline.progress, or None
@@ -770,7 +787,7 @@ class ReadDocuments(beam.PTransform):
         # a second one, over those claims only, settles the new ids that meet another id (``settled_ids``). The
         # documents are joined with their new ids by origin: being keyed by origin, no id shared by many
         # documents makes a hot key.
-        keyed = docs | "SpreadKeys" >> beam.ParDo(_SpreadKeys()).with_outputs(IDS, main="docs")
+        keyed = docs | "SpreadKeys" >> beam.ParDo(_SpreadKeys(self.id_buckets)).with_outputs(IDS, main="docs")
         renames = (keyed[IDS]
                    | "GroupIds" >> GroupByKey()
                    | "NamespaceSharedIds" >> beam.FlatMap(bucket_claims)
