@@ -34,8 +34,8 @@ from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import UserError
 from corpusforge.core.faults import STAGE_ERROR, describe
 from corpusforge.core.input_files import (MAX_DEPTH, InputFile, Oversize, RecordError, bounded_lines, check_depth,
-                                          classify, display_path, file_problem, glob_root, list_input, open_decompressed,
-                                          open_input, parse_json, path_bytes, path_text, record_limit)
+                                          classify, display_path, file_problem, list_input, open_decompressed, open_input,
+                                          parse_json, path_bytes, path_text, record_limit)
 from corpusforge.core.progress import Reporter
 
 REJECTED = "rejected"
