@@ -22,7 +22,6 @@ import hashlib
 import os
 import random
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
@@ -31,6 +30,7 @@ import pyarrow.ipc as ipc  # noqa: E402
 
 from bench.build import measure, passage_texts  # noqa: E402
 import bench.build as build_bench  # noqa: E402
+from bench.workdirs import temporary_workdir  # noqa: E402
 from corpusforge.pipeline.document import DOCUMENT_SCHEMA  # noqa: E402
 
 SHARDS = 8
@@ -89,12 +89,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[50_000, 200_000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1])
-    parser.add_argument("--workdir", default=None, help="Where corpora and runs go (default: a temp dir).")
+    parser.add_argument("--workdir", default=None, help="Where corpora and runs go, kept (default: a temp dir, removed at exit).")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="A config setting for every run (corpusforge tokenize --set).")
     parser.add_argument("--digests", action="store_true", help="Also print a sha256 of each run's tokens/.")
     args = parser.parse_args()
-    workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-tokenize-")
+    workdir = args.workdir or temporary_workdir("cf-bench-tokenize-")
     os.makedirs(workdir, exist_ok=True)
     tokenizer = os.path.join(workdir, "tokenizer.json")
     train_tokenizer(tokenizer)
