@@ -350,3 +350,36 @@ def array_keys(table: bytes) -> list[int]:
     from corpusforge.pipeline.dedup.sentences import TABLE_TYPECODE
 
     return array.array(TABLE_TYPECODE, table)[3::5].tolist()
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ9 .!?,;'\")\t\n") + [
+    "", "\n\n", "Mr", "word", "é", "Über", "’", "—", "\u00a0", "Σ. ", "ΟΔΟΣ", "İ", "…", "Привет мир. ", "漢字です。",
+    "中文！", "한국어 문장. ", "\ud800", "\udfff", "x\udc80. ", "A long enough sentence", " Yes. ", "\n. ", "   "]),
+    max_size=50), st.sampled_from(["en", "de", "zh", None]), st.sampled_from([(10, 20), (1, 1), (3, 2)]),
+    st.integers(0, 2 ** 32), st.booleans())
+def test_a_non_ascii_texts_table_removes_as_splitting_it_again(pieces, lang, chars, seed, collapse):
+    # a text that ascii_word_copy cannot make ASCII has a table too unless a sentence holds a no-space script
+    # (its words count in hundredths, rounded once for the text left): the same text left, counts and words
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines
+    from corpusforge.pipeline.dedup.sentences import without_sentences
+    from corpusforge.pipeline.words import has_no_space_script
+
+    text = "".join(pieces)
+    records, table = keyed_lines(text, lang, *chars)
+    assert records == line_records(text, lang, *chars)
+    if table is None:
+        assert has_no_space_script(text)
+        return
+    keys = sorted({key for _, _, sentence_keys in records for key in sentence_keys})
+    rng = random.Random(seed)
+    for drop in (set(keys), {key for key in keys if rng.random() < 0.5}):
+        assert without_sentences(text, lang, drop, chars[1], collapse, table) == \
+            without_sentences(text, lang, drop, chars[1], collapse)
+
+
+def test_an_accented_or_greek_text_has_a_table_and_a_cjk_one_none():
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines
+
+    assert keyed_lines("Ünïcode wörds. Σας ευχαριστώ.\nÇa va.", "en", 1, 1)[1] is not None
+    assert keyed_lines("Ünïcode wörds. 漢字です。", "en", 1, 1)[1] is None
