@@ -26,6 +26,7 @@ are on).
 from __future__ import annotations
 
 import array
+import re
 from hashlib import blake2b
 
 import apache_beam as beam
@@ -46,6 +47,11 @@ from corpusforge.pipeline.dedup.sentences import (
 from corpusforge.pipeline.dedup.text import ascii_word_copy, normalized_bytes, word_parts
 from corpusforge.pipeline.spill import SpillWriter, read_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
+
+# A byte that starts a character of U+0800 or above in UTF-8. Without one, normalised words hold no character of a
+# script written without spaces (every one is U+0E00 or above: corpusforge.pipeline.words.NO_SPACE_BLOCKS), so
+# ``word_parts`` would count their spaces plus one (normalised words hold no whitespace): what keyed_lines counts.
+_WIDE_CHARACTER = re.compile(rb"[\xe0-\xff]").search
 
 LINES = "lines"  # tagged output: (id, (node, light record of the document's lines))
 
@@ -72,7 +78,8 @@ def keyed_lines(text: str, lang: str | None, line_chars: int, sentence_chars: in
 
     A sentence's words in the table are what ``without_sentences`` adds up for it: the spaces of ASCII words plus
     one; else ``word_parts``' space-delimited words (``word_parts``' parts of the kept sentences add up to the
-    parts of their words joined, and with no hundredths those are the count)."""
+    parts of their words joined, and with no hundredths those are the count), which are again the spaces plus one
+    when every character is below U+0800 (``_WIDE_CHARACTER``: most accented, Greek or Cyrillic text)."""
     copy = ascii_word_copy(text)
     norm = normalized_bytes(copy) if copy is not None else None
     records: list[tuple] = []
@@ -95,8 +102,8 @@ def keyed_lines(text: str, lang: str | None, line_chars: int, sentence_chars: in
         if table is not None:
             if not joined:
                 count = 0
-            elif joined.isascii():  # as without_sentences counts them (every sentence of an ASCII copy)
-                count = joined.count(b" ") + 1
+            elif joined.isascii() or not _WIDE_CHARACTER(joined):  # ASCII, or accented Latin, Greek, Cyrillic...
+                count = joined.count(b" ") + 1  # as without_sentences counts them (word_parts' count, quicker)
             else:
                 count, cents = word_parts(joined)
                 if cents:  # a no-space script: the text left's count is rounded once, not per sentence

@@ -383,3 +383,22 @@ def test_an_accented_or_greek_text_has_a_table_and_a_cjk_one_none():
 
     assert keyed_lines("Ünïcode wörds. Σας ευχαριστώ.\nÇa va.", "en", 1, 1)[1] is not None
     assert keyed_lines("Ünïcode wörds. 漢字です。", "en", 1, 1)[1] is None
+
+
+def test_a_tables_word_counts_are_word_parts_counts_for_every_character_below_u0800():
+    # keyed_lines counts a sentence whose characters are all below U+0800 by its spaces (no script written without
+    # spaces is down there); word_parts, the count without_sentences adds up, agrees for every such character: in a
+    # word, alone, beside a digit, doubled (marks, separators and spaces of that range included)
+    import array
+
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines
+    from corpusforge.pipeline.dedup.sentences import TABLE_TYPECODE
+    from corpusforge.pipeline.dedup.text import normalized_bytes, word_parts
+
+    for code in range(0x80, 0x800):
+        c = chr(code)
+        text = f"Ab{c}cd {c} e{c}0f{c}{c} ok. Then {c}x y.\n{c}"
+        numbers = array.array(TABLE_TYPECODE, keyed_lines(text, "en", 1, 1)[1])
+        for start, end, count in zip(numbers[0::5], numbers[1::5], numbers[4::5]):
+            joined = b" ".join(normalized_bytes(text[start:end]).split())
+            assert count == (word_parts(joined)[0] if joined else 0), (hex(code), text[start:end])
