@@ -8,11 +8,10 @@ bound the batch instead, and measure every row before turning it into Python obj
   ``BATCH_ROWS`` rows, and fewer where the row group's uncompressed bytes per row (footer metadata:
   ``total_uncompressed_size`` of its column chunks over ``num_rows``) say a batch would decode to more than
   ``BATCH_BYTES``. Column chunks are read through a 1 MiB buffer (``buffer_size``, no ``pre_buffer``), so a
-  chunk is held one page at a time, not whole. Top-level string and binary columns are read as dictionaries
-  (``read_dictionary``): a dictionary-encoded page that repeats one large value in every row decodes to the
-  value once plus an index per row, not to a copy per row. A row group of one row whose encoded size alone
-  is past 4 x the limit (+1 MiB, room for page headers that repeat the value as statistics) is rejected from
-  the footer without being decoded (``Oversized``).
+  chunk is held one page at a time, not whole; columns are decoded on this thread (``use_threads=False``: a
+  thread pool's allocator caches kept tens of MB more). A row group of one row whose encoded size alone is past
+  4 x the limit (+1 MiB, room for page headers that repeat the value as statistics) is rejected from the
+  footer without being decoded (``Oversized``).
 - **Arrow IPC**: a local file (or a spooled copy on disk) is memory-mapped and its batches read zero-copy
   (uncompressed IPC), so a batch costs its offsets until a row is converted; pages a batch touched are
   released (``MADV_DONTNEED``) before the next batch.
@@ -21,10 +20,11 @@ bound the batch instead, and measure every row before turning it into Python obj
   single rows over ``max_record_bytes`` (rejected ``oversize_record``, never converted) and runs of the other
   rows of at most ``BATCH_BYTES`` together, converted to Python one run at a time.
 
-What pyarrow cannot avoid: a Parquet page is decompressed and decoded whole, so one cell alone in its page (or
-one page of a row group that has several rows) costs about twice its size before its row can be rejected; a
-compressed Arrow IPC body (LZ4/ZSTD), and any Arrow file read from a stream that has no file descriptor (a
-remote file), is read one whole batch at a time.
+What pyarrow cannot avoid (docs/inputs.md has the figures): a Parquet page is decompressed and decoded whole,
+so a huge cell costs about 3 x its page before its row can be rejected, and pyarrow's writer puts up to 1,024
+values in a page whatever their size; a dictionary page's large value that many rows repeat decodes to a copy
+per row; a compressed Arrow IPC body (LZ4/ZSTD), and any Arrow file read from a stream that has no file
+descriptor (a remote file), is read one whole batch at a time.
 """
 from __future__ import annotations
 
@@ -136,24 +136,20 @@ def _column_sizes(column: Any) -> np.ndarray:
 
 def runs(sizes: np.ndarray, max_bytes: int, budget: int = BATCH_BYTES) -> Iterator[tuple[int, int, bool]]:
     """``(start, stop, oversize)`` over the rows of ``sizes``, in order: a row over ``max_bytes`` alone with
-    ``oversize`` true; the others in runs of at most ``budget`` bytes together (at least one row each)."""
+    ``oversize`` true; the others in runs of at most ``budget`` bytes together (at least one row each), cut
+    where the running total passes the budget (one ``searchsorted`` a run, not a Python step a row)."""
     n = len(sizes)
-    if n and int(sizes.max()) <= max_bytes and int(sizes.sum()) <= budget:
-        yield 0, n, False
-        return
-    start, held = 0, 0
-    for index, size in enumerate(sizes.tolist()):
-        if size > max_bytes or (held and held + size > budget):
-            if index > start:
-                yield start, index, False
-            start, held = index, 0
-            if size > max_bytes:
-                yield index, index + 1, True
-                start = index + 1
-                continue
-        held += size
-    if n > start:
-        yield start, n, False
+    ends = np.cumsum(sizes)  # ends[i]: the bytes of rows 0..i
+    start = 0
+    for over in [*np.flatnonzero(sizes > max_bytes).tolist(), n]:
+        while start < over:
+            before = int(ends[start - 1]) if start else 0
+            stop = min(max(int(np.searchsorted(ends, before + budget, side="right")), start + 1), over)
+            yield start, stop, False
+            start = stop
+        if over < n:
+            yield over, over + 1, True
+            start = over + 1
 
 
 def head(batch: Any, index: int, chars: int) -> dict[str, Any]:
