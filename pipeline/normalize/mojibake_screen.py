@@ -5,8 +5,9 @@ alternation (``BADNESS_RE``) that costs ~0.3 us per character of non-ASCII text,
 document, most of normalize's time. ``may_be_bad`` gives the same answer as ``is_bad`` for every string, from a
 cheap search plus that regex on a few small windows:
 
-- every alternative of ``BADNESS_RE`` consumes at least one character from a set ``ANCHORS`` of non-ASCII
-  characters (read off the installed ftfy's pattern), so a line with none of them cannot match;
+- every alternative of ``BADNESS_RE`` consumes one character from each of its mandatory sets of non-ASCII
+  characters; ``ANCHORS`` holds, per alternative, the set with the fewest letters (read off the installed ftfy's
+  pattern), so a line with none of them cannot match;
 - a match is at most ``WIDTH`` characters long, so a match, if there is one, lies within ``WIDTH`` characters of
   an anchor: ``BADNESS_RE`` is searched only in those windows (one character wider on each side, so an
   assertion at a match's edge sees the same neighbours as in the whole line).
@@ -77,7 +78,12 @@ def anchors_and_width(pattern: re.Pattern) -> tuple[frozenset[str], int] | None:
         non_ascii = [chars for chars in mandatory if chars and all(ord(c) > 127 for c in chars)]
         if not non_ascii:
             return None
-        anchors.update(*non_ascii)
+        # A match of this alternative holds a character of each of its mandatory sets: one set is enough to find it.
+        # The one least likely in real text: fewest lower-case letters, then upper-case ones, then characters. Anchoring
+        # on every set windowed nearly every character of a Greek, Cyrillic or accented text (é, в: each some
+        # alternative's, beside a rarer É, Ђ or symbol).
+        anchors.update(min(non_ascii, key=lambda chars: (sum(map(str.islower, chars)), sum(map(str.isupper, chars)),
+                                                         len(chars))))
     return frozenset(anchors), high
 
 
