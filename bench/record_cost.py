@@ -17,7 +17,7 @@ Printed per (operation, text): CPU seconds at each size, seconds per MB of UTF-8
 (``xprose``: that against prose's seconds per MB at the same size, where ``prose`` is among the texts), and
 the growth exponent (log-log slope between the two largest sizes whose smaller time is >= 5 ms; ``-`` when
 every time is below that: too fast to tell). Flags: ``SUPERLINEAR`` (exponent > 1.3, or a size past the
-limit), ``SLOW`` (> 1 s per MB at the largest size: linear, but worth knowing).
+limit), ``SLOW`` (> 1 s per MB at the largest size, where that takes 0.1 s or more: fixed costs aside).
 """
 from __future__ import annotations
 
@@ -290,7 +290,7 @@ def main(argv=None) -> int:
             flags = []
             if (slope is not None and slope > EXPONENT_FLAG) or any(t is None for _, t in points):
                 flags.append("SUPERLINEAR")
-            if per_mb is not None and per_mb > SLOW_S_PER_MB and largest_t >= MIN_FOR_SLOPE:
+            if per_mb is not None and per_mb > SLOW_S_PER_MB and largest_t >= 0.1:
                 flags.append("SLOW")
             cells = "".join(f"{_cell(t, args.limit):>11}" for _, t in points)
             print(f"{op:<22}{name:<15}{cells}{(f'{per_mb:.2f}' if per_mb is not None else '-'):>9}"
