@@ -25,6 +25,7 @@ import tokenizers
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 from corpusforge.core.errors import UserError
+from corpusforge.core.text_guards import MAX_RUN, bounded_pieces
 from corpusforge.core.progress import Progress
 from corpusforge.core import files, rundir
 from corpusforge.core.rundir import RunPaths
@@ -147,8 +148,18 @@ def train_from_texts(batches: Iterable[list[str]], cfg: TokenizerConfig, length:
     kind = cfg.resolved_kind
     tok = new_tokenizer(kind, cfg.family, lowercase=cfg.lowercase, strip_accents=cfg.strip_accents)
     trainer = new_trainer(kind, cfg.family, cfg.vocab_size, cfg.min_frequency, cfg.max_token_chars, show_progress)
-    tok.train_from_iterator(batches, trainer=trainer, length=length)
+    tok.train_from_iterator(_bounded(batches), trainer=trainer, length=length)
     return finish(tok, kind, cfg.family)
+
+
+def _bounded(batches: Iterable[list[str]]) -> Iterator[list[str]]:
+    """Each batch with every text that holds a run of more than ``MAX_RUN`` characters without a space (or of
+    spaces) cut into pieces without one (``text_guards.bounded_pieces``): the trainers are super-linear in the
+    length of one word, and no ordinary word is that long, so ordinary text reaches them unchanged."""
+    for batch in batches:
+        if any(len(text) > MAX_RUN for text in batch):
+            batch = [piece for text in batch for piece in bounded_pieces(text)]
+        yield batch
 
 
 class _Sample:
