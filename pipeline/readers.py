@@ -27,8 +27,9 @@ from typing import Any, BinaryIO, Callable, Iterator
 import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
+from corpusforge.core import columnar
 from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Reshuffle, spill_directory
-from corpusforge.pipeline import columnar, web
+from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import UserError
@@ -304,7 +305,7 @@ def _row_preview(row: Any) -> str:
 
 
 def _read_columnar(batches: Iterator[Any], ctx: _Context) -> Iterator[Document | Rejected]:
-    """Every row of ``batches`` (``pipeline/columnar.py``: batches of bounded size). A row over
+    """Every row of ``batches`` (``corpusforge/core/columnar.py``: batches of bounded size). A row over
     ``max_bytes`` (``columnar.row_sizes``: its decoded bytes) is rejected as ``oversize_record`` without being
     converted to Python; the others are converted a run of at most ``columnar.BATCH_BYTES`` at a time. A run
     whose conversion raises is converted row by row, so only the rows that raise are rejected

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, classify, display_path, open_decompressed,
                                           open_input, parse_json, record_limit)
@@ -103,28 +104,19 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
 
 
 def _columnar_documents(raw, fmt: str, text_field: str, skip) -> Iterator[Document]:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    if fmt == "parquet":
-        batches = pq.ParquetFile(raw).iter_batches(batch_size=1024)
-    else:
-        try:
-            reader = pa.ipc.open_file(raw)
-            batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
-        except pa.ArrowInvalid:  # an Arrow IPC stream (a clean shard)
-            raw.seek(0)
-            batches = iter(pa.ipc.open_stream(raw))
-    for batch in batches:
-        if text_field not in batch.schema.names:
+    # read as the build reads (corpusforge.core.columnar): bounded batches, a row over the limit never converted
+    columns = list(dict.fromkeys([text_field, "source"]))
+    for row in columnar.read_rows(raw, fmt, record_limit(MAX_CHARS), columns=columns):
+        if isinstance(row, columnar.OverLimit):
+            skip("oversize_record")
+            continue
+        if text_field not in row:
             raise UserError(f"a file has no column {text_field!r}; pass --text-field")
-        texts = batch.column(text_field).to_pylist()
-        sources = batch.column("source").to_pylist() if "source" in batch.schema.names else [None] * len(texts)
-        for text, source in zip(texts, sources):
-            if isinstance(text, str) and text:
-                yield Document(text, source if isinstance(source, str) else None)
-            else:
-                skip("missing_text")
+        text, source = row[text_field], row.get("source")
+        if isinstance(text, str) and text:
+            yield Document(text, source if isinstance(source, str) else None)
+        else:
+            skip("missing_text")
 
 
 MAX_CHARS = 10_000_000  # the build's default output.max_doc_chars: lines longer than its record limit are skipped

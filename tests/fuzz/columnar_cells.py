@@ -1,5 +1,5 @@
 """Fuzz family ``columnar_cells``: Parquet and Arrow IPC files whose cells may be far larger than
-``output.max_record_bytes`` (docs/inputs.md, "Bounded memory"; pipeline/columnar.py).
+``output.max_record_bytes`` (docs/inputs.md, "Bounded memory"; corpusforge/core/columnar.py).
 
 Each case writes one columnar file under ``workdir``: 1-4 row groups (Parquet) or record batches (Arrow IPC,
 file or stream format) of random sizes, a text column (string or large_string), an id (int or string) and a
@@ -153,7 +153,7 @@ def _write(rng: random.Random, path: pathlib.Path, fmt: str, groups: list[list[d
 
 
 def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
-    from corpusforge.pipeline import columnar
+    from corpusforge.core import columnar
 
     workdir.mkdir(parents=True, exist_ok=True)
     max_chars = rng.choice([2_000, 20_000, 100_000])

@@ -1,6 +1,7 @@
-"""Parquet and Arrow IPC rows larger than ``output.max_record_bytes`` (pipeline/columnar.py, docs/inputs.md
-"Bounded memory"): rejected as ``oversize_record`` with their position, never converted to Python, and read in
-batches whose decoded size is bounded; peak memory measured in a fresh process (``tests/fuzz/columnar_cells``)."""
+"""Parquet and Arrow IPC rows larger than ``output.max_record_bytes`` (corpusforge/core/columnar.py,
+docs/inputs.md "Bounded memory"): rejected as ``oversize_record`` with their position, never converted to
+Python, and read in batches whose decoded size is bounded; peak memory measured in a fresh process
+(``tests/fuzz/columnar_cells``)."""
 import io
 
 import numpy as np
@@ -8,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpusforge.pipeline import columnar
+from corpusforge.core import columnar
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.pipeline.readers import read_file

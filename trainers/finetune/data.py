@@ -15,6 +15,7 @@ import io
 import pathlib
 from typing import Any
 
+from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, classify, display_path, open_decompressed,
                                           open_input, parse_json, record_limit)
@@ -49,9 +50,7 @@ def read_records(path: str | pathlib.Path) -> list[dict[str, Any]]:
                 text = io.TextIOWrapper(open_decompressed(raw, str(path)), encoding="utf-8-sig", newline="")
                 return list(csv.DictReader(text, delimiter="\t" if suffix == ".tsv" else ","))
             if suffix == ".parquet":
-                import pyarrow.parquet as pq
-
-                return pq.read_table(raw).to_pylist()
+                return _parquet_records(raw, where)
     except UserError:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the parser raises: one line (classify names it)
@@ -60,10 +59,25 @@ def read_records(path: str | pathlib.Path) -> list[dict[str, Any]]:
     raise UserError(f"{where}: unknown format {suffix!r}; use .jsonl, .csv, .tsv or .parquet")
 
 
+MAX_RECORD_BYTES = record_limit(10_000_000)  # the build's default output.max_record_bytes: a line, or a row
+
+
+def _parquet_records(raw: Any, where: str) -> list[dict[str, Any]]:
+    """Read as the build reads (``corpusforge.core.columnar``): bounded batches, each row measured from its
+    offsets, so a row over the limit is refused before it is converted (or, alone in its row group, decoded)."""
+    out = []
+    for row in columnar.read_rows(raw, "parquet", MAX_RECORD_BYTES):
+        if isinstance(row, columnar.OverLimit):
+            raise UserError(f"{where}: record {row.position} is {row.size:,} bytes{' encoded' if row.encoded else ''}, "
+                            f"over the {MAX_RECORD_BYTES:,} a record may take; shorten or drop it")
+        out.append(row)
+    return out
+
+
 def _jsonl_records(path: pathlib.Path, where: str) -> list[dict[str, Any]]:
     out = []
     with open_input(str(path)) as raw:
-        for number, line in enumerate(bounded_lines(open_decompressed(raw, str(path)), record_limit(10_000_000)), 1):
+        for number, line in enumerate(bounded_lines(open_decompressed(raw, str(path)), MAX_RECORD_BYTES), 1):
             if isinstance(line, Oversize):
                 raise UserError(f"{where}:{number} is a line of {line.size:,} bytes or more; too long for a record")
             if not line.strip():

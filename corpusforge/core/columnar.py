@@ -1,8 +1,9 @@
 """Parquet and Arrow IPC inputs as record batches of bounded size, and the size of each row in them.
 
 A JSONL line is bounded by ``output.max_record_bytes`` before it is decoded (``bounded_lines``). A columnar
-file's unit of reading is a batch of rows that pyarrow decodes whole, so the readers (``pipeline/readers.py``)
-bound the batch instead, and measure every row before turning it into Python objects:
+file's unit of reading is a batch of rows that pyarrow decodes whole, so the readers (``pipeline/readers.py``,
+and ``read_rows`` for the commands outside the build: ``evaluate``, ``embed``, fine-tuning data) bound the batch
+instead, and measure every row before turning it into Python objects:
 
 - **Parquet**: each row group is read on its own (``iter_batches(row_groups=[i])``) in batches of at most
   ``BATCH_ROWS`` rows, and fewer where the row group's uncompressed bytes per row (footer metadata:
@@ -55,26 +56,87 @@ def open_parquet(source: BinaryIO) -> Any:
     return pq.ParquetFile(source, buffer_size=_BUFFER, pre_buffer=False)
 
 
-def parquet_batches(reader: Any, max_bytes: int, budget: int = BATCH_BYTES) -> Iterator[Any]:
+def parquet_batches(reader: Any, max_bytes: int, budget: int = BATCH_BYTES,
+                    columns: list[str] | None = None) -> Iterator[Any]:
     """The record batches of every row group of ``reader`` (``open_parquet``), each of at most ``BATCH_ROWS``
-    rows and about ``budget`` decoded bytes; a one-row row group over the limit as ``Oversized``."""
+    rows and about ``budget`` decoded bytes; a one-row row group over the limit as ``Oversized``. ``columns``:
+    read and count only these top-level columns (None: all)."""
     meta = reader.metadata
     for group in range(meta.num_row_groups):
         row_group = meta.row_group(group)
         rows = row_group.num_rows
         if rows <= 0:
             continue
-        size = sum(row_group.column(j).total_uncompressed_size for j in range(row_group.num_columns))
+        size = sum(row_group.column(j).total_uncompressed_size for j in range(row_group.num_columns)
+                   if columns is None or row_group.column(j).path_in_schema.split(".")[0] in columns)
         if rows == 1 and size > 4 * max_bytes + _HEADER_ROOM:
             yield Oversized(1, size)
             continue
         batch_rows = max(1, min(BATCH_ROWS, budget * rows // max(size, 1)))
-        for batch in reader.iter_batches(batch_size=batch_rows, row_groups=[group], use_threads=False):
+        for batch in reader.iter_batches(batch_size=batch_rows, row_groups=[group], columns=columns,
+                                         use_threads=False):
             large = batch.nbytes > budget
             yield batch
             if large:  # rows larger than the row group's average: hand what their decoding took back to the system
                 del batch
                 _release_unused()
+
+
+@dataclasses.dataclass
+class OverLimit:
+    """A row of ``read_rows`` over its limit, never converted: its position in the file (from 0) and its size
+    in bytes, decoded, or encoded where the footer alone showed it (``encoded``: a one-row row group)."""
+
+    position: int
+    size: int
+    encoded: bool = False
+
+
+def read_rows(source: BinaryIO, fmt: str, max_bytes: int, columns: list[str] | None = None
+              ) -> Iterator[dict[str, Any] | OverLimit]:
+    """Every row of the Parquet (``fmt`` ``"parquet"``) or Arrow IPC (``"arrow"``, file or stream format) file
+    ``source`` (seekable), in order, read as the build's readers read it: batches of bounded size, each row
+    measured from its offsets (``row_sizes``); a row over ``max_bytes`` as ``OverLimit``, never converted, the
+    others as dicts, converted a run of at most ``BATCH_BYTES`` at a time. ``columns``: only those of them the
+    file has (None: all). For commands that read user files outside the build; pyarrow's errors propagate."""
+    import pyarrow as pa
+
+    release: Callable[[], None] = lambda: None
+    if fmt == "parquet":
+        reader = open_parquet(source)
+        names = reader.schema_arrow.names
+        batches: Iterator[Any] = parquet_batches(
+            reader, max_bytes, columns=None if columns is None else [c for c in columns if c in names])
+    else:
+        source, release = mapped(source)
+        try:
+            ipc = pa.ipc.open_file(source)
+            batches = (ipc.get_batch(i) for i in range(ipc.num_record_batches))
+        except pa.ArrowInvalid:  # the stream format
+            source.seek(0)
+            batches = iter(pa.ipc.open_stream(source))
+    position = 0
+    for batch in batches:
+        if isinstance(batch, Oversized):
+            for _ in range(batch.rows):
+                yield OverLimit(position, batch.size, encoded=True)
+                position += 1
+            continue
+        if columns is not None and fmt != "parquet":
+            batch = batch.select([c for c in columns if c in batch.schema.names])
+        sizes = row_sizes(batch)
+        for start, stop, oversize in runs(sizes, max_bytes):
+            if oversize:
+                yield OverLimit(position, int(sizes[start]))
+                position += 1
+                continue
+            rows = batch.slice(start, stop - start).to_pylist()
+            for row in rows:
+                yield row
+                position += 1
+            del rows
+        del batch
+        release()
 
 
 def _release_unused() -> None:

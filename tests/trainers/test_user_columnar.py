@@ -1,0 +1,153 @@
+"""User-provided Parquet and Arrow files outside the build (``evaluate``'s held-out text, fine-tuning records)
+read as the build reads them (``corpusforge.core.columnar.read_rows``, docs/inputs.md "Every command that reads
+data"): a row over the record limit skipped (evaluate) or refused in one line (fine-tuning), never converted;
+peak memory measured in a fresh process, as tests/pipeline/test_readers_columnar.py does."""
+import json
+import subprocess
+import sys
+import textwrap
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from corpusforge.core.errors import UserError
+from corpusforge.trainers.evaluate import read_documents
+from corpusforge.trainers.finetune.data import read_records
+
+MB = 1 << 20
+HUGE = 96 * MB
+
+_PEAK = textwrap.dedent("""
+    import json, sys
+    import pyarrow, pyarrow.compute, pyarrow.ipc, pyarrow.parquet  # loaded before the baseline
+    from corpusforge.core.errors import UserError
+    from corpusforge.trainers.evaluate import read_documents
+    from corpusforge.trainers.finetune.data import read_records
+
+    def status(field):
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(field))
+
+    path, command, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if limit:  # a lower record limit than the default (a line's of text of 10M characters: 61 MB)
+        import corpusforge.trainers.evaluate as evaluate, corpusforge.trainers.finetune.data as data
+        evaluate.MAX_CHARS, data.MAX_RECORD_BYTES = (limit - (1 << 20)) // 6, limit
+    try:  # VmHWM is this process's own peak; 5 resets it to the current RSS
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        before = status("VmRSS:")
+    except OSError:
+        before = status("VmHWM:")
+    if command == "evaluate":
+        skipped = {}
+        out = {"texts": [d.text for d in read_documents(path, skipped=skipped)], "skipped": skipped}
+    else:
+        try:
+            out = {"records": len(read_records(path))}
+        except UserError as exc:
+            out = {"error": str(exc)}
+    out["grown_mb"] = (status("VmHWM:") - before) // 1024
+    print(json.dumps(out))
+""")
+
+
+def _peak(path, command, limit=0):
+    result = subprocess.run([sys.executable, "-c", _PEAK, str(path), command, str(limit)], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-1500:]
+    return json.loads(result.stdout)
+
+
+def _huge(size):
+    unit = "A sentence that a huge cell repeats. "
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def _huge_file(path, fmt):
+    texts = ["fine text number %d" % i for i in range(40)]
+    texts[20] = _huge(HUGE)
+    table = pa.table({"text": texts, "label": ["a", "b"] * 20})
+    if fmt == "parquet":  # the huge cell alone in its row group, as an export of one row group per shard writes it
+        with pq.ParquetWriter(path, table.schema) as writer:
+            for start, stop in ((0, 20), (20, 21), (21, 40)):
+                writer.write_table(table.slice(start, stop - start))
+    else:  # one record batch of ~96 MB, uncompressed
+        with pa.ipc.new_file(path, table.schema) as writer:
+            writer.write_table(table)
+
+
+LOWER = 16 * MB  # a record limit a 96 MB Parquet cell is over 4 times: rejected from the footer, never decoded
+
+
+@pytest.mark.parametrize("fmt, limit", [("arrow", 0), ("parquet", LOWER)])
+def test_evaluate_skips_a_huge_cell_without_reading_it(tmp_path, fmt, limit):
+    path = tmp_path / f"held-out.{fmt}"
+    _huge_file(path, fmt)
+    out = _peak(path, "evaluate", limit)
+    assert out["texts"] == ["fine text number %d" % i for i in range(40) if i != 20]
+    assert out["skipped"] == {"oversize_record": 1}
+    # before: the whole batch decoded and converted, whatever the limit (+431 MB Parquet, +194 MB Arrow)
+    assert out["grown_mb"] < 64, f"evaluate reading a {HUGE // MB} MB {fmt} cell grew peak memory {out['grown_mb']} MB"
+
+
+def test_evaluate_skips_a_parquet_cell_over_the_default_limit_whose_page_it_must_decode(tmp_path):
+    path = tmp_path / "held-out.parquet"
+    _huge_file(path, "parquet")  # 96 MB: over the default 61 MB limit, under 4 x it, so pyarrow decodes its page
+    out = _peak(path, "evaluate")
+    assert out["texts"] == ["fine text number %d" % i for i in range(40) if i != 20]  # before: kept, converted
+    assert out["skipped"] == {"oversize_record": 1}
+    assert out["grown_mb"] < 4 * HUGE // MB, out["grown_mb"]  # the page decoded whole: ~3 x (+335 MB; was +434)
+
+
+def test_finetune_refuses_a_huge_parquet_record_in_one_line_without_reading_it(tmp_path):
+    path = tmp_path / "train.parquet"
+    _huge_file(path, "parquet")
+    out = _peak(path, "finetune", LOWER)
+    assert "train.parquet: record 20 is " in out.get("error", ""), out
+    assert "\n" not in out["error"] and "a record may take" in out["error"]
+    # before: pq.read_table(...).to_pylist(), the whole file at once, whatever the limit (+431 MB)
+    assert out["grown_mb"] < 64, f"reading a {HUGE // MB} MB Parquet record grew peak memory {out['grown_mb']} MB"
+    out = _peak(path, "finetune")  # the default limit (61 MB): refused too, after pyarrow decodes its page
+    assert "train.parquet: record 20 is 100,663,297 bytes, over the 61,048,576" in out.get("error", ""), out
+
+
+def test_a_record_over_the_limit_among_others_in_a_row_group_is_refused_with_its_position(tmp_path, monkeypatch):
+    from corpusforge.trainers.finetune import data
+
+    path = tmp_path / "train.parquet"
+    pq.write_table(pa.table({"text": ["ok", "x" * 5_000, "fine"], "label": ["a", "b", "a"]}), path)
+    monkeypatch.setattr(data, "MAX_RECORD_BYTES", 1_000)
+    with pytest.raises(UserError, match=r"train.parquet: record 1 is 5,001 bytes, over the 1,000 a record may take"):
+        read_records(path)
+    skipped = {}
+    assert [d.text for d in read_documents(str(path), skipped=skipped)] == ["ok", "x" * 5_000, "fine"]  # 61 MB limit
+
+
+def _normal_table():
+    n = 3_000
+    return pa.table({
+        "text": [None if i % 97 == 0 else "" if i % 89 == 0 else f"document {i} " * (1 + i % 7) for i in range(n)],
+        "source": [None if i % 5 == 0 else f"src{i % 3}" for i in range(n)],
+        "label": pa.array([f"l{i % 4}" for i in range(n)]).dictionary_encode(),
+        "tokens": [[f"w{j}" for j in range(i % 5)] for i in range(n)],
+        "score": [i / 7 for i in range(n)],
+        "id": list(range(n)),
+    })
+
+
+def test_normal_parquet_and_arrow_files_read_as_before(tmp_path):
+    table = _normal_table()
+    parquet = tmp_path / "records.parquet"
+    pq.write_table(table, parquet, row_group_size=700)
+    arrow = tmp_path / "records.arrow"
+    with pa.ipc.new_file(arrow, table.schema) as writer:
+        writer.write_table(table, max_chunksize=1_000)
+    # fine-tuning records: what pq.read_table(...).to_pylist() gave
+    assert read_records(parquet) == pq.read_table(parquet).to_pylist()
+    # evaluate: what the batches of 1,024 rows gave (a string text kept, with a string source or None)
+    expected = [(r["text"], r["source"]) for r in table.to_pylist() if r["text"]]
+    for path in (parquet, arrow):
+        skipped = {}
+        assert [(d.text, d.source) for d in read_documents(str(path), skipped=skipped)] == expected
+        assert skipped == {"missing_text": table.num_rows - len(expected)}
