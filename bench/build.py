@@ -31,7 +31,6 @@ import os
 import random
 import subprocess
 import sys
-import tempfile
 import time
 
 import zstandard
@@ -39,6 +38,7 @@ import zstandard
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench.dedup_data.corpus import edit, licence_sentences, pages, synthetic_bases  # noqa: E402  (real prose)
+from bench.workdirs import temporary_workdir  # noqa: E402
 
 ALL_STAGES = ("normalize", "quality", "dedup", "pii")
 LAST_CPU_SECONDS = 0.0  # of the last ``measure``d command
@@ -181,7 +181,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--stages", default=",".join(ALL_STAGES), help="Comma-separated stages to run.")
-    parser.add_argument("--workdir", default=None, help="Where corpora and runs go (default: a temp dir).")
+    parser.add_argument("--workdir", default=None, help="Where corpora and runs go (default: a temporary directory, removed at exit).")
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="passages",
                         help="passages: runs of paragraphs, repeating at scale; distinct: web-like, ~90%% distinct.")
     parser.add_argument("--segments", type=int, nargs="+", default=[1],
@@ -202,7 +202,7 @@ def main() -> None:
                         help="Also print a sha256 of each run's outputs (shards and counts; output_digest).")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
-    workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-build-")
+    workdir = args.workdir or temporary_workdir("cf-bench-build-")
     off = [f"--set={s}.enabled=false" for s in ALL_STAGES if s not in stages]
     print(f"stages: {', '.join(stages)}; corpus: {args.corpus}; {os.cpu_count()} CPU cores; work dir {workdir}")
     spills = ["on", "off"] if args.spill == "both" else [args.spill]

@@ -49,11 +49,11 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, ROOT)
+from bench.workdirs import temporary_workdir  # noqa: E402
 
 ALL_STAGES = ("normalize", "quality", "dedup", "pii")
 DEDUP_STEPS = ("exact", "near", "lines", "sentences")
@@ -471,7 +471,7 @@ def side_by_side(corpus: str, workdir: str | None = None, out=sys.stdout, rows: 
     """Every row on ``corpus`` (a bench/build.py corpus folder); prints the table to ``out``."""
     from bench.build import write_corpus
 
-    workdir = os.path.abspath(workdir or tempfile.mkdtemp(prefix="cf-bench-peer-"))
+    workdir = os.path.abspath(workdir or temporary_workdir("cf-bench-peer-"))
     one = one_document_corpus(workdir)
     docs = len(read_texts(corpus))
     log = lambda line: print(line, file=out, flush=True)  # noqa: E731
@@ -549,7 +549,7 @@ def main() -> None:
         import datatrove  # noqa: F401
     except ImportError as exc:
         raise SystemExit(f"this bench needs the peers: pip install datatrove datasketch ({exc})")
-    workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="cf-bench-peer-"))
+    workdir = os.path.abspath(args.workdir or temporary_workdir("cf-bench-peer-"))
     corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
     write_corpus(corpus, args.docs, kind="distinct")
     started = time.time()

@@ -67,12 +67,12 @@ import io
 import os
 import pstats
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench.build import ALL_STAGES, write_corpus  # noqa: E402
+from bench.workdirs import temporary_workdir  # noqa: E402
 
 # The file (below the corpusforge package folders) -> the step it belongs to. First match wins.
 STEPS = (
@@ -487,7 +487,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=3000)
     parser.add_argument("--stages", default=",".join(ALL_STAGES), help="Comma-separated stages to run.")
-    parser.add_argument("--workdir", default=None, help="Where the corpus and runs go (default: a temp dir).")
+    parser.add_argument("--workdir", default=None, help="Where the corpus and runs go (default: a temporary directory, removed at exit).")
     parser.add_argument("--top", type=int, default=0, help="Also print the N functions with the most own time.")
     parser.add_argument("--entries", type=int, default=0,
                         help="Also print, per step, the N functions Beam called that took the most time.")
@@ -516,7 +516,7 @@ def main() -> None:
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
     SETTINGS.extend(args.set)
-    workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="cf-bench-profile-"))
+    workdir = os.path.abspath(args.workdir or temporary_workdir("cf-bench-profile-"))
     if args.imports:
         print_imports(workdir, stages, args.top or 25)
         return

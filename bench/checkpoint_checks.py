@@ -12,11 +12,11 @@ import argparse
 import io
 import os
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from build import write_corpus  # noqa: E402
+from workdirs import temporary_workdir  # noqa: E402
 
 from corpusforge.config import load_config  # noqa: E402
 from corpusforge.pipeline import build  # noqa: E402
@@ -27,7 +27,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=3000)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
-    work = tempfile.mkdtemp(prefix="cf-bench-checkpoint-checks-")
+    work = temporary_workdir("cf-bench-checkpoint-checks-")
     corpus = os.path.join(work, "corpus")
     write_corpus(corpus, args.documents, kind="distinct")
     spent, read, calls = 0.0, 0, 0

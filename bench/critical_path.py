@@ -122,9 +122,10 @@ def main() -> None:
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
     install()
     atexit.register(lambda: json.dump(summary(time.process_time()), open(out, "w"), indent=1))
-    from corpusforge.cli.main import main as corpusforge
+    from corpusforge.cli.main import run  # the command as users run it: lean Beam imports, gc frozen at exit
 
-    sys.exit(corpusforge(argv))
+    sys.argv = ["corpusforge", *argv]
+    run()
 
 
 if __name__ == "__main__":

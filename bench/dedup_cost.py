@@ -304,9 +304,9 @@ def main() -> None:
     parser.add_argument("--build", type=int, default=0, metavar="N",
                         help="Instead: CPU per document of a whole normalize + dedup build of N documents.")
     args = parser.parse_args()
-    import tempfile
+    from bench.workdirs import temporary_workdir
 
-    workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="cf-bench-dedup-cost-"))
+    workdir = os.path.abspath(args.workdir or temporary_workdir("cf-bench-dedup-cost-"))
     os.makedirs(workdir, exist_ok=True)
     trees = {"this tree": dict(os.environ)}
     if args.against:

@@ -88,7 +88,6 @@ import os
 import pstats
 import statistics
 import sys
-import tempfile
 import threading
 import time
 
@@ -99,6 +98,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import build_profile as bp  # noqa: E402
 from bench.build import ALL_STAGES, output_digest, write_corpus  # noqa: E402
+from bench.workdirs import temporary_workdir  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------- stand-ins
 
@@ -560,7 +560,7 @@ def main() -> None:
     parser.add_argument("--stages", default=",".join(ALL_STAGES), help="Comma-separated stages to run.")
     parser.add_argument("--rounds", type=int, default=2, help="Rounds of every variant (alternating order).")
     parser.add_argument("--variants", default="", help="Comma-separated variants to time (default: all; real always).")
-    parser.add_argument("--workdir", default=None, help="Where the corpus and runs go (default: a temp dir).")
+    parser.add_argument("--workdir", default=None, help="Where the corpus and runs go (default: a temporary directory, removed at exit).")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="A config setting for every build (corpusforge build --set).")
     parser.add_argument("--count", action="store_true", help="Also print Beam elements per document per PCollection.")
@@ -572,7 +572,7 @@ def main() -> None:
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
     bp.SETTINGS.extend(args.set)
-    workdir = os.path.abspath(args.workdir or tempfile.mkdtemp(prefix="cf-bench-floor-"))
+    workdir = os.path.abspath(args.workdir or temporary_workdir("cf-bench-floor-"))
     chosen = [v for v in args.variants.split(",") if v] or None
     if args.beam:
         beam_costs(args.beam, max(args.rounds, 1))

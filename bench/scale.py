@@ -39,13 +39,13 @@ import contextlib
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from bench.build import ALL_STAGES, measure, write_corpus  # noqa: E402
+from bench.workdirs import temporary_workdir  # noqa: E402
 
 RUNS = ("in-process", "direct-mp-1", "direct-mp-2", "dask-1", "dask-2")
 
@@ -239,7 +239,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=5000)
     parser.add_argument("--stages", default="normalize,quality,dedup", help="Comma-separated stages to run.")
     parser.add_argument("--runs", nargs="+", choices=RUNS, default=list(RUNS))
-    parser.add_argument("--workdir", default=None, help="Where the corpus and runs go (default: a temp dir).")
+    parser.add_argument("--workdir", default=None, help="Where the corpus and runs go (default: a temporary directory, removed at exit).")
     parser.add_argument("--no-serialisation", action="store_true", help="Skip the pickling count and coder timing.")
     parser.add_argument("--json", default=None, help="Also write every figure to this JSON file.")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -247,7 +247,7 @@ def main() -> None:
     args = parser.parse_args()
     SETTINGS.extend(args.set)
     stages = [s for s in args.stages.split(",") if s]
-    workdir = args.workdir or tempfile.mkdtemp(prefix="cf-bench-scale-")
+    workdir = args.workdir or temporary_workdir("cf-bench-scale-")
     corpus = os.path.join(workdir, f"corpus-{args.docs}")
     text_mb = write_corpus(corpus, args.docs) / 1e6
     print(f"{args.docs:,} docs ({text_mb:.1f} MB of text); stages {','.join(stages)}; {os.cpu_count()} CPU cores; "

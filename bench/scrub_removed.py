@@ -19,11 +19,11 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
+from bench.workdirs import temporary_workdir  # noqa: E402
 from corpusforge.pipeline.sample import write_sample  # noqa: E402
 
 
@@ -68,7 +68,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--workdir", default=None)
     args = parser.parse_args()
-    root = args.workdir or tempfile.mkdtemp(prefix="cf-scrub-bench-")
+    root = args.workdir or temporary_workdir("cf-scrub-bench-")
     sample = write_sample(os.path.join(root, "sample"), documents=args.documents)
     config = os.path.join(root, "corpus.yaml")
     with open(config, "w") as f:

@@ -133,7 +133,9 @@ def driver(argv: list[str]) -> None:
 
 
 def measure(tree: str, corpus: str, out: str) -> list[dict]:
-    reports = tempfile.mkdtemp(prefix="cf-worker-setup-")
+    from bench.workdirs import temporary_workdir  # main put the repository on sys.path
+
+    reports = temporary_workdir("cf-worker-setup-")
     env = dict(os.environ, PYTHONPATH=tree, CF_WORKER_SETUP_DIR=reports, OMP_NUM_THREADS="1")
     cmd = [sys.executable, os.path.abspath(__file__), "--driver", "build", "--input", os.path.join(corpus, "*.jsonl.zst"),
            "--run-dir", out, "--overwrite", "--no-progress", "--set=quality.enabled=false", "--set=pii.enabled=false",
@@ -154,8 +156,9 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, os.path.join(HERE, ".."))
     from bench.build import write_corpus
+    from bench.workdirs import temporary_workdir
 
-    work = tempfile.mkdtemp(prefix="cf-bench-worker-setup-")
+    work = temporary_workdir("cf-bench-worker-setup-")
     corpus = os.path.join(work, "corpus")
     write_corpus(corpus, args.docs, kind="distinct")
     trees = {"this tree": os.path.join(HERE, "..")}

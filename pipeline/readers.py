@@ -21,19 +21,21 @@ import io
 import json
 import posixpath
 import re
+import zlib
 from typing import Any, BinaryIO, Callable, Iterator
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Reshuffle
+from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Reshuffle, spill_directory
 from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import UserError
 from corpusforge.core.faults import STAGE_ERROR, describe
 from corpusforge.core.input_files import (MAX_DEPTH, InputFile, Oversize, RecordError, bounded_lines, check_depth,
-                                          classify, display_path, file_problem, glob_root, list_input, open_decompressed,
-                                          open_input, parse_json, path_bytes, path_text, record_limit)
+                                          classify, display_path, file_problem, list_input, open_decompressed, open_input,
+                                          parse_json, path_bytes, path_text, record_limit)
 from corpusforge.core.progress import Reporter
 
 REJECTED = "rejected"
@@ -632,6 +634,81 @@ def settled_ids(group: tuple[str, Any]) -> Iterator[tuple[tuple, str]]:
             yield origin, f"{claimed}~{origin_suffix(origin)}" if clash else claimed
 
 
+# Ids travel to the claims light pass in packed lists, not one Beam element per document: every (id, origin) pair
+# goes to one of a build's id buckets by a hash of its id (all documents of an id meet in one bucket, whatever
+# worker read them), each bundle emitting one list per bucket it fills (or per ID_FLUSH pairs). One bucket's
+# group is what the claims pass holds at once (and, with shuffles on disk, what one partition reads back), so
+# the bucket count grows with the input (``id_buckets_for``): one bucket per INPUT_BYTES_PER_ID_BUCKET of input
+# files as stored (~5k web-like documents, as ``disk_grouping``'s partitions), at least ID_BUCKETS: a group's
+# size stays about constant as the corpus grows, and a small build still packs its pairs into few lists.
+ID_BUCKETS = 64
+MAX_ID_BUCKETS = 65536
+INPUT_BYTES_PER_ID_BUCKET = 4_000_000
+ID_FLUSH = 1 << 16
+IDS = "ids"  # tagged output of _SpreadKeys: (bucket, [(id, origin)...])
+
+
+def id_buckets_for(input_bytes: int) -> int:
+    """How many id buckets a read of ``input_bytes`` of input files uses: one per ``INPUT_BYTES_PER_ID_BUCKET``,
+    between ``ID_BUCKETS`` and ``MAX_ID_BUCKETS``."""
+    return max(ID_BUCKETS, min(MAX_ID_BUCKETS, -(-input_bytes // INPUT_BYTES_PER_ID_BUCKET)))
+
+
+def id_bucket(doc_id: str, buckets: int) -> int:
+    """The bucket (of ``buckets``) of ``doc_id``'s ``(id, origin)`` pairs: the same in every process (not
+    Python's ``hash``)."""
+    return zlib.crc32(doc_id.encode("utf-8", "surrogatepass")) % buckets
+
+
+class _SpreadKeys(beam.DoFn):
+    """Documents -> ``(origin, document)`` for the shuffle that spreads them, and, tagged ``IDS``, their
+    ``(id, origin)`` pairs packed in one ``(bucket, [pairs])`` list per bucket per bundle (of ``buckets``)."""
+
+    def __init__(self, buckets: int):
+        self.id_buckets = buckets
+
+    def start_bundle(self):
+        self.buckets: dict[int, list] = {}
+        self.pending = 0
+
+    def process(self, doc):
+        origin, doc_id = doc.origin, doc.id
+        pairs = self.buckets.get(bucket := id_bucket(doc_id, self.id_buckets))
+        if pairs is None:
+            pairs = self.buckets[bucket] = []
+        pairs.append((doc_id, origin))
+        self.pending += 1
+        if self.pending >= ID_FLUSH:  # a bundle of one big file: its pairs never all wait in memory
+            for item in self._drain():
+                yield beam.pvalue.TaggedOutput(IDS, item)
+        yield origin, doc
+
+    def _drain(self):
+        buckets, self.buckets, self.pending = self.buckets, {}, 0
+        return sorted(buckets.items())
+
+    def finish_bundle(self):
+        for item in self._drain():
+            yield beam.pvalue.TaggedOutput(IDS, GlobalWindows.windowed_value(item))
+
+
+def bucket_claims(group: tuple[int, Any]) -> Iterator[tuple[str, tuple[tuple, bool]]]:
+    """``(bucket, [[(id, origin)...]...])`` -> ``id_claims`` of every id of the bucket that several documents
+    hold or that holds an "@" (the others claim nothing: a lone id without "@" keeps its own, unmet)."""
+    _, lists = group
+    origins_by_id: dict[str, list] = {}
+    for pairs in lists:
+        for doc_id, origin in pairs:
+            origins = origins_by_id.get(doc_id)
+            if origins is None:
+                origins_by_id[doc_id] = [origin]
+            else:
+                origins.append(origin)
+    for doc_id, origins in origins_by_id.items():
+        if len(origins) > 1 or "@" in doc_id:
+            yield from id_claims((doc_id, origins))
+
+
 class _ApplyIds(beam.DoFn):
     """``(origin, {"doc": [document], "id": [new id]})`` -> the document with its unique id, origin dropped."""
 
@@ -640,6 +717,22 @@ class _ApplyIds(beam.DoFn):
         new_ids = list(grouped["id"])
         for doc in grouped["doc"]:
             yield doc._evolve(id=new_ids[0], origin=None) if new_ids else doc._evolve(origin=None)
+
+
+class _ApplyMixedIds(beam.DoFn):
+    """``(origin, [document or new id])`` (documents and renames in one ``GroupByKey``: a new id is the only
+    ``str``) -> the document with its unique id, origin dropped, as ``_ApplyIds``."""
+
+    def process(self, item):
+        _, values = item
+        docs, new_id = [], None
+        for value in values:
+            if isinstance(value, str):
+                new_id = value
+            else:
+                docs.append(value)
+        for doc in docs:
+            yield doc._evolve(origin=None) if new_id is None else doc._evolve(id=new_id, origin=None)
 
 
 class ReadDocuments(beam.PTransform):
@@ -659,6 +752,8 @@ class ReadDocuments(beam.PTransform):
         self.fail_fast = fail_fast
         self.names = names  # source names and paths as written (the PII stage's NameScrubber), or None
         self.listed = listed_inputs(inputs)
+        # the (id, origin) pairs' buckets, sized from the input so that one bucket's group stays small
+        self.id_buckets = id_buckets_for(sum(f.size for _, _, files in self.listed for f in files))
         self.max_doc_chars = max_doc_chars
         self.max_record_bytes, self.max_metadata_depth = max_record_bytes, max_metadata_depth
         self.progress = progress  # a local directory for pipeline.progress, or None
@@ -686,21 +781,28 @@ class ReadDocuments(beam.PTransform):
             rejected.append(outputs[REJECTED])
             edits.append(outputs[EDITS])
         docs = documents | "FlattenDocuments" >> Flatten()
-        # Unique ids (namespaced_ids): a light pass groups (id, origin) pairs to find the shared ids, then the
-        # documents are joined with their new ids by origin. That join is the shuffle that spreads the
-        # documents over workers; being keyed by origin, no id shared by many documents makes a hot key.
-        # A second light pass, over the new ids and the kept ids holding an "@" only, settles the new ids that
-        # meet another id (``settled_ids``).
-        renames = (docs
-                   | "IdOrigins" >> beam.Map(lambda d: (d.id, d.origin))
+        # Unique ids (namespaced_ids): one step keys each document by its origin for the shuffle that spreads
+        # them over workers and packs the (id, origin) pairs by id bucket (``_SpreadKeys``); a light pass over
+        # the buckets claims the new ids of the shared ids and the kept ids holding an "@" (``bucket_claims``),
+        # a second one, over those claims only, settles the new ids that meet another id (``settled_ids``). The
+        # documents are joined with their new ids by origin: being keyed by origin, no id shared by many
+        # documents makes a hot key.
+        keyed = docs | "SpreadKeys" >> beam.ParDo(_SpreadKeys(self.id_buckets)).with_outputs(IDS, main="docs")
+        renames = (keyed[IDS]
                    | "GroupIds" >> GroupByKey()
-                   | "NamespaceSharedIds" >> beam.FlatMap(id_claims)
+                   | "NamespaceSharedIds" >> beam.FlatMap(bucket_claims)
                    | "GroupClaimedIds" >> GroupByKey()
                    | "SettleIds" >> beam.FlatMap(settled_ids))
         edits.append(renames | "CountIdCollisions" >> beam.Map(lambda _: ("read", "id_collisions", 1)))
-        docs = ({"doc": docs | "KeyByOrigin" >> beam.Map(lambda d: (d.origin, d)), "id": renames}
-                | "SpreadDocuments" >> CoGroupByKey()
-                | "UniqueIds" >> beam.ParDo(_ApplyIds()).with_output_types(Any))
+        if spill_directory() is None:  # Beam's shuffle: documents and renames in one GroupByKey, untagged
+            docs = ((keyed.docs, renames)
+                    | "SpreadFlatten" >> beam.Flatten()
+                    | "SpreadDocuments" >> beam.GroupByKey()
+                    | "UniqueIds" >> beam.ParDo(_ApplyMixedIds()).with_output_types(Any))
+        else:  # on disk: each input writes its runs in the step that made it (disk_grouping)
+            docs = ({"doc": keyed.docs, "id": renames}
+                    | "SpreadDocuments" >> CoGroupByKey()
+                    | "UniqueIds" >> beam.ParDo(_ApplyIds()).with_output_types(Any))
         self.edits = edits | "FlattenEdits" >> Flatten()
         return docs, rejected | "FlattenRejected" >> Flatten()
 

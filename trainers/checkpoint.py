@@ -244,8 +244,7 @@ def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple
         return from_dict(ModelConfig, fields, "config.json model")
 
     with model_files.loading(directory):
-        model_files.check_weights(model_files.meta_model(build), directory / "model.safetensors",
-                                  directory / "config.json")
+        model_files.check_model_files(build, directory / "model.safetensors", directory / "config.json")
         model = build()
         load_model(model, str(directory / "model.safetensors"), device=device)
     bad = next((name for name, p in model.named_parameters() if not torch.isfinite(p).all()), None)

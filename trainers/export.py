@@ -118,8 +118,7 @@ def _load_model(model_dir: str | pathlib.Path) -> LoadedModel:
     auto = getattr(transformers, AUTO_CLASS[arch])
     with model_files.loading(model_dir):
         if (model_dir / model_files.WEIGHTS).exists():  # shapes against the weights' header, before allocating
-            model_files.check_weights(model_files.meta_model(lambda: auto.from_config(hf_config)),
-                                      model_dir / model_files.WEIGHTS)
+            model_files.check_model_files(lambda: auto.from_config(hf_config), model_dir / model_files.WEIGHTS)
         if (model_dir / "tokenizer.json").exists():
             model_files.check_tokenizer(model_dir / "tokenizer.json")
         hf = auto.from_pretrained(model_dir, dtype=torch.float32).eval()

@@ -48,8 +48,7 @@ def initial_model(hf_dir: str, arch: str, vocab_size: int, length: int, dropout:
     auto = getattr(transformers, AUTO_CLASS[arch])
     with model_files.loading(directory):
         if (directory / model_files.WEIGHTS).exists():  # shapes against the weights' header, before allocating
-            model_files.check_weights(model_files.meta_model(lambda: auto.from_config(hf_config)),
-                                      directory / model_files.WEIGHTS)
+            model_files.check_model_files(lambda: auto.from_config(hf_config), directory / model_files.WEIGHTS)
         hf = auto.from_pretrained(directory, dtype="float32")
     model = from_transformers(hf)
     if dropout != cfg.dropout:

@@ -2,7 +2,7 @@
 nothing allocated for a model that its weights do not back.
 
 Every command that loads a model (generate, fill-mask, evaluate, export, embed, finetune, predict, and
-train.init_from) reads it through ``loading`` and, before it builds anything, ``check_weights``:
+train.init_from) reads it through ``loading`` and, before it builds anything, ``check_model_files``:
 
 - ``config.json`` and ``tokenizer.json`` are parsed here (``read_json``), so a malformed one is
   "<path>: not valid JSON ...", not a ``JSONDecodeError`` from deep inside transformers;
@@ -93,11 +93,13 @@ def weights_header(path: str | pathlib.Path) -> dict[str, tuple[tuple[int, ...],
 _BYTES = {"F64": 8, "I64": 8, "U64": 8, "F32": 4, "I32": 4, "U32": 4, "F16": 2, "BF16": 2, "I16": 2, "U16": 2}
 
 
-def check_weights(model, path: str | pathlib.Path, config_path: str | pathlib.Path | None = None) -> None:
+def check_weights(model, path: str | pathlib.Path, config_path: str | pathlib.Path | None = None,
+                  header: dict[str, tuple[tuple[int, ...], str]] | None = None) -> None:
     """Refuse when ``model`` (built on the ``meta`` device: shapes only, nothing allocated) disagrees with the
     weights at ``path``: a tensor of another shape, or (names aside, for a transformers layout) far more
     parameters than the file holds. ``config_path`` is named as the file to fix."""
-    header = weights_header(path)  # a freshly built model: its names carry no compile or DDP wrapper prefixes
+    if header is None:
+        header = weights_header(path)  # a freshly built model: its names carry no compile or DDP wrapper prefixes
     expected = {name: tuple(tensor.shape) for name, tensor in model.state_dict().items()}
     config = config_path or pathlib.Path(path).with_name("config.json")
     for name, (shape, _) in sorted(header.items()):
@@ -124,6 +126,45 @@ def meta_model(build):
 
     with torch.device("meta"):
         return build()
+
+
+class _PastBudget(UserError):
+    pass
+
+
+def check_model_files(build, path: str | pathlib.Path, config_path: str | pathlib.Path | None = None) -> None:
+    """``check_weights`` of the model ``build()`` makes, built on the ``meta`` device under a budget the weights at
+    ``path`` set: the meta device allocates no tensor, but building still costs time and memory per module, so a
+    config.json that asks for 10^12 layers would build for ever before any shape is compared. Every parameter the
+    build registers is counted (a hook on ``register_parameter``, this thread only); past twice the file's tensors
+    (tied weights are stored once, registered twice) the build stops with one line. Sizes (d_model, vocab_size) cost
+    nothing on ``meta``: ``check_weights`` compares them."""
+    import threading
+
+    import torch
+
+    header = weights_header(path)
+    stored = sum(_numel(shape) for shape, _ in header.values())
+    max_tensors = 2 * len(header) + 64
+    config = config_path or pathlib.Path(path).with_name("config.json")
+    owner, seen = threading.get_ident(), [0]
+
+    def count(module, name, param):
+        if param is None or threading.get_ident() != owner:
+            return None
+        seen[0] += 1
+        if seen[0] > max_tensors:
+            raise _PastBudget(f"{config} describes a model of more than {max_tensors:,} weight tensors, but {path} "
+                              f"holds {len(header):,} ({stored:,} parameters); restore the model's config.json "
+                              "(nothing was allocated)")
+        return None
+
+    handle = torch.nn.modules.module.register_module_parameter_registration_hook(count)
+    try:
+        model = meta_model(build)
+    finally:
+        handle.remove()
+    check_weights(model, path, config_path, header=header)
 
 
 def check_tokenizer(path: str | pathlib.Path):

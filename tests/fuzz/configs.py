@@ -141,15 +141,16 @@ def config_case(rng: random.Random) -> tuple[str, list[str]]:
 _MODEL_CACHE = pathlib.Path(tempfile.gettempdir()) / f"corpusforge-fuzz-model-{os.getuid()}"
 
 
-def _good_model() -> pathlib.Path:
-    """A tiny intact model directory (made once per machine and user, then copied into each case)."""
-    done = _MODEL_CACHE / "gpt2" / "config.json"
+def _good_model(family: str = "gpt2") -> pathlib.Path:
+    """A tiny intact model directory of ``family`` (gpt2, bert, t5, bart: made once per machine and user, then
+    copied into each case)."""
+    done = _MODEL_CACHE / family / "config.json"
     if not done.exists():
         from tests.trainers.exports import make_model_dir
 
-        shutil.rmtree(_MODEL_CACHE, ignore_errors=True)
-        make_model_dir(_MODEL_CACHE / "gpt2", "gpt2")
-    return _MODEL_CACHE / "gpt2"
+        shutil.rmtree(_MODEL_CACHE / family, ignore_errors=True)
+        make_model_dir(_MODEL_CACHE / family, family)
+    return _MODEL_CACHE / family
 
 
 def corrupt_model(rng: random.Random, directory: pathlib.Path) -> str:
@@ -157,8 +158,12 @@ def corrupt_model(rng: random.Random, directory: pathlib.Path) -> str:
     how = rng.randrange(7)
     if how == 0:
         config = json.loads((directory / "config.json").read_text())
-        key = rng.choice(["d_model", "vocab_size", "n_layers", "max_len", "d_ff", "n_heads"])
-        config["model"][key] = rng.choice([config["model"][key] * rng.randrange(2, 5000), 10**12, 0, -1, "x", None])
+        # any count or size of the model section (layers, heads, buckets, segments...): a count the weights do not
+        # back must be refused before a structure of that many modules is built (10^12 layers built for ever once)
+        counts = [k for k, v in config["model"].items() if isinstance(v, int) and not isinstance(v, bool) or v is None]
+        key = rng.choice(counts)
+        config["model"][key] = rng.choice([(config["model"][key] or 1) * rng.randrange(2, 5000), 10**12, 10**6, 0, -1,
+                                           "x", None])
         (directory / "config.json").write_text(json.dumps(config))
         return f"config.json model.{key} changed"
     name = rng.choice(["model.safetensors", "config.json", "tokenizer.json"])
@@ -225,7 +230,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     work.mkdir(parents=True, exist_ok=True)
     if rng.random() < 0.25:
         model = work / "model"
-        shutil.copytree(_good_model(), model)
+        shutil.copytree(_good_model(rng.choice(["gpt2", "gpt2", "bert", "t5", "bart"])), model)
         what = corrupt_model(rng, model)
         commands = [rng.choice([["export", str(model), str(work / "export")],
                                 ["generate", "--model", str(model), "--prompt", "hi", "--max-new-tokens", "2"],

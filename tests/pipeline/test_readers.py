@@ -246,9 +246,99 @@ def test_a_new_id_that_meets_another_id_is_settled_by_its_origin(tmp_path):
                     equal_to([("w/x@a.jsonl", "own"), ("w/x@b.jsonl", "b x"), ("w/y@c.jsonl#1", "c y1")]), label="Plain")
 
 
+def test_flushed_id_lists_give_the_same_ids(tmp_path, monkeypatch):
+    # a bundle sends its (id, origin) pairs on every ID_FLUSH of them: lists of one pair, split anywhere
+    from corpusforge.pipeline import readers
+
+    monkeypatch.setattr(readers, "ID_FLUSH", 1)
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+    test_colliding_ids_are_namespaced_by_file_and_counted(tmp_path / "a")
+    test_a_new_id_that_meets_another_id_is_settled_by_its_origin(tmp_path / "b")
+
+
+def test_ids_are_the_same_with_shuffles_on_disk(tmp_path):
+    # on disk the documents meet their renames in a CoGroupByKey, in memory in one GroupByKey of both
+    from corpusforge.core.disk_grouping import spilling_to
+
+    for name in ("disk", "a", "b"):
+        (tmp_path / name).mkdir()
+    with spilling_to(str(tmp_path / "disk"), 4):
+        test_colliding_ids_are_namespaced_by_file_and_counted(tmp_path / "a")
+        test_a_new_id_that_meets_another_id_is_settled_by_its_origin(tmp_path / "b")
+
+
+def test_ids_reach_the_claims_pass_packed_not_one_element_a_document(tmp_path):
+    # 600 documents, every one of whose ids two files share: the step that groups ids gets a few packed lists
+    # (one per id bucket a bundle fills), not an (id, origin) element per document; ids are namespaced as ever
+    from apache_beam.pipeline import PipelineVisitor
+    for name in ("a", "b", "c"):
+        (tmp_path / f"{name}.jsonl").write_bytes(b"".join(b'{"id": "%d", "text": "t"}\n' % i for i in range(200)))
+    found = []
+
+    class _GroupIds(PipelineVisitor):
+        def enter_composite_transform(self, node):
+            if node.full_label.endswith("/GroupIds"):
+                found.append(node.inputs[0])
+
+        def visit_transform(self, node):
+            self.enter_composite_transform(node)
+
+    with TestPipeline() as p:
+        read = ReadDocuments([InputConfig(path=str(tmp_path / "*.jsonl"), name="w")], 1000)
+        docs, _ = p | read
+        p.visit(_GroupIds())
+        assert len(found) == 1
+        assert_that(found[0] | "CountPacked" >> beam.combiners.Count.Globally()
+                    | "Few" >> beam.Map(lambda n, buckets: n <= 3 * buckets, read.id_buckets),
+                    equal_to([True]), label="Packed")
+        assert_that(docs | beam.Map(lambda d: d.id) | beam.Filter(lambda i: i.endswith("@b.jsonl"))
+                    | "CountIds" >> beam.combiners.Count.Globally(), equal_to([200]), label="Ids")
+
+
+def test_a_group_of_ids_stays_small_as_the_input_grows(tmp_path, monkeypatch):
+    # The claims pass holds one id bucket's group at once: the bucket count grows with the input's bytes (one per
+    # INPUT_BYTES_PER_ID_BUCKET), so a group holds about as many pairs whatever the corpus size. A fixed count
+    # (64) puts >= 4,000 / 64 = 62.5 pairs in some group of the 4,000 documents below (70 with these ids).
+    from apache_beam.pipeline import PipelineVisitor
+    from apache_beam.testing.util import BeamAssertException
+    from corpusforge.pipeline import readers
+
+    assert readers.id_buckets_for(0) == readers.ID_BUCKETS
+    assert readers.id_buckets_for(256_000_000) == readers.ID_BUCKETS  # ~320k web-like documents
+    assert readers.id_buckets_for(8_000_000_000) == 2000  # ~10M: a group holds as much as at 320k
+    assert readers.id_buckets_for(10**15) == readers.MAX_ID_BUCKETS
+    # the same scaled down: one bucket per ~8 documents of this input (~25 bytes each), whose ids two files share
+    monkeypatch.setattr(readers, "INPUT_BYTES_PER_ID_BUCKET", 200)
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.jsonl").write_bytes(b"".join(b'{"id": "%d", "text": "t"}\n' % i for i in range(2000)))
+    found = []
+
+    class _GroupIds(PipelineVisitor):
+        def enter_composite_transform(self, node):
+            if node.full_label.endswith("/GroupIds"):
+                found.append(node.outputs[None])
+
+        def visit_transform(self, node):
+            self.enter_composite_transform(node)
+
+    def small(sizes):
+        if not (sum(sizes) == 4000 and max(sizes) <= 40):
+            raise BeamAssertException(f"{len(sizes)} groups of {sum(sizes)} pairs, the largest {max(sizes)}")
+
+    with TestPipeline() as p:
+        read = ReadDocuments([InputConfig(path=str(tmp_path / "*.jsonl"), name="w")], 1000)
+        p | read
+        assert read.id_buckets > 200
+        p.visit(_GroupIds())
+        assert len(found) == 1
+        assert_that(found[0] | beam.Map(lambda group: sum(len(pairs) for pairs in group[1])), small)
+
+
 def _final_ids(records):
-    """The ids ``ReadDocuments`` gives ``records`` (``(id, origin)`` pairs): its two light passes, in plain Python."""
-    from corpusforge.pipeline.readers import id_claims, settled_ids
+    """The ids ``ReadDocuments`` gives ``records`` (``(id, origin)`` pairs): its two light passes, in plain Python
+    (the pairs packed by id bucket, in lists of two, as bundles send them)."""
+    from corpusforge.pipeline.readers import bucket_claims, id_bucket, settled_ids
 
     def grouped(pairs):
         groups: dict = {}
@@ -256,7 +346,9 @@ def _final_ids(records):
             groups.setdefault(key, []).append(value)
         return groups.items()
 
-    claims = [claim for group in grouped(records) for claim in id_claims(group)]
+    packed = [(id_bucket(doc_id, 3), (doc_id, origin)) for doc_id, origin in records]  # few: ids share buckets
+    buckets = [(bucket, [pairs[i:i + 2] for i in range(0, len(pairs), 2)]) for bucket, pairs in grouped(packed)]
+    claims = [claim for group in buckets for claim in bucket_claims(group)]
     renames = dict(rename for group in grouped(claims) for rename in settled_ids(group))
     return [renames.get(origin, doc_id) for doc_id, origin in records]
 

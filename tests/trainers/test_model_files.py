@@ -3,6 +3,7 @@ is allocated for dimensions the weights do not back (``corpusforge.trainers.mode
 import json
 import resource
 import shutil
+import time
 
 import pytest
 
@@ -21,6 +22,13 @@ def _dims(d):
     config["model"].update(d_model=config["model"]["d_model"] * 4096, vocab_size=config["model"]["vocab_size"] * 512)
     (d / "config.json").write_text(json.dumps(config))  # ~800 GB of float32 asked of a small file
     return "config.json disagrees with .*model.safetensors"
+
+
+def _layers(d):  # the configs fuzz family, seed 1129 case 13: 10^12 layers built on "meta" for ever before any check
+    config = json.loads((d / "config.json").read_text())
+    config["model"]["n_layers"] = 10**12
+    (d / "config.json").write_text(json.dumps(config))
+    return "config.json describes a model of more than .* weight tensors, but .*model.safetensors holds"
 
 
 def _truncated(d):
@@ -69,16 +77,17 @@ def _special_ids(d):
     return "section 'special_tokens' must map token names to ids"
 
 
-@pytest.mark.parametrize("corrupt", [_dims, _truncated, _config_json, _tokenizer_json, _tokenizer_regex, _config_keys,
+@pytest.mark.parametrize("corrupt", [_dims, _layers, _truncated, _config_json, _tokenizer_json, _tokenizer_regex, _config_keys,
                                      _section_type, _special_ids])
 @pytest.mark.parametrize("command", ["load", "export"])
 def test_a_broken_model_directory_is_one_line_naming_the_file(good, tmp_path, corrupt, command):
     d = tmp_path / "model"
     shutil.copytree(good, d)
     match = corrupt(d)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak, start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.monotonic()
     with pytest.raises(UserError, match=match) as info:
         load_model(d) if command == "load" else export_model(d, tmp_path / "export")
+    assert time.monotonic() - start < 60  # a model described past its weights is refused, not built for ever
     assert "\n" not in str(info.value) and str(d) in str(info.value)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 500_000  # KiB: nothing of 800 GB allocated
     assert not (tmp_path / "export").exists()
@@ -87,3 +96,16 @@ def test_a_broken_model_directory_is_one_line_naming_the_file(good, tmp_path, co
 def test_an_intact_model_still_loads(good):
     loaded = load_model(good)
     assert loaded.source == "corpusforge" and loaded.arch == "decoder"
+
+
+def test_an_exported_model_with_more_layers_than_weights_is_one_line(good, tmp_path):
+    """The transformers layout too (export's and train.init_from's path): num_hidden_layers 10^12 in config.json."""
+    export_model(good, tmp_path / "export")
+    config = json.loads((tmp_path / "export" / "config.json").read_text())
+    key = next(k for k in ("n_layer", "num_hidden_layers", "num_layers") if k in config)
+    config[key] = 10**12
+    (tmp_path / "export" / "config.json").write_text(json.dumps(config))
+    start = time.monotonic()
+    with pytest.raises(UserError, match="describes a model of more than .* weight tensors") as info:
+        load_model(tmp_path / "export")
+    assert time.monotonic() - start < 60 and "\n" not in str(info.value)
