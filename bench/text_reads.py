@@ -34,7 +34,8 @@ _ORIGINAL: list = []  # spill.read_bytes before it was patched
 def counted(ref):
     """``spill.read_bytes``, counted (a function of this importable module: Beam pickles it by reference)."""
     stack = traceback.extract_stack(limit=16)[:-1]
-    site = [f"{os.path.basename(f.filename)}:{f.name}:{f.lineno}" for f in reversed(stack) if not f.filename.endswith(_SKIP)]
+    site = [f"{os.path.basename(f.filename)}:{f.name}:{f.lineno}" for f in reversed(stack)
+            if not f.filename.endswith(_SKIP)]
     kind = "text" if any(f.name == "__getattr__" for f in stack) else "other"
     frame, step = sys._getframe(1), ""
     while frame is not None:  # the build's facts step names its stage: which stage's load this is

@@ -390,8 +390,8 @@ def test_a_builds_facts_read_no_spilled_text(corpus, monkeypatch):
 
     from corpusforge.pipeline import stats
 
-    facts_code = {fn.__code__ for fn in (stats.DocumentFacts.add_to, stats._DocumentCounts.add, stats.LengthFacts.add_to,
-                                         stats.LengthFacts.__call__, stats.removed_facts)}
+    facts_code = {fn.__code__ for fn in (stats.DocumentFacts.add_to, stats._DocumentCounts.add,
+                                         stats.LengthFacts.add_to, stats.LengthFacts.__call__, stats.removed_facts)}
     reads = collections.Counter()
     read_text = spill.read_text
 
