@@ -15,6 +15,11 @@ Debian's python3.11-doc, `apt-get install python3.11-doc`, plus pydoc topics) an
 - `distinct`: a web-like corpus. Documents of 2-5 paragraphs of 3-8 sentences mixed from all pages (~2.4 KB;
   two of them rarely share a sentence), plus 5 % exact copies and 5 % edited copies (typos, substitutions,
   dropped or swapped paragraphs, boilerplate, truncation) of recent documents.
+- `multilingual`: `distinct`'s shape in other languages and scripts, from the gettext catalogs installed
+  (bench/lang_data/parallel.py, no network): each document in one of German, French, Spanish (20/15/15 %),
+  Greek (15 %), Russian (20 %), Chinese, Japanese (7.5 % each, sentences joined without spaces), its
+  sentences translated program messages (prose: ~80 characters, a full stop added where a message has none;
+  ~20k in all), with the same exact and edited copies.
  Each run is `corpusforge build` in a subprocess; peak memory is the largest sum of RSS
 over the whole process tree (driver and Beam workers), sampled every 0.2 s with psutil. CPU seconds are the
 tree's (`CPU s`), the driver's, and each Beam worker process's; `longest` is the busiest process's, so on an
@@ -77,7 +82,57 @@ def distinct_texts(rng: random.Random, segments: int, exact: float = 0.05, near:
             yield "\n\n".join(paras)
 
 
-CORPORA = {"passages": passage_texts, "distinct": distinct_texts}
+# --corpus multilingual: the share of documents in each language (a locale of the gettext catalogs that
+# bench/lang_data/parallel.py reads): accented Latin, Greek, Cyrillic and two scripts written without spaces.
+MULTILINGUAL = {"de": 0.2, "fr": 0.15, "es": 0.15, "el": 0.15, "ru": 0.2, "zh_CN": 0.075, "ja": 0.075}
+_NO_SPACE = {"zh_CN", "ja"}  # sentences joined without a space, as such text is written
+_POOL = 20_000  # sentences drawn from in all: about distinct's ~19.5k, so a sentence repeats about as often
+
+
+def multilingual_texts(rng: random.Random, segments: int, exact: float = 0.05, near: float = 0.05):
+    """Endless web-like texts in ``MULTILINGUAL``'s languages, shaped as ``distinct_texts``: a document of one
+    language, ``segments`` x 2-5 paragraphs of 3-8 sentences drawn from that language's pool (translated
+    messages of programs' gettext catalogs on the machine, mostly letters, each ending a sentence; ``_POOL`` x
+    its share of them, a fixed sample), with
+    ``exact`` copies and ``near`` edited copies (``edit``, words substituted from the copy's language) of one of
+    the last 1,000 documents. The catalogs follow the packages installed: two machines' corpora differ."""
+    import re
+
+    from bench.lang_data.parallel import messages
+
+    pools, vocab = {}, {}
+    for locale, share in MULTILINGUAL.items():
+        found = messages(locale)
+        if not found:
+            print(f"note: no gettext catalogs for {locale}: left out of the multilingual corpus", file=sys.stderr)
+            continue
+        stop = "。" if locale in _NO_SPACE else "."
+        found = [m if m[-1] in ".!?…。！？" else m + stop for m in found  # a sentence: prose with its full stop
+                 if sum(c.isalpha() or c.isspace() for c in m) >= 0.8 * len(m)]
+        pools[locale] = random.Random(f"pool-{locale}").sample(found, min(len(found), round(_POOL * share)))
+        vocab[locale] = sorted({w for m in pools[locale] for w in re.findall(r"[^\W\d_]+", m)})
+    if not pools:
+        raise SystemExit("--corpus multilingual needs gettext catalogs under /usr/share/locale (none found)")
+    locales, weights = list(pools), [MULTILINGUAL[locale] for locale in pools]
+    licences = licence_sentences()
+    recent: list[tuple[str, list[str]]] = []
+    while True:
+        r = rng.random()
+        if recent and r < exact:
+            yield "\n\n".join(rng.choice(recent)[1])
+        elif recent and r < exact + near:
+            locale, paras = rng.choice(recent)
+            yield edit(paras, rng, vocab[locale], licences)[0]
+        else:
+            locale = rng.choices(locales, weights)[0]
+            glue = "" if locale in _NO_SPACE else " "
+            paras = [glue.join(rng.sample(pools[locale], rng.randint(3, 8)))
+                     for _ in range(segments) for _ in range(rng.randint(2, 5))]
+            recent = (recent + [(locale, paras)])[-1000:]
+            yield "\n\n".join(paras)
+
+
+CORPORA = {"passages": passage_texts, "distinct": distinct_texts, "multilingual": multilingual_texts}
 
 
 def write_corpus(directory: str, documents: int, seed: int = 0, files: int = 8, segments: int = 1,
@@ -183,7 +238,9 @@ def main() -> None:
     parser.add_argument("--stages", default=",".join(ALL_STAGES), help="Comma-separated stages to run.")
     parser.add_argument("--workdir", default=None, help="Where corpora and runs go (default: a temporary directory, removed at exit).")
     parser.add_argument("--corpus", choices=sorted(CORPORA), default="passages",
-                        help="passages: runs of paragraphs, repeating at scale; distinct: web-like, ~90%% distinct.")
+                        help="passages: runs of paragraphs, repeating at scale; distinct: web-like, ~90%% distinct; "
+                             "multilingual: distinct's shape in German, French, Spanish, Greek, Russian, Chinese, "
+                             "Japanese.")
     parser.add_argument("--segments", type=int, nargs="+", default=[1],
                         help="Text units per document (default 1: ~700 bytes for passages, ~2.4 KB for distinct); "
                              "10 makes texts 10x longer.")

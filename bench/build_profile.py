@@ -12,8 +12,11 @@
     python bench/build_profile.py --plain --against 8807992 --rounds 3   # per-document work, both trees alternating
     python bench/build_profile.py --plain --email     # ... Presidio's one-off import subtracted as start-up
     python bench/build_profile.py --instructions --docs 400 --against 3228507   # instructions per document (valgrind)
+    python bench/build_profile.py --plain --against main --corpus multilingual --stages normalize,dedup   # not English
 
-The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files). One
+The corpus is bench/build.py's ``distinct`` one (real prose, fixed seed, 8 .jsonl.zst files; ``--corpus
+multilingual``: the same shape in seven other languages and scripts, with ``--plain``, ``--instructions`` and the
+profile). One
 ``corpusforge build`` runs in this process on the in-process DirectRunner (one worker) twice: first plain,
 for its wall time, then under cProfile. The profile's time is attributed to whoever Beam called:
 
@@ -270,7 +273,7 @@ print(json.dumps({"one": timed(one), "corpus": timed(corpus)}))
 
 
 def time_per_document(workdir: str, stages: list[str], docs: int, rounds: int, against: str,
-                      email: bool = False) -> None:
+                      email: bool = False, kind: str = "distinct") -> None:
     """Per-document work (a corpus build minus a one-document build, both after the imports) of this tree and of
     ``against`` (a commit or a folder with a ``corpusforge`` package), each round in fresh processes that
     alternate, so both trees see the same machine load; prints docs per second and per CPU-second and the ratio."""
@@ -278,13 +281,13 @@ def time_per_document(workdir: str, stages: list[str], docs: int, rounds: int, a
     import statistics
     import subprocess
 
-    corpus = os.path.join(workdir, f"corpus-distinct-{docs}")
-    write_corpus(corpus, docs, kind="distinct")
+    corpus = os.path.join(workdir, f"corpus-{kind}-{docs}")
+    write_corpus(corpus, docs, kind=kind)
     one = write_one(workdir, email)
     package = against if os.path.isdir(against) else package_of_commit(against, workdir)
     versions = {against: {**os.environ, "PYTHONPATH": os.path.abspath(package)}, "this tree": dict(os.environ)}
     rates: dict[str, list[tuple[float, float]]] = {name: [] for name in versions}
-    print(f"{docs:,} web-like docs; stages {','.join(stages)}; settings {' '.join(SETTINGS) or 'default'}; "
+    print(f"{docs:,} web-like docs ({kind}); stages {','.join(stages)}; settings {' '.join(SETTINGS) or 'default'}; "
           f"{rounds} alternating rounds; one-document build{' with an e-mail' if email else ''}; load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
     for _ in range(rounds):
@@ -315,7 +318,7 @@ with contextlib.redirect_stdout(io.StringIO()):
 """
 
 
-def count_instructions(workdir: str, stages: list[str], docs: int, against: str | None) -> None:
+def count_instructions(workdir: str, stages: list[str], docs: int, against: str | None, kind: str = "distinct") -> None:
     """Instructions per document (valgrind's cachegrind: a corpus build minus a one-document build, each in a fresh
     process, hash seed fixed) of this tree and of ``against``: a count that other jobs on the machine do not move,
     where time on a shared machine varies by 30 % between rounds. Under valgrind a build runs ~50x slower."""
@@ -326,8 +329,8 @@ def count_instructions(workdir: str, stages: list[str], docs: int, against: str 
 
     if shutil.which("valgrind") is None:
         raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
-    corpus = os.path.join(workdir, f"corpus-distinct-{docs}")
-    write_corpus(corpus, docs, kind="distinct")
+    corpus = os.path.join(workdir, f"corpus-{kind}-{docs}")
+    write_corpus(corpus, docs, kind=kind)
     one = os.path.join(workdir, "corpus-1")
     write_corpus(one, 1, kind="distinct", files=1)
     environ = user_environ()
@@ -335,7 +338,7 @@ def count_instructions(workdir: str, stages: list[str], docs: int, against: str 
     if against:
         package = against if os.path.isdir(against) else package_of_commit(against, workdir)
         versions = {against: {**environ, "PYTHONPATH": os.path.abspath(package)}, **versions}
-    print(f"{docs:,} web-like docs; stages {','.join(stages)}; settings {' '.join(SETTINGS) or 'default'}; "
+    print(f"{docs:,} web-like docs ({kind}); stages {','.join(stages)}; settings {' '.join(SETTINGS) or 'default'}; "
           "instructions counted by valgrind --tool=cachegrind", flush=True)
     per_doc = {}
     for name, env in versions.items():
@@ -488,6 +491,10 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=3000)
     parser.add_argument("--stages", default=",".join(ALL_STAGES), help="Comma-separated stages to run.")
     parser.add_argument("--workdir", default=None, help="Where the corpus and runs go (default: a temporary directory, removed at exit).")
+    parser.add_argument("--corpus", choices=("distinct", "multilingual"), default="distinct",
+                        help="bench/build.py's corpus the docs are drawn from (the one-document build subtracted as "
+                             "start-up stays distinct's): distinct (English) or multilingual (German, French, "
+                             "Spanish, Greek, Russian, Chinese, Japanese).")
     parser.add_argument("--top", type=int, default=0, help="Also print the N functions with the most own time.")
     parser.add_argument("--entries", type=int, default=0,
                         help="Also print, per step, the N functions Beam called that took the most time.")
@@ -524,17 +531,17 @@ def main() -> None:
         count_stages(workdir, stages, args.against)
         return
     if args.instructions:
-        count_instructions(workdir, stages, args.docs, args.against)
+        count_instructions(workdir, stages, args.docs, args.against, args.corpus)
         return
     if args.startup:
         time_startup(workdir, stages, args.startup, args.against, email=args.email)
         return
     if args.plain and args.against:
-        time_per_document(workdir, stages, args.docs, args.rounds, args.against, email=args.email)
+        time_per_document(workdir, stages, args.docs, args.rounds, args.against, email=args.email, kind=args.corpus)
         return
-    corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
-    text_mb = write_corpus(corpus, args.docs, kind="distinct") / 1e6
-    print(f"{args.docs:,} web-like docs ({text_mb:.1f} MB of text); stages {','.join(stages)}; settings "
+    corpus = os.path.join(workdir, f"corpus-{args.corpus}-{args.docs}")
+    text_mb = write_corpus(corpus, args.docs, kind=args.corpus) / 1e6
+    print(f"{args.docs:,} web-like docs ({args.corpus}, {text_mb:.1f} MB of text); stages {','.join(stages)}; settings "
           f"{' '.join(SETTINGS) or 'default'}; in-process DirectRunner; one-document build"
           f"{' with an e-mail' if args.email else ''}; load average {os.getloadavg()[0]:.1f}; work dir {workdir}",
           flush=True)

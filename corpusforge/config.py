@@ -34,8 +34,9 @@ class Config(BuildConfig):
 
     def tokenize_run(self) -> TokenizeRun:
         """What tokenize takes besides its section: the run directory, the runner, the build's fault tolerance,
-        the sources' mixture weights."""
-        return TokenizeRun(self.run_paths(), self.beam, self.build, source_weights(self.inputs))
+        the sources' mixture weights, the size from which its shuffles wait on disk."""
+        return TokenizeRun(self.run_paths(), self.beam, self.build, source_weights(self.inputs),
+                           self.output.disk_shuffle_mb)
 
 
 def load_config(path: str | pathlib.Path | None = None, overrides: list[str] | None = None,

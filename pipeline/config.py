@@ -59,9 +59,11 @@ class OutputConfig:
     max_doc_chars: int = setting(10_000_000, "Records with longer text are rejected as oversize_record.")
     max_record_bytes: int = setting(0, "The most bytes one line of a JSONL or text input may take, enforced while reading, "
                                     "before decoding and parsing: a longer line is rejected as oversize_record after at "
-                                    "most this many bytes (plus a 1 MiB buffer) were held. 0: 6 x max_doc_chars + 1 MiB "
-                                    "(room for a text of max_doc_chars characters written as JSON escapes, and its "
-                                    "metadata).")
+                                    "most this many bytes (plus a 1 MiB buffer) were held. Also the most decoded bytes "
+                                    "one Parquet or Arrow row may take: a larger row is rejected as oversize_record "
+                                    "without being converted (docs/inputs.md: what is decoded first). 0: 6 x "
+                                    "max_doc_chars + 1 MiB (room for a text of max_doc_chars characters written as JSON "
+                                    "escapes, and its metadata).")
     max_metadata_depth: int = setting(64, "The deepest a record may nest objects and arrays (the record itself is level "
                                           "1); a deeper one is rejected as too_deep when read, so no later step "
                                           "(pickling, JSON writing) meets it.")
@@ -81,7 +83,8 @@ class OutputConfig:
                                      "(partitioned runs beside the spilled text) instead of in memory, so its peak "
                                      "memory stays flat as the corpus grows. 0: always. Below it Beam's in-memory "
                                      "shuffle starts faster (~0.3 CPU s of a one-document build) and holds little. The "
-                                     "outputs are the same bytes either way.")
+                                     "outputs are the same bytes either way. `corpusforge tokenize` does the same "
+                                     "for clean shards totalling more than this, on a local runner.")
 
     def __post_init__(self) -> None:
         check(self.shard_target_mb > 0, f"output.shard_target_mb must be > 0, got {self.shard_target_mb}")

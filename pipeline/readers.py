@@ -28,7 +28,7 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Reshuffle, spill_directory
-from corpusforge.pipeline import web
+from corpusforge.pipeline import columnar, web
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import UserError
@@ -304,28 +304,50 @@ def _row_preview(row: Any) -> str:
 
 
 def _read_columnar(batches: Iterator[Any], ctx: _Context) -> Iterator[Document | Rejected]:
-    """Every row of ``batches``. A batch whose conversion to Python raises is converted row by row, so
-    only the rows that raise are rejected (``unreadable_record``, or the reason ``classify`` names)."""
+    """Every row of ``batches`` (``pipeline/columnar.py``: batches of bounded size). A row over
+    ``max_bytes`` (``columnar.row_sizes``: its decoded bytes) is rejected as ``oversize_record`` without being
+    converted to Python; the others are converted a run of at most ``columnar.BATCH_BYTES`` at a time. A run
+    whose conversion raises is converted row by row, so only the rows that raise are rejected
+    (``unreadable_record``, or the reason ``classify`` names)."""
     position = 0
     for batch in batches:
-        try:
-            rows = batch.to_pylist()
-        except Exception:  # noqa: BLE001 - e.g. a date past year 9999: find the rows, below
-            rows = None
-        for index in range(batch.num_rows):
-            ctx.position = position
-            if rows is not None:
-                row = rows[index]
-            else:
-                try:
-                    row = batch.slice(index, 1).to_pylist()[0]
-                except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, ValueError, OverflowError...
-                    reason, detail = classify(exc)
-                    yield ctx.reject(position, "unreadable_record" if reason == "unreadable_file" else reason, detail)
-                    position += 1
-                    continue
-            yield ctx.record(position, row, lambda row=row: _row_preview(row))
-            position += 1
+        if isinstance(batch, columnar.Oversized):  # known from the file's footer: never decoded
+            for _ in range(batch.rows):
+                ctx.position = position
+                yield ctx.reject(position, "oversize_record", f"row group of one row, {batch.size} bytes encoded > "
+                                 f"4 x {ctx.max_bytes} (output.max_record_bytes); not read")
+                position += 1
+            continue
+        sizes = columnar.row_sizes(batch)
+        for start, stop, oversize in columnar.runs(sizes, ctx.max_bytes):
+            if oversize:
+                ctx.position = position
+                yield ctx.reject(position, "oversize_record", f"row of {sizes[start]} bytes > {ctx.max_bytes} "
+                                 "(output.max_record_bytes)",
+                                 lambda index=start: _row_preview(columnar.head(batch, index, RAW_CARRIED)))
+                position += 1
+                continue
+            run = batch.slice(start, stop - start)
+            try:
+                rows = run.to_pylist()
+            except Exception:  # noqa: BLE001 - e.g. a date past year 9999: find the rows, below
+                rows = None
+            for index in range(stop - start):
+                ctx.position = position
+                if rows is not None:
+                    row = rows[index]
+                else:
+                    try:
+                        row = run.slice(index, 1).to_pylist()[0]
+                    except Exception as exc:  # noqa: BLE001 - pyarrow raises ArrowInvalid, ValueError, OverflowError...
+                        reason, detail = classify(exc)
+                        yield ctx.reject(position, "unreadable_record" if reason == "unreadable_file" else reason,
+                                         detail)
+                        position += 1
+                        continue
+                yield ctx.record(position, row, lambda row=row: _row_preview(row))
+                position += 1
+            del rows
 
 
 def _seekable(stream: BinaryIO) -> BinaryIO:
@@ -347,11 +369,9 @@ def _seekable(stream: BinaryIO) -> BinaryIO:
 
 
 def _read_parquet(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
-    import pyarrow.parquet as pq
-
     try:
-        reader = pq.ParquetFile(_seekable(stream))
-        batches = reader.iter_batches(batch_size=1024)
+        reader = columnar.open_parquet(_seekable(stream))
+        batches = columnar.parquet_batches(reader, ctx.max_bytes)
     except Exception as exc:  # pyarrow raises several types for corrupt files
         yield ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}")
         return
@@ -361,7 +381,9 @@ def _read_parquet(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Reject
 def _read_arrow(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
     import pyarrow as pa
 
-    source = _seekable(stream)
+    source, release = _seekable(stream), lambda: None
+    if source is not stream or not ctx.path.lower().endswith(_COMPRESSION_EXTS):  # the descriptor holds the bytes
+        source, release = columnar.mapped(source)
     try:
         reader = pa.ipc.open_file(source)
         batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
@@ -372,7 +394,15 @@ def _read_arrow(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected
         except Exception as exc:
             yield ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}")
             return
-    yield from _read_columnar(batches, ctx)
+    yield from _read_columnar(_released(batches, release), ctx)
+
+
+def _released(batches: Iterator[Any], release: Callable[[], None]) -> Iterator[Any]:
+    """``batches``, calling ``release`` after each one is read (a mapped file's pages dropped from memory)."""
+    for batch in batches:
+        yield batch
+        del batch
+        release()
 
 
 def _guarded(items: Iterator[Document | Rejected], ctx: _Context) -> Iterator[Document | Rejected]:
@@ -502,6 +532,15 @@ class _CountingStream(io.RawIOBase):
 
     def seekable(self) -> bool:
         return self._raw.seekable()
+
+    def fileno(self) -> int:
+        """The file's descriptor, for a reader that maps the file (Arrow IPC, ``columnar.mapped``) instead of
+        reading it through this stream: the whole file counts as read."""
+        fd = self._raw.fileno()
+        if self._size is not None and self._counted < self._size:
+            self._reporter.add(bytes_read=self._size - self._counted)
+            self._counted = self._size
+        return fd
 
     def seek(self, offset: int, whence: int = 0) -> int:
         return self._raw.seek(offset, whence)

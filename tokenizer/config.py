@@ -97,9 +97,13 @@ class TokenizeConfig:
 @dataclasses.dataclass(frozen=True)
 class TokenizeRun:
     """What tokenize takes from the rest of the run: where it writes, the runner, the build's tolerance of records
-    that make it raise (``build``), and each source's mixture weight (from the build's ``inputs``)."""
+    that make it raise (``build``), each source's mixture weight (from the build's ``inputs``), and from what
+    size of input its shuffles wait on local disk (``output.disk_shuffle_mb``)."""
 
     run: RunPaths
     beam: BeamConfig
     faults: FaultConfig
     weights: dict[str, float]  # source name -> weight (tokenizer.mixture.source_weights)
+    # output.disk_shuffle_mb: clean shards totalling more than this many MB are grouped on local disk, not in
+    # memory, on a local runner (0: always); the token shards are the same bytes either way
+    disk_shuffle_mb: float = 64.0

@@ -5,8 +5,8 @@ tokens, where ``w_s`` is ``inputs[].weight`` of the input named ``s`` (1 for a s
 source with ``T_s`` tokens after cleaning is taken ``e_s = target_s / T_s`` times (its *epochs*): every
 document ``floor(e_s)`` times, and the fractional epoch's quota of ``(e_s - floor(e_s)) * T_s`` tokens is filled
 once more with whole documents taken in the order of a keyed hash of their ids until the quota is met (the last
-one may overshoot by one document): ``quota_cutoffs`` finds, per source, the largest hash taken, and ``copies``
-compares a document's hash with it. So up-sampling repeats whole documents, down-sampling (``e_s < 1``) drops
+one may overshoot by one document): ``fraction_cutoff`` finds, per source, the largest hash taken (in two passes
+that never hold a hash per document: ``quota_bucket``), and ``copies`` compares a document's hash with it. So up-sampling repeats whole documents, down-sampling (``e_s < 1``) drops
 whole documents, each source's tokens hit its target to within one document, and all of it depends only on the
 ids, the lengths, the seed and the figures, never on the order of work. (Comparing the hash with the fraction
 instead would hit the target only in expectation: with documents of different sizes a source's share drifts by
@@ -66,32 +66,70 @@ def mix_key(doc_id: str, seed: int) -> int:
 NONE_TAKEN = -1  # the cutoff of a fractional epoch that takes no document
 
 
-def fraction_cutoff(keys: np.ndarray, lengths: np.ndarray, fraction: float) -> int:
-    """The largest key taken when the documents (``keys`` from ``mix_key``, token ``lengths``), in ascending key
-    order, are taken until their tokens reach ``fraction`` of all the source's tokens (``NONE_TAKEN`` for a
-    quota of 0). Ties of keys are ordered by length, so the answer does not depend on the documents' order."""
-    quota = fraction * float(np.sum(lengths))
-    if quota <= 0 or not len(keys):
-        return NONE_TAKEN
+# The quota's documents are found in two passes, so that no step holds a key per document of the corpus: a
+# histogram of the tokens by the top KEY_BUCKET_BITS bits of their keys (``key_histogram``, summed over the
+# corpus) says in which bucket the quota is met (``quota_bucket``), and only that bucket's keys (a 4,096th of
+# the source's documents) are gathered and ordered (``bucket_cutoff``). Every key of a bucket is above every key
+# of the buckets before it, so the answer is the one ordering all the keys would give.
+KEY_BUCKET_BITS = 12
+KEY_BUCKETS = 1 << KEY_BUCKET_BITS
+
+
+def key_buckets(keys: np.ndarray) -> np.ndarray:
+    """The bucket of each ``mix_key``: its top ``KEY_BUCKET_BITS`` bits (buckets ascend as the keys do)."""
+    return (np.asarray(keys, np.uint64) >> np.uint64(64 - KEY_BUCKET_BITS)).astype(np.int64)
+
+
+def key_histogram(keys: np.ndarray, lengths: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``(2, KEY_BUCKETS)`` int64: per bucket of keys, its documents and their tokens (histograms add; ``out``:
+    added to that histogram in place)."""
+    histogram = np.zeros((2, KEY_BUCKETS), np.int64) if out is None else out
+    buckets = key_buckets(keys)
+    np.add.at(histogram[0], buckets, 1)
+    np.add.at(histogram[1], buckets, np.asarray(lengths, np.int64))
+    return histogram
+
+
+def quota_bucket(histogram: np.ndarray, fraction: float) -> tuple[int, int, float] | None:
+    """Where a source's fractional epoch (``fraction`` of its tokens, taken in ascending key order) is met:
+    ``(bucket, tokens of the buckets before it, quota)``; None when it takes no document."""
+    documents, tokens = histogram
+    quota = fraction * float(np.sum(tokens))
+    if quota <= 0 or not documents.any():
+        return None
+    total = np.cumsum(tokens)
+    reached = total >= quota
+    bucket = int(np.argmax(reached)) if reached.any() else int(np.flatnonzero(documents)[-1])
+    return bucket, int(total[bucket - 1]) if bucket else 0, quota
+
+
+def bucket_cutoff(keys: np.ndarray, lengths: np.ndarray, before: int, quota: float) -> int:
+    """The largest key taken from one bucket's documents (``keys``, token ``lengths``), in ascending key order
+    after ``before`` tokens of the buckets below, until the tokens reach ``quota``. Ties of keys are ordered by
+    length, so the answer does not depend on the documents' order."""
+    keys, lengths = np.asarray(keys, np.uint64), np.asarray(lengths, np.int64)
     order = np.lexsort((lengths, keys))
-    reached = np.cumsum(lengths[order]) >= quota
+    reached = before + np.cumsum(lengths[order]) >= quota
     last = int(np.argmax(reached)) if reached.any() else len(order) - 1
     return int(keys[order[last]])
 
 
-def quota_cutoffs(keys_by_source: Mapping[str, tuple[np.ndarray, np.ndarray]],
-                  epochs: Mapping[str, float]) -> dict[str, int]:
-    """Per source (``{source: (keys, lengths)}`` of its train documents), the cutoff of its fractional epoch."""
-    out = {}
-    for source, (keys, lengths) in keys_by_source.items():
-        e = epochs.get(source, 1.0)
-        out[source] = fraction_cutoff(np.asarray(keys, np.uint64), np.asarray(lengths, np.int64), e - math.floor(e))
-    return out
+def fraction_cutoff(keys: np.ndarray, lengths: np.ndarray, fraction: float) -> int:
+    """The largest key taken when the documents (``keys`` from ``mix_key``, token ``lengths``), in ascending key
+    order, are taken until their tokens reach ``fraction`` of all the source's tokens (``NONE_TAKEN`` for a
+    quota of 0). Ties of keys are ordered by length, so the answer does not depend on the documents' order."""
+    keys, lengths = np.asarray(keys, np.uint64), np.asarray(lengths, np.int64)
+    target = quota_bucket(key_histogram(keys, lengths), fraction)
+    if target is None:
+        return NONE_TAKEN
+    bucket, before, quota = target
+    inside = key_buckets(keys) == bucket
+    return bucket_cutoff(keys[inside], lengths[inside], before, quota)
 
 
 def copies(doc_id: str, epochs: float, seed: int, cutoff: int) -> int:
     """How many times a document of a source taken ``epochs`` times goes into the shards: ``floor(epochs)``, plus
-    one when its ``mix_key`` is at most its source's ``cutoff`` (``quota_cutoffs``)."""
+    one when its ``mix_key`` is at most its source's ``cutoff`` (``fraction_cutoff``)."""
     whole = math.floor(epochs)
     if epochs == whole or cutoff == NONE_TAKEN:
         return whole

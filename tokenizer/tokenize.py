@@ -37,6 +37,7 @@ from apache_beam.metrics import Metrics
 
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.core.beam_options import runs_locally
+from corpusforge.core.disk_grouping import CoGroupByKey, Reshuffle, partitions_for, spill_directory, spilling_to
 from corpusforge.core.fault_config import FaultConfig
 from corpusforge.core.progress import Progress, Reporter
 from corpusforge.core import files, rundir
@@ -46,7 +47,8 @@ from corpusforge.core.run_lock import run_lock
 from corpusforge.core.shard_files import open_shard
 from corpusforge.tokenizer.corpus import clean_shards
 from corpusforge.tokenizer.config import TokenizeConfig, TokenizeRun
-from corpusforge.tokenizer.mixture import NONE_TAKEN, copies, mix_key, mixture_epochs, quota_cutoffs, sources_summary
+from corpusforge.tokenizer.mixture import (NONE_TAKEN, bucket_cutoff, copies, key_buckets, key_histogram, mix_key,
+                                          mixture_epochs, quota_bucket, sources_summary)
 from corpusforge.tokenizer.special_tokens import read_special_tokens
 from corpusforge.tokenizer.token_shards import SPLITS, UINT16_MAX_VOCAB, token_dtype, token_schema
 
@@ -370,9 +372,29 @@ def _train_keys(seed: int):
     return keys
 
 
+class _KeyHistogram(beam.CombineFn):
+    """Per source, ``key_histogram`` of its train documents' ``(keys, lengths)``: documents and tokens per bucket
+    of keys, a fixed size whatever the corpus."""
+
+    def create_accumulator(self):
+        return key_histogram(np.zeros(0, np.uint64), np.zeros(0, np.int64))
+
+    def add_input(self, acc, item):
+        return key_histogram(*item, out=acc)
+
+    def merge_accumulators(self, accumulators):
+        merged = self.create_accumulator()
+        for acc in accumulators:
+            merged += acc
+        return merged
+
+    def extract_output(self, acc):
+        return acc
+
+
 class _ConcatKeys(beam.CombineFn):
-    """Per source, its train documents' ``(keys, lengths)`` arrays concatenated (16 bytes a document: what
-    ``quota_cutoffs`` needs to take documents in hash order until the quota is met)."""
+    """Per source, the ``(keys, lengths)`` arrays of its train documents in its quota's bucket, concatenated (16
+    bytes a document of that bucket: what ``bucket_cutoff`` orders)."""
 
     def create_accumulator(self):
         return []
@@ -388,6 +410,34 @@ class _ConcatKeys(beam.CombineFn):
         if not acc:
             return np.zeros(0, np.uint64), np.zeros(0, np.int64)
         return np.concatenate([k for k, _ in acc]), np.concatenate([n for _, n in acc]).astype(np.int64)
+
+
+def _quota_buckets(histograms: dict[str, np.ndarray], epochs: dict[str, float]) -> dict[str, tuple[int, int, float]]:
+    """Per source whose fractional epoch takes documents, ``quota_bucket``: where its quota is met."""
+    out = {}
+    for source, histogram in histograms.items():
+        e = epochs.get(source, 1.0)
+        target = quota_bucket(histogram, e - math.floor(e))
+        if target is not None:
+            out[source] = target
+    return out
+
+
+def _in_quota_bucket(item, targets: dict[str, tuple[int, int, float]]):
+    """``(source, (keys, lengths))`` -> the same of the documents in the source's quota bucket (none elsewhere)."""
+    source, (keys, lengths) = item
+    target = targets.get(source)
+    if target is not None:
+        inside = key_buckets(keys) == target[0]
+        if inside.any():
+            yield source, (keys[inside], lengths[inside])
+
+
+def _cutoffs(keys_by_source: dict[str, tuple[np.ndarray, np.ndarray]], targets: dict[str, tuple[int, int, float]]
+             ) -> dict[str, int]:
+    """Per source, the largest key its fractional epoch takes (a source absent: ``NONE_TAKEN``)."""
+    return {source: bucket_cutoff(keys, lengths, *targets[source][1:])
+            for source, (keys, lengths) in keys_by_source.items()}
 
 
 def _val_tokens(item) -> Iterable[int]:
@@ -516,6 +566,7 @@ class TokenizeShards(beam.PTransform):
         self.rows_per_unit = rows_per_unit or batch_size * 16
         shards = clean_shards(input)
         self.paths = [p for p, _ in shards]
+        self.input_bytes = sum(size for _, size in shards)
         raw = files.read_bytes(tokenizer)
         try:
             vocab_size = _vocab_size(raw.decode("utf-8"))
@@ -524,7 +575,7 @@ class TokenizeShards(beam.PTransform):
             raise UserError(f"{tokenizer} is not a tokenizer corpusforge can use ({' '.join(str(exc).split())[:300]}); "
                             "train one with `corpusforge tokenizer train` or point tokenize.tokenizer at another") from None
         dtype = token_dtype(vocab_size)
-        self.plan = ShardPlan.for_input(sum(size for _, size in shards), val_fraction, split_seed, dtype,
+        self.plan = ShardPlan.for_input(self.input_bytes, val_fraction, split_seed, dtype,
                                         shard_target_mb, num_shards)
         self.header = {
             "tokenizer": files.relative(tokenizer, output),
@@ -576,12 +627,24 @@ class TokenizeShards(beam.PTransform):
         )
         epochs = before | "MixtureEpochs" >> beam.Map(_epochs, self.weights, self.target_tokens)
         if self.target_tokens:
+            # Two passes (``mixture.quota_bucket``): the keys' histogram says in which bucket each quota is met,
+            # then only that bucket's keys are gathered. The keys wait for the histogram on disk when the
+            # shuffles do (the step that reads them again cannot run with the encoder).
+            keys = encoded.chunks | "TrainMixKeys" >> beam.FlatMap(_train_keys(self.mixture_seed))
+            targets = (
+                keys
+                | "KeyHistograms" >> beam.CombinePerKey(_KeyHistogram())
+                | "SourceHistograms" >> beam.combiners.ToDict()
+                | "QuotaBuckets" >> beam.Map(_quota_buckets, beam.pvalue.AsSingleton(epochs))
+            )
+            if spill_directory() is not None:
+                keys = keys | "SpreadKeys" >> Reshuffle()
             cutoffs = (
-                encoded.chunks
-                | "TrainMixKeys" >> beam.FlatMap(_train_keys(self.mixture_seed))
+                keys
+                | "KeysInQuotaBucket" >> beam.FlatMap(_in_quota_bucket, beam.pvalue.AsSingleton(targets))
                 | "KeysPerSource" >> beam.CombinePerKey(_ConcatKeys())
                 | "SourceKeys" >> beam.combiners.ToDict()
-                | "QuotaCutoffs" >> beam.Map(quota_cutoffs, beam.pvalue.AsSingleton(epochs))
+                | "QuotaCutoffs" >> beam.Map(_cutoffs, beam.pvalue.AsSingleton(targets))
             )
         else:  # no budget: every epoch is whole (1.0), no cutoff is read
             cutoffs = pbegin | "NoCutoffs" >> beam.Create([{}])
@@ -590,7 +653,11 @@ class TokenizeShards(beam.PTransform):
             val_tokens = encoded.chunks | "ValTokens" >> beam.FlatMap(_val_tokens) | "SumValTokens" >> beam.CombineGlobally(sum)
             plan = before | "TokenPlan" >> beam.Map(_token_plan, beam.pvalue.AsSingleton(epochs),
                                                    beam.pvalue.AsSingleton(val_tokens), self.plan, self.shard_tokens)
-            chunks = encoded.chunks | "TokenSizedShards" >> beam.FlatMap(_regroup, beam.pvalue.AsSingleton(plan))
+            if spill_directory() is not None:
+                # The step that regroups waits for the plan (a side input counted from every chunk), so it
+                # cannot run with the encoder: the chunks wait for it on disk, not in the runner's memory.
+                chunks = chunks | "SpreadChunks" >> Reshuffle()
+            chunks = chunks | "TokenSizedShards" >> beam.FlatMap(_regroup, beam.pvalue.AsSingleton(plan))
             markers = (pbegin | "OneShardList" >> beam.Create([None])
                        | "AllShards" >> beam.FlatMap(_markers, beam.pvalue.AsSingleton(plan)))
             extra = [beam.pvalue.AsSingleton(plan)]
@@ -598,9 +665,7 @@ class TokenizeShards(beam.PTransform):
             # One empty marker per shard, so that every planned shard is written even when no document hashes to it.
             markers = pbegin | "AllShards" >> beam.Create([(key, None) for key in self.plan.keys()])
         return (
-            (chunks, markers)
-            | "WithEmptyShards" >> beam.Flatten()
-            | "GroupByShard" >> beam.GroupByKey()
+            _group_by_shard(chunks, markers)
             | "WriteShards" >> beam.ParDo(_WriteShard(self.output, self.plan, self.mixture_seed),
                                           beam.pvalue.AsSingleton(epochs), beam.pvalue.AsSingleton(cutoffs), *extra)
             | "CollectShards" >> beam.combiners.ToList()
@@ -608,6 +673,35 @@ class TokenizeShards(beam.PTransform):
                                           beam.pvalue.AsSingleton(before), beam.pvalue.AsSingleton(epochs),
                                           self.weights, beam.pvalue.AsSingleton(languages_before))
         )
+
+
+def _group_by_shard(chunks, markers):
+    """``((split, shard), Chunk)`` chunks and ``((split, shard), None)`` markers -> ``((split, shard), [Chunk |
+    None])``. Inside ``disk_grouping.spilling_to`` each input waits on local disk, written by the step that made
+    it (a CoGroupByKey: a Flatten's inputs would wait in the runner's memory for the grouping step); outside it,
+    Beam's Flatten and GroupByKey, the graph that remote runners (and Dataflow's update check) know."""
+    if spill_directory() is None:
+        return (chunks, markers) | "WithEmptyShards" >> beam.Flatten() | "GroupByShard" >> beam.GroupByKey()
+    return ({"chunks": chunks, "markers": markers} | "GroupByShard" >> CoGroupByKey()
+            | "WithEmptyShards" >> beam.Map(_joined))
+
+
+def _joined(group):
+    key, by_input = group
+    return key, by_input["chunks"] + by_input["markers"]
+
+
+def shuffle_dir(input_bytes: int, disk_shuffle_mb: float, local_runner: bool, staging: str | None) -> str | None:
+    """Where tokenize's shuffles wait (``corpusforge.core.disk_grouping``): on local disk in the staging directory
+    when the clean shards exceed ``output.disk_shuffle_mb`` (0: always) and the runner is local (Beam's local
+    runners hold a shuffle in memory: every encoded token of the corpus), so memory stays flat as the corpus
+    grows; None: the runner's own shuffle (remote runners shuffle on disk themselves, an output that is not a
+    local directory has no staging, a small corpus: Beam's in-memory shuffle starts faster and holds little)."""
+    if staging is None or not local_runner:
+        return None
+    if disk_shuffle_mb > 0 and input_bytes <= disk_shuffle_mb * 1e6:
+        return None
+    return files.join(staging, ".shuffle")
 
 
 def _vocab_size(text: str) -> int:
@@ -682,8 +776,11 @@ def _tokenize(cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, beam_args: li
         transform.progress = rundir.temporary_dir("corpusforge-tokenize-")
         shown = Progress(transform.progress, "documents", _documents(transform.paths), unit="docs",
                          extras=(("tokens", "tokens"),), label="tokenize")
+    # the run files of the shuffles, when they wait on disk, go with the staging directory
+    shuffles = shuffle_dir(transform.input_bytes, run.disk_shuffle_mb,
+                           runs_locally(options.get_all_options(), run.beam.runner), staging)
     try:
-        with shown, beam.Pipeline(options=options) as p:
+        with shown, spilling_to(shuffles, partitions_for(transform.input_bytes)), beam.Pipeline(options=options) as p:
             _ = p | "Tokenize" >> transform
         manifest_path = files.join(transform.output, "manifest.json")
         manifest = files.read_json(manifest_path)

@@ -69,6 +69,14 @@ def catalog_messages(locale: str, min_chars: int = 40) -> dict[str, list[tuple[s
     return out
 
 
+def messages(locale: str) -> list[str]:
+    """Every longer message of ``locale``'s catalogs (``catalog_messages``), translated, as one line (whitespace
+    collapsed), each once, in the catalogs' order: sentences for bench/build.py's ``multilingual`` corpus."""
+    out = dict.fromkeys(" ".join(translated.split()) for pairs in catalog_messages(locale).values()
+                        for _, translated in pairs)
+    return [message for message in out if message]
+
+
 def documents(lang: str, per_doc: int = 8, limit: int = 200) -> list[Document]:
     """Up to ``limit`` documents of ``per_doc`` consecutive messages of one catalog, in ``lang`` with their English
     twins (for ``en`` itself: German catalogs' msgids, the English written for translation)."""

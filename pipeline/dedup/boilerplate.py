@@ -26,6 +26,7 @@ are on).
 from __future__ import annotations
 
 import array
+import re
 from hashlib import blake2b
 
 import apache_beam as beam
@@ -43,9 +44,14 @@ from corpusforge.pipeline.dedup.sentence_split import sentence_spans, split_sent
 from corpusforge.pipeline.dedup.sentences import (
     HAS_KEY, LAST_OF_LINE, REASON as SENTENCES_REASON, REPEATS, TABLE_TYPECODE, drop_sentences, line_normalized,
 )
-from corpusforge.pipeline.dedup.text import ascii_word_copy, normalized_bytes
+from corpusforge.pipeline.dedup.text import ascii_word_copy, normalized_bytes, word_parts
 from corpusforge.pipeline.spill import SpillWriter, read_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
+
+# A byte that starts a character of U+0800 or above in UTF-8. Without one, normalised words hold no character of a
+# script written without spaces (every one is U+0E00 or above: corpusforge.pipeline.words.NO_SPACE_BLOCKS), so
+# ``word_parts`` would count their spaces plus one (normalised words hold no whitespace): what keyed_lines counts.
+_WIDE_CHARACTER = re.compile(rb"[\xe0-\xff]").search
 
 LINES = "lines"  # tagged output: (id, (node, light record of the document's lines))
 
@@ -64,15 +70,22 @@ def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: i
 
 def keyed_lines(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> tuple[list[tuple], bytes | None]:
     """``line_records`` of ``text``, and its sentence table (``sentences.TABLE_TYPECODE``: each sentence's span,
-    whether it ends its line, its key when it counts, its words) when ``ascii_word_copy`` makes the text ASCII
-    (None when not: ``without_sentences`` then splits that text again). The removal step reads the table
-    (``without_sentences``' ``table``) instead of splitting, normalising and hashing each sentence a second time."""
+    whether it ends its line, its key when it counts, its words); None when a sentence's normalised words hold a
+    character of a script written without spaces (``without_sentences`` then splits that text again: such words
+    count in hundredths rounded up once for the text left, which no per-sentence count can carry). The removal
+    step reads the table (``without_sentences``' ``table``) instead of splitting, normalising and hashing each
+    sentence a second time.
+
+    A sentence's words in the table are what ``without_sentences`` adds up for it: the spaces of ASCII words plus
+    one; else ``word_parts``' space-delimited words (``word_parts``' parts of the kept sentences add up to the
+    parts of their words joined, and with no hundredths those are the count), which are again the spaces plus one
+    when every character is below U+0800 (``_WIDE_CHARACTER``: most accented, Greek or Cyrillic text)."""
     copy = ascii_word_copy(text)
     norm = normalized_bytes(copy) if copy is not None else None
     records: list[tuple] = []
     keys: list[int] = []
     words: list[bytes] = []
-    table: list[int] | None = [] if copy is not None else None
+    table: list[int] | None = []
     offset, new_line = 0, copy is None
     # one loop (not sentence_words then word_keys): on an ASCII text, two more passes cost more than they save
     for start, end, last in sentence_spans(text, lang):
@@ -86,9 +99,18 @@ def keyed_lines(text: str, lang: str | None, line_chars: int, sentence_chars: in
             if len(joined) >= sentence_chars:  # digest64 inlined (the same value), one call fewer per sentence
                 key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little", signed=True)
                 keys.append(key)
-        if table is not None:  # an ASCII copy: every sentence's words are ASCII, counted by their spaces
-            table += (start, end, (LAST_OF_LINE if last else 0) | (HAS_KEY if key is not None else 0), key or 0,
-                      joined.count(b" ") + 1 if joined else 0)
+        if table is not None:
+            if not joined:
+                count = 0
+            elif joined.isascii() or not _WIDE_CHARACTER(joined):  # ASCII, or accented Latin, Greek, Cyrillic...
+                count = joined.count(b" ") + 1  # as without_sentences counts them (word_parts' count, quicker)
+            else:
+                count, cents = word_parts(joined)
+                if cents:  # a no-space script: the text left's count is rounded once, not per sentence
+                    table = None
+            if table is not None:
+                table += (start, end, (LAST_OF_LINE if last else 0) | (HAS_KEY if key is not None else 0), key or 0,
+                          count)
         if last:
             joined = b" ".join(words)
             records.append((digest64(joined) if len(joined) >= line_chars else None,
@@ -112,10 +134,16 @@ def line_records_reference(text: str, lang: str | None, line_chars: int, sentenc
 def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: int) -> tuple[list[int], bool] | None:
     """The sentence keys of the lines that line dedup keeps (``records``: ``line_records``; ``drop``: its
     dropped line keys), or None when it removes the document as too short (the rule of ``_RemoveLinesFn``)."""
-    kept = [record for record in records if record[0] is None or record[0] not in drop]
-    if len(kept) < len(records) and sum(words for _, words, _ in kept) < min_words:
-        return None
-    return [key for _, _, keys in kept for key in keys]
+    if drop:  # most documents lose no line: their records are all kept
+        kept = [record for record in records if record[0] is None or record[0] not in drop]
+        if len(kept) < len(records) and sum(words for _, words, _ in kept) < min_words:
+            return None
+    else:
+        kept = records
+    keys: list[int] = []
+    for record in kept:  # += of each line's tuple: ~half a comprehension's time over its keys
+        keys += record[2]
+    return keys
 
 
 class _KeysFn(KeysByShard):
@@ -200,7 +228,7 @@ class _SentenceKeysFn(KeysByShard):
             if keys is None:
                 continue
             distinct = set(keys)
-            yield from self.add(list(distinct), node)
+            yield from self.add(distinct, node)  # add iterates it once, in the order list(distinct) has
             if len(distinct) < len(keys) and self.sentences.collapse_repeats:
                 yield beam.pvalue.TaggedOutput(REPEATS, (doc_id, True))
 

@@ -9,7 +9,7 @@ from apache_beam.transforms.window import GlobalWindows
 from corpusforge.core.disk_grouping import GroupByKey, spill_directory
 from corpusforge.core.text_guards import bounded_normalize
 from corpusforge.pipeline.dedup.common import KEYS, SHUFFLE, STAGE, HeldDocs, apply_verdicts, join_mode, node_of
-from corpusforge.pipeline.dedup.text import joined_words, normalized_bytes
+from corpusforge.pipeline.dedup.text import normalized_bytes, normalized_joined
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 REASON = "exact_duplicate"
@@ -29,7 +29,7 @@ def fold_text(text: str, key_fold: str = "lower") -> str:
 def text_digest(text: str, key_fold: str = "lower") -> bytes:
     """128-bit BLAKE2b of the normalised words (lower case, no punctuation, digits as 0, one space), after
     ``fold_text``."""
-    return hashlib.blake2b(joined_words(normalized_bytes(fold_text(text, key_fold))), digest_size=16).digest()
+    return hashlib.blake2b(normalized_joined(fold_text(text, key_fold)), digest_size=16).digest()
 
 
 def text_digest_reference(text: str, key_fold: str = "lower") -> bytes:

@@ -111,9 +111,9 @@ class KeysByShard(beam.DoFn):
 
     def add(self, keys, node) -> list:
         """Hold ``(key, node)`` for every key; the packs to emit now (none until enough are held)."""
-        packs = self.packs
+        packs, shards = self.packs, KEY_SHARDS  # a local: no global look-up per key
         for key in keys:
-            packs[key % KEY_SHARDS].append((key, node))
+            packs[key % shards].append((key, node))
         self.held += len(keys)
         return self._drain() if self.held >= KEY_FLUSH_RECORDS else []
 

@@ -13,7 +13,8 @@ from apache_beam.testing.util import assert_that, equal_to
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import Document, Rejected
 from corpusforge.core.errors import UserError
-from corpusforge.pipeline.readers import ReadDocuments, check_inputs, detect_format, glob_root, open_decompressed, records_from_file
+from corpusforge.core.input_files import glob_root
+from corpusforge.pipeline.readers import ReadDocuments, check_inputs, detect_format, open_decompressed, records_from_file
 
 
 def _read(data: bytes, path: str, **spec):

@@ -13,7 +13,8 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.core.config_loader import ConfigError
 from corpusforge.core.errors import UserError
-from corpusforge.tokenizer.mixture import copies, fraction_cutoff, mix_key, mixture_epochs, source_weights
+from corpusforge.tokenizer.mixture import (KEY_BUCKETS, copies, fraction_cutoff, key_histogram, mix_key,
+                                          mixture_epochs, source_weights)
 from corpusforge.tokenizer.token_shards import TokenCorpus
 from corpusforge.tokenizer.tokenize import TokenizeShards
 from corpusforge.tokenizer.config import TokenizerConfig
@@ -63,6 +64,32 @@ def test_copies_are_whole_epochs_plus_documents_in_hash_order_until_the_quota():
     perm = np.random.default_rng(0).permutation(len(ids))
     assert fraction_cutoff(keys[perm], lengths[perm], 0.25) == fraction_cutoff(keys, lengths, 0.25)
     assert fraction_cutoff(keys, lengths, 0.0) == -1 and set(take(1.0)) == {1}
+
+
+def _cutoff_of_all_keys(keys, lengths, fraction):
+    """The cutoff by ordering every key at once (what the two passes must equal)."""
+    quota = fraction * float(np.sum(lengths))
+    if quota <= 0 or not len(keys):
+        return -1
+    order = np.lexsort((lengths, keys))
+    reached = np.cumsum(lengths[order]) >= quota
+    return int(keys[order[int(np.argmax(reached)) if reached.any() else len(order) - 1]])
+
+
+def test_the_two_pass_cutoff_is_the_cutoff_of_all_keys_in_order():
+    rng = np.random.default_rng(3)
+    for case in range(300):
+        n = int(rng.integers(1, 400))
+        if case % 3 == 0:  # few distinct keys in few buckets: ties of keys, quotas met inside a crowded bucket
+            keys = rng.choice(np.array([1, 2, 2**52, 2**52 + 1, 2**63, 2**64 - 1], np.uint64), n)
+        else:
+            keys = rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+        lengths = rng.integers(0, 50 if case % 2 else 3, n).astype(np.int64)  # some documents of no tokens
+        for fraction in (0.0, 1e-9, float(rng.random()), 0.5, 1 - 1e-12):
+            got = fraction_cutoff(keys, lengths, fraction)
+            assert got == _cutoff_of_all_keys(keys, lengths, fraction), (case, fraction)
+    # the histogram that finds the bucket is a fixed size, whatever the number of documents
+    assert key_histogram(keys, lengths).shape == key_histogram(keys[:1], lengths[:1]).shape == (2, KEY_BUCKETS)
 
 
 def test_weights_belong_to_named_sources():

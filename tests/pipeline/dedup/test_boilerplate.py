@@ -331,3 +331,104 @@ def test_the_removal_reads_a_spilled_text_once_when_it_drops_lines_and_sentences
            if isinstance(doc, Document)]
     assert out == ["The first text says one thing.", "The second text says another thing."]
     assert sorted(reads) == sorted(doc.text_ref for doc in docs)  # each text once
+
+
+def _drawn_table(text: str, lang, rng: random.Random) -> bytes:
+    """A sentence table of ``text`` (its ``sentence_spans``) with keys drawn from a small pool (0 among them, with
+    and without HAS_KEY: a key of 0 counts only with the flag), so that drops and repeats both happen."""
+    import array
+
+    from corpusforge.pipeline.dedup.sentence_split import sentence_spans
+    from corpusforge.pipeline.dedup.sentences import HAS_KEY, LAST_OF_LINE, TABLE_TYPECODE
+
+    numbers = []
+    for start, end, last in sentence_spans(text, lang):
+        has_key = rng.random() < 0.8
+        numbers += (start, end, (LAST_OF_LINE if last else 0) | (HAS_KEY if has_key else 0),
+                    rng.choice([0, 1, -1, 2 ** 63 - 1, -2 ** 63, 7, 8]), rng.randrange(4))
+    return array.array(TABLE_TYPECODE, numbers).tobytes()
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ9 .!?,;'\")\t\r\n") + [
+    "", "\n\n", "Mr", "word", "é", "’", "—", "\u00a0", "Σ. ", "ΟΔΟΣ", "İ", "。", "！", "」", "…", "漢字です。", "中文句子！",
+    "\ud800", "\udfff", "x\udc80. ", "A long enough sentence", " Yes. ", "\n. ", "   "]), max_size=50),
+    st.sampled_from(["en", "zh", "ja", None]), st.integers(0, 2 ** 32), st.booleans())
+def test_without_sentences_in_table_is_its_reference_on_drawn_texts(pieces, lang, seed, collapse):
+    # the fast loop (one pass five numbers at a time, a sentence that goes settles its line) gives what the
+    # reference's loop gives: the text left, byte for byte, the counts and the words left, on any text and table
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines
+    from corpusforge.pipeline.dedup.sentences import (
+        without_sentences_in_table, without_sentences_in_table_reference,
+    )
+
+    text, rng = "".join(pieces), random.Random(seed)
+    tables = [_drawn_table(text, lang, rng)]
+    computed = keyed_lines(text, lang, 3, 2)[1]
+    if computed is not None:
+        tables.append(computed)
+    for table in tables:
+        keys = sorted(set(array_keys(table)))
+        for drop in (set(), set(keys), {key for key in keys if rng.random() < 0.5}, {0}):
+            assert without_sentences_in_table(text, table, drop, collapse) == \
+                without_sentences_in_table_reference(text, table, drop, collapse)
+
+
+def array_keys(table: bytes) -> list[int]:
+    import array
+
+    from corpusforge.pipeline.dedup.sentences import TABLE_TYPECODE
+
+    return array.array(TABLE_TYPECODE, table)[3::5].tolist()
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ9 .!?,;'\")\t\n") + [
+    "", "\n\n", "Mr", "word", "é", "Über", "’", "—", "\u00a0", "Σ. ", "ΟΔΟΣ", "İ", "…", "Привет мир. ", "漢字です。",
+    "中文！", "한국어 문장. ", "\ud800", "\udfff", "x\udc80. ", "A long enough sentence", " Yes. ", "\n. ", "   "]),
+    max_size=50), st.sampled_from(["en", "de", "zh", None]), st.sampled_from([(10, 20), (1, 1), (3, 2)]),
+    st.integers(0, 2 ** 32), st.booleans())
+def test_a_non_ascii_texts_table_removes_as_splitting_it_again(pieces, lang, chars, seed, collapse):
+    # a text that ascii_word_copy cannot make ASCII has a table too unless a sentence holds a no-space script
+    # (its words count in hundredths, rounded once for the text left): the same text left, counts and words
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines
+    from corpusforge.pipeline.dedup.sentences import without_sentences
+    from corpusforge.pipeline.words import has_no_space_script
+
+    text = "".join(pieces)
+    records, table = keyed_lines(text, lang, *chars)
+    assert records == line_records(text, lang, *chars)
+    if table is None:
+        assert has_no_space_script(text)
+        return
+    keys = sorted({key for _, _, sentence_keys in records for key in sentence_keys})
+    rng = random.Random(seed)
+    for drop in (set(keys), {key for key in keys if rng.random() < 0.5}):
+        assert without_sentences(text, lang, drop, chars[1], collapse, table) == \
+            without_sentences(text, lang, drop, chars[1], collapse)
+
+
+def test_an_accented_or_greek_text_has_a_table_and_a_cjk_one_none():
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines
+
+    assert keyed_lines("Ünïcode wörds. Σας ευχαριστώ.\nÇa va.", "en", 1, 1)[1] is not None
+    assert keyed_lines("Ünïcode wörds. 漢字です。", "en", 1, 1)[1] is None
+
+
+def test_a_tables_word_counts_are_word_parts_counts_for_every_character_below_u0800():
+    # keyed_lines counts a sentence whose characters are all below U+0800 by its spaces (no script written without
+    # spaces is down there); word_parts, the count without_sentences adds up, agrees for every such character: in a
+    # word, alone, beside a digit, doubled (marks, separators and spaces of that range included)
+    import array
+
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines
+    from corpusforge.pipeline.dedup.sentences import TABLE_TYPECODE
+    from corpusforge.pipeline.dedup.text import normalized_bytes, word_parts
+
+    for code in range(0x80, 0x800):
+        c = chr(code)
+        text = f"Ab{c}cd {c} e{c}0f{c}{c} ok. Then {c}x y.\n{c}"
+        numbers = array.array(TABLE_TYPECODE, keyed_lines(text, "en", 1, 1)[1])
+        for start, end, count in zip(numbers[0::5], numbers[1::5], numbers[4::5]):
+            joined = b" ".join(normalized_bytes(text[start:end]).split())
+            assert count == (word_parts(joined)[0] if joined else 0), (hex(code), text[start:end])

@@ -153,3 +153,31 @@ def test_survivor_rank_prefers_high_score_then_small_id():
     assert [r[2] for r in ranks] == ["b", "c", "a", "0", "1", "2"]
     assert survivor_rank("x", {"quality_score": 0.0}, "quality_score") == survivor_rank(
         "x", {"quality_score": -0.0}, "quality_score")
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(list("aZ9 ,.-_\n\t'’“—٣ßİΣσςﬁＡ\u00a0\u3000\u0301") + [
+    "ΟΔΟΣ", "Σ.", "Привет мир", "漢字です。", "Straße", "x\ud800y", "\udfff", "  ", "K"]) | st.characters(), max_size=40),
+    st.booleans())
+def test_normalized_joined_is_joined_words_of_normalized_bytes_on_either_path(pieces, numbers):
+    # the whole-text regular expression (taken for mostly non-ASCII text) and the per-run path give the same
+    # bytes: any characters, lone surrogates, final sigma, dotted capital I, digits of other scripts
+    from corpusforge.pipeline.dedup.text import _joined_by_words, normalized_joined
+
+    text = "".join(pieces)
+    expected = b" ".join(normalized_bytes(text, numbers).split())
+    assert _joined_by_words(text, numbers) == expected
+    assert normalized_joined(text, numbers) == expected
+    assert joined_words(normalized_bytes(text, numbers)) == expected
+
+
+def test_normalized_joined_takes_the_whole_text_path_on_greek_and_not_on_english():
+    from unittest import mock
+
+    from corpusforge.pipeline.dedup import text as dedup_text
+
+    with mock.patch.object(dedup_text, "_joined_by_words", wraps=dedup_text._joined_by_words) as whole:
+        assert dedup_text.normalized_joined("Καλημέρα κόσμε, ΟΔΟΣ 12.") == "καλημέρα κόσμε οδος 00".encode()
+        assert whole.call_count == 1
+        dedup_text.normalized_joined("An English line with one café in it, and more words around it.")
+        assert whole.call_count == 1
