@@ -66,6 +66,7 @@ _OTHER_DIGITS = re.compile(r"[^\D\x00-\x7f]")
 _MARK = "\udfff"
 _MARK_BYTES = _MARK.encode("utf-8", "surrogatepass")
 _MARK_AFTER_SPACE, _MARK_BEFORE_SPACE = b" " + _MARK_BYTES, _MARK_BYTES + b" "
+_WHOLE_TEXT = 50  # the whole-text path where UTF-8 is 1/50 longer than the text (0: never; bench/dedup_text_cost.py)
 
 
 def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
@@ -76,13 +77,16 @@ def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
     through the regular expression of ``words_reference``, so mostly-ASCII text stays fast. Those runs are
     found with ``bytes.find`` (a non-ASCII byte, then the spaces around it), not by a regular expression
     that tries every byte: web text has a few curly quotes or dashes in many documents, and that scan was
-    most of the cost of such a document. The bytes are ``normalized_bytes_reference``'s.
+    most of the cost of such a document. A text whose UTF-8 is 2 % or more longer than its characters (Greek,
+    Cyrillic, CJK, most accented prose) takes ``_normalized_whole`` instead: str and bytes methods over the whole
+    text, no Python call per word (~0.45x the time on bench/build.py's multilingual corpus). The bytes are
+    ``normalized_bytes_reference``'s on either path (tests/pipeline/dedup/test_text.py).
     """
     low = text.lower()
     data = low.encode("utf-8", "surrogatepass").translate(_ZERO_DIGITS if normalize_numbers else _KEEP_DIGITS)
     if low.isascii():
         return data
-    if (len(data) - len(low)) * 50 >= len(low):  # UTF-8 2 % or more longer than the text: mostly not English
+    if (len(data) - len(low)) * _WHOLE_TEXT >= len(low):  # UTF-8 2 % or more longer than the text: not English
         return _normalized_whole(low, normalize_numbers)
     fix, marks = _FIX[normalize_numbers], data.translate(_HIGH_MARKS)
     parts, done = [], 0
