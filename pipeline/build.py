@@ -277,9 +277,10 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
                              max_metadata_depth=config.output.max_metadata_depth, names=names)
         docs, read_rejected = pipeline | "Read" >> read
         rejected.append(read_rejected)
-        # the read's facts and the first stage read each text: from disk once (spill.load_text), in the facts' step
+        # the first stage reads each text: from disk once (spill.load_text), in the facts' step (which reads none)
         docs, read_facts = docs | "FactsRead" >> DocumentsAndFacts(
-            document_facts("read"), length_facts("length_in"), before=load_text if spill_dir else None)
+            document_facts("read"), length_facts("length_in"),
+            before=load_text if spill_dir and segment.stages else None)
         facts += [read_facts, read.edits | "FactsEditsRead" >> FactsOf(edit_facts)]
     else:
         docs = pipeline | "ReadCheckpoint" >> ReadDocumentShards(posixpath.join(previous.directory, "docs"), spill_dir,
@@ -292,11 +293,14 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
         if outputs.errors is not None:
             rejected.append(outputs.errors)
         # One step per document after each stage: a stage that changed a text made a document without a
-        # reference, spilled again here; the stage's facts, and the next stage or the last facts, read each
-        # text: from disk once (load). The last stage's documents are the segment's: the output's facts too.
-        last = [length_facts("length_out"), annotation_facts] if is_last and index == len(segment.stages) - 1 else []
+        # reference, spilled again here; the next stage reads each text: from disk once (load), not after the
+        # segment's last stage, whose documents go to the shard writer's shuffle. The facts read no text: a
+        # spilled document carries its length (Document.text_sizes). The last stage's documents are the
+        # segment's: the output's facts too.
+        final = index == len(segment.stages) - 1
+        last = [length_facts("length_out"), annotation_facts] if is_last and final else []
         docs, stage_facts = outputs.kept | f"Facts{name.capitalize()}" >> DocumentsAndFacts(
-            document_facts(name), *last, before=TextSpiller(spill_dir, load=True) if spill_dir else None)
+            document_facts(name), *last, before=TextSpiller(spill_dir, load=not final) if spill_dir else None)
         facts.append(stage_facts)
         if outputs.edits is not None:
             facts.append(outputs.edits | f"FactsEdits{name.capitalize()}" >> FactsOf(edit_facts))

@@ -20,6 +20,8 @@ class Document:
 
     ``text_ref`` (set by ``corpusforge.pipeline.spill.SpillText``) says where the text also lies on disk; such a document
     pickles without its text, and reading ``text`` after unpickling loads it back (see ``corpusforge.pipeline.spill``).
+    ``text_chars``, set with it, is the text's length in characters (the reference holds its UTF-8 bytes): what
+    the build's facts count, known without reading the text back (``text_sizes``).
     """
 
     id: str
@@ -31,6 +33,7 @@ class Document:
     # (input index, file path relative to the input, position): where the reader found the document, until
     # ``corpusforge.pipeline.readers.ReadDocuments`` has made its id unique; None after that.
     origin: tuple | None = dataclasses.field(default=None, compare=False, repr=False)
+    text_chars: int | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def _evolve(self, **changes: Any) -> "Document":
         # Not dataclasses.replace: that reads every field, which would load a spilled text for nothing.
@@ -40,15 +43,40 @@ class Document:
         return new
 
     def with_text(self, text: str) -> "Document":
-        return self._evolve(text=text, text_ref=None)
+        return self._evolve(text=text, text_ref=None, text_chars=None)
 
     def with_id_metadata(self, id: str, metadata: dict[str, Any]) -> "Document":
         """A copy with another id and metadata (PII scrubbed from them); the text and its reference stay."""
         return self._evolve(id=id, metadata=metadata)
 
     def with_ref(self, ref: tuple) -> "Document":
-        """A copy whose text is also at ``ref``; it keeps the text in memory until it is pickled."""
-        return self._evolve(text_ref=ref)
+        """A copy whose text is also at ``ref``; it keeps the text in memory until it is pickled, its length in
+        characters for good (``text_chars``)."""
+        text = self.__dict__.get("text")
+        return self._evolve(text_ref=ref, text_chars=len(text) if text is not None else None)
+
+    def text_length(self) -> int:
+        """The text's length in characters (``text_sizes``' first, without its UTF-8 bytes)."""
+        text = self.__dict__.get("text")
+        if text is None:
+            chars = self.__dict__.get("text_chars")
+            if chars is not None and self.__dict__.get("text_ref") is not None:
+                return chars
+            text = self.text
+        return len(text)
+
+    def text_sizes(self) -> tuple[int, int]:
+        """The text's length in characters and in UTF-8 bytes; a spilled document's from ``text_chars`` and its
+        reference (the length of the bytes spilled) when its text is not in memory, without reading it back."""
+        text = self.__dict__.get("text")
+        if text is None:
+            chars, ref = self.__dict__.get("text_chars"), self.__dict__.get("text_ref")
+            if chars is not None and ref is not None:
+                return chars, ref[2]
+            text = self.text
+        chars = len(text)
+        # A str knows whether it is ASCII (O(1)); only other text needs encoding to count its UTF-8 bytes.
+        return chars, chars if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
     def loaded(self) -> "Document":
         """This document with its text in memory: a spilled one's read back once, for steps that each read it
@@ -80,6 +108,8 @@ class Document:
                 from corpusforge.pipeline.spill import read_text
 
                 return read_text(ref)
+        if name == "text_chars":  # a document unpickled from before the field: its length is not known
+            return None
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 

@@ -51,8 +51,9 @@ from corpusforge.pipeline.annotation_rows import Rows
 from corpusforge.pipeline.document import Document, Removed
 
 _PICKLED, _FIELDS, _COLUMNS, _LIST, _REMOVED = b"\x00", b"\x01", b"\x02", b"\x03", b"\x04"
-# A document's attributes, in the order the fields tuple holds them (text None when it travels by reference).
-_NAMES = ("id", "text", "source", "metadata", "annotations", "text_ref", "origin")
+# A document's attributes, in the order the fields tuple holds them (text None when it travels by reference;
+# text_chars, its length in characters, None unless it does).
+_NAMES = ("id", "text", "source", "metadata", "annotations", "text_ref", "origin", "text_chars")
 _SPILLED_NAMES = frozenset(_NAMES) - {"text"}
 _ALL_NAMES = frozenset(_NAMES)
 _REMOVED_NAMES = ("doc", "stage", "reason", "details")
@@ -143,7 +144,8 @@ def _fields_of(value: Any, rows: Rows = _NO_ROWS) -> tuple | None:
             annotations = rows.annotations.encode(annotations)
     elif type(annotations) is tuple:  # a row is a tuple: one it would be mistaken for is pickled
         return None
-    return state["id"], text, state["source"], state["metadata"], annotations, ref, state["origin"]
+    return (state["id"], text, state["source"], state["metadata"], annotations, ref, state["origin"],
+            state.get("text_chars"))
 
 
 def _removed_fields_of(value: Any, rows: Rows) -> tuple | None:
@@ -192,16 +194,16 @@ def _estimate(doc) -> int | None:
 
 
 def _document(fields: tuple, rows: Rows) -> Document:
-    doc_id, text, source, metadata, annotations, ref, origin = fields
+    doc_id, text, source, metadata, annotations, ref, origin, chars = fields
     if type(annotations) is tuple:
         annotations = _row_of(rows.annotations, "annotations").decode(annotations)
     doc = object.__new__(Document)
     if ref is None:
         doc.__dict__ = {"id": doc_id, "text": text, "source": source, "metadata": metadata,
-                        "annotations": annotations, "text_ref": None, "origin": origin}
+                        "annotations": annotations, "text_ref": None, "origin": origin, "text_chars": chars}
     else:
         doc.__dict__ = {"id": doc_id, "source": source, "metadata": metadata, "annotations": annotations,
-                        "text_ref": ref, "origin": origin}
+                        "text_ref": ref, "origin": origin, "text_chars": chars}
     return doc
 
 

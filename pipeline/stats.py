@@ -46,10 +46,7 @@ class DocumentFacts:
         return keys
 
     def add_to(self, totals: dict, doc) -> None:
-        text = doc.text
-        chars = len(text)
-        # A str knows whether it is ASCII (O(1)); only other text needs encoding to count its UTF-8 bytes.
-        size = chars if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        chars, size = doc.text_sizes()  # a spilled text's without reading it back
         get = totals.get
         # Each key's total updated in place (no list of pairs built per document: ~0.4 us of ~1.1).
         docs_key, chars_key = self._funnel
@@ -85,9 +82,7 @@ class _DocumentCounts:
         self.facts, self.by_kind = facts, {}
 
     def add(self, doc) -> None:
-        text = doc.text
-        chars = len(text)
-        size = chars if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        chars, size = doc.text_sizes()
         kind = (doc.source, doc.annotations.get("lang"))
         counts = self.by_kind.get(kind)
         if counts is None:
@@ -133,14 +128,14 @@ class LengthFacts:
         self._keys: dict[int, tuple[str, str]] = {}  # bucket -> its key
 
     def add_to(self, totals: dict, doc) -> None:
-        bucket = length_bucket(len(doc.text))
+        bucket = length_bucket(doc.text_length())
         key = self._keys.get(bucket)
         if key is None:
             key = self._keys[bucket] = (self.name, str(bucket))
         totals[key] = totals.get(key, 0) + 1
 
     def __call__(self, doc):
-        yield (self.name, str(length_bucket(len(doc.text)))), 1
+        yield (self.name, str(length_bucket(doc.text_length()))), 1
 
 
 def length_facts(name: str) -> LengthFacts:
@@ -149,7 +144,7 @@ def length_facts(name: str) -> LengthFacts:
 
 def removed_facts(item):
     yield ("removed", f"{item.stage}\t{item.reason}"), 1
-    yield ("removed_chars", item.stage), len(item.doc.text)
+    yield ("removed_chars", item.stage), item.doc.text_length()
 
 
 def rejected_facts(item):

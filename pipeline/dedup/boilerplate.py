@@ -265,6 +265,8 @@ class _RemoveFn(beam.DoFn):
         for i, doc in enumerate(docs):
             # its sentence table (keyed_lines; bytes, a spill reference or None) when the join carried it
             table = tables[i] if len(tables) == len(docs) else None
+            if line_drop and (sentence_drop or repeats):  # both read the text: a spilled one from disk once
+                doc = doc.loaded()
             text_of_table = doc
             if line_drop:
                 doc = yield from drop_lines(doc, line_drop, self.lines, self.lines_too_short)

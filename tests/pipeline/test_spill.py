@@ -1,4 +1,5 @@
 """Spilled text: documents cross shuffles as references, and the build's output does not change."""
+import collections
 import json
 import os
 import pathlib
@@ -352,3 +353,64 @@ def test_one_write_of_several_records_checks_each(tmp_path):
     with pytest.raises(UserError, match=rf"^spill file .* is damaged at offset {refs[2][1]:,} "):
         spill.read_bytes(refs[2])
     spill.close_readers()
+
+
+def test_a_spilled_documents_length_is_known_without_reading_its_text(tmp_path, monkeypatch):
+    """The build's facts count each text's characters and UTF-8 bytes: a spilled document carries them (its
+    characters, and its reference's length in bytes), through pickling and the build's coder, so the facts read no
+    spilled text; an edited text's are its own."""
+    from corpusforge.pipeline.document_coder import DocumentCoder
+    from corpusforge.pipeline.stats import document_facts, length_facts, removed_facts
+
+    text = "Grüße aus Köln, 東京 and \U0001f642 " * 7  # characters, not bytes: 1-, 2-, 3- and 4-byte UTF-8
+    inline = Document(id="a", text=text, source="s", annotations={"lang": "de"})
+    coder = DocumentCoder()
+    for compress in (False, True):  # stored, and a zstd frame (shuffles on disk)
+        spilled = _spilled(tmp_path, inline, compress)
+        copies = [pickle.loads(pickle.dumps(spilled)), coder.decode(coder.encode(spilled))]
+        assert all("text" not in doc.__dict__ for doc in copies)
+        monkeypatch.setattr(spill, "read_text", lambda ref: pytest.fail("a fact read a spilled text"))
+        for doc in copies:
+            for facts in (document_facts("dedup"), length_facts("length_out")):
+                assert dict(facts(doc)) == dict(facts(inline))
+            removed = Removed(doc=doc, stage="dedup", reason="near_duplicate")
+            assert list(removed_facts(removed)) == list(removed_facts(Removed(inline, "dedup", "near_duplicate")))
+            assert doc.text_sizes() == (len(text), len(text.encode())) and doc.text_length() == len(text)
+        monkeypatch.undo()
+        edited = copies[1].with_text("plain")
+        assert edited.text_sizes() == (5, 5) and edited.text_chars is None
+        back = coder.decode(coder.encode(_spilled(tmp_path, edited, compress)))
+        assert back.text_sizes() == (5, 5) and back.text == "plain"
+
+
+def test_a_builds_facts_read_no_spilled_text(corpus, monkeypatch):
+    """Neither the facts of kept or removed documents nor the step after the last stage (whose documents go to the
+    shard writer's shuffle) reads a spilled text back; the stats are those of a build that spills nothing."""
+    import sys
+
+    from corpusforge.pipeline import stats
+
+    facts_code = {fn.__code__ for fn in (stats.DocumentFacts.add_to, stats._DocumentCounts.add,
+                                         stats.LengthFacts.add_to, stats.LengthFacts.__call__, stats.removed_facts)}
+    reads = collections.Counter()
+    read_text = spill.read_text
+
+    def counted(ref):
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code in facts_code:
+                reads["facts"] += 1
+            elif frame.f_code is spill.TextSpiller.__call__.__code__:
+                reads["after a stage"] += 1
+            frame = frame.f_back
+        reads["all"] += 1
+        return read_text(ref)
+
+    monkeypatch.setattr(spill, "read_text", counted)
+    only = ("--set", "quality.enabled=false", "--set", "pii.enabled=false")
+    _, spilled_stats, _ = _build_outputs(corpus, "facts-reads", "--set", "output.disk_shuffle_mb=0", *only)
+    assert reads["all"] > 0 and reads["facts"] == reads["after a stage"] == 0
+    assert spilled_stats["removed"]["by_stage"]["dedup"] and spilled_stats["edits"]["dedup"]
+    monkeypatch.undo()
+    _, inline_stats, _ = _build_outputs(corpus, "facts-inline", "--set", "output.spill_text=false", *only)
+    assert spilled_stats == inline_stats

@@ -303,6 +303,36 @@ def test_a_document_without_drops_passes_the_side_input_join_untouched(monkeypat
     assert sorted(judged) == [f"d{i}" for i in range(5)]  # d5 keeps the notice; d6-d8 hold none
 
 
+def test_the_removal_reads_a_spilled_text_once_when_it_drops_lines_and_sentences(monkeypatch, tmp_path):
+    # two documents sharing an id share their drops: the one without the dropped line loses no line, so its text
+    # is the spilled one still when its sentences are dropped; one read of it, not one by each step
+    import pickle
+
+    from corpusforge.pipeline import spill
+    from corpusforge.pipeline.dedup import boilerplate
+    from corpusforge.pipeline.dedup.lines import line_key
+    from corpusforge.pipeline.dedup.sentences import sentence_keys
+    from corpusforge.pipeline.document import Document
+
+    lines, sentences = LineDedupConfig(min_words=1), SentenceDedupConfig(min_words=1)
+    nav, notice = NAV[0], "This notice is repeated on every page of the site."
+    with_nav = Document("d", f"{nav}\nThe first text says one thing. {notice}", "web")
+    without = Document("d", f"The second text says another thing. {notice}", "web")
+    spiller = spill.TextSpiller(str(tmp_path))
+    spiller.setup()
+    docs = [pickle.loads(pickle.dumps(spiller(doc))) for doc in (with_nav, without)]  # as after a shuffle
+    spiller.close()
+    reads = []
+    read_text = spill.read_text
+    monkeypatch.setattr(spill, "read_text", lambda ref: reads.append(ref) or read_text(ref))
+    notice_key, = sentence_keys(notice, None, sentences.min_sentence_chars)[0]
+    group = {"doc": docs, "lines": [line_key(nav, lines.min_line_chars)], "sentences": [notice_key], "repeats": []}
+    out = [doc.text for doc in boilerplate._RemoveFn(lines, sentences).process(("d", group))
+           if isinstance(doc, Document)]
+    assert out == ["The first text says one thing.", "The second text says another thing."]
+    assert sorted(reads) == sorted(doc.text_ref for doc in docs)  # each text once
+
+
 def _drawn_table(text: str, lang, rng: random.Random) -> bytes:
     """A sentence table of ``text`` (its ``sentence_spans``) with keys drawn from a small pool (0 among them, with
     and without HAS_KEY: a key of 0 counts only with the flag), so that drops and repeats both happen."""
