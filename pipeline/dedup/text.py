@@ -58,6 +58,17 @@ def normalized_bytes_reference(text: str, normalize_numbers: bool = True) -> byt
     return _NON_ASCII_TOKEN.sub(lambda match: fix(match.group()), data)
 
 
+# The whole-text path of ``normalized_bytes``: a run of non-ASCII characters that are no letter or digit (they end
+# words as punctuation does) becomes one lone surrogate, a marker that no text keeps (lone surrogates are such
+# characters themselves); digits of other scripts (``\d``, Unicode's Nd) become ``0``.
+_NON_ASCII_SEPARATORS = re.compile(r"[^\w\x00-\x7f]++")
+_OTHER_DIGITS = re.compile(r"[^\D\x00-\x7f]")
+_MARK = "\udfff"
+_MARK_BYTES = _MARK.encode("utf-8", "surrogatepass")
+_MARK_AFTER_SPACE, _MARK_BEFORE_SPACE = b" " + _MARK_BYTES, _MARK_BYTES + b" "
+_WHOLE_TEXT = 50  # the whole-text path where UTF-8 is 1/50 longer than the text (0: never; bench/dedup_text_cost.py)
+
+
 def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
     """The normalised words of ``text`` as UTF-8, separated by one or more spaces (a lone surrogate, which is
     no letter or digit, separates words like punctuation does).
@@ -66,12 +77,17 @@ def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
     through the regular expression of ``words_reference``, so mostly-ASCII text stays fast. Those runs are
     found with ``bytes.find`` (a non-ASCII byte, then the spaces around it), not by a regular expression
     that tries every byte: web text has a few curly quotes or dashes in many documents, and that scan was
-    most of the cost of such a document. The bytes are ``normalized_bytes_reference``'s.
+    most of the cost of such a document. A text whose UTF-8 is 2 % or more longer than its characters (Greek,
+    Cyrillic, CJK, most accented prose) takes ``_normalized_whole`` instead: str and bytes methods over the whole
+    text, no Python call per word (~0.45x the time on bench/build.py's multilingual corpus). The bytes are
+    ``normalized_bytes_reference``'s on either path (tests/pipeline/dedup/test_text.py).
     """
     low = text.lower()
     data = low.encode("utf-8", "surrogatepass").translate(_ZERO_DIGITS if normalize_numbers else _KEEP_DIGITS)
     if low.isascii():
         return data
+    if (len(data) - len(low)) * _WHOLE_TEXT >= len(low):  # UTF-8 2 % or more longer than the text: not English
+        return _normalized_whole(low, normalize_numbers)
     fix, marks = _FIX[normalize_numbers], data.translate(_HIGH_MARKS)
     parts, done = [], 0
     high = marks.find(1)
@@ -85,6 +101,26 @@ def normalized_bytes(text: str, normalize_numbers: bool = True) -> bytes:
         high = marks.find(1, end)
     parts.append(data[done:])
     return b"".join(parts)
+
+
+def _normalized_whole(low: str, normalize_numbers: bool) -> bytes:
+    """``normalized_bytes`` of a lower-cased, mostly non-ASCII text, without a Python call per word. In
+    ``normalized_bytes_reference`` a space-free run (no ASCII character but letters and digits) that holds a
+    non-ASCII character becomes its words joined by one space: a run of separators inside it (non-ASCII, no letter
+    or digit) one space, at either end of it nothing. So each such separator run is marked (one regular
+    expression over the text), the marks next to a space or at an end of the text are dropped, the others become
+    spaces: all of it str and bytes methods. ``words_reference`` lowers its run again, which changes nothing
+    (``str.lower`` is idempotent on every code point, final sigma included: the text is lowered already)."""
+    low = _NON_ASCII_SEPARATORS.sub(_MARK, low)
+    if normalize_numbers:
+        low = _OTHER_DIGITS.sub("0", low)
+    data = low.encode("utf-8", "surrogatepass").translate(_ZERO_DIGITS if normalize_numbers else _KEEP_DIGITS)
+    data = data.replace(_MARK_AFTER_SPACE, b" ").replace(_MARK_BEFORE_SPACE, b" ")
+    if data.startswith(_MARK_BYTES):
+        data = data[len(_MARK_BYTES):]
+    if data.endswith(_MARK_BYTES):
+        data = data[:-len(_MARK_BYTES)]
+    return data.replace(_MARK_BYTES, b" ")
 
 
 # Non-ASCII characters that separate words as a space does (neither letters nor digits: ``\W``) and that

@@ -181,3 +181,47 @@ def test_normalized_joined_takes_the_whole_text_path_on_greek_and_not_on_english
         assert whole.call_count == 1
         dedup_text.normalized_joined("An English line with one café in it, and more words around it.")
         assert whole.call_count == 1
+
+
+# Characters the whole-text path of normalized_bytes must treat as words_reference does: digits of other scripts
+# (Nd: Arabic-Indic, Devanagari, Tamil, full-width, mathematical) and digit-like characters that are no Nd
+# (superscripts, fractions, circled), combining marks, joiners, lone surrogates and a pair written as two, final
+# sigma, dotted capital I, Kelvin sign, ligatures, spaces and punctuation of other scripts, scripts without spaces.
+_UNICODE_PIECES = list("aZ9 ,.-_\n\t'’“”«»—…٣٤४௫０𝟘²½①ⅫΣσςİıKﬁＡß\u00a0\u2009\u3000\u200b\u200c\u200d\u0301\u0307\u20dd"
+                       "。，、！") + [
+    "ΟΔΟΣ", "Σ.", "Привет мир", "漢字です。", "ภาษาไทย", "مرحبا ١٢", "Straße", "x\ud800y", "\udfff", "\ud83d\ude00",
+    "👩\u200d💻", "  ", "K", "ǅ", "ᾈ"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_UNICODE_PIECES) | st.characters(blacklist_categories=()), max_size=50), st.booleans())
+def test_whole_text_path_is_the_reference_bytes_on_any_unicode_text(pieces, numbers):
+    from corpusforge.pipeline.dedup.text import _normalized_whole
+
+    text = "".join(pieces)
+    expected = normalized_bytes_reference(text, numbers)
+    assert _normalized_whole(text.lower(), numbers) == expected  # whichever path the text would take
+    assert normalized_bytes(text, numbers) == expected
+    assert normalized_bytes(text, numbers).split() == [w.encode() for w in words_reference(text, numbers)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_UNICODE_PIECES), min_size=1, max_size=12), st.integers(1, 60), st.booleans())
+def test_whole_text_path_on_long_mostly_non_ascii_text(pieces, times, numbers):
+    # long runs of separators, marks at the ends of the text and next to ASCII punctuation
+    text = "".join(pieces) * times
+    assert normalized_bytes(text, numbers) == normalized_bytes_reference(text, numbers)
+
+
+def test_normalized_bytes_takes_the_whole_text_path_on_mostly_non_ascii_text_only():
+    from unittest import mock
+
+    from corpusforge.pipeline.dedup import text as dedup_text
+
+    with mock.patch.object(dedup_text, "_normalized_whole", wraps=dedup_text._normalized_whole) as whole:
+        greek = "«Καλημέρα» κόσμε, ΟΔΟΣ ٣٤ 12 — τέλος…"
+        assert dedup_text.normalized_bytes(greek) == "καλημέρα κόσμε  οδος 00 00  τέλος".encode()
+        assert whole.call_count == 1
+        english = "An English line with one “café” in it. " + "More words around it, to stay mostly ASCII. " * 6
+        assert dedup_text.normalized_bytes(english) == normalized_bytes_reference(english)
+        assert whole.call_count == 1
