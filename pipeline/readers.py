@@ -836,8 +836,8 @@ class ReadDocuments(beam.PTransform):
         edits.append(renames | "CountIdCollisions" >> beam.Map(lambda _: ("read", "id_collisions", 1)))
         if spill_directory() is None:  # Beam's shuffle: documents and renames in one GroupByKey, untagged
             docs = ((keyed.docs, renames)
-                    | "SpreadFlatten" >> beam.Flatten()
-                    | "SpreadDocuments" >> beam.GroupByKey()
+                    | "SpreadFlatten" >> Flatten()  # disk_grouping's: Beam's own here (no spill directory)
+                    | "SpreadDocuments" >> GroupByKey()
                     | "UniqueIds" >> beam.ParDo(_ApplyMixedIds()).with_output_types(Any))
         else:  # on disk: each input writes its runs in the step that made it (disk_grouping)
             docs = ({"doc": keyed.docs, "id": renames}
