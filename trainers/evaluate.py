@@ -110,9 +110,7 @@ def _columnar_documents(raw, fmt: str, text_field: str, skip) -> Iterator[Docume
         if isinstance(row, columnar.OverLimit):
             skip("oversize_record")
             continue
-        if text_field not in row:
-            raise UserError(f"a file has no column {text_field!r}; pass --text-field")
-        text, source = row[text_field], row.get("source")
+        text, source = row.get(text_field), row.get("source")  # no such column: each row missing_text, as in JSONL
         if isinstance(text, str) and text:
             yield Document(text, source if isinstance(source, str) else None)
         else:

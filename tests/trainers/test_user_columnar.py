@@ -151,3 +151,19 @@ def test_normal_parquet_and_arrow_files_read_as_before(tmp_path):
         skipped = {}
         assert [(d.text, d.source) for d in read_documents(str(path), skipped=skipped)] == expected
         assert skipped == {"missing_text": table.num_rows - len(expected)}
+
+
+def test_a_columnar_file_without_the_text_column_is_missing_text_as_in_jsonl(tmp_path):
+    """Was one "unreadable_file" skip (a UserError swallowed by the file's guard), so the CLI's "check --text-field"
+    hint, given for missing_text, never showed."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from corpusforge.trainers.evaluate import read_documents
+
+    pq.write_table(pa.table({"content": ["hello world"] * 5}), tmp_path / "held.parquet")
+    (tmp_path / "held.jsonl").write_text('{"content": "hello world"}\n' * 5)
+    for name in ("held.parquet", "held.jsonl"):
+        skipped: dict[str, int] = {}
+        assert list(read_documents(str(tmp_path / name), "text", skipped)) == []
+        assert skipped == {"missing_text": 5}, name
