@@ -17,6 +17,8 @@ embed, predict, finetune) go through these functions, so a file reads, and fails
 - ``parse_json(line, max_depth)`` and ``check_depth``: a JSON record, or ``RecordError`` with a named reason.
 - ``classify(exc)``: ``(reason, detail)`` for any exception raised while reading a file or parsing one
   record; the one place that knows which exception means what.
+- ``FileWatch(raw)``: whether a file opened for reading was changed (truncated, grown, rewritten) by another
+  process since it was opened, so that a read that fails because of it says so (``file_changed``).
 """
 from __future__ import annotations
 
@@ -203,6 +205,43 @@ def open_input(path: str) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+class FileWatch:
+    """What an opened file was when it was opened (``os.fstat`` of its descriptor), to tell whether another
+    process changed it since: ``change()`` says how, or None (unchanged, or a stream without a descriptor: a
+    remote file). A file renamed over, deleted or replaced by a folder or FIFO after it was opened is no change
+    here: the descriptor still reads the bytes it opened. Every input is read through ordinary reads (none is
+    memory-mapped), so a change never kills the process (a mapped file cut short raises SIGBUS); a read it makes
+    fail is rejected as ``file_changed``."""
+
+    def __init__(self, stream: Any):
+        self._fd, self._before = -1, None
+        try:
+            self._fd = stream.fileno()
+            self._before = os.fstat(self._fd)
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+            self._before = None
+
+    def change(self) -> str | None:
+        before = self._before
+        if before is None:
+            return None
+        try:
+            now = os.fstat(self._fd)
+        except OSError:
+            return None
+        if now.st_size != before.st_size:
+            verb = "cut" if now.st_size < before.st_size else "grew"
+            return f"{verb} from {before.st_size:,} to {now.st_size:,} bytes"
+        if (now.st_mtime_ns, now.st_ctime_ns) != (before.st_mtime_ns, before.st_ctime_ns):
+            return f"rewritten ({before.st_size:,} bytes)"
+        return None
+
+
+def changed_detail(change: str, detail: str) -> str:
+    """The detail of a ``file_changed`` rejection: what changed, what the reader met, and what to do."""
+    return f"the file {change} while it was read ({detail[:160]}); read it again once nothing writes to it"
 
 
 @dataclasses.dataclass
