@@ -34,9 +34,10 @@ from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import UserError
 from corpusforge.core.faults import STAGE_ERROR, describe
-from corpusforge.core.input_files import (MAX_DEPTH, FileWatch, InputFile, Oversize, RecordError, bounded_lines,
-                                          changed_detail, check_depth, classify, display_path, file_problem, list_input,
-                                          open_decompressed, open_input, parse_json, path_bytes, path_text, record_limit)
+from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, InputFile, Oversize, RecordError,
+                                          bounded_lines, changed_detail, check_depth, classify, display_path,
+                                          file_problem, list_input, open_decompressed, open_input, parse_json,
+                                          path_bytes, path_text, record_limit, seekable, uncompressed_name)
 from corpusforge.core.progress import Reporter
 
 REJECTED = "rejected"
@@ -50,16 +51,11 @@ _BOM = b"\xef\xbb\xbf"
 # Lone UTF-16 surrogates: what a JSON escape such as "\ud800" decodes to, and the only code points that a
 # Python string can hold but UTF-8 (spill files, Arrow shards) cannot encode.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_COMPRESSION_EXTS = (".gz", ".zst", ".bz2", ".xz")
 
 
 def detect_format(path: str) -> str:
     """The reader for ``path`` by extension: jsonl, parquet, arrow, text, warc or html."""
-    name = path.lower()
-    for ext in _COMPRESSION_EXTS:
-        if name.endswith(ext):
-            name = name[: -len(ext)]
-            break
+    name = uncompressed_name(path)
     if name.endswith(_JSONL_EXTS):
         return "jsonl"
     if name.endswith(".parquet"):
@@ -83,7 +79,7 @@ def source_name(spec: InputConfig, path: str) -> str:
     if spec.name:
         return spec.name
     base = posixpath.basename(path.rstrip("/"))
-    for ext in _COMPRESSION_EXTS:
+    for ext in COMPRESSIONS:
         if base.endswith(ext):
             base = base[: -len(ext)]
     return base.rsplit(".", 1)[0] or base
@@ -362,27 +358,9 @@ def _read_columnar(batches: Iterator[Any], ctx: _Context) -> Iterator[Document |
             del rows
 
 
-def _seekable(stream: BinaryIO) -> BinaryIO:
-    """Parquet and Arrow files need random access; remote and zstd streams do not offer it. Such a stream is
-    copied into a temporary file that stays in memory up to 64 MiB and spills to disk past that, so a
-    compressed columnar file of any size costs disk, not memory."""
-    try:
-        if stream.seekable():
-            return stream
-    except (AttributeError, io.UnsupportedOperation):
-        pass
-    import shutil
-    import tempfile
-
-    spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)
-    shutil.copyfileobj(stream, spool, 1 << 20)
-    spool.seek(0)
-    return spool  # type: ignore[return-value]
-
-
 def _read_parquet(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
     try:
-        reader = columnar.open_parquet(_seekable(stream))
+        reader = columnar.open_parquet(seekable(stream))
         batches = columnar.parquet_batches(reader, ctx.max_bytes)
     except Exception as exc:  # pyarrow raises several types for corrupt files
         yield ctx.stopped(-1, exc)
@@ -392,7 +370,7 @@ def _read_parquet(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Reject
 
 def _read_arrow(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
     try:
-        batches = columnar.open_ipc(_seekable(stream))  # ordinary reads, never a memory map: see columnar
+        batches = columnar.open_ipc(seekable(stream))  # ordinary reads, never a memory map: see columnar
     except Exception as exc:  # pyarrow raises several types for corrupt files
         yield ctx.stopped(-1, exc)
         return

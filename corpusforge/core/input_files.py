@@ -10,8 +10,10 @@ embed, predict, finetune) go through these functions, so a file reads, and fails
 - ``open_input(path)``: only regular files are opened (a symbolic link to one is followed). A FIFO, device,
   socket, directory or broken link raises ``RecordError("not_a_regular_file")`` by its name; a FIFO is never
   opened for reading in a way that could block, a device never read.
-- ``open_decompressed(raw, path)``: gzip, zstd, bz2 and xz by extension, each decompressed in bounded
-  steps, so no compressed file produces more than a few MB at a time whatever its ratio.
+- ``open_decompressed(raw, path)``: gzip, zstd, bz2 and xz by extension (``COMPRESSIONS``), each decompressed
+  in bounded steps, so no compressed file produces more than a few MB at a time whatever its ratio;
+  ``uncompressed_name`` is a name without that extension (what tells the format), ``seekable`` the random
+  access a Parquet or Arrow reader needs (a compressed or remote stream copied to a temporary file first).
 - ``bounded_lines(stream, limit)``: lines of at most ``limit`` bytes; a longer one is skipped to its end
   after at most ``limit`` bytes were held, and comes out as ``Oversize``.
 - ``parse_json(line, max_depth)`` and ``check_depth``: a JSON record, or ``RecordError`` with a named reason.
@@ -293,6 +295,37 @@ def glob_root(pattern: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ decompression
+COMPRESSIONS = (".gz", ".zst", ".bz2", ".xz")  # what open_decompressed decompresses, by extension
+
+
+def uncompressed_name(name: str) -> str:
+    """``name`` lower-cased, without the compression extension ``open_decompressed`` reads it by (one of
+    ``COMPRESSIONS``): its format's extension is then at its end (``x.parquet.zst`` -> ``x.parquet``)."""
+    name = name.lower()
+    for ext in COMPRESSIONS:
+        if name.endswith(ext):
+            return name[: -len(ext)]
+    return name
+
+
+def seekable(stream: BinaryIO) -> BinaryIO:
+    """``stream``, or where it cannot seek (a decompressed or remote stream) a copy of it in a temporary file
+    that stays in memory up to 64 MiB and spills to disk past that: Parquet and Arrow files need random access,
+    and a compressed one of any size then costs disk, not memory."""
+    try:
+        if stream.seekable():
+            return stream
+    except (AttributeError, io.UnsupportedOperation):
+        pass
+    import shutil
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+    shutil.copyfileobj(stream, spool, 1 << 20)
+    spool.seek(0)
+    return spool  # type: ignore[return-value]
+
+
 class _ZstdReader(io.RawIOBase):
     """Streaming zstd decompression in bounded steps, across every frame of the file.
 
