@@ -86,21 +86,23 @@ def file_digests(files: dict[str, bytes]) -> dict[str, str]:
     return {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
 
 
-def check_file_digests(directory: str | pathlib.Path, recorded: Any) -> None:
-    """Refuse a file of a saved model whose bytes are not the ones it was saved with: ``recorded`` is
-    ``config.json``'s ``file_sha256`` (None for a model saved before it was recorded: nothing to compare).
+def check_file_digests(directory: str | pathlib.Path, recorded: Any, record: str = "config.json") -> None:
+    """Refuse a file of a saved model whose bytes are not the ones it was saved with: ``recorded`` is the
+    ``file_sha256`` section of ``record`` (``config.json`` of a model ``train`` saved, ``corpusforge.json`` of an
+    export; None for a model saved before it was recorded: nothing to compare), names relative to ``directory``.
     A missing file is left to whoever reads it (its own one line). Reads each file once, ~1 s per GB."""
     if recorded is None:
         return
     directory = pathlib.Path(directory)
-    config = directory / "config.json"
+    where = directory / record
     if not isinstance(recorded, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) and _SHA256.match(v) for k, v in recorded.items()):
-        raise UserError(f"{config}: section 'file_sha256' must map file names to SHA-256 hex digests; restore the "
-                        "config.json of this model (re-export or re-train it)")
-    for name in DIGESTED:
+            isinstance(k, str) and isinstance(v, str) and _SHA256.match(v) and k and not pathlib.PurePath(k).is_absolute()
+            and ".." not in pathlib.PurePath(k).parts for k, v in recorded.items()):
+        raise UserError(f"{where}: section 'file_sha256' must map file names to SHA-256 hex digests; restore the "
+                        f"{record} of this model (re-export or re-train it)")
+    for name, expected in sorted(recorded.items()):
         path = directory / name
-        if name not in recorded or not path.is_file():
+        if not path.is_file():
             continue
         try:
             with open(path, "rb") as handle:
@@ -108,10 +110,33 @@ def check_file_digests(directory: str | pathlib.Path, recorded: Any) -> None:
         except OSError as exc:
             raise UserError(f"{path}: cannot read it ({exc.strerror or exc}); check the model directory's "
                             "permissions") from None
-        if digest != recorded[name]:
+        if digest != expected:
             raise UserError(f"{path} is not the file this model was saved with (its SHA-256 differs from the one "
-                            "config.json records): the copy is damaged; copy the model again, or re-export or "
+                            f"{record} records): the copy is damaged; copy the model again, or re-export or "
                             "re-train it")
+
+
+EXPORT_RECORD = "corpusforge.json"  # what `corpusforge export` writes beside a transformers layout
+
+
+def check_export_record(directory: str | pathlib.Path) -> None:
+    """A transformers directory ``corpusforge export`` wrote: its files against the SHA-256 its
+    ``corpusforge.json`` records (any other transformers directory has no record and is read as it is)."""
+    record = pathlib.Path(directory) / EXPORT_RECORD
+    if record.is_file():
+        check_file_digests(directory, read_json(record, EXPORT_RECORD).get("file_sha256"), EXPORT_RECORD)
+
+
+def export_digests(directory: str | pathlib.Path) -> dict[str, str]:
+    """``{relative name: SHA-256}`` of the weights and tokenizer files under ``directory`` (an export about to be
+    published), for its ``corpusforge.json``."""
+    directory = pathlib.Path(directory)
+    out = {}
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and (path.suffix == ".safetensors" or path.name == "tokenizer.json"):
+            with open(path, "rb") as handle:
+                out[path.relative_to(directory).as_posix()] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return out
 
 
 def weights_header(path: str | pathlib.Path) -> dict[str, tuple[tuple[int, ...], str]]:

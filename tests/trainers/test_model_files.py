@@ -154,3 +154,42 @@ def test_a_malformed_digest_record_is_one_line(good, tmp_path):
     (d / "config.json").write_text(json.dumps(config))
     with pytest.raises(UserError, match="section 'file_sha256' must map file names to SHA-256 hex digests"):
         load_model(d)
+
+
+@pytest.fixture(scope="module")
+def exported(good, tmp_path_factory):
+    out = tmp_path_factory.mktemp("export") / "gpt2"
+    export_model(good, out)
+    return out
+
+
+def test_an_export_records_its_own_files(exported):
+    record = json.loads((exported / "corpusforge.json").read_text())["file_sha256"]
+    assert {"model.safetensors", "tokenizer.json"} <= set(record)
+    import hashlib
+
+    assert record["model.safetensors"] == hashlib.sha256((exported / "model.safetensors").read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "tokenizer.json"])
+@pytest.mark.parametrize("reader", ["load", "init_from", "finetune"])
+def test_one_changed_bit_in_an_exports_files_is_refused(exported, tmp_path, name, reader):
+    """Every reader of a transformers directory checks an export's record: generate / evaluate (load_model),
+    train.init_from, and fine-tuning's base."""
+    import random
+
+    d = tmp_path / "export"
+    shutil.copytree(exported, d)
+    _flip(d / name, (d / name).stat().st_size // 2, random.Random(name + reader))
+    with pytest.raises(UserError, match=f"{name} is not the file this model was saved with") as info:
+        if reader == "load":
+            load_model(d)
+        elif reader == "init_from":
+            from corpusforge.trainers.init_from import initial_model
+
+            initial_model(str(d), "decoder", 100, 16, 0.0)
+        else:
+            from corpusforge.trainers.finetune.methods import task_model
+
+            task_model(d, "generate", None)
+    assert "\n" not in str(info.value) and str(d) in str(info.value)
