@@ -1,0 +1,155 @@
+"""How many times a build encodes and decodes each document, and where: the fused-stage boundaries documents cross.
+
+    OMP_NUM_THREADS=1 python bench/crossings.py --docs 3000                 # every stage
+    OMP_NUM_THREADS=1 python bench/crossings.py --docs 3000 --stages normalize,dedup
+
+One build of bench/build.py's ``distinct`` corpus runs on the in-process DirectRunner (one worker, as
+``bench/build_profile.py --plain``) with ``DocumentCoder``'s fallback (``_DocumentOrPickleImpl``: every document,
+batch of documents and removal that crosses a fused-stage boundary or a shuffle) wrapped to count, per call:
+
+- the kind: ``encode``, ``decode``, or ``size`` (Beam's ``OperationCounters`` sampling an element's size on a
+  ``ByteCountingOutputStream``: estimated from the text's length, not encoded);
+- how many documents it carried (a ``Documents`` batch counts its length, a ``Removed`` one);
+- where: the Beam operation or runner buffer up the Python stack (``DataOutputOperation`` writing a fused
+  stage's output, ``DataInputOperation`` reading one, the runner's grouping buffer of a ``GroupByKey``, ...)
+  and the PCollection that crossed (the transform that made it).
+
+It prints documents encoded and decoded per input document by crossing, largest first, and the totals: the count
+of each per-document coding a build pays, whatever each one costs.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from bench import build_profile as bp  # noqa: E402
+from bench.build import ALL_STAGES, write_corpus  # noqa: E402
+from bench.workdirs import temporary_workdir  # noqa: E402
+
+COUNTS: collections.Counter = collections.Counter()  # (kind, where) -> documents
+CALLS: collections.Counter = collections.Counter()  # (kind, where) -> calls
+
+
+def _docs_in(value) -> int:
+    from corpusforge.pipeline.document import Document, Removed
+    from corpusforge.pipeline.document_coder import Documents
+
+    if type(value) is Documents or (type(value) is list and value and type(value[0]) in (Document, Removed)):
+        return len(value)
+    return 1 if type(value) in (Document, Removed) else 0
+
+
+def _where(depth: int = 2) -> str:
+    """The Beam operation or runner buffer up the stack, and what it carries."""
+    from apache_beam.runners.worker import operations
+
+    frame = sys._getframe(depth)
+    while frame is not None:
+        owner = frame.f_locals.get("self")
+        if owner is not None:
+            kind = type(owner).__name__
+            if isinstance(owner, operations.Operation):
+                name = getattr(owner, "name_context", None)
+                step = getattr(name, "step_name", "?") if name else "?"
+                return f"{kind} {step}"
+            if "Buffer" in kind:
+                return f"runner {kind}"
+        frame = frame.f_back
+    return "?"
+
+
+STAGES: list = []  # (stage context, fused stages) the runner was handed
+
+
+def _capture_stages():
+    from apache_beam.runners.portability.fn_api_runner import fn_runner
+
+    run_stages = fn_runner.FnApiRunner.run_stages
+
+    def capturing(self, context, stages):
+        STAGES.append((context, stages))
+        return run_stages(self, context, stages)
+
+    fn_runner.FnApiRunner.run_stages = capturing
+
+
+def describe(where: str) -> str:
+    """``where`` with a buffer's PCollection named by the transform that made it, and the fused stage that reads
+    or writes it (its first and last real transforms)."""
+    m = re.search(r"(ref_PCollection_\S+?)/(Read|Write)", where)
+    if not m or not STAGES:
+        return where
+    context, stages = STAGES[-1]
+    pcoll = context.components.pcollections.get(m.group(1))
+    made_by = ""
+    for tid, t in context.components.transforms.items():
+        if not t.subtransforms and m.group(1) in t.outputs.values():
+            made_by = t.unique_name
+    return f"{where} [{pcoll.unique_name if pcoll else '?'} made by {made_by}]"
+
+
+@contextlib.contextmanager
+def counting():
+    from apache_beam.coders.coder_impl import ByteCountingOutputStream
+
+    from corpusforge.pipeline import document_coder as dc
+
+    impl = dc._DocumentOrPickleImpl
+    encode, decode = impl.encode_to_stream, impl.decode_from_stream
+
+    def counted_encode(self, value, stream, nested):
+        kind = "size" if type(stream) is ByteCountingOutputStream else "encode"
+        where = _where()
+        COUNTS[kind, where] += _docs_in(value)
+        CALLS[kind, where] += 1
+        return encode(self, value, stream, nested)
+
+    def counted_decode(self, stream, nested):
+        value = decode(self, stream, nested)
+        where = _where()
+        COUNTS["decode", where] += _docs_in(value)
+        CALLS["decode", where] += 1
+        return value
+
+    impl.encode_to_stream, impl.decode_from_stream = counted_encode, counted_decode
+    try:
+        yield
+    finally:
+        impl.encode_to_stream, impl.decode_from_stream = encode, decode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--docs", type=int, default=3000)
+    parser.add_argument("--stages", default=",".join(ALL_STAGES))
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--workdir", default=None)
+    args = parser.parse_args()
+    stages = args.stages.split(",")
+    bp.SETTINGS.extend(args.set)
+    workdir = os.path.abspath(args.workdir or temporary_workdir("cf-bench-crossings-"))
+    corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
+    write_corpus(corpus, args.docs, kind="distinct")
+    _capture_stages()
+    with counting():
+        bp.run_build(bp.build_args(corpus, os.path.join(workdir, "run"), stages))
+    n = args.docs
+    print(f"{n:,} docs, stages {','.join(stages)}; settings {' '.join(args.set) or 'default'}: documents coded per "
+          "input document by crossing (calls per document in brackets)")
+    for (kind, where), docs in sorted(COUNTS.items(), key=lambda kv: -kv[1])[:args.top]:
+        print(f"{kind:<7} {docs / n:6.2f} ({CALLS[kind, where] / n:6.2f})  {describe(where)}")
+    totals = collections.Counter()
+    for (kind, _), docs in COUNTS.items():
+        totals[kind] += docs
+    print("total per document: " + ", ".join(f"{kind} {v / n:.2f}" for kind, v in sorted(totals.items())))
+
+
+if __name__ == "__main__":
+    main()
