@@ -145,6 +145,45 @@ def counting():
         impl.encode_to_stream, impl.decode_from_stream = encode, decode
 
 
+_CONTEXT: list = []
+
+
+def _shared_ids(on: bool) -> None:
+    """The build's dedup looks for ids that documents share (as before 43845c0), or not (as now)."""
+    import dataclasses
+
+    from corpusforge.pipeline import build
+
+    if not _CONTEXT:
+        _CONTEXT.append(build.StageContext)
+    context = _CONTEXT[0]
+    build.StageContext = (lambda **kw: dataclasses.replace(context(**kw), unique_ids=False)) if on else context
+
+
+def time_both(corpus: str, workdir: str, stages: list[str], docs: int, rounds: int) -> None:
+    import gc
+    import statistics
+
+    one = bp.write_one(workdir, email="pii" in stages)
+    rates: dict[str, list[float]] = {"shared ids (before)": [], "unique ids (now)": []}
+    for r in range(rounds):
+        order = list(rates) if r % 2 == 0 else list(rates)[::-1]
+        for name in order:
+            _shared_ids(name.startswith("shared"))
+            gc.collect()  # the builds before's garbage, not this build's, as floor.py does
+            bp.run_build(bp.build_args(one, os.path.join(workdir, "run-1"), stages))
+            fixed = bp._LAST_CPU[0]
+            gc.collect()
+            bp.run_build(bp.build_args(corpus, os.path.join(workdir, "run-time"), stages))
+            rates[name].append((docs - 1) / max(bp._LAST_CPU[0] - fixed, 1e-9))
+        print(f"round {r + 1}: " + ", ".join(f"{name} {v[-1]:.0f}" for name, v in rates.items())
+              + f" docs per CPU-second; load average {os.getloadavg()[0]:.1f}", flush=True)
+    before, now = (statistics.median(v) for v in rates.values())
+    ratios = [b / a for a, b in zip(*rates.values())]
+    print(f"median docs per CPU-second: before {before:.0f}, now {now:.0f}; per round now/before "
+          f"{', '.join(f'{x:.2f}' for x in ratios)} (median {statistics.median(ratios):.2f})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", type=int, default=3000)
@@ -152,6 +191,9 @@ def main() -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--time", type=int, default=0, metavar="ROUNDS",
+                        help="Instead: CPU seconds per document of builds with and without --shared-ids, alternating in "
+                             "this process (a one-document build subtracted), ROUNDS times.")
     parser.add_argument("--shared-ids", action="store_true",
                         help="Build as before 43845c0: dedup looks for ids that documents share (StageContext.unique_ids "
                              "false), each step's kept documents a Flatten with the gathered branch's.")
@@ -161,13 +203,11 @@ def main() -> None:
     workdir = os.path.abspath(args.workdir or temporary_workdir("cf-bench-crossings-"))
     corpus = os.path.join(workdir, f"corpus-distinct-{args.docs}")
     write_corpus(corpus, args.docs, kind="distinct")
+    if args.time:
+        time_both(corpus, workdir, stages, args.docs, args.time)
+        return
     if args.shared_ids:
-        import dataclasses
-
-        from corpusforge.pipeline import build
-
-        context = build.StageContext
-        build.StageContext = lambda **kw: dataclasses.replace(context(**kw), unique_ids=False)
+        _shared_ids(True)
     _capture_stages()
     with counting():
         bp.run_build(bp.build_args(corpus, os.path.join(workdir, "run"), stages))
