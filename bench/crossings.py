@@ -32,7 +32,9 @@ Measured on 2026-11-29, ``--docs 1000`` (counts, so load does not move them):
   id (0.94, 0.92, 0.92: a multi-input Flatten is a buffer of its own on Beam's in-process runner); the shard
   writer's lists waiting for the shard count (0.92) and its GroupByShard (0.92, both in ``Documents`` batches);
   removals (0.08 each at FlattenRemoved, the writer's wait and its shuffle). Now 6.93: no Flatten after a dedup
-  step (a build's ids are unique, ``StageContext.unique_ids``). Fused stages of a one-document build 51 -> 43.
+  step (a build's ids are unique, ``StageContext.unique_ids``). Fused stages of a one-document build 51 -> 43
+  (``bench/build_profile.py --graph --against f6c5703``); its start-up 3.99 -> 3.38 CPU s by the median
+  (``bench/build_profile.py --startup 3 --against f042c49``, alternating, load average 7.8).
 - normalize + dedup (``--stages normalize,dedup``, and ``--shared-ids`` for the build before): 9.75 -> 6.96, the
   same crossings (quality and PII cross none: they are fused with the read and with the last dedup step).
 - every stage with ``--set output.disk_shuffle_mb=0`` (shuffles on disk; dedup joins by shuffle): 6.00, each
