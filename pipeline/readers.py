@@ -15,6 +15,8 @@ and the file read on; with ``fail_fast`` that exception fails the run. What the 
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import hashlib
 import io
@@ -431,10 +433,36 @@ def read_file(path: str, spec: InputConfig, relpath: str | None = None, max_char
         yield from records_from_file(stream, spec, path, relpath, max_chars, watch=FileWatch(raw), **options)
 
 
+_LISTING: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("input_listing", default=None)
+
+
+@contextlib.contextmanager
+def one_listing() -> Iterator[None]:
+    """Within it, ``listed_inputs`` of the same inputs gives the first listing again: a build lists its inputs
+    once, so a file deleted, added, or turned into a folder while it runs changes neither what it reads nor what
+    it reports (the reader rejects a file that changed by its name: ``open_input``)."""
+    token = _LISTING.set({})
+    try:
+        yield
+    finally:
+        _LISTING.reset(token)
+
+
 def listed_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list[InputFile]]]:
     """``(input, root, files)`` per input (``corpusforge.core.input_files.list_input``: a path that exists is
     read literally, a directory means every entry below it); fails before any work starts if an input names
-    nothing, or a regular file's format cannot be told from its name."""
+    nothing, or a regular file's format cannot be told from its name. Within ``one_listing``, listed once."""
+    cache = _LISTING.get()
+    key = repr(inputs)
+    if cache is not None and key in cache:
+        return cache[key]
+    listed = _list_inputs(inputs)
+    if cache is not None:
+        cache[key] = listed
+    return listed
+
+
+def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list[InputFile]]]:
     if not inputs:
         raise UserError("no inputs configured: add `inputs: [{path: data/*.jsonl.gz}]` to the config "
                         "or pass --input PATH")
