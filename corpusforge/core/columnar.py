@@ -13,11 +13,13 @@ instead, and measure every row before turning it into Python objects:
   thread pool's allocator caches kept tens of MB more). A row group of one row whose encoded size alone is past
   4 x the limit (+1 MiB, room for page headers that repeat the value as statistics) is rejected from the
   footer without being decoded (``Oversized``).
-- **Arrow IPC** (file or stream format): read through ordinary reads of the opened file, one record batch at a
-  time (``open_ipc``), each batch validated in full (offsets, UTF-8) before a row is measured or converted.
-  It is not memory-mapped: another process that cuts a mapped file short while it is read kills the reader
-  (SIGBUS), where a short read is an exception the reader rejects (``file_changed``); and a batch rewritten
-  under the reader fails its validation instead of pointing outside its buffers.
+- **Arrow IPC** (file or stream format): one record batch at a time (``open_ipc``). A file of up to
+  ``MAP_ABOVE`` (64 MiB) is read through ordinary reads of the opened file, each batch validated in full
+  (offsets, UTF-8) before a row is measured or converted: another process that cuts a mapped file short while
+  it is read kills the reader (SIGBUS), where a short read is an exception the reader rejects
+  (``file_changed``), and a batch rewritten under the reader fails its validation instead of pointing outside
+  its buffers. A larger file is memory-mapped, zero-copy: pyarrow reads a batch whole otherwise, and one
+  batch may be the whole file.
 - In every batch, ``row_sizes`` gives each row's decoded size (string and binary bytes, fixed widths, a
   dictionary value's bytes per row that uses it) from the offsets alone; ``runs`` splits the batch into
   single rows over ``max_record_bytes`` (rejected ``oversize_record``, never converted) and runs of the other
@@ -136,25 +138,65 @@ def _release_unused() -> None:
     pa.default_memory_pool().release_unused()
 
 
+MAP_ABOVE = 64 << 20  # an Arrow IPC file larger than this is memory-mapped, not read (open_ipc)
+
+
 def open_ipc(source: BinaryIO) -> Iterator[Any]:
     """The record batches of the Arrow IPC file or stream ``source`` (seekable), opened now (a file that is
-    neither raises here), read later one batch at a time through ``source``'s own reads, never memory-mapped,
-    each validated in full (``RecordBatch.validate(full=True)``: offsets within their buffers, valid UTF-8) so
-    that no row of a damaged or rewritten batch is measured or converted."""
+    neither raises here), read later one batch at a time.
+
+    A file of up to ``MAP_ABOVE`` bytes (or one without a descriptor) is read through ``source``'s own reads, each
+    batch validated in full (``RecordBatch.validate(full=True)``: offsets within their buffers, valid UTF-8) so
+    that no row of a damaged or rewritten batch is measured or converted, and a file another process cuts short
+    is a short read, an exception the reader rejects (``file_changed``). A larger file is memory-mapped and its
+    batches read zero-copy, the pages of each dropped (``MADV_DONTNEED``) before the next: pyarrow reads a batch
+    whole through ordinary reads (no partial read of an IPC body), so one 300 MiB cell in a one-batch file cost
+    +306 MB read, +7 MB mapped (``python bench/columnar_memory.py``), and a 5 GB one-batch file (polars writes
+    one batch per frame) would cost 5 GB. The price, for those files only: another process that cuts such a file
+    short while it is read kills the reader with SIGBUS, which Python cannot catch (docs/inputs.md)."""
     import pyarrow as pa
 
+    view = _mapped(source)
+    stream = pa.BufferReader(pa.py_buffer(view)) if view is not None else source
     try:
-        reader = pa.ipc.open_file(source)
+        reader = pa.ipc.open_file(stream)
+        batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
     except pa.ArrowInvalid:  # the stream format
-        source.seek(0)
-        return _validated(iter(pa.ipc.open_stream(source)))
-    return _validated(reader.get_batch(i) for i in range(reader.num_record_batches))
+        stream.seek(0)
+        batches = iter(pa.ipc.open_stream(stream))
+    return _validated(batches) if view is None else _released(batches, view)
+
+
+def _mapped(source: BinaryIO) -> Any:
+    """A read-only memory map of ``source``'s file when it is larger than ``MAP_ABOVE``, else None."""
+    import mmap
+    import os
+
+    try:
+        if os.fstat(source.fileno()).st_size <= MAP_ABOVE:
+            return None
+        return mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ)
+    except (AttributeError, OSError, ValueError):  # no descriptor (io.UnsupportedOperation is an OSError)
+        return None
 
 
 def _validated(batches: Iterator[Any]) -> Iterator[Any]:
     for batch in batches:
         batch.validate(full=True)
         yield batch
+
+
+def _released(batches: Iterator[Any], view: Any) -> Iterator[Any]:
+    """The mapped batches, structure checked (``validate()``: buffer sizes, no value read, so that a cell that is
+    rejected is never touched), the pages read dropped after each (a read-only file mapping: a page touched again
+    reads the file)."""
+    import mmap
+
+    for batch in batches:
+        batch.validate()
+        yield batch
+        if hasattr(view, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+            view.madvise(mmap.MADV_DONTNEED)
 
 
 def row_sizes(batch: Any) -> np.ndarray:

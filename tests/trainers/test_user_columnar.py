@@ -88,9 +88,9 @@ def test_evaluate_skips_a_huge_cell_without_reading_it(tmp_path, fmt, limit):
     assert out["texts"] == ["fine text number %d" % i for i in range(40) if i != 20]
     assert out["skipped"] == {"oversize_record": 1}
     # before: the whole batch decoded and converted, whatever the limit (+431 MB Parquet, +194 MB Arrow); an Arrow
-    # record batch is read whole, once (never memory-mapped), its huge row never converted
-    bound = 64 + (HUGE // MB if fmt == "arrow" else 0)
-    assert out["grown_mb"] < bound, f"evaluate reading a {HUGE // MB} MB {fmt} cell grew peak memory {out['grown_mb']} MB"
+    # file over columnar.MAP_ABOVE is memory-mapped, its huge row never touched (read whole: +135 MB)
+    assert out["grown_mb"] < 64, f"evaluate reading a {HUGE // MB} MB {fmt} cell grew peak memory {out['grown_mb']} MB"
+    print(f"{fmt}: +{out['grown_mb']} MB")
 
 
 def test_evaluate_skips_a_parquet_cell_over_the_default_limit_whose_page_it_must_decode(tmp_path):
