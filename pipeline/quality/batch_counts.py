@@ -11,7 +11,7 @@ started while the batch was split).
 """
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, compress
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -43,48 +43,55 @@ def count_batch(views: list[TextView | None], langs: list[str | None], cfg: Qual
                 ) -> list[dict[int, tuple[int, int]] | None]:
     """Count ``views`` (None: a document left out) for the rules of ``cfg``, storing each counted document's counts
     in its view (``n_tokens``, ``n_content``, ``content_chars``, ``n_letter_words``, ``n_sentences``,
-    ``phrase_hints``, ``word_counts``); returns each view's top n-grams for ``measure_repetition`` (None where not counted)."""
+    ``phrase_hints``, ``url_tokens``: its tokens that ``is_url_token``, ``word_counts``); returns each view's top
+    n-grams for ``measure_repetition`` (None where not counted)."""
     grams: list[dict[int, tuple[int, int]] | None] = [None] * len(views)
     picked = [i for i, v in enumerate(views) if v is not None and not v.no_space_script]
-    text.fill_chunks([views[i] for i in picked if "_chunks" not in views[i].__dict__])  # (new chunks: numbered)
+    found: list[int] = []  # the chunks' numbers (new chunks numbered as they are split)
+    for i in picked:
+        if "_chunks" in views[i].__dict__:
+            found += map(_NUMBER, views[i]._chunks)
+        else:
+            text.fill_chunks(views[i], found)
     table = text.CHUNK_TABLE
-    picked = [i for i in picked if views[i].__dict__["chunk_generation"] == table.generation]
     sizes = np.fromiter((len(views[i]._chunks) for i in picked), np.int64, len(picked))
-    chunks = np.fromiter(map(_NUMBER, chain.from_iterable(views[i]._chunks for i in picked)), np.int64, int(sizes.sum()))
+    keep = np.fromiter((views[i].__dict__["chunk_generation"] == table.generation for i in picked), bool, len(picked))
+    numbers = np.array(found, np.int64)
+    if not keep.all():  # documents whose numbers are from an older table: left to themselves
+        numbers = numbers[np.repeat(keep, sizes)]
+        picked, sizes = list(compress(picked, keep)), sizes[keep]
     bounds = np.concatenate([[0], np.cumsum(sizes)])
-    with table.lock:  # the columns as they are now; a new generation makes new ones, these stay as read
+    with table.lock:  # the rows as they are now; a new generation makes new ones, these stay as read
         if table is not text.CHUNK_TABLE:
             picked = []
-        columns = {name: getattr(table, name).read() for name in (
-            "n_content", "content_chars", "n_tokens", "letters", "sentences", "lead", "sets", "pending", "start",
-            "words", "lower_words", "content_length", "hints")}
-        size = len(table.lowers)
+        chunk_rows, word_rows, size = table.chunks.read(), table.words.read(), len(table.lowers)
     if not picked:
         return repetition_batch(views, cfg.repetition) if cfg.repetition.enabled else grams
     counted = [views[i] for i in picked]
 
-    def per_document(column: str) -> np.ndarray:
-        return _segment_sums(columns[column][chunks], bounds)
-
-    n_content = per_document("n_content")
+    chunks = chunk_rows[numbers]  # each chunk's fields, in one gather
+    filled = sizes > 0  # (reduceat reads one element for an empty segment)
+    per_document = np.zeros((len(picked), chunks.shape[1]), np.int64)  # each document's sum of each field
+    if len(chunks):
+        per_document[filled] = np.add.reduceat(chunks, bounds[:-1][filled], axis=0, dtype=np.int64)
+    n_content = per_document[:, text.N_CONTENT]
     # count_sentences across chunks: a chunk that starts with a word starts a sentence when the last chunk before it
     # that has marks leaves a sentence end pending (every document's last entry is a line end, which leaves none)
-    setters = np.where(columns["sets"][chunks] == 1, np.arange(len(chunks)), -1)
+    setters = np.where(chunks[:, text.SETS] == 1, np.arange(len(chunks)), -1)
     before = np.concatenate([[-1], np.maximum.accumulate(setters)[:-1]]) if len(chunks) else setters
-    pending = np.where(before >= 0, columns["pending"][chunks][before], 0)
-    crossing = _segment_sums(columns["lead"][chunks] * pending, bounds)
-    sentences = per_document("sentences") + crossing
+    pending = np.where(before >= 0, chunks[:, text.PENDING][before], 0)
+    crossing = _segment_sums(chunks[:, text.LEAD] * pending, bounds)
+    sentences = per_document[:, text.SENTENCES] + crossing
 
-    # every word token of the batch, in order, as numbers: each chunk's run of words in the table's word columns
-    per_chunk = columns["n_content"][chunks]
-    where = np.repeat(columns["start"][chunks] - (np.cumsum(per_chunk) - per_chunk), per_chunk)
+    # every word token of the batch, in order: each chunk's run of rows in the table's words
+    per_chunk = chunks[:, text.N_CONTENT].astype(np.int64)
+    where = np.repeat(chunks[:, text.START] - (np.cumsum(per_chunk) - per_chunk), per_chunk)
     where += np.arange(len(where))
-    words, lowers = columns["words"][where], columns["lower_words"][where]
-
+    words = word_rows[where].astype(np.int64)
     rep = cfg.repetition
     tops = ngram_table(tuple(rep.top_ngram_char_frac.items()))
     if rep.enabled and tops and rep.ngram_words_only and not ngram_table(tuple(rep.dup_ngram_char_frac.items())):
-        found = top_ngrams_of_ids(words, n_content, [n for n, _ in tops], columns["content_length"][words])
+        found = top_ngrams_of_ids(words[:, text.WORD], n_content, [n for n, _ in tops], words[:, text.WORD_CHARS])
         for i, v, top in zip(picked, counted, found):
             if v.text:
                 grams[i] = top
@@ -93,15 +100,17 @@ def count_batch(views: list[TextView | None], langs: list[str | None], cfg: Qual
 
     # a hint is in a text where one of its chunks holds it (text.hint_mask): the OR of each document's chunks' bits
     hinted = np.zeros(len(picked), np.int64)
-    filled = sizes > 0  # (reduceat reads one element for an empty segment)
-    hinted[filled] = np.bitwise_or.reduceat(columns["hints"][chunks], bounds[:-1][filled]) if len(chunks) else 0
-    word_counts = _word_counts(table, lowers, n_content, size, [langs[i] for i in picked], cfg)
-    for v, mask, n, chars, tokens, letters, sentence_count, counts in zip(
-            counted, hinted.tolist(), n_content.tolist(), per_document("content_chars").tolist(),
-            per_document("n_tokens").tolist(), per_document("letters").tolist(), sentences.tolist(), word_counts):
-        sizes = v.line_sizes
-        v.__dict__.update(phrase_hints=text.hints_of_mask(v, mask), n_content=n, content_chars=chars, n_tokens=tokens, n_letter_words=letters,
-                          n_sentences=len(sizes) - sizes.count(0) + sentence_count, word_counts=counts)
+    if len(chunks):
+        hinted[filled] = np.bitwise_or.reduceat(chunks[:, text.HINTS], bounds[:-1][filled])
+    word_counts = _word_counts(table, words[:, text.LOWER], n_content, size, [langs[i] for i in picked], cfg)
+    for v, mask, (n, chars, tokens, letters, urls), sentence_count, counts in zip(
+            counted, hinted.tolist(),
+            per_document[:, [text.N_CONTENT, text.CONTENT_CHARS, text.N_TOKENS, text.LETTERS, text.URLS]].tolist(),
+            sentences.tolist(), word_counts):
+        lines = v.line_sizes
+        v.__dict__.update(phrase_hints=text.hints_of_mask(v, mask), n_content=n, content_chars=chars, n_tokens=tokens,
+                          n_letter_words=letters, n_sentences=len(lines) - lines.count(0) + sentence_count,
+                          word_counts=counts, url_tokens=urls)
     return grams
 
 
@@ -148,14 +157,15 @@ def _in_stop_words(table: text.ChunkTable, stops: list[frozenset[str] | None], d
 
 def _mask(table: text.ChunkTable, key, predicate) -> np.ndarray:
     """``predicate`` of each lower-case word of ``table``, by number, remembered per key (words numbered since the
-    last call are tested now)."""
-    column = table.masks.get(key)
-    if column is None:
-        if len(table.masks) >= 32:  # stop-word sets of configs with extra words: a few per run
-            table.masks.clear()
-        column = table.masks[key] = text._Column(bool)
-    column.items.extend(map(predicate, table.lowers[len(column.items):]))
-    return column.read()
+    last call are tested now); under the table's lock, so that two threads do not both test the same words."""
+    with table.lock:
+        column = table.masks.get(key)
+        if column is None:
+            if len(table.masks) >= 32:  # stop-word sets of configs with extra words: a few per run
+                table.masks.clear()
+            column = table.masks[key] = text._Column(bool)
+        column.items.extend(map(predicate, table.lowers[len(column.items):]))
+        return column.read()
 
 
 def _segment_sums(values: np.ndarray, bounds: np.ndarray) -> np.ndarray:

@@ -23,8 +23,8 @@ from corpusforge.pipeline.quality.config import (
 from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, BOILERPLATE_PHRASE_WIDTH, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
     FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
-    NAV_LINE_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language,
-    count_duplicates, greedy_duplicated_chars, mean_word_length, most_common_ngram, ngram_chars, repeated_ngrams,
+    NAV_LINE_RE, SENTENCE_START_FAST_RE, STOP_WORDS, TextView, base_language,
+    count_duplicates, greedy_duplicated_chars, is_url_token, mean_word_length, most_common_ngram, ngram_chars, repeated_ngrams,
     split_line_runs, split_paragraphs, stop_words_for, top_ngrams, unpunctuated_ends,
 )
 from corpusforge.pipeline.words import text_width
@@ -70,7 +70,9 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         top_word_count = next((c for w, c in counts.most_common() if len(w) > 2 and w not in stop and not w.isdigit()), 0)
     lorem = "lorem ipsum" in view.lower_text or bool(n and lorem_words / n >= 0.15)
     boiler = boilerplate_chars(view)
-    urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
+    urls = view.__dict__.get("url_tokens")  # counted with its batch (batch_counts.py)
+    if urls is None or not n:
+        urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
     n_words = view.n_words  # n but where characters of a script without spaces are words (pipeline/words.py)
     starts = SENTENCE_START_FAST_RE.findall(t)
     return {
@@ -97,8 +99,7 @@ def url_tokens(view: TextView) -> int:
     for hint in _URL_HINTS:
         if hint in view.text:
             candidates.update(compress(everywhere, map(contains, lines, repeat(hint))))
-    return sum(1 for w in view.tokens_of_lines(sorted(candidates))
-               if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
+    return sum(map(is_url_token, view.tokens_of_lines(sorted(candidates))))
 
 
 _URL_HINTS = ("@", "://", "www.")

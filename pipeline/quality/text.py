@@ -9,6 +9,7 @@ that the published rules give the same answers, at a fraction of the cost.
 """
 from __future__ import annotations
 
+import array
 import re
 from collections import Counter
 from functools import reduce
@@ -344,36 +345,50 @@ _NEW_SENTENCE = re.compile("E+W")  # count_sentences: a word after a sentence en
 
 
 class _Column:
-    """A column of ints appended one by one (a Python list: cheap per item) and read as a numpy array by a batch:
-    only the items added since the last read are copied into the array (grown by doubling)."""
+    """A column of ints appended one by one (an ``array.array``: cheap per item, and nothing for the garbage collector
+    to walk, which a list of a million ints made a full collection do) and read as a numpy array by a batch: only the
+    items added since the last read are copied into the array (grown by doubling). With ``width``, rows of that many
+    ints (appended flat), read as a 2-D array."""
 
-    __slots__ = ("items", "array", "synced")
+    __slots__ = ("items", "array", "synced", "width")
 
-    def __init__(self, dtype=np.int64):
-        self.items: list[int] = []
-        self.array = np.zeros(1024, dtype)
+    def __init__(self, dtype=np.int64, width: int = 0):
+        self.items = array.array(np.dtype(dtype).char if dtype is not bool else "b")
+        self.width = width
+        self.array = np.zeros((1024, width) if width else 1024, dtype)
         self.synced = 0
 
     def read(self) -> np.ndarray:
-        n = len(self.items)
+        w = self.width or 1
+        n = len(self.items) // w
         if n > self.synced:
             if n > len(self.array):
-                grown = np.zeros(max(n, 2 * len(self.array)), self.array.dtype)
+                grown = np.zeros((max(n, 2 * len(self.array)),) + self.array.shape[1:], self.array.dtype)
                 grown[:self.synced] = self.array[:self.synced]
                 self.array = grown
-            self.array[self.synced:n] = self.items[self.synced:n]
+            self.array.reshape(-1)[self.synced * w:n * w] = self.items[self.synced * w:n * w]
             self.synced = n
         return self.array[:n]
 
 
+# ChunkTable.chunks' fields, in order: word tokens, their characters, tokens, tokens with a letter; count_sentences'
+# matches inside the chunk, whether its marks start with a word, whether it has marks, whether it leaves a sentence end
+# pending; hint_mask; tokens that is_url_token; where its words start in ChunkTable.words.
+(N_CONTENT, CONTENT_CHARS, N_TOKENS, LETTERS, SENTENCES, LEAD, SETS, PENDING, HINTS, URLS, START) = range(11)
+# ChunkTable.words' fields: the word's number, its lower case's number, its characters.
+(WORD, LOWER, WORD_CHARS) = range(3)
+
+
 class ChunkTable:
     """Per chunk entry (its number is the entry's last field), what a batch sums or counts in numpy
-    (``batch_counts.py``) instead of joining each document's token lists in Python: its word tokens as numbers (one
-    per distinct string, and one per distinct lower case), their number and characters, its tokens, the tokens with
-    a letter, and its sentence marks reduced to what ``count_sentences`` needs across chunks. A chunk's entry is
-    numbered once (cached chunks are looked up, not numbered again); the table starts again (a new ``generation``,
-    numbers from 0) when it holds ``LIMIT`` entries, with the chunk cache emptied, so that no cached entry keeps an
-    old number. A lock keeps a chunk's columns in step if threads share the process."""
+    (``batch_counts.py``) instead of joining each document's token lists in Python: a row of ``chunks`` (the fields
+    above: what the views count, its sentence marks reduced to what ``count_sentences`` needs across chunks) and its
+    word tokens as rows of ``words`` (a number per distinct string, one per distinct lower case, their characters).
+    Rows, not a column per field, so that a batch reads each chunk's fields with one memory access (the table is
+    too big for the CPU's caches: each gather of a column cost a cache miss per chunk). A chunk's entry is numbered
+    once (cached chunks are looked up, not numbered again); the table starts again (a new ``generation``, numbers
+    from 0) when it holds ``LIMIT`` entries, with the chunk cache emptied, so that no cached entry keeps an old
+    number. A lock keeps a chunk's rows in step if threads share the process."""
 
     LIMIT = 2 * 200_000
 
@@ -385,19 +400,17 @@ class ChunkTable:
         self.content_ids: dict[str, int] = {}
         self.lower_ids: dict[str, int] = {}
         self.lowers: list[str] = []  # each lower-case word's string, by number
-        self.content_length = _Column()  # each word's characters, by number
-        # per chunk
-        self.n_content, self.content_chars, self.n_tokens, self.letters = _Column(), _Column(), _Column(), _Column()
-        self.sentences, self.lead, self.sets, self.pending = _Column(), _Column(), _Column(), _Column()
-        self.hints = _Column()
-        self.start = _Column()  # where its words start in ``words`` / ``lower_words``
-        self.words, self.lower_words = _Column(), _Column()
+        self.chunks = _Column(np.int32, width=11)
+        self.words = _Column(np.int32, width=3)
         self.size = 0
         self.masks: dict[object, _Column] = {}  # a test of each lower-case word, by number (batch_counts)
 
-    def add(self, tokens: tuple[str, ...], content: tuple[str, ...], lower: tuple[str, ...], letters: int,
-            marks: str, hints: int) -> Chunk:
-        """The entry of a chunk split into these, numbered; ``hints``: ``hint_mask`` of the chunk."""
+    def add(self, chunk: str, tokens: tuple[str, ...], content: tuple[str, ...], lower: tuple[str, ...], letters: int,
+            marks: str) -> Chunk:
+        """The entry of ``chunk`` split into these, numbered."""
+        hints = hint_mask(chunk.lower()) if chunk else 0
+        # (a URL token holds one of these: url_tokens)
+        urls = sum(map(is_url_token, tokens)) if "@" in chunk or "://" in chunk or "www." in chunk else 0
         last_word = marks.rfind("W")
         # count_sentences across chunks: a chunk that starts with a word starts a sentence when a sentence end came
         # since the last word (in earlier chunks of the line); after this chunk one has when its last mark is an end
@@ -409,32 +422,20 @@ class ChunkTable:
         with self.lock:
             number = self.size
             self.size += 1
-            self.n_content.items.append(len(content))
-            self.content_chars.items.append(sum(map(len, content)))
-            self.n_tokens.items.append(len(tokens))
-            self.letters.items.append(letters)
-            self.sentences.items.append(len(_NEW_SENTENCE.findall(marks)))
-            self.lead.items.append(int(marks[:1] == "W"))
-            self.sets.items.append(sets)
-            self.pending.items.append(pending)
-            self.hints.items.append(hints)
-            self.start.items.append(len(self.words.items))
-            self.words.items.extend(map(self._content_id, content))
-            self.lower_words.items.extend(map(self._lower_id, lower))
+            words = self.words.items
+            self.chunks.items.extend((len(content), sum(map(len, content)), len(tokens), letters,
+                                  len(_NEW_SENTENCE.findall(marks)), int(marks[:1] == "W"), sets, pending, hints, urls,
+                                      len(words) // 3))
+            for word, low in zip(content, lower):
+                words.extend((self._number(self.content_ids, word), self._number(self.lower_ids, low), len(word)))
         return tokens, content, lower, letters, marks, len(tokens), number
 
-    def _content_id(self, word: str) -> int:
-        number = self.content_ids.get(word)
+    def _number(self, numbers: dict[str, int], word: str) -> int:
+        number = numbers.get(word)
         if number is None:
-            number = self.content_ids[word] = len(self.content_ids)
-            self.content_length.items.append(len(word))
-        return number
-
-    def _lower_id(self, word: str) -> int:
-        number = self.lower_ids.get(word)
-        if number is None:
-            number = self.lower_ids[word] = len(self.lowers)
-            self.lowers.append(word)
+            number = numbers[word] = len(numbers)
+            if numbers is self.lower_ids:
+                self.lowers.append(word)
         return number
 
 
@@ -442,7 +443,7 @@ CHUNK_TABLE = ChunkTable()
 # A line's end: a key no chunk (a str) can equal, looked up with the chunks so that a document's sentence marks are
 # joined with a "|" between lines in C; it holds no token. Number 0 in every generation of the table.
 _LINE_END = object()
-_LINE_END_ENTRY: Chunk = CHUNK_TABLE.add((), (), (), 0, "|", 0)
+_LINE_END_ENTRY: Chunk = CHUNK_TABLE.add("", (), (), (), 0, "|")
 _CHUNK_CACHE: dict[object, Chunk] = {_LINE_END: _LINE_END_ENTRY}
 _CHUNK_CACHE_SIZE = 200_000
 _CACHED_CHUNK_CHARS = 64
@@ -461,9 +462,9 @@ def _split_cached(chunk: str) -> Chunk:
             _new_generation()
         no_space = not chunk.isascii() and has_no_space_script(chunk)  # a Han, kana or Thai character is one word
         if chunk.isalnum() and chunk.lower() not in _ALNUM_SPECIALS and not no_space:  # a plain word or number
-            tokens, lower = (chunk,), chunk.lower()
-            entry = CHUNK_TABLE.add(tokens, tokens, (lower,), 1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0,
-                                    "W", hint_mask(lower))
+            tokens = (chunk,)
+            entry = CHUNK_TABLE.add(chunk, tokens, tokens, (chunk.lower(),),
+                                    1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0, "W")
         elif chunk.isalnum() and chunk.lower() not in _ALNUM_SPECIALS:
             entry = _chunk_entry(chunk, tuple(split_tokens((chunk,))))
         else:
@@ -486,7 +487,7 @@ def _new_generation() -> None:
     global CHUNK_TABLE
     with CHUNK_TABLE.lock:
         table = ChunkTable(CHUNK_TABLE.generation + 1)
-        table.add((), (), (), 0, "|", 0)  # the line end: number 0, as _LINE_END_ENTRY says
+        table.add("", (), (), (), 0, "|")  # the line end: number 0, as _LINE_END_ENTRY says
         CHUNK_TABLE = table
         _CHUNK_CACHE.clear()
         _CHUNK_CACHE[_LINE_END] = _LINE_END_ENTRY
@@ -507,7 +508,7 @@ def _chunk_entry(chunk: str, tokens: tuple[str, ...]) -> Chunk:
         letters = len(list(filter(_ASCII_LETTER, content)))
     else:
         letters = sum(1 for w in content if any(map(str.isalpha, w)))
-    return CHUNK_TABLE.add(tokens, content, tuple(map(str.lower, content)), letters, marks, hint_mask(chunk.lower()))
+    return CHUNK_TABLE.add(chunk, tokens, content, tuple(map(str.lower, content)), letters, marks)
 
 
 def words(text: str) -> list[str]:
@@ -733,7 +734,7 @@ class TextView:
     @once
     def _chunks(self) -> list[Chunk]:
         """Each chunk's remembered pieces (``_split_cached``) and a _LINE_END after each line's (``fill_chunks``)."""
-        fill_chunks([self])
+        fill_chunks(self)
         return self.__dict__["_chunks"]
 
     @once
@@ -761,18 +762,14 @@ class TextView:
         return [h for h in BOILERPLATE_PHRASE_HINTS if h in self.lower_text]
 
 
-def fill_chunks(views: list[TextView]) -> None:
-    """Set each view's ``_chunks``: its chunks' remembered pieces (``_split_cached``) and a _LINE_END after each line's,
-    looked up in C for all the views at once (the chunks of all lines are ``text.split()``: a line break is whitespace
-    to it); new chunks are split. And ``chunk_generation``: the CHUNK_TABLE generation the entries' numbers belong to
-    (-1: a new one started meanwhile), for ``batch_counts``."""
+def fill_chunks(view: TextView, numbers: list[int] | None = None) -> None:
+    """Set the view's ``_chunks``: its chunks' remembered pieces (``_split_cached``) and a _LINE_END after each line's,
+    looked up in C (the chunks of all lines are ``text.split()``: a line break is whitespace to it); new chunks are
+    split. And ``chunk_generation``: the CHUNK_TABLE generation the entries' numbers belong to (-1: a new one started
+    meanwhile), for ``batch_counts``, which passes ``numbers`` to extend with the entries' numbers while they are in
+    the CPU's caches (a second pass over a batch's entries missed them)."""
     generation = CHUNK_TABLE.generation
-    chunks: list = []
-    sizes = []
-    for view in views:
-        before = len(chunks)
-        chunks += chain.from_iterable(chain.from_iterable(zip(view.line_chunks, repeat(_LINE_END_ONLY))))
-        sizes.append(len(chunks) - before)
+    chunks = list(chain.from_iterable(chain.from_iterable(zip(view.line_chunks, repeat(_LINE_END_ONLY)))))
     entries = list(map(_CHUNK_CACHE.get, chunks))
     if not all(entries):  # an entry is a non-empty tuple, a chunk not seen before None
         # Chunks too long for the cache (reST table borders) often repeat within the document: split once here.
@@ -786,11 +783,9 @@ def fill_chunks(views: list[TextView]) -> None:
                 if entry is None:
                     entry = split[chunk] = _split_cached(chunk)
                 entries[i] = entry
-    stamp = generation if CHUNK_TABLE.generation == generation else -1
-    start = 0
-    for view, size in zip(views, sizes):
-        view.__dict__.update(_chunks=entries[start:start + size], chunk_generation=stamp)
-        start += size
+    view.__dict__.update(_chunks=entries, chunk_generation=generation if CHUNK_TABLE.generation == generation else -1)
+    if numbers is not None:
+        numbers += map(itemgetter(6), entries)
 
 
 def as_view(text: "str | TextView") -> TextView:
@@ -1098,6 +1093,11 @@ MENU_LINE_RE = re.compile(MENU_LINE, re.IGNORECASE | re.MULTILINE)
 # A sentence end (not an abbreviation like "e.g." or "Mr.") and the first letter of the next word.
 SENTENCE_START_RE = re.compile(r"(?<![.\s][^\W\d_])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al))(?<!\betc)(?<!\bMrs)(?<!\bz\.B)(?<!\bd\.h)[.!?]\s+[\"'“‘«(]?([^\W\d_])")
 URL_TOKEN_RE = re.compile(r"(?:https?://|www\.)|@[\w-]+\.")
+
+
+def is_url_token(token: str) -> bool:
+    """Whether a token is a URL or an e-mail address (the junk rules' links)."""
+    return ("@" in token and "." in token) or (token[:1] in "hw" and URL_TOKEN_RE.match(token) is not None)
 
 # Faster equivalents of the patterns above, for ``measure.py`` (the test of measure against the reference rules
 # checks that they agree):

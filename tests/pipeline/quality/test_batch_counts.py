@@ -17,13 +17,16 @@ from corpusforge.pipeline.quality.measure import words_in
 from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, LOREM_WORDS, STOP_WORDS, TextView, base_language, count_sentences, stop_words_for,
 )
+from tests.pipeline.quality import reference
 from tests.pipeline.quality.test_decide import CONFIGS, CORPUS, LANGS, PIECES
 
 _draws = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # Pieces whose marks and words meet across chunk and line boundaries
 SENTENCE_PIECES = PIECES + [".", "!", "?", "。", "x.", ".y", "a.B", "(", ")", "«", "—", "...", "Lorem", "IPSUM", "dolor",
                             "The", "THE", "der", "und", "zz", "ZZ", "123", "4567", "abc", "Abc", "ABC", "中文", "ไทย",
-                            "İstanbul", "ǅ", "\n\n", "\u3000", "\x1c", " . ", " ! x", "can't", "dont", "e.g.", ":)"]
+                            "İstanbul", "ǅ", "\n\n", "\u3000", "\x1c", " . ", " ! x", "can't", "dont", "e.g.", ":)",
+                            "x@y", "a.b@c", "@@", "www.", "WWW.x.com", "https://", "ftp://a.b", "(http://a.b/c)", "<a@b.c>",
+                            "h", "w."]
 
 
 def _alone(view: TextView, lang: str | None, cfg: QualityConfig) -> dict:
@@ -35,6 +38,7 @@ def _alone(view: TextView, lang: str | None, cfg: QualityConfig) -> dict:
         "content_chars": sum(map(len, view.content_words)),
         "n_letter_words": sum(1 for w in view.content_words if any(map(str.isalpha, w))),
         "n_sentences": sum(count_sentences(line) for line in view.line_words),
+        "url_tokens": reference.url_token_count(view) if view.content_words else 0,
         "lorem": sum(counts[w] for w in LOREM_WORDS),
         "top_word": max((c for w, c in counts.items() if len(w) > 2 and w not in stop and not w.isdigit()), default=0),
     }
@@ -48,6 +52,7 @@ def _alone(view: TextView, lang: str | None, cfg: QualityConfig) -> dict:
 def _counted(view: TextView, cfg: QualityConfig) -> dict:
     d, counts = view.__dict__, view.__dict__["word_counts"]
     found = {key: d[key] for key in ("n_tokens", "n_content", "content_chars", "n_letter_words", "n_sentences")}
+    found["url_tokens"] = d["url_tokens"] if d["n_content"] else 0  # (measure_junk counts none without words)
     found |= {"lorem": counts.lorem, "top_word": counts.top_word}
     if counts.gopher_stop is not None:
         found |= {"stop_words": counts.stop_words, "stop_count": counts.stop_count}
