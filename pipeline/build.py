@@ -70,7 +70,7 @@ def enabled_stages(config: BuildConfig, spill_dir: str | None = None, run_secret
     """Every enabled stage, constructed from its config section (constructing checks the section).
     ``direct_runner``: the pipeline runs on Beam's DirectRunner (``StageContext.direct_runner``)."""
     context = StageContext(run_dir=config.output.run_dir, spill_dir=spill_dir, fail_fast=config.build.fail_fast,
-                           run_secret=run_secret, direct_runner=direct_runner)
+                           run_secret=run_secret, direct_runner=direct_runner, unique_ids=True)
     return [(stage.section, stage(getattr(config, stage.section), context)) for stage in registered_stages()
             if getattr(config, stage.section).enabled]
 

@@ -119,6 +119,9 @@ class StageContext:
     # The driver holds every shuffle in memory (beam_options.runs_on_direct_runner): gathering something
     # smaller than the documents on one worker does not raise the peak's order. False: assume nothing.
     direct_runner: bool = False
+    # No two documents the stage is given share an id: a build's reader makes them unique (README "Document ids"),
+    # so dedup's joins need not look for ids documents share. False: assume nothing.
+    unique_ids: bool = False
 
 
 _REGISTRY: dict[str, type["Stage"]] = {}

@@ -139,9 +139,24 @@ def latest_checkpoint(directory: str | pathlib.Path) -> pathlib.Path | None:
 
 
 def load_checkpoint(path: str | pathlib.Path) -> dict:
-    """A checkpoint's contents, loaded with ``weights_only=True``: tensors and plain values only, never code."""
-    import pickle
+    """A checkpoint's contents, loaded with ``weights_only=True``: tensors and plain values only, never code.
 
+    Its bytes are checked first against the CRC-32 that torch's zip archive records for each member: torch's
+    reader does not check them, so a checkpoint with one changed bit in a tensor resumed without a sign and the
+    run went on from other weights than the ones it saved."""
+    import pickle
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"{path} is not a readable checkpoint ({detail}); delete it and resume from an earlier one, "
+                        "or start a new run directory") from None
+    if damaged is not None:
+        raise UserError(f"{path} is damaged: its member {damaged} does not match the CRC-32 written with it; delete "
+                        "the file and resume from an earlier checkpoint, or start a new run directory")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as exc:
@@ -172,13 +187,18 @@ def save_pretrained(model: Transformer, directory: str | pathlib.Path, *, tokeni
         if v.data_ptr() not in seen:
             seen.add(v.data_ptr())
             state[k] = v.detach().contiguous().cpu()
-    weights = save(state, metadata={"format": "pt"})
+    from corpusforge.trainers.model_files import file_digests
+
+    files = {"model.safetensors": save(state, metadata={"format": "pt"})}
     try:
-        write_bytes_atomic(str(directory / "model.safetensors"), weights)
         if tokenizer is not None:
-            write_bytes_atomic(str(directory / "tokenizer.json"), pathlib.Path(tokenizer).read_bytes())
+            files["tokenizer.json"] = pathlib.Path(tokenizer).read_bytes()
+        for name, data in files.items():
+            write_bytes_atomic(str(directory / name), data)
+        if tokenizer is not None:
             _tokenizer_config(directory, model.cfg.max_len)
-        config = {"model": dataclasses.asdict(model.cfg), **info}
+        # What loading compares the files with: a changed byte of a tensor otherwise loads without a sign.
+        config = {"model": dataclasses.asdict(model.cfg), **info, "file_sha256": file_digests(files)}
         write_bytes_atomic(str(directory / "config.json"), (json.dumps(config, indent=2) + "\n").encode("utf-8"))
     except OSError as exc:
         raise UserError(f"could not write the model to {directory}: {exc.strerror or exc}"
@@ -202,7 +222,7 @@ def _tokenizer_config(directory: pathlib.Path, max_len: int) -> None:
 
 # The sections of a saved model's config.json (save_pretrained) that loading, export and generation read.
 SAVED_SECTIONS = {"model": dict, "objective": str, "family": str, "special_tokens": dict, "tokenizer_vocab_size": int,
-                  "step": int, "train": dict, "electra": dict}
+                  "step": int, "train": dict, "electra": dict, "file_sha256": dict}
 
 
 def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple[Transformer, dict]:
@@ -218,6 +238,7 @@ def load_pretrained(directory: str | pathlib.Path, device: str = "cpu") -> tuple
     if not isinstance(config.get("model"), dict):
         raise UserError(f"{directory / 'config.json'}: no \"model\" section; not a model corpusforge saved")
     model_files.check_sections(config, directory / "config.json", SAVED_SECTIONS)
+    model_files.check_file_digests(directory, config.get("file_sha256"))
     special = config.get("special_tokens") or {}
     if not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in special.items()):
         raise UserError(f"{directory / 'config.json'}: section 'special_tokens' must map token names to ids; restore "

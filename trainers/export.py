@@ -109,6 +109,7 @@ def _load_model(model_dir: str | pathlib.Path) -> LoadedModel:
             hf.generation_config = generation_config(model, special, info.get("tokenizer_vocab_size") or model.cfg.vocab_size)
         tokenizer = as_transformers(str(model_dir / "tokenizer.json"), model_max_length=model.cfg.max_len)
         return LoadedModel(hf, tokenizer, model.cfg.arch, "corpusforge")
+    model_files.check_export_record(model_dir)
     with model_files.loading(model_dir):
         hf_config = transformers.AutoConfig.from_pretrained(model_dir)
     if "ElectraForPreTraining" in (getattr(hf_config, "architectures", None) or []):
@@ -216,7 +217,9 @@ def _export_electra(model, info: dict, model_dir: pathlib.Path, out_dir: pathlib
 def _publish(tmp: pathlib.Path, out_dir: pathlib.Path, info: dict, check) -> None:
     """Finish the export written in ``tmp`` (``corpusforge.json``), check it against our model, and only then
     put it in ``out_dir``'s place (an earlier export there, checked by ``export_model``, goes first)."""
-    (tmp / "corpusforge.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    # the export's own files' SHA-256 (not the source model's, which info carries): loading an export checks them
+    record = {**info, "file_sha256": model_files.export_digests(tmp)}
+    (tmp / model_files.EXPORT_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     check()
     rundir.publish_dir(str(tmp), str(out_dir))  # an earlier export goes only if its marker records all it holds
 

@@ -31,6 +31,7 @@ def initial_model(hf_dir: str, arch: str, vocab_size: int, length: int, dropout:
     if not config_path.is_file() or "model_type" not in model_files.read_json(config_path):
         raise UserError(f"train.init_from: {hf_dir} is not a transformers checkpoint directory (config.json with a "
                         "model_type); for a corpusforge run use --resume, or export it first (corpusforge export)")
+    model_files.check_export_record(directory)
     with model_files.loading(directory):
         hf_config = transformers.AutoConfig.from_pretrained(directory)
     cfg = model_config_from_hf(hf_config)  # refuses a layout we cannot compute exactly

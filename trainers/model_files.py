@@ -11,12 +11,18 @@ train.init_from) reads it through ``loading`` and, before it builds anything, ``
   holds *before* the model is built: a config whose dimensions disagree (824 GB asked of a 1 MB file)
   is refused instead of allocated;
 - anything else a loader raises (a tokenizer whose regex makes the Rust side panic, a shape transformers
-  rejects) becomes one line naming the directory (``loading``).
+  rejects) becomes one line naming the directory (``loading``);
+- a model corpusforge saved records the SHA-256 of its weights and tokenizer in ``config.json``
+  (``file_digests``): a copy with any byte changed is refused (``check_file_digests``). safetensors holds no
+  checksum and a changed byte of a tensor loads and generates without a sign; transformers-layout exports carry
+  no record and are read as they are.
 """
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import re
 import pathlib
 from typing import Any, Iterator
 
@@ -69,6 +75,68 @@ def check_sections(data: dict[str, Any], path: str | pathlib.Path, types: dict[s
             names = " or ".join(t.__name__ for t in (expected if isinstance(expected, tuple) else (expected,)))
             raise UserError(f"{path}: section {key!r} is of type {type(data[key]).__name__}, expected {names}; restore the "
                             "config.json of this model (re-export or re-train it)")
+
+
+DIGESTED = ("model.safetensors", "tokenizer.json")  # the files whose SHA-256 a saved model's config.json records
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def file_digests(files: dict[str, bytes]) -> dict[str, str]:
+    """``{name: SHA-256 hex}`` of the files about to be written, for ``config.json``'s ``file_sha256``."""
+    return {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+
+
+def check_file_digests(directory: str | pathlib.Path, recorded: Any, record: str = "config.json") -> None:
+    """Refuse a file of a saved model whose bytes are not the ones it was saved with: ``recorded`` is the
+    ``file_sha256`` section of ``record`` (``config.json`` of a model ``train`` saved, ``corpusforge.json`` of an
+    export; None for a model saved before it was recorded: nothing to compare), names relative to ``directory``.
+    A missing file is left to whoever reads it (its own one line). Reads each file once, ~1 s per GB."""
+    if recorded is None:
+        return
+    directory = pathlib.Path(directory)
+    where = directory / record
+    if not isinstance(recorded, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and _SHA256.match(v) and k and not pathlib.PurePath(k).is_absolute()
+            and ".." not in pathlib.PurePath(k).parts for k, v in recorded.items()):
+        raise UserError(f"{where}: section 'file_sha256' must map file names to SHA-256 hex digests; restore the "
+                        f"{record} of this model (re-export or re-train it)")
+    for name, expected in sorted(recorded.items()):
+        path = directory / name
+        if not path.is_file():
+            continue
+        try:
+            with open(path, "rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read it ({exc.strerror or exc}); check the model directory's "
+                            "permissions") from None
+        if digest != expected:
+            raise UserError(f"{path} is not the file this model was saved with (its SHA-256 differs from the one "
+                            f"{record} records): the copy is damaged; copy the model again, or re-export or "
+                            "re-train it")
+
+
+EXPORT_RECORD = "corpusforge.json"  # what `corpusforge export` writes beside a transformers layout
+
+
+def check_export_record(directory: str | pathlib.Path) -> None:
+    """A transformers directory ``corpusforge export`` wrote: its files against the SHA-256 its
+    ``corpusforge.json`` records (any other transformers directory has no record and is read as it is)."""
+    record = pathlib.Path(directory) / EXPORT_RECORD
+    if record.is_file():
+        check_file_digests(directory, read_json(record, EXPORT_RECORD).get("file_sha256"), EXPORT_RECORD)
+
+
+def export_digests(directory: str | pathlib.Path) -> dict[str, str]:
+    """``{relative name: SHA-256}`` of the weights and tokenizer files under ``directory`` (an export about to be
+    published), for its ``corpusforge.json``."""
+    directory = pathlib.Path(directory)
+    out = {}
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and (path.suffix == ".safetensors" or path.name == "tokenizer.json"):
+            with open(path, "rb") as handle:
+                out[path.relative_to(directory).as_posix()] = hashlib.file_digest(handle, "sha256").hexdigest()
+    return out
 
 
 def weights_header(path: str | pathlib.Path) -> dict[str, tuple[tuple[int, ...], str]]:

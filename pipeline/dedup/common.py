@@ -143,6 +143,17 @@ class SharedIds(beam.PTransform):
         )
 
 
+class _UniqueIds:
+    """``join_verdicts``' ``shared`` for documents whose ids are unique (a build's: its reader makes them so,
+    README "Document ids"): no ``SharedIds`` is computed and no document is gathered by id."""
+
+    def __repr__(self):
+        return "UNIQUE_IDS"
+
+
+UNIQUE_IDS = _UniqueIds()
+
+
 def shared_view(shared):
     """The side input of a ``SharedIds`` collection: a frozenset (empty when it has no element)."""
     return beam.pvalue.AsSingleton(shared, default_value=frozenset())
@@ -414,7 +425,9 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput`` (a value of ``verdicts`` may
     be an ``AsGrouped`` already, shared with another step); the documents whose id
     ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
-    are gathered by id first (a ``GroupByKey`` of those documents only), so each such group is joined whole."""
+    are gathered by id first (a ``GroupByKey`` of those documents only), so each such group is joined whole.
+    ``shared`` ``UNIQUE_IDS``: no two documents share an id (a build's), each is joined alone and the outputs are
+    the join's own, with no Flatten."""
     tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
     join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
     if mode == SHUFFLE:
@@ -432,11 +445,21 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
         raise ValueError(f"unknown join mode {mode!r}: expected {SHUFFLE!r} or {SIDE_INPUT!r}")
     if keyed:
         docs = docs | f"{label}Unkey" >> beam.Values()
+    packed = [v if isinstance(v, AsGrouped) else AsGrouped.of(v, f"{label}Pack{tag.title()}")
+              for tag, v in verdicts.items()]
+    if shared is UNIQUE_IDS:
+        # Every document is joined alone, so the kept documents are the join's own output: no Flatten with a
+        # gathered branch, whose buffer would make every document cross one more fused-stage boundary (encoded and
+        # decoded once more) before the next step, and no SharedIds step over every document.
+        applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched, kept_lists=kept_lists,
+                                                                    carried=carried),
+                                                   frozenset(), *packed).with_outputs(*tags, main="kept")
+        return StageOutputs(kept=applied.kept, removed=applied[REMOVED], edits=applied[EDITS] if with_edits else None,
+                            errors=applied[ERRORS] if with_errors else None)
     if shared is None:
         singles = docs | f"{label}Unbatch" >> beam.FlatMap(_each_carried if carried else _each) if batched else docs
         shared = singles | f"{label}SharedIds" >> SharedIds()
-    side = [shared_view(shared)] + [v if isinstance(v, AsGrouped) else AsGrouped.of(v, f"{label}Pack{tag.title()}")
-                                    for tag, v in verdicts.items()]
+    side = [shared_view(shared)] + packed
     applied = docs | apply_label >> beam.ParDo(_JoinBySideInput(fn, list(verdicts), batched, kept_lists=kept_lists,
                                                                 carried=carried),
                                                *side).with_outputs(SHARED, *tags, main="kept")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import apache_beam as beam
 
 from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup
-from corpusforge.pipeline.dedup.common import SIDE_INPUT, SharedIds, join_mode
+from corpusforge.pipeline.dedup.common import SIDE_INPUT, UNIQUE_IDS, SharedIds, join_mode
 from corpusforge.pipeline.dedup.config import DedupConfig
 from corpusforge.pipeline.dedup.decontaminate import Decontaminate
 from corpusforge.pipeline.dedup.exact import ExactDedup
@@ -27,7 +27,8 @@ class Dedup(Stage, section="dedup", order=30):
     ``context.spill_dir``: where near-dedup may keep its signatures and band records on local disk;
     ``context.direct_runner``: what near-dedup's ``components: auto`` and ``joins: auto`` decide by
     (``NearDedup``, ``common.join_mode``). With side-input joins, the ids that several input documents share are
-    found once for the three joins (``SharedIds``): those documents take the shuffle join."""
+    found once for the three joins (``SharedIds``): those documents take the shuffle join; ``context.unique_ids``
+    (a build's documents) skips that search, and each join's kept documents go straight on to the next step."""
 
     details_are_values = False  # a removal's details describe its duplicate cluster
 
@@ -85,7 +86,8 @@ class Dedup(Stage, section="dedup", order=30):
     def expand(self, docs) -> StageOutputs:
         joining = [step for _, step in self.steps if getattr(step, "joins", None) == SIDE_INPUT]
         if joining:  # one SharedIds for the three joins: a step's documents are a subset of the stage's
-            shared = docs | "DedupSharedIds" >> SharedIds()
+            # (none in a build, whose reader makes ids unique: each document is joined alone)
+            shared = UNIQUE_IDS if self.context.unique_ids else docs | "DedupSharedIds" >> SharedIds()
             for step in joining:
                 step.shared_ids = shared
         return chain_steps(docs, self.steps)

@@ -11,7 +11,11 @@ real keys (``beam.options.direct_num_workers`` among them); the subprocess runs 
 builds the Beam options. A model case copies a tiny model directory into the case and corrupts it (dimensions in
 ``config.json`` that the weights do not back, a truncated or foreign ``model.safetensors``, malformed or
 panicking ``tokenizer.json``, random bytes in place of a file); the subprocess runs ``export`` and
-``generate`` on it.
+``generate`` on it. A checkpoint case damages a training checkpoint (truncated, bytes appended or flipped
+anywhere, bits flipped in one zip member's data) and loads it as ``train --resume`` does.
+
+A changed byte in a saved model's weights or tokenizer, or in a checkpoint member's data, must be refused (exit 2):
+before config.json recorded the files' SHA-256 and loading checked the zip's CRC-32, both loaded silently.
 """
 from __future__ import annotations
 
@@ -138,7 +142,20 @@ def config_case(rng: random.Random) -> tuple[str, list[str]]:
     return text, sets
 
 
-_MODEL_CACHE = pathlib.Path(tempfile.gettempdir()) / f"corpusforge-fuzz-model-{os.getuid()}"
+
+
+def _writer_version() -> str:
+    """A digest of the code that writes the cached models and checkpoints: a tree that writes them otherwise (a new
+    field in config.json, say) gets a cache of its own, not files an older tree wrote."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for source in ("trainers/checkpoint.py", "trainers/model.py", "trainers/model_files.py", "tests/trainers/exports.py"):
+        digest.update((ROOT / source).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+_MODEL_CACHE = pathlib.Path(tempfile.gettempdir()) / f"corpusforge-fuzz-model-{os.getuid()}-{_writer_version()}"
 
 
 def _good_model(family: str = "gpt2") -> pathlib.Path:
@@ -177,7 +194,7 @@ def corrupt_model(rng: random.Random, directory: pathlib.Path) -> str:
     if how == 3:
         buf = bytearray(data)
         for _ in range(rng.randrange(1, 20)):
-            buf[rng.randrange(len(buf))] = rng.randrange(256)
+            buf[rng.randrange(len(buf))] ^= rng.randrange(1, 256)  # always another byte
         (directory / name).write_bytes(bytes(buf))
         return f"{name} bytes flipped"
     if how == 4:
@@ -196,6 +213,56 @@ def corrupt_model(rng: random.Random, directory: pathlib.Path) -> str:
     return "config.json section replaced"
 
 
+_CHECKPOINT_CACHE = _MODEL_CACHE / "checkpoint" / "step-00000001.pt"
+
+
+def _good_checkpoint() -> pathlib.Path:
+    """A training checkpoint as ``train`` writes one (a model's weights, step, every RNG state), made once."""
+    if not _CHECKPOINT_CACHE.exists():
+        import torch
+
+        from corpusforge.trainers import checkpoint as ckpt
+
+        work = pathlib.Path(tempfile.mkdtemp(dir=_MODEL_CACHE.parent))
+        ckpt.save_checkpoint(work, 1, {"model": {"w": torch.randn(64, 64), "b": torch.zeros(64)}, "step": 1,
+                                       "position": 7, "rng": [ckpt.capture_rng()]})
+        _CHECKPOINT_CACHE.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(work / "step-00000001.pt", _CHECKPOINT_CACHE)
+        shutil.rmtree(work, ignore_errors=True)
+    return _CHECKPOINT_CACHE
+
+
+def corrupt_checkpoint(rng: random.Random, path: pathlib.Path) -> tuple[str, bool]:
+    """Damage the training checkpoint at ``path`` one random way; returns what was done and whether the data of
+    a zip member (a tensor, the pickle) changed, which loading must refuse."""
+    import zipfile
+
+    data = bytearray(path.read_bytes())
+    how = rng.randrange(5)
+    if how == 0:
+        path.write_bytes(bytes(data[: rng.randrange(len(data))]))
+        return "checkpoint truncated", False
+    if how == 1:
+        path.write_bytes(bytes(data) + rng.randbytes(rng.randrange(1, 512)))
+        return "checkpoint with bytes appended", False
+    if how == 2:  # anywhere: headers, directory, padding, data
+        for _ in range(rng.randrange(1, 8)):
+            data[rng.randrange(len(data))] ^= rng.randrange(1, 256)
+        path.write_bytes(bytes(data))
+        return "checkpoint bytes flipped anywhere", False
+    with zipfile.ZipFile(path) as archive:
+        members = [i for i in archive.infolist() if i.file_size]
+    member = rng.choice(members)
+    # the data follows the local header: 30 bytes, its name, its extra field (torch pads it to align tensors)
+    name_len, extra_len = (int.from_bytes(data[member.header_offset + k:member.header_offset + k + 2], "little")
+                           for k in (26, 28))
+    start = member.header_offset + 30 + name_len + extra_len
+    for _ in range(rng.randrange(1, 4)):
+        data[start + rng.randrange(member.file_size)] ^= 1 << rng.randrange(8)
+    path.write_bytes(bytes(data))
+    return f"checkpoint member {member.filename} with bits flipped", True
+
+
 DRIVER = r"""
 import json, resource, sys
 limit = int(sys.argv[1])
@@ -204,6 +271,16 @@ resource.setrlimit(resource.RLIMIT_CPU, (int(sys.argv[2]), int(sys.argv[2])))
 from corpusforge.cli.main import main
 codes = []
 for argv in json.loads(sys.argv[3]):
+    if argv[0] == "load-checkpoint":  # what `train --resume` does with the newest checkpoint
+        from corpusforge.core.errors import UserError
+        from corpusforge.trainers.checkpoint import load_checkpoint
+        try:
+            load_checkpoint(argv[1])
+            codes.append(0)
+        except UserError as exc:
+            print(f"corpusforge: error: {exc}", file=sys.stderr)
+            codes.append(2)
+        continue
     codes.append(main(argv))
     if argv[0] == "config" and codes[-1] == 0:  # and the Beam options it makes
         from corpusforge.config import load_config
@@ -228,10 +305,20 @@ def run_case(work: pathlib.Path, commands: list[list[str]]) -> tuple[int, str]:
 def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     work = pathlib.Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
-    if rng.random() < 0.25:
+    must_refuse = False
+    draw = rng.random()
+    if draw < 0.06:  # a training checkpoint (the seeds' other cases as they were before it was added)
+        path = work / "checkpoints" / "step-00000001.pt"
+        path.parent.mkdir()
+        shutil.copyfile(_good_checkpoint(), path)
+        what, must_refuse = corrupt_checkpoint(rng, path)
+        commands = [["load-checkpoint", str(path)]]
+    elif draw < 0.25:
         model = work / "model"
         shutil.copytree(_good_model(rng.choice(["gpt2", "gpt2", "bert", "t5", "bart"])), model)
         what = corrupt_model(rng, model)
+        # config.json records the SHA-256 of the weights and tokenizer: a changed byte in either is refused
+        must_refuse = what in ("model.safetensors bytes flipped", "tokenizer.json bytes flipped")
         commands = [rng.choice([["export", str(model), str(work / "export")],
                                 ["generate", "--model", str(model), "--prompt", "hi", "--max-new-tokens", "2"],
                                 ["fill-mask", "a [MASK] b", "--model", str(model)]])]
@@ -250,3 +337,6 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     errors = [line for line in err.splitlines() if line.strip()]
     if "Traceback" in err or code not in (0, 2) or len([e for e in errors if "error" in e.lower()]) > len(commands):
         raise AssertionError(f"configs: {what}: exit {code}, not a one-line error:\n{err[-3000:]}")
+    if must_refuse and code != 2:
+        raise AssertionError(f"configs: {what}: exit {code}: a file with changed bytes was used, not refused\n"
+                             f"{err[-1500:]}")

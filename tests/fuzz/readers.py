@@ -31,6 +31,8 @@ import pathlib
 import random
 from typing import Any, Callable
 
+from tests.fuzz.accounted_build import accounted_build
+
 FAMILY = "readers"
 
 # Cases tried per class (a case counts once for each class it holds a member of): bench/fuzz.py prints them.
@@ -234,10 +236,8 @@ def _special(rng: random.Random, path: pathlib.Path, classes: set) -> None:
 
 # ----------------------------------------------------------------------------------------------- the case
 def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
-    from corpusforge.config import load_config
     from corpusforge.core.input_files import display_path
     from corpusforge.core.shard_files import open_shard, shard_suffix
-    from corpusforge.pipeline.build import run_build
     from corpusforge.pipeline.config import InputConfig
     from corpusforge.pipeline.readers import read_file
 
@@ -302,17 +302,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     base = {"inputs": inputs, "output": {"run_dir": str(workdir / "run"), "max_doc_chars": max_chars,
                                          "max_record_bytes": max_bytes},
             "dedup": {"enabled": rng.random() < 0.3}, "pii": {"enabled": False}}
-    try:
-        result = run_build(load_config(None, [], base=base), ["--direct_num_workers=1"], out=io.StringIO(),
-                           progress=False)
-    except Exception as exc:  # noqa: BLE001 - the promise under test
-        raise AssertionError(f"the build raised: {type(exc).__name__}: {str(exc)[:300]}") from exc
-
-    accounting = result.stats["accounting"]
-    if accounting["input"] != accounting["kept"] + accounting["removed"] + accounting["rejected"]:
-        raise AssertionError(f"counts do not add up: {accounting}")
-    if accounting["input"] != expected:
-        raise AssertionError(f"the build counted {accounting['input']} input records, read_file {expected}")
+    result = accounted_build(base, expected, "counted by read_file")
     rejected = []
     for shard in sorted((workdir / "run" / "rejected").glob("part-*")):
         if shard_suffix(shard.name):

@@ -31,7 +31,16 @@ def _layers(d):  # the configs fuzz family, seed 1129 case 13: 10^12 layers buil
     return "config.json describes a model of more than .* weight tensors, but .*model.safetensors holds"
 
 
+def _unrecorded(d):
+    """A model saved before config.json recorded its files' SHA-256 (or one whose record was removed): each file's
+    own check must still name it."""
+    config = json.loads((d / "config.json").read_text())
+    del config["file_sha256"]
+    (d / "config.json").write_text(json.dumps(config))
+
+
 def _truncated(d):
+    _unrecorded(d)
     weights = (d / "model.safetensors").read_bytes()
     (d / "model.safetensors").write_bytes(weights[: len(weights) // 2])
     return "model.safetensors: not a readable safetensors file"
@@ -43,11 +52,13 @@ def _config_json(d):
 
 
 def _tokenizer_json(d):
+    _unrecorded(d)
     (d / "tokenizer.json").write_text('{"model": 3')
     return "tokenizer.json: not valid JSON"
 
 
 def _tokenizer_regex(d):
+    _unrecorded(d)
     tokenizer = json.loads((d / "tokenizer.json").read_text())
     tokenizer["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": "(?<=a)b("}, "behavior": "Isolated",
                                   "invert": False}
@@ -109,3 +120,76 @@ def test_an_exported_model_with_more_layers_than_weights_is_one_line(good, tmp_p
     with pytest.raises(UserError, match="describes a model of more than .* weight tensors") as info:
         load_model(tmp_path / "export")
     assert time.monotonic() - start < 60 and "\n" not in str(info.value)
+
+
+def _flip(path, at, rng):
+    data = bytearray(path.read_bytes())
+    data[at % len(data)] ^= 1 << rng.randrange(8)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "tokenizer.json"])
+@pytest.mark.parametrize("where", ["header", "middle", "last"])
+@pytest.mark.parametrize("command", ["load", "export"])
+def test_one_changed_bit_in_a_saved_models_files_is_refused(good, tmp_path, name, where, command):
+    """safetensors holds no checksum: a bit changed in a tensor loaded and generated before. config.json records
+    each file's SHA-256 when the model is saved, and any changed bit is one line naming the file."""
+    import random
+
+    d = tmp_path / "model"
+    shutil.copytree(good, d)
+    size = (d / name).stat().st_size
+    _flip(d / name, {"header": 20, "middle": size // 2, "last": size - 1}[where], random.Random(where + name))
+    with pytest.raises(UserError, match=f"{name} is not the file this model was saved with") as info:
+        load_model(d) if command == "load" else export_model(d, tmp_path / "export")
+    assert "\n" not in str(info.value) and str(d) in str(info.value)
+    assert not (tmp_path / "export").exists()
+
+
+def test_a_malformed_digest_record_is_one_line(good, tmp_path):
+    d = tmp_path / "model"
+    shutil.copytree(good, d)
+    config = json.loads((d / "config.json").read_text())
+    config["file_sha256"] = {"model.safetensors": "not hex"}
+    (d / "config.json").write_text(json.dumps(config))
+    with pytest.raises(UserError, match="section 'file_sha256' must map file names to SHA-256 hex digests"):
+        load_model(d)
+
+
+@pytest.fixture(scope="module")
+def exported(good, tmp_path_factory):
+    out = tmp_path_factory.mktemp("export") / "gpt2"
+    export_model(good, out)
+    return out
+
+
+def test_an_export_records_its_own_files(exported):
+    record = json.loads((exported / "corpusforge.json").read_text())["file_sha256"]
+    assert {"model.safetensors", "tokenizer.json"} <= set(record)
+    import hashlib
+
+    assert record["model.safetensors"] == hashlib.sha256((exported / "model.safetensors").read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "tokenizer.json"])
+@pytest.mark.parametrize("reader", ["load", "init_from", "finetune"])
+def test_one_changed_bit_in_an_exports_files_is_refused(exported, tmp_path, name, reader):
+    """Every reader of a transformers directory checks an export's record: generate / evaluate (load_model),
+    train.init_from, and fine-tuning's base."""
+    import random
+
+    d = tmp_path / "export"
+    shutil.copytree(exported, d)
+    _flip(d / name, (d / name).stat().st_size // 2, random.Random(name + reader))
+    with pytest.raises(UserError, match=f"{name} is not the file this model was saved with") as info:
+        if reader == "load":
+            load_model(d)
+        elif reader == "init_from":
+            from corpusforge.trainers.init_from import initial_model
+
+            initial_model(str(d), "decoder", 100, 16, 0.0)
+        else:
+            from corpusforge.trainers.finetune.methods import task_model
+
+            task_model(d, "generate", None)
+    assert "\n" not in str(info.value) and str(d) in str(info.value)

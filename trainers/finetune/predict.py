@@ -36,7 +36,7 @@ def load_finetuned(out: str | pathlib.Path, device: str = "cpu") -> Finetuned:
     import transformers
 
     from corpusforge.trainers.export import inference_device
-    from corpusforge.trainers.model_files import check_tokenizer, loading, read_json
+    from corpusforge.trainers.model_files import check_file_digests, check_tokenizer, loading, read_json
 
     out = pathlib.Path(out)
     marker = out / "finetune.json"
@@ -44,6 +44,7 @@ def load_finetuned(out: str | pathlib.Path, device: str = "cpu") -> Finetuned:
         raise UserError(f"{out} holds no finetune.json: not a finished `corpusforge finetune` output (an "
                         "interrupted one continues with --resume)")
     info = read_json(marker, "finetune.json")
+    check_file_digests(out, info.get("file_sha256"), "finetune.json")
     target = inference_device(device)
     with loading(out):  # a malformed or truncated file in it: one line naming the directory
         tokenizer_dir = out / "model" if info["method"] == "full" else base_path(out, info)

@@ -182,7 +182,10 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
     info = {"task": config.task, "method": config.method, "arch": arch, "labels": labels,
             "base": "base" if base == out / "base" else str(base), "pad_token_id": pad,
             "segments": extra["segments"], "max_length": max_length, "outputs": written,
-            "config": dataclasses.asdict(config)}
+            "config": dataclasses.asdict(config),
+            # what predict compares the result's weights and tokenizer with: a changed byte is refused, not used
+            "file_sha256": {f"{w}/{name}": digest for w in written
+                            for name, digest in model_files.export_digests(out / w).items()}}
     metrics = _metrics(config, history, trainable, total, summary, kept)
     files.write_json(str(out / "metrics.json"), metrics)
     files.write_json(str(out / "finetune.json"), info)

@@ -106,6 +106,27 @@ def test_the_dedup_stage_decides_the_same_in_both_modes(runner):
     assert shuffle[("dedup", "exact_duplicate")] >= 6 and shuffle[("dedup", "near_duplicate")] >= 4
 
 
+def test_a_builds_unique_ids_join_alone_and_decide_the_same():
+    """``StageContext.unique_ids`` (a build's documents): no ``SharedIds`` step and no Flatten of a gathered
+    branch, each join's kept documents go straight on; the same rows and counters as the shuffle join."""
+    counts = collections.Counter(doc.id for doc in mixed_corpus())
+    docs = [doc for doc in mixed_corpus() if counts[doc.id] == 1]
+
+    def stage(mode):
+        config = DedupConfig(joins=mode)
+        config.near.max_rounds = 4
+        config.lines.max_occurrences = config.sentences.max_occurrences = 3
+        return Dedup(config, StageContext(direct_runner=True, unique_ids=True))
+
+    shuffle, side = run_both(docs, stage, [
+        "kept", "exact_duplicate", "near_duplicate", "line_dedup_too_short", "sentence_dedup_too_short", "edit"])
+    assert side == shuffle
+    graph = beam.Pipeline()
+    _ = graph | beam.Create(docs) | stage(SIDE_INPUT)
+    names = [t.unique_name for t in graph.to_runner_api().components.transforms.values()]
+    assert not [n for n in names if "SharedIds" in n or "Flatten" in n and "Kept" in n], names
+
+
 @pytest.mark.parametrize("step", ["exact", "near", "boilerplate"])
 def test_each_join_decides_the_same_in_both_modes_on_its_own(step):
     """Each transform used alone (its own ``SharedIds``), not only inside the stage."""

@@ -61,6 +61,27 @@ def test_from_hashes_equals_its_reference_on_any_hashes(docs, num_perm):
     np.testing.assert_array_equal(hasher.from_hashes(hashes, counts), hasher.from_hashes_reference(hashes, counts))
 
 
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 2**32 - 1), max_size=30), max_size=12), st.integers(1, 40),
+       st.integers(1, 25))
+def test_from_hashes_in_chunks_equals_its_reference(docs, num_perm, chunk):
+    """A batch (or one document) with more shingles than a chunk is permuted chunk by chunk: documents cut by a
+    chunk's edge, starting or ending on one, empty ones at the edges, all get the reference's signatures."""
+    import corpusforge.pipeline.dedup.minhash as minhash
+
+    hasher = MinHasher(num_perm, 3)
+    hashes = np.array([h for doc in docs for h in doc], dtype=np.uint32)
+    counts = np.array([len(doc) for doc in docs], dtype=np.int64)
+    default = minhash._CHUNK_SHINGLES
+    minhash._CHUNK_SHINGLES = chunk
+    try:
+        chunked = hasher.from_hashes(hashes, counts)
+    finally:
+        minhash._CHUNK_SHINGLES = default
+    np.testing.assert_array_equal(chunked, hasher.from_hashes_reference(hashes, counts))
+
+
 def test_identical_texts_identical_signatures_and_normalisation_invariance():
     hasher = MinHasher(128, 1)
     text = TEXTS[0]

@@ -202,3 +202,19 @@ def test_misuse_is_a_one_line_error(bases, task_files, tmp_path):
     config, _ = run(bases, task_files, tmp_path / "d", "bert", "classify", "full", epochs=1)
     with pytest.raises(UserError, match="already holds a finished"):
         finetune(config)
+
+
+@pytest.mark.parametrize("method,damaged", [("lora", "adapter/adapter_model.safetensors"),
+                                            ("full", "model/model.safetensors"), ("full", "model/tokenizer.json")])
+def test_a_changed_byte_in_a_finetuned_result_is_refused(bases, task_files, tmp_path, method, damaged):
+    """finetune.json records the SHA-256 of the result's weights and tokenizer: predict refuses a changed byte in
+    one line instead of predicting with other weights than the ones the run kept."""
+    config, _ = run(bases, task_files, tmp_path, "gpt2", "classify", method, epochs=1)
+    assert damaged in json.loads((tmp_path / "out" / "finetune.json").read_text())["file_sha256"]
+    path = tmp_path / "out" / damaged
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x04
+    path.write_bytes(bytes(data))
+    with pytest.raises(UserError, match=f"{damaged} is not the file this model was saved with") as info:
+        load_finetuned(config.out)
+    assert "\n" not in str(info.value)

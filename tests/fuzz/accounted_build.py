@@ -1,0 +1,31 @@
+"""One build as the fuzz families run it, and the promise every one of them checks: the counts add up.
+
+Shared by the families that end a case with a build (readers, columnar_cells, record_cost...): a build that
+raises, or whose accounting does not balance (input = kept + removed + rejected) or does not count the records
+the case wrote, is a broken promise and raises ``AssertionError`` naming it.
+"""
+from __future__ import annotations
+
+import io
+from typing import Any
+
+
+def accounted_build(base: dict[str, Any], expected_input: int | None = None, what: str = "written") -> Any:
+    """Run ``corpusforge build`` on the config ``base`` (one worker, no progress) and check its accounting.
+
+    ``expected_input``: the number of input records the case wrote (``what`` names where that number came
+    from in the message), or None to check only the balance. Returns the build's result."""
+    from corpusforge.config import load_config
+    from corpusforge.pipeline.build import run_build
+
+    try:
+        result = run_build(load_config(None, [], base=base), ["--direct_num_workers=1"], out=io.StringIO(),
+                           progress=False)
+    except Exception as exc:  # noqa: BLE001 - the promise under test
+        raise AssertionError(f"the build raised: {type(exc).__name__}: {str(exc)[:300]}") from exc
+    accounting = result.stats["accounting"]
+    if accounting["input"] != accounting["kept"] + accounting["removed"] + accounting["rejected"]:
+        raise AssertionError(f"counts do not add up: {accounting}")
+    if expected_input is not None and accounting["input"] != expected_input:
+        raise AssertionError(f"the build counted {accounting['input']} input records, {expected_input} {what}")
+    return result
