@@ -11,7 +11,7 @@ started while the batch was split).
 """
 from __future__ import annotations
 
-from itertools import chain, compress
+from itertools import compress
 from operator import itemgetter
 from typing import NamedTuple
 
