@@ -37,7 +37,7 @@ from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, RAW_PREVIEW, REJECTE
                                            struct_type)
 from corpusforge.core.errors import ScratchError, UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
-from corpusforge.pipeline.readers import ReadDocuments, check_inputs, input_bytes, input_files
+from corpusforge.pipeline.readers import ReadDocuments, check_inputs, input_bytes, input_files, one_listing
 from corpusforge.core.input_files import display_path, file_problem
 from corpusforge.pipeline.spill import LoadText, SpillText, TextSpiller, close_readers, load_text
 from corpusforge.pipeline.stage import Stage, StageContext, names_as_written, registered_stages
@@ -573,18 +573,21 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     """
     out = out or sys.stdout
     run_dir = config.output.run_dir = rundir.check_run_dir(config.output.run_dir)  # never /, ~, cwd or above
-    # Everything that can be checked is checked before any output is touched.
-    check_inputs(config.inputs)
-    enabled_stages(config)
-    options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
-    with run_lock(run_dir, "build"):  # one writer per run directory
-        try:
-            return _build(config, run_dir, options, out, resume, progress, keep_checkpoints, metrics_table)
-        except Exception as exc:  # a full disk inside a Beam worker: one line naming the run directory
-            resource = resource_error(exc, run_dir)
-            if resource is None:
-                raise
-            raise resource from exc
+    # The inputs are listed once (readers.one_listing): an input file deleted, or turned into a folder, while the
+    # build runs changes nothing of what it reads and reports (a later listing found "no files" and failed it).
+    with one_listing():
+        # Everything that can be checked is checked before any output is touched.
+        check_inputs(config.inputs)
+        enabled_stages(config)
+        options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
+        with run_lock(run_dir, "build"):  # one writer per run directory
+            try:
+                return _build(config, run_dir, options, out, resume, progress, keep_checkpoints, metrics_table)
+            except Exception as exc:  # a full disk inside a Beam worker: one line naming the run directory
+                resource = resource_error(exc, run_dir)
+                if resource is None:
+                    raise
+                raise resource from exc
 
 
 def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progress: bool,

@@ -11,6 +11,7 @@ from typing import Literal
 from corpusforge.core.beam_options import BeamConfig
 from corpusforge.core.config_loader import check, setting
 from corpusforge.core.fault_config import FaultConfig
+from corpusforge.core.input_files import record_limit
 from corpusforge.core.shard_files import ShardFormat
 from corpusforge.pipeline.dedup.config import DedupConfig
 from corpusforge.pipeline.normalize.config import NormalizeConfig
@@ -63,7 +64,8 @@ class OutputConfig:
                                     "one Parquet or Arrow row may take: a larger row is rejected as oversize_record "
                                     "without being converted (docs/inputs.md: what is decoded first). 0: 6 x "
                                     "max_doc_chars + 1 MiB (room for a text of max_doc_chars characters written as JSON "
-                                    "escapes, and its metadata).")
+                                    "escapes, and its metadata). evaluate, embed, finetune and predict read user "
+                                    "files under the same limit (a larger record skipped, or refused in one line).")
     max_metadata_depth: int = setting(64, "The deepest a record may nest objects and arrays (the record itself is level "
                                           "1); a deeper one is rejected as too_deep when read, so no later step "
                                           "(pickling, JSON writing) meets it.")
@@ -100,6 +102,13 @@ class OutputConfig:
     @property
     def shard_format(self) -> ShardFormat:
         return ShardFormat(self.format, self.compression)
+
+    @property
+    def record_bytes(self) -> int:
+        """The most bytes one record may take (``max_record_bytes``, or its default from ``max_doc_chars``): the
+        build's readers' limit, and that of every other command that reads user files (evaluate, embed,
+        finetune, predict)."""
+        return record_limit(self.max_doc_chars, self.max_record_bytes)
 
 
 @dataclasses.dataclass

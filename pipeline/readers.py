@@ -15,6 +15,8 @@ and the file read on; with ``fail_fast`` that exception fails the run. What the 
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import hashlib
 import io
@@ -34,9 +36,10 @@ from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import UserError
 from corpusforge.core.faults import STAGE_ERROR, describe
-from corpusforge.core.input_files import (MAX_DEPTH, InputFile, Oversize, RecordError, bounded_lines, check_depth,
-                                          classify, display_path, file_problem, list_input, open_decompressed, open_input,
-                                          parse_json, path_bytes, path_text, record_limit)
+from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, InputFile, Oversize, RecordError,
+                                          bounded_lines, changed_detail, check_depth, classify, display_path,
+                                          file_problem, list_input, open_decompressed, open_input, parse_json,
+                                          path_bytes, path_text, record_limit, seekable, uncompressed_name)
 from corpusforge.core.progress import Reporter
 
 REJECTED = "rejected"
@@ -50,16 +53,11 @@ _BOM = b"\xef\xbb\xbf"
 # Lone UTF-16 surrogates: what a JSON escape such as "\ud800" decodes to, and the only code points that a
 # Python string can hold but UTF-8 (spill files, Arrow shards) cannot encode.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_COMPRESSION_EXTS = (".gz", ".zst", ".bz2", ".xz")
 
 
 def detect_format(path: str) -> str:
     """The reader for ``path`` by extension: jsonl, parquet, arrow, text, warc or html."""
-    name = path.lower()
-    for ext in _COMPRESSION_EXTS:
-        if name.endswith(ext):
-            name = name[: -len(ext)]
-            break
+    name = uncompressed_name(path)
     if name.endswith(_JSONL_EXTS):
         return "jsonl"
     if name.endswith(".parquet"):
@@ -83,7 +81,7 @@ def source_name(spec: InputConfig, path: str) -> str:
     if spec.name:
         return spec.name
     base = posixpath.basename(path.rstrip("/"))
-    for ext in _COMPRESSION_EXTS:
+    for ext in COMPRESSIONS:
         if base.endswith(ext):
             base = base[: -len(ext)]
     return base.rsplit(".", 1)[0] or base
@@ -117,12 +115,23 @@ class _Context:
     max_depth: int = MAX_DEPTH  # output.max_metadata_depth
     position: int = -1  # the last record's position, where the unread rest of a file that fails is rejected
     failing: bool = False  # a record's conversion raised under fail_fast: the run fails with it
+    watch: FileWatch | None = None  # the file as it was opened: whether another process changed it since
 
     def __post_init__(self) -> None:
         self.max_bytes = record_limit(self.max_chars, self.max_bytes)
 
     def reject(self, position: int, reason: str, detail: str = "", raw: Any = b"") -> Rejected:
         return Rejected(self.source, self.relpath, position, reason, detail[:RAW_CARRIED], _preview(raw))
+
+    def stopped(self, position: int, exc: BaseException) -> Rejected:
+        """The unread rest of the file, from ``position``, whose reading raised ``exc``, as one rejected record:
+        ``file_changed`` where another process changed the file since it was opened (``FileWatch``: cut short,
+        grown, rewritten), else the reason ``classify`` gives."""
+        reason, detail = classify(exc)
+        change = self.watch.change() if self.watch is not None else None
+        if change is not None:
+            return self.reject(position, "file_changed", changed_detail(change, detail))
+        return self.reject(position, reason, detail)
 
     def lines(self, stream: BinaryIO) -> Iterator[tuple[int, bytes | Oversize]]:
         """``(position, line)`` for every line of ``stream``, a line over ``max_bytes`` as ``Oversize``."""
@@ -351,59 +360,23 @@ def _read_columnar(batches: Iterator[Any], ctx: _Context) -> Iterator[Document |
             del rows
 
 
-def _seekable(stream: BinaryIO) -> BinaryIO:
-    """Parquet and Arrow files need random access; remote and zstd streams do not offer it. Such a stream is
-    copied into a temporary file that stays in memory up to 64 MiB and spills to disk past that, so a
-    compressed columnar file of any size costs disk, not memory."""
-    try:
-        if stream.seekable():
-            return stream
-    except (AttributeError, io.UnsupportedOperation):
-        pass
-    import shutil
-    import tempfile
-
-    spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)
-    shutil.copyfileobj(stream, spool, 1 << 20)
-    spool.seek(0)
-    return spool  # type: ignore[return-value]
-
-
 def _read_parquet(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
     try:
-        reader = columnar.open_parquet(_seekable(stream))
+        reader = columnar.open_parquet(seekable(stream))
         batches = columnar.parquet_batches(reader, ctx.max_bytes)
     except Exception as exc:  # pyarrow raises several types for corrupt files
-        yield ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}")
+        yield ctx.stopped(-1, exc)
         return
     yield from _read_columnar(batches, ctx)  # a file cut short mid-batch: records_from_file rejects the rest
 
 
 def _read_arrow(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
-    import pyarrow as pa
-
-    source, release = _seekable(stream), lambda: None
-    if source is not stream or not ctx.path.lower().endswith(_COMPRESSION_EXTS):  # the descriptor holds the bytes
-        source, release = columnar.mapped(source)
     try:
-        reader = pa.ipc.open_file(source)
-        batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
-    except pa.ArrowInvalid:
-        source.seek(0)
-        try:
-            batches = iter(pa.ipc.open_stream(source))
-        except Exception as exc:
-            yield ctx.reject(-1, "unreadable_file", f"{type(exc).__name__}: {exc}")
-            return
-    yield from _read_columnar(_released(batches, release), ctx)
-
-
-def _released(batches: Iterator[Any], release: Callable[[], None]) -> Iterator[Any]:
-    """``batches``, calling ``release`` after each one is read (a mapped file's pages dropped from memory)."""
-    for batch in batches:
-        yield batch
-        del batch
-        release()
+        batches = columnar.open_ipc(seekable(stream))  # ordinary reads, never a memory map: see columnar
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        yield ctx.stopped(-1, exc)
+        return
+    yield from _read_columnar(batches, ctx)  # a file cut short mid-batch: records_from_file rejects the rest
 
 
 def _guarded(items: Iterator[Document | Rejected], ctx: _Context) -> Iterator[Document | Rejected]:
@@ -415,7 +388,7 @@ def _guarded(items: Iterator[Document | Rejected], ctx: _Context) -> Iterator[Do
     except Exception as exc:  # noqa: BLE001 - every reader's every failure: see classify
         if ctx.failing:
             raise
-        yield ctx.reject(ctx.position + 1, *classify(exc))
+        yield ctx.stopped(ctx.position + 1, exc)
 
 
 _READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, "arrow": _read_arrow,
@@ -425,19 +398,20 @@ _READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, 
 def records_from_file(stream: BinaryIO, spec: InputConfig, path: str, relpath: str,
                       max_chars: int, counters: dict[str, int] | None = None,
                       input_index: int = 0, fail_fast: bool = False, *, max_bytes: int = 0,
-                      max_depth: int = MAX_DEPTH, names: Callable[[str], str] | None = None
-                      ) -> Iterator[Document | Rejected]:
+                      max_depth: int = MAX_DEPTH, names: Callable[[str], str] | None = None,
+                      watch: FileWatch | None = None) -> Iterator[Document | Rejected]:
     """Every record of one (already decompressed) file, as Documents and Rejected records; nothing it reads
     can make it raise (``_guarded``). ``counters``, if given, receives the edits the reader made
     (``lone_surrogates_repaired``: records repaired). ``max_bytes`` bounds a line (``record_limit``),
     ``max_depth`` a record's nesting. Documents carry ``origin`` (``input_index``, ``relpath``, position); their
     ids are unique within the file's source only once ``ReadDocuments`` has namespaced colliding ones.
     ``names`` maps the source name and ``relpath`` to what the build writes (the PII stage's ``NameScrubber``;
-    ``relpath`` is mapped already when given)."""
+    ``relpath`` is mapped already when given). ``watch``: the file as opened (``FileWatch``), so that a read
+    that fails because another process changed the file is rejected as ``file_changed``."""
     fmt = spec.format if spec.format != "auto" else detect_format(path)
     source = source_name(spec, relpath or display_path(path))
     ctx = _Context(spec, path, relpath, names(source) if names else source, max_chars,
-                   {} if counters is None else counters, input_index, fail_fast, max_bytes, max_depth)
+                   {} if counters is None else counters, input_index, fail_fast, max_bytes, max_depth, watch=watch)
     yield from _guarded(_READERS[fmt](stream, ctx), ctx)
 
 
@@ -456,13 +430,39 @@ def read_file(path: str, spec: InputConfig, relpath: str | None = None, max_char
         yield Rejected(names(source) if names else source, relpath, -1, reason, detail)
         return
     with raw, open_decompressed(raw, path) as stream:
-        yield from records_from_file(stream, spec, path, relpath, max_chars, **options)
+        yield from records_from_file(stream, spec, path, relpath, max_chars, watch=FileWatch(raw), **options)
+
+
+_LISTING: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("input_listing", default=None)
+
+
+@contextlib.contextmanager
+def one_listing() -> Iterator[None]:
+    """Within it, ``listed_inputs`` of the same inputs gives the first listing again: a build lists its inputs
+    once, so a file deleted, added, or turned into a folder while it runs changes neither what it reads nor what
+    it reports (the reader rejects a file that changed by its name: ``open_input``)."""
+    token = _LISTING.set({})
+    try:
+        yield
+    finally:
+        _LISTING.reset(token)
 
 
 def listed_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list[InputFile]]]:
     """``(input, root, files)`` per input (``corpusforge.core.input_files.list_input``: a path that exists is
     read literally, a directory means every entry below it); fails before any work starts if an input names
-    nothing, or a regular file's format cannot be told from its name."""
+    nothing, or a regular file's format cannot be told from its name. Within ``one_listing``, listed once."""
+    cache = _LISTING.get()
+    key = repr(inputs)
+    if cache is not None and key in cache:
+        return cache[key]
+    listed = _list_inputs(inputs)
+    if cache is not None:
+        cache[key] = listed
+    return listed
+
+
+def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list[InputFile]]]:
     if not inputs:
         raise UserError("no inputs configured: add `inputs: [{path: data/*.jsonl.gz}]` to the config "
                         "or pass --input PATH")
@@ -534,15 +534,6 @@ class _CountingStream(io.RawIOBase):
     def seekable(self) -> bool:
         return self._raw.seekable()
 
-    def fileno(self) -> int:
-        """The file's descriptor, for a reader that maps the file (Arrow IPC, ``columnar.mapped``) instead of
-        reading it through this stream: the whole file counts as read."""
-        fd = self._raw.fileno()
-        if self._size is not None and self._counted < self._size:
-            self._reporter.add(bytes_read=self._size - self._counted)
-            self._counted = self._size
-        return fd
-
     def seek(self, offset: int, whence: int = 0) -> int:
         return self._raw.seek(offset, whence)
 
@@ -586,13 +577,14 @@ class _ReadFile(beam.DoFn):
             rejected = Rejected(self.names(source) if self.names else source, relpath, -1, *classify(exc))
             yield beam.pvalue.TaggedOutput(REJECTED, rejected)
             return
+        watch = FileWatch(raw)
         if self.progress is not None:
             raw = _CountingStream(raw, self.reporter)
         counters: dict[str, int] = {}
         with raw, open_decompressed(raw, path) as stream:
             for item in records_from_file(stream, self.spec, path, relpath, self.max_chars, counters,
                                           self.input_index, self.fail_fast, max_bytes=self.max_bytes,
-                                          max_depth=self.max_depth, names=self.names):
+                                          max_depth=self.max_depth, names=self.names, watch=watch):
                 self.reporter.add(records_read=1)
                 if isinstance(item, Rejected):
                     yield beam.pvalue.TaggedOutput(REJECTED, item)

@@ -39,6 +39,8 @@ class _ReaderContext(Protocol):  # corpusforge.pipeline.readers._Context
 
     def reject(self, position: int, reason: str, detail: str = "", raw: bytes | str = b""): ...
 
+    def stopped(self, position: int, exc: BaseException): ...
+
     def document(self, position: int, text: str, raw_id: Any, metadata: dict[str, Any], raw: bytes | str = b""): ...
 
 
@@ -223,7 +225,7 @@ def read_warc(stream: BinaryIO, ctx: _ReaderContext) -> Iterator[Any]:
         except StopIteration:
             break
         except (ValueError, OSError) as exc:  # FastWARC: bytes it cannot parse as WARC (an ARC file, garbage)
-            yield ctx.reject(position + 1, "unreadable_file", f"{type(exc).__name__}: {exc}")
+            yield ctx.stopped(position + 1, exc)  # unreadable_file, or file_changed: another process changed it
             return
         position += 1
         if record.record_type != WarcRecordType.response:
@@ -232,7 +234,7 @@ def read_warc(stream: BinaryIO, ctx: _ReaderContext) -> Iterator[Any]:
             continue
         yield _response(position, record, extract, ctx)
     if source.error is not None:
-        yield ctx.reject(position + 1, "truncated_compressed_file", f"{type(source.error).__name__}: {source.error}")
+        yield ctx.stopped(position + 1, source.error)  # truncated_compressed_file (or file_changed)
 
 
 def _response(position: int, record, extract, ctx: _ReaderContext):

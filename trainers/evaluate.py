@@ -26,8 +26,9 @@ import torch.nn.functional as F
 
 from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
-from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, classify, display_path, open_decompressed,
-                                          open_input, parse_json, record_limit)
+from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, classify, display_path,
+                                          open_decompressed, open_input, parse_json, record_limit, seekable,
+                                          uncompressed_name)
 from corpusforge.trainers.export import LoadedModel, model_device
 
 LN2 = math.log(2.0)
@@ -39,7 +40,8 @@ class Document:
     source: str | None = None
 
 
-def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] | None = None) -> Iterator[Document]:
+def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] | None = None,
+                   max_bytes: int = 0) -> Iterator[Document]:
     """Documents of a JSONL (.jsonl, .jsonl.gz, .jsonl.zst, ...), Parquet or Arrow file, a directory of them, or
     a corpusforge run (its clean shards' val split, as ``tokenize`` assigned it; every document when the run
     has no token shards).
@@ -47,7 +49,8 @@ def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] 
     Files are read with the build's error handling (``corpusforge.core.input_files``): a record the build
     would reject (malformed JSON, nested too deep, an integer too large, a line over the size limit, no
     string ``text_field``), the unread rest of a truncated or corrupt compressed file, and an entry that is
-    not a regular file are skipped, counted in ``skipped`` by reason; nothing in a file raises."""
+    not a regular file are skipped, counted in ``skipped`` by reason; nothing in a file raises. ``max_bytes``:
+    the most bytes a record may take (``output.record_bytes``; 0: a default build's, ``record_limit(MAX_CHARS)``)."""
     skipped = {} if skipped is None else skipped
     path = pathlib.Path(data)
     if path.is_dir() and (path / "clean").is_dir():
@@ -57,24 +60,24 @@ def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] 
     if not paths or not all(os.path.lexists(p) for p in paths):
         raise UserError(f"{display_path(data)} does not exist or holds no files; pass a JSONL, Parquet or Arrow file, "
                         "a directory of them, or a run directory")
+    limit = record_limit(MAX_CHARS, max_bytes)
     for p in paths:
-        yield from _file_documents(p, text_field, skipped)
+        yield from _file_documents(p, text_field, skipped, limit)
 
 
 def _format(path: pathlib.Path) -> str:
-    name = path.name.lower()
-    for ext in (".gz", ".zst", ".bz2", ".xz"):
-        name = name.removesuffix(ext)
+    name = uncompressed_name(path.name)  # the build's compressions (input_files.COMPRESSIONS), any format
     if name.endswith((".jsonl", ".json", ".ndjson")):
         return "jsonl"
     if name.endswith(".parquet"):
         return "parquet"
     if name.endswith((".arrow", ".feather")):
         return "arrow"
-    raise UserError(f"{display_path(str(path))}: unknown format; evaluate reads .jsonl(.gz/.zst), .parquet and .arrow")
+    raise UserError(f"{display_path(str(path))}: unknown format; pass .jsonl, .parquet or .arrow files, each plain or "
+                    f"compressed ({', '.join(COMPRESSIONS)})")
 
 
-def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]) -> Iterator[Document]:
+def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int], limit: int) -> Iterator[Document]:
     def skip(reason: str) -> None:
         skipped[reason] = skipped.get(reason, 0) + 1
 
@@ -87,7 +90,7 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
     try:
         with raw:
             if fmt == "jsonl":
-                for line in bounded_lines(open_decompressed(raw, str(path)), record_limit(MAX_CHARS)):
+                for line in bounded_lines(open_decompressed(raw, str(path)), limit):
                     if isinstance(line, Oversize):
                         skip("oversize_record")
                     elif line.strip():
@@ -98,15 +101,17 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
                             continue
                         yield doc
                 return
-            yield from _columnar_documents(raw, fmt, text_field, skip)
+            # decompressed and spooled to a temporary file as the build does (x.parquet.zst was read raw)
+            yield from _columnar_documents(seekable(open_decompressed(raw, str(path))), fmt, text_field, skip,
+                                           limit)
     except Exception as exc:  # noqa: BLE001 - the unread rest of the file, as the build rejects it (classify)
         skip(classify(exc)[0])
 
 
-def _columnar_documents(raw, fmt: str, text_field: str, skip) -> Iterator[Document]:
+def _columnar_documents(raw, fmt: str, text_field: str, skip, limit: int) -> Iterator[Document]:
     # read as the build reads (corpusforge.core.columnar): bounded batches, a row over the limit never converted
     columns = list(dict.fromkeys([text_field, "source"]))
-    for row in columnar.read_rows(raw, fmt, record_limit(MAX_CHARS), columns=columns):
+    for row in columnar.read_rows(raw, fmt, limit, columns=columns):
         if isinstance(row, columnar.OverLimit):
             skip("oversize_record")
             continue
@@ -117,7 +122,7 @@ def _columnar_documents(raw, fmt: str, text_field: str, skip) -> Iterator[Docume
             skip("missing_text")
 
 
-MAX_CHARS = 10_000_000  # the build's default output.max_doc_chars: lines longer than its record limit are skipped
+MAX_CHARS = 10_000_000  # the build's default output.max_doc_chars, whose record limit applies when none is given
 
 
 def _document(record: Any, text_field: str) -> Document:

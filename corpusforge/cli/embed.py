@@ -5,7 +5,7 @@ import argparse
 
 
 def register(subparsers) -> None:
-    from corpusforge.cli.options import common_parser
+    from corpusforge.cli.options import RECORD_LIMIT_HELP, common_parser
 
     embed = subparsers.add_parser(
         "embed", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -13,8 +13,10 @@ def register(subparsers) -> None:
         description="Run a biLM trained with train.objective=bilm over each document (<S> words </S>) and write one "
                     "Arrow row per document: source, tokens, and either every layer (the token layer and each "
                     "biLSTM layer, forward and backward states concatenated) or, with --mix-weights, ELMo's scalar "
-                    "mix gamma * sum_j softmax(s)_j h_j. DATA is a JSONL (.gz/.zst), Parquet or Arrow file, a "
-                    "directory of them, or a run directory (its clean shards' val split).")
+                    "mix gamma * sum_j softmax(s)_j h_j. DATA is a JSONL, Parquet or Arrow file, a "
+                    "directory of them, or a run directory (its clean shards' val split); each file plain or "
+                    "compressed (.gz, .zst, .bz2, .xz), read as the build reads it. "
+                    + RECORD_LIMIT_HELP.format(what="skipped as oversize_record"))
     embed.add_argument("--model", required=True, metavar="DIR", help="The model/ directory of a bilm run.")
     embed.add_argument("--data", required=True, metavar="FILE_OR_RUN", help="Text to embed (see above).")
     embed.add_argument("--out", required=True, metavar="OUT", help="Arrow file to write (replaced atomically).")
@@ -30,7 +32,7 @@ def register(subparsers) -> None:
 def cmd_embed(args) -> int:
     from corpusforge.core.errors import UserError
     from corpusforge.trainers.embed import embed
-    from corpusforge.cli.options import reporting_skipped
+    from corpusforge.cli.options import record_bytes, reporting_skipped
     from corpusforge.trainers.evaluate import read_documents
 
     weights = None
@@ -42,8 +44,9 @@ def cmd_embed(args) -> int:
     if args.max_documents is not None and args.max_documents < 1:
         raise UserError("--max-documents must be at least 1")
     skipped: dict[str, int] = {}
+    limit = record_bytes(args)
     with reporting_skipped(skipped):
-        result = embed(args.model, read_documents(args.data, args.text_field, skipped), args.out, mix_weights=weights,
+        result = embed(args.model, read_documents(args.data, args.text_field, skipped, limit), args.out, mix_weights=weights,
                        gamma=args.gamma, max_documents=args.max_documents)
     shape = (f"{result['layers']} layers x {result['width']}" if result["layers"] else
              f"scalar mix, {result['width']}")

@@ -6,7 +6,7 @@ import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.cli.options import add_device_option, common_parser
+    from corpusforge.cli.options import RECORD_LIMIT_HELP, add_device_option, common_parser
 
     evaluate = subparsers.add_parser(
         "evaluate", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -16,7 +16,9 @@ def register(subparsers) -> None:
                     "bytes, comparable across tokenizers), overall and per source. A decoder predicts every token "
                     "of each document; encoders and seq2seq models are scored on their own objective (masked LM, "
                     "span corruption, denoising) under --seed. DATA is a JSONL (.gz/.zst), Parquet or Arrow file, a "
-                    "directory of them, or a run directory (its clean shards' val split).")
+                    "directory of them, or a run directory (its clean shards' val split); each file plain or "
+                    "compressed (.gz, .zst, .bz2, .xz), read as the build reads it. "
+                    + RECORD_LIMIT_HELP.format(what="skipped as oversize_record"))
     evaluate.add_argument("--model", required=True, metavar="DIR", help="A run's model/ directory or an export.")
     evaluate.add_argument("--data", required=True, metavar="FILE_OR_RUN", help="Held-out text (see above).")
     evaluate.add_argument("--text-field", default="text", help="Field holding the text in JSONL/Parquet/Arrow.")
@@ -31,7 +33,7 @@ def register(subparsers) -> None:
 def cmd_evaluate(args) -> int:
     from corpusforge.cli.hf import quiet_transformers
     from corpusforge.core.errors import UserError
-    from corpusforge.cli.options import reporting_skipped
+    from corpusforge.cli.options import record_bytes, reporting_skipped
     from corpusforge.trainers.evaluate import evaluate, read_documents
     from corpusforge.trainers.export import load_model
 
@@ -39,9 +41,10 @@ def cmd_evaluate(args) -> int:
         raise UserError("--batch-size and --max-documents must be at least 1")
     quiet_transformers()
     skipped: dict[str, int] = {}
+    limit = record_bytes(args)
     loaded = load_model(args.model, args.device)
     with reporting_skipped(skipped):
-        result = evaluate(loaded, read_documents(args.data, args.text_field, skipped), seed=args.seed,
+        result = evaluate(loaded, read_documents(args.data, args.text_field, skipped, limit), seed=args.seed,
                           batch_size=args.batch_size, max_documents=args.max_documents)
     if args.json:
         print(json.dumps(result, indent=2))

@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from corpusforge.cli.options import common_parser, flag_overrides
+from corpusforge.cli.options import RECORD_LIMIT_HELP, common_parser, flag_overrides
 
 _SHORTCUTS = {  # option attribute -> finetune.* key (same name)
     name: name for name in (
@@ -24,7 +24,9 @@ def register(subparsers) -> None:
                     "epoch, trainable_params, total_params), labels.json, checkpoints/ (one per epoch; --resume), "
                     "model/ (full) or adapter/ (peft's format for lora, prefix, prompt; loads with "
                     "peft.PeftModel.from_pretrained on OUT/base), merged/ (lora --merge) and finetune.json. Options "
-                    "are shortcuts for --set finetune.KEY=VALUE; defaults come from the finetune section.")
+                    "are shortcuts for --set finetune.KEY=VALUE; defaults come from the finetune section. Record "
+                    "files plain or compressed (.gz, .zst, .bz2, .xz). "
+                    + RECORD_LIMIT_HELP.format(what="refused in one line"))
     add = finetune.add_argument
     add("--model", metavar="DIR", default=argparse.SUPPRESS, help="A run's model/ directory or a transformers directory.")
     add("--task", choices=["classify", "tag", "generate"], default=argparse.SUPPRESS, help="What to learn.")
@@ -77,7 +79,7 @@ def cmd_finetune(args) -> int:
 
     config = load_config(args.config, overrides(args))
     quiet_transformers()
-    metrics = finetune(config.finetune)
+    metrics = finetune(config.finetune, config.output.record_bytes)
     summary = {"kept_epoch": metrics.get("kept_epoch"), **metrics.get("kept", {}),
                "learning_rate": metrics["learning_rate"]}
     if "baseline" in metrics:

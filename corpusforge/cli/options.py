@@ -81,6 +81,18 @@ def add_device_option(parser: argparse.ArgumentParser) -> None:
                         help="Where the model runs: auto takes a CUDA GPU when there is one, else the CPU.")
 
 
+RECORD_LIMIT_HELP = ("A record over output.max_record_bytes (default 0: 6 x output.max_doc_chars + 1 MiB = 61 MB, "
+                     "as the build reads; --set output.max_record_bytes=N) is {what}, never converted.")
+
+
+def record_bytes(args: argparse.Namespace) -> int:
+    """The most bytes one record of a user file may take, for a command that reads them outside the build:
+    ``output.record_bytes`` of the command's --config and --set (the build's limit)."""
+    from corpusforge.config import load_config
+
+    return load_config(args.config, list(getattr(args, "set", []) or [])).output.record_bytes
+
+
 @contextlib.contextmanager
 def reporting_skipped(skipped: dict[str, int]):
     """Around a command that reads data with ``corpusforge.trainers.evaluate.read_documents(..., skipped)``:
@@ -96,6 +108,8 @@ def reporting_skipped(skipped: dict[str, int]):
     except UserError as exc:
         if skipped:
             hint = "; check --text-field" if "missing_text" in skipped else ""
+            if "oversize_record" in skipped:
+                hint += "; raise output.max_record_bytes (--set output.max_record_bytes=N) to read larger records"
             raise UserError(f"{exc}; {skipped_line(skipped)}{hint}") from None
         raise
     if skipped:

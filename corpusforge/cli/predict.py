@@ -6,7 +6,7 @@ import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.cli.options import add_device_option, common_parser
+    from corpusforge.cli.options import RECORD_LIMIT_HELP, add_device_option, common_parser
 
     predict = subparsers.add_parser(
         "predict", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
@@ -14,7 +14,8 @@ def register(subparsers) -> None:
         description="Read records (JSONL, CSV or Parquet; the fields the model was fine-tuned with) and write one "
                     "JSON line per record: classify {id, label, score}, tag {id, tags, scores}, generate {id, "
                     "generation} (greedy). Where the records carry labels (responses), print accuracy and "
-                    "macro-F1 (exact match) on stdout.")
+                    "macro-F1 (exact match) on stdout. Files plain or compressed (.gz, .zst, .bz2, .xz). "
+                    + RECORD_LIMIT_HELP.format(what="refused in one line"))
     predict.add_argument("--model", required=True, metavar="OUT", help="A corpusforge finetune output directory.")
     predict.add_argument("--data", required=True, metavar="FILE", help="Records to predict.")
     predict.add_argument("--out", required=True, metavar="PREDS.jsonl", help="Where to write the predictions.")
@@ -28,6 +29,7 @@ def cmd_predict(args) -> int:
     import dataclasses
 
     from corpusforge.cli.hf import quiet_transformers
+    from corpusforge.cli.options import record_bytes
     from corpusforge.core.errors import UserError
     from corpusforge.core.files import write_bytes_atomic
     from corpusforge.trainers.finetune.config import FinetuneConfig
@@ -40,7 +42,7 @@ def cmd_predict(args) -> int:
     tuned = load_finetuned(args.model, args.device)
     fields = {k: v for k, v in tuned.info["config"].items() if k.endswith("_field")}
     config = dataclasses.replace(FinetuneConfig(), task=tuned.task, **fields)
-    examples = task_examples(read_records(args.data), config, args.data, labelled=False)
+    examples = task_examples(read_records(args.data, record_bytes(args)), config, args.data, labelled=False)
     rows = predict(tuned, examples, args.batch_size, args.max_new_tokens)
     write_bytes_atomic(args.out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"))
     scores = score_predictions(tuned, examples, rows)

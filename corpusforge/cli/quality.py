@@ -19,8 +19,8 @@ def register(subparsers) -> None:
         description=(
             "Train a fastText supervised classifier on positive (high-quality) and negative examples, evaluate it on a "
             "held-out split (precision, recall and F1 of the positive label) and save it. Inputs are files or "
-            "directories of .txt (one example per line), .jsonl (one object per line) or shards (.arrow, .parquet, .jsonl.zst/.gz; e.g. a run's "
-            "clean/ directory). Use the model with quality.classifiers: [{name: quality, model: PATH}]."
+            "directories of .txt (one example per line), .jsonl (one object per line), .arrow or .parquet (e.g. a run's "
+            "clean/ directory), each plain or compressed (.gz, .zst, .bz2, .xz) as the build reads it. Use the model with quality.classifiers: [{name: quality, model: PATH}]."
         ),
     )
     train.add_argument("--positive", "-p", action="append", required=True, metavar="PATH",

@@ -13,9 +13,11 @@ instead, and measure every row before turning it into Python objects:
   thread pool's allocator caches kept tens of MB more). A row group of one row whose encoded size alone is past
   4 x the limit (+1 MiB, room for page headers that repeat the value as statistics) is rejected from the
   footer without being decoded (``Oversized``).
-- **Arrow IPC**: a local file (or a spooled copy on disk) is memory-mapped and its batches read zero-copy
-  (uncompressed IPC), so a batch costs its offsets until a row is converted; pages a batch touched are
-  released (``MADV_DONTNEED``) before the next batch.
+- **Arrow IPC** (file or stream format): read through ordinary reads of the opened file, one record batch at a
+  time (``open_ipc``), each batch validated in full (offsets, UTF-8) before a row is measured or converted.
+  It is not memory-mapped: another process that cuts a mapped file short while it is read kills the reader
+  (SIGBUS), where a short read is an exception the reader rejects (``file_changed``); and a batch rewritten
+  under the reader fails its validation instead of pointing outside its buffers.
 - In every batch, ``row_sizes`` gives each row's decoded size (string and binary bytes, fixed widths, a
   dictionary value's bytes per row that uses it) from the offsets alone; ``runs`` splits the batch into
   single rows over ``max_record_bytes`` (rejected ``oversize_record``, never converted) and runs of the other
@@ -24,14 +26,13 @@ instead, and measure every row before turning it into Python objects:
 What pyarrow cannot avoid (docs/inputs.md has the figures): a Parquet page is decompressed and decoded whole,
 so a huge cell costs about 3 x its page before its row can be rejected, and pyarrow's writer puts up to 1,024
 values in a page whatever their size; a dictionary page's large value that many rows repeat decodes to a copy
-per row; a compressed Arrow IPC body (LZ4/ZSTD), and any Arrow file read from a stream that has no file
-descriptor (a remote file), is read one whole batch at a time.
+per row; an Arrow IPC record batch is read whole (its body, once; compressed bodies decompressed), so a huge
+cell costs its batch's bytes before its row is rejected.
 """
 from __future__ import annotations
 
 import dataclasses
-import mmap
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 
@@ -99,22 +100,13 @@ def read_rows(source: BinaryIO, fmt: str, max_bytes: int, columns: list[str] | N
     measured from its offsets (``row_sizes``); a row over ``max_bytes`` as ``OverLimit``, never converted, the
     others as dicts, converted a run of at most ``BATCH_BYTES`` at a time. ``columns``: only those of them the
     file has (None: all). For commands that read user files outside the build; pyarrow's errors propagate."""
-    import pyarrow as pa
-
-    release: Callable[[], None] = lambda: None
     if fmt == "parquet":
         reader = open_parquet(source)
         names = reader.schema_arrow.names
         batches: Iterator[Any] = parquet_batches(
             reader, max_bytes, columns=None if columns is None else [c for c in columns if c in names])
     else:
-        source, release = mapped(source)
-        try:
-            ipc = pa.ipc.open_file(source)
-            batches = (ipc.get_batch(i) for i in range(ipc.num_record_batches))
-        except pa.ArrowInvalid:  # the stream format
-            source.seek(0)
-            batches = iter(pa.ipc.open_stream(source))
+        batches = open_ipc(source)
     position = 0
     for batch in batches:
         if isinstance(batch, Oversized):
@@ -136,7 +128,6 @@ def read_rows(source: BinaryIO, fmt: str, max_bytes: int, columns: list[str] | N
                 position += 1
             del rows
         del batch
-        release()
 
 
 def _release_unused() -> None:
@@ -145,22 +136,25 @@ def _release_unused() -> None:
     pa.default_memory_pool().release_unused()
 
 
-def mapped(stream: BinaryIO) -> tuple[Any, Callable[[], None]]:
-    """``(source, release)``: a zero-copy ``pyarrow.BufferReader`` over a memory map of ``stream``'s file and a
-    function that drops the pages read so far from this process's memory; or ``(stream, nothing)`` where the
-    stream has no file descriptor (a remote stream) or cannot be mapped (an empty file)."""
+def open_ipc(source: BinaryIO) -> Iterator[Any]:
+    """The record batches of the Arrow IPC file or stream ``source`` (seekable), opened now (a file that is
+    neither raises here), read later one batch at a time through ``source``'s own reads, never memory-mapped,
+    each validated in full (``RecordBatch.validate(full=True)``: offsets within their buffers, valid UTF-8) so
+    that no row of a damaged or rewritten batch is measured or converted."""
     import pyarrow as pa
 
     try:
-        view = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
-    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
-        return stream, lambda: None
+        reader = pa.ipc.open_file(source)
+    except pa.ArrowInvalid:  # the stream format
+        source.seek(0)
+        return _validated(iter(pa.ipc.open_stream(source)))
+    return _validated(reader.get_batch(i) for i in range(reader.num_record_batches))
 
-    def release() -> None:
-        if hasattr(view, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-            view.madvise(mmap.MADV_DONTNEED)  # a read-only file mapping: a page touched again reads the file
 
-    return pa.BufferReader(pa.py_buffer(view)), release
+def _validated(batches: Iterator[Any]) -> Iterator[Any]:
+    for batch in batches:
+        batch.validate(full=True)
+        yield batch
 
 
 def row_sizes(batch: Any) -> np.ndarray:

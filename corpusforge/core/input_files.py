@@ -10,13 +10,17 @@ embed, predict, finetune) go through these functions, so a file reads, and fails
 - ``open_input(path)``: only regular files are opened (a symbolic link to one is followed). A FIFO, device,
   socket, directory or broken link raises ``RecordError("not_a_regular_file")`` by its name; a FIFO is never
   opened for reading in a way that could block, a device never read.
-- ``open_decompressed(raw, path)``: gzip, zstd, bz2 and xz by extension, each decompressed in bounded
-  steps, so no compressed file produces more than a few MB at a time whatever its ratio.
+- ``open_decompressed(raw, path)``: gzip, zstd, bz2 and xz by extension (``COMPRESSIONS``), each decompressed
+  in bounded steps, so no compressed file produces more than a few MB at a time whatever its ratio;
+  ``uncompressed_name`` is a name without that extension (what tells the format), ``seekable`` the random
+  access a Parquet or Arrow reader needs (a compressed or remote stream copied to a temporary file first).
 - ``bounded_lines(stream, limit)``: lines of at most ``limit`` bytes; a longer one is skipped to its end
   after at most ``limit`` bytes were held, and comes out as ``Oversize``.
 - ``parse_json(line, max_depth)`` and ``check_depth``: a JSON record, or ``RecordError`` with a named reason.
 - ``classify(exc)``: ``(reason, detail)`` for any exception raised while reading a file or parsing one
   record; the one place that knows which exception means what.
+- ``FileWatch(raw)``: whether a file opened for reading was changed (truncated, grown, rewritten) by another
+  process since it was opened, so that a read that fails because of it says so (``file_changed``).
 """
 from __future__ import annotations
 
@@ -205,6 +209,43 @@ def open_input(path: str) -> BinaryIO:
         raise
 
 
+class FileWatch:
+    """What an opened file was when it was opened (``os.fstat`` of its descriptor), to tell whether another
+    process changed it since: ``change()`` says how, or None (unchanged, or a stream without a descriptor: a
+    remote file). A file renamed over, deleted or replaced by a folder or FIFO after it was opened is no change
+    here: the descriptor still reads the bytes it opened. Every input is read through ordinary reads (none is
+    memory-mapped), so a change never kills the process (a mapped file cut short raises SIGBUS); a read it makes
+    fail is rejected as ``file_changed``."""
+
+    def __init__(self, stream: Any):
+        self._fd, self._before = -1, None
+        try:
+            self._fd = stream.fileno()
+            self._before = os.fstat(self._fd)
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+            self._before = None
+
+    def change(self) -> str | None:
+        before = self._before
+        if before is None:
+            return None
+        try:
+            now = os.fstat(self._fd)
+        except OSError:
+            return None
+        if now.st_size != before.st_size:
+            verb = "cut" if now.st_size < before.st_size else "grew"
+            return f"{verb} from {before.st_size:,} to {now.st_size:,} bytes"
+        if (now.st_mtime_ns, now.st_ctime_ns) != (before.st_mtime_ns, before.st_ctime_ns):
+            return f"rewritten ({before.st_size:,} bytes)"
+        return None
+
+
+def changed_detail(change: str, detail: str) -> str:
+    """The detail of a ``file_changed`` rejection: what changed, what the reader met, and what to do."""
+    return f"the file {change} while it was read ({detail[:160]}); read it again once nothing writes to it"
+
+
 @dataclasses.dataclass
 class InputFile:
     path: str  # as the filesystem names it (may hold surrogates: see display_path)
@@ -254,6 +295,37 @@ def glob_root(pattern: str) -> str:
 
 
 # ------------------------------------------------------------------------------------------ decompression
+COMPRESSIONS = (".gz", ".zst", ".bz2", ".xz")  # what open_decompressed decompresses, by extension
+
+
+def uncompressed_name(name: str) -> str:
+    """``name`` lower-cased, without the compression extension ``open_decompressed`` reads it by (one of
+    ``COMPRESSIONS``): its format's extension is then at its end (``x.parquet.zst`` -> ``x.parquet``)."""
+    name = name.lower()
+    for ext in COMPRESSIONS:
+        if name.endswith(ext):
+            return name[: -len(ext)]
+    return name
+
+
+def seekable(stream: BinaryIO) -> BinaryIO:
+    """``stream``, or where it cannot seek (a decompressed or remote stream) a copy of it in a temporary file
+    that stays in memory up to 64 MiB and spills to disk past that: Parquet and Arrow files need random access,
+    and a compressed one of any size then costs disk, not memory."""
+    try:
+        if stream.seekable():
+            return stream
+    except (AttributeError, io.UnsupportedOperation):
+        pass
+    import shutil
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)
+    shutil.copyfileobj(stream, spool, 1 << 20)
+    spool.seek(0)
+    return spool  # type: ignore[return-value]
+
+
 class _ZstdReader(io.RawIOBase):
     """Streaming zstd decompression in bounded steps, across every frame of the file.
 

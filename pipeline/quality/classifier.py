@@ -16,8 +16,7 @@ from typing import Iterable, Iterator
 
 from corpusforge.core import files
 from corpusforge.core.errors import UserError
-from corpusforge.core.input_files import display_path
-from corpusforge.core.shard_files import open_shard, shard_suffix
+from corpusforge.core.input_files import COMPRESSIONS, display_path, uncompressed_name
 from corpusforge.pipeline.quality.langid import load_fasttext_model
 from corpusforge.pipeline.quality.text import words
 
@@ -31,13 +30,15 @@ def prepare(text: str) -> str:
 
 def read_texts(path: str | pathlib.Path, text_field: str = "text") -> Iterator[str]:
     """Texts from a file or a directory of files: ``.txt`` (one example per non-empty line), ``.jsonl``
-    (``text_field`` of each object) or a run's shards in any output format (``.arrow``, ``.parquet``,
-    ``.jsonl.zst``, ``.jsonl.gz``: the ``text_field`` column)."""
+    (``text_field`` of each object), ``.arrow`` or ``.parquet`` (the ``text_field`` column; a run's shards in any
+    output format among them), each plain or compressed as the build reads it (``input_files.COMPRESSIONS``),
+    Parquet and Arrow read as the build reads them (``columnar.read_rows``: bounded batches, never memory-mapped)."""
     path = pathlib.Path(path)
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*") if p.is_file() and (p.suffix in (".txt", ".jsonl") or _is_shard(p)))
+        files = sorted(p for p in path.rglob("*") if p.is_file() and _format(p) is not None)
         if not files:
-            raise UserError(f"{path} holds no .txt, .jsonl, .arrow, .parquet or .jsonl.zst/.gz files")
+            raise UserError(f"{path} holds no .txt, .jsonl, .arrow or .parquet files (plain or "
+                            f"{', '.join(COMPRESSIONS)})")
     elif path.is_file():
         files = [path]
     else:
@@ -59,19 +60,22 @@ MAX_LINE_BYTES = 64 << 20
 
 
 def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
-    from corpusforge.core.input_files import Oversize, RecordError, bounded_lines, open_input, parse_json
+    from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, open_decompressed, open_input,
+                                              parse_json, seekable)
 
-    if _is_shard(f):
-        yield from _read_shard(f, text_field)
-        return
+    fmt = _format(f) or "text"  # a file named alone is read as text lines whatever its name
     with open_input(str(f)) as raw:  # regular files only (a FIFO would block)
-        for n, line in enumerate(bounded_lines(raw, MAX_LINE_BYTES), 1):  # a line's memory bounded while read
+        stream = open_decompressed(raw, str(f))  # the build's decompression (a .parquet.zst was read raw)
+        if fmt in ("arrow", "parquet"):
+            yield from _columnar_texts(seekable(stream), fmt, f, text_field)
+            return
+        for n, line in enumerate(bounded_lines(stream, MAX_LINE_BYTES), 1):  # a line's memory bounded while read
             if isinstance(line, Oversize):
                 raise UserError(f"{display_path(str(f))}:{n}: a line of {line.size:,} bytes or more (at most "
                                 f"{MAX_LINE_BYTES >> 20} MiB: one training document per line)")
             if not line.strip():
                 continue
-            if f.suffix != ".jsonl":
+            if fmt != "jsonl":
                 yield line.decode("utf-8").rstrip("\r\n")
                 continue
             try:
@@ -83,18 +87,29 @@ def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
                 yield value
 
 
-def _is_shard(path: pathlib.Path) -> bool:
-    return shard_suffix(path.name) in (".arrow", ".parquet", ".jsonl.zst", ".jsonl.gz")
+_FORMATS = {".txt": "text", ".jsonl": "jsonl", ".arrow": "arrow", ".parquet": "parquet"}
 
 
-def _read_shard(path: pathlib.Path, text_field: str) -> Iterator[str]:
-    reader = open_shard(str(path))
-    if reader.num_rows and text_field not in reader.schema.names:
-        raise UserError(f"{path} has no column {text_field!r} (columns: {', '.join(reader.schema.names)})")
-    for batch in reader.batches():
-        for value in batch.column(text_field).to_pylist():
-            if value and value.strip():
-                yield value
+def _format(path: pathlib.Path) -> str | None:
+    """The format of a training file by its name, a compression extension left out; None: not a training file."""
+    name = uncompressed_name(path.name)
+    return next((fmt for ext, fmt in _FORMATS.items() if name.endswith(ext)), None)
+
+
+def _columnar_texts(source, fmt: str, path: pathlib.Path, text_field: str) -> Iterator[str]:
+    """The ``text_field`` column of a Parquet or Arrow file, read as the build reads it (``columnar.read_rows``):
+    a row over ``MAX_LINE_BYTES`` is refused in one line, never converted."""
+    from corpusforge.core import columnar
+
+    for row in columnar.read_rows(source, fmt, MAX_LINE_BYTES, columns=[text_field]):
+        if isinstance(row, columnar.OverLimit):
+            raise UserError(f"{display_path(str(path))}: record {row.position} is {row.size:,} bytes (at most "
+                            f"{MAX_LINE_BYTES >> 20} MiB: one training document per record)")
+        if text_field not in row:
+            raise UserError(f"{display_path(str(path))} has no column {text_field!r}; pass --text-field")
+        value = row[text_field]
+        if isinstance(value, str) and value.strip():
+            yield value
 
 
 @dataclasses.dataclass

@@ -103,7 +103,7 @@ HUGE = 96 * MB
 
 
 @pytest.mark.parametrize("kind", ["file", "stream"])
-def test_a_huge_arrow_cell_is_rejected_without_being_read(tmp_path, kind):
+def test_a_huge_arrow_cell_is_rejected_without_being_converted(tmp_path, kind):
     texts = ["fine text number %d" % i for i in range(40)]
     texts[20] = _huge(HUGE)
     table = _table(texts)
@@ -113,7 +113,9 @@ def test_a_huge_arrow_cell_is_rejected_without_being_read(tmp_path, kind):
     del table, texts
     items, grown = peak_read(path, max_chars=100_000)  # limit 6 x 100,000 + 1 MiB
     assert [(p, r) for p, r, *_ in items] == [(i, "oversize_record" if i == 20 else "kept") for i in range(40)]
-    assert grown < 32, f"reading a {HUGE // MB} MB Arrow cell grew peak memory {grown} MB"  # was +199 MB
+    # the record batch is read whole, once (never memory-mapped: a mapped file cut short kills the reader, see
+    # tests/pipeline/test_changing_inputs.py), and the huge row never converted: was +199 MB, converted
+    assert grown < HUGE // MB + 32, f"reading a {HUGE // MB} MB Arrow cell grew peak memory {grown} MB"
 
 
 def test_a_huge_parquet_cell_alone_in_its_row_group_is_rejected_from_the_footer(tmp_path):

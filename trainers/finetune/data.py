@@ -17,8 +17,9 @@ from typing import Any
 
 from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
-from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, classify, display_path, open_decompressed,
-                                          open_input, parse_json, record_limit)
+from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, classify, display_path,
+                                          open_decompressed, open_input, parse_json, record_limit, seekable,
+                                          uncompressed_name)
 from corpusforge.trainers.finetune.config import FinetuneConfig
 
 
@@ -30,56 +31,59 @@ class Example:
     target: Any = None  # classify: label name; tag: list of label names; generate: the response; None: unlabelled
 
 
-def read_records(path: str | pathlib.Path) -> list[dict[str, Any]]:
-    """Every record of a JSONL (.gz/.zst too), CSV, TSV or Parquet file, or a one-line ``UserError`` naming the
-    file, the line and the reason the build would reject it with (``corpusforge.core.input_files``:
-    ``malformed_json``, ``too_deep``, ``number_too_large``, ``invalid_utf8``, a file cut short...)."""
+def read_records(path: str | pathlib.Path, max_bytes: int = 0) -> list[dict[str, Any]]:
+    """Every record of a JSONL, CSV, TSV or Parquet file (each plain or compressed as the build reads it), or a
+    one-line ``UserError`` naming the file, the line and the reason the build would reject it with
+    (``corpusforge.core.input_files``: ``malformed_json``, ``too_deep``, ``number_too_large``, ``invalid_utf8``, a
+    file cut short...). ``max_bytes``: the most bytes a record may take (``output.record_bytes``; 0:
+    ``MAX_RECORD_BYTES``, a default build's)."""
     path = pathlib.Path(path)
     if not path.is_file():
         raise UserError(f"{display_path(str(path))} is not a file; pass a JSONL, CSV or Parquet file of records")
     where = display_path(str(path))
-    name = path.name.lower()
-    for ext in (".gz", ".zst", ".bz2", ".xz"):
-        name = name.removesuffix(ext)
-    suffix = pathlib.Path(name).suffix
+    suffix = pathlib.Path(uncompressed_name(path.name)).suffix  # the build's compressions, every format
     try:
+        limit = max_bytes or MAX_RECORD_BYTES
         if suffix in (".jsonl", ".json", ".ndjson"):
-            return _jsonl_records(path, where)
+            return _jsonl_records(path, where, limit)
         with open_input(str(path)) as raw:
             if suffix in (".csv", ".tsv"):
                 text = io.TextIOWrapper(open_decompressed(raw, str(path)), encoding="utf-8-sig", newline="")
                 return list(csv.DictReader(text, delimiter="\t" if suffix == ".tsv" else ","))
-            if suffix == ".parquet":
-                return _parquet_records(raw, where)
+            if suffix == ".parquet":  # decompressed and spooled as the build does (x.parquet.zst was read raw)
+                return _parquet_records(seekable(open_decompressed(raw, str(path))), where, limit)
     except UserError:
         raise
     except Exception as exc:  # noqa: BLE001 - whatever the parser raises: one line (classify names it)
         reason, detail = classify(exc)
         raise UserError(f"{where} cannot be read: {reason} ({detail[:160]})") from None
-    raise UserError(f"{where}: unknown format {suffix!r}; use .jsonl, .csv, .tsv or .parquet")
+    raise UserError(f"{where}: unknown format {suffix!r}; use .jsonl, .csv, .tsv or .parquet, each plain or compressed "
+                    f"({', '.join(COMPRESSIONS)})")
 
 
 MAX_RECORD_BYTES = record_limit(10_000_000)  # the build's default output.max_record_bytes: a line, or a row
 
 
-def _parquet_records(raw: Any, where: str) -> list[dict[str, Any]]:
+def _parquet_records(raw: Any, where: str, limit: int) -> list[dict[str, Any]]:
     """Read as the build reads (``corpusforge.core.columnar``): bounded batches, each row measured from its
     offsets, so a row over the limit is refused before it is converted (or, alone in its row group, decoded)."""
     out = []
-    for row in columnar.read_rows(raw, "parquet", MAX_RECORD_BYTES):
+    for row in columnar.read_rows(raw, "parquet", limit):
         if isinstance(row, columnar.OverLimit):
             raise UserError(f"{where}: record {row.position} is {row.size:,} bytes{' encoded' if row.encoded else ''}, "
-                            f"over the {MAX_RECORD_BYTES:,} a record may take; shorten or drop it")
+                            f"over the {limit:,} a record may take; shorten or drop it, or raise "
+                            "output.max_record_bytes")
         out.append(row)
     return out
 
 
-def _jsonl_records(path: pathlib.Path, where: str) -> list[dict[str, Any]]:
+def _jsonl_records(path: pathlib.Path, where: str, limit: int) -> list[dict[str, Any]]:
     out = []
     with open_input(str(path)) as raw:
-        for number, line in enumerate(bounded_lines(open_decompressed(raw, str(path)), MAX_RECORD_BYTES), 1):
+        for number, line in enumerate(bounded_lines(open_decompressed(raw, str(path)), limit), 1):
             if isinstance(line, Oversize):
-                raise UserError(f"{where}:{number} is a line of {line.size:,} bytes or more; too long for a record")
+                raise UserError(f"{where}:{number} is a line of {line.size:,} bytes or more, over the {limit:,} a record "
+                                "may take; shorten or drop it, or raise output.max_record_bytes")
             if not line.strip():
                 continue
             try:

@@ -68,7 +68,9 @@ def _device(choice: str) -> torch.device:
 OUTPUTS = ("base", "labels.json", "checkpoints", "metrics.json", "model", "adapter", "merged", "finetune.json")
 
 
-def finetune(config: FinetuneConfig) -> dict[str, Any]:
+def finetune(config: FinetuneConfig, max_record_bytes: int = 0) -> dict[str, Any]:
+    """Fine-tune ``config.model`` on ``config.train``; ``max_record_bytes``: the most bytes one record of the
+    data files may take (``output.record_bytes``; 0: a default build's)."""
     import transformers
 
     for key in ("model", "train", "out"):
@@ -97,8 +99,9 @@ def finetune(config: FinetuneConfig) -> dict[str, Any]:
             model_files.check_tokenizer(base / "tokenizer.json")
         arch = arch_of(base)
         tokenizer = transformers.AutoTokenizer.from_pretrained(base)
-    train_examples = task_examples(read_records(config.train), config, config.train)
-    val_examples = task_examples(read_records(config.validation), config, config.validation) if config.validation else []
+    train_examples = task_examples(read_records(config.train, max_record_bytes), config, config.train)
+    val_examples = (task_examples(read_records(config.validation, max_record_bytes), config, config.validation)
+                    if config.validation else [])
     labels = label_map(train_examples) if config.task != "generate" else None
     if labels:
         check_known_labels(val_examples, labels, config.validation)

@@ -167,3 +167,33 @@ def test_a_training_line_past_the_limit_is_refused_without_reading_it_whole(tmp_
     (tmp_path / "hq.txt").write_bytes(b"fine\n" + b"x" * (3 << 20) + b"\nafter\n")
     with pytest.raises(UserError, match=r"hq.txt:2: a line of 3,145,7\d\d bytes or more \(at most 1 MiB"):
         list(classifier.read_texts(tmp_path / "hq.txt"))
+
+
+@pytest.mark.parametrize("ext", [".gz", ".zst", ".bz2", ".xz"])
+def test_training_texts_in_every_compression_the_build_reads(tmp_path, ext):
+    """quality train reads what the build reads: x.parquet.zst was handed to pyarrow raw, x.txt.gz read as text
+    lines of compressed bytes (invalid_utf8), x.jsonl.bz2 and x.arrow.xz left out of a folder."""
+    import bz2
+    import gzip
+    import lzma
+
+    import pyarrow.parquet as pq
+    import zstandard
+
+    codec = {".gz": lambda d: gzip.compress(d, mtime=0), ".zst": zstandard.ZstdCompressor().compress,
+             ".bz2": bz2.compress, ".xz": lzma.compress}[ext]
+    texts = [f"text number {i}" for i in range(5)]
+    table = pa.table({"id": [str(i) for i in range(5)], "text": texts})
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    pq.write_table(table, plain / "a.parquet")
+    with pa.ipc.new_file(plain / "b.arrow", table.schema) as writer:
+        writer.write_table(table)
+    (plain / "c.jsonl").write_text("".join(f'{{"text": "{t}"}}\n' for t in texts))
+    (plain / "d.txt").write_text("".join(f"{t}\n" for t in texts))
+    packed = tmp_path / "packed"
+    packed.mkdir()
+    for f in sorted(plain.iterdir()):
+        (packed / (f.name + ext)).write_bytes(codec(f.read_bytes()))
+        assert list(read_texts(packed / (f.name + ext))) == texts, f.name + ext
+    assert list(read_texts(packed)) == texts * 4

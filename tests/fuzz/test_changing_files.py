@@ -1,0 +1,15 @@
+"""CI slice of the ``changing_files`` fuzz family (tests/fuzz/changing_files.py): a fixed list of seeds, < 60 s
+on one core. The long mode is ``python bench/fuzz.py --family changing_files --seconds 600`` (docs/fuzz.md)."""
+import random
+
+import pytest
+
+from tests.fuzz.changing_files import fuzz_one
+
+SEEDS = [0, 1, 2, 3, 4, 5, 6, 11, "0:changing_files:6"]  # 11: an Arrow file rewritten while read (SIGBUS before);
+# "0:changing_files:6" (bench/fuzz.py --case 6): a build whose input became a folder while it read it (it failed: "matches no files")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_changing_files_promises_hold(seed, tmp_path):
+    fuzz_one(random.Random(seed), tmp_path)
