@@ -23,8 +23,8 @@ from corpusforge.pipeline.quality.config import (
 from corpusforge.pipeline.quality.text import (
     ALL_STOP_WORDS, BOILERPLATE_PHRASE_WIDTH, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
     FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
-    NAV_LINE_RE, SENTENCE_START_FAST_RE, STOP_WORDS, URL_TOKEN_RE, TextView, base_language,
-    count_duplicates, greedy_duplicated_chars, mean_word_length, most_common_ngram, ngram_chars, repeated_ngrams,
+    NAV_LINE_RE, SENTENCE_START_FAST_RE, STOP_WORDS, TextView, base_language,
+    count_duplicates, greedy_duplicated_chars, is_url_token, mean_word_length, most_common_ngram, ngram_chars, repeated_ngrams,
     split_line_runs, split_paragraphs, stop_words_for, top_ngrams, unpunctuated_ends,
 )
 from corpusforge.pipeline.words import text_width
@@ -58,16 +58,23 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         letters += len(LETTER_RE.findall(others))
         if not _MOJIBAKE_FIRST.isdisjoint(others):  # every pattern starts with one of these (non-ASCII) characters
             bad = sum(len(m) for m in MOJIBAKE_RE.findall(t))
-    n = len(view.content_words)  # = len(lower_words), which no measure needs as a list
-    counts = view.lower_word_counts  # per distinct word: the loops below visit each word once, not each token
-    lorem = "lorem ipsum" in view.lower_text or bool(n and sum(map(counts.__getitem__, words_in(LOREM_WORDS, counts))) / n >= 0.15)
+    n = view.n_content  # = len(lower_words), which no measure needs as a list
+    stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
+    counted = view.__dict__.get("word_counts")  # counted with its batch (batch_counts.py)
+    if counted is not None and counted.junk_stop is stop:
+        lorem_words, top_word_count = counted.lorem, counted.top_word
+    else:
+        counts = view.lower_word_counts  # per distinct word: the loops below visit each word once, not each token
+        lorem_words = sum(map(counts.__getitem__, words_in(LOREM_WORDS, counts)))
+        # The most frequent word that is not a stop word, a number or short: the first such in descending count order.
+        top_word_count = next((c for w, c in counts.most_common() if len(w) > 2 and w not in stop and not w.isdigit()), 0)
+    lorem = "lorem ipsum" in view.lower_text or bool(n and lorem_words / n >= 0.15)
     boiler = boilerplate_chars(view)
-    urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
+    urls = view.__dict__.get("url_tokens")  # counted with its batch (batch_counts.py)
+    if urls is None or not n:
+        urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
     n_words = view.n_words  # n but where characters of a script without spaces are words (pipeline/words.py)
     starts = SENTENCE_START_FAST_RE.findall(t)
-    stop = STOP_WORDS.get(base_language(lang) or "", ALL_STOP_WORDS)
-    # The most frequent word that is not a stop word, a number or short: the first such in descending count order.
-    top_word_count = next((c for w, c in counts.most_common() if len(w) > 2 and w not in stop and not w.isdigit()), 0)
     return {
         "empty": False,
         "mojibake_fraction": bad / len(t),
@@ -92,8 +99,7 @@ def url_tokens(view: TextView) -> int:
     for hint in _URL_HINTS:
         if hint in view.text:
             candidates.update(compress(everywhere, map(contains, lines, repeat(hint))))
-    return sum(1 for w in view.tokens_of_lines(sorted(candidates))
-               if ("@" in w and "." in w) or (w[:1] in "hw" and URL_TOKEN_RE.match(w)))
+    return sum(map(is_url_token, view.tokens_of_lines(sorted(candidates))))
 
 
 _URL_HINTS = ("@", "://", "www.")
@@ -122,7 +128,7 @@ def boilerplate_chars(view: TextView) -> int:
         return sum(len(line) + 1 for line in lines if BOILERPLATE_RE.search(line))
     everywhere = range(len(lines))
     # Which part each line is tried with: a line is tried with a part only where it is in that part's set.
-    nav = set(compress(everywhere, map(_NAV_SIZES.__contains__, map(len, view.line_chunks))))
+    nav = set(compress(everywhere, map(_NAV_SIZES.__contains__, view.line_sizes)))
     phrase: set[int] = set()
     hints = view.phrase_hints
     if hints:
@@ -200,11 +206,10 @@ JUNK_FIELDS = ("empty", "mojibake_fraction", "non_letter_fraction", "lorem_ipsum
 # ------------------------------------------------------------------------------------------------ gopher
 def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -> Values:
     t = view.text
-    content = view.content_words
     n_tokens, n_words = view.n_word_tokens, view.n_words  # words, as pipeline/words.py counts them
     base = base_language(lang)
     lines = view.splitlines or [""]
-    pool_size = view.n_tokens if cfg.alpha_ratio_counts_punctuation else len(content)  # a share of tokens
+    pool_size = view.n_tokens if cfg.alpha_ratio_counts_punctuation else view.n_content  # a share of tokens
     values: Values = {
         "no_space": base in cfg.no_space_languages if base else False,
         "n_words": n_words,
@@ -227,10 +232,16 @@ def measure_gopher(view: TextView, cfg: GopherConfig, lang: str | None = None) -
         if stop is None:
             values["stop_words_known"] = False
         else:
-            counts = view.lower_word_counts
-            present = words_in(stop, counts)
-            values["n_stop_words"] = len(present)
-            values["stop_word_fraction"] = sum(map(counts.__getitem__, present)) / len(view.content_words) if counts else None
+            counted = view.__dict__.get("word_counts")  # counted with its batch (batch_counts.py)
+            if counted is not None and counted.gopher_stop is not None and (counted.gopher_stop is stop
+                                                                            or counted.gopher_stop == stop):
+                n_stop, stop_count = counted.stop_words, counted.stop_count
+            else:
+                counts = view.lower_word_counts
+                present = words_in(stop, counts)
+                n_stop, stop_count = len(present), sum(map(counts.__getitem__, present))
+            values["n_stop_words"] = n_stop
+            values["stop_word_fraction"] = stop_count / view.n_content if view.n_content else None
     else:  # the paper: Gopher's 8 English words, case-sensitive, for every document
         stop = GOPHER_STOP_WORDS | frozenset(cfg.stop_words.get("en", ()))
         values["n_stop_words"] = len(stop.intersection(view.words))
@@ -257,8 +268,16 @@ def measure_repetition(view: TextView, cfg: RepetitionConfig,
     lines = split_line_runs(t)
     dup, dup_chars = count_duplicates(lines)
     values["dup_line_frac"], values["dup_line_char_frac"] = dup / len(lines), dup_chars / n_chars
-    ws = view.content_words if cfg.ngram_words_only else view.words
     values["n_content_words"] = view.n_words
+    if top_grams is not None and not dups:  # counted with the batch: no token list needed (no script without spaces)
+        n_tokens = view.n_content if cfg.ngram_words_only else view.n_tokens
+        for n, count_key, frac_key in tops:
+            if n_tokens >= n:
+                count, chars = top_grams[n]
+                values[count_key] = count
+                values[frac_key] = chars * count / n_chars
+        return values
+    ws = view.content_words if cfg.ngram_words_only else view.words
     # An n-gram of n words: n tokens, more where a character of a script without spaces is a token (pipeline/words.py).
     length = {n: view.ngram_length(n, ws) for n in {n for n, _, _ in tops} | {n for n, _ in dups}}
     # once for both rules' n (the top n-grams' only when not counted for the batch)

@@ -21,13 +21,14 @@ from corpusforge.pipeline.quality.config import (
 )
 from corpusforge.pipeline.quality.decide import FAMILIES, decide_length, decision_steps
 from corpusforge.pipeline.quality.measure import (
-    measure_c4, measure_fineweb, measure_gopher, measure_junk, measure_length, measure_repetition, repetition_batch,
+    measure_c4, measure_fineweb, measure_gopher, measure_junk, measure_length, measure_repetition,
 )
+from corpusforge.pipeline.quality.batch_counts import count_batch
 from corpusforge.pipeline.words import split_tokens, word_count
 from corpusforge.pipeline.quality.text import (  # noqa: F401 - the shared patterns, also importable from here
     CLOSERS, FINEWEB_STOP, ALL_STOP_WORDS, BOILERPLATE_RE, GOPHER_STOP_WORDS, LETTER_RE, LINES_RE, LOREM_WORDS,
     MOJIBAKE_RE, PARAGRAPH_RE, SENTENCE_START_RE, SPACE_RE, STOP_WORDS, URL_TOKEN_RE, TextView, duplicated_ngram_chars,
-    stop_words_for, as_view, base_language, count_sentences, find_duplicates, note_hintless, words,
+    stop_words_for, as_view, base_language, count_sentences, find_duplicates, words,
 )
 
 KEEP = None
@@ -327,10 +328,10 @@ class HeuristicRules:
         return self.apply_batch([text], [lang], [url])[0]
 
     def apply_batch(self, texts: list[str], langs: list[str | None], urls: list[str | None]) -> list[Verdict]:
-        """``apply`` of each document, with work done for the whole batch at once in compiled code: the top n-grams
-        of the repetition rules (``measure.repetition_batch``), the texts without a boilerplate phrase's hint
-        (``text.note_hintless``); a batch of fewer than ``_BATCH_COUNTING_MIN`` does that per document. The same
-        verdicts whatever the batch (``tests/pipeline/quality/test_fast_measures.py``)."""
+        """``apply`` of each document, with work done for the whole batch at once in numpy
+        (``batch_counts.count_batch``): the token and word counts the rules read, the top n-grams of the repetition
+        rules, the boilerplate phrases' hints; a batch of fewer than ``_BATCH_COUNTING_MIN`` does that per document.
+        The same verdicts whatever the batch (``tests/pipeline/quality/test_fast_measures.py``)."""
         if len(texts) > _GROUP:  # in groups, so that a group's texts and views are still in the CPU's caches
             return [v for i in range(0, len(texts), _GROUP)
                     for v in self.apply_batch(texts[i:i + _GROUP], langs[i:i + _GROUP], urls[i:i + _GROUP])]
@@ -338,10 +339,7 @@ class HeuristicRules:
         views = [None if isinstance(s, Verdict) else s[1] for s in started]
         grams = [None] * len(texts)
         if len(texts) >= _BATCH_COUNTING_MIN:
-            if self.cfg.repetition.enabled:
-                grams = repetition_batch(views, self.cfg.repetition)
-            if self.cfg.junk.enabled:
-                note_hintless([view for view in views if view is not None])
+            grams = count_batch(views, langs, self.cfg)
         return [s if isinstance(s, Verdict) else self._finish(*s, top_grams)
                 for s, top_grams in zip(started, grams)]
 

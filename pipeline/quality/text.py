@@ -9,6 +9,7 @@ that the published rules give the same answers, at a fraction of the cost.
 """
 from __future__ import annotations
 
+import array
 import re
 from collections import Counter
 from functools import reduce
@@ -336,11 +337,113 @@ def _split_chunk(chunk: str, out: list[str]) -> None:
 # word tokens (those with a letter or digit), their lower case, how many hold a letter and its sentence marks, so
 # a document's views and counts are joined from remembered pieces instead of testing every token again. Only
 # word-sized chunks: a 200k-character blob would pin its text in every worker and never repeat.
-Chunk = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], int, str, int]
+# The last field is the chunk's number in CHUNK_TABLE, where a batch's counts are read in numpy (batch_counts.py).
+Chunk = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], int, str, int, int]
+
+
+_NEW_SENTENCE = re.compile("E+W")  # count_sentences: a word after a sentence end (since the last word) starts one
+
+
+class _Column:
+    """A column of ints appended one by one (an ``array.array``: cheap per item, and nothing for the garbage collector
+    to walk, which a list of a million ints made a full collection do) and read as a numpy array by a batch: only the
+    items added since the last read are copied into the array (grown by doubling). With ``width``, rows of that many
+    ints (appended flat), read as a 2-D array."""
+
+    __slots__ = ("items", "array", "synced", "width")
+
+    def __init__(self, dtype=np.int64, width: int = 0):
+        self.items = array.array(np.dtype(dtype).char if dtype is not bool else "b")
+        self.width = width
+        self.array = np.zeros((1024, width) if width else 1024, dtype)
+        self.synced = 0
+
+    def read(self) -> np.ndarray:
+        w = self.width or 1
+        n = len(self.items) // w
+        if n > self.synced:
+            if n > len(self.array):
+                grown = np.zeros((max(n, 2 * len(self.array)),) + self.array.shape[1:], self.array.dtype)
+                grown[:self.synced] = self.array[:self.synced]
+                self.array = grown
+            self.array.reshape(-1)[self.synced * w:n * w] = self.items[self.synced * w:n * w]
+            self.synced = n
+        return self.array[:n]
+
+
+# ChunkTable.chunks' fields, in order: word tokens, their characters, tokens, tokens with a letter; count_sentences'
+# matches inside the chunk, whether its marks start with a word, whether it has marks, whether it leaves a sentence end
+# pending; hint_mask; tokens that is_url_token; where its words start in ChunkTable.words.
+(N_CONTENT, CONTENT_CHARS, N_TOKENS, LETTERS, SENTENCES, LEAD, SETS, PENDING, HINTS, URLS, START) = range(11)
+# ChunkTable.words' fields: the word's number, its lower case's number, its characters.
+(WORD, LOWER, WORD_CHARS) = range(3)
+
+
+class ChunkTable:
+    """Per chunk entry (its number is the entry's last field), what a batch sums or counts in numpy
+    (``batch_counts.py``) instead of joining each document's token lists in Python: a row of ``chunks`` (the fields
+    above: what the views count, its sentence marks reduced to what ``count_sentences`` needs across chunks) and its
+    word tokens as rows of ``words`` (a number per distinct string, one per distinct lower case, their characters).
+    Rows, not a column per field, so that a batch reads each chunk's fields with one memory access (the table is
+    too big for the CPU's caches: each gather of a column cost a cache miss per chunk). A chunk's entry is numbered
+    once (cached chunks are looked up, not numbered again); the table starts again (a new ``generation``, numbers
+    from 0) when it holds ``LIMIT`` entries, with the chunk cache emptied, so that no cached entry keeps an old
+    number. A lock keeps a chunk's rows in step if threads share the process."""
+
+    LIMIT = 2 * 200_000
+
+    def __init__(self, generation: int = 0):
+        import threading
+
+        self.generation = generation
+        self.lock = threading.Lock()
+        self.content_ids: dict[str, int] = {}
+        self.lower_ids: dict[str, int] = {}
+        self.lowers: list[str] = []  # each lower-case word's string, by number
+        self.chunks = _Column(np.int32, width=11)
+        self.words = _Column(np.int32, width=3)
+        self.size = 0
+        self.masks: dict[object, _Column] = {}  # a test of each lower-case word, by number (batch_counts)
+
+    def add(self, chunk: str, tokens: tuple[str, ...], content: tuple[str, ...], lower: tuple[str, ...], letters: int,
+            marks: str) -> Chunk:
+        """The entry of ``chunk`` split into these, numbered."""
+        hints = hint_mask(chunk.lower()) if chunk else 0
+        # (a URL token holds one of these: url_tokens)
+        urls = sum(map(is_url_token, tokens)) if "@" in chunk or "://" in chunk or "www." in chunk else 0
+        last_word = marks.rfind("W")
+        # count_sentences across chunks: a chunk that starts with a word starts a sentence when a sentence end came
+        # since the last word (in earlier chunks of the line); after this chunk one has when its last mark is an end
+        # (a line's end, "|", forgets it); a chunk without marks changes nothing.
+        if last_word >= 0:
+            sets, pending = 1, int("E" in marks[last_word:])
+        else:
+            sets, pending = int(bool(marks)), int("E" in marks)
+        with self.lock:
+            number = self.size
+            self.size += 1
+            words = self.words.items
+            self.chunks.items.extend((len(content), sum(map(len, content)), len(tokens), letters,
+                                  len(_NEW_SENTENCE.findall(marks)), int(marks[:1] == "W"), sets, pending, hints, urls,
+                                      len(words) // 3))
+            for word, low in zip(content, lower):
+                words.extend((self._number(self.content_ids, word), self._number(self.lower_ids, low), len(word)))
+        return tokens, content, lower, letters, marks, len(tokens), number
+
+    def _number(self, numbers: dict[str, int], word: str) -> int:
+        number = numbers.get(word)
+        if number is None:
+            number = numbers[word] = len(numbers)
+            if numbers is self.lower_ids:
+                self.lowers.append(word)
+        return number
+
+
+CHUNK_TABLE = ChunkTable()
 # A line's end: a key no chunk (a str) can equal, looked up with the chunks so that a document's sentence marks are
-# joined with a "|" between lines in C; it holds no token.
+# joined with a "|" between lines in C; it holds no token. Number 0 in every generation of the table.
 _LINE_END = object()
-_LINE_END_ENTRY: Chunk = ((), (), (), 0, "|", 0)
+_LINE_END_ENTRY: Chunk = CHUNK_TABLE.add("", (), (), (), 0, "|")
 _CHUNK_CACHE: dict[object, Chunk] = {_LINE_END: _LINE_END_ENTRY}
 _CHUNK_CACHE_SIZE = 200_000
 _CACHED_CHUNK_CHARS = 64
@@ -348,26 +451,29 @@ _CACHED_CHUNK_CHARS = 64
 
 _HAS_ALNUM = re.compile(r"[^\W_]").search  # is_word: \w is a letter, a digit or "_"
 _ASCII_LETTER = re.compile("[A-Za-z]").search
-_NEW_SENTENCE = re.compile("E+W")  # count_sentences: a word after a sentence end (since the last word) starts one
 
 
 def _split_cached(chunk: str) -> Chunk:
-    """(tokens, word tokens, word tokens in lower case, tokens with a letter, sentence marks, number of tokens) of
-    one chunk."""
+    """(tokens, word tokens, word tokens in lower case, tokens with a letter, sentence marks, number of tokens, number
+    in CHUNK_TABLE) of one chunk."""
     entry = _CHUNK_CACHE.get(chunk)
     if entry is None:
-        if chunk.isalnum() and chunk.lower() not in _ALNUM_SPECIALS:  # a plain word or number: no loop
+        if CHUNK_TABLE.size >= ChunkTable.LIMIT:
+            _new_generation()
+        no_space = not chunk.isascii() and has_no_space_script(chunk)  # a Han, kana or Thai character is one word
+        if chunk.isalnum() and chunk.lower() not in _ALNUM_SPECIALS and not no_space:  # a plain word or number
             tokens = (chunk,)
-            entry = (tokens, tokens, (chunk.lower(),), 1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0, "W", 1)
+            entry = CHUNK_TABLE.add(chunk, tokens, tokens, (chunk.lower(),),
+                                    1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0, "W")
+        elif chunk.isalnum() and chunk.lower() not in _ALNUM_SPECIALS:
+            entry = _chunk_entry(chunk, tuple(split_tokens((chunk,))))
         else:
             out: list[str] = []
             _split_chunk(chunk, out)
             # emoticons made of adjacent punctuation tokens, e.g. "foo():" -> foo ( ):
             if len(out) > 1 and not _EMOTICON_PAIRS.isdisjoint(zip(out, out[1:])):
                 _merge_emoticons(out, 0)
-            entry = _chunk_entry(tuple(out))
-        if not chunk.isascii() and has_no_space_script(chunk):  # a Han, kana or Thai character is one word
-            entry = _chunk_entry(tuple(split_tokens(entry[0])))
+            entry = _chunk_entry(chunk, tuple(split_tokens(out) if no_space else out))
         if len(chunk) <= _CACHED_CHUNK_CHARS:
             if len(_CHUNK_CACHE) >= _CHUNK_CACHE_SIZE:
                 _CHUNK_CACHE.clear()
@@ -376,8 +482,19 @@ def _split_cached(chunk: str) -> Chunk:
     return entry
 
 
-def _chunk_entry(tokens: tuple[str, ...]) -> Chunk:
-    """``_split_cached``'s entry for a chunk split into ``tokens``, counted in C where it can be."""
+def _new_generation() -> None:
+    """Start CHUNK_TABLE again, and the chunk cache with it (its entries hold the old numbers)."""
+    global CHUNK_TABLE
+    with CHUNK_TABLE.lock:
+        table = ChunkTable(CHUNK_TABLE.generation + 1)
+        table.add("", (), (), (), 0, "|")  # the line end: number 0, as _LINE_END_ENTRY says
+        CHUNK_TABLE = table
+        _CHUNK_CACHE.clear()
+        _CHUNK_CACHE[_LINE_END] = _LINE_END_ENTRY
+
+
+def _chunk_entry(chunk: str, tokens: tuple[str, ...]) -> Chunk:
+    """``_split_cached``'s entry for ``chunk`` split into ``tokens``, counted in C where it can be."""
     content = tuple(filter(_HAS_ALNUM, tokens))
     # count_sentences' view: E a sentence end, W a word, nothing for the rest
     if len(content) == len(tokens) or SENTENCE_END_TOKENS.isdisjoint(tokens):
@@ -391,7 +508,7 @@ def _chunk_entry(tokens: tuple[str, ...]) -> Chunk:
         letters = len(list(filter(_ASCII_LETTER, content)))
     else:
         letters = sum(1 for w in content if any(map(str.isalpha, w)))
-    return tokens, content, tuple(map(str.lower, content)), letters, marks, len(tokens)
+    return CHUNK_TABLE.add(chunk, tokens, content, tuple(map(str.lower, content)), letters, marks)
 
 
 def words(text: str) -> list[str]:
@@ -450,12 +567,11 @@ def mean_word_length(view: "TextView") -> float | None:
     """The mean length of ``content_words`` in characters, as many as English spells the same words with: the
     characters of Han, kana, Thai... and Hangul syllables count for the English characters they stand for, and the
     words are ``n_words`` (``corpusforge.pipeline.words``); None without words."""
-    content = view.content_words
-    if not content:
+    if not view.n_content:
         return None
     if not view.wide_script:
-        return sum(map(len, content)) / len(content)
-    return text_width("".join(content)) / view.n_words  # the width of the words, one by one, added up
+        return view.content_chars / view.n_content
+    return text_width("".join(view.content_words)) / view.n_words  # the width of the words, one by one, added up
 
 
 def unpunctuated_ends(text: str, lines: list[str], stops: tuple[str, ...], ignore_closers: bool) -> int:
@@ -551,6 +667,16 @@ class TextView:
         return sum(map(itemgetter(5), self._chunks))
 
     @once
+    def n_content(self) -> int:
+        """``len(content_words)``."""
+        return len(self.content_words)
+
+    @once
+    def content_chars(self) -> int:
+        """The characters of ``content_words``."""
+        return sum(map(len, self.content_words))
+
+    @once
     def n_sentences(self) -> int:
         """``sum(count_sentences(line) for line in line_words)``: one sentence per line with a token, and one
         more at each word after a sentence end, read from the chunks' sentence marks ("|" ends a line)."""
@@ -571,7 +697,7 @@ class TextView:
     def n_words(self) -> int:
         """How many words ``content_words`` count for (``corpusforge.pipeline.words.word_count``): their number,
         but where characters of a script without spaces are tokens, which count the English words they stand for."""
-        return word_count(self.content_words) if self.no_space_script else len(self.content_words)
+        return word_count(self.content_words) if self.no_space_script else self.n_content
 
     @once
     def n_word_tokens(self) -> int:
@@ -596,29 +722,20 @@ class TextView:
         return Counter(self.lower_words)
 
     @once
+    def line_sizes(self) -> list[int]:
+        """How many chunks each line has (``len`` of each of ``line_chunks``)."""
+        return list(map(len, self.line_chunks))
+
+    @once
     def line_chunks(self) -> list[list[str]]:
         """Each line's chunks (``str.split``)."""
         return list(map(str.split, self.splitlines))
 
     @once
     def _chunks(self) -> list[Chunk]:
-        """Each chunk's remembered pieces (``_split_cached``) and a _LINE_END after each line's, looked up in C
-        (the chunks of all lines are ``text.split()``: a line break is whitespace to it); new chunks are split."""
-        chunks = list(chain.from_iterable(chain.from_iterable(zip(self.line_chunks, repeat(_LINE_END_ONLY)))))
-        entries = list(map(_CHUNK_CACHE.get, chunks))
-        if not all(entries):  # an entry is a non-empty tuple, a chunk not seen before None
-            # Chunks too long for the cache (reST table borders) often repeat within the document: split once here.
-            split: dict[str, Chunk] = {}
-            for i in compress(range(len(entries)), map(not_, entries)):
-                chunk = chunks[i]
-                if chunk is _LINE_END:  # the cache was cleared from outside
-                    _CHUNK_CACHE[_LINE_END] = entries[i] = _LINE_END_ENTRY
-                else:
-                    entry = split.get(chunk)
-                    if entry is None:
-                        entry = split[chunk] = _split_cached(chunk)
-                    entries[i] = entry
-        return entries
+        """Each chunk's remembered pieces (``_split_cached``) and a _LINE_END after each line's (``fill_chunks``)."""
+        fill_chunks(self)
+        return self.__dict__["_chunks"]
 
     @once
     def line_starts(self) -> list[int]:
@@ -641,26 +758,34 @@ class TextView:
 
     @once
     def phrase_hints(self) -> list[str]:
-        """The ``BOILERPLATE_PHRASE_HINTS`` that ``lower_text`` holds (``note_hintless`` finds those of a batch that
-        hold none)."""
+        """The ``BOILERPLATE_PHRASE_HINTS`` that ``lower_text`` holds (``batch_counts`` finds them from the chunks')."""
         return [h for h in BOILERPLATE_PHRASE_HINTS if h in self.lower_text]
 
 
-def note_hintless(views: list[TextView]) -> None:
-    """Set ``phrase_hints`` to none for each of ``views`` whose ``lower_text`` holds no hint, found for the whole batch
-    in one pass of RE2 (pyarrow's ``match_substring_regex``, ~5 us a 2 KB text) instead of 18 substring searches per
-    text (~20 us); the others compute their list as before. A batch with a text that UTF-8 cannot encode (a lone
-    surrogate) is left as it is."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    try:
-        lowered = pa.array([v.lower_text for v in views], pa.large_string())
-    except UnicodeEncodeError:
-        return
-    for view, hinted in zip(views, pc.match_substring_regex(lowered, _ANY_HINT).to_pylist()):
-        if not hinted:
-            view.__dict__["phrase_hints"] = []
+def fill_chunks(view: TextView, numbers: list[int] | None = None) -> None:
+    """Set the view's ``_chunks``: its chunks' remembered pieces (``_split_cached``) and a _LINE_END after each line's,
+    looked up in C (the chunks of all lines are ``text.split()``: a line break is whitespace to it); new chunks are
+    split. And ``chunk_generation``: the CHUNK_TABLE generation the entries' numbers belong to (-1: a new one started
+    meanwhile), for ``batch_counts``, which passes ``numbers`` to extend with the entries' numbers while they are in
+    the CPU's caches (a second pass over a batch's entries missed them)."""
+    generation = CHUNK_TABLE.generation
+    chunks = list(chain.from_iterable(chain.from_iterable(zip(view.line_chunks, repeat(_LINE_END_ONLY)))))
+    entries = list(map(_CHUNK_CACHE.get, chunks))
+    if not all(entries):  # an entry is a non-empty tuple, a chunk not seen before None
+        # Chunks too long for the cache (reST table borders) often repeat within the document: split once here.
+        split: dict[str, Chunk] = {}
+        for i in compress(range(len(entries)), map(not_, entries)):
+            chunk = chunks[i]
+            if chunk is _LINE_END:  # the cache was cleared from outside
+                _CHUNK_CACHE[_LINE_END] = entries[i] = _LINE_END_ENTRY
+            else:
+                entry = split.get(chunk)
+                if entry is None:
+                    entry = split[chunk] = _split_cached(chunk)
+                entries[i] = entry
+    view.__dict__.update(_chunks=entries, chunk_generation=generation if CHUNK_TABLE.generation == generation else -1)
+    if numbers is not None:
+        numbers += map(itemgetter(6), entries)
 
 
 def as_view(text: "str | TextView") -> TextView:
@@ -811,41 +936,52 @@ def repeated_ngrams(ws: list[str], ns: set[int]) -> dict[int, RepeatedNgrams]:
 def top_ngrams(docs: list[list[str]], ns) -> list[dict[int, tuple[int, int]]]:
     """``most_common_ngram`` of many token lists at once: per list, per n of ``ns`` that it has an n-gram of, the
     most frequent n-gram's count and characters (its tokens' and a space between two: ``sum(map(len, gram)) + n -
-    1``), the earliest first occurrence winning ties, as ``Counter.most_common(1)`` picks.
-
-    Counted over the whole batch in numpy instead of a ``Counter`` of tuples per document (77 -> ~30 us a ~350-word
-    document in batches of 256: ``bench/quality_cost.py``): each word gets an id (its first position in the batch),
-    each (document, n-gram) a code (``np.unique`` of the (n-1)-gram's code and the next word's id), and each
-    position the count of its n-gram. Past n = 2 only positions whose (n-1)-grams at it and one word later both
-    repeat are coded (an n-gram repeats only there; ``repeated_ngrams``); the others occur once."""
-    ns = sorted(set(ns))
-    found: list[dict[int, tuple[int, int]]] = [{} for _ in docs]
+    1``), the earliest first occurrence winning ties, as ``Counter.most_common(1)`` picks (``top_ngrams_of_ids`` with
+    each word numbered by its first position in the batch)."""
     flat: list[str] = reduce(iadd, docs, [])
     total = len(flat)
+    if not total:
+        return [{} for _ in docs]
+    seen: dict[str, int] = {}
+    ids = np.fromiter(map(seen.setdefault, flat, count()), np.int64, total)
+    return top_ngrams_of_ids(ids, np.fromiter(map(len, docs), np.int64, len(docs)), ns,
+                             np.fromiter(map(len, flat), np.int64, total))
+
+
+def top_ngrams_of_ids(ids: np.ndarray, lengths: np.ndarray, ns, chars: np.ndarray) -> list[dict[int, tuple[int, int]]]:
+    """``top_ngrams`` of token lists given as numbers: ``ids`` the lists' tokens, one after another, a number per
+    distinct token (any non-negative numbers), ``lengths`` each list's tokens, ``chars`` each token's characters.
+
+    Counted over the whole batch in numpy instead of a ``Counter`` of tuples per document (77 -> ~30 us a ~350-word
+    document in batches of 256: ``bench/quality_cost.py``): each (document, n-gram) gets a code (``np.unique`` of the
+    (n-1)-gram's code and the next word's number), and each position the count of its n-gram. Past n = 2 only
+    positions whose (n-1)-grams at it and one word later both repeat are coded (an n-gram repeats only there;
+    ``repeated_ngrams``); the others occur once."""
+    ns = sorted(set(ns))
+    found: list[dict[int, tuple[int, int]]] = [{} for _ in lengths]
+    total = len(ids)
     if not ns or not total:
         return found
-    seen: dict[str, int] = {}
-    ids = np.fromiter(map(seen.setdefault, flat, count()), np.int64, total)  # a word's id: where it first occurs
-    lengths = np.fromiter(map(len, docs), np.int64, len(docs))
-    doc = np.repeat(np.arange(len(docs), dtype=np.int64), lengths)
+    span = int(ids.max()) + 1  # codes below are (code, number) pairs: code * span + number
+    doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     room = np.repeat(np.cumsum(lengths), lengths) - np.arange(total)  # tokens from each position to its list's end
-    codes = doc * total + ids  # a (document, word) code: ids are below ``total``
-    if len(docs) * total >= (1 << 62) // total:  # (code, id) pairs would overflow int64: number the codes first
+    codes = doc * span + ids  # a (document, word) code
+    if len(lengths) * span >= (1 << 62) // span:  # (code, number) pairs would overflow int64: number the codes first
         codes = np.unique(codes, return_inverse=True)[1].astype(np.int64)
     counts = np.ones(total, np.int64)
     if 1 in ns:
-        _, inverse, per_code = np.unique(codes, return_inverse=True, return_counts=True)
+        inverse, per_code = _inverse_and_counts(codes)
         counts = per_code[inverse]
     starts = np.cumsum(lengths) - lengths
+    ends = np.concatenate([[0], np.cumsum(chars)])  # characters before each position
     for n in range(1, ns[-1] + 1):
         if n > 1:
             places = np.flatnonzero(room >= n)
             if n > 2:  # only where the (n-1)-grams at the place and one word later both repeat
                 places = places[(counts[places] > 1) & (counts[places + 1] > 1)]
-            _, inverse, per_code = np.unique(codes[places] * total + ids[places + n - 1], return_inverse=True,
-                                             return_counts=True)
+            inverse, per_code = _inverse_and_counts(codes[places] * span + ids[places + n - 1])
             codes = np.zeros(total, np.int64)
-            codes[places] = inverse  # below ``total``: the next pairs fit in int64
+            codes[places] = inverse  # below ``total``: the next pairs, below total * span, fit in int64
             counts = (room >= n).astype(np.int64)  # an n-gram at a place not coded occurs once
             counts[places] = per_code[inverse]
         if n not in ns:
@@ -853,13 +989,32 @@ def top_ngrams(docs: list[list[str]], ns) -> list[dict[int, tuple[int, int]]]:
         has = lengths >= n
         if not has.any():
             continue
-        most = np.zeros(len(docs), np.int64)
+        most = np.zeros(len(lengths), np.int64)
         most[has] = np.maximum.reduceat(counts, starts[has])  # (a list shorter than n has no n-gram: not read)
         hits = np.flatnonzero((counts == np.repeat(most, lengths)) & (counts > 0))
         first = hits[np.r_[True, doc[hits[1:]] != doc[hits[:-1]]]]  # each list's earliest place of its top count
-        for d, p in zip(doc[first].tolist(), first.tolist()):
-            found[d][n] = (int(most[d]), sum(map(len, flat[p:p + n])) + n - 1)
+        widths = ends[first + n] - ends[first] + n - 1
+        for d, c, w in zip(doc[first].tolist(), most[doc[first]].tolist(), widths.tolist()):
+            found[d][n] = (c, w)
     return found
+
+
+def _inverse_and_counts(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(codes, return_inverse=True, return_counts=True)[1:]`` of non-negative codes, by sorting each code
+    with its position packed into one integer (``np.sort`` of integers, ~4x faster than the ``argsort`` that
+    ``np.unique`` needs for the inverse on a batch's ~10k codes); ``np.unique`` where the packing would overflow."""
+    n = len(codes)
+    if not n or int(codes.max()) >= (1 << 62) // n:
+        return np.unique(codes, return_inverse=True, return_counts=True)[1:]
+    packed = np.sort(codes * n + np.arange(n))
+    ordered = packed // n  # the codes, sorted
+    new = np.empty(n, bool)
+    new[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inverse = np.empty(n, np.int64)
+    inverse[packed - ordered * n] = np.cumsum(new) - 1  # each position's rank among the distinct codes
+    starts = np.flatnonzero(new)
+    return inverse, np.diff(np.append(starts, n))
 
 
 def count_duplicates(items: list[str]) -> tuple[int, int]:
@@ -939,6 +1094,11 @@ MENU_LINE_RE = re.compile(MENU_LINE, re.IGNORECASE | re.MULTILINE)
 SENTENCE_START_RE = re.compile(r"(?<![.\s][^\W\d_])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al))(?<!\betc)(?<!\bMrs)(?<!\bz\.B)(?<!\bd\.h)[.!?]\s+[\"'“‘«(]?([^\W\d_])")
 URL_TOKEN_RE = re.compile(r"(?:https?://|www\.)|@[\w-]+\.")
 
+
+def is_url_token(token: str) -> bool:
+    """Whether a token is a URL or an e-mail address (the junk rules' links)."""
+    return ("@" in token and "." in token) or (token[:1] in "hw" and URL_TOKEN_RE.match(token) is not None)
+
 # Faster equivalents of the patterns above, for ``measure.py`` (the test of measure against the reference rules
 # checks that they agree):
 # - BOILERPLATE_RE finds something in a line where its phrases do (each needs one of BOILERPLATE_PHRASE_HINTS in
@@ -949,7 +1109,26 @@ URL_TOKEN_RE = re.compile(r"(?:https?://|www\.)|@[\w-]+\.")
 BOILERPLATE_PHRASE_HINTS = ("cookie", "privacy", "terms", "rights reserved", "©", "copyright", "newsletter", "javascript",
                             "browser", "skip to", "follow us", "share", "datenschutz", "impressum", "confidentialit",
                             "mentions", "política", "aviso legal")
-_ANY_HINT = "|".join(map(re.escape, BOILERPLATE_PHRASE_HINTS))  # (letters, spaces and "©": literal to RE2 too)
+# What a chunk (whitespace never inside) can hold of each hint: all of it, or its first word. No character's lower case
+# is or holds whitespace (test_batch_counts checks every one), so a hint without a space is in a text's lower case
+# exactly where it is in one of its chunks' lower case, and one with a space only where its first word is.
+_HINT_WORDS = tuple(hint.split(" ")[0] for hint in BOILERPLATE_PHRASE_HINTS)
+_HINT_WORDS_RE = re.compile("|".join(map(re.escape, _HINT_WORDS)))
+
+
+def hint_mask(lower: str) -> int:
+    """Bit k set where ``lower`` (a chunk in lower case) holds ``_HINT_WORDS[k]``."""
+    if _HINT_WORDS_RE.search(lower) is None:  # (most chunks: one pass instead of 18)
+        return 0
+    return sum(1 << k for k, word in enumerate(_HINT_WORDS) if word in lower)
+
+
+def hints_of_mask(view: "TextView", mask: int) -> list[str]:
+    """``view.phrase_hints`` from the OR of its chunks' ``hint_mask``: a hint with a space is looked for in the text."""
+    if not mask:
+        return []
+    return [hint for k, hint in enumerate(BOILERPLATE_PHRASE_HINTS)
+            if mask >> k & 1 and (" " not in hint or hint in view.lower_text)]
 BOILERPLATE_PHRASE_WIDTH = 29  # the longest match of BOILERPLATE_PHRASES (test_decide checks it)
 MENU_SEPARATORS = ("|", "»", "›", "·", "•")  # MENU_LINE needs two of them
 CASE_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")

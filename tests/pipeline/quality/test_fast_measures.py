@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from corpusforge.pipeline.quality import measure, rules
 from corpusforge.pipeline.quality.config import C4Config, QualityConfig, paper_config
-from corpusforge.pipeline.quality.text import BOILERPLATE_PHRASE_HINTS, TextView, note_hintless, top_ngrams
+from corpusforge.pipeline.quality.batch_counts import count_batch
+from corpusforge.pipeline.quality.text import BOILERPLATE_PHRASE_HINTS, TextView, top_ngrams
 from tests.pipeline.quality import reference, reference_measures
 from tests.pipeline.quality.test_decide import CONFIGS, CORPUS, LANGS, PIECES, RULES
 
@@ -155,11 +156,11 @@ def test_a_drawn_batch_gets_what_each_document_gets_alone(texts, name, lang):
 @_draws
 @given(texts=st.lists(st.lists(st.sampled_from(PIECES + list(BOILERPLATE_PHRASE_HINTS)
                                               + [h.upper() for h in BOILERPLATE_PHRASE_HINTS]
-                                              + ["skip  to", "POLÍTICA", "polÍtica", "\u0130", "rights\nreserved"]),
+                                              + ["skip  to", "POLÍTICA", "polÍtica", "\u0130", "rights\nreserved", " ", "\n", "x", "中"]),
                                max_size=12).map("".join), max_size=12))
-def test_texts_noted_without_hints_hold_none(texts):
+def test_hints_found_from_a_batchs_chunks_are_the_texts_hints(texts):
     views = [TextView(t) for t in texts]
-    note_hintless(views)
+    count_batch(views, [None] * len(views), QualityConfig())
     assert [v.phrase_hints for v in views] == [[h for h in BOILERPLATE_PHRASE_HINTS if h in t.lower()] for t in texts]
 
 
