@@ -46,7 +46,7 @@ from corpusforge.core.dataset_card import CARD, write_card
 from corpusforge.core.shard_files import ShardFormat
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
-from corpusforge.pipeline.shards import WriteShards, finalize_shards, iter_rows_of, shard_name, shard_paths
+from corpusforge.pipeline.shards import WriteShards, WriteShardSets, finalize_shards, iter_rows_of, shard_name, shard_paths
 from corpusforge.pipeline.stats import (CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
@@ -316,20 +316,24 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
     facts.append(rejected_all | "FactsRejected" >> FactsOf(rejected_facts))
     for transform in before_writing["rejected"] if config.output.write_rejected else []:
         rejected_all = rejected_all | type(transform).__name__ >> transform
-    written = {"rejected": rejected_all | "WriteRejected" >> WriteShards(
+    writers = {"rejected": WriteShards(
         posixpath.join(out, "rejected"), REJECTED_SCHEMA, rejected_row, lambda r: f"{r.path}:{r.position}",
         lambda r: (r.source, r.path, r.position, r.reason), lambda r: min(len(r.raw), RAW_PREVIEW) + 64, target,
         fmt=fmt)}  # the preview is carried longer than it is written (RAW_CARRIED): sized as written
+    records = {"rejected": rejected_all, "docs": docs}
     schemas = segment.schemas
     annotations, details = schemas["removed"].field("annotations").type, schemas["removed"].field("details").type
-    written["docs"] = docs | "WriteDocs" >> WriteShards(
+    writers["docs"] = WriteShards(
         posixpath.join(out, "docs"), schemas["docs"], functools.partial(document_row, annotations=annotations),
         lambda d: d.id, _doc_sort_key, _doc_size, target, progress, fmt)
     if config.output.write_removed:
-        written["removed"] = removed_all | "WriteRemoved" >> WriteShards(
+        records["removed"] = removed_all
+        writers["removed"] = WriteShards(
             posixpath.join(out, "removed"), schemas["removed"],
             functools.partial(removed_row, annotations=annotations, details=details), lambda r: r.doc.id,
             _removed_sort_key, lambda r: _doc_size(r.doc), target, fmt=fmt)
+    # every shard in one step: on worker processes the clean and removed shards are written side by side
+    written = records | "WriteShards" >> WriteShardSets(writers)
     lists = {f"{name}-shards.json": infos for name, infos in written.items()}
     # in memory: facts are summed per bundle before they meet (a few per stage and bundle)
     lists["facts.json"] = facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()

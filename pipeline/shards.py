@@ -2,7 +2,8 @@
 
 ``WriteShards`` assigns each record to a shard by a stable hash of its key (the number of shards comes
 from the total size and the target size), sorts each shard by key and writes it (Arrow IPC stream, Parquet or
-JSON Lines: ``corpusforge.core.shard_files``) into a temporary directory. ``finalize_shards`` then
+JSON Lines: ``corpusforge.core.shard_files``) into a temporary directory. ``WriteShardSets`` writes several sets
+of records (a build's clean, removed and rejected ones) so, their shards grouped and written in one step. ``finalize_shards`` then
 names them ``part-00000-of-0000N.<suffix>`` in order and moves them into place. The bytes depend only on the
 records and the configuration, never on the runner, the number of workers or the order records arrived in.
 
@@ -20,7 +21,7 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.core.disk_grouping import GroupByKey, Reshuffle, spill_directory
+from corpusforge.core.disk_grouping import CoGroupByKey, Reshuffle, spill_directory
 from corpusforge.core import rundir
 from corpusforge.core.progress import Reporter
 from corpusforge.core.shard_files import ShardFormat, open_shard, shard_files, write_shard
@@ -78,9 +79,9 @@ def _batch(records: list) -> list:
     return Documents(records) if type(records[0]) is Document else records
 
 
-def _by_shard(records: list, n: int, shard_key: Callable[[Any], str]):
-    """A list of records -> ``(shard, [its records])`` for each of the ``n`` shards they go to (``stable_hash``
-    of the key); the lists are of the type of ``records`` (``Documents`` stay ``Documents``)."""
+def _by_shard(records: list, n: int, shard_key: Callable[[Any], str], name: str):
+    """A list of records -> ``((name, shard), [its records])`` for each of the ``n`` shards they go to
+    (``stable_hash`` of the key); the lists are of the type of ``records`` (``Documents`` stay ``Documents``)."""
     shards: dict[int, list] = {}
     kind = type(records)
     for record in records:
@@ -88,7 +89,7 @@ def _by_shard(records: list, n: int, shard_key: Callable[[Any], str]):
         if part is None:
             part = shards[index] = kind()
         part.append(record)
-    return list(shards.items())
+    return [((name, index), part) for index, part in shards.items()]
 
 
 class _WriteShard(beam.DoFn):
@@ -117,6 +118,27 @@ class _WriteShard(beam.DoFn):
         yield {"index": index, "path": path, "rows": rows, "bytes": size}
 
 
+class _WriteShardSets(beam.DoFn):
+    """``((name, shard), {name: [lists of its records], other names: []})`` -> the shard written by
+    ``writers[name]``, tagged ``name``."""
+
+    def __init__(self, writers: dict[str, _WriteShard]):
+        self.writers = writers
+
+    def setup(self):
+        for writer in self.writers.values():
+            writer.setup()
+
+    def finish_bundle(self):
+        for writer in self.writers.values():
+            writer.finish_bundle()
+
+    def process(self, element):
+        (name, index), grouped = element
+        for written in self.writers[name].process((index, grouped[name])):
+            yield beam.pvalue.TaggedOutput(name, written)
+
+
 class WriteShards(beam.PTransform):
     """Write records as sorted shards of about ``target_bytes`` each into ``tmp_dir``, in ``fmt``.
 
@@ -136,6 +158,13 @@ class WriteShards(beam.PTransform):
         self.shard_key, self.sort_key, self.size_of, self.target_bytes = shard_key, sort_key, size_of, target_bytes
 
     def expand(self, records):
+        return ({"shards": records} | WriteShardSets({"shards": self}))["shards"]
+
+    def writer(self) -> _WriteShard:
+        return _WriteShard(self.tmp_dir, self.schema, self.to_row, self.sort_key, self.progress, self.fmt)
+
+    def by_shard(self, records, name: str):
+        """``records`` -> ``((name, shard), [its records])`` lists, ready to group by shard."""
         target = self.target_bytes
         held = records | "Sizes" >> beam.ParDo(_HoldRecords(self.size_of)).with_outputs(SIZES, main="lists")
         # Without Beam's default for an empty input (~4 more steps set up and run by every build): with no
@@ -150,14 +179,42 @@ class WriteShards(beam.PTransform):
             # AssignShard waits for the total size (a side input): on a runner that shuffles in memory, the lists
             # wait on disk meanwhile (Reshuffle in disk_grouping), or every record would be held until then
             lists = lists | "WaitOnDisk" >> Reshuffle()
-        return (
-            lists
-            | "AssignShard" >> beam.FlatMap(_by_shard, n=beam.pvalue.AsSingleton(num_shards, default_value=1),
-                                            shard_key=self.shard_key)
-            | "GroupByShard" >> GroupByKey()
-            | "WriteShard" >> beam.ParDo(_WriteShard(self.tmp_dir, self.schema, self.to_row, self.sort_key, self.progress,
-                                                    self.fmt))
+        return lists | "AssignShard" >> beam.FlatMap(_by_shard, n=beam.pvalue.AsSingleton(num_shards, default_value=1),
+                                                     shard_key=self.shard_key, name=name)
+
+
+class WriteShardSets(beam.PTransform):
+    """Several ``WriteShards`` at once: ``{name: records}`` -> ``{name: one dict per shard written}``, each set of
+    records written by ``writers[name]`` as if on its own (the same files), their shards grouped and written in one
+    step. A runner that splits a step's groups between its workers (Beam's multi-process DirectRunner) then
+    writes the clean and the removed shard of a small build at the same time, one on each worker, where two steps
+    each wrote theirs on one worker while the other waited."""
+
+    def __init__(self, writers: dict[str, WriteShards]):
+        super().__init__()
+        self.writers = writers
+
+    def expand(self, sets):
+        names = list(self.writers)
+        keyed = {name: sets[name] | f"Assign{name.title()}" >> _Assigned(self.writers[name], name) for name in names}
+        # a CoGroupByKey (the keys are (name, shard)): on local disk, each set waits in runs of its own, not in a
+        # Flatten of all of them
+        written = (
+            keyed
+            | "GroupByShard" >> CoGroupByKey()
+            | "WriteShard" >> beam.ParDo(_WriteShardSets({name: self.writers[name].writer() for name in names}))
+            .with_outputs(*names)
         )
+        return {name: written[name] for name in names}
+
+
+class _Assigned(beam.PTransform):
+    def __init__(self, writer: WriteShards, name: str):
+        super().__init__()
+        self.writer, self.name = writer, name
+
+    def expand(self, records):
+        return self.writer.by_shard(records, self.name)
 
 
 def shard_name(number: int, count: int, fmt: ShardFormat) -> str:

@@ -77,7 +77,7 @@ def test_without_spilling_the_build_uses_beams_own_shuffles(tmp_path):
     """The check above can fail: with output.spill_text=false, records cross Beam's shuffles (as on Dataflow)."""
     (graph,) = _graphs(tmp_path, "--set", "output.spill_text=false")
     waiting = _record_shuffles(graph)
-    assert any("ExactDedup" in w for w in waiting) and any("WriteDocs" in w for w in waiting)
+    assert any("ExactDedup" in w for w in waiting) and any("WriteShards/GroupByShard" in w for w in waiting)
 
 
 def test_a_small_corpus_keeps_beams_faster_starting_shuffles(tmp_path):

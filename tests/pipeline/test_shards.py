@@ -55,3 +55,42 @@ def test_stable_hash_is_pinned():
     # Shard assignment depends on this value: a change would move documents between shards across versions.
     assert stable_hash("abc") == 0xd8bb14d833d59559
     assert stable_hash("abc") != stable_hash("abd")
+
+
+def _row_with_pid(record: str) -> dict:
+    import os
+
+    return {"id": record, "pid": os.getpid()}
+
+
+@pytest.mark.timeout(300)
+def test_sets_of_shards_are_written_side_by_side_on_two_worker_processes(tmp_path):
+    """WriteShardSets groups every set's shards in one step, which Beam's multi-process runner splits between its
+    workers by key: the clean and the removed shard of a small build (one each) are written at the same time,
+    one on each worker, where each set's own step wrote its one shard on one worker while the other waited."""
+    import pyarrow as pa
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from corpusforge.core.direct_runner import DirectRunner, run_pipeline
+    from corpusforge.pipeline.shards import WriteShardSets
+
+    schema = pa.schema([("id", pa.string()), ("pid", pa.int64())])
+    writers = {name: WriteShards(str(tmp_path / name), schema, _row_with_pid, lambda r: r, lambda r: r, len, 10_000)
+               for name in ("docs", "removed")}
+    for name in writers:
+        rundir.make_scratch(str(tmp_path), name)
+    options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    pipeline = beam.Pipeline(runner=DirectRunner(), options=options)
+    sets = {name: pipeline | f"Create{name}" >> beam.Create([f"{name}-{i:03d}" for i in range(50)]) for name in writers}
+    written = sets | WriteShardSets(writers)
+    for name, infos in written.items():
+        _ = (infos | f"List{name}" >> beam.combiners.ToList()
+             | f"Save{name}" >> beam.Map(lambda xs, path: write_json(path, xs), str(tmp_path / f"{name}.json")))
+    run_pipeline(pipeline).wait_until_finish()
+    pids = {}
+    for name in writers:
+        (shard,) = read_json(str(tmp_path / f"{name}.json"))
+        table = open_shard(shard["path"], schema).read_all()
+        assert table.column("id").to_pylist() == [f"{name}-{i:03d}" for i in range(50)]
+        pids[name] = set(table.column("pid").to_pylist())
+    assert len(pids["docs"]) == len(pids["removed"]) == 1 and pids["docs"] != pids["removed"]
