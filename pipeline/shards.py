@@ -21,7 +21,7 @@ import pyarrow as pa
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from corpusforge.core.disk_grouping import CoGroupByKey, Reshuffle, spill_directory
+from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey, Reshuffle, spill_directory
 from corpusforge.core import rundir
 from corpusforge.core.progress import Reporter
 from corpusforge.core.shard_files import ShardFormat, open_shard, shard_files, write_shard
@@ -119,8 +119,8 @@ class _WriteShard(beam.DoFn):
 
 
 class _WriteShardSets(beam.DoFn):
-    """``((name, shard), {name: [lists of its records], other names: []})`` -> the shard written by
-    ``writers[name]``, tagged ``name``."""
+    """``((name, shard), {name: [lists of its records], other names: []})`` (or ``((name, shard), [lists])``) -> the
+    shard written by ``writers[name]``, tagged ``name``."""
 
     def __init__(self, writers: dict[str, _WriteShard]):
         self.writers = writers
@@ -135,7 +135,8 @@ class _WriteShardSets(beam.DoFn):
 
     def process(self, element):
         (name, index), grouped = element
-        for written in self.writers[name].process((index, grouped[name])):
+        parts = grouped[name] if isinstance(grouped, dict) else grouped  # a CoGroupByKey's, or one set's GroupByKey's
+        for written in self.writers[name].process((index, parts)):
             yield beam.pvalue.TaggedOutput(name, written)
 
 
@@ -186,9 +187,11 @@ class WriteShards(beam.PTransform):
 class WriteShardSets(beam.PTransform):
     """Several ``WriteShards`` at once: ``{name: records}`` -> ``{name: one dict per shard written}``, each set of
     records written by ``writers[name]`` as if on its own (the same files), their shards grouped and written in one
-    step. A runner that splits a step's groups between its workers (Beam's multi-process DirectRunner) then
-    writes the clean and the removed shard of a small build at the same time, one on each worker, where two steps
-    each wrote theirs on one worker while the other waited."""
+    step when the build's shuffles wait on local disk (``corpusforge.core.disk_grouping.spilling_to``). A runner
+    that splits a step's groups between its workers (Beam's multi-process DirectRunner) then writes the clean and
+    the removed shard at the same time, one on each worker, where two steps each wrote theirs on one worker while
+    the other waited. With Beam's in-memory shuffles each set keeps its own step: Beam's CoGroupByKey would pass
+    every record through one more buffer (a Flatten), which costs more than the overlap saves on a small build."""
 
     def __init__(self, writers: dict[str, WriteShards]):
         super().__init__()
@@ -197,8 +200,16 @@ class WriteShardSets(beam.PTransform):
     def expand(self, sets):
         names = list(self.writers)
         keyed = {name: sets[name] | f"Assign{name.title()}" >> _Assigned(self.writers[name], name) for name in names}
-        # a CoGroupByKey (the keys are (name, shard)): on local disk, each set waits in runs of its own, not in a
-        # Flatten of all of them
+        if spill_directory() is None:
+            # Beam's in-memory CoGroupByKey flattens its inputs into one more buffer, which every record would cross
+            # (encoded and decoded once more): each set has its own step then, as WriteShards alone
+            return {name: (keyed[name]
+                           | f"GroupByShard{name.title()}" >> GroupByKey()
+                           | f"WriteShard{name.title()}" >> beam.ParDo(_WriteShardSets({name: self.writers[name].writer()}))
+                           .with_outputs(name))[name]
+                    for name in names}
+        # on local disk (corpusforge.core.disk_grouping) a CoGroupByKey on (name, shard): each set writes its runs
+        # in the step that made it and only their references meet, so no record crosses one more buffer
         written = (
             keyed
             | "GroupByShard" >> CoGroupByKey()

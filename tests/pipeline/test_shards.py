@@ -65,13 +65,14 @@ def _row_with_pid(record: str) -> dict:
 
 @pytest.mark.timeout(300)
 def test_sets_of_shards_are_written_side_by_side_on_two_worker_processes(tmp_path):
-    """WriteShardSets groups every set's shards in one step, which Beam's multi-process runner splits between its
-    workers by key: the clean and the removed shard of a small build (one each) are written at the same time,
+    """With shuffles on local disk WriteShardSets groups every set's shards in one step, which Beam's multi-process
+    runner splits between its workers by key: the clean and the removed shard of a small build (one each) are written at the same time,
     one on each worker, where each set's own step wrote its one shard on one worker while the other waited."""
     import pyarrow as pa
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from corpusforge.core.direct_runner import DirectRunner, run_pipeline
+    from corpusforge.core.disk_grouping import spilling_to
     from corpusforge.pipeline.shards import WriteShardSets
 
     schema = pa.schema([("id", pa.string()), ("pid", pa.int64())])
@@ -82,7 +83,8 @@ def test_sets_of_shards_are_written_side_by_side_on_two_worker_processes(tmp_pat
     options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
     pipeline = beam.Pipeline(runner=DirectRunner(), options=options)
     sets = {name: pipeline | f"Create{name}" >> beam.Create([f"{name}-{i:03d}" for i in range(50)]) for name in writers}
-    written = sets | WriteShardSets(writers)
+    with spilling_to(str(tmp_path / "spill")):  # shuffles on local disk, as a build's past output.disk_shuffle_mb
+        written = sets | WriteShardSets(writers)
     for name, infos in written.items():
         _ = (infos | f"List{name}" >> beam.combiners.ToList()
              | f"Save{name}" >> beam.Map(lambda xs, path: write_json(path, xs), str(tmp_path / f"{name}.json")))
