@@ -163,7 +163,7 @@ def _mask(table: text.ChunkTable, key, predicate) -> np.ndarray:
         if column is None:
             if len(table.masks) >= 32:  # stop-word sets of configs with extra words: a few per run
                 table.masks.clear()
-            column = table.masks[key] = text._Column(bool)
+            column = table.masks[key] = text.GrowingColumn(bool)
         column.items.extend(map(predicate, table.lowers[len(column.items):]))
         return column.read()
 

@@ -344,7 +344,7 @@ Chunk = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], int, str, int, 
 _NEW_SENTENCE = re.compile("E+W")  # count_sentences: a word after a sentence end (since the last word) starts one
 
 
-class _Column:
+class GrowingColumn:
     """A column of ints appended one by one (an ``array.array``: cheap per item, and nothing for the garbage collector
     to walk, which a list of a million ints made a full collection do) and read as a numpy array by a batch: only the
     items added since the last read are copied into the array (grown by doubling). With ``width``, rows of that many
@@ -400,10 +400,10 @@ class ChunkTable:
         self.content_ids: dict[str, int] = {}
         self.lower_ids: dict[str, int] = {}
         self.lowers: list[str] = []  # each lower-case word's string, by number
-        self.chunks = _Column(np.int32, width=11)
-        self.words = _Column(np.int32, width=3)
+        self.chunks = GrowingColumn(np.int32, width=11)
+        self.words = GrowingColumn(np.int32, width=3)
         self.size = 0
-        self.masks: dict[object, _Column] = {}  # a test of each lower-case word, by number (batch_counts)
+        self.masks: dict[object, GrowingColumn] = {}  # a test of each lower-case word, by number (batch_counts)
 
     def add(self, chunk: str, tokens: tuple[str, ...], content: tuple[str, ...], lower: tuple[str, ...], letters: int,
             marks: str) -> Chunk:
