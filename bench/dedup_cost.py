@@ -172,10 +172,11 @@ for rec, node in zip(records, nodes):
     line_packs.add(list({r[0] for r in rec if r[0] is not None}), node)
     sentence_packs.add(list(set(sentence_keys_after_lines(rec, set(), lines.min_words))), node)
 line_drops, sentence_drops = collections.defaultdict(set), collections.defaultdict(set)
-for shard, pack in sorted(line_packs.packs.items()):
+line_packs, sentence_packs = line_packs.packs(), sentence_packs.packs()
+for shard, pack in line_packs:
     for doc_id, key in shard_drops(lines.max_occurrences)((shard, [pack])):
         line_drops[doc_id].add(key)
-for shard, pack in sorted(sentence_packs.packs.items()):
+for shard, pack in sentence_packs:
     for doc_id, key in shard_drops(sentences.max_occurrences, "boilerplate_sentences")((shard, [pack])):
         sentence_drops[doc_id].add(key)
 docs = [Document(node[2], t, "web") for node, t in zip(nodes, texts)]
@@ -205,7 +206,7 @@ if step == "line_records":
 elif step == "shard_drops":
     for packs, config, counter in ((line_packs, lines, "boilerplate_lines"),
                                    (sentence_packs, sentences, "boilerplate_sentences")):
-        for shard, pack in sorted(packs.packs.items()):
+        for shard, pack in packs:
             list(shard_drops(config.max_occurrences, counter)((shard, [pack])))
 elif step == "removal":
     [removal(doc) for doc in docs]

@@ -6,9 +6,12 @@ every document that holds it except the best-ranked one. Documents that lost lin
 """
 from __future__ import annotations
 
+import array
 import collections
+import itertools
 
 import apache_beam as beam
+import numpy as np
 from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
@@ -19,8 +22,9 @@ from corpusforge.pipeline.dedup.text import count_words, normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "line_dedup_too_short"
-# (key, node) records travel packed by key shard: a document has ~10 lines and ~20 sentences, and one Beam
-# element per key cost more than the key (coding, grouping and framing each, most of sentence dedup's time).
+# (key, node) records travel packed by key shard, as columns (KeysByShard): a document has ~10 lines and ~20
+# sentences, and one Beam element per key cost more than the key (coding, grouping and framing each, most of
+# sentence dedup's time).
 # A DoFn sends what it holds once it has this many records, and at the end of each bundle.
 KEY_SHARDS = 1024
 KEY_FLUSH_RECORDS = 1 << 18
@@ -73,11 +77,13 @@ def boilerplate_drops(max_occurrences: int, counter: str = "boilerplate_lines"):
 
 
 def shard_drops(max_occurrences: int, counter: str = "boilerplate_lines", listed: bool = False):
-    """``(shard, [[(key, node)...]...])`` -> what ``boilerplate_drops`` yields for each key of the shard, the
-    shard's records gathered by key first (a shard holds 1/KEY_SHARDS of all keys). Only the keys in more
-    than ``max_occurrences`` records go to ``boilerplate_drops`` (which yields nothing for the others): most
-    lines and sentences are in one document. ``listed``: the shard's drops as one list (none when empty), one
-    Beam element instead of one per drop (for ``AsGrouped.of(..., lists=True)``)."""
+    """``(shard, [packs])`` (``KeysByShard``'s) -> what ``boilerplate_drops`` yields for each key of the shard
+    in more than ``max_occurrences`` records, keys in ascending order, each key's nodes in the order the packs
+    hold them (``boilerplate_drops`` yields nothing for the others: most lines and sentences are in one
+    document). The keys are counted with numpy (a stable sort, then run lengths): no Python object per record;
+    only the records of keys found too often become ``(rank, score, id)`` nodes. ``listed``: the shard's drops
+    as one list (none when empty), one Beam element instead of one per drop (for
+    ``AsGrouped.of(..., lists=True)``)."""
     drops = boilerplate_drops(max_occurrences, counter)
     if listed:
         one_by_one = shard_drops(max_occurrences, counter)
@@ -89,38 +95,86 @@ def shard_drops(max_occurrences: int, counter: str = "boilerplate_lines", listed
 
     def shard(group):
         _, packs = group
-        nodes: collections.defaultdict[int, list] = collections.defaultdict(list)
-        for pack in packs:
-            for key, node in pack:
-                nodes[key].append(node)
-        for key in sorted(key for key, found in nodes.items() if len(found) > max_occurrences):
-            yield from drops((key, nodes[key]))
+        packs = list(packs)
+        keys = np.frombuffer(b"".join([pack[0] for pack in packs]), np.int64)
+        if len(keys) <= max_occurrences:
+            return
+        ordered = np.sort(keys)
+        if max_occurrences:  # a key in more than max_occurrences records: its run is longer than that
+            repeated = ordered[max_occurrences:][ordered[max_occurrences:] == ordered[:-max_occurrences]]
+            if not len(repeated):  # most shards: no line or sentence of theirs is in that many documents
+                return
+            heavy = set(repeated.tolist())
+        else:
+            heavy = set(keys.tolist())
+        found = collections.defaultdict(list)  # their records, in the order the packs hold them
+        for index, key in enumerate(keys.tolist()):
+            if key in heavy:
+                found[key].append(index)
+        heavy = sorted(found)
+        records = np.array([index for key in heavy for index in found[key]])
+        ranks = np.frombuffer(b"".join([pack[1] for pack in packs]), np.int8)[records].tolist()
+        scores = np.frombuffer(b"".join([pack[2] for pack in packs]), np.float64)[records].tolist()
+        ids = list(itertools.chain.from_iterable(pack[3] for pack in packs))
+        nodes = zip(ranks, scores, [ids[index] for index in records.tolist()])
+        for key in heavy:
+            yield from drops((key, list(itertools.islice(nodes, len(found[key])))))
     return shard
 
 
 class KeysByShard(beam.DoFn):
-    """Base of a DoFn that emits ``(key, node)`` records: ``add`` them, and they leave tagged KEYS as
-    ``(shard, [(key, node)...])`` packs (``KEY_SHARDS``, ``KEY_FLUSH_RECORDS``), for ``shard_drops``."""
+    """Base of a DoFn that emits ``(key, node)`` records (key: a signed 64-bit int; node: ``node_of``'s
+    ``(rank, score, id)``, rank 0 or 1): ``add`` them, and they leave tagged KEYS as ``(shard, pack)``
+    (``KEY_SHARDS``, ``KEY_FLUSH_RECORDS``; shard ``key % KEY_SHARDS``) for ``shard_drops``.
+
+    A pack holds its records as columns, ``(keys, ranks, scores, ids)``: the keys' int64, ranks' int8 and
+    scores' float64 bytes and the list of ids, in the order they were added. Held, a record costs its key's 8
+    bytes and a document's node is kept once; Beam codes bytes and a list of strings in compiled code, not a
+    tuple of four objects per record (~51 coded bytes a record with 32-character ids against ~59, and about a
+    fifth of the time to code and decode: ``bench/key_packs.py``)."""
 
     def start_bundle(self):
         self._empty_packs()
 
     def _empty_packs(self) -> None:
-        self.packs: collections.defaultdict[int, list] = collections.defaultdict(list)  # no new list per key
-        self.held = 0
+        self.keys = array.array("q")  # every record's key, in order
+        self.nodes: list = []  # each document's node
+        self.ends = array.array("q")  # where each document's keys end in ``keys``
 
     def add(self, keys, node) -> list:
-        """Hold ``(key, node)`` for every key; the packs to emit now (none until enough are held)."""
-        packs, shards = self.packs, KEY_SHARDS  # a local: no global look-up per key
-        for key in keys:
-            packs[key % shards].append((key, node))
-        self.held += len(keys)
-        return self._drain() if self.held >= KEY_FLUSH_RECORDS else []
+        """Hold ``(key, node)`` for every key of ``keys`` (an iterable, read once); the packs to emit now (none
+        until enough are held)."""
+        held = self.keys
+        held.extend(keys)
+        self.nodes.append(node)
+        self.ends.append(len(held))
+        return self._drain() if len(held) >= KEY_FLUSH_RECORDS else []
+
+    def packs(self) -> list:
+        """The ``(shard, pack)`` of what is held, by shard, and holds nothing after."""
+        if not self.keys:
+            self._empty_packs()
+            return []
+        keys = np.frombuffer(self.keys, np.int64)
+        owners = np.repeat(np.arange(len(self.nodes)), np.diff(np.frombuffer(self.ends, np.int64), prepend=0))
+        shards = np.remainder(keys, KEY_SHARDS)  # Python's %: in 0 .. KEY_SHARDS - 1 for negative keys too
+        order = np.argsort(shards, kind="stable")  # stable: each shard's records in the order added
+        shards, owners = shards[order], owners[order]
+        ranks, scores, ids = zip(*self.nodes)
+        keys = keys[order].tobytes()
+        ranks = np.array(ranks, np.int8)[owners].tobytes()
+        scores = np.array(scores, np.float64)[owners].tobytes()
+        ids = np.array(ids, dtype=object)[owners].tolist()
+        starts = np.flatnonzero(np.concatenate(([True], shards[1:] != shards[:-1])))
+        numbers = shards[starts].tolist()
+        starts = starts.tolist()
+        ends = starts[1:] + [len(ids)]
+        self._empty_packs()
+        return [(shard, (keys[8 * start:8 * end], ranks[start:end], scores[8 * start:8 * end], ids[start:end]))
+                for shard, start, end in zip(numbers, starts, ends)]
 
     def _drain(self) -> list:
-        packs = [beam.pvalue.TaggedOutput(KEYS, item) for item in sorted(self.packs.items())]
-        self._empty_packs()
-        return packs
+        return [beam.pvalue.TaggedOutput(KEYS, item) for item in self.packs()]
 
     def finish_bundle(self):
         for packed in self._drain():

@@ -1,6 +1,7 @@
 """The pure pieces of the Beam transforms (verdicts, bucket pairs, line keys) and the config section."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -87,10 +88,70 @@ def test_keys_packed_by_shard_give_the_drops_of_keys_grouped_one_by_one(monkeypa
     packs += [out.value.value for out in fn.finish_bundle()]
     grouped: dict = {}
     for shard, pack in packs:
-        assert 0 <= shard < KEY_SHARDS and all(key % KEY_SHARDS == shard for key, _ in pack)
+        keys = np.frombuffer(pack[0], np.int64).tolist()
+        assert 0 <= shard < KEY_SHARDS and keys and all(key % KEY_SHARDS == shard for key in keys)
         grouped.setdefault(shard, []).append(pack)
     fast = sorted(pair for item in grouped.items() for pair in shard_drops(3)(item))
     assert fast == reference and len(reference) > 100
+
+
+def drops_by_definition(docs, max_occurrences):
+    """The drops of ``(node, keys)`` documents one key at a time: each key's ``(key, node)`` records in the
+    order added, ``boilerplate_drops`` of every key, keys in ascending order (what ``shard_drops`` promises)."""
+    by_key: dict = {}
+    for node, keys in docs:
+        for key in keys:
+            by_key.setdefault(key, []).append(node)
+    drops = boilerplate_drops(max_occurrences)
+    return [pair for key in sorted(by_key) for pair in drops((key, by_key[key]))]
+
+
+def packed_drops(docs, max_occurrences, bundles):
+    """The drops of the same documents through ``KeysByShard`` packs, ``bundles`` bundles (each its own packs),
+    grouped by shard in the order the packs left, then ``shard_drops`` of each shard."""
+    from corpusforge.pipeline.dedup.lines import KEY_SHARDS, KeysByShard, shard_drops
+
+    fn, grouped = KeysByShard(), {}
+    for part in range(bundles):
+        fn.start_bundle()
+        out = [pack.value for node, keys in docs[part::bundles] for pack in fn.add(keys, node)]
+        out += [pack.value.value for pack in fn.finish_bundle()]
+        for shard, pack in out:
+            assert all(key % KEY_SHARDS == shard for key in np.frombuffer(pack[0], np.int64).tolist())
+            grouped.setdefault(shard, []).append(pack)
+    found = {shard: list(shard_drops(max_occurrences)((shard, packs))) for shard, packs in grouped.items()}
+    return found
+
+
+# Hostile key records: a key twice in one document (each is a record), negative keys and keys equal mod
+# KEY_SHARDS (few distinct keys, most in one shard), documents without keys, nodes tied on rank and score or
+# equal (documents sharing an id), more than max_occurrences records of a key.
+_KEYS = st.sampled_from([0, 1, -1, 1024, -1024, 2048, 1023, -1023, 7 * 1024 + 5, 5, 2 ** 63 - 1, -2 ** 63,
+                         -2 ** 63 + 1024]) | st.integers(-2 ** 63, 2 ** 63 - 1)
+_NODES = st.tuples(st.integers(0, 1), st.sampled_from([0.0, -0.5, -0.9, -1e300, 0.25]),
+                   st.sampled_from(["a", "b", "c", "d-1", "é", ""]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_NODES, st.lists(_KEYS, max_size=12)), max_size=40), st.integers(0, 4),
+       st.integers(1, 3), st.sampled_from([None, 1, 7]))
+def test_packed_key_columns_give_the_drops_of_each_key_one_by_one(docs, max_occurrences, bundles, flush):
+    from corpusforge.pipeline.dedup import lines
+    from corpusforge.pipeline.dedup.lines import KEY_SHARDS
+
+    saved = lines.KEY_FLUSH_RECORDS
+    lines.KEY_FLUSH_RECORDS = flush or saved  # packs sent every few records, or at the bundle's end
+    try:
+        found = packed_drops(docs, max_occurrences, bundles)
+    finally:
+        lines.KEY_FLUSH_RECORDS = saved
+    # per shard: exactly the drops of its keys, in the definition's order (documents in the order added)
+    ordered = [doc for part in range(bundles) for doc in docs[part::bundles]]
+    expected = drops_by_definition(ordered, max_occurrences)
+    for shard, drops in found.items():
+        assert drops == [(doc_id, key) for doc_id, key in expected if key % KEY_SHARDS == shard]
+        assert all(type(key) is int for _, key in drops)  # Python ints: np.int64 would be pickled by Beam
+    assert sum(map(len, found.values())) == len(expected)
 
 
 def test_banding_from_threshold_or_explicit():

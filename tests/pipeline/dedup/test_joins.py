@@ -267,10 +267,15 @@ def test_a_shards_drops_as_one_list_are_its_drops_one_by_one():
     # side-input joins take each key shard's drops as one Beam element (AsGrouped.of(..., lists=True))
     import random
 
-    from corpusforge.pipeline.dedup.lines import shard_drops
+    from corpusforge.pipeline.dedup.lines import KEY_SHARDS, KeysByShard, shard_drops
 
     rng = random.Random(3)
-    packs = [[(rng.randrange(6), (rng.randrange(2), 0.0, f"d{rng.randrange(9)}")) for _ in range(30)] for _ in range(3)]
+    fn, packs = KeysByShard(), []
+    for _ in range(3):
+        fn.start_bundle()
+        for _ in range(30):
+            fn.add([rng.randrange(6) * KEY_SHARDS], (rng.randrange(2), 0.0, f"d{rng.randrange(9)}"))
+        packs += [pack for _, pack in fn.packs()]
     one_by_one = list(shard_drops(2)((0, packs)))
     assert one_by_one and list(shard_drops(2, listed=True)((0, packs))) == [one_by_one]
     assert list(shard_drops(100, listed=True)((0, packs))) == []  # no list for a shard without drops
