@@ -27,6 +27,7 @@ import pathlib
 from typing import Any, Iterator
 
 from corpusforge.core.errors import UserError
+from corpusforge.core.files import sha256_of
 
 WEIGHTS = "model.safetensors"
 
@@ -105,8 +106,7 @@ def check_file_digests(directory: str | pathlib.Path, recorded: Any, record: str
         if not path.is_file():
             continue
         try:
-            with open(path, "rb") as handle:
-                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            digest = sha256_of(path)
         except OSError as exc:
             raise UserError(f"{path}: cannot read it ({exc.strerror or exc}); check the model directory's "
                             "permissions") from None
@@ -134,8 +134,7 @@ def export_digests(directory: str | pathlib.Path) -> dict[str, str]:
     out = {}
     for path in sorted(directory.rglob("*")):
         if path.is_file() and (path.suffix == ".safetensors" or path.name == "tokenizer.json"):
-            with open(path, "rb") as handle:
-                out[path.relative_to(directory).as_posix()] = hashlib.file_digest(handle, "sha256").hexdigest()
+            out[path.relative_to(directory).as_posix()] = sha256_of(path)
     return out
 
 

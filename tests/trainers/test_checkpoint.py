@@ -17,6 +17,7 @@ import torch
 from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.model import Transformer, model_config
+from tests.fuzz.configs import member_data_offset
 from tests.runs import train_on
 from tests.trainers.test_train import config, params
 
@@ -90,11 +91,7 @@ def test_a_checkpoint_with_one_changed_bit_is_refused(tmp_path, seed):
     with zipfile.ZipFile(path) as archive:
         member = rng.choice([i for i in archive.infolist() if i.file_size])
     data = bytearray(path.read_bytes())
-    # the member's data follows its local header: 30 bytes, then its name and extra field (torch pads the local
-    # extra field to align tensors, so its length is read from the local header, not the central directory)
-    name_len, extra_len = (int.from_bytes(data[member.header_offset + k:member.header_offset + k + 2], "little")
-                           for k in (26, 28))
-    data[member.header_offset + 30 + name_len + extra_len + rng.randrange(member.file_size)] ^= 1 << rng.randrange(8)
+    data[member_data_offset(data, member) + rng.randrange(member.file_size)] ^= 1 << rng.randrange(8)
     path.write_bytes(bytes(data))
     with pytest.raises(UserError, match="is damaged|not a readable checkpoint") as info:
         ckpt.load_checkpoint(path)
