@@ -77,7 +77,7 @@ def _reading(path: str):
         yield from _batches(path)
     except FileNotFoundError:
         raise UserError(f"{path} is missing: the token shards are incomplete (run `corpusforge tokenize`)") from None
-    except (ValueError, OSError, EOFError) as exc:  # pa.ArrowInvalid: a cut or foreign file
+    except (ValueError, OSError, EOFError, pa.ArrowException) as exc:  # pa.ArrowInvalid: a cut or foreign file
         raise UserError(f"{path} is not a readable token shard ({' '.join(str(exc).split())[:160]}); run "
                         "`corpusforge tokenize` again") from None
 

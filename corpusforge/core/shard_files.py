@@ -219,11 +219,11 @@ class ShardReader:
     @contextlib.contextmanager
     def _reading(self) -> Iterator[None]:
         """A read that fails (a cut or foreign file: ``pa.ArrowInvalid`` and ``json.JSONDecodeError`` are
-        ValueErrors; a short read an OSError or EOFError) is one line naming the shard: changed since it was
+        ValueErrors; a short read an OSError or EOFError; any other pyarrow error) is one line naming the shard: changed since it was
         opened (``FileWatch``), or not readable."""
         try:
             yield
-        except (ValueError, OSError, EOFError) as exc:
+        except (ValueError, OSError, EOFError, pa.ArrowException) as exc:
             change = self._watch.change() if self._watch is not None else None
             if change:
                 raise UserError(f"{self.path} {change} while it was read ({_short(exc)}); something else writes to "
@@ -336,20 +336,25 @@ class _StreamBatches:
         framing is read here (Arrow's IPC format: 0xFFFFFFFF, the metadata's length, the ``Message`` flatbuffer,
         the body of its ``bodyLength``), reading the flatbuffer's two fields needed: ``header_type`` (3: a record
         batch) and ``bodyLength``."""
+        size = self._source.size()
+        if position >= size:
+            if position > size:
+                raise EOFError(f"the stream's last message runs past its end ({size:,} bytes)")
+            return None  # the file's end (a stream without its end-of-stream marker)
         self._source.seek(position)
         prefix = self._source.read(8)
-        if len(prefix) < 4 or (prefix[:4] == b"\xff\xff\xff\xff" and prefix[4:8] == b"\0\0\0\0"):
-            return None  # the file's end, or the end-of-stream marker
-        if prefix[:4] == b"\0\0\0\0":
-            return None  # the end-of-stream marker of the format before 0.15
+        if prefix in (b"\xff\xff\xff\xff\0\0\0\0", b"\0\0\0\0"):
+            return None  # the end-of-stream marker (of the format before 0.15: 4 zero bytes)
         if len(prefix) < 8 or prefix[:4] != b"\xff\xff\xff\xff":
             raise pa.ArrowInvalid(f"no message at byte {position:,}")
         length = int.from_bytes(prefix[4:8], "little", signed=True)
-        meta = self._source.read(length)
-        if length <= 0 or len(meta) != length:
+        meta = self._source.read(length) if 0 < length <= size - position - 8 else b""
+        if len(meta) < 8:
             raise EOFError(f"the stream ends inside a message's metadata at byte {position:,}")
         table = int.from_bytes(meta[0:4], "little")
         vtable = table - int.from_bytes(meta[table:table + 4], "little", signed=True)
+        if not (0 <= vtable <= length - 4 and 4 <= table <= length - 4):
+            raise pa.ArrowInvalid(f"the message at byte {position:,} is damaged")
         fields = int.from_bytes(meta[vtable:vtable + 2], "little")
 
         def field(number: int, size: int) -> int:
@@ -360,7 +365,10 @@ class _StreamBatches:
         if field(1, 1) != 3:
             raise pa.ArrowInvalid(f"the message at byte {position:,} is not a record batch (corpusforge writes "
                                   "no dictionaries)")
-        return position + 8 + length + field(3, 8)
+        body = field(3, 8)
+        if body < 0:
+            raise pa.ArrowInvalid(f"the message at byte {position:,} is damaged")
+        return position + 8 + length + body
 
     def _locate(self, index: int) -> int | None:
         """Where batch ``index``'s message starts, or None past the last batch."""
@@ -415,6 +423,8 @@ def _read_jsonl(raw, path: str, schema: pa.Schema | None) -> list[pa.RecordBatch
     stream = pa.CompressedInputStream(raw, codec) if codec else raw
     # split on "\n" only: json.dumps leaves U+2028, U+2029 and U+0085 in strings, which splitlines() breaks at
     rows = [json.loads(line) for line in stream.read().decode("utf-8").split("\n") if line]
+    if not all(isinstance(row, dict) for row in rows):
+        raise ValueError("a line that is not a JSON object")
     # Python values to Arrow: strings stay strings (pyarrow.json would make an ISO date in an id a timestamp);
     # one table, so every batch has the types inferred from all rows.
     return pa.Table.from_pylist(rows, schema=schema).to_batches(ROWS_PER_BATCH) if rows else []
