@@ -7,8 +7,9 @@
     run.to_pandas("rejected")
     run.tokens["train"].count_rows()                       # when tokenize ran
 
-Parquet shards are scanned lazily (a filter or column selection reads only what it needs); local Arrow shards
-are memory-mapped, so only the pages a scan touches are read; JSON Lines shards (and remote Arrow shards) are
+Parquet shards are scanned lazily (a filter or column selection reads only what it needs); local Arrow stream
+shards are memory-mapped, so only the pages a scan touches are read (the one map of corpusforge's own outputs left:
+don't rewrite a run such a dataset is open on, docs/outputs.md); JSON Lines shards (and remote Arrow shards) are
 read into memory when an output is first used.
 """
 from __future__ import annotations

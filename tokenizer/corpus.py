@@ -1,8 +1,9 @@
 """Streaming the ``text`` of a build's clean shards, batch by batch, and stable per-document hashing.
 
 Clean shards hold ``corpusforge.pipeline.document.DOCUMENT_SCHEMA`` rows in any output format (Arrow, Parquet, JSON
-Lines: ``corpusforge.core.shard_files``). Local Arrow shards are memory-mapped, so the texts are decoded only
-when used; Parquet is read a row group at a time, a JSON Lines shard whole.
+Lines: ``corpusforge.core.shard_files``). Arrow shards are read a record batch at a time (ordinary reads: never a
+memory map, which a shard cut short while it is read turns into SIGBUS); Parquet a row group at a time, a JSON
+Lines shard whole.
 """
 from __future__ import annotations
 

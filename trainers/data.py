@@ -1,8 +1,9 @@
-"""Token shards in, batches out: memory-mapped Arrow, packing, per-epoch shuffle, rank sharding, exact resume.
+"""Token shards in, batches out: Arrow token shards, packing, per-epoch shuffle, rank sharding, exact resume.
 
 The tokenize stage writes ``tokens/{train,val}/part-*.arrow`` (Arrow IPC files, ``id: string,
-tokens: large_list<uint16|uint32>``) and ``tokens/manifest.json``. The trainer memory-maps them and reads
-each batch's ``tokens.values`` as a flat numpy array with its offsets: no copy until a window is cut.
+tokens: large_list<uint16|uint32>``) and ``tokens/manifest.json``. The trainer reads them with ``TokenShards``:
+each document's offsets in memory, its tokens read from the file (``os.pread``) when a window needs them; no
+memory map, so a shard cut short while training reads it is one line, not SIGBUS.
 
 The documents of a split, in an order shuffled per epoch, joined by the objective's separator, form one
 stream cut into windows of ``objective.raw_length``; the windows are visited in a second per-epoch

@@ -1,6 +1,6 @@
 """File access for local paths and any Beam filesystem (gs://, s3://, hdfs://...), with atomic writes.
 
-Local paths take the fast route (memory maps, ``os.replace``); other schemes go through
+Local paths take the fast route (``os`` calls, ``os.replace``); other schemes go through
 ``apache_beam.io.filesystems.FileSystems``, so remote workers can read the tokenizer and write shards.
 """
 from __future__ import annotations

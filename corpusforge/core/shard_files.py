@@ -248,7 +248,7 @@ class ShardReader:
     @property
     def reads_whole(self) -> bool:
         """The whole file is read to reach any batch: JSON Lines, and an Arrow stream on a remote filesystem
-        (a local one is memory-mapped)."""
+        (a local one is read a batch at a time, ``_StreamBatches``)."""
         if shard_suffix(self.path) in (".jsonl", ".jsonl.gz", ".jsonl.zst"):
             return True
         return self._batches is not None
