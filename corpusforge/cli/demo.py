@@ -38,11 +38,11 @@ def register(subparsers) -> None:
         description="Write the built-in sample (real text from Python's own documentation, with duplicates, "
                     "personal data, junk, other languages and bad records), then build, train a tokenizer, tokenize, "
                     "train a tiny model and write the report, all into one run directory.", epilog=BEAM_EPILOG)
-    demo.add_argument("--run-dir", "-o", default="runs/demo", help="Where the demo writes everything.")
-    demo.add_argument("--documents", type=int, default=1000, help="Upper bound on good documents in the sample.")
-    demo.add_argument("--steps", type=int, default=60, help="Training steps of the demo model.")
+    demo.add_argument("--run-dir", "-o", default="runs/demo", help="Where the demo writes everything; default: runs/demo.")
+    demo.add_argument("--documents", type=int, default=1000, help="Upper bound on good documents in the sample; default: 1000.")
+    demo.add_argument("--steps", type=int, default=60, help="Training steps of the demo model; default: 60.")
     demo.add_argument("--next-steps", action=argparse.BooleanOptionalAction, default=True,
-                      help="End by printing what to run and open next (make demo prints them after its export).")
+                      help="End by printing what to run and open next (make demo prints them after its export); default: on.")
     demo.set_defaults(func=run_demo, accepts_beam_args=True)
 
 

@@ -1,7 +1,7 @@
 """The ``corpusforge`` command: one subcommand per step of the flow.
 
     corpusforge demo                        # the whole chain on the built-in sample
-    corpusforge build -c corpus.yaml        # raw text -> clean Arrow shards
+    corpusforge build -c corpus.yaml        # raw text -> clean shards (Parquet by default)
     corpusforge tokenizer train -c ...      # clean shards -> tokenizer.json
     corpusforge tokenize -c ...             # clean shards -> token shards
     corpusforge train -c ...                # token shards -> a pretrained model
@@ -49,7 +49,7 @@ COMMANDS = {
 DESCRIPTION = """\
 corpusforge turns raw text into pretraining-ready data and small pretrained Transformers.
 
-The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write clean Arrow shards)
+The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write clean Parquet shards)
 -> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining)
 -> export (a transformers directory), generate, fill-mask, evaluate, embed (ELMo vectors)
 -> finetune (a task: classify, tag, generate; full, LoRA, adapters, prefix, prompt), predict.

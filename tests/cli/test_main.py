@@ -1,6 +1,7 @@
 """The command's entry: --help without the heavy libraries, exit codes, the heap frozen before exit."""
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import subprocess
@@ -81,3 +82,26 @@ def test_the_command_being_run_parses_as_with_every_command(command):
 @pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["bogus"], ["-i", "x", "build"]])
 def test_anything_but_a_command_first_gets_every_command(argv):
     assert cli._command(argv) is None
+
+
+def _subparsers(parser, name="corpusforge"):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command, sub in action.choices.items():
+                yield f"{name} {command}", sub
+                yield from _subparsers(sub, f"{name} {command}")
+
+
+def test_every_option_with_a_default_shows_it_in_its_help():
+    # README: "`corpusforge COMMAND --help` explains each option and its default". An option whose default is a
+    # value (not "not given": None, False, [] or suppressed) says it, in its own words or by the formatter's.
+    missing = []
+    for name, sub in _subparsers(cli.make_parser()):
+        for action in sub._actions:
+            default = action.default
+            if (not action.option_strings or isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+                    or default in (None, False, [], "", argparse.SUPPRESS)):
+                continue
+            if "default" not in sub._get_formatter()._format_action(action).lower():
+                missing.append(f"{name} {action.option_strings[0]} (default {default!r})")
+    assert not missing, "options whose --help does not show their default: " + ", ".join(missing)
