@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from corpusforge.cli.options import BEAM_EPILOG, common_parser
+from corpusforge.cli.options import BEAM_EPILOG, common_parser, run_dir_setting
 
 
 def register(subparsers) -> None:
@@ -36,7 +36,7 @@ def cmd_build(args) -> int:
 
     overrides = list(args.set)
     if args.run_dir:
-        overrides.append(f"output.run_dir={args.run_dir}")
+        overrides.append(run_dir_setting(args.run_dir))
     if args.overwrite:
         overrides.append("output.overwrite=true")
     if args.resume:

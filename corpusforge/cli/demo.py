@@ -9,7 +9,7 @@ import pathlib
 import time
 
 from corpusforge.config import load_config
-from corpusforge.cli.options import BEAM_EPILOG, common_parser
+from corpusforge.cli.options import BEAM_EPILOG, common_parser, run_dir_setting
 from corpusforge.core import rundir
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.errors import UserError
@@ -76,7 +76,7 @@ def _run(args, run_dir: pathlib.Path) -> int:
           f"({', '.join(f'{k} {v}' for k, v in sample.kinds.items())})", flush=True)
     base = {**DEMO_SETTINGS, "inputs": sample.inputs}
     base["train"] = {**DEMO_SETTINGS["train"], "max_steps": args.steps}
-    config = load_config(args.config, [*args.set, f"output.run_dir={run_dir}"], base=base)
+    config = load_config(args.config, [*args.set, run_dir_setting(run_dir)], base=base)
 
     print("\n== 1/5 build ==", flush=True)
     run_build(config, args.beam_args, metrics_table=False)  # the Beam metrics: stats.json, `metrics`

@@ -56,8 +56,14 @@ def flag_overrides(args: argparse.Namespace, section: str, shortcuts: Mapping[st
             value = f"{value:.6e}"
         out.append(f"{section}.{key}={value}")
     if getattr(args, "run_dir", None) is not None:
-        out.append(f"output.run_dir={json.dumps(args.run_dir)}")
+        out.append(run_dir_setting(args.run_dir))
     return out
+
+
+def run_dir_setting(path) -> str:
+    """The ``--set`` item for a ``--run-dir`` the user gave: quoted as JSON, so a directory named ``null``,
+    ``yes``, ``1e3`` or ``a: b`` stays that path, not YAML's None, True, a number or a mapping."""
+    return f"output.run_dir={json.dumps(str(path))}"
 
 
 def choices(cls: type, key: str) -> list:

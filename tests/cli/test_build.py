@@ -201,3 +201,29 @@ def test_manifest_records_the_language_id_model_used(tmp_path):
     (lid,) = manifest["models"]
     assert lid["role"] == "quality.langid.model" and lid["name"] == "lid.176.ftz"
     assert lid["size"] > 100_000 and len(lid["sha256"]) == 64
+
+
+@pytest.mark.parametrize("name", ["null", "yes", "a: b"])
+def test_a_run_directory_named_like_a_yaml_value_stays_a_path(tmp_path, monkeypatch, name):
+    # --run-dir went into --set unquoted: `-o null` failed ("expected a string, got None"), `-o 'a: b'` too.
+    data = tmp_path / "docs.jsonl"
+    data.write_text('{"text": "one document about rivers"}\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--input", str(data), "--run-dir", name, "--set", "quality.enabled=false",
+                 "--set", "dedup.enabled=false", "--set", "pii.enabled=false", "--no-progress"]) == 0
+    assert (tmp_path / name / "clean").is_dir()
+
+
+def test_the_demo_keeps_a_run_directory_named_like_a_yaml_value(tmp_path, monkeypatch):
+    import corpusforge.pipeline.build as build
+
+    seen = {}
+
+    def stop(config, *args, **kwargs):  # the demo's config is all this test needs: no build
+        seen["run_dir"] = config.output.run_dir
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(build, "run_build", stop)
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--run-dir", "null", "--documents", "5", "--no-next-steps"]) == 130
+    assert seen["run_dir"] == "null"
