@@ -16,6 +16,7 @@ layer that imports the pipeline, tokenizer and trainers packages together.
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import importlib
 import logging
@@ -82,6 +83,30 @@ def _command(argv: list[str]) -> str | None:
     return first if first in COMMANDS else None
 
 
+def _misspelt_own_flags(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> str | None:
+    """The line refusing the arguments left for Beam that are near misses of the command's own flags and no Beam
+    flag (``build --overwirte``); None when there are none. Beam would refuse them too, but as unknown pipeline
+    options, offering its nearest flag among ~300, never the one the user meant."""
+    flags = [arg.split("=", 1)[0] for arg in extra if arg.startswith("--")]
+    if not flags:
+        return None
+    (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    own = [opt for action in subparsers.choices[command]._actions for opt in action.option_strings
+           if opt.startswith("--")]
+    near = {name: close[0] for name in flags for close in [difflib.get_close_matches(name, own, n=1, cutoff=0.8)]
+            if close}
+    if not near:
+        return None
+    from corpusforge.core.beam_options import known_flags
+
+    beam = known_flags()
+    near = {name: close for name, close in near.items() if name not in beam}
+    if not near:
+        return None
+    return ("unknown option " + ", ".join(f"{name} (did you mean {close}?)" for name, close in near.items())
+            + f"; see corpusforge {command} --help (any other --flag goes to Beam as a pipeline option)")
+
+
 def _quiet_libraries() -> None:
     # Beam's optional GCP clients, absl and spaCy print warnings that say nothing to a corpus builder.
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -104,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args.command is None else 2
     if extra and not getattr(args, "accepts_beam_args", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    misspelt = _misspelt_own_flags(parser, args.command, extra)
+    if misspelt:
+        print(f"corpusforge: error: {misspelt}", file=sys.stderr)
+        return 2
     args.beam_args = extra
     from corpusforge.core.config_loader import ConfigError
     from corpusforge.core.errors import UserError, resource_error

@@ -94,6 +94,17 @@ def test_unknown_beam_flag_is_an_error_with_a_suggestion(tmp_path, data, capsys)
     assert "beam.options" in line
 
 
+def test_a_misspelt_flag_of_the_command_itself_is_named_not_sent_to_beam(tmp_path, data, capsys):
+    # was: "unknown Beam pipeline option --overwirte, from beam.options or the command line", no suggestion
+    line = _one_line_error(capsys, ["build", "--input", str(data), "--run-dir", str(tmp_path / "run"), *OFF,
+                                    "--overwirte"])
+    assert line.startswith("corpusforge: error: unknown option --overwirte (did you mean --overwrite?)"), line
+    assert "Beam pipeline option" not in line
+    assert not (tmp_path / "run").exists()
+    line = _one_line_error(capsys, ["tokenize", "--run-dir", str(tmp_path / "run"), "--no-progess"])
+    assert "did you mean --no-progress?" in line
+
+
 def test_known_beam_flags_pass(tmp_path):
     from corpusforge.core.beam_options import pipeline_options
     from corpusforge.core.beam_options import BeamConfig
