@@ -145,6 +145,12 @@ def main(argv: list[str] | None = None) -> int:
         kind = "configuration error" if isinstance(exc, ConfigError) else "error"
         print(f"corpusforge: {kind}: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except BrokenPipeError as exc:  # `corpusforge inspect RUN | head`: the reader has had what it wanted
+        if exc.filename is not None or getattr(args, "debug", False):
+            raise
+        # stdout's reader is gone: the interpreter's last flush of it would print "Exception ignored ..."
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as the shell reports a command ended by SIGPIPE
     except OSError as exc:  # a path that cannot be read or written: the user fixes the path or its permissions
         if getattr(args, "debug", False):
             raise

@@ -105,3 +105,17 @@ def test_every_option_with_a_default_shows_it_in_its_help():
             if "default" not in sub._get_formatter()._format_action(action).lower():
                 missing.append(f"{name} {action.option_strings[0]} (default {default!r})")
     assert not missing, "options whose --help does not show their default: " + ", ".join(missing)
+
+
+def test_a_reader_that_stops_early_gets_no_error(tmp_path):
+    # `corpusforge inspect RUN | head` printed "corpusforge: error: [Errno 32] Broken pipe; check the path and
+    # its permissions" once head had its lines.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shard = tmp_path / "part-00000-of-00001.parquet"
+    pq.write_table(pa.table({"id": [str(i) for i in range(3000)], "text": ["word " * 40] * 3000}), shard)
+    done = subprocess.run(f"{sys.executable} -m corpusforge inspect {shard} --rows 3000 | head -n 2",
+                          shell=True, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert len(done.stdout.splitlines()) == 2
+    assert done.stderr == "", done.stderr
