@@ -16,12 +16,16 @@ layer that imports the pipeline, tokenizer and trainers packages together.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import gc
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
+import time
 import warnings
 
 # command -> the module of this package that registers it (``register(subparsers)``), in --help order.
@@ -119,6 +123,65 @@ def _quiet_libraries() -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
+class _Interrupt:
+    """Whether Ctrl-C (SIGINT) came while the command ran."""
+    seen = False
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised while handling, a KeyboardInterrupt: Beam catches one inside a DoFn and
+    raises it again as a RuntimeError ("KeyboardInterrupt [while running 'Normalize/...']")."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+@contextlib.contextmanager
+def _quiet_interrupts():
+    """Ctrl-C ends the command with one line, "corpusforge: interrupted". Beam would add its own report of the
+    interrupt: the DoFn's traceback logged at ERROR, and with ``direct_running_mode=multi_processing`` a
+    traceback from each thread that watched a worker the same Ctrl-C ended ("Worker subprocess exited with
+    return code -2"). From the interrupt on, log records are dropped, and so is an uncaught exception in another
+    thread that comes within half a second of it (the worker may die before this process's handler runs). Only
+    where SIGINT raises KeyboardInterrupt (not in a background job, which ignores it) and in the main thread."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+
+    def on_sigint(signum, frame):
+        _Interrupt.seen = True
+        raise KeyboardInterrupt
+
+    def thread_error(hook_args, report=threading.excepthook):
+        for _ in range(20):
+            if _Interrupt.seen:
+                return
+            time.sleep(0.025)
+        report(hook_args)
+
+    def after_interrupt(record: logging.LogRecord) -> bool:
+        return not _Interrupt.seen
+
+    handlers = logging.getLogger().handlers
+    _Interrupt.seen = False
+    signal.signal(signal.SIGINT, on_sigint)
+    threading.excepthook, excepthook = thread_error, threading.excepthook
+    for handler in handlers:
+        handler.addFilter(after_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        threading.excepthook = excepthook
+        for handler in handlers:
+            handler.removeFilter(after_interrupt)
+
+
 def main(argv: list[str] | None = None) -> int:
     _quiet_libraries()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -138,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     from corpusforge.core.errors import UserError, resource_error
 
     try:
-        return int(args.func(args) or 0)
+        with _quiet_interrupts():
+            return int(args.func(args) or 0)
     except (UserError, ConfigError) as exc:
         if getattr(args, "debug", False):
             raise
@@ -158,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corpusforge: error: {_one_line(message)}", file=sys.stderr)
         return 2
     except Exception as exc:  # a full disk or a denied write inside Beam or a library: one line, not 126
+        if (_Interrupt.seen or _interrupted(exc)) and not getattr(args, "debug", False):
+            print("corpusforge: interrupted", file=sys.stderr)
+            return 130
         resource = resource_error(exc)
         if resource is None or getattr(args, "debug", False):
             raise

@@ -119,3 +119,32 @@ def test_a_reader_that_stops_early_gets_no_error(tmp_path):
                           shell=True, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert len(done.stdout.splitlines()) == 2
     assert done.stderr == "", done.stderr
+
+
+_INTERRUPTED_BUILD = """
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as on a terminal (a background job ignores SIGINT)
+import corpusforge.pipeline.normalize.stage as stage
+real = stage.normalize_and_count
+def interrupted(*args, **kwargs):  # Ctrl-C while a DoFn runs
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+    return real(*args, **kwargs)
+stage.normalize_and_count = interrupted
+from corpusforge.cli.main import run
+sys.argv = ["corpusforge", "build", "--input", sys.argv[1], "--run-dir", sys.argv[2], "--no-progress",
+            "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+run()
+"""
+
+
+def test_ctrl_c_in_a_build_is_one_line(tmp_path):
+    # Beam catches the KeyboardInterrupt inside the DoFn, logs it with a traceback and raises it again as a
+    # RuntimeError("KeyboardInterrupt [while running 'Normalize/...']"): ~300 lines and exit code 1 were printed.
+    data = tmp_path / "docs.jsonl"
+    data.write_text("".join(f'{{"text": "document {i} about rivers and hills"}}\n' for i in range(20)))
+    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_BUILD, str(data), str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (130, ["corpusforge: interrupted"]), done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr[-3000:]
+    assert not (tmp_path / "run" / "clean").exists()
