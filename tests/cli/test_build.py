@@ -227,3 +227,20 @@ def test_the_demo_keeps_a_run_directory_named_like_a_yaml_value(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     assert main(["demo", "--run-dir", "null", "--documents", "5", "--no-next-steps"]) == 130
     assert seen["run_dir"] == "null"
+
+
+def test_input_files_with_another_text_field(tmp_path, capsys):
+    # A first build of one's own JSONL: every record rejected as missing_text, and nothing said what to do
+    # (`build -i` had no way to name the field but a config file).
+    data = tmp_path / "mine.jsonl"
+    data.write_text("".join(json.dumps({"doc_id": i, "content": f"Document {i} is about rivers."}) + "\n"
+                            for i in range(4)))
+    off = ["--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "a"), "--no-progress", *off]) == 0
+    out = capsys.readouterr().out
+    assert "rejected input: missing_text 4" in out and "build --text-field" in out, out
+    assert main(["build", "-i", str(data), "--text-field", "content", "-o", str(tmp_path / "b"), "--no-progress",
+                 *off]) == 0
+    assert "kept: 4" in capsys.readouterr().out
+    assert main(["build", "--text-field", "content", "-o", str(tmp_path / "c"), *off]) == 2
+    assert "--text-field names the text field of the --input files" in capsys.readouterr().err
