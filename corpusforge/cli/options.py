@@ -13,6 +13,16 @@ Any other --flag is passed to Apache Beam as a pipeline option, e.g.
 """
 
 
+class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """ArgumentDefaultsHelpFormatter without "(default: None)", "(default: [])" and "(default: False)": a default
+    that means "not given" (a required option, a filter not set, a switch) has nothing to say."""
+
+    def _get_help_string(self, action):
+        if action.required or action.default is None or action.default is False or action.default == []:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def common_parser() -> argparse.ArgumentParser:
     """A parent parser with --config, --set and --debug, for ``add_parser(..., parents=[common_parser()])``.
 

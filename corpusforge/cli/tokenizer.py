@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from corpusforge.cli.options import choices, common_parser, flag_overrides, run_dir_parser
+from corpusforge.cli.options import DefaultsFormatter, choices, common_parser, flag_overrides, run_dir_parser
 
-_FORMAT = argparse.ArgumentDefaultsHelpFormatter
+_FORMAT = DefaultsFormatter
 
 
 def register(subparsers) -> None:

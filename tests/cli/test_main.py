@@ -107,6 +107,15 @@ def test_every_option_with_a_default_shows_it_in_its_help():
     assert not missing, "options whose --help does not show their default: " + ", ".join(missing)
 
 
+def test_no_help_says_a_default_that_means_not_given():
+    # ArgumentDefaultsHelpFormatter printed "(default: None)" for required options such as --model, and
+    # "(default: False)" / "(default: [])" for switches and lists: 16 such notes said nothing.
+    noise = [f"{name}: {note}" for name, sub in _subparsers(cli.make_parser())
+             for note in ("(default: None)", "(default: False)", "(default: [])")
+             if note in " ".join(sub.format_help().split())]
+    assert not noise, noise
+
+
 def test_a_reader_that_stops_early_gets_no_error(tmp_path):
     # `corpusforge inspect RUN | head` printed "corpusforge: error: [Errno 32] Broken pipe; check the path and
     # its permissions" once head had its lines.
