@@ -48,7 +48,7 @@ def register(subparsers) -> None:
 
 def run_demo(args) -> int:
     run_dir = pathlib.Path(rundir.check_run_dir(args.run_dir))  # never /, ~, the current directory or above
-    overwrite = any(item.replace(" ", "") == "output.overwrite=true" for item in args.set)
+    overwrite = load_config(args.config, list(args.set)).output.overwrite  # however spelt: yes, True, a config file
     with run_lock(str(run_dir), "demo"):
         if run_dir.exists() and any(n.name != rundir.LOCK for n in run_dir.iterdir()):
             if not overwrite:
