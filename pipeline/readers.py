@@ -21,6 +21,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import os
 import posixpath
 import re
 import zlib
@@ -30,6 +31,7 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.core import columnar
+from corpusforge.core import files as files_mod
 from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Reshuffle, spill_directory
 from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
@@ -473,7 +475,10 @@ def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list
         except Exception as exc:
             raise UserError(f"cannot list input {display_path(spec.path)}: {exc}") from None
         if not files:
-            raise UserError(f"input {display_path(spec.path)} matches no files; check the path or glob")
+            where = ""
+            if files_mod.is_local(spec.path) and not os.path.isabs(os.path.expanduser(spec.path)):
+                where = f" (a relative path is read from the current directory, {os.getcwd()}, not the config file's)"
+            raise UserError(f"input {display_path(spec.path)} matches no files; check the path or glob{where}")
         if spec.format == "auto":
             for file in files:
                 if file.problem is None:  # other entries are rejected by name when read
