@@ -135,12 +135,45 @@ def make_loader(dataset: ExampleStream, plan: BatchPlan, num_workers: int = 0, p
     """An endless iterator of this rank's micro-batches (dicts of tensors), starting at ``plan.start``.
 
     The loader gets a generator of its own: by default it would draw a seed from torch's global RNG, which
-    would shift the dropout noise of a resumed run.
+    would shift the dropout noise of a resumed run. A ``UserError`` raised in a worker process (a token shard
+    cut while read) reaches the caller as its own one line (``worker_errors``).
     """
-    return iter(torch.utils.data.DataLoader(
+    return worker_errors(iter(torch.utils.data.DataLoader(
         dataset, batch_sampler=PlanSampler(plan), collate_fn=dataset.objective.collate, num_workers=num_workers,
         pin_memory=pin_memory, persistent_workers=False, prefetch_factor=4 if num_workers else None,
-        generator=torch.Generator().manual_seed(dataset.seed)))
+        generator=torch.Generator().manual_seed(dataset.seed))))
+
+
+def worker_errors(batches: Iterator) -> Iterator:
+    """``batches`` (a DataLoader's iterator), with each ``UserError`` a worker process (or the pin-memory thread)
+    raised given back its own message.
+
+    torch sends a worker's exception to the main process as its type and its formatted traceback, and raises
+    ``type(msg)`` there (``torch.utils.data._utils.ExceptionWrapper.reraise``), msg being "Caught UserError in
+    DataLoader worker process 0.\nOriginal Traceback (most recent call last): ...", the worker's traceback whose
+    last line is ``corpusforge.core.errors.UserError: <the message>``. The user would get that traceback on one
+    line; this raises the same type with the message alone, from torch's (``--debug`` shows the worker's
+    traceback). torch offers no hook for it: the worker's exception object never crosses the process boundary.
+    """
+    try:
+        yield from batches
+    except UserError as exc:
+        message = _worker_message(exc)
+        if message is None:
+            raise
+        raise type(exc)(message) from exc
+
+
+def _worker_message(exc: BaseException) -> str | None:
+    """The message of the exception torch re-raised as ``exc`` from a worker's traceback; None when ``exc`` is
+    not one (raised in this process: with ``num_workers=0``)."""
+    text, kind = str(exc), type(exc)
+    if not text.startswith(f"Caught {kind.__name__} in ") or "\nOriginal Traceback" not in text:
+        return None
+    # traceback's last line: "module.QualName: message" (chained exceptions come before it)
+    name = kind.__qualname__ if kind.__module__ in ("__main__", "builtins") else f"{kind.__module__}.{kind.__qualname__}"
+    _, found, message = text.rpartition(f"\n{name}: ")
+    return message.rstrip("\n") if found else None
 
 
 # ----------------------------------------------------------------------------------------- manifest
