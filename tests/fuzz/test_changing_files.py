@@ -1,5 +1,5 @@
 """CI slice of the ``changing_files`` fuzz family (tests/fuzz/changing_files.py): a fixed list of seeds, < 60 s
-on one core. The long mode is ``python bench/fuzz.py --family changing_files --seconds 600`` (docs/fuzz.md)."""
+on one core (38 CPU s: ``OMP_NUM_THREADS=1 /usr/bin/time .venv/bin/python -m pytest -q tests/fuzz/test_changing_files.py``). The long mode is ``python bench/fuzz.py --family changing_files --seconds 600`` (docs/fuzz.md)."""
 import random
 
 import pytest
