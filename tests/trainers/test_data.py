@@ -87,3 +87,14 @@ def test_data_loader_workers_give_the_same_batches(tiny_run, shards, vocab):
     for _ in range(3):
         x, y = next(a), next(b)
         assert all((x[k] == y[k]).all() for k in x)
+
+
+def test_every_data_loader_is_built_by_make_loader():
+    """make_loader gives a worker's UserError back its own one line (worker_errors); a DataLoader built elsewhere
+    would give the user torch's re-raise, the worker's traceback as the message."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    built = [str(path.relative_to(root)) for package in ("corpusforge", "pipeline", "tokenizer", "trainers")
+             for path in sorted((root / package).rglob("*.py")) if "DataLoader(" in path.read_text(encoding="utf-8")]
+    assert built == ["trainers/data.py"]
