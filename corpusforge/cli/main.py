@@ -246,6 +246,11 @@ def run() -> None:
     # by it: the cyclic garbage a build leaves (~29k objects, Beam's bundle processors) is then not collected, and
     # holds no file or object with a finalizer (checked). atexit handlers still run (logging flushes there).
     gc.freeze()
+    if code == 130:  # interrupted: what the command cleans up is done; a thread Ctrl-C left mid-bundle would keep
+        logging.shutdown()  # the interpreter's exit waiting for it for ever, so end without waiting
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
 
 

@@ -147,6 +147,35 @@ run()
 """
 
 
+_INTERRUPT_LEAVING_A_THREAD = """
+import os, signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import corpusforge.pipeline.normalize.stage as stage
+def interrupted(*args, **kwargs):  # a thread the interrupt leaves waiting for ever (a bundle's, Beam's pool's)
+    threading.Thread(target=threading.Event().wait).start()
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+stage.normalize_and_count = interrupted
+from corpusforge.cli.main import run
+sys.argv = ["corpusforge", "build", "--input", sys.argv[1], "--run-dir", sys.argv[2], "--no-progress",
+            "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+run()
+"""
+
+
+def test_ctrl_c_ends_the_process_whatever_threads_it_left(tmp_path):
+    # Once a build printed "corpusforge: interrupted" and then hung: the interpreter's exit waits for every
+    # non-daemon thread, and one the interrupt left in the middle of a bundle never ends.
+    data = tmp_path / "docs.jsonl"
+    data.write_text('{"text": "one document about rivers and hills"}\n')
+    try:
+        done = subprocess.run([sys.executable, "-c", _INTERRUPT_LEAVING_A_THREAD, str(data), str(tmp_path / "run")],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the interrupted command did not exit")
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (130, ["corpusforge: interrupted"]), done.stderr[-3000:]
+
+
 def test_ctrl_c_in_a_build_is_one_line(tmp_path):
     # Beam catches the KeyboardInterrupt inside the DoFn, logs it with a traceback and raises it again as a
     # RuntimeError("KeyboardInterrupt [while running 'Normalize/...']"): ~300 lines and exit code 1 were printed.

@@ -173,6 +173,32 @@ def test_starting_over_is_transactional_the_earlier_run_stays_until_the_new_one_
     assert (model_dir / "config.json").exists() and not list(run_dir.glob(".tmp-*"))
 
 
+def test_ctrl_c_in_a_run_started_over_says_what_is_kept(run_dir, monkeypatch, capsys):
+    # Ctrl-C while a run started over (output.overwrite) trained printed "interrupted: checkpoint at step 2 in
+    # RUN/.tmp-swap-train/model/checkpoints/...; continue with --resume": that folder is deleted on the way out
+    # (the earlier run stays), and --resume continues the earlier run, not this one.
+    from corpusforge.trainers import train
+
+    train_on(config(run_dir, "train.max_steps=2"))
+    again = config(run_dir, "train.max_steps=4", "train.checkpoint_every=1", overwrite=True)
+    real_step, calls = train._step, []
+
+    def interrupt(session):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(1)
+        real_step(session)
+
+    monkeypatch.setattr(train, "_step", interrupt)
+    capsys.readouterr()
+    with pytest.raises(KeyboardInterrupt):
+        train_on(again)
+    out = capsys.readouterr().out
+    assert "continue with --resume" not in out and ".tmp-swap-train" not in out, out
+    assert "interrupted at step 2: the run started over (output.overwrite) is not kept" in out, out
+    assert not list(run_dir.glob(".tmp-*"))
+
+
 def test_a_folder_of_the_users_named_model_is_never_replaced(run_dir):
     mine = run_dir / "model"
     (mine / "checkpoints").mkdir(parents=True)
