@@ -145,8 +145,8 @@ def make_loader(dataset: ExampleStream, plan: BatchPlan, num_workers: int = 0, p
 
 
 def worker_errors(batches: Iterator) -> Iterator:
-    """``batches`` (a DataLoader's iterator), with each ``UserError`` a worker process (or the pin-memory thread)
-    raised given back its own message.
+    """``batches`` (a DataLoader's iterator), with each exception a worker process (or the pin-memory thread)
+    raised given back its own message (a ``UserError``, an ``OSError``: whatever the CLI prints as one line).
 
     torch sends a worker's exception to the main process as its type and its formatted traceback, and raises
     ``type(msg)`` there (``torch.utils.data._utils.ExceptionWrapper.reraise``), msg being "Caught UserError in
@@ -157,11 +157,15 @@ def worker_errors(batches: Iterator) -> Iterator:
     """
     try:
         yield from batches
-    except UserError as exc:
+    except Exception as exc:  # noqa: BLE001 - any type torch re-raised from a worker: the CLI prints it as one line
         message = _worker_message(exc)
         if message is None:
             raise
-        raise type(exc)(message) from exc
+        try:
+            again = type(exc)(message)
+        except Exception:  # noqa: BLE001 - a type that takes other arguments (torch falls back the same way)
+            raise exc from None
+        raise again from exc
 
 
 def _worker_message(exc: BaseException) -> str | None:
