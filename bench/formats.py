@@ -4,8 +4,7 @@
 
 Writes the same generated documents (DOCUMENT_SCHEMA rows, ~2 kB of text each) with
 ``corpusforge.core.shard_files.write_shard`` as Arrow, Parquet (zstd) and JSON Lines (zstd, gzip), then
-reads each back whole with ``open_shard`` (an Arrow shard is memory-mapped: its pages are read when used, not
-here), and times a DuckDB aggregate over the shard (Parquet natively, the
+reads each back whole with ``open_shard`` (batch by batch, ordinary reads: docs/outputs.md), and times a DuckDB aggregate over the shard (Parquet natively, the
 others through pyarrow). Prints the best of ``--repeat`` runs and each figure as a ratio to Arrow, measured in
 the same process (absolute times depend on the machine and its load; see uptime).
 """

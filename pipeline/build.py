@@ -352,12 +352,50 @@ def _save_lists(lists: dict[str, Any], out: str) -> None:
          | "SaveLists" >> beam.Map(write_json_lists, out, sorted(lists)))
 
 
+LISTS_CHECK = "lists-check.json"  # [size, CRC-32] of each list SaveLists wrote, written after them
+
+
 def write_json_lists(tagged: list[tuple[str, Any]], out: str, files: list[str]) -> None:
+    """Write each list, then ``LISTS_CHECK``: the size and CRC-32 of each as written (``_shard_check``, the
+    checkpoints' check), which ``read_list`` compares before the build reads one."""
     by_file: dict[str, list[Any]] = {file: [] for file in files}
     for file, item in tagged:
         by_file[file].append(item)
     for file, items in by_file.items():
         write_json(posixpath.join(out, file), items)
+    write_json(posixpath.join(out, LISTS_CHECK), {file: _shard_check(posixpath.join(out, file)) for file in files})
+
+
+def read_list(directory: str, name: str, optional: bool = False) -> list[Any] | None:
+    """The list ``name`` (``docs-shards.json``: the shards a stage wrote; ``facts.json``: its counts) that SaveLists
+    wrote in ``directory``, read only as it was written: compared with the size and CRC-32 ``LISTS_CHECK``
+    records. A list cut, edited or gone between its writing and this read (another process, a full disk) is one
+    line naming it, not a traceback nor shards named wrong, moved from elsewhere or counted wrong. ``optional``:
+    None when the build wrote no such list (``removed-shards.json`` without ``output.write_removed``)."""
+    path, record_path = posixpath.join(directory, name), posixpath.join(directory, LISTS_CHECK)
+    try:
+        record = read_json(record_path) if FileSystems.exists(record_path) else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        record = None
+    check = record.get(name) if isinstance(record, dict) else None
+    if optional and isinstance(record, dict) and name not in record and not FileSystems.exists(path):
+        return None
+    if not FileSystems.exists(path):
+        problem = "is gone"
+    elif not (isinstance(check, list) and len(check) == 2 and all(type(n) is int for n in check)):
+        problem = f"cannot be checked ({record_path} is gone or damaged)"
+    elif _shard_check(path) != check:
+        problem = "was changed since the build wrote it (its size or CRC-32 differs)"
+    else:
+        try:
+            items = read_json(path)
+        except (UnicodeDecodeError, json.JSONDecodeError):  # the same bytes as written: not expected
+            items = None
+        if isinstance(items, list):
+            return items
+        problem = "is not the JSON list the build wrote"
+    raise UserError(f"{path} {problem}: something else writes to the build's work directory; run the build again "
+                    "once nothing does")
 
 
 def _finish_segment(segment: Segment, seconds: float, checked: bool = False) -> None:
@@ -365,10 +403,9 @@ def _finish_segment(segment: Segment, seconds: float, checked: bool = False) -> 
     (stage checkpoints): the marker records each shard's size and CRC-32 (``_shard_check``), which
     ``damaged_shard`` compares before the shards are used."""
     for name, schema in segment.schemas.items():
-        list_path = posixpath.join(segment.directory, f"{name}-shards.json")
-        if FileSystems.exists(list_path):
-            entries = finalize_shards(read_json(list_path), posixpath.join(segment.directory, name), schema,
-                                      segment.fmt)
+        shards = read_list(segment.directory, f"{name}-shards.json", optional=True)
+        if shards is not None:
+            entries = finalize_shards(shards, posixpath.join(segment.directory, name), schema, segment.fmt)
             write_json(posixpath.join(segment.directory, f"{name}.json"), entries)
     close_readers()  # the in-process runner read spilled texts in this process
     rundir.delete(segment.spill_dir)
@@ -663,6 +700,8 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
                         return BuildResult(run_dir, {}, {})
                     result.wait_until_finish()
             metrics = merge_metrics(metrics, runner_metrics(result))
+            # its lists read (read_list: a damaged one stops the build here, its work and spilled text cleaned up)
+            _finish_segment(segment, time.time() - seg_started, checked=checkpoint)
         except BaseException:
             close_readers()
             if not checkpoint:
@@ -672,7 +711,6 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
                 print(f"stage {'+'.join(segment.stages)} failed; completed stages are kept in {work_dir}: "
                       "rerun with --resume to continue from there", file=out, flush=True)
             raise
-        _finish_segment(segment, time.time() - seg_started, checked=checkpoint)
         if checkpoint:
             print(f"  stage {'+'.join(segment.stages) or 'read'} done in {time.time() - seg_started:.1f} s "
                   "(checkpointed)", file=out, flush=True)
@@ -684,7 +722,10 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
             check_checkpoint(segment, published)
     facts: dict[tuple[str, str], int] = {}
     for segment in segments:
-        for (category, key), value in read_json(posixpath.join(segment.directory, "facts.json")):
+        # checkpointed: check_checkpoint compared it with the marker just above (older checkpoints have no LISTS_CHECK)
+        counts = read_json(posixpath.join(segment.directory, "facts.json")) if checkpoint else \
+            read_list(segment.directory, "facts.json")
+        for (category, key), value in counts:
             facts[(category, key)] = facts.get((category, key), 0) + value
     try:
         check_error_fraction(facts, config.build, work_dir if checkpoint else None)

@@ -21,11 +21,11 @@ def _shard_files(path: pathlib.Path) -> list[pathlib.Path]:
     files = _parts(path)
     if files:
         return files
-    for sub in ("clean", "tokens/train"):
+    for sub in ("clean", "tokens/train", "train"):  # a run, a run's tokens/ as well as its tokens/train
         if (path / sub).is_dir():
             return _parts(path / sub)
-    raise UserError(f"{path} holds no part-* shards (.arrow, .parquet, .jsonl[.zst|.gz]; nor clean/ or tokens/train/ "
-                    "below it)")
+    raise UserError(f"{path} holds no part-* shards (.arrow, .parquet, .jsonl[.zst|.gz]; nor clean/, tokens/train/ "
+                    "or train/ below it)")
 
 
 def _parts(directory: pathlib.Path) -> list[pathlib.Path]:

@@ -21,6 +21,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import os
 import posixpath
 import re
 import zlib
@@ -30,6 +31,7 @@ import apache_beam as beam
 from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.core import columnar
+from corpusforge.core import files as files_mod
 from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Reshuffle, spill_directory
 from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
@@ -38,7 +40,7 @@ from corpusforge.core.errors import UserError
 from corpusforge.core.faults import STAGE_ERROR, describe
 from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, InputFile, Oversize, RecordError,
                                           bounded_lines, changed_detail, check_depth, classify, display_path,
-                                          file_problem, list_input, open_decompressed, open_input, parse_json,
+                                          list_input, open_decompressed, open_input, parse_json,
                                           path_bytes, path_text, record_limit, seekable, uncompressed_name)
 from corpusforge.core.progress import Reporter
 
@@ -473,10 +475,13 @@ def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list
         except Exception as exc:
             raise UserError(f"cannot list input {display_path(spec.path)}: {exc}") from None
         if not files:
-            raise UserError(f"input {display_path(spec.path)} matches no files; check the path or glob")
+            where = ""
+            if files_mod.is_local(spec.path) and not os.path.isabs(os.path.expanduser(spec.path)):
+                where = f" (a relative path is read from the current directory, {os.getcwd()}, not the config file's)"
+            raise UserError(f"input {display_path(spec.path)} matches no files; check the path or glob{where}")
         if spec.format == "auto":
             for file in files:
-                if file_problem(file.path) is None:  # other entries are rejected by name when read
+                if file.problem is None:  # other entries are rejected by name when read
                     detect_format(file.path)
         listed.append((spec, root, files))
     return listed
@@ -490,15 +495,15 @@ def check_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, list[str]
 def input_files(inputs: list[InputConfig], names: Callable[[str], str] | None = None) -> list[dict[str, Any]]:
     """What the build's manifest says it read: every file each input named, ``{"input", "path", "bytes"}``
     (``path`` as ``display_path`` renders it, then as ``names`` writes it: the PII stage's ``NameScrubber``),
-    plus ``"not_read"`` for an entry that is not a regular file (rejected by name as ``not_a_regular_file``)."""
+    plus ``"not_read"`` for an entry that was not a regular file when the build listed it (rejected by name as
+    ``not_a_regular_file``): a file read whole and then replaced is not reported as unread."""
     names = names or (lambda name: name)
     out = []
     for index, (_, _, files) in enumerate(listed_inputs(inputs)):
         for file in files:
             entry: dict[str, Any] = {"input": index, "path": names(display_path(file.path)), "bytes": file.size}
-            problem = file_problem(file.path)
-            if problem is not None:
-                entry["not_read"] = problem
+            if file.problem is not None:
+                entry["not_read"] = file.problem
             out.append(entry)
     return out
 

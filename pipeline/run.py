@@ -7,8 +7,9 @@
     run.to_pandas("rejected")
     run.tokens["train"].count_rows()                       # when tokenize ran
 
-Parquet shards are scanned lazily (a filter or column selection reads only what it needs); local Arrow shards
-are memory-mapped, so only the pages a scan touches are read; JSON Lines shards (and remote Arrow shards) are
+Parquet shards are scanned lazily (a filter or column selection reads only what it needs); local Arrow stream
+shards are memory-mapped, so only the pages a scan touches are read (the one map of corpusforge's own outputs left:
+don't rewrite a run such a dataset is open on, docs/outputs.md); JSON Lines shards (and remote Arrow shards) are
 read into memory when an output is first used.
 """
 from __future__ import annotations
@@ -100,11 +101,13 @@ class Run:
         if shard_suffix(paths[0]) == ".parquet":
             return ds.dataset(paths, format="parquet")
         schema = output_schema(self.path, name, self.manifest)
-        readers = [open_shard(path, schema) for path in paths]
+        readers = [open_shard(path, schema, mapped=True) for path in paths]  # kept by the caller: see below
         if all(r.kind == "ipc-file" for r in readers):
             return ds.dataset(paths, format="ipc")  # Arrow IPC files: token shards, and clean/ of older builds
         schema = next((r.schema for r in readers if r.schema.names), readers[0].schema)
-        # Arrow streams (memory-mapped when local: no copy) and JSON Lines (read): one in-memory dataset.
+        # Arrow streams (memory-mapped when local: no copy) and JSON Lines (read): one in-memory dataset. The one
+        # memory map of corpusforge's own outputs left (docs/outputs.md): the caller keeps the dataset of the whole
+        # output, which read would be all in memory; a shard cut short while it is mapped raises SIGBUS.
         return ds.dataset(pa.Table.from_batches([b for r in readers for b in r.batches()], schema=schema))
 
     def to_pandas(self, name: str = "clean", columns: list[str] | None = None):

@@ -260,7 +260,7 @@ def shard_paths(directory: str) -> list[str]:
 
 def iter_rows_of(path: str, columns: list[str] | None = None, schema: pa.Schema | None = None
                  ) -> Iterator[dict[str, Any]]:
-    """Stream the rows of one shard, batch by batch (memory-mapped when local). ``schema``: the column types
+    """Stream the rows of one shard, batch by batch (ordinary reads, one batch in memory). ``schema``: the column types
     of a JSON Lines shard."""
     for batch in open_shard(path, schema).batches(columns):
         yield from batch.to_pylist()

@@ -447,6 +447,9 @@ def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metri
     if stats["rejected"]["total"]:
         reasons = ", ".join(f"{r} {n:,}" for r, n in stats["rejected"]["reasons"].items())
         lines.append(f"  rejected input: {reasons}")
+        if stats["rejected"]["reasons"].get("missing_text", 0) * 2 >= max(a["input"], 1):  # a whole file, not one record
+            lines.append("  (missing_text: the records have no field named as inputs[].text_field says, 'text' unless "
+                         "set; name yours there, or with build --text-field for --input files)")
     for stage, errors in stats["rejected"].get("stage_errors", {}).items():
         lines.append(f"  stage errors in {stage}: " + ", ".join(f"{e} {n:,}" for e, n in errors.items()))
     for stage, counters in stats["edits"].items():

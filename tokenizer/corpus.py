@@ -1,8 +1,9 @@
 """Streaming the ``text`` of a build's clean shards, batch by batch, and stable per-document hashing.
 
 Clean shards hold ``corpusforge.pipeline.document.DOCUMENT_SCHEMA`` rows in any output format (Arrow, Parquet, JSON
-Lines: ``corpusforge.core.shard_files``). Local Arrow shards are memory-mapped, so the texts are decoded only
-when used; Parquet is read a row group at a time, a JSON Lines shard whole.
+Lines: ``corpusforge.core.shard_files``). Arrow shards are read a record batch at a time (ordinary reads: never a
+memory map, which a shard cut short while it is read turns into SIGBUS); Parquet a row group at a time, a JSON
+Lines shard whole.
 """
 from __future__ import annotations
 
@@ -53,21 +54,20 @@ def iter_batches(paths: list[str], batch_size: int, columns: tuple[str, ...] = (
     for path in paths:
         reader = open_shard(path)
         _check_columns(path, reader.schema, columns)
-        for b in range(reader.num_record_batches):
-            batch = reader.get_batch(b)
+        for batch in reader.batches():
             for start in range(0, batch.num_rows, batch_size):
                 chunk = batch.slice(start, batch_size)
                 yield tuple(chunk.column(c).to_pylist() for c in columns)
 
 
 def text_bytes(paths: list[str]) -> tuple[int, int]:
-    """``(documents, UTF-8 bytes of text)`` of the shards, from the Arrow offsets (local: no text is read)."""
+    """``(documents, UTF-8 bytes of text)`` of the shards, from the Arrow offsets (each batch read once)."""
     docs = size = 0
     for path in paths:
         reader = open_shard(path)
         _check_columns(path, reader.schema, ("text",))
-        for b in range(reader.num_record_batches):
-            column = reader.get_batch(b).column("text")
+        for batch in reader.batches():
+            column = batch.column("text")
             docs += len(column)
             if len(column):
                 size += int(pc.sum(pc.binary_length(column)).as_py())

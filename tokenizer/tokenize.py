@@ -222,8 +222,8 @@ class _PlanUnits(beam.DoFn):
         if reader.reads_whole:
             yield path, None, 0, reader.num_rows
             return
-        for b in range(reader.num_record_batches):
-            n = reader.get_batch(b).num_rows
+        for b, batch in enumerate(reader.batches()):
+            n = batch.num_rows
             step = self.rows if reader.slices_cheaply else max(n, 1)
             for start in range(0, n, step):
                 yield path, b, start, min(n, start + step)
@@ -286,8 +286,10 @@ class _EncodeUnits(beam.DoFn):
     def process(self, unit):
         path, b, start, stop = unit
         if path != self._path:
-            self._path, self._reader = path, open_shard(path)
-        batch = (self._reader.get_batch(b).slice(start, stop - start) if b is not None
+            self._path, self._reader, self._batch = path, open_shard(path), (None, None)
+        if b is not None and self._batch[0] != b:  # a batch is read once for its units that come in a row
+            self._batch = (b, self._reader.get_batch(b))
+        batch = (self._batch[1].slice(start, stop - start) if b is not None
                  else pa.concat_batches(list(self._reader.batches())) if self._reader.num_record_batches
                  else pa.RecordBatch.from_pylist([], schema=self._reader.schema))
         for lo in range(0, batch.num_rows, self.batch_size):
@@ -712,11 +714,10 @@ def _vocab_size(text: str) -> int:
 
 
 def _documents(paths: list[str]) -> int:
-    """Rows of the clean shards, from their record batches' lengths (memory-mapped when local)."""
+    """Rows of the clean shards, from their record batches' lengths (each batch read once)."""
     total = 0
     for path in paths:
-        reader = open_shard(path)
-        total += sum(reader.get_batch(b).num_rows for b in range(reader.num_record_batches))
+        total += sum(batch.num_rows for batch in open_shard(path).batches())
     return total
 
 

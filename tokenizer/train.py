@@ -177,8 +177,7 @@ class _Sample:
         lo, span = self.heldout_share, 1.0 - self.heldout_share
         for path in self.paths:
             reader = open_shard(path)
-            for b in range(reader.num_record_batches):
-                batch = reader.get_batch(b)
+            for batch in reader.batches():
                 for start in range(0, batch.num_rows, self.cfg.batch_size):
                     chunk = batch.slice(start, self.cfg.batch_size)
                     ids = chunk.column("id").to_pylist()

@@ -8,7 +8,6 @@ half-written checkpoint under the final name; a failed write (a full disk) remov
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import errno
 import json

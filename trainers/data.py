@@ -1,8 +1,9 @@
-"""Token shards in, batches out: memory-mapped Arrow, packing, per-epoch shuffle, rank sharding, exact resume.
+"""Token shards in, batches out: Arrow token shards, packing, per-epoch shuffle, rank sharding, exact resume.
 
 The tokenize stage writes ``tokens/{train,val}/part-*.arrow`` (Arrow IPC files, ``id: string,
-tokens: large_list<uint16|uint32>``) and ``tokens/manifest.json``. The trainer memory-maps them and reads
-each batch's ``tokens.values`` as a flat numpy array with its offsets: no copy until a window is cut.
+tokens: large_list<uint16|uint32>``) and ``tokens/manifest.json``. The trainer reads them with ``TokenShards``:
+each document's offsets in memory, its tokens read from the file (``os.pread``) when a window needs them; no
+memory map, so a shard cut short while training reads it is one line, not SIGBUS.
 
 The documents of a split, in an order shuffled per epoch, joined by the objective's separator, form one
 stream cut into windows of ``objective.raw_length``; the windows are visited in a second per-epoch
@@ -134,12 +135,49 @@ def make_loader(dataset: ExampleStream, plan: BatchPlan, num_workers: int = 0, p
     """An endless iterator of this rank's micro-batches (dicts of tensors), starting at ``plan.start``.
 
     The loader gets a generator of its own: by default it would draw a seed from torch's global RNG, which
-    would shift the dropout noise of a resumed run.
+    would shift the dropout noise of a resumed run. A ``UserError`` raised in a worker process (a token shard
+    cut while read) reaches the caller as its own one line (``worker_errors``).
     """
-    return iter(torch.utils.data.DataLoader(
+    return worker_errors(iter(torch.utils.data.DataLoader(
         dataset, batch_sampler=PlanSampler(plan), collate_fn=dataset.objective.collate, num_workers=num_workers,
         pin_memory=pin_memory, persistent_workers=False, prefetch_factor=4 if num_workers else None,
-        generator=torch.Generator().manual_seed(dataset.seed)))
+        generator=torch.Generator().manual_seed(dataset.seed))))
+
+
+def worker_errors(batches: Iterator) -> Iterator:
+    """``batches`` (a DataLoader's iterator), with each exception a worker process (or the pin-memory thread)
+    raised given back its own message (a ``UserError``, an ``OSError``: whatever the CLI prints as one line).
+
+    torch sends a worker's exception to the main process as its type and its formatted traceback, and raises
+    ``type(msg)`` there (``torch.utils.data._utils.ExceptionWrapper.reraise``), msg being "Caught UserError in
+    DataLoader worker process 0.\nOriginal Traceback (most recent call last): ...", the worker's traceback whose
+    last line is ``corpusforge.core.errors.UserError: <the message>``. The user would get that traceback on one
+    line; this raises the same type with the message alone, from torch's (``--debug`` shows the worker's
+    traceback). torch offers no hook for it: the worker's exception object never crosses the process boundary.
+    """
+    try:
+        yield from batches
+    except Exception as exc:  # noqa: BLE001 - any type torch re-raised from a worker: the CLI prints it as one line
+        message = _worker_message(exc)
+        if message is None:
+            raise
+        try:
+            again = type(exc)(message)
+        except Exception:  # noqa: BLE001 - a type that takes other arguments (torch falls back the same way)
+            raise exc from None
+        raise again from exc
+
+
+def _worker_message(exc: BaseException) -> str | None:
+    """The message of the exception torch re-raised as ``exc`` from a worker's traceback; None when ``exc`` is
+    not one (raised in this process: with ``num_workers=0``)."""
+    text, kind = str(exc), type(exc)
+    if not text.startswith(f"Caught {kind.__name__} in ") or "\nOriginal Traceback" not in text:
+        return None
+    # traceback's last line: "module.QualName: message" (chained exceptions come before it)
+    name = kind.__qualname__ if kind.__module__ in ("__main__", "builtins") else f"{kind.__module__}.{kind.__qualname__}"
+    _, found, message = text.rpartition(f"\n{name}: ")
+    return message.rstrip("\n") if found else None
 
 
 # ----------------------------------------------------------------------------------------- manifest

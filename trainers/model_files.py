@@ -27,6 +27,7 @@ import pathlib
 from typing import Any, Iterator
 
 from corpusforge.core.errors import UserError
+from corpusforge.core.files import sha256_of
 
 WEIGHTS = "model.safetensors"
 
@@ -105,8 +106,7 @@ def check_file_digests(directory: str | pathlib.Path, recorded: Any, record: str
         if not path.is_file():
             continue
         try:
-            with open(path, "rb") as handle:
-                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            digest = sha256_of(path)
         except OSError as exc:
             raise UserError(f"{path}: cannot read it ({exc.strerror or exc}); check the model directory's "
                             "permissions") from None
@@ -121,10 +121,23 @@ EXPORT_RECORD = "corpusforge.json"  # what `corpusforge export` writes beside a 
 
 def check_export_record(directory: str | pathlib.Path) -> None:
     """A transformers directory ``corpusforge export`` wrote: its files against the SHA-256 its
-    ``corpusforge.json`` records (any other transformers directory has no record and is read as it is)."""
-    record = pathlib.Path(directory) / EXPORT_RECORD
+    ``corpusforge.json`` records (any other transformers directory has no record and is read as it is). A
+    folder an export holds (an ELECTRA export's ``generator/``, loaded on its own) is checked against the
+    entries under its name in the parent's record."""
+    directory = pathlib.Path(directory)
+    record = directory / EXPORT_RECORD
     if record.is_file():
         check_file_digests(directory, read_json(record, EXPORT_RECORD).get("file_sha256"), EXPORT_RECORD)
+        return
+    parent_record = directory.resolve().parent / EXPORT_RECORD
+    if not parent_record.is_file():
+        return
+    recorded = read_json(parent_record, EXPORT_RECORD).get("file_sha256")
+    prefix = f"{directory.resolve().name}/"
+    if isinstance(recorded, dict):  # anything else is refused by check_file_digests' own line
+        recorded = {name: digest for name, digest in recorded.items()
+                    if isinstance(name, str) and name.startswith(prefix)} or None
+    check_file_digests(parent_record.parent, recorded, EXPORT_RECORD)
 
 
 def export_digests(directory: str | pathlib.Path) -> dict[str, str]:
@@ -134,8 +147,7 @@ def export_digests(directory: str | pathlib.Path) -> dict[str, str]:
     out = {}
     for path in sorted(directory.rglob("*")):
         if path.is_file() and (path.suffix == ".safetensors" or path.name == "tokenizer.json"):
-            with open(path, "rb") as handle:
-                out[path.relative_to(directory).as_posix()] = hashlib.file_digest(handle, "sha256").hexdigest()
+            out[path.relative_to(directory).as_posix()] = sha256_of(path)
     return out
 
 

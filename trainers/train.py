@@ -200,7 +200,11 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
                 s.last_checkpoint = _save(s, s.step)
                 s.window.started = time.perf_counter()
     except KeyboardInterrupt:
-        if not dist.enabled and s.step > s.start_step:
+        if not dist.enabled and s.step > s.start_step and s.model_dir.parent.name == OVERWRITE_STAGING:
+            # run_training deletes the staging folder on the way out: nothing of this run is there to resume
+            print(f"\ninterrupted at step {s.step}: the run started over (output.overwrite) is not kept; the earlier "
+                  f"model in {s.model_dir.parent.parent / 'model'} stays as it was")
+        elif not dist.enabled and s.step > s.start_step:
             path = _save(s, s.step)
             print(f"\ninterrupted: checkpoint at step {s.step} in {path}; continue with --resume")
         raise

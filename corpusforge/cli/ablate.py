@@ -57,7 +57,7 @@ def register(subparsers) -> None:
     ablate.add_argument("--size", choices=["debug", "small", "base"], default="debug", help="Model size. Default: debug.")
     ablate.add_argument("--family", choices=["decoder"], default="decoder",
                         help="Model family: decoder (a causal LM predicts every byte of the held-out text, so bits per "
-                             "byte is the whole text's).")
+                             "byte is the whole text's); the only one, the default.")
     ablate.add_argument("--tokenizer", metavar="TOKENIZER_JSON", default="",
                         help="Use this tokenizer.json for every variant instead of training one.")
     ablate.add_argument("--max-epochs", type=float, default=20.0,

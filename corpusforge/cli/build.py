@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from corpusforge.cli.options import BEAM_EPILOG, common_parser
+from corpusforge.cli.options import BEAM_EPILOG, common_parser, run_dir_setting
 
 
 def register(subparsers) -> None:
@@ -15,6 +15,9 @@ def register(subparsers) -> None:
                     "counts to RUN_DIR/stats.json and a dataset card to RUN_DIR/README.md (datasets.load_dataset(RUN_DIR)).", epilog=BEAM_EPILOG)
     build.add_argument("--input", "-i", action="append", default=[], metavar="PATH",
                        help="An input file, directory or glob (repeatable); adds to the config's inputs.")
+    build.add_argument("--text-field", metavar="NAME", default=None,
+                       help="The field holding the text in the --input files (JSONL, Parquet, Arrow); default: text "
+                            "(a config's inputs name theirs with inputs[].text_field).")
     build.add_argument("--run-dir", "-o", default=None, help="Run directory (default: output.run_dir, runs/latest).")
     build.add_argument("--overwrite", action="store_true", help="Replace an existing build in the run directory.")
     build.add_argument("--resume", action="store_true",
@@ -33,10 +36,11 @@ def register(subparsers) -> None:
 def cmd_build(args) -> int:
     from corpusforge.config import InputConfig, load_config, to_dict
     from corpusforge.core import lean_beam
+    from corpusforge.core.errors import UserError
 
     overrides = list(args.set)
     if args.run_dir:
-        overrides.append(f"output.run_dir={args.run_dir}")
+        overrides.append(run_dir_setting(args.run_dir))
     if args.overwrite:
         overrides.append("output.overwrite=true")
     if args.resume:
@@ -44,7 +48,11 @@ def cmd_build(args) -> int:
     if args.fail_fast:
         overrides.append("build.fail_fast=true")
     config = load_config(args.config, overrides)
-    config.inputs.extend(InputConfig(path=p) for p in args.input)
+    if args.text_field and not args.input:
+        raise UserError("--text-field names the text field of the --input files, and none was given; for a config's "
+                        "inputs set inputs[].text_field in the config")
+    field = {"text_field": args.text_field} if args.text_field else {}
+    config.inputs.extend(InputConfig(path=p, **field) for p in args.input)
     # Beam without its GCP, MongoDB and pandas integrations
     if lean_beam.local_build(config.beam, to_dict(config), args.beam_args):
         lean_beam.import_for_local_build()

@@ -9,7 +9,7 @@ import pathlib
 import time
 
 from corpusforge.config import load_config
-from corpusforge.cli.options import BEAM_EPILOG, common_parser
+from corpusforge.cli.options import BEAM_EPILOG, common_parser, run_dir_setting
 from corpusforge.core import rundir
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.errors import UserError
@@ -38,17 +38,17 @@ def register(subparsers) -> None:
         description="Write the built-in sample (real text from Python's own documentation, with duplicates, "
                     "personal data, junk, other languages and bad records), then build, train a tokenizer, tokenize, "
                     "train a tiny model and write the report, all into one run directory.", epilog=BEAM_EPILOG)
-    demo.add_argument("--run-dir", "-o", default="runs/demo", help="Where the demo writes everything.")
-    demo.add_argument("--documents", type=int, default=1000, help="Upper bound on good documents in the sample.")
-    demo.add_argument("--steps", type=int, default=60, help="Training steps of the demo model.")
+    demo.add_argument("--run-dir", "-o", default="runs/demo", help="Where the demo writes everything; default: runs/demo.")
+    demo.add_argument("--documents", type=int, default=1000, help="Upper bound on good documents in the sample; default: 1000.")
+    demo.add_argument("--steps", type=int, default=60, help="Training steps of the demo model; default: 60.")
     demo.add_argument("--next-steps", action=argparse.BooleanOptionalAction, default=True,
-                      help="End by printing what to run and open next (make demo prints them after its export).")
+                      help="End by printing what to run and open next (make demo prints them after its export); default: on.")
     demo.set_defaults(func=run_demo, accepts_beam_args=True)
 
 
 def run_demo(args) -> int:
     run_dir = pathlib.Path(rundir.check_run_dir(args.run_dir))  # never /, ~, the current directory or above
-    overwrite = any(item.replace(" ", "") == "output.overwrite=true" for item in args.set)
+    overwrite = load_config(args.config, list(args.set)).output.overwrite  # however spelt: yes, True, a config file
     with run_lock(str(run_dir), "demo"):
         if run_dir.exists() and any(n.name != rundir.LOCK for n in run_dir.iterdir()):
             if not overwrite:
@@ -76,7 +76,7 @@ def _run(args, run_dir: pathlib.Path) -> int:
           f"({', '.join(f'{k} {v}' for k, v in sample.kinds.items())})", flush=True)
     base = {**DEMO_SETTINGS, "inputs": sample.inputs}
     base["train"] = {**DEMO_SETTINGS["train"], "max_steps": args.steps}
-    config = load_config(args.config, [*args.set, f"output.run_dir={run_dir}"], base=base)
+    config = load_config(args.config, [*args.set, run_dir_setting(run_dir)], base=base)
 
     print("\n== 1/5 build ==", flush=True)
     run_build(config, args.beam_args, metrics_table=False)  # the Beam metrics: stats.json, `metrics`

@@ -1,14 +1,12 @@
 """``corpusforge embed --model DIR --data FILE --out OUT``: ELMo vectors of every token, to an Arrow file."""
 from __future__ import annotations
 
-import argparse
-
 
 def register(subparsers) -> None:
-    from corpusforge.cli.options import RECORD_LIMIT_HELP, common_parser
+    from corpusforge.cli.options import DefaultsFormatter, RECORD_LIMIT_HELP, common_parser
 
     embed = subparsers.add_parser(
-        "embed", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "embed", parents=[common_parser()], formatter_class=DefaultsFormatter,
         help="Per-token ELMo vectors of text from a biLM (objective bilm), to Arrow.",
         description="Run a biLM trained with train.objective=bilm over each document (<S> words </S>) and write one "
                     "Arrow row per document: source, tokens, and either every layer (the token layer and each "

@@ -1,15 +1,14 @@
 """``corpusforge evaluate --model DIR --data FILE_OR_RUN``: loss, perplexity and bits per byte on held-out text."""
 from __future__ import annotations
 
-import argparse
 import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.cli.options import RECORD_LIMIT_HELP, add_device_option, common_parser
+    from corpusforge.cli.options import DefaultsFormatter, RECORD_LIMIT_HELP, add_device_option, common_parser
 
     evaluate = subparsers.add_parser(
-        "evaluate", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "evaluate", parents=[common_parser()], formatter_class=DefaultsFormatter,
         help="Measure a model on held-out text: loss, perplexity, bits per byte (per source).",
         description="Score a model (a run's model/ or an exported directory) on text: the mean loss per predicted "
                     "token, perplexity, and bits per byte (negative log-likelihood in bits over the text's UTF-8 "

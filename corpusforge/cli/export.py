@@ -1,14 +1,12 @@
 """``corpusforge export MODEL_DIR OUT_DIR``: a trained model as a Hugging Face transformers directory."""
 from __future__ import annotations
 
-import argparse
-
-from corpusforge.cli.options import common_parser
+from corpusforge.cli.options import DefaultsFormatter, common_parser
 
 
 def register(subparsers) -> None:
     export = subparsers.add_parser(
-        "export", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "export", parents=[common_parser()], formatter_class=DefaultsFormatter,
         help="Export a trained model to a transformers directory (safetensors, tokenizer, model card).",
         description="Write OUT_DIR so that transformers' AutoModelForCausalLM / AutoModelForMaskedLM / "
                     "AutoModelForSeq2SeqLM and AutoTokenizer load it with no custom code: model.safetensors, "

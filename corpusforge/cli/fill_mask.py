@@ -1,15 +1,14 @@
 """``corpusforge fill-mask --model DIR TEXT``: the most likely tokens for the mask, from an encoder."""
 from __future__ import annotations
 
-import argparse
 import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.cli.options import add_device_option, common_parser
+    from corpusforge.cli.options import DefaultsFormatter, add_device_option, common_parser
 
     fill = subparsers.add_parser(
-        "fill-mask", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "fill-mask", parents=[common_parser()], formatter_class=DefaultsFormatter,
         help="Show the most likely tokens for the mask in a text (encoder models).",
         description="Predict the masked token of TEXT with an encoder (a run's model/ or an exported directory), "
                     "through transformers' fill-mask pipeline. Write the mask as the tokenizer's mask token "

@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from corpusforge.cli.options import RECORD_LIMIT_HELP, common_parser, flag_overrides
+from corpusforge.cli.options import DefaultsFormatter, RECORD_LIMIT_HELP, common_parser, flag_overrides
 
 _SHORTCUTS = {  # option attribute -> finetune.* key (same name)
     name: name for name in (
@@ -17,7 +17,7 @@ _SHORTCUTS = {  # option attribute -> finetune.* key (same name)
 
 def register(subparsers) -> None:
     finetune = subparsers.add_parser(
-        "finetune", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "finetune", parents=[common_parser()], formatter_class=DefaultsFormatter,
         help="Fine-tune a model on a task: classify, tag or generate; full, LoRA, adapters, prefix or prompt tuning.",
         description="Train a pretrained model (a run's model/ or a transformers directory) on labelled records "
                     "(JSONL, CSV or Parquet) and write OUT/: metrics.json (validation accuracy and macro-F1 per "

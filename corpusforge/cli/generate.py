@@ -1,15 +1,14 @@
 """``corpusforge generate --model DIR --prompt TEXT``: text from a decoder or seq2seq model."""
 from __future__ import annotations
 
-import argparse
 import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.cli.options import add_device_option, common_parser
+    from corpusforge.cli.options import DefaultsFormatter, add_device_option, common_parser
 
     generate = subparsers.add_parser(
-        "generate", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "generate", parents=[common_parser()], formatter_class=DefaultsFormatter,
         help="Generate text from a decoder or seq2seq model (greedy or sampled, batched).",
         description="Continue prompts with a model (a run's model/ or an exported directory), using transformers' "
                     "generate with a KV cache: greedy (--greedy) or sampled (temperature, top-k, top-p), stop "

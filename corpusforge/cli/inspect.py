@@ -12,8 +12,8 @@ def register(subparsers) -> None:
         description="Print the schema, the number of rows and the first records of a shard (Arrow, Parquet, JSONL), a shard "
                     "directory or a run directory (clean, removed, rejected or token shards).")
     inspect.add_argument("path", help="A shard (.arrow, .parquet, .jsonl[.zst|.gz]), a shard directory, or a run directory.")
-    inspect.add_argument("--rows", "-n", type=int, default=3, help="How many records to show.")
-    inspect.add_argument("--chars", type=int, default=300, help="Truncate long text fields to this many characters.")
+    inspect.add_argument("--rows", "-n", type=int, default=3, help="How many records to show; default: 3.")
+    inspect.add_argument("--chars", type=int, default=300, help="Truncate long text fields to this many characters; default: 300.")
     inspect.set_defaults(func=cmd_inspect)
 
 

@@ -1,7 +1,7 @@
 """The ``corpusforge`` command: one subcommand per step of the flow.
 
     corpusforge demo                        # the whole chain on the built-in sample
-    corpusforge build -c corpus.yaml        # raw text -> clean Arrow shards
+    corpusforge build -c corpus.yaml        # raw text -> clean shards (Parquet by default)
     corpusforge tokenizer train -c ...      # clean shards -> tokenizer.json
     corpusforge tokenize -c ...             # clean shards -> token shards
     corpusforge train -c ...                # token shards -> a pretrained model
@@ -16,11 +16,16 @@ layer that imports the pipeline, tokenizer and trainers packages together.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import gc
 import importlib
 import logging
 import os
+import signal
 import sys
+import threading
+import time
 import warnings
 
 # command -> the module of this package that registers it (``register(subparsers)``), in --help order.
@@ -49,7 +54,7 @@ COMMANDS = {
 DESCRIPTION = """\
 corpusforge turns raw text into pretraining-ready data and small pretrained Transformers.
 
-The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write clean Arrow shards)
+The flow: build (read, normalise, quality-filter, deduplicate, remove PII, write clean Parquet shards)
 -> tokenizer train -> tokenize (token shards) -> train (encoder, seq2seq or decoder pretraining)
 -> export (a transformers directory), generate, fill-mask, evaluate, embed (ELMo vectors)
 -> finetune (a task: classify, tag, generate; full, LoRA, adapters, prefix, prompt), predict.
@@ -82,6 +87,30 @@ def _command(argv: list[str]) -> str | None:
     return first if first in COMMANDS else None
 
 
+def _misspelt_own_flags(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> str | None:
+    """The line refusing the arguments left for Beam that are near misses of the command's own flags and no Beam
+    flag (``build --overwirte``); None when there are none. Beam would refuse them too, but as unknown pipeline
+    options, offering its nearest flag among ~300, never the one the user meant."""
+    flags = [arg.split("=", 1)[0] for arg in extra if arg.startswith("--")]
+    if not flags:
+        return None
+    (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    own = [opt for action in subparsers.choices[command]._actions for opt in action.option_strings
+           if opt.startswith("--")]
+    near = {name: close[0] for name in flags for close in [difflib.get_close_matches(name, own, n=1, cutoff=0.8)]
+            if close}
+    if not near:
+        return None
+    from corpusforge.core.beam_options import known_flags
+
+    beam = known_flags()
+    near = {name: close for name, close in near.items() if name not in beam}
+    if not near:
+        return None
+    return ("unknown option " + ", ".join(f"{name} (did you mean {close}?)" for name, close in near.items())
+            + f"; see corpusforge {command} --help (any other --flag goes to Beam as a pipeline option)")
+
+
 def _quiet_libraries() -> None:
     # Beam's optional GCP clients, absl and spaCy print warnings that say nothing to a corpus builder.
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -94,6 +123,65 @@ def _quiet_libraries() -> None:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
+class _Interrupt:
+    """Whether Ctrl-C (SIGINT) came while the command ran."""
+    seen = False
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is, or was raised while handling, a KeyboardInterrupt: Beam catches one inside a DoFn and
+    raises it again as a RuntimeError ("KeyboardInterrupt [while running 'Normalize/...']")."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+@contextlib.contextmanager
+def _quiet_interrupts():
+    """Ctrl-C ends the command with one line, "corpusforge: interrupted". Beam would add its own report of the
+    interrupt: the DoFn's traceback logged at ERROR, and with ``direct_running_mode=multi_processing`` a
+    traceback from each thread that watched a worker the same Ctrl-C ended ("Worker subprocess exited with
+    return code -2"). From the interrupt on, log records are dropped, and so is an uncaught exception in another
+    thread that comes within half a second of it (the worker may die before this process's handler runs). Only
+    where SIGINT raises KeyboardInterrupt (not in a background job, which ignores it) and in the main thread."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+
+    def on_sigint(signum, frame):
+        _Interrupt.seen = True
+        raise KeyboardInterrupt
+
+    def thread_error(hook_args, report=threading.excepthook):
+        for _ in range(20):
+            if _Interrupt.seen:
+                return
+            time.sleep(0.025)
+        report(hook_args)
+
+    def after_interrupt(record: logging.LogRecord) -> bool:
+        return not _Interrupt.seen
+
+    handlers = logging.getLogger().handlers
+    _Interrupt.seen = False
+    signal.signal(signal.SIGINT, on_sigint)
+    threading.excepthook, excepthook = thread_error, threading.excepthook
+    for handler in handlers:
+        handler.addFilter(after_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        threading.excepthook = excepthook
+        for handler in handlers:
+            handler.removeFilter(after_interrupt)
+
+
 def main(argv: list[str] | None = None) -> int:
     _quiet_libraries()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -104,18 +192,29 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args.command is None else 2
     if extra and not getattr(args, "accepts_beam_args", False):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    misspelt = _misspelt_own_flags(parser, args.command, extra)
+    if misspelt:
+        print(f"corpusforge: error: {misspelt}", file=sys.stderr)
+        return 2
     args.beam_args = extra
     from corpusforge.core.config_loader import ConfigError
     from corpusforge.core.errors import UserError, resource_error
 
     try:
-        return int(args.func(args) or 0)
+        with _quiet_interrupts():
+            return int(args.func(args) or 0)
     except (UserError, ConfigError) as exc:
         if getattr(args, "debug", False):
             raise
         kind = "configuration error" if isinstance(exc, ConfigError) else "error"
         print(f"corpusforge: {kind}: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except BrokenPipeError as exc:  # `corpusforge inspect RUN | head`: the reader has had what it wanted
+        if exc.filename is not None or getattr(args, "debug", False):
+            raise
+        # stdout's reader is gone: the interpreter's last flush of it would print "Exception ignored ..."
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # as the shell reports a command ended by SIGPIPE
     except OSError as exc:  # a path that cannot be read or written: the user fixes the path or its permissions
         if getattr(args, "debug", False):
             raise
@@ -123,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"corpusforge: error: {_one_line(message)}", file=sys.stderr)
         return 2
     except Exception as exc:  # a full disk or a denied write inside Beam or a library: one line, not 126
+        if (_Interrupt.seen or _interrupted(exc)) and not getattr(args, "debug", False):
+            print("corpusforge: interrupted", file=sys.stderr)
+            return 130
         resource = resource_error(exc)
         if resource is None or getattr(args, "debug", False):
             raise
@@ -144,6 +246,11 @@ def run() -> None:
     # by it: the cyclic garbage a build leaves (~29k objects, Beam's bundle processors) is then not collected, and
     # holds no file or object with a finalizer (checked). atexit handlers still run (logging flushes there).
     gc.freeze()
+    if code == 130:  # interrupted: what the command cleans up is done; a thread Ctrl-C left mid-bundle would keep
+        logging.shutdown()  # the interpreter's exit waiting for it for ever, so end without waiting
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
 
 

@@ -13,6 +13,16 @@ Any other --flag is passed to Apache Beam as a pipeline option, e.g.
 """
 
 
+class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """ArgumentDefaultsHelpFormatter without "(default: None)", "(default: [])" and "(default: False)": a default
+    that means "not given" (a required option, a filter not set, a switch) has nothing to say."""
+
+    def _get_help_string(self, action):
+        if action.required or action.default is None or action.default is False or action.default == []:
+            return action.help
+        return super()._get_help_string(action)
+
+
 def common_parser() -> argparse.ArgumentParser:
     """A parent parser with --config, --set and --debug, for ``add_parser(..., parents=[common_parser()])``.
 
@@ -56,8 +66,14 @@ def flag_overrides(args: argparse.Namespace, section: str, shortcuts: Mapping[st
             value = f"{value:.6e}"
         out.append(f"{section}.{key}={value}")
     if getattr(args, "run_dir", None) is not None:
-        out.append(f"output.run_dir={json.dumps(args.run_dir)}")
+        out.append(run_dir_setting(args.run_dir))
     return out
+
+
+def run_dir_setting(path) -> str:
+    """The ``--set`` item for a ``--run-dir`` the user gave: quoted as JSON, so a directory named ``null``,
+    ``yes``, ``1e3`` or ``a: b`` stays that path, not YAML's None, True, a number or a mapping."""
+    return f"output.run_dir={json.dumps(str(path))}"
 
 
 def choices(cls: type, key: str) -> list:

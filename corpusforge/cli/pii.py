@@ -8,10 +8,10 @@ from collections import Counter
 
 
 def register(subparsers) -> None:
-    from corpusforge.cli.options import common_parser
+    from corpusforge.cli.options import DefaultsFormatter, common_parser
 
     parser = subparsers.add_parser(
-        "pii", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "pii", parents=[common_parser()], formatter_class=DefaultsFormatter,
         help="Try the PII scrubber on text: print the scrubbed text and what was found.",
         description=(
             "Run the PII stage's scrubber (the `pii` config section) on text files or stdin and print the scrubbed "

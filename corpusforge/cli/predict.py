@@ -1,15 +1,14 @@
 """``corpusforge predict --model OUT --data FILE --out PREDS.jsonl``: a fine-tuned model's predictions."""
 from __future__ import annotations
 
-import argparse
 import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.cli.options import RECORD_LIMIT_HELP, add_device_option, common_parser
+    from corpusforge.cli.options import DefaultsFormatter, RECORD_LIMIT_HELP, add_device_option, common_parser
 
     predict = subparsers.add_parser(
-        "predict", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "predict", parents=[common_parser()], formatter_class=DefaultsFormatter,
         help="Predict with a fine-tuned model (corpusforge finetune's OUT): labels, tags or generations.",
         description="Read records (JSONL, CSV or Parquet; the fields the model was fine-tuned with) and write one "
                     "JSON line per record: classify {id, label, score}, tag {id, tags, scores}, generate {id, "

@@ -6,7 +6,7 @@ import json
 
 
 def register(subparsers) -> None:
-    from corpusforge.cli.options import common_parser
+    from corpusforge.cli.options import DefaultsFormatter, common_parser
 
     quality = subparsers.add_parser(
         "quality", help="Quality-filtering tools (train a fastText quality classifier).",
@@ -14,7 +14,7 @@ def register(subparsers) -> None:
     )
     sub = quality.add_subparsers(dest="quality_command", metavar="COMMAND", required=True)
     train = sub.add_parser(
-        "train", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "train", parents=[common_parser()], formatter_class=DefaultsFormatter,
         help="Train a fastText classifier (positive = text you want, negative = random web text).",
         description=(
             "Train a fastText supervised classifier on positive (high-quality) and negative examples, evaluate it on a "

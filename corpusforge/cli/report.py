@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import argparse
 
-from corpusforge.cli.options import common_parser
+from corpusforge.cli.options import DefaultsFormatter, common_parser
 
 
 def register(subparsers) -> None:
     report = subparsers.add_parser(
-        "report", parents=[common_parser()], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "report", parents=[common_parser()], formatter_class=DefaultsFormatter,
         help="Write a self-contained HTML report of a run and print a summary.",
         description="Write one self-contained HTML page (inline CSS and script, embedded PNG plots, no network needed "
                     "to view it) about a run directory: the funnel of documents and characters through every stage, "

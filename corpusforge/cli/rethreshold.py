@@ -1,13 +1,14 @@
 """``corpusforge rethreshold RUN --set quality.gopher.min_words=80 --out RUN2``: re-decide quality from stored values."""
 from __future__ import annotations
 
-import argparse
 import sys
+
+from corpusforge.cli.options import DefaultsFormatter
 
 
 def register(subparsers) -> None:
     cmd = subparsers.add_parser(
-        "rethreshold", formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        "rethreshold", formatter_class=DefaultsFormatter,
         help="Re-decide a run's quality rules under new thresholds, from its stored values, into a new run.",
         description="Decide the heuristic quality rules of a built run again with new thresholds, from the values "
                     "its build measured and stored (annotations.quality, details.quality): no model runs and no "

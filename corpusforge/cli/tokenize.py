@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from corpusforge.cli.options import common_parser, flag_overrides, run_dir_parser
+from corpusforge.cli.options import DefaultsFormatter, common_parser, flag_overrides, run_dir_parser
 
-_FORMAT = argparse.ArgumentDefaultsHelpFormatter
+_FORMAT = DefaultsFormatter
 
 
 def register(subparsers) -> None:

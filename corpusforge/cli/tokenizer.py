@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from corpusforge.cli.options import choices, common_parser, flag_overrides, run_dir_parser
+from corpusforge.cli.options import DefaultsFormatter, choices, common_parser, flag_overrides, run_dir_parser
 
-_FORMAT = argparse.ArgumentDefaultsHelpFormatter
+_FORMAT = DefaultsFormatter
 
 
 def register(subparsers) -> None:
@@ -21,7 +21,7 @@ def register(subparsers) -> None:
     train = commands.add_parser(
         "train", parents=[common_parser(), run_dir_parser()], formatter_class=_FORMAT,
         help="Train tokenizer.json on <run_dir>/clean.",
-        description="Stream the clean Arrow shards of a build (or a seeded sample of them) into a tokenizer "
+        description="Stream the clean shards of a build (or a seeded sample of them) into a tokenizer "
                     "trainer; write <run_dir>/tokenizer/tokenizer.json, tokenizer_config.json and report.json "
                     "(compression, unknown-token share and round trip on held-out documents, longest tokens). "
                     "The options below are shortcuts for --set tokenizer.KEY=VALUE.")

@@ -132,6 +132,22 @@ def check_known_flags(flags: list[str]) -> None:
                     importlib.import_module(runner.rsplit(".", 1)[0])
                 except Exception:  # the runner cannot load: Beam says so, better than an unknown-flag error here
                     return
+    parser = _beam_parser()
+    _, unknown = parser.parse_known_args(flags)
+    unknown = [arg.split("=", 1)[0] for arg in unknown if arg.startswith("-")]
+    if not unknown:
+        return
+    known = [opt for action in parser._actions for opt in action.option_strings if opt.startswith("--")]
+    problems = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, known, n=1)
+        problems.append(name + (f" (did you mean {close[0]}?)" if close else ""))
+    raise UserError(f"unknown Beam pipeline option{'s' if len(problems) > 1 else ''} {', '.join(problems)}, "
+                    "from beam.options or the command line")
+
+
+def _beam_parser():
+    """An argparse parser holding every flag of every Beam options class, whose errors are a ``UserError``."""
     from apache_beam.options.pipeline_options import _BeamArgumentParser
 
     parser = _BeamArgumentParser(allow_abbrev=False)
@@ -148,14 +164,9 @@ def check_known_flags(flags: list[str]) -> None:
                 cls._add_argparse_args(parser)  # pylint: disable=protected-access
             except Exception:  # a class registering an option twice (re-imported module): its flags are known
                 pass
-    _, unknown = parser.parse_known_args(flags)
-    unknown = [arg.split("=", 1)[0] for arg in unknown if arg.startswith("-")]
-    if not unknown:
-        return
-    known = [opt for action in parser._actions for opt in action.option_strings if opt.startswith("--")]
-    problems = []
-    for name in unknown:
-        close = difflib.get_close_matches(name, known, n=1)
-        problems.append(name + (f" (did you mean {close[0]}?)" if close else ""))
-    raise UserError(f"unknown Beam pipeline option{'s' if len(problems) > 1 else ''} {', '.join(problems)}, "
-                    "from beam.options or the command line")
+    return parser
+
+
+def known_flags() -> set[str]:
+    """Every ``--flag`` some Beam options class defines."""
+    return {opt for action in _beam_parser()._actions for opt in action.option_strings if opt.startswith("--")}

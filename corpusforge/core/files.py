@@ -1,6 +1,6 @@
 """File access for local paths and any Beam filesystem (gs://, s3://, hdfs://...), with atomic writes.
 
-Local paths take the fast route (memory maps, ``os.replace``); other schemes go through
+Local paths take the fast route (``os`` calls, ``os.replace``); other schemes go through
 ``apache_beam.io.filesystems.FileSystems``, so remote workers can read the tokenizer and write shards.
 """
 from __future__ import annotations
@@ -203,24 +203,30 @@ def relative(path: str, start: str) -> str:
     return path
 
 
+def sha256_of(path: str | os.PathLike) -> str:
+    """The SHA-256 hex digest of a local file's bytes, read in chunks (``hashlib.file_digest``): the one file hash
+    of a saved model's ``file_sha256``, an export's ``corpusforge.json`` and ``content_digest``."""
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
 def content_digest(path: str, hash_remote: bool = False) -> str:
     """What a file holds, for deciding whether an output made from it is stale: ``sha256:<hex>`` of a local file
     (or of a remote one with ``hash_remote``), ``size:<bytes>,mtime:<seconds>`` of a remote one (hashing a
     remote corpus would read all of it once more)."""
     import hashlib
 
-    if is_local(path) or hash_remote:
-        digest = hashlib.sha256()
-        if is_local(path):
-            with open(_local(path), "rb") as f:
-                while chunk := f.read(1 << 20):
-                    digest.update(chunk)
-        else:
-            from apache_beam.io.filesystems import CompressionTypes, FileSystems
+    if is_local(path):
+        return f"sha256:{sha256_of(_local(path))}"
+    if hash_remote:
+        from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
-            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                while chunk := f.read(1 << 20):
-                    digest.update(chunk)
+        digest = hashlib.sha256()  # Beam's file objects have no readinto, which hashlib.file_digest needs
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            while chunk := f.read(1 << 20):
+                digest.update(chunk)
         return f"sha256:{digest.hexdigest()}"
     from apache_beam.io.filesystems import FileSystems
 

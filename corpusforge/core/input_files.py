@@ -250,6 +250,9 @@ def changed_detail(change: str, detail: str) -> str:
 class InputFile:
     path: str  # as the filesystem names it (may hold surrogates: see display_path)
     size: int  # bytes as stored; 0 for what is not a regular file
+    # why it is not a regular file that can be read, when it was listed (``file_problem``); None: it is one. What the
+    # build reports for the file: the entry may change after it was listed (the reader checks again when it opens it).
+    problem: str | None = None
 
 
 def list_input(path: str) -> tuple[str, list[InputFile]]:
@@ -261,12 +264,12 @@ def list_input(path: str) -> tuple[str, list[InputFile]]:
     if _is_local(path) and os.path.lexists(_local(path)):
         local = _local(path)
         if not os.path.isdir(local):
-            return posixpath.dirname(path), [InputFile(path, _size(local))]
+            return posixpath.dirname(path), [_local_file(path, local)]
         root = path.rstrip("/") or "/"
         files = []
         for directory, subdirs, names in os.walk(local):
             names = names + [d for d in subdirs if os.path.islink(os.path.join(directory, d))]  # listed, not followed
-            files.extend(InputFile(os.path.join(directory, name), _size(os.path.join(directory, name))) for name in names)
+            files.extend(_local_file(os.path.join(directory, name), os.path.join(directory, name)) for name in names)
         return root, sorted(files, key=lambda f: path_bytes(f.path))
     from apache_beam.io.filesystems import FileSystems
 
@@ -275,6 +278,10 @@ def list_input(path: str) -> tuple[str, list[InputFile]]:
     result = FileSystems.match([path])[0]
     files = [InputFile(m.path, m.size_in_bytes) for m in result.metadata_list if not m.path.endswith("/")]
     return glob_root(path), sorted(files, key=lambda f: path_bytes(f.path))
+
+
+def _local_file(path: str, local: str) -> InputFile:
+    return InputFile(path, _size(local), file_problem(path))
 
 
 def _size(local: str) -> int:

@@ -26,6 +26,7 @@ import contextlib
 import gc
 import importlib
 import logging
+import os
 import sys
 
 LEAN = "--lean"
@@ -79,5 +80,14 @@ def main(argv: list[str]) -> None:
         sdk_worker_main.main(argv)
 
 
+def run(argv: list[str]) -> None:
+    """``main``, ended by Ctrl-C without a traceback: the terminal sends it to every process of the build, and
+    the ``corpusforge`` command reports it, once ("corpusforge: interrupted")."""
+    try:
+        main(argv)
+    except KeyboardInterrupt:
+        os._exit(130)  # the harness's threads would keep a normal exit waiting
+
+
 if __name__ == "__main__":
-    main(sys.argv)
+    run(sys.argv)

@@ -14,6 +14,7 @@ format through one function. The format follows from the file name (``shard_suff
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -164,39 +165,71 @@ def _write_jsonl(sink, batches: Iterator[pa.RecordBatch], codec: str) -> int:
 # ---------------------------------------------------------------------------------------------- reading
 
 class ShardReader:
-    """One shard's schema and record batches, by number, whatever its format. Arrow IPC files are read in
-    place and Arrow streams memory-mapped when local; Parquet reads one row group per batch; a JSON Lines shard is
-    read whole when opened (one shard's rows in memory). ``schema``: the types of JSON Lines columns (without
-    it, they are inferred from the values; other formats carry their schema)."""
+    """One shard's schema and record batches, by number, whatever its format, through ordinary reads (none is
+    memory-mapped: a mapped shard that another process, a full disk or ``truncate`` cuts short while it is read
+    kills the reader with SIGBUS, which Python cannot catch). An Arrow IPC file reads one batch at a time; an Arrow
+    stream too, its batches' places noted as it is read (``_StreamBatches``); Parquet reads one row group per
+    batch; a JSON Lines shard is read whole when opened (one shard's rows in memory). A shard cut or rewritten
+    while it is read is one ``UserError`` naming it. ``schema``: the types of JSON Lines columns (without it, they
+    are inferred from the values; other formats carry their schema). ``mapped``: a local Arrow stream is
+    memory-mapped and its batches handed out zero-copy, for ``Run.dataset`` alone (a dataset of a whole run that
+    the caller keeps: read, it would hold every shard in memory)."""
 
-    def __init__(self, path: str, schema: pa.Schema | None = None) -> None:
+    def __init__(self, path: str, schema: pa.Schema | None = None, mapped: bool = False) -> None:
         self.path = path
         self._batches: list[pa.RecordBatch] | None = None
-        self._file = self._parquet = None
-        suffix = shard_suffix(path) or os.path.splitext(path)[1]
-        try:
+        self._file = self._parquet = self._stream = None
+        self._suffix = suffix = shard_suffix(path) or os.path.splitext(path)[1]
+        self._watch = None
+        with self._reading():
             if suffix in (".arrow", ".feather", ".ipc"):
-                source = _source(path)
+                source = self._open(path)
                 if source.read(6) == b"ARROW1":  # the IPC file format's magic; a stream starts with a message
                     source.seek(0)
                     self._file = ipc.open_file(source)
                     self.schema = self._file.schema
-                else:
+                elif files.is_local(path) and not mapped:
+                    source.seek(0)
+                    self._stream = _StreamBatches(source)
+                    self.schema = self._stream.schema
+                else:  # remote: Beam's stream reads forward only, the whole shard is read (``reads_whole``)
+                    source = _mapped(path) if mapped else source
                     source.seek(0)
                     stream = ipc.open_stream(source)
-                    self.schema, self._batches = stream.schema, list(stream)  # memory-mapped: no copy
+                    self.schema, self._batches = stream.schema, list(stream)  # mapped: no copy
             elif suffix == ".parquet":
                 import pyarrow.parquet as pq
 
-                self._parquet = pq.ParquetFile(_source(path))
+                self._parquet = pq.ParquetFile(self._open(path))
                 self.schema = self._parquet.schema_arrow
             elif suffix.startswith(".jsonl"):
-                self._batches = _read_jsonl(path, schema)
+                self._batches = _read_jsonl(self._open(path), path, schema)
                 self.schema = self._batches[0].schema if self._batches else (schema or pa.schema([]))
             else:
                 raise UserError(f"{path}: not a shard (expected {', '.join(SHARD_SUFFIXES)})")
-        except ValueError as exc:  # a cut or foreign file: pa.ArrowInvalid and json.JSONDecodeError are ValueErrors
-            raise UserError(f"{path} is not a readable {suffix} shard ({exc}); rebuild the run") from None
+
+    def _open(self, path: str):
+        source = _source(path)
+        if files.is_local(path):
+            from corpusforge.core.input_files import FileWatch
+
+            self._watch = FileWatch(source)
+        return source
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """A read that fails (a cut or foreign file: ``pa.ArrowInvalid`` and ``json.JSONDecodeError`` are
+        ValueErrors; a short read an OSError or EOFError; any other pyarrow error) is one line naming the shard: changed since it was
+        opened (``FileWatch``), or not readable."""
+        try:
+            yield
+        except (ValueError, OSError, EOFError, pa.ArrowException) as exc:
+            change = self._watch.change() if self._watch is not None else None
+            if change:
+                raise UserError(f"{self.path} {change} while it was read ({_short(exc)}); something else writes to "
+                                "the run: rebuild it once nothing does") from None
+            raise UserError(f"{self.path} is not a readable {self._suffix} shard ({_short(exc)}); rebuild the run"
+                            ) from None
 
     @property
     def kind(self) -> str:
@@ -215,31 +248,51 @@ class ShardReader:
     @property
     def reads_whole(self) -> bool:
         """The whole file is read to reach any batch: JSON Lines, and an Arrow stream on a remote filesystem
-        (a local one is memory-mapped)."""
+        (a local one is read a batch at a time, ``_StreamBatches``)."""
         if shard_suffix(self.path) in (".jsonl", ".jsonl.gz", ".jsonl.zst"):
             return True
-        return self._file is None and self._parquet is None and not files.is_local(self.path)
+        return self._batches is not None
 
     @property
     def num_record_batches(self) -> int:
-        if self._file is not None:
-            return self._file.num_record_batches
-        if self._parquet is not None:
-            return self._parquet.num_row_groups
-        return len(self._batches)
+        """(An Arrow stream reads to its end for it, the batches it has not read yet once: iterate ``batches()``
+        to read each once.)"""
+        with self._reading():
+            if self._file is not None:
+                return self._file.num_record_batches
+            if self._parquet is not None:
+                return self._parquet.num_row_groups
+            if self._stream is not None:
+                return self._stream.count()
+            return len(self._batches)
 
     def get_batch(self, index: int) -> pa.RecordBatch:
-        if self._file is not None:
-            return self._file.get_batch(index)
-        if self._parquet is not None:
-            table = self._parquet.read_row_group(index).combine_chunks()
-            return table.to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], schema=table.schema)
-        return self._batches[index]
+        with self._reading():
+            if self._file is not None:
+                return self._file.get_batch(index)
+            if self._parquet is not None:
+                table = self._parquet.read_row_group(index).combine_chunks()
+                return table.to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], schema=table.schema)
+            if self._stream is not None:
+                batch = self._stream.get(index if index >= 0 else index + self._stream.count())
+                if batch is None:
+                    raise IndexError(f"{self.path} has no record batch {index}")
+                return batch
+            return self._batches[index]
 
     def batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
-        for index in range(self.num_record_batches):
-            batch = self.get_batch(index)
+        """Every batch once, in order (an Arrow stream in one pass)."""
+        index = 0
+        while True:
+            with self._reading():
+                if self._stream is not None:
+                    batch = self._stream.get(index)
+                else:
+                    batch = self.get_batch(index) if index < self.num_record_batches else None
+            if batch is None:
+                return
             yield batch.select(columns) if columns else batch
+            index += 1
 
     @property
     def num_rows(self) -> int:
@@ -251,27 +304,127 @@ class ShardReader:
         return pa.Table.from_batches(list(self.batches()), schema=self.schema)
 
 
-def open_shard(path: str, schema: pa.Schema | None = None) -> ShardReader:
+def open_shard(path: str, schema: pa.Schema | None = None, mapped: bool = False) -> ShardReader:
     """A ``ShardReader`` of ``path``: Arrow (stream or file), Parquet or JSON Lines (.jsonl, .jsonl.gz, .jsonl.zst)."""
-    return ShardReader(path, schema)
+    return ShardReader(path, schema, mapped)
+
+
+class _StreamBatches:
+    """The record batches of a local Arrow IPC stream, read by number through ordinary reads, one batch in
+    memory at a time. A stream has no footer listing its batches: where each batch's message starts is found by
+    reading the messages' metadata only, their bodies skipped (``_next_message``), so batch ``i`` costs reading
+    ``i`` small headers and one batch, in whatever order the batches are asked for (tokenize's units come
+    shuffled). Each batch is validated in full (``RecordBatch.validate(full=True)``: offsets within their buffers,
+    valid UTF-8) before it is handed out, so a batch rewritten in place is an exception, not a read outside its
+    buffers."""
+
+    def __init__(self, source) -> None:
+        self._source = source
+        try:
+            schema = ipc.MessageReader.open_stream(source).read_next_message()
+        except StopIteration:
+            raise pa.ArrowInvalid("an empty stream: no schema") from None
+        if schema.type != "schema":
+            raise pa.ArrowInvalid("the stream does not start with a schema")
+        self.schema = ipc.read_schema(schema)
+        self._starts = [source.tell()]  # where batch i's message starts; the last: one not known to be a batch
+        self._ended = False
+
+    def _next_message(self, position: int) -> int | None:
+        """Where the message after the record batch message at ``position`` starts, or None when ``position`` is
+        the stream's end. pyarrow reads a message's body with its metadata and has no call that skips it, so the
+        framing is read here (Arrow's IPC format: 0xFFFFFFFF, the metadata's length, the ``Message`` flatbuffer,
+        the body of its ``bodyLength``), reading the flatbuffer's two fields needed: ``header_type`` (3: a record
+        batch) and ``bodyLength``."""
+        size = self._source.size()
+        if position >= size:
+            if position > size:
+                raise EOFError(f"the stream's last message runs past its end ({size:,} bytes)")
+            return None  # the file's end (a stream without its end-of-stream marker)
+        self._source.seek(position)
+        prefix = self._source.read(8)
+        if prefix in (b"\xff\xff\xff\xff\0\0\0\0", b"\0\0\0\0"):
+            return None  # the end-of-stream marker (of the format before 0.15: 4 zero bytes)
+        if len(prefix) < 8 or prefix[:4] != b"\xff\xff\xff\xff":
+            raise pa.ArrowInvalid(f"no message at byte {position:,}")
+        length = int.from_bytes(prefix[4:8], "little", signed=True)
+        meta = self._source.read(length) if 0 < length <= size - position - 8 else b""
+        if len(meta) < 8:
+            raise EOFError(f"the stream ends inside a message's metadata at byte {position:,}")
+        table = int.from_bytes(meta[0:4], "little")
+        vtable = table - int.from_bytes(meta[table:table + 4], "little", signed=True)
+        if not (0 <= vtable <= length - 4 and 4 <= table <= length - 4):
+            raise pa.ArrowInvalid(f"the message at byte {position:,} is damaged")
+        fields = int.from_bytes(meta[vtable:vtable + 2], "little")
+
+        def field(number: int, size: int) -> int:
+            at = vtable + 4 + 2 * number
+            offset = int.from_bytes(meta[at:at + 2], "little") if at + 2 <= vtable + fields else 0
+            return int.from_bytes(meta[table + offset:table + offset + size], "little", signed=True) if offset else 0
+
+        if field(1, 1) != 3:
+            raise pa.ArrowInvalid(f"the message at byte {position:,} is not a record batch (corpusforge writes "
+                                  "no dictionaries)")
+        body = field(3, 8)
+        if body < 0:
+            raise pa.ArrowInvalid(f"the message at byte {position:,} is damaged")
+        return position + 8 + length + body
+
+    def _locate(self, index: int) -> int | None:
+        """Where batch ``index``'s message starts, or None past the last batch."""
+        while len(self._starts) <= index + 1 and not self._ended:
+            following = self._next_message(self._starts[-1])
+            if following is None:
+                self._ended = True
+            else:
+                self._starts.append(following)
+        return self._starts[index] if 0 <= index < len(self._starts) - 1 else None
+
+    def get(self, index: int) -> pa.RecordBatch | None:
+        """Batch ``index``, or None past the last one."""
+        start = self._locate(index)
+        if start is None:
+            return None
+        self._source.seek(start)
+        try:
+            message = ipc.MessageReader.open_stream(self._source).read_next_message()
+        except StopIteration:
+            raise EOFError(f"the stream ends before its record batch {index}") from None
+        batch = ipc.read_record_batch(message, self.schema)
+        batch.validate(full=True)
+        return batch
+
+    def count(self) -> int:
+        self._locate(1 << 62)
+        return len(self._starts) - 1
+
+
+def _mapped(path: str):
+    return pa.memory_map(path[len("file://"):] if path.startswith("file://") else path, "r")
+
+
+def _short(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 160 else text[:160] + "…"
 
 
 def _source(path: str):
-    """Local: a memory map. Remote: Beam's seekable stream, so a Parquet row group or an IPC file's batch reads
-    only its own bytes."""
+    """Local: the file, read through ordinary reads (``pa.OSFile``; a memory map cut short raises SIGBUS).
+    Remote: Beam's seekable stream, so a Parquet row group or an IPC file's batch reads only its own bytes."""
     if files.is_local(path):
-        return pa.memory_map(path[len("file://"):] if path.startswith("file://") else path, "r")
+        return pa.OSFile(path[len("file://"):] if path.startswith("file://") else path, "r")
     from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
     return pa.PythonFile(FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED), mode="r")
 
 
-def _read_jsonl(path: str, schema: pa.Schema | None) -> list[pa.RecordBatch]:
+def _read_jsonl(raw, path: str, schema: pa.Schema | None) -> list[pa.RecordBatch]:
     codec = {".jsonl.zst": "zstd", ".jsonl.gz": "gzip"}.get(shard_suffix(path) or "")
-    raw = _source(path)
     stream = pa.CompressedInputStream(raw, codec) if codec else raw
     # split on "\n" only: json.dumps leaves U+2028, U+2029 and U+0085 in strings, which splitlines() breaks at
     rows = [json.loads(line) for line in stream.read().decode("utf-8").split("\n") if line]
+    if not all(isinstance(row, dict) for row in rows):
+        raise ValueError("a line that is not a JSON object")
     # Python values to Arrow: strings stay strings (pyarrow.json would make an ISO date in an id a timestamp);
     # one table, so every batch has the types inferred from all rows.
     return pa.Table.from_pylist(rows, schema=schema).to_batches(ROWS_PER_BATCH) if rows else []

@@ -201,3 +201,46 @@ def test_manifest_records_the_language_id_model_used(tmp_path):
     (lid,) = manifest["models"]
     assert lid["role"] == "quality.langid.model" and lid["name"] == "lid.176.ftz"
     assert lid["size"] > 100_000 and len(lid["sha256"]) == 64
+
+
+@pytest.mark.parametrize("name", ["null", "yes", "a: b"])
+def test_a_run_directory_named_like_a_yaml_value_stays_a_path(tmp_path, monkeypatch, name):
+    # --run-dir went into --set unquoted: `-o null` failed ("expected a string, got None"), `-o 'a: b'` too.
+    data = tmp_path / "docs.jsonl"
+    data.write_text('{"text": "one document about rivers"}\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", "--input", str(data), "--run-dir", name, "--set", "quality.enabled=false",
+                 "--set", "dedup.enabled=false", "--set", "pii.enabled=false", "--no-progress"]) == 0
+    assert (tmp_path / name / "clean").is_dir()
+
+
+def test_the_demo_keeps_a_run_directory_named_like_a_yaml_value(tmp_path, monkeypatch):
+    import corpusforge.pipeline.build as build
+
+    seen = {}
+
+    def stop(config, *args, **kwargs):  # the demo's config is all this test needs: no build
+        seen["run_dir"] = config.output.run_dir
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(build, "run_build", stop)
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "--run-dir", "null", "--documents", "5", "--no-next-steps"]) == 130
+    assert seen["run_dir"] == "null"
+
+
+def test_input_files_with_another_text_field(tmp_path, capsys):
+    # A first build of one's own JSONL: every record rejected as missing_text, and nothing said what to do
+    # (`build -i` had no way to name the field but a config file).
+    data = tmp_path / "mine.jsonl"
+    data.write_text("".join(json.dumps({"doc_id": i, "content": f"Document {i} is about rivers."}) + "\n"
+                            for i in range(4)))
+    off = ["--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "a"), "--no-progress", *off]) == 0
+    out = capsys.readouterr().out
+    assert "rejected input: missing_text 4" in out and "build --text-field" in out, out
+    assert main(["build", "-i", str(data), "--text-field", "content", "-o", str(tmp_path / "b"), "--no-progress",
+                 *off]) == 0
+    assert "kept: 4" in capsys.readouterr().out
+    assert main(["build", "--text-field", "content", "-o", str(tmp_path / "c"), *off]) == 2
+    assert "--text-field names the text field of the --input files" in capsys.readouterr().err

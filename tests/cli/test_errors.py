@@ -33,6 +33,18 @@ def test_missing_input(tmp_path, capsys):
     assert line == f"corpusforge: configuration error: config file {tmp_path / 'missing.yaml'} does not exist"
 
 
+def test_a_relative_input_path_says_where_it_was_looked_for(tmp_path, capsys, monkeypatch):
+    # A config beside its data, run from elsewhere: "matches no files; check the path or glob", though the
+    # file is right there beside the config.
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "docs.jsonl").write_text('{"text": "one document"}\n')
+    (tmp_path / "project" / "corpus.yaml").write_text("inputs:\n  - path: docs.jsonl\n")
+    monkeypatch.chdir(tmp_path)
+    line = _one_line_error(capsys, ["build", "-c", "project/corpus.yaml", "--run-dir", str(tmp_path / "run"), *OFF])
+    assert line.endswith(f"matches no files; check the path or glob (a relative path is read from the current "
+                         f"directory, {tmp_path}, not the config file's)"), line
+
+
 def test_unreadable_config_file(tmp_path, capsys):
     line = _one_line_error(capsys, ["build", "-c", str(tmp_path)])  # a directory
     assert line.startswith(f"corpusforge: configuration error: cannot read config file {tmp_path}: ")
@@ -92,6 +104,17 @@ def test_unknown_beam_flag_is_an_error_with_a_suggestion(tmp_path, data, capsys)
                                     "--set", "beam.options={direct_runing_mode: multi_threading}"])
     assert "--direct_runing_mode" in line and "did you mean --direct_running_mode?" in line
     assert "beam.options" in line
+
+
+def test_a_misspelt_flag_of_the_command_itself_is_named_not_sent_to_beam(tmp_path, data, capsys):
+    # was: "unknown Beam pipeline option --overwirte, from beam.options or the command line", no suggestion
+    line = _one_line_error(capsys, ["build", "--input", str(data), "--run-dir", str(tmp_path / "run"), *OFF,
+                                    "--overwirte"])
+    assert line.startswith("corpusforge: error: unknown option --overwirte (did you mean --overwrite?)"), line
+    assert "Beam pipeline option" not in line
+    assert not (tmp_path / "run").exists()
+    line = _one_line_error(capsys, ["tokenize", "--run-dir", str(tmp_path / "run"), "--no-progess"])
+    assert "did you mean --no-progress?" in line
 
 
 def test_known_beam_flags_pass(tmp_path):

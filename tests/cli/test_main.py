@@ -1,6 +1,7 @@
 """The command's entry: --help without the heavy libraries, exit codes, the heap frozen before exit."""
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import subprocess
@@ -81,3 +82,107 @@ def test_the_command_being_run_parses_as_with_every_command(command):
 @pytest.mark.parametrize("argv", [[], ["--help"], ["--version"], ["bogus"], ["-i", "x", "build"]])
 def test_anything_but_a_command_first_gets_every_command(argv):
     assert cli._command(argv) is None
+
+
+def _subparsers(parser, name="corpusforge"):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command, sub in action.choices.items():
+                yield f"{name} {command}", sub
+                yield from _subparsers(sub, f"{name} {command}")
+
+
+def test_every_option_with_a_default_shows_it_in_its_help():
+    # README: "`corpusforge COMMAND --help` explains each option and its default". An option whose default is a
+    # value (not "not given": None, False, [] or suppressed) says it, in its own words or by the formatter's.
+    missing = []
+    for name, sub in _subparsers(cli.make_parser()):
+        for action in sub._actions:
+            default = action.default
+            if (not action.option_strings or isinstance(action, (argparse._HelpAction, argparse._VersionAction))
+                    or default in (None, False, [], "", argparse.SUPPRESS)):
+                continue
+            if "default" not in sub._get_formatter()._format_action(action).lower():
+                missing.append(f"{name} {action.option_strings[0]} (default {default!r})")
+    assert not missing, "options whose --help does not show their default: " + ", ".join(missing)
+
+
+def test_no_help_says_a_default_that_means_not_given():
+    # ArgumentDefaultsHelpFormatter printed "(default: None)" for required options such as --model, and
+    # "(default: False)" / "(default: [])" for switches and lists: 16 such notes said nothing.
+    noise = [f"{name}: {note}" for name, sub in _subparsers(cli.make_parser())
+             for note in ("(default: None)", "(default: False)", "(default: [])")
+             if note in " ".join(sub.format_help().split())]
+    assert not noise, noise
+
+
+def test_a_reader_that_stops_early_gets_no_error(tmp_path):
+    # `corpusforge inspect RUN | head` printed "corpusforge: error: [Errno 32] Broken pipe; check the path and
+    # its permissions" once head had its lines.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    shard = tmp_path / "part-00000-of-00001.parquet"
+    pq.write_table(pa.table({"id": [str(i) for i in range(3000)], "text": ["word " * 40] * 3000}), shard)
+    done = subprocess.run(f"{sys.executable} -m corpusforge inspect {shard} --rows 3000 | head -n 2",
+                          shell=True, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert len(done.stdout.splitlines()) == 2
+    assert done.stderr == "", done.stderr
+
+
+_INTERRUPTED_BUILD = """
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as on a terminal (a background job ignores SIGINT)
+import corpusforge.pipeline.normalize.stage as stage
+real = stage.normalize_and_count
+def interrupted(*args, **kwargs):  # Ctrl-C while a DoFn runs
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+    return real(*args, **kwargs)
+stage.normalize_and_count = interrupted
+from corpusforge.cli.main import run
+sys.argv = ["corpusforge", "build", "--input", sys.argv[1], "--run-dir", sys.argv[2], "--no-progress",
+            "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+run()
+"""
+
+
+_INTERRUPT_LEAVING_A_THREAD = """
+import os, signal, sys, threading, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+import corpusforge.pipeline.normalize.stage as stage
+def interrupted(*args, **kwargs):  # a thread the interrupt leaves waiting for ever (a bundle's, Beam's pool's)
+    threading.Thread(target=threading.Event().wait).start()
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+stage.normalize_and_count = interrupted
+from corpusforge.cli.main import run
+sys.argv = ["corpusforge", "build", "--input", sys.argv[1], "--run-dir", sys.argv[2], "--no-progress",
+            "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+run()
+"""
+
+
+def test_ctrl_c_ends_the_process_whatever_threads_it_left(tmp_path):
+    # Once a build printed "corpusforge: interrupted" and then hung: the interpreter's exit waits for every
+    # non-daemon thread, and one the interrupt left in the middle of a bundle never ends.
+    data = tmp_path / "docs.jsonl"
+    data.write_text('{"text": "one document about rivers and hills"}\n')
+    try:
+        done = subprocess.run([sys.executable, "-c", _INTERRUPT_LEAVING_A_THREAD, str(data), str(tmp_path / "run")],
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the interrupted command did not exit")
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (130, ["corpusforge: interrupted"]), done.stderr[-3000:]
+
+
+def test_ctrl_c_in_a_build_is_one_line(tmp_path):
+    # Beam catches the KeyboardInterrupt inside the DoFn, logs it with a traceback and raises it again as a
+    # RuntimeError("KeyboardInterrupt [while running 'Normalize/...']"): ~300 lines and exit code 1 were printed.
+    data = tmp_path / "docs.jsonl"
+    data.write_text("".join(f'{{"text": "document {i} about rivers and hills"}}\n' for i in range(20)))
+    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_BUILD, str(data), str(tmp_path / "run")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert (done.returncode, done.stderr.splitlines()[-1:]) == (130, ["corpusforge: interrupted"]), done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr[-3000:]
+    assert not (tmp_path / "run" / "clean").exists()

@@ -267,3 +267,16 @@ def test_build_and_tokenize_open_no_network_connection(tmp_path, monkeypatch, ca
     assert main(["tokenizer", "train", "--no-progress", *settings]) == 0
     assert main(["tokenize", "--no-progress", *settings]) == 0
     assert attempts == []
+
+
+@pytest.mark.parametrize("how", [["--set", "output.overwrite=yes"], ["--set", "output.overwrite = True"], ["-c", "c.yaml"]])
+def test_demo_takes_output_overwrite_however_it_is_spelt(tmp_path, monkeypatch, capsys, how):
+    # demo matched the text "output.overwrite=true" in --set: `=yes`, `= True` or a config file's
+    # `overwrite: true` read as not given ("runs/demo is not empty; ... pass --set output.overwrite=true").
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "c.yaml").write_text("output:\n  overwrite: true\n")
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    line = _one_line_error(capsys, ["demo", "--run-dir", "mine", *how])
+    assert "holds no .corpusforge-run.json" in line, line
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "mine"

@@ -118,3 +118,17 @@ def test_a_lean_worker_imports_no_optional_library_and_says_nothing():
     # nothing optional imported; Beam's warnings about it not printed, and no logging handler left behind for
     # the harness's INFO lines (Beam's logging.warning calls would have set one up)
     assert done.stdout.strip() == "[[], 0, 0]" and done.stderr == ""
+
+
+def test_a_worker_ended_by_ctrl_c_prints_no_traceback():
+    # The terminal sends Ctrl-C to every process of a multi-process build; each worker printed its traceback
+    # (~40 lines) beside the command's one line "corpusforge: interrupted".
+    import subprocess
+    import sys
+
+    probe = ("import os, signal, time; signal.signal(signal.SIGINT, signal.default_int_handler); "
+             "from corpusforge.core import sdk_worker; "
+             "sdk_worker.import_modules = lambda lean: (os.kill(os.getpid(), signal.SIGINT), time.sleep(5)); "
+             "sdk_worker.run(['sdk_worker'])")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (130, "")

@@ -123,3 +123,28 @@ def test_shards_on_a_remote_filesystem(tmp_path, fmt):
     assert reader.read_all().to_pylist() == ROWS
     # tokenize plans its units by this: a remote stream or JSON Lines is read once, whole; Parquet by row group
     assert reader.reads_whole == (fmt.name != "parquet")
+
+
+def test_an_arrow_stream_shard_reads_any_batch_in_any_order_without_a_memory_map(tmp_path, monkeypatch):
+    """Tokenize's units arrive shuffled: batch i of a stream is found from the messages' headers (bodies
+    skipped), read through ordinary reads (a memory map cut short raises SIGBUS: test_own_files_cut.py)."""
+    import random
+
+    from corpusforge.core import shard_files
+
+    path = str(tmp_path / "part-00000-of-00001.arrow")
+    write_shard(path, SCHEMA, ROWS)
+    monkeypatch.setattr(pa, "memory_map", None)  # any map fails
+    reader = open_shard(path)
+    order = list(range(3))
+    random.Random(0).shuffle(order)
+    assert [reader.get_batch(b).to_pylist() for b in order] == [ROWS[b * 1024:(b + 1) * 1024] for b in order]
+    assert reader.num_record_batches == 3 and reader.read_all().to_pylist() == ROWS
+    with pytest.raises(IndexError):
+        reader.get_batch(3)
+    reads = []
+    real = shard_files._StreamBatches._next_message
+    monkeypatch.setattr(shard_files._StreamBatches, "_next_message",
+                        lambda self, at: reads.append(at) or real(self, at))
+    assert open_shard(path).get_batch(2).to_pylist() == ROWS[2048:]  # three headers read, two bodies skipped
+    assert len(reads) == 3

@@ -7,7 +7,9 @@ with ``read_file`` in a child process (a reader killed by a signal fails the cas
 it either before the read starts or after the reader gave ``k`` records: cut to a random length, grown (random
 bytes, the file again, more records), rewritten in place (a random range overwritten, or the whole file
 replaced by another case's bytes), renamed over by a new file, deleted, or turned into a folder, a FIFO or a link
-to ``/dev/zero``. One case in five also runs a build whose reader changes the file the same way.
+to ``/dev/zero``. One case in five also runs a build whose reader changes the file the same way. One in four then also changes one
+of corpusforge's own outputs while it reads it back (``fuzz_own``, below: a clean shard of any format or token
+shards, cut, grown, rewritten, renamed over or deleted).
 
 Promises checked (an AssertionError names the one broken):
 - the reader ends: exit 0, no signal (a memory-mapped Arrow file cut short raised SIGBUS), within 120 s (a FIFO
@@ -48,29 +50,35 @@ IN_PLACE = ("truncate", "grow", "rewrite", "rewrite_all")  # the opened file's o
 AWAY = ("replace", "delete", "to_dir", "to_fifo", "to_link")  # the path names something else; the bytes stay
 STOPPED_WITHOUT_CHANGE = {"unreadable_file", "truncated_compressed_file", "corrupt_compressed_data"}
 
-# In the child: read ``path`` with read_file, apply the change (the JSON in argv[2]) after ``k`` items (k = -1:
-# before read_file opens it); print every item as [position, reason or "kept", id].
+# In the child: ``read_items`` (below) with the change, its items printed as JSON.
 _READ = textwrap.dedent("""
     import json, sys
     sys.path.insert(0, sys.argv[3])
+    from tests.fuzz.changing_files import read_items
+
+    print(json.dumps(read_items(sys.argv[1], json.loads(sys.argv[2]))))
+""")
+
+
+def read_items(path: str, change: dict) -> list:
+    """Read ``path`` with read_file, applying ``change`` after ``k`` items (k = -1: before read_file opens it; kind
+    "none": no change); every item as [position, reason or "kept", id or the rejection's detail]."""
     from corpusforge.pipeline.config import InputConfig
     from corpusforge.pipeline.document import Rejected
     from corpusforge.pipeline.readers import read_file
-    from tests.fuzz.changing_files import apply_change
 
-    path, change = sys.argv[1], json.loads(sys.argv[2])
     items = []
-    if change and change["k"] < 0:
+    if change["k"] < 0:
         apply_change(path, change)
-    for item in read_file(path, InputConfig(path=path, format=change["format"] if change else "auto")):
+    for item in read_file(path, InputConfig(path=path, format=change["format"])):
         if isinstance(item, Rejected):
             items.append([item.position, item.reason, item.detail[:200]])
         else:
             items.append([item.origin[2], "kept", item.id])
-        if change and len(items) == change["k"]:
+        if len(items) == change["k"]:
             apply_change(path, change)
-    print(json.dumps(items))
-""")
+    return items
+
 
 # In the child: a build (tests/fuzz/accounted_build.py) whose reader applies the change after ``k`` items; prints
 # its accounting and the items the reader gave.
@@ -250,7 +258,9 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     TRIED[fmt] += 1
     TRIED[f"{change['kind']} {'before' if before else 'during'}"] += 1
 
-    undisturbed = read_in_child(path, {"k": 0, "kind": "none", "format": change["format"]})
+    # The undisturbed read runs here, not in a child: nothing changes the file under it, and a child's imports (Beam,
+    # with the readers) are ~2 CPU-s, most of a case's cost. The JSON round trip gives the child's item types.
+    undisturbed = json.loads(json.dumps(read_items(str(path), {"k": 0, "kind": "none", "format": change["format"]})))
     check_items(undisturbed, "undisturbed read")
     change["k"] = -1 if before else rng.randint(1, max(1, len(undisturbed)))
     items = read_in_child(path, change)
@@ -282,6 +292,8 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
 
     if rng.random() < 0.2 and not before:
         _build(rng, workdir, pristine, fmt, change)
+    if rng.random() < 0.25:  # drawn last: the cases above stay what they were for every seed
+        fuzz_own(rng, workdir)
 
 
 def _build(rng: random.Random, workdir: pathlib.Path, pristine: pathlib.Path, fmt: str, change: dict) -> None:
@@ -308,3 +320,127 @@ def _build(rng: random.Random, workdir: pathlib.Path, pristine: pathlib.Path, fm
         raise AssertionError(f"the build's reader gave {given} records, fewer than the {change['k']} to change after")
     if accounting["input"] != given:
         raise AssertionError(f"the build counted {accounting['input']} input records, its reader gave {given}")
+
+
+# ---------------------------------------------------------------------------------------------- own outputs
+# Files corpusforge wrote and reads back (docs/outputs.md, "Shards that change while they are read"): a clean shard
+# (``write_shard``, every format) read by ``open_shard``, or token shards read by ``TokenShards`` as the trainer
+# does, changed after the reader gave ``k`` batches (documents) in a child process. Promises: the reader ends (no
+# signal: a memory-mapped shard cut short raised SIGBUS; within 120 s); what it gave before the change is what an
+# undisturbed read gives; it ends whole or with one UserError line naming the file, never another exception; a
+# change that leaves the opened file's bytes alone (renamed over, deleted) reads exactly as undisturbed, and a
+# cut that stops the read is a UserError.
+
+OWN_KINDS = ["arrow", "parquet", "tokens"] * 2 + ["jsonl", "jsonl.zst", "jsonl.gz"]  # the mapped ones twice as often
+OWN_CHANGES = ("truncate",) * 4 + ("grow", "rewrite", "rewrite_all", "replace", "delete")  # a cut: SIGBUS before
+
+_OWN_READ = textwrap.dedent("""
+    import hashlib, json, sys
+    sys.path.insert(0, sys.argv[3])
+    from corpusforge.core.errors import UserError
+    from tests.fuzz.changing_files import apply_change
+
+    paths, change = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+    items, error, before, batches = [], None, None, 0  # before: the items given before the change (a batch in hand counts)
+    try:
+        if change["own"] == "tokens":
+            from corpusforge.tokenizer.token_shards import TokenShards
+            shards = TokenShards(paths)
+            for i in range(len(shards)):
+                if i == change["k"]:
+                    apply_change(paths[change["file"]], change)
+                    before = len(items)
+                items.append(hashlib.sha1(shards.document(i).tobytes()).hexdigest()[:12])
+        else:
+            import pyarrow.compute as pc
+            from corpusforge.core.shard_files import open_shard
+            for b, batch in enumerate(open_shard(paths[0]).batches()):
+                if b == change["k"]:
+                    apply_change(paths[0], change)  # the batch in hand was read before: its texts are touched after
+                lengths = pc.utf8_length(batch.column("text")).to_pylist()  # every text touched
+                items += [f"{i}:{n}" for i, n in zip(batch.column("id").to_pylist(), lengths)]
+                if b == change["k"]:
+                    before = len(items)
+                batches = b + 1
+    except UserError as exc:
+        error = str(exc)
+    print(json.dumps({"items": items, "error": error, "before": len(items) if before is None else before,
+                      "batches": len(items) if change["own"] == "tokens" else batches}))
+""")
+
+
+def _write_own(rng: random.Random, directory: pathlib.Path, kind: str) -> list[pathlib.Path]:
+    """One clean shard of ``kind``'s format, or 1-3 token shards, of random size, in ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    if kind == "tokens":
+        import numpy as np
+
+        from corpusforge.tokenizer.token_shards import write_token_shards
+
+        seed = rng.randrange(2**32)
+        lengths = np.random.default_rng(seed).integers(1, rng.choice([50, 2_000]), size=rng.randint(1, 3_000))
+        docs = [np.random.default_rng([seed, i]).integers(0, 60_000, size=int(n)).tolist() for i, n in enumerate(lengths)]
+        return write_token_shards(directory, docs, docs_per_shard=max(1, -(-len(docs) // rng.randint(1, 3))),
+                                  dtype=rng.choice(["uint16", "uint32"]))
+    import pyarrow as pa
+
+    from corpusforge.core.shard_files import ShardFormat, write_shard
+
+    name, _, codec = kind.partition(".")
+    fmt = ShardFormat(name, {"zst": "zstd", "gz": "gzip"}.get(codec, "auto"))
+    schema = pa.schema([pa.field("id", pa.string()), pa.field("text", pa.large_string())])
+    rows = [{"id": f"doc-{i:05d}", "text": _text(rng, i)[:2_000]} for i in range(rng.randint(1, 2_500))]
+    path = directory / f"part-00000-of-00001{fmt.suffix}"
+    write_shard(str(path), schema, rows, fmt, row_group_bytes=rng.choice([1 << 16, 1 << 20, 64 << 20]))
+    return [path]
+
+
+def _read_own(paths: list[pathlib.Path], change: dict) -> dict:
+    try:
+        result = subprocess.run([sys.executable, "-c", _OWN_READ, json.dumps([str(p) for p in paths]),
+                                 json.dumps(change), _REPO], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the reader of corpusforge's own {change['own']} stalled (over 120 s), changed {change}"
+                             ) from None
+    if result.returncode != 0:
+        how = f"killed by signal {-result.returncode}" if result.returncode < 0 else f"exit {result.returncode}"
+        raise AssertionError(f"the reader of corpusforge's own {change['own']} died ({how}), changed {change}: "
+                             f"{result.stderr.strip()[-800:]}")
+    return json.loads(result.stdout)
+
+
+def fuzz_own(rng: random.Random, workdir: pathlib.Path) -> None:
+    """One case of an own output changed while corpusforge reads it back (see above)."""
+    kind = rng.choice(OWN_KINDS)
+    paths = _write_own(rng, workdir / "own", kind)
+    TRIED[f"own {kind}"] += 1
+    undisturbed = _read_own(paths, {"own": kind, "k": -1, "kind": "none"})
+    if undisturbed["error"]:
+        raise AssertionError(f"own {kind}: an undisturbed read failed: {undisturbed['error']}")
+    target = rng.randrange(len(paths))
+    size = paths[target].stat().st_size
+    change: dict = {"own": kind, "kind": rng.choice(OWN_CHANGES), "file": target}
+    if change["kind"] == "truncate":
+        change["size"] = rng.choice([0, rng.randrange(max(1, size)), size // 2, max(0, size - rng.randint(1, 16))])
+    elif change["kind"] == "grow":
+        change["bytes"] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 5000))).hex()
+    elif change["kind"] == "rewrite":
+        change["at"] = at = rng.randrange(max(1, size))
+        change["bytes"] = bytes(rng.randrange(256) for _ in range(rng.randint(1, min(4096, max(1, size - at))))).hex()
+    elif change["kind"] in ("rewrite_all", "replace"):
+        change["other"] = str(_write_own(rng, workdir / f"other-{rng.randrange(10**6)}", kind)[0])
+    change["k"] = rng.randrange(max(1, undisturbed["batches"]))  # a batch (a document of token shards)
+    TRIED[f"own {change['kind']}"] += 1
+    out = _read_own(paths, change)
+    what = f"own {kind} {change['kind']} after {change['k']}"
+    error, items, whole = out["error"], out["items"], undisturbed["items"]
+    if error is not None and ("\n" in error or not any(error.startswith(str(p)) for p in paths)):
+        raise AssertionError(f"{what}: the error is not one line naming the file: {error[:300]!r}")
+    if items[:out["before"]] != whole[:out["before"]]:
+        raise AssertionError(f"{what}: what was read before the change differs from an undisturbed read")
+    if change["kind"] in ("replace", "delete") and (items != whole or error):
+        raise AssertionError(f"{what}: the opened file's bytes did not change, yet the read differs ({error})")
+    if change["kind"] == "truncate" and error is None and items != whole:
+        raise AssertionError(f"{what}: a cut read ended without an error and gave other items "
+                             f"({len(items)} of {len(whole)})")
+    TRIED["own: stopped with one line"] += error is not None

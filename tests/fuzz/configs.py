@@ -232,6 +232,15 @@ def _good_checkpoint() -> pathlib.Path:
     return _CHECKPOINT_CACHE
 
 
+def member_data_offset(data: bytes | bytearray, member) -> int:
+    """Where the stored data of the zip member ``member`` (a ``zipfile.ZipInfo``) starts in the archive ``data``:
+    after its local header, 30 bytes, its name and its extra field, whose lengths are read from the local header,
+    not the central directory (torch pads the local extra field to align tensors)."""
+    at = member.header_offset
+    name_len, extra_len = (int.from_bytes(data[at + k:at + k + 2], "little") for k in (26, 28))
+    return at + 30 + name_len + extra_len
+
+
 def corrupt_checkpoint(rng: random.Random, path: pathlib.Path) -> tuple[str, bool]:
     """Damage the training checkpoint at ``path`` one random way; returns what was done and whether the data of
     a zip member (a tensor, the pickle) changed, which loading must refuse."""
@@ -253,10 +262,7 @@ def corrupt_checkpoint(rng: random.Random, path: pathlib.Path) -> tuple[str, boo
     with zipfile.ZipFile(path) as archive:
         members = [i for i in archive.infolist() if i.file_size]
     member = rng.choice(members)
-    # the data follows the local header: 30 bytes, its name, its extra field (torch pads it to align tensors)
-    name_len, extra_len = (int.from_bytes(data[member.header_offset + k:member.header_offset + k + 2], "little")
-                           for k in (26, 28))
-    start = member.header_offset + 30 + name_len + extra_len
+    start = member_data_offset(data, member)
     for _ in range(rng.randrange(1, 4)):
         data[start + rng.randrange(member.file_size)] ^= 1 << rng.randrange(8)
     path.write_bytes(bytes(data))

@@ -466,3 +466,27 @@ def test_metadata_is_made_json_ready_and_empty_metadata_stays_empty():
         "day": "2024-01-02", "n": [1, 2.5], "raw": "b'x'"}
     ready = {"url": "https://example.org", "tags": ["a"]}
     assert _json_safe(ready) is ready
+
+
+@pytest.mark.parametrize("becomes", ["folder", "fifo", "deleted"])
+def test_the_manifest_reports_each_input_as_the_build_listed_it(tmp_path, becomes):
+    """A build lists its inputs once: a file that was a regular file when listed (and read) and is replaced
+    afterwards is not reported as unread; one that was no regular file when listed is (``not_read``)."""
+    import os
+
+    from corpusforge.pipeline.readers import input_files, listed_inputs, one_listing
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text('{"text": "one"}\n')
+    os.mkfifo(folder / "pipe.jsonl")
+    inputs = [InputConfig(path=str(folder))]
+    with one_listing():
+        listed_inputs(inputs)
+        (folder / "a.jsonl").unlink()
+        if becomes == "folder":
+            (folder / "a.jsonl").mkdir()
+        elif becomes == "fifo":
+            os.mkfifo(folder / "a.jsonl")
+        reported = {os.path.basename(f["path"]): f.get("not_read") for f in input_files(inputs)}
+    assert reported == {"a.jsonl": None, "pipe.jsonl": "a FIFO (named pipe)"}

@@ -150,3 +150,17 @@ def test_token_shards_join_the_card_only_beside_arrow_clean_shards(tmp_path):
         (run / "tokens" / "val" / "part-00000-of-00001.arrow").write_bytes(b"")
         names = [c["config_name"] for c in card_configs(str(run), tokens=True)]
         assert names == (["default", "tokens"] if fmt == "arrow" else ["default"])
+
+
+def test_inspect_a_runs_tokens_folder(tmp_path, capsys):
+    # `corpusforge inspect RUN/tokens` said it "holds no part-* shards": its shards are in train/ and val/.
+    import pyarrow as pa
+
+    split = tmp_path / "run" / "tokens" / "train"
+    split.mkdir(parents=True)
+    table = pa.table({"id": ["web/1"], "tokens": pa.array([[5, 6, 7]], pa.list_(pa.uint16()))})
+    with pa.ipc.new_stream(str(split / "part-00000-of-00001.arrow"), table.schema) as writer:
+        writer.write_table(table)
+    assert main(["inspect", str(tmp_path / "run" / "tokens")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("1 shard(s), 1 rows") and '"id": "web/1"' in out

@@ -206,12 +206,14 @@ def test_every_planned_shard_is_written_even_when_empty(tmp_path, tokenizer_path
     assert sum(len(s) for s in empty) == manifest["splits"]["train"]["documents"]
 
 
-def test_reader_maps_tokens_without_copying(tokens_dir):
+def test_reader_reads_each_shard_once_without_a_memory_map(tokens_dir):
+    """A shard is read (a memory map cut short by another process raises SIGBUS: tests/core/test_own_files_cut.py),
+    once: ``tokens`` and ``offsets`` are views of the batch read, no more copies."""
     corpus = TokenCorpus(str(tokens_dir))
     allocated = pa.total_allocated_bytes()
     split = corpus.split("train")
     shards = list(split)
-    assert pa.total_allocated_bytes() == allocated  # nothing read into Arrow memory: the pages are mapped
+    assert pa.total_allocated_bytes() - allocated <= sum(os.path.getsize(p) for p in split.paths)
     for shard in shards:
         assert not shard.tokens.flags.owndata and not shard.tokens.flags.writeable
         assert shard.offsets.dtype == np.int64 and shard.offsets[0] == 0 and len(shard.offsets) == len(shard) + 1

@@ -17,6 +17,7 @@ import torch
 from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers.model import Transformer, model_config
+from tests.fuzz.configs import member_data_offset
 from tests.runs import train_on
 from tests.trainers.test_train import config, params
 
@@ -90,11 +91,7 @@ def test_a_checkpoint_with_one_changed_bit_is_refused(tmp_path, seed):
     with zipfile.ZipFile(path) as archive:
         member = rng.choice([i for i in archive.infolist() if i.file_size])
     data = bytearray(path.read_bytes())
-    # the member's data follows its local header: 30 bytes, then its name and extra field (torch pads the local
-    # extra field to align tensors, so its length is read from the local header, not the central directory)
-    name_len, extra_len = (int.from_bytes(data[member.header_offset + k:member.header_offset + k + 2], "little")
-                           for k in (26, 28))
-    data[member.header_offset + 30 + name_len + extra_len + rng.randrange(member.file_size)] ^= 1 << rng.randrange(8)
+    data[member_data_offset(data, member) + rng.randrange(member.file_size)] ^= 1 << rng.randrange(8)
     path.write_bytes(bytes(data))
     with pytest.raises(UserError, match="is damaged|not a readable checkpoint") as info:
         ckpt.load_checkpoint(path)
@@ -174,6 +171,32 @@ def test_starting_over_is_transactional_the_earlier_run_stays_until_the_new_one_
     assert result.step == 4 and result.model_dir == model_dir
     assert [p.name for p in ckpt.list_checkpoints(model_dir / "checkpoints")][-1] == "step-00000004.pt"
     assert (model_dir / "config.json").exists() and not list(run_dir.glob(".tmp-*"))
+
+
+def test_ctrl_c_in_a_run_started_over_says_what_is_kept(run_dir, monkeypatch, capsys):
+    # Ctrl-C while a run started over (output.overwrite) trained printed "interrupted: checkpoint at step 2 in
+    # RUN/.tmp-swap-train/model/checkpoints/...; continue with --resume": that folder is deleted on the way out
+    # (the earlier run stays), and --resume continues the earlier run, not this one.
+    from corpusforge.trainers import train
+
+    train_on(config(run_dir, "train.max_steps=2"))
+    again = config(run_dir, "train.max_steps=4", "train.checkpoint_every=1", overwrite=True)
+    real_step, calls = train._step, []
+
+    def interrupt(session):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(1)
+        real_step(session)
+
+    monkeypatch.setattr(train, "_step", interrupt)
+    capsys.readouterr()
+    with pytest.raises(KeyboardInterrupt):
+        train_on(again)
+    out = capsys.readouterr().out
+    assert "continue with --resume" not in out and ".tmp-swap-train" not in out, out
+    assert "interrupted at step 2: the run started over (output.overwrite) is not kept" in out, out
+    assert not list(run_dir.glob(".tmp-*"))
 
 
 def test_a_folder_of_the_users_named_model_is_never_replaced(run_dir):

@@ -1,9 +1,11 @@
 import numpy as np
 import pyarrow as pa
 import pytest
+import torch
 
 from corpusforge.tokenizer.token_shards import TokenShards, write_token_shards
-from corpusforge.trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData
+from corpusforge.core.errors import UserError
+from corpusforge.trainers.data import BatchPlan, ExampleStream, PackedWindows, TokenData, worker_errors
 from corpusforge.trainers.registry import build_objective
 
 
@@ -87,3 +89,36 @@ def test_data_loader_workers_give_the_same_batches(tiny_run, shards, vocab):
     for _ in range(3):
         x, y = next(a), next(b)
         assert all((x[k] == y[k]).all() for k in x)
+
+
+def test_every_data_loader_is_built_by_make_loader():
+    """make_loader gives a worker's UserError back its own one line (worker_errors); a DataLoader built elsewhere
+    would give the user torch's re-raise, the worker's traceback as the message."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    built = [str(path.relative_to(root)) for package in ("corpusforge", "pipeline", "tokenizer", "trainers")
+             for path in sorted((root / package).rglob("*.py")) if "DataLoader(" in path.read_text(encoding="utf-8")]
+    assert built == ["trainers/data.py"]
+
+
+class _Raises(torch.utils.data.Dataset):
+    def __init__(self, exc):
+        self.exc = exc
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, index):
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc", [OSError(5, "Input/output error", "/data/part-0.arrow"),
+                                 UserError("part-0.arrow was cut to 100 bytes while it was read: rebuild it")])
+def test_an_exception_in_a_data_loader_worker_keeps_its_type_and_one_line_message(exc):
+    """torch re-raises a worker's exception as its type with the worker's whole traceback as the message;
+    ``worker_errors`` gives it back its own message, whatever the type (the CLI prints it as one line)."""
+    loader = torch.utils.data.DataLoader(_Raises(exc), batch_size=2, num_workers=1)
+    with pytest.raises(type(exc)) as info:
+        next(worker_errors(iter(loader)))
+    assert str(info.value) == str(exc) and "Traceback" not in str(info.value)

@@ -1,5 +1,6 @@
 """ELECTRA's replaced-token detection (trainers/electra.py): the two halves, the combined loss, training, export."""
 import json
+import shutil
 
 import pytest
 import torch
@@ -114,6 +115,18 @@ def test_model_directory_round_trip_export_and_load(tmp_path):
         load_model(out)  # no masked-LM head: fill-mask and evaluate are pointed at the generator
     assert isinstance(load_model(out / "generator").model, transformers.ElectraForMaskedLM)
     assert isinstance(load_model(model_dir).model, transformers.ElectraForMaskedLM)
+    # the generator, loaded on its own, is checked against the export's record too (its entries are in the parent's)
+    record = json.loads((out / "corpusforge.json").read_text())["file_sha256"]
+    assert {"generator/model.safetensors", "generator/tokenizer.json"} <= set(record)
+    for name in ("model.safetensors", "tokenizer.json"):
+        copy = tmp_path / f"copy-{name}"
+        shutil.copytree(out, copy)
+        path = copy / "generator" / name
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0x10
+        path.write_bytes(bytes(data))
+        with pytest.raises(UserError, match=f"generator/{name} is not the file this model was saved with"):
+            load_model(copy / "generator")
 
 
 def test_training_rtd_learns_and_saves_both_halves(run_dir):

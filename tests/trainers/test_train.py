@@ -190,3 +190,31 @@ def test_tokens_made_from_another_clean_are_refused_naming_the_command(run_dir):
     with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --set output.overwrite=true"):
         train_on(config(run_dir, "train.max_steps=1"))
     assert not (run_dir / "model").exists()
+
+
+def test_a_shard_cut_under_a_data_loader_worker_is_its_own_one_line(run_dir, monkeypatch, capsys):
+    """A UserError raised in a DataLoader worker process (here a train shard cut after the trainer read its offsets,
+    before a worker reads its tokens) is the user's one line, exit 2: torch re-raises it in the main process with
+    the worker's whole traceback as its message."""
+    import corpusforge.trainers.train as train_module
+    from corpusforge.cli.main import main
+
+    shards = sorted((run_dir / "tokens" / "train").glob("part-*.arrow"))
+    real = train_module.make_loader
+
+    def cut_then_load(dataset, plan, num_workers=0, **kwargs):
+        if num_workers:  # the training loader, after TokenShards opened the files
+            for shard in shards:
+                with open(shard, "r+b") as f:
+                    f.truncate(100)
+        return real(dataset, plan, num_workers, **kwargs)
+
+    monkeypatch.setattr(train_module, "make_loader", cut_then_load)
+    capsys.readouterr()
+    code = main(["train", "--run-dir", str(run_dir), "--size", "debug", "--seq-len", "32", "--batch-size", "8",
+                 "--max-steps", "2", "--no-progress", "--set", "train.num_workers=1", "--set", "train.eval_every=0"])
+    lines = capsys.readouterr().err.splitlines()
+    assert code == 2 and len(lines) == 1, lines
+    assert re.fullmatch(r"corpusforge: error: \S+part-0000\d-of-00003\.arrow was cut to 100 bytes while it was read: "
+                        r"something else writes to the token shards; run `corpusforge tokenize` again once nothing "
+                        r"does", lines[0]), lines[0]
