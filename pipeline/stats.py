@@ -429,6 +429,12 @@ def _sorted_hist(hist: dict[str, int]) -> dict[str, int]:
     return {k: hist[k] for k in sorted(hist, key=int)}
 
 
+def rate_text(per_second: float) -> str:
+    """A rate as a person reads it: whole numbers from 10 up, two significant digits below (a build of a few
+    records in seconds ran at 0.4 records/s, not 0)."""
+    return f"{per_second:,.0f}" if per_second >= 10 else f"{per_second:.2g}"
+
+
 def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metrics: bool = True) -> str:
     """The run summary printed at the end of a build (``metrics``: with the Beam metrics table)."""
     a, t = stats["accounting"], stats["timing"]
@@ -456,7 +462,7 @@ def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metri
         lines.append(f"  edits by {stage}: " + ", ".join(f"{c} {n:,}" for c, n in counters.items()))
     lines.extend(extra_lines)
     rate = t["records_per_second"]
-    lines.append(f"wall time {t['wall_seconds']:.1f} s, {rate:,.0f} records/s, "
+    lines.append(f"wall time {t['wall_seconds']:.1f} s, {rate_text(rate)} records/s, "
                  f"{t['chars_in'] / max(t['wall_seconds'], 1e-9) / 1e6:.2f} M chars/s" if rate else
                  f"wall time {t['wall_seconds']:.1f} s")
     table = format_metrics(stats["metrics"]) if metrics and "metrics" in stats else ""

@@ -1,4 +1,5 @@
 """The facts behind stats.json, counted by hand for a few documents."""
+import pytest
 import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
@@ -86,3 +87,10 @@ def test_length_buckets_are_the_powers_of_two_at_or_above_the_length():
 
     assert [length_bucket(n) for n in (-1, 0, 1, 2, 3, 4, 5, 1023, 1024, 1025)] == [0, 0, 1, 2, 4, 4, 8, 1024, 1024, 2048]
     assert all(length_bucket(n) // 2 < n <= length_bucket(n) for n in range(1, 70000))
+
+
+@pytest.mark.parametrize("per_second, shown", [(0.37, "0.37"), (2.5, "2.5"), (9.96, "10"), (12.4, "12"), (12345.6, "12,346")])
+def test_the_summary_rate_is_never_a_rounded_zero(per_second, shown):
+    from corpusforge.pipeline.stats import rate_text
+
+    assert rate_text(per_second) == shown
