@@ -754,7 +754,7 @@ def _tokenize(cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, beam_args: li
     doomed: list[str] = []
     if any(files.exists(p) for p in previous):
         if not run.run.overwrite:
-            raise UserError(f"{output} already holds token shards; pass --set output.overwrite=true to replace them")
+            raise UserError(f"{output} already holds token shards; pass --overwrite (--set output.overwrite=true) to replace them")
         rundir.check_owned(owner_dir, list(names))
         if in_run or not files.is_local(output):
             doomed = token_files(output)  # refuses a directory holding files tokenize did not write

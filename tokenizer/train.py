@@ -276,7 +276,7 @@ def train_tokenizer(cfg: TokenizerConfig, run: RunPaths, *, seq_len: int | None 
     max_length = cfg.model_max_length or seq_len
     with run_lock(run_dir, "tokenizer train"):
         if files.exists(target) and not run.overwrite:
-            raise UserError(f"{target} exists; pass --set output.overwrite=true to replace it")
+            raise UserError(f"{target} exists; pass --overwrite (--set output.overwrite=true) to replace it")
         in_run = not cfg.output or rundir.same_path(output_dir, files.join(run_dir, "tokenizer"))
         # Who records the files: the run directory (RUN/tokenizer), or, for tokenizer.output elsewhere, that
         # folder's own marker. Nothing unrecorded is replaced.

@@ -357,7 +357,7 @@ def _starting_state(tc: TrainConfig, kind: ModelKind, mcfg, dist: Distributed, r
     elif ckpt.list_checkpoints(ckpt_dir) or (model_dir / "config.json").exists():
         if not overwrite:
             raise UserError(f"{model_dir} already holds checkpoints; pass --resume to continue, or "
-                            "--set output.overwrite=true to start over")
+                            "--overwrite (--set output.overwrite=true) to start over")
         barrier(dist)
         staging = run_dir / OVERWRITE_STAGING
         if dist.is_main:

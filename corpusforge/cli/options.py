@@ -47,11 +47,22 @@ def run_dir_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def overwrite_parser() -> argparse.ArgumentParser:
+    """A parent parser with ``--overwrite`` (``output.overwrite=true``), for every command that writes a step's
+    output into a run directory, as ``build --overwrite``; ``flag_overrides`` passes it on."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--overwrite", action="store_true", default=argparse.SUPPRESS,
+                        help="Replace this step's earlier output in the run directory (only what corpusforge wrote "
+                             "there); the same as --set output.overwrite=true.")
+    return parser
+
+
 def flag_overrides(args: argparse.Namespace, section: str, shortcuts: Mapping[str, str]) -> list[str]:
     """``--set`` items for the shortcut flags the user gave, after their own ``--set`` items.
 
     ``shortcuts`` maps an argparse attribute to a key of ``section``; attributes the user did not give are
-    absent (``default=argparse.SUPPRESS``) or None. ``--run-dir`` (``run_dir_parser``) becomes ``output.run_dir``. Strings are quoted as JSON (so YAML reads them as strings)
+    absent (``default=argparse.SUPPRESS``) or None. ``--run-dir`` (``run_dir_parser``) becomes ``output.run_dir``,
+    ``--overwrite`` ``output.overwrite=true``. Strings are quoted as JSON (so YAML reads them as strings)
     and floats keep a dot and a signed exponent ("1e-4" would read as a string)."""
     out = list(getattr(args, "set", []) or [])
     for attr, key in shortcuts.items():
@@ -67,6 +78,8 @@ def flag_overrides(args: argparse.Namespace, section: str, shortcuts: Mapping[st
         out.append(f"{section}.{key}={value}")
     if getattr(args, "run_dir", None) is not None:
         out.append(run_dir_setting(args.run_dir))
+    if getattr(args, "overwrite", False):
+        out.append("output.overwrite=true")
     return out
 
 

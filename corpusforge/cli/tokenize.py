@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import argparse
 
-from corpusforge.cli.options import DefaultsFormatter, common_parser, flag_overrides, run_dir_parser
+from corpusforge.cli.options import DefaultsFormatter, common_parser, flag_overrides, overwrite_parser, run_dir_parser
 
 _FORMAT = DefaultsFormatter
 
 
 def register(subparsers) -> None:
     tokenize = subparsers.add_parser(
-        "tokenize", parents=[common_parser(), run_dir_parser()], formatter_class=_FORMAT,
+        "tokenize", parents=[common_parser(), run_dir_parser(), overwrite_parser()], formatter_class=_FORMAT,
         help="Encode the clean shards into train/val token shards for the trainer.",
         description="A Beam pipeline: encode <run_dir>/clean with <run_dir>/tokenizer/tokenizer.json into "
                     "<run_dir>/tokens/{train,val}/part-*.arrow (id, tokens without special tokens; sorted by id) "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from corpusforge.cli.options import DefaultsFormatter, choices, common_parser, flag_overrides, run_dir_parser
+from corpusforge.cli.options import DefaultsFormatter, choices, common_parser, flag_overrides, overwrite_parser, run_dir_parser
 
 _FORMAT = DefaultsFormatter
 
@@ -19,7 +19,7 @@ def register(subparsers) -> None:
     commands = tokenizer.add_subparsers(dest="tokenizer_command", metavar="SUBCOMMAND", required=True)
 
     train = commands.add_parser(
-        "train", parents=[common_parser(), run_dir_parser()], formatter_class=_FORMAT,
+        "train", parents=[common_parser(), run_dir_parser(), overwrite_parser()], formatter_class=_FORMAT,
         help="Train tokenizer.json on <run_dir>/clean.",
         description="Stream the clean shards of a build (or a seeded sample of them) into a tokenizer "
                     "trainer; write <run_dir>/tokenizer/tokenizer.json, tokenizer_config.json and report.json "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import typing
 
-from corpusforge.cli.options import DefaultsFormatter, choices, common_parser, flag_overrides, run_dir_parser
+from corpusforge.cli.options import DefaultsFormatter, choices, common_parser, flag_overrides, overwrite_parser, run_dir_parser
 from corpusforge.trainers.config import Objective as ObjectiveName, TrainConfig
 
 _SHORTCUTS = {  # option attribute -> train.* key
@@ -16,7 +16,7 @@ _SHORTCUTS = {  # option attribute -> train.* key
 
 def register(subparsers) -> None:
     train = subparsers.add_parser(
-        "train", parents=[common_parser(), run_dir_parser()], formatter_class=DefaultsFormatter,
+        "train", parents=[common_parser(), run_dir_parser(), overwrite_parser()], formatter_class=DefaultsFormatter,
         help="Pretrain an encoder (MLM), seq2seq (T5 span corruption, BART) or decoder (GPT) model.",
         description="Train on <run_dir>/tokens (the tokenize stage's shards) and write <run_dir>/model: "
                     "checkpoints/, metrics.jsonl, loss_curve.png, and the final model.safetensors with config.json "

@@ -169,9 +169,9 @@ def check_not_a_run(directory: str, setting: str) -> None:
 
 # What to rerun when a derived output is older than clean/.
 RERUN = {
-    "tokenizer": "corpusforge tokenizer train --set output.overwrite=true",
-    "tokens": "corpusforge tokenize --set output.overwrite=true",
-    "model": "corpusforge train --set output.overwrite=true",
+    "tokenizer": "corpusforge tokenizer train --overwrite",
+    "tokens": "corpusforge tokenize --overwrite",
+    "model": "corpusforge train --overwrite",
 }
 
 

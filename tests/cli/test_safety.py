@@ -180,8 +180,8 @@ def test_a_rebuild_marks_tokenizer_tokens_and_model_stale(tmp_path, capsys):
     assert "earlier build" in line
     line = _one_line_error(capsys, ["train", "--max-steps", "1", *settings])
     assert "tokens was made from an earlier build" in line and "corpusforge tokenize" in line
-    assert main(["tokenizer", "train", "--no-progress", "--set", "output.overwrite=true", *settings]) == 0
-    assert main(["tokenize", "--no-progress", "--set", "output.overwrite=true", *settings]) == 0
+    assert main(["tokenizer", "train", "--no-progress", "--overwrite", *settings]) == 0
+    assert main(["tokenize", "--no-progress", "--overwrite", *settings]) == 0
     assert main(["report", str(run)]) == 0
     manifest = json.loads((run / "tokens" / "manifest.json").read_text())
     assert sum(s["documents"] for s in manifest["splits"].values()) == 120

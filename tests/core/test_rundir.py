@@ -249,7 +249,7 @@ def test_stale_derived_outputs_are_refused_with_the_command(tmp_path):
     marker = rundir.read_marker(str(run))
     marker["corpus_fingerprint"] = "rebuilt"
     rundir.write_marker(str(run), marker)
-    with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --set output.overwrite=true"):
+    with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --overwrite"):
         rundir.check_fresh(str(run), "tokens")
 
 

@@ -393,5 +393,5 @@ def test_tokens_of_another_clean_are_refused_whatever_flags_made_them(tmp_path, 
     marker = rundir.read_marker(str(run))  # a rebuild from other input: clean/ and its fingerprint change
     marker["corpus_fingerprint"] = "another build"
     rundir.write_marker(str(run), marker)
-    with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --set output.overwrite=true"):
+    with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --overwrite"):
         rundir.check_fresh(str(run), "tokens")

@@ -187,7 +187,7 @@ def test_tokens_made_from_another_clean_are_refused_naming_the_command(run_dir):
 
     rundir.write_marker(str(run_dir), {"outputs": {"clean": [], "tokens": None}, "corpus_fingerprint": "rebuilt",
                                        "derived": {"tokens": "the clean/ before"}})
-    with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --set output.overwrite=true"):
+    with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --overwrite"):
         train_on(config(run_dir, "train.max_steps=1"))
     assert not (run_dir / "model").exists()
 
