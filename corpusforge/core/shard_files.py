@@ -193,7 +193,9 @@ class ShardReader:
                     self._stream = _StreamBatches(source)
                     self.schema = self._stream.schema
                 else:  # remote: Beam's stream reads forward only, the whole shard is read (``reads_whole``)
-                    source = _mapped(path) if mapped else source
+                    if mapped and files.is_local(path):  # a remote file has no map: it is read (above)
+                        source.close()
+                        source = _mapped(path)
                     source.seek(0)
                     stream = ipc.open_stream(source)
                     self.schema, self._batches = stream.schema, list(stream)  # mapped: no copy

@@ -123,6 +123,8 @@ def test_shards_on_a_remote_filesystem(tmp_path, fmt):
     assert reader.read_all().to_pylist() == ROWS
     # tokenize plans its units by this: a remote stream or JSON Lines is read once, whole; Parquet by row group
     assert reader.reads_whole == (fmt.name != "parquet")
+    # Run.dataset asks for a map (a local stream's is zero-copy): a remote file has none, and is read
+    assert open_shard(path, SCHEMA, mapped=True).read_all().to_pylist() == ROWS
 
 
 def test_an_arrow_stream_shard_reads_any_batch_in_any_order_without_a_memory_map(tmp_path, monkeypatch):
