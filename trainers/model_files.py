@@ -132,12 +132,16 @@ def check_export_record(directory: str | pathlib.Path) -> None:
     parent_record = directory.resolve().parent / EXPORT_RECORD
     if not parent_record.is_file():
         return
-    recorded = read_json(parent_record, EXPORT_RECORD).get("file_sha256")
+    try:  # the folder's own files are what is checked: a parent record that is not an export's says nothing of them
+        recorded = read_json(parent_record, EXPORT_RECORD).get("file_sha256")
+    except UserError:
+        return
     prefix = f"{directory.resolve().name}/"
-    if isinstance(recorded, dict):  # anything else is refused by check_file_digests' own line
-        recorded = {name: digest for name, digest in recorded.items()
-                    if isinstance(name, str) and name.startswith(prefix)} or None
-    check_file_digests(parent_record.parent, recorded, EXPORT_RECORD)
+    if not isinstance(recorded, dict):
+        return
+    recorded = {name: digest for name, digest in recorded.items() if isinstance(name, str) and name.startswith(prefix)}
+    if recorded:
+        check_file_digests(parent_record.parent, recorded, EXPORT_RECORD)
 
 
 def export_digests(directory: str | pathlib.Path) -> dict[str, str]:

@@ -193,3 +193,14 @@ def test_one_changed_bit_in_an_exports_files_is_refused(exported, tmp_path, name
 
             task_model(d, "generate", None)
     assert "\n" not in str(info.value) and str(d) in str(info.value)
+
+
+@pytest.mark.parametrize("parent_record", ["not json", '{"file_sha256": ["x"]}', '{"file_sha256": {"other/model.safetensors": "00"}}'])
+def test_a_model_beside_a_record_that_is_not_its_own_loads(exported, tmp_path, parent_record):
+    """Only an export's entries under a folder's own name check a folder loaded on its own (an ELECTRA generator/):
+    a corpusforge.json of something else in the parent folder, damaged or not, does not refuse the model."""
+    d = tmp_path / "parent" / "model"
+    shutil.copytree(exported, d)
+    (d / "corpusforge.json").unlink()  # a transformers directory of its own, as saved by anyone
+    (d.parent / "corpusforge.json").write_text(parent_record)
+    assert load_model(d).model is not None
