@@ -182,6 +182,19 @@ def _quiet_interrupts():
             handler.removeFilter(after_interrupt)
 
 
+def _stdout_reader_gone() -> bool:
+    """Whether standard output is a pipe whose reading end is closed (``| head`` had its lines): a write end
+    polls as POLLERR then. Any other BrokenPipeError (a worker process's pipe) is an error to report."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), or stdout not a file descriptor
+        return True
+
+
 def main(argv: list[str] | None = None) -> int:
     _quiet_libraries()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -209,15 +222,14 @@ def main(argv: list[str] | None = None) -> int:
         kind = "configuration error" if isinstance(exc, ConfigError) else "error"
         print(f"corpusforge: {kind}: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except BrokenPipeError as exc:  # `corpusforge inspect RUN | head`: the reader has had what it wanted
-        if exc.filename is not None or getattr(args, "debug", False):
-            raise
-        # stdout's reader is gone: the interpreter's last flush of it would print "Exception ignored ..."
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141  # as the shell reports a command ended by SIGPIPE
     except OSError as exc:  # a path that cannot be read or written: the user fixes the path or its permissions
         if getattr(args, "debug", False):
             raise
+        # `corpusforge inspect RUN | head`: the reader has had what it wanted (not another pipe, a worker's)
+        if isinstance(exc, BrokenPipeError) and exc.filename is None and _stdout_reader_gone():
+            # the interpreter's last flush of stdout would print "Exception ignored ..."
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 141  # as the shell reports a command ended by SIGPIPE
         message = resource_error(exc) or f"{exc}; check the path and its permissions (--debug shows the traceback)"
         print(f"corpusforge: error: {_one_line(message)}", file=sys.stderr)
         return 2

@@ -130,6 +130,23 @@ def test_a_reader_that_stops_early_gets_no_error(tmp_path):
     assert done.stderr == "", done.stderr
 
 
+def test_a_broken_pipe_that_is_not_stdout_is_reported(tmp_path):
+    # A worker's pipe breaking raises the same BrokenPipeError as a closed `| head`: that one ended with 141 and
+    # said nothing, as if the command had finished its output.
+    script = ("import sys\n"
+              "import corpusforge.cli.inspect as inspect\n"
+              "def broken(args):\n"
+              "    raise BrokenPipeError(32, 'Broken pipe')\n"
+              "inspect.cmd_inspect = broken\n"
+              "from corpusforge.cli.main import main\n"
+              "sys.exit(main(['inspect', 'anything']))\n")
+    with open(tmp_path / "out.txt", "w") as out:
+        done = subprocess.run([sys.executable, "-c", script], stdout=out, stderr=subprocess.PIPE, text=True,
+                              timeout=120, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("corpusforge: error: [Errno 32] Broken pipe") and done.stderr.count("\n") == 1
+
+
 _INTERRUPTED_BUILD = """
 import os, signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)  # as on a terminal (a background job ignores SIGINT)
