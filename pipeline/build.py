@@ -721,13 +721,13 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
             published = ("docs", "removed", "rejected") if segment is segments[-1] else ("removed", "rejected")
             check_checkpoint(segment, published)
     facts: dict[tuple[str, str], int] = {}
-    for segment in segments:
-        # checkpointed: check_checkpoint compared it with the marker just above (older checkpoints have no LISTS_CHECK)
-        counts = read_json(posixpath.join(segment.directory, "facts.json")) if checkpoint else \
-            read_list(segment.directory, "facts.json")
-        for (category, key), value in counts:
-            facts[(category, key)] = facts.get((category, key), 0) + value
-    try:
+    try:  # a build that stops here (a damaged facts.json, too many errors) leaves no work directory, as above
+        for segment in segments:
+            # checkpointed: check_checkpoint compared it with the marker above (older checkpoints have no LISTS_CHECK)
+            counts = read_json(posixpath.join(segment.directory, "facts.json")) if checkpoint else \
+                read_list(segment.directory, "facts.json")
+            for (category, key), value in counts:
+                facts[(category, key)] = facts.get((category, key), 0) + value
         check_error_fraction(facts, config.build, work_dir if checkpoint else None)
     except UserError:
         if not checkpoint:

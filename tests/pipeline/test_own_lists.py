@@ -64,6 +64,8 @@ def test_a_list_damaged_between_its_writing_and_its_reading_is_one_line(tmp_path
     assert marks.exists() and "\n" not in message and name in message and "run the build again" in message
     assert (tmp_path / "elsewhere.arrow").read_bytes() == b"not the build's"  # not moved into the run
     assert not (tmp_path / "run" / "clean").exists() or not _files(tmp_path / "run")
+    if not checkpoints:  # its work directory (private, texts from before the PII stage) went with the stop
+        assert not list((tmp_path / "run").glob(".tmp-build-*")), list((tmp_path / "run").iterdir())
 
 
 def test_the_lists_read_as_written_give_the_same_run(tmp_path):
