@@ -183,6 +183,12 @@ class TokenShards:
         self._where: list[tuple[int, int, np.dtype]] = []  # per chunk: (file index, first token's byte, dtype)
         lengths, chunk_of, local = [], [], []
         for f, path in enumerate(self.paths):
+            try:  # opened first: the offsets found below must be of the file read later
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                raise UserError(f"{path} is missing: the token shards are incomplete (run `corpusforge tokenize`)") from None
+            self._fds.append(fd)  # closed by close() (and __del__) whatever happens below
+            before = os.fstat(fd)
             for batch, body_at, body in _reading(path):
                 column = batch.column("tokens")
                 if column.null_count:
@@ -190,6 +196,11 @@ class TokenShards:
                 values = column.values
                 dtype = np.dtype(values.type.to_pandas_dtype())
                 data = values.buffers()[1]
+                end = (values.offset + len(values)) * dtype.itemsize
+                if data is None or not (body.address <= data.address and data.address + end <= body.address + body.size):
+                    # compressed, or a buffer pyarrow copied: its bytes are not where the file has them
+                    raise UserError(f"{path}: its tokens are not stored as corpusforge writes them (uncompressed, in "
+                                    "place); run `corpusforge tokenize` again")
                 # the child array's first token in the file: its buffer's place in the body, then its own offset
                 first = body_at + (data.address - body.address) + values.offset * dtype.itemsize
                 offsets = column.offsets.to_numpy(zero_copy_only=False).astype(np.int64)  # a copy: the batch goes
@@ -199,7 +210,13 @@ class TokenShards:
                 lengths.append(np.diff(offsets))
                 chunk_of.append(np.full(len(column), chunk, dtype=np.int32))
                 local.append(np.arange(len(column), dtype=np.int64))
-            self._fds.append(os.open(path, os.O_RDONLY))
+            try:
+                now = os.stat(path)
+            except OSError:
+                now = None
+            if now is None or (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns) != \
+                    (before.st_ino, before.st_dev, before.st_size, before.st_mtime_ns):
+                raise _cut(path, "was replaced or changed")
         cat = lambda parts, dtype: np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)  # noqa: E731
         self.lengths = cat(lengths, np.int64).astype(np.int64)
         self._chunk = cat(chunk_of, np.int32)

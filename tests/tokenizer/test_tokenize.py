@@ -222,6 +222,22 @@ def test_reader_reads_each_shard_once_without_a_memory_map(tokens_dir):
     assert corpus.tokenizer_path.endswith("tokenizer.json")
 
 
+def test_a_token_shard_stored_otherwise_is_refused_not_read_wrong(tokens_dir, tmp_path):
+    """TokenShards reads a document's tokens at their place in the file: a shard whose tokens are elsewhere (written
+    compressed, by pyarrow with other options) is one line, never other bytes read as tokens."""
+    from corpusforge.tokenizer.token_shards import TokenShards
+
+    path = sorted((tokens_dir / "train").glob("*.arrow"))[0]
+    with pa.OSFile(str(path)) as source:
+        table = pa.ipc.open_file(source).read_all()
+    copy = tmp_path / path.name
+    with pa.ipc.new_file(str(copy), table.schema, options=pa.ipc.IpcWriteOptions(compression="zstd")) as writer:
+        writer.write_table(table)
+    assert len(TokenShards([str(path)])) == table.num_rows
+    with pytest.raises(UserError, match="not stored as corpusforge writes them"):
+        TokenShards([str(copy)])
+
+
 def test_run_tokenize_refuses_to_overwrite_unless_asked(tmp_path, clean_dir, tokenizer_path):
     run = tmp_path / "run"
     settings = [f"output.run_dir={run}", f"tokenize.input={clean_dir}", f"tokenize.tokenizer={tokenizer_path}",
