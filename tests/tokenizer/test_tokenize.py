@@ -446,3 +446,20 @@ def test_rows_and_text_bytes_are_counted_from_metadata(tmp_path, fmt):
     assert sum(stop - start for _, _, start, stop in units) == len(rows)
     if fmt.startswith("arrow"):  # a ~10 MB shard: headers and offsets are a few KB
         assert read < 64 * 1024, (read, path.stat().st_size)
+
+
+def test_a_clean_shard_changed_after_tokenize_planned_its_units_is_one_line(tmp_path, tokenizer_path):
+    """Units are planned from the batches' headers and encoded from the batches read later: a batch that no longer
+    has the rows its header had is one line, not a unit sliced short (its documents silently left out)."""
+    from corpusforge.tokenizer.tokenize import ShardPlan, _EncodeUnits, _PlanUnits
+
+    schema = pa.schema([pa.field("id", pa.string()), pa.field("text", pa.large_string())])
+    path = tmp_path / "part-00000-of-00001.arrow"
+    write_shard(str(path), schema, [{"id": f"d{i:05d}", "text": f"text {i}"} for i in range(2_000)])
+    units = list(_PlanUnits(256).process(str(path)))
+    write_shard(str(path), schema, [{"id": f"d{i:05d}", "text": f"text {i}"} for i in range(1_500)])
+    encode = _EncodeUnits(str(tokenizer_path), ShardPlan.for_input(1_000, 0.1, 0, "uint16", num_shards=1), 64)
+    encode.setup()
+    with pytest.raises(UserError, match=r"record batch 1 has 476 rows, not the 512 or more its header said"):
+        for unit in units:
+            list(encode.process(unit))
