@@ -239,8 +239,6 @@ class TokenShards:
             raise pa.ArrowInvalid("its schema message is not its footer's schema")
         if len(set(schema.names)) != len(schema.names):
             raise UserError(f"{path} has two columns of one name; is it a token shard (tokens/train/part-*.arrow)?")
-        if len(set(schema.names)) != len(schema.names):
-            raise UserError(f"{path} has two columns of one name; is it a token shard (tokens/train/part-*.arrow)?")
         if "tokens" not in schema.names:
             raise UserError(f"{path} has no 'tokens' column; is it a token shard (tokens/train/part-*.arrow)?")
         kind = schema.field("tokens").type
@@ -282,8 +280,8 @@ class TokenShards:
             if len(raw) != (documents + 1) * width:
                 raise EOFError(f"the file ends inside {where}")
             offsets = np.frombuffer(raw, dtype="<i8" if width == 8 else "<i4").astype(np.int64)
-            if offsets[0] < 0 or (np.diff(offsets) < 0).any() or offsets[-1] > values \
-                    or offsets[-1] * dtype.itemsize > data_length:
+            if offsets[0] < 0 or (np.diff(offsets) < 0).any() or int(offsets[-1]) > values \
+                    or int(offsets[-1]) * dtype.itemsize > data_length:  # Python ints: no overflow
                 raise pa.ArrowInvalid(f"{where}: its tokens' offsets do not rise within its tokens")
             base = header.body + data
             starts.append(base + offsets[:-1] * dtype.itemsize)

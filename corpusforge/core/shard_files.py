@@ -484,6 +484,8 @@ def read_message_header(read, position: int, size: int) -> MessageHeader | None:
         batch = message.table(2)
         if batch is None:
             raise pa.ArrowInvalid("a record batch message without its header")
+        if batch.scalar(0, "<q") < 0:
+            raise pa.ArrowInvalid("a negative row count")
         return dataclasses.replace(
             header, rows=batch.scalar(0, "<q"), nodes=tuple(batch.structs(1, "<qq")),
             buffers=tuple(batch.structs(2, "<qq")), compressed=batch.table(3) is not None,

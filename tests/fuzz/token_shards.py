@@ -134,7 +134,9 @@ def write_layout(rng: random.Random, path: pathlib.Path, docs: list[list[int]], 
             table = _table(docs, pa.large_list(value)).set_column(1, "tokens", pa.array(
                 [d + [0] * (width - len(d)) for d in docs], pa.list_(value, width)))
         else:
-            bounded = [[t % 256 for t in d] for d in docs] if kind == pa.list_(pa.uint8()) else docs
+            bound = {pa.list_(pa.uint8()): 256, pa.large_list(pa.float32()): 1 << 24,
+                     pa.large_list(pa.int32()): 1 << 31}.get(kind)  # what the type holds exactly
+            bounded = [[t % bound for t in d] for d in docs] if bound else docs
             table = _table(bounded, kind)
         _write(path, table, chunk)
     elif layout == "compressed":
