@@ -64,10 +64,13 @@ def _row_with_pid(record: str) -> dict:
 
 
 @pytest.mark.timeout(300)
-def test_sets_of_shards_are_written_side_by_side_on_two_worker_processes(tmp_path):
-    """With shuffles on local disk WriteShardSets groups every set's shards in one step, which Beam's multi-process
-    runner splits between its workers by key: the clean and the removed shard of a small build (one each) are written at the same time,
-    one on each worker, where each set's own step wrote its one shard on one worker while the other waited."""
+@pytest.mark.parametrize("on_disk", [True, False])
+def test_sets_of_shards_are_written_side_by_side_on_two_worker_processes(tmp_path, on_disk):
+    """WriteShardSets groups every set's shards in one step, with shuffles on local disk and with Beam's own,
+    which Beam's multi-process runner splits between its workers by key: the clean and the removed shard of a
+    small build (one each) are written at the same time, one on each worker, where each set's own step wrote its
+    one shard on one worker while the other waited (with Beam's shuffle until the Flatten of the sets no longer
+    cost a crossing: ``corpusforge.core.flattens.into_groupings``)."""
     import pyarrow as pa
     from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -83,7 +86,8 @@ def test_sets_of_shards_are_written_side_by_side_on_two_worker_processes(tmp_pat
     options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
     pipeline = beam.Pipeline(runner=DirectRunner(), options=options)
     sets = {name: pipeline | f"Create{name}" >> beam.Create([f"{name}-{i:03d}" for i in range(50)]) for name in writers}
-    with spilling_to(str(tmp_path / "spill")):  # shuffles on local disk, as a build's past output.disk_shuffle_mb
+    # on_disk: shuffles on local disk, as a build's past output.disk_shuffle_mb; or Beam's in-memory shuffle
+    with spilling_to(str(tmp_path / "spill") if on_disk else None):
         written = sets | WriteShardSets(writers)
     for name, infos in written.items():
         _ = (infos | f"List{name}" >> beam.combiners.ToList()
