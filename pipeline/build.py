@@ -24,7 +24,7 @@ from apache_beam.io.filesystems import CompressionTypes, FileSystems
 
 from corpusforge.pipeline import __version__
 from corpusforge.core.beam_options import REMOTE_RUNNERS, pipeline_options, runs_on_direct_runner
-from corpusforge.core.direct_runner import run_pipeline
+from corpusforge.core.direct_runner import beam_pipeline, run_pipeline
 from corpusforge.core.disk_grouping import Flatten, Reshuffle, partitions_for, spilling_to
 from corpusforge.core.dofn_specs import memoized_dofn_specs
 from corpusforge.core.fault_config import FaultConfig
@@ -681,13 +681,14 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         shown = build_progress(config, segment.index, segment.stages, len(segments), work_dir, options,
                                enabled=progress and not dry_run)
         try:
-            pipeline = beam.Pipeline(options=options)
             previous = segments[segment.index - 1] if segment.index else None
+            # beam_pipeline: Beam's temporary directory goes even when building the graph raises;
             # memoized_dofn_specs: Beam inspects each DoFn ~9 times, once is enough (~1 s of start-up);
             # document_coders: documents cross stage boundaries as their fields, not pickled, annotations as
             # rows of the fields the stages declare (document_coder, annotation_rows);
             # spilling_to: the shuffles of a build that spills wait on local disk, not in memory (disk_grouping)
-            with memoized_dofn_specs(), document_coders(Rows.of_schemas(segment.schemas)), \
+            with beam_pipeline(options) as pipeline, memoized_dofn_specs(), \
+                    document_coders(Rows.of_schemas(segment.schemas)), \
                     spilling_to(shuffle_dir(config, segment), partitions_for(input_bytes(config.inputs))):
                 segment_pipeline(pipeline, config, segment, previous, segment is segments[-1], progress=shown.directory,
                                  run_secret=run_secret)

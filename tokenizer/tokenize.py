@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
+from corpusforge.core.direct_runner import beam_pipeline
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.core.beam_options import runs_locally
 from corpusforge.core.disk_grouping import CoGroupByKey, Reshuffle, partitions_for, spill_directory, spilling_to
@@ -781,7 +782,8 @@ def _tokenize(cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, beam_args: li
     shuffles = shuffle_dir(transform.input_bytes, run.disk_shuffle_mb,
                            runs_locally(options.get_all_options(), run.beam.runner), staging)
     try:
-        with shown, spilling_to(shuffles, partitions_for(transform.input_bytes)), beam.Pipeline(options=options) as p:
+        with shown, spilling_to(shuffles, partitions_for(transform.input_bytes)), \
+                beam_pipeline(options) as pipeline, pipeline as p:  # Beam's temporary directory goes however it ends
             _ = p | "Tokenize" >> transform
         manifest_path = files.join(transform.output, "manifest.json")
         manifest = files.read_json(manifest_path)

@@ -67,6 +67,21 @@ def corpusforge_workers():
         environments.SubprocessSDKEnvironment.from_command_string = beams
 
 
+@contextlib.contextmanager
+def beam_pipeline(options):
+    """A ``beam.Pipeline(options=options)`` built and run inside ``rundir.scoped_tempfiles``. Beam makes a
+    directory in the temporary folder (``beam-pipeline-temp``, for cross-language expansion) in
+    ``Pipeline.__init__`` and removes it only at the end of ``Pipeline.run()``: a build whose graph construction
+    raised (a config error found while a stage is built, an interrupt) left one per failed build (1,350 on this
+    project's CI machine in a day), and the PortableRunner's staging left three folders per run."""
+    import apache_beam as beam
+
+    from corpusforge.core import rundir
+
+    with rundir.scoped_tempfiles("corpusforge-beam-"):
+        yield beam.Pipeline(options=options)
+
+
 def run_pipeline(pipeline):
     """``pipeline.run()``, without Beam's runner-API round trip where Beam itself skips it: on its DirectRunner in
     batch mode. Beam recognises that runner by the class name ``SwitchingDirectRunner``, which ours does not
