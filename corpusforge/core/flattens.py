@@ -1,4 +1,6 @@
-"""A Flatten of Flattens as one Flatten, in a pipeline's runner-API graph.
+"""Flattens that Beam's in-process runner need not give a stage: a Flatten of Flattens as one Flatten, in a
+pipeline's runner-API graph; and a Flatten that only feeds a GroupByKey written straight into the grouping
+(``into_groupings``, below).
 
 Beam's in-process runner (the FnApiRunner) gives every Flatten of several inputs a fused stage of its own: the
 inputs are written to a buffer that a new stage reads. A Flatten whose output only feeds another Flatten is
