@@ -189,26 +189,40 @@ class WriteShardSets(beam.PTransform):
     records written by ``writers[name]`` as if on its own (the same files), their shards grouped and written in one
     step. A runner that splits a step's groups between its workers (Beam's multi-process DirectRunner) then
     writes the clean and the removed shard at the same time, one on each worker, where two steps each wrote
-    theirs on one worker while the other waited (at 60k documents ~1 s of each set's, on one worker alone).
+    theirs on one worker while the other waited (at 60k documents ~1 s of each set's, on one worker alone). Sets
+    named ``small`` get a step each (see ``__init__``).
 
     With Beam's shuffle the sets' keyed lists are flattened into one GroupByKey: on our DirectRunner each set's
     step writes its lists straight into the grouping (``corpusforge.core.flattens.into_groupings``), so no record
     crosses one more buffer; on local disk (``corpusforge.core.disk_grouping``) a CoGroupByKey on (name, shard):
     each set writes its runs in the step that made it and only their references meet."""
 
-    def __init__(self, writers: dict[str, WriteShards]):
+    def __init__(self, writers: dict[str, WriteShards], small: tuple[str, ...] = ()):
+        """``small``: sets expected to be small (a build's rejected records), each written in a step of its own:
+        Beam's multi-process runner deals a step's groups (with shuffles on disk: its partitions) to its workers
+        in the order they arrive, so a small set's shard arriving between the clean and the removed one would
+        put those two on the same worker."""
         super().__init__()
-        self.writers = writers
+        self.writers, self.small = writers, small
 
     def expand(self, sets):
         names = list(self.writers)
         keyed = {name: sets[name] | f"Assign{name.title()}" >> _Assigned(self.writers[name], name) for name in names}
-        if spill_directory() is None:
-            grouped = (keyed[names[0]] if len(names) == 1 else [keyed[name] for name in names] | "FlattenShardSets" >> beam.Flatten()
-                       ) | "GroupByShard" >> GroupByKey()
-        else:
-            grouped = keyed | "GroupByShard" >> CoGroupByKey()
-        written = grouped | "WriteShard" >> beam.ParDo(
+        written = {}
+        steps = [[name for name in names if name not in self.small]] + [[name] for name in names if name in self.small]
+        for step in (step for step in steps if step):
+            label = "" if step == steps[0] else step[0].title()
+            if spill_directory() is None:
+                lists = (keyed[step[0]] if len(step) == 1
+                         else [keyed[name] for name in step] | f"FlattenShardSets{label}" >> beam.Flatten())
+                grouped = lists | f"GroupByShard{label}" >> GroupByKey()
+            else:
+                grouped = {name: keyed[name] for name in step} | f"GroupByShard{label}" >> CoGroupByKey()
+            written.update(self._write(grouped, step, label))
+        return {name: written[name] for name in names}
+
+    def _write(self, grouped, names: list[str], label: str) -> dict:
+        written = grouped | f"WriteShard{label}" >> beam.ParDo(
             _WriteShardSets({name: self.writers[name].writer() for name in names})).with_outputs(*names)
         return {name: written[name] for name in names}
 
