@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib
+import multiprocessing.util
 import os
 import pathlib
 import random
@@ -52,6 +53,7 @@ def run_case(module, family: str, seed: str, case: int, failures: pathlib.Path |
         workdir = pathlib.Path(tmp) / "case"
         workdir.mkdir()
         # every family also checks that corpusforge leaves nothing in the temporary folder (rundir.scoped_tempfiles)
+        multiprocessing.util.get_temp_dir()  # the process's own (sockets), kept until it exits: made outside the cases
         temp = pathlib.Path(tmp) / "temp"
         temp.mkdir()
         saved = tempfile.tempdir, os.environ.get("TMPDIR")

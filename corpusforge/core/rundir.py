@@ -403,7 +403,13 @@ def scoped_tempfiles(prefix: str = "corpusforge-") -> Iterator[str | None]:
     ``beam-temp`` root when it fails to start, torch's elastic launcher its ``torchelastic_`` directories; tracking
     each library's names would miss the next one. Yields the folder, or None (and changes nothing) when the
     temporary folder cannot be written: a command that needs it then says so itself."""
+    import multiprocessing.util
+
     try:
+        # multiprocessing makes its folder (the forkserver's and resource sharer's sockets) once per process and
+        # keeps it until the process exits: made inside the scope, a later command in the same process (tests, a
+        # notebook) would find it deleted. Python removes this one at exit.
+        multiprocessing.util.get_temp_dir()
         path = temporary_dir(prefix)
     except OSError:
         yield None

@@ -1,6 +1,7 @@
 """The run directory: where corpusforge may write, what it may delete, the swap, the lock, the leftovers."""
 import contextlib
 import json
+import multiprocessing.util
 import os
 import pathlib
 import subprocess
@@ -415,6 +416,7 @@ def test_what_libraries_leave_in_the_temporary_folder_goes_with_the_scope(tmp_pa
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     monkeypatch.setenv("TMPDIR", "/somewhere/else")
+    multiprocessing.util.get_temp_dir()  # the process's own, made before (or by) the first scope: kept
     child = "import tempfile, os; d = tempfile.mkdtemp(prefix='child-'); open(os.path.join(d, 'f'), 'w').write('x')"
     with pytest.raises(RuntimeError) if ending == "raises" else contextlib.nullcontext():
         with rundir.scoped_tempfiles() as scope:
@@ -427,5 +429,19 @@ def test_what_libraries_leave_in_the_temporary_folder_goes_with_the_scope(tmp_pa
             assert len(os.listdir(scope)) == 3
             if ending == "raises":
                 raise RuntimeError("the command failed")
-    assert os.listdir(scratch) == []
+    assert [p for p in os.listdir(scratch) if scratch / p != pathlib.Path(multiprocessing.util.get_temp_dir())] == []
     assert tempfile.tempdir == str(scratch) and os.environ["TMPDIR"] == "/somewhere/else"
+
+
+def test_a_scope_keeps_multiprocessing_s_process_wide_folder_usable_after_it(tmp_path, monkeypatch):
+    """multiprocessing keeps one folder per process (get_temp_dir: sockets of the forkserver and the resource
+    sharer), made at its first use: a scope must not delete it, or a second command in the same process (tests,
+    a notebook) finds its sockets gone."""
+    import multiprocessing.process
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delitem(multiprocessing.process.current_process()._config, "tempdir", raising=False)
+    with rundir.scoped_tempfiles():
+        folder = multiprocessing.util.get_temp_dir()  # first used by a library during the command
+    assert os.path.isdir(folder) and multiprocessing.util.get_temp_dir() == folder
