@@ -334,8 +334,9 @@ def segment_pipeline(pipeline: beam.Pipeline, config: BuildConfig, segment: Segm
             posixpath.join(out, "removed"), schemas["removed"],
             functools.partial(removed_row, annotations=annotations, details=details), lambda r: r.doc.id,
             _removed_sort_key, lambda r: _doc_size(r.doc), target, fmt=fmt)
-    # every shard in one step: on worker processes the clean and removed shards are written side by side
-    written = records | "WriteShards" >> WriteShardSets(writers)
+    # the clean and removed shards in one step: on worker processes they are written side by side (rejected
+    # records, usually few, keep their own step with Beam's shuffle: WriteShardSets.small)
+    written = records | "WriteShards" >> WriteShardSets(writers, small=("rejected",))
     lists = {f"{name}-shards.json": infos for name, infos in written.items()}
     # in memory: facts are summed per bundle before they meet (a few per stage and bundle)
     lists["facts.json"] = facts | "FlattenFacts" >> beam.Flatten() | "CountFacts" >> CountFacts()
