@@ -213,8 +213,11 @@ class WriteShardSets(beam.PTransform):
         for step in (step for step in steps if step):
             label = "" if step == steps[0] else step[0].title()
             if spill_directory() is None:
-                lists = (keyed[step[0]] if len(step) == 1
-                         else [keyed[name] for name in step] | f"FlattenShardSets{label}" >> beam.Flatten())
+                if len(step) == 1:
+                    lists = keyed[step[0]]
+                else:
+                    # in memory: this build keeps Beam's shuffles (no spill directory); into_groupings feeds the grouping directly
+                    lists = [keyed[name] for name in step] | f"FlattenShardSets{label}" >> beam.Flatten()
                 grouped = lists | f"GroupByShard{label}" >> GroupByKey()
             else:
                 grouped = {name: keyed[name] for name in step} | f"GroupByShard{label}" >> CoGroupByKey()
