@@ -233,6 +233,13 @@ def main(argv: list[str] | None = None) -> int:
         message = resource_error(exc) or f"{exc}; check the path and its permissions (--debug shows the traceback)"
         print(f"corpusforge: error: {_one_line(message)}", file=sys.stderr)
         return 2
+    except MemoryError as exc:  # the same one line whichever process (a DataLoader worker's: trainers/data.py) ran out
+        if getattr(args, "debug", False):
+            raise
+        said = f" ({_one_line(exc)})" if str(exc) else ""
+        print(f"corpusforge: error: out of memory{said}: lower the batch size or the number of workers, or use a "
+              "machine with more memory (--debug shows the traceback)", file=sys.stderr)
+        return 2
     except Exception as exc:  # a full disk or a denied write inside Beam or a library: one line, not 126
         if (_Interrupt.seen or _interrupted(exc)) and not getattr(args, "debug", False):
             print("corpusforge: interrupted", file=sys.stderr)
