@@ -188,11 +188,14 @@ def _stdout_reader_gone() -> bool:
     import select
 
     try:
-        poller = select.poll()
-        poller.register(sys.stdout.fileno(), select.POLLOUT)
-        return any(events & select.POLLERR for _, events in poller.poll(0))
-    except (AttributeError, OSError, ValueError):  # no poll (Windows), or stdout not a file descriptor
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no standard output (`>&-`: None), or not a file descriptor:
+        return False  # the broken pipe is not its
+    if not hasattr(select, "poll"):  # Windows: no way to ask; a broken pipe there is most likely stdout's
         return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 def main(argv: list[str] | None = None) -> int:
