@@ -5,7 +5,7 @@ which evaluate, embed and ablate share) either gives exactly the undamaged folde
 line (exit 2, ``corpusforge: error: ...``); never a traceback, a hang, or other output (other weights, another
 generation config, another tokenizer).
 
-The sources are made once per process (``_sources``, in a temporary directory): untrained debug models of the
+The sources are made once per process (``_sources``, beside the first case's work directory): untrained debug models of the
 gpt2 and bert families exported (``make_model_dir``: random weights stand in for trained ones, the files are
 the same), an ELECTRA model exported (its discriminator and ``generator/``), and a LoRA classifier fine-tuned on
 the gpt2 model for one epoch with ``--merge`` (``base/``, ``adapter/`` with peft's files, ``merged/``). Each case
@@ -24,7 +24,6 @@ import pathlib
 import random
 import shutil
 import signal
-import tempfile
 
 FAMILY = "model_dirs"
 
@@ -67,16 +66,23 @@ def _electra_model_dir(directory: pathlib.Path) -> pathlib.Path:
     return directory
 
 
-def _sources() -> dict[str, pathlib.Path]:
-    """The undamaged folders, made once per process."""
-    if _SOURCES:
+def _sources(workdir: pathlib.Path) -> dict[str, pathlib.Path]:
+    """The undamaged folders, made once per process beside the first case's ``workdir`` (not in the temporary
+    folder, which each fuzz slice checks is left empty: tests/fuzz/conftest.py)."""
+    root = workdir.parent / f".model-dirs-sources-{os.getpid()}"
+    if _SOURCES.get("root") == root:
         return _SOURCES
+    _SOURCES.clear()
+    _EXPECTED.clear()
     from corpusforge.trainers.export import export_model
     from corpusforge.trainers.finetune.config import FinetuneConfig
     from corpusforge.trainers.finetune.train import finetune
     from tests.trainers.exports import make_model_dir
 
-    root = pathlib.Path(tempfile.mkdtemp(prefix="cf-fuzz-model-dirs-"))
+    shutil.rmtree(root, ignore_errors=True)  # a run of this process's that stopped half-way
+    root.mkdir()
+    # torch's compile cache (fine-tuning imports it), process-wide: with the sources, not in the temporary folder
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(root / "torchinductor"))
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         for family in ("gpt2", "bert"):
             export_model(make_model_dir(root / f"{family}-model", family), root / family)
@@ -88,7 +94,7 @@ def _sources() -> dict[str, pathlib.Path]:
         finetune(FinetuneConfig(model=str(root / "gpt2-model"), task="classify", method="lora", train=str(records),
                                 out=str(root / "finetune"), epochs=1, batch_size=8, lr=1e-2, lora_r=4, merge=True,
                                 progress=False))
-    _SOURCES.update({name: root / name for name in COMMANDS}, records=records)
+    _SOURCES.update({name: root / name for name in COMMANDS}, records=records, root=root)
     return _SOURCES
 
 
@@ -131,7 +137,7 @@ def _argv(template: list[str], d: pathlib.Path) -> list[str]:
 def _expected(source: str, key) -> object:
     """What the undamaged source gives (computed on a copy of it, once)."""
     if (source, key) not in _EXPECTED:
-        clean = pathlib.Path(tempfile.mkdtemp(prefix="cf-fuzz-clean-")) / source
+        clean = _SOURCES["root"] / f"clean-{source}-{key}" / source
         shutil.copytree(_SOURCES[source], clean, symlinks=True)
         if isinstance(key, int):
             code, out, err, preds = _run(_argv(COMMANDS[source][key], clean))
@@ -231,7 +237,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
 
     from corpusforge.core.errors import UserError
 
-    _sources()
+    _sources(workdir)
     source = rng.choice(sorted(COMMANDS))
     d = workdir / source
     shutil.copytree(_SOURCES[source], d, symlinks=True)
