@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import pathlib
+import re
 from typing import Iterator, Sequence
 
 import numpy as np
@@ -154,30 +155,107 @@ def worker_errors(batches: Iterator) -> Iterator:
     last line is ``corpusforge.core.errors.UserError: <the message>``. The user would get that traceback on one
     line; this raises the same type with the message alone, from torch's (``--debug`` shows the worker's
     traceback). torch offers no hook for it: the worker's exception object never crosses the process boundary.
+    What the message says of the exception is put back too (``_rebuilt``): an ``OSError``'s errno and file names,
+    so a full disk in a worker is the CLI's same "no space left" line naming the file; a type torch cannot build
+    from one string (``UnicodeDecodeError``), which it re-raises as a ``RuntimeError``, is rebuilt as itself; a
+    worker that died without a word (killed: out of memory) is one line.
     """
     try:
         yield from batches
     except Exception as exc:  # noqa: BLE001 - any type torch re-raised from a worker: the CLI prints it as one line
-        message = _worker_message(exc)
-        if message is None:
+        if isinstance(exc, RuntimeError) and str(exc).startswith("DataLoader worker (pid"):
+            # killed (the kernel's out-of-memory killer) or ended without a word: no traceback to give back
+            raise UserError(f"{_short(exc)}; a worker killed by the system has usually run out of memory: lower "
+                            "train.num_workers or train.micro_batch_size (--debug shows the traceback)") from exc
+        found = _worker_message(exc)
+        if found is None:
             raise
+        kind, message = found
         try:
-            again = type(exc)(message)
+            again = _rebuilt(kind, message)
         except Exception:  # noqa: BLE001 - a type that takes other arguments (torch falls back the same way)
             raise exc from None
         raise again from exc
 
 
-def _worker_message(exc: BaseException) -> str | None:
-    """The message of the exception torch re-raised as ``exc`` from a worker's traceback; None when ``exc`` is
-    not one (raised in this process: with ``num_workers=0``)."""
+def _worker_message(exc: BaseException) -> tuple[type, str] | None:
+    """The type and message of the exception torch re-raised as ``exc`` from a worker's traceback; None when
+    ``exc`` is not one (raised in this process: with ``num_workers=0``). A type torch could not build from one
+    string (``UnicodeDecodeError``) arrives as a ``RuntimeError`` whose text names it; builtins are found by
+    that name."""
+    import builtins
+
     text, kind = str(exc), type(exc)
-    if not text.startswith(f"Caught {kind.__name__} in ") or "\nOriginal Traceback" not in text:
+    caught = text.split(" in ", 1)[0].removeprefix("Caught ") if text.startswith("Caught ") else None
+    if caught is None or "\nOriginal Traceback" not in text:
         return None
-    # traceback's last line: "module.QualName: message" (chained exceptions come before it)
+    if caught != kind.__name__:
+        kind = getattr(builtins, caught, None) if kind is RuntimeError else None
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            return None
+    # traceback's last line: "module.QualName: message", or "QualName" alone for an empty message (MemoryError);
+    # chained exceptions come before it
     name = kind.__qualname__ if kind.__module__ in ("__main__", "builtins") else f"{kind.__module__}.{kind.__qualname__}"
-    _, found, message = text.rpartition(f"\n{name}: ")
-    return message.rstrip("\n") if found else None
+    body = text.rstrip("\n")
+    if body.endswith(f"\n{name}"):
+        return kind, ""
+    _, found, message = body.rpartition(f"\n{name}: ")
+    return (kind, message) if found else None
+
+
+def _short(exc: BaseException) -> str:
+    return " ".join(str(exc).split()).rstrip(".")
+
+
+_OS_ERROR = re.compile(r"\[Errno (-?\d+)\] (.*)", re.S)
+_UNDECODABLE = re.compile(r"'(.+)' codec can't decode (?:byte 0x([0-9a-f]{2}) in position (\d+)|bytes in position "
+                          r"(\d+)-(\d+)): (.*)", re.S)
+
+
+def _rebuilt(kind: type, message: str) -> BaseException:
+    """``kind`` raised again with a worker's ``message``, and what that message says of it: an ``OSError``'s
+    errno, strerror and file names (``[Errno 28] No space left on device: '/x'``), so that the one line the CLI
+    prints for a full disk (``corpusforge.core.errors.resource_error``) and every ``exc.errno`` test see what a
+    main-process error would give; a ``UnicodeDecodeError``'s codec, position and reason (it cannot be built from
+    one string)."""
+    if issubclass(kind, OSError):
+        found = _OS_ERROR.fullmatch(message)
+        if found:
+            code, rest = int(found.group(1)), found.group(2)
+            for at in [i for i in range(len(rest)) if rest.startswith(": ", i)]:
+                names = _literal_names(rest[at + 2:])
+                if names is not None:
+                    return kind(code, rest[:at], *names)
+            return kind(code, rest)
+    if issubclass(kind, UnicodeDecodeError):
+        found = _UNDECODABLE.fullmatch(message)
+        if found:
+            codec, byte, position, start, end, reason = found.groups()
+            start, end = (int(position), int(position) + 1) if byte else (int(start), int(end) + 1)
+            data = bytes(end) if not byte else bytes(start) + bytes.fromhex(byte)
+            return kind(codec, data, start, end, reason)
+    return kind(message) if message else kind()
+
+
+def _literal_names(text: str) -> tuple | None:
+    """``'a'`` or ``'a' -> 'b'`` (how an OSError prints its file names, each a Python literal) as ("a",) or
+    ("a", None, "b"); None when ``text`` is not that."""
+    import ast
+
+    def name(piece: str):
+        try:
+            value = ast.literal_eval(piece)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+        return value if isinstance(value, (str, bytes)) else None
+
+    if name(text) is not None:
+        return (name(text),)
+    for at in [i for i in range(len(text)) if text.startswith(" -> ", i)]:
+        first, second = name(text[:at]), name(text[at + 4:])
+        if first is not None and second is not None:
+            return first, None, second
+    return None
 
 
 # ----------------------------------------------------------------------------------------- manifest

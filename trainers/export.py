@@ -207,19 +207,23 @@ def _export_electra(model, info: dict, model_dir: pathlib.Path, out_dir: pathlib
         (tmp / "README.md").write_text(model_card(model_dir, info, "electra", "encoder",
                                                   sum(p.numel() for p in discriminator.parameters()),
                                                   auto_class="AutoModelForPreTraining"), encoding="utf-8")
-        _publish(tmp, out_dir, info, lambda: check_electra_export(model, tmp))
+        _publish(tmp, out_dir, info, lambda: check_electra_export(model, tmp), folders=("generator",))
     finally:
         if tmp.exists():
             rundir.remove_temporary(str(tmp))
     return out_dir
 
 
-def _publish(tmp: pathlib.Path, out_dir: pathlib.Path, info: dict, check) -> None:
-    """Finish the export written in ``tmp`` (``corpusforge.json``), check it against our model, and only then
-    put it in ``out_dir``'s place (an earlier export there, checked by ``export_model``, goes first)."""
+def _publish(tmp: pathlib.Path, out_dir: pathlib.Path, info: dict, check, folders: tuple[str, ...] = ()) -> None:
+    """Finish the export written in ``tmp`` (a ``corpusforge.json`` in it and in each of its ``folders``, each
+    recording every file of its folder: each folder a user can load is checked by its own record), check it against
+    our model, and only then put it in ``out_dir``'s place (an earlier export there, checked by ``export_model``,
+    goes first)."""
     # the export's own files' SHA-256 (not the source model's, which info carries): loading an export checks them
-    record = {**info, "file_sha256": model_files.export_digests(tmp)}
-    (tmp / model_files.EXPORT_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    for where, inner in [(tmp / folder, ()) for folder in folders] + [(tmp, folders)]:
+        record = {**info, "every_file": True, "folders": list(inner),
+                  "file_sha256": model_files.export_digests(where, skip=inner)}
+        (where / model_files.EXPORT_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     check()
     rundir.publish_dir(str(tmp), str(out_dir))  # an earlier export goes only if its marker records all it holds
 

@@ -14,14 +14,16 @@ train.init_from) reads it through ``loading`` and, before it builds anything, ``
   rejects) becomes one line naming the directory (``loading``);
 - a model corpusforge saved records the SHA-256 of its weights and tokenizer in ``config.json``
   (``file_digests``): a copy with any byte changed is refused (``check_file_digests``). safetensors holds no
-  checksum and a changed byte of a tensor loads and generates without a sign; transformers-layout exports carry
-  no record and are read as they are.
+  checksum and a changed byte of a tensor loads and generates without a sign. An export carries a
+  ``corpusforge.json`` in each of its folders recording every file in it (``check_export_record``): a changed,
+  missing or added file is refused; a transformers directory from elsewhere has no record and is read as it is.
 """
 from __future__ import annotations
 
 import contextlib
 import hashlib
 import json
+import os
 import re
 import pathlib
 from typing import Any, Iterator
@@ -95,12 +97,7 @@ def check_file_digests(directory: str | pathlib.Path, recorded: Any, record: str
     if recorded is None:
         return
     directory = pathlib.Path(directory)
-    where = directory / record
-    if not isinstance(recorded, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) and _SHA256.match(v) and k and not pathlib.PurePath(k).is_absolute()
-            and ".." not in pathlib.PurePath(k).parts for k, v in recorded.items()):
-        raise UserError(f"{where}: section 'file_sha256' must map file names to SHA-256 hex digests; restore the "
-                        f"{record} of this model (re-export or re-train it)")
+    _check_digest_section(directory, recorded, record)
     for name, expected in sorted(recorded.items()):
         path = directory / name
         if not path.is_file():
@@ -116,43 +113,110 @@ def check_file_digests(directory: str | pathlib.Path, recorded: Any, record: str
                             "re-train it")
 
 
-EXPORT_RECORD = "corpusforge.json"  # what `corpusforge export` writes beside a transformers layout
+def _check_digest_section(directory: pathlib.Path, recorded: Any, record: str) -> None:
+    if not isinstance(recorded, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and _SHA256.match(v) and k and not pathlib.PurePath(k).is_absolute()
+            and ".." not in pathlib.PurePath(k).parts for k, v in recorded.items()):
+        raise UserError(f"{directory / record}: section 'file_sha256' must map file names to SHA-256 hex digests; "
+                        f"restore the {record} of this model (re-export or re-train it)")
+
+
+EXPORT_RECORD = "corpusforge.json"  # what `corpusforge export` writes in every folder of a transformers layout
+UNRECORDED = ("README.md",)  # a model card: read by people, never by a loader, and theirs to edit
+
+
+def folder_files(directory: str | pathlib.Path, skip: tuple[str, ...] = ()) -> list[str]:
+    """Every name under ``directory`` (relative, ``/``-separated, depth first) a loader could read: files, and
+    whatever else stands where one could (a FIFO, a link to a folder or to nothing), folders walked, except hidden
+    names (``.corpusforge-run.json``), ``README.md``, the top's ``corpusforge.json`` and the ``skip`` folders."""
+    directory = pathlib.Path(directory)
+    out = []
+    for path in sorted(directory.iterdir()):
+        name = path.name
+        if name.startswith(".") or name in UNRECORDED or name in skip or name == EXPORT_RECORD:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            out += [f"{name}/{inner}" for inner in folder_files(path)]
+        else:
+            out.append(name)
+    return out
+
+
+def export_digests(directory: str | pathlib.Path, skip: tuple[str, ...] = ()) -> dict[str, str]:
+    """``{relative name: SHA-256}`` of every file under ``directory`` (``folder_files``) that a model directory
+    about to be published holds, for its ``corpusforge.json`` (or a fine-tune's ``finetune.json``): a changed
+    ``config.json``, ``generation_config.json``, tokenizer or adapter setting changes what the model computes as
+    surely as a changed weight."""
+    directory = pathlib.Path(directory)
+    return {name: sha256_of(directory / name) for name in folder_files(directory, skip)}
+
+
+def check_every_file(directory: str | pathlib.Path, recorded: Any, record: str = EXPORT_RECORD,
+                     skip: tuple[str, ...] = ()) -> None:
+    """``directory`` holds the files ``recorded`` (``export_digests``) and nothing else a loader could read: each a
+    regular file with its recorded SHA-256. A missing file (transformers would fall back to defaults: no
+    ``generation_config.json``, no ``tokenizer_config.json``), an unrecorded one (an ``adapter_config.json`` makes
+    transformers load an adapter; a ``model.safetensors.index.json`` other weights), a folder, a FIFO or a dangling
+    link where a file was: one line."""
+    directory = pathlib.Path(directory)
+    _check_digest_section(directory, recorded, record)
+    try:
+        found = folder_files(directory, skip)
+    except OSError as exc:
+        raise UserError(f"{directory}: cannot list it ({exc.strerror or exc}); check the model directory's "
+                        "permissions") from None
+    for name in found:
+        if name not in recorded:
+            raise UserError(f"{directory / name} is not a file this model was saved with ({record} does not record "
+                            "it): remove it, or copy the model again, or re-export or re-train it")
+    for name in sorted(recorded):
+        path = directory / name
+        if not path.is_file():
+            state = "missing" if not os.path.lexists(path) else "not a regular file"
+            raise UserError(f"{path} is {state}, but {record} records it: the copy is damaged or incomplete; copy "
+                            "the model again, or re-export or re-train it")
+    check_file_digests(directory, recorded, record)
 
 
 def check_export_record(directory: str | pathlib.Path) -> None:
-    """A transformers directory ``corpusforge export`` wrote: its files against the SHA-256 its
-    ``corpusforge.json`` records (any other transformers directory has no record and is read as it is). A
-    folder an export holds (an ELECTRA export's ``generator/``, loaded on its own) is checked against the
-    entries under its name in the parent's record."""
+    """A transformers directory ``corpusforge export`` wrote: its files against its ``corpusforge.json`` (any other
+    transformers directory has no record and is read as it is). Every folder an export writes has its own record
+    listing every file in it (``every_file``: ``check_every_file``); a record written before that (no
+    ``every_file``) lists the weights and tokenizer of the export and of its folders, and a folder of such an
+    export loaded on its own (an ELECTRA ``generator/``) is checked against the entries under its name in the
+    parent's record."""
     directory = pathlib.Path(directory)
     record = directory / EXPORT_RECORD
-    if record.is_file():
-        check_file_digests(directory, read_json(record, EXPORT_RECORD).get("file_sha256"), EXPORT_RECORD)
+    if os.path.lexists(record):
+        data = read_json(record, EXPORT_RECORD)
+        if data.get("every_file") is True:
+            folders = data.get("folders") or []
+            if not isinstance(folders, list) or not all(isinstance(f, str) and f and "/" not in f for f in folders):
+                raise UserError(f"{record}: section 'folders' must list folder names; restore the {EXPORT_RECORD} "
+                                "of this model (re-export it)")
+            check_every_file(directory, data.get("file_sha256"), EXPORT_RECORD, skip=tuple(folders))
+        else:
+            check_file_digests(directory, data.get("file_sha256"), EXPORT_RECORD)
         return
     parent_record = directory.resolve().parent / EXPORT_RECORD
     if not parent_record.is_file():
         return
     try:  # the folder's own files are what is checked: a parent record that is not an export's says nothing of them
-        recorded = read_json(parent_record, EXPORT_RECORD).get("file_sha256")
+        parent = read_json(parent_record, EXPORT_RECORD)
     except UserError:
         return
-    prefix = f"{directory.resolve().name}/"
+    name = directory.resolve().name
+    if parent.get("every_file") is True:  # an export that writes a record in each of its folders
+        if name in (parent.get("folders") or []):
+            raise UserError(f"{record} is missing, but {parent_record} says the export wrote one there: the copy is "
+                            "damaged or incomplete; copy the model again, or re-export it")
+        return
+    recorded = parent.get("file_sha256")
     if not isinstance(recorded, dict):
         return
-    recorded = {name: digest for name, digest in recorded.items() if isinstance(name, str) and name.startswith(prefix)}
+    recorded = {key: digest for key, digest in recorded.items() if isinstance(key, str) and key.startswith(f"{name}/")}
     if recorded:
         check_file_digests(parent_record.parent, recorded, EXPORT_RECORD)
-
-
-def export_digests(directory: str | pathlib.Path) -> dict[str, str]:
-    """``{relative name: SHA-256}`` of the weights and tokenizer files under ``directory`` (an export about to be
-    published), for its ``corpusforge.json``."""
-    directory = pathlib.Path(directory)
-    out = {}
-    for path in sorted(directory.rglob("*")):
-        if path.is_file() and (path.suffix == ".safetensors" or path.name == "tokenizer.json"):
-            out[path.relative_to(directory).as_posix()] = sha256_of(path)
-    return out
 
 
 def weights_header(path: str | pathlib.Path) -> dict[str, tuple[tuple[int, ...], str]]:

@@ -188,11 +188,14 @@ def _stdout_reader_gone() -> bool:
     import select
 
     try:
-        poller = select.poll()
-        poller.register(sys.stdout.fileno(), select.POLLOUT)
-        return any(events & select.POLLERR for _, events in poller.poll(0))
-    except (AttributeError, OSError, ValueError):  # no poll (Windows), or stdout not a file descriptor
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # no standard output (`>&-`: None), or not a file descriptor:
+        return False  # the broken pipe is not its
+    if not hasattr(select, "poll"):  # Windows: no way to ask; a broken pipe there is most likely stdout's
         return True
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,6 +237,13 @@ def main(argv: list[str] | None = None) -> int:
             return 141  # as the shell reports a command ended by SIGPIPE
         message = resource_error(exc) or f"{exc}; check the path and its permissions (--debug shows the traceback)"
         print(f"corpusforge: error: {_one_line(message)}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:  # the same one line whichever process (a DataLoader worker's: trainers/data.py) ran out
+        if getattr(args, "debug", False):
+            raise
+        said = f" ({_one_line(exc)})" if str(exc) else ""
+        print(f"corpusforge: error: out of memory{said}: lower the batch size or the number of workers, or use a "
+              "machine with more memory (--debug shows the traceback)", file=sys.stderr)
         return 2
     except Exception as exc:  # a full disk or a denied write inside Beam or a library: one line, not 126
         if (_Interrupt.seen or _interrupted(exc)) and not getattr(args, "debug", False):

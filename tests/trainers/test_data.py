@@ -114,6 +114,7 @@ class _Raises(torch.utils.data.Dataset):
 
 
 @pytest.mark.parametrize("exc", [OSError(5, "Input/output error", "/data/part-0.arrow"),
+                                 OSError(28, "No space left on device", "/data/o'brien: part-0.arrow"),
                                  UserError("part-0.arrow was cut to 100 bytes while it was read: rebuild it")])
 def test_an_exception_in_a_data_loader_worker_keeps_its_type_and_one_line_message(exc):
     """torch re-raises a worker's exception as its type with the worker's whole traceback as the message;
@@ -122,3 +123,6 @@ def test_an_exception_in_a_data_loader_worker_keeps_its_type_and_one_line_messag
     with pytest.raises(type(exc)) as info:
         next(worker_errors(iter(loader)))
     assert str(info.value) == str(exc) and "Traceback" not in str(info.value)
+    # errno and the file name too: a full disk in a worker is the CLI's "no space left" line naming the file
+    assert getattr(info.value, "errno", None) == getattr(exc, "errno", None)
+    assert getattr(info.value, "filename", None) == getattr(exc, "filename", None)

@@ -115,10 +115,11 @@ def test_model_directory_round_trip_export_and_load(tmp_path):
         load_model(out)  # no masked-LM head: fill-mask and evaluate are pointed at the generator
     assert isinstance(load_model(out / "generator").model, transformers.ElectraForMaskedLM)
     assert isinstance(load_model(model_dir).model, transformers.ElectraForMaskedLM)
-    # the generator, loaded on its own, is checked against the export's record too (its entries are in the parent's)
-    record = json.loads((out / "corpusforge.json").read_text())["file_sha256"]
-    assert {"generator/model.safetensors", "generator/tokenizer.json"} <= set(record)
-    for name in ("model.safetensors", "tokenizer.json"):
+    # the generator, loaded on its own, is checked by its own record of every file in it
+    parent, own = (json.loads((d / "corpusforge.json").read_text()) for d in (out, out / "generator"))
+    assert parent["folders"] == ["generator"] and not any("/" in name for name in parent["file_sha256"])
+    assert own["every_file"] and {"model.safetensors", "tokenizer.json", "config.json"} <= set(own["file_sha256"])
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
         copy = tmp_path / f"copy-{name}"
         shutil.copytree(out, copy)
         path = copy / "generator" / name
@@ -127,6 +128,25 @@ def test_model_directory_round_trip_export_and_load(tmp_path):
         path.write_bytes(bytes(data))
         with pytest.raises(UserError, match=f"generator/{name} is not the file this model was saved with"):
             load_model(copy / "generator")
+    copy = tmp_path / "copy-record"
+    shutil.copytree(out, copy)
+    (copy / "generator" / "corpusforge.json").unlink()  # the record the parent's says is there
+    with pytest.raises(UserError, match="generator/corpusforge.json is missing"):
+        load_model(copy / "generator")
+    # an export written before each folder had its record: the parent's entries under generator/ check it
+    copy = tmp_path / "copy-older"
+    shutil.copytree(out, copy)
+    (copy / "generator" / "corpusforge.json").unlink()
+    older = {k: v for k, v in parent.items() if k not in ("every_file", "folders")}
+    older["file_sha256"] = {f"generator/{name}": own["file_sha256"][name] for name in ("model.safetensors", "tokenizer.json")}
+    (copy / "corpusforge.json").write_text(json.dumps(older))
+    assert isinstance(load_model(copy / "generator").model, transformers.ElectraForMaskedLM)
+    path = copy / "generator" / "model.safetensors"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+    with pytest.raises(UserError, match="generator/model.safetensors is not the file this model was saved with"):
+        load_model(copy / "generator")
 
 
 def test_training_rtd_learns_and_saves_both_halves(run_dir):

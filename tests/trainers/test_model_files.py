@@ -112,6 +112,7 @@ def test_an_intact_model_still_loads(good):
 def test_an_exported_model_with_more_layers_than_weights_is_one_line(good, tmp_path):
     """The transformers layout too (export's and train.init_from's path): num_hidden_layers 10^12 in config.json."""
     export_model(good, tmp_path / "export")
+    (tmp_path / "export" / "corpusforge.json").unlink()  # a transformers directory from elsewhere: no record to refuse it
     config = json.loads((tmp_path / "export" / "config.json").read_text())
     key = next(k for k in ("n_layer", "num_hidden_layers", "num_layers") if k in config)
     config[key] = 10**12
@@ -204,3 +205,89 @@ def test_a_model_beside_a_record_that_is_not_its_own_loads(exported, tmp_path, p
     (d / "corpusforge.json").unlink()  # a transformers directory of its own, as saved by anyone
     (d.parent / "corpusforge.json").write_text(parent_record)
     assert load_model(d).model is not None
+
+
+def test_every_folder_an_export_writes_records_every_file_in_it(exported):
+    """The record lists every file a loader could read (config, generation config, tokenizer files), not only the
+    weights and tokenizer.json: each of them changes what the model computes."""
+    record = json.loads((exported / "corpusforge.json").read_text())
+    assert record["every_file"] is True and record["folders"] == []
+    on_disk = {p.name for p in exported.iterdir() if p.name not in ("README.md", "corpusforge.json")
+               and not p.name.startswith(".")}
+    assert set(record["file_sha256"]) == on_disk and {"config.json", "generation_config.json",
+                                                      "tokenizer_config.json"} <= on_disk
+
+
+def _edit_json(name, key, change):
+    def edit(d):
+        data = json.loads((d / name).read_text())
+        data[key] = change(data[key])
+        (d / name).write_text(json.dumps(data))
+        return f"{name} is not the file this model was saved with"
+    return edit
+
+
+def _gone(name):
+    def remove(d):
+        (d / name).unlink()
+        return f"{name} is missing, but corpusforge.json records it"
+    return remove
+
+
+def _added(name, source):
+    def add(d):
+        shutil.copy(d / source, d / name)
+        return f"{name} is not a file this model was saved with"
+    return add
+
+
+@pytest.mark.parametrize("damage", [
+    _edit_json("config.json", "layer_norm_epsilon", lambda v: v * 1000),  # other logits, loaded without a sign before
+    _edit_json("generation_config.json", "eos_token_id", lambda v: v + 1),  # generation stops elsewhere
+    _edit_json("tokenizer_config.json", "model_max_length", lambda v: v // 2),  # other truncation
+    _gone("generation_config.json"),  # transformers falls back to the config's defaults
+    _gone("tokenizer_config.json"),  # the tokenizer loses its special tokens' roles
+    _added("model.safetensors.index.json", "config.json"),  # an unexpected file beside the export's
+    _added("adapter_config.json", "config.json"),  # transformers would load an adapter on top
+], ids=["config-edit", "generation-edit", "tokenizer-config-edit", "generation-gone", "tokenizer-config-gone",
+        "index-added", "adapter-added"])
+def test_a_changed_missing_or_added_file_of_an_export_is_refused(exported, tmp_path, damage):
+    """Every file of an export is checked against its record: the old record held the weights and tokenizer.json
+    only, and each of these loaded (and generated) without a sign."""
+    d = tmp_path / "export"
+    shutil.copytree(exported, d)
+    said = damage(d)
+    with pytest.raises(UserError, match=said) as info:
+        load_model(d)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("how", ["folder", "dangling link"])
+def test_a_file_of_an_export_that_is_no_longer_a_file_is_refused(exported, tmp_path, how):
+    d = tmp_path / "export"
+    shutil.copytree(exported, d)
+    (d / "generation_config.json").unlink()
+    if how == "folder":
+        (d / "generation_config.json").mkdir()
+    else:
+        (d / "generation_config.json").symlink_to("nowhere")
+    with pytest.raises(UserError, match="generation_config.json is (missing|not a regular file)"):
+        load_model(d)
+
+
+def test_an_export_made_before_every_file_was_recorded_is_still_checked(exported, tmp_path):
+    """An older export's record (weights and tokenizer.json only, no ``every_file``) still refuses a changed weight
+    and loads otherwise."""
+    import hashlib
+
+    d = tmp_path / "export"
+    shutil.copytree(exported, d)
+    record = json.loads((d / "corpusforge.json").read_text())
+    record.pop("every_file"), record.pop("folders")
+    record["file_sha256"] = {name: hashlib.sha256((d / name).read_bytes()).hexdigest()
+                             for name in ("model.safetensors", "tokenizer.json")}
+    (d / "corpusforge.json").write_text(json.dumps(record))
+    assert load_model(d).model is not None
+    _flip(d / "model.safetensors", (d / "model.safetensors").stat().st_size // 2, __import__("random").Random(1))
+    with pytest.raises(UserError, match="model.safetensors is not the file this model was saved with"):
+        load_model(d)

@@ -44,15 +44,16 @@ def task_model(base_dir: str | pathlib.Path, task: str, labels: dict[str, int] |
     an ELMo biLM, ELMo's frozen classifier."""
     import transformers
 
+    from corpusforge.trainers import model_files
+
+    if not is_bilm(base_dir):  # before anything reads it: an export's files against the SHA-256 it recorded
+        model_files.check_export_record(base_dir)
     arch = arch_of(base_dir)
     if arch == "bilm":
         if task != "classify":
             raise UserError(f"an ELMo biLM fine-tunes for --task classify only (a scalar mix of its frozen layers, "
                             f"mean-pooled, under a classifier), not --task {task}; use a transformer run's model")
         return ElmoClassifier.from_dir(base_dir, len(labels))
-    from corpusforge.trainers import model_files
-
-    model_files.check_export_record(base_dir)  # an export's files against the SHA-256 it recorded
     if task == "generate":
         if arch == "encoder":
             raise UserError("an encoder (masked LM) does not generate; fine-tune a decoder or seq2seq model for "

@@ -36,7 +36,7 @@ def load_finetuned(out: str | pathlib.Path, device: str = "cpu") -> Finetuned:
     import transformers
 
     from corpusforge.trainers.export import inference_device
-    from corpusforge.trainers.model_files import check_file_digests, check_tokenizer, loading, read_json
+    from corpusforge.trainers.model_files import check_tokenizer, loading, read_json
 
     out = pathlib.Path(out)
     marker = out / "finetune.json"
@@ -44,7 +44,7 @@ def load_finetuned(out: str | pathlib.Path, device: str = "cpu") -> Finetuned:
         raise UserError(f"{out} holds no finetune.json: not a finished `corpusforge finetune` output (an "
                         "interrupted one continues with --resume)")
     info = read_json(marker, "finetune.json")
-    check_file_digests(out, info.get("file_sha256"), "finetune.json")
+    check_result_files(out, info)
     target = inference_device(device)
     with loading(out):  # a malformed or truncated file in it: one line naming the directory
         tokenizer_dir = out / "model" if info["method"] == "full" else base_path(out, info)
@@ -55,6 +55,26 @@ def load_finetuned(out: str | pathlib.Path, device: str = "cpu") -> Finetuned:
     if target.type != "cpu":
         model.to(target)
     return Finetuned(model, tokenizer, info)
+
+
+def check_result_files(out: pathlib.Path, info: dict[str, Any]) -> None:
+    """The result's files against ``finetune.json``'s ``file_sha256``: each folder it wrote (``outputs``) holds
+    exactly the files recorded (``every_file``; before it was recorded, the weights and tokenizer files it lists)."""
+    from corpusforge.trainers.model_files import check_every_file, check_file_digests
+
+    recorded, outputs = info.get("file_sha256"), info.get("outputs")
+    if info.get("every_file") is not True or not isinstance(recorded, dict):
+        check_file_digests(out, recorded, "finetune.json")
+        return
+    if not isinstance(outputs, list) or not all(isinstance(w, str) and w and "/" not in w for w in outputs):
+        raise UserError(f"{out / 'finetune.json'}: section 'outputs' must list folder names; fine-tune again")
+    if any(not isinstance(name, str) or name.split("/", 1)[0] not in outputs for name in recorded):
+        check_file_digests(out, recorded, "finetune.json")  # refuses a malformed section in its one line
+        raise UserError(f"{out / 'finetune.json'}: section 'file_sha256' names a file outside its outputs; fine-tune "
+                        "again")
+    for folder in outputs:
+        check_every_file(out / folder, {name[len(folder) + 1:]: digest for name, digest in recorded.items()
+                                        if name.startswith(f"{folder}/")}, "finetune.json")
 
 
 @torch.no_grad()

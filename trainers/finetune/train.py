@@ -186,8 +186,8 @@ def finetune(config: FinetuneConfig, max_record_bytes: int = 0) -> dict[str, Any
             "base": "base" if base == out / "base" else str(base), "pad_token_id": pad,
             "segments": extra["segments"], "max_length": max_length, "outputs": written,
             "config": dataclasses.asdict(config),
-            # what predict compares the result's weights and tokenizer with: a changed byte is refused, not used
-            "file_sha256": {f"{w}/{name}": digest for w in written
+            # what predict compares the result's files with: a changed byte, a missing or an added file is refused
+            "every_file": True, "file_sha256": {f"{w}/{name}": digest for w in written
                             for name, digest in model_files.export_digests(out / w).items()}}
     metrics = _metrics(config, history, trainable, total, summary, kept)
     files.write_json(str(out / "metrics.json"), metrics)

@@ -218,3 +218,32 @@ def test_a_changed_byte_in_a_finetuned_result_is_refused(bases, task_files, tmp_
     with pytest.raises(UserError, match=f"{damaged} is not the file this model was saved with") as info:
         load_finetuned(config.out)
     assert "\n" not in str(info.value)
+
+
+def _edit_alpha(out):
+    settings = json.loads((out / "adapter" / "adapter_config.json").read_text())
+    settings["lora_alpha"] *= 4  # the adapter's update scaled 4 x: other predictions, loaded without a sign before
+    (out / "adapter" / "adapter_config.json").write_text(json.dumps(settings))
+    return "adapter/adapter_config.json is not the file this model was saved with"
+
+
+def _added_index(out):
+    (out / "model" / "adapter_config.json").write_text("{}")  # transformers would load an adapter onto the model
+    return "model/adapter_config.json is not a file this model was saved with"
+
+
+def _gone_tokenizer_config(out):
+    (out / "model" / "tokenizer_config.json").unlink()
+    return "model/tokenizer_config.json is missing, but finetune.json records it"
+
+
+@pytest.mark.parametrize("method,damage", [("lora", _edit_alpha), ("full", _added_index), ("full", _gone_tokenizer_config)],
+                         ids=["lora-alpha-edited", "adapter-config-added", "tokenizer-config-gone"])
+def test_every_file_of_a_finetuned_result_is_checked(bases, task_files, tmp_path, method, damage):
+    """finetune.json records every file of each folder the result has (``every_file``): a changed setting, a missing
+    file or an unexpected one is refused in one line, as a changed weight is."""
+    config, _ = run(bases, task_files, tmp_path, "gpt2", "classify", method, epochs=1)
+    said = damage(tmp_path / "out")
+    with pytest.raises(UserError, match=said) as info:
+        load_finetuned(config.out)
+    assert "\n" not in str(info.value)
