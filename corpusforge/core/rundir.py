@@ -414,19 +414,40 @@ def scoped_tempfiles(prefix: str = "corpusforge-") -> Iterator[str | None]:
     except OSError:
         yield None
         return
-    saved_tempdir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
+    # What is meant to outlive a command stays where it would be without the scope: torch's compile cache (its
+    # default, torch/_inductor/runtime/cache_dir_utils.py: the temporary folder's torchinductor_<user>, which
+    # torch then writes into TORCHINDUCTOR_CACHE_DIR for the rest of the process).
+    kept = {name: value for name, value in _lasting_caches().items() if name not in os.environ}
+    saved_tempdir = tempfile.tempdir
+    saved_env = {name: os.environ.get(name) for name in ("TMPDIR", *kept)}
     tempfile.tempdir = path
-    os.environ["TMPDIR"] = path
+    os.environ.update(kept, TMPDIR=path)
     try:
         yield path
     finally:
         tempfile.tempdir = saved_tempdir
-        if saved_env is None:
-            os.environ.pop("TMPDIR", None)
-        else:
-            os.environ["TMPDIR"] = saved_env
+        for name, value in saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
         with contextlib.suppress(OSError):  # a file a library made read-only; the folder is the user's temp anyway
             remove_temporary(path)
+
+
+def _lasting_caches() -> dict[str, str]:
+    """Environment variables naming caches that libraries keep in the temporary folder across processes, each
+    set to where the library would put it (torch's inductor: ``default_cache_dir``, replicated so that a command
+    that never compiles does not import torch for it)."""
+    import getpass
+    import re
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, ModuleNotFoundError, OSError):
+        user = f"uid_{os.getuid()}" if hasattr(os, "getuid") else "unknown_user"
+    user = re.sub(r'[\\/:*?"<>|]', "_", user)
+    return {"TORCHINDUCTOR_CACHE_DIR": os.path.join(tempfile.gettempdir(), "torchinductor_" + user)}
 
 
 def claim_new_dir(path: str) -> str:

@@ -445,3 +445,18 @@ def test_a_scope_keeps_multiprocessing_s_process_wide_folder_usable_after_it(tmp
     with rundir.scoped_tempfiles():
         folder = multiprocessing.util.get_temp_dir()  # first used by a library during the command
     assert os.path.isdir(folder) and multiprocessing.util.get_temp_dir() == folder
+
+
+def test_torchs_compile_cache_stays_where_torch_puts_it_without_a_scope(tmp_path, monkeypatch):
+    """torch.compile's cache is meant to outlive a command: inside a scope torch still finds its default folder
+    (not one deleted with the scope, which it would recreate, outside any scope, on the next command)."""
+    import tempfile
+
+    from torch._inductor.runtime.cache_dir_utils import cache_dir, default_cache_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    expected = default_cache_dir()
+    with rundir.scoped_tempfiles() as scope:
+        assert cache_dir() == expected and not expected.startswith(scope)
+    assert os.path.isdir(expected)
