@@ -137,7 +137,8 @@ from bench.quality_cost import documents
 docs = documents({warm} + {docs})
 warm, docs = docs[:{warm}], docs[{warm}:]
 cfg = QualityConfig()
-lid, rules = LanguageIdentifier(cfg.langid.model), rules_module.HeuristicRules(cfg)
+lid = None if {rules_only} else LanguageIdentifier(cfg.langid.model)
+rules = rules_module.HeuristicRules(cfg)
 from bench.quality_cost import apply_all
 apply_all(rules, docs[:8], ["en"] * 8)  # once in both processes: what a first call imports or sets up is not counted
 apply_all(rules, warm, ["en"] * len(warm))
