@@ -48,6 +48,7 @@ from bench.workdirs import temporary_workdir  # noqa: E402
 ALL_STAGES = ("normalize", "quality", "dedup", "pii")
 LAST_CPU_SECONDS = 0.0  # of the last ``measure``d command
 LAST_WORKER_CPU: list[float] = []  # its descendant processes', largest first (``measure``)
+LAST_PEAKS: tuple[float, list[float]] = (0.0, [])  # its driver's peak RSS in MB, and each big descendant's (``measure``)
 
 
 def passage_texts(rng: random.Random, segments: int):
@@ -164,15 +165,18 @@ def measure(cmd: list[str]) -> tuple[float, float, int]:
     import psutil
     import resource
 
-    global LAST_CPU_SECONDS, LAST_WORKER_CPU
+    global LAST_CPU_SECONDS, LAST_WORKER_CPU, LAST_PEAKS
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    root, peak, workers = psutil.Process(proc.pid), 0, {}
+    root, peak, workers, peaks = psutil.Process(proc.pid), 0, {}, {}
     while proc.poll() is None:
         try:
             tree = [root, *root.children(recursive=True)]
-            peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+            rss = {p.pid: p.memory_info().rss for p in tree if p.is_running()}
+            peak = max(peak, sum(rss.values()))
+            for pid, value in rss.items():
+                peaks[pid] = max(peaks.get(pid, 0), value)
             for p in tree[1:]:
                 with contextlib.suppress(psutil.Error):
                     times = p.cpu_times()
@@ -184,9 +188,17 @@ def measure(cmd: list[str]) -> tuple[float, float, int]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     LAST_CPU_SECONDS = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     LAST_WORKER_CPU = sorted(workers.values(), reverse=True)
+    LAST_PEAKS = (peaks.pop(proc.pid, 0) / 1e6, sorted((v / 1e6 for v in peaks.values() if v > 100e6), reverse=True))
     if proc.returncode:
         print(output[-3000:], file=sys.stderr)
     return time.time() - started, peak / 1e6, proc.returncode
+
+
+def peaks_split() -> str:
+    """The last ``measure``d build's peak RSS by process: the driver's and each worker's over 100 MB (each at its
+    own peak, so they need not add up to the tree's peak)."""
+    driver, workers = LAST_PEAKS
+    return f"  peak MB: driver {driver:.0f}" + (f", workers {'/'.join(f'{w:.0f}' for w in workers)}" if workers else "")
 
 
 def cpu_split() -> str:
@@ -281,7 +293,7 @@ def main() -> None:
                 status = "" if code == 0 else f"  FAILED (exit {code})"
                 digest = f"  outputs {output_digest(run)}" if args.digests and code == 0 else ""
                 print(f"{size:>10,} {text_mb:>8.1f} {workers:>7} {spill:>5} {wall:>8.1f} {size / wall:>8.0f} "
-                      f"{LAST_CPU_SECONDS:>7.1f} {cpu_split()} {peak:>8.0f} {outcome(run, size)}{status}{digest}", flush=True)
+                      f"{LAST_CPU_SECONDS:>7.1f} {cpu_split()} {peak:>8.0f} {outcome(run, size)}{status}{digest}{peaks_split()}", flush=True)
     if args.peer:
         from bench.build_peer import side_by_side
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib
+import multiprocessing.util
+import os
 import pathlib
 import random
 import shutil
@@ -50,8 +52,23 @@ def run_case(module, family: str, seed: str, case: int, failures: pathlib.Path |
     with tempfile.TemporaryDirectory(prefix=f"fuzz-{family}-") as tmp:
         workdir = pathlib.Path(tmp) / "case"
         workdir.mkdir()
+        # every family also checks that corpusforge leaves nothing in the temporary folder (rundir.scoped_tempfiles)
+        multiprocessing.util.get_temp_dir()  # the process's own (sockets), kept until it exits: made outside the cases
+        temp = pathlib.Path(tmp) / "temp"
+        temp.mkdir()
+        saved = tempfile.tempdir, os.environ.get("TMPDIR")
+        tempfile.tempdir = os.environ["TMPDIR"] = str(temp)
         try:
-            module.fuzz_one(random.Random(f"{seed}:{family}:{case}"), workdir)
+            try:
+                module.fuzz_one(random.Random(f"{seed}:{family}:{case}"), workdir)
+            finally:
+                tempfile.tempdir = saved[0]
+                if saved[1] is None:
+                    os.environ.pop("TMPDIR", None)
+                else:
+                    os.environ["TMPDIR"] = saved[1]
+            left = sorted(p.name for p in temp.iterdir())
+            assert not left, f"left in the temporary folder after the case: {left[:5]}"
             return None
         except BaseException as exc:  # noqa: BLE001 - every escape is a finding (KeyboardInterrupt aside)
             if isinstance(exc, KeyboardInterrupt):

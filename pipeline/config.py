@@ -80,8 +80,8 @@ class OutputConfig:
                           "text; near-dedup's signatures and band records wait there too. Applies when output.run_dir is "
                           "local; "
                           "remote runners shuffle on disk themselves.")
-    disk_shuffle_mb: float = setting(64.0, "With spill_text, a build whose input files total more than this many MB (as "
-                                     "stored: compressed files count compressed) keeps its shuffles on local disk "
+    disk_shuffle_mb: float = setting(64.0, "With spill_text, a build whose input files total more than this many MB of "
+                                     "text (compressed files, Parquet included, count 5x their size) keeps its shuffles on local disk "
                                      "(partitioned runs beside the spilled text) instead of in memory, so its peak "
                                      "memory stays flat as the corpus grows. 0: always. Below it Beam's in-memory "
                                      "shuffle starts faster (~0.3 CPU s of a one-document build) and holds little. The "

@@ -513,6 +513,20 @@ def input_bytes(inputs: list[InputConfig]) -> int:
     return sum(f.size for _, _, files in listed_inputs(inputs) for f in files)
 
 
+# How much text a compressed input holds per byte stored, for deciding what a build may hold in memory: web text
+# and JSON Lines compress 3-6x with gzip or zstd (bench/build.py's corpus: 270 MB of text in 61 MB of .jsonl.zst,
+# 4.4x), Parquet's pages about as much. What a build holds without disk shuffles grows with the text, not the file.
+COMPRESSED_TEXT_RATIO = 5
+
+
+def input_text_bytes(inputs: list[InputConfig]) -> int:
+    """The input's size as text, bounded from its files' sizes without reading them: compressed files (by
+    extension, and Parquet) count ``COMPRESSED_TEXT_RATIO`` times their size."""
+    compressed = (*COMPRESSIONS, ".parquet")
+    return sum(f.size * (COMPRESSED_TEXT_RATIO if f.path.lower().endswith(compressed) else 1)
+               for _, _, files in listed_inputs(inputs) for f in files)
+
+
 class _CountingStream(io.RawIOBase):
     """A raw input stream that reports the bytes read through it (compressed bytes, before decompression),
     at most the file's size: Parquet and Arrow readers seek and may read a footer twice."""

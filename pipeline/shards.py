@@ -187,35 +187,46 @@ class WriteShards(beam.PTransform):
 class WriteShardSets(beam.PTransform):
     """Several ``WriteShards`` at once: ``{name: records}`` -> ``{name: one dict per shard written}``, each set of
     records written by ``writers[name]`` as if on its own (the same files), their shards grouped and written in one
-    step when the build's shuffles wait on local disk (``corpusforge.core.disk_grouping.spilling_to``). A runner
-    that splits a step's groups between its workers (Beam's multi-process DirectRunner) then writes the clean and
-    the removed shard at the same time, one on each worker, where two steps each wrote theirs on one worker while
-    the other waited. With Beam's in-memory shuffles each set keeps its own step: Beam's CoGroupByKey would pass
-    every record through one more buffer (a Flatten), which costs more than the overlap saves on a small build."""
+    step. A runner that splits a step's groups between its workers (Beam's multi-process DirectRunner) then
+    writes the clean and the removed shard at the same time, one on each worker, where two steps each wrote
+    theirs on one worker while the other waited (at 60k documents ~1 s of each set's, on one worker alone). Sets
+    named ``small`` get a step each (see ``__init__``).
 
-    def __init__(self, writers: dict[str, WriteShards]):
+    With Beam's shuffle the sets' keyed lists are flattened into one GroupByKey: on our DirectRunner each set's
+    step writes its lists straight into the grouping (``corpusforge.core.flattens.into_groupings``), so no record
+    crosses one more buffer; on local disk (``corpusforge.core.disk_grouping``) a CoGroupByKey on (name, shard):
+    each set writes its runs in the step that made it and only their references meet."""
+
+    def __init__(self, writers: dict[str, WriteShards], small: tuple[str, ...] = ()):
+        """``small``: sets expected to be small (a build's rejected records), each written in a step of its own:
+        Beam's multi-process runner deals a step's groups (with shuffles on disk: its partitions) to its workers
+        in the order they arrive, so a small set's shard arriving between the clean and the removed one would
+        put those two on the same worker."""
         super().__init__()
-        self.writers = writers
+        self.writers, self.small = writers, small
 
     def expand(self, sets):
         names = list(self.writers)
         keyed = {name: sets[name] | f"Assign{name.title()}" >> _Assigned(self.writers[name], name) for name in names}
-        if spill_directory() is None:
-            # Beam's in-memory CoGroupByKey flattens its inputs into one more buffer, which every record would cross
-            # (encoded and decoded once more): each set has its own step then, as WriteShards alone
-            return {name: (keyed[name]
-                           | f"GroupByShard{name.title()}" >> GroupByKey()
-                           | f"WriteShard{name.title()}" >> beam.ParDo(_WriteShardSets({name: self.writers[name].writer()}))
-                           .with_outputs(name))[name]
-                    for name in names}
-        # on local disk (corpusforge.core.disk_grouping) a CoGroupByKey on (name, shard): each set writes its runs
-        # in the step that made it and only their references meet, so no record crosses one more buffer
-        written = (
-            keyed
-            | "GroupByShard" >> CoGroupByKey()
-            | "WriteShard" >> beam.ParDo(_WriteShardSets({name: self.writers[name].writer() for name in names}))
-            .with_outputs(*names)
-        )
+        written = {}
+        steps = [[name for name in names if name not in self.small]] + [[name] for name in names if name in self.small]
+        for step in (step for step in steps if step):
+            label = "" if step == steps[0] else step[0].title()
+            if spill_directory() is None:
+                if len(step) == 1:
+                    lists = keyed[step[0]]
+                else:
+                    # in memory: this build keeps Beam's shuffles (no spill directory); into_groupings feeds the grouping directly
+                    lists = [keyed[name] for name in step] | f"FlattenShardSets{label}" >> beam.Flatten()
+                grouped = lists | f"GroupByShard{label}" >> GroupByKey()
+            else:
+                grouped = {name: keyed[name] for name in step} | f"GroupByShard{label}" >> CoGroupByKey()
+            written.update(self._write(grouped, step, label))
+        return {name: written[name] for name in names}
+
+    def _write(self, grouped, names: list[str], label: str) -> dict:
+        written = grouped | f"WriteShard{label}" >> beam.ParDo(
+            _WriteShardSets({name: self.writers[name].writer() for name in names})).with_outputs(*names)
         return {name: written[name] for name in names}
 
 

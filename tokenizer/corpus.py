@@ -11,7 +11,6 @@ import hashlib
 from typing import Iterator
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from corpusforge.core.errors import UserError
 from corpusforge.core.shard_files import open_shard, shard_files
@@ -61,14 +60,14 @@ def iter_batches(paths: list[str], batch_size: int, columns: tuple[str, ...] = (
 
 
 def text_bytes(paths: list[str]) -> tuple[int, int]:
-    """``(documents, UTF-8 bytes of text)`` of the shards, from the Arrow offsets (each batch read once)."""
+    """``(documents, UTF-8 bytes of text)`` of the shards, from their metadata where the format has it: an Arrow
+    shard's batch headers and two offsets of each batch's text, no text read; Parquet's footer for the rows, its
+    text column read for the bytes (``ShardReader.string_bytes`` says why); JSON Lines read whole."""
     docs = size = 0
     for path in paths:
         reader = open_shard(path)
         _check_columns(path, reader.schema, ("text",))
-        for batch in reader.batches():
-            column = batch.column("text")
-            docs += len(column)
-            if len(column):
-                size += int(pc.sum(pc.binary_length(column)).as_py())
+        docs += reader.num_rows
+        if "text" in reader.schema.names:
+            size += reader.string_bytes("text")
     return docs, size

@@ -14,8 +14,9 @@ repeat) and ``tokens/manifest.json``; the trainer reads them with ``TokenShards`
 Local files only; copy remote shards to local disk first. Nothing is memory-mapped: a mapped shard that another
 process (a re-run of tokenize, a full disk, ``truncate``) cuts short while it is read kills the reader with SIGBUS,
 which Python cannot catch; read through ``os.pread``, it is one ``UserError`` naming the shard. ``TokenShard``
-reads its shard into memory (one shard); ``TokenShards``, the trainer's, holds each shard's document offsets and
-reads a document's tokens when asked (``document``), so the trainer's memory does not grow with the split.
+reads its shard into memory (one shard); ``TokenShards``, the trainer's, finds where each document lies from the
+shards' metadata (batch headers and token offsets, no token read) and reads a document's tokens when asked
+(``document``), so neither opening nor the trainer's memory grows with the tokens.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from corpusforge.core.errors import UserError
+from corpusforge.core.shard_files import column_layout, message_headers, read_schema_message
 
 
 SPLITS = ("train", "val")
@@ -52,23 +54,20 @@ def _cut(path: str, why: str) -> UserError:
                      "`corpusforge tokenize` again once nothing does")
 
 
-def _batches(path: str) -> Iterator[tuple[pa.RecordBatch, int, pa.Buffer]]:
-    """Each record batch of the token shard ``path`` (an Arrow IPC file), with where its message body starts in
-    the file and the body it was read from, through ordinary reads (one batch in memory at a time). The file
-    format is the stream format between an 8-byte magic and a footer, so its messages are read in order."""
+def _batches(path: str) -> Iterator[pa.RecordBatch]:
+    """Each record batch of the token shard ``path`` (an Arrow IPC file), as its footer lists them, through
+    ordinary reads (one batch in memory at a time), each validated in full."""
     with pa.OSFile(path, "r") as source:
         if source.read(8) != b"ARROW1\0\0":
             raise UserError(f"{path} is not an Arrow IPC file; is it a token shard (tokens/train/part-*.arrow)?")
-        messages = ipc.MessageReader.open_stream(source)
-        schema = ipc.read_schema(messages.read_next_message())
-        if "tokens" not in schema.names:
+        source.seek(0)
+        reader = ipc.open_file(source)
+        if "tokens" not in reader.schema.names:
             raise UserError(f"{path} has no 'tokens' column; is it a token shard (tokens/train/part-*.arrow)?")
-        for message in messages:
-            if message.type != "record batch":
-                raise UserError(f"{path}: a {message.type} message; not a token shard")
-            batch = ipc.read_record_batch(message, schema)
-            batch.validate(full=True)  # offsets within their buffers: document(i) reads where they point
-            yield batch, source.tell() - message.body.size, message.body
+        for index in range(reader.num_record_batches):
+            batch = reader.get_batch(index)
+            batch.validate(full=True)
+            yield batch
 
 
 def _reading(path: str):
@@ -87,7 +86,7 @@ class TokenShard:
 
     def __init__(self, path: str) -> None:
         self.path = path
-        batches = [batch for batch, _, _ in _reading(path)]
+        batches = list(_reading(path))
         if len(batches) != 1:  # not written by TokenizeShards; one (copied) chunk
             table = pa.Table.from_batches(batches) if batches else None
             column = table.column("tokens").combine_chunks() if table else pa.array([], pa.large_list(pa.uint16()))
@@ -169,66 +168,134 @@ class TokenCorpus:
 
 class TokenShards:
     """The documents of one split. ``shards.document(i)`` reads document ``i``'s tokens (``os.pread``: one system
-    call, no memory map); only the documents' offsets are held in memory (8 bytes a document)."""
+    call, no memory map); only where each document's tokens lie is held in memory (16 bytes a document).
+
+    Opening reads metadata only: each record batch's header (``shard_files.read_message_header``, the one parser of
+    IPC headers) and its ``tokens`` offsets, never a token, and checks what a read will rely on: the ``tokens``
+    column is ``large_list`` (or ``list``) of ``uint16`` or ``uint32``, its tokens stored uncompressed in place,
+    no document or token null, offsets that rise within the tokens buffer, every buffer within its batch's body and
+    every body within the file, and the footer (read by pyarrow) listing the batches read. A DataLoader worker
+    started by spawn or forkserver gets these places with the dataset (pickled) and only reopens the files, which
+    must be the very files opened (inode, size, mtime), or it stops with one line; a fork shares them."""
 
     _READ_TOKENS = 1 << 23  # max_token_id reads this many tokens at a time
 
     def __init__(self, paths: Sequence[str | pathlib.Path]):
         self.paths = [str(p) for p in paths]
-        self._open()
-
-    def _open(self) -> None:
         self._fds: list[int] = []
-        self._offsets: list[np.ndarray] = []  # per chunk (a record batch): token offsets of its documents
-        self._where: list[tuple[int, int, np.dtype]] = []  # per chunk: (file index, first token's byte, dtype)
-        lengths, chunk_of, local = [], [], []
+        self._identity: list[tuple[int, int, int, int]] = []  # per file: inode, device, size, mtime (ns)
+        self._dtypes: list[np.dtype] = []  # per file
+        self._runs: list[tuple[int, int, int]] = []  # per record batch: (file, first token's byte, end byte)
+        starts, lengths, counts = [], [], [0]
         for f, path in enumerate(self.paths):
-            try:  # opened first: the offsets found below must be of the file read later
-                fd = os.open(path, os.O_RDONLY)
-            except FileNotFoundError:
-                raise UserError(f"{path} is missing: the token shards are incomplete (run `corpusforge tokenize`)") from None
-            self._fds.append(fd)  # closed by close() (and __del__) whatever happens below
+            fd = self._reopen(f)
             before = os.fstat(fd)
-            for batch, body_at, body in _reading(path):
-                column = batch.column("tokens")
-                if column.null_count:
-                    raise UserError(f"{path}: {column.null_count} documents have null tokens")
-                values = column.values
-                dtype = np.dtype(values.type.to_pandas_dtype())
-                data = values.buffers()[1]
-                end = (values.offset + len(values)) * dtype.itemsize
-                if data is None or not (body.address <= data.address and data.address + end <= body.address + body.size):
-                    # compressed, or a buffer pyarrow copied: its bytes are not where the file has them
-                    raise UserError(f"{path}: its tokens are not stored as corpusforge writes them (uncompressed, in "
-                                    "place); run `corpusforge tokenize` again")
-                # the child array's first token in the file: its buffer's place in the body, then its own offset
-                first = body_at + (data.address - body.address) + values.offset * dtype.itemsize
-                offsets = column.offsets.to_numpy(zero_copy_only=False).astype(np.int64)  # a copy: the batch goes
-                chunk = len(self._offsets)
-                self._offsets.append(offsets)
-                self._where.append((f, first, dtype))
-                lengths.append(np.diff(offsets))
-                chunk_of.append(np.full(len(column), chunk, dtype=np.int32))
-                local.append(np.arange(len(column), dtype=np.int64))
+            try:
+                dtype, batch_starts, batch_lengths = self._place(path, fd, before.st_size, f)
+            except (ValueError, OSError, EOFError, pa.ArrowException, KeyError) as exc:
+                raise UserError(f"{path} is not a readable token shard ({' '.join(str(exc).split())[:160]}); run "
+                                "`corpusforge tokenize` again") from None
             try:
                 now = os.stat(path)
             except OSError:
                 now = None
-            if now is None or (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns) != \
-                    (before.st_ino, before.st_dev, before.st_size, before.st_mtime_ns):
+            identity = (before.st_ino, before.st_dev, before.st_size, before.st_mtime_ns)
+            if now is None or (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns) != identity:
                 raise _cut(path, "was replaced or changed")
-        cat = lambda parts, dtype: np.concatenate(parts) if parts else np.zeros(0, dtype=dtype)  # noqa: E731
-        self.lengths = cat(lengths, np.int64).astype(np.int64)
-        self._chunk = cat(chunk_of, np.int32)
-        self._local = cat(local, np.int64)
-        pa.default_memory_pool().release_unused()  # the batches read to find the offsets
+            self._identity.append(identity)
+            self._dtypes.append(dtype)
+            starts += batch_starts
+            lengths += batch_lengths
+            counts.append(counts[-1] + sum(len(part) for part in batch_lengths))
+        cat = lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)  # noqa: E731
+        self.lengths: np.ndarray = cat(lengths)  # tokens of each document
+        self._starts: np.ndarray = cat(starts)  # each document's first token's byte in its file
+        self._first = np.asarray(counts, dtype=np.int64)  # file f holds documents _first[f]:_first[f + 1]
 
-    def _read(self, chunk: int, lo: int, hi: int) -> np.ndarray:
-        """Tokens ``lo:hi`` of ``chunk``'s values, read from its file; a file cut short is one line."""
-        f, first, dtype = self._where[chunk]
-        want = (hi - lo) * dtype.itemsize
+    def _reopen(self, f: int) -> int:
+        path = self.paths[f]
         try:
-            data = os.pread(self._fds[f], want, first + lo * dtype.itemsize) if want else b""
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            raise UserError(f"{path} is missing: the token shards are incomplete (run `corpusforge tokenize`)") from None
+        except OSError as exc:
+            raise UserError(f"{path} cannot be opened ({exc.strerror or exc}); run `corpusforge tokenize` again") from None
+        self._fds.append(fd)  # closed by close() (and __del__) whatever happens next
+        return fd
+
+    def _place(self, path: str, fd: int, size: int, f: int) -> tuple[np.dtype, list[np.ndarray], list[np.ndarray]]:
+        """The dtype of ``path``'s tokens and, per record batch, its documents' first bytes and lengths, from the
+        batches' headers and token offsets alone. Raises ValueError (ArrowInvalid) and the like on a shard that is
+        damaged or not a token shard; UserError where it says more."""
+        read = lambda at, n: os.pread(fd, n, at)  # noqa: E731
+        if read(0, 8) != b"ARROW1\0\0":
+            raise UserError(f"{path} is not an Arrow IPC file; is it a token shard (tokens/train/part-*.arrow)?")
+        with os.fdopen(os.dup(fd), "rb", buffering=0) as copy:  # pyarrow reads the footer (and its schema)
+            footer = ipc.open_file(pa.PythonFile(copy, mode="r"))
+            listed, schema = footer.num_record_batches, footer.schema
+        headers = message_headers(read, size, 8)
+        first = next(headers, None)
+        if first is None or not read_schema_message(read, first).equals(schema):
+            raise pa.ArrowInvalid("its schema message is not its footer's schema")
+        if len(set(schema.names)) != len(schema.names):
+            raise UserError(f"{path} has two columns of one name; is it a token shard (tokens/train/part-*.arrow)?")
+        if "tokens" not in schema.names:
+            raise UserError(f"{path} has no 'tokens' column; is it a token shard (tokens/train/part-*.arrow)?")
+        kind = schema.field("tokens").type
+        if not ((pa.types.is_large_list(kind) or pa.types.is_list(kind))
+                and kind.value_type in (pa.uint16(), pa.uint32())):
+            raise UserError(f"{path}: its tokens are {kind}, not large_list<uint16 or uint32> (what tokenize "
+                            "writes); run `corpusforge tokenize` again")
+        dtype = np.dtype(kind.value_type.to_pandas_dtype()).newbyteorder("<")
+        width = 8 if pa.types.is_large_list(kind) else 4
+        node, buffer, nodes, buffers = column_layout(schema, "tokens")
+        tops = [column_layout(schema, name)[0] for name in schema.names]  # each column's own array
+        starts, lengths, seen = [], [], 0
+        for header in headers:
+            if header.kind != 3:
+                raise UserError(f"{path}: a {'dictionary batch' if header.kind == 2 else 'schema'} message at byte "
+                                f"{header.start:,}; not a token shard (run `corpusforge tokenize` again)")
+            if header.compressed or header.variadic:
+                raise UserError(f"{path}: its tokens are not stored as corpusforge writes them (uncompressed, in "
+                                "place); run `corpusforge tokenize` again")
+            where = f"the record batch at byte {header.start:,}"
+            if len(header.nodes) != nodes or len(header.buffers) != buffers:
+                raise pa.ArrowInvalid(f"{where} has {len(header.nodes)} arrays and {len(header.buffers)} buffers, "
+                                      "not its schema's")
+            if any(length != header.rows for length, _ in (header.nodes[t] for t in tops)) or header.rows < 0:
+                raise pa.ArrowInvalid(f"{where}: its columns' lengths are not its {header.rows} rows")
+            if any(at < 0 or length < 0 or at + length > header.body_length for at, length in header.buffers):
+                raise pa.ArrowInvalid(f"{where}: a buffer lies outside its body")
+            (documents, null_documents), (values, null_values) = header.nodes[node], header.nodes[node + 1]
+            if null_documents or null_values:
+                what = f"{null_documents} null documents" if null_documents else f"{null_values} null token ids"
+                raise UserError(f"{path}: {what} in {where}; not a token shard (run `corpusforge tokenize` again)")
+            if not documents:
+                seen += 1
+                continue
+            (at, length), (data, data_length) = header.buffers[buffer + 1], header.buffers[buffer + 3]
+            if length < (documents + 1) * width:
+                raise pa.ArrowInvalid(f"{where}: its tokens' offsets buffer is shorter than its documents")
+            raw = read(header.body + at, (documents + 1) * width)
+            if len(raw) != (documents + 1) * width:
+                raise EOFError(f"the file ends inside {where}")
+            offsets = np.frombuffer(raw, dtype="<i8" if width == 8 else "<i4").astype(np.int64)
+            if offsets[0] < 0 or (np.diff(offsets) < 0).any() or int(offsets[-1]) > values \
+                    or int(offsets[-1]) * dtype.itemsize > data_length:  # Python ints: no overflow
+                raise pa.ArrowInvalid(f"{where}: its tokens' offsets do not rise within its tokens")
+            base = header.body + data
+            starts.append(base + offsets[:-1] * dtype.itemsize)
+            lengths.append(np.diff(offsets))
+            self._runs.append((f, base + int(offsets[0]) * dtype.itemsize, base + int(offsets[-1]) * dtype.itemsize))
+            seen += 1
+        if seen != listed:  # a file cut at a batch's end, or a footer of other batches
+            raise pa.ArrowInvalid(f"its footer lists {listed} record batches, its messages {seen}")
+        return dtype, starts, lengths
+
+    def _read(self, f: int, at: int, want: int, dtype: np.dtype) -> np.ndarray:
+        """``want`` bytes at byte ``at`` of file ``f``, as tokens; a file cut short is one line."""
+        try:
+            data = os.pread(self._fds[f], want, at) if want else b""
         except OSError as exc:
             raise _cut(self.paths[f], f"could not be read ({exc.strerror or exc})") from None
         if len(data) != want:
@@ -243,12 +310,20 @@ class TokenShards:
     def __del__(self):
         self.close()
 
-    def __getstate__(self):  # data loader workers reopen the files instead of pickling them
-        return {"paths": self.paths}
+    def __getstate__(self):  # a worker started by spawn or forkserver: the places, not the file descriptors
+        return {name: getattr(self, name) for name in
+                ("paths", "_identity", "_dtypes", "_runs", "lengths", "_starts", "_first")}
 
     def __setstate__(self, state):
-        self.paths = state["paths"]
-        self._open()
+        self.__dict__.update(state)
+        self._fds = []
+        for f, path in enumerate(self.paths):  # the files the places were read from, or one line
+            now = os.fstat(self._reopen(f))
+            inode, device, size, mtime = self._identity[f]
+            if now.st_size < size and (now.st_ino, now.st_dev) == (inode, device):
+                raise _cut(path, f"was cut to {now.st_size:,} bytes")
+            if (now.st_ino, now.st_dev, now.st_size, now.st_mtime_ns) != self._identity[f]:
+                raise _cut(path, "was replaced or changed")
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -260,16 +335,21 @@ class TokenShards:
     def max_token_id(self) -> int:
         """The largest token id of the split (-1 when it is empty): one pass over the files, a few MB at a time."""
         found = -1
-        for chunk, offsets in enumerate(self._offsets):
-            for lo in range(int(offsets[0]), int(offsets[-1]), self._READ_TOKENS):
-                found = max(found, int(self._read(chunk, lo, min(lo + self._READ_TOKENS, int(offsets[-1]))).max()))
+        for f, lo, hi in self._runs:
+            dtype = self._dtypes[f]
+            step = self._READ_TOKENS * dtype.itemsize
+            for at in range(lo, hi, step):
+                found = max(found, int(self._read(f, at, min(step, hi - at), dtype).max()))
         return found
 
     def document(self, i: int) -> np.ndarray:
         """Document ``i``'s tokens (a read-only array of the shard's dtype)."""
-        c, j = self._chunk[i], self._local[i]
-        offsets = self._offsets[c]
-        return self._read(c, int(offsets[j]), int(offsets[j + 1]))
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"document {i} of {len(self)}")
+        i = int(i) % len(self)
+        f = int(np.searchsorted(self._first, i, side="right")) - 1
+        dtype = self._dtypes[f]
+        return self._read(f, int(self._starts[i]), int(self.lengths[i]) * dtype.itemsize, dtype)
 
 
 def write_token_shards(directory: str | pathlib.Path, documents: Sequence[Sequence[int]], *,

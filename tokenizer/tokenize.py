@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from apache_beam.metrics import Metrics
 
+from corpusforge.core.direct_runner import beam_pipeline
 from corpusforge.core.errors import UserError, resource_error
 from corpusforge.core.beam_options import runs_locally
 from corpusforge.core.disk_grouping import CoGroupByKey, Reshuffle, partitions_for, spill_directory, spilling_to
@@ -212,7 +213,8 @@ def shard_batch(chunks: Iterable[Chunk], dtype: str) -> pa.RecordBatch:
 class _PlanUnits(beam.DoFn):
     """A shard path -> ``(path, record batch, first row, end row)`` units of work of at most ``rows`` documents.
     Only Arrow is sliced so finely: a unit of a Parquet shard is a row group and a unit of a JSON Lines shard the
-    whole file (batch None), as each unit reads its batch anew: smaller units would read the same data again."""
+    whole file (batch None), as each unit reads its batch anew: smaller units would read the same data again. The
+    rows of each batch come from its metadata (``ShardReader.batch_rows``): planning reads no text."""
 
     def __init__(self, rows: int) -> None:
         self.rows = rows
@@ -222,8 +224,7 @@ class _PlanUnits(beam.DoFn):
         if reader.reads_whole:
             yield path, None, 0, reader.num_rows
             return
-        for b, batch in enumerate(reader.batches()):
-            n = batch.num_rows
+        for b, n in enumerate(reader.batch_rows()):  # from the batches' headers (Parquet: its footer), not read
             step = self.rows if reader.slices_cheaply else max(n, 1)
             for start in range(0, n, step):
                 yield path, b, start, min(n, start + step)
@@ -289,6 +290,10 @@ class _EncodeUnits(beam.DoFn):
             self._path, self._reader, self._batch = path, open_shard(path), (None, None)
         if b is not None and self._batch[0] != b:  # a batch is read once for its units that come in a row
             self._batch = (b, self._reader.get_batch(b))
+        if b is not None and self._batch[1].num_rows < stop:  # planned from its header: the shard changed since
+            raise UserError(f"{path}: its record batch {b} has {self._batch[1].num_rows} rows, not the {stop} or more "
+                            "its header said when tokenize planned its work; something else writes to clean/: run "
+                            "tokenize again once nothing does")
         batch = (self._batch[1].slice(start, stop - start) if b is not None
                  else pa.concat_batches(list(self._reader.batches())) if self._reader.num_record_batches
                  else pa.RecordBatch.from_pylist([], schema=self._reader.schema))
@@ -714,11 +719,9 @@ def _vocab_size(text: str) -> int:
 
 
 def _documents(paths: list[str]) -> int:
-    """Rows of the clean shards, from their record batches' lengths (each batch read once)."""
-    total = 0
-    for path in paths:
-        total += sum(batch.num_rows for batch in open_shard(path).batches())
-    return total
+    """Rows of the clean shards, from their metadata (``ShardReader.num_rows``: Arrow batch headers, Parquet
+    footers; a JSON Lines shard is read)."""
+    return sum(open_shard(path).num_rows for path in paths)
 
 
 def run_tokenize(cfg: TokenizeConfig, run: TokenizeRun, beam_args: list[str] | None = None, progress: bool = True
@@ -781,7 +784,8 @@ def _tokenize(cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, beam_args: li
     shuffles = shuffle_dir(transform.input_bytes, run.disk_shuffle_mb,
                            runs_locally(options.get_all_options(), run.beam.runner), staging)
     try:
-        with shown, spilling_to(shuffles, partitions_for(transform.input_bytes)), beam.Pipeline(options=options) as p:
+        with shown, spilling_to(shuffles, partitions_for(transform.input_bytes)), \
+                beam_pipeline(options) as pipeline, pipeline as p:  # Beam's temporary directory goes however it ends
             _ = p | "Tokenize" >> transform
         manifest_path = files.join(transform.output, "manifest.json")
         manifest = files.read_json(manifest_path)

@@ -211,10 +211,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.beam_args = extra
     from corpusforge.core.config_loader import ConfigError
+    from corpusforge.core import rundir
     from corpusforge.core.errors import UserError, resource_error
 
     try:
-        with _quiet_interrupts():
+        # scoped_tempfiles: what libraries leave in the temporary folder goes when the command ends
+        with _quiet_interrupts(), rundir.scoped_tempfiles():
             return int(args.func(args) or 0)
     except (UserError, ConfigError) as exc:
         if getattr(args, "debug", False):

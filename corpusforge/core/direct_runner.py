@@ -22,10 +22,11 @@ class DirectRunner(SwitchingDirectRunner):
 
     def run_pipeline(self, pipeline, options):
         """Beam's, with the graph the in-process runner gets from ``pipeline.to_runner_api`` (which it calls once)
-        free of Flattens of Flattens (``corpusforge/core/flattens.py``: a fused stage each), bundles that end
+        free of Flattens of Flattens (``corpusforge/core/flattens.py``: a fused stage each), a Flatten that only
+        feeds a GroupByKey written straight into the grouping (``flattens.into_groupings``), bundles that end
         without waiting on Beam's state sampler (``quick_sampler``), and worker processes
         (``direct_running_mode=multi_processing``) that start as ``corpusforge/core/sdk_worker.py`` says."""
-        from corpusforge.core.flattens import merge_nested_flattens
+        from corpusforge.core.flattens import into_groupings, merge_nested_flattens
 
         to_runner_api = pipeline.to_runner_api
 
@@ -34,7 +35,7 @@ class DirectRunner(SwitchingDirectRunner):
 
         pipeline.to_runner_api = merged_graph  # this pipeline object only, while it runs
         try:
-            with quick_sampler(), corpusforge_workers():
+            with quick_sampler(), corpusforge_workers(), into_groupings():
                 return super().run_pipeline(pipeline, options)
         finally:
             del pipeline.to_runner_api
@@ -64,6 +65,21 @@ def corpusforge_workers():
         yield
     finally:
         environments.SubprocessSDKEnvironment.from_command_string = beams
+
+
+@contextlib.contextmanager
+def beam_pipeline(options):
+    """A ``beam.Pipeline(options=options)`` built and run inside ``rundir.scoped_tempfiles``. Beam makes a
+    directory in the temporary folder (``beam-pipeline-temp``, for cross-language expansion) in
+    ``Pipeline.__init__`` and removes it only at the end of ``Pipeline.run()``: a build whose graph construction
+    raised (a config error found while a stage is built, an interrupt) left one per failed build (1,350 on this
+    project's CI machine in a day), and the PortableRunner's staging left three folders per run."""
+    import apache_beam as beam
+
+    from corpusforge.core import rundir
+
+    with rundir.scoped_tempfiles("corpusforge-beam-"):
+        yield beam.Pipeline(options=options)
 
 
 def run_pipeline(pipeline):

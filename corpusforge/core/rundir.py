@@ -394,6 +394,41 @@ def temporary_file(prefix: str, suffix: str = "") -> tuple[int, str]:
     return fd, path
 
 
+@contextlib.contextmanager
+def scoped_tempfiles(prefix: str = "corpusforge-") -> Iterator[str | None]:
+    """While open, whatever this process (``tempfile``) and the processes it starts (``TMPDIR``) put in the
+    temporary folder goes into one new folder of ours, deleted with all it holds when the block ends, however it
+    ends. Libraries leave their own there: Beam a directory per Pipeline object, removed only when the pipeline
+    runs (one per build whose graph construction failed), the PortableRunner's staging files, a job server's
+    ``beam-temp`` root when it fails to start, torch's elastic launcher its ``torchelastic_`` directories; tracking
+    each library's names would miss the next one. Yields the folder, or None (and changes nothing) when the
+    temporary folder cannot be written: a command that needs it then says so itself."""
+    import multiprocessing.util
+
+    try:
+        # multiprocessing makes its folder (the forkserver's and resource sharer's sockets) once per process and
+        # keeps it until the process exits: made inside the scope, a later command in the same process (tests, a
+        # notebook) would find it deleted. Python removes this one at exit.
+        multiprocessing.util.get_temp_dir()
+        path = temporary_dir(prefix)
+    except OSError:
+        yield None
+        return
+    saved_tempdir, saved_env = tempfile.tempdir, os.environ.get("TMPDIR")
+    tempfile.tempdir = path
+    os.environ["TMPDIR"] = path
+    try:
+        yield path
+    finally:
+        tempfile.tempdir = saved_tempdir
+        if saved_env is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved_env
+        with contextlib.suppress(OSError):  # a file a library made read-only; the folder is the user's temp anyway
+            remove_temporary(path)
+
+
 def claim_new_dir(path: str) -> str:
     """Create the directory ``path``, which must not exist (``os.mkdir``: exclusive), as one that only this
     process may delete (``remove_temporary``)."""

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 import posixpath
+import struct
 from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
 from corpusforge.core import files
@@ -187,6 +190,7 @@ class ShardReader:
                 if source.read(6) == b"ARROW1":  # the IPC file format's magic; a stream starts with a message
                     source.seek(0)
                     self._file = ipc.open_file(source)
+                    self._file_source = source
                     self.schema = self._file.schema
                 elif files.is_local(path) and not mapped:
                     source.seek(0)
@@ -298,9 +302,82 @@ class ShardReader:
 
     @property
     def num_rows(self) -> int:
+        """Rows of the shard, from metadata alone where the format has it (``batch_rows``)."""
         if self._parquet is not None:
             return self._parquet.metadata.num_rows
-        return sum(self.get_batch(i).num_rows for i in range(self.num_record_batches))
+        return sum(self.batch_rows())
+
+    def batch_rows(self) -> list[int]:
+        """Each record batch's rows, from metadata alone where the format has it: a local Arrow shard's message
+        headers (bodies skipped: ``read_message_header``), a Parquet shard's footer; a JSON Lines shard, or an Arrow
+        stream on a remote filesystem, is read whole (``reads_whole``)."""
+        with self._reading():
+            if self._stream is not None:
+                return [header.rows for header in self._stream.headers()]
+            if self._file is not None:
+                return [header.rows for header in self._file_headers()]
+            if self._parquet is not None:
+                meta = self._parquet.metadata
+                return [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+            return [batch.num_rows for batch in self._batches]
+
+    def string_bytes(self, name: str) -> int:
+        """The bytes of the string (or binary) column ``name`` over every row, nulls none: what
+        ``pyarrow.compute.binary_length`` sums. A local Arrow shard's batch gives it from two of its column's
+        offsets (the first and the last, read alone: neither the text nor the other offsets are read); a batch
+        with nulls there (a null's slot may span bytes) is read. A Parquet shard reads the column, one row group
+        at a time: its footer's sizes are of the encoded pages (length prefixes, page headers), not of the text,
+        and pyarrow does not expose the size statistics (``unencoded_byte_array_data_bytes``) that would say; a
+        JSON Lines shard is read whole."""
+        with self._reading():
+            if self._stream is None and self._file is None:
+                if self._parquet is not None:
+                    groups = (self._parquet.read_row_group(i, columns=[name]).column(name)
+                              for i in range(self._parquet.num_row_groups))
+                else:
+                    groups = (batch.column(name) for batch in self._batches)
+                return sum(int(pc.sum(pc.binary_length(column)).as_py() or 0) for column in groups)
+            headers = self._stream.headers() if self._stream is not None else self._file_headers()
+            kind = self.schema.field(name).type
+            width = 8 if pa.types.is_large_string(kind) or pa.types.is_large_binary(kind) else 4
+            plain = width == 8 or pa.types.is_string(kind) or pa.types.is_binary(kind)
+            node, buffer, nodes, buffers = column_layout(self.schema, name)
+            read, total = self._stream._read if self._stream is not None else self._read_file, 0
+            for index, header in enumerate(headers):
+                if len(header.nodes) != nodes or len(header.buffers) != buffers:
+                    raise pa.ArrowInvalid(f"the record batch at byte {header.start:,} has {len(header.nodes)} "
+                                          f"arrays and {len(header.buffers)} buffers, not the schema's")
+                rows, nulls = header.nodes[node]
+                if not rows:
+                    continue
+                if nulls or not plain or header.compressed:  # read, as pyarrow reads it
+                    column = self.get_batch(index).column(name)
+                    total += int(pc.sum(pc.binary_length(column)).as_py() or 0)
+                    continue
+                (at, length), (_, data) = header.buffers[buffer + 1], header.buffers[buffer + 2]
+                if at < 0 or length < (rows + 1) * width or at + length > header.body_length:
+                    raise pa.ArrowInvalid(f"the record batch at byte {header.start:,}: {name}'s offsets lie "
+                                          "outside its body")
+                first = int.from_bytes(read(header.body + at, width), "little", signed=True)
+                last = int.from_bytes(read(header.body + at + rows * width, width), "little", signed=True)
+                if not 0 <= first <= last <= data:
+                    raise pa.ArrowInvalid(f"the record batch at byte {header.start:,}: {name}'s offsets lie "
+                                          "outside its data")
+                total += last - first
+            return total
+
+    def _read_file(self, at: int, length: int) -> bytes:
+        self._file_source.seek(at)
+        return self._file_source.read(length)
+
+    def _file_headers(self) -> list[MessageHeader]:
+        """The record batch headers of an Arrow IPC file: the stream between its magic and its footer, read as a
+        stream's (``message_headers``), as many as its footer lists."""
+        found = [header for header in message_headers(self._read_file, self._file_source.size(), 8) if header.kind == 3]
+        if len(found) != self._file.num_record_batches:
+            raise pa.ArrowInvalid(f"its footer lists {self._file.num_record_batches} record batches, its messages "
+                                  f"{len(found)}")
+        return found
 
     def read_all(self) -> pa.Table:
         return pa.Table.from_batches(list(self.batches()), schema=self.schema)
@@ -309,6 +386,148 @@ class ShardReader:
 def open_shard(path: str, schema: pa.Schema | None = None, mapped: bool = False) -> ShardReader:
     """A ``ShardReader`` of ``path``: Arrow (stream or file), Parquet or JSON Lines (.jsonl, .jsonl.gz, .jsonl.zst)."""
     return ShardReader(path, schema, mapped)
+
+
+# ---------------------------------------------------------------------------------------------- IPC headers
+
+@dataclasses.dataclass(frozen=True)
+class MessageHeader:
+    """One Arrow IPC message's header, read without its body (``read_message_header``). ``kind``: the
+    ``MessageHeader`` union's type (1 a schema, 2 a dictionary batch, 3 a record batch); a record batch's ``rows``,
+    ``nodes`` ((length, null count) of each array, depth first, as the columns nest) and ``buffers`` ((offset,
+    length) of each buffer, from the body's start), and whether its body is compressed or has variadic buffers."""
+
+    kind: int
+    start: int
+    body: int
+    body_length: int
+    rows: int = 0
+    nodes: tuple[tuple[int, int], ...] = ()
+    buffers: tuple[tuple[int, int], ...] = ()
+    compressed: bool = False
+    variadic: bool = False
+
+    @property
+    def end(self) -> int:
+        return self.body + self.body_length
+
+
+class _Flat:
+    """A flatbuffer table in ``data`` at ``at``, every read bounds-checked (a damaged header is ArrowInvalid)."""
+
+    def __init__(self, data: bytes, at: int) -> None:
+        self.data = data
+        self.at = at
+        self.vtable = at - self._unpack("<i", at)
+        self.vtable_size = self._unpack("<H", self.vtable)
+
+    def _unpack(self, fmt: str, at: int):
+        if not 0 <= at <= len(self.data) - struct.calcsize(fmt):
+            raise pa.ArrowInvalid("a damaged message header")
+        return struct.unpack_from(fmt, self.data, at)[0]
+
+    def _field(self, number: int) -> int | None:
+        slot = 4 + 2 * number
+        offset = self._unpack("<H", self.vtable + slot) if slot + 2 <= self.vtable_size else 0
+        return self.at + offset if offset else None
+
+    def scalar(self, number: int, fmt: str, default: int = 0) -> int:
+        at = self._field(number)
+        return default if at is None else self._unpack(fmt, at)
+
+    def table(self, number: int) -> "_Flat | None":
+        at = self._field(number)
+        return None if at is None else _Flat(self.data, at + self._unpack("<I", at))
+
+    def structs(self, number: int, fmt: str) -> list[tuple]:
+        """A vector of structs of ``fmt`` (empty when absent)."""
+        at = self._field(number)
+        if at is None:
+            return []
+        vector = at + self._unpack("<I", at)
+        count, size = self._unpack("<I", vector), struct.calcsize(fmt)
+        if vector + 4 + count * size > len(self.data):
+            raise pa.ArrowInvalid("a damaged message header")
+        return list(struct.iter_unpack(fmt, self.data[vector + 4:vector + 4 + count * size]))
+
+
+def read_message_header(read, position: int, size: int) -> MessageHeader | None:
+    """The header of the Arrow IPC message at ``position`` of a file of ``size`` bytes, read through ``read(offset,
+    length) -> bytes`` (its metadata only, the body skipped), or None at the end-of-stream marker or the file's end.
+    pyarrow reads a message's body with its metadata and has no call that skips it, so the framing is read here
+    (Arrow's IPC format: 0xFFFFFFFF, the metadata's length, the ``Message`` flatbuffer, the body of its
+    ``bodyLength``), and of the flatbuffers only the fields that place a record batch's arrays: ``Message``
+    (``header_type``, ``header``, ``bodyLength``) and ``RecordBatch`` (``length``, ``nodes``, ``buffers``,
+    ``compression``, ``variadicBufferCounts``). Every length is checked against the file: a damaged or cut header
+    is ArrowInvalid or EOFError, never a read past the file."""
+    if position >= size:
+        if position > size:
+            raise EOFError(f"the stream's last message runs past its end ({size:,} bytes)")
+        return None  # the file's end (a stream without its end-of-stream marker)
+    prefix = read(position, 8)
+    if prefix in (b"\xff\xff\xff\xff\0\0\0\0", b"\0\0\0\0"):
+        return None  # the end-of-stream marker (of the format before 0.15: 4 zero bytes)
+    if len(prefix) < 8 or prefix[:4] != b"\xff\xff\xff\xff":
+        raise pa.ArrowInvalid(f"no message at byte {position:,}")
+    length = int.from_bytes(prefix[4:8], "little", signed=True)
+    meta = read(position + 8, length) if 0 < length <= size - position - 8 else b""
+    if len(meta) < 8:
+        raise EOFError(f"the stream ends inside a message's metadata at byte {position:,}")
+    try:
+        message = _Flat(meta, int.from_bytes(meta[0:4], "little"))
+        kind, body_length = message.scalar(1, "<B"), message.scalar(3, "<q")
+        if body_length < 0:
+            raise pa.ArrowInvalid("a negative body length")
+        header = MessageHeader(kind, position, position + 8 + length, body_length)
+        if kind != 3:
+            return header
+        batch = message.table(2)
+        if batch is None:
+            raise pa.ArrowInvalid("a record batch message without its header")
+        if batch.scalar(0, "<q") < 0:
+            raise pa.ArrowInvalid("a negative row count")
+        return dataclasses.replace(
+            header, rows=batch.scalar(0, "<q"), nodes=tuple(batch.structs(1, "<qq")),
+            buffers=tuple(batch.structs(2, "<qq")), compressed=batch.table(3) is not None,
+            variadic=bool(batch.structs(4, "<q")))
+    except pa.ArrowInvalid as exc:
+        raise pa.ArrowInvalid(f"the message at byte {position:,} is damaged ({exc})") from None
+
+
+def read_schema_message(read, header: MessageHeader) -> pa.Schema:
+    """The schema of the schema message ``header`` (pyarrow parses it: a schema is no flatbuffer to read by hand)."""
+    if header.kind != 1 or header.body_length:
+        raise pa.ArrowInvalid(f"the message at byte {header.start:,} is not a schema")
+    return ipc.read_schema(pa.py_buffer(read(header.start, header.body - header.start)))
+
+
+def message_headers(read, size: int, position: int) -> Iterator[MessageHeader]:
+    """Every message header from ``position`` to the end-of-stream marker (or the file's end), bodies skipped;
+    each body must end within the file."""
+    while (header := read_message_header(read, position, size)) is not None:
+        if header.end > size:
+            raise EOFError(f"the file ends ({size:,} bytes) inside the message at byte {header.start:,}")
+        yield header
+        position = header.end
+
+
+@functools.lru_cache(maxsize=64)
+def column_layout(schema: pa.Schema, name: str) -> tuple[int, int, int, int]:
+    """Where column ``name``'s arrays and buffers are among a record batch's of ``schema``: ``(its first node,
+    its first buffer, nodes in all, buffers in all)``. Counted by pyarrow itself (the header of an empty batch of
+    the columns before it, then of all), so every type's buffers count as its IPC writer lays them out."""
+    def counts(fields: list[pa.Field]) -> tuple[int, int]:
+        if not fields:
+            return 0, 0
+        part = pa.schema(fields)
+        empty = pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in fields], schema=part).serialize()
+        header = read_message_header(lambda at, n: empty[at:at + n].to_pybytes(), 0, empty.size)
+        return len(header.nodes), len(header.buffers)
+
+    index = schema.get_field_index(name)
+    if index < 0:
+        raise KeyError(f"no single column {name!r} in the schema")
+    return (*counts(list(schema)[:index]), *counts(list(schema)))
 
 
 class _StreamBatches:
@@ -330,56 +549,31 @@ class _StreamBatches:
             raise pa.ArrowInvalid("the stream does not start with a schema")
         self.schema = ipc.read_schema(schema)
         self._starts = [source.tell()]  # where batch i's message starts; the last: one not known to be a batch
+        self._headers: list[MessageHeader] = []  # batch i's header
         self._ended = False
 
-    def _next_message(self, position: int) -> int | None:
-        """Where the message after the record batch message at ``position`` starts, or None when ``position`` is
-        the stream's end. pyarrow reads a message's body with its metadata and has no call that skips it, so the
-        framing is read here (Arrow's IPC format: 0xFFFFFFFF, the metadata's length, the ``Message`` flatbuffer,
-        the body of its ``bodyLength``), reading the flatbuffer's two fields needed: ``header_type`` (3: a record
-        batch) and ``bodyLength``."""
-        size = self._source.size()
-        if position >= size:
-            if position > size:
-                raise EOFError(f"the stream's last message runs past its end ({size:,} bytes)")
-            return None  # the file's end (a stream without its end-of-stream marker)
-        self._source.seek(position)
-        prefix = self._source.read(8)
-        if prefix in (b"\xff\xff\xff\xff\0\0\0\0", b"\0\0\0\0"):
-            return None  # the end-of-stream marker (of the format before 0.15: 4 zero bytes)
-        if len(prefix) < 8 or prefix[:4] != b"\xff\xff\xff\xff":
-            raise pa.ArrowInvalid(f"no message at byte {position:,}")
-        length = int.from_bytes(prefix[4:8], "little", signed=True)
-        meta = self._source.read(length) if 0 < length <= size - position - 8 else b""
-        if len(meta) < 8:
-            raise EOFError(f"the stream ends inside a message's metadata at byte {position:,}")
-        table = int.from_bytes(meta[0:4], "little")
-        vtable = table - int.from_bytes(meta[table:table + 4], "little", signed=True)
-        if not (0 <= vtable <= length - 4 and 4 <= table <= length - 4):
-            raise pa.ArrowInvalid(f"the message at byte {position:,} is damaged")
-        fields = int.from_bytes(meta[vtable:vtable + 2], "little")
+    def _read(self, at: int, length: int) -> bytes:
+        self._source.seek(at)
+        return self._source.read(length)
 
-        def field(number: int, size: int) -> int:
-            at = vtable + 4 + 2 * number
-            offset = int.from_bytes(meta[at:at + 2], "little") if at + 2 <= vtable + fields else 0
-            return int.from_bytes(meta[table + offset:table + offset + size], "little", signed=True) if offset else 0
-
-        if field(1, 1) != 3:
+    def _next_message(self, position: int) -> MessageHeader | None:
+        """The header of the record batch message at ``position`` (``read_message_header``), or None at the
+        stream's end."""
+        header = read_message_header(self._read, position, self._source.size())
+        if header is not None and header.kind != 3:
             raise pa.ArrowInvalid(f"the message at byte {position:,} is not a record batch (corpusforge writes "
                                   "no dictionaries)")
-        body = field(3, 8)
-        if body < 0:
-            raise pa.ArrowInvalid(f"the message at byte {position:,} is damaged")
-        return position + 8 + length + body
+        return header
 
     def _locate(self, index: int) -> int | None:
         """Where batch ``index``'s message starts, or None past the last batch."""
         while len(self._starts) <= index + 1 and not self._ended:
-            following = self._next_message(self._starts[-1])
-            if following is None:
+            header = self._next_message(self._starts[-1])
+            if header is None:
                 self._ended = True
             else:
-                self._starts.append(following)
+                self._starts.append(header.end)
+                self._headers.append(header)
         return self._starts[index] if 0 <= index < len(self._starts) - 1 else None
 
     def get(self, index: int) -> pa.RecordBatch | None:
@@ -399,6 +593,13 @@ class _StreamBatches:
     def count(self) -> int:
         self._locate(1 << 62)
         return len(self._starts) - 1
+
+    def headers(self) -> list[MessageHeader]:
+        """Each batch's header, read alone (to the stream's end: each body must end within the file)."""
+        self._locate(1 << 62)
+        if self._starts[-1] > self._source.size():
+            raise EOFError(f"the stream's last message runs past its end ({self._source.size():,} bytes)")
+        return list(self._headers)
 
 
 def _mapped(path: str):

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 
+import contextlib
+import re
+
 import apache_beam as beam
 import pytest
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -136,3 +139,53 @@ def test_a_build_with_every_stage_off_and_shuffles_on_disk(tmp_path):
     assert main(["build", "--input", str(source), "--run-dir", str(tmp_path / "run"), "--no-progress", *off,
                  "--set", "output.disk_shuffle_mb=0"]) == 0
     assert (tmp_path / "run" / "manifest.json").exists()
+
+
+def _grouped_graph(p: beam.Pipeline, also_read_flattened: bool):
+    """A Flatten feeding a GroupByKey, and a CoGroupByKey (Beam's: a Flatten of tagged inputs, then a GroupByKey)."""
+    a = p | "A" >> beam.Create([(i % 3, i) for i in range(10)])
+    b = p | "B" >> beam.Create([(i % 4, -i) for i in range(8)]) | "Same" >> beam.Map(lambda kv: kv)
+    flat = (a, b) | "Both" >> beam.Flatten()
+    grouped = flat | "Group" >> beam.GroupByKey() | "Sorted" >> beam.MapTuple(lambda k, vs: (k, sorted(vs)))
+    assert_that(grouped, equal_to([(0, [-4, 0, 0, 3, 6, 9]), (1, [-5, -1, 1, 4, 7]), (2, [-6, -2, 2, 5, 8]), (3, [-7, -3])]))
+    joined = {"x": a, "y": b} | "Join" >> beam.CoGroupByKey() | "Lists" >> beam.MapTuple(
+        lambda k, d: (k, sorted(d["x"]), sorted(d["y"])))
+    assert_that(joined, equal_to([(0, [0, 3, 6, 9], [-4, 0]), (1, [1, 4, 7], [-5, -1]), (2, [2, 5, 8], [-6, -2]),
+                                  (3, [], [-7, -3])]), label="CheckJoin")
+    if also_read_flattened:  # the Flatten's output read by a ParDo too: its stage stays
+        assert_that(flat | "Keys" >> beam.Keys() | beam.combiners.Count.Globally(), equal_to([18]), label="CheckCount")
+
+
+@pytest.mark.parametrize("also_read_flattened", [False, True])
+def test_a_flatten_that_only_feeds_a_grouping_writes_into_it(monkeypatch, also_read_flattened):
+    """Each input of a Flatten whose only consumer is a GroupByKey writes straight into the grouping: the same
+    groups, and the fused stage that read the Flatten's buffer to write the grouping's is gone (every
+    CoGroupByKey's too, assert_that's among them); a Flatten whose output is read elsewhere too keeps it."""
+    stages = []
+    run_stages = fn_runner.FnApiRunner.run_stages
+    monkeypatch.setattr(fn_runner.FnApiRunner, "run_stages",
+                        lambda self, context, s: stages.append([t.name for t in s]) or run_stages(self, context, s))
+    for into in (True, False):
+        if not into:
+            monkeypatch.setattr(flattens, "into_groupings", contextlib.nullcontext)
+        p = beam.Pipeline(runner=DirectRunner(), options=PipelineOptions([]))
+        _grouped_graph(p, also_read_flattened)
+        run_pipeline(p).wait_until_finish()
+    into, plain = stages
+    def flatten_reads(names):  # the stages that read a Flatten's buffer, by the Flatten's outer label
+        return sorted(m.group(1) or m.group(2) for name in names
+                      for m in re.finditer(r"\((\w+)/[\w/]*Flatten/Read\)|\((Both)/Read\)", name))
+
+    # the Flatten, the Join's, and each assert_that's (CheckCount's too when it is there)
+    assert flatten_reads(plain) == sorted(["Both", "Join", "assert_that", "CheckJoin"]
+                                          + (["CheckCount"] if also_read_flattened else []))
+    assert flatten_reads(into) == (["Both"] if also_read_flattened else [])  # read elsewhere too: kept
+    assert len(into) == len(plain) - len(flatten_reads(plain)) + len(flatten_reads(into))
+
+
+@pytest.mark.timeout(300)
+def test_a_flatten_into_a_grouping_on_two_worker_processes():
+    options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
+    p = beam.Pipeline(runner=DirectRunner(), options=options)
+    _grouped_graph(p, also_read_flattened=False)
+    run_pipeline(p).wait_until_finish()

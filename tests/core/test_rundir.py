@@ -1,5 +1,7 @@
 """The run directory: where corpusforge may write, what it may delete, the swap, the lock, the leftovers."""
+import contextlib
 import json
+import multiprocessing.util
 import os
 import pathlib
 import subprocess
@@ -402,3 +404,44 @@ def test_publish_replaces_only_an_earlier_publication(tmp_path):
     assert (out / "config.json").read_text() == "newer" and sorted(p.name for p in tmp_path.iterdir()) == ["export"]
     with pytest.raises(UserError, match="not made by this corpusforge process"):
         rundir.remove_temporary(str(out))
+
+
+@pytest.mark.parametrize("ending", ["returns", "raises"])
+def test_what_libraries_leave_in_the_temporary_folder_goes_with_the_scope(tmp_path, monkeypatch, ending):
+    """scoped_tempfiles: this process's tempfile calls and a child process's TMPDIR land in one folder of ours,
+    deleted when the scope ends however it ends; tempfile.tempdir and TMPDIR are as they were."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setenv("TMPDIR", "/somewhere/else")
+    multiprocessing.util.get_temp_dir()  # the process's own, made before (or by) the first scope: kept
+    child = "import tempfile, os; d = tempfile.mkdtemp(prefix='child-'); open(os.path.join(d, 'f'), 'w').write('x')"
+    with pytest.raises(RuntimeError) if ending == "raises" else contextlib.nullcontext():
+        with rundir.scoped_tempfiles() as scope:
+            assert scope is not None and pathlib.Path(scope).parent == scratch
+            left = tempfile.mkdtemp(prefix="beam-pipeline-temp")
+            fd, _ = tempfile.mkstemp()
+            os.close(fd)
+            os.chmod(left, 0o500)  # a folder a library made read-only inside: still removed
+            subprocess.run([sys.executable, "-c", child], check=True)
+            assert len(os.listdir(scope)) == 3
+            if ending == "raises":
+                raise RuntimeError("the command failed")
+    assert [p for p in os.listdir(scratch) if scratch / p != pathlib.Path(multiprocessing.util.get_temp_dir())] == []
+    assert tempfile.tempdir == str(scratch) and os.environ["TMPDIR"] == "/somewhere/else"
+
+
+def test_a_scope_keeps_multiprocessing_s_process_wide_folder_usable_after_it(tmp_path, monkeypatch):
+    """multiprocessing keeps one folder per process (get_temp_dir: sockets of the forkserver and the resource
+    sharer), made at its first use: a scope must not delete it, or a second command in the same process (tests,
+    a notebook) finds its sockets gone."""
+    import multiprocessing.process
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.delitem(multiprocessing.process.current_process()._config, "tempdir", raising=False)
+    with rundir.scoped_tempfiles():
+        folder = multiprocessing.util.get_temp_dir()  # first used by a library during the command
+    assert os.path.isdir(folder) and multiprocessing.util.get_temp_dir() == folder

@@ -238,3 +238,28 @@ def test_any_records_build_with_every_stage_and_add_up(records):
         for row in _rows(pathlib.Path(tmp) / "run" / "clean"):
             row["text"].encode("utf-8")  # valid UTF-8 (Arrow would not have stored it otherwise; checked anyway)
             assert row["text"].strip()
+
+
+@pytest.mark.parametrize("ending", ["published", "graph_raises", "too_many_errors"])
+def test_a_build_leaves_nothing_in_the_temporary_folder_however_it_ends(tmp_path, monkeypatch, ending):
+    """Beam makes a directory in the temporary folder for every Pipeline object and removes it only when the
+    pipeline runs: a build whose graph construction raised left one behind per failed build."""
+    import corpusforge.pipeline.build as build
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    data, _ = _corpus(tmp_path, stages=("normalize",))
+    fast = ["--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+    expected = 0
+    if ending == "graph_raises":
+        def raising(*args, **kwargs):
+            raise build.UserError("a stage could not be built: fix the config")
+        monkeypatch.setattr(build, "segment_pipeline", raising)
+        expected = 2
+    elif ending == "too_many_errors":
+        _plant_bugs(monkeypatch, stages=("normalize",))
+        fast += ["--set", "build.error_allowance=0"]
+        expected = 2
+    assert main(["build", "--input", str(data), "--run-dir", str(tmp_path / "run"), "--no-progress", *fast]) == expected
+    assert sorted(p.name for p in scratch.iterdir()) == []

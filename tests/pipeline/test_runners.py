@@ -6,6 +6,7 @@ real two-process LocalCluster must write identical shards. The Dataflow job grap
 """
 import json
 import pathlib
+import tempfile
 
 import pytest
 
@@ -52,8 +53,13 @@ def test_reference_build_is_balanced(reference):
     ("multiprocess", ["--direct_running_mode=multi_processing", "--direct_num_workers=2"]),
     ("portable", ["--runner=PortableRunner", "--job_endpoint=embed", "--environment_type=LOOPBACK"]),
 ])
-def test_runner_output_is_byte_identical(corpus, reference, name, flags):
+def test_runner_output_is_byte_identical(corpus, reference, name, flags, tmp_path, monkeypatch):
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     assert _outputs(_build(corpus, name, *flags)) == reference
+    # the PortableRunner's staging left three folders in the temporary folder per build, Beam one per Pipeline
+    assert sorted(p.name for p in scratch.iterdir()) == []
 
 
 @pytest.mark.parametrize("fmt,suffix", [("parquet", ".parquet"), ("jsonl", ".jsonl.zst")])

@@ -57,6 +57,9 @@ def test_stable_hash_is_pinned():
     assert stable_hash("abc") != stable_hash("abd")
 
 
+SMALL = ("rejected",)
+
+
 def _row_with_pid(record: str) -> dict:
     import os
 
@@ -64,10 +67,14 @@ def _row_with_pid(record: str) -> dict:
 
 
 @pytest.mark.timeout(300)
-def test_sets_of_shards_are_written_side_by_side_on_two_worker_processes(tmp_path):
-    """With shuffles on local disk WriteShardSets groups every set's shards in one step, which Beam's multi-process
-    runner splits between its workers by key: the clean and the removed shard of a small build (one each) are written at the same time,
-    one on each worker, where each set's own step wrote its one shard on one worker while the other waited."""
+@pytest.mark.parametrize("on_disk", [True, False])
+def test_sets_of_shards_are_written_side_by_side_on_two_worker_processes(tmp_path, on_disk):
+    """WriteShardSets groups every set's shards in one step, with shuffles on local disk and with Beam's own,
+    which Beam's multi-process runner splits between its workers by key: the clean and the removed shard of a
+    small build (one each) are written at the same time, one on each worker, where each set's own step wrote its
+    one shard on one worker while the other waited (with Beam's shuffle until the Flatten of the sets no longer
+    cost a crossing: ``corpusforge.core.flattens.into_groupings``). A small set (a build's rejected records) has
+    its own step with Beam's shuffle: its shard, dealt between the other two, put them on one worker."""
     import pyarrow as pa
     from apache_beam.options.pipeline_options import PipelineOptions
 
@@ -77,14 +84,17 @@ def test_sets_of_shards_are_written_side_by_side_on_two_worker_processes(tmp_pat
 
     schema = pa.schema([("id", pa.string()), ("pid", pa.int64())])
     writers = {name: WriteShards(str(tmp_path / name), schema, _row_with_pid, lambda r: r, lambda r: r, len, 10_000)
-               for name in ("docs", "removed")}
+               for name in ("rejected", "docs", "removed")}  # the build's order
     for name in writers:
         rundir.make_scratch(str(tmp_path), name)
     options = PipelineOptions(["--direct_running_mode=multi_processing", "--direct_num_workers=2"])
     pipeline = beam.Pipeline(runner=DirectRunner(), options=options)
-    sets = {name: pipeline | f"Create{name}" >> beam.Create([f"{name}-{i:03d}" for i in range(50)]) for name in writers}
-    with spilling_to(str(tmp_path / "spill")):  # shuffles on local disk, as a build's past output.disk_shuffle_mb
-        written = sets | WriteShardSets(writers)
+    sizes = {"rejected": 3, "docs": 50, "removed": 50}
+    sets = {name: pipeline | f"Create{name}" >> beam.Create([f"{name}-{i:03d}" for i in range(sizes[name])])
+            for name in writers}
+    # on_disk: shuffles on local disk, as a build's past output.disk_shuffle_mb; or Beam's in-memory shuffle
+    with spilling_to(str(tmp_path / "spill") if on_disk else None):
+        written = sets | WriteShardSets(writers, small=SMALL)
     for name, infos in written.items():
         _ = (infos | f"List{name}" >> beam.combiners.ToList()
              | f"Save{name}" >> beam.Map(lambda xs, path: write_json(path, xs), str(tmp_path / f"{name}.json")))
@@ -93,6 +103,6 @@ def test_sets_of_shards_are_written_side_by_side_on_two_worker_processes(tmp_pat
     for name in writers:
         (shard,) = read_json(str(tmp_path / f"{name}.json"))
         table = open_shard(shard["path"], schema).read_all()
-        assert table.column("id").to_pylist() == [f"{name}-{i:03d}" for i in range(50)]
+        assert table.column("id").to_pylist() == [f"{name}-{i:03d}" for i in range(sizes[name])]
         pids[name] = set(table.column("pid").to_pylist())
     assert len(pids["docs"]) == len(pids["removed"]) == 1 and pids["docs"] != pids["removed"]

@@ -411,3 +411,55 @@ def test_tokens_of_another_clean_are_refused_whatever_flags_made_them(tmp_path, 
     rundir.write_marker(str(run), marker)
     with pytest.raises(UserError, match="earlier build.*corpusforge tokenize --overwrite"):
         rundir.check_fresh(str(run), "tokens")
+
+
+def _rchar() -> int:
+    with open("/proc/self/io") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("rchar:"))
+
+
+@pytest.mark.parametrize("fmt", ["arrow", "arrow-file", "parquet", "jsonl"])
+def test_rows_and_text_bytes_are_counted_from_metadata(tmp_path, fmt):
+    """Tokenize's progress total (``_documents``) and units of work (``_PlanUnits``), and tokenizer training's
+    ``text_bytes``, equal a full read's counts; of an Arrow shard they read the batches' headers and two offsets
+    of each batch's text, not the text (the old counts read every batch whole)."""
+    from corpusforge.core.shard_files import ShardFormat, write_shard
+    from corpusforge.tokenizer.corpus import text_bytes
+    import pyarrow.compute as pc
+
+    from corpusforge.tokenizer.tokenize import _documents, _PlanUnits
+
+    schema = pa.schema([pa.field("id", pa.string()), pa.field("text", pa.large_string())])
+    rows = [{"id": f"doc-{i:05d}", "text": "wörds and 🙂 " * (i % 300 + 1)} for i in range(3_000)]
+    path = tmp_path / ("part-00000-of-00001" + (".arrow" if fmt.startswith("arrow") else ShardFormat(fmt).suffix))
+    if fmt == "arrow-file":
+        with pa.ipc.new_file(str(path), schema) as writer:
+            writer.write_table(pa.Table.from_pylist(rows, schema), max_chunksize=700)
+    else:
+        write_shard(str(path), schema, rows, ShardFormat(fmt), row_group_bytes=1 << 20)
+    table = open_shard(str(path)).read_all()
+    expected = (table.num_rows, int(pc.sum(pc.binary_length(table.column("text"))).as_py()))
+    before = _rchar()
+    assert text_bytes([str(path)]) == expected and _documents([str(path)]) == len(rows)
+    units = list(_PlanUnits(256).process(str(path)))
+    read = _rchar() - before
+    assert sum(stop - start for _, _, start, stop in units) == len(rows)
+    if fmt.startswith("arrow"):  # a ~10 MB shard: headers and offsets are a few KB
+        assert read < 64 * 1024, (read, path.stat().st_size)
+
+
+def test_a_clean_shard_changed_after_tokenize_planned_its_units_is_one_line(tmp_path, tokenizer_path):
+    """Units are planned from the batches' headers and encoded from the batches read later: a batch that no longer
+    has the rows its header had is one line, not a unit sliced short (its documents silently left out)."""
+    from corpusforge.tokenizer.tokenize import ShardPlan, _EncodeUnits, _PlanUnits
+
+    schema = pa.schema([pa.field("id", pa.string()), pa.field("text", pa.large_string())])
+    path = tmp_path / "part-00000-of-00001.arrow"
+    write_shard(str(path), schema, [{"id": f"d{i:05d}", "text": f"text {i}"} for i in range(2_000)])
+    units = list(_PlanUnits(256).process(str(path)))
+    write_shard(str(path), schema, [{"id": f"d{i:05d}", "text": f"text {i}"} for i in range(1_500)])
+    encode = _EncodeUnits(str(tokenizer_path), ShardPlan.for_input(1_000, 0.1, 0, "uint16", num_shards=1), 64)
+    encode.setup()
+    with pytest.raises(UserError, match=r"record batch 1 has 476 rows, not the 512 or more its header said"):
+        for unit in units:
+            list(encode.process(unit))
