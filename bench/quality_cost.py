@@ -3,7 +3,6 @@
     python bench/quality_cost.py                              # CPU us per document per part, this tree
     python bench/quality_cost.py --against 8d28ebd            # ... and the same parts of that commit, alternating
     python bench/quality_cost.py --instructions --against 8d28ebd --docs 300   # instructions per document (valgrind)
-    python bench/quality_cost.py --instructions --rules --warm 1500 --against 0a78c6c --docs 300   # rules, warm cache
 
 Documents: bench/build.py's ``distinct`` corpus (the build benches' web-like ~2.4 KB documents), the adapted
 defaults (``QualityConfig()``, every value stored), the stage's calls without Beam: language ID on batches of 256,
@@ -17,8 +16,7 @@ each measure per document (``repetition``: its per-document path).
 ``--instructions`` counts, under valgrind's cachegrind, a process that prepares the documents and models (and runs
 the rules on 8 of them, so that what a first call imports is left out) and one that also runs language ID and the
 rules over them (chunk cache nearly empty, as a fresh worker), and prints the difference per document: a figure
-that machine load does not move. ``--rules``: the rules alone (language ID left out, every document ``en``); ``--warm N``:
-both processes first run the rules over N other documents (a worker's chunk cache after its first bundles) (~1 minute per 300 documents and tree). Valgrind runs numpy without its AVX-512
+that machine load does not move (~1 minute per 300 documents and tree). Valgrind runs numpy without its AVX-512
 kernels, so the figure is, if anything, high for work done in numpy.
 
 Every run also prints a digest of every document's language, text after edits, reason, edit counts and stored
@@ -124,28 +122,23 @@ from bench.quality_cost import documents, parts
 print(json.dumps(parts(documents({docs}), {repeat})))
 """
 
-# Under valgrind: prepare (documents, models), warm the chunk cache on ``warm`` other documents, then with "loop" run
-# language ID (unless ``rules_only``) and the rules.
+# Under valgrind: prepare (documents, models), then with "loop" run language ID and the rules.
 _COUNTED = """
 import sys
-import pyarrow.compute  # noqa: F401 - imported by every build (Beam), in both processes
 import corpusforge.pipeline.quality.rules as rules_module
 from corpusforge.pipeline.quality.config import QualityConfig
 from corpusforge.pipeline.quality.langid import LanguageIdentifier
 sys.path.append({root!r})
 from bench.quality_cost import documents
-docs = documents({warm} + {docs})
-warm, docs = docs[:{warm}], docs[{warm}:]
+docs = documents({docs})
 cfg = QualityConfig()
-lid = None if {rules_only} else LanguageIdentifier(cfg.langid.model)
-rules = rules_module.HeuristicRules(cfg)
+lid, rules = LanguageIdentifier(cfg.langid.model), rules_module.HeuristicRules(cfg)
 from bench.quality_cost import apply_all
 apply_all(rules, docs[:8], ["en"] * 8)  # once in both processes: what a first call imports or sets up is not counted
-apply_all(rules, warm, ["en"] * len(warm))
 if {loop}:
     for s in range(0, len(docs), 256):
         part = docs[s:s + 256]
-        apply_all(rules, part, ["en"] * len(part) if {rules_only} else [lang for lang, _ in lid.predict(part)])
+        apply_all(rules, part, [lang for lang, _ in lid.predict(part)])
 """
 
 
@@ -167,9 +160,6 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="With --against: alternating rounds per tree.")
     parser.add_argument("--against", default=None, metavar="COMMIT", help="Also measure this git commit's code.")
     parser.add_argument("--instructions", action="store_true", help="Count instructions per document instead.")
-    parser.add_argument("--rules", action="store_true", help="With --instructions: the rules alone, no language ID.")
-    parser.add_argument("--warm", type=int, default=0, metavar="N",
-                        help="With --instructions: first run the rules over N other documents in both processes.")
     args = parser.parse_args()
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     sys.path.insert(0, root)
@@ -185,12 +175,10 @@ def main() -> None:
                 counts = []
                 for loop in (False, True):
                     found = re.search(r"I\s+refs:\s+([\d,]+)", run_child(
-                        _COUNTED.format(root=root, docs=args.docs, loop=loop, warm=args.warm, rules_only=args.rules), env,
-                        valgrind=True))
+                        _COUNTED.format(root=root, docs=args.docs, loop=loop), env, valgrind=True))
                     counts.append(int(found.group(1).replace(",", "")))
-                cache = f"chunk cache warmed on {args.warm} other documents" if args.warm else "chunk cache empty"
-                print(f"{name}: {'' if args.rules else 'language ID + '}rules {(counts[1] - counts[0]) / args.docs / 1e6:.2f}"
-                      f" M instructions per document ({args.docs} documents, {cache})", flush=True)
+                print(f"{name}: language ID + rules {(counts[1] - counts[0]) / args.docs / 1e6:.2f} M instructions per "
+                      f"document ({args.docs} documents, chunk cache empty)", flush=True)
             return
         rows: dict[str, list[dict]] = {name: [] for name in trees}
         for _ in range(args.rounds if args.against else 1):
