@@ -11,8 +11,8 @@ started while the batch was split).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from itertools import compress
-from operator import itemgetter
 from typing import NamedTuple
 
 import numpy as np
@@ -36,27 +36,43 @@ class WordCounts(NamedTuple):
     stop_count: int  # their occurrences
 
 
-_NUMBER = itemgetter(6)  # a chunk entry's number in the table
+class Numbered(NamedTuple):
+    """The chunk entries' numbers of a batch's views (``number_batch``): which views are counted (their indexes), their
+    numbers one view after another, how many each has, and the CHUNK_TABLE generation of each one's numbers."""
+
+    picked: list[int]
+    numbers: np.ndarray
+    sizes: np.ndarray
+    generations: np.ndarray
+
+    def part(self, start: int, stop: int) -> "Numbered":
+        """Those of the views ``[start:stop]``, indexed from ``start``."""
+        first, last = bisect_left(self.picked, start), bisect_left(self.picked, stop)
+        before = int(self.sizes[:first].sum())
+        return Numbered([i - start for i in self.picked[first:last]],
+                        self.numbers[before:before + int(self.sizes[first:last].sum())], self.sizes[first:last],
+                        self.generations[first:last])
 
 
-def count_batch(views: list[TextView | None], langs: list[str | None], cfg: QualityConfig
-                ) -> list[dict[int, tuple[int, int]] | None]:
+def number_batch(views: list[TextView | None]) -> Numbered:
+    """The views that ``count_batch`` counts (not None, no script without spaces) and their chunks' numbers (new chunks
+    numbered as they are split: ``text.batch_chunk_numbers``, for the whole batch at once)."""
+    picked = [i for i, v in enumerate(views) if v is not None and not v.no_space_script]
+    numbers, sizes, generations = text.batch_chunk_numbers([views[i] for i in picked])
+    return Numbered(picked, numbers, sizes, np.array(generations, np.int64))
+
+
+def count_batch(views: list[TextView | None], langs: list[str | None], cfg: QualityConfig,
+                numbered: Numbered | None = None) -> list[dict[int, tuple[int, int]] | None]:
     """Count ``views`` (None: a document left out) for the rules of ``cfg``, storing each counted document's counts
     in its view (``n_tokens``, ``n_content``, ``content_chars``, ``n_letter_words``, ``n_sentences``,
     ``phrase_hints``, ``url_tokens``: its tokens that ``is_url_token``, ``word_counts``); returns each view's top
-    n-grams for ``measure_repetition`` (None where not counted)."""
+    n-grams for ``measure_repetition`` (None where not counted). ``numbered``: ``number_batch(views)`` where the
+    caller numbered a larger batch (``Numbered.part``)."""
     grams: list[dict[int, tuple[int, int]] | None] = [None] * len(views)
-    picked = [i for i, v in enumerate(views) if v is not None and not v.no_space_script]
-    found: list[int] = []  # the chunks' numbers (new chunks numbered as they are split)
-    for i in picked:
-        if "_chunks" in views[i].__dict__:
-            found += map(_NUMBER, views[i]._chunks)
-        else:
-            text.fill_chunks(views[i], found)
+    picked, numbers, sizes, generations = numbered if numbered is not None else number_batch(views)
     table = text.CHUNK_TABLE
-    sizes = np.fromiter((len(views[i]._chunks) for i in picked), np.int64, len(picked))
-    keep = np.fromiter((views[i].__dict__["chunk_generation"] == table.generation for i in picked), bool, len(picked))
-    numbers = np.array(found, np.int64)
+    keep = generations == table.generation
     if not keep.all():  # documents whose numbers are from an older table: left to themselves
         numbers = numbers[np.repeat(keep, sizes)]
         picked, sizes = list(compress(picked, keep)), sizes[keep]

@@ -23,7 +23,7 @@ from corpusforge.pipeline.quality.decide import FAMILIES, decide_length, decisio
 from corpusforge.pipeline.quality.measure import (
     measure_c4, measure_fineweb, measure_gopher, measure_junk, measure_length, measure_repetition,
 )
-from corpusforge.pipeline.quality.batch_counts import count_batch
+from corpusforge.pipeline.quality.batch_counts import count_batch, number_batch
 from corpusforge.pipeline.words import split_tokens, word_count
 from corpusforge.pipeline.quality.text import (  # noqa: F401 - the shared patterns, also importable from here
     CLOSERS, FINEWEB_STOP, ALL_STOP_WORDS, BOILERPLATE_RE, GOPHER_STOP_WORDS, LETTER_RE, LINES_RE, LOREM_WORDS,
@@ -332,16 +332,17 @@ class HeuristicRules:
         (``batch_counts.count_batch``): the token and word counts the rules read, the top n-grams of the repetition
         rules, the boilerplate phrases' hints; a batch of fewer than ``_BATCH_COUNTING_MIN`` does that per document.
         The same verdicts whatever the batch (``tests/pipeline/quality/test_fast_measures.py``)."""
-        if len(texts) > _GROUP:  # in groups, so that a group's texts and views are still in the CPU's caches
-            return [v for i in range(0, len(texts), _GROUP)
-                    for v in self.apply_batch(texts[i:i + _GROUP], langs[i:i + _GROUP], urls[i:i + _GROUP])]
         started = [self._start(text, lang, url) for text, lang, url in zip(texts, langs, urls)]
         views = [None if isinstance(s, Verdict) else s[1] for s in started]
-        grams = [None] * len(texts)
-        if len(texts) >= _BATCH_COUNTING_MIN:
-            grams = count_batch(views, langs, self.cfg)
-        return [s if isinstance(s, Verdict) else self._finish(*s, top_grams)
-                for s, top_grams in zip(started, grams)]
+        numbered = number_batch(views) if len(texts) >= _BATCH_COUNTING_MIN else None  # split for the whole batch
+        verdicts: list[Verdict] = []
+        for i in range(0, len(texts), _GROUP):  # counted in groups, whose arrays stay in the CPU's caches
+            grams = [None] * len(views[i:i + _GROUP])
+            if numbered is not None:
+                grams = count_batch(views[i:i + _GROUP], langs[i:i + _GROUP], self.cfg, numbered.part(i, i + _GROUP))
+            verdicts += [s if isinstance(s, Verdict) else self._finish(*s, top_grams)
+                         for s, top_grams in zip(started[i:i + _GROUP], grams)]
+        return verdicts
 
     def _start(self, text: str, lang: str | None, url: str | None):
         """Length, the blocklist and C4's edits: the Verdict of a document they end (measuring stops), or what

@@ -18,6 +18,8 @@ from operator import iadd, itemgetter, not_
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from corpusforge.pipeline.words import (
     ends_unpunctuated_sentence, has_no_space_script, has_wide_script, ngram_length, split_tokens, text_width, word_count,
@@ -786,6 +788,99 @@ def fill_chunks(view: TextView, numbers: list[int] | None = None) -> None:
     view.__dict__.update(_chunks=entries, chunk_generation=generation if CHUNK_TABLE.generation == generation else -1)
     if numbers is not None:
         numbers += map(itemgetter(6), entries)
+
+
+def batch_chunk_numbers(views: list[TextView]) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """``fill_chunks``' numbers of every view, one view after another, and how many each has, with the CHUNK_TABLE
+    generation of each view's numbers (-1: a new one started meanwhile, as ``chunk_generation``); sets each view's
+    ``line_sizes``. The views' texts are split for the whole batch in pyarrow (lines at "\\n", chunks at whitespace:
+    ``utf8_split_whitespace`` splits where ``str.split`` does, ``test_text`` checks every code point) and each distinct
+    chunk of the batch is looked up once (``dictionary_encode``): the per-chunk Python of ``fill_chunks`` (a string, a
+    hash and a dict lookup each, ~350 a page, most of them repeats) was its cost. The views' ``_chunks`` are left
+    unset (the batch counts need only the numbers; a view computes them if a measure asks). A text with a line break
+    ``str.splitlines`` knows other than "\\n" (``\\r``, ``\\x0b``, ``\\u2028`` ...) or that UTF-8 cannot hold (a lone
+    surrogate) takes ``fill_chunks``."""
+    numbers: list[np.ndarray] = []
+    sizes = np.zeros(len(views), np.int64)
+    generations = [CHUNK_TABLE.generation] * len(views)
+    texts = [v.text for v in views]
+    try:
+        array_ = pa.array(texts, pa.large_string())
+    except (UnicodeEncodeError, pa.ArrowException):  # a lone surrogate: each text on its own
+        array_ = None
+    arrow = np.zeros(len(views), bool)
+    if array_ is not None and len(views):
+        arrow = ~pc.match_substring_regex(array_, _OTHER_LINE_BREAKS).to_numpy(zero_copy_only=False)
+        if not arrow.all():
+            array_ = array_.filter(pa.array(arrow))
+    found = _split_batch(array_) if arrow.any() else None
+    if found is None:  # (a new table generation meanwhile: the texts on their own)
+        arrow[:] = False
+    else:
+        numbers_of, line_sizes, n_lines, generation = found
+        chunks_before = np.concatenate([[0], np.cumsum(line_sizes)])[np.concatenate([[0], np.cumsum(n_lines)])]
+        sizes[arrow] = np.diff(chunks_before) + n_lines  # each line's chunks and its line end
+        lines = line_sizes.tolist()
+        start = 0
+        for i, count_ in zip(np.flatnonzero(arrow).tolist(), n_lines.tolist()):
+            views[i].__dict__["line_sizes"] = lines[start:start + count_]
+            start += count_
+            generations[i] = generation
+    if arrow.all():
+        return (numbers_of if found is not None else np.zeros(0, np.int64)), sizes, generations
+    # some texts on their own: their numbers between the batch's, in order
+    bounds = np.concatenate([[0], np.cumsum(sizes[arrow])])
+    k = 0
+    for i, view in enumerate(views):
+        if arrow[i]:
+            numbers.append(numbers_of[bounds[k]:bounds[k + 1]])
+            k += 1
+            continue
+        own: list[int] = []
+        fill_chunks(view, own)
+        numbers.append(np.array(own, np.int64))
+        sizes[i], generations[i] = len(own), view.__dict__["chunk_generation"]
+    return (np.concatenate(numbers) if numbers else np.zeros(0, np.int64)), sizes, generations
+
+
+# The line breaks of str.splitlines other than "\n" (test_text checks them against every code point).
+_OTHER_LINE_BREAKS = "[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]"
+
+
+def _split_batch(texts: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
+    """``batch_chunk_numbers`` of texts whose only line break is "\\n": the entries' numbers (each line's chunks, then
+    its line end), each line's chunks, each text's lines, the table generation; None if a new generation started."""
+    lines = pc.split_pattern(texts, "\n")
+    n_lines = pc.list_value_length(lines).to_numpy().astype(np.int64)
+    flat_lines = lines.flatten()
+    # str.splitlines has no line after a last line break (nor any line in an empty text): drop an empty last piece
+    last = np.cumsum(n_lines) - 1
+    empty_last = pc.binary_length(flat_lines).to_numpy()[last] == 0
+    if empty_last.any():
+        keep = np.ones(len(flat_lines), bool)
+        keep[last[empty_last]] = False
+        flat_lines = flat_lines.filter(pa.array(keep))
+        n_lines = n_lines - empty_last
+    pieces = pc.utf8_split_whitespace(flat_lines)  # leading, trailing whitespace: empty pieces, dropped below
+    per_line = pc.list_value_length(pieces).to_numpy().astype(np.int64)
+    flat = pieces.flatten()
+    filled = pc.binary_length(flat).to_numpy() > 0
+    before = np.concatenate([[0], np.cumsum(filled, dtype=np.int64)])
+    line_ends = np.cumsum(per_line)
+    line_sizes = before[line_ends] - before[line_ends - per_line]
+    encoded = pc.dictionary_encode(flat.filter(pa.array(filled)))
+    generation = CHUNK_TABLE.generation
+    distinct = encoded.dictionary.to_pylist()
+    entries = list(map(_CHUNK_CACHE.get, distinct))
+    if not all(entries):
+        for i in compress(range(len(entries)), map(not_, entries)):
+            entries[i] = _split_cached(distinct[i])
+    if CHUNK_TABLE.generation != generation:
+        return None
+    chunk_numbers = np.fromiter(map(itemgetter(6), entries), np.int64, len(entries))[encoded.indices.to_numpy()]
+    out = np.full(len(chunk_numbers) + len(line_sizes), _LINE_END_ENTRY[6], np.int64)
+    out[np.arange(len(chunk_numbers)) + np.repeat(np.arange(len(line_sizes)), line_sizes)] = chunk_numbers
+    return out, line_sizes, n_lines, generation
 
 
 def as_view(text: "str | TextView") -> TextView:

@@ -146,3 +146,63 @@ def test_inverse_and_counts_are_numpys(codes):
     array = np.array(codes, np.int64)
     found, expected = text._inverse_and_counts(array), np.unique(array, return_inverse=True, return_counts=True)[1:]
     assert [a.tolist() for a in found] == [a.tolist() for a in expected]
+
+
+# --------------------------------------------------------------------------------- a batch's chunk numbers
+def test_arrow_splits_lines_and_chunks_where_str_does_at_every_code_point():
+    # what text.batch_chunk_numbers relies on: pyarrow's utf8_split_whitespace splits where str.split does, and the
+    # texts it splits at "\n" alone are those without another line break of str.splitlines
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    points = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    pieces = pc.utf8_split_whitespace(pa.array([f"a{c}b" for c in points])).to_pylist()
+    assert [c for c, found in zip(points, pieces) if f"a{c}b".split() != found] == []
+    other = pc.match_substring_regex(pa.array(points), text._OTHER_LINE_BREAKS).to_pylist()
+    assert [c for c, odd in zip(points, other) if odd != (c != "\n" and len(f"a{c}b".splitlines()) > 1)] == []
+
+
+def _rows(numbers: np.ndarray) -> list[list[int]]:
+    """The table rows of ``numbers`` (without their words' place, which a chunk split again gets anew)."""
+    return text.CHUNK_TABLE.chunks.read()[numbers][:, :text.START].tolist()
+
+
+def _numbered_alone(t: str) -> tuple[list[list[int]], list[int]]:
+    view, numbers = TextView(t), []
+    text.fill_chunks(view, numbers)
+    return _rows(np.array(numbers, np.int64)), view.line_sizes
+
+
+def _same_numbers(texts: list[str]) -> None:
+    views = [TextView(t) for t in texts]
+    numbers, sizes, generations = text.batch_chunk_numbers(views)
+    assert len(sizes) == len(texts)
+    if set(generations) - {text.CHUNK_TABLE.generation}:  # the table started again meanwhile (tested above)
+        return
+    start = 0
+    for t, v, size in zip(texts, views, sizes.tolist()):
+        rows, line_sizes = _numbered_alone(t)
+        assert (_rows(numbers[start:start + size]), v.line_sizes) == (rows, line_sizes), t
+        start += size
+    assert start == len(numbers)
+
+
+# Whitespace and line breaks where they meet pieces: leading, trailing, doubled, the breaks that take the texts' own path
+_SPACING = [" ", "  ", "\t", "\n", "\n\n", "\u3000", "\xa0", "\x1f", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85",
+            "\u2028", "\u2029", "\ud800"]
+
+
+@_draws
+@given(texts=st.lists(st.lists(st.sampled_from(SENTENCE_PIECES + _SPACING * 3), max_size=30).map("".join), max_size=10))
+def test_a_batch_numbers_each_texts_chunks_as_the_text_alone(texts):
+    _same_numbers(texts)
+
+
+@_draws
+@given(texts=st.lists(st.text(max_size=120), max_size=8))
+def test_a_batch_numbers_drawn_unicode_as_the_text_alone(texts):
+    _same_numbers(texts)
+
+
+def test_a_batch_numbers_the_sample_as_each_text_alone():
+    _same_numbers(CORPUS[:200] + ["", "\n", "a\n", "\n\na  b \n", " ", "x\r\ny", "long" * 40 + " " + "long" * 40])
