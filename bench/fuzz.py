@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import collections
 import importlib
-import multiprocessing.util
 import os
 import pathlib
 import random
@@ -25,6 +24,8 @@ import sys
 import tempfile
 import time
 import traceback
+
+from corpusforge.core import rundir
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -53,20 +54,11 @@ def run_case(module, family: str, seed: str, case: int, failures: pathlib.Path |
         workdir = pathlib.Path(tmp) / "case"
         workdir.mkdir()
         # every family also checks that corpusforge leaves nothing in the temporary folder (rundir.scoped_tempfiles)
-        multiprocessing.util.get_temp_dir()  # the process's own (sockets), kept until it exits: made outside the cases
         temp = pathlib.Path(tmp) / "temp"
         temp.mkdir()
-        saved = tempfile.tempdir, os.environ.get("TMPDIR")
-        tempfile.tempdir = os.environ["TMPDIR"] = str(temp)
         try:
-            try:
+            with rundir.tempfiles_in(str(temp), rundir.lasting_caches()):  # caches stay where they last
                 module.fuzz_one(random.Random(f"{seed}:{family}:{case}"), workdir)
-            finally:
-                tempfile.tempdir = saved[0]
-                if saved[1] is None:
-                    os.environ.pop("TMPDIR", None)
-                else:
-                    os.environ["TMPDIR"] = saved[1]
             left = sorted(p.name for p in temp.iterdir())
             assert not left, f"left in the temporary folder after the case: {left[:5]}"
             return None

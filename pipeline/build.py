@@ -174,8 +174,8 @@ class Segment:
 def shuffle_dir(config: BuildConfig, segment: Segment) -> str | None:
     """Where the segment's shuffles wait (``corpusforge.core.disk_grouping``): on local disk beside its spilled
     text when the build spills and its inputs exceed ``output.disk_shuffle_mb`` as text (``input_text_bytes``:
-    compressed files count 5x; counted as stored, 61 MB of .jsonl.zst held 2.7 GB on 2 workers in memory), so the driver's memory stays
-    flat as the corpus grows; None: the runner's own shuffle (remote runners, ``output.spill_text: false``, a
+    compressed files count 5x; counted as stored, 61 MB of .jsonl.zst held 2.7 GB on 2 workers in memory), so
+    memory stays flat as the corpus grows; None: the runner's own shuffle (remote runners, ``output.spill_text: false``, a
     small corpus: Beam's in-memory shuffle sets up faster and holds little)."""
     if not spills_text(config):
         return None

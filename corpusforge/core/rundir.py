@@ -395,33 +395,18 @@ def temporary_file(prefix: str, suffix: str = "") -> tuple[int, str]:
 
 
 @contextlib.contextmanager
-def scoped_tempfiles(prefix: str = "corpusforge-") -> Iterator[str | None]:
-    """While open, whatever this process (``tempfile``) and the processes it starts (``TMPDIR``) put in the
-    temporary folder goes into one new folder of ours, deleted with all it holds when the block ends, however it
-    ends. Libraries leave their own there: Beam a directory per Pipeline object, removed only when the pipeline
-    runs (one per build whose graph construction failed), the PortableRunner's staging files, a job server's
-    ``beam-temp`` root when it fails to start, torch's elastic launcher its ``torchelastic_`` directories; tracking
-    each library's names would miss the next one. Yields the folder, or None (and changes nothing) when the
-    temporary folder cannot be written: a command that needs it then says so itself."""
+def tempfiles_in(path: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """While open, this process's ``tempfile`` and the ``TMPDIR`` of the processes it starts name ``path`` (and
+    ``env`` is set); afterwards both are as they were. multiprocessing's own folder (the forkserver's and resource
+    sharer's sockets), which it makes once per process and keeps until the process exits, is made before, where it
+    would have been: made inside, a later command in the same process (tests, a notebook) would find it gone."""
     import multiprocessing.util
 
-    try:
-        # multiprocessing makes its folder (the forkserver's and resource sharer's sockets) once per process and
-        # keeps it until the process exits: made inside the scope, a later command in the same process (tests, a
-        # notebook) would find it deleted. Python removes this one at exit.
-        multiprocessing.util.get_temp_dir()
-        path = temporary_dir(prefix)
-    except OSError:
-        yield None
-        return
-    # What is meant to outlive a command stays where it would be without the scope: torch's compile cache (its
-    # default, torch/_inductor/runtime/cache_dir_utils.py: the temporary folder's torchinductor_<user>, which
-    # torch then writes into TORCHINDUCTOR_CACHE_DIR for the rest of the process).
-    kept = {name: value for name, value in _lasting_caches().items() if name not in os.environ}
+    multiprocessing.util.get_temp_dir()
     saved_tempdir = tempfile.tempdir
-    saved_env = {name: os.environ.get(name) for name in ("TMPDIR", *kept)}
+    saved_env = {name: os.environ.get(name) for name in ("TMPDIR", *(env or {}))}
     tempfile.tempdir = path
-    os.environ.update(kept, TMPDIR=path)
+    os.environ.update(env or {}, TMPDIR=path)
     try:
         yield path
     finally:
@@ -431,11 +416,35 @@ def scoped_tempfiles(prefix: str = "corpusforge-") -> Iterator[str | None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+@contextlib.contextmanager
+def scoped_tempfiles(prefix: str = "corpusforge-") -> Iterator[str | None]:
+    """While open, whatever this process (``tempfile``) and the processes it starts (``TMPDIR``) put in the
+    temporary folder goes into one new folder of ours (``tempfiles_in``), deleted with all it holds when the block
+    ends, however it ends. Libraries leave their own there: Beam a directory per Pipeline object, removed only when
+    the pipeline runs (one per build whose graph construction failed), the PortableRunner's staging files, a job
+    server's ``beam-temp`` root when it fails to start, torch's elastic launcher its ``torchelastic_``
+    directories; tracking each library's names would miss the next one. Yields the folder, or None (and changes
+    nothing) when the temporary folder cannot be written: a command that needs it then says so itself."""
+    try:
+        path = temporary_dir(prefix)
+    except OSError:
+        yield None
+        return
+    # What is meant to outlive a command stays where it would be without the scope: torch's compile cache (its
+    # default, torch/_inductor/runtime/cache_dir_utils.py: the temporary folder's torchinductor_<user>, which
+    # torch then writes into TORCHINDUCTOR_CACHE_DIR for the rest of the process).
+    kept = {name: value for name, value in lasting_caches().items() if name not in os.environ}
+    try:
+        with tempfiles_in(path, kept):
+            yield path
+    finally:
         with contextlib.suppress(OSError):  # a file a library made read-only; the folder is the user's temp anyway
             remove_temporary(path)
 
 
-def _lasting_caches() -> dict[str, str]:
+def lasting_caches() -> dict[str, str]:
     """Environment variables naming caches that libraries keep in the temporary folder across processes, each
     set to where the library would put it (torch's inductor: ``default_cache_dir``, replicated so that a command
     that never compiles does not import torch for it)."""

@@ -1,18 +1,16 @@
 """Every fuzz slice also checks that nothing is left in the temporary folder (``rundir.scoped_tempfiles``), as
 ``bench/fuzz.py``'s long mode does for every case."""
-import multiprocessing.util
 import os
-import tempfile
 
 import pytest
 
+from corpusforge.core import rundir
+
 
 @pytest.fixture(autouse=True)
-def empty_temporary_folder(tmp_path_factory, monkeypatch):
-    multiprocessing.util.get_temp_dir()  # the process's own (sockets), kept until it exits: made before the first case
+def empty_temporary_folder(tmp_path_factory):
     temp = tmp_path_factory.mktemp("temporary-folder")
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    monkeypatch.setenv("TMPDIR", str(temp))
-    yield
+    with rundir.tempfiles_in(str(temp), rundir.lasting_caches()):  # caches (torch.compile's) stay where they last
+        yield
     left = sorted(os.listdir(temp))
     assert not left, f"left in the temporary folder: {left[:5]}"
