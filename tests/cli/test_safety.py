@@ -107,7 +107,8 @@ def _wait_for(predicate, timeout=120.0):
 @pytest.mark.parametrize("delay", [0.0, 0.7, 1.5])
 def test_a_rebuild_killed_mid_run_leaves_the_previous_build_intact(tmp_path, capsys, delay):
     old_data = _corpus(tmp_path / "old.jsonl", 50, seed="o")
-    new_data = _corpus(tmp_path / "new.jsonl", 20_000, seed="n")
+    # large enough that an idle 2-core machine is still building 1.5 s in (20,000 finished in time once)
+    new_data = _corpus(tmp_path / "new.jsonl", 80_000, seed="n")
     run = tmp_path / "run"
     assert _build(old_data, run) == 0
     before = _snapshot(run)
