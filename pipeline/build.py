@@ -37,6 +37,7 @@ from corpusforge.pipeline.document import (DOCUMENT_SCHEMA, RAW_PREVIEW, REJECTE
                                            struct_type)
 from corpusforge.core.errors import ScratchError, UserError, resource_error
 from corpusforge.pipeline.build_progress import build_progress
+from corpusforge.pipeline.disk_need import disk_need, disk_warning
 from corpusforge.pipeline.readers import (ReadDocuments, check_inputs, input_bytes, input_files, input_text_bytes,
                                           one_listing)
 from corpusforge.core.input_files import display_path, file_problem
@@ -673,6 +674,13 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     if changed:
         print(f"resuming {run_dir}: {', '.join(changed)} changed since stage {'+'.join(segments[first].stages) or 'read'} "
               "was checkpointed; rebuilding from there", file=out, flush=True)
+    if not dry_run:  # a build that would fill its disk hours in says so before it starts (pipeline/disk_need.py)
+        text_bytes = input_text_bytes(config.inputs)
+        need = disk_need(config, text_bytes, spills_text(config), shuffle_dir(config, segments[0]) is not None,
+                         len(segments))
+        warning = disk_warning(run_dir, need, text_bytes)
+        if warning:
+            print(warning, file=out, flush=True)
     print(f"building {run_dir} with {runner} ...", file=out, flush=True)
     for segment in segments[first:]:
         if checkpoint and segment.index:  # the shards it reads are as the stage before wrote them
