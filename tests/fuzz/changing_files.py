@@ -218,6 +218,10 @@ def _draw_change(rng: random.Random, workdir: pathlib.Path, path: pathlib.Path, 
         write_input(rng, other, other_fmt, rng.randint(0, 40))
         change["other"] = str(other)
         change["other_format"] = other_fmt
+        if kind == "replace":  # renamed over the input by the read: a build's change needs a copy of its own
+            keep = workdir / f"{other.name}.keep"
+            shutil.copyfile(other, keep)
+            change["other_kept"] = str(keep)
     return change
 
 
@@ -304,7 +308,7 @@ def _build(rng: random.Random, workdir: pathlib.Path, pristine: pathlib.Path, fm
     shutil.copyfile(pristine, path)
     if change["kind"] in ("rewrite_all", "replace"):
         other = workdir / "other-for-build"
-        shutil.copyfile(change["other"], other)
+        shutil.copyfile(change.get("other_kept", change["other"]), other)
         change = {**change, "other": str(other)}
     try:
         result = subprocess.run([sys.executable, "-c", _BUILD, str(path), json.dumps(change), _REPO,

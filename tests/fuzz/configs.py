@@ -293,7 +293,7 @@ for argv in json.loads(sys.argv[3]):
         from corpusforge.core.beam_options import pipeline_options
         from corpusforge.core.errors import UserError
         try:
-            pipeline_options(load_config(argv[2], argv[3::2]).beam)
+            pipeline_options(load_config(argv[2], argv[4::2]).beam)  # argv: config -c FILE --set S ...
         except UserError as exc:
             print(f"corpusforge: error: {exc}", file=sys.stderr)
             codes[-1] = 2
