@@ -261,9 +261,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     """The ``corpusforge`` command (and ``python -m corpusforge``): ``main`` on the command line, then exit."""
-    from corpusforge.core import lean_beam
+    from corpusforge.core import lean_beam, rundir
 
     lean_beam.enable()  # one command, then exit: a local build imports Beam without its cloud clients
+    # multiprocessing's own folder (pymp-*) inside a marked one of ours: neither Ctrl-C's os._exit below nor a
+    # SIGKILL leaves it behind (the next command reclaims ours)
+    rundir.own_process_tempfiles()
     code = main()
     # The process ends here. Without this, the interpreter's last garbage collection walks every object a build
     # made live (~300k: Beam's, Presidio's, spaCy's), ~0.5 s of every build's wall time. Frozen objects are skipped
@@ -272,6 +275,7 @@ def run() -> None:
     gc.freeze()
     if code == 130:  # interrupted: what the command cleans up is done; a thread Ctrl-C left mid-bundle would keep
         logging.shutdown()  # the interpreter's exit waiting for it for ever, so end without waiting
+        rundir.end_process_tempfiles()  # the exit handlers that would remove it do not run
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
