@@ -69,7 +69,34 @@ def import_modules(lean: bool) -> None:
             gc.enable()
 
 
+class _QuietBrokenPipes:
+    """The worker's standard error, less the traceback of a failed bundle that broke a pipe (Beam's harness prints
+    every failed instruction's traceback there, then sends it to the runner, whose ``corpusforge`` command reports
+    a broken pipe in one line, or not at all when its own output's reader left: ``cli.main``)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._dropped = False
+
+    def write(self, text: str) -> int:
+        from corpusforge.core.errors import broken_pipe
+
+        if text.startswith("Traceback (most recent call last):") and broken_pipe(text):
+            self._dropped = True
+            return len(text)
+        if self._dropped and text == "\n":  # print()'s end after the dropped traceback
+            self._dropped = False
+            return len(text)
+        self._dropped = False
+        return self._stream.write(text)
+
+    def __getattr__(self, name):  # flush, fileno, isatty, encoding...: the stream's own
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str]) -> None:
+    if sys.stderr is not None:
+        sys.stderr = _QuietBrokenPipes(sys.stderr)
     import_modules(LEAN in argv)
     from apache_beam.runners.worker import sdk_worker_main
 
