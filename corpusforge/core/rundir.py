@@ -489,7 +489,8 @@ def _process_identity() -> dict[str, Any]:
 
 def _owner_alive(owner: Any) -> bool:
     """Whether the process a marker names may still run (in doubt: yes)."""
-    if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int) or owner["pid"] <= 0:
+    pid = owner.get("pid") if isinstance(owner, dict) else None
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < 2**31:  # a pid_t
         return True  # not a marker we wrote: never reclaimed
     boot = _boot_id()
     if owner.get("boot") is not None and boot is not None and owner["boot"] != boot:
@@ -640,7 +641,7 @@ def _reclaim_one(parent: str, name: str) -> bool:
                 return False
             try:
                 said = json.loads(os.read(marker, 65536).decode())
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, RecursionError):  # garbled, not UTF-8, nested past the parser: not ours
                 return False
             if (not isinstance(said, dict) or said.get("made_by") != "corpusforge" or said.get("folder") != name
                     or _owner_alive(said.get("owner"))):
