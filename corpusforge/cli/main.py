@@ -221,29 +221,29 @@ def _ended_by_a_broken_pipe(exc: BaseException) -> int:
 
 
 @contextlib.contextmanager
-def _quiet_broken_pipes():
+def _quiet_reported_failures():
     """Beam logs a DoFn's exception at ERROR (with its traceback, and a multi-process worker's again as text) before
-    it raises it to us: for a broken pipe, which ``_ended_by_a_broken_pipe`` reports in one line (or not at all),
-    those records are dropped."""
-    from corpusforge.core.errors import broken_pipe
+    it raises it to us: for the failures this command reports in one line (a broken pipe, ``_ended_by_a_broken_pipe``;
+    a full disk, a denied permission, a read-only filesystem, ``resource_error``), those records are dropped."""
+    from corpusforge.core.errors import said_in_one_line
 
-    def not_a_broken_pipe(record: logging.LogRecord) -> bool:
+    def not_said_in_one_line(record: logging.LogRecord) -> bool:
         if not record.name.startswith("apache_beam"):
             return True
         try:
             text = record.getMessage()
         except Exception:  # a record whose arguments do not format: logging reports it itself  # noqa: BLE001
             text = str(record.msg)
-        return not (broken_pipe(record.exc_info[1] if record.exc_info else None) or broken_pipe(text))
+        return not (said_in_one_line(record.exc_info[1] if record.exc_info else None) or said_in_one_line(text))
 
     handlers = logging.getLogger().handlers
     for handler in handlers:
-        handler.addFilter(not_a_broken_pipe)
+        handler.addFilter(not_said_in_one_line)
     try:
         yield
     finally:
         for handler in handlers:
-            handler.removeFilter(not_a_broken_pipe)
+            handler.removeFilter(not_said_in_one_line)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -268,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     debug = getattr(args, "debug", False)
     try:
         # scoped_tempfiles: what libraries leave in the temporary folder goes when the command ends
-        with _quiet_interrupts(), contextlib.nullcontext() if debug else _quiet_broken_pipes(), \
+        with _quiet_interrupts(), contextlib.nullcontext() if debug else _quiet_reported_failures(), \
                 rundir.scoped_tempfiles():
             return int(args.func(args) or 0)
     except (UserError, ConfigError) as exc:

@@ -79,3 +79,12 @@ def broken_pipe(exc: BaseException | str | None) -> bool:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def said_in_one_line(exc: BaseException | str | None) -> bool:
+    """Whether the ``corpusforge`` command reports ``exc`` (an exception, or a log message's text about one) in one
+    line of its own, so that a library's log of it with its traceback (Beam's, before it raises it) only buries that
+    line: a broken pipe, or a full disk, a denied permission, a read-only filesystem."""
+    if exc is None:
+        return False
+    return broken_pipe(exc) or resource_error(Exception(exc) if isinstance(exc, str) else exc) is not None

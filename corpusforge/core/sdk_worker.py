@@ -69,19 +69,20 @@ def import_modules(lean: bool) -> None:
             gc.enable()
 
 
-class _QuietBrokenPipes:
-    """The worker's standard error, less the traceback of a failed bundle that broke a pipe (Beam's harness prints
-    every failed instruction's traceback there, then sends it to the runner, whose ``corpusforge`` command reports
-    a broken pipe in one line, or not at all when its own output's reader left: ``cli.main``)."""
+class _QuietReportedFailures:
+    """The worker's standard error, less the traceback of a failed bundle that the ``corpusforge`` command reports
+    in one line (Beam's harness prints every failed instruction's traceback there, then sends it to the runner): a
+    broken pipe (or nothing at all when the command's own output's reader left), a full disk, a denied permission
+    (``errors.said_in_one_line``, ``cli.main``)."""
 
     def __init__(self, stream):
         self._stream = stream
         self._dropped = False
 
     def write(self, text: str) -> int:
-        from corpusforge.core.errors import broken_pipe
+        from corpusforge.core.errors import said_in_one_line
 
-        if text.startswith("Traceback (most recent call last):") and broken_pipe(text):
+        if text.startswith("Traceback (most recent call last):") and said_in_one_line(text):
             self._dropped = True
             return len(text)
         if self._dropped and text == "\n":  # print()'s end after the dropped traceback
@@ -96,7 +97,7 @@ class _QuietBrokenPipes:
 
 def main(argv: list[str]) -> None:
     if sys.stderr is not None:
-        sys.stderr = _QuietBrokenPipes(sys.stderr)
+        sys.stderr = _QuietReportedFailures(sys.stderr)
     import_modules(LEAN in argv)
     from apache_beam.runners.worker import sdk_worker_main
 

@@ -217,6 +217,8 @@ import os, sys
 extra = sys.argv[3:]
 import corpusforge.pipeline.normalize.stage as stage
 def broken(*args, **kwargs):  # a DoFn writing to a pipe whose reader left: its own, or standard output's
+    if os.environ.get("NO_SPACE"):  # or to a full disk
+        raise OSError(28, "No space left on device", "/data/out.bin")
     if os.environ.get("TO_STDOUT"):
         while True:
             print("x" * 80)
@@ -280,3 +282,15 @@ def test_a_broken_pipe_in_a_beam_worker_process_is_one_line(tmp_path):
                               cwd=tmp_path, env=env)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-3000:]
     assert done.stderr.startswith("corpusforge: error: [Errno 32] Broken pipe in step Normalize/")
+
+
+def test_a_full_disk_inside_beam_is_one_line_without_beams_log_of_it(tmp_path):
+    # The one line came after Beam's ERROR log of the DoFn's exception and its traceback (12 lines).
+    data = tmp_path / "docs.jsonl"
+    data.write_text("".join(f'{{"text": "document {i} about rivers and hills"}}\n' for i in range(20)))
+    script = tmp_path / "case.py"
+    script.write_text(_BEAM_BROKEN_PIPE)
+    done = subprocess.run([sys.executable, str(script), str(data), str(tmp_path / "run")], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path, env={**os.environ, "NO_SPACE": "1"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-3000:]
+    assert done.stderr.startswith("corpusforge: error: /data/out.bin: no space left on the device")
