@@ -16,7 +16,9 @@ on only when the path's top folder there is one the marker records: an output (`
 directory corpusforge made (``scratch``: ``.tmp-*``, ``.checkpoints``, recorded before it is created). A
 folder merely *named* like one of ours (``.checkpoints``, ``.tmp-build-x``, ``spill``, ``manifest.json``) in
 a directory whose marker does not record it is refused with one line, never deleted. Temporary files and
-folders made outside any run directory (``temporary_dir``) are deleted only by the process that made them.
+folders made outside any run directory (``temporary_dir``) are deleted only by the process that made them, but a
+command's temporary folder (``scoped_tempfiles``), which holds a marker of its own naming that process, is
+deleted by a later command once that process is gone (``reclaim_temporary_dirs``).
 """
 from __future__ import annotations
 
