@@ -54,6 +54,26 @@ def _cut(path: str, why: str) -> UserError:
                      "`corpusforge tokenize` again once nothing does")
 
 
+def check_layout(path: str, schema: pa.Schema, ids: bool = False) -> None:
+    """Refuse, in one line naming ``path``, a shard whose columns are not what the readers rely on: one ``tokens``
+    column of ``large_list`` (or ``list``) of ``uint16`` or ``uint32`` (what tokenize writes: any other type, signed,
+    64-bit, float, strings, fixed-size or nested lists, dictionary-encoded ids, is another program's layout, whose
+    numbers are not this tokenizer's ids), and with ``ids``, one string ``id`` column. Every reader of token shards
+    (``TokenShard``, ``TokenShards``) checks this one thing."""
+    if len(set(schema.names)) != len(schema.names):
+        raise UserError(f"{path} has two columns of one name; is it a token shard (tokens/train/part-*.arrow)?")
+    if "tokens" not in schema.names:
+        raise UserError(f"{path} has no 'tokens' column; is it a token shard (tokens/train/part-*.arrow)?")
+    kind = schema.field("tokens").type
+    if not ((pa.types.is_large_list(kind) or pa.types.is_list(kind)) and kind.value_type in (pa.uint16(), pa.uint32())):
+        raise UserError(f"{path}: its tokens are {kind}, not large_list<uint16 or uint32> (what tokenize "
+                        "writes); run `corpusforge tokenize` again")
+    if ids and ("id" not in schema.names or schema.field("id").type not in (pa.string(), pa.large_string())):
+        found = schema.field("id").type if "id" in schema.names else "missing"
+        raise UserError(f"{path}: its 'id' column is {found}, not string (what tokenize writes); run "
+                        "`corpusforge tokenize` again")
+
+
 def _batches(path: str) -> Iterator[pa.RecordBatch]:
     """Each record batch of the token shard ``path`` (an Arrow IPC file), as its footer lists them, through
     ordinary reads (one batch in memory at a time), each validated in full."""
@@ -62,8 +82,7 @@ def _batches(path: str) -> Iterator[pa.RecordBatch]:
             raise UserError(f"{path} is not an Arrow IPC file; is it a token shard (tokens/train/part-*.arrow)?")
         source.seek(0)
         reader = ipc.open_file(source)
-        if "tokens" not in reader.schema.names:
-            raise UserError(f"{path} has no 'tokens' column; is it a token shard (tokens/train/part-*.arrow)?")
+        check_layout(path, reader.schema, ids=True)
         for index in range(reader.num_record_batches):
             batch = reader.get_batch(index)
             batch.validate(full=True)
@@ -94,8 +113,10 @@ class TokenShard:
         else:
             column = batches[0].column("tokens")
             self.ids = batches[0].column("id")
-        if column.null_count:
-            raise ValueError(f"{path}: the tokens column has nulls; not a token shard")
+        if column.null_count or column.flatten().null_count or self.ids.null_count:
+            what = ("null documents" if column.null_count else "null token ids" if column.flatten().null_count
+                    else "null ids")
+            raise UserError(f"{path}: {what}; not a token shard (run `corpusforge tokenize` again)")
         self.offsets: np.ndarray = column.offsets.to_numpy(zero_copy_only=True)
         self.tokens: np.ndarray = column.values.to_numpy(zero_copy_only=True)
 
@@ -140,21 +161,56 @@ class TokenSplit:
             yield from shard.documents()
 
 
+def _not_a_manifest(path: str, what: str) -> UserError:
+    return UserError(f"{path} is not a token shards manifest corpusforge wrote ({what}); run `corpusforge tokenize` "
+                     "again")
+
+
+def read_manifest(path: str) -> dict[str, Any]:
+    """``tokens/manifest.json``, checked as far as every reader relies on it: a JSON object whose ``splits`` maps
+    names to objects, each ``shards`` a list of relative file names; a damaged or foreign one is one line."""
+    if not os.path.exists(path):
+        raise UserError(f"{path} is missing: the token shards are incomplete or were never written "
+                        "(run `corpusforge tokenize`)")
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise _not_a_manifest(path, " ".join(str(exc).split())[:120]) from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("splits"), dict):
+        raise _not_a_manifest(path, "no splits")
+    if not isinstance(manifest.get("vocab_size", 0), int) or isinstance(manifest.get("vocab_size"), bool):
+        raise _not_a_manifest(path, "its vocab_size is not a number")
+    for name, split in manifest["splits"].items():
+        shards = split.get("shards", []) if isinstance(split, dict) else None
+        if not isinstance(shards, list) or not all(isinstance(n, str) and n and "\0" not in n for n in shards):
+            raise _not_a_manifest(path, f"its split {name!r} does not list shard files")
+    return manifest
+
+
 class TokenCorpus:
     """A ``tokens/`` directory: its manifest, and the splits' shards."""
 
     def __init__(self, root: str) -> None:
         path = os.path.join(root, "manifest.json")
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"{path} is missing: the token shards are incomplete or were never written "
-                                    "(run `corpusforge tokenize`)")
-        with open(path, encoding="utf-8") as f:
-            self.manifest: dict[str, Any] = json.load(f)
+        self.manifest: dict[str, Any] = read_manifest(path)
+        manifest, refuse = self.manifest, lambda what: _not_a_manifest(path, what)
+        if not isinstance(manifest.get("vocab_size"), int) or manifest.get("dtype") not in ("uint16", "uint32"):
+            raise refuse("no vocab_size, or a dtype that is not uint16 or uint32")
+        if not isinstance(manifest.get("special_tokens"), dict) or not all(
+                isinstance(k, str) and isinstance(v, int) for k, v in manifest["special_tokens"].items()):
+            raise refuse("its special_tokens are not names and ids")
+        if not isinstance(manifest.get("tokenizer", ""), str) or not isinstance(manifest.get("family", ""), (str, type(None))):
+            raise refuse("its tokenizer or family is not a string")
+        for name, split in manifest["splits"].items():
+            if not isinstance(split.get("shards"), list) or not all(isinstance(n, int) and not isinstance(n, bool)
+                                                                    for n in (split.get("documents"), split.get("tokens"))):
+                raise refuse(f"its split {name!r} has no shards, documents or tokens")
         self.root = root
-        self.vocab_size: int = self.manifest["vocab_size"]
-        self.dtype = np.dtype(self.manifest["dtype"])
-        self.special_tokens: dict[str, int] = self.manifest["special_tokens"]
-        self.family: str | None = self.manifest.get("family")
+        self.vocab_size: int = manifest["vocab_size"]
+        self.dtype = np.dtype(manifest["dtype"])
+        self.special_tokens: dict[str, int] = manifest["special_tokens"]
+        self.family: str | None = manifest.get("family")
 
     @property
     def tokenizer_path(self) -> str:
@@ -237,15 +293,8 @@ class TokenShards:
         first = next(headers, None)
         if first is None or not read_schema_message(read, first).equals(schema):
             raise pa.ArrowInvalid("its schema message is not its footer's schema")
-        if len(set(schema.names)) != len(schema.names):
-            raise UserError(f"{path} has two columns of one name; is it a token shard (tokens/train/part-*.arrow)?")
-        if "tokens" not in schema.names:
-            raise UserError(f"{path} has no 'tokens' column; is it a token shard (tokens/train/part-*.arrow)?")
+        check_layout(path, schema)
         kind = schema.field("tokens").type
-        if not ((pa.types.is_large_list(kind) or pa.types.is_list(kind))
-                and kind.value_type in (pa.uint16(), pa.uint32())):
-            raise UserError(f"{path}: its tokens are {kind}, not large_list<uint16 or uint32> (what tokenize "
-                            "writes); run `corpusforge tokenize` again")
         dtype = np.dtype(kind.value_type.to_pandas_dtype()).newbyteorder("<")
         width = 8 if pa.types.is_large_list(kind) else 4
         node, buffer, nodes, buffers = column_layout(schema, "tokens")

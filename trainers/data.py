@@ -13,7 +13,6 @@ shuffle. Window ``i`` of the whole run (epoch ``i // windows_per_epoch``) is a p
 from __future__ import annotations
 
 import dataclasses
-import json
 import pathlib
 import re
 from typing import Iterator, Sequence
@@ -22,7 +21,7 @@ import numpy as np
 import torch
 
 from corpusforge.core.errors import UserError
-from corpusforge.tokenizer.token_shards import TokenShards
+from corpusforge.tokenizer.token_shards import TokenShards, read_manifest
 from corpusforge.trainers.objectives import Objective
 
 
@@ -277,7 +276,9 @@ class TokenData:
         if not manifest_path.exists():
             raise UserError(f"{manifest_path} not found: tokenize the corpus first (corpusforge tokenize) or set "
                             "output.run_dir to a run that has tokens/")
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest = read_manifest(str(manifest_path))
+        if not isinstance(manifest.get("tokenizer", ""), str) or not isinstance(manifest.get("tokenizer_sha256", ""), str):
+            raise UserError(f"{manifest_path}: its tokenizer is not a path; run `corpusforge tokenize` again")
         tokenizer = _resolve(manifest.get("tokenizer", "../tokenizer/tokenizer.json"), root, run_dir)
         splits = {}
         for name, split in (manifest.get("splits") or {}).items():

@@ -14,10 +14,13 @@ AUTO_CLASS = {"decoder": "AutoModelForCausalLM", "encoder": "AutoModelForMaskedL
 
 
 def _read(path: pathlib.Path) -> dict[str, Any] | None:
+    """A run's JSON file as a dict, or None when it is missing, damaged or not an object (the card then leaves its
+    numbers out: a card is no place to stop an export)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        found = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
         return None
+    return found if isinstance(found, dict) else None
 
 
 def _last_metrics(path: pathlib.Path) -> dict[str, dict[str, Any]]:
@@ -108,10 +111,10 @@ def model_card(model_dir: pathlib.Path, info: dict[str, Any], layout: str, arch:
             lines.append("- removed by stage: " + ", ".join(f"{stage} {entry.get('total')}"
                                                            for stage, entry in by_stage.items()))
     if tokens is not None:
-        splits = tokens.get("splits") or {}
+        splits = tokens.get("splits") if isinstance(tokens.get("splits"), dict) else {}
         lines.append(f"- tokenizer: {tokens.get('family')} family, {tokens.get('vocab_size')} tokens; token shards: "
                      + ", ".join(f"{name} {s.get('documents')} documents / {s.get('tokens')} tokens"
-                                 for name, s in splits.items()))
+                                 for name, s in splits.items() if isinstance(s, dict)))
     lines += ["", "## Use", "", "```python",
               f"from transformers import AutoTokenizer, {auto}", "",
               'tokenizer = AutoTokenizer.from_pretrained("PATH")',

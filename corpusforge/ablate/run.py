@@ -230,14 +230,28 @@ def _shared_tokenizer(config, out_dir: str, builds: list[str], options, out) -> 
     return path
 
 
+def _reusable_manifest(path: str) -> dict | None:
+    """The token shards' manifest of an earlier ablation run, if it is one whose train split's counts can be used."""
+    try:
+        manifest = files.read_json(path)
+    except (OSError, ValueError, RecursionError):
+        return None
+    splits = manifest.get("splits") if isinstance(manifest, dict) else None
+    train = splits.get("train") if isinstance(splits, dict) else None
+    if not isinstance(train, dict) or not all(isinstance(train.get(k), int) for k in ("documents", "tokens")):
+        return None
+    return manifest
+
+
 def _tokens(config, build_dir: str, tokenizer: str, tokenizer_sha: str, beam_args, options, out) -> dict[str, int]:
     """The build's token shards with the shared tokenizer (reused when made with the same one)."""
     from corpusforge.tokenizer.tokenize import run_tokenize
 
     manifest_path, record = files.join(build_dir, "tokens", "manifest.json"), files.join(build_dir, "tokens.sha256")
-    if files.exists(manifest_path) and files.exists(record) and files.read_bytes(record).decode() == tokenizer_sha:
-        manifest = files.read_json(manifest_path)
-    else:
+    manifest = None
+    if files.exists(manifest_path) and files.exists(record) and files.read_bytes(record) == tokenizer_sha.encode():
+        manifest = _reusable_manifest(manifest_path)
+    if manifest is None:  # none yet, made with another tokenizer, or damaged: tokenize again
         _say(out, f"tokenize {build_dir}")
         config.output.run_dir, config.output.overwrite = build_dir, True
         config.tokenize.tokenizer = tokenizer

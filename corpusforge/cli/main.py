@@ -182,20 +182,68 @@ def _quiet_interrupts():
             handler.removeFilter(after_interrupt)
 
 
-def _stdout_reader_gone() -> bool:
-    """Whether standard output is a pipe whose reading end is closed (``| head`` had its lines): a write end
-    polls as POLLERR then. Any other BrokenPipeError (a worker process's pipe) is an error to report."""
+def _reader_gone(stream) -> bool:
+    """Whether ``stream`` (standard output or error) is a pipe whose reading end is closed (``| head`` had its
+    lines): a write end polls as POLLERR then. Any other BrokenPipeError (a worker process's pipe) is an error to
+    report."""
     import select
 
     try:
-        fd = sys.stdout.fileno()
-    except (AttributeError, OSError, ValueError):  # no standard output (`>&-`: None), or not a file descriptor:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # no such stream (`>&-`: None), or not a file descriptor:
         return False  # the broken pipe is not its
     if not hasattr(select, "poll"):  # Windows: no way to ask; a broken pipe there is most likely stdout's
         return True
     poller = select.poll()
     poller.register(fd, select.POLLOUT)
     return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def _ended_by_a_broken_pipe(exc: BaseException) -> int:
+    """The exit of a command that ``exc`` ended, a write to a pipe whose reader left, however it reached us: bare, or
+    wrapped by Beam (a RuntimeError from the DoFn that wrote, or a multi-process worker's report of it as text).
+    Standard output's or error's reader gone (``| head`` had its lines, ``2>&1 | head``): 141, as the shell reports a
+    command ended by SIGPIPE, and nothing said (there is no one to say it to). Any other pipe (a worker's, a
+    program's the command feeds) broke: one line, exit 2."""
+    gone = [stream for stream in (sys.stdout, sys.stderr) if _reader_gone(stream)]
+    if gone and not getattr(exc, "filename", None):  # a named file is not a standard stream
+        for stream in gone:  # the interpreter's last flush of it would print "Exception ignored ..."
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        return 141
+    import re
+
+    step = re.search(r"\[while running '([^']*)'\]", str(exc))
+    where = f" in step {step.group(1)}" if step else ""
+    print(f"corpusforge: error: [Errno 32] Broken pipe{where}: a process this command writes to (a worker, or a "
+          "program reading its output) ended before reading it all; run it again (--debug shows the traceback)",
+          file=sys.stderr)
+    return 2
+
+
+@contextlib.contextmanager
+def _quiet_reported_failures():
+    """Beam logs a DoFn's exception at ERROR (with its traceback, and a multi-process worker's again as text) before
+    it raises it to us: for the failures this command reports in one line (a broken pipe, ``_ended_by_a_broken_pipe``;
+    a full disk, a denied permission, a read-only filesystem, ``resource_error``), those records are dropped."""
+    from corpusforge.core.errors import said_in_one_line
+
+    def not_said_in_one_line(record: logging.LogRecord) -> bool:
+        if not record.name.startswith("apache_beam"):
+            return True
+        try:
+            text = record.getMessage()
+        except Exception:  # a record whose arguments do not format: logging reports it itself  # noqa: BLE001
+            text = str(record.msg)
+        return not (said_in_one_line(record.exc_info[1] if record.exc_info else None) or said_in_one_line(text))
+
+    handlers = logging.getLogger().handlers
+    for handler in handlers:
+        handler.addFilter(not_said_in_one_line)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(not_said_in_one_line)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -215,11 +263,13 @@ def main(argv: list[str] | None = None) -> int:
     args.beam_args = extra
     from corpusforge.core.config_loader import ConfigError
     from corpusforge.core import rundir
-    from corpusforge.core.errors import UserError, resource_error
+    from corpusforge.core.errors import UserError, broken_pipe, resource_error
 
+    debug = getattr(args, "debug", False)
     try:
         # scoped_tempfiles: what libraries leave in the temporary folder goes when the command ends
-        with _quiet_interrupts(), rundir.scoped_tempfiles():
+        with _quiet_interrupts(), contextlib.nullcontext() if debug else _quiet_reported_failures(), \
+                rundir.scoped_tempfiles():
             return int(args.func(args) or 0)
     except (UserError, ConfigError) as exc:
         if getattr(args, "debug", False):
@@ -230,11 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # a path that cannot be read or written: the user fixes the path or its permissions
         if getattr(args, "debug", False):
             raise
-        # `corpusforge inspect RUN | head`: the reader has had what it wanted (not another pipe, a worker's)
-        if isinstance(exc, BrokenPipeError) and exc.filename is None and _stdout_reader_gone():
-            # the interpreter's last flush of stdout would print "Exception ignored ..."
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return 141  # as the shell reports a command ended by SIGPIPE
+        # `corpusforge inspect RUN | head`: the reader has had what it wanted (or another pipe, a worker's, broke)
+        if broken_pipe(exc):
+            return _ended_by_a_broken_pipe(exc)
         message = resource_error(exc) or f"{exc}; check the path and its permissions (--debug shows the traceback)"
         print(f"corpusforge: error: {_one_line(message)}", file=sys.stderr)
         return 2
@@ -249,6 +297,8 @@ def main(argv: list[str] | None = None) -> int:
         if (_Interrupt.seen or _interrupted(exc)) and not getattr(args, "debug", False):
             print("corpusforge: interrupted", file=sys.stderr)
             return 130
+        if broken_pipe(exc) and not debug:  # wrapped by Beam: a RuntimeError, or a worker's as text
+            return _ended_by_a_broken_pipe(exc)
         resource = resource_error(exc)
         if resource is None or getattr(args, "debug", False):
             raise
@@ -261,9 +311,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def run() -> None:
     """The ``corpusforge`` command (and ``python -m corpusforge``): ``main`` on the command line, then exit."""
-    from corpusforge.core import lean_beam
+    from corpusforge.core import lean_beam, rundir
 
     lean_beam.enable()  # one command, then exit: a local build imports Beam without its cloud clients
+    # multiprocessing's own folder (pymp-*) inside a marked one of ours: neither Ctrl-C's os._exit below nor a
+    # SIGKILL leaves it behind (the next command reclaims ours)
+    rundir.own_process_tempfiles()
     code = main()
     # The process ends here. Without this, the interpreter's last garbage collection walks every object a build
     # made live (~300k: Beam's, Presidio's, spaCy's), ~0.5 s of every build's wall time. Frozen objects are skipped
@@ -272,6 +325,7 @@ def run() -> None:
     gc.freeze()
     if code == 130:  # interrupted: what the command cleans up is done; a thread Ctrl-C left mid-bundle would keep
         logging.shutdown()  # the interpreter's exit waiting for it for ever, so end without waiting
+        rundir.end_process_tempfiles()  # the exit handlers that would remove it do not run
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)

@@ -109,6 +109,21 @@ def config_fingerprint(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
+def _token_manifest(path: str) -> dict[str, Any] | None:
+    """tokens/manifest.json when it is one (splits of documents and tokens); None for a damaged or foreign one,
+    which the card leaves out (the corpus it describes is not the token shards': the trainer refuses them)."""
+    try:
+        found = files.read_json(path)
+    except (OSError, ValueError, RecursionError):
+        return None
+    splits = found.get("splits") if isinstance(found, dict) else None
+    if not isinstance(splits, dict) or not all(
+            isinstance(s, dict) and all(isinstance(s.get(k, 0), int) for k in ("documents", "tokens"))
+            for s in splits.values()):
+        return None
+    return found
+
+
 def write_card(directory: str, tokens_root: str | None = None) -> None:
     """Write ``directory/README.md`` from the ``manifest.json`` and ``stats.json`` there, atomically. With
     ``tokens_root``, a run directory whose ``tokens/`` holds a finished tokenize of this clean/, the card has a
@@ -118,6 +133,7 @@ def write_card(directory: str, tokens_root: str | None = None) -> None:
     tokens = None
     configs = card_configs(directory, tokens=False)
     if tokens_root and files.exists(files.join(tokens_root, "tokens", "manifest.json")):
-        tokens = files.read_json(files.join(tokens_root, "tokens", "manifest.json"))
+        tokens = _token_manifest(files.join(tokens_root, "tokens", "manifest.json"))
+    if tokens is not None:
         configs += [c for c in card_configs(tokens_root, tokens=True) if c["config_name"] == "tokens"]
     files.write_bytes_atomic(files.join(directory, CARD), card_text(configs, manifest, stats, tokens).encode("utf-8"))

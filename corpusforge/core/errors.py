@@ -56,3 +56,35 @@ def resource_error(exc: BaseException, path: str | None = None, what: str = "") 
 def _message(code: int, path: str | None, what: str) -> UserError:
     where = f" writing {what}" if what else ""
     return UserError(f"{path or 'a file'}{where}: {_ADVICE[code]} (--debug shows the traceback)")
+
+
+# A pipe whose reader left (errno EPIPE): Python's BrokenPipeError, or its text inside a wrapper's (Beam re-raises a
+# DoFn's exception as ``RuntimeError("BrokenPipeError: [Errno 32] Broken pipe [while running 'Step']")`` in the same
+# process, and a multi-process worker's as text in its own).
+_BROKEN_PIPE_IN_TEXT = re.compile(rf"BrokenPipeError\b|\[Errno {errno.EPIPE}\]")
+
+
+def broken_pipe(exc: BaseException | str | None) -> bool:
+    """Whether ``exc`` (an exception, or a log message's text) is, wraps or reports a write to a pipe or socket whose
+    reader is gone (EPIPE): anywhere in its chain (``__cause__``, ``__context__``) or in the text of a link of it."""
+    if isinstance(exc, str):
+        return bool(_BROKEN_PIPE_IN_TEXT.search(exc))
+    seen: set[int] = set()
+    current = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, BrokenPipeError) or isinstance(current, OSError) and current.errno == errno.EPIPE:
+            return True
+        if _BROKEN_PIPE_IN_TEXT.search(str(current)):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def said_in_one_line(exc: BaseException | str | None) -> bool:
+    """Whether the ``corpusforge`` command reports ``exc`` (an exception, or a log message's text about one) in one
+    line of its own, so that a library's log of it with its traceback (Beam's, before it raises it) only buries that
+    line: a broken pipe, or a full disk, a denied permission, a read-only filesystem."""
+    if exc is None:
+        return False
+    return broken_pipe(exc) or resource_error(Exception(exc) if isinstance(exc, str) else exc) is not None

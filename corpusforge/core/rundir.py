@@ -16,7 +16,9 @@ on only when the path's top folder there is one the marker records: an output (`
 directory corpusforge made (``scratch``: ``.tmp-*``, ``.checkpoints``, recorded before it is created). A
 folder merely *named* like one of ours (``.checkpoints``, ``.tmp-build-x``, ``spill``, ``manifest.json``) in
 a directory whose marker does not record it is refused with one line, never deleted. Temporary files and
-folders made outside any run directory (``temporary_dir``) are deleted only by the process that made them.
+folders made outside any run directory (``temporary_dir``) are deleted only by the process that made them, but a
+command's temporary folder (``scoped_tempfiles``), which holds a marker of its own naming that process, is
+deleted by a later command once that process is gone (``reclaim_temporary_dirs``).
 """
 from __future__ import annotations
 
@@ -427,8 +429,9 @@ def scoped_tempfiles(prefix: str = "corpusforge-") -> Iterator[str | None]:
     server's ``beam-temp`` root when it fails to start, torch's elastic launcher its ``torchelastic_``
     directories; tracking each library's names would miss the next one. Yields the folder, or None (and changes
     nothing) when the temporary folder cannot be written: a command that needs it then says so itself."""
+    reclaim_temporary_dirs()  # what killed commands left (their markers say so)
     try:
-        path = temporary_dir(prefix)
+        path = _scope_dir(prefix)
     except OSError:
         yield None
         return
@@ -440,8 +443,231 @@ def scoped_tempfiles(prefix: str = "corpusforge-") -> Iterator[str | None]:
         with tempfiles_in(path, kept):
             yield path
     finally:
-        with contextlib.suppress(OSError):  # a file a library made read-only; the folder is the user's temp anyway
-            remove_temporary(path)
+        with contextlib.suppress(OSError):  # a file a library made read-only: reclaimed once this process is gone
+            _release_scope(path)
+
+
+# ------------------------------------------------------------------------------ temporary folders of ours
+# A command's temporary folder (scoped_tempfiles) holds a marker, SCOPE_MARKER, written by the process that made
+# it, naming the folder and that process (pid, start time, boot), and locked (flock) by that process while it
+# lives: the kernel drops the lock however the process ends, SIGKILL included. A command killed before its scope
+# ended leaves the folder behind; the next command reclaims it (``reclaim_temporary_dirs``): only a folder of
+# ours by name prefix *and* marker, never through a link, never one whose marker is missing, foreign, names
+# another folder, is locked, or names a process still alive (its pid alive with the same start time: a reused
+# pid does not count). Two commands starting at once: the one holding the marker's lock deletes, the other
+# skips; the marker goes last, so a reclaimer killed midway leaves a folder the next one reclaims.
+
+SCOPE_MARKER = ".corpusforge-temporary.json"
+SCOPE_PREFIX = "corpusforge-"
+_SCOPE_LOCKS: dict[str, int] = {}  # folder -> this process's open, locked descriptor of its marker
+
+
+def _boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> tuple[str, int] | None:
+    """``(state, start time in clock ticks since boot)`` of process ``pid`` (Linux ``/proc``), None if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat_line = f.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = stat_line[stat_line.rfind(")") + 2:].split()  # the name, in parentheses, may hold spaces
+    try:
+        return fields[0], int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _process_identity() -> dict[str, Any]:
+    started = _start_time(os.getpid())
+    return {"pid": os.getpid(), "start": started[1] if started else None, "boot": _boot_id()}
+
+
+def _owner_alive(owner: Any) -> bool:
+    """Whether the process a marker names may still run (in doubt: yes)."""
+    pid = owner.get("pid") if isinstance(owner, dict) else None
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < 2**31:  # a pid_t
+        return True  # not a marker we wrote: never reclaimed
+    boot = _boot_id()
+    if owner.get("boot") is not None and boot is not None and owner["boot"] != boot:
+        return False  # the machine rebooted since: every process of then is gone
+    try:
+        os.kill(owner["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, another user's
+    except OSError:
+        return True
+    now = _start_time(owner["pid"])
+    if now is None:
+        return True
+    state, start = now
+    if state == "Z":
+        return False  # killed, not yet reaped: it holds nothing any more
+    return not (isinstance(owner.get("start"), int) and owner["start"] != start)  # a reused pid is another process
+
+
+def _scope_dir(prefix: str) -> str:
+    """``temporary_dir(prefix)`` with our marker in it, locked until ``_release_scope``."""
+    path = temporary_dir(prefix)
+    try:
+        fd = os.open(os.path.join(path, SCOPE_MARKER), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        remove_temporary(path)
+        raise
+    _SCOPE_LOCKS[path] = fd
+    # locked before the marker says anything: a reclaimer that opens it first reads it empty, so not ours
+    _lock(fd, blocking=True)
+    os.write(fd, json.dumps({"made_by": "corpusforge", "folder": os.path.basename(path),
+                             "owner": _process_identity()}).encode())
+    return path
+
+
+def _lock(fd: int, blocking: bool) -> bool:
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): the owner's pid and start time alone tell
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except OSError:
+        return False
+    return True
+
+
+def _release_scope(path: str) -> None:
+    """Delete a folder ``_scope_dir`` made (once), then drop its marker's lock, held meanwhile so that no reclaimer
+    starts on it. What cannot be deleted (a file a library made read-only) stays, marked: reclaimed once this
+    process is gone."""
+    fd = _SCOPE_LOCKS.pop(path, None)
+    if fd is None:
+        return
+    try:
+        folder = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW)
+        try:
+            _remove_scope_contents(folder)
+        finally:
+            os.close(folder)
+        os.rmdir(path)
+        _MADE_HERE.discard(os.path.abspath(path))
+    finally:
+        os.close(fd)
+
+
+_PROCESS_SCOPES: list[str] = []
+
+
+def own_process_tempfiles() -> str | None:
+    """For a process that runs one command and then exits (the ``corpusforge`` command): multiprocessing's own
+    folder (``pymp-*``: the forkserver's and resource sharer's sockets), which it makes once per process and
+    removes only at a normal exit, is made inside a marked folder of ours, which goes after it. An exit that skips
+    multiprocessing's removal leaves nothing of its own: ``os._exit`` after Ctrl-C (``end_process_tempfiles``
+    first) and SIGKILL (the next command reclaims ours, ``reclaim_temporary_dirs``). The folder, or None when
+    multiprocessing's was made before (it stays where it is) or the temporary folder cannot be written."""
+    import multiprocessing.util
+
+    reclaim_temporary_dirs()
+    try:
+        path = _scope_dir(SCOPE_PREFIX + "process-")
+    except OSError:
+        return None
+    saved = tempfile.tempdir
+    tempfile.tempdir = path
+    try:
+        made = multiprocessing.util.get_temp_dir()
+    finally:
+        tempfile.tempdir = saved
+    if os.path.dirname(made) != path:
+        _release_scope(path)
+        return None
+    _PROCESS_SCOPES.append(path)
+    # at a normal exit, after multiprocessing removed its own folder (its exit priority, -100, runs first)
+    multiprocessing.util.Finalize(None, _release_scope, args=(path,), exitpriority=-200)
+    return path
+
+
+def end_process_tempfiles() -> None:
+    """Delete ``own_process_tempfiles``' folder now: the process is about to end without its exit handlers
+    (``os._exit``)."""
+    while _PROCESS_SCOPES:
+        with contextlib.suppress(OSError):
+            _release_scope(_PROCESS_SCOPES.pop())
+
+
+def reclaim_temporary_dirs(parent: str | None = None) -> list[str]:
+    """Delete the temporary folders (``SCOPE_PREFIX``, in ``parent``: the temporary folder) that killed corpusforge
+    processes left: only those whose marker says corpusforge made them and whose owner is gone. The folders
+    removed."""
+    parent = parent or tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(parent) if n.startswith(SCOPE_PREFIX)]
+    except OSError:
+        return []
+    removed = []
+    for name in sorted(names):
+        with contextlib.suppress(OSError):
+            if _reclaim_one(parent, name):
+                removed.append(os.path.join(parent, name))
+    return removed
+
+
+def _reclaim_one(parent: str, name: str) -> bool:
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | os.O_NOFOLLOW
+    try:
+        folder = os.open(os.path.join(parent, name), flags)  # never through a link
+    except OSError:
+        return False
+    try:
+        info = os.fstat(folder)
+        if not stat.S_ISDIR(info.st_mode) or (hasattr(os, "geteuid") and info.st_uid != os.geteuid()):
+            return False
+        try:
+            marker = os.open(SCOPE_MARKER, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+        except OSError:
+            return False  # no marker (a folder merely named like ours, or one its maker has not marked yet)
+        try:
+            if not stat.S_ISREG(os.fstat(marker).st_mode) or not _lock(marker, blocking=False):
+                return False  # its owner (or another reclaimer) holds it
+            # still the marker in that folder (a reclaimer before us may have deleted both) and the folder still
+            # the one at that name
+            here = os.lstat(os.path.join(parent, name))
+            if (os.stat(SCOPE_MARKER, dir_fd=folder, follow_symlinks=False).st_ino != os.fstat(marker).st_ino
+                    or (here.st_dev, here.st_ino) != (info.st_dev, info.st_ino)):
+                return False
+            try:
+                said = json.loads(os.read(marker, 65536).decode())
+            except (ValueError, RecursionError):  # garbled, not UTF-8, nested past the parser: not ours
+                return False
+            if (not isinstance(said, dict) or said.get("made_by") != "corpusforge" or said.get("folder") != name
+                    or _owner_alive(said.get("owner"))):
+                return False
+            _remove_scope_contents(folder)
+            os.rmdir(os.path.join(parent, name))
+            return True
+        finally:
+            os.close(marker)
+    finally:
+        os.close(folder)
+
+
+def _remove_scope_contents(folder: int) -> None:
+    """Delete what the open directory ``folder`` (a scope folder) holds, its marker last: whoever is stopped
+    midway leaves a folder still marked, which the next command reclaims. Links are removed, never followed."""
+    for entry in os.listdir(folder):
+        if entry == SCOPE_MARKER:
+            continue
+        if stat.S_ISDIR(os.stat(entry, dir_fd=folder, follow_symlinks=False).st_mode):
+            shutil.rmtree(entry, dir_fd=folder)
+        else:
+            os.unlink(entry, dir_fd=folder)
+    os.unlink(SCOPE_MARKER, dir_fd=folder)
 
 
 def lasting_caches() -> dict[str, str]:

@@ -69,7 +69,35 @@ def import_modules(lean: bool) -> None:
             gc.enable()
 
 
+class _QuietReportedFailures:
+    """The worker's standard error, less the traceback of a failed bundle that the ``corpusforge`` command reports
+    in one line (Beam's harness prints every failed instruction's traceback there, then sends it to the runner): a
+    broken pipe (or nothing at all when the command's own output's reader left), a full disk, a denied permission
+    (``errors.said_in_one_line``, ``cli.main``)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self._dropped = False
+
+    def write(self, text: str) -> int:
+        from corpusforge.core.errors import said_in_one_line
+
+        if text.startswith("Traceback (most recent call last):") and said_in_one_line(text):
+            self._dropped = True
+            return len(text)
+        if self._dropped and text == "\n":  # print()'s end after the dropped traceback
+            self._dropped = False
+            return len(text)
+        self._dropped = False
+        return self._stream.write(text)
+
+    def __getattr__(self, name):  # flush, fileno, isatty, encoding...: the stream's own
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str]) -> None:
+    if sys.stderr is not None:
+        sys.stderr = _QuietReportedFailures(sys.stderr)
     import_modules(LEAN in argv)
     from apache_beam.runners.worker import sdk_worker_main
 

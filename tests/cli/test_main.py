@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import subprocess
 import sys
 
@@ -183,14 +184,20 @@ run()
 def test_ctrl_c_ends_the_process_whatever_threads_it_left(tmp_path):
     # Once a build printed "corpusforge: interrupted" and then hung: the interpreter's exit waits for every
     # non-daemon thread, and one the interrupt left in the middle of a bundle never ends.
+    # It ends with os._exit, which skips multiprocessing's removal of its own folder: a pymp-* folder was left in
+    # the temporary folder by every Ctrl-C; now nothing is.
     data = tmp_path / "docs.jsonl"
     data.write_text('{"text": "one document about rivers and hills"}\n')
+    temp = tmp_path / "temp"
+    temp.mkdir()
     try:
         done = subprocess.run([sys.executable, "-c", _INTERRUPT_LEAVING_A_THREAD, str(data), str(tmp_path / "run")],
-                              capture_output=True, text=True, timeout=60, cwd=tmp_path)
+                              capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                              env={**os.environ, "TMPDIR": str(temp)})
     except subprocess.TimeoutExpired:
         pytest.fail("the interrupted command did not exit")
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (130, ["corpusforge: interrupted"]), done.stderr[-3000:]
+    assert list(temp.iterdir()) == []
 
 
 def test_ctrl_c_in_a_build_is_one_line(tmp_path):
@@ -203,3 +210,87 @@ def test_ctrl_c_in_a_build_is_one_line(tmp_path):
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (130, ["corpusforge: interrupted"]), done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr[-3000:]
     assert not (tmp_path / "run" / "clean").exists()
+
+
+_BEAM_BROKEN_PIPE = """
+import os, sys
+extra = sys.argv[3:]
+import corpusforge.pipeline.normalize.stage as stage
+def broken(*args, **kwargs):  # a DoFn writing to a pipe whose reader left: its own, or standard output's
+    if os.environ.get("NO_SPACE"):  # or to a full disk
+        raise OSError(28, "No space left on device", "/data/out.bin")
+    if os.environ.get("TO_STDOUT"):
+        while True:
+            print("x" * 80)
+    r, w = os.pipe()
+    os.close(r)
+    os.write(w, b"x")
+stage.normalize_and_count = broken
+from corpusforge.cli.main import run
+sys.argv = ["corpusforge", "build", "--input", sys.argv[1], "--run-dir", sys.argv[2], "--no-progress",
+            "--set", "build.fail_fast=true", "--set", "quality.enabled=false", "--set", "dedup.enabled=false",
+            "--set", "pii.enabled=false", *extra]
+run()
+"""
+
+
+def test_a_broken_pipe_inside_beam_is_one_line_or_a_quiet_141(tmp_path):
+    # Beam wraps a DoFn's BrokenPipeError in a RuntimeError ("BrokenPipeError: [Errno 32] Broken pipe [while running
+    # 'Normalize/...']") after logging it with its traceback: ~120 lines and exit 1, whichever pipe broke.
+    data = tmp_path / "docs.jsonl"
+    data.write_text("".join(f'{{"text": "document {i} about rivers and hills"}}\n' for i in range(20)))
+    script = tmp_path / "case.py"
+    script.write_text(_BEAM_BROKEN_PIPE)
+    with open(tmp_path / "out.txt", "w") as out:  # another pipe broke: one line naming the step, exit 2
+        done = subprocess.run([sys.executable, str(script), str(data), str(tmp_path / "run")], stdout=out,
+                              stderr=subprocess.PIPE, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-3000:]
+    assert done.stderr.startswith("corpusforge: error: [Errno 32] Broken pipe in step Normalize/")
+    # standard output's reader left (`| head -n 1`) while a DoFn wrote to it: exit 141, nothing said
+    done = subprocess.run(f"{sys.executable} {script} {data} {tmp_path / 'run2'} | head -n 1", shell=True,
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, "TO_STDOUT": "1"}, executable="/bin/bash")
+    assert done.stdout.count("\n") == 1 and done.stderr == "", done.stderr[-3000:]
+    status = subprocess.run(f"set -o pipefail; {sys.executable} {script} {data} {tmp_path / 'run3'} | head -n 1",
+                            shell=True, capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                            env={**os.environ, "TO_STDOUT": "1"}, executable="/bin/bash")
+    assert status.returncode == 141, status.stderr[-3000:]
+
+
+def test_a_broken_pipe_in_a_beam_worker_process_is_one_line(tmp_path):
+    # With direct_running_mode=multi_processing the worker prints the failed bundle's traceback to its stderr and
+    # the runner logs it twice more before raising a RuntimeError holding it as text: ~270 lines, exit 1.
+    data = tmp_path / "docs.jsonl"
+    data.write_text("".join(f'{{"text": "document {i} about rivers and hills"}}\n' for i in range(20)))
+    site = tmp_path / "site"
+    site.mkdir()  # the worker is another interpreter: it breaks its pipe through sitecustomize
+    (site / "sitecustomize.py").write_text(
+        "import os\n"
+        "import corpusforge.pipeline.normalize.stage as stage\n"
+        "def broken(*args, **kwargs):\n"
+        "    r, w = os.pipe()\n"
+        "    os.close(r)\n"
+        "    os.write(w, b'x')\n"
+        "stage.normalize_and_count = broken\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+    with open(tmp_path / "out.txt", "w") as out:
+        done = subprocess.run([sys.executable, "-m", "corpusforge", "build", "--input", str(data), "--run-dir",
+                               str(tmp_path / "run"), "--no-progress", "--set", "build.fail_fast=true",
+                               "--set", "quality.enabled=false", "--set", "dedup.enabled=false",
+                               "--set", "pii.enabled=false", "--direct_running_mode=multi_processing",
+                               "--direct_num_workers=2"], stdout=out, stderr=subprocess.PIPE, text=True, timeout=300,
+                              cwd=tmp_path, env=env)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-3000:]
+    assert done.stderr.startswith("corpusforge: error: [Errno 32] Broken pipe in step Normalize/")
+
+
+def test_a_full_disk_inside_beam_is_one_line_without_beams_log_of_it(tmp_path):
+    # The one line came after Beam's ERROR log of the DoFn's exception and its traceback (12 lines).
+    data = tmp_path / "docs.jsonl"
+    data.write_text("".join(f'{{"text": "document {i} about rivers and hills"}}\n' for i in range(20)))
+    script = tmp_path / "case.py"
+    script.write_text(_BEAM_BROKEN_PIPE)
+    done = subprocess.run([sys.executable, str(script), str(data), str(tmp_path / "run")], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path, env={**os.environ, "NO_SPACE": "1"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-3000:]
+    assert done.stderr.startswith("corpusforge: error: /data/out.bin: no space left on the device")

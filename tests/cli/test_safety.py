@@ -136,6 +136,44 @@ def test_a_rebuild_killed_mid_run_leaves_the_previous_build_intact(tmp_path, cap
     assert "stale temporary directories" not in _inspect(run, capsys)
 
 
+def _temp_tree(temp):
+    return {str(p.relative_to(temp)): p.read_bytes() if p.is_file() else None for p in sorted(temp.rglob("*"))}
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="process start times from /proc")
+def test_a_command_killed_mid_run_leaves_the_temporary_folder_to_the_next_one(tmp_path):
+    """A SIGKILLed build's temporary folders (its command's and its pipeline's, multiprocessing's pymp-* with
+    them) are gone once the next command has run; a look-alike without our marker, or with one naming a live
+    owner (this test's process), survives byte for byte. Before, each killed build left a corpusforge-* folder
+    and a pymp-* folder in the temporary folder for good."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    (temp / "corpusforge-mine").mkdir()
+    (temp / "corpusforge-mine" / "notes.txt").write_text("the user's")
+    (temp / "corpusforge-live").mkdir()
+    stat_line = open(f"/proc/{os.getpid()}/stat").read()
+    (temp / "corpusforge-live" / rundir.SCOPE_MARKER).write_text(json.dumps(
+        {"made_by": "corpusforge", "folder": "corpusforge-live",
+         "owner": {"pid": os.getpid(), "start": int(stat_line[stat_line.rfind(")") + 2:].split()[19]), "boot": None}}))
+    look_alikes = _temp_tree(temp)
+    env = {**os.environ, "TMPDIR": str(temp)}
+    data = _corpus(tmp_path / "docs.jsonl", 80_000)
+    build = subprocess.Popen([sys.executable, "-m", "corpusforge", "build", "--input", str(data), "-o",
+                              str(tmp_path / "run"), "--no-progress", *OFF], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:  # killed while its pipeline runs: a folder of the pipeline's inside the command's
+        assert _wait_for(lambda: list(temp.glob("corpusforge-*/corpusforge-beam-*"))), build.stderr.read()
+        build.send_signal(signal.SIGKILL)
+    finally:
+        build.wait()
+    assert build.returncode == -signal.SIGKILL, "the build ended before it could be killed: make the corpus larger"
+    assert set(_temp_tree(temp)) > set(look_alikes)
+    done = subprocess.run([sys.executable, "-m", "corpusforge", "inspect", str(tmp_path / "missing")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert _temp_tree(temp) == look_alikes
+
+
 def _inspect(run, capsys):
     capsys.readouterr()
     assert main(["inspect", str(run)]) == 0

@@ -426,7 +426,7 @@ def test_what_libraries_leave_in_the_temporary_folder_goes_with_the_scope(tmp_pa
             os.close(fd)
             os.chmod(left, 0o500)  # a folder a library made read-only inside: still removed
             subprocess.run([sys.executable, "-c", child], check=True)
-            assert len(os.listdir(scope)) == 3
+            assert len(set(os.listdir(scope)) - {rundir.SCOPE_MARKER}) == 3
             if ending == "raises":
                 raise RuntimeError("the command failed")
     assert [p for p in os.listdir(scratch) if scratch / p != pathlib.Path(multiprocessing.util.get_temp_dir())] == []
@@ -460,3 +460,111 @@ def test_torchs_compile_cache_stays_where_torch_puts_it_without_a_scope(tmp_path
     with rundir.scoped_tempfiles() as scope:
         assert cache_dir() == expected and not expected.startswith(scope)
     assert os.path.isdir(expected)
+
+
+# ------------------------------------------------------------------ temporary folders killed commands left
+
+def _start_ticks(pid):
+    stat_line = pathlib.Path(f"/proc/{pid}/stat").read_text()
+    return int(stat_line[stat_line.rfind(")") + 2:].split()[19])
+
+
+def _dead_pid():
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
+
+
+def _marked(folder, owner, made_by="corpusforge", names=None, marker_text=None):
+    """A folder as a killed command leaves it (written here by hand, not by rundir: what the marker must say)."""
+    folder.mkdir()
+    (folder / "beam-temp-x").mkdir()
+    (folder / "beam-temp-x" / "staged.bin").write_bytes(os.urandom(64))
+    (folder / "pymp-abc").mkdir()
+    text = marker_text if marker_text is not None else json.dumps(
+        {"made_by": made_by, "folder": names or folder.name, "owner": owner})
+    (folder / rundir.SCOPE_MARKER).write_text(text)
+    return folder
+
+
+def _tree(path):
+    return {str(p.relative_to(path)): (p.is_symlink(), p.read_bytes() if p.is_file() and not p.is_symlink() else None)
+            for p in sorted(path.rglob("*"))}
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="process start times from /proc")
+def test_reclaim_deletes_only_marked_folders_whose_owner_is_gone(tmp_path):
+    """A killed command's folder goes (its marker names a dead process, or a live pid with another start time:
+    a reused pid); a folder without our marker, with a foreign or unreadable one, one copied under another name,
+    one whose owner lives, a link to a marked folder, a marker that is a link: all survive byte for byte."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    me = {"pid": os.getpid(), "start": _start_ticks(os.getpid()), "boot": None}
+    dead = {"pid": _dead_pid(), "start": 1, "boot": None}
+    reused = {"pid": os.getpid(), "start": _start_ticks(os.getpid()) - 1, "boot": None}
+    gone = [_marked(temp / "corpusforge-killed", dead), _marked(temp / "corpusforge-reusedpid", reused)]
+    outside = _marked(tmp_path / "outside", dead, names="corpusforge-link")
+    (temp / "corpusforge-link").symlink_to(outside)
+    (temp / "corpusforge-nomarker").mkdir()
+    (temp / "corpusforge-nomarker" / "data").write_text("mine")
+    _marked(temp / "corpusforge-live", me)
+    _marked(temp / "corpusforge-foreign", dead, made_by="someone else")
+    _marked(temp / "corpusforge-copied", dead, names="corpusforge-original")
+    _marked(temp / "corpusforge-garbled", dead, marker_text='{"made_by": "corpusforge", "folder"')
+    _marked(temp / "corpusforge-noowner", None)
+    linked = _marked(temp / "corpusforge-linkedmarker", dead)
+    (linked / rundir.SCOPE_MARKER).rename(tmp_path / "real-marker.json")
+    (linked / rundir.SCOPE_MARKER).symlink_to(tmp_path / "real-marker.json")
+    _marked(temp / "not-corpusforge-x", dead)  # the name is not ours
+    kept = [p for p in temp.iterdir() if p not in gone]
+    before = {p.name: _tree(p) for p in kept} | {"outside": _tree(outside)}
+    assert sorted(rundir.reclaim_temporary_dirs(str(temp))) == sorted(str(p) for p in gone)
+    assert sorted(p.name for p in temp.iterdir()) == sorted(p.name for p in kept)
+    assert {p.name: _tree(p) for p in kept} | {"outside": _tree(outside)} == before
+
+
+def test_a_scope_folder_is_reclaimed_once_its_process_is_killed_never_before(tmp_path):
+    """A real scope (``scoped_tempfiles`` in another process): kept while that process lives (its marker locked,
+    its pid alive), reclaimed by the next scope once it is SIGKILLed."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    child = subprocess.Popen([sys.executable, "-c", "import sys, time, tempfile\n"
+                              "from corpusforge.core import rundir\n"
+                              "rundir.own_process_tempfiles()\n"  # as the corpusforge command: pymp-* inside ours
+                              "with rundir.scoped_tempfiles() as scope:\n"
+                              "    open(tempfile.mkstemp()[1], 'w').write('x')\n"
+                              "    print(scope, flush=True)\n"
+                              "    time.sleep(120)\n"], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "TMPDIR": str(temp)})
+    try:
+        scope = pathlib.Path(child.stdout.readline().strip())
+        assert scope.parent == temp and (scope / rundir.SCOPE_MARKER).is_file()
+        assert rundir.reclaim_temporary_dirs(str(temp)) == [] and scope.is_dir()
+        child.kill()
+    finally:
+        child.wait()
+    assert str(scope) in rundir.reclaim_temporary_dirs(str(temp))  # with the process's own (multiprocessing's)
+    assert list(temp.iterdir()) == []
+
+
+_RECLAIMER = """
+import sys, time
+from corpusforge.core import rundir
+while time.time() < float(sys.argv[2]):
+    pass
+print(len(rundir.reclaim_temporary_dirs(sys.argv[1])))
+"""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="process start times from /proc")
+def test_two_commands_reclaiming_at_once_each_folder_goes_once_without_an_error(tmp_path):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    dead = {"pid": _dead_pid(), "start": 1, "boot": None}
+    for i in range(60):
+        _marked(temp / f"corpusforge-{i:03d}", dead)
+    start = time.time() + 3
+    reclaimers = [subprocess.Popen([sys.executable, "-c", _RECLAIMER, str(temp), str(start)], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [r.communicate(timeout=120) for r in reclaimers]
+    assert [r.returncode for r in reclaimers] == [0, 0] and all(err == "" for _, err in results), results
+    assert sum(int(out) for out, _ in results) == 60 and list(temp.iterdir()) == []

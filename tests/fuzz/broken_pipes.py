@@ -1,9 +1,11 @@
 """Fuzz family ``broken_pipes``: a ``BrokenPipeError`` in a command, from its standard output's reader going away
 (``corpusforge inspect RUN | head``) or from another pipe (a worker process's), wherever standard output goes.
 
-Promise (``corpusforge/cli/main.py``, ``_stdout_reader_gone``): exit 141 with nothing on stderr only when standard
-output is a pipe whose reader closed it; any other broken pipe is one line on stderr, exit 2; a command whose
-output all arrived exits 0 with every line delivered.
+Promise (``corpusforge/cli/main.py``, ``_ended_by_a_broken_pipe``): exit 141 with nothing on stderr only when
+standard output is a pipe whose reader closed it; any other broken pipe is one line on stderr, exit 2; a command
+whose output all arrived exits 0 with every line delivered. However the BrokenPipeError reaches the command (drawn:
+as raised, wrapped in a RuntimeError as Beam wraps a DoFn's after logging it, or as a multi-process worker's text
+in one), with the same ending and nothing else on stderr.
 
 Each case runs a subprocess whose ``inspect`` command is replaced by one that prints N lines (N drawn, up to
 6000 of 81 bytes: past what a pipe and Python's buffer hold), then, in one case out of two, writes to a pipe whose
@@ -23,18 +25,37 @@ import sys
 FAMILY = "broken_pipes"
 
 SINKS = ("pipe", "head", "file", "devnull", "pty", "closed")
+# How the BrokenPipeError reaches the command: as raised; wrapped as Beam wraps a DoFn's in the same process
+# (RuntimeError("BrokenPipeError: ... [while running 'Step']") raised while handling it, after logging it at ERROR);
+# or as a multi-process worker's reaches the runner (its text only, in a RuntimeError, logged by Beam first).
+WRAPS = ("bare", "beam", "worker_text")
 SCRIPT = """
-import os, sys
+import logging, os, sys
 import corpusforge.cli.inspect as inspect
-lines, worker = int(sys.argv[1]), sys.argv[2] == "worker"
+lines, worker, wrap = int(sys.argv[1]), sys.argv[2] == "worker", sys.argv[3]
+def wrapped(exc):
+    step = " [while running 'Normalize/NormalizeText/ParDo(_NormalizeFn)']"
+    if wrap == "beam":
+        logging.getLogger("apache_beam.runners.common").error("%s: %s%s", type(exc).__name__, exc, step, exc_info=exc)
+        return RuntimeError(f"{type(exc).__name__}: {exc}{step}")
+    text = f"Traceback (most recent call last):\\n  File ...\\n{type(exc).__name__}: {exc}{step}"
+    logging.getLogger("apache_beam.runners.portability.local_job_service").error("Worker: %s", text)
+    return RuntimeError(f"Pipeline job failed: {text}")
 def act(args):
-    for i in range(lines):
-        print(f"{i:08d} " + "x" * 71)
-    if worker:  # a pipe of this process's own whose reader is gone, as a dead worker's is
-        sys.stdout.flush() if sys.stdout is not None else None
-        r, w = os.pipe()
-        os.close(r)
-        os.write(w, b"batch")
+    try:
+        for i in range(lines):
+            print(f"{i:08d} " + "x" * 71)
+        if worker:  # a pipe of this process's own whose reader is gone, as a dead worker's is
+            sys.stdout.flush() if sys.stdout is not None else None
+            r, w = os.pipe()
+            os.close(r)
+            os.write(w, b"batch")
+    except BrokenPipeError as exc:
+        if wrap == "bare":
+            raise
+        if wrap == "beam":
+            raise wrapped(exc)
+        raise wrapped(exc) from None
     return 0
 inspect.cmd_inspect = act
 from corpusforge.cli.main import main
@@ -42,11 +63,12 @@ sys.exit(main(["inspect", "anything"]))
 """
 
 
-def _run(workdir: pathlib.Path, sink: str, lines: int, worker: bool, read: int) -> tuple[int, str, int]:
+def _run(workdir: pathlib.Path, sink: str, lines: int, worker: bool, read: int, wrap: str = "bare"
+         ) -> tuple[int, str, int]:
     """(exit code, stderr, lines delivered)."""
     script = workdir / "case.py"
     script.write_text(SCRIPT, encoding="utf-8")
-    argv = [sys.executable, str(script), str(lines), "worker" if worker else "stdout"]
+    argv = [sys.executable, str(script), str(lines), "worker" if worker else "stdout", wrap]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     if sink in ("pipe", "head"):
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=workdir)
@@ -97,8 +119,9 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     if sink == "head" and lines < 2000:  # all of it fits in the pipe: stdout never breaks
         lines = 6000
         read = rng.randrange(1000)
-    (workdir / "case.txt").write_text(f"sink={sink} lines={lines} worker={worker} read={read}\n")
-    code, err, delivered = _run(workdir, sink, lines, worker, read)
+    wrap = rng.choice(WRAPS)
+    (workdir / "case.txt").write_text(f"sink={sink} lines={lines} worker={worker} read={read} wrap={wrap}\n")
+    code, err, delivered = _run(workdir, sink, lines, worker, read, wrap)
     if worker:
         assert code == 2 and err.count("\n") == 1 and err.startswith("corpusforge: error: ") and "Broken pipe" in err, \
             f"a worker's broken pipe (stdout: {sink}) ended with {code} and {err!r}, not one line and exit 2"

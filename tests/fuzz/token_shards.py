@@ -1,5 +1,6 @@
-"""Fuzz family ``token_shards``: damaged or foreign token shards opened by ``TokenShards`` (the trainer's reader)
-and, one case in eight, by ``corpusforge train``.
+"""Fuzz family ``token_shards``: damaged or foreign token shards opened by ``TokenShards`` (the trainer's reader),
+by ``TokenShard`` and ``TokenCorpus`` (the other readers: a shard read whole, a ``tokens/`` directory by its
+manifest) and, one case in eight, by ``corpusforge train``.
 
 Promise: a shard is read as the correct tokens or refused with one line (a ``UserError`` naming the file); never a
 traceback, a signal (SIGBUS: no memory map), a hang, or other tokens given silently. "Correct" is what the file
@@ -38,16 +39,20 @@ FOREIGN = ("renamed", "other_type", "compressed", "dictionary", "nulls", "stream
 DAMAGES = ("none", "none", "cut", "cut_every", "flip_header", "flip_header", "flip_any", "huge")
 
 # In the child: each file opened by TokenShards (and through a pickle, as a spawned worker gets it), every document
-# read; then pyarrow's reading of it. One JSON line a file.
+# read; by TokenShard (read whole) and through a TokenCorpus whose manifest lists it, every document and id read;
+# then pyarrow's reading of it. One JSON line a file. Any exception but a UserError ends the child: a traceback.
 _READ = textwrap.dedent("""
-    import json, pickle, sys
+    import json, os, pickle, sys
     sys.path.insert(0, sys.argv[2])
     import pyarrow as pa, pyarrow.ipc as ipc
     from corpusforge.core.errors import UserError
-    from corpusforge.tokenizer.token_shards import TokenShards
+    from corpusforge.tokenizer.token_shards import TokenCorpus, TokenShard, TokenShards
 
+    root = os.path.join(os.path.dirname(sys.argv[1]), "corpus")
+    os.makedirs(root, exist_ok=True)
     for path in json.loads(open(sys.argv[1]).read()):
-        out = {"path": path, "tokens": None, "error": None, "worker": None, "reference": None}
+        out = {"path": path, "tokens": None, "error": None, "worker": None, "reference": None,
+               "shard": None, "shard_error": None, "corpus": None, "corpus_error": None}
         try:
             shards = TokenShards([path])
             out["tokens"] = [shards.document(i).tolist() for i in range(len(shards))]
@@ -55,6 +60,21 @@ _READ = textwrap.dedent("""
             out["worker"] = [worker.document(i).tolist() for i in range(len(worker))]
         except UserError as exc:
             out["error"] = str(exc)
+        try:
+            shard = TokenShard(path)
+            out["shard"] = [shard.document(i).tolist() for i in range(len(shard))]
+        except UserError as exc:
+            out["shard_error"] = str(exc)
+        with open(os.path.join(root, "manifest.json"), "w") as f:
+            json.dump({"vocab_size": 2**32, "dtype": "uint32", "special_tokens": {}, "tokenizer": "tokenizer.json",
+                       "splits": {"train": {"shards": [path], "documents": 0, "tokens": 0}}}, f)
+        try:
+            read = list(TokenCorpus(root).split("train").documents_iter())
+            if not all(isinstance(doc_id, str) for doc_id, _ in read):
+                raise AssertionError(f"TokenCorpus gave ids that are not strings from {path}")
+            out["corpus"] = [tokens.tolist() for _, tokens in read]
+        except UserError as exc:
+            out["corpus_error"] = str(exc)
         try:
             with pa.OSFile(path) as source:
                 table = ipc.open_file(source).read_all()
@@ -234,11 +254,30 @@ def read_shards(paths: list[pathlib.Path], timeout: int = 120) -> list[dict]:
         raise AssertionError(f"TokenShards hung (over {timeout} s) on {paths[0]}") from None
     if result.returncode != 0:
         how = f"killed by signal {-result.returncode}" if result.returncode < 0 else f"exit {result.returncode}"
-        raise AssertionError(f"TokenShards died ({how}) on a shard: {result.stderr.strip()[-1500:]}")
+        raise AssertionError(f"a reader of token shards died ({how}) on a shard: {result.stderr.strip()[-1500:]}")
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
 def check(out: dict, docs: list[list[int]], must_read: bool, what: str) -> None:
+    _check_reader(out, docs, must_read, what)
+    for reader in ("shard", "corpus"):  # TokenShard, and TokenCorpus through it: read as the file says, or one line
+        error, tokens = out[f"{reader}_error"], out[reader]
+        label = {"shard": "TokenShard", "corpus": "TokenCorpus"}[reader]
+        if error is not None:
+            if "\n" in error or not error.startswith(out["path"]):
+                raise AssertionError(f"{what}: {label}'s error is not one line naming the file: {error[:300]!r}")
+            if must_read:
+                raise AssertionError(f"{what}: {label} refused a shard corpusforge reads: {error}")
+            TRIED[f"{reader} refused"] += 1
+            continue
+        expected = out["reference"] if out["reference"] is not None else docs
+        if tokens != expected or (out["tokens"] is not None and tokens != out["tokens"]):
+            raise AssertionError(f"{what}: {label} read {len(tokens)} documents that are not the file's "
+                                 "(or not TokenShards')")
+        TRIED[f"{reader} read"] += 1
+
+
+def _check_reader(out: dict, docs: list[list[int]], must_read: bool, what: str) -> None:
     path, error, tokens = out["path"], out["error"], out["tokens"]
     if error is not None:
         if "\n" in error or not error.startswith(path):

@@ -2,6 +2,7 @@
 its tokens' offsets), a spawned DataLoader worker reuses what the parent found, and every check of a shard that
 changed or is not a token shard stays one line naming the file (docs/outputs.md, "Shards that change while they
 are read")."""
+import json
 import os
 import pickle
 
@@ -134,3 +135,92 @@ def test_a_shard_cut_at_a_batch_boundary_is_refused_not_read_short(tmp_path, doc
     os.truncate(path, cut)
     with pytest.raises(UserError, match="is not a readable token shard"):
         TokenShards([path])
+
+
+def _foreign(tmp_path, name):
+    """A shard of another program's layout (or damaged so), as ``name`` says."""
+    small = [[1, 2, 3], [], [40_000, 5]] * 40
+    tables = {
+        "int64 tokens": _table(small, pa.large_list(pa.int64())),
+        "int32 tokens": _table(small, pa.large_list(pa.int32())),
+        "float tokens": _table(small, pa.large_list(pa.float32())),
+        "uint64 tokens": _table(small, pa.large_list(pa.uint64())),
+        "string tokens": _table(small).set_column(1, "tokens", pa.array([" ".join(map(str, d)) for d in small])),
+        "fixed-size tokens": _table(small).set_column(1, "tokens", pa.array([(d + [0, 0, 0])[:3] for d in small],
+                                                                            pa.list_(pa.uint16(), 3))),
+        "nested tokens": _table(small).set_column(1, "tokens", pa.array([[d] for d in small],
+                                                                         pa.large_list(pa.large_list(pa.uint16())))),
+        "dictionary tokens": _table(small).set_column(1, "tokens", pa.array(
+            [" ".join(map(str, d)) for d in small]).dictionary_encode()),
+        "null documents": _table([None if i % 3 == 1 else d for i, d in enumerate(small)]),
+        "null token ids": _table([d[:1] + [None] + d[1:] for d in small]),
+        "dictionary ids": _table(small).set_column(0, "id", pa.array([f"d{i}" for i in range(len(small))])
+                                                   .dictionary_encode()),
+        "integer ids": _table(small).set_column(0, "id", pa.array(range(len(small)))),
+        "no ids": _table(small).drop_columns(["id"]),
+        "null ids": _table(small).set_column(0, "id", pa.array([None] * len(small), pa.string())),
+        "two token columns": pa.Table.from_arrays([pa.array(small, pa.large_list(pa.uint16()))] * 2,
+                                                  names=["tokens", "tokens"]),
+    }
+    if name in tables:
+        return _write(tmp_path / "part-00000-of-00001.arrow", tables[name])
+    path = tmp_path / "part-00000-of-00001.arrow"
+    if name == "stream":
+        with pa.ipc.new_stream(str(path), token_schema("uint16")) as writer:
+            writer.write_table(_table(small).cast(token_schema("uint16")))
+    else:
+        path.write_bytes(b'{"tokens": [1, 2, 3]}\n')
+    return path
+
+
+FOREIGN = ["int64 tokens", "int32 tokens", "float tokens", "uint64 tokens", "string tokens", "fixed-size tokens",
+           "nested tokens", "dictionary tokens", "null documents", "null token ids", "dictionary ids", "integer ids",
+           "no ids", "null ids", "two token columns", "stream", "not arrow"]
+
+
+@pytest.mark.parametrize("name", FOREIGN)
+def test_every_reader_refuses_a_foreign_shard_in_one_line_naming_it(tmp_path, name):
+    """TokenShard (and TokenCorpus's splits, which open it) as TokenShards: another program's layout is one line
+    naming the file, never a traceback (AttributeError, ArrowInvalid, KeyError, ValueError on the reader before) nor
+    other numbers read as token ids (float, signed or 64-bit tokens were read before)."""
+    from corpusforge.tokenizer.token_shards import TokenCorpus, TokenShard
+
+    (tmp_path / "tokens" / "train").mkdir(parents=True)
+    path = _foreign(tmp_path / "tokens" / "train", name)
+    (tmp_path / "tokens" / "manifest.json").write_text(json.dumps(
+        {"vocab_size": 65_000, "dtype": "uint16", "special_tokens": {"eos": 0}, "tokenizer": "../t.json",
+         "splits": {"train": {"shards": [f"train/{path.name}"], "documents": 120, "tokens": 200}}}))
+    readers = [lambda: TokenShard(str(path)), lambda: TokenCorpus(str(tmp_path / "tokens")).split("train").shard(0)]
+    if name in ("integer ids", "no ids", "null ids"):  # TokenShards reads no id: it reads the tokens right
+        shards = TokenShards([path])
+        assert [shards.document(i).tolist() for i in range(len(shards))] == [[1, 2, 3], [], [40_000, 5]] * 40
+    else:
+        readers.append(lambda: TokenShards([path]))
+    for reader in readers:
+        with pytest.raises(UserError) as caught:
+            reader()
+        assert str(caught.value).startswith(str(path)) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("manifest", ["{", "[]", '{"splits": []}', '{"splits": {"train": []}}',
+                                      '{"splits": {"train": {"shards": "part-0.arrow"}}}',
+                                      '{"splits": {"train": {"shards": [3]}}}',
+                                      '{"splits": {"train": {"shards": ["a.arrow"]}}, "vocab_size": "big"}',
+                                      '{"splits": {"train": {"shards": ["a.arrow"]}}, "tokenizer": 7}',
+                                      '{"splits": {"train": {"shards": ["a.arrow"], "documents": 1, "tokens": 1}}, '
+                                      '"vocab_size": 9, "dtype": "float32", "special_tokens": {}}',
+                                      b"\xff\xfe"])
+def test_a_damaged_or_foreign_manifest_is_one_line_naming_it(tmp_path, manifest):
+    from corpusforge.tokenizer.token_shards import TokenCorpus
+    from corpusforge.trainers.data import TokenData
+
+    (tmp_path / "tokens").mkdir()
+    path = tmp_path / "tokens" / "manifest.json"
+    path.write_bytes(manifest if isinstance(manifest, bytes) else manifest.encode())
+    readers = [lambda: TokenCorpus(str(tmp_path / "tokens"))]
+    if "float32" not in str(manifest):  # the trainer needs no dtype: it reads it from the shards
+        readers.append(lambda: TokenData.from_run(tmp_path))
+    for reader in readers:
+        with pytest.raises(UserError) as caught:
+            reader()
+        assert str(caught.value).startswith(str(path)) and "\n" not in str(caught.value)

@@ -22,3 +22,16 @@ def test_the_card_gives_the_kept_text_not_the_shard_size(tmp_path):
     line = next(line for line in card.splitlines() if line.startswith("- cleaned by corpusforge"))
     assert "287 documents kept, 215,022 characters of text (0.22 MB as UTF-8); 0.37 MB of arrow shards" in line
     assert "0.37 MB of text" not in card
+
+
+def test_a_damaged_or_foreign_token_manifest_leaves_the_card_without_it(tmp_path):
+    # The card reads tokens/manifest.json for its token counts: one that is a list, or whose splits are not objects,
+    # raised AttributeError out of `corpusforge export`.
+    run = tmp_path / "run"
+    (run / "model").mkdir(parents=True)
+    (run / "tokens").mkdir()
+    for text in ("[]", '{"splits": []}', '{"splits": {"train": 3}}', "[" * 5000, "{"):
+        (run / "tokens" / "manifest.json").write_text(text)
+        card = model_card(run / "model", {"model": MODEL, "objective": "clm", "family": "gpt2"}, "decoder", "decoder",
+                          370_000)
+        assert "## Use" in card and "3 documents" not in card
