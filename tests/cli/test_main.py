@@ -203,3 +203,30 @@ def test_ctrl_c_in_a_build_is_one_line(tmp_path):
     assert (done.returncode, done.stderr.splitlines()[-1:]) == (130, ["corpusforge: interrupted"]), done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr[-3000:]
     assert not (tmp_path / "run" / "clean").exists()
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["train", "--max-steps", "ten"],
+     "corpusforge train: error: argument --max-steps: invalid int value: 'ten'; see corpusforge train --help"),
+    (["generate", "--prompt", "x"],
+     "corpusforge generate: error: the following arguments are required: --model; see corpusforge generate --help"),
+    (["inspect", "a", "b"], "corpusforge inspect: error: unrecognized arguments: b; see corpusforge inspect --help"),
+    (["tokenizer", "show"], "corpusforge tokenizer: error: argument SUBCOMMAND: invalid choice: 'show' (choose from "
+                            "'train', 'report'); see corpusforge tokenizer --help"),
+    (["train", "--objective", "clmm"], "corpusforge train: error: argument --objective: invalid choice: 'clmm' (choose "
+     "from 'mlm', 'rtd', 'span', 'bart', 'clm', 'prefixlm', 'bilm') (did you mean 'clm'?); see corpusforge train --help"),
+])
+def test_a_command_line_mistake_is_one_line_naming_the_help(capsys, argv, line):
+    # argparse printed the whole usage before the mistake: 13 lines for train, the mistake on the last
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [line]
+
+
+def test_a_misspelt_command_is_one_line_with_the_nearest(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["buidl"])
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("corpusforge: error: argument COMMAND: invalid choice: 'buidl'")
+    assert line.endswith("(did you mean 'build'?); see corpusforge --help")
