@@ -292,4 +292,4 @@ def step_bar(total: int, initial: int = 0, *, label: str = "train", stream: IO[s
         return PlainSteps(total, initial, label=label, stream=stream)
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True, file=stream, mininterval=0.1)
+    return tqdm(total=total, initial=initial, desc=label, unit="step", dynamic_ncols=True, file=stream, mininterval=0.1)
