@@ -127,14 +127,18 @@ class Progress:
     ``measure`` is the counter the bar advances by (with ``total`` when known, for the percentage and ETA);
     ``unit`` "B" shows it as bytes. ``extras`` are ``(counter, label)`` pairs shown beside it.
     ``enabled=False`` shows nothing; ``tty`` (default: whether ``stream`` is a terminal) picks a live bar or
-    plain lines every ``line_every`` seconds plus one at the end.
+    plain lines every ``line_every`` seconds plus one at the end. ``estimated``: ``total`` is a forecast (the
+    tokenizer's sample, drawn by a hash per document), shown as "of about" while the block runs and replaced by
+    the count when it ends well: a finished step read what it read ("202.7 kB of 199.1 kB (100%)" said the total
+    was exact and the count past it).
     """
 
     def __init__(self, directory: str | None, measure: str, total: int | None = None, *, unit: str = "",
                  extras: tuple[tuple[str, str], ...] = (), label: str = "progress", enabled: bool = True,
                  tty: bool | None = None, stream: IO[str] | None = None, poll_every: float = 0.5,
-                 line_every: float = 10.0, remove: bool = True):
+                 line_every: float = 10.0, remove: bool = True, estimated: bool = False):
         self.directory, self.measure, self.total, self.unit = directory, measure, total or None, unit
+        self.estimated = estimated
         if directory is not None and remove and "://" not in directory and not os.path.lexists(directory):
             rundir.claim_new_dir(directory)  # made here: this display may delete it when it ends
         self.extras, self.label, self.enabled = extras, label, enabled
@@ -178,6 +182,10 @@ class Progress:
             self._thread.join()
         if self.enabled:
             self._poll()
+            if self.estimated and exc_type is None:
+                self.total = self.counts.get(self.measure, 0) or None
+                if self._bar is not None:
+                    self._bar.total = self.total
             if self._bar is not None:
                 self._render_bar()
                 self._bar.close()
@@ -224,7 +232,7 @@ class Progress:
         show = format_bytes if self.unit == "B" else (lambda n: f"{n:,}")
         text = show(done)
         if self.total:
-            text += f" of {show(self.total)}"
+            text += f" of {'about ' if self.estimated and done != self.total else ''}{show(self.total)}"
         if self.unit != "B":
             text = f"{text} {self.unit}".rstrip()
         if self.total:

@@ -12,7 +12,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.config import InputConfig
-from corpusforge.core.progress import Progress, Reporter, read_counts
+from corpusforge.core.progress import Progress, Reporter, format_bytes, read_counts
 from corpusforge.pipeline.readers import ReadDocuments, input_bytes
 from corpusforge.pipeline.shards import WriteShards
 
@@ -74,6 +74,23 @@ def test_plain_lines_show_counts_eta_and_stop_when_the_run_fails(tmp_path):
     assert any("250 B of 1.0 kB (25%), ETA" in line and "records read 7" in line for line in lines[:-1])
     assert lines[-1].startswith("build: failed after 0:00: 250 B of 1.0 kB (25%), records read 7")
     assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("read", [1500, 800])
+def test_an_estimated_total_is_the_count_once_the_step_is_done(read):
+    # the tokenizer's sample is forecast from the held-out share; its documents are drawn by a hash, so it reads
+    # more or less than that: "202.7 kB of 199.1 kB (100%)" at the end of the demo's tokenizer training
+    stream = io.StringIO()
+    progress = Progress(None, "bytes", 1000, unit="B", tty=False, stream=stream, poll_every=0.02, line_every=0.05,
+                        label="tokenizer sample", estimated=True)
+    with progress:
+        progress.add(bytes=read // 2)
+        time.sleep(0.3)
+        progress.add(bytes=read - read // 2)
+    lines = stream.getvalue().splitlines()
+    assert any(f"{read // 2} B of about 1.0 kB" in line for line in lines[:-1]), lines
+    shown = format_bytes(read)
+    assert lines[-1] == f"tokenizer sample: done in 0:00: {shown} of {shown} (100%)"
 
 
 class _Terminal(io.StringIO):
