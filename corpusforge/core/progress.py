@@ -263,6 +263,7 @@ class PlainSteps:
         self.total, self.n, self.label, self.line_every, self.quiet_for = total, initial, label, line_every, quiet_for
         self.stream = stream or sys.stderr
         self.postfix: dict[str, str] = {}
+        self._postfix_step = initial
         self._started = self._last = time.monotonic()
         self._tenth = self._tenth_of(initial)
 
@@ -279,6 +280,7 @@ class PlainSteps:
 
     def set_postfix(self, postfix: dict[str, Any], refresh: bool = False) -> None:
         self.postfix = {key: str(value) for key, value in postfix.items()}
+        self._postfix_step = self.n + 1  # the step under way, which the next update counts (the trainer's order)
 
     def write(self, message: str) -> None:
         print(message, file=self.stream, flush=True)
@@ -290,7 +292,10 @@ class PlainSteps:
         self._last = time.monotonic()
         head = f"done in {format_seconds(self._last - self._started)}: " if final else ""
         parts = [f"step {self.n} of {self.total}", *(f"{key} {value}" for key, value in self.postfix.items())]
-        print(f"{self.label}: {head}{', '.join(parts)}", file=self.stream, flush=True)
+        # the trainer measures its loss every train.log_every steps: a line between says which step it is from,
+        # not "step 19 of 30, loss 7.6254" for the loss of step 10
+        stale = f" (at step {self._postfix_step})" if self.postfix and self._postfix_step != self.n else ""
+        print(f"{self.label}: {head}{', '.join(parts)}{stale}", file=self.stream, flush=True)
 
 
 def step_bar(total: int, initial: int = 0, *, label: str = "train", stream: IO[str] | None = None):

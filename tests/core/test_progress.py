@@ -190,6 +190,25 @@ def test_steps_off_a_terminal_are_plain_lines_with_messages_on_their_own():
     assert lines[-1].startswith("train: done in 0:00: step 6 of 6, loss 1.0")
 
 
+def test_a_line_between_the_trainers_measurements_says_which_step_the_loss_is_from():
+    import io
+
+    from corpusforge.core.progress import PlainSteps
+
+    stream = io.StringIO()
+    bar = PlainSteps(30, stream=stream, line_every=0.0)
+    for step in range(1, 31):  # as trainers/train.py: the loss measured every 10 steps, before the step is counted
+        if step % 10 == 0:
+            bar.set_postfix({"loss": f"{8 - step / 10:.1f}"})
+        bar.update(1)
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    # a line at each tenth (3 steps); before, "step 12 of 30, loss 7.0" as if the loss were step 12's
+    assert lines[3:7] == ["train: step 12 of 30, loss 7.0 (at step 10)", "train: step 15 of 30, loss 7.0 (at step 10)",
+                          "train: step 18 of 30, loss 7.0 (at step 10)", "train: step 21 of 30, loss 6.0 (at step 20)"]
+    assert lines[-1] == "train: done in 0:00: step 30 of 30, loss 5.0"
+
+
 def test_a_slow_short_run_prints_about_ten_lines():
     import io
 
