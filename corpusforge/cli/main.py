@@ -71,6 +71,14 @@ class _Parser(argparse.ArgumentParser):
     13 lines for ``train --max-steps ten`` with the mistake on the last. Subcommands' parsers are made by
     ``add_subparsers`` with the class of their parent, so every command's are this class."""
 
+    def format_help(self) -> str:
+        # every command's help ends with examples (cli/examples.py), verbatim: each command's own formatter would
+        # rewrap an epilog
+        from corpusforge.cli.examples import epilog
+
+        examples = epilog(self.prog)
+        return super().format_help() + (f"\n{examples}" if examples else "")
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}{_did_you_mean(message)}; see {self.prog} --help\n")
 
