@@ -261,6 +261,7 @@ class PlainSteps:
     def __init__(self, total: int, initial: int = 0, *, label: str = "train", stream: IO[str] | None = None,
                  line_every: float = 10.0, quiet_for: float = 60.0):
         self.total, self.n, self.label, self.line_every, self.quiet_for = total, initial, label, line_every, quiet_for
+        self._initial = initial  # a resumed run's rate counts the steps of this process only
         self.stream = stream or sys.stderr
         self.postfix: dict[str, str] = {}
         self._postfix_step = initial
@@ -291,7 +292,11 @@ class PlainSteps:
     def _line(self, final: bool = False) -> None:
         self._last = time.monotonic()
         head = f"done in {format_seconds(self._last - self._started)}: " if final else ""
-        parts = [f"step {self.n} of {self.total}", *(f"{key} {value}" for key, value in self.postfix.items())]
+        step = f"step {self.n} of {self.total}"
+        if not final and self._initial < self.n < self.total:  # as the build's lines and tqdm's bar show it
+            elapsed = self._last - self._started
+            step += f", ETA {format_seconds(elapsed * (self.total - self.n) / (self.n - self._initial))}"
+        parts = [step, *(f"{key} {value}" for key, value in self.postfix.items())]
         # the trainer measures its loss every train.log_every steps: a line between says which step it is from,
         # not "step 19 of 30, loss 7.6254" for the loss of step 10
         stale = f" (at step {self._postfix_step})" if self.postfix and self._postfix_step != self.n else ""

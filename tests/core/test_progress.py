@@ -185,8 +185,8 @@ def test_steps_off_a_terminal_are_plain_lines_with_messages_on_their_own():
     bar.close()
     lines = stream.getvalue().splitlines()
     assert "\r" not in stream.getvalue()
-    assert lines[:4] == ["train: step 1 of 6", "train: step 2 of 6, loss 6.0", "train: step 3 of 6, loss 5.0",
-                         "step 3: val loss 4.2"]
+    assert lines[:4] == ["train: step 1 of 6, ETA 0:00", "train: step 2 of 6, ETA 0:00, loss 6.0",
+                         "train: step 3 of 6, ETA 0:00, loss 5.0", "step 3: val loss 4.2"]
     assert lines[-1].startswith("train: done in 0:00: step 6 of 6, loss 1.0")
 
 
@@ -204,9 +204,30 @@ def test_a_line_between_the_trainers_measurements_says_which_step_the_loss_is_fr
     bar.close()
     lines = stream.getvalue().splitlines()
     # a line at each tenth (3 steps); before, "step 12 of 30, loss 7.0" as if the loss were step 12's
-    assert lines[3:7] == ["train: step 12 of 30, loss 7.0 (at step 10)", "train: step 15 of 30, loss 7.0 (at step 10)",
-                          "train: step 18 of 30, loss 7.0 (at step 10)", "train: step 21 of 30, loss 6.0 (at step 20)"]
+    assert [line.replace(", ETA 0:00", "") for line in lines[3:7]] == [
+        "train: step 12 of 30, loss 7.0 (at step 10)", "train: step 15 of 30, loss 7.0 (at step 10)",
+        "train: step 18 of 30, loss 7.0 (at step 10)", "train: step 21 of 30, loss 6.0 (at step 20)"]
     assert lines[-1] == "train: done in 0:00: step 30 of 30, loss 5.0"
+
+
+def test_plain_step_lines_show_the_time_left(monkeypatch):
+    # a newcomer's `corpusforge train` on CPU (size small, 1000 steps) printed "train: step 100 of 1000" for hours,
+    # with no word of how long the rest would take; the build's lines and tqdm's bar show an ETA
+    import io
+
+    from corpusforge.core import progress as progress_module
+
+    clock = [1000.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    stream = io.StringIO()
+    bar = progress_module.PlainSteps(1000, initial=200, stream=stream, line_every=0.0)  # resumed at step 200
+    for _ in range(100):
+        clock[0] += 6.0  # 6 s a step in this process
+        bar.update(1)
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "train: step 210 of 1000, ETA 1:19:00"  # a minute without a line; 790 steps left at 6 s
+    assert lines[-1] == "train: done in 10:00: step 300 of 1000"
 
 
 def test_a_slow_short_run_prints_about_ten_lines():
