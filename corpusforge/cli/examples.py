@@ -8,7 +8,7 @@ from __future__ import annotations
 EXAMPLES: dict[str, list[str]] = {
     "corpusforge demo": [
         "corpusforge demo                                  # everything into runs/demo, ~30 s",
-        "corpusforge demo --run-dir runs/demo2 --documents 300 --steps 20 --set output.overwrite=true",
+        "corpusforge demo --run-dir runs/demo2 --documents 300 --steps 20 --overwrite",
     ],
     "corpusforge build": [
         "corpusforge build -c corpus.yaml                  # inputs and settings in a file (README)",
