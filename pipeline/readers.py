@@ -168,7 +168,8 @@ class _Context:
 
     def _record(self, position: int, obj: Any, raw: bytes | str = b"") -> Document | Rejected:
         if not isinstance(obj, dict):
-            return self.reject(position, "not_an_object", f"expected a JSON object, got {type(obj).__name__}", raw)
+            got = "an array" if isinstance(obj, list) else type(obj).__name__
+            return self.reject(position, "not_an_object", f"expected a JSON object, got {got}", raw)
         check_depth(obj, self.max_depth)  # what nests deeper fails later steps (pickling, JSON writing)
         obj = self.repair_unicode(obj)
         text = obj.get(self.spec.text_field)
