@@ -295,3 +295,13 @@ def test_a_mistyped_beam_flag_comes_before_any_other_check(tmp_path, capsys, com
     assert line == ("corpusforge: error: unknown Beam pipeline option --direct_num_worker (did you mean "
                     "--direct_num_workers?), from beam.options or the command line"), line
     assert sorted(p.name for p in run.rglob("*")) == ["manifest.json", "tokens"]
+
+
+def test_ablate_names_a_mistyped_beam_flag_before_it_builds(tmp_path, capsys):
+    data = tmp_path / "raw.jsonl"
+    data.write_text('{"text": "A warm cat slept on the mat."}\n')
+    line = _one_line_error(capsys, ["ablate", "--input", str(data), "--eval", str(data), "--out",
+                                    str(tmp_path / "abl"), "--variant", "full", "--tokens", "2048", "--direct_num_worker=2"])
+    assert line.startswith("corpusforge: error: unknown Beam pipeline option --direct_num_worker (did you mean "
+                           "--direct_num_workers?)"), line
+    assert not (tmp_path / "abl").exists()
