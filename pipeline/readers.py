@@ -72,6 +72,10 @@ def detect_format(path: str) -> str:
         return "warc"
     if name.endswith((".html", ".htm", ".xhtml")):
         return "html"
+    if name.endswith((".csv", ".tsv")):  # finetune and predict read them, so a newcomer tries build on one too
+        raise UserError(f"{display_path(path)}: build reads no CSV or TSV; write it as Parquet or JSON Lines first "
+                        "(e.g. pandas.read_csv(PATH).to_parquet('data.parquet')) and name its text column with "
+                        "--text-field (inputs[].text_field)")
     raise UserError(
         f"cannot tell the format of {display_path(path)} from its extension; set format: "
         "jsonl|parquet|arrow|text|warc|html on that input"

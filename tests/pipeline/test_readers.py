@@ -114,6 +114,9 @@ def test_format_detection_and_glob_root():
     assert detect_format("a/b.jsonl.zst") == "jsonl"
     assert detect_format("b.parquet") == "parquet"
     with pytest.raises(UserError, match="set format"):
+        detect_format("b.dat")
+    # CSV, which finetune and predict read: say what to do with it, not to set a format no reader has
+    with pytest.raises(UserError, match=r"b.csv: build reads no CSV or TSV; write it as Parquet or JSON Lines first"):
         detect_format("b.csv")
     assert glob_root("data/web/*.jsonl") == "data/web/"
     assert glob_root("data/x.jsonl") == "data"
