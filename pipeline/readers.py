@@ -72,6 +72,10 @@ def detect_format(path: str) -> str:
         return "warc"
     if name.endswith((".html", ".htm", ".xhtml")):
         return "html"
+    if name.endswith((".csv", ".tsv")):  # finetune and predict read them, so a newcomer tries build on one too
+        raise UserError(f"{display_path(path)}: build reads no CSV or TSV; write it as Parquet or JSON Lines first "
+                        "(e.g. pandas.read_csv(PATH).to_parquet('data.parquet')) and name its text column with "
+                        "--text-field (inputs[].text_field)")
     raise UserError(
         f"cannot tell the format of {display_path(path)} from its extension; set format: "
         "jsonl|parquet|arrow|text|warc|html on that input"
@@ -168,7 +172,8 @@ class _Context:
 
     def _record(self, position: int, obj: Any, raw: bytes | str = b"") -> Document | Rejected:
         if not isinstance(obj, dict):
-            return self.reject(position, "not_an_object", f"expected a JSON object, got {type(obj).__name__}", raw)
+            got = "an array" if isinstance(obj, list) else type(obj).__name__
+            return self.reject(position, "not_an_object", f"expected a JSON object, got {got}", raw)
         check_depth(obj, self.max_depth)  # what nests deeper fails later steps (pickling, JSON writing)
         obj = self.repair_unicode(obj)
         text = obj.get(self.spec.text_field)
@@ -176,8 +181,17 @@ class _Context:
             return self.reject(position, "missing_text", f"no field {self.spec.text_field!r}", raw)
         if not isinstance(text, str):
             return self.reject(position, "non_string_text", f"{self.spec.text_field!r} is {type(text).__name__}", raw)
-        return self._document(position, text, obj.get(self.spec.id_field),
-                              {k: v for k, v in obj.items() if k not in (self.spec.text_field, self.spec.id_field)}, raw)
+        raw_id = obj.get(self.spec.id_field)
+        metadata = {k: v for k, v in obj.items() if k not in (self.spec.text_field, self.spec.id_field)}
+        if isinstance(raw_id, float) and raw_id != raw_id:  # NaN: how pandas writes a missing id in a float column
+            raw_id = None
+        if raw_id is not None and not _usable_id(raw_id):
+            # An id that is neither a string nor an integer (5001.0 from a pandas float column, true, a list) names
+            # no document: it gets an id from its file and position, as one without an id does. The value was
+            # dropped with nothing said; it stays in metadata under its field's name, and is counted.
+            metadata[self.spec.id_field] = raw_id
+            self.counters[UNUSABLE_IDS] = self.counters.get(UNUSABLE_IDS, 0) + 1
+        return self._document(position, text, raw_id, metadata, raw)
 
     def repair_unicode(self, obj: dict[str, Any]) -> dict[str, Any]:
         """``obj`` with every lone surrogate in its strings (text, id, metadata keys and values) replaced by
@@ -204,13 +218,22 @@ class _Context:
         if len(text) > self.max_chars:
             return self.reject(position, "oversize_record", f"{len(text)} chars > output.max_doc_chars={self.max_chars}",
                                text[:RAW_CARRIED])
-        if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) and str(raw_id):
+        if _usable_id(raw_id) and str(raw_id):
             # Ids are namespaced by source so that two sources using the same ids stay distinct corpus-wide.
             doc_id = f"{self.source}/{raw_id}"
         else:
             doc_id = derived_id(self.source, self.relpath, position)
         return Document(id=doc_id, text=text, source=self.source, metadata=_json_safe(metadata),
                         origin=(self.input_index, self.relpath, position))
+
+
+# the edit counting records whose id field holds a value that cannot be an id (kept in their metadata instead)
+UNUSABLE_IDS = "ids_not_string_or_integer"
+
+
+def _usable_id(raw_id: Any) -> bool:
+    """Whether a record's id value can name its document: a string or an integer (not a bool)."""
+    return isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool)
 
 
 def _has_surrogate(text: str) -> bool:

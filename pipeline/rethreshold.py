@@ -16,6 +16,7 @@ when a later quality step (toxicity, a classifier) would have scored it, or when
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import posixpath
 import time
@@ -62,8 +63,11 @@ def new_quality_config(old: dict[str, Any], overrides: list[str]) -> QualityConf
         keys, _ = parse_override(item)
         key = ".".join(keys if keys[0] == "quality" else ["quality", *keys])
         if key not in allowed:
+            # a misspelt threshold gets its nearest, as every --set does (config_loader), not the ~50 allowed keys
+            close = difflib.get_close_matches(key, sorted(allowed), n=1, cutoff=0.8)
+            choice = f"did you mean {close[0]}?" if close else f"allowed: {', '.join(sorted(allowed))}"
             raise UserError(f"--set {item}: {key} is not a threshold of the heuristic rules that rethreshold can "
-                            f"re-decide; allowed: {', '.join(sorted(allowed))}")
+                            f"re-decide; {choice}")
     normalized = [item if item.startswith("quality.") else f"quality.{item}" for item in overrides]
     try:
         return from_dict(QualityConfig, apply_overrides({"quality": old}, normalized)["quality"], "quality")

@@ -456,6 +456,11 @@ def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metri
         if stats["rejected"]["reasons"].get("missing_text", 0) * 2 >= max(a["input"], 1):  # a whole file, not one record
             lines.append("  (missing_text: the records have no field named as inputs[].text_field says, 'text' unless "
                          "set; name yours there, or with build --text-field for --input files)")
+        if stats["rejected"]["reasons"].get("not_an_object", 0) * 2 >= max(a["input"], 1):
+            # a .json file of one array of records (json.dump of a list, pandas' orient="records") reads as one
+            # record that is not an object: the whole file rejected, with nothing to say why
+            lines.append("  (not_an_object: JSON Lines holds one object per line; a file holding one array of records "
+                         "is not JSON Lines: write it one object per line, e.g. jq -c '.[]' data.json > data.jsonl)")
     for stage, errors in stats["rejected"].get("stage_errors", {}).items():
         lines.append(f"  stage errors in {stage}: " + ", ".join(f"{e} {n:,}" for e, n in errors.items()))
     for stage, counters in stats["edits"].items():

@@ -227,7 +227,7 @@ def train_from_shards(cfg: TokenizerConfig, input_path: str, output_dir: str, pr
     share = (1.0 - sample.heldout_share) * sample.fraction  # of the corpus that the sample is expected to take
     terminal = progress and sys.stderr.isatty()
     shown = Progress(None, "bytes", int(total_bytes * share), unit="B", extras=(("documents", "documents"),),
-                     label="tokenizer sample", enabled=progress and not terminal)
+                     label="tokenizer sample", enabled=progress and not terminal, estimated=True)
     with shown:
         tok = train_from_texts(_counted(sample, shown), cfg, length=int(documents * share), show_progress=terminal)
     seconds = time.perf_counter() - started

@@ -46,7 +46,7 @@ def directory_kind(model_dir: pathlib.Path) -> str:
                         "predict (accuracy, macro-F1), or pass its merged/ or model/ directory")
     if not config.is_file():
         raise UserError(f"{model_dir} holds no config.json; pass a run's model/ directory (corpusforge train) or "
-                        "an exported one (corpusforge export)")
+                        f"an exported one (corpusforge export){model_files.run_model_hint(model_dir)}")
     data = model_files.read_json(config)
     if "model_type" in data:
         return "transformers"

@@ -55,6 +55,13 @@ def loading(path: str | pathlib.Path, what: str = "model") -> Iterator[None]:
                         f"whole, unmodified {what} directory (re-export or re-train it)") from None
 
 
+def run_model_hint(directory: str | pathlib.Path) -> str:
+    """``"; it is a run directory: pass RUN/model"`` when ``directory`` holds no config.json but its ``model/``
+    does (every command's -o is the run, so ``export RUN OUT`` and ``--model RUN`` are the newcomer's first try)."""
+    model = pathlib.Path(directory) / "model"
+    return f"; {directory} is a run directory: pass {model}" if (model / "config.json").is_file() else ""
+
+
 def read_json(path: str | pathlib.Path, what: str = "config.json") -> dict[str, Any]:
     """A JSON object from ``path``, or one line naming it."""
     path = pathlib.Path(path)

@@ -84,6 +84,9 @@ def cmd_ablate(args) -> int:
     config = load_config(args.config, [*args.set, f"train.model.size={args.size}"], base=base)
     if not config.inputs:
         raise UserError("no input: pass --input PATH or list inputs in the config file")
+    from corpusforge.core.beam_options import pipeline_options
+
+    pipeline_options(config.beam, args.beam_args)  # a mistyped Beam flag before any build, as build does
     quiet_transformers()
     options = AblationOptions(heldout=args.eval, tokens=args.tokens, out_dir=args.out, seeds=args.seeds,
                               tokenizer=args.tokenizer, max_epochs=args.max_epochs, progress=not args.no_progress,

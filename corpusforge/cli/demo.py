@@ -9,7 +9,7 @@ import pathlib
 import time
 
 from corpusforge.config import load_config
-from corpusforge.cli.options import BEAM_EPILOG, common_parser, run_dir_setting
+from corpusforge.cli.options import BEAM_EPILOG, common_parser, overwrite_parser, run_dir_setting
 from corpusforge.core import rundir
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.errors import UserError
@@ -33,7 +33,7 @@ DEMO_SETTINGS: dict = {
 def register(subparsers) -> None:
     fmt = argparse.RawDescriptionHelpFormatter
     demo = subparsers.add_parser(
-        "demo", parents=[common_parser()], formatter_class=fmt,
+        "demo", parents=[common_parser(), overwrite_parser()], formatter_class=fmt,
         help="Run the whole chain on the built-in sample.",
         description="Write the built-in sample (real text from Python's own documentation, with duplicates, "
                     "personal data, junk, other languages and bad records), then build, train a tokenizer, tokenize, "
@@ -48,11 +48,18 @@ def register(subparsers) -> None:
 
 def run_demo(args) -> int:
     run_dir = pathlib.Path(rundir.check_run_dir(args.run_dir))  # never /, ~, the current directory or above
-    overwrite = load_config(args.config, list(args.set)).output.overwrite  # however spelt: yes, True, a config file
+    if getattr(args, "overwrite", False):  # as --set output.overwrite=true, for every step below
+        args.set = [*args.set, "output.overwrite=true"]
+    config = load_config(args.config, list(args.set))
+    overwrite = config.output.overwrite  # however spelt: --overwrite, yes, True, a config file
+    from corpusforge.core.beam_options import pipeline_options
+
+    # the Beam flags before anything is written: `demo --overwrit` went to Beam, refused only after the sample
+    pipeline_options(config.beam, args.beam_args)
     with run_lock(str(run_dir), "demo"):
         if run_dir.exists() and any(n.name != rundir.LOCK for n in run_dir.iterdir()):
             if not overwrite:
-                raise UserError(f"{run_dir} is not empty; remove it or pass --set output.overwrite=true")
+                raise UserError(f"{run_dir} is not empty; remove it or pass --overwrite")
             if rundir.read_marker(str(run_dir)) is None:
                 raise UserError(f"{run_dir} is not empty and holds no {rundir.MARKER}, the record of what corpusforge "
                                 "wrote there, so nothing in it is deleted; choose an empty or new --run-dir")

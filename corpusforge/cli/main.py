@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 import warnings
+from typing import NoReturn
 
 # command -> the module of this package that registers it (``register(subparsers)``), in --help order.
 COMMANDS = {
@@ -64,11 +65,40 @@ models on each. Run `corpusforge COMMAND --help` for each command's options.
 """
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose mistakes (a value of the wrong type, a missing argument, an unknown command or
+    choice) are one line that says where the help is: argparse's own ``error`` printed the whole usage first,
+    13 lines for ``train --max-steps ten`` with the mistake on the last. Subcommands' parsers are made by
+    ``add_subparsers`` with the class of their parent, so every command's are this class."""
+
+    def format_help(self) -> str:
+        # every command's help ends with examples (cli/examples.py), verbatim: each command's own formatter would
+        # rewrap an epilog
+        from corpusforge.cli.examples import epilog
+
+        examples = epilog(self.prog)
+        return super().format_help() + (f"\n{examples}" if examples else "")
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}{_did_you_mean(message)}; see {self.prog} --help\n")
+
+
+def _did_you_mean(message: str) -> str:
+    """`` (did you mean 'build'?)`` for an invalid choice close to an allowed one (``corpusforge buidl``)."""
+    import re
+
+    found = re.search(r"invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+    if not found:
+        return ""
+    close = difflib.get_close_matches(found.group(1), re.findall(r"'(.*?)'", found.group(2)), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 def make_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser, with every subcommand, or with command ``only`` alone (the one being run:
     each other one costs its module's import and its arguments, ~0.05 s in all)."""
-    parser = argparse.ArgumentParser(prog="corpusforge", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="corpusforge", description=DESCRIPTION,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     from corpusforge.pipeline import __version__
 
     parser.add_argument("--version", action="version", version=f"corpusforge {__version__}")
@@ -255,7 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     if extra and not getattr(args, "accepts_beam_args", False):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        subparsers.choices[args.command].error(f"unrecognized arguments: {' '.join(extra)}")
     misspelt = _misspelt_own_flags(parser, args.command, extra)
     if misspelt:
         print(f"corpusforge: error: {misspelt}", file=sys.stderr)

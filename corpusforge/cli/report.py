@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from corpusforge.cli.options import DefaultsFormatter, common_parser
 
@@ -44,7 +45,12 @@ def cmd_report(args) -> int:
     for name in ("sample_rows", "top_reasons", "samples", "text_chars"):
         if getattr(args, name) < 1:
             raise UserError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
-    run_dir = getattr(args, "run_dir", None)
+    run_dir, output = getattr(args, "run_dir", None), getattr(args, "output", None)
+    if run_dir is None and output is not None and os.path.isdir(output):
+        # every other command's -o is the run directory: `report -o RUN` reported on output.run_dir (runs/latest,
+        # "does not exist") or, where that exists, tried to write its page over RUN
+        raise UserError(f"report's -o names the page it writes, and {output} is a directory; give the run first: "
+                        f"corpusforge report {output} (or --run-dir {output})")
     if run_dir is None:
         from corpusforge.config import load_config
 

@@ -31,6 +31,11 @@ def cmd_tokenize(args) -> int:
 
     config = load_config(args.config, flag_overrides(args, "tokenize", {
         "val_fraction": "val_fraction", "tokenizer": "tokenizer", "input": "input", "output": "output"}))
+    from corpusforge.core.beam_options import pipeline_options
+
+    # a mistyped Beam flag first, as build does: it came after every other check ("runs/x/tokens already holds
+    # token shards" for `tokenize --overwrit`), or only once the work had started
+    pipeline_options(config.beam, getattr(args, "beam_args", None))
     manifest = run_tokenize(config.tokenize, config.tokenize_run(), getattr(args, "beam_args", None),
                             progress=not args.no_progress)
     output = config.tokenize.output or f"{config.run_dir}/tokens"

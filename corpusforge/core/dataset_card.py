@@ -65,6 +65,13 @@ def card_text(configs: list[dict[str, Any]], manifest: dict[str, Any], stats: di
         *(f"| {key} | {accounting[key]:,} |" for key in ("input", "kept", "removed", "rejected") if key in accounting),
         "",
     ]
+    # datasets refuses to load a split with no rows ('Instruction "train" corresponds to no data!'), and a clean input
+    # has no rejected records: say so rather than show a line that raises
+    empty = [name for name, key in (("default", "kept"), ("removed", "removed"), ("rejected", "rejected"))
+             if accounting.get(key) == 0]
+    if empty:
+        lines += [", ".join(f"`{name}`" for name in empty) + " (no records): `load_dataset` refuses an empty split; "
+                  "with `streaming=True` it gives no rows.", ""]
     by_stage = stats.get("sources") or []
     if by_stage:
         read, kept = by_stage[0].get("by", {}), by_stage[-1].get("by", {})
@@ -89,8 +96,12 @@ def card_text(configs: list[dict[str, Any]], manifest: dict[str, Any], stats: di
         f"(SHA-256 of manifest.json's config but the run directory and the runner) `{config_sha}`.", "",
         "```python",
         "from datasets import load_dataset",
-        'clean = load_dataset(RUN_DIR, split="train")                   # the clean corpus',
-        'removed = load_dataset(RUN_DIR, "removed", split="train")      # what the stages removed, with reasons',
+        *(['clean = load_dataset(RUN_DIR, split="train")                   # the clean corpus']
+          if "default" not in empty else []),
+        *(['removed = load_dataset(RUN_DIR, "removed", split="train")      # what the stages removed, with reasons']
+          if "removed" not in empty else []),
+        *(['rejected = load_dataset(RUN_DIR, "rejected", split="train")    # bad input records, with reasons']
+          if "rejected" not in empty else []),
         'stream = load_dataset(RUN_DIR, split="train", streaming=True)  # without reading it all',
         *(['tokens = load_dataset(RUN_DIR, "tokens")                     # train and validation token ids']
           if tokens and any(c["config_name"] == "tokens" for c in configs) else []),

@@ -127,14 +127,18 @@ class Progress:
     ``measure`` is the counter the bar advances by (with ``total`` when known, for the percentage and ETA);
     ``unit`` "B" shows it as bytes. ``extras`` are ``(counter, label)`` pairs shown beside it.
     ``enabled=False`` shows nothing; ``tty`` (default: whether ``stream`` is a terminal) picks a live bar or
-    plain lines every ``line_every`` seconds plus one at the end.
+    plain lines every ``line_every`` seconds plus one at the end. ``estimated``: ``total`` is a forecast (the
+    tokenizer's sample, drawn by a hash per document), shown as "of about" while the block runs and replaced by
+    the count when it ends well: a finished step read what it read ("202.7 kB of 199.1 kB (100%)" said the total
+    was exact and the count past it).
     """
 
     def __init__(self, directory: str | None, measure: str, total: int | None = None, *, unit: str = "",
                  extras: tuple[tuple[str, str], ...] = (), label: str = "progress", enabled: bool = True,
                  tty: bool | None = None, stream: IO[str] | None = None, poll_every: float = 0.5,
-                 line_every: float = 10.0, remove: bool = True):
+                 line_every: float = 10.0, remove: bool = True, estimated: bool = False):
         self.directory, self.measure, self.total, self.unit = directory, measure, total or None, unit
+        self.estimated = estimated
         if directory is not None and remove and "://" not in directory and not os.path.lexists(directory):
             rundir.claim_new_dir(directory)  # made here: this display may delete it when it ends
         self.extras, self.label, self.enabled = extras, label, enabled
@@ -178,6 +182,10 @@ class Progress:
             self._thread.join()
         if self.enabled:
             self._poll()
+            if self.estimated and exc_type is None:
+                self.total = self.counts.get(self.measure, 0) or None
+                if self._bar is not None:
+                    self._bar.total = self.total
             if self._bar is not None:
                 self._render_bar()
                 self._bar.close()
@@ -224,7 +232,7 @@ class Progress:
         show = format_bytes if self.unit == "B" else (lambda n: f"{n:,}")
         text = show(done)
         if self.total:
-            text += f" of {show(self.total)}"
+            text += f" of {'about ' if self.estimated and done != self.total else ''}{show(self.total)}"
         if self.unit != "B":
             text = f"{text} {self.unit}".rstrip()
         if self.total:
@@ -253,8 +261,10 @@ class PlainSteps:
     def __init__(self, total: int, initial: int = 0, *, label: str = "train", stream: IO[str] | None = None,
                  line_every: float = 10.0, quiet_for: float = 60.0):
         self.total, self.n, self.label, self.line_every, self.quiet_for = total, initial, label, line_every, quiet_for
+        self._initial = initial  # a resumed run's rate counts the steps of this process only
         self.stream = stream or sys.stderr
         self.postfix: dict[str, str] = {}
+        self._postfix_step = initial
         self._started = self._last = time.monotonic()
         self._tenth = self._tenth_of(initial)
 
@@ -271,6 +281,7 @@ class PlainSteps:
 
     def set_postfix(self, postfix: dict[str, Any], refresh: bool = False) -> None:
         self.postfix = {key: str(value) for key, value in postfix.items()}
+        self._postfix_step = self.n + 1  # the step under way, which the next update counts (the trainer's order)
 
     def write(self, message: str) -> None:
         print(message, file=self.stream, flush=True)
@@ -281,8 +292,15 @@ class PlainSteps:
     def _line(self, final: bool = False) -> None:
         self._last = time.monotonic()
         head = f"done in {format_seconds(self._last - self._started)}: " if final else ""
-        parts = [f"step {self.n} of {self.total}", *(f"{key} {value}" for key, value in self.postfix.items())]
-        print(f"{self.label}: {head}{', '.join(parts)}", file=self.stream, flush=True)
+        step = f"step {self.n} of {self.total}"
+        if not final and self._initial < self.n < self.total:  # as the build's lines and tqdm's bar show it
+            elapsed = self._last - self._started
+            step += f", ETA {format_seconds(elapsed * (self.total - self.n) / (self.n - self._initial))}"
+        parts = [step, *(f"{key} {value}" for key, value in self.postfix.items())]
+        # the trainer measures its loss every train.log_every steps: a line between says which step it is from,
+        # not "step 19 of 30, loss 7.6254" for the loss of step 10
+        stale = f" (at step {self._postfix_step})" if self.postfix and self._postfix_step != self.n else ""
+        print(f"{self.label}: {head}{', '.join(parts)}{stale}", file=self.stream, flush=True)
 
 
 def step_bar(total: int, initial: int = 0, *, label: str = "train", stream: IO[str] | None = None):
@@ -292,4 +310,4 @@ def step_bar(total: int, initial: int = 0, *, label: str = "train", stream: IO[s
         return PlainSteps(total, initial, label=label, stream=stream)
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=initial, unit="step", dynamic_ncols=True, file=stream, mininterval=0.1)
+    return tqdm(total=total, initial=initial, desc=label, unit="step", dynamic_ncols=True, file=stream, mininterval=0.1)

@@ -244,3 +244,18 @@ def test_input_files_with_another_text_field(tmp_path, capsys):
     assert "kept: 4" in capsys.readouterr().out
     assert main(["build", "--text-field", "content", "-o", str(tmp_path / "c"), *off]) == 2
     assert "--text-field names the text field of the --input files" in capsys.readouterr().err
+
+
+def test_a_json_file_of_one_array_of_records_is_named_with_what_to_do(tmp_path, capsys):
+    # json.dump(list) or pandas' orient="records": one line, one record that is not an object, the whole file
+    # rejected as not_an_object ("got list") with nothing saying why
+    data = tmp_path / "records.json"
+    data.write_text(json.dumps([{"id": i, "text": f"Document {i} about cats."} for i in range(5)]))
+    assert main(["build", "--input", str(data), "--run-dir", str(tmp_path / "run"), "--no-progress",
+                 "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 0
+    out = capsys.readouterr().out
+    assert "  rejected input: not_an_object 1\n  (not_an_object: JSON Lines holds one object per line; a file " \
+           "holding one array of records is not JSON Lines: write it one object per line, e.g. jq -c '.[]' " \
+           "data.json > data.jsonl)\n" in out, out
+    (rejected,) = _table(tmp_path / "run" / "rejected")[0].to_pylist()
+    assert rejected["detail"] == "expected a JSON object, got an array"

@@ -97,3 +97,19 @@ def test_evaluate_reads_what_the_build_reads_with_its_error_handling(run, tmp_pa
     assert err.strip().splitlines() == [
         "skipped 9 unreadable records (invalid_utf8 1, malformed_json 1, missing_text 3, not_a_regular_file 1, "
         "too_deep 1, truncated_compressed_file 2)"]
+
+
+@pytest.mark.parametrize("argv", [["export", "{run}", "{out}"], ["generate", "--model", "{run}", "--prompt", "x"],
+                                  ["evaluate", "--model", "{run}", "--data", "{out}"],
+                                  ["embed", "--model", "{run}", "--data", "{out}", "--out", "{out}/e.arrow"]])
+def test_a_run_directory_given_as_the_model_names_its_model_folder(tmp_path, capsys, argv):
+    # every other command's -o is the run, so `export RUN OUT` is a newcomer's first try
+    run = tmp_path / "run"
+    (run / "model").mkdir(parents=True)
+    (run / "model" / "config.json").write_text("{}")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "a.jsonl").write_text('{"text": "x"}\n')
+    assert main([a.format(run=run, out=tmp_path / "out") for a in argv]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"corpusforge: error: {run} holds no config.json; ")
+    assert line.endswith(f"; {run} is a run directory: pass {run / 'model'}"), line

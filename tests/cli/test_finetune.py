@@ -79,3 +79,17 @@ def test_finetune_method_elmo_then_predict(tmp_path, capsys):
     preds = tmp_path / "preds.jsonl"
     assert main(["predict", "--model", str(out), "--data", str(val), "--out", str(preds)]) == 0
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["accuracy"] == 1.0
+
+
+def test_progress_off_a_terminal_is_plain_lines(tmp_path, capsys):
+    # stderr here is not a terminal (a CI log, a pipe): tqdm wrote its frames joined by carriage returns there
+    base = make_base(tmp_path / "model", "gpt2")
+    train = tmp_path / "train.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in task_records("classify", 24, 0)))
+    assert main(["finetune", "--model", str(base), "--task", "classify", "--train", str(train), "--method", "lora",
+                 "--epochs", "2", "--batch-size", "8", "--out", str(tmp_path / "out"), "--device", "cpu"]) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    epochs = [line for line in err.splitlines() if line.startswith("finetune epoch")]
+    assert [line.split(":")[0] for line in epochs] == ["finetune epoch 1/2", "finetune epoch 2/2"]
+    assert all(" step 3 of 3, loss " in line for line in epochs), epochs

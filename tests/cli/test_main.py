@@ -294,3 +294,72 @@ def test_a_full_disk_inside_beam_is_one_line_without_beams_log_of_it(tmp_path):
                           text=True, timeout=300, cwd=tmp_path, env={**os.environ, "NO_SPACE": "1"})
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[-3000:]
     assert done.stderr.startswith("corpusforge: error: /data/out.bin: no space left on the device")
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["train", "--max-steps", "ten"],
+     "corpusforge train: error: argument --max-steps: invalid int value: 'ten'; see corpusforge train --help"),
+    (["generate", "--prompt", "x"],
+     "corpusforge generate: error: the following arguments are required: --model; see corpusforge generate --help"),
+    (["inspect", "a", "b"], "corpusforge inspect: error: unrecognized arguments: b; see corpusforge inspect --help"),
+    (["tokenizer", "show"], "corpusforge tokenizer: error: argument SUBCOMMAND: invalid choice: 'show' (choose from "
+                            "'train', 'report'); see corpusforge tokenizer --help"),
+    (["train", "--objective", "clmm"], "corpusforge train: error: argument --objective: invalid choice: 'clmm' (choose "
+     "from 'mlm', 'rtd', 'span', 'bart', 'clm', 'prefixlm', 'bilm') (did you mean 'clm'?); see corpusforge train --help"),
+])
+def test_a_command_line_mistake_is_one_line_naming_the_help(capsys, argv, line):
+    # argparse printed the whole usage before the mistake: 13 lines for train, the mistake on the last
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [line]
+
+
+def test_a_misspelt_command_is_one_line_with_the_nearest(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["buidl"])
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("corpusforge: error: argument COMMAND: invalid choice: 'buidl'")
+    assert line.endswith("(did you mean 'build'?); see corpusforge --help")
+
+
+def _leaf_parsers(parser):
+    """Every command a user runs, by its prog ("corpusforge tokenizer train"): parsers with no subcommands."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return {parser.prog: parser}
+    return {prog: leaf for sub in subs for child in sub.choices.values() for prog, leaf in _leaf_parsers(child).items()}
+
+
+def _example_argv(line):
+    """The arguments of an example line: shell comments, a pipe's writer and a redirection left out."""
+    import shlex
+
+    words = shlex.split(line, comments=True)
+    if "|" in words:
+        words = words[len(words) - words[::-1].index("|"):]
+    if ">" in words:
+        words = words[:words.index(">")]
+    assert words[0] == "corpusforge", line
+    return words[1:]
+
+
+def test_every_commands_help_ends_with_examples_that_parse(capsys):
+    from corpusforge.cli.examples import EXAMPLES
+
+    parser = cli.make_parser()
+    leaves = _leaf_parsers(parser)
+    assert len(leaves) >= 20
+    # each command a user runs shows examples in its --help (only ablate had any)
+    assert [prog for prog, leaf in leaves.items()
+            if "\n  corpusforge " not in "\n" + leaf.format_help().partition("\nExamples:\n")[2]] == []
+    assert set(EXAMPLES) <= set(leaves)
+    for prog, lines in EXAMPLES.items():
+        for line in lines:
+            if line.startswith("#"):
+                continue
+            argv = _example_argv(line)
+            args, extra = cli.make_parser().parse_known_args(argv)  # one line and exit 2 if a flag is gone
+            assert args.func is not None and f"corpusforge {' '.join(argv[:len(prog.split()) - 1])}" == prog, line
+            assert not extra or getattr(args, "accepts_beam_args", False), line
+            assert cli._misspelt_own_flags(parser, args.command, extra) is None, line

@@ -93,6 +93,8 @@ def test_rethreshold_looser_revives_what_a_rebuild_keeps(runs):
     ("quality.repetition.top_ngram_char_frac.7=0.1", "is not a threshold"),
     ("quality.length.min_words=3", "did not measure quality.length.n_words"),
     ("quality.gopher.min_words=-1", "must be >= 0"),
+    # a misspelt threshold: its nearest, not the ~50 allowed keys (a 2,000-character line)
+    ("quality.fineweb.line_punct_ratio=0.1", "re-decide; did you mean quality.fineweb.min_line_punct_ratio?"),
 ])
 def test_rethreshold_refuses_what_it_cannot_decide_in_one_line(runs, capsys, item, message):
     root, default, _ = runs

@@ -308,7 +308,8 @@ def test_build_and_tokenize_open_no_network_connection(tmp_path, monkeypatch, ca
     assert attempts == []
 
 
-@pytest.mark.parametrize("how", [["--set", "output.overwrite=yes"], ["--set", "output.overwrite = True"], ["-c", "c.yaml"]])
+@pytest.mark.parametrize("how", [["--set", "output.overwrite=yes"], ["--set", "output.overwrite = True"], ["-c", "c.yaml"],
+                                 ["--overwrite"]])  # as build, tokenize and train take it (demo gave it to Beam)
 def test_demo_takes_output_overwrite_however_it_is_spelt(tmp_path, monkeypatch, capsys, how):
     # demo matched the text "output.overwrite=true" in --set: `=yes`, `= True` or a config file's
     # `overwrite: true` read as not given ("runs/demo is not empty; ... pass --set output.overwrite=true").
@@ -319,3 +320,26 @@ def test_demo_takes_output_overwrite_however_it_is_spelt(tmp_path, monkeypatch, 
     line = _one_line_error(capsys, ["demo", "--run-dir", "mine", *how])
     assert "holds no .corpusforge-run.json" in line, line
     assert (tmp_path / "mine" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("command", [["demo"], ["tokenize"]])
+def test_a_mistyped_beam_flag_comes_before_any_other_check(tmp_path, capsys, command):
+    # demo and tokenize passed it on and looked at the run directory first: `demo --overwrit` said "runs/demo is not
+    # empty", `tokenize --direct_num_worker=2` that tokens/ "already holds token shards"; build named the flag first
+    run = tmp_path / "run"
+    (run / "tokens").mkdir(parents=True)
+    (run / "tokens" / "manifest.json").write_text("{}")
+    line = _one_line_error(capsys, [*command, "--run-dir", str(run), "--direct_num_worker=2"])
+    assert line == ("corpusforge: error: unknown Beam pipeline option --direct_num_worker (did you mean "
+                    "--direct_num_workers?), from beam.options or the command line"), line
+    assert sorted(p.name for p in run.rglob("*")) == ["manifest.json", "tokens"]
+
+
+def test_ablate_names_a_mistyped_beam_flag_before_it_builds(tmp_path, capsys):
+    data = tmp_path / "raw.jsonl"
+    data.write_text('{"text": "A warm cat slept on the mat."}\n')
+    line = _one_line_error(capsys, ["ablate", "--input", str(data), "--eval", str(data), "--out",
+                                    str(tmp_path / "abl"), "--variant", "full", "--tokens", "2048", "--direct_num_worker=2"])
+    assert line.startswith("corpusforge: error: unknown Beam pipeline option --direct_num_worker (did you mean "
+                           "--direct_num_workers?)"), line
+    assert not (tmp_path / "abl").exists()

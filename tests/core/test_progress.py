@@ -12,7 +12,7 @@ from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.config import InputConfig
-from corpusforge.core.progress import Progress, Reporter, read_counts
+from corpusforge.core.progress import Progress, Reporter, format_bytes, read_counts
 from corpusforge.pipeline.readers import ReadDocuments, input_bytes
 from corpusforge.pipeline.shards import WriteShards
 
@@ -74,6 +74,23 @@ def test_plain_lines_show_counts_eta_and_stop_when_the_run_fails(tmp_path):
     assert any("250 B of 1.0 kB (25%), ETA" in line and "records read 7" in line for line in lines[:-1])
     assert lines[-1].startswith("build: failed after 0:00: 250 B of 1.0 kB (25%), records read 7")
     assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("read", [1500, 800])
+def test_an_estimated_total_is_the_count_once_the_step_is_done(read):
+    # the tokenizer's sample is forecast from the held-out share; its documents are drawn by a hash, so it reads
+    # more or less than that: "202.7 kB of 199.1 kB (100%)" at the end of the demo's tokenizer training
+    stream = io.StringIO()
+    progress = Progress(None, "bytes", 1000, unit="B", tty=False, stream=stream, poll_every=0.02, line_every=0.05,
+                        label="tokenizer sample", estimated=True)
+    with progress:
+        progress.add(bytes=read // 2)
+        time.sleep(0.3)
+        progress.add(bytes=read - read // 2)
+    lines = stream.getvalue().splitlines()
+    assert any(f"{read // 2} B of about 1.0 kB" in line for line in lines[:-1]), lines
+    shown = format_bytes(read)
+    assert lines[-1] == f"tokenizer sample: done in 0:00: {shown} of {shown} (100%)"
 
 
 class _Terminal(io.StringIO):
@@ -168,9 +185,49 @@ def test_steps_off_a_terminal_are_plain_lines_with_messages_on_their_own():
     bar.close()
     lines = stream.getvalue().splitlines()
     assert "\r" not in stream.getvalue()
-    assert lines[:4] == ["train: step 1 of 6", "train: step 2 of 6, loss 6.0", "train: step 3 of 6, loss 5.0",
-                         "step 3: val loss 4.2"]
+    assert lines[:4] == ["train: step 1 of 6, ETA 0:00", "train: step 2 of 6, ETA 0:00, loss 6.0",
+                         "train: step 3 of 6, ETA 0:00, loss 5.0", "step 3: val loss 4.2"]
     assert lines[-1].startswith("train: done in 0:00: step 6 of 6, loss 1.0")
+
+
+def test_a_line_between_the_trainers_measurements_says_which_step_the_loss_is_from():
+    import io
+
+    from corpusforge.core.progress import PlainSteps
+
+    stream = io.StringIO()
+    bar = PlainSteps(30, stream=stream, line_every=0.0)
+    for step in range(1, 31):  # as trainers/train.py: the loss measured every 10 steps, before the step is counted
+        if step % 10 == 0:
+            bar.set_postfix({"loss": f"{8 - step / 10:.1f}"})
+        bar.update(1)
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    # a line at each tenth (3 steps); before, "step 12 of 30, loss 7.0" as if the loss were step 12's
+    assert [line.replace(", ETA 0:00", "") for line in lines[3:7]] == [
+        "train: step 12 of 30, loss 7.0 (at step 10)", "train: step 15 of 30, loss 7.0 (at step 10)",
+        "train: step 18 of 30, loss 7.0 (at step 10)", "train: step 21 of 30, loss 6.0 (at step 20)"]
+    assert lines[-1] == "train: done in 0:00: step 30 of 30, loss 5.0"
+
+
+def test_plain_step_lines_show_the_time_left(monkeypatch):
+    # a newcomer's `corpusforge train` on CPU (size small, 1000 steps) printed "train: step 100 of 1000" for hours,
+    # with no word of how long the rest would take; the build's lines and tqdm's bar show an ETA
+    import io
+
+    from corpusforge.core import progress as progress_module
+
+    clock = [1000.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: clock[0])
+    stream = io.StringIO()
+    bar = progress_module.PlainSteps(1000, initial=200, stream=stream, line_every=0.0)  # resumed at step 200
+    for _ in range(100):
+        clock[0] += 6.0  # 6 s a step in this process
+        bar.update(1)
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "train: step 210 of 1000, ETA 1:19:00"  # a minute without a line; 790 steps left at 6 s
+    assert lines[-1] == "train: done in 10:00: step 300 of 1000"
 
 
 def test_a_slow_short_run_prints_about_ten_lines():

@@ -67,7 +67,10 @@ def _record_line(rng: random.Random) -> bytes:
                      for _ in range(rng.randint(0, 40)))
     record: Any = {"text": words.capitalize() + "."}
     if rng.random() < 0.5:
-        record["id"] = rng.choice([rng.randint(0, 50), f"id-{rng.randint(0, 50)}", None, [1], "a/b@c#1"])
+        # every JSON type: ids that are not strings or integers (5001.0 as pandas writes them, true, an object) stay
+        # in metadata (readers.UNUSABLE_IDS)
+        record["id"] = rng.choice([rng.randint(0, 50), f"id-{rng.randint(0, 50)}", None, [1], "a/b@c#1",
+                                   float(rng.randint(0, 50)), rng.random(), True, {"k": 1}, ""])
     if kind == 0:  # nesting: below, at and past the limit, up to what json.dumps (and pickle) survive
         record["meta"] = _nested(rng, rng.choice([rng.randint(1, 70), rng.randint(150, 400)]))
     elif kind == 1:  # integers past the digit limit, as text (json.dumps refuses to write them)

@@ -114,6 +114,9 @@ def test_format_detection_and_glob_root():
     assert detect_format("a/b.jsonl.zst") == "jsonl"
     assert detect_format("b.parquet") == "parquet"
     with pytest.raises(UserError, match="set format"):
+        detect_format("b.dat")
+    # CSV, which finetune and predict read: say what to do with it, not to set a format no reader has
+    with pytest.raises(UserError, match=r"b.csv: build reads no CSV or TSV; write it as Parquet or JSON Lines first"):
         detect_format("b.csv")
     assert glob_root("data/web/*.jsonl") == "data/web/"
     assert glob_root("data/x.jsonl") == "data"
@@ -195,6 +198,30 @@ def test_repairs_are_counted_as_read_edits(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------------ ids
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_an_id_that_is_not_a_string_or_an_integer_stays_in_metadata_and_is_counted(tmp_path, fmt):
+    # pandas writes an id column with a gap as floats (5001.0, NaN): the value was dropped with nothing said
+    ids = [5001.0, 1.5, True, [1, 2], None, 7, "x", float("nan")]
+    path = tmp_path / f"a.{fmt}"
+    if fmt == "jsonl":
+        path.write_text("".join(json.dumps({"id": i, "text": f"doc {n}"}) + "\n" for n, i in enumerate(ids[:7])))
+    else:  # a float column, as pandas writes one with a missing value
+        pq.write_table(pa.table({"id": [5001.0, 1.5, float("nan")], "text": ["doc 0", "doc 1", "doc 7"]}), path)
+    counters = {}
+    stream = open_decompressed(io.BytesIO(path.read_bytes()), str(path))
+    docs = list(records_from_file(stream, InputConfig(path=str(path)), str(path), path.name, 1000, counters))
+    kept = {d.text: (d.id, d.metadata) for d in docs}
+    assert kept["doc 0"][1] == {"id": 5001.0} and kept["doc 1"][1] == {"id": 1.5}
+    assert kept["doc 0"][0] != "a/5001.0" and kept["doc 0"][0].startswith("a/")  # an id from file and position
+    if fmt == "jsonl":
+        assert kept["doc 2"][1] == {"id": True} and kept["doc 3"][1] == {"id": [1, 2]}
+        assert kept["doc 4"][1] == {} and kept["doc 5"] == ("a/7", {}) and kept["doc 6"] == ("a/x", {})
+        assert counters == {"ids_not_string_or_integer": 4}
+    else:
+        assert kept["doc 7"][1] == {}  # NaN is a missing id, not a value to keep
+        assert counters == {"ids_not_string_or_integer": 2}
+
+
 def test_colliding_ids_are_namespaced_by_file_and_counted(tmp_path):
     (tmp_path / "a.jsonl").write_bytes(b'{"id": "1", "text": "a one"}\n{"id": "2", "text": "a two"}\n'
                                        b'{"id": "7", "text": "a seven"}\n{"id": "7", "text": "a seven again"}\n')

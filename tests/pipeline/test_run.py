@@ -121,6 +121,27 @@ def test_the_card_says_what_the_run_is_without_document_text(runs):
     assert "README.md" in marker["outputs"]
 
 
+def test_every_load_in_the_card_of_a_run_without_removed_or_rejected_records_loads(tmp_path, offline):
+    # a clean input of one's own has no rejected records (and here nothing removed): the card showed
+    # load_dataset(RUN_DIR, "removed", split="train"), which datasets refuses on an empty split
+    import functools
+
+    datasets = pytest.importorskip("datasets")
+    rng = random.Random(1)
+    (tmp_path / "web.jsonl").write_text("".join(json.dumps({"id": i, "text": make_text(rng)}) + "\n"
+                                                for i in range(20)))
+    run = _build(tmp_path, "run", "--set", "dedup.enabled=false")
+    assert open_run(str(run)).stats["accounting"] == {"input": 20, "kept": 20, "removed": 0, "rejected": 0,
+                                                      "balanced": True}
+    card = (run / "README.md").read_text()
+    assert "`removed`, `rejected` (no records): `load_dataset` refuses an empty split" in card
+    snippet = card.split("```python\n")[1].split("```")[0]
+    loaded = {"load_dataset": functools.partial(datasets.load_dataset, cache_dir=offline), "RUN_DIR": str(run)}
+    exec(snippet.replace("from datasets import load_dataset\n", ""), loaded)
+    assert loaded["clean"].num_rows == 20 and "removed" not in loaded and "rejected" not in loaded
+    assert list(datasets.load_dataset(str(run), "rejected", split="train", streaming=True, cache_dir=offline)) == []
+
+
 def test_tokenize_adds_the_token_shards_to_the_card(runs, offline, tmp_path):
     datasets = pytest.importorskip("datasets")
     run = tmp_path / "run"

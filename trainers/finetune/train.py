@@ -231,15 +231,16 @@ def _metrics(config, history, trainable, total, summary, kept) -> dict[str, Any]
 
 
 def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epoch) -> float:
-    from tqdm import tqdm
+    from corpusforge.core.progress import step_bar
 
     model.train()
     order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed * 1000 + epoch)).tolist()
     batches = [order[i: i + config.batch_size] for i in range(0, len(order), config.batch_size)]
     total, count = 0.0, 0
-    bar = tqdm(batches, desc=f"epoch {epoch}/{config.epochs}", unit="batch", disable=not config.progress,
-               leave=False, mininterval=1.0)
-    for indices in bar:
+    # step_bar, as the pretraining loop: a bar on a terminal, plain lines elsewhere (tqdm wrote its frames joined
+    # by carriage returns into a CI log or a pipe, one line growing for the whole run)
+    bar = step_bar(len(batches), label=f"finetune epoch {epoch}/{config.epochs}") if config.progress else None
+    for indices in batches:
         batch = {k: v.to(device) for k, v in collate([rows[i] for i in indices], pad).items() if k != "word_ids"}
         loss = model(**batch).loss
         if not torch.isfinite(loss):
@@ -250,7 +251,11 @@ def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epoch) 
         scheduler.step()
         optimizer.zero_grad(set_to_none=True)
         total, count = total + loss.item(), count + 1
-        bar.set_postfix(loss=f"{loss.item():.4f}")
+        if bar is not None:
+            bar.set_postfix({"loss": f"{loss.item():.4f}"}, refresh=False)
+            bar.update(1)
+    if bar is not None:
+        bar.close()
     return total / max(count, 1)
 
 

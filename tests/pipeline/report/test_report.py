@@ -131,6 +131,16 @@ def test_output_option_and_run_dir_from_config(tmp_path, capsys):
     assert (run / "report.html").exists()
 
 
+def test_a_run_given_as_o_is_one_line_saying_to_give_it_first(tmp_path, capsys):
+    # -o is the run directory for every other command; for report it names the page
+    run = write_run(tmp_path / "run", build=False, training=False)
+    assert cli.main(["report", "-o", str(run), "--set", f"output.run_dir={tmp_path / 'latest'}"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"corpusforge: error: report's -o names the page it writes, and {run} is a directory; give the run first: "
+        f"corpusforge report {run} (or --run-dir {run})"]
+    assert not (run / "report.html").exists()
+
+
 @pytest.mark.parametrize("parts, present, absent", [
     ({"build": False, "training": False}, ["vocabulary 4,096"], ["No build in this run", "No training in this run"]),
     ({"build": False, "tokenizer": False}, ["final validation perplexity"], ["No tokenizer in this run"]),
