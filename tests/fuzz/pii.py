@@ -190,7 +190,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     (data / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     # A file named after an address (maybe disguised): its name is a document's source and a rejected path.
     cue, plain = values(rng)["email"]
-    name = disguise(rng, "email", plain, line_breaks=False)
+    name = disguise(rng, "email", escape(rng, "email", plain), line_breaks=False)  # names saved from URLs: %40
     (data / f"{name}.jsonl").write_text(json.dumps({"id": "named", "text": PROSE}) + "\n{broken\n", encoding="utf-8")
     planted.append(("file name", "email", name))
     # A second source, named after an address in the config (``inputs[].name``): every document and rejection
@@ -204,7 +204,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     if refused in ("broken link", "both"):
         (named / "gone.jsonl").symlink_to(workdir / "nowhere.jsonl")
     cue, plain = values(rng)["email"]
-    source = disguise(rng, "email", plain, line_breaks=False)
+    source = disguise(rng, "email", escape(rng, "email", plain), line_breaks=False)
     (workdir / "source-name.txt").write_text(source, encoding="utf-8")
     planted.append(("source name", "email", source))
     return planted
