@@ -64,6 +64,7 @@ def values(rng: random.Random) -> dict[str, tuple[str, str]]:
         "phone": ("call", rng.choice([f"+1-{area}-555-{rng.randint(100, 199):04d}",
                                      f"+1 {area} 555 {rng.randint(100, 199):04d}",
                                      f"+44 20 7946 {rng.randint(1000, 9999)}",
+                                     f"+1.{area}.555.{rng.randint(100, 199):04d}",
                                      f"03-{rng.randint(1000, 9999)}-{rng.randint(1000, 9999)}"])),
         "card": ("paid with card", _luhn_card(rng)),
         "iban": ("IBAN", _iban(rng)),
