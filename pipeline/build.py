@@ -622,7 +622,10 @@ def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None,
     # build runs changes nothing of what it reads and reports (a later listing found "no files" and failed it).
     with one_listing():
         # Everything that can be checked is checked before any output is touched.
-        check_inputs(config.inputs)
+        # an input folder that holds the run directory: said before listing it (whose own refusals, a file of
+        # unknown format among the run's, would hide the reason); a glob that reaches into it: from its matches
+        rundir.check_outside_inputs(run_dir, [(spec.path, []) for spec in config.inputs])
+        rundir.check_outside_inputs(run_dir, [(spec.path, listed) for spec, listed in check_inputs(config.inputs)])
         enabled_stages(config)
         options = pipeline_options(config.beam, beam_args)  # before any output exists: a mistyped flag stops here
         with run_lock(run_dir, "build"):  # one writer per run directory

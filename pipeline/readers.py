@@ -353,6 +353,13 @@ def _read_columnar(batches: Iterator[Any], ctx: _Context) -> Iterator[Document |
                                  f"4 x {ctx.max_bytes} (output.max_record_bytes); not read")
                 position += 1
             continue
+        repeated = columnar.repeated_names(batch)
+        if repeated:  # a row as a dict keeps one of the columns so named: the other's values would be lost
+            for _ in range(batch.num_rows):
+                ctx.position = position
+                yield ctx.reject(position, "duplicate_key", repeated)
+                position += 1
+            continue
         sizes = columnar.row_sizes(batch)
         for start, stop, oversize in columnar.runs(sizes, ctx.max_bytes):
             if oversize:

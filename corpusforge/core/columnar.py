@@ -38,6 +38,8 @@ from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 
+from corpusforge.core.input_files import RecordError
+
 BATCH_ROWS = 1024  # the most rows of one batch (the reader's batch size before sizes were bounded)
 BATCH_BYTES = 4 << 20  # what a batch aims to decode to, and the most bytes one run of rows converted to Python
 _BUFFER = 1 << 20  # Parquet column chunks are read through a buffer of this size, a page at a time
@@ -95,6 +97,16 @@ class OverLimit:
     encoded: bool = False
 
 
+def repeated_names(batch: Any) -> str:
+    """What a ``duplicate_key`` rejection says of ``batch`` when its schema names a column twice (``""`` when no
+    name repeats): the same reason as a JSON object that gives a key twice."""
+    names = batch.schema.names
+    if len(set(names)) == len(names):
+        return ""
+    twice = sorted({name for name in names if names.count(name) > 1})
+    return "columns named twice: " + ", ".join(repr(name[:60]) for name in twice[:5])
+
+
 def read_rows(source: BinaryIO, fmt: str, max_bytes: int, columns: list[str] | None = None
               ) -> Iterator[dict[str, Any] | OverLimit]:
     """Every row of the Parquet (``fmt`` ``"parquet"``) or Arrow IPC (``"arrow"``, file or stream format) file
@@ -118,6 +130,9 @@ def read_rows(source: BinaryIO, fmt: str, max_bytes: int, columns: list[str] | N
             continue
         if columns is not None and fmt != "parquet":
             batch = batch.select([c for c in columns if c in batch.schema.names])
+        repeated = repeated_names(batch)
+        if repeated:  # as the build rejects these rows: raised, the caller's own way with a bad record
+            raise RecordError("duplicate_key", repeated)
         sizes = row_sizes(batch)
         for start, stop, oversize in runs(sizes, max_bytes):
             if oversize:

@@ -93,14 +93,29 @@ def classify(exc: BaseException) -> tuple[str, str]:
 
 
 # ----------------------------------------------------------------------------------------------- records
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object from its pairs; ``RecordError("duplicate_key")`` when a key is given twice with different
+    values (``{"text": "a", "text": "b"}``: a dict keeps the last, and the first would be lost without a word).
+    The same key with the same value twice loses nothing and is read."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        for key, value in pairs:
+            if obj[key] != value:
+                raise RecordError("duplicate_key", f"key {key[:60]!r} given twice with different values")
+    return obj
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_object)
+
+
 def parse_json(line: bytes, max_depth: int = MAX_DEPTH) -> Any:
     """One JSON record from its bytes (a UTF-8 byte order mark dropped), or ``RecordError``:
     ``invalid_utf8``, ``malformed_json``, ``number_too_large`` (an integer past Python's 4,300-digit limit:
     the only ValueError ``json.loads`` raises that is not a JSONDecodeError), ``too_deep`` (nesting past
-    ``max_depth``, whether or not the parser got that far; 0: only the parser's own limit) or
-    ``oversize_record``."""
+    ``max_depth``, whether or not the parser got that far; 0: only the parser's own limit),
+    ``oversize_record`` or ``duplicate_key`` (an object that gives a key twice, with different values)."""
     try:
-        value = json.loads(line.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
+        value = _DECODER.decode(line.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise RecordError("malformed_json", str(exc)[:300]) from None
     except ValueError as exc:

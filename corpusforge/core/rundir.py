@@ -86,6 +86,33 @@ def check_run_dir(path: str) -> str:
     return local.rstrip("/") or local
 
 
+def check_outside_inputs(run_dir: str, inputs: list[tuple[str, list[str]]]) -> None:
+    """``UserError`` when an input would read the run directory's own files: ``inputs`` holds each input path as
+    named with the files its listing found. An input folder that is the run directory or holds it (``-i data
+    --run-dir data/run``), or a glob that reaches into it, would read the build's outputs as input (a rebuild
+    with ``--overwrite`` its previous ones: manifest, stats, shards, rejected lines, as documents). An input named
+    inside the run directory (``-i run/removed``) is read before any output is replaced, and is allowed."""
+    if not files.is_local(run_dir):
+        return
+    run = os.path.realpath(os.path.expanduser(_strip_scheme(run_dir)))
+    for named, listed in inputs:
+        if not files.is_local(named):
+            continue
+        real = os.path.realpath(os.path.expanduser(_strip_scheme(named)))
+        if real != run and _is_ancestor(run, real):
+            continue
+        holds = real == run or (os.path.isdir(real) and _is_ancestor(real, run))
+        if not holds and not os.path.lexists(_strip_scheme(named)):  # a glob: where do its matches lie?
+            holds = any(_is_ancestor(run, os.path.realpath(_strip_scheme(path))) for path in listed)
+        if holds:
+            raise UserError(f"the input {named} holds the run directory {run_dir}: the build would read its own "
+                            f"outputs as input; choose a run directory outside {named}")
+
+
+def _strip_scheme(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
 def _is_ancestor(directory: str, path: str) -> bool:
     return path.startswith(directory.rstrip(os.sep) + os.sep)
 

@@ -12,7 +12,10 @@ forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps wh
   is quadratic on long runs of combining marks, and would move offsets across characters);
 - every decimal digit of any script (category Nd) is read as its ASCII value;
 - a line break (with the spaces around it) between two digits of a number is read as one space, or as
-  nothing after a separator (``4111-1111-⏎1111-1111``).
+  nothing after a separator (``4111-1111-⏎1111-1111``);
+- a URL escape of a printable ASCII character (``%40``) and an HTML character reference (``&#64;``,
+  ``&#x40;``, ``&commat;``, ``&nbsp;``) are read as the character they stand for (then folded as above):
+  ``jane%40example.org`` in a query string and ``jane&#64;example.org`` in a page are addresses.
 
 Two kinds of characters are left as they are, because the recognizers already read them or reading them as
 digits would invent numbers: U+00A0 (no-break space, a separator of numbers already) and category No
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import html
 import re
 import unicodedata
 from typing import NamedTuple
@@ -71,6 +75,29 @@ def _number_breaks(text: str) -> list[tuple[int, int, str]]:
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
+# A URL escape or an HTML character reference (numeric or named; ``html.unescape`` says what it stands for).
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def _escapes(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of each escape in ``text`` that stands for one character: a URL escape of
+    printable ASCII (not a space, and never a byte of a multi-byte character, which alone is no character), or
+    an HTML reference to any character but a control one. One pass: ``%2540`` is ``%40``, not ``@``."""
+    out = []
+    for m in _ESCAPE.finditer(text):
+        code = m.group()
+        if code[0] == "%":
+            char = chr(int(code[1:], 16))
+            if not "!" <= char <= "~":
+                continue
+        else:
+            char = html.unescape(code)
+            # U+FFFD: what html.unescape makes of a reference to no character (&#xD800;, &#0;)
+            if char == code or len(char) != 1 or char == "\ufffd" or unicodedata.category(char) == "Cc":
+                continue
+            char = fold(char) if _special(char) else char
+        out.append((m.start(), m.end(), char))
+    return out
 
 
 @functools.lru_cache(maxsize=4096)
@@ -209,6 +236,11 @@ def canonical(text: str) -> Canonical:
         if changes:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
+    if "%" in view.text or "&" in view.text:
+        escapes = _escapes(view.text)
+        if escapes:
+            decoded, pieces = _pieces_of(view.text, escapes)
+            view = Canonical(text, decoded, _compose(pieces, view))
     if "\n" in view.text or "\r" in view.text:
         breaks = _number_breaks(view.text)
         if breaks:

@@ -168,8 +168,10 @@ def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], t
     stripped = [s.strip() for s in seps]
     if _is_date(tokens, stripped) or _is_date(tokens, seps):
         return False
+    international = span.startswith("+") or span.startswith("(+")
     only_dots = all(s == "." for s in stripped) and len(tokens) > 1
-    if only_dots and (any(len(t) == 1 for t in tokens) or len(tokens) == 2 or
+    # no version or OID starts with "+": "+1.202.555.0173" and "+33.1.42.68.53.00" are numbers written with dots
+    if only_dots and not international and (any(len(t) == 1 for t in tokens) or len(tokens) == 2 or
                       (len(tokens) == 4 and all(len(t) <= 3 for t in tokens))):
         return False  # versions (10.0.19041.1), object identifiers, IPv4-shaped, decimals
     if isbn13_ok(digits) or (isbn10_ok(digits) and len(tokens) == 4 and set(stripped) == {"-"}):
@@ -179,7 +181,6 @@ def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], t
     if len(tokens) > 1 and len(tokens[-1]) == 1:
         return False  # a trailing one-digit group is glued on ("call 555-123-4567 2 times"): try the sub-runs
     context = PHONE_CUE.search(text, max(0, start - 48), start) is not None
-    international = span.startswith("+") or span.startswith("(+")
     if not international and span.startswith("00") and nd >= 10 and _possible("+" + digits[2:], None):
         return True
     if international:

@@ -163,13 +163,16 @@ _NUM_AFTER = r"(?![\w]|[.\-/:]\d)"
 
 class TunedCardRecognizer(StdlibPatterns, CreditCardRecognizer):
     """Presidio's credit-card recognizer with every network's prefixes (incl. Mastercard 2221-2720),
-    contiguous or grouped (4-4-4-4, 4-4-4-4-3, 4-6-5) numbers only, Luhn + issuer prefix + length."""
+    contiguous or grouped (4-4-4-4, 4-4-4-4-3, 4-6-5) numbers only, Luhn + issuer prefix + length. A group
+    separator is a space, ``-`` or ``.``, and they need not agree (``4111 1111-1111.1111`` is typed too): the
+    checks, not the separators, tell a card."""
 
     SCREEN = SCREENS["card"]
     PATTERNS = [
         Pattern("card (contiguous)", _NUM_BEFORE + r"\d{12,19}" + _NUM_AFTER, 0.3),
-        Pattern("card (4-4-4-4)", _NUM_BEFORE + r"\d{4}([ \-])\d{4}\1\d{4}\1\d{1,4}(?:\1\d{1,3})?" + _NUM_AFTER, 0.3),
-        Pattern("card (4-6-5)", _NUM_BEFORE + r"\d{4}([ \-])\d{6}\1\d{4,5}" + _NUM_AFTER, 0.3),
+        Pattern("card (4-4-4-4)", _NUM_BEFORE + r"\d{4}[ .\-]\d{4}[ .\-]\d{4}[ .\-]\d{1,4}(?:[ .\-]\d{1,3})?" + _NUM_AFTER,
+                0.3),
+        Pattern("card (4-6-5)", _NUM_BEFORE + r"\d{4}[ .\-]\d{6}[ .\-]\d{4,5}" + _NUM_AFTER, 0.3),
     ]
 
     def __init__(self, supported_language: str = "en"):
@@ -238,7 +241,12 @@ class TunedIpRecognizer(LocalRecognizer):
 
     SCREEN = SCREENS["ip"]
     SCORE = 0.8
-    IPV4 = re.compile(rf"(?<![\w.\-/:]){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?(?![\w]|\.\d|-\d)")
+    # Not inside a path or a dotted number; but a URL's host (``http://81.2.69.160/``) and a value after a label
+    # (``IP:81.2.69.160``, ``host:``) are addresses. After ``:`` only when the word before is no IPv6 address
+    # (``::ffff:81.2.69.160`` is the IPv6 recognizer's): ``_after_ipv6``.
+    IPV4 = re.compile(rf"(?:(?<![\w.\-/:])|(?<=//)|(?<=[A-Za-z]:)){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?"
+                      r"(?![\w]|\.\d|-\d)")
+    _V6_HEAD = re.compile(r"[0-9A-Za-z:]*:\Z")
     IPV6 = re.compile(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})"
                       r"(?:%[0-9A-Za-z]+)?(?:/\d{1,3})?(?![\w:]|\.\d)")
 
@@ -254,13 +262,21 @@ class TunedIpRecognizer(LocalRecognizer):
         results = []
         if "." in text:
             for m in self.IPV4.finditer(text):
-                if ipv4_ok(m.group(), self.keep_private) and ipv4_context_ok(text, m.start()):
+                if ipv4_ok(m.group(), self.keep_private) and ipv4_context_ok(text, m.start()) \
+                        and not self._after_ipv6(text, m.start()):
                     results.append(_result(self, m.start(), m.end(), self.SCORE))
         if ":" in text:
             for m in self.IPV6.finditer(text):
                 if ip_ok(m.group(), self.keep_private):
                     results.append(_result(self, m.start(), m.end(), self.SCORE))
         return results
+
+    def _after_ipv6(self, text: str, start: int) -> bool:
+        """Whether the quad at ``start`` ends an IPv6 word (two or more colons before it: ``::ffff:``)."""
+        if not start or text[start - 1] != ":":
+            return False
+        head = self._V6_HEAD.search(text, max(0, start - 40), start)
+        return head is not None and head.group().count(":") > 1
 
 
 # ---------------------------------------------------------------------------------------------- email
@@ -304,13 +320,14 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
 
 
 # ----------------------------------------------------------------------------------------------- IBAN
-_IBAN_START = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}")
-_IBAN_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+# In either case: banks read an IBAN case-insensitively, and people write them lower case too.
+_IBAN_START = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}")
+_IBAN_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 class TunedIbanRecognizer(IbanRecognizer):
     """Presidio's IBAN validation (country format, exact length, mod-97 checksum) on the longest valid
-    prefix of each ``XX99...`` token. Presidio's own pattern swallows a following upper-case word ("...9946
+    prefix of each ``XX99...`` token, upper or lower case (validated upper case). Presidio's own pattern swallows a following upper-case word ("...9946
     ISBN 978..." or "... SMTP") into the last group and then rejects the whole IBAN."""
 
     SCREEN = SCREENS["iban"]
@@ -332,7 +349,7 @@ class TunedIbanRecognizer(IbanRecognizer):
                     i += 1  # one separator between groups of four
                 else:
                     break
-            compact = "".join(chars)
+            compact = "".join(chars).upper()
             for length in range(len(compact), 14, -1):
                 end = ends[length - 1]
                 if (end == n or not text[end].isalnum()) and self.validate_result(compact[:length]):

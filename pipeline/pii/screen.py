@@ -25,7 +25,7 @@ _V6 = re.compile(r":[0-9A-Fa-f]{0,4}:")  # starts with a literal: fast
 _BASE58 = re.compile(r"[13][a-km-zA-HJ-NP-Z1-9]{25}")
 _ETH = re.compile(r"0x[0-9a-fA-F]{40}")
 _URL = re.compile(r"://|www\.", re.IGNORECASE)
-_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")  # an IBAN's country, either case
 # A text's bytes with every ASCII digit as b"0" and everything else as b" " (``_digit_mask``): digit runs are
 # then found with ``bytes.find`` (memchr) instead of a regex character class tried at every character (~6x).
 _DIGIT_MASK = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
@@ -95,7 +95,7 @@ class ScanCache:
     def iban_candidates(self) -> list[tuple[int, int]]:
         text = self.text
         return [(s - 2, s + 2) for s, e in self.digit_runs
-                if e - s >= 2 and s >= 2 and text[s - 1] in _UPPER and text[s - 2] in _UPPER]
+                if e - s >= 2 and s >= 2 and text[s - 1] in _LETTERS and text[s - 2] in _LETTERS]
 
     def crypto_candidates(self) -> list[tuple[int, int]]:
         text, out = self.text, []
@@ -251,7 +251,7 @@ SCREENS = {
     "card": ScreenSpec(numeric(12), NUMERIC_TOKEN, before=PAD, after=PAD, grow_first=False),
     "ssn": ScreenSpec(numeric(9), NUMERIC_TOKEN, before=48, after=PAD, grow_first=False),
     "ip": ScreenSpec(union(numeric(4, need_dot=True), pattern(_V6)), HEX_TOKEN, before=28, after=PAD),
-    "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Z \-]", before=PAD, after=PAD),  # IBANs are upper case
+    "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Za-z \-]", before=PAD, after=PAD),
     "crypto": ScreenSpec(ScanCache.crypto_candidates, ALNUM_TOKEN, before=PAD, after=PAD),
     "url": ScreenSpec(ScanCache.url_candidates, NON_SPACE_TOKEN, before=PAD, after=PAD),
 }
@@ -274,7 +274,8 @@ ENTITY_SCREENS = {
 # doc_12) and many metadata values. ``_IBAN_IN_WORD``: an IBAN's start where the IBAN recognizer looks for one
 # (its look-behind refuses letters and digits, not "_"). ``word_without_pii`` explains.
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*", re.ASCII)
-_IBAN_IN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}")
+# An IBAN in a word has no separators: its 15 or more characters (Norway's are the fewest) are all there.
+_IBAN_IN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}[0-9]{2}[A-Za-z0-9]{11}")
 
 
 def word_without_pii(text: str) -> bool:
@@ -288,8 +289,9 @@ def word_without_pii(text: str) -> bool:
     SSN matches start at a digit that follows no letter, digit or ``_`` (``phones._boundary_ok``, the look-behind
     ``_NUM_BEFORE``) or at ``+``/``(``, and every digit here follows one of those; a crypto address starts where
     no ``\\w`` precedes it, so only at the word's start, with ``1``, ``3``, ``0x`` or ``bc1``/``BC1``, of which
-    only ``bc1`` can begin a word (refused here in any case); an IBAN starts with two capitals and two digits
-    after no letter or digit, which ``_IBAN_IN_WORD`` looks for (refused when found).
+    only ``bc1`` can begin a word (refused here in any case); an IBAN starts with two letters (either case) and two
+    digits after no letter or digit, and is at least 15 letters and digits long, which ``_IBAN_IN_WORD`` looks
+    for (refused when found).
     ``tests/pipeline/pii/test_screen.py`` holds the full scrubber to finding nothing on every word this
     accepts, among words built to come close (``_DE89…``, ``bc1…``, ``x4111…``)."""
     return (_WORD.fullmatch(text) is not None and text[:3].lower() != "bc1"

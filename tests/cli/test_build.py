@@ -259,3 +259,36 @@ def test_a_json_file_of_one_array_of_records_is_named_with_what_to_do(tmp_path, 
            "data.json > data.jsonl)\n" in out, out
     (rejected,) = _table(tmp_path / "run" / "rejected")[0].to_pylist()
     assert rejected["detail"] == "expected a JSON object, got an array"
+
+
+@pytest.mark.parametrize("layout", ["inside", "same", "linked run", "linked input"])
+def test_a_run_directory_an_input_folder_holds_is_refused_before_any_work(tmp_path, capsys, layout):
+    # Before: `-i data --run-dir data/run` built, and its rebuild (--overwrite) read the first build's manifest,
+    # stats and shards as input: 30 records in, then 718 (657 rejected as malformed_json / not_an_object).
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.jsonl").write_text('{"text": "one document about rivers"}\n')
+    run, named = {"inside": (data / "run", data), "same": (data, data),
+                  "linked run": (tmp_path / "link", data), "linked input": (data / "run", tmp_path / "in")}[layout]
+    if layout == "linked run":
+        run.symlink_to(data / "run", target_is_directory=True)
+    if layout == "linked input":
+        named.symlink_to(data, target_is_directory=True)
+    before = sorted(p.name for p in data.rglob("*"))
+    assert main(["build", "--input", str(named), "--run-dir", str(run), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "holds the run directory" in err and "choose a run directory" in err, err
+    assert sorted(p.name for p in data.rglob("*")) == before  # nothing written
+
+
+def test_an_input_inside_the_run_directory_is_read(tmp_path):
+    # the reverse is allowed: an earlier build's removed/ as the input of a rebuild into the same run directory
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"text": f"Document {i} about the river, the mill and the sheep. " * 4})
+                            + "\n" for i in range(3)))
+    off = ["--set", "dedup.enabled=false", "--set", "pii.enabled=false", "--set", "quality.enabled=false",
+           "--no-progress"]
+    run = tmp_path / "run"
+    assert main(["build", "--input", str(data), "--run-dir", str(run), *off]) == 0
+    assert main(["build", "--input", str(run / "clean"), "--run-dir", str(run), "--overwrite", *off]) == 0
+    assert json.loads((run / "stats.json").read_text())["accounting"]["input"] == 3

@@ -22,11 +22,33 @@ from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, 
     (b'{"text": "x", "n": ' + b"9" * 5000 + b"}", "number_too_large"),  # ValueError: int digit limit
     (b'{"text": "caf\xe9"}', "invalid_utf8"),
     (b'{"text": ', "malformed_json"),
+    (b'{"text": "kept?", "text": "or this?"}', "duplicate_key"),  # json keeps the last value without a word
+    (b'{"text": "x", "meta": {"a": [1], "a": [2]}}', "duplicate_key"),  # at any depth
+    (b'{"id": 1, "text": "x", "id": "1"}', "duplicate_key"),
 ])
 def test_every_exception_json_raises_on_a_record_is_a_named_reason(line, reason):
     with pytest.raises(RecordError) as caught:
         parse_json(line)
     assert caught.value.reason == reason
+
+
+def test_a_key_given_twice_with_one_value_loses_nothing_and_is_read():
+    assert parse_json(b'{"text": "x", "m": {"a": 1, "a": 1}, "text": "x"}') == {"text": "x", "m": {"a": 1}}
+
+
+def test_a_table_naming_a_column_twice_is_every_row_rejected_as_duplicate_key(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from corpusforge.pipeline.config import InputConfig
+    from corpusforge.pipeline.readers import read_file
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["a cat", "a dog"]), pa.array(["b cat", "b dog"])],
+                                        names=["text", "text"]), path)
+    items = list(read_file(str(path), InputConfig(path=str(path)), "s", 1000))
+    assert [(getattr(i, "reason", None), getattr(i, "detail", None)) for i in items] == \
+        [("duplicate_key", "columns named twice: 'text'")] * 2
 
 
 def test_the_nesting_limit_counts_levels_and_measures_any_depth():

@@ -40,14 +40,18 @@ def _luhn_card(rng: random.Random) -> str:
         total += d - 9 if d > 9 else d
     digits.append((10 - total % 10) % 10)
     s = "".join(map(str, digits))
-    return rng.choice([" ", "-", ""]).join([s[0:4], s[4:8], s[8:12], s[12:16]])
+    groups = [s[0:4], s[4:8], s[8:12], s[12:16]]
+    if rng.random() < 0.2:  # separators mixed, or dots: "4111 1111-1111.1111"
+        return groups[0] + "".join(rng.choice([" ", "-", "."]) + g for g in groups[1:])
+    return rng.choice([" ", "-", "", "."]).join(groups)
 
 
 def _iban(rng: random.Random) -> str:
     bban = "".join(rng.choice(string.digits) for _ in range(18))
     check = 98 - int(bban + "131400") % 97  # DE = 13 14
     value = f"DE{check:02d}{bban}"
-    return " ".join(value[i:i + 4] for i in range(0, len(value), 4)) if rng.random() < 0.5 else value
+    value = " ".join(value[i:i + 4] for i in range(0, len(value), 4)) if rng.random() < 0.5 else value
+    return value.lower() if rng.random() < 0.25 else value  # banks read IBANs in any case
 
 
 def values(rng: random.Random) -> dict[str, tuple[str, str]]:
@@ -60,6 +64,7 @@ def values(rng: random.Random) -> dict[str, tuple[str, str]]:
         "phone": ("call", rng.choice([f"+1-{area}-555-{rng.randint(100, 199):04d}",
                                      f"+1 {area} 555 {rng.randint(100, 199):04d}",
                                      f"+44 20 7946 {rng.randint(1000, 9999)}",
+                                     f"+1.{area}.555.{rng.randint(100, 199):04d}",
                                      f"03-{rng.randint(1000, 9999)}-{rng.randint(1000, 9999)}"])),
         "card": ("paid with card", _luhn_card(rng)),
         "iban": ("IBAN", _iban(rng)),
@@ -88,6 +93,34 @@ def disguise(rng: random.Random, kind: str, value: str, line_breaks: bool = True
             chars.insert(rng.randint(1, len(chars) - 1), rng.choice(FORMAT_CHARS))
         value = "".join(chars)
     return value
+
+
+# Where a value sits in a text: inside a URL (an IP as its host, an address in its query), in markup, after a
+# label with no space. What surrounds it is no part of the value: the needles are the value's.
+CONTEXTS = {
+    "ip": [("http://", "/index.html"), ("https://", ":8443/login"), ("IP:", ""), ("host=", ""),
+           ("ssh admin@", ""), ("", ":8080"), ("[", "]")],
+    "email": [("https://example.com/reset?user=", "&lang=en"), ("mailto:", ""), ("<", ">"), ("(", ")"),
+              ("email=", ";")],
+    "any": [("(", ")"), ("<b>", "</b>"), ("[", "]"), ('"', '"')],
+}
+# "@" as a URL or HTML escape writes it: ``jane%40example.org`` in a query, ``jane&#64;example.org`` in a page.
+AT_ESCAPES = ["%40", "&#64;", "&#x40;", "&commat;", "&#0064;", "%40"]
+
+
+def context(rng: random.Random, kind: str) -> tuple[str, str]:
+    """A random ``(before, after)`` for a value of ``kind`` (often none)."""
+    if rng.random() < 0.5:
+        return "", ""
+    return rng.choice(CONTEXTS.get(kind, []) + CONTEXTS["any"])
+
+
+def escape(rng: random.Random, kind: str, value: str) -> str:
+    """An address's ``@`` (and now and then its dots) as a URL or HTML escape, before any other disguise."""
+    if kind != "email" or rng.random() < 0.6:
+        return value
+    value = value.replace("@", rng.choice(AT_ESCAPES))
+    return value.replace(".", "%2E") if rng.random() < 0.2 else value
 
 
 def _digitlike(c: str) -> bool:
@@ -123,8 +156,9 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     planted, records = [], []
     for n in range(rng.randint(2, 4)):
         for kind, (cue, plain) in values(rng).items():
-            value = disguise(rng, kind, plain)
-            where = rng.choice(["text", "text", "metadata", "number", "preview"])
+            value = disguise(rng, kind, escape(rng, kind, plain))
+            before, after = context(rng, kind)
+            where = rng.choice(["text", "text", "metadata", "number", "preview", "id", "key", "duplicate", "short"])
             if where == "number" and kind in ("card", "phone"):
                 digits = "".join(c for c in plain if c.isdigit())
                 records.append({"id": f"n{n}{kind}", "text": f"{PROSE} number {n} {kind}",
@@ -133,20 +167,31 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                 continue
             if where == "metadata":
                 records.append({"id": f"m{n}{kind}", "text": f"{PROSE} meta {n} {kind}",
-                                "meta": {"contact": f"{cue} {value}"}})
+                                "meta": {"contact": f"{cue} {before}{value}{after}"}})
+            elif where == "id":  # the document's id: hashed where it holds an entity (pii.id_action)
+                records.append({"id": f"{before}{value}{after}#{n}", "text": f"{PROSE} id {n} {kind}"})
+            elif where == "key":  # a metadata key: hashed as ids are
+                records.append({"id": f"k{n}{kind}", "text": f"{PROSE} key {n} {kind}",
+                                "meta": {f"{before}{value}{after}": rng.choice(["x", 1, None])}})
+            elif where == "duplicate":  # two copies: exact dedup removes one, and removed/ holds its text
+                text = f"{PROSE} {cue} {before}{value}{after}. duplicate {n} {kind}"
+                records += [{"id": f"d{n}{kind}", "text": text}, {"id": f"e{n}{kind}", "text": text}]
+            elif where == "short":  # too short for quality: removed, its text in removed/ and the report
+                records.append({"id": f"s{n}{kind}", "text": f"{cue} {before}{value}{after}"})
             elif where == "preview":  # a malformed line: its preview is cut at 200 chars, inside the value
                 head = '{"id": "p' + str(n) + kind + '", "text": "' + cue + " "
                 pad = max(0, 200 - len(head) - rng.randint(2, len(_plain(value)) - 1))
                 records.append(head + "x" * pad + " " + value + " and more text")
             else:
-                records.append({"id": f"t{n}{kind}", "text": f"{PROSE} {cue} {value}. {PROSE[:rng.randint(0, 120)]}"})
+                records.append({"id": f"t{n}{kind}",
+                                "text": f"{PROSE} {cue} {before}{value}{after}. {PROSE[:rng.randint(0, 120)]}"})
             planted.append((where, kind, value))
     lines = [r if isinstance(r, str) else json.dumps(r, ensure_ascii=rng.random() < 0.5) for r in records]
     rng.shuffle(lines)
     (data / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     # A file named after an address (maybe disguised): its name is a document's source and a rejected path.
     cue, plain = values(rng)["email"]
-    name = disguise(rng, "email", plain, line_breaks=False)
+    name = disguise(rng, "email", escape(rng, "email", plain), line_breaks=False)  # names saved from URLs: %40
     (data / f"{name}.jsonl").write_text(json.dumps({"id": "named", "text": PROSE}) + "\n{broken\n", encoding="utf-8")
     planted.append(("file name", "email", name))
     # A second source, named after an address in the config (``inputs[].name``): every document and rejection
@@ -160,7 +205,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     if refused in ("broken link", "both"):
         (named / "gone.jsonl").symlink_to(workdir / "nowhere.jsonl")
     cue, plain = values(rng)["email"]
-    source = disguise(rng, "email", plain, line_breaks=False)
+    source = disguise(rng, "email", escape(rng, "email", plain), line_breaks=False)
     (workdir / "source-name.txt").write_text(source, encoding="utf-8")
     planted.append(("source name", "email", source))
     return planted

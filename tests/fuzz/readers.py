@@ -14,6 +14,8 @@ Promises checked (an AssertionError names the one broken):
 - no exception escapes ``read_file`` (plain Python) or the build; evaluate's, finetune's and quality train's
   readers raise nothing but a one-line ``UserError``;
 - the build's counts add up: input = kept + removed + rejected, and input = the records ``read_file`` gives;
+- every id in clean/ and removed/ is written once (raw ids repeat, differ only in type, or look like the ids
+  corpusforge makes);
 - every file named appears in ``manifest.json``'s ``input_files`` (or, not read, in ``rejected/`` by name);
 - no record is rejected as ``stage_error`` (no later step raises on what the reader accepted) and every reason
   is a named one.
@@ -39,7 +41,7 @@ FAMILY = "readers"
 TRIED: collections.Counter = collections.Counter()
 
 REASONS = {"malformed_json", "invalid_utf8", "not_an_object", "missing_text", "non_string_text", "empty_text",
-           "oversize_record", "too_deep", "number_too_large", "truncated_compressed_file", "corrupt_compressed_data",
+           "duplicate_key", "oversize_record", "too_deep", "number_too_large", "truncated_compressed_file", "corrupt_compressed_data",
            "unreadable_record", "unreadable_file", "not_a_regular_file", "warc_http_status", "warc_not_html",
            "warc_truncated", "warc_bad_encoding", "no_main_text", "html_parse_error"}
 
@@ -60,17 +62,21 @@ def _scalar(rng: random.Random) -> Any:
     ])()
 
 
+# Records of the file being written whose reading must reject them as ``duplicate_key`` (a key given twice with
+# different values): ``_jsonl`` resets it and ``fuzz_one`` checks it on files written plainly.
+_NAMED_TWICE: list[int] = [0]
+
+
 def _record_line(rng: random.Random) -> bytes:
     """One JSONL line of a random shape (valid or not)."""
-    kind = rng.randrange(12)
+    kind = rng.randrange(16)
     words = " ".join(rng.choice(["the", "cat", "sat", "on", "a", "warm", "mat", "and", "slept"])
                      for _ in range(rng.randint(0, 40)))
     record: Any = {"text": words.capitalize() + "."}
     if rng.random() < 0.5:
-        # every JSON type: ids that are not strings or integers (5001.0 as pandas writes them, true, an object) stay
-        # in metadata (readers.UNUSABLE_IDS)
-        record["id"] = rng.choice([rng.randint(0, 50), f"id-{rng.randint(0, 50)}", None, [1], "a/b@c#1",
-                                   float(rng.randint(0, 50)), rng.random(), True, {"k": 1}, ""])
+        record["id"] = rng.choice([rng.randint(0, 50), f"id-{rng.randint(0, 50)}", None, [1], "a/b@c#1"])
+    elif rng.random() < 0.5:
+        record["id"] = _hostile_id(rng)
     if kind == 0:  # nesting: below, at and past the limit, up to what json.dumps (and pickle) survive
         record["meta"] = _nested(rng, rng.choice([rng.randint(1, 70), rng.randint(150, 400)]))
     elif kind == 1:  # integers past the digit limit, as text (json.dumps refuses to write them)
@@ -93,28 +99,67 @@ def _record_line(rng: random.Random) -> bytes:
     elif kind == 9:  # deep nesting written by hand (unbalanced, too)
         depth = rng.randint(50, 200_000)
         return b'{"text": "x", "m": ' + b"[" * depth + b"]" * (depth - rng.choice([0, 0, 1])) + b"}\n"
+    elif kind == 12:  # text of every other JSON type
+        record["text"] = rng.choice([True, False, 0, -0.0, 1.5, 10 ** 30, [], ["a", "b"], {}, {"text": "a"}])
+    elif kind == 13:  # a key twice in one object (json keeps the last): text, id, or a metadata key
+        key = rng.choice(["text", "id", "m"])
+        first, second = rng.sample(['"a warm cat"', "7", "null", "[1]", '"x"', "{}"], 2)
+        _NAMED_TWICE[0] += 1
+        return (b'{"' + key.encode() + b'": ' + first.encode() + b', "text": "' + words.encode() + b' ok", "'
+                + key.encode() + b'": ' + second.encode() + b"}\n")
+    elif kind == 14:  # metadata keys named as corpusforge's own fields, and the keys of its shards
+        for key in rng.sample(["source", "metadata", "annotations", "stage", "reason", "details", "survivor_id",
+                               "origin", "position", "path", "preview", "lang", "pii_count", "", " ", "text ",
+                               "Text", "__class__", "\u0000"], 4):
+            record[key] = _scalar(rng)
+    elif kind == 15:  # line ends of other systems and Unicode line separators, inside and between records
+        text = words + rng.choice(["\u2028", "\u2029", "\u0085", "\r", "\x0b", "\x0c", "\x1c"]) + words
+        return json.dumps({"text": text, "id": record.get("id")}, ensure_ascii=rng.random() < 0.5).encode(
+            "utf-8", "surrogatepass") + rng.choice([b"\n", b"\r\n", b"\r", b"\n\r", "\u2028".encode()])
     return json.dumps(record, ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass") + b"\n"
+
+
+def _hostile_id(rng: random.Random) -> Any:
+    """An id unlike the ones a well-behaved source writes: other types, values that mean the same written
+    differently (``1``, ``"1"``, ``1.0``, ``True``), characters that end lines or paths, and strings shaped like
+    the ids corpusforge makes (``src/1@part.jsonl#3``, ``...~9f0c...``). Drawn from a small pool, so that records
+    share them."""
+    return rng.choice([
+        1, "1", 1.0, True, False, 0, -0.0, 2 ** 64, -(2 ** 63), 10 ** 40, 1e308, "", " ", "\u0000", "a\u0000b",
+        "a\nb", "a\rb", "\u2028", "/", "../../etc/passwd", "C:\\x\\y", "folder/1", "folder/1@" + "part-0.jsonl",
+        "1#0", "1@input1", "1~9f0c2a7d1e4b5c68", "%2F", "\ud800", "é", "e\u0301", {"a": 1}, [1, 2], None,
+    ])
 
 
 def _jsonl(rng: random.Random, classes: set) -> bytes:
     classes.add("1_parser_exceptions")
+    _NAMED_TWICE[0] = 0
     lines = [_record_line(rng) for _ in range(rng.randint(0, 12))]
+    if _NAMED_TWICE[0]:
+        classes.add("4_named_twice")
     if rng.random() < 0.3:  # class 2: a line over output.max_record_bytes (the case sets it to 2-20 KB)
         classes.add("2_bounded_memory")
         lines.insert(rng.randint(0, len(lines)), b'{"text": "' + b"long " * rng.randint(500, 40_000) + b'"}\n')
     if rng.random() < 0.2:
         lines.append(b"\n" * rng.randint(1, 3))
     data = b"".join(lines)
-    return data[:-1] if data and rng.random() < 0.2 else data  # no newline at the end
+    data = data[:-1] if data and rng.random() < 0.2 else data  # no newline at the end
+    if rng.random() < 0.1:  # the whole file in UTF-16 or UTF-32, with a byte order mark or without
+        data = data.decode("utf-8", "replace").encode(rng.choice(["utf-16", "utf-16-le", "utf-32", "utf-32-be"]))
+        _NAMED_TWICE[0] = -1  # not read as UTF-8 lines: no count to expect
+    return data
 
 
 # --------------------------------------------------------------------------------------------- columnar
 def _table(rng: random.Random):
     import pyarrow as pa
 
+    _NAMED_TWICE[0] = 0
     n = rng.randint(0, 6)
-    columns = {"text": pa.array([rng.choice(["A warm cat slept.", "", None, "x" * rng.randint(1, 50)])
-                                 for _ in range(n)], pa.string())}
+    texts = [rng.choice(["A warm cat slept.", "", None, "x" * rng.randint(1, 50)]) for _ in range(n)]
+    columns = {"text": pa.array(texts, pa.string())}
+    if rng.random() < 0.4:
+        return _odd_table(rng, n, texts)
     kind = rng.randrange(4)
     if kind == 0:
         columns["when"] = pa.array([rng.choice([0, 2 ** 62, -2 ** 62, None]) for _ in range(n)], pa.timestamp("ms"))
@@ -131,6 +176,47 @@ def _table(rng: random.Random):
     return pa.table(columns)
 
 
+def _odd_table(rng: random.Random, n: int, texts: list):
+    """A table whose text or id column is of another type than a string (large_string, a dictionary, binary
+    with bytes that are not UTF-8, a struct, a list, numbers, nulls only), or whose column names repeat."""
+    import pyarrow as pa
+
+    text = rng.choice([
+        lambda: pa.array(texts, pa.large_string()),
+        lambda: pa.array(texts, pa.string()).dictionary_encode(),
+        lambda: pa.array([None if t is None else t.encode() + rng.choice([b"", b"\xff", b"\xc3", b"\xed\xa0\x80"])
+                          for t in texts], rng.choice([pa.binary(), pa.large_binary()])),
+        lambda: pa.array([{"text": t, "n": 1} for t in texts]),
+        lambda: pa.array([[t, t] for t in texts], pa.list_(pa.string())),
+        lambda: pa.array(list(range(n)), rng.choice([pa.int64(), pa.float64(), pa.int8()])),
+        lambda: pa.nulls(n),
+        lambda: pa.array([rng.choice([True, False]) for _ in range(n)]),
+    ])()
+    names, arrays = ["text"], [text]
+    if rng.random() < 0.6:
+        ids = rng.choice([
+            lambda: pa.array([rng.choice([1.0, 1.5, float("nan"), float("inf"), -0.0]) for _ in range(n)]),
+            lambda: pa.array([rng.choice([True, False]) for _ in range(n)]),
+            lambda: pa.array([rng.choice([0, 2 ** 64 - 1, 2 ** 63]) for _ in range(n)], pa.uint64()),
+            lambda: pa.array([rng.choice(["", "a\nb", "\x00", "../x", "1", "1"]) for _ in range(n)]),
+            lambda: pa.array([rng.choice([b"\xff", b"1", b""]) for _ in range(n)], pa.binary()),
+            lambda: pa.array([{"a": 1}] * n),
+            lambda: pa.array([[1]] * n),
+        ])()
+        names.append("id")
+        arrays.append(ids)
+    if rng.random() < 0.3:  # a name twice: two text columns, two id columns: every row duplicate_key
+        names.append(rng.choice(names))
+        arrays.append(pa.array(texts, pa.string()))
+        _NAMED_TWICE[0] = n
+    if rng.random() < 0.3:
+        names.append(rng.choice(["metadata", "source", "annotations", ""]))
+        arrays.append(pa.array([rng.choice(["m", None]) for _ in range(n)], pa.string()))
+    order = list(range(len(names)))
+    rng.shuffle(order)
+    return pa.Table.from_arrays([arrays[i] for i in order], names=[names[i] for i in order])
+
+
 def _parquet(rng: random.Random, classes: set) -> bytes:
     import pyarrow.parquet as pq
 
@@ -139,6 +225,7 @@ def _parquet(rng: random.Random, classes: set) -> bytes:
     try:
         pq.write_table(_table(rng), sink)
     except Exception:  # noqa: BLE001 - a value Parquet cannot store: random bytes instead
+        _NAMED_TWICE[0] = -1
         return bytes(rng.randrange(256) for _ in range(rng.randint(0, 200)))
     return _damage(rng, sink.getvalue())
 
@@ -157,6 +244,8 @@ def _arrow(rng: random.Random, classes: set) -> bytes:
 
 def _damage(rng: random.Random, data: bytes) -> bytes:
     roll = rng.random()
+    if roll < 0.25 and data:
+        _NAMED_TWICE[0] = -1  # damaged: what it holds is no longer what was written
     if roll < 0.15 and data:
         return data[: rng.randrange(len(data))]
     if roll < 0.25 and data:
@@ -249,7 +338,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     folder.mkdir(parents=True)
     max_chars = rng.choice([2_000, 20_000, 1_000_000])
     max_bytes = rng.choice([0, 2_000, 20_000])
-    entries = []
+    entries, named_twice = [], {}
     for _ in range(rng.randint(1, 6)):
         fmt = rng.choice(list(FORMATS))
         ext, make = FORMATS[fmt]
@@ -257,9 +346,13 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
         if rng.random() < 0.1:
             _special(rng, path, classes)
         else:
-            compression, data = _compress(rng, make(rng, classes), classes)
+            _NAMED_TWICE[0] = -1
+            written = make(rng, classes)
+            compression, data = _compress(rng, written, classes)
             path = path.with_name(path.name + compression)
             path.write_bytes(data)
+            if fmt in ("jsonl", "parquet", "arrow") and data == written and _NAMED_TWICE[0] >= 0:
+                named_twice[path] = _NAMED_TWICE[0]
         entries.append(path)
     for name in classes:
         TRIED[name] += 1
@@ -274,6 +367,11 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
         except Exception as exc:  # noqa: BLE001 - the promise under test
             raise AssertionError(f"read_file raised on {display_path(path.name)}: {type(exc).__name__}: {exc}") from exc
         counts[path] = len(items)
+        if path in named_twice:  # (such a line is under 200 bytes: no limit drawn rejects it as oversize first)
+            found = sum(1 for item in items if getattr(item, "reason", None) == "duplicate_key")
+            if found != named_twice[path]:
+                raise AssertionError(f"{display_path(path.name)}: {named_twice[path]} records give a key twice with "
+                                     f"different values, {found} rejected as duplicate_key")
 
     # the other commands that read data: evaluate/embed skip what they cannot read, finetune/predict and
     # quality train stop with one line (UserError), never with another exception
@@ -310,6 +408,14 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     for shard in sorted((workdir / "run" / "rejected").glob("part-*")):
         if shard_suffix(shard.name):
             rejected += open_shard(str(shard)).read_all().to_pylist()
+    ids = collections.Counter()
+    for part in ("clean", "removed"):
+        for shard in sorted((workdir / "run" / part).glob("part-*")):
+            if shard_suffix(shard.name):
+                ids.update(open_shard(str(shard)).read_all().column("id").to_pylist())
+    repeated = {i: c for i, c in ids.items() if c > 1}
+    if repeated:  # README, "Document ids": ids are unique across all inputs, whatever the raw ids were
+        raise AssertionError(f"ids written more than once in clean/ and removed/: {list(repeated.items())[:5]}")
     reasons = {r["reason"] for r in rejected}
     if not reasons <= REASONS:
         raise AssertionError(f"rejected with reasons that are not named ones: {sorted(reasons - REASONS)}")

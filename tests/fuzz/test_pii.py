@@ -13,7 +13,12 @@ from tests.fuzz.pii import fuzz_one  # noqa: E402
 # Seed 7 plants 19 values (text, metadata, numbers, rejected lines, a file name) in every disguise; before the
 # canonical view and the class-5 fixes, disguised e-mails, phones, cards, IBANs, SSNs and IPs and an e-mail
 # across the preview cut reached removed/, rejected/ and report.html.
+# Seeds 9 and 24 (and 7 again since the generator grew ids, metadata keys, removed duplicates and short texts,
+# URL and label contexts, escaped "@", lower-case IBANs, cards with dots or mixed separators, phones written
+# +1.202.555.0173): before the canonical view read URL and HTML escapes, IBANs in either case, cards so separated,
+# IPv4 as a URL's host or after "IP:" and dotted international phones, all three left values in clean/, removed/
+# or report.html.
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("seed", [7])
+@pytest.mark.parametrize("seed", [7, 9, 24])
 def test_planted_pii_in_disguise_never_leaves_the_scrubber(seed, tmp_path):
     fuzz_one(random.Random(seed), tmp_path)

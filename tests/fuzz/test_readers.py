@@ -6,7 +6,9 @@ import pytest
 
 from tests.fuzz.readers import fuzz_one
 
-SEEDS = list(range(8))
+# 19, 96 and 262: a Parquet or Arrow table naming a column twice, read before as one of the two columns (the other's
+# values lost without a word); duplicate_key since.
+SEEDS = list(range(8)) + [19, 96, 262]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

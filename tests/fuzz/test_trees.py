@@ -7,7 +7,9 @@ from tests.fuzz import trees
 
 # user .tmp-* and .checkpoints folders around builds with and without stage checkpoints, --resume, --overwrite,
 # the leftover clean-up; 1: train then train --overwrite
-SEEDS = [1, 2, 4, 6, 9, 20, 21, 24]
+# 27, 47: a build whose input folder holds the run directory, refused before the code refused it by name (it failed
+# on a file of the run's of unknown format, or, where all were readable, read the run's outputs: tests/cli/test_build.py)
+SEEDS = [1, 2, 4, 6, 9, 20, 21, 24, 27, 47]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -120,7 +120,10 @@ def _commands(rng: random.Random, work: pathlib.Path, run: pathlib.Path, outside
             extra.append("--overwrite")
         if rng.random() < 0.3:
             extra.append("--resume")
-        return "build " + " ".join(extra), ["build", "--input", str(data), "--run-dir", str(run), "--no-progress",
+        # the input: the corpus, its folder, a folder that holds the run directory (refused: the build would read
+        # its own outputs), or an earlier build's clean/ inside the run directory (read before it is replaced)
+        source = rng.choice([data, data, data.parent, work, run / "clean"])
+        return "build " + " ".join(extra), ["build", "--input", str(source), "--run-dir", str(run), "--no-progress",
                                              *OFF, *extra]
 
     def tokenize():
@@ -196,6 +199,9 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
             label, argv = what
             code, err = _cli(argv)
             _check_no_traceback(label, code, err)
+            if argv[0] == "build" and argv[argv.index("--input") + 1] == str(work):
+                assert code == 2 and "holds the run directory" in err, \
+                    f"{label} with the input {work} holding the run directory: exit {code}, {err[-300:]!r}"
         else:
             what()
         for name, root in (("run", run), ("users", outside), ("precious", precious)):

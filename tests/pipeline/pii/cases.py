@@ -7,12 +7,18 @@ TRUE_POSITIVES = {
         ("cc: first+tag@mail.example.co.uk", "first+tag@mail.example.co.uk"),
         ("Kontakt: jürgen.müller@beispiel.de.", "jürgen.müller@beispiel.de"),
         ("<a href=\"mailto:o'brien@example.ie\">me</a>", "o'brien@example.ie"),
+        # "@" as a URL escape or an HTML character reference (the canonical view reads it as "@")
+        ("Write to jane.doe%40example.org today.", "jane.doe%40example.org"),
+        ("Write to jane.doe&#64;example.org today.", "jane.doe&#64;example.org"),
+        ("Write to jane.doe&commat;example.org today.", "jane.doe&commat;example.org"),
     ],
     "PHONE_NUMBER": [
         ("Call +1-202-555-0173 today.", "+1-202-555-0173"),
         ("Call +1 202 555 0173 today.", "+1 202 555 0173"),
         ("Office: (202) 555-0173.", "(202) 555-0173"),
         ("Reach me on 202.555.0173 ext. 42 after 5.", "202.555.0173 ext. 42"),
+        ("Reach me on +1.202.555.0173 after 5.", "+1.202.555.0173"),  # dots after a country code
+        ("Paris : +33.1.42.68.53.00", "+33.1.42.68.53.00"),
         ("Support line 202-555-0173x1234, weekdays.", "202-555-0173x1234"),
         ("Ring +1-780-563-6083x7783 now", "+1-780-563-6083x7783"),
         ("London office +44 20 7946 0958.", "+44 20 7946 0958"),
@@ -43,10 +49,14 @@ TRUE_POSITIVES = {
         ("Discover 6011 1111 1111 1117", "6011 1111 1111 1117"),
         ("JCB 3530111333300000", "3530111333300000"),
         ("Diners 30569309025904", "30569309025904"),
+        ("card 4111.1111.1111.1111 on file", "4111.1111.1111.1111"),  # dots, and separators mixed
+        ("card 4111 1111-1111.1111 on file", "4111 1111-1111.1111"),
     ],
     "IP_ADDRESS": [
         ("client 81.2.69.160 connected", "81.2.69.160"),
         ("from 81.2.69.160:8080 again", "81.2.69.160"),
+        ("see http://81.2.69.160/index.html", "81.2.69.160"),  # a URL's host
+        ("blocked IP:81.2.69.160 twice", "81.2.69.160"),  # after a label, no space
         ("resolver 2001:4860:4860::8888", "2001:4860:4860::8888"),
         ("v6 2a00:1450:4001:82a::200e.", "2a00:1450:4001:82a::200e"),
         ("full 32c9:c69b:4e50:ed89:1ae2:5cc9:19e5:bea1 here", "32c9:c69b:4e50:ed89:1ae2:5cc9:19e5:bea1"),
@@ -59,6 +69,8 @@ TRUE_POSITIVES = {
         ("rekening NL91ABNA0417164300.", "NL91ABNA0417164300"),
         ("Bankverbindung: ES18 9217 6435 5682 0639 9946 ISBN follows", "ES18 9217 6435 5682 0639 9946"),
         ("IBAN ES8037033651156680828340 SMTPAuthenticationError", "ES8037033651156680828340"),
+        ("iban de89 3704 0044 0532 0130 00, bic", "de89 3704 0044 0532 0130 00"),  # lower case
+        ("pay gb82west12345698765432 now", "gb82west12345698765432"),
     ],
     "US_SSN": [
         ("SSN 536-22-1234 on file", "536-22-1234"),

@@ -52,11 +52,20 @@ def test_view_of_plain_ascii_is_the_text_itself():
     ("4111-1111-\n  1111", "4111-1111-1111", (0, 14), (0, 17)),
     ("4111 1111 \r\n1111", "4111 1111 1111", (5, 14), (5, 16)),
     ("tel ０３\n１２", "tel 03 12", (4, 9), (4, 9)),
+    ("a%40b", "a@b", (1, 2), (1, 4)),  # URL and HTML escapes read as their character
+    ("x&#64;y &#x40; &commat;", "x@y @ @", (1, 2), (1, 6)),
+    ("%2540 &amp;#64;", "%40 &#64;", (0, 1), (0, 3)),  # one pass: an escaped escape stays one
+    ("％４０z", "@z", (0, 1), (0, 3)),  # a full-width escape, folded first
 ])
 def test_view_and_offsets(text, view, span, original):
     v = canonical(text)
     assert v.text == view
     assert v.span(*span) == original
+
+
+@pytest.mark.parametrize("text", ["100%20 off", "%e2%80%8b", "a &#10; b", "&nosuch; &#xD800;", "50% 40"])
+def test_escapes_of_spaces_controls_and_bytes_are_not_read(text):
+    assert canonical(text).text == text
 
 
 def test_a_line_break_outside_a_number_is_kept():
