@@ -59,22 +59,28 @@ _ADVICE = {
 # record names) and keeps the dead-letter rule.
 ENVIRONMENT_ERRNOS = frozenset(_ADVICE) | {errno.EPIPE}
 # Beam re-raises a worker's exception as text inside its own; the errno survives only in that text.
-_ERRNO_IN_TEXT = re.compile(r"\[Errno (\d+)\][^:]*(?::\s*'([^']+)')?")
+# repr() quotes a file name holding ' with double quotes.
+_ERRNO_IN_TEXT = re.compile(r"\[Errno (\d+)\][^:]*(?::\s*(?:'([^']+)'|\"([^\"]+)\"))?")
 
 
 def resource_error(exc: BaseException, path: str | None = None, what: str = "") -> UserError | None:
     """A one-line ``UserError`` naming the path and what to do, for a full disk, a denied permission or a
     read-only filesystem anywhere in ``exc``'s chain (or its text, as Beam wraps it); None for other errors."""
-    seen: set[int] = set()
+    chain: list[BaseException] = []
     current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.errno in _ADVICE:
-            return _message(current.errno, current.filename or path, what)
-        match = _ERRNO_IN_TEXT.search(str(current))
-        if match and int(match.group(1)) in _ADVICE:
-            return _message(int(match.group(1)), match.group(2) or path, what)
+    while current is not None and all(current is not link for link in chain):
+        chain.append(current)
         current = current.__cause__ or current.__context__
+    # the OSError itself first, wherever it is in the chain: its file name as it is (Beam's wrapper above it
+    # quotes it as text, which a name holding a quote does not survive)
+    for link in chain:
+        if isinstance(link, OSError) and link.errno in _ADVICE:
+            return _message(link.errno, link.filename or path, what)
+    for link in chain:
+        match = _ERRNO_IN_TEXT.search(str(link))
+        if match and int(match.group(1)) in _ADVICE:
+            named = match.group(2) or match.group(3)
+            return _message(int(match.group(1)), named or path, what)
     return None
 
 
