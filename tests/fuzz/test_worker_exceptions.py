@@ -1,5 +1,6 @@
 """CI slice of the ``worker_exceptions`` fuzz family (``tests/fuzz/worker_exceptions.py``): an exception raised in
-a DataLoader worker ends ``corpusforge train`` as it does raised in the main process."""
+a DataLoader worker ends ``corpusforge train`` as it does raised in the main process; one raised in a build stage's
+step stops the build with one line when it is the environment's, and rejects the records that raised when it is theirs."""
 from __future__ import annotations
 
 import random
