@@ -21,6 +21,23 @@ class ScratchError(UserError, WorkerError):
     its one line (a ``UserError``) saying to run it again."""
 
 
+def environment_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the environment's trouble, not a record's: a ``WorkerError`` (a ``ScratchError`` too), or
+    an ``OSError`` with one of ``ENVIRONMENT_ERRNOS`` (a full disk, a denied permission, a read-only filesystem, a
+    broken pipe, too many open files, an I/O error), itself or anywhere in its chain (``__cause__``,
+    ``__context__``). Only exception objects are looked at, never their text: a record's text quoted in a message
+    (``ValueError("... [Errno 28] ...")``) stays that record's error. ``MemoryError`` is not one: it is raised
+    on one huge record (docs/inputs.md: a hostile record is rejected, it does not stop a build)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, WorkerError) or isinstance(current, OSError) and current.errno in ENVIRONMENT_ERRNOS:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def missing_dependency(module: str, pip_name: str, purpose: str) -> UserError:
     return UserError(f"{purpose} needs the '{module}' package: pip install {pip_name}")
 
@@ -32,24 +49,38 @@ _ADVICE = {
     errno.EACCES: "permission denied: make it writable (or readable) for this user, or choose another path",
     errno.EPERM: "operation not permitted: check the owner and permissions, or choose another path",
     errno.EROFS: "read-only filesystem: choose a directory on a writable filesystem",
+    errno.EMFILE: "too many open files in this process: raise the limit (ulimit -n) or use fewer workers",
+    errno.ENFILE: "too many open files on this machine: close other programs' files or raise the system's limit",
+    errno.EIO: "input/output error: the disk or filesystem failed; check it (dmesg) and run again",
 }
+# The errnos that say the machine, a disk, a filesystem or the process is in trouble, whatever the data: a step
+# that raises one would raise it on every record after (``environment_error``). A broken pipe (EPIPE) is the
+# command's own one line (``broken_pipe``). Not ENOENT: a name that is not there is often the data's (a path a
+# record names) and keeps the dead-letter rule.
+ENVIRONMENT_ERRNOS = frozenset(_ADVICE) | {errno.EPIPE}
 # Beam re-raises a worker's exception as text inside its own; the errno survives only in that text.
-_ERRNO_IN_TEXT = re.compile(r"\[Errno (\d+)\][^:]*(?::\s*'([^']+)')?")
+# repr() quotes a file name holding ' with double quotes.
+_ERRNO_IN_TEXT = re.compile(r"\[Errno (\d+)\][^:]*(?::\s*(?:'([^']+)'|\"([^\"]+)\"))?")
 
 
 def resource_error(exc: BaseException, path: str | None = None, what: str = "") -> UserError | None:
     """A one-line ``UserError`` naming the path and what to do, for a full disk, a denied permission or a
     read-only filesystem anywhere in ``exc``'s chain (or its text, as Beam wraps it); None for other errors."""
-    seen: set[int] = set()
+    chain: list[BaseException] = []
     current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.errno in _ADVICE:
-            return _message(current.errno, current.filename or path, what)
-        match = _ERRNO_IN_TEXT.search(str(current))
-        if match and int(match.group(1)) in _ADVICE:
-            return _message(int(match.group(1)), match.group(2) or path, what)
+    while current is not None and all(current is not link for link in chain):
+        chain.append(current)
         current = current.__cause__ or current.__context__
+    # the OSError itself first, wherever it is in the chain: its file name as it is (Beam's wrapper above it
+    # quotes it as text, which a name holding a quote does not survive)
+    for link in chain:
+        if isinstance(link, OSError) and link.errno in _ADVICE:
+            return _message(link.errno, link.filename or path, what)
+    for link in chain:
+        match = _ERRNO_IN_TEXT.search(str(link))
+        if match and int(match.group(1)) in _ADVICE:
+            named = match.group(2) or match.group(3)
+            return _message(int(match.group(1)), named or path, what)
     return None
 
 

@@ -11,9 +11,14 @@ The detail is ``"<stage>: <ExceptionType>: <short message>"``. An exception mess
 (``describe``), so a detail can go to stats, logs and reports. With ``fail_fast`` the DoFn is not wrapped
 and the first exception fails the run, with its traceback.
 
-A ``WorkerError`` is not a record's fault but the worker's (a model that loads on first use and fails to; a
-spilled text or shuffle run that cannot be read back, ``ScratchError``):
-it is never a dead letter and fails the run, as an exception in ``DoFn.setup`` does.
+An error of the environment is not a record's fault (``errors.environment_error``): a ``WorkerError`` (a model
+that loads on first use and fails to; a spilled text or shuffle run that cannot be read back, ``ScratchError``), or
+an ``OSError`` saying the machine is in trouble (a full disk, a denied permission, a read-only filesystem, a broken
+pipe, too many open files, an I/O error). It is never a dead letter: it fails the run at once, as an exception in
+``DoFn.setup`` does, and the command says it in one line naming the path (``errors.resource_error``), where a dead
+letter per record would have filed good records as rejected until the error fraction stopped the build with "too
+many records failed". A batch that raises one is not retried record by record. Every other exception, a
+``MemoryError`` on one huge record included, is the record's (docs/inputs.md).
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from typing import Any, Callable, Iterable
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpusforge.core.errors import WorkerError
+from corpusforge.core.errors import environment_error
 
 ERRORS = "stage_errors"
 STAGE_ERROR = "stage_error"  # the reason of a record rejected because a stage raised on it
@@ -89,13 +94,11 @@ def run_isolated(process: Callable[[Any], Iterable], element: Any, stage: str, t
         counts.hold_counts()
     try:
         out = list(process(element) or ())
-    except WorkerError:
-        if counts is not None:
-            counts.release_counts(keep=False)
-        raise
     except Exception as exc:  # noqa: BLE001 - any exception of one record is that record's, not the run's
         if counts is not None:
             counts.release_counts(keep=False)
+        if environment_error(exc):  # the machine's, not the record's: the next record would meet it too
+            raise
         return _after_failure(exc, process, element, stage, to_error, records, split, text_of, errors, counts)
     if counts is not None:
         counts.release_counts(keep=True)

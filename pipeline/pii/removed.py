@@ -14,8 +14,9 @@ With ``pii.scrub_removed: false`` the texts and previews stay raw (for an audit)
 A record the scrubber raises on (the very record the PII stage may have rejected as ``stage_error``) must
 neither sink the build nor be written in clear: its text, metadata and details are withheld (``WITHHELD``)
 and its id hashed whole, counted as ``pii.removed_scrub_failed``. A batch that raises is retried one record
-at a time, so only the record that raises is withheld. A ``WorkerError`` (Presidio, loaded on the first text
-with a candidate, fails to load) is no record's fault: it fails the run, as it would in ``setup()``.
+at a time, so only the record that raises is withheld. An error of the environment (``errors.environment_error``:
+a ``WorkerError``, Presidio loaded on the first text with a candidate failing to load; a full disk, a denied
+permission...) is no record's fault: it fails the run, as it would in ``setup()``.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import dataclasses
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpusforge.core.errors import WorkerError
+from corpusforge.core.errors import environment_error
 from corpusforge.core.faults import STAGE_ERROR
 from corpusforge.pipeline.document import DETAIL_CHARS, RAW_PREVIEW, Rejected, Removed
 from corpusforge.pipeline.pii.config import STAGE, PIIConfig
@@ -52,9 +53,9 @@ class _ScrubRemovedFn(beam.DoFn):
                 if isinstance(result, Exception):
                     raise result
                 yield self._scrubbed(record, result)
-            except WorkerError:
-                raise
-            except Exception as exc:  # never in clear, never a failed build
+            except Exception as exc:  # never in clear, never a failed build (but the machine's trouble fails it)
+                if environment_error(exc):
+                    raise
                 yield self._withheld(record, exc)
         yield from (r for r in batch if r.stage == STAGE)
 
@@ -64,17 +65,17 @@ class _ScrubRemovedFn(beam.DoFn):
             return [None] * len(texts)
         try:
             return self._fields.scrubber.scrub_batch(texts)
-        except WorkerError:
-            raise
-        except Exception:
+        except Exception as exc:
+            if environment_error(exc):
+                raise
             return [self._scrub_one(text) for text in texts]
 
     def _scrub_one(self, text: str):
         try:
             return self._fields.scrubber.scrub(text)
-        except WorkerError:
-            raise
         except Exception as exc:
+            if environment_error(exc):
+                raise
             return exc
 
     def _scrubbed(self, record: Removed, result) -> Removed:
@@ -151,9 +152,9 @@ class _ScrubRejectedFn(beam.DoFn):
         try:
             yield dataclasses.replace(record, raw=self._preview(record.raw, RAW_PREVIEW),
                                       detail=self._preview(record.detail, DETAIL_CHARS))
-        except WorkerError:
-            raise
-        except Exception as exc:  # never in clear, never a failed build
+        except Exception as exc:  # never in clear, never a failed build (but the machine's trouble fails it)
+            if environment_error(exc):
+                raise
             self._failed.inc()
             # a stage_error's detail holds no text of the record (faults.describe cut it out); a parser's may
             detail = record.detail if record.reason == STAGE_ERROR else WITHHELD.format(type(exc).__name__)
@@ -169,9 +170,9 @@ class _ScrubRejectedFn(beam.DoFn):
     def _id(self, doc_id: str) -> str:
         try:
             return self._fields.id(doc_id)
-        except WorkerError:
-            raise
-        except Exception:  # noqa: BLE001 - hashed whole rather than written in clear, as ScrubRemoved does
+        except Exception as exc:  # noqa: BLE001 - hashed whole rather than written in clear, as ScrubRemoved does
+            if environment_error(exc):
+                raise
             return _hashed_whole(self._fields, doc_id)
 
 

@@ -13,6 +13,16 @@ drawn to be awkward (quotes, colons, `` -> ``, spaces, non-ASCII; none, one or t
 without a message, ``UnicodeDecodeError`` over one byte or a range, ``ValueError``, ``UserError``,
 ``KeyboardInterrupt``; ``corpusforge train`` (its ``train_model`` replaced by a loop over a loader whose dataset
 raises it) runs once with the worker and once without, and the two endings are compared.
+
+Second promise (``stage_case``, after each loader case): errors of the environment are not errors of a record
+(``corpusforge/core/faults.py``). An exception raised in a build stage's per-record step (normalize's, in-process
+DirectRunner) on 1-3 drawn records of 12 is drawn as an environment error (an ``OSError`` with ``ENVIRONMENT`` errno
+and an awkward file name or none, directly or as the cause of a library's ``RuntimeError``; a ``ScratchError``) or
+a content error (``ValueError`` whose text may quote an errno, ``UnicodeDecodeError``, ``MemoryError``, an
+``OSError`` without errno or with ``ENOENT``, ``RecursionError``). An environment error stops the build: exit 2, one
+line (the file named, or the run directory for an ``OSError`` without one; the broken-pipe line for EPIPE; the
+``ScratchError``'s own message), and no clean/ published. A content error rejects exactly the records that raised
+(``stage_error``) and keeps the others: exit 0.
 """
 from __future__ import annotations
 
@@ -99,6 +109,11 @@ def _ending(exc: BaseException, workers: int, workdir: pathlib.Path) -> tuple:
 
 
 def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
+    loader_case(rng, workdir)
+    stage_case(random.Random(rng.random()), workdir)
+
+
+def loader_case(rng: random.Random, workdir: pathlib.Path) -> None:
     exc = _exception(rng, workdir)
     (workdir / "case.txt").write_text(f"{exc!r} filename={getattr(exc, 'filename', None)!r} "
                                           f"filename2={getattr(exc, 'filename2', None)!r}\n", encoding="utf-8")
@@ -115,3 +130,94 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
                                  f"process as {in_main!r}"
     if in_main[0] == "exit" and in_main[1] == 2:
         assert len(in_main[2].splitlines()) == 1, f"{exc!r}: not one line: {in_main[2]!r}"
+
+
+# ----------------------------------------------------------------------------------------- a build stage's step
+ENVIRONMENT = (errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EROFS, errno.EMFILE, errno.ENFILE,
+               errno.EIO, errno.EPIPE)
+# what the one line says for each errno (corpusforge/core/errors.py), written here again as the oracle
+SAID = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "disk quota exceeded",
+        errno.EACCES: "permission denied", errno.EPERM: "operation not permitted", errno.EROFS: "read-only filesystem",
+        errno.EMFILE: "too many open files in this process", errno.ENFILE: "too many open files on this machine",
+        errno.EIO: "input/output error"}
+DOCUMENTS = 12
+
+
+def _stage_exception(rng: random.Random, workdir: pathlib.Path) -> tuple[BaseException, bool]:
+    """``(exception, is the environment's)``."""
+    from corpusforge.core.errors import ScratchError
+
+    kind = rng.choice(("oserror", "oserror", "wrapped", "scratch", "value", "unicode", "memory", "plain_os",
+                       "enoent", "recursion"))
+    if kind in ("oserror", "wrapped"):
+        code = rng.choice(ENVIRONMENT)
+        name = rng.choice((None, _name(rng, workdir)))
+        error = OSError(code, os.strerror(code), *((name,) if name else ()))
+        if kind == "wrapped":
+            wrapper = RuntimeError(rng.choice(("could not open the cache", "tokenizer failed")))
+            wrapper.__cause__ = error
+            return wrapper, True
+        return error, True
+    if kind == "scratch":
+        return ScratchError(f"spilled text {_name(rng, workdir)} is gone: run the build again"), True
+    if kind == "value":
+        return ValueError(rng.choice(("bad text", "quoted: [Errno 28] No space left on device: '/x'", ""))), False
+    if kind == "unicode":
+        return UnicodeDecodeError("utf-8", b"\xff\xfe", 0, 1, "invalid start byte"), False
+    if kind == "memory":
+        return MemoryError(*rng.choice(((), ("cannot allocate 8 GiB",)))), False
+    if kind == "plain_os":
+        return OSError(rng.choice(("Not a gzipped file (b'xx')", "Invalid data stream"))), False
+    if kind == "enoent":
+        return FileNotFoundError(errno.ENOENT, "No such file or directory", _name(rng, workdir)), False
+    return RecursionError("maximum recursion depth exceeded"), False
+
+
+def stage_case(rng: random.Random, workdir: pathlib.Path) -> None:
+    import json
+
+    import corpusforge.pipeline.normalize.stage as normalize_stage
+    from corpusforge.cli.main import main
+
+    exc, environment = _stage_exception(rng, workdir)
+    raising = set(rng.sample(range(DOCUMENTS), rng.randint(1, 3)))
+    (workdir / "stage_case.txt").write_text(f"{exc!r} cause={exc.__cause__!r} records={sorted(raising)}\n",
+                                            encoding="utf-8")
+    data = workdir / "docs.jsonl"
+    data.write_text("".join(json.dumps({"text": f"document {i} about rivers and hills"}) + "\n"
+                            for i in range(DOCUMENTS)), encoding="utf-8")
+    run = workdir / f"run-{rng.randrange(10**9)}"
+    real = normalize_stage.normalize_and_count
+
+    def normalize_and_count(text, config):
+        if int(text.split()[1]) in raising:
+            raise exc
+        return real(text, config)
+
+    err = io.StringIO()
+    normalize_stage.normalize_and_count = normalize_and_count
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main(["build", "--input", str(data), "--run-dir", str(run), "--no-progress",
+                         "--set", "quality.enabled=false", "--set", "dedup.enabled=false",
+                         "--set", "pii.enabled=false"])
+    finally:
+        normalize_stage.normalize_and_count = real
+    said = err.getvalue()
+    case = f"{exc!r} (cause {exc.__cause__!r}) on records {sorted(raising)}"
+    if not environment:
+        assert code == 0, f"{case}: a content error failed the build: {said[-500:]!r}"
+        stats = json.loads((run / "stats.json").read_text(encoding="utf-8"))
+        assert stats["rejected"]["reasons"] == {"stage_error": len(raising)}, f"{case}: {stats['rejected']}"
+        return
+    assert code == 2 and said.count("\n") == 1 and said.startswith("corpusforge: error: "), \
+        f"{case}: an environment error was not the build's one line: exit {code}, {said[-800:]!r}"
+    assert not (run / "clean").exists(), f"{case}: the build published without the records"
+    cause = exc.__cause__ or exc
+    if not isinstance(cause, OSError):  # the ScratchError's own line
+        assert str(exc) in said, f"{case}: {said!r}"
+    elif cause.errno == errno.EPIPE:
+        assert said.startswith("corpusforge: error: [Errno 32] Broken pipe"), f"{case}: {said!r}"
+    else:
+        where = cause.filename or str(run)
+        assert said.startswith(f"corpusforge: error: {where}: {SAID[cause.errno]}"), f"{case}: {said!r}"

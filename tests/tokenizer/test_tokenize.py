@@ -341,6 +341,28 @@ def test_a_document_whose_encoding_raises_is_left_out_and_listed_without_its_tex
     assert not (tmp_path / "tokens" / "manifest.json").exists()
 
 
+def test_an_environment_error_while_encoding_one_document_stops_tokenize_not_leaves_the_document_out(
+        tmp_path, clean_dir, tokenizer_path, corpus_docs, monkeypatch):
+    # errors of the environment are not errors of a record (corpusforge/core/faults.py): before, the document was
+    # left out as a stage error of type OSError and the shards written without it
+    from corpusforge.core.errors import resource_error
+    from corpusforge.tokenizer import tokenize
+
+    victim = sorted(corpus_docs, key=lambda d: d["id"])[7]
+    original = tokenize.encode_documents
+
+    def full_disk(tokenizer, ids, texts, plan):
+        if victim["id"] in ids:
+            raise OSError(28, "No space left on device", "/scratch/tokens.tmp")
+        return original(tokenizer, ids, texts, plan)
+
+    monkeypatch.setattr(tokenize, "encode_documents", full_disk)
+    with pytest.raises(Exception) as raised:
+        _run(clean_dir, tmp_path / "tokens", tokenizer_path, val_fraction=0.1, num_shards=2, batch_size=32)
+    assert str(resource_error(raised.value)).startswith("/scratch/tokens.tmp: no space left on the device")
+    assert not (tmp_path / "tokens" / "manifest.json").exists()
+
+
 def test_fail_fast_tokenize_fails_on_the_first_document_that_raises(tmp_path, clean_dir, tokenizer_path, monkeypatch):
     from corpusforge.tokenizer import tokenize
 

@@ -134,3 +134,25 @@ def test_with_scrub_removed_false_a_stage_errors_id_is_still_scrubbed_and_the_pr
         out = (p | beam.Create([bad]) | ScrubRejected(PIIConfig(hash_salt=SALT, scrub_removed=False), SALT)
                | beam.Map(lambda r: (r.path == _hashed("web/mary@example.org"), r.raw)))
         assert_that(out, equal_to([(True, "mary@example.org text")]))
+
+
+@pytest.mark.parametrize("rejected", [False, True], ids=["removed", "rejected"])
+def test_a_full_disk_while_scrubbing_is_not_a_withheld_record_but_stops_the_build(monkeypatch, rejected):
+    # errors of the environment are not errors of a record (corpusforge/core/faults.py): before, the record was
+    # written withheld and the build went on
+    import errno
+
+    from corpusforge.core.errors import resource_error
+
+    def scrub(self, text, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", "/tmp/presidio-cache")
+
+    monkeypatch.setattr(Scrubber, "scrub", scrub)
+    monkeypatch.setattr(Scrubber, "scrub_batch", lambda self, texts: [scrub(self, t) for t in texts])
+    record = (Rejected("web", "web/9", -1, "stage_error", "quality: ValueError", "mary@example.org") if rejected
+              else REMOVED[0])
+    with pytest.raises(Exception) as raised:
+        with TestPipeline() as p:
+            _ = (p | beam.Create([record])
+                 | (ScrubRejected(PIIConfig(), SALT) if rejected else ScrubRemoved(PIIConfig(hash_salt=SALT), SALT)))
+    assert str(resource_error(raised.value)).startswith("/tmp/presidio-cache: no space left on the device")
