@@ -18,6 +18,10 @@ def register(subparsers) -> None:
     build.add_argument("--text-field", metavar="NAME", default=None,
                        help="The field holding the text in the --input files (JSONL, Parquet, Arrow); default: text "
                             "(a config's inputs name theirs with inputs[].text_field).")
+    build.add_argument("--id-field", metavar="NAME", default=None,
+                       help="The field holding each record's id in the --input files; default: id (records without "
+                            "one get a stable id from their file and position; a config's inputs name theirs with "
+                            "inputs[].id_field).")
     build.add_argument("--run-dir", "-o", default=None, help="Run directory (default: output.run_dir, runs/latest).")
     build.add_argument("--overwrite", action="store_true", help="Replace an existing build in the run directory.")
     build.add_argument("--resume", action="store_true",
@@ -48,11 +52,13 @@ def cmd_build(args) -> int:
     if args.fail_fast:
         overrides.append("build.fail_fast=true")
     config = load_config(args.config, overrides)
-    if args.text_field and not args.input:
-        raise UserError("--text-field names the text field of the --input files, and none was given; for a config's "
-                        "inputs set inputs[].text_field in the config")
-    field = {"text_field": args.text_field} if args.text_field else {}
-    config.inputs.extend(InputConfig(path=p, **field) for p in args.input)
+    fields = {key: value for key, value in (("text_field", args.text_field), ("id_field", args.id_field)) if value}
+    for key in fields:
+        if not args.input:
+            flag, what = "--" + key.replace("_", "-"), key.split("_")[0]
+            raise UserError(f"{flag} names the {what} field of the --input files, and none was given; for a "
+                            f"config's inputs set inputs[].{key} in the config")
+    config.inputs.extend(InputConfig(path=p, **fields) for p in args.input)
     # Beam without its GCP, MongoDB and pandas integrations
     if lean_beam.local_build(config.beam, to_dict(config), args.beam_args):
         lean_beam.import_for_local_build()

@@ -246,6 +246,24 @@ def test_input_files_with_another_text_field(tmp_path, capsys):
     assert "--text-field names the text field of the --input files" in capsys.readouterr().err
 
 
+def test_input_files_with_another_id_field(tmp_path, capsys):
+    # `build -i articles.parquet --text-field body` kept doc_id in metadata and gave every record a derived id:
+    # naming the id field took a config file
+    data = tmp_path / "mine.jsonl"
+    data.write_text("".join(json.dumps({"doc_id": f"article-{i}", "content": f"Document {i} is about rivers."}) + "\n"
+                            for i in range(4)))
+    off = ["--no-progress", "--set", "quality.enabled=false", "--set", "dedup.enabled=false",
+           "--set", "pii.enabled=false"]
+    assert main(["build", "-i", str(data), "--text-field", "content", "--id-field", "doc_id", "-o",
+                 str(tmp_path / "b"), *off]) == 0
+    rows = _table(tmp_path / "b" / "clean")[0].to_pylist()
+    assert sorted(row["id"] for row in rows) == [f"mine/article-{i}" for i in range(4)]  # namespaced by source
+    assert all("doc_id" not in (row["metadata"] or {}) for row in rows)
+    capsys.readouterr()
+    assert main(["build", "--id-field", "doc_id", "-o", str(tmp_path / "c"), *off]) == 2
+    assert "--id-field names the id field of the --input files" in capsys.readouterr().err
+
+
 def test_a_json_file_of_one_array_of_records_is_named_with_what_to_do(tmp_path, capsys):
     # json.dump(list) or pandas' orient="records": one line, one record that is not an object, the whole file
     # rejected as not_an_object ("got list") with nothing saying why
