@@ -5,6 +5,7 @@
     OMP_NUM_THREADS=1 python bench/floor.py --docs 5000 --stages normalize,dedup --rounds 1 --variants floor \\
         --profile floor --count          # + Beam elements per document, and where the floor's time goes
     OMP_NUM_THREADS=1 python bench/floor.py --beam 20000 --rounds 3      # plain Beam: per element step, shuffle
+    OMP_NUM_THREADS=1 python bench/floor.py --beam 100000 --batch 1000   # ... and as Arrow record batches
 
 It answers "what would a compiled kernel buy?" before anyone writes one: the build of
 ``bench/build_profile.py --plain`` (its corpus, ``run_build``, its CPU accounting: a one-document build's CPU
@@ -73,6 +74,11 @@ Measured on 2026-11-29 (2 shared cores, load average 1-7: compare within a run),
   1,084 (saves 720-950 us/doc); keys 566 / 633 / 656 (120-290); floor 1,503 / 1,482 / 1,554 (644-675 us/doc);
   floor+coding 2,455 / 2,103 / 2,570 (389-476 us/doc). Every variant's outputs equal the real build's.
 - ``--beam 20000 --rounds 3``: a fused step 1.0 us per element, a GroupByKey of (id, 2.4 KB text) 29 us per element.
+- ``--beam 100000 --batch 1000 --rounds 3`` (11-30, load 4.5): one element a document, a fused step 1.22 us and a
+  GroupByKey 31.4 us per document; as Arrow record batches of 1,000 rows, 0.39 us and 22.1 us per document. So a
+  batch unit saves ~0.8 us per step and ~9 us per shuffle of a document, but a shuffle that carries 2.4 KB of text
+  costs ~22 us a document whatever the unit (moving the bytes): what #38 needs is that text not cross a
+  shuffle at all (the spill's references, ``output.spill_text``), more than batches.
 - ``--count``: normalize + dedup 23.5 Beam elements per document (212 PCollections), 4.1 records into GroupByKeys
   (one shuffle of every document, Read/SpreadDocuments; one of its id; ~1 candidate pair; the rest packed);
   every stage 27.9.
@@ -520,21 +526,34 @@ def profile(workdir: str, stages: list[str], docs: int, variant: str, top: int, 
     print(f"  Beam's Python modules in all: {1e6 * beam / n:.0f} us/doc")
 
 
-def beam_costs(elements: int, rounds: int) -> None:
+def beam_costs(elements: int, rounds: int, batch: int = 0) -> None:
     """Plain Beam on the same in-process runner (no corpusforge): CPU per element of a fused step (an identity
     ``Map``) and of a ``GroupByKey`` of ``(id, 2.4 KB text)`` pairs (grouped, then ungrouped by a ``FlatMap``),
-    from pipelines of 0 and 20 extra steps, 0 and 2 extra ``GroupByKey`` s, alternating."""
+    from pipelines of 0 and 20 extra steps, 0 and 2 extra ``GroupByKey`` s, alternating.
+
+    ``batch``: the same documents as Arrow record batches of ``batch`` rows (``id``, ``text``), each a Beam
+    element keyed by its batch number: what a step and a shuffle cost *per document* when the element is a batch
+    (#38's design), Beam coding each batch as Arrow IPC (``pyarrow.RecordBatch``'s pickling)."""
     import apache_beam as beam
+    import pyarrow as pa
     from apache_beam.options.pipeline_options import PipelineOptions
     from apache_beam.runners.portability.fn_api_runner import fn_runner
 
     text = "x" * 2400
 
+    def pairs(i):
+        return [(str(i), text)]
+
+    def record_batch(first):
+        ids = [str(i) for i in range(first, min(first + batch, elements))]
+        return [(first, pa.record_batch([pa.array(ids), pa.array([text] * len(ids))], names=["id", "text"]))]
+
     def run(maps: int, groups: int) -> float:
         gc.collect()
         cpu = time.process_time()
         with beam.Pipeline(runner=fn_runner.FnApiRunner(), options=PipelineOptions([])) as p:
-            pc = p | beam.Create(list(range(elements))) | "Pairs" >> beam.Map(lambda i: (str(i), text))
+            starts = list(range(0, elements, batch)) if batch else list(range(elements))
+            pc = p | beam.Create(starts) | "Make" >> beam.FlatMap(record_batch if batch else pairs)
             for g in range(groups):
                 pc = (pc | f"Group{g}" >> beam.GroupByKey()
                       | f"Ungroup{g}" >> beam.FlatMap(lambda kv: ((kv[0], v) for v in kv[1])))
@@ -548,10 +567,11 @@ def beam_costs(elements: int, rounds: int) -> None:
         base = run(0, 0)
         steps.append(1e6 * (run(20, 0) - base) / elements / 20)
         groups.append(1e6 * (run(0, 2) - base) / elements / 2)
-    print(f"\nplain Beam, in-process FnApiRunner, {elements:,} (id, 2.4 KB text) elements, {rounds} rounds: a fused "
-          f"step {statistics.median(steps):.1f} us per element ({' '.join(f'{x:.1f}' for x in steps)}), a "
-          f"GroupByKey (and ungroup) {statistics.median(groups):.1f} us per element "
-          f"({' '.join(f'{x:.1f}' for x in groups)}); load average {os.getloadavg()[0]:.1f}", flush=True)
+    unit = f"as Arrow record batches of {batch:,} rows" if batch else "one element each"
+    print(f"\nplain Beam, in-process FnApiRunner, {elements:,} (id, 2.4 KB text) documents {unit}, {rounds} rounds: "
+          f"a fused step {statistics.median(steps):.2f} us per document ({' '.join(f'{x:.2f}' for x in steps)}), a "
+          f"GroupByKey (and ungroup) {statistics.median(groups):.2f} us per document "
+          f"({' '.join(f'{x:.2f}' for x in groups)}); load average {os.getloadavg()[0]:.1f}", flush=True)
 
 
 def main() -> None:
@@ -569,6 +589,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--beam", type=int, default=0, metavar="ELEMENTS",
                         help="Only time plain Beam's cost per element of a fused step and of a GroupByKey.")
+    parser.add_argument("--batch", type=int, default=0, metavar="ROWS",
+                        help="With --beam: the documents as Arrow record batches of ROWS rows (also timed one each).")
     args = parser.parse_args()
     stages = [s for s in args.stages.split(",") if s]
     bp.SETTINGS.extend(args.set)
@@ -576,6 +598,8 @@ def main() -> None:
     chosen = [v for v in args.variants.split(",") if v] or None
     if args.beam:
         beam_costs(args.beam, max(args.rounds, 1))
+        if args.batch:
+            beam_costs(args.beam, max(args.rounds, 1), args.batch)
         return
     measured = measure(workdir, stages, args.docs, max(args.rounds, 0), chosen)
     if args.count:
