@@ -424,9 +424,9 @@ def test_any_jsonl_record_ends_a_document_or_a_rejection(records, garbage, bom, 
     lines = [_line(record, ascii_only) for record, ascii_only in records]
     lines += [g.replace(b"\n", b" ") for g in garbage]
     data = (b"\xef\xbb\xbf" if bom else b"") + (b"\r\n" if crlf else b"\n").join(lines) + b"\n"
-    # a line is a record unless it is blank once a leading BOM is dropped; each record is exactly one
-    # document or one rejection
-    records_in = sum(bool(line.removeprefix(b"\xef\xbb\xbf").strip()) for line in data.split(b"\n"))
+    # a line (ended by LF, CRLF or a lone CR: bytes.splitlines) is a record unless it is blank once a leading BOM
+    # is dropped; each record is exactly one document or one rejection
+    records_in = sum(bool(line.removeprefix(b"\xef\xbb\xbf").strip()) for line in data.splitlines())
     _assert_every_record_accounted(_read(data, "h/a.jsonl"), records_in)
 
 
