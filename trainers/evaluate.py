@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, classify, display_path,
-                                          open_decompressed, open_input, parse_json, record_limit, seekable,
+                                          open_decompressed, open_input, open_lines, parse_json, record_limit, seekable,
                                           uncompressed_name)
 from corpusforge.trainers.export import LoadedModel, model_device
 
@@ -90,7 +90,7 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
     try:
         with raw:
             if fmt == "jsonl":
-                for line in bounded_lines(open_decompressed(raw, str(path)), limit):
+                for line in bounded_lines(open_lines(raw, str(path)), limit):
                     if isinstance(line, Oversize):
                         skip("oversize_record")
                     elif line.strip():

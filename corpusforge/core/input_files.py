@@ -14,8 +14,11 @@ embed, predict, finetune) go through these functions, so a file reads, and fails
   in bounded steps, so no compressed file produces more than a few MB at a time whatever its ratio;
   ``uncompressed_name`` is a name without that extension (what tells the format), ``seekable`` the random
   access a Parquet or Arrow reader needs (a compressed or remote stream copied to a temporary file first).
-- ``bounded_lines(stream, limit)``: lines of at most ``limit`` bytes; a longer one is skipped to its end
-  after at most ``limit`` bytes were held, and comes out as ``Oversize``.
+- ``bounded_lines(stream, limit)``: lines of at most ``limit`` bytes, ended by LF, CRLF or a lone CR; a longer
+  one is skipped to its end after at most ``limit`` bytes were held, and comes out as ``Oversize``.
+- ``utf8_stream(stream)``: a JSON Lines or text file as UTF-8, whatever Unicode encoding its first bytes tell
+  (``file_encoding``: a UTF-16 or UTF-32 file transcoded as it is read); ``open_lines(raw, path)`` decompresses
+  first.
 - ``parse_json(line, max_depth)`` and ``check_depth``: a JSON record, or ``RecordError`` with a named reason.
 - ``classify(exc)``: ``(reason, detail)`` for any exception raised while reading a file or parsing one
   record; the one place that knows which exception means what.
@@ -590,6 +593,12 @@ class _Utf8(io.RawIOBase):
         target[:n] = self._pending[:n]
         self._pending = self._pending[n:]
         return n
+
+
+def open_lines(raw: BinaryIO, path: str) -> BinaryIO:
+    """A JSON Lines or text file opened with ``open_input`` as every reader of lines reads it: decompressed by
+    extension (``open_decompressed``), then as UTF-8 (``utf8_stream``: a UTF-16 or UTF-32 file transcoded)."""
+    return utf8_stream(open_decompressed(raw, path))[0]
 
 
 def utf8_stream(stream: BinaryIO) -> tuple[BinaryIO, str]:

@@ -61,7 +61,7 @@ MAX_LINE_BYTES = 64 << 20
 
 def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
     from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, open_decompressed, open_input,
-                                              parse_json, seekable)
+                                              parse_json, seekable, utf8_stream)
 
     fmt = _format(f) or "text"  # a file named alone is read as text lines whatever its name
     with open_input(str(f)) as raw:  # regular files only (a FIFO would block)
@@ -69,7 +69,7 @@ def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
         if fmt in ("arrow", "parquet"):
             yield from _columnar_texts(seekable(stream), fmt, f, text_field)
             return
-        for n, line in enumerate(bounded_lines(stream, MAX_LINE_BYTES), 1):  # a line's memory bounded while read
+        for n, line in enumerate(bounded_lines(utf8_stream(stream)[0], MAX_LINE_BYTES), 1):  # a line's memory bounded while read
             if isinstance(line, Oversize):
                 raise UserError(f"{display_path(str(f))}:{n}: a line of {line.size:,} bytes or more (at most "
                                 f"{MAX_LINE_BYTES >> 20} MiB: one training document per line)")

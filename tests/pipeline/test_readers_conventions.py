@@ -227,3 +227,26 @@ def test_an_io_error_while_reading_an_input_stops_the_build_with_its_one_line(fm
     assert code == 2 and err.startswith(f"corpusforge: error: {data / target}: input/output error"), err
     assert err.count("\n") == 1
     assert not (tmp_path / "run" / "clean").exists()  # nothing published without the file's records
+
+
+# ------------------------------------------------------------------------------------- every command that reads
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32-be"])
+@pytest.mark.parametrize("end", ["\r", "\r\n"], ids=["CR", "CRLF"])
+def test_every_command_that_reads_lines_reads_these_files_as_the_build(encoding, end, tmp_path):
+    from corpusforge.pipeline.dedup.decontaminate import read_examples
+    from corpusforge.pipeline.quality.classifier import read_texts
+    from corpusforge.trainers.evaluate import read_documents
+    from corpusforge.trainers.finetune.data import read_records
+
+    texts = ["first \u2028 record", "second caf\u00e9", "third \U0001F600"]
+    path = tmp_path / "data.jsonl"
+    path.write_bytes(_jsonl(texts, end).encode(encoding))
+    skipped: dict = {}
+    assert [d["text"] if isinstance(d, dict) else d.text for d in read_documents(str(path), "text", skipped)] == texts
+    assert not skipped
+    assert [r["text"] for r in read_records(str(path))] == texts
+    assert list(read_texts(path)) == texts
+    assert read_examples(str(path), "text") == texts
+    csv = tmp_path / "data.csv"
+    csv.write_bytes(("text,label" + end + "".join(f"{t},1{end}" for t in texts)).encode(encoding))
+    assert [r["text"] for r in read_records(str(csv))] == texts
