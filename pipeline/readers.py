@@ -1,7 +1,11 @@
 """Readers: JSON Lines (plain, .gz, .zst), Parquet, Arrow IPC and text files into ``Document`` records.
 
 Every input record becomes either a ``Document`` or a ``Rejected`` record with a reason, so the build can
-prove that nothing was lost. A whole file that cannot be read counts as one rejected record.
+prove that nothing was lost. A whole file that cannot be read counts as one rejected record; an error of the
+environment met while opening or reading one (a full disk, an I/O error, too many open files: ``stop_on_environment``)
+is no file's and stops the build with its one line. JSON Lines and text files are read in the Unicode encoding their
+first bytes tell (UTF-16 and UTF-32 transcoded: ``input_files.utf8_stream``), their lines ended by LF, CRLF or a lone
+CR (``input_files.bounded_lines``); a Parquet or Arrow text column typed binary is read as UTF-8.
 
 The record parsing is plain Python (``records_from_file``), tested without Beam; ``ReadDocuments`` wraps it
 for any Beam filesystem (local, gs://, s3://...). What a path names, which files are opened, decompression,

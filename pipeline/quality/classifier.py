@@ -69,7 +69,8 @@ def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
         if fmt in ("arrow", "parquet"):
             yield from _columnar_texts(seekable(stream), fmt, f, text_field)
             return
-        for n, line in enumerate(bounded_lines(utf8_stream(stream)[0], MAX_LINE_BYTES), 1):  # a line's memory bounded while read
+        lines = bounded_lines(utf8_stream(stream)[0], MAX_LINE_BYTES)  # UTF-16/32 too; a line's memory bounded
+        for n, line in enumerate(lines, 1):
             if isinstance(line, Oversize):
                 raise UserError(f"{display_path(str(f))}:{n}: a line of {line.size:,} bytes or more (at most "
                                 f"{MAX_LINE_BYTES >> 20} MiB: one training document per line)")

@@ -16,8 +16,8 @@ Each case draws one of four classes:
    of bytes: an ``OSError`` with an errno of the environment (EIO, ENOSPC, EDQUOT, EMFILE, ENFILE, EACCES, EPERM,
    EROFS; a file name or none; bare or the cause of a library's error), or one of the file's own (EISDIR,
    ENOENT, an ``OSError`` without errno, ``EOFError``, a ``ValueError`` quoting an errno). Promise: an environment
-   error is raised out of the reader, an ``OSError`` of that errno naming a file (the build stops with its one
-   line); the file's own error is one rejected record for the rest, the records before it read.
+   error is raised out of the reader, and the build's one line for it (``errors.resource_error``) names a file
+   (the ``OSError``'s own, else the input's); the file's own error is one rejected record for the rest, the records before it read.
 4. ``binary_columns``: a Parquet or Arrow IPC table whose text column is ``string``, ``binary``, ``large_binary``
    or dictionary-encoded binary, cells valid UTF-8 (odd characters too), not UTF-8, null, empty or blank, and an id
    column of strings or binary. Promise: a valid non-blank cell is a document with exactly that text, a cell that
@@ -48,7 +48,8 @@ TRIED: collections.Counter = collections.Counter()
 _ODD = ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c", "\t", "\u00e9", "\U0001F600", "\u202e", "\ufeff", " "]
 _WORDS = ["the", "cat", "sat", "on", "a", "warm", "mat", "r\u00e9sum\u00e9", "\u65e5\u672c", "\u0627\u0644"]
 _ENDS = ["\n", "\r\n", "\r"]
-ENVIRONMENT = [errno.EIO, errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE, errno.EACCES, errno.EPERM, errno.EROFS]
+ENVIRONMENT = [errno.EIO, errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE, errno.EACCES, errno.EPERM,
+               errno.EROFS]
 
 
 def _text(rng: random.Random) -> str:
@@ -236,10 +237,14 @@ def _environment(rng: random.Random, folder: pathlib.Path) -> None:
             items.append(item)
     except Exception as raised:  # noqa: BLE001 - the promise under test
         if code is None:
-            raise AssertionError(f"{fmt}: the file's own {type(exc).__name__} escaped the reader: {raised!r}") from raised
-        found = raised if isinstance(raised, OSError) else None
-        if found is None or found.errno != code or not found.filename:
-            raise AssertionError(f"{fmt}: errno {code} was raised as {raised!r}, not an OSError naming a file") \
+            raise AssertionError(f"{fmt}: the file's own {type(exc).__name__} escaped the reader: "
+                                 f"{raised!r}") from raised
+        # the build's one line is resource_error's: it must name a file (an OSError's own name, else the input's)
+        from corpusforge.core.errors import environment_error, resource_error
+
+        line = resource_error(raised)
+        if not environment_error(raised) or line is None or str(line).startswith("a file"):
+            raise AssertionError(f"{fmt}: errno {code} was raised as {raised!r}: its line {line} names no file") \
                 from raised
         return
     if code is not None:

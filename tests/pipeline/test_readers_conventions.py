@@ -27,7 +27,8 @@ from corpusforge.pipeline.document import Document, Rejected
 from corpusforge.pipeline.readers import read_file, records_from_file
 
 COMPRESSORS = {"": lambda b: b, ".gz": lambda b: gzip.compress(b, mtime=0),
-               ".zst": lambda b: zstandard.ZstdCompressor().compress(b), ".bz2": bz2.compress, ".xz": lambda b: lzma.compress(b)}
+               ".zst": lambda b: zstandard.ZstdCompressor().compress(b), ".bz2": bz2.compress,
+               ".xz": lambda b: lzma.compress(b)}
 TEXTS = ["one \u2028 line", "two\u2029paragraphs", "next\u0085line", "caf\u00e9 \U0001F600", "tab\there \x0b\x0c"]
 
 
