@@ -343,12 +343,21 @@ def seekable(stream: BinaryIO) -> BinaryIO:
             return stream
     except (AttributeError, io.UnsupportedOperation):
         pass
-    import shutil
     import tempfile
 
     spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)
-    shutil.copyfileobj(stream, spool, 1 << 20)
-    spool.seek(0)
+    try:
+        while data := stream.read(1 << 20):
+            try:
+                spool.write(data)
+            except OSError as exc:
+                # the temporary folder's error (a full disk there), not the input's: say which folder, as the
+                # build's one line names it (errors.resource_error), since the write's OSError names no file
+                raise OSError(exc.errno, exc.strerror, tempfile.gettempdir()) from exc
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
     return spool  # type: ignore[return-value]
 
 

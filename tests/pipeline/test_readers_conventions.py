@@ -251,3 +251,30 @@ def test_every_command_that_reads_lines_reads_these_files_as_the_build(encoding,
     csv = tmp_path / "data.csv"
     csv.write_bytes(("text,label" + end + "".join(f"{t},1{end}" for t in texts)).encode(encoding))
     assert [r["text"] for r in read_records(str(csv))] == texts
+
+
+def test_a_full_temporary_folder_while_copying_a_compressed_parquet_names_that_folder_not_the_input(tmp_path,
+                                                                                                  monkeypatch):
+    import tempfile
+
+    path = tmp_path / "t.parquet.zst"  # zstd cannot seek: copied to a temporary file (gzip, bz2, xz seek)
+    sink = io.BytesIO()
+    pq.write_table(pa.table({"text": ["a warm cat"] * 10}), sink)
+    path.write_bytes(zstandard.ZstdCompressor().compress(sink.getvalue()))
+    real = tempfile.SpooledTemporaryFile
+
+    class FullDisk:
+        def __init__(self, *args, **kwargs):
+            self.spool = real(*args, **kwargs)
+
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def close(self):
+            self.spool.close()
+
+    monkeypatch.setattr(tempfile, "SpooledTemporaryFile", FullDisk)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "scratch"))
+    with pytest.raises(OSError) as raised:
+        list(read_file(str(path), InputConfig(path=str(path))))
+    assert raised.value.errno == errno.ENOSPC and raised.value.filename == str(tmp_path / "scratch")
