@@ -310,7 +310,19 @@ def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
         json.dumps(metadata)
         return metadata
     except (TypeError, ValueError):
-        return json.loads(json.dumps(metadata, default=str))
+        return json.loads(json.dumps(metadata, default=_json_value))
+
+
+def _json_value(value: Any) -> Any:
+    """A metadata value JSON cannot hold as it is: bytes that are UTF-8 as their text (a Parquet/Arrow string column
+    typed binary, as Spark writes every one: its ``url`` is ``"http://..."``, not ``"b'http://...'"``), anything
+    else (other bytes, dates, decimals) as ``str`` gives it."""
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return str(value)
 
 
 def _utf8(stream: BinaryIO, ctx: _Context) -> BinaryIO:

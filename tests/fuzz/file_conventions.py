@@ -20,7 +20,8 @@ Each case draws one of four classes:
    (the ``OSError``'s own, else the input's); the file's own error is one rejected record for the rest, the records before it read.
 4. ``binary_columns``: a Parquet or Arrow IPC table whose text column is ``string``, ``binary``, ``large_binary``
    or dictionary-encoded binary, cells valid UTF-8 (odd characters too), not UTF-8, null, empty or blank, and an id
-   column of strings or binary. Promise: a valid non-blank cell is a document with exactly that text, a cell that
+   column of strings or binary, a metadata column of UTF-8 binary. Promise: a valid non-blank cell is a document
+   with exactly that text (its metadata the binary column's text), a cell that
    is not UTF-8 ``invalid_utf8``, null ``missing_text``, blank ``empty_text``, each by position.
 
 One case in eight of classes 1, 2 and 4 is also built (``accounted_build``): input = kept + removed + rejected = the
@@ -290,7 +291,9 @@ def _binary_columns(rng: random.Random, folder: pathlib.Path) -> tuple[pathlib.P
         column = pa.array(cells, getattr(pa, column_type)())
     ids = pa.array([f"d{i}".encode() for i in range(len(cells))], rng.choice([pa.binary(), pa.string()])) \
         if rng.random() < 0.5 and column_type != "string" else pa.array([f"d{i}" for i in range(len(cells))])
-    table = pa.table({"id": ids, "text": column})
+    urls = [f"http://x/{i}/\u00e9".encode() for i in range(len(cells))]  # a metadata column typed binary, as Spark
+    table = pa.table({"id": ids, "text": column, "url": pa.array(urls, rng.choice([pa.binary(), pa.string()])
+                                                                  if column_type != "string" else pa.binary())})
     fmt = rng.choice(["parquet", "arrow"])
     path = folder / f"cols-{column_type}-{rng.randrange(1000)}.{fmt}"
     if fmt == "parquet":
@@ -303,6 +306,8 @@ def _binary_columns(rng: random.Random, folder: pathlib.Path) -> tuple[pathlib.P
     docs = [i for i in items if not hasattr(i, "reason")]
     if any(not d.id.endswith(f"/d{d.origin[2]}") for d in docs):
         raise AssertionError(f"{path.name}: a binary id column's UTF-8 ids not used: {[d.id for d in docs][:3]}")
+    if any(d.metadata != {"url": f"http://x/{d.origin[2]}/\u00e9"} for d in docs):
+        raise AssertionError(f"{path.name}: a binary metadata column not read as its text: {docs[0].metadata}")
     return path, expected, {}
 
 

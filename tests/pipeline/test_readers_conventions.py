@@ -133,6 +133,17 @@ def test_a_binary_text_column_is_read_as_utf8_and_a_cell_that_is_not_is_rejected
     assert "binary and not UTF-8" in items[1].detail
 
 
+def test_binary_metadata_columns_as_spark_writes_strings_are_their_utf8_text():
+    table = pa.table({"text": pa.array([b"a warm cat", b"a cat"], pa.binary()),
+                      "url": pa.array([b"http://x/1", b"\xff\xfe"], pa.binary()),
+                      "tags": pa.array([[b"en", b"web"], []], pa.list_(pa.binary())), "n": [1, 2]})
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    items = _read(sink.getvalue(), "s.parquet")
+    assert [i.metadata for i in items] == [{"url": "http://x/1", "tags": ["en", "web"], "n": 1},
+                                           {"url": "b'\\xff\\xfe'", "tags": [], "n": 2}]  # not UTF-8: as before
+
+
 # ----------------------------------------------------------------------------------------- the environment
 class _FailingAfter(io.RawIOBase):
     """A file whose reads give ``data``'s first ``good`` bytes, then raise ``error``."""
