@@ -482,15 +482,16 @@ def test_the_surrogate_test_is_the_regex():
 
 
 def test_metadata_is_made_json_ready_and_empty_metadata_stays_empty():
-    # A Parquet or Arrow row's dates and bytes become their strings; a record without metadata skips the
-    # json.dumps check (most records: ~1 us each) and keeps an empty dict.
+    # A Parquet or Arrow row's dates become their strings, bytes their UTF-8 text (a string column Spark wrote as
+    # binary) or, not UTF-8, their repr; a record without metadata skips the json.dumps check (most records: ~1 us
+    # each) and keeps an empty dict.
     import datetime
 
     from corpusforge.pipeline.readers import _json_safe
 
     assert _json_safe({}) == {}
-    assert _json_safe({"day": datetime.date(2024, 1, 2), "n": [1, 2.5], "raw": b"x"}) == {
-        "day": "2024-01-02", "n": [1, 2.5], "raw": "b'x'"}
+    assert _json_safe({"day": datetime.date(2024, 1, 2), "n": [1, 2.5], "raw": b"x", "blob": b"\xff"}) == {
+        "day": "2024-01-02", "n": [1, 2.5], "raw": "x", "blob": "b'\\xff'"}
     ready = {"url": "https://example.org", "tags": ["a"]}
     assert _json_safe(ready) is ready
 
