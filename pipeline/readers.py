@@ -43,7 +43,8 @@ from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import ENVIRONMENT_ERRNOS, UserError, environment_error
 from corpusforge.core.faults import STAGE_ERROR, describe
 from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, InputFile, Oversize, RecordError,
-                                          bounded_lines, changed_detail, check_depth, classify, display_path,
+                                          bounded_lines, cell_text, changed_detail, check_depth, classify,
+                                          display_path,
                                           list_input, open_decompressed, open_input, parse_json,
                                           path_bytes, path_text, record_limit, seekable, uncompressed_name,
                                           utf8_stream)
@@ -202,10 +203,9 @@ class _Context:
             # unless told otherwise (spark.sql.parquet.binaryAsString), and pyarrow reads it as bytes. Its text is
             # its bytes as UTF-8, as a string column's is; a cell that is not UTF-8 is rejected on its own.
             try:
-                text = text.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                return self.reject(position, "invalid_utf8", f"{self.spec.text_field!r} is binary and not UTF-8: "
-                                   f"{exc}", raw)
+                text = cell_text(text)
+            except RecordError as exc:
+                return self.reject(position, exc.reason, f"{self.spec.text_field!r} is {exc.detail}", raw)
         if not isinstance(text, str):
             return self.reject(position, "non_string_text", f"{self.spec.text_field!r} is {type(text).__name__}", raw)
         raw_id = obj.get(self.spec.id_field)

@@ -604,6 +604,18 @@ class _Utf8(io.RawIOBase):
         return n
 
 
+def cell_text(value: Any) -> Any:
+    """A text cell as every reader takes it: bytes (a Parquet/Arrow string column typed binary, as Spark and Hive
+    write strings unless ``spark.sql.parquet.binaryAsString`` is set) as their UTF-8 text, or
+    ``RecordError("invalid_utf8")`` when they are not UTF-8; any other value as it is."""
+    if not isinstance(value, (bytes, bytearray)):
+        return value
+    try:
+        return bytes(value).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError("invalid_utf8", f"binary and not UTF-8: {exc}"[:300]) from None
+
+
 def open_lines(raw: BinaryIO, path: str) -> BinaryIO:
     """A JSON Lines or text file opened with ``open_input`` as every reader of lines reads it: decompressed by
     extension (``open_decompressed``), then as UTF-8 (``utf8_stream``: a UTF-16 or UTF-32 file transcoded)."""

@@ -101,6 +101,7 @@ def _columnar_texts(source, fmt: str, path: pathlib.Path, text_field: str) -> It
     """The ``text_field`` column of a Parquet or Arrow file, read as the build reads it (``columnar.read_rows``):
     a row over ``MAX_LINE_BYTES`` is refused in one line, never converted."""
     from corpusforge.core import columnar
+    from corpusforge.core.input_files import RecordError, cell_text
 
     for row in columnar.read_rows(source, fmt, MAX_LINE_BYTES, columns=[text_field]):
         if isinstance(row, columnar.OverLimit):
@@ -108,7 +109,10 @@ def _columnar_texts(source, fmt: str, path: pathlib.Path, text_field: str) -> It
                             f"{MAX_LINE_BYTES >> 20} MiB: one training document per record)")
         if text_field not in row:
             raise UserError(f"{display_path(str(path))} has no column {text_field!r}; pass --text-field")
-        value = row[text_field]
+        try:
+            value = cell_text(row[text_field])  # a binary text column (as Spark writes strings) read as the build does
+        except RecordError:
+            continue  # not UTF-8: not a training text, as a value of another type is not
         if isinstance(value, str) and value.strip():
             yield value
 

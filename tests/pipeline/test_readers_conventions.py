@@ -289,3 +289,16 @@ def test_a_full_temporary_folder_while_copying_a_compressed_parquet_names_that_f
     with pytest.raises(OSError) as raised:
         list(read_file(str(path), InputConfig(path=str(path))))
     assert raised.value.errno == errno.ENOSPC and raised.value.filename == str(tmp_path / "scratch")
+
+
+def test_evaluate_and_quality_train_read_a_binary_text_column_as_the_build(tmp_path):
+    from corpusforge.pipeline.quality.classifier import read_texts
+    from corpusforge.trainers.evaluate import read_documents
+
+    path = tmp_path / "spark.parquet"
+    pq.write_table(pa.table({"text": pa.array([b"a warm cat", b"caf\xe9", "r\u00e9sum\u00e9".encode()], pa.binary())}),
+                   path)
+    skipped: dict = {}
+    assert [d.text for d in read_documents(str(path), "text", skipped)] == ["a warm cat", "r\u00e9sum\u00e9"]
+    assert skipped == {"invalid_utf8": 1}
+    assert list(read_texts(path)) == ["a warm cat", "r\u00e9sum\u00e9"]
