@@ -1,7 +1,11 @@
 """Readers: JSON Lines (plain, .gz, .zst), Parquet, Arrow IPC and text files into ``Document`` records.
 
 Every input record becomes either a ``Document`` or a ``Rejected`` record with a reason, so the build can
-prove that nothing was lost. A whole file that cannot be read counts as one rejected record.
+prove that nothing was lost. A whole file that cannot be read counts as one rejected record; an error of the
+environment met while opening or reading one (a full disk, an I/O error, too many open files: ``stop_on_environment``)
+is no file's and stops the build with its one line. JSON Lines and text files are read in the Unicode encoding their
+first bytes tell (UTF-16 and UTF-32 transcoded: ``input_files.utf8_stream``), their lines ended by LF, CRLF or a lone
+CR (``input_files.bounded_lines``); a Parquet or Arrow text column typed binary is read as UTF-8.
 
 The record parsing is plain Python (``records_from_file``), tested without Beam; ``ReadDocuments`` wraps it
 for any Beam filesystem (local, gs://, s3://...). What a path names, which files are opened, decompression,
@@ -36,12 +40,14 @@ from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Re
 from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
-from corpusforge.core.errors import UserError
+from corpusforge.core.errors import ENVIRONMENT_ERRNOS, UserError, environment_error
 from corpusforge.core.faults import STAGE_ERROR, describe
 from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, InputFile, Oversize, RecordError,
-                                          bounded_lines, changed_detail, check_depth, classify, display_path,
+                                          bounded_lines, cell_text, changed_detail, check_depth, classify,
+                                          display_path,
                                           list_input, open_decompressed, open_input, parse_json,
-                                          path_bytes, path_text, record_limit, seekable, uncompressed_name)
+                                          path_bytes, path_text, record_limit, seekable, uncompressed_name,
+                                          utf8_stream)
 from corpusforge.core.progress import Reporter
 
 REJECTED = "rejected"
@@ -122,6 +128,7 @@ class _Context:
     position: int = -1  # the last record's position, where the unread rest of a file that fails is rejected
     failing: bool = False  # a record's conversion raised under fail_fast: the run fails with it
     watch: FileWatch | None = None  # the file as it was opened: whether another process changed it since
+    encoding: str = "utf-8"  # a JSON Lines or text file's encoding, told by its first bytes (utf8_stream)
 
     def __post_init__(self) -> None:
         self.max_bytes = record_limit(self.max_chars, self.max_bytes)
@@ -132,7 +139,9 @@ class _Context:
     def stopped(self, position: int, exc: BaseException) -> Rejected:
         """The unread rest of the file, from ``position``, whose reading raised ``exc``, as one rejected record:
         ``file_changed`` where another process changed the file since it was opened (``FileWatch``: cut short,
-        grown, rewritten), else the reason ``classify`` gives."""
+        grown, rewritten), else the reason ``classify`` gives. An error of the environment (``stop_on_environment``)
+        is no file's: it is raised, and stops the build with its one line."""
+        stop_on_environment(exc, self.path)
         reason, detail = classify(exc)
         change = self.watch.change() if self.watch is not None else None
         if change is not None:
@@ -143,6 +152,15 @@ class _Context:
         """``(position, line)`` for every line of ``stream``, a line over ``max_bytes`` as ``Oversize``."""
         for self.position, line in enumerate(bounded_lines(stream, self.max_bytes)):
             yield self.position, line
+
+    def undecodable(self, position: int, detail: str, raw: Any) -> Rejected:
+        """A record whose bytes are not valid in the file's encoding: ``invalid_utf8`` in a UTF-8 file; in a
+        UTF-16 or UTF-32 one (``utf8_stream``: a unit that does not decode is the byte 0xFF in its UTF-8 form)
+        ``invalid_encoding``, naming the encoding."""
+        if self.encoding == "utf-8":
+            return self.reject(position, "invalid_utf8", detail, raw)
+        return self.reject(position, "invalid_encoding", f"bytes that are not valid {self.encoding.upper()}, the "
+                           "file's encoding (told by its first bytes)", raw)
 
     def oversize(self, position: int, line: Oversize) -> Rejected:
         return self.reject(position, "oversize_record", f"line of {line.size} bytes or more > {self.max_bytes} "
@@ -156,6 +174,7 @@ class _Context:
         except RecordError as exc:
             return self.reject(position, exc.reason, exc.detail, raw)
         except Exception as exc:  # noqa: BLE001 - one record's bug must not cost the file or the run
+            stop_on_environment(exc, self.path)  # a full disk, an I/O error: the machine's, not the record's
             if self.fail_fast:
                 self.failing = True  # _guarded lets it through
                 raise
@@ -179,9 +198,20 @@ class _Context:
         text = obj.get(self.spec.text_field)
         if text is None:
             return self.reject(position, "missing_text", f"no field {self.spec.text_field!r}", raw)
+        if isinstance(text, bytes):
+            # A Parquet/Arrow text column typed binary, not string: Spark and Hive write every string column so
+            # unless told otherwise (spark.sql.parquet.binaryAsString), and pyarrow reads it as bytes. Its text is
+            # its bytes as UTF-8, as a string column's is; a cell that is not UTF-8 is rejected on its own.
+            try:
+                text = cell_text(text)
+            except RecordError as exc:
+                return self.reject(position, exc.reason, f"{self.spec.text_field!r} is {exc.detail}", raw)
         if not isinstance(text, str):
             return self.reject(position, "non_string_text", f"{self.spec.text_field!r} is {type(text).__name__}", raw)
         raw_id = obj.get(self.spec.id_field)
+        if isinstance(raw_id, bytes):  # a binary id column (as a binary text column above): its UTF-8 text
+            with contextlib.suppress(UnicodeDecodeError):
+                raw_id = raw_id.decode("utf-8")
         metadata = {k: v for k, v in obj.items() if k not in (self.spec.text_field, self.spec.id_field)}
         if isinstance(raw_id, float) and raw_id != raw_id:  # NaN: how pandas writes a missing id in a float column
             raw_id = None
@@ -280,11 +310,33 @@ def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
         json.dumps(metadata)
         return metadata
     except (TypeError, ValueError):
-        return json.loads(json.dumps(metadata, default=str))
+        return json.loads(json.dumps(metadata, default=_json_value))
+
+
+def _json_value(value: Any) -> Any:
+    """A metadata value JSON cannot hold as it is: bytes that are UTF-8 as their text (a Parquet/Arrow string column
+    typed binary, as Spark writes every one: its ``url`` is ``"http://..."``, not ``"b'http://...'"``), anything
+    else (other bytes, dates, decimals) as ``str`` gives it."""
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return bytes(value).decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+    return str(value)
+
+
+def _utf8(stream: BinaryIO, ctx: _Context) -> BinaryIO:
+    """A JSON Lines or text file's stream as UTF-8 (``utf8_stream``: UTF-16 and UTF-32 files, told by a byte order
+    mark or by the NULs of their first characters, transcoded), its encoding on ``ctx``; a file read so is counted
+    as the read edit ``files_transcoded_to_utf8``."""
+    stream, ctx.encoding = utf8_stream(stream)
+    if ctx.encoding != "utf-8":
+        ctx.counters["files_transcoded_to_utf8"] = ctx.counters.get("files_transcoded_to_utf8", 0) + 1
+    return stream
 
 
 def _read_jsonl(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
-    for position, line in ctx.lines(stream):
+    for position, line in ctx.lines(_utf8(stream, ctx)):
         if isinstance(line, Oversize):
             yield ctx.oversize(position, line)
             continue
@@ -295,12 +347,16 @@ def _read_jsonl(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected
         try:
             obj = parse_json(line, max_depth=0)  # the depth is checked in ctx.record, as for every row
         except RecordError as exc:
-            yield ctx.reject(position, exc.reason, exc.detail, line)
+            if exc.reason == "invalid_utf8":
+                yield ctx.undecodable(position, exc.detail, line)
+            else:
+                yield ctx.reject(position, exc.reason, exc.detail, line)
             continue
         yield ctx.record(position, obj, line)
 
 
 def _read_text(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]:
+    stream = _utf8(stream, ctx)
     if ctx.spec.text_unit == "line":
         for position, line in ctx.lines(stream):
             if isinstance(line, Oversize):
@@ -313,7 +369,7 @@ def _read_text(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]
             try:
                 text = line.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as exc:
-                yield ctx.reject(position, "invalid_utf8", str(exc), line)
+                yield ctx.undecodable(position, str(exc), line)
                 continue
             yield ctx.document(position, text, None, {}, line)
         return
@@ -326,7 +382,7 @@ def _read_text(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        yield ctx.reject(0, "invalid_utf8", str(exc), data)
+        yield ctx.undecodable(0, str(exc), data)
         return
     yield ctx.document(0, text, None, {"path": ctx.relpath}, data[:RAW_CARRIED])
 
@@ -423,6 +479,28 @@ def _guarded(items: Iterator[Document | Rejected], ctx: _Context) -> Iterator[Do
         yield ctx.stopped(ctx.position + 1, exc)
 
 
+def stop_on_environment(exc: BaseException, path: str) -> None:
+    """Raise when ``exc``, met while opening or reading the input ``path``, is an error of the environment
+    (``errors.environment_error``: ENOSPC, EDQUOT, EACCES, EPERM, EROFS, EMFILE, ENFILE, EIO, EPIPE anywhere in
+    its chain; a ``WorkerError``), as every stage does (``corpusforge/core/faults.py``): the disk, the filesystem or
+    the process is in trouble, not the file, and the files after it would meet it too. It stops the build with the
+    one resource line (``errors.resource_error``), naming ``path`` where the ``OSError`` names no file (a read on
+    an open descriptor names none). What is the file's own (not a regular file, EISDIR, a corrupt compressed
+    stream, a damaged Parquet footer, an errno-less ``OSError``) returns, and stays the file's rejection."""
+    if not environment_error(exc):
+        return
+    link: BaseException | None = exc
+    seen: set[int] = set()
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, OSError) and link.errno in ENVIRONMENT_ERRNOS:
+            if link.filename:
+                break
+            raise OSError(link.errno, link.strerror or os.strerror(link.errno), display_path(path)) from exc
+        link = link.__cause__ or link.__context__
+    raise exc
+
+
 _READERS = {"jsonl": _read_jsonl, "text": _read_text, "parquet": _read_parquet, "arrow": _read_arrow,
             "warc": web.read_warc, "html": web.read_html}
 
@@ -456,6 +534,7 @@ def read_file(path: str, spec: InputConfig, relpath: str | None = None, max_char
     try:
         raw = open_input(path)
     except Exception as exc:  # noqa: BLE001 - RecordError(not_a_regular_file), OSError: one record for the file
+        stop_on_environment(exc, path)  # EMFILE, EACCES, EIO: the build stops with its one line
         reason, detail = classify(exc)
         names = options.get("names")
         source = source_name(spec, relpath)
@@ -622,6 +701,7 @@ class _ReadFile(beam.DoFn):
         try:
             raw = open_input(path)
         except Exception as exc:  # noqa: BLE001 - not a regular file, or it does not open: one record, by name
+            stop_on_environment(exc, path)  # EMFILE, EACCES, EIO: the build stops with its one line
             source = source_name(self.spec, relpath)  # inputs[].name, or the file's stem
             rejected = Rejected(self.names(source) if self.names else source, relpath, -1, *classify(exc))
             yield beam.pvalue.TaggedOutput(REJECTED, rejected)

@@ -367,8 +367,8 @@ def read_html(stream: BinaryIO, ctx: _ReaderContext) -> Iterator[Any]:
     limit = ctx.max_chars * 4
     try:
         data = stream.read(limit + 1)
-    except (EOFError, zlib.error, OSError) as exc:
-        yield ctx.reject(0, "truncated_compressed_file", f"{type(exc).__name__}: {exc}")
+    except (EOFError, zlib.error, OSError) as exc:  # cut short, corrupt, changed; an I/O error stops the build
+        yield ctx.stopped(0, exc)
         return
     if len(data) > limit:
         yield ctx.reject(0, "oversize_record", f"file larger than {limit} bytes", ctx.relpath)

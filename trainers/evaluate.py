@@ -26,9 +26,9 @@ import torch.nn.functional as F
 
 from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
-from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, classify, display_path,
-                                          open_decompressed, open_input, parse_json, record_limit, seekable,
-                                          uncompressed_name)
+from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_text, classify,
+                                          display_path, open_decompressed, open_input, open_lines, parse_json,
+                                          record_limit, seekable, uncompressed_name)
 from corpusforge.trainers.export import LoadedModel, model_device
 
 LN2 = math.log(2.0)
@@ -90,7 +90,7 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
     try:
         with raw:
             if fmt == "jsonl":
-                for line in bounded_lines(open_decompressed(raw, str(path)), limit):
+                for line in bounded_lines(open_lines(raw, str(path)), limit):
                     if isinstance(line, Oversize):
                         skip("oversize_record")
                     elif line.strip():
@@ -116,6 +116,11 @@ def _columnar_documents(raw, fmt: str, text_field: str, skip, limit: int) -> Ite
             skip("oversize_record")
             continue
         text, source = row.get(text_field), row.get("source")  # no such column: each row missing_text, as in JSONL
+        try:
+            text, source = cell_text(text), cell_text(source)  # binary columns (as Spark writes strings): UTF-8 text
+        except RecordError as exc:
+            skip(exc.reason)
+            continue
         if isinstance(text, str) and text:
             yield Document(text, source if isinstance(source, str) else None)
         else:

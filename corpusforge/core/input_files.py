@@ -14,8 +14,11 @@ embed, predict, finetune) go through these functions, so a file reads, and fails
   in bounded steps, so no compressed file produces more than a few MB at a time whatever its ratio;
   ``uncompressed_name`` is a name without that extension (what tells the format), ``seekable`` the random
   access a Parquet or Arrow reader needs (a compressed or remote stream copied to a temporary file first).
-- ``bounded_lines(stream, limit)``: lines of at most ``limit`` bytes; a longer one is skipped to its end
-  after at most ``limit`` bytes were held, and comes out as ``Oversize``.
+- ``bounded_lines(stream, limit)``: lines of at most ``limit`` bytes, ended by LF, CRLF or a lone CR; a longer
+  one is skipped to its end after at most ``limit`` bytes were held, and comes out as ``Oversize``.
+- ``utf8_stream(stream)``: a JSON Lines or text file as UTF-8, whatever Unicode encoding its first bytes tell
+  (``file_encoding``: a UTF-16 or UTF-32 file transcoded as it is read); ``open_lines(raw, path)`` decompresses
+  first.
 - ``parse_json(line, max_depth)`` and ``check_depth``: a JSON record, or ``RecordError`` with a named reason.
 - ``classify(exc)``: ``(reason, detail)`` for any exception raised while reading a file or parsing one
   record; the one place that knows which exception means what.
@@ -24,6 +27,7 @@ embed, predict, finetune) go through these functions, so a file reads, and fails
 """
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import io
 import json
@@ -339,12 +343,21 @@ def seekable(stream: BinaryIO) -> BinaryIO:
             return stream
     except (AttributeError, io.UnsupportedOperation):
         pass
-    import shutil
     import tempfile
 
     spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)
-    shutil.copyfileobj(stream, spool, 1 << 20)
-    spool.seek(0)
+    try:
+        while data := stream.read(1 << 20):
+            try:
+                spool.write(data)
+            except OSError as exc:
+                # the temporary folder's error (a full disk there), not the input's: say which folder, as the
+                # build's one line names it (errors.resource_error), since the write's OSError names no file
+                raise OSError(exc.errno, exc.strerror, tempfile.gettempdir()) from exc
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
     return spool  # type: ignore[return-value]
 
 
@@ -439,29 +452,189 @@ class Oversize:
     head: bytes
 
 
+_CHUNK = 1 << 20  # what bounded_lines reads at a time (one read of the decompressor: data before an error first)
+_HEAD = 1024  # the bytes of an over-long line that Oversize keeps
+
+
 def bounded_lines(stream: BinaryIO, limit: int) -> Iterator[bytes | Oversize]:
-    """The lines of ``stream`` (each with its newline), a line of more than ``limit`` bytes (newline not
-    counted) as ``Oversize``: it is read to its end in 1 MiB steps and dropped, so no more than ``limit`` plus
-    a buffer is ever held, however long the line."""
+    """The lines of ``stream``, each with its line end, a line of more than ``limit`` bytes (its line end not
+    counted) as ``Oversize``: it is read to its end a chunk at a time and dropped, so no more than ``limit`` plus
+    a 1 MiB chunk is ever held, however long the line.
+
+    A line ends at ``\\n``, ``\\r\\n`` or a lone ``\\r``, the universal newlines of Python's text files: a file
+    written with old Mac OS line ends (CR alone) holds as many lines as one written on Linux or Windows (it was
+    read as one line, one malformed record). Nothing else ends a line: U+2028, U+2029 and NEL (U+0085) are
+    characters of a record (in UTF-8 none of their bytes is CR or LF; a JSON string may hold them raw), as are
+    VT, FF and the separators ``str.splitlines`` would also cut at. A raw CR can never be inside a JSON string
+    (JSON forbids raw control characters there), so cutting at one splits no valid record's text."""
+    read = getattr(stream, "read1", None) or stream.read
+    parts: list[bytes] = []  # the line in progress, while it is within the limit
+    size = 0  # bytes of the line in progress
+    head: bytes | None = None  # its first bytes once it is past the limit (parts dropped)
+    ended_cr = None  # a line that ended with CR at the end of a chunk: a LF may start the next one (CRLF)
     while True:
-        line = stream.readline(limit + 1)
-        if not line:
+        chunk = read(_CHUNK)
+        if ended_cr is not None:
+            if chunk[:1] == b"\n":
+                chunk = chunk[1:]
+                ended_cr = ended_cr + b"\n" if isinstance(ended_cr, bytes) else Oversize(ended_cr.size + 1,
+                                                                                          ended_cr.head)
+            yield ended_cr
+            ended_cr = None
+            if not chunk:
+                chunk = read(_CHUNK)
+        if not chunk:
+            if size:
+                yield b"".join(parts) if head is None else Oversize(size, head)
             return
-        if len(line) <= limit or line.endswith(b"\n"):
-            yield line
-            continue
-        size = len(line)
-        head = line[:1024]
-        del line
-        while True:
-            rest = stream.readline(1 << 20)
-            size += len(rest)
-            if not rest or rest.endswith(b"\n"):
-                break
-        yield Oversize(size, head)
+        pieces = chunk.splitlines(keepends=True)  # at \n, \r\n and \r only (bytes.splitlines)
+        last = len(pieces) - 1
+        middle = pieces[1:last]  # complete lines that start in this chunk and end before its last line
+        if middle and max(map(len, middle)) <= limit:  # the common case, at C speed: none near the limit
+            order: Any = (0, middle, last) if last else (0,)
+        else:
+            order = range(len(pieces))
+        for index in order:
+            if isinstance(index, list):
+                yield from index
+                continue
+            piece = pieces[index]
+            end = piece[-1:]
+            complete = end == b"\n" or end == b"\r"
+            if head is None:
+                content = size + len(piece) - (2 if piece.endswith(b"\r\n") else 1 if complete else 0)
+                if content > limit:  # past the limit: keep its first bytes, drop the rest
+                    head = (b"".join(parts) + piece[:_HEAD])[:_HEAD]
+                    parts = []
+                else:
+                    parts.append(piece)
+            size += len(piece)
+            if not complete:
+                continue
+            line: bytes | Oversize = (parts[0] if len(parts) == 1 else b"".join(parts)) if head is None \
+                else Oversize(size, head)
+            parts, size, head = [], 0, None
+            if index == last and end == b"\r":
+                ended_cr = line
+            else:
+                yield line
 
 
 def record_limit(max_chars: int, max_bytes: int = 0) -> int:
     """The most bytes one record's line may take: ``max_bytes``, or when 0 room for a text of ``max_chars``
     characters written as JSON escapes (6 bytes each) plus 1 MiB of metadata."""
     return max_bytes if max_bytes > 0 else 6 * max_chars + (1 << 20)
+
+
+# ---------------------------------------------------------------------------------------------- encodings
+# What a JSON Lines or text file is written in, from its first bytes: a byte order mark (UTF-8, UTF-16 or UTF-32,
+# either byte order: what Windows tools write, Notepad's "Unicode" is UTF-16 LE with one), or, without one, the
+# pattern of NUL bytes of two ASCII characters in UTF-16 or UTF-32 (RFC 4627 section 3; ``json.detect_encoding``).
+_TO_UTF8_ERRORS = "corpusforge.undecodable"  # a unit that is not valid in the file's encoding -> byte 0xFF
+
+
+def _undecodable(exc: UnicodeError) -> tuple[str, int]:
+    # Each code unit that is not valid in the file's encoding (a lone surrogate, a value past U+10FFFF, an odd byte
+    # at the end) becomes U+DCFF, which the UTF-8 encoder writes back as the byte 0xFF (``surrogateescape``):
+    # never valid UTF-8, so the record that holds it is rejected when parsed, as a bad byte in a UTF-8 file is.
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return "\udcff", exc.end
+
+
+codecs.register_error(_TO_UTF8_ERRORS, _undecodable)
+
+
+def file_encoding(head: bytes) -> str:
+    """The encoding of a JSON Lines or text file from its first 4 bytes: ``utf-8`` (a UTF-8 byte order mark
+    too), ``utf-16``/``utf-32`` (a byte order mark, either order), ``utf-16-le``/``-be``/``utf-32-le``/``-be`` (no
+    mark: what ``json.detect_encoding`` reads from the NULs of the first two characters, taken only when those
+    are ASCII characters other than NUL, as every JSON record's first ones are, so binary garbage that starts
+    with a NUL stays UTF-8 and is rejected by record)."""
+    found = json.detect_encoding(head)
+    if found in ("utf-8", "utf-8-sig"):
+        return "utf-8"
+    if found in ("utf-16", "utf-32"):  # a byte order mark: the codec reads it and the order from it
+        return found
+    try:
+        chars = head.decode(found)
+    except UnicodeDecodeError:
+        return "utf-8"
+    return found if chars and all("\x01" <= c <= "\x7f" for c in chars) else "utf-8"
+
+
+class _Utf8(io.RawIOBase):
+    """``stream`` (in ``encoding``; its first bytes ``head`` already read from it) as UTF-8 bytes, decoded and
+    encoded a chunk at a time (an incremental decoder: a character cut between two reads is whole in the output);
+    a code unit that is not valid in ``encoding`` comes out as the byte 0xFF (``_undecodable``). Without
+    ``encoding``, ``head`` then ``stream`` as they are (UTF-8, its byte order mark dropped)."""
+
+    def __init__(self, stream: BinaryIO, head: bytes, encoding: str | None):
+        self._stream, self._pending = stream, head
+        self._read = getattr(stream, "read1", None) or stream.read
+        self._decoder = codecs.getincrementaldecoder(encoding)(_TO_UTF8_ERRORS) if encoding else None
+        if encoding is None:
+            self._pending = head.removeprefix(codecs.BOM_UTF8)
+        elif self._pending:
+            self._pending = self._encode(self._pending, False)
+        self._done = False
+
+    def readable(self) -> bool:
+        return True
+
+    def _encode(self, data: bytes, final: bool) -> bytes:
+        assert self._decoder is not None
+        return self._decoder.decode(data, final).encode("utf-8", "surrogateescape")
+
+    def readinto(self, target) -> int:
+        while not self._pending:
+            if self._done:
+                return 0
+            data = self._read(1 << 20)
+            if self._decoder is None:
+                if not data:
+                    self._done = True
+                self._pending = data
+            else:
+                self._done = not data
+                self._pending = self._encode(data, self._done)
+        n = min(len(target), len(self._pending))
+        target[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
+
+
+def cell_text(value: Any) -> Any:
+    """A text cell as every reader takes it: bytes (a Parquet/Arrow string column typed binary, as Spark and Hive
+    write strings unless ``spark.sql.parquet.binaryAsString`` is set) as their UTF-8 text, or
+    ``RecordError("invalid_utf8")`` when they are not UTF-8; any other value as it is."""
+    if not isinstance(value, (bytes, bytearray)):
+        return value
+    try:
+        return bytes(value).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError("invalid_utf8", f"binary and not UTF-8: {exc}"[:300]) from None
+
+
+def open_lines(raw: BinaryIO, path: str) -> BinaryIO:
+    """A JSON Lines or text file opened with ``open_input`` as every reader of lines reads it: decompressed by
+    extension (``open_decompressed``), then as UTF-8 (``utf8_stream``: a UTF-16 or UTF-32 file transcoded)."""
+    return utf8_stream(open_decompressed(raw, path))[0]
+
+
+def utf8_stream(stream: BinaryIO) -> tuple[BinaryIO, str]:
+    """``(stream as UTF-8, the file's encoding)`` for a JSON Lines or text file (``file_encoding`` of its first
+    bytes): UTF-16 and UTF-32 files, with a byte order mark or without, are transcoded a chunk at a time, so every
+    line, record and limit after is the same as for the file written in UTF-8; a UTF-8 file is its own bytes, its
+    byte order mark dropped. The stream reads what ``stream`` does, an error where it errs."""
+    head = b""
+    read = getattr(stream, "read1", None) or stream.read
+    while len(head) < 4:
+        more = read(4 - len(head))
+        if not more:
+            break
+        head += more
+    encoding = file_encoding(head)
+    if encoding == "utf-8":
+        return io.BufferedReader(_Utf8(stream, head, None), 1 << 20), encoding  # type: ignore[return-value]
+    return io.BufferedReader(_Utf8(stream, head, encoding), 1 << 20), encoding  # type: ignore[return-value]

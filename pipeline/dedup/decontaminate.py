@@ -20,7 +20,7 @@ from corpusforge.pipeline.dedup.minhash import ngram_hashes, word_hashes
 from corpusforge.pipeline.dedup.text import normalized_bytes
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (Oversize, bounded_lines, classify, display_path,
-                                          open_decompressed, open_input, parse_json)
+                                          open_input, open_lines, parse_json)
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
 
 REASON = "eval_contamination"
@@ -68,7 +68,7 @@ def read_examples(path: str, text_field: str) -> list[str]:
     examples, number = [], 0
     try:
         raw = open_input(path)
-        with raw, open_decompressed(raw, path) as stream:
+        with raw, open_lines(raw, path) as stream:
             for number, line in enumerate(bounded_lines(stream, MAX_EXAMPLE_BYTES), 1):
                 if isinstance(line, Oversize):
                     raise UserError(f"{where}:{number}: a line of {line.size:,} bytes or more (at most "

@@ -61,7 +61,7 @@ MAX_LINE_BYTES = 64 << 20
 
 def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
     from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, open_decompressed, open_input,
-                                              parse_json, seekable)
+                                              parse_json, seekable, utf8_stream)
 
     fmt = _format(f) or "text"  # a file named alone is read as text lines whatever its name
     with open_input(str(f)) as raw:  # regular files only (a FIFO would block)
@@ -69,7 +69,8 @@ def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
         if fmt in ("arrow", "parquet"):
             yield from _columnar_texts(seekable(stream), fmt, f, text_field)
             return
-        for n, line in enumerate(bounded_lines(stream, MAX_LINE_BYTES), 1):  # a line's memory bounded while read
+        lines = bounded_lines(utf8_stream(stream)[0], MAX_LINE_BYTES)  # UTF-16/32 too; a line's memory bounded
+        for n, line in enumerate(lines, 1):
             if isinstance(line, Oversize):
                 raise UserError(f"{display_path(str(f))}:{n}: a line of {line.size:,} bytes or more (at most "
                                 f"{MAX_LINE_BYTES >> 20} MiB: one training document per line)")
@@ -100,6 +101,7 @@ def _columnar_texts(source, fmt: str, path: pathlib.Path, text_field: str) -> It
     """The ``text_field`` column of a Parquet or Arrow file, read as the build reads it (``columnar.read_rows``):
     a row over ``MAX_LINE_BYTES`` is refused in one line, never converted."""
     from corpusforge.core import columnar
+    from corpusforge.core.input_files import RecordError, cell_text
 
     for row in columnar.read_rows(source, fmt, MAX_LINE_BYTES, columns=[text_field]):
         if isinstance(row, columnar.OverLimit):
@@ -107,7 +109,10 @@ def _columnar_texts(source, fmt: str, path: pathlib.Path, text_field: str) -> It
                             f"{MAX_LINE_BYTES >> 20} MiB: one training document per record)")
         if text_field not in row:
             raise UserError(f"{display_path(str(path))} has no column {text_field!r}; pass --text-field")
-        value = row[text_field]
+        try:
+            value = cell_text(row[text_field])  # a binary text column (as Spark writes strings) read as the build does
+        except RecordError:
+            continue  # not UTF-8: not a training text, as a value of another type is not
         if isinstance(value, str) and value.strip():
             yield value
 

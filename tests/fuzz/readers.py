@@ -40,7 +40,8 @@ FAMILY = "readers"
 # Cases tried per class (a case counts once for each class it holds a member of): bench/fuzz.py prints them.
 TRIED: collections.Counter = collections.Counter()
 
-REASONS = {"malformed_json", "invalid_utf8", "not_an_object", "missing_text", "non_string_text", "empty_text",
+REASONS = {"malformed_json", "invalid_utf8", "invalid_encoding", "not_an_object", "missing_text", "non_string_text",
+           "empty_text",
            "duplicate_key", "oversize_record", "too_deep", "number_too_large", "truncated_compressed_file", "corrupt_compressed_data",
            "unreadable_record", "unreadable_file", "not_a_regular_file", "warc_http_status", "warc_not_html",
            "warc_truncated", "warc_bad_encoding", "no_main_text", "html_parse_error"}

@@ -424,9 +424,9 @@ def test_any_jsonl_record_ends_a_document_or_a_rejection(records, garbage, bom, 
     lines = [_line(record, ascii_only) for record, ascii_only in records]
     lines += [g.replace(b"\n", b" ") for g in garbage]
     data = (b"\xef\xbb\xbf" if bom else b"") + (b"\r\n" if crlf else b"\n").join(lines) + b"\n"
-    # a line is a record unless it is blank once a leading BOM is dropped; each record is exactly one
-    # document or one rejection
-    records_in = sum(bool(line.removeprefix(b"\xef\xbb\xbf").strip()) for line in data.split(b"\n"))
+    # a line (ended by LF, CRLF or a lone CR: bytes.splitlines) is a record unless it is blank once a leading BOM
+    # is dropped; each record is exactly one document or one rejection
+    records_in = sum(bool(line.removeprefix(b"\xef\xbb\xbf").strip()) for line in data.splitlines())
     _assert_every_record_accounted(_read(data, "h/a.jsonl"), records_in)
 
 
@@ -482,15 +482,16 @@ def test_the_surrogate_test_is_the_regex():
 
 
 def test_metadata_is_made_json_ready_and_empty_metadata_stays_empty():
-    # A Parquet or Arrow row's dates and bytes become their strings; a record without metadata skips the
-    # json.dumps check (most records: ~1 us each) and keeps an empty dict.
+    # A Parquet or Arrow row's dates become their strings, bytes their UTF-8 text (a string column Spark wrote as
+    # binary) or, not UTF-8, their repr; a record without metadata skips the json.dumps check (most records: ~1 us
+    # each) and keeps an empty dict.
     import datetime
 
     from corpusforge.pipeline.readers import _json_safe
 
     assert _json_safe({}) == {}
-    assert _json_safe({"day": datetime.date(2024, 1, 2), "n": [1, 2.5], "raw": b"x"}) == {
-        "day": "2024-01-02", "n": [1, 2.5], "raw": "b'x'"}
+    assert _json_safe({"day": datetime.date(2024, 1, 2), "n": [1, 2.5], "raw": b"x", "blob": b"\xff"}) == {
+        "day": "2024-01-02", "n": [1, 2.5], "raw": "x", "blob": "b'\\xff'"}
     ready = {"url": "https://example.org", "tags": ["a"]}
     assert _json_safe(ready) is ready
 

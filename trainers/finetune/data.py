@@ -18,7 +18,7 @@ from typing import Any
 from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, classify, display_path,
-                                          open_decompressed, open_input, parse_json, record_limit, seekable,
+                                          open_decompressed, open_input, open_lines, parse_json, record_limit, seekable,
                                           uncompressed_name)
 from corpusforge.trainers.finetune.config import FinetuneConfig
 
@@ -48,7 +48,7 @@ def read_records(path: str | pathlib.Path, max_bytes: int = 0) -> list[dict[str,
             return _jsonl_records(path, where, limit)
         with open_input(str(path)) as raw:
             if suffix in (".csv", ".tsv"):
-                text = io.TextIOWrapper(open_decompressed(raw, str(path)), encoding="utf-8-sig", newline="")
+                text = io.TextIOWrapper(open_lines(raw, str(path)), encoding="utf-8-sig", newline="")
                 return list(csv.DictReader(text, delimiter="\t" if suffix == ".tsv" else ","))
             if suffix == ".parquet":  # decompressed and spooled as the build does (x.parquet.zst was read raw)
                 return _parquet_records(seekable(open_decompressed(raw, str(path))), where, limit)
@@ -80,7 +80,7 @@ def _parquet_records(raw: Any, where: str, limit: int) -> list[dict[str, Any]]:
 def _jsonl_records(path: pathlib.Path, where: str, limit: int) -> list[dict[str, Any]]:
     out = []
     with open_input(str(path)) as raw:
-        for number, line in enumerate(bounded_lines(open_decompressed(raw, str(path)), limit), 1):
+        for number, line in enumerate(bounded_lines(open_lines(raw, str(path)), limit), 1):
             if isinstance(line, Oversize):
                 raise UserError(f"{where}:{number} is a line of {line.size:,} bytes or more, over the {limit:,} a record "
                                 "may take; shorten or drop it, or raise output.max_record_bytes")
