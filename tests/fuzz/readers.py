@@ -404,6 +404,11 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
                                          "max_record_bytes": max_bytes},
             "dedup": {"enabled": rng.random() < 0.3}, "pii": {"enabled": False}}
     result = accounted_build(base, expected, "counted by read_file")
+    if not result.manifest:  # every record rejected: nothing published (NothingKept), its counts checked above
+        unnamed = set(result.stats["rejected"]["reasons"]) - REASONS
+        if unnamed:
+            raise AssertionError(f"rejected with reasons that are not named ones: {sorted(unnamed)}")
+        return
     rejected = []
     for shard in sorted((workdir / "run" / "rejected").glob("part-*")):
         if shard_suffix(shard.name):
