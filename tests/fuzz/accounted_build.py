@@ -29,6 +29,8 @@ def accounted_build(base: dict[str, Any], expected_input: int | None = None, wha
     except Exception as exc:  # noqa: BLE001 - the promise under test
         raise AssertionError(f"the build raised: {type(exc).__name__}: {str(exc)[:300]}") from exc
     accounting = result.stats["accounting"]
+    if result.manifest and not accounting["kept"] and not accounting["removed"]:
+        raise AssertionError(f"a build that read no usable record was published: {accounting}")
     if accounting["input"] != accounting["kept"] + accounting["removed"] + accounting["rejected"]:
         raise AssertionError(f"counts do not add up: {accounting}")
     if expected_input is not None and accounting["input"] != expected_input:
