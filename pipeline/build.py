@@ -601,7 +601,7 @@ def check_something_kept(stats: dict[str, Any], segments: list[Segment], kept_in
                       f"published{where}. {advice[:1].upper()}{advice[1:]}", stats)
 
 
-def _nothing_read(facts: dict[tuple[str, str], int]) -> bool:
+def nothing_read(facts: dict[tuple[str, str], int]) -> bool:
     """Whether every input record was rejected (or there was none): nothing removed, and the rejections are all
     the input records (those a stage raised on after reading were counted as read too)."""
     if any(category == "removed" and n for (category, _), n in facts.items()):
@@ -623,7 +623,9 @@ def _rejected_example(segments: list[Segment], reason: str) -> str:
             for row in iter_rows_of(path, ["path", "position", "reason", "detail"], REJECTED_SCHEMA):
                 if row["reason"] == reason:
                     detail = f": {row['detail']}" if row["detail"] else ""
-                    return f"; e.g. {row['path']} record {row['position']}{detail}"
+                    # a stage_error after reading names the document's id, position -1 (README, rejected/)
+                    where = f" record {row['position']}" if row["position"] >= 0 else ""
+                    return f"; e.g. {row['path']}{where}{detail}"
     return ""
 
 
@@ -802,7 +804,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
             for (category, key), value in counts:
                 facts[(category, key)] = facts.get((category, key), 0) + value
         check_error_fraction(facts, config.build, work_dir if checkpoint else None)
-        if _nothing_read(facts):  # before any shard is gathered: then no document reached clean/
+        if nothing_read(facts):  # before any shard is gathered: then no document reached clean/
             stage_names = [name for segment in segments for name in segment.stages]
             check_something_kept(assemble_stats(list(facts.items()), stage_names, 0, time.time() - started,
                                                 metrics=metrics), segments, work_dir if checkpoint else None)
