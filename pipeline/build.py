@@ -622,11 +622,16 @@ def _rejected_example(segments: list[Segment], reason: str) -> str:
             path = posixpath.join(segment.directory, "rejected", entry["file"])
             for row in iter_rows_of(path, ["path", "position", "reason", "detail"], REJECTED_SCHEMA):
                 if row["reason"] == reason:
-                    detail = f": {row['detail']}" if row["detail"] else ""
+                    detail = f": {_printable(row['detail'])}" if row["detail"] else ""
                     # a stage_error after reading names the document's id, position -1 (README, rejected/)
                     where = f" record {row['position']}" if row["position"] >= 0 else ""
-                    return f"; e.g. {row['path']}{where}{detail}"
+                    return f"; e.g. {_printable(row['path'])}{where}{detail}"
     return ""
+
+
+def _printable(text: str) -> str:
+    """``text`` with what would break the one line (a newline in a file name or an id, U+2028) escaped."""
+    return text if text.isprintable() else repr(text)[1:-1]
 
 
 def _run_secret(work_dir: str, checkpoint: bool) -> str:

@@ -339,7 +339,10 @@ def test_a_build_that_reads_no_usable_record_fails_and_publishes_nothing(tmp_pat
     malformed.write_text("first note\nsecond note\n")
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    cases = {malformed: "every one of the 2 input records was rejected (malformed_json 2; e.g. notes.jsonl record 0: "
+    named = tmp_path / "a\nb\u2028.jsonl"  # a name that would break the one line
+    named.write_text('{"body": "x"}\n')
+    cases = {named: "was rejected (missing_text 1; e.g. a\\nb\\u2028.jsonl record 0: no field 'text')",
+             malformed: "every one of the 2 input records was rejected (malformed_json 2; e.g. notes.jsonl record 0: "
                         "Expecting value: line 1 column 1 (char 0)); nothing was published. A file read as JSON Lines",
              empty: "the inputs hold no records (every file is empty); nothing was published"}
     for path, said in cases.items():
