@@ -49,7 +49,7 @@ from corpusforge.core.shard_files import ShardFormat
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, WriteShardSets, finalize_shards, iter_rows_of, shard_name, shard_paths
-from corpusforge.pipeline.stats import (CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
+from corpusforge.pipeline.stats import (REJECTION_ADVICE, CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
@@ -569,6 +569,71 @@ def check_error_fraction(facts: dict[tuple[str, str], int], faults: FaultConfig,
                     f"{where}. Rerun with --fail-fast to see the first traceback, or raise build.max_error_fraction")
 
 
+class NothingKept(UserError):
+    """A build that read no usable record (every input record rejected, or none there): it publishes nothing and
+    the command exits 2 with this one line. ``stats`` is what stats.json would have said (the counts balance)."""
+
+    def __init__(self, message: str, stats: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.stats = stats
+
+
+def check_something_kept(stats: dict[str, Any], segments: list[Segment], kept_in: str | None = None) -> None:
+    """Refuse to publish a build in which no input record became a document that a stage could keep or remove:
+    inputs that hold no record, or whose every record was rejected (a wrong ``--text-field``, a file that is not
+    JSON Lines). That is a mistake in naming the input, not a corpus: nothing is published (a previous build in
+    the run directory stays whole) and the one line names the main reasons, one rejected record's detail and what
+    to do. A build whose documents were all *removed* by stages is published: what removed them is the config's
+    decision, in removed/ with the reasons (``format_summary`` warns)."""
+    a = stats["accounting"]
+    if a["kept"] or a["removed"]:
+        return
+    where = f"; the completed stages are kept in {kept_in}" if kept_in else ""
+    if not a["input"]:
+        raise NothingKept(f"the inputs hold no records (every file is empty); nothing was published{where}. Check "
+                          "that --input / inputs[].path name the files you meant", stats)
+    reasons = sorted(stats["rejected"]["reasons"].items(), key=lambda kv: (-kv[1], kv[0]))
+    top = reasons[0][0]
+    by = ", ".join(f"{reason} {n:,}" for reason, n in reasons[:4]) + (", ..." if len(reasons) > 4 else "")
+    example = _rejected_example(segments, top)
+    advice = REJECTION_ADVICE.get(top, "see what each reason means in docs/inputs.md")
+    raise NothingKept(f"every one of the {a['input']:,} input records was rejected ({by}{example}); nothing was "
+                      f"published{where}. {advice[:1].upper()}{advice[1:]}", stats)
+
+
+def nothing_read(facts: dict[tuple[str, str], int]) -> bool:
+    """Whether every input record was rejected (or there was none): nothing removed, and the rejections are all
+    the input records (those a stage raised on after reading were counted as read too)."""
+    if any(category == "removed" and n for (category, _), n in facts.items()):
+        return False
+    after_read = sum(n for (category, key), n in facts.items() if category == "stage_errors" and not key.startswith("read\t"))
+    return facts.get(("funnel_docs", "read"), 0) == after_read
+
+
+def _rejected_example(segments: list[Segment], reason: str) -> str:
+    """``"; e.g. <path> record <position>: <detail>"`` of the first rejected record with ``reason``, or ""."""
+    for segment in segments:
+        listing = posixpath.join(segment.directory, "rejected.json")
+        if not FileSystems.exists(listing):
+            continue
+        for entry in read_json(listing):
+            if not entry["rows"]:
+                continue
+            path = posixpath.join(segment.directory, "rejected", entry["file"])
+            for row in iter_rows_of(path, ["path", "position", "reason", "detail"], REJECTED_SCHEMA):
+                if row["reason"] == reason:
+                    detail = f": {_printable(row['detail'])}" if row["detail"] else ""
+                    # a stage_error after reading names the document's id, position -1 (README, rejected/)
+                    where = f" record {row['position']}" if row["position"] >= 0 else ""
+                    return f"; e.g. {_printable(row['path'])}{where}{detail}"
+    return ""
+
+
+def _printable(text: str) -> str:
+    """``text`` with what would break the one line (a newline in a file name or an id, U+2028) escaped."""
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
 def _run_secret(work_dir: str, checkpoint: bool) -> str:
     """One random secret per build (the PII salt when ``pii.hash_salt`` is empty), so every segment hashes
     alike. With stage checkpoints it is kept beside them, owner-only, and goes with them: a resumed build
@@ -744,6 +809,10 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
             for (category, key), value in counts:
                 facts[(category, key)] = facts.get((category, key), 0) + value
         check_error_fraction(facts, config.build, work_dir if checkpoint else None)
+        if nothing_read(facts):  # before any shard is gathered: then no document reached clean/
+            stage_names = [name for segment in segments for name in segment.stages]
+            check_something_kept(assemble_stats(list(facts.items()), stage_names, 0, time.time() - started,
+                                                metrics=metrics), segments, work_dir if checkpoint else None)
     except UserError:
         if not checkpoint:
             rundir.delete(work_dir)

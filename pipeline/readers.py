@@ -221,7 +221,7 @@ class _Context:
             # dropped with nothing said; it stays in metadata under its field's name, and is counted.
             metadata[self.spec.id_field] = raw_id
             self.counters[UNUSABLE_IDS] = self.counters.get(UNUSABLE_IDS, 0) + 1
-        return self._document(position, text, raw_id, metadata, raw)
+        return self._document(position, text, raw_id, merged_metadata(metadata), raw)
 
     def repair_unicode(self, obj: dict[str, Any]) -> dict[str, Any]:
         """``obj`` with every lone surrogate in its strings (text, id, metadata keys and values) replaced by
@@ -264,6 +264,29 @@ UNUSABLE_IDS = "ids_not_string_or_integer"
 def _usable_id(raw_id: Any) -> bool:
     """Whether a record's id value can name its document: a string or an integer (not a bool)."""
     return isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool)
+
+
+METADATA = "metadata"  # the field of a record's own metadata object (dolma, datatrove, the HF hub's exports)
+
+
+def merged_metadata(fields: dict[str, Any]) -> dict[str, Any]:
+    """A document's metadata from its record's fields other than text and id: a ``metadata`` field holding an
+    object is merged into them, as datatrove's readers do, rather than nested under ``metadata.metadata``
+    (``{"id", "text", "metadata": {"url": ...}, "added", "source"}`` -> ``{"url", "added", "source"}``). A key
+    of the object that is also a field of the record (or is ``metadata``) loses nothing: the field keeps its name
+    and value, and the object's value (unless null) stays under ``metadata.<key>``. A ``metadata`` value that is
+    not an object (a string, a list) stays as it was."""
+    nested = fields.get(METADATA)
+    if not isinstance(nested, dict):
+        return fields
+    merged = {key: value for key, value in fields.items() if key != METADATA}
+    clashing = [key for key in nested if key in merged or key == METADATA]
+    merged.update((key, value) for key, value in nested.items() if key not in clashing)
+    # a null says nothing the field does not (a Parquet struct gives every row every key, null where absent)
+    clashes = {key: nested[key] for key in clashing if nested[key] is not None}
+    if clashes:
+        merged[METADATA] = clashes
+    return merged
 
 
 def _has_surrogate(text: str) -> bool:

@@ -435,6 +435,25 @@ def rate_text(per_second: float) -> str:
     return f"{per_second:,.0f}" if per_second >= 10 else f"{per_second:.2g}"
 
 
+# What to do about a rejection reason that takes a whole input (the build's summary, and the one line of a build
+# whose every record was rejected, pipeline.build.check_something_kept).
+REJECTION_ADVICE = {
+    "missing_text": "the records have no field named as inputs[].text_field says, 'text' unless set; name yours "
+                    "there, or with build --text-field for --input files",
+    # a .json file of one array of records (json.dump of a list, pandas' orient="records") reads as one record
+    # that is not an object: the whole file rejected, with nothing to say why
+    "not_an_object": "JSON Lines holds one object per line; a file holding one array of records is not JSON "
+                     "Lines: write it one object per line, e.g. jq -c '.[]' data.json > data.jsonl",
+    "non_string_text": "the field inputs[].text_field names (build --text-field) holds no string; name the field "
+                       "that holds the text",
+    "malformed_json": "a file read as JSON Lines (.jsonl, .json) must hold one JSON object per line; plain text "
+                      "belongs in a .txt file (one document a line)",
+    "empty_text": "the text field of every record is empty or blank; name the field that holds the text with "
+                  "build --text-field (inputs[].text_field)",
+    "stage_error": "a stage raised on every record: rerun with --fail-fast to see the first traceback",
+}
+
+
 def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metrics: bool = True) -> str:
     """The run summary printed at the end of a build (``metrics``: with the Beam metrics table)."""
     a, t = stats["accounting"], stats["timing"]
@@ -453,16 +472,15 @@ def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metri
     if stats["rejected"]["total"]:
         reasons = ", ".join(f"{r} {n:,}" for r, n in stats["rejected"]["reasons"].items())
         lines.append(f"  rejected input: {reasons}")
-        if stats["rejected"]["reasons"].get("missing_text", 0) * 2 >= max(a["input"], 1):  # a whole file, not one record
-            lines.append("  (missing_text: the records have no field named as inputs[].text_field says, 'text' unless "
-                         "set; name yours there, or with build --text-field for --input files)")
-        if stats["rejected"]["reasons"].get("not_an_object", 0) * 2 >= max(a["input"], 1):
-            # a .json file of one array of records (json.dump of a list, pandas' orient="records") reads as one
-            # record that is not an object: the whole file rejected, with nothing to say why
-            lines.append("  (not_an_object: JSON Lines holds one object per line; a file holding one array of records "
-                         "is not JSON Lines: write it one object per line, e.g. jq -c '.[]' data.json > data.jsonl)")
+        for reason in ("missing_text", "not_an_object"):  # a whole file's records, not one odd record
+            if stats["rejected"]["reasons"].get(reason, 0) * 2 >= max(a["input"], 1):
+                lines.append(f"  ({reason}: {REJECTION_ADVICE[reason]})")
     for stage, errors in stats["rejected"].get("stage_errors", {}).items():
         lines.append(f"  stage errors in {stage}: " + ", ".join(f"{e} {n:,}" for e, n in errors.items()))
+    if not a["kept"] and a["removed"]:  # published (the stages decided), but nothing to tokenize or train on
+        lines.append(f"  warning: no document was kept: the stages removed all {a['removed']:,} (reasons above, the "
+                     "documents in removed/); clean/ is empty. Loosen the rules that removed them (docs/quality.md, "
+                     "corpusforge rethreshold) or turn their stage off")
     for stage, counters in stats["edits"].items():
         lines.append(f"  edits by {stage}: " + ", ".join(f"{c} {n:,}" for c, n in counters.items()))
     lines.extend(extra_lines)

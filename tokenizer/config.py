@@ -73,7 +73,12 @@ class TokenizeConfig:
     tokenizer: str = setting("", "tokenizer.json to encode with; default: <run_dir>/tokenizer/tokenizer.json.")
     input: str = setting("", "Clean shards to encode (directory, glob or file); default: <run_dir>/clean.")
     output: str = setting("", "Directory of the token shards and manifest.json; default: <run_dir>/tokens.")
-    val_fraction: float = setting(0.01, "Share of documents in the validation split, chosen by a stable hash of the id.")
+    val_fraction: float = setting(0.01, "Share of documents in the validation split, chosen by a stable hash of the id "
+                                "(raised for a small corpus: min_val_documents).")
+    min_val_documents: int = setting(100, "With val_fraction > 0, the validation split holds at least this many documents, "
+                                     "at most 10% of the corpus, when val_fraction gives fewer (a small corpus: 1% of "
+                                     "500 documents is ~5, and bits per byte on them is noise): the documents of the "
+                                     "lowest split hashes, so the same input gives the same split; 0: val_fraction alone.")
     split_seed: int = setting(0, "Seed of the split hash; the same seed always gives the same split.")
     batch_size: int = setting(256, "Documents per encode_batch call.")
     shard_target_mb: float = setting(256.0, "MB of clean-shard files per output shard; decides the number of shards.")
@@ -87,6 +92,8 @@ class TokenizeConfig:
 
     def __post_init__(self) -> None:
         check(0.0 <= self.val_fraction < 1.0, f"tokenize.val_fraction must be in [0, 1), got {self.val_fraction}")
+        check(self.min_val_documents >= 0, f"tokenize.min_val_documents must be >= 0 (0: val_fraction alone), got "
+                                           f"{self.min_val_documents}")
         check(self.batch_size >= 1, f"tokenize.batch_size must be >= 1, got {self.batch_size}")
         check(self.shard_target_mb > 0, f"tokenize.shard_target_mb must be > 0, got {self.shard_target_mb}")
         check(self.num_shards >= 0, f"tokenize.num_shards must be >= 0, got {self.num_shards}")

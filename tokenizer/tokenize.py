@@ -69,8 +69,7 @@ class ShardPlan:
 
     def assign(self, doc_id: str) -> tuple[str, int]:
         """``(split, shard index)`` of a document, from a keyed BLAKE2b hash of its id."""
-        digest = hashlib.blake2b(doc_id.encode("utf-8"), digest_size=16,
-                                 key=self.split_seed.to_bytes(8, "little", signed=True), person=_SPLIT_PURPOSE).digest()
+        digest = _split_digest(doc_id, self.split_seed)
         u = int.from_bytes(digest[:8], "little") / 2.0**64
         split = "val" if u < self.val_fraction else "train"
         n = self.val_shards if split == "val" else self.train_shards
@@ -101,6 +100,43 @@ class ShardPlan:
             train = max(1, math.ceil(input_bytes * (1.0 - val_fraction) / target))
             val = max(1, math.ceil(input_bytes * val_fraction / target)) if val_fraction else 0
         return cls(train_shards=train, val_shards=val, val_fraction=val_fraction, split_seed=split_seed, dtype=dtype)
+
+
+def _split_digest(doc_id: str, split_seed: int) -> bytes:
+    return hashlib.blake2b(doc_id.encode("utf-8"), digest_size=16, key=split_seed.to_bytes(8, "little", signed=True),
+                           person=_SPLIT_PURPOSE).digest()
+
+
+def split_unit(doc_id: str, split_seed: int) -> float:
+    """The number in [0, 1) whose place below the threshold sends a document to val (``ShardPlan.assign``)."""
+    return int.from_bytes(_split_digest(doc_id, split_seed)[:8], "little") / 2.0**64
+
+
+VAL_FLOOR_SHARE = 0.1  # the floor of the validation split never takes more of the corpus than this
+
+
+def val_threshold(paths: list[str], val_fraction: float, split_seed: int, min_documents: int) -> float:
+    """The split threshold (``ShardPlan.val_fraction``): ``val_fraction``, raised, when it sends fewer documents of
+    the clean shards ``paths`` to val than ``min(min_documents, VAL_FLOOR_SHARE of them)``, to the one that sends
+    exactly that many (the documents of the lowest split hashes). It depends on the ids and the seed only, so the
+    same input gives the same split; raising it only moves documents from train to val. The ids are read only when
+    the corpus is small enough for the floor to matter."""
+    import heapq
+
+    if not val_fraction or not min_documents:
+        return val_fraction
+    rows = _documents(paths)
+    want = min(min_documents, int(rows * VAL_FLOOR_SHARE))
+    # a corpus whose expected val count is 2 x want + 50 or more gets fewer than want with odds below 1e-12: its ids
+    # are not read (at the defaults, corpora of 25,000 documents or more)
+    if want == 0 or rows * val_fraction >= 2 * want + 50:
+        return val_fraction
+    units = (split_unit(doc_id, split_seed) for path in paths for batch in open_shard(path).batches(["id"])
+             for doc_id in batch.column(0).to_pylist())
+    lowest = heapq.nsmallest(want + 1, units)
+    if len(lowest) <= want or lowest[want - 1] < val_fraction:  # val_fraction gives enough already
+        return val_fraction
+    return (lowest[want - 1] + lowest[want]) / 2  # exactly ``want`` documents below it
 
 
 @dataclasses.dataclass
@@ -557,7 +593,7 @@ class TokenizeShards(beam.PTransform):
                  batch_size: int = 256, shard_target_mb: float = 256.0, num_shards: int = 0,
                  rows_per_unit: int | None = None, progress: str | None = None, fail_fast: bool = False,
                  weights: dict[str, float] | None = None, target_tokens: int = 0, mixture_seed: int = 0,
-                 shard_tokens: int = 0) -> None:
+                 shard_tokens: int = 0, min_val_documents: int = 0) -> None:
         super().__init__()
         if target_tokens < 0 or shard_tokens < 0:
             raise ValueError(f"target_tokens and shard_tokens must be >= 0, got {target_tokens}, {shard_tokens}")
@@ -582,8 +618,8 @@ class TokenizeShards(beam.PTransform):
             raise UserError(f"{tokenizer} is not a tokenizer corpusforge can use ({' '.join(str(exc).split())[:300]}); "
                             "train one with `corpusforge tokenizer train` or point tokenize.tokenizer at another") from None
         dtype = token_dtype(vocab_size)
-        self.plan = ShardPlan.for_input(self.input_bytes, val_fraction, split_seed, dtype,
-                                        shard_target_mb, num_shards)
+        threshold = val_threshold(self.paths, val_fraction, split_seed, min_val_documents)
+        self.plan = ShardPlan.for_input(self.input_bytes, threshold, split_seed, dtype, shard_target_mb, num_shards)
         self.header = {
             "tokenizer": files.relative(tokenizer, output),
             "tokenizer_sha256": hashlib.sha256(raw).hexdigest(),
@@ -592,6 +628,8 @@ class TokenizeShards(beam.PTransform):
             "family": special.family,
             "special_tokens": special.as_mapping(),
             "val_fraction": val_fraction,
+            "min_val_documents": min_val_documents,
+            "val_threshold": threshold,  # what a document's split hash is compared with (evaluate reads it)
             "split_seed": split_seed,
             "shard_tokens": shard_tokens,
             "mixture": {"target_tokens": target_tokens, "seed": mixture_seed, "weights": dict(sorted(self.weights.items()))},
@@ -607,7 +645,7 @@ class TokenizeShards(beam.PTransform):
             val_fraction=cfg.val_fraction, split_seed=cfg.split_seed, batch_size=cfg.batch_size,
             shard_target_mb=cfg.shard_target_mb, num_shards=cfg.num_shards, fail_fast=fail_fast,
             weights=weights, target_tokens=cfg.target_tokens, mixture_seed=cfg.mixture_seed,
-            shard_tokens=cfg.shard_tokens,
+            shard_tokens=cfg.shard_tokens, min_val_documents=cfg.min_val_documents,
         )
 
     def expand(self, pbegin):

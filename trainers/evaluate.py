@@ -155,7 +155,9 @@ def _run_documents(run: pathlib.Path) -> Iterator[Document]:
     plan = None
     if manifest.exists():
         header = json.loads(manifest.read_text(encoding="utf-8"))
-        plan = ShardPlan(train_shards=1, val_shards=1, val_fraction=header.get("val_fraction", 0.0),
+        # the threshold tokenize used (val_fraction, or higher for a small corpus: tokenize.min_val_documents)
+        threshold = header.get("val_threshold", header.get("val_fraction", 0.0))
+        plan = ShardPlan(train_shards=1, val_shards=1, val_fraction=threshold,
                          split_seed=header.get("split_seed", 0), dtype=header.get("dtype", "uint16"))
     paths = [p for p, _ in clean_shards(str(run / "clean"))]
     for ids, texts, sources in iter_batches(paths, 256, ("id", "text", "source")):

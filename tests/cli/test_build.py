@@ -236,9 +236,12 @@ def test_input_files_with_another_text_field(tmp_path, capsys):
     data.write_text("".join(json.dumps({"doc_id": i, "content": f"Document {i} is about rivers."}) + "\n"
                             for i in range(4)))
     off = ["--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
-    assert main(["build", "-i", str(data), "-o", str(tmp_path / "a"), "--no-progress", *off]) == 0
-    out = capsys.readouterr().out
-    assert "rejected input: missing_text 4" in out and "build --text-field" in out, out
+    # then the build said "kept: 0" and exited 0; now every record rejected is a failed build (one line, exit 2)
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "a"), "--no-progress", *off]) == 2
+    err = capsys.readouterr().err
+    assert "every one of the 4 input records was rejected (missing_text 4; e.g. mine.jsonl record 0: no field " \
+           "'text'); nothing was published" in err and "build --text-field" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "a").exists()
     assert main(["build", "-i", str(data), "--text-field", "content", "-o", str(tmp_path / "b"), "--no-progress",
                  *off]) == 0
     assert "kept: 4" in capsys.readouterr().out
@@ -269,8 +272,14 @@ def test_a_json_file_of_one_array_of_records_is_named_with_what_to_do(tmp_path, 
     # rejected as not_an_object ("got list") with nothing saying why
     data = tmp_path / "records.json"
     data.write_text(json.dumps([{"id": i, "text": f"Document {i} about cats."} for i in range(5)]))
-    assert main(["build", "--input", str(data), "--run-dir", str(tmp_path / "run"), "--no-progress",
-                 "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]) == 0
+    off = ["--no-progress", "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+    # alone, its one record rejected is the whole input: no build, one line saying what to do
+    assert main(["build", "--input", str(data), "--run-dir", str(tmp_path / "run"), *off]) == 2
+    assert "was rejected (not_an_object 1; e.g. records.json record 0: expected a JSON object, got an array); " \
+           "nothing was published. JSON Lines holds one object per line" in capsys.readouterr().err
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps({"id": "g", "text": "A document about dogs."}) + "\n")
+    assert main(["build", "--input", str(data), "--input", str(good), "--run-dir", str(tmp_path / "run"), *off]) == 0
     out = capsys.readouterr().out
     assert "  rejected input: not_an_object 1\n  (not_an_object: JSON Lines holds one object per line; a file " \
            "holding one array of records is not JSON Lines: write it one object per line, e.g. jq -c '.[]' " \
@@ -310,3 +319,53 @@ def test_an_input_inside_the_run_directory_is_read(tmp_path):
     assert main(["build", "--input", str(data), "--run-dir", str(run), *off]) == 0
     assert main(["build", "--input", str(run / "clean"), "--run-dir", str(run), "--overwrite", *off]) == 0
     assert json.loads((run / "stats.json").read_text())["accounting"]["input"] == 3
+
+
+def _lines(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_a_build_that_reads_no_usable_record_fails_and_publishes_nothing(tmp_path, capsys):
+    # A build whose every record is rejected (every line malformed, the text in another field), or whose inputs
+    # hold no record, exited 0 with "kept: 0" and replaced the run directory's build with an empty one.
+    off = ["--no-progress", "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+    good = _lines(tmp_path / "good.jsonl", [{"id": i, "text": f"Document {i} about owls."} for i in range(3)])
+    run = tmp_path / "run"
+    assert main(["build", "-i", str(good), "-o", str(run), *off]) == 0
+    before = (run / "manifest.json").read_bytes()
+    capsys.readouterr()
+    malformed = tmp_path / "notes.jsonl"
+    malformed.write_text("first note\nsecond note\n")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    named = tmp_path / "a\nb\u2028.jsonl"  # a name that would break the one line
+    named.write_text('{"body": "x"}\n')
+    cases = {named: "was rejected (missing_text 1; e.g. a\\nb\\u2028.jsonl record 0: no field 'text')",
+             malformed: "every one of the 2 input records was rejected (malformed_json 2; e.g. notes.jsonl record 0: "
+                        "Expecting value: line 1 column 1 (char 0)); nothing was published. A file read as JSON Lines",
+             empty: "the inputs hold no records (every file is empty); nothing was published"}
+    for path, said in cases.items():
+        assert main(["build", "-i", str(path), "-o", str(run), "--overwrite", *off]) == 2, path
+        err = capsys.readouterr().err
+        assert said in err and err.count("\n") == 1 and "Traceback" not in err, err
+        assert (run / "manifest.json").read_bytes() == before  # the previous build stays whole
+    # from Python: NothingKept, a UserError that carries the counts stats.json would have held
+    from corpusforge.pipeline.build import NothingKept, run_build
+    from corpusforge.config import load_config
+    import io
+    config = load_config(None, ["quality.enabled=false", "dedup.enabled=false", "pii.enabled=false"],
+                         base={"inputs": [{"path": str(malformed)}], "output": {"run_dir": str(tmp_path / "r2")}})
+    with pytest.raises(NothingKept) as raised:
+        run_build(config, out=io.StringIO(), progress=False)
+    assert raised.value.stats["accounting"] == {"input": 2, "kept": 0, "removed": 0, "rejected": 2, "balanced": True}
+
+
+def test_a_build_whose_stages_removed_everything_is_published_with_a_warning(tmp_path, capsys):
+    # the stages' decisions are the config's: published (removed/ says why), exit 0, and said plainly
+    data = _lines(tmp_path / "short.jsonl", [{"id": i, "text": f"owl {i}"} for i in range(4)])
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), "--no-progress", "--set", "dedup.enabled=false",
+                 "--set", "pii.enabled=false"]) == 0
+    out = capsys.readouterr().out
+    assert "kept: 0   removed: 4" in out and "  warning: no document was kept: the stages removed all 4" in out, out
+    assert _table(tmp_path / "run" / "removed")[0].num_rows == 4

@@ -93,8 +93,11 @@ def _record_line(rng: random.Random) -> bytes:
         return bytes(rng.randrange(256) for _ in range(rng.randint(1, 80))).replace(b"\n", b" ") + b"\n"
     elif kind == 6:  # not an object, or text of the wrong type
         record = rng.choice([[1, 2], "s", 3, None, {"text": rng.choice([3, ["a"], {"a": 1}, None, "", "  "])}])
-    elif kind == 7:
-        record["meta"] = {str(k): _scalar(rng) for k in range(rng.randint(0, 5))}
+    elif kind == 7:  # an object of metadata; as "metadata" (dolma, datatrove) merged, its keys clashing or not
+        keys = [rng.choice([str(k), "source", "metadata", "id", "text", "meta", ""]) for k in range(rng.randint(0, 5))]
+        record[rng.choice(["meta", "metadata"])] = {key: _scalar(rng) for key in keys}
+        if rng.random() < 0.5:
+            record["source"] = _scalar(rng)
     elif kind == 8:  # a BOM at the start of a line, CRLF
         return b"\xef\xbb\xbf" + json.dumps(record).encode() + b"\r\n"
     elif kind == 9:  # deep nesting written by hand (unbalanced, too)
@@ -405,6 +408,11 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
                                          "max_record_bytes": max_bytes},
             "dedup": {"enabled": rng.random() < 0.3}, "pii": {"enabled": False}}
     result = accounted_build(base, expected, "counted by read_file")
+    if not result.manifest:  # every record rejected: nothing published (NothingKept), its counts checked above
+        unnamed = set(result.stats["rejected"]["reasons"]) - REASONS
+        if unnamed:
+            raise AssertionError(f"rejected with reasons that are not named ones: {sorted(unnamed)}")
+        return
     rejected = []
     for shard in sorted((workdir / "run" / "rejected").glob("part-*")):
         if shard_suffix(shard.name):

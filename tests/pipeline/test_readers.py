@@ -518,3 +518,64 @@ def test_the_manifest_reports_each_input_as_the_build_listed_it(tmp_path, become
             os.mkfifo(folder / "a.jsonl")
         reported = {os.path.basename(f["path"]): f.get("not_read") for f in input_files(inputs)}
     assert reported == {"a.jsonl": None, "pipe.jsonl": "a FIFO (named pipe)"}
+
+
+# ------------------------------------------------------------------------------------------------ metadata
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_a_records_own_metadata_object_is_merged_not_nested(tmp_path, fmt):
+    # dolma / datatrove records ({"id", "text", "metadata": {...}, "added", "source"}) came out with their metadata
+    # under metadata.metadata; now its keys join the other fields, a clashing key's nested value kept, not lost
+    records = [
+        {"id": "d0", "text": "doc 0", "metadata": {"url": "http://a/0", "lang": "en"}, "added": "2024-01-01",
+         "source": "cc"},
+        {"id": "d1", "text": "doc 1", "metadata": {"source": "inner", "metadata": "deeper", "n": 1}, "source": "cc",
+         "added": "2024-01-02"},
+        {"id": "d2", "text": "doc 2", "metadata": {}, "source": "cc", "added": "2024-01-03"},
+    ]
+    path = tmp_path / f"a.{fmt}"
+    if fmt == "jsonl":
+        records.append({"id": "d3", "text": "doc 3", "metadata": "a string stays", "source": "cc"})
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    else:  # a struct column, as datatrove's ParquetWriter writes metadata (every row has every struct field)
+        pq.write_table(pa.Table.from_pylist(records), path)
+    stream = open_decompressed(io.BytesIO(path.read_bytes()), str(path))
+    got = {d.id: d.metadata for d in records_from_file(stream, InputConfig(path=str(path)), str(path), path.name, 1000)}
+    if fmt == "jsonl":
+        assert got == {
+            "a/d0": {"added": "2024-01-01", "source": "cc", "url": "http://a/0", "lang": "en"},
+            "a/d1": {"source": "cc", "added": "2024-01-02", "n": 1, "metadata": {"source": "inner", "metadata": "deeper"}},
+            "a/d2": {"source": "cc", "added": "2024-01-03"},
+            "a/d3": {"metadata": "a string stays", "source": "cc"},
+        }
+    else:
+        assert got["a/d0"] == {"added": "2024-01-01", "source": "cc", "url": "http://a/0", "lang": "en", "n": None}
+        assert got["a/d1"] == {"added": "2024-01-02", "source": "cc", "url": None, "lang": None, "n": 1,
+                               "metadata": {"source": "inner", "metadata": "deeper"}}
+
+
+def test_merging_a_metadata_object_loses_no_value():
+    # every field keeps its value, every key of the object lands at the top or under metadata.<key> (a null
+    # clashing with a field aside), whatever keys clash: random records over a small alphabet of keys
+    import random
+
+    from corpusforge.pipeline.readers import merged_metadata
+
+    rng = random.Random(11)
+    keys = ["a", "b", "metadata", "source", "url"]
+    values = [None, 0, "x", [1], {"k": "v"}, {}]
+    for _ in range(2000):
+        fields = {k: rng.choice(values) for k in rng.sample(keys, rng.randint(0, 4)) if k != "metadata"}
+        nested = {k: rng.choice(values) for k in rng.sample(keys, rng.randint(0, 5))}
+        fields["metadata"] = nested if rng.random() < 0.9 else rng.choice(values)
+        merged = merged_metadata(dict(fields))
+        if not isinstance(fields["metadata"], dict):
+            assert merged == fields
+            continue
+        nested = fields["metadata"]
+        assert all(merged[k] == v for k, v in fields.items() if k != "metadata"), (fields, merged)
+        for k, v in nested.items():
+            if k in fields or k == "metadata":
+                assert v is None or merged["metadata"][k] == v, (fields, merged)
+            else:
+                assert merged[k] == v, (fields, merged)
+        assert set(merged) <= set(fields) | set(nested)

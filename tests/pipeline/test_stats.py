@@ -94,3 +94,19 @@ def test_the_summary_rate_is_never_a_rounded_zero(per_second, shown):
     from corpusforge.pipeline.stats import rate_text
 
     assert rate_text(per_second) == shown
+
+
+def test_nothing_read_is_every_input_record_rejected_or_none():
+    # the build refuses to publish exactly these (NothingKept); a document a stage raised on after reading was
+    # counted as read and as rejected, so "every record rejected" must not count it twice
+    from corpusforge.pipeline.build import nothing_read
+
+    read_rejected = {("funnel_docs", "read"): 0, ("rejected", "malformed_json"): 4}
+    all_stage_errors = {("funnel_docs", "read"): 3, ("funnel_docs", "normalize"): 0, ("rejected", "stage_error"): 3,
+                        ("stage_errors", "normalize\tValueError"): 3}
+    one_left = {**all_stage_errors, ("funnel_docs", "read"): 4, ("funnel_docs", "normalize"): 1}
+    one_removed = {**one_left, ("removed", "quality\tgopher_short_doc"): 1}
+    read_errors = {("funnel_docs", "read"): 0, ("rejected", "stage_error"): 2, ("stage_errors", "read\tKeyError"): 2}
+    assert nothing_read(read_rejected) and nothing_read(all_stage_errors) and nothing_read({})
+    assert nothing_read(read_errors)
+    assert not nothing_read(one_left) and not nothing_read(one_removed)

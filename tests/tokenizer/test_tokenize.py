@@ -485,3 +485,34 @@ def test_a_clean_shard_changed_after_tokenize_planned_its_units_is_one_line(tmp_
     with pytest.raises(UserError, match=r"record batch 1 has 476 rows, not the 512 or more its header said"):
         for unit in units:
             list(encode.process(unit))
+
+
+def test_a_small_corpus_gets_a_validation_split_big_enough_to_measure(tmp_path, clean_dir, corpus_docs, tokenizer_path):
+    # val_fraction 0.01 of 600 documents sent ~6 documents to val (bits per byte on them is noise); the default
+    # tokenize.min_val_documents (100) raises it to 10% of the corpus here, 60: the 60 lowest split hashes
+    from corpusforge.tokenizer.config import TokenizeConfig
+    from corpusforge.tokenizer.tokenize import split_unit
+
+    cfg = TokenizeConfig(input=str(clean_dir), tokenizer=str(tokenizer_path), output=str(tmp_path / "a"), num_shards=2)
+    assert cfg.val_fraction == 0.01 and cfg.min_val_documents == 100
+    with TestPipeline() as p:
+        _ = p | TokenizeShards.from_config(cfg, str(tmp_path))
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    assert manifest["splits"]["val"]["documents"] == 60, manifest["splits"]
+    lowest = sorted(corpus_docs, key=lambda d: split_unit(d["id"], 0))[:60]
+    val = open_shard(str(tmp_path / "a" / "val" / "part-00000-of-00001.arrow")).read_all().column("id").to_pylist()
+    assert sorted(val) == sorted(d["id"] for d in lowest)
+    plan = ShardPlan(1, 1, manifest["val_threshold"], 0, "uint16")  # what evaluate reads back
+    assert {d["id"] for d in corpus_docs if plan.assign(d["id"])[0] == "val"} == {d["id"] for d in lowest}
+    assert manifest["val_fraction"] == 0.01 and manifest["min_val_documents"] == 100
+    # the same input, the same bytes; 0 is the fraction alone (~6 here)
+    cfg.output = str(tmp_path / "b")
+    with TestPipeline() as p:
+        _ = p | TokenizeShards.from_config(cfg, str(tmp_path))
+    for rel in ("val/part-00000-of-00001.arrow", "train/part-00000-of-00002.arrow"):
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes()
+    cfg.output, cfg.min_val_documents = str(tmp_path / "c"), 0
+    with TestPipeline() as p:
+        _ = p | TokenizeShards.from_config(cfg, str(tmp_path))
+    fraction_alone = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    assert fraction_alone["splits"]["val"]["documents"] < 20 and fraction_alone["val_threshold"] == 0.01

@@ -203,6 +203,11 @@ def test_a_run_directory_gives_its_val_split(tmp_path):
     expected = sorted(d["text"] for d in docs if plan.assign(d["id"])[0] == "val")
     got = sorted(d.text for d in read_documents(str(tmp_path)))
     assert got == expected and 10 < len(got) < 80
+    # a small corpus's val split was raised above val_fraction (tokenize.min_val_documents): the manifest's
+    # val_threshold is what tokenize compared the hashes with, so it is what names the val documents
+    (tmp_path / "tokens" / "manifest.json").write_text(json.dumps({"val_fraction": 0.01, "val_threshold": 0.2,
+                                                                   "split_seed": 5}))
+    assert sorted(d.text for d in read_documents(str(tmp_path))) == expected
 
 
 def test_device_choice_for_inference():

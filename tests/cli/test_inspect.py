@@ -1,0 +1,22 @@
+"""`corpusforge inspect`: what a person reads of a shard's schema."""
+from corpusforge.cli.main import main
+from corpusforge.config import load_config
+from corpusforge.core.shard_files import ShardFormat, write_shard
+from corpusforge.pipeline.build import shard_schemas
+
+
+def test_the_schema_of_a_default_build_is_one_field_a_line(tmp_path, capsys):
+    # The default build's typed annotations printed as one line of Arrow's struct<...> form, ~1,500 characters
+    schema = shard_schemas(load_config(None, []))["docs"]
+    assert len(str(schema.field("annotations").type)) > 1000  # what was printed on one line
+    (tmp_path / "clean").mkdir()
+    write_shard(str(tmp_path / "clean" / "part-00000-of-00001.parquet"), schema,
+                [{"id": "a", "text": "some text", "source": "s", "metadata": "{}", "annotations": None}],
+                ShardFormat("parquet"))
+    assert main(["inspect", str(tmp_path / "clean"), "--rows", "0"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(map(len, lines)) < 100, max(lines, key=len)
+    assert "  annotations: struct" in lines and "    lang: string" in lines, out
+    assert "    quality: struct" in lines and "      gopher: struct" in lines and "        n_words: int64" in lines, out
+    assert "\x1b" not in out  # plain text: the same in a pipe as on a terminal
