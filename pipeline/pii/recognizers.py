@@ -241,10 +241,11 @@ class TunedIpRecognizer(LocalRecognizer):
 
     SCREEN = SCREENS["ip"]
     SCORE = 0.8
-    # Not inside a path or a dotted number; but a URL's host (``http://81.2.69.160/``) and a value after a label
-    # (``IP:81.2.69.160``, ``host:``) are addresses. After ``:`` only when the word before is no IPv6 address
-    # (``::ffff:81.2.69.160`` is the IPv6 recognizer's): ``_after_ipv6``.
-    IPV4 = re.compile(rf"(?:(?<![\w.\-/:])|(?<=//)|(?<=[A-Za-z]:)){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?"
+    # Not inside a dotted number or a word; but a URL's host (``http://81.2.69.160/``), a segment of a path or a
+    # URL's path (``/x/81.2.69.160/y``: a log's or an API's URL names the client), a query value (``?ip=``) and a
+    # value after a label (``IP:81.2.69.160``, ``host:``) are addresses. After ``:`` only when the word before
+    # is no IPv6 address (``::ffff:81.2.69.160`` is the IPv6 recognizer's): ``_after_ipv6``.
+    IPV4 = re.compile(rf"(?:(?<![\w.\-:])|(?<=[A-Za-z]:)){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?"
                       r"(?![\w]|\.\d|-\d)")
     _V6_HEAD = re.compile(r"[0-9A-Za-z:]*:\Z")
     IPV6 = re.compile(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})"
@@ -289,8 +290,18 @@ def _tld_extract():
 
 
 def email_domain_ok(address: str) -> bool:
-    """The domain ends in a real public suffix (rejects ``a@b.T``, ``lodash@4.17.21``, ``x@self.weights``)."""
+    """The domain ends in a real public suffix (rejects ``a@b.T``, ``lodash@4.17.21``, ``x@self.weights``), or
+    is an address literal holding an IP address (``jane@[192.0.2.1]``, ``jane@[IPv6:2001:db8::1]``: the
+    mailbox names a person whatever the host; RFC 5321 section 4.1.3)."""
     domain = address.rpartition("@")[2]
+    if domain.startswith("["):
+        literal = domain[1:-1]
+        tagged = literal[:5].lower() == "ipv6:"  # an IPv6 literal is tagged, an IPv4 one is not
+        try:
+            address = ipaddress.ip_address(literal[5:] if tagged else literal)
+        except ValueError:
+            return False
+        return address.version == (6 if tagged else 4)
     parts = _tld_extract()(domain)
     return bool(parts.suffix) and bool(parts.domain)
 
@@ -303,9 +314,16 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
     _LOCAL = r"[\w!#$%&'*+/=?^`{|}~-]"
     # Presidio's pattern with the local part bounded to 64 characters (RFC 5321), so a long token without
     # "@" costs linear time, and without its leading \b (an address may start with "+" or "'").
-    PATTERNS = [Pattern("Email (bounded)",
-                        rf"(?<![\w.!#$%&'*+/=?^`{{|}}~-]){_LOCAL}(?:[\w.!#$%&'*+/=?^`{{|}}~-]{{0,62}}{_LOCAL})?"
-                        r"@\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b", 0.5)]
+    _DOT_ATOM = rf"(?<![\w.!#$%&'*+/=?^`{{|}}~-]){_LOCAL}(?:[\w.!#$%&'*+/=?^`{{|}}~-]{{0,62}}{_LOCAL})?"
+    # The two other forms RFC 5321 gives a mailbox (section 4.1.2): a quoted local part (``"jane doe"@…``,
+    # quoted pairs such as ``\"`` inside, 64 characters with its quotes, on one line) and an address literal
+    # for the domain (``@[192.0.2.1]``, ``@[IPv6:2001:db8::1]``; ``email_domain_ok`` checks the address).
+    _QUOTED = r'(?<![\w"\\])"(?:[^"\\\r\n]|\\[^\r\n]){1,62}"'
+    _DOMAIN = r"\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b"
+    _LITERAL = r"\[(?:\d{1,3}(?:\.\d{1,3}){3}|[Ii][Pp][Vv]6:[0-9A-Fa-f:.]{2,45})\]"
+    PATTERNS = [Pattern("Email (bounded)", rf"{_DOT_ATOM}@{_DOMAIN}", 0.5),
+                Pattern("Email (quoted local part)", rf"{_QUOTED}@(?:{_DOMAIN}|{_LITERAL})", 0.5),
+                Pattern("Email (address literal)", rf"{_DOT_ATOM}@{_LITERAL}", 0.5)]
 
     def __init__(self, supported_language: str = "en"):
         super().__init__(patterns=self.PATTERNS, supported_language=supported_language,

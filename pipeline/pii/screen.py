@@ -125,6 +125,18 @@ class ScanCache:
             return []
         return self.find_all(_URL)
 
+    def email_candidates(self) -> list[tuple[int, int]]:
+        """Each ``@``, widened over what a quoted local part or an address literal can hold when one may be
+        there (a ``"`` right before it: 64 characters back; a ``[`` right after: 53 on): the token runs the
+        window grows to stop at ``"``, spaces and ``[``, which those forms hold."""
+        text, out = self.text, []
+        for at, end in self.find_char("@"):
+            start = max(0, at - 66) if at and text[at - 1] == '"' else at
+            if text[at + 1:at + 2] == "[":
+                end = min(len(text), at + 54)
+            out.append((start, end))
+        return out
+
     def find_char(self, char: str) -> list[tuple[int, int]]:
         out, i = [], self.text.find(char)
         while i >= 0:
@@ -246,7 +258,7 @@ def _merge(grown: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 SCREENS = {
-    "email": ScreenSpec(char("@"), EMAIL_TOKEN, before=PAD, after=PAD),
+    "email": ScreenSpec(ScanCache.email_candidates, EMAIL_TOKEN, before=PAD, after=PAD),
     "phone": ScreenSpec(numeric(7), NUMERIC_TOKEN, before=48, after=28, grow_first=False),
     "card": ScreenSpec(numeric(12), NUMERIC_TOKEN, before=PAD, after=PAD, grow_first=False),
     "ssn": ScreenSpec(numeric(9), NUMERIC_TOKEN, before=48, after=PAD, grow_first=False),
