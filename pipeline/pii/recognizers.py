@@ -158,6 +158,8 @@ def card_number_ok(text: str) -> bool:
 
 
 _NUM_BEFORE = r"(?<![\w.\-/+:])"
+# A group separator of a card number: a space (a no-break space too: typeset text, ``&nbsp;`` in a page), ``.``, ``-``
+_SEP = "[ \u00a0.\\-]"
 _NUM_AFTER = r"(?![\w]|[.\-/:]\d)"
 
 
@@ -170,9 +172,9 @@ class TunedCardRecognizer(StdlibPatterns, CreditCardRecognizer):
     SCREEN = SCREENS["card"]
     PATTERNS = [
         Pattern("card (contiguous)", _NUM_BEFORE + r"\d{12,19}" + _NUM_AFTER, 0.3),
-        Pattern("card (4-4-4-4)", _NUM_BEFORE + r"\d{4}[ .\-]\d{4}[ .\-]\d{4}[ .\-]\d{1,4}(?:[ .\-]\d{1,3})?" + _NUM_AFTER,
-                0.3),
-        Pattern("card (4-6-5)", _NUM_BEFORE + r"\d{4}[ .\-]\d{6}[ .\-]\d{4,5}" + _NUM_AFTER, 0.3),
+        Pattern("card (4-4-4-4)", _NUM_BEFORE + rf"\d{{4}}{_SEP}\d{{4}}{_SEP}\d{{4}}{_SEP}\d{{1,4}}(?:{_SEP}\d{{1,3}})?"
+                + _NUM_AFTER, 0.3),
+        Pattern("card (4-6-5)", _NUM_BEFORE + rf"\d{{4}}{_SEP}\d{{6}}{_SEP}\d{{4,5}}" + _NUM_AFTER, 0.3),
     ]
 
     def __init__(self, supported_language: str = "en"):
@@ -318,7 +320,10 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
     # The two other forms RFC 5321 gives a mailbox (section 4.1.2): a quoted local part (``"jane doe"@…``,
     # quoted pairs such as ``\"`` inside, 64 characters with its quotes, on one line) and an address literal
     # for the domain (``@[192.0.2.1]``, ``@[IPv6:2001:db8::1]``; ``email_domain_ok`` checks the address).
-    _QUOTED = r'(?<![\w"\\])"(?:[^"\\\r\n]|\\[^\r\n]){1,62}"'
+    # After anything but a backslash: ``""jane doe"@…`` in quotes is still the address. In a JSON string (a
+    # rejected record's raw preview) the quotes are escaped: ``\"jane doe\"@…``, the second alternative.
+    _QUOTED = (r'(?:(?<!\\)"(?:[^"\\\r\n]|\\[^\r\n]){1,62}"'
+               r'|\\"(?:[^"\\\r\n]|\\\\[^"\r\n]){1,62}\\")')
     _DOMAIN = r"\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b"
     _LITERAL = r"\[(?:\d{1,3}(?:\.\d{1,3}){3}|[Ii][Pp][Vv]6:[0-9A-Fa-f:.]{2,45})\]"
     PATTERNS = [Pattern("Email (bounded)", rf"{_DOT_ATOM}@{_DOMAIN}", 0.5),
@@ -363,7 +368,7 @@ class TunedIbanRecognizer(IbanRecognizer):
                     chars.append(text[i])
                     ends.append(i + 1)
                     i += 1
-                elif text[i] in " -" and i + 1 < n and text[i + 1] in _IBAN_CHARS and len(chars) % 4 == 0:
+                elif text[i] in " \u00a0-" and i + 1 < n and text[i + 1] in _IBAN_CHARS and len(chars) % 4 == 0:
                     i += 1  # one separator between groups of four
                 else:
                     break
@@ -398,7 +403,7 @@ class TunedSsnRecognizer(StdlibPatterns, UsSsnRecognizer):
     SCREEN = SCREENS["ssn"]
     PATTERNS = [
         Pattern("SSN (dashed)", _NUM_BEFORE + r"\d{3}-\d{2}-\d{4}" + _NUM_AFTER, 0.85),
-        Pattern("SSN (spaced, needs context)", _NUM_BEFORE + r"\d{3} \d{2} \d{4}(?![\w]| \d)" , 0.3),
+        Pattern("SSN (spaced, needs context)", _NUM_BEFORE + r"\d{3}[ \u00a0]\d{2}[ \u00a0]\d{4}(?![\w]|[ \u00a0]\d)", 0.3),
         Pattern("SSN (bare, needs context)", _NUM_BEFORE + r"\d{9}" + _NUM_AFTER, 0.3),
     ]
 

@@ -263,7 +263,7 @@ SCREENS = {
     "card": ScreenSpec(numeric(12), NUMERIC_TOKEN, before=PAD, after=PAD, grow_first=False),
     "ssn": ScreenSpec(numeric(9), NUMERIC_TOKEN, before=48, after=PAD, grow_first=False),
     "ip": ScreenSpec(union(numeric(4, need_dot=True), pattern(_V6)), HEX_TOKEN, before=28, after=PAD),
-    "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Za-z \-]", before=PAD, after=PAD),
+    "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Za-z \u00a0\-]", before=PAD, after=PAD),
     "crypto": ScreenSpec(ScanCache.crypto_candidates, ALNUM_TOKEN, before=PAD, after=PAD),
     "url": ScreenSpec(ScanCache.url_candidates, NON_SPACE_TOKEN, before=PAD, after=PAD),
 }

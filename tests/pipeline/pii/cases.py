@@ -19,6 +19,9 @@ TRUE_POSITIVES = {
         ("mail jane@[192.168.1.1] now", "jane@[192.168.1.1]"),  # a private host: the mailbox is still someone's
         ("mail jane@[IPv6:2001:db8::1] now", "jane@[IPv6:2001:db8::1]"),
         ('mail "jane doe"@[IPv6:2001:db8::1].', '"jane doe"@[IPv6:2001:db8::1]'),
+        ('say ""jane doe"@example.org" twice', '"jane doe"@example.org'),  # in quotes of its own
+        ('{"text": "mail \\"jane doe\\"@example.org', '\\"jane doe\\"@example.org'),  # in a raw JSON line
+        ("mail %22jane doe%22@example.org", "%22jane doe%22@example.org"),
     ],
     "PHONE_NUMBER": [
         ("Call +1-202-555-0173 today.", "+1-202-555-0173"),
@@ -66,6 +69,8 @@ TRUE_POSITIVES = {
         ("Diners 30569309025904", "30569309025904"),
         ("card 4111.1111.1111.1111 on file", "4111.1111.1111.1111"),  # dots, and separators mixed
         ("card 4111 1111-1111.1111 on file", "4111 1111-1111.1111"),
+        ("card 4111\u00a01111\u00a01111\u00a01111 on file", "4111\u00a01111\u00a01111\u00a01111"),  # no-break spaces
+        ("card 4111&nbsp;1111&nbsp;1111&nbsp;1111.", "4111&nbsp;1111&nbsp;1111&nbsp;1111"),
     ],
     "IP_ADDRESS": [
         ("client 81.2.69.160 connected", "81.2.69.160"),
@@ -89,11 +94,15 @@ TRUE_POSITIVES = {
         ("IBAN ES8037033651156680828340 SMTPAuthenticationError", "ES8037033651156680828340"),
         ("iban de89 3704 0044 0532 0130 00, bic", "de89 3704 0044 0532 0130 00"),  # lower case
         ("pay gb82west12345698765432 now", "gb82west12345698765432"),
+        ("IBAN FR76\u00a03000\u00a06000\u00a00112\u00a03456\u00a07890\u00a0189 (RIB)",
+         "FR76\u00a03000\u00a06000\u00a00112\u00a03456\u00a07890\u00a0189"),  # French typography
+        ("IBAN DE89&nbsp;3704&nbsp;0044&nbsp;0532&nbsp;0130&nbsp;00.", "DE89&nbsp;3704&nbsp;0044&nbsp;0532&nbsp;0130&nbsp;00"),
     ],
     "US_SSN": [
         ("SSN 536-22-1234 on file", "536-22-1234"),
         ("her number is 536-22-1234.", "536-22-1234"),
         ("SSN: 536 22 1234", "536 22 1234"),
+        ("SSN: 536\u00a022\u00a01234", "536\u00a022\u00a01234"),
         ("social security number 536221234", "536221234"),
         ("SSN: 267-08-8990 e.g. struct.pack('>I', 178080156)", "267-08-8990"),
     ],
