@@ -13,8 +13,9 @@ forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps wh
 - every decimal digit of any script (category Nd) is read as its ASCII value;
 - a line break (with the spaces around it) between two digits of a number is read as one space, or as
   nothing after a separator (``4111-1111-⏎1111-1111``);
-- a URL escape of a printable ASCII character (``%40``) and an HTML character reference (``&#64;``,
-  ``&#x40;``, ``&commat;``, ``&nbsp;``) are read as the character they stand for (then folded as above):
+- a URL escape of a printable ASCII character (``%40``; ``%20`` only between groups of a number) and an HTML
+  character reference (``&#64;``, ``&#x40;``, ``&commat;``, ``&nbsp;``) are read as the character they stand
+  for (then folded as above):
   ``jane%40example.org`` in a query string and ``jane&#64;example.org`` in a page are addresses.
 
 Two kinds of characters are left as they are, because the recognizers already read them or reading them as
@@ -81,14 +82,17 @@ _ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-
 
 def _escapes(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each escape in ``text`` that stands for one character: a URL escape of
-    printable ASCII (not a space, and never a byte of a multi-byte character, which alone is no character), or
-    an HTML reference to any character but a control one. One pass: ``%2540`` is ``%40``, not ``@``."""
-    out = []
+    printable ASCII (never a byte of a multi-byte character, which alone is no character; a space only inside
+    a number, ``_space_in_number``), or an HTML reference to any character but a control one. One pass:
+    ``%2540`` is ``%40``, not ``@``."""
+    out, spaces = [], []
     for m in _ESCAPE.finditer(text):
         code = m.group()
         if code[0] == "%":
             char = chr(int(code[1:], 16))
-            if not "!" <= char <= "~":
+            if char == " ":
+                spaces.append(len(out))  # decided below, when its neighbours are read as what they stand for
+            elif not "!" <= char <= "~":
                 continue
         else:
             char = html.unescape(code)
@@ -97,7 +101,22 @@ def _escapes(text: str) -> list[tuple[int, int, str]]:
                 continue
             char = fold(char) if _special(char) else char
         out.append((m.start(), m.end(), char))
+    if spaces:
+        # a neighbour is the character an adjacent escape stands for (``&#52;%20&#53;``), else the text's
+        ends = {end: char for start, end, char in out}
+        starts = {start: char for start, end, char in out}
+        drop = {i for i in spaces if not _space_in_number(ends.get(out[i][0], text[out[i][0] - 1:out[i][0]]),
+                                                          starts.get(out[i][1], text[out[i][1]:out[i][1] + 1]))}
+        out = [e for i, e in enumerate(out) if i not in drop]
     return out
+
+
+def _space_in_number(before: str, after: str) -> bool:
+    """Whether a ``%20`` between the characters ``before`` and ``after`` (``""`` at an end) separates groups of
+    a number, as a line break inside a number does: a digit or ``)`` before it, a digit, ``(`` or ``+`` after it
+    (``tel:+1%20202%20555%200173`` in a link, ``DE89%203704…``). Elsewhere it stays as written: "100%20 off" is
+    a percentage, and a ``%20`` read as a space in a URL's path would end the URL there for the URL recognizer."""
+    return before != "" and (before in _DIGITS or before == ")") and after != "" and (after in _DIGITS or after in "(+")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -128,13 +128,13 @@ CONTEXTS = {
 # "@" as a URL or HTML escape writes it: ``jane%40example.org`` in a query, ``jane&#64;example.org`` in a page.
 AT_ESCAPES = ["%40", "&#64;", "&#x40;", "&commat;", "&#0064;", "%40"]
 # The other characters values are written with, as URL escapes, numeric and named HTML references (each named
-# one stands for that very character: ``&hyphen;`` is U+2010, not "-", so it is not here). A space only as HTML
-# (``&#32;``, ``&nbsp;``): the view leaves ``%20`` as written (docs/pii.md, Known misses).
+# one stands for that very character: ``&hyphen;`` is U+2010, not "-", so it is not here). ``%20`` only between
+# the groups of a number (the view reads it there only: ``%20`` in "100%20 off" or a URL's path stays as written).
 ESCAPES = {
     "@": AT_ESCAPES, ".": ["%2E", "&#46;", "&#x2e;", "&period;"], "-": ["%2D", "&#45;", "&#x2D;"],
     "+": ["%2B", "&#43;", "&plus;"], ":": ["%3A", "&#58;", "&colon;"], "[": ["%5B", "&#91;", "&lsqb;"],
     "]": ["%5D", "&#93;", "&rsqb;"], '"': ["%22", "&#34;", "&quot;"], "/": ["%2F", "&#47;", "&sol;"],
-    "(": ["%28", "&#40;", "&lpar;"], ")": ["%29", "&#41;", "&rpar;"], " ": ["&#32;", "&nbsp;"],
+    "(": ["%28", "&#40;", "&lpar;"], ")": ["%29", "&#41;", "&rpar;"], " ": ["&#32;", "&nbsp;", "%20"],
 }
 
 
@@ -161,7 +161,7 @@ def escape(rng: random.Random, kind: str, value: str) -> str:
         elif c == "." and dots:
             out.append("%2E")
         elif c in ESCAPES and rng.random() < share:
-            out.append(rng.choice(ESCAPES[c]))
+            out.append(rng.choice(ESCAPES[c][:2] if c == " " and kind == "email" else ESCAPES[c]))
         elif c.isdigit() and rng.random() < share / 10:
             out.append(f"&#{ord(c)};")
         else:

@@ -37,6 +37,7 @@ TRUE_POSITIVES = {
         # after "=": a query value, a key=value pair
         ("https://example.org/contact?n=202.555.0173&lang=en", "202.555.0173"),
         ("tel=+1-202-555-0173;", "+1-202-555-0173"),
+        ('<a href="tel:+1%20202%20555%200173">', "+1%20202%20555%200173"),  # a link's escaped spaces
         ("Support line 202-555-0173x1234, weekdays.", "202-555-0173x1234"),
         ("Ring +1-780-563-6083x7783 now", "+1-780-563-6083x7783"),
         ("London office +44 20 7946 0958.", "+44 20 7946 0958"),
