@@ -190,6 +190,9 @@ def needles(kind: str, value: str) -> list[str]:
         out.append(local + "@")
         if local.startswith('"'):  # a quoted local part: its content (a JSON file writes the quotes \")
             out.append(local.strip('"'))
+        # the local part's first six letters (random, so found nowhere else): an address masked from its middle
+        # on leaks its start ("jane\" of jane\u2060@… read without the escape)
+        out.append(local.strip('"')[:6])
     else:
         digits = "".join(c for c in plain if c.isdigit())
         if len(digits) >= 9:
@@ -230,8 +233,11 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
             elif where == "preview":  # a malformed line: its preview is cut at 200 chars, inside the value
                 head = '{"id": "p' + str(n) + kind + '", "text": "' + cue + " "
                 pad = max(0, 200 - len(head) - rng.randint(2, len(_plain(value)) - 1))
-                # inside a JSON string its quotes and backslashes are escaped ("jane doe"@… as \"jane doe\"@…)
-                raw = value.replace("\\", "\\\\").replace('"', '\\"') if rng.random() < 0.5 else value
+                # as a JSON writer wrote it: quotes and backslashes escaped ("jane doe"@… as \"jane doe\"@…), and
+                # maybe every non-ASCII character as \uXXXX (ensure_ascii; a line break would be \n, not read)
+                draw = rng.random()
+                raw = (value.replace("\\", "\\\\").replace('"', '\\"') if draw < 0.3
+                       else json.dumps(value)[1:-1] if draw < 0.6 and "\n" not in value else value)
                 records.append(head + "x" * pad + " " + raw + " and more text")
             else:
                 records.append({"id": f"t{n}{kind}",

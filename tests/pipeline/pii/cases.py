@@ -22,6 +22,7 @@ TRUE_POSITIVES = {
         ('say ""jane doe"@example.org" twice', '"jane doe"@example.org'),  # in quotes of its own
         ('{"text": "mail \\"jane doe\\"@example.org', '\\"jane doe\\"@example.org'),  # in a raw JSON line
         ("mail %22jane doe%22@example.org", "%22jane doe%22@example.org"),
+        ('{"text": "mail jane\\u0040example.org', "jane\\u0040example.org"),  # a JSON line's \uXXXX
     ],
     "PHONE_NUMBER": [
         ("Call +1-202-555-0173 today.", "+1-202-555-0173"),
