@@ -249,6 +249,9 @@ class TunedIpRecognizer(LocalRecognizer):
     # is no IPv6 address (``::ffff:81.2.69.160`` is the IPv6 recognizer's): ``_after_ipv6``.
     IPV4 = re.compile(rf"(?:(?<![\w.\-:])|(?<=[A-Za-z]:)){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?"
                       r"(?![\w]|\.\d|-\d)")
+    # Written with dashes as a host name's first label or its end (reverse DNS: ``81-2-69-160.dyn.example.net``,
+    # ``ec2-81-2-69-160.compute.example.com``): four octets, then a "." and a letter.
+    DASHED_IPV4 = re.compile(rf"(?:(?<![\w.\-])|(?<=[A-Za-z0-9]-)){_OCTET}(?:-{_OCTET}){{3}}(?=\.[A-Za-z])")
     _V6_HEAD = re.compile(r"[0-9A-Za-z:]*:\Z")
     IPV6 = re.compile(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})"
                       r"(?:%[0-9A-Za-z]+)?(?:/\d{1,3})?(?![\w:]|\.\d)")
@@ -268,6 +271,10 @@ class TunedIpRecognizer(LocalRecognizer):
                 if ipv4_ok(m.group(), self.keep_private) and ipv4_context_ok(text, m.start()) \
                         and not self._after_ipv6(text, m.start()):
                     results.append(_result(self, m.start(), m.end(), self.SCORE))
+            if "-" in text:
+                for m in self.DASHED_IPV4.finditer(text):
+                    if ipv4_ok(m.group().replace("-", "."), self.keep_private):
+                        results.append(_result(self, m.start(), m.end(), self.SCORE))
         if ":" in text:
             for m in self.IPV6.finditer(text):
                 if ip_ok(m.group(), self.keep_private):

@@ -119,7 +119,8 @@ def disguise(rng: random.Random, kind: str, value: str, line_breaks: bool = True
 CONTEXTS = {
     "ip": [("http://", "/index.html"), ("https://", ":8443/login"), ("IP:", ""), ("host=", ""),
            ("ssh admin@", ""), ("", ":8080"), ("[", "]"), ("http://example.org/x/", "/y"),
-           ("https://example.org/log?ip=", "&lang=en"), ("GET /api/clients/", " 200")],
+           ("https://example.org/log?ip=", "&lang=en"), ("GET /api/clients/", " 200"),
+           ("ec2-", ".compute.example.com"), ("", ".dyn.example.net")],  # a host name's label: dashed (build_case)
     "email": [("https://example.com/reset?user=", "&lang=en"), ("mailto:", ""), ("<", ">"), ("(", ")"),
               ("email=", ";")],
     "phone": [("tel:", ""), ("https://example.com/contact?n=", "&lang=en"), ("phone=", ";"), ("tel=", "")],
@@ -210,6 +211,8 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
         for kind, (cue, plain) in values(rng).items():
             value = disguise(rng, kind, escape(rng, kind, plain))
             before, after = context(rng, kind)
+            if kind == "ip" and after.startswith("."):  # reverse DNS writes the address dashed: 81-2-69-160.dyn…
+                value = disguise(rng, kind, escape(rng, kind, plain.replace(".", "-")))
             where = rng.choice(["text", "text", "metadata", "number", "preview", "id", "key", "duplicate", "short"])
             if where == "number" and kind in ("card", "phone"):
                 digits = "".join(c for c in plain if c.isdigit())

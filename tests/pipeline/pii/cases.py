@@ -82,6 +82,8 @@ TRUE_POSITIVES = {
         ("see http://example.org/x/81.2.69.160/y", "81.2.69.160"),  # a segment of a URL's path
         ("GET /api/clients/81.2.69.160 200", "81.2.69.160"),
         ("see http://example.org/x?ip=81.2.69.160&y=1", "81.2.69.160"),  # a query value
+        ("rDNS ec2-81-2-69-160.compute-1.amazonaws.com", "81-2-69-160"),  # dashes, in a host name
+        ("from 81-2-69-160.dyn.example.net today", "81-2-69-160"),
         ("resolver 2001:4860:4860::8888", "2001:4860:4860::8888"),
         ("v6 2a00:1450:4001:82a::200e.", "2a00:1450:4001:82a::200e"),
         ("full 32c9:c69b:4e50:ed89:1ae2:5cc9:19e5:bea1 here", "32c9:c69b:4e50:ed89:1ae2:5cc9:19e5:bea1"),
@@ -127,6 +129,7 @@ NEAR_MISSES = {
     "version": ["Python 3.11.7 and v2.7.18", "version 1.2.3.4 was released", "Windows 10.0.19041.1234",
                 "Chrome 120.0.6099.109", "Windows 7 SP1 6.1.7601.17514", "XP 5.1.2600.5512", "build 7.10.100.1000",
                 "release 1.101.200.3000", "tag 2024.03.15.1", "/downloads/2.10.100.1000/", "lib/1.2.3.4/x",
+                "v1-2-3-4.tar.gz", "2024-03-15-10.log", "host-10-1-2-3.example.org",
                 "pip install foo==1.0.0-rc.1", "kernel 4.19.0-21-amd64", "build 20.04.123456"],
     "date": ["Released 2023-10-15.", "am 15.03.2024 um", "due 03/15/2024", "from 1990-2000 and 2019/2020",
              "at 2024-03-05T10:30:00Z", "15 March 2024", "1999 2000 2001 2002"],
