@@ -13,8 +13,9 @@ forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps wh
 - every decimal digit of any script (category Nd) is read as its ASCII value;
 - a line break (with the spaces around it) between two digits of a number is read as one space, or as
   nothing after a separator (``4111-1111-⏎1111-1111``);
-- a URL escape of a printable ASCII character (``%40``) and an HTML character reference (``&#64;``,
-  ``&#x40;``, ``&commat;``, ``&nbsp;``) are read as the character they stand for (then folded as above):
+- a URL escape of a printable ASCII character (``%40``; ``%20`` only between groups of a number) and an HTML
+  character reference (``&#64;``, ``&#x40;``, ``&commat;``, ``&nbsp;``) are read as the character they stand
+  for (then folded as above), and so is a JSON string's ``\\uXXXX`` (a surrogate pair as one character):
   ``jane%40example.org`` in a query string and ``jane&#64;example.org`` in a page are addresses.
 
 Two kinds of characters are left as they are, because the recognizers already read them or reading them as
@@ -76,19 +77,31 @@ def _number_breaks(text: str) -> list[tuple[int, int, str]]:
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # A URL escape or an HTML character reference (numeric or named; ``html.unescape`` says what it stands for).
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+# A JSON (or Python, JavaScript) string's ``\uXXXX``, a surrogate pair as one: what a raw line of JSON Lines holds
+# where the writer escaped non-ASCII (``jane\u2060@…``, ``\u0040`` for "@"); a rejected record's preview is such a line.
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+                     r"|\\u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}")
 
 
 def _escapes(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each escape in ``text`` that stands for one character: a URL escape of
-    printable ASCII (not a space, and never a byte of a multi-byte character, which alone is no character), or
-    an HTML reference to any character but a control one. One pass: ``%2540`` is ``%40``, not ``@``."""
-    out = []
+    printable ASCII (never a byte of a multi-byte character, which alone is no character; a space only inside
+    a number, ``_space_in_number``), or an HTML reference to any character but a control one. One pass:
+    ``%2540`` is ``%40``, not ``@``."""
+    out, spaces = [], []
     for m in _ESCAPE.finditer(text):
         code = m.group()
-        if code[0] == "%":
+        if code[0] == "\\":
+            units = [int(code[i + 2:i + 6], 16) for i in range(0, len(code), 6)]
+            char = chr(0x10000 + (units[0] - 0xD800) * 0x400 + units[1] - 0xDC00) if len(units) == 2 else chr(units[0])
+            if 0xD800 <= ord(char) <= 0xDFFF or unicodedata.category(char) == "Cc":
+                continue  # a lone surrogate is no character; a control character stays as written
+            char = fold(char) if _special(char) else char
+        elif code[0] == "%":
             char = chr(int(code[1:], 16))
-            if not "!" <= char <= "~":
+            if char == " ":
+                spaces.append(len(out))  # decided below, when its neighbours are read as what they stand for
+            elif not "!" <= char <= "~":
                 continue
         else:
             char = html.unescape(code)
@@ -97,7 +110,22 @@ def _escapes(text: str) -> list[tuple[int, int, str]]:
                 continue
             char = fold(char) if _special(char) else char
         out.append((m.start(), m.end(), char))
+    if spaces:
+        # a neighbour is the character an adjacent escape stands for (``&#52;%20&#53;``), else the text's
+        ends = {end: char for start, end, char in out}
+        starts = {start: char for start, end, char in out}
+        drop = {i for i in spaces if not _space_in_number(ends.get(out[i][0], text[out[i][0] - 1:out[i][0]]),
+                                                          starts.get(out[i][1], text[out[i][1]:out[i][1] + 1]))}
+        out = [e for i, e in enumerate(out) if i not in drop]
     return out
+
+
+def _space_in_number(before: str, after: str) -> bool:
+    """Whether a ``%20`` between the characters ``before`` and ``after`` (``""`` at an end) separates groups of
+    a number, as a line break inside a number does: a digit or ``)`` before it, a digit, ``(`` or ``+`` after it
+    (``tel:+1%20202%20555%200173`` in a link, ``DE89%203704…``). Elsewhere it stays as written: "100%20 off" is
+    a percentage, and a ``%20`` read as a space in a URL's path would end the URL there for the URL recognizer."""
+    return before != "" and (before in _DIGITS or before == ")") and after != "" and (after in _DIGITS or after in "(+")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -236,7 +264,7 @@ def canonical(text: str) -> Canonical:
         if changes:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
-    if "%" in view.text or "&" in view.text:
+    if "%" in view.text or "&" in view.text or "\\u" in view.text:
         escapes = _escapes(view.text)
         if escapes:
             decoded, pieces = _pieces_of(view.text, escapes)

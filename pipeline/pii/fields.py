@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from corpusforge.pipeline.document import Document
-from corpusforge.pipeline.pii.scrubber import Scrubber, value_of
+from corpusforge.pipeline.pii.scrubber import Scrubber, resolve_overlaps, value_of
 
 _STR_LIKE = (str, bytes, bytearray)
 # 10**64: integers this large or larger hold no pattern entity (``FieldScrubber._number``).
@@ -247,8 +247,10 @@ class NameScrubber:
     """Input file names as a build writes them (a document's ``source``, a rejected record's ``path``, and so
     stats.json, the dataset card and the report): each entity in a path component hashed as in ids
     (``<EMAIL:…>``, 32 hex digits of the run's salted hash), so ``jane@example.org.jsonl`` is never written in
-    clear and two names stay two names. Detection reads each component without its file extensions and with
-    ``_`` as a space (``export_jane@example.org_2024.jsonl``). Picklable: the scrubber is built on first use."""
+    clear and two names stay two names. Detection reads each component without its file extensions, as it is
+    and with ``_`` as a space (``export_jane@example.org_2024.jsonl``), the longer of overlapping finds kept: ``_``
+    is also a character of an address (``jane_doe@example.org.jsonl``, whose ``jane`` the second reading alone
+    left in clear). Picklable: the scrubber is built on first use."""
 
     def __init__(self, config, salt: str):
         self.config, self.salt = config, salt
@@ -275,7 +277,9 @@ class NameScrubber:
         while stem.lower().endswith(_NAME_EXTENSIONS) and "." in stem[1:]:
             stem = stem[:stem.rindex(".")]
         view = stem.replace("_", " ")
-        results = self._fields.scrubber.find(view) if view.strip() else []
+        find = self._fields.scrubber.find
+        results = resolve_overlaps(find(stem) + (find(view) if view != stem and view.strip() else [])) \
+            if stem.strip() else []
         if not results:
             return part
         pieces, at = [], 0

@@ -86,7 +86,9 @@ def _boundary_ok(text: str, start: int, end: int) -> bool:
     """The span is a whole token: not glued to words, paths, versions, times, IPv6 or currency."""
     if start > 0:
         prev = text[start - 1]
-        if prev.isalnum() or prev == "_" or prev in ".-/+@#$€£¥%&=\\":
+        # "=" is no boundary: a query or a key=value pair holds numbers as written (?phone=202.555.0173); the
+        # shape rules and cue words decide, as after a space ("timeout=86400000" is no phone there either)
+        if prev.isalnum() or prev == "_" or prev in ".-/+@#$€£¥%&\\":
             return False
         if prev == ":" and start > 1 and (text[start - 2].isdigit() or text[start - 2] == ":"):
             return False
@@ -152,6 +154,38 @@ def _written_like_a_phone(span: str, tokens: list[str], seps: list[str], strippe
     return False  # two groups without a trunk prefix: 555-1234 needs a cue word
 
 
+_CALLING_CODES = frozenset(str(code) for code in phonenumbers.COUNTRY_CODE_TO_REGION_CODE)
+
+
+def dotted_with_calling_code(tokens: list[str]) -> bool:
+    """Whether digit groups written with dots only are an international number whose "+" was left out:
+    ``1.202.555.0173`` (NANP), ``33.1.42.68.53.00``, ``44.20.7946.0958``.
+
+    Dotted groups are mostly versions and object identifiers (``10.0.19041.1234``, ``1.3.6.1.4.1``,
+    ``120.0.6099.109``), so the shape is narrow and the number must be *valid*, not just possible: the first
+    group is a country calling code; at least three groups; each later group has 2-4 digits, except a
+    one-digit group right after the code that is not ``0`` (the French area digit, ``33.1.…``), and after
+    ``1`` (NANP) the groups are 3-3-4; 10 to 15
+    digits in all; and ``phonenumbers`` says ``+`` and those digits are a number in an assigned range of that
+    country. A version would have to hit an assigned area and exchange code by chance: ``1.2.3.4`` has too few
+    digits, ``10.0.19041.1234`` no calling code, ``7.10.100.1000`` too few digits for Russia and
+    ``1.101.200.3000`` no valid area code (measured in docs/pii.md)."""
+    if len(tokens) < 3 or tokens[0] not in _CALLING_CODES:
+        return False
+    if tokens[0] == "1" and [len(t) for t in tokens[1:]] != [3, 3, 4]:
+        return False  # a NANP number is written 3-3-4, always; "1.84.396.48304" is a version
+    for i, group in enumerate(tokens[1:], 1):
+        if not (2 <= len(group) <= 4 or (i == 1 and len(group) == 1 and group != "0")):
+            return False
+    digits = "".join(tokens)
+    if not 10 <= len(digits) <= 15:
+        return False
+    try:
+        return phonenumbers.is_valid_number(phonenumbers.parse("+" + digits, None))
+    except phonenumbers.NumberParseException:
+        return False
+
+
 def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], token_end: int | None = None) -> bool:
     """Whether ``text[start:end]`` (digits and separators, no extension) is written like a phone number.
 
@@ -171,9 +205,12 @@ def phone_number_ok(text: str, start: int, end: int, regions: tuple[str, ...], t
     international = span.startswith("+") or span.startswith("(+")
     only_dots = all(s == "." for s in stripped) and len(tokens) > 1
     # no version or OID starts with "+": "+1.202.555.0173" and "+33.1.42.68.53.00" are numbers written with dots
-    if only_dots and not international and (any(len(t) == 1 for t in tokens) or len(tokens) == 2 or
-                      (len(tokens) == 4 and all(len(t) <= 3 for t in tokens))):
-        return False  # versions (10.0.19041.1), object identifiers, IPv4-shaped, decimals
+    if only_dots and not international:
+        if dotted_with_calling_code(tokens):
+            return True  # 1.202.555.0173, 33.1.42.68.53.00: the "+" left out
+        if any(len(t) == 1 for t in tokens) or len(tokens) == 2 or \
+                (len(tokens) == 4 and all(len(t) <= 3 for t in tokens)):
+            return False  # versions (10.0.19041.1), object identifiers, IPv4-shaped, decimals
     if isbn13_ok(digits) or (isbn10_ok(digits) and len(tokens) == 4 and set(stripped) == {"-"}):
         return False
     if has_context(text, start, _ISBN_CONTEXT, window=12):

@@ -158,6 +158,8 @@ def card_number_ok(text: str) -> bool:
 
 
 _NUM_BEFORE = r"(?<![\w.\-/+:])"
+# A group separator of a card number: a space (a no-break space too: typeset text, ``&nbsp;`` in a page), ``.``, ``-``
+_SEP = "[ \u00a0.\\-]"
 _NUM_AFTER = r"(?![\w]|[.\-/:]\d)"
 
 
@@ -170,9 +172,9 @@ class TunedCardRecognizer(StdlibPatterns, CreditCardRecognizer):
     SCREEN = SCREENS["card"]
     PATTERNS = [
         Pattern("card (contiguous)", _NUM_BEFORE + r"\d{12,19}" + _NUM_AFTER, 0.3),
-        Pattern("card (4-4-4-4)", _NUM_BEFORE + r"\d{4}[ .\-]\d{4}[ .\-]\d{4}[ .\-]\d{1,4}(?:[ .\-]\d{1,3})?" + _NUM_AFTER,
-                0.3),
-        Pattern("card (4-6-5)", _NUM_BEFORE + r"\d{4}[ .\-]\d{6}[ .\-]\d{4,5}" + _NUM_AFTER, 0.3),
+        Pattern("card (4-4-4-4)", _NUM_BEFORE + rf"\d{{4}}{_SEP}\d{{4}}{_SEP}\d{{4}}{_SEP}\d{{1,4}}(?:{_SEP}\d{{1,3}})?"
+                + _NUM_AFTER, 0.3),
+        Pattern("card (4-6-5)", _NUM_BEFORE + rf"\d{{4}}{_SEP}\d{{6}}{_SEP}\d{{4,5}}" + _NUM_AFTER, 0.3),
     ]
 
     def __init__(self, supported_language: str = "en"):
@@ -241,11 +243,15 @@ class TunedIpRecognizer(LocalRecognizer):
 
     SCREEN = SCREENS["ip"]
     SCORE = 0.8
-    # Not inside a path or a dotted number; but a URL's host (``http://81.2.69.160/``) and a value after a label
-    # (``IP:81.2.69.160``, ``host:``) are addresses. After ``:`` only when the word before is no IPv6 address
-    # (``::ffff:81.2.69.160`` is the IPv6 recognizer's): ``_after_ipv6``.
-    IPV4 = re.compile(rf"(?:(?<![\w.\-/:])|(?<=//)|(?<=[A-Za-z]:)){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?"
+    # Not inside a dotted number or a word; but a URL's host (``http://81.2.69.160/``), a segment of a path or a
+    # URL's path (``/x/81.2.69.160/y``: a log's or an API's URL names the client), a query value (``?ip=``) and a
+    # value after a label (``IP:81.2.69.160``, ``host:``) are addresses. After ``:`` only when the word before
+    # is no IPv6 address (``::ffff:81.2.69.160`` is the IPv6 recognizer's): ``_after_ipv6``.
+    IPV4 = re.compile(rf"(?:(?<![\w.\-:])|(?<=[A-Za-z]:)){_OCTET}(?:\.{_OCTET}){{3}}(?:/(?:3[0-2]|[12]?\d))?"
                       r"(?![\w]|\.\d|-\d)")
+    # Written with dashes as a host name's first label or its end (reverse DNS: ``81-2-69-160.dyn.example.net``,
+    # ``ec2-81-2-69-160.compute.example.com``): four octets, then a "." and a letter.
+    DASHED_IPV4 = re.compile(rf"(?:(?<![\w.\-])|(?<=[A-Za-z0-9]-)){_OCTET}(?:-{_OCTET}){{3}}(?=\.[A-Za-z])")
     _V6_HEAD = re.compile(r"[0-9A-Za-z:]*:\Z")
     IPV6 = re.compile(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})"
                       r"(?:%[0-9A-Za-z]+)?(?:/\d{1,3})?(?![\w:]|\.\d)")
@@ -265,6 +271,10 @@ class TunedIpRecognizer(LocalRecognizer):
                 if ipv4_ok(m.group(), self.keep_private) and ipv4_context_ok(text, m.start()) \
                         and not self._after_ipv6(text, m.start()):
                     results.append(_result(self, m.start(), m.end(), self.SCORE))
+            if "-" in text:
+                for m in self.DASHED_IPV4.finditer(text):
+                    if ipv4_ok(m.group().replace("-", "."), self.keep_private):
+                        results.append(_result(self, m.start(), m.end(), self.SCORE))
         if ":" in text:
             for m in self.IPV6.finditer(text):
                 if ip_ok(m.group(), self.keep_private):
@@ -289,8 +299,18 @@ def _tld_extract():
 
 
 def email_domain_ok(address: str) -> bool:
-    """The domain ends in a real public suffix (rejects ``a@b.T``, ``lodash@4.17.21``, ``x@self.weights``)."""
+    """The domain ends in a real public suffix (rejects ``a@b.T``, ``lodash@4.17.21``, ``x@self.weights``), or
+    is an address literal holding an IP address (``jane@[192.0.2.1]``, ``jane@[IPv6:2001:db8::1]``: the
+    mailbox names a person whatever the host; RFC 5321 section 4.1.3)."""
     domain = address.rpartition("@")[2]
+    if domain.startswith("["):
+        literal = domain[1:-1]
+        tagged = literal[:5].lower() == "ipv6:"  # an IPv6 literal is tagged, an IPv4 one is not
+        try:
+            address = ipaddress.ip_address(literal[5:] if tagged else literal)
+        except ValueError:
+            return False
+        return address.version == (6 if tagged else 4)
     parts = _tld_extract()(domain)
     return bool(parts.suffix) and bool(parts.domain)
 
@@ -303,9 +323,19 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
     _LOCAL = r"[\w!#$%&'*+/=?^`{|}~-]"
     # Presidio's pattern with the local part bounded to 64 characters (RFC 5321), so a long token without
     # "@" costs linear time, and without its leading \b (an address may start with "+" or "'").
-    PATTERNS = [Pattern("Email (bounded)",
-                        rf"(?<![\w.!#$%&'*+/=?^`{{|}}~-]){_LOCAL}(?:[\w.!#$%&'*+/=?^`{{|}}~-]{{0,62}}{_LOCAL})?"
-                        r"@\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b", 0.5)]
+    _DOT_ATOM = rf"(?<![\w.!#$%&'*+/=?^`{{|}}~-]){_LOCAL}(?:[\w.!#$%&'*+/=?^`{{|}}~-]{{0,62}}{_LOCAL})?"
+    # The two other forms RFC 5321 gives a mailbox (section 4.1.2): a quoted local part (``"jane doe"@…``,
+    # quoted pairs such as ``\"`` inside, 64 characters with its quotes, on one line) and an address literal
+    # for the domain (``@[192.0.2.1]``, ``@[IPv6:2001:db8::1]``; ``email_domain_ok`` checks the address).
+    # After anything but a backslash: ``""jane doe"@…`` in quotes is still the address. In a JSON string (a
+    # rejected record's raw preview) the quotes are escaped: ``\"jane doe\"@…``, the second alternative.
+    _QUOTED = (r'(?:(?<!\\)"(?:[^"\\\r\n]|\\[^\r\n]){1,62}"'
+               r'|\\"(?:[^"\\\r\n]|\\\\[^"\r\n]){1,62}\\")')
+    _DOMAIN = r"\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b"
+    _LITERAL = r"\[(?:\d{1,3}(?:\.\d{1,3}){3}|[Ii][Pp][Vv]6:[0-9A-Fa-f:.]{2,45})\]"
+    PATTERNS = [Pattern("Email (bounded)", rf"{_DOT_ATOM}@{_DOMAIN}", 0.5),
+                Pattern("Email (quoted local part)", rf"{_QUOTED}@(?:{_DOMAIN}|{_LITERAL})", 0.5),
+                Pattern("Email (address literal)", rf"{_DOT_ATOM}@{_LITERAL}", 0.5)]
 
     def __init__(self, supported_language: str = "en"):
         super().__init__(patterns=self.PATTERNS, supported_language=supported_language,
@@ -345,7 +375,7 @@ class TunedIbanRecognizer(IbanRecognizer):
                     chars.append(text[i])
                     ends.append(i + 1)
                     i += 1
-                elif text[i] in " -" and i + 1 < n and text[i + 1] in _IBAN_CHARS and len(chars) % 4 == 0:
+                elif text[i] in " \u00a0-" and i + 1 < n and text[i + 1] in _IBAN_CHARS and len(chars) % 4 == 0:
                     i += 1  # one separator between groups of four
                 else:
                     break
@@ -380,7 +410,7 @@ class TunedSsnRecognizer(StdlibPatterns, UsSsnRecognizer):
     SCREEN = SCREENS["ssn"]
     PATTERNS = [
         Pattern("SSN (dashed)", _NUM_BEFORE + r"\d{3}-\d{2}-\d{4}" + _NUM_AFTER, 0.85),
-        Pattern("SSN (spaced, needs context)", _NUM_BEFORE + r"\d{3} \d{2} \d{4}(?![\w]| \d)" , 0.3),
+        Pattern("SSN (spaced, needs context)", _NUM_BEFORE + r"\d{3}[ \u00a0]\d{2}[ \u00a0]\d{4}(?![\w]|[ \u00a0]\d)", 0.3),
         Pattern("SSN (bare, needs context)", _NUM_BEFORE + r"\d{9}" + _NUM_AFTER, 0.3),
     ]
 

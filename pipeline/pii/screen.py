@@ -25,6 +25,7 @@ _V6 = re.compile(r":[0-9A-Fa-f]{0,4}:")  # starts with a literal: fast
 _BASE58 = re.compile(r"[13][a-km-zA-HJ-NP-Z1-9]{25}")
 _ETH = re.compile(r"0x[0-9a-fA-F]{40}")
 _URL = re.compile(r"://|www\.", re.IGNORECASE)
+_DASHED_QUAD = re.compile(r"(?<![0-9])[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}-[0-9]{1,3}(?![0-9])")
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")  # an IBAN's country, either case
 # A text's bytes with every ASCII digit as b"0" and everything else as b" " (``_digit_mask``): digit runs are
 # then found with ``bytes.find`` (memchr) instead of a regex character class tried at every character (~6x).
@@ -124,6 +125,25 @@ class ScanCache:
         if "://" not in text and "www." not in text.lower():
             return []
         return self.find_all(_URL)
+
+    def dashed_quad_candidates(self) -> list[tuple[int, int]]:
+        """Numeric runs holding four groups of 1-3 digits joined by ``-``: where an IPv4 address written with
+        dashes in a host name can be (``ec2-81-2-69-160.compute.example.com``), from the runs already found (a
+        date, ``2024-03-15``, or a phone number, ``1-800-555-0199``, holds none)."""
+        text = self.text
+        return [(r.start, r.end) for r in self.numeric_runs if _DASHED_QUAD.search(text, r.start, r.end) is not None]
+
+    def email_candidates(self) -> list[tuple[int, int]]:
+        """Each ``@``, widened over what a quoted local part or an address literal can hold when one may be
+        there (a ``"`` right before it: 64 characters back; a ``[`` right after: 53 on): the token runs the
+        window grows to stop at ``"``, spaces and ``[``, which those forms hold."""
+        text, out = self.text, []
+        for at, end in self.find_char("@"):
+            start = max(0, at - 66) if at and text[at - 1] == '"' else at
+            if text[at + 1:at + 2] == "[":
+                end = min(len(text), at + 54)
+            out.append((start, end))
+        return out
 
     def find_char(self, char: str) -> list[tuple[int, int]]:
         out, i = [], self.text.find(char)
@@ -246,12 +266,13 @@ def _merge(grown: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 SCREENS = {
-    "email": ScreenSpec(char("@"), EMAIL_TOKEN, before=PAD, after=PAD),
+    "email": ScreenSpec(ScanCache.email_candidates, EMAIL_TOKEN, before=PAD, after=PAD),
     "phone": ScreenSpec(numeric(7), NUMERIC_TOKEN, before=48, after=28, grow_first=False),
     "card": ScreenSpec(numeric(12), NUMERIC_TOKEN, before=PAD, after=PAD, grow_first=False),
     "ssn": ScreenSpec(numeric(9), NUMERIC_TOKEN, before=48, after=PAD, grow_first=False),
-    "ip": ScreenSpec(union(numeric(4, need_dot=True), pattern(_V6)), HEX_TOKEN, before=28, after=PAD),
-    "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Za-z \-]", before=PAD, after=PAD),
+    "ip": ScreenSpec(union(numeric(4, need_dot=True), pattern(_V6), ScanCache.dashed_quad_candidates), HEX_TOKEN,
+                     before=28, after=PAD),
+    "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Za-z \u00a0\-]", before=PAD, after=PAD),
     "crypto": ScreenSpec(ScanCache.crypto_candidates, ALNUM_TOKEN, before=PAD, after=PAD),
     "url": ScreenSpec(ScanCache.url_candidates, NON_SPACE_TOKEN, before=PAD, after=PAD),
 }

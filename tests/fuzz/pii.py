@@ -54,23 +54,42 @@ def _iban(rng: random.Random) -> str:
     return value.lower() if rng.random() < 0.25 else value  # banks read IBANs in any case
 
 
+def _global_ipv4(rng: random.Random) -> str:
+    return f"{rng.choice([8, 23, 45, 81, 151])}.{rng.randint(1, 254)}.{rng.randint(1, 254)}.{rng.randint(1, 254)}"
+
+
+def _email(rng: random.Random, first: str, last: str) -> str:
+    """An address in one of the mailbox forms of RFC 5321: a dot-atom, a quoted local part (with a space or a
+    dot inside), an address literal (IPv4, or a tagged IPv6: private or not, the mailbox is someone's)."""
+    local = first + rng.choice([".", "_", ""]) + last
+    form = rng.choice(["atom", "atom", "atom", "quoted", "literal"])
+    if form == "quoted":
+        return f'"{first}{rng.choice([" ", "."])}{last}"@{rng.choice(DOMAINS)}'
+    if form == "literal":
+        host = rng.choice([_global_ipv4(rng), f"192.168.{rng.randint(0, 255)}.{rng.randint(1, 254)}",
+                           f"IPv6:2001:db8::{rng.randint(1, 0xffff):x}", f"IPv6:2a00:1450:4001:82a::{rng.randint(1, 0xffff):x}"])
+        return f"{local}@[{host}]"
+    return f"{local}@{rng.choice(DOMAINS)}"
+
+
 def values(rng: random.Random) -> dict[str, tuple[str, str]]:
     """kind -> (the cue written before it, the plain value)."""
-    local = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(6, 10)))
-    local += rng.choice([".", "_", ""]) + "".join(rng.choice(string.ascii_lowercase) for _ in range(5))
+    first = "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(6, 10)))
+    last = "".join(rng.choice(string.ascii_lowercase) for _ in range(5))
     area = rng.choice([201, 202, 212, 312, 415, 617, 718])
+    line = f"{rng.randint(100, 199):04d}"
     return {
-        "email": ("write to", f"{local}@{rng.choice(DOMAINS)}"),
-        "phone": ("call", rng.choice([f"+1-{area}-555-{rng.randint(100, 199):04d}",
-                                     f"+1 {area} 555 {rng.randint(100, 199):04d}",
-                                     f"+44 20 7946 {rng.randint(1000, 9999)}",
-                                     f"+1.{area}.555.{rng.randint(100, 199):04d}",
+        "email": ("write to", _email(rng, first, last)),
+        # dotted: with the calling code and no "+" too (1.202.555.0173, 33.1.42.68.53.00), which look like versions
+        "phone": ("call", rng.choice([f"+1-{area}-555-{line}", f"+1 {area} 555 {line}",
+                                     f"+44 20 7946 {rng.randint(1000, 9999)}", f"+1.{area}.555.{line}",
+                                     f"1.{area}.555.{line}", f"{area}.555.{line}",
+                                     f"33.1.{rng.randint(42, 49)}.{rng.randint(10, 99)}.{rng.randint(10, 99)}.{rng.randint(10, 99)}",
                                      f"03-{rng.randint(1000, 9999)}-{rng.randint(1000, 9999)}"])),
         "card": ("paid with card", _luhn_card(rng)),
         "iban": ("IBAN", _iban(rng)),
         "ssn": ("SSN", f"{rng.randint(100, 665)}-{rng.randint(10, 99)}-{rng.randint(1000, 9999)}"),
-        "ip": ("from IP address", f"{rng.choice([8, 23, 45, 81, 151])}.{rng.randint(1, 254)}.{rng.randint(1, 254)}."
-                                  f"{rng.randint(1, 254)}"),
+        "ip": ("from IP address", _global_ipv4(rng)),
         "crypto": ("send to wallet", "0x" + "".join(rng.choice("0123456789abcdef") for _ in range(40))),
     }
 
@@ -99,13 +118,25 @@ def disguise(rng: random.Random, kind: str, value: str, line_breaks: bool = True
 # label with no space. What surrounds it is no part of the value: the needles are the value's.
 CONTEXTS = {
     "ip": [("http://", "/index.html"), ("https://", ":8443/login"), ("IP:", ""), ("host=", ""),
-           ("ssh admin@", ""), ("", ":8080"), ("[", "]")],
+           ("ssh admin@", ""), ("", ":8080"), ("[", "]"), ("http://example.org/x/", "/y"),
+           ("https://example.org/log?ip=", "&lang=en"), ("GET /api/clients/", " 200"),
+           ("ec2-", ".compute.example.com"), ("", ".dyn.example.net")],  # a host name's label: dashed (build_case)
     "email": [("https://example.com/reset?user=", "&lang=en"), ("mailto:", ""), ("<", ">"), ("(", ")"),
               ("email=", ";")],
+    "phone": [("tel:", ""), ("https://example.com/contact?n=", "&lang=en"), ("phone=", ";"), ("tel=", "")],
     "any": [("(", ")"), ("<b>", "</b>"), ("[", "]"), ('"', '"')],
 }
 # "@" as a URL or HTML escape writes it: ``jane%40example.org`` in a query, ``jane&#64;example.org`` in a page.
 AT_ESCAPES = ["%40", "&#64;", "&#x40;", "&commat;", "&#0064;", "%40"]
+# The other characters values are written with, as URL escapes, numeric and named HTML references (each named
+# one stands for that very character: ``&hyphen;`` is U+2010, not "-", so it is not here). ``%20`` only between
+# the groups of a number (the view reads it there only: ``%20`` in "100%20 off" or a URL's path stays as written).
+ESCAPES = {
+    "@": AT_ESCAPES, ".": ["%2E", "&#46;", "&#x2e;", "&period;"], "-": ["%2D", "&#45;", "&#x2D;"],
+    "+": ["%2B", "&#43;", "&plus;"], ":": ["%3A", "&#58;", "&colon;"], "[": ["%5B", "&#91;", "&lsqb;"],
+    "]": ["%5D", "&#93;", "&rsqb;"], '"': ["%22", "&#34;", "&quot;"], "/": ["%2F", "&#47;", "&sol;"],
+    "(": ["%28", "&#40;", "&lpar;"], ")": ["%29", "&#41;", "&rpar;"], " ": ["&#32;", "&nbsp;", "%20"],
+}
 
 
 def context(rng: random.Random, kind: str) -> tuple[str, str]:
@@ -116,11 +147,27 @@ def context(rng: random.Random, kind: str) -> tuple[str, str]:
 
 
 def escape(rng: random.Random, kind: str, value: str) -> str:
-    """An address's ``@`` (and now and then its dots) as a URL or HTML escape, before any other disguise."""
-    if kind != "email" or rng.random() < 0.6:
-        return value
-    value = value.replace("@", rng.choice(AT_ESCAPES))
-    return value.replace(".", "%2E") if rng.random() < 0.2 else value
+    """Some of a value's characters as URL or HTML escapes, before any other disguise: an address's ``@``
+    (and now and then its dots), and for a value of any kind its separators and punctuation (``.``, ``-``,
+    ``+``, ``:``, ``[``, quotes, spaces...), now and then a digit (``&#52;``). Each character of the value is
+    escaped once at most (an escape inside an escape, ``&#&#52;8;``, is no escape of anything: the view reads
+    one pass, as a browser does)."""
+    at = kind == "email" and rng.random() < 0.4
+    dots = at and rng.random() < 0.2
+    share = rng.choice([0.3, 1.0]) if rng.random() < 0.3 else 0.0
+    out = []
+    for c in value:
+        if c == "@" and at:
+            out.append(rng.choice(AT_ESCAPES))
+        elif c == "." and dots:
+            out.append("%2E")
+        elif c in ESCAPES and rng.random() < share:
+            out.append(rng.choice(ESCAPES[c][:2] if c == " " and kind == "email" else ESCAPES[c]))
+        elif c.isdigit() and rng.random() < share / 10:
+            out.append(f"&#{ord(c)};")
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def _digitlike(c: str) -> bool:
@@ -140,7 +187,13 @@ def needles(kind: str, value: str) -> list[str]:
     plain = _plain(value)
     out = [plain]
     if kind == "email":
-        out.append(plain.split("@")[0] + "@")
+        local = plain.rpartition("@")[0]
+        out.append(local + "@")
+        if local.startswith('"'):  # a quoted local part: its content (a JSON file writes the quotes \")
+            out.append(local.strip('"'))
+        # the local part's first six letters (random, so found nowhere else): an address masked from its middle
+        # on leaks its start ("jane\" of jane\u2060@… read without the escape)
+        out.append(local.strip('"')[:6])
     else:
         digits = "".join(c for c in plain if c.isdigit())
         if len(digits) >= 9:
@@ -158,6 +211,8 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
         for kind, (cue, plain) in values(rng).items():
             value = disguise(rng, kind, escape(rng, kind, plain))
             before, after = context(rng, kind)
+            if kind == "ip" and after.startswith("."):  # reverse DNS writes the address dashed: 81-2-69-160.dyn…
+                value = disguise(rng, kind, escape(rng, kind, plain.replace(".", "-")))
             where = rng.choice(["text", "text", "metadata", "number", "preview", "id", "key", "duplicate", "short"])
             if where == "number" and kind in ("card", "phone"):
                 digits = "".join(c for c in plain if c.isdigit())
@@ -181,7 +236,12 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
             elif where == "preview":  # a malformed line: its preview is cut at 200 chars, inside the value
                 head = '{"id": "p' + str(n) + kind + '", "text": "' + cue + " "
                 pad = max(0, 200 - len(head) - rng.randint(2, len(_plain(value)) - 1))
-                records.append(head + "x" * pad + " " + value + " and more text")
+                # as a JSON writer wrote it: quotes and backslashes escaped ("jane doe"@… as \"jane doe\"@…), and
+                # maybe every non-ASCII character as \uXXXX (ensure_ascii; a line break would be \n, not read)
+                draw = rng.random()
+                raw = (value.replace("\\", "\\\\").replace('"', '\\"') if draw < 0.3
+                       else json.dumps(value)[1:-1] if draw < 0.6 and "\n" not in value else value)
+                records.append(head + "x" * pad + " " + raw + " and more text")
             else:
                 records.append({"id": f"t{n}{kind}",
                                 "text": f"{PROSE} {cue} {before}{value}{after}. {PROSE[:rng.randint(0, 120)]}"})

@@ -67,11 +67,12 @@ class Case:
 
     def pii(self) -> str:
         """A string holding a planted e-mail address or phone number (maybe disguised), after its cue."""
-        from tests.fuzz.pii import disguise
+        from tests.fuzz.pii import disguise, escape
 
         kind = self.rng.choice(["email", "phone"])
         cue, plain = self._values(self.rng)[kind]
-        value = disguise(self.rng, kind, plain, line_breaks=False) if self.rng.random() < 0.3 else plain
+        value = disguise(self.rng, kind, escape(self.rng, kind, plain), line_breaks=False) \
+            if self.rng.random() < 0.3 else plain
         self.planted.append((kind, plain))
         return f"{self.rng.choice(WORDS)} {cue} {value}" + self.rng.choice(["", ".", f" {self.rng.choice(WORDS)}"])
 

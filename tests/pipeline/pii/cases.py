@@ -11,6 +11,18 @@ TRUE_POSITIVES = {
         ("Write to jane.doe%40example.org today.", "jane.doe%40example.org"),
         ("Write to jane.doe&#64;example.org today.", "jane.doe&#64;example.org"),
         ("Write to jane.doe&commat;example.org today.", "jane.doe&commat;example.org"),
+        # the mailbox forms besides a dot-atom (RFC 5321 4.1.2): a quoted local part, an address literal
+        ('Write to "jane doe"@example.org today.', '"jane doe"@example.org'),
+        ('cc: "jane.doe"@example.org', '"jane.doe"@example.org'),
+        ('Write to "j\\"d"@example.org today.', '"j\\"d"@example.org'),
+        ("mail jane@[81.2.69.160] now", "jane@[81.2.69.160]"),
+        ("mail jane@[192.168.1.1] now", "jane@[192.168.1.1]"),  # a private host: the mailbox is still someone's
+        ("mail jane@[IPv6:2001:db8::1] now", "jane@[IPv6:2001:db8::1]"),
+        ('mail "jane doe"@[IPv6:2001:db8::1].', '"jane doe"@[IPv6:2001:db8::1]'),
+        ('say ""jane doe"@example.org" twice', '"jane doe"@example.org'),  # in quotes of its own
+        ('{"text": "mail \\"jane doe\\"@example.org', '\\"jane doe\\"@example.org'),  # in a raw JSON line
+        ("mail %22jane doe%22@example.org", "%22jane doe%22@example.org"),
+        ('{"text": "mail jane\\u0040example.org', "jane\\u0040example.org"),  # a JSON line's \uXXXX
     ],
     "PHONE_NUMBER": [
         ("Call +1-202-555-0173 today.", "+1-202-555-0173"),
@@ -19,6 +31,14 @@ TRUE_POSITIVES = {
         ("Reach me on 202.555.0173 ext. 42 after 5.", "202.555.0173 ext. 42"),
         ("Reach me on +1.202.555.0173 after 5.", "+1.202.555.0173"),  # dots after a country code
         ("Paris : +33.1.42.68.53.00", "+33.1.42.68.53.00"),
+        # dots, the calling code written without "+" (dotted_with_calling_code)
+        ("Call 1.202.555.0173 today.", "1.202.555.0173"),
+        ("Free: 1.800.555.0199", "1.800.555.0199"),
+        ("Paris : 33.1.42.68.53.00", "33.1.42.68.53.00"),
+        # after "=": a query value, a key=value pair
+        ("https://example.org/contact?n=202.555.0173&lang=en", "202.555.0173"),
+        ("tel=+1-202-555-0173;", "+1-202-555-0173"),
+        ('<a href="tel:+1%20202%20555%200173">', "+1%20202%20555%200173"),  # a link's escaped spaces
         ("Support line 202-555-0173x1234, weekdays.", "202-555-0173x1234"),
         ("Ring +1-780-563-6083x7783 now", "+1-780-563-6083x7783"),
         ("London office +44 20 7946 0958.", "+44 20 7946 0958"),
@@ -51,12 +71,19 @@ TRUE_POSITIVES = {
         ("Diners 30569309025904", "30569309025904"),
         ("card 4111.1111.1111.1111 on file", "4111.1111.1111.1111"),  # dots, and separators mixed
         ("card 4111 1111-1111.1111 on file", "4111 1111-1111.1111"),
+        ("card 4111\u00a01111\u00a01111\u00a01111 on file", "4111\u00a01111\u00a01111\u00a01111"),  # no-break spaces
+        ("card 4111&nbsp;1111&nbsp;1111&nbsp;1111.", "4111&nbsp;1111&nbsp;1111&nbsp;1111"),
     ],
     "IP_ADDRESS": [
         ("client 81.2.69.160 connected", "81.2.69.160"),
         ("from 81.2.69.160:8080 again", "81.2.69.160"),
         ("see http://81.2.69.160/index.html", "81.2.69.160"),  # a URL's host
         ("blocked IP:81.2.69.160 twice", "81.2.69.160"),  # after a label, no space
+        ("see http://example.org/x/81.2.69.160/y", "81.2.69.160"),  # a segment of a URL's path
+        ("GET /api/clients/81.2.69.160 200", "81.2.69.160"),
+        ("see http://example.org/x?ip=81.2.69.160&y=1", "81.2.69.160"),  # a query value
+        ("rDNS ec2-81-2-69-160.compute-1.amazonaws.com", "81-2-69-160"),  # dashes, in a host name
+        ("from 81-2-69-160.dyn.example.net today", "81-2-69-160"),
         ("resolver 2001:4860:4860::8888", "2001:4860:4860::8888"),
         ("v6 2a00:1450:4001:82a::200e.", "2a00:1450:4001:82a::200e"),
         ("full 32c9:c69b:4e50:ed89:1ae2:5cc9:19e5:bea1 here", "32c9:c69b:4e50:ed89:1ae2:5cc9:19e5:bea1"),
@@ -71,11 +98,15 @@ TRUE_POSITIVES = {
         ("IBAN ES8037033651156680828340 SMTPAuthenticationError", "ES8037033651156680828340"),
         ("iban de89 3704 0044 0532 0130 00, bic", "de89 3704 0044 0532 0130 00"),  # lower case
         ("pay gb82west12345698765432 now", "gb82west12345698765432"),
+        ("IBAN FR76\u00a03000\u00a06000\u00a00112\u00a03456\u00a07890\u00a0189 (RIB)",
+         "FR76\u00a03000\u00a06000\u00a00112\u00a03456\u00a07890\u00a0189"),  # French typography
+        ("IBAN DE89&nbsp;3704&nbsp;0044&nbsp;0532&nbsp;0130&nbsp;00.", "DE89&nbsp;3704&nbsp;0044&nbsp;0532&nbsp;0130&nbsp;00"),
     ],
     "US_SSN": [
         ("SSN 536-22-1234 on file", "536-22-1234"),
         ("her number is 536-22-1234.", "536-22-1234"),
         ("SSN: 536 22 1234", "536 22 1234"),
+        ("SSN: 536\u00a022\u00a01234", "536\u00a022\u00a01234"),
         ("social security number 536221234", "536221234"),
         ("SSN: 267-08-8990 e.g. struct.pack('>I', 178080156)", "267-08-8990"),
     ],
@@ -96,6 +127,9 @@ TRUE_POSITIVES = {
 # Text that looks like PII but is not: must come out byte-identical.
 NEAR_MISSES = {
     "version": ["Python 3.11.7 and v2.7.18", "version 1.2.3.4 was released", "Windows 10.0.19041.1234",
+                "Chrome 120.0.6099.109", "Windows 7 SP1 6.1.7601.17514", "XP 5.1.2600.5512", "build 7.10.100.1000",
+                "release 1.101.200.3000", "tag 2024.03.15.1", "/downloads/2.10.100.1000/", "lib/1.2.3.4/x",
+                "v1-2-3-4.tar.gz", "2024-03-15-10.log", "host-10-1-2-3.example.org",
                 "pip install foo==1.0.0-rc.1", "kernel 4.19.0-21-amd64", "build 20.04.123456"],
     "date": ["Released 2023-10-15.", "am 15.03.2024 um", "due 03/15/2024", "from 1990-2000 and 2019/2020",
              "at 2024-03-05T10:30:00Z", "15 March 2024", "1999 2000 2001 2002"],
@@ -111,7 +145,8 @@ NEAR_MISSES = {
     "cve": ["CVE-2021-44228", "CVE-2014-0160 (Heartbleed)", "GHSA-jfh8-c2jp-5v3q"],
     "code": ["x = a[1::2]", "std::vector<int> v;", 'printf("%d\\n", 1234567);', "mask = 0xDEADBEEF",
              "arr[1000000] = 0", "ssh user@host", "npm i lodash@4.17.21", "@property\ndef x(self):",
-             "git clone git@github.com:org/repo.git", "y = x@self.weights", "http://localhost:8080/",
+             "git clone git@github.com:org/repo.git", "y = x@self.weights", 'y = "ab"@self.weights', 'He said "hi"@ noon',
+             'a "quoted text"@example and', "x@[1::2]", "m@[999.1.1.1]", "http://localhost:8080/",
              "timeout=86400000", "if (n > 4294967295) return -1;", "struct sockaddr_in6 a = {::1};",
              "ts 1700000000", "int[] a = {1, 2, 3, 4, 5, 6, 7};", "INT_MAX is 2147483647",
              "during an emit() call.\n\n(epoch 1610704840)", "an emit() call. Use `arr[7314358]` here.",

@@ -68,6 +68,22 @@ def test_escapes_of_spaces_controls_and_bytes_are_not_read(text):
     assert canonical(text).text == text
 
 
+@pytest.mark.parametrize("text,view", [("tel:+1%20202%20555%200173", "tel:+1 202 555 0173"),
+                                       ("(202)%20555%2D0173", "(202) 555-0173"), ("+44%20(0)20", "+44 (0)20"),
+                                       ("a%20b 100%20 off 5%20%", "a%20b 100%20 off 5%20%")])
+def test_an_escaped_space_is_read_between_the_groups_of_a_number_only(text, view):
+    assert canonical(text).text == view
+
+
+@pytest.mark.parametrize("text,view", [(r"jane\u0040example.org", "jane@example.org"),
+                                       (r"jane\u2060@example.org", "jane@example.org"),  # a format character
+                                       (r"\ud835\udfcf23", "123"),  # a surrogate pair: one (decimal) character
+                                       (r"caf\u00e9", "café"),
+                                       (r"a\u000ab \ud800x \u12", r"a\u000ab \ud800x \u12")])  # control, lone, short
+def test_a_json_unicode_escape_is_read(text, view):
+    assert canonical(text).text == view
+
+
 def test_a_line_break_outside_a_number_is_kept():
     assert canonical("in 2024\nwe met").identity
     assert canonical("years:\n2019\n\n2020").text == "years:\n2019\n\n2020"  # a blank line ends a number

@@ -66,6 +66,28 @@ def test_email_domains_from_the_bundled_suffix_list():
     assert not email_domain_ok("lodash@4.17.21") and not email_domain_ok("x@self.weights")
 
 
+def test_email_address_literals_hold_an_ip_address():
+    assert email_domain_ok("jane@[81.2.69.160]") and email_domain_ok("jane@[192.168.1.1]")
+    assert email_domain_ok("jane@[IPv6:2001:db8::1]") and email_domain_ok('"jane doe"@[ipv6:::1]')
+    assert not email_domain_ok("jane@[999.1.1.1]") and not email_domain_ok("jane@[IPv6:81.2.69.160]")
+    assert not email_domain_ok("jane@[2001:db8::1]") and not email_domain_ok("jane@[example.org]")
+
+
+def test_dotted_numbers_with_a_calling_code():
+    from corpusforge.pipeline.pii.phones import dotted_with_calling_code
+
+    def groups(text):
+        return text.split(".")
+
+    for number in ["1.202.555.0173", "1.800.555.0199", "33.1.42.68.53.00", "44.20.7946.0958"]:
+        assert dotted_with_calling_code(groups(number)), number
+    # versions, builds, object identifiers; a NANP number one digit short
+    for version in ["10.0.19041.1234", "120.0.6099.109", "6.1.7601.17514", "5.1.2600.5512", "7.10.100.1000",
+                    "1.101.200.3000", "1.3.6.1.4.1.311", "1.2.840.113549.1.1.11", "2024.03.15.1", "1.202.555.017",
+                    "33.0.42.68.53.00"]:
+        assert not dotted_with_calling_code(groups(version)), version
+
+
 @pytest.mark.parametrize("text,expected", [
     ("call 555-123-4567 2 times", ["555-123-4567"]),  # a sub-run at a space
     ("fax: (0406)-812415", ["(0406)-812415"]),
@@ -73,6 +95,9 @@ def test_email_domains_from_the_bundled_suffix_list():
     ("dates 2024-03-15 and 15.03.2024", []),
     ("values 10 20 30 40 50 60", []),
     ("see 1-800-555-0199, 202.555.0173", ["1-800-555-0199", "202.555.0173"]),
+    ("call 1.202.555.0173 or 33.1.42.68.53.00", ["1.202.555.0173", "33.1.42.68.53.00"]),
+    ("?phone=202.555.0173&x=1 n=+1-202-555-0174", ["202.555.0173", "+1-202-555-0174"]),
+    ("Chrome 120.0.6099.109, Windows 10.0.19041.1234, timeout=86400000", []),
 ])
 def test_phone_spans(text, expected):
     assert [text[s:e] for s, e in phone_spans(text, REGIONS)] == expected
