@@ -84,6 +84,28 @@ def test_changed_config_invalidates_checkpoints(tmp_path):
     assert build.plan_segments(config, "w", checkpoint=True)[0].fingerprint != segments[0].fingerprint
 
 
+def test_a_checkpoint_made_by_other_code_is_not_reused(tmp_path, monkeypatch):
+    # The fingerprint held only __version__, which stayed "0.1.0" while the readers' rules changed: a --resume
+    # (or an ablation's shared segment) reused segments read by the old rules beside stages run by the new.
+    config = _config(tmp_path, "r", checkpoints=True)
+    before = [s.fingerprint for s in build.plan_segments(config, "w", checkpoint=True)]
+    assert [s.fingerprint for s in build.plan_segments(config, "w", checkpoint=True)] == before
+    monkeypatch.setattr(build, "code_revision", lambda: build.__version__ + "+another")
+    after = [s.fingerprint for s in build.plan_segments(config, "w", checkpoint=True)]
+    assert all(a != b for a, b in zip(after, before))
+    # the revision is the source's: a module's bytes changed (not its cache) change it
+    package = tmp_path / "package"
+    (package / "sub" / "__pycache__").mkdir(parents=True)
+    (package / "a.py").write_text("x = 1\n")
+    (package / "sub" / "b.py").write_text("y = 2\n")
+    first = build.source_digest([str(package)])
+    (package / "sub" / "__pycache__" / "b.cpython-311.pyc").write_bytes(b"cache")
+    assert build.source_digest([str(package)]) == first
+    (package / "sub" / "b.py").write_text("y = 3\n")
+    assert build.source_digest([str(package)]) != first
+    assert build.code_revision().startswith(build.__version__ + "+")
+
+
 def test_an_input_changed_under_the_same_path_is_rebuilt_on_resume(tmp_path, monkeypatch, capsys):
     config = _config(tmp_path, "resumed", checkpoints=True)
     config.pii.enabled = True
