@@ -94,6 +94,12 @@ class PIIConfig:
         check(len(self.mask_char) == 1, f"pii.mask_char must be one character, got {self.mask_char!r}")
         check_not_redacted(self.hash_salt, "pii.hash_salt")
         check(self.id_action in ("hash", "keep"), f"pii.id_action must be hash or keep, got {self.id_action!r}")
+        # A record's own metadata object is merged into metadata by the readers (pipeline/readers.py
+        # merged_metadata): an action for the key "metadata" would no longer reach its values, which then fall
+        # to metadata_action (a name that no recognizer finds would be kept in clean/ where "hash" was asked).
+        check("metadata" not in self.metadata_fields,
+              "pii.metadata_fields.metadata: a record's own metadata object is merged into the document's metadata "
+              "(its keys are top-level keys), so name those keys instead, e.g. {author: hash, url: keep}")
         for key, action in {"": self.metadata_action, **self.metadata_fields}.items():
             where = f"pii.metadata_fields.{key}" if key else "pii.metadata_action"
             check(action in FIELD_ACTIONS, f"{where} must be one of {', '.join(FIELD_ACTIONS)}, got {action!r}")

@@ -83,6 +83,12 @@ def test_config_checks_field_actions():
 
     with pytest.raises(ConfigError, match="pii.metadata_fields.author must be one of scrub, hash, keep"):
         PIIConfig(metadata_fields={"author": "drop"})
+    # a record's own metadata object is merged (readers.merged_metadata): an action named for "metadata" would
+    # reach none of its values, and {metadata: hash} left an author's name in clean/ (found by review)
+    for action in ("hash", "keep", "scrub"):
+        with pytest.raises(ConfigError, match=r"pii.metadata_fields.metadata: a record's own metadata object is "
+                                              r"merged .* name those keys instead"):
+            PIIConfig(metadata_fields={"metadata": action})
     with pytest.raises(ConfigError, match="pii.id_action must be hash or keep"):
         PIIConfig(id_action="scrub")
 
