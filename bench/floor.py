@@ -75,10 +75,11 @@ Measured on 2026-11-29 (2 shared cores, load average 1-7: compare within a run),
   floor+coding 2,455 / 2,103 / 2,570 (389-476 us/doc). Every variant's outputs equal the real build's.
 - ``--beam 20000 --rounds 3``: a fused step 1.0 us per element, a GroupByKey of (id, 2.4 KB text) 29 us per element.
 - ``--beam 100000 --batch 1000 --rounds 3`` (11-30, load 4.5): one element a document, a fused step 1.22 us and a
-  GroupByKey 31.4 us per document; as Arrow record batches of 1,000 rows, 0.39 us and 22.1 us per document. So a
-  batch unit saves ~0.8 us per step and ~9 us per shuffle of a document, but a shuffle that carries 2.4 KB of text
-  costs ~22 us a document whatever the unit (moving the bytes): what #38 needs is that text not cross a
-  shuffle at all (the spill's references, ``output.spill_text``), more than batches.
+  GroupByKey 31.4 us per document; as Arrow record batches of 1,000 rows, 0.39 us and 22.1 us per document. Each
+  figure holds a fixed set-up per step (~18 ms: at ``--beam 2000`` a step is ~9 us a document either way), so per
+  element a step costs ~1.0 us one each, ~0 in batches; a shuffle that carries 2.4 KB of text costs ~22 us a
+  document whatever the unit (moving the bytes): text must not cross a shuffle at all (the spill's references,
+  ``output.spill_text``), batches or not.
 - ``--count``: normalize + dedup 23.5 Beam elements per document (212 PCollections), 4.1 records into GroupByKeys
   (one shuffle of every document, Read/SpreadDocuments; one of its id; ~1 candidate pair; the rest packed);
   every stage 27.9.
@@ -596,6 +597,8 @@ def main() -> None:
     bp.SETTINGS.extend(args.set)
     workdir = os.path.abspath(args.workdir or temporary_workdir("cf-bench-floor-"))
     chosen = [v for v in args.variants.split(",") if v] or None
+    if args.batch and not args.beam:
+        parser.error("--batch ROWS times plain Beam's batches: give --beam ELEMENTS too")
     if args.beam:
         beam_costs(args.beam, max(args.rounds, 1))
         if args.batch:
