@@ -79,7 +79,7 @@ class TokenizeConfig:
                                      "at most 10% of the corpus, when val_fraction gives fewer (a small corpus: 1% of "
                                      "500 documents is ~5, and bits per byte on them is noise): the documents of the "
                                      "lowest split hashes, so the same input gives the same split; 0: val_fraction alone.")
-    split_seed: int = setting(0, "Seed of the split hash; the same seed always gives the same split.")
+    split_seed: int = setting(0, "Seed of the split hash; the same seed and ids always give the same split (a corpus under min_val_documents / val_fraction documents: its threshold depends on all its ids).")
     batch_size: int = setting(256, "Documents per encode_batch call.")
     shard_target_mb: float = setting(256.0, "MB of clean-shard files per output shard; decides the number of shards.")
     num_shards: int = setting(0, "Fixed number of train shards (validation gets proportionally fewer, at least 1); 0: from shard_target_mb.")
