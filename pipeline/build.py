@@ -617,8 +617,15 @@ def check_something_kept(stats: dict[str, Any], segments: list[Segment], kept_in
         return
     where = f"; the completed stages are kept in {kept_in}" if kept_in else ""
     if not a["input"]:
-        raise NothingKept(f"the inputs hold no records (every file is empty); nothing was published{where}. Check "
-                          "that --input / inputs[].path name the files you meant", stats)
+        skipped = {key.removeprefix("warc_skipped_"): n for key, n in stats.get("edits", {}).get("read", {}).items()
+                   if key.startswith("warc_skipped_") and n}
+        if skipped:  # a WET or WAT file: every record skipped, none an HTTP response (pipeline/web.py)
+            kinds = ", ".join(f"{kind} {n:,}" for kind, n in sorted(skipped.items(), key=lambda kv: (-kv[1], kv[0])))
+            raise NothingKept(f"the WARC inputs hold {sum(skipped.values()):,} records and none is an HTTP response "
+                              f"({kinds}); nothing was published{where}. corpusforge reads WARC response records: "
+                              "give the crawl's .warc.gz files, not its WET or WAT extracts", stats)
+        raise NothingKept(f"the inputs hold no records (every file is empty or blank); nothing was published{where}. "
+                          "Check that --input / inputs[].path name the files you meant", stats)
     reasons = sorted(stats["rejected"]["reasons"].items(), key=lambda kv: (-kv[1], kv[0]))
     top = reasons[0][0]
     by = ", ".join(f"{reason} {n:,}" for reason, n in reasons[:4]) + (", ..." if len(reasons) > 4 else "")

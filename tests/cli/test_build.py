@@ -344,7 +344,7 @@ def test_a_build_that_reads_no_usable_record_fails_and_publishes_nothing(tmp_pat
     cases = {named: "was rejected (missing_text 1; e.g. a\\nb\\u2028.jsonl record 0: no field 'text')",
              malformed: "every one of the 2 input records was rejected (malformed_json 2; e.g. notes.jsonl record 0: "
                         "Expecting value: line 1 column 1 (char 0)); nothing was published. A file read as JSON Lines",
-             empty: "the inputs hold no records (every file is empty); nothing was published"}
+             empty: "the inputs hold no records (every file is empty or blank); nothing was published"}
     for path, said in cases.items():
         assert main(["build", "-i", str(path), "-o", str(run), "--overwrite", *off]) == 2, path
         err = capsys.readouterr().err
@@ -359,6 +359,29 @@ def test_a_build_that_reads_no_usable_record_fails_and_publishes_nothing(tmp_pat
     with pytest.raises(NothingKept) as raised:
         run_build(config, out=io.StringIO(), progress=False)
     assert raised.value.stats["accounting"] == {"input": 2, "kept": 0, "removed": 0, "rejected": 2, "balanced": True}
+
+
+def test_a_warc_file_of_no_http_response_is_named_a_wet_or_wat_extract(tmp_path, capsys):
+    # Common Crawl's WET/WAT extracts (conversion or metadata records only) named .warc.gz: every record is
+    # skipped, so no record was read; the line said "the inputs hold no records (every file is empty)" (review)
+    import io as _io
+    from warcio.warcwriter import WARCWriter
+
+    path = tmp_path / "CC-MAIN-0001.warc.wet.gz"
+    with open(path, "wb") as f:
+        writer = WARCWriter(f, gzip=True)
+        for i in range(3):
+            writer.write_record(writer.create_warc_record(f"https://example.org/{i}", "conversion",
+                                                          payload=_io.BytesIO(f"Plain text {i}.".encode()),
+                                                          warc_content_type="text/plain"))
+    warc = tmp_path / "CC-MAIN-0001.warc.gz"
+    path.rename(warc)
+    assert main(["build", "-i", str(warc), "-o", str(tmp_path / "run"), "--no-progress", "--set", "pii.enabled=false"]) == 2
+    err = capsys.readouterr().err
+    assert ("the WARC inputs hold 3 records and none is an HTTP response (conversion 3); nothing was published. "
+            "corpusforge reads WARC response records: give the crawl's .warc.gz files, not its WET or WAT extracts"
+            in err and err.count("\n") == 1), err
+    assert not (tmp_path / "run" / "clean").exists()
 
 
 def test_a_build_whose_stages_removed_everything_is_published_with_a_warning(tmp_path, capsys):
