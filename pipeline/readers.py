@@ -45,7 +45,7 @@ from corpusforge.core.faults import STAGE_ERROR, describe
 from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, InputFile, Oversize, RecordError,
                                           bounded_lines, cell_text, changed_detail, check_depth, classify,
                                           display_path,
-                                          list_input, open_decompressed, open_input, parse_json,
+                                          list_input, open_decompressed, open_input, parse_json, permission_denied,
                                           path_bytes, path_text, record_limit, seekable, uncompressed_name,
                                           utf8_stream)
 from corpusforge.core.progress import Reporter
@@ -620,8 +620,17 @@ def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list
 
 
 def check_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, list[str]]]:
-    """Fail before any work starts if an input matches nothing; return the matched files per input."""
-    return [(spec, [f.path for f in files]) for spec, _, files in listed_inputs(inputs)]
+    """Fail before any work starts if an input matches nothing, or if a local input file cannot be read by this
+    user (permission denied: an environment error, which stops a build when a worker meets it, hours in, once
+    per file; said here in seconds, naming every such file); return the matched files per input."""
+    listed = [(spec, [f.path for f in files]) for spec, _, files in listed_inputs(inputs)]
+    denied = [path for _, paths in listed for path in paths if permission_denied(path)]
+    if denied:
+        shown = ", ".join(display_path(path) for path in denied[:3]) + (f" and {len(denied) - 3:,} more" if len(denied) > 3 else "")
+        raise UserError(f"cannot read {len(denied):,} input file{'s' if len(denied) > 1 else ''} (permission denied): "
+                        f"{shown}; make {'them' if len(denied) > 1 else 'it'} readable (chmod) or leave "
+                        f"{'them' if len(denied) > 1 else 'it'} out of --input / inputs[].path")
+    return listed
 
 
 def input_files(inputs: list[InputConfig], names: Callable[[str], str] | None = None) -> list[dict[str, Any]]:

@@ -205,6 +205,12 @@ def file_problem(path: str) -> str | None:
     return f"a symbolic link to {kind}" if os.path.islink(local) else kind
 
 
+def permission_denied(path: str) -> bool:
+    """Whether ``path`` is a local regular file (or a link to one) that this process may not read
+    (``os.access``); False for remote paths and for what ``file_problem`` names."""
+    return _is_local(path) and file_problem(path) is None and not os.access(_local(path), os.R_OK)
+
+
 def open_input(path: str) -> BinaryIO:
     """``path`` opened for reading, raw (not decompressed). A local path must be a regular file (or a link to
     one): anything else raises ``RecordError("not_a_regular_file")`` before it is opened, and the file is

@@ -384,6 +384,25 @@ def test_a_warc_file_of_no_http_response_is_named_a_wet_or_wat_extract(tmp_path,
     assert not (tmp_path / "run" / "clean").exists()
 
 
+def test_input_files_this_user_cannot_read_stop_the_build_before_it_starts(tmp_path, capsys, monkeypatch):
+    # EACCES stops a build when a worker opens the file (an environment error, not a record's): hours in, and
+    # once per file. Said before any work, naming every such file (found by review). Tests run as root, whom
+    # permissions do not stop: os.access is asked as the build asks it.
+    import os as _os
+    from corpusforge.core import input_files
+
+    files = [_lines(tmp_path / f"part-{i}.jsonl", [{"id": i, "text": f"Document {i} about owls."}]) for i in range(5)]
+    denied = {str(files[1]), str(files[2]), str(files[3]), str(files[4])}
+    real = _os.access
+    monkeypatch.setattr(input_files.os, "access", lambda path, mode: path not in denied and real(path, mode))
+    code = main(["build", "-i", str(tmp_path / "part-*.jsonl"), "-o", str(tmp_path / "run"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert ("cannot read 4 input files (permission denied): " in err and "part-1.jsonl" in err and "and 1 more; make "
+            "them readable (chmod) or leave them out of --input / inputs[].path" in err and err.count("\n") == 1), err
+    assert not (tmp_path / "run" / "clean").exists()
+
+
 def test_a_build_whose_stages_removed_everything_is_published_with_a_warning(tmp_path, capsys):
     # the stages' decisions are the config's: published (removed/ says why), exit 0, and said plainly
     data = _lines(tmp_path / "short.jsonl", [{"id": i, "text": f"owl {i}"} for i in range(4)])
