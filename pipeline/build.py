@@ -49,7 +49,7 @@ from corpusforge.core.shard_files import ShardFormat
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, WriteShardSets, finalize_shards, iter_rows_of, shard_name, shard_paths
-from corpusforge.pipeline.stats import (REJECTION_ADVICE, CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
+from corpusforge.pipeline.stats import (rejection_advice, CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
@@ -630,7 +630,7 @@ def check_something_kept(stats: dict[str, Any], segments: list[Segment], kept_in
     top = reasons[0][0]
     by = ", ".join(f"{reason} {n:,}" for reason, n in reasons[:4]) + (", ..." if len(reasons) > 4 else "")
     example = _rejected_example(segments, top)
-    advice = REJECTION_ADVICE.get(top, "see what each reason means in docs/inputs.md")
+    advice = rejection_advice(top)
     raise NothingKept(f"every one of the {a['input']:,} input records was rejected ({by}{example}); nothing was "
                       f"published{where}. {advice[:1].upper()}{advice[1:]}", stats)
 

@@ -451,7 +451,23 @@ REJECTION_ADVICE = {
     "empty_text": "the text field of every record is empty or blank; name the field that holds the text with "
                   "build --text-field (inputs[].text_field)",
     "stage_error": "a stage raised on every record: rerun with --fail-fast to see the first traceback",
+    # a large .json array file reads as one record past the record limit, before it could be seen as an array
+    "oversize_record": "one line is past output.max_record_bytes: a .json file of one array of records is one line "
+                       "(write it one object per line, e.g. jq -c '.[]' data.json > data.jsonl), else raise "
+                       "output.max_record_bytes",
+    "invalid_utf8": "the files are not UTF-8 (Latin-1 or Windows-1252?): convert them, e.g. iconv -f cp1252 -t "
+                    "utf-8 data.jsonl > data.utf8.jsonl",
 }
+WEB_REASONS = ("warc_", "html_", "no_main_text")  # reasons of web inputs, told in docs/web.md
+
+
+def rejection_advice(reason: str) -> str:
+    """What to do about a build whose records were all rejected for ``reason``."""
+    if reason in REJECTION_ADVICE:
+        return REJECTION_ADVICE[reason]
+    if reason.startswith(WEB_REASONS):
+        return "see what each reason of a web input means in docs/web.md"
+    return "see what each reason means in docs/inputs.md"
 
 
 def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metrics: bool = True) -> str:

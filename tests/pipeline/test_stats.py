@@ -110,3 +110,16 @@ def test_nothing_read_is_every_input_record_rejected_or_none():
     assert nothing_read(read_rejected) and nothing_read(all_stage_errors) and nothing_read({})
     assert nothing_read(read_errors)
     assert not nothing_read(one_left) and not nothing_read(one_removed)
+
+
+def test_a_refused_build_is_told_what_to_do_for_its_main_reason():
+    # reasons with no advice got "see what each reason means in docs/inputs.md", web inputs' reasons too (they are
+    # told in docs/web.md), and a big .json array file (one line past the record limit) nothing about arrays
+    from corpusforge.pipeline.stats import rejection_advice
+
+    assert "jq -c '.[]'" in rejection_advice("oversize_record") and "output.max_record_bytes" in rejection_advice("oversize_record")
+    assert "iconv" in rejection_advice("invalid_utf8")
+    for reason in ("warc_truncated", "html_parse_error", "no_main_text"):
+        assert "docs/web.md" in rejection_advice(reason), reason
+    assert "docs/inputs.md" in rejection_advice("some_new_reason")
+    assert rejection_advice("missing_text").startswith("the records have no field")
