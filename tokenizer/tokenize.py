@@ -587,6 +587,8 @@ class TokenizeShards(beam.PTransform):
     Construction reads the tokenizer (its hash, vocabulary size and special tokens) and lists the input, so
     a bad path fails before the pipeline runs. Every path may be local or on any Beam filesystem.
     ``progress``: a local directory where the encoder counts documents and tokens (``corpusforge.core.progress``).
+    ``min_val_documents``: 0 here (``val_fraction`` alone, each document's split from its id and seed only, as
+    benchmarks and callers of this transform had it); ``corpusforge tokenize`` passes the config's (100 by default).
     """
 
     def __init__(self, input: str, output: str, tokenizer: str, val_fraction: float = 0.01, split_seed: int = 0,
