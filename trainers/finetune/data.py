@@ -17,7 +17,8 @@ from typing import Any
 
 from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
-from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, classify, display_path,
+from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_text, classify,
+                                          display_path,
                                           open_decompressed, open_input, open_lines, parse_json, record_limit, seekable,
                                           uncompressed_name)
 from corpusforge.trainers.finetune.config import FinetuneConfig
@@ -104,14 +105,14 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
     out = []
     for position, record in enumerate(records):
         def field(name: str, required: bool = True):
-            value = record.get(name)
+            value = _cell(record.get(name), where, position, name)
             if value is None or value == "":
                 if required:
                     raise UserError(f"{where}: record {position} has no {name!r} field; name the field with "
                                     f"--{_flag(name, config)} or fix the data")
                 return None
             return value
-        ident = str(record.get(config.id_field, position))
+        ident = str(_cell(record.get(config.id_field, position), where, position, config.id_field))
         if config.task == "classify":
             label = field(config.label_field, labelled)
             out.append(Example(ident, str(field(config.text_field)),
@@ -143,7 +144,17 @@ def _word_list(value: Any, where: str, position: int, name: str) -> list:
             raise UserError(f"{where}: record {position} field {name!r} is not a JSON list of words ({exc.reason})") from None
     if not isinstance(value, (list, tuple)) or not value:
         raise UserError(f"{where}: record {position} field {name!r} must be a non-empty list of words")
-    return list(value)
+    return [_cell(item, where, position, name) for item in value]  # a list<binary> column's words: their text
+
+
+def _cell(value: Any, where: str, position: int, name: str) -> Any:
+    """A record's value as every reader takes a text cell (``input_files.cell_text``): a binary Parquet column's
+    bytes (as Spark and Hive write strings) as their UTF-8 text, not ``"b'...'"``; bytes that are not UTF-8 stop
+    the command with one line, as any record the task cannot use does."""
+    try:
+        return cell_text(value)
+    except RecordError as exc:
+        raise UserError(f"{where}: record {position} field {name!r} is {exc.detail}") from None
 
 
 def _flag(name: str, config: FinetuneConfig) -> str:
