@@ -131,6 +131,7 @@ class _Context:
     failing: bool = False  # a record's conversion raised under fail_fast: the run fails with it
     watch: FileWatch | None = None  # the file as it was opened: whether another process changed it since
     encoding: str = "utf-8"  # a JSON Lines or text file's encoding, told by its first bytes (utf8_stream)
+    names: Callable[[str], str] | None = None  # the PII stage's NameScrubber: a shard row's own source goes through it
 
     def __post_init__(self) -> None:
         self.max_bytes = record_limit(self.max_chars, self.max_bytes)
@@ -237,7 +238,9 @@ class _Context:
         if not isinstance(text, str):
             return self.reject(position, "non_string_text", f"'text' is {type(text).__name__}", raw)
         metadata = _shard_metadata(obj.get("metadata"), self.max_depth)
-        source = cell_text(obj["source"]) or self.source
+        source = cell_text(obj["source"])
+        # the source as this build writes names (a name holding PII hashed, as the file's own source is)
+        source = (self.names(source) if self.names else source) if source else self.source
         self.counters[SHARD_ROWS] = self.counters.get(SHARD_ROWS, 0) + 1
         return self._document(position, text, cell_text(obj["id"]), metadata, raw, source=source, own_id=True)
 
@@ -617,7 +620,8 @@ def records_from_file(stream: BinaryIO, spec: InputConfig, path: str, relpath: s
     fmt = spec.format if spec.format != "auto" else detect_format(path)
     source = source_name(spec, relpath or display_path(path))
     ctx = _Context(spec, path, relpath, names(source) if names else source, max_chars,
-                   {} if counters is None else counters, input_index, fail_fast, max_bytes, max_depth, watch=watch)
+                   {} if counters is None else counters, input_index, fail_fast, max_bytes, max_depth, watch=watch,
+                   names=names)
     yield from _guarded(_READERS[fmt](stream, ctx), ctx)
 
 
