@@ -50,7 +50,7 @@ def read_records(path: str | pathlib.Path, max_bytes: int = 0) -> list[dict[str,
         with open_input(str(path)) as raw:
             if suffix in (".csv", ".tsv"):
                 text = io.TextIOWrapper(open_lines(raw, str(path)), encoding="utf-8-sig", newline="")
-                return list(csv.DictReader(text, delimiter="\t" if suffix == ".tsv" else ","))
+                return _csv_records(text, "\t" if suffix == ".tsv" else ",", where, limit)
             if suffix == ".parquet":  # decompressed and spooled as the build does (x.parquet.zst was read raw)
                 return _parquet_records(seekable(open_decompressed(raw, str(path))), where, limit)
     except UserError:
@@ -63,6 +63,30 @@ def read_records(path: str | pathlib.Path, max_bytes: int = 0) -> list[dict[str,
 
 
 MAX_RECORD_BYTES = record_limit(10_000_000)  # the build's default output.max_record_bytes: a line, or a row
+
+
+def _csv_records(text: Any, delimiter: str, where: str, limit: int) -> list[dict[str, Any]]:
+    """A CSV or TSV file's records, a field as long as a JSONL line may be (``limit``, the build's record limit):
+    the csv module's own limit, 131,072 characters, refused a long document that JSONL or Parquet took. Raised,
+    never lowered: the limit is the process's, and a larger one set elsewhere stays."""
+    csv.field_size_limit(max(csv.field_size_limit(), limit))
+    reader = csv.DictReader(text, delimiter=delimiter)
+
+    def too_long() -> UserError:
+        return UserError(f"{where}:{reader.line_num} holds a field of more than {limit:,} characters, over what a "
+                         "record may take; shorten or drop it, or raise output.max_record_bytes")
+
+    out = []
+    try:
+        for record in reader:
+            if any(isinstance(value, str) and len(value) > limit for value in record.values()):
+                raise too_long()
+            out.append(record)
+    except csv.Error as exc:  # over the csv module's limit for the process (raised above, never lowered)
+        if "field larger than field limit" not in str(exc):
+            raise
+        raise too_long() from None
+    return out
 
 
 def _parquet_records(raw: Any, where: str, limit: int) -> list[dict[str, Any]]:

@@ -45,6 +45,16 @@ def test_a_binary_parquet_text_column_reads_as_its_utf8_text(tmp_path):
         task_examples(read_records(tmp_path / "bad.parquet"), config, "bad")
 
 
+def test_a_csv_field_as_long_as_a_jsonl_record_may_be_is_read(tmp_path):
+    # Before: the csv module's own limit, 131,072 characters, refused a 200,000-character text that the JSONL and
+    # Parquet readers take ("cannot be read: unreadable_file (Error: field larger than field limit (131072))")
+    (tmp_path / "long.csv").write_text("text,label\n" + "a " * 100_000 + ",pos\nb,neg\n")
+    records = read_records(tmp_path / "long.csv")
+    assert [len(r["text"]) for r in records] == [200_000, 1]
+    with pytest.raises(UserError, match=r"long.csv:2 holds a field of more than 1,000 characters"):
+        read_records(tmp_path / "long.csv", max_bytes=1_000)
+
+
 def test_bad_records_are_errors_that_name_the_place(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"text": "a"}\nnot json\n')
     with pytest.raises(UserError, match=r"bad.jsonl:2 is not valid JSON"):
