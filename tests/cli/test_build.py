@@ -382,7 +382,8 @@ def test_a_build_of_an_earlier_builds_clean_shards_keeps_every_document_as_it_wa
     data = tmp_path / "web.jsonl"
     words = ["river", "mill", "sheep", "valley", "stone", "bridge", "winter", "harvest", "market", "church",
              "forest", "lantern", "orchard", "weaver", "ferry", "granary", "meadow", "smithy", "tavern", "well"]
-    data.write_text("".join(json.dumps({"id": f"g{i}", "text": " ".join(words[(i * 7 + k * k * 3 + k) % 20] for k in range(30)) + ".",
+    texts = [" ".join(words[(i * 7 + k * k * 3 + k) % 20] for k in range(30)) + "." for i in range(12)]
+    data.write_text("".join(json.dumps({"id": f"g{i}", "text": texts[i],
                                         "url": f"https://example.org/{i}", "metadata": {"lang_hint": "en", "n": i}})
                             + "\n" for i in range(12)))
     settings = ["--no-progress", "--set", f"output.format={fmt}", "--set", "pii.enabled=false",

@@ -39,7 +39,8 @@ _KEYS = ["url", "metadata", "source", "annotations", "id", "text", "lang", "кл
 def _value(rng: random.Random, depth: int = 0) -> Any:
     kind = rng.choice(["str", "int", "float", "bool", "null", "list", "dict"] if depth < 3 else ["str", "int", "null"])
     if kind == "str":
-        return rng.choice(["", "x", "héllo", "🙂 emoji", "line\nend", '{"looks": "like json"}', "a" * rng.randint(1, 50)])
+        return rng.choice(["", "x", "héllo", "🙂 emoji", "line\nend", '{"looks": "like json"}',
+                           "a" * rng.randint(1, 50)])
     if kind == "int":
         return rng.randint(-10**12, 10**12)
     if kind == "float":

@@ -29,7 +29,8 @@ def test_jsonl_csv_and_parquet_give_the_same_examples(tmp_path):
 def test_a_binary_parquet_text_column_reads_as_its_utf8_text(tmp_path):
     # Spark and Hive write every string column as binary: the build reads its cells as UTF-8 text
     # (input_files.cell_text), fine-tuning and predict read "b'x y'" as the text and the label
-    binary = pa.table({name: pa.array([r[name].encode() for r in ROWS], pa.binary()) for name in ("id", "text", "label")})
+    binary = pa.table({name: pa.array([r[name].encode() for r in ROWS], pa.binary())
+                       for name in ("id", "text", "label")})
     pq.write_table(binary, tmp_path / "spark.parquet")
     pq.write_table(pa.Table.from_pylist(ROWS), tmp_path / "d.parquet")
     config = FinetuneConfig()
