@@ -24,6 +24,7 @@ import contextvars
 import dataclasses
 import hashlib
 import io
+import itertools
 import json
 import os
 import posixpath
@@ -49,6 +50,7 @@ from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, In
                                           path_bytes, path_text, record_limit, seekable, uncompressed_name,
                                           utf8_stream)
 from corpusforge.core.progress import Reporter
+from corpusforge.core.rundir import MARKER
 
 REJECTED = "rejected"
 EDITS = "edits"  # (stage, counter, amount): what the reader changed, for stats.json's edits
@@ -129,6 +131,7 @@ class _Context:
     failing: bool = False  # a record's conversion raised under fail_fast: the run fails with it
     watch: FileWatch | None = None  # the file as it was opened: whether another process changed it since
     encoding: str = "utf-8"  # a JSON Lines or text file's encoding, told by its first bytes (utf8_stream)
+    names: Callable[[str], str] | None = None  # the PII stage's NameScrubber: a shard row's own source goes through it
 
     def __post_init__(self) -> None:
         self.max_bytes = record_limit(self.max_chars, self.max_bytes)
@@ -195,9 +198,11 @@ class _Context:
             return self.reject(position, "not_an_object", f"expected a JSON object, got {got}", raw)
         check_depth(obj, self.max_depth)  # what nests deeper fails later steps (pickling, JSON writing)
         obj = self.repair_unicode(obj)
+        if self.spec.text_field == "text" and self.spec.id_field == "id" and is_shard_row(obj):
+            return self._shard_row(position, obj, raw)
         text = obj.get(self.spec.text_field)
         if text is None:
-            return self.reject(position, "missing_text", f"no field {self.spec.text_field!r}", raw)
+            return self.reject(position, "missing_text", missing_text_detail(self.spec.text_field, obj), raw)
         if isinstance(text, bytes):
             # A Parquet/Arrow text column typed binary, not string: Spark and Hive write every string column so
             # unless told otherwise (spark.sql.parquet.binaryAsString), and pyarrow reads it as bytes. Its text is
@@ -223,6 +228,22 @@ class _Context:
             self.counters[UNUSABLE_IDS] = self.counters.get(UNUSABLE_IDS, 0) + 1
         return self._document(position, text, raw_id, merged_metadata(metadata), raw)
 
+    def _shard_row(self, position: int, obj: dict[str, Any], raw: Any) -> Document | Rejected:
+        """A row of a corpusforge shard (``is_shard_row``: RUN/clean, RUN/removed) as the document it was: its
+        id and source as written, its metadata decoded from the JSON string the shard holds it as. What an earlier
+        build computed about it (``annotations``; a removed row's ``stage``, ``reason``, ``details``) is dropped:
+        this build's stages compute it again under its own settings, and a verdict of a stage switched off now
+        would be stale. docs/inputs.md ("corpusforge's own shards")."""
+        text = cell_text(obj["text"])
+        if not isinstance(text, str):
+            return self.reject(position, "non_string_text", f"'text' is {type(text).__name__}", raw)
+        metadata = _shard_metadata(obj.get("metadata"), self.max_depth)
+        source = cell_text(obj["source"])
+        # the source as this build writes names (a name holding PII hashed, as the file's own source is)
+        source = (self.names(source) if self.names else source) if source else self.source
+        self.counters[SHARD_ROWS] = self.counters.get(SHARD_ROWS, 0) + 1
+        return self._document(position, text, cell_text(obj["id"]), metadata, raw, source=source, own_id=True)
+
     def repair_unicode(self, obj: dict[str, Any]) -> dict[str, Any]:
         """``obj`` with every lone surrogate in its strings (text, id, metadata keys and values) replaced by
         U+FFFD, counted as the edit ``lone_surrogates_repaired`` (one per record).
@@ -242,18 +263,21 @@ class _Context:
         return self.isolated(position, raw, self._document, position, text, raw_id, metadata, raw)
 
     def _document(self, position: int, text: str, raw_id: Any, metadata: dict[str, Any],
-                  raw: bytes | str = b"") -> Document | Rejected:
+                  raw: bytes | str = b"", *, source: str | None = None, own_id: bool = False) -> Document | Rejected:
+        source = self.source if source is None else source
         if not text.strip():
             return self.reject(position, "empty_text", "", raw)
         if len(text) > self.max_chars:
             return self.reject(position, "oversize_record", f"{len(text)} chars > output.max_doc_chars={self.max_chars}",
                                text[:RAW_CARRIED])
-        if _usable_id(raw_id) and str(raw_id):
+        if own_id and isinstance(raw_id, str) and raw_id:
+            doc_id = raw_id  # a corpusforge shard's id: namespaced by its source already
+        elif _usable_id(raw_id) and str(raw_id):
             # Ids are namespaced by source so that two sources using the same ids stay distinct corpus-wide.
-            doc_id = f"{self.source}/{raw_id}"
+            doc_id = f"{source}/{raw_id}"
         else:
-            doc_id = derived_id(self.source, self.relpath, position)
-        return Document(id=doc_id, text=text, source=self.source, metadata=_json_safe(metadata),
+            doc_id = derived_id(source, self.relpath, position)
+        return Document(id=doc_id, text=text, source=source, metadata=_json_safe(metadata),
                         origin=(self.input_index, self.relpath, position))
 
 
@@ -264,6 +288,60 @@ UNUSABLE_IDS = "ids_not_string_or_integer"
 def _usable_id(raw_id: Any) -> bool:
     """Whether a record's id value can name its document: a string or an integer (not a bool)."""
     return isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool)
+
+
+# The columns of the shards a build writes (pipeline/document.py: document_schema, removed_schema): RUN/clean's
+# rows, and RUN/removed's, which hold the verdict (stage, reason, details) and no metadata. A record with exactly
+# one of these sets of fields is read back as the document it was (_Context._shard_row).
+_CLEAN_COLUMNS = frozenset({"id", "text", "source", "metadata", "annotations"})
+_REMOVED_COLUMNS = frozenset({"id", "source", "stage", "reason", "details", "text", "annotations"})
+SHARD_ROWS = "corpusforge_shard_rows_read_back"  # the read edit counting them
+_FIELDS_SHOWN = 12
+
+
+def missing_text_detail(text_field: str, obj: dict[str, Any]) -> str:
+    """Why a record has no text, naming the fields it does have and the one holding its longest string (the likely
+    text), so that a build that rejects every record says which ``--text-field`` to name: ``no field 'text';
+    records have fields: content, id; name the text field with --text-field content (inputs[].text_field)``.
+    Computed only for a rejected record, from its first few fields, each name cut short."""
+    first = list(itertools.islice(obj.items(), _FIELDS_SHOWN))
+    shown = ", ".join(str(key)[:40] for key, _ in first) + (", ..." if len(obj) > _FIELDS_SHOWN else "")
+    detail = f"no field {text_field!r}; " + (f"records have fields: {shown}" if obj else "records have no fields")
+    strings = [(len(value), str(key)) for key, value in first if isinstance(value, (str, bytes)) and value]
+    if strings:
+        best = max(strings)[1]
+        flag = best if best.isprintable() and " " not in best and best[:1] != "-" else repr(best)
+        detail += f"; name the text field with --text-field {flag[:60]} (inputs[].text_field)"
+    return detail
+
+
+def is_shard_row(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is a row of a corpusforge shard: its fields are exactly a clean or a removed shard's
+    columns, ``source`` a string, ``metadata`` (clean) a string, the JSON the build wrote; ``annotations`` is a
+    struct (an object) or, where the build had no typed annotations, a JSON string."""
+    if "annotations" not in obj:  # almost every user record: one lookup (the set comparisons cost ~10x it)
+        return False
+    keys = obj.keys()
+    if len(keys) == 5:
+        if keys != _CLEAN_COLUMNS or not isinstance(obj["metadata"], (str, bytes)):
+            return False
+    elif len(keys) != 7 or keys != _REMOVED_COLUMNS:
+        return False
+    return isinstance(obj["source"], (str, bytes)) and isinstance(obj["annotations"], (dict, str, bytes, type(None)))
+
+
+def _shard_metadata(value: Any, max_depth: int) -> dict[str, Any]:
+    """A shard's ``metadata`` cell (a JSON object as a string) as the metadata it was; a cell that is not such an
+    object (edited by hand, cut short) is kept whole under ``metadata``, as any record's string field is."""
+    if value is None or value == "" or value == b"":
+        return {}
+    try:
+        decoded = parse_json(value if isinstance(value, bytes) else value.encode("utf-8", "surrogatepass"), max_depth)
+    except RecordError:
+        decoded = None
+    if not isinstance(decoded, dict):
+        return {METADATA: cell_text(value) if isinstance(value, bytes) else value}
+    return decoded
 
 
 METADATA = "metadata"  # the field of a record's own metadata object (dolma, datatrove, the HF hub's exports)
@@ -544,7 +622,8 @@ def records_from_file(stream: BinaryIO, spec: InputConfig, path: str, relpath: s
     fmt = spec.format if spec.format != "auto" else detect_format(path)
     source = source_name(spec, relpath or display_path(path))
     ctx = _Context(spec, path, relpath, names(source) if names else source, max_chars,
-                   {} if counters is None else counters, input_index, fail_fast, max_bytes, max_depth, watch=watch)
+                   {} if counters is None else counters, input_index, fail_fast, max_bytes, max_depth, watch=watch,
+                   names=names)
     yield from _guarded(_READERS[fmt](stream, ctx), ctx)
 
 
@@ -602,6 +681,12 @@ def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list
                         "or pass --input PATH")
     listed = []
     for spec in inputs:
+        if _is_run_directory(spec.path):
+            # Read whole, a run directory mixes the kept documents with the removed ones, rejected records, the
+            # dataset card and the stats: name the part meant.
+            raise UserError(f"input {display_path(spec.path)} is a corpusforge run directory; read its documents "
+                            f"with --input {display_path(spec.path.rstrip('/'))}/clean (or .../removed for what the "
+                            "build removed)")
         try:
             root, files = list_input(spec.path)
         except Exception as exc:
@@ -617,6 +702,14 @@ def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list
                     detect_format(file.path)
         listed.append((spec, root, files))
     return listed
+
+
+def _is_run_directory(path: str) -> bool:
+    """Whether ``path`` is a directory holding a corpusforge run's marker (``rundir.MARKER``)."""
+    try:
+        return files_mod.exists(files_mod.join(path, MARKER))
+    except Exception:  # noqa: BLE001 - a glob, an unreachable filesystem: list_input says what is wrong
+        return False
 
 
 def check_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, list[str]]]:

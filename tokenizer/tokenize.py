@@ -15,7 +15,7 @@ inside a document are encoded as plain text. Shards are written to a temporary n
 A document whose encoding raises is left out of the shards and listed in the manifest's ``stage_errors``
 (its id and ``"tokenize: <ExceptionType>: <message>"``, never its text; ``corpusforge.core.faults``);
 more of them than ``build.error_allowance`` and ``build.max_error_fraction`` of the documents fails the run
-(``FaultConfig.tolerates``), and ``build.fail_fast`` fails
+(``FaultConfig.tolerates``), as does every document raising, however few, and ``build.fail_fast`` fails
 it on the first.
 """
 from __future__ import annotations
@@ -909,6 +909,14 @@ def check_token_errors(manifest: dict[str, Any], faults: FaultConfig, manifest_p
     failed = manifest.get("stage_errors", {}).get("documents", 0)
     encoded = manifest.get("documents_encoded", sum(split["documents"] for split in manifest["splits"].values()))
     total = failed + encoded  # before a mixture repeated or dropped documents
+    if failed and not encoded:
+        # Every document raised: token shards holding nothing are no corpus to train on, whatever the allowance
+        # (a run of a few documents fits in it), as a build whose every record is rejected publishes nothing
+        # (pipeline.build.check_something_kept).
+        rundir.delete(manifest_path)
+        by = ", ".join(f"{name} {n:,}" for name, n in manifest["stage_errors"]["by_type"].items())
+        raise UserError(f"every one of the {failed:,} documents could not be tokenized ({by}); nothing was published. "
+                        "Rerun with --set build.fail_fast=true to see the first traceback")
     if faults.tolerates(failed, total):
         return
     limit = faults.max_error_fraction

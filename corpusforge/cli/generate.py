@@ -38,8 +38,10 @@ def cmd_generate(args) -> int:
 
     prompts = list(args.prompt)
     if args.prompts:
-        with open(args.prompts, encoding="utf-8-sig") as handle:
-            prompts += [line.rstrip("\r\n") for line in handle if line.strip()]
+        from corpusforge.core.input_files import text_lines
+
+        # read as every reader reads lines: compressed, UTF-16, CR line ends, a FIFO refused, one line on bad bytes
+        prompts += list(text_lines(args.prompts))
     if not prompts:
         raise UserError("no prompt; pass --prompt TEXT or --prompts FILE")
     options = GenerateOptions(max_new_tokens=args.max_new_tokens, greedy=args.greedy, temperature=args.temperature,

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from collections import Counter
 
@@ -27,12 +26,16 @@ def register(subparsers) -> None:
 
 
 def _documents(paths: list[str], lines: bool):
+    from corpusforge.core.input_files import text_lines, text_whole
+
+    # read as every reader reads text (input_files.text_lines): compressed, UTF-16, CR line ends, a FIFO refused,
+    # one line naming the file and the line on bytes that are not UTF-8 (a traceback before)
     for path in paths or ["-"]:
-        with open(path, encoding="utf-8") if path != "-" else contextlib.nullcontext(sys.stdin) as source:
-            if lines:
-                yield from (line.rstrip("\n") for line in source if line.strip())
-            else:
-                yield source.read()
+        stream = sys.stdin.buffer if path == "-" else None
+        if lines:
+            yield from text_lines(path, stream)
+        else:
+            yield text_whole(path, stream)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -644,3 +644,68 @@ def utf8_stream(stream: BinaryIO) -> tuple[BinaryIO, str]:
     if encoding == "utf-8":
         return io.BufferedReader(_Utf8(stream, head, None), 1 << 20), encoding  # type: ignore[return-value]
     return io.BufferedReader(_Utf8(stream, head, encoding), 1 << 20), encoding  # type: ignore[return-value]
+
+
+def text_lines(path: str, stream: BinaryIO | None = None, limit: int = 0) -> Iterator[str]:
+    """The non-blank lines of a user's text file (``generate --prompts``, ``pii FILE``), read as every reader reads
+    lines: a regular file only (``open_input``), decompressed by extension and transcoded from UTF-16 or UTF-32
+    (``open_lines``), each line bounded (``bounded_lines``, ``limit``: ``record_limit`` of the build's default) and
+    decoded as strict UTF-8, its line end (LF, CRLF or a lone CR) dropped. ``stream``: an open binary stream
+    read instead (stdin), not decompressed. A file that cannot be read, a line too long or not UTF-8 is one
+    ``UserError`` naming the file and the line."""
+    for _, line in _numbered_text(path, stream, limit or record_limit(10_000_000)):
+        if line.strip():
+            yield line
+
+
+def text_whole(path: str, stream: BinaryIO | None = None, limit: int = 0) -> str:
+    """A user's text file whole (``pii FILE`` without ``--lines``), read as ``text_lines`` reads it: line ends
+    kept as written, the whole under ``limit`` bytes (``record_limit`` of the build's default)."""
+    from corpusforge.core.errors import UserError
+
+    limit = limit or record_limit(10_000_000)
+    where = "stdin" if path == "-" else display_path(path)
+    with _text_stream(path, stream) as source:
+        data = source.read(limit + 1)
+    if len(data) > limit:
+        raise UserError(f"{where} is more than {limit:,} bytes; pass it with --lines, one document a line")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{where} is not valid UTF-8 ({str(exc)[:160]})") from None
+
+
+def _text_stream(path: str, stream: BinaryIO | None):
+    from corpusforge.core.errors import UserError
+
+    if stream is not None:
+        return utf8_stream(stream)[0]
+    if _is_local(path) and not os.path.lexists(_local(path)):
+        raise UserError(f"{display_path(path)}: no such file")
+    try:
+        raw = open_input(path)
+        return open_lines(raw, path)
+    except Exception as exc:  # noqa: BLE001 - not a regular file, missing, a corrupt compressed header: one line
+        reason, detail = classify(exc)
+        raise UserError(f"{display_path(path)} cannot be read: {reason} ({detail[:160]})") from None
+
+
+def _numbered_text(path: str, stream: BinaryIO | None, limit: int) -> Iterator[tuple[int, str]]:
+    from corpusforge.core.errors import UserError
+
+    where = "stdin" if path == "-" else display_path(path)
+    with _text_stream(path, stream) as source:
+        try:
+            for number, line in enumerate(bounded_lines(source, limit), 1):
+                if isinstance(line, Oversize):
+                    raise UserError(f"{where}:{number} is a line of {line.size:,} bytes or more, over the {limit:,} "
+                                    "a line may take")
+                try:
+                    yield number, line.decode("utf-8").rstrip("\r\n")
+                except UnicodeDecodeError as exc:
+                    raise UserError(f"{where}:{number} is not valid UTF-8 ({str(exc)[:160]})") from None
+        except UserError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a file cut short mid-stream, a corrupt frame: one line
+            reason, detail = classify(exc)
+            raise UserError(f"{where} cannot be read: {reason} ({detail[:160]})") from None

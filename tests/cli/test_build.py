@@ -239,8 +239,10 @@ def test_input_files_with_another_text_field(tmp_path, capsys):
     # then the build said "kept: 0" and exited 0; now every record rejected is a failed build (one line, exit 2)
     assert main(["build", "-i", str(data), "-o", str(tmp_path / "a"), "--no-progress", *off]) == 2
     err = capsys.readouterr().err
+    # the line names the fields the records have and the one to name (before: only "no field 'text'")
     assert "every one of the 4 input records was rejected (missing_text 4; e.g. mine.jsonl record 0: no field " \
-           "'text'); nothing was published" in err and "build --text-field" in err and err.count("\n") == 1, err
+           "'text'; records have fields: doc_id, content; name the text field with --text-field content " \
+           "(inputs[].text_field)); nothing was published" in err and err.count("\n") == 1, err
     assert not (tmp_path / "a").exists()
     assert main(["build", "-i", str(data), "--text-field", "content", "-o", str(tmp_path / "b"), "--no-progress",
                  *off]) == 0
@@ -341,7 +343,8 @@ def test_a_build_that_reads_no_usable_record_fails_and_publishes_nothing(tmp_pat
     empty.write_text("")
     named = tmp_path / "a\nb\u2028.jsonl"  # a name that would break the one line
     named.write_text('{"body": "x"}\n')
-    cases = {named: "was rejected (missing_text 1; e.g. a\\nb\\u2028.jsonl record 0: no field 'text')",
+    cases = {named: "was rejected (missing_text 1; e.g. a\\nb\\u2028.jsonl record 0: no field 'text'; records "
+                    "have fields: body; name the text field with --text-field body (inputs[].text_field))",
              malformed: "every one of the 2 input records was rejected (malformed_json 2; e.g. notes.jsonl record 0: "
                         "Expecting value: line 1 column 1 (char 0)); nothing was published. A file read as JSON Lines",
              empty: "the inputs hold no records (every file is empty or blank); nothing was published"}
@@ -411,3 +414,55 @@ def test_a_build_whose_stages_removed_everything_is_published_with_a_warning(tmp
     out = capsys.readouterr().out
     assert "kept: 0   removed: 4" in out and "  warning: no document was kept: the stages removed all 4" in out, out
     assert _table(tmp_path / "run" / "removed")[0].num_rows == 4
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_a_build_of_an_earlier_builds_clean_shards_keeps_every_document_as_it_was(tmp_path, fmt):
+    # Before: `build --input RUN/clean` read a shard's row as a user record: its id namespaced again
+    # (part-00000-of-00001/web/g0), its source the shard's file name, its metadata the JSON string nested under
+    # "metadata", and source and annotations moved into metadata.
+    data = tmp_path / "web.jsonl"
+    words = ["river", "mill", "sheep", "valley", "stone", "bridge", "winter", "harvest", "market", "church",
+             "forest", "lantern", "orchard", "weaver", "ferry", "granary", "meadow", "smithy", "tavern", "well"]
+    texts = [" ".join(words[(i * 7 + k * k * 3 + k) % 20] for k in range(30)) + "." for i in range(12)]
+    data.write_text("".join(json.dumps({"id": f"g{i}", "text": texts[i],
+                                        "url": f"https://example.org/{i}", "metadata": {"lang_hint": "en", "n": i}})
+                            + "\n" for i in range(12)))
+    settings = ["--no-progress", "--set", f"output.format={fmt}", "--set", "pii.enabled=false",
+                "--set", "quality.enabled=false"]  # dedup on: its annotations must come out the same
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert main(["build", "-i", str(data), "-o", str(first), *settings]) == 0
+    assert main(["build", "-i", str(first / "clean"), "-o", str(second), *settings]) == 0
+    before = sorted(_table(first / "clean")[0].to_pylist(), key=lambda row: row["id"])
+    after = sorted(_table(second / "clean")[0].to_pylist(), key=lambda row: row["id"])
+    assert len(before) >= 8  # near duplicates among the twelve removed the first time
+    assert after == before  # ids, sources, texts, metadata, and annotations the same settings recompute the same
+    assert json.loads(before[3]["metadata"]) == {"url": "https://example.org/3", "lang_hint": "en", "n": 3}
+
+
+def test_a_build_of_an_earlier_builds_removed_shards_reads_their_documents(tmp_path):
+    # RUN/removed (a removed row: id, source, stage, reason, details, text, annotations): its earlier verdict is
+    # dropped and this build decides again; with dedup off, every removed duplicate is kept under its own id
+    data = tmp_path / "web.jsonl"
+    data.write_text("".join(json.dumps({"id": f"g{i}", "text": "The same document about the river and the mill."})
+                            + "\n" for i in range(4)))
+    off = ["--no-progress", "--set", "quality.enabled=false", "--set", "pii.enabled=false"]
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "first"), *off]) == 0
+    assert main(["build", "-i", str(tmp_path / "first" / "removed"), "-o", str(tmp_path / "second"), *off,
+                 "--set", "dedup.enabled=false"]) == 0
+    rows = _table(tmp_path / "second" / "clean")[0].to_pylist()
+    assert sorted(row["id"] for row in rows) == ["web/g1", "web/g2", "web/g3"]
+    assert {row["source"] for row in rows} == {"web"} and {row["metadata"] for row in rows} == {"{}"}
+
+
+def test_a_run_directory_as_input_is_refused_with_what_to_name(tmp_path, capsys):
+    # Before: `build --input RUN` read clean/, removed/, rejected/ and README.md alike as input documents
+    data = _lines(tmp_path / "d.jsonl", [{"text": f"Document {i} about owls and the barn."} for i in range(3)])
+    off = ["--no-progress", "--set", "quality.enabled=false", "--set", "dedup.enabled=false",
+           "--set", "pii.enabled=false"]
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), *off]) == 0
+    capsys.readouterr()
+    assert main(["build", "-i", str(tmp_path / "run"), "-o", str(tmp_path / "again"), *off]) == 2
+    err = capsys.readouterr().err
+    assert f"is a corpusforge run directory; read its documents with --input {tmp_path / 'run'}/clean" in err
+    assert err.count("\n") == 1 and not (tmp_path / "again").exists()

@@ -34,3 +34,31 @@ def test_pii_command_coverage_only(capsys):
     code, out = _run(["pii", "--coverage", "--set", "pii.entities=[EMAIL_ADDRESS]"], capsys)
     assert code == 0 and out.out == ""
     assert out.err.startswith("PII covered: EMAIL_ADDRESS; NOT covered: PHONE_NUMBER")
+
+
+@pytest.mark.parametrize("kind", ["utf-16", "gzip", "cr", "crlf"])
+def test_pii_reads_files_as_every_reader_reads_lines(tmp_path, capsys, kind):
+    # Before: open(path, encoding="utf-8"): a UTF-16 or gzip file was a UnicodeDecodeError traceback, lone CR line
+    # ends one document; now input_files.text_lines, the readers' own decompression, transcoding and line ends
+    import gzip
+
+    text = "Mail jane@example.org today.\nNothing here.\n"
+    path = tmp_path / ("notes.txt.gz" if kind == "gzip" else "notes.txt")
+    data = {"utf-16": text.encode("utf-16"), "gzip": gzip.compress(text.encode()),
+            "cr": text.replace("\n", "\r").encode(), "crlf": text.replace("\n", "\r\n").encode()}[kind]
+    path.write_bytes(data)
+    code, out = _run(["pii", "--lines", str(path)], capsys)
+    assert code == 0 and out.out.splitlines() == ["Mail <EMAIL> today.", "Nothing here."], out
+
+
+def test_pii_on_bytes_that_are_not_utf8_is_one_line(tmp_path, capsys):
+    from corpusforge.cli.main import main
+
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"fine\nbad \xff byte\n")
+    for flags in (["--lines"], []):
+        assert main(["pii", *flags, str(path)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.startswith("corpusforge: error: ") and "is not valid UTF-8" in err and "bad.txt" in err, err
+    assert main(["pii", str(tmp_path / "nope.txt")]) == 2
+    assert "nope.txt: no such file" in capsys.readouterr().err

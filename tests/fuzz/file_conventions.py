@@ -20,7 +20,8 @@ Each case draws one of four classes:
    (the ``OSError``'s own, else the input's); the file's own error is one rejected record for the rest, the records before it read.
 4. ``binary_columns``: a Parquet or Arrow IPC table whose text column is ``string``, ``binary``, ``large_binary``
    or dictionary-encoded binary, cells valid UTF-8 (odd characters too), not UTF-8, null, empty or blank, and an id
-   column of strings or binary, a metadata column of UTF-8 binary. Promise: a valid non-blank cell is a document
+   column of strings or binary, a metadata column of UTF-8 binary (a Parquet one also read by finetune and predict,
+   which must read each cell as the build does). Promise: a valid non-blank cell is a document
    with exactly that text (its metadata the binary column's text), a cell that
    is not UTF-8 ``invalid_utf8``, null ``missing_text``, blank ``empty_text``, each by position.
 
@@ -308,7 +309,34 @@ def _binary_columns(rng: random.Random, folder: pathlib.Path) -> tuple[pathlib.P
         raise AssertionError(f"{path.name}: a binary id column's UTF-8 ids not used: {[d.id for d in docs][:3]}")
     if any(d.metadata != {"url": f"http://x/{d.origin[2]}/\u00e9"} for d in docs):
         raise AssertionError(f"{path.name}: a binary metadata column not read as its text: {docs[0].metadata}")
+    if fmt == "parquet":
+        _finetune_reads_the_same(path, expected)
     return path, expected, {}
+
+
+def _finetune_reads_the_same(path: pathlib.Path, expected: list) -> None:
+    """finetune and predict (``trainers/finetune/data.py``) read a Parquet file's cells as the build does
+    (``input_files.cell_text``): a valid cell is an example of that text and id, one not UTF-8 one line naming
+    the record and the field (they stop on a bad record; the build rejects it alone)."""
+    from corpusforge.core.errors import UserError
+    from corpusforge.trainers.finetune.config import FinetuneConfig
+    from corpusforge.trainers.finetune.data import read_records, task_examples
+
+    TRIED["finetune reads"] += 1
+    for position, (record, want) in enumerate(zip(read_records(path), expected)):
+        if want == "invalid_utf8":
+            try:
+                task_examples([record], FinetuneConfig(), path.name, labelled=False)
+            except UserError as exc:
+                if "field 'text' is binary and not UTF-8" not in str(exc):
+                    raise AssertionError(f"{path.name}: finetune's line for a cell not UTF-8: {exc}") from None
+                continue
+            raise AssertionError(f"{path.name}: finetune took record {position}, not UTF-8, as text")
+        if want in ("missing_text", "empty_text"):
+            continue
+        (example,) = task_examples([record], FinetuneConfig(), path.name, labelled=False)
+        if (example.id, example.text) != (f"d{position}", want):
+            raise AssertionError(f"{path.name}: finetune read record {position} as {(example.id, example.text)!r}")
 
 
 CLASSES = {"1_line_ends": _line_ends, "2_encodings": _encodings, "3_environment": _environment,

@@ -14,7 +14,8 @@ from corpusforge.pipeline.config import InputConfig
 from corpusforge.pipeline.document import Document, Rejected
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import glob_root
-from corpusforge.pipeline.readers import ReadDocuments, check_inputs, detect_format, open_decompressed, records_from_file
+from corpusforge.pipeline.readers import (ReadDocuments, check_inputs, detect_format, open_decompressed, read_file,
+                                         records_from_file)
 
 
 def _read(data: bytes, path: str, **spec):
@@ -579,3 +580,13 @@ def test_merging_a_metadata_object_loses_no_value():
             else:
                 assert merged[k] == v, (fields, merged)
         assert set(merged) <= set(fields) | set(nested)
+
+
+def test_a_shard_rows_own_source_goes_through_the_builds_name_scrubber(tmp_path):
+    # a corpusforge shard's row keeps its own source (docs/inputs.md): a build with PII on writes it as it writes
+    # every source name (NameScrubber), not in clear
+    path = tmp_path / "part-00000-of-00001.jsonl"
+    path.write_text(json.dumps({"id": "jane@example.org/1", "text": "A text.", "source": "jane@example.org",
+                                "metadata": '{"url": "u"}', "annotations": {}}) + "\n")
+    (doc,) = read_file(str(path), InputConfig(path=str(path)), names=lambda name: f"<{len(name)}>")
+    assert (doc.source, doc.id, doc.metadata) == ("<16>", "jane@example.org/1", {"url": "u"})

@@ -341,6 +341,29 @@ def test_a_document_whose_encoding_raises_is_left_out_and_listed_without_its_tex
     assert not (tmp_path / "tokens" / "manifest.json").exists()
 
 
+def test_a_tokenize_whose_every_document_raises_fails_and_publishes_nothing(tmp_path, tokenizer_path, monkeypatch):
+    # Before: 3 documents, all raising, are within build.error_allowance (5): exit 0 with empty token shards,
+    # while a build whose every record is rejected publishes nothing (NothingKept)
+    from corpusforge.tokenizer import tokenize
+
+    clean = tmp_path / "clean"
+    write_clean_shards(clean, make_documents(3), num_shards=1)
+
+    def broken(tokenizer, ids, texts, plan):
+        raise RuntimeError("a tokenizer bug")
+
+    monkeypatch.setattr(tokenize, "encode_documents", broken)
+    run = tmp_path / "run"
+    settings = [f"output.run_dir={run}", f"tokenize.input={clean}", f"tokenize.tokenizer={tokenizer_path}"]
+    with pytest.raises(UserError) as raised:
+        tokenize_on(load_config(None, settings), progress=False)
+    message = str(raised.value)
+    assert message.startswith("every one of the 3 documents could not be tokenized (RuntimeError 3); nothing was "
+                              "published") and "\n" not in message, message
+    assert not (run / "tokens").exists()
+    assert not run.exists() or not [p for p in run.iterdir() if p.name.startswith(".tmp-")]  # no staging left
+
+
 def test_an_environment_error_while_encoding_one_document_stops_tokenize_not_leaves_the_document_out(
         tmp_path, clean_dir, tokenizer_path, corpus_docs, monkeypatch):
     # errors of the environment are not errors of a record (corpusforge/core/faults.py): before, the document was

@@ -17,7 +17,8 @@ from typing import Any
 
 from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
-from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, classify, display_path,
+from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_text, classify,
+                                          display_path,
                                           open_decompressed, open_input, open_lines, parse_json, record_limit, seekable,
                                           uncompressed_name)
 from corpusforge.trainers.finetune.config import FinetuneConfig
@@ -49,7 +50,7 @@ def read_records(path: str | pathlib.Path, max_bytes: int = 0) -> list[dict[str,
         with open_input(str(path)) as raw:
             if suffix in (".csv", ".tsv"):
                 text = io.TextIOWrapper(open_lines(raw, str(path)), encoding="utf-8-sig", newline="")
-                return list(csv.DictReader(text, delimiter="\t" if suffix == ".tsv" else ","))
+                return _csv_records(text, "\t" if suffix == ".tsv" else ",", where, limit)
             if suffix == ".parquet":  # decompressed and spooled as the build does (x.parquet.zst was read raw)
                 return _parquet_records(seekable(open_decompressed(raw, str(path))), where, limit)
     except UserError:
@@ -62,6 +63,30 @@ def read_records(path: str | pathlib.Path, max_bytes: int = 0) -> list[dict[str,
 
 
 MAX_RECORD_BYTES = record_limit(10_000_000)  # the build's default output.max_record_bytes: a line, or a row
+
+
+def _csv_records(text: Any, delimiter: str, where: str, limit: int) -> list[dict[str, Any]]:
+    """A CSV or TSV file's records, a field as long as a JSONL line may be (``limit``, the build's record limit):
+    the csv module's own limit, 131,072 characters, refused a long document that JSONL or Parquet took. Raised,
+    never lowered: the limit is the process's, and a larger one set elsewhere stays."""
+    csv.field_size_limit(max(csv.field_size_limit(), limit))
+    reader = csv.DictReader(text, delimiter=delimiter)
+
+    def too_long() -> UserError:
+        return UserError(f"{where}:{reader.line_num} holds a field of more than {limit:,} characters, over what a "
+                         "record may take; shorten or drop it, or raise output.max_record_bytes")
+
+    out = []
+    try:
+        for record in reader:
+            if any(isinstance(value, str) and len(value) > limit for value in record.values()):
+                raise too_long()
+            out.append(record)
+    except csv.Error as exc:  # over the csv module's limit for the process (raised above, never lowered)
+        if "field larger than field limit" not in str(exc):
+            raise
+        raise too_long() from None
+    return out
 
 
 def _parquet_records(raw: Any, where: str, limit: int) -> list[dict[str, Any]]:
@@ -104,14 +129,14 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
     out = []
     for position, record in enumerate(records):
         def field(name: str, required: bool = True):
-            value = record.get(name)
+            value = _cell(record.get(name), where, position, name)
             if value is None or value == "":
                 if required:
                     raise UserError(f"{where}: record {position} has no {name!r} field; name the field with "
                                     f"--{_flag(name, config)} or fix the data")
                 return None
             return value
-        ident = str(record.get(config.id_field, position))
+        ident = str(_cell(record.get(config.id_field, position), where, position, config.id_field))
         if config.task == "classify":
             label = field(config.label_field, labelled)
             out.append(Example(ident, str(field(config.text_field)),
@@ -143,7 +168,17 @@ def _word_list(value: Any, where: str, position: int, name: str) -> list:
             raise UserError(f"{where}: record {position} field {name!r} is not a JSON list of words ({exc.reason})") from None
     if not isinstance(value, (list, tuple)) or not value:
         raise UserError(f"{where}: record {position} field {name!r} must be a non-empty list of words")
-    return list(value)
+    return [_cell(item, where, position, name) for item in value]  # a list<binary> column's words: their text
+
+
+def _cell(value: Any, where: str, position: int, name: str) -> Any:
+    """A record's value as every reader takes a text cell (``input_files.cell_text``): a binary Parquet column's
+    bytes (as Spark and Hive write strings) as their UTF-8 text, not ``"b'...'"``; bytes that are not UTF-8 stop
+    the command with one line, as any record the task cannot use does."""
+    try:
+        return cell_text(value)
+    except RecordError as exc:
+        raise UserError(f"{where}: record {position} field {name!r} is {exc.detail}") from None
 
 
 def _flag(name: str, config: FinetuneConfig) -> str:

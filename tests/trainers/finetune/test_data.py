@@ -26,6 +26,36 @@ def test_jsonl_csv_and_parquet_give_the_same_examples(tmp_path):
     assert label_map(got[0]) == {"neg": 0, "pos": 1}
 
 
+def test_a_binary_parquet_text_column_reads_as_its_utf8_text(tmp_path):
+    # Spark and Hive write every string column as binary: the build reads its cells as UTF-8 text
+    # (input_files.cell_text), fine-tuning and predict read "b'x y'" as the text and the label
+    binary = pa.table({name: pa.array([r[name].encode() for r in ROWS], pa.binary())
+                       for name in ("id", "text", "label")})
+    pq.write_table(binary, tmp_path / "spark.parquet")
+    pq.write_table(pa.Table.from_pylist(ROWS), tmp_path / "d.parquet")
+    config = FinetuneConfig()
+    assert task_examples(read_records(tmp_path / "spark.parquet"), config, "s") == \
+        task_examples(read_records(tmp_path / "d.parquet"), config, "d")
+    words = pa.table({"tokens": pa.array([[b"a", b"b"]], pa.list_(pa.binary())),
+                      "tags": pa.array([[b"O", b"B"]], pa.list_(pa.binary()))})
+    pq.write_table(words, tmp_path / "tags.parquet")
+    (example,) = task_examples(read_records(tmp_path / "tags.parquet"), FinetuneConfig(task="tag"), "t")
+    assert example.text == ["a", "b"] and example.target == ["O", "B"]
+    pq.write_table(pa.table({"text": pa.array([b"\xff\xfe"], pa.binary()), "label": ["pos"]}), tmp_path / "bad.parquet")
+    with pytest.raises(UserError, match=r"bad: record 0 field 'text' is binary and not UTF-8"):
+        task_examples(read_records(tmp_path / "bad.parquet"), config, "bad")
+
+
+def test_a_csv_field_as_long_as_a_jsonl_record_may_be_is_read(tmp_path):
+    # Before: the csv module's own limit, 131,072 characters, refused a 200,000-character text that the JSONL and
+    # Parquet readers take ("cannot be read: unreadable_file (Error: field larger than field limit (131072))")
+    (tmp_path / "long.csv").write_text("text,label\n" + "a " * 100_000 + ",pos\nb,neg\n")
+    records = read_records(tmp_path / "long.csv")
+    assert [len(r["text"]) for r in records] == [200_000, 1]
+    with pytest.raises(UserError, match=r"long.csv:2 holds a field of more than 1,000 characters"):
+        read_records(tmp_path / "long.csv", max_bytes=1_000)
+
+
 def test_bad_records_are_errors_that_name_the_place(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"text": "a"}\nnot json\n')
     with pytest.raises(UserError, match=r"bad.jsonl:2 is not valid JSON"):

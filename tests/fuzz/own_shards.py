@@ -1,0 +1,175 @@
+"""Fuzz family ``own_shards``: corpusforge's own outputs as input (docs/inputs.md, "corpusforge's own shards"),
+and records whose text field is missing (the line that names the fields they have).
+
+Each case writes one shard file under ``workdir`` as a build writes it (``document_row`` / ``removed_row`` through
+``write_shard``): a clean or a removed shard, Arrow, Parquet or JSON Lines (zstd, gzip or none), annotations and
+details typed structs or JSON strings, of 1-12 documents whose ids and sources hold ``/``, ``@``, ``#``, spaces and
+non-ASCII, whose metadata are random JSON objects (nested, keys named as corpusforge's own fields: ``metadata``,
+``source``, ``annotations``, ``id``, ``text``; empty). Or, one case in four, a JSON Lines file of look-alikes: a
+shard's columns plus one more, ``metadata`` an object rather than a string, a field missing, or records without
+the text field at all.
+
+Promises checked (an AssertionError names the one broken):
+- every shard row is read back once, in order, as the document it was: its id and source as written, its text,
+  its metadata equal to the object the build wrote (a removed row: none), no annotations;
+- a look-alike is an ordinary record: its id namespaced by the file's source, its fields in metadata;
+- a record without the text field is rejected ``missing_text`` and its detail names its fields (its first 12)
+  and, when one holds a string, the one holding the longest to name with ``--text-field``;
+- one case in four also goes through a build (stages off): input = kept + removed + rejected = the rows written,
+  and clean/ holds every document with its id, source and metadata.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import pathlib
+import random
+from typing import Any
+
+from tests.fuzz.accounted_build import accounted_build
+
+FAMILY = "own_shards"
+
+TRIED: collections.Counter = collections.Counter()
+
+_NAMES = ["web", "wiki", "a/b", "x@y", "ümlaut", "sp ace", "#7", "s"]
+_KEYS = ["url", "metadata", "source", "annotations", "id", "text", "lang", "ключ", "a.b", ""]
+
+
+def _value(rng: random.Random, depth: int = 0) -> Any:
+    kind = rng.choice(["str", "int", "float", "bool", "null", "list", "dict"] if depth < 3 else ["str", "int", "null"])
+    if kind == "str":
+        return rng.choice(["", "x", "héllo", "🙂 emoji", "line\nend", '{"looks": "like json"}',
+                           "a" * rng.randint(1, 50)])
+    if kind == "int":
+        return rng.randint(-10**12, 10**12)
+    if kind == "float":
+        return rng.choice([0.5, -1.25, 1e300])
+    if kind == "bool":
+        return rng.random() < 0.5
+    if kind == "null":
+        return None
+    if kind == "list":
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return _object(rng, depth + 1)
+
+
+def _object(rng: random.Random, depth: int = 0) -> dict[str, Any]:
+    return {rng.choice(_KEYS) + str(rng.randint(0, 2) or ""): _value(rng, depth) for _ in range(rng.randint(0, 4))}
+
+
+def _documents(rng: random.Random) -> list:
+    from corpusforge.pipeline.document import Document
+
+    docs = []
+    for i in range(rng.randint(1, 12)):
+        source = rng.choice(_NAMES)
+        doc_id = f"{source}/{rng.choice(['d', 'id@f.jsonl', 'x#3', 'ü'])}{i}"
+        text = rng.choice(["A document about rivers.", "Ein Text über Flüsse.", "línea\r\nuno", "x" * 300]) + f" {i}"
+        annotations = {"lang": rng.choice(["en", "de"]), "lang_score": 0.5} if rng.random() < 0.7 else {}
+        docs.append(Document(id=doc_id, text=text, source=source, metadata=_object(rng), annotations=annotations))
+    return docs
+
+
+def _write_shard(rng: random.Random, path_base: pathlib.Path, docs: list, removed: bool) -> pathlib.Path:
+    import pyarrow as pa
+
+    from corpusforge.core.shard_files import ShardFormat, write_shard
+    from corpusforge.pipeline.document import Removed, document_row, document_schema, removed_row, removed_schema
+
+    name = rng.choice(["arrow", "parquet", "jsonl"])
+    fmt = ShardFormat(name, "none" if name == "arrow" else rng.choice(["auto", "gzip", "none"]))
+    typed = rng.random() < 0.5
+    annotations = pa.struct([pa.field("lang", pa.string()), pa.field("lang_score", pa.float64()),
+                             pa.field("other", pa.string())]) if typed else None
+    details = pa.struct([pa.field("survivor_id", pa.string()), pa.field("other", pa.string())]) if typed else None
+    TRIED[f"{'removed' if removed else 'clean'} {name} {'typed' if typed else 'json'}"] += 1
+    path = path_base.with_name(f"part-00000-of-00001{fmt.suffix}")
+    if removed:
+        rows = [removed_row(Removed(doc, "dedup", "exact_duplicate", {"survivor_id": "web/x"}), annotations, details)
+                for doc in docs]
+        write_shard(str(path), removed_schema(annotations, details), rows, fmt)
+    else:
+        write_shard(str(path), document_schema(annotations), [document_row(doc, annotations) for doc in docs], fmt)
+    return path
+
+
+def _lookalikes(rng: random.Random, path: pathlib.Path) -> list[tuple[dict, str]]:
+    """JSON Lines records that are not shard rows: ``(record, kind)``."""
+    records = []
+    for i in range(rng.randint(1, 8)):
+        row = {"id": f"r{i}", "text": f"Text number {i}.", "source": "web", "metadata": json.dumps({"k": i}),
+               "annotations": {}}
+        kind = rng.choice(["extra", "object_metadata", "no_annotations", "no_text"])
+        if kind == "extra":
+            row["extra"] = "x"
+        elif kind == "object_metadata":
+            row["metadata"] = {"k": i}
+        elif kind == "no_annotations":
+            del row["annotations"]
+        else:
+            row = {f"f{j}": rng.choice(["long " * rng.randint(1, 9), 7, None]) for j in range(rng.randint(0, 15))}
+        TRIED[f"lookalike {kind}"] += 1
+        records.append((row, kind))
+    path.write_text("".join(json.dumps(r) + "\n" for r, _ in records), encoding="utf-8")
+    return records
+
+
+def _check_missing_text(record: dict, detail: str) -> None:
+    names = [str(k)[:40] for k in list(record)[:12]]
+    if names and f"records have fields: {', '.join(names)}" not in detail:
+        raise AssertionError(f"missing_text detail does not name the fields {names}: {detail!r}")
+    strings = [(len(v), k) for k, v in list(record.items())[:12] if isinstance(v, str) and v]
+    if strings and f"--text-field {max(strings)[1]} " not in detail:
+        raise AssertionError(f"missing_text detail does not name the longest string field: {detail!r}")
+
+
+def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
+    from corpusforge.pipeline.config import InputConfig
+    from corpusforge.pipeline.document import Document, Rejected
+    from corpusforge.pipeline.readers import read_file
+
+    if rng.random() < 0.25:
+        path = workdir / "look.jsonl"
+        records = _lookalikes(rng, path)
+        items = list(read_file(str(path), InputConfig(path=str(path))))
+        if len(items) != len(records):
+            raise AssertionError(f"{len(records)} records read as {len(items)} items")
+        for (record, kind), item in zip(records, items):
+            if kind == "no_text":
+                if not isinstance(item, Rejected) or item.reason != "missing_text":
+                    raise AssertionError(f"a record without text read as {item!r}")
+                _check_missing_text(record, item.detail)
+            elif not isinstance(item, Document) or item.id != f"look/{record['id']}" or item.source != "look":
+                raise AssertionError(f"a look-alike ({kind}) was read as a shard row: {item!r}")
+        return
+    removed = rng.random() < 0.4
+    docs = _documents(rng)
+    path = _write_shard(rng, workdir / "shard", docs, removed)
+    items = list(read_file(str(path), InputConfig(path=str(path))))
+    if len(items) != len(docs):
+        raise AssertionError(f"{len(docs)} rows read as {len(items)} items: {items[:3]!r}")
+    for doc, item in zip(docs, items):
+        if not isinstance(item, Document):
+            raise AssertionError(f"the row of {doc.id!r} was rejected: {item!r}")
+        want = {} if removed else doc.metadata
+        got = (item.id, item.source, item.text, item.metadata, item.annotations)
+        if got != (doc.id, doc.source, doc.text, want, {}):
+            raise AssertionError(f"read back as {got!r}, written as {(doc.id, doc.source, doc.text, want, {})!r}")
+    if rng.random() < 0.25 and len({doc.id for doc in docs}) == len(docs):
+        TRIED["built"] += 1
+        run = workdir / "run"
+        base = {"inputs": [{"path": str(path)}], "output": {"run_dir": str(run), "format": "jsonl"},
+                "quality": {"enabled": False}, "dedup": {"enabled": False}, "pii": {"enabled": False},
+                "normalize": {"enabled": False}}
+        result = accounted_build(base, len(docs))
+        if result.stats["accounting"]["kept"] != len(docs):
+            raise AssertionError(f"a build of {len(docs)} shard rows kept {result.stats['accounting']}")
+        rows = []
+        for shard in sorted((run / "clean").glob("part-*")):
+            from corpusforge.core.shard_files import open_shard
+            rows += open_shard(str(shard)).read_all().to_pylist()
+        got = sorted((r["id"], r["source"], json.loads(r["metadata"])) for r in rows)
+        want_rows = sorted((d.id, d.source, {} if removed else d.metadata) for d in docs)
+        if got != want_rows:
+            raise AssertionError(f"the build's clean rows differ from the shard's documents: {got[:2]!r}")

@@ -1,0 +1,14 @@
+"""CI slice of the ``own_shards`` fuzz family (tests/fuzz/own_shards.py): a fixed list of seeds, < 60 s on one
+core. The long mode is ``python bench/fuzz.py --family own_shards --seconds 600`` (docs/fuzz.md)."""
+import random
+
+import pytest
+
+from tests.fuzz.own_shards import fuzz_one
+
+SEEDS = list(range(24))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_own_shards_promises_hold(seed, tmp_path):
+    fuzz_one(random.Random(seed), tmp_path)
