@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 from corpusforge.core.shard_files import open_shard
-from corpusforge.pipeline.build import run_build
+from corpusforge.pipeline.build import NothingKept, run_build
 from corpusforge.config import load_config
 from corpusforge.cli.main import main
 
@@ -232,9 +232,16 @@ def test_any_records_build_with_every_stage_and_add_up(records):
             f.write(b"".join(json.dumps(r).encode() + b"\n" for r in records))
         config = load_config(overrides=[f"inputs=[{{path: '{data}'}}]", f"output.run_dir={tmp}/run",
                                         "output.max_doc_chars=20000", "build.fail_fast=true"])
-        result = run_build(config, progress=False, out=io.StringIO())
+        try:
+            result = run_build(config, progress=False, out=io.StringIO())
+        except NothingKept as refused:  # every record rejected: refused, nothing published, the counts still add up
+            a = refused.stats["accounting"]
+            assert a["balanced"] and a["input"] == len(records) == a["rejected"] and not a["kept"] + a["removed"]
+            assert not (pathlib.Path(tmp) / "run" / "clean").exists()
+            return
         a = result.stats["accounting"]
         assert a["balanced"] and a["input"] == len(records) == a["kept"] + a["removed"] + a["rejected"]
+        assert a["kept"] + a["removed"], "published a build that read no usable record"
         for row in _rows(pathlib.Path(tmp) / "run" / "clean"):
             row["text"].encode("utf-8")  # valid UTF-8 (Arrow would not have stored it otherwise; checked anyway)
             assert row["text"].strip()
