@@ -86,8 +86,8 @@ def _words(rng: random.Random, size: int) -> str:
 
 
 def _cell(rng: random.Random, limit: int, max_chars: int, binary: bool) -> tuple[Any, str, int]:
-    """``(text value, expected end, bytes)`` of one row's text (``binary``: the text column is binary, so every
-    text that is not null and not over the limit is ``non_string_text``); the other columns stay under 1 KB."""
+    """``(text value, expected end, bytes)`` of one row's text (``binary``: the text column is binary, read as its
+    UTF-8 text, a quarter of the normal ones holding bytes that are not UTF-8); the other columns stay under 1 KB."""
     kind = rng.choices(["normal", "null", "empty", "long", "huge", "giant"], weights=[60, 4, 3, 4, 8, 2])[0]
     TRIED[kind] += 1
     if kind == "null":
@@ -104,9 +104,13 @@ def _cell(rng: random.Random, limit: int, max_chars: int, binary: bool) -> tuple
     else:  # over max_doc_chars (and maybe over the limit too: the same reason)
         text, end = _words(rng, max_chars + rng.randint(1, 2_000)), "oversize_record"
     size = len(text)
-    if binary:
+    if binary:  # read as its UTF-8 text, as Spark writes strings (e237688); bytes that are no UTF-8: invalid_utf8
         text = text.encode()
-        end = "oversize_record" if kind in ("huge", "giant") else "non_string_text"
+        if kind == "normal" and rng.random() < 0.25:
+            cut = rng.randint(0, len(text))
+            text = text[:cut] + rng.choice([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80"]) + text[cut:]
+            end = "invalid_utf8"
+            TRIED["binary invalid_utf8"] += 1
     return text, end, size
 
 
