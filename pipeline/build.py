@@ -49,7 +49,7 @@ from corpusforge.core.shard_files import ShardFormat
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, WriteShardSets, finalize_shards, iter_rows_of, shard_name, shard_paths
-from corpusforge.pipeline.stats import (rejection_advice, CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary,
+from corpusforge.pipeline.stats import (CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary, rejection_advice,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
@@ -209,7 +209,7 @@ def code_revision() -> str:
     ``pipeline`` and ``core`` packages: readers, stages, shard writing), so that a checkpoint made by other code
     is rebuilt, not reused: the version string alone stayed ``0.1.0`` while the readers' rules changed (line ends,
     encodings, merged metadata), and a ``--resume`` or an ablation's shared segment would have mixed the two.
-    ~180 files, read once per process (~5 ms)."""
+    ~100 files, read once per process (~5 ms)."""
     import corpusforge.core
     import corpusforge.pipeline
 
