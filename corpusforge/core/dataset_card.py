@@ -22,7 +22,7 @@ _PATTERNS = ("part-*.arrow", "part-*.parquet", "part-*.jsonl.zst", "part-*.jsonl
 def _pattern(run_dir: str, directory: str) -> str | None:
     """The glob of the shards in ``RUN/directory`` (one format per directory), or None when there are none."""
     for pattern in _PATTERNS:
-        if files.match(files.join(run_dir, *directory.split("/"), pattern)):
+        if files.match(files.join(files.escape(files.join(run_dir, *directory.split("/"))), pattern)):
             return f"{directory}/{pattern}"
     return None
 

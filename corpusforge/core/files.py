@@ -181,8 +181,21 @@ def _temp_name(path: str) -> str:
     return posixpath.join(head, name) if not is_local(path) else os.path.join(head, name)
 
 
+def escape(path: str) -> str:
+    """``path`` as a glob that matches only itself: ``[``, ``*`` and ``?`` in a folder's or file's own name
+    (``run[1]``) bracketed, as ``glob.escape`` does (Beam's ``FileSystems.match`` reads globs as ``fnmatch``
+    does, so the same escape holds there). For joining a directory with a pattern: ``join(escape(d), "*")``."""
+    import glob
+
+    if "://" in path:
+        scheme, rest = path.split("://", 1)
+        return f"{scheme}://{glob.escape(rest)}"
+    return glob.escape(path)
+
+
 def match(pattern: str) -> list[tuple[str, int]]:
-    """``(path, size_in_bytes)`` of the files matching a glob, sorted by path."""
+    """``(path, size_in_bytes)`` of the files matching a glob, sorted by path (a directory or file named in it
+    literally: ``escape`` it first)."""
     if is_local(pattern):  # no Beam import (a second or two) for local paths
         import glob
 
@@ -230,8 +243,8 @@ def content_digest(path: str, hash_remote: bool = False) -> str:
         return f"sha256:{digest.hexdigest()}"
     from apache_beam.io.filesystems import FileSystems
 
-    meta = FileSystems.match([path])[0].metadata_list[0]
-    return f"size:{meta.size_in_bytes},mtime:{meta.last_updated_in_seconds}"
+    filesystem = FileSystems.get_filesystem(path)  # not ``match``: it reads ``[``, ``*``, ``?`` in a name as a glob
+    return f"size:{filesystem.size(path)},mtime:{filesystem.last_updated(path)}"
 
 
 def write_json(path: str, data: Any) -> None:

@@ -265,7 +265,7 @@ def _first_unlisted(directory: str, listed: set[str]) -> str | None:
 def listing(directory: str) -> list[str]:
     """The files under a directory, relative to it (for the marker)."""
     if not files.is_local(directory):
-        return [files.relative(p, directory) for p, _ in files.match(files.join(directory, "*"))]
+        return [files.relative(p, directory) for p, _ in files.match(files.join(files.escape(directory), "*"))]
     out = []
     for root, _, names in os.walk(directory):
         out += [os.path.relpath(os.path.join(root, n), directory) for n in names]

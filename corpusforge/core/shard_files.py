@@ -97,7 +97,8 @@ def write_shard(path: str, schema: pa.Schema, rows: Iterable[dict[str, Any]], fm
             count = _write_parquet(sink, schema, batches, fmt.codec, row_group_bytes)
         else:
             count = _write_jsonl(sink, batches, fmt.codec)
-    size = FileSystems.match([path])[0].metadata_list[0].size_in_bytes
+    # the file's own size, not a match: ``match`` reads ``[``, ``*`` and ``?`` in a folder's name as a glob
+    size = FileSystems.get_filesystem(path).size(path)
     return count, size
 
 
@@ -636,14 +637,18 @@ def _read_jsonl(raw, path: str, schema: pa.Schema | None) -> list[pa.RecordBatch
 def shard_files(location: str) -> list[tuple[str, int]]:
     """``(path, size)`` of the shard files of a directory (any name with a shard suffix: ``part-*.parquet``,
     ``*.arrow`` ...), or of the files a glob or a single path names, sorted by path."""
-    if any(ch in location for ch in "*?["):
+    # a path that exists is the path named, whatever its name holds (``run[1]/clean`` is no glob)
+    if files.is_local(location):
+        local = files.local_path(location)
+        if os.path.isfile(local):
+            return [(location, os.path.getsize(local))]
+        if not os.path.isdir(local):
+            return files.match(location)
+    elif files.exists(location) and shard_suffix(location):
+        return files.match(files.escape(location))
+    elif any(ch in location for ch in "*?["):
         return files.match(location)
-    if files.is_local(location) and not os.path.isdir(location[len("file://"):] if location.startswith("file://")
-                                                       else location):
-        return files.match(location)
-    if not files.is_local(location) and files.exists(location) and shard_suffix(location):
-        return files.match(location)
-    found = files.match(files.join(location, "*")) if files.is_local(location) else \
-        files.match(location.rstrip("/") + "/*")
+    found = files.match(files.join(files.escape(location), "*")) if files.is_local(location) else \
+        files.match(files.escape(location.rstrip("/")) + "/*")
     return [(path, size) for path, size in found
             if shard_suffix(path) and not posixpath.basename(path).startswith(".")]

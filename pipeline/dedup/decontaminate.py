@@ -39,7 +39,10 @@ def eval_set_files(patterns: list[str]) -> list[str]:
     """The files the patterns match, sorted; a pattern that matches nothing is an error."""
     files = []
     for pattern in patterns:
-        matched = [m.path for r in FileSystems.match([pattern]) for m in r.metadata_list]
+        if FileSystems.exists(pattern):  # a file named literally, glob characters (``[``, ``*``, ``?``) and all
+            matched = [pattern]
+        else:
+            matched = [m.path for r in FileSystems.match([pattern]) for m in r.metadata_list]
         if not matched:
             raise UserError(f"dedup.decontaminate.eval_sets: {pattern} matches no file")
         files.extend(matched)

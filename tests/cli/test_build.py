@@ -5,7 +5,7 @@ import json
 import pyarrow as pa
 import pytest
 
-from corpusforge.core.shard_files import open_shard, shard_suffix
+from corpusforge.core.shard_files import open_shard, shard_files, shard_suffix
 from corpusforge.cli.main import main
 
 
@@ -212,6 +212,29 @@ def test_a_run_directory_named_like_a_yaml_value_stays_a_path(tmp_path, monkeypa
     assert main(["build", "--input", str(data), "--run-dir", name, "--set", "quality.enabled=false",
                  "--set", "dedup.enabled=false", "--set", "pii.enabled=false", "--no-progress"]) == 0
     assert (tmp_path / name / "clean").is_dir()
+
+
+@pytest.mark.parametrize("name", ["run[1]", "run*", "what?", "[ab]"])
+def test_a_run_directory_and_input_named_with_glob_characters_are_the_paths_named(tmp_path, name):
+    # write_shard took a shard's size from FileSystems.match, which read "run[1]/clean/part-..." as a glob that
+    # matches nothing: IndexError on the first shard. Every name a folder can have is a path, not a pattern.
+    folder = tmp_path / name
+    folder.mkdir()
+    data = folder / f"docs{name}.jsonl"
+    data.write_text("".join(json.dumps({"id": f"d{i}", "text": f"Document {i} about rivers and hills."}) + "\n"
+                            for i in range(3)))
+    config = tmp_path / "corpus.yaml"
+    config.write_text(f"inputs:\n  - path: {json.dumps(str(data))}\n"
+                      "quality: {enabled: false}\ndedup: {enabled: false}\npii: {enabled: false}\n")
+    run_dir = folder / "out"
+    assert _build(config, run_dir, "--no-progress") == 0
+    table, files = _table(run_dir / "clean")
+    assert sorted(i.rsplit("/", 1)[1] for i in table.column("id").to_pylist()) == ["d0", "d1", "d2"] and files
+    stats = json.loads((run_dir / "stats.json").read_text())
+    assert stats["accounting"]["kept"] == 3 and stats["accounting"]["rejected"] == 0
+    # the folder's shards as every later command lists them, and the dataset card's configs (both globbed it)
+    assert [path for path, _ in shard_files(str(run_dir / "clean"))] == [str(f) for f in files]
+    assert "clean/part-*" in (run_dir / "README.md").read_text()
 
 
 def test_the_demo_keeps_a_run_directory_named_like_a_yaml_value(tmp_path, monkeypatch):

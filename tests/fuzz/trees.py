@@ -182,7 +182,8 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     precious = work / "precious"
     precious.mkdir(exist_ok=True)
     (precious / "data.txt").write_bytes(b"years of work")
-    run, outside = work / "run", work / "users"
+    # a run directory's own name may hold glob characters: every command takes it as the path named
+    run, outside = work / rng.choice(("run", "run", "run", "run[1]", "run*", "r?n", "[ab]")), work / "users"
     outside.mkdir(exist_ok=True)
     train = rng.random() < 0.15
     commands = _train_case(rng, work, run) if train else _commands(rng, work, run, outside)

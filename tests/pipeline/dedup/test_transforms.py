@@ -502,3 +502,15 @@ def test_only_the_signatures_of_candidates_and_repeated_digests_are_grouped_with
         as_rows = lambda out: sorted(repr((o.tag, o.value) if hasattr(o, "tag") else o) for o in out)  # noqa: E731
         assert as_rows(got) == as_rows(expected), digest
         assert bool(expected) == (digest in {1, 2, 3, 4, 6}), digest  # 7: one node twice, no collision
+
+
+def test_an_eval_set_named_with_glob_characters_is_the_file_named(tmp_path):
+    """``eval_sets`` are patterns, but a file whose own name holds ``[``, ``*`` or ``?`` is that file (it matched
+    nothing: "matches no file"); patterns still match as before."""
+    from corpusforge.pipeline.dedup.decontaminate import eval_set_files
+
+    literal = tmp_path / "squad[v2].jsonl"
+    literal.write_text(json.dumps({"text": "x"}) + "\n")
+    (tmp_path / "other.jsonl").write_text(json.dumps({"text": "y"}) + "\n")
+    assert eval_set_files([str(literal)]) == [str(literal)]
+    assert eval_set_files([str(tmp_path / "o*.jsonl")]) == [str(tmp_path / "other.jsonl")]
