@@ -291,10 +291,12 @@ def _usable_id(raw_id: Any) -> bool:
 
 
 # The columns of the shards a build writes (pipeline/document.py: document_schema, removed_schema): RUN/clean's
-# rows, and RUN/removed's, which hold the verdict (stage, reason, details) and no metadata. A record with exactly
-# one of these sets of fields is read back as the document it was (_Context._shard_row).
+# rows, and RUN/removed's, which hold the verdict (stage, reason, details) beside the document's metadata (runs
+# written before removed/ kept metadata: without it). A record with exactly one of these sets of fields is read
+# back as the document it was (_Context._shard_row).
 _CLEAN_COLUMNS = frozenset({"id", "text", "source", "metadata", "annotations"})
-_REMOVED_COLUMNS = frozenset({"id", "source", "stage", "reason", "details", "text", "annotations"})
+_REMOVED_COLUMNS = frozenset({"id", "source", "stage", "reason", "details", "text", "metadata", "annotations"})
+_OLD_REMOVED_COLUMNS = _REMOVED_COLUMNS - {"metadata"}
 SHARD_ROWS = "corpusforge_shard_rows_read_back"  # the read edit counting them
 _FIELDS_SHOWN = 12
 
@@ -317,15 +319,17 @@ def missing_text_detail(text_field: str, obj: dict[str, Any]) -> str:
 
 def is_shard_row(obj: dict[str, Any]) -> bool:
     """Whether ``obj`` is a row of a corpusforge shard: its fields are exactly a clean or a removed shard's
-    columns, ``source`` a string, ``metadata`` (clean) a string, the JSON the build wrote; ``annotations`` is a
-    struct (an object) or, where the build had no typed annotations, a JSON string."""
+    columns (a removed one's of an older run without ``metadata`` too), ``source`` a string, ``metadata`` a
+    string, the JSON the build wrote; ``annotations`` is a struct (an object) or, where the build had no typed
+    annotations, a JSON string."""
     if "annotations" not in obj:  # almost every user record: one lookup (the set comparisons cost ~10x it)
         return False
     keys = obj.keys()
-    if len(keys) == 5:
-        if keys != _CLEAN_COLUMNS or not isinstance(obj["metadata"], (str, bytes)):
+    if len(keys) == 7:
+        if keys != _OLD_REMOVED_COLUMNS:
             return False
-    elif len(keys) != 7 or keys != _REMOVED_COLUMNS:
+    elif keys != (_CLEAN_COLUMNS if len(keys) == 5 else _REMOVED_COLUMNS) \
+            or not isinstance(obj["metadata"], (str, bytes)):
         return False
     return isinstance(obj["source"], (str, bytes)) and isinstance(obj["annotations"], (dict, str, bytes, type(None)))
 

@@ -455,6 +455,27 @@ def test_a_build_of_an_earlier_builds_removed_shards_reads_their_documents(tmp_p
     assert {row["source"] for row in rows} == {"web"} and {row["metadata"] for row in rows} == {"{}"}
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_a_removed_document_keeps_its_metadata_and_reads_back_with_it(tmp_path, fmt):
+    # Before: removed/ held no metadata column, so `build --input RUN/removed` gave back the documents with
+    # metadata {} (their url, their record's own metadata object lost); clean/ kept them for the same documents
+    data = tmp_path / "web.jsonl"
+    data.write_text("".join(json.dumps({"id": f"g{i}", "text": "The same document about the river and the mill.",
+                                        "url": f"https://example.org/{i}", "metadata": {"n": i}}) + "\n"
+                            for i in range(3)))
+    off = ["--no-progress", "--set", f"output.format={fmt}", "--set", "quality.enabled=false",
+           "--set", "pii.enabled=false"]
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "first"), *off]) == 0
+    removed = sorted(_table(tmp_path / "first" / "removed")[0].to_pylist(), key=lambda row: row["id"])
+    assert [json.loads(row["metadata"]) for row in removed] == [{"url": f"https://example.org/{i}", "n": i}
+                                                                 for i in (1, 2)]
+    assert main(["build", "-i", str(tmp_path / "first" / "removed"), "-o", str(tmp_path / "second"), *off,
+                 "--set", "dedup.enabled=false"]) == 0
+    rows = sorted(_table(tmp_path / "second" / "clean")[0].to_pylist(), key=lambda row: row["id"])
+    assert [(row["id"], json.loads(row["metadata"])) for row in rows] == [
+        (f"web/g{i}", {"url": f"https://example.org/{i}", "n": i}) for i in (1, 2)]
+
+
 def test_a_run_directory_as_input_is_refused_with_what_to_name(tmp_path, capsys):
     # Before: `build --input RUN` read clean/, removed/, rejected/ and README.md alike as input documents
     data = _lines(tmp_path / "d.jsonl", [{"text": f"Document {i} about owls and the barn."} for i in range(3)])

@@ -2,7 +2,7 @@
 and records whose text field is missing (the line that names the fields they have).
 
 Each case writes one shard file under ``workdir`` as a build writes it (``document_row`` / ``removed_row`` through
-``write_shard``): a clean or a removed shard, Arrow, Parquet or JSON Lines (zstd, gzip or none), annotations and
+``write_shard``): a clean or a removed shard (or a removed shard of an older run, without ``metadata``), Arrow, Parquet or JSON Lines (zstd, gzip or none), annotations and
 details typed structs or JSON strings, of 1-12 documents whose ids and sources hold ``/``, ``@``, ``#``, spaces and
 non-ASCII, whose metadata are random JSON objects (nested, keys named as corpusforge's own fields: ``metadata``,
 ``source``, ``annotations``, ``id``, ``text``; empty). Or, one case in four, a JSON Lines file of look-alikes: a
@@ -11,7 +11,8 @@ the text field at all.
 
 Promises checked (an AssertionError names the one broken):
 - every shard row is read back once, in order, as the document it was: its id and source as written, its text,
-  its metadata equal to the object the build wrote (a removed row: none), no annotations;
+  its metadata equal to the object the build wrote (a removed row of an older run, without a metadata column:
+  none), no annotations;
 - a look-alike is an ordinary record: its id namespaced by the file's source, its fields in metadata;
 - a record without the text field is rejected ``missing_text`` and its detail names its fields (its first 12)
   and, when one holds a string, the one holding the longest to name with ``--text-field``;
@@ -83,12 +84,16 @@ def _write_shard(rng: random.Random, path_base: pathlib.Path, docs: list, remove
     annotations = pa.struct([pa.field("lang", pa.string()), pa.field("lang_score", pa.float64()),
                              pa.field("other", pa.string())]) if typed else None
     details = pa.struct([pa.field("survivor_id", pa.string()), pa.field("other", pa.string())]) if typed else None
-    TRIED[f"{'removed' if removed else 'clean'} {name} {'typed' if typed else 'json'}"] += 1
+    TRIED[f"{removed or 'clean'} {name} {'typed' if typed else 'json'}"] += 1
     path = path_base.with_name(f"part-00000-of-00001{fmt.suffix}")
     if removed:
         rows = [removed_row(Removed(doc, "dedup", "exact_duplicate", {"survivor_id": "web/x"}), annotations, details)
                 for doc in docs]
-        write_shard(str(path), removed_schema(annotations, details), rows, fmt)
+        schema = removed_schema(annotations, details)
+        if removed == "old removed":  # a run written before removed/ kept metadata: no such column
+            schema = schema.remove(schema.get_field_index("metadata"))
+            rows = [{key: value for key, value in row.items() if key != "metadata"} for row in rows]
+        write_shard(str(path), schema, rows, fmt)
     else:
         write_shard(str(path), document_schema(annotations), [document_row(doc, annotations) for doc in docs], fmt)
     return path
@@ -143,7 +148,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
             elif not isinstance(item, Document) or item.id != f"look/{record['id']}" or item.source != "look":
                 raise AssertionError(f"a look-alike ({kind}) was read as a shard row: {item!r}")
         return
-    removed = rng.random() < 0.4
+    removed = rng.choice(["removed", "old removed"]) if rng.random() < 0.4 else ""
     docs = _documents(rng)
     path = _write_shard(rng, workdir / "shard", docs, removed)
     items = list(read_file(str(path), InputConfig(path=str(path))))
@@ -152,7 +157,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     for doc, item in zip(docs, items):
         if not isinstance(item, Document):
             raise AssertionError(f"the row of {doc.id!r} was rejected: {item!r}")
-        want = {} if removed else doc.metadata
+        want = {} if removed == "old removed" else doc.metadata
         got = (item.id, item.source, item.text, item.metadata, item.annotations)
         if got != (doc.id, doc.source, doc.text, want, {}):
             raise AssertionError(f"read back as {got!r}, written as {(doc.id, doc.source, doc.text, want, {})!r}")
@@ -170,6 +175,6 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
             from corpusforge.core.shard_files import open_shard
             rows += open_shard(str(shard)).read_all().to_pylist()
         got = sorted((r["id"], r["source"], json.loads(r["metadata"])) for r in rows)
-        want_rows = sorted((d.id, d.source, {} if removed else d.metadata) for d in docs)
+        want_rows = sorted((d.id, d.source, {} if removed == "old removed" else d.metadata) for d in docs)
         if got != want_rows:
             raise AssertionError(f"the build's clean rows differ from the shard's documents: {got[:2]!r}")
