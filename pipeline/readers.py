@@ -44,7 +44,7 @@ from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import ENVIRONMENT_ERRNOS, UserError, environment_error
 from corpusforge.core.faults import STAGE_ERROR, describe
 from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, InputFile, Oversize, RecordError,
-                                          bounded_lines, cell_text, changed_detail, check_depth, classify,
+                                          bounded_lines, cell_string, cell_text, changed_detail, check_depth, classify,
                                           display_path,
                                           list_input, open_decompressed, open_input, parse_json, permission_denied,
                                           path_bytes, path_text, record_limit, seekable, uncompressed_name,
@@ -423,10 +423,7 @@ def _json_value(value: Any) -> Any:
     typed binary, as Spark writes every one: its ``url`` is ``"http://..."``, not ``"b'http://...'"``), anything
     else (other bytes, dates, decimals) as ``str`` gives it."""
     if isinstance(value, (bytes, bytearray)):
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
-            pass
+        return cell_string(value)  # evaluate reads a binary source cell so too
     return str(value)
 
 
