@@ -50,7 +50,10 @@ from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, In
                                           path_bytes, path_text, record_limit, seekable, uncompressed_name,
                                           utf8_stream)
 from corpusforge.core.progress import Reporter
+from corpusforge.core import rundir
+from corpusforge.core.dataset_card import CARD
 from corpusforge.core.rundir import MARKER
+from corpusforge.core.shard_files import open_shard
 
 REJECTED = "rejected"
 EDITS = "edits"  # (stage, counter, amount): what the reader changed, for stats.json's edits
@@ -697,12 +700,137 @@ def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list
             if files_mod.is_local(spec.path) and not os.path.isabs(os.path.expanduser(spec.path)):
                 where = f" (a relative path is read from the current directory, {os.getcwd()}, not the config file's)"
             raise UserError(f"input {display_path(spec.path)} matches no files; check the path or glob{where}")
+        listed.append((spec, root, files))
+    own = _check_own_outputs(listed)  # before the formats: a run's stats.json is refused for what it is
+    for spec, _, files in listed:
         if spec.format == "auto":
             for file in files:
                 if file.problem is None:  # other entries are rejected by name when read
                     detect_format(file.path)
-        listed.append((spec, root, files))
+    if own:
+        _check_not_empty(own)
     return listed
+
+
+# Where an input reaches corpusforge's own outputs (docs/inputs.md, "corpusforge's own outputs as input"): the
+# documents a run kept or removed are read back as they were (is_shard_row); every other entry of a run (or of a
+# folder a command records its outputs in, as tokenize.output) is refused before any work, in one line naming
+# what it holds and what to pass. Told by the marker above the file (rundir.run_above), not by the names alone:
+# a user's folder named rejected/ is read.
+DOCUMENT_OUTPUTS = ("clean", "removed")
+_READ_AS_INPUT = frozenset({*DOCUMENT_OUTPUTS, "sample"})  # sample/: the input `corpusforge demo` writes for its build
+_TOKENS = "holds token ids, not text"
+_HOLDS = {"rejected": "holds rejected input records, a reason and a short preview each, not documents",
+          "tokens": _TOKENS, "train": _TOKENS, "val": _TOKENS,
+          "tokenizer": "holds a tokenizer, not documents", "model": "holds a model, not documents",
+          "models": "holds models, not documents"}
+_RECORDS = frozenset({"manifest.json", "stats.json", CARD, "report.html", MARKER, rundir.LOCK, rundir.JOURNAL})
+_EMPTY_SHARD_BYTES = 1 << 20  # a shard this small or smaller may hold no row: its rows are counted
+
+
+def _not_documents(run: str, top: str, markers: dict[str, dict]) -> str | None:
+    """Why the entry ``top`` of the run directory ``run`` is not read as input (the end of a sentence naming it),
+    or None: it is read (a run's documents, the demo's sample, a file of the user's own that no marker records)."""
+    if top in _READ_AS_INPUT:
+        return None
+    marker = markers.get(run)
+    if marker is None:
+        try:
+            marker = markers[run] = rundir.read_marker(run) or {}
+        except UserError:  # a marker that is not JSON: what it records is not known, the names still are
+            marker = markers[run] = {}
+    if top in marker.get("scratch", ()) or top == rundir.CHECKPOINTS or top.startswith(".tmp-"):
+        return "is a working folder of a corpusforge command (stage checkpoints, outputs being written), not documents"
+    if top in _HOLDS:
+        return _HOLDS[top]
+    if top in _RECORDS:
+        return "is what the run records about itself, not documents"
+    if top in marker.get("outputs", {}):
+        return "is one of its outputs that hold no documents"
+    return None
+
+
+def _check_own_outputs(listed: list[tuple[InputConfig, str, list[InputFile]]]
+                       ) -> list[tuple[InputConfig, str, str, InputFile]]:
+    """Refuse an input that reaches an entry of a corpusforge run other than its documents (``_not_documents``),
+    before any work, in one line; return ``(input, run, output, file)`` for every file in a run's clean/ or
+    removed/ when every file of every input is one (``_check_not_empty``'s to check), else []."""
+    cache: dict[str, str | None] = {}
+    markers: dict[str, dict] = {}
+    documents: list[tuple[InputConfig, str, str, InputFile]] = []
+    every_one_own = True
+    for spec, _, files in listed:
+        refused: list[tuple[str, list[str], str]] = []
+        for file in files:
+            run = rundir.run_above(file.path, cache)
+            if run is None:
+                every_one_own = False
+                continue
+            parts = rundir.relative_parts(file.path, run) or [""]
+            why = _not_documents(run, parts[0], markers)
+            if why is not None:
+                refused.append((run, parts, why))
+            elif parts[0] in DOCUMENT_OUTPUTS:
+                documents.append((spec, run, parts[0], file))
+            else:
+                every_one_own = False
+        if refused:
+            raise UserError(_refusal(spec, refused, markers))
+    return documents if every_one_own else []
+
+
+def _refusal(spec: InputConfig, refused: list[tuple[str, list[str], str]], markers: dict[str, dict]) -> str:
+    # rejected/ named first: its records are what a build would most readily take for documents; hidden last
+    run, parts, why = min(refused, key=lambda item: (item[1][0] != "rejected", item[1][0][:1] == ".", item[1]))
+    tops = sorted({p[0] + ("/" if len(p) > 1 else "") for r, p, _ in refused if r == run} - {parts[0] + "/", parts[0]})
+    also = f"; also {', '.join(tops[:4])}{', ...' if len(tops) > 4 else ''}" if tops else ""
+    shown = _run_shown(run, spec)
+    if "clean" in markers.get(run, {}).get("outputs", {}):
+        advice = f"read its documents with --input {shown}/clean (and {shown}/removed for what its build removed)"
+    else:
+        advice = "read documents from a run's clean/ folder, or from the files they came from"
+    return (f"input {display_path(spec.path)} reaches files of the corpusforge run {shown} that are not its documents "
+            f"({'/'.join([shown, *(display_path(p) for p in parts)])} {why}{also}); {advice}")
+
+
+def _run_shown(run: str, spec: InputConfig) -> str:
+    """The run directory as a line shows it: relative to the current directory when the input was named so."""
+    if files_mod.is_local(run) and not os.path.isabs(os.path.expanduser(spec.path)):
+        relative = os.path.relpath(run)
+        if not relative.startswith(".."):
+            run = relative
+    return display_path(run.rstrip("/"))
+
+
+def _check_not_empty(documents: list[tuple[InputConfig, str, str, InputFile]]) -> None:
+    """Refuse, before any work, inputs that are all corpusforge outputs holding no documents (the clean/ of a build
+    that kept nothing): say so, and what to read instead, rather than that the files are empty or blank. Only
+    shards of at most ``_EMPTY_SHARD_BYTES`` are opened (their rows counted from metadata), up to the first with a
+    row."""
+    for _, _, _, file in documents:
+        if file.size > _EMPTY_SHARD_BYTES:
+            return
+        try:
+            if open_shard(file.path).num_rows:
+                return
+        except Exception:  # noqa: BLE001 - a damaged shard: the reader rejects it by its reason
+            return
+    spec, run, output, _ = documents[0]
+    shown = _run_shown(run, spec)
+    named = display_path(spec.path)
+    if output == "removed":
+        raise UserError(f"input {named} is a corpusforge output that holds no documents: the build that wrote it "
+                        f"removed none; read the documents it kept with --input {shown}/clean")
+    counts = ""
+    try:
+        a = files_mod.read_json(files_mod.join(run, "stats.json"))["accounting"]
+        counts = (f" of its {a['input']:,} input records (removed {a['removed']:,}, rejected {a['rejected']:,}: "
+                  f"{shown}/stats.json says why)")
+    except Exception:  # noqa: BLE001 - no stats (a run from elsewhere): said without its counts
+        pass
+    raise UserError(f"input {named} is a corpusforge output that holds no documents: the build that wrote it kept "
+                    f"none{counts}; to decide again on what it removed, build from --input {shown}/removed with "
+                    f"looser settings, else from the files it read ({shown}/manifest.json's input_files)")
 
 
 def _is_run_directory(path: str) -> bool:

@@ -187,6 +187,46 @@ def same_path(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/")
 
 
+def run_above(path: str, cache: dict[str, str | None] | None = None) -> str | None:
+    """The nearest directory holding a marker at or above the folder of ``path`` (a file): a run directory, or a
+    folder whose outputs a command records there (``tokenize.output``); None when there is none. ``cache`` (folder
+    -> answer) makes the walk once per folder for many files. A local path is taken absolute; a link to a file,
+    where it points. Never raises: a folder that cannot be looked at holds no marker."""
+    if files.is_local(path):
+        path = os.path.abspath(files.local_path(path))
+        if os.path.islink(path):
+            path = os.path.realpath(path)
+    cache = {} if cache is None else cache
+    walked, directory, found = [], _parent(path), None
+    while True:
+        if directory in cache:
+            found = cache[directory]
+            break
+        walked.append(directory)
+        try:
+            if files.exists(files.join(directory, MARKER)):
+                found = directory
+                break
+        except Exception:  # noqa: BLE001 - an unreachable folder: no marker known there
+            pass
+        above = _parent(directory)
+        if above == directory:
+            break
+        directory = above
+    for directory in walked:
+        cache[directory] = found
+    return found
+
+
+def relative_parts(path: str, directory: str) -> list[str]:
+    """``path``'s parts below ``directory`` (``run_above``'s answer): ``["rejected", "part-00000-of-00001.parquet"]``."""
+    if files.is_local(path):
+        path = os.path.abspath(files.local_path(path))
+        if os.path.islink(path):
+            path = os.path.realpath(path)
+    return _parts(path, directory)
+
+
 def check_not_a_run(directory: str, setting: str) -> None:
     """Refuse ``directory`` as a separate output folder when it is a build's run directory (its manifest.json
     is the build's, not ours to replace)."""

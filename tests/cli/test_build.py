@@ -487,3 +487,84 @@ def test_a_run_directory_as_input_is_refused_with_what_to_name(tmp_path, capsys)
     err = capsys.readouterr().err
     assert f"is a corpusforge run directory; read its documents with --input {tmp_path / 'run'}/clean" in err
     assert err.count("\n") == 1 and not (tmp_path / "again").exists()
+
+
+@pytest.fixture(scope="module")
+def own_run(tmp_path_factory):
+    """A finished run with clean/, removed/ and rejected/ shards, a tokens output and stage checkpoints recorded
+    in its marker as tokenize and a build that keeps checkpoints record them, and a demo's sample."""
+    from corpusforge.core import rundir
+
+    root = tmp_path_factory.mktemp("own")
+    data = root / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": f"g{i}", "text": f"Document {i % 3} about owls and the barn."}) + "\n"
+                            for i in range(6)) + "{broken\n")
+    run = root / "run"
+    assert main(["build", "-i", str(data), "-o", str(run), "--no-progress", "--set", "quality.enabled=false",
+                 "--set", "pii.enabled=false"]) == 0
+    for name, files in (("tokens", {"train/part-00000-of-00001.arrow": b"tokens", "manifest.json": b"{}"}),
+                        ("sample", {"web.jsonl": b'{"text": "A sample document about owls."}\n'})):
+        for rel, content in files.items():
+            (run / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (run / name / rel).write_bytes(content)
+        rundir.record_output(str(run), name, rundir.listing(str(run / name)), derived=False)
+    work = rundir.make_scratch(str(run), rundir.CHECKPOINTS, private=True)
+    (run / ".checkpoints" / "00-read").mkdir()
+    (run / ".checkpoints" / "00-read" / "docs.jsonl").write_text('{"text": "spilled"}\n')
+    assert work.endswith(".checkpoints")
+    return run
+
+
+OFF = ["--no-progress", "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+
+
+@pytest.mark.parametrize("named,shown,why", [
+    ("*", "README.md", "is what the run records about itself"),
+    ("rejected", "rejected/part-00000-of-00001.parquet", "holds rejected input records"),
+    ("rejected/part-00000-of-00001.parquet", "rejected/part-00000-of-00001.parquet", "holds rejected input records"),
+    ("*/part-*", "rejected/part-00000-of-00001.parquet", "holds rejected input records"),
+    ("stats.json", "stats.json", "is what the run records about itself"),
+    ("tokens", "tokens/manifest.json", "holds token ids"),
+    (".checkpoints", ".checkpoints/00-read/docs.jsonl", "is a working folder of a corpusforge command"),
+])
+def test_every_path_to_a_runs_outputs_other_than_its_documents_is_refused_before_any_work(
+        own_run, tmp_path, capsys, named, shown, why):
+    # Before: a glob over RUN, RUN/rejected (or one of its shards), RUN/tokens, a checkpoint folder were read:
+    # rejected records, stats and tokens became documents (or rejected records), a build was published
+    capsys.readouterr()
+    assert main(["build", "-i", str(own_run / named), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert f"of the corpusforge run {own_run} that are not its documents ({own_run / shown} {why}" in err, err
+    assert f"read its documents with --input {own_run}/clean (and {own_run}/removed" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "again").exists()
+
+
+def test_a_folder_holding_a_run_is_refused_too(own_run, tmp_path, capsys):
+    capsys.readouterr()
+    assert main(["build", "-i", str(own_run.parent), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert (f"of the corpusforge run {own_run} that are not its documents ({own_run}/rejected/part-00000-of-00001.parquet "
+            "holds rejected input records" in err and err.count("\n") == 1), err
+
+
+@pytest.mark.parametrize("named", ["clean", "removed", "clean/*", "sample", "{clean,removed}"])
+def test_a_runs_documents_and_a_demos_sample_are_still_read(own_run, tmp_path, named):
+    if named == "{clean,removed}":
+        inputs = ["-i", str(own_run / "clean"), "-i", str(own_run / "removed")]
+    else:
+        inputs = ["-i", str(own_run / named)]
+    assert main(["build", *inputs, "-o", str(tmp_path / "again"), *OFF]) == 0
+
+
+def test_a_build_on_a_runs_empty_clean_says_it_holds_no_documents_and_what_to_do(tmp_path, capsys):
+    # Before: "the inputs hold no records (every file is empty or blank)", as for a user's empty file
+    data = _lines(tmp_path / "short.jsonl", [{"id": i, "text": f"owl {i}"} for i in range(4)])
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), "--no-progress", "--set", "dedup.enabled=false",
+                 "--set", "pii.enabled=false"]) == 0
+    capsys.readouterr()
+    assert main(["build", "-i", str(tmp_path / "run" / "clean"), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert (f"input {tmp_path / 'run' / 'clean'} is a corpusforge output that holds no documents: the build that "
+            "wrote it kept none of its 4 input records (removed 4, rejected 0" in err), err
+    assert f"--input {tmp_path / 'run' / 'removed'}" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "again").exists()

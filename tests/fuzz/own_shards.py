@@ -129,11 +129,118 @@ def _check_missing_text(record: dict, detail: str) -> None:
         raise AssertionError(f"missing_text detail does not name the longest string field: {detail!r}")
 
 
+# The entries of a run directory laid out as a build, tokenize, train and a build keeping its checkpoints leave
+# them (recorded in the marker as those commands record them), and what each must do as an input.
+_RUN_ENTRIES = {"clean": "read", "removed": "read", "sample": "read", "rejected": "refused", "tokens": "refused",
+                "model": "refused", ".checkpoints": "refused", ".tmp-build-x": "refused", "manifest.json": "refused",
+                "stats.json": "refused", "README.md": "refused", "report.html": "refused", "mine": "read"}
+
+
+def _fake_run(rng: random.Random, run: pathlib.Path, empty_clean: bool) -> None:
+    """A run directory with each of ``_RUN_ENTRIES`` (``mine``: a folder of the user's own, unrecorded), its
+    shards in a random output format; clean/ with no row when ``empty_clean``."""
+    from corpusforge.core import rundir
+    from corpusforge.core.shard_files import ShardFormat, write_shard
+    from corpusforge.pipeline.document import (REJECTED_SCHEMA, Rejected, Removed, document_row, document_schema,
+                                               rejected_row, removed_row, removed_schema)
+
+    name = rng.choice(["arrow", "parquet", "jsonl"])
+    fmt = ShardFormat(name, "none" if name == "arrow" else rng.choice(["auto", "none"]))
+    docs = _documents(rng)
+    part = f"part-00000-of-00001{fmt.suffix}"
+    for folder in ("clean", "removed", "rejected", "tokens/train", "model", ".checkpoints/00-read", ".tmp-build-x",
+                   "sample", "mine"):
+        (run / folder).mkdir(parents=True)
+    write_shard(str(run / "clean" / part), document_schema(), [] if empty_clean else [document_row(d) for d in docs], fmt)
+    write_shard(str(run / "removed" / part), removed_schema(), [removed_row(Removed(d, "dedup", "x")) for d in docs], fmt)
+    write_shard(str(run / "rejected" / part), REJECTED_SCHEMA,
+                [rejected_row(Rejected("web", "d.jsonl", i, "malformed_json", "x", '{"text": "not a doc')) for i in range(3)],
+                fmt)
+    (run / "tokens" / "train" / "part-00000-of-00001.arrow").write_bytes(b"\0" * 16)
+    (run / "model" / "model.safetensors").write_bytes(b"\0" * 16)
+    (run / ".checkpoints" / "00-read" / "docs.jsonl").write_text('{"text": "spilled text"}\n')
+    (run / ".tmp-build-x" / "docs.jsonl").write_text('{"text": "half written"}\n')
+    (run / "sample" / "web.jsonl").write_text('{"text": "A sample document."}\n')
+    (run / "mine" / "notes.jsonl").write_text('{"text": "My own notes kept beside the run."}\n')
+    for name_ in ("manifest.json", "stats.json"):
+        (run / name_).write_text(json.dumps({"accounting": {"input": len(docs), "kept": 0 if empty_clean else len(docs),
+                                                            "removed": len(docs), "rejected": 3}}))
+    (run / "README.md").write_text("---\nconfigs: []\n---\n")
+    (run / "report.html").write_text("<html></html>")
+    rundir.write_marker(str(run), {"outputs": {name_: rundir.listing(str(run / name_)) if (run / name_).is_dir() else None
+                                               for name_ in _RUN_ENTRIES if name_ not in ("mine", ".checkpoints",
+                                                                                          ".tmp-build-x")},
+                                   "derived": {}, "scratch": [".checkpoints", ".tmp-build-x"]})
+
+
+def paths_case(rng: random.Random, workdir: pathlib.Path) -> None:
+    """Every path a corpusforge output can be passed by: the run directory, each entry, a glob over it, one shard
+    of rejected/, a folder holding the run. Each is read (its files all in clean/, removed/, sample/ or the user's
+    own) or refused before any work, in one line saying what to pass instead; a run whose clean/ holds no row is
+    said to be so when it is all the input."""
+    from corpusforge.core.errors import UserError
+    from corpusforge.pipeline.config import InputConfig
+    from corpusforge.pipeline.readers import check_inputs
+
+    run = workdir / "runs" / rng.choice(["run", "r un", "ü #1"])
+    empty_clean = rng.random() < 0.3
+    _fake_run(rng, run, empty_clean)
+    entry = rng.choice(sorted(_RUN_ENTRIES))
+    kind = rng.choice(["entry", "entry", "file", "run", "glob", "glob files", "parent", "pair"])
+    TRIED[f"path {kind}"] += 1
+    paths = {"entry": [run / entry], "run": [run], "parent": [run.parent],
+             "glob": [run / "*"], "glob files": [run / "*" / "part-*"],
+             "pair": [run / "clean", run / entry]}.get(kind)
+    if kind == "file":
+        files = sorted(p for p in (run / entry).rglob("*") if p.is_file()) if (run / entry).is_dir() else [run / entry]
+        paths = [rng.choice(files)]
+    reached = set()
+    for path in paths:
+        target = path if "*" not in str(path) else None
+        if target is None:
+            reached |= {"manifest.json", "stats.json", "README.md", "report.html"} if kind == "glob" else \
+                {"clean", "removed", "rejected"}
+        elif target == run.parent or target == run:
+            reached |= set(_RUN_ENTRIES)
+        else:
+            reached.add(target.relative_to(run).parts[0])
+    refused = sorted(name for name in reached if _RUN_ENTRIES[name] == "refused")
+    try:
+        listed = check_inputs([InputConfig(path=str(p)) for p in paths])
+    except UserError as exc:
+        line = str(exc)
+        if "\n" in line:
+            raise AssertionError(f"{kind} {entry}: a refusal of more than one line: {line!r}")
+        if refused:
+            if f"--input {run}/clean" not in line:
+                raise AssertionError(f"{kind} {[str(p) for p in paths]}: refused without naming the run's documents: "
+                                     f"{line!r}")
+            return
+        if empty_clean and reached <= {"clean"}:
+            if "is a corpusforge output that holds no documents" not in line or f"--input {run}/removed" not in line:
+                raise AssertionError(f"an empty clean/ refused without saying so: {line!r}")
+            return
+        raise AssertionError(f"{kind} {[str(p) for p in paths]} (reaching {sorted(reached)}) refused: {line!r}")
+    if refused:
+        raise AssertionError(f"{kind} {[str(p) for p in paths]} reaches {refused} and was not refused: "
+                             f"{[f for _, found in listed for f in found][:5]}")
+    if empty_clean and reached == {"clean"}:
+        raise AssertionError(f"{kind} {[str(p) for p in paths]}: an empty clean/ alone was not refused")
+    for _, found in listed:
+        for name in found:
+            top = pathlib.Path(name).relative_to(run).parts[0]
+            if _RUN_ENTRIES[top] != "read":
+                raise AssertionError(f"{name} listed as input")
+
+
 def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     from corpusforge.pipeline.config import InputConfig
     from corpusforge.pipeline.document import Document, Rejected
     from corpusforge.pipeline.readers import read_file
 
+    if rng.random() < 0.3:
+        paths_case(rng, workdir)
+        return
     if rng.random() < 0.25:
         path = workdir / "look.jsonl"
         records = _lookalikes(rng, path)
