@@ -205,6 +205,8 @@ class _Context:
             return self._shard_row(position, obj, raw)
         text = obj.get(self.spec.text_field)
         if text is None:
+            if obj.keys() == _REJECTED_COLUMNS:  # a copy of a rejected/ shard, out of its run (_check_own_outputs)
+                return self.reject(position, REJECTED_RECORD, rejected_record_detail(obj), raw)
             return self.reject(position, "missing_text", missing_text_detail(self.spec.text_field, obj), raw)
         if isinstance(text, bytes):
             # A Parquet/Arrow text column typed binary, not string: Spark and Hive write every string column so
@@ -301,6 +303,18 @@ _CLEAN_COLUMNS = frozenset({"id", "text", "source", "metadata", "annotations"})
 _REMOVED_COLUMNS = frozenset({"id", "source", "stage", "reason", "details", "text", "metadata", "annotations"})
 _OLD_REMOVED_COLUMNS = _REMOVED_COLUMNS - {"metadata"}
 SHARD_ROWS = "corpusforge_shard_rows_read_back"  # the read edit counting them
+# A rejected/ shard's columns (document.REJECTED_SCHEMA): its rows are input a build could not read, a reason and a
+# preview each. Within its run it is refused as an input (_check_own_outputs); a copy elsewhere has its rows
+# rejected as REJECTED_RECORD, not as missing_text, whose line would tell to name --text-field raw and build the
+# previews as documents.
+_REJECTED_COLUMNS = frozenset({"source", "path", "position", "reason", "detail", "raw"})
+REJECTED_RECORD = "rejected_record"
+
+
+def rejected_record_detail(obj: dict[str, Any]) -> str:
+    """``a record of a corpusforge rejected/ shard (malformed_json at web.jsonl record 3), not a document``."""
+    where = f"{str(obj['reason'])[:40]} at {str(obj['path'])[:80]} record {str(obj['position'])[:20]}"
+    return f"a record of a corpusforge rejected/ shard ({where}), not a document"
 _FIELDS_SHOWN = 12
 
 

@@ -568,3 +568,18 @@ def test_a_build_on_a_runs_empty_clean_says_it_holds_no_documents_and_what_to_do
             "wrote it kept none of its 4 input records (removed 4, rejected 0" in err), err
     assert f"--input {tmp_path / 'run' / 'removed'}" in err and err.count("\n") == 1, err
     assert not (tmp_path / "again").exists()
+
+
+def test_a_copy_of_a_rejected_shard_is_rejected_as_what_it_is_not_as_a_missing_text_field(own_run, tmp_path, capsys):
+    # Out of its run (no marker above it), a rejected/ shard's rows were rejected as missing_text, and the line told
+    # to pass --text-field raw: the previews of input a build could not read would then be built as documents
+    import shutil
+
+    copy = tmp_path / "copied.parquet"
+    shutil.copy(own_run / "rejected" / "part-00000-of-00001.parquet", copy)
+    capsys.readouterr()
+    assert main(["build", "-i", str(copy), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert "every one of the 1 input records was rejected (rejected_record 1; e.g. " in err, err
+    assert "--text-field raw" not in err and "not documents: fix the files their path column names" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "again").exists()

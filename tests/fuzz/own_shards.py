@@ -175,7 +175,8 @@ def _fake_run(rng: random.Random, run: pathlib.Path, empty_clean: bool) -> None:
 
 def paths_case(rng: random.Random, workdir: pathlib.Path) -> None:
     """Every path a corpusforge output can be passed by: the run directory, each entry, a glob over it, one shard
-    of rejected/, a folder holding the run. Each is read (its files all in clean/, removed/, sample/ or the user's
+    of rejected/, a folder holding the run, a copy of a rejected/ shard out of it (each row rejected as
+    ``rejected_record``). Each is read (its files all in clean/, removed/, sample/ or the user's
     own) or refused before any work, in one line saying what to pass instead; a run whose clean/ holds no row is
     said to be so when it is all the input."""
     from corpusforge.core.errors import UserError
@@ -185,6 +186,18 @@ def paths_case(rng: random.Random, workdir: pathlib.Path) -> None:
     run = workdir / "runs" / rng.choice(["run", "r un", "ü #1"])
     empty_clean = rng.random() < 0.3
     _fake_run(rng, run, empty_clean)
+    if rng.random() < 0.2:  # a rejected/ shard copied out of its run: no marker tells it, its rows do
+        from corpusforge.pipeline.readers import read_file
+
+        TRIED["path copy of rejected"] += 1
+        shard = next((run / "rejected").iterdir())
+        copy = workdir / "copied" / shard.name
+        copy.parent.mkdir()
+        copy.write_bytes(shard.read_bytes())
+        items = list(read_file(str(copy), InputConfig(path=str(copy))))
+        if len(items) != 3 or any(getattr(item, "reason", None) != "rejected_record" for item in items):
+            raise AssertionError(f"a copied rejected/ shard's rows read as {items!r}")
+        return
     entry = rng.choice(sorted(_RUN_ENTRIES))
     kind = rng.choice(["entry", "entry", "file", "run", "glob", "glob files", "parent", "pair"])
     TRIED[f"path {kind}"] += 1
