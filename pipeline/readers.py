@@ -835,16 +835,18 @@ def _check_not_empty(documents: list[tuple[InputConfig, str, str, InputFile]]) -
     if output == "removed":
         raise UserError(f"input {named} is a corpusforge output that holds no documents: the build that wrote it "
                         f"removed none; read the documents it kept with --input {shown}/clean")
-    counts = ""
+    counts, removed = "", files_mod.exists(files_mod.join(run, "removed"))  # not with output.write_removed false
     try:
         a = files_mod.read_json(files_mod.join(run, "stats.json"))["accounting"]
         counts = (f" of its {a['input']:,} input records (removed {a['removed']:,}, rejected {a['rejected']:,}: "
                   f"{shown}/stats.json says why)")
+        removed = removed and bool(a["removed"])
     except Exception:  # noqa: BLE001 - no stats (a run from elsewhere): said without its counts
         pass
+    again = (f"to decide again on what it removed, build from --input {shown}/removed with looser settings, else "
+             if removed else "build ")  # no removed/ written (output.write_removed: false), or it holds none
     raise UserError(f"input {named} is a corpusforge output that holds no documents: the build that wrote it kept "
-                    f"none{counts}; to decide again on what it removed, build from --input {shown}/removed with "
-                    f"looser settings, else from the files it read ({shown}/manifest.json's input_files)")
+                    f"none{counts}; {again}from the files it read ({shown}/manifest.json's input_files)")
 
 
 def _is_run_directory(path: str) -> bool:

@@ -583,3 +583,15 @@ def test_a_copy_of_a_rejected_shard_is_rejected_as_what_it_is_not_as_a_missing_t
     assert "every one of the 1 input records was rejected (rejected_record 1; e.g. " in err, err
     assert "--text-field raw" not in err and "not documents: fix the files their path column names" in err, err
     assert err.count("\n") == 1 and not (tmp_path / "again").exists()
+
+
+def test_an_empty_clean_of_a_build_that_wrote_no_removed_names_only_the_files_it_read(tmp_path, capsys):
+    # output.write_removed: false leaves no removed/ to read again: the line must not send the user there
+    data = _lines(tmp_path / "short.jsonl", [{"id": i, "text": f"owl {i}"} for i in range(3)])
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), "--no-progress", "--set", "dedup.enabled=false",
+                 "--set", "pii.enabled=false", "--set", "output.write_removed=false"]) == 0
+    capsys.readouterr()
+    assert main(["build", "-i", str(tmp_path / "run" / "clean"), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert "is a corpusforge output that holds no documents" in err and "/removed" not in err, err
+    assert f"build from the files it read ({tmp_path / 'run'}/manifest.json's input_files)" in err, err
