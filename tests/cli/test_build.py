@@ -595,3 +595,20 @@ def test_an_empty_clean_of_a_build_that_wrote_no_removed_names_only_the_files_it
     err = capsys.readouterr().err
     assert "is a corpusforge output that holds no documents" in err and "/removed" not in err, err
     assert f"build from the files it read ({tmp_path / 'run'}/manifest.json's input_files)" in err, err
+
+
+def test_a_tokenize_output_folder_of_its_own_is_refused_as_token_ids(tmp_path, capsys):
+    # tokenize.output elsewhere records its manifest.json, train/ and val/ in a marker of its own (tokenize.py)
+    from corpusforge.core import rundir
+
+    tokens = tmp_path / "tokens"
+    for rel in ("train/part-00000-of-00001.arrow", "val/part-00000-of-00001.arrow"):
+        (tokens / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tokens / rel).write_bytes(b"\0" * 8)
+    (tokens / "manifest.json").write_text("{}")
+    for name in ("manifest.json", "train", "val"):
+        rundir.record_output(str(tokens), name, derived=False)
+    assert main(["build", "-i", str(tokens / "train"), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert f"({tokens}/train/part-00000-of-00001.arrow holds token ids, not text); read documents from a run's " \
+           "clean/ folder, or from the files they came from" in err and err.count("\n") == 1, err
