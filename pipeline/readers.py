@@ -727,10 +727,11 @@ def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list
 
 
 # Where an input reaches corpusforge's own outputs (docs/inputs.md, "corpusforge's own outputs as input"): the
-# documents a run kept or removed are read back as they were (is_shard_row); every other entry of a run (or of a
-# folder a command records its outputs in, as tokenize.output) is refused before any work, in one line naming
-# what it holds and what to pass. Told by the marker above the file (rundir.run_above), not by the names alone:
-# a user's folder named rejected/ is read.
+# documents a run kept or removed are read back as they were (is_shard_row); every other entry the marker of a run
+# (or of a folder a command records its outputs in, as tokenize.output) records is refused before any work, in one
+# line naming what it holds and what to pass. Told by the marker above the file (rundir.run_above) and what it
+# records, not by the names alone: a user's folder named rejected/ with no marker above, or train/ in a build's run,
+# is read.
 DOCUMENT_OUTPUTS = ("clean", "removed")
 _READ_AS_INPUT = frozenset({*DOCUMENT_OUTPUTS, "sample"})  # sample/: the input `corpusforge demo` writes for its build
 _TOKENS = "holds token ids, not text"
@@ -738,7 +739,9 @@ _HOLDS = {"rejected": "holds rejected input records, a reason and a short previe
           "tokens": _TOKENS, "train": _TOKENS, "val": _TOKENS,
           "tokenizer": "holds a tokenizer, not documents", "model": "holds a model, not documents",
           "models": "holds models, not documents"}
-_RECORDS = frozenset({"manifest.json", "stats.json", CARD, "report.html", MARKER, rundir.LOCK, rundir.JOURNAL})
+_RECORDS = frozenset({"manifest.json", "stats.json", CARD, "report.html"})
+_BOOKKEEPING = frozenset({MARKER, rundir.LOCK, rundir.JOURNAL})  # corpusforge's own names, recorded or not
+_UNREADABLE = "unreadable"  # a markers entry's key: the marker is not JSON, what it records is not known
 _EMPTY_SHARD_BYTES = 1 << 20  # a shard this small or smaller may hold no row: its rows are counted
 
 
@@ -752,9 +755,15 @@ def _not_documents(run: str, top: str, markers: dict[str, dict]) -> str | None:
         try:
             marker = markers[run] = rundir.read_marker(run) or {}
         except UserError:  # a marker that is not JSON: what it records is not known, the names still are
-            marker = markers[run] = {}
+            marker = markers[run] = {_UNREADABLE: True}
     if top in marker.get("scratch", ()) or top == rundir.CHECKPOINTS or top.startswith(".tmp-"):
         return "is a working folder of a corpusforge command (stage checkpoints, outputs being written), not documents"
+    if top in _BOOKKEEPING:
+        return "is what the run records about itself, not documents"
+    # An output's name says what it holds only when the marker records it as corpusforge's: a user's own train/
+    # or manifest.json beside a build's outputs is theirs and read (an unreadable marker: the names are all known).
+    if top not in marker.get("outputs", {}) and not marker.get(_UNREADABLE):
+        return None
     if top in _HOLDS:
         return _HOLDS[top]
     if top in _RECORDS:

@@ -612,3 +612,33 @@ def test_a_tokenize_output_folder_of_its_own_is_refused_as_token_ids(tmp_path, c
     err = capsys.readouterr().err
     assert f"({tokens}/train/part-00000-of-00001.arrow holds token ids, not text); read documents from a run's " \
            "clean/ folder, or from the files they came from" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("folder", ["train", "val", "tokens", "model", "models", "tokenizer"])
+def test_a_users_own_folder_named_like_an_output_the_marker_does_not_record_is_read(tmp_path, folder):
+    # Before: refused by its name alone ("holds token ids", "holds a model") whenever any marker sat above it,
+    # though the build's marker records only README.md, clean, manifest.json, rejected, removed and stats.json
+    data = _lines(tmp_path / "a.jsonl", [{"id": f"g{i}", "text": f"Document {i} about owls and the barn."}
+                                         for i in range(3)])
+    run = tmp_path / "r1"
+    assert main(["build", "-i", str(data), "-o", str(run), *OFF]) == 0
+    (run / folder).mkdir()
+    (run / folder / "a.jsonl").write_bytes(data.read_bytes())
+    assert main(["build", "-i", str(run / folder / "a.jsonl"), "-o", str(tmp_path / "b3"), *OFF]) == 0
+    assert json.loads((tmp_path / "b3" / "stats.json").read_text())["accounting"]["input"] == 3
+
+
+def test_a_runs_recorded_output_is_still_refused_by_what_the_marker_records(tmp_path, capsys):
+    # the same train/ is refused once the marker records it (a tokenize run's split)
+    from corpusforge.core import rundir
+
+    data = _lines(tmp_path / "a.jsonl", [{"id": "g0", "text": "Document about owls and the barn."}])
+    run = tmp_path / "r1"
+    assert main(["build", "-i", str(data), "-o", str(run), *OFF]) == 0
+    (run / "train").mkdir()
+    (run / "train" / "a.jsonl").write_bytes(data.read_bytes())
+    rundir.record_output(str(run), "train", rundir.listing(str(run / "train")), derived=False)
+    capsys.readouterr()
+    assert main(["build", "-i", str(run / "train" / "a.jsonl"), "-o", str(tmp_path / "b3"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert f"({run}/train/a.jsonl holds token ids, not text)" in err and err.count("\n") == 1, err

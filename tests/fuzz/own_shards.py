@@ -134,11 +134,15 @@ def _check_missing_text(record: dict, detail: str) -> None:
 _RUN_ENTRIES = {"clean": "read", "removed": "read", "sample": "read", "rejected": "refused", "tokens": "refused",
                 "model": "refused", ".checkpoints": "refused", ".tmp-build-x": "refused", "manifest.json": "refused",
                 "stats.json": "refused", "README.md": "refused", "report.html": "refused", "mine": "read"}
+# Folders named as an output of some command (tokenize's splits, tokenizer train, ablate): recorded in the marker
+# or not, at random per case; read when the marker does not record it (the user's own), refused when it does.
+_NAMED_LIKE_OUTPUTS = ("train", "val", "tokenizer", "models")
 
 
-def _fake_run(rng: random.Random, run: pathlib.Path, empty_clean: bool) -> None:
-    """A run directory with each of ``_RUN_ENTRIES`` (``mine``: a folder of the user's own, unrecorded), its
-    shards in a random output format; clean/ with no row when ``empty_clean``."""
+def _fake_run(rng: random.Random, run: pathlib.Path, empty_clean: bool) -> dict[str, str]:
+    """A run directory with each of ``_RUN_ENTRIES`` (``mine``: a folder of the user's own, unrecorded) and of
+    ``_NAMED_LIKE_OUTPUTS`` (each recorded or not), its shards in a random output format; clean/ with no row when
+    ``empty_clean``. Returns what each entry must do as an input ("read" or "refused")."""
     from corpusforge.core import rundir
     from corpusforge.core.shard_files import ShardFormat, write_shard
     from corpusforge.pipeline.document import (REJECTED_SCHEMA, Rejected, Removed, document_row, document_schema,
@@ -167,17 +171,24 @@ def _fake_run(rng: random.Random, run: pathlib.Path, empty_clean: bool) -> None:
                                                             "removed": len(docs), "rejected": 3}}))
     (run / "README.md").write_text("---\nconfigs: []\n---\n")
     (run / "report.html").write_text("<html></html>")
+    expected = dict(_RUN_ENTRIES)
+    for name_ in _NAMED_LIKE_OUTPUTS:
+        (run / name_).mkdir()
+        (run / name_ / "a.jsonl").write_text('{"text": "A folder of my own named like an output."}\n')
+        expected[name_] = "refused" if rng.random() < 0.5 else "read"
     rundir.write_marker(str(run), {"outputs": {name_: rundir.listing(str(run / name_)) if (run / name_).is_dir() else None
-                                               for name_ in _RUN_ENTRIES if name_ not in ("mine", ".checkpoints",
-                                                                                          ".tmp-build-x")},
+                                               for name_, does in expected.items()
+                                               if name_ not in ("mine", ".checkpoints", ".tmp-build-x")
+                                               and (does == "refused" or name_ not in _NAMED_LIKE_OUTPUTS)},
                                    "derived": {}, "scratch": [".checkpoints", ".tmp-build-x"]})
+    return expected
 
 
 def paths_case(rng: random.Random, workdir: pathlib.Path) -> None:
     """Every path a corpusforge output can be passed by: the run directory, each entry, a glob over it, one shard
     of rejected/, a folder holding the run, a copy of a rejected/ shard out of it (each row rejected as
     ``rejected_record``). Each is read (its files all in clean/, removed/, sample/ or the user's
-    own) or refused before any work, in one line saying what to pass instead; a run whose clean/ holds no row is
+    own, a folder named like an output the marker does not record among them) or refused before any work, in one line saying what to pass instead; a run whose clean/ holds no row is
     said to be so when it is all the input."""
     from corpusforge.core.errors import UserError
     from corpusforge.pipeline.config import InputConfig
@@ -185,7 +196,7 @@ def paths_case(rng: random.Random, workdir: pathlib.Path) -> None:
 
     run = workdir / "runs" / rng.choice(["run", "r un", "ü #1"])
     empty_clean = rng.random() < 0.3
-    _fake_run(rng, run, empty_clean)
+    expected = _fake_run(rng, run, empty_clean)
     if rng.random() < 0.2:  # a rejected/ shard copied out of its run: no marker tells it, its rows do
         from corpusforge.pipeline.readers import read_file
 
@@ -198,8 +209,12 @@ def paths_case(rng: random.Random, workdir: pathlib.Path) -> None:
         if len(items) != 3 or any(getattr(item, "reason", None) != "rejected_record" for item in items):
             raise AssertionError(f"a copied rejected/ shard's rows read as {items!r}")
         return
-    entry = rng.choice(sorted(_RUN_ENTRIES))
-    kind = rng.choice(["entry", "entry", "file", "run", "glob", "glob files", "parent", "pair"])
+    # two cases in five name (a file of) a folder named like an output: read or refused by what the marker records
+    if rng.random() < 0.4:
+        entry, kind = rng.choice(_NAMED_LIKE_OUTPUTS), rng.choice(["entry", "file", "pair"])
+    else:
+        entry = rng.choice(sorted(expected))
+        kind = rng.choice(["entry", "entry", "file", "run", "glob", "glob files", "parent", "pair"])
     TRIED[f"path {kind}"] += 1
     paths = {"entry": [run / entry], "run": [run], "parent": [run.parent],
              "glob": [run / "*"], "glob files": [run / "*" / "part-*"],
@@ -214,10 +229,10 @@ def paths_case(rng: random.Random, workdir: pathlib.Path) -> None:
             reached |= {"manifest.json", "stats.json", "README.md", "report.html"} if kind == "glob" else \
                 {"clean", "removed", "rejected"}
         elif target == run.parent or target == run:
-            reached |= set(_RUN_ENTRIES)
+            reached |= set(expected)
         else:
             reached.add(target.relative_to(run).parts[0])
-    refused = sorted(name for name in reached if _RUN_ENTRIES[name] == "refused")
+    refused = sorted(name for name in reached if expected[name] == "refused")
     try:
         listed = check_inputs([InputConfig(path=str(p)) for p in paths])
     except UserError as exc:
@@ -242,7 +257,7 @@ def paths_case(rng: random.Random, workdir: pathlib.Path) -> None:
     for _, found in listed:
         for name in found:
             top = pathlib.Path(name).relative_to(run).parts[0]
-            if _RUN_ENTRIES[top] != "read":
+            if expected[top] != "read":
                 raise AssertionError(f"{name} listed as input")
 
 
