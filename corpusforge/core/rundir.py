@@ -36,6 +36,7 @@ from typing import Any, Iterator
 
 from corpusforge.core import files
 from corpusforge.core.errors import UserError
+from corpusforge.core.input_files import display_path
 from corpusforge.core.shard_files import shard_files
 
 MARKER = ".corpusforge-run.json"
@@ -191,7 +192,9 @@ def run_above(path: str, cache: dict[str, str | None] | None = None) -> str | No
     """The nearest directory holding a marker at or above the folder of ``path`` (a file): a run directory, or a
     folder whose outputs a command records there (``tokenize.output``); None when there is none. ``cache`` (folder
     -> answer) makes the walk once per folder for many files. A local path is taken absolute; a link to a file,
-    where it points. Never raises: a folder that cannot be looked at holds no marker."""
+    where it points. A folder whose marker cannot be looked for (``exists`` raises: a remote error, a denied
+    prefix) stops the command in one line naming it: taken as "no marker", a run's rejected/ or stats would be
+    read as documents."""
     if files.is_local(path):
         path = os.path.abspath(files.local_path(path))
         if os.path.islink(path):
@@ -203,12 +206,16 @@ def run_above(path: str, cache: dict[str, str | None] | None = None) -> str | No
             found = cache[directory]
             break
         walked.append(directory)
+        marker = files.join(directory, MARKER)
         try:
-            if files.exists(files.join(directory, MARKER)):
+            if files.exists(marker):
                 found = directory
                 break
-        except Exception:  # noqa: BLE001 - an unreachable folder: no marker known there
-            pass
+        except Exception as exc:  # noqa: BLE001 - any filesystem's error: whether a run lies above is not known
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise UserError(f"cannot tell whether input {display_path(path)} lies in a corpusforge run: looking for "
+                            f"{display_path(marker)} failed ({reason[:300]}); check the path and that this folder "
+                            "can be read, then run again") from None
         above = _parent(directory)
         if above == directory:
             break

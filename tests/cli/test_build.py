@@ -642,3 +642,24 @@ def test_a_runs_recorded_output_is_still_refused_by_what_the_marker_records(tmp_
     assert main(["build", "-i", str(run / "train" / "a.jsonl"), "-o", str(tmp_path / "b3"), *OFF]) == 2
     err = capsys.readouterr().err
     assert f"({run}/train/a.jsonl holds token ids, not text)" in err and err.count("\n") == 1, err
+
+
+def test_an_input_whose_run_marker_cannot_be_looked_for_stops_before_any_work(own_run, tmp_path, monkeypatch, capsys):
+    # Before: an exists that raised counted as "no marker": the run's rejected/ was read as input
+    from corpusforge.core import files
+    from corpusforge.core import rundir
+
+    real = files.exists
+
+    def exists(path):
+        if path.startswith(str(own_run)) and path.endswith(rundir.MARKER):
+            raise OSError("transient remote error")
+        return real(path)
+
+    monkeypatch.setattr(files, "exists", exists)
+    capsys.readouterr()
+    assert main(["build", "-i", str(own_run / "rejected"), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert (f"cannot tell whether input {own_run}/rejected/part-00000-of-00001.parquet lies in a corpusforge run: "
+            f"looking for {own_run}/rejected/{rundir.MARKER} failed (OSError: transient remote error)" in err), err
+    assert err.count("\n") == 1 and not (tmp_path / "again").exists()
