@@ -171,7 +171,9 @@ def document_schema(annotations: pa.DataType | None = None) -> pa.Schema:
 
 
 def removed_schema(annotations: pa.DataType | None = None, details: pa.DataType | None = None) -> pa.Schema:
-    """Removed shards' schema; ``annotations`` and ``details``: struct types (None: JSON strings)."""
+    """Removed shards' schema; ``annotations`` and ``details``: struct types (None: JSON strings). A removed
+    document keeps its ``metadata`` (the JSON object clean/ would have held, scrubbed as clean/'s is), so that
+    ``build --input RUN/removed`` gives back the documents whole; runs written before it have no such column."""
     return pa.schema([
         pa.field("id", pa.string(), nullable=False),
         pa.field("source", pa.string(), nullable=False),
@@ -179,6 +181,7 @@ def removed_schema(annotations: pa.DataType | None = None, details: pa.DataType 
         pa.field("reason", pa.string(), nullable=False),
         pa.field("details", details or pa.string(), nullable=False),
         pa.field("text", pa.large_string(), nullable=False),
+        pa.field("metadata", pa.string(), nullable=False),  # JSON object, as in clean/
         pa.field("annotations", annotations or pa.string(), nullable=False),
     ])
 
@@ -271,6 +274,7 @@ def removed_row(item: Removed, annotations: pa.DataType | None = None, details: 
         "reason": item.reason,
         "details": struct_value(item.details, details),
         "text": item.doc.text,
+        "metadata": _json(item.doc.metadata),
         "annotations": struct_value(item.doc.annotations, annotations),
     }
 

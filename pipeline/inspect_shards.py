@@ -60,22 +60,30 @@ def _clip(value, chars: int):
 
 
 def schema_lines(schema, indent: str = "  ") -> list[str]:
-    """One line per field, a struct's fields (at any depth, inside lists too) indented below it: Arrow's one-line
-    form of the typed annotations is ~1,500 characters. Plain text, the same on a terminal and in a pipe."""
+    """One line per field, a struct's fields (at any depth, inside lists and as a map's values too) indented below
+    it: Arrow's one-line form of the typed annotations is ~1,500 characters. Plain text, the same on a terminal
+    and in a pipe."""
     import pyarrow as pa
 
     lines = []
 
     def add(field, depth):
-        kind, inner = field.type, ""
-        while pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-            inner += "large_list<" if pa.types.is_large_list(kind) else "list<"
-            kind = kind.value_type
+        kind, inner, opened = field.type, "", 0
+        while True:  # the containers around a struct: list<map<string, list<struct>>>
+            if pa.types.is_map(kind):  # before the lists: a map is a list of key/value structs to Arrow
+                inner += f"map<{kind.key_type}, "
+                kind, opened = kind.item_type, opened + 1
+            elif pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+                inner += "large_list<" if pa.types.is_large_list(kind) else "list<"
+                kind, opened = kind.value_type, opened + 1
+            else:
+                break
         if pa.types.is_struct(kind):
-            closing = ">" * inner.count("<")
-            lines.append(f"{indent * depth}{field.name}: {inner}struct{closing}")
+            lines.append(f"{indent * depth}{field.name}: {inner}struct{'>' * opened}")
             for child in kind:
                 add(child, depth + 1)
+        elif "map<" in inner:  # Arrow's form names a map's value field as Parquet wrote it: ('counts')
+            lines.append(f"{indent * depth}{field.name}: {inner}{kind}{'>' * opened}")
         else:
             lines.append(f"{indent * depth}{field.name}: {field.type}")
 

@@ -44,13 +44,16 @@ from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
 from corpusforge.core.errors import ENVIRONMENT_ERRNOS, UserError, environment_error
 from corpusforge.core.faults import STAGE_ERROR, describe
 from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, InputFile, Oversize, RecordError,
-                                          bounded_lines, cell_text, changed_detail, check_depth, classify,
+                                          bounded_lines, cell_string, cell_text, changed_detail, check_depth, classify,
                                           display_path,
                                           list_input, open_decompressed, open_input, parse_json, permission_denied,
                                           path_bytes, path_text, record_limit, seekable, uncompressed_name,
                                           utf8_stream)
 from corpusforge.core.progress import Reporter
+from corpusforge.core import rundir
+from corpusforge.core.dataset_card import CARD
 from corpusforge.core.rundir import MARKER
+from corpusforge.core.shard_files import open_shard
 
 REJECTED = "rejected"
 EDITS = "edits"  # (stage, counter, amount): what the reader changed, for stats.json's edits
@@ -202,6 +205,8 @@ class _Context:
             return self._shard_row(position, obj, raw)
         text = obj.get(self.spec.text_field)
         if text is None:
+            if obj.keys() == _REJECTED_COLUMNS:  # a copy of a rejected/ shard, out of its run (_check_own_outputs)
+                return self.reject(position, REJECTED_RECORD, rejected_record_detail(obj), raw)
             return self.reject(position, "missing_text", missing_text_detail(self.spec.text_field, obj), raw)
         if isinstance(text, bytes):
             # A Parquet/Arrow text column typed binary, not string: Spark and Hive write every string column so
@@ -291,11 +296,25 @@ def _usable_id(raw_id: Any) -> bool:
 
 
 # The columns of the shards a build writes (pipeline/document.py: document_schema, removed_schema): RUN/clean's
-# rows, and RUN/removed's, which hold the verdict (stage, reason, details) and no metadata. A record with exactly
-# one of these sets of fields is read back as the document it was (_Context._shard_row).
+# rows, and RUN/removed's, which hold the verdict (stage, reason, details) beside the document's metadata (runs
+# written before removed/ kept metadata: without it). A record with exactly one of these sets of fields is read
+# back as the document it was (_Context._shard_row).
 _CLEAN_COLUMNS = frozenset({"id", "text", "source", "metadata", "annotations"})
-_REMOVED_COLUMNS = frozenset({"id", "source", "stage", "reason", "details", "text", "annotations"})
+_REMOVED_COLUMNS = frozenset({"id", "source", "stage", "reason", "details", "text", "metadata", "annotations"})
+_OLD_REMOVED_COLUMNS = _REMOVED_COLUMNS - {"metadata"}
 SHARD_ROWS = "corpusforge_shard_rows_read_back"  # the read edit counting them
+# A rejected/ shard's columns (document.REJECTED_SCHEMA): its rows are input a build could not read, a reason and a
+# preview each. Within its run it is refused as an input (_check_own_outputs); a copy elsewhere has its rows
+# rejected as REJECTED_RECORD, not as missing_text, whose line would tell to name --text-field raw and build the
+# previews as documents.
+_REJECTED_COLUMNS = frozenset({"source", "path", "position", "reason", "detail", "raw"})
+REJECTED_RECORD = "rejected_record"
+
+
+def rejected_record_detail(obj: dict[str, Any]) -> str:
+    """``a record of a corpusforge rejected/ shard (malformed_json at web.jsonl record 3), not a document``."""
+    where = f"{str(obj['reason'])[:40]} at {str(obj['path'])[:80]} record {str(obj['position'])[:20]}"
+    return f"a record of a corpusforge rejected/ shard ({where}), not a document"
 _FIELDS_SHOWN = 12
 
 
@@ -317,15 +336,17 @@ def missing_text_detail(text_field: str, obj: dict[str, Any]) -> str:
 
 def is_shard_row(obj: dict[str, Any]) -> bool:
     """Whether ``obj`` is a row of a corpusforge shard: its fields are exactly a clean or a removed shard's
-    columns, ``source`` a string, ``metadata`` (clean) a string, the JSON the build wrote; ``annotations`` is a
-    struct (an object) or, where the build had no typed annotations, a JSON string."""
+    columns (a removed one's of an older run without ``metadata`` too), ``source`` a string, ``metadata`` a
+    string, the JSON the build wrote; ``annotations`` is a struct (an object) or, where the build had no typed
+    annotations, a JSON string."""
     if "annotations" not in obj:  # almost every user record: one lookup (the set comparisons cost ~10x it)
         return False
     keys = obj.keys()
-    if len(keys) == 5:
-        if keys != _CLEAN_COLUMNS or not isinstance(obj["metadata"], (str, bytes)):
+    if len(keys) == 7:
+        if keys != _OLD_REMOVED_COLUMNS:
             return False
-    elif len(keys) != 7 or keys != _REMOVED_COLUMNS:
+    elif keys != (_CLEAN_COLUMNS if len(keys) == 5 else _REMOVED_COLUMNS) \
+            or not isinstance(obj["metadata"], (str, bytes)):
         return False
     return isinstance(obj["source"], (str, bytes)) and isinstance(obj["annotations"], (dict, str, bytes, type(None)))
 
@@ -419,10 +440,7 @@ def _json_value(value: Any) -> Any:
     typed binary, as Spark writes every one: its ``url`` is ``"http://..."``, not ``"b'http://...'"``), anything
     else (other bytes, dates, decimals) as ``str`` gives it."""
     if isinstance(value, (bytes, bytearray)):
-        try:
-            return bytes(value).decode("utf-8")
-        except UnicodeDecodeError:
-            pass
+        return cell_string(value)  # evaluate reads a binary source cell so too
     return str(value)
 
 
@@ -696,12 +714,148 @@ def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list
             if files_mod.is_local(spec.path) and not os.path.isabs(os.path.expanduser(spec.path)):
                 where = f" (a relative path is read from the current directory, {os.getcwd()}, not the config file's)"
             raise UserError(f"input {display_path(spec.path)} matches no files; check the path or glob{where}")
+        listed.append((spec, root, files))
+    own = _check_own_outputs(listed)  # before the formats: a run's stats.json is refused for what it is
+    for spec, _, files in listed:
         if spec.format == "auto":
             for file in files:
                 if file.problem is None:  # other entries are rejected by name when read
                     detect_format(file.path)
-        listed.append((spec, root, files))
+    if own:
+        _check_not_empty(own)
     return listed
+
+
+# Where an input reaches corpusforge's own outputs (docs/inputs.md, "corpusforge's own outputs as input"): the
+# documents a run kept or removed are read back as they were (is_shard_row); every other entry the marker of a run
+# (or of a folder a command records its outputs in, as tokenize.output) records is refused before any work, in one
+# line naming what it holds and what to pass. Told by the marker above the file (rundir.run_above) and what it
+# records, not by the names alone: a user's folder named rejected/ with no marker above, or train/ in a build's run,
+# is read.
+DOCUMENT_OUTPUTS = ("clean", "removed")
+_READ_AS_INPUT = frozenset({*DOCUMENT_OUTPUTS, "sample"})  # sample/: the input `corpusforge demo` writes for its build
+_TOKENS = "holds token ids, not text"
+_HOLDS = {"rejected": "holds rejected input records, a reason and a short preview each, not documents",
+          "tokens": _TOKENS, "train": _TOKENS, "val": _TOKENS,
+          "tokenizer": "holds a tokenizer, not documents", "model": "holds a model, not documents",
+          "models": "holds models, not documents"}
+_RECORDS = frozenset({"manifest.json", "stats.json", CARD, "report.html"})
+_BOOKKEEPING = frozenset({MARKER, rundir.LOCK, rundir.JOURNAL})  # corpusforge's own names, recorded or not
+_UNREADABLE = "unreadable"  # a markers entry's key: the marker is not JSON, what it records is not known
+_EMPTY_SHARD_BYTES = 1 << 20  # a shard this small or smaller may hold no row: its rows are counted
+
+
+def _not_documents(run: str, top: str, markers: dict[str, dict]) -> str | None:
+    """Why the entry ``top`` of the run directory ``run`` is not read as input (the end of a sentence naming it),
+    or None: it is read (a run's documents, the demo's sample, a file of the user's own that no marker records)."""
+    if top in _READ_AS_INPUT:
+        return None
+    marker = markers.get(run)
+    if marker is None:
+        try:
+            marker = markers[run] = rundir.read_marker(run) or {}
+        except UserError:  # a marker that is not JSON: what it records is not known, the names still are
+            marker = markers[run] = {_UNREADABLE: True}
+    if top in marker.get("scratch", ()) or top == rundir.CHECKPOINTS or top.startswith(".tmp-"):
+        return "is a working folder of a corpusforge command (stage checkpoints, outputs being written), not documents"
+    if top in _BOOKKEEPING:
+        return "is what the run records about itself, not documents"
+    # An output's name says what it holds only when the marker records it as corpusforge's: a user's own train/
+    # or manifest.json beside a build's outputs is theirs and read (an unreadable marker: the names are all known).
+    if top not in marker.get("outputs", {}) and not marker.get(_UNREADABLE):
+        return None
+    if top in _HOLDS:
+        return _HOLDS[top]
+    if top in _RECORDS:
+        return "is what the run records about itself, not documents"
+    if top in marker.get("outputs", {}):
+        return "is one of its outputs that hold no documents"
+    return None
+
+
+def _check_own_outputs(listed: list[tuple[InputConfig, str, list[InputFile]]]
+                       ) -> list[tuple[InputConfig, str, str, InputFile]]:
+    """Refuse an input that reaches an entry of a corpusforge run other than its documents (``_not_documents``),
+    before any work, in one line; return ``(input, run, output, file)`` for every file in a run's clean/ or
+    removed/ when every file of every input is one (``_check_not_empty``'s to check), else []."""
+    cache: dict[str, str | None] = {}
+    markers: dict[str, dict] = {}
+    documents: list[tuple[InputConfig, str, str, InputFile]] = []
+    every_one_own = True
+    for spec, _, files in listed:
+        refused: list[tuple[str, list[str], str]] = []
+        for file in files:
+            run = rundir.run_above(file.path, cache)
+            if run is None:
+                every_one_own = False
+                continue
+            parts = rundir.relative_parts(file.path, run) or [""]
+            why = _not_documents(run, parts[0], markers)
+            if why is not None:
+                refused.append((run, parts, why))
+            elif parts[0] in DOCUMENT_OUTPUTS:
+                documents.append((spec, run, parts[0], file))
+            else:
+                every_one_own = False
+        if refused:
+            raise UserError(_refusal(spec, refused, markers))
+    return documents if every_one_own else []
+
+
+def _refusal(spec: InputConfig, refused: list[tuple[str, list[str], str]], markers: dict[str, dict]) -> str:
+    # rejected/ named first: its records are what a build would most readily take for documents; hidden last
+    run, parts, why = min(refused, key=lambda item: (item[1][0] != "rejected", item[1][0][:1] == ".", item[1]))
+    tops = sorted({p[0] + ("/" if len(p) > 1 else "") for r, p, _ in refused if r == run} - {parts[0] + "/", parts[0]})
+    also = f"; also {', '.join(tops[:4])}{', ...' if len(tops) > 4 else ''}" if tops else ""
+    shown = _run_shown(run, spec)
+    if "clean" in markers.get(run, {}).get("outputs", {}):
+        advice = f"read its documents with --input {shown}/clean (and {shown}/removed for what its build removed)"
+    else:
+        advice = "read documents from a run's clean/ folder, or from the files they came from"
+    return (f"input {display_path(spec.path)} reaches files of the corpusforge run {shown} that are not its documents "
+            f"({'/'.join([shown, *(display_path(p) for p in parts)])} {why}{also}); {advice}")
+
+
+def _run_shown(run: str, spec: InputConfig) -> str:
+    """The run directory as a line shows it: relative to the current directory when the input was named so."""
+    if files_mod.is_local(run) and not os.path.isabs(os.path.expanduser(spec.path)):
+        relative = os.path.relpath(run)
+        if not relative.startswith(".."):
+            run = relative
+    return display_path(run.rstrip("/"))
+
+
+def _check_not_empty(documents: list[tuple[InputConfig, str, str, InputFile]]) -> None:
+    """Refuse, before any work, inputs that are all corpusforge outputs holding no documents (the clean/ of a build
+    that kept nothing): say so, and what to read instead, rather than that the files are empty or blank. Only
+    shards of at most ``_EMPTY_SHARD_BYTES`` are opened (their rows counted from metadata), up to the first with a
+    row."""
+    for _, _, _, file in documents:
+        if file.size > _EMPTY_SHARD_BYTES:
+            return
+        try:
+            if open_shard(file.path).num_rows:
+                return
+        except Exception:  # noqa: BLE001 - a damaged shard: the reader rejects it by its reason
+            return
+    spec, run, output, _ = documents[0]
+    shown = _run_shown(run, spec)
+    named = display_path(spec.path)
+    if output == "removed":
+        raise UserError(f"input {named} is a corpusforge output that holds no documents: the build that wrote it "
+                        f"removed none; read the documents it kept with --input {shown}/clean")
+    counts, removed = "", files_mod.exists(files_mod.join(run, "removed"))  # not with output.write_removed false
+    try:
+        a = files_mod.read_json(files_mod.join(run, "stats.json"))["accounting"]
+        counts = (f" of its {a['input']:,} input records (removed {a['removed']:,}, rejected {a['rejected']:,}: "
+                  f"{shown}/stats.json says why)")
+        removed = removed and bool(a["removed"])
+    except Exception:  # noqa: BLE001 - no stats (a run from elsewhere): said without its counts
+        pass
+    again = (f"to decide again on what it removed, build from --input {shown}/removed with looser settings, else "
+             if removed else "build ")  # no removed/ written (output.write_removed: false), or it holds none
+    raise UserError(f"input {named} is a corpusforge output that holds no documents: the build that wrote it kept "
+                    f"none{counts}; {again}from the files it read ({shown}/manifest.json's input_files)")
 
 
 def _is_run_directory(path: str) -> bool:

@@ -131,7 +131,7 @@ def _write(run_dir: str, manifest: dict, old_cfg: QualityConfig, cfg: QualityCon
         counts["newly_removed"] += 1
         removed.append({"id": row["id"], "source": row["source"], "stage": STAGE, "reason": reason,
                         "details": struct_value({"quality": annotations["quality"]}, removed_schema.field("details").type),
-                        "text": row["text"], "annotations": row["annotations"]})
+                        "text": row["text"], "metadata": row["metadata"], "annotations": row["annotations"]})
     for row in _rows(removed_dir, removed_schema):
         if row["stage"] != STAGE:
             removed.append(row)
@@ -198,7 +198,7 @@ def _revive(row: dict, annotations: dict, values: dict, cfg: QualityConfig, sche
         text, counts = c4_edit(text, cfg.c4)
         edits.update(counts)
     return {"id": row["id"], "text": text, "source": row["source"],
-            "metadata": "{}",  # removed/ does not keep metadata
+            "metadata": row.get("metadata") or "{}",  # a run from before removed/ kept metadata: none
             "annotations": struct_value({**annotations, "quality": values}, schema.field("annotations").type)}
 
 

@@ -455,6 +455,9 @@ REJECTION_ADVICE = {
     "oversize_record": "one line is past output.max_record_bytes: a .json file of one array of records is one line "
                        "(write it one object per line, e.g. jq -c '.[]' data.json > data.jsonl), else raise "
                        "output.max_record_bytes",
+    "rejected_record": "the inputs are corpusforge rejected/ records (input a build could not read: a reason and a "
+                       "preview each), not documents: fix the files their path column names and build from those; a "
+                       "run's documents are in its clean/ and removed/",
     "invalid_utf8": "the files are not UTF-8 (Latin-1 or Windows-1252?): convert them, e.g. iconv -f cp1252 -t "
                     "utf-8 data.jsonl > data.utf8.jsonl",
 }

@@ -26,8 +26,8 @@ import torch.nn.functional as F
 
 from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
-from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_text, classify,
-                                          display_path, open_decompressed, open_input, open_lines, parse_json,
+from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_string, cell_text,
+                                          classify, display_path, open_decompressed, open_input, open_lines, parse_json,
                                           record_limit, seekable, uncompressed_name)
 from corpusforge.trainers.export import LoadedModel, model_device
 
@@ -117,10 +117,12 @@ def _columnar_documents(raw, fmt: str, text_field: str, skip, limit: int) -> Ite
             continue
         text, source = row.get(text_field), row.get("source")  # no such column: each row missing_text, as in JSONL
         try:
-            text, source = cell_text(text), cell_text(source)  # binary columns (as Spark writes strings): UTF-8 text
+            text = cell_text(text)  # a binary column (as Spark writes strings): UTF-8 text, invalid_utf8 otherwise
         except RecordError as exc:
             skip(exc.reason)
             continue
+        if isinstance(source, (bytes, bytearray)):  # the build keeps such a record whatever its source's bytes
+            source = cell_string(source)
         if isinstance(text, str) and text:
             yield Document(text, source if isinstance(source, str) else None)
         else:

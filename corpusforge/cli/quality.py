@@ -55,20 +55,27 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     load_config(args.config, args.set)  # validates --config/--set like every other command
 
-    def texts(paths: list[str]):
-        stream = itertools.chain.from_iterable(read_texts(p, args.text_field) for p in paths)
+    skipped = {"positive": {}, "negative": {}}  # binary cells that are not UTF-8, by class: said below
+
+    def texts(paths: list[str], kind: str):
+        stream = itertools.chain.from_iterable(read_texts(p, args.text_field, skipped[kind]) for p in paths)
         return list(itertools.islice(stream, args.max_examples)) if args.max_examples else list(stream)
 
     result = train_classifier(
-        texts(args.positive), texts(args.negative), args.output,
+        texts(args.positive, "positive"), texts(args.negative, "negative"), args.output,
         positive_label=args.positive_label, negative_label=args.negative_label, valid_fraction=args.valid_fraction,
         seed=args.seed, epoch=args.epoch, lr=args.lr, word_ngrams=args.word_ngrams, dim=args.dim,
         min_count=args.min_count, bucket=args.bucket, threads=args.threads, quantize=args.quantize,
     )
+    unread = {kind: sum(counts.values()) for kind, counts in skipped.items()}
     if args.json:
-        print(json.dumps(result.as_dict(), indent=2))
+        print(json.dumps({**result.as_dict(), "skipped": skipped}, indent=2))
     else:
         print(f"trained on {result.n_train} examples, evaluated on {result.n_valid} held out")
+        if any(unread.values()):
+            reasons = sorted({reason for counts in skipped.values() for reason in counts})
+            print(f"skipped {sum(unread.values())} examples whose text is not UTF-8 ({', '.join(reasons)}: "
+                  f"{unread['positive']} positive, {unread['negative']} negative)")
         print(f"precision {result.precision:.3f}  recall {result.recall:.3f}  F1 {result.f1:.3f}  "
               f"accuracy {result.accuracy:.3f}  (positive label: {args.positive_label})")
         print(f"saved {result.model_path}")

@@ -622,6 +622,16 @@ def cell_text(value: Any) -> Any:
         raise RecordError("invalid_utf8", f"binary and not UTF-8: {exc}"[:300]) from None
 
 
+def cell_string(value: bytes | bytearray) -> str:
+    """A binary cell of a field other than the text (a record's ``source``, a metadata value) as the build writes
+    it: its UTF-8 text, or, for bytes that are not UTF-8, what ``str`` gives (``b'caf\\xe9'``). Never raises: the
+    build keeps such a record (only a text that is not UTF-8 rejects it, ``cell_text``)."""
+    try:
+        return bytes(value).decode("utf-8")
+    except UnicodeDecodeError:
+        return str(value)
+
+
 def open_lines(raw: BinaryIO, path: str) -> BinaryIO:
     """A JSON Lines or text file opened with ``open_input`` as every reader of lines reads it: decompressed by
     extension (``open_decompressed``), then as UTF-8 (``utf8_stream``: a UTF-16 or UTF-32 file transcoded)."""

@@ -36,6 +36,7 @@ from typing import Any, Iterator
 
 from corpusforge.core import files
 from corpusforge.core.errors import UserError
+from corpusforge.core.input_files import display_path
 from corpusforge.core.shard_files import shard_files
 
 MARKER = ".corpusforge-run.json"
@@ -185,6 +186,52 @@ def same_path(a: str, b: str) -> bool:
     if files.is_local(a) and files.is_local(b):
         return os.path.realpath(files.local_path(a)) == os.path.realpath(files.local_path(b))
     return a.rstrip("/") == b.rstrip("/")
+
+
+def run_above(path: str, cache: dict[str, str | None] | None = None) -> str | None:
+    """The nearest directory holding a marker at or above the folder of ``path`` (a file): a run directory, or a
+    folder whose outputs a command records there (``tokenize.output``); None when there is none. ``cache`` (folder
+    -> answer) makes the walk once per folder for many files. A local path is taken absolute; a link to a file,
+    where it points. A folder whose marker cannot be looked for (``exists`` raises: a remote error, a denied
+    prefix) stops the command in one line naming it: taken as "no marker", a run's rejected/ or stats would be
+    read as documents."""
+    if files.is_local(path):
+        path = os.path.abspath(files.local_path(path))
+        if os.path.islink(path):
+            path = os.path.realpath(path)
+    cache = {} if cache is None else cache
+    walked, directory, found = [], _parent(path), None
+    while True:
+        if directory in cache:
+            found = cache[directory]
+            break
+        walked.append(directory)
+        marker = files.join(directory, MARKER)
+        try:
+            if files.exists(marker):
+                found = directory
+                break
+        except Exception as exc:  # noqa: BLE001 - any filesystem's error: whether a run lies above is not known
+            reason = " ".join(f"{type(exc).__name__}: {exc}".split())
+            raise UserError(f"cannot tell whether input {display_path(path)} lies in a corpusforge run: looking for "
+                            f"{display_path(marker)} failed ({reason[:300]}); check the path and that this folder "
+                            "can be read, then run again") from None
+        above = _parent(directory)
+        if above == directory:
+            break
+        directory = above
+    for directory in walked:
+        cache[directory] = found
+    return found
+
+
+def relative_parts(path: str, directory: str) -> list[str]:
+    """``path``'s parts below ``directory`` (``run_above``'s answer): ``["rejected", "part-00000-of-00001.parquet"]``."""
+    if files.is_local(path):
+        path = os.path.abspath(files.local_path(path))
+        if os.path.islink(path):
+            path = os.path.realpath(path)
+    return _parts(path, directory)
 
 
 def check_not_a_run(directory: str, setting: str) -> None:

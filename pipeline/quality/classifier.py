@@ -28,11 +28,15 @@ def prepare(text: str) -> str:
     return " ".join(words(text.lower()))
 
 
-def read_texts(path: str | pathlib.Path, text_field: str = "text") -> Iterator[str]:
+def read_texts(path: str | pathlib.Path, text_field: str = "text", skipped: dict[str, int] | None = None
+               ) -> Iterator[str]:
     """Texts from a file or a directory of files: ``.txt`` (one example per non-empty line), ``.jsonl``
     (``text_field`` of each object), ``.arrow`` or ``.parquet`` (the ``text_field`` column; a run's shards in any
     output format among them), each plain or compressed as the build reads it (``input_files.COMPRESSIONS``),
-    Parquet and Arrow read as the build reads them (``columnar.read_rows``: bounded batches, never memory-mapped)."""
+    Parquet and Arrow read as the build reads them (``columnar.read_rows``: bounded batches, never memory-mapped).
+    A binary cell that is not UTF-8 (which the build rejects as ``invalid_utf8``) is no example: counted in
+    ``skipped`` by that reason, for the command to say so."""
+    skipped = {} if skipped is None else skipped
     path = pathlib.Path(path)
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file() and _format(p) is not None)
@@ -45,7 +49,7 @@ def read_texts(path: str | pathlib.Path, text_field: str = "text") -> Iterator[s
         raise UserError(f"{path} does not exist")
     for f in files:
         try:
-            yield from _file_texts(f, text_field)
+            yield from _file_texts(f, text_field, skipped)
         except UserError:
             raise
         except Exception as exc:  # noqa: BLE001 - any parser's exception: one line (the readers' classify)
@@ -59,7 +63,7 @@ def read_texts(path: str | pathlib.Path, text_field: str = "text") -> Iterator[s
 MAX_LINE_BYTES = 64 << 20
 
 
-def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
+def _file_texts(f: pathlib.Path, text_field: str, skipped: dict[str, int]) -> Iterator[str]:
     from corpusforge.core.input_files import (Oversize, RecordError, bounded_lines, open_decompressed, open_input,
                                               parse_json, seekable, utf8_stream)
 
@@ -67,7 +71,7 @@ def _file_texts(f: pathlib.Path, text_field: str) -> Iterator[str]:
     with open_input(str(f)) as raw:  # regular files only (a FIFO would block)
         stream = open_decompressed(raw, str(f))  # the build's decompression (a .parquet.zst was read raw)
         if fmt in ("arrow", "parquet"):
-            yield from _columnar_texts(seekable(stream), fmt, f, text_field)
+            yield from _columnar_texts(seekable(stream), fmt, f, text_field, skipped)
             return
         lines = bounded_lines(utf8_stream(stream)[0], MAX_LINE_BYTES)  # UTF-16/32 too; a line's memory bounded
         for n, line in enumerate(lines, 1):
@@ -97,7 +101,8 @@ def _format(path: pathlib.Path) -> str | None:
     return next((fmt for ext, fmt in _FORMATS.items() if name.endswith(ext)), None)
 
 
-def _columnar_texts(source, fmt: str, path: pathlib.Path, text_field: str) -> Iterator[str]:
+def _columnar_texts(source, fmt: str, path: pathlib.Path, text_field: str, skipped: dict[str, int]
+                    ) -> Iterator[str]:
     """The ``text_field`` column of a Parquet or Arrow file, read as the build reads it (``columnar.read_rows``):
     a row over ``MAX_LINE_BYTES`` is refused in one line, never converted."""
     from corpusforge.core import columnar
@@ -111,8 +116,9 @@ def _columnar_texts(source, fmt: str, path: pathlib.Path, text_field: str) -> It
             raise UserError(f"{display_path(str(path))} has no column {text_field!r}; pass --text-field")
         try:
             value = cell_text(row[text_field])  # a binary text column (as Spark writes strings) read as the build does
-        except RecordError:
-            continue  # not UTF-8: not a training text, as a value of another type is not
+        except RecordError as exc:  # not UTF-8: not a training text, but counted (the build rejects it so)
+            skipped[exc.reason] = skipped.get(exc.reason, 0) + 1
+            continue
         if isinstance(value, str) and value.strip():
             yield value
 

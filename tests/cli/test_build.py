@@ -478,6 +478,27 @@ def test_a_build_of_an_earlier_builds_removed_shards_reads_their_documents(tmp_p
     assert {row["source"] for row in rows} == {"web"} and {row["metadata"] for row in rows} == {"{}"}
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_a_removed_document_keeps_its_metadata_and_reads_back_with_it(tmp_path, fmt):
+    # Before: removed/ held no metadata column, so `build --input RUN/removed` gave back the documents with
+    # metadata {} (their url, their record's own metadata object lost); clean/ kept them for the same documents
+    data = tmp_path / "web.jsonl"
+    data.write_text("".join(json.dumps({"id": f"g{i}", "text": "The same document about the river and the mill.",
+                                        "url": f"https://example.org/{i}", "metadata": {"n": i}}) + "\n"
+                            for i in range(3)))
+    off = ["--no-progress", "--set", f"output.format={fmt}", "--set", "quality.enabled=false",
+           "--set", "pii.enabled=false"]
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "first"), *off]) == 0
+    removed = sorted(_table(tmp_path / "first" / "removed")[0].to_pylist(), key=lambda row: row["id"])
+    assert [json.loads(row["metadata"]) for row in removed] == [{"url": f"https://example.org/{i}", "n": i}
+                                                                 for i in (1, 2)]
+    assert main(["build", "-i", str(tmp_path / "first" / "removed"), "-o", str(tmp_path / "second"), *off,
+                 "--set", "dedup.enabled=false"]) == 0
+    rows = sorted(_table(tmp_path / "second" / "clean")[0].to_pylist(), key=lambda row: row["id"])
+    assert [(row["id"], json.loads(row["metadata"])) for row in rows] == [
+        (f"web/g{i}", {"url": f"https://example.org/{i}", "n": i}) for i in (1, 2)]
+
+
 def test_a_run_directory_as_input_is_refused_with_what_to_name(tmp_path, capsys):
     # Before: `build --input RUN` read clean/, removed/, rejected/ and README.md alike as input documents
     data = _lines(tmp_path / "d.jsonl", [{"text": f"Document {i} about owls and the barn."} for i in range(3)])
@@ -488,4 +509,180 @@ def test_a_run_directory_as_input_is_refused_with_what_to_name(tmp_path, capsys)
     assert main(["build", "-i", str(tmp_path / "run"), "-o", str(tmp_path / "again"), *off]) == 2
     err = capsys.readouterr().err
     assert f"is a corpusforge run directory; read its documents with --input {tmp_path / 'run'}/clean" in err
+    assert err.count("\n") == 1 and not (tmp_path / "again").exists()
+
+
+@pytest.fixture(scope="module")
+def own_run(tmp_path_factory):
+    """A finished run with clean/, removed/ and rejected/ shards, a tokens output and stage checkpoints recorded
+    in its marker as tokenize and a build that keeps checkpoints record them, and a demo's sample."""
+    from corpusforge.core import rundir
+
+    root = tmp_path_factory.mktemp("own")
+    data = root / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": f"g{i}", "text": f"Document {i % 3} about owls and the barn."}) + "\n"
+                            for i in range(6)) + "{broken\n")
+    run = root / "run"
+    assert main(["build", "-i", str(data), "-o", str(run), "--no-progress", "--set", "quality.enabled=false",
+                 "--set", "pii.enabled=false"]) == 0
+    for name, files in (("tokens", {"train/part-00000-of-00001.arrow": b"tokens", "manifest.json": b"{}"}),
+                        ("sample", {"web.jsonl": b'{"text": "A sample document about owls."}\n'})):
+        for rel, content in files.items():
+            (run / name / rel).parent.mkdir(parents=True, exist_ok=True)
+            (run / name / rel).write_bytes(content)
+        rundir.record_output(str(run), name, rundir.listing(str(run / name)), derived=False)
+    work = rundir.make_scratch(str(run), rundir.CHECKPOINTS, private=True)
+    (run / ".checkpoints" / "00-read").mkdir()
+    (run / ".checkpoints" / "00-read" / "docs.jsonl").write_text('{"text": "spilled"}\n')
+    assert work.endswith(".checkpoints")
+    return run
+
+
+OFF = ["--no-progress", "--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+
+
+@pytest.mark.parametrize("named,shown,why", [
+    ("*", "README.md", "is what the run records about itself"),
+    ("rejected", "rejected/part-00000-of-00001.parquet", "holds rejected input records"),
+    ("rejected/part-00000-of-00001.parquet", "rejected/part-00000-of-00001.parquet", "holds rejected input records"),
+    ("*/part-*", "rejected/part-00000-of-00001.parquet", "holds rejected input records"),
+    ("stats.json", "stats.json", "is what the run records about itself"),
+    ("tokens", "tokens/manifest.json", "holds token ids"),
+    (".checkpoints", ".checkpoints/00-read/docs.jsonl", "is a working folder of a corpusforge command"),
+])
+def test_every_path_to_a_runs_outputs_other_than_its_documents_is_refused_before_any_work(
+        own_run, tmp_path, capsys, named, shown, why):
+    # Before: a glob over RUN, RUN/rejected (or one of its shards), RUN/tokens, a checkpoint folder were read:
+    # rejected records, stats and tokens became documents (or rejected records), a build was published
+    capsys.readouterr()
+    assert main(["build", "-i", str(own_run / named), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert f"of the corpusforge run {own_run} that are not its documents ({own_run / shown} {why}" in err, err
+    assert f"read its documents with --input {own_run}/clean (and {own_run}/removed" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "again").exists()
+
+
+def test_a_folder_holding_a_run_is_refused_too(own_run, tmp_path, capsys):
+    capsys.readouterr()
+    assert main(["build", "-i", str(own_run.parent), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert (f"of the corpusforge run {own_run} that are not its documents ({own_run}/rejected/part-00000-of-00001.parquet "
+            "holds rejected input records" in err and err.count("\n") == 1), err
+
+
+@pytest.mark.parametrize("named", ["clean", "removed", "clean/*", "sample", "{clean,removed}"])
+def test_a_runs_documents_and_a_demos_sample_are_still_read(own_run, tmp_path, named):
+    if named == "{clean,removed}":
+        inputs = ["-i", str(own_run / "clean"), "-i", str(own_run / "removed")]
+    else:
+        inputs = ["-i", str(own_run / named)]
+    assert main(["build", *inputs, "-o", str(tmp_path / "again"), *OFF]) == 0
+
+
+def test_a_build_on_a_runs_empty_clean_says_it_holds_no_documents_and_what_to_do(tmp_path, capsys):
+    # Before: "the inputs hold no records (every file is empty or blank)", as for a user's empty file
+    data = _lines(tmp_path / "short.jsonl", [{"id": i, "text": f"owl {i}"} for i in range(4)])
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), "--no-progress", "--set", "dedup.enabled=false",
+                 "--set", "pii.enabled=false"]) == 0
+    capsys.readouterr()
+    assert main(["build", "-i", str(tmp_path / "run" / "clean"), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert (f"input {tmp_path / 'run' / 'clean'} is a corpusforge output that holds no documents: the build that "
+            "wrote it kept none of its 4 input records (removed 4, rejected 0" in err), err
+    assert f"--input {tmp_path / 'run' / 'removed'}" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "again").exists()
+
+
+def test_a_copy_of_a_rejected_shard_is_rejected_as_what_it_is_not_as_a_missing_text_field(own_run, tmp_path, capsys):
+    # Out of its run (no marker above it), a rejected/ shard's rows were rejected as missing_text, and the line told
+    # to pass --text-field raw: the previews of input a build could not read would then be built as documents
+    import shutil
+
+    copy = tmp_path / "copied.parquet"
+    shutil.copy(own_run / "rejected" / "part-00000-of-00001.parquet", copy)
+    capsys.readouterr()
+    assert main(["build", "-i", str(copy), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert "every one of the 1 input records was rejected (rejected_record 1; e.g. " in err, err
+    assert "--text-field raw" not in err and "not documents: fix the files their path column names" in err, err
+    assert err.count("\n") == 1 and not (tmp_path / "again").exists()
+
+
+def test_an_empty_clean_of_a_build_that_wrote_no_removed_names_only_the_files_it_read(tmp_path, capsys):
+    # output.write_removed: false leaves no removed/ to read again: the line must not send the user there
+    data = _lines(tmp_path / "short.jsonl", [{"id": i, "text": f"owl {i}"} for i in range(3)])
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), "--no-progress", "--set", "dedup.enabled=false",
+                 "--set", "pii.enabled=false", "--set", "output.write_removed=false"]) == 0
+    capsys.readouterr()
+    assert main(["build", "-i", str(tmp_path / "run" / "clean"), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert "is a corpusforge output that holds no documents" in err and "/removed" not in err, err
+    assert f"build from the files it read ({tmp_path / 'run'}/manifest.json's input_files)" in err, err
+
+
+def test_a_tokenize_output_folder_of_its_own_is_refused_as_token_ids(tmp_path, capsys):
+    # tokenize.output elsewhere records its manifest.json, train/ and val/ in a marker of its own (tokenize.py)
+    from corpusforge.core import rundir
+
+    tokens = tmp_path / "tokens"
+    for rel in ("train/part-00000-of-00001.arrow", "val/part-00000-of-00001.arrow"):
+        (tokens / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tokens / rel).write_bytes(b"\0" * 8)
+    (tokens / "manifest.json").write_text("{}")
+    for name in ("manifest.json", "train", "val"):
+        rundir.record_output(str(tokens), name, derived=False)
+    assert main(["build", "-i", str(tokens / "train"), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert f"({tokens}/train/part-00000-of-00001.arrow holds token ids, not text); read documents from a run's " \
+           "clean/ folder, or from the files they came from" in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("folder", ["train", "val", "tokens", "model", "models", "tokenizer"])
+def test_a_users_own_folder_named_like_an_output_the_marker_does_not_record_is_read(tmp_path, folder):
+    # Before: refused by its name alone ("holds token ids", "holds a model") whenever any marker sat above it,
+    # though the build's marker records only README.md, clean, manifest.json, rejected, removed and stats.json
+    data = _lines(tmp_path / "a.jsonl", [{"id": f"g{i}", "text": f"Document {i} about owls and the barn."}
+                                         for i in range(3)])
+    run = tmp_path / "r1"
+    assert main(["build", "-i", str(data), "-o", str(run), *OFF]) == 0
+    (run / folder).mkdir()
+    (run / folder / "a.jsonl").write_bytes(data.read_bytes())
+    assert main(["build", "-i", str(run / folder / "a.jsonl"), "-o", str(tmp_path / "b3"), *OFF]) == 0
+    assert json.loads((tmp_path / "b3" / "stats.json").read_text())["accounting"]["input"] == 3
+
+
+def test_a_runs_recorded_output_is_still_refused_by_what_the_marker_records(tmp_path, capsys):
+    # the same train/ is refused once the marker records it (a tokenize run's split)
+    from corpusforge.core import rundir
+
+    data = _lines(tmp_path / "a.jsonl", [{"id": "g0", "text": "Document about owls and the barn."}])
+    run = tmp_path / "r1"
+    assert main(["build", "-i", str(data), "-o", str(run), *OFF]) == 0
+    (run / "train").mkdir()
+    (run / "train" / "a.jsonl").write_bytes(data.read_bytes())
+    rundir.record_output(str(run), "train", rundir.listing(str(run / "train")), derived=False)
+    capsys.readouterr()
+    assert main(["build", "-i", str(run / "train" / "a.jsonl"), "-o", str(tmp_path / "b3"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert f"({run}/train/a.jsonl holds token ids, not text)" in err and err.count("\n") == 1, err
+
+
+def test_an_input_whose_run_marker_cannot_be_looked_for_stops_before_any_work(own_run, tmp_path, monkeypatch, capsys):
+    # Before: an exists that raised counted as "no marker": the run's rejected/ was read as input
+    from corpusforge.core import files
+    from corpusforge.core import rundir
+
+    real = files.exists
+
+    def exists(path):
+        if path.startswith(str(own_run)) and path.endswith(rundir.MARKER):
+            raise OSError("transient remote error")
+        return real(path)
+
+    monkeypatch.setattr(files, "exists", exists)
+    capsys.readouterr()
+    assert main(["build", "-i", str(own_run / "rejected"), "-o", str(tmp_path / "again"), *OFF]) == 2
+    err = capsys.readouterr().err
+    assert (f"cannot tell whether input {own_run}/rejected/part-00000-of-00001.parquet lies in a corpusforge run: "
+            f"looking for {own_run}/rejected/{rundir.MARKER} failed (OSError: transient remote error)" in err), err
     assert err.count("\n") == 1 and not (tmp_path / "again").exists()

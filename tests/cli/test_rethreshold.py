@@ -23,8 +23,11 @@ def _table(directory):
 
 def _outcome(run):
     clean, removed = _table(run / "clean"), _table(run / "removed")
-    kept = {r["id"]: r["text"] for r in clean.select(["id", "text"]).to_pylist()}
-    gone = {r["id"]: (r["stage"], r["reason"]) for r in removed.select(["id", "stage", "reason"]).to_pylist()}
+    # metadata too: a revived document keeps what it had (before, removed/ held none and it came back as {})
+    kept = {r["id"]: (r["text"], r["metadata"]) for r in clean.select(["id", "text", "metadata"]).to_pylist()}
+    gone = {r["id"]: (r["stage"], r["reason"], r["metadata"])
+            for r in removed.select(["id", "stage", "reason", "metadata"]).to_pylist()}
+    assert any(metadata != "{}" for _, metadata in kept.values())
     return kept, gone
 
 

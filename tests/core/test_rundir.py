@@ -568,3 +568,27 @@ def test_two_commands_reclaiming_at_once_each_folder_goes_once_without_an_error(
     results = [r.communicate(timeout=120) for r in reclaimers]
     assert [r.returncode for r in reclaimers] == [0, 0] and all(err == "" for _, err in results), results
     assert sum(int(out) for out, _ in results) == 60 and list(temp.iterdir()) == []
+
+
+def test_a_marker_that_cannot_be_looked_for_stops_in_one_line_naming_it(tmp_path, monkeypatch):
+    # Before: exists raising (a remote error, a denied prefix) was taken as "no marker here": the walk went on and
+    # a run's rejected/ or stats.json below it was read as input
+    from corpusforge.core import files
+
+    shard = tmp_path / "run" / "rejected" / "part-00000-of-00001.parquet"
+    shard.parent.mkdir(parents=True)
+    shard.write_bytes(b"x")
+    real = files.exists
+
+    def exists(path):
+        if path.startswith(str(tmp_path / "run")) and path.endswith(rundir.MARKER):
+            raise OSError("403 Forbidden:\n  access denied")
+        return real(path)
+
+    monkeypatch.setattr(files, "exists", exists)
+    with pytest.raises(UserError) as caught:
+        rundir.run_above(str(shard))
+    line = str(caught.value)
+    assert "\n" not in line and f"cannot tell whether input {shard} lies in a corpusforge run" in line, line
+    assert f"looking for {tmp_path / 'run' / 'rejected' / rundir.MARKER} failed (OSError: 403 Forbidden: access " \
+           "denied)" in line, line

@@ -41,7 +41,7 @@ FAMILY = "readers"
 TRIED: collections.Counter = collections.Counter()
 
 REASONS = {"malformed_json", "invalid_utf8", "invalid_encoding", "not_an_object", "missing_text", "non_string_text",
-           "empty_text",
+           "empty_text", "rejected_record",
            "duplicate_key", "oversize_record", "too_deep", "number_too_large", "truncated_compressed_file", "corrupt_compressed_data",
            "unreadable_record", "unreadable_file", "not_a_regular_file", "warc_http_status", "warc_not_html",
            "warc_truncated", "warc_bad_encoding", "no_main_text", "html_parse_error"}

@@ -12,3 +12,10 @@ SEEDS = list(range(24))
 @pytest.mark.parametrize("seed", SEEDS)
 def test_own_shards_promises_hold(seed, tmp_path):
     fuzz_one(random.Random(seed), tmp_path)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_every_path_to_a_runs_outputs_is_read_or_refused_in_one_line(seed, tmp_path):
+    from tests.fuzz.own_shards import paths_case
+
+    paths_case(random.Random(seed), tmp_path)

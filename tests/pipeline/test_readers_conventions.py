@@ -302,3 +302,35 @@ def test_evaluate_and_quality_train_read_a_binary_text_column_as_the_build(tmp_p
     assert [d.text for d in read_documents(str(path), "text", skipped)] == ["a warm cat", "r\u00e9sum\u00e9"]
     assert skipped == {"invalid_utf8": 1}
     assert list(read_texts(path)) == ["a warm cat", "r\u00e9sum\u00e9"]
+
+
+def test_evaluate_counts_a_document_whose_binary_source_is_not_utf8_as_the_build_keeps_it(tmp_path):
+    # Before: a source cell of bytes that are not UTF-8 skipped the whole document as invalid_utf8, where the
+    # build keeps it (a source column is the record's metadata there: its bytes written as str gives them)
+    from corpusforge.trainers.evaluate import read_documents
+
+    path = tmp_path / "spark.parquet"
+    pq.write_table(pa.table({"text": pa.array([b"a warm cat", b"a cold dog"], pa.binary()),
+                             "source": pa.array([b"caf\xe9", b"web"], pa.binary())}), path)
+    skipped: dict = {}
+    docs = list(read_documents(str(path), "text", skipped))
+    assert [(d.text, d.source) for d in docs] == [("a warm cat", "b'caf\\xe9'"), ("a cold dog", "web")]
+    assert skipped == {}
+
+
+def test_quality_train_counts_the_binary_cells_that_are_not_utf8_and_says_so(tmp_path, capsys):
+    # Before: quality train dropped them without a word (trained on fewer examples than given, silently)
+    from corpusforge.cli.main import main
+    from corpusforge.pipeline.quality.classifier import read_texts
+
+    good, bad = tmp_path / "good.parquet", tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"text": pa.array([f"fine prose number {i} about rivers".encode() for i in range(9)]
+                                              + [b"caf\xe9 au lait"], pa.binary())}), good)
+    pq.write_table(pa.table({"text": pa.array([f"buy cheap pills {i} now".encode() for i in range(8)]
+                                              + [b"\xff\xfe", b"\xc3"], pa.binary())}), bad)
+    skipped: dict = {}
+    assert len(list(read_texts(good, skipped=skipped))) == 9 and skipped == {"invalid_utf8": 1}
+    assert main(["quality", "train", "-p", str(good), "-n", str(bad), "-o", str(tmp_path / "q.bin"),
+                 "--epoch", "1", "--dim", "8", "--bucket", "1000"]) == 0
+    out = capsys.readouterr().out
+    assert "skipped 3 examples whose text is not UTF-8 (invalid_utf8: 1 positive, 2 negative)" in out, out
