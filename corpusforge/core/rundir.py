@@ -188,13 +188,28 @@ def same_path(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/")
 
 
+_DENIED = ("403", "forbidden", "accessdenied", "access denied", "permissiondenied", "permission denied")
+
+
+def _denied(exc: BaseException) -> bool:
+    """Whether looking for a marker failed because this user may not read that folder (a remote store names it in
+    the error's type or text: 403, Forbidden, AccessDenied, PermissionDenied). A user whose access starts at
+    ``gs://bucket/data/`` may not read ``gs://bucket/`` at all; a run's marker sits beside outputs the same user
+    reads, so a denied folder holds no run of theirs (and a rejected/ shard read by mistake is still rejected row by
+    row: ``rejected_record``). Any other error (a transient one) stops the command: the answer is not known."""
+    if isinstance(exc, PermissionError):
+        return True
+    text = f"{type(exc).__name__} {exc}".lower()
+    return any(word in text for word in _DENIED)
+
+
 def run_above(path: str, cache: dict[str, str | None] | None = None) -> str | None:
     """The nearest directory holding a marker at or above the folder of ``path`` (a file): a run directory, or a
     folder whose outputs a command records there (``tokenize.output``); None when there is none. ``cache`` (folder
     -> answer) makes the walk once per folder for many files. A local path is taken absolute; a link to a file,
-    where it points. A folder whose marker cannot be looked for (``exists`` raises: a remote error, a denied
-    prefix) stops the command in one line naming it: taken as "no marker", a run's rejected/ or stats would be
-    read as documents."""
+    where it points. A folder whose marker cannot be looked for (``exists`` raises a remote error) stops the command
+    in one line naming it: taken as "no marker", a run's rejected/ or stats would be read as documents; a folder
+    this user may not read (``_denied``) ends the walk: no run lies there."""
     if files.is_local(path):
         path = os.path.abspath(files.local_path(path))
         if os.path.islink(path):
@@ -212,6 +227,8 @@ def run_above(path: str, cache: dict[str, str | None] | None = None) -> str | No
                 found = directory
                 break
         except Exception as exc:  # noqa: BLE001 - any filesystem's error: whether a run lies above is not known
+            if _denied(exc):  # a prefix this user may not read (a bucket's root): no run of theirs lies there
+                break
             reason = " ".join(f"{type(exc).__name__}: {exc}".split())
             raise UserError(f"cannot tell whether input {display_path(path)} lies in a corpusforge run: looking for "
                             f"{display_path(marker)} failed ({reason[:300]}); check the path and that this folder "

@@ -582,7 +582,7 @@ def test_a_marker_that_cannot_be_looked_for_stops_in_one_line_naming_it(tmp_path
 
     def exists(path):
         if path.startswith(str(tmp_path / "run")) and path.endswith(rundir.MARKER):
-            raise OSError("403 Forbidden:\n  access denied")
+            raise OSError("503 Service Unavailable:\n  backend error")
         return real(path)
 
     monkeypatch.setattr(files, "exists", exists)
@@ -590,5 +590,29 @@ def test_a_marker_that_cannot_be_looked_for_stops_in_one_line_naming_it(tmp_path
         rundir.run_above(str(shard))
     line = str(caught.value)
     assert "\n" not in line and f"cannot tell whether input {shard} lies in a corpusforge run" in line, line
-    assert f"looking for {tmp_path / 'run' / 'rejected' / rundir.MARKER} failed (OSError: 403 Forbidden: access " \
-           "denied)" in line, line
+    assert f"looking for {tmp_path / 'run' / 'rejected' / rundir.MARKER} failed (OSError: 503 Service Unavailable: " \
+           "backend error)" in line, line
+
+
+@pytest.mark.parametrize("error", [PermissionError(13, "Permission denied"), OSError("403 Forbidden: no access"),
+                                   type("AccessDenied", (Exception,), {})("s3 says no")])
+def test_a_folder_this_user_may_not_read_ends_the_marker_walk(tmp_path, monkeypatch, error):
+    """A user whose access starts at a prefix (gs://bucket/data/) may not look at the bucket's root: that is no
+    run of theirs, not a reason to stop; a marker below it is still found."""
+    from corpusforge.core import files
+
+    data = tmp_path / "bucket" / "data" / "a.jsonl"
+    data.parent.mkdir(parents=True)
+    data.write_text("{}\n")
+    real = files.exists
+    denied = str(tmp_path / "bucket")
+
+    def exists(path):
+        if path.endswith(rundir.MARKER) and not path.startswith(denied + "/data"):
+            raise error
+        return real(path)
+
+    monkeypatch.setattr(files, "exists", exists)
+    assert rundir.run_above(str(data)) is None
+    (data.parent / rundir.MARKER).write_text("{}")
+    assert rundir.run_above(str(data)) == str(data.parent)
