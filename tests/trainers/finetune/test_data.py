@@ -26,6 +26,20 @@ def test_jsonl_csv_and_parquet_give_the_same_examples(tmp_path):
     assert label_map(got[0]) == {"neg": 0, "pos": 1}
 
 
+def test_a_lone_surrogate_escaped_in_json_is_read_as_u_fffd_by_every_model_side_reader(tmp_path):
+    """``"\\ud800"`` is valid JSON but no text: the build repairs it to U+FFFD (README); finetune, predict and
+    evaluate handed it on, and the tokenizer (TypeError) or the byte count (UnicodeEncodeError) raised a traceback."""
+    from corpusforge.trainers.evaluate import read_documents
+
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b'{"text": "a \\ud800 b \\ud83d\\ude00", "label": "\\udc00x", "\\udfff": 1}\n')
+    record = read_records(path)[0]
+    assert record == {"text": "a \ufffd b \U0001f600", "label": "\ufffdx", "\ufffd": 1}
+    assert [d.text for d in read_documents(str(path))] == ["a \ufffd b \U0001f600"]
+    examples = task_examples([record], FinetuneConfig(), str(path))
+    assert examples[0].text.encode("utf-8") and examples[0].target == "\ufffdx"
+
+
 def test_a_binary_parquet_text_column_reads_as_its_utf8_text(tmp_path):
     # Spark and Hive write every string column as binary: the build reads its cells as UTF-8 text
     # (input_files.cell_text), fine-tuning and predict read "b'x y'" as the text and the label
