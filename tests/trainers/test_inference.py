@@ -49,6 +49,27 @@ def test_greedy_equals_transformers_generate_on_the_export(dirs, family):
 
 
 @pytest.mark.parametrize("family", ["gpt2", "bart"])
+@pytest.mark.parametrize("source", [0, 1])  # a run's model/, its export
+def test_a_prompt_and_max_new_tokens_past_the_models_positions_is_one_line_saying_what_fits(dirs, family, source):
+    """Learned positions end (64 here): a prompt plus --max-new-tokens past them raised IndexError (a traceback,
+    even at the default 64 with a long prompt, and at --max-new-tokens 10**9); what fits runs, one token more is
+    refused naming the most that fits, a prompt that leaves no room is refused naming it."""
+    loaded = load_model(dirs[family][source])
+    prompt = "The cat"
+    n = int(encode_prompts(loaded, [prompt])["attention_mask"].sum())
+    room = 64 - n if family == "gpt2" else 64 - 1  # a decoder's prompt takes positions; BART's decoder starts at 1
+    generate(loaded, [prompt, "Blue"], GenerateOptions(max_new_tokens=room, greedy=True, batch_size=2))
+    first = 2 if family == "gpt2" else 1  # the shorter "Blue" still fits a decoder; BART's room is the prompt's
+    with pytest.raises(UserError, match=f"prompt {first} .*pass --max-new-tokens {room} or fewer") as info:
+        generate(loaded, ["Blue", prompt], GenerateOptions(max_new_tokens=room + 1, greedy=True))
+    assert "\n" not in str(info.value)
+    with pytest.raises(UserError, match="prompt 1 is [0-9]+ tokens and --max-new-tokens 1000000000 would run past"):
+        generate(loaded, ["Blue", prompt], GenerateOptions(max_new_tokens=10**9, greedy=True))
+    with pytest.raises(UserError, match="prompt 1 is [0-9]+ tokens; the model reads 64 at most: shorten it"):
+        generate(loaded, ["the cat " * 64], GenerateOptions(max_new_tokens=1, greedy=True))
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bart"])
 def test_a_literal_special_token_in_a_prompt_is_text_as_fine_tuning_encodes_it(dirs, family):
     # predict's prompts (as_text) are encoded as fine-tuning encoded the records (finetune.encode:
     # split_special_tokens), so a fine-tuned model reads a record's literal "</s>" as it did in training

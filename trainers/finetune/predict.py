@@ -151,11 +151,12 @@ def _greedy_without_cache(tuned: Finetuned, prompt: str, max_new_tokens: int) ->
     without the prefix. A forward pass keeps it (as in training); the cost, no KV cache, is fine for a
     fine-tuned model's short answers."""
     from corpusforge.trainers.export import LoadedModel
-    from corpusforge.trainers.generate import encode_prompts
+    from corpusforge.trainers.generate import check_room, encode_prompts
 
     tok = tuned.tokenizer
     loaded = LoadedModel(tuned.model, tok, tuned.info["arch"], "finetune")
     batch = encode_prompts(loaded, [prompt], as_text=True)  # as the records were encoded in training
+    check_room(loaded, [int(batch["attention_mask"].sum())], max_new_tokens)
     ids, new = batch["input_ids"], []
     device = ids.device
     seq2seq = tuned.info["arch"] == "encoder_decoder"
