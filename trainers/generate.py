@@ -34,8 +34,9 @@ class GenerateOptions:
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
             raise UserError(f"--max-new-tokens must be at least 1, got {self.max_new_tokens}")
-        if self.temperature <= 0:
-            raise UserError(f"--temperature must be > 0 (use --greedy for deterministic decoding), got {self.temperature}")
+        if not self.temperature > 0 or self.temperature == float("inf"):  # NaN and inf too: transformers raised
+            raise UserError(f"--temperature must be a finite number > 0 (use --greedy for deterministic decoding), got "
+                            f"{self.temperature}")
         if not 0.0 < self.top_p <= 1.0:
             raise UserError(f"--top-p must be in (0, 1], got {self.top_p}")
         if self.top_k < 0 or self.batch_size < 1:

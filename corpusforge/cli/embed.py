@@ -4,6 +4,7 @@ from __future__ import annotations
 
 def register(subparsers) -> None:
     from corpusforge.cli.options import DefaultsFormatter, RECORD_LIMIT_HELP, common_parser
+    from corpusforge.cli.options import finite
 
     embed = subparsers.add_parser(
         "embed", parents=[common_parser()], formatter_class=DefaultsFormatter,
@@ -22,7 +23,7 @@ def register(subparsers) -> None:
     embed.add_argument("--mix-weights", default=None, metavar="S0,S1,...",
                        help="Write the scalar mix with these layer scalars s (softmax-normalised; 0,0,0 is the mean) "
                             "instead of every layer.")
-    embed.add_argument("--gamma", type=float, default=1.0, help="The scalar mix's gamma.")
+    embed.add_argument("--gamma", type=finite, default=1.0, help="The scalar mix's gamma.")
     embed.add_argument("--max-documents", type=int, default=None, help="Stop after this many documents.")
     embed.set_defaults(func=cmd_embed)
 
