@@ -404,6 +404,8 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
                 except UnicodeEncodeError as exc:
                     raise AssertionError(f"{name} read {display_path(path.name)} into a string that is not "
                                          f"text ({exc.reason}): {ascii(text[:80])}") from None
+            if name == "finetune":
+                _check_task_examples(records, path)
 
     # the build: the folder, or each entry named literally (a link to a folder named as an input is that
     # folder, read whole, so it is left out of a literal case)
@@ -460,3 +462,29 @@ def _strings(value: Any) -> Iterator[str]:
             stack.extend(item)
         elif dataclasses.is_dataclass(item) and not isinstance(item, type):
             stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+
+
+def _check_task_examples(records: list, path: pathlib.Path) -> None:
+    """finetune's and predict's examples of what ``read_records`` read: each text the record's own (a string, a
+    number as written, a boolean as JSON spells it), or one ``UserError``; never Python's ``str`` of a list, an object or NaN (``['a']``,
+    ``nan``), which fine-tuning took for the record's text before."""
+    import math
+
+    from corpusforge.core.errors import UserError
+    from corpusforge.core.input_files import display_path
+    from corpusforge.trainers.finetune.config import FinetuneConfig
+    from corpusforge.trainers.finetune.data import task_examples
+
+    try:
+        examples = task_examples(records, FinetuneConfig(), display_path(path.name), labelled=False)
+    except UserError as exc:
+        if "\n" in str(exc):
+            raise AssertionError(f"finetune's examples of {display_path(path.name)}: an error of many lines") from None
+        return
+    for record, example in zip(records, examples):
+        raw = record.get("text")
+        usable = isinstance(raw, (str, bool, int)) or (isinstance(raw, float) and math.isfinite(raw))
+        expected = raw if isinstance(raw, str) else json.dumps(raw) if isinstance(raw, bool) else str(raw)
+        if not usable or example.text != expected:
+            raise AssertionError(f"finetune took {ascii(raw)[:80]} of {display_path(path.name)} for the text "
+                                 f"{ascii(example.text)[:80]}")
