@@ -102,11 +102,12 @@ def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions =
 
 
 def learned_positions(model: Any) -> int | None:
-    """How many positions a model's learned position embeddings hold (GPT-2, BART; a peft wrapper's base), less
-    the virtual tokens prompt and prefix tuning put in front (they take position ids too, as fine-tuning's
-    ``input_length`` counts them); None where positions do not run out (T5's relative bias, RoPE)."""
+    """How many positions a model's learned position embeddings hold (GPT-2, BART, BERT, ELECTRA; a peft
+    wrapper's base), less the virtual tokens prompt and prefix tuning put in front (they take position ids too, as
+    fine-tuning's ``input_length`` counts them); None where positions do not run out (T5's relative bias, RoPE)."""
     config = model.config
-    limit = {"gpt2": "n_positions", "bart": "max_position_embeddings"}.get(getattr(config, "model_type", None))
+    limit = {"gpt2": "n_positions", "bart": "max_position_embeddings", "bert": "max_position_embeddings",
+             "electra": "max_position_embeddings"}.get(getattr(config, "model_type", None))
     if limit is None:
         return None
     virtual = sum(getattr(c, "num_virtual_tokens", 0) or 0 for c in (getattr(model, "peft_config", None) or {}).values())

@@ -121,6 +121,20 @@ def test_kv_cache_batching_and_seed_change_nothing_they_should_not(dirs, family)
     assert generate(loaded, PROMPTS, sampled) == generate(loaded, PROMPTS, sampled)
 
 
+@pytest.mark.parametrize("source", [0, 1])
+def test_fill_mask_past_the_positions_or_the_vocabulary_is_one_line_saying_what_fits(dirs, source):
+    # A text longer than BERT's 64 positions raised RuntimeError (tensor sizes), --top-k past the vocabulary
+    # RuntimeError (selected index k out of range): tracebacks.
+    loaded = load_model(dirs["bert"][source])
+    vocab = len(loaded.tokenizer)
+    assert len(fill_mask(loaded, "the [MASK] river", top_k=vocab)) == vocab
+    with pytest.raises(UserError, match=f"--top-k {vocab + 1} is more than the model's {vocab} tokens; pass {vocab} "
+                                        "or fewer"):
+        fill_mask(loaded, "the [MASK] river", top_k=vocab + 1)
+    with pytest.raises(UserError, match="the text is [0-9]+ tokens; the model reads 64 at most: shorten it"):
+        fill_mask(loaded, "the cat " * 64 + "[MASK] river")
+
+
 def test_stop_strings_cut_the_completion(dirs):
     loaded = load_model(dirs["gpt2"][0])
     full = generate(loaded, ["The cat"], GenerateOptions(max_new_tokens=16, greedy=True))[0]
