@@ -36,13 +36,14 @@ def load_finetuned(out: str | pathlib.Path, device: str = "cpu") -> Finetuned:
     import transformers
 
     from corpusforge.trainers.export import inference_device
-    from corpusforge.trainers.model_files import check_tokenizer, loading, read_json
+    from corpusforge.trainers.model_files import check_tokenizer, loading, not_a_folder, read_json
 
     out = pathlib.Path(out)
     marker = out / "finetune.json"
     if not marker.is_file():
-        raise UserError(f"{out} holds no finetune.json: not a finished `corpusforge finetune` output (an "
-                        "interrupted one continues with --resume)")
+        what = not_a_folder(out) or "holds no finetune.json"
+        raise UserError(f"{out} {what}: not a finished `corpusforge finetune` output (an interrupted one continues "
+                        "with --resume)")
     info = read_json(marker, "finetune.json")
     check_result_files(out, info)
     target = inference_device(device)
