@@ -28,7 +28,6 @@ import itertools
 import json
 import os
 import posixpath
-import re
 import zlib
 from typing import Any, BinaryIO, Callable, Iterator
 
@@ -47,7 +46,8 @@ from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, In
                                           bounded_lines, cell_string, cell_text, changed_detail, check_depth, classify,
                                           display_path,
                                           list_input, open_decompressed, open_input, parse_json, permission_denied,
-                                          path_bytes, path_text, record_limit, seekable, uncompressed_name,
+                                          path_bytes, path_text, record_limit, repair_surrogates, seekable,
+                                          uncompressed_name,
                                           utf8_stream)
 from corpusforge.core.progress import Reporter
 from corpusforge.core import rundir
@@ -65,7 +65,6 @@ _JSONL_EXTS = (".jsonl", ".json", ".ndjson")
 _BOM = b"\xef\xbb\xbf"
 # Lone UTF-16 surrogates: what a JSON escape such as "\ud800" decodes to, and the only code points that a
 # Python string can hold but UTF-8 (spill files, Arrow shards) cannot encode.
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def detect_format(path: str) -> str:
@@ -258,10 +257,10 @@ class _Context:
         the replacement character where the broken half was, like a decoder with ``errors="replace"``. Only
         JSON can produce them: text files are decoded strictly (invalid UTF-8 is rejected as ``invalid_utf8``)
         and Arrow strings are valid UTF-8."""
-        if not any(map(_has_surrogate, _strings(obj))):
-            return obj
-        self.counters["lone_surrogates_repaired"] = self.counters.get("lone_surrogates_repaired", 0) + 1
-        return _replace_surrogates(obj)
+        repaired = repair_surrogates(obj)
+        if repaired is not obj:
+            self.counters["lone_surrogates_repaired"] = self.counters.get("lone_surrogates_repaired", 0) + 1
+        return repaired
 
     def document(self, position: int, text: str, raw_id: Any, metadata: dict[str, Any],
                  raw: bytes | str = b"") -> Document | Rejected:
@@ -388,42 +387,6 @@ def merged_metadata(fields: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _has_surrogate(text: str) -> bool:
-    """Whether ``text`` holds a lone surrogate (``_SURROGATE.search``, which tests hold equal): an ASCII text
-    cannot (O(1)), and strict UTF-8 encoding refuses exactly the surrogates, in C at a tenth of the regex's
-    cost, which tries its character class at every character of every text read."""
-    if text.isascii():
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a parsed JSON value, keys included."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(key)
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
-def _replace_surrogates(value: Any) -> Any:
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_replace_surrogates(v) for v in value]
-    return value
-
-
 def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
     """Metadata as JSON-ready values (Parquet/Arrow rows may hold dates, bytes, decimals)."""
     if not metadata:  # most records have none: json.dumps({}) costs ~1 us a record for nothing
@@ -464,7 +427,7 @@ def _read_jsonl(stream: BinaryIO, ctx: _Context) -> Iterator[Document | Rejected
         if not line.strip():  # blank lines are layout, not records
             continue
         try:
-            obj = parse_json(line, max_depth=0)  # the depth is checked in ctx.record, as for every row
+            obj = parse_json(line, max_depth=0, repair=False)  # depth and lone surrogates: ctx.record (counted)
         except RecordError as exc:
             if exc.reason == "invalid_utf8":
                 yield ctx.undecodable(position, exc.detail, line)

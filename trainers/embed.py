@@ -27,11 +27,12 @@ def embed(model_dir: str | pathlib.Path, documents: Iterable[Document], out: str
     from corpusforge.core.files import write_arrow_atomic
     from corpusforge.trainers.checkpoint import load_pretrained
     from corpusforge.trainers.elmo import BiLM, ScalarMix
-    from corpusforge.trainers.model_files import run_model_hint
+    from corpusforge.trainers.model_files import not_a_folder, run_model_hint
 
     model_dir = pathlib.Path(model_dir)
     if not (model_dir / "config.json").is_file():
-        raise UserError(f"{model_dir} holds no config.json; pass the model/ directory of a run trained with "
+        what = not_a_folder(model_dir) or "holds no config.json"
+        raise UserError(f"{model_dir} {what}; pass the model/ directory of a run trained with "
                         f"train.objective=bilm{run_model_hint(model_dir)}")
     model, _ = load_pretrained(model_dir)
     if not isinstance(model, BiLM):

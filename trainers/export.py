@@ -45,7 +45,8 @@ def directory_kind(model_dir: pathlib.Path) -> str:
         raise UserError(f"{model_dir} is a fine-tuned task model; score it on labelled records with corpusforge "
                         "predict (accuracy, macro-F1), or pass its merged/ or model/ directory")
     if not config.is_file():
-        raise UserError(f"{model_dir} holds no config.json; pass a run's model/ directory (corpusforge train) or "
+        what = model_files.not_a_folder(model_dir) or "holds no config.json"
+        raise UserError(f"{model_dir} {what}; pass a run's model/ directory (corpusforge train) or "
                         f"an exported one (corpusforge export){model_files.run_model_hint(model_dir)}")
     data = model_files.read_json(config)
     if "model_type" in data:

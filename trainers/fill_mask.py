@@ -12,6 +12,7 @@ from typing import Any
 
 from corpusforge.core.errors import UserError
 from corpusforge.trainers.export import LoadedModel, model_device
+from corpusforge.trainers.generate import learned_positions
 
 GENERIC_MASK = "<mask>"
 
@@ -32,6 +33,14 @@ def fill_mask(loaded: LoadedModel, text: str, top_k: int = 5) -> list[dict[str, 
         text = text.replace(GENERIC_MASK, mask)
     if text.count(mask) != 1:
         raise UserError(f"the text must hold exactly one mask ({mask} or {GENERIC_MASK}); it holds {text.count(mask)}")
+    # the tokenizer's vocabulary, not the model's rows (rounded up to train.model.vocab_multiple: never tokens)
+    vocab = len(loaded.tokenizer)
+    if top_k > vocab:
+        raise UserError(f"--top-k {top_k} is more than the model's {vocab} tokens; pass {vocab} or fewer")
+    limit = learned_positions(loaded.model)
+    length = len(loaded.tokenizer(text)["input_ids"])
+    if limit is not None and length > limit:
+        raise UserError(f"the text is {length} tokens; the model reads {limit} at most: shorten it")
     fill = pipeline("fill-mask", model=loaded.model, tokenizer=loaded.tokenizer, device=model_device(loaded.model))
     return [{"token_str": r["token_str"], "score": float(r["score"]), "token": int(r["token"]),
              "sequence": r["sequence"]} for r in fill(text, top_k=top_k)]

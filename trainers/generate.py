@@ -34,8 +34,9 @@ class GenerateOptions:
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
             raise UserError(f"--max-new-tokens must be at least 1, got {self.max_new_tokens}")
-        if self.temperature <= 0:
-            raise UserError(f"--temperature must be > 0 (use --greedy for deterministic decoding), got {self.temperature}")
+        if not self.temperature > 0 or self.temperature == float("inf"):  # NaN and inf too: transformers raised
+            raise UserError(f"--temperature must be a finite number > 0 (use --greedy for deterministic decoding), got "
+                            f"{self.temperature}")
         if not 0.0 < self.top_p <= 1.0:
             raise UserError(f"--top-p must be in (0, 1], got {self.top_p}")
         if self.top_k < 0 or self.batch_size < 1:
@@ -80,11 +81,13 @@ def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions =
         settings.update(do_sample=True, temperature=options.temperature, top_k=options.top_k, top_p=options.top_p)
     if options.stop:
         settings.update(stop_strings=list(options.stop), tokenizer=tok)
+    chunks = [prompts[start: start + options.batch_size] for start in range(0, len(prompts), options.batch_size)]
+    batches = [encode_prompts(loaded, chunk, options.prompts_as_text) for chunk in chunks]
+    check_room(loaded, [n for batch in batches for n in batch["attention_mask"].sum(1).tolist()],
+               options.max_new_tokens)
     torch.manual_seed(options.seed)
     out = []
-    for start in range(0, len(prompts), options.batch_size):
-        chunk = prompts[start: start + options.batch_size]
-        batch = encode_prompts(loaded, chunk, options.prompts_as_text)
+    for chunk, batch in zip(chunks, batches):
         generated = loaded.model.generate(**batch, **settings)
         if loaded.arch == "decoder":
             generated = generated[:, batch["input_ids"].size(1):]
@@ -96,6 +99,36 @@ def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions =
                         "stopped": "stop_string" if cut >= 0 else ("eos" if len(ids) < options.max_new_tokens
                                                                    else "max_new_tokens")})
     return out
+
+
+def learned_positions(model: Any) -> int | None:
+    """How many positions a model's learned position embeddings hold (GPT-2, BART, BERT, ELECTRA; a peft
+    wrapper's base), less the virtual tokens prompt and prefix tuning put in front (they take position ids too, as
+    fine-tuning's ``input_length`` counts them); None where positions do not run out (T5's relative bias, RoPE)."""
+    config = model.config
+    limit = {"gpt2": "n_positions", "bart": "max_position_embeddings", "bert": "max_position_embeddings",
+             "electra": "max_position_embeddings"}.get(getattr(config, "model_type", None))
+    if limit is None:
+        return None
+    virtual = sum(getattr(c, "num_virtual_tokens", 0) or 0 for c in (getattr(model, "peft_config", None) or {}).values())
+    return int(getattr(config, limit)) - virtual
+
+
+def check_room(loaded: LoadedModel, lengths: list[int], max_new_tokens: int) -> None:
+    """Refuse, in one line saying what fits, prompts (``lengths``: their tokens, in order) that with
+    ``max_new_tokens`` run past the model's learned positions: the embedding lookup past them raised IndexError.
+    A decoder's prompt and its new tokens share the positions; a seq2seq model's encoder reads the prompt and
+    its decoder the start token and the new tokens."""
+    limit = learned_positions(loaded.model)
+    if limit is None:
+        return
+    for number, n in enumerate(lengths, 1):
+        if n > limit or (n == limit and loaded.arch == "decoder"):
+            raise UserError(f"prompt {number} is {n} tokens; the model reads {limit} at most: shorten it")
+        room = limit - n if loaded.arch == "decoder" else limit - 1
+        if max_new_tokens > room:
+            raise UserError(f"prompt {number} is {n} tokens and --max-new-tokens {max_new_tokens} would run past the "
+                            f"model's {limit} positions; pass --max-new-tokens {room} or fewer")
 
 
 def _until_end(ids: list[int], loaded: LoadedModel) -> list[int]:

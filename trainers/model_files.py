@@ -55,6 +55,19 @@ def loading(path: str | pathlib.Path, what: str = "model") -> Iterator[None]:
                         f"whole, unmodified {what} directory (re-export or re-train it)") from None
 
 
+def not_a_folder(directory: str | pathlib.Path) -> str | None:
+    """What a model path is when it is no folder (``does not exist``, ``is a file, not a model folder``, ``is a
+    link that leads to no folder``), to say instead of "holds no config.json"; None for a folder."""
+    path = pathlib.Path(directory)
+    if path.is_dir():
+        return None
+    if path.is_symlink():
+        return "is a link that leads to no folder"
+    if path.exists():
+        return "is a file, not a model folder"
+    return "does not exist"
+
+
 def run_model_hint(directory: str | pathlib.Path) -> str:
     """``"; it is a run directory: pass RUN/model"`` when ``directory`` holds no config.json but its ``model/``
     does (every command's -o is the run, so ``export RUN OUT`` and ``--model RUN`` are the newcomer's first try)."""

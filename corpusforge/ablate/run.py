@@ -85,9 +85,10 @@ def check_budget(tc: TrainConfig, tokens: int) -> int:
     """The optimizer steps that train exactly ``tokens`` tokens; refuses a budget that is not whole steps."""
     per_step = tokens_per_step(tc)
     if tokens < per_step or tokens % per_step:
-        low, high = max(tokens // per_step, 1) * per_step, -(-tokens // per_step) * per_step
+        # the whole budgets either side, at least one step (0 or a negative budget is no budget)
+        near = sorted({max(tokens // per_step, 1) * per_step, max(-(-tokens // per_step), 1) * per_step})
         raise UserError(f"--tokens {tokens:,} is not a whole number of optimizer steps of {per_step:,} tokens "
-                        f"(train.seq_len x micro_batch_size x grad_accum); use {low:,} or {high:,}")
+                        f"(train.seq_len x micro_batch_size x grad_accum); use {' or '.join(f'{n:,}' for n in near)}")
     return tokens // per_step
 
 

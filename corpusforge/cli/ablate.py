@@ -5,6 +5,7 @@ import argparse
 import json
 
 from corpusforge.cli.options import BEAM_EPILOG, common_parser
+from corpusforge.cli.options import finite
 
 
 def register(subparsers) -> None:
@@ -47,7 +48,7 @@ def register(subparsers) -> None:
                              "lines, sentences) or, for a section of rules (quality.junk), per rule, with just that "
                              "one off, and a variant `full` (the configuration as is) when none runs it; the table "
                              "says what each removes and whether it costs or earns bits per byte. Repeatable.")
-    ablate.add_argument("--resolve", type=float, default=0.01, metavar="BPB",
+    ablate.add_argument("--resolve", type=finite, default=0.01, metavar="BPB",
                         help="For a comparison with no detectable difference, report the tokens per model (and "
                              "seeds) that would resolve a difference of this many bits per byte. Default: 0.01.")
     ablate.add_argument("--tokens", type=int, required=True,
@@ -60,7 +61,7 @@ def register(subparsers) -> None:
                              "byte is the whole text's); the only one, the default.")
     ablate.add_argument("--tokenizer", metavar="TOKENIZER_JSON", default="",
                         help="Use this tokenizer.json for every variant instead of training one.")
-    ablate.add_argument("--max-epochs", type=float, default=20.0,
+    ablate.add_argument("--max-epochs", type=finite, default=20.0,
                         help="Refuse a variant whose data would be repeated more often than this. Default: 20.")
     ablate.add_argument("--out", "-o", required=True, metavar="DIR", help="Directory of the ablation.")
     ablate.add_argument("--no-progress", action="store_true", help="No progress bars.")

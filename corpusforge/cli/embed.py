@@ -4,6 +4,7 @@ from __future__ import annotations
 
 def register(subparsers) -> None:
     from corpusforge.cli.options import DefaultsFormatter, RECORD_LIMIT_HELP, common_parser
+    from corpusforge.cli.options import finite
 
     embed = subparsers.add_parser(
         "embed", parents=[common_parser()], formatter_class=DefaultsFormatter,
@@ -17,30 +18,34 @@ def register(subparsers) -> None:
                     + RECORD_LIMIT_HELP.format(what="skipped as oversize_record"))
     embed.add_argument("--model", required=True, metavar="DIR", help="The model/ directory of a bilm run.")
     embed.add_argument("--data", required=True, metavar="FILE_OR_RUN", help="Text to embed (see above).")
-    embed.add_argument("--out", required=True, metavar="OUT", help="Arrow file to write (replaced atomically).")
+    embed.add_argument("--out", required=True, metavar="OUT", help="Arrow file to write (replaced atomically, when corpusforge wrote it).")
     embed.add_argument("--text-field", default="text", help="Field holding the text in JSONL/Parquet/Arrow.")
     embed.add_argument("--mix-weights", default=None, metavar="S0,S1,...",
                        help="Write the scalar mix with these layer scalars s (softmax-normalised; 0,0,0 is the mean) "
                             "instead of every layer.")
-    embed.add_argument("--gamma", type=float, default=1.0, help="The scalar mix's gamma.")
+    embed.add_argument("--gamma", type=finite, default=1.0, help="The scalar mix's gamma.")
     embed.add_argument("--max-documents", type=int, default=None, help="Stop after this many documents.")
     embed.set_defaults(func=cmd_embed)
 
 
 def cmd_embed(args) -> int:
+    import argparse
+
+    from corpusforge.core import rundir
     from corpusforge.core.errors import UserError
     from corpusforge.trainers.embed import embed
-    from corpusforge.cli.options import record_bytes, reporting_skipped
+    from corpusforge.cli.options import finite, record_bytes, reporting_skipped
     from corpusforge.trainers.evaluate import read_documents
 
     weights = None
     if args.mix_weights is not None:
         try:
-            weights = [float(w) for w in args.mix_weights.split(",")]
-        except ValueError:
-            raise UserError(f"--mix-weights takes comma-separated numbers, got {args.mix_weights!r}") from None
+            weights = [finite(w) for w in args.mix_weights.split(",")]
+        except (ValueError, argparse.ArgumentTypeError):  # NaN and infinities too, as every float flag
+            raise UserError(f"--mix-weights takes comma-separated finite numbers, got {args.mix_weights!r}") from None
     if args.max_documents is not None and args.max_documents < 1:
         raise UserError("--max-documents must be at least 1")
+    rundir.claim_file(args.out)  # replaces only a file corpusforge wrote: never the user's, nor --data itself
     skipped: dict[str, int] = {}
     limit = record_bytes(args)
     with reporting_skipped(skipped):

@@ -6,6 +6,7 @@ import json
 
 def register(subparsers) -> None:
     from corpusforge.cli.options import DefaultsFormatter, RECORD_LIMIT_HELP, add_device_option, common_parser
+    from corpusforge.cli.options import seed
 
     evaluate = subparsers.add_parser(
         "evaluate", parents=[common_parser()], formatter_class=DefaultsFormatter,
@@ -23,7 +24,7 @@ def register(subparsers) -> None:
     evaluate.add_argument("--text-field", default="text", help="Field holding the text in JSONL/Parquet/Arrow.")
     evaluate.add_argument("--max-documents", type=int, default=None, help="Stop after this many documents.")
     evaluate.add_argument("--batch-size", type=int, default=8, help="Windows scored per forward pass.")
-    evaluate.add_argument("--seed", type=int, default=0, help="Seed of the masking/corruption noise (encoders, seq2seq).")
+    evaluate.add_argument("--seed", type=seed, default=0, help="Seed of the masking/corruption noise (encoders, seq2seq).")
     evaluate.add_argument("--json", action="store_true", help="Print one JSON object instead of a table.")
     add_device_option(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)

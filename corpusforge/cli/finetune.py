@@ -6,6 +6,7 @@ import json
 import sys
 
 from corpusforge.cli.options import DefaultsFormatter, RECORD_LIMIT_HELP, common_parser, flag_overrides
+from corpusforge.cli.options import finite, seed
 
 _SHORTCUTS = {  # option attribute -> finetune.* key (same name)
     name: name for name in (
@@ -39,7 +40,7 @@ def register(subparsers) -> None:
         add(f"--{name}-field", default=argparse.SUPPRESS, help=f"Field name; default: finetune.{name.replace('-', '_')}_field.")
     add("--epochs", type=int, default=argparse.SUPPRESS, help="Passes over the training records.")
     add("--batch-size", type=int, default=argparse.SUPPRESS, help="Records per step.")
-    add("--lr", type=float, default=argparse.SUPPRESS,
+    add("--lr", type=finite, default=argparse.SUPPRESS,
         help="Peak learning rate (default: the method's, scaled by the model's width; docs/finetune.md).")
     add("--keep", choices=["best", "last"], default=argparse.SUPPRESS,
         help="Keep the best epoch by validation (default) or the last.")
@@ -48,14 +49,14 @@ def register(subparsers) -> None:
     add("--max-length", type=int, default=argparse.SUPPRESS, help="Tokens per record at most.")
     add("--lora-r", type=int, default=argparse.SUPPRESS, help="LoRA rank.")
     add("--lora-alpha", type=int, default=argparse.SUPPRESS, help="LoRA alpha.")
-    add("--lora-dropout", type=float, default=argparse.SUPPRESS, help="LoRA dropout.")
+    add("--lora-dropout", type=finite, default=argparse.SUPPRESS, help="LoRA dropout.")
     add("--target-modules", type=lambda s: [m for m in s.split(",") if m], default=argparse.SUPPRESS,
         metavar="A,B", help="Modules LoRA adapts, comma-separated (default: peft's for the model type).")
     add("--num-virtual-tokens", type=int, default=argparse.SUPPRESS, help="prefix / prompt: virtual tokens.")
     add("--adapter-size", type=int, default=argparse.SUPPRESS, help="adapter: bottleneck width.")
     add("--adapter-placement", choices=["pfeiffer", "houlsby"], default=argparse.SUPPRESS, help="adapter: where.")
     add("--merge", action="store_true", default=argparse.SUPPRESS, help="lora: also write OUT/merged/.")
-    add("--seed", type=int, default=argparse.SUPPRESS, help="Seed.")
+    add("--seed", type=seed, default=argparse.SUPPRESS, help="Seed.")
     add("--device", choices=["auto", "cpu", "cuda"], default=argparse.SUPPRESS, help="Where to train.")
     add("--resume", action="store_true", default=argparse.SUPPRESS, help="Continue from the latest epoch checkpoint.")
     add("--no-progress", action="store_true", default=argparse.SUPPRESS, help="No progress bar.")

@@ -6,6 +6,7 @@ import json
 
 def register(subparsers) -> None:
     from corpusforge.cli.options import DefaultsFormatter, add_device_option, common_parser
+    from corpusforge.cli.options import finite, seed
 
     generate = subparsers.add_parser(
         "generate", parents=[common_parser()], formatter_class=DefaultsFormatter,
@@ -18,11 +19,11 @@ def register(subparsers) -> None:
     generate.add_argument("--prompts", metavar="FILE", help="A file of prompts, one per line.")
     generate.add_argument("--max-new-tokens", type=int, default=64, help="Tokens to generate at most.")
     generate.add_argument("--greedy", action="store_true", help="Always take the most likely token.")
-    generate.add_argument("--temperature", type=float, default=1.0, help="Sampling temperature.")
+    generate.add_argument("--temperature", type=finite, default=1.0, help="Sampling temperature.")
     generate.add_argument("--top-k", type=int, default=0, help="Sample among the k most likely tokens (0: all).")
-    generate.add_argument("--top-p", type=float, default=1.0, help="Sample from the smallest set with this much probability.")
+    generate.add_argument("--top-p", type=finite, default=1.0, help="Sample from the smallest set with this much probability.")
     generate.add_argument("--stop", action="append", default=[], help="Stop at this string (repeatable); it is cut off.")
-    generate.add_argument("--seed", type=int, default=0, help="Seed of the sampling.")
+    generate.add_argument("--seed", type=seed, default=0, help="Seed of the sampling.")
     generate.add_argument("--batch-size", type=int, default=8, help="Prompts generated together.")
     generate.add_argument("--no-cache", action="store_true", help="Recompute every position at each step (no KV cache).")
     generate.add_argument("--json", action="store_true", help="One JSON object per prompt (prompt, completion, tokens, stopped).")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 from typing import Mapping
 
 BEAM_EPILOG = """\
@@ -21,6 +22,26 @@ class DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.required or action.default is None or action.default is False or action.default == []:
             return action.help
         return super()._get_help_string(action)
+
+
+def finite(text: str) -> float:
+    """The ``type`` of every float flag: a number, not NaN or an infinity, which no setting means and which
+    reached the libraries below as tracebacks (``generate --temperature nan``)."""
+    value = float(text)  # ValueError: argparse's "invalid finite value"
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def seed(text: str) -> int:
+    """The ``type`` of every seed flag: an integer from 0 to 2**63 - 1, what every generator a seed reaches takes
+    (numpy's refuse a negative one, torch's one past 64 bits), as ``config_loader`` holds config seeds."""
+    from corpusforge.core.config_loader import SEED_MAX
+
+    value = int(text)  # ValueError: argparse's "invalid seed value"
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"a seed is an integer from 0 to 2**63 - 1, got {text}")
+    return value
 
 
 def common_parser() -> argparse.ArgumentParser:

@@ -17,7 +17,7 @@ def register(subparsers) -> None:
                     + RECORD_LIMIT_HELP.format(what="refused in one line"))
     predict.add_argument("--model", required=True, metavar="OUT", help="A corpusforge finetune output directory.")
     predict.add_argument("--data", required=True, metavar="FILE", help="Records to predict.")
-    predict.add_argument("--out", required=True, metavar="PREDS.jsonl", help="Where to write the predictions.")
+    predict.add_argument("--out", required=True, metavar="PREDS.jsonl", help="Where to write the predictions (an existing file only when corpusforge wrote it).")
     predict.add_argument("--batch-size", type=int, default=16, help="Records per forward pass.")
     predict.add_argument("--max-new-tokens", type=int, default=64, help="generate: tokens to generate at most.")
     add_device_option(predict)
@@ -29,6 +29,7 @@ def cmd_predict(args) -> int:
 
     from corpusforge.cli.hf import quiet_transformers
     from corpusforge.cli.options import record_bytes
+    from corpusforge.core import rundir
     from corpusforge.core.errors import UserError
     from corpusforge.core.files import write_bytes_atomic
     from corpusforge.trainers.finetune.config import FinetuneConfig
@@ -37,6 +38,7 @@ def cmd_predict(args) -> int:
 
     if args.batch_size < 1 or args.max_new_tokens < 1:
         raise UserError("--batch-size and --max-new-tokens must be at least 1")
+    rundir.claim_file(args.out)  # replaces only a file corpusforge wrote: never the user's, nor --data itself
     quiet_transformers()
     tuned = load_finetuned(args.model, args.device)
     fields = {k: v for k, v in tuned.info["config"].items() if k.endswith("_field")}

@@ -7,6 +7,7 @@ import json
 
 def register(subparsers) -> None:
     from corpusforge.cli.options import DefaultsFormatter, common_parser
+    from corpusforge.cli.options import finite, seed
 
     quality = subparsers.add_parser(
         "quality", help="Quality-filtering tools (train a fastText quality classifier).",
@@ -31,17 +32,17 @@ def register(subparsers) -> None:
     train.add_argument("--text-field", default="text", help="Field of the text in .jsonl and .arrow inputs.")
     train.add_argument("--positive-label", default="hq", help="Label of the positive class (the score's label).")
     train.add_argument("--negative-label", default="lq", help="Label of the negative class.")
-    train.add_argument("--valid-fraction", type=float, default=0.1, help="Share of examples held out for evaluation.")
+    train.add_argument("--valid-fraction", type=finite, default=0.1, help="Share of examples held out for evaluation.")
     train.add_argument("--max-examples", type=int, default=None, help="Use at most this many examples per class.")
     train.add_argument("--epoch", type=int, default=5, help="fastText epochs.")
-    train.add_argument("--lr", type=float, default=0.1, help="fastText learning rate.")
+    train.add_argument("--lr", type=finite, default=0.1, help="fastText learning rate.")
     train.add_argument("--word-ngrams", type=int, default=2, help="fastText word n-gram length.")
     train.add_argument("--dim", type=int, default=64, help="Embedding dimension.")
     train.add_argument("--min-count", type=int, default=1, help="Minimum word count to enter the vocabulary.")
     train.add_argument("--bucket", type=int, default=200_000,
                        help="Hash buckets for word n-grams (model size ~ bucket x dim x 4 bytes; fastText's default is 2,000,000).")
     train.add_argument("--threads", type=int, default=1, help="Training threads.")
-    train.add_argument("--seed", type=int, default=0, help="Seed of the split and of training.")
+    train.add_argument("--seed", type=seed, default=0, help="Seed of the split and of training.")
     train.add_argument("--quantize", action="store_true", help="Quantize the model (smaller .ftz-style file).")
     train.add_argument("--json", action="store_true", help="Print the metrics as JSON.")
     train.set_defaults(func=cmd_train)

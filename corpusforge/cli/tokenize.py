@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 
 from corpusforge.cli.options import DefaultsFormatter, common_parser, flag_overrides, overwrite_parser, run_dir_parser
+from corpusforge.cli.options import finite
 
 _FORMAT = DefaultsFormatter
 
@@ -16,7 +17,7 @@ def register(subparsers) -> None:
                     "<run_dir>/tokens/{train,val}/part-*.arrow (id, tokens without special tokens; sorted by id) "
                     "and tokens/manifest.json. Documents go to val by a stable hash of their id. Beam flags "
                     "(--runner, --direct_num_workers=2, ...) after the options pass through to Beam.")
-    tokenize.add_argument("--val-fraction", type=float, default=argparse.SUPPRESS,
+    tokenize.add_argument("--val-fraction", type=finite, default=argparse.SUPPRESS,
                           help="Share of documents in val; default: tokenize.val_fraction.")
     tokenize.add_argument("--tokenizer", default=argparse.SUPPRESS, help="tokenizer.json; default: <run_dir>/tokenizer/tokenizer.json.")
     tokenize.add_argument("--input", default=argparse.SUPPRESS, help="Clean shards; default: <run_dir>/clean.")

@@ -5,6 +5,7 @@ import argparse
 import typing
 
 from corpusforge.cli.options import DefaultsFormatter, choices, common_parser, flag_overrides, overwrite_parser, run_dir_parser
+from corpusforge.cli.options import finite
 from corpusforge.trainers.config import Objective as ObjectiveName, TrainConfig
 
 _SHORTCUTS = {  # option attribute -> train.* key
@@ -38,7 +39,7 @@ def register(subparsers) -> None:
     train.add_argument("--grad-accum", type=int, default=argparse.SUPPRESS,
                        help="Micro-steps per optimizer step; default: train.grad_accum.")
     train.add_argument("--max-steps", type=int, default=argparse.SUPPRESS, help="Optimizer steps; default: train.max_steps.")
-    train.add_argument("--lr", type=float, default=argparse.SUPPRESS, help="Peak learning rate; default: train.optim.lr.")
+    train.add_argument("--lr", type=finite, default=argparse.SUPPRESS, help="Peak learning rate; default: train.optim.lr.")
     train.add_argument("--device", choices=choices(TrainConfig, "device"), default=argparse.SUPPRESS,
                        help="Where to train; default: train.device (auto: cuda when available).")
     train.add_argument("--dtype", choices=choices(TrainConfig, "dtype"), default=argparse.SUPPRESS,

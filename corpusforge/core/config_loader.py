@@ -283,8 +283,14 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
     return value
 
 
+# Every seed setting (a field named ``seed`` or ``*_seed``, any section) is what every generator it reaches takes:
+# numpy's refuse a negative seed (train.seed=-1 raised in a DataLoader worker), torch's one past 64 bits.
+SEED_MAX = 2**63 - 1
+
+
 def from_dict(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
-    """Build dataclass ``cls`` from ``data``; unknown keys and wrong types raise ``ConfigError``."""
+    """Build dataclass ``cls`` from ``data``; unknown keys, wrong types and seeds outside 0 .. ``SEED_MAX``
+    raise ``ConfigError``."""
     hints = get_type_hints(cls)  # each field resolved in the module of the class that declares it
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - set(fields))
@@ -301,6 +307,9 @@ def from_dict(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
     for name, value in data.items():
         key = f"{prefix}.{name}" if prefix else name
         kwargs[name] = _convert(value, hints[name], key)
+        if (name == "seed" or name.endswith("_seed")) and isinstance(kwargs[name], int) \
+                and not 0 <= kwargs[name] <= SEED_MAX:
+            raise ConfigError(f"{key} must be an integer from 0 to 2**63 - 1, got {kwargs[name]}")
     try:
         return cls(**kwargs)
     except ConfigError:

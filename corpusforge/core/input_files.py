@@ -19,7 +19,8 @@ embed, predict, finetune) go through these functions, so a file reads, and fails
 - ``utf8_stream(stream)``: a JSON Lines or text file as UTF-8, whatever Unicode encoding its first bytes tell
   (``file_encoding``: a UTF-16 or UTF-32 file transcoded as it is read); ``open_lines(raw, path)`` decompresses
   first.
-- ``parse_json(line, max_depth)`` and ``check_depth``: a JSON record, or ``RecordError`` with a named reason.
+- ``parse_json(line, max_depth)`` and ``check_depth``: a JSON record, or ``RecordError`` with a named reason; a lone
+  surrogate in its strings repaired to U+FFFD (``repair_surrogates``), as the build repairs it.
 - ``classify(exc)``: ``(reason, detail)`` for any exception raised while reading a file or parsing one
   record; the one place that knows which exception means what.
 - ``FileWatch(raw)``: whether a file opened for reading was changed (truncated, grown, rewritten) by another
@@ -33,6 +34,7 @@ import io
 import json
 import os
 import posixpath
+import re
 import stat
 from typing import Any, BinaryIO, Iterator
 
@@ -112,12 +114,16 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _DECODER = json.JSONDecoder(object_pairs_hook=_object)
 
 
-def parse_json(line: bytes, max_depth: int = MAX_DEPTH) -> Any:
+def parse_json(line: bytes, max_depth: int = MAX_DEPTH, repair: bool = True) -> Any:
     """One JSON record from its bytes (a UTF-8 byte order mark dropped), or ``RecordError``:
     ``invalid_utf8``, ``malformed_json``, ``number_too_large`` (an integer past Python's 4,300-digit limit:
     the only ValueError ``json.loads`` raises that is not a JSONDecodeError), ``too_deep`` (nesting past
     ``max_depth``, whether or not the parser got that far; 0: only the parser's own limit),
-    ``oversize_record`` or ``duplicate_key`` (an object that gives a key twice, with different values)."""
+    ``oversize_record`` or ``duplicate_key`` (an object that gives a key twice, with different values).
+
+    ``repair``: every lone surrogate in its strings (``"\\ud800"``, valid JSON but no text: UTF-8 cannot encode
+    it, so a tokenizer, a byte count or a JSON writer raise on it) becomes U+FFFD (``repair_surrogates``), as
+    the build repairs a record (README, "lone UTF-16 surrogates"); the build passes False to count its repairs."""
     try:
         value = _DECODER.decode(line.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
     except json.JSONDecodeError as exc:
@@ -130,6 +136,57 @@ def parse_json(line: bytes, max_depth: int = MAX_DEPTH) -> Any:
         raise RecordError(*classify(exc)) from None
     if max_depth:
         check_depth(value, max_depth)
+    if repair and _SURROGATE_ESCAPE.search(line):  # only an escape can make one: strict UTF-8 decoded the rest
+        value = repair_surrogates(value)
+    return value
+
+
+SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # what may be a lone surrogate's JSON escape (or half a pair)
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (``SURROGATE.search``, which tests hold equal): an ASCII text
+    cannot (O(1)), and strict UTF-8 encoding refuses exactly the surrogates, in C at a tenth of the regex's
+    cost, which tries its character class at every character of every text read."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def json_strings(value: Any) -> Iterator[str]:
+    """Every string in a parsed JSON value, keys included."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def repair_surrogates(value: Any) -> Any:
+    """A parsed JSON value with every lone surrogate in its strings (keys included) replaced by U+FFFD; ``value``
+    itself when it holds none."""
+    if not any(map(has_surrogate, json_strings(value))):
+        return value
+    return _replaced(value)
+
+
+def _replaced(value: Any) -> Any:
+    if isinstance(value, str):
+        return SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_replaced(k): _replaced(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v) for v in value]
     return value
 
 

@@ -118,3 +118,16 @@ def test_too_few_tokens_and_unknown_keys_are_one_line_errors(corpus, capsys):
     assert "not a whole number of optimizer steps of 128 tokens" in capsys.readouterr().err
     assert main([*common, "--tokens", "1280000", "--max-epochs", "2", "--seeds", "1", "--variant", "full"]) == 2
     assert "would repeat them" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tokens,use", [(0, "use 2,048"), (-5, "use 2,048"), (1000, "use 2,048"),
+                                        (3000, "use 2,048 or 4,096")])
+def test_a_budget_of_no_whole_steps_suggests_only_budgets_that_are(tokens, use):
+    # --tokens 0 suggested "use 2,048 or 0" (0 is refused itself), --tokens 1000 "use 2,048 or 2,048"
+    from corpusforge.ablate.run import check_budget
+    from corpusforge.core.errors import UserError
+    from corpusforge.trainers.config import TrainConfig
+
+    with pytest.raises(UserError) as info:
+        check_budget(TrainConfig(seq_len=128, micro_batch_size=16, grad_accum=1), tokens)
+    assert str(info.value).endswith(use), str(info.value)

@@ -40,6 +40,19 @@ def test_finetune_then_predict_from_csv(tmp_path, capsys):
     rows = [json.loads(line) for line in preds.read_text().splitlines()]
     assert [r["id"] for r in rows] == [f"r{i}" for i in range(16)]
     assert all(set(r) == {"id", "label", "score"} and 0.5 <= r["score"] <= 1 for r in rows)
+    # --out replaces a file predict wrote (its folder's marker records it), never one of the user's: before, a
+    # user's file and even --data itself were replaced by the predictions
+    preds.write_text("stale\n")
+    assert main(["predict", "--model", str(out), "--data", str(val), "--out", str(preds)]) == 0
+    assert len(preds.read_text().splitlines()) == 16
+    mine, data = tmp_path / "mine.jsonl", val.read_bytes()
+    mine.write_text("precious\n")
+    for target in (mine, val):
+        capsys.readouterr()
+        assert main(["predict", "--model", str(out), "--data", str(val), "--out", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and f"{target} exists and corpusforge did not write it" in err, err
+    assert mine.read_text() == "precious\n" and val.read_bytes() == data
     assert main(["evaluate", "--model", str(out), "--data", str(val)]) == 2
     assert "fine-tuned task model; score it on labelled records with corpusforge predict" in capsys.readouterr().err
 

@@ -363,3 +363,27 @@ def test_every_commands_help_ends_with_examples_that_parse(capsys):
             assert args.func is not None and f"corpusforge {' '.join(argv[:len(prog.split()) - 1])}" == prog, line
             assert not extra or getattr(args, "accepts_beam_args", False), line
             assert cli._misspelt_own_flags(parser, args.command, extra) is None, line
+
+
+def test_no_number_flag_takes_nan_infinity_or_a_seed_no_generator_takes(capsys):
+    """Every float flag of every command refuses NaN and infinities, and every seed flag what numpy and torch
+    refuse (a negative seed, one past 2**63 - 1), in argparse's one line naming the flag, before anything loads.
+    Before: generate --temperature nan raised ValueError, --temperature inf RuntimeError (probability tensor),
+    --seed 10**24 OverflowError, each a traceback after the model had loaded."""
+    checked = []
+    for name, sub in _subparsers(cli.make_parser()):
+        for action in sub._actions:
+            if not action.option_strings or action.type is None:
+                continue
+            flag = action.option_strings[-1]
+            if getattr(action.type, "__name__", "") in ("float", "finite") or action.dest.endswith("seed"):
+                values = ["-1", str(2**63)] if action.dest.endswith("seed") else ["nan", "inf", "-inf"]
+                for value in values:
+                    with pytest.raises(SystemExit) as info:
+                        cli.main([*name.split()[1:], flag, value])
+                    err = capsys.readouterr().err
+                    assert info.value.code == 2 and len(err.splitlines()) == 1, (name, flag, value, err)
+                    assert f"argument {flag}" in err, (name, flag, value, err)
+                checked.append(f"{name} {flag}")
+    assert {"corpusforge generate --temperature", "corpusforge generate --seed", "corpusforge evaluate --seed",
+            "corpusforge embed --gamma", "corpusforge ablate --resolve"} <= set(checked), checked

@@ -126,3 +126,14 @@ def test_a_config_file_of_gigabytes_is_not_read(tmp_path):
         f.truncate(5 << 30)  # sparse: 5 GB that are never read
     with pytest.raises(ConfigError, match="more than a config can be"):
         load_config(path)
+
+
+@pytest.mark.parametrize("key", ["train.seed", "finetune.seed", "tokenizer.seed", "tokenize.split_seed",
+                                 "tokenize.mixture_seed", "dedup.near.seed"])
+def test_every_seed_setting_is_an_integer_every_generator_takes(key):
+    # train.seed=-1 reached numpy's default_rng in a DataLoader worker: "ValueError: expected non-negative
+    # integer", a traceback after the model was built. Every seed of every section is 0 .. 2**63 - 1, as the
+    # seed flags are (cli.options.seed).
+    with pytest.raises(ConfigError, match=rf"{key} must be an integer from 0 to 2\*\*63 - 1, got -1"):
+        load_config(None, [f"{key}=-1"])
+    assert load_config(None, [f"{key}={2**63 - 1}"]) is not None

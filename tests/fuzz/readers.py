@@ -12,7 +12,8 @@ Each case writes 1-6 entries under ``workdir/in``, drawn from generators of the 
 
 Promises checked (an AssertionError names the one broken):
 - no exception escapes ``read_file`` (plain Python) or the build; evaluate's, finetune's and quality train's
-  readers raise nothing but a one-line ``UserError``;
+  readers raise nothing but a one-line ``UserError``, and every string they return is text (encodes as UTF-8: a
+  JSON ``"\\ud800"`` repaired to U+FFFD as the build repairs it);
 - the build's counts add up: input = kept + removed + rejected, and input = the records ``read_file`` gives;
 - every id in clean/ and removed/ is written once (raw ids repeat, differ only in type, or look like the ids
   corpusforge makes);
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import bz2
 import collections
+import dataclasses
 import gzip
 import io
 import json
@@ -31,7 +33,7 @@ import lzma
 import os
 import pathlib
 import random
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from tests.fuzz.accounted_build import accounted_build
 
@@ -388,12 +390,22 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
         for name, read in (("evaluate", lambda p: list(read_documents(p, "text", {}))), ("finetune", read_records),
                            ("quality train", lambda p: list(read_texts(p)))):
             try:
-                read(str(path))
+                records = read(str(path))
             except UserError:
-                pass
+                continue
             except Exception as exc:  # noqa: BLE001 - the promise under test
                 raise AssertionError(f"{name} raised on {display_path(path.name)}: {type(exc).__name__}: "
                                      f"{str(exc)[:200]}") from exc
+            # what they hand on is text a tokenizer, a JSON writer and a byte count take: no lone surrogate (a
+            # JSON "\ud800" repaired to U+FFFD as the build repairs it, README "lone UTF-16 surrogates")
+            for text in _strings(records):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise AssertionError(f"{name} read {display_path(path.name)} into a string that is not "
+                                         f"text ({exc.reason}): {ascii(text[:80])}") from None
+            if name == "finetune":
+                _check_task_examples(records, path)
 
     # the build: the folder, or each entry named literally (a link to a folder named as an input is that
     # folder, read whole, so it is left out of a literal case)
@@ -434,3 +446,45 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
         shown = display_path(str(path))
         if shown not in listed and display_path(path.name) not in rejected_paths:
             raise AssertionError(f"{shown} is neither in manifest.json's input_files nor in rejected/")
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in what a reader returned (documents, records, their keys and values)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in dataclasses.fields(item))
+
+
+def _check_task_examples(records: list, path: pathlib.Path) -> None:
+    """finetune's and predict's examples of what ``read_records`` read: each text the record's own (a string, a
+    number as written, a boolean as JSON spells it), or one ``UserError``; never Python's ``str`` of a list, an object or NaN (``['a']``,
+    ``nan``), which fine-tuning took for the record's text before."""
+    import math
+
+    from corpusforge.core.errors import UserError
+    from corpusforge.core.input_files import display_path
+    from corpusforge.trainers.finetune.config import FinetuneConfig
+    from corpusforge.trainers.finetune.data import task_examples
+
+    try:
+        examples = task_examples(records, FinetuneConfig(), display_path(path.name), labelled=False)
+    except UserError as exc:
+        if "\n" in str(exc):
+            raise AssertionError(f"finetune's examples of {display_path(path.name)}: an error of many lines") from None
+        return
+    for record, example in zip(records, examples):
+        raw = record.get("text")
+        usable = isinstance(raw, (str, bool, int)) or (isinstance(raw, float) and math.isfinite(raw))
+        expected = raw if isinstance(raw, str) else json.dumps(raw) if isinstance(raw, bool) else str(raw)
+        if not usable or example.text != expected:
+            raise AssertionError(f"finetune took {ascii(raw)[:80]} of {display_path(path.name)} for the text "
+                                 f"{ascii(example.text)[:80]}")

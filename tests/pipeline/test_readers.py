@@ -468,11 +468,11 @@ def test_compressed_columnar_files_read_through_a_spooled_copy(suffix):
 
 
 def test_the_surrogate_test_is_the_regex():
-    # _has_surrogate (ASCII: O(1); else strict UTF-8 encoding in C) answers as the regex that tried its class at
+    # has_surrogate (ASCII: O(1); else strict UTF-8 encoding in C) answers as the regex that tried its class at
     # every character of every text read.
     import random as _random
 
-    from corpusforge.pipeline.readers import _SURROGATE, _has_surrogate
+    from corpusforge.core.input_files import SURROGATE as _SURROGATE, has_surrogate as _has_surrogate
 
     rng = _random.Random(5)
     alphabet = ["a", " ", "\u00e9", "\u4e2d", "\U0001f600", "\ud800", "\udfff", "\ud7ff", "\ue000", "\ufffd", "\x00"]

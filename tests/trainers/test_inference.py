@@ -49,6 +49,27 @@ def test_greedy_equals_transformers_generate_on_the_export(dirs, family):
 
 
 @pytest.mark.parametrize("family", ["gpt2", "bart"])
+@pytest.mark.parametrize("source", [0, 1])  # a run's model/, its export
+def test_a_prompt_and_max_new_tokens_past_the_models_positions_is_one_line_saying_what_fits(dirs, family, source):
+    """Learned positions end (64 here): a prompt plus --max-new-tokens past them raised IndexError (a traceback,
+    even at the default 64 with a long prompt, and at --max-new-tokens 10**9); what fits runs, one token more is
+    refused naming the most that fits, a prompt that leaves no room is refused naming it."""
+    loaded = load_model(dirs[family][source])
+    prompt = "The cat"
+    n = int(encode_prompts(loaded, [prompt])["attention_mask"].sum())
+    room = 64 - n if family == "gpt2" else 64 - 1  # a decoder's prompt takes positions; BART's decoder starts at 1
+    generate(loaded, [prompt, "Blue"], GenerateOptions(max_new_tokens=room, greedy=True, batch_size=2))
+    first = 2 if family == "gpt2" else 1  # the shorter "Blue" still fits a decoder; BART's room is the prompt's
+    with pytest.raises(UserError, match=f"prompt {first} .*pass --max-new-tokens {room} or fewer") as info:
+        generate(loaded, ["Blue", prompt], GenerateOptions(max_new_tokens=room + 1, greedy=True))
+    assert "\n" not in str(info.value)
+    with pytest.raises(UserError, match="prompt 1 is [0-9]+ tokens and --max-new-tokens 1000000000 would run past"):
+        generate(loaded, ["Blue", prompt], GenerateOptions(max_new_tokens=10**9, greedy=True))
+    with pytest.raises(UserError, match="prompt 1 is [0-9]+ tokens; the model reads 64 at most: shorten it"):
+        generate(loaded, ["the cat " * 64], GenerateOptions(max_new_tokens=1, greedy=True))
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bart"])
 def test_a_literal_special_token_in_a_prompt_is_text_as_fine_tuning_encodes_it(dirs, family):
     # predict's prompts (as_text) are encoded as fine-tuning encoded the records (finetune.encode:
     # split_special_tokens), so a fine-tuned model reads a record's literal "</s>" as it did in training
@@ -98,6 +119,20 @@ def test_kv_cache_batching_and_seed_change_nothing_they_should_not(dirs, family)
     assert batched == generate(loaded, PROMPTS, GenerateOptions(max_new_tokens=10, greedy=True, use_cache=False))
     sampled = GenerateOptions(max_new_tokens=10, temperature=1.5, top_k=50, top_p=0.95, seed=3)
     assert generate(loaded, PROMPTS, sampled) == generate(loaded, PROMPTS, sampled)
+
+
+@pytest.mark.parametrize("source", [0, 1])
+def test_fill_mask_past_the_positions_or_the_vocabulary_is_one_line_saying_what_fits(dirs, source):
+    # A text longer than BERT's 64 positions raised RuntimeError (tensor sizes), --top-k past the vocabulary
+    # RuntimeError (selected index k out of range): tracebacks.
+    loaded = load_model(dirs["bert"][source])
+    vocab = len(loaded.tokenizer)
+    assert len(fill_mask(loaded, "the [MASK] river", top_k=vocab)) == vocab
+    with pytest.raises(UserError, match=f"--top-k {vocab + 1} is more than the model's {vocab} tokens; pass {vocab} "
+                                        "or fewer"):
+        fill_mask(loaded, "the [MASK] river", top_k=vocab + 1)
+    with pytest.raises(UserError, match="the text is [0-9]+ tokens; the model reads 64 at most: shorten it"):
+        fill_mask(loaded, "the cat " * 64 + "[MASK] river")
 
 
 def test_stop_strings_cut_the_completion(dirs):

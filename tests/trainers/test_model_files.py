@@ -291,3 +291,22 @@ def test_an_export_made_before_every_file_was_recorded_is_still_checked(exported
     _flip(d / "model.safetensors", (d / "model.safetensors").stat().st_size // 2, __import__("random").Random(1))
     with pytest.raises(UserError, match="model.safetensors is not the file this model was saved with"):
         load_model(d)
+
+
+def test_a_model_path_that_is_no_folder_says_what_it_is(tmp_path):
+    # A mistyped --model, a file or a link loop was "PATH holds no config.json", which sends the user looking for
+    # a config.json in something that is not there or not a folder.
+    from corpusforge.trainers.embed import embed
+    from corpusforge.trainers.finetune.predict import load_finetuned
+
+    (tmp_path / "notes.txt").write_text("x")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "empty").mkdir()
+    for name, said in [("missing", "does not exist"), ("notes.txt", "is a file, not a model folder"),
+                       ("loop", "is a link that leads to no folder"), ("empty", "holds no config.json")]:
+        path = tmp_path / name
+        loads = (load_model, lambda p: embed(p, iter(()), str(tmp_path / "v.arrow")), load_finetuned)
+        for load in loads[:1] if name == "empty" else loads:  # (predict's folder needs finetune.json)
+            with pytest.raises(UserError, match=f"^{path} {said}") as info:
+                load(path)
+            assert "\n" not in str(info.value)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import math
 import pathlib
 from typing import Any
 
@@ -128,36 +129,54 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
     """The examples of ``config.task``; ``labelled=False`` (prediction) makes the target optional."""
     out = []
     for position, record in enumerate(records):
-        def field(name: str, required: bool = True):
+        def field(name: str, required: bool = True, words: bool = False):
+            """The record's ``name`` as text (``_text``), or a list of words (``words``); NaN is missing."""
             value = _cell(record.get(name), where, position, name)
-            if value is None or value == "":
+            if value is None or value == "" or (isinstance(value, float) and value != value):
                 if required:
                     raise UserError(f"{where}: record {position} has no {name!r} field; name the field with "
                                     f"--{_flag(name, config)} or fix the data")
                 return None
-            return value
-        ident = str(_cell(record.get(config.id_field, position), where, position, config.id_field))
+            return value if words else _text(value, where, position, name)
+        ident = _text(_cell(record.get(config.id_field, position), where, position, config.id_field), where,
+                      position, config.id_field)
         if config.task == "classify":
-            label = field(config.label_field, labelled)
-            out.append(Example(ident, str(field(config.text_field)),
-                               str(field(config.text_pair_field)) if config.text_pair_field else None,
-                               None if label is None else str(label)))
+            out.append(Example(ident, field(config.text_field),
+                               field(config.text_pair_field) if config.text_pair_field else None,
+                               field(config.label_field, labelled)))
         elif config.task == "tag":
-            words = _word_list(field(config.tokens_field), where, position, config.tokens_field)
-            tags = field(config.tags_field, labelled)
+            words = _word_list(field(config.tokens_field, words=True), where, position, config.tokens_field)
+            tags = field(config.tags_field, labelled, words=True)
             if tags is not None:
-                tags = [str(t) for t in _word_list(tags, where, position, config.tags_field)]
+                tags = [_text(t, where, position, config.tags_field)
+                        for t in _word_list(tags, where, position, config.tags_field)]
                 if len(tags) != len(words):
                     raise UserError(f"{where}: record {position} has {len(words)} words and {len(tags)} tags; "
                                     "each word needs exactly one tag")
-            out.append(Example(ident, [str(w) for w in words], None, tags))
+            out.append(Example(ident, [_text(w, where, position, config.tokens_field) for w in words], None, tags))
         else:
-            response = field(config.response_field, labelled)
-            out.append(Example(ident, str(field(config.prompt_field)), None,
-                               None if response is None else str(response)))
+            out.append(Example(ident, field(config.prompt_field), None, field(config.response_field, labelled)))
     if not out:
         raise UserError(f"{where} holds no records")
     return out
+
+
+def _text(value: Any, where: str, position: int, name: str) -> str:
+    """A field's value as the text a task uses: a string as it is, a number as written, a boolean as JSON and CSV
+    spell it (``true``: one class in both); NaN, an infinity, a list or an object is no text, refused in one line
+    rather than trained on as Python's ``str`` of it (``nan``, ``['a', 'b']``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and not math.isfinite(value):
+        kind = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+    elif isinstance(value, (list, tuple, dict)):
+        kind = "an object" if isinstance(value, dict) else "a list"
+    else:
+        return str(value)  # a number, a Parquet date or decimal: as written
+    raise UserError(f"{where}: record {position} field {name!r} is {kind}, not a text or a number; fix the data or "
+                    "name another field")
 
 
 def _word_list(value: Any, where: str, position: int, name: str) -> list:

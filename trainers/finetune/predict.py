@@ -36,13 +36,14 @@ def load_finetuned(out: str | pathlib.Path, device: str = "cpu") -> Finetuned:
     import transformers
 
     from corpusforge.trainers.export import inference_device
-    from corpusforge.trainers.model_files import check_tokenizer, loading, read_json
+    from corpusforge.trainers.model_files import check_tokenizer, loading, not_a_folder, read_json
 
     out = pathlib.Path(out)
     marker = out / "finetune.json"
     if not marker.is_file():
-        raise UserError(f"{out} holds no finetune.json: not a finished `corpusforge finetune` output (an "
-                        "interrupted one continues with --resume)")
+        what = not_a_folder(out) or "holds no finetune.json"
+        raise UserError(f"{out} {what}: not a finished `corpusforge finetune` output (an interrupted one continues "
+                        "with --resume)")
     info = read_json(marker, "finetune.json")
     check_result_files(out, info)
     target = inference_device(device)
@@ -151,11 +152,12 @@ def _greedy_without_cache(tuned: Finetuned, prompt: str, max_new_tokens: int) ->
     without the prefix. A forward pass keeps it (as in training); the cost, no KV cache, is fine for a
     fine-tuned model's short answers."""
     from corpusforge.trainers.export import LoadedModel
-    from corpusforge.trainers.generate import encode_prompts
+    from corpusforge.trainers.generate import check_room, encode_prompts
 
     tok = tuned.tokenizer
     loaded = LoadedModel(tuned.model, tok, tuned.info["arch"], "finetune")
     batch = encode_prompts(loaded, [prompt], as_text=True)  # as the records were encoded in training
+    check_room(loaded, [int(batch["attention_mask"].sum())], max_new_tokens)
     ids, new = batch["input_ids"], []
     device = ids.device
     seq2seq = tuned.info["arch"] == "encoder_decoder"

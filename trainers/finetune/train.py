@@ -34,15 +34,16 @@ from corpusforge.trainers.finetune.metrics import classification_metrics
 from corpusforge.trainers.schedule import load_state, warmup_then_decay
 
 
-def prepare_base(model_dir: str, out: pathlib.Path) -> pathlib.Path:
-    """A transformers directory of the pretrained model: ``model_dir`` itself, or its export in OUT/base."""
+def prepare_base(model_dir: str, out: pathlib.Path, resume: bool = False) -> pathlib.Path:
+    """A transformers directory of the pretrained model: ``model_dir`` itself, or its export in OUT/base. A start
+    exports it again: a base/ left by a start that failed may be another --model's (``resume``: the run's own)."""
     from corpusforge.trainers.export import directory_kind, export_model
 
     path = pathlib.Path(model_dir)
     if directory_kind(path) == "transformers" or is_bilm(path):  # an ELMo biLM has no transformers layout: used as it is
         return path.resolve()
     base = out / "base"
-    if not (base / "config.json").is_file():
+    if not resume or not (base / "config.json").is_file():
         export_model(path, base, overwrite=True)
     return base
 
@@ -81,9 +82,10 @@ def finetune(config: FinetuneConfig, max_record_bytes: int = 0) -> dict[str, Any
     out = pathlib.Path(config.out)
     if (out / "finetune.json").exists() and not config.resume:
         raise UserError(f"{out} already holds a finished fine-tuning; choose another --out or delete it")
-    # base/ and labels.json are what a start that failed on its data leaves; anything else is a run to resume.
+    # OUT's marker, base/ and labels.json are what a start that failed before its first epoch leaves (on its data,
+    # its model): the same command runs again. Anything else (a checkpoint, a result) is a run to resume.
     present = {p.name for p in out.iterdir()} if out.is_dir() else set()
-    if not config.resume and present - {"base", "labels.json"}:
+    if not config.resume and present - {rundir.MARKER, "base", "labels.json"}:
         raise UserError(f"{out} already holds a fine-tuning run or other files; pass --resume to continue it, or "
                         "choose another --out")
     check_method(config.model, config.method)
@@ -93,7 +95,7 @@ def finetune(config: FinetuneConfig, max_record_bytes: int = 0) -> dict[str, Any
     marker["outputs"].update({name: None for name in OUTPUTS if name not in marker["outputs"]})
     rundir.write_marker(str(out), marker)
     torch.manual_seed(config.seed)
-    base = prepare_base(config.model, out)
+    base = prepare_base(config.model, out, config.resume)
     with model_files.loading(base):  # a malformed or panicking model or tokenizer: one line naming it
         if (base / "tokenizer.json").exists():
             model_files.check_tokenizer(base / "tokenizer.json")

@@ -1,5 +1,6 @@
 """Task records from JSONL, CSV and Parquet; labels; token alignment and response-only loss; adapters."""
 import json
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,6 +25,45 @@ def test_jsonl_csv_and_parquet_give_the_same_examples(tmp_path):
     got = [task_examples(read_records(tmp_path / f"d.{ext}"), config, ext) for ext in ("jsonl", "csv", "parquet")]
     assert got[0] == got[1] == got[2]
     assert label_map(got[0]) == {"neg": 0, "pos": 1}
+
+
+def test_a_lone_surrogate_escaped_in_json_is_read_as_u_fffd_by_every_model_side_reader(tmp_path):
+    """``"\\ud800"`` is valid JSON but no text: the build repairs it to U+FFFD (README); finetune, predict and
+    evaluate handed it on, and the tokenizer (TypeError) or the byte count (UnicodeEncodeError) raised a traceback."""
+    from corpusforge.trainers.evaluate import read_documents
+
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b'{"text": "a \\ud800 b \\ud83d\\ude00", "label": "\\udc00x", "\\udfff": 1}\n')
+    record = read_records(path)[0]
+    assert record == {"text": "a \ufffd b \U0001f600", "label": "\ufffdx", "\ufffd": 1}
+    assert [d.text for d in read_documents(str(path))] == ["a \ufffd b \U0001f600"]
+    examples = task_examples([record], FinetuneConfig(), str(path))
+    assert examples[0].text.encode("utf-8") and examples[0].target == "\ufffdx"
+
+
+@pytest.mark.parametrize("line,said", [
+    ('{"text": "x", "label": NaN}', "record 0 has no 'label' field"),  # json.dumps of a pandas gap: missing, as null
+    ('{"text": "x", "label": Infinity}', "record 0 field 'label' is Infinity, not a text or a number"),
+    ('{"text": ["a", "b"], "label": "p"}', "record 0 field 'text' is a list, not a text or a number"),
+    ('{"text": "x", "label": {"a": 1}}', "record 0 field 'label' is an object, not a text or a number"),
+    ('{"text": "x", "label": "p", "id": [1]}', "record 0 field 'id' is a list, not a text or a number")])
+def test_a_field_that_holds_no_text_or_number_is_missing_or_refused_never_trained_as_its_repr(tmp_path, line, said):
+    # Before: a NaN label trained a class "nan", a list text trained on "['a', 'b']", an object label was the
+    # class "{'a': 1}": silently other data than the file's.
+    path = tmp_path / "d.jsonl"
+    path.write_text(line + "\n" + '{"text": "y", "label": "q"}\n')
+    with pytest.raises(UserError, match=re.escape(said)) as info:
+        task_examples(read_records(path), FinetuneConfig(), "d.jsonl")
+    assert "\n" not in str(info.value)
+
+
+def test_a_boolean_label_is_the_same_class_in_jsonl_and_csv(tmp_path):
+    # JSON true was the class "True", the same column in CSV the class "true": a CSV validation file of a JSONL
+    # training run was refused ("label 'true', which the training data never uses").
+    (tmp_path / "d.jsonl").write_text('{"text": "x", "label": true}\n{"text": "y", "label": false}\n')
+    (tmp_path / "d.csv").write_text("text,label\nx,true\ny,false\n")
+    got = [task_examples(read_records(tmp_path / f"d.{ext}"), FinetuneConfig(), ext) for ext in ("jsonl", "csv")]
+    assert [e.target for e in got[0]] == [e.target for e in got[1]] == ["true", "false"]
 
 
 def test_a_binary_parquet_text_column_reads_as_its_utf8_text(tmp_path):

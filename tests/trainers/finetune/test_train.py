@@ -247,3 +247,23 @@ def test_every_file_of_a_finetuned_result_is_checked(bases, task_files, tmp_path
     with pytest.raises(UserError, match=said) as info:
         load_finetuned(config.out)
     assert "\n" not in str(info.value)
+
+
+def test_a_start_that_failed_before_training_can_be_run_again_into_the_same_out(bases, task_files, tmp_path):
+    """A start refused on its data (or on its model) has written only OUT's marker (and maybe base/): the user fixes
+    the mistake and runs the command again, perhaps on another --model. Before, that run was refused ("already holds a fine-tuning run;
+    pass --resume") and --resume was refused too ("holds no checkpoint; run without --resume"): no way on but
+    deleting the folder by hand."""
+    with pytest.raises(UserError, match="no 'sentence' field"):
+        run(bases, task_files, tmp_path, "bert", "classify", "full", epochs=1, text_field="sentence")
+    assert (tmp_path / "out" / ".corpusforge-run.json").is_file()
+    assert json.loads((tmp_path / "out" / "base" / "config.json").read_text())["model_type"] == "bert"
+    # run again on another --model: base/ is that model's export, not the first attempt's
+    _, metrics = run(bases, task_files, tmp_path, "gpt2", "classify", "full", epochs=1)
+    assert [e["epoch"] for e in metrics["epochs"]] == [1]
+    assert json.loads((tmp_path / "out" / "base" / "config.json").read_text())["model_type"] == "gpt2"
+    assert json.loads((tmp_path / "out" / "model" / "config.json").read_text())["model_type"] == "gpt2"
+    # a folder holding a checkpoint is still a run to resume, never started over
+    (tmp_path / "out" / "finetune.json").unlink()
+    with pytest.raises(UserError, match="pass --resume"):
+        run(bases, task_files, tmp_path, "gpt2", "classify", "full", epochs=1)
