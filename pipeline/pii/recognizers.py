@@ -230,6 +230,15 @@ def ip_ok(text: str, keep_private: bool) -> bool:
     return not (address.is_loopback or address.is_unspecified or address in _IPV6_DOCUMENTATION)
 
 
+def ip_host_ok(host: str) -> bool:
+    """Whether the labels after an address glued into a host name (``compute.example.com``) end in a registered
+    domain and a public suffix (tldextract's bundled list, never fetched): ``tar.gz`` or ``el8.x86_64`` do not."""
+    if not any(c.isalpha() for c in host.rpartition(".")[2]):
+        return False
+    parts = _tld_extract()(host)
+    return bool(parts.suffix) and bool(parts.domain)
+
+
 def ipv4_context_ok(text: str, start: int) -> bool:
     """False when the dotted quad follows "version", "OID", "RFC"... (1.2.3.4 as a version, 2.5.4.3 as an OID)."""
     return _IP_NOT_AFTER.search(text, max(0, start - 24), start) is None
@@ -252,6 +261,11 @@ class TunedIpRecognizer(LocalRecognizer):
     # Written with dashes as a host name's first label or its end (reverse DNS: ``81-2-69-160.dyn.example.net``,
     # ``ec2-81-2-69-160.compute.example.com``): four octets, then a "." and a letter.
     DASHED_IPV4 = re.compile(rf"(?:(?<![\w.\-])|(?<=[A-Za-z0-9]-)){_OCTET}(?:-{_OCTET}){{3}}(?=\.[A-Za-z])")
+    # Dotted after a dash, as a host name's label (``ec2-81.2.69.160.compute.example.com``): only when a host name
+    # with a public suffix follows (``ip_host_ok``): "-" before a dotted quad is mostly a version's
+    # (``foo-10.2.3.4.tar.gz``, ``libfoo-12.0.1.3``).
+    DOTTED_AFTER_DASH = re.compile(rf"(?<=[A-Za-z0-9]-){_OCTET}(?:\.{_OCTET}){{3}}"
+                                   r"(?=((?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+)(?![\w-]|\.[A-Za-z0-9]))")
     _V6_HEAD = re.compile(r"[0-9A-Za-z:]*:\Z")
     IPV6 = re.compile(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})"
                       r"(?:%[0-9A-Za-z]+)?(?:/\d{1,3})?(?![\w:]|\.\d)")
@@ -272,6 +286,9 @@ class TunedIpRecognizer(LocalRecognizer):
                         and not self._after_ipv6(text, m.start()):
                     results.append(_result(self, m.start(), m.end(), self.SCORE))
             if "-" in text:
+                for m in self.DOTTED_AFTER_DASH.finditer(text):
+                    if ipv4_ok(m.group(), self.keep_private) and ip_host_ok(m.group(1)[1:]):
+                        results.append(_result(self, m.start(), m.end(), self.SCORE))
                 for m in self.DASHED_IPV4.finditer(text):
                     if ipv4_ok(m.group().replace("-", "."), self.keep_private):
                         results.append(_result(self, m.start(), m.end(), self.SCORE))
@@ -333,7 +350,12 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
                r'|\\"(?:[^"\\\r\n]|\\\\[^"\r\n]){1,62}\\")')
     _DOMAIN = r"\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b"
     _LITERAL = r"\[(?:\d{1,3}(?:\.\d{1,3}){3}|[Ii][Pp][Vv]6:[0-9A-Fa-f:.]{2,45})\]"
+    # An address as a query value or a path's segment (``?utm_source=news&email=jane@example.org``): its local part
+    # starts after "=", "/", "?" or "&" (atext, so the dot-atom pattern runs back over the whole URL, and past 64
+    # characters finds nothing).
+    _AFTER_QUERY = r"(?<=[=/?&])[\w.!#$%'*+^`{|}~-]{1,64}"
     PATTERNS = [Pattern("Email (bounded)", rf"{_DOT_ATOM}@{_DOMAIN}", 0.5),
+                Pattern("Email (query value)", rf"{_AFTER_QUERY}@{_DOMAIN}", 0.5),
                 Pattern("Email (quoted local part)", rf"{_QUOTED}@(?:{_DOMAIN}|{_LITERAL})", 0.5),
                 Pattern("Email (address literal)", rf"{_DOT_ATOM}@{_LITERAL}", 0.5)]
 
@@ -341,12 +363,40 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
         super().__init__(patterns=self.PATTERNS, supported_language=supported_language,
                          name="CorpusforgeEmailRecognizer")
 
+    # Where an address glued to what follows it may end (``jane@example.org-3``, ``…org_3``, ``…org.Then``): the
+    # domain pattern runs on over "-", "_" and "." and their word, which is no public suffix.
+    _DOMAIN_CUT = re.compile(r"[-_.]")
+
     def validate_result(self, pattern_text: str) -> bool:
         return email_domain_ok(pattern_text)
 
     def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
         results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        results += self._glued(text)
+        results = EntityRecognizer.remove_duplicates(results) if len(results) > 1 else results
         return [r for r in results if not re.match(r":[\w~/]", text[r.end:r.end + 2])]
+
+    def _glued(self, text: str) -> list[RecognizerResult]:
+        """Addresses glued to the characters after them: a match whose domain is no public suffix, cut at its
+        last "-", "_" or "." whose head is a valid address, as it would be with a space there (``jane@example.org``
+        of ``jane@example.org-3``). Found as written, never by a shorter pattern: ``x@self.weights`` has no valid head."""
+        compiled = self.__dict__.get("_stdlib_compiled")
+        if compiled is None:
+            return []
+        out = []
+        for _, regex in compiled:
+            for match in regex.finditer(text):
+                start, end = match.span()
+                value = text[start:end]
+                at = value.rfind("@")
+                if value[at + 1:at + 2] == "[" or email_domain_ok(value):
+                    continue
+                cuts = [m.start() for m in self._DOMAIN_CUT.finditer(value, at + 1)]
+                for cut in reversed(cuts[-8:]):
+                    if "." in value[at + 1:cut] and email_domain_ok(value[:cut]):
+                        out.append(_result(self, start, start + cut, EntityRecognizer.MAX_SCORE))
+                        break
+        return out
 
 
 # ----------------------------------------------------------------------------------------------- IBAN
@@ -459,7 +509,9 @@ class PersonalUrlRecognizer(StdlibPatterns, PatternRecognizer):
 
     ENTITY = "URL"
     SCREEN = SCREENS["url"]
-    PATTERNS = [Pattern("URL", r"(?<![\w@.])(?:https?://|www\.)[^\s<>\"'`)\]}]*[^\s<>\"'`)\]}.,;:!?]", 0.5)]
+    # Across a no-break space: how the canonical view reads a URL's escaped space (``%20``, a form value's ``+``),
+    # which does not end the URL (``/my%20files/~jdoe``).
+    PATTERNS = [Pattern("URL", r"(?<![\w@.])(?:https?://|www\.)(?:[^\s<>\"'`)\]}]|\xa0)*[^\s<>\"'`)\]}.,;:!?]", 0.5)]
 
     def __init__(self, url_patterns: Iterable[str], supported_language: str = "en"):
         self.url_patterns = [re.compile(p, re.IGNORECASE) for p in url_patterns]

@@ -33,9 +33,10 @@ _DIGIT_MASK = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 
 NUMERIC_TOKEN = r"[0-9 \t\u00a0.\-/()+]"
 EMAIL_TOKEN = r"[\w.!#$%&'*+/=?^`{|}~@-]"
-HEX_TOKEN = r"[0-9A-Za-z:.%/]"
+# "-": an IPv4 address dotted after a dash is one when a host name follows (``ec2-81.2.69.160.compute-1.example.com``)
+HEX_TOKEN = r"[0-9A-Za-z:.%/\-]"
 ALNUM_TOKEN = r"[0-9A-Za-z]"
-NON_SPACE_TOKEN = r"\S"
+NON_SPACE_TOKEN = r"[\S\u00a0]"  # a URL, across the no-break space a %20 in it is read as
 PAD = 4  # characters beyond a window's tokens, for look-behinds/-aheads and boundary checks
 # Between windows joined into one text: no token contains a newline, and it is longer than any context.
 SEPARATOR = "\n" * 64
