@@ -150,7 +150,7 @@ _FORM_KEY_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 _FORM_VALUE_END = frozenset("&#; \t\r\n\"'<>")
 # A ``+`` inside an address's dot-atom local part is the address's own (``email=jane+tag@example.org``, written
 # unencoded): it stays.
-_PLUS_IN_ADDRESS = re.compile(r"[\w.!#$'*+/=?^`{|}~-]*(?:@|%40|%2540|&#0*64;|&#x0*40;|&commat;)", re.IGNORECASE)
+_PLUS_IN_ADDRESS = re.compile(r"[\w.!#$'*+/=?^`{|}~-]{0,64}(?:@|%40|%2540|&#0*64;|&#x0*40;|&commat;)", re.IGNORECASE)
 
 
 def _form_pluses(text: str) -> list[tuple[int, int, str]]:

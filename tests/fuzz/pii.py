@@ -243,7 +243,8 @@ def needles(kind: str, value: str, plain: str | None = None) -> list[str]:
         if len(digits) >= 9:
             out.append(digits)
         out.append(plain[:-3])
-    return out
+    # never a needle found in any text: a value the view cannot read as one (no "@" in it) would give "" and "@"
+    return [needle for needle in out if len(needle) >= 4]
 
 
 def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str, str]]:
