@@ -13,10 +13,11 @@ forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps wh
 - every decimal digit of any script (category Nd) is read as its ASCII value;
 - a line break (with the spaces around it) between two digits of a number is read as one space, or as
   nothing after a separator (``4111-1111-⏎1111-1111``);
-- a URL escape of a printable ASCII character (``%40``; ``%20`` only between groups of a number) and an HTML
-  character reference (``&#64;``, ``&#x40;``, ``&commat;``, ``&nbsp;``) are read as the character they stand
-  for (then folded as above), and so is a JSON string's ``\\uXXXX`` (a surrogate pair as one character):
-  ``jane%40example.org`` in a query string and ``jane&#64;example.org`` in a page are addresses.
+- every escape is read as the character it stands for (then folded as above): a URL escape (a UTF-8 sequence as
+  one character), an HTML character reference (``&#64;``, ``&#x40;``, ``&commat;``, ``&nbsp;``), a JSON string's
+  ``\\uXXXX`` (a surrogate pair as one character) and short escapes (``\\n``, ``\\t``, ``\\/``...), escapes inside
+  escapes (``%2540``) up to ``NESTED_LEVELS``: ``jane%40example.org`` in a query string and ``jane&#64;example.org``
+  in a page are addresses. A URL's ``%20`` and a form value's ``+`` are read as a no-break space (``URL_SPACE``).
 
 Two kinds of characters are left as they are, because the recognizers already read them or reading them as
 digits would invent numbers: U+00A0 (no-break space, a separator of numbers already) and category No

@@ -371,32 +371,36 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
         return email_domain_ok(pattern_text)
 
     def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
-        results = super().analyze(text, entities, nlp_artifacts, regex_flags)
-        results += self._glued(text)
-        results = EntityRecognizer.remove_duplicates(results) if len(results) > 1 else results
-        return [r for r in results if not re.match(r":[\w~/]", text[r.end:r.end + 2])]
-
-    def _glued(self, text: str) -> list[RecognizerResult]:
-        """Addresses glued to the characters after them: a match whose domain is no public suffix, cut at its
-        last "-", "_" or "." whose head is a valid address, as it would be with a space there (``jane@example.org``
-        of ``jane@example.org-3``). Found as written, never by a shorter pattern: ``x@self.weights`` has no valid head."""
+        """``StdlibPatterns.analyze`` (one pass over each pattern's matches, validated), where a match whose domain is
+        no public suffix may still end earlier (``address_length``)."""
         compiled = self.__dict__.get("_stdlib_compiled")
         if compiled is None:
-            return []
-        out = []
+            compiled = self._stdlib_compiled = [(p, re.compile(p.regex, self.REGEX_FLAGS)) for p in self.patterns]
+        results = []
         for _, regex in compiled:
             for match in regex.finditer(text):
                 start, end = match.span()
-                value = text[start:end]
-                at = value.rfind("@")
-                if value[at + 1:at + 2] == "[" or email_domain_ok(value):
-                    continue
-                cuts = [m.start() for m in self._DOMAIN_CUT.finditer(value, at + 1)]
-                for cut in reversed(cuts[-8:]):
-                    if "." in value[at + 1:cut] and email_domain_ok(value[:cut]):
-                        out.append(_result(self, start, start + cut, EntityRecognizer.MAX_SCORE))
-                        break
-        return out
+                length = self.address_length(text[start:end]) if start < end else 0
+                if length:
+                    results.append(_result(self, start, start + length, EntityRecognizer.MAX_SCORE))
+        results = EntityRecognizer.remove_duplicates(results) if len(results) > 1 else results
+        return [r for r in results if not re.match(r":[\w~/]", text[r.end:r.end + 2])]
+
+    def address_length(self, value: str) -> int:
+        """How much of a match is an address: all of it when its domain ends in a public suffix; else, glued to
+        the characters after it (``jane@example.org-3``, ``…org_3``, ``…org.Then``: the domain pattern runs on over
+        "-", "_", "." and their word), the longest head cut at one of the domain's last 8 "-", "_" or "." that is
+        a valid address with a dotted domain, as it would be with a space there; 0 for none (``x@self.weights``)."""
+        if email_domain_ok(value):
+            return len(value)
+        at = value.rfind("@")
+        if value[at + 1:at + 2] == "[":
+            return 0
+        cuts = [m.start() for m in self._DOMAIN_CUT.finditer(value, at + 1)]
+        for cut in reversed(cuts[-8:]):
+            if "." in value[at + 1:cut] and email_domain_ok(value[:cut]):
+                return cut
+        return 0
 
 
 # ----------------------------------------------------------------------------------------------- IBAN

@@ -191,6 +191,11 @@ def test_issue_cases_are_masked_whole(scrubber, text, secret):
 def test_hash_of_a_disguised_value_is_the_plain_values(scrubber):
     hashing = Scrubber(PIIConfig(default_action="hash"), salt="s" * 16)
     assert hashing.scrub("to a.b@example.org").text == hashing.scrub("to a.b\u2060@ｅxample.org").text
+    # a URL's escaped space and a form value's "+" are read as a no-break space: hashed as a space is
+    plain = hashing.scrub("call 202 555 0173").text
+    assert hashing.scrub("call 202%20555%200173").text == plain
+    assert hashing.scrub("call 202\u00a0555\u00a00173").text == plain
+    assert hashing.scrub("?phone=202+555+0173&x=1").text == "?phone=" + plain[len("call "):] + "&x=1"
 
 
 def test_the_per_character_check_is_the_view_class_over_every_code_point():
