@@ -263,9 +263,14 @@ class TunedIpRecognizer(LocalRecognizer):
     DASHED_IPV4 = re.compile(rf"(?:(?<![\w.\-])|(?<=[A-Za-z0-9]-)){_OCTET}(?:-{_OCTET}){{3}}(?=\.[A-Za-z])")
     # Dotted after a dash, as a host name's label (``ec2-81.2.69.160.compute.example.com``): only when a host name
     # with a public suffix follows (``ip_host_ok``): "-" before a dotted quad is mostly a version's
-    # (``foo-10.2.3.4.tar.gz``, ``libfoo-12.0.1.3``).
+    # (``foo-10.2.3.4.tar.gz``, ``libfoo-12.0.1.3``). At most ``_HOST_LABELS`` labels after the quad: an unbounded
+    # ``+`` read every following label to the end of the text once per quad (``'a-1.2.3.4.' * n`` was quadratic:
+    # 10 s on 50 KB); a host name has at most 253 characters (RFC 1035), and this one's labels after an address
+    # are a provider's few (``compute.example.com``).
+    _HOST_LABELS = 8
     DOTTED_AFTER_DASH = re.compile(rf"(?<=[A-Za-z0-9]-){_OCTET}(?:\.{_OCTET}){{3}}"
-                                   r"(?=((?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+)(?![\w-]|\.[A-Za-z0-9]))")
+                                   rf"(?=((?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?){{1,{_HOST_LABELS}}})"
+                                   r"(?![\w-]|\.[A-Za-z0-9]))")
     _V6_HEAD = re.compile(r"[0-9A-Za-z:]*:\Z")
     IPV6 = re.compile(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})"
                       r"(?:%[0-9A-Za-z]+)?(?:/\d{1,3})?(?![\w:]|\.\d)")
@@ -287,7 +292,8 @@ class TunedIpRecognizer(LocalRecognizer):
                     results.append(_result(self, m.start(), m.end(), self.SCORE))
             if "-" in text:
                 for m in self.DOTTED_AFTER_DASH.finditer(text):
-                    if ipv4_ok(m.group(), self.keep_private) and ip_host_ok(m.group(1)[1:]):
+                    if ipv4_ok(m.group(), self.keep_private) and len(m.group(1)) <= 254 \
+                            and ip_host_ok(m.group(1)[1:]):
                         results.append(_result(self, m.start(), m.end(), self.SCORE))
                 for m in self.DASHED_IPV4.finditer(text):
                     if ipv4_ok(m.group().replace("-", "."), self.keep_private):
