@@ -154,10 +154,16 @@ _FORM_VALUE_END = frozenset("&#; \t\r\n\"'<>")
 _PLUS_IN_ADDRESS = re.compile(r"[\w.!#$'*+/=?^`{|}~-]{0,64}(?:@|%40|%2540|&#0*64;|&#x0*40;|&commat;)", re.IGNORECASE)
 
 
-def _form_pluses(text: str) -> list[tuple[int, int, str]]:
+# A lone pair's value that is a form's (``curl -d "phone=202+555+0173"``, ``tel=%2B1+202+555+0173``): a number's
+# characters only, seven digits or more (a phone number's), so ``x=a+b`` and ``y=1+2`` in code stay sums.
+_NUMBER_VALUE = re.compile(r"(?=(?:[^0-9]*[0-9]){7})(?:[0-9()+\-]|%2[Bb])+")
+
+
+def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple[int, int, str]]:
     """``(i, i + 1, URL_SPACE)`` for each ``+`` that stands for a space in a form value: a value of a ``key=``
-    after ``?`` or ``&`` (``&amp;`` too), or at a token's start when ``&`` ends the value; not a value's first
-    character (``phone=+1+202+555+0173``: a plus left unencoded) nor one inside an address's local part."""
+    after ``?`` or ``&`` (``&amp;`` too), or at a token's start when ``&`` ends the value or the value is a number's
+    characters alone (``_NUMBER_VALUE``); not a value's first character (``phone=+1+202+555+0173``: a plus left
+    unencoded), nor one inside an address's local part, nor one at an offset in ``literal`` (a ``%2B``'s)."""
     out, n, i = [], len(text), text.find("=")
     while i >= 0:
         k = i
@@ -169,11 +175,12 @@ def _form_pluses(text: str) -> list[tuple[int, int, str]]:
         if k < i and "+" in text[i + 2:end]:
             before = text[k - 1] if k else " "
             form = (before in "?&" or text.endswith("&amp;", 0, k)
-                    or (before in " \t\r\n\"'(<[" and end < n and text[end] == "&"))
+                    or (before in " \t\r\n\"'(<[" and ((end < n and text[end] == "&")
+                                                         or _NUMBER_VALUE.fullmatch(text, i + 1, end))))
             if form:
                 j = text.find("+", i + 2, end)
                 while j >= 0:
-                    if not _PLUS_IN_ADDRESS.match(text, j + 1):
+                    if j not in literal and not _PLUS_IN_ADDRESS.match(text, j + 1):
                         out.append((j, j + 1, URL_SPACE))
                     j = text.find("+", j + 1, end)
         i = text.find("=", max(end, i + 1))
@@ -322,7 +329,7 @@ def canonical(text: str) -> Canonical:
             spaced, pieces = _pieces_of(view.text, pluses)
             view = Canonical(text, spaced, _compose(pieces, view))
     if "%" in view.text or "&" in view.text or "\\" in view.text:
-        starts = None
+        starts, before_escapes = None, view.text
         for _ in range(NESTED_LEVELS):
             escapes = _escapes(view.text, starts)
             if not escapes:
@@ -333,6 +340,16 @@ def canonical(text: str) -> Canonical:
             starts = [p.view for p in pieces if not p.same and decoded[p.view] in _INTRODUCERS]
             if not starts:
                 break
+        if view.text is not before_escapes and "+" in view.text and "=" in view.text:
+            # Again once the escapes are read: a "+", "&" or "=" an escape made may make a form value
+            # (``href="/c?a=1&amp;phone=202&#43;555&#43;0173"``, JSON's ``"phone=202+555+0173\u0026x=1"``). A "+" a
+            # URL escape made (``%2B``, ``%252B``) is a plus, not a space.
+            literal = frozenset(p.view for p in view._pieces
+                                if not p.same and view.text[p.view] == "+" and "%" in text[p.start:p.end])
+            pluses = _form_pluses(view.text, literal)
+            if pluses:
+                spaced, pieces = _pieces_of(view.text, pluses)
+                view = Canonical(text, spaced, _compose(pieces, view))
     if "\n" in view.text or "\r" in view.text:
         breaks = _number_breaks(view.text)
         if breaks:

@@ -95,6 +95,14 @@ def test_an_escaped_space_is_read_everywhere_as_a_space_that_ends_no_token(text,
     ("?phone=+1+202+555+0173", "?phone=+1\u00a0202\u00a0555\u00a00173"),  # a value's first "+" is a plus
     ("?email=jane+tag@example.org&n=%22a+b%22%40example.org", '?email=jane+tag@example.org&n="a\u00a0b"@example.org'),
     ("x = a+b; y=1+2 if c+d", "x = a+b; y=1+2 if c+d"),  # no query, no body of pairs: arithmetic
+    # a "+", "&" or "=" an escape made: read once the escapes are (a %2B's "+" stays a plus)
+    ('<a href="/c?a=1&amp;phone=202&#43;555&#43;0173">', '<a href="/c?a=1&phone=202\u00a0555\u00a00173">'),
+    ('{"body": "phone=202+555+0173\\u0026x=1"}', '{"body": "phone=202\u00a0555\u00a00173&x=1"}'),
+    ('{"body": "tel=1%2B2+3\\u0026x=1"}', '{"body": "tel=1+2\u00a03&x=1"}'),
+    # a lone pair whose value is a phone number's characters (curl -d, a logged body)
+    ('curl -d "phone=202+555+0173" https://x.example.org', 'curl -d "phone=202\u00a0555\u00a00173" https://x.example.org'),
+    ("POST body: tel=%2B1+202+555+0173", "POST body: tel=+1\u00a0202\u00a0555\u00a00173"),
+    ("n=1+2+3", "n=1+2+3"),
 ])
 def test_a_form_values_plus_is_read_as_a_space(text, view):
     assert canonical(text).text == view
@@ -176,6 +184,10 @@ def test_near_misses_stay_misses_in_full_width(scrubber, kind, text):
     ('{"text": "call 202-555-\\n0173 now"} ok', "0173"),
     ('{"text": "mail jane\\/doe@example.org"} ok', "jane"),
     ("go to /r?next=%2Fp%3Femail%3Djane%2540example.org ok", "jane"),
+    ('<a href="/c?a=1&amp;phone=202&#43;555&#43;0173"> ok', "0173"),
+    ('{"body": "phone=202+555+0173\\u0026x=1"} ok', "0173"),
+    ('curl -d "phone=202+555+0173" https://api.example.org/x ok', "0173"),
+    ("POST body: tel=%2B1+202+555+0173 ok", "0173"),
     # glued to neighbouring punctuation
     ("Host ec2-81.2.69.160.compute.example.com ok", "81.2"),
     ("Call 202-555-0173.Then we met", "0173"),
