@@ -83,11 +83,14 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # ``\/``): what a raw line of JSON Lines holds (a rejected record's preview is such a line: ``jane\u0040example.org``, a
 # number across ``\n``). ``\"`` is left to the e-mail recognizer, which reads it both as JSON's quote and as RFC 5321's
 # quoted pair (``"j\"d"@example.org``), and ``\\`` as written: ``\\n`` then reads a backslash and a line break (a
-# JSON string inside a JSON string writes its line break so).
+# JSON string inside a JSON string writes its line break so), except before a ``\uXXXX``: ``\\u0040`` is how a JSON
+# string inside a JSON string writes ``\u0040`` (``{"payload": "{\"mail\": \"jane\\u0040example.org\"}"}``), read
+# as its character whole (else the backslash left would end the address's local part).
 _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
                      r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
                      r"|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
-                     r"|\\u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}"
+                     r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
+                     r"|\\\\?u[0-9A-Fa-f]{4}"
                      r"|\\[/bfnrt]")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
@@ -108,6 +111,7 @@ _INTRODUCERS = "%&\\"
 def _escape_char(code: str) -> str | None:
     """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character."""
     if code[0] == "\\":
+        code = code.replace("\\\\", "\\")  # a JSON string's \uXXXX written inside another one: \\uXXXX
         if code[1] != "u":
             char = _JSON_SHORT[code[1]]
         else:

@@ -126,6 +126,10 @@ def test_a_tab_between_digits_is_a_column_not_a_line_break():
                                        (r"jane\u2060@example.org", "jane@example.org"),  # a format character
                                        (r"\ud835\udfcf23", "123"),  # a surrogate pair: one (decimal) character
                                        (r"caf\u00e9", "café"),
+                                       # a JSON string inside a JSON string: \\uXXXX is its \uXXXX
+                                       (r'{"p": "{\"mail\": \"jane\\u0040example.org\"}"}',
+                                        r'{"p": "{\"mail\": \"jane@example.org\"}"}'),
+                                       (r"\\ud835\\udfcf23", "123"),
                                        (r"a\u000ab \ud800x \u12", "a\nb " + r"\ud800x \u12")])  # control, lone, short
 def test_a_json_unicode_escape_is_read(text, view):
     assert canonical(text).text == view
@@ -187,6 +191,7 @@ def test_near_misses_stay_misses_in_full_width(scrubber, kind, text):
     ('<a href="/c?a=1&amp;phone=202&#43;555&#43;0173"> ok', "0173"),
     ('{"body": "phone=202+555+0173\\u0026x=1"} ok', "0173"),
     ('curl -d "phone=202+555+0173" https://api.example.org/x ok', "0173"),
+    (r'{"payload": "{\"mail\": \"jane\\u0040example.org\"}"} ok', "jane"),
     ("POST body: tel=%2B1+202+555+0173 ok", "0173"),
     # glued to neighbouring punctuation
     ("Host ec2-81.2.69.160.compute.example.com ok", "81.2"),
