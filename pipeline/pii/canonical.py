@@ -17,7 +17,7 @@ forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps wh
   one character), an HTML character reference (``&#64;``, ``&#x40;``, ``&commat;``, ``&nbsp;``), a JSON string's
   ``\\uXXXX`` (a surrogate pair as one character) and short escapes (``\\n``, ``\\t``, ``\\/``...), escapes inside
   escapes (``%2540``) up to ``NESTED_LEVELS``: ``jane%40example.org`` in a query string and ``jane&#64;example.org``
-  in a page are addresses. A URL's ``%20`` and a form value's ``+`` are read as a no-break space (``URL_SPACE``).
+  in a page are addresses. A URL's ``%20`` and a form value's ``+`` are read as a space of its own (``URL_SPACE``).
 
 Two kinds of characters are left as they are, because the recognizers already read them or reading them as
 digits would invent numbers: U+00A0 (no-break space, a separator of numbers already) and category No
@@ -96,10 +96,12 @@ _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
 # an escape of any other control character (``\b``, ``%00``, ``\u0008``) is read as nothing, as a format character is.
 _WHITESPACE_CONTROLS = "\t\n\v\f\r"
-# A URL's escaped space (``%20``, and ``+`` in a form value) is read as a no-break space: a space that separates the
-# groups of a number, an IBAN or the words of a quoted local part (every recognizer reads U+00A0 as it reads a space)
-# and does not end the URL or query it sits in (the URL recognizer reads a URL across it).
-URL_SPACE = "\u00a0"
+# A URL's escaped space (``%20``, and ``+`` in a form value) is read as U+2007 (figure space): a space that separates
+# the groups of a number, an IBAN or the words of a quoted local part (every recognizer reads it, as U+00A0, as it
+# reads a space) and does not end the URL or query it sits in (the URL recognizer reads a URL across it, and across
+# nothing else: not across a no-break space, ``&nbsp;`` after a URL is no part of it). Its own character: the view
+# never holds it otherwise (NFKC folds a written U+2007 to a space).
+URL_SPACE = "\u2007"
 # Escapes inside escapes (``%2540``: ``%25`` is "%", then ``%40`` is "@"; ``&amp;#64;``; ``\\u0040`` in a JSON string
 # inside a JSON string) are read up to this many levels deep: an escape is read again only where an earlier level made
 # its first character (a redirect URL's double encoding), never where text and an escape meet by chance (``&#&#52;8;``

@@ -159,7 +159,7 @@ def card_number_ok(text: str) -> bool:
 
 _NUM_BEFORE = r"(?<![\w.\-/+:])"
 # A group separator of a card number: a space (a no-break space too: typeset text, ``&nbsp;`` in a page), ``.``, ``-``
-_SEP = "[ \u00a0.\\-]"
+_SEP = "[ \u00a0\u2007.\\-]"
 _NUM_AFTER = r"(?![\w]|[.\-/:]\d)"
 
 
@@ -435,7 +435,7 @@ class TunedIbanRecognizer(IbanRecognizer):
                     chars.append(text[i])
                     ends.append(i + 1)
                     i += 1
-                elif text[i] in " \u00a0-" and i + 1 < n and text[i + 1] in _IBAN_CHARS and len(chars) % 4 == 0:
+                elif text[i] in " \u00a0\u2007-" and i + 1 < n and text[i + 1] in _IBAN_CHARS and len(chars) % 4 == 0:
                     i += 1  # one separator between groups of four
                 else:
                     break
@@ -470,7 +470,7 @@ class TunedSsnRecognizer(StdlibPatterns, UsSsnRecognizer):
     SCREEN = SCREENS["ssn"]
     PATTERNS = [
         Pattern("SSN (dashed)", _NUM_BEFORE + r"\d{3}-\d{2}-\d{4}" + _NUM_AFTER, 0.85),
-        Pattern("SSN (spaced, needs context)", _NUM_BEFORE + r"\d{3}[ \u00a0]\d{2}[ \u00a0]\d{4}(?![\w]|[ \u00a0]\d)", 0.3),
+        Pattern("SSN (spaced, needs context)", _NUM_BEFORE + r"\d{3}[ \u00a0\u2007]\d{2}[ \u00a0\u2007]\d{4}(?![\w]|[ \u00a0\u2007]\d)", 0.3),
         Pattern("SSN (bare, needs context)", _NUM_BEFORE + r"\d{9}" + _NUM_AFTER, 0.3),
     ]
 
@@ -519,9 +519,9 @@ class PersonalUrlRecognizer(StdlibPatterns, PatternRecognizer):
 
     ENTITY = "URL"
     SCREEN = SCREENS["url"]
-    # Across a no-break space: how the canonical view reads a URL's escaped space (``%20``, a form value's ``+``),
-    # which does not end the URL (``/my%20files/~jdoe``).
-    PATTERNS = [Pattern("URL", r"(?<![\w@.])(?:https?://|www\.)(?:[^\s<>\"'`)\]}]|\xa0)*[^\s<>\"'`)\]}.,;:!?]", 0.5)]
+    # Across U+2007 (canonical.URL_SPACE): how the view reads a URL's escaped space (``%20``, a form value's ``+``),
+    # which does not end the URL (``/my%20files/~jdoe``); a no-break space does (``…/jdoe&nbsp;and``).
+    PATTERNS = [Pattern("URL", r"(?<![\w@.])(?:https?://|www\.)(?:[^\s<>\"'`)\]}]|\u2007)*[^\s<>\"'`)\]}.,;:!?]", 0.5)]
 
     def __init__(self, url_patterns: Iterable[str], supported_language: str = "en"):
         self.url_patterns = [re.compile(p, re.IGNORECASE) for p in url_patterns]

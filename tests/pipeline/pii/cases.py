@@ -142,6 +142,9 @@ TRUE_POSITIVES = {
          "https://example.com/profile?email=jane%40example.org"),
         ("see https://example.org/my%20files/~jdoe/cv.html ok", "https://example.org/my%20files/~jdoe/cv.html"),
         ("see https://example.org/search?q=foo+bar&user=jdoe ok", "https://example.org/search?q=foo+bar&user=jdoe"),
+        # a no-break space after a URL ends it (only an escaped space, %20 or a form's "+", is read across)
+        ("Profile https://example.org/users/jdoe&nbsp;and the rest.", "https://example.org/users/jdoe"),
+        ("Profile https://example.org/users/jdoe\u00a0and the rest.", "https://example.org/users/jdoe"),
     ],
 }
 
