@@ -388,9 +388,24 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
                 start, end = match.span()
                 length = self.address_length(text[start:end]) if start < end else 0
                 if length:
+                    start, length = self._after_query(text, start, length)
                     results.append(_result(self, start, start + length, EntityRecognizer.MAX_SCORE))
         results = EntityRecognizer.remove_duplicates(results) if len(results) > 1 else results
         return [r for r in results if not re.match(r":[\w~/]", text[r.end:r.end + 2])]
+
+    def _after_query(self, text: str, start: int, length: int) -> tuple[int, int]:
+        """``(start, length)`` of a dot-atom match started after the last "=", "?", "&" or "/" in its local part
+        when that part looks like a URL's (``GET /u?to=jane@example.org`` reports ``jane@example.org``), so the URL
+        before it is not masked; a quoted local part (``"a=b"@…``) as it is."""
+        # "=", "?", "&", "/": atext, so the dot-atom runs back over what a URL puts before a query value or a
+        # path's segment, which is no part of the address. A local part with "/" alone and not first is one
+        # (``jane/doe@…``, JSON's ``jane\/doe@…``).
+        local = text[start:text.rfind("@", start, start + length)]
+        urlish = '"' not in local and (local[:1] == "/" or any(mark in local for mark in "=?&"))
+        cut = max(local.rfind(mark) for mark in "=?&/") + 1 if urlish else 0
+        if not 0 < cut < len(local):
+            return start, length
+        return start + cut, length - cut
 
     def address_length(self, value: str) -> int:
         """How much of a match is an address: all of it when its domain ends in a public suffix; else, glued to

@@ -4,6 +4,10 @@
 TRUE_POSITIVES = {
     "EMAIL_ADDRESS": [
         ("Write to jane.doe@example.org for details.", "jane.doe@example.org"),
+        # a short URL before a query value: the address starts after the last "=", "?", "&" or "/"
+        ("GET /u?to=jane@example.org-3 ok", "jane@example.org"),
+        ("GET /u?to=jane@example.org ok", "jane@example.org"),
+        ("see /users/jane.doe@example.org/x", "jane.doe@example.org"),
         ("cc: first+tag@mail.example.co.uk", "first+tag@mail.example.co.uk"),
         ("Kontakt: jürgen.müller@beispiel.de.", "jürgen.müller@beispiel.de"),
         ("<a href=\"mailto:o'brien@example.ie\">me</a>", "o'brien@example.ie"),
