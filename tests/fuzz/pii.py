@@ -8,7 +8,8 @@ ZWNJ, soft hyphen, bidi controls, BOM), full width, its digits in another script
 Devanagari, Bengali, Thai, mathematical bold), a line break inside a number, and escapes: any character as
 a URL escape (upper or lower case hex; a space as ``%20`` anywhere; UTF-8 sequences of the format characters and
 full-width letters), an HTML reference, encoded twice (``%2540``), a form value's ``+`` for a space in a query
-(``?phone=202+555+0173``), a rejected line's JSON escapes (``\n``, ``\u0040``). It is glued to what surrounds
+(``?phone=202+555+0173``; in a page's href, ``&amp;phone=202&#43;555``, a JSON string before ``\u0026``, or a lone
+pair, ``curl -d "phone=202+555+0173"``), a rejected line's JSON escapes (``\n``, ``\u0040``). It is glued to what surrounds
 it (``jane@example.org-3``, ``202-555-0173.Then``, ``ec2-81.2.69.160.compute.example.com``). Then it builds the inputs
 (``corpusforge build`` and ``corpusforge report``) and searches every file of the run directory, read the
 canonical way (shards and JSON decoded to their strings, HTML unescaped, then ``corpusforge.pipeline.pii.canonical``), for
@@ -216,11 +217,11 @@ def _digitlike(c: str) -> bool:
 
 
 def _plain(text: str) -> str:
-    """``text`` read the canonical way, a no-break space as a space (a URL's ``%20`` reads as one: needles and
-    outputs meet whichever way a space was written)."""
+    """``text`` read the canonical way, a no-break space and a URL's escaped space (``%20``, U+2007 in the view) as
+    a space: needles and outputs meet whichever way a space was written."""
     from corpusforge.pipeline.pii.canonical import canonical
 
-    return canonical(text).text.replace("\u00a0", " ")
+    return canonical(text).text.replace("\u00a0", " ").replace("\u2007", " ")  # URL_SPACE
 
 
 def needles(kind: str, value: str, plain: str | None = None) -> list[str]:
@@ -266,8 +267,17 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                 key = {"phone": "phone", "iban": "iban", "card": "cc", "ssn": "ssn", "email": "email"}[kind]
                 value = disguise(rng, kind, form_value(rng, plain), line_breaks=False)
                 before, after = rng.choice([(f"https://example.com/f?x=1&{key}=", "&lang=en"),
-                                            (f"/submit?{key}=", "&n=2"), (f"name=Jane+Doe&{key}=", "&ok=1")])
-                seen = _plain(before + value + after)[len(_plain(before)):-len(after)]
+                                            (f"/submit?{key}=", "&n=2"), (f"name=Jane+Doe&{key}=", "&ok=1"),
+                                            # the "&" or "+" an escape makes: a page's href, a JSON string
+                                            (f'<a href="/c?a=1&amp;{key}=', '">'),
+                                            (f'{{"body": "{key}=', '\\u0026x=1"}')])
+                if before.startswith("<a href") and rng.random() < 0.5:
+                    value = value.replace("+", "&#43;")
+                if kind == "phone" and rng.random() < 0.3:  # a lone pair: curl -d "phone=202+555+0173"
+                    before, after = rng.choice([(f'curl -d "{key}=', '" https://api.example.org/x'),
+                                                (f"POST body: {key}=", " ok")])
+                full = _plain(before + value + after)
+                seen = full[len(_plain(before)):len(full) - len(_plain(after))]
             where = rng.choice(["text", "text", "metadata", "number", "preview", "id", "key", "duplicate", "short"])
             if where == "number" and kind in ("card", "phone"):
                 digits = "".join(c for c in plain if c.isdigit())
