@@ -13,10 +13,11 @@ forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps wh
 - every decimal digit of any script (category Nd) is read as its ASCII value;
 - a line break (with the spaces around it) between two digits of a number is read as one space, or as
   nothing after a separator (``4111-1111-⏎1111-1111``);
-- a URL escape of a printable ASCII character (``%40``; ``%20`` only between groups of a number) and an HTML
-  character reference (``&#64;``, ``&#x40;``, ``&commat;``, ``&nbsp;``) are read as the character they stand
-  for (then folded as above), and so is a JSON string's ``\\uXXXX`` (a surrogate pair as one character):
-  ``jane%40example.org`` in a query string and ``jane&#64;example.org`` in a page are addresses.
+- every escape is read as the character it stands for (then folded as above): a URL escape (a UTF-8 sequence as
+  one character), an HTML character reference (``&#64;``, ``&#x40;``, ``&commat;``, ``&nbsp;``), a JSON string's
+  ``\\uXXXX`` (a surrogate pair as one character) and short escapes (``\\n``, ``\\t``, ``\\/``...), escapes inside
+  escapes (``%2540``) up to ``NESTED_LEVELS``: ``jane%40example.org`` in a query string and ``jane&#64;example.org``
+  in a page are addresses. A URL's ``%20`` and a form value's ``+`` are read as a space of its own (``URL_SPACE``).
 
 Two kinds of characters are left as they are, because the recognizers already read them or reading them as
 digits would invent numbers: U+00A0 (no-break space, a separator of numbers already) and category No
@@ -48,7 +49,7 @@ def _special_run():
     return regex.compile(SPECIAL_CLASS, regex.V1)
 # A line break inside a number: a digit, maybe a separator, the break with the spaces around it, a digit
 # (or the ``(``/``+`` a phone number starts with). Found from the breaks (a search for the whole shape tries
-# it at every character: ~10x slower on prose).
+# it at every character: ~10x slower on prose). Not a tab: digits in tab-separated columns are columns.
 _BREAK = re.compile(r"(?:\r\n?|\n)[ \t]*[0-9(+]")
 # _BREAK in a text without "\r": its literal first character is found by a fast scan, where _BREAK's
 # alternation tries a character class at every position (~4x the cost on prose).
@@ -76,56 +77,120 @@ def _number_breaks(text: str) -> list[tuple[int, int, str]]:
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-# A URL escape or an HTML character reference (numeric or named; ``html.unescape`` says what it stands for).
-# A JSON (or Python, JavaScript) string's ``\uXXXX``, a surrogate pair as one: what a raw line of JSON Lines holds
-# where the writer escaped non-ASCII (``jane\u2060@…``, ``\u0040`` for "@"); a rejected record's preview is such a line.
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
-                     r"|\\u[dD][89abAB][0-9A-Fa-f]{2}\\u[dD][c-fC-F][0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}")
+# An escape that stands for one character: a URL escape (a UTF-8 sequence of two to four bytes as one, then any single
+# byte), an HTML character reference (numeric or named; ``html.unescape`` says what it stands for), a JSON (Python,
+# JavaScript) string's ``\uXXXX`` (a surrogate pair as one) or short escape (``\n``, ``\r``, ``\t``, ``\f``, ``\b``,
+# ``\/``): what a raw line of JSON Lines holds (a rejected record's preview is such a line: ``jane\u0040example.org``, a
+# number across ``\n``). ``\"`` is left to the e-mail recognizer, which reads it both as JSON's quote and as RFC 5321's
+# quoted pair (``"j\"d"@example.org``), and ``\\`` as written: ``\\n`` then reads a backslash and a line break (a
+# JSON string inside a JSON string writes its line break so), except before a ``\uXXXX``: ``\\u0040`` is how a JSON
+# string inside a JSON string writes ``\u0040`` (``{"payload": "{\"mail\": \"jane\\u0040example.org\"}"}``), read
+# as its character whole (else the backslash left would end the address's local part).
+_ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
+                     r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
+                     r"|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+                     r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
+                     r"|\\\\?u[0-9A-Fa-f]{4}"
+                     r"|\\[/bfnrt]")
+_JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+# The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
+# an escape of any other control character (``\b``, ``%00``, ``\u0008``) is read as nothing, as a format character is.
+_WHITESPACE_CONTROLS = "\t\n\v\f\r"
+# A URL's escaped space (``%20``, and ``+`` in a form value) is read as U+2007 (figure space): a space that separates
+# the groups of a number, an IBAN or the words of a quoted local part (every recognizer reads it, as U+00A0, as it
+# reads a space) and does not end the URL or query it sits in (the URL recognizer reads a URL across it, and across
+# nothing else: not across a no-break space, ``&nbsp;`` after a URL is no part of it). Its own character: the view
+# never holds it otherwise (NFKC folds a written U+2007 to a space).
+URL_SPACE = "\u2007"
+# Escapes inside escapes (``%2540``: ``%25`` is "%", then ``%40`` is "@"; ``&amp;#64;``; ``\\u0040`` in a JSON string
+# inside a JSON string) are read up to this many levels deep: an escape is read again only where an earlier level made
+# its first character (a redirect URL's double encoding), never where text and an escape meet by chance (``&#&#52;8;``
+# reads ``&#48;``, as a browser shows it). Bounded: each level is a pass over the text.
+NESTED_LEVELS = 4
+_INTRODUCERS = "%&\\"
 
 
-def _escapes(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, replacement)`` of each escape in ``text`` that stands for one character: a URL escape of
-    printable ASCII (never a byte of a multi-byte character, which alone is no character; a space only inside
-    a number, ``_space_in_number``), or an HTML reference to any character but a control one. One pass:
-    ``%2540`` is ``%40``, not ``@``."""
-    out, spaces = [], []
-    for m in _ESCAPE.finditer(text):
-        code = m.group()
-        if code[0] == "\\":
+def _escape_char(code: str) -> str | None:
+    """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character."""
+    if code[0] == "\\":
+        code = code.replace("\\\\", "\\")  # a JSON string's \uXXXX written inside another one: \\uXXXX
+        if code[1] != "u":
+            char = _JSON_SHORT[code[1]]
+        else:
             units = [int(code[i + 2:i + 6], 16) for i in range(0, len(code), 6)]
             char = chr(0x10000 + (units[0] - 0xD800) * 0x400 + units[1] - 0xDC00) if len(units) == 2 else chr(units[0])
-            if 0xD800 <= ord(char) <= 0xDFFF or unicodedata.category(char) == "Cc":
-                continue  # a lone surrogate is no character; a control character stays as written
-            char = fold(char) if _special(char) else char
-        elif code[0] == "%":
-            char = chr(int(code[1:], 16))
-            if char == " ":
-                spaces.append(len(out))  # decided below, when its neighbours are read as what they stand for
-            elif not "!" <= char <= "~":
-                continue
-        else:
-            char = html.unescape(code)
-            # U+FFFD: what html.unescape makes of a reference to no character (&#xD800;, &#0;)
-            if char == code or len(char) != 1 or char == "\ufffd" or unicodedata.category(char) == "Cc":
-                continue
-            char = fold(char) if _special(char) else char
-        out.append((m.start(), m.end(), char))
-    if spaces:
-        # a neighbour is the character an adjacent escape stands for (``&#52;%20&#53;``), else the text's
-        ends = {end: char for start, end, char in out}
-        starts = {start: char for start, end, char in out}
-        drop = {i for i in spaces if not _space_in_number(ends.get(out[i][0], text[out[i][0] - 1:out[i][0]]),
-                                                          starts.get(out[i][1], text[out[i][1]:out[i][1] + 1]))}
-        out = [e for i, e in enumerate(out) if i not in drop]
+            if 0xD800 <= ord(char) <= 0xDFFF:
+                return None  # a lone surrogate is no character
+    elif code[0] == "%":
+        try:
+            char = bytes.fromhex(code.replace("%", "")).decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # one byte of a multi-byte character (or Latin-1), an overlong or broken sequence
+        if char == " ":
+            return URL_SPACE
+    else:
+        char = html.unescape(code)
+        # U+FFFD: what html.unescape makes of a reference to no character (&#xD800;, &#0;); "": to a control one
+        if char == code or len(char) != 1 or char == "\ufffd":
+            return None
+    if unicodedata.category(char) == "Cc":
+        return char if char in _WHITESPACE_CONTROLS else ""
+    return fold(char) if _special(char) else char
+
+
+def _escapes(text: str, starts: list[int] | None = None) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of each escape in ``text`` (``_escape_char``), or only of those that begin at
+    one of ``starts`` (the characters an outer level of escapes made). One level: ``%2540`` is ``%40`` here."""
+    out = []
+    matches = _ESCAPE.finditer(text) if starts is None else filter(None, (_ESCAPE.match(text, s) for s in starts))
+    for m in matches:
+        char = _escape_char(m.group())
+        if char is not None:
+            out.append((m.start(), m.end(), char))
     return out
 
 
-def _space_in_number(before: str, after: str) -> bool:
-    """Whether a ``%20`` between the characters ``before`` and ``after`` (``""`` at an end) separates groups of
-    a number, as a line break inside a number does: a digit or ``)`` before it, a digit, ``(`` or ``+`` after it
-    (``tel:+1%20202%20555%200173`` in a link, ``DE89%203704…``). Elsewhere it stays as written: "100%20 off" is
-    a percentage, and a ``%20`` read as a space in a URL's path would end the URL there for the URL recognizer."""
-    return before != "" and (before in _DIGITS or before == ")") and after != "" and (after in _DIGITS or after in "(+")
+# A form value's ``+`` (application/x-www-form-urlencoded: a space): in a query (``?phone=202+555+0173``,
+# ``&name=jane+doe``), or in a body of pairs (``name=jane+doe&phone=...``), read before the escapes are (a ``%2B``
+# is a plus).
+_FORM_KEY_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-[]%")
+_FORM_VALUE_END = frozenset("&#; \t\r\n\"'<>")
+# A ``+`` inside an address's dot-atom local part is the address's own (``email=jane+tag@example.org``, written
+# unencoded): it stays.
+_PLUS_IN_ADDRESS = re.compile(r"[\w.!#$'*+/=?^`{|}~-]{0,64}(?:@|%40|%2540|&#0*64;|&#x0*40;|&commat;)", re.IGNORECASE)
+
+
+# A lone pair's value that is a form's (``curl -d "phone=202+555+0173"``, ``tel=%2B1+202+555+0173``): a number's
+# characters only, seven digits or more (a phone number's), so ``x=a+b`` and ``y=1+2`` in code stay sums.
+_NUMBER_VALUE = re.compile(r"(?=(?:[^0-9]*[0-9]){7})(?:[0-9()+\-]|%2[Bb])+")
+
+
+def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple[int, int, str]]:
+    """``(i, i + 1, URL_SPACE)`` for each ``+`` that stands for a space in a form value: a value of a ``key=``
+    after ``?`` or ``&`` (``&amp;`` too), or at a token's start when ``&`` ends the value or the value is a number's
+    characters alone (``_NUMBER_VALUE``); not a value's first character (``phone=+1+202+555+0173``: a plus left
+    unencoded), nor one inside an address's local part, nor one at an offset in ``literal`` (a ``%2B``'s)."""
+    out, n, i = [], len(text), text.find("=")
+    while i >= 0:
+        k = i
+        while k > 0 and i - k < 64 and text[k - 1] in _FORM_KEY_CHAR:
+            k -= 1
+        end = i + 1
+        while end < n and text[end] not in _FORM_VALUE_END:
+            end += 1
+        if k < i and "+" in text[i + 2:end]:
+            before = text[k - 1] if k else " "
+            form = (before in "?&" or text.endswith("&amp;", 0, k)
+                    or (before in " \t\r\n\"'(<[" and ((end < n and text[end] == "&")
+                                                         or _NUMBER_VALUE.fullmatch(text, i + 1, end))))
+            if form:
+                j = text.find("+", i + 2, end)
+                while j >= 0:
+                    if j not in literal and not _PLUS_IN_ADDRESS.match(text, j + 1):
+                        out.append((j, j + 1, URL_SPACE))
+                    j = text.find("+", j + 1, end)
+        i = text.find("=", max(end, i + 1))
+    return out
 
 
 @functools.lru_cache(maxsize=4096)
@@ -264,11 +329,33 @@ def canonical(text: str) -> Canonical:
         if changes:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
-    if "%" in view.text or "&" in view.text or "\\u" in view.text:
-        escapes = _escapes(view.text)
-        if escapes:
+    if "+" in view.text and "=" in view.text:
+        pluses = _form_pluses(view.text)
+        if pluses:
+            spaced, pieces = _pieces_of(view.text, pluses)
+            view = Canonical(text, spaced, _compose(pieces, view))
+    if "%" in view.text or "&" in view.text or "\\" in view.text:
+        starts, before_escapes = None, view.text
+        for _ in range(NESTED_LEVELS):
+            escapes = _escapes(view.text, starts)
+            if not escapes:
+                break
             decoded, pieces = _pieces_of(view.text, escapes)
             view = Canonical(text, decoded, _compose(pieces, view))
+            # where this level made "%", "&" or "\\": an escape starting there is the next level's
+            starts = [p.view for p in pieces if not p.same and decoded[p.view] in _INTRODUCERS]
+            if not starts:
+                break
+        if view.text is not before_escapes and "+" in view.text and "=" in view.text:
+            # Again once the escapes are read: a "+", "&" or "=" an escape made may make a form value
+            # (``href="/c?a=1&amp;phone=202&#43;555&#43;0173"``, JSON's ``"phone=202+555+0173\u0026x=1"``). A "+" a
+            # URL escape made (``%2B``, ``%252B``) is a plus, not a space.
+            literal = frozenset(p.view for p in view._pieces
+                                if not p.same and view.text[p.view] == "+" and "%" in text[p.start:p.end])
+            pluses = _form_pluses(view.text, literal)
+            if pluses:
+                spaced, pieces = _pieces_of(view.text, pluses)
+                view = Canonical(text, spaced, _compose(pieces, view))
     if "\n" in view.text or "\r" in view.text:
         breaks = _number_breaks(view.text)
         if breaks:

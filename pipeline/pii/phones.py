@@ -11,7 +11,10 @@ from typing import Iterable
 
 import phonenumbers
 
-_SPACE = "[ \t\u00a0]"
+# A space between the groups of a number (a no-break one too: typeset text, ``&nbsp;``; a URL's ``%20``, read as U+2007); not a tab,
+# which separates columns (``'01\t012\t0123\t01234'.expandtabs()`` in Python's own documentation is no phone number,
+# nor is a row of a TSV file).
+_SPACE = "[ \u00a0\u2007]"
 
 
 def _context_re(words: Iterable[str]) -> re.Pattern:
@@ -82,6 +85,17 @@ def isbn10_ok(digits: str) -> bool:
 _ISBN_CONTEXT = _context_re([r"isbn(?:-1[03])?:?", r"issn"])
 
 
+def _sentence_after(text: str, end: int) -> bool:
+    """Whether the number at ``end`` is glued to what follows by punctuation a sentence or a row goes on after,
+    not by a part of a longer token: a full stop and a capitalised word (``202-555-0173.Then``: the space left out;
+    not a file's or a domain's ``.txt``, ``.com``, nor ``.NET``), a comma and a letter (a CSV row:
+    ``Jane Doe,202-555-0173,NY``; a comma and a digit is a thousands separator's or a list's)."""
+    nxt, after = text[end], text[end + 1:end + 3]
+    if nxt == ",":
+        return after[:1].isalpha()
+    return nxt == "." and len(after) == 2 and after[0].isupper() and after[1].islower()
+
+
 def _boundary_ok(text: str, start: int, end: int) -> bool:
     """The span is a whole token: not glued to words, paths, versions, times, IPv6 or currency."""
     if start > 0:
@@ -96,7 +110,7 @@ def _boundary_ok(text: str, start: int, end: int) -> bool:
         nxt = text[end]
         if nxt.isalnum() or nxt == "_" or nxt in "@%€$£¥":
             return False
-        if nxt in ".-/:,'" and end + 1 < len(text) and text[end + 1].isalnum():
+        if nxt in ".-/:,'" and end + 1 < len(text) and text[end + 1].isalnum() and not _sentence_after(text, end):
             return False
     return True
 
@@ -114,8 +128,8 @@ def _regions(regions: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _possible(number: str, region: str | None) -> bool:
-    try:
-        return phonenumbers.is_possible_number(phonenumbers.parse(number, region))
+    try:  # the view's escaped space (U+2007, canonical.URL_SPACE): phonenumbers reads no figure space
+        return phonenumbers.is_possible_number(phonenumbers.parse(number.replace("\u2007", " "), region))
     except phonenumbers.NumberParseException:
         return False
 
@@ -123,7 +137,7 @@ def _possible(number: str, region: str | None) -> bool:
 def _valid_somewhere(number: str, regions: tuple[str, ...]) -> bool:
     for region in _regions(regions):
         try:
-            if phonenumbers.is_valid_number(phonenumbers.parse(number, region)):
+            if phonenumbers.is_valid_number(phonenumbers.parse(number.replace("\u2007", " "), region)):
                 return True
         except phonenumbers.NumberParseException:
             pass
@@ -140,7 +154,7 @@ def _written_like_a_phone(span: str, tokens: list[str], seps: list[str], strippe
         # A bare digit run: only with a trunk prefix and valid (assigned range): 0638967464, 07500787177.
         return trunk and 10 <= nd <= 11 and not isbn10_ok(digits) and _valid_somewhere(span, regions)
     spaced_list = len(tokens) >= 3 and all(s == " " for s in seps) and len(set(lengths)) == 1
-    thousands = (len(set(stripped)) == 1 and stripped[0] in ("", ".") and seps[0] in (" ", ".", "\u00a0")
+    thousands = (len(set(stripped)) == 1 and stripped[0] in ("", ".") and seps[0] in (" ", ".", "\u00a0", "\u2007")
                  and lengths[0] <= 3 and all(n == 3 for n in lengths[1:]))
     if spaced_list or thousands:  # "10 20 30 40", "609 141 777" (or 609 million): French "04 15 39 15 00" only
         return trunk and all(n >= 2 for n in lengths)
@@ -249,7 +263,7 @@ def phone_spans(text: str, regions: tuple[str, ...]) -> list[tuple[int, int]]:
         bounds = [m.span() for m in _GROUP_TOKEN.finditer(text, start, end)]
         if len(bounds) > 8:
             continue
-        cuts = [i for i in range(1, len(bounds)) if text[bounds[i - 1][1]:bounds[i][0]] in (" ", "\t", "\u00a0")]
+        cuts = [i for i in range(1, len(bounds)) if text[bounds[i - 1][1]:bounds[i][0]] in (" ", "\u00a0", "\u2007")]
         subs = ([(bounds[0][0], bounds[c - 1][1]) for c in reversed(cuts)]
                 + [(bounds[c][0], bounds[-1][1]) for c in cuts])
         for s, e in sorted(subs, key=lambda span: span[0] - span[1]):  # longest first

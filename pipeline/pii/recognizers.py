@@ -159,7 +159,7 @@ def card_number_ok(text: str) -> bool:
 
 _NUM_BEFORE = r"(?<![\w.\-/+:])"
 # A group separator of a card number: a space (a no-break space too: typeset text, ``&nbsp;`` in a page), ``.``, ``-``
-_SEP = "[ \u00a0.\\-]"
+_SEP = "[ \u00a0\u2007.\\-]"
 _NUM_AFTER = r"(?![\w]|[.\-/:]\d)"
 
 
@@ -230,6 +230,15 @@ def ip_ok(text: str, keep_private: bool) -> bool:
     return not (address.is_loopback or address.is_unspecified or address in _IPV6_DOCUMENTATION)
 
 
+def ip_host_ok(host: str) -> bool:
+    """Whether the labels after an address glued into a host name (``compute.example.com``) end in a registered
+    domain and a public suffix (tldextract's bundled list, never fetched): ``tar.gz`` or ``el8.x86_64`` do not."""
+    if not any(c.isalpha() for c in host.rpartition(".")[2]):
+        return False
+    parts = _tld_extract()(host)
+    return bool(parts.suffix) and bool(parts.domain)
+
+
 def ipv4_context_ok(text: str, start: int) -> bool:
     """False when the dotted quad follows "version", "OID", "RFC"... (1.2.3.4 as a version, 2.5.4.3 as an OID)."""
     return _IP_NOT_AFTER.search(text, max(0, start - 24), start) is None
@@ -252,6 +261,16 @@ class TunedIpRecognizer(LocalRecognizer):
     # Written with dashes as a host name's first label or its end (reverse DNS: ``81-2-69-160.dyn.example.net``,
     # ``ec2-81-2-69-160.compute.example.com``): four octets, then a "." and a letter.
     DASHED_IPV4 = re.compile(rf"(?:(?<![\w.\-])|(?<=[A-Za-z0-9]-)){_OCTET}(?:-{_OCTET}){{3}}(?=\.[A-Za-z])")
+    # Dotted after a dash, as a host name's label (``ec2-81.2.69.160.compute.example.com``): only when a host name
+    # with a public suffix follows (``ip_host_ok``): "-" before a dotted quad is mostly a version's
+    # (``foo-10.2.3.4.tar.gz``, ``libfoo-12.0.1.3``). At most ``_HOST_LABELS`` labels after the quad: an unbounded
+    # ``+`` read every following label to the end of the text once per quad (``'a-1.2.3.4.' * n`` was quadratic:
+    # 10 s on 50 KB); a host name has at most 253 characters (RFC 1035), and this one's labels after an address
+    # are a provider's few (``compute.example.com``).
+    _HOST_LABELS = 8
+    DOTTED_AFTER_DASH = re.compile(rf"(?<=[A-Za-z0-9]-){_OCTET}(?:\.{_OCTET}){{3}}"
+                                   rf"(?=((?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{{0,61}}[A-Za-z0-9])?){{1,{_HOST_LABELS}}})"
+                                   r"(?![\w-]|\.[A-Za-z0-9]))")
     _V6_HEAD = re.compile(r"[0-9A-Za-z:]*:\Z")
     IPV6 = re.compile(r"(?<![\w:.%])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{0,4})"
                       r"(?:%[0-9A-Za-z]+)?(?:/\d{1,3})?(?![\w:]|\.\d)")
@@ -272,6 +291,10 @@ class TunedIpRecognizer(LocalRecognizer):
                         and not self._after_ipv6(text, m.start()):
                     results.append(_result(self, m.start(), m.end(), self.SCORE))
             if "-" in text:
+                for m in self.DOTTED_AFTER_DASH.finditer(text):
+                    if ipv4_ok(m.group(), self.keep_private) and len(m.group(1)) <= 254 \
+                            and ip_host_ok(m.group(1)[1:]):
+                        results.append(_result(self, m.start(), m.end(), self.SCORE))
                 for m in self.DASHED_IPV4.finditer(text):
                     if ipv4_ok(m.group().replace("-", "."), self.keep_private):
                         results.append(_result(self, m.start(), m.end(), self.SCORE))
@@ -333,7 +356,12 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
                r'|\\"(?:[^"\\\r\n]|\\\\[^"\r\n]){1,62}\\")')
     _DOMAIN = r"\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b"
     _LITERAL = r"\[(?:\d{1,3}(?:\.\d{1,3}){3}|[Ii][Pp][Vv]6:[0-9A-Fa-f:.]{2,45})\]"
+    # An address as a query value or a path's segment (``?utm_source=news&email=jane@example.org``): its local part
+    # starts after "=", "/", "?" or "&" (atext, so the dot-atom pattern runs back over the whole URL, and past 64
+    # characters finds nothing).
+    _AFTER_QUERY = r"(?<=[=/?&])[\w.!#$%'*+^`{|}~-]{1,64}"
     PATTERNS = [Pattern("Email (bounded)", rf"{_DOT_ATOM}@{_DOMAIN}", 0.5),
+                Pattern("Email (query value)", rf"{_AFTER_QUERY}@{_DOMAIN}", 0.5),
                 Pattern("Email (quoted local part)", rf"{_QUOTED}@(?:{_DOMAIN}|{_LITERAL})", 0.5),
                 Pattern("Email (address literal)", rf"{_DOT_ATOM}@{_LITERAL}", 0.5)]
 
@@ -341,12 +369,59 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
         super().__init__(patterns=self.PATTERNS, supported_language=supported_language,
                          name="CorpusforgeEmailRecognizer")
 
+    # Where an address glued to what follows it may end (``jane@example.org-3``, ``…org_3``, ``…org.Then``): the
+    # domain pattern runs on over "-", "_" and "." and their word, which is no public suffix.
+    _DOMAIN_CUT = re.compile(r"[-_.]")
+
     def validate_result(self, pattern_text: str) -> bool:
         return email_domain_ok(pattern_text)
 
     def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
-        results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+        """``StdlibPatterns.analyze`` (one pass over each pattern's matches, validated), where a match whose domain is
+        no public suffix may still end earlier (``address_length``)."""
+        compiled = self.__dict__.get("_stdlib_compiled")
+        if compiled is None:
+            compiled = self._stdlib_compiled = [(p, re.compile(p.regex, self.REGEX_FLAGS)) for p in self.patterns]
+        results = []
+        for _, regex in compiled:
+            for match in regex.finditer(text):
+                start, end = match.span()
+                length = self.address_length(text[start:end]) if start < end else 0
+                if length:
+                    start, length = self._after_query(text, start, length)
+                    results.append(_result(self, start, start + length, EntityRecognizer.MAX_SCORE))
+        results = EntityRecognizer.remove_duplicates(results) if len(results) > 1 else results
         return [r for r in results if not re.match(r":[\w~/]", text[r.end:r.end + 2])]
+
+    def _after_query(self, text: str, start: int, length: int) -> tuple[int, int]:
+        """``(start, length)`` of a dot-atom match started after the last "=", "?", "&" or "/" in its local part
+        when that part looks like a URL's (``GET /u?to=jane@example.org`` reports ``jane@example.org``), so the URL
+        before it is not masked; a quoted local part (``"a=b"@…``) as it is."""
+        # "=", "?", "&", "/": atext, so the dot-atom runs back over what a URL puts before a query value or a
+        # path's segment, which is no part of the address. A local part with "/" alone and not first is one
+        # (``jane/doe@…``, JSON's ``jane\/doe@…``).
+        local = text[start:text.rfind("@", start, start + length)]
+        urlish = '"' not in local and (local[:1] == "/" or any(mark in local for mark in "=?&"))
+        cut = max(local.rfind(mark) for mark in "=?&/") + 1 if urlish else 0
+        if not 0 < cut < len(local):
+            return start, length
+        return start + cut, length - cut
+
+    def address_length(self, value: str) -> int:
+        """How much of a match is an address: all of it when its domain ends in a public suffix; else, glued to
+        the characters after it (``jane@example.org-3``, ``…org_3``, ``…org.Then``: the domain pattern runs on over
+        "-", "_", "." and their word), the longest head cut at one of the domain's last 8 "-", "_" or "." that is
+        a valid address with a dotted domain, as it would be with a space there; 0 for none (``x@self.weights``)."""
+        if email_domain_ok(value):
+            return len(value)
+        at = value.rfind("@")
+        if value[at + 1:at + 2] == "[":
+            return 0
+        cuts = [m.start() for m in self._DOMAIN_CUT.finditer(value, at + 1)]
+        for cut in reversed(cuts[-8:]):
+            if "." in value[at + 1:cut] and email_domain_ok(value[:cut]):
+                return cut
+        return 0
 
 
 # ----------------------------------------------------------------------------------------------- IBAN
@@ -375,7 +450,7 @@ class TunedIbanRecognizer(IbanRecognizer):
                     chars.append(text[i])
                     ends.append(i + 1)
                     i += 1
-                elif text[i] in " \u00a0-" and i + 1 < n and text[i + 1] in _IBAN_CHARS and len(chars) % 4 == 0:
+                elif text[i] in " \u00a0\u2007-" and i + 1 < n and text[i + 1] in _IBAN_CHARS and len(chars) % 4 == 0:
                     i += 1  # one separator between groups of four
                 else:
                     break
@@ -410,7 +485,7 @@ class TunedSsnRecognizer(StdlibPatterns, UsSsnRecognizer):
     SCREEN = SCREENS["ssn"]
     PATTERNS = [
         Pattern("SSN (dashed)", _NUM_BEFORE + r"\d{3}-\d{2}-\d{4}" + _NUM_AFTER, 0.85),
-        Pattern("SSN (spaced, needs context)", _NUM_BEFORE + r"\d{3}[ \u00a0]\d{2}[ \u00a0]\d{4}(?![\w]|[ \u00a0]\d)", 0.3),
+        Pattern("SSN (spaced, needs context)", _NUM_BEFORE + r"\d{3}[ \u00a0\u2007]\d{2}[ \u00a0\u2007]\d{4}(?![\w]|[ \u00a0\u2007]\d)", 0.3),
         Pattern("SSN (bare, needs context)", _NUM_BEFORE + r"\d{9}" + _NUM_AFTER, 0.3),
     ]
 
@@ -459,7 +534,9 @@ class PersonalUrlRecognizer(StdlibPatterns, PatternRecognizer):
 
     ENTITY = "URL"
     SCREEN = SCREENS["url"]
-    PATTERNS = [Pattern("URL", r"(?<![\w@.])(?:https?://|www\.)[^\s<>\"'`)\]}]*[^\s<>\"'`)\]}.,;:!?]", 0.5)]
+    # Across U+2007 (canonical.URL_SPACE): how the view reads a URL's escaped space (``%20``, a form value's ``+``),
+    # which does not end the URL (``/my%20files/~jdoe``); a no-break space does (``…/jdoe&nbsp;and``).
+    PATTERNS = [Pattern("URL", r"(?<![\w@.])(?:https?://|www\.)(?:[^\s<>\"'`)\]}]|\u2007)*[^\s<>\"'`)\]}.,;:!?]", 0.5)]
 
     def __init__(self, url_patterns: Iterable[str], supported_language: str = "en"):
         self.url_patterns = [re.compile(p, re.IGNORECASE) for p in url_patterns]

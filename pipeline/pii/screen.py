@@ -31,15 +31,16 @@ _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")  # 
 # then found with ``bytes.find`` (memchr) instead of a regex character class tried at every character (~6x).
 _DIGIT_MASK = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
 
-NUMERIC_TOKEN = r"[0-9 \t\u00a0.\-/()+]"
+NUMERIC_TOKEN = r"[0-9 \t\u00a0\u2007.\-/()+]"
 EMAIL_TOKEN = r"[\w.!#$%&'*+/=?^`{|}~@-]"
-HEX_TOKEN = r"[0-9A-Za-z:.%/]"
+# "-": an IPv4 address dotted after a dash is one when a host name follows (``ec2-81.2.69.160.compute-1.example.com``)
+HEX_TOKEN = r"[0-9A-Za-z:.%/\-]"
 ALNUM_TOKEN = r"[0-9A-Za-z]"
-NON_SPACE_TOKEN = r"\S"
+NON_SPACE_TOKEN = r"[\S\u2007]"  # a URL, across the space a %20 in it is read as (URL_SPACE)
 PAD = 4  # characters beyond a window's tokens, for look-behinds/-aheads and boundary checks
 # Between windows joined into one text: no token contains a newline, and it is longer than any context.
 SEPARATOR = "\n" * 64
-_SEPARATOR_CHARS = " \t\u00a0.-/()+"
+_SEPARATOR_CHARS = " \t\u00a0\u2007.-/()+"
 
 
 class Run(NamedTuple):
@@ -272,7 +273,7 @@ SCREENS = {
     "ssn": ScreenSpec(numeric(9), NUMERIC_TOKEN, before=48, after=PAD, grow_first=False),
     "ip": ScreenSpec(union(numeric(4, need_dot=True), pattern(_V6), ScanCache.dashed_quad_candidates), HEX_TOKEN,
                      before=28, after=PAD),
-    "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Za-z \u00a0\-]", before=PAD, after=PAD),
+    "iban": ScreenSpec(ScanCache.iban_candidates, r"[0-9A-Za-z \u00a0\u2007\-]", before=PAD, after=PAD),
     "crypto": ScreenSpec(ScanCache.crypto_candidates, ALNUM_TOKEN, before=PAD, after=PAD),
     "url": ScreenSpec(ScanCache.url_candidates, NON_SPACE_TOKEN, before=PAD, after=PAD),
 }

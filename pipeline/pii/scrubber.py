@@ -295,7 +295,8 @@ class Scrubber:
         for r in results:
             value = view.text[r.start:r.end]
             r.start, r.end = view.span(r.start, r.end)
-            r.canonical = value
+            # a no-break space and U+2007 (URL_SPACE) as a space: "202%20555%200173" (read with URL_SPACE) hashes as "202 555 0173" does
+            r.canonical = value.replace("\u00a0", " ").replace("\u2007", " ")
             if out and r.start < out[-1].end:  # two view characters from one original one (a ligature)
                 out[-1].end = max(out[-1].end, r.end)
                 continue

@@ -5,9 +5,14 @@ IP, crypto wallet) in random places: a document's text, a metadata string, a met
 stored as an integer), an input file's name, and a malformed line whose preview cut (200 characters) falls inside the
 value. Each value goes through random disguises first: format characters inside it (word joiner, ZWJ,
 ZWNJ, soft hyphen, bidi controls, BOM), full width, its digits in another script (full-width, Arabic-Indic,
-Devanagari, Bengali, Thai, mathematical bold), a line break inside a number. Then it builds the inputs
+Devanagari, Bengali, Thai, mathematical bold), a line break inside a number, and escapes: any character as
+a URL escape (upper or lower case hex; a space as ``%20`` anywhere; UTF-8 sequences of the format characters and
+full-width letters), an HTML reference, encoded twice (``%2540``), a form value's ``+`` for a space in a query
+(``?phone=202+555+0173``; in a page's href, ``&amp;phone=202&#43;555``, a JSON string before ``\u0026``, or a lone
+pair, ``curl -d "phone=202+555+0173"``), a rejected line's JSON escapes (``\n``, ``\u0040``). It is glued to what surrounds
+it (``jane@example.org-3``, ``202-555-0173.Then``, ``ec2-81.2.69.160.compute.example.com``). Then it builds the inputs
 (``corpusforge build`` and ``corpusforge report``) and searches every file of the run directory, read the
-canonical way (shards decoded, JSON and HTML unescaped, then ``corpusforge.pipeline.pii.canonical``), for
+canonical way (shards and JSON decoded to their strings, HTML unescaped, then ``corpusforge.pipeline.pii.canonical``), for
 each value and for its start (a value cut in half leaks too). Any hit is a failure: no file a build writes
 may hold a planted value (no ``pii.audit_file`` is configured, the one file allowed to).
 """
@@ -120,10 +125,13 @@ CONTEXTS = {
     "ip": [("http://", "/index.html"), ("https://", ":8443/login"), ("IP:", ""), ("host=", ""),
            ("ssh admin@", ""), ("", ":8080"), ("[", "]"), ("http://example.org/x/", "/y"),
            ("https://example.org/log?ip=", "&lang=en"), ("GET /api/clients/", " 200"),
-           ("ec2-", ".compute.example.com"), ("", ".dyn.example.net")],  # a host name's label: dashed (build_case)
+           ("ec2-", ".compute.example.com"), ("", ".dyn.example.net"),  # a host name's label: dashed (build_case)
+           ("host-", ".compute-1.example.com"), ("", ".Then")],  # dotted after a dash (build_case); a full stop
     "email": [("https://example.com/reset?user=", "&lang=en"), ("mailto:", ""), ("<", ">"), ("(", ")"),
-              ("email=", ";")],
-    "phone": [("tel:", ""), ("https://example.com/contact?n=", "&lang=en"), ("phone=", ";"), ("tel=", "")],
+              ("email=", ";"), ("", "-3"), ("", "_2024"), ("", ".Then"),  # glued to what follows
+              ("https://www.example.com/some/long/path/to/the/form/handler?utm_source=newsletter&email=", "&x=1")],
+    "phone": [("tel:", ""), ("https://example.com/contact?n=", "&lang=en"), ("phone=", ";"), ("tel=", ""),
+              ("", ".Then"), ("Jane Doe,", ",NY")],  # glued: a full stop and a word, a CSV row
     "any": [("(", ")"), ("<b>", "</b>"), ("[", "]"), ('"', '"')],
 }
 # "@" as a URL or HTML escape writes it: ``jane%40example.org`` in a query, ``jane&#64;example.org`` in a page.
@@ -137,6 +145,36 @@ ESCAPES = {
     "]": ["%5D", "&#93;", "&rsqb;"], '"': ["%22", "&#34;", "&quot;"], "/": ["%2F", "&#47;", "&sol;"],
     "(": ["%28", "&#40;", "&lpar;"], ")": ["%29", "&#41;", "&rpar;"], " ": ["&#32;", "&nbsp;", "%20"],
 }
+# Characters of no value written as UTF-8 URL escapes (upper or lower case): format characters and full-width forms,
+# which the view reads as it reads the characters themselves.
+UTF8_ESCAPES = {"@": ["%EF%BC%A0", "%ef%bc%a0"], ".": ["%EF%BC%8E"], "-": ["%EF%BC%8D"]}
+UTF8_INSERTS = ["%E2%81%A0", "%e2%80%8b", "%E2%80%8D", "%C2%AD"]  # word joiner, ZWSP, ZWJ, soft hyphen
+
+
+def _url_escape(rng: random.Random, code: str) -> str:
+    """A URL escape as people write it: either case of hex, now and then encoded again (``%2540``: a redirect's
+    URL inside a query)."""
+    if rng.random() < 0.3:
+        code = code.lower()
+    if rng.random() < 0.2:
+        code = "%25" + code[1:]
+    return code
+
+
+def form_value(rng: random.Random, value: str) -> str:
+    """``value`` as a form-encoded query value (application/x-www-form-urlencoded): a space as ``+``, a ``+`` as
+    ``%2B`` or left as written at the start (``phone=+1+202…``), an "@" as ``%40`` or not."""
+    out = []
+    for i, c in enumerate(value):
+        if c == " ":
+            out.append("+")
+        elif c == "+":
+            out.append("+" if i == 0 and rng.random() < 0.5 else "%2B")
+        elif c in "@\"" and rng.random() < 0.5:
+            out.append(f"%{ord(c):02X}")
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def context(rng: random.Random, kind: str) -> tuple[str, str]:
@@ -151,22 +189,26 @@ def escape(rng: random.Random, kind: str, value: str) -> str:
     (and now and then its dots), and for a value of any kind its separators and punctuation (``.``, ``-``,
     ``+``, ``:``, ``[``, quotes, spaces...), now and then a digit (``&#52;``). Each character of the value is
     escaped once at most (an escape inside an escape, ``&#&#52;8;``, is no escape of anything: the view reads
-    one pass, as a browser does)."""
+    one pass, as a browser does; only an escape whose "%" or "&" is itself escaped is read again: ``%2540``)."""
     at = kind == "email" and rng.random() < 0.4
     dots = at and rng.random() < 0.2
     share = rng.choice([0.3, 1.0]) if rng.random() < 0.3 else 0.0
     out = []
     for c in value:
         if c == "@" and at:
-            out.append(rng.choice(AT_ESCAPES))
+            code = rng.choice(AT_ESCAPES + UTF8_ESCAPES["@"])
+            out.append(_url_escape(rng, code) if code.startswith("%") else code)
         elif c == "." and dots:
-            out.append("%2E")
+            out.append(_url_escape(rng, "%2E"))
         elif c in ESCAPES and rng.random() < share:
-            out.append(rng.choice(ESCAPES[c][:2] if c == " " and kind == "email" else ESCAPES[c]))
+            code = rng.choice(ESCAPES[c] + UTF8_ESCAPES.get(c, []))
+            out.append(_url_escape(rng, code) if code.startswith("%") else code)
         elif c.isdigit() and rng.random() < share / 10:
-            out.append(f"&#{ord(c)};")
+            out.append(f"&#{ord(c)};" if rng.random() < 0.5 else _url_escape(rng, f"%{ord(c):02X}"))
         else:
             out.append(c)
+        if share and c != "@" and rng.random() < share / 10:
+            out.append(rng.choice(UTF8_INSERTS))  # an escaped format character inside the value
     return "".join(out)
 
 
@@ -175,16 +217,19 @@ def _digitlike(c: str) -> bool:
 
 
 def _plain(text: str) -> str:
+    """``text`` read the canonical way, a no-break space and a URL's escaped space (``%20``, U+2007 in the view) as
+    a space: needles and outputs meet whichever way a space was written."""
     from corpusforge.pipeline.pii.canonical import canonical
 
-    return canonical(text).text
+    return canonical(text).text.replace("\u00a0", " ").replace("\u2007", " ")  # URL_SPACE
 
 
-def needles(kind: str, value: str) -> list[str]:
+def needles(kind: str, value: str, plain: str | None = None) -> list[str]:
     """What must not appear in an output, read the canonical way: the value, its digits run together (a
     number stored as an integer), and its start (a value cut in half: the local part and ``@``; 3 digits
-    short of a whole number)."""
-    plain = _plain(value)
+    short of a whole number). ``plain``: the value as the view reads it where it was planted, when its context
+    changes that (a form value's ``+`` is a space only in a query)."""
+    plain = _plain(value) if plain is None else plain
     out = [plain]
     if kind == "email":
         local = plain.rpartition("@")[0]
@@ -199,7 +244,8 @@ def needles(kind: str, value: str) -> list[str]:
         if len(digits) >= 9:
             out.append(digits)
         out.append(plain[:-3])
-    return out
+    # never a needle found in any text: a value the view cannot read as one (no "@" in it) would give "" and "@"
+    return [needle for needle in out if len(needle) >= 4]
 
 
 def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str, str]]:
@@ -211,8 +257,27 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
         for kind, (cue, plain) in values(rng).items():
             value = disguise(rng, kind, escape(rng, kind, plain))
             before, after = context(rng, kind)
-            if kind == "ip" and after.startswith("."):  # reverse DNS writes the address dashed: 81-2-69-160.dyn…
+            seen = None  # the value as the view reads it in its context, where that differs from alone
+            if kind == "ip" and after.startswith(".") and after[1:2].islower() \
+                    and not (before.endswith("-") and rng.random() < 0.5):
+                # reverse DNS writes the address dashed: 81-2-69-160.dyn…, ec2-81-2-69-160.compute…
                 value = disguise(rng, kind, escape(rng, kind, plain.replace(".", "-")))
+            elif kind in ("phone", "iban", "card", "ssn", "email") and rng.random() < 0.15:
+                # a form-encoded query value: spaces as "+" (?phone=202+555+0173, ?iban=GB82+WEST+…)
+                key = {"phone": "phone", "iban": "iban", "card": "cc", "ssn": "ssn", "email": "email"}[kind]
+                value = disguise(rng, kind, form_value(rng, plain), line_breaks=False)
+                before, after = rng.choice([(f"https://example.com/f?x=1&{key}=", "&lang=en"),
+                                            (f"/submit?{key}=", "&n=2"), (f"name=Jane+Doe&{key}=", "&ok=1"),
+                                            # the "&" or "+" an escape makes: a page's href, a JSON string
+                                            (f'<a href="/c?a=1&amp;{key}=', '">'),
+                                            (f'{{"body": "{key}=', '\\u0026x=1"}')])
+                if before.startswith("<a href") and rng.random() < 0.5:
+                    value = value.replace("+", "&#43;")
+                if kind == "phone" and rng.random() < 0.3:  # a lone pair: curl -d "phone=202+555+0173"
+                    before, after = rng.choice([(f'curl -d "{key}=', '" https://api.example.org/x'),
+                                                (f"POST body: {key}=", " ok")])
+                full = _plain(before + value + after)
+                seen = full[len(_plain(before)):len(full) - len(_plain(after))]
             where = rng.choice(["text", "text", "metadata", "number", "preview", "id", "key", "duplicate", "short"])
             if where == "number" and kind in ("card", "phone"):
                 digits = "".join(c for c in plain if c.isdigit())
@@ -240,18 +305,24 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                 # maybe every non-ASCII character as \uXXXX (ensure_ascii; a line break would be \n, not read)
                 draw = rng.random()
                 raw = (value.replace("\\", "\\\\").replace('"', '\\"') if draw < 0.3
-                       else json.dumps(value)[1:-1] if draw < 0.6 and "\n" not in value else value)
+                       else json.dumps(value)[1:-1] if draw < 0.6 else value)
+                if raw is not value and rng.random() < 0.3:  # a JSON writer may escape any character: "\u0040"
+                    raw = "".join(f"\\u{ord(c):04x}" if c in "@.-" and rng.random() < 0.5 else c for c in raw)
+                if raw is value and "\n" in value:  # a raw line break would end the JSON line: written \n
+                    raw = value.replace("\n", "\\n")
                 records.append(head + "x" * pad + " " + raw + " and more text")
             else:
                 records.append({"id": f"t{n}{kind}",
                                 "text": f"{PROSE} {cue} {before}{value}{after}. {PROSE[:rng.randint(0, 120)]}"})
-            planted.append((where, kind, value))
+            planted.append((where, kind, value) if seen is None else (where, kind, value, seen))
     lines = [r if isinstance(r, str) else json.dumps(r, ensure_ascii=rng.random() < 0.5) for r in records]
     rng.shuffle(lines)
     (data / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     # A file named after an address (maybe disguised): its name is a document's source and a rejected path.
     cue, plain = values(rng)["email"]
     name = disguise(rng, "email", escape(rng, "email", plain), line_breaks=False)  # names saved from URLs: %40
+    if len(name.encode("utf-8")) > 240:  # a file name holds 255 bytes: escapes of full-width characters are long
+        name = plain.replace("@", "%40")
     (data / f"{name}.jsonl").write_text(json.dumps({"id": "named", "text": PROSE}) + "\n{broken\n", encoding="utf-8")
     planted.append(("file name", "email", name))
     # A second source, named after an address in the config (``inputs[].name``): every document and rejection
@@ -271,6 +342,24 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     return planted
 
 
+def _json_or(text: str):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _strings(value) -> list[str]:
+    """Every string (and number, as written) in a decoded JSON value or shard rows, keys included."""
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in _strings(k) + _strings(v)]
+    if isinstance(value, (list, tuple)):
+        return [s for v in value for s in _strings(v)]
+    if value is None:
+        return []
+    return [value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)]
+
+
 def run_outputs(out: pathlib.Path) -> dict[str, str]:
     """Every file under ``out``, as text read the canonical way."""
     from corpusforge.core.shard_files import open_shard
@@ -279,14 +368,16 @@ def run_outputs(out: pathlib.Path) -> dict[str, str]:
     for path in sorted(p for p in out.rglob("*") if p.is_file()):
         if path.suffix in (".arrow", ".parquet"):
             try:
-                text = json.dumps(open_shard(str(path)).read_all().to_pylist(), ensure_ascii=False, default=str)
+                text = "\n".join(_strings(open_shard(str(path)).read_all().to_pylist()))
             except Exception:  # noqa: BLE001 - not a shard after all: read its bytes
                 text = path.read_bytes().decode("utf-8", errors="replace")
         else:
             text = path.read_bytes().decode("utf-8", errors="replace")
             if path.suffix in (".json", ".jsonl"):
-                text = text.encode("utf-8", errors="replace").decode("unicode_escape", errors="replace") \
-                    if "\\u" in text else text
+                # its strings as a reader gets them (a preview holding "\n" as written is read by the view, not
+                # hidden behind the file's own "\\n"), and the text as written
+                text = text + "\n" + "\n".join(_strings([_json_or(line) for line in text.splitlines()]
+                                                        if path.suffix == ".jsonl" else [_json_or(text)]))
             if path.suffix in (".html", ".htm", ".md"):
                 text = html.unescape(text)
         texts[str(path.relative_to(out))] = _plain(text)
@@ -312,8 +403,8 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     outputs = run_outputs(out)
     outputs["console"] = _plain(sink.getvalue())
     leaks = []
-    for where, kind, value in planted:
-        for needle in needles(kind, value):
+    for where, kind, value, *seen in planted:
+        for needle in needles(kind, value, *seen):
             for name, text in outputs.items():
                 if needle in text:
                     leaks.append(f"{kind} planted in the {where} as {value!r}: {needle!r} in {name}")

@@ -146,9 +146,9 @@ def _text_of(value) -> str | None:
     from corpusforge.pipeline.pii.canonical import canonical
 
     if isinstance(value, str):
-        return canonical(str.__str__(value)).text
+        return canonical(str.__str__(value)).text.replace("\u00a0", " ")  # as tests/fuzz/pii.py's _plain reads
     if isinstance(value, (bytes, bytearray)):
-        return canonical(bytes(value).decode("utf-8", "surrogateescape")).text
+        return canonical(bytes(value).decode("utf-8", "surrogateescape")).text.replace("\u00a0", " ")
     return None
 
 

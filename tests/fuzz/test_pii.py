@@ -24,7 +24,13 @@ from tests.fuzz.pii import fuzz_one  # noqa: E402
 # phones, IPs in a path and IBANs or cards with no-break spaces reached clean/, removed/, rejected/ or the report.
 # Seed 34: a file named after an address with "_" in its local part (sakbxhbb_yuimb@…) left "sakbxhbb" in the
 # manifest, stats, dataset card, rejected/ and removed/ (names were read with "_" as a space only).
+# Seeds 9, 24, 33, 34 and 36 again since the generator grew UTF-8, lower-case and double URL escapes, %20 anywhere,
+# form values (?iban=DE91+7448+…), JSON's \n in previews and values glued to what follows (-3, _2024, .Then, a CSV
+# row, ec2-81.2.69.160.compute…): on 64fe097's code all five left values in removed/ or report.html.
+# Seeds 76, 110, 118 and 134 (the generator since: form values in a page's href with "&amp;" and "&#43;", in a JSON
+# string before "\u0026", and lone pairs, curl -d "phone=…" and "POST body: tel=…"): the view read these "+" once,
+# before the escapes, and lone pairs never.
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("seed", [7, 9, 24, 33, 34, 36])
+@pytest.mark.parametrize("seed", [7, 9, 24, 33, 34, 36, 76, 110, 118, 134])
 def test_planted_pii_in_disguise_never_leaves_the_scrubber(seed, tmp_path):
     fuzz_one(random.Random(seed), tmp_path)

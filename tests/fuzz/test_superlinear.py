@@ -17,3 +17,15 @@ from tests.fuzz.superlinear import fuzz_one  # noqa: E402
 @pytest.mark.parametrize("seed", [36, 23, 28, 33, 0, 8, 9, 3])
 def test_no_shape_costs_much_more_per_byte_than_prose(seed, tmp_path):
     fuzz_one(random.Random(seed), tmp_path)
+
+
+# Kinds drawn by name: dotted quads after dashes in one chain of dot-labels (the IP recognizer's host lookahead
+# read every following label once per quad: 10 s on 50 KB before its bound).
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
+def test_later_kinds_cost_no_more_per_byte_than_prose(seed, tmp_path):
+    from tests.fuzz.superlinear import LATER_KINDS
+
+    rng = random.Random(seed)
+    for kind in LATER_KINDS:
+        fuzz_one(rng, tmp_path / kind, kind=kind)

@@ -4,6 +4,10 @@
 TRUE_POSITIVES = {
     "EMAIL_ADDRESS": [
         ("Write to jane.doe@example.org for details.", "jane.doe@example.org"),
+        # a short URL before a query value: the address starts after the last "=", "?", "&" or "/"
+        ("GET /u?to=jane@example.org-3 ok", "jane@example.org"),
+        ("GET /u?to=jane@example.org ok", "jane@example.org"),
+        ("see /users/jane.doe@example.org/x", "jane.doe@example.org"),
         ("cc: first+tag@mail.example.co.uk", "first+tag@mail.example.co.uk"),
         ("Kontakt: jürgen.müller@beispiel.de.", "jürgen.müller@beispiel.de"),
         ("<a href=\"mailto:o'brien@example.ie\">me</a>", "o'brien@example.ie"),
@@ -23,6 +27,15 @@ TRUE_POSITIVES = {
         ('{"text": "mail \\"jane doe\\"@example.org', '\\"jane doe\\"@example.org'),  # in a raw JSON line
         ("mail %22jane doe%22@example.org", "%22jane doe%22@example.org"),
         ('{"text": "mail jane\\u0040example.org', "jane\\u0040example.org"),  # a JSON line's \uXXXX
+        ("mail %22jane%20doe%22@example.org", "%22jane%20doe%22@example.org"),  # %20 outside a number
+        ('{"text": "mail jane\\/doe@example.org', "jane\\/doe@example.org"),  # JSON's short escapes
+        ("mail jane%2540example.org today", "jane%2540example.org"),  # encoded twice (a redirect URL)
+        # a query value after a long URL (the dot-atom runs back over the URL, past 64 characters)
+        ("GET /some/long/path/to/the/form/handler.php?utm_source=newsletter&email=jane@example.org 200",
+         "jane@example.org"),
+        # glued to what follows: the domain cut where a public suffix ends
+        ("id jane@example.org-3 ok", "jane@example.org"), ("id jane@example.org_3 ok", "jane@example.org"),
+        ("mail jane@example.org.Then we met", "jane@example.org"),
     ],
     "PHONE_NUMBER": [
         ("Call +1-202-555-0173 today.", "+1-202-555-0173"),
@@ -39,6 +52,11 @@ TRUE_POSITIVES = {
         ("https://example.org/contact?n=202.555.0173&lang=en", "202.555.0173"),
         ("tel=+1-202-555-0173;", "+1-202-555-0173"),
         ('<a href="tel:+1%20202%20555%200173">', "+1%20202%20555%200173"),  # a link's escaped spaces
+        ("go to /c?phone=202+555+0173&lang=en", "202+555+0173"),  # a form value's "+"
+        ("name=Jane+Doe&phone=%2B1+202+555+0173", "%2B1+202+555+0173"),
+        ('{"text": "call 202-555-\\n0173 now', "202-555-\\n0173"),  # a JSON line's \n
+        ("Call 202-555-0173.Then we met.", "202-555-0173"),  # glued: a full stop, no space
+        ("Jane Doe,202-555-0173,NY", "202-555-0173"),  # a CSV row
         ("Support line 202-555-0173x1234, weekdays.", "202-555-0173x1234"),
         ("Ring +1-780-563-6083x7783 now", "+1-780-563-6083x7783"),
         ("London office +44 20 7946 0958.", "+44 20 7946 0958"),
@@ -73,6 +91,7 @@ TRUE_POSITIVES = {
         ("card 4111 1111-1111.1111 on file", "4111 1111-1111.1111"),
         ("card 4111\u00a01111\u00a01111\u00a01111 on file", "4111\u00a01111\u00a01111\u00a01111"),  # no-break spaces
         ("card 4111&nbsp;1111&nbsp;1111&nbsp;1111.", "4111&nbsp;1111&nbsp;1111&nbsp;1111"),
+        ("card%3A%204111%25201111%25201111%25201111", "4111%25201111%25201111%25201111"),  # %20 encoded again
     ],
     "IP_ADDRESS": [
         ("client 81.2.69.160 connected", "81.2.69.160"),
@@ -84,6 +103,8 @@ TRUE_POSITIVES = {
         ("see http://example.org/x?ip=81.2.69.160&y=1", "81.2.69.160"),  # a query value
         ("rDNS ec2-81-2-69-160.compute-1.amazonaws.com", "81-2-69-160"),  # dashes, in a host name
         ("from 81-2-69-160.dyn.example.net today", "81-2-69-160"),
+        ("host ec2-81.2.69.160.compute.example.com up", "81.2.69.160"),  # dotted after a dash, in a host name
+        ("rDNS ec2-81.2.69.160.compute-1.amazonaws.com.", "81.2.69.160"),
         ("resolver 2001:4860:4860::8888", "2001:4860:4860::8888"),
         ("v6 2a00:1450:4001:82a::200e.", "2a00:1450:4001:82a::200e"),
         ("full 32c9:c69b:4e50:ed89:1ae2:5cc9:19e5:bea1 here", "32c9:c69b:4e50:ed89:1ae2:5cc9:19e5:bea1"),
@@ -101,6 +122,8 @@ TRUE_POSITIVES = {
         ("IBAN FR76\u00a03000\u00a06000\u00a00112\u00a03456\u00a07890\u00a0189 (RIB)",
          "FR76\u00a03000\u00a06000\u00a00112\u00a03456\u00a07890\u00a0189"),  # French typography
         ("IBAN DE89&nbsp;3704&nbsp;0044&nbsp;0532&nbsp;0130&nbsp;00.", "DE89&nbsp;3704&nbsp;0044&nbsp;0532&nbsp;0130&nbsp;00"),
+        ("IBAN GB82%20WEST%201234%205698%207654%2032 ok", "GB82%20WEST%201234%205698%207654%2032"),  # %20
+        ("pay?iban=GB82+WEST+1234+5698+7654+32&x=1", "GB82+WEST+1234+5698+7654+32"),  # a form value's "+"
     ],
     "US_SSN": [
         ("SSN 536-22-1234 on file", "536-22-1234"),
@@ -121,6 +144,11 @@ TRUE_POSITIVES = {
         ("profile: http://www.example.org/users/jdoe", "http://www.example.org/users/jdoe"),
         ("(https://example.com/profile?email=jane%40example.org)",
          "https://example.com/profile?email=jane%40example.org"),
+        ("see https://example.org/my%20files/~jdoe/cv.html ok", "https://example.org/my%20files/~jdoe/cv.html"),
+        ("see https://example.org/search?q=foo+bar&user=jdoe ok", "https://example.org/search?q=foo+bar&user=jdoe"),
+        # a no-break space after a URL ends it (only an escaped space, %20 or a form's "+", is read across)
+        ("Profile https://example.org/users/jdoe&nbsp;and the rest.", "https://example.org/users/jdoe"),
+        ("Profile https://example.org/users/jdoe\u00a0and the rest.", "https://example.org/users/jdoe"),
     ],
 }
 
@@ -130,7 +158,9 @@ NEAR_MISSES = {
                 "Chrome 120.0.6099.109", "Windows 7 SP1 6.1.7601.17514", "XP 5.1.2600.5512", "build 7.10.100.1000",
                 "release 1.101.200.3000", "tag 2024.03.15.1", "/downloads/2.10.100.1000/", "lib/1.2.3.4/x",
                 "v1-2-3-4.tar.gz", "2024-03-15-10.log", "host-10-1-2-3.example.org",
-                "pip install foo==1.0.0-rc.1", "kernel 4.19.0-21-amd64", "build 20.04.123456"],
+                "pip install foo==1.0.0-rc.1", "kernel 4.19.0-21-amd64", "build 20.04.123456",
+                "get foo-10.2.3.44.tar.gz", "libfoo-12.0.1.3", "openssl-1.1.10.1.el8.x86_64.rpm",
+                "spring 5.3.20.RELEASE", "hibernate 5.4.32.Final", "tag=v1+2.3.4.5"],
     "date": ["Released 2023-10-15.", "am 15.03.2024 um", "due 03/15/2024", "from 1990-2000 and 2019/2020",
              "at 2024-03-05T10:30:00Z", "15 March 2024", "1999 2000 2001 2002"],
     "isbn": ["ISBN 978-3-16-148410-0", "ISBN-10: 0-306-40615-2", "ISBN 9780306406157", "see 978-0-306-40615-7",
@@ -151,7 +181,10 @@ NEAR_MISSES = {
              "ts 1700000000", "int[] a = {1, 2, 3, 4, 5, 6, 7};", "INT_MAX is 2147483647",
              "during an emit() call.\n\n(epoch 1610704840)", "an emit() call. Use `arr[7314358]` here.",
              "'01  012 0123    01234'", "Order No. 12345678", "a number 1000000000 of times",
-             "Sent on 2023-10-15 ISBN 0-306-40615-2 and call 1-2-3"],
+             "Sent on 2023-10-15 ISBN 0-306-40615-2 and call 1-2-3",
+             'printf("%d\\t%d\\n", 1234, 5678);', "'01\\t012\\t0123\\t01234'.expandtabs()",
+             "'01\t012\t0123\t01234'", "x = a+b; y=1+2 if c+d", "100%20 off, 5%2030%",
+             "s = 'a\\\\n2024\\\\n555'", "GET /q?page=2+3&size=100+200 ok", '"%02d:%02d%08d" % (h, m, 20245550)'],
     "price": ["$1,299.99", "€ 1.234.567", "USD 12,345,678", "£9.99 or 1 000 000 €", "costs 1.234.567,89 EUR"],
     "rfc": ["RFC 5322", "RFC 2616, section 14.9", "see RFC 4291 section 2.5.2"],
     "private_ip": ["127.0.0.1", "192.168.1.1", "10.0.0.1", "::1", "fe80::1", "ff02::1", "2001:db8::1",

@@ -72,8 +72,10 @@ def test_an_address_with_an_underscore_in_a_file_name_is_hashed_whole():
     # hashed from "doe" on, "team/jane_<EMAIL:…>.jsonl" (found by the pii fuzz family, seed 34)
     names = NameScrubber(PIIConfig(), "s" * 16)
     assert names("team/jane_doe@example.org.jsonl").startswith("team/<EMAIL:")
-    assert names("export_jane@example.org_2024.jsonl").startswith("export_<EMAIL:")
-    assert names("export_jane@example.org_2024.jsonl").endswith(">_2024.jsonl")
+    # as written, "export_jane@example.org" is an address too (glued to "_2024", cut where the suffix ends): the
+    # longer find is hashed whole, "_2024" kept
+    out = names("export_jane@example.org_2024.jsonl")
+    assert out.startswith("<EMAIL:") and out.endswith(">_2024.jsonl") and "jane" not in out
 
 
 def test_the_audit_file_must_be_inside_the_run_directory(tmp_path):
