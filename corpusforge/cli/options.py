@@ -34,13 +34,15 @@ def finite(text: str) -> float:
 
 
 def seed(text: str) -> int:
-    """The ``type`` of every seed flag: an integer from 0 to 2**63 - 1, what every generator a seed reaches takes
-    (numpy's refuse a negative one, torch's one past 64 bits), as ``config_loader`` holds config seeds."""
-    from corpusforge.core.config_loader import SEED_MAX
+    """The ``type`` of every seed flag: an integer from 0 to 2**32 - 1, what every generator a seed reaches takes
+    (numpy's refuse a negative one, datasketch's and scikit-learn's one past 32 bits), as ``config_loader`` holds
+    config seeds (``seed_range``)."""
+    from corpusforge.core.config_loader import seed_range
 
     value = int(text)  # ValueError: argparse's "invalid seed value"
-    if not 0 <= value <= SEED_MAX:
-        raise argparse.ArgumentTypeError(f"a seed is an integer from 0 to 2**63 - 1, got {text}")
+    lowest, highest, words = seed_range("seed")
+    if not lowest <= value <= highest:
+        raise argparse.ArgumentTypeError(f"a seed is an integer {words}, got {text}")
     return value
 
 

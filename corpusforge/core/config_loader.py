@@ -284,12 +284,22 @@ def _convert(value: Any, tp: Any, key: str) -> Any:
 
 
 # Every seed setting (a field named ``seed`` or ``*_seed``, any section) is what every generator it reaches takes:
-# numpy's refuse a negative seed (train.seed=-1 raised in a DataLoader worker), torch's one past 64 bits.
-SEED_MAX = 2**63 - 1
+# numpy's refuse a negative seed (train.seed=-1 raised in a DataLoader worker), numpy's legacy RandomState
+# (datasketch's permutations: dedup.near.seed) and scikit-learn's random_state one past 32 bits. The two seeds that
+# only key a hash (``HASH_KEY_SEEDS``: 8 signed bytes) take any 64-bit integer, negative ones included.
+SEED_MAX = 2**32 - 1
+HASH_KEY_SEEDS = ("split_seed", "mixture_seed")
+
+
+def seed_range(name: str) -> tuple[int, int, str]:
+    """``(lowest, highest, in words)`` of the seed setting or flag ``name``."""
+    if name in HASH_KEY_SEEDS:
+        return -2**63, 2**63 - 1, "from -2**63 to 2**63 - 1"
+    return 0, SEED_MAX, "from 0 to 2**32 - 1"
 
 
 def from_dict(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
-    """Build dataclass ``cls`` from ``data``; unknown keys, wrong types and seeds outside 0 .. ``SEED_MAX``
+    """Build dataclass ``cls`` from ``data``; unknown keys, wrong types and seeds outside ``seed_range``
     raise ``ConfigError``."""
     hints = get_type_hints(cls)  # each field resolved in the module of the class that declares it
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
@@ -307,9 +317,10 @@ def from_dict(cls: type, data: dict[str, Any], prefix: str = "") -> Any:
     for name, value in data.items():
         key = f"{prefix}.{name}" if prefix else name
         kwargs[name] = _convert(value, hints[name], key)
-        if (name == "seed" or name.endswith("_seed")) and isinstance(kwargs[name], int) \
-                and not 0 <= kwargs[name] <= SEED_MAX:
-            raise ConfigError(f"{key} must be an integer from 0 to 2**63 - 1, got {kwargs[name]}")
+        if (name == "seed" or name.endswith("_seed")) and isinstance(kwargs[name], int):
+            lowest, highest, words = seed_range(name)
+            if not lowest <= kwargs[name] <= highest:
+                raise ConfigError(f"{key} must be an integer {words}, got {kwargs[name]}")
     try:
         return cls(**kwargs)
     except ConfigError:

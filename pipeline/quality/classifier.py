@@ -202,11 +202,11 @@ def train_classifier(
         # high), and, seen here, at random on small inputs in a process that already trained or loaded a model,
         # where retrying in the same process fails again. So each try trains in a fresh process; the rate halves
         # every two tries.
-        model_file = pathlib.Path(tmp) / "model.bin"
+        model_file = pathlib.Path(tmp) / "model.bin"  # (fastText's seed is a C int: seed + attempt below 2**31)
         for attempt in range(8):
             rate = lr * 0.5 ** (attempt // 2)
             kwargs = dict(input=str(train_file), epoch=epoch, lr=rate, wordNgrams=word_ngrams, dim=dim,
-                          minCount=min_count, bucket=bucket, thread=threads, seed=seed + attempt, verbose=0)
+                          minCount=min_count, bucket=bucket, thread=threads, seed=(seed + attempt) % 2**31, verbose=0)
             error = _train_in_fresh_process(kwargs, str(model_file))
             if error is None:
                 break

@@ -128,12 +128,20 @@ def test_a_config_file_of_gigabytes_is_not_read(tmp_path):
         load_config(path)
 
 
-@pytest.mark.parametrize("key", ["train.seed", "finetune.seed", "tokenizer.seed", "tokenize.split_seed",
-                                 "tokenize.mixture_seed", "dedup.near.seed"])
+@pytest.mark.parametrize("key", ["train.seed", "finetune.seed", "tokenizer.seed", "dedup.near.seed"])
 def test_every_seed_setting_is_an_integer_every_generator_takes(key):
     # train.seed=-1 reached numpy's default_rng in a DataLoader worker: "ValueError: expected non-negative
-    # integer", a traceback after the model was built. Every seed of every section is 0 .. 2**63 - 1, as the
-    # seed flags are (cli.options.seed).
-    with pytest.raises(ConfigError, match=rf"{key} must be an integer from 0 to 2\*\*63 - 1, got -1"):
-        load_config(None, [f"{key}=-1"])
-    assert load_config(None, [f"{key}={2**63 - 1}"]) is not None
+    # integer", a traceback after the model was built; dedup.near.seed=2**32 datasketch's RandomState ("Seed must be
+    # between 0 and 2**32 - 1"). Every generator's seed is 0 .. 2**32 - 1, as the seed flags are (cli.options.seed).
+    for bad in (-1, 2**32):
+        with pytest.raises(ConfigError, match=rf"{key} must be an integer from 0 to 2\*\*32 - 1, got {bad}"):
+            load_config(None, [f"{key}={bad}"])
+    assert load_config(None, [f"{key}={2**32 - 1}"]) is not None
+
+
+@pytest.mark.parametrize("key", ["tokenize.split_seed", "tokenize.mixture_seed"])
+def test_a_seed_that_keys_a_hash_takes_any_64_bit_integer(key):
+    # they key BLAKE2b with 8 signed bytes: -1 always worked and must keep reproducing an old split or mixture
+    assert load_config(None, [f"{key}=-1"]) is not None and load_config(None, [f"{key}={-2**63 + 1}"]) is not None
+    with pytest.raises(ConfigError, match=r"is too large for any setting"):
+        load_config(None, [f"{key}={2**63}"])
