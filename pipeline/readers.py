@@ -731,9 +731,9 @@ def _not_documents(run: str, top: str, markers: dict[str, dict]) -> str | None:
         return _HOLDS[top]
     if top in _RECORDS:
         return "is what the run records about itself, not documents"
-    if top in marker.get("outputs", {}):
+    if top in marker.get("outputs", {}) and rundir.is_build_marker(marker):
         return "is one of its outputs that hold no documents"
-    return None
+    return None  # a file a command wrote into a folder of the user's (predict --out, embed --out): read as any is
 
 
 def _check_own_outputs(listed: list[tuple[InputConfig, str, list[InputFile]]]
@@ -747,6 +747,7 @@ def _check_own_outputs(listed: list[tuple[InputConfig, str, list[InputFile]]]
     every_one_own = True
     for spec, _, files in listed:
         refused: list[tuple[str, list[str], str]] = []
+        own_files: set[str] = set()
         for file in files:
             run = rundir.run_above(file.path, cache)
             if run is None:
@@ -754,7 +755,10 @@ def _check_own_outputs(listed: list[tuple[InputConfig, str, list[InputFile]]]
                 continue
             parts = rundir.relative_parts(file.path, run) or [""]
             why = _not_documents(run, parts[0], markers)
-            if why is not None:
+            if why is not None and parts[0] in _BOOKKEEPING and not markers[run].get(_UNREADABLE) \
+                    and not rundir.is_build_marker(markers[run]):
+                own_files.add(file.path)  # a folder of the user's where a command wrote a file: its marker is ours
+            elif why is not None:
                 refused.append((run, parts, why))
             elif parts[0] in DOCUMENT_OUTPUTS:
                 documents.append((spec, run, parts[0], file))
@@ -762,6 +766,8 @@ def _check_own_outputs(listed: list[tuple[InputConfig, str, list[InputFile]]]
                 every_one_own = False
         if refused:
             raise UserError(_refusal(spec, refused, markers))
+        if own_files:  # corpusforge's own bookkeeping is no input: not read, not counted
+            files[:] = [file for file in files if file.path not in own_files]
     return documents if every_one_own else []
 
 
@@ -822,10 +828,14 @@ def _check_not_empty(documents: list[tuple[InputConfig, str, str, InputFile]]) -
 
 
 def _is_run_directory(path: str) -> bool:
-    """Whether ``path`` is a directory holding a corpusforge run's marker (``rundir.MARKER``)."""
+    """Whether ``path`` is a build's run directory (its marker, ``rundir.MARKER``, records a build). A folder whose
+    marker records only a file a command wrote there (``predict --out data/preds.jsonl``) is the user's folder; a
+    ``tokenize.output`` folder's files are refused one by one (``_check_own_outputs``)."""
     try:
-        return files_mod.exists(files_mod.join(path, MARKER))
-    except Exception:  # noqa: BLE001 - a glob, an unreachable filesystem: list_input says what is wrong
+        if not files_mod.exists(files_mod.join(path, MARKER)):
+            return False
+        return rundir.is_build_marker(rundir.read_marker(path) or {})
+    except Exception:  # noqa: BLE001 - a glob, an unreachable filesystem, a damaged marker: the listing says more
         return False
 
 

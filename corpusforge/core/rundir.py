@@ -162,11 +162,14 @@ def claim_file(path: str) -> None:
         return
     path = os.path.abspath(files.local_path(path))
     folder, name = os.path.split(path)
-    marker = read_marker(folder) if os.path.isdir(folder) else None
+    if name in (MARKER, LOCK, JOURNAL):
+        raise UserError(f"{path} is a name corpusforge keeps for its own bookkeeping; choose another --out")
+    os.makedirs(folder, exist_ok=True)  # recorded now: a folder the write would make would record nothing
+    marker = read_marker(folder)
     if os.path.lexists(path) and (os.path.islink(path) or marker is None or name not in marker["outputs"]):
         raise UserError(f"{path} exists and corpusforge did not write it (the {MARKER} of its folder does not "
                         "record it), so it is not replaced; choose another --out, or move it away")
-    if os.path.isdir(folder) and (marker is None or name not in marker["outputs"]):
+    if marker is None or name not in marker["outputs"]:
         record_output(folder, name, derived=False)
 
 
@@ -268,11 +271,17 @@ def relative_parts(path: str, directory: str) -> list[str]:
     return _parts(path, directory)
 
 
+def is_build_marker(marker: dict) -> bool:
+    """Whether a marker is a build's (it records clean/ or a corpus fingerprint), not only files a command wrote
+    into a folder (``claim_file``) or a ``tokenize.output`` folder's."""
+    return "clean" in marker.get("outputs", {}) or bool(marker.get("corpus_fingerprint"))
+
+
 def check_not_a_run(directory: str, setting: str) -> None:
     """Refuse ``directory`` as a separate output folder when it is a build's run directory (its manifest.json
     is the build's, not ours to replace)."""
     marker = read_marker(directory) if files.exists(files.join(directory, MARKER)) else None
-    if marker and ("clean" in marker["outputs"] or marker.get("corpus_fingerprint")):
+    if marker and is_build_marker(marker):
         raise UserError(f"{setting} {directory} is a build's run directory; set it to a folder of its own (or leave "
                         "it empty for the run directory's default)")
 

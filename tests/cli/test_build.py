@@ -37,6 +37,8 @@ def _table(directory):
     return pa.concat_tables([open_shard(str(f)).read_all() for f in files]), files
 
 
+OFF_STAGES = ["--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+
 FORMATS = {"parquet": [], "arrow": ["--set", "output.format=arrow"], "jsonl": ["--set", "output.format=jsonl"]}
 
 
@@ -686,3 +688,22 @@ def test_an_input_whose_run_marker_cannot_be_looked_for_stops_before_any_work(ow
     assert (f"cannot tell whether input {own_run}/rejected/part-00000-of-00001.parquet lies in a corpusforge run: "
             f"looking for {own_run}/rejected/{rundir.MARKER} failed (OSError: transient remote error)" in err), err
     assert err.count("\n") == 1 and not (tmp_path / "again").exists()
+
+
+def test_a_folder_where_a_command_wrote_one_file_is_still_the_users_input(tmp_path):
+    """predict --out data/preds.jsonl records its file in data/'s marker; a build of data/ afterwards was refused as
+    "a corpusforge run directory" (and with the file named, as "the corpusforge run data"). A build run stays
+    refused."""
+    from corpusforge.core import rundir
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "a.jsonl").write_text(json.dumps({"id": "a", "text": "A document about rivers and hills."}) + "\n")
+    rundir.claim_file(str(data / "preds.jsonl"))
+    (data / "preds.jsonl").write_text(json.dumps({"id": "a", "text": "predicted: rivers"}) + "\n")
+    run = tmp_path / "run"
+    assert main(["build", "--input", str(data), "--run-dir", str(run), "--no-progress", *OFF_STAGES]) == 0
+    stats = json.loads((run / "stats.json").read_text())
+    assert stats["accounting"]["kept"] == 2 and stats["accounting"]["rejected"] == 0
+    assert main(["build", "--input", str(run), "--run-dir", str(tmp_path / "again"), "--no-progress",
+                 *OFF_STAGES]) == 2

@@ -616,3 +616,23 @@ def test_a_folder_this_user_may_not_read_ends_the_marker_walk(tmp_path, monkeypa
     assert rundir.run_above(str(data)) is None
     (data.parent / rundir.MARKER).write_text("{}")
     assert rundir.run_above(str(data)) == str(data.parent)
+
+
+def test_a_file_claimed_in_a_folder_that_does_not_exist_yet_can_be_replaced_by_the_next_run(tmp_path):
+    # predict --out preds/p.jsonl: the folder did not exist, so nothing was recorded and the second run was refused
+    # ("exists and corpusforge did not write it")
+    out = tmp_path / "preds" / "p.jsonl"
+    rundir.claim_file(str(out))
+    out.write_text("{}\n")
+    rundir.claim_file(str(out))  # the same command again: replaces what it wrote
+    user = tmp_path / "preds" / "mine.jsonl"
+    user.write_text("years of work\n")
+    with pytest.raises(UserError, match="corpusforge did not write it"):
+        rundir.claim_file(str(user))
+
+
+@pytest.mark.parametrize("name", [rundir.MARKER, rundir.LOCK, rundir.JOURNAL])
+def test_a_file_is_never_claimed_under_corpusforges_own_names(tmp_path, name):
+    # predict --out .corpusforge-run.json wrote its predictions over the marker it had just made
+    with pytest.raises(UserError, match="keeps for its own bookkeeping"):
+        rundir.claim_file(str(tmp_path / name))
