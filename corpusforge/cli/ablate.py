@@ -5,7 +5,7 @@ import argparse
 import json
 
 from corpusforge.cli.options import BEAM_EPILOG, common_parser
-from corpusforge.cli.options import finite
+from corpusforge.cli.options import bound, finite
 
 
 def register(subparsers) -> None:
@@ -61,8 +61,9 @@ def register(subparsers) -> None:
                              "byte is the whole text's); the only one, the default.")
     ablate.add_argument("--tokenizer", metavar="TOKENIZER_JSON", default="",
                         help="Use this tokenizer.json for every variant instead of training one.")
-    ablate.add_argument("--max-epochs", type=finite, default=20.0,
-                        help="Refuse a variant whose data would be repeated more often than this. Default: 20.")
+    ablate.add_argument("--max-epochs", type=bound, default=20.0,
+                        help="Refuse a variant whose data would be repeated more often than this (inf: never). "
+                             "Default: 20.")
     ablate.add_argument("--out", "-o", required=True, metavar="DIR", help="Directory of the ablation.")
     ablate.add_argument("--no-progress", action="store_true", help="No progress bars.")
     ablate.set_defaults(func=cmd_ablate, accepts_beam_args=True)

@@ -33,6 +33,15 @@ def finite(text: str) -> float:
     return value
 
 
+def bound(text: str) -> float:
+    """The ``type`` of a flag that is an upper bound (``ablate --max-epochs``): a number or ``inf`` (no bound); not
+    NaN, not minus infinity."""
+    value = float(text)  # ValueError: argparse's "invalid bound value"
+    if math.isnan(value) or value == -math.inf:
+        raise argparse.ArgumentTypeError(f"{text!r} is no bound: give a number, or inf for none")
+    return value
+
+
 def seed(text: str) -> int:
     """The ``type`` of every seed flag: an integer from 0 to 2**32 - 1, what every generator a seed reaches takes
     (numpy's refuse a negative one, datasketch's and scikit-learn's one past 32 bits), as ``config_loader`` holds

@@ -376,8 +376,10 @@ def test_no_number_flag_takes_nan_infinity_or_a_seed_no_generator_takes(capsys):
             if not action.option_strings or action.type is None:
                 continue
             flag = action.option_strings[-1]
-            if getattr(action.type, "__name__", "") in ("float", "finite") or action.dest.endswith("seed"):
-                values = ["-1", str(2**32)] if action.dest.endswith("seed") else ["nan", "inf", "-inf"]
+            kind = getattr(action.type, "__name__", "")
+            if kind in ("float", "finite", "bound") or action.dest.endswith("seed"):
+                values = ["-1", str(2**32)] if action.dest.endswith("seed") else \
+                    ["nan", "-inf"] if kind == "bound" else ["nan", "inf", "-inf"]
                 for value in values:
                     with pytest.raises(SystemExit) as info:
                         cli.main([*name.split()[1:], flag, value])
@@ -387,3 +389,11 @@ def test_no_number_flag_takes_nan_infinity_or_a_seed_no_generator_takes(capsys):
                 checked.append(f"{name} {flag}")
     assert {"corpusforge generate --temperature", "corpusforge generate --seed", "corpusforge evaluate --seed",
             "corpusforge embed --gamma", "corpusforge ablate --resolve"} <= set(checked), checked
+
+
+def test_an_upper_bound_flag_takes_infinity_for_none():
+    # ablate --max-epochs inf meant "never refuse a repeat" (ablate.run compares tokens / t > max_epochs); the
+    # finite-number check refused it
+    parser = cli.make_parser()
+    args = parser.parse_args(["ablate", "--out", "x", "--eval", "e.txt", "--tokens", "2048", "--max-epochs", "inf"])
+    assert args.max_epochs == float("inf")
