@@ -356,12 +356,13 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
                r'|\\"(?:[^"\\\r\n]|\\\\[^"\r\n]){1,62}\\")')
     _DOMAIN = r"\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b"
     _LITERAL = r"\[(?:\d{1,3}(?:\.\d{1,3}){3}|[Ii][Pp][Vv]6:[0-9A-Fa-f:.]{2,45})\]"
-    # An address as a query value or a path's segment (``?utm_source=news&email=jane@example.org``): its local part
+    # An address as a query value or a path's segment (``?utm_source=news&email=jane@example.org``, or an address
+    # literal: ``&email=jane@[192.0.2.1]``, which fuzz pii seed 1160 case 6 found leaking its local part): its local part
     # starts after "=", "/", "?" or "&" (atext, so the dot-atom pattern runs back over the whole URL, and past 64
     # characters finds nothing).
     _AFTER_QUERY = r"(?<=[=/?&])[\w.!#$%'*+^`{|}~-]{1,64}"
     PATTERNS = [Pattern("Email (bounded)", rf"{_DOT_ATOM}@{_DOMAIN}", 0.5),
-                Pattern("Email (query value)", rf"{_AFTER_QUERY}@{_DOMAIN}", 0.5),
+                Pattern("Email (query value)", rf"{_AFTER_QUERY}@(?:{_DOMAIN}|{_LITERAL})", 0.5),
                 Pattern("Email (quoted local part)", rf"{_QUOTED}@(?:{_DOMAIN}|{_LITERAL})", 0.5),
                 Pattern("Email (address literal)", rf"{_DOT_ATOM}@{_LITERAL}", 0.5)]
 

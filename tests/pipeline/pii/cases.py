@@ -33,6 +33,9 @@ TRUE_POSITIVES = {
         # a query value after a long URL (the dot-atom runs back over the URL, past 64 characters)
         ("GET /some/long/path/to/the/form/handler.php?utm_source=newsletter&email=jane@example.org 200",
          "jane@example.org"),
+        # ... and its domain an address literal (fuzz pii seed 1160 case 6: only the IP was masked)
+        ("GET /some/long/path/to/the/form/handler.php?utm_source=newsletter&email=jane@[192.0.2.1]&x=1 200",
+         "jane@[192.0.2.1]"),
         # glued to what follows: the domain cut where a public suffix ends
         ("id jane@example.org-3 ok", "jane@example.org"), ("id jane@example.org_3 ok", "jane@example.org"),
         ("mail jane@example.org.Then we met", "jane@example.org"),

@@ -199,6 +199,8 @@ def test_near_misses_stay_misses_in_full_width(scrubber, kind, text):
     ("Mail jane@example.org-3 ok", "jane"),
     ("Mail jane@example.org.Then ok", "jane"),
     ("GET /some/long/path/to/the/form/handler.php?utm_source=newsletter&email=jane@example.org 200", "jane"),
+    ("GET /some/long/path/to/the/form/handler.php?utm_source=newsletter&email=jane%ef%bc%a0[81.2.69.160]&x=1 200",
+     "jane"),
 ])
 def test_issue_cases_are_masked_whole(scrubber, text, secret):
     out = scrubber.scrub(text).text
