@@ -53,12 +53,16 @@ class StdlibPatterns:
 
     REGEX_FLAGS = re.DOTALL | re.MULTILINE
 
-    def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
+    def compiled(self) -> list[tuple[Pattern, re.Pattern]]:
+        """Each pattern with its ``re`` compilation, made once per recognizer."""
         compiled = self.__dict__.get("_stdlib_compiled")
         if compiled is None:
             compiled = self._stdlib_compiled = [(p, re.compile(p.regex, self.REGEX_FLAGS)) for p in self.patterns]
+        return compiled
+
+    def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
         results = []
-        for pattern, regex in compiled:
+        for pattern, regex in self.compiled():
             for match in regex.finditer(text):
                 start, end = match.span()
                 if start == end:
@@ -380,11 +384,8 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
     def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
         """``StdlibPatterns.analyze`` (one pass over each pattern's matches, validated), where a match whose domain is
         no public suffix may still end earlier (``address_length``)."""
-        compiled = self.__dict__.get("_stdlib_compiled")
-        if compiled is None:
-            compiled = self._stdlib_compiled = [(p, re.compile(p.regex, self.REGEX_FLAGS)) for p in self.patterns]
         results = []
-        for _, regex in compiled:
+        for _, regex in self.compiled():
             for match in regex.finditer(text):
                 start, end = match.span()
                 length = self.address_length(text[start:end]) if start < end else 0
