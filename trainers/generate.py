@@ -67,9 +67,10 @@ def encode_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool = Fals
 
 
 @torch.no_grad()
-def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions = GenerateOptions()
-             ) -> list[dict[str, Any]]:
-    """One ``{"prompt", "completion", "tokens", "stopped"}`` per prompt, in order."""
+def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions = GenerateOptions(),
+             names: list[str] | None = None) -> list[dict[str, Any]]:
+    """One ``{"prompt", "completion", "tokens", "stopped"}`` per prompt, in order. ``names``: what an error
+    calls each prompt (``check_room``; predict's records), ``prompt N`` otherwise."""
     if loaded.arch == "encoder":
         raise UserError("an encoder (masked LM) does not generate text; use corpusforge fill-mask")
     tok = loaded.tokenizer
@@ -84,7 +85,7 @@ def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions =
     chunks = [prompts[start: start + options.batch_size] for start in range(0, len(prompts), options.batch_size)]
     batches = [encode_prompts(loaded, chunk, options.prompts_as_text) for chunk in chunks]
     check_room(loaded, [n for batch in batches for n in batch["attention_mask"].sum(1).tolist()],
-               options.max_new_tokens)
+               options.max_new_tokens, names)
     torch.manual_seed(options.seed)
     out = []
     for chunk, batch in zip(chunks, batches):
@@ -114,20 +115,23 @@ def learned_positions(model: Any) -> int | None:
     return int(getattr(config, limit)) - virtual
 
 
-def check_room(loaded: LoadedModel, lengths: list[int], max_new_tokens: int) -> None:
+def check_room(loaded: LoadedModel, lengths: list[int], max_new_tokens: int, names: list[str] | None = None) -> None:
     """Refuse, in one line saying what fits, prompts (``lengths``: their tokens, in order) that with
     ``max_new_tokens`` run past the model's learned positions: the embedding lookup past them raised IndexError.
     A decoder's prompt and its new tokens share the positions; a seq2seq model's encoder reads the prompt and
-    its decoder the start token and the new tokens."""
+    its decoder the start token and the new tokens. ``names``: what the error calls each prompt (predict: its
+    record), ``prompt N`` (from 1, in order) otherwise; every prompt is checked at once, before any is
+    generated, so a caller passes all of them, never one at a time (each would be "prompt 1")."""
     limit = learned_positions(loaded.model)
     if limit is None:
         return
     for number, n in enumerate(lengths, 1):
+        name = names[number - 1] if names else f"prompt {number}"
         if n > limit or (n == limit and loaded.arch == "decoder"):
-            raise UserError(f"prompt {number} is {n} tokens; the model reads {limit} at most: shorten it")
+            raise UserError(f"{name} is {n} tokens; the model reads {limit} at most: shorten it")
         room = limit - n if loaded.arch == "decoder" else limit - 1
         if max_new_tokens > room:
-            raise UserError(f"prompt {number} is {n} tokens and --max-new-tokens {max_new_tokens} would run past the "
+            raise UserError(f"{name} is {n} tokens and --max-new-tokens {max_new_tokens} would run past the "
                             f"model's {limit} positions; pass --max-new-tokens {room} or fewer")
 
 
