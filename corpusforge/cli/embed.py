@@ -31,7 +31,7 @@ def register(subparsers) -> None:
 def cmd_embed(args) -> int:
     import argparse
 
-    from corpusforge.core import rundir
+    from corpusforge.core.run_lock import claim_file
     from corpusforge.core.errors import UserError
     from corpusforge.trainers.embed import embed
     from corpusforge.cli.options import finite, record_bytes, reporting_skipped
@@ -45,7 +45,7 @@ def cmd_embed(args) -> int:
             raise UserError(f"--mix-weights takes comma-separated finite numbers, got {args.mix_weights!r}") from None
     if args.max_documents is not None and args.max_documents < 1:
         raise UserError("--max-documents must be at least 1")
-    rundir.claim_file(args.out)  # replaces only a file corpusforge wrote: never the user's, nor --data itself
+    claim_file(args.out, "embed")  # replaces only a file corpusforge wrote: never the user's, nor --data itself
     skipped: dict[str, int] = {}
     limit = record_bytes(args)
     with reporting_skipped(skipped):

@@ -153,26 +153,6 @@ def record_output(run_dir: str, name: str, listed: list[str] | None = None, deri
     write_marker(run_dir, marker)
 
 
-def claim_file(path: str) -> None:
-    """Before a command writes the one file ``path`` (predict's PREDS.jsonl, embed's Arrow file), atomically in
-    place of what is there: a file already there is replaced only when its folder's marker records it (a command
-    wrote it before), never a user's file, nor a link, nor the command's own input named as its output; else one
-    line. The name is recorded in that marker first, so the next run may replace what this one writes."""
-    if not files.is_local(path):
-        return
-    path = os.path.abspath(files.local_path(path))
-    folder, name = os.path.split(path)
-    if name in (MARKER, LOCK, JOURNAL):
-        raise UserError(f"{path} is a name corpusforge keeps for its own bookkeeping; choose another --out")
-    os.makedirs(folder, exist_ok=True)  # recorded now: a folder the write would make would record nothing
-    marker = read_marker(folder)
-    if os.path.lexists(path) and (os.path.islink(path) or marker is None or name not in marker["outputs"]):
-        raise UserError(f"{path} exists and corpusforge did not write it (the {MARKER} of its folder does not "
-                        "record it), so it is not replaced; choose another --out, or move it away")
-    if marker is None or name not in marker["outputs"]:
-        record_output(folder, name, derived=False)
-
-
 def corpus_fingerprint(clean_dir: str) -> str:
     """SHA-256 over the clean shards' names and bytes, in order: two builds share it only if clean/ is equal."""
     digest = hashlib.sha256()
@@ -273,7 +253,7 @@ def relative_parts(path: str, directory: str) -> list[str]:
 
 def is_build_marker(marker: dict) -> bool:
     """Whether a marker is a build's (it records clean/ or a corpus fingerprint), not only files a command wrote
-    into a folder (``claim_file``) or a ``tokenize.output`` folder's."""
+    into a folder (``run_lock.claim_file``) or a ``tokenize.output`` folder's."""
     return "clean" in marker.get("outputs", {}) or bool(marker.get("corpus_fingerprint"))
 
 
