@@ -16,7 +16,7 @@ import math
 import pathlib
 from typing import Any
 
-from corpusforge.core import columnar
+from corpusforge.core import columnar, rundir
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_text, classify,
                                           display_path,
@@ -33,16 +33,20 @@ class Example:
     target: Any = None  # classify: label name; tag: list of label names; generate: the response; None: unlabelled
 
 
-def read_records(path: str | pathlib.Path, max_bytes: int = 0) -> list[dict[str, Any]]:
+def read_records(path: str | pathlib.Path, max_bytes: int = 0, flag: str = "--data") -> list[dict[str, Any]]:
     """Every record of a JSONL, CSV, TSV or Parquet file (each plain or compressed as the build reads it), or a
     one-line ``UserError`` naming the file, the line and the reason the build would reject it with
     (``corpusforge.core.input_files``: ``malformed_json``, ``too_deep``, ``number_too_large``, ``invalid_utf8``, a
     file cut short...). ``max_bytes``: the most bytes a record may take (``output.record_bytes``; 0:
-    ``MAX_RECORD_BYTES``, a default build's)."""
+    ``MAX_RECORD_BYTES``, a default build's). ``flag``: what named the file, for the build's check of a run's own
+    outputs (``rundir.check_model_input``: a run's rejected/ or stats.json is refused naming what to pass)."""
     path = pathlib.Path(path)
     if not path.is_file():
         raise UserError(f"{display_path(str(path))} is not a file; pass a JSONL, CSV or Parquet file of records")
     where = display_path(str(path))
+    if not rundir.check_model_input(str(path), flag):
+        raise UserError(f"{flag} {where} is corpusforge's own bookkeeping, not records; pass a JSONL, CSV or Parquet "
+                        "file of records")
     suffix = pathlib.Path(uncompressed_name(path.name)).suffix  # the build's compressions, every format
     try:
         limit = max_bytes or MAX_RECORD_BYTES
