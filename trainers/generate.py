@@ -10,7 +10,8 @@ prompt starts with the end-of-text token, as every document did in training.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import re
+from typing import Any, Callable
 
 import torch
 
@@ -43,17 +44,62 @@ class GenerateOptions:
             raise UserError("--top-k must be >= 0 and --batch-size >= 1")
 
 
+def prompt_ids(loaded: LoadedModel, prompt: str, as_text: bool = False) -> list[int]:
+    """One prompt's ids as ``encode_prompts`` gives them, unpadded."""
+    tok = loaded.tokenizer
+    if loaded.arch == "decoder":
+        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        return [start] + tok(prompt, add_special_tokens=False, split_special_tokens=as_text)["input_ids"]
+    return tok(prompt, split_special_tokens=as_text)["input_ids"]
+
+
+# A text longer than this many characters per position the model reads is first counted by a prefix of that
+# size (``tokens_at_least``): a 54 MB prompt was refused only after ~90 s of tokenising it whole. 16 characters a
+# position is ~4x what English text takes (~4 characters a token), so a prefix of ordinary text decides.
+PREFIX_CHARS_PER_POSITION = 16
+_WORD_END = re.compile(r"(?s).*\S(?=\s)")  # up to the last place a word ends and whitespace begins
+
+
+def tokens_at_least(text: str, limit: int, count: Callable[[str], int]) -> tuple[int, int] | None:
+    """``(n, characters)``: at least ``n`` of ``count(text)`` (the text's tokens), from counting its first
+    ``characters`` only; None where the text is short enough to count whole (at most ``limit`` + 1 positions x
+    ``PREFIX_CHARS_PER_POSITION`` characters), or has no word end in that prefix. The prefix ends where a word
+    ends and whitespace begins, where every pre-tokenizer of corpusforge's tokenizer families splits (byte-level
+    BPE's words and space runs, WordPiece's whitespace, Metaspace's ``▁word``): the prefix's tokens are the whole
+    text's first ones, so there are no fewer in the whole. No bound from the character count alone is sound: a
+    token may cover a whole word (WordPiece's ``[UNK]`` for a word of over 100 characters, a merged run of
+    spaces) and whitespace may be no token at all."""
+    size = (limit + 1) * PREFIX_CHARS_PER_POSITION
+    if len(text) <= size:
+        return None
+    found = _WORD_END.match(text, 0, size)
+    if found is None:
+        return None
+    return count(text[:found.end()]), found.end()
+
+
+def refuse_long_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool = False,
+                        names: list[str] | None = None) -> None:
+    """Refuse, before tokenising them whole, prompts that a prefix already shows are longer than the model's
+    positions (``tokens_at_least``); the rest are measured whole (``check_room``)."""
+    limit = learned_positions(loaded.model)
+    if limit is None:
+        return
+    for number, prompt in enumerate(prompts, 1):
+        seen = tokens_at_least(prompt, limit, lambda text: len(prompt_ids(loaded, text, as_text)))
+        if seen is not None and (seen[0] > limit or (seen[0] == limit and loaded.arch == "decoder")):
+            name = names[number - 1] if names else f"prompt {number}"
+            raise UserError(f"{name} is at least {seen[0]:,} tokens (its first {seen[1]:,} of {len(prompt):,} "
+                            f"characters); the model reads {limit} at most: shorten it")
+
+
 def encode_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool = False) -> dict[str, torch.Tensor]:
     """The batch ``generate`` gets: a decoder's prompts left-padded after a leading end-of-text token; a seq2seq
     model's wrapped by its tokenizer's post-processor (``... </s>``), as in training. ``as_text``: a literal
     special token in a prompt is spelled out (``split_special_tokens``), as fine-tuning encodes its records;
     otherwise it is the token, so a T5 prompt can hold the ``<extra_id_0>`` sentinel it should fill."""
     tok = loaded.tokenizer
-    if loaded.arch == "decoder":
-        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        rows = [[start] + tok(p, add_special_tokens=False, split_special_tokens=as_text)["input_ids"] for p in prompts]
-    else:
-        rows = [tok(p, split_special_tokens=as_text)["input_ids"] for p in prompts]
+    rows = [prompt_ids(loaded, p, as_text) for p in prompts]
     width = max(map(len, rows))
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     left = loaded.arch == "decoder"  # a decoder continues from the last position: pad on the left
@@ -82,6 +128,7 @@ def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions =
         settings.update(do_sample=True, temperature=options.temperature, top_k=options.top_k, top_p=options.top_p)
     if options.stop:
         settings.update(stop_strings=list(options.stop), tokenizer=tok)
+    refuse_long_prompts(loaded, prompts, options.prompts_as_text, names)  # a huge prompt: before tokenising it
     chunks = [prompts[start: start + options.batch_size] for start in range(0, len(prompts), options.batch_size)]
     batches = [encode_prompts(loaded, chunk, options.prompts_as_text) for chunk in chunks]
     check_room(loaded, [n for batch in batches for n in batch["attention_mask"].sum(1).tolist()],

@@ -268,3 +268,40 @@ def test_generate_evaluate_and_fill_mask_on_cuda_match_the_cpu(dirs):
     bert_dir, _ = dirs["bert"]
     text = "the cat <mask> over the green house."
     assert fill_mask(load_model(bert_dir, "cuda"), text, 1)[0]["token"] == fill_mask(load_model(bert_dir), text, 1)[0]["token"]
+
+
+@pytest.mark.parametrize("family,command", [("gpt2", "generate"), ("bart", "generate"), ("bert", "fill-mask")])
+def test_a_huge_prompt_is_refused_from_a_prefix_without_tokenising_it_whole(dirs, family, command, monkeypatch):
+    # A 54 MB prompt was refused only after ~90 s of tokenising all of it; now a prefix of 16 characters a position,
+    # cut where a word ends, shows it is too long. Counted, not timed: the longest text the tokenizer is handed.
+    loaded = load_model(dirs[family][1])
+    tok = type(loaded.tokenizer)
+    longest = [0]
+    real = tok.__call__
+
+    def measured(self, text, *args, **kwargs):
+        longest[0] = max(longest[0], len(text) if isinstance(text, str) else max(map(len, text)))
+        return real(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(tok, "__call__", measured)
+    huge = "the cat sat on the warm mat " * 40_000 + "[MASK] river"  # ~1.1 M characters
+    with pytest.raises(UserError, match=r"is at least [0-9,]+ tokens \(its first [0-9,]+ of 1,120,012 characters\); "
+                                        r"the model reads 64 at most: shorten it") as info:
+        if command == "generate":
+            generate(loaded, ["Blue", huge], GenerateOptions(max_new_tokens=1, greedy=True))
+        else:
+            fill_mask(loaded, huge)
+    assert "\n" not in str(info.value) and (command != "generate" or "prompt 2 " in str(info.value))
+    assert longest[0] <= 65 * 16
+
+
+def test_the_prefix_ends_where_a_word_ends_so_its_tokens_begin_the_whole_texts(dirs):
+    from corpusforge.trainers.generate import prompt_ids, tokens_at_least
+
+    loaded = load_model(dirs["gpt2"][1])
+    text = "  Blue fish sings,\tthe   river  " * 200 + "end"
+    seen = tokens_at_least(text, 64, lambda t: len(prompt_ids(loaded, t)))
+    n, characters = seen
+    assert text[characters - 1].strip() and not text[characters].strip()
+    assert prompt_ids(loaded, text)[:n] == prompt_ids(loaded, text[:characters])
+    assert tokens_at_least("short text", 64, len) is None and tokens_at_least("x" * 5000, 64, len) is None

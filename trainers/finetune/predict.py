@@ -121,10 +121,11 @@ def _generate(tuned: Finetuned, examples: list[Example], batch_size: int, max_ne
     # an error names the record (as the data's errors do: its position from 0, and its id), not "prompt N"
     names = [f"record {position} (id {example.id!r})" for position, example in enumerate(examples)]
     if tuned.info["method"] == "prefix":
-        from corpusforge.trainers.generate import check_room, encode_prompts
+        from corpusforge.trainers.generate import check_room, encode_prompts, refuse_long_prompts
 
         # every prompt measured before any is generated (as generate does): an over-long last record stops
         # the command before the others' work, not after it
+        refuse_long_prompts(loaded, [e.text for e in examples], True, names)  # a huge one before tokenising it
         batches = [encode_prompts(loaded, [e.text], as_text=True) for e in examples]  # as encoded in training
         check_room(loaded, [int(b["attention_mask"].sum()) for b in batches], max_new_tokens, names)
         return [{"id": e.id, "generation": _greedy_without_cache(tuned, batch, max_new_tokens)}
