@@ -47,6 +47,7 @@ def test_the_refusal_comes_before_the_model_loads(tmp_path, capsys, command):
     assert main([command, "--model", str(tmp_path / "no-model"), "--data", str(run / "rejected"), *extra]) == 2
     err = capsys.readouterr().err
     assert "holds rejected input records" in err and err.count("\n") == 1, err
+    assert not (tmp_path / rundir.MARKER).exists()  # embed --out claimed nothing for a refused command
 
 
 def test_the_marker_a_command_left_in_a_users_folder_is_not_read_as_data(tmp_path):
