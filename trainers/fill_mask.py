@@ -40,8 +40,8 @@ def fill_mask(loaded: LoadedModel, text: str, top_k: int = 5) -> list[dict[str, 
     limit = learned_positions(loaded.model)
     seen = tokens_at_least(text, limit, lambda t: len(loaded.tokenizer(t)["input_ids"])) if limit else None
     if seen is not None and seen[0] > limit:  # a huge text: refused from a prefix, before tokenising it whole
-        raise UserError(f"the text is at least {seen[0]:,} tokens (its first {seen[1]:,} of {len(text):,} characters); "
-                        f"the model reads {limit} at most: shorten it")
+        raise UserError(f"the text is at least {seen[0]:,} tokens ({seen[1]}); the model reads {limit} at most: "
+                        "shorten it")
     length = len(loaded.tokenizer(text)["input_ids"])
     if limit is not None and length > limit:
         raise UserError(f"the text is {length} tokens; the model reads {limit} at most: shorten it")

@@ -60,37 +60,69 @@ PREFIX_CHARS_PER_POSITION = 16
 _WORD_END = re.compile(r"(?s).*\S(?=\s)")  # up to the last place a word ends and whitespace begins
 
 
-def tokens_at_least(text: str, limit: int, count: Callable[[str], int]) -> tuple[int, int] | None:
-    """``(n, characters)``: at least ``n`` of ``count(text)`` (the text's tokens), from counting its first
-    ``characters`` only; None where the text is short enough to count whole (at most ``limit`` + 1 positions x
-    ``PREFIX_CHARS_PER_POSITION`` characters), or has no word end in that prefix. The prefix ends where a word
-    ends and whitespace begins, where every pre-tokenizer of corpusforge's tokenizer families splits (byte-level
-    BPE's words and space runs, WordPiece's whitespace, Metaspace's ``▁word``): the prefix's tokens are the whole
-    text's first ones, so there are no fewer in the whole. No bound from the character count alone is sound: a
-    token may cover a whole word (WordPiece's ``[UNK]`` for a word of over 100 characters, a merged run of
-    spaces) and whitespace may be no token at all."""
+def bytes_per_token(tokenizer: Any) -> int | None:
+    """The most bytes of text one token of ``tokenizer`` can stand for, where that bounds a text's tokens from its
+    length: a byte-level BPE without a normalizer (GPT-2's, BART's) covers every byte of a text with tokens, none
+    longer than its vocabulary's longest string (a byte-level string's characters are bytes; UTF-8 counts them
+    at least once; an added token by its UTF-8). None for any other: WordPiece's ``[UNK]`` stands for a whole long
+    word, a normalizer may shorten the text (NFKC), and whitespace may be no token."""
+    import json
+
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    pre = spec.get("pre_tokenizer") or {}
+    steps = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else [pre]
+    if spec["model"]["type"] != "BPE" or spec.get("normalizer") or not any(s.get("type") == "ByteLevel" for s in steps):
+        return None
+    return max(len(token.encode("utf-8", "surrogatepass")) for token in tokenizer.get_vocab())
+
+
+def tokens_at_least(text: str, limit: int, count: Callable[[str], int],
+                    most_bytes: Callable[[], int | None] = lambda: None) -> tuple[int, str] | None:
+    """``(n, how)``: at least ``n`` of ``count(text)`` (the text's tokens), ``how`` saying from what; None where the
+    text is short enough to count whole (at most ``limit`` + 1 positions x ``PREFIX_CHARS_PER_POSITION``
+    characters) or nothing cheaper tells. From a prefix of that size, ended where a word ends and whitespace
+    begins, where every pre-tokenizer of corpusforge's tokenizer families splits (byte-level BPE's words and space
+    runs, WordPiece's whitespace, Metaspace's ``▁word``): the prefix's tokens are the whole text's first ones, so
+    there are no fewer in the whole. Where the prefix has no word end (one long run of letters, 2 MB of ``a``:
+    5 s to tokenise), from the text's UTF-8 length over ``most_bytes()`` (``bytes_per_token``), where the
+    tokenizer has such a bound; no bound from the length alone holds for every tokenizer (a WordPiece
+    ``[UNK]`` covers a whole long word)."""
     size = (limit + 1) * PREFIX_CHARS_PER_POSITION
     if len(text) <= size:
         return None
+    best = None
     found = _WORD_END.match(text, 0, size)
-    if found is None:
-        return None
-    return count(text[:found.end()]), found.end()
+    if found is not None:
+        best = count(text[:found.end()]), f"its first {found.end():,} of {len(text):,} characters"
+    if best is None or best[0] <= limit:
+        most = most_bytes()
+        if most:
+            length = len(text.encode("utf-8", "surrogatepass"))
+            if best is None or -(-length // most) > best[0]:
+                best = -(-length // most), f"{length:,} bytes, at most {most} a token"
+    return best
 
 
 def refuse_long_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool = False,
                         names: list[str] | None = None) -> None:
-    """Refuse, before tokenising them whole, prompts that a prefix already shows are longer than the model's
-    positions (``tokens_at_least``); the rest are measured whole (``check_room``)."""
+    """Refuse, before tokenising them whole, prompts that a prefix or their length already shows are longer than
+    the model's positions (``tokens_at_least``); the rest are measured whole (``check_room``)."""
     limit = learned_positions(loaded.model)
     if limit is None:
         return
+    known: list[int | None] = []
+
+    def most_bytes() -> int | None:  # read from the tokenizer once, and only for a long prompt
+        if not known:
+            known.append(bytes_per_token(loaded.tokenizer))
+        return known[0]
+
     for number, prompt in enumerate(prompts, 1):
-        seen = tokens_at_least(prompt, limit, lambda text: len(prompt_ids(loaded, text, as_text)))
+        seen = tokens_at_least(prompt, limit, lambda text: len(prompt_ids(loaded, text, as_text)), most_bytes)
         if seen is not None and (seen[0] > limit or (seen[0] == limit and loaded.arch == "decoder")):
             name = names[number - 1] if names else f"prompt {number}"
-            raise UserError(f"{name} is at least {seen[0]:,} tokens (its first {seen[1]:,} of {len(prompt):,} "
-                            f"characters); the model reads {limit} at most: shorten it")
+            raise UserError(f"{name} is at least {seen[0]:,} tokens ({seen[1]}); the model reads {limit} at most: "
+                            "shorten it")
 
 
 def encode_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool = False) -> dict[str, torch.Tensor]:

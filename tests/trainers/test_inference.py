@@ -295,13 +295,43 @@ def test_a_huge_prompt_is_refused_from_a_prefix_without_tokenising_it_whole(dirs
     assert longest[0] <= 65 * 16
 
 
+@pytest.mark.parametrize("family", ["gpt2", "bart"])
+def test_a_huge_prompt_without_a_word_end_is_refused_from_its_length_by_a_byte_level_bpe(dirs, family, monkeypatch):
+    # 2 MB of "a" has no word end to cut a prefix at: it was tokenised whole (5 s; 54 MB: over 2 minutes). A
+    # byte-level BPE covers every byte with tokens no longer than its longest vocabulary string.
+    from corpusforge.trainers.generate import bytes_per_token
+
+    loaded = load_model(dirs[family][1])
+    most = bytes_per_token(loaded.tokenizer)
+    assert most == max(len(t.encode()) for t in loaded.tokenizer.get_vocab())
+    calls = []
+    real = type(loaded.tokenizer).__call__
+    monkeypatch.setattr(type(loaded.tokenizer), "__call__", lambda self, text, *a, **k: calls.append(text) or
+                        real(self, text, *a, **k))
+    with pytest.raises(UserError, match=rf"prompt 1 is at least [0-9,]+ tokens \(2,000,000 bytes, at most {most} a "
+                                        r"token\); the model reads 64 at most"):
+        generate(loaded, ["a" * 2_000_000], GenerateOptions(max_new_tokens=1, greedy=True))
+    assert calls == []
+    # and the bound is sound: never more than the tokens the text has
+    for text in ["a" * 5000, "é" * 3000 + " x", "<|endoftext|>" * 400, "  \n\t " * 900]:
+        assert -(-len(text.encode()) // most) <= len(loaded.tokenizer(text)["input_ids"])
+
+
+def test_no_bound_from_the_length_where_a_token_may_cover_a_whole_word(dirs):
+    from corpusforge.trainers.generate import bytes_per_token
+
+    assert bytes_per_token(load_model(dirs["bert"][1]).tokenizer) is None  # WordPiece: [UNK] for a long word
+    assert bytes_per_token(load_model(dirs["t5"][1]).tokenizer) is None  # a normalizer (NFKC)
+
+
 def test_the_prefix_ends_where_a_word_ends_so_its_tokens_begin_the_whole_texts(dirs):
     from corpusforge.trainers.generate import prompt_ids, tokens_at_least
 
     loaded = load_model(dirs["gpt2"][1])
     text = "  Blue fish sings,\tthe   river  " * 200 + "end"
     seen = tokens_at_least(text, 64, lambda t: len(prompt_ids(loaded, t)))
-    n, characters = seen
+    n, how = seen  # "its first 1,039 of 6,403 characters"
+    characters = int(how.split()[2].replace(",", ""))
     assert text[characters - 1].strip() and not text[characters].strip()
     assert prompt_ids(loaded, text)[:n] == prompt_ids(loaded, text[:characters])
     assert tokens_at_least("short text", 64, len) is None and tokens_at_least("x" * 5000, 64, len) is None
