@@ -51,7 +51,6 @@ from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, In
                                           utf8_stream)
 from corpusforge.core.progress import Reporter
 from corpusforge.core import rundir
-from corpusforge.core.dataset_card import CARD
 from corpusforge.core.rundir import MARKER
 from corpusforge.core.shard_files import open_shard
 
@@ -695,50 +694,15 @@ def _list_inputs(inputs: list[InputConfig]) -> list[tuple[InputConfig, str, list
 # line naming what it holds and what to pass. Told by the marker above the file (rundir.run_above) and what it
 # records, not by the names alone: a user's folder named rejected/ with no marker above, or train/ in a build's run,
 # is read.
-DOCUMENT_OUTPUTS = ("clean", "removed")
-_READ_AS_INPUT = frozenset({*DOCUMENT_OUTPUTS, "sample"})  # sample/: the input `corpusforge demo` writes for its build
-_TOKENS = "holds token ids, not text"
-_HOLDS = {"rejected": "holds rejected input records, a reason and a short preview each, not documents",
-          "tokens": _TOKENS, "train": _TOKENS, "val": _TOKENS,
-          "tokenizer": "holds a tokenizer, not documents", "model": "holds a model, not documents",
-          "models": "holds models, not documents"}
-_RECORDS = frozenset({"manifest.json", "stats.json", CARD, "report.html"})
-_BOOKKEEPING = frozenset({MARKER, rundir.LOCK, rundir.JOURNAL})  # corpusforge's own names, recorded or not
-_UNREADABLE = "unreadable"  # a markers entry's key: the marker is not JSON, what it records is not known
+DOCUMENT_OUTPUTS = rundir.DOCUMENT_OUTPUTS
+_BOOKKEEPING = rundir.BOOKKEEPING
+_UNREADABLE = rundir.UNREADABLE_MARKER
 _EMPTY_SHARD_BYTES = 1 << 20  # a shard this small or smaller may hold no row: its rows are counted
-
-
-def _not_documents(run: str, top: str, markers: dict[str, dict]) -> str | None:
-    """Why the entry ``top`` of the run directory ``run`` is not read as input (the end of a sentence naming it),
-    or None: it is read (a run's documents, the demo's sample, a file of the user's own that no marker records)."""
-    if top in _READ_AS_INPUT:
-        return None
-    marker = markers.get(run)
-    if marker is None:
-        try:
-            marker = markers[run] = rundir.read_marker(run) or {}
-        except UserError:  # a marker that is not JSON: what it records is not known, the names still are
-            marker = markers[run] = {_UNREADABLE: True}
-    if top in marker.get("scratch", ()) or top == rundir.CHECKPOINTS or top.startswith(".tmp-"):
-        return "is a working folder of a corpusforge command (stage checkpoints, outputs being written), not documents"
-    if top in _BOOKKEEPING:
-        return "is what the run records about itself, not documents"
-    # An output's name says what it holds only when the marker records it as corpusforge's: a user's own train/
-    # or manifest.json beside a build's outputs is theirs and read (an unreadable marker: the names are all known).
-    if top not in marker.get("outputs", {}) and not marker.get(_UNREADABLE):
-        return None
-    if top in _HOLDS:
-        return _HOLDS[top]
-    if top in _RECORDS:
-        return "is what the run records about itself, not documents"
-    if top in marker.get("outputs", {}) and rundir.is_build_marker(marker):
-        return "is one of its outputs that hold no documents"
-    return None  # a file a command wrote into a folder of the user's (predict --out, embed --out): read as any is
 
 
 def _check_own_outputs(listed: list[tuple[InputConfig, str, list[InputFile]]]
                        ) -> list[tuple[InputConfig, str, str, InputFile]]:
-    """Refuse an input that reaches an entry of a corpusforge run other than its documents (``_not_documents``),
+    """Refuse an input that reaches an entry of a corpusforge run other than its documents (``rundir.not_documents``),
     before any work, in one line; return ``(input, run, output, file)`` for every file in a run's clean/ or
     removed/ when every file of every input is one (``_check_not_empty``'s to check), else []."""
     cache: dict[str, str | None] = {}
@@ -754,7 +718,7 @@ def _check_own_outputs(listed: list[tuple[InputConfig, str, list[InputFile]]]
                 every_one_own = False
                 continue
             parts = rundir.relative_parts(file.path, run) or [""]
-            why = _not_documents(run, parts[0], markers)
+            why = rundir.not_documents(run, parts[0], markers)
             if why is not None and parts[0] in _BOOKKEEPING and not markers[run].get(_UNREADABLE) \
                     and not rundir.is_build_marker(markers[run]):
                 own_files.add(file.path)  # a folder of the user's where a command wrote a file: its marker is ours

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal, Optional
 
-from corpusforge.core.config_loader import check, setting
+from corpusforge.core.config_loader import check, check_finite, setting
 
 Objective = Literal["mlm", "rtd", "span", "bart", "clm", "prefixlm", "bilm"]
 
@@ -126,6 +126,8 @@ class OptimConfig:
         check(self.warmup_steps >= 0, f"train.optim.warmup_steps must be >= 0, got {self.warmup_steps}")
         check(self.weight_decay >= 0, f"train.optim.weight_decay must be >= 0, got {self.weight_decay}")
         check(0 <= self.beta1 < 1 and 0 <= self.beta2 < 1, "train.optim.beta1 and beta2 must be in [0, 1)")
+        # 0: a parameter whose gradient is 0 divides its zero moment by sqrt(0) + 0, NaN at the first step
+        check(self.eps > 0, f"train.optim.eps must be > 0, got {self.eps}")
         check(self.clip >= 0, f"train.optim.clip must be >= 0, got {self.clip}")
 
 
@@ -167,6 +169,7 @@ class TrainConfig:
     optim: OptimConfig = setting(factory=OptimConfig)
 
     def __post_init__(self) -> None:
+        check_finite(self, "train")  # every float setting, the nested sections' too: no infinity (lr=inf)
         check(self.seq_len >= 8, f"train.seq_len must be >= 8, got {self.seq_len}")
         for key in ("micro_batch_size", "grad_accum", "max_steps", "eval_batches", "log_every",
                     "checkpoint_every", "keep_checkpoints"):

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from corpusforge.core import columnar
+from corpusforge.core import columnar, rundir
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_string, cell_text,
                                           classify, display_path, open_decompressed, open_input, open_lines, parse_json,
@@ -50,19 +50,23 @@ def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] 
     would reject (malformed JSON, nested too deep, an integer too large, a line over the size limit, no
     string ``text_field``), the unread rest of a truncated or corrupt compressed file, and an entry that is
     not a regular file are skipped, counted in ``skipped`` by reason; nothing in a file raises. ``max_bytes``:
-    the most bytes a record may take (``output.record_bytes``; 0: a default build's, ``record_limit(MAX_CHARS)``)."""
+    the most bytes a record may take (``output.record_bytes``; 0: a default build's, ``record_limit(MAX_CHARS)``).
+    What ``data`` names is checked when this is called, as a build checks its inputs (``rundir.check_model_input``):
+    a run's entry that holds no documents (rejected/, tokens/, stats.json...) is a one-line ``UserError``."""
     skipped = {} if skipped is None else skipped
     path = pathlib.Path(data)
     if path.is_dir() and (path / "clean").is_dir():
-        yield from _run_documents(path)
-        return
+        return _run_documents(path)
     paths = sorted(p for p in path.iterdir() if not p.is_dir()) if path.is_dir() else [path]
     if not paths or not all(os.path.lexists(p) for p in paths):
         raise UserError(f"{display_path(data)} does not exist or holds no files; pass a JSONL, Parquet or Arrow file, "
                         "a directory of them, or a run directory")
+    # checked here, when called, not when first read: a run's rejected/ or tokens/ is refused before a model loads
+    cache: dict[str, str | None] = {}
+    markers: dict[str, dict] = {}
+    paths = [p for p in paths if rundir.check_model_input(str(p), "--data", cache, markers)]
     limit = record_limit(MAX_CHARS, max_bytes)
-    for p in paths:
-        yield from _file_documents(p, text_field, skipped, limit)
+    return (document for p in paths for document in _file_documents(p, text_field, skipped, limit))
 
 
 def _format(path: pathlib.Path) -> str:

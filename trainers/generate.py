@@ -10,7 +10,8 @@ prompt starts with the end-of-text token, as every document did in training.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import re
+from typing import Any, Callable
 
 import torch
 
@@ -43,17 +44,94 @@ class GenerateOptions:
             raise UserError("--top-k must be >= 0 and --batch-size >= 1")
 
 
+def prompt_ids(loaded: LoadedModel, prompt: str, as_text: bool = False) -> list[int]:
+    """One prompt's ids as ``encode_prompts`` gives them, unpadded."""
+    tok = loaded.tokenizer
+    if loaded.arch == "decoder":
+        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+        return [start] + tok(prompt, add_special_tokens=False, split_special_tokens=as_text)["input_ids"]
+    return tok(prompt, split_special_tokens=as_text)["input_ids"]
+
+
+# A text longer than this many characters per position the model reads is first counted by a prefix of that
+# size (``tokens_at_least``): a 54 MB prompt was refused only after ~90 s of tokenising it whole. 16 characters a
+# position is ~4x what English text takes (~4 characters a token), so a prefix of ordinary text decides.
+PREFIX_CHARS_PER_POSITION = 16
+_WORD_END = re.compile(r"(?s).*\S(?=\s)")  # up to the last place a word ends and whitespace begins
+
+
+def bytes_per_token(tokenizer: Any) -> int | None:
+    """The most bytes of text one token of ``tokenizer`` can stand for, where that bounds a text's tokens from its
+    length: a byte-level BPE without a normalizer (GPT-2's, BART's) covers every byte of a text with tokens, none
+    longer than its vocabulary's longest string (a byte-level string's characters are bytes; UTF-8 counts them
+    at least once; an added token by its UTF-8). None for any other: WordPiece's ``[UNK]`` stands for a whole long
+    word, a normalizer may shorten the text (NFKC), and whitespace may be no token."""
+    import json
+
+    spec = json.loads(tokenizer.backend_tokenizer.to_str())
+    pre = spec.get("pre_tokenizer") or {}
+    steps = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else [pre]
+    if spec["model"]["type"] != "BPE" or spec.get("normalizer") or not any(s.get("type") == "ByteLevel" for s in steps):
+        return None
+    return max(len(token.encode("utf-8", "surrogatepass")) for token in tokenizer.get_vocab())
+
+
+def tokens_at_least(text: str, limit: int, count: Callable[[str], int],
+                    most_bytes: Callable[[], int | None] = lambda: None) -> tuple[int, str] | None:
+    """``(n, how)``: at least ``n`` of ``count(text)`` (the text's tokens), ``how`` saying from what; None where the
+    text is short enough to count whole (at most ``limit`` + 1 positions x ``PREFIX_CHARS_PER_POSITION``
+    characters) or nothing cheaper tells. From a prefix of that size, ended where a word ends and whitespace
+    begins, where every pre-tokenizer of corpusforge's tokenizer families splits (byte-level BPE's words and space
+    runs, WordPiece's whitespace, Metaspace's ``▁word``): the prefix's tokens are the whole text's first ones, so
+    there are no fewer in the whole. Where the prefix has no word end (one long run of letters, 2 MB of ``a``:
+    5 s to tokenise), from the text's UTF-8 length over ``most_bytes()`` (``bytes_per_token``), where the
+    tokenizer has such a bound; no bound from the length alone holds for every tokenizer (a WordPiece
+    ``[UNK]`` covers a whole long word)."""
+    size = (limit + 1) * PREFIX_CHARS_PER_POSITION
+    if len(text) <= size:
+        return None
+    best = None
+    found = _WORD_END.match(text, 0, size)
+    if found is not None:
+        best = count(text[:found.end()]), f"its first {found.end():,} of {len(text):,} characters"
+    if best is None or best[0] <= limit:
+        most = most_bytes()
+        if most:
+            length = len(text.encode("utf-8", "surrogatepass"))
+            if best is None or -(-length // most) > best[0]:
+                best = -(-length // most), f"{length:,} bytes, at most {most} a token"
+    return best
+
+
+def refuse_long_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool = False,
+                        names: list[str] | None = None) -> None:
+    """Refuse, before tokenising them whole, prompts that a prefix or their length already shows are longer than
+    the model's positions (``tokens_at_least``); the rest are measured whole (``check_room``)."""
+    limit = learned_positions(loaded.model)
+    if limit is None:
+        return
+    known: list[int | None] = []
+
+    def most_bytes() -> int | None:  # read from the tokenizer once, and only for a long prompt
+        if not known:
+            known.append(bytes_per_token(loaded.tokenizer))
+        return known[0]
+
+    for number, prompt in enumerate(prompts, 1):
+        seen = tokens_at_least(prompt, limit, lambda text: len(prompt_ids(loaded, text, as_text)), most_bytes)
+        if seen is not None and (seen[0] > limit or (seen[0] == limit and loaded.arch == "decoder")):
+            name = names[number - 1] if names else f"prompt {number}"
+            raise UserError(f"{name} is at least {seen[0]:,} tokens ({seen[1]}); the model reads {limit} at most: "
+                            "shorten it")
+
+
 def encode_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool = False) -> dict[str, torch.Tensor]:
     """The batch ``generate`` gets: a decoder's prompts left-padded after a leading end-of-text token; a seq2seq
     model's wrapped by its tokenizer's post-processor (``... </s>``), as in training. ``as_text``: a literal
     special token in a prompt is spelled out (``split_special_tokens``), as fine-tuning encodes its records;
     otherwise it is the token, so a T5 prompt can hold the ``<extra_id_0>`` sentinel it should fill."""
     tok = loaded.tokenizer
-    if loaded.arch == "decoder":
-        start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        rows = [[start] + tok(p, add_special_tokens=False, split_special_tokens=as_text)["input_ids"] for p in prompts]
-    else:
-        rows = [tok(p, split_special_tokens=as_text)["input_ids"] for p in prompts]
+    rows = [prompt_ids(loaded, p, as_text) for p in prompts]
     width = max(map(len, rows))
     pad = tok.pad_token_id if tok.pad_token_id is not None else 0
     left = loaded.arch == "decoder"  # a decoder continues from the last position: pad on the left
@@ -67,9 +145,10 @@ def encode_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool = Fals
 
 
 @torch.no_grad()
-def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions = GenerateOptions()
-             ) -> list[dict[str, Any]]:
-    """One ``{"prompt", "completion", "tokens", "stopped"}`` per prompt, in order."""
+def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions = GenerateOptions(),
+             names: list[str] | None = None) -> list[dict[str, Any]]:
+    """One ``{"prompt", "completion", "tokens", "stopped"}`` per prompt, in order. ``names``: what an error
+    calls each prompt (``check_room``; predict's records), ``prompt N`` otherwise."""
     if loaded.arch == "encoder":
         raise UserError("an encoder (masked LM) does not generate text; use corpusforge fill-mask")
     tok = loaded.tokenizer
@@ -81,10 +160,11 @@ def generate(loaded: LoadedModel, prompts: list[str], options: GenerateOptions =
         settings.update(do_sample=True, temperature=options.temperature, top_k=options.top_k, top_p=options.top_p)
     if options.stop:
         settings.update(stop_strings=list(options.stop), tokenizer=tok)
+    refuse_long_prompts(loaded, prompts, options.prompts_as_text, names)  # a huge prompt: before tokenising it
     chunks = [prompts[start: start + options.batch_size] for start in range(0, len(prompts), options.batch_size)]
     batches = [encode_prompts(loaded, chunk, options.prompts_as_text) for chunk in chunks]
     check_room(loaded, [n for batch in batches for n in batch["attention_mask"].sum(1).tolist()],
-               options.max_new_tokens)
+               options.max_new_tokens, names)
     torch.manual_seed(options.seed)
     out = []
     for chunk, batch in zip(chunks, batches):
@@ -114,20 +194,23 @@ def learned_positions(model: Any) -> int | None:
     return int(getattr(config, limit)) - virtual
 
 
-def check_room(loaded: LoadedModel, lengths: list[int], max_new_tokens: int) -> None:
+def check_room(loaded: LoadedModel, lengths: list[int], max_new_tokens: int, names: list[str] | None = None) -> None:
     """Refuse, in one line saying what fits, prompts (``lengths``: their tokens, in order) that with
     ``max_new_tokens`` run past the model's learned positions: the embedding lookup past them raised IndexError.
     A decoder's prompt and its new tokens share the positions; a seq2seq model's encoder reads the prompt and
-    its decoder the start token and the new tokens."""
+    its decoder the start token and the new tokens. ``names``: what the error calls each prompt (predict: its
+    record), ``prompt N`` (from 1, in order) otherwise; every prompt is checked at once, before any is
+    generated, so a caller passes all of them, never one at a time (each would be "prompt 1")."""
     limit = learned_positions(loaded.model)
     if limit is None:
         return
     for number, n in enumerate(lengths, 1):
+        name = names[number - 1] if names else f"prompt {number}"
         if n > limit or (n == limit and loaded.arch == "decoder"):
-            raise UserError(f"prompt {number} is {n} tokens; the model reads {limit} at most: shorten it")
+            raise UserError(f"{name} is {n} tokens; the model reads {limit} at most: shorten it")
         room = limit - n if loaded.arch == "decoder" else limit - 1
         if max_new_tokens > room:
-            raise UserError(f"prompt {number} is {n} tokens and --max-new-tokens {max_new_tokens} would run past the "
+            raise UserError(f"{name} is {n} tokens and --max-new-tokens {max_new_tokens} would run past the "
                             f"model's {limit} positions; pass --max-new-tokens {room} or fewer")
 
 

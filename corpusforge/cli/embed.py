@@ -31,7 +31,7 @@ def register(subparsers) -> None:
 def cmd_embed(args) -> int:
     import argparse
 
-    from corpusforge.core import rundir
+    from corpusforge.core.run_lock import claim_file
     from corpusforge.core.errors import UserError
     from corpusforge.trainers.embed import embed
     from corpusforge.cli.options import finite, record_bytes, reporting_skipped
@@ -45,12 +45,13 @@ def cmd_embed(args) -> int:
             raise UserError(f"--mix-weights takes comma-separated finite numbers, got {args.mix_weights!r}") from None
     if args.max_documents is not None and args.max_documents < 1:
         raise UserError("--max-documents must be at least 1")
-    rundir.claim_file(args.out)  # replaces only a file corpusforge wrote: never the user's, nor --data itself
     skipped: dict[str, int] = {}
     limit = record_bytes(args)
+    documents = read_documents(args.data, args.text_field, skipped, limit)  # what it names, before --out is claimed
+    claim_file(args.out, "embed")  # replaces only a file corpusforge wrote: never the user's, nor --data itself
     with reporting_skipped(skipped):
-        result = embed(args.model, read_documents(args.data, args.text_field, skipped, limit), args.out, mix_weights=weights,
-                       gamma=args.gamma, max_documents=args.max_documents)
+        result = embed(args.model, documents, args.out, mix_weights=weights, gamma=args.gamma,
+                       max_documents=args.max_documents)
     shape = (f"{result['layers']} layers x {result['width']}" if result["layers"] else
              f"scalar mix, {result['width']}")
     print(f"{result['documents']} documents, {result['tokens']} tokens ({shape} per token) -> {result['out']}")

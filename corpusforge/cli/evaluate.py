@@ -42,9 +42,10 @@ def cmd_evaluate(args) -> int:
     quiet_transformers()
     skipped: dict[str, int] = {}
     limit = record_bytes(args)
+    documents = read_documents(args.data, args.text_field, skipped, limit)  # what it names, before the model loads
     loaded = load_model(args.model, args.device)
     with reporting_skipped(skipped):
-        result = evaluate(loaded, read_documents(args.data, args.text_field, skipped, limit), seed=args.seed,
+        result = evaluate(loaded, documents, seed=args.seed,
                           batch_size=args.batch_size, max_documents=args.max_documents)
     if args.json:
         print(json.dumps(result, indent=2))

@@ -29,7 +29,7 @@ def cmd_predict(args) -> int:
 
     from corpusforge.cli.hf import quiet_transformers
     from corpusforge.cli.options import record_bytes
-    from corpusforge.core import rundir
+    from corpusforge.core.run_lock import claim_file
     from corpusforge.core.errors import UserError
     from corpusforge.core.files import write_bytes_atomic
     from corpusforge.trainers.finetune.config import FinetuneConfig
@@ -38,7 +38,7 @@ def cmd_predict(args) -> int:
 
     if args.batch_size < 1 or args.max_new_tokens < 1:
         raise UserError("--batch-size and --max-new-tokens must be at least 1")
-    rundir.claim_file(args.out)  # replaces only a file corpusforge wrote: never the user's, nor --data itself
+    claim_file(args.out, "predict")  # replaces only a file corpusforge wrote: never the user's, nor --data itself
     quiet_transformers()
     tuned = load_finetuned(args.model, args.device)
     fields = {k: v for k, v in tuned.info["config"].items() if k.endswith("_field")}

@@ -408,6 +408,24 @@ def check(condition: bool, message: str) -> None:
         raise ConfigError(message)
 
 
+def check_finite(section: Any, name: str) -> None:
+    """Refuse, in one line, an infinity in any float setting of ``section`` (a config dataclass, its nested
+    sections too; ``name``: its dotted name). NaN never gets here (``_check_plain``); an infinity is a YAML and
+    ``--set`` value (``.inf``, ``inf``) that passes every range check written as ``> 0`` or ``>= 0`` and means no
+    setting of a trainer: ``train.optim.lr=inf`` diverged to NaN, and a span of infinite mean length is never
+    drawn. Called once by a section's top ``__post_init__`` for all its floats, rather than in each check."""
+    import math
+    import typing
+
+    hints = typing.get_type_hints(type(section))
+    for item in dataclasses.fields(section):
+        value = getattr(section, item.name)
+        if dataclasses.is_dataclass(value):
+            check_finite(value, f"{name}.{item.name}")
+        elif hints[item.name] is float and isinstance(value, float):
+            check(math.isfinite(value), f"{name}.{item.name} must be a finite number, got {value}")
+
+
 def field_docs(cls: type) -> list[tuple[str, str, str, str]]:
     """``(key, type, default, help)`` for every leaf field, help from ``field(metadata={"help": ...})``."""
     rows = []

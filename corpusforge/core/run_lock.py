@@ -135,3 +135,27 @@ def is_locked(run_dir: str) -> bool:
     finally:
         os.close(fd)
     return False
+
+
+def claim_file(path: str, command: str) -> None:
+    """Before ``command`` writes the one file ``path`` (predict's PREDS.jsonl, embed's Arrow file), atomically in
+    place of what is there: a file already there is replaced only when its folder's marker records it (a command
+    wrote it before), never a user's file, nor a link, nor the command's own input named as its output; else one
+    line. The name is recorded in that marker first, so the next run may replace what this one writes. The
+    marker is read, changed and written under the folder's run lock, as every command that records an output
+    does: unlocked, a build on that folder recording its outputs meanwhile lost them (its marker overwritten by
+    the copy read before); a command holding the folder is named in one line."""
+    if not files.is_local(path):
+        return
+    path = os.path.abspath(files.local_path(path))
+    folder, name = os.path.split(path)
+    if name in (rundir.MARKER, rundir.LOCK, rundir.JOURNAL):
+        raise UserError(f"{path} is a name corpusforge keeps for its own bookkeeping; choose another --out")
+    os.makedirs(folder, exist_ok=True)  # recorded now: a folder the write would make would record nothing
+    with run_lock(folder, command):
+        marker = rundir.read_marker(folder)
+        if os.path.lexists(path) and (os.path.islink(path) or marker is None or name not in marker["outputs"]):
+            raise UserError(f"{path} exists and corpusforge did not write it (the {rundir.MARKER} of its folder does "
+                            "not record it), so it is not replaced; choose another --out, or move it away")
+        if marker is None or name not in marker["outputs"]:
+            rundir.record_output(folder, name, derived=False)

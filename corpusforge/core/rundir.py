@@ -35,6 +35,7 @@ import uuid
 from typing import Any, Iterator
 
 from corpusforge.core import files
+from corpusforge.core.dataset_card import CARD
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import display_path
 from corpusforge.core.shard_files import shard_files
@@ -153,26 +154,6 @@ def record_output(run_dir: str, name: str, listed: list[str] | None = None, deri
     write_marker(run_dir, marker)
 
 
-def claim_file(path: str) -> None:
-    """Before a command writes the one file ``path`` (predict's PREDS.jsonl, embed's Arrow file), atomically in
-    place of what is there: a file already there is replaced only when its folder's marker records it (a command
-    wrote it before), never a user's file, nor a link, nor the command's own input named as its output; else one
-    line. The name is recorded in that marker first, so the next run may replace what this one writes."""
-    if not files.is_local(path):
-        return
-    path = os.path.abspath(files.local_path(path))
-    folder, name = os.path.split(path)
-    if name in (MARKER, LOCK, JOURNAL):
-        raise UserError(f"{path} is a name corpusforge keeps for its own bookkeeping; choose another --out")
-    os.makedirs(folder, exist_ok=True)  # recorded now: a folder the write would make would record nothing
-    marker = read_marker(folder)
-    if os.path.lexists(path) and (os.path.islink(path) or marker is None or name not in marker["outputs"]):
-        raise UserError(f"{path} exists and corpusforge did not write it (the {MARKER} of its folder does not "
-                        "record it), so it is not replaced; choose another --out, or move it away")
-    if marker is None or name not in marker["outputs"]:
-        record_output(folder, name, derived=False)
-
-
 def corpus_fingerprint(clean_dir: str) -> str:
     """SHA-256 over the clean shards' names and bytes, in order: two builds share it only if clean/ is equal."""
     digest = hashlib.sha256()
@@ -273,8 +254,82 @@ def relative_parts(path: str, directory: str) -> list[str]:
 
 def is_build_marker(marker: dict) -> bool:
     """Whether a marker is a build's (it records clean/ or a corpus fingerprint), not only files a command wrote
-    into a folder (``claim_file``) or a ``tokenize.output`` folder's."""
+    into a folder (``run_lock.claim_file``) or a ``tokenize.output`` folder's."""
     return "clean" in marker.get("outputs", {}) or bool(marker.get("corpus_fingerprint"))
+
+
+# What of a run is read as input (docs/inputs.md, "corpusforge's own outputs as input"), for the build's readers
+# (pipeline.readers) and the model-side commands' (evaluate, embed, finetune, predict: ``check_model_input``): the
+# documents a run kept or removed are read back as they were; every other entry the marker of a run (or of a folder a
+# command records its outputs in, as tokenize.output) records is refused before any work, in one line naming what it
+# holds and what to pass. Told by the marker above the file (run_above) and what it records, not by the names alone:
+# a user's folder named rejected/ with no marker above, or train/ in a build's run, is read.
+DOCUMENT_OUTPUTS = ("clean", "removed")
+_READ_AS_INPUT = frozenset({*DOCUMENT_OUTPUTS, "sample"})  # sample/: the input `corpusforge demo` writes for its build
+_TOKENS = "holds token ids, not text"
+_HOLDS = {"rejected": "holds rejected input records, a reason and a short preview each, not documents",
+          "tokens": _TOKENS, "train": _TOKENS, "val": _TOKENS,
+          "tokenizer": "holds a tokenizer, not documents", "model": "holds a model, not documents",
+          "models": "holds models, not documents"}
+_RECORDS = frozenset({"manifest.json", "stats.json", CARD, "report.html"})
+BOOKKEEPING = frozenset({MARKER, LOCK, JOURNAL})  # corpusforge's own names, recorded or not
+UNREADABLE_MARKER = "unreadable"  # a markers entry's key: the marker is not JSON, what it records is not known
+
+
+def not_documents(run: str, top: str, markers: dict[str, dict]) -> str | None:
+    """Why the entry ``top`` of the run directory ``run`` is not read as input (the end of a sentence naming it),
+    or None: it is read (a run's documents, the demo's sample, a file of the user's own that no marker records).
+    ``markers``: run -> its marker, filled as read (``UNREADABLE_MARKER``: not JSON)."""
+    if top in _READ_AS_INPUT:
+        return None
+    marker = markers.get(run)
+    if marker is None:
+        try:
+            marker = markers[run] = read_marker(run) or {}
+        except UserError:  # a marker that is not JSON: what it records is not known, the names still are
+            marker = markers[run] = {UNREADABLE_MARKER: True}
+    if top in marker.get("scratch", ()) or top == CHECKPOINTS or top.startswith(".tmp-"):
+        return "is a working folder of a corpusforge command (stage checkpoints, outputs being written), not documents"
+    if top in BOOKKEEPING:
+        return "is what the run records about itself, not documents"
+    # An output's name says what it holds only when the marker records it as corpusforge's: a user's own train/
+    # or manifest.json beside a build's outputs is theirs and read (an unreadable marker: the names are all known).
+    if top not in marker.get("outputs", {}) and not marker.get(UNREADABLE_MARKER):
+        return None
+    if top in _HOLDS:
+        return _HOLDS[top]
+    if top in _RECORDS:
+        return "is what the run records about itself, not documents"
+    if top in marker.get("outputs", {}) and is_build_marker(marker):
+        return "is one of its outputs that hold no documents"
+    return None  # a file a command wrote into a folder of the user's (predict --out, embed --out): read as any is
+
+
+def check_model_input(path: str, flag: str, cache: dict[str, str | None] | None = None,
+                      markers: dict[str, dict] | None = None) -> bool:
+    """Whether a model-side command (evaluate, embed, finetune, predict) reads the file ``path`` its ``flag`` named
+    (or listed in the folder it named), by the build's own rule (``not_documents``): True, read it; False, skip it
+    (the marker of a folder of the user's where a command wrote a file: bookkeeping, no input); a run's entry that
+    holds no documents (rejected/, tokens/, stats.json...) is a one-line ``UserError`` naming what it holds and what
+    to pass: its rows were each skipped (``evaluate --data RUN/rejected``: every one ``missing_text``), or a
+    training file's first one refused for a field it lacks. ``cache`` and ``markers``: kept across a folder's
+    files, each run's marker read once."""
+    markers = {} if markers is None else markers
+    run = run_above(path, cache)
+    if run is None:
+        return True
+    parts = relative_parts(path, run) or [""]
+    why = not_documents(run, parts[0], markers)
+    if why is None:
+        return True
+    if parts[0] in BOOKKEEPING and not markers[run].get(UNREADABLE_MARKER) and not is_build_marker(markers[run]):
+        return False
+    shown = display_path(run.rstrip("/"))
+    if "clean" in markers[run].get("outputs", {}):
+        advice = f"pass its documents, {shown}/clean (or {shown}/removed), or a file of your own"
+    else:
+        advice = "pass a run's clean/ folder, or a file of your own"
+    raise UserError(f"{flag} {display_path(path)} is not documents: {'/'.join([shown, *parts])} {why}; {advice}")
 
 
 def check_not_a_run(directory: str, setting: str) -> None:

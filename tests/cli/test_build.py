@@ -694,12 +694,12 @@ def test_a_folder_where_a_command_wrote_one_file_is_still_the_users_input(tmp_pa
     """predict --out data/preds.jsonl records its file in data/'s marker; a build of data/ afterwards was refused as
     "a corpusforge run directory" (and with the file named, as "the corpusforge run data"). A build run stays
     refused."""
-    from corpusforge.core import rundir
+    from corpusforge.core.run_lock import claim_file
 
     data = tmp_path / "data"
     data.mkdir()
     (data / "a.jsonl").write_text(json.dumps({"id": "a", "text": "A document about rivers and hills."}) + "\n")
-    rundir.claim_file(str(data / "preds.jsonl"))
+    claim_file(str(data / "preds.jsonl"), "predict")
     (data / "preds.jsonl").write_text(json.dumps({"id": "a", "text": "predicted: rivers"}) + "\n")
     run = tmp_path / "run"
     assert main(["build", "--input", str(data), "--run-dir", str(run), "--no-progress", *OFF_STAGES]) == 0

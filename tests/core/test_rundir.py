@@ -11,7 +11,7 @@ import time
 import pytest
 
 from corpusforge.core import rundir
-from corpusforge.core.run_lock import is_locked, run_lock
+from corpusforge.core.run_lock import claim_file, is_locked, run_lock
 from corpusforge.core.errors import UserError
 
 OUTPUTS = ("clean", "removed", "manifest.json")
@@ -622,17 +622,41 @@ def test_a_file_claimed_in_a_folder_that_does_not_exist_yet_can_be_replaced_by_t
     # predict --out preds/p.jsonl: the folder did not exist, so nothing was recorded and the second run was refused
     # ("exists and corpusforge did not write it")
     out = tmp_path / "preds" / "p.jsonl"
-    rundir.claim_file(str(out))
+    claim_file(str(out), "predict")
     out.write_text("{}\n")
-    rundir.claim_file(str(out))  # the same command again: replaces what it wrote
+    claim_file(str(out), "predict")  # the same command again: replaces what it wrote
     user = tmp_path / "preds" / "mine.jsonl"
     user.write_text("years of work\n")
     with pytest.raises(UserError, match="corpusforge did not write it"):
-        rundir.claim_file(str(user))
+        claim_file(str(user), "predict")
 
 
 @pytest.mark.parametrize("name", [rundir.MARKER, rundir.LOCK, rundir.JOURNAL])
 def test_a_file_is_never_claimed_under_corpusforges_own_names(tmp_path, name):
     # predict --out .corpusforge-run.json wrote its predictions over the marker it had just made
     with pytest.raises(UserError, match="keeps for its own bookkeeping"):
-        rundir.claim_file(str(tmp_path / name))
+        claim_file(str(tmp_path / name), "predict")
+
+
+@pytest.mark.parametrize("command", ["predict", "embed"])
+def test_a_file_is_claimed_under_its_folders_run_lock(tmp_path, capsys, command):
+    # predict/embed --out RUN/x recorded x in RUN's marker without the run lock: a build of RUN recording its
+    # outputs meanwhile lost them (the marker read before was written back over them). Now a command holding the
+    # folder is named in one line, and the marker is not touched.
+    from corpusforge.cli.main import main
+
+    run = tmp_path / "run"
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"text": "x"}\n')
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(run)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        code = main([command, "--model", str(tmp_path / "no-model"), "--data", str(data),
+                     "--out", str(run / "out.jsonl")])
+        err = capsys.readouterr().err
+        assert code != 0 and f"in use by `corpusforge build` (pid {holder.pid} on " in err, err
+        assert err.count("\n") == 1
+        assert not (run / rundir.MARKER).exists()
+    finally:
+        holder.kill()
+        holder.wait()

@@ -113,8 +113,15 @@ def _nest(pairs: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Each case's settings as the config will hold them (the YAML's, then each --set in order): what it must refuse
+_SETTINGS: dict[str, str] = {}
+# Trainer float settings among KEYS: an infinity in one is refused (config_loader.check_finite; lr=inf diverged)
+TRAINER_FLOATS = ("train.optim.lr",)
+
+
 def config_case(rng: random.Random) -> tuple[str, list[str]]:
     """(YAML text, --set items) of one hostile config."""
+    _SETTINGS.clear()
     shape = rng.randrange(6)
     if shape == 0:  # an alias bomb: breadth ** depth strings from a few hundred bytes
         breadth, depth = rng.randrange(2, 12), rng.randrange(3, 12)
@@ -136,6 +143,8 @@ def config_case(rng: random.Random) -> tuple[str, list[str]]:
     if shape == 3:
         pairs["beam.options.direct_num_workers"] = _dump(rng.choice([100000, 10**9, -5, 0, 2, "many", 2.5]))
     sets = [f"{rng.choice(KEYS)}={_dump(_value(rng))}" for _ in range(rng.randrange(3))]
+    _SETTINGS.update(pairs)
+    _SETTINGS.update(item.split("=", 1) for item in sets)
     text = _nest(pairs)
     if shape == 4:  # keys that are not names
         text += rng.choice(["? [a, b]\n: 1\n", "1: x\n", "null: 3\n", f"{json.dumps(''.join(ODD[:5]))}: 1\n"])
@@ -332,6 +341,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
         text, sets = config_case(rng)
         (work / "case.yaml").write_text(text, encoding="utf-8", errors="surrogateescape")
         what = f"case.yaml ({len(text.encode('utf-8', 'surrogateescape')):,} bytes), --set {sets}"
+        must_refuse = any(_SETTINGS.get(key) in (".inf", "-.inf") for key in TRAINER_FLOATS)
         commands = [["config", "-c", str(work / "case.yaml"), *[x for s in sets for x in ("--set", s)]]]
     (work / "case.json").write_text(json.dumps({"what": what, "commands": commands}, indent=1))
     try:
@@ -344,5 +354,5 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     if "Traceback" in err or code not in (0, 2) or len([e for e in errors if "error" in e.lower()]) > len(commands):
         raise AssertionError(f"configs: {what}: exit {code}, not a one-line error:\n{err[-3000:]}")
     if must_refuse and code != 2:
-        raise AssertionError(f"configs: {what}: exit {code}: a file with changed bytes was used, not refused\n"
-                             f"{err[-1500:]}")
+        raise AssertionError(f"configs: {what}: exit {code}: a file with changed bytes or an infinite trainer "
+                             f"setting was used, not refused\n{err[-1500:]}")

@@ -466,8 +466,9 @@ def _strings(value: Any) -> Iterator[str]:
 
 def _check_task_examples(records: list, path: pathlib.Path) -> None:
     """finetune's and predict's examples of what ``read_records`` read: each text the record's own (a string, a
-    number as written, a boolean as JSON spells it), or one ``UserError``; never Python's ``str`` of a list, an object or NaN (``['a']``,
-    ``nan``), which fine-tuning took for the record's text before."""
+    number as written, a boolean as JSON spells it), its id the same (missing, null, NaN or empty: its
+    position), every word and tag of a tag record the same, or one ``UserError``; never Python's ``str`` of
+    null, a list, an object or NaN (``None``, ``['a']``, ``nan``), which fine-tuning took for the text before."""
     import math
 
     from corpusforge.core.errors import UserError
@@ -475,16 +476,42 @@ def _check_task_examples(records: list, path: pathlib.Path) -> None:
     from corpusforge.trainers.finetune.config import FinetuneConfig
     from corpusforge.trainers.finetune.data import task_examples
 
-    try:
-        examples = task_examples(records, FinetuneConfig(), display_path(path.name), labelled=False)
-    except UserError as exc:
-        if "\n" in str(exc):
-            raise AssertionError(f"finetune's examples of {display_path(path.name)}: an error of many lines") from None
-        return
-    for record, example in zip(records, examples):
-        raw = record.get("text")
+    def as_text(raw: Any) -> str | None:
+        """The text a value stands for, or None where it is none (null, NaN, an infinity, a list, an object)."""
         usable = isinstance(raw, (str, bool, int)) or (isinstance(raw, float) and math.isfinite(raw))
-        expected = raw if isinstance(raw, str) else json.dumps(raw) if isinstance(raw, bool) else str(raw)
-        if not usable or example.text != expected:
+        return None if not usable else raw if isinstance(raw, str) else json.dumps(raw) if isinstance(raw, bool) \
+            else str(raw)
+
+    def one(record: dict, config: FinetuneConfig, labelled: bool) -> Any:
+        """The record's one example, or None where it is refused (in one line)."""
+        try:
+            example, = task_examples([record], config, display_path(path.name), labelled=labelled)
+            return example
+        except UserError as exc:
+            if "\n" in str(exc):
+                raise AssertionError(f"finetune's examples of {display_path(path.name)}: an error of many lines") \
+                    from None
+            return None
+
+    # one record at a time: one refused record stops a whole file, and would hide what the others became
+    for record in records:
+        example = one(record, FinetuneConfig(), False)
+        if example is None:
+            continue
+        raw = record.get("text")
+        if as_text(raw) is None or example.text != as_text(raw):
             raise AssertionError(f"finetune took {ascii(raw)[:80]} of {display_path(path.name)} for the text "
+                                 f"{ascii(example.text)[:80]}")
+        ident = record.get("id")  # missing, null, NaN or empty: the position (a null id was "None")
+        missing = ident is None or ident == "" or (isinstance(ident, float) and ident != ident)
+        if example.id != ("0" if missing else as_text(ident)):
+            raise AssertionError(f"finetune took the id {ascii(ident)[:80]} of {display_path(path.name)} for "
+                                 f"{ascii(example.id)[:80]}")
+    # tag: every value a record holds (null, NaN, lists, objects, numbers, booleans...) as its words and tags;
+    # each word is its text, or the record is refused in one line (a null word was the word "None")
+    for record in records:
+        words = list(record.values())
+        example = one({"tokens": words, "tags": words}, FinetuneConfig(task="tag"), True) if words else None
+        if example is not None and (example.text != [as_text(w) for w in words] or example.target != example.text):
+            raise AssertionError(f"finetune took the words {ascii(words)[:80]} of {display_path(path.name)} for "
                                  f"{ascii(example.text)[:80]}")

@@ -10,7 +10,8 @@ from tests.fuzz.readers import fuzz_one
 # values lost without a word); duplicate_key since. 11 and 24: a JSON "\ud800" that evaluate's reader handed on
 # as a lone surrogate (evaluate, finetune and predict raised on it: UnicodeEncodeError, TypeError); U+FFFD since.
 # 30 and 71: a list (Parquet) and an object (JSONL) as the text, which finetune's examples took as Python's str of
-# it ("['xx', 'xx']", "{'a': 1}"); one line naming the record and field since.
+# it ("['xx', 'xx']", "{'a': 1}"); one line naming the record and field since. 71 and 96 again: a null id and a
+# null word or tag, which finetune took for the text "None"; the position (id) and one line (word, tag) since.
 SEEDS = list(range(8)) + [11, 19, 24, 30, 71, 96, 262]
 
 

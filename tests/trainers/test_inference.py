@@ -268,3 +268,70 @@ def test_generate_evaluate_and_fill_mask_on_cuda_match_the_cpu(dirs):
     bert_dir, _ = dirs["bert"]
     text = "the cat <mask> over the green house."
     assert fill_mask(load_model(bert_dir, "cuda"), text, 1)[0]["token"] == fill_mask(load_model(bert_dir), text, 1)[0]["token"]
+
+
+@pytest.mark.parametrize("family,command", [("gpt2", "generate"), ("bart", "generate"), ("bert", "fill-mask")])
+def test_a_huge_prompt_is_refused_from_a_prefix_without_tokenising_it_whole(dirs, family, command, monkeypatch):
+    # A 54 MB prompt was refused only after ~90 s of tokenising all of it; now a prefix of 16 characters a position,
+    # cut where a word ends, shows it is too long. Counted, not timed: the longest text the tokenizer is handed.
+    loaded = load_model(dirs[family][1])
+    tok = type(loaded.tokenizer)
+    longest = [0]
+    real = tok.__call__
+
+    def measured(self, text, *args, **kwargs):
+        longest[0] = max(longest[0], len(text) if isinstance(text, str) else max(map(len, text)))
+        return real(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(tok, "__call__", measured)
+    huge = "the cat sat on the warm mat " * 40_000 + "[MASK] river"  # ~1.1 M characters
+    with pytest.raises(UserError, match=r"is at least [0-9,]+ tokens \(its first [0-9,]+ of 1,120,012 characters\); "
+                                        r"the model reads 64 at most: shorten it") as info:
+        if command == "generate":
+            generate(loaded, ["Blue", huge], GenerateOptions(max_new_tokens=1, greedy=True))
+        else:
+            fill_mask(loaded, huge)
+    assert "\n" not in str(info.value) and (command != "generate" or "prompt 2 " in str(info.value))
+    assert longest[0] <= 65 * 16
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bart"])
+def test_a_huge_prompt_without_a_word_end_is_refused_from_its_length_by_a_byte_level_bpe(dirs, family, monkeypatch):
+    # 2 MB of "a" has no word end to cut a prefix at: it was tokenised whole (5 s; 54 MB: over 2 minutes). A
+    # byte-level BPE covers every byte with tokens no longer than its longest vocabulary string.
+    from corpusforge.trainers.generate import bytes_per_token
+
+    loaded = load_model(dirs[family][1])
+    most = bytes_per_token(loaded.tokenizer)
+    assert most == max(len(t.encode()) for t in loaded.tokenizer.get_vocab())
+    calls = []
+    real = type(loaded.tokenizer).__call__
+    monkeypatch.setattr(type(loaded.tokenizer), "__call__", lambda self, text, *a, **k: calls.append(text) or
+                        real(self, text, *a, **k))
+    with pytest.raises(UserError, match=rf"prompt 1 is at least [0-9,]+ tokens \(2,000,000 bytes, at most {most} a "
+                                        r"token\); the model reads 64 at most"):
+        generate(loaded, ["a" * 2_000_000], GenerateOptions(max_new_tokens=1, greedy=True))
+    assert calls == []
+    # and the bound is sound: never more than the tokens the text has
+    for text in ["a" * 5000, "é" * 3000 + " x", "<|endoftext|>" * 400, "  \n\t " * 900]:
+        assert -(-len(text.encode()) // most) <= len(loaded.tokenizer(text)["input_ids"])
+
+
+def test_no_bound_from_the_length_where_a_token_may_cover_a_whole_word(dirs):
+    from corpusforge.trainers.generate import bytes_per_token
+
+    assert bytes_per_token(load_model(dirs["bert"][1]).tokenizer) is None  # WordPiece: [UNK] for a long word
+    assert bytes_per_token(load_model(dirs["t5"][1]).tokenizer) is None  # a normalizer (NFKC)
+
+
+def test_the_prefix_ends_where_a_word_ends_so_its_tokens_begin_the_whole_texts(dirs):
+    from corpusforge.trainers.generate import prompt_ids, tokens_at_least
+
+    loaded = load_model(dirs["gpt2"][1])
+    text = "  Blue fish sings,\tthe   river  " * 200 + "end"
+    seen = tokens_at_least(text, 64, lambda t: len(prompt_ids(loaded, t)))
+    n, how = seen  # "its first 1,039 of 6,403 characters"
+    characters = int(how.split()[2].replace(",", ""))
+    assert text[characters - 1].strip() and not text[characters].strip()
+    assert prompt_ids(loaded, text)[:n] == prompt_ids(loaded, text[:characters])
+    assert tokens_at_least("short text", 64, len) is None and tokens_at_least("x" * 5000, 64, len) is None

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-from corpusforge.core.config_loader import check, setting
+from corpusforge.core.config_loader import check, check_finite, setting
 
 TASKS = ("classify", "tag", "generate")
 METHODS = ("full", "lora", "adapter", "prefix", "prompt", "elmo")
@@ -68,6 +68,7 @@ class FinetuneConfig:
     progress: bool = setting(True, "Show a progress bar.")
 
     def __post_init__(self) -> None:
+        check_finite(self, "finetune")  # every float setting: no infinity (lr=inf)
         check(self.epochs >= 1 and self.batch_size >= 1, "finetune.epochs and finetune.batch_size must be >= 1")
         check(self.lr >= 0, f"finetune.lr must be >= 0, got {self.lr}")
         check(0 <= self.warmup_ratio < 1, f"finetune.warmup_ratio must be in [0, 1), got {self.warmup_ratio}")

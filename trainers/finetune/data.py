@@ -16,7 +16,7 @@ import math
 import pathlib
 from typing import Any
 
-from corpusforge.core import columnar
+from corpusforge.core import columnar, rundir
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_text, classify,
                                           display_path,
@@ -33,16 +33,20 @@ class Example:
     target: Any = None  # classify: label name; tag: list of label names; generate: the response; None: unlabelled
 
 
-def read_records(path: str | pathlib.Path, max_bytes: int = 0) -> list[dict[str, Any]]:
+def read_records(path: str | pathlib.Path, max_bytes: int = 0, flag: str = "--data") -> list[dict[str, Any]]:
     """Every record of a JSONL, CSV, TSV or Parquet file (each plain or compressed as the build reads it), or a
     one-line ``UserError`` naming the file, the line and the reason the build would reject it with
     (``corpusforge.core.input_files``: ``malformed_json``, ``too_deep``, ``number_too_large``, ``invalid_utf8``, a
     file cut short...). ``max_bytes``: the most bytes a record may take (``output.record_bytes``; 0:
-    ``MAX_RECORD_BYTES``, a default build's)."""
+    ``MAX_RECORD_BYTES``, a default build's). ``flag``: what named the file, for the build's check of a run's own
+    outputs (``rundir.check_model_input``: a run's rejected/ or stats.json is refused naming what to pass)."""
     path = pathlib.Path(path)
     if not path.is_file():
         raise UserError(f"{display_path(str(path))} is not a file; pass a JSONL, CSV or Parquet file of records")
     where = display_path(str(path))
+    if not rundir.check_model_input(str(path), flag):
+        raise UserError(f"{flag} {where} is corpusforge's own bookkeeping, not records; pass a JSONL, CSV or Parquet "
+                        "file of records")
     suffix = pathlib.Path(uncompressed_name(path.name)).suffix  # the build's compressions, every format
     try:
         limit = max_bytes or MAX_RECORD_BYTES
@@ -132,14 +136,16 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
         def field(name: str, required: bool = True, words: bool = False):
             """The record's ``name`` as text (``_text``), or a list of words (``words``); NaN is missing."""
             value = _cell(record.get(name), where, position, name)
-            if value is None or value == "" or (isinstance(value, float) and value != value):
+            if _missing(value):
                 if required:
                     raise UserError(f"{where}: record {position} has no {name!r} field; name the field with "
                                     f"--{_flag(name, config)} or fix the data")
                 return None
             return value if words else _text(value, where, position, name)
-        ident = _text(_cell(record.get(config.id_field, position), where, position, config.id_field), where,
-                      position, config.id_field)
+        ident = _cell(record.get(config.id_field), where, position, config.id_field)
+        # A null, NaN or empty id is a missing one, as for every other field: the record's position (a null
+        # was the id "None" for every such record).
+        ident = _text(position if _missing(ident) else ident, where, position, config.id_field)
         if config.task == "classify":
             out.append(Example(ident, field(config.text_field),
                                field(config.text_pair_field) if config.text_pair_field else None,
@@ -148,12 +154,13 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
             words = _word_list(field(config.tokens_field, words=True), where, position, config.tokens_field)
             tags = field(config.tags_field, labelled, words=True)
             if tags is not None:
-                tags = [_text(t, where, position, config.tags_field)
-                        for t in _word_list(tags, where, position, config.tags_field)]
+                tags = [_text(t, where, position, config.tags_field, item)
+                        for item, t in enumerate(_word_list(tags, where, position, config.tags_field))]
                 if len(tags) != len(words):
                     raise UserError(f"{where}: record {position} has {len(words)} words and {len(tags)} tags; "
                                     "each word needs exactly one tag")
-            out.append(Example(ident, [_text(w, where, position, config.tokens_field) for w in words], None, tags))
+            out.append(Example(ident, [_text(w, where, position, config.tokens_field, item)
+                                       for item, w in enumerate(words)], None, tags))
         else:
             out.append(Example(ident, field(config.prompt_field), None, field(config.response_field, labelled)))
     if not out:
@@ -161,21 +168,33 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
     return out
 
 
-def _text(value: Any, where: str, position: int, name: str) -> str:
-    """A field's value as the text a task uses: a string as it is, a number as written, a boolean as JSON and CSV
-    spell it (``true``: one class in both); NaN, an infinity, a list or an object is no text, refused in one line
-    rather than trained on as Python's ``str`` of it (``nan``, ``['a', 'b']``)."""
+def _missing(value: Any) -> bool:
+    """No value: absent, JSON ``null``, NaN (pandas' gap, which ``json.dumps`` writes as ``NaN``) or an empty
+    string (an empty CSV cell, how pandas writes a gap). A CSV cell reading ``NaN`` or ``null`` is text: a CSV has
+    no null, and ``NA`` or ``null`` can be a label."""
+    return value is None or value == "" or (isinstance(value, float) and value != value)
+
+
+def _text(value: Any, where: str, position: int, name: str, item: int | None = None) -> str:
+    """A field's value (``item``: one word or tag of a list field) as the text a task uses: a string as it is, a
+    number as written, a boolean as JSON and CSV spell it (``true``: one class in both); null, NaN, an infinity,
+    a list or an object is no text, refused in one line rather than trained on as Python's ``str`` of it
+    (``None``, ``nan``, ``['a', 'b']``). A missing field never comes here (``_missing``): a word of a list has
+    no missing value, each is one position of the text."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float) and not math.isfinite(value):
+    if value is None:
+        kind = "null"
+    elif isinstance(value, float) and not math.isfinite(value):
         kind = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
     elif isinstance(value, (list, tuple, dict)):
         kind = "an object" if isinstance(value, dict) else "a list"
     else:
         return str(value)  # a number, a Parquet date or decimal: as written
-    raise UserError(f"{where}: record {position} field {name!r} is {kind}, not a text or a number; fix the data or "
+    place = f"field {name!r}" if item is None else f"field {name!r} item {item}"
+    raise UserError(f"{where}: record {position} {place} is {kind}, not a text or a number; fix the data or "
                     "name another field")
 
 

@@ -117,12 +117,22 @@ def _generate(tuned: Finetuned, examples: list[Example], batch_size: int, max_ne
     from corpusforge.trainers.export import LoadedModel
     from corpusforge.trainers.generate import GenerateOptions, generate
 
-    if tuned.info["method"] == "prefix":
-        return [{"id": e.id, "generation": _greedy_without_cache(tuned, e.text, max_new_tokens)} for e in examples]
     loaded = LoadedModel(tuned.model, tuned.tokenizer, tuned.info["arch"], "finetune")
+    # an error names the record (as the data's errors do: its position from 0, and its id), not "prompt N"
+    names = [f"record {position} (id {example.id!r})" for position, example in enumerate(examples)]
+    if tuned.info["method"] == "prefix":
+        from corpusforge.trainers.generate import check_room, encode_prompts, refuse_long_prompts
+
+        # every prompt measured before any is generated (as generate does): an over-long last record stops
+        # the command before the others' work, not after it
+        refuse_long_prompts(loaded, [e.text for e in examples], True, names)  # a huge one before tokenising it
+        batches = [encode_prompts(loaded, [e.text], as_text=True) for e in examples]  # as encoded in training
+        check_room(loaded, [int(b["attention_mask"].sum()) for b in batches], max_new_tokens, names)
+        return [{"id": e.id, "generation": _greedy_without_cache(tuned, batch, max_new_tokens)}
+                for e, batch in zip(examples, batches)]
     # prompts_as_text: a record's literal "</s>" is read as it was in training (finetune.encode)
     options = GenerateOptions(max_new_tokens=max_new_tokens, greedy=True, batch_size=batch_size, prompts_as_text=True)
-    rows = generate(loaded, [example.text for example in examples], options)
+    rows = generate(loaded, [example.text for example in examples], options, names)
     return [{"id": example.id, "generation": row["completion"]} for example, row in zip(examples, rows)]
 
 
@@ -146,18 +156,12 @@ def score_predictions(tuned: Finetuned, examples: list[Example], rows: list[dict
     return {"records": len(labelled), "accuracy": metrics["val_accuracy"], "macro_f1": metrics["val_macro_f1"]}
 
 
-def _greedy_without_cache(tuned: Finetuned, prompt: str, max_new_tokens: int) -> str:
-    """Greedy decoding by whole forward passes. peft 0.21's prefix tuning hands ``generate`` its prefix as
-    ``past_key_values``, which transformers 5.24 ignores once it has its own ``cache``: generate would run
-    without the prefix. A forward pass keeps it (as in training); the cost, no KV cache, is fine for a
-    fine-tuned model's short answers."""
-    from corpusforge.trainers.export import LoadedModel
-    from corpusforge.trainers.generate import check_room, encode_prompts
-
+def _greedy_without_cache(tuned: Finetuned, batch: dict[str, torch.Tensor], max_new_tokens: int) -> str:
+    """Greedy decoding of one encoded prompt (``batch``, checked by ``check_room``) by whole forward passes.
+    peft 0.21's prefix tuning hands ``generate`` its prefix as ``past_key_values``, which transformers 5.24
+    ignores once it has its own ``cache``: generate would run without the prefix. A forward pass keeps it (as in
+    training); the cost, no KV cache, is fine for a fine-tuned model's short answers."""
     tok = tuned.tokenizer
-    loaded = LoadedModel(tuned.model, tok, tuned.info["arch"], "finetune")
-    batch = encode_prompts(loaded, [prompt], as_text=True)  # as the records were encoded in training
-    check_room(loaded, [int(batch["attention_mask"].sum())], max_new_tokens)
     ids, new = batch["input_ids"], []
     device = ids.device
     seq2seq = tuned.info["arch"] == "encoder_decoder"

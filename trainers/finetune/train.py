@@ -101,8 +101,10 @@ def finetune(config: FinetuneConfig, max_record_bytes: int = 0) -> dict[str, Any
             model_files.check_tokenizer(base / "tokenizer.json")
         arch = arch_of(base)
         tokenizer = transformers.AutoTokenizer.from_pretrained(base)
-    train_examples = task_examples(read_records(config.train, max_record_bytes), config, config.train)
-    val_examples = (task_examples(read_records(config.validation, max_record_bytes), config, config.validation)
+    train_examples = task_examples(read_records(config.train, max_record_bytes, "finetune.train"), config,
+                                   config.train)
+    val_examples = (task_examples(read_records(config.validation, max_record_bytes, "finetune.validation"), config,
+                                  config.validation)
                     if config.validation else [])
     labels = label_map(train_examples) if config.task != "generate" else None
     if labels:

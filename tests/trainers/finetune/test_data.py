@@ -57,6 +57,42 @@ def test_a_field_that_holds_no_text_or_number_is_missing_or_refused_never_traine
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("task,line,said", [
+    ("tag", '{"tokens": ["a", null], "tags": ["O", "O"]}', "record 0 field 'tokens' item 1 is null"),
+    ("tag", '{"tokens": ["a", "b"], "tags": ["O", null]}', "record 0 field 'tags' item 1 is null"),
+    ("tag", '{"tokens": ["a", ["b"]], "tags": ["O", "O"]}', "record 0 field 'tokens' item 1 is a list"),
+    ("tag", '{"tokens": ["a", NaN], "tags": ["O", "O"]}', "record 0 field 'tokens' item 1 is NaN"),
+    ("tag", '{"tokens": ["a", "b"], "tags": ["O", {"x": 1}]}', "record 0 field 'tags' item 1 is an object")])
+def test_a_word_or_tag_that_is_no_text_is_refused_never_trained_as_none(tmp_path, task, line, said):
+    # Before: a null word or tag was the text "None" (str(None)), so a tag set gained a class "None" and a
+    # record trained on the word "None" that its file never held.
+    path = tmp_path / "d.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(UserError, match=re.escape(said)) as info:
+        task_examples(read_records(path), FinetuneConfig(task=task), "d.jsonl")
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["null", "NaN", '""'])
+def test_a_null_or_empty_id_is_a_missing_id_the_records_position(tmp_path, value):
+    # Before: a null id was the id "None" for every such record, and predict wrote them all as "None".
+    path = tmp_path / "d.jsonl"
+    path.write_text(f'{{"id": "a", "text": "x", "label": "p"}}\n{{"id": {value}, "text": "y", "label": "q"}}\n')
+    assert [e.id for e in task_examples(read_records(path), FinetuneConfig(), "d.jsonl")] == ["a", "1"]
+
+
+def test_csv_cells_are_text_only_an_empty_cell_is_missing(tmp_path):
+    # A CSV has no null: pandas writes a gap as an empty cell, which is missing (here: an unlabelled record in
+    # predict, an error where the label is needed); the words NaN, null and NA are labels as written (NA is a
+    # country code and a tag in some tag sets).
+    (tmp_path / "d.csv").write_text("id,text,label\n,x,NaN\nb,y,null\nc,z,NA\nd,w,\n")
+    records = read_records(tmp_path / "d.csv")
+    examples = task_examples(records, FinetuneConfig(), "d.csv", labelled=False)
+    assert [(e.id, e.target) for e in examples] == [("0", "NaN"), ("b", "null"), ("c", "NA"), ("d", None)]
+    with pytest.raises(UserError, match="record 3 has no 'label' field"):
+        task_examples(records, FinetuneConfig(), "d.csv")
+
+
 def test_a_boolean_label_is_the_same_class_in_jsonl_and_csv(tmp_path):
     # JSON true was the class "True", the same column in CSV the class "true": a CSV validation file of a JSONL
     # training run was refused ("label 'true', which the training data never uses").

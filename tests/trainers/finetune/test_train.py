@@ -114,6 +114,21 @@ def test_generate_learns_the_response_and_generates_it(bases, task_files, tmp_pa
     assert score_predictions(tuned, examples, rows)["exact_match"] == 1.0
 
 
+@pytest.mark.parametrize("method", ["prefix", "lora"])
+def test_a_prompt_too_long_for_the_model_is_named_by_its_record_before_any_is_generated(bases, task_files, tmp_path,
+                                                                                         method):
+    # Before: prefix tuning checked one prompt at a time, so every over-long record was "prompt 1" (after the
+    # records before it were generated); the other methods said "prompt 3" for the record at position 2.
+    config, _ = run(bases, task_files, tmp_path, "gpt2", "generate", method, epochs=1)
+    tuned = load_finetuned(config.out)
+    records = [{"id": "a", "prompt": "the cat"}, {"id": "b", "prompt": "the dog"},
+               {"id": "c", "prompt": "the cat " * 40}, {"id": "d", "prompt": "the dog"}]
+    examples = task_examples(records, config, "p.jsonl", labelled=False)
+    with pytest.raises(UserError, match=r"^record 2 \(id 'c'\) is \d+ tokens; the model reads \d+ at most") as info:
+        predict(tuned, examples, batch_size=1, max_new_tokens=2)
+    assert "\n" not in str(info.value)
+
+
 def test_prompt_tuning_a_decoder_trains_only_the_soft_prompt_and_reloads(bases, task_files, tmp_path):
     """An untrained decoder gives near-uniform next tokens, and a soft prompt alone does not turn that into the
     task in a test's budget (prefix tuning, which reaches every layer, does); what is checked here is that it

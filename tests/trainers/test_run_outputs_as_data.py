@@ -1,0 +1,65 @@
+"""The model-side commands (evaluate, embed, finetune, predict) read a run's entries by the build's rule
+(``rundir.check_model_input``, the same ``rundir.not_documents`` the build's readers use): a run's documents are
+read, an entry that holds no documents is refused in one line naming what to pass, before any model loads."""
+import json
+
+import pytest
+
+from corpusforge.cli.main import main
+from corpusforge.core import rundir
+from corpusforge.core.errors import UserError
+from corpusforge.trainers.evaluate import read_documents
+from corpusforge.trainers.finetune.data import read_records
+
+
+def make_run(tmp_path):
+    """A run directory as a build leaves it: clean/ and rejected/ recorded in its marker."""
+    run = tmp_path / "run"
+    for name, row in (("clean", {"id": "a", "text": "a kept document"}),
+                      ("rejected", {"reason": "malformed_json", "path": "x.jsonl", "preview": "{oops"})):
+        (run / name).mkdir(parents=True)
+        (run / name / "part-00000-of-00001.jsonl").write_text(json.dumps(row) + "\n")
+        rundir.record_output(str(run), name, ["part-00000-of-00001.jsonl"])
+    return run
+
+
+@pytest.mark.parametrize("entry", ["rejected", "rejected/part-00000-of-00001.jsonl"])
+def test_a_runs_rejected_records_are_refused_as_data_naming_what_to_pass(tmp_path, entry):
+    # Before: evaluate --data RUN/rejected read every row, each skipped as missing_text, and measured nothing.
+    run = make_run(tmp_path)
+    with pytest.raises(UserError, match=r"--data .*rejected.* is not documents: .*run/rejected/part-00000-of-00001"
+                                        r"\.jsonl holds rejected input records.*; pass its documents, .*run/clean") as info:
+        read_documents(str(run / entry))
+    assert "\n" not in str(info.value)
+    assert [d.text for d in read_documents(str(run / "clean"))] == ["a kept document"]
+
+
+def test_finetune_and_predict_refuse_a_runs_rejected_shard(tmp_path):
+    run = make_run(tmp_path)
+    with pytest.raises(UserError, match=r"finetune\.train .* is not documents: .* holds rejected input records"):
+        read_records(run / "rejected" / "part-00000-of-00001.jsonl", flag="finetune.train")
+
+
+@pytest.mark.parametrize("command", ["evaluate", "embed"])
+def test_the_refusal_comes_before_the_model_loads(tmp_path, capsys, command):
+    run = make_run(tmp_path)
+    extra = ["--out", str(tmp_path / "v.arrow")] if command == "embed" else []
+    assert main([command, "--model", str(tmp_path / "no-model"), "--data", str(run / "rejected"), *extra]) == 2
+    err = capsys.readouterr().err
+    assert "holds rejected input records" in err and err.count("\n") == 1, err
+    assert not (tmp_path / rundir.MARKER).exists()  # embed --out claimed nothing for a refused command
+
+
+def test_the_marker_a_command_left_in_a_users_folder_is_not_read_as_data(tmp_path):
+    # predict --out data/preds.jsonl leaves data/.corpusforge-run.json: evaluate --data data/ read it as JSON
+    # Lines, one record skipped as missing_text; the build skips it as bookkeeping, and so does evaluate now.
+    from corpusforge.core.run_lock import claim_file
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "held-out.jsonl").write_text(json.dumps({"text": "a held-out document"}) + "\n")
+    claim_file(str(data / "preds.jsonl"), "predict")
+    (data / "preds.jsonl").write_text(json.dumps({"id": "a", "text": "predicted"}) + "\n")
+    skipped = {}
+    assert [d.text for d in read_documents(str(data), skipped=skipped)] == ["a held-out document", "predicted"]
+    assert skipped == {}
