@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import pathlib
 import random
 from typing import Any
@@ -233,6 +234,9 @@ def paths_case(rng: random.Random, workdir: pathlib.Path) -> None:
         else:
             reached.add(target.relative_to(run).parts[0])
     refused = sorted(name for name in reached if expected[name] == "refused")
+    if rng.random() < 0.25 and "glob" not in kind:  # named through a link to it or to a folder above it
+        TRIED["path through a link"] += 1
+        paths = [_through_link(rng, workdir, path, run.parent) for path in paths]
     try:
         listed = check_inputs([InputConfig(path=str(p)) for p in paths])
     except UserError as exc:
@@ -256,9 +260,22 @@ def paths_case(rng: random.Random, workdir: pathlib.Path) -> None:
         raise AssertionError(f"{kind} {[str(p) for p in paths]}: an empty clean/ alone was not refused")
     for _, found in listed:
         for name in found:
-            top = pathlib.Path(name).relative_to(run).parts[0]
+            top = pathlib.Path(os.path.realpath(name)).relative_to(run.resolve()).parts[0]
             if expected[top] != "read":
                 raise AssertionError(f"{name} listed as input")
+
+
+def _through_link(rng: random.Random, workdir: pathlib.Path, path: pathlib.Path, top: pathlib.Path) -> pathlib.Path:
+    """``path`` named through a new link to it or to one of its folders up to ``top`` (``LINK/part-0.jsonl`` with
+    ``LINK -> RUN/rejected``): every name a path can resolve to is the path (a link above the file was not
+    followed before: a run's rejected rows were read as documents)."""
+    ancestors = [path, *[a for a in path.parents if a == top or top in a.parents]]
+    target = rng.choice(ancestors)
+    links = workdir / "links"
+    links.mkdir(exist_ok=True)
+    link = links / f"to-{len(list(links.iterdir()))}-{target.name}"  # a file's link keeps its extension (its format)
+    link.symlink_to(target)
+    return link / path.relative_to(target) if target != path else link
 
 
 def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:

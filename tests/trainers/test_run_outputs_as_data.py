@@ -63,3 +63,23 @@ def test_the_marker_a_command_left_in_a_users_folder_is_not_read_as_data(tmp_pat
     skipped = {}
     assert [d.text for d in read_documents(str(data), skipped=skipped)] == ["a held-out document", "predicted"]
     assert skipped == {}
+
+
+@pytest.mark.parametrize("through", ["folder", "parent", "file"])
+def test_a_link_to_a_runs_entry_is_the_entry(tmp_path, through):
+    # Every path a name can resolve to: a link to the folder (LINK -> RUN/rejected), to the run above it, or to
+    # the shard itself. Before, only a link that was the file itself was followed: LINK/part-0.jsonl read the
+    # rejected rows (evaluate: each skipped as missing_text; finetune: trained on them).
+    run = make_run(tmp_path)
+    link = tmp_path / "link"
+    shard = "part-00000-of-00001.jsonl"
+    target, named = {"folder": (run / "rejected", link / shard), "parent": (run, link / "rejected" / shard),
+                     "file": (run / "rejected" / shard, link)}[through]
+    link.symlink_to(target)
+    with pytest.raises(UserError, match="holds rejected input records"):
+        read_records(named, flag="--train")
+    with pytest.raises(UserError, match="holds rejected input records"):
+        read_documents(str(named))
+    clean = tmp_path / "clean-link"
+    clean.symlink_to(run / "clean")
+    assert [d.text for d in read_documents(str(clean))] == ["a kept document"]
