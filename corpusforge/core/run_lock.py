@@ -16,6 +16,7 @@ import json
 import os
 import socket
 import sys
+import time
 from typing import Any, Iterator
 
 from corpusforge.core import files, rundir
@@ -24,13 +25,22 @@ from corpusforge.core.errors import UserError
 _held: dict[str, int] = {}
 
 
+# flock itself unsupported where the folder lives (NFS without lockd, some FUSE mounts): the owner file alone tells
+# whether a live process holds the folder, as on a filesystem that ignores flock
+_NO_FLOCK = {errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS}
+_CLAIM_WAIT_S = 30.0  # how long a claim waits for other claims of the same folder (each holds it for milliseconds)
+
+
 @contextlib.contextmanager
-def run_lock(run_dir: str, command: str) -> Iterator[None]:
+def run_lock(run_dir: str, command: str, claim: bool = False) -> Iterator[None]:
     """Hold ``RUN/.corpusforge.lock`` while ``command`` writes to ``run_dir``: a second build, tokenize or
     train on the same directory fails at once, naming this one. The lock is an flock (released by the kernel
     when its process dies, so a killed command leaves no stale lock); the file names the owner's pid, host
     and command. Re-entrant within a process (``demo`` holds it around the commands it runs). Taking it first
-    rolls back a swap that a killed rebuild left half done (``recover``)."""
+    rolls back a swap that a killed rebuild left half done (``recover``). ``claim``: held only to record one file
+    in the folder's marker (``claim_file``): a claim waits (up to ``_CLAIM_WAIT_S``) while another claim holds the
+    folder, so commands started together (``xargs -P``, a job array) writing into one folder all run, and is
+    refused at once only by a command that holds the folder for its whole run (a build)."""
     if not files.is_local(run_dir) or os.environ.get("RANK", "0") != "0":  # DDP: rank 0 holds it for all
         yield
         return
@@ -45,11 +55,13 @@ def run_lock(run_dir: str, command: str) -> Iterator[None]:
             _held[key] -= 1
         return
     path = os.path.join(run_dir, rundir.LOCK)
-    fd = _acquire(path, run_dir)
+    fd = _acquire(path, run_dir, claim)
     _held[key] = 1
     try:
         owner = {"pid": os.getpid(), "host": socket.gethostname(), "command": command,
                  "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+        if claim:
+            owner["claim"] = True
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(owner) + "\n").encode(), 0)
         note = rundir.recover(run_dir)  # a rebuild killed mid-swap: every command sees the previous build whole
@@ -66,20 +78,32 @@ def run_lock(run_dir: str, command: str) -> Iterator[None]:
                 os.rmdir(run_dir)  # raw-delete-ok: only an empty directory this command created
 
 
-def _acquire(path: str, run_dir: str) -> int:
+def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
+    deadline = time.monotonic() + _CLAIM_WAIT_S
     while True:
         if os.path.islink(path):
             raise UserError(f"{path} is a symbolic link; remove it and run again")
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        created = not os.path.exists(path)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # the holder we waited for made the folder and, leaving it empty, removed it
+            os.makedirs(run_dir, exist_ok=True)
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            owner = _owner(fd)
-            os.close(fd)
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise
-            raise UserError(f"{run_dir} is in use by {_describe(owner)}; wait for it to finish, or choose another "
-                            "run directory") from None
+            if exc.errno not in _NO_FLOCK:
+                owner = _owner(fd)
+                os.close(fd)
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    if created:  # a lock file this attempt made and could not lock for another reason: not left
+                        with contextlib.suppress(OSError):  # (busy, the file may be another's new lock: kept)
+                            os.unlink(path)  # raw-delete-ok: the lock file this attempt created
+                    raise
+                if claim and (owner is None or owner.get("claim")) and time.monotonic() < deadline:
+                    time.sleep(0.02)  # another claim records its file: milliseconds
+                    continue
+                raise UserError(_busy(run_dir, owner, claim)) from None
         try:
             same = os.fstat(fd).st_ino == os.stat(path).st_ino
         except FileNotFoundError:
@@ -91,9 +115,19 @@ def _acquire(path: str, run_dir: str) -> int:
         if owner and owner.get("host") == socket.gethostname() and _alive(owner.get("pid")) \
                 and owner.get("pid") != os.getpid():
             os.close(fd)  # a live process on this host wrote it, yet the flock was free: the filesystem ignores flock
+            if claim and owner.get("claim") and time.monotonic() < deadline:
+                time.sleep(0.02)
+                continue
             raise UserError(f"{run_dir} is in use by {_describe(owner)}; wait for it to finish (if that process is "
                             f"not a corpusforge command, delete {path})")
         return fd  # free, or left by a process that is gone: stale, taken over
+
+
+def _busy(run_dir: str, owner: dict[str, Any] | None, claim: bool) -> str:
+    if claim:
+        return (f"the folder {run_dir} of --out is in use by {_describe(owner)}; wait for it to finish, or write to "
+                "another folder")
+    return f"{run_dir} is in use by {_describe(owner)}; wait for it to finish, or choose another run directory"
 
 
 def _owner(fd: int) -> dict[str, Any] | None:
@@ -152,7 +186,7 @@ def claim_file(path: str, command: str) -> None:
     if name in (rundir.MARKER, rundir.LOCK, rundir.JOURNAL):
         raise UserError(f"{path} is a name corpusforge keeps for its own bookkeeping; choose another --out")
     os.makedirs(folder, exist_ok=True)  # recorded now: a folder the write would make would record nothing
-    with run_lock(folder, command):
+    with run_lock(folder, command, claim=True):
         marker = rundir.read_marker(folder)
         if os.path.lexists(path) and (os.path.islink(path) or marker is None or name not in marker["outputs"]):
             raise UserError(f"{path} exists and corpusforge did not write it (the {rundir.MARKER} of its folder does "

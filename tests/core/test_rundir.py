@@ -1,6 +1,7 @@
 """The run directory: where corpusforge may write, what it may delete, the swap, the lock, the leftovers."""
 import contextlib
 import json
+import errno
 import multiprocessing.util
 import os
 import pathlib
@@ -660,3 +661,88 @@ def test_a_file_is_claimed_under_its_folders_run_lock(tmp_path, capsys, command)
     finally:
         holder.kill()
         holder.wait()
+
+
+CLAIM = """
+import sys
+from corpusforge.core.run_lock import claim_file
+from corpusforge.core.errors import UserError
+sys.stdin.readline()  # all start claiming together
+try:
+    claim_file(sys.argv[1], "predict")
+    print("ok", flush=True)
+except UserError as exc:
+    print("refused", exc, flush=True)
+"""
+
+
+def test_commands_writing_into_one_folder_together_all_claim_their_files(tmp_path):
+    # `xargs -P 8 corpusforge predict ... --out preds/$f`: each claim holds the folder's lock for milliseconds,
+    # and took it without waiting, so some of eight were refused as "in use by corpusforge predict" (3 of 8 in
+    # the review's run). A claim now waits for another claim (a build still refuses at once: the test above).
+    folder = tmp_path / "preds"
+    procs = [subprocess.Popen([sys.executable, "-c", CLAIM, str(folder / f"p{i}.jsonl")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for i in range(8)]
+    for proc in procs:
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    outs = [proc.communicate(timeout=120)[0].strip() for proc in procs]
+    assert outs == ["ok"] * 8, outs
+    assert sorted(rundir.read_marker(str(folder))["outputs"]) == [f"p{i}.jsonl" for i in range(8)]
+
+
+HOLD_CLAIM = """
+import sys, time
+from corpusforge.core.run_lock import run_lock
+with run_lock(sys.argv[1], "predict", claim=True):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def test_a_claim_waits_for_another_claim_and_not_for_a_build(tmp_path):
+    folder = tmp_path / "preds"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_CLAIM, str(folder), "1.0"], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        started = time.perf_counter()
+        claim_file(str(folder / "mine.jsonl"), "embed")  # waited for the other claim, then claimed
+        assert time.perf_counter() - started > 0.3
+        assert "mine.jsonl" in rundir.read_marker(str(folder))["outputs"]
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.parametrize("code", [errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS])
+def test_a_folder_where_flock_is_unsupported_is_claimed_by_the_owner_file(tmp_path, monkeypatch, code):
+    # NFS without lockd (ENOLCK), some FUSE mounts: flock raised, predict/embed --out failed and left
+    # .corpusforge.lock behind. The owner file alone tells whether a live process holds the folder, as on a
+    # filesystem that ignores flock.
+    import corpusforge.core.run_lock as run_lock_module
+
+    def no_flock(fd, op):
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(run_lock_module.fcntl, "flock", no_flock)
+    folder = tmp_path / "preds"
+    claim_file(str(folder / "p.jsonl"), "predict")
+    assert list(rundir.read_marker(str(folder))["outputs"]) == ["p.jsonl"]
+    assert not (folder / rundir.LOCK).exists()
+    with run_lock(str(tmp_path / "run"), "build"):
+        assert json.loads((tmp_path / "run" / rundir.LOCK).read_text())["pid"] == os.getpid()
+    assert not (tmp_path / "run" / rundir.LOCK).exists()
+
+
+def test_a_lock_that_fails_otherwise_leaves_no_lock_file(tmp_path, monkeypatch):
+    import corpusforge.core.run_lock as run_lock_module
+
+    def broken(fd, op):
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(run_lock_module.fcntl, "flock", broken)
+    folder = tmp_path / "preds"
+    with pytest.raises(OSError):
+        claim_file(str(folder / "p.jsonl"), "predict")
+    assert not (folder / rundir.LOCK).exists()
