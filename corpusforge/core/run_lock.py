@@ -40,7 +40,8 @@ def run_lock(run_dir: str, command: str, claim: bool = False) -> Iterator[None]:
     rolls back a swap that a killed rebuild left half done (``recover``). ``claim``: held only to record one file
     in the folder's marker (``claim_file``): a claim waits (up to ``_CLAIM_WAIT_S``) while another claim holds the
     folder, so commands started together (``xargs -P``, a job array) writing into one folder all run, and is
-    refused at once only by a command that holds the folder for its whole run (a build)."""
+    refused at once only by a command that holds the folder for its whole run (a build); any command waits for
+    a claim."""
     if not files.is_local(run_dir) or os.environ.get("RANK", "0") != "0":  # DDP: rank 0 holds it for all
         yield
         return
@@ -100,8 +101,10 @@ def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
                         with contextlib.suppress(OSError):  # (busy, the file may be another's new lock: kept)
                             os.unlink(path)  # raw-delete-ok: the lock file this attempt created
                     raise
-                if claim and (owner is None or owner.get("claim")) and time.monotonic() < deadline:
-                    time.sleep(0.02)  # another claim records its file: milliseconds
+                # a claim holds the folder for milliseconds: any command waits for it (a claim also for an owner
+                # not written yet); a command holding it for its run refuses at once
+                if (owner.get("claim") if owner else claim) and time.monotonic() < deadline:
+                    time.sleep(0.02)
                     continue
                 raise UserError(_busy(run_dir, owner, claim)) from None
         try:
@@ -115,7 +118,7 @@ def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
         if owner and owner.get("host") == socket.gethostname() and _alive(owner.get("pid")) \
                 and owner.get("pid") != os.getpid():
             os.close(fd)  # a live process on this host wrote it, yet the flock was free: the filesystem ignores flock
-            if claim and owner.get("claim") and time.monotonic() < deadline:
+            if owner.get("claim") and time.monotonic() < deadline:
                 time.sleep(0.02)
                 continue
             raise UserError(f"{run_dir} is in use by {_describe(owner)}; wait for it to finish (if that process is "
