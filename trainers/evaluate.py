@@ -27,11 +27,21 @@ import torch.nn.functional as F
 from corpusforge.core import columnar
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_string, cell_text,
-                                          classify, display_path, open_decompressed, open_input, open_lines, parse_json,
-                                          record_limit, seekable, uncompressed_name)
+                                          classify, display_path, missing_field_detail, open_decompressed, open_input,
+                                          open_lines, parse_json, record_limit, seekable, uncompressed_name)
 from corpusforge.trainers.export import LoadedModel, model_device
 
 LN2 = math.log(2.0)
+
+
+class Skipped(dict):
+    """What reading skipped: reason -> count, as a dict, plus ``examples``: reason -> where and why of its first
+    record (``data.jsonl: no field 'text'; records have fields: body, id; name the text field with --text-field
+    body``), so that the one line about it says what to pass, not only how many were skipped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.examples: dict[str, str] = {}
 
 
 @dataclasses.dataclass
@@ -51,7 +61,7 @@ def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] 
     string ``text_field``), the unread rest of a truncated or corrupt compressed file, and an entry that is
     not a regular file are skipped, counted in ``skipped`` by reason; nothing in a file raises. ``max_bytes``:
     the most bytes a record may take (``output.record_bytes``; 0: a default build's, ``record_limit(MAX_CHARS)``)."""
-    skipped = {} if skipped is None else skipped
+    skipped = Skipped() if skipped is None else skipped
     path = pathlib.Path(data)
     if path.is_dir() and (path / "clean").is_dir():
         yield from _run_documents(path)
@@ -78,8 +88,11 @@ def _format(path: pathlib.Path) -> str:
 
 
 def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int], limit: int) -> Iterator[Document]:
-    def skip(reason: str) -> None:
+    def skip(reason: str, detail: str = "") -> None:
         skipped[reason] = skipped.get(reason, 0) + 1
+        examples = getattr(skipped, "examples", None)  # a Skipped: the first record's detail of each reason
+        if detail and examples is not None and reason not in examples:
+            examples[reason] = f"{display_path(str(path))}: {detail}"
 
     fmt = _format(path)
     try:
@@ -97,7 +110,7 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
                         try:
                             doc = _document(parse_json(line), text_field)
                         except RecordError as exc:
-                            skip(exc.reason)
+                            skip(exc.reason, exc.detail if exc.reason == "missing_text" else "")
                             continue
                         yield doc
                 return
@@ -111,7 +124,8 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
 def _columnar_documents(raw, fmt: str, text_field: str, skip, limit: int) -> Iterator[Document]:
     # read as the build reads (corpusforge.core.columnar): bounded batches, a row over the limit never converted
     columns = list(dict.fromkeys([text_field, "source"]))
-    for row in columnar.read_rows(raw, fmt, limit, columns=columns):
+    names: list[str] = []  # the file's columns, read_rows fills it: what a missing text column's detail names
+    for row in columnar.read_rows(raw, fmt, limit, columns=columns, names=names):
         if isinstance(row, columnar.OverLimit):
             skip("oversize_record")
             continue
@@ -125,8 +139,10 @@ def _columnar_documents(raw, fmt: str, text_field: str, skip, limit: int) -> Ite
             source = cell_string(source)
         if isinstance(text, str) and text:
             yield Document(text, source if isinstance(source, str) else None)
+        elif text_field not in names:  # no such column: every row's, so the columns the file has
+            skip("missing_text", missing_field_detail(text_field, names, key=""))
         else:
-            skip("missing_text")
+            skip("missing_text", f"no text in column {text_field!r}")
 
 
 MAX_CHARS = 10_000_000  # the build's default output.max_doc_chars, whose record limit applies when none is given
@@ -134,6 +150,8 @@ MAX_CHARS = 10_000_000  # the build's default output.max_doc_chars, whose record
 
 def _document(record: Any, text_field: str) -> Document:
     if not isinstance(record, dict) or not isinstance(record.get(text_field), str) or not record[text_field]:
+        if isinstance(record, dict) and text_field not in record:  # a wrong --text-field: say which fields there are
+            raise RecordError("missing_text", missing_field_detail(text_field, record, key=""))
         raise RecordError("missing_text", f"no string field {text_field!r}")
     source = record.get("source")
     return Document(record[text_field], source if isinstance(source, str) else None)
@@ -146,7 +164,9 @@ def skipped_line(skipped: dict[str, int]) -> str:
         return ""
     total = sum(skipped.values())
     reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(skipped.items()))
-    return f"skipped {total} unreadable record{'s' if total != 1 else ''} ({reasons})"
+    example = getattr(skipped, "examples", {}).get("missing_text")
+    return (f"skipped {total} unreadable record{'s' if total != 1 else ''} ({reasons})"
+            + (f"; e.g. {example}" if example else ""))
 
 
 def _run_documents(run: pathlib.Path) -> Iterator[Document]:

@@ -35,7 +35,7 @@ def cmd_embed(args) -> int:
     from corpusforge.core.errors import UserError
     from corpusforge.trainers.embed import embed
     from corpusforge.cli.options import finite, record_bytes, reporting_skipped
-    from corpusforge.trainers.evaluate import read_documents
+    from corpusforge.trainers.evaluate import Skipped, read_documents
 
     weights = None
     if args.mix_weights is not None:
@@ -46,7 +46,7 @@ def cmd_embed(args) -> int:
     if args.max_documents is not None and args.max_documents < 1:
         raise UserError("--max-documents must be at least 1")
     rundir.claim_file(args.out)  # replaces only a file corpusforge wrote: never the user's, nor --data itself
-    skipped: dict[str, int] = {}
+    skipped = Skipped()  # counts by reason, and what to pass for a missing field
     limit = record_bytes(args)
     with reporting_skipped(skipped):
         result = embed(args.model, read_documents(args.data, args.text_field, skipped, limit), args.out, mix_weights=weights,

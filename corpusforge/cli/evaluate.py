@@ -34,13 +34,13 @@ def cmd_evaluate(args) -> int:
     from corpusforge.cli.hf import quiet_transformers
     from corpusforge.core.errors import UserError
     from corpusforge.cli.options import record_bytes, reporting_skipped
-    from corpusforge.trainers.evaluate import evaluate, read_documents
+    from corpusforge.trainers.evaluate import Skipped, evaluate, read_documents
     from corpusforge.trainers.export import load_model
 
     if args.batch_size < 1 or (args.max_documents is not None and args.max_documents < 1):
         raise UserError("--batch-size and --max-documents must be at least 1")
     quiet_transformers()
-    skipped: dict[str, int] = {}
+    skipped = Skipped()  # counts by reason, and what to pass for a missing field
     limit = record_bytes(args)
     loaded = load_model(args.model, args.device)
     with reporting_skipped(skipped):

@@ -254,3 +254,33 @@ def test_the_record_limit_is_output_max_record_bytes_in_every_command_that_reads
         main(["finetune", "--model", "m", "--train", str(jsonl), "--out", str(tmp_path / "out"),
               "--set", "output.max_record_bytes=2000"])
     assert seen == [2_000]
+
+
+def test_evaluate_with_a_wrong_text_field_names_the_fields_the_records_have(tmp_path, capsys):
+    """evaluate (and embed, ablate's held-out set) said "skipped 5 unreadable records (missing_text 5); check
+    --text-field": which field to name was left to opening the file; the build's line names the fields."""
+    from corpusforge.cli.main import main
+    from corpusforge.trainers.evaluate import Skipped, skipped_line
+
+    pq.write_table(pa.table({"uid": ["a"] * 5, "content": ["hello world"] * 5}), tmp_path / "held.parquet")
+    (tmp_path / "held.jsonl").write_text('{"doc_id": 1, "body": "hello world"}\n' * 5)
+    skipped = Skipped()
+    assert list(read_documents(str(tmp_path / "held.jsonl"), "text", skipped)) == []
+    assert skipped == {"missing_text": 5}
+    assert skipped_line(skipped) == (
+        f"skipped 5 unreadable records (missing_text 5); e.g. {tmp_path / 'held.jsonl'}: no field 'text'; records "
+        "have fields: doc_id, body; name the text field with --text-field body")
+    skipped = Skipped()
+    assert list(read_documents(str(tmp_path / "held.parquet"), "text", skipped)) == []
+    assert skipped.examples == {"missing_text": f"{tmp_path / 'held.parquet'}: no field 'text'; records have fields: "
+                                                "uid, content; name yours with --text-field"}
+    # the commands' one line (evaluate, embed), through the context manager they share, without a model to load
+    from corpusforge.cli.options import reporting_skipped
+    from corpusforge.core.errors import UserError as Error
+
+    skipped = Skipped()
+    with pytest.raises(Error) as caught:
+        with reporting_skipped(skipped):
+            if not list(read_documents(str(tmp_path / "held.jsonl"), "text", skipped)):
+                raise Error("no documents to evaluate on")
+    assert str(caught.value).endswith("name the text field with --text-field body") and "\n" not in str(caught.value)
