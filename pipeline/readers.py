@@ -315,8 +315,8 @@ def rejected_record_detail(obj: dict[str, Any]) -> str:
     return f"a record of a corpusforge rejected/ shard ({where}), not a document"
 def missing_text_detail(text_field: str, obj: dict[str, Any]) -> str:
     """Why a record has no text, naming the fields it does have and the one holding its longest string (the likely
-    text), so that a build that rejects every record says which ``--text-field`` to name: ``no field 'text';
-    records have fields: content, id; name the text field with --text-field content (inputs[].text_field)``
+    text), so that a build that rejects every record says which ``--text-field`` to name: ``no field 'text'; name
+    the text field with --text-field content (inputs[].text_field); records have fields: content, id``
     (``input_files.missing_field_detail``, which every command reading records shares)."""
     return missing_field_detail(text_field, obj)
 

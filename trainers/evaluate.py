@@ -36,8 +36,8 @@ LN2 = math.log(2.0)
 
 class Skipped(dict):
     """What reading skipped: reason -> count, as a dict, plus ``examples``: reason -> where and why of its first
-    record (``data.jsonl: no field 'text'; records have fields: body, id; name the text field with --text-field
-    body``), so that the one line about it says what to pass, not only how many were skipped."""
+    record (``data.jsonl: no field 'text'; name the text field with --text-field body; records have fields: body,
+    id``), so that the one line about it says what to pass, not only how many were skipped."""
 
     def __init__(self) -> None:
         super().__init__()

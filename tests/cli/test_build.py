@@ -266,8 +266,8 @@ def test_input_files_with_another_text_field(tmp_path, capsys):
     err = capsys.readouterr().err
     # the line names the fields the records have and the one to name (before: only "no field 'text'")
     assert "every one of the 4 input records was rejected (missing_text 4; e.g. mine.jsonl record 0: no field " \
-           "'text'; records have fields: doc_id, content; name the text field with --text-field content " \
-           "(inputs[].text_field)); nothing was published" in err and err.count("\n") == 1, err
+           "'text'; name the text field with --text-field content (inputs[].text_field); records have fields: " \
+           "doc_id, content); nothing was published" in err and err.count("\n") == 1, err
     assert not (tmp_path / "a").exists()
     assert main(["build", "-i", str(data), "--text-field", "content", "-o", str(tmp_path / "b"), "--no-progress",
                  *off]) == 0
@@ -292,8 +292,8 @@ def test_one_input_file_with_another_text_field_is_named_in_the_summary(tmp_path
     assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), "--no-progress", *off]) == 0
     out = capsys.readouterr().out
     assert "kept: 5" in out and "rejected input: missing_text 3" in out, out
-    assert "  (missing_text 3; e.g. ref.parquet record 0: no field 'text'; records have fields: uid, content; " \
-           "name the text field with --text-field content (inputs[].text_field))" in out, out
+    assert "  (missing_text 3; e.g. ref.parquet record 0: no field 'text'; name the text field with --text-field " \
+           "content (inputs[].text_field); records have fields: uid, content)" in out, out
 
 
 def test_input_files_with_another_id_field(tmp_path, capsys):

@@ -268,12 +268,12 @@ def test_evaluate_with_a_wrong_text_field_names_the_fields_the_records_have(tmp_
     assert list(read_documents(str(tmp_path / "held.jsonl"), "text", skipped)) == []
     assert skipped == {"missing_text": 5}
     assert skipped_line(skipped) == (
-        f"skipped 5 unreadable records (missing_text 5); e.g. {tmp_path / 'held.jsonl'}: no field 'text'; records "
-        "have fields: doc_id, body; name the text field with --text-field body")
+        f"skipped 5 unreadable records (missing_text 5); e.g. {tmp_path / 'held.jsonl'}: no field 'text'; name the "
+        "text field with --text-field body; records have fields: doc_id, body")
     skipped = Skipped()
     assert list(read_documents(str(tmp_path / "held.parquet"), "text", skipped)) == []
-    assert skipped.examples == {"missing_text": f"{tmp_path / 'held.parquet'}: no field 'text'; records have fields: "
-                                                "uid, content; name yours with --text-field"}
+    assert skipped.examples == {"missing_text": f"{tmp_path / 'held.parquet'}: no field 'text'; name yours with "
+                                                "--text-field; records have fields: uid, content"}
     # the commands' one line (evaluate, embed), through the context manager they share, without a model to load
     from corpusforge.cli.options import reporting_skipped
     from corpusforge.core.errors import UserError as Error
@@ -283,4 +283,4 @@ def test_evaluate_with_a_wrong_text_field_names_the_fields_the_records_have(tmp_
         with reporting_skipped(skipped):
             if not list(read_documents(str(tmp_path / "held.jsonl"), "text", skipped)):
                 raise Error("no documents to evaluate on")
-    assert str(caught.value).endswith("name the text field with --text-field body") and "\n" not in str(caught.value)
+    assert str(caught.value).endswith("--text-field body; records have fields: doc_id, body") and "\n" not in str(caught.value)
