@@ -52,8 +52,8 @@ class Document:
 
 def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] | None = None,
                    max_bytes: int = 0) -> Iterator[Document]:
-    """Documents of a JSONL (.jsonl, .jsonl.gz, .jsonl.zst, ...), Parquet or Arrow file, a directory of them, or
-    a corpusforge run (its clean shards' val split, as ``tokenize`` assigned it; every document when the run
+    """Documents of a JSONL (.jsonl, .jsonl.gz, .jsonl.zst, ...), Parquet or Arrow file, a text file (.txt: one
+    document, as the build reads one by default), a directory of them, or a corpusforge run (its clean shards' val split, as ``tokenize`` assigned it; every document when the run
     has no token shards).
 
     Files are read with the build's error handling (``corpusforge.core.input_files``): a record the build
@@ -83,7 +83,9 @@ def _format(path: pathlib.Path) -> str:
         return "parquet"
     if name.endswith((".arrow", ".feather")):
         return "arrow"
-    raise UserError(f"{display_path(str(path))}: unknown format; pass .jsonl, .parquet or .arrow files, each plain or "
+    if name.endswith(".txt"):  # one document a file, as the build reads a text file (inputs[].text_unit: file)
+        return "text"
+    raise UserError(f"{display_path(str(path))}: unknown format; pass .jsonl, .parquet, .arrow or .txt files, each plain or "
                     f"compressed ({', '.join(COMPRESSIONS)})")
 
 
@@ -102,6 +104,16 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
         return
     try:
         with raw:
+            if fmt == "text":
+                data = open_lines(raw, str(path)).read(limit + 1)  # UTF-16/32 transcoded, as the build reads it
+                if len(data) > limit:
+                    skip("oversize_record")
+                elif not data.strip():
+                    skip("empty_text")
+                else:
+                    text = cell_text(data)  # invalid_utf8 when the bytes are not UTF-8 (RecordError, below)
+                    yield Document(text, None)
+                return
             if fmt == "jsonl":
                 for line in bounded_lines(open_lines(raw, str(path)), limit):
                     if isinstance(line, Oversize):

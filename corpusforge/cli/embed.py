@@ -12,8 +12,8 @@ def register(subparsers) -> None:
         description="Run a biLM trained with train.objective=bilm over each document (<S> words </S>) and write one "
                     "Arrow row per document: source, tokens, and either every layer (the token layer and each "
                     "biLSTM layer, forward and backward states concatenated) or, with --mix-weights, ELMo's scalar "
-                    "mix gamma * sum_j softmax(s)_j h_j. DATA is a JSONL, Parquet or Arrow file, a "
-                    "directory of them, or a run directory (its clean shards' val split); each file plain or "
+                    "mix gamma * sum_j softmax(s)_j h_j. DATA is a JSONL, Parquet or Arrow file, a .txt file (one "
+                    "document), a directory of them, or a run directory (its clean shards' val split); each file plain or "
                     "compressed (.gz, .zst, .bz2, .xz), read as the build reads it. "
                     + RECORD_LIMIT_HELP.format(what="skipped as oversize_record"))
     embed.add_argument("--model", required=True, metavar="DIR", help="The model/ directory of a bilm run.")

@@ -16,7 +16,7 @@ def register(subparsers) -> None:
                     "bytes, comparable across tokenizers), overall and per source. A decoder predicts every token "
                     "of each document; encoders and seq2seq models are scored on their own objective (masked LM, "
                     "span corruption, denoising) under --seed. DATA is a JSONL (.gz/.zst), Parquet or Arrow file, a "
-                    "directory of them, or a run directory (its clean shards' val split); each file plain or "
+                    ".txt file (one document), a directory of them, or a run directory (its clean shards' val split); each file plain or "
                     "compressed (.gz, .zst, .bz2, .xz), read as the build reads it. "
                     + RECORD_LIMIT_HELP.format(what="skipped as oversize_record"))
     evaluate.add_argument("--model", required=True, metavar="DIR", help="A run's model/ directory or an export.")

@@ -284,3 +284,22 @@ def test_evaluate_with_a_wrong_text_field_names_the_fields_the_records_have(tmp_
             if not list(read_documents(str(tmp_path / "held.jsonl"), "text", skipped)):
                 raise Error("no documents to evaluate on")
     assert str(caught.value).endswith("--text-field body; records have fields: doc_id, body") and "\n" not in str(caught.value)
+
+
+def test_a_text_file_is_one_document_as_the_build_reads_it(tmp_path):
+    """evaluate --data FOLDER of a folder the build reads (JSON Lines beside .txt notes, one document a file by
+    default) stopped on the first .txt: "unknown format; pass .jsonl, .parquet or .arrow files"."""
+    from corpusforge.trainers.evaluate import Skipped
+
+    folder = tmp_path / "my corpus"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text('{"text": "A record about rivers."}\n')
+    (folder / "notes.txt").write_text("A note.\nIts second line.\n")
+    (folder / "utf16.txt").write_bytes("Überall Wasser.\n".encode("utf-16"))
+    (folder / "blank.txt").write_text("  \n")
+    (folder / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    skipped = Skipped()
+    docs = list(read_documents(str(folder), skipped=skipped))
+    assert [d.text for d in docs] == ["A record about rivers.", "A note.\nIts second line.\n", "Überall Wasser.\n"]
+    assert skipped == {"empty_text": 1, "invalid_utf8": 1}
+    assert [d.text for d in read_documents(str(folder / "notes.txt"))] == ["A note.\nIts second line.\n"]
