@@ -53,7 +53,8 @@ class Document:
 def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] | None = None,
                    max_bytes: int = 0) -> Iterator[Document]:
     """Documents of a JSONL (.jsonl, .jsonl.gz, .jsonl.zst, ...), Parquet or Arrow file, a text file (.txt: one
-    document, as the build reads one by default), a directory of them, or a corpusforge run (its clean shards' val split, as ``tokenize`` assigned it; every document when the run
+    document, as the build reads one by default), a directory of them (a document without a ``source`` field is
+    its file's: ``notes.jsonl.gz`` -> ``notes``), or a corpusforge run (its clean shards' val split, as ``tokenize`` assigned it; every document when the run
     has no token shards).
 
     Files are read with the build's error handling (``corpusforge.core.input_files``): a record the build
@@ -72,7 +73,14 @@ def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] 
                         "a directory of them, or a run directory")
     limit = record_limit(MAX_CHARS, max_bytes)
     for p in paths:
-        yield from _file_documents(p, text_field, skipped, limit)
+        if not path.is_dir():
+            yield from _file_documents(p, text_field, skipped, limit)
+            continue
+        # a folder of files: a document without a source field is its file's, as the build names sources (and
+        # ablate's held-out set): the per-source table of a folder of the user's files held "all" alone
+        stem = pathlib.Path(uncompressed_name(p.name)).stem
+        for doc in _file_documents(p, text_field, skipped, limit):
+            yield doc if doc.source is not None else Document(doc.text, stem)
 
 
 def _format(path: pathlib.Path) -> str:

@@ -13,7 +13,8 @@ def register(subparsers) -> None:
         help="Measure a model on held-out text: loss, perplexity, bits per byte (per source).",
         description="Score a model (a run's model/ or an exported directory) on text: the mean loss per predicted "
                     "token, perplexity, and bits per byte (negative log-likelihood in bits over the text's UTF-8 "
-                    "bytes, comparable across tokenizers), overall and per source. A decoder predicts every token "
+                    "bytes, comparable across tokenizers), overall and per source (a record's source field, else, in a "
+                    "directory, its file's name). A decoder predicts every token "
                     "of each document; encoders and seq2seq models are scored on their own objective (masked LM, "
                     "span corruption, denoising) under --seed. DATA is a JSONL (.gz/.zst), Parquet or Arrow file, a "
                     ".txt file (one document), a directory of them, or a run directory (its clean shards' val split); each file plain or "

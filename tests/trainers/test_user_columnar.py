@@ -303,3 +303,14 @@ def test_a_text_file_is_one_document_as_the_build_reads_it(tmp_path):
     assert [d.text for d in docs] == ["A record about rivers.", "A note.\nIts second line.\n", "Überall Wasser.\n"]
     assert skipped == {"empty_text": 1, "invalid_utf8": 1}
     assert [d.text for d in read_documents(str(folder / "notes.txt"))] == ["A note.\nIts second line.\n"]
+
+
+def test_documents_of_a_folder_are_each_files_source_unless_they_name_one(tmp_path):
+    """evaluate --data FOLDER ("per source") printed "all" alone for a folder of the user's files, whose records
+    carry no source field: ablate's held-out set and the build name a source by its file, evaluate did not."""
+    (tmp_path / "notes.jsonl.gz").write_bytes(__import__("gzip").compress(b'{"text": "A note on lakes."}\n'))
+    pq.write_table(pa.table({"text": ["web page", "reference"], "source": ["web", None]}), tmp_path / "ref.parquet")
+    (tmp_path / "essay.txt").write_text("An essay.")
+    got = [(d.text, d.source) for d in read_documents(str(tmp_path))]
+    assert got == [("An essay.", "essay"), ("A note on lakes.", "notes"), ("web page", "web"), ("reference", "ref")]
+    assert [d.source for d in read_documents(str(tmp_path / "essay.txt"))] == [None]  # one file: its records' own sources only
