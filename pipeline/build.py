@@ -49,7 +49,7 @@ from corpusforge.core.shard_files import ShardFormat
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, WriteShardSets, finalize_shards, iter_rows_of, shard_name, shard_paths
-from corpusforge.pipeline.stats import (CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary, rejection_advice,
+from corpusforge.pipeline.stats import (CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary, rejection_advice, WHOLE_INPUT_REASONS,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
@@ -851,6 +851,10 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         if not checkpoint:
             rundir.delete(work_dir)
         raise
+    # one rejected record's detail for the summary (missing_text: the fields the records have), read before
+    # _gather moves the segments' rejected shards
+    examples = {reason: _rejected_example(segments, reason) for reason in WHOLE_INPUT_REASONS
+                if facts.get(("rejected", reason))}
     final = rundir.make_scratch(run_dir, prefix=".tmp-final-", private=True)
     fmt = config.output.shard_format
     schemas = shard_schemas(config)
@@ -892,7 +896,7 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
         rundir.delete(work_dir)
     notes = ["  " + note for stage, section in _sections(config)
              if section.enabled and (note := stage.summary_note(section)) is not None]
-    print(format_summary(stats, notes, metrics=metrics_table), file=out, flush=True)
+    print(format_summary(stats, notes, metrics=metrics_table, rejected_examples=examples), file=out, flush=True)
     return BuildResult(run_dir, stats, manifest)
 
 

@@ -24,7 +24,6 @@ import contextvars
 import dataclasses
 import hashlib
 import io
-import itertools
 import json
 import os
 import posixpath
@@ -44,7 +43,7 @@ from corpusforge.core.errors import ENVIRONMENT_ERRNOS, UserError, environment_e
 from corpusforge.core.faults import STAGE_ERROR, describe
 from corpusforge.core.input_files import (COMPRESSIONS, MAX_DEPTH, FileWatch, InputFile, Oversize, RecordError,
                                           bounded_lines, cell_string, cell_text, changed_detail, check_depth, classify,
-                                          display_path,
+                                          display_path, missing_field_detail,
                                           list_input, open_decompressed, open_input, parse_json, permission_denied,
                                           path_bytes, path_text, record_limit, repair_surrogates, seekable,
                                           uncompressed_name,
@@ -313,23 +312,12 @@ def rejected_record_detail(obj: dict[str, Any]) -> str:
     """``a record of a corpusforge rejected/ shard (malformed_json at web.jsonl record 3), not a document``."""
     where = f"{str(obj['reason'])[:40]} at {str(obj['path'])[:80]} record {str(obj['position'])[:20]}"
     return f"a record of a corpusforge rejected/ shard ({where}), not a document"
-_FIELDS_SHOWN = 12
-
-
 def missing_text_detail(text_field: str, obj: dict[str, Any]) -> str:
     """Why a record has no text, naming the fields it does have and the one holding its longest string (the likely
-    text), so that a build that rejects every record says which ``--text-field`` to name: ``no field 'text';
-    records have fields: content, id; name the text field with --text-field content (inputs[].text_field)``.
-    Computed only for a rejected record, from its first few fields, each name cut short."""
-    first = list(itertools.islice(obj.items(), _FIELDS_SHOWN))
-    shown = ", ".join(str(key)[:40] for key, _ in first) + (", ..." if len(obj) > _FIELDS_SHOWN else "")
-    detail = f"no field {text_field!r}; " + (f"records have fields: {shown}" if obj else "records have no fields")
-    strings = [(len(value), str(key)) for key, value in first if isinstance(value, (str, bytes)) and value]
-    if strings:
-        best = max(strings)[1]
-        flag = best if best.isprintable() and " " not in best and best[:1] != "-" else repr(best)
-        detail += f"; name the text field with --text-field {flag[:60]} (inputs[].text_field)"
-    return detail
+    text), so that a build that rejects every record says which ``--text-field`` to name: ``no field 'text'; name
+    the text field with --text-field content (inputs[].text_field); records have fields: content, id``
+    (``input_files.missing_field_detail``, which every command reading records shares)."""
+    return missing_field_detail(text_field, obj)
 
 
 def is_shard_row(obj: dict[str, Any]) -> bool:

@@ -473,8 +473,15 @@ def rejection_advice(reason: str) -> str:
     return "see what each reason means in docs/inputs.md"
 
 
-def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metrics: bool = True) -> str:
-    """The run summary printed at the end of a build (``metrics``: with the Beam metrics table)."""
+WHOLE_INPUT_REASONS = ("missing_text", "not_an_object")  # reasons that take a whole file's records, not one odd record
+
+
+def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metrics: bool = True,
+                   rejected_examples: dict[str, str] | None = None) -> str:
+    """The run summary printed at the end of a build (``metrics``: with the Beam metrics table).
+    ``rejected_examples``: reason -> one rejected record's place and detail (``build._rejected_example``), shown for
+    the ``WHOLE_INPUT_REASONS``: one input file with a wrong text field is a minority of a build's records, and
+    without its detail the summary only counted them."""
     a, t = stats["accounting"], stats["timing"]
     lines = [
         f"records in: {a['input']:,}   kept: {a['kept']:,}   removed: {a['removed']:,}   rejected: {a['rejected']:,}"
@@ -491,9 +498,13 @@ def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metri
     if stats["rejected"]["total"]:
         reasons = ", ".join(f"{r} {n:,}" for r, n in stats["rejected"]["reasons"].items())
         lines.append(f"  rejected input: {reasons}")
-        for reason in ("missing_text", "not_an_object"):  # a whole file's records, not one odd record
-            if stats["rejected"]["reasons"].get(reason, 0) * 2 >= max(a["input"], 1):
-                lines.append(f"  ({reason}: {REJECTION_ADVICE[reason]})")
+        for reason in WHOLE_INPUT_REASONS:
+            count = stats["rejected"]["reasons"].get(reason, 0)
+            example = (rejected_examples or {}).get(reason, "")
+            if count * 2 >= max(a["input"], 1):  # most of the input: the advice, and the example when there is one
+                lines.append(f"  ({reason}: {REJECTION_ADVICE[reason]}{example})")
+            elif count and example:  # a file or a few: where, what they hold and what to name (missing_text_detail)
+                lines.append(f"  ({reason} {count:,}{example})")
     for stage, errors in stats["rejected"].get("stage_errors", {}).items():
         lines.append(f"  stage errors in {stage}: " + ", ".join(f"{e} {n:,}" for e, n in errors.items()))
     if not a["kept"] and a["removed"]:  # published (the stages decided), but nothing to tokenize or train on

@@ -27,11 +27,21 @@ import torch.nn.functional as F
 from corpusforge.core import columnar, rundir
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_string, cell_text,
-                                          classify, display_path, open_decompressed, open_input, open_lines, parse_json,
-                                          record_limit, seekable, uncompressed_name)
+                                          classify, display_path, missing_field_detail, open_decompressed, open_input,
+                                          open_lines, parse_json, record_limit, seekable, uncompressed_name)
 from corpusforge.trainers.export import LoadedModel, model_device
 
 LN2 = math.log(2.0)
+
+
+class Skipped(dict):
+    """What reading skipped: reason -> count, as a dict, plus ``examples``: reason -> where and why of its first
+    record (``data.jsonl: no field 'text'; name the text field with --text-field body; records have fields: body,
+    id``), so that the one line about it says what to pass, not only how many were skipped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.examples: dict[str, str] = {}
 
 
 @dataclasses.dataclass
@@ -42,8 +52,10 @@ class Document:
 
 def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] | None = None,
                    max_bytes: int = 0) -> Iterator[Document]:
-    """Documents of a JSONL (.jsonl, .jsonl.gz, .jsonl.zst, ...), Parquet or Arrow file, a directory of them, or
-    a corpusforge run (its clean shards' val split, as ``tokenize`` assigned it; every document when the run
+    """Documents of a JSONL (.jsonl, .jsonl.gz, .jsonl.zst, ...), Parquet or Arrow file, a text file (.txt: one
+    document, as the build reads one by default), a directory of them (a document without a ``source`` field is
+    its file's: ``notes.jsonl.gz`` -> ``notes``), or a corpusforge run (its clean shards' val split, as ``tokenize``
+    assigned it; every document when the run
     has no token shards).
 
     Files are read with the build's error handling (``corpusforge.core.input_files``): a record the build
@@ -53,7 +65,7 @@ def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] 
     the most bytes a record may take (``output.record_bytes``; 0: a default build's, ``record_limit(MAX_CHARS)``).
     What ``data`` names is checked when this is called, as a build checks its inputs (``rundir.check_model_input``):
     a run's entry that holds no documents (rejected/, tokens/, stats.json...) is a one-line ``UserError``."""
-    skipped = {} if skipped is None else skipped
+    skipped = Skipped() if skipped is None else skipped
     path = pathlib.Path(data)
     if path.is_dir() and (path / "clean").is_dir():
         return _run_documents(path)
@@ -66,7 +78,19 @@ def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] 
     markers: dict[str, dict] = {}
     paths = [p for p in paths if rundir.check_model_input(str(p), "--data", cache, markers)]
     limit = record_limit(MAX_CHARS, max_bytes)
-    return (document for p in paths for document in _file_documents(p, text_field, skipped, limit))
+    return _documents_of(path, paths, text_field, skipped, limit)
+
+
+def _documents_of(path: pathlib.Path, paths: list[pathlib.Path], text_field: str, skipped, limit: int):
+    for p in paths:
+        if not path.is_dir():
+            yield from _file_documents(p, text_field, skipped, limit)
+            continue
+        # a folder of files: a document without a source field is its file's, as the build names sources (and
+        # ablate's held-out set): the per-source table of a folder of the user's files held "all" alone
+        stem = pathlib.Path(uncompressed_name(p.name)).stem
+        for doc in _file_documents(p, text_field, skipped, limit):
+            yield doc if doc.source is not None else Document(doc.text, stem)
 
 
 def _format(path: pathlib.Path) -> str:
@@ -77,13 +101,18 @@ def _format(path: pathlib.Path) -> str:
         return "parquet"
     if name.endswith((".arrow", ".feather")):
         return "arrow"
-    raise UserError(f"{display_path(str(path))}: unknown format; pass .jsonl, .parquet or .arrow files, each plain or "
+    if name.endswith(".txt"):  # one document a file, as the build reads a text file (inputs[].text_unit: file)
+        return "text"
+    raise UserError(f"{display_path(str(path))}: unknown format; pass .jsonl, .parquet, .arrow or .txt files, each plain or "
                     f"compressed ({', '.join(COMPRESSIONS)})")
 
 
 def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int], limit: int) -> Iterator[Document]:
-    def skip(reason: str) -> None:
+    def skip(reason: str, detail: str = "") -> None:
         skipped[reason] = skipped.get(reason, 0) + 1
+        examples = getattr(skipped, "examples", None)  # a Skipped: the first record's detail of each reason
+        if detail and examples is not None and reason not in examples:
+            examples[reason] = f"{display_path(str(path))}: {detail}"
 
     fmt = _format(path)
     try:
@@ -93,6 +122,16 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
         return
     try:
         with raw:
+            if fmt == "text":
+                data = open_lines(raw, str(path)).read(limit + 1)  # UTF-16/32 transcoded, as the build reads it
+                if len(data) > limit:
+                    skip("oversize_record")
+                elif not data.strip():
+                    skip("empty_text")
+                else:
+                    text = cell_text(data)  # invalid_utf8 when the bytes are not UTF-8 (RecordError, below)
+                    yield Document(text, None)
+                return
             if fmt == "jsonl":
                 for line in bounded_lines(open_lines(raw, str(path)), limit):
                     if isinstance(line, Oversize):
@@ -101,7 +140,7 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
                         try:
                             doc = _document(parse_json(line), text_field)
                         except RecordError as exc:
-                            skip(exc.reason)
+                            skip(exc.reason, exc.detail if exc.reason == "missing_text" else "")
                             continue
                         yield doc
                 return
@@ -115,7 +154,8 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
 def _columnar_documents(raw, fmt: str, text_field: str, skip, limit: int) -> Iterator[Document]:
     # read as the build reads (corpusforge.core.columnar): bounded batches, a row over the limit never converted
     columns = list(dict.fromkeys([text_field, "source"]))
-    for row in columnar.read_rows(raw, fmt, limit, columns=columns):
+    names: list[str] = []  # the file's columns, read_rows fills it: what a missing text column's detail names
+    for row in columnar.read_rows(raw, fmt, limit, columns=columns, names=names):
         if isinstance(row, columnar.OverLimit):
             skip("oversize_record")
             continue
@@ -129,8 +169,10 @@ def _columnar_documents(raw, fmt: str, text_field: str, skip, limit: int) -> Ite
             source = cell_string(source)
         if isinstance(text, str) and text:
             yield Document(text, source if isinstance(source, str) else None)
+        elif text_field not in names:  # no such column: every row's, so the columns the file has
+            skip("missing_text", missing_field_detail(text_field, names, key=""))
         else:
-            skip("missing_text")
+            skip("missing_text", f"no text in column {text_field!r}")
 
 
 MAX_CHARS = 10_000_000  # the build's default output.max_doc_chars, whose record limit applies when none is given
@@ -138,6 +180,8 @@ MAX_CHARS = 10_000_000  # the build's default output.max_doc_chars, whose record
 
 def _document(record: Any, text_field: str) -> Document:
     if not isinstance(record, dict) or not isinstance(record.get(text_field), str) or not record[text_field]:
+        if isinstance(record, dict) and text_field not in record:  # a wrong --text-field: say which fields there are
+            raise RecordError("missing_text", missing_field_detail(text_field, record, key=""))
         raise RecordError("missing_text", f"no string field {text_field!r}")
     source = record.get("source")
     return Document(record[text_field], source if isinstance(source, str) else None)
@@ -150,7 +194,9 @@ def skipped_line(skipped: dict[str, int]) -> str:
         return ""
     total = sum(skipped.values())
     reasons = ", ".join(f"{reason} {count}" for reason, count in sorted(skipped.items()))
-    return f"skipped {total} unreadable record{'s' if total != 1 else ''} ({reasons})"
+    example = getattr(skipped, "examples", {}).get("missing_text")
+    return (f"skipped {total} unreadable record{'s' if total != 1 else ''} ({reasons})"
+            + (f"; e.g. {example}" if example else ""))
 
 
 def _run_documents(run: pathlib.Path) -> Iterator[Document]:

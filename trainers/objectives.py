@@ -422,7 +422,7 @@ class MaskedLM(Objective):
 
     def __init__(self, vocab: Vocabulary, seq_len: int, options: MLMConfig = MLMConfig()):
         super().__init__(vocab, seq_len)
-        vocab.require("mask", "bos", "eos", purpose="masked LM")
+        vocab.require("mask", "bos", "eos", purpose="masked LM", recipe=self.family)
         self.options = options
         self.needs_other = options.nsp
         self.pairs = options.nsp or options.sop
@@ -467,7 +467,7 @@ class SpanCorruption(Objective):
 
     def __init__(self, vocab: Vocabulary, seq_len: int, options: SpanConfig = SpanConfig()):
         super().__init__(vocab, seq_len)
-        vocab.require("eos", purpose="T5 span corruption")
+        vocab.require("eos", purpose="T5 span corruption", recipe=self.family)
         self.options = options
         self.raw_length, self.decoder_length = span_corruption_lengths(seq_len, options.noise_density,
                                                                        options.mean_span_length)
@@ -499,7 +499,7 @@ class Denoising(Objective):
     def __init__(self, vocab: Vocabulary, seq_len: int, options: BARTConfig = BARTConfig()):
         super().__init__(vocab, seq_len)
         needs = ["bos", "eos"] + (["mask"] if options.infill_ratio or options.mask_ratio else [])
-        vocab.require(*needs, purpose="BART denoising")
+        vocab.require(*needs, purpose="BART denoising", recipe=self.family)
         self.options = options
         self.raw_length, self.decoder_length = seq_len - 2, seq_len
         self.separator = (vocab.eos,)
@@ -522,7 +522,7 @@ class CausalLM(Objective):
 
     def __init__(self, vocab: Vocabulary, seq_len: int):
         super().__init__(vocab, seq_len)
-        vocab.require("eos", purpose="causal LM")
+        vocab.require("eos", purpose="causal LM", recipe=self.family)
         self.raw_length, self.separator = seq_len + 1, (vocab.eos,)
 
     def example(self, tokens, rng, other=None):
@@ -545,7 +545,7 @@ class BidirectionalLM(Objective):
 
     def __init__(self, vocab: Vocabulary, seq_len: int):
         super().__init__(vocab, seq_len)
-        vocab.require("eos", purpose="the bidirectional LM")
+        vocab.require("eos", purpose="the bidirectional LM", recipe=self.family)
         self.raw_length, self.separator = seq_len + 2, (vocab.eos,)
 
     def example(self, tokens, rng, other=None):

@@ -124,6 +124,13 @@ def train_model(train: TrainConfig, run: RunPaths, *, resume: bool | None = None
         return result
 
 
+def _published(model_dir: pathlib.Path) -> pathlib.Path:
+    """Where the model ``model_dir`` holds is once the run ends: a run started over trains in the staging folder,
+    which train_model swaps in as ``RUN/model`` right after (the summary named ``RUN/.tmp-swap-train/model``, a
+    folder gone by the time the user looked)."""
+    return model_dir.parent.parent / "model" if model_dir.parent.name == OVERWRITE_STAGING else model_dir
+
+
 # Where a run started over with output.overwrite trains until it finishes (then it replaces model/ whole); one
 # name, so every process of a distributed run finds it. One writer per run directory (the lock).
 OVERWRITE_STAGING = ".tmp-swap-train"
@@ -203,7 +210,7 @@ def _train(tc: TrainConfig, run_dir: pathlib.Path, dist: Distributed, *, resume:
         if not dist.enabled and s.step > s.start_step and s.model_dir.parent.name == OVERWRITE_STAGING:
             # run_training deletes the staging folder on the way out: nothing of this run is there to resume
             print(f"\ninterrupted at step {s.step}: the run started over (output.overwrite) is not kept; the earlier "
-                  f"model in {s.model_dir.parent.parent / 'model'} stays as it was")
+                  f"model in {_published(s.model_dir)} stays as it was")
         elif not dist.enabled and s.step > s.start_step:
             path = _save(s, s.step)
             print(f"\ninterrupted: checkpoint at step {s.step} in {path}; continue with --resume")
@@ -500,7 +507,7 @@ def _finish(s: _Session) -> TrainResult:
         summary = f"step {step}: train loss {s.train_loss:.4f}" if s.train_loss is not None else f"step {step}"
         if s.eval_result:
             summary += f", {s.kind.describe_eval(s.eval_result)}"
-        print(f"{summary}; model in {s.model_dir}")
+        print(f"{summary}; model in {_published(s.model_dir)}")
     barrier(s.dist)
     return TrainResult(model_dir=s.model_dir, step=step, train_loss=s.train_loss, eval=s.eval_result,
                        parameters=s.model.num_params(), tokens_per_second=s.tokens_per_s)

@@ -30,6 +30,10 @@ SENTINEL = re.compile(r"^<(?:extra_id|sentinel)_(\d+)>$")
 SENTENCE_FINAL = (".", "!", "?", "。", "！", "？")
 
 
+# The tokenizer family (tokenizer.family: its special tokens) each model recipe (an objective's ``family``) trains on.
+TOKENIZER_FAMILY = {"bert": "encoder", "gpt2": "decoder", "t5": "t5", "bart": "bart", "elmo": "elmo"}
+
+
 @dataclasses.dataclass(frozen=True)
 class Vocabulary:
     size: int  # ids 0..size-1, added tokens included
@@ -83,13 +87,19 @@ class Vocabulary:
         return cls(size=size, sentinels=ordered, special=special, word_start=word_start,
                    sentence_end=sentence_end, **roles)
 
-    def require(self, *roles: str, purpose: str) -> None:
-        """Raise a UserError naming the missing special tokens ``purpose`` needs."""
+    def require(self, *roles: str, purpose: str, recipe: str = "") -> None:
+        """Raise a UserError naming the missing special tokens ``purpose`` needs and, for an objective whose model
+        ``recipe`` is given, the commands that make a tokenizer with them: "retrain the tokenizer with them" left
+        a user whose run's tokenizer was trained for another objective (a decoder's, the default, under ``train
+        --objective mlm``) to find that ``tokenizer.family`` decides the special tokens, and that the token shards
+        must be encoded again."""
         missing = [role for role in roles if getattr(self, role) is None]
         if missing:
             wanted = "; ".join(f"{role}: one of {' '.join(ROLE_NAMES[role])}" for role in missing)
-            raise UserError(f"{purpose} needs special tokens the tokenizer lacks ({wanted}); "
-                            "retrain the tokenizer with them")
+            family = TOKENIZER_FAMILY.get(recipe)
+            todo = (f"train one for it and encode the corpus again: corpusforge tokenizer train --family {family} "
+                    "--overwrite, then corpusforge tokenize --overwrite" if family else "retrain the tokenizer with them")
+            raise UserError(f"{purpose} needs special tokens the tokenizer lacks ({wanted}); {todo}")
 
     @property
     def random_ids(self) -> np.ndarray:

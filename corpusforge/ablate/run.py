@@ -117,14 +117,15 @@ def run_ablation(base: Config, variants: list[Variant], options: AblationOptions
         raise UserError(f"--out {out_dir}: ablate writes to a local directory; pass a local path")
     configs = {v.name: variant_config(base, v) for v in variants}  # every variant checked before any work
     steps = check_budget(base.train, options.tokens)
-    skipped: dict[str, int] = {}
+    from corpusforge.trainers.evaluate import Skipped, skipped_line
+
+    skipped = Skipped()  # counts by reason, and what to pass for a missing field
     heldout = load_heldout(options.heldout_paths, options.text_field, skipped)
     if skipped:
-        from corpusforge.trainers.evaluate import skipped_line
-
         _say(out, f"held-out set: {skipped_line(skipped)}")
     if not heldout:
-        raise UserError(f"{', '.join(options.heldout_paths)} holds no documents to evaluate on")
+        raise UserError(f"{', '.join(options.heldout_paths)} holds no documents to evaluate on"
+                        + (f" ({skipped_line(skipped)})" if skipped else ""))
     started = time.time()
     files.mkdirs(out_dir)
     with run_lock(out_dir, "ablate"):

@@ -12,8 +12,8 @@ def register(subparsers) -> None:
         description="Run a biLM trained with train.objective=bilm over each document (<S> words </S>) and write one "
                     "Arrow row per document: source, tokens, and either every layer (the token layer and each "
                     "biLSTM layer, forward and backward states concatenated) or, with --mix-weights, ELMo's scalar "
-                    "mix gamma * sum_j softmax(s)_j h_j. DATA is a JSONL, Parquet or Arrow file, a "
-                    "directory of them, or a run directory (its clean shards' val split); each file plain or "
+                    "mix gamma * sum_j softmax(s)_j h_j. DATA is a JSONL, Parquet or Arrow file, a .txt file (one "
+                    "document), a directory of them, or a run directory (its clean shards' val split); each file plain or "
                     "compressed (.gz, .zst, .bz2, .xz), read as the build reads it. "
                     + RECORD_LIMIT_HELP.format(what="skipped as oversize_record"))
     embed.add_argument("--model", required=True, metavar="DIR", help="The model/ directory of a bilm run.")
@@ -35,7 +35,7 @@ def cmd_embed(args) -> int:
     from corpusforge.core.errors import UserError
     from corpusforge.trainers.embed import embed
     from corpusforge.cli.options import finite, record_bytes, reporting_skipped
-    from corpusforge.trainers.evaluate import read_documents
+    from corpusforge.trainers.evaluate import Skipped, read_documents
 
     weights = None
     if args.mix_weights is not None:
@@ -45,7 +45,7 @@ def cmd_embed(args) -> int:
             raise UserError(f"--mix-weights takes comma-separated finite numbers, got {args.mix_weights!r}") from None
     if args.max_documents is not None and args.max_documents < 1:
         raise UserError("--max-documents must be at least 1")
-    skipped: dict[str, int] = {}
+    skipped = Skipped()  # counts by reason, and what to pass for a missing field
     limit = record_bytes(args)
     documents = read_documents(args.data, args.text_field, skipped, limit)  # what it names, before --out is claimed
     claim_file(args.out, "embed")  # replaces only a file corpusforge wrote: never the user's, nor --data itself

@@ -13,10 +13,11 @@ def register(subparsers) -> None:
         help="Measure a model on held-out text: loss, perplexity, bits per byte (per source).",
         description="Score a model (a run's model/ or an exported directory) on text: the mean loss per predicted "
                     "token, perplexity, and bits per byte (negative log-likelihood in bits over the text's UTF-8 "
-                    "bytes, comparable across tokenizers), overall and per source. A decoder predicts every token "
+                    "bytes, comparable across tokenizers), overall and per source (a record's source field, else, in a "
+                    "directory, its file's name). A decoder predicts every token "
                     "of each document; encoders and seq2seq models are scored on their own objective (masked LM, "
                     "span corruption, denoising) under --seed. DATA is a JSONL (.gz/.zst), Parquet or Arrow file, a "
-                    "directory of them, or a run directory (its clean shards' val split); each file plain or "
+                    ".txt file (one document), a directory of them, or a run directory (its clean shards' val split); each file plain or "
                     "compressed (.gz, .zst, .bz2, .xz), read as the build reads it. "
                     + RECORD_LIMIT_HELP.format(what="skipped as oversize_record"))
     evaluate.add_argument("--model", required=True, metavar="DIR", help="A run's model/ directory or an export.")
@@ -34,13 +35,13 @@ def cmd_evaluate(args) -> int:
     from corpusforge.cli.hf import quiet_transformers
     from corpusforge.core.errors import UserError
     from corpusforge.cli.options import record_bytes, reporting_skipped
-    from corpusforge.trainers.evaluate import evaluate, read_documents
+    from corpusforge.trainers.evaluate import Skipped, evaluate, read_documents
     from corpusforge.trainers.export import load_model
 
     if args.batch_size < 1 or (args.max_documents is not None and args.max_documents < 1):
         raise UserError("--batch-size and --max-documents must be at least 1")
     quiet_transformers()
-    skipped: dict[str, int] = {}
+    skipped = Skipped()  # counts by reason, and what to pass for a missing field
     limit = record_bytes(args)
     documents = read_documents(args.data, args.text_field, skipped, limit)  # what it names, before the model loads
     loaded = load_model(args.model, args.device)

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import difflib
 import gc
 import importlib
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -77,10 +79,38 @@ class _Parser(argparse.ArgumentParser):
         from corpusforge.cli.examples import epilog
 
         examples = epilog(self.prog)
+        for action in self._actions:  # "default: train.max_steps" -> "default: train.max_steps = 1000": the value too
+            if action.help and action.help is not argparse.SUPPRESS:
+                action.help = with_config_defaults(action.help)
         return super().format_help() + (f"\n{examples}" if examples else "")
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}{_did_you_mean(message)}; see {self.prog} --help\n")
+
+
+_DEFAULT_KEY = re.compile(r"[Dd]efault: ((?:train|tokenizer|tokenize|finetune)\.[a-z_]+(?:\.[a-z_]+)*)(?!\w|\.\w| = )")
+
+
+def with_config_defaults(help_text: str) -> str:
+    """A shortcut flag's help naming its config key (``default: train.max_steps``) with the key's built-in value
+    too (``default: train.max_steps = 1000``): the help said where the default lives, not what it is, and the
+    value took ``corpusforge config`` or docs/configuration.md. Computed only when help is printed (the Config's
+    import costs ~0.9 s, which no other run of a command pays). A key whose default is empty is left as it is
+    (its help says what empty means)."""
+    found = _DEFAULT_KEY.findall(help_text)
+    if not found:
+        return help_text
+    from corpusforge.config import Config
+
+    defaults = Config()
+    for key in found:
+        value: object = defaults
+        for part in key.split("."):
+            value = getattr(value, part, None)
+        if value not in (None, "", [], {}) and not dataclasses.is_dataclass(value):
+            help_text = re.sub(rf"([Dd]efault): {re.escape(key)}(?!\w|\.\w| = )",
+                               lambda m, key=key, value=value: f"{m.group(1)}: {key} = {value}", help_text)
+    return help_text
 
 
 def _did_you_mean(message: str) -> str:

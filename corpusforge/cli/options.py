@@ -168,7 +168,9 @@ def reporting_skipped(skipped: dict[str, int]):
         yield
     except UserError as exc:
         if skipped:
-            hint = "; check --text-field" if "missing_text" in skipped else ""
+            # the example names the fields the records have and the flag to pass (Skipped.examples)
+            named = getattr(skipped, "examples", {}).get("missing_text")
+            hint = "; check --text-field" if "missing_text" in skipped and not named else ""
             if "oversize_record" in skipped:
                 hint += "; raise output.max_record_bytes (--set output.max_record_bytes=N) to read larger records"
             raise UserError(f"{exc}; {skipped_line(skipped)}{hint}") from None

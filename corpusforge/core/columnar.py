@@ -107,18 +107,22 @@ def repeated_names(batch: Any) -> str:
     return "columns named twice: " + ", ".join(repr(name[:60]) for name in twice[:5])
 
 
-def read_rows(source: BinaryIO, fmt: str, max_bytes: int, columns: list[str] | None = None
-              ) -> Iterator[dict[str, Any] | OverLimit]:
+def read_rows(source: BinaryIO, fmt: str, max_bytes: int, columns: list[str] | None = None,
+              names: list[str] | None = None) -> Iterator[dict[str, Any] | OverLimit]:
     """Every row of the Parquet (``fmt`` ``"parquet"``) or Arrow IPC (``"arrow"``, file or stream format) file
     ``source`` (seekable), in order, read as the build's readers read it: batches of bounded size, each row
     measured from its offsets (``row_sizes``); a row over ``max_bytes`` as ``OverLimit``, never converted, the
     others as dicts, converted a run of at most ``BATCH_BYTES`` at a time. ``columns``: only those of them the
-    file has (None: all). For commands that read user files outside the build; pyarrow's errors propagate."""
+    file has (None: all). ``names``, a list, is given the file's column names (a caller that asked for a column the
+    file lacks tells the user which it has). For commands that read user files outside the build; pyarrow's
+    errors propagate."""
     if fmt == "parquet":
         reader = open_parquet(source)
-        names = reader.schema_arrow.names
+        schema_names = reader.schema_arrow.names
+        if names is not None:
+            names[:] = schema_names
         batches: Iterator[Any] = parquet_batches(
-            reader, max_bytes, columns=None if columns is None else [c for c in columns if c in names])
+            reader, max_bytes, columns=None if columns is None else [c for c in columns if c in schema_names])
     else:
         batches = open_ipc(source)
     position = 0
@@ -128,6 +132,8 @@ def read_rows(source: BinaryIO, fmt: str, max_bytes: int, columns: list[str] | N
                 yield OverLimit(position, batch.size, encoded=True)
                 position += 1
             continue
+        if names is not None and fmt != "parquet":
+            names[:] = batch.schema.names
         if columns is not None and fmt != "parquet":
             batch = batch.select([c for c in columns if c in batch.schema.names])
         repeated = repeated_names(batch)

@@ -23,6 +23,9 @@ embed, predict, finetune) go through these functions, so a file reads, and fails
   surrogate in its strings repaired to U+FFFD (``repair_surrogates``), as the build repairs it.
 - ``classify(exc)``: ``(reason, detail)`` for any exception raised while reading a file or parsing one
   record; the one place that knows which exception means what.
+- ``missing_field_detail(field, fields, flag, key)``: what to tell a user whose records lack the field a flag
+  named: the fields they do have and, for a text field, the flag naming the likeliest one (the build's
+  ``missing_text`` detail, evaluate's, embed's, finetune's and predict's one line alike).
 - ``FileWatch(raw)``: whether a file opened for reading was changed (truncated, grown, rewritten) by another
   process since it was opened, so that a read that fails because of it says so (``file_changed``).
 """
@@ -31,10 +34,12 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import io
+import itertools
 import json
 import os
 import posixpath
 import re
+import shlex
 import stat
 from typing import Any, BinaryIO, Iterator
 
@@ -665,6 +670,44 @@ class _Utf8(io.RawIOBase):
         target[:n] = self._pending[:n]
         self._pending = self._pending[n:]
         return n
+
+
+_FIELDS_SHOWN = 12
+
+
+_GUESS_CHARS = 100  # a longer name is listed (cut), not put in a flag: a flag must name the field whole
+
+
+def missing_field_detail(field: str, fields: Any, flag: str = "--text-field", key: str = "inputs[].text_field",
+                         guess: bool = True) -> str:
+    """Why a record has no ``field``, naming the fields it does have (``fields``: the record, a dict, or a file's
+    column names) so that the user knows what to pass: ``no field 'text'; name the text field with --text-field
+    content (inputs[].text_field); records have fields: content, id``. ``guess``: name the field holding the
+    record's longest string (the likely text; a label or an id is no such guess: ``name yours with --label-field``),
+    whole and quoted as a shell reads it, so the flag works as given. The flag comes before the list, which a
+    rejected record's detail (``document.DETAIL_CHARS``) may cut. Computed only for a record that lacks the field,
+    from its first few fields, each listed name cut short."""
+    fields = fields if isinstance(fields, dict) else dict.fromkeys(fields)
+    first = list(itertools.islice(fields.items(), _FIELDS_SHOWN))  # a record of a million keys: twelve looked at
+    shown = ", ".join(_one_line(str(name)[:40]) for name, _ in first) + (", ..." if len(fields) > _FIELDS_SHOWN else "")
+    strings = [(len(value), str(name)) for name, value in first
+               if isinstance(value, (str, bytes)) and value and len(str(name)) <= _GUESS_CHARS]
+    where = f" ({key})" if key else ""
+    detail = f"no field {field[:60]!r}"
+    if guess and strings:
+        best = max(strings)[1]
+        # as a shell takes it: quoted where it holds a space or a quote, after "=" where argparse would read a flag
+        named = (f"{flag} {best!r}" if not best.isprintable() else
+                 f"{flag}={shlex.quote(best)}" if best.startswith("-") else f"{flag} {shlex.quote(best)}")
+        detail += f"; name the text field with {named}{where}"
+    elif fields:
+        detail += f"; name yours with {flag}{where}"
+    return detail + (f"; records have fields: {shown}" if fields else "; records have no fields")
+
+
+def _one_line(name: str) -> str:
+    """A field name as a one-line message shows it: a newline or U+2028 in a JSON key escaped."""
+    return name if name.isprintable() else repr(name)[1:-1]
 
 
 def cell_text(value: Any) -> Any:

@@ -266,14 +266,34 @@ def test_input_files_with_another_text_field(tmp_path, capsys):
     err = capsys.readouterr().err
     # the line names the fields the records have and the one to name (before: only "no field 'text'")
     assert "every one of the 4 input records was rejected (missing_text 4; e.g. mine.jsonl record 0: no field " \
-           "'text'; records have fields: doc_id, content; name the text field with --text-field content " \
-           "(inputs[].text_field)); nothing was published" in err and err.count("\n") == 1, err
+           "'text'; name the text field with --text-field content (inputs[].text_field); records have fields: " \
+           "doc_id, content); nothing was published" in err and err.count("\n") == 1, err
     assert not (tmp_path / "a").exists()
     assert main(["build", "-i", str(data), "--text-field", "content", "-o", str(tmp_path / "b"), "--no-progress",
                  *off]) == 0
     assert "kept: 4" in capsys.readouterr().out
     assert main(["build", "--text-field", "content", "-o", str(tmp_path / "c"), *off]) == 2
     assert "--text-field names the text field of the --input files" in capsys.readouterr().err
+
+
+def test_one_input_file_with_another_text_field_is_named_in_the_summary(tmp_path, capsys):
+    # A folder of one's own files, one of them a Parquet table whose text column is `content`: its records were
+    # counted "rejected input: missing_text 3" and nothing more (the hint showed only when most of the input was
+    # rejected), so the build said nothing of which file, which fields, which flag.
+    import pyarrow.parquet as pq
+
+    data = tmp_path / "my data"
+    data.mkdir()
+    (data / "notes.jsonl").write_text("".join(json.dumps({"text": f"Note {i} is about rivers and lakes."}) + "\n"
+                                              for i in range(5)))
+    pq.write_table(pa.table({"uid": ["a", "b", "c"], "content": ["one text", "two texts", "three"]}),
+                   data / "ref.parquet")
+    off = ["--set", "quality.enabled=false", "--set", "dedup.enabled=false", "--set", "pii.enabled=false"]
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), "--no-progress", *off]) == 0
+    out = capsys.readouterr().out
+    assert "kept: 5" in out and "rejected input: missing_text 3" in out, out
+    assert "  (missing_text 3; e.g. ref.parquet record 0: no field 'text'; name the text field with --text-field " \
+           "content (inputs[].text_field); records have fields: uid, content)" in out, out
 
 
 def test_input_files_with_another_id_field(tmp_path, capsys):
@@ -310,7 +330,7 @@ def test_a_json_file_of_one_array_of_records_is_named_with_what_to_do(tmp_path, 
     out = capsys.readouterr().out
     assert "  rejected input: not_an_object 1\n  (not_an_object: JSON Lines holds one object per line; a file " \
            "holding one array of records is not JSON Lines: write it one object per line, e.g. jq -c '.[]' " \
-           "data.json > data.jsonl)\n" in out, out
+           "data.json > data.jsonl; e.g. records.json record 0: expected a JSON object, got an array)\n" in out, out
     (rejected,) = _table(tmp_path / "run" / "rejected")[0].to_pylist()
     assert rejected["detail"] == "expected a JSON object, got an array"
 

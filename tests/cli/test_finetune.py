@@ -63,8 +63,19 @@ def test_errors_are_one_line(tmp_path, capsys):
     train.write_text(json.dumps({"text": "cat", "label": "a"}) + "\n" + json.dumps({"txt": "dog", "label": "b"}) + "\n")
     assert main(["finetune", "--model", str(base), "--train", str(train), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == (f"corpusforge: error: {train}: record 1 has no 'text' field; name the field with --text-field "
-                   "or fix the data")
+    # the fields the record has and the one to name (before: "has no 'text' field; name the field with --text-field
+    # or fix the data", which left the user to open the file)
+    assert err == (f"corpusforge: error: {train}: record 1 has no field 'text'; name the text field with --text-field "
+                   "txt (finetune.text_field); records have fields: txt, label")
+    train.write_text(json.dumps({"sentence": "the cat sat", "language": "en"}) + "\n")
+    assert main(["finetune", "--model", str(base), "--train", str(train), "--out", str(tmp_path / "o"),
+                 "--text-field", "sentence"]) == 2
+    assert capsys.readouterr().err.strip() == (  # a label is no longest string: the fields, and the flag
+        f"corpusforge: error: {train}: record 0 has no field 'label'; name yours with --label-field "
+        "(finetune.label_field); records have fields: sentence, language")
+    train.write_text(json.dumps({"text": "", "label": "a"}) + "\n")
+    assert main(["finetune", "--model", str(base), "--train", str(train), "--out", str(tmp_path / "o")]) == 2
+    assert "record 0 has an empty 'text' field; fill it in or drop the record" in capsys.readouterr().err
     assert main(["predict", "--model", str(base), "--data", str(train), "--out", str(tmp_path / "p.jsonl")]) == 2
     assert "not a finished `corpusforge finetune` output" in capsys.readouterr().err
     assert main(["finetune", "--model", str(base), "--train", str(train), "--out", str(tmp_path / "o"),

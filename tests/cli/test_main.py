@@ -397,3 +397,36 @@ def test_an_upper_bound_flag_takes_infinity_for_none():
     parser = cli.make_parser()
     args = parser.parse_args(["ablate", "--out", "x", "--eval", "e.txt", "--tokens", "2048", "--max-epochs", "inf"])
     assert args.max_epochs == float("inf")
+
+
+def test_a_shortcut_flags_help_says_its_default_value():
+    # `finetune --help` gave no default for --epochs, --batch-size, --max-length, --lora-r, ... ("Passes over the
+    # training records."), and train's, tokenize's and tokenizer's said where the default lives, not what it is
+    # ("default: train.max_steps"): the value took `corpusforge config` or docs/configuration.md.
+    import re
+
+    from corpusforge.cli import finetune
+    from corpusforge.config import Config
+
+    defaults = Config()
+    silent, unvalued = [], []
+    for name, sub in _subparsers(cli.make_parser()):
+        sub.format_help()  # the values are filled in when help is shown
+        for action in sub._actions:
+            if not action.option_strings or not action.help:
+                continue
+            text = " ".join(action.help.split())
+            if name.endswith("finetune") and action.dest in finetune._SHORTCUTS and action.nargs != 0:
+                value = getattr(defaults.finetune, finetune._SHORTCUTS[action.dest])
+                if value not in (None, "", []) and "default" not in text.lower():
+                    silent.append(f"{name} {action.option_strings[0]}")
+            for key in re.findall(r"[Dd]efault: ((?:train|tokenizer|tokenize|finetune)\.[\w.]*\w)(?!\w|\.\w| =)", text):
+                value = defaults
+                for part in key.split("."):
+                    value = getattr(value, part)
+                if value not in (None, "", []):
+                    unvalued.append(f"{name} {action.option_strings[0]}: {key}")
+    assert not silent, "finetune flags whose --help gives no default: " + ", ".join(silent)
+    assert not unvalued, "flags whose --help names a key but not its value: " + ", ".join(unvalued)
+    help_text = " ".join(cli.make_parser("train")._subparsers._group_actions[0].choices["train"].format_help().split())
+    assert "Optimizer steps; default: train.max_steps = 1000." in help_text

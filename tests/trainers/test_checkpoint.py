@@ -173,6 +173,17 @@ def test_starting_over_is_transactional_the_earlier_run_stays_until_the_new_one_
     assert (model_dir / "config.json").exists() and not list(run_dir.glob(".tmp-*"))
 
 
+def test_a_run_started_over_names_the_model_where_it_ends_up(run_dir, capsys):
+    # `train --overwrite` ended "step 2: train loss ..., val loss ...; model in RUN/.tmp-swap-train/model", the
+    # staging folder swapped in as RUN/model right after: the path printed was gone when the user looked
+    train_on(config(run_dir, "train.max_steps=1"))
+    capsys.readouterr()
+    result = train_on(config(run_dir, "train.max_steps=2", overwrite=True))
+    out = capsys.readouterr().out
+    assert ".tmp-swap-train" not in out and f"; model in {run_dir / 'model'}\n" in out, out
+    assert result.model_dir == run_dir / "model" and (result.model_dir / "config.json").exists()
+
+
 def test_ctrl_c_in_a_run_started_over_says_what_is_kept(run_dir, monkeypatch, capsys):
     # Ctrl-C while a run started over (output.overwrite) trained printed "interrupted: checkpoint at step 2 in
     # RUN/.tmp-swap-train/model/checkpoints/...; continue with --resume": that folder is deleted on the way out

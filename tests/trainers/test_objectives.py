@@ -266,3 +266,20 @@ def test_collated_batches_have_the_exact_shapes(name, docs, vocab):
         assert (batch["input_ids"][batch["attention_mask"] == 0] == v.pad).all()
     else:
         assert batch["labels"].shape == (4, 64)
+
+
+def test_an_objective_whose_tokens_the_tokenizer_lacks_says_which_tokenizer_to_train(tmp_path):
+    # `train --objective mlm` on a run whose tokenizer is a decoder's (tokenizer.family's default) ended "masked LM
+    # needs special tokens the tokenizer lacks (mask: ...); retrain the tokenizer with them": not how (the family
+    # decides the special tokens), nor that the token shards must be encoded again
+    from corpusforge.core.errors import UserError
+    from corpusforge.tokenizer.special_tokens import family_tokens
+
+    decoder = train_tokenizer(make_text(30), tmp_path / "dec.json", specials=family_tokens("decoder").all_tokens)
+    vocab = Vocabulary.from_tokenizer(decoder)
+    for name, family in (("mlm", "encoder"), ("rtd", "encoder"), ("bart", "bart")):
+        with pytest.raises(UserError) as caught:
+            build_objective(name, vocab, 32)
+        assert str(caught.value).endswith(f"; train one for it and encode the corpus again: corpusforge tokenizer "
+                                          f"train --family {family} --overwrite, then corpusforge tokenize --overwrite")
+    build_objective("clm", vocab, 32)  # what the tokenizer was trained for

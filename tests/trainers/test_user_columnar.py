@@ -254,3 +254,63 @@ def test_the_record_limit_is_output_max_record_bytes_in_every_command_that_reads
         main(["finetune", "--model", "m", "--train", str(jsonl), "--out", str(tmp_path / "out"),
               "--set", "output.max_record_bytes=2000"])
     assert seen == [2_000]
+
+
+def test_evaluate_with_a_wrong_text_field_names_the_fields_the_records_have(tmp_path, capsys):
+    """evaluate (and embed, ablate's held-out set) said "skipped 5 unreadable records (missing_text 5); check
+    --text-field": which field to name was left to opening the file; the build's line names the fields."""
+    from corpusforge.cli.main import main
+    from corpusforge.trainers.evaluate import Skipped, skipped_line
+
+    pq.write_table(pa.table({"uid": ["a"] * 5, "content": ["hello world"] * 5}), tmp_path / "held.parquet")
+    (tmp_path / "held.jsonl").write_text('{"doc_id": 1, "body": "hello world"}\n' * 5)
+    skipped = Skipped()
+    assert list(read_documents(str(tmp_path / "held.jsonl"), "text", skipped)) == []
+    assert skipped == {"missing_text": 5}
+    assert skipped_line(skipped) == (
+        f"skipped 5 unreadable records (missing_text 5); e.g. {tmp_path / 'held.jsonl'}: no field 'text'; name the "
+        "text field with --text-field body; records have fields: doc_id, body")
+    skipped = Skipped()
+    assert list(read_documents(str(tmp_path / "held.parquet"), "text", skipped)) == []
+    assert skipped.examples == {"missing_text": f"{tmp_path / 'held.parquet'}: no field 'text'; name yours with "
+                                                "--text-field; records have fields: uid, content"}
+    # the commands' one line (evaluate, embed), through the context manager they share, without a model to load
+    from corpusforge.cli.options import reporting_skipped
+    from corpusforge.core.errors import UserError as Error
+
+    skipped = Skipped()
+    with pytest.raises(Error) as caught:
+        with reporting_skipped(skipped):
+            if not list(read_documents(str(tmp_path / "held.jsonl"), "text", skipped)):
+                raise Error("no documents to evaluate on")
+    assert str(caught.value).endswith("--text-field body; records have fields: doc_id, body") and "\n" not in str(caught.value)
+
+
+def test_a_text_file_is_one_document_as_the_build_reads_it(tmp_path):
+    """evaluate --data FOLDER of a folder the build reads (JSON Lines beside .txt notes, one document a file by
+    default) stopped on the first .txt: "unknown format; pass .jsonl, .parquet or .arrow files"."""
+    from corpusforge.trainers.evaluate import Skipped
+
+    folder = tmp_path / "my corpus"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text('{"text": "A record about rivers."}\n')
+    (folder / "notes.txt").write_text("A note.\nIts second line.\n")
+    (folder / "utf16.txt").write_bytes("Überall Wasser.\n".encode("utf-16"))
+    (folder / "blank.txt").write_text("  \n")
+    (folder / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    skipped = Skipped()
+    docs = list(read_documents(str(folder), skipped=skipped))
+    assert [d.text for d in docs] == ["A record about rivers.", "A note.\nIts second line.\n", "Überall Wasser.\n"]
+    assert skipped == {"empty_text": 1, "invalid_utf8": 1}
+    assert [d.text for d in read_documents(str(folder / "notes.txt"))] == ["A note.\nIts second line.\n"]
+
+
+def test_documents_of_a_folder_are_each_files_source_unless_they_name_one(tmp_path):
+    """evaluate --data FOLDER ("per source") printed "all" alone for a folder of the user's files, whose records
+    carry no source field: ablate's held-out set and the build name a source by its file, evaluate did not."""
+    (tmp_path / "notes.jsonl.gz").write_bytes(__import__("gzip").compress(b'{"text": "A note on lakes."}\n'))
+    pq.write_table(pa.table({"text": ["web page", "reference"], "source": ["web", None]}), tmp_path / "ref.parquet")
+    (tmp_path / "essay.txt").write_text("An essay.")
+    got = [(d.text, d.source) for d in read_documents(str(tmp_path))]
+    assert got == [("An essay.", "essay"), ("A note on lakes.", "notes"), ("web page", "web"), ("reference", "ref")]
+    assert [d.source for d in read_documents(str(tmp_path / "essay.txt"))] == [None]  # one file: its records' own sources only

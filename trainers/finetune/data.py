@@ -19,7 +19,7 @@ from typing import Any
 from corpusforge.core import columnar, rundir
 from corpusforge.core.errors import UserError
 from corpusforge.core.input_files import (COMPRESSIONS, Oversize, RecordError, bounded_lines, cell_text, classify,
-                                          display_path,
+                                          display_path, missing_field_detail,
                                           open_decompressed, open_input, open_lines, parse_json, record_limit, seekable,
                                           uncompressed_name)
 from corpusforge.trainers.finetune.config import FinetuneConfig
@@ -137,9 +137,14 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
             """The record's ``name`` as text (``_text``), or a list of words (``words``); NaN is missing."""
             value = _cell(record.get(name), where, position, name)
             if _missing(value):
+                if required and isinstance(record, dict) and name not in record:  # a wrong field name, most likely
+                    flag = _flag(name, config)
+                    detail = missing_field_detail(name, record, f"--{flag}", f"finetune.{flag.replace('-', '_')}",
+                                                  guess=name in (config.text_field, config.prompt_field))
+                    raise UserError(f"{where}: record {position} has {detail}")
                 if required:
-                    raise UserError(f"{where}: record {position} has no {name!r} field; name the field with "
-                                    f"--{_flag(name, config)} or fix the data")
+                    raise UserError(f"{where}: record {position} has an empty {name!r} field; fill it in or drop the "
+                                    f"record, or name another field with --{_flag(name, config)}")
                 return None
             return value if words else _text(value, where, position, name)
         ident = _cell(record.get(config.id_field), where, position, config.id_field)

@@ -42,7 +42,7 @@ def test_a_lone_surrogate_escaped_in_json_is_read_as_u_fffd_by_every_model_side_
 
 
 @pytest.mark.parametrize("line,said", [
-    ('{"text": "x", "label": NaN}', "record 0 has no 'label' field"),  # json.dumps of a pandas gap: missing, as null
+    ('{"text": "x", "label": NaN}', "record 0 has an empty 'label' field"),  # json.dumps of a pandas gap: empty, as null
     ('{"text": "x", "label": Infinity}', "record 0 field 'label' is Infinity, not a text or a number"),
     ('{"text": ["a", "b"], "label": "p"}', "record 0 field 'text' is a list, not a text or a number"),
     ('{"text": "x", "label": {"a": 1}}', "record 0 field 'label' is an object, not a text or a number"),
@@ -89,7 +89,7 @@ def test_csv_cells_are_text_only_an_empty_cell_is_missing(tmp_path):
     records = read_records(tmp_path / "d.csv")
     examples = task_examples(records, FinetuneConfig(), "d.csv", labelled=False)
     assert [(e.id, e.target) for e in examples] == [("0", "NaN"), ("b", "null"), ("c", "NA"), ("d", None)]
-    with pytest.raises(UserError, match="record 3 has no 'label' field"):
+    with pytest.raises(UserError, match="record 3 has an empty 'label' field"):
         task_examples(records, FinetuneConfig(), "d.csv")
 
 

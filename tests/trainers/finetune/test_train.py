@@ -212,7 +212,7 @@ def test_misuse_is_a_one_line_error(bases, task_files, tmp_path):
             run(bases, task_files, tmp_path / family, family, "classify", "prefix")
     with pytest.raises(UserError, match="does not generate"):
         run(bases, task_files, tmp_path / "b", "bert", "generate", "full")
-    with pytest.raises(UserError, match="no 'sentence' field"):
+    with pytest.raises(UserError, match="no field 'sentence'"):
         run(bases, task_files, tmp_path / "c", "bert", "classify", "full", text_field="sentence")
     config, _ = run(bases, task_files, tmp_path / "d", "bert", "classify", "full", epochs=1)
     with pytest.raises(UserError, match="already holds a finished"):
@@ -269,7 +269,7 @@ def test_a_start_that_failed_before_training_can_be_run_again_into_the_same_out(
     the mistake and runs the command again, perhaps on another --model. Before, that run was refused ("already holds a fine-tuning run;
     pass --resume") and --resume was refused too ("holds no checkpoint; run without --resume"): no way on but
     deleting the folder by hand."""
-    with pytest.raises(UserError, match="no 'sentence' field"):
+    with pytest.raises(UserError, match="no field 'sentence'"):
         run(bases, task_files, tmp_path, "bert", "classify", "full", epochs=1, text_field="sentence")
     assert (tmp_path / "out" / ".corpusforge-run.json").is_file()
     assert json.loads((tmp_path / "out" / "base" / "config.json").read_text())["model_type"] == "bert"
