@@ -149,16 +149,16 @@ def _escape_char(code: str) -> str | None:
     return fold(char) if _special(char) else char
 
 
-def _escapes(text: str, starts: list[tuple[int, int]] | None = None) -> list[tuple[int, int, str]]:
-    """``(start, end, replacement)`` of each escape in ``text`` (``_escape_char``), or only of those that begin at
-    ``start`` and cover ``covers`` for one of ``starts`` (``_next_level``). One level: ``%2540`` is ``%40`` here.
-    Disjoint: of two escapes that overlap (``\\\\u0040`` made of ``%5C%5Cu0040``: one at each backslash), the first."""
+def _escapes(text: str, starts: dict[int, int] | None = None) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of each escape in ``text`` (``_escape_char``), or only of those that begin at a
+    key of ``starts`` and reach past its value (``_next_level``). One level: ``%2540`` is ``%40`` here. Disjoint: of
+    two escapes that overlap (``\\\\u0040`` made of ``%5C%5Cu0040``: one at each backslash), the first."""
     out = []
     if starts is None:
         matches = _ESCAPE.finditer(text)
     else:
         matches, last = [], -1
-        for start, covers in sorted(set(starts)):
+        for start, covers in sorted(starts.items()):
             if start >= last:
                 m = _ESCAPE.match(text, start)
                 if m is not None and m.end() > covers:
@@ -171,23 +171,26 @@ def _escapes(text: str, starts: list[tuple[int, int]] | None = None) -> list[tup
     return out
 
 
-def _next_level(text: str, pieces: list[_Piece], before: str) -> list[tuple[int, int]]:
-    """``(start, covers)`` of the escapes the next level may read in ``text``, made from ``before`` by this level's
-    ``pieces``: one that starts at a "%", "&" or "\\" this level made, and one of another scheme than the escape that
-    made a character of it (``covers``) from ``_ESCAPE_BODY``."""
-    out = []
-    for k, p in enumerate(pieces):
-        if p.same:
-            continue
+def _next_level(text: str, pieces: list[_Piece], before: str) -> dict[int, int]:
+    """Where the escapes the next level may read in ``text`` start, made from ``before`` by this level's ``pieces``
+    (each to the first character this level made that it must reach past): at a "%", "&" or "\\" this level made,
+    and at an introducer of another scheme than the escape that made one of its characters (``_ESCAPE_BODY``).
+    One entry per start: each is matched once however many made characters it is near."""
+    out: dict[int, int] = {}
+    # the made pieces that may matter, picked in one comprehension (most made characters, "é", " ", "@", are none):
+    # the first character from _ESCAPE_BODY, or more than one character (a fold's "fi", "(1)")
+    ends = [q.view for q in pieces[1:]] + [len(text)]
+    made = [(p, end) for p, end in zip(pieces, ends)
+            if not p.same and (text[p.view] in _ESCAPE_BODY or end - p.view > 1)]
+    for p, end in made:
         if text[p.view] in _INTRODUCERS:
-            out.append((p.view, p.view))
+            out.setdefault(p.view, p.view)
         scheme = before[p.start]
-        end = pieces[k + 1].view if k + 1 < len(pieces) else len(text)
         for at in range(p.view, end):
             if text[at] in _ESCAPE_BODY:
                 for m in _INTRODUCER.finditer(text, max(0, at - _LONGEST_ESCAPE + 1), at):
                     if m.group() != scheme:
-                        out.append((m.start(), at))
+                        out.setdefault(m.start(), at)  # pieces in order: the first made character is the nearest
     return out
 
 
