@@ -171,26 +171,32 @@ def _escapes(text: str, starts: dict[int, int] | None = None) -> list[tuple[int,
     return out
 
 
-def _next_level(text: str, pieces: list[_Piece], before: str) -> dict[int, int]:
-    """Where the escapes the next level may read in ``text`` start, made from ``before`` by this level's ``pieces``
-    (each to the first character this level made that it must reach past): at a "%", "&" or "\\" this level made,
-    and at an introducer of another scheme than the escape that made one of its characters (``_ESCAPE_BODY``).
-    One entry per start: each is matched once however many made characters it is near."""
+def _next_level(text: str, escapes: list[tuple[int, int, str]], before: str) -> dict[int, int]:
+    """Where the escapes the next level may read in ``text`` start, ``text`` made from ``before`` by reading
+    ``escapes`` (each start to the first position this level changed that the escape must reach past): at a "%", "&"
+    or "\\" this level made, and at an introducer of another scheme than an escape this level read inside it: one
+    that made one of its characters (``_ESCAPE_BODY``), or was read as nothing between two of them (``%E\\u20602%81%A0``
+    in a raw JSON line: a word joiner inside a URL escape, as ``%E\u20602%81%A0`` is in a text, where the view removes
+    it before any escape is read). One entry per start: each is matched once however many changes it is near."""
     out: dict[int, int] = {}
-    # the made pieces that may matter, picked in one comprehension (most made characters, "é", " ", "@", are none):
-    # the first character from _ESCAPE_BODY, or more than one character (a fold's "fi", "(1)")
-    ends = [q.view for q in pieces[1:]] + [len(text)]
-    made = [(p, end) for p, end in zip(pieces, ends)
-            if not p.same and (text[p.view] in _ESCAPE_BODY or end - p.view > 1)]
-    for p, end in made:
-        if text[p.view] in _INTRODUCERS:
-            out.setdefault(p.view, p.view)
-        scheme = before[p.start]
-        for at in range(p.view, end):
-            if text[at] in _ESCAPE_BODY:
-                for m in _INTRODUCER.finditer(text, max(0, at - _LONGEST_ESCAPE + 1), at):
+    shift, size = 0, len(text)
+    for start, end, new in escapes:
+        at = start - shift  # where what it was read as starts in ``text``
+        shift += end - start - len(new)
+        if new:
+            if new[0] in _INTRODUCERS:
+                out.setdefault(at, at)
+            if len(new) == 1 and new not in _ESCAPE_BODY:  # most escapes: "é", a space, "@", "."
+                continue
+            changed = range(at, at + len(new))
+        else:  # read as nothing: the character after it may be inside an escape around it
+            changed = (at,)
+        scheme = before[start]
+        for position in changed:
+            if position < size and text[position] in _ESCAPE_BODY:
+                for m in _INTRODUCER.finditer(text, max(0, position - _LONGEST_ESCAPE + 1), position):
                     if m.group() != scheme:
-                        out.setdefault(m.start(), at)  # pieces in order: the first made character is the nearest
+                        out.setdefault(m.start(), position)  # escapes in order: the first change is the nearest
     return out
 
 
@@ -387,7 +393,7 @@ def canonical(text: str) -> Canonical:
             before = view.text
             decoded, pieces = _pieces_of(before, escapes)
             view = Canonical(text, decoded, _compose(pieces, view))
-            starts = _next_level(decoded, pieces, before)
+            starts = _next_level(decoded, escapes, before)
             if not starts:
                 break
         if view.text is not before_escapes and "+" in view.text and "=" in view.text:
