@@ -13,7 +13,8 @@ space in a query (``?phone=202+555+0173``; in a page's href, ``&amp;phone=202&#4
 pair, ``curl -d "phone=202+555+0173"``), a rejected line's JSON escapes (``\n``, ``\u0040``). It is glued to what surrounds
 it (``jane@example.org-3``, ``202-555-0173.Then``, ``ec2-81.2.69.160.compute.example.com``). Then it builds the inputs
 (``corpusforge build`` and ``corpusforge report``) and searches every file of the run directory, read the
-canonical way (shards and JSON decoded to their strings, HTML unescaped, then ``corpusforge.pipeline.pii.canonical``), for
+canonical way (shards and JSON decoded to their strings, HTML unescaped, then ``corpusforge.pipeline.pii.canonical``;
+and again read by the decoders round after round, ``_decoded``, not by the view under test), for
 each value and for its start (a value cut in half leaks too). Any hit is a failure: no file a build writes
 may hold a planted value (no ``pii.audit_file`` is configured, the one file allowed to).
 """
@@ -429,6 +430,24 @@ def _strings(value) -> list[str]:
     return [value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)]
 
 
+_JSON_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+
+
+def _decoded(text: str) -> str:
+    """``text`` with its URL escapes, HTML references and JSON ``\\uXXXX`` read over and over, each scheme whole, until
+    nothing changes (at most 6 rounds): a reading of outputs that owes nothing to the view under test, so an escape
+    the view leaves unread is still found in what a build wrote (a card ``4111&#%34%35;1111…`` left as written)."""
+    import urllib.parse
+
+    for _ in range(6):
+        before = text
+        text = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
+        text = html.unescape(urllib.parse.unquote(text, errors="replace"))
+        if text == before:
+            break
+    return text
+
+
 def run_outputs(out: pathlib.Path) -> dict[str, str]:
     """Every file under ``out``, as text read the canonical way."""
     from corpusforge.core.shard_files import open_shard
@@ -449,7 +468,7 @@ def run_outputs(out: pathlib.Path) -> dict[str, str]:
                                                         if path.suffix == ".jsonl" else [_json_or(text)]))
             if path.suffix in (".html", ".htm", ".md"):
                 text = html.unescape(text)
-        texts[str(path.relative_to(out))] = _plain(text)
+        texts[str(path.relative_to(out))] = _plain(text) + "\n" + _plain(_decoded(text))
         texts[str(path.relative_to(out)) + " (name)"] = _plain(str(path.relative_to(out)))
     return texts
 
