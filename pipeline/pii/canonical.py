@@ -102,12 +102,23 @@ _WHITESPACE_CONTROLS = "\t\n\v\f\r"
 # nothing else: not across a no-break space, ``&nbsp;`` after a URL is no part of it). Its own character: the view
 # never holds it otherwise (NFKC folds a written U+2007 to a space).
 URL_SPACE = "\u2007"
-# Escapes inside escapes (``%2540``: ``%25`` is "%", then ``%40`` is "@"; ``&amp;#64;``; ``\\u0040`` in a JSON string
-# inside a JSON string) are read up to this many levels deep: an escape is read again only where an earlier level made
-# its first character (a redirect URL's double encoding), never where text and an escape meet by chance (``&#&#52;8;``
-# reads ``&#48;``, as a browser shows it). Bounded: each level is a pass over the text.
+# Escapes inside escapes are read up to this many levels deep. An escape is read again where an earlier level made
+# its first character (``%2540``: ``%25`` is "%", then ``%40`` is "@"; ``&amp;#64;``; ``\\u0040`` in a JSON string
+# inside a JSON string: a redirect URL's double encoding), or any other of its characters with an escape of another
+# scheme (``&#\\u0036\\u0034;``: a raw JSON line's escapes inside a page's reference, its "&#" literal; ``&#%36%34;``,
+# ``%&#52;0``, ``%\\u0034\\u0030``: one layer of encoding written inside another's escape, the outer layer read first
+# as its decoder would). Never where text and an escape of its own scheme meet by chance (``&#&#52;8;`` reads
+# ``&#48;``, as a browser shows it: one HTML pass). Bounded: each level is a pass over the text.
 NESTED_LEVELS = 4
 _INTRODUCERS = "%&\\"
+_INTRODUCER = re.compile(r"[%&\\]")
+# An escape's characters after its introducer (a reference's "#", hex digits, a name, ";", "u", a UTF-8 sequence's
+# "%"s, a surrogate pair's "\\"): a character made inside an escape of another scheme is one of these (most escapes
+# make a letter with an accent, a space or punctuation: no search around those).
+_ESCAPE_BODY = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#;" + _INTRODUCERS)
+# The longest escape _ESCAPE matches: a named reference, "&", 32 characters and ";". The escape a made character is
+# inside starts at most this many characters before it (a window of fixed size: linear).
+_LONGEST_ESCAPE = 34
 
 
 def _escape_char(code: str) -> str | None:
@@ -138,15 +149,54 @@ def _escape_char(code: str) -> str | None:
     return fold(char) if _special(char) else char
 
 
-def _escapes(text: str, starts: list[int] | None = None) -> list[tuple[int, int, str]]:
-    """``(start, end, replacement)`` of each escape in ``text`` (``_escape_char``), or only of those that begin at
-    one of ``starts`` (the characters an outer level of escapes made). One level: ``%2540`` is ``%40`` here."""
+def _escapes(text: str, starts: dict[int, int] | None = None) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of each escape in ``text`` (``_escape_char``), or only of those that begin at a
+    key of ``starts`` and reach past its value (``_next_level``). One level: ``%2540`` is ``%40`` here. Disjoint: of
+    two escapes that overlap (``\\\\u0040`` made of ``%5C%5Cu0040``: one at each backslash), the first."""
     out = []
-    matches = _ESCAPE.finditer(text) if starts is None else filter(None, (_ESCAPE.match(text, s) for s in starts))
+    if starts is None:
+        matches = _ESCAPE.finditer(text)
+    else:
+        matches, last = [], -1
+        for start, covers in sorted(starts.items()):
+            if start >= last:
+                m = _ESCAPE.match(text, start)
+                if m is not None and m.end() > covers:
+                    matches.append(m)
+                    last = m.end()
     for m in matches:
         char = _escape_char(m.group())
         if char is not None:
             out.append((m.start(), m.end(), char))
+    return out
+
+
+def _next_level(text: str, escapes: list[tuple[int, int, str]], before: str) -> dict[int, int]:
+    """Where the escapes the next level may read in ``text`` start, ``text`` made from ``before`` by reading
+    ``escapes`` (each start to the first position this level changed that the escape must reach past): at a "%", "&"
+    or "\\" this level made, and at an introducer of another scheme than an escape this level read inside it: one
+    that made one of its characters (``_ESCAPE_BODY``), or was read as nothing between two of them (``%E\\u20602%81%A0``
+    in a raw JSON line: a word joiner inside a URL escape, as ``%E\u20602%81%A0`` is in a text, where the view removes
+    it before any escape is read). One entry per start: each is matched once however many changes it is near."""
+    out: dict[int, int] = {}
+    shift, size = 0, len(text)
+    for start, end, new in escapes:
+        at = start - shift  # where what it was read as starts in ``text``
+        shift += end - start - len(new)
+        if new:
+            if new[0] in _INTRODUCERS:
+                out.setdefault(at, at)
+            if len(new) == 1 and new not in _ESCAPE_BODY:  # most escapes: "é", a space, "@", "."
+                continue
+            changed = range(at, at + len(new))
+        else:  # read as nothing: the character after it may be inside an escape around it
+            changed = (at,)
+        scheme = before[start]
+        for position in changed:
+            if position < size and text[position] in _ESCAPE_BODY:
+                for m in _INTRODUCER.finditer(text, max(0, position - _LONGEST_ESCAPE + 1), position):
+                    if m.group() != scheme:
+                        out.setdefault(m.start(), position)  # escapes in order: the first change is the nearest
     return out
 
 
@@ -340,10 +390,10 @@ def canonical(text: str) -> Canonical:
             escapes = _escapes(view.text, starts)
             if not escapes:
                 break
-            decoded, pieces = _pieces_of(view.text, escapes)
+            before = view.text
+            decoded, pieces = _pieces_of(before, escapes)
             view = Canonical(text, decoded, _compose(pieces, view))
-            # where this level made "%", "&" or "\\": an escape starting there is the next level's
-            starts = [p.view for p in pieces if not p.same and decoded[p.view] in _INTRODUCERS]
+            starts = _next_level(decoded, escapes, before)
             if not starts:
                 break
         if view.text is not before_escapes and "+" in view.text and "=" in view.text:

@@ -7,12 +7,14 @@ value. Each value goes through random disguises first: format characters inside 
 ZWNJ, soft hyphen, bidi controls, BOM), full width, its digits in another script (full-width, Arabic-Indic,
 Devanagari, Bengali, Thai, mathematical bold), a line break inside a number, and escapes: any character as
 a URL escape (upper or lower case hex; a space as ``%20`` anywhere; UTF-8 sequences of the format characters and
-full-width letters), an HTML reference, encoded twice (``%2540``), a form value's ``+`` for a space in a query
-(``?phone=202+555+0173``; in a page's href, ``&amp;phone=202&#43;555``, a JSON string before ``\u0026``, or a lone
+full-width letters), an HTML reference, encoded twice (``%2540``), an escape of one scheme inside another's
+(``&#%36%34;``, ``%&#52;0``, ``\\u00%34%30``; in a rejected line ``&#\\u0036\\u0034;``), a form value's ``+`` for a
+space in a query (``?phone=202+555+0173``; in a page's href, ``&amp;phone=202&#43;555``, a JSON string before ``\u0026``, or a lone
 pair, ``curl -d "phone=202+555+0173"``), a rejected line's JSON escapes (``\n``, ``\u0040``). It is glued to what surrounds
 it (``jane@example.org-3``, ``202-555-0173.Then``, ``ec2-81.2.69.160.compute.example.com``). Then it builds the inputs
 (``corpusforge build`` and ``corpusforge report``) and searches every file of the run directory, read the
-canonical way (shards and JSON decoded to their strings, HTML unescaped, then ``corpusforge.pipeline.pii.canonical``), for
+canonical way (shards and JSON decoded to their strings, HTML unescaped, then ``corpusforge.pipeline.pii.canonical``;
+and again read by the decoders round after round, ``_decoded``, not by the view under test), for
 each value and for its start (a value cut in half leaks too). Any hit is a failure: no file a build writes
 may hold a planted value (no ``pii.audit_file`` is configured, the one file allowed to).
 """
@@ -25,6 +27,7 @@ import json
 import os
 import pathlib
 import random
+import re
 import string
 
 FAMILY = "pii"
@@ -212,6 +215,55 @@ def escape(rng: random.Random, kind: str, value: str) -> str:
     return "".join(out)
 
 
+# An escape whose characters after its introducer another scheme may write (docs/pii.md): a numeric HTML reference's
+# digits, a URL escape's hex digits, a JSON ``\\uXXXX``'s hex digits.
+_NESTABLE = re.compile(r"&#[xX]?[0-9A-Fa-f]{1,7};|%[0-9A-Fa-f]{2}|\\\\u[0-9A-Fa-f]{4}")
+
+
+def _inner_escape(rng: random.Random, c: str, outer: str) -> str:
+    """``c`` as an escape of another scheme than ``outer`` ("%", "&" or "\\")."""
+    scheme = rng.choice([s for s in "%&\\" if s != outer])
+    if scheme == "%":
+        return _url_escape(rng, f"%{ord(c):02X}")
+    if scheme == "&":
+        return rng.choice([f"&#{ord(c)};", f"&#x{ord(c):x};"])
+    return f"\\u{ord(c):04x}"
+
+
+def nest(rng: random.Random, value: str) -> str:
+    """Some of ``value``'s escapes written with escapes of another scheme inside (a layer of encoding written
+    inside another's escape): a reference's digits as URL escapes or JSON's ``\\uXXXX`` (``&#%36%34;``,
+    ``&#\\u0036\\u0034;``), a URL escape's hex digits as references or ``\\uXXXX`` (``%&#52;0``, ``%\\u0034\\u0030``,
+    one byte of ``%EF%BC%A0``), a ``\\uXXXX``'s as URL escapes or references (``\\u00%34%30``). Never the same
+    scheme (``&#&#52;8;`` is text and an escape met by chance: one pass reads ``&#48;``). Each escape's first
+    character after its introducer (``#`` aside) on: at least one of them nested."""
+    def one(m: re.Match) -> str:
+        code = m.group()
+        if rng.random() < 0.4:
+            return code
+        outer = code[0]
+        at = {"%": 1, "\\": 2, "&": 3 if code[2] in "xX" else 2}[outer]
+        body, tail = (code[at:-1], ";") if outer == "&" else (code[at:], "")
+        picked = [rng.random() < 0.6 for _ in body]
+        picked[rng.randrange(len(body))] = True
+        return code[:at] + "".join(_inner_escape(rng, c, outer) if p else c for c, p in zip(body, picked)) + tail
+
+    return _NESTABLE.sub(one, value)
+
+
+def _json_inside_references(rng: random.Random, raw: str) -> str:
+    """A raw JSON line's writer escaping characters inside a reference whose ``&#`` it wrote literally (any character
+    may be written ``\\uXXXX``): ``&#\\u0036\\u0034;`` (``pii --seed 1161 --case 18``: ``&#\\u096c\\u096a;``, the
+    Devanagari digits of ``&#६४;``), or inside a URL escape, ``%\\u0034\\u0030``."""
+    def one(m: re.Match) -> str:
+        code = m.group()
+        at = 1 if code[0] == "%" else 3 if code[2] in "xX" else 2
+        end = len(code) - (code[0] == "&")
+        return code[:at] + "".join(f"\\u{ord(c):04x}" if rng.random() < 0.7 else c for c in code[at:end]) + code[end:]
+
+    return re.sub(r"&#[xX]?(?:[0-9A-Fa-f]|\d){1,7};|%[0-9A-Fa-f]{2}", one, raw)  # \d: a digit of any script
+
+
 def _digitlike(c: str) -> bool:
     return c.isdecimal()
 
@@ -253,6 +305,9 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     data = workdir / "input"
     data.mkdir(parents=True, exist_ok=True)
     planted, records = [], []
+    # the draws of what was added later (nested escapes) come from a stream of their own, seeded without a draw from
+    # ``rng``: a pinned seed's values, places and disguises stay what they were
+    later = random.Random(repr(rng.getstate()))
     for n in range(rng.randint(2, 4)):
         for kind, (cue, plain) in values(rng).items():
             value = disguise(rng, kind, escape(rng, kind, plain))
@@ -278,6 +333,12 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                                                 (f"POST body: {key}=", " ok")])
                 full = _plain(before + value + after)
                 seen = full[len(_plain(before)):len(full) - len(_plain(after))]
+            if seen is None and later.random() < 0.25:
+                # escapes of one scheme inside another's: the value as the view reads it unnested is what must not
+                # leak (the view of the nested value is the one under test)
+                nested = nest(later, value)
+                if nested != value:
+                    seen, value = _plain(value), nested
             where = rng.choice(["text", "text", "metadata", "number", "preview", "id", "key", "duplicate", "short"])
             if where == "number" and kind in ("card", "phone"):
                 digits = "".join(c for c in plain if c.isdigit())
@@ -310,6 +371,8 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                     raw = "".join(f"\\u{ord(c):04x}" if c in "@.-" and rng.random() < 0.5 else c for c in raw)
                 if raw is value and "\n" in value:  # a raw line break would end the JSON line: written \n
                     raw = value.replace("\n", "\\n")
+                if later.random() < 0.3:
+                    raw = _json_inside_references(later, raw)
                 records.append(head + "x" * pad + " " + raw + " and more text")
             else:
                 records.append({"id": f"t{n}{kind}",
@@ -323,8 +386,13 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     name = disguise(rng, "email", escape(rng, "email", plain), line_breaks=False)  # names saved from URLs: %40
     if len(name.encode("utf-8")) > 240:  # a file name holds 255 bytes: escapes of full-width characters are long
         name = plain.replace("@", "%40")
+    nested = nest(later, name) if later.random() < 0.25 else name
+    if nested != name and len(nested.encode("utf-8")) <= 240:
+        planted.append(("file name", "email", nested, _plain(name)))
+        name = nested
+    else:
+        planted.append(("file name", "email", name))
     (data / f"{name}.jsonl").write_text(json.dumps({"id": "named", "text": PROSE}) + "\n{broken\n", encoding="utf-8")
-    planted.append(("file name", "email", name))
     # A second source, named after an address in the config (``inputs[].name``): every document and rejection
     # of it carries that name, also for files refused by name before they open (a FIFO, a broken link).
     named = workdir / "named"
@@ -337,8 +405,10 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
         (named / "gone.jsonl").symlink_to(workdir / "nowhere.jsonl")
     cue, plain = values(rng)["email"]
     source = disguise(rng, "email", escape(rng, "email", plain), line_breaks=False)
-    (workdir / "source-name.txt").write_text(source, encoding="utf-8")
-    planted.append(("source name", "email", source))
+    nested = nest(later, source) if later.random() < 0.25 else source
+    planted.append(("source name", "email", source) if nested == source
+                   else ("source name", "email", nested, _plain(source)))
+    (workdir / "source-name.txt").write_text(nested, encoding="utf-8")
     return planted
 
 
@@ -358,6 +428,24 @@ def _strings(value) -> list[str]:
     if value is None:
         return []
     return [value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)]
+
+
+_JSON_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+
+
+def _decoded(text: str) -> str:
+    """``text`` with its URL escapes, HTML references and JSON ``\\uXXXX`` read over and over, each scheme whole, until
+    nothing changes (at most 6 rounds): a reading of outputs that owes nothing to the view under test, so an escape
+    the view leaves unread is still found in what a build wrote (a card ``4111&#%34%35;1111…`` left as written)."""
+    import urllib.parse
+
+    for _ in range(6):
+        before = text
+        text = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
+        text = html.unescape(urllib.parse.unquote(text, errors="replace"))
+        if text == before:
+            break
+    return text
 
 
 def run_outputs(out: pathlib.Path) -> dict[str, str]:
@@ -380,7 +468,7 @@ def run_outputs(out: pathlib.Path) -> dict[str, str]:
                                                         if path.suffix == ".jsonl" else [_json_or(text)]))
             if path.suffix in (".html", ".htm", ".md"):
                 text = html.unescape(text)
-        texts[str(path.relative_to(out))] = _plain(text)
+        texts[str(path.relative_to(out))] = _plain(text) + "\n" + _plain(_decoded(text))
         texts[str(path.relative_to(out)) + " (name)"] = _plain(str(path.relative_to(out)))
     return texts
 

@@ -38,12 +38,18 @@ def _marks(rng: random.Random) -> str:
 # seeds pinned in tests/fuzz/test_superlinear.py keep drawing the shapes they were pinned for.
 KINDS = ["nesting", "nesting_unclosed", "combining", "repeat", "format_chars", "digit_scripts", "number_lines",
          "brackets", "tag_soup"]
-LATER_KINDS = ["dashed_hosts", "value_units"]
+LATER_KINDS = ["dashed_hosts", "value_units", "nested_escapes"]
 # Pieces of the values the PII recognizers and the canonical view read (digit groups, separators, escapes, host
 # labels, query keys): ``value_units`` repeats a random chain of them, the class ``dashed_hosts`` is one member of.
 _VALUE_PIECES = ["1", "12", "202", "4111", "81", "0173", "a", "ab", "jane", "example", "org", "com", "x", "-", ".",
                  "..", "_", "+", "=", "@", "%", "%20", "%2B", "%40", "%25", "&", "&amp;", "&#43;", "&#64;", "\\n",
                  "\\u0040", "?", "/", ":", "(", ")", " ", "\u00a0", "#", "[", "]", "\"", "'", ",", ";"]
+# Escapes of one scheme inside another's and their parts (introducers, half escapes, the characters an escape makes):
+# the view's next level looks back from each character an escape made for an introducer of another scheme
+# (``nested_escapes``: a text of introducers and made digits is the most it does per character).
+_NESTED_PIECES = ["&#%36%34;", "&#x%34%30;", "%&#52;0", "%&#x34;&#x30;", "&#\\u0036\\u0034;", "%\\u0034\\u0030",
+                  "\\u00%34%30", "%4\\u20600", "%EF%BC%A&#48;", "&#%2536%2534;", "&", "&#", "%", "\\", "\\u",
+                  "\\u0036", "%36", "&#52;", "&#x34;", "%25", "&amp;", "\\u0026", "x", "jane", "example.org", ";", "#"]
 
 
 def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, str]:
@@ -80,6 +86,9 @@ def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, 
         return kind, (opener * (size // len(opener) + 1))[:size]
     if kind == "value_units":  # a random chain of value pieces repeated: a regex that rescans each one is quadratic
         unit = "".join(rng.choice(_VALUE_PIECES) for _ in range(rng.randint(2, 10)))
+        return kind, (unit * (size // len(unit) + 1))[:size]
+    if kind == "nested_escapes":
+        unit = "".join(rng.choice(_NESTED_PIECES) for _ in range(rng.randint(2, 10)))
         return kind, (unit * (size // len(unit) + 1))[:size]
     if kind == "dashed_hosts":  # dotted quads after dashes in one chain of dot-labels (the IP host lookahead)
         unit = rng.choice(["a-1.2.3.4.", "x-81.2.69.160.a", "ec2-81.2.69.160.", "-1.1.1.1", "a-9.9.9.9.b-"])

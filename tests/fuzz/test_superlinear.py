@@ -20,7 +20,8 @@ def test_no_shape_costs_much_more_per_byte_than_prose(seed, tmp_path):
 
 
 # Kinds drawn by name: dotted quads after dashes in one chain of dot-labels (the IP recognizer's host lookahead
-# read every following label once per quad: 10 s on 50 KB before its bound).
+# read every following label once per quad: 10 s on 50 KB before its bound); escapes of one scheme inside another's
+# (with the canonical view's look-back for their introducers unbounded, seeds 0-2 fail at 43-237x prose).
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("seed", [0, 1, 2, 3, 4])
 def test_later_kinds_cost_no_more_per_byte_than_prose(seed, tmp_path):
