@@ -245,11 +245,14 @@ def run_above(path: str, cache: dict[str, str | None] | None = None) -> str | No
 def _resolved(path: str, cache: dict) -> str:
     """``os.path.realpath(path)``, its folder's resolved once per folder (``cache``, under a key no folder has: a
     NUL is in no path): ~20 us a file's path otherwise, as much as the rest of the walk for a folder of many files."""
-    folder, name = os.path.split(os.path.abspath(path))
-    key = "\0real:" + folder
+    folder, name = os.path.split(path)
+    if name in ("", ".", ".."):  # the path ends in a folder step: resolved whole
+        return os.path.realpath(path)
+    # not abspath first: it drops "LINK/.." as text, where the kernel goes up from LINK's target
+    key = "\0real:" + (folder if os.path.isabs(folder) else os.getcwd() + "\0" + folder)
     real = cache.get(key)
     if real is None:
-        real = cache[key] = os.path.realpath(folder)
+        real = cache[key] = os.path.realpath(folder or ".")
     path = os.path.join(real, name)
     return os.path.realpath(path) if os.path.islink(path) else path
 

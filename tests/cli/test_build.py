@@ -388,8 +388,8 @@ def test_a_build_that_reads_no_usable_record_fails_and_publishes_nothing(tmp_pat
     empty.write_text("")
     named = tmp_path / "a\nb\u2028.jsonl"  # a name that would break the one line
     named.write_text('{"body": "x"}\n')
-    cases = {named: "was rejected (missing_text 1; e.g. a\\nb\\u2028.jsonl record 0: no field 'text'; records "
-                    "have fields: body; name the text field with --text-field body (inputs[].text_field))",
+    cases = {named: "was rejected (missing_text 1; e.g. a\\nb\\u2028.jsonl record 0: no field 'text'; name the text "
+                    "field with --text-field body (inputs[].text_field); records have fields: body)",
              malformed: "every one of the 2 input records was rejected (malformed_json 2; e.g. notes.jsonl record 0: "
                         "Expecting value: line 1 column 1 (char 0)); nothing was published. A file read as JSON Lines",
              empty: "the inputs hold no records (every file is empty or blank); nothing was published"}

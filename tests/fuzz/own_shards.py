@@ -274,6 +274,11 @@ def _through_link(rng: random.Random, workdir: pathlib.Path, path: pathlib.Path,
     links = workdir / "links"
     links.mkdir(exist_ok=True)
     link = links / f"to-{len(list(links.iterdir()))}-{target.name}"  # a file's link keeps its extension (its format)
+    below = sorted(p for p in target.iterdir() if p.is_dir() and not p.is_symlink()) if target.is_dir() else []
+    if below and rng.random() < 0.3:  # LINK/.. with LINK -> a folder in target: the kernel goes up from the target
+        TRIED["path up from a link"] += 1
+        link.symlink_to(rng.choice(below))
+        return link / ".." / path.relative_to(target)
     link.symlink_to(target)
     return link / path.relative_to(target) if target != path else link
 

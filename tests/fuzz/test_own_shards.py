@@ -6,7 +6,7 @@ import pytest
 
 from tests.fuzz.own_shards import fuzz_one
 
-SEEDS = list(range(24)) + [39, 42]  # 39, 42: named through a link to a folder above (failed before)
+SEEDS = list(range(24)) + [39, 42, 75]  # named through a link to a folder above, LINK/.. (75) (failed before)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -65,7 +65,7 @@ def test_the_marker_a_command_left_in_a_users_folder_is_not_read_as_data(tmp_pat
     assert skipped == {}
 
 
-@pytest.mark.parametrize("through", ["folder", "parent", "file"])
+@pytest.mark.parametrize("through", ["folder", "parent", "file", "up from a link"])
 def test_a_link_to_a_runs_entry_is_the_entry(tmp_path, through):
     # Every path a name can resolve to: a link to the folder (LINK -> RUN/rejected), to the run above it, or to
     # the shard itself. Before, only a link that was the file itself was followed: LINK/part-0.jsonl read the
@@ -74,7 +74,9 @@ def test_a_link_to_a_runs_entry_is_the_entry(tmp_path, through):
     link = tmp_path / "link"
     shard = "part-00000-of-00001.jsonl"
     target, named = {"folder": (run / "rejected", link / shard), "parent": (run, link / "rejected" / shard),
-                     "file": (run / "rejected" / shard, link)}[through]
+                     "file": (run / "rejected" / shard, link),
+                     # LINK/.. is the folder above LINK's target, as the kernel reads it (not LINK's own parent)
+                     "up from a link": (run / "clean", tmp_path / "link" / ".." / "rejected" / shard)}[through]
     link.symlink_to(target)
     with pytest.raises(UserError, match="holds rejected input records"):
         read_records(named, flag="--train")
