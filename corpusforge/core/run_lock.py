@@ -79,8 +79,40 @@ def run_lock(run_dir: str, command: str, claim: bool = False) -> Iterator[None]:
                 os.rmdir(run_dir)  # raw-delete-ok: only an empty directory this command created
 
 
+_OWNER_WAIT_S = 1.0  # a lock taken but its owner not written yet: the holder is between two system calls
+
+
+def _may_wait(owner: dict[str, Any] | None, claim: bool, began: float) -> bool:
+    """Whether to try again for a lock ``owner`` holds: a claim holds a folder for milliseconds, so every command
+    waits for one (up to ``_CLAIM_WAIT_S``); an owner not written yet is waited for briefly (a claim waits as for
+    a claim); a command holding the folder for its run (a build) refuses at once."""
+    waited = time.monotonic() - began
+    if owner is None:
+        return waited < (_CLAIM_WAIT_S if claim else _OWNER_WAIT_S)
+    return bool(owner.get("claim")) and waited < _CLAIM_WAIT_S
+
+
+def _flock_works(run_dir: str) -> bool:
+    """Whether ``flock`` works in ``run_dir``, tried on a file of this process's own (never on the lock file: a
+    failed try there would have to remove a file another process may just have made its lock)."""
+    probe = os.path.join(run_dir, f"{rundir.LOCK}.probe-{os.getpid()}-{os.urandom(4).hex()}")
+    fd = os.open(probe, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError as exc:
+        if exc.errno in _NO_FLOCK:
+            return False
+        raise
+    finally:
+        os.close(fd)
+        os.unlink(probe)  # raw-delete-ok: the probe file this call made
+
+
 def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
-    deadline = time.monotonic() + _CLAIM_WAIT_S
+    began = time.monotonic()
+    if not _flock_works(run_dir):
+        return _acquire_exclusive(path, run_dir, claim, began)
     while True:
         if os.path.islink(path):
             raise UserError(f"{path} is a symbolic link; remove it and run again")
@@ -93,20 +125,17 @@ def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            if exc.errno not in _NO_FLOCK:
-                owner = _owner(fd)
-                os.close(fd)
-                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                    if created:  # a lock file this attempt made and could not lock for another reason: not left
-                        with contextlib.suppress(OSError):  # (busy, the file may be another's new lock: kept)
-                            os.unlink(path)  # raw-delete-ok: the lock file this attempt created
-                    raise
-                # a claim holds the folder for milliseconds: any command waits for it (a claim also for an owner
-                # not written yet); a command holding it for its run refuses at once
-                if (owner.get("claim") if owner else claim) and time.monotonic() < deadline:
-                    time.sleep(0.02)
-                    continue
-                raise UserError(_busy(run_dir, owner, claim)) from None
+            owner = _owner(fd)
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                if created:  # a lock file this attempt made and could not lock for another reason: not left
+                    with contextlib.suppress(OSError):  # (busy, the file may be another's new lock: kept)
+                        os.unlink(path)  # raw-delete-ok: the lock file this attempt created
+                raise
+            if _may_wait(owner, claim, began):
+                time.sleep(0.02)
+                continue
+            raise UserError(_busy(run_dir, owner, claim)) from None
         try:
             same = os.fstat(fd).st_ino == os.stat(path).st_ino
         except FileNotFoundError:
@@ -118,12 +147,43 @@ def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
         if owner and owner.get("host") == socket.gethostname() and _alive(owner.get("pid")) \
                 and owner.get("pid") != os.getpid():
             os.close(fd)  # a live process on this host wrote it, yet the flock was free: the filesystem ignores flock
-            if owner.get("claim") and time.monotonic() < deadline:
+            if _may_wait(owner, claim, began):
                 time.sleep(0.02)
                 continue
             raise UserError(f"{run_dir} is in use by {_describe(owner)}; wait for it to finish (if that process is "
                             f"not a corpusforge command, delete {path})")
         return fd  # free, or left by a process that is gone: stale, taken over
+
+
+def _acquire_exclusive(path: str, run_dir: str, claim: bool, began: float) -> int:
+    """The lock where ``flock`` is unsupported: the lock file made with ``O_EXCL`` (one process succeeds) is the
+    lock, until its holder removes it. A file left by a process of this host that is gone is taken over; one of
+    another host, whose process cannot be looked at, is refused naming it (delete it if that command is over)."""
+    while True:
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            pass
+        if os.path.islink(path):
+            raise UserError(f"{path} is a symbolic link; remove it and run again")
+        try:
+            with open(path, "rb") as held:
+                owner = json.loads(held.read(4096).decode() or "null")
+        except FileNotFoundError:
+            continue  # its holder just removed it
+        except (ValueError, OSError):
+            owner = None
+        if not isinstance(owner, dict):
+            owner = None
+        if owner and owner.get("host") == socket.gethostname() and not _alive(owner.get("pid")):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # raw-delete-ok: the lock file of a process of this host that is gone
+            continue
+        if _may_wait(owner, claim, began):
+            time.sleep(0.02)
+            continue
+        raise UserError(f"{_busy(run_dir, owner, claim)} (this filesystem has no flock: if that command is over, "
+                        f"delete {path})")
 
 
 def _busy(run_dir: str, owner: dict[str, Any] | None, claim: bool) -> str:
