@@ -12,7 +12,7 @@ from typing import Any
 
 from corpusforge.core.errors import UserError
 from corpusforge.trainers.export import LoadedModel, model_device
-from corpusforge.trainers.generate import learned_positions, tokens_at_least
+from corpusforge.trainers.generate import bytes_per_token, learned_positions, tokens_at_least
 
 GENERIC_MASK = "<mask>"
 
@@ -38,7 +38,8 @@ def fill_mask(loaded: LoadedModel, text: str, top_k: int = 5) -> list[dict[str, 
     if top_k > vocab:
         raise UserError(f"--top-k {top_k} is more than the model's {vocab} tokens; pass {vocab} or fewer")
     limit = learned_positions(loaded.model)
-    seen = tokens_at_least(text, limit, lambda t: len(loaded.tokenizer(t)["input_ids"])) if limit else None
+    seen = tokens_at_least(text, limit, loaded.tokenizer, most_bytes=lambda: bytes_per_token(loaded.tokenizer)) \
+        if limit else None
     if seen is not None and seen[0] > limit:  # a huge text: refused from a prefix, before tokenising it whole
         raise UserError(f"the text is at least {seen[0]:,} tokens ({seen[1]}); the model reads {limit} at most: "
                         "shorten it")

@@ -10,7 +10,6 @@ prompt starts with the end-of-text token, as every document did in training.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any, Callable
 
 import torch
@@ -44,20 +43,28 @@ class GenerateOptions:
             raise UserError("--top-k must be >= 0 and --batch-size >= 1")
 
 
-def prompt_ids(loaded: LoadedModel, prompt: str, as_text: bool = False) -> list[int]:
-    """One prompt's ids as ``encode_prompts`` gives them, unpadded."""
+def prompt_settings(loaded: LoadedModel, as_text: bool) -> tuple[dict[str, Any], list[int]]:
+    """The tokenizer settings a prompt is encoded with, and the ids put before it (a decoder's start token)."""
     tok = loaded.tokenizer
     if loaded.arch == "decoder":
         start = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
-        return [start] + tok(prompt, add_special_tokens=False, split_special_tokens=as_text)["input_ids"]
-    return tok(prompt, split_special_tokens=as_text)["input_ids"]
+        return {"add_special_tokens": False, "split_special_tokens": as_text}, [start]
+    return {"split_special_tokens": as_text}, []
+
+
+def prompt_ids(loaded: LoadedModel, prompt: str, as_text: bool = False) -> list[int]:
+    """One prompt's ids as ``encode_prompts`` gives them, unpadded."""
+    settings, before = prompt_settings(loaded, as_text)
+    return before + loaded.tokenizer(prompt, **settings)["input_ids"]
 
 
 # A text longer than this many characters per position the model reads is first counted by a prefix of that
 # size (``tokens_at_least``): a 54 MB prompt was refused only after ~90 s of tokenising it whole. 16 characters a
 # position is ~4x what English text takes (~4 characters a token), so a prefix of ordinary text decides.
 PREFIX_CHARS_PER_POSITION = 16
-_WORD_END = re.compile(r"(?s).*\S(?=\s)")  # up to the last place a word ends and whitespace begins
+# The prefix's last characters whose words are not counted: they may read differently in the whole text (a
+# special token cut in two, ``\s+(?!\S)`` looking one character on). At least the longest added token.
+PREFIX_TAIL_CHARS = 32
 
 
 def bytes_per_token(tokenizer: Any) -> int | None:
@@ -76,31 +83,49 @@ def bytes_per_token(tokenizer: Any) -> int | None:
     return max(len(token.encode("utf-8", "surrogatepass")) for token in tokenizer.get_vocab())
 
 
-def tokens_at_least(text: str, limit: int, count: Callable[[str], int],
+def tokens_at_least(text: str, limit: int, tokenizer: Any, settings: dict[str, Any] | None = None, before: int = 0,
                     most_bytes: Callable[[], int | None] = lambda: None) -> tuple[int, str] | None:
-    """``(n, how)``: at least ``n`` of ``count(text)`` (the text's tokens), ``how`` saying from what; None where the
-    text is short enough to count whole (at most ``limit`` + 1 positions x ``PREFIX_CHARS_PER_POSITION``
-    characters) or nothing cheaper tells. From a prefix of that size, ended where a word ends and whitespace
-    begins, where every pre-tokenizer of corpusforge's tokenizer families splits (byte-level BPE's words and space
-    runs, WordPiece's whitespace, Metaspace's ``▁word``): the prefix's tokens are the whole text's first ones, so
-    there are no fewer in the whole. Where the prefix has no word end (one long run of letters, 2 MB of ``a``:
-    5 s to tokenise), from the text's UTF-8 length over ``most_bytes()`` (``bytes_per_token``), where the
-    tokenizer has such a bound; no bound from the length alone holds for every tokenizer (a WordPiece
-    ``[UNK]`` covers a whole long word)."""
-    size = (limit + 1) * PREFIX_CHARS_PER_POSITION
+    """``(n, how)``: at least ``n`` tokens in ``before`` + ``tokenizer(text, **settings)``'s ids, ``how`` saying
+    from what; None where the text is short enough to count whole (at most (``limit`` + 1) x
+    ``PREFIX_CHARS_PER_POSITION`` + ``PREFIX_TAIL_CHARS`` characters) or nothing cheaper tells.
+
+    From a prefix of that size, split where the tokenizer itself splits: its words (``word_ids``: the pieces its
+    own normalizer and pre-tokenizer make, an added token one) are counted but for the last one and any that
+    reach into the last ``PREFIX_TAIL_CHARS`` characters, which the rest of the text may change (a word going on,
+    characters the normalizer deletes joining two runs of letters into one BERT word, a special token cut in
+    two). Each word the tokenizer pieces into tokens alone, and the earlier words read the same in the whole text
+    (corpusforge's normalizers map characters one by one, NFKC composes nothing across a space, and its
+    pre-tokenizers split from the characters next to a split), so the whole text has at least those tokens and
+    the ones the post-processor adds. Before any tokenising, from the text's UTF-8 length over ``most_bytes()``
+    (``bytes_per_token``) where the tokenizer has such a bound: a byte-level BPE's one word of CJK or of 2 MB of
+    ``a`` leaves the prefix nothing to count. No bound from the length alone holds for every tokenizer (a
+    WordPiece ``[UNK]`` covers a whole long word; a Metaspace word of CJK is one word too)."""
+    margin = max(PREFIX_TAIL_CHARS, _longest_added(tokenizer) + 1)
+    size = (limit + 1) * PREFIX_CHARS_PER_POSITION + margin
     if len(text) <= size:
         return None
     best = None
-    found = _WORD_END.match(text, 0, size)
-    if found is not None:
-        best = count(text[:found.end()]), f"its first {found.end():,} of {len(text):,} characters"
-    if best is None or best[0] <= limit:
-        most = most_bytes()
-        if most:
-            length = len(text.encode("utf-8", "surrogatepass"))
-            if best is None or -(-length // most) > best[0]:
-                best = -(-length // most), f"{length:,} bytes, at most {most} a token"
+    most = most_bytes()
+    if most:  # no tokenising at all
+        length = len(text.encode("utf-8", "surrogatepass"))
+        best = -(-length // most), f"{length:,} bytes, at most {most} a token"
+    if best is not None and best[0] > limit:
+        return best
+    encoding = tokenizer(text[:size], **(settings or {}), verbose=False).encodings  # verbose: no "longer than" log
+    if encoding:  # a fast tokenizer's: which word each token is of, and its characters in the text
+        words, offsets = encoding[0].word_ids, encoding[0].offsets
+        last = [w for w in words if w is not None][-1:]
+        cut = min(last + [w for w, (_, end) in zip(words, offsets) if w is not None and end > size - margin], default=0)
+        kept = [i for i, w in enumerate(words) if w is None or w < cut]  # None: the post-processor's tokens
+        if any(words[i] is not None for i in kept) and (best is None or before + len(kept) > best[0]):
+            characters = max(offsets[i][1] for i in kept if words[i] is not None)
+            best = before + len(kept), f"its first {characters:,} of {len(text):,} characters"
     return best
+
+
+def _longest_added(tokenizer: Any) -> int:
+    """The most characters an added token (``[MASK]``, ``<|endoftext|>``) spans."""
+    return max(map(len, getattr(tokenizer, "get_added_vocab", dict)()), default=0)
 
 
 def refuse_long_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool = False,
@@ -117,8 +142,9 @@ def refuse_long_prompts(loaded: LoadedModel, prompts: list[str], as_text: bool =
             known.append(bytes_per_token(loaded.tokenizer))
         return known[0]
 
+    settings, before = prompt_settings(loaded, as_text)
     for number, prompt in enumerate(prompts, 1):
-        seen = tokens_at_least(prompt, limit, lambda text: len(prompt_ids(loaded, text, as_text)), most_bytes)
+        seen = tokens_at_least(prompt, limit, loaded.tokenizer, settings, len(before), most_bytes)
         if seen is not None and (seen[0] > limit or (seen[0] == limit and loaded.arch == "decoder")):
             name = names[number - 1] if names else f"prompt {number}"
             raise UserError(f"{name} is at least {seen[0]:,} tokens ({seen[1]}); the model reads {limit} at most: "

@@ -38,12 +38,15 @@ def cmd_predict(args) -> int:
 
     if args.batch_size < 1 or args.max_new_tokens < 1:
         raise UserError("--batch-size and --max-new-tokens must be at least 1")
+    # --data first (a run's rejected/ is refused), so a refused command leaves no marker in --out's folder; its
+    # examples need the model's field names, read after the model loads
+    records = read_records(args.data, record_bytes(args))
     claim_file(args.out, "predict")  # replaces only a file corpusforge wrote: never the user's, nor --data itself
     quiet_transformers()
     tuned = load_finetuned(args.model, args.device)
     fields = {k: v for k, v in tuned.info["config"].items() if k.endswith("_field")}
     config = dataclasses.replace(FinetuneConfig(), task=tuned.task, **fields)
-    examples = task_examples(read_records(args.data, record_bytes(args)), config, args.data, labelled=False)
+    examples = task_examples(records, config, args.data, labelled=False)
     rows = predict(tuned, examples, args.batch_size, args.max_new_tokens)
     write_bytes_atomic(args.out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8"))
     scores = score_predictions(tuned, examples, rows)

@@ -4,6 +4,8 @@ import math
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from corpusforge.core.errors import UserError
 from corpusforge.trainers.evaluate import Document, evaluate, read_documents
@@ -285,14 +287,15 @@ def test_a_huge_prompt_is_refused_from_a_prefix_without_tokenising_it_whole(dirs
 
     monkeypatch.setattr(tok, "__call__", measured)
     huge = "the cat sat on the warm mat " * 40_000 + "[MASK] river"  # ~1.1 M characters
-    with pytest.raises(UserError, match=r"is at least [0-9,]+ tokens \(its first [0-9,]+ of 1,120,012 characters\); "
+    with pytest.raises(UserError, match=r"is at least [0-9,]+ tokens \((its first [0-9,]+ of 1,120,012 characters|"
+                                        r"1,120,012 bytes, at most [0-9]+ a token)\); "
                                         r"the model reads 64 at most: shorten it") as info:
         if command == "generate":
             generate(loaded, ["Blue", huge], GenerateOptions(max_new_tokens=1, greedy=True))
         else:
             fill_mask(loaded, huge)
     assert "\n" not in str(info.value) and (command != "generate" or "prompt 2 " in str(info.value))
-    assert longest[0] <= 65 * 16
+    assert longest[0] <= 65 * 16 + 32  # the prefix and its tail (PREFIX_TAIL_CHARS)
 
 
 @pytest.mark.parametrize("family", ["gpt2", "bart"])
@@ -324,14 +327,89 @@ def test_no_bound_from_the_length_where_a_token_may_cover_a_whole_word(dirs):
     assert bytes_per_token(load_model(dirs["t5"][1]).tokenizer) is None  # a normalizer (NFKC)
 
 
-def test_the_prefix_ends_where_a_word_ends_so_its_tokens_begin_the_whole_texts(dirs):
+def test_the_prefix_is_cut_where_the_tokenizer_splits_so_its_tokens_begin_the_whole_texts(dirs):
     from corpusforge.trainers.generate import prompt_ids, tokens_at_least
 
     loaded = load_model(dirs["gpt2"][1])
     text = "  Blue fish sings,\tthe   river  " * 200 + "end"
-    seen = tokens_at_least(text, 64, lambda t: len(prompt_ids(loaded, t)))
-    n, how = seen  # "its first 1,039 of 6,403 characters"
-    characters = int(how.split()[2].replace(",", ""))
-    assert text[characters - 1].strip() and not text[characters].strip()
+    n, how = tokens_at_least(text, 64, loaded.tokenizer, {"add_special_tokens": False}, 1)
+    characters = int(how.split()[2].replace(",", ""))  # "its first 1,035 of 6,403 characters"
+    assert 65 * 16 - 40 < characters <= 65 * 16  # the words in the last 32 of 1,072 characters are not counted
     assert prompt_ids(loaded, text)[:n] == prompt_ids(loaded, text[:characters])
-    assert tokens_at_least("short text", 64, len) is None and tokens_at_least("x" * 5000, 64, len) is None
+    assert tokens_at_least("short text", 64, loaded.tokenizer) is None
+    assert tokens_at_least("x" * 5000, 64, loaded.tokenizer) is None  # one word: nothing counted, no length bound
+
+
+HUGE_WITHOUT_SPACES = {"cjk": "我们今天去公园散步了" * 100_000, "base64": "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0123+/=" * 25_000,
+                       "json": '{"a":1,"b":[2,3],"c":{"d":"e"}},' * 35_000, "summarise cjk": "Summarise: " + "我们今天去公园散步了" * 100_000}
+
+
+@pytest.mark.parametrize("kind", sorted(HUGE_WITHOUT_SPACES))
+@pytest.mark.parametrize("family,command", [("gpt2", "generate"), ("bart", "generate"), ("bert", "fill-mask")])
+def test_a_huge_prompt_without_spaces_is_refused_from_the_tokenizers_own_splits(dirs, family, command, kind,
+                                                                                 monkeypatch):
+    # A prefix was cut only where a regex found a word end and whitespace: CJK, base64 and minified JSON have none,
+    # so BERT tokenised all of them (1 M characters: 5-7 s). Now the tokenizer's own words (BERT: each CJK
+    # character, each punctuation mark) count; a byte-level BPE's single run of letters is bounded by its bytes.
+    loaded = load_model(dirs[family][1])
+    longest = [0]
+    real = type(loaded.tokenizer).__call__
+
+    def measured(self, text, *args, **kwargs):
+        longest[0] = max(longest[0], len(text))
+        return real(self, text, *args, **kwargs)
+
+    monkeypatch.setattr(type(loaded.tokenizer), "__call__", measured)
+    huge = HUGE_WITHOUT_SPACES[kind]
+    with pytest.raises(UserError, match=r"is at least [0-9,]+ tokens \((its first|[0-9,]+ bytes).*the model reads 64 "
+                                        r"at most: shorten it"):
+        if command == "generate":
+            generate(loaded, [huge], GenerateOptions(max_new_tokens=1, greedy=True))
+        else:
+            fill_mask(loaded, huge + "[MASK]")
+    assert longest[0] <= 65 * 16 + 32
+
+
+def test_a_unigram_tokenizers_bound_comes_from_its_metaspace_words(dirs):
+    from corpusforge.trainers.generate import tokens_at_least
+
+    tok = load_model(dirs["t5"][1]).tokenizer
+    for text in ["the cat sat on the warm mat " * 100, "ｆｕｌｌ　ｗｉｄｔｈ ﬁ ① " * 200, "我们 今天去公园 散步了" * 300]:
+        n, how = tokens_at_least(text, 64, tok)
+        assert 64 < n <= len(tok(text)["input_ids"]) and how.startswith("its first")
+    assert tokens_at_least(HUGE_WITHOUT_SPACES["cjk"], 64, tok) is None  # one Metaspace word: no bound, counted whole
+
+
+@pytest.mark.parametrize("character", ["\x1c", "\x1d", "\x1e", "\x1f", "\x85"])
+def test_characters_bert_deletes_do_not_end_a_word_for_the_bound(dirs, character):
+    # Python's \s matched these, so the prefix was cut inside what BERT's normalizer (clean_text deletes them) reads
+    # as one word: the 56-token text was refused as "at least 133 tokens".
+    loaded = load_model(dirs["bert"][1])
+    text = "the cat " * 26 + "[MASK] " + "thecat" * 16 + character + "c" * 8000
+    assert len(loaded.tokenizer(text)["input_ids"]) <= 64
+    assert len(fill_mask(loaded, text, 1)) == 1
+
+
+_BOUND_TEXT = st.lists(st.sampled_from(list("abc xyZ\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u2028\u3000\x00\x07"
+                                           "我们公园éé́ﬁ①ｆ{}[]\":,.!'-_0123456789") +
+                                      ["[MASK]", "<mask>", "<|endoftext|>", "</s>", "<extra_id_0>", "<s>", "[SEP]",
+                                       "'s", " <mask> ", "thecat" * 16, "c" * 40]), max_size=250).map("".join)
+_LOADED: dict = {}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=_BOUND_TEXT, family=st.sampled_from(["gpt2", "bert", "t5", "bart"]), as_text=st.booleans(),
+       limit=st.integers(1, 8))
+def test_the_prefix_bound_never_exceeds_the_real_token_count(dirs, text, family, as_text, limit):
+    # Mixed scripts, control characters BERT deletes, Python-only whitespace, special tokens (whole and cut by the
+    # prefix), 96-letter words that one deleted character turns into a 100+ character [UNK]: the bound is a bound.
+    from corpusforge.trainers.generate import prompt_ids, prompt_settings, tokens_at_least
+
+    loaded = _LOADED.get(family) or _LOADED.setdefault(family, load_model(dirs[family][1]))
+    settings_, before = prompt_settings(loaded, as_text)  # as generate and predict pass them
+    seen = tokens_at_least(text, limit, loaded.tokenizer, settings_, len(before))
+    if seen is not None:
+        assert seen[0] <= len(prompt_ids(loaded, text, as_text))
+    seen = tokens_at_least(text, limit, loaded.tokenizer)  # as fill-mask passes them
+    if seen is not None:
+        assert seen[0] <= len(loaded.tokenizer(text)["input_ids"])

@@ -40,14 +40,15 @@ def test_finetune_and_predict_refuse_a_runs_rejected_shard(tmp_path):
         read_records(run / "rejected" / "part-00000-of-00001.jsonl", flag="finetune.train")
 
 
-@pytest.mark.parametrize("command", ["evaluate", "embed"])
+@pytest.mark.parametrize("command", ["evaluate", "embed", "predict"])
 def test_the_refusal_comes_before_the_model_loads(tmp_path, capsys, command):
     run = make_run(tmp_path)
-    extra = ["--out", str(tmp_path / "v.arrow")] if command == "embed" else []
-    assert main([command, "--model", str(tmp_path / "no-model"), "--data", str(run / "rejected"), *extra]) == 2
+    data = run / "rejected" / ("part-00000-of-00001.jsonl" if command == "predict" else "")  # predict: a file
+    extra = {"embed": ["--out", str(tmp_path / "v.arrow")], "predict": ["--out", str(tmp_path / "p.jsonl")]}
+    assert main([command, "--model", str(tmp_path / "no-model"), "--data", str(data), *extra.get(command, [])]) == 2
     err = capsys.readouterr().err
     assert "holds rejected input records" in err and err.count("\n") == 1, err
-    assert not (tmp_path / rundir.MARKER).exists()  # embed --out claimed nothing for a refused command
+    assert not (tmp_path / rundir.MARKER).exists()  # --out claimed nothing for a refused command (predict did)
 
 
 def test_the_marker_a_command_left_in_a_users_folder_is_not_read_as_data(tmp_path):

@@ -130,8 +130,12 @@ def _jsonl_records(path: pathlib.Path, where: str, limit: int) -> list[dict[str,
 
 def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: str,
                   labelled: bool = True) -> list[Example]:
-    """The examples of ``config.task``; ``labelled=False`` (prediction) makes the target optional."""
+    """The examples of ``config.task``; ``labelled=False`` (prediction) makes the target optional and the ids
+    unique: predict's output names each record by its id alone, so two records with one id (a missing id is the
+    record's position, which a real id may also be) are refused in one line naming both, not written as two rows
+    a join by id mixes up."""
     out = []
+    seen: dict[str, int] = {}
     for position, record in enumerate(records):
         def field(name: str, required: bool = True, words: bool = False):
             """The record's ``name`` as text (``_text``), or a list of words (``words``); NaN is missing."""
@@ -151,6 +155,10 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
         # A null, NaN or empty id is a missing one, as for every other field: the record's position (a null
         # was the id "None" for every such record).
         ident = _text(position if _missing(ident) else ident, where, position, config.id_field)
+        if not labelled and seen.setdefault(ident, position) != position:
+            raise UserError(f"{where}: records {seen[ident]} and {position} have the same id {ident!r} (a missing, "
+                            "null, NaN or empty id is the record's position); predict's output names each record by "
+                            f"its id: give each its own ({config.id_field!r} field)")
         if config.task == "classify":
             out.append(Example(ident, field(config.text_field),
                                field(config.text_pair_field) if config.text_pair_field else None,

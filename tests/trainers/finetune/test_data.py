@@ -81,6 +81,22 @@ def test_a_null_or_empty_id_is_a_missing_id_the_records_position(tmp_path, value
     assert [e.id for e in task_examples(read_records(path), FinetuneConfig(), "d.jsonl")] == ["a", "1"]
 
 
+def test_prediction_ids_are_unique_a_position_standing_in_for_a_missing_one_too():
+    # Before: ids ['1', '1', '2', '2'], and predict wrote two rows for each id, which a join by id mixes up.
+    records = [{"id": "1", "text": "a", "label": "x"}, {"id": None, "text": "b", "label": "y"},
+               {"text": "c", "label": "y", "id": float("nan")}, {"id": 2, "text": "d", "label": "x"}]
+    config = FinetuneConfig(task="classify")
+    with pytest.raises(UserError) as info:
+        task_examples(records, config, "f", labelled=False)
+    assert str(info.value) == ("f: records 0 and 1 have the same id '1' (a missing, null, NaN or empty id is the "
+                               "record's position); predict's output names each record by its id: give each its own "
+                               "('id' field)")
+    with pytest.raises(UserError, match="f: records 0 and 2 have the same id 'a'"):
+        task_examples([{"id": "a", "text": "t"}, {"text": "u"}, {"id": "a", "text": "v"}], config, "f", labelled=False)
+    assert [e.id for e in task_examples(records[1:], config, "f", labelled=False)] == ["0", "1", "2"]
+    assert [e.id for e in task_examples(records, config, "f")] == ["1", "1", "2", "2"]  # training: ids unused
+
+
 def test_csv_cells_are_text_only_an_empty_cell_is_missing(tmp_path):
     # A CSV has no null: pandas writes a gap as an empty cell, which is missing (here: an unlabelled record in
     # predict, an error where the label is needed); the words NaN, null and NA are labels as written (NA is a
