@@ -137,18 +137,21 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
     out = []
     seen: dict[str, int] = {}
     for position, record in enumerate(records):
-        def field(name: str, required: bool = True, words: bool = False):
-            """The record's ``name`` as text (``_text``), or a list of words (``words``); NaN is missing."""
+        def field(role: str, required: bool = True, words: bool = False):
+            """The record's field that the setting ``role`` (``label_field``...) names, as text (``_text``), or a
+            list of words (``words``); NaN is missing. A missing one is named with ``role``'s flag: by the field's
+            name, a generate task's response field called ``text`` was told to pass --text-field."""
+            name = getattr(config, role)
             value = _cell(record.get(name), where, position, name)
             if _missing(value):
+                flag = role.replace("_", "-")
                 if required and isinstance(record, dict) and name not in record:  # a wrong field name, most likely
-                    flag = _flag(name, config)
-                    detail = missing_field_detail(name, record, f"--{flag}", f"finetune.{flag.replace('-', '_')}",
-                                                  guess=name in (config.text_field, config.prompt_field))
+                    detail = missing_field_detail(name, record, f"--{flag}", f"finetune.{role}",
+                                                  guess=role in ("text_field", "prompt_field"))
                     raise UserError(f"{where}: record {position} has {detail}")
                 if required:
                     raise UserError(f"{where}: record {position} has an empty {name!r} field; fill it in or drop the "
-                                    f"record, or name another field with --{_flag(name, config)}")
+                                    f"record, or name another field with --{flag}")
                 return None
             return value if words else _text(value, where, position, name)
         ident = _cell(record.get(config.id_field), where, position, config.id_field)
@@ -160,12 +163,11 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
                             "null, NaN or empty id is the record's position); predict's output names each record by "
                             f"its id: give each its own ({config.id_field!r} field)")
         if config.task == "classify":
-            out.append(Example(ident, field(config.text_field),
-                               field(config.text_pair_field) if config.text_pair_field else None,
-                               field(config.label_field, labelled)))
+            out.append(Example(ident, field("text_field"), field("text_pair_field") if config.text_pair_field else None,
+                               field("label_field", labelled)))
         elif config.task == "tag":
-            words = _word_list(field(config.tokens_field, words=True), where, position, config.tokens_field)
-            tags = field(config.tags_field, labelled, words=True)
+            words = _word_list(field("tokens_field", words=True), where, position, config.tokens_field)
+            tags = field("tags_field", labelled, words=True)
             if tags is not None:
                 tags = [_text(t, where, position, config.tags_field, item)
                         for item, t in enumerate(_word_list(tags, where, position, config.tags_field))]
@@ -175,7 +177,7 @@ def task_examples(records: list[dict[str, Any]], config: FinetuneConfig, where: 
             out.append(Example(ident, [_text(w, where, position, config.tokens_field, item)
                                        for item, w in enumerate(words)], None, tags))
         else:
-            out.append(Example(ident, field(config.prompt_field), None, field(config.response_field, labelled)))
+            out.append(Example(ident, field("prompt_field"), None, field("response_field", labelled)))
     if not out:
         raise UserError(f"{where} holds no records")
     return out
@@ -230,14 +232,6 @@ def _cell(value: Any, where: str, position: int, name: str) -> Any:
         return cell_text(value)
     except RecordError as exc:
         raise UserError(f"{where}: record {position} field {name!r} is {exc.detail}") from None
-
-
-def _flag(name: str, config: FinetuneConfig) -> str:
-    for key in ("text_field", "text_pair_field", "label_field", "tokens_field", "tags_field", "prompt_field",
-                "response_field"):
-        if getattr(config, key) == name:
-            return key.replace("_", "-")
-    return "set finetune.id-field"
 
 
 def label_map(examples: list[Example]) -> dict[str, int]:

@@ -257,3 +257,18 @@ def test_a_corrupt_parquet_or_csv_is_a_one_line_error(tmp_path):
     (tmp_path / "bad.csv").write_bytes(b"text,label\ncaf\xe9,pos\n")
     with pytest.raises(UserError, match="bad.csv cannot be read: invalid_utf8"):
         read_records(tmp_path / "bad.csv")
+
+
+@pytest.mark.parametrize("settings, record, flag", [
+    (dict(task="generate", prompt_field="question", response_field="text"),
+     {"question": "What is 2+2?", "answer": "four"}, "--response-field"),
+    (dict(task="tag", tokens_field="words", tags_field="text"), {"words": ["a", "b"], "ner": ["O", "O"]},
+     "--tags-field"),
+    (dict(task="classify", label_field="text", text_field="body"), {"body": "hello", "lbl": "x"}, "--label-field"),
+])
+def test_a_missing_field_is_named_by_the_setting_that_names_it_not_by_its_name(settings, record, flag):
+    # A field named by its name alone: a generate task's response field called 'text' was told to pass
+    # --text-field, which generate ignores (the first setting holding that name won).
+    with pytest.raises(UserError, match=rf"no field 'text'; name yours with {flag} ") as info:
+        task_examples([record], FinetuneConfig(**settings), "train.jsonl")
+    assert "--text-field" not in str(info.value)
