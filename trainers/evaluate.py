@@ -71,7 +71,7 @@ def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] 
         return _run_documents(path)
     paths = sorted(p for p in path.iterdir() if not p.is_dir()) if path.is_dir() else [path]
     if not paths or not all(os.path.lexists(p) for p in paths):
-        raise UserError(f"{display_path(data)} does not exist or holds no files; pass a JSONL, Parquet or Arrow file, "
+        raise UserError(f"{display_path(data)} does not exist or holds no files; pass a JSONL, Parquet, Arrow or text file, "
                         "a directory of them, or a run directory")
     # checked here, when called, not when first read: a run's rejected/ or tokens/ is refused before a model loads
     cache: dict[str, str | None] = {}

@@ -51,10 +51,26 @@ def cmd_evaluate(args) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    rows = [("all", result)] + list((result.get("by_source") or {}).items())
     print(f"{result['model']} model, objective {result['objective']}")
-    print(f"{'source':<20} {'documents':>9} {'tokens':>10} {'bytes':>12} {'loss':>8} {'ppl':>10} {'bits/byte':>9}")
-    for name, r in rows:
-        print(f"{name[:20]:<20} {r['documents']:>9,} {r['tokens']:>10,} {r['bytes']:>12,} {r['loss']:>8.4f} "
-              f"{r['perplexity']:>10.2f} {r['bits_per_byte']:>9.4f}")
+    print("\n".join(source_table(result)))
     return 0
+
+
+_TABLE_SOURCES = 20
+
+
+def source_table(result: dict) -> list[str]:
+    """evaluate's table: overall, then per source, the ``_TABLE_SOURCES`` with the most documents (a folder of many
+    files is one source a file; ``--json`` holds every one), each name on one line (a file's name may hold a line
+    break or a terminal escape)."""
+    sources = list((result.get("by_source") or {}).items())
+    shown = sorted(sources, key=lambda item: (-item[1]["documents"], item[0]))[:_TABLE_SOURCES]
+    lines = [f"{'source':<20} {'documents':>9} {'tokens':>10} {'bytes':>12} {'loss':>8} {'ppl':>10} {'bits/byte':>9}"]
+    for name, r in [("all", result)] + sorted(shown):
+        name = name if name.isprintable() else repr(name)[1:-1]
+        lines.append(f"{name[:20]:<20} {r['documents']:>9,} {r['tokens']:>10,} {r['bytes']:>12,} {r['loss']:>8.4f} "
+                     f"{r['perplexity']:>10.2f} {r['bits_per_byte']:>9.4f}")
+    if len(sources) > len(shown):
+        lines.append(f"... and {len(sources) - len(shown):,} more sources (the {len(shown)} with the most documents "
+                     "are shown; --json lists every one)")
+    return lines

@@ -314,3 +314,19 @@ def test_documents_of_a_folder_are_each_files_source_unless_they_name_one(tmp_pa
     got = [(d.text, d.source) for d in read_documents(str(tmp_path))]
     assert got == [("An essay.", "essay"), ("A note on lakes.", "notes"), ("web page", "web"), ("reference", "ref")]
     assert [d.source for d in read_documents(str(tmp_path / "essay.txt"))] == [None]  # one file: its records' own sources only
+
+
+def test_evaluates_table_keeps_each_source_on_one_line_and_shows_the_largest():
+    # A folder's files are its sources: a name holding a line break split a row, an ESC reached the terminal, and
+    # 300 files printed 303 lines.
+    from corpusforge.cli.evaluate import source_table
+
+    row = {"documents": 1, "tokens": 5, "bytes": 20, "loss": 1.0, "perplexity": 2.7, "bits_per_byte": 1.2}
+    by_source = {f"f{i:03d}": dict(row, documents=i) for i in range(300)}
+    by_source["two\nlines"] = dict(row, documents=1000)
+    by_source["evil\x1b[31mRED"] = dict(row, documents=999)
+    lines = source_table(dict(row, documents=300, by_source=by_source))
+    assert len(lines) == 1 + 1 + 20 + 1
+    assert all(line.isprintable() for line in lines)
+    assert lines[2].startswith("evil\\x1b[31mRED") and lines[-1].startswith("... and 282 more sources")
+    assert any(line.startswith("f299 ") for line in lines) and not any(line.startswith("f200 ") for line in lines)
