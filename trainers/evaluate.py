@@ -71,8 +71,8 @@ def read_documents(data: str, text_field: str = "text", skipped: dict[str, int] 
         return _run_documents(path)
     paths = sorted(p for p in path.iterdir() if not p.is_dir()) if path.is_dir() else [path]
     if not paths or not all(os.path.lexists(p) for p in paths):
-        raise UserError(f"{display_path(data)} does not exist or holds no files; pass a JSONL, Parquet, Arrow or text file, "
-                        "a directory of them, or a run directory")
+        raise UserError(f"{display_path(data)} does not exist or holds no files; pass a JSONL, Parquet, Arrow or text "
+                        "file, a directory of them, or a run directory")
     # checked here, when called, not when first read: a run's rejected/ or tokens/ is refused before a model loads
     cache: dict[str, str | None] = {}
     markers: dict[str, dict] = {}
@@ -103,8 +103,8 @@ def _format(path: pathlib.Path) -> str:
         return "arrow"
     if name.endswith(".txt"):  # one document a file, as the build reads a text file (inputs[].text_unit: file)
         return "text"
-    raise UserError(f"{display_path(str(path))}: unknown format; pass .jsonl, .parquet, .arrow or .txt files, each plain or "
-                    f"compressed ({', '.join(COMPRESSIONS)})")
+    raise UserError(f"{display_path(str(path))}: unknown format; pass .jsonl, .parquet, .arrow or .txt files, each "
+                    f"plain or compressed ({', '.join(COMPRESSIONS)})")
 
 
 def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int], limit: int) -> Iterator[Document]:
@@ -114,6 +114,7 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
         if detail and examples is not None and reason not in examples:
             examples[reason] = f"{display_path(str(path))}: {detail}"
 
+    examples = getattr(skipped, "examples", None)
     fmt = _format(path)
     try:
         raw = open_input(str(path))
@@ -137,8 +138,9 @@ def _file_documents(path: pathlib.Path, text_field: str, skipped: dict[str, int]
                     if isinstance(line, Oversize):
                         skip("oversize_record")
                     elif line.strip():
-                        try:
-                            doc = _document(parse_json(line), text_field)
+                        try:  # the fields named only for the first such record (~15 us each, one is shown)
+                            detailed = examples is not None and "missing_text" not in examples
+                            doc = _document(parse_json(line), text_field, detailed)
                         except RecordError as exc:
                             skip(exc.reason, exc.detail if exc.reason == "missing_text" else "")
                             continue
@@ -178,9 +180,9 @@ def _columnar_documents(raw, fmt: str, text_field: str, skip, limit: int) -> Ite
 MAX_CHARS = 10_000_000  # the build's default output.max_doc_chars, whose record limit applies when none is given
 
 
-def _document(record: Any, text_field: str) -> Document:
+def _document(record: Any, text_field: str, detailed: bool = True) -> Document:
     if not isinstance(record, dict) or not isinstance(record.get(text_field), str) or not record[text_field]:
-        if isinstance(record, dict) and text_field not in record:  # a wrong --text-field: say which fields there are
+        if detailed and isinstance(record, dict) and text_field not in record:  # a wrong --text-field: name the fields
             raise RecordError("missing_text", missing_field_detail(text_field, record, key=""))
         raise RecordError("missing_text", f"no string field {text_field!r}")
     source = record.get("source")
