@@ -690,15 +690,16 @@ def missing_field_detail(field: str, fields: Any, flag: str = "--text-field", ke
     fields = fields if isinstance(fields, dict) else dict.fromkeys(fields)
     first = list(itertools.islice(fields.items(), _FIELDS_SHOWN))  # a record of a million keys: twelve looked at
     shown = ", ".join(_one_line(str(name)[:40]) for name, _ in first) + (", ..." if len(fields) > _FIELDS_SHOWN else "")
-    strings = [(len(value), str(name)) for name, value in first
-               if isinstance(value, (str, bytes)) and value and len(str(name)) <= _GUESS_CHARS]
+    strings = [(len(value), str(name)) for name, value in first if isinstance(value, (str, bytes)) and value]
     where = f" ({key})" if key else ""
     detail = f"no field {field[:60]!r}"
-    if guess and strings:
-        best = max(strings)[1]
+    best = max(strings)[1] if guess and strings else None
+    # The longest string's field, or no guess: a name that no flag can carry as typed (too long to show whole, a
+    # control character a shell would take as written, "--", which argparse reads as the end of its options) is
+    # listed, never replaced by the next longest (a record's id suggested as its text).
+    if best is not None and len(best) <= _GUESS_CHARS and best.isprintable() and best != "--":
         # as a shell takes it: quoted where it holds a space or a quote, after "=" where argparse would read a flag
-        named = (f"{flag} {best!r}" if not best.isprintable() else
-                 f"{flag}={shlex.quote(best)}" if best.startswith("-") else f"{flag} {shlex.quote(best)}")
+        named = f"{flag}={shlex.quote(best)}" if best.startswith("-") else f"{flag} {shlex.quote(best)}"
         detail += f"; name the text field with {named}{where}"
     elif fields:
         detail += f"; name yours with {flag}{where}"

@@ -27,7 +27,8 @@ FAMILY = "field_names"
 TRIED: collections.Counter = collections.Counter()
 
 _POOL = ["body", "content", "doc id", "it's", 'say "hi"', "-x", "--text", "a=b", "données", "正文", "📄", "a\nb",
-         "line\u2028sep", "tab\there", "", "x" * 70, "1", "text ", "TEXT", "metadata", "label", "-", "$HOME", "a;b"]
+         "line\u2028sep", "tab\there", "", "x" * 70, "1", "text ", "TEXT", "metadata", "label", "-", "--", "x" * 101,
+         "-a\tb", "$HOME", "a;b"]
 
 
 def _name(rng: random.Random) -> str:
@@ -65,18 +66,18 @@ def _records(rng: random.Random, asked: str, columnar: bool) -> list[dict]:
 
 
 def _check_flag(detail: str, flag: str, record: dict) -> None:
-    """The guessed flag names the record's longest string field (a name of up to 100 characters), whole, as a shell
-    and argparse read it back."""
-    strings = [(len(v), str(k)) for k, v in list(record.items())[:12] if isinstance(v, str) and v and len(str(k)) <= 100]
+    """A guessed flag names the record's longest string field, whole, as a shell and argparse read it back; where that
+    field's name cannot be typed as one word (over 100 characters, not printable, ``--``) nothing is guessed (never
+    the next longest: an id suggested as the text)."""
+    strings = [(len(v), str(k)) for k, v in list(record.items())[:12] if isinstance(v, str) and v]
     marker = f"; name the text field with {flag}"
-    if not strings:
+    best = max(strings)[1] if strings else None
+    if best is None or len(best) > 100 or not best.isprintable() or best == "--":
+        if best is not None:
+            TRIED["no_guess_untypable"] += 1
         assert marker not in detail and f"; name yours with {flag}" in detail, detail
         return
     assert marker in detail, detail
-    best = max(strings)[1]
-    if not best.isprintable():  # shown as Python's repr: the name, escaped, not a shell word
-        TRIED["unprintable_guess"] += 1
-        return
     said = detail.split("; name the text field with ", 1)[1].split("; records have fields: ", 1)[0]
     if said.endswith(")") and " (" in said:  # the config key
         said = said.rsplit(" (", 1)[0]
