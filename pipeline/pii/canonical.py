@@ -82,7 +82,7 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # byte; JavaScript's old ``escape()``'s ``%uXXXX``), an HTML character reference (numeric or named, as HTML5 reads
 # them, below; ``html.unescape`` says what it stands for), the code-point escapes of Python, JavaScript, C, Rust and
 # Swift (``\x40`` of ASCII only: above 0x7F it is a UTF-8 byte in C and bytes, a Latin-1 character in a JS string;
-# ``\U00000040``, ``\u{40}``), a JSON (Python,
+# ``\U00000040``, ``\u{40}``; written ``\\x40`` in a JSON string, as ``\\u0040`` below), a JSON (Python,
 # JavaScript) string's ``\uXXXX`` (a surrogate pair as one) or short escape (``\n``, ``\r``, ``\t``, ``\f``, ``\b``,
 # ``\/``): what a raw line of JSON Lines holds (a rejected record's preview is such a line: ``jane\u0040example.org``, a
 # number across ``\n``). ``\"`` is left to the e-mail recognizer, which reads it both as JSON's quote and as RFC 5321's
@@ -107,7 +107,7 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
                      rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
                      r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
                      r"|\\\\?u[0-9A-Fa-f]{4}"
-                     r"|\\u\{[0-9A-Fa-f]{1,30}\}|\\U[0-9A-Fa-f]{8}|\\x[0-7][0-9A-Fa-f]"
+                     r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x[0-7][0-9A-Fa-f]"
                      r"|\\[/bfnrt]")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
@@ -134,7 +134,7 @@ _INTRODUCER = re.compile(r"[%&\\]")
 # make a letter with an accent, a space or punctuation: no search around those).
 _ESCAPE_BODY = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#;" + _INTRODUCERS)
 # The longest escape _ESCAPE matches: a named reference, "&", 32 characters and ";", and as long a numeric one ("&#",
-# 31 digits, ";"; ``\u{...}``: 30 hex digits). The escape a made character is inside starts at most this many
+# 31 digits, ";"; ``\\u{...}``: 29 hex digits). The escape a made character is inside starts at most this many
 # characters before it (a window of fixed size: linear).
 _LONGEST_ESCAPE = 34
 

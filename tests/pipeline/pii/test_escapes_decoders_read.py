@@ -87,6 +87,8 @@ def test_the_view_reads_the_escape_and_maps_it_back_whole(scheme):
     ("&#64abc", "@abc"),  # ends at the first non-digit, as html.unescape's
     ("\\u{1F600}", "\U0001F600"),
     ("%uD83D%uDE00", "\U0001F600"),  # a surrogate pair as one, as JSON's
+    # a text's \x40 in a JSON record's raw line (a rejected preview): written \\x40, as \\u0040 is read
+    ("jane\\\\x40post.org \\\\u{40} \\\\U00000040", "jane@post.org @ @"),
 ])
 def test_other_forms_read_as_html_unescape_and_the_languages_read_them(text, view):
     assert canonical(text).text == view
