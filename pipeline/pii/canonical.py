@@ -32,6 +32,7 @@ from __future__ import annotations
 import bisect
 import functools
 import html
+import html.entities
 import re
 import unicodedata
 from typing import NamedTuple
@@ -78,7 +79,10 @@ def _number_breaks(text: str) -> list[tuple[int, int, str]]:
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # An escape that stands for one character: a URL escape (a UTF-8 sequence of two to four bytes as one, then any single
-# byte), an HTML character reference (numeric or named; ``html.unescape`` says what it stands for), a JSON (Python,
+# byte; JavaScript's old ``escape()``'s ``%uXXXX``), an HTML character reference (numeric or named, as HTML5 reads
+# them, below; ``html.unescape`` says what it stands for), the code-point escapes of Python, JavaScript, C, Rust and
+# Swift (``\x40`` of ASCII only: above 0x7F it is a UTF-8 byte in C and bytes, a Latin-1 character in a JS string;
+# ``\U00000040``, ``\u{40}``; written ``\\x40`` in a JSON string, as ``\\u0040`` below), a JSON (Python,
 # JavaScript) string's ``\uXXXX`` (a surrogate pair as one) or short escape (``\n``, ``\r``, ``\t``, ``\f``, ``\b``,
 # ``\/``): what a raw line of JSON Lines holds (a rejected record's preview is such a line: ``jane\u0040example.org``, a
 # number across ``\n``). ``\"`` is left to the e-mail recognizer, which reads it both as JSON's quote and as RFC 5321's
@@ -86,11 +90,24 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # JSON string inside a JSON string writes its line break so), except before a ``\uXXXX``: ``\\u0040`` is how a JSON
 # string inside a JSON string writes ``\u0040`` (``{"payload": "{\"mail\": \"jane\\u0040example.org\"}"}``), read
 # as its character whole (else the backslash left would end the address's local part).
+# HTML5's legacy named references, which it (and ``html.unescape``) reads without ";" too (``&nbsp``, ``&copy``: the
+# keys of ``html.entities.html5`` without it). Read so only before neither a letter nor "=": a browser leaves
+# ``?a=1&copy=2`` and ``&copyright`` as written in an attribute, and the view reads no text there as a sign.
+_LEGACY_NAMES = "|".join(sorted((k for k in html.entities.html5 if not k.endswith(";")), key=len, reverse=True))
+# A numeric reference's digits: any count of leading zeros (HTML5 reads any), bounded so the longest match stays
+# _LONGEST_ESCAPE ("&#", 31 digits, ";": more than 24 zeros is no writer's, and is left as written). Without ";" it
+# ends at the first character that is no digit, as HTML5's, but not before an escape of a digit of another scheme
+# (``&#6%34``, ``&#x4\u0030``: that layer's decoder runs first, the next level reads the reference it made).
+_DECIMAL_REFERENCE = r"#[0-9]{1,31}(?:;|(?![0-9]|%3[0-9]|\\\\?u003[0-9]))"
+_HEX_REFERENCE = r"#[xX][0-9A-Fa-f]{1,30}(?:;|(?![0-9A-Fa-f]|%[346][0-9A-Fa-f]|\\\\?u00[346][0-9A-Fa-f]))"
 _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
                      r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
-                     r"|&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+                     r"|%[uU][dD][89abAB][0-9A-Fa-f]{2}%[uU][dD][c-fC-F][0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}"
+                     rf"|&(?:{_DECIMAL_REFERENCE}|{_HEX_REFERENCE}|[A-Za-z][A-Za-z0-9]{{1,31}};"
+                     rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
                      r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
                      r"|\\\\?u[0-9A-Fa-f]{4}"
+                     r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x[0-7][0-9A-Fa-f]"
                      r"|\\[/bfnrt]")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
@@ -116,22 +133,39 @@ _INTRODUCER = re.compile(r"[%&\\]")
 # "%"s, a surrogate pair's "\\"): a character made inside an escape of another scheme is one of these (most escapes
 # make a letter with an accent, a space or punctuation: no search around those).
 _ESCAPE_BODY = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#;" + _INTRODUCERS)
-# The longest escape _ESCAPE matches: a named reference, "&", 32 characters and ";". The escape a made character is
-# inside starts at most this many characters before it (a window of fixed size: linear).
+# The longest escape _ESCAPE matches: a named reference, "&", 32 characters and ";", and as long a numeric one ("&#",
+# 31 digits, ";"; ``\\u{...}``: 29 hex digits). The escape a made character is inside starts at most this many
+# characters before it (a window of fixed size: linear).
 _LONGEST_ESCAPE = 34
+
+
+def _utf16(code: str) -> str | None:
+    """The character of ``\\uXXXX`` or ``%uXXXX`` (a surrogate pair, twelve characters, as one), None for a lone
+    surrogate (no character)."""
+    units = [int(code[i + 2:i + 6], 16) for i in range(0, len(code), 6)]
+    char = chr(0x10000 + (units[0] - 0xD800) * 0x400 + units[1] - 0xDC00) if len(units) == 2 else chr(units[0])
+    return None if 0xD800 <= ord(char) <= 0xDFFF else char
 
 
 def _escape_char(code: str) -> str | None:
     """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character."""
     if code[0] == "\\":
         code = code.replace("\\\\", "\\")  # a JSON string's \uXXXX written inside another one: \\uXXXX
-        if code[1] != "u":
+        if code[1] in "xU" or code[1:3] == "u{":  # \x40, \U00000040, \u{40}: one code point in hex
+            value = int(code.strip("\\xUu{}"), 16)
+            if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
+                return None
+            char = chr(value)
+        elif code[1] != "u":
             char = _JSON_SHORT[code[1]]
         else:
-            units = [int(code[i + 2:i + 6], 16) for i in range(0, len(code), 6)]
-            char = chr(0x10000 + (units[0] - 0xD800) * 0x400 + units[1] - 0xDC00) if len(units) == 2 else chr(units[0])
-            if 0xD800 <= ord(char) <= 0xDFFF:
-                return None  # a lone surrogate is no character
+            char = _utf16(code)
+            if char is None:
+                return None
+    elif code[:2] in ("%u", "%U"):  # JavaScript's old escape(): %uXXXX, as JSON's \uXXXX
+        char = _utf16(code)
+        if char is None:
+            return None
     elif code[0] == "%":
         try:
             char = bytes.fromhex(code.replace("%", "")).decode("utf-8")

@@ -215,6 +215,36 @@ def escape(rng: random.Random, kind: str, value: str) -> str:
     return "".join(out)
 
 
+# Escapes of a character that real decoders read besides a URL escape, a reference with ";" and JSON's \uXXXX
+# (docs/pii.md): HTML5's numeric references with leading zeros (any count: up to the view's bound of 31 digits) or
+# without ";", JavaScript/Python/C's ``\x40``, JavaScript/Rust/Swift's ``\u{40}``, Python/C's ``\U00000040``,
+# JavaScript's old ``escape()``'s ``%u0040``.
+DECODED_CHARS = "@.-: "
+
+
+def decoder_escape(rng: random.Random, c: str, after: str) -> str:
+    """``c`` (ASCII) as one of those escapes; without ";" only where HTML5 ends the reference before ``after`` (the
+    next character: no digit, for hex no hex digit, no introducer of an escape that may be a digit of it)."""
+    zeros = "0" * rng.choice([0, 1, 3, 8, 20])
+    forms = [f"&#{zeros}{ord(c)};", f"&#{rng.choice('xX')}{zeros}{ord(c):x};", f"\\x{ord(c):02x}",
+             f"\\x{ord(c):02X}", f"\\u{{{zeros[:6]}{ord(c):x}}}", f"\\U{ord(c):08x}", f"%u{ord(c):04X}",
+             f"%u{ord(c):04x}"]
+    if after and not after.isdigit() and after not in "%&\\":
+        forms.append(f"&#{zeros}{ord(c)}")
+        if after not in "0123456789ABCDEFabcdef":
+            forms.append(f"&#x{zeros}{ord(c):x}")
+    return rng.choice(forms)
+
+
+def decoder_escapes(rng: random.Random, value: str) -> str:
+    """Some of ``value``'s ``DECODED_CHARS`` as ``decoder_escape``s (at least one where it holds any)."""
+    at = [i for i, c in enumerate(value) if c in DECODED_CHARS]
+    if not at:
+        return value
+    picked = {i for i in at if rng.random() < 0.5} | {rng.choice(at)}
+    return "".join(decoder_escape(rng, c, value[i + 1:i + 2]) if i in picked else c for i, c in enumerate(value))
+
+
 # An escape whose characters after its introducer another scheme may write (docs/pii.md): a numeric HTML reference's
 # digits, a URL escape's hex digits, a JSON ``\\uXXXX``'s hex digits.
 _NESTABLE = re.compile(r"&#[xX]?[0-9A-Fa-f]{1,7};|%[0-9A-Fa-f]{2}|\\\\u[0-9A-Fa-f]{4}")
@@ -308,6 +338,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     # the draws of what was added later (nested escapes) come from a stream of their own, seeded without a draw from
     # ``rng``: a pinned seed's values, places and disguises stay what they were
     later = random.Random(repr(rng.getstate()))
+    decoders = random.Random(repr(rng.getstate()) + " decoders")  # and those added after them
     for n in range(rng.randint(2, 4)):
         for kind, (cue, plain) in values(rng).items():
             value = disguise(rng, kind, escape(rng, kind, plain))
@@ -333,6 +364,8 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                                                 (f"POST body: {key}=", " ok")])
                 full = _plain(before + value + after)
                 seen = full[len(_plain(before)):len(full) - len(_plain(after))]
+            if seen is None and decoders.random() < 0.25:  # escapes other decoders read: \x40, &#64, %u0040...
+                value = decoder_escapes(decoders, value)
             if seen is None and later.random() < 0.25:
                 # escapes of one scheme inside another's: the value as the view reads it unnested is what must not
                 # leak (the view of the nested value is the one under test)
@@ -431,10 +464,20 @@ def _strings(value) -> list[str]:
 
 
 _JSON_ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})")
+# The code-point escapes of other languages: Python/JavaScript/C's \x40, JavaScript/Rust/Swift's \u{40}, Python/C's
+# \U00000040, JavaScript's old escape()'s %u0040 (urllib's unquote leaves it).
+_CODE_POINT_ESCAPE = re.compile(r"\\x([0-9A-Fa-f]{2})|\\u\{([0-9A-Fa-f]+)\}|\\U([0-9A-Fa-f]{8})|%[uU]([0-9A-Fa-f]{4})")
+
+
+def _code_point(m: re.Match) -> str:
+    value = int(next(g for g in m.groups() if g is not None), 16)
+    return chr(value) if value <= 0x10FFFF else m.group()
 
 
 def _decoded(text: str) -> str:
-    """``text`` with its URL escapes, HTML references and JSON ``\\uXXXX`` read over and over, each scheme whole, until
+    """``text`` with its URL escapes, HTML references (``html.unescape``: HTML5's, with or without ";"), JSON ``\\uXXXX``
+    and other languages' code-point escapes (``\\x40``, ``\\u{40}``, ``\\U00000040``, ``%u0040``) read over and over,
+    each scheme whole, until
     nothing changes (at most 6 rounds): a reading of outputs that owes nothing to the view under test, so an escape
     the view leaves unread is still found in what a build wrote (a card ``4111&#%34%35;1111…`` left as written)."""
     import urllib.parse
@@ -442,6 +485,7 @@ def _decoded(text: str) -> str:
     for _ in range(6):
         before = text
         text = _JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
+        text = _CODE_POINT_ESCAPE.sub(_code_point, text)
         text = html.unescape(urllib.parse.unquote(text, errors="replace"))
         if text == before:
             break
