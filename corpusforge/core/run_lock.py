@@ -65,6 +65,7 @@ def run_lock(run_dir: str, command: str, claim: bool = False) -> Iterator[None]:
             owner["claim"] = True
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(owner) + "\n").encode(), 0)
+        os.fsync(fd)  # where flock is unsupported the file alone is the lock: other hosts must read its owner
         note = rundir.recover(run_dir)  # a rebuild killed mid-swap: every command sees the previous build whole
         if note:
             print(f"corpusforge: {note}", file=sys.stderr, flush=True)
@@ -80,6 +81,7 @@ def run_lock(run_dir: str, command: str, claim: bool = False) -> Iterator[None]:
 
 
 _OWNER_WAIT_S = 1.0  # a lock taken but its owner not written yet: the holder is between two system calls
+_EMPTY_STALE_S = 10.0  # an O_EXCL lock file still without an owner this long after it was made: its maker died
 
 
 def _may_wait(owner: dict[str, Any] | None, claim: bool, began: float) -> bool:
@@ -93,20 +95,21 @@ def _may_wait(owner: dict[str, Any] | None, claim: bool, began: float) -> bool:
 
 
 def _flock_works(run_dir: str) -> bool:
-    """Whether ``flock`` works in ``run_dir``, tried on a file of this process's own (never on the lock file: a
-    failed try there would have to remove a file another process may just have made its lock)."""
-    probe = os.path.join(run_dir, f"{rundir.LOCK}.probe-{os.getpid()}-{os.urandom(4).hex()}")
-    fd = os.open(probe, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    """Whether ``flock`` works in ``run_dir``, tried as a shared lock on the folder itself (no file made: a probe
+    file in the folder was a name a holder listing it did not know; never the lock file: a failed try there would
+    have to remove a file another process may just have made its lock)."""
+    fd = os.open(run_dir, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         return True
     except OSError as exc:
         if exc.errno in _NO_FLOCK:
             return False
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return True  # flock works; someone holds the folder itself
         raise
     finally:
         os.close(fd)
-        os.unlink(probe)  # raw-delete-ok: the probe file this call made
 
 
 def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
@@ -155,6 +158,10 @@ def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
         return fd  # free, or left by a process that is gone: stale, taken over
 
 
+def _identity(st: os.stat_result) -> tuple:
+    return st.st_ino, st.st_ctime_ns, st.st_dev
+
+
 def _acquire_exclusive(path: str, run_dir: str, claim: bool, began: float) -> int:
     """The lock where ``flock`` is unsupported: the lock file made with ``O_EXCL`` (one process succeeds) is the
     lock, until its holder removes it. A file left by a process of this host that is gone is taken over; one of
@@ -166,8 +173,10 @@ def _acquire_exclusive(path: str, run_dir: str, claim: bool, began: float) -> in
             pass
         if os.path.islink(path):
             raise UserError(f"{path} is a symbolic link; remove it and run again")
+        seen_ino = None
         try:
             with open(path, "rb") as held:
+                seen_ino = _identity(os.fstat(held.fileno()))
                 owner = json.loads(held.read(4096).decode() or "null")
         except FileNotFoundError:
             continue  # its holder just removed it
@@ -175,9 +184,16 @@ def _acquire_exclusive(path: str, run_dir: str, claim: bool, began: float) -> in
             owner = None
         if not isinstance(owner, dict):
             owner = None
-        if owner and owner.get("host") == socket.gethostname() and not _alive(owner.get("pid")):
+        stale = owner is not None and owner.get("host") == socket.gethostname() and not _alive(owner.get("pid"))
+        if owner is None and seen_ino is not None:  # no owner written yet; or never: its holder died in between
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)  # raw-delete-ok: the lock file of a process of this host that is gone
+                stale = time.time() - os.stat(path).st_mtime > _EMPTY_STALE_S
+        if stale:
+            # only the file whose owner was read: another process may have removed it and made its own lock since
+            # (a window of one stat, not of the owner's read)
+            with contextlib.suppress(FileNotFoundError):
+                if _identity(os.stat(path)) == seen_ino:  # the inode number alone: reused by the next file at once
+                    os.unlink(path)  # raw-delete-ok: the lock file of a process that is gone
             continue
         if _may_wait(owner, claim, began):
             time.sleep(0.02)

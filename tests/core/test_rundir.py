@@ -754,3 +754,24 @@ def test_a_lock_that_fails_otherwise_leaves_no_lock_file(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         claim_file(str(folder / "p.jsonl"), "predict")
     assert not (folder / rundir.LOCK).exists()
+
+
+def test_where_flock_is_unsupported_a_lock_file_left_without_an_owner_is_taken_over(tmp_path, monkeypatch):
+    # A command killed between making the O_EXCL lock file and writing its owner left an empty file: every later
+    # command was refused (a claim after 30 s of waiting) until it was deleted by hand.
+    import corpusforge.core.run_lock as run_lock_module
+
+    def no_flock(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(run_lock_module.fcntl, "flock", no_flock)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / rundir.LOCK).write_text("")
+    old = time.time() - 60
+    os.utime(run / rundir.LOCK, (old, old))
+    started = time.perf_counter()
+    with run_lock(str(run), "build"):
+        assert json.loads((run / rundir.LOCK).read_text())["pid"] == os.getpid()
+    assert time.perf_counter() - started < 2
+    assert sorted(os.listdir(run)) == []  # nothing of the lock's left behind (no probe file either)
