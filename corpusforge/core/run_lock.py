@@ -159,6 +159,7 @@ def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
 
 
 def _identity(st: os.stat_result) -> tuple:
+    """A file's identity across a remove and a new create: the inode number alone is reused by the next file at once."""
     return st.st_ino, st.st_ctime_ns, st.st_dev
 
 
@@ -173,10 +174,10 @@ def _acquire_exclusive(path: str, run_dir: str, claim: bool, began: float) -> in
             pass
         if os.path.islink(path):
             raise UserError(f"{path} is a symbolic link; remove it and run again")
-        seen_ino = None
+        seen = None
         try:
             with open(path, "rb") as held:
-                seen_ino = _identity(os.fstat(held.fileno()))
+                seen = os.fstat(held.fileno())
                 owner = json.loads(held.read(4096).decode() or "null")
         except FileNotFoundError:
             continue  # its holder just removed it
@@ -184,15 +185,15 @@ def _acquire_exclusive(path: str, run_dir: str, claim: bool, began: float) -> in
             owner = None
         if not isinstance(owner, dict):
             owner = None
-        stale = owner is not None and owner.get("host") == socket.gethostname() and not _alive(owner.get("pid"))
-        if owner is None and seen_ino is not None:  # no owner written yet; or never: its holder died in between
-            with contextlib.suppress(FileNotFoundError):
-                stale = time.time() - os.stat(path).st_mtime > _EMPTY_STALE_S
+        if owner is not None:
+            stale = owner.get("host") == socket.gethostname() and not _alive(owner.get("pid"))
+        else:  # no owner written yet; or never: its maker died between the create and the write
+            stale = seen is not None and time.time() - seen.st_mtime > _EMPTY_STALE_S
         if stale:
             # only the file whose owner was read: another process may have removed it and made its own lock since
             # (a window of one stat, not of the owner's read)
             with contextlib.suppress(FileNotFoundError):
-                if _identity(os.stat(path)) == seen_ino:  # the inode number alone: reused by the next file at once
+                if _identity(os.stat(path)) == _identity(seen):
                     os.unlink(path)  # raw-delete-ok: the lock file of a process that is gone
             continue
         if _may_wait(owner, claim, began):
