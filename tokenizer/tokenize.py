@@ -792,6 +792,15 @@ def _tokenize(cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, beam_args: li
     owner_dir, names = (run_dir, ("tokens",)) if in_run else (output, ("manifest.json", *SPLITS))
     if not in_run:
         rundir.check_not_a_run(output, "tokenize.output")
+    # tokenize.output elsewhere is a folder of its own: its marker is read, changed and written under its own lock
+    # (another command recording an output there meanwhile would lose it); RUN's is held already (re-entrant)
+    with run_lock(owner_dir, "tokenize"):
+        return _tokenize_into(transform, cfg, run, run_dir, owner_dir, names, in_run, beam_args, progress)
+
+
+def _tokenize_into(transform: "TokenizeShards", cfg: TokenizeConfig, run: TokenizeRun, run_dir: str, owner_dir: str,
+                   names: tuple[str, ...], in_run: bool, beam_args: list[str] | None, progress: bool) -> dict[str, Any]:
+    output = transform.output
     made_from = rundir.fingerprint_of(transform.input)  # checked against clean/ by train (and the report)
     previous = [files.join(output, name) for name in ("manifest.json", *SPLITS)]
     doomed: list[str] = []

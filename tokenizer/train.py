@@ -283,31 +283,34 @@ def train_tokenizer(cfg: TokenizerConfig, run: RunPaths, *, seq_len: int | None 
         owner_dir, names = (run_dir, ("tokenizer",)) if in_run else (output_dir, TOKENIZER_FILES)
         if not in_run:
             rundir.check_not_a_run(output_dir, "tokenizer.output")
-        rundir.check_owned(owner_dir, list(names))
-        if in_run:
-            _check_only_tokenizer_files(output_dir)
-        made_from = rundir.fingerprint_of(input_path)  # tokenize and train refuse it once clean/ changes
-        if not files.is_local(owner_dir):
-            for name in names:  # recorded before anything is written
-                rundir.record_output(owner_dir, name, derived=False)
-            report = train_from_shards(cfg, input_path, output_dir, progress=progress, model_max_length=max_length)
+        # tokenizer.output elsewhere is a folder of its own: its marker is read, changed and written under its own
+        # lock (another command recording an output there meanwhile would lose it); RUN's is held already
+        with run_lock(owner_dir, "tokenizer train"):
+            rundir.check_owned(owner_dir, list(names))
+            if in_run:
+                _check_only_tokenizer_files(output_dir)
+            made_from = rundir.fingerprint_of(input_path)  # tokenize and train refuse it once clean/ changes
+            if not files.is_local(owner_dir):
+                for name in names:  # recorded before anything is written
+                    rundir.record_output(owner_dir, name, derived=False)
+                report = train_from_shards(cfg, input_path, output_dir, progress=progress, model_max_length=max_length)
+                marker = rundir.read_marker(owner_dir)
+                marker["derived"].update({name: made_from for name in names})
+                rundir.write_marker(owner_dir, marker)
+                return report
+            staging = rundir.make_scratch(owner_dir)
+            try:
+                report = train_from_shards(cfg, input_path, files.join(staging, "tokenizer") if in_run else staging,
+                                           progress=progress, model_max_length=max_length)
+            except BaseException:
+                rundir.delete(staging)
+                raise
             marker = rundir.read_marker(owner_dir)
-            marker["derived"].update({name: made_from for name in names})
-            rundir.write_marker(owner_dir, marker)
+            for name in names:
+                marker["outputs"][name] = list(TOKENIZER_FILES) if name == "tokenizer" else None
+                marker["derived"][name] = made_from
+            rundir.swap_in(owner_dir, staging, names, marker)
             return report
-        staging = rundir.make_scratch(owner_dir)
-        try:
-            report = train_from_shards(cfg, input_path, files.join(staging, "tokenizer") if in_run else staging,
-                                       progress=progress, model_max_length=max_length)
-        except BaseException:
-            rundir.delete(staging)
-            raise
-        marker = rundir.read_marker(owner_dir)
-        for name in names:
-            marker["outputs"][name] = list(TOKENIZER_FILES) if name == "tokenizer" else None
-            marker["derived"][name] = made_from
-        rundir.swap_in(owner_dir, staging, names, marker)
-        return report
 
 
 def _check_only_tokenizer_files(directory: str) -> None:

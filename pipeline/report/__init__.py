@@ -27,6 +27,7 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
                  model_dir: str | None = None) -> ReportResult:
     """Write ``output`` (default ``RUN_DIR/report.html``); returns its path, size and the terminal summary."""
     from corpusforge.core import rundir
+    from corpusforge.core.run_lock import run_lock
     from corpusforge.pipeline.report.collect import collect
     from corpusforge.pipeline.report.page import render
     from corpusforge.pipeline.report.summary import summary
@@ -39,11 +40,16 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
     page = render(data, per_reason=per_reason).encode("utf-8")
     in_run = output is None
     output = output or posixpath.join(data.run_dir, "report.html")
-    if in_run:  # RUN/report.html is replaced only when the marker records it as corpusforge's
-        rundir.check_owned(run_dir, ["report.html"])
-    _write_atomic(output, page)
-    if in_run and rundir.read_marker(run_dir) is not None:  # a rebuild then retires this page with the old clean/
-        rundir.record_output(run_dir, "report.html")
+    if not in_run:
+        _write_atomic(output, page)
+        return ReportResult(output, len(page), summary(data, output))
+    # RUN's marker is read, changed and written under RUN's lock, as a claim (held for milliseconds): a build
+    # recording its outputs meanwhile would otherwise lose them; a command holding RUN for its whole run is named
+    with run_lock(run_dir, "report", claim=True):
+        rundir.check_owned(run_dir, ["report.html"])  # RUN/report.html is replaced only when the marker records it
+        _write_atomic(output, page)
+        if rundir.read_marker(run_dir) is not None:  # a rebuild then retires this page with the old clean/
+            rundir.record_output(run_dir, "report.html")
     return ReportResult(output, len(page), summary(data, output))
 
 

@@ -539,3 +539,20 @@ def test_a_small_corpus_gets_a_validation_split_big_enough_to_measure(tmp_path, 
         _ = p | TokenizeShards.from_config(cfg, str(tmp_path))
     fraction_alone = json.loads((tmp_path / "c" / "manifest.json").read_text())
     assert fraction_alone["splits"]["val"]["documents"] < 20 and fraction_alone["val_threshold"] == 0.01
+
+
+def test_tokenize_output_elsewhere_is_written_under_that_folders_lock(tmp_path, clean_dir, tokenizer_path):
+    """tokenize.output outside the run is a folder with its own marker: tokenize held only the run's lock and read,
+    changed and wrote that marker unguarded (a second command writing there lost its record, or both wrote shards
+    into one folder). Now it holds the folder's lock too."""
+    from tests.lock_holder import held_by_another_process
+
+    out = tmp_path / "tokens-elsewhere"
+    settings = [f"output.run_dir={tmp_path / 'run'}", f"tokenize.input={clean_dir}", f"tokenize.output={out}",
+                f"tokenize.tokenizer={tokenizer_path}", "tokenize.num_shards=1"]
+    with held_by_another_process(out, "tokenize") as pid:
+        with pytest.raises(UserError, match=rf"in use by `corpusforge tokenize` \(pid {pid} on "):
+            tokenize_on(load_config(None, settings), progress=False)
+    assert not (out / "manifest.json").exists() and not (out / ".corpusforge-run.json").exists()
+    tokenize_on(load_config(None, settings), progress=False)
+    assert (out / "manifest.json").is_file() and not (out / ".corpusforge.lock").exists()

@@ -228,3 +228,21 @@ def test_retraining_swaps_the_tokenizer_in_only_when_it_succeeded(tmp_path, clea
     report = train_tokenizer_on(load_config(None, settings + ["output.overwrite=true", "tokenizer.vocab_size=400"]),
                                 progress=False)
     assert json.loads((run / "tokenizer" / "report.json").read_text())["vocab_size"] == report["vocab_size"]
+
+
+def test_tokenizer_output_elsewhere_is_written_under_that_folders_lock(tmp_path, clean_dir):
+    """tokenizer.output outside the run: its own marker, read, changed and written under its own lock (before,
+    only the run's lock was held)."""
+    from corpusforge.config import load_config
+    from tests.lock_holder import held_by_another_process
+    from tests.runs import train_tokenizer_on
+
+    out = tmp_path / "tok-elsewhere"
+    settings = [f"output.run_dir={tmp_path / 'run'}", f"tokenizer.input={clean_dir}", f"tokenizer.output={out}",
+                "tokenizer.vocab_size=300"]
+    with held_by_another_process(out, "tokenizer train") as pid:
+        with pytest.raises(UserError, match=rf"in use by `corpusforge tokenizer train` \(pid {pid} on "):
+            train_tokenizer_on(load_config(None, settings), progress=False)
+    assert not (out / "tokenizer.json").exists()
+    train_tokenizer_on(load_config(None, settings), progress=False)
+    assert (out / "tokenizer.json").is_file() and not (out / ".corpusforge.lock").exists()

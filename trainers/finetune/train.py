@@ -20,6 +20,7 @@ import torch
 
 from corpusforge.core import files, rundir
 from corpusforge.core.errors import UserError
+from corpusforge.core.run_lock import run_lock
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers import model_files
 from corpusforge.trainers.finetune.config import FinetuneConfig
@@ -72,11 +73,18 @@ OUTPUTS = ("base", "labels.json", "checkpoints", "metrics.json", "model", "adapt
 def finetune(config: FinetuneConfig, max_record_bytes: int = 0) -> dict[str, Any]:
     """Fine-tune ``config.model`` on ``config.train``; ``max_record_bytes``: the most bytes one record of the
     data files may take (``output.record_bytes``; 0: a default build's)."""
-    import transformers
-
     for key in ("model", "train", "out"):
         if not getattr(config, key):
             raise UserError(f"finetune needs --{key} (or finetune.{key} in the config)")
+    # One writer per OUT, as per run directory: a second fine-tuning into it (or a predict claiming a file there)
+    # would interleave checkpoints and lose what OUT's marker records
+    with run_lock(str(config.out), "finetune"):
+        return _finetune(config, max_record_bytes)
+
+
+def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
+    import transformers
+
     if config.early_stopping and not config.validation:
         raise UserError("--early-stopping needs --validation records to tell a better epoch; pass them or drop it")
     out = pathlib.Path(config.out)
@@ -85,7 +93,7 @@ def finetune(config: FinetuneConfig, max_record_bytes: int = 0) -> dict[str, Any
     # OUT's marker, base/ and labels.json are what a start that failed before its first epoch leaves (on its data,
     # its model): the same command runs again. Anything else (a checkpoint, a result) is a run to resume.
     present = {p.name for p in out.iterdir()} if out.is_dir() else set()
-    if not config.resume and present - {rundir.MARKER, "base", "labels.json"}:
+    if not config.resume and present - {rundir.MARKER, rundir.LOCK, "base", "labels.json"}:
         raise UserError(f"{out} already holds a fine-tuning run or other files; pass --resume to continue it, or "
                         "choose another --out")
     check_method(config.model, config.method)

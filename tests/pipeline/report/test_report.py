@@ -369,3 +369,19 @@ def test_electra_runs_show_each_half_not_a_perplexity(tmp_path, capsys):
     training = page.split('<section id="training">')[1].split("</section>")[0]
     assert "discriminator accuracy" in training and "87.4" in training and "13.0" in training
     assert "perplexity" not in training
+
+
+def test_a_report_into_a_run_that_a_build_holds_is_refused_naming_it(tmp_path, capsys):
+    """RUN/report.html is recorded in RUN's marker: done without RUN's lock, it wrote the marker read before over
+    what a build of RUN recorded meanwhile (that build's outputs then unrecorded, never replaced again). Now the
+    report takes the lock as a claim; a command holding RUN for its whole run is named in one line."""
+    from tests.lock_holder import held_by_another_process
+
+    run = write_run(tmp_path / "run")
+    with held_by_another_process(run) as pid:
+        code = cli.main(["report", str(run)])
+    err = capsys.readouterr().err
+    assert code != 0 and f"in use by `corpusforge build` (pid {pid} on " in err, err
+    assert err.count("\n") == 1
+    assert not (run / "report.html").exists()
+    assert cli.main(["report", str(run)]) == 0 and (run / "report.html").is_file()  # once it is free

@@ -282,3 +282,16 @@ def test_a_start_that_failed_before_training_can_be_run_again_into_the_same_out(
     (tmp_path / "out" / "finetune.json").unlink()
     with pytest.raises(UserError, match="pass --resume"):
         run(bases, task_files, tmp_path, "gpt2", "classify", "full", epochs=1)
+
+
+def test_a_finetuning_into_an_out_another_command_holds_is_refused_naming_it(bases, task_files, tmp_path):
+    """Two fine-tunings into one OUT interleaved checkpoints and wrote OUT's marker over each other; now OUT is held
+    for the whole run, as a run directory is."""
+    from tests.lock_holder import held_by_another_process
+
+    with held_by_another_process(tmp_path / "out", "finetune") as pid:
+        with pytest.raises(UserError, match=rf"in use by `corpusforge finetune` \(pid {pid} on "):
+            run(bases, task_files, tmp_path, "gpt2", "classify", "full", epochs=1)
+    assert not (tmp_path / "out" / ".corpusforge-run.json").exists()
+    _, metrics = run(bases, task_files, tmp_path, "gpt2", "classify", "full", epochs=1)
+    assert [e["epoch"] for e in metrics["epochs"]] == [1] and not (tmp_path / "out" / ".corpusforge.lock").exists()
