@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from corpusforge.core import rundir
+from corpusforge.core.run_lock import run_lock
 from corpusforge.core.errors import UserError
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers import model_files
@@ -226,7 +227,10 @@ def _publish(tmp: pathlib.Path, out_dir: pathlib.Path, info: dict, check, folder
                   "file_sha256": model_files.export_digests(where, skip=inner)}
         (where / model_files.EXPORT_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     check()
-    rundir.publish_dir(str(tmp), str(out_dir))  # an earlier export goes only if its marker records all it holds
+    # under out_dir's lock: an earlier export there (or a folder a fine-tuning holds) is never moved away and deleted
+    # while another command writes into it; that command is named in one line
+    with run_lock(str(out_dir), "export"):
+        rundir.publish_dir(str(tmp), str(out_dir))  # an earlier export goes only if its marker records all it holds
 
 
 @torch.no_grad()

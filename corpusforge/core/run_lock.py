@@ -236,6 +236,11 @@ def _describe(owner: dict[str, Any] | None) -> str:
             f"since {owner.get('started', '?')})")
 
 
+def holds(run_dir: str) -> bool:
+    """Whether this process holds ``run_dir``'s lock (``run_lock``)."""
+    return os.path.realpath(run_dir) in _held
+
+
 def is_locked(run_dir: str) -> bool:
     """Whether a live command holds the run directory's lock (for ``inspect``: are temp dirs stale?)."""
     path = os.path.join(run_dir, rundir.LOCK)

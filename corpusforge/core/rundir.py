@@ -903,14 +903,19 @@ def publish_dir(tmp: str, out_dir: str) -> None:
     if os.path.islink(out_dir):
         raise UserError(f"{out_dir} is a symbolic link; corpusforge does not delete or write through links: remove "
                         "the link and run again")
+    from corpusforge.core.run_lock import holds
+
     aside = None
     if os.path.lexists(out_dir):
-        present = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else [None]
+        # the lock file is this command's when it holds out_dir (the caller's run_lock): it goes with the folder
+        ours = (LOCK,) if os.path.isdir(out_dir) and holds(out_dir) else ()
+        present = sorted(n for n in os.listdir(out_dir) if n not in ours) if os.path.isdir(out_dir) else [None]
         if present and (None in present or read_marker(out_dir) is None):
             raise UserError(f"{out_dir} exists and holds files corpusforge did not record there (no {MARKER}), so it "
                             "is not replaced; choose a new or empty directory")
         if present:
             check_owned(out_dir, [n for n in present if n not in (MARKER, LOCK)])
+        if present or ours:
             aside = f"{tmp}.old"
             os.rename(out_dir, aside)
         else:

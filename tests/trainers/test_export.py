@@ -154,3 +154,21 @@ def test_foreign_checkpoints_load_when_exact_and_are_refused_by_option_otherwise
         num_key_value_heads=2))
     with pytest.raises(UserError, match="grouped-query attention"):
         from_transformers(gqa)
+
+
+def test_an_export_over_a_folder_another_command_holds_is_refused_and_the_folder_stays(tmp_path):
+    """export --overwrite moved an earlier export aside and deleted it whatever held it: a second export (or any
+    command) writing into that folder meanwhile lost its folder. Now out_dir is replaced under its run lock."""
+    from tests.lock_holder import held_by_another_process
+
+    model_dir = make_model_dir(tmp_path / "model", "gpt2")
+    out = export_model(model_dir, tmp_path / "export")
+    before = sorted(p.name for p in out.iterdir())
+    with held_by_another_process(out, "export") as pid:
+        with pytest.raises(UserError, match=rf"in use by `corpusforge export` \(pid {pid} on "):
+            export_model(model_dir, out, overwrite=True)
+        assert sorted(p.name for p in out.iterdir() if p.name != ".corpusforge.lock") == before
+    export_model(model_dir, out, overwrite=True)  # once free: replaced, and no lock file left in it
+    assert sorted(p.name for p in out.iterdir()) == before
+    fresh = export_model(model_dir, tmp_path / "new" / "export")  # a folder that did not exist: made under the lock
+    assert sorted(p.name for p in fresh.iterdir()) == before
