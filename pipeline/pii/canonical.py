@@ -277,6 +277,75 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
     return out
 
 
+# Quoted-printable (RFC 2045: what a mail archive's bodies hold, read as Python's ``quopri`` reads them): a soft line
+# break (``=`` ending a line, read as nothing: ``jane.d=⏎oe@example.org``, ``4111 1111 11=⏎11 1111``), a UTF-8
+# sequence of two to four bytes as one character (``=C3=A9``, a no-break space ``=C2=A0`` between a number's groups),
+# and an escape of ASCII punctuation (``jane=40example.org``, ``=2E``, ``=3D``): not of a letter, a digit or a space,
+# which no encoder escapes and which ``key=20``, ``phone=2125550173``, ``n=4F`` write as a value, nor any before a
+# digit (``id=2D5``, ``phone=4015550173``: a value, not ``-5`` and ``@1...``), but ``=3D`` (the "=" every encoder
+# escapes: ``?n=3D202...``). Not after a "=" (``====⏎``: a heading's rule, no encoder writes "=" unescaped). One
+# level, read before the other escapes: a mail body holds the URLs and pages the levels below read.
+_QP_UTF8 = r"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f])=[89ABab][0-9A-Fa-f]|[Ee][0-9A-Fa-f](?:=[89ABab][0-9A-Fa-f]){2}" \
+           r"|[Ff][0-4](?:=[89ABab][0-9A-Fa-f]){3}"
+_QUOTED_PRINTABLE = re.compile(r"(?<!=)=(?:\r?\n|" + _QP_UTF8 + r"|3[Dd]"
+                               r"|(?:2[1-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e])(?![0-9]))")
+
+
+def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of each quoted-printable escape and soft line break (``_QUOTED_PRINTABLE``)."""
+    out = []
+    for m in _QUOTED_PRINTABLE.finditer(text):
+        code = m.group()
+        if code[1] in "\r\n":
+            out.append((m.start(), m.end(), ""))
+            continue
+        try:
+            char = bytes.fromhex(code.replace("=", "")).decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # an overlong or broken sequence: no character
+        out.append((m.start(), m.end(), _as_read(char)))
+    return out
+
+
+# What a URL escape of a byte above 0x7F that no level read stands for (``_latin1_bytes``): a UTF-8 sequence a nested
+# level split (``%C3%25A9``, read ``%C3%A9`` by the last level), else a Latin-1 character (``jos%E9@example.org``,
+# ``202%A0555%A00173``: ``unquote(..., "latin-1")``, a form posted from a Latin-1 page). Read once, after the levels:
+# read per level, a lone byte would break a sequence the next level completes (``%C3%25A9`` as ``Ã©``).
+_HIGH_BYTES = re.compile(r"(?:%[89A-Fa-f][0-9A-Fa-f])+")
+
+
+def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of each UTF-8 sequence of URL escapes in ``text`` (a character), and of each byte
+    of no sequence that is one of Latin-1's characters (0xA0 to 0xFF; 0x80 to 0x9F are C1 controls: left)."""
+    out = []
+    for m in _HIGH_BYTES.finditer(text):
+        run, at = bytes.fromhex(m.group().replace("%", "")), m.start()
+        i = 0
+        while i < len(run):
+            lead = run[i]
+            size = 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if 0xF0 <= lead <= 0xF4 else 1
+            try:
+                char = run[i:i + size].decode("utf-8") if size > 1 else None
+            except UnicodeDecodeError:
+                char = None
+            if char is None:
+                size = 1
+                if lead >= 0xA0:
+                    char = chr(lead)
+            if char is not None:
+                out.append((at + 3 * i, at + 3 * (i + size), _as_read(char)))
+            i += size
+    return out
+
+
+def _as_read(char: str) -> str:
+    """One decoded character as the view holds it: a control character as itself when whitespace, else as
+    nothing; a character the view folds, folded (as ``_escape_char``'s)."""
+    if unicodedata.category(char) == "Cc":
+        return char if char in _WHITESPACE_CONTROLS else ""
+    return fold(char) if _special(char) else char
+
+
 @functools.lru_cache(maxsize=4096)
 def _special(char: str) -> bool:
     """Whether the view changes ``char`` (``SPECIAL_CLASS``, one character, without ``regex``; a test holds the
@@ -413,6 +482,11 @@ def canonical(text: str) -> Canonical:
         if changes:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
+    if "=" in view.text:
+        quoted = _quoted_printable(view.text)
+        if quoted:
+            decoded, pieces = _pieces_of(view.text, quoted)
+            view = Canonical(text, decoded, _compose(pieces, view))
     if "+" in view.text and "=" in view.text:
         pluses = _form_pluses(view.text)
         if pluses:
@@ -430,6 +504,11 @@ def canonical(text: str) -> Canonical:
             starts = _next_level(decoded, escapes, before)
             if not starts:
                 break
+        if "%" in view.text:
+            latin1 = _latin1_bytes(view.text)
+            if latin1:
+                decoded, pieces = _pieces_of(view.text, latin1)
+                view = Canonical(text, decoded, _compose(pieces, view))
         if view.text is not before_escapes and "+" in view.text and "=" in view.text:
             # Again once the escapes are read: a "+", "&" or "=" an escape made may make a form value
             # (``href="/c?a=1&amp;phone=202&#43;555&#43;0173"``, JSON's ``"phone=202+555+0173\u0026x=1"``). A "+" a
