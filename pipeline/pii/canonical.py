@@ -281,14 +281,15 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
 # break (``=`` ending a line, read as nothing: ``jane.d=⏎oe@example.org``, ``4111 1111 11=⏎11 1111``), a UTF-8
 # sequence of two to four bytes as one character (``=C3=A9``, a no-break space ``=C2=A0`` between a number's groups),
 # and an escape of ASCII punctuation (``jane=40example.org``, ``=2E``, ``=3D``): not of a letter, a digit or a space,
-# which no encoder escapes and which ``key=20``, ``phone=2125550173``, ``n=4F`` write as a value, nor any before a
-# digit (``id=2D5``, ``phone=4015550173``: a value, not ``-5`` and ``@1...``), but ``=3D`` (the "=" every encoder
-# escapes: ``?n=3D202...``). Not after a "=" (``====⏎``: a heading's rule, no encoder writes "=" unescaped). One
+# which no encoder escapes and which ``key=20``, ``phone=2125550173``, ``n=4F`` write as a value, and only before a
+# letter or another escape (``jane=2Edoe=40example=2Eorg``): before a digit or punctuation it is a value
+# (``phone=4015550173``, ``max_size=40)``, ``atol=2e-6``: not ``@1...``, ``@)``, ``.-6``), but ``=3D`` (the "="
+# every encoder escapes: ``?n=3D202...``, ``href=3D"...``). Not after a "=" (``====⏎``: a heading's rule, no encoder writes "=" unescaped). One
 # level, read before the other escapes: a mail body holds the URLs and pages the levels below read.
 _QP_UTF8 = r"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f])=[89ABab][0-9A-Fa-f]|[Ee][0-9A-Fa-f](?:=[89ABab][0-9A-Fa-f]){2}" \
            r"|[Ff][0-4](?:=[89ABab][0-9A-Fa-f]){3}"
 _QUOTED_PRINTABLE = re.compile(r"(?<!=)=(?:\r?\n|" + _QP_UTF8 + r"|3[Dd]"
-                               r"|(?:2[1-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e])(?![0-9]))")
+                               r"|(?:2[1-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e])(?=[A-Za-z=]))")
 
 
 def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
@@ -316,7 +317,8 @@ _HIGH_BYTES = re.compile(r"(?:%[89A-Fa-f][0-9A-Fa-f])+")
 
 def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each UTF-8 sequence of URL escapes in ``text`` (a character), and of each byte
-    of no sequence that is one of Latin-1's characters (0xA0 to 0xFF; 0x80 to 0x9F are C1 controls: left)."""
+    of no sequence that is one of Latin-1's characters (0xA0 to 0xFF; 0x80 to 0x9F are C1 controls: left) right
+    after a letter or digit."""
     out = []
     for m in _HIGH_BYTES.finditer(text):
         run, at = bytes.fromhex(m.group().replace("%", "")), m.start()
@@ -330,7 +332,10 @@ def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
                 char = None
             if char is None:
                 size = 1
-                if lead >= 0xA0:
+                start = at + 3 * i
+                # a Latin-1 character inside a word or number only: ``%default``, ``'%action'``, ``"%dd"``, ``.%f000Z``
+                # are format strings' directives (a URL's escape follows a character of its own word)
+                if lead >= 0xA0 and start and text[start - 1].isalnum():
                     char = chr(lead)
             if char is not None:
                 out.append((at + 3 * i, at + 3 * (i + size), _as_read(char)))

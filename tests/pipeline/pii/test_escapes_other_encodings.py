@@ -78,7 +78,14 @@ def test_the_escape_maps_back_whole():
 def test_a_byte_sequence_split_across_levels_is_one_character():
     # "%C3%25A9": read per level as Latin-1, the first byte would be "Ã" before the next level makes "%A9"
     assert canonical("ren%C3%25A9e").text == "renée"
-    assert canonical("%C3x %E9t%E9 %C0%AF %80").text == "Ãx été À\u0020\u0304 %80"  # C1 controls: left
+    assert canonical("x%C3x t%E9t%E9 a%C0%AF %C3%25A9").text == "xÃx tété aÀ\u0020\u0304 é"
+    assert canonical("a%80%9f").text == "a%80%9f"  # C1 controls: left
+
+
+@pytest.mark.parametrize("text", ["'%action' \"%default\" '%dd' .%f000Z %E9"])
+def test_a_latin1_byte_after_no_letter_or_digit_stays(text):
+    # format strings' directives: a URL escape of a Latin-1 character follows a character of its own word
+    assert canonical(text).text == text
 
 
 @pytest.mark.parametrize("text", [
@@ -86,6 +93,7 @@ def test_a_byte_sequence_split_across_levels_is_one_character():
     "timeout=30 id=2D5 n=2E5 m=407",  # a digit after: a value
     "Title\n=====\n202-555-0173",  # a heading's rule ends its line with "=", after another "="
     "x=ab y=cd",  # letters: no encoder escapes them
+    "max_size=40), atol=2e-6, n=60,",  # before punctuation: a value
 ])
 def test_what_quoted_printable_does_not_write_stays(text):
     assert canonical(text).text == text
