@@ -90,6 +90,12 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # JSON string inside a JSON string writes its line break so), except before a ``\uXXXX``: ``\\u0040`` is how a JSON
 # string inside a JSON string writes ``\u0040`` (``{"payload": "{\"mail\": \"jane\\u0040example.org\"}"}``), read
 # as its character whole (else the backslash left would end the address's local part).
+# Other languages' escapes of a code point: Perl's ``\x{40}`` (any code point, as ``\u{40}``), C's hex escape of any
+# length where it ends before no hex digit and stands for a printable character (``jane\x040gmail.com``: C reads
+# every hex digit, so ``\x040e`` is no "@" in C; Python reads ``\x04`` then "0", as the view does there, and
+# ``b"\x00b"``, NUL and "b" in Python's bytes, is common in code, a vertical tab in C rare), Python's ``\N{COMMERCIAL AT}`` (a name or alias,
+# any case: ``unicodedata.lookup``; up to 88 characters, longer than the next level's look-back, so one made inside
+# another scheme's escape is not read).
 # HTML5's legacy named references, which it (and ``html.unescape``) reads without ";" too (``&nbsp``, ``&copy``: the
 # keys of ``html.entities.html5`` without it). Read so only before neither a letter nor "=": a browser leaves
 # ``?a=1&copy=2`` and ``&copyright`` as written in an attribute, and the view reads no text there as a sign.
@@ -107,7 +113,9 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
                      rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
                      r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
                      r"|\\\\?u[0-9A-Fa-f]{4}"
-                     r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x[0-7][0-9A-Fa-f]"
+                     r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
+                     r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7][0-9A-Fa-f]"
+                     r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
                      r"|\\[/bfnrt]")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
@@ -151,7 +159,14 @@ def _escape_char(code: str) -> str | None:
     """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character."""
     if code[0] == "\\":
         code = code.replace("\\\\", "\\")  # a JSON string's \uXXXX written inside another one: \\uXXXX
-        if code[1] in "xU" or code[1:3] == "u{":  # \x40, \U00000040, \u{40}: one code point in hex
+        if code[1] == "N":  # Python's \N{COMMERCIAL AT}: a character's name (or alias), any case
+            try:
+                char = unicodedata.lookup(code[3:-1])
+            except KeyError:
+                return None
+            if len(char) != 1:  # a named sequence (``KEYCAP NUMBER SIGN``): lookup reads it, Python's \N{} does not
+                return None
+        elif code[1] in "xU" or code[1:3] == "u{":  # \x40, \x{40}, \x040, \U00000040, \u{40}: a code point in hex
             value = int(code.strip("\\xUu{}"), 16)
             if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
                 return None
@@ -240,8 +255,20 @@ def _next_level(text: str, escapes: list[tuple[int, int, str]], before: str) -> 
 _FORM_KEY_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-[]%")
 _FORM_VALUE_END = frozenset("&#; \t\r\n\"'<>")
 # A ``+`` inside an address's dot-atom local part is the address's own (``email=jane+tag@example.org``, written
-# unencoded): it stays.
-_PLUS_IN_ADDRESS = re.compile(r"[\w.!#$'*+/=?^`{|}~-]{0,64}(?:@|%40|%2540|&#0*64;|&#x0*40;|&commat;)", re.IGNORECASE)
+# unencoded): it stays. The "@" after the local part may be any escape the view reads as "@" (``_plus_in_address``:
+# ``\x40``, ``\u0040``, ``&#64``, ``%EF%BC%A0``...), or one encoded twice (``%2540``, ``&amp;#64;``).
+_LOCAL_PART = re.compile(r"[\w.!#$'*+/=?^`{|}~-]{0,64}")
+_TWICE_ENCODED_AT = re.compile(r"%2540|%26%2364%3B|&amp;#0*64;|&amp;#x0*40;|&amp;commat;", re.IGNORECASE)
+
+
+def _plus_in_address(text: str, at: int) -> bool:
+    """Whether the ``+`` before ``at`` is inside an address's local part: the local part's characters from ``at`` on,
+    then an "@" as written or as an escape the view reads as one (one level, or a twice-encoded "@")."""
+    end = _LOCAL_PART.match(text, at).end()
+    if text.startswith("@", end) or _TWICE_ENCODED_AT.match(text, end):
+        return True
+    m = _ESCAPE.match(text, end)
+    return m is not None and _escape_char(m.group()) == "@"
 
 
 # A lone pair's value that is a form's (``curl -d "phone=202+555+0173"``, ``tel=%2B1+202+555+0173``): a number's
@@ -270,7 +297,7 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
             if form:
                 j = text.find("+", i + 2, end)
                 while j >= 0:
-                    if j not in literal and not _PLUS_IN_ADDRESS.match(text, j + 1):
+                    if j not in literal and not _plus_in_address(text, j + 1):
                         out.append((j, j + 1, URL_SPACE))
                     j = text.find("+", j + 1, end)
         i = text.find("=", max(end, i + 1))

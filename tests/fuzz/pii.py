@@ -294,6 +294,38 @@ def latin1_escapes(rng: random.Random, kind: str, value: str) -> str:
     return written
 
 
+# Other languages' escapes of a character (docs/pii.md): Perl's ``\x{40}``, C's long ``\x040`` (before no hex digit:
+# C reads every hex digit), Python's ``\N{COMMERCIAL AT}`` (checked with Python's own ``unicode_escape`` codec).
+def code_escapes(rng: random.Random, value: str) -> str:
+    """Some of ``value``'s ``DECODED_CHARS`` (at least one where it holds any) as one of those escapes."""
+    import codecs
+    import unicodedata
+
+    from corpusforge.pipeline.pii.canonical import fold
+
+    at = [i for i, c in enumerate(value) if c in DECODED_CHARS]
+    if not at:
+        return value
+    picked = {i for i in at if rng.random() < 0.5} | {rng.choice(at)}
+    out = []
+    for i, c in enumerate(value):
+        if i not in picked:
+            out.append(c)
+            continue
+        # the next character the view reads (format characters removed, digits of any script and full-width
+        # letters folded): C's long escape only before no hex digit as the view reads it (docs/pii.md)
+        after = next((fold(d) for d in value[i + 1:] if fold(d)), "")[:1]
+        forms = [f"\\x{{{ord(c):x}}}", f"\\x{{{ord(c):04X}}}", f"\\N{{{unicodedata.name(c)}}}",
+                 f"\\N{{{unicodedata.name(c).lower()}}}"]
+        if (after not in "0123456789ABCDEFabcdef" or not after) and ord(c) >= 0x20:
+            forms.append(f"\\x0{ord(c):02x}")
+        code = rng.choice(forms)
+        if code.startswith("\\N"):
+            assert codecs.decode(code, "unicode_escape") == c
+        out.append(code)
+    return "".join(out)
+
+
 # An escape whose characters after its introducer another scheme may write (docs/pii.md): a numeric HTML reference's
 # digits, a URL escape's hex digits, a JSON ``\\uXXXX``'s hex digits.
 _NESTABLE = re.compile(r"&#[xX]?[0-9A-Fa-f]{1,7};|%[0-9A-Fa-f]{2}|\\\\u[0-9A-Fa-f]{4}")
@@ -389,6 +421,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     later = random.Random(repr(rng.getstate()))
     decoders = random.Random(repr(rng.getstate()) + " decoders")  # and those added after them
     encodings = random.Random(repr(rng.getstate()) + " encodings")  # and other encodings' escapes, after those
+    languages = random.Random(repr(rng.getstate()) + " languages")  # and other languages' escapes, after those
     for n in range(rng.randint(2, 4)):
         for kind, (cue, plain) in values(rng).items():
             value = disguise(rng, kind, escape(rng, kind, plain))
@@ -425,6 +458,17 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                     if value[cut - 1] != "=" and "=" not in value[max(0, cut - 2):cut + 1]:
                         value = value[:cut] + "=\n" + value[cut:]
                 seen = _plain(_other_decoded(value))  # what the real decoders read, not the view under test
+            if seen is None and languages.random() < 0.15 and kind != "email":
+                seen, value = _plain(value), code_escapes(languages, value)
+            elif seen is None and kind == "email" and languages.random() < 0.15 and "@" in plain \
+                    and not plain.startswith('"'):
+                # a form value whose address has a "+" in its local part and its "@" in any escape the view reads
+                local, _, domain = plain.rpartition("@")
+                at = languages.choice(["\\x40", "\\u0040", "&#64", "%EF%BC%A0", "\\N{COMMERCIAL AT}", "=40",
+                                       "%2540", "\\x{40}", "%40"])
+                value = f"{local}+tag{at}{domain}"
+                before, after = "https://example.com/f?x=1&email=", "&lang=en"
+                seen = f"{local}+tag@{domain}"
             if seen is None and decoders.random() < 0.25:  # escapes other decoders read: \x40, &#64, %u0040...
                 value = decoder_escapes(decoders, value)
             if seen is None and later.random() < 0.25:
@@ -555,13 +599,31 @@ def _decoded(text: str) -> str:
     return text
 
 
+_LANGUAGE_ESCAPE = re.compile(r"\\x\{([0-9A-Fa-f]{1,8})\}|\\x0+([0-7][0-9A-Fa-f])(?![0-9A-Fa-f])|\\N\{([^}]{1,90})\}")
+
+
+def _language_char(m: re.Match) -> str:
+    import unicodedata
+
+    if m.group(3) is not None:
+        try:
+            char = unicodedata.lookup(m.group(3))
+        except KeyError:
+            return m.group()
+        return char if len(char) == 1 else m.group()
+    value = int(m.group(1) or m.group(2), 16)
+    return chr(value) if value <= 0x10FFFF else m.group()
+
+
 def _other_decoded(text: str) -> str:
-    """``text`` read as quoted-printable (``quopri``), then its URL escapes as Latin-1 where they are no UTF-8
+    """``text`` read as quoted-printable (``quopri``), other languages' escapes (``\\x{40}``, ``\\x040``, ``\\N{...}``)
+    read, then its URL escapes as Latin-1 where they are no UTF-8
     (``urllib.parse.unquote(..., "latin-1")`` of what UTF-8 leaves): the other encodings' reading of outputs."""
     import quopri
     import urllib.parse
 
     text = quopri.decodestring(text.encode("utf-8")).decode("utf-8", "replace")
+    text = _LANGUAGE_ESCAPE.sub(_language_char, text)
     return re.sub(r"(?:%[0-9A-Fa-f]{2})+", lambda m: urllib.parse.unquote(m.group(), "utf-8", "strict")
                   if _utf8_ok(m.group()) else urllib.parse.unquote(m.group(), "latin-1"), text)
 

@@ -53,9 +53,11 @@ _NESTED_PIECES = ["&#%36%34;", "&#x%34%30;", "%&#52;0", "%&#x34;&#x30;", "&#\\u0
 
 
 # Quoted-printable and Latin-1 URL escapes and their parts (``other_encodings``): soft line breaks, UTF-8 sequences
-# cut short, runs of bytes above 0x7F that are no UTF-8 (the view reads each once, after the levels).
+# cut short, runs of bytes above 0x7F that are no UTF-8 (the view reads each once, after the levels); other
+# languages' escapes (``\x{40}``, ``\x040``, ``\N{...}``) and a form value's "+" before them (the local part's scan).
 _ENCODING_PIECES = ["=", "=\n", "==\n", "=40", "=2E", "=3D", "=C3", "=C3=A9", "=C2=A0", "=E2=81", "=F0=9F=98",
-                    "%E9", "%A0", "%C3", "%C3%25A9", "%E2%81", "%80", "%FF", "jane", "202", "a", "1", " ", "\n", "@"]
+                    "%E9", "%A0", "%C3", "%C3%25A9", "%E2%81", "%80", "%FF", "jane", "202", "a", "1", " ", "\n", "@",
+                    "\\x{40}", "\\x{", "\\x040", "\\x0", "\\N{COMMERCIAL AT}", "\\N{", "}", "+", "email=", "&"]
 
 
 def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, str]:

@@ -102,3 +102,33 @@ def test_what_quoted_printable_does_not_write_stays(text):
 def test_a_phone_number_as_a_query_value_is_still_read(scrubber):
     # "=21" is "!" in quoted-printable: before a digit it is a value (a New York number), not an escape
     assert scrubber.scrub("https://example.com/c?phone=2125550173&lang=en").text.count("5550173") == 0
+
+
+# Other languages' escapes (as Perl, C and Python read them) and an address's "+" before an "@" so written
+CODE_ESCAPES = [
+    ("mail jane.doe\\x{40}example.org now", "jane"),  # Perl
+    ("call 202\\x{2d}555\\x{2D}0173 today", "555"),
+    ("mail jane.doe\\x040gmail.com now", "jane"),  # C's long hex escape, before no hex digit
+    ("mail jane.doe\\N{COMMERCIAL AT}example.org now", "jane"),  # Python
+    ("call 202\\N{HYPHEN-MINUS}555\\N{hyphen-minus}0173 today", "555"),
+    ("url ?email=jane+tag\\x40example.org&x=1 now", "jane"),  # a form value's "+" in a local part: the address's
+    ("url ?email=jane+tag\\u0040example.org&x=1 now", "jane"),
+    ("url ?email=jane+tag%EF%BC%A0example.org&x=1 now", "jane"),
+    ("url ?email=jane+tag&#64example.org&x=1 now", "jane"),
+    ("url ?email=jane+tag=40example.org&x=1 now", "jane"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), CODE_ESCAPES)
+def test_an_entity_written_with_code_escapes_is_masked(scrubber, text, secret):
+    out = scrubber.scrub(text).text
+    assert secret not in out, (text, out)
+    assert out.split()[0] == text.split()[0] and out.split()[-1] == text.split()[-1]
+
+
+def test_code_escapes_are_read_as_their_languages_read_them():
+    assert canonical("a\\x{40}b \\x{e9} \\N{commercial at} \\x040g").text == "a@b é @ @g"
+    assert canonical('b"a\\x00b\\x00c" b"ustar\\x0000"').text == 'b"abc" b"ustar00"'  # Python's NUL, no C \x00b
+    no_char = "\\x{110000} \\N{NO SUCH NAME} \\N{3} \\N{KEYCAP NUMBER SIGN}"  # the last: a named sequence
+    assert canonical(no_char).text == no_char
+    assert canonical("?email=jane+tag\\x40example.org&q=a+b").text == "?email=jane+tag@example.org&q=a\u2007b"
