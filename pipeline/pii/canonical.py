@@ -18,6 +18,9 @@ forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps wh
   ``\\uXXXX`` (a surrogate pair as one character) and short escapes (``\\n``, ``\\t``, ``\\/``...), escapes inside
   escapes (``%2540``) up to ``NESTED_LEVELS``: ``jane%40example.org`` in a query string and ``jane&#64;example.org``
   in a page are addresses. A URL's ``%20`` and a form value's ``+`` are read as a space of its own (``URL_SPACE``).
+  Other languages' code-point escapes (``\\x40``, ``\\x{40}``, ``\\u{40}``, ``\\N{COMMERCIAL AT}``...) too;
+  quoted-printable first (a mail archive's ``jane=40example.org``, soft line breaks), and a URL escape of a Latin-1
+  byte last (``jos%E9@...``, a no-break space ``%A0`` between a number's groups).
 
 Two kinds of characters are left as they are, because the recognizers already read them or reading them as
 digits would invent numbers: U+00A0 (no-break space, a separator of numbers already) and category No
