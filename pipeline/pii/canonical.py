@@ -318,7 +318,8 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
 # level, read before the other escapes: a mail body holds the URLs and pages the levels below read.
 _QP_UTF8 = r"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f])=[89ABab][0-9A-Fa-f]|[Ee][0-9A-Fa-f](?:=[89ABab][0-9A-Fa-f]){2}" \
            r"|[Ff][0-4](?:=[89ABab][0-9A-Fa-f]){3}"
-_QUOTED_PRINTABLE = re.compile(r"(?<!=)=(?:\r?\n|" + _QP_UTF8 + r"|3[Dd]"
+# (The look-behind after the "=": a pattern that starts with a literal is found by a fast scan, ~5x cheaper.)
+_QUOTED_PRINTABLE = re.compile(r"=(?<!==)(?:\r?\n|" + _QP_UTF8 + r"|3[Dd]"
                                r"|(?:2[1-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e])(?=[A-Za-z=]))")
 
 
@@ -342,7 +343,7 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
 # level split (``%C3%25A9``, read ``%C3%A9`` by the last level), else a Latin-1 character (``jos%E9@example.org``,
 # ``202%A0555%A00173``: ``unquote(..., "latin-1")``, a form posted from a Latin-1 page). Read once, after the levels:
 # read per level, a lone byte would break a sequence the next level completes (``%C3%25A9`` as ``Ã©``).
-_HIGH_BYTES = re.compile(r"(?:%[89A-Fa-f][0-9A-Fa-f])+")
+_HIGH_BYTES = re.compile(r"%[89A-Fa-f][0-9A-Fa-f](?:%[89A-Fa-f][0-9A-Fa-f])*")  # a literal first: a fast scan
 
 
 def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
