@@ -18,6 +18,9 @@ forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps wh
   ``\\uXXXX`` (a surrogate pair as one character) and short escapes (``\\n``, ``\\t``, ``\\/``...), escapes inside
   escapes (``%2540``) up to ``NESTED_LEVELS``: ``jane%40example.org`` in a query string and ``jane&#64;example.org``
   in a page are addresses. A URL's ``%20`` and a form value's ``+`` are read as a space of its own (``URL_SPACE``).
+  Other languages' code-point escapes (``\\x40``, ``\\x{40}``, ``\\u{40}``, ``\\N{COMMERCIAL AT}``...) too;
+  quoted-printable first (a mail archive's ``jane=40example.org``, soft line breaks), and a URL escape of a Latin-1
+  byte last (``jos%E9@...``, a no-break space ``%A0`` between a number's groups).
 
 Two kinds of characters are left as they are, because the recognizers already read them or reading them as
 digits would invent numbers: U+00A0 (no-break space, a separator of numbers already) and category No
@@ -90,6 +93,12 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 # JSON string inside a JSON string writes its line break so), except before a ``\uXXXX``: ``\\u0040`` is how a JSON
 # string inside a JSON string writes ``\u0040`` (``{"payload": "{\"mail\": \"jane\\u0040example.org\"}"}``), read
 # as its character whole (else the backslash left would end the address's local part).
+# Other languages' escapes of a code point: Perl's ``\x{40}`` (any code point, as ``\u{40}``), C's hex escape of any
+# length where it ends before no hex digit and stands for a printable character (``jane\x040gmail.com``: C reads
+# every hex digit, so ``\x040e`` is no "@" in C; Python reads ``\x04`` then "0", as the view does there, and
+# ``b"\x00b"``, NUL and "b" in Python's bytes, is common in code, a vertical tab in C rare), Python's ``\N{COMMERCIAL AT}`` (a name or alias,
+# any case: ``unicodedata.lookup``; up to 88 characters, longer than the next level's look-back, so one made inside
+# another scheme's escape is not read).
 # HTML5's legacy named references, which it (and ``html.unescape``) reads without ";" too (``&nbsp``, ``&copy``: the
 # keys of ``html.entities.html5`` without it). Read so only before neither a letter nor "=": a browser leaves
 # ``?a=1&copy=2`` and ``&copyright`` as written in an attribute, and the view reads no text there as a sign.
@@ -107,7 +116,9 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
                      rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
                      r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
                      r"|\\\\?u[0-9A-Fa-f]{4}"
-                     r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x[0-7][0-9A-Fa-f]"
+                     r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
+                     r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7][0-9A-Fa-f]"
+                     r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
                      r"|\\[/bfnrt]")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
@@ -151,7 +162,14 @@ def _escape_char(code: str) -> str | None:
     """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character."""
     if code[0] == "\\":
         code = code.replace("\\\\", "\\")  # a JSON string's \uXXXX written inside another one: \\uXXXX
-        if code[1] in "xU" or code[1:3] == "u{":  # \x40, \U00000040, \u{40}: one code point in hex
+        if code[1] == "N":  # Python's \N{COMMERCIAL AT}: a character's name (or alias), any case
+            try:
+                char = unicodedata.lookup(code[3:-1])
+            except KeyError:
+                return None
+            if len(char) != 1:  # a named sequence (``KEYCAP NUMBER SIGN``): lookup reads it, Python's \N{} does not
+                return None
+        elif code[1] in "xU" or code[1:3] == "u{":  # \x40, \x{40}, \x040, \U00000040, \u{40}: a code point in hex
             value = int(code.strip("\\xUu{}"), 16)
             if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
                 return None
@@ -240,8 +258,20 @@ def _next_level(text: str, escapes: list[tuple[int, int, str]], before: str) -> 
 _FORM_KEY_CHAR = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-[]%")
 _FORM_VALUE_END = frozenset("&#; \t\r\n\"'<>")
 # A ``+`` inside an address's dot-atom local part is the address's own (``email=jane+tag@example.org``, written
-# unencoded): it stays.
-_PLUS_IN_ADDRESS = re.compile(r"[\w.!#$'*+/=?^`{|}~-]{0,64}(?:@|%40|%2540|&#0*64;|&#x0*40;|&commat;)", re.IGNORECASE)
+# unencoded): it stays. The "@" after the local part may be any escape the view reads as "@" (``_plus_in_address``:
+# ``\x40``, ``\u0040``, ``&#64``, ``%EF%BC%A0``...), or one encoded twice (``%2540``, ``&amp;#64;``).
+_LOCAL_PART = re.compile(r"[\w.!#$'*+/=?^`{|}~-]{0,64}")
+_TWICE_ENCODED_AT = re.compile(r"%2540|%26%2364%3B|&amp;#0*64;|&amp;#x0*40;|&amp;commat;", re.IGNORECASE)
+
+
+def _plus_in_address(text: str, at: int) -> bool:
+    """Whether the ``+`` before ``at`` is inside an address's local part: the local part's characters from ``at`` on,
+    then an "@" as written or as an escape the view reads as one (one level, or a twice-encoded "@")."""
+    end = _LOCAL_PART.match(text, at).end()
+    if text.startswith("@", end) or _TWICE_ENCODED_AT.match(text, end):
+        return True
+    m = _ESCAPE.match(text, end)
+    return m is not None and _escape_char(m.group()) == "@"
 
 
 # A lone pair's value that is a form's (``curl -d "phone=202+555+0173"``, ``tel=%2B1+202+555+0173``): a number's
@@ -270,11 +300,86 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
             if form:
                 j = text.find("+", i + 2, end)
                 while j >= 0:
-                    if j not in literal and not _PLUS_IN_ADDRESS.match(text, j + 1):
+                    if j not in literal and not _plus_in_address(text, j + 1):
                         out.append((j, j + 1, URL_SPACE))
                     j = text.find("+", j + 1, end)
         i = text.find("=", max(end, i + 1))
     return out
+
+
+# Quoted-printable (RFC 2045: what a mail archive's bodies hold, read as Python's ``quopri`` reads them): a soft line
+# break (``=`` ending a line, read as nothing: ``jane.d=⏎oe@example.org``, ``4111 1111 11=⏎11 1111``), a UTF-8
+# sequence of two to four bytes as one character (``=C3=A9``, a no-break space ``=C2=A0`` between a number's groups),
+# and an escape of ASCII punctuation (``jane=40example.org``, ``=2E``, ``=3D``): not of a letter, a digit or a space,
+# which no encoder escapes and which ``key=20``, ``phone=2125550173``, ``n=4F`` write as a value, and only before a
+# letter or another escape (``jane=2Edoe=40example=2Eorg``): before a digit or punctuation it is a value
+# (``phone=4015550173``, ``max_size=40)``, ``atol=2e-6``: not ``@1...``, ``@)``, ``.-6``), but ``=3D`` (the "="
+# every encoder escapes: ``?n=3D202...``, ``href=3D"...``). Not after a "=" (``====⏎``: a heading's rule, no encoder writes "=" unescaped). One
+# level, read before the other escapes: a mail body holds the URLs and pages the levels below read.
+_QP_UTF8 = r"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f])=[89ABab][0-9A-Fa-f]|[Ee][0-9A-Fa-f](?:=[89ABab][0-9A-Fa-f]){2}" \
+           r"|[Ff][0-4](?:=[89ABab][0-9A-Fa-f]){3}"
+# (The look-behind after the "=": a pattern that starts with a literal is found by a fast scan, ~5x cheaper.)
+_QUOTED_PRINTABLE = re.compile(r"=(?<!==)(?:\r?\n|" + _QP_UTF8 + r"|3[Dd]"
+                               r"|(?:2[1-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e])(?=[A-Za-z=]))")
+
+
+def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of each quoted-printable escape and soft line break (``_QUOTED_PRINTABLE``)."""
+    out = []
+    for m in _QUOTED_PRINTABLE.finditer(text):
+        code = m.group()
+        if code[1] in "\r\n":
+            out.append((m.start(), m.end(), ""))
+            continue
+        try:
+            char = bytes.fromhex(code.replace("=", "")).decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # an overlong or broken sequence: no character
+        out.append((m.start(), m.end(), _as_read(char)))
+    return out
+
+
+# What a URL escape of a byte above 0x7F that no level read stands for (``_latin1_bytes``): a UTF-8 sequence a nested
+# level split (``%C3%25A9``, read ``%C3%A9`` by the last level), else a Latin-1 character (``jos%E9@example.org``,
+# ``202%A0555%A00173``: ``unquote(..., "latin-1")``, a form posted from a Latin-1 page). Read once, after the levels:
+# read per level, a lone byte would break a sequence the next level completes (``%C3%25A9`` as ``Ã©``).
+_HIGH_BYTES = re.compile(r"%[89A-Fa-f][0-9A-Fa-f](?:%[89A-Fa-f][0-9A-Fa-f])*")  # a literal first: a fast scan
+
+
+def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of each UTF-8 sequence of URL escapes in ``text`` (a character), and of each byte
+    of no sequence that is one of Latin-1's characters (0xA0 to 0xFF; 0x80 to 0x9F are C1 controls: left) right
+    after a letter or digit."""
+    out = []
+    for m in _HIGH_BYTES.finditer(text):
+        run, at = bytes.fromhex(m.group().replace("%", "")), m.start()
+        i = 0
+        while i < len(run):
+            lead = run[i]
+            size = 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if 0xF0 <= lead <= 0xF4 else 1
+            try:
+                char = run[i:i + size].decode("utf-8") if size > 1 else None
+            except UnicodeDecodeError:
+                char = None
+            if char is None:
+                size = 1
+                start = at + 3 * i
+                # a Latin-1 character inside a word or number only: ``%default``, ``'%action'``, ``"%dd"``, ``.%f000Z``
+                # are format strings' directives (a URL's escape follows a character of its own word)
+                if lead >= 0xA0 and start and text[start - 1].isalnum():
+                    char = chr(lead)
+            if char is not None:
+                out.append((at + 3 * i, at + 3 * (i + size), _as_read(char)))
+            i += size
+    return out
+
+
+def _as_read(char: str) -> str:
+    """One decoded character as the view holds it: a control character as itself when whitespace, else as
+    nothing; a character the view folds, folded (as ``_escape_char``'s)."""
+    if unicodedata.category(char) == "Cc":
+        return char if char in _WHITESPACE_CONTROLS else ""
+    return fold(char) if _special(char) else char
 
 
 @functools.lru_cache(maxsize=4096)
@@ -413,6 +518,11 @@ def canonical(text: str) -> Canonical:
         if changes:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
+    if "=" in view.text:
+        quoted = _quoted_printable(view.text)
+        if quoted:
+            decoded, pieces = _pieces_of(view.text, quoted)
+            view = Canonical(text, decoded, _compose(pieces, view))
     if "+" in view.text and "=" in view.text:
         pluses = _form_pluses(view.text)
         if pluses:
@@ -430,6 +540,11 @@ def canonical(text: str) -> Canonical:
             starts = _next_level(decoded, escapes, before)
             if not starts:
                 break
+        if "%" in view.text:
+            latin1 = _latin1_bytes(view.text)
+            if latin1:
+                decoded, pieces = _pieces_of(view.text, latin1)
+                view = Canonical(text, decoded, _compose(pieces, view))
         if view.text is not before_escapes and "+" in view.text and "=" in view.text:
             # Again once the escapes are read: a "+", "&" or "=" an escape made may make a form value
             # (``href="/c?a=1&amp;phone=202&#43;555&#43;0173"``, JSON's ``"phone=202+555+0173\u0026x=1"``). A "+" a

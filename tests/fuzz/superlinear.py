@@ -38,7 +38,7 @@ def _marks(rng: random.Random) -> str:
 # seeds pinned in tests/fuzz/test_superlinear.py keep drawing the shapes they were pinned for.
 KINDS = ["nesting", "nesting_unclosed", "combining", "repeat", "format_chars", "digit_scripts", "number_lines",
          "brackets", "tag_soup"]
-LATER_KINDS = ["dashed_hosts", "value_units", "nested_escapes"]
+LATER_KINDS = ["dashed_hosts", "value_units", "nested_escapes", "other_encodings"]
 # Pieces of the values the PII recognizers and the canonical view read (digit groups, separators, escapes, host
 # labels, query keys): ``value_units`` repeats a random chain of them, the class ``dashed_hosts`` is one member of.
 _VALUE_PIECES = ["1", "12", "202", "4111", "81", "0173", "a", "ab", "jane", "example", "org", "com", "x", "-", ".",
@@ -50,6 +50,14 @@ _VALUE_PIECES = ["1", "12", "202", "4111", "81", "0173", "a", "ab", "jane", "exa
 _NESTED_PIECES = ["&#%36%34;", "&#x%34%30;", "%&#52;0", "%&#x34;&#x30;", "&#\\u0036\\u0034;", "%\\u0034\\u0030",
                   "\\u00%34%30", "%4\\u20600", "%EF%BC%A&#48;", "&#%2536%2534;", "&", "&#", "%", "\\", "\\u",
                   "\\u0036", "%36", "&#52;", "&#x34;", "%25", "&amp;", "\\u0026", "x", "jane", "example.org", ";", "#"]
+
+
+# Quoted-printable and Latin-1 URL escapes and their parts (``other_encodings``): soft line breaks, UTF-8 sequences
+# cut short, runs of bytes above 0x7F that are no UTF-8 (the view reads each once, after the levels); other
+# languages' escapes (``\x{40}``, ``\x040``, ``\N{...}``) and a form value's "+" before them (the local part's scan).
+_ENCODING_PIECES = ["=", "=\n", "==\n", "=40", "=2E", "=3D", "=C3", "=C3=A9", "=C2=A0", "=E2=81", "=F0=9F=98",
+                    "%E9", "%A0", "%C3", "%C3%25A9", "%E2%81", "%80", "%FF", "jane", "202", "a", "1", " ", "\n", "@",
+                    "\\x{40}", "\\x{", "\\x040", "\\x0", "\\N{COMMERCIAL AT}", "\\N{", "}", "+", "email=", "&"]
 
 
 def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, str]:
@@ -89,6 +97,9 @@ def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, 
         return kind, (unit * (size // len(unit) + 1))[:size]
     if kind == "nested_escapes":
         unit = "".join(rng.choice(_NESTED_PIECES) for _ in range(rng.randint(2, 10)))
+        return kind, (unit * (size // len(unit) + 1))[:size]
+    if kind == "other_encodings":
+        unit = "".join(rng.choice(_ENCODING_PIECES) for _ in range(rng.randint(2, 10)))
         return kind, (unit * (size // len(unit) + 1))[:size]
     if kind == "dashed_hosts":  # dotted quads after dashes in one chain of dot-labels (the IP host lookahead)
         unit = rng.choice(["a-1.2.3.4.", "x-81.2.69.160.a", "ec2-81.2.69.160.", "-1.1.1.1", "a-9.9.9.9.b-"])

@@ -37,6 +37,9 @@ from tests.fuzz.pii import fuzz_one  # noqa: E402
 # Seeds 24 and 76 again since the generator grew the escapes other decoders read (&#0…64;, &#64 without ";", \x40,
 # \u{40}, \U00000040, %u0040; a stream of their own): on b168867's view 24 left '"sfgfgfvvc.wyezw"@example%u002eorg'
 # in removed/, 76 an SSN written 176\x2d81\x2d2696 in removed/ and report.html.
+# Seed 9 again since the generator grew other encodings' escapes (quoted-printable, Latin-1 URL bytes; a stream of
+# their own): on b811542's view it left +44=C2=A020=C2=A07946=C2=A05020 and c=C3=A9bbkxsczonul=40post=2Eexample.de in
+# removed/ and report.html.
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("seed", [7, 9, 24, 33, 34, 36, 76, 110, 118, 134, 413, "1161:pii:18"])
 def test_planted_pii_in_disguise_never_leaves_the_scrubber(seed, tmp_path):

@@ -65,9 +65,10 @@ def test_view_and_offsets(text, view, span, original):
     assert v.span(*span) == original
 
 
-@pytest.mark.parametrize("text", ["&nosuch; &#xD800;", "50% 40", "%C3x %E9t%E9 %C0%AF %ED%A0%80", "%zz %4"])
+@pytest.mark.parametrize("text", ["&nosuch; &#xD800;", "50% 40", "%80%9f %zz %4"])
 def test_escapes_of_no_character_are_not_read(text):
-    # a lone byte of a multi-byte character, Latin-1 bytes, an overlong sequence, a surrogate: no character
+    # a reference to no character, a surrogate, C1 control bytes (Latin-1 bytes 0xA0-0xFF are read as Latin-1:
+    # tests/pipeline/pii/test_escapes_other_encodings.py)
     assert canonical(text).text == text
 
 
