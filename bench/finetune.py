@@ -147,6 +147,7 @@ def main() -> None:
     parser.add_argument("--vocab", type=int, default=4000)
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--epochs", type=int, default=0, help="0: finetune's default (3, more on a small set).")
+    parser.add_argument("--lr", type=float, default=0.0, help="finetune.lr (0: the default for the method and width).")
     parser.add_argument("--min-steps", type=int, default=None, help="finetune.min_steps (default: finetune's).")
     parser.add_argument("--train-per-class", type=int, default=0,
                         help="Training paragraphs per class (the rest of --per-class validate); 0: 3/4.")
@@ -192,9 +193,9 @@ def main() -> None:
                     epochs = 3 if variant == "before" else args.epochs  # before: 3 epochs whatever the set's size
                     config = FinetuneConfig(model=str(model), task="classify", method=method, train=str(train),
                                             validation=str(val),
-                                            out=str(root / f"ft-{size}-{init}-{method}-{variant}-{seed}-{args.min_steps}"),
+                                            out=str(root / f"ft-{size}-{init}-{method}-{variant}-{seed}-{args.min_steps}-{args.lr}"),
                                             epochs=epochs, batch_size=args.batch_size, max_length=args.max_length,
-                                            seed=seed, progress=False, device="cpu",
+                                            seed=seed, progress=False, device="cpu", lr=args.lr,
                                             **({} if args.min_steps is None else {"min_steps": args.min_steps}))
                     try:
                         metrics = finetune(config)
