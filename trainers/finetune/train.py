@@ -231,7 +231,10 @@ def _metrics(config, history, trainable, total, summary, kept) -> dict[str, Any]
             out["warnings"].append(
                 f"the fine-tuned model (validation accuracy {row['val_accuracy']:.3f}) does not beat the bag-of-words "
                 f"baseline (TF-IDF + logistic regression, {summary['baseline']['val_accuracy']:.3f}) on the same "
-                "split: train longer (--epochs), raise --lr, or pretrain the model further")
+                f"split after {summary['optimizer_steps']:,} optimizer steps ({summary['planned_epochs']} epochs): "
+                "train longer (--epochs, or --set finetune.min_steps=N)"
+                f"{', try --method full' if config.method not in ('full', 'elmo') else ''}, or pretrain the model "
+                "further")
     return out
 
 

@@ -114,5 +114,6 @@ def test_a_pretrained_debug_encoder_learns_a_separable_topic_task_with_every_def
     assert baseline["name"] == "tfidf_logistic_regression" and baseline["val_accuracy"] > 0.9
     assert metrics["beats_baseline"] == (accuracy > baseline["val_accuracy"])
     assert bool(metrics["warnings"]) != metrics["beats_baseline"]
+    assert all("after 320 optimizer steps (8 epochs): train longer" in w for w in metrics["warnings"])
     saved = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert saved["kept_epoch"] == metrics["kept_epoch"] and saved["baseline"] == baseline
