@@ -161,7 +161,7 @@ def finetune(config: FinetuneConfig, max_record_bytes: int = 0) -> dict[str, Any
         if _stop_early(config, history, best):
             break
         started = time.perf_counter()
-        train_loss = _train_epoch(model, train_rows, config, pad, device, optimizer, scheduler, epoch, epochs)
+        train_loss = _train_epoch(model, train_rows, config, pad, device, optimizer, scheduler, epochs, epoch)
         seconds = time.perf_counter() - started
         row = {"epoch": epoch, "train_loss": train_loss, "seconds": round(seconds, 3)}
         if val_rows:
@@ -238,7 +238,7 @@ def _metrics(config, history, trainable, total, summary, kept) -> dict[str, Any]
     return out
 
 
-def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epoch, epochs) -> float:
+def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epochs, epoch) -> float:
     from corpusforge.core.progress import step_bar
 
     model.train()
