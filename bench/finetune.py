@@ -85,7 +85,8 @@ def debian_docs() -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def build_task(root: pathlib.Path, per_class: int, seed: int) -> tuple[pathlib.Path, pathlib.Path, list[str], dict]:
+def build_task(root: pathlib.Path, per_class: int, seed: int,
+               train_per_class: int = 0) -> tuple[pathlib.Path, pathlib.Path, list[str], dict]:
     sources = {"python_topics": topics(), "python_docstrings": docstrings(), "debian_docs": debian_docs()}
     available = {k: len(v) for k, v in sources.items()}
     n = min(per_class, *available.values())
@@ -95,7 +96,7 @@ def build_task(root: pathlib.Path, per_class: int, seed: int) -> tuple[pathlib.P
         texts = sorted(texts)
         rnd.shuffle(texts)
         chosen = texts[:n]
-        cut = n * 3 // 4
+        cut = min(train_per_class, n - 1) if train_per_class else n * 3 // 4
         train += [{"text": t, "label": label} for t in chosen[:cut]]
         val += [{"text": t, "label": label} for t in chosen[cut:]]
     rnd.shuffle(train)
@@ -145,7 +146,14 @@ def main() -> None:
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--vocab", type=int, default=4000)
     parser.add_argument("--max-length", type=int, default=128)
-    parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--epochs", type=int, default=0, help="0: finetune's default (3, more on a small set).")
+    parser.add_argument("--lr", type=float, default=0.0, help="finetune.lr (0: the default for the method and width).")
+    parser.add_argument("--min-steps", type=int, default=None, help="finetune.min_steps (default: finetune's).")
+    parser.add_argument("--train-per-class", type=int, default=0,
+                        help="Training paragraphs per class (the rest of --per-class validate); 0: 3/4.")
+    parser.add_argument("--seeds", default="", help="Fine-tuning seeds, e.g. 0,1,2 (default: --seed).")
+    parser.add_argument("--compare", action="store_true",
+                        help="Also run each method as before min_steps (--epochs 3) and print both, per seed.")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--methods", default="full,lora,adapter,prefix,prompt")
     parser.add_argument("--sizes", default="debug", help="debug, small, base (corpusforge's sizes) or custom.")
@@ -168,19 +176,27 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(args.work or tmp)
         root.mkdir(parents=True, exist_ok=True)
-        train, val, texts, task = build_task(root, args.per_class, args.seed)
+        train, val, texts, task = build_task(root, args.per_class, args.seed, args.train_per_class)
         print(f"task: {json.dumps(task)}", flush=True)
         for size in args.sizes.split(","):
             if size != "custom":
                 args.d_model, args.layers, args.heads = (SIZES[size][k] for k in ("d_model", "n_layers", "n_heads"))
-            pretrained, random_init = pretrain(root / f"run-{size}", texts, args)
+            if (root / f"run-{size}" / "random").is_dir():  # --work kept from an earlier run of the same task
+                pretrained, random_init = root / f"run-{size}" / "model", root / f"run-{size}" / "random"
+            else:
+                pretrained, random_init = pretrain(root / f"run-{size}", texts, args)
             inits = (("pretrained", pretrained), ("random", random_init)) if args.init == "both" else (("pretrained", pretrained),)
             for init, model in inits:
-                for method in args.methods.split(","):
+                runs = [(m, v, seed) for m in args.methods.split(",") for v in (("before", "after") if args.compare
+                        else ("default",)) for seed in ([int(x) for x in args.seeds.split(",")] if args.seeds else [args.seed])]
+                for method, variant, seed in runs:
+                    epochs = 3 if variant == "before" else args.epochs  # before: 3 epochs whatever the set's size
                     config = FinetuneConfig(model=str(model), task="classify", method=method, train=str(train),
-                                            validation=str(val), out=str(root / f"ft-{size}-{init}-{method}"),
-                                            epochs=args.epochs, batch_size=args.batch_size, max_length=args.max_length,
-                                            seed=args.seed, progress=False, device="cpu")
+                                            validation=str(val),
+                                            out=str(root / f"ft-{size}-{init}-{method}-{variant}-{seed}-{args.min_steps}-{args.lr}"),
+                                            epochs=epochs, batch_size=args.batch_size, max_length=args.max_length,
+                                            seed=seed, progress=False, device="cpu", lr=args.lr,
+                                            **({} if args.min_steps is None else {"min_steps": args.min_steps}))
                     try:
                         metrics = finetune(config)
                     except Exception as exc:  # a method refused on this model: say so in the table
@@ -189,27 +205,37 @@ def main() -> None:
                         print(json.dumps(row), flush=True)
                         continue
                     baseline = metrics.get("baseline", baseline)
+                    kept = metrics["kept_epoch"]
                     row = {"size": size, "d_model": args.d_model, "layers": args.layers, "init": init, "method": method,
-                           "learning_rate": metrics["learning_rate"], "kept_epoch": metrics["kept_epoch"],
+                           "variant": variant, "seed": seed, "learning_rate": metrics["learning_rate"],
+                           "epochs": metrics["planned_epochs"], "steps": metrics["optimizer_steps"], "kept_epoch": kept,
                            "val_accuracy": round(metrics["kept"]["val_accuracy"], 4),
                            "val_macro_f1": round(metrics["kept"]["val_macro_f1"], 4),
+                           "val_loss": round(metrics["kept"]["val_loss"], 4),
                            "trainable_params": metrics["trainable_params"], "total_params": metrics["total_params"],
                            "trainable_share": round(metrics["trainable_share"], 4),
                            "seconds": round(sum(e["seconds"] for e in metrics["epochs"]), 1),
                            "accuracy_per_epoch": [round(e["val_accuracy"], 4) for e in metrics["epochs"]]}
                     results.append(row)
-                    print(json.dumps(row), flush=True)
-    print("\n| size | init | method | lr | kept epoch | val accuracy | macro-F1 | trainable share | seconds |\n"
-          "|---|---|---|---|---|---|---|---|---|")
+                    print(json.dumps({k: v for k, v in row.items() if k != "accuracy_per_epoch"}), flush=True)
+    print("\n| size | init | method | run | lr | epochs (steps) | val accuracy, mean (per seed) | val loss, mean | "
+          "macro-F1, mean | trainable share | seconds, mean |\n|---|---|---|---|---|---|---|---|---|---|---|")
+    groups: dict[tuple, list[dict]] = {}
     for r in results:
-        if "error" in r:
-            print(f"| {r['size']} | {r['init']} | {r['method']} | refused: {r['error']} | | | | | |")
+        groups.setdefault((r["size"], r["init"], r["method"], r.get("variant", "")), []).append(r)
+    for (size, init, method, variant), rows in groups.items():
+        if "error" in rows[0]:
+            print(f"| {size} | {init} | {method} | | refused: {rows[0]['error']} | | | | | | |")
             continue
-        print(f"| {r['size']} (d={r['d_model']}, {r['layers']} layers) | {r['init']} | {r['method']} | "
-              f"{r['learning_rate']:.2g} | {r['kept_epoch']} | {r['val_accuracy']:.3f} | {r['val_macro_f1']:.3f} | "
-              f"{100 * r['trainable_share']:.2f}% | {r['seconds']} |")
+        r = rows[0]
+        mean = lambda key: sum(x[key] for x in rows) / len(rows)  # noqa: E731
+        each = ", ".join(f"{x['val_accuracy']:.2f}" for x in rows)
+        print(f"| {size} (d={r['d_model']}, {r['layers']} layers) | {init} | {method} | {variant} | "
+              f"{r['learning_rate']:.2g} | {r['epochs']} ({r['steps']}) | {mean('val_accuracy'):.3f} "
+              f"({each}) | {mean('val_loss'):.3f} | "
+              f"{mean('val_macro_f1'):.3f} | {100 * r['trainable_share']:.2f}% | {mean('seconds'):.1f} |")
     if baseline:
-        print(f"| baseline | - | TF-IDF + logistic regression | - | - | {baseline['val_accuracy']:.3f} | "
+        print(f"| baseline | - | TF-IDF + logistic regression | | - | - | {baseline['val_accuracy']:.3f} | - | "
               f"{baseline['val_macro_f1']:.3f} | - | - |")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"task": task, "args": vars(args), "baseline": baseline,

@@ -49,7 +49,7 @@ from corpusforge.core.shard_files import ShardFormat
 from corpusforge.core.run_lock import run_lock
 from corpusforge.core.files import make_private_dir, read_bytes, read_json, write_bytes_atomic, write_json
 from corpusforge.pipeline.shards import WriteShards, WriteShardSets, finalize_shards, iter_rows_of, shard_name, shard_paths
-from corpusforge.pipeline.stats import (CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary, rejection_advice, WHOLE_INPUT_REASONS,
+from corpusforge.pipeline.stats import (CountFacts, DocumentsAndFacts, FactsOf, annotation_facts, assemble_stats, document_facts, edit_facts, format_summary, loss_warning, rejection_advice, WHOLE_INPUT_REASONS,
                             length_facts, merge_metrics, rejected_facts, removed_facts, runner_metrics)
 
 # manifest.json sits beside clean/ rather than in it, so `pyarrow.dataset.dataset("RUN/clean")` sees only shards.
@@ -700,6 +700,7 @@ class BuildResult:
     run_dir: str
     stats: dict[str, Any]
     manifest: dict[str, Any]
+    warnings: list[str] = dataclasses.field(default_factory=list)  # printed as warning: lines on stderr
 
 
 def run_build(config: BuildConfig, beam_args: list[str] | None = None, out=None, resume: bool = False,
@@ -855,6 +856,9 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     # _gather moves the segments' rejected shards
     examples = {reason: _rejected_example(segments, reason) for reason in WHOLE_INPUT_REASONS
                 if facts.get(("rejected", reason))}
+    rejections = {key: n for (category, key), n in facts.items() if category == "rejected" and n}
+    top = min(rejections, key=lambda reason: (-rejections[reason], reason)) if rejections else None
+    top_example = examples.get(top) or (_rejected_example(segments, top) if top else "")  # for loss_warning
     final = rundir.make_scratch(run_dir, prefix=".tmp-final-", private=True)
     fmt = config.output.shard_format
     schemas = shard_schemas(config)
@@ -897,7 +901,13 @@ def _build(config: BuildConfig, run_dir: str, options, out, resume: bool, progre
     notes = ["  " + note for stage, section in _sections(config)
              if section.enabled and (note := stage.summary_note(section)) is not None]
     print(format_summary(stats, notes, metrics=metrics_table, rejected_examples=examples), file=out, flush=True)
-    return BuildResult(run_dir, stats, manifest)
+    # the summary above shows the counts; a build that lost most of its input also says so on one plain line, on
+    # stderr with the other warnings, so that a script or a reader who skims it does not take the build for a corpus
+    warning = loss_warning(stats, top_example)
+    warnings = [warning] if warning else []
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr, flush=True)
+    return BuildResult(run_dir, stats, manifest, warnings)
 
 
 def _public_config(config: BuildConfig, names: "Callable[[str], str]") -> dict[str, Any]:

@@ -476,6 +476,37 @@ def rejection_advice(reason: str) -> str:
 WHOLE_INPUT_REASONS = ("missing_text", "not_an_object")  # reasons that take a whole file's records, not one odd record
 
 
+REJECTED_WARN_SHARE = 0.5  # rejection is a failure to read the input, never a config decision: a majority is a mistake
+KEPT_WARN_SHARE = 0.01  # removal is the config's decision, and a web build may remove most of a crawl: below 1 % kept
+
+
+def loss_warning(stats: dict[str, Any], example: str = "") -> str | None:
+    """One line (without ``warning:``) when a published build lost an extreme share of its input records: at
+    least ``REJECTED_WARN_SHARE`` of them rejected (a wrong text field, a file that is not JSON Lines: the build
+    still publishes the few it could read), or fewer than ``KEPT_WARN_SHARE`` kept after the stages removed the
+    rest; None otherwise. ``example``: one rejected record's place and detail for the main rejection reason
+    (``build._rejected_example``). The build exits 0 either way: what it kept is a corpus."""
+    a = stats["accounting"]
+    if not a["input"]:
+        return None
+    if a["rejected"] >= REJECTED_WARN_SHARE * a["input"]:
+        reasons = sorted(stats["rejected"]["reasons"].items(), key=lambda kv: (-kv[1], kv[0]))
+        by = ", ".join(f"{reason} {n:,}" for reason, n in reasons[:4]) + (", ..." if len(reasons) > 4 else "")
+        advice = rejection_advice(reasons[0][0])
+        return (f"{a['rejected']:,} of the {a['input']:,} input records ({a['rejected'] / a['input']:.1%}) were "
+                f"rejected ({by}{example}) and only {a['kept']:,} kept: {advice}, then build again with --overwrite")
+    if a["kept"] < KEPT_WARN_SHARE * a["input"]:
+        reasons: dict[str, int] = {}
+        for stage, entry in stats["removed"]["by_stage"].items():
+            for reason, n in entry["reasons"].items():
+                reasons[f"{stage} {reason}"] = reasons.get(f"{stage} {reason}", 0) + n
+        by = ", ".join(f"{r} {n:,}" for r, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))[:4])
+        what = "no document was kept" if not a["kept"] else f"only {a['kept']:,} of the {a['input']:,} input records were kept"
+        return (f"{what}: the stages removed {a['removed']:,} ({by}; the documents in removed/). Loosen the rules "
+                "that removed them (docs/quality.md, corpusforge rethreshold) or turn their stage off")
+    return None
+
+
 def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metrics: bool = True,
                    rejected_examples: dict[str, str] | None = None) -> str:
     """The run summary printed at the end of a build (``metrics``: with the Beam metrics table).
@@ -507,10 +538,6 @@ def format_summary(stats: dict[str, Any], extra_lines: Iterable[str] = (), metri
                 lines.append(f"  ({reason} {count:,}{example})")
     for stage, errors in stats["rejected"].get("stage_errors", {}).items():
         lines.append(f"  stage errors in {stage}: " + ", ".join(f"{e} {n:,}" for e, n in errors.items()))
-    if not a["kept"] and a["removed"]:  # published (the stages decided), but nothing to tokenize or train on
-        lines.append(f"  warning: no document was kept: the stages removed all {a['removed']:,} (reasons above, the "
-                     "documents in removed/); clean/ is empty. Loosen the rules that removed them (docs/quality.md, "
-                     "corpusforge rethreshold) or turn their stage off")
     for stage, counters in stats["edits"].items():
         lines.append(f"  edits by {stage}: " + ", ".join(f"{c} {n:,}" for c, n in counters.items()))
     lines.extend(extra_lines)

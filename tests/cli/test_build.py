@@ -456,8 +456,11 @@ def test_a_build_whose_stages_removed_everything_is_published_with_a_warning(tmp
     data = _lines(tmp_path / "short.jsonl", [{"id": i, "text": f"owl {i}"} for i in range(4)])
     assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), "--no-progress", "--set", "dedup.enabled=false",
                  "--set", "pii.enabled=false"]) == 0
-    out = capsys.readouterr().out
-    assert "kept: 0   removed: 4" in out and "  warning: no document was kept: the stages removed all 4" in out, out
+    captured = capsys.readouterr()
+    assert "kept: 0   removed: 4" in captured.out, captured.out
+    warnings = [line for line in captured.err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: no document was kept: the stages removed 4 ("), captured.err
+    assert "quality " in warnings[0] and "Loosen the rules" in warnings[0], warnings
     assert _table(tmp_path / "run" / "removed")[0].num_rows == 4
 
 
@@ -727,3 +730,29 @@ def test_a_folder_where_a_command_wrote_one_file_is_still_the_users_input(tmp_pa
     assert stats["accounting"]["kept"] == 2 and stats["accounting"]["rejected"] == 0
     assert main(["build", "--input", str(run), "--run-dir", str(tmp_path / "again"), "--no-progress",
                  *OFF_STAGES]) == 2
+
+
+def test_a_build_that_rejects_most_of_its_input_warns_on_one_line_and_still_publishes(tmp_path, capsys):
+    # 702 of 703 records name their text "content": the one record with "text" is published (exit 0: it is a
+    # corpus), and one plain warning: line says how many were rejected, why, and what to do
+    records = [{"id": i, "content": f"Record {i} says something about owls and their habits."} for i in range(702)]
+    data = _lines(tmp_path / "mostly.jsonl", records + [{"id": 702, "text": "The one record whose text is in text."}])
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), "--no-progress", "--set", "dedup.enabled=false",
+                 "--set", "pii.enabled=false", "--set", "quality.enabled=false"]) == 0
+    err = capsys.readouterr().err
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1, err
+    assert warnings[0].startswith("warning: 702 of the 703 input records (99.9%) were rejected (missing_text 702; e.g. "
+                                  ), warnings
+    assert "--text-field content" in warnings[0] and "only 1 kept" in warnings[0], warnings
+    assert _table(tmp_path / "run" / "clean")[0].num_rows == 1
+
+
+def test_a_build_that_rejects_a_minority_prints_no_warning(tmp_path, capsys):
+    # one file of four with the wrong field: the summary details it; under half rejected is not a warning
+    good = [{"id": i, "text": f"Record {i} says something about owls and their habits."} for i in range(3)]
+    data = _lines(tmp_path / "some.jsonl", good + [{"id": 3, "content": "Text under another name."}])
+    assert main(["build", "-i", str(data), "-o", str(tmp_path / "run"), "--no-progress", "--set", "dedup.enabled=false",
+                 "--set", "pii.enabled=false", "--set", "quality.enabled=false"]) == 0
+    captured = capsys.readouterr()
+    assert "rejected: 1" in captured.out and "warning:" not in captured.err, captured

@@ -3,7 +3,8 @@
 Shared by the families that end a case with a build (readers, columnar_cells, record_cost...): a build that
 raises (but for ``NothingKept``, a build whose every record was rejected, whose counts are checked the same),
 or whose accounting does not balance (input = kept + removed + rejected) or does not count the records
-the case wrote, is a broken promise and raises ``AssertionError`` naming it.
+the case wrote, or that was published having rejected half its input records or kept under 1 % of them without a
+``warning:`` line (or with one otherwise), is a broken promise and raises ``AssertionError`` naming it.
 """
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def accounted_build(base: dict[str, Any], expected_input: int | None = None, wha
         raise AssertionError(f"a build that read no usable record was published: {accounting}")
     if accounting["input"] != accounting["kept"] + accounting["removed"] + accounting["rejected"]:
         raise AssertionError(f"counts do not add up: {accounting}")
+    extreme = accounting["rejected"] * 2 >= accounting["input"] > 0 or accounting["kept"] * 100 < accounting["input"]
+    if result.manifest and extreme != bool(result.warnings):  # a published build that lost most of its input says so
+        raise AssertionError(f"a build with {accounting} printed warnings {result.warnings}")
     if expected_input is not None and accounting["input"] != expected_input:
         raise AssertionError(f"the build counted {accounting['input']} input records, {expected_input} {what}")
     return result

@@ -123,3 +123,26 @@ def test_a_refused_build_is_told_what_to_do_for_its_main_reason():
         assert "docs/web.md" in rejection_advice(reason), reason
     assert "docs/inputs.md" in rejection_advice("some_new_reason")
     assert rejection_advice("missing_text").startswith("the records have no field")
+
+
+def _loss_stats(input_: int, rejected: int, removed: int) -> dict:
+    return {"accounting": {"input": input_, "kept": input_ - rejected - removed, "rejected": rejected,
+                           "removed": removed},
+            "rejected": {"reasons": {"missing_text": rejected} if rejected else {}},
+            "removed": {"by_stage": {"quality": {"total": removed, "reasons": {"too_short": removed}}} if removed else {}}}
+
+
+def test_loss_warning_fires_at_half_rejected_or_under_one_percent_kept():
+    from corpusforge.pipeline.stats import loss_warning
+
+    assert loss_warning(_loss_stats(1000, 499, 0)) is None  # a minority rejected: the summary details it
+    line = loss_warning(_loss_stats(1000, 500, 0), "; e.g. a.jsonl record 0: no field 'text'")
+    assert line.startswith("500 of the 1,000 input records (50.0%) were rejected (missing_text 500; e.g. a.jsonl "
+                           "record 0: no field 'text') and only 500 kept: the records have no field named"), line
+    assert loss_warning(_loss_stats(1000, 0, 990)) is None  # 1 % kept: a config may remove most of a crawl
+    line = loss_warning(_loss_stats(1000, 0, 991))
+    assert line.startswith("only 9 of the 1,000 input records were kept: the stages removed 991 (quality too_short "
+                           "991;"), line
+    assert loss_warning(_loss_stats(4, 0, 4)).startswith("no document was kept: the stages removed 4")
+    assert loss_warning(_loss_stats(0, 0, 0)) is None
+    assert "\n" not in line

@@ -17,6 +17,8 @@ from corpusforge.core.config_loader import check, check_finite, setting
 
 TASKS = ("classify", "tag", "generate")
 METHODS = ("full", "lora", "adapter", "prefix", "prompt", "elmo")
+DEFAULT_EPOCHS = 3
+MIN_STEPS = 300  # the measurement behind it: docs/finetune.md, "Defaults that learn at every size"
 
 
 @dataclasses.dataclass
@@ -41,7 +43,10 @@ class FinetuneConfig:
     prompt_field: str = setting("prompt", "generate: the prompt field.")
     response_field: str = setting("response", "generate: the response field (the only tokens with a loss).")
     id_field: str = setting("id", "Record id field (missing: the record's position).")
-    epochs: int = setting(3, "Passes over the training records.")
+    epochs: int = setting(0, "Passes over the training records (0: at least 3, and as many more as min_steps optimizer "
+                "steps take on a small set; an explicit number is run as given).")
+    min_steps: int = setting(MIN_STEPS, "With epochs 0: the fewest optimizer steps (epochs grow until the run takes "
+                "this many; 90 records at batch 16 are 6 steps an epoch, 3 epochs only 18; docs/finetune.md).")
     batch_size: int = setting(16, "Records per optimizer step.")
     lr: float = setting(0.0, "Peak learning rate (0: the default for the method and the model's width d: full 5e-5, lora and "
                 "adapter 5e-4, each times (768/d)^1.5, at most 2e-3 full and 1e-2 lora and adapter; prefix 1e-2, "
@@ -69,7 +74,8 @@ class FinetuneConfig:
 
     def __post_init__(self) -> None:
         check_finite(self, "finetune")  # every float setting: no infinity (lr=inf)
-        check(self.epochs >= 1 and self.batch_size >= 1, "finetune.epochs and finetune.batch_size must be >= 1")
+        check(self.epochs >= 0 and self.min_steps >= 0, "finetune.epochs and finetune.min_steps must be >= 0")
+        check(self.batch_size >= 1, "finetune.batch_size must be >= 1")
         check(self.lr >= 0, f"finetune.lr must be >= 0, got {self.lr}")
         check(0 <= self.warmup_ratio < 1, f"finetune.warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
         check(self.early_stopping >= 0, f"finetune.early_stopping must be >= 0, got {self.early_stopping}")
@@ -85,3 +91,12 @@ class FinetuneConfig:
         from corpusforge.trainers.finetune.defaults import default_learning_rate
 
         return self.lr or default_learning_rate(self.method, width)
+
+    def planned_epochs(self, steps_per_epoch: int) -> int:
+        """``epochs``, or (0, the default) ``DEFAULT_EPOCHS`` and more until the run takes ``min_steps`` optimizer
+        steps: a set of 90 records is 6 steps an epoch at batch 16, and 18 steps leave LoRA, adapters and prompt
+        tuning near chance where full fine-tuning has learned (peft's own sequence-classification examples train
+        20 epochs of 115 steps); the best epoch is kept, so the extra epochs cost time, not accuracy."""
+        if self.epochs:
+            return self.epochs
+        return max(DEFAULT_EPOCHS, -(-self.min_steps // max(steps_per_epoch, 1)))

@@ -136,12 +136,13 @@ def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
                                    {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
                                   lr=lr)
     steps_per_epoch = math.ceil(len(train_rows) / config.batch_size)
-    total_steps = steps_per_epoch * config.epochs
+    epochs = config.planned_epochs(steps_per_epoch)
+    total_steps = steps_per_epoch * epochs
     scheduler = warmup_then_decay(optimizer, warmup_steps=int(config.warmup_ratio * total_steps),
                                   total_steps=total_steps, decay="linear", final_ratio=0.0)
 
     files.write_json(str(out / "labels.json"), labels or {})
-    summary: dict[str, Any] = {"learning_rate": lr}
+    summary: dict[str, Any] = {"learning_rate": lr, "planned_epochs": epochs, "optimizer_steps": total_steps}
     if config.task == "classify" and val_examples:
         summary["baseline"] = {"name": "tfidf_logistic_regression",
                                **bag_of_words_baseline(train_examples, val_examples, labels, config.seed)}
@@ -164,11 +165,11 @@ def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
         if best is not None and "trainable" not in best:  # the best epoch was the latest: stored once
             best = {"epoch": best["epoch"], "trainable": state["trainable"]}
 
-    for epoch in range(start_epoch, config.epochs + 1):
+    for epoch in range(start_epoch, epochs + 1):
         if _stop_early(config, history, best):
             break
         started = time.perf_counter()
-        train_loss = _train_epoch(model, train_rows, config, pad, device, optimizer, scheduler, epoch)
+        train_loss = _train_epoch(model, train_rows, config, pad, device, optimizer, scheduler, epochs, epoch)
         seconds = time.perf_counter() - started
         row = {"epoch": epoch, "train_loss": train_loss, "seconds": round(seconds, 3)}
         if val_rows:
@@ -230,7 +231,7 @@ def _metrics(config, history, trainable, total, summary, kept) -> dict[str, Any]
     row = next((r for r in history if r["epoch"] == kept), {})
     out["kept_epoch"] = kept
     out["kept"] = {k: v for k, v in row.items() if k.startswith("val_")}
-    out["stopped_early"] = bool(history) and history[-1]["epoch"] < config.epochs
+    out["stopped_early"] = bool(history) and history[-1]["epoch"] < summary["planned_epochs"]
     out["warnings"] = []
     if "baseline" in summary and "val_accuracy" in row:
         out["beats_baseline"] = row["val_accuracy"] > summary["baseline"]["val_accuracy"]
@@ -238,11 +239,14 @@ def _metrics(config, history, trainable, total, summary, kept) -> dict[str, Any]
             out["warnings"].append(
                 f"the fine-tuned model (validation accuracy {row['val_accuracy']:.3f}) does not beat the bag-of-words "
                 f"baseline (TF-IDF + logistic regression, {summary['baseline']['val_accuracy']:.3f}) on the same "
-                "split: train longer (--epochs), raise --lr, or pretrain the model further")
+                f"split after {summary['optimizer_steps']:,} optimizer steps ({summary['planned_epochs']} epochs): "
+                "train longer (--epochs, or --set finetune.min_steps=N)"
+                f"{', try --method full' if config.method not in ('full', 'elmo') else ''}, or pretrain the model "
+                "further")
     return out
 
 
-def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epoch) -> float:
+def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epochs, epoch) -> float:
     from corpusforge.core.progress import step_bar
 
     model.train()
@@ -251,7 +255,7 @@ def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epoch) 
     total, count = 0.0, 0
     # step_bar, as the pretraining loop: a bar on a terminal, plain lines elsewhere (tqdm wrote its frames joined
     # by carriage returns into a CI log or a pipe, one line growing for the whole run)
-    bar = step_bar(len(batches), label=f"finetune epoch {epoch}/{config.epochs}") if config.progress else None
+    bar = step_bar(len(batches), label=f"finetune epoch {epoch}/{epochs}") if config.progress else None
     for indices in batches:
         batch = {k: v.to(device) for k, v in collate([rows[i] for i in indices], pad).items() if k != "word_ids"}
         loss = model(**batch).loss

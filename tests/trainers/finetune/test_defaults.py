@@ -73,6 +73,15 @@ def test_the_default_learning_rate_scales_with_the_width():
     assert FinetuneConfig(method="full", lr=1e-3).learning_rate(64) == 1e-3  # an explicit rate wins
 
 
+def test_a_small_set_trains_for_min_steps_optimizer_steps_unless_epochs_are_given():
+    # 90 records at batch 16 are 6 steps an epoch: 3 epochs were 18 steps, and LoRA stayed near chance
+    assert FinetuneConfig().planned_epochs(6) == 50  # 300 steps
+    assert FinetuneConfig().planned_epochs(40) == 8  # 640 records: 320 steps
+    assert FinetuneConfig().planned_epochs(625) == 3  # 10,000 records: the 3 epochs, 1,875 steps
+    assert FinetuneConfig(epochs=10).planned_epochs(6) == 10  # an explicit number is run as given
+    assert FinetuneConfig(min_steps=0).planned_epochs(6) == 3
+
+
 def test_the_width_comes_from_any_transformers_config(tmp_path):
     for key, width in (("hidden_size", 1024), ("n_embd", 768), ("d_model", 512)):  # BERT, GPT-2, T5 / BART
         (tmp_path / key).mkdir()
@@ -96,6 +105,7 @@ def test_a_pretrained_debug_encoder_learns_a_separable_topic_task_with_every_def
     metrics = finetune(config)
     assert model_width(tmp_path / "out" / "base") == 64  # a run's model/: the width of its export in OUT/base
     assert metrics["learning_rate"] == pytest.approx(2e-3)
+    assert metrics["planned_epochs"] == len(metrics["epochs"]) == 8 and metrics["optimizer_steps"] == 320  # min_steps
     accuracy = metrics["kept"]["val_accuracy"]
     assert accuracy >= 0.45, metrics["epochs"]  # chance is 0.25; at the old default (5e-5) 0.25, one class
     best = max(metrics["epochs"], key=lambda e: (e["val_accuracy"], -e["val_loss"]))
@@ -104,5 +114,6 @@ def test_a_pretrained_debug_encoder_learns_a_separable_topic_task_with_every_def
     assert baseline["name"] == "tfidf_logistic_regression" and baseline["val_accuracy"] > 0.9
     assert metrics["beats_baseline"] == (accuracy > baseline["val_accuracy"])
     assert bool(metrics["warnings"]) != metrics["beats_baseline"]
+    assert all("after 320 optimizer steps (8 epochs): train longer" in w for w in metrics["warnings"])
     saved = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert saved["kept_epoch"] == metrics["kept_epoch"] and saved["baseline"] == baseline
