@@ -23,7 +23,10 @@ as a plain list and 7.4 one by one, and 11.2 as an Arrow IPC record batch, whose
 of any shape) must first be written as JSON strings and parsed back (``bench/coder.py`` then, batches of 256).
 With three annotations what is left is mostly the text's UTF-8 encoding and decoding, which any coding of ``str``
 texts pays; with an every-stage build's ~60 it was the annotations' keys (below). A batch holding anything its
-columns cannot hold (a document ``_fields_of`` refuses, another value) is written as a list would be.
+columns cannot hold (a document ``_fields_of`` refuses, another value) is written as a list would be. Dedup's
+side-input joins hold their waiting documents the same way (``dedup.common.HeldDocs``, near dedup's batches, the
+joins' kept lists), and line + sentence dedup's ``(document, sentence table)`` pairs as a ``DocumentPairs``: the
+documents' columns and the tuple of the values (a plain list of them made one fallback call per document).
 
 A document's annotations are written as a typed row of the build's declared fields (``annotation_rows``: the
 values without their keys, ~60 after the quality and PII stages) when the coder holds the build's ``Rows`` and
@@ -32,6 +35,11 @@ is written as its document's fields, its stage, reason and details (a row of the
 pickled, and sized from its document's text. Per ~2.2 KB document with an every-stage build's annotations, one
 by one (``python bench/coder.py``, a shared machine: compare within a run): 25.4 -> 18.2 us a round trip and
 1,297 -> 398 bytes beyond the text; a near-dedup ``Removed`` 31.9 us and 1,611 bytes pickled -> 20.1 us and 463.
+
+Beam samples the size of ~7 elements a document (``OperationCounters``, for a metric the build never reads):
+a ``Document``, ``Removed`` or batch of them is estimated from its text's length by ``DocumentCoder``'s own
+``get_estimated_size_and_observables``, never encoded, nor passed to the fallback on a counting stream (~6x the
+time of the estimate).
 
 ``document_coders(rows)`` makes it the coder of every untyped PCollection (Beam's registry fallback) while a
 build constructs and runs its pipeline; ``Document`` is registered with it for PCollections typed as documents.
