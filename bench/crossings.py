@@ -61,9 +61,9 @@ CALLS: collections.Counter = collections.Counter()  # (kind, where) -> calls
 
 def _docs_in(value) -> int:
     from corpusforge.pipeline.document import Document, Removed
-    from corpusforge.pipeline.document_coder import Documents
+    from corpusforge.pipeline.document_coder import DocumentPairs, Documents
 
-    if type(value) is Documents or (type(value) is list and value and type(value[0]) in (Document, Removed)):
+    if type(value) in (Documents, DocumentPairs) or (type(value) is list and value and type(value[0]) in (Document, Removed)):
         return len(value)
     return 1 if type(value) in (Document, Removed) else 0
 

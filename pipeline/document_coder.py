@@ -23,7 +23,10 @@ as a plain list and 7.4 one by one, and 11.2 as an Arrow IPC record batch, whose
 of any shape) must first be written as JSON strings and parsed back (``bench/coder.py`` then, batches of 256).
 With three annotations what is left is mostly the text's UTF-8 encoding and decoding, which any coding of ``str``
 texts pays; with an every-stage build's ~60 it was the annotations' keys (below). A batch holding anything its
-columns cannot hold (a document ``_fields_of`` refuses, another value) is written as a list would be.
+columns cannot hold (a document ``_fields_of`` refuses, another value) is written as a list would be. Dedup's
+side-input joins hold their waiting documents the same way (``dedup.common.HeldDocs``, near dedup's batches, the
+joins' kept lists), and line + sentence dedup's ``(document, sentence table)`` pairs as a ``DocumentPairs``: the
+documents' columns and the tuple of the values (a plain list of them made one fallback call per document).
 
 A document's annotations are written as a typed row of the build's declared fields (``annotation_rows``: the
 values without their keys, ~60 after the quality and PII stages) when the coder holds the build's ``Rows`` and
@@ -32,6 +35,11 @@ is written as its document's fields, its stage, reason and details (a row of the
 pickled, and sized from its document's text. Per ~2.2 KB document with an every-stage build's annotations, one
 by one (``python bench/coder.py``, a shared machine: compare within a run): 25.4 -> 18.2 us a round trip and
 1,297 -> 398 bytes beyond the text; a near-dedup ``Removed`` 31.9 us and 1,611 bytes pickled -> 20.1 us and 463.
+
+Beam samples the size of ~7 elements a document (``OperationCounters``, for a metric the build never reads):
+a ``Document``, ``Removed`` or batch of them is estimated from its text's length by ``DocumentCoder``'s own
+``get_estimated_size_and_observables``, never encoded, nor passed to the fallback on a counting stream (~6x the
+time of the estimate).
 
 ``document_coders(rows)`` makes it the coder of every untyped PCollection (Beam's registry fallback) while a
 build constructs and runs its pipeline; ``Document`` is registered with it for PCollections typed as documents.
@@ -51,6 +59,7 @@ from corpusforge.pipeline.annotation_rows import Rows
 from corpusforge.pipeline.document import Document, Removed
 
 _PICKLED, _FIELDS, _COLUMNS, _LIST, _REMOVED = b"\x00", b"\x01", b"\x02", b"\x03", b"\x04"
+_PAIR_COLUMNS, _PAIR_LIST = b"\x05", b"\x06"
 # A document's attributes, in the order the fields tuple holds them (text None when it travels by reference;
 # text_chars, its length in characters, None unless it does).
 _NAMES = ("id", "text", "source", "metadata", "annotations", "text_ref", "origin", "text_chars")
@@ -65,6 +74,32 @@ class Documents(list):
     docstring). Anything that takes a list takes it."""
 
     __slots__ = ()
+
+
+class DocumentPairs(list):
+    """A batch of ``(document, value)`` pairs (line + sentence dedup's documents with their sentence tables)
+    that crosses fused steps as one element, coded as the documents' columns and the tuple of the values (see
+    the module's docstring). Anything that takes a list takes it."""
+
+    __slots__ = ()
+
+
+def _pair_columns_of(batch: DocumentPairs, rows: Rows) -> tuple | None:
+    """The pairs as ``(the documents' columns, the values)``, or None when a member is no ``(document, value)``
+    pair whose document ``_columns_of`` can write."""
+    docs, values = [], []
+    for pair in batch:
+        if type(pair) is not tuple or len(pair) != 2:
+            return None
+        docs.append(pair[0])
+        values.append(pair[1])
+    columns = _columns_of(docs, rows)
+    return None if columns is None else (columns, tuple(values))
+
+
+def _pairs(columns: tuple, rows: Rows) -> DocumentPairs:
+    docs, values = columns
+    return DocumentPairs(zip(_documents(docs, rows), values))
 
 
 def _columns_of(batch: Documents, rows: Rows) -> tuple | None:
@@ -98,6 +133,13 @@ class _DocumentOrPickle:
                 return _COLUMNS + self.fields.encode(columns) if columns is not None else _LIST + self.fields.encode(list(value))
             except UnicodeEncodeError:
                 pass
+        elif type(value) is DocumentPairs:
+            columns = _pair_columns_of(value, self.rows)
+            try:
+                return (_PAIR_COLUMNS + self.fields.encode(columns) if columns is not None
+                        else _PAIR_LIST + self.fields.encode(list(value)))
+            except UnicodeEncodeError:
+                pass
         else:
             fields, tag = _fields_of(value, self.rows), _FIELDS
             if fields is None:
@@ -119,6 +161,10 @@ class _DocumentOrPickle:
             return _documents(self.fields.decode(encoded[1:]), self.rows)
         if tag == _LIST:
             return Documents(self.fields.decode(encoded[1:]))
+        if tag == _PAIR_COLUMNS:
+            return _pairs(self.fields.decode(encoded[1:]), self.rows)
+        if tag == _PAIR_LIST:
+            return DocumentPairs(self.fields.decode(encoded[1:]))
         return pickle.loads(memoryview(encoded)[1:])
 
 
@@ -185,12 +231,15 @@ def _removed(fields: tuple, rows: Rows) -> Removed:
 
 
 def _estimate(doc) -> int | None:
-    """About the bytes of a document's fields (its text's length), or None: not one written as fields."""
-    fields = _fields_of(doc)
-    if fields is None:
+    """About the bytes of a document's fields (its id's and text's lengths), or None: not a ``Document``. Read
+    from its attributes, not from ``_fields_of``'s tuple (a sampled size is a metric Beam keeps for itself: ~7
+    samples a document in a normalize + dedup build); a spilled document's text is not in memory and not
+    counted, as it is not written."""
+    if type(doc) is not Document:
         return None
-    text = fields[1]
-    return 64 + len(fields[0]) + (len(text) if text is not None else 0)
+    state = doc.__dict__
+    doc_id, text = state.get("id"), state.get("text") if state.get("text_ref") is None else None
+    return 64 + (len(doc_id) if type(doc_id) is str else 0) + (len(text) if type(text) is str else 0)
 
 
 def _document(fields: tuple, rows: Rows) -> Document:
@@ -205,6 +254,20 @@ def _document(fields: tuple, rows: Rows) -> Document:
         doc.__dict__ = {"id": doc_id, "source": source, "metadata": metadata, "annotations": annotations,
                         "text_ref": ref, "origin": origin, "text_chars": chars}
     return doc
+
+
+def _batch_estimate(batch: list) -> int | None:
+    """About the bytes of a list of documents (or of ``(document, value)`` pairs: 16 bytes a value), from its
+    first ``SAMPLE_HEAD`` members' ``_estimate``, scaled; None when one of those is neither."""
+    head = batch[:SAMPLE_HEAD]
+    sizes = []
+    for member in head:
+        pair = type(member) is tuple and len(member) == 2
+        size = _estimate(member[0] if pair else member)
+        if size is None:
+            return None
+        sizes.append(size + 16 if pair else size)
+    return 8 + sum(sizes) * len(batch) // max(1, len(head))
 
 
 # Zero bytes of each power of two, for ``_count``: a counting stream adds their length and copies nothing.
@@ -237,15 +300,19 @@ class _DocumentOrPickleImpl(coder_impl.StreamCoderImpl):
         self.rows = rows
 
     def encode_to_stream(self, value, stream, nested):
-        if type(value) is Documents:
+        kind = type(value)
+        if kind is Documents or kind is DocumentPairs:
             if type(stream) is ByteCountingOutputStream:  # the first SAMPLE_HEAD documents' sizes, scaled
-                head = value[:SAMPLE_HEAD]
-                sizes = [_estimate(doc) for doc in head]
-                if None not in sizes:
-                    _count(stream, 8 + sum(sizes) * len(value) // max(1, len(head)))
+                size = _batch_estimate(value)
+                if size is not None:
+                    _count(stream, size)
                     return
-            columns = _columns_of(value, self.rows)
-            tag = 2 if columns is not None else 3  # _COLUMNS, _LIST
+            if kind is Documents:
+                columns = _columns_of(value, self.rows)
+                tag = 2 if columns is not None else 3  # _COLUMNS, _LIST
+            else:
+                columns = _pair_columns_of(value, self.rows)
+                tag = 5 if columns is not None else 6  # _PAIR_COLUMNS, _PAIR_LIST
             try:
                 body = self.fields.encode(columns if columns is not None else list(value))
             except UnicodeEncodeError:  # a lone surrogate: pickle keeps it
@@ -293,6 +360,10 @@ class _DocumentOrPickleImpl(coder_impl.StreamCoderImpl):
             return _documents(self.fields.decode_from_stream(stream, False), self.rows)
         if tag == 3:  # _LIST
             return Documents(self.fields.decode_from_stream(stream, False))
+        if tag == 5:  # _PAIR_COLUMNS: likewise
+            return _pairs(self.fields.decode_from_stream(stream, False), self.rows)
+        if tag == 6:  # _PAIR_LIST
+            return DocumentPairs(self.fields.decode_from_stream(stream, False))
         return pickle.loads(stream.read(size) if nested else stream.read_all(False))
 
     def encode(self, value):
@@ -340,7 +411,18 @@ class _FastPrimitivesSampledImpl(coder_impl.FastPrimitivesCoderImpl):
     visiting every element."""
 
     def get_estimated_size_and_observables(self, value, nested=False):
-        if type(value) is list and len(value) > SAMPLE_HEAD:
+        # A document, a removal or a batch of documents: estimated here (``_estimate``), not through the compiled
+        # encoder's call of the fallback on a counting stream and ``_count``'s writes (~3x the time).
+        kind = type(value)
+        if kind is Document or kind is Removed:
+            size = _estimate(value if kind is Document else value.doc)
+            if size is not None:
+                return size, []
+        elif kind is Documents or kind is DocumentPairs or (kind is list and value and type(value[0]) is Document):
+            size = _batch_estimate(value)
+            if size is not None:
+                return size, []
+        if kind is list and len(value) > SAMPLE_HEAD:
             size, observables = super().get_estimated_size_and_observables(value[:SAMPLE_HEAD], nested)
             if not observables:
                 return size * len(value) // SAMPLE_HEAD, observables

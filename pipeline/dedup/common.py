@@ -31,6 +31,8 @@ from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey, spill_directory
 from corpusforge.pipeline.dedup.text import survivor_rank
+from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.document_coder import DocumentPairs, Documents
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, removal, split_outputs
 
 STAGE = "dedup"
@@ -318,7 +320,7 @@ class _JoinBySideInput(beam.DoFn):
         if not kept_lists:
             return kept + tagged
         if kept:
-            tagged.append(kept)
+            tagged.append(_as_batch(kept))
         return tagged
 
     def _one(self, doc, shared, verdicts, carried=None):
@@ -365,10 +367,26 @@ def _summed_edits(out: list) -> list:
     return rest + [beam.pvalue.TaggedOutput(EDITS, (stage, counter, amount)) for (stage, counter), amount in sums.items()]
 
 
+def _as_batch(items: list) -> list:
+    """``items`` as the element that carries them across a stage boundary: a list of documents as ``Documents``,
+    of ``(document, value)`` pairs as ``DocumentPairs`` (``DocumentCoder`` writes either as columns in one call,
+    where a plain list makes one call of the coder's fallback per document: a ~2.2 KB document's round trip in a
+    batch of 256, 19.6 -> 12.6 us on a loaded machine), anything else as it is."""
+    if not items:
+        return items
+    first = items[0]
+    if type(first) is Document:
+        return Documents(items)
+    if type(first) is tuple and len(first) == 2 and type(first[0]) is Document:
+        return DocumentPairs(items)
+    return items
+
+
 class HeldDocs:
     """What a DoFn that passes documents on in lists holds: ``hold(doc)`` the lists to emit now (one every
     ``DOC_BATCH`` documents), ``rest()`` the last list of the bundle (for ``finish_bundle``). Documents cross
-    a stage boundary as one element per list instead of one each (see ``join_verdicts``' ``batched``)."""
+    a stage boundary as one element per list instead of one each (see ``join_verdicts``' ``batched``), a list
+    of documents as ``Documents`` (``_as_batch``)."""
 
     def __init__(self):
         self.docs: list = []
@@ -378,11 +396,11 @@ class HeldDocs:
         if len(self.docs) < DOC_BATCH:
             return []
         batch, self.docs = self.docs, []
-        return [batch]
+        return [_as_batch(batch)]
 
     def rest(self) -> list:
         batch, self.docs = self.docs, []
-        return [GlobalWindows.windowed_value(batch)] if batch else []
+        return [GlobalWindows.windowed_value(_as_batch(batch))] if batch else []
 
 
 def _by_id(doc):

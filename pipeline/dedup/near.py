@@ -49,6 +49,7 @@ from corpusforge.pipeline.dedup.config import NearDedupConfig
 from corpusforge.pipeline.dedup.minhash import (
     SHORT_DTYPE, MinHasher, Shingler, band_hashes, estimated_jaccard, lsh_params, short_signatures,
 )
+from corpusforge.pipeline.document_coder import Documents
 from corpusforge.pipeline.spill import LoadText, SpillWriter, read_bytes
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
@@ -117,7 +118,7 @@ class _SignatureFn(beam.DoFn):
         elif records:
             yield records
         if self.batched:
-            yield beam.pvalue.TaggedOutput(DOCS, list(batch))
+            yield beam.pvalue.TaggedOutput(DOCS, Documents(batch))  # coded as columns (document_coder)
         else:
             for doc in batch:
                 yield beam.pvalue.TaggedOutput(DOCS, doc)
