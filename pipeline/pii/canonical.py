@@ -316,11 +316,21 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
 # (``phone=4015550173``, ``max_size=40)``, ``atol=2e-6``: not ``@1...``, ``@)``, ``.-6``), but ``=3D`` (the "="
 # every encoder escapes: ``?n=3D202...``, ``href=3D"...``). Not after a "=" (``====⏎``: a heading's rule, no encoder writes "=" unescaped). One
 # level, read before the other escapes: a mail body holds the URLs and pages the levels below read.
-_QP_UTF8 = r"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f])=[89ABab][0-9A-Fa-f]|[Ee][0-9A-Fa-f](?:=[89ABab][0-9A-Fa-f]){2}" \
-           r"|[Ff][0-4](?:=[89ABab][0-9A-Fa-f]){3}"
+# A continuation byte may follow a soft line break: an encoder wrapping at 76 columns cuts between a character's bytes
+# (``202=C2=⏎=A0555``, Python's own ``email`` does). A byte of no sequence is a Latin-1 character (a body in
+# iso-8859-1, the most common legacy charset) where it can only be one: a no-break space ``=A0`` between digits
+# (``202=A0555=A00173``), a letter ``=C0``-``=FF`` between a letter and a letter, ``-``, ``.``, ``@`` or another escape
+# (``jos=E9.doe``, ``ren=E9e``); in upper case only, as RFC 2045 has encoders write it. A value is left as written
+# (``iban=DE89...``, ``lang=DE``, ``x=ab``, ``color=ff0000``: a country code before digits stays an IBAN's).
+_QP_NEXT = r"(?:=\r?\n)?=[89ABab][0-9A-Fa-f]"
+_QP_UTF8 = rf"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f]){_QP_NEXT}|[Ee][0-9A-Fa-f]{_QP_NEXT}{{2}}" \
+           rf"|[Ff][0-4]{_QP_NEXT}{{3}}|(?<=[0-9]=)A0(?=[0-9])|(?<=[^\W\d_]=)[C-F][0-9A-F](?=[^\W\d_]|[-.@=])"
 # (The look-behind after the "=": a pattern that starts with a literal is found by a fast scan, ~5x cheaper.)
 _QUOTED_PRINTABLE = re.compile(r"=(?<!==)(?:\r?\n|" + _QP_UTF8 + r"|3[Dd]"
                                r"|(?:2[1-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e])(?=[A-Za-z=]))")
+
+
+_QP_NOT_HEX = re.compile(r"[=\r\n]")
 
 
 def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
@@ -331,10 +341,13 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
         if code[1] in "\r\n":
             out.append((m.start(), m.end(), ""))
             continue
+        data = bytes.fromhex(_QP_NOT_HEX.sub("", code))
         try:
-            char = bytes.fromhex(code.replace("=", "")).decode("utf-8")
+            char = data.decode("utf-8")
         except UnicodeDecodeError:
-            continue  # an overlong or broken sequence: no character
+            if len(data) > 1 or data[0] < 0xA0:
+                continue  # an overlong or broken sequence: no character
+            char = data.decode("latin-1")  # one byte after a letter or digit, of no UTF-8 sequence
         out.append((m.start(), m.end(), _as_read(char)))
     return out
 

@@ -20,6 +20,7 @@ may hold a planted value (no ``pii.audit_file`` is configured, the one file allo
 """
 from __future__ import annotations
 
+import codecs
 import contextlib
 import html
 import io
@@ -252,29 +253,35 @@ def decoder_escapes(rng: random.Random, value: str) -> str:
 # ``urllib.parse.unquote(..., "latin-1")``): the plant is what that decoder reads.
 def quoted_printable(rng: random.Random, kind: str, value: str, soft_breaks: bool = True) -> str:
     """``value`` (plain ASCII) quoted-printable: some "@" and "." before a letter escaped, spaces between digits as
-    ``=C2=A0``, a non-ASCII letter in an address's local part as its UTF-8 bytes, and maybe soft line breaks."""
+    ``=C2=A0``, a non-ASCII letter in an address's local part as its UTF-8 bytes, and maybe soft line breaks. One
+    body in three is iso-8859-1 (the most common legacy mail charset): a no-break space ``=A0``, a letter one byte
+    (``jos=E9``, after a letter or digit); in UTF-8 a soft break may fall between a character's bytes
+    (``=C2=⏎=A0``, as an encoder wrapping at 76 columns writes it)."""
     import quopri
 
+    charset = "latin-1" if rng.random() < 1 / 3 else "utf-8"
     units = []
     for i, c in enumerate(value):
         after = value[i + 1:i + 2]
         if c in "@." and after.isalpha() and rng.random() < 0.7:
             units.append(f"={ord(c):02X}")
         elif c == " " and kind != "email" and rng.random() < 0.6:
-            units.append("=C2=A0")
+            units.append("=A0" if charset == "latin-1" else rng.choice(["=C2=A0", "=C2=A0", "=C2=\n=A0"]))
         elif c == "=":
             units.append("=3D")
         else:
             units.append(c)
-    if kind == "email" and not value.startswith('"') and rng.random() < 0.5:
-        units.insert(1, "".join(f"={b:02X}" for b in rng.choice("éüñß").encode()))  # an accented local part
+    if kind == "email" and not value.startswith('"') and value[:1].isalnum() and rng.random() < 0.5:
+        escapes = [f"={b:02X}" for b in rng.choice("éüñß").encode(charset)]  # an accented local part
+        cut = len(escapes) > 1 and rng.random() < 0.3  # a soft break between its bytes
+        units.insert(1, escapes[0] + ("=\n" if cut else "") + "".join(escapes[1:]))
     if soft_breaks:
         for _ in range(rng.randint(0, 2)):
             units.insert(rng.randint(1, len(units) - 1), "=\n")
     written = "".join(units)
-    decoded = quopri.decodestring(written.encode()).decode()
+    decoded = quopri.decodestring(written.encode()).decode(charset)
     assert decoded.replace("\u00a0", " ").replace("\n", "") == "".join(
-        u if not u.startswith("=") or u == "=\n" else quopri.decodestring(u.encode()).decode() for u in units
+        u if not u.startswith("=") or u == "=\n" else quopri.decodestring(u.encode()).decode(charset) for u in units
     ).replace("\u00a0", " ").replace("\n", ""), (written, decoded)
     return written
 
@@ -615,6 +622,14 @@ def _language_char(m: re.Match) -> str:
     return chr(value) if value <= 0x10FFFF else m.group()
 
 
+def _latin1_byte(error: UnicodeDecodeError) -> tuple[str, int]:
+    return error.object[error.start:error.end].decode("latin-1"), error.end
+
+
+_LATIN1_BYTES = "corpusforge-fuzz-latin1"
+codecs.register_error(_LATIN1_BYTES, _latin1_byte)
+
+
 def _other_decoded(text: str) -> str:
     """``text`` read as quoted-printable (``quopri``), other languages' escapes (``\\x{40}``, ``\\x040``, ``\\N{...}``)
     read, then its URL escapes as Latin-1 where they are no UTF-8
@@ -622,7 +637,7 @@ def _other_decoded(text: str) -> str:
     import quopri
     import urllib.parse
 
-    text = quopri.decodestring(text.encode("utf-8")).decode("utf-8", "replace")
+    text = quopri.decodestring(text.encode("utf-8")).decode("utf-8", _LATIN1_BYTES)  # a byte of no sequence: Latin-1
     text = _LANGUAGE_ESCAPE.sub(_language_char, text)
     return re.sub(r"(?:%[0-9A-Fa-f]{2})+", lambda m: urllib.parse.unquote(m.group(), "utf-8", "strict")
                   if _utf8_ok(m.group()) else urllib.parse.unquote(m.group(), "latin-1"), text)

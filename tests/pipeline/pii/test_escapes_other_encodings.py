@@ -38,6 +38,17 @@ QUOTED_PRINTABLE = [
     ("call 202=C2=A0555=C2=A00173 today", "555"),  # a no-break space, as UTF-8
     ("mail jos=C3=A9.doe=40example.org now", "doe"),  # an accented local part
     ("link <a href=3D\"https://example.org/c?phone=3D202+555+0173\">x</a> ok", "555"),  # "=" escaped in a page
+    ("call 202=C2=\n=A0555=C2=A00173 today", "555"),  # wrapped at 76 columns between a character's bytes
+    ("mail jos=C3=\r\n=A9.doe@example.org now", "doe"),
+]
+# A body in iso-8859-1 (the most common legacy mail charset: EmailMessage.set_content(..., charset="iso-8859-1")):
+# each byte from 0xA0 up is a character of its own, read so right after a letter or digit (what quopri then latin-1
+# decodes: the text of the reviewer's reproducer, with "=E9crivez" after a space left as written)
+QP_LATIN1 = [
+    ("call 202=A0555=A00173 today", "555"),
+    ("card 4111=A01111=A01111=A01111 ok", "4111"),
+    ("mail jos=E9.doe@example.org now", "doe"),
+    ("mail jos=E9.doe=40example=2Eorg now", "doe"),
 ]
 LATIN1 = [
     ("mail jos%E9.doe@example.org now", "doe"),
@@ -48,7 +59,7 @@ LATIN1 = [
 ]
 
 
-@pytest.mark.parametrize(("text", "secret"), QUOTED_PRINTABLE + LATIN1)
+@pytest.mark.parametrize(("text", "secret"), QUOTED_PRINTABLE + QP_LATIN1 + LATIN1)
 def test_an_entity_so_written_is_masked(scrubber, text, secret):
     out = scrubber.scrub(text).text
     assert secret not in out, (text, out)
@@ -60,6 +71,11 @@ def test_the_view_reads_quoted_printable_as_quopri(text, _):
     if "href" in text:
         text = text.replace("+", "_")  # the view reads a form value's "+" as a space besides
     assert canonical(text).text.replace("\u2007", " ") == _qp(text).replace("\r\n", "\n").replace("\r", "")
+
+
+@pytest.mark.parametrize(("text", "_"), QP_LATIN1)
+def test_the_view_reads_a_latin1_body_as_quopri_then_latin1(text, _):
+    assert canonical(text).text == quopri.decodestring(text.encode()).decode("latin-1")
 
 
 @pytest.mark.parametrize(("text", "_"), LATIN1)
@@ -92,7 +108,8 @@ def test_a_latin1_byte_after_no_letter_or_digit_stays(text):
     "phone=2125550173", "n=4015550173&x=20&y=4F",  # a value starting with hex digits: no escape before a digit
     "timeout=30 id=2D5 n=2E5 m=407",  # a digit after: a value
     "Title\n=====\n202-555-0173",  # a heading's rule ends its line with "=", after another "="
-    "x=ab y=cd",  # letters: no encoder escapes them
+    "x=ab y=cd",  # letters: no encoder escapes them (nor a Latin-1 byte in lower case: RFC 2045 writes upper case)
+    "color=ff0000 mask=fe iban=DE38+4733+9619 lang=DE country=BE.",  # a value: a country code stays an IBAN's
     "max_size=40), atol=2e-6, n=60,",  # before punctuation: a value
 ])
 def test_what_quoted_printable_does_not_write_stays(text):
