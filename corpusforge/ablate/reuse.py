@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 
 from corpusforge.core import rundir
+from corpusforge.core.run_lock import run_lock
 from corpusforge.pipeline.config import BuildConfig
 from corpusforge.pipeline.build import Segment, is_complete, plan_segments, run_build
 
@@ -45,14 +46,16 @@ def seed_checkpoints(config: BuildConfig, build_dir: str, earlier: dict[str, Bui
     if best is None:
         return None
     other_dir, theirs = best
-    rundir.link_checkpoints(other_dir, build_dir, [(source.directory, segment.directory)
-                                                   for segment, source in zip(mine[:best_count], theirs[:best_count])])
+    with run_lock(build_dir, "ablate"):  # build_dir's marker records the links: changed under its lock, as every marker
+        rundir.link_checkpoints(other_dir, build_dir, [(source.directory, segment.directory)
+                                                       for segment, source in zip(mine[:best_count], theirs[:best_count])])
     return other_dir, [name for segment in mine[:best_count] for name in segment.stages]
 
 
 def drop_checkpoints(build_dirs: list[str]) -> None:
     for build_dir in build_dirs:
-        rundir.drop_checkpoints(build_dir)
+        with run_lock(build_dir, "ablate"):
+            rundir.drop_checkpoints(build_dir)
 
 
 def build_reusing_stages(config: BuildConfig, build_dir: str, earlier: dict[str, BuildConfig], beam_args: list[str] | None = None,
