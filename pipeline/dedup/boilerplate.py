@@ -81,12 +81,23 @@ def keyed_lines(text: str, lang: str | None, line_chars: int, sentence_chars: in
     parts of their words joined, and with no hundredths those are the count), which are again the spaces plus one
     when every character is below U+0800 (``_WIDE_CHARACTER``: most accented, Greek or Cyrillic text)."""
     copy = ascii_word_copy(text)
-    norm = normalized_bytes(copy) if copy is not None else None
+    if copy is not None:
+        return _keyed_ascii_lines(normalized_bytes(copy), sentence_spans(text, lang), line_chars, sentence_chars)
+    return keyed_lines_by_line(text, lang, line_chars, sentence_chars)
+
+
+def keyed_lines_by_line(text: str, lang: str | None, line_chars: int,
+                        sentence_chars: int) -> tuple[list[tuple], bytes | None]:
+    """``keyed_lines`` of any text, each line normalised on its own (``line_normalized``) and a sentence of a line
+    that ``ascii_word_copy`` cannot make ASCII alone: what ``keyed_lines`` does where the whole text has a
+    character other than ASCII and word separators, and the definition its whole-text path is held equal to
+    (tests/pipeline/dedup/test_boilerplate.py)."""
+    norm = None
     records: list[tuple] = []
     keys: list[int] = []
     words: list[bytes] = []
     table: list[int] | None = []
-    offset, new_line = 0, copy is None
+    offset, new_line = 0, True
     # one loop (not sentence_words then word_keys): on an ASCII text, two more passes cost more than they save
     for start, end, last in sentence_spans(text, lang):
         if new_line:  # the first sentence of a line starts the line
@@ -116,8 +127,63 @@ def keyed_lines(text: str, lang: str | None, line_chars: int, sentence_chars: in
             records.append((digest64(joined) if len(joined) >= line_chars else None,
                             joined.count(b" ") + 1 if joined else 0, tuple(keys)))
             keys, words = [], []
-        new_line = last and copy is None
+        new_line = last
     return records, array.array(TABLE_TYPECODE, table).tobytes() if table is not None else None
+
+
+def _keyed_ascii_lines(norm: bytes, spans: list[tuple[int, int, bool]], line_chars: int,
+                       sentence_chars: int) -> tuple[list[tuple], bytes]:
+    """``keyed_lines`` of a text that ``ascii_word_copy`` made ASCII (~95 % of web text), from ``norm``, the
+    copy's ``normalized_bytes`` (only ``[a-z0-9 ]``: a sentence's words are its slice's split, their count the
+    split's length, and no word count needs ``word_parts``), and the text's ``sentence_spans``. The loop of
+    ``keyed_lines`` without its per-sentence checks for other text: a sentence without words writes its table
+    row and nothing else (an empty line is one: ~1 line in 2 of web text), and a line of one sentence is keyed
+    by that sentence's key when it has one (the same bytes, the same hash: ``digest64``)."""
+    records: list[tuple] = []
+    table: list[int] = []
+    keys: list[int] = []
+    words: list[bytes] = []  # the line's sentences' words, joined per sentence
+    line_count = 0
+    key = None
+    for start, end, last in spans:
+        parts = norm[start:end].split()
+        if not parts:
+            table += (start, end, LAST_OF_LINE if last else 0, 0, 0)
+            if last:
+                if not words:
+                    records.append((None, 0, ()))
+                    continue
+                if len(words) == 1:
+                    joined = words[0]
+                    line_key = key if key is not None and len(joined) >= line_chars else (
+                        digest64(joined) if len(joined) >= line_chars else None)
+                else:
+                    joined = b" ".join(words)
+                    line_key = digest64(joined) if len(joined) >= line_chars else None
+                records.append((line_key, line_count, tuple(keys)))
+                keys, words, line_count = [], [], 0
+            continue
+        joined = b" ".join(parts)
+        count = len(parts)
+        words.append(joined)
+        line_count += count
+        if len(joined) >= sentence_chars:  # digest64 inlined (the same value), one call fewer per sentence
+            key = int.from_bytes(blake2b(joined, digest_size=8).digest(), "little", signed=True)
+            keys.append(key)
+            table += (start, end, LAST_OF_LINE | HAS_KEY if last else HAS_KEY, key, count)
+        else:
+            key = None
+            table += (start, end, LAST_OF_LINE if last else 0, 0, count)
+        if last:
+            if len(words) == 1:  # the line is this sentence: its key, when it has one, is the line's
+                line_key = key if key is not None and len(joined) >= line_chars else (
+                    digest64(joined) if len(joined) >= line_chars else None)
+            else:
+                joined = b" ".join(words)
+                line_key = digest64(joined) if len(joined) >= line_chars else None
+            records.append((line_key, line_count, tuple(keys)))
+            keys, words, line_count = [], [], 0
+    return records, array.array(TABLE_TYPECODE, table).tobytes()
 
 
 def line_records_reference(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:

@@ -38,7 +38,7 @@ def _marks(rng: random.Random) -> str:
 # seeds pinned in tests/fuzz/test_superlinear.py keep drawing the shapes they were pinned for.
 KINDS = ["nesting", "nesting_unclosed", "combining", "repeat", "format_chars", "digit_scripts", "number_lines",
          "brackets", "tag_soup"]
-LATER_KINDS = ["dashed_hosts", "value_units", "nested_escapes", "other_encodings"]
+LATER_KINDS = ["dashed_hosts", "value_units", "nested_escapes", "other_encodings", "colon_words"]
 # Pieces of the values the PII recognizers and the canonical view read (digit groups, separators, escapes, host
 # labels, query keys): ``value_units`` repeats a random chain of them, the class ``dashed_hosts`` is one member of.
 _VALUE_PIECES = ["1", "12", "202", "4111", "81", "0173", "a", "ab", "jane", "example", "org", "com", "x", "-", ".",
@@ -50,6 +50,11 @@ _VALUE_PIECES = ["1", "12", "202", "4111", "81", "0173", "a", "ab", "jane", "exa
 _NESTED_PIECES = ["&#%36%34;", "&#x%34%30;", "%&#52;0", "%&#x34;&#x30;", "&#\\u0036\\u0034;", "%\\u0034\\u0030",
                   "\\u00%34%30", "%4\\u20600", "%EF%BC%A&#48;", "&#%2536%2534;", "&", "&#", "%", "\\", "\\u",
                   "\\u0036", "%36", "&#52;", "&#x34;", "%25", "&amp;", "\\u0026", "x", "jane", "example.org", ";", "#"]
+
+# What the colon test of the sentence splitter reads: words with and without letters or digits, long space-free
+# runs, colon runs before a capitalised word and a space (the candidates it checks), underscores, separators.
+_COLON_PIECES = ["a", "word", "x" * 40, "_", "—", "...", ":", "::", ": ", " ", "\u00a0", "Ab c", "This article",
+                 ". ", "é", "\n"]
 
 
 # Quoted-printable and Latin-1 URL escapes and their parts (``other_encodings``): soft line breaks, UTF-8 sequences
@@ -100,6 +105,9 @@ def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, 
         return kind, (unit * (size // len(unit) + 1))[:size]
     if kind == "other_encodings":
         unit = "".join(rng.choice(_ENCODING_PIECES) for _ in range(rng.randint(2, 10)))
+        return kind, (unit * (size // len(unit) + 1))[:size]
+    if kind == "colon_words":  # a colon that may end a sentence looks back for two words (sentence_split)
+        unit = "".join(rng.choice(_COLON_PIECES) for _ in range(rng.randint(2, 10)))
         return kind, (unit * (size // len(unit) + 1))[:size]
     if kind == "dashed_hosts":  # dotted quads after dashes in one chain of dot-labels (the IP host lookahead)
         unit = rng.choice(["a-1.2.3.4.", "x-81.2.69.160.a", "ec2-81.2.69.160.", "-1.1.1.1", "a-9.9.9.9.b-"])

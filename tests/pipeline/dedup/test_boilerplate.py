@@ -432,3 +432,36 @@ def test_a_tables_word_counts_are_word_parts_counts_for_every_character_below_u0
         for start, end, count in zip(numbers[0::5], numbers[1::5], numbers[4::5]):
             joined = b" ".join(normalized_bytes(text[start:end]).split())
             assert count == (word_parts(joined)[0] if joined else 0), (hex(code), text[start:end])
+
+
+# keyed_lines' whole-text path (a text that ascii_word_copy makes ASCII: slices of one normalisation, a one-sentence
+# line keyed by its sentence's key) against keyed_lines_by_line, its definition: records and table byte for byte,
+# on the inputs the path could break on (word separators, empty lines, lines of one sentence, \r, runs of spaces,
+# terminators and closers, lone surrogates and CJK, which send the text down the other path, huge lines).
+_KEYED_PIECES = list("aZ9 .!?,;:'\")\t\r\n_") + [
+    "", "\n\n", "\n \n", "   ", "Mr", "e.g", "J", "word", "’", "“", "—", "\u00a0", "\u2009", "…", "é", "Σ", "漢字です。",
+    "\ud800", "x\udc80. ", "A long enough sentence", " Yes. ", "\n. ", "This article first appeared here. ",
+    "as follows: This article", "x" * 25, "Home | News | Sport"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_KEYED_PIECES), max_size=60), st.sampled_from(["en", "de", "zh", None]),
+       st.sampled_from([(10, 20), (1, 1), (3, 2), (30, 5), (20, 20)]))
+def test_keyed_lines_whole_text_path_is_keyed_lines_by_line(pieces, lang, chars):
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines, keyed_lines_by_line
+
+    text = "".join(pieces)
+    assert keyed_lines(text, lang, *chars) == keyed_lines_by_line(text, lang, *chars)
+
+
+@pytest.mark.parametrize("text", [
+    "", "\n", "\n\n\n", "One whole sentence on its own line.", "Short.\n\nA line of one sentence, long enough.\n",
+    "First sentence here. Second one here.\nx\n\nLast line: This article first appeared here",
+    "\r\nA line after a carriage return. Then more.\r\n", "Quotes “like these” — and dashes… Then.\u00a0End.",
+    "word " * 20_000 + ". Next sentence. " + "y" * 100_000 + "\n" + "z. " * 30_000])
+def test_keyed_lines_whole_text_path_on_chosen_texts(text):
+    from corpusforge.pipeline.dedup.boilerplate import keyed_lines, keyed_lines_by_line
+
+    for chars in ((10, 20), (1, 1), (25, 5)):
+        assert keyed_lines(text, "en", *chars) == keyed_lines_by_line(text, "en", *chars)
+    assert keyed_lines(text, "en", 10, 20)[0] == line_records_reference(text, "en", 10, 20)

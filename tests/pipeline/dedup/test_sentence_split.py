@@ -151,3 +151,39 @@ def test_fast_splitter_matches_the_reference_on_any_characters(text):
     from corpusforge.pipeline.dedup import sentence_split
 
     assert split_sentences(text, "en") == sentence_split.split_sentences_reference(text, "en")
+
+
+# Whether a colon can end a sentence asks for two words with a letter or digit before it: one regex search
+# (``_has_two_words``) against the generator per word it replaced (``colon_words_reference``), on any characters
+# (underscores, which are no letter or digit but \w; Unicode digits, marks and spaces; lone surrogates), and on
+# every code point alone and between two words; and in linear time on long words that the rest cannot complete.
+_WORD_PIECES = ["a", "Z", "9", "_", "_a", "a_", " ", "\t", "\n", ".", ":", "é", "\u00a0", "\u3000", "\u2028", "\x1c",
+                "\x85", "\ud800", "中", "٣", "²", "Ⅷ", "\u0301", "—", "’"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_WORD_PIECES), max_size=20) | st.text(max_size=20))
+def test_two_words_before_a_colon_as_the_reference_counts_them(pieces):
+    from corpusforge.pipeline.dedup import sentence_split
+
+    text = "".join(pieces)
+    assert sentence_split._has_two_words(text) == (sentence_split.colon_words_reference(text) >= 2)
+
+
+def test_two_words_before_a_colon_on_every_code_point():
+    from corpusforge.pipeline.dedup import sentence_split
+
+    for code in range(0x110000):
+        c = chr(code)
+        for text in (c, "a " + c, c + " a", "a" + c + "a", "_" + c + "_"):
+            assert sentence_split._has_two_words(text) == (sentence_split.colon_words_reference(text) >= 2), hex(code)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("text", ["a" * 1_000_000 + "." * 1_000_000, "a" * 1_000_000 + " " + "." * 1_000_000,
+                                  ("a_" * 500_000 + " ") * 2, "a " + " " * 2_000_000])
+def test_two_words_before_a_colon_in_linear_time(text):
+    from corpusforge.pipeline.dedup import sentence_split
+
+    assert sentence_split._has_two_words(text) == (sentence_split.colon_words_reference(text) >= 2)
+    assert split_sentences(text + ": This article ends it.", "en")
