@@ -274,8 +274,16 @@ def _batch_estimate(batch: list) -> int | None:
 _ZEROS: dict[int, bytes] = {}
 
 
+_ZEROS_HELD = 1 << 20  # the largest held: a batch's estimate (tens of MB) is counted in such pieces, not held whole
+
+
 def _count(stream, size: int) -> None:
     """Add about ``size`` bytes (within 1/8) to a ``ByteCountingOutputStream``."""
+    if size > _ZEROS_HELD:
+        zeros = _ZEROS.get(_ZEROS_HELD) or _ZEROS.setdefault(_ZEROS_HELD, bytes(_ZEROS_HELD))
+        for _ in range(size // _ZEROS_HELD):
+            stream.write(zeros)
+        size %= _ZEROS_HELD
     for _ in range(3):
         if size <= 0:
             return

@@ -156,7 +156,11 @@ def export_model(model_dir: str | pathlib.Path, out_dir: str | pathlib.Path, *, 
     model_dir, out_dir = pathlib.Path(model_dir), pathlib.Path(out_dir)
     if directory_kind(model_dir) != "corpusforge":
         raise UserError(f"{model_dir} is already a transformers model; nothing to export")
-    if out_dir.exists() and any(out_dir.iterdir()):
+    if out_dir.is_symlink():  # refused before anything is written through it (the lock file would be)
+        raise UserError(f"{out_dir} is a symbolic link; corpusforge does not delete or write through links: remove "
+                        "the link and run again")
+    # a lock file alone is a killed command's (a live holder is named when export takes the lock): not content
+    if out_dir.exists() and any(p.name != rundir.LOCK for p in out_dir.iterdir()):
         if not overwrite:
             raise UserError(f"{out_dir} exists and is not empty; pass --overwrite to replace it")
         # --overwrite deletes it: only an export of ours (never a home directory, a run, a model/ directory)

@@ -73,7 +73,11 @@ def run_lock(run_dir: str, command: str, claim: bool = False) -> Iterator[None]:
     finally:
         del _held[key]
         with contextlib.suppress(OSError):
-            os.unlink(path)  # raw-delete-ok: the lock file this command holds
+            mine, there = os.fstat(fd), os.lstat(path)
+            # only while it is still this command's file: the folder may have been replaced meanwhile (export) and
+            # another command's lock made in the new one
+            if (mine.st_ino, mine.st_dev) == (there.st_ino, there.st_dev):
+                os.unlink(path)  # raw-delete-ok: the lock file this command holds
         os.close(fd)
         if created:  # a command refused before writing anything leaves no empty run directory behind
             with contextlib.suppress(OSError):
@@ -138,7 +142,7 @@ def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
             if _may_wait(owner, claim, began):
                 time.sleep(0.02)
                 continue
-            raise UserError(_busy(run_dir, owner, claim)) from None
+            raise FolderBusy(_busy(run_dir, owner, claim), _describe(owner)) from None
         try:
             same = os.fstat(fd).st_ino == os.stat(path).st_ino
         except FileNotFoundError:
@@ -153,8 +157,8 @@ def _acquire(path: str, run_dir: str, claim: bool = False) -> int:
             if _may_wait(owner, claim, began):
                 time.sleep(0.02)
                 continue
-            raise UserError(f"{run_dir} is in use by {_describe(owner)}; wait for it to finish (if that process is "
-                            f"not a corpusforge command, delete {path})")
+            raise FolderBusy(f"{run_dir} is in use by {_describe(owner)}; wait for it to finish (if that process is "
+                             f"not a corpusforge command, delete {path})", _describe(owner))
         return fd  # free, or left by a process that is gone: stale, taken over
 
 
@@ -199,8 +203,16 @@ def _acquire_exclusive(path: str, run_dir: str, claim: bool, began: float) -> in
         if _may_wait(owner, claim, began):
             time.sleep(0.02)
             continue
-        raise UserError(f"{_busy(run_dir, owner, claim)} (this filesystem has no flock: if that command is over, "
-                        f"delete {path})")
+        raise FolderBusy(f"{_busy(run_dir, owner, claim)} (this filesystem has no flock: if that command is over, "
+                         f"delete {path})", _describe(owner))
+
+
+class FolderBusy(UserError):
+    """A folder another live command holds (``holder``: that command, described)."""
+
+    def __init__(self, message: str, holder: str = "another command"):
+        super().__init__(message)
+        self.holder = holder
 
 
 def _busy(run_dir: str, owner: dict[str, Any] | None, claim: bool) -> str:

@@ -27,7 +27,8 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
                  model_dir: str | None = None) -> ReportResult:
     """Write ``output`` (default ``RUN_DIR/report.html``); returns its path, size and the terminal summary."""
     from corpusforge.core import rundir
-    from corpusforge.core.run_lock import run_lock
+    from corpusforge.core.errors import UserError
+    from corpusforge.core.run_lock import FolderBusy, run_lock
     from corpusforge.pipeline.report.collect import collect
     from corpusforge.pipeline.report.page import render
     from corpusforge.pipeline.report.summary import summary
@@ -43,14 +44,36 @@ def write_report(run_dir: str, output: str | None = None, *, sample_rows: int = 
     if not in_run:
         _write_atomic(output, page)
         return ReportResult(output, len(page), summary(data, output))
-    # RUN's marker is read, changed and written under RUN's lock, as a claim (held for milliseconds): a build
-    # recording its outputs meanwhile would otherwise lose them; a command holding RUN for its whole run is named
-    with run_lock(run_dir, "report", claim=True):
-        rundir.check_owned(run_dir, ["report.html"])  # RUN/report.html is replaced only when the marker records it
-        _write_atomic(output, page)
-        if rundir.read_marker(run_dir) is not None:  # a rebuild then retires this page with the old clean/
-            rundir.record_output(run_dir, "report.html")
+    # RUN's marker is read, changed and written under RUN's lock, as a claim (held for milliseconds): a command
+    # recording its outputs meanwhile would otherwise lose them. While a command holds RUN for its whole run (a
+    # training of hours), a page the marker already records as made from this clean/ is replaced without touching the
+    # marker; a first page then needs the marker changed: refused in one line
+    try:
+        with run_lock(run_dir, "report", claim=True):
+            _write_in_run(run_dir, output, page, record=True)
+    except FolderBusy as busy:
+        marker = rundir.read_marker(run_dir)
+        if marker is not None and not _recorded_as_fresh(marker):
+            raise UserError(f"{run_dir} is in use by {busy.holder} and its marker does not record a report.html yet; "
+                            "run report again when that command ends, or write the page elsewhere with --output "
+                            "FILE") from None
+        _write_in_run(run_dir, output, page, record=False)
     return ReportResult(output, len(page), summary(data, output))
+
+
+def _recorded_as_fresh(marker: dict) -> bool:
+    """Whether ``marker`` records RUN/report.html as made from the clean/ it records (recording it again changes
+    nothing)."""
+    return "report.html" in marker["outputs"] and marker["derived"].get("report.html") == marker.get("corpus_fingerprint")
+
+
+def _write_in_run(run_dir: str, output: str, page: bytes, record: bool) -> None:
+    from corpusforge.core import rundir
+
+    rundir.check_owned(run_dir, ["report.html"])  # RUN/report.html is replaced only when the marker records it
+    _write_atomic(output, page)
+    if record and rundir.read_marker(run_dir) is not None:  # a rebuild then retires this page with the old clean/
+        rundir.record_output(run_dir, "report.html")
 
 
 def _write_atomic(path: str, data: bytes) -> None:

@@ -775,3 +775,17 @@ def test_where_flock_is_unsupported_a_lock_file_left_without_an_owner_is_taken_o
         assert json.loads((run / rundir.LOCK).read_text())["pid"] == os.getpid()
     assert time.perf_counter() - started < 2
     assert sorted(os.listdir(run)) == []  # nothing of the lock's left behind (no probe file either)
+
+
+def test_a_lock_released_in_a_folder_replaced_meanwhile_leaves_the_new_folders_lock_file(tmp_path):
+    # export replaces its out_dir while holding its lock (the lock file goes with the old folder): another command's
+    # lock file made in the new folder meanwhile was unlinked when export let go, and a third command took the folder
+    # beside the second
+    from corpusforge.core.run_lock import run_lock
+
+    folder = tmp_path / "out"
+    with run_lock(str(folder), "export"):
+        os.rename(folder, tmp_path / "aside")
+        folder.mkdir()
+        (folder / rundir.LOCK).write_text("another command's")
+    assert (folder / rundir.LOCK).read_text() == "another command's"

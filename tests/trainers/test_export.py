@@ -172,3 +172,17 @@ def test_an_export_over_a_folder_another_command_holds_is_refused_and_the_folder
     assert sorted(p.name for p in out.iterdir()) == before
     fresh = export_model(model_dir, tmp_path / "new" / "export")  # a folder that did not exist: made under the lock
     assert sorted(p.name for p in fresh.iterdir()) == before
+
+
+def test_an_export_killed_before_publishing_leaves_a_folder_the_next_export_takes(tmp_path):
+    """A killed export left OUT_DIR holding only its lock file: every retry was refused ("not empty", then "not a
+    directory that corpusforge export wrote"). A dangling link as OUT_DIR was a raw [Errno 17]."""
+    model_dir = make_model_dir(tmp_path / "model", "gpt2")
+    out = tmp_path / "export"
+    out.mkdir()
+    (out / ".corpusforge.lock").write_text('{"pid": 999999999, "command": "export"}\n')
+    assert (export_model(model_dir, out) / "config.json").is_file() and not (out / ".corpusforge.lock").exists()
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(UserError, match="is a symbolic link"):
+        export_model(model_dir, tmp_path / "dangling")
+    assert not (tmp_path / "nowhere").exists()

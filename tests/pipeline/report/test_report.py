@@ -371,17 +371,24 @@ def test_electra_runs_show_each_half_not_a_perplexity(tmp_path, capsys):
     assert "perplexity" not in training
 
 
-def test_a_report_into_a_run_that_a_build_holds_is_refused_naming_it(tmp_path, capsys):
+def test_a_report_into_a_run_another_command_holds_never_changes_its_marker(tmp_path, capsys):
     """RUN/report.html is recorded in RUN's marker: done without RUN's lock, it wrote the marker read before over
-    what a build of RUN recorded meanwhile (that build's outputs then unrecorded, never replaced again). Now the
-    report takes the lock as a claim; a command holding RUN for its whole run is named in one line."""
+    what another command recorded meanwhile (its outputs then unrecorded, never replaced again). Now the report takes
+    the lock as a claim. While a command holds RUN for its whole run (a training of hours), a page the marker records
+    already is replaced without touching the marker; a first page is refused in one line naming that command."""
+    from corpusforge.core import rundir
     from tests.lock_holder import held_by_another_process
 
     run = write_run(tmp_path / "run")
-    with held_by_another_process(run) as pid:
+    rundir.write_marker(str(run), {"outputs": {"clean": None}, "derived": {}, "corpus_fingerprint": "f"})
+    with held_by_another_process(run, "train") as pid:
         code = cli.main(["report", str(run)])
-    err = capsys.readouterr().err
-    assert code != 0 and f"in use by `corpusforge build` (pid {pid} on " in err, err
-    assert err.count("\n") == 1
-    assert not (run / "report.html").exists()
-    assert cli.main(["report", str(run)]) == 0 and (run / "report.html").is_file()  # once it is free
+        err = capsys.readouterr().err
+        assert code != 0 and f"in use by `corpusforge train` (pid {pid} on " in err and "--output FILE" in err, err
+        assert err.count("\n") == 1 and not (run / "report.html").exists()
+    assert cli.main(["report", str(run)]) == 0 and (run / "report.html").is_file()  # once it is free: recorded
+    marker = (run / rundir.MARKER).read_bytes()
+    (run / "report.html").write_text("stale")
+    with held_by_another_process(run, "train"):
+        assert cli.main(["report", str(run)]) == 0  # recorded already: replaced, the marker untouched
+    assert (run / "report.html").read_text(encoding="utf-8") != "stale" and (run / rundir.MARKER).read_bytes() == marker
