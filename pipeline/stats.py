@@ -480,6 +480,10 @@ REJECTED_WARN_SHARE = 0.5  # rejection is a failure to read the input, never a c
 KEPT_WARN_SHARE = 0.01  # removal is the config's decision, and a web build may remove most of a crawl: below 1 % kept
 
 
+# Rejections that are a web input's filtering, not a failure to read: a response that is no HTML page, or not a 200
+ROUTINE_REJECTIONS = frozenset({"warc_not_html", "warc_http_status"})
+
+
 def loss_warning(stats: dict[str, Any], example: str = "") -> str | None:
     """One line (without ``warning:``) when a published build lost an extreme share of its input records: at
     least ``REJECTED_WARN_SHARE`` of them rejected (a wrong text field, a file that is not JSON Lines: the build
@@ -487,15 +491,20 @@ def loss_warning(stats: dict[str, Any], example: str = "") -> str | None:
     rest; None otherwise. ``example``: one rejected record's place and detail for the main rejection reason
     (``build._rejected_example``). The build exits 0 either way: what it kept is a corpus."""
     a = stats["accounting"]
-    if not a["input"]:
+    # a crawl's images, scripts and redirects are rejected by design (a WARC of a site holds more of them than
+    # pages): neither a loss nor part of the input the shares are of
+    routine = sum(n for reason, n in stats["rejected"]["reasons"].items() if reason in ROUTINE_REJECTIONS)
+    considered, rejected = a["input"] - routine, a["rejected"] - routine
+    if considered <= 0:
         return None
-    if a["rejected"] >= REJECTED_WARN_SHARE * a["input"]:
-        reasons = sorted(stats["rejected"]["reasons"].items(), key=lambda kv: (-kv[1], kv[0]))
+    if rejected >= REJECTED_WARN_SHARE * considered:
+        reasons = sorted(((reason, n) for reason, n in stats["rejected"]["reasons"].items()
+                          if reason not in ROUTINE_REJECTIONS), key=lambda kv: (-kv[1], kv[0]))
         by = ", ".join(f"{reason} {n:,}" for reason, n in reasons[:4]) + (", ..." if len(reasons) > 4 else "")
         advice = rejection_advice(reasons[0][0])
-        return (f"{a['rejected']:,} of the {a['input']:,} input records ({a['rejected'] / a['input']:.1%}) were "
+        return (f"{rejected:,} of the {considered:,} input records ({rejected / considered:.1%}) were "
                 f"rejected ({by}{example}) and only {a['kept']:,} kept: {advice}, then build again with --overwrite")
-    if a["kept"] < KEPT_WARN_SHARE * a["input"]:
+    if a["kept"] < KEPT_WARN_SHARE * considered:
         reasons: dict[str, int] = {}
         for stage, entry in stats["removed"]["by_stage"].items():
             for reason, n in entry["reasons"].items():

@@ -146,3 +146,16 @@ def test_loss_warning_fires_at_half_rejected_or_under_one_percent_kept():
     assert loss_warning(_loss_stats(4, 0, 4)).startswith("no document was kept: the stages removed 4")
     assert loss_warning(_loss_stats(0, 0, 0)) is None
     assert "\n" not in line
+
+
+def test_a_crawls_routine_rejections_are_no_loss():
+    # a WARC of a site: 3 pages, 4 images/scripts and a redirect rejected by design warned "5 of the 8 input records
+    # (62.5%) were rejected"; its pages' rejections still count
+    from corpusforge.pipeline.stats import loss_warning
+
+    stats = {"accounting": {"input": 8, "kept": 3, "rejected": 5, "removed": 0},
+             "rejected": {"reasons": {"warc_not_html": 4, "warc_http_status": 1}}, "removed": {"by_stage": {}}}
+    assert loss_warning(stats) is None
+    stats = {"accounting": {"input": 10, "kept": 1, "rejected": 9, "removed": 0},
+             "rejected": {"reasons": {"warc_not_html": 5, "warc_bad_encoding": 4}}, "removed": {"by_stage": {}}}
+    assert loss_warning(stats).startswith("4 of the 5 input records (80.0%) were rejected (warc_bad_encoding 4)")
