@@ -323,8 +323,8 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
 # (``jos=E9.doe``, ``ren=E9e``); in upper case only, as RFC 2045 has encoders write it. A value is left as written
 # (``iban=DE89...``, ``lang=DE``, ``x=ab``, ``color=ff0000``: a country code before digits stays an IBAN's).
 _QP_NEXT = r"(?:=\r?\n)?=[89ABab][0-9A-Fa-f]"
-_QP_UTF8 = rf"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f]){_QP_NEXT}|[Ee][0-9A-Fa-f]{_QP_NEXT}{{2}}" \
-           rf"|[Ff][0-4]{_QP_NEXT}{{3}}|(?<=[0-9]=)A0(?=[0-9])|(?<=[^\W\d_]=)[C-F][0-9A-F](?=[^\W\d_]|[-.@=])"
+_QP_UTF8 = rf"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f]){_QP_NEXT}|[Ee][0-9A-Fa-f](?:{_QP_NEXT}){{2}}" \
+           rf"|[Ff][0-4](?:{_QP_NEXT}){{3}}|(?<=[0-9]=)A0(?=[0-9])|(?<=[^\W\d_]=)[C-F][0-9A-F](?=[^\W\d_]|[-.@=])"
 # (The look-behind after the "=": a pattern that starts with a literal is found by a fast scan, ~5x cheaper.)
 _QUOTED_PRINTABLE = re.compile(r"=(?<!==)(?:\r?\n|" + _QP_UTF8 + r"|3[Dd]"
                                r"|(?:2[1-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e])(?=[A-Za-z=]))")

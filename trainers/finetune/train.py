@@ -23,7 +23,7 @@ from corpusforge.core.errors import UserError
 from corpusforge.core.run_lock import run_lock
 from corpusforge.trainers import checkpoint as ckpt
 from corpusforge.trainers import model_files
-from corpusforge.trainers.finetune.config import FinetuneConfig
+from corpusforge.trainers.finetune.config import DEFAULT_EPOCHS, FinetuneConfig
 from corpusforge.trainers.finetune.baseline import bag_of_words_baseline
 from corpusforge.trainers.finetune.data import check_known_labels, label_map, read_records, task_examples
 from corpusforge.trainers.finetune.encode import IGNORE, collate, encode, pad_id
@@ -136,7 +136,18 @@ def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
                                    {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
                                   lr=lr)
     steps_per_epoch = math.ceil(len(train_rows) / config.batch_size)
+    latest = ckpt.latest_checkpoint(out / "checkpoints") if config.resume else None
+    if config.resume and latest is None:
+        raise UserError(f"--resume: {out}/checkpoints holds no checkpoint; run without --resume to start")
+    state = ckpt.load_checkpoint(latest) if latest is not None else None
     epochs = config.planned_epochs(steps_per_epoch)
+    if state is not None:  # the plan (and so the schedule) is the run's own: re-planned, it resumed into another
+        # a checkpoint without its plan is from before min_steps, when 3 epochs was the default
+        planned = int(state.get("planned_epochs") or config.epochs or DEFAULT_EPOCHS)
+        if config.epochs and config.epochs != planned:
+            raise UserError(f"--resume: the run in {out} was planned for {planned} epochs; resume it without --epochs "
+                            f"(or with --epochs {planned})")
+        epochs = planned
     total_steps = steps_per_epoch * epochs
     scheduler = warmup_then_decay(optimizer, warmup_steps=int(config.warmup_ratio * total_steps),
                                   total_steps=total_steps, decay="linear", final_ratio=0.0)
@@ -149,11 +160,7 @@ def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
     history: list[dict[str, Any]] = []
     best: dict[str, Any] | None = None  # {"epoch", "trainable"}: the best epoch by validation so far
     start_epoch = 1
-    latest = ckpt.latest_checkpoint(out / "checkpoints") if config.resume else None
-    if config.resume and latest is None:
-        raise UserError(f"--resume: {out}/checkpoints holds no checkpoint; run without --resume to start")
-    if latest is not None:
-        state = ckpt.load_checkpoint(latest)
+    if state is not None:
         named = dict(model.named_parameters())
         for name, value in state["trainable"].items():
             named[name].data.copy_(value)
@@ -179,7 +186,7 @@ def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
         weights = {n: p.detach().cpu().clone() for n, p in model.named_parameters() if p.requires_grad}
         if val_rows and (best is None or _score(row, config.task) > _score(history[best["epoch"] - 1], config.task)):
             best = {"epoch": epoch, "trainable": weights}
-        state = {"epoch": epoch, "history": history, "optimizer": optimizer.state_dict(),
+        state = {"epoch": epoch, "planned_epochs": epochs, "history": history, "optimizer": optimizer.state_dict(),
                  "scheduler": scheduler.state_dict(), "rng": ckpt.capture_rng(), "trainable": weights,
                  "best": best if best is None or best["epoch"] != epoch else {"epoch": epoch}}
         ckpt.save_checkpoint(out / "checkpoints", epoch, state, keep=1)
@@ -239,11 +246,18 @@ def _metrics(config, history, trainable, total, summary, kept) -> dict[str, Any]
             out["warnings"].append(
                 f"the fine-tuned model (validation accuracy {row['val_accuracy']:.3f}) does not beat the bag-of-words "
                 f"baseline (TF-IDF + logistic regression, {summary['baseline']['val_accuracy']:.3f}) on the same "
-                f"split after {summary['optimizer_steps']:,} optimizer steps ({summary['planned_epochs']} epochs): "
+                f"split after {_ran(summary, history)}: "
                 "train longer (--epochs, or --set finetune.min_steps=N)"
                 f"{', try --method full' if config.method not in ('full', 'elmo') else ''}, or pretrain the model "
                 "further")
     return out
+
+
+def _ran(summary: dict[str, Any], history: list[dict[str, Any]]) -> str:
+    """The optimizer steps and epochs a run took (early stopping may end it before its plan)."""
+    planned, ran = summary["planned_epochs"], history[-1]["epoch"] if history else 0
+    steps = summary["optimizer_steps"] * ran // max(planned, 1)
+    return f"{steps:,} optimizer steps ({ran} epochs" + (f" of the {planned} planned)" if ran < planned else ")")
 
 
 def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epochs, epoch) -> float:

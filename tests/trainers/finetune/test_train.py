@@ -185,6 +185,31 @@ def test_resume_after_an_interrupted_epoch_gives_the_uninterrupted_run(bases, ta
     assert resumed["kept_epoch"] == straight["kept_epoch"] and resumed["kept"] == straight["kept"]
 
 
+def test_a_resume_keeps_the_runs_own_plan_whatever_the_default(bases, task_files, tmp_path, monkeypatch):
+    """A run planned for 3 epochs (the default before min_steps), resumed with the default flags: it was re-planned
+    (300 steps: 50 epochs of 6) and loaded the old schedule into the new one (47 epochs at learning rate 0, or a
+    KeyError traceback where the warmup differed). Now the checkpoint's plan holds; another --epochs is refused."""
+    import corpusforge.trainers.finetune.train as train_module
+
+    _, straight = run(bases, task_files, tmp_path / "a", "gpt2", "classify", "lora", epochs=3)
+    real = train_module._train_epoch
+
+    def interrupted(*args):
+        if args[-1] == 3:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(train_module, "_train_epoch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=3)
+    monkeypatch.setattr(train_module, "_train_epoch", real)
+    with pytest.raises(UserError, match="planned for 3 epochs; resume it without --epochs"):
+        run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=5, resume=True)
+    _, resumed = run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=0, resume=True)
+    assert resumed["planned_epochs"] == 3
+    assert resumed["epochs"] == [{**e, "seconds": r["seconds"]} for e, r in zip(straight["epochs"], resumed["epochs"])]
+
+
 def test_the_best_epoch_is_kept_and_early_stopping_stops_after_the_patience(bases, task_files, tmp_path, monkeypatch):
     import corpusforge.trainers.finetune.train as train_module
 
@@ -198,6 +223,9 @@ def test_the_best_epoch_is_kept_and_early_stopping_stops_after_the_patience(base
     monkeypatch.setattr(train_module, "evaluate_rows", evaluate)
     config, metrics = run(bases, task_files, tmp_path, "gpt2", "classify", "lora", epochs=5, early_stopping=2)
     assert [e["epoch"] for e in metrics["epochs"]] == [1, 2, 3, 4] and metrics["stopped_early"]
+    # a warning states what ran, not the plan (it said "after 30 optimizer steps (5 epochs)")
+    said = [w for w in metrics["warnings"] if "baseline" in w]
+    assert said and all("optimizer steps (4 epochs of the 5 planned)" in w for w in said), metrics["warnings"]
     assert metrics["kept_epoch"] == 2 and metrics["kept"]["val_accuracy"] == 0.7
     tuned = load_finetuned(config.out)
     saved = {n: p.detach() for n, p in tuned.model.named_parameters() if n in weights[2]}
