@@ -153,14 +153,7 @@ def _keyed_ascii_lines(norm: bytes, spans: list[tuple[int, int, bool]], line_cha
                 if not words:
                     records.append((None, 0, ()))
                     continue
-                if len(words) == 1:
-                    joined = words[0]
-                    line_key = key if key is not None and len(joined) >= line_chars else (
-                        digest64(joined) if len(joined) >= line_chars else None)
-                else:
-                    joined = b" ".join(words)
-                    line_key = digest64(joined) if len(joined) >= line_chars else None
-                records.append((line_key, line_count, tuple(keys)))
+                records.append((_line_key(words, key, line_chars), line_count, tuple(keys)))
                 keys, words, line_count = [], [], 0
             continue
         joined = b" ".join(parts)
@@ -175,15 +168,18 @@ def _keyed_ascii_lines(norm: bytes, spans: list[tuple[int, int, bool]], line_cha
             key = None
             table += (start, end, LAST_OF_LINE if last else 0, 0, count)
         if last:
-            if len(words) == 1:  # the line is this sentence: its key, when it has one, is the line's
-                line_key = key if key is not None and len(joined) >= line_chars else (
-                    digest64(joined) if len(joined) >= line_chars else None)
-            else:
-                joined = b" ".join(words)
-                line_key = digest64(joined) if len(joined) >= line_chars else None
-            records.append((line_key, line_count, tuple(keys)))
+            records.append((_line_key(words, key, line_chars), line_count, tuple(keys)))
             keys, words, line_count = [], [], 0
     return records, array.array(TABLE_TYPECODE, table).tobytes()
+
+
+def _line_key(words: list[bytes], key: int | None, line_chars: int) -> int | None:
+    """A line's key from its sentences' normalised words (``line_key``'s value); ``key``: its last sentence's key."""
+    joined = words[0] if len(words) == 1 else b" ".join(words)
+    if len(joined) < line_chars:
+        return None
+    # a line of one sentence is that sentence: its key, when it has one, is the line's (the same digest64)
+    return key if key is not None and len(words) == 1 else digest64(joined)
 
 
 def line_records_reference(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:

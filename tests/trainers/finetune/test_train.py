@@ -164,7 +164,13 @@ def test_peft_adapter_loads_on_the_exported_base_with_peft_itself(bases, task_fi
         torch.testing.assert_close(merged(**batch).logits, ours, atol=1e-5, rtol=1e-5)
 
 
-def test_resume_after_an_interrupted_epoch_gives_the_uninterrupted_run(bases, task_files, tmp_path, monkeypatch):
+@pytest.mark.parametrize("resume_epochs", [3, 0])
+def test_resume_after_an_interrupted_epoch_gives_the_uninterrupted_run(bases, task_files, tmp_path, monkeypatch,
+                                                                       resume_epochs):
+    """Resumed with the default flags (``resume_epochs`` 0), a run planned for 3 epochs (the default before min_steps)
+    was re-planned (300 steps: 50 epochs of 6) and loaded the old schedule into the new one (47 epochs at learning
+    rate 0, or a KeyError traceback where the warmup differed). Now the checkpoint's plan holds; another --epochs is
+    refused in one line."""
     import corpusforge.trainers.finetune.train as train_module
 
     _, straight = run(bases, task_files, tmp_path / "a", "gpt2", "classify", "lora", epochs=3)
@@ -180,34 +186,13 @@ def test_resume_after_an_interrupted_epoch_gives_the_uninterrupted_run(bases, ta
         run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=3)
     assert not (tmp_path / "b" / "out" / "finetune.json").exists()
     monkeypatch.setattr(train_module, "_train_epoch", real)
-    _, resumed = run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=3, resume=True)
-    assert resumed["epochs"] == [{**e, "seconds": r["seconds"]} for e, r in zip(straight["epochs"], resumed["epochs"])]
-    assert resumed["kept_epoch"] == straight["kept_epoch"] and resumed["kept"] == straight["kept"]
-
-
-def test_a_resume_keeps_the_runs_own_plan_whatever_the_default(bases, task_files, tmp_path, monkeypatch):
-    """A run planned for 3 epochs (the default before min_steps), resumed with the default flags: it was re-planned
-    (300 steps: 50 epochs of 6) and loaded the old schedule into the new one (47 epochs at learning rate 0, or a
-    KeyError traceback where the warmup differed). Now the checkpoint's plan holds; another --epochs is refused."""
-    import corpusforge.trainers.finetune.train as train_module
-
-    _, straight = run(bases, task_files, tmp_path / "a", "gpt2", "classify", "lora", epochs=3)
-    real = train_module._train_epoch
-
-    def interrupted(*args):
-        if args[-1] == 3:
-            raise KeyboardInterrupt
-        return real(*args)
-
-    monkeypatch.setattr(train_module, "_train_epoch", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=3)
-    monkeypatch.setattr(train_module, "_train_epoch", real)
-    with pytest.raises(UserError, match="planned for 3 epochs; resume it without --epochs"):
-        run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=5, resume=True)
-    _, resumed = run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=0, resume=True)
+    if not resume_epochs:
+        with pytest.raises(UserError, match="planned for 3 epochs; resume it without --epochs"):
+            run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=5, resume=True)
+    _, resumed = run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=resume_epochs, resume=True)
     assert resumed["planned_epochs"] == 3
     assert resumed["epochs"] == [{**e, "seconds": r["seconds"]} for e, r in zip(straight["epochs"], resumed["epochs"])]
+    assert resumed["kept_epoch"] == straight["kept_epoch"] and resumed["kept"] == straight["kept"]
 
 
 def test_the_best_epoch_is_kept_and_early_stopping_stops_after_the_patience(bases, task_files, tmp_path, monkeypatch):
