@@ -234,7 +234,8 @@ def _publish(tmp: pathlib.Path, out_dir: pathlib.Path, info: dict, check, folder
     # under out_dir's lock: an earlier export there (or a folder a fine-tuning holds) is never moved away and deleted
     # while another command writes into it; that command is named in one line
     with run_lock(str(out_dir), "export"):
-        rundir.publish_dir(str(tmp), str(out_dir))  # an earlier export goes only if its marker records all it holds
+        # an earlier export goes only if its marker records all it holds
+        rundir.publish_dir(str(tmp), str(out_dir), locked=True)
 
 
 @torch.no_grad()

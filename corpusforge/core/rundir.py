@@ -892,23 +892,23 @@ def remove_temporary(path: str) -> None:
     _MADE_HERE.discard(key)
 
 
-def publish_dir(tmp: str, out_dir: str) -> None:
+def publish_dir(tmp: str, out_dir: str, locked: bool = False) -> None:
     """Put the local directory ``tmp`` (made by ``temporary_dir`` in this process) at ``out_dir``, with a
     marker listing its files. An earlier ``out_dir`` is replaced only when it is empty or its own marker
     records everything in it (an earlier publication); it is moved aside first and deleted once the new one is
-    in place. Anything else there is refused with one line and left as it was."""
+    in place. Anything else there is refused with one line and left as it was. ``locked``: the caller holds
+    ``out_dir``'s run lock (its lock file goes with the old folder)."""
     tmp, out_dir = os.path.abspath(str(tmp)), os.path.abspath(str(out_dir))
     if tmp not in _MADE_HERE:
         raise UserError(f"{tmp} was not made by this corpusforge process; nothing was published")
     if os.path.islink(out_dir):
         raise UserError(f"{out_dir} is a symbolic link; corpusforge does not delete or write through links: remove "
                         "the link and run again")
-    from corpusforge.core.run_lock import holds
-
     aside = None
     if os.path.lexists(out_dir):
-        # the lock file is this command's when it holds out_dir (the caller's run_lock): it goes with the folder
-        ours = (LOCK,) if os.path.isdir(out_dir) and holds(out_dir) else ()
+        # the lock file is this command's when it holds out_dir (``locked``: the caller's run_lock): it goes with
+        # the folder
+        ours = (LOCK,) if locked and os.path.isdir(out_dir) else ()
         present = sorted(n for n in os.listdir(out_dir) if n not in ours) if os.path.isdir(out_dir) else [None]
         if present and (None in present or read_marker(out_dir) is None):
             raise UserError(f"{out_dir} exists and holds files corpusforge did not record there (no {MARKER}), so it "
