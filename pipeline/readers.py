@@ -1197,13 +1197,13 @@ class ReadDocuments(beam.PTransform):
             rejected.append(outputs[REJECTED])
             edits.append(outputs[EDITS])
         docs = documents | "FlattenDocuments" >> Flatten()
-        # Unique ids (namespaced_ids): one step keys each document by its origin for the shuffle that spreads
-        # them over workers and packs the (id, origin) pairs by id bucket (``_SpreadKeys``); a light pass over
+        # Unique ids (namespaced_ids): one step packs the documents into batches for the shuffle that spreads
+        # them over workers and their (id, origin, batch key) triples by id bucket (``_SpreadKeys``); a light pass over
         # the buckets claims the new ids of the shared ids and the kept ids holding an "@" (``bucket_claims``),
         # a second one, over those claims only, settles the new ids that meet another id (``settled_ids``). The
         # documents cross in batches (``SPREAD_BATCH``), each keyed by its first document's origin, and meet the
-        # renames of their documents by that key: a batch, not a document, is one shuffled element, and being
-        # keyed by origin, no id shared by many documents makes a hot key. Right after, they go on one by one.
+        # renames of their documents by that key: a batch, not a document, is one shuffled element, and, keyed by
+        # an origin, not an id, no id shared by many documents makes a hot key. Right after, they go on one by one.
         keyed = docs | "SpreadKeys" >> beam.ParDo(_SpreadKeys(self.id_buckets)).with_outputs(IDS, main="docs")
         renames = (keyed[IDS]
                    | "GroupIds" >> GroupByKey()
