@@ -1,3 +1,4 @@
+import contextlib
 import gzip
 import io
 import json
@@ -364,6 +365,91 @@ def test_a_group_of_ids_stays_small_as_the_input_grows(tmp_path, monkeypatch):
         assert_that(found[0] | beam.Map(lambda group: sum(len(pairs) for pairs in group[1])), small)
 
 
+def _spread(docs):
+    """``_SpreadKeys``' outputs for ``docs`` read in one bundle, as ``(batches, [(batch emitted before the bundle
+    ended)])``: its main outputs only (the id lists are tagged)."""
+    from apache_beam.pvalue import TaggedOutput
+    from corpusforge.pipeline.readers import _SpreadKeys
+
+    fn = _SpreadKeys(64)
+    fn.start_bundle()
+    early = [out for doc in docs for out in fn.process(doc) if not isinstance(out, TaggedOutput)]
+    late = [out.value for out in fn.finish_bundle() if not isinstance(out, TaggedOutput)]
+    return early + late, early
+
+
+def test_documents_cross_the_spreading_shuffle_in_bounded_batches(monkeypatch):
+    # One element per batch, not per document; a batch holds at most SPREAD_BATCH documents and, beyond its first,
+    # no more than SPREAD_BATCH_BYTES of text (non-ASCII counted 4 a character), keyed by its first document's
+    # origin; batches leave as they fill (a file of millions of lines never waits whole), a huge text alone.
+    from corpusforge.pipeline import readers
+    from corpusforge.pipeline.document_coder import Documents
+
+    monkeypatch.setattr(readers, "SPREAD_BATCH", 5)
+    monkeypatch.setattr(readers, "SPREAD_BATCH_BYTES", 100)
+
+    def doc(i, text):
+        return Document(id=f"w/{i % 7}", text=text, source="w", origin=(0, "a.jsonl", i))
+
+    texts = ["t" * 10] * 23 + ["x" * 500] + ["é" * 10] * 9 + ["s" * 30]  # 40 chars of é count 40
+    docs = [doc(i, text) for i, text in enumerate(texts)]
+    batches, early = _spread(docs)
+    assert [d for _, batch in batches for d in batch] == docs  # every document once, in order
+    assert all(type(batch) is Documents for _, batch in batches)
+    assert all(key == batch[0].origin for key, batch in batches)
+    assert max(len(batch) for _, batch in batches) == 5
+    for _, batch in batches:
+        held = sum(len(d.text) * (1 if d.text.isascii() else 4) for d in batch)
+        assert len(batch) == 1 or held <= 100, [d.text for d in batch]
+    assert [len(b) for _, b in batches] == [5, 5, 5, 5, 3, 1, 2, 2, 2, 2, 2]
+    assert len(early) == len(batches) - 1  # all but the bundle's last batch left before the bundle ended
+    # the (id, origin, batch key) triples name each document's batch
+    fn = readers._SpreadKeys(64)
+    fn.start_bundle()
+    for d in docs:
+        list(fn.process(d))
+    triples = [t for _, pairs in fn._drain() for t in pairs]
+    batch_of = {d.origin: key for key, batch in batches for d in batch}
+    assert sorted(triples) == sorted((d.id, d.origin, batch_of[d.origin]) for d in docs)
+
+
+def test_ids_are_the_same_across_small_batches_on_both_shuffle_paths(tmp_path, monkeypatch):
+    # Batches of 3 documents (or 40 characters of text), so a batch's documents share ids with those of other
+    # batches and files, and the renames ("@file", "#position", "~suffix") must each reach its own batch; the
+    # same ids as the read's two light passes give in plain Python (_final_ids), with shuffles in memory and on
+    # disk, texts spilled or not.
+    from corpusforge.core.disk_grouping import spilling_to
+    from corpusforge.pipeline import readers
+
+    monkeypatch.setattr(readers, "SPREAD_BATCH", 3)
+    monkeypatch.setattr(readers, "SPREAD_BATCH_BYTES", 40)
+    files = {"a.jsonl": ["x", "x@b.jsonl", "y", "z", "x", "q", "y"], "b.jsonl": ["x", "y", "r", "q"],
+             "c.jsonl": ["z", "x@a.jsonl#0", "s", "t", "u"]}
+    records, expected_texts = [], []
+    for name, ids in files.items():
+        lines = []
+        for position, doc_id in enumerate(ids):
+            text = f"{name} {position} " + ("long " * 10 if position == 2 else "")
+            lines.append(json.dumps({"id": doc_id, "text": text}).encode())
+            records.append((f"w/{doc_id}", (0, name, position)))
+            expected_texts.append(text.strip())
+        (tmp_path / name).write_bytes(b"\n".join(lines) + b"\n")
+    expected = list(zip(_final_ids(records), expected_texts))
+    assert sum("@" in new and "@" not in old for new, (old, _) in zip(_final_ids(records), records)) >= 8
+    assert any("~" in new for new, _ in expected)
+    (tmp_path / "disk").mkdir()
+    for on_disk in (False, True):
+        for spill_dir in (None, str(tmp_path / f"spill{on_disk}")):
+            with contextlib.ExitStack() as stack:
+                if on_disk:
+                    stack.enter_context(spilling_to(str(tmp_path / "disk"), 4))
+                with TestPipeline() as p:
+                    read = ReadDocuments([InputConfig(path=str(tmp_path / "*.jsonl"), name="w")], 1000,
+                                         spill_dir=spill_dir)
+                    docs, _ = p | read
+                    assert_that(docs | beam.Map(lambda d: (d.id, d.text.strip())), equal_to(expected))
+
+
 def _final_ids(records):
     """The ids ``ReadDocuments`` gives ``records`` (``(id, origin)`` pairs): its two light passes, in plain Python
     (the pairs packed by id bucket, in lists of two, as bundles send them)."""
@@ -375,10 +461,17 @@ def _final_ids(records):
             groups.setdefault(key, []).append(value)
         return groups.items()
 
-    packed = [(id_bucket(doc_id, 3), (doc_id, origin)) for doc_id, origin in records]  # few: ids share buckets
+    # each document's batch: the first origin of each run of three records, as _SpreadKeys keys its batches
+    batches = [records[i - i % 3][1] for i in range(len(records))]
+    packed = [(id_bucket(doc_id, 3), (doc_id, origin, batch))  # few buckets: ids share them
+              for (doc_id, origin), batch in zip(records, batches)]
     buckets = [(bucket, [pairs[i:i + 2] for i in range(0, len(pairs), 2)]) for bucket, pairs in grouped(packed)]
     claims = [claim for group in buckets for claim in bucket_claims(group)]
-    renames = dict(rename for group in grouped(claims) for rename in settled_ids(group))
+    renames = {}
+    for group in grouped(claims):
+        for batch, (origin, new_id) in settled_ids(group):
+            assert batches[[origin for _, origin in records].index(origin)] == batch  # reaches its batch
+            renames[origin] = new_id
     return [renames.get(origin, doc_id) for doc_id, origin in records]
 
 
