@@ -19,6 +19,7 @@ TASKS = ("classify", "tag", "generate")
 METHODS = ("full", "lora", "adapter", "prefix", "prompt", "elmo")
 DEFAULT_EPOCHS = 3
 MIN_STEPS = 300  # the measurement behind it: docs/finetune.md, "Defaults that learn at every size"
+EVALUATIONS = 20  # the default plan validates and checkpoints at most about this often (docs/finetune.md)
 
 
 @dataclasses.dataclass
@@ -55,8 +56,8 @@ class FinetuneConfig:
     keep: Literal["best", "last"] = setting("best", "Which epoch's weights OUT/ keeps: best (the best validation score: "
                 "accuracy for classify and tag, token accuracy for generate; ties to the lower loss, then the earlier "
                 "epoch) or last. Without validation records: last.")
-    early_stopping: int = setting(0, "Stop after this many epochs without a better validation score (0: off; needs "
-                "validation records).")
+    early_stopping: int = setting(0, "Stop after this many validations without a better score (0: off; needs "
+                "validation records): epochs with an explicit --epochs; only validations after the warmup count.")
     weight_decay: float = setting(0.01, "AdamW weight decay.")
     max_length: int = setting(256, "Tokens per record at most (longer inputs are cut).")
     lora_r: int = setting(8, "LoRA rank.")
@@ -69,7 +70,7 @@ class FinetuneConfig:
     merge: bool = setting(False, "lora: also write OUT/merged/, the base with the update merged in (a plain transformers model).")
     seed: int = setting(0, "Seed of head initialisation, shuffling and dropout.")
     device: Literal["auto", "cpu", "cuda"] = setting("auto", "auto: cuda when available, else cpu.")
-    resume: bool = setting(False, "Continue from the latest epoch checkpoint in OUT/checkpoints.")
+    resume: bool = setting(False, "Continue from the latest checkpoint in OUT/checkpoints, on the run's own plan (epochs, validations).")
     progress: bool = setting(True, "Show a progress bar.")
 
     def __post_init__(self) -> None:
@@ -100,3 +101,12 @@ class FinetuneConfig:
         if self.epochs:
             return self.epochs
         return max(DEFAULT_EPOCHS, -(-self.min_steps // max(steps_per_epoch, 1)))
+
+    def evaluate_every(self, planned_epochs: int) -> int:
+        """Epochs between validations (and checkpoints): 1 with an explicit ``epochs`` (the per-epoch validation,
+        checkpoint and early stopping it promises), else the fewest that keep a run to ``EVALUATIONS``. On the
+        default plan a tiny set runs hundreds of epochs: 4 records are 300 epochs of one step, and validating 400
+        records and writing a checkpoint after each one took over 90 % of the run's time."""
+        if self.epochs:
+            return 1
+        return -(-planned_epochs // EVALUATIONS)
