@@ -22,8 +22,9 @@ def register(subparsers) -> None:
         help="Fine-tune a model on a task: classify, tag or generate; full, LoRA, adapters, prefix or prompt tuning.",
         description="Train a pretrained model (a run's model/ or a transformers directory) on labelled records "
                     "(JSONL, CSV or Parquet) and write OUT/: metrics.json (validation accuracy and macro-F1 per "
-                    "validation: each epoch with --epochs, about 20 a run by default; trainable_params, "
-                    "total_params), labels.json, checkpoints/ (the latest validation's; --resume), "
+                    "validation: each epoch with --epochs; by default at most as long as the training, at least 10 "
+                    "a run; trainable_params, total_params), labels.json, checkpoints/ (the latest; every epoch with "
+                    "--epochs, about 20 a run by default; --resume), "
                     "model/ (full) or adapter/ (peft's format for lora, prefix, prompt; loads with "
                     "peft.PeftModel.from_pretrained on OUT/base), merged/ (lora --merge) and finetune.json. Options "
                     "are shortcuts for --set finetune.KEY=VALUE; defaults come from the finetune section. Record "

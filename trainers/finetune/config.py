@@ -19,7 +19,8 @@ TASKS = ("classify", "tag", "generate")
 METHODS = ("full", "lora", "adapter", "prefix", "prompt", "elmo")
 DEFAULT_EPOCHS = 3
 MIN_STEPS = 300  # the measurement behind it: docs/finetune.md, "Defaults that learn at every size"
-EVALUATIONS = 20  # the default plan validates and checkpoints at most about this often (docs/finetune.md)
+# The default plan's validations and checkpoints on a set of many short epochs (FinetuneConfig.schedule)
+MIN_VALIDATIONS, CHECKPOINTS = 10, 20
 
 
 @dataclasses.dataclass
@@ -102,11 +103,17 @@ class FinetuneConfig:
             return self.epochs
         return max(DEFAULT_EPOCHS, -(-self.min_steps // max(steps_per_epoch, 1)))
 
-    def evaluate_every(self, planned_epochs: int) -> int:
-        """Epochs between validations (and checkpoints): 1 with an explicit ``epochs`` (the per-epoch validation,
-        checkpoint and early stopping it promises), else the fewest that keep a run to ``EVALUATIONS``. On the
-        default plan a tiny set runs hundreds of epochs: 4 records are 300 epochs of one step, and validating 400
-        records and writing a checkpoint after each one took over 90 % of the run's time."""
+    def schedule(self, planned_epochs: int, train_records: int, validation_records: int) -> tuple[int, int]:
+        """(epochs between validations, epochs between checkpoints): 1 and 1 with an explicit ``epochs`` (the
+        per-epoch validation, checkpoint and early stopping it promises). On the default plan a tiny set runs
+        hundreds of epochs (4 records: 300 epochs of one step), and validating 400 records and writing a checkpoint
+        after each took over 90 % of the run's time. So: validation every k epochs, k the fewest for which it costs
+        at most the training between two (a forward pass a record against a training step's forward and backward,
+        about 3 forwards), but at least ``MIN_VALIDATIONS`` a run; a checkpoint at every m-th validation, m the
+        fewest that keep the run to ``CHECKPOINTS`` (each holds the trainable weights and AdamW's two moments: a
+        BERT-base full fine-tuning, 1.3 GB). Both also after the last epoch."""
         if self.epochs:
-            return 1
-        return -(-planned_epochs // EVALUATIONS)
+            return 1, 1
+        cost = -(-validation_records // (3 * max(train_records, 1)))  # epochs whose training costs one validation
+        validate = max(1, min(cost, planned_epochs // MIN_VALIDATIONS))
+        return validate, validate * -(-planned_epochs // (CHECKPOINTS * validate))

@@ -341,19 +341,19 @@ def counting(monkeypatch):
 
 def test_a_tiny_set_on_the_default_plan_validates_and_checkpoints_a_bounded_number_of_times(bases, tmp_path,
                                                                                               monkeypatch):
-    """4 training records are 300 epochs of one step on the default plan (min_steps): it validated the larger
-    validation set and wrote a checkpoint after each of the 300 (4 / 400 records: 3 min, 9.6 s of it training).
-    Now about 20 times a run, every 15 epochs here, and the run still learns the task."""
-    train, val = tiny_set(tmp_path)
+    """4 training records are 300 epochs of one step on the default plan (min_steps): it validated the 400
+    validation records and wrote a checkpoint after each of the 300 (3 min, 9.6 s of it training). Now every 30
+    epochs (10 validations, 10 checkpoints), and the run still learns the task."""
+    train, val = tiny_set(tmp_path, n_val=400)
     counts = counting(monkeypatch)
     config = FinetuneConfig(model=str(bases["bert"]), task="classify", train=str(train), validation=str(val),
                             out=str(tmp_path / "out"), progress=False, device="cpu")
     metrics = finetune(config)
-    assert counts == {"validations": 20, "checkpoints": 20}, counts  # were 300 and 300
+    assert counts == {"validations": 10, "checkpoints": 10}, counts  # were 300 and 300
     assert metrics["planned_epochs"] == 300 and metrics["optimizer_steps"] == 300  # the plan is unchanged
-    assert metrics["evaluate_every"] == 15
-    assert [e["epoch"] for e in metrics["epochs"]] == list(range(15, 301, 15))
-    assert [e["step"] for e in metrics["epochs"]] == list(range(15, 301, 15))
+    assert metrics["evaluate_every"] == metrics["checkpoint_every"] == 30
+    assert [e["epoch"] for e in metrics["epochs"]] == list(range(30, 301, 30))
+    assert [e["step"] for e in metrics["epochs"]] == list(range(30, 301, 30))
     assert metrics["kept"]["val_accuracy"] == 1.0, metrics["epochs"]
     # an explicit --epochs keeps its validation and checkpoint every epoch
     counts.update(validations=0, checkpoints=0)
@@ -378,16 +378,17 @@ def test_early_stopping_waits_for_the_warmup_to_end(bases, tmp_path, monkeypatch
 
 
 def test_resume_on_the_default_plan_continues_its_validation_schedule(bases, tmp_path, monkeypatch):
-    """A default-plan run interrupted between two checkpoints resumes from the latest (epoch 14 of 40, validated
-    every 2) and ends as the uninterrupted run did: the same validations, the same kept epoch."""
+    """A default-plan run interrupted between two checkpoints resumes from the latest (epoch 14 of 40: validated
+    every epoch, 8 validation records cost less than an epoch's training, and a checkpoint every 2) and ends as the
+    uninterrupted run did: the same validations, the same kept epoch."""
     import corpusforge.trainers.finetune.train as train_module
 
-    train, val = tiny_set(tmp_path)
+    train, val = tiny_set(tmp_path, n_val=8)
     files = {"classify": (train, val)}
     options = dict(epochs=0, batch_size=16, min_steps=40)
     _, straight = run(bases, files, tmp_path / "a", "gpt2", "classify", "lora", **options)
-    assert [e["epoch"] for e in straight["epochs"]] == list(range(2, 41, 2))
-    assert straight["planned_epochs"] == 40 and straight["evaluate_every"] == 2
+    assert [e["epoch"] for e in straight["epochs"]] == list(range(1, 41))
+    assert straight["planned_epochs"] == 40 and (straight["evaluate_every"], straight["checkpoint_every"]) == (1, 2)
     real = train_module._train_epoch
 
     def interrupted(*args):
@@ -403,7 +404,7 @@ def test_resume_on_the_default_plan_continues_its_validation_schedule(bases, tmp
     # resumed under another default (min_steps): the checkpoint's plan, not a new one
     _, resumed = run(bases, files, tmp_path / "b", "gpt2", "classify", "lora", epochs=0, batch_size=16,
                      min_steps=300, resume=True)
-    assert resumed["planned_epochs"] == 40 and resumed["evaluate_every"] == 2
+    assert resumed["planned_epochs"] == 40 and (resumed["evaluate_every"], resumed["checkpoint_every"]) == (1, 2)
     assert resumed["epochs"] == [{**e, "seconds": r["seconds"]} for e, r in zip(straight["epochs"], resumed["epochs"])]
-    assert len(resumed["epochs"]) == 20
+    assert len(resumed["epochs"]) == 40
     assert resumed["kept_epoch"] == straight["kept_epoch"] and resumed["kept"] == straight["kept"]
