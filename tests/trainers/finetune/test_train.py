@@ -378,9 +378,9 @@ def test_early_stopping_waits_for_the_warmup_to_end(bases, tmp_path, monkeypatch
 
 
 def test_resume_on_the_default_plan_continues_its_validation_schedule(bases, tmp_path, monkeypatch):
-    """A default-plan run interrupted between two checkpoints resumes from the latest (epoch 14 of 40: validated
-    every epoch, 8 validation records cost less than an epoch's training, and a checkpoint every 2) and ends as the
-    uninterrupted run did: the same validations, the same kept epoch."""
+    """A default-plan run interrupted between two checkpoints (in epoch 16 of 40: validated every epoch, 8
+    validation records cost less than an epoch's training, and a checkpoint every 2) resumes from the latest (14,
+    validated again: 15) and ends as the uninterrupted run did: the same validations, the same kept epoch."""
     import corpusforge.trainers.finetune.train as train_module
 
     train, val = tiny_set(tmp_path, n_val=8)
@@ -388,18 +388,18 @@ def test_resume_on_the_default_plan_continues_its_validation_schedule(bases, tmp
     options = dict(epochs=0, batch_size=16, min_steps=40)
     _, straight = run(bases, files, tmp_path / "a", "gpt2", "classify", "lora", **options)
     assert [e["epoch"] for e in straight["epochs"]] == list(range(1, 41))
-    assert straight["planned_epochs"] == 40 and (straight["evaluate_every"], straight["checkpoint_every"]) == (1, 2)
     real = train_module._train_epoch
 
     def interrupted(*args):
-        if args[-1] == 15:
+        if args[-1] == 16:
             raise KeyboardInterrupt
         return real(*args)
 
     monkeypatch.setattr(train_module, "_train_epoch", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run(bases, files, tmp_path / "b", "gpt2", "classify", "lora", **options)
-    assert [p.name for p in (tmp_path / "b" / "out" / "checkpoints").iterdir()] == ["step-00000014.pt"]
+    assert [p.name for p in (tmp_path / "b" / "out" / "checkpoints").iterdir()] == ["step-00000014.pt"]  # was 15
+    assert straight["planned_epochs"] == 40 and (straight["evaluate_every"], straight["checkpoint_every"]) == (1, 2)
     monkeypatch.setattr(train_module, "_train_epoch", real)
     # resumed under another default (min_steps): the checkpoint's plan, not a new one
     _, resumed = run(bases, files, tmp_path / "b", "gpt2", "classify", "lora", epochs=0, batch_size=16,
