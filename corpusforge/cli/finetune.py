@@ -22,7 +22,9 @@ def register(subparsers) -> None:
         help="Fine-tune a model on a task: classify, tag or generate; full, LoRA, adapters, prefix or prompt tuning.",
         description="Train a pretrained model (a run's model/ or a transformers directory) on labelled records "
                     "(JSONL, CSV or Parquet) and write OUT/: metrics.json (validation accuracy and macro-F1 per "
-                    "epoch, trainable_params, total_params), labels.json, checkpoints/ (one per epoch; --resume), "
+                    "validation: each epoch with --epochs; by default at most as long as the training, at least 10 "
+                    "a run; trainable_params, total_params), labels.json, checkpoints/ (the latest; every epoch with "
+                    "--epochs, about 20 a run by default; --resume), "
                     "model/ (full) or adapter/ (peft's format for lora, prefix, prompt; loads with "
                     "peft.PeftModel.from_pretrained on OUT/base), merged/ (lora --merge) and finetune.json. Options "
                     "are shortcuts for --set finetune.KEY=VALUE; defaults come from the finetune section. Record "
@@ -46,7 +48,8 @@ def register(subparsers) -> None:
     add("--keep", choices=["best", "last"], default=argparse.SUPPRESS,
         help="Keep the best epoch by validation (default) or the last.")
     add("--early-stopping", type=int, default=argparse.SUPPRESS, metavar="N",
-        help="Stop after N epochs without a better validation score (0: off); default: finetune.early_stopping.")
+        help="Stop after N validations without a better score, counting those after the warmup (0: off); "
+             "default: finetune.early_stopping.")
     add("--max-length", type=int, default=argparse.SUPPRESS, help="Tokens per record at most; default: finetune.max_length.")
     add("--lora-r", type=int, default=argparse.SUPPRESS, help="LoRA rank; default: finetune.lora_r.")
     add("--lora-alpha", type=int, default=argparse.SUPPRESS, help="LoRA alpha; default: finetune.lora_alpha.")
@@ -59,7 +62,7 @@ def register(subparsers) -> None:
     add("--merge", action="store_true", default=argparse.SUPPRESS, help="lora: also write OUT/merged/.")
     add("--seed", type=seed, default=argparse.SUPPRESS, help="Seed; default: finetune.seed.")
     add("--device", choices=["auto", "cpu", "cuda"], default=argparse.SUPPRESS, help="Where to train (auto: a CUDA GPU when there is one); default: finetune.device.")
-    add("--resume", action="store_true", default=argparse.SUPPRESS, help="Continue from the latest epoch checkpoint.")
+    add("--resume", action="store_true", default=argparse.SUPPRESS, help="Continue from the latest checkpoint, on the run's own plan.")
     add("--no-progress", action="store_true", default=argparse.SUPPRESS, help="No progress bar.")
     finetune.set_defaults(func=cmd_finetune)
 

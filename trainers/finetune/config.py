@@ -19,6 +19,8 @@ TASKS = ("classify", "tag", "generate")
 METHODS = ("full", "lora", "adapter", "prefix", "prompt", "elmo")
 DEFAULT_EPOCHS = 3
 MIN_STEPS = 300  # the measurement behind it: docs/finetune.md, "Defaults that learn at every size"
+# The default plan's validations and checkpoints on a set of many short epochs (FinetuneConfig.schedule)
+MIN_VALIDATIONS, CHECKPOINTS = 10, 20
 
 
 @dataclasses.dataclass
@@ -55,8 +57,8 @@ class FinetuneConfig:
     keep: Literal["best", "last"] = setting("best", "Which epoch's weights OUT/ keeps: best (the best validation score: "
                 "accuracy for classify and tag, token accuracy for generate; ties to the lower loss, then the earlier "
                 "epoch) or last. Without validation records: last.")
-    early_stopping: int = setting(0, "Stop after this many epochs without a better validation score (0: off; needs "
-                "validation records).")
+    early_stopping: int = setting(0, "Stop after this many validations without a better score (0: off; needs "
+                "validation records): epochs with an explicit --epochs; only validations after the warmup count.")
     weight_decay: float = setting(0.01, "AdamW weight decay.")
     max_length: int = setting(256, "Tokens per record at most (longer inputs are cut).")
     lora_r: int = setting(8, "LoRA rank.")
@@ -69,7 +71,7 @@ class FinetuneConfig:
     merge: bool = setting(False, "lora: also write OUT/merged/, the base with the update merged in (a plain transformers model).")
     seed: int = setting(0, "Seed of head initialisation, shuffling and dropout.")
     device: Literal["auto", "cpu", "cuda"] = setting("auto", "auto: cuda when available, else cpu.")
-    resume: bool = setting(False, "Continue from the latest epoch checkpoint in OUT/checkpoints.")
+    resume: bool = setting(False, "Continue from the latest checkpoint in OUT/checkpoints, on the run's own plan (epochs, validations).")
     progress: bool = setting(True, "Show a progress bar.")
 
     def __post_init__(self) -> None:
@@ -100,3 +102,18 @@ class FinetuneConfig:
         if self.epochs:
             return self.epochs
         return max(DEFAULT_EPOCHS, -(-self.min_steps // max(steps_per_epoch, 1)))
+
+    def schedule(self, planned_epochs: int, train_records: int, validation_records: int) -> tuple[int, int]:
+        """(epochs between validations, epochs between checkpoints): 1 and 1 with an explicit ``epochs`` (the
+        per-epoch validation, checkpoint and early stopping it promises). On the default plan a tiny set runs
+        hundreds of epochs (4 records: 300 epochs of one step), and validating 400 records and writing a checkpoint
+        after each took over 90 % of the run's time. So: validation every k epochs, k the fewest for which it costs
+        at most the training between two (a forward pass a record against a training step's forward and backward,
+        about 3 forwards), but at least ``MIN_VALIDATIONS`` a run; a checkpoint at every m-th validation, m the
+        fewest that keep the run to ``CHECKPOINTS`` (each holds the trainable weights and AdamW's two moments: a
+        BERT-base full fine-tuning, 1.3 GB). Both also after the last epoch."""
+        if self.epochs:
+            return 1, 1
+        cost = -(-validation_records // (3 * max(train_records, 1)))  # epochs whose training costs one validation
+        validate = max(1, min(cost, planned_epochs // MIN_VALIDATIONS))
+        return validate, validate * -(-planned_epochs // (CHECKPOINTS * validate))

@@ -1,9 +1,10 @@
-"""``finetune``: a pretrained model trained on a task, with validation metrics and per-epoch checkpoints.
+"""``finetune``: a pretrained model trained on a task, with validation metrics and checkpoints.
 
     result = finetune(FinetuneConfig(model="runs/x/model", task="classify", method="lora", train=..., out=...))
 
-OUT/ holds ``labels.json``, ``metrics.json`` (rewritten after each epoch), ``checkpoints/step-N.pt`` (N = the
-epoch: the trainable weights, AdamW and scheduler state and every RNG, so ``resume`` continues exactly), the
+OUT/ holds ``labels.json``, ``metrics.json`` (rewritten after each validation), ``checkpoints/step-N.pt`` (N = the
+epoch of the latest; every epoch with an explicit ``epochs``, on the default plan at most about 20 a run:
+the trainable weights, AdamW and scheduler state, every RNG and the plan, so ``resume`` continues exactly), the
 result (``model/``, ``adapter/``, ``merged/``) and, written last, ``finetune.json``, which marks the output
 complete. A run's ``model/`` is first exported to ``OUT/base`` (exactly, with export's logit check), so the
 adapter always has its base beside it.
@@ -141,19 +142,25 @@ def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
         raise UserError(f"--resume: {out}/checkpoints holds no checkpoint; run without --resume to start")
     state = ckpt.load_checkpoint(latest) if latest is not None else None
     epochs = config.planned_epochs(steps_per_epoch)
+    every, checkpoint_every = config.schedule(epochs, len(train_rows), len(val_rows))
     if state is not None:  # the plan (and so the schedule) is the run's own: re-planned, it resumed into another
         # a checkpoint without its plan is from before min_steps, when 3 epochs was the default
         planned = int(state.get("planned_epochs") or config.epochs or DEFAULT_EPOCHS)
         if config.epochs and config.epochs != planned:
             raise UserError(f"--resume: the run in {out} was planned for {planned} epochs; resume it without --epochs "
                             f"(or with --epochs {planned})")
+        # one without its intervals is from before the bounded validations: it validated every epoch
         epochs = planned
+        every, checkpoint_every = (int(state.get(k) or 1) for k in ("evaluate_every", "checkpoint_every"))
     total_steps = steps_per_epoch * epochs
-    scheduler = warmup_then_decay(optimizer, warmup_steps=int(config.warmup_ratio * total_steps),
+    warmup_steps = int(config.warmup_ratio * total_steps)
+    scheduler = warmup_then_decay(optimizer, warmup_steps=warmup_steps,
                                   total_steps=total_steps, decay="linear", final_ratio=0.0)
 
     files.write_json(str(out / "labels.json"), labels or {})
-    summary: dict[str, Any] = {"learning_rate": lr, "planned_epochs": epochs, "optimizer_steps": total_steps}
+    summary: dict[str, Any] = {"learning_rate": lr, "planned_epochs": epochs, "optimizer_steps": total_steps,
+                               "evaluate_every": every, "checkpoint_every": checkpoint_every,
+                               "warmup_steps": warmup_steps}
     if config.task == "classify" and val_examples:
         summary["baseline"] = {"name": "tfidf_logistic_regression",
                                **bag_of_words_baseline(train_examples, val_examples, labels, config.seed)}
@@ -172,25 +179,37 @@ def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
         if best is not None and "trainable" not in best:  # the best epoch was the latest: stored once
             best = {"epoch": best["epoch"], "trainable": state["trainable"]}
 
+    # Validation, the best-epoch choice and metrics.json come every ``every`` epochs, a checkpoint every
+    # ``checkpoint_every`` (a multiple of it), both after the last: a resumed run starts after the latest checkpoint
+    # and trains (and validates) the epochs since again, on the same plan
+    loss_sum, batches, seconds = 0.0, 0, 0.0  # the training since the latest validation
     for epoch in range(start_epoch, epochs + 1):
-        if _stop_early(config, history, best):
+        if _stop_early(config, history, best, steps_per_epoch, warmup_steps):
             break
         started = time.perf_counter()
-        train_loss = _train_epoch(model, train_rows, config, pad, device, optimizer, scheduler, epochs, epoch)
-        seconds = time.perf_counter() - started
-        row = {"epoch": epoch, "train_loss": train_loss, "seconds": round(seconds, 3)}
+        epoch_loss = _train_epoch(model, train_rows, config, pad, device, optimizer, scheduler, epochs, epoch)
+        seconds += time.perf_counter() - started
+        loss_sum, batches = loss_sum + epoch_loss * steps_per_epoch, batches + steps_per_epoch
+        if epoch % every and epoch != epochs:
+            continue
+        row = {"epoch": epoch, "step": epoch * steps_per_epoch, "train_loss": loss_sum / max(batches, 1),
+               "seconds": round(seconds, 3)}
+        loss_sum, batches, seconds = 0.0, 0, 0.0
         if val_rows:
             row.update(evaluate_rows(model, val_rows, config.task, pad, device, len(labels or {}),
                                      config.batch_size))
         history.append(row)
         weights = {n: p.detach().cpu().clone() for n, p in model.named_parameters() if p.requires_grad}
-        if val_rows and (best is None or _score(row, config.task) > _score(history[best["epoch"] - 1], config.task)):
+        if val_rows and (best is None or _score(row, config.task) > _score(_row(history, best["epoch"]), config.task)):
             best = {"epoch": epoch, "trainable": weights}
-        state = {"epoch": epoch, "planned_epochs": epochs, "history": history, "optimizer": optimizer.state_dict(),
+        files.write_json(str(out / "metrics.json"), _metrics(config, history, trainable, total, summary, None))
+        if epoch % checkpoint_every and epoch != epochs:
+            continue
+        state = {"epoch": epoch, "planned_epochs": epochs, "evaluate_every": every,
+                 "checkpoint_every": checkpoint_every, "history": history, "optimizer": optimizer.state_dict(),
                  "scheduler": scheduler.state_dict(), "rng": ckpt.capture_rng(), "trainable": weights,
                  "best": best if best is None or best["epoch"] != epoch else {"epoch": epoch}}
         ckpt.save_checkpoint(out / "checkpoints", epoch, state, keep=1)
-        files.write_json(str(out / "metrics.json"), _metrics(config, history, trainable, total, summary, None))
 
     kept = history[-1]["epoch"] if history else 0
     if config.keep == "best" and best is not None:
@@ -221,10 +240,19 @@ def _score(row: dict[str, Any], task: str) -> tuple[float, float]:
     return accuracy, -row.get("val_loss", 0.0)
 
 
-def _stop_early(config: FinetuneConfig, history: list[dict[str, Any]], best: dict[str, Any] | None) -> bool:
-    """Whether ``early_stopping`` epochs have passed since the best one."""
-    return bool(config.early_stopping and best is not None and history
-                and history[-1]["epoch"] - best["epoch"] >= config.early_stopping)
+def _row(history: list[dict[str, Any]], epoch: int) -> dict[str, Any]:
+    return next(r for r in history if r["epoch"] == epoch)
+
+
+def _stop_early(config: FinetuneConfig, history: list[dict[str, Any]], best: dict[str, Any] | None,
+                steps_per_epoch: int, warmup_steps: int) -> bool:
+    """Whether ``early_stopping`` validations since the best one found none better, counting only those taken after
+    the warmup: during it the rate is still rising, and a run of 4 records (one step an epoch, 18 steps of warmup)
+    stopped with patience 2 at epoch 3, at a sixth of its rate, having learned nothing."""
+    if not (config.early_stopping and best is not None):
+        return False
+    since = [r for r in history if r["epoch"] > best["epoch"] and r["epoch"] * steps_per_epoch > warmup_steps]
+    return len(since) >= config.early_stopping
 
 
 def _metrics(config, history, trainable, total, summary, kept) -> dict[str, Any]:

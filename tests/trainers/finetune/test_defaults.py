@@ -82,6 +82,16 @@ def test_a_small_set_trains_for_min_steps_optimizer_steps_unless_epochs_are_give
     assert FinetuneConfig(min_steps=0).planned_epochs(6) == 3
 
 
+def test_the_default_plan_validates_at_most_as_long_as_it_trains_and_checkpoints_about_20_times():
+    # (epochs between validations, epochs between checkpoints) for (planned epochs, train records, val records)
+    assert FinetuneConfig().schedule(300, 4, 400) == (30, 30)  # validating 400 costs 34 epochs of 4: 10 a run
+    assert FinetuneConfig().schedule(300, 4, 40) == (4, 16)  # 75 validations as long as the training, 19 checkpoints
+    assert FinetuneConfig().schedule(50, 90, 150) == (1, 3)  # the benchmark's small set: validated every epoch
+    assert FinetuneConfig().schedule(8, 640, 80) == (1, 1)
+    assert FinetuneConfig().schedule(300, 4, 0) == (1, 15)  # no validation records: the training loss each epoch
+    assert FinetuneConfig(epochs=300).schedule(300, 4, 400) == (1, 1)  # an explicit --epochs: every epoch
+
+
 def test_the_width_comes_from_any_transformers_config(tmp_path):
     for key, width in (("hidden_size", 1024), ("n_embd", 768), ("d_model", 512)):  # BERT, GPT-2, T5 / BART
         (tmp_path / key).mkdir()

@@ -308,3 +308,103 @@ def test_a_finetuning_into_an_out_another_command_holds_is_refused_naming_it(bas
     assert not (tmp_path / "out" / ".corpusforge-run.json").exists()
     _, metrics = run(bases, task_files, tmp_path, "gpt2", "classify", "full", epochs=1)
     assert [e["epoch"] for e in metrics["epochs"]] == [1] and not (tmp_path / "out" / ".corpusforge.lock").exists()
+
+
+def tiny_set(tmp_path, n_val=64):
+    """4 training records (one optimizer step an epoch at the default batch) beside a larger validation set."""
+    from tests.trainers.finetune.conftest import task_records, write_jsonl
+
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    return (write_jsonl(tmp_path / "train.jsonl", task_records("classify", 4, 0)),
+            write_jsonl(tmp_path / "val.jsonl", task_records("classify", n_val, 1)))
+
+
+def counting(monkeypatch):
+    """Counts validations and checkpoints written, calling the real ones."""
+    import corpusforge.trainers.finetune.train as train_module
+
+    counts = {"validations": 0, "checkpoints": 0}
+    real_evaluate, real_save = train_module.evaluate_rows, train_module.ckpt.save_checkpoint
+
+    def evaluate(*args, **kwargs):
+        counts["validations"] += 1
+        return real_evaluate(*args, **kwargs)
+
+    def save(*args, **kwargs):
+        counts["checkpoints"] += 1
+        return real_save(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "evaluate_rows", evaluate)
+    monkeypatch.setattr(train_module.ckpt, "save_checkpoint", save)
+    return counts
+
+
+def test_a_tiny_set_on_the_default_plan_validates_and_checkpoints_a_bounded_number_of_times(bases, tmp_path,
+                                                                                              monkeypatch):
+    """4 training records are 300 epochs of one step on the default plan (min_steps): it validated the 400
+    validation records and wrote a checkpoint after each of the 300 (3 min, 9.6 s of it training). Now every 30
+    epochs (10 validations, 10 checkpoints), and the run still learns the task."""
+    train, val = tiny_set(tmp_path, n_val=400)
+    counts = counting(monkeypatch)
+    config = FinetuneConfig(model=str(bases["bert"]), task="classify", train=str(train), validation=str(val),
+                            out=str(tmp_path / "out"), progress=False, device="cpu")
+    metrics = finetune(config)
+    assert counts == {"validations": 10, "checkpoints": 10}, counts  # were 300 and 300
+    assert metrics["planned_epochs"] == 300 and metrics["optimizer_steps"] == 300  # the plan is unchanged
+    assert metrics["evaluate_every"] == metrics["checkpoint_every"] == 30
+    assert [e["epoch"] for e in metrics["epochs"]] == list(range(30, 301, 30))
+    assert [e["step"] for e in metrics["epochs"]] == list(range(30, 301, 30))
+    assert metrics["kept"]["val_accuracy"] == 1.0, metrics["epochs"]
+    # an explicit --epochs keeps its validation and checkpoint every epoch
+    counts.update(validations=0, checkpoints=0)
+    run(bases, {"classify": (train, val)}, tmp_path / "explicit", "bert", "classify", "full", epochs=5, batch_size=16)
+    assert counts == {"validations": 5, "checkpoints": 5}, counts
+
+
+def test_early_stopping_waits_for_the_warmup_to_end(bases, tmp_path, monkeypatch):
+    """With one step an epoch and half the steps warmup, the best validation comes first and none is better after:
+    patience 2 stopped the run at epoch 3, at 3/5 of its rate. Only validations after the warmup (5 steps) count."""
+    import corpusforge.trainers.finetune.train as train_module
+
+    scripted = iter([0.9] + [0.5] * 9)
+    monkeypatch.setattr(train_module, "evaluate_rows", lambda *a: {"val_loss": 1.0, "val_accuracy": next(scripted),
+                                                                   "val_macro_f1": 0.5})
+    train, val = tiny_set(tmp_path)
+    _, metrics = run(bases, {"classify": (train, val)}, tmp_path, "gpt2", "classify", "lora", epochs=10,
+                     batch_size=16, warmup_ratio=0.5, early_stopping=2)
+    assert [e["epoch"] for e in metrics["epochs"]] == [1, 2, 3, 4, 5, 6, 7] and metrics["stopped_early"]  # was 1-3
+    assert metrics["warmup_steps"] == 5
+    assert metrics["kept_epoch"] == 1
+
+
+def test_resume_on_the_default_plan_continues_its_validation_schedule(bases, tmp_path, monkeypatch):
+    """A default-plan run interrupted between two checkpoints (in epoch 16 of 40: validated every epoch, 8
+    validation records cost less than an epoch's training, and a checkpoint every 2) resumes from the latest (14,
+    validated again: 15) and ends as the uninterrupted run did: the same validations, the same kept epoch."""
+    import corpusforge.trainers.finetune.train as train_module
+
+    train, val = tiny_set(tmp_path, n_val=8)
+    files = {"classify": (train, val)}
+    options = dict(epochs=0, batch_size=16, min_steps=40)
+    _, straight = run(bases, files, tmp_path / "a", "gpt2", "classify", "lora", **options)
+    assert [e["epoch"] for e in straight["epochs"]] == list(range(1, 41))
+    real = train_module._train_epoch
+
+    def interrupted(*args):
+        if args[-1] == 16:
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(train_module, "_train_epoch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(bases, files, tmp_path / "b", "gpt2", "classify", "lora", **options)
+    assert [p.name for p in (tmp_path / "b" / "out" / "checkpoints").iterdir()] == ["step-00000014.pt"]  # was 15
+    assert straight["planned_epochs"] == 40 and (straight["evaluate_every"], straight["checkpoint_every"]) == (1, 2)
+    monkeypatch.setattr(train_module, "_train_epoch", real)
+    # resumed under another default (min_steps): the checkpoint's plan, not a new one
+    _, resumed = run(bases, files, tmp_path / "b", "gpt2", "classify", "lora", epochs=0, batch_size=16,
+                     min_steps=300, resume=True)
+    assert resumed["planned_epochs"] == 40 and (resumed["evaluate_every"], resumed["checkpoint_every"]) == (1, 2)
+    assert resumed["epochs"] == [{**e, "seconds": r["seconds"]} for e, r in zip(straight["epochs"], resumed["epochs"])]
+    assert len(resumed["epochs"]) == 40
+    assert resumed["kept_epoch"] == straight["kept_epoch"] and resumed["kept"] == straight["kept"]
