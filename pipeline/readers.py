@@ -1015,9 +1015,10 @@ ID_FLUSH = 1 << 16
 IDS = "ids"  # tagged output of _SpreadKeys: (bucket, [(id, origin, batch key)...])
 # The documents cross their one shuffle (SpreadDocuments) in batches, not one Beam element each (plain Beam:
 # ~29 us per grouped (id, 2.4 KB text) pair against ~1 us per element of a fused step): consecutive documents of a
-# bundle, at most SPREAD_BATCH of them and, once it holds one, no more than SPREAD_BATCH_BYTES of text (counted
-# as its bytes when ASCII, 4 a character otherwise: at least its UTF-8 and its size in memory), so that a
-# batch's memory is bounded whatever the records. A spilled document still holds its text here (``with_ref``
+# bundle, at most SPREAD_BATCH of them and, once it holds one, no more than SPREAD_BATCH_BYTES of text and
+# metadata (a string counted as its bytes when ASCII, 4 a character otherwise: at least its UTF-8 and its size in
+# memory; metadata, a record's other fields kept whole, can be as large as its text), so that a batch's memory
+# is bounded whatever the records. A spilled document still holds its text here (``with_ref``
 # keeps it until the document is coded), so it counts as much, though the batch is coded with its reference
 # only. A batch is sent as soon as it fills: a bundle of one file of millions of lines holds one batch.
 SPREAD_BATCH = 256
@@ -1036,14 +1037,35 @@ def id_bucket(doc_id: str, buckets: int) -> int:
     return zlib.crc32(doc_id.encode("utf-8", "surrogatepass")) % buckets
 
 
+def batch_key(origin: tuple) -> int:
+    """The key a batch crosses ``SpreadDocuments`` under, from its first document's origin: 64 bits of its
+    BLAKE2b hash, which every (id, origin) triple carries (9 bytes coded, where the origin took ~50). Two
+    batches whose keys collide meet in one group, where each rename still finds its document by origin."""
+    return int.from_bytes(hashlib.blake2b(repr(origin).encode("utf-8", "surrogatepass"), digest_size=8).digest(),
+                          "big")
+
+
+def _held_bytes(value) -> int:
+    """About what ``value`` (a string, or JSON-like metadata: dicts, lists, scalars) holds: a string its length
+    when ASCII (``str.isascii`` is O(1)), 4 a character otherwise (no encoding to measure it); a container the sum
+    of its items plus 8 each; any other value 8. The reader bounds metadata's depth (``max_metadata_depth``)."""
+    kind = type(value)
+    if kind is str:
+        return len(value) if value.isascii() else 4 * len(value)
+    if kind is dict:
+        return sum(_held_bytes(key) + _held_bytes(item) + 16 for key, item in value.items())
+    if kind is list or kind is tuple:
+        return sum(_held_bytes(item) + 8 for item in value)
+    return 8
+
+
 def spread_bytes(doc) -> int:
-    """What a document's text counts towards ``SPREAD_BATCH_BYTES``: 0 when it is not in memory (a spilled one
-    decoded), its length when ASCII (``str.isascii`` is O(1)), 4 a character otherwise (no encoding to measure
-    it)."""
-    text = doc.__dict__.get("text")
-    if type(text) is not str:
-        return 0
-    return len(text) if text.isascii() else 4 * len(text)
+    """What a document counts towards ``SPREAD_BATCH_BYTES``: its text (0 when it is not in memory: a spilled
+    one decoded) and its metadata (a record's other fields, kept whole: as large as its text can be), each as
+    ``_held_bytes`` counts it."""
+    fields = doc.__dict__
+    text, metadata = fields.get("text"), fields.get("metadata")
+    return (_held_bytes(text) if type(text) is str else 0) + (_held_bytes(metadata) if metadata else 0)
 
 
 class _SpreadKeys(beam.DoFn):
@@ -1066,7 +1088,7 @@ class _SpreadKeys(beam.DoFn):
         if self.batch and self.batch_bytes + size > SPREAD_BATCH_BYTES:  # a big text goes out alone or first
             yield self._take_batch()
         if not self.batch:
-            self.batch_key = origin
+            self.batch_key = batch_key(origin)
         self.batch.append(doc)
         self.batch_bytes += size
         pairs = self.buckets.get(bucket := id_bucket(doc_id, self.id_buckets))

@@ -396,7 +396,8 @@ def test_documents_cross_the_spreading_shuffle_in_bounded_batches(monkeypatch):
     batches, early = _spread(docs)
     assert [d for _, batch in batches for d in batch] == docs  # every document once, in order
     assert all(type(batch) is Documents for _, batch in batches)
-    assert all(key == batch[0].origin for key, batch in batches)
+    assert all(key == readers.batch_key(batch[0].origin) for key, batch in batches)
+    assert len({key for key, _ in batches}) == len(batches)
     assert max(len(batch) for _, batch in batches) == 5
     for _, batch in batches:
         held = sum(len(d.text) * (1 if d.text.isascii() else 4) for d in batch)
@@ -411,6 +412,21 @@ def test_documents_cross_the_spreading_shuffle_in_bounded_batches(monkeypatch):
     triples = [t for _, pairs in fn._drain() for t in pairs]
     batch_of = {d.origin: key for key, batch in batches for d in batch}
     assert sorted(triples) == sorted((d.id, d.origin, batch_of[d.origin]) for d in docs)
+
+
+def test_a_spread_batch_counts_its_documents_metadata_as_well_as_their_text(monkeypatch):
+    # A record's other fields are kept whole as metadata and can be as large as its text (an "html" field beside
+    # a short "text"): 256 of them in one batch held 256 x 8 MB. They count towards SPREAD_BATCH_BYTES as text
+    # does (strings, keys, nested lists and dicts), so such records cross a few at a time.
+    from corpusforge.pipeline import readers
+
+    monkeypatch.setattr(readers, "SPREAD_BATCH_BYTES", 100)
+    nested = {"html": "<p>" + "h" * 40, "tags": ["a" * 10, {"k": "é" * 5}], "n": 3}
+    assert readers.spread_bytes(Document(id="a", text="t" * 10, source="w", metadata=nested)) >= 10 + 43 + 10 + 20
+    docs = [Document(id=f"w/{i}", text="short", source="w", metadata={"html": "h" * 25}, origin=(0, "a", i))
+            for i in range(6)]
+    batches, _ = _spread(docs)
+    assert [len(batch) for _, batch in batches] == [2, 2, 2]
 
 
 def test_ids_are_the_same_across_small_batches_on_both_shuffle_paths(tmp_path, monkeypatch):
@@ -453,7 +469,7 @@ def test_ids_are_the_same_across_small_batches_on_both_shuffle_paths(tmp_path, m
 def _final_ids(records):
     """The ids ``ReadDocuments`` gives ``records`` (``(id, origin)`` pairs): its two light passes, in plain Python
     (the pairs packed by id bucket, in lists of two, as bundles send them)."""
-    from corpusforge.pipeline.readers import bucket_claims, id_bucket, settled_ids
+    from corpusforge.pipeline.readers import batch_key, bucket_claims, id_bucket, settled_ids
 
     def grouped(pairs):
         groups: dict = {}
@@ -461,8 +477,8 @@ def _final_ids(records):
             groups.setdefault(key, []).append(value)
         return groups.items()
 
-    # each document's batch: the first origin of each run of three records, as _SpreadKeys keys its batches
-    batches = [records[i - i % 3][1] for i in range(len(records))]
+    # each document's batch: the key of the first origin of each run of three records, as _SpreadKeys keys them
+    batches = [batch_key(records[i - i % 3][1]) for i in range(len(records))]
     packed = [(id_bucket(doc_id, 3), (doc_id, origin, batch))  # few buckets: ids share them
               for (doc_id, origin), batch in zip(records, batches)]
     buckets = [(bucket, [pairs[i:i + 2] for i in range(0, len(pairs), 2)]) for bucket, pairs in grouped(packed)]
