@@ -215,9 +215,9 @@ def main() -> None:
                            "trainable_params": metrics["trainable_params"], "total_params": metrics["total_params"],
                            "trainable_share": round(metrics["trainable_share"], 4),
                            "seconds": round(sum(e["seconds"] for e in metrics["epochs"]), 1),
-                           "accuracy_per_epoch": [round(e["val_accuracy"], 4) for e in metrics["epochs"]]}
+                           "accuracy_per_validation": [round(e["val_accuracy"], 4) for e in metrics["epochs"]]}
                     results.append(row)
-                    print(json.dumps({k: v for k, v in row.items() if k != "accuracy_per_epoch"}), flush=True)
+                    print(json.dumps({k: v for k, v in row.items() if k != "accuracy_per_validation"}), flush=True)
     print("\n| size | init | method | run | lr | epochs (steps) | val accuracy, mean (per seed) | val loss, mean | "
           "macro-F1, mean | trainable share | seconds, mean |\n|---|---|---|---|---|---|---|---|---|---|---|")
     groups: dict[tuple, list[dict]] = {}

@@ -22,8 +22,9 @@ def register(subparsers) -> None:
         help="Fine-tune a model on a task: classify, tag or generate; full, LoRA, adapters, prefix or prompt tuning.",
         description="Train a pretrained model (a run's model/ or a transformers directory) on labelled records "
                     "(JSONL, CSV or Parquet) and write OUT/: metrics.json (validation accuracy and macro-F1 per "
-                    "validation: each epoch with --epochs; by default at most as long as the training, at least 10 "
-                    "a run; trainable_params, total_params), labels.json, checkpoints/ (the latest; every epoch with "
+                    "validation: each epoch with --epochs; by default every k epochs, k the fewest for which "
+                    "validating costs at most the training between two, but at least 10 validations a run of 10 "
+                    "epochs or more; trainable_params, total_params), labels.json, checkpoints/ (the latest; every epoch with "
                     "--epochs, about 20 a run by default; --resume), "
                     "model/ (full) or adapter/ (peft's format for lora, prefix, prompt; loads with "
                     "peft.PeftModel.from_pretrained on OUT/base), merged/ (lora --merge) and finetune.json. Options "

@@ -115,5 +115,28 @@ def test_progress_off_a_terminal_is_plain_lines(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "\r" not in err
     epochs = [line for line in err.splitlines() if line.startswith("finetune epoch")]
-    assert [line.split(":")[0] for line in epochs] == ["finetune epoch 1/2", "finetune epoch 2/2"]
-    assert all(" step 3 of 3, loss " in line for line in epochs), epochs
+    assert [line.split(":")[0] for line in epochs] == ["finetune epoch 1/2 (step 3)", "finetune epoch 2/2 (step 6)"]
+    assert all(": train loss " in line for line in epochs), epochs
+    assert [line for line in err.splitlines() if line.startswith("finetune: done in ")][0].endswith(
+        ", epoch 2/2, loss " + err.split(", epoch 2/2, loss ")[-1].split()[0]), err
+    assert "step 6 of 6" in err
+
+
+def test_a_tiny_set_on_the_default_plan_prints_a_few_lines_not_one_an_epoch(tmp_path, capsys):
+    # 4 records at batch 8: one step an epoch, and the default plan runs 300 of them (finetune.min_steps): one
+    # progress line an epoch was 300 lines on stderr and no validation figure before the end; now one bar for
+    # the run (plain lines here: a tenth of it at most every 10 s, a minute at least) and a line a validation
+    base = make_base(tmp_path / "model", "gpt2")
+    train, val = tmp_path / "train.jsonl", tmp_path / "val.jsonl"
+    train.write_text("".join(json.dumps(r) + "\n" for r in task_records("classify", 4, 0)))
+    val.write_text("".join(json.dumps(r) + "\n" for r in task_records("classify", 40, 1)))
+    assert main(["finetune", "--model", str(base), "--task", "classify", "--train", str(train), "--validation",
+                 str(val), "--method", "lora", "--batch-size", "8", "--out", str(tmp_path / "out"),
+                 "--device", "cpu"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    validations = [line for line in err if line.startswith("finetune epoch ")]
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert metrics["planned_epochs"] == 300 and len(metrics["epochs"]) >= 20
+    assert 10 <= len(validations) <= 11 and validations[-1].startswith("finetune epoch 300/300 (step 300): ")
+    assert all("val accuracy " in line for line in validations), validations
+    assert len([line for line in err if line.startswith("finetune")]) <= 11 + 12, err

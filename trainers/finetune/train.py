@@ -183,11 +183,18 @@ def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
     # ``checkpoint_every`` (a multiple of it), both after the last: a resumed run starts after the latest checkpoint
     # and trains (and validates) the epochs since again, on the same plan
     loss_sum, batches, seconds = 0.0, 0, 0.0  # the training since the latest validation
+    # One bar (or plain lines off a terminal) for the whole run, and a line with the first validation's figures and
+    # then those of one validation a tenth of the run (metrics.json holds all): one bar per epoch printed 300 lines
+    # for a tiny set's 300 one-step epochs, and no validation figure until the end
+    from corpusforge.core.progress import step_bar
+
+    bar = (step_bar(total_steps, (start_epoch - 1) * steps_per_epoch, label="finetune") if config.progress
+           else None)
     for epoch in range(start_epoch, epochs + 1):
         if _stop_early(config, history, best, steps_per_epoch, warmup_steps):
             break
         started = time.perf_counter()
-        epoch_loss = _train_epoch(model, train_rows, config, pad, device, optimizer, scheduler, epochs, epoch)
+        epoch_loss = _train_epoch(model, train_rows, config, pad, device, optimizer, scheduler, epochs, epoch, bar=bar)
         seconds += time.perf_counter() - started
         loss_sum, batches = loss_sum + epoch_loss * steps_per_epoch, batches + steps_per_epoch
         if epoch % every and epoch != epochs:
@@ -199,6 +206,9 @@ def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
             row.update(evaluate_rows(model, val_rows, config.task, pad, device, len(labels or {}),
                                      config.batch_size))
         history.append(row)
+        if bar is not None and (10 * epoch // epochs > 10 * history[-2]["epoch"] // epochs if len(history) > 1
+                                else True):  # the first validation, then one a tenth of the plan: ~11 lines a run
+            bar.write(_validation_line(row, epochs))
         weights = {n: p.detach().cpu().clone() for n, p in model.named_parameters() if p.requires_grad}
         if val_rows and (best is None or _score(row, config.task) > _score(_row(history, best["epoch"]), config.task)):
             best = {"epoch": epoch, "trainable": weights}
@@ -211,6 +221,8 @@ def _finetune(config: FinetuneConfig, max_record_bytes: int) -> dict[str, Any]:
                  "best": best if best is None or best["epoch"] != epoch else {"epoch": epoch}}
         ckpt.save_checkpoint(out / "checkpoints", epoch, state, keep=1)
 
+    if bar is not None:
+        bar.close()
     kept = history[-1]["epoch"] if history else 0
     if config.keep == "best" and best is not None:
         kept = best["epoch"]
@@ -288,16 +300,21 @@ def _ran(summary: dict[str, Any], history: list[dict[str, Any]]) -> str:
     return f"{steps:,} optimizer steps ({ran} epochs" + (f" of the {planned} planned)" if ran < planned else ")")
 
 
-def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epochs, epoch) -> float:
-    from corpusforge.core.progress import step_bar
+def _validation_line(row: dict[str, Any], epochs: int) -> str:
+    """``finetune epoch 30/300 (step 30): train loss 0.6931, val loss 0.6512, val accuracy 0.750``."""
+    figures = [f"train loss {row['train_loss']:.4f}"]
+    figures += [f"{key.replace('_', ' ')} {value:.4f}" if key == "val_loss" else f"{key.replace('_', ' ')} {value:.3f}"
+                for key, value in row.items() if key.startswith("val_") and isinstance(value, float)]
+    return f"finetune epoch {row['epoch']}/{epochs} (step {row['step']:,}): {', '.join(figures)}"
 
+
+def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epochs, epoch, bar=None) -> float:
+    """One epoch's optimizer steps; ``bar``: the run's step bar (``step_bar``: a bar on a terminal, plain lines
+    elsewhere), or None."""
     model.train()
     order = torch.randperm(len(rows), generator=torch.Generator().manual_seed(config.seed * 1000 + epoch)).tolist()
     batches = [order[i: i + config.batch_size] for i in range(0, len(order), config.batch_size)]
     total, count = 0.0, 0
-    # step_bar, as the pretraining loop: a bar on a terminal, plain lines elsewhere (tqdm wrote its frames joined
-    # by carriage returns into a CI log or a pipe, one line growing for the whole run)
-    bar = step_bar(len(batches), label=f"finetune epoch {epoch}/{epochs}") if config.progress else None
     for indices in batches:
         batch = {k: v.to(device) for k, v in collate([rows[i] for i in indices], pad).items() if k != "word_ids"}
         loss = model(**batch).loss
@@ -310,10 +327,8 @@ def _train_epoch(model, rows, config, pad, device, optimizer, scheduler, epochs,
         optimizer.zero_grad(set_to_none=True)
         total, count = total + loss.item(), count + 1
         if bar is not None:
-            bar.set_postfix({"loss": f"{loss.item():.4f}"}, refresh=False)
+            bar.set_postfix({"epoch": f"{epoch}/{epochs}", "loss": f"{loss.item():.4f}"}, refresh=False)
             bar.update(1)
-    if bar is not None:
-        bar.close()
     return total / max(count, 1)
 
 

@@ -67,10 +67,10 @@ def test_an_interrupted_elmo_fine_tuning_resumes_to_the_uninterrupted_result(elm
     straight = finetune(settings(elmo_model, task_files, tmp_path / "a", epochs=3))
     real = finetune_module._train_epoch
 
-    def interrupted(*args):
+    def interrupted(*args, **kwargs):
         if args[-1] == 3:
             raise KeyboardInterrupt
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(finetune_module, "_train_epoch", interrupted)
     with pytest.raises(KeyboardInterrupt):

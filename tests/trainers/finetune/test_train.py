@@ -176,10 +176,10 @@ def test_resume_after_an_interrupted_epoch_gives_the_uninterrupted_run(bases, ta
     _, straight = run(bases, task_files, tmp_path / "a", "gpt2", "classify", "lora", epochs=3)
     real = train_module._train_epoch
 
-    def interrupted(*args):
+    def interrupted(*args, **kwargs):
         if args[-1] == 3:
             raise KeyboardInterrupt
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(train_module, "_train_epoch", interrupted)
     with pytest.raises(KeyboardInterrupt):
@@ -390,10 +390,10 @@ def test_resume_on_the_default_plan_continues_its_validation_schedule(bases, tmp
     assert [e["epoch"] for e in straight["epochs"]] == list(range(1, 41))
     real = train_module._train_epoch
 
-    def interrupted(*args):
+    def interrupted(*args, **kwargs):
         if args[-1] == 16:
             raise KeyboardInterrupt
-        return real(*args)
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(train_module, "_train_epoch", interrupted)
     with pytest.raises(KeyboardInterrupt):
