@@ -48,7 +48,9 @@ class _ScrubRemovedFn(beam.DoFn):
 
     def process(self, batch: list[Removed]):
         todo = [r for r in batch if r.stage != STAGE]  # the PII stage's removals are scrubbed already
-        for record, result in zip(todo, self._scrub_texts([r.doc.text for r in todo])):
+        # a spilled text is read back only to be scrubbed: with scrub_removed off it stays on disk for the writer
+        texts = [r.doc.text for r in todo] if self._config.scrub_removed else [None] * len(todo)
+        for record, result in zip(todo, self._scrub_texts(texts)):
             try:
                 if isinstance(result, Exception):
                     raise result

@@ -156,3 +156,19 @@ def test_a_full_disk_while_scrubbing_is_not_a_withheld_record_but_stops_the_buil
             _ = (p | beam.Create([record])
                  | (ScrubRejected(PIIConfig(), SALT) if rejected else ScrubRemoved(PIIConfig(hash_salt=SALT), SALT)))
     assert str(resource_error(raised.value)).startswith("/tmp/presidio-cache: no space left on the device")
+
+
+def test_with_scrub_removed_false_a_spilled_removed_text_is_not_read_back(tmp_path):
+    """The text of a removed record is read back from its spill file only to be scrubbed: with ``scrub_removed``
+    off it stays there (a reference whose file is gone would raise if it were read), the id is still scrubbed."""
+    import pickle
+
+    from corpusforge.pipeline.pii.removed import _ScrubRemovedFn
+
+    gone = str(tmp_path / "gone.txt")  # never written: reading it back raises ScratchError
+    doc = pickle.loads(pickle.dumps(Document("web/bob.roe@example.org", "Call me", "web").with_ref((gone, 0, 7))))
+    fn = _ScrubRemovedFn(PIIConfig(hash_salt=SALT, scrub_removed=False), SALT)
+    fn.setup()
+    (out,) = list(fn.process([Removed(doc, "dedup", "exact_duplicate")]))
+    assert out.doc.text_ref == (gone, 0, 7) and "text" not in out.doc.__dict__
+    assert out.doc.id == _hashed("web/bob.roe@example.org")
