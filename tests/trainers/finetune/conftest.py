@@ -85,3 +85,19 @@ def task_files(tmp_path_factory):
     return {task: (write_jsonl(root / f"{task}-train.jsonl", task_records(task, 48, 0)),
                    write_jsonl(root / f"{task}-val.jsonl", task_records(task, 16, 1)))
             for task in ("classify", "pair", "tag", "generate")}
+
+
+def interrupt_at_epoch(monkeypatch, epoch: int):
+    """Make fine-tuning raise KeyboardInterrupt as epoch ``epoch`` starts (a run killed mid-run); returns the
+    function that puts the real epoch loop back."""
+    import corpusforge.trainers.finetune.train as train_module
+
+    real = train_module._train_epoch
+
+    def interrupted(*args, **kwargs):
+        if args[-1] == epoch:  # (..., epochs, epoch)
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train_module, "_train_epoch", interrupted)
+    return lambda: monkeypatch.setattr(train_module, "_train_epoch", real)

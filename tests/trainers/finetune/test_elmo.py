@@ -10,6 +10,7 @@ from corpusforge.trainers.finetune import train as finetune_module
 from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.train import finetune
 from tests.runs import train_on
+from tests.trainers.finetune.conftest import interrupt_at_epoch
 from tests.trainers.finetune.test_train import check_reload
 from tests.trainers.test_elmo import make_elmo_run
 from tests.trainers.test_train import config as train_config
@@ -65,16 +66,9 @@ def test_elmo_method_and_model_must_match(elmo_model, bases, task_files, tmp_pat
 def test_an_interrupted_elmo_fine_tuning_resumes_to_the_uninterrupted_result(elmo_model, task_files, tmp_path,
                                                                               monkeypatch):
     straight = finetune(settings(elmo_model, task_files, tmp_path / "a", epochs=3))
-    real = finetune_module._train_epoch
-
-    def interrupted(*args, **kwargs):
-        if args[-1] == 3:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(finetune_module, "_train_epoch", interrupted)
+    restore = interrupt_at_epoch(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
         finetune(settings(elmo_model, task_files, tmp_path / "b", epochs=3))
-    monkeypatch.setattr(finetune_module, "_train_epoch", real)
+    restore()
     resumed = finetune(settings(elmo_model, task_files, tmp_path / "b", epochs=3, resume=True))
     assert resumed["epochs"] == [{**e, "seconds": r["seconds"]} for e, r in zip(straight["epochs"], resumed["epochs"])]

@@ -10,6 +10,7 @@ from corpusforge.trainers.finetune.config import FinetuneConfig
 from corpusforge.trainers.finetune.data import read_records, task_examples
 from corpusforge.trainers.finetune.predict import load_finetuned, predict, score_predictions
 from corpusforge.trainers.finetune.train import finetune
+from tests.trainers.finetune.conftest import interrupt_at_epoch
 
 D, LAYERS, R, VIRTUAL, BOTTLENECK = 64, 2, 4, 4, 8  # debug size; the options every test passes
 
@@ -171,21 +172,12 @@ def test_resume_after_an_interrupted_epoch_gives_the_uninterrupted_run(bases, ta
     was re-planned (300 steps: 50 epochs of 6) and loaded the old schedule into the new one (47 epochs at learning
     rate 0, or a KeyError traceback where the warmup differed). Now the checkpoint's plan holds; another --epochs is
     refused in one line."""
-    import corpusforge.trainers.finetune.train as train_module
-
     _, straight = run(bases, task_files, tmp_path / "a", "gpt2", "classify", "lora", epochs=3)
-    real = train_module._train_epoch
-
-    def interrupted(*args, **kwargs):
-        if args[-1] == 3:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(train_module, "_train_epoch", interrupted)
+    restore = interrupt_at_epoch(monkeypatch, 3)
     with pytest.raises(KeyboardInterrupt):
         run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=3)
     assert not (tmp_path / "b" / "out" / "finetune.json").exists()
-    monkeypatch.setattr(train_module, "_train_epoch", real)
+    restore()
     if not resume_epochs:
         with pytest.raises(UserError, match="planned for 3 epochs; resume it without --epochs"):
             run(bases, task_files, tmp_path / "b", "gpt2", "classify", "lora", epochs=5, resume=True)
@@ -381,26 +373,17 @@ def test_resume_on_the_default_plan_continues_its_validation_schedule(bases, tmp
     """A default-plan run interrupted between two checkpoints (in epoch 16 of 40: validated every epoch, 8
     validation records cost less than an epoch's training, and a checkpoint every 2) resumes from the latest (14,
     validated again: 15) and ends as the uninterrupted run did: the same validations, the same kept epoch."""
-    import corpusforge.trainers.finetune.train as train_module
-
     train, val = tiny_set(tmp_path, n_val=8)
     files = {"classify": (train, val)}
     options = dict(epochs=0, batch_size=16, min_steps=40)
     _, straight = run(bases, files, tmp_path / "a", "gpt2", "classify", "lora", **options)
     assert [e["epoch"] for e in straight["epochs"]] == list(range(1, 41))
-    real = train_module._train_epoch
-
-    def interrupted(*args, **kwargs):
-        if args[-1] == 16:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(train_module, "_train_epoch", interrupted)
+    restore = interrupt_at_epoch(monkeypatch, 16)
     with pytest.raises(KeyboardInterrupt):
         run(bases, files, tmp_path / "b", "gpt2", "classify", "lora", **options)
     assert [p.name for p in (tmp_path / "b" / "out" / "checkpoints").iterdir()] == ["step-00000014.pt"]  # was 15
     assert straight["planned_epochs"] == 40 and (straight["evaluate_every"], straight["checkpoint_every"]) == (1, 2)
-    monkeypatch.setattr(train_module, "_train_epoch", real)
+    restore()
     # resumed under another default (min_steps): the checkpoint's plan, not a new one
     _, resumed = run(bases, files, tmp_path / "b", "gpt2", "classify", "lora", epochs=0, batch_size=16,
                      min_steps=300, resume=True)
