@@ -308,38 +308,66 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
 
 
 # Quoted-printable (RFC 2045: what a mail archive's bodies hold, read as Python's ``quopri`` reads them): a soft line
-# break (``=`` ending a line, read as nothing: ``jane.d=⏎oe@example.org``, ``4111 1111 11=⏎11 1111``), a UTF-8
+# break (``=`` ending a line, read as nothing: ``jane.d=⏎oe@example.org``, ``4111 1111 11=⏎11 1111``; with the spaces
+# or tabs an editor or a transport left after the "=", which RFC 2045 has decoders drop: ``= ⏎``), a UTF-8
 # sequence of two to four bytes as one character (``=C3=A9``, a no-break space ``=C2=A0`` between a number's groups),
-# and an escape of ASCII punctuation (``jane=40example.org``, ``=2E``, ``=3D``): not of a letter, a digit or a space,
-# which no encoder escapes and which ``key=20``, ``phone=2125550173``, ``n=4F`` write as a value, and only before a
-# letter or another escape (``jane=2Edoe=40example=2Eorg``): before a digit or punctuation it is a value
-# (``phone=4015550173``, ``max_size=40)``, ``atol=2e-6``: not ``@1...``, ``@)``, ``.-6``), but ``=3D`` (the "="
-# every encoder escapes: ``?n=3D202...``, ``href=3D"...``). Not after a "=" (``====⏎``: a heading's rule, no encoder writes "=" unescaped). One
-# level, read before the other escapes: a mail body holds the URLs and pages the levels below read.
+# and an escape of ASCII punctuation, a space or a tab (``jane=40example.org``, ``=2E``, ``=3D``; ``=20``, ``=09`` as
+# ``quopri.encodestring(..., quotetabs=True)`` writes every space): not of a letter or a digit, which no encoder
+# escapes and which ``phone=2125550173``, ``n=4F`` write as a value, and only before a letter or another escape
+# (``jane=2Edoe=40example=2Eorg``, ``Call=20me``), but ``=3D`` (the "=" every encoder escapes: ``?n=3D202...``,
+# ``href=3D"...``). Before punctuation it is a value (``max_size=40)``, ``atol=2e-6``: not ``@)``, ``.-6``). Before a
+# digit it is a value (``phone=4015550173``, ``timeout=30``, ``id=2D5``: a key before the "=") unless its run of
+# non-space characters (a word: an encoder escapes inside words, a value is one) is written in quoted-printable: it
+# holds an escape read by the rules above (``zhang.wei=40163=2Ecom``, ``Call=20me=20at=20202-555-0173``), or one
+# before a digit after no key, that is after no letter, ``_``, ``.``, ``-``, ``[]`` or ``%`` (digits back to another
+# escape, a space, ``(``, ``)``, ``:``...: ``=2B1202=2D555=2D0173``, ``tel:=2B1...``, ``202=20555=200173``); then
+# every escape of the word before a digit is read too. Not after a "=" (``====⏎``: a heading's rule, no encoder
+# writes "=" unescaped). One level, read before the other escapes: a mail body holds the URLs and pages the levels
+# below read.
 # A continuation byte may follow a soft line break: an encoder wrapping at 76 columns cuts between a character's bytes
 # (``202=C2=⏎=A0555``, Python's own ``email`` does). A byte of no sequence is a Latin-1 character (a body in
 # iso-8859-1, the most common legacy charset) where it can only be one: a no-break space ``=A0`` between digits
-# (``202=A0555=A00173``), a letter ``=C0``-``=FF`` between a letter and a letter, ``-``, ``.``, ``@`` or another escape
-# (``jos=E9.doe``, ``ren=E9e``); in upper case only, as RFC 2045 has encoders write it. A value is left as written
-# (``iban=DE89...``, ``lang=DE``, ``x=ab``, ``color=ff0000``: a country code before digits stays an IBAN's).
-_QP_NEXT = r"(?:=\r?\n)?=[89ABab][0-9A-Fa-f]"
+# (``202=A0555=A00173``), a letter ``=C0``-``=FF`` after a letter, "@", "." or "-" (as written or escaped) and
+# before a letter, ``-``, ``.``, ``@`` or another escape (``jos=E9.doe``, ``ren=E9e``, ``jane=40=C9cole.fr``); in
+# upper case only, as RFC 2045 has encoders write it. A value is left as written (``iban=DE89...``, ``lang=DE``,
+# ``x=ab``, ``color=ff0000``: a country code before digits stays an IBAN's).
+_QP_SOFT_BREAK = r"[ \t]*\r?\n"
+_QP_NEXT = rf"(?:={_QP_SOFT_BREAK})?=[89ABab][0-9A-Fa-f]"
 _QP_UTF8 = rf"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f]){_QP_NEXT}|[Ee][0-9A-Fa-f](?:{_QP_NEXT}){{2}}" \
-           rf"|[Ff][0-4](?:{_QP_NEXT}){{3}}|(?<=[0-9]=)A0(?=[0-9])|(?<=[^\W\d_]=)[C-F][0-9A-F](?=[^\W\d_]|[-.@=])"
+           rf"|[Ff][0-4](?:{_QP_NEXT}){{3}}|(?<=[0-9]=)A0(?=[0-9])" \
+           r"|(?:(?<=[^\W\d_]=)|(?<=[@.-]=)|(?<==40=)|(?<==2[EDed]=))[C-F][0-9A-F](?=[^\W\d_]|[-.@=])"
+_QP_PUNCTUATION = r"(?:2[0-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e]|09)"
 # (The look-behind after the "=": a pattern that starts with a literal is found by a fast scan, ~5x cheaper.)
-_QUOTED_PRINTABLE = re.compile(r"=(?<!==)(?:\r?\n|" + _QP_UTF8 + r"|3[Dd]"
-                               r"|(?:2[1-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e])(?=[A-Za-z=]))")
+_QUOTED_PRINTABLE = re.compile(rf"=(?<!==)(?:{_QP_SOFT_BREAK}|{_QP_UTF8}|3[Dd]|{_QP_PUNCTUATION}(?=[A-Za-z=])"
+                               rf"|(?P<digit>{_QP_PUNCTUATION})(?=[0-9]))")
 
 
-_QP_NOT_HEX = re.compile(r"[=\r\n]")
+_QP_NOT_HEX = re.compile(r"[=\r\n \t]")
+_QP_SPACE = re.compile(r"\s")
+# A key's characters before a "=" (``id=2D5``, ``a[0]=40``): an escape before a digit after one is a value's "=".
+_QP_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-[]%")
 
 
 def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, replacement)`` of each quoted-printable escape and soft line break (``_QUOTED_PRINTABLE``)."""
-    out = []
+    """``(start, end, replacement)`` of each quoted-printable escape and soft line break (``_QUOTED_PRINTABLE``; an
+    escape before a digit only in a word written in quoted-printable)."""
+    out: list[tuple[int, int, str]] = []
+    word: list[tuple[int, int, str, bool]] = []  # this word's escapes: (start, end, replacement, before a digit)
+    written = False  # whether this word is written in quoted-printable
+    last = 0  # where the last escape ended
+
+    def flush():
+        out.extend((start, end, char) for start, end, char, digit in word if written or not digit)
+        word.clear()
+
     for m in _QUOTED_PRINTABLE.finditer(text):
-        code = m.group()
-        if code[1] in "\r\n":
-            out.append((m.start(), m.end(), ""))
+        start, code = m.start(), m.group()
+        if _QP_SPACE.search(text, last, start):  # a new word
+            flush()
+            written = False
+        if code[1] in " \t\r\n":
+            word.append((start, m.end(), "", False))
+            last = m.end()
             continue
         data = bytes.fromhex(_QP_NOT_HEX.sub("", code))
         try:
@@ -348,7 +376,18 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
             if len(data) > 1 or data[0] < 0xA0:
                 continue  # an overlong or broken sequence: no character
             char = data.decode("latin-1")  # one byte after a letter or digit, of no UTF-8 sequence
-        out.append((m.start(), m.end(), _as_read(char)))
+        digit = m.group("digit") is not None
+        if not digit:
+            written = True
+        else:
+            j = start
+            while j > last and text[j - 1] in "0123456789":
+                j -= 1
+            if j == last or text[j - 1] not in _QP_KEY:  # digits back to an escape, a word's start, no key
+                written = True
+        word.append((start, m.end(), _as_read(char), digit))
+        last = m.end()
+    flush()
     return out
 
 
@@ -357,6 +396,7 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
 # ``202%A0555%A00173``: ``unquote(..., "latin-1")``, a form posted from a Latin-1 page). Read once, after the levels:
 # read per level, a lone byte would break a sequence the next level completes (``%C3%25A9`` as ``Ã©``).
 _HIGH_BYTES = re.compile(r"%[89A-Fa-f][0-9A-Fa-f](?:%[89A-Fa-f][0-9A-Fa-f])*")  # a literal first: a fast scan
+_LATIN1_AFTER = frozenset(")@.-_+")
 
 
 def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
@@ -378,8 +418,11 @@ def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
                 size = 1
                 start = at + 3 * i
                 # a Latin-1 character inside a word or number only: ``%default``, ``'%action'``, ``"%dd"``, ``.%f000Z``
-                # are format strings' directives (a URL's escape follows a character of its own word)
-                if lead >= 0xA0 and start and text[start - 1].isalnum():
+                # are format strings' directives (a URL's escape follows a character of its own word), or in upper
+                # case (as encoders write it; directives are lower case) after a character an address, a number or
+                # a URL holds (``(202)%A0555``, ``jane@%C9cole.fr``, ``jane.%E9mile``)
+                if lead >= 0xA0 and start and (text[start - 1].isalnum() or (
+                        text[start - 1] in _LATIN1_AFTER and text[start + 1:start + 3].isupper())):
                     char = chr(lead)
             if char is not None:
                 out.append((at + 3 * i, at + 3 * (i + size), _as_read(char)))
