@@ -32,7 +32,9 @@ produced it, format characters inside included: masking that span masks the disg
 """
 from __future__ import annotations
 
+import base64
 import bisect
+import codecs
 import functools
 import html
 import html.entities
@@ -342,6 +344,12 @@ _QUOTED_PRINTABLE = re.compile(rf"=(?<!==)(?:{_QP_SOFT_BREAK}|{_QP_UTF8}|3[Dd]|{
                                rf"|(?P<digit>{_QP_PUNCTUATION})(?=[0-9]))")
 
 
+def _overlaps(change: tuple[int, int, str], spans: list[tuple[int, int]]) -> bool:
+    """Whether ``change`` overlaps one of ``spans`` (sorted, disjoint)."""
+    k = bisect.bisect_right(spans, (change[0], len(spans) and 1 << 62)) - 1
+    return any(0 <= i < len(spans) and spans[i][0] < change[1] and change[0] < spans[i][1] for i in (k, k + 1))
+
+
 _QP_NOT_HEX = re.compile(r"[=\r\n \t]")
 _QP_SPACE = re.compile(r"\s")
 # A key's characters before a "=" (``id=2D5``, ``a[0]=40``): an escape before a digit after one is a value's "=".
@@ -388,6 +396,72 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
         word.append((start, m.end(), _as_read(char), digit))
         last = m.end()
     flush()
+    return out
+
+
+# A MIME encoded-word (RFC 2047: a mail header's non-ASCII text, ``Subject: =?iso-8859-1?q?Appelez_le_202-555-0173?=``,
+# ``=?utf-8?b?...?=``), read as ``email.header.decode_header`` reads it: Q encoding (``_`` a space, ``=XX`` any byte,
+# every other character itself) or B encoding (base64), the bytes in the word's charset (any text codec Python
+# knows: utf-8, iso-8859-x, windows-125x, koi8-r...; an unknown one as Latin-1, whose ASCII is every mail charset's;
+# a byte that is no text in it as U+FFFD, as ``errors="replace"``), and the whitespace between two adjacent encoded-words read as nothing. A Q word's characters each map
+# back to what wrote them; a B word's all map to the whole word (base64 has no boundary between characters).
+# (Linear: the charset is bounded, the encoded text holds no "?", which every word's start holds.)
+_ENCODED_WORD = re.compile(r"=\?([A-Za-z0-9!#$%&'+^_`{}~-]{1,40})(?:\*[A-Za-z0-9-]{1,20})?\?([QqBb])\?([^?\s]*)\?=")
+_Q_UNIT = re.compile(r"=[0-9A-Fa-f]{2}|[^=]|=")
+_NOT_CHARSETS = frozenset({"unicode-escape", "raw-unicode-escape", "idna", "punycode"})
+_WHITESPACE_ONLY = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=64)
+def _charset(name: str) -> str:
+    """The codec of an encoded-word's charset: Latin-1 where Python knows none that decodes text."""
+    try:
+        info = codecs.lookup(name)
+    except LookupError:
+        return "latin-1"
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
+        return "latin-1"
+    return info.name
+
+
+def _encoded_words(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of what the encoded-words of ``text`` are read as (``_ENCODED_WORD``)."""
+    out: list[tuple[int, int, str]] = []
+    last = -1  # where the last encoded-word read ended
+    for m in _ENCODED_WORD.finditer(text):
+        charset = _charset(m.group(1))
+        payload, at = m.group(3), m.start(3)
+        changes: list[tuple[int, int, str]] = []
+        if m.group(2) in "Bb":
+            try:
+                data = base64.b64decode(payload + "=" * (-len(payload) % 4), validate=True)
+            except ValueError:
+                continue  # no base64
+            decoded = data.decode(charset, "replace")
+            changes.append((m.start(), m.end(), "".join(_as_read(c) for c in decoded)))
+        else:
+            decoder = codecs.getincrementaldecoder(charset)("replace")
+            pending = at  # where the bytes the decoder holds began
+            try:
+                for unit in _Q_UNIT.finditer(payload):
+                    code = unit.group()
+                    data = bytes.fromhex(code[1:]) if len(code) == 3 else b" " if code == "_" else code.encode()
+                    got = decoder.decode(data)
+                    end = at + unit.end()
+                    if got != code or end - pending != len(code):
+                        changes.append((pending, end, "".join(_as_read(c) for c in got)))
+                    if got or not data:
+                        pending = end
+                rest = decoder.decode(b"", final=True)  # a sequence cut short at the word's end
+            except (UnicodeError, ValueError):  # a codec that fails whatever its errors (a stateful one's state)
+                continue
+            if rest:
+                changes.append((pending, m.end(3), "".join(_as_read(c) for c in rest)))
+            changes = [(m.start(), at, "")] + changes + [(m.end() - 2, m.end(), "")]
+        if last >= 0 and _WHITESPACE_ONLY.fullmatch(text, last, m.start()):
+            out.append((last, m.start(), ""))  # between two encoded-words: nothing
+        out.extend(changes)
+        last = m.end()
     return out
 
 
@@ -576,6 +650,11 @@ def canonical(text: str) -> Canonical:
             view = Canonical(text, folded, pieces)
     if "=" in view.text:
         quoted = _quoted_printable(view.text)
+        if "=?" in view.text:  # a mail header's encoded-words: read whole, no quoted-printable escape inside
+            words = _encoded_words(view.text)
+            if words:
+                inside = [(start, end) for start, end, _ in words]
+                quoted = sorted(words + [q for q in quoted if not _overlaps(q, inside)])
         if quoted:
             decoded, pieces = _pieces_of(view.text, quoted)
             view = Canonical(text, decoded, _compose(pieces, view))

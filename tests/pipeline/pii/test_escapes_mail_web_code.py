@@ -83,3 +83,37 @@ def test_quotetabs_output_is_read_whole():
 ])
 def test_values_and_code_stay(text):
     assert canonical(text).text == text
+
+
+# A mail header's MIME encoded-words (RFC 2047), Q and B encoding, in the charsets mail is written in
+ENCODED_WORDS = [
+    ("Subject: =?iso-8859-1?q?Appelez_le_202-555-0173?= ok", "555"),
+    ("Subject: =?utf-8?Q?=C3=89crivez_=C3=A0_zhang.wei=40163=2Ecom?= ok", "zhang"),
+    ("Subject: =?windows-1252?Q?Ren=E9e_jane.doe=40example.org?= ok", "jane"),
+    ("Subject: =?iso-8859-15?q?card_4111=A01111=A01111=A01111?= ok", "4111"),
+    ("Subject: =?utf-8?b?QXBwZWxleiBsZSAyMDItNTU1LTAxNzM=?= ok", "QXBwZWxleiBsZSAyMDItNTU1LTAxNzM"),
+    ("Subject: =?ISO-8859-1?B?am9zZS5kb2VAZXhhbXBsZS5vcmc=?= ok", "am9zZS5kb2VAZXhhbXBsZS5vcmc"),
+    ("Subject: =?utf-8?q?Call_202-555?= =?utf-8?q?-0173_now?= ok", "555"),  # one number over two words
+    ("Subject: =?utf-8*fr?q?Appelez_le_202-555-0173?= ok", "555"),  # RFC 2231's language
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), ENCODED_WORDS)
+def test_an_entity_in_an_encoded_word_is_masked(scrubber, text, secret):
+    _masked(scrubber, text, secret)
+
+
+@pytest.mark.parametrize(("text", "_"), ENCODED_WORDS)
+def test_the_view_reads_encoded_words_as_decode_header(text, _):
+    import email.header
+
+    decoded = "".join(part if isinstance(part, str) else part.decode((charset or "ascii").split("*")[0])
+                      for part, charset in email.header.decode_header(text))
+    assert canonical(text).text.replace("\u00a0", " ") == decoded.replace("\u00a0", " ")
+
+
+def test_an_encoded_word_maps_back_per_character():
+    text = "S: =?utf-8?q?Appelez_le_202-555-0173?= ok"
+    view = canonical(text)
+    start = view.text.index("202")
+    assert text[slice(*view.strict_span(start, start + 12))] == "202-555-0173"
