@@ -121,7 +121,10 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
                      r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
                      r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7][0-9A-Fa-f]"
                      r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
-                     r"|\\[/bfnrt]")
+                     r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7])|\\\\?@"
+                     r"|\\[/bfnrt]"
+                     r"|\\[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])|\\[0-9A-Fa-f]{6}")
+_HEX_DIGITS = frozenset("0123456789ABCDEFabcdef")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
 # an escape of any other control character (``\b``, ``%00``, ``\u0008``) is read as nothing, as a format character is.
@@ -171,6 +174,17 @@ def _escape_char(code: str) -> str | None:
                 return None
             if len(char) != 1:  # a named sequence (``KEYCAP NUMBER SIGN``): lookup reads it, Python's \N{} does not
                 return None
+        elif code[1] == "@":  # Perl's (and a shell's, CSS's) escaped "@": an "@" (``"jane\@example.org"``)
+            return "@"
+        elif code[1] in "01234567" and len(code) == 4 and code[-1] in "01234567":  # octal: \100 is "@"
+            char = chr(int(code[1:], 8))
+            if not char.isprintable():
+                return None
+        elif code[1] in _HEX_DIGITS and len(code) > 2:  # CSS's hex escape, ended by a whitespace or six digits long: \40 is "@"
+            value = int(code[1:].rstrip(), 16)
+            if not (0x20 <= value <= 0x7E or 0xA0 <= value <= 0x24F) or not chr(value).isprintable():
+                return None  # regular expressions' \d, \1 (a control character's code): left
+            char = chr(value)
         elif code[1] in "xU" or code[1:3] == "u{":  # \x40, \x{40}, \x040, \U00000040, \u{40}: a code point in hex
             value = int(code.strip("\\xUu{}"), 16)
             if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:

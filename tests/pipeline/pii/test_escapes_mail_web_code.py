@@ -117,3 +117,30 @@ def test_an_encoded_word_maps_back_per_character():
     view = canonical(text)
     start = view.text.index("202")
     assert text[slice(*view.strict_span(start, start + 12))] == "202-555-0173"
+
+
+# Source code's and style sheets' escapes: C, Python and Perl's octal (``\100``), CSS's hex ended by a space or six
+# digits long (``\40 ``, ``\000040``), Perl's escaped "@" in a double-quoted string (``\@``)
+CODE = [
+    ('c "jane.doe\\100example.org" ok', "jane"),
+    ('c "202\\055555\\0550173" ok', "555"),
+    ('css content: "jane\\40 example.org" ok', "jane"),
+    ('css content: "jane\\000040example.org" ok', "jane"),
+    ('css content: "202\\2d 555\\2D 0173" ok', "555"),
+    ('perl "jane\\@example.org" ok', "jane"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), CODE)
+def test_an_entity_in_code_escapes_is_masked(scrubber, text, secret):
+    _masked(scrubber, text, secret)
+
+
+def test_code_escapes_are_read_as_their_languages_read_them():
+    import codecs
+
+    assert canonical("a\\100b \\055 \\176").text == codecs.decode("a\\100b \\055 \\176", "unicode_escape")
+    assert canonical("a\\40 b \\2e c \\000040x").text == "a@b .c @x"  # CSS: the space after ends the escape
+    # control characters' codes (ANSI colours, regular expressions' classes and back-references) stay
+    stays = 'r"\\d+\\s\\1 \\033[0m \\012 \\10 \\a " "\\b" "\\f"'
+    assert canonical(stays).text == stays.replace('"\\b"', '""').replace('"\\f"', '"\f"')
