@@ -277,17 +277,33 @@ _FORM_VALUE_END = frozenset("&#; \t\r\n\"'<>")
 # unencoded): it stays. The "@" after the local part may be any escape the view reads as "@" (``_plus_in_address``:
 # ``\x40``, ``\u0040``, ``&#64``, ``%EF%BC%A0``...), or one encoded twice (``%2540``, ``&amp;#64;``).
 _LOCAL_PART = re.compile(r"[\w.!#$'*+/=?^`{|}~-]{0,64}")
+_TWICE_ENCODED = re.compile(r"%25[0-9A-Fa-f]{2}")
 _TWICE_ENCODED_AT = re.compile(r"%2540|%26%2364%3B|&amp;#0*64;|&amp;#x0*40;|&amp;commat;", re.IGNORECASE)
 
 
 def _plus_in_address(text: str, at: int) -> bool:
     """Whether the ``+`` before ``at`` is inside an address's local part: the local part's characters from ``at`` on,
-    then an "@" as written or as an escape the view reads as one (one level, or a twice-encoded "@")."""
-    end = _LOCAL_PART.match(text, at).end()
-    if text.startswith("@", end) or _TWICE_ENCODED_AT.match(text, end):
-        return True
-    m = _ESCAPE.match(text, end)
-    return m is not None and _escape_char(m.group()) == "@"
+    as written or as escapes the view reads as them (``jane+tag%2Edoe%40…``, ``jane+x&#46;y\x40…``: one level, or
+    encoded twice, ``%252E``), then an "@" as written or as such an escape. At most 64 of them (RFC 5321's bound)."""
+    count, n = 0, len(text)
+    while True:
+        end = _LOCAL_PART.match(text, at).end()
+        count += end - at
+        if count > 64:
+            return False
+        if text.startswith("@", end) or _TWICE_ENCODED_AT.match(text, end):
+            return True
+        m = _TWICE_ENCODED.match(text, end)
+        m = m if m is not None else _ESCAPE.match(text, end)
+        if m is None:
+            return False
+        code = m.group()
+        char = _escape_char("%" + code[3:] if code.startswith("%25") else code)
+        if char == "@":
+            return True
+        if char is None or len(char) != 1 or not _LOCAL_PART.fullmatch(char) or m.end() >= n:
+            return False
+        at, count = m.end(), count + 1
 
 
 # A lone pair's value that is a form's (``curl -d "phone=202+555+0173"``, ``tel=%2B1+202+555+0173``): a number's

@@ -144,3 +144,22 @@ def test_code_escapes_are_read_as_their_languages_read_them():
     # control characters' codes (ANSI colours, regular expressions' classes and back-references) stay
     stays = 'r"\\d+\\s\\1 \\033[0m \\012 \\10 \\a " "\\b" "\\f"'
     assert canonical(stays).text == stays.replace('"\\b"', '""').replace('"\\f"', '"\f"')
+
+
+# A form value's address with a "+" in its local part and other escapes between the "+" and its "@"
+FORM_PLUS = [
+    ("url ?email=jane+tag%2Edoe%40example.org&x=1 now", "jane"),
+    ("url ?email=jane+tag&#46;doe&#64;example.org&x=1 now", "jane"),
+    ("url ?email=jane+tag%252Edoe%2540example.org&x=1 now", "jane"),
+    ("url ?email=jane+tag\\u002edoe\\x40example.org&x=1 now", "jane"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), FORM_PLUS)
+def test_a_plus_before_escapes_in_a_local_part_is_the_address(scrubber, text, secret):
+    _masked(scrubber, text, secret)
+    assert "+tag.doe@example.org" in canonical(text).text
+
+
+def test_a_form_plus_before_no_address_is_a_space():
+    assert canonical("?q=a+b%2Ec&x=1").text == "?q=a\u2007b.c&x=1"
