@@ -181,7 +181,10 @@ def _escape_char(code: str) -> str | None:
             if not char.isprintable():
                 return None
         elif code[1] in _HEX_DIGITS and len(code) > 2:  # CSS's hex escape, ended by a whitespace or six digits long: \40 is "@"
-            value = int(code[1:].rstrip(), 16)
+            digits = code[1:].rstrip()
+            if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
+                return None  # three octal digits: C's octal escape, of a byte (``'Andr\\202 x'``), not CSS's
+            value = int(digits, 16)
             if not (0x20 <= value <= 0x7E or 0xA0 <= value <= 0x24F) or not chr(value).isprintable():
                 return None  # regular expressions' \d, \1 (a control character's code): left
             char = chr(value)
@@ -284,12 +287,14 @@ _TWICE_ENCODED_AT = re.compile(r"%2540|%26%2364%3B|&amp;#0*64;|&amp;#x0*40;|&amp
 def _plus_in_address(text: str, at: int) -> bool:
     """Whether the ``+`` before ``at`` is inside an address's local part: the local part's characters from ``at`` on,
     as written or as escapes the view reads as them (``jane+tag%2Edoe%40…``, ``jane+x&#46;y\x40…``: one level, or
-    encoded twice, ``%252E``), then an "@" as written or as such an escape. At most 64 of them (RFC 5321's bound)."""
-    count, n = 0, len(text)
+    encoded twice, ``%252E``), then an "@" as written or as such an escape. At most 64 of them (RFC 5321's bound),
+    192 characters as written (each "+" looks that far ahead at most: linear)."""
+    count, written, n = 0, 0, len(text)
     while True:
         end = _LOCAL_PART.match(text, at).end()
         count += end - at
-        if count > 64:
+        written += end - at
+        if count > 64 or written > 192:
             return False
         if text.startswith("@", end) or _TWICE_ENCODED_AT.match(text, end):
             return True
@@ -303,7 +308,7 @@ def _plus_in_address(text: str, at: int) -> bool:
             return True
         if char is None or len(char) != 1 or not _LOCAL_PART.fullmatch(char) or m.end() >= n:
             return False
-        at, count = m.end(), count + 1
+        at, count, written = m.end(), count + 1, written + m.end() - end
 
 
 # A lone pair's value that is a form's (``curl -d "phone=202+555+0173"``, ``tel=%2B1+202+555+0173``): a number's
@@ -351,8 +356,9 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
 # digit it is a value (``phone=4015550173``, ``timeout=30``, ``id=2D5``: a key before the "=") unless its run of
 # non-space characters (a word: an encoder escapes inside words, a value is one) is written in quoted-printable: it
 # holds an escape read by the rules above (``zhang.wei=40163=2Ecom``, ``Call=20me=20at=20202-555-0173``), or one
-# before a digit after no key, that is after no letter, ``_``, ``.``, ``-``, ``[]`` or ``%`` (digits back to another
-# escape, a space, ``(``, ``)``, ``:``...: ``=2B1202=2D555=2D0173``, ``tel:=2B1...``, ``202=20555=200173``); then
+# before a digit after no key: after nothing but a number's digits, dots and dashes back to another escape, a space,
+# ``(``, ``)``, ``:``... (no letter, ``_``, ``[]`` or ``%``: ``=2B1202=2D555=2D0173``, ``tel:=2B1...``,
+# ``202=20555=200173``, ``4111-1111=201111``); then
 # every escape of the word before a digit is read too. Not after a "=" (``====⏎``: a heading's rule, no encoder
 # writes "=" unescaped). One level, read before the other escapes: a mail body holds the URLs and pages the levels
 # below read.
@@ -419,9 +425,10 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
             written = True
         else:
             j = start
-            while j > last and text[j - 1] in "0123456789":
+            while j > last and text[j - 1] in "0123456789.-":
                 j -= 1
-            if j == last or text[j - 1] not in _QP_KEY:  # digits back to an escape, a word's start, no key
+            # a number's characters back to an escape, a word's start or no key (``4309-5293=205959``)
+            if (j == last or text[j - 1] not in _QP_KEY) and (j == start or _DIGITS.intersection(text[j:start])):
                 written = True
         word.append((start, m.end(), _as_read(char), digit))
         last = m.end()

@@ -37,6 +37,7 @@ QUOTED_PRINTABLE = [
     ("call =2B1=20202=20555=200173 today", "555"),
     ("line Call=20me=20at=20202-555-0173=20now end", "555"),  # quotetabs=True: every space escaped
     ("line Call=20202=20555=200173 end", "555"),
+    ("card 4309-5293=205959.4593 ok", "5959"),  # one space escaped after a number's digits and dashes
     ("mail jane.d= \noe@example.org now", "jane"),  # a soft line break with a space after its "="
     ("mail jane.d=\t \r\noe@example.org now", "jane"),
     ("call 202-555-=  \n0173 today", "555"),
@@ -142,7 +143,7 @@ def test_code_escapes_are_read_as_their_languages_read_them():
     assert canonical("a\\100b \\055 \\176").text == codecs.decode("a\\100b \\055 \\176", "unicode_escape")
     assert canonical("a\\40 b \\2e c \\000040x").text == "a@b .c @x"  # CSS: the space after ends the escape
     # control characters' codes (ANSI colours, regular expressions' classes and back-references) stay
-    stays = 'r"\\d+\\s\\1 \\033[0m \\012 \\10 \\a " "\\b" "\\f"'
+    stays = 'r"\\d+\\s\\1 \\033[0m \\012 \\10 \\a " "\\b" "\\f" \'Andr\\202 x\''  # \202: octal, a byte
     assert canonical(stays).text == stays.replace('"\\b"', '""').replace('"\\f"', '"\f"')
 
 
