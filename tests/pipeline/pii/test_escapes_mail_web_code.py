@@ -38,6 +38,7 @@ QUOTED_PRINTABLE = [
     ("line Call=20me=20at=20202-555-0173=20now end", "555"),  # quotetabs=True: every space escaped
     ("line Call=20202=20555=200173 end", "555"),
     ("card 4309-5293=205959.4593 ok", "5959"),  # one space escaped after a number's digits and dashes
+    ("card [4827=207611.6844.8421] ok", "7611"),  # in brackets (the pii fuzz's seed 707, case 5)
     ("mail jane.d= \noe@example.org now", "jane"),  # a soft line break with a space after its "="
     ("mail jane.d=\t \r\noe@example.org now", "jane"),
     ("call 202-555-=  \n0173 today", "555"),
