@@ -389,8 +389,9 @@ def _overlaps(change: tuple[int, int, str], spans: list[tuple[int, int]]) -> boo
 _QP_NOT_HEX = re.compile(r"[=\r\n \t]")
 _QP_SPACE = re.compile(r"\s")
 # A key's characters before a "=" (``id=2D5``, ``a[0]=40``): an escape before a digit after one is a value's "="; not
-# "[", which no key ends with (``[4827=207611...``: a number in brackets).
-_QP_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-]%")
+# "[", which no key ends with (``[4827=207611...``: a number in brackets). An operator's ``<=``, ``>=``, ``!=``,
+# ``+=`` is code's too (``n<=400``, ``y>=2015``: not ``<@0``, ``> 15``).
+_QP_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-]%<>!+*/^|&~")
 
 
 def _quoted_printable(text: str) -> list[tuple[int, int, str]]:

@@ -80,6 +80,7 @@ def test_quotetabs_output_is_read_whole():
     "timeout=30 id=2D5 n=2E5 m=407",  # a key before the "=": a value
     "phone=2125550173 n=4015550173&x=20&y=4F",
     "?w=200&h=400 ?w1=200&h1=400 a[0]=40123",
+    "n<=400 000 y>=2015 z!=20 i+=2048 j*=40",  # operators: code
     "max_size=40), atol=2e-6, n=60,",
     "'%action' \"%default\" '%dd' .%f000Z -%e9 _%De",  # directives: lower case, or after a quote or space
 ])
