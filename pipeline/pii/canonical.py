@@ -18,9 +18,10 @@ forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps wh
   ``\\uXXXX`` (a surrogate pair as one character) and short escapes (``\\n``, ``\\t``, ``\\/``...), escapes inside
   escapes (``%2540``) up to ``NESTED_LEVELS``: ``jane%40example.org`` in a query string and ``jane&#64;example.org``
   in a page are addresses. A URL's ``%20`` and a form value's ``+`` are read as a space of its own (``URL_SPACE``).
-  Other languages' code-point escapes (``\\x40``, ``\\x{40}``, ``\\u{40}``, ``\\N{COMMERCIAL AT}``...) too;
-  quoted-printable first (a mail archive's ``jane=40example.org``, soft line breaks), and a URL escape of a Latin-1
-  byte last (``jos%E9@...``, a no-break space ``%A0`` between a number's groups).
+  Other languages' code-point escapes (``\\x40``, ``\\x{40}``, ``\\u{40}``, ``\\N{COMMERCIAL AT}``, octal
+  ``\\100``, CSS's ``\\40 ``, Perl's ``\\@``...) too; quoted-printable and a mail header's MIME encoded-words first
+  (a mail archive's ``jane=40example.org``, soft line breaks, ``=?iso-8859-1?q?Appelez_le_202-555-0173?=``), and a
+  URL escape of a Latin-1 byte last (``jos%E9@...``, a no-break space ``%A0`` between a number's groups).
 
 Two kinds of characters are left as they are, because the recognizers already read them or reading them as
 digits would invent numbers: U+00A0 (no-break space, a separator of numbers already) and category No
@@ -408,7 +409,7 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
 
     for m in _QUOTED_PRINTABLE.finditer(text):
         start, code = m.start(), m.group()
-        if _QP_SPACE.search(text, last, start):  # a new word
+        if word and _QP_SPACE.search(text, last, start):  # a new word (``written`` holds only with escapes in ``word``)
             flush()
             written = False
         if code[1] in " \t\r\n":
