@@ -112,6 +112,14 @@ _LEGACY_NAMES = "|".join(sorted((k for k in html.entities.html5 if not k.endswit
 # (``&#6%34``, ``&#x4\u0030``: that layer's decoder runs first, the next level reads the reference it made).
 _DECIMAL_REFERENCE = r"#[0-9]{1,31}(?:;|(?![0-9]|%3[0-9]|\\\\?u003[0-9]))"
 _HEX_REFERENCE = r"#[xX][0-9A-Fa-f]{1,30}(?:;|(?![0-9A-Fa-f]|%[346][0-9A-Fa-f]|\\\\?u00[346][0-9A-Fa-f]))"
+# A UTF-8 sequence written as code's escapes of its bytes, hex (``b'jos\\xc3\\xa9'``: Python's repr of bytes, C) or
+# octal (``"jos\\303\\251"``: C, and git's quoting of a path), read as its one character, as the URL escapes of one
+# are (``%C3%A9``): else the address recognizer reads ``\\251.doe@…`` from the last escape on and the start stays.
+_BYTE_LEAD2, _BYTE_LEAD3, _BYTE_LEAD4 = r"(?:x[cdCD][0-9A-Fa-f]|3[0-3][0-7])", r"(?:x[eE][0-9A-Fa-f]|3[45][0-7])", \
+    r"(?:x[fF][0-4]|36[0-4])"
+_BYTE_NEXT = r"\\(?:x[89abAB][0-9A-Fa-f]|2[0-7][0-7])"
+_CODE_UTF8 = rf"\\{_BYTE_LEAD2}{_BYTE_NEXT}|\\{_BYTE_LEAD3}(?:{_BYTE_NEXT}){{2}}|\\{_BYTE_LEAD4}(?:{_BYTE_NEXT}){{3}}"
+_CODE_BYTE = re.compile(r"\\(x[0-9A-Fa-f]{2}|[0-7]{3})")
 _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
                      r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
                      r"|%[uU][dD][89abAB][0-9A-Fa-f]{2}%[uU][dD][c-fC-F][0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}"
@@ -119,12 +127,13 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
                      rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
                      r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
                      r"|\\\\?u[0-9A-Fa-f]{4}"
+                     rf"|{_CODE_UTF8}"
                      r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
                      r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7][0-9A-Fa-f]"
                      r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
                      r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7])|\\\\?@"
                      r"|\\[/bfnrt]"
-                     r"|\\[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])|\\[0-9A-Fa-f]{6}")
+                     r"|\\\\?[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])|\\\\?[0-9A-Fa-f]{6}")
 _HEX_DIGITS = frozenset("0123456789ABCDEFabcdef")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
@@ -168,7 +177,13 @@ def _escape_char(code: str) -> str | None:
     """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character."""
     if code[0] == "\\":
         code = code.replace("\\\\", "\\")  # a JSON string's \uXXXX written inside another one: \\uXXXX
-        if code[1] == "N":  # Python's \N{COMMERCIAL AT}: a character's name (or alias), any case
+        if code.count("\\") > 1 and code[1] != "u":  # a UTF-8 sequence in code's byte escapes (_CODE_UTF8)
+            data = bytes(int(b[1:], 16) if b[0] == "x" else int(b, 8) for b in _CODE_BYTE.findall(code))
+            try:
+                char = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        elif code[1] == "N":  # Python's \N{COMMERCIAL AT}: a character's name (or alias), any case
             try:
                 char = unicodedata.lookup(code[3:-1])
             except KeyError:
@@ -238,6 +253,12 @@ def _escapes(text: str, starts: dict[int, int] | None = None) -> list[tuple[int,
                     last = m.end()
     for m in matches:
         char = _escape_char(m.group())
+        if char is None and m.group().startswith("\\\\"):
+            # an escaped backslash before what stands for nothing (``\\\\b `` is no CSS escape): the second
+            # backslash's escape, where it ends inside this match (``\\b``: JSON's backspace, as before CSS's)
+            end, m = m.end(), _ESCAPE.match(text, m.start() + 1)
+            if m is not None and m.end() <= end:
+                char = _escape_char(m.group())
         if char is not None:
             out.append((m.start(), m.end(), char))
     return out
@@ -356,7 +377,8 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
 # ``href=3D"...``). Before punctuation it is a value (``max_size=40)``, ``atol=2e-6``: not ``@)``, ``.-6``). Before a
 # digit it is a value (``phone=4015550173``, ``timeout=30``, ``id=2D5``: a key before the "=") unless its run of
 # non-space characters (a word: an encoder escapes inside words, a value is one) is written in quoted-printable: it
-# holds an escape read by the rules above (``zhang.wei=40163=2Ecom``, ``Call=20me=20at=20202-555-0173``), or one
+# holds an escape read by the rules above (an "@" before "[" too, an address literal's: ``jane=40[81.2.69.160]``;
+# ``zhang.wei=40163=2Ecom``, ``Call=20me=20at=20202-555-0173``), or one
 # before a digit after no key: after nothing but a number's digits, dots and dashes back to another escape, a space,
 # ``(``, ``)``, ``:``... (no letter, ``_``, ``[]`` or ``%``: ``=2B1202=2D555=2D0173``, ``tel:=2B1...``,
 # ``202=20555=200173``, ``4111-1111=201111``); then
@@ -377,7 +399,7 @@ _QP_UTF8 = rf"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f]){_QP_NEXT}|[Ee][0-9A-Fa-f](?:{_
            r"|(?:(?<=[^\W\d_]=)|(?<=[@.-]=)|(?<==40=)|(?<==2[EDed]=))[C-F][0-9A-F](?=[^\W\d_]|[-.@=])"
 _QP_PUNCTUATION = r"(?:2[0-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e]|09)"
 # (The look-behind after the "=": a pattern that starts with a literal is found by a fast scan, ~5x cheaper.)
-_QUOTED_PRINTABLE = re.compile(rf"=(?<!==)(?:{_QP_SOFT_BREAK}|{_QP_UTF8}|3[Dd]|{_QP_PUNCTUATION}(?=[A-Za-z=])"
+_QUOTED_PRINTABLE = re.compile(rf"=(?<!==)(?:{_QP_SOFT_BREAK}|{_QP_UTF8}|3[Dd]|{_QP_PUNCTUATION}(?=[A-Za-z=])|40(?=\[)"
                                rf"|(?P<digit>{_QP_PUNCTUATION})(?=[0-9]))")
 
 

@@ -405,6 +405,10 @@ def code_and_style(rng: random.Random, kind: str, value: str) -> str:
             out.append("%A0")
         else:
             out.append(c)
+    if kind == "email" and value[:1].isalpha() and rng.random() < 0.4:  # an accented letter as its UTF-8 bytes
+        data = rng.choice("éüñßœ").encode("utf-8")
+        octal = rng.random() < 0.5
+        out.insert(1, "".join(f"\\{b:03o}" if octal else f"\\x{b:02x}" for b in data))
     return "".join(out)
 
 
@@ -739,6 +743,7 @@ def _other_decoded(text: str) -> str:
     text = re.sub(r"=[ \t]+(?=\r?\n)", "=", text)  # a soft line break's spaces after the "=": RFC 2045 drops them
     text = quopri.decodestring(text.encode("utf-8")).decode("utf-8", _LATIN1_BYTES)  # a byte of no sequence: Latin-1
     text = _LANGUAGE_ESCAPE.sub(_language_char, text)
+    text = _CODE_BYTES.sub(_code_bytes, text)
     text = _STYLE_ESCAPE.sub(_style_char, text)
     return re.sub(r"(?:%[0-9A-Fa-f]{2})+", lambda m: urllib.parse.unquote(m.group(), "utf-8", "strict")
                   if _utf8_ok(m.group()) else urllib.parse.unquote(m.group(), "latin-1"), text)
@@ -747,6 +752,7 @@ def _other_decoded(text: str) -> str:
 # A run of MIME encoded-words (whitespace between them is no text: ``email.header.decode_header``), C's octal escape
 # of printable ASCII, CSS's hex escape ended by a whitespace or six digits long, Perl's ``\@``.
 _ENCODED_WORDS = re.compile(r"=\?[^?\s]{1,60}\?[QqBb]\?[^?\s]*\?=(?:\s+=\?[^?\s]{1,60}\?[QqBb]\?[^?\s]*\?=)*")
+_CODE_BYTES = re.compile(r"(?:\\(?:x[89A-Fa-f][0-9A-Fa-f]|[23][0-7]{2})){2,4}")  # bytes above 0x7F
 _STYLE_ESCAPE = re.compile(r"\\(?:([0-1][0-7]{2})|([0-9A-Fa-f]{1,6})[ \t\n]|([0-9A-Fa-f]{6})|(@))")
 
 
@@ -758,6 +764,15 @@ def _header_decoded(m: re.Match) -> str:
         return "".join(p if isinstance(p, str) else p.decode((c or "ascii").split("*")[0], "replace")
                        for p, c in parts)
     except (LookupError, ValueError):
+        return m.group()
+
+
+def _code_bytes(m: re.Match) -> str:
+    """A run of code's byte escapes (``\\xc3\\xa9``, ``\\303\\251``) as the UTF-8 it is, else as written."""
+    data = bytes(int(b[1:], 16) if b[0] == "x" else int(b, 8) for b in re.findall(r"\\(x..|...)", m.group()))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
         return m.group()
 
 

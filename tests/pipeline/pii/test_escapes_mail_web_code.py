@@ -43,6 +43,7 @@ QUOTED_PRINTABLE = [
     ("mail jane.d=\t \r\noe@example.org now", "jane"),
     ("call 202-555-=  \n0173 today", "555"),
     ("mail jane=40=C9cole.fr now", "cole"),  # a Latin-1 letter right after an escaped "@"
+    ("mail jane+tag=40[81.2.69.160] now", "jane"),  # an address literal after the "@" (pii fuzz seed 808, case 6)
 ]
 LATIN1 = [
     ("call (202)%A0555%A00173 today", "555"),  # a no-break space after ")"
@@ -129,8 +130,11 @@ CODE = [
     ('c "202\\055555\\0550173" ok', "555"),
     ('css content: "jane\\40 example.org" ok', "jane"),
     ('css content: "jane\\000040example.org" ok', "jane"),
+    ('json "omfdvvfhqjso\\\\000040example.co.uk" ok', "omfdvv"),  # in a JSON string (a preview: seed 808, case 10)
     ('css content: "202\\2d 555\\2D 0173" ok', "555"),
     ('perl "jane\\@example.org" ok', "jane"),
+    ('c "jos\\303\\251.doe@example.org" ok', "jos"),  # a UTF-8 sequence in octal (C, git's quoted paths)
+    ("py b'jos\\xc3\\xa9.doe@example.org' ok", "jos"),  # in hex (Python's repr of bytes)
 ]
 
 
@@ -166,3 +170,8 @@ def test_a_plus_before_escapes_in_a_local_part_is_the_address(scrubber, text, se
 
 def test_a_form_plus_before_no_address_is_a_space():
     assert canonical("?q=a+b%2Ec&x=1").text == "?q=a\u2007b.c&x=1"
+
+
+def test_a_utf8_sequence_in_byte_escapes_is_one_character():
+    text = "b'jos\\xc3\\xa9' \\303\\251 \\xe2\\x81\\xa0x \\360\\237\\230\\200 \\xc3\\x28 \\xff\\xfe"
+    assert canonical(text).text == "b'jos\u00e9' \u00e9 x \U0001F600 \\xc3( \\xff\\xfe"  # no sequence: left
