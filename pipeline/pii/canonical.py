@@ -598,6 +598,25 @@ def fold(char: str) -> str:
     return unicodedata.normalize("NFKC", char)
 
 
+# A numeric reference without ";" ends at the first character that is no digit (HTML5), a format character too: a
+# browser shows ``&#46\u200c25`` as "." and "25", not U+1211. The view removes format characters before it reads
+# references, so one right after such a reference's digits is read as the ";" that ends it, unless the digits after
+# it end in ";" (``&#6\u20604;``: a format character inside a reference, read through as inside any escape).
+_OPEN_REFERENCE = re.compile(r"&#(?:[0-9]{1,31}|[xX][0-9A-Fa-f]{1,30})\Z")
+
+
+def _folded_at(text: str, at: int, char: str) -> str:
+    """``fold(char)`` of ``text[at]``, but ";" for a format character that ends a numeric reference."""
+    new = fold(char)
+    if new == "" and at and text[at - 1] in _HEX_DIGITS and _OPEN_REFERENCE.search(text, max(0, at - 34), at):
+        j, n = at + 1, len(text)
+        while j < n and j - at < _LONGEST_ESCAPE and (text[j] in _HEX_DIGITS or text[j].isdecimal()
+                                                       or unicodedata.category(text[j]) == "Cf"):
+            j += 1
+        return new if j < n and text[j] == ";" else ";"
+    return new
+
+
 class _Piece(NamedTuple):
     view: int  # where the piece starts in the view
     start: int  # where what it came from starts in the original
@@ -702,11 +721,11 @@ def canonical(text: str) -> Canonical:
             for m in _special_run().finditer(text):
                 at = m.start()
                 for offset, char in enumerate(m.group()):
-                    changes.append((at + offset, at + offset + 1, fold(char)))
+                    changes.append((at + offset, at + offset + 1, _folded_at(text, at + offset, char)))
         elif any(_special(char) for char in set(non_ascii)):  # a few accents: ~6x cheaper than the scan above
             for m in _NON_ASCII.finditer(text):
                 if _special(m.group()):
-                    changes.append((m.start(), m.end(), fold(m.group())))
+                    changes.append((m.start(), m.end(), _folded_at(text, m.start(), m.group())))
         if changes:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
