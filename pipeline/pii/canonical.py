@@ -424,6 +424,7 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
     word: list[tuple[int, int, str, bool]] = []  # this word's escapes: (start, end, replacement, before a digit)
     written = False  # whether this word is written in quoted-printable
     last = 0  # where the last escape ended
+    searched = 0  # how far past ``last`` the text is known to hold no whitespace (each character searched once)
 
     def flush():
         out.extend((start, end, char) for start, end, char, digit in word if written or not digit)
@@ -431,9 +432,10 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
 
     for m in _QUOTED_PRINTABLE.finditer(text):
         start, code = m.start(), m.group()
-        if word and _QP_SPACE.search(text, last, start):  # a new word (``written`` holds only with escapes in ``word``)
-            flush()
+        if word and _QP_SPACE.search(text, max(last, searched), start):  # a new word (``written`` holds only with
+            flush()                                                           # escapes in ``word``)
             written = False
+        searched = start  # an escape that is no character (below) leaves ``last``: never search its stretch again
         if code[1] in " \t\r\n":
             word.append((start, m.end(), "", False))
             last = m.end()

@@ -68,7 +68,9 @@ _ENCODING_PIECES = ["=", "=\n", "==\n", "=40", "=2E", "=3D", "=C3", "=C3=A9", "=
                     # part's escapes after a form's "+"
                     "=?utf-8?q?", "=?iso-8859-1?Q?a_b", "=?utf-8?b?", "MjAy", "?=", "?", "_", "=20", "= \t\n", "=2B1",
                     "=2D5", "\\100", "\\40 ", "\\000040", "\\2d ", "\\@", ")%A0", "@%C9", "%2E", "&#46;", "+tag",
-                    "\\303\\251", "\\xc3\\xa9", "\\xc3", "\\342\\201"]
+                    "\\303\\251", "\\xc3\\xa9", "\\xc3", "\\342\\201",
+                    # escapes that decode to no character (overlong, surrogate) after a word's escape
+                    "=E0=80=80", "=ED=A0=80", "=2Ea"]
 
 
 def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, str]:
