@@ -36,9 +36,12 @@ from __future__ import annotations
 import base64
 import bisect
 import codecs
+import encodings
+import encodings.aliases
 import functools
 import html
 import html.entities
+import pkgutil
 import re
 import unicodedata
 from typing import NamedTuple
@@ -472,20 +475,44 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
 # (Linear: the charset is bounded, the encoded text holds no "?", which every word's start holds.)
 _ENCODED_WORD = re.compile(r"=\?([A-Za-z0-9!#$%&'+^_`{}~-]{1,40})(?:\*[A-Za-z0-9-]{1,20})?\?([QqBb])\?([^?\s]*)\?=")
 _Q_UNIT = re.compile(r"=[0-9A-Fa-f]{2}|[^=]|=")
-_NOT_CHARSETS = frozenset({"unicode-escape", "raw-unicode-escape", "idna", "punycode"})
+_NOT_CHARSETS = frozenset({"unicode-escape", "raw-unicode-escape", "idna", "punycode", "undefined"})
 _WHITESPACE_ONLY = re.compile(r"\s+")
+# The charset names looked up: the codecs' aliases and modules Python ships (a fixed set, ~450), as
+# ``encodings.normalize_encoding`` writes them. ``codecs.lookup`` caches every name it is asked for (and
+# ``encodings._cache`` every unknown one, forever): asked for each name hostile headers write, it grows without bound.
+_KNOWN_CHARSETS = frozenset(encodings.aliases.aliases) | frozenset(encodings.aliases.aliases.values()) \
+    | frozenset(m.name for m in pkgutil.iter_modules(encodings.__path__))
+# Codecs whose incremental decoder holds a bounded buffer: a Q word is decoded a unit at a time in these (and in every
+# codec whose decoder is no ``BufferedIncrementalDecoder``: charmaps, the CJK codecs). Another buffered one re-decodes
+# all it holds per unit (UTF-7's base64 run: quadratic), so its word is decoded whole, as a B word is.
+_STREAMED = frozenset({"utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-16-le", "utf-32", "utf-32-be", "utf-32-le"})
 
 
 @functools.lru_cache(maxsize=64)
-def _charset(name: str) -> str:
-    """The codec of an encoded-word's charset: Latin-1 where Python knows none that decodes text."""
+def _charset(name: str) -> tuple[str, bool]:
+    """The codec of an encoded-word's charset (Latin-1 where Python knows none that decodes text), and whether a Q
+    word in it is decoded a unit at a time (``_STREAMED``)."""
+    name = encodings.normalize_encoding(name.lower())
+    if name not in _KNOWN_CHARSETS:
+        return "latin-1", True
     try:
         info = codecs.lookup(name)
     except LookupError:
-        return "latin-1"
+        return "latin-1", True
     if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
-        return "latin-1"
-    return info.name
+        return "latin-1", True
+    decoder = info.incrementaldecoder
+    return info.name, decoder is not None and (info.name in _STREAMED or not issubclass(
+        decoder, codecs.BufferedIncrementalDecoder))
+
+
+def _decoded(data: bytes, charset: str) -> str | None:
+    """``data`` in ``charset`` (a byte that is no text in it as U+FFFD), None where the codec fails whatever its errors
+    (any exception: a codec is code, and no input may crash the view)."""
+    try:
+        return data.decode(charset, "replace")
+    except Exception:  # noqa: BLE001 - UnicodeError, LookupError, ValueError, TypeError... of any codec
+        return None
 
 
 def _encoded_words(text: str) -> list[tuple[int, int, str]]:
@@ -493,20 +520,26 @@ def _encoded_words(text: str) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     last = -1  # where the last encoded-word read ended
     for m in _ENCODED_WORD.finditer(text):
-        charset = _charset(m.group(1))
+        charset, streamed = _charset(m.group(1))
         payload, at = m.group(3), m.start(3)
         changes: list[tuple[int, int, str]] = []
-        if m.group(2) in "Bb":
-            try:
-                data = base64.b64decode(payload + "=" * (-len(payload) % 4), validate=True)
-            except ValueError:
-                continue  # no base64
-            decoded = data.decode(charset, "replace")
+        if m.group(2) in "Bb" or not streamed:
+            if m.group(2) in "Bb":
+                try:
+                    data = base64.b64decode(payload + "=" * (-len(payload) % 4), validate=True)
+                except ValueError:
+                    continue  # no base64
+            else:
+                data = b"".join(bytes.fromhex(u[1:]) if len(u) == 3 else b" " if u == "_" else u.encode()
+                                for u in _Q_UNIT.findall(payload))
+            decoded = _decoded(data, charset)
+            if decoded is None:
+                continue
             changes.append((m.start(), m.end(), "".join(_as_read(c) for c in decoded)))
         else:
-            decoder = codecs.getincrementaldecoder(charset)("replace")
             pending = at  # where the bytes the decoder holds began
             try:
+                decoder = codecs.getincrementaldecoder(charset)("replace")
                 for unit in _Q_UNIT.finditer(payload):
                     code = unit.group()
                     data = bytes.fromhex(code[1:]) if len(code) == 3 else b" " if code == "_" else code.encode()
@@ -517,7 +550,7 @@ def _encoded_words(text: str) -> list[tuple[int, int, str]]:
                     if got or not data:
                         pending = end
                 rest = decoder.decode(b"", final=True)  # a sequence cut short at the word's end
-            except (UnicodeError, ValueError):  # a codec that fails whatever its errors (a stateful one's state)
+            except Exception:  # noqa: BLE001 - a codec that fails whatever its errors (a stateful one's state)
                 continue
             if rest:
                 changes.append((pending, m.end(3), "".join(_as_read(c) for c in rest)))
