@@ -689,15 +689,17 @@ class Canonical:
         p = pieces[k]
         if p.same and start > p.view:
             first = p.start + start - p.view
-        else:  # the piece's first character (or a replacement): grown back to the previous piece's end
-            first = pieces[k - 1].end if k else 0
+        else:  # the piece's first character (or a replacement): grown back to the previous piece's end; never past
+            # its own start (a replacement a later level split into one piece per character: each maps to the whole
+            # source, and the previous piece's end is the source's end)
+            first = min(p.start, pieces[k - 1].end) if k else 0
         k = bisect.bisect_right(views, end - 1) - 1
         p = pieces[k]
         view_end = views[k + 1] if k + 1 < len(pieces) else len(self.text)
         if p.same and end < view_end:
             last = p.start + end - p.view
-        else:  # the piece's last character: grown up to the next piece's start
-            last = pieces[k + 1].start if k + 1 < len(pieces) else len(self.original)
+        else:  # the piece's last character: grown up to the next piece's start, never short of its own end
+            last = max(p.end, pieces[k + 1].start) if k + 1 < len(pieces) else len(self.original)
         return first, last
 
 
