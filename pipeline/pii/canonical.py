@@ -413,7 +413,9 @@ def _overlaps(change: tuple[int, int, str], spans: list[tuple[int, int]]) -> boo
 
 
 _QP_NOT_HEX = re.compile(r"[=\r\n \t]")
-_QP_SPACE = re.compile(r"\s")
+# Where a word ends for the escapes before digits: a space, or a query's or a form's separator (``?h=5ec1...&phone=
+# 2125550173``: the "=5e" before a letter marks no other pair's value as quoted-printable, ``&phone=21`` is a key's).
+_QP_SPACE = re.compile(r"[\s&?;]")
 # A key's characters before a "=" (``id=2D5``, ``a[0]=40``): an escape before a digit after one is a value's "="; not
 # "[", which no key ends with (``[4827=207611...``: a number in brackets). An operator's ``<=``, ``>=``, ``!=``,
 # ``+=`` is code's too (``n<=400``, ``y>=2015``: not ``<@0``, ``> 15``).

@@ -175,3 +175,30 @@ def test_a_b_word_with_pii_beside_other_escapes_is_masked_once_and_whole(scrubbe
     word = text[text.index("=?"):text.index("?=") + 2]
     assert word not in out and "MjAyLTU1NS0wMTcz" not in out and "LTU1NS0wMTcz" not in out, out
     assert out.count("<PHONE>") == 1, out
+
+
+@pytest.mark.parametrize("url, value", [
+    ("see https://shop.example.com/track?h=5ec127b3a4bc7977cc025364f13b7619&phone=2125550173&ref=mail", "2125550173"),
+    ("https://example.org/cb?sig=3Dabc&tel=4015550173&x=1", "4015550173"),
+])
+def test_a_phone_number_in_a_url_after_a_qp_like_value_is_masked(scrubber, url, value):
+    # The class: an escape before a letter (``=5e``, ``=3D``) marked the whole space-free word as quoted-printable,
+    # so every ``key=<2 hex><digit>`` after it in the same URL was decoded (8f0a577 read ``phone!25550173``,
+    # ``tel@15550173``). A query's ``&``, ``?``, ``;`` end the word.
+    assert value in canonical(url).text
+    out = _scrubbed(scrubber, url)
+    assert value not in out and value[-7:] not in out, out
+
+
+def test_random_hex_values_before_a_phone_pair_never_leak(scrubber):
+    import random
+
+    rng, leaks = random.Random(7), []
+    for _ in range(400):
+        value = "".join(rng.choice("0123456789abcdef") for _ in range(32))
+        phone = str(rng.randint(2, 9)) + "".join(rng.choice("0123456789") for _ in range(2)) + "555" \
+            + "".join(rng.choice("0123456789") for _ in range(4))
+        url = f"see https://shop.example.com/track?{rng.choice('hsk')}={value}&phone={phone}&ref=mail"
+        if phone[-7:] in _scrubbed(scrubber, url):
+            leaks.append(url)
+    assert leaks == [], (len(leaks), leaks[:3])
