@@ -475,10 +475,16 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
 # a byte that is no text in it as U+FFFD, as ``errors="replace"``), and the whitespace between two adjacent encoded-words read as nothing. A Q word's characters each map
 # back to what wrote them; a B word's all map to the whole word (base64 has no boundary between characters).
 # (Linear: the charset is bounded, the encoded text holds no "?", which every word's start holds.)
-_ENCODED_WORD = re.compile(r"=\?([A-Za-z0-9!#$%&'+^_`{}~-]{1,40})(?:\*[A-Za-z0-9-]{1,20})?\?([QqBb])\?([^?\s]*)\?=")
+# Not glued to a letter or digit before it (RFC 2047 has whitespace, "(" or a header's ":" before an encoded-word;
+# ``a=?b?q?202-555-0173?=`` is no word, and read as one it glued the number to the "a"; the look-behind after the
+# "=": a literal first is found by a fast scan).
+_ENCODED_WORD = re.compile(r"=(?<![A-Za-z0-9]=)\?([A-Za-z0-9!#$%&'+^_`{}~-]{1,40})(?:\*[A-Za-z0-9-]{1,20})?"
+                           r"\?([QqBb])\?([^?\s]*)\?=")
 _Q_UNIT = re.compile(r"=[0-9A-Fa-f]{2}|[^=]|=")
 _NOT_CHARSETS = frozenset({"unicode-escape", "raw-unicode-escape", "idna", "punycode", "undefined"})
-_WHITESPACE_ONLY = re.compile(r"\s+")
+# Whitespace between two encoded-words, as written or as a JSON string's escapes (a folded header in a JSON line:
+# ``?=\\n =?``).
+_WHITESPACE_ONLY = re.compile(r"(?:\s|\\[nrt])+")
 # The charset names looked up: the codecs' aliases and modules Python ships (a fixed set, ~450), as
 # ``encodings.normalize_encoding`` writes them. ``codecs.lookup`` caches every name it is asked for (and
 # ``encodings._cache`` every unknown one, forever): asked for each name hostile headers write, it grows without bound.
@@ -528,6 +534,8 @@ def _encoded_words(text: str) -> list[tuple[int, int, str]]:
         if m.group(2) in "Bb" or not streamed:
             if m.group(2) in "Bb":
                 try:
+                    # padding as written or not, or too much of it (``...Lm9yZw===``): as email.header reads it
+                    payload = payload.rstrip("=")
                     data = base64.b64decode(payload + "=" * (-len(payload) % 4), validate=True)
                 except ValueError:
                     continue  # no base64

@@ -202,3 +202,25 @@ def test_random_hex_values_before_a_phone_pair_never_leak(scrubber):
         if phone[-7:] in _scrubbed(scrubber, url):
             leaks.append(url)
     assert leaks == [], (len(leaks), leaks[:3])
+
+
+@pytest.mark.parametrize("text, secret", [
+    # folded encoded-words in a JSON line: the escaped "\n " between them reads as nothing, one number
+    ('{"preview": "Subject: =?utf-8?q?Call_202-555?=\\n =?utf-8?q?-0173_now?= ok"}', "555?=\\n =?utf-8?q?-0173"),
+    # a B word with more "=" padding than base64 needs (email.header.decode_header reads it)
+    ("Reply-To: =?utf-8?b?amFuZUBleGFtcGxlLm9yZw===?= ok", "amFuZUBleGFtcGxlLm9yZw"),
+    # an "encoded-word" glued to a letter is none: the number stays as written, and is masked
+    ("a=?b?q?202-555-0173?= ok", "555-0173"),
+])
+def test_encoded_word_edges_mask(scrubber, text, secret):
+    out = _scrubbed(scrubber, text)
+    assert secret not in out and out.endswith(("ok", 'ok"}')), out
+
+
+def test_encoded_word_edges_read():
+    import email.header
+
+    assert canonical("=?utf-8?b?amFuZUBleGFtcGxlLm9yZw===?=").text == "jane@example.org"
+    assert email.header.decode_header("=?utf-8?b?amFuZUBleGFtcGxlLm9yZw===?=")[0][0] == b"jane@example.org"
+    assert canonical("S: =?utf-8?q?Call_202-555?=\\n =?utf-8?q?-0173?= ok").text == "S: Call 202-555-0173 ok"
+    assert canonical("a=?b?q?202-555-0173?= ok").text == "a=?b?q?202-555-0173?= ok"
