@@ -18,9 +18,10 @@ forms, so the ``Scrubber`` hands them the *canonical view* of a text and maps wh
   ``\\uXXXX`` (a surrogate pair as one character) and short escapes (``\\n``, ``\\t``, ``\\/``...), escapes inside
   escapes (``%2540``) up to ``NESTED_LEVELS``: ``jane%40example.org`` in a query string and ``jane&#64;example.org``
   in a page are addresses. A URL's ``%20`` and a form value's ``+`` are read as a space of its own (``URL_SPACE``).
-  Other languages' code-point escapes (``\\x40``, ``\\x{40}``, ``\\u{40}``, ``\\N{COMMERCIAL AT}``...) too;
-  quoted-printable first (a mail archive's ``jane=40example.org``, soft line breaks), and a URL escape of a Latin-1
-  byte last (``jos%E9@...``, a no-break space ``%A0`` between a number's groups).
+  Other languages' code-point escapes (``\\x40``, ``\\x{40}``, ``\\u{40}``, ``\\N{COMMERCIAL AT}``, octal
+  ``\\100``, CSS's ``\\40 ``, Perl's ``\\@``...) too; quoted-printable and a mail header's MIME encoded-words first
+  (a mail archive's ``jane=40example.org``, soft line breaks, ``=?iso-8859-1?q?Appelez_le_202-555-0173?=``), and a
+  URL escape of a Latin-1 byte last (``jos%E9@...``, a no-break space ``%A0`` between a number's groups).
 
 Two kinds of characters are left as they are, because the recognizers already read them or reading them as
 digits would invent numbers: U+00A0 (no-break space, a separator of numbers already) and category No
@@ -32,10 +33,15 @@ produced it, format characters inside included: masking that span masks the disg
 """
 from __future__ import annotations
 
+import base64
 import bisect
+import codecs
+import encodings
+import encodings.aliases
 import functools
 import html
 import html.entities
+import pkgutil
 import re
 import unicodedata
 from typing import NamedTuple
@@ -109,6 +115,14 @@ _LEGACY_NAMES = "|".join(sorted((k for k in html.entities.html5 if not k.endswit
 # (``&#6%34``, ``&#x4\u0030``: that layer's decoder runs first, the next level reads the reference it made).
 _DECIMAL_REFERENCE = r"#[0-9]{1,31}(?:;|(?![0-9]|%3[0-9]|\\\\?u003[0-9]))"
 _HEX_REFERENCE = r"#[xX][0-9A-Fa-f]{1,30}(?:;|(?![0-9A-Fa-f]|%[346][0-9A-Fa-f]|\\\\?u00[346][0-9A-Fa-f]))"
+# A UTF-8 sequence written as code's escapes of its bytes, hex (``b'jos\\xc3\\xa9'``: Python's repr of bytes, C) or
+# octal (``"jos\\303\\251"``: C, and git's quoting of a path), read as its one character, as the URL escapes of one
+# are (``%C3%A9``): else the address recognizer reads ``\\251.doe@…`` from the last escape on and the start stays.
+_BYTE_LEAD2, _BYTE_LEAD3, _BYTE_LEAD4 = r"(?:x[cdCD][0-9A-Fa-f]|3[0-3][0-7])", r"(?:x[eE][0-9A-Fa-f]|3[45][0-7])", \
+    r"(?:x[fF][0-4]|36[0-4])"
+_BYTE_NEXT = r"\\(?:x[89abAB][0-9A-Fa-f]|2[0-7][0-7])"
+_CODE_UTF8 = rf"\\{_BYTE_LEAD2}{_BYTE_NEXT}|\\{_BYTE_LEAD3}(?:{_BYTE_NEXT}){{2}}|\\{_BYTE_LEAD4}(?:{_BYTE_NEXT}){{3}}"
+_CODE_BYTE = re.compile(r"\\(x[0-9A-Fa-f]{2}|[0-7]{3})")
 _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
                      r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
                      r"|%[uU][dD][89abAB][0-9A-Fa-f]{2}%[uU][dD][c-fC-F][0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}"
@@ -116,10 +130,14 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
                      rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
                      r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
                      r"|\\\\?u[0-9A-Fa-f]{4}"
+                     rf"|{_CODE_UTF8}"
                      r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
                      r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7][0-9A-Fa-f]"
                      r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
-                     r"|\\[/bfnrt]")
+                     r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7])|\\\\?@"
+                     r"|\\[/bfnrt]"
+                     r"|\\\\?[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])|\\\\?[0-9A-Fa-f]{6}")
+_HEX_DIGITS = frozenset("0123456789ABCDEFabcdef")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
 # an escape of any other control character (``\b``, ``%00``, ``\u0008``) is read as nothing, as a format character is.
@@ -162,13 +180,33 @@ def _escape_char(code: str) -> str | None:
     """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character."""
     if code[0] == "\\":
         code = code.replace("\\\\", "\\")  # a JSON string's \uXXXX written inside another one: \\uXXXX
-        if code[1] == "N":  # Python's \N{COMMERCIAL AT}: a character's name (or alias), any case
+        if code.count("\\") > 1 and code[1] != "u":  # a UTF-8 sequence in code's byte escapes (_CODE_UTF8)
+            data = bytes(int(b[1:], 16) if b[0] == "x" else int(b, 8) for b in _CODE_BYTE.findall(code))
+            try:
+                char = data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        elif code[1] == "N":  # Python's \N{COMMERCIAL AT}: a character's name (or alias), any case
             try:
                 char = unicodedata.lookup(code[3:-1])
             except KeyError:
                 return None
             if len(char) != 1:  # a named sequence (``KEYCAP NUMBER SIGN``): lookup reads it, Python's \N{} does not
                 return None
+        elif code[1] == "@":  # Perl's (and a shell's, CSS's) escaped "@": an "@" (``"jane\@example.org"``)
+            return "@"
+        elif code[1] in "01234567" and len(code) == 4 and code[-1] in "01234567":  # octal: \100 is "@"
+            char = chr(int(code[1:], 8))
+            if not char.isprintable():
+                return None
+        elif code[1] in _HEX_DIGITS and len(code) > 2:  # CSS's hex escape, ended by a whitespace or six digits long: \40 is "@"
+            digits = code[1:].rstrip()
+            if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
+                return None  # three octal digits: C's octal escape, of a byte (``'Andr\\202 x'``), not CSS's
+            value = int(digits, 16)
+            if not (0x20 <= value <= 0x7E or 0xA0 <= value <= 0x24F) or not chr(value).isprintable():
+                return None  # regular expressions' \d, \1 (a control character's code): left
+            char = chr(value)
         elif code[1] in "xU" or code[1:3] == "u{":  # \x40, \x{40}, \x040, \U00000040, \u{40}: a code point in hex
             value = int(code.strip("\\xUu{}"), 16)
             if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
@@ -218,6 +256,12 @@ def _escapes(text: str, starts: dict[int, int] | None = None) -> list[tuple[int,
                     last = m.end()
     for m in matches:
         char = _escape_char(m.group())
+        if char is None and m.group().startswith("\\\\"):
+            # an escaped backslash before what stands for nothing (``\\\\b `` is no CSS escape): the second
+            # backslash's escape, where it ends inside this match (``\\b``: JSON's backspace, as before CSS's)
+            end, m = m.end(), _ESCAPE.match(text, m.start() + 1)
+            if m is not None and m.end() <= end:
+                char = _escape_char(m.group())
         if char is not None:
             out.append((m.start(), m.end(), char))
     return out
@@ -261,17 +305,35 @@ _FORM_VALUE_END = frozenset("&#; \t\r\n\"'<>")
 # unencoded): it stays. The "@" after the local part may be any escape the view reads as "@" (``_plus_in_address``:
 # ``\x40``, ``\u0040``, ``&#64``, ``%EF%BC%A0``...), or one encoded twice (``%2540``, ``&amp;#64;``).
 _LOCAL_PART = re.compile(r"[\w.!#$'*+/=?^`{|}~-]{0,64}")
+_TWICE_ENCODED = re.compile(r"%25[0-9A-Fa-f]{2}")
 _TWICE_ENCODED_AT = re.compile(r"%2540|%26%2364%3B|&amp;#0*64;|&amp;#x0*40;|&amp;commat;", re.IGNORECASE)
 
 
 def _plus_in_address(text: str, at: int) -> bool:
     """Whether the ``+`` before ``at`` is inside an address's local part: the local part's characters from ``at`` on,
-    then an "@" as written or as an escape the view reads as one (one level, or a twice-encoded "@")."""
-    end = _LOCAL_PART.match(text, at).end()
-    if text.startswith("@", end) or _TWICE_ENCODED_AT.match(text, end):
-        return True
-    m = _ESCAPE.match(text, end)
-    return m is not None and _escape_char(m.group()) == "@"
+    as written or as escapes the view reads as them (``jane+tag%2Edoe%40…``, ``jane+x&#46;y\x40…``: one level, or
+    encoded twice, ``%252E``), then an "@" as written or as such an escape. At most 64 of them (RFC 5321's bound),
+    192 characters as written (each "+" looks that far ahead at most: linear)."""
+    count, written, n = 0, 0, len(text)
+    while True:
+        end = _LOCAL_PART.match(text, at).end()
+        count += end - at
+        written += end - at
+        if count > 64 or written > 192:
+            return False
+        if text.startswith("@", end) or _TWICE_ENCODED_AT.match(text, end):
+            return True
+        m = _TWICE_ENCODED.match(text, end)
+        m = m if m is not None else _ESCAPE.match(text, end)
+        if m is None:
+            return False
+        code = m.group()
+        char = _escape_char("%" + code[3:] if code.startswith("%25") else code)
+        if char == "@":
+            return True
+        if char is None or len(char) != 1 or not _LOCAL_PART.fullmatch(char) or m.end() >= n:
+            return False
+        at, count, written = m.end(), count + 1, written + m.end() - end
 
 
 # A lone pair's value that is a form's (``curl -d "phone=202+555+0173"``, ``tel=%2B1+202+555+0173``): a number's
@@ -308,38 +370,80 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
 
 
 # Quoted-printable (RFC 2045: what a mail archive's bodies hold, read as Python's ``quopri`` reads them): a soft line
-# break (``=`` ending a line, read as nothing: ``jane.d=⏎oe@example.org``, ``4111 1111 11=⏎11 1111``), a UTF-8
+# break (``=`` ending a line, read as nothing: ``jane.d=⏎oe@example.org``, ``4111 1111 11=⏎11 1111``; with the spaces
+# or tabs an editor or a transport left after the "=", which RFC 2045 has decoders drop: ``= ⏎``), a UTF-8
 # sequence of two to four bytes as one character (``=C3=A9``, a no-break space ``=C2=A0`` between a number's groups),
-# and an escape of ASCII punctuation (``jane=40example.org``, ``=2E``, ``=3D``): not of a letter, a digit or a space,
-# which no encoder escapes and which ``key=20``, ``phone=2125550173``, ``n=4F`` write as a value, and only before a
-# letter or another escape (``jane=2Edoe=40example=2Eorg``): before a digit or punctuation it is a value
-# (``phone=4015550173``, ``max_size=40)``, ``atol=2e-6``: not ``@1...``, ``@)``, ``.-6``), but ``=3D`` (the "="
-# every encoder escapes: ``?n=3D202...``, ``href=3D"...``). Not after a "=" (``====⏎``: a heading's rule, no encoder writes "=" unescaped). One
-# level, read before the other escapes: a mail body holds the URLs and pages the levels below read.
+# and an escape of ASCII punctuation, a space or a tab (``jane=40example.org``, ``=2E``, ``=3D``; ``=20``, ``=09`` as
+# ``quopri.encodestring(..., quotetabs=True)`` writes every space): not of a letter or a digit, which no encoder
+# escapes and which ``phone=2125550173``, ``n=4F`` write as a value, and only before a letter or another escape
+# (``jane=2Edoe=40example=2Eorg``, ``Call=20me``), but ``=3D`` (the "=" every encoder escapes: ``?n=3D202...``,
+# ``href=3D"...``). Before punctuation it is a value (``max_size=40)``, ``atol=2e-6``: not ``@)``, ``.-6``). Before a
+# digit it is a value (``phone=4015550173``, ``timeout=30``, ``id=2D5``: a key before the "=") unless its run of
+# non-space characters (a word: an encoder escapes inside words, a value is one) is written in quoted-printable: it
+# holds an escape read by the rules above (an "@" before "[" too, an address literal's: ``jane=40[81.2.69.160]``;
+# ``zhang.wei=40163=2Ecom``, ``Call=20me=20at=20202-555-0173``), or one
+# before a digit after no key: after nothing but a number's digits, dots and dashes back to another escape, a space,
+# ``(``, ``)``, ``:``... (no letter, ``_``, ``[]`` or ``%``: ``=2B1202=2D555=2D0173``, ``tel:=2B1...``,
+# ``202=20555=200173``, ``4111-1111=201111``); then
+# every escape of the word before a digit is read too. Not after a "=" (``====⏎``: a heading's rule, no encoder
+# writes "=" unescaped). One level, read before the other escapes: a mail body holds the URLs and pages the levels
+# below read.
 # A continuation byte may follow a soft line break: an encoder wrapping at 76 columns cuts between a character's bytes
 # (``202=C2=⏎=A0555``, Python's own ``email`` does). A byte of no sequence is a Latin-1 character (a body in
 # iso-8859-1, the most common legacy charset) where it can only be one: a no-break space ``=A0`` between digits
-# (``202=A0555=A00173``), a letter ``=C0``-``=FF`` between a letter and a letter, ``-``, ``.``, ``@`` or another escape
-# (``jos=E9.doe``, ``ren=E9e``); in upper case only, as RFC 2045 has encoders write it. A value is left as written
-# (``iban=DE89...``, ``lang=DE``, ``x=ab``, ``color=ff0000``: a country code before digits stays an IBAN's).
-_QP_NEXT = r"(?:=\r?\n)?=[89ABab][0-9A-Fa-f]"
+# (``202=A0555=A00173``), a letter ``=C0``-``=FF`` after a letter, "@", "." or "-" (as written or escaped) and
+# before a letter, ``-``, ``.``, ``@`` or another escape (``jos=E9.doe``, ``ren=E9e``, ``jane=40=C9cole.fr``); in
+# upper case only, as RFC 2045 has encoders write it. A value is left as written (``iban=DE89...``, ``lang=DE``,
+# ``x=ab``, ``color=ff0000``: a country code before digits stays an IBAN's).
+_QP_SOFT_BREAK = r"[ \t]*\r?\n"
+_QP_NEXT = rf"(?:={_QP_SOFT_BREAK})?=[89ABab][0-9A-Fa-f]"
 _QP_UTF8 = rf"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f]){_QP_NEXT}|[Ee][0-9A-Fa-f](?:{_QP_NEXT}){{2}}" \
-           rf"|[Ff][0-4](?:{_QP_NEXT}){{3}}|(?<=[0-9]=)A0(?=[0-9])|(?<=[^\W\d_]=)[C-F][0-9A-F](?=[^\W\d_]|[-.@=])"
+           rf"|[Ff][0-4](?:{_QP_NEXT}){{3}}|(?<=[0-9]=)A0(?=[0-9])" \
+           r"|(?:(?<=[^\W\d_]=)|(?<=[@.-]=)|(?<==40=)|(?<==2[EDed]=))[C-F][0-9A-F](?=[^\W\d_]|[-.@=])"
+_QP_PUNCTUATION = r"(?:2[0-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e]|09)"
 # (The look-behind after the "=": a pattern that starts with a literal is found by a fast scan, ~5x cheaper.)
-_QUOTED_PRINTABLE = re.compile(r"=(?<!==)(?:\r?\n|" + _QP_UTF8 + r"|3[Dd]"
-                               r"|(?:2[1-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e])(?=[A-Za-z=]))")
+_QUOTED_PRINTABLE = re.compile(rf"=(?<!==)(?:{_QP_SOFT_BREAK}|{_QP_UTF8}|3[Dd]|{_QP_PUNCTUATION}(?=[A-Za-z=])|40(?=\[)"
+                               rf"|(?P<digit>{_QP_PUNCTUATION})(?=[0-9]))")
 
 
-_QP_NOT_HEX = re.compile(r"[=\r\n]")
+def _overlaps(change: tuple[int, int, str], spans: list[tuple[int, int]]) -> bool:
+    """Whether ``change`` overlaps one of ``spans`` (sorted, disjoint)."""
+    k = bisect.bisect_right(spans, (change[0], len(spans) and 1 << 62)) - 1
+    return any(0 <= i < len(spans) and spans[i][0] < change[1] and change[0] < spans[i][1] for i in (k, k + 1))
+
+
+_QP_NOT_HEX = re.compile(r"[=\r\n \t]")
+# Where a word ends for the escapes before digits: a space, or a query's or a form's separator (``?h=5ec1...&phone=
+# 2125550173``: the "=5e" before a letter marks no other pair's value as quoted-printable, ``&phone=21`` is a key's).
+_QP_SPACE = re.compile(r"[\s&?;]")
+# A key's characters before a "=" (``id=2D5``, ``a[0]=40``): an escape before a digit after one is a value's "="; not
+# "[", which no key ends with (``[4827=207611...``: a number in brackets). An operator's ``<=``, ``>=``, ``!=``,
+# ``+=`` is code's too (``n<=400``, ``y>=2015``: not ``<@0``, ``> 15``).
+_QP_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-]%<>!+*/^|&~")
 
 
 def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, replacement)`` of each quoted-printable escape and soft line break (``_QUOTED_PRINTABLE``)."""
-    out = []
+    """``(start, end, replacement)`` of each quoted-printable escape and soft line break (``_QUOTED_PRINTABLE``; an
+    escape before a digit only in a word written in quoted-printable)."""
+    out: list[tuple[int, int, str]] = []
+    word: list[tuple[int, int, str, bool]] = []  # this word's escapes: (start, end, replacement, before a digit)
+    written = False  # whether this word is written in quoted-printable
+    last = 0  # where the last escape ended
+    searched = 0  # how far past ``last`` the text is known to hold no whitespace (each character searched once)
+
+    def flush():
+        out.extend((start, end, char) for start, end, char, digit in word if written or not digit)
+        word.clear()
+
     for m in _QUOTED_PRINTABLE.finditer(text):
-        code = m.group()
-        if code[1] in "\r\n":
-            out.append((m.start(), m.end(), ""))
+        start, code = m.start(), m.group()
+        if word and _QP_SPACE.search(text, max(last, searched), start):  # a new word (``written`` holds only with
+            flush()                                                           # escapes in ``word``)
+            written = False
+        searched = start  # an escape that is no character (below) leaves ``last``: never search its stretch again
+        if code[1] in " \t\r\n":
+            word.append((start, m.end(), "", False))
+            last = m.end()
             continue
         data = bytes.fromhex(_QP_NOT_HEX.sub("", code))
         try:
@@ -348,7 +452,123 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
             if len(data) > 1 or data[0] < 0xA0:
                 continue  # an overlong or broken sequence: no character
             char = data.decode("latin-1")  # one byte after a letter or digit, of no UTF-8 sequence
-        out.append((m.start(), m.end(), _as_read(char)))
+        digit = m.group("digit") is not None
+        if not digit:
+            written = True
+        else:
+            j = start
+            while j > last and text[j - 1] in "0123456789.-":
+                j -= 1
+            # a number's characters back to an escape, a word's start or no key (``4309-5293=205959``)
+            if (j == last or text[j - 1] not in _QP_KEY) and (j == start or _DIGITS.intersection(text[j:start])):
+                written = True
+        word.append((start, m.end(), _as_read(char), digit))
+        last = m.end()
+    flush()
+    return out
+
+
+# A MIME encoded-word (RFC 2047: a mail header's non-ASCII text, ``Subject: =?iso-8859-1?q?Appelez_le_202-555-0173?=``,
+# ``=?utf-8?b?...?=``), read as ``email.header.decode_header`` reads it: Q encoding (``_`` a space, ``=XX`` any byte,
+# every other character itself) or B encoding (base64), the bytes in the word's charset (any text codec Python
+# knows: utf-8, iso-8859-x, windows-125x, koi8-r...; an unknown one as Latin-1, whose ASCII is every mail charset's;
+# a byte that is no text in it as U+FFFD, as ``errors="replace"``), and the whitespace between two adjacent encoded-words read as nothing. A Q word's characters each map
+# back to what wrote them; a B word's all map to the whole word (base64 has no boundary between characters).
+# (Linear: the charset is bounded, the encoded text holds no "?", which every word's start holds.)
+# Not glued to a letter or digit before it (RFC 2047 has whitespace, "(" or a header's ":" before an encoded-word;
+# ``a=?b?q?202-555-0173?=`` is no word, and read as one it glued the number to the "a"; the look-behind after the
+# "=": a literal first is found by a fast scan).
+_ENCODED_WORD = re.compile(r"=(?<![A-Za-z0-9]=)\?([A-Za-z0-9!#$%&'+^_`{}~-]{1,40})(?:\*[A-Za-z0-9-]{1,20})?"
+                           r"\?([QqBb])\?([^?\s]*)\?=")
+_Q_UNIT = re.compile(r"=[0-9A-Fa-f]{2}|[^=]|=")
+_NOT_CHARSETS = frozenset({"unicode-escape", "raw-unicode-escape", "idna", "punycode", "undefined"})
+# Whitespace between two encoded-words, as written or as a JSON string's escapes (a folded header in a JSON line:
+# ``?=\\n =?``).
+_WHITESPACE_ONLY = re.compile(r"(?:\s|\\[nrt])+")
+# The charset names looked up: the codecs' aliases and modules Python ships (a fixed set, ~450), as
+# ``encodings.normalize_encoding`` writes them. ``codecs.lookup`` caches every name it is asked for (and
+# ``encodings._cache`` every unknown one, forever): asked for each name hostile headers write, it grows without bound.
+_KNOWN_CHARSETS = frozenset(encodings.aliases.aliases) | frozenset(encodings.aliases.aliases.values()) \
+    | frozenset(m.name for m in pkgutil.iter_modules(encodings.__path__))
+# Codecs whose incremental decoder holds a bounded buffer: a Q word is decoded a unit at a time in these (and in every
+# codec whose decoder is no ``BufferedIncrementalDecoder``: charmaps, the CJK codecs). Another buffered one re-decodes
+# all it holds per unit (UTF-7's base64 run: quadratic), so its word is decoded whole, as a B word is.
+_STREAMED = frozenset({"utf-8", "utf-8-sig", "utf-16", "utf-16-be", "utf-16-le", "utf-32", "utf-32-be", "utf-32-le"})
+
+
+@functools.lru_cache(maxsize=64)
+def _charset(name: str) -> tuple[str, bool]:
+    """The codec of an encoded-word's charset (Latin-1 where Python knows none that decodes text), and whether a Q
+    word in it is decoded a unit at a time (``_STREAMED``)."""
+    name = encodings.normalize_encoding(name.lower())
+    if name not in _KNOWN_CHARSETS:
+        return "latin-1", True
+    try:
+        info = codecs.lookup(name)
+    except LookupError:
+        return "latin-1", True
+    if not getattr(info, "_is_text_encoding", True) or info.name in _NOT_CHARSETS:
+        return "latin-1", True
+    decoder = info.incrementaldecoder
+    return info.name, decoder is not None and (info.name in _STREAMED or not issubclass(
+        decoder, codecs.BufferedIncrementalDecoder))
+
+
+def _decoded(data: bytes, charset: str) -> str | None:
+    """``data`` in ``charset`` (a byte that is no text in it as U+FFFD), None where the codec fails whatever its errors
+    (any exception: a codec is code, and no input may crash the view)."""
+    try:
+        return data.decode(charset, "replace")
+    except Exception:  # noqa: BLE001 - UnicodeError, LookupError, ValueError, TypeError... of any codec
+        return None
+
+
+def _encoded_words(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of what the encoded-words of ``text`` are read as (``_ENCODED_WORD``)."""
+    out: list[tuple[int, int, str]] = []
+    last = -1  # where the last encoded-word read ended
+    for m in _ENCODED_WORD.finditer(text):
+        charset, streamed = _charset(m.group(1))
+        payload, at = m.group(3), m.start(3)
+        changes: list[tuple[int, int, str]] = []
+        if m.group(2) in "Bb" or not streamed:
+            if m.group(2) in "Bb":
+                try:
+                    # padding as written or not, or too much of it (``...Lm9yZw===``): as email.header reads it
+                    payload = payload.rstrip("=")
+                    data = base64.b64decode(payload + "=" * (-len(payload) % 4), validate=True)
+                except ValueError:
+                    continue  # no base64
+            else:
+                data = b"".join(bytes.fromhex(u[1:]) if len(u) == 3 else b" " if u == "_" else u.encode()
+                                for u in _Q_UNIT.findall(payload))
+            decoded = _decoded(data, charset)
+            if decoded is None:
+                continue
+            changes.append((m.start(), m.end(), "".join(_as_read(c) for c in decoded)))
+        else:
+            pending = at  # where the bytes the decoder holds began
+            try:
+                decoder = codecs.getincrementaldecoder(charset)("replace")
+                for unit in _Q_UNIT.finditer(payload):
+                    code = unit.group()
+                    data = bytes.fromhex(code[1:]) if len(code) == 3 else b" " if code == "_" else code.encode()
+                    got = decoder.decode(data)
+                    end = at + unit.end()
+                    if got != code or end - pending != len(code):
+                        changes.append((pending, end, "".join(_as_read(c) for c in got)))
+                    if got or not data:
+                        pending = end
+                rest = decoder.decode(b"", final=True)  # a sequence cut short at the word's end
+            except Exception:  # noqa: BLE001 - a codec that fails whatever its errors (a stateful one's state)
+                continue
+            if rest:
+                changes.append((pending, m.end(3), "".join(_as_read(c) for c in rest)))
+            changes = [(m.start(), at, "")] + changes + [(m.end() - 2, m.end(), "")]
+        if last >= 0 and _WHITESPACE_ONLY.fullmatch(text, last, m.start()):
+            out.append((last, m.start(), ""))  # between two encoded-words: nothing
+        out.extend(changes)
+        last = m.end()
     return out
 
 
@@ -357,6 +577,7 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
 # ``202%A0555%A00173``: ``unquote(..., "latin-1")``, a form posted from a Latin-1 page). Read once, after the levels:
 # read per level, a lone byte would break a sequence the next level completes (``%C3%25A9`` as ``Ã©``).
 _HIGH_BYTES = re.compile(r"%[89A-Fa-f][0-9A-Fa-f](?:%[89A-Fa-f][0-9A-Fa-f])*")  # a literal first: a fast scan
+_LATIN1_AFTER = frozenset(")@.-_+")
 
 
 def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
@@ -378,8 +599,11 @@ def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
                 size = 1
                 start = at + 3 * i
                 # a Latin-1 character inside a word or number only: ``%default``, ``'%action'``, ``"%dd"``, ``.%f000Z``
-                # are format strings' directives (a URL's escape follows a character of its own word)
-                if lead >= 0xA0 and start and text[start - 1].isalnum():
+                # are format strings' directives (a URL's escape follows a character of its own word), or in upper
+                # case (as encoders write it; directives are lower case) after a character an address, a number or
+                # a URL holds (``(202)%A0555``, ``jane@%C9cole.fr``, ``jane.%E9mile``)
+                if lead >= 0xA0 and start and (text[start - 1].isalnum() or (
+                        text[start - 1] in _LATIN1_AFTER and text[start + 1:start + 3].isupper())):
                     char = chr(lead)
             if char is not None:
                 out.append((at + 3 * i, at + 3 * (i + size), _as_read(char)))
@@ -419,6 +643,25 @@ def fold(char: str) -> str:
     return unicodedata.normalize("NFKC", char)
 
 
+# A numeric reference without ";" ends at the first character that is no digit (HTML5), a format character too: a
+# browser shows ``&#46\u200c25`` as "." and "25", not U+1211. The view removes format characters before it reads
+# references, so one right after such a reference's digits is read as the ";" that ends it, unless the digits after
+# it end in ";" (``&#6\u20604;``: a format character inside a reference, read through as inside any escape).
+_OPEN_REFERENCE = re.compile(r"&#(?:[0-9]{1,31}|[xX][0-9A-Fa-f]{1,30})\Z")
+
+
+def _folded_at(text: str, at: int, char: str) -> str:
+    """``fold(char)`` of ``text[at]``, but ";" for a format character that ends a numeric reference."""
+    new = fold(char)
+    if new == "" and at and text[at - 1] in _HEX_DIGITS and _OPEN_REFERENCE.search(text, max(0, at - 34), at):
+        j, n = at + 1, len(text)
+        while j < n and j - at < _LONGEST_ESCAPE and (text[j] in _HEX_DIGITS or text[j].isdecimal()
+                                                       or unicodedata.category(text[j]) == "Cf"):
+            j += 1
+        return new if j < n and text[j] == ";" else ";"
+    return new
+
+
 class _Piece(NamedTuple):
     view: int  # where the piece starts in the view
     start: int  # where what it came from starts in the original
@@ -456,15 +699,17 @@ class Canonical:
         p = pieces[k]
         if p.same and start > p.view:
             first = p.start + start - p.view
-        else:  # the piece's first character (or a replacement): grown back to the previous piece's end
-            first = pieces[k - 1].end if k else 0
+        else:  # the piece's first character (or a replacement): grown back to the previous piece's end; never past
+            # its own start (a replacement a later level split into one piece per character: each maps to the whole
+            # source, and the previous piece's end is the source's end)
+            first = min(p.start, pieces[k - 1].end) if k else 0
         k = bisect.bisect_right(views, end - 1) - 1
         p = pieces[k]
         view_end = views[k + 1] if k + 1 < len(pieces) else len(self.text)
         if p.same and end < view_end:
             last = p.start + end - p.view
-        else:  # the piece's last character: grown up to the next piece's start
-            last = pieces[k + 1].start if k + 1 < len(pieces) else len(self.original)
+        else:  # the piece's last character: grown up to the next piece's start, never short of its own end
+            last = max(p.end, pieces[k + 1].start) if k + 1 < len(pieces) else len(self.original)
         return first, last
 
 
@@ -523,16 +768,21 @@ def canonical(text: str) -> Canonical:
             for m in _special_run().finditer(text):
                 at = m.start()
                 for offset, char in enumerate(m.group()):
-                    changes.append((at + offset, at + offset + 1, fold(char)))
+                    changes.append((at + offset, at + offset + 1, _folded_at(text, at + offset, char)))
         elif any(_special(char) for char in set(non_ascii)):  # a few accents: ~6x cheaper than the scan above
             for m in _NON_ASCII.finditer(text):
                 if _special(m.group()):
-                    changes.append((m.start(), m.end(), fold(m.group())))
+                    changes.append((m.start(), m.end(), _folded_at(text, m.start(), m.group())))
         if changes:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
     if "=" in view.text:
         quoted = _quoted_printable(view.text)
+        if "=?" in view.text:  # a mail header's encoded-words: read whole, no quoted-printable escape inside
+            words = _encoded_words(view.text)
+            if words:
+                inside = [(start, end) for start, end, _ in words]
+                quoted = sorted(words + [q for q in quoted if not _overlaps(q, inside)])
         if quoted:
             decoded, pieces = _pieces_of(view.text, quoted)
             view = Canonical(text, decoded, _compose(pieces, view))

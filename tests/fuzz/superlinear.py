@@ -62,7 +62,15 @@ _COLON_PIECES = ["a", "word", "x" * 40, "_", "—", "...", ":", "::", ": ", " ",
 # languages' escapes (``\x{40}``, ``\x040``, ``\N{...}``) and a form value's "+" before them (the local part's scan).
 _ENCODING_PIECES = ["=", "=\n", "==\n", "=40", "=2E", "=3D", "=C3", "=C3=A9", "=C2=A0", "=E2=81", "=F0=9F=98",
                     "%E9", "%A0", "%C3", "%C3%25A9", "%E2%81", "%80", "%FF", "jane", "202", "a", "1", " ", "\n", "@",
-                    "\\x{40}", "\\x{", "\\x040", "\\x0", "\\N{COMMERCIAL AT}", "\\N{", "}", "+", "email=", "&"]
+                    "\\x{40}", "\\x{", "\\x040", "\\x0", "\\N{COMMERCIAL AT}", "\\N{", "}", "+", "email=", "&",
+                    # mail's, the web's and code's: encoded-words and their parts, quotetabs' =20, a soft break's
+                    # spaces, escapes before digits, octal, CSS, Perl's \@, Latin-1 bytes after ")" or "@", a local
+                    # part's escapes after a form's "+"
+                    "=?utf-8?q?", "=?iso-8859-1?Q?a_b", "=?utf-8?b?", "MjAy", "?=", "?", "_", "=20", "= \t\n", "=2B1",
+                    "=2D5", "\\100", "\\40 ", "\\000040", "\\2d ", "\\@", ")%A0", "@%C9", "%2E", "&#46;", "+tag",
+                    "\\303\\251", "\\xc3\\xa9", "\\xc3", "\\342\\201",
+                    # escapes that decode to no character (overlong, surrogate) after a word's escape
+                    "=E0=80=80", "=ED=A0=80", "=2Ea"]
 
 
 def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, str]:
