@@ -6,6 +6,7 @@ whose *scrub* changes (a real address or number newly masked, or code newly mask
 
     python bench/pii_overmask.py --against 2e3a2d6
     python bench/pii_overmask.py --against 2e3a2d6 --skip pipeline/pii/canonical.py --skip docs/pii.md --examples 40
+    python bench/pii_overmask.py --against HEAD --written-pass --skip docs/pii.md   # what the written pass adds
 
 The view is ``corpusforge.pipeline.pii.canonical.canonical``; the other commit's module is taken with ``git show``
 and loaded beside this one, and a scrub under it is this tree's ``Scrubber`` with that module's ``canonical``.
@@ -77,14 +78,20 @@ def main() -> None:
     parser.add_argument("--skip", action="append", default=[], metavar="PATH",
                         help="A repository file to leave out (relative to the root; repeatable).")
     parser.add_argument("--examples", type=int, default=20, help="Changed views to print, drawn at random.")
+    parser.add_argument("--written-pass", action="store_true",
+                        help="Instead: over every line whose view differs from the text, the scrubs that the "
+                             "scrubber's pass over the text as written changes (what the view left unmasked).")
     args = parser.parse_args()
 
     from corpusforge.pipeline.pii import canonical as current
     from corpusforge.pipeline.pii import scrubber as scrubber_module
     from corpusforge.pipeline.pii.config import PIIConfig
 
-    before = other_view(args.against)
     lines, pairs = texts(set(args.skip))
+    if args.written_pass:
+        written_pass(lines + pairs, scrubber_module, PIIConfig, current)
+        return
+    before = other_view(args.against)
     changed = [(src, text) for src, text in lines + pairs
                if before.canonical(text).text != current.canonical(text).text]
     kinds = collections.Counter(kind(text, before.canonical(text).text, current.canonical(text).text)
@@ -111,6 +118,29 @@ def main() -> None:
     random.seed(1)
     for src, text in random.sample(changed, min(args.examples, len(changed))):
         print(f"  view {src}: {text[:120]!r} -> {current.canonical(text).text[:120]!r}")
+
+
+def written_pass(texts_: list[tuple[str, str]], scrubber_module, config_type, current) -> None:
+    """The scrubs that masking what the recognizers find in the text as written (besides the view's findings)
+    changes, over the texts whose view is not the text itself."""
+    scrub = scrubber_module.Scrubber(config_type(), salt="s" * 16)
+    real = scrubber_module.written_additions
+    viewed = changed = 0
+    for src, text in texts_:
+        if current.canonical(text).identity:
+            continue
+        viewed += 1
+        with_pass = scrub.scrub(text).text
+        scrubber_module.written_additions = lambda *_: []
+        try:
+            without = scrub.scrub(text).text
+        finally:
+            scrubber_module.written_additions = real
+        if with_pass != without:
+            changed += 1
+            print(f"  {src}: {text[:160]!r}\n    view only: {without[:160]!r}\n    and as written: {with_pass[:160]!r}")
+    print(f"texts whose view differs from them: {viewed:,}; scrubs the pass over the text as written changes: "
+          f"{changed:,}")
 
 
 if __name__ == "__main__":

@@ -98,7 +98,7 @@ def value_of(result: RecognizerResult, text: str) -> str:
     return getattr(result, "canonical", None) or text[result.start:result.end]
 
 
-def _written_additions(written: Sequence[RecognizerResult], viewed: Sequence[RecognizerResult],
+def written_additions(written: Sequence[RecognizerResult], viewed: Sequence[RecognizerResult],
                        text: str) -> list[RecognizerResult]:
     """Of the results found in ``text`` as written, those the view's results (``viewed``, spans of ``text``) miss:
     one overlapping none of them, or one with a digit outside them. The view's results that overlap one are found
@@ -334,7 +334,7 @@ class Scrubber:
             # none, and where they overlap, the written one's digits that the view's left out (a value's digits
             # read as a character); not its other characters, which the view read better ("jdoe&nbsp;and" is
             # no URL's end)
-            results += _written_additions(self._find(text, written_artifacts), results, text)
+            results += written_additions(self._find(text, written_artifacts), results, text)
             results.sort(key=lambda r: (r.start, -r.end))
         out: list[RecognizerResult] = []
         for r in results:
