@@ -196,3 +196,17 @@ NEAR_MISSES = {
                "at 40.7128, -74.0060", "12:30:45", "MAC 00:1A:2B:3C:4D:5E", "ratio 16:9:4",
                "values 10 20 30 40 50", "order 12345678", "1920x1080 pixels"],
 }
+
+
+def best_seconds(fn, text: str) -> float:
+    """The shorter of two timed calls of ``fn(text)`` (one when the first is far over any bound: > 2 s)."""
+    import time
+
+    best = float("inf")
+    for _ in range(2):
+        start = time.perf_counter()
+        fn(text)
+        best = min(best, time.perf_counter() - start)
+        if best > 2.0:  # far over: no second run needed
+            break
+    return best
