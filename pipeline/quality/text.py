@@ -432,28 +432,6 @@ class ChunkTable:
                 words.extend((self._number(self.content_ids, word), self._number(self.lower_ids, low), len(word)))
         return tokens, content, lower, letters, marks, len(tokens), number
 
-    def add_word(self, chunk: str, lower: str, letters: int) -> Chunk:
-        """``add(chunk, (chunk,), (chunk,), (lower,), letters, "W")`` for a chunk that is one plain word or number
-        (``_split_cached``: letters and digits only, so no URL and no sentence mark but its word), its rows written
-        without ``add``'s general work: a third of the cost of a chunk not seen before, most of them such words."""
-        hints = hint_mask(lower)
-        with self.lock:
-            number = self.size
-            self.size += 1
-            words = self.words.items
-            self.chunks.items.extend((1, len(chunk), 1, letters, 0, 1, 1, 0, hints, 0, len(words) // 3))
-            ids, lower_ids = self.content_ids, self.lower_ids
-            word_id = ids.get(chunk)
-            if word_id is None:
-                word_id = ids[chunk] = len(ids)
-            lower_id = lower_ids.get(lower)
-            if lower_id is None:
-                lower_id = lower_ids[lower] = len(lower_ids)
-                self.lowers.append(lower)
-            words.extend((word_id, lower_id, len(chunk)))
-        tokens = (chunk,)
-        return tokens, tokens, (lower,), letters, "W", 1, number
-
     def _number(self, numbers: dict[str, int], word: str) -> int:
         number = numbers.get(word)
         if number is None:
@@ -485,10 +463,11 @@ def _split_cached(chunk: str) -> Chunk:
         if CHUNK_TABLE.size >= ChunkTable.LIMIT:
             _new_generation()
         no_space = not chunk.isascii() and has_no_space_script(chunk)  # a Han, kana or Thai character is one word
-        lower = chunk.lower() if chunk.isalnum() else None
-        if lower is not None and lower not in _ALNUM_SPECIALS and not no_space:  # a plain word or number
-            entry = CHUNK_TABLE.add_word(chunk, lower, 1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0)
-        elif lower is not None and lower not in _ALNUM_SPECIALS:
+        if chunk.isalnum() and chunk.lower() not in _ALNUM_SPECIALS and not no_space:  # a plain word or number
+            tokens = (chunk,)
+            entry = CHUNK_TABLE.add(chunk, tokens, tokens, (chunk.lower(),),
+                                    1 if chunk.isalpha() or any(map(str.isalpha, chunk)) else 0, "W")
+        elif chunk.isalnum() and chunk.lower() not in _ALNUM_SPECIALS:
             entry = _chunk_entry(chunk, tuple(split_tokens((chunk,))))
         else:
             out: list[str] = []

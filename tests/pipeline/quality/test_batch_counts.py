@@ -208,22 +208,6 @@ def test_a_batch_numbers_the_sample_as_each_text_alone():
     _same_numbers(CORPUS[:200] + ["", "\n", "a\n", "\n\na  b \n", " ", "x\r\ny", "long" * 40 + " " + "long" * 40])
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=12)
-                .filter(lambda w: w.isalnum()), min_size=1, max_size=30))
-def test_a_plain_word_is_numbered_with_the_rows_the_general_add_writes(chunks):
-    """``ChunkTable.add_word`` (a chunk of letters and digits not seen before) writes the rows and returns the entry
-    that ``add`` does, word numbers and lower-case numbers included, whatever words came before."""
-    general, fast = text.ChunkTable(), text.ChunkTable()
-    for chunk in chunks + chunks[::-1]:
-        letters = 1 if any(map(str.isalpha, chunk)) else 0
-        want = general.add(chunk, (chunk,), (chunk,), (chunk.lower(),), letters, "W")
-        assert fast.add_word(chunk, chunk.lower(), letters) == want
-    assert fast.chunks.read().tolist() == general.chunks.read().tolist()
-    assert fast.words.read().tolist() == general.words.read().tolist()
-    assert fast.lowers == general.lowers and fast.content_ids == general.content_ids
-
-
 def _followed_by_bytes(texts: list[str], after: bytes):
     """``texts`` as a pyarrow large_string array whose data buffer goes on past the last string with ``after``."""
     import pyarrow as pa
