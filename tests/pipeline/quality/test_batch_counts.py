@@ -235,3 +235,12 @@ def test_arrow_trims_at_line_ends_exactly_what_str_calls_whitespace():
     points = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
     trimmed = pc.utf8_rtrim_whitespace(pa.array(["a" + c for c in points], pa.large_string())).to_pylist()
     assert [c for c, t in zip(points, trimmed) if (t == "a") != c.isspace()] == []
+
+
+@_draws
+@given(lines=st.lists(st.lists(st.sampled_from(SENTENCE_PIECES + [" ", "\t", "\u3000", "\xa0", "\x1c", "\u2028"]),
+                               max_size=12).map("".join).map(lambda s: s.replace("\n", "")), min_size=1, max_size=6),
+       after=st.binary(max_size=4))
+def test_drawn_lines_are_split_as_str_splits_them_whatever_follows_them_in_memory(lines, after):
+    pieces = text.line_pieces(_followed_by_bytes(lines, after)).to_pylist()
+    assert [[p for p in line if p] for line in pieces] == [line.split() for line in lines]
