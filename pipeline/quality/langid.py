@@ -137,7 +137,7 @@ def decoded_model(fasttext, model, local: str):
     if not model.f.isQuant():
         return model
     matrices = quantized_matrices(local)
-    if matrices is None or matrices[0].nbytes > MAX_DECODED_BYTES:
+    if matrices is None:
         return model
     probe = [text + "\n" for text in _PROBE]
     want = model.f.multilinePredict(probe, -1, 0.0, "strict")
@@ -149,10 +149,11 @@ def decoded_model(fasttext, model, local: str):
     return model
 
 
-def quantized_matrices(local: str):
+def quantized_matrices(local: str, max_bytes: int = MAX_DECODED_BYTES):
     """``(input, output)`` of a fastText model file whose input matrix is product-quantized and output matrix is
     not: the input decoded row by row as ``QuantMatrix::addRowToVector`` adds it (centroid values, times the row's
-    norm when ``qnorm``), float32, and the output as stored; None for any other model. The file passed
+    norm when ``qnorm``), float32, and the output as stored; None for any other model, and for one whose decoded
+    input would take more than ``max_bytes`` (known from the header, before anything is decoded). The file passed
     ``check_fasttext_file`` (its layout: fastText's ``saveModel``)."""
     import numpy as np
 
@@ -179,6 +180,8 @@ def quantized_matrices(local: str):
         if not take("<?")[0]:
             return None
         qnorm, rows, dim, codesize = take("<?qqi")
+        if rows * dim * 4 > max_bytes:  # checked before decoding: a big model of the user's would be built, then dropped
+            return None
         codes = np.frombuffer(data, np.uint8, codesize, pos).copy()
         pos += codesize
         _, nsubq, dsub, lastdsub = take("<iiii")

@@ -137,3 +137,26 @@ def test_a_model_that_is_not_quantized_is_loaded_as_it_is(dense_model):
 
     model = load_fasttext_model(str(dense_model), decode_input=True)
     assert not model.f.isQuant() and not getattr(model, "input_decoded", False)
+
+
+def test_a_quantized_model_too_big_to_decode_is_refused_before_decoding(monkeypatch):
+    """A quantized model whose dense input matrix would pass ``MAX_DECODED_BYTES`` stays quantized, and nothing of it
+    is decoded first (the review: a user's 11 MiB .ftz peaked 92 MiB in every worker's set-up, to be thrown away)."""
+    import tracemalloc
+
+    import fasttext
+
+    from corpusforge.pipeline.quality import langid
+
+    path = bundled_lid_path()
+    dense, _ = langid.quantized_matrices(path)
+    tracemalloc.start()
+    assert langid.quantized_matrices(path, max_bytes=dense.nbytes - 1) is None
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < dense.nbytes // 4, peak
+    monkeypatch.setattr(langid, "MAX_DECODED_BYTES", dense.nbytes - 1)
+    monkeypatch.setattr(langid.quantized_matrices, "__defaults__", (dense.nbytes - 1,))
+    model = langid.load_fasttext_model(path, decode_input=True)
+    assert model.f.isQuant() and not getattr(model, "input_decoded", False)
+    assert isinstance(model, fasttext.FastText._FastText)
