@@ -46,7 +46,7 @@ from corpusforge.pipeline.dedup.sentences import (
 )
 from corpusforge.pipeline.dedup.text import ascii_word_copy, normalized_bytes, word_parts
 from corpusforge.pipeline.spill import SpillWriter, read_bytes
-from corpusforge.pipeline.words import ENGLISH_WORD_CENTS
+from corpusforge.pipeline.words import ENGLISH_WORD_CENTS, words_for
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 # A byte that starts a character of U+0800 or above in UTF-8. Without one, normalised words hold no character of a
@@ -197,7 +197,7 @@ def line_records_reference(text: str, lang: str | None, line_chars: int, sentenc
 def line_cents(normalized: bytes) -> int:
     """A line's words (``count_words``' parts of its normalised words) as one number that adds up across lines: its
     space-delimited words times ``ENGLISH_WORD_CENTS``, plus the hundredths its no-space-script characters stand for.
-    The words of lines kept are ``words_left`` of their sum (``count_words`` of their text, rounded once): a plain
+    The words of lines kept are ``words_for(0, sum)`` (``count_words`` of their text, rounded once): a plain
     word count per line put a line of Chinese at one word, where line dedup's removal counts its characters, and
     the one join sent no sentence keys of documents it kept (other sentence drops than LineDedup then SentenceDedup)."""
     if not normalized:
@@ -208,17 +208,12 @@ def line_cents(normalized: bytes) -> int:
     return others * ENGLISH_WORD_CENTS + cents
 
 
-def words_left(cents: int) -> int:
-    """The words of kept lines from the sum of their ``line_cents`` (``words.words_for``: rounded up once)."""
-    return -(-cents // ENGLISH_WORD_CENTS)
-
-
 def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: int) -> tuple[list[int], bool] | None:
     """The sentence keys of the lines that line dedup keeps (``records``: ``line_records``; ``drop``: its
     dropped line keys), or None when it removes the document as too short (the rule of ``_RemoveLinesFn``)."""
     if drop:  # most documents lose no line: their records are all kept
         kept = [record for record in records if record[0] is None or record[0] not in drop]
-        if len(kept) < len(records) and words_left(sum(cents for _, cents, _ in kept)) < min_words:
+        if len(kept) < len(records) and words_for(0, sum(cents for _, cents, _ in kept)) < min_words:
             return None
     else:
         kept = records
