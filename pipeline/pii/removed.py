@@ -29,6 +29,7 @@ from corpusforge.core.errors import environment_error
 from corpusforge.core.faults import STAGE_ERROR
 from corpusforge.pipeline.document import DETAIL_CHARS, RAW_PREVIEW, Rejected, Removed
 from corpusforge.pipeline.pii.config import STAGE, PIIConfig
+from corpusforge.pipeline.stage import fixed_batches
 
 WITHHELD = "[withheld: PII scrubbing raised {}]"
 
@@ -130,7 +131,7 @@ class ScrubRemoved(beam.PTransform):
 
     def expand(self, removed):
         return (removed
-                | "BatchRemoved" >> beam.BatchElements(min_batch_size=1, max_batch_size=self.config.batch_size)
+                | "BatchRemoved" >> fixed_batches(self.config.batch_size)
                 | "ScrubRemovedBatch" >> beam.ParDo(_ScrubRemovedFn(self.config, self.salt)))
 
 

@@ -21,8 +21,8 @@ from apache_beam.metrics import Metrics
 from corpusforge.core.errors import UserError
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.pii.config import STAGE, PIIConfig
-from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, Stage, StageContext, StageOutputs, edit, guarded, removal,
-                                        split_outputs)
+from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, Stage, StageContext, StageOutputs, edit, fixed_batches,
+                                        guarded, removal, split_outputs)
 
 AUDIT = "audit"
 
@@ -181,7 +181,7 @@ class PII(Stage, section="pii", order=40):
                         batched=True)
         tagged = (
             docs
-            | "BatchDocs" >> beam.BatchElements(min_batch_size=1, max_batch_size=self.config.batch_size)
+            | "BatchDocs" >> fixed_batches(self.config.batch_size)
             | "ScrubDocs" >> beam.ParDo(scrub).with_outputs(*tags, main="kept")
         )
         if self.audit_path:

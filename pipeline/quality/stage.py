@@ -17,18 +17,11 @@ import pyarrow as pa
 
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.quality.config import ClassifierConfig, LangIdConfig, QualityConfig, ToxicityConfig
-from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, CountingDoFn, Stage, StageContext, chain_steps, edit, guarded,
-                                        split_outputs)
+from corpusforge.pipeline.stage import (EDITS, ERRORS, REMOVED, CountingDoFn, Stage, StageContext, chain_steps, edit,
+                                        fixed_batches, guarded, split_outputs)
 
 STAGE = "quality"
 MODEL_BATCH = 256  # documents per fastText call (language ID, classifiers) and per call of the rules
-
-
-def _batches(size: int) -> beam.BatchElements:
-    """Batches of ``size`` documents (fewer at a bundle's end). A fixed size: Beam's adaptive sizing fits a
-    regression over the timings of its batches (numpy's lstsq, per batch) and starts each bundle at one document, and
-    what is decided of a document never depends on its batch."""
-    return beam.BatchElements(min_batch_size=size, max_batch_size=size)
 
 
 # ---------------------------------------------------------------------------------------- language ID
@@ -71,7 +64,7 @@ class LanguageFilter(beam.PTransform):
     def expand(self, pcoll):
         identify = guarded(_LanguageFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForLanguageId" >> _batches(MODEL_BATCH)
+                  | "BatchForLanguageId" >> fixed_batches(MODEL_BATCH)
                   | "IdentifyLanguage" >> beam.ParDo(identify).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 
@@ -131,7 +124,7 @@ class HeuristicFilter(beam.PTransform):
     def expand(self, pcoll):
         rules = guarded(_HeuristicFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForRules" >> _batches(MODEL_BATCH)
+                  | "BatchForRules" >> fixed_batches(MODEL_BATCH)
                   | "ApplyRules" >> beam.ParDo(rules).with_outputs(REMOVED, EDITS, ERRORS, main="kept"))
         return split_outputs(tagged, with_edits=True, with_errors=True)
 
@@ -175,7 +168,7 @@ class LanguageAndHeuristics(beam.PTransform):
     def expand(self, pcoll):
         fn = guarded(_LanguageAndRulesFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForQuality" >> _batches(MODEL_BATCH)
+                  | "BatchForQuality" >> fixed_batches(MODEL_BATCH)
                   | "IdentifyLanguageAndApplyRules" >> beam.ParDo(fn).with_outputs(REMOVED, EDITS, ERRORS, main="kept"))
         return split_outputs(tagged, with_edits=True, with_errors=True)
 
@@ -228,7 +221,7 @@ class ToxicityFilter(beam.PTransform):
     def expand(self, pcoll):
         score = guarded(_ToxicityFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForToxicity" >> _batches(self.cfg.batch_size)
+                  | "BatchForToxicity" >> fixed_batches(self.cfg.batch_size)
                   | "ScoreToxicity" >> beam.ParDo(score).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 
@@ -278,7 +271,7 @@ class ClassifierFilter(beam.PTransform):
     def expand(self, pcoll):
         score = guarded(_ClassifierFn(self.cfg, self.stage), self.stage, self.fail_fast, batched=True)
         tagged = (pcoll
-                  | "BatchForClassifier" >> _batches(MODEL_BATCH)
+                  | "BatchForClassifier" >> fixed_batches(MODEL_BATCH)
                   | "Score" >> beam.ParDo(score).with_outputs(REMOVED, ERRORS, main="kept"))
         return split_outputs(tagged, with_errors=True)
 
