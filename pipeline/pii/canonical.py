@@ -120,8 +120,24 @@ _HEX_REFERENCE = r"#[xX][0-9A-Fa-f]{1,30}(?:;|(?![0-9A-Fa-f]|%[346][0-9A-Fa-f]|\
 # are (``%C3%A9``): else the address recognizer reads ``\\251.doe@…`` from the last escape on and the start stays.
 _BYTE_LEAD2, _BYTE_LEAD3, _BYTE_LEAD4 = r"(?:x[cdCD][0-9A-Fa-f]|3[0-3][0-7])", r"(?:x[eE][0-9A-Fa-f]|3[45][0-7])", \
     r"(?:x[fF][0-4]|36[0-4])"
-_BYTE_NEXT = r"\\(?:x[89abAB][0-9A-Fa-f]|2[0-7][0-7])"
-_CODE_UTF8 = rf"\\{_BYTE_LEAD2}{_BYTE_NEXT}|\\{_BYTE_LEAD3}(?:{_BYTE_NEXT}){{2}}|\\{_BYTE_LEAD4}(?:{_BYTE_NEXT}){{3}}"
+_BYTE_NEXT = r"(?:x[89abAB][0-9A-Fa-f]|2[0-7][0-7])"
+
+
+def _code_utf8(slash: str) -> str:
+    """The UTF-8 sequences of byte escapes each introduced by ``slash`` (one backslash, or two: a JSON string holding
+    Python's repr of bytes, ``b'jos\\\\xc3\\\\xa9'``)."""
+    nxt = slash + _BYTE_NEXT
+    return rf"{slash}{_BYTE_LEAD2}{nxt}|{slash}{_BYTE_LEAD3}(?:{nxt}){{2}}|{slash}{_BYTE_LEAD4}(?:{nxt}){{3}}"
+
+
+_CODE_UTF8 = _code_utf8(r"\\\\") + "|" + _code_utf8(r"\\")
+# An escape that means the punctuation after it (``jane\.doe\@example\.com``, ``\+1\ \(202\)\ 555\-0173``): what
+# ``re.escape`` writes, CommonMark's escape of any ASCII punctuation (``jane\_doe``), Perl's and a shell's of any
+# character, CSS's identity escape. The punctuation an e-mail address, a phone number, an IP or a card holds, and a
+# space: not ``\"`` (the e-mail recognizer reads it), ``\/`` (JSON's, above), ``\\``, ``\%``, ``\&`` (the view's
+# introducers: read, they would start an escape at the next level), nor ``\,`` ``\;`` ``\:`` ``\!`` (LaTeX's spaces,
+# in no entity) and ``\<`` ``\>`` (a regular expression's word boundaries in GNU and vim, in no entity).
+_IDENTITY = ".-+_@()[]{}'#$*=?^|~` "
 _CODE_BYTE = re.compile(r"\\(x[0-9A-Fa-f]{2}|[0-7]{3})")
 _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
                      r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
@@ -132,11 +148,15 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
                      r"|\\\\?u[0-9A-Fa-f]{4}"
                      rf"|{_CODE_UTF8}"
                      r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
-                     r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7][0-9A-Fa-f]"
+                     r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7a-fA-F][0-9A-Fa-f]"
                      r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
-                     r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7])|\\\\?@"
-                     r"|\\[/bfnrt]"
-                     r"|\\\\?[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])|\\\\?[0-9A-Fa-f]{6}")
+                     r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7]|2[4-7][0-7]|3[0-7][0-7])"
+                     r"|\\\\?[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])?"
+                     r"|\\[/nrt]"
+                     r"|\\\\?[" + re.escape(_IDENTITY) + "]")
+# JSON's backspace and form feed: CSS's hex escape is tried first (``m\fc ller``, CSS's "ü"), and where it stands
+# for no character (``\bad``, ``\f101``: a private-use icon), JSON's.
+_JSON_BF = re.compile(r"\\[bf]")
 _HEX_DIGITS = frozenset("0123456789ABCDEFabcdef")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
@@ -193,19 +213,25 @@ def _escape_char(code: str) -> str | None:
                 return None
             if len(char) != 1:  # a named sequence (``KEYCAP NUMBER SIGN``): lookup reads it, Python's \N{} does not
                 return None
-        elif code[1] == "@":  # Perl's (and a shell's, CSS's) escaped "@": an "@" (``"jane\@example.org"``)
-            return "@"
+        elif code[1] in _IDENTITY:  # an escaped punctuation character (Perl's "jane\@example.org", \., \-): itself
+            return code[1]
         elif code[1] in "01234567" and len(code) == 4 and code[-1] in "01234567":  # octal: \100 is "@"
+            # a printable ASCII character, or a byte 0xA0 to 0xFF of no UTF-8 sequence (``jos\351@``) as Latin-1, as a
+            # string's ``\351`` is in Python and Perl (a byte of a Latin-1 text in C); a control character's (``\033``,
+            # ``\012``) and C1's (``'Andr\202 x'``) are left
             char = chr(int(code[1:], 8))
-            if not char.isprintable():
+            if not char.isprintable() and not 0xA0 <= ord(char) <= 0xFF:
                 return None
-        elif code[1] in _HEX_DIGITS and len(code) > 2:  # CSS's hex escape, ended by a whitespace or six digits long: \40 is "@"
+        elif code[1] in _HEX_DIGITS:  # CSS's hex escape (1-6 hex digits and one whitespace, if any): \40 is "@"
             digits = code[1:].rstrip()
             if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
                 return None  # three octal digits: C's octal escape, of a byte (``'Andr\\202 x'``), not CSS's
             value = int(digits, 16)
-            if not (0x20 <= value <= 0x7E or 0xA0 <= value <= 0x24F) or not chr(value).isprintable():
-                return None  # regular expressions' \d, \1 (a control character's code): left
+            # a control character's code (regular expressions' \d, \1, \b), a surrogate, no code point, an unassigned or
+            # private-use one (an icon font's ``"\f101"``): left; any other is read as CSS reads it, then folded
+            # (``\FF20 `` is a full-width "@", read "@")
+            if value > 0x10FFFF or unicodedata.category(chr(value)) in ("Cc", "Cs", "Cn", "Co"):
+                return None
             char = chr(value)
         elif code[1] in "xU" or code[1:3] == "u{":  # \x40, \x{40}, \x040, \U00000040, \u{40}: a code point in hex
             value = int(code.strip("\\xUu{}"), 16)
@@ -262,6 +288,9 @@ def _escapes(text: str, starts: dict[int, int] | None = None) -> list[tuple[int,
             end, m = m.end(), _ESCAPE.match(text, m.start() + 1)
             if m is not None and m.end() <= end:
                 char = _escape_char(m.group())
+        if char is None and m is not None and m.group()[:2] in ("\\b", "\\f"):
+            m = _JSON_BF.match(text, m.start())  # CSS's escape of no character: JSON's backspace or form feed
+            char = _as_read(_JSON_SHORT[m.group()[1]])
         if char is not None:
             out.append((m.start(), m.end(), char))
     return out
