@@ -431,8 +431,14 @@ _QP_UTF8 = rf"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f]){_QP_NEXT}|[Ee][0-9A-Fa-f](?:{_
            r"|(?:(?<=[^\W\d_]=)|(?<=[@.-]=)|(?<==40=)|(?<==2[EDed]=))[C-F][0-9A-F](?=[^\W\d_]|[-.@=])"
 _QP_PUNCTUATION = r"(?:2[0-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e]|09)"
 # (The look-behind after the "=": a pattern that starts with a literal is found by a fast scan, ~5x cheaper.)
+# An "@" before a digit where a domain follows it (``jane=40123mail.example``, ``li=40163.com``: a host name's labels, the
+# last of letters) marks its word as any escape before a letter does; ``a[0]=40123``, ``x=40.5`` stay values. Any
+# other escape of punctuation (before punctuation, a space or the word's end: ``'jane=2E'``, ``=20'202...``,
+# ``b'foo=20bar=20'``) is read only in a word written in quoted-printable, as one before a digit is, and marks none
+# (``max_size=40)``, ``atol=2e-6`` stay).
+_QP_DOMAIN_AT = r"40(?=[0-9][0-9A-Za-z-]*(?:\.[0-9A-Za-z-]+)*\.[A-Za-z]{2})"
 _QUOTED_PRINTABLE = re.compile(rf"=(?<!==)(?:{_QP_SOFT_BREAK}|{_QP_UTF8}|3[Dd]|{_QP_PUNCTUATION}(?=[A-Za-z=])|40(?=\[)"
-                               rf"|(?P<digit>{_QP_PUNCTUATION})(?=[0-9]))")
+                               rf"|{_QP_DOMAIN_AT}|(?P<digit>{_QP_PUNCTUATION})(?=[0-9])|(?P<later>{_QP_PUNCTUATION}))")
 
 
 def _overlaps(change: tuple[int, int, str], spans: list[tuple[int, int]]) -> bool:
@@ -455,13 +461,13 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each quoted-printable escape and soft line break (``_QUOTED_PRINTABLE``; an
     escape before a digit only in a word written in quoted-printable)."""
     out: list[tuple[int, int, str]] = []
-    word: list[tuple[int, int, str, bool]] = []  # this word's escapes: (start, end, replacement, before a digit)
+    word: list[tuple[int, int, str, bool]] = []  # this word's escapes: (start, end, replacement, read if written)
     written = False  # whether this word is written in quoted-printable
     last = 0  # where the last escape ended
     searched = 0  # how far past ``last`` the text is known to hold no whitespace (each character searched once)
 
     def flush():
-        out.extend((start, end, char) for start, end, char, digit in word if written or not digit)
+        out.extend((start, end, char) for start, end, char, later in word if written or not later)
         word.clear()
 
     for m in _QUOTED_PRINTABLE.finditer(text):
@@ -482,16 +488,17 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
                 continue  # an overlong or broken sequence: no character
             char = data.decode("latin-1")  # one byte after a letter or digit, of no UTF-8 sequence
         digit = m.group("digit") is not None
-        if not digit:
+        later = digit or m.group("later") is not None  # read only in a word written in quoted-printable
+        if not later:
             written = True
-        else:
+        elif digit:
             j = start
             while j > last and text[j - 1] in "0123456789.-":
                 j -= 1
             # a number's characters back to an escape, a word's start or no key (``4309-5293=205959``)
             if (j == last or text[j - 1] not in _QP_KEY) and (j == start or _DIGITS.intersection(text[j:start])):
                 written = True
-        word.append((start, m.end(), _as_read(char), digit))
+        word.append((start, m.end(), _as_read(char), later))
         last = m.end()
     flush()
     return out
@@ -606,7 +613,19 @@ def _encoded_words(text: str) -> list[tuple[int, int, str]]:
 # ``202%A0555%A00173``: ``unquote(..., "latin-1")``, a form posted from a Latin-1 page). Read once, after the levels:
 # read per level, a lone byte would break a sequence the next level completes (``%C3%25A9`` as ``Ã©``).
 _HIGH_BYTES = re.compile(r"%[89A-Fa-f][0-9A-Fa-f](?:%[89A-Fa-f][0-9A-Fa-f])*")  # a literal first: a fast scan
-_LATIN1_AFTER = frozenset(")@.-_+")
+_LATIN1_AFTER = frozenset(")@.-_+=/:")
+
+
+def _latin1_here(text: str, start: int, lead: int) -> bool:
+    """Whether the URL escape of byte ``lead`` at ``start``, after a character of ``_LATIN1_AFTER`` (an address's, a
+    number's or a URL's punctuation, a value's "=", a path's "/", a scheme's ":"), is a Latin-1 character: in upper
+    case, as encoders write it (``?to=%C9mile@``, ``(202)%A0555``); in lower case only where a directive cannot be, a
+    letter's before a letter (``jane.%e9mile``) or a no-break space's before a digit (``(202)%a0555``): format
+    strings' directives, ``.%f000Z``, ``-%e9 ``, are lower case."""
+    code, after = text[start + 1:start + 3], text[start + 3:start + 4]
+    if code.isupper():
+        return True
+    return after.isalpha() if lead >= 0xC0 else lead == 0xA0 and after.isdigit()
 
 
 def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
@@ -632,7 +651,7 @@ def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
                 # case (as encoders write it; directives are lower case) after a character an address, a number or
                 # a URL holds (``(202)%A0555``, ``jane@%C9cole.fr``, ``jane.%E9mile``)
                 if lead >= 0xA0 and start and (text[start - 1].isalnum() or (
-                        text[start - 1] in _LATIN1_AFTER and text[start + 1:start + 3].isupper())):
+                        text[start - 1] in _LATIN1_AFTER and _latin1_here(text, start, lead))):
                     char = chr(lead)
             if char is not None:
                 out.append((at + 3 * i, at + 3 * (i + size), _as_read(char)))
