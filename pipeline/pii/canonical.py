@@ -158,6 +158,7 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
 # for no character (``\bad``, ``\f101``: a private-use icon), JSON's.
 _JSON_BF = re.compile(r"\\[bf]")
 _HEX_DIGITS = frozenset("0123456789ABCDEFabcdef")
+_OCTAL = frozenset("01234567")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
 # an escape of any other control character (``\b``, ``%00``, ``\u0008``) is read as nothing, as a format character is.
@@ -215,7 +216,7 @@ def _escape_char(code: str) -> str | None:
                 return None
         elif code[1] in _IDENTITY:  # an escaped punctuation character (Perl's "jane\@example.org", \., \-): itself
             return code[1]
-        elif code[1] in "01234567" and len(code) == 4 and code[-1] in "01234567":  # octal: \100 is "@"
+        elif len(code) == 4 and _OCTAL.issuperset(code[1:]):  # octal: \100 is "@" (``\181``: CSS's, below)
             # a printable ASCII character, or a byte 0xA0 to 0xFF of no UTF-8 sequence (``jos\351@``) as Latin-1, as a
             # string's ``\351`` is in Python and Perl (a byte of a Latin-1 text in C); a control character's (``\033``,
             # ``\012``) and C1's (``'Andr\202 x'``) are left

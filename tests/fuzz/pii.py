@@ -412,6 +412,56 @@ def code_and_style(rng: random.Random, kind: str, value: str) -> str:
     return "".join(out)
 
 
+# Escapes of style sheets and code the view reads since 1b5dd09 (docs/pii.md), each checked with a decoder of its own
+# (``_css_reference``: CSS Syntax 3's; Python's ``unicode_escape`` for bytes; ``re.escape`` for identity escapes): CSS's
+# hex escape not ended by a whitespace (``\40g``), of a full-width form (``\FF20 ``); an escaped punctuation
+# character (``\.``, ``\-``, ``\ ``: re.escape, Markdown, a shell); a Latin-1 letter in a local part as a byte escape
+# of no UTF-8 sequence (``\351``, ``\xe9``) or CSS's (``\fc ``, ``m\fcller``).
+def _css_reference(text: str) -> str:
+    def one(m: re.Match) -> str:
+        return chr(int(m.group(1), 16)) if m.group(1) else m.group(2)
+    return re.sub(r"\\(?:([0-9A-Fa-f]{1,6})(?:\r\n|[ \t\n\r\f])?|(.))", one, text)
+
+
+def styles_and_bytes(rng: random.Random, kind: str, value: str) -> tuple[str, str]:
+    """``(written, what it stands for)``: some of ``value``'s punctuation and spaces as those escapes, and for an
+    address maybe a Latin-1 letter added to its local part as one."""
+    import codecs
+    import unicodedata
+
+    out, meant = [], []
+    for i, c in enumerate(value):
+        after = value[i + 1:i + 2]
+        if c in "@.-+_() " and rng.random() < 0.6:
+            forms = ["\\" + c]
+            if c != " ":
+                forms.append("\\" + unicodedata.lookup("FULLWIDTH " + unicodedata.name(c)).encode(
+                    "unicode_escape").decode()[2:].lstrip("0").upper() + " ")
+            if after and after not in "0123456789ABCDEFabcdef \t\n\r\f":  # CSS reads every hex digit, one space
+                forms += [f"\\{ord(c):x}", f"\\{ord(c):04X}"]
+            code = rng.choice(forms)
+            if code[1:2] in ("", c):
+                assert re.escape(c) in (code, c), (c, code)
+            else:
+                assert unicodedata.normalize("NFKC", _css_reference(code)) == c, (c, code)
+            out.append(code)
+        else:
+            out.append(c)
+        meant.append(c)
+    if kind == "email" and value[:1].isalpha() and rng.random() < 0.5:
+        letter = rng.choice("éüñàø")
+        after = value[1:2]
+        forms = [f"\\{ord(letter):03o}", f"\\x{ord(letter):02x}", f"\\{ord(letter):x} "]
+        if after and after not in "0123456789ABCDEFabcdef":
+            forms.append(f"\\{ord(letter):x}")
+        code = rng.choice(forms)
+        assert (codecs.decode(code, "unicode_escape") if code[1] in "x3" and " " not in code
+                else _css_reference(code)) == letter, code
+        out.insert(1, code)
+        meant.insert(1, letter)
+    return "".join(out), "".join(meant)
+
+
 # An escape whose characters after its introducer another scheme may write (docs/pii.md): a numeric HTML reference's
 # digits, a URL escape's hex digits, a JSON ``\\uXXXX``'s hex digits.
 _NESTABLE = re.compile(r"&#[xX]?[0-9A-Fa-f]{1,7};|%[0-9A-Fa-f]{2}|\\\\u[0-9A-Fa-f]{4}")
@@ -509,6 +559,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     encodings = random.Random(repr(rng.getstate()) + " encodings")  # and other encodings' escapes, after those
     languages = random.Random(repr(rng.getstate()) + " languages")  # and other languages' escapes, after those
     mail = random.Random(repr(rng.getstate()) + " mail")  # and mail's, the web's and code's escapes, after those
+    styles = random.Random(repr(rng.getstate()) + " styles")  # and style sheets' and code's, after those
     for n in range(rng.randint(2, 4)):
         for kind, (cue, plain) in values(rng).items():
             value = disguise(rng, kind, escape(rng, kind, plain))
@@ -577,6 +628,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                     seen = f"{head}+tag{dot}{tail}@{domain}"
                 if seen is None:
                     seen = _plain(_other_decoded(value))  # what the real decoders read, not the view under test
+            bare = value if seen is None else None  # (the styles' draw comes after every other stream's: theirs stay)
             if seen is None and decoders.random() < 0.25:  # escapes other decoders read: \x40, &#64, %u0040...
                 value = decoder_escapes(decoders, value)
             if seen is None and later.random() < 0.25:
@@ -585,6 +637,9 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                 nested = nest(later, value)
                 if nested != value:
                     seen, value = _plain(value), nested
+            if value == bare and seen is None and styles.random() < 0.15 and kind != "ip" and not plain.startswith('"'):
+                value, seen = styles_and_bytes(styles, kind, plain)
+                seen = _plain(seen)
             where = rng.choice(["text", "text", "metadata", "number", "preview", "id", "key", "duplicate", "short"])
             if where == "preview" and "\n" in value:
                 # a soft line break JSON writes \n: not read (docs/pii.md); nor a line break between encoded-words
