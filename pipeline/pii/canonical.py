@@ -151,12 +151,14 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
                      r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7a-fA-F][0-9A-Fa-f]"
                      r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
                      r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7]|2[4-7][0-7]|3[0-7][0-7])"
-                     r"|\\\\?[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])?"
-                     r"|\\[/nrt]"
+                     r"|\\\\?(?![bB])[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])?"
+                     r"|\\[/bnrt]"
                      r"|\\\\?[" + re.escape(_IDENTITY) + "]")
-# JSON's backspace and form feed: CSS's hex escape is tried first (``m\fc ller``, CSS's "ü"), and where it stands
-# for no character (``\bad``, ``\f101``: a private-use icon), JSON's.
-_JSON_BF = re.compile(r"\\[bf]")
+# JSON's form feed: CSS's hex escape is tried first (``m\fc ller``, CSS's "ü"), and where it stands for no character
+# (``\f101``: a private-use icon), JSON's. Not before ``\b``, which is JSON's backspace and a regular expression's word
+# boundary (``\bfoo@example\.com``: read as CSS's ``\bf``, "¿", it took the address's first letter), and whose CSS
+# code points (U+00B0 to U+00BF, U+0B00 on) are no entity's characters.
+_JSON_BF = re.compile(r"\\f")
 _HEX_DIGITS = frozenset("0123456789ABCDEFabcdef")
 _OCTAL = frozenset("01234567")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -223,7 +225,7 @@ def _escape_char(code: str) -> str | None:
             char = chr(int(code[1:], 8))
             if not char.isprintable() and not 0xA0 <= ord(char) <= 0xFF:
                 return None
-        elif code[1] in _HEX_DIGITS:  # CSS's hex escape (1-6 hex digits and one whitespace, if any): \40 is "@"
+        elif code[1] in _HEX_DIGITS and code[1] != "b":  # CSS's hex escape (1-6 hex digits, a whitespace): \40 is "@"
             digits = code[1:].rstrip()
             if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
                 return None  # three octal digits: C's octal escape, of a byte (``'Andr\\202 x'``), not CSS's
@@ -289,8 +291,8 @@ def _escapes(text: str, starts: dict[int, int] | None = None) -> list[tuple[int,
             end, m = m.end(), _ESCAPE.match(text, m.start() + 1)
             if m is not None and m.end() <= end:
                 char = _escape_char(m.group())
-        if char is None and m is not None and m.group()[:2] in ("\\b", "\\f"):
-            m = _JSON_BF.match(text, m.start())  # CSS's escape of no character: JSON's backspace or form feed
+        if char is None and m is not None and m.group()[:2] == "\\f":
+            m = _JSON_BF.match(text, m.start())  # CSS's escape of no character: JSON's form feed
             char = _as_read(_JSON_SHORT[m.group()[1]])
         if char is not None:
             out.append((m.start(), m.end(), char))

@@ -75,7 +75,8 @@ _ENCODING_PIECES = ["=", "=\n", "==\n", "=40", "=2E", "=3D", "=C3", "=C3=A9", "=
                     # of no UTF-8 sequence; identity escapes; "=40" before a domain, escapes before punctuation; a
                     # lower-case Latin-1 URL byte after ")"
                     "\\40g", "\\FF20 ", "\\ff20", "\\fc ", "\\ba", "\\b", "\\f101", "\\351", "\\xe9", "\\\\351",
-                    "\\.", "\\-", "\\ ", "\\\\.", "\\", "=40123mail.com", "=401", "mail.", "=20'", "'=2E", ")%a0", "=%C9"]
+                    "\\.", "\\-", "\\ ", "\\\\.", "\\", "=40123mail.com", "=401", "mail.", "=20'", "'=2E", ")%a0",
+                    "=%C9"]
 
 
 def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, str]:

@@ -70,6 +70,7 @@ IDENTITY = [
     ("re 4111\\ 1111\\ 1111\\ 1111 ok", "1111"),
     ("re jane\\+tag@example\\.com ok", "jane"),
     ('json "jane\\\\.doe\\\\@example\\\\.com" ok', "jane"),  # a regular expression inside a JSON string
+    ('re r"\\bfoo.bar@example\\.com\\b" ok', "foo"),  # a word boundary: JSON's \b first, not CSS's "\bf" ("¿")
 ]
 
 
@@ -85,7 +86,8 @@ def test_an_entity_so_written_is_masked(scrubber, text, secret):
 
 
 @pytest.mark.parametrize("text", [
-    "jane\\40gmail.com", "jane\\0040gmail.com", "\\2d555", "m\\fc ller", "\\32 02", "a\\2d b\\2D\tc", "\\e9t\\e9 \\E9 t",
+    "jane\\40gmail.com", "jane\\0040gmail.com", "\\2d555", "m\\fc ller", "\\32 02", "a\\2d b\\2D\tc",
+    "\\e9t\\e9 \\E9 t",
     "x\\0000e9y", "\\1F600 x", "caf\\e9",
 ])
 def test_css_escapes_are_read_as_css_reads_them(text):
