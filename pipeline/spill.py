@@ -61,8 +61,26 @@ TextRef = scratch_frames.ScratchRef
 TEXT_ZSTD_LEVEL = 1  # level 3 saves <1 % more of a ~2 KB text for ~20 % more CPU
 _WHAT = "spill file"  # what its errors call a spill file
 
-_readers: "collections.OrderedDict[str, int]" = collections.OrderedDict()
+class _Reader:
+    """A cached spill file descriptor and the reads using it now: one evicted while a read uses it (another thread
+    opened its 64th file meanwhile) is closed by the last of those reads, not under it (a closed descriptor's number
+    is the next file's: the read would have gone to another file)."""
+
+    __slots__ = ("fd", "users", "evicted")
+
+    def __init__(self, fd: int):
+        self.fd, self.users, self.evicted = fd, 0, False
+
+
+_readers: "collections.OrderedDict[str, _Reader]" = collections.OrderedDict()
 _readers_lock = threading.Lock()
+
+
+def _evict(reader: _Reader) -> None:
+    """(Under ``_readers_lock``.) Close ``reader``'s descriptor now, or when its last read ends."""
+    reader.evicted = True
+    if reader.users == 0:
+        os.close(reader.fd)
 
 
 def read_text(ref: TextRef) -> str:
@@ -75,20 +93,28 @@ def read_bytes(ref: TextRef) -> bytes:
     (``corpusforge.core.scratch_frames``: a ``ScratchError`` where they do not come back as written)."""
     path = ref[0]
     with _readers_lock:
-        fd = _readers.pop(path, None)
-        if fd is None:
-            fd = scratch_frames.open_file(path, _WHAT)
+        reader = _readers.pop(path, None)
+        if reader is None:
+            reader = _Reader(scratch_frames.open_file(path, _WHAT))
             while len(_readers) >= _OPEN_READERS:
-                os.close(_readers.popitem(last=False)[1])
-        _readers[path] = fd
-    return scratch_frames.read_record(fd, ref, _WHAT)
+                _evict(_readers.popitem(last=False)[1])
+        _readers[path] = reader
+        reader.users += 1
+    try:
+        return scratch_frames.read_record(reader.fd, ref, _WHAT)
+    finally:
+        with _readers_lock:
+            reader.users -= 1
+            if reader.evicted and reader.users == 0:
+                os.close(reader.fd)
 
 
 def close_readers() -> None:
-    """Close every cached spill file descriptor (the driver calls this when a build ends)."""
+    """Close every cached spill file descriptor (the driver calls this when a build ends; one a read still uses
+    closes when that read ends)."""
     with _readers_lock:
         while _readers:
-            os.close(_readers.popitem()[1])
+            _evict(_readers.popitem()[1])
 
 
 class SpillWriter:

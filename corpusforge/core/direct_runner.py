@@ -25,7 +25,9 @@ class DirectRunner(SwitchingDirectRunner):
         free of Flattens of Flattens (``corpusforge/core/flattens.py``: a fused stage each), a Flatten that only
         feeds a GroupByKey written straight into the grouping (``flattens.into_groupings``), bundles that end
         without waiting on Beam's state sampler (``quick_sampler``), and worker processes
-        (``direct_running_mode=multi_processing``) that start as ``corpusforge/core/sdk_worker.py`` says."""
+        (``direct_running_mode=multi_processing``) that start as ``corpusforge/core/sdk_worker.py`` says, and
+        Python's garbage collector collecting less often meanwhile (``corpusforge/core/collector.py``)."""
+        from corpusforge.core.collector import fewer_collections
         from corpusforge.core.flattens import into_groupings, merge_nested_flattens
 
         to_runner_api = pipeline.to_runner_api
@@ -35,7 +37,8 @@ class DirectRunner(SwitchingDirectRunner):
 
         pipeline.to_runner_api = merged_graph  # this pipeline object only, while it runs
         try:
-            with quick_sampler(), corpusforge_workers(), into_groupings():
+            # fewer_collections: the in-process runner runs the whole pipeline in this call, in this process
+            with quick_sampler(), corpusforge_workers(), into_groupings(), fewer_collections():
                 return super().run_pipeline(pipeline, options)
         finally:
             del pipeline.to_runner_api

@@ -101,10 +101,11 @@ def main(argv: list[str]) -> None:
     import_modules(LEAN in argv)
     from apache_beam.runners.worker import sdk_worker_main
 
+    from corpusforge.core.collector import fewer_collections
     from corpusforge.core.dofn_specs import memoized_dofn_specs
     from corpusforge.core.state_sampler import quick_sampler
 
-    with quick_sampler(), memoized_dofn_specs():
+    with quick_sampler(), memoized_dofn_specs(), fewer_collections():
         sdk_worker_main.main(argv)
 
 

@@ -8,7 +8,7 @@ space before it on its line: ``_ends_sentence`` then reads the previous line's l
 cut off normalises to no words, so the keys are the same either way; tests/pipeline/dedup/test_boilerplate.py.)
 
     documents -> (id, document), line keys (packed by shard), and per document its lines' light record:
-                 (line key, words, sentence keys) per line
+                 (line key, words as line_cents, sentence keys) per line
     line keys -> boilerplate line drops (id, key)                              -- as LineDedup
     light records + line drops, by id -> the kept lines; a document that line dedup leaves too short sends
                  nothing on; the others send their kept lines' sentence keys   -- no document moves
@@ -46,6 +46,7 @@ from corpusforge.pipeline.dedup.sentences import (
 )
 from corpusforge.pipeline.dedup.text import ascii_word_copy, normalized_bytes, word_parts
 from corpusforge.pipeline.spill import SpillWriter, read_bytes
+from corpusforge.pipeline.words import ENGLISH_WORD_CENTS
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
 # A byte that starts a character of U+0800 or above in UTF-8. Without one, normalised words hold no character of a
@@ -58,7 +59,8 @@ LINES = "lines"  # tagged output: (id, (node, light record of the document's lin
 
 def line_records(text: str, lang: str | None, line_chars: int, sentence_chars: int) -> list[tuple]:
     """``(line key, words, sentence keys)`` per line of ``text``: ``line_key`` of the line (None when too short
-    to count), its normalised words, and the keys of its sentences that count (``keyed_sentences``, in order).
+    to count), its normalised words counted as ``line_cents`` (so that kept lines' words add up as line dedup's
+    removal counts them), and the keys of its sentences that count (``keyed_sentences``, in order).
 
     Each sentence's words are normalised once (as ``sentence_words`` does) and a line's words are its
     sentences' words, joined: a sentence but the last of its line ends after whitespace or a CJK terminator
@@ -124,8 +126,7 @@ def keyed_lines_by_line(text: str, lang: str | None, line_chars: int,
                           count)
         if last:
             joined = b" ".join(words)
-            records.append((digest64(joined) if len(joined) >= line_chars else None,
-                            joined.count(b" ") + 1 if joined else 0, tuple(keys)))
+            records.append((digest64(joined) if len(joined) >= line_chars else None, line_cents(joined), tuple(keys)))
             keys, words = [], []
         new_line = last
     return records, array.array(TABLE_TYPECODE, table).tobytes() if table is not None else None
@@ -153,7 +154,7 @@ def _keyed_ascii_lines(norm: bytes, spans: list[tuple[int, int, bool]], line_cha
                 if not words:
                     records.append((None, 0, ()))
                     continue
-                records.append((_line_key(words, key, line_chars), line_count, tuple(keys)))
+                records.append((_line_key(words, key, line_chars), line_count * ENGLISH_WORD_CENTS, tuple(keys)))
                 keys, words, line_count = [], [], 0
             continue
         joined = b" ".join(parts)
@@ -168,7 +169,7 @@ def _keyed_ascii_lines(norm: bytes, spans: list[tuple[int, int, bool]], line_cha
             key = None
             table += (start, end, LAST_OF_LINE if last else 0, 0, count)
         if last:
-            records.append((_line_key(words, key, line_chars), line_count, tuple(keys)))
+            records.append((_line_key(words, key, line_chars), line_count * ENGLISH_WORD_CENTS, tuple(keys)))
             keys, words, line_count = [], [], 0
     return records, array.array(TABLE_TYPECODE, table).tobytes()
 
@@ -189,8 +190,27 @@ def line_records_reference(text: str, lang: str | None, line_chars: int, sentenc
         keys = (line_key(sentence, sentence_chars) for part in split_sentences(line, lang) for sentence in part)
         return tuple(key for key in keys if key is not None)
 
-    return [(line_key(part, line_chars), len(normalized_bytes(part).split()), sentence_keys_of(part))
+    return [(line_key(part, line_chars), line_cents(b" ".join(normalized_bytes(part).split())), sentence_keys_of(part))
             for part in text.split("\n")]
+
+
+def line_cents(normalized: bytes) -> int:
+    """A line's words (``count_words``' parts of its normalised words) as one number that adds up across lines: its
+    space-delimited words times ``ENGLISH_WORD_CENTS``, plus the hundredths its no-space-script characters stand for.
+    The words of lines kept are ``words_left`` of their sum (``count_words`` of their text, rounded once): a plain
+    word count per line put a line of Chinese at one word, where line dedup's removal counts its characters, and
+    the one join sent no sentence keys of documents it kept (other sentence drops than LineDedup then SentenceDedup)."""
+    if not normalized:
+        return 0
+    if normalized.isascii() or not _WIDE_CHARACTER(normalized):
+        return (normalized.count(b" ") + 1) * ENGLISH_WORD_CENTS
+    others, cents = word_parts(normalized)
+    return others * ENGLISH_WORD_CENTS + cents
+
+
+def words_left(cents: int) -> int:
+    """The words of kept lines from the sum of their ``line_cents`` (``words.words_for``: rounded up once)."""
+    return -(-cents // ENGLISH_WORD_CENTS)
 
 
 def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: int) -> tuple[list[int], bool] | None:
@@ -198,7 +218,7 @@ def sentence_keys_after_lines(records: list[tuple], drop: set[int], min_words: i
     dropped line keys), or None when it removes the document as too short (the rule of ``_RemoveLinesFn``)."""
     if drop:  # most documents lose no line: their records are all kept
         kept = [record for record in records if record[0] is None or record[0] not in drop]
-        if len(kept) < len(records) and sum(words for _, words, _ in kept) < min_words:
+        if len(kept) < len(records) and words_left(sum(cents for _, cents, _ in kept)) < min_words:
             return None
     else:
         kept = records

@@ -498,8 +498,11 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
             j = start
             while j > last and text[j - 1] in "0123456789.-":
                 j -= 1
-            # a number's characters back to an escape, a word's start or no key (``4309-5293=205959``)
-            if (j == last or text[j - 1] not in _QP_KEY) and (j == start or _DIGITS.intersection(text[j:start])):
+            # a number's characters back to an escape, a word's start or no key (``4309-5293=205959``); a tag's ">"
+            # before the number is no key's end, only an operator's before the "=" (``<b>4580=201842...``, pii fuzz
+            # seed 46; ``y>=2015``)
+            if (j == last or text[j - 1] not in _QP_KEY or (j < start and text[j - 1] == ">")) \
+                    and (j == start or _DIGITS.intersection(text[j:start])):
                 written = True
         word.append((start, m.end(), _as_read(char), later))
         last = m.end()

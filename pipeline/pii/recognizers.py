@@ -355,9 +355,14 @@ class TunedEmailRecognizer(StdlibPatterns, EmailRecognizer):
     # quoted pairs such as ``\"`` inside, 64 characters with its quotes, on one line) and an address literal
     # for the domain (``@[192.0.2.1]``, ``@[IPv6:2001:db8::1]``; ``email_domain_ok`` checks the address).
     # After anything but a backslash: ``""jane doe"@…`` in quotes is still the address. In a JSON string (a
-    # rejected record's raw preview) the quotes are escaped: ``\"jane doe\"@…``, the second alternative.
+    # rejected record's raw preview) the quotes are escaped: ``\"jane doe\"@…``, the second alternative; and one
+    # of them only where the other was written as an escape the view reads (``%22jane.doe\"@…``, ``\"jane
+    # doe&quot;@…``: the JSON writer escaped the quote it saw, not the one ``%22`` stands for), the last two (pii
+    # fuzz seed 6: a raw preview's ``%\u00322bgyodzfs.dzaqf\"@…`` left ``"bgyodzf`` in rejected/).
     _QUOTED = (r'(?:(?<!\\)"(?:[^"\\\r\n]|\\[^\r\n]){1,62}"'
-               r'|\\"(?:[^"\\\r\n]|\\\\[^"\r\n]){1,62}\\")')
+               r'|\\"(?:[^"\\\r\n]|\\\\[^"\r\n]){1,62}\\"'
+               r'|(?<!\\)"(?:[^"\\\r\n]|\\\\[^"\r\n]){1,62}\\"'
+               r'|\\"(?:[^"\\\r\n]|\\\\[^"\r\n]){1,62}")')
     _DOMAIN = r"\w+(?:-+\w+)*(?:\.\w+(?:-+\w+)*)+\b"
     _LITERAL = r"\[(?:\d{1,3}(?:\.\d{1,3}){3}|[Ii][Pp][Vv]6:[0-9A-Fa-f:.]{2,45})\]"
     # An address as a query value or a path's segment (``?utm_source=news&email=jane@example.org``, or an address

@@ -77,9 +77,10 @@ def local_copy(path: str, what: str) -> str:
     return local
 
 
-def load_fasttext_model(path: str, what: str = "fastText model"):
+def load_fasttext_model(path: str, what: str = "fastText model", decode_input: bool = False):
     """Load a fastText model file (local, or on any Beam filesystem), with an error a user can act on when
-    it is missing or unreadable."""
+    it is missing or unreadable. ``decode_input``: a product-quantized input matrix is decoded into a dense one
+    (``decoded_model``), the same predictions for less CPU."""
     try:
         import fasttext
         import fasttext.FastText
@@ -89,22 +90,121 @@ def load_fasttext_model(path: str, what: str = "fastText model"):
     if is_remote(path):
         local = local_copy(path, what)
         try:
-            return _load(fasttext, local, path, what)
+            return _load(fasttext, local, path, what, decode_input)
         finally:
             rundir.remove_temporary(local)  # fastText holds the whole model in memory once loaded
     path = path[len("file://"):] if path.startswith("file://") else path
     if not pathlib.Path(path).is_file():
         raise UserError(f"{what} {path} does not exist; check the path in your config")
-    return _load(fasttext, path, path, what)
+    return _load(fasttext, path, path, what, decode_input)
 
 
-def _load(fasttext, local: str, path: str, what: str):
+def _load(fasttext, local: str, path: str, what: str, decode_input: bool = False):
     check_fasttext_file(local, path, what)  # fastText itself hangs, allocating gigabytes, on a truncated file
     fasttext.FastText.eprint = lambda *args, **kwargs: None  # silence the load_model deprecation notice
     try:
-        return fasttext.load_model(local)
+        model = fasttext.load_model(local)
     except ValueError as exc:
         raise UserError(f"{what} {path} is not a fastText model: {exc}") from None
+    return decoded_model(fasttext, model, local) if decode_input else model
+
+
+# A decoded input matrix larger than this stays quantized (lid.176.ftz's is 3.1 MiB): the memory is the user's choice.
+MAX_DECODED_BYTES = 64 << 20
+# Texts whose every label's probability the decoded model must give bit for bit as the quantized one does before it
+# is used (``decoded_model``): several scripts, so that many rows of the matrix are added.
+_PROBE = ("The quick brown fox jumps over the lazy dog near the riverbank every morning.",
+          "Der schnelle braune Fuchs springt über den faulen Hund. Übung macht den Meister!",
+          "Le vif renard brun saute par-dessus le chien paresseux; c'était déjà l'été.",
+          "El veloz zorro marrón salta sobre el perro perezoso. ¿Dónde está la biblioteca?",
+          "Быстрая коричневая лиса прыгает через ленивую собаку.",
+          "Η γρήγορη καφέ αλεπού πηδάει πάνω από τον τεμπέλη σκύλο.",
+          "敏捷的棕色狐狸跳过了懒狗。 いろはにほへと ちりぬるを",
+          "x = [1, 2, 3]  # 42 https://example.com/a?b=c 3.14159 @user #tag ...")
+
+
+def decoded_model(fasttext, model, local: str):
+    """``model`` (loaded from ``local``) with its product-quantized input matrix decoded into a dense float32 one,
+    or ``model`` as it is: not quantized, its output matrix quantized too, the dense matrix over
+    ``MAX_DECODED_BYTES``, or predictions that differ on ``_PROBE``.
+
+    fastText adds a quantized row to the hidden vector as ``x[j] += norm * centroid[j]`` (``ProductQuantizer::addcode``)
+    and a dense one as ``x[j] += row[j]``: with each row decoded as the float32 products ``norm * centroid[j]``, the
+    same additions in the same order, so the same labels and scores, bit for bit; but ~15 % less CPU (the decoding,
+    per n-gram of every word, is gone; ``bench/langid_cost.py``). A fastText compiled to fuse the multiply and add
+    (FMA) would round differently: the probe's every probability is compared bit for bit and the quantized model
+    kept where one differs. The pip wheel has no FMA instruction."""
+    if not model.f.isQuant():
+        return model
+    matrices = quantized_matrices(local)
+    if matrices is None:
+        return model
+    probe = [text + "\n" for text in _PROBE]
+    want = model.f.multilinePredict(probe, -1, 0.0, "strict")
+    model.f.setMatrices(*matrices)  # (fastText copies them)
+    got = model.f.multilinePredict(probe, -1, 0.0, "strict")
+    if want[0] != got[0] or any(a.tobytes() != b.tobytes() for a, b in zip(want[1], got[1])):
+        return fasttext.load_model(local)  # quantized again (rare: a fastText built with FMA)
+    model.input_decoded = True  # (what the tests and bench/langid_cost.py check)
+    return model
+
+
+def quantized_matrices(local: str, max_bytes: int = MAX_DECODED_BYTES):
+    """``(input, output)`` of a fastText model file whose input matrix is product-quantized and output matrix is
+    not: the input decoded row by row as ``QuantMatrix::addRowToVector`` adds it (centroid values, times the row's
+    norm when ``qnorm``), float32, and the output as stored; None for any other model, and for one whose decoded
+    input would take more than ``max_bytes`` (known from the header, before anything is decoded). The file passed
+    ``check_fasttext_file`` (its layout: fastText's ``saveModel``)."""
+    import numpy as np
+
+    with open(local, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        pos = 8 + struct.calcsize("<12id")
+        words, _, _, _, pruned = struct.unpack_from("<iiiqq", data, pos)
+        pos += struct.calcsize("<iiiqq")
+        for _ in range(words):
+            pos = data.find(b"\0", pos) + 1 + 9  # the word, its NUL, a 64-bit count and an 8-bit entry type
+        pos += max(pruned, 0) * 8
+
+        def take(fmt: str) -> tuple:
+            nonlocal pos
+            values = struct.unpack_from(fmt, data, pos)
+            pos += struct.calcsize(fmt)
+            return values
+
+        def floats(count: int):
+            nonlocal pos
+            out = np.frombuffer(data, np.float32, count, pos).copy()
+            pos += count * 4
+            return out
+
+        if not take("<?")[0]:
+            return None
+        qnorm, rows, dim, codesize = take("<?qqi")
+        if rows * dim * 4 > max_bytes:  # checked before decoding: a big model of the user's would be built, then dropped
+            return None
+        codes = np.frombuffer(data, np.uint8, codesize, pos).copy()
+        pos += codesize
+        _, nsubq, dsub, lastdsub = take("<iiii")
+        if codesize != rows * nsubq:
+            return None
+        codes = codes.reshape(rows, nsubq)
+        centroids = floats(dim * _KSUB)
+        dense = np.empty((rows, dim), np.float32)
+        for m in range(nsubq):  # ProductQuantizer::get_centroids: the last sub-quantizer is lastdsub wide
+            width = lastdsub if m == nsubq - 1 else dsub
+            table = centroids[m * _KSUB * dsub: m * _KSUB * dsub + _KSUB * width].reshape(_KSUB, width)
+            dense[:, m * dsub: m * dsub + width] = table[codes[:, m]]
+        if qnorm:
+            norm_codes = np.frombuffer(data, np.uint8, rows, pos).copy()
+            pos += rows
+            norm_dim = take("<iiii")[0]
+            dense *= floats(norm_dim * _KSUB)[norm_codes][:, None]  # float32 products: norm * centroid[j]
+        if take("<?")[0]:  # a quantized output matrix
+            return None
+        out_rows, out_dim = take("<qq")
+        if out_dim != dim:
+            return None
+        return np.ascontiguousarray(dense), floats(out_rows * out_dim).reshape(out_rows, out_dim)
 
 
 _FASTTEXT_MAGIC = 793712314  # fastText's FASTTEXT_FILEFORMAT_MAGIC_INT32
@@ -186,7 +286,7 @@ class LanguageIdentifier:
 
     def __init__(self, model_path: str = ""):
         self.model_path = model_path or bundled_lid_path()
-        self.model = load_fasttext_model(self.model_path, "language-ID model")
+        self.model = load_fasttext_model(self.model_path, "language-ID model", decode_input=True)
 
     def predict(self, texts: list[str]) -> list[tuple[str, float]]:
         """``[(label, score)]`` with labels without the ``__label__`` prefix (``en``, or ``eng_Latn`` for GlotLID)."""

@@ -15,12 +15,15 @@ it (``jane@example.org-3``, ``202-555-0173.Then``, ``ec2-81.2.69.160.compute.exa
 (``corpusforge build`` and ``corpusforge report``) and searches every file of the run directory, read the
 canonical way (shards and JSON decoded to their strings, HTML unescaped, then ``corpusforge.pipeline.pii.canonical``;
 and again read by the decoders round after round, ``_decoded``, not by the view under test), for
-each value and for its start (a value cut in half leaks too). Any hit is a failure: no file a build writes
+each value and for its start (a value cut in half leaks too). And values as written beside escapes of every kind the
+view reads (``beside_escapes``, a file of their own), where the text as written shows them to the recognizers: the
+view only adds to what the text as written shows (outputs are searched as written too). Any hit is a failure: no file a build writes
 may hold a planted value (no ``pii.audit_file`` is configured, the one file allowed to).
 """
 from __future__ import annotations
 
 import codecs
+import collections
 import contextlib
 import html
 import io
@@ -32,6 +35,7 @@ import re
 import string
 
 FAMILY = "pii"
+TRIED: collections.Counter = collections.Counter()
 
 FORMAT_CHARS = ["\u2060", "\u200b", "\u200c", "\u200d", "\u00ad", "\u202e", "\u202a", "\u2066", "\u2069", "\ufeff"]
 DIGIT_ZEROS = [0xFF10, 0x0660, 0x06F0, 0x0966, 0x09E6, 0x0E50, 0x1D7CE]
@@ -547,6 +551,107 @@ def needles(kind: str, value: str, plain: str | None = None) -> list[str]:
     return [needle for needle in out if len(needle) >= 4]
 
 
+# Values beside escapes (docs/pii.md, "the view only adds"): a value written as it is, immediately before or after an
+# escape of every kind the view reads, glued or behind a separator, maybe twice around one escape. The view's reading
+# of an escape can glue the value to a neighbour or read its digits as a character (adjacent encoded-words joined put
+# a number against the next word's letter, "\\151.155.246.51" read "\\i.155...", one quoted-printable escape in a
+# word read "phone=2125550173" as "=21" and digits): the scrubber then masks what the recognizers find in the text as
+# written (``written_additions``). Only a context where they do find it is planted: where the text as written hides
+# the value from them too (``x/537-32-3080``, ``\101537-32-3080``: no word boundary, a recognizer's own limit in
+# plain text, not the view's), the view's reading is all there is and no promise of this class holds.
+BESIDE_ESCAPES = [
+    # MIME encoded-words whole and in parts (RFC 2047: adjacent words are read as one), a Q word's "_" for a space
+    "=?utf-8?q?x?=", "=?utf-8?b?eA==?=", "=?iso-8859-1?q?Caf=E9?=", "=?utf-8?q?", "=?utf-8?b?", "?=", "_",
+    # quoted-printable: "=" escaped, a UTF-8 sequence, a space, punctuation, a Latin-1 byte, soft line breaks
+    "=3D", "=C3=A9", "=20", "=2E", "=40", "=E9", "=\n", "= \n",
+    # code: an escaped backslash, C's octal, a UTF-8 sequence as byte escapes, hex of any length, Perl's \x{40} and
+    # \@, Rust's \u{40}, Python's \U and \N{...}, CSS's hex ended by a space or six digits long
+    "\\\\", "\\101", "\\100", "\\303\\251", "\\xc3\\xa9", "\\x41", "\\x40", "\\x{40}", "\\x040", "\\u{40}",
+    "\\U00000040", "\\N{COMMERCIAL AT}", "\\40 ", "\\000040", "\\@",
+    # JSON strings: \uXXXX (in a JSON string inside one: \\u0040), a surrogate pair, short escapes
+    "\\u0040", "\\\\u0040", "\\u00e9", "\\ud83d\\ude00", "\\n", "\\t", "\\/",
+    # HTML references: named, numeric, with and without ";", legacy names without it
+    "&amp;", "&#64;", "&#64", "&#x40;", "&#x40", "&nbsp;", "&nbsp", "&copy", "&#32;", "&#0000046", "&commat;",
+    # URL escapes: a space, "@", ".", UTF-8 sequences (a format character), %uXXXX, Latin-1 bytes, encoded twice; a
+    # form value's "+"
+    "%20", "%40", "%2E", "%C3%A9", "%E2%81%A0", "%u0040", "%A0", "%E9", "%2540", "+",
+    # escapes inside another scheme's
+    "&#%36%34;", "%&#52;0",
+]
+# What stands between a value and an escape (tests/pipeline/pii/test_view_only_adds.py): nothing, a space, a CSV's
+# comma, a key's "=", a path's separators, a folded header's line break, a query's "&", the next pair of a row.
+BESIDE_SEPARATORS = ["", " ", ",", "=", "\\", "/", "\n ", "&", ",k="]
+
+
+def _scrubbed_as_written(text: str) -> str:
+    """``text`` scrubbed with no view (the default configuration, as the build's): what the recognizers find in it as
+    written is masked, nothing else."""
+    from unittest import mock
+
+    from corpusforge.pipeline.pii import scrubber as scrubber_module
+    from corpusforge.pipeline.pii.canonical import Canonical
+    from corpusforge.pipeline.pii.config import PIIConfig
+
+    global _AS_WRITTEN
+    if _AS_WRITTEN is None:
+        _AS_WRITTEN = scrubber_module.Scrubber(PIIConfig(), salt="s" * 16)
+    with mock.patch.object(scrubber_module, "canonical", lambda t: Canonical(t, t, None)):
+        return _AS_WRITTEN.scrub(text).text
+
+
+_AS_WRITTEN = None
+
+
+def beside_fragment(rng: random.Random, value: str) -> str:
+    """``value`` beside escapes: ``escape sep value sep escape``, either side maybe bare, an escape maybe two, and
+    now and then the value again after the second escape."""
+    def escapes() -> str:
+        return "".join(rng.choice(BESIDE_ESCAPES) for _ in range(rng.choice([1, 1, 1, 2])))
+
+    before = escapes() + rng.choice(BESIDE_SEPARATORS) if rng.random() < 0.85 else ""
+    after = rng.choice(BESIDE_SEPARATORS) + escapes() if not before or rng.random() < 0.85 else ""
+    if after and rng.random() < 0.3:
+        after += rng.choice(BESIDE_SEPARATORS) + value
+    return before + value + after
+
+
+def beside_escapes(rng: random.Random, data: pathlib.Path) -> list[tuple[str, str, str, str]]:
+    """Plants values beside escapes (``BESIDE_ESCAPES``) in ``data/beside.jsonl``'s texts, metadata, ids, keys,
+    removed duplicates and short texts, where the text as written shows them to the recognizers; ``(where, kind,
+    written, value)`` of each."""
+    planted, records = [], []
+    for n in range(rng.randint(6, 10)):
+        kind, (cue, plain) = rng.choice(sorted(values(rng).items()))
+        where = rng.choice(["text", "text", "metadata", "id", "key", "duplicate", "short"])
+        for _ in range(4):  # a few draws for a context the text as written shows the value in
+            frag = beside_fragment(rng, plain)
+            written = {"text": f"{PROSE} {cue} {frag}. {PROSE[:rng.randint(0, 80)]}", "metadata": f"{cue} {frag}",
+                       "id": f"{frag}#b{n}", "key": frag, "duplicate": f"{PROSE} {cue} {frag}. duplicate b{n}",
+                       "short": f"{cue} {frag}"}[where]
+            if not any(needle in _scrubbed_as_written(written) for needle in needles(kind, plain)):
+                break
+            TRIED["beside an escape: hidden as written, not planted"] += 1
+        else:
+            continue
+        TRIED["beside an escape: planted"] += 1
+        if where == "text":
+            records.append({"id": f"b{n}", "text": written})
+        elif where == "metadata":
+            records.append({"id": f"bm{n}", "text": f"{PROSE} beside meta {n}", "meta": {"contact": written}})
+        elif where == "id":
+            records.append({"id": written, "text": f"{PROSE} beside id {n}"})
+        elif where == "key":
+            records.append({"id": f"bk{n}", "text": f"{PROSE} beside key {n}", "meta": {written: "x"}})
+        elif where == "duplicate":
+            records += [{"id": f"bd{n}", "text": written}, {"id": f"be{n}", "text": written}]
+        else:
+            records.append({"id": f"bs{n}", "text": written})
+        planted.append((f"{where} beside escapes", kind, written, plain))
+    if records:
+        (data / "beside.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return planted
+
+
 def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str, str]]:
     """Writes the case's inputs under ``workdir/input``; returns ``(where, kind, value)`` of every plant."""
     data = workdir / "input"
@@ -559,6 +664,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     encodings = random.Random(repr(rng.getstate()) + " encodings")  # and other encodings' escapes, after those
     languages = random.Random(repr(rng.getstate()) + " languages")  # and other languages' escapes, after those
     mail = random.Random(repr(rng.getstate()) + " mail")  # and mail's, the web's and code's escapes, after those
+    beside = random.Random(repr(rng.getstate()) + " beside")  # and values beside escapes, in a file of their own
     styles = random.Random(repr(rng.getstate()) + " styles")  # and style sheets' and code's, after those
     for n in range(rng.randint(2, 4)):
         for kind, (cue, plain) in values(rng).items():
@@ -682,6 +788,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                 records.append({"id": f"t{n}{kind}",
                                 "text": f"{PROSE} {cue} {before}{value}{after}. {PROSE[:rng.randint(0, 120)]}"})
             planted.append((where, kind, value) if seen is None else (where, kind, value, seen))
+    planted += beside_escapes(beside, data)
     lines = [r if isinstance(r, str) else json.dumps(r, ensure_ascii=rng.random() < 0.5) for r in records]
     rng.shuffle(lines)
     (data / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -867,8 +974,9 @@ def run_outputs(out: pathlib.Path) -> dict[str, str]:
                                                         if path.suffix == ".jsonl" else [_json_or(text)]))
             if path.suffix in (".html", ".htm", ".md"):
                 text = html.unescape(text)
+        # and as written: a value the view reads glued to an escape beside it is still the value there
         texts[str(path.relative_to(out))] = (_plain(text) + "\n" + _plain(_decoded(text)) + "\n"
-                                             + _plain(_other_decoded(text)))
+                                             + _plain(_other_decoded(text)) + "\n" + text.replace("\u00a0", " "))
         texts[str(path.relative_to(out)) + " (name)"] = _plain(str(path.relative_to(out)))
     return texts
 

@@ -44,7 +44,11 @@ from tests.fuzz.pii import fuzz_one  # noqa: E402
 # encoded-words, quotetabs, octal, CSS, \@...; a stream of their own): on 2e3a2d6's view 9 left a card written
 # =?windows-1252?q?=34=3614_?= =?windows-1252?q?3=33=361_43=36=34_5032?= in removed/, 110 or 413 an address in a
 # B-encoded word (=?iso-8859-1?b?aG5wd2l1…?=) in removed/ and report.html.
+# Seed 21 (every seed since plants values beside escapes, from a stream of their own into a file of their own, where
+# the text as written shows them to the recognizers): on the scrubber before written_additions (8fb5c86's parent) it
+# left an SSN in an id written \\=203-89-3068 and a phone before \\u{40} (a text: 312.555.0135\\u{40}), the view
+# reading the backslashes and escapes into the values' digits.
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("seed", [7, 9, 24, 33, 34, 36, 76, 110, 118, 134, 413, "1161:pii:18"])
+@pytest.mark.parametrize("seed", [7, 9, 21, 24, 33, 34, 36, 76, 110, 118, 134, 413, "1161:pii:18"])
 def test_planted_pii_in_disguise_never_leaves_the_scrubber(seed, tmp_path):
     fuzz_one(random.Random(seed), tmp_path)

@@ -414,3 +414,65 @@ def test_a_builds_facts_read_no_spilled_text(corpus, monkeypatch):
     monkeypatch.undo()
     _, inline_stats, _ = _build_outputs(corpus, "facts-inline", "--set", "output.spill_text=false", *only)
     assert spilled_stats == inline_stats
+
+
+def test_a_read_keeps_its_file_open_while_other_reads_evict_it(tmp_path, monkeypatch):
+    """The descriptor cache holds 64 spill files: a read whose file another thread evicts mid-read (by opening
+    files of its own) went on with a closed descriptor, whose number the next file opened takes: EBADF, or the
+    other file's bytes (a damaged-file error that stops the build). Here the other thread's reads run inside the
+    first read, deterministically."""
+    from corpusforge.core import scratch_frames
+
+    spill.close_readers()
+    refs = []
+    for i in range(spill._OPEN_READERS + 2):
+        writer = spill.SpillWriter(str(tmp_path / f"w{i}"), ".txt")
+        refs.append(writer.write(f"text number {i} ".encode() * 8))
+        writer.close()
+    real_read_record = scratch_frames.read_record
+    nested = []
+
+    def read_record_while_others_read(fd, ref, what):
+        if not nested:  # the first read: before it reads, other reads open every other file
+            nested.append(True)
+            assert [spill.read_bytes(other) for other in refs[1:]] == [f"text number {i} ".encode() * 8
+                                                                      for i in range(1, len(refs))]
+        return real_read_record(fd, ref, what)
+
+    monkeypatch.setattr(scratch_frames, "read_record", read_record_while_others_read)
+    assert spill.read_bytes(refs[0]) == b"text number 0 " * 8
+    monkeypatch.setattr(scratch_frames, "read_record", real_read_record)
+    assert spill.read_bytes(refs[0]) == b"text number 0 " * 8  # opened again: it was evicted, then closed
+    spill.close_readers()
+    assert not spill._readers
+
+
+def test_reads_from_many_threads_over_more_files_than_the_cache_holds(tmp_path):
+    import threading
+
+    spill.close_readers()
+    refs = []
+    for i in range(spill._OPEN_READERS * 2):
+        writer = spill.SpillWriter(str(tmp_path / f"w{i}"), ".txt")
+        refs.append((writer.write(f"text {i} ".encode() * 50), f"text {i} ".encode() * 50))
+        writer.close()
+    failures = []
+
+    def reader(seed):
+        import random
+        rng = random.Random(seed)
+        for _ in range(3000):
+            ref, expected = refs[rng.randrange(len(refs))]
+            try:
+                if spill.read_bytes(ref) != expected:
+                    failures.append("other bytes")
+            except Exception as e:  # noqa: BLE001 - what the race raised
+                failures.append(repr(e))
+
+    threads = [threading.Thread(target=reader, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    spill.close_readers()
+    assert failures == []

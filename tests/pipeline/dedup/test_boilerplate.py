@@ -93,11 +93,58 @@ def test_one_join_decides_as_line_then_sentence_dedup(seed, joins):
         assert_that((_outcomes(two, "two"), _outcomes(one, "one")) | beam.Flatten(), _same)
 
 
+CJK_SENTENCES = ["今天下雨了，我们在家里看书。", "他们明天要去北京参加会议。", "这个城市的冬天非常寒冷。", "我喜欢在公园里散步和跑步。",
+                 "请在下面留下您的评论。", "版权所有，保留一切权利。", "点击这里订阅我们的新闻。", "学生们在图书馆里安静地学习。"]
+CJK_NAV = ["首页 | 新闻 | 体育 | 天气 | 联系我们", "分享到微博和微信朋友圈"]
+
+
+def cjk_corpus(count: int, seed: int) -> list:
+    """Chinese documents: lines of sentences from a small pool (so sentences recur) after a navigation line."""
+    from corpusforge.pipeline.document import Document
+
+    rng, docs = random.Random(seed), []
+    for i in range(count):
+        lines = ["".join(rng.choice(CJK_SENTENCES) for _ in range(rng.randrange(1, 4))) for _ in range(rng.randrange(1, 4))]
+        if rng.random() < 0.6:
+            lines.insert(0, rng.choice(CJK_NAV))
+        docs.append(Document(f"d{i:03d}", "\n".join(lines), "web", annotations={"lang": "zh"}))
+    return docs
+
+
+@pytest.mark.parametrize("min_words", [20, 40])
+def test_one_join_decides_as_line_then_sentence_dedup_on_chinese(min_words):
+    """A line of Chinese is one space-delimited word but many words to line dedup's removal (``count_words`` counts
+    its characters): the one join judged a document that lost a line too short by the first count, sent none of its
+    sentence keys, and dropped fewer sentences than SentenceDedup after LineDedup."""
+    lines = LineDedupConfig(max_occurrences=3, min_words=min_words)
+    sentences = SentenceDedupConfig(max_occurrences=3, min_words=min_words)
+
+    def same(actual):
+        by_label = collections.defaultdict(list)
+        for label, *row in actual:
+            by_label[label].append(tuple(row))
+        assert sorted(by_label["one"]) == sorted(by_label["two"])
+        kinds = collections.Counter(row[0] for row in by_label["one"])
+        assert kinds["line_dedup_too_short"] > 0 and kinds["sentence_dedup_too_short"] > 0, kinds
+
+    with TestPipeline() as p:
+        created = p | beam.Create(cjk_corpus(200, 1))
+        after_lines = created | "Lines" >> LineDedup(lines)
+        after_both = after_lines.kept | "Sentences" >> SentenceDedup(sentences)
+        two = after_both._replace(
+            removed=(after_lines.removed, after_both.removed) | "TwoRemoved" >> beam.Flatten(),
+            edits=(after_lines.edits, after_both.edits) | "TwoEdits" >> beam.Flatten())
+        one = created | "Both" >> LineAndSentenceDedup(lines, sentences, joins="side_input")
+        assert_that((_outcomes(two, "two"), _outcomes(one, "one")) | beam.Flatten(), same)
+
+
 def test_line_records_hold_each_lines_key_words_and_sentence_keys():
     text = f"{INLINE[0]} Mr. Smith came back home today.\n\nshort\n{INLINE[0]}"
     records = line_records(text, "en", 10, 20)
     assert len(records) == 4
-    assert [words for _, words, _ in records] == [19, 0, 1, 13]
+    from corpusforge.pipeline.words import ENGLISH_WORD_CENTS
+
+    assert [words for _, words, _ in records] == [n * ENGLISH_WORD_CENTS for n in (19, 0, 1, 13)]  # line_cents
     assert records[1] == (None, 0, ()) and records[2][0] is None  # too short to count as a line
     assert set(records[0][2]) == sentence_keys(text.split("\n")[0], "en", 20)[0] and len(records[0][2]) == 2
     assert records[3][2] == (records[0][2][0],)  # the notice's key, wherever it stands

@@ -93,3 +93,25 @@ def test_two_escapes_a_level_made_that_overlap_are_read_as_one():
     view = canonical("a%5C%5Cu0040b")
     assert view.text == "a@b"
     assert view.span(1, 2) == (1, 12)
+
+
+# A quoted local part's two quotes written differently in a raw JSON line: one as an escape the view reads (%22,
+# &quot;, &#34;, \u0022, a nested %\u00322), the other as the JSON writer escaped the quote it saw (\"). The view reads
+# both as '"', the e-mail recognizer took \" for JSON's quote only where the other was \" too (pii fuzz seed 6 left
+# '"bgyodzf' of '%\u00322bgyodzfs.dzaqf\"@…' in rejected/).
+QUOTE_ESCAPES = ["%22", "&quot;", "&#34;", "\\u0022", "%\\u00322", '"']
+
+
+@pytest.mark.parametrize("quote", QUOTE_ESCAPES)
+@pytest.mark.parametrize("escaped_first", [False, True])
+@pytest.mark.parametrize("local", ["bgyodzfs.dzaqf", "jane doe"])
+def test_a_quoted_local_part_with_one_quote_json_escaped_and_one_an_escape_is_masked(scrubber, quote, escaped_first,
+                                                                                      local):
+    first, last = ('\\"', quote) if escaped_first else (quote, '\\"')
+    text = f'"text": "write to {first}{local}{last}@example.co.uk and more'
+    out = scrubber.scrub(text).text
+    # (a quoted local part may run back to the JSON string's own quote: '"write to \\"…"' is one in RFC 5321)
+    assert "<EMAIL> and more" in out and local[:5] not in out, out
+    head = '{"id": "p1email", "text": "write to '
+    line = head + "x" * (RAW_PREVIEW - len(head) - 9) + " " + text.partition("to ")[2]
+    assert local[:5] not in scrubbed_prefix(scrubber, line, RAW_PREVIEW)  # cut inside the local part

@@ -39,6 +39,7 @@ QUOTED_PRINTABLE = [
     ("line Call=20202=20555=200173 end", "555"),
     ("card 4309-5293=205959.4593 ok", "5959"),  # one space escaped after a number's digits and dashes
     ("card [4827=207611.6844.8421] ok", "7611"),  # in brackets (the pii fuzz's seed 707, case 5)
+    ("card <b>4580=201842.3411-9123</b> ok", "1842"),  # after a tag's ">" (the pii fuzz's seed 46): no key's end
     ("mail jane.d= \noe@example.org now", "jane"),  # a soft line break with a space after its "="
     ("mail jane.d=\t \r\noe@example.org now", "jane"),
     ("call 202-555-=  \n0173 today", "555"),
