@@ -327,6 +327,24 @@ class Scrubber:
             # a no-break space and U+2007 (URL_SPACE) as a space: "202%20555%200173" (read with URL_SPACE) hashes as "202 555 0173" does
             r.canonical = value.replace("\u00a0", " ").replace("\u2007", " ")
         if not view.identity:
+            # ... and to what the view without its ambiguous readings shows (``canonical(text, ambiguous=False)``:
+            # the readings added since the view was first held to this rule, and every one added later): a newer
+            # reading can glue a value to a neighbour (``a%a0+1-212-555-0183``), eat its first digit (``\\f1.202...``)
+            # or read its digits as a character (``C:\\Users\\398-55-5589`` as ``Θ-55-5589``), where the older view
+            # left them as written. Where that view differs from the full one, what the recognizers find in it is
+            # masked too, whole, mapped back through its own spans: the union, so no reading unmasks what the older
+            # ones masked (where it is the text as written, that is the written results, found once below).
+            older = canonical(text, ambiguous=False)
+            written = self._find(text, written_artifacts)
+            if older.text != view.text:
+                older_results = written if older.text == text else self._find(older.text, None)
+                for r in older_results:
+                    value = older.text[r.start:r.end]
+                    r.start, r.end = older.span(r.start, r.end)
+                    r.canonical = value.replace("\u00a0", " ").replace("\u2007", " ")
+                results += older_results
+                if older.text == text:
+                    written = []
             # The view only adds to what the text as written shows: every reading it makes of an escape can also
             # glue a value to a neighbour or read a value's digits as a character (adjacent encoded-words joined,
             # "\\151.155.246.51" as "\\i.155...", "Jos=C3=A9,phone=2125550173" as quoted-printable throughout),
@@ -334,7 +352,7 @@ class Scrubber:
             # none, and where they overlap, the written one's digits that the view's left out (a value's digits
             # read as a character); not its other characters, which the view read better ("jdoe&nbsp;and" is
             # no URL's end)
-            results += written_additions(self._find(text, written_artifacts), results, text)
+            results += written_additions(written, results, text)
             results.sort(key=lambda r: (r.start, -r.end))
         out: list[RecognizerResult] = []
         for r in results:
