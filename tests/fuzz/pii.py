@@ -17,7 +17,9 @@ canonical way (shards and JSON decoded to their strings, HTML unescaped, then ``
 and again read by the decoders round after round, ``_decoded``, not by the view under test), for
 each value and for its start (a value cut in half leaks too). And values as written beside escapes of every kind the
 view reads (``beside_escapes``, a file of their own), where the text as written shows them to the recognizers: the
-view only adds to what the text as written shows (outputs are searched as written too). Any hit is a failure: no file a build writes
+view only adds to what the text as written shows (outputs are searched as written too). And values glued to the escapes the view's
+ambiguous readings read (``glued_to_newer``, a file of their own), where the view without them masks them: no newer
+reading unmasks what the older ones masked. Any hit is a failure: no file a build writes
 may hold a planted value (no ``pii.audit_file`` is configured, the one file allowed to).
 """
 from __future__ import annotations
@@ -652,6 +654,94 @@ def beside_escapes(rng: random.Random, data: pathlib.Path) -> list[tuple[str, st
     return planted
 
 
+# Values glued to the escapes the view's ambiguous readings read (``canonical(text, ambiguous=False)``, docs/pii.md,
+# "the view only adds"): CSS's hex escapes not ended by a whitespace (``\\f1.202...``: "\\f1" is CSS's "ñ"), a
+# backslash before a value's hex digits (``C:\\Users\\398-55...``), code's byte escapes of Latin-1 letters
+# (``\\351``, ``\\xe9``), escaped punctuation (``\\_``), lower-case URL escapes of Latin-1 bytes (``a%a0+1-212...``),
+# quoted-printable's "=40" and punctuation escapes, some of the value's own characters escaped so too. A newer
+# reading can glue the value to a letter, "_" or "@", eat its first digit or read its digits as a character, where the
+# older readings left it and masked it; planted only where the view without the ambiguous readings masks it (on
+# 01e75aa's scrubber, which reads the full view alone, such values leak: a review's fuzz, 69 of 2,000 texts).
+GLUED_ESCAPES = ["", "", "\\", "\\b", "\\f", "\\d", "\\\\", "=", "=20", "=2E", "%", "%a0", "%A0", "\\40", "\\e9",
+                 "x", "a", "1", "\\.", "C:\\Users\\", "\\n", "'", "=3D", "\\ ", "\\-", "\\_", "\\xe9", "\\351",
+                 "\\fc", "\\b ", ":", "/", "=40", "\\201C", "\\0", "\\\\b"]
+
+
+def _glued_escape(rng: random.Random, char: str) -> str:
+    """One of the escapes of ``char`` that the view's readings, older and ambiguous, read (or nearly read)."""
+    o = ord(char)
+    options = [f"\\{o:x}", f"\\{o:04x}", f"\\{o:06X}", f"\\{o:x} ", f"\\\\{o:x}"]
+    if o < 256:
+        options += [f"\\x{o:02x}", f"\\{o:03o}", f"={o:02X}", f"%{o:02X}", f"%{o:02x}"]
+    if char in ".-+_@()[]{}'#$*=?^|~` ":
+        options += ["\\" + char, "\\\\" + char]
+    if char == " ":
+        options += ["\\a0", "\\xa0", "\\240", "%A0", "%a0", "=A0", "=20", "\\20"]
+    if char == "@":
+        options += ["\\FF20 ", "=40", "\\40"]
+    return rng.choice(options)
+
+
+def _scrubbed_by_older_view(text: str) -> str:
+    """``text`` scrubbed with the view without its ambiguous readings (the default configuration)."""
+    from unittest import mock
+
+    from corpusforge.pipeline.pii import scrubber as scrubber_module
+    from corpusforge.pipeline.pii.canonical import canonical
+
+    global _OLDER
+    if _OLDER is None:
+        from corpusforge.pipeline.pii.config import PIIConfig
+
+        _OLDER = scrubber_module.Scrubber(PIIConfig(), salt="s" * 16)
+    with mock.patch.object(scrubber_module, "canonical", lambda t, ambiguous=True: canonical(t, ambiguous=False)):
+        return _OLDER.scrub(text).text
+
+
+_OLDER = None
+
+
+def _every_way(text: str) -> str:
+    """``text`` read as ``run_outputs`` reads an output file: the canonical way, decoded, and as written."""
+    return (_plain(text) + "\n" + _plain(_decoded(text)) + "\n" + _plain(_other_decoded(text)) + "\n"
+            + text.replace("\u00a0", " "))
+
+
+def glued_to_newer(rng: random.Random, data: pathlib.Path) -> list[tuple[str, str, str, str]]:
+    """Plants values glued to the ambiguous readings' escapes (``GLUED_ESCAPES``) in ``data/glued.jsonl``'s texts,
+    metadata and ids, where the view without those readings masks them; ``(where, kind, written, value)`` of each."""
+    planted, records = [], []
+    for n in range(rng.randint(4, 8)):
+        kind, (cue, plain) = rng.choice(sorted(values(rng).items()))
+        where = rng.choice(["text", "text", "metadata", "id"])
+        for _ in range(4):  # a few draws for a context the older view masks the value in
+            share = rng.choice([0, 0.1, 0.3])
+            value = "".join(_glued_escape(rng, c) if rng.random() < share else c for c in plain)
+            frag = (rng.choice(GLUED_ESCAPES) + rng.choice(GLUED_ESCAPES) + value + rng.choice(GLUED_ESCAPES)
+                    + rng.choice(GLUED_ESCAPES))
+            written = {"text": f"{PROSE} {cue}{rng.choice([' ', '', ': ', '='])}{frag} thanks.",
+                       "metadata": f"{cue} {frag}", "id": f"{frag}#g{n}"}[where]
+            # read as ``run_outputs`` reads an output: the older view's scrub shows none of the value, the text shows it
+            masked, shown = _every_way(_scrubbed_by_older_view(written)), _every_way(written)
+            if not any(needle in masked for needle in needles(kind, plain)) \
+                    and any(needle in shown for needle in needles(kind, plain)):
+                break
+            TRIED["glued to a newer reading: not masked by the older view, not planted"] += 1
+        else:
+            continue
+        TRIED["glued to a newer reading: planted"] += 1
+        if where == "text":
+            records.append({"id": f"g{n}", "text": written})
+        elif where == "metadata":
+            records.append({"id": f"gm{n}", "text": f"{PROSE} glued meta {n}", "meta": {"contact": written}})
+        else:
+            records.append({"id": written, "text": f"{PROSE} glued id {n}"})
+        planted.append((f"{where} glued to a newer reading", kind, written, plain))
+    if records:
+        (data / "glued.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return planted
+
+
 def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str, str]]:
     """Writes the case's inputs under ``workdir/input``; returns ``(where, kind, value)`` of every plant."""
     data = workdir / "input"
@@ -666,6 +756,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     mail = random.Random(repr(rng.getstate()) + " mail")  # and mail's, the web's and code's escapes, after those
     beside = random.Random(repr(rng.getstate()) + " beside")  # and values beside escapes, in a file of their own
     styles = random.Random(repr(rng.getstate()) + " styles")  # and style sheets' and code's, after those
+    glued = random.Random(repr(rng.getstate()) + " glued")  # and values glued to newer readings, in a file of their own
     for n in range(rng.randint(2, 4)):
         for kind, (cue, plain) in values(rng).items():
             value = disguise(rng, kind, escape(rng, kind, plain))
@@ -789,6 +880,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
                                 "text": f"{PROSE} {cue} {before}{value}{after}. {PROSE[:rng.randint(0, 120)]}"})
             planted.append((where, kind, value) if seen is None else (where, kind, value, seen))
     planted += beside_escapes(beside, data)
+    planted += glued_to_newer(glued, data)
     lines = [r if isinstance(r, str) else json.dumps(r, ensure_ascii=rng.random() < 0.5) for r in records]
     rng.shuffle(lines)
     (data / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
