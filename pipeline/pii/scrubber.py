@@ -336,15 +336,18 @@ class Scrubber:
             # ones masked (where it is the text as written, that is the written results, found once below).
             older = canonical(text, ambiguous=False)
             written = self._find(text, written_artifacts)
-            if older.text != view.text:
-                older_results = written if older.text == text else self._find(older.text, None)
+            if older.text == text and older.text != view.text:  # the older readings read nothing here
+                for r in written:
+                    r.canonical = text[r.start:r.end].replace("\u00a0", " ")
+                results += written
+                written = []
+            elif older.text != view.text:
+                older_results = self._find(older.text, None)
                 for r in older_results:
                     value = older.text[r.start:r.end]
                     r.start, r.end = older.span(r.start, r.end)
                     r.canonical = value.replace("\u00a0", " ").replace("\u2007", " ")
                 results += older_results
-                if older.text == text:
-                    written = []
             # The view only adds to what the text as written shows: every reading it makes of an escape can also
             # glue a value to a neighbour or read a value's digits as a character (adjacent encoded-words joined,
             # "\\151.155.246.51" as "\\i.155...", "Jos=C3=A9,phone=2125550173" as quoted-printable throughout),
