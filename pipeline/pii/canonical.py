@@ -164,6 +164,9 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
 # ``_ESCAPE_OLDER`` is the escapes' pattern before the ambiguous ones (CSS's hex escapes not ended by a whitespace, a
 # byte's escapes of no UTF-8 sequence read as Latin-1, escaped punctuation, a JSON string's doubled backslashes
 # before UTF-8 byte escapes).
+# Every reading of an escape starts at one of these (a form's "+" needs an "=" too): a text without any is its own
+# view, with or without the ambiguous readings, once its characters are folded.
+ESCAPE_INTRODUCERS = ("=", "%", "&", "\\")
 _ONE_BACKSLASH = r"\\"
 _ESCAPE_OLDER = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
                            r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"

@@ -27,6 +27,7 @@ from __future__ import annotations
 import codecs
 import collections
 import contextlib
+import functools
 import html
 import io
 import json
@@ -35,6 +36,7 @@ import pathlib
 import random
 import re
 import string
+import unicodedata
 
 FAMILY = "pii"
 TRIED: collections.Counter = collections.Counter()
@@ -597,7 +599,7 @@ def _scrubbed_as_written(text: str) -> str:
     global _AS_WRITTEN
     if _AS_WRITTEN is None:
         _AS_WRITTEN = scrubber_module.Scrubber(PIIConfig(), salt="s" * 16)
-    with mock.patch.object(scrubber_module, "canonical", lambda t: Canonical(t, t, None)):
+    with mock.patch.object(scrubber_module, "canonical", lambda t, ambiguous=True: Canonical(t, t, None)):
         return _AS_WRITTEN.scrub(text).text
 
 
@@ -658,21 +660,38 @@ def beside_escapes(rng: random.Random, data: pathlib.Path) -> list[tuple[str, st
 # "the view only adds"): CSS's hex escapes not ended by a whitespace (``\\f1.202...``: "\\f1" is CSS's "ñ"), a
 # backslash before a value's hex digits (``C:\\Users\\398-55...``), code's byte escapes of Latin-1 letters
 # (``\\351``, ``\\xe9``), escaped punctuation (``\\_``), lower-case URL escapes of Latin-1 bytes (``a%a0+1-212...``),
-# quoted-printable's "=40" and punctuation escapes, some of the value's own characters escaped so too. A newer
+# quoted-printable's "=40" and punctuation escapes, some of the value's own characters escaped so too; and CSS's
+# upper-case hex escapes the full view leaves as written where ``\\b`` might be JSON's backspace (``\\BA ``, read by the
+# older view: a text where it is the only escape is its own full view). A newer
 # reading can glue the value to a letter, "_" or "@", eat its first digit or read its digits as a character, where the
 # older readings left it and masked it; planted only where the view without the ambiguous readings masks it (on
 # 01e75aa's scrubber, which reads the full view alone, such values leak: a review's fuzz, 69 of 2,000 texts).
 GLUED_ESCAPES = ["", "", "\\", "\\b", "\\f", "\\d", "\\\\", "=", "=20", "=2E", "%", "%a0", "%A0", "\\40", "\\e9",
                  "x", "a", "1", "\\.", "C:\\Users\\", "\\n", "'", "=3D", "\\ ", "\\-", "\\_", "\\xe9", "\\351",
-                 "\\fc", "\\b ", ":", "/", "=40", "\\201C", "\\0", "\\\\b"]
+                 "\\fc", "\\b ", ":", "/", "=40", "\\201C", "\\0", "\\\\b", "\\BA ", "\\B", "\\B2 ", "\\BF"]
+
+
+@functools.cache
+def _folds_to() -> dict[str, list[str]]:
+    """Every character of the BMP that NFKC folds to one ASCII letter or digit, by what it folds to."""
+    folds: dict[str, list[str]] = {}
+    for code in range(0x80, 0x10000):
+        folded = unicodedata.normalize("NFKC", chr(code))
+        if len(folded) == 1 and folded.isascii() and folded.isalnum():
+            folds.setdefault(folded, []).append(chr(code))
+    return folds
 
 
 def _glued_escape(rng: random.Random, char: str) -> str:
     """One of the escapes of ``char`` that the view's readings, older and ambiguous, read (or nearly read)."""
     o = ord(char)
-    options = [f"\\{o:x}", f"\\{o:04x}", f"\\{o:06X}", f"\\{o:x} ", f"\\\\{o:x}"]
+    options = [f"\\{o:x}", f"\\{o:04x}", f"\\{o:06X}", f"\\{o:x} ", f"\\\\{o:x}", f"\\{o:X} "]
     if o < 256:
         options += [f"\\x{o:02x}", f"\\{o:03o}", f"={o:02X}", f"%{o:02X}", f"%{o:02x}"]
+    folds = _folds_to().get(char)
+    if folds:  # CSS's escape of a character that folds to it (``\\BA `` is "º", folded "o"), hex of either case
+        other = ord(rng.choice(folds))
+        options += [f"\\{other:X} ", f"\\{other:x} ", f"\\{other:06X}"]
     if char in ".-+_@()[]{}'#$*=?^|~` ":
         options += ["\\" + char, "\\\\" + char]
     if char == " ":
