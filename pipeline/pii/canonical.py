@@ -393,12 +393,14 @@ def _plus_in_address(text: str, at: int, ambiguous: bool = True) -> bool:
             return False
         if text.startswith("@", end) or _TWICE_ENCODED_AT.match(text, end):
             return True
-        m = _TWICE_ENCODED.match(text, end)
-        m = m if m is not None else (_ESCAPE if ambiguous else _ESCAPE_OLDER).match(text, end)
+        # ``%252E`` is "%2E" encoded again: "." (one level down); a plain ``%25`` is "%" (``?q=save+50%25``: the
+        # prefix taken off it left a bare "%", which no escape reads, and raised)
+        twice = _TWICE_ENCODED.match(text, end)
+        m = twice if twice is not None else (_ESCAPE if ambiguous else _ESCAPE_OLDER).match(text, end)
         if m is None:
             return False
         code = m.group()
-        char = _escape_char("%" + code[3:] if code.startswith("%25") else code, ambiguous)
+        char = _escape_char("%" + code[3:] if twice is not None else code, ambiguous)
         if char == "@":
             return True
         if char is None or len(char) != 1 or not _LOCAL_PART.fullmatch(char) or m.end() >= n:

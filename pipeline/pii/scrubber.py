@@ -344,13 +344,15 @@ class Scrubber:
             results.sort(key=lambda r: (r.start, -r.end))
         elif not view.identity:
             written = self._find(text, written_artifacts)
+            against = results  # what the written results add to: the older view's (as before the ambiguous readings)
             if older.identity:  # the older readings read nothing here: their results are the written ones, below
                 for r in written:
                     r.canonical = text[r.start:r.end].replace("\u00a0", " ")
                 results += written
                 written = []
             elif older.text != view.text:
-                results += self._older_results(older)
+                against = self._older_results(older)
+                results += against
             # The view only adds to what the text as written shows: every reading it makes of an escape can also
             # glue a value to a neighbour or read a value's digits as a character (adjacent encoded-words joined,
             # "\\151.155.246.51" as "\\i.155...", "Jos=C3=A9,phone=2125550173" as quoted-printable throughout),
@@ -358,7 +360,11 @@ class Scrubber:
             # none, and where they overlap, the written one's digits that the view's left out (a value's digits
             # read as a character); not its other characters, which the view read better ("jdoe&nbsp;and" is
             # no URL's end)
-            results += written_additions(written, results, text)
+            # Checked against the older view's results alone: against the full view's too, a shorter value that one
+            # found (split at a character a newer reading made: ``jane%BBdoe@fab.io\\BA `` found ``doe@fab.io``) took
+            # the place of the written one, and the older view, which had masked it whole, found nothing (its ``\\BA ``
+            # glued an "o" to the host)
+            results += written_additions(written, against, text)
             results.sort(key=lambda r: (r.start, -r.end))
         out: list[RecognizerResult] = []
         for r in results:

@@ -76,7 +76,10 @@ _ENCODING_PIECES = ["=", "=\n", "==\n", "=40", "=2E", "=3D", "=C3", "=C3=A9", "=
                     # lower-case Latin-1 URL byte after ")"
                     "\\40g", "\\FF20 ", "\\ff20", "\\fc ", "\\ba", "\\b", "\\f101", "\\351", "\\xe9", "\\\\351",
                     "\\.", "\\-", "\\ ", "\\\\.", "\\", "=40123mail.com", "=401", "mail.", "=20'", "'=2E", ")%a0",
-                    "=%C9"]
+                    "=%C9",
+                    # a plain "%25" (a percent sign) after a form's "+", where the local part's scan looks through it
+                    # (``?q=save+50%25`` raised TypeError), and CSS's upper-case hex escapes
+                    "?q=save+50", "&x=a+b", "%25", "50%25", "\\BA ", "\\B9 "]
 
 
 def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, str]:

@@ -40,6 +40,11 @@ LEAKED = [
     # the full view leaves as written what an older reading read: CSS's upper-case \BA (U+00BA, folded "o") is not
     # read where \b might be JSON's backspace, and the text is otherwise its own view (fc1adc8's review)
     ("to: joe\\BA @gmail.com", "joe\\BA @gmail.com"),
+    # the written address (main's mask) was checked against the full view's shorter one, split at a character a newer
+    # reading made ("»" from %BB, "." from \=2E), while the older view found nothing (1e7963b's review)
+    ("jane%BBdoe@fab.io\\BA ", "jane%BBdoe@fab.io"),
+    ("x\\=2Eba@ex.co.uk\\x30", "2Eba@ex.co.uk"),
+    ("to: john%BB_smith@corp.example.org\\B9 ", "john%BB_smith@corp.example.org"),
 ]
 
 
