@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     best, outputs = {"canonical": float("inf"), "off": float("inf")}, {}
     for _ in range(args.rounds):
         for name in best:
-            patch = (mock.patch.object(module, "canonical", lambda t: Canonical(t, t, None)) if name == "off"
+            patch = (mock.patch.object(module, "canonical", lambda t, ambiguous=True: Canonical(t, t, None)) if name == "off"
                      else mock.patch.object(module, "canonical", module.canonical))
             with patch:
                 start = time.process_time()

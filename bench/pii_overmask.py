@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import importlib.util
 import pathlib
 import random
@@ -81,6 +82,9 @@ def main() -> None:
     parser.add_argument("--written-pass", action="store_true",
                         help="Instead: over every line whose view differs from the text, the scrubs that the "
                              "scrubber's pass over the text as written changes (what the view left unmasked).")
+    parser.add_argument("--older-pass", action="store_true",
+                        help="Instead: over every line whose view differs without its ambiguous readings, the scrubs "
+                             "that the scrubber's pass over that restricted view changes.")
     args = parser.parse_args()
 
     from corpusforge.pipeline.pii import canonical as current
@@ -90,6 +94,9 @@ def main() -> None:
     lines, pairs = texts(set(args.skip))
     if args.written_pass:
         written_pass(lines + pairs, scrubber_module, PIIConfig, current)
+        return
+    if args.older_pass:
+        older_pass(lines + pairs, scrubber_module, PIIConfig, current)
         return
     before = other_view(args.against)
     changed = [(src, text) for src, text in lines + pairs
@@ -105,7 +112,8 @@ def main() -> None:
     for src, text in changed:
         after = scrub.scrub(text).text
         saved = scrubber_module.canonical
-        scrubber_module.canonical = before.canonical
+        # the other commit's scrub: its view alone (a module from before ``ambiguous`` has no older view to add)
+        scrubber_module.canonical = functools.partial(_alone, before.canonical)
         try:
             was = scrub.scrub(text).text
         finally:
@@ -118,6 +126,41 @@ def main() -> None:
     random.seed(1)
     for src, text in random.sample(changed, min(args.examples, len(changed))):
         print(f"  view {src}: {text[:120]!r} -> {current.canonical(text).text[:120]!r}")
+
+
+def _alone(view, text: str, ambiguous: bool = True):
+    """``view(text)``, whatever ``ambiguous``: a scrub with that view alone."""
+    return view(text)
+
+
+def older_pass(texts_: list[tuple[str, str]], scrubber_module, config_type, current) -> None:
+    """The scrubs that masking what the recognizers find in the view without its ambiguous readings (besides the full
+    view's and the text as written's findings) changes, over the texts whose view differs from that restricted one."""
+    scrub = scrubber_module.Scrubber(config_type(), salt="s" * 16)
+    real = scrubber_module.canonical
+    last = []
+
+    def full_only(text: str, ambiguous: bool = True):  # the full view's object again: no older view to add
+        if ambiguous:
+            last[:] = [real(text)]
+        return last[0]
+
+    viewed = changed = 0
+    for src, text in texts_:
+        if current.canonical(text).text == current.canonical(text, ambiguous=False).text:
+            continue
+        viewed += 1
+        with_pass = scrub.scrub(text).text
+        scrubber_module.canonical = full_only
+        try:
+            without = scrub.scrub(text).text
+        finally:
+            scrubber_module.canonical = real
+        if with_pass != without:
+            changed += 1
+            print(f"  {src}: {text[:160]!r}\n    full view: {without[:160]!r}\n    and older: {with_pass[:160]!r}")
+    print(f"texts whose view differs without its ambiguous readings: {viewed:,}; scrubs the older view's pass "
+          f"changes: {changed:,}")
 
 
 def written_pass(texts_: list[tuple[str, str]], scrubber_module, config_type, current) -> None:

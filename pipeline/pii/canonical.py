@@ -120,8 +120,24 @@ _HEX_REFERENCE = r"#[xX][0-9A-Fa-f]{1,30}(?:;|(?![0-9A-Fa-f]|%[346][0-9A-Fa-f]|\
 # are (``%C3%A9``): else the address recognizer reads ``\\251.doe@…`` from the last escape on and the start stays.
 _BYTE_LEAD2, _BYTE_LEAD3, _BYTE_LEAD4 = r"(?:x[cdCD][0-9A-Fa-f]|3[0-3][0-7])", r"(?:x[eE][0-9A-Fa-f]|3[45][0-7])", \
     r"(?:x[fF][0-4]|36[0-4])"
-_BYTE_NEXT = r"\\(?:x[89abAB][0-9A-Fa-f]|2[0-7][0-7])"
-_CODE_UTF8 = rf"\\{_BYTE_LEAD2}{_BYTE_NEXT}|\\{_BYTE_LEAD3}(?:{_BYTE_NEXT}){{2}}|\\{_BYTE_LEAD4}(?:{_BYTE_NEXT}){{3}}"
+_BYTE_NEXT = r"(?:x[89abAB][0-9A-Fa-f]|2[0-7][0-7])"
+
+
+def _code_utf8(slash: str) -> str:
+    """The UTF-8 sequences of byte escapes each introduced by ``slash`` (one backslash, or two: a JSON string holding
+    Python's repr of bytes, ``b'jos\\\\xc3\\\\xa9'``)."""
+    nxt = slash + _BYTE_NEXT
+    return rf"{slash}{_BYTE_LEAD2}{nxt}|{slash}{_BYTE_LEAD3}(?:{nxt}){{2}}|{slash}{_BYTE_LEAD4}(?:{nxt}){{3}}"
+
+
+_CODE_UTF8 = _code_utf8(r"\\\\") + "|" + _code_utf8(r"\\")
+# An escape that means the punctuation after it (``jane\.doe\@example\.com``, ``\+1\ \(202\)\ 555\-0173``): what
+# ``re.escape`` writes, CommonMark's escape of any ASCII punctuation (``jane\_doe``), Perl's and a shell's of any
+# character, CSS's identity escape. The punctuation an e-mail address, a phone number, an IP or a card holds, and a
+# space: not ``\"`` (the e-mail recognizer reads it), ``\/`` (JSON's, above), ``\\``, ``\%``, ``\&`` (the view's
+# introducers: read, they would start an escape at the next level), nor ``\,`` ``\;`` ``\:`` ``\!`` (LaTeX's spaces,
+# in no entity) and ``\<`` ``\>`` (a regular expression's word boundaries in GNU and vim, in no entity).
+_IDENTITY = ".-+_@()[]{}'#$*=?^|~` "
 _CODE_BYTE = re.compile(r"\\(x[0-9A-Fa-f]{2}|[0-7]{3})")
 _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
                      r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
@@ -132,12 +148,47 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
                      r"|\\\\?u[0-9A-Fa-f]{4}"
                      rf"|{_CODE_UTF8}"
                      r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
-                     r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7][0-9A-Fa-f]"
+                     r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7a-fA-F][0-9A-Fa-f]"
                      r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
-                     r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7])|\\\\?@"
-                     r"|\\[/bfnrt]"
-                     r"|\\\\?[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])|\\\\?[0-9A-Fa-f]{6}")
+                     r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7]|2[4-7][0-7]|3[0-7][0-7])"
+                     r"|\\\\?(?![bB])[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])?"
+                     r"|\\[/bnrt]"
+                     r"|\\\\?[" + re.escape(_IDENTITY) + "]")
+# The view without its ambiguous readings (``canonical(text, ambiguous=False)``): each reading added after the view was
+# first held to "the view only adds" (docs/pii.md) is *ambiguous*: it can read a character out of what an older
+# reading left as written, and so glue a value to a neighbour (``a%a0+1-212...`` read ``a\xa0+1...``: no word boundary
+# before the number), eat a value's first digit (``\f1.202...`` as CSS's ``\f1``) or read a value's digits as a
+# character (``\398-55-5589`` as ``Θ-55-5589``). The ``Scrubber`` also runs the recognizers on this restricted view
+# wherever it differs from both the full view and the text as written, and masks the union: what the older readings
+# found stays found, whatever a newer one reads. A reading added later goes behind the ``ambiguous`` flag too.
+# ``_ESCAPE_OLDER`` is the escapes' pattern before the ambiguous ones (CSS's hex escapes not ended by a whitespace, a
+# byte's escapes of no UTF-8 sequence read as Latin-1, escaped punctuation, a JSON string's doubled backslashes
+# before UTF-8 byte escapes).
+# Every reading of an escape starts at one of these (a form's "+" needs an "=" too): a text without any is its own
+# view, with or without the ambiguous readings, once its characters are folded.
+ESCAPE_INTRODUCERS = ("=", "%", "&", "\\")
+_ONE_BACKSLASH = r"\\"
+_ESCAPE_OLDER = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
+                           r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
+                           r"|%[uU][dD][89abAB][0-9A-Fa-f]{2}%[uU][dD][c-fC-F][0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}"
+                           rf"|&(?:{_DECIMAL_REFERENCE}|{_HEX_REFERENCE}|[A-Za-z][A-Za-z0-9]{{1,31}};"
+                           rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
+                           r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
+                           r"|\\\\?u[0-9A-Fa-f]{4}"
+                           rf"|{_code_utf8(_ONE_BACKSLASH)}"
+                           r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
+                           r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7][0-9A-Fa-f]"
+                           r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
+                           r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7])|\\\\?@"
+                           r"|\\[/bfnrt]"
+                           r"|\\\\?[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])|\\\\?[0-9A-Fa-f]{6}")
+# JSON's form feed: CSS's hex escape is tried first (``m\fc ller``, CSS's "ü"), and where it stands for no character
+# (``\f101``: a private-use icon), JSON's. Not before ``\b``, which is JSON's backspace and a regular expression's word
+# boundary (``\bfoo@example\.com``: read as CSS's ``\bf``, "¿", it took the address's first letter), and whose CSS
+# code points (U+00B0 to U+00BF, U+0B00 on) are no entity's characters.
+_JSON_BF = re.compile(r"\\f")
 _HEX_DIGITS = frozenset("0123456789ABCDEFabcdef")
+_OCTAL = frozenset("01234567")
 _JSON_SHORT = {"/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # The whitespace control characters an escape may stand for (kept: a line break inside a number is read below);
 # an escape of any other control character (``\b``, ``%00``, ``\u0008``) is read as nothing, as a format character is.
@@ -176,8 +227,9 @@ def _utf16(code: str) -> str | None:
     return None if 0xD800 <= ord(char) <= 0xDFFF else char
 
 
-def _escape_char(code: str) -> str | None:
-    """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character."""
+def _escape_char(code: str, ambiguous: bool = True) -> str | None:
+    """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character; without
+    the ambiguous readings (``_ESCAPE_OLDER``), as the view read it before them."""
     if code[0] == "\\":
         code = code.replace("\\\\", "\\")  # a JSON string's \uXXXX written inside another one: \\uXXXX
         if code.count("\\") > 1 and code[1] != "u":  # a UTF-8 sequence in code's byte escapes (_CODE_UTF8)
@@ -193,19 +245,33 @@ def _escape_char(code: str) -> str | None:
                 return None
             if len(char) != 1:  # a named sequence (``KEYCAP NUMBER SIGN``): lookup reads it, Python's \N{} does not
                 return None
-        elif code[1] == "@":  # Perl's (and a shell's, CSS's) escaped "@": an "@" (``"jane\@example.org"``)
-            return "@"
-        elif code[1] in "01234567" and len(code) == 4 and code[-1] in "01234567":  # octal: \100 is "@"
+        elif code[1] in _IDENTITY and (ambiguous or code[1] == "@"):  # an escaped punctuation character (Perl's "jane\@example.org", \., \-): itself
+            return code[1]
+        elif len(code) == 4 and _OCTAL.issuperset(code[1:]):  # octal: \100 is "@" (``\181``: CSS's, below)
+            # a printable ASCII character, or a byte 0xA0 to 0xFF of no UTF-8 sequence (``jos\351@``) as Latin-1, as a
+            # string's ``\351`` is in Python and Perl (a byte of a Latin-1 text in C); a control character's (``\033``,
+            # ``\012``) and C1's (``'Andr\202 x'``) are left
             char = chr(int(code[1:], 8))
-            if not char.isprintable():
+            if not char.isprintable() and not (ambiguous and 0xA0 <= ord(char) <= 0xFF):
                 return None
-        elif code[1] in _HEX_DIGITS and len(code) > 2:  # CSS's hex escape, ended by a whitespace or six digits long: \40 is "@"
+        elif not ambiguous and code[1] in _HEX_DIGITS and len(code) > 2:  # CSS's, ended by a whitespace or 6 digits
+            digits = code[1:].rstrip()
+            if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
+                return None
+            value = int(digits, 16)
+            if not (0x20 <= value <= 0x7E or 0xA0 <= value <= 0x24F) or not chr(value).isprintable():
+                return None
+            char = chr(value)
+        elif ambiguous and code[1] in _HEX_DIGITS and code[1] != "b":  # CSS's hex escape (1-6 hex digits, a whitespace): \40 is "@"
             digits = code[1:].rstrip()
             if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
                 return None  # three octal digits: C's octal escape, of a byte (``'Andr\\202 x'``), not CSS's
             value = int(digits, 16)
-            if not (0x20 <= value <= 0x7E or 0xA0 <= value <= 0x24F) or not chr(value).isprintable():
-                return None  # regular expressions' \d, \1 (a control character's code): left
+            # a control character's code (regular expressions' \d, \1, \b), a surrogate, no code point, an unassigned or
+            # private-use one (an icon font's ``"\f101"``): left; any other is read as CSS reads it, then folded
+            # (``\FF20 `` is a full-width "@", read "@")
+            if value > 0x10FFFF or unicodedata.category(chr(value)) in ("Cc", "Cs", "Cn", "Co"):
+                return None
             char = chr(value)
         elif code[1] in "xU" or code[1:3] == "u{":  # \x40, \x{40}, \x040, \U00000040, \u{40}: a code point in hex
             value = int(code.strip("\\xUu{}"), 16)
@@ -239,29 +305,33 @@ def _escape_char(code: str) -> str | None:
     return fold(char) if _special(char) else char
 
 
-def _escapes(text: str, starts: dict[int, int] | None = None) -> list[tuple[int, int, str]]:
+def _escapes(text: str, starts: dict[int, int] | None = None, ambiguous: bool = True) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each escape in ``text`` (``_escape_char``), or only of those that begin at a
     key of ``starts`` and reach past its value (``_next_level``). One level: ``%2540`` is ``%40`` here. Disjoint: of
     two escapes that overlap (``\\\\u0040`` made of ``%5C%5Cu0040``: one at each backslash), the first."""
     out = []
+    pattern = _ESCAPE if ambiguous else _ESCAPE_OLDER
     if starts is None:
-        matches = _ESCAPE.finditer(text)
+        matches = pattern.finditer(text)
     else:
         matches, last = [], -1
         for start, covers in sorted(starts.items()):
             if start >= last:
-                m = _ESCAPE.match(text, start)
+                m = pattern.match(text, start)
                 if m is not None and m.end() > covers:
                     matches.append(m)
                     last = m.end()
     for m in matches:
-        char = _escape_char(m.group())
+        char = _escape_char(m.group(), ambiguous)
         if char is None and m.group().startswith("\\\\"):
             # an escaped backslash before what stands for nothing (``\\\\b `` is no CSS escape): the second
             # backslash's escape, where it ends inside this match (``\\b``: JSON's backspace, as before CSS's)
-            end, m = m.end(), _ESCAPE.match(text, m.start() + 1)
+            end, m = m.end(), pattern.match(text, m.start() + 1)
             if m is not None and m.end() <= end:
-                char = _escape_char(m.group())
+                char = _escape_char(m.group(), ambiguous)
+        if ambiguous and char is None and m is not None and m.group()[:2] == "\\f":
+            m = _JSON_BF.match(text, m.start())  # CSS's escape of no character: JSON's form feed
+            char = _as_read(_JSON_SHORT[m.group()[1]])
         if char is not None:
             out.append((m.start(), m.end(), char))
     return out
@@ -309,7 +379,7 @@ _TWICE_ENCODED = re.compile(r"%25[0-9A-Fa-f]{2}")
 _TWICE_ENCODED_AT = re.compile(r"%2540|%26%2364%3B|&amp;#0*64;|&amp;#x0*40;|&amp;commat;", re.IGNORECASE)
 
 
-def _plus_in_address(text: str, at: int) -> bool:
+def _plus_in_address(text: str, at: int, ambiguous: bool = True) -> bool:
     """Whether the ``+`` before ``at`` is inside an address's local part: the local part's characters from ``at`` on,
     as written or as escapes the view reads as them (``jane+tag%2Edoe%40…``, ``jane+x&#46;y\x40…``: one level, or
     encoded twice, ``%252E``), then an "@" as written or as such an escape. At most 64 of them (RFC 5321's bound),
@@ -323,12 +393,14 @@ def _plus_in_address(text: str, at: int) -> bool:
             return False
         if text.startswith("@", end) or _TWICE_ENCODED_AT.match(text, end):
             return True
-        m = _TWICE_ENCODED.match(text, end)
-        m = m if m is not None else _ESCAPE.match(text, end)
+        # ``%252E`` is "%2E" encoded again: "." (one level down); a plain ``%25`` is "%" (``?q=save+50%25``: the
+        # prefix taken off it left a bare "%", which no escape reads, and raised)
+        twice = _TWICE_ENCODED.match(text, end)
+        m = twice if twice is not None else (_ESCAPE if ambiguous else _ESCAPE_OLDER).match(text, end)
         if m is None:
             return False
         code = m.group()
-        char = _escape_char("%" + code[3:] if code.startswith("%25") else code)
+        char = _escape_char("%" + code[3:] if twice is not None else code, ambiguous)
         if char == "@":
             return True
         if char is None or len(char) != 1 or not _LOCAL_PART.fullmatch(char) or m.end() >= n:
@@ -341,7 +413,7 @@ def _plus_in_address(text: str, at: int) -> bool:
 _NUMBER_VALUE = re.compile(r"(?=(?:[^0-9]*[0-9]){7})(?:[0-9()+\-]|%2[Bb])+")
 
 
-def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple[int, int, str]]:
+def _form_pluses(text: str, literal: frozenset[int] = frozenset(), ambiguous: bool = True) -> list[tuple[int, int, str]]:
     """``(i, i + 1, URL_SPACE)`` for each ``+`` that stands for a space in a form value: a value of a ``key=``
     after ``?`` or ``&`` (``&amp;`` too), or at a token's start when ``&`` ends the value or the value is a number's
     characters alone (``_NUMBER_VALUE``); not a value's first character (``phone=+1+202+555+0173``: a plus left
@@ -362,7 +434,7 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset()) -> list[tuple
             if form:
                 j = text.find("+", i + 2, end)
                 while j >= 0:
-                    if j not in literal and not _plus_in_address(text, j + 1):
+                    if j not in literal and not _plus_in_address(text, j + 1, ambiguous):
                         out.append((j, j + 1, URL_SPACE))
                     j = text.find("+", j + 1, end)
         i = text.find("=", max(end, i + 1))
@@ -402,8 +474,28 @@ _QP_UTF8 = rf"(?:[Cc][2-9A-Fa-f]|[Dd][0-9A-Fa-f]){_QP_NEXT}|[Ee][0-9A-Fa-f](?:{_
            r"|(?:(?<=[^\W\d_]=)|(?<=[@.-]=)|(?<==40=)|(?<==2[EDed]=))[C-F][0-9A-F](?=[^\W\d_]|[-.@=])"
 _QP_PUNCTUATION = r"(?:2[0-9A-Fa-f]|3[ABCEFabcef]|40|5[B-Fb-f]|60|7[B-Eb-e]|09)"
 # (The look-behind after the "=": a pattern that starts with a literal is found by a fast scan, ~5x cheaper.)
+# An "@" before a digit where a domain follows it (``jane=40123mail.example``, ``li=40163.com``: a host name's labels, the
+# last of letters) marks its word as any escape before a letter does; ``a[0]=40123``, ``x=40.5`` stay values. Any
+# other escape of punctuation (before punctuation, a space or the word's end: ``'jane=2E'``, ``=20'202...``,
+# ``b'foo=20bar=20'``) is read only in a word written in quoted-printable, as one before a digit is, and marks none
+# (``max_size=40)``, ``atol=2e-6`` stay).
+# Not where the "host" is a file's name (``see file=402.md``, ``cp build=4012.py``, ``x=401.pl``: a key, a value of
+# digits, an extension): its last label is no common file extension. The extensions that are also country codes
+# (``.md``, ``.py``, ``.pl``, ``.sh``, ``.rs``...) lose only an address at a host of digits under them written with
+# no other escape in its word (``jan=40123.pl``; ``jan=40123=2Epl`` is read, its word written in quoted-printable):
+# a file name of digits after a "=" is far more common in code and logs than such an address.
+_FILE_EXTENSIONS = ("md|py|pl|pm|sh|rs|rb|js|ts|go|cc|cs|hs|ml|so|ps|el|txt|log|csv|tsv|json|jsonl|yml|yaml|toml|ini"
+                    "|cfg|conf|xml|html|htm|css|php|java|jar|class|cpp|hpp|png|jpg|jpeg|gif|svg|pdf|zip|gz|tgz|tar|bz2"
+                    "|xz|zst|bin|dat|out|err|tmp|bak|lock|exe|dll|img|iso|mp3|mp4|wav|doc|docx|xls|xlsx|ppt|pptx|rst"
+                    "|tex|ipynb|parquet|arrow|npy|npz|pkl|pt|ckpt|db|sql|patch|diff|c|h|o|a")
+_QP_DOMAIN_AT = (r"40(?=[0-9][0-9A-Za-z-]*(?:\.[0-9A-Za-z-]+)*\.(?!(?i:" + _FILE_EXTENSIONS
+                 + r")(?![0-9A-Za-z-]|\.[0-9A-Za-z]))[A-Za-z]{2})")
 _QUOTED_PRINTABLE = re.compile(rf"=(?<!==)(?:{_QP_SOFT_BREAK}|{_QP_UTF8}|3[Dd]|{_QP_PUNCTUATION}(?=[A-Za-z=])|40(?=\[)"
-                               rf"|(?P<digit>{_QP_PUNCTUATION})(?=[0-9]))")
+                               rf"|{_QP_DOMAIN_AT}|(?P<digit>{_QP_PUNCTUATION})(?=[0-9])|(?P<later>{_QP_PUNCTUATION}))")
+# Without the ambiguous readings (``_ESCAPE_OLDER``): no "@" before a host of digits, no escape of punctuation before
+# punctuation or a word's end (the ``later`` group never matches).
+_QUOTED_PRINTABLE_OLDER = re.compile(rf"=(?<!==)(?:{_QP_SOFT_BREAK}|{_QP_UTF8}|3[Dd]|{_QP_PUNCTUATION}(?=[A-Za-z=])"
+                                     rf"|40(?=\[)|(?P<digit>{_QP_PUNCTUATION})(?=[0-9])|(?P<later>(?!x)x))")
 
 
 def _overlaps(change: tuple[int, int, str], spans: list[tuple[int, int]]) -> bool:
@@ -422,20 +514,20 @@ _QP_SPACE = re.compile(r"[\s&?;]")
 _QP_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-]%<>!+*/^|&~")
 
 
-def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
+def _quoted_printable(text: str, ambiguous: bool = True) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each quoted-printable escape and soft line break (``_QUOTED_PRINTABLE``; an
     escape before a digit only in a word written in quoted-printable)."""
     out: list[tuple[int, int, str]] = []
-    word: list[tuple[int, int, str, bool]] = []  # this word's escapes: (start, end, replacement, before a digit)
+    word: list[tuple[int, int, str, bool]] = []  # this word's escapes: (start, end, replacement, read if written)
     written = False  # whether this word is written in quoted-printable
     last = 0  # where the last escape ended
     searched = 0  # how far past ``last`` the text is known to hold no whitespace (each character searched once)
 
     def flush():
-        out.extend((start, end, char) for start, end, char, digit in word if written or not digit)
+        out.extend((start, end, char) for start, end, char, later in word if written or not later)
         word.clear()
 
-    for m in _QUOTED_PRINTABLE.finditer(text):
+    for m in (_QUOTED_PRINTABLE if ambiguous else _QUOTED_PRINTABLE_OLDER).finditer(text):
         start, code = m.start(), m.group()
         if word and _QP_SPACE.search(text, max(last, searched), start):  # a new word (``written`` holds only with
             flush()                                                           # escapes in ``word``)
@@ -453,9 +545,10 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
                 continue  # an overlong or broken sequence: no character
             char = data.decode("latin-1")  # one byte after a letter or digit, of no UTF-8 sequence
         digit = m.group("digit") is not None
-        if not digit:
+        later = digit or m.group("later") is not None  # read only in a word written in quoted-printable
+        if not later:
             written = True
-        else:
+        elif digit:
             j = start
             while j > last and text[j - 1] in "0123456789.-":
                 j -= 1
@@ -465,7 +558,7 @@ def _quoted_printable(text: str) -> list[tuple[int, int, str]]:
             if (j == last or text[j - 1] not in _QP_KEY or (j < start and text[j - 1] == ">")) \
                     and (j == start or _DIGITS.intersection(text[j:start])):
                 written = True
-        word.append((start, m.end(), _as_read(char), digit))
+        word.append((start, m.end(), _as_read(char), later))
         last = m.end()
     flush()
     return out
@@ -580,10 +673,23 @@ def _encoded_words(text: str) -> list[tuple[int, int, str]]:
 # ``202%A0555%A00173``: ``unquote(..., "latin-1")``, a form posted from a Latin-1 page). Read once, after the levels:
 # read per level, a lone byte would break a sequence the next level completes (``%C3%25A9`` as ``Ã©``).
 _HIGH_BYTES = re.compile(r"%[89A-Fa-f][0-9A-Fa-f](?:%[89A-Fa-f][0-9A-Fa-f])*")  # a literal first: a fast scan
-_LATIN1_AFTER = frozenset(")@.-_+")
+_LATIN1_AFTER = frozenset(")@.-_+=/:")
+_LATIN1_AFTER_OLDER = frozenset(")@.-_+")  # without the ambiguous readings: after these, in upper case only
 
 
-def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
+def _latin1_here(text: str, start: int, lead: int) -> bool:
+    """Whether the URL escape of byte ``lead`` at ``start``, after a character of ``_LATIN1_AFTER`` (an address's, a
+    number's or a URL's punctuation, a value's "=", a path's "/", a scheme's ":"), is a Latin-1 character: in upper
+    case, as encoders write it (``?to=%C9mile@``, ``(202)%A0555``); in lower case only where a directive cannot be, a
+    letter's before a letter (``jane.%e9mile``) or a no-break space's before a digit (``(202)%a0555``): format
+    strings' directives, ``.%f000Z``, ``-%e9 ``, are lower case."""
+    code, after = text[start + 1:start + 3], text[start + 3:start + 4]
+    if code.isupper():
+        return True
+    return after.isalpha() if lead >= 0xC0 else lead == 0xA0 and after.isdigit()
+
+
+def _latin1_bytes(text: str, ambiguous: bool = True) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each UTF-8 sequence of URL escapes in ``text`` (a character), and of each byte
     of no sequence that is one of Latin-1's characters (0xA0 to 0xFF; 0x80 to 0x9F are C1 controls: left) right
     after a letter or digit."""
@@ -605,8 +711,9 @@ def _latin1_bytes(text: str) -> list[tuple[int, int, str]]:
                 # are format strings' directives (a URL's escape follows a character of its own word), or in upper
                 # case (as encoders write it; directives are lower case) after a character an address, a number or
                 # a URL holds (``(202)%A0555``, ``jane@%C9cole.fr``, ``jane.%E9mile``)
-                if lead >= 0xA0 and start and (text[start - 1].isalnum() or (
-                        text[start - 1] in _LATIN1_AFTER and text[start + 1:start + 3].isupper())):
+                if lead >= 0xA0 and start and (text[start - 1].isalnum() or ((
+                        text[start - 1] in _LATIN1_AFTER and _latin1_here(text, start, lead)) if ambiguous else (
+                        text[start - 1] in _LATIN1_AFTER_OLDER and text[start + 1:start + 3].isupper()))):
                     char = chr(lead)
             if char is not None:
                 out.append((at + 3 * i, at + 3 * (i + size), _as_read(char)))
@@ -761,8 +868,10 @@ def _compose(outer: list[_Piece], inner: Canonical) -> list[_Piece]:
     return composed
 
 
-def canonical(text: str) -> Canonical:
-    """The canonical view of ``text`` (see the module's docstring)."""
+def canonical(text: str, ambiguous: bool = True) -> Canonical:
+    """The canonical view of ``text`` (see the module's docstring); with ``ambiguous=False``, without the readings
+    marked ambiguous (``_ESCAPE_OLDER``): the view the ``Scrubber`` also reads, so that no reading can unmask what the
+    older ones masked."""
     view = Canonical(text, text, None)
     if not text.isascii():
         changes = []
@@ -780,7 +889,7 @@ def canonical(text: str) -> Canonical:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
     if "=" in view.text:
-        quoted = _quoted_printable(view.text)
+        quoted = _quoted_printable(view.text, ambiguous)
         if "=?" in view.text:  # a mail header's encoded-words: read whole, no quoted-printable escape inside
             words = _encoded_words(view.text)
             if words:
@@ -790,14 +899,14 @@ def canonical(text: str) -> Canonical:
             decoded, pieces = _pieces_of(view.text, quoted)
             view = Canonical(text, decoded, _compose(pieces, view))
     if "+" in view.text and "=" in view.text:
-        pluses = _form_pluses(view.text)
+        pluses = _form_pluses(view.text, ambiguous=ambiguous)
         if pluses:
             spaced, pieces = _pieces_of(view.text, pluses)
             view = Canonical(text, spaced, _compose(pieces, view))
     if "%" in view.text or "&" in view.text or "\\" in view.text:
         starts, before_escapes = None, view.text
         for _ in range(NESTED_LEVELS):
-            escapes = _escapes(view.text, starts)
+            escapes = _escapes(view.text, starts, ambiguous)
             if not escapes:
                 break
             before = view.text
@@ -807,7 +916,7 @@ def canonical(text: str) -> Canonical:
             if not starts:
                 break
         if "%" in view.text:
-            latin1 = _latin1_bytes(view.text)
+            latin1 = _latin1_bytes(view.text, ambiguous)
             if latin1:
                 decoded, pieces = _pieces_of(view.text, latin1)
                 view = Canonical(text, decoded, _compose(pieces, view))
@@ -817,7 +926,7 @@ def canonical(text: str) -> Canonical:
             # URL escape made (``%2B``, ``%252B``) is a plus, not a space.
             literal = frozenset(p.view for p in view._pieces
                                 if not p.same and view.text[p.view] == "+" and "%" in text[p.start:p.end])
-            pluses = _form_pluses(view.text, literal)
+            pluses = _form_pluses(view.text, literal, ambiguous)
             if pluses:
                 spaced, pieces = _pieces_of(view.text, pluses)
                 view = Canonical(text, spaced, _compose(pieces, view))

@@ -24,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from corpusforge.core.errors import UserError, WorkerError, missing_dependency
-from corpusforge.pipeline.pii.canonical import canonical
+from corpusforge.pipeline.pii.canonical import ESCAPE_INTRODUCERS, canonical
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.entities import LANGUAGE
 from corpusforge.pipeline.pii.screen import ENTITY_SCREENS, SEPARATOR, ScanCache, word_without_pii
@@ -326,7 +326,33 @@ class Scrubber:
             r.start, r.end = view.span(r.start, r.end)
             # a no-break space and U+2007 (URL_SPACE) as a space: "202%20555%200173" (read with URL_SPACE) hashes as "202 555 0173" does
             r.canonical = value.replace("\u00a0", " ").replace("\u2007", " ")
-        if not view.identity:
+        # ... and to what the view without its ambiguous readings shows (``canonical(text, ambiguous=False)``: the
+        # readings added since the view was first held to this rule, and every one added later): a newer reading can
+        # glue a value to a neighbour (``a%a0+1-212-555-0183``), eat its first digit (``\\f1.202...``) or read its
+        # digits as a character (``C:\\Users\\398-55-5589`` as ``Θ-55-5589``), where the older view left them as
+        # written; and it can leave as written what an older reading read (CSS's ``\\BA `` is not read where ``\\b``
+        # might be JSON's backspace). Where that view differs from the full one, what the recognizers find in it is
+        # masked too, whole, mapped back through its own spans: the union, so no reading unmasks what the older ones
+        # masked. It is asked whenever either view reads anything: the older view differs from the text as written
+        # only by reading escapes, so a text with no escape's introducer ("=", "%", "&", a backslash) whose full view
+        # is the text as written is the text of both.
+        older = view
+        if not view.identity or any(introducer in text for introducer in ESCAPE_INTRODUCERS):
+            older = canonical(text, ambiguous=False)
+        if view.identity and not older.identity:  # the full view is the text as written: its results are the written ones
+            results += self._older_results(older)
+            results.sort(key=lambda r: (r.start, -r.end))
+        elif not view.identity:
+            written = self._find(text, written_artifacts)
+            against = results  # what the written results add to: the older view's (as before the ambiguous readings)
+            if older.identity:  # the older readings read nothing here: their results are the written ones, below
+                for r in written:
+                    r.canonical = text[r.start:r.end].replace("\u00a0", " ")
+                results += written
+                written = []
+            elif older.text != view.text:
+                against = self._older_results(older)
+                results += against
             # The view only adds to what the text as written shows: every reading it makes of an escape can also
             # glue a value to a neighbour or read a value's digits as a character (adjacent encoded-words joined,
             # "\\151.155.246.51" as "\\i.155...", "Jos=C3=A9,phone=2125550173" as quoted-printable throughout),
@@ -334,7 +360,11 @@ class Scrubber:
             # none, and where they overlap, the written one's digits that the view's left out (a value's digits
             # read as a character); not its other characters, which the view read better ("jdoe&nbsp;and" is
             # no URL's end)
-            results += written_additions(self._find(text, written_artifacts), results, text)
+            # Checked against the older view's results alone: against the full view's too, a shorter value that one
+            # found (split at a character a newer reading made: ``jane%BBdoe@fab.io\\BA `` found ``doe@fab.io``) took
+            # the place of the written one, and the older view, which had masked it whole, found nothing (its ``\\BA ``
+            # glued an "o" to the host)
+            results += written_additions(written, against, text)
             results.sort(key=lambda r: (r.start, -r.end))
         out: list[RecognizerResult] = []
         for r in results:
@@ -345,6 +375,15 @@ class Scrubber:
                 continue
             out.append(r)
         return out
+
+    def _older_results(self, older) -> list[RecognizerResult]:
+        """What the recognizers find in the view without its ambiguous readings, mapped back through its spans."""
+        found = self._find(older.text, None)
+        for r in found:
+            value = older.text[r.start:r.end]
+            r.start, r.end = older.span(r.start, r.end)
+            r.canonical = value.replace("\u00a0", " ").replace("\u2007", " ")
+        return found
 
     def _find(self, text: str, nlp_artifacts: NlpArtifacts | None) -> list[RecognizerResult]:
         entities = self.entities_to_check(text)

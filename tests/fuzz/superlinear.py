@@ -70,7 +70,16 @@ _ENCODING_PIECES = ["=", "=\n", "==\n", "=40", "=2E", "=3D", "=C3", "=C3=A9", "=
                     "=2D5", "\\100", "\\40 ", "\\000040", "\\2d ", "\\@", ")%A0", "@%C9", "%2E", "&#46;", "+tag",
                     "\\303\\251", "\\xc3\\xa9", "\\xc3", "\\342\\201",
                     # escapes that decode to no character (overlong, surrogate) after a word's escape
-                    "=E0=80=80", "=ED=A0=80", "=2Ea"]
+                    "=E0=80=80", "=ED=A0=80", "=2Ea",
+                    # CSS's hex escapes not ended by a whitespace, of any code point, before JSON's \b and \f; bytes
+                    # of no UTF-8 sequence; identity escapes; "=40" before a domain, escapes before punctuation; a
+                    # lower-case Latin-1 URL byte after ")"
+                    "\\40g", "\\FF20 ", "\\ff20", "\\fc ", "\\ba", "\\b", "\\f101", "\\351", "\\xe9", "\\\\351",
+                    "\\.", "\\-", "\\ ", "\\\\.", "\\", "=40123mail.com", "=401", "mail.", "=20'", "'=2E", ")%a0",
+                    "=%C9",
+                    # a plain "%25" (a percent sign) after a form's "+", where the local part's scan looks through it
+                    # (``?q=save+50%25`` raised TypeError), and CSS's upper-case hex escapes
+                    "?q=save+50", "&x=a+b", "%25", "50%25", "\\BA ", "\\B9 "]
 
 
 def shape(rng: random.Random, size: int, kind: str | None = None) -> tuple[str, str]:

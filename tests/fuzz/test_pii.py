@@ -48,6 +48,9 @@ from tests.fuzz.pii import fuzz_one  # noqa: E402
 # the text as written shows them to the recognizers): on the scrubber before written_additions (8fb5c86's parent) it
 # left an SSN in an id written \\=203-89-3068 and a phone before \\u{40} (a text: 312.555.0135\\u{40}), the view
 # reading the backslashes and escapes into the values' digits.
+# Seed 21 again since every seed plants values glued to the escapes the view's ambiguous readings read (a stream and a
+# file of their own, where the view without those readings masks them): with 01e75aa's scrubber (the full view alone)
+# it left a phone written call: \\201C\\f03-1197-5834\\201C in the run directory (CSS's "\\f03" read as U+0F03, eating "03").
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("seed", [7, 9, 21, 24, 33, 34, 36, 76, 110, 118, 134, 413, "1161:pii:18"])
 def test_planted_pii_in_disguise_never_leaves_the_scrubber(seed, tmp_path):
