@@ -45,17 +45,15 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     t = view.text
     if not t.strip():
         return dict.fromkeys(JUNK_FIELDS) | {"empty": True}
-    # Letters and non-space characters counted in C: the ASCII ones by deleting bytes (str.split's whitespace is the
-    # regex's \s; in ASCII, LETTER_RE's [^\W\d_] is exactly the letters), the others (few, mostly) by the regex.
-    raw = t.encode("ascii", "ignore")
-    non_space, letters = len(raw.translate(None, _ASCII_SPACES)), len(raw.translate(None, _ASCII_NON_LETTERS))
+    chars = view.__dict__.get("char_counts")  # counted with its batch (batch_counts.py)
+    if chars is None:
+        chars = char_counts(t)
+    non_space, letters, n_starts, n_lower = chars
     bad = 0
-    if len(raw) < len(t):
+    if not t.isascii():
         # The non-ASCII characters in order: the text's UTF-8 without its ASCII bytes (every byte of a longer
         # sequence is >= 0x80), deleted in C; a regex findall walked every character (~70 us a page).
         others = t.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
-        non_space += len("".join(others.split()))
-        letters += len(LETTER_RE.findall(others))
         if not _MOJIBAKE_FIRST.isdisjoint(others):  # every pattern starts with one of these (non-ASCII) characters
             bad = sum(len(m) for m in MOJIBAKE_RE.findall(t))
     n = view.n_content  # = len(lower_words), which no measure needs as a list
@@ -74,7 +72,6 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     if urls is None or not n:
         urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
     n_words = view.n_words  # n but where characters of a script without spaces are words (pipeline/words.py)
-    starts = SENTENCE_START_FAST_RE.findall(t)
     return {
         "empty": False,
         "mojibake_fraction": bad / len(t),
@@ -82,11 +79,26 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         "lorem_ipsum": lorem,
         "boilerplate_fraction": boiler / (len(t) + 1),
         "url_fraction": urls / n_words if n else 0.0,
-        "sentence_starts": len(starts),
-        "lowercase_start_fraction": sum(1 for c in starts if c.islower()) / len(starts) if starts else 0.0,
+        "sentence_starts": n_starts,
+        "lowercase_start_fraction": n_lower / n_starts if n_starts else 0.0,
         "n_words": n_words,
         "top_word_count": top_word_count,
     }
+
+
+def char_counts(t: str) -> tuple[int, int, int, int]:
+    """``batch_counts.CharCounts`` of one text: non-space characters, LETTER_RE's letters, SENTENCE_START_FAST_RE's
+    matches and those with a lower-case letter. Letters and non-space characters counted in C: the ASCII ones by
+    deleting bytes (str.split's whitespace is the regex's \\s; in ASCII, LETTER_RE's [^\\W\\d_] is exactly the
+    letters), the others (few, mostly) by the regex."""
+    raw = t.encode("ascii", "ignore")
+    non_space, letters = len(raw.translate(None, _ASCII_SPACES)), len(raw.translate(None, _ASCII_NON_LETTERS))
+    if len(raw) < len(t):
+        others = t.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+        non_space += len("".join(others.split()))
+        letters += len(LETTER_RE.findall(others))
+    starts = SENTENCE_START_FAST_RE.findall(t)
+    return non_space, letters, len(starts), sum(1 for c in starts if c.islower())
 
 
 def url_tokens(view: TextView) -> int:

@@ -375,8 +375,12 @@ class GrowingColumn:
 
 # ChunkTable.chunks' fields, in order: word tokens, their characters, tokens, tokens with a letter; count_sentences'
 # matches inside the chunk, whether its marks start with a word, whether it has marks, whether it leaves a sentence end
-# pending; hint_mask; tokens that is_url_token; where its words start in ChunkTable.words.
-(N_CONTENT, CONTENT_CHARS, N_TOKENS, LETTERS, SENTENCES, LEAD, SETS, PENDING, HINTS, URLS, START) = range(11)
+# pending; hint_mask; tokens that is_url_token; where its words start in ChunkTable.words; then what the junk measure
+# reads of its characters: how many (a chunk is a run of non-whitespace: the text's non-space characters are its chunks'),
+# how many are LETTER_RE letters, whether SENTENCE_START_FAST_RE's end mark can be its last character (sentence_ends),
+# and whether its start can be the letter after (sentence_begins).
+(N_CONTENT, CONTENT_CHARS, N_TOKENS, LETTERS, SENTENCES, LEAD, SETS, PENDING, HINTS, URLS, START,
+ CHARS, LETTER_CHARS, ENDS, BEGINS) = range(15)
 # ChunkTable.words' fields: the word's number, its lower case's number, its characters.
 (WORD, LOWER, WORD_CHARS) = range(3)
 
@@ -402,7 +406,7 @@ class ChunkTable:
         self.content_ids: dict[str, int] = {}
         self.lower_ids: dict[str, int] = {}
         self.lowers: list[str] = []  # each lower-case word's string, by number
-        self.chunks = GrowingColumn(np.int32, width=11)
+        self.chunks = GrowingColumn(np.int32, width=15)
         self.words = GrowingColumn(np.int32, width=3)
         self.size = 0
         self.masks: dict[object, GrowingColumn] = {}  # a test of each lower-case word, by number (batch_counts)
@@ -411,6 +415,7 @@ class ChunkTable:
             marks: str) -> Chunk:
         """The entry of ``chunk`` split into these, numbered."""
         hints = hint_mask(chunk.lower()) if chunk else 0
+        junk_fields = (len(LETTER_RE.findall(chunk)), sentence_ends(chunk), sentence_begins(chunk)) if chunk else (0, 0, 0)
         # (a URL token holds one of these: url_tokens)
         urls = sum(map(is_url_token, tokens)) if "@" in chunk or "://" in chunk or "www." in chunk else 0
         last_word = marks.rfind("W")
@@ -427,7 +432,7 @@ class ChunkTable:
             words = self.words.items
             self.chunks.items.extend((len(content), sum(map(len, content)), len(tokens), letters,
                                   len(_NEW_SENTENCE.findall(marks)), int(marks[:1] == "W"), sets, pending, hints, urls,
-                                      len(words) // 3))
+                                      len(words) // 3, len(chunk), *junk_fields))
             for word, low in zip(content, lower):
                 words.extend((self._number(self.content_ids, word), self._number(self.lower_ids, low), len(word)))
         return tokens, content, lower, letters, marks, len(tokens), number
@@ -1240,9 +1245,32 @@ MENU_SEPARATORS = ("|", "»", "›", "·", "•")  # MENU_LINE needs two of them
 CASE_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
 # SENTENCE_START_RE with the end mark first and the look-behinds moved after it (each one character wider), so
 # the engine scans for . ! ? instead of testing six look-behinds at every position.
-SENTENCE_START_FAST_RE = re.compile(
-    r"[.!?](?<![.\s][^\W\d_][.!?])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al)[.!?])(?<!\betc[.!?])(?<!\bMrs[.!?])"
-    r"(?<!\bz\.B[.!?])(?<!\bd\.h[.!?])\s+[\"'“‘«(]?([^\W\d_])"
-)
+_SENTENCE_END = (r"[.!?](?<![.\s][^\W\d_][.!?])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al)[.!?])(?<!\betc[.!?])(?<!\bMrs[.!?])"
+                 r"(?<!\bz\.B[.!?])(?<!\bd\.h[.!?])")
+_SENTENCE_BEGIN = r"[\"'“‘«(]?([^\W\d_])"
+SENTENCE_START_FAST_RE = re.compile(_SENTENCE_END + r"\s+" + _SENTENCE_BEGIN)
+# Its two halves, for one chunk (a run of non-whitespace) at a time: a match holds whitespace only in its "\s+", so the
+# end mark is the last character of a chunk and the letter starts the next chunk (with a quote before it or not), and
+# the look-behinds read only the chunk's own characters and what stands before the chunk, whitespace or the text's
+# start. Those two differ only for "[.\s]": "x A. B" is no sentence start, "A. B" at the text's start is.
+_SENTENCE_END_RE = re.compile(_SENTENCE_END + r"\Z")
+_SENTENCE_BEGIN_RE = re.compile(_SENTENCE_BEGIN)
+# sentence_ends' bits: the chunk's last character ends a sentence where whitespace stands before the chunk / where the
+# chunk starts the text.
+AFTER_SPACE, AT_START = 1, 2
+
+
+def sentence_ends(chunk: str) -> int:
+    """Where ``chunk``'s last character can be SENTENCE_START_FAST_RE's end mark (``AFTER_SPACE`` | ``AT_START``)."""
+    if chunk[-1:] not in (".", "!", "?"):
+        return 0
+    return (AFTER_SPACE if _SENTENCE_END_RE.search(" " + chunk) else 0) | (AT_START if _SENTENCE_END_RE.search(chunk) else 0)
+
+
+def sentence_begins(chunk: str) -> int:
+    """2 where ``chunk`` starts as SENTENCE_START_FAST_RE's match ends with a lower-case letter, 1 with another letter,
+    0 where it cannot end one."""
+    m = _SENTENCE_BEGIN_RE.match(chunk)
+    return 0 if m is None else 2 if m.group(1).islower() else 1
 FINEWEB_STOP = tuple(TERMINAL_PUNCTUATION)
 CLOSERS = "\"'”’»)]*"
