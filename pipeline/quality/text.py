@@ -415,7 +415,10 @@ class ChunkTable:
             marks: str) -> Chunk:
         """The entry of ``chunk`` split into these, numbered."""
         hints = hint_mask(chunk.lower()) if chunk else 0
-        junk_fields = (len(LETTER_RE.findall(chunk)), sentence_ends(chunk), sentence_begins(chunk)) if chunk else (0, 0, 0)
+        if chunk.isalpha():  # (most new chunks: no call per field; the last character is no mark, the first a letter)
+            junk_fields = (len(chunk), 0, 2 if chunk[0].islower() else 1)
+        else:
+            junk_fields = (letter_count(chunk), sentence_ends(chunk), sentence_begins(chunk)) if chunk else (0, 0, 0)
         # (a URL token holds one of these: url_tokens)
         urls = sum(map(is_url_token, tokens)) if "@" in chunk or "://" in chunk or "www." in chunk else 0
         last_word = marks.rfind("W")
@@ -1261,16 +1264,40 @@ AFTER_SPACE, AT_START = 1, 2
 
 
 def sentence_ends(chunk: str) -> int:
-    """Where ``chunk``'s last character can be SENTENCE_START_FAST_RE's end mark (``AFTER_SPACE`` | ``AT_START``)."""
-    if chunk[-1:] not in (".", "!", "?"):
+    """Where ``chunk``'s last character can be SENTENCE_START_FAST_RE's end mark (``AFTER_SPACE`` | ``AT_START``). Matched
+    at the last character only (the look-behinds read what stands before it). At the text's start nothing stands before
+    the chunk, which no look-behind's character can match; after whitespace, only "[.\\s]" of a letter and a mark
+    ("A.") can, whose look-behind then blocks the end."""
+    if chunk[-1] not in "!.?" or _SENTENCE_END_RE.match(chunk, len(chunk) - 1) is None:
         return 0
-    return (AFTER_SPACE if _SENTENCE_END_RE.search(" " + chunk) else 0) | (AT_START if _SENTENCE_END_RE.search(chunk) else 0)
+    return AT_START if len(chunk) == 2 and LETTER_RE.match(chunk) else AT_START | AFTER_SPACE
 
 
 def sentence_begins(chunk: str) -> int:
     """2 where ``chunk`` starts as SENTENCE_START_FAST_RE's match ends with a lower-case letter, 1 with another letter,
-    0 where it cannot end one."""
+    0 where it cannot end one (a letter to str.isalpha is one to LETTER_RE: the regex only for other characters)."""
+    first = chunk[0]
+    if first.isalpha():
+        return 2 if first.islower() else 1
+    if not first.isalnum() and first not in _SENTENCE_QUOTES:
+        return 0
     m = _SENTENCE_BEGIN_RE.match(chunk)
     return 0 if m is None else 2 if m.group(1).islower() else 1
+
+
+_SENTENCE_QUOTES = "\"'“‘«("
+
+
+def letter_count(chunk: str) -> int:
+    """``len(LETTER_RE.findall(chunk))``: in C for a chunk of letters only or of ASCII (whose letters are the
+    regex's)."""
+    if chunk.isalpha():
+        return len(chunk)
+    if chunk.isascii():
+        return len(chunk.encode().translate(None, _ASCII_NON_LETTERS))
+    return len(LETTER_RE.findall(chunk))
+
+
+_ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
 FINEWEB_STOP = tuple(TERMINAL_PUNCTUATION)
 CLOSERS = "\"'”’»)]*"
