@@ -21,7 +21,7 @@ from corpusforge.pipeline.quality.config import (
     FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig, ngram_table,
 )
 from corpusforge.pipeline.quality.text import (
-    ALL_STOP_WORDS, BOILERPLATE_PHRASE_WIDTH, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
+    ALL_STOP_WORDS, BOILERPLATE_PHRASE_WIDTH, BOILERPLATE_PHRASES_BY_HINT, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
     FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
     NAV_LINE_RE, SENTENCE_START_FAST_RE, STOP_WORDS, TextView, base_language,
     count_duplicates, greedy_duplicated_chars, is_url_token, mean_word_length, most_common_ngram, ngram_chars, repeated_ngrams,
@@ -163,32 +163,32 @@ def boilerplate_chars(view: TextView) -> int:
 
 def has_phrase(line: str, lower: str, hints: list[str]) -> bool:
     """``BOILERPLATE_PHRASES_RE.search(line)``, searched only near the places ``lower`` (``line.lower()``, as long as
-    ``line``: no CASE_FOLDS_TO_ASCII character) holds one of ``hints``: every match holds a hint (in lower case) and
-    is at most BOILERPLATE_PHRASE_WIDTH characters long, so it lies within that many characters either side of the
-    hint. The regex tried at every position of a whole line cost ~0.4 us a character (~280 us for a ~700-character
-    paragraph that mentions "terms" or "share"); a hint's window is ~60. Windows that overlap are searched as one
-    span, so no character is searched twice (never more work than the whole line). A span is searched with ``pos``
-    (the regex still sees the characters before it, for its \\b) and ``endpos`` one past the span: a match that ends
-    before ``endpos`` saw only real characters; one that ends at it might have matched a \\b at the cut, and the
-    whole line decides (rare)."""
+    ``line``: no CASE_FOLDS_TO_ASCII character) holds one of ``hints``, and there only for the alternatives that hold
+    that hint (``BOILERPLATE_PHRASES_BY_HINT``): every match holds its alternative's hint (in lower case) and is at most
+    BOILERPLATE_PHRASE_WIDTH characters long, so it lies within that many characters either side of the hint. The
+    regex tried at every position of a whole line cost ~0.4 us a character (~280 us for a ~700-character paragraph
+    that mentions "terms" or "share"); a hint's window is ~60, and all ~30 alternatives tried at each of its positions
+    were still most of the junk rules' time (~80 us a page with a hint; one hint's are one to eleven). A hint's
+    windows that overlap are searched as one span, so no character is searched twice for a hint. A span is searched
+    with ``pos`` (the regex still sees the characters before it, for its \\b) and ``endpos`` one past the span: a match
+    that ends before ``endpos`` saw only real characters; one that ends at it might have matched a \\b at the cut, and
+    the whole line decides (rare)."""
     n, width = len(line), BOILERPLATE_PHRASE_WIDTH
-    places = []
     for hint in hints:
+        search = BOILERPLATE_PHRASES_BY_HINT[hint].search
+        start = end = -1
         i = lower.find(hint)
         while i >= 0:
-            places.append(i)
+            if i - width <= end:  # this place's window overlaps the span: widen it
+                end = i + width + 1
+            else:
+                if end >= 0 and _found(search, line, start, min(n, end)):
+                    return True
+                start, end = max(0, i - width), i + width + 1
             i = lower.find(hint, i + 1)
-    places.sort()
-    search = BOILERPLATE_PHRASES_RE.search
-    start = end = -1
-    for i in places:
-        if i - width <= end:  # this hint's window overlaps the span: widen it
-            end = i + width + 1
-            continue
         if end >= 0 and _found(search, line, start, min(n, end)):
             return True
-        start, end = max(0, i - width), i + width + 1
-    return end >= 0 and _found(search, line, start, min(n, end))
+    return False
 
 
 def _found(search, line: str, start: int, end: int) -> bool:

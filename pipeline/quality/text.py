@@ -1244,6 +1244,64 @@ def hints_of_mask(view: "TextView", mask: int) -> list[str]:
     return [hint for k, hint in enumerate(BOILERPLATE_PHRASE_HINTS)
             if mask >> k & 1 and (" " not in hint or hint in view.lower_text)]
 BOILERPLATE_PHRASE_WIDTH = 29  # the longest match of BOILERPLATE_PHRASES (test_decide checks it)
+
+
+def phrase_alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a regex (split at each "|" outside parentheses and character classes)."""
+    parts, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return parts + [pattern[start:]]
+
+
+def outside_groups(alternative: str) -> str:
+    """What an alternative matches in every match outside its groups, in lower case: its groups and the
+    characters a quantifier makes optional taken out, \\b dropped (a stand-in "\\0" in their place, so no hint reads
+    across one)."""
+    out, depth = [], 0
+    for i, c in enumerate(alternative):
+        if c == "(":
+            depth += 1
+        if depth:
+            out.append("\0") if c == "(" else None
+        elif c in "?*{" and out:
+            out[-1] = "\0"
+        else:
+            out.append(c)
+        if c == ")":
+            depth -= 1
+    return "".join(out).replace("\\b", "\0").lower()
+
+
+def _hint_of(alternative: str) -> str:
+    """The first of BOILERPLATE_PHRASE_HINTS that every match of ``alternative`` holds (test_decide: there is one)."""
+    return next(h for h in BOILERPLATE_PHRASE_HINTS if h in outside_groups(alternative))
+
+
+# BOILERPLATE_PHRASES' alternatives grouped by the hint each holds in every match: a line's windows around a hint need
+# only that hint's alternatives searched (each tried at every position of a window: the whole regex's ~30 cost ~80 us
+# a page that mentions "share" or "terms"); a match of any alternative is one of the whole regex, and every match of the
+# whole regex is one of some alternative, found around its hint.
+BOILERPLATE_PHRASES_BY_HINT: dict[str, re.Pattern] = {
+    hint: re.compile("|".join(a for a in phrase_alternatives(BOILERPLATE_PHRASES) if _hint_of(a) == hint),
+                     re.IGNORECASE | re.MULTILINE)
+    for hint in dict.fromkeys(map(_hint_of, phrase_alternatives(BOILERPLATE_PHRASES)))
+}
 MENU_SEPARATORS = ("|", "»", "›", "·", "•")  # MENU_LINE needs two of them
 CASE_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
 # SENTENCE_START_RE with the end mark first and the look-behinds moved after it (each one character wider), so
