@@ -147,7 +147,7 @@ class CharCounts(NamedTuple):
 def _sentence_starts(chunks: np.ndarray, sizes: np.ndarray, space_first: list[bool]) -> tuple[np.ndarray, np.ndarray]:
     """Each document's matches of SENTENCE_START_FAST_RE, and those whose letter is lower case, from its chunks' rows
     (``chunks``, documents one after another, ``sizes`` each, line ends among them): one per chunk whose last character
-    ends a sentence (``text.sentence_ends``: the bit for what stands before the chunk, the text's start only for a
+    ends a sentence (``text.junk_fields``: the bit for what stands before the chunk, the text's start only for a
     document's first chunk where ``space_first`` is False) followed by a chunk of the same document that begins one."""
     n_docs = len(sizes)
     real = np.flatnonzero(chunks[:, text.CHARS] > 0)  # the chunks, without the line ends

@@ -377,8 +377,8 @@ class GrowingColumn:
 # matches inside the chunk, whether its marks start with a word, whether it has marks, whether it leaves a sentence end
 # pending; hint_mask; tokens that is_url_token; where its words start in ChunkTable.words; then what the junk measure
 # reads of its characters: how many (a chunk is a run of non-whitespace: the text's non-space characters are its chunks'),
-# how many are LETTER_RE letters, whether SENTENCE_START_FAST_RE's end mark can be its last character (sentence_ends),
-# and whether its start can be the letter after (sentence_begins).
+# how many are LETTER_RE letters, whether SENTENCE_START_FAST_RE's end mark can be its last character (junk_fields),
+# and whether its start can be the letter after (junk_fields).
 (N_CONTENT, CONTENT_CHARS, N_TOKENS, LETTERS, SENTENCES, LEAD, SETS, PENDING, HINTS, URLS, START,
  CHARS, LETTER_CHARS, ENDS, BEGINS) = range(15)
 # ChunkTable.words' fields: the word's number, its lower case's number, its characters.
@@ -415,10 +415,10 @@ class ChunkTable:
             marks: str) -> Chunk:
         """The entry of ``chunk`` split into these, numbered."""
         hints = hint_mask(chunk.lower()) if chunk else 0
-        if chunk.isalpha():  # (most new chunks: no call per field; the last character is no mark, the first a letter)
-            junk_fields = (len(chunk), 0, 2 if chunk[0].islower() else 1)
+        if chunk.isalpha():  # (most new chunks: no call; the last character is no mark, the first a letter)
+            junk = (len(chunk), 0, 2 if chunk[0].islower() else 1)
         else:
-            junk_fields = (letter_count(chunk), sentence_ends(chunk), sentence_begins(chunk)) if chunk else (0, 0, 0)
+            junk = junk_fields(chunk) if chunk else (0, 0, 0)
         # (a URL token holds one of these: url_tokens)
         urls = sum(map(is_url_token, tokens)) if "@" in chunk or "://" in chunk or "www." in chunk else 0
         last_word = marks.rfind("W")
@@ -435,7 +435,7 @@ class ChunkTable:
             words = self.words.items
             self.chunks.items.extend((len(content), sum(map(len, content)), len(tokens), letters,
                                   len(_NEW_SENTENCE.findall(marks)), int(marks[:1] == "W"), sets, pending, hints, urls,
-                                      len(words) // 3, len(chunk), *junk_fields))
+                                      len(words) // 3, len(chunk), *junk))
             for word, low in zip(content, lower):
                 words.extend((self._number(self.content_ids, word), self._number(self.lower_ids, low), len(word)))
         return tokens, content, lower, letters, marks, len(tokens), number
@@ -1316,46 +1316,38 @@ SENTENCE_START_FAST_RE = re.compile(_SENTENCE_END + r"\s+" + _SENTENCE_BEGIN)
 # start. Those two differ only for "[.\s]": "x A. B" is no sentence start, "A. B" at the text's start is.
 _SENTENCE_END_RE = re.compile(_SENTENCE_END + r"\Z")
 _SENTENCE_BEGIN_RE = re.compile(_SENTENCE_BEGIN)
-# sentence_ends' bits: the chunk's last character ends a sentence where whitespace stands before the chunk / where the
+# ENDS bits: the chunk's last character ends a sentence where whitespace stands before the chunk / where the
 # chunk starts the text.
 AFTER_SPACE, AT_START = 1, 2
 
 
-def sentence_ends(chunk: str) -> int:
-    """Where ``chunk``'s last character can be SENTENCE_START_FAST_RE's end mark (``AFTER_SPACE`` | ``AT_START``). Matched
-    at the last character only (the look-behinds read what stands before it). At the text's start nothing stands before
-    the chunk, which no look-behind's character can match; after whitespace, only "[.\\s]" of a letter and a mark
-    ("A.") can, whose look-behind then blocks the end."""
-    if chunk[-1] not in "!.?" or _SENTENCE_END_RE.match(chunk, len(chunk) - 1) is None:
-        return 0
-    return AT_START if len(chunk) == 2 and LETTER_RE.match(chunk) else AT_START | AFTER_SPACE
+def junk_fields(chunk: str) -> tuple[int, int, int]:
+    """A chunk's LETTER_CHARS, ENDS and BEGINS (one call: a new chunk's fields cost on a fresh worker's every page).
 
-
-def sentence_begins(chunk: str) -> int:
-    """2 where ``chunk`` starts as SENTENCE_START_FAST_RE's match ends with a lower-case letter, 1 with another letter,
-    0 where it cannot end one (a letter to str.isalpha is one to LETTER_RE: the regex only for other characters)."""
+    - LETTER_CHARS, ``len(LETTER_RE.findall(chunk))``: in C for ASCII (whose letters are the regex's).
+    - ENDS, where its last character can be SENTENCE_START_FAST_RE's end mark (``AFTER_SPACE`` | ``AT_START``), matched
+      at that character only (the look-behinds read what stands before it). At the text's start nothing stands before
+      the chunk, which no look-behind's character can match; after whitespace only "[.\\s]" of a letter and a mark
+      ("A.") can, whose look-behind then blocks the end.
+    - BEGINS, 2 where it starts as the regex's match ends with a lower-case letter, 1 with another letter, 0 where it
+      cannot end one (a letter to str.isalpha is one to LETTER_RE: the regex only for other characters)."""
+    letters = (len(chunk.encode().translate(None, _ASCII_NON_LETTERS)) if chunk.isascii()
+               else len(LETTER_RE.findall(chunk)))
+    ends = 0
+    if chunk[-1] in "!.?" and _SENTENCE_END_RE.match(chunk, len(chunk) - 1) is not None:
+        ends = AT_START if len(chunk) == 2 and LETTER_RE.match(chunk) else AT_START | AFTER_SPACE
     first = chunk[0]
     if first.isalpha():
-        return 2 if first.islower() else 1
-    if not first.isalnum() and first not in _SENTENCE_QUOTES:
-        return 0
-    m = _SENTENCE_BEGIN_RE.match(chunk)
-    return 0 if m is None else 2 if m.group(1).islower() else 1
+        begins = 2 if first.islower() else 1
+    elif not first.isalnum() and first not in _SENTENCE_QUOTES:
+        begins = 0
+    else:
+        m = _SENTENCE_BEGIN_RE.match(chunk)
+        begins = 0 if m is None else 2 if m.group(1).islower() else 1
+    return letters, ends, begins
 
 
 _SENTENCE_QUOTES = "\"'“‘«("
-
-
-def letter_count(chunk: str) -> int:
-    """``len(LETTER_RE.findall(chunk))``: in C for a chunk of letters only or of ASCII (whose letters are the
-    regex's)."""
-    if chunk.isalpha():
-        return len(chunk)
-    if chunk.isascii():
-        return len(chunk.encode().translate(None, _ASCII_NON_LETTERS))
-    return len(LETTER_RE.findall(chunk))
-
-
 _ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
 FINEWEB_STOP = tuple(TERMINAL_PUNCTUATION)
 CLOSERS = "\"'”’»)]*"
