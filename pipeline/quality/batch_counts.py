@@ -119,15 +119,47 @@ def count_batch(views: list[TextView | None], langs: list[str | None], cfg: Qual
     if len(chunks):
         hinted[filled] = np.bitwise_or.reduceat(chunks[:, text.HINTS], bounds[:-1][filled])
     word_counts = _word_counts(table, words[:, text.LOWER], n_content, size, [langs[i] for i in picked], cfg)
-    for v, mask, (n, chars, tokens, letters, urls), sentence_count, counts in zip(
+    starts, lower_starts = _sentence_starts(chunks, sizes, [v.text[:1].isspace() for v in counted])
+    for v, mask, (n, chars, tokens, letters, urls, non_space, letter_chars), sentence_count, counts, *started in zip(
             counted, hinted.tolist(),
-            per_document[:, [text.N_CONTENT, text.CONTENT_CHARS, text.N_TOKENS, text.LETTERS, text.URLS]].tolist(),
-            sentences.tolist(), word_counts):
+            per_document[:, [text.N_CONTENT, text.CONTENT_CHARS, text.N_TOKENS, text.LETTERS, text.URLS, text.CHARS,
+                             text.LETTER_CHARS]].tolist(),
+            sentences.tolist(), word_counts, starts.tolist(), lower_starts.tolist()):
         lines = v.line_sizes
         v.__dict__.update(phrase_hints=text.hints_of_mask(v, mask), n_content=n, content_chars=chars, n_tokens=tokens,
                           n_letter_words=letters, n_sentences=len(lines) - lines.count(0) + sentence_count,
-                          word_counts=counts, url_tokens=urls)
+                          word_counts=counts, url_tokens=urls, char_counts=CharCounts(non_space, letter_chars, *started))
     return grams
+
+
+class CharCounts(NamedTuple):
+    """What ``measure_junk`` counts of a document's characters, counted for its batch from its chunks' entries (a chunk is
+    a run of non-whitespace, so the chunks hold every non-space character and every match of SENTENCE_START_FAST_RE
+    spans two neighbouring chunks): instead of a pass over the text's bytes per count and the regex's scan of every
+    character (~30 us a page: ``bench/quality_cost.py``)."""
+
+    non_space: int  # characters that are not whitespace (str.isspace)
+    letters: int  # LETTER_RE's matches
+    sentence_starts: int  # SENTENCE_START_FAST_RE's matches
+    lower_starts: int  # those whose letter is lower case
+
+
+def _sentence_starts(chunks: np.ndarray, sizes: np.ndarray, space_first: list[bool]) -> tuple[np.ndarray, np.ndarray]:
+    """Each document's matches of SENTENCE_START_FAST_RE, and those whose letter is lower case, from its chunks' rows
+    (``chunks``, documents one after another, ``sizes`` each, line ends among them): one per chunk whose last character
+    ends a sentence (``text.junk_fields``: the bit for what stands before the chunk, the text's start only for a
+    document's first chunk where ``space_first`` is False) followed by a chunk of the same document that begins one."""
+    n_docs = len(sizes)
+    real = np.flatnonzero(chunks[:, text.CHARS] > 0)  # the chunks, without the line ends
+    doc = np.repeat(np.arange(n_docs, dtype=np.int64), sizes)[real]
+    ends, begins = chunks[real, text.ENDS], chunks[real, text.BEGINS]
+    first = np.ones(len(real), bool)
+    np.not_equal(doc[1:], doc[:-1], out=first[1:])
+    at_start = first & ~np.array(space_first, bool)[doc] if n_docs else first
+    ends_here = np.where(at_start, ends & text.AT_START, ends & text.AFTER_SPACE) > 0
+    pairs = ends_here[:-1] & (begins[1:] > 0) & ~first[1:]
+    lower = pairs & (begins[1:] == 2)
+    return np.bincount(doc[:-1][pairs], minlength=n_docs), np.bincount(doc[:-1][lower], minlength=n_docs)
 
 
 def _word_counts(table: text.ChunkTable, lowers: np.ndarray, n_content: np.ndarray, size: int,

@@ -21,7 +21,7 @@ from corpusforge.pipeline.quality.config import (
     FineWebConfig, GopherConfig, LengthConfig, RepetitionConfig, ngram_table,
 )
 from corpusforge.pipeline.quality.text import (
-    ALL_STOP_WORDS, BOILERPLATE_PHRASE_WIDTH, BOILERPLATE_PHRASES_RE, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
+    ALL_STOP_WORDS, BOILERPLATE_PHRASE_WIDTH, BOILERPLATE_PHRASES_BY_HINT, BOILERPLATE_RE, CASE_FOLDS_TO_ASCII, CLOSERS,
     FINEWEB_STOP, GOPHER_STOP_WORDS, LETTER_RE, LOREM_WORDS, MENU_LINE_RE, MENU_SEPARATORS, MOJIBAKE_RE,
     NAV_LINE_RE, SENTENCE_START_FAST_RE, STOP_WORDS, TextView, base_language,
     count_duplicates, greedy_duplicated_chars, is_url_token, mean_word_length, most_common_ngram, ngram_chars, repeated_ngrams,
@@ -45,17 +45,15 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     t = view.text
     if not t.strip():
         return dict.fromkeys(JUNK_FIELDS) | {"empty": True}
-    # Letters and non-space characters counted in C: the ASCII ones by deleting bytes (str.split's whitespace is the
-    # regex's \s; in ASCII, LETTER_RE's [^\W\d_] is exactly the letters), the others (few, mostly) by the regex.
-    raw = t.encode("ascii", "ignore")
-    non_space, letters = len(raw.translate(None, _ASCII_SPACES)), len(raw.translate(None, _ASCII_NON_LETTERS))
+    chars = view.__dict__.get("char_counts")  # counted with its batch (batch_counts.py)
+    if chars is None:
+        chars = char_counts(t)
+    non_space, letters, n_starts, n_lower = chars
     bad = 0
-    if len(raw) < len(t):
+    if not t.isascii():
         # The non-ASCII characters in order: the text's UTF-8 without its ASCII bytes (every byte of a longer
         # sequence is >= 0x80), deleted in C; a regex findall walked every character (~70 us a page).
         others = t.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
-        non_space += len("".join(others.split()))
-        letters += len(LETTER_RE.findall(others))
         if not _MOJIBAKE_FIRST.isdisjoint(others):  # every pattern starts with one of these (non-ASCII) characters
             bad = sum(len(m) for m in MOJIBAKE_RE.findall(t))
     n = view.n_content  # = len(lower_words), which no measure needs as a list
@@ -74,7 +72,6 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
     if urls is None or not n:
         urls = url_tokens(view) if n and ("@" in t or "http" in t or "www." in t) else 0
     n_words = view.n_words  # n but where characters of a script without spaces are words (pipeline/words.py)
-    starts = SENTENCE_START_FAST_RE.findall(t)
     return {
         "empty": False,
         "mojibake_fraction": bad / len(t),
@@ -82,11 +79,26 @@ def measure_junk(view: TextView, lang: str | None = None) -> Values:
         "lorem_ipsum": lorem,
         "boilerplate_fraction": boiler / (len(t) + 1),
         "url_fraction": urls / n_words if n else 0.0,
-        "sentence_starts": len(starts),
-        "lowercase_start_fraction": sum(1 for c in starts if c.islower()) / len(starts) if starts else 0.0,
+        "sentence_starts": n_starts,
+        "lowercase_start_fraction": n_lower / n_starts if n_starts else 0.0,
         "n_words": n_words,
         "top_word_count": top_word_count,
     }
+
+
+def char_counts(t: str) -> tuple[int, int, int, int]:
+    """``batch_counts.CharCounts`` of one text: non-space characters, LETTER_RE's letters, SENTENCE_START_FAST_RE's
+    matches and those with a lower-case letter. Letters and non-space characters counted in C: the ASCII ones by
+    deleting bytes (str.split's whitespace is the regex's \\s; in ASCII, LETTER_RE's [^\\W\\d_] is exactly the
+    letters), the others (few, mostly) by the regex."""
+    raw = t.encode("ascii", "ignore")
+    non_space, letters = len(raw.translate(None, _ASCII_SPACES)), len(raw.translate(None, _ASCII_NON_LETTERS))
+    if len(raw) < len(t):
+        others = t.encode("utf-8", "surrogatepass").translate(None, _ASCII_BYTES).decode("utf-8", "surrogatepass")
+        non_space += len("".join(others.split()))
+        letters += len(LETTER_RE.findall(others))
+    starts = SENTENCE_START_FAST_RE.findall(t)
+    return non_space, letters, len(starts), sum(1 for c in starts if c.islower())
 
 
 def url_tokens(view: TextView) -> int:
@@ -151,32 +163,32 @@ def boilerplate_chars(view: TextView) -> int:
 
 def has_phrase(line: str, lower: str, hints: list[str]) -> bool:
     """``BOILERPLATE_PHRASES_RE.search(line)``, searched only near the places ``lower`` (``line.lower()``, as long as
-    ``line``: no CASE_FOLDS_TO_ASCII character) holds one of ``hints``: every match holds a hint (in lower case) and
-    is at most BOILERPLATE_PHRASE_WIDTH characters long, so it lies within that many characters either side of the
-    hint. The regex tried at every position of a whole line cost ~0.4 us a character (~280 us for a ~700-character
-    paragraph that mentions "terms" or "share"); a hint's window is ~60. Windows that overlap are searched as one
-    span, so no character is searched twice (never more work than the whole line). A span is searched with ``pos``
-    (the regex still sees the characters before it, for its \\b) and ``endpos`` one past the span: a match that ends
-    before ``endpos`` saw only real characters; one that ends at it might have matched a \\b at the cut, and the
-    whole line decides (rare)."""
+    ``line``: no CASE_FOLDS_TO_ASCII character) holds one of ``hints``, and there only for the alternatives that hold
+    that hint (``BOILERPLATE_PHRASES_BY_HINT``): every match holds its alternative's hint (in lower case) and is at most
+    BOILERPLATE_PHRASE_WIDTH characters long, so it lies within that many characters either side of the hint. The
+    regex tried at every position of a whole line cost ~0.4 us a character (~280 us for a ~700-character paragraph
+    that mentions "terms" or "share"); a hint's window is ~60, and all ~30 alternatives tried at each of its positions
+    were still most of the junk rules' time (~80 us a page with a hint; one hint's are one to eleven). A hint's
+    windows that overlap are searched as one span, so no character is searched twice for a hint. A span is searched
+    with ``pos`` (the regex still sees the characters before it, for its \\b) and ``endpos`` one past the span: a match
+    that ends before ``endpos`` saw only real characters; one that ends at it might have matched a \\b at the cut, and
+    the whole line decides (rare)."""
     n, width = len(line), BOILERPLATE_PHRASE_WIDTH
-    places = []
     for hint in hints:
+        search = BOILERPLATE_PHRASES_BY_HINT[hint].search
+        start = end = -1
         i = lower.find(hint)
         while i >= 0:
-            places.append(i)
+            if i - width <= end:  # this place's window overlaps the span: widen it
+                end = i + width + 1
+            else:
+                if end >= 0 and _found(search, line, start, min(n, end)):
+                    return True
+                start, end = max(0, i - width), i + width + 1
             i = lower.find(hint, i + 1)
-    places.sort()
-    search = BOILERPLATE_PHRASES_RE.search
-    start = end = -1
-    for i in places:
-        if i - width <= end:  # this hint's window overlaps the span: widen it
-            end = i + width + 1
-            continue
         if end >= 0 and _found(search, line, start, min(n, end)):
             return True
-        start, end = max(0, i - width), i + width + 1
-    return end >= 0 and _found(search, line, start, min(n, end))
+    return False
 
 
 def _found(search, line: str, start: int, end: int) -> bool:

@@ -375,8 +375,12 @@ class GrowingColumn:
 
 # ChunkTable.chunks' fields, in order: word tokens, their characters, tokens, tokens with a letter; count_sentences'
 # matches inside the chunk, whether its marks start with a word, whether it has marks, whether it leaves a sentence end
-# pending; hint_mask; tokens that is_url_token; where its words start in ChunkTable.words.
-(N_CONTENT, CONTENT_CHARS, N_TOKENS, LETTERS, SENTENCES, LEAD, SETS, PENDING, HINTS, URLS, START) = range(11)
+# pending; hint_mask; tokens that is_url_token; where its words start in ChunkTable.words; then what the junk measure
+# reads of its characters: how many (a chunk is a run of non-whitespace: the text's non-space characters are its chunks'),
+# how many are LETTER_RE letters, whether SENTENCE_START_FAST_RE's end mark can be its last character (junk_fields),
+# and whether its start can be the letter after (junk_fields).
+(N_CONTENT, CONTENT_CHARS, N_TOKENS, LETTERS, SENTENCES, LEAD, SETS, PENDING, HINTS, URLS, START,
+ CHARS, LETTER_CHARS, ENDS, BEGINS) = range(15)
 # ChunkTable.words' fields: the word's number, its lower case's number, its characters.
 (WORD, LOWER, WORD_CHARS) = range(3)
 
@@ -402,7 +406,7 @@ class ChunkTable:
         self.content_ids: dict[str, int] = {}
         self.lower_ids: dict[str, int] = {}
         self.lowers: list[str] = []  # each lower-case word's string, by number
-        self.chunks = GrowingColumn(np.int32, width=11)
+        self.chunks = GrowingColumn(np.int32, width=15)
         self.words = GrowingColumn(np.int32, width=3)
         self.size = 0
         self.masks: dict[object, GrowingColumn] = {}  # a test of each lower-case word, by number (batch_counts)
@@ -411,6 +415,10 @@ class ChunkTable:
             marks: str) -> Chunk:
         """The entry of ``chunk`` split into these, numbered."""
         hints = hint_mask(chunk.lower()) if chunk else 0
+        if chunk.isalpha():  # (most new chunks: no call; the last character is no mark, the first a letter)
+            junk = (len(chunk), 0, 2 if chunk[0].islower() else 1)
+        else:
+            junk = junk_fields(chunk) if chunk else (0, 0, 0)
         # (a URL token holds one of these: url_tokens)
         urls = sum(map(is_url_token, tokens)) if "@" in chunk or "://" in chunk or "www." in chunk else 0
         last_word = marks.rfind("W")
@@ -427,7 +435,7 @@ class ChunkTable:
             words = self.words.items
             self.chunks.items.extend((len(content), sum(map(len, content)), len(tokens), letters,
                                   len(_NEW_SENTENCE.findall(marks)), int(marks[:1] == "W"), sets, pending, hints, urls,
-                                      len(words) // 3))
+                                      len(words) // 3, len(chunk), *junk))
             for word, low in zip(content, lower):
                 words.extend((self._number(self.content_ids, word), self._number(self.lower_ids, low), len(word)))
         return tokens, content, lower, letters, marks, len(tokens), number
@@ -1236,13 +1244,110 @@ def hints_of_mask(view: "TextView", mask: int) -> list[str]:
     return [hint for k, hint in enumerate(BOILERPLATE_PHRASE_HINTS)
             if mask >> k & 1 and (" " not in hint or hint in view.lower_text)]
 BOILERPLATE_PHRASE_WIDTH = 29  # the longest match of BOILERPLATE_PHRASES (test_decide checks it)
+
+
+def phrase_alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a regex (split at each "|" outside parentheses and character classes)."""
+    parts, depth, start, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return parts + [pattern[start:]]
+
+
+def outside_groups(alternative: str) -> str:
+    """What an alternative matches in every match outside its groups, in lower case: its groups and the
+    characters a quantifier makes optional taken out, \\b dropped (a stand-in "\\0" in their place, so no hint reads
+    across one)."""
+    out, depth = [], 0
+    for i, c in enumerate(alternative):
+        if c == "(":
+            depth += 1
+        if depth:
+            out.append("\0") if c == "(" else None
+        elif c in "?*{" and out:
+            out[-1] = "\0"
+        else:
+            out.append(c)
+        if c == ")":
+            depth -= 1
+    return "".join(out).replace("\\b", "\0").lower()
+
+
+def _hint_of(alternative: str) -> str:
+    """The first of BOILERPLATE_PHRASE_HINTS that every match of ``alternative`` holds (test_decide: there is one)."""
+    return next(h for h in BOILERPLATE_PHRASE_HINTS if h in outside_groups(alternative))
+
+
+# BOILERPLATE_PHRASES' alternatives grouped by the hint each holds in every match: a line's windows around a hint need
+# only that hint's alternatives searched (each tried at every position of a window: the whole regex's ~30 cost ~80 us
+# a page that mentions "share" or "terms"); a match of any alternative is one of the whole regex, and every match of the
+# whole regex is one of some alternative, found around its hint.
+BOILERPLATE_PHRASES_BY_HINT: dict[str, re.Pattern] = {
+    hint: re.compile("|".join(a for a in phrase_alternatives(BOILERPLATE_PHRASES) if _hint_of(a) == hint),
+                     re.IGNORECASE | re.MULTILINE)
+    for hint in dict.fromkeys(map(_hint_of, phrase_alternatives(BOILERPLATE_PHRASES)))
+}
 MENU_SEPARATORS = ("|", "»", "›", "·", "•")  # MENU_LINE needs two of them
 CASE_FOLDS_TO_ASCII = frozenset("\u0130\u0131\u017f\u212a")
 # SENTENCE_START_RE with the end mark first and the look-behinds moved after it (each one character wider), so
 # the engine scans for . ! ? instead of testing six look-behinds at every position.
-SENTENCE_START_FAST_RE = re.compile(
-    r"[.!?](?<![.\s][^\W\d_][.!?])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al)[.!?])(?<!\betc[.!?])(?<!\bMrs[.!?])"
-    r"(?<!\bz\.B[.!?])(?<!\bd\.h[.!?])\s+[\"'“‘«(]?([^\W\d_])"
-)
+_SENTENCE_END = (r"[.!?](?<![.\s][^\W\d_][.!?])(?<!\b(?:Mr|Ms|Dr|St|vs|cf|ca|al)[.!?])(?<!\betc[.!?])(?<!\bMrs[.!?])"
+                 r"(?<!\bz\.B[.!?])(?<!\bd\.h[.!?])")
+_SENTENCE_BEGIN = r"[\"'“‘«(]?([^\W\d_])"
+SENTENCE_START_FAST_RE = re.compile(_SENTENCE_END + r"\s+" + _SENTENCE_BEGIN)
+# Its two halves, for one chunk (a run of non-whitespace) at a time: a match holds whitespace only in its "\s+", so the
+# end mark is the last character of a chunk and the letter starts the next chunk (with a quote before it or not), and
+# the look-behinds read only the chunk's own characters and what stands before the chunk, whitespace or the text's
+# start. Those two differ only for "[.\s]": "x A. B" is no sentence start, "A. B" at the text's start is.
+_SENTENCE_END_RE = re.compile(_SENTENCE_END + r"\Z")
+_SENTENCE_BEGIN_RE = re.compile(_SENTENCE_BEGIN)
+# ENDS bits: the chunk's last character ends a sentence where whitespace stands before the chunk / where the
+# chunk starts the text.
+AFTER_SPACE, AT_START = 1, 2
+
+
+def junk_fields(chunk: str) -> tuple[int, int, int]:
+    """A chunk's LETTER_CHARS, ENDS and BEGINS (one call: a new chunk's fields cost on a fresh worker's every page).
+
+    - LETTER_CHARS, ``len(LETTER_RE.findall(chunk))``: in C for ASCII (whose letters are the regex's).
+    - ENDS, where its last character can be SENTENCE_START_FAST_RE's end mark (``AFTER_SPACE`` | ``AT_START``), matched
+      at that character only (the look-behinds read what stands before it). At the text's start nothing stands before
+      the chunk, which no look-behind's character can match; after whitespace only "[.\\s]" of a letter and a mark
+      ("A.") can, whose look-behind then blocks the end.
+    - BEGINS, 2 where it starts as the regex's match ends with a lower-case letter, 1 with another letter, 0 where it
+      cannot end one (a letter to str.isalpha is one to LETTER_RE: the regex only for other characters)."""
+    letters = (len(chunk.encode().translate(None, _ASCII_NON_LETTERS)) if chunk.isascii()
+               else len(LETTER_RE.findall(chunk)))
+    ends = 0
+    if chunk[-1] in "!.?" and _SENTENCE_END_RE.match(chunk, len(chunk) - 1) is not None:
+        ends = AT_START if len(chunk) == 2 and LETTER_RE.match(chunk) else AT_START | AFTER_SPACE
+    first = chunk[0]
+    if first.isalpha():
+        begins = 2 if first.islower() else 1
+    elif not first.isalnum() and first not in _SENTENCE_QUOTES:
+        begins = 0
+    else:
+        m = _SENTENCE_BEGIN_RE.match(chunk)
+        begins = 0 if m is None else 2 if m.group(1).islower() else 1
+    return letters, ends, begins
+
+
+_SENTENCE_QUOTES = "\"'“‘«("
+_ASCII_NON_LETTERS = bytes(c for c in range(128) if not chr(c).isalpha())
 FINEWEB_STOP = tuple(TERMINAL_PUNCTUATION)
 CLOSERS = "\"'”’»)]*"

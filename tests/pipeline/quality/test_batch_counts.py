@@ -15,7 +15,8 @@ from corpusforge.pipeline.quality import batch_counts, text
 from corpusforge.pipeline.quality.config import GopherConfig, QualityConfig
 from corpusforge.pipeline.quality.measure import words_in
 from corpusforge.pipeline.quality.text import (
-    ALL_STOP_WORDS, LOREM_WORDS, STOP_WORDS, TextView, base_language, count_sentences, stop_words_for,
+    ALL_STOP_WORDS, LETTER_RE, LOREM_WORDS, SENTENCE_START_RE, STOP_WORDS, TextView, base_language, count_sentences,
+    stop_words_for,
 )
 from tests.pipeline.quality import reference
 from tests.pipeline.quality.test_decide import CONFIGS, CORPUS, LANGS, PIECES
@@ -41,6 +42,7 @@ def _alone(view: TextView, lang: str | None, cfg: QualityConfig) -> dict:
         "url_tokens": reference.url_token_count(view) if view.content_words else 0,
         "lorem": sum(counts[w] for w in LOREM_WORDS),
         "top_word": max((c for w, c in counts.items() if len(w) > 2 and w not in stop and not w.isdigit()), default=0),
+        "chars": _chars_alone(view.text),
     }
     gopher_stop = stop_words_for(base_language(lang), cfg.gopher)
     if cfg.gopher.enabled and cfg.gopher.stop_words_per_language and gopher_stop is not None:
@@ -49,11 +51,18 @@ def _alone(view: TextView, lang: str | None, cfg: QualityConfig) -> dict:
     return found
 
 
+def _chars_alone(t: str) -> tuple[int, int, int, int]:
+    """``measure_junk``'s character counts by their definitions: non-space characters, LETTER_RE's letters,
+    SENTENCE_START_RE's matches (the regex as written, look-behinds first) and those with a lower-case letter."""
+    starts = SENTENCE_START_RE.findall(t)
+    return len("".join(t.split())), len(LETTER_RE.findall(t)), len(starts), sum(1 for c in starts if c.islower())
+
+
 def _counted(view: TextView, cfg: QualityConfig) -> dict:
     d, counts = view.__dict__, view.__dict__["word_counts"]
     found = {key: d[key] for key in ("n_tokens", "n_content", "content_chars", "n_letter_words", "n_sentences")}
     found["url_tokens"] = d["url_tokens"] if d["n_content"] else 0  # (measure_junk counts none without words)
-    found |= {"lorem": counts.lorem, "top_word": counts.top_word}
+    found |= {"lorem": counts.lorem, "top_word": counts.top_word, "chars": tuple(d["char_counts"])}
     if counts.gopher_stop is not None:
         found |= {"stop_words": counts.stop_words, "stop_count": counts.stop_count}
     return found
@@ -93,6 +102,41 @@ def test_glued_pieces_counted_as_a_batch_are_counted_as_alone(texts):
 @given(texts=st.lists(st.text(max_size=200), min_size=1, max_size=8))
 def test_drawn_unicode_counted_as_a_batch_is_counted_as_alone(texts):
     _same(texts, [None] * len(texts), QualityConfig())
+
+
+# What SENTENCE_START_RE's look-behinds and halves, LETTER_RE and str.isspace tell apart, to glue into texts: every
+# whitespace character, abbreviations that end no sentence, one letter and a mark (no end after a space, one at the
+# text's start), the quotes before a letter, letters of every case and none (titlecase, combining marks, digits that are
+# letters to the regex: superscripts, fractions, Roman numerals; decimal digits of other scripts, which are not), marks
+# that end no sentence here (。 …).
+WHITESPACE = [c for c in map(chr, range(0x110000)) if c.isspace()]
+JUNK_PIECES = SENTENCE_PIECES + WHITESPACE + [
+    "Mr.", "Mrs.", "Ms!", "Dr?", "St.", "vs.", "cf.", "ca.", "al.", "etc.", "z.B.", "d.h.", "xMr.", "_Mr.", "1etc.",
+    "Aetc.", "A.", "b!", "é?", ".a.", " a.", "\ta?", "1.", "_.", "x..", "!", "?", "…", "。", '"', "'", "“", "‘", "«",
+    "(", '"a', "'B", "«é", "(x", "((x", "\u0301", "e\u0301", "\u0301a", "ǅ", "ǆ", "ß", "İ", "ı", "²", "½", "Ⅻ", "ⅻ",
+    "٣", "_", "a_", "\x00", "\ud800", "🙂", "𝐀", "𝐚", "\n", "\n\n", "\r\n", "",
+]
+
+
+def _hostile_text(rng, pieces: int) -> str:
+    return "".join(rng.choice(JUNK_PIECES) for _ in range(pieces))
+
+
+@_draws
+@given(texts=st.lists(st.lists(st.sampled_from(JUNK_PIECES), max_size=40).map("".join), min_size=1, max_size=10))
+def test_drawn_hostile_characters_counted_as_a_batch_are_counted_as_alone(texts):
+    _same(texts, ["en"] * len(texts), QualityConfig())
+
+
+def test_hostile_pages_and_a_megabyte_line_counted_as_a_batch_are_counted_as_alone():
+    import random
+
+    rng = random.Random(38)
+    texts = [_hostile_text(rng, rng.randrange(400)) for _ in range(40)]
+    line = "".join(rng.choice([p for p in JUNK_PIECES if "\n" not in p and p not in WHITESPACE[1:]])
+                   for _ in range(150_000))
+    texts += [line[:1 << 20], "A. b " + line[:1 << 20], "Mr. " * 300_000, "x." * 500_000, "\n" * 10]
+    _same(texts, ["en"] * len(texts), QualityConfig())
 
 
 def test_top_ngrams_of_a_batch_are_each_documents_most_common():

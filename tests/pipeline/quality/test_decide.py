@@ -238,11 +238,53 @@ def test_boilerplate_phrase_width_is_the_longest_match():
     assert re._parser.parse(BOILERPLATE_PHRASES, re.IGNORECASE).getwidth()[1] == BOILERPLATE_PHRASE_WIDTH
 
 
+# A match of each of BOILERPLATE_PHRASES' alternatives, and near misses.
+PHRASES = ["accept all cookies", "use of cookies", "Cookie Settings", "cookies consent", "privacy notice",
+           "All rights reserved", "subscribe to our newsletter", "sign up for the NEWSLETTER", "enable javascript",
+           "JavaScript is disabled", "javascript required", "your browser does not support", "skip to main content",
+           "Follow us on", "share on twitter", "Datenschutzerklärung", "datenschutz", "Impressum", "cookies akzeptieren",
+           "wir verwenden Cookies", "nous utilisons des cookies", "politique de confidentialité", "mentions légales",
+           "accepter les cookies", "utilizamos cookies", "aviso legal", "aceptar las cookies", "política de cookies",
+           "this site uses cookie", "our website use cookies", "terms and conditions", "share this",
+           "your browser does", "follow us", "skip to", "rights reserved", "copyright 12"]
+
+
+def test_the_phrases_by_hint_are_the_phrases_alternatives_each_once():
+    from corpusforge.pipeline.quality.text import (
+        BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES, BOILERPLATE_PHRASES_BY_HINT, phrase_alternatives,
+    )
+
+    alternatives = phrase_alternatives(BOILERPLATE_PHRASES)
+    assert "|".join(alternatives) == BOILERPLATE_PHRASES and len(alternatives) > 20
+    grouped = [a for pattern in BOILERPLATE_PHRASES_BY_HINT.values() for a in phrase_alternatives(pattern.pattern)]
+    assert sorted(grouped) == sorted(alternatives)
+    assert set(BOILERPLATE_PHRASES_BY_HINT) <= set(BOILERPLATE_PHRASE_HINTS)
+
+
+@pytest.mark.parametrize("hint", ["cookie", "privacy", "terms", "rights reserved", "©", "copyright", "newsletter",
+                                  "javascript", "browser", "skip to", "follow us", "share", "datenschutz", "impressum",
+                                  "confidentialit", "mentions", "política", "aviso legal"])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_match_of_a_hints_phrases_holds_the_hint(hint, data):
+    """What has_phrase relies on: a line's matches of the hint's alternatives lie around a place the hint is in its lower
+    case (drawn matches of each alternative, case varied; CASE_FOLDS_TO_ASCII texts take the whole-line path)."""
+    import re
+
+    from corpusforge.pipeline.quality.text import BOILERPLATE_PHRASES_BY_HINT, CASE_FOLDS_TO_ASCII, phrase_alternatives
+
+    for alternative in phrase_alternatives(BOILERPLATE_PHRASES_BY_HINT[hint].pattern):
+        match = data.draw(st.from_regex(re.compile(alternative, re.IGNORECASE), fullmatch=True))
+        if CASE_FOLDS_TO_ASCII.isdisjoint(match):
+            assert hint in match.lower(), (alternative, match)
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pieces=st.lists(st.sampled_from(["we use cookies", "This Website Uses Cookies", "cookie", "xcookies",
                                         "privacy policy", "privacyx", "terms of use", "terms", "share this page",
                                         "© 2024", "copyright 1999", "Política de privacidad", "skip to content",
-                                        "a", "b ", " ", "_", "9", "é", "word ", "x" * 30, "y" * 29]), max_size=30))
+                                        "a", "b ", " ", "_", "9", "é", "word ", "x" * 30, "y" * 29] + PHRASES),
+                         max_size=30))
 def test_phrase_search_in_windows_is_the_whole_line_search(pieces):
     from corpusforge.pipeline.quality.measure import has_phrase
     from corpusforge.pipeline.quality.text import BOILERPLATE_PHRASE_HINTS, BOILERPLATE_PHRASES_RE
