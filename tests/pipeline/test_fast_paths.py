@@ -47,8 +47,8 @@ def _use_reference_paths(monkeypatch) -> None:
     monkeypatch.setattr(sentences, "sentence_keys", sentences.sentence_keys_reference)
     monkeypatch.setattr(boilerplate, "line_records", boilerplate.line_records_reference)
     # the keys step's records by the reference, and no sentence table: the removal splits the text again
-    monkeypatch.setattr(boilerplate, "keyed_lines", lambda text, lang, line_chars, sentence_chars: (
-        boilerplate.line_records_reference(text, lang, line_chars, sentence_chars), None))
+    monkeypatch.setattr(boilerplate, "keyed_lines_many", lambda texts, line_chars, sentence_chars: [
+        (boilerplate.line_records_reference(text, lang, line_chars, sentence_chars), None) for text, lang in texts])
     monkeypatch.setattr(sentences, "remove_sentences", sentences.remove_sentences_reference)
     monkeypatch.setattr(sentences, "without_sentences", sentences.without_sentences_reference)  # drop_sentences' call
 

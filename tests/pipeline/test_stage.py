@@ -36,6 +36,7 @@ def _raise_on_marker(original):
     def patched(*args, **kwargs):
         texts = [a for a in args if isinstance(a, str)] + [t for a in args if isinstance(a, list) for t in a
                                                              if isinstance(t, str)]
+        texts += [t[0] for a in args if isinstance(a, list) for t in a if isinstance(t, tuple) and isinstance(t[0], str)]
         if any(MARKER in t for t in texts):
             raise ValueError(f"planted bug on {[t for t in texts if MARKER in t][0][:80]!r}")
         return original(*args, **kwargs)
@@ -89,8 +90,8 @@ def test_dedup_keys_and_signatures(monkeypatch, step):
         monkeypatch.setattr(exact, "text_digest", _raise_on_marker(exact.text_digest))
     elif step == "near":  # a batch's shingles: the batch is signed again one document at a time
         monkeypatch.setattr(Shingler, "hashes", _raise_on_marker(Shingler.hashes))
-    else:  # lines and sentences are on: their keys (and sentence tables) come from boilerplate.keyed_lines
-        monkeypatch.setattr(boilerplate, "keyed_lines", _raise_on_marker(boilerplate.keyed_lines))
+    else:  # lines and sentences are on: their keys (and sentence tables) come from boilerplate.keyed_lines_many
+        monkeypatch.setattr(boilerplate, "keyed_lines_many", _raise_on_marker(boilerplate.keyed_lines_many))
     docs = _docs() + [Document("z-copy", _docs()[1].text, "s")]  # an exact copy of ok1: still found
     with TestPipeline() as p:
         lists = step == "lines in lists"
