@@ -139,13 +139,15 @@ _CODE_UTF8 = _code_utf8(r"\\\\") + "|" + _code_utf8(r"\\")
 # in no entity) and ``\<`` ``\>`` (a regular expression's word boundaries in GNU and vim, in no entity).
 _IDENTITY = ".-+_@()[]{}'#$*=?^|~` "
 _CODE_BYTE = re.compile(r"\\(x[0-9A-Fa-f]{2}|[0-7]{3})")
-_ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
-                     r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
-                     r"|%[uU][dD][89abAB][0-9A-Fa-f]{2}%[uU][dD][c-fC-F][0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}"
-                     rf"|&(?:{_DECIMAL_REFERENCE}|{_HEX_REFERENCE}|[A-Za-z][A-Za-z0-9]{{1,31}};"
-                     rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
-                     r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
-                     r"|\\\\?u[0-9A-Fa-f]{4}"
+# URL escapes, character references and \\u escapes: the readings both views make, first in both patterns
+_ESCAPE_SHARED = (r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
+                  r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
+                  r"|%[uU][dD][89abAB][0-9A-Fa-f]{2}%[uU][dD][c-fC-F][0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}"
+                  rf"|&(?:{_DECIMAL_REFERENCE}|{_HEX_REFERENCE}|[A-Za-z][A-Za-z0-9]{{1,31}};"
+                  rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
+                  r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
+                  r"|\\\\?u[0-9A-Fa-f]{4}")
+_ESCAPE = re.compile(_ESCAPE_SHARED +
                      rf"|{_CODE_UTF8}"
                      r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
                      r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7a-fA-F][0-9A-Fa-f]"
@@ -159,7 +161,7 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
 # reading left as written, and so glue a value to a neighbour (``a%a0+1-212...`` read ``a\xa0+1...``: no word boundary
 # before the number), eat a value's first digit (``\f1.202...`` as CSS's ``\f1``) or read a value's digits as a
 # character (``\398-55-5589`` as ``Θ-55-5589``). The ``Scrubber`` also runs the recognizers on this restricted view
-# wherever it differs from both the full view and the text as written, and masks the union: what the older readings
+# wherever it differs from the full view (either of them not the text as written), and masks the union: what the older readings
 # found stays found, whatever a newer one reads. A reading added later goes behind the ``ambiguous`` flag too.
 # ``_ESCAPE_OLDER`` is the escapes' pattern before the ambiguous ones (CSS's hex escapes not ended by a whitespace, a
 # byte's escapes of no UTF-8 sequence read as Latin-1, escaped punctuation, a JSON string's doubled backslashes
@@ -168,13 +170,7 @@ _ESCAPE = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?
 # view, with or without the ambiguous readings, once its characters are folded.
 ESCAPE_INTRODUCERS = ("=", "%", "&", "\\")
 _ONE_BACKSLASH = r"\\"
-_ESCAPE_OLDER = re.compile(r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
-                           r"|%[Ff][0-7](?:%[89ABab][0-9A-Fa-f]){3}|%[0-9A-Fa-f]{2}"
-                           r"|%[uU][dD][89abAB][0-9A-Fa-f]{2}%[uU][dD][c-fC-F][0-9A-Fa-f]{2}|%[uU][0-9A-Fa-f]{4}"
-                           rf"|&(?:{_DECIMAL_REFERENCE}|{_HEX_REFERENCE}|[A-Za-z][A-Za-z0-9]{{1,31}};"
-                           rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
-                           r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
-                           r"|\\\\?u[0-9A-Fa-f]{4}"
+_ESCAPE_OLDER = re.compile(_ESCAPE_SHARED +
                            rf"|{_code_utf8(_ONE_BACKSLASH)}"
                            r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
                            r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7][0-9A-Fa-f]"
