@@ -2,13 +2,15 @@
 (``keyed_lines`` of each text), on the same batch, in the same run:
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/batch_keys.py [--hostile-kb 1000] [--prose-batches 30]
-    OMP_NUM_THREADS=1 .venv/bin/python bench/batch_keys.py --batch-sentences 4096   # another sub-batch bound
+    OMP_NUM_THREADS=1 .venv/bin/python bench/batch_keys.py --batch-sentences 2048 16384   # other sub-batch bounds too
 
-Batches of 64 texts, the build's shape (near-dedup's kept lists): ``prose``, 64 of bench/build.py's ``distinct``
-documents (~2.4 KB each); ``one-word lines`` and ``stops``, one text of ``--hostile-kb`` KB of ``"a\\n"`` or of
-``". "`` (a sentence every two bytes) among 63 such documents. Each side of each shape runs in a fresh process:
-peak memory is tracemalloc's peak over the call (the batch's texts are made before it starts; both sides return
-the same records and tables), CPU is the best of ``--rounds`` calls (process time, tracemalloc off).
+Batches of ``--docs`` texts (64; the build's are near-dedup's kept lists, 64-512 documents): ``prose``, bench/build.py's
+``distinct`` documents (~2.4 KB each); ``one-word lines`` and ``stops``, one text of ``--hostile-kb`` KB of ``"a\\n"``
+or of ``". "`` (a sentence every two bytes) among such documents; ``one-word docs``, every document 1 KB of
+``"a\\n"``. Each shape runs in a fresh process: peak memory
+is tracemalloc's peak over a call (the batch's texts are made before it starts; every side returns the same
+records and tables, checked), CPU the best of ``--rounds`` calls (process time, tracemalloc off, the sides
+alternating).
 """
 from __future__ import annotations
 
@@ -24,51 +26,61 @@ import tracemalloc
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-SHAPES = ["one-word lines", "stops", "prose"]
+SHAPES = ["one-word lines", "stops", "one-word docs", "prose"]
 SIDES = {"batch": "keyed_lines_many", "loop": "keyed_lines per text"}
-BATCH = 64
 
 
-def batches(shape: str, hostile_kb: int, prose_batches: int) -> list[list[tuple[str, str | None]]]:
+def batches(shape: str, hostile_kb: int, prose_batches: int, docs: int) -> list[list[tuple[str, str | None]]]:
     from bench.build import CORPORA
 
     drawn = CORPORA["distinct"](random.Random(0), 1)
     if shape == "prose":
-        return [[(next(drawn), "en") for _ in range(BATCH)] for _ in range(prose_batches)]
+        return [[(next(drawn), "en") for _ in range(docs)] for _ in range(prose_batches)]
+    if shape == "one-word docs":
+        return [[("a\n" * 500, "en")] * docs]
     unit = "a\n" if shape == "one-word lines" else ". "
-    texts = [(next(drawn), "en") for _ in range(BATCH - 1)]
-    texts.insert(BATCH // 2, (unit * (hostile_kb * 1000 // len(unit)), "en"))
+    texts = [(next(drawn), "en") for _ in range(docs - 1)]
+    texts.insert(docs // 2, (unit * (hostile_kb * 1000 // len(unit)), "en"))
     return [texts]
 
 
-def measure(shape: str, side: str, hostile_kb: int, prose_batches: int, rounds: int,
-            batch_sentences: int | None) -> dict:
-    """One side on one shape, in this process: ``{"peak_mb", "cpu_s", "sentences", "bytes"}``."""
+def measure(shape: str, hostile_kb: int, prose_batches: int, docs: int, rounds: int,
+            bounds: list[int | None]) -> dict:
+    """Every side on one shape, in this process: per side (the loop; the batch path with each sentence bound, None
+    the tree's) tracemalloc's peak over a call, then the best CPU time of ``rounds`` rounds, the sides alternating
+    in each round (a load that comes and goes weighs on all of them alike)."""
     from corpusforge.pipeline.dedup import boilerplate
     from corpusforge.pipeline.dedup.sentence_split import sentence_spans
 
-    if batch_sentences is not None:
-        boilerplate._BATCH_SENTENCES = batch_sentences
     line_chars, sentence_chars = 10, 20  # the defaults (LineDedupConfig, SentenceDedupConfig)
-    work = batches(shape, hostile_kb, prose_batches)
-    if side == "batch":
+    work = batches(shape, hostile_kb, prose_batches, docs)
+    tree_bound = getattr(boilerplate, "_BATCH_SENTENCES", None)
+
+    def batch(bound):
         def run():
+            boilerplate._BATCH_SENTENCES = tree_bound if bound is None else bound
             return [boilerplate.keyed_lines_many(texts, line_chars, sentence_chars) for texts in work]
-    else:
-        def run():
-            return [[boilerplate.keyed_lines(text, lang, line_chars, sentence_chars) for text, lang in texts]
-                    for texts in work]
-    run()  # warm: imports, regex compilation
-    tracemalloc.start()
-    run()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    best = float("inf")
-    for _ in range(rounds):
-        started = time.process_time()
+        return run
+
+    def loop():
+        return [[boilerplate.keyed_lines(text, lang, line_chars, sentence_chars) for text, lang in texts]
+                for texts in work]
+
+    sides = {"loop": loop, **{f"batch {bound or 'tree'}": batch(bound) for bound in bounds}}
+    expected = loop()
+    peaks, best = {}, dict.fromkeys(sides, float("inf"))
+    for name, run in sides.items():
+        assert run() == expected, f"{name}: other keys than the loop's"  # and warm: imports, regexes
+        tracemalloc.start()
         run()
-        best = min(best, time.process_time() - started)
-    return {"peak_mb": peak / 1e6, "cpu_s": best,
+        peaks[name] = tracemalloc.get_traced_memory()[1] / 1e6
+        tracemalloc.stop()
+    for _ in range(rounds):
+        for name, run in sides.items():
+            started = time.process_time()
+            run()
+            best[name] = min(best[name], time.process_time() - started)
+    return {"peak_mb": peaks, "cpu_s": best, "tree_bound": tree_bound,
             "sentences": sum(len(sentence_spans(t, lang)) for texts in work for t, lang in texts),
             "bytes": sum(len(t.encode()) for texts in work for t, _ in texts)}
 
@@ -76,38 +88,36 @@ def measure(shape: str, side: str, hostile_kb: int, prose_batches: int, rounds: 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hostile-kb", type=int, default=1000)
-    parser.add_argument("--prose-batches", type=int, default=30, help="Batches of 64 prose documents timed")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--prose-batches", type=int, default=30, help="Batches of prose documents timed")
+    parser.add_argument("--docs", type=int, default=64, help="Documents a batch (the build's: 64-512, near-dedup's "
+                        "kept lists)")
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--shapes", nargs="*", default=SHAPES)
-    parser.add_argument("--batch-sentences", type=int, help="boilerplate._BATCH_SENTENCES for the batch side")
-    parser.add_argument("--one", nargs=2, metavar=("SHAPE", "SIDE"), help=argparse.SUPPRESS)
+    parser.add_argument("--batch-sentences", type=int, nargs="*", default=[],
+                        help="Also the batch path with these bounds (boilerplate._BATCH_SENTENCES)")
+    parser.add_argument("--one", metavar="SHAPE", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    bounds = [None] + args.batch_sentences
     if args.one:
-        print(json.dumps(measure(*args.one, args.hostile_kb, args.prose_batches, args.rounds,
-                                 args.batch_sentences)))
+        print(json.dumps(measure(args.one, args.hostile_kb, args.prose_batches, args.docs, args.rounds, bounds)))
         return
-    print(f"batches of {BATCH}: hostile text {args.hostile_kb} KB among 63 prose documents; prose "
-          f"{args.prose_batches} batches; batch sentences {args.batch_sentences or 'as in the tree'}")
-    print(f"{'shape':16s} {'side':22s} {'peak MB':>9s} {'CPU ms':>9s} {'us/doc':>8s}   batch/loop: peak  CPU")
+    print(f"batches of {args.docs}: hostile text {args.hostile_kb} KB among {args.docs - 1} prose documents; prose "
+          f"{args.prose_batches} batches; best of {args.rounds} rounds")
+    print(f"{'shape':16s} {'side':44s} {'peak MB':>8s} {'CPU ms':>8s} {'us/doc':>8s}   against the loop: peak  CPU")
     for shape in args.shapes:
-        figures = {}
-        for side in SIDES:
-            cmd = [sys.executable, __file__, "--one", shape, side, "--hostile-kb", str(args.hostile_kb),
-                   "--prose-batches", str(args.prose_batches), "--rounds", str(args.rounds)]
-            if args.batch_sentences is not None:
-                cmd += ["--batch-sentences", str(args.batch_sentences)]
-            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-            figures[side] = json.loads(out.splitlines()[-1])  # the corpus's reading prints the Zen of Python first
-        docs = BATCH * (args.prose_batches if shape == "prose" else 1)
-        for side, name in SIDES.items():
-            f = figures[side]
-            ratios = ""
-            if side == "loop":
-                b = figures["batch"]
-                ratios = f"   {b['peak_mb'] / f['peak_mb']:.2f}x  {b['cpu_s'] / f['cpu_s']:.2f}x"
-            print(f"{shape:16s} {name:22s} {f['peak_mb']:9.1f} {1e3 * f['cpu_s']:9.1f} "
-                  f"{1e6 * f['cpu_s'] / docs:8.1f}{ratios}")
-        print(f"{'':16s} ({figures['batch']['sentences']:,} sentences, {figures['batch']['bytes'] / 1e6:.2f} MB)")
+        cmd = [sys.executable, __file__, "--one", shape, "--hostile-kb", str(args.hostile_kb), "--prose-batches",
+               str(args.prose_batches), "--docs", str(args.docs), "--rounds", str(args.rounds),
+               "--batch-sentences", *map(str, args.batch_sentences)]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        f = json.loads(out.splitlines()[-1])  # the corpus's reading prints the Zen of Python first
+        docs = args.docs * (args.prose_batches if shape == "prose" else 1)
+        for side, peak in f["peak_mb"].items():
+            cpu = f["cpu_s"][side]
+            name = "keyed_lines per text" if side == "loop" else "keyed_lines_many, at most " + (
+                f"{f['tree_bound'] or 'all'} (tree)" if side == "batch tree" else side.split()[1]) + " sentences"
+            print(f"{shape:16s} {name:44s} {peak:8.1f} {1e3 * cpu:8.1f} {1e6 * cpu / docs:8.1f}   "
+                  f"{peak / f['peak_mb']['loop']:.2f}x  {cpu / f['cpu_s']['loop']:.2f}x")
+        print(f"{'':16s} ({f['sentences']:,} sentences, {f['bytes'] / 1e6:.2f} MB)")
 
 
 if __name__ == "__main__":
