@@ -3,6 +3,7 @@
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/batch_keys.py [--hostile-kb 1000] [--prose-batches 30]
     OMP_NUM_THREADS=1 .venv/bin/python bench/batch_keys.py --batch-sentences 2048 16384   # other sub-batch bounds too
+    cd /tmp && PYTHONPATH=<another commit's package> python <this tree>/bench/batch_keys.py  # that commit's code
 
 Batches of ``--docs`` texts (64; the build's are near-dedup's kept lists, 64-512 documents): ``prose``, bench/build.py's
 ``distinct`` documents (~2.4 KB each); ``one-word lines`` and ``stops``, one text of ``--hostile-kb`` KB of ``"a\\n"``
@@ -24,7 +25,7 @@ import time
 import tracemalloc
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.append(str(ROOT))  # appended: a corpusforge on PYTHONPATH (another commit's, for a figure before) comes first
 
 SHAPES = ["one-word lines", "stops", "one-word docs", "prose"]
 SIDES = {"batch": "keyed_lines_many", "loop": "keyed_lines per text"}
@@ -80,7 +81,7 @@ def measure(shape: str, hostile_kb: int, prose_batches: int, docs: int, rounds: 
             started = time.process_time()
             run()
             best[name] = min(best[name], time.process_time() - started)
-    return {"peak_mb": peaks, "cpu_s": best, "tree_bound": tree_bound,
+    return {"peak_mb": peaks, "cpu_s": best, "tree_bound": tree_bound, "code": boilerplate.__file__,
             "sentences": sum(len(sentence_spans(t, lang)) for texts in work for t, lang in texts),
             "bytes": sum(len(t.encode()) for texts in work for t, _ in texts)}
 
@@ -111,6 +112,8 @@ def main() -> None:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         f = json.loads(out.splitlines()[-1])  # the corpus's reading prints the Zen of Python first
         docs = args.docs * (args.prose_batches if shape == "prose" else 1)
+        if shape == args.shapes[0]:
+            print(f"(keyed_lines_many of {f['code']})")
         for side, peak in f["peak_mb"].items():
             cpu = f["cpu_s"][side]
             name = "keyed_lines per text" if side == "loop" else "keyed_lines_many, at most " + (
