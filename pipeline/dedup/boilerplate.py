@@ -196,10 +196,10 @@ _END_BYTE = _END[0]
 _SPACE_BYTE = ord(" ")
 _BATCH_TEXTS = 16  # fewer ASCII-able texts than this are keyed one by one (_keyed_ascii_lines)
 # The most sentences keyed together (_keyed_ascii_texts): it holds arrays, lists and bytes objects for every
-# sentence of what it keys at once (~400 bytes a sentence of prose, where the loop holds one text's), and its CPU per
-# sentence grew 2-3x past ~10k sentences of one-word lines (the cyclic collector's passes over what it holds alive:
-# 3.9 against 0.54 us a sentence with the collector off). A text of more sentences is keyed alone by the loop; a
-# batch of 64 web documents (~20 sentences each) is one sub-batch, as before (bench/batch_keys.py).
+# sentence of what it keys at once (~400 bytes a sentence of prose, where the loop holds one text's), and on one-word
+# lines its CPU was the loop's at 6.4k sentences but 2.8x at 64k (the cyclic collector's passes over what it holds
+# alive: 3.9 against 0.54 us a sentence with the collector off). A text of more sentences is keyed alone by the
+# loop; a batch of 64 web documents (~20 sentences each) is one sub-batch, as before (bench/batch_keys.py).
 _BATCH_SENTENCES = 4096
 
 
