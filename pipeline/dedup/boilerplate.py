@@ -28,6 +28,7 @@ from __future__ import annotations
 import array
 import itertools
 import re
+from collections.abc import Sequence
 from hashlib import blake2b
 
 import apache_beam as beam
@@ -84,10 +85,21 @@ def keyed_lines(text: str, lang: str | None, line_chars: int, sentence_chars: in
     one; else ``word_parts``' space-delimited words (``word_parts``' parts of the kept sentences add up to the
     parts of their words joined, and with no hundredths those are the count), which are again the spaces plus one
     when every character is below U+0800 (``_WIDE_CHARACTER``: most accented, Greek or Cyrillic text)."""
+    _check_min_chars(line_chars, sentence_chars)
     copy = ascii_word_copy(text)
     if copy is not None:
         return _keyed_ascii_lines(normalized_bytes(copy), sentence_spans(text, lang), line_chars, sentence_chars)
     return keyed_lines_by_line(text, lang, line_chars, sentence_chars)
+
+
+def _check_min_chars(line_chars: int, sentence_chars: int) -> None:
+    """Refuse a minimum under one character (``LineDedupConfig.min_line_chars`` and
+    ``SentenceDedupConfig.min_sentence_chars`` are >= 1): with 0 a line or sentence of no words would count, the
+    empty lines of every document one boilerplate line, and the paths disagreed on it (the whole-text loop left an
+    empty line unkeyed, the batch path keyed an empty sentence)."""
+    if line_chars < 1 or sentence_chars < 1:
+        raise ValueError(f"line and sentence keys need minimums of at least 1 character, got line_chars={line_chars}, "
+                         f"sentence_chars={sentence_chars}")
 
 
 def keyed_lines_by_line(text: str, lang: str | None, line_chars: int,
@@ -96,6 +108,7 @@ def keyed_lines_by_line(text: str, lang: str | None, line_chars: int,
     that ``ascii_word_copy`` cannot make ASCII alone: what ``keyed_lines`` does where the whole text has a
     character other than ASCII and word separators, and the definition its whole-text path is held equal to
     (tests/pipeline/dedup/test_boilerplate.py)."""
+    _check_min_chars(line_chars, sentence_chars)
     norm = None
     records: list[tuple] = []
     keys: list[int] = []
@@ -182,34 +195,58 @@ _END = b"|"
 _END_BYTE = _END[0]
 _SPACE_BYTE = ord(" ")
 _BATCH_TEXTS = 16  # fewer ASCII-able texts than this are keyed one by one (_keyed_ascii_lines)
+# The most sentences keyed together (_keyed_ascii_texts): it holds arrays, lists and bytes objects for every
+# sentence of what it keys at once (~400 bytes a sentence of prose, where the loop holds one text's), and on one-word
+# lines its CPU was the loop's at 6.4k sentences but 2.8x at 64k (the cyclic collector's passes over what it holds
+# alive: 3.9 against 0.54 us a sentence with the collector off). A text of more sentences is keyed alone by the
+# loop; a batch of 64 web documents (~20 sentences each) is one sub-batch, as before (bench/batch_keys.py).
+_BATCH_SENTENCES = 4096
 
 
 def keyed_lines_many(texts: list[tuple[str, str | None]], line_chars: int,
                      sentence_chars: int) -> list[tuple[list[tuple], bytes | None]]:
     """``keyed_lines`` of each ``(text, lang)`` of a batch, in order. The texts that ``ascii_word_copy`` makes ASCII
-    (~95 % of web text) are keyed together (``_keyed_ascii_texts``: one normalisation, one split of all their
-    sentences, the digests in one ``map``, the table's columns in numpy), the others one by one
-    (``keyed_lines_by_line``, the definition both are held equal to: tests/pipeline/dedup/test_boilerplate.py)."""
+    (~95 % of web text) are keyed together in sub-batches of at most ``_BATCH_SENTENCES`` sentences
+    (``_keyed_ascii_texts``: one normalisation, one split of all their sentences, the digests in one comprehension,
+    the table's columns in numpy), so that its work and memory follow a sub-batch's sentences, not the batch's bytes
+    (1 MB of one-word lines is 500k sentences); a text of more sentences, and a sub-batch of fewer than
+    ``_BATCH_TEXTS`` texts, one by one (``_keyed_ascii_lines``); the others one by one too (``keyed_lines_by_line``,
+    the definition all are held equal to: tests/pipeline/dedup/test_batch_keys.py)."""
+    _check_min_chars(line_chars, sentence_chars)
     out: list = [None] * len(texts)
-    copies, spans, where = [], [], []
+    group: list[tuple[int, str, list]] = []  # (index, ASCII copy, spans) of the texts waiting to be keyed together
+    held = 0  # their sentences
     for i, (text, lang) in enumerate(texts):
         copy = ascii_word_copy(text)
         if copy is None:
             out[i] = keyed_lines_by_line(text, lang, line_chars, sentence_chars)
-        else:
-            copies.append(copy)
-            spans.append(sentence_spans(text, lang))
-            where.append(i)
-    if len(copies) < _BATCH_TEXTS:  # numpy's fixed cost per call outweighs what it saves
-        for i, copy, text_spans in zip(where, copies, spans):
-            out[i] = _keyed_ascii_lines(normalized_bytes(copy), text_spans, line_chars, sentence_chars)
-    else:
-        keyed = _keyed_ascii_texts(copies, spans, line_chars, sentence_chars)
-        if keyed is None:  # not expected (see _keyed_ascii_texts): the definition's loop, text by text
-            keyed = [keyed_lines_by_line(texts[i][0], texts[i][1], line_chars, sentence_chars) for i in where]
-        for i, result in zip(where, keyed):
-            out[i] = result
+            continue
+        spans = sentence_spans(text, lang)
+        if len(spans) > _BATCH_SENTENCES:
+            out[i] = _keyed_ascii_lines(normalized_bytes(copy), spans, line_chars, sentence_chars)
+            continue
+        if held + len(spans) > _BATCH_SENTENCES:
+            _key_group(group, texts, out, line_chars, sentence_chars)
+            group, held = [], 0
+        group.append((i, copy, spans))
+        held += len(spans)
+    _key_group(group, texts, out, line_chars, sentence_chars)
     return out
+
+
+def _key_group(group: list[tuple[int, str, list]], texts: list[tuple[str, str | None]], out: list, line_chars: int,
+               sentence_chars: int) -> None:
+    """Key a sub-batch of ``keyed_lines_many`` (``(index, ASCII copy, spans)`` of each text) into ``out``."""
+    if len(group) < _BATCH_TEXTS:  # numpy's fixed cost per call outweighs what it saves
+        for i, copy, spans in group:
+            out[i] = _keyed_ascii_lines(normalized_bytes(copy), spans, line_chars, sentence_chars)
+        return
+    where, copies, spans = zip(*group)
+    keyed = _keyed_ascii_texts(copies, spans, line_chars, sentence_chars)
+    if keyed is None:  # not expected (see _keyed_ascii_texts): the definition's loop, text by text
+        keyed = [keyed_lines_by_line(*texts[i], line_chars, sentence_chars) for i in where]
+    for i, result in zip(where, keyed):
+        out[i] = result
 
 
 def _pieces(marked: np.ndarray) -> tuple[list[bytes], np.ndarray, np.ndarray]:
@@ -243,7 +280,7 @@ def _digests(pieces: list[bytes], counts: np.ndarray) -> np.ndarray:
     return keys
 
 
-def _keyed_ascii_texts(copies: list[str], spans: list[list[tuple[int, int, bool]]], line_chars: int,
+def _keyed_ascii_texts(copies: Sequence[str], spans: Sequence[list[tuple[int, int, bool]]], line_chars: int,
                        sentence_chars: int) -> list[tuple[list[tuple], bytes]] | None:
     """``keyed_lines`` of texts that ``ascii_word_copy`` made ASCII (``copies``; ``spans``: each text's
     ``sentence_spans``), all at once: the copies are joined by a space and normalised once (``normalized_bytes`` of
