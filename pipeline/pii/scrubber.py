@@ -308,15 +308,20 @@ class Scrubber:
         joined = text if windows == [(0, len(text))] else SEPARATOR.join(text[s:e] for s, e in windows)
         return joined, phone_spans(joined, self._phone_regions)
 
-    def find(self, text: str, nlp_artifacts: NlpArtifacts | None = None) -> list[RecognizerResult]:
+    def find(self, text: str, nlp_artifacts: NlpArtifacts | None = None, *,
+             ambiguous: bool = True) -> list[RecognizerResult]:
         """Non-overlapping entities in ``text``, sorted by start. Detection runs on the canonical view of
         ``text`` (``corpusforge.pipeline.pii.canonical``: format characters removed, compatibility forms
         folded, digits of every script read as ASCII, numbers joined across line breaks); each result's span
         is the original text's, disguise included, and its ``canonical`` attribute the value as the view
-        reads it (what the hash action hashes, so a disguised value hashes as its plain form)."""
+        reads it (what the hash action hashes, so a disguised value hashes as its plain form).
+
+        ``ambiguous=False``: the scrubber as it was before the view's ambiguous readings, by this very code: the view
+        without them (``canonical(text, ambiguous=False)``) and the pass over the text as written, nothing else. What
+        it masks, the default masks too (``tests/fuzz/pii.py``'s ``older_masks_kept`` holds every draw to that)."""
         if not self.ner_entities and word_without_pii(text):
             return []
-        view = canonical(text)
+        view = canonical(text, ambiguous=ambiguous)
         written_artifacts = nlp_artifacts
         if not view.identity:
             nlp_artifacts = None  # the NER model's tokens were the original text's
@@ -336,8 +341,8 @@ class Scrubber:
         # masked. It is asked whenever either view reads anything: the older view differs from the text as written
         # only by reading escapes, so a text with no escape's introducer ("=", "%", "&", a backslash) whose full view
         # is the text as written is the text of both.
-        older = view
-        if not view.identity or any(introducer in text for introducer in ESCAPE_INTRODUCERS):
+        older = view  # (without the ambiguous readings, the view is the older one)
+        if ambiguous and (not view.identity or any(introducer in text for introducer in ESCAPE_INTRODUCERS)):
             older = canonical(text, ambiguous=False)
         if view.identity and not older.identity:  # the full view is the text as written: its results are the written ones
             results += self._older_results(older)
@@ -417,8 +422,8 @@ class Scrubber:
                                                                          self.config.hash_chars)})
         return OperatorConfig("replace", {"new_value": placeholder})  # replace, and drop's leftovers
 
-    def scrub(self, text: str, nlp_artifacts: NlpArtifacts | None = None) -> Scrubbed:
-        results = self.find(text, nlp_artifacts)
+    def scrub(self, text: str, nlp_artifacts: NlpArtifacts | None = None, *, ambiguous: bool = True) -> Scrubbed:
+        results = self.find(text, nlp_artifacts, ambiguous=ambiguous)
         if not results:
             return Scrubbed(text, {}, (), None)
         new_text, spans = self.replace(text, results)
