@@ -615,8 +615,9 @@ def _decoded(data: bytes, charset: str) -> str | None:
         return None
 
 
-def _encoded_words(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, replacement)`` of what the encoded-words of ``text`` are read as (``_ENCODED_WORD``)."""
+def _encoded_words(text: str, markers: list[tuple[int, int, int, int]] | None = None) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of what the encoded-words of ``text`` are read as (``_ENCODED_WORD``); adds to
+    ``markers`` the spans of the ``=?charset?Q?`` and ``?=`` of each word read a character at a time (a Q word's)."""
     out: list[tuple[int, int, str]] = []
     last = -1  # where the last encoded-word read ended
     for m in _ENCODED_WORD.finditer(text):
@@ -657,6 +658,8 @@ def _encoded_words(text: str) -> list[tuple[int, int, str]]:
             if rest:
                 changes.append((pending, m.end(3), "".join(_as_read(c) for c in rest)))
             changes = [(m.start(), at, "")] + changes + [(m.end() - 2, m.end(), "")]
+            if markers is not None:
+                markers.append((m.start(), at, m.end() - 2, m.end()))
         if last >= 0 and _WHITESPACE_ONLY.fullmatch(text, last, m.start()):
             out.append((last, m.start(), ""))  # between two encoded-words: nothing
         out.extend(changes)
@@ -778,7 +781,7 @@ class _Piece(NamedTuple):
 class Canonical:
     """The canonical view of ``original``: ``text``, and ``span`` mapping its offsets back."""
 
-    __slots__ = ("original", "text", "_pieces", "_views")
+    __slots__ = ("original", "text", "_pieces", "_views", "_heads", "_tails")
 
     def strict_span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of the view's ``[start, end)``, not grown (``span``)."""
@@ -790,6 +793,7 @@ class Canonical:
     def __init__(self, original: str, text: str, pieces: list[_Piece] | None):
         self.original, self.text, self._pieces = original, text, pieces
         self._views = [p.view for p in pieces] if pieces else None
+        self._heads = self._tails = None  # a Q word's markers in ``original``, sorted: ``_word_markers``
 
     @property
     def identity(self) -> bool:
@@ -797,25 +801,48 @@ class Canonical:
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of view span ``[start, end)`` (non-empty), grown over the removed characters
-        (format characters) next to it: a word joiner after an address goes with it."""
+        (format characters) next to it: a word joiner after an address goes with it. Not over one end's encoded-word
+        marker alone (``_word_markers``)."""
         if self._pieces is None:
             return start, end
         pieces, views = self._pieces, self._views
         k = bisect.bisect_right(views, start) - 1
         p = pieces[k]
         if p.same and start > p.view:
-            first = p.start + start - p.view
+            first = inner_first = p.start + start - p.view
         else:  # the piece's first character (or a replacement): grown back to the previous piece's end; never past
             # its own start (a replacement a later level split into one piece per character: each maps to the whole
             # source, and the previous piece's end is the source's end)
             first = min(p.start, pieces[k - 1].end) if k else 0
+            inner_first = p.start
         k = bisect.bisect_right(views, end - 1) - 1
         p = pieces[k]
         view_end = views[k + 1] if k + 1 < len(pieces) else len(self.text)
         if p.same and end < view_end:
-            last = p.start + end - p.view
+            last = inner_last = p.start + end - p.view
         else:  # the piece's last character: grown up to the next piece's start, never short of its own end
             last = max(p.end, pieces[k + 1].start) if k + 1 < len(pieces) else len(self.original)
+            inner_last = p.end
+        if self._heads is not None and (first < inner_first or inner_last < last):
+            return self._word_markers(first, inner_first, inner_last, last)
+        return first, last
+
+    def _word_markers(self, first: int, inner_first: int, inner_last: int, last: int) -> tuple[int, int]:
+        """``(first, last)``, grown over ``[first, inner_first)`` and ``[inner_last, last)``, less a Q word's marker
+        grown over at one end only. A Q word's characters map back one by one and its ``=?charset?Q?`` and ``?=`` are
+        read as nothing: grown over, a value at the word's end took its ``?=`` (``=?utf-8?Q?Call_<PHONE> ok``), one at
+        its start its ``=?utf-8?Q?``, and the text held no encoded-word any more. A value that is a run of words' whole
+        text takes both (the run is gone whole, as a B word a value is in)."""
+        heads, tails = self._heads, self._tails
+        h = bisect.bisect_left(heads, (first,))  # the first marker starting in the grown start
+        head = h < len(heads) and heads[h][1] <= inner_first
+        t = bisect.bisect_left(tails, (inner_last,))  # the first starting in the grown end
+        tail = t < len(tails) and tails[t][1] <= last
+        if head and not tail:
+            h = bisect.bisect_right(heads, (inner_first, inner_first)) - 1  # the last one in the grown start
+            first = heads[h][1] if heads[h][1] <= inner_first else heads[h - 1][1]
+        elif tail and not head:
+            last = tails[t][0]
         return first, last
 
 
@@ -884,10 +911,13 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
         if changes:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
+    markers: list[tuple[int, int, int, int]] = []  # each Q word's "=?charset?Q?" and "?=" (``Canonical.span``)
     if "=" in view.text:
         quoted = _quoted_printable(view.text, ambiguous)
         if "=?" in view.text:  # a mail header's encoded-words: read whole, no quoted-printable escape inside
-            words = _encoded_words(view.text)
+            words = _encoded_words(view.text, markers)
+            if markers and not view.identity:  # in the text's offsets
+                markers = [view.strict_span(a, b) + view.strict_span(c, d) for a, b, c, d in markers]
             if words:
                 inside = [(start, end) for start, end, _ in words]
                 quoted = sorted(words + [q for q in quoted if not _overlaps(q, inside)])
@@ -931,4 +961,6 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
         if breaks:
             joined, pieces = _pieces_of(view.text, breaks)
             view = Canonical(text, joined, _compose(pieces, view))
+    if markers:
+        view._heads, view._tails = [(a, b) for a, b, _, _ in markers], [(c, d) for _, _, c, d in markers]
     return view
