@@ -138,6 +138,12 @@ _CODE_UTF8 = _code_utf8(r"\\\\") + "|" + _code_utf8(r"\\")
 # introducers: read, they would start an escape at the next level), nor ``\,`` ``\;`` ``\:`` ``\!`` (LaTeX's spaces,
 # in no entity) and ``\<`` ``\>`` (a regular expression's word boundaries in GNU and vim, in no entity).
 _IDENTITY = ".-+_@()[]{}'#$*=?^|~` "
+# A line continuation (a shell's, C's, Python's, a Makefile's, a CSS string's: a backslash, then a line break, read as
+# nothing) between two characters of a token: ``EMAIL="jane\\⏎doe@example.com"``, ``PHONE=212-555-\\⏎0173``. Not after
+# an escaped backslash (``\\\\⏎``: a backslash, then a line break) nor beside a space (a command's next line). Ambiguous:
+# Markdown's hard line break is the same two characters (``202-555-0173\\⏎Thanks``, read as nothing, glues the number
+# to the next line's word).
+_CONTINUATION = r"(?<![\\\s])\\(?:\r\n?|\n)(?=\S)"
 _CODE_BYTE = re.compile(r"\\(x[0-9A-Fa-f]{2}|[0-7]{3})")
 # URL escapes, character references and \\u escapes: the readings both views make, first in both patterns
 _ESCAPE_SHARED = (r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
@@ -155,7 +161,8 @@ _ESCAPE = re.compile(_ESCAPE_SHARED +
                      r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7]|2[4-7][0-7]|3[0-7][0-7])"
                      r"|\\\\?(?![bB])[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])?"
                      r"|\\[/bnrt]"
-                     r"|\\\\?[" + re.escape(_IDENTITY) + "]")
+                     r"|\\\\?[" + re.escape(_IDENTITY) + "]"
+                     rf"|{_CONTINUATION}")
 # The view without its ambiguous readings (``canonical(text, ambiguous=False)``): each reading added after the view was
 # first held to "the view only adds" (docs/pii.md) is *ambiguous*: it can read a character out of what an older
 # reading left as written, and so glue a value to a neighbour (``a%a0+1-212...`` read ``a\xa0+1...``: no word boundary
@@ -227,6 +234,8 @@ def _escape_char(code: str, ambiguous: bool = True) -> str | None:
     """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character; without
     the ambiguous readings (``_ESCAPE_OLDER``), as the view read it before them."""
     if code[0] == "\\":
+        if code[1] in "\r\n":  # a line continuation (``_CONTINUATION``)
+            return ""
         code = code.replace("\\\\", "\\")  # a JSON string's \uXXXX written inside another one: \\uXXXX
         if code.count("\\") > 1 and code[1] != "u":  # a UTF-8 sequence in code's byte escapes (_CODE_UTF8)
             data = bytes(int(b[1:], 16) if b[0] == "x" else int(b, 8) for b in _CODE_BYTE.findall(code))
@@ -615,9 +624,10 @@ def _decoded(data: bytes, charset: str) -> str | None:
         return None
 
 
-def _encoded_words(text: str, markers: list[tuple[int, int, int, int]] | None = None) -> list[tuple[int, int, str]]:
+def _encoded_words(text: str, markers: list[tuple[str, int, int]] | None = None) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of what the encoded-words of ``text`` are read as (``_ENCODED_WORD``); adds to
-    ``markers`` the spans of the ``=?charset?Q?`` and ``?=`` of each word read a character at a time (a Q word's)."""
+    ``markers`` ``("head", start, end)`` and ``("tail", ...)`` of the ``=?charset?Q?`` and ``?=`` of each word read a
+    character at a time (a Q word's), and ``("gap", ...)`` of the whitespace between two words (``Canonical.span``)."""
     out: list[tuple[int, int, str]] = []
     last = -1  # where the last encoded-word read ended
     for m in _ENCODED_WORD.finditer(text):
@@ -659,9 +669,11 @@ def _encoded_words(text: str, markers: list[tuple[int, int, int, int]] | None = 
                 changes.append((pending, m.end(3), "".join(_as_read(c) for c in rest)))
             changes = [(m.start(), at, "")] + changes + [(m.end() - 2, m.end(), "")]
             if markers is not None:
-                markers.append((m.start(), at, m.end() - 2, m.end()))
+                markers += [("head", m.start(), at), ("tail", m.end() - 2, m.end())]
         if last >= 0 and _WHITESPACE_ONLY.fullmatch(text, last, m.start()):
             out.append((last, m.start(), ""))  # between two encoded-words: nothing
+            if markers is not None:
+                markers.append(("gap", last, m.start()))
         out.extend(changes)
         last = m.end()
     return out
@@ -781,7 +793,7 @@ class _Piece(NamedTuple):
 class Canonical:
     """The canonical view of ``original``: ``text``, and ``span`` mapping its offsets back."""
 
-    __slots__ = ("original", "text", "_pieces", "_views", "_heads", "_tails")
+    __slots__ = ("original", "text", "_pieces", "_views", "_heads", "_tails", "_gaps")
 
     def strict_span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of the view's ``[start, end)``, not grown (``span``)."""
@@ -793,7 +805,7 @@ class Canonical:
     def __init__(self, original: str, text: str, pieces: list[_Piece] | None):
         self.original, self.text, self._pieces = original, text, pieces
         self._views = [p.view for p in pieces] if pieces else None
-        self._heads = self._tails = None  # a Q word's markers in ``original``, sorted: ``_word_markers``
+        self._heads = self._tails = self._gaps = None  # encoded-words' markers in ``original``: ``_word_markers``
 
     @property
     def identity(self) -> bool:
@@ -828,19 +840,27 @@ class Canonical:
         return first, last
 
     def _word_markers(self, first: int, inner_first: int, inner_last: int, last: int) -> tuple[int, int]:
-        """``(first, last)``, grown over ``[first, inner_first)`` and ``[inner_last, last)``, less a Q word's marker
-        grown over at one end only. A Q word's characters map back one by one and its ``=?charset?Q?`` and ``?=`` are
-        read as nothing: grown over, a value at the word's end took its ``?=`` (``=?utf-8?Q?Call_<PHONE> ok``), one at
-        its start its ``=?utf-8?Q?``, and the text held no encoded-word any more. A value that is a run of words' whole
-        text takes both (the run is gone whole, as a B word a value is in)."""
-        heads, tails = self._heads, self._tails
-        h = bisect.bisect_left(heads, (first,))  # the first marker starting in the grown start
+        """``(first, last)``, grown over ``[first, inner_first)`` and ``[inner_last, last)``, not out of the encoded-word
+        (or run of adjacent words) the value is in, nor over one of its Q words' markers alone. A Q word's characters
+        map back one by one and its ``=?charset?Q?`` and ``?=`` are read as nothing, as the whitespace between two
+        words is: grown over, a value at a Q word's end took its ``?=`` (``=?utf-8?Q?Call_<PHONE> ok``), one at its
+        start its ``=?utf-8?Q?``, one at a word's end the next word's whitespace and ``=?utf-8?q?``, and the text held
+        no encoded-word any more. A value that is a run of words' whole text takes both (the run is gone whole, as a B
+        word a value is in). Binary searches among the markers: linear in the values."""
+        heads, tails, gaps = self._heads, self._tails, self._gaps
+        # the grown end stops at the next word's gap or marker, the grown start at the last word's
+        stops = [marks[i][0] for marks in (heads, gaps) for i in (bisect.bisect_left(marks, (inner_last,)),)
+                 if i < len(marks) and marks[i][0] < last]
+        last = min(stops, default=last)
+        starts = [marks[i][1] for marks in (tails, gaps) for i in (bisect.bisect_right(marks, (inner_first,)) - 1,)
+                  if i >= 0 and first < marks[i][1] <= inner_first]
+        first = max(starts, default=first)
+        h = bisect.bisect_left(heads, (first,))  # the value's own word's head, grown over
         head = h < len(heads) and heads[h][1] <= inner_first
-        t = bisect.bisect_left(tails, (inner_last,))  # the first starting in the grown end
+        t = bisect.bisect_left(tails, (inner_last,))  # and its tail
         tail = t < len(tails) and tails[t][1] <= last
         if head and not tail:
-            h = bisect.bisect_right(heads, (inner_first, inner_first)) - 1  # the last one in the grown start
-            first = heads[h][1] if heads[h][1] <= inner_first else heads[h - 1][1]
+            first = heads[h][1]
         elif tail and not head:
             last = tails[t][0]
         return first, last
@@ -911,13 +931,13 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
         if changes:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
-    markers: list[tuple[int, int, int, int]] = []  # each Q word's "=?charset?Q?" and "?=" (``Canonical.span``)
+    markers: list[tuple[str, int, int]] = []  # encoded-words' "=?charset?Q?", "?=" and gaps (``Canonical.span``)
     if "=" in view.text:
         quoted = _quoted_printable(view.text, ambiguous)
         if "=?" in view.text:  # a mail header's encoded-words: read whole, no quoted-printable escape inside
             words = _encoded_words(view.text, markers)
             if markers and not view.identity:  # in the text's offsets
-                markers = [view.strict_span(a, b) + view.strict_span(c, d) for a, b, c, d in markers]
+                markers = [(kind, *view.strict_span(a, b)) for kind, a, b in markers]
             if words:
                 inside = [(start, end) for start, end, _ in words]
                 quoted = sorted(words + [q for q in quoted if not _overlaps(q, inside)])
@@ -962,5 +982,6 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
             joined, pieces = _pieces_of(view.text, breaks)
             view = Canonical(text, joined, _compose(pieces, view))
     if markers:
-        view._heads, view._tails = [(a, b) for a, b, _, _ in markers], [(c, d) for _, _, c, d in markers]
+        view._heads, view._tails, view._gaps = ([(a, b) for kind, a, b in markers if kind == name]
+                                                for name in ("head", "tail", "gap"))
     return view
