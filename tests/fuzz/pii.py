@@ -768,7 +768,7 @@ def glued_to_newer(rng: random.Random, data: pathlib.Path) -> list[tuple[str, st
 # written found (1e7963b's written pass: ``jane%BBdoe@fab.io\\BA `` left ``jane%BB``).
 SPLITS = ["%BB", "%bb", "%a0", "%A0", "%e9", "%E9", "\\xe9", "\\351", "\\e9", "\\e9 ", "\\BA ", "\\B9 ", "\\bA ",
           "\\.", "\\_", "\\-", "\\ ", "=40", "=2E", "=3D", "=E9", "\\fc", "\\f", "\\40", "\\40 ", "\\FF20 ", "=20",
-          "\\xc3\\xa9", "\\\\xc3\\\\xa9", "%C2%BB", "&#187;", "\\u00bb", "\\b"]
+          "\\xc3\\xa9", "\\\\xc3\\\\xa9", "%C2%BB", "&#187;", "\\u00bb", "\\b", "\\\n"]
 
 # What the older view reads and the full one does not, right after a value: CSS's upper-case hex escapes where ``\\b``
 # might be JSON's backspace (of characters that fold to a value's: "º" is "o", "¹" "1": glued to the value's end), and
@@ -829,6 +829,67 @@ def older_masks_kept(rng: random.Random, count: int = 60) -> None:
     assert not broken, "a newer reading unmasked what the older view masked:\n" + "\n".join(broken)
 
 
+# Values cut by a backslash line continuation (a shell's, C's, Python's, a Makefile's: ``\\`` then a line break, read as
+# nothing): ``EMAIL="jane\\⏎doe@example.com"``, ``PHONE=212-555-\\⏎0173``, one or two of them between two of a value's
+# characters, in a text, a metadata string, a removed duplicate or a short text (before the view read them, the address
+# left its start, ``jane``, and a phone, a card, an IBAN or an IP was left whole). Outputs are read with the
+# continuations read as a shell reads them too (``_other_decoded``).
+CONTINUATIONS = ["\\\n", "\\\r\n", "\\\n", "\\\r"]
+
+
+def continued_values(rng: random.Random, data: pathlib.Path) -> list[tuple[str, str, str, str]]:
+    """Plants values cut by line continuations in ``data/continued.jsonl``; ``(where, kind, written, value)`` of each."""
+    planted, records = [], []
+    for n in range(rng.randint(3, 6)):
+        kind, (cue, plain) = rng.choice(sorted(values(rng).items()))
+        cuts = [i for i in range(1, len(plain)) if not plain[i - 1].isspace() and not plain[i].isspace()]
+        value = plain
+        for at in sorted(rng.sample(cuts, min(len(cuts), rng.choice([1, 1, 2]))), reverse=True):
+            value = value[:at] + rng.choice(CONTINUATIONS) + value[at:]
+        before, after = rng.choice([(f'{kind.upper()}="', '"\nexport X'), ("echo ", " >> out.txt"), (f"{cue} ", "."),
+                                    ('#define CONTACT "', '"'), (f"{kind}=", " \\\n  --next")])
+        written = before + value + after
+        where = rng.choice(["text", "text", "metadata", "duplicate", "short"])
+        TRIED["cut by a line continuation: planted"] += 1
+        if where == "text":
+            records.append({"id": f"c{n}", "text": f"{PROSE}\n{written}\n{PROSE[:rng.randint(0, 80)]}"})
+        elif where == "metadata":
+            records.append({"id": f"cm{n}", "text": f"{PROSE} continued meta {n}", "meta": {"script": written}})
+        elif where == "duplicate":
+            text = f"{PROSE}\n{written}\nduplicate c{n}"
+            records += [{"id": f"cd{n}", "text": text}, {"id": f"ce{n}", "text": text}]
+        else:
+            records.append({"id": f"cs{n}", "text": written})
+        planted.append((f"{where} cut by a line continuation", kind, written, plain))
+    (data / "continued.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return planted
+
+
+# Encoded-words a mask covers part of (RFC 2047): a value among words in one Q or B word (or two, split anywhere), in
+# every mail charset, either case of the encoding's letter. The scrub keeps every word whole or takes it whole (a
+# value at a Q word's end took its ``?=`` before ``Canonical.span`` kept a word's markers together) and shows none of
+# the value, read with ``email.header`` (``_other_decoded``).
+def encoded_words_kept(rng: random.Random, count: int = 20) -> None:
+    """``count`` headers of a value in encoded-words, scrubbed: raises AssertionError naming each whose scrub left a
+    word's marker without its word, or showed the value."""
+    scrubber = _views_scrubber()
+    broken = []
+    for _ in range(count):
+        kind, (cue, plain) = rng.choice(sorted(values(rng).items()))
+        if kind == "ip" or plain.startswith('"'):
+            continue  # (an IP is no header's; a quoted local part's quotes are no Q word's)
+        words = encoded_word(rng, rng.choice(["", "Call ", f"{cue} "]) + plain + rng.choice(["", " now", " ok"]))
+        text = f"{rng.choice(['Subject', 'From', 'Reply-To'])}: {words}{rng.choice(['', ' ok', ' =?utf-8?q?_ok?=', ' =?utf-8?b?IG9r?='])}"
+        TRIED["encoded-words: headers"] += 1
+        out = scrubber.scrub(text).text
+        if "=?" in _ENCODED_WORDS.sub("", out) or "?=" in _ENCODED_WORDS.sub("", out):
+            broken.append(f"{kind} in {text!r}: a marker without its word in {out!r}")
+        shown = _plain(_other_decoded(out)) + "\n" + _plain(out)
+        if any(needle in shown for needle in needles(kind, plain)):
+            broken.append(f"{kind} in {text!r}: shown in {out!r}")
+    assert not broken, "an encoded-word's scrub broke it or showed its value:\n" + "\n".join(broken)
+
+
 def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str, str]]:
     """Writes the case's inputs under ``workdir/input``; returns ``(where, kind, value)`` of every plant."""
     data = workdir / "input"
@@ -844,6 +905,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
     beside = random.Random(repr(rng.getstate()) + " beside")  # and values beside escapes, in a file of their own
     styles = random.Random(repr(rng.getstate()) + " styles")  # and style sheets' and code's, after those
     glued = random.Random(repr(rng.getstate()) + " glued")  # and values glued to newer readings, in a file of their own
+    continued = random.Random(repr(rng.getstate()) + " continued")  # and values cut by line continuations, the same
     for n in range(rng.randint(2, 4)):
         for kind, (cue, plain) in values(rng).items():
             value = disguise(rng, kind, escape(rng, kind, plain))
@@ -968,6 +1030,7 @@ def build_case(rng: random.Random, workdir: pathlib.Path) -> list[tuple[str, str
             planted.append((where, kind, value) if seen is None else (where, kind, value, seen))
     planted += beside_escapes(beside, data)
     planted += glued_to_newer(glued, data)
+    planted += continued_values(continued, data)
     lines = [r if isinstance(r, str) else json.dumps(r, ensure_ascii=rng.random() < 0.5) for r in records]
     rng.shuffle(lines)
     (data / "corpus.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -1081,6 +1144,7 @@ def _other_decoded(text: str) -> str:
     import urllib.parse
 
     text = _ENCODED_WORDS.sub(_header_decoded, text)
+    text = re.sub(r"\\(?:\r\n?|\n)", "", text)  # a line continuation, as a shell reads it
     text = re.sub(r"=[ \t]+(?=\r?\n)", "=", text)  # a soft line break's spaces after the "=": RFC 2045 drops them
     text = quopri.decodestring(text.encode("utf-8")).decode("utf-8", _LATIN1_BYTES)  # a byte of no sequence: Latin-1
     text = _LANGUAGE_ESCAPE.sub(_language_char, text)
@@ -1166,6 +1230,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     workdir = pathlib.Path(workdir)
     # texts for the views' masks from a stream of their own (no draw from ``rng``: a pinned seed builds what it did)
     older_masks_kept(random.Random(repr(rng.getstate()) + " views"))
+    encoded_words_kept(random.Random(repr(rng.getstate()) + " words"))
     planted = build_case(rng, workdir)
     out = workdir / "out"
     (workdir / "corpus.yaml").write_text(

@@ -102,3 +102,16 @@ def test_a_q_words_underscore_is_a_space_as_decode_header_reads_it(charset):
     # beside "_" (a space) and across it (the groups of a number): masked
     _check(f"S: =?{charset}?q?Call_212_555_0173_now?= ok", "212 555 0173")
     _check(f"S: =?{charset}?Q?jane=5Fdoe=40example.com?= ok", "jane_doe@example.com")
+
+
+def test_a_value_stops_at_the_gap_between_two_words():
+    # the whitespace between adjacent words is read as nothing, as the markers are: a value's mask took it and the next
+    # word's "=?utf-8?q?" (``<EMAIL>_ok?=``), or the last word's "?=" and the gap before it
+    b = base64.b64encode(b"jane@example.org").decode()
+    cases = {f"S: =?utf-8?b?{b}?= =?utf-8?q?_ok?= x": "S: <EMAIL> =?utf-8?q?_ok?= x",
+             "S: =?utf-8?q?212-555-0173?= =?utf-8?q?_ok?= x": "S: <PHONE> =?utf-8?q?_ok?= x",
+             "S: =?utf-8?q?ok_?= =?utf-8?q?212-555-0173?= x": "S: =?utf-8?q?ok_?= <PHONE> x",
+             f"S: =?utf-8?q?ok_?= =?utf-8?b?{b}?= x": "S: =?utf-8?q?ok_?= <EMAIL> x",
+             "S: =?utf-8?q?ok_?=\n =?utf-8?q?212-555-0173_now?= x": "S: =?utf-8?q?ok_?=\n =?utf-8?q?<PHONE>_now?= x"}
+    for text, scrubbed in cases.items():
+        assert SCRUBBER.scrub(text).text == scrubbed, text
