@@ -802,7 +802,8 @@ def views_text(rng: random.Random) -> tuple[str, str]:
     fragment = glue() + value + (rng.choice(OLDER_ONLY) if rng.random() < 0.3 else "") + glue()
     if rng.random() < 0.2:  # the value again, or another, beside it
         fragment += rng.choice(["", " ", "\\", "=", ","]) + glue() + rng.choice([value, plain])
-    head, tail = PROSE[:rng.randint(0, 60)] + cue + rng.choice([" ", "", ": ", "="]), rng.choice(["", " thanks.", ".", "\\n"])
+    head = PROSE[:rng.randint(0, 60)] + cue + rng.choice([" ", "", ": ", "="])
+    tail = rng.choice(["", " thanks.", ".", "\\n"])
     return kind, rng.choice([head + fragment + tail, fragment, f"k={fragment}&lang=en"])
 
 
@@ -838,7 +839,8 @@ CONTINUATIONS = ["\\\n", "\\\r\n", "\\\n", "\\\r"]
 
 
 def continued_values(rng: random.Random, data: pathlib.Path) -> list[tuple[str, str, str, str]]:
-    """Plants values cut by line continuations in ``data/continued.jsonl``; ``(where, kind, written, value)`` of each."""
+    """Plants values cut by line continuations in ``data/continued.jsonl``; ``(where, kind, written, value)`` of
+    each."""
     planted, records = [], []
     for n in range(rng.randint(3, 6)):
         kind, (cue, plain) = rng.choice(sorted(values(rng).items()))
@@ -879,7 +881,8 @@ def encoded_words_kept(rng: random.Random, count: int = 20) -> None:
         if kind == "ip" or plain.startswith('"'):
             continue  # (an IP is no header's; a quoted local part's quotes are no Q word's)
         words = encoded_word(rng, rng.choice(["", "Call ", f"{cue} "]) + plain + rng.choice(["", " now", " ok"]))
-        text = f"{rng.choice(['Subject', 'From', 'Reply-To'])}: {words}{rng.choice(['', ' ok', ' =?utf-8?q?_ok?=', ' =?utf-8?b?IG9r?='])}"
+        after = rng.choice(["", " ok", " =?utf-8?q?_ok?=", " =?utf-8?b?IG9r?="])  # a word after it: " ok"
+        text = f"{rng.choice(['Subject', 'From', 'Reply-To'])}: {words}{after}"
         TRIED["encoded-words: headers"] += 1
         out = scrubber.scrub(text).text
         if "=?" in _ENCODED_WORDS.sub("", out) or "?=" in _ENCODED_WORDS.sub("", out):

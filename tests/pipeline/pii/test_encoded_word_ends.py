@@ -30,7 +30,7 @@ _WORD = re.compile(r"=\?[^?\s]+\?[QqBb]\?[^?\s]*\?=")
 
 
 def q_word(charset: str, text: str, q: str = "Q") -> str:
-    """``text`` Q-encoded as an encoder writes it: a space as "_", letters and digits as themselves, the rest ``=XX``."""
+    """``text`` Q-encoded as an encoder writes it: a space "_", letters and digits themselves, the rest ``=XX``."""
     data = text.encode(charset)
     body = "".join("_" if b == 0x20 else chr(b) if chr(b).isalnum() else f"={b:02X}" for b in data)
     return f"=?{charset}?{q}?{body}?="
