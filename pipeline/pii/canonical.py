@@ -153,16 +153,16 @@ _ESCAPE_SHARED = (r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[
                   rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
                   r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
                   r"|\\\\?u[0-9A-Fa-f]{4}")
-_ESCAPE = re.compile(_ESCAPE_SHARED +
-                     rf"|{_CODE_UTF8}"
-                     r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
-                     r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7a-fA-F][0-9A-Fa-f]"
-                     r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
-                     r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7]|2[4-7][0-7]|3[0-7][0-7])"
-                     r"|\\\\?(?![bB])[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])?"
-                     r"|\\[/bnrt]"
-                     r"|\\\\?[" + re.escape(_IDENTITY) + "]"
-                     rf"|{_CONTINUATION}")
+_ESCAPE_AMBIGUOUS = re.compile(_ESCAPE_SHARED +
+                               rf"|{_CODE_UTF8}"
+                               r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
+                               r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7a-fA-F][0-9A-Fa-f]"
+                               r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
+                               r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7]|2[4-7][0-7]|3[0-7][0-7])"
+                               r"|\\\\?(?![bB])[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])?"
+                               r"|\\[/bnrt]"
+                               r"|\\\\?[" + re.escape(_IDENTITY) + "]")
+_ESCAPE = re.compile(_ESCAPE_AMBIGUOUS.pattern + rf"|{_CONTINUATION}")
 # The view without its ambiguous readings (``canonical(text, ambiguous=False)``): each reading added after the view was
 # first held to "the view only adds" (docs/pii.md) is *ambiguous*: it can read a character out of what an older
 # reading left as written, and so glue a value to a neighbour (``a%a0+1-212...`` read ``a\xa0+1...``: no word boundary
@@ -173,6 +173,24 @@ _ESCAPE = re.compile(_ESCAPE_SHARED +
 # ``_ESCAPE_OLDER`` is the escapes' pattern before the ambiguous ones (CSS's hex escapes not ended by a whitespace, a
 # byte's escapes of no UTF-8 sequence read as Latin-1, escaped punctuation, a JSON string's doubled backslashes
 # before UTF-8 byte escapes).
+# The view's readings in tiers, oldest first: ``OLDER`` (before the ambiguous readings: ``_ESCAPE_OLDER``),
+# ``AMBIGUOUS`` (``_ESCAPE_AMBIGUOUS``), ``CONTINUATIONS`` (and a line continuation read as nothing: ``_ESCAPE``). Each
+# reading added later is its own tier, above the others (``TOP_TIER``): a newer reading can glue a value that a lower
+# tier's view found to its neighbour (``Call me\\⏎212\\-555\\-0173``: ``\\-`` read, the continuation glues the number to
+# "me"), so the ``Scrubber`` masks the union of what every tier's view shows (``Scrubber.find``), each asked only where
+# its own reading occurs (``tier_reads``), and ``tests/fuzz/pii.py``'s ``lower_tiers_kept`` holds every draw to "the
+# masks hold each lower tier's". ``canonical(text, tier=t)`` is tier ``t``'s view.
+OLDER, AMBIGUOUS, CONTINUATIONS = 0, 1, 2
+TOP_TIER = CONTINUATIONS
+_TIER_READING = {CONTINUATIONS: re.compile(_CONTINUATION)}  # what each tier above AMBIGUOUS reads that the ones below do not
+
+
+def tier_reads(text: str, tier: int) -> bool:
+    """Whether tier ``tier``'s own reading (a tier above ``AMBIGUOUS``) occurs in ``text``: where it does not, the tier's
+    view is the one below's, and asking the recognizers there again finds nothing new."""
+    return "\\" in text and _TIER_READING[tier].search(text) is not None
+
+
 # Every reading of an escape starts at one of these (a form's "+" needs an "=" too): a text without any is its own
 # view, with or without the ambiguous readings, once its characters are folded.
 ESCAPE_INTRODUCERS = ("=", "%", "&", "\\")
@@ -185,6 +203,7 @@ _ESCAPE_OLDER = re.compile(_ESCAPE_SHARED +
                            r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7])|\\\\?@"
                            r"|\\[/bfnrt]"
                            r"|\\\\?[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])|\\\\?[0-9A-Fa-f]{6}")
+_ESCAPES = (_ESCAPE_OLDER, _ESCAPE_AMBIGUOUS, _ESCAPE)  # by tier
 # JSON's form feed: CSS's hex escape is tried first (``m\fc ller``, CSS's "ü"), and where it stands for no character
 # (``\f101``: a private-use icon), JSON's. Not before ``\b``, which is JSON's backspace and a regular expression's word
 # boundary (``\bfoo@example\.com``: read as CSS's ``\bf``, "¿", it took the address's first letter), and whose CSS
@@ -230,7 +249,7 @@ def _utf16(code: str) -> str | None:
     return None if 0xD800 <= ord(char) <= 0xDFFF else char
 
 
-def _escape_char(code: str, ambiguous: bool = True) -> str | None:
+def _escape_char(code: str, tier: int = TOP_TIER) -> str | None:
     """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character; without
     the ambiguous readings (``_ESCAPE_OLDER``), as the view read it before them."""
     if code[0] == "\\":
@@ -250,16 +269,16 @@ def _escape_char(code: str, ambiguous: bool = True) -> str | None:
                 return None
             if len(char) != 1:  # a named sequence (``KEYCAP NUMBER SIGN``): lookup reads it, Python's \N{} does not
                 return None
-        elif code[1] in _IDENTITY and (ambiguous or code[1] == "@"):  # an escaped punctuation character (Perl's "jane\@example.org", \., \-): itself
+        elif code[1] in _IDENTITY and (tier >= AMBIGUOUS or code[1] == "@"):  # an escaped punctuation character (Perl's "jane\@example.org", \., \-): itself
             return code[1]
         elif len(code) == 4 and _OCTAL.issuperset(code[1:]):  # octal: \100 is "@" (``\181``: CSS's, below)
             # a printable ASCII character, or a byte 0xA0 to 0xFF of no UTF-8 sequence (``jos\351@``) as Latin-1, as a
             # string's ``\351`` is in Python and Perl (a byte of a Latin-1 text in C); a control character's (``\033``,
             # ``\012``) and C1's (``'Andr\202 x'``) are left
             char = chr(int(code[1:], 8))
-            if not char.isprintable() and not (ambiguous and 0xA0 <= ord(char) <= 0xFF):
+            if not char.isprintable() and not (tier >= AMBIGUOUS and 0xA0 <= ord(char) <= 0xFF):
                 return None
-        elif not ambiguous and code[1] in _HEX_DIGITS and len(code) > 2:  # CSS's, ended by a whitespace or 6 digits
+        elif tier < AMBIGUOUS and code[1] in _HEX_DIGITS and len(code) > 2:  # CSS's, ended by a whitespace or 6 digits
             digits = code[1:].rstrip()
             if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
                 return None
@@ -267,7 +286,7 @@ def _escape_char(code: str, ambiguous: bool = True) -> str | None:
             if not (0x20 <= value <= 0x7E or 0xA0 <= value <= 0x24F) or not chr(value).isprintable():
                 return None
             char = chr(value)
-        elif ambiguous and code[1] in _HEX_DIGITS and code[1] != "b":  # CSS's hex escape (1-6 hex digits, a whitespace): \40 is "@"
+        elif tier >= AMBIGUOUS and code[1] in _HEX_DIGITS and code[1] != "b":  # CSS's hex escape (1-6 hex digits, a whitespace): \40 is "@"
             digits = code[1:].rstrip()
             if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
                 return None  # three octal digits: C's octal escape, of a byte (``'Andr\\202 x'``), not CSS's
@@ -310,12 +329,12 @@ def _escape_char(code: str, ambiguous: bool = True) -> str | None:
     return fold(char) if _special(char) else char
 
 
-def _escapes(text: str, starts: dict[int, int] | None = None, ambiguous: bool = True) -> list[tuple[int, int, str]]:
+def _escapes(text: str, starts: dict[int, int] | None = None, tier: int = TOP_TIER) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each escape in ``text`` (``_escape_char``), or only of those that begin at a
     key of ``starts`` and reach past its value (``_next_level``). One level: ``%2540`` is ``%40`` here. Disjoint: of
     two escapes that overlap (``\\\\u0040`` made of ``%5C%5Cu0040``: one at each backslash), the first."""
     out = []
-    pattern = _ESCAPE if ambiguous else _ESCAPE_OLDER
+    pattern = _ESCAPES[tier]
     if starts is None:
         matches = pattern.finditer(text)
     else:
@@ -327,14 +346,14 @@ def _escapes(text: str, starts: dict[int, int] | None = None, ambiguous: bool = 
                     matches.append(m)
                     last = m.end()
     for m in matches:
-        char = _escape_char(m.group(), ambiguous)
+        char = _escape_char(m.group(), tier)
         if char is None and m.group().startswith("\\\\"):
             # an escaped backslash before what stands for nothing (``\\\\b `` is no CSS escape): the second
             # backslash's escape, where it ends inside this match (``\\b``: JSON's backspace, as before CSS's)
             end, m = m.end(), pattern.match(text, m.start() + 1)
             if m is not None and m.end() <= end:
-                char = _escape_char(m.group(), ambiguous)
-        if ambiguous and char is None and m is not None and m.group()[:2] == "\\f":
+                char = _escape_char(m.group(), tier)
+        if tier >= AMBIGUOUS and char is None and m is not None and m.group()[:2] == "\\f":
             m = _JSON_BF.match(text, m.start())  # CSS's escape of no character: JSON's form feed
             char = _as_read(_JSON_SHORT[m.group()[1]])
         if char is not None:
@@ -384,7 +403,7 @@ _TWICE_ENCODED = re.compile(r"%25[0-9A-Fa-f]{2}")
 _TWICE_ENCODED_AT = re.compile(r"%2540|%26%2364%3B|&amp;#0*64;|&amp;#x0*40;|&amp;commat;", re.IGNORECASE)
 
 
-def _plus_in_address(text: str, at: int, ambiguous: bool = True) -> bool:
+def _plus_in_address(text: str, at: int, tier: int = TOP_TIER) -> bool:
     """Whether the ``+`` before ``at`` is inside an address's local part: the local part's characters from ``at`` on,
     as written or as escapes the view reads as them (``jane+tag%2Edoe%40…``, ``jane+x&#46;y\x40…``: one level, or
     encoded twice, ``%252E``), then an "@" as written or as such an escape. At most 64 of them (RFC 5321's bound),
@@ -401,11 +420,11 @@ def _plus_in_address(text: str, at: int, ambiguous: bool = True) -> bool:
         # ``%252E`` is "%2E" encoded again: "." (one level down); a plain ``%25`` is "%" (``?q=save+50%25``: the
         # prefix taken off it left a bare "%", which no escape reads, and raised)
         twice = _TWICE_ENCODED.match(text, end)
-        m = twice if twice is not None else (_ESCAPE if ambiguous else _ESCAPE_OLDER).match(text, end)
+        m = twice if twice is not None else _ESCAPES[tier].match(text, end)
         if m is None:
             return False
         code = m.group()
-        char = _escape_char("%" + code[3:] if twice is not None else code, ambiguous)
+        char = _escape_char("%" + code[3:] if twice is not None else code, tier)
         if char == "@":
             return True
         if char is None or len(char) != 1 or not _LOCAL_PART.fullmatch(char) or m.end() >= n:
@@ -418,7 +437,7 @@ def _plus_in_address(text: str, at: int, ambiguous: bool = True) -> bool:
 _NUMBER_VALUE = re.compile(r"(?=(?:[^0-9]*[0-9]){7})(?:[0-9()+\-]|%2[Bb])+")
 
 
-def _form_pluses(text: str, literal: frozenset[int] = frozenset(), ambiguous: bool = True) -> list[tuple[int, int, str]]:
+def _form_pluses(text: str, literal: frozenset[int] = frozenset(), tier: int = TOP_TIER) -> list[tuple[int, int, str]]:
     """``(i, i + 1, URL_SPACE)`` for each ``+`` that stands for a space in a form value: a value of a ``key=``
     after ``?`` or ``&`` (``&amp;`` too), or at a token's start when ``&`` ends the value or the value is a number's
     characters alone (``_NUMBER_VALUE``); not a value's first character (``phone=+1+202+555+0173``: a plus left
@@ -439,7 +458,7 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset(), ambiguous: bo
             if form:
                 j = text.find("+", i + 2, end)
                 while j >= 0:
-                    if j not in literal and not _plus_in_address(text, j + 1, ambiguous):
+                    if j not in literal and not _plus_in_address(text, j + 1, tier):
                         out.append((j, j + 1, URL_SPACE))
                     j = text.find("+", j + 1, end)
         i = text.find("=", max(end, i + 1))
@@ -519,7 +538,7 @@ _QP_SPACE = re.compile(r"[\s&?;]")
 _QP_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-]%<>!+*/^|&~")
 
 
-def _quoted_printable(text: str, ambiguous: bool = True) -> list[tuple[int, int, str]]:
+def _quoted_printable(text: str, tier: int = TOP_TIER) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each quoted-printable escape and soft line break (``_QUOTED_PRINTABLE``; an
     escape before a digit only in a word written in quoted-printable)."""
     out: list[tuple[int, int, str]] = []
@@ -532,7 +551,7 @@ def _quoted_printable(text: str, ambiguous: bool = True) -> list[tuple[int, int,
         out.extend((start, end, char) for start, end, char, later in word if written or not later)
         word.clear()
 
-    for m in (_QUOTED_PRINTABLE if ambiguous else _QUOTED_PRINTABLE_OLDER).finditer(text):
+    for m in (_QUOTED_PRINTABLE if tier >= AMBIGUOUS else _QUOTED_PRINTABLE_OLDER).finditer(text):
         start, code = m.start(), m.group()
         if word and _QP_SPACE.search(text, max(last, searched), start):  # a new word (``written`` holds only with
             flush()                                                           # escapes in ``word``)
@@ -700,7 +719,7 @@ def _latin1_here(text: str, start: int, lead: int) -> bool:
     return after.isalpha() if lead >= 0xC0 else lead == 0xA0 and after.isdigit()
 
 
-def _latin1_bytes(text: str, ambiguous: bool = True) -> list[tuple[int, int, str]]:
+def _latin1_bytes(text: str, tier: int = TOP_TIER) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each UTF-8 sequence of URL escapes in ``text`` (a character), and of each byte
     of no sequence that is one of Latin-1's characters (0xA0 to 0xFF; 0x80 to 0x9F are C1 controls: left) right
     after a letter or digit."""
@@ -723,7 +742,7 @@ def _latin1_bytes(text: str, ambiguous: bool = True) -> list[tuple[int, int, str
                 # case (as encoders write it; directives are lower case) after a character an address, a number or
                 # a URL holds (``(202)%A0555``, ``jane@%C9cole.fr``, ``jane.%E9mile``)
                 if lead >= 0xA0 and start and (text[start - 1].isalnum() or ((
-                        text[start - 1] in _LATIN1_AFTER and _latin1_here(text, start, lead)) if ambiguous else (
+                        text[start - 1] in _LATIN1_AFTER and _latin1_here(text, start, lead)) if tier >= AMBIGUOUS else (
                         text[start - 1] in _LATIN1_AFTER_OLDER and text[start + 1:start + 3].isupper()))):
                     char = chr(lead)
             if char is not None:
@@ -911,10 +930,13 @@ def _compose(outer: list[_Piece], inner: Canonical) -> list[_Piece]:
     return composed
 
 
-def canonical(text: str, ambiguous: bool = True) -> Canonical:
+def canonical(text: str, ambiguous: bool = True, *, tier: int | None = None) -> Canonical:
     """The canonical view of ``text`` (see the module's docstring); with ``ambiguous=False``, without the readings
     marked ambiguous (``_ESCAPE_OLDER``): the view the ``Scrubber`` also reads, so that no reading can unmask what the
-    older ones masked."""
+    older ones masked. ``tier``: the view with the readings up to that tier's (``TOP_TIER``, or ``OLDER`` with
+    ``ambiguous=False``)."""
+    if tier is None:
+        tier = TOP_TIER if ambiguous else OLDER
     view = Canonical(text, text, None)
     if not text.isascii():
         changes = []
@@ -933,7 +955,7 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
             view = Canonical(text, folded, pieces)
     markers: list[tuple[str, int, int]] = []  # encoded-words' "=?charset?Q?", "?=" and gaps (``Canonical.span``)
     if "=" in view.text:
-        quoted = _quoted_printable(view.text, ambiguous)
+        quoted = _quoted_printable(view.text, tier)
         if "=?" in view.text:  # a mail header's encoded-words: read whole, no quoted-printable escape inside
             words = _encoded_words(view.text, markers)
             if markers and not view.identity:  # in the text's offsets
@@ -945,14 +967,14 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
             decoded, pieces = _pieces_of(view.text, quoted)
             view = Canonical(text, decoded, _compose(pieces, view))
     if "+" in view.text and "=" in view.text:
-        pluses = _form_pluses(view.text, ambiguous=ambiguous)
+        pluses = _form_pluses(view.text, tier=tier)
         if pluses:
             spaced, pieces = _pieces_of(view.text, pluses)
             view = Canonical(text, spaced, _compose(pieces, view))
     if "%" in view.text or "&" in view.text or "\\" in view.text:
         starts, before_escapes = None, view.text
         for _ in range(NESTED_LEVELS):
-            escapes = _escapes(view.text, starts, ambiguous)
+            escapes = _escapes(view.text, starts, tier)
             if not escapes:
                 break
             before = view.text
@@ -962,7 +984,7 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
             if not starts:
                 break
         if "%" in view.text:
-            latin1 = _latin1_bytes(view.text, ambiguous)
+            latin1 = _latin1_bytes(view.text, tier)
             if latin1:
                 decoded, pieces = _pieces_of(view.text, latin1)
                 view = Canonical(text, decoded, _compose(pieces, view))
@@ -972,7 +994,7 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
             # URL escape made (``%2B``, ``%252B``) is a plus, not a space.
             literal = frozenset(p.view for p in view._pieces
                                 if not p.same and view.text[p.view] == "+" and "%" in text[p.start:p.end])
-            pluses = _form_pluses(view.text, literal, ambiguous)
+            pluses = _form_pluses(view.text, literal, tier)
             if pluses:
                 spaced, pieces = _pieces_of(view.text, pluses)
                 view = Canonical(text, spaced, _compose(pieces, view))

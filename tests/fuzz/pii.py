@@ -782,8 +782,12 @@ def _letters_escape(rng: random.Random) -> str:
     return rng.choice("%\\") + "".join(rng.choice("ABCDEFabcdef") for _ in range(2)) + rng.choice(["", "", " "])
 
 
-def views_text(rng: random.Random) -> tuple[str, str]:
-    """``(kind, text)``: a value written with the readings the views differ on, in a random surrounding."""
+LINE_ENDS = ["\\\n", "\\\r\n", "\\\r"]  # a backslash line continuation, every line end
+
+
+def views_text(rng: random.Random, lines: random.Random | None = None) -> tuple[str, str]:
+    """``(kind, text)``: a value written with the readings the views differ on, in a random surrounding; with
+    ``lines``, now and then beside a line continuation."""
     drawn = values(rng)
     # an address one text in two: its local part takes what the recognizers' word boundary would split elsewhere
     kind = "email" if rng.random() < 0.5 else rng.choice(sorted(drawn))
@@ -804,6 +808,14 @@ def views_text(rng: random.Random) -> tuple[str, str]:
         fragment += rng.choice(["", " ", "\\", "=", ","]) + glue() + rng.choice([value, plain])
     head = PROSE[:rng.randint(0, 60)] + cue + rng.choice([" ", "", ": ", "="])
     tail = rng.choice(["", " thanks.", ".", "\\n"])
+    if lines is not None and lines.random() < 0.4:  # a line continuation (or Markdown's hard break) beside it, every
+        # line end: read as nothing, it glues the value to the word before or after (``Call me\\⏎212\\-555\\-0173``), where
+        # a lower tier masks the value (drawn from ``lines``: the texts of ``rng`` stay those of the seeds named above)
+        for _ in range(lines.choice([1, 1, 2])):
+            if lines.random() < 0.5:
+                fragment = lines.choice(["me", "Call", "x", "0", ":", ","]) + lines.choice(LINE_ENDS) + fragment
+            else:
+                fragment += lines.choice(LINE_ENDS) + lines.choice(["Thanks", "1 more", ".", "x", "0", "-"])
     return kind, rng.choice([head + fragment + tail, fragment, f"k={fragment}&lang=en"])
 
 
@@ -811,23 +823,29 @@ def _masked(results) -> set[int]:
     return {i for r in results for i in range(r.start, r.end)}
 
 
-def older_masks_kept(rng: random.Random, count: int = 60) -> None:
-    """``count`` texts of ``views_text``: raises AssertionError naming each whose older-view scrub masks a character
-    the default scrub leaves."""
+def lower_tiers_kept(rng: random.Random, count: int = 60) -> None:
+    """``count`` texts of ``views_text``: raises AssertionError naming each where a lower tier's scrub (``canonical``'s
+    tiers: the older view, the view before the line continuations read) masks a character the default scrub leaves."""
+    from corpusforge.pipeline.pii.canonical import TOP_TIER
+
     scrubber = _views_scrubber()
     broken = []
+    lines = random.Random(repr(rng.getstate()) + " line ends")
     for _ in range(count):
-        kind, text = views_text(rng)
-        older = _masked(scrubber.find(text, ambiguous=False))
-        TRIED["older masks kept: texts"] += 1
-        if not older:
-            continue
-        TRIED["older masks kept: texts the older view masks"] += 1
-        left = older - _masked(scrubber.find(text))
-        if left:
-            broken.append(f"{kind} in {text!r}: the older view masks {''.join(text[i] for i in sorted(left))!r} "
-                          f"at {sorted(left)[:8]}, the scrub leaves it: {scrubber.scrub(text).text!r}")
-    assert not broken, "a newer reading unmasked what the older view masked:\n" + "\n".join(broken)
+        kind, text = views_text(rng, lines)
+        TRIED["lower tiers' masks kept: texts"] += 1
+        masked = None
+        for tier in range(TOP_TIER):
+            lower = _masked(scrubber.find(text, tier=tier))
+            if not lower:
+                continue
+            TRIED[f"lower tiers' masks kept: texts tier {tier} masks"] += 1
+            masked = _masked(scrubber.find(text)) if masked is None else masked
+            left = lower - masked
+            if left:
+                broken.append(f"{kind} in {text!r}: tier {tier} masks {''.join(text[i] for i in sorted(left))!r} "
+                              f"at {sorted(left)[:8]}, the scrub leaves it: {scrubber.scrub(text).text!r}")
+    assert not broken, "a newer reading unmasked what a lower tier masked:\n" + "\n".join(broken)
 
 
 # Values cut by a backslash line continuation (a shell's, C's, Python's, a Makefile's: ``\\`` then a line break, read as
@@ -1232,7 +1250,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
 
     workdir = pathlib.Path(workdir)
     # texts for the views' masks from a stream of their own (no draw from ``rng``: a pinned seed builds what it did)
-    older_masks_kept(random.Random(repr(rng.getstate()) + " views"))
+    lower_tiers_kept(random.Random(repr(rng.getstate()) + " views"))
     encoded_words_kept(random.Random(repr(rng.getstate()) + " words"))
     planted = build_case(rng, workdir)
     out = workdir / "out"

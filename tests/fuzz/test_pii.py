@@ -57,17 +57,21 @@ def test_planted_pii_in_disguise_never_leaves_the_scrubber(seed, tmp_path):
     fuzz_one(random.Random(seed), tmp_path)
 
 
-# The older view's masks kept (``older_masks_kept``: 60 texts a seed, no build; every pii case of bench/fuzz.py runs one
+# The older view's masks kept (``lower_tiers_kept``: 60 texts a seed, no build; every pii case of bench/fuzz.py runs one
 # seed of it too). With the pass over the text as written checked against the full view's results as well as the older
 # view's (1e7963b's scrubber: ``written_additions(written, results, text)``), 13 of these 300 seeds fail (13 texts of
 # 18,000), the first at seed 23, the 1,408th text: ``k=dscrqdorx\\aeoeixb@web.example.net\\B2 %E9`` left
 # ``dscrqdorx\\ae`` (the full view split the address at CSS's "®", the older view glued "2" to its host).
+# Every lower tier's masks (``canonical``'s tiers: the older view, the view before line continuations were read), with
+# values beside a continuation drawn from a stream of their own: with only the older view asked (94adb11's find), 113 of
+# these 300 seeds fail, the first at seed 1: ``x\\⏎C:\\Users\\=40inweht\\xe9ltmya&#64;mail.example.com\\⏎1 more``
+# left ``inweht\\`` (the continuations glued the address to "x" and "1").
 @pytest.mark.timeout(300)
-def test_no_reading_unmasks_what_the_scrubber_of_the_older_view_masks():
-    from tests.fuzz.pii import older_masks_kept
+def test_no_reading_unmasks_what_a_lower_tier_masks():
+    from tests.fuzz.pii import lower_tiers_kept
 
     for seed in range(300):
-        older_masks_kept(random.Random(seed))
+        lower_tiers_kept(random.Random(seed))
 
 
 # Encoded-words a mask covers part of (``encoded_words_kept``: 20 headers a seed, no build; every pii case runs one seed

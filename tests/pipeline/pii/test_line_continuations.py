@@ -59,3 +59,29 @@ def test_a_markdown_hard_break_after_a_value_leaves_it_masked():
         text = f"Contact: {value}\\\nThanks"
         out = SCRUBBER.scrub(text).text
         assert value not in out and out.endswith("\\\nThanks"), (text, out)
+
+
+# Values written with an ambiguous reading (``\-``, ``\_``, ``\.``: CSS's and code's escaped punctuation) beside a
+# continuation: the view without the continuation reading (``canonical``'s tier ``AMBIGUOUS``, main's full view) reads
+# the escape and finds the value; read as nothing, the continuation glues it to the next or last word and the full view
+# finds none, and the older view reads neither. Each tier's view is asked (``Scrubber.find``): its masks are kept.
+ESCAPED = {"phone": ("212\\-555\\-0173", "0173"), "card": ("4111\\-1111\\-1111\\-1111", "1111\\-1111"),
+           "email": ("jane\\_doe@example.org", "jane"), "dotted": ("jane\\.doe@example.org", "jane"),
+           "ssn": ("398\\-55\\-5589", "5589")}
+
+
+@pytest.mark.parametrize("kind", ESCAPED)
+def test_an_escaped_value_beside_a_continuation_stays_masked(kind):
+    from corpusforge.pipeline.pii.canonical import TOP_TIER
+
+    value, needle = ESCAPED[kind]
+    for brk, (before, after) in itertools.product(BREAKS, [("Call me", ""), ("Contact: ", "Thanks"),
+                                                           ("Call me", "Thanks"), ("x", "0 more")]):
+        text = f"{before}{brk if before.endswith('me') or before == 'x' else ''}{value}{brk}{after} today"
+        results = SCRUBBER.find(text)
+        out = SCRUBBER.replace(text, results)[0]
+        assert needle not in out, (text, out)
+        masked = {i for r in results for i in range(r.start, r.end)}
+        for tier in range(TOP_TIER):
+            lower = {i for r in SCRUBBER.find(text, tier=tier) for i in range(r.start, r.end)}
+            assert lower <= masked, (tier, text, out)

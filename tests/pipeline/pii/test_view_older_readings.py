@@ -162,7 +162,7 @@ def test_a_value_with_a_character_in_a_css_escape_keeps_every_mask_of_the_older_
 
 
 def test_the_older_scrubber_is_the_scrubber_reading_the_older_view(monkeypatch):
-    # ``find(text, ambiguous=False)`` (the seam the fuzz family's ``older_masks_kept`` compares with) masks what the
+    # ``find(text, ambiguous=False)`` (the seam the fuzz family's ``lower_tiers_kept`` compares with) masks what the
     # scrubber masks with ``canonical`` patched to the view without the ambiguous readings
     rng = random.Random(9)
     texts = [text for text, _ in LEAKED] + [
