@@ -182,6 +182,7 @@ _ESCAPE = re.compile(_ESCAPE_AMBIGUOUS.pattern + rf"|{_CONTINUATION}")
 # masks hold each lower tier's". ``canonical(text, tier=t)`` is tier ``t``'s view.
 OLDER, AMBIGUOUS, CONTINUATIONS = 0, 1, 2
 TOP_TIER = CONTINUATIONS
+_REMOVED_CONTINUATION = re.compile(r"\\(?:\r\n?|\n)")  # a continuation among characters the view read as nothing
 _TIER_READING = {CONTINUATIONS: re.compile(_CONTINUATION)}  # what each tier above AMBIGUOUS reads that the ones below do not
 
 
@@ -646,7 +647,8 @@ def _decoded(data: bytes, charset: str) -> str | None:
 def _encoded_words(text: str, markers: list[tuple[str, int, int]] | None = None) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of what the encoded-words of ``text`` are read as (``_ENCODED_WORD``); adds to
     ``markers`` ``("head", start, end)`` and ``("tail", ...)`` of the ``=?charset?Q?`` and ``?=`` of each word read a
-    character at a time (a Q word's), and ``("gap", ...)`` of the whitespace between two words (``Canonical.span``)."""
+    character at a time (a Q word's), ``("gap", ...)`` of the whitespace between two words and ``("word", ...)`` of
+    each word read, B or Q (``Canonical.span``)."""
     out: list[tuple[int, int, str]] = []
     last = -1  # where the last encoded-word read ended
     for m in _ENCODED_WORD.finditer(text):
@@ -689,6 +691,8 @@ def _encoded_words(text: str, markers: list[tuple[str, int, int]] | None = None)
             changes = [(m.start(), at, "")] + changes + [(m.end() - 2, m.end(), "")]
             if markers is not None:
                 markers += [("head", m.start(), at), ("tail", m.end() - 2, m.end())]
+        if markers is not None:
+            markers.append(("word", m.start(), m.end()))
         if last >= 0 and _WHITESPACE_ONLY.fullmatch(text, last, m.start()):
             out.append((last, m.start(), ""))  # between two encoded-words: nothing
             if markers is not None:
@@ -812,7 +816,7 @@ class _Piece(NamedTuple):
 class Canonical:
     """The canonical view of ``original``: ``text``, and ``span`` mapping its offsets back."""
 
-    __slots__ = ("original", "text", "_pieces", "_views", "_heads", "_tails", "_gaps")
+    __slots__ = ("original", "text", "_pieces", "_views", "_heads", "_tails", "_gaps", "_words")
 
     def strict_span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of the view's ``[start, end)``, not grown (``span``)."""
@@ -824,7 +828,7 @@ class Canonical:
     def __init__(self, original: str, text: str, pieces: list[_Piece] | None):
         self.original, self.text, self._pieces = original, text, pieces
         self._views = [p.view for p in pieces] if pieces else None
-        self._heads = self._tails = self._gaps = None  # encoded-words' markers in ``original``: ``_word_markers``
+        self._heads = self._tails = self._gaps = self._words = None  # encoded-words' in ``original``: ``_word_markers``
 
     @property
     def identity(self) -> bool:
@@ -854,8 +858,24 @@ class Canonical:
         else:  # the piece's last character: grown up to the next piece's start, never short of its own end
             last = max(p.end, pieces[k + 1].start) if k + 1 < len(pieces) else len(self.original)
             inner_last = p.end
-        if self._heads is not None and (first < inner_first or inner_last < last):
+        if first < inner_first or inner_last < last:
+            first, last = self._not_over_continuations(first, inner_first, inner_last, last)
+        if self._words is not None:
             return self._word_markers(first, inner_first, inner_last, last)
+        return first, last
+
+    def _not_over_continuations(self, first: int, inner_first: int, inner_last: int, last: int) -> tuple[int, int]:
+        """``(first, last)`` grown over what the view read as nothing beside the value, but not over a line
+        continuation there (``_CONTINUATION``): it is the line's end, not the value's (``See 212-555-0173\\⏎.`` took the
+        ``\\⏎`` and the scrub joined the lines; ``Regards,\\⏎jane@example.org`` the same before the address)."""
+        original = self.original
+        if first < inner_first and "\\" in original[first:inner_first]:
+            for m in _REMOVED_CONTINUATION.finditer(original, first, inner_first):
+                first = m.end()
+        if inner_last < last and "\\" in original[inner_last:last]:
+            m = _REMOVED_CONTINUATION.search(original, inner_last, last)
+            if m is not None:
+                last = m.start()
         return first, last
 
     def _word_markers(self, first: int, inner_first: int, inner_last: int, last: int) -> tuple[int, int]:
@@ -874,6 +894,16 @@ class Canonical:
         starts = [marks[i][1] for marks in (tails, gaps) for i in (bisect.bisect_right(marks, (inner_first,)) - 1,)
                   if i >= 0 and first < marks[i][1] <= inner_first]
         first = max(starts, default=first)
+        # a value across two words or more (B or Q, mixed: ``=?utf-8?b?MjEyLTU1NS0=?= =?utf-8?q?0173?=``) takes every
+        # word it touches whole: cut, a word's marker stays without its word (``<PHONE>?=``), and a B word, one piece
+        # of the view, is taken whole whatever part of it the value is
+        words = self._words
+        w = bisect.bisect_right(words, (inner_first, len(self.original))) - 1  # the last word starting at or before
+        if w < 0 or words[w][1] <= inner_first:
+            w += 1
+        v = bisect.bisect_left(words, (inner_last,)) - 1  # the last word starting before the value's end
+        if w < v:
+            return min(first, words[w][0]), max(last, words[v][1])
         h = bisect.bisect_left(heads, (first,))  # the value's own word's head, grown over
         head = h < len(heads) and heads[h][1] <= inner_first
         t = bisect.bisect_left(tails, (inner_last,))  # and its tail
@@ -1004,6 +1034,6 @@ def canonical(text: str, ambiguous: bool = True, *, tier: int | None = None) -> 
             joined, pieces = _pieces_of(view.text, breaks)
             view = Canonical(text, joined, _compose(pieces, view))
     if markers:
-        view._heads, view._tails, view._gaps = ([(a, b) for kind, a, b in markers if kind == name]
-                                                for name in ("head", "tail", "gap"))
+        view._heads, view._tails, view._gaps, view._words = ([(a, b) for kind, a, b in markers if kind == name]
+                                                             for name in ("head", "tail", "gap", "word"))
     return view

@@ -375,6 +375,29 @@ def encoded_word(rng: random.Random, value: str) -> str:
     return written
 
 
+def mixed_words(rng: random.Random, value: str) -> str:
+    """``value`` as a run of one to three MIME encoded-words, each Q or B (mixed), cut at characters: read as one."""
+    import base64
+    import email.header
+
+    charset = rng.choice(MAIL_CHARSETS)
+    cuts = sorted(rng.sample(range(1, len(value)), min(len(value) - 1, rng.choice([0, 1, 2]))))
+    words = []
+    for part in (value[a:b] for a, b in zip([0] + cuts, cuts + [len(value)])):
+        data = part.encode(charset)
+        if rng.random() < 0.5:
+            words.append(f"=?{charset}?{rng.choice('bB')}?{base64.b64encode(data).decode()}?=")
+        else:
+            body = "".join("_" if b == 0x20 else chr(b) if chr(b).isalnum() and rng.random() < 0.8 else f"={b:02X}"
+                           for b in data)
+            words.append(f"=?{charset}?{rng.choice('qQ')}?{body}?=")
+    written = "".join(rng.choice([" ", "\n "]) + w for w in words)[1:].lstrip()
+    decoded = "".join(p if isinstance(p, str) else p.decode(c or "ascii")
+                      for p, c in email.header.decode_header(written))
+    assert decoded == value, (written, decoded)
+    return written
+
+
 def qp_every(rng: random.Random, value: str) -> str:
     """``value`` quoted-printable by an encoder that escapes every space (``quopri``'s ``quotetabs``) or every
     character but letters and digits, and maybe a soft line break with spaces or a tab after its "="."""
@@ -894,11 +917,16 @@ def encoded_words_kept(rng: random.Random, count: int = 20) -> None:
     word's marker without its word, or showed the value."""
     scrubber = _views_scrubber()
     broken = []
+    mixed = random.Random(repr(rng.getstate()) + " mixed")  # (its own stream: the seeds named in test_pii draw as before)
     for _ in range(count):
         kind, (cue, plain) = rng.choice(sorted(values(rng).items()))
         if kind == "ip" or plain.startswith('"'):
             continue  # (an IP is no header's; a quoted local part's quotes are no Q word's)
         words = encoded_word(rng, rng.choice(["", "Call ", f"{cue} "]) + plain + rng.choice(["", " now", " ok"]))
+        if mixed.random() < 0.5:  # a run of B and Q words mixed, cut anywhere, maybe a word of its own before it
+            words = mixed_words(mixed, mixed.choice(["", "Call ", "Hi "]) + plain + mixed.choice(["", " now", " ok"]))
+            if mixed.random() < 0.4:
+                words = mixed.choice(["=?utf-8?b?SGkg?= ", "=?utf-8?q?Hi_?= ", "=?utf-8?q?Call_?=\n "]) + words
         after = rng.choice(["", " ok", " =?utf-8?q?_ok?=", " =?utf-8?b?IG9r?="])  # a word after it: " ok"
         text = f"{rng.choice(['Subject', 'From', 'Reply-To'])}: {words}{after}"
         TRIED["encoded-words: headers"] += 1

@@ -115,3 +115,19 @@ def test_a_value_stops_at_the_gap_between_two_words():
              "S: =?utf-8?q?ok_?=\n =?utf-8?q?212-555-0173_now?= x": "S: =?utf-8?q?ok_?=\n =?utf-8?q?<PHONE>_now?= x"}
     for text, scrubbed in cases.items():
         assert SCRUBBER.scrub(text).text == scrubbed, text
+
+
+# A value across a run of words, B and Q mixed, takes every word it touches whole: the "whole run" rule saw only Q
+# words' markers, and a B word (one piece of the view, taken whole) beside a Q word left the Q word's "?=" or
+# "=?charset?q?" alone (``S: <PHONE>?= ok``); a word of its own before the value is kept.
+@pytest.mark.parametrize("text, scrubbed", [
+    ("S: =?utf-8?b?MjEyLTU1NS0=?= =?utf-8?q?0173?= ok", "S: <PHONE> ok"),
+    ("S: =?utf-8?q?212-555-?= =?utf-8?b?MDE3Mw==?= ok", "S: <PHONE> ok"),
+    ("S: =?utf-8?b?SGk=?= =?utf-8?q?jane=40example.org?= ok", "S: <EMAIL> ok"),
+    ("S: =?utf-8?b?SGkg?= =?utf-8?q?jane=40example.org?= ok", "S: =?utf-8?b?SGkg?= <EMAIL> ok"),
+    ("S: =?utf-8?b?MjEyLTU1NS0=?= =?utf-8?q?0173_ok?= x", "S: <PHONE> x"),
+    ("S: =?utf-8?q?Call_212-?= =?utf-8?q?555-0173_ok?= x", "S: <PHONE> x"),
+    ("S: =?utf-8?q?Call_212-555-0173?= ok", "S: =?utf-8?q?Call_<PHONE>?= ok"),
+])
+def test_a_value_across_mixed_words_takes_them_whole(text, scrubbed):
+    assert SCRUBBER.scrub(text).text == scrubbed

@@ -85,3 +85,12 @@ def test_an_escaped_value_beside_a_continuation_stays_masked(kind):
         for tier in range(TOP_TIER):
             lower = {i for r in SCRUBBER.find(text, tier=tier) for i in range(r.start, r.end)}
             assert lower <= masked, (tier, text, out)
+
+
+# A mask does not grow over a continuation beside the value (the view reads it as nothing, as it does a format
+# character, which goes with the value): it is the line's end, and taken, the scrub joined two lines.
+@pytest.mark.parametrize("brk", BREAKS)
+def test_a_mask_stops_at_a_continuation_beside_the_value(brk):
+    assert SCRUBBER.scrub(f"See 212-555-0173{brk}.").text == f"See <PHONE>{brk}."
+    assert SCRUBBER.scrub(f"Regards,{brk}jane@example.org").text == f"Regards,{brk}<EMAIL>"
+    assert SCRUBBER.scrub(f"Card: 4111\\-1111\\-1111\\-1111{brk}Thanks").text == f"Card: <CREDIT_CARD>{brk}Thanks"
