@@ -622,7 +622,7 @@ def _scrubbed_as_written(text: str) -> str:
     global _AS_WRITTEN
     if _AS_WRITTEN is None:
         _AS_WRITTEN = scrubber_module.Scrubber(PIIConfig(), salt="s" * 16)
-    with mock.patch.object(scrubber_module, "canonical", lambda t, ambiguous=True: Canonical(t, t, None)):
+    with mock.patch.object(scrubber_module, "canonical", lambda t, ambiguous=True, tier=None: Canonical(t, t, None)):
         return _AS_WRITTEN.scrub(text).text
 
 

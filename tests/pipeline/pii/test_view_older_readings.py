@@ -57,7 +57,7 @@ def _masked_by_older_view(text: str, monkeypatch) -> set[int]:
     from corpusforge.pipeline.pii import scrubber
 
     with monkeypatch.context() as patched:
-        patched.setattr(scrubber, "canonical", lambda t, ambiguous=True: canonical(t, ambiguous=False))
+        patched.setattr(scrubber, "canonical", lambda t, ambiguous=True, tier=None: canonical(t, ambiguous=False))
         return _masked(text)
 
 
