@@ -183,12 +183,13 @@ _ESCAPE = re.compile(_ESCAPE_AMBIGUOUS.pattern + rf"|{_CONTINUATION}")
 OLDER, AMBIGUOUS, CONTINUATIONS = 0, 1, 2
 TOP_TIER = CONTINUATIONS
 _REMOVED_CONTINUATION = re.compile(r"\\(?:\r\n?|\n)")  # a continuation among characters the view read as nothing
-_TIER_READING = {CONTINUATIONS: re.compile(_CONTINUATION)}  # what each tier above AMBIGUOUS reads that the ones below do not
+# what each tier above AMBIGUOUS reads that the ones below do not
+_TIER_READING = {CONTINUATIONS: re.compile(_CONTINUATION)}
 
 
 def tier_reads(text: str, tier: int) -> bool:
-    """Whether tier ``tier``'s own reading (a tier above ``AMBIGUOUS``) occurs in ``text``: where it does not, the tier's
-    view is the one below's, and asking the recognizers there again finds nothing new."""
+    """Whether tier ``tier``'s own reading (a tier above ``AMBIGUOUS``) occurs in ``text``: where it does not, the
+    tier's view is the one below's, and asking the recognizers there again finds nothing new."""
     return "\\" in text and _TIER_READING[tier].search(text) is not None
 
 
@@ -270,7 +271,8 @@ def _escape_char(code: str, tier: int = TOP_TIER) -> str | None:
                 return None
             if len(char) != 1:  # a named sequence (``KEYCAP NUMBER SIGN``): lookup reads it, Python's \N{} does not
                 return None
-        elif code[1] in _IDENTITY and (tier >= AMBIGUOUS or code[1] == "@"):  # an escaped punctuation character (Perl's "jane\@example.org", \., \-): itself
+        elif code[1] in _IDENTITY and (tier >= AMBIGUOUS or code[1] == "@"):
+            # an escaped punctuation character (Perl's "jane\@example.org", \., \-): itself
             return code[1]
         elif len(code) == 4 and _OCTAL.issuperset(code[1:]):  # octal: \100 is "@" (``\181``: CSS's, below)
             # a printable ASCII character, or a byte 0xA0 to 0xFF of no UTF-8 sequence (``jos\351@``) as Latin-1, as a
@@ -287,7 +289,8 @@ def _escape_char(code: str, tier: int = TOP_TIER) -> str | None:
             if not (0x20 <= value <= 0x7E or 0xA0 <= value <= 0x24F) or not chr(value).isprintable():
                 return None
             char = chr(value)
-        elif tier >= AMBIGUOUS and code[1] in _HEX_DIGITS and code[1] != "b":  # CSS's hex escape (1-6 hex digits, a whitespace): \40 is "@"
+        elif tier >= AMBIGUOUS and code[1] in _HEX_DIGITS and code[1] != "b":
+            # CSS's hex escape (1-6 hex digits, a whitespace): \40 is "@"
             digits = code[1:].rstrip()
             if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
                 return None  # three octal digits: C's octal escape, of a byte (``'Andr\\202 x'``), not CSS's
@@ -746,7 +749,8 @@ def _latin1_bytes(text: str, tier: int = TOP_TIER) -> list[tuple[int, int, str]]
                 # case (as encoders write it; directives are lower case) after a character an address, a number or
                 # a URL holds (``(202)%A0555``, ``jane@%C9cole.fr``, ``jane.%E9mile``)
                 if lead >= 0xA0 and start and (text[start - 1].isalnum() or ((
-                        text[start - 1] in _LATIN1_AFTER and _latin1_here(text, start, lead)) if tier >= AMBIGUOUS else (
+                        text[start - 1] in _LATIN1_AFTER and _latin1_here(text, start, lead))
+                        if tier >= AMBIGUOUS else (
                         text[start - 1] in _LATIN1_AFTER_OLDER and text[start + 1:start + 3].isupper()))):
                     char = chr(lead)
             if char is not None:

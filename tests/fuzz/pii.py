@@ -832,8 +832,8 @@ def views_text(rng: random.Random, lines: random.Random | None = None) -> tuple[
     head = PROSE[:rng.randint(0, 60)] + cue + rng.choice([" ", "", ": ", "="])
     tail = rng.choice(["", " thanks.", ".", "\\n"])
     if lines is not None and lines.random() < 0.4:  # a line continuation (or Markdown's hard break) beside it, every
-        # line end: read as nothing, it glues the value to the word before or after (``Call me\\⏎212\\-555\\-0173``), where
-        # a lower tier masks the value (drawn from ``lines``: the texts of ``rng`` stay those of the seeds named above)
+        # line end: read as nothing, it glues the value to the word before or after (``Call me\\⏎212\\-555\\-0173``),
+        # where a lower tier masks the value (drawn from ``lines``: the texts of ``rng`` stay those of the seeds named)
         for _ in range(lines.choice([1, 1, 2])):
             if lines.random() < 0.5:
                 fragment = lines.choice(["me", "Call", "x", "0", ":", ","]) + lines.choice(LINE_ENDS) + fragment
@@ -917,7 +917,7 @@ def encoded_words_kept(rng: random.Random, count: int = 20) -> None:
     word's marker without its word, or showed the value."""
     scrubber = _views_scrubber()
     broken = []
-    mixed = random.Random(repr(rng.getstate()) + " mixed")  # (its own stream: the seeds named in test_pii draw as before)
+    mixed = random.Random(repr(rng.getstate()) + " mixed")  # its own stream: test_pii's seeds draw as before
     for _ in range(count):
         kind, (cue, plain) = rng.choice(sorted(values(rng).items()))
         if kind == "ip" or plain.startswith('"'):
