@@ -94,3 +94,16 @@ def test_a_mask_stops_at_a_continuation_beside_the_value(brk):
     assert SCRUBBER.scrub(f"See 212-555-0173{brk}.").text == f"See <PHONE>{brk}."
     assert SCRUBBER.scrub(f"Regards,{brk}jane@example.org").text == f"Regards,{brk}<EMAIL>"
     assert SCRUBBER.scrub(f"Card: 4111\\-1111\\-1111\\-1111{brk}Thanks").text == f"Card: <CREDIT_CARD>{brk}Thanks"
+
+
+# A continuation that glues a value to a neighbouring word: the mask takes the word (docs/pii.md). A value cut by a
+# continuation is written with the same characters as a value before or after a Markdown hard break, and reading only
+# the second would show a cut value's other part (``jane`` of ``jane\⏎doe@example.com``); a word masked too many
+# leaks nothing. The lower tier's value is inside the mask either way.
+@pytest.mark.parametrize("text, scrubbed", [
+    ("Hello\\\njane@example.org", "<EMAIL>"),
+    ("jane\\\ndoe@example.org", "<EMAIL>"),
+    ("IP 81.2.69.16\\\n0 seen", "IP <IP_ADDRESS> seen"),
+])
+def test_a_word_a_continuation_glues_to_a_value_is_masked_with_it(text, scrubbed):
+    assert SCRUBBER.scrub(text).text == scrubbed
