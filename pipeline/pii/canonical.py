@@ -177,20 +177,13 @@ _ESCAPE = re.compile(_ESCAPE_AMBIGUOUS.pattern + rf"|{_CONTINUATION}")
 # ``AMBIGUOUS`` (``_ESCAPE_AMBIGUOUS``), ``CONTINUATIONS`` (and a line continuation read as nothing: ``_ESCAPE``). Each
 # reading added later is its own tier, above the others (``TOP_TIER``): a newer reading can glue a value that a lower
 # tier's view found to its neighbour (``Call me\\⏎212\\-555\\-0173``: ``\\-`` read, the continuation glues the number to
-# "me"), so the ``Scrubber`` masks the union of what every tier's view shows (``Scrubber.find``), each asked only where
-# its own reading occurs (``tier_reads``), and ``tests/fuzz/pii.py``'s ``lower_tiers_kept`` holds every draw to "the
-# masks hold each lower tier's". ``canonical(text, tier=t)`` is tier ``t``'s view.
+# "me"), so the ``Scrubber`` masks the union of what every tier's view shows (``Scrubber.find``), each computed where
+# the text holds an escape's introducer (``ESCAPE_INTRODUCERS``) and asked where it differs from the full view, and
+# ``tests/fuzz/pii.py``'s ``lower_tiers_kept`` holds every draw to "the masks hold each lower tier's".
+# ``canonical(text, tier=t)`` is tier ``t``'s view.
 OLDER, AMBIGUOUS, CONTINUATIONS = 0, 1, 2
 TOP_TIER = CONTINUATIONS
 _REMOVED_CONTINUATION = re.compile(r"\\(?:\r\n?|\n)")  # a continuation among characters the view read as nothing
-# what each tier above AMBIGUOUS reads that the ones below do not
-_TIER_READING = {CONTINUATIONS: re.compile(_CONTINUATION)}
-
-
-def tier_reads(text: str, tier: int) -> bool:
-    """Whether tier ``tier``'s own reading (a tier above ``AMBIGUOUS``) occurs in ``text``: where it does not, the
-    tier's view is the one below's, and asking the recognizers there again finds nothing new."""
-    return "\\" in text and _TIER_READING[tier].search(text) is not None
 
 
 # Every reading of an escape starts at one of these (a form's "+" needs an "=" too): a text without any is its own

@@ -24,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from corpusforge.core.errors import UserError, WorkerError, missing_dependency
-from corpusforge.pipeline.pii.canonical import AMBIGUOUS, ESCAPE_INTRODUCERS, OLDER, TOP_TIER, canonical, tier_reads
+from corpusforge.pipeline.pii.canonical import AMBIGUOUS, ESCAPE_INTRODUCERS, OLDER, TOP_TIER, canonical
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.entities import LANGUAGE
 from corpusforge.pipeline.pii.screen import ENTITY_SCREENS, SEPARATOR, ScanCache, word_without_pii
@@ -337,10 +337,13 @@ class Scrubber:
             r.canonical = value.replace("\u00a0", " ").replace("\u2007", " ")
         # What every lower tier's view shows (``canonical``'s tiers) is masked too, where it differs: a newer reading
         # can glue a value a lower tier found to its neighbour (``Call me\\⏎212\\-555\\-0173``: the continuation
-        # read as nothing, "me212-555-0173" is no number). Asked only where a reading above it occurs (``tier_reads``):
-        # plain text pays nothing. The tiers up to ``AMBIGUOUS`` are below, with the text as written.
-        for lower in range(tier - 1, AMBIGUOUS - 1, -1):
-            if any(tier_reads(text, above) for above in range(lower + 1, tier + 1)):
+        # read as nothing, "me212-555-0173" is no number). Gated on what could make the views differ, not on a tier's
+        # reading in the text as written: the readings apply to decoded text too (``me%5C%0A212\-555\-0173``, the
+        # continuation URL-escaped, or as ``&#92;&#10;``, ``\u005c\u000a``, ``=5C=0A``), and every escape, as a
+        # literal continuation, starts with an introducer. Where the text holds one, the lower view is computed, and
+        # the recognizers run on it only where it differs; plain text pays nothing. The tiers up to ``AMBIGUOUS``.
+        if tier > AMBIGUOUS and any(introducer in text for introducer in ESCAPE_INTRODUCERS):
+            for lower in range(tier - 1, AMBIGUOUS - 1, -1):
                 lower_view = canonical(text, tier=lower)
                 if lower_view.text != view.text:
                     results += self._older_results(lower_view)

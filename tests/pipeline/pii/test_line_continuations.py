@@ -87,6 +87,36 @@ def test_an_escaped_value_beside_a_continuation_stays_masked(kind):
             assert lower <= masked, (tier, text, out)
 
 
+# The same, the continuation written with escapes (URL, HTML references, code's, a Q encoded-word's, doubly escaped,
+# half escaped): the full view decodes them and reads a continuation, gluing the value to its neighbour, so each lower
+# tier's view is asked wherever an escape's introducer occurs, not only where a continuation is written as such (asked
+# only there, ``Call me%5C%0A212\-555\-0173`` showed the number main masked).
+ESCAPED_BREAKS = {
+    "LF": ["%5C%0A", "%5c%0a", "&#92;&#10;", "&#x5c;&#xa;", "\\u005c\\u000a", "\\x5c\\x0a", "%255C%250A",
+           "&amp;#92;&amp;#10;", "&#92;\n", "%5C\n"],
+    "CRLF": ["%5C%0D%0A", "%5c%0d%0a", "&#92;&#13;&#10;", "\\u005c\\u000d\\u000a", "&#92;\r\n", "%5C\r\n"],
+    "CR": ["%5C%0D", "&#x5c;&#xd;", "\\x5c\\x0d", "&#92;\r", "%5C\r"],
+}
+
+
+@pytest.mark.parametrize("kind", ESCAPED)
+@pytest.mark.parametrize("end", ESCAPED_BREAKS)
+def test_an_escaped_value_beside_an_escaped_continuation_stays_masked(kind, end):
+    from corpusforge.pipeline.pii.canonical import AMBIGUOUS
+
+    value, needle = ESCAPED[kind]
+    qp = value.replace("\\", "=5C")  # (in a Q encoded-word, the escapes too: ``=5C-``)
+    texts = [f"Call me{brk}{value} thanks" for brk in ESCAPED_BREAKS[end]]
+    texts += [f"Contact: {value}{brk}Thanks today" for brk in ESCAPED_BREAKS[end]]
+    if end == "LF":
+        texts += [f"Subject: =?utf-8?q?Call_me=5C=0A{qp}_thanks?=", f"Subject: =?utf-8?q?{qp}=5C=0AThanks?="]
+    for text in texts:
+        results = SCRUBBER.find(text)
+        masked = {i for r in results for i in range(r.start, r.end)}
+        main = {i for r in SCRUBBER.find(text, tier=AMBIGUOUS) for i in range(r.start, r.end)}
+        assert main and main <= masked, (text, SCRUBBER.replace(text, results)[0])
+
+
 # A mask does not grow over a continuation beside the value (the view reads it as nothing, as it does a format
 # character, which goes with the value): it is the line's end, and taken, the scrub joined two lines.
 @pytest.mark.parametrize("brk", BREAKS)
