@@ -806,11 +806,17 @@ def _letters_escape(rng: random.Random) -> str:
 
 
 LINE_ENDS = ["\\\n", "\\\r\n", "\\\r"]  # a backslash line continuation, every line end
+# ... written with escapes, which the full view decodes and reads as a continuation: URL (doubly too), HTML references
+# (escaped again too), code's, quoted-printable's, half escaped
+ESCAPED_LINE_ENDS = ["%5C%0A", "%5c%0a", "%5C%0D%0A", "%5C%0D", "&#92;&#10;", "&#x5c;&#xa;", "&#92;&#13;&#10;",
+                     "\\u005c\\u000a", "\\x5c\\x0a", "\\x5c\\x0d", "%255C%250A", "&amp;#92;&amp;#10;", "=5C=0A",
+                     "&#92;\n", "%5C\n", "%5C\r\n", "&#92;\r"]
 
 
-def views_text(rng: random.Random, lines: random.Random | None = None) -> tuple[str, str]:
+def views_text(rng: random.Random, lines: random.Random | None = None, ends: list[str] = LINE_ENDS,
+               continued: float = 0.4) -> tuple[str, str]:
     """``(kind, text)``: a value written with the readings the views differ on, in a random surrounding; with
-    ``lines``, now and then beside a line continuation."""
+    ``lines``, beside a line continuation with chance ``continued``, written as one of ``ends``."""
     drawn = values(rng)
     # an address one text in two: its local part takes what the recognizers' word boundary would split elsewhere
     kind = "email" if rng.random() < 0.5 else rng.choice(sorted(drawn))
@@ -831,14 +837,15 @@ def views_text(rng: random.Random, lines: random.Random | None = None) -> tuple[
         fragment += rng.choice(["", " ", "\\", "=", ","]) + glue() + rng.choice([value, plain])
     head = PROSE[:rng.randint(0, 60)] + cue + rng.choice([" ", "", ": ", "="])
     tail = rng.choice(["", " thanks.", ".", "\\n"])
-    if lines is not None and lines.random() < 0.4:  # a line continuation (or Markdown's hard break) beside it, every
-        # line end: read as nothing, it glues the value to the word before or after (``Call me\\⏎212\\-555\\-0173``),
-        # where a lower tier masks the value (drawn from ``lines``: the texts of ``rng`` stay those of the seeds named)
+    if lines is not None and lines.random() < continued:  # a line continuation (or Markdown's hard break) beside
+        # it, every line end: read as nothing, it glues the value to the word before or after
+        # (``Call me\\⏎212\\-555\\-0173``), where a lower tier masks the value (drawn from ``lines``: the texts of
+        # ``rng`` stay those of the seeds named)
         for _ in range(lines.choice([1, 1, 2])):
             if lines.random() < 0.5:
-                fragment = lines.choice(["me", "Call", "x", "0", ":", ","]) + lines.choice(LINE_ENDS) + fragment
+                fragment = lines.choice(["me", "Call", "x", "0", ":", ","]) + lines.choice(ends) + fragment
             else:
-                fragment += lines.choice(LINE_ENDS) + lines.choice(["Thanks", "1 more", ".", "x", "0", "-"])
+                fragment += lines.choice(ends) + lines.choice(["Thanks", "1 more", ".", "x", "0", "-"])
     return kind, rng.choice([head + fragment + tail, fragment, f"k={fragment}&lang=en"])
 
 
@@ -854,8 +861,10 @@ def lower_tiers_kept(rng: random.Random, count: int = 60) -> None:
     scrubber = _views_scrubber()
     broken = []
     lines = random.Random(repr(rng.getstate()) + " line ends")
-    for _ in range(count):
-        kind, text = views_text(rng, lines)
+    # and a quarter more, beside an escaped continuation, from a stream of their own (the seeds' texts stay theirs)
+    escaped = random.Random(repr(rng.getstate()) + " escaped line ends")
+    for n in range(count + count // 4):
+        kind, text = views_text(rng, lines) if n < count else views_text(escaped, escaped, ESCAPED_LINE_ENDS, 0.9)
         TRIED["lower tiers' masks kept: texts"] += 1
         masked = None
         for tier in range(TOP_TIER):
