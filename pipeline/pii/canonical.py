@@ -138,6 +138,12 @@ _CODE_UTF8 = _code_utf8(r"\\\\") + "|" + _code_utf8(r"\\")
 # introducers: read, they would start an escape at the next level), nor ``\,`` ``\;`` ``\:`` ``\!`` (LaTeX's spaces,
 # in no entity) and ``\<`` ``\>`` (a regular expression's word boundaries in GNU and vim, in no entity).
 _IDENTITY = ".-+_@()[]{}'#$*=?^|~` "
+# A line continuation (a shell's, C's, Python's, a Makefile's, a CSS string's: a backslash, then a line break, read as
+# nothing) between two characters of a token: ``EMAIL="jane\\⏎doe@example.com"``, ``PHONE=212-555-\\⏎0173``. Not after
+# an escaped backslash (``\\\\⏎``: a backslash, then a line break) nor beside a space (a command's next line). Ambiguous:
+# Markdown's hard line break is the same two characters (``202-555-0173\\⏎Thanks``, read as nothing, glues the number
+# to the next line's word).
+_CONTINUATION = r"(?<![\\\s])\\(?:\r\n?|\n)(?=\S)"
 _CODE_BYTE = re.compile(r"\\(x[0-9A-Fa-f]{2}|[0-7]{3})")
 # URL escapes, character references and \\u escapes: the readings both views make, first in both patterns
 _ESCAPE_SHARED = (r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[89ABab][0-9A-Fa-f]){2}"
@@ -147,15 +153,16 @@ _ESCAPE_SHARED = (r"%[CDcd][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|%[Ee][0-9A-Fa-f](?:%[
                   rf"|(?:{_LEGACY_NAMES})(?![A-Za-z=]))"
                   r"|\\\\?u[dD][89abAB][0-9A-Fa-f]{2}\\\\?u[dD][c-fC-F][0-9A-Fa-f]{2}"
                   r"|\\\\?u[0-9A-Fa-f]{4}")
-_ESCAPE = re.compile(_ESCAPE_SHARED +
-                     rf"|{_CODE_UTF8}"
-                     r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
-                     r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7a-fA-F][0-9A-Fa-f]"
-                     r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
-                     r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7]|2[4-7][0-7]|3[0-7][0-7])"
-                     r"|\\\\?(?![bB])[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])?"
-                     r"|\\[/bnrt]"
-                     r"|\\\\?[" + re.escape(_IDENTITY) + "]")
+_ESCAPE_AMBIGUOUS = re.compile(_ESCAPE_SHARED +
+                               rf"|{_CODE_UTF8}"
+                               r"|\\\\?u\{[0-9A-Fa-f]{1,29}\}|\\\\?U[0-9A-Fa-f]{8}|\\\\?x\{[0-9A-Fa-f]{1,29}\}"
+                               r"|\\\\?x0{1,28}[2-7][0-9A-Fa-f](?![0-9A-Fa-f])|\\\\?x[0-7a-fA-F][0-9A-Fa-f]"
+                               r"|\\\\?N\{[A-Za-z][A-Za-z0-9 -]{1,87}\}"
+                               r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7]|2[4-7][0-7]|3[0-7][0-7])"
+                               r"|\\\\?(?![bB])[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])?"
+                               r"|\\[/bnrt]"
+                               r"|\\\\?[" + re.escape(_IDENTITY) + "]")
+_ESCAPE = re.compile(_ESCAPE_AMBIGUOUS.pattern + rf"|{_CONTINUATION}")
 # The view without its ambiguous readings (``canonical(text, ambiguous=False)``): each reading added after the view was
 # first held to "the view only adds" (docs/pii.md) is *ambiguous*: it can read a character out of what an older
 # reading left as written, and so glue a value to a neighbour (``a%a0+1-212...`` read ``a\xa0+1...``: no word boundary
@@ -166,6 +173,19 @@ _ESCAPE = re.compile(_ESCAPE_SHARED +
 # ``_ESCAPE_OLDER`` is the escapes' pattern before the ambiguous ones (CSS's hex escapes not ended by a whitespace, a
 # byte's escapes of no UTF-8 sequence read as Latin-1, escaped punctuation, a JSON string's doubled backslashes
 # before UTF-8 byte escapes).
+# The view's readings in tiers, oldest first: ``OLDER`` (before the ambiguous readings: ``_ESCAPE_OLDER``),
+# ``AMBIGUOUS`` (``_ESCAPE_AMBIGUOUS``), ``CONTINUATIONS`` (and a line continuation read as nothing: ``_ESCAPE``). Each
+# reading added later is its own tier, above the others (``TOP_TIER``): a newer reading can glue a value that a lower
+# tier's view found to its neighbour (``Call me\\⏎212\\-555\\-0173``: ``\\-`` read, the continuation glues the number to
+# "me"), so the ``Scrubber`` masks the union of what every tier's view shows (``Scrubber.find``), each computed where
+# the text holds an escape's introducer (``ESCAPE_INTRODUCERS``) and asked where it differs from the full view, and
+# ``tests/fuzz/pii.py``'s ``lower_tiers_kept`` holds every draw to "the masks hold each lower tier's".
+# ``canonical(text, tier=t)`` is tier ``t``'s view.
+OLDER, AMBIGUOUS, CONTINUATIONS = 0, 1, 2
+TOP_TIER = CONTINUATIONS
+_REMOVED_CONTINUATION = re.compile(r"\\(?:\r\n?|\n)")  # a continuation among characters the view read as nothing
+
+
 # Every reading of an escape starts at one of these (a form's "+" needs an "=" too): a text without any is its own
 # view, with or without the ambiguous readings, once its characters are folded.
 ESCAPE_INTRODUCERS = ("=", "%", "&", "\\")
@@ -178,6 +198,7 @@ _ESCAPE_OLDER = re.compile(_ESCAPE_SHARED +
                            r"|\\\\?(?:0[4-7][0-7]|1[0-7][0-7])|\\\\?@"
                            r"|\\[/bfnrt]"
                            r"|\\\\?[0-9A-Fa-f]{1,6}(?:\r\n|[ \t\n\r\f])|\\\\?[0-9A-Fa-f]{6}")
+_ESCAPES = (_ESCAPE_OLDER, _ESCAPE_AMBIGUOUS, _ESCAPE)  # by tier
 # JSON's form feed: CSS's hex escape is tried first (``m\fc ller``, CSS's "ü"), and where it stands for no character
 # (``\f101``: a private-use icon), JSON's. Not before ``\b``, which is JSON's backspace and a regular expression's word
 # boundary (``\bfoo@example\.com``: read as CSS's ``\bf``, "¿", it took the address's first letter), and whose CSS
@@ -223,10 +244,12 @@ def _utf16(code: str) -> str | None:
     return None if 0xD800 <= ord(char) <= 0xDFFF else char
 
 
-def _escape_char(code: str, ambiguous: bool = True) -> str | None:
+def _escape_char(code: str, tier: int = TOP_TIER) -> str | None:
     """What one escape stands for, as the view reads it (``""``: nothing), or None when it is no character; without
     the ambiguous readings (``_ESCAPE_OLDER``), as the view read it before them."""
     if code[0] == "\\":
+        if code[1] in "\r\n":  # a line continuation (``_CONTINUATION``)
+            return ""
         code = code.replace("\\\\", "\\")  # a JSON string's \uXXXX written inside another one: \\uXXXX
         if code.count("\\") > 1 and code[1] != "u":  # a UTF-8 sequence in code's byte escapes (_CODE_UTF8)
             data = bytes(int(b[1:], 16) if b[0] == "x" else int(b, 8) for b in _CODE_BYTE.findall(code))
@@ -241,16 +264,17 @@ def _escape_char(code: str, ambiguous: bool = True) -> str | None:
                 return None
             if len(char) != 1:  # a named sequence (``KEYCAP NUMBER SIGN``): lookup reads it, Python's \N{} does not
                 return None
-        elif code[1] in _IDENTITY and (ambiguous or code[1] == "@"):  # an escaped punctuation character (Perl's "jane\@example.org", \., \-): itself
+        elif code[1] in _IDENTITY and (tier >= AMBIGUOUS or code[1] == "@"):
+            # an escaped punctuation character (Perl's "jane\@example.org", \., \-): itself
             return code[1]
         elif len(code) == 4 and _OCTAL.issuperset(code[1:]):  # octal: \100 is "@" (``\181``: CSS's, below)
             # a printable ASCII character, or a byte 0xA0 to 0xFF of no UTF-8 sequence (``jos\351@``) as Latin-1, as a
             # string's ``\351`` is in Python and Perl (a byte of a Latin-1 text in C); a control character's (``\033``,
             # ``\012``) and C1's (``'Andr\202 x'``) are left
             char = chr(int(code[1:], 8))
-            if not char.isprintable() and not (ambiguous and 0xA0 <= ord(char) <= 0xFF):
+            if not char.isprintable() and not (tier >= AMBIGUOUS and 0xA0 <= ord(char) <= 0xFF):
                 return None
-        elif not ambiguous and code[1] in _HEX_DIGITS and len(code) > 2:  # CSS's, ended by a whitespace or 6 digits
+        elif tier < AMBIGUOUS and code[1] in _HEX_DIGITS and len(code) > 2:  # CSS's, ended by a whitespace or 6 digits
             digits = code[1:].rstrip()
             if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
                 return None
@@ -258,7 +282,8 @@ def _escape_char(code: str, ambiguous: bool = True) -> str | None:
             if not (0x20 <= value <= 0x7E or 0xA0 <= value <= 0x24F) or not chr(value).isprintable():
                 return None
             char = chr(value)
-        elif ambiguous and code[1] in _HEX_DIGITS and code[1] != "b":  # CSS's hex escape (1-6 hex digits, a whitespace): \40 is "@"
+        elif tier >= AMBIGUOUS and code[1] in _HEX_DIGITS and code[1] != "b":
+            # CSS's hex escape (1-6 hex digits, a whitespace): \40 is "@"
             digits = code[1:].rstrip()
             if len(digits) == 3 and digits.isdigit() and "8" not in digits and "9" not in digits:
                 return None  # three octal digits: C's octal escape, of a byte (``'Andr\\202 x'``), not CSS's
@@ -301,12 +326,12 @@ def _escape_char(code: str, ambiguous: bool = True) -> str | None:
     return fold(char) if _special(char) else char
 
 
-def _escapes(text: str, starts: dict[int, int] | None = None, ambiguous: bool = True) -> list[tuple[int, int, str]]:
+def _escapes(text: str, starts: dict[int, int] | None = None, tier: int = TOP_TIER) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each escape in ``text`` (``_escape_char``), or only of those that begin at a
     key of ``starts`` and reach past its value (``_next_level``). One level: ``%2540`` is ``%40`` here. Disjoint: of
     two escapes that overlap (``\\\\u0040`` made of ``%5C%5Cu0040``: one at each backslash), the first."""
     out = []
-    pattern = _ESCAPE if ambiguous else _ESCAPE_OLDER
+    pattern = _ESCAPES[tier]
     if starts is None:
         matches = pattern.finditer(text)
     else:
@@ -318,14 +343,14 @@ def _escapes(text: str, starts: dict[int, int] | None = None, ambiguous: bool = 
                     matches.append(m)
                     last = m.end()
     for m in matches:
-        char = _escape_char(m.group(), ambiguous)
+        char = _escape_char(m.group(), tier)
         if char is None and m.group().startswith("\\\\"):
             # an escaped backslash before what stands for nothing (``\\\\b `` is no CSS escape): the second
             # backslash's escape, where it ends inside this match (``\\b``: JSON's backspace, as before CSS's)
             end, m = m.end(), pattern.match(text, m.start() + 1)
             if m is not None and m.end() <= end:
-                char = _escape_char(m.group(), ambiguous)
-        if ambiguous and char is None and m is not None and m.group()[:2] == "\\f":
+                char = _escape_char(m.group(), tier)
+        if tier >= AMBIGUOUS and char is None and m is not None and m.group()[:2] == "\\f":
             m = _JSON_BF.match(text, m.start())  # CSS's escape of no character: JSON's form feed
             char = _as_read(_JSON_SHORT[m.group()[1]])
         if char is not None:
@@ -375,7 +400,7 @@ _TWICE_ENCODED = re.compile(r"%25[0-9A-Fa-f]{2}")
 _TWICE_ENCODED_AT = re.compile(r"%2540|%26%2364%3B|&amp;#0*64;|&amp;#x0*40;|&amp;commat;", re.IGNORECASE)
 
 
-def _plus_in_address(text: str, at: int, ambiguous: bool = True) -> bool:
+def _plus_in_address(text: str, at: int, tier: int = TOP_TIER) -> bool:
     """Whether the ``+`` before ``at`` is inside an address's local part: the local part's characters from ``at`` on,
     as written or as escapes the view reads as them (``jane+tag%2Edoe%40…``, ``jane+x&#46;y\x40…``: one level, or
     encoded twice, ``%252E``), then an "@" as written or as such an escape. At most 64 of them (RFC 5321's bound),
@@ -392,11 +417,11 @@ def _plus_in_address(text: str, at: int, ambiguous: bool = True) -> bool:
         # ``%252E`` is "%2E" encoded again: "." (one level down); a plain ``%25`` is "%" (``?q=save+50%25``: the
         # prefix taken off it left a bare "%", which no escape reads, and raised)
         twice = _TWICE_ENCODED.match(text, end)
-        m = twice if twice is not None else (_ESCAPE if ambiguous else _ESCAPE_OLDER).match(text, end)
+        m = twice if twice is not None else _ESCAPES[tier].match(text, end)
         if m is None:
             return False
         code = m.group()
-        char = _escape_char("%" + code[3:] if twice is not None else code, ambiguous)
+        char = _escape_char("%" + code[3:] if twice is not None else code, tier)
         if char == "@":
             return True
         if char is None or len(char) != 1 or not _LOCAL_PART.fullmatch(char) or m.end() >= n:
@@ -409,7 +434,7 @@ def _plus_in_address(text: str, at: int, ambiguous: bool = True) -> bool:
 _NUMBER_VALUE = re.compile(r"(?=(?:[^0-9]*[0-9]){7})(?:[0-9()+\-]|%2[Bb])+")
 
 
-def _form_pluses(text: str, literal: frozenset[int] = frozenset(), ambiguous: bool = True) -> list[tuple[int, int, str]]:
+def _form_pluses(text: str, literal: frozenset[int] = frozenset(), tier: int = TOP_TIER) -> list[tuple[int, int, str]]:
     """``(i, i + 1, URL_SPACE)`` for each ``+`` that stands for a space in a form value: a value of a ``key=``
     after ``?`` or ``&`` (``&amp;`` too), or at a token's start when ``&`` ends the value or the value is a number's
     characters alone (``_NUMBER_VALUE``); not a value's first character (``phone=+1+202+555+0173``: a plus left
@@ -430,7 +455,7 @@ def _form_pluses(text: str, literal: frozenset[int] = frozenset(), ambiguous: bo
             if form:
                 j = text.find("+", i + 2, end)
                 while j >= 0:
-                    if j not in literal and not _plus_in_address(text, j + 1, ambiguous):
+                    if j not in literal and not _plus_in_address(text, j + 1, tier):
                         out.append((j, j + 1, URL_SPACE))
                     j = text.find("+", j + 1, end)
         i = text.find("=", max(end, i + 1))
@@ -510,7 +535,7 @@ _QP_SPACE = re.compile(r"[\s&?;]")
 _QP_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.-]%<>!+*/^|&~")
 
 
-def _quoted_printable(text: str, ambiguous: bool = True) -> list[tuple[int, int, str]]:
+def _quoted_printable(text: str, tier: int = TOP_TIER) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each quoted-printable escape and soft line break (``_QUOTED_PRINTABLE``; an
     escape before a digit only in a word written in quoted-printable)."""
     out: list[tuple[int, int, str]] = []
@@ -523,7 +548,7 @@ def _quoted_printable(text: str, ambiguous: bool = True) -> list[tuple[int, int,
         out.extend((start, end, char) for start, end, char, later in word if written or not later)
         word.clear()
 
-    for m in (_QUOTED_PRINTABLE if ambiguous else _QUOTED_PRINTABLE_OLDER).finditer(text):
+    for m in (_QUOTED_PRINTABLE if tier >= AMBIGUOUS else _QUOTED_PRINTABLE_OLDER).finditer(text):
         start, code = m.start(), m.group()
         if word and _QP_SPACE.search(text, max(last, searched), start):  # a new word (``written`` holds only with
             flush()                                                           # escapes in ``word``)
@@ -615,8 +640,11 @@ def _decoded(data: bytes, charset: str) -> str | None:
         return None
 
 
-def _encoded_words(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, replacement)`` of what the encoded-words of ``text`` are read as (``_ENCODED_WORD``)."""
+def _encoded_words(text: str, markers: list[tuple[str, int, int]] | None = None) -> list[tuple[int, int, str]]:
+    """``(start, end, replacement)`` of what the encoded-words of ``text`` are read as (``_ENCODED_WORD``); adds to
+    ``markers`` ``("head", start, end)`` and ``("tail", ...)`` of the ``=?charset?Q?`` and ``?=`` of each word read a
+    character at a time (a Q word's), ``("gap", ...)`` of the whitespace between two words and ``("word", ...)`` of
+    each word read, B or Q (``Canonical.span``)."""
     out: list[tuple[int, int, str]] = []
     last = -1  # where the last encoded-word read ended
     for m in _ENCODED_WORD.finditer(text):
@@ -657,8 +685,14 @@ def _encoded_words(text: str) -> list[tuple[int, int, str]]:
             if rest:
                 changes.append((pending, m.end(3), "".join(_as_read(c) for c in rest)))
             changes = [(m.start(), at, "")] + changes + [(m.end() - 2, m.end(), "")]
+            if markers is not None:
+                markers += [("head", m.start(), at), ("tail", m.end() - 2, m.end())]
+        if markers is not None:
+            markers.append(("word", m.start(), m.end()))
         if last >= 0 and _WHITESPACE_ONLY.fullmatch(text, last, m.start()):
             out.append((last, m.start(), ""))  # between two encoded-words: nothing
+            if markers is not None:
+                markers.append(("gap", last, m.start()))
         out.extend(changes)
         last = m.end()
     return out
@@ -685,7 +719,7 @@ def _latin1_here(text: str, start: int, lead: int) -> bool:
     return after.isalpha() if lead >= 0xC0 else lead == 0xA0 and after.isdigit()
 
 
-def _latin1_bytes(text: str, ambiguous: bool = True) -> list[tuple[int, int, str]]:
+def _latin1_bytes(text: str, tier: int = TOP_TIER) -> list[tuple[int, int, str]]:
     """``(start, end, replacement)`` of each UTF-8 sequence of URL escapes in ``text`` (a character), and of each byte
     of no sequence that is one of Latin-1's characters (0xA0 to 0xFF; 0x80 to 0x9F are C1 controls: left) right
     after a letter or digit."""
@@ -708,7 +742,8 @@ def _latin1_bytes(text: str, ambiguous: bool = True) -> list[tuple[int, int, str
                 # case (as encoders write it; directives are lower case) after a character an address, a number or
                 # a URL holds (``(202)%A0555``, ``jane@%C9cole.fr``, ``jane.%E9mile``)
                 if lead >= 0xA0 and start and (text[start - 1].isalnum() or ((
-                        text[start - 1] in _LATIN1_AFTER and _latin1_here(text, start, lead)) if ambiguous else (
+                        text[start - 1] in _LATIN1_AFTER and _latin1_here(text, start, lead))
+                        if tier >= AMBIGUOUS else (
                         text[start - 1] in _LATIN1_AFTER_OLDER and text[start + 1:start + 3].isupper()))):
                     char = chr(lead)
             if char is not None:
@@ -778,7 +813,7 @@ class _Piece(NamedTuple):
 class Canonical:
     """The canonical view of ``original``: ``text``, and ``span`` mapping its offsets back."""
 
-    __slots__ = ("original", "text", "_pieces", "_views")
+    __slots__ = ("original", "text", "_pieces", "_views", "_heads", "_tails", "_gaps", "_words")
 
     def strict_span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of the view's ``[start, end)``, not grown (``span``)."""
@@ -790,6 +825,7 @@ class Canonical:
     def __init__(self, original: str, text: str, pieces: list[_Piece] | None):
         self.original, self.text, self._pieces = original, text, pieces
         self._views = [p.view for p in pieces] if pieces else None
+        self._heads = self._tails = self._gaps = self._words = None  # encoded-words' in ``original``: ``_word_markers``
 
     @property
     def identity(self) -> bool:
@@ -797,25 +833,82 @@ class Canonical:
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """The original span of view span ``[start, end)`` (non-empty), grown over the removed characters
-        (format characters) next to it: a word joiner after an address goes with it."""
+        (format characters) next to it: a word joiner after an address goes with it. Not over one end's encoded-word
+        marker alone (``_word_markers``)."""
         if self._pieces is None:
             return start, end
         pieces, views = self._pieces, self._views
         k = bisect.bisect_right(views, start) - 1
         p = pieces[k]
         if p.same and start > p.view:
-            first = p.start + start - p.view
+            first = inner_first = p.start + start - p.view
         else:  # the piece's first character (or a replacement): grown back to the previous piece's end; never past
             # its own start (a replacement a later level split into one piece per character: each maps to the whole
             # source, and the previous piece's end is the source's end)
             first = min(p.start, pieces[k - 1].end) if k else 0
+            inner_first = p.start
         k = bisect.bisect_right(views, end - 1) - 1
         p = pieces[k]
         view_end = views[k + 1] if k + 1 < len(pieces) else len(self.text)
         if p.same and end < view_end:
-            last = p.start + end - p.view
+            last = inner_last = p.start + end - p.view
         else:  # the piece's last character: grown up to the next piece's start, never short of its own end
             last = max(p.end, pieces[k + 1].start) if k + 1 < len(pieces) else len(self.original)
+            inner_last = p.end
+        if first < inner_first or inner_last < last:
+            first, last = self._not_over_continuations(first, inner_first, inner_last, last)
+        if self._words is not None:
+            return self._word_markers(first, inner_first, inner_last, last)
+        return first, last
+
+    def _not_over_continuations(self, first: int, inner_first: int, inner_last: int, last: int) -> tuple[int, int]:
+        """``(first, last)`` grown over what the view read as nothing beside the value, but not over a line
+        continuation there (``_CONTINUATION``): it is the line's end, not the value's (``See 212-555-0173\\⏎.`` took the
+        ``\\⏎`` and the scrub joined the lines; ``Regards,\\⏎jane@example.org`` the same before the address)."""
+        original = self.original
+        if first < inner_first and "\\" in original[first:inner_first]:
+            for m in _REMOVED_CONTINUATION.finditer(original, first, inner_first):
+                first = m.end()
+        if inner_last < last and "\\" in original[inner_last:last]:
+            m = _REMOVED_CONTINUATION.search(original, inner_last, last)
+            if m is not None:
+                last = m.start()
+        return first, last
+
+    def _word_markers(self, first: int, inner_first: int, inner_last: int, last: int) -> tuple[int, int]:
+        """``(first, last)``, grown over ``[first, inner_first)`` and ``[inner_last, last)``, not out of the encoded-word
+        (or run of adjacent words) the value is in, nor over one of its Q words' markers alone. A Q word's characters
+        map back one by one and its ``=?charset?Q?`` and ``?=`` are read as nothing, as the whitespace between two
+        words is: grown over, a value at a Q word's end took its ``?=`` (``=?utf-8?Q?Call_<PHONE> ok``), one at its
+        start its ``=?utf-8?Q?``, one at a word's end the next word's whitespace and ``=?utf-8?q?``, and the text held
+        no encoded-word any more. A value that is a run of words' whole text takes both (the run is gone whole, as a B
+        word a value is in). Binary searches among the markers: linear in the values."""
+        heads, tails, gaps = self._heads, self._tails, self._gaps
+        # the grown end stops at the next word's gap or marker, the grown start at the last word's
+        stops = [marks[i][0] for marks in (heads, gaps) for i in (bisect.bisect_left(marks, (inner_last,)),)
+                 if i < len(marks) and marks[i][0] < last]
+        last = min(stops, default=last)
+        starts = [marks[i][1] for marks in (tails, gaps) for i in (bisect.bisect_right(marks, (inner_first,)) - 1,)
+                  if i >= 0 and first < marks[i][1] <= inner_first]
+        first = max(starts, default=first)
+        # a value across two words or more (B or Q, mixed: ``=?utf-8?b?MjEyLTU1NS0=?= =?utf-8?q?0173?=``) takes every
+        # word it touches whole: cut, a word's marker stays without its word (``<PHONE>?=``), and a B word, one piece
+        # of the view, is taken whole whatever part of it the value is
+        words = self._words
+        w = bisect.bisect_right(words, (inner_first, len(self.original))) - 1  # the last word starting at or before
+        if w < 0 or words[w][1] <= inner_first:
+            w += 1
+        v = bisect.bisect_left(words, (inner_last,)) - 1  # the last word starting before the value's end
+        if w < v:
+            return min(first, words[w][0]), max(last, words[v][1])
+        h = bisect.bisect_left(heads, (first,))  # the value's own word's head, grown over
+        head = h < len(heads) and heads[h][1] <= inner_first
+        t = bisect.bisect_left(tails, (inner_last,))  # and its tail
+        tail = t < len(tails) and tails[t][1] <= last
+        if head and not tail:
+            first = heads[h][1]
+        elif tail and not head:
+            last = tails[t][0]
         return first, last
 
 
@@ -864,10 +957,13 @@ def _compose(outer: list[_Piece], inner: Canonical) -> list[_Piece]:
     return composed
 
 
-def canonical(text: str, ambiguous: bool = True) -> Canonical:
+def canonical(text: str, ambiguous: bool = True, *, tier: int | None = None) -> Canonical:
     """The canonical view of ``text`` (see the module's docstring); with ``ambiguous=False``, without the readings
     marked ambiguous (``_ESCAPE_OLDER``): the view the ``Scrubber`` also reads, so that no reading can unmask what the
-    older ones masked."""
+    older ones masked. ``tier``: the view with the readings up to that tier's (``TOP_TIER``, or ``OLDER`` with
+    ``ambiguous=False``)."""
+    if tier is None:
+        tier = TOP_TIER if ambiguous else OLDER
     view = Canonical(text, text, None)
     if not text.isascii():
         changes = []
@@ -884,10 +980,13 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
         if changes:
             folded, pieces = _pieces_of(text, changes)
             view = Canonical(text, folded, pieces)
+    markers: list[tuple[str, int, int]] = []  # encoded-words' "=?charset?Q?", "?=" and gaps (``Canonical.span``)
     if "=" in view.text:
-        quoted = _quoted_printable(view.text, ambiguous)
+        quoted = _quoted_printable(view.text, tier)
         if "=?" in view.text:  # a mail header's encoded-words: read whole, no quoted-printable escape inside
-            words = _encoded_words(view.text)
+            words = _encoded_words(view.text, markers)
+            if markers and not view.identity:  # in the text's offsets
+                markers = [(kind, *view.strict_span(a, b)) for kind, a, b in markers]
             if words:
                 inside = [(start, end) for start, end, _ in words]
                 quoted = sorted(words + [q for q in quoted if not _overlaps(q, inside)])
@@ -895,14 +994,14 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
             decoded, pieces = _pieces_of(view.text, quoted)
             view = Canonical(text, decoded, _compose(pieces, view))
     if "+" in view.text and "=" in view.text:
-        pluses = _form_pluses(view.text, ambiguous=ambiguous)
+        pluses = _form_pluses(view.text, tier=tier)
         if pluses:
             spaced, pieces = _pieces_of(view.text, pluses)
             view = Canonical(text, spaced, _compose(pieces, view))
     if "%" in view.text or "&" in view.text or "\\" in view.text:
         starts, before_escapes = None, view.text
         for _ in range(NESTED_LEVELS):
-            escapes = _escapes(view.text, starts, ambiguous)
+            escapes = _escapes(view.text, starts, tier)
             if not escapes:
                 break
             before = view.text
@@ -912,7 +1011,7 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
             if not starts:
                 break
         if "%" in view.text:
-            latin1 = _latin1_bytes(view.text, ambiguous)
+            latin1 = _latin1_bytes(view.text, tier)
             if latin1:
                 decoded, pieces = _pieces_of(view.text, latin1)
                 view = Canonical(text, decoded, _compose(pieces, view))
@@ -922,7 +1021,7 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
             # URL escape made (``%2B``, ``%252B``) is a plus, not a space.
             literal = frozenset(p.view for p in view._pieces
                                 if not p.same and view.text[p.view] == "+" and "%" in text[p.start:p.end])
-            pluses = _form_pluses(view.text, literal, ambiguous)
+            pluses = _form_pluses(view.text, literal, tier)
             if pluses:
                 spaced, pieces = _pieces_of(view.text, pluses)
                 view = Canonical(text, spaced, _compose(pieces, view))
@@ -931,4 +1030,7 @@ def canonical(text: str, ambiguous: bool = True) -> Canonical:
         if breaks:
             joined, pieces = _pieces_of(view.text, breaks)
             view = Canonical(text, joined, _compose(pieces, view))
+    if markers:
+        view._heads, view._tails, view._gaps, view._words = ([(a, b) for kind, a, b in markers if kind == name]
+                                                             for name in ("head", "tail", "gap", "word"))
     return view

@@ -24,7 +24,7 @@ import threading
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from corpusforge.core.errors import UserError, WorkerError, missing_dependency
-from corpusforge.pipeline.pii.canonical import ESCAPE_INTRODUCERS, canonical
+from corpusforge.pipeline.pii.canonical import AMBIGUOUS, ESCAPE_INTRODUCERS, OLDER, TOP_TIER, canonical
 from corpusforge.pipeline.pii.config import PIIConfig
 from corpusforge.pipeline.pii.entities import LANGUAGE
 from corpusforge.pipeline.pii.screen import ENTITY_SCREENS, SEPARATOR, ScanCache, word_without_pii
@@ -308,15 +308,24 @@ class Scrubber:
         joined = text if windows == [(0, len(text))] else SEPARATOR.join(text[s:e] for s, e in windows)
         return joined, phone_spans(joined, self._phone_regions)
 
-    def find(self, text: str, nlp_artifacts: NlpArtifacts | None = None) -> list[RecognizerResult]:
+    def find(self, text: str, nlp_artifacts: NlpArtifacts | None = None, *,
+             ambiguous: bool = True, tier: int | None = None) -> list[RecognizerResult]:
         """Non-overlapping entities in ``text``, sorted by start. Detection runs on the canonical view of
         ``text`` (``corpusforge.pipeline.pii.canonical``: format characters removed, compatibility forms
         folded, digits of every script read as ASCII, numbers joined across line breaks); each result's span
         is the original text's, disguise included, and its ``canonical`` attribute the value as the view
-        reads it (what the hash action hashes, so a disguised value hashes as its plain form)."""
+        reads it (what the hash action hashes, so a disguised value hashes as its plain form).
+
+        ``ambiguous=False``: the scrubber as it was before the view's ambiguous readings, by this very code: the view
+        without them (``canonical(text, ambiguous=False)``) and the pass over the text as written, nothing else. What
+        it masks, the default masks too (``tests/fuzz/pii.py``'s ``lower_tiers_kept`` holds every draw to that).
+        ``tier``: the scrubber with the view's readings up to that tier's (``canonical``'s ``TOP_TIER``, ``OLDER`` is
+        ``ambiguous=False``); what a lower tier's scrubber masks, a higher one's masks too (``lower_tiers_kept``)."""
+        if tier is None:
+            tier = TOP_TIER if ambiguous else OLDER
         if not self.ner_entities and word_without_pii(text):
             return []
-        view = canonical(text)
+        view = canonical(text, tier=tier)
         written_artifacts = nlp_artifacts
         if not view.identity:
             nlp_artifacts = None  # the NER model's tokens were the original text's
@@ -326,6 +335,18 @@ class Scrubber:
             r.start, r.end = view.span(r.start, r.end)
             # a no-break space and U+2007 (URL_SPACE) as a space: "202%20555%200173" (read with URL_SPACE) hashes as "202 555 0173" does
             r.canonical = value.replace("\u00a0", " ").replace("\u2007", " ")
+        # What every lower tier's view shows (``canonical``'s tiers) is masked too, where it differs: a newer reading
+        # can glue a value a lower tier found to its neighbour (``Call me\\⏎212\\-555\\-0173``: the continuation
+        # read as nothing, "me212-555-0173" is no number). Gated on what could make the views differ, not on a tier's
+        # reading in the text as written: the readings apply to decoded text too (``me%5C%0A212\-555\-0173``, the
+        # continuation URL-escaped, or as ``&#92;&#10;``, ``\u005c\u000a``, ``=5C=0A``), and every escape, as a
+        # literal continuation, starts with an introducer. Where the text holds one, the lower view is computed, and
+        # the recognizers run on it only where it differs; plain text pays nothing. The tiers up to ``AMBIGUOUS``.
+        if tier > AMBIGUOUS and any(introducer in text for introducer in ESCAPE_INTRODUCERS):
+            for lower in range(tier - 1, AMBIGUOUS - 1, -1):
+                lower_view = canonical(text, tier=lower)
+                if lower_view.text != view.text:
+                    results += self._older_results(lower_view)
         # ... and to what the view without its ambiguous readings shows (``canonical(text, ambiguous=False)``: the
         # readings added since the view was first held to this rule, and every one added later): a newer reading can
         # glue a value to a neighbour (``a%a0+1-212-555-0183``), eat its first digit (``\\f1.202...``) or read its
@@ -336,8 +357,8 @@ class Scrubber:
         # masked. It is asked whenever either view reads anything: the older view differs from the text as written
         # only by reading escapes, so a text with no escape's introducer ("=", "%", "&", a backslash) whose full view
         # is the text as written is the text of both.
-        older = view
-        if not view.identity or any(introducer in text for introducer in ESCAPE_INTRODUCERS):
+        older = view  # (without the ambiguous readings, the view is the older one)
+        if tier > OLDER and (not view.identity or any(introducer in text for introducer in ESCAPE_INTRODUCERS)):
             older = canonical(text, ambiguous=False)
         if view.identity and not older.identity:  # the full view is the text as written: its results are the written ones
             results += self._older_results(older)
@@ -417,8 +438,9 @@ class Scrubber:
                                                                          self.config.hash_chars)})
         return OperatorConfig("replace", {"new_value": placeholder})  # replace, and drop's leftovers
 
-    def scrub(self, text: str, nlp_artifacts: NlpArtifacts | None = None) -> Scrubbed:
-        results = self.find(text, nlp_artifacts)
+    def scrub(self, text: str, nlp_artifacts: NlpArtifacts | None = None, *, ambiguous: bool = True,
+              tier: int | None = None) -> Scrubbed:
+        results = self.find(text, nlp_artifacts, ambiguous=ambiguous, tier=tier)
         if not results:
             return Scrubbed(text, {}, (), None)
         new_text, spans = self.replace(text, results)

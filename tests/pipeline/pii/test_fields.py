@@ -105,7 +105,7 @@ def test_the_source_namespace_of_ids_is_scrubbed_once_per_source(monkeypatch):
     fields = FieldScrubber(Scrubber(PIIConfig(), salt="a-salt-of-sixteen-chars"))
     asked = []
     find = fields.scrubber.find
-    monkeypatch.setattr(fields.scrubber, "find", lambda value, *a: asked.append(value) or find(value, *a))
+    monkeypatch.setattr(fields.scrubber, "find", lambda value, *a, **k: asked.append(value) or find(value, *a, **k))
     ids = [fields.id(f"jane@example.org/{i}") for i in range(3)]
     assert asked.count("jane@example.org") == 1
     assert all(i.startswith("<EMAIL:") and i.endswith(f"/{n}") for n, i in enumerate(ids))

@@ -46,7 +46,7 @@ def _as_written(text: str, monkeypatch) -> str:
     from corpusforge.pipeline.pii.canonical import Canonical
 
     with monkeypatch.context() as patched:
-        patched.setattr(scrubber, "canonical", lambda t, ambiguous=True: Canonical(t, t, None))
+        patched.setattr(scrubber, "canonical", lambda t, ambiguous=True, tier=None: Canonical(t, t, None))
         return SCRUBBER.scrub(text).text
 
 
