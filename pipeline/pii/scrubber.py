@@ -341,8 +341,10 @@ class Scrubber:
         # reading in the text as written: the readings apply to decoded text too (``me%5C%0A212\-555\-0173``, the
         # continuation URL-escaped, or as ``&#92;&#10;``, ``\u005c\u000a``, ``=5C=0A``), and every escape, as a
         # literal continuation, starts with an introducer. Where the text holds one, the lower view is computed, and
-        # the recognizers run on it only where it differs; plain text pays nothing. The tiers up to ``AMBIGUOUS``.
-        if tier > AMBIGUOUS and any(introducer in text for introducer in ESCAPE_INTRODUCERS):
+        # the recognizers run on it only where it differs; plain text pays nothing. The view folds characters (NFKC)
+        # before it reads escapes, so a text whose view is not the text as written is asked too: ``＼`` (U+FF3C),
+        # ``﹪``, ``＆``, ``⁼`` fold to introducers (``Call me＼⏎212＼-555＼-0173``). The tiers up to ``AMBIGUOUS``.
+        if tier > AMBIGUOUS and (not view.identity or any(introducer in text for introducer in ESCAPE_INTRODUCERS)):
             for lower in range(tier - 1, AMBIGUOUS - 1, -1):
                 lower_view = canonical(text, tier=lower)
                 if lower_view.text != view.text:

@@ -36,6 +36,7 @@ import pathlib
 import random
 import re
 import string
+import sys
 import unicodedata
 
 FAMILY = "pii"
@@ -849,6 +850,27 @@ def views_text(rng: random.Random, lines: random.Random | None = None, ends: lis
     return kind, rng.choice([head + fragment + tail, fragment, f"k={fragment}&lang=en"])
 
 
+@functools.lru_cache(maxsize=1)
+def look_alike_introducers() -> dict[str, list[str]]:
+    """Every character that NFKC folds to an escape's introducer (``canonical.ESCAPE_INTRODUCERS``): ``＼`` U+FF3C,
+    ``﹨``, ``％``, ``﹪``, ``＆``, ``﹠``, ``＝``, ``﹦``, ``⁼``, ``₌``, ...: the view folds them before it reads escapes."""
+    from corpusforge.pipeline.pii.canonical import ESCAPE_INTRODUCERS
+
+    out: dict[str, list[str]] = {introducer: [] for introducer in ESCAPE_INTRODUCERS}
+    for code in range(sys.maxunicode + 1):
+        folded = unicodedata.normalize("NFKC", chr(code))
+        if folded in out and folded != chr(code):
+            out[folded].append(chr(code))
+    return out
+
+
+def with_look_alike_introducers(rng: random.Random, text: str) -> str:
+    """``text`` with each escape introducer (``= % & \\``) written, with chance 1/2 each, as a character NFKC folds
+    to it."""
+    alikes = look_alike_introducers()
+    return "".join(rng.choice(alikes[c]) if c in alikes and rng.random() < 0.5 else c for c in text)
+
+
 def _masked(results) -> set[int]:
     return {i for r in results for i in range(r.start, r.end)}
 
@@ -863,8 +885,17 @@ def lower_tiers_kept(rng: random.Random, count: int = 60) -> None:
     lines = random.Random(repr(rng.getstate()) + " line ends")
     # and a quarter more, beside an escaped continuation, from a stream of their own (the seeds' texts stay theirs)
     escaped = random.Random(repr(rng.getstate()) + " escaped line ends")
-    for n in range(count + count // 4):
-        kind, text = views_text(rng, lines) if n < count else views_text(escaped, escaped, ESCAPED_LINE_ENDS, 0.9)
+    # ... and a quarter more, their introducers written as characters NFKC folds to them (``Call me＼⏎212＼-555＼-0173``:
+    # the view folds before it reads, so a text need not hold an ASCII introducer for the views to differ)
+    folded = random.Random(repr(rng.getstate()) + " look-alike introducers")
+    for n in range(count + 2 * (count // 4)):
+        if n < count:
+            kind, text = views_text(rng, lines)
+        elif n < count + count // 4:
+            kind, text = views_text(escaped, escaped, ESCAPED_LINE_ENDS, 0.9)
+        else:
+            kind, text = views_text(folded, folded, LINE_ENDS + ESCAPED_LINE_ENDS, 0.9)
+            text = with_look_alike_introducers(folded, text)
         TRIED["lower tiers' masks kept: texts"] += 1
         masked = None
         for tier in range(TOP_TIER):
