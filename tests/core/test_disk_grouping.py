@@ -141,25 +141,52 @@ def test_a_retried_bundle_reads_no_run_of_its_failed_attempt(tmp_path, monkeypat
     assert sorted(_load(out), key=repr) == expected
 
 
-def test_what_a_bundle_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_path, monkeypatch):
-    """RUN_BYTES bounds the memory of a run-writing step's buffers, not only the bytes of its records: small
-    records (a key and nothing else: Distinct, exact keys) cost a bytes object and a list slot each, several
-    times their encoding."""
-    import sys
+def _held(stream) -> int:
+    """What Beam's OutputStream ``stream`` has allocated: a 1 KB buffer, doubled until its bytes fit
+    (apache_beam/coders/stream.pyx)."""
+    allocated = 1024
+    while allocated < stream.size():
+        allocated *= 2
+    return allocated
 
+
+@pytest.mark.parametrize("value", [None, "x" * 700])
+def test_what_a_bundle_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_path, monkeypatch, value):
+    """RUN_BYTES bounds the memory of a run-writing step's buffers, not only the bytes of its records: a
+    partition's buffer is allocated before its first record and grows by doubling."""
     from apache_beam import coders
 
-    monkeypatch.setattr(disk_grouping, "RUN_BYTES", 64 * 1024)
-    write = disk_grouping._WriteRuns(str(tmp_path / "runs"), coders.VarIntCoder(), coders.FastPrimitivesCoder(),
-                                     disk_grouping.PARTITIONS)
+    monkeypatch.setattr(disk_grouping, "RUN_BYTES", 1536 * 1024)  # no power of 2: a buffer doubles
+    write = disk_grouping._WriteRuns(str(tmp_path / "runs"), coders.VarIntCoder(), coders.FastPrimitivesCoder(), 16)
     write.setup()
     write.start_bundle()
-    most, runs = 0, 0
-    for i in range(50_000):
-        runs += len(list(write.process((i, None))))
-        if i % 100 == 0:
-            most = max(most, sum(sys.getsizeof(data) + 8 for buffer in write.buffers.values() for data in buffer))
-    assert runs and most <= disk_grouping.RUN_BYTES, (most, disk_grouping.RUN_BYTES)
+    most, runs, i = 0, 0, 0
+    while runs < 3:
+        runs += len(list(write.process((i, value))))
+        if i % 7 == 0:
+            most = max(most, sum(_held(stream) for stream in write.streams.values()))
+        i += 1
+    assert most <= disk_grouping.RUN_BYTES, (most, disk_grouping.RUN_BYTES)
+    assert most > disk_grouping.RUN_BYTES / 4  # nor far below it: runs of a few records would be many references
+
+
+def test_a_crc32_spreads_a_shuffles_keys_over_the_partitions():
+    """Keys as shuffles code them (counters, digests, pairs of digests, ids): as many partitions reached and as
+    few records in the fullest as a random assignment gives."""
+    from apache_beam import coders
+
+    keys = coders.FastPrimitivesCoder().as_deterministic_coder("test").get_impl()
+    rng = random.Random(5)
+    for drawn in ([i for i in range(256 * 40)], [rng.getrandbits(64) for _ in range(256 * 40)],
+                  [(rng.getrandbits(63), rng.getrandbits(63)) for _ in range(256 * 40)],
+                  [f"part-{i % 8}/d{i:08d}" for i in range(256 * 40)]):
+        for partitions in (disk_grouping.PARTITIONS, 2000):
+            counts = [0] * partitions
+            for key in drawn:
+                counts[disk_grouping._partition_of(keys.encode(key), partitions)] += 1
+            expected = len(drawn) / partitions
+            assert sum(1 for count in counts if count) >= min(partitions, len(drawn)) * 0.99
+            assert max(counts) <= expected + 6 * expected ** 0.5 + 3, (max(counts), expected)
 
 
 def test_partitions_grow_with_the_input_so_one_partition_does_not():
@@ -215,7 +242,7 @@ def _one_run(directory, records) -> tuple[list, int]:
     write.start_bundle()
     for record in records:
         assert not list(write.process(record))
-    coded = sum(len(data) for buffer in write.buffers.values() for data in buffer)
+    coded = sum(stream.size() for stream in write.streams.values())
     return [reference.value for reference in write.finish_bundle()], coded
 
 
