@@ -318,6 +318,20 @@ def _spread_key(record, partitions: int, counter=[0]):  # noqa: B006 - a per-pro
     return counter[0] % partitions, record
 
 
+_SPREAD_KEY_CODER = coders.VarIntCoder()
+
+
+class _WriteSpread(_WriteRuns):
+    """Records (a Reshuffle's or Flatten's) -> run files, each keyed by ``_spread_key`` here, not in a step before
+    (a Beam hop a record fewer)."""
+
+    def __init__(self, directory: str, value_coder: coders.Coder, partitions: int):
+        super().__init__(directory, _SPREAD_KEY_CODER, value_coder, partitions, spread=True)
+
+    def process(self, record):
+        return super().process(_spread_key(record, self.partitions))
+
+
 def _ungroup(group):
     return group[1]
 
@@ -334,16 +348,11 @@ class _DiskReshuffle(beam.PTransform):
         return _spread_over_disk((records,), self.directory, self.partitions)
 
 
-_SPREAD_KEY_CODER = coders.VarIntCoder()
-
-
 def _spread_over_disk(inputs: tuple, directory: str, partitions: int):
     """Every record of ``inputs`` dealt round-robin over the partitions, written to runs in the step that made
     it, read back one partition at a time: one PCollection (a Reshuffle of one input, a Flatten of several)."""
     value_coder = coders.registry.get_coder(object)
-    runs = [pcoll | f"Spread{index}" >> beam.Map(_spread_key, partitions)
-            | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(directory, _SPREAD_KEY_CODER, value_coder, partitions,
-                                                           spread=True))
+    runs = [pcoll | f"WriteRuns{index}" >> beam.ParDo(_WriteSpread(directory, value_coder, partitions))
             for index, pcoll in enumerate(inputs)]
     return _group_runs(runs, _SPREAD_KEY_CODER, value_coder) | "Ungroup" >> beam.FlatMap(_ungroup)
 
