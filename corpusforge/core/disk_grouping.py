@@ -59,8 +59,9 @@ MAX_PARTITIONS = 65536
 INPUT_BYTES_PER_PARTITION = 4_000_000  # of input as stored: ~5k web-like documents, ~1-3 MB of keys each shuffle
 # What one bundle buffers before it writes a run: its memory, and the size of the writes.
 RUN_BYTES = 32 * 1024 * 1024
-# A partition's buffer when a bundle first writes to it (Beam's OutputStream starts at 1 KB and doubles).
-_STREAM_BYTES = 1024
+# What a buffered record costs besides its encoding: its bytes object's header and its slot in a list (small
+# records, a key and nothing else, cost several times their encoding).
+_HELD_BYTES = sys.getsizeof(b"") + 8
 # What a Distinct's buffered element costs besides its bytes: its bytes object's header, and its set's slots:
 # a set of up to 50,000 grows 4x when 3/5 full, to up to 8 slots of 16 bytes an element
 _HELD_KEY_BYTES = sys.getsizeof(b"") + 8 * 16
@@ -130,24 +131,25 @@ class _WriteRuns(beam.DoFn):
         self.compress = scratch_frames.compressor(RUN_ZSTD_LEVEL)
 
     def start_bundle(self):
-        self.streams: dict = {}  # partition -> its records, coded one after another
+        self.buffers: dict[int, list[bytes]] = {}
         self.buffered = 0
 
     def process(self, record):
         key, value = record
         key_bytes = self.keys.encode(key)
-        partition = key % self.partitions if self.spread else _partition_of(key_bytes, self.partitions)
-        stream = self.streams.get(partition)
-        if stream is None:
-            stream = self.streams[partition] = create_OutputStream()
-        before = stream.size()
+        stream = create_OutputStream()
         stream.write_var_int64(len(key_bytes))
         stream.write(key_bytes)
         self.values.encode_to_stream(value if self.tag is None else (self.tag, value), stream, True)
-        # what the streams hold: Beam's OutputStream doubles a 1 KB buffer as it fills, so at most twice its bytes
-        # and 1 KB each
-        self.buffered += 2 * (stream.size() - before)
-        if self.buffered + _STREAM_BYTES * len(self.streams) >= RUN_BYTES:
+        data = stream.get()
+        partition = key % self.partitions if self.spread else _partition_of(key_bytes, self.partitions)
+        held = self.buffers.get(partition)
+        if held is None:
+            self.buffers[partition] = [data]
+        else:
+            held.append(data)
+        self.buffered += len(data) + _HELD_BYTES
+        if self.buffered >= RUN_BYTES:
             yield from self._write_run()
 
     def finish_bundle(self):
@@ -155,17 +157,17 @@ class _WriteRuns(beam.DoFn):
             yield GlobalWindows.windowed_value(reference)
 
     def _write_run(self):
-        if not self.streams:
+        if not self.buffers:
             return []
         path = os.path.join(self.directory, f"{uuid.uuid4().hex}.run")
-        partitions = sorted(self.streams)
+        partitions = sorted(self.buffers)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:  # one partition's block: one record (a zstd frame, or stored where that is not shorter)
-            blocks, _ = scratch_frames.write_records(fd, path, 0, (self.streams[p].get() for p in partitions),
+            blocks, _ = scratch_frames.write_records(fd, path, 0, (b"".join(self.buffers[p]) for p in partitions),
                                                      self.compress)
         finally:
             os.close(fd)
-        self.streams, self.buffered = {}, 0
+        self.buffers, self.buffered = {}, 0
         return list(zip(partitions, blocks))
 
 
@@ -198,10 +200,11 @@ class _WriteDistinct(_WriteRuns):
 
     def _write_run(self):
         for partition, held in self.sets.items():
-            stream = self.streams[partition] = create_OutputStream()
+            stream = create_OutputStream()
             for key_bytes in held:  # in no order: the reading step sorts them
                 stream.write_var_int64(len(key_bytes))
                 stream.write(key_bytes)
+            self.buffers[partition] = [stream.get()]
         self.sets = {}
         return super()._write_run()
 
