@@ -116,14 +116,11 @@ class _WriteRuns(beam.DoFn):
     records are in partition order."""
 
     def __init__(self, directory: str, key_coder: coders.Coder, value_coder: coders.Coder, partitions: int,
-                 spread: bool = False, tag: int | None = None):
+                 spread: bool = False):
         self.directory, self.key_coder, self.value_coder = directory, key_coder, value_coder
         # spread: the keys are the partitions themselves (a Reshuffle's or Flatten's round-robin counter), not
         # hashed again: a hash of 0..255 hits only ~2/3 of 256 partitions, some several times
         self.partitions, self.spread = partitions, spread
-        # tag: a CoGroupByKey's input, written with each value as ``(tag, value)`` here, not in a step before
-        # (a Beam hop a record fewer)
-        self.tag = tag
 
     def setup(self):
         make_private_dir(self.directory)
@@ -140,7 +137,7 @@ class _WriteRuns(beam.DoFn):
         stream = create_OutputStream()
         stream.write_var_int64(len(key_bytes))
         stream.write(key_bytes)
-        self.values.encode_to_stream(value if self.tag is None else (self.tag, value), stream, True)
+        self.values.encode_to_stream(value, stream, True)
         data = stream.get()
         partition = key % self.partitions if self.spread else _partition_of(key_bytes, self.partitions)
         held = self.buffers.get(partition)
@@ -288,6 +285,10 @@ def _group_runs(runs: list, key_coder: coders.Coder, value_coder: coders.Coder, 
             | "ReadGroups" >> beam.ParDo((read or _GroupRuns)(key_coder, value_coder)))
 
 
+def _tag(record, index: int):
+    return record[0], (index, record[1])
+
+
 def _untag(group, tags: tuple):
     key, values = group
     by_tag: dict = {tag: [] for tag in tags}
@@ -310,8 +311,9 @@ class _DiskCoGroupByKey(beam.PTransform):
         key_coder = coders.FastPrimitivesCoder().as_deterministic_coder("disk_grouping.CoGroupByKey")
         value_coder = coders.registry.get_coder(object)
         runs = [inputs[tag]
+                | f"Tag{index}" >> beam.Map(_tag, index)
                 | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(self.directory, key_coder, value_coder,
-                                                               self.partitions, tag=index))
+                                                               self.partitions))
                 for index, tag in enumerate(tags)]
         return _group_runs(runs, key_coder, value_coder) | "Untag" >> beam.Map(_untag, tags)
 
@@ -319,20 +321,6 @@ class _DiskCoGroupByKey(beam.PTransform):
 def _spread_key(record, partitions: int, counter=[0]):  # noqa: B006 - a per-process counter spreads records evenly
     counter[0] += 1
     return counter[0] % partitions, record
-
-
-_SPREAD_KEY_CODER = coders.VarIntCoder()
-
-
-class _WriteSpread(_WriteRuns):
-    """Records (a Reshuffle's or Flatten's) -> run files, each keyed by ``_spread_key`` here, not in a step before
-    (a Beam hop a record fewer)."""
-
-    def __init__(self, directory: str, value_coder: coders.Coder, partitions: int):
-        super().__init__(directory, _SPREAD_KEY_CODER, value_coder, partitions, spread=True)
-
-    def process(self, record):
-        return super().process(_spread_key(record, self.partitions))
 
 
 def _ungroup(group):
@@ -351,11 +339,16 @@ class _DiskReshuffle(beam.PTransform):
         return _spread_over_disk((records,), self.directory, self.partitions)
 
 
+_SPREAD_KEY_CODER = coders.VarIntCoder()
+
+
 def _spread_over_disk(inputs: tuple, directory: str, partitions: int):
     """Every record of ``inputs`` dealt round-robin over the partitions, written to runs in the step that made
     it, read back one partition at a time: one PCollection (a Reshuffle of one input, a Flatten of several)."""
     value_coder = coders.registry.get_coder(object)
-    runs = [pcoll | f"WriteRuns{index}" >> beam.ParDo(_WriteSpread(directory, value_coder, partitions))
+    runs = [pcoll | f"Spread{index}" >> beam.Map(_spread_key, partitions)
+            | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(directory, _SPREAD_KEY_CODER, value_coder, partitions,
+                                                           spread=True))
             for index, pcoll in enumerate(inputs)]
     return _group_runs(runs, _SPREAD_KEY_CODER, value_coder) | "Ungroup" >> beam.FlatMap(_ungroup)
 
