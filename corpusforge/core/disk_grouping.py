@@ -62,10 +62,6 @@ RUN_BYTES = 32 * 1024 * 1024
 # What a buffered record costs besides its encoding: its bytes object's header and its slot in a list (small
 # records, a key and nothing else, cost several times their encoding).
 _HELD_BYTES = sys.getsizeof(b"") + 8
-# What a Distinct's buffered element costs besides its bytes: its bytes object's header, and its set's slots:
-# a set of up to 50,000 grows 4x when 3/5 full, to up to 8 slots of 16 bytes an element
-_HELD_KEY_BYTES = sys.getsizeof(b"") + 8 * 16
-_EMPTY_SET_BYTES = sys.getsizeof(set())
 # zstd's fastest positive level: levels 3-9 save 1-3 % more of these blocks at 1.2-2x the CPU
 RUN_ZSTD_LEVEL = 1
 _WHAT = "shuffle file"  # what its errors call a run file
@@ -140,11 +136,7 @@ class _WriteRuns(beam.DoFn):
         self.values.encode_to_stream(value, stream, True)
         data = stream.get()
         partition = key % self.partitions if self.spread else _partition_of(key_bytes, self.partitions)
-        held = self.buffers.get(partition)
-        if held is None:
-            self.buffers[partition] = [data]
-        else:
-            held.append(data)
+        self.buffers.setdefault(partition, []).append(data)
         self.buffered += len(data) + _HELD_BYTES
         if self.buffered >= RUN_BYTES:
             yield from self._write_run()
@@ -166,44 +158,6 @@ class _WriteRuns(beam.DoFn):
             os.close(fd)
         self.buffers, self.buffered = {}, 0
         return list(zip(partitions, blocks))
-
-
-class _WriteDistinct(_WriteRuns):
-    """Elements (no value: a ``Distinct``'s) -> run files as ``_WriteRuns`` writes them, each element's bytes
-    once per run: a run holds a set of them per partition, not a stream. Near dedup's candidate pairs, ~20 a
-    document and ~45 % of what a normalize + dedup build shuffled on disk, are ~5 copies of each pair (one per
-    band that pairs them)."""
-
-    def __init__(self, directory: str, key_coder: coders.Coder, partitions: int):
-        super().__init__(directory, key_coder, coders.FastPrimitivesCoder(), partitions)
-
-    def start_bundle(self):
-        super().start_bundle()
-        self.sets: dict[int, set] = {}
-
-    def process(self, element):
-        key_bytes = self.keys.encode(element)
-        partition = _partition_of(key_bytes, self.partitions)
-        held = self.sets.get(partition)
-        if held is None:
-            held = self.sets[partition] = set()
-            self.buffered += _EMPTY_SET_BYTES
-        elif key_bytes in held:
-            return
-        held.add(key_bytes)
-        self.buffered += len(key_bytes) + _HELD_KEY_BYTES
-        if self.buffered >= RUN_BYTES:
-            yield from self._write_run()
-
-    def _write_run(self):
-        for partition, held in self.sets.items():
-            stream = create_OutputStream()
-            for key_bytes in held:  # in no order: the reading step sorts them
-                stream.write_var_int64(len(key_bytes))
-                stream.write(key_bytes)
-            self.buffers[partition] = [stream.get()]
-        self.sets = {}
-        return super()._write_run()
 
 
 class _GroupRuns(beam.DoFn):
@@ -235,22 +189,6 @@ class _GroupRuns(beam.DoFn):
             yield decode_key(key_bytes), groups.pop(key_bytes)
 
 
-class _ReadDistinct(_GroupRuns):
-    """``(partition, [run references])`` of ``_WriteDistinct`` -> every element of the partition once, in the
-    order of its bytes (as ``_GroupRuns`` gives a ``GroupByKey``'s keys)."""
-
-    def process(self, element):
-        _, references = element
-        held: set = set()
-        for reference in sorted(references):
-            stream = create_InputStream(scratch_frames.read(reference, _WHAT))
-            while stream.size() > 0:
-                held.add(stream.read(stream.read_var_int64()))
-        decode_key = self.keys.decode
-        for key_bytes in sorted(held):
-            yield decode_key(key_bytes)
-
-
 def _coders(pcoll) -> tuple[coders.Coder, coders.Coder]:
     """The deterministic coder of the records' keys and the coder of their values, as Beam's GroupByKey
     chooses them (an untyped PCollection's: the registry's fallback, the build's document coder)."""
@@ -276,13 +214,12 @@ class _DiskGroupByKey(beam.PTransform):
         return _group_runs([runs], key_coder, value_coder)
 
 
-def _group_runs(runs: list, key_coder: coders.Coder, value_coder: coders.Coder, read=None):
-    """Run references (``_WriteRuns``' output, from one or several PCollections) -> ``(key, [values])`` (or
-    what ``read``, a ``_GroupRuns`` class, makes of a partition's runs)."""
+def _group_runs(runs: list, key_coder: coders.Coder, value_coder: coders.Coder):
+    """Run references (``_WriteRuns``' output, from one or several PCollections) -> ``(key, [values])``."""
     references = runs[0] if len(runs) == 1 else runs | "FlattenRuns" >> beam.Flatten()
     return (references
             | "GroupRunsByPartition" >> beam.GroupByKey()
-            | "ReadGroups" >> beam.ParDo((read or _GroupRuns)(key_coder, value_coder)))
+            | "ReadGroups" >> beam.ParDo(_GroupRuns(key_coder, value_coder)))
 
 
 def _tag(record, index: int):
@@ -397,18 +334,20 @@ def Flatten() -> beam.PTransform:  # noqa: N802
     return beam.Flatten() if spill_directory() is None else _DiskFlatten()
 
 
+def _with_none(element):
+    return element, None
+
+
+def _key(group):
+    return group[0]
+
+
 class _DiskDistinct(beam.PTransform):
     """Beam's ``Distinct`` on local disk: every element a key, grouped (Beam's is a combiner, whose partial step
     holds a bundle's distinct elements in memory and whose shuffle holds them all)."""
 
-    def __init__(self, label: str | None = None):
-        super().__init__(label)
-        self.directory, self.partitions = spill_directory(), _partitions()
-
     def expand(self, elements):
-        key_coder = coders.registry.get_coder(elements.element_type).as_deterministic_coder("disk_grouping.Distinct")
-        runs = elements | "WriteRuns" >> beam.ParDo(_WriteDistinct(self.directory, key_coder, self.partitions))
-        return _group_runs([runs], key_coder, coders.FastPrimitivesCoder(), _ReadDistinct)
+        return elements | "WithNone" >> beam.Map(_with_none) | "Group" >> _DiskGroupByKey() | "Keys" >> beam.Map(_key)
 
 
 def Distinct() -> beam.PTransform:  # noqa: N802

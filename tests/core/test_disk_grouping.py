@@ -162,64 +162,6 @@ def test_what_a_bundle_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_
     assert runs and most <= disk_grouping.RUN_BYTES, (most, disk_grouping.RUN_BYTES)
 
 
-def test_what_a_distinct_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_path, monkeypatch):
-    """A Distinct's run-writing step holds a set of each partition's elements: the sets' tables and the elements'
-    bytes objects stay within RUN_BYTES."""
-    import sys
-
-    from apache_beam import coders
-
-    monkeypatch.setattr(disk_grouping, "RUN_BYTES", 1536 * 1024)
-    write = disk_grouping._WriteDistinct(str(tmp_path / "runs"), coders.FastPrimitivesCoder(), 64)
-    write.setup()
-    write.start_bundle()
-    rng = random.Random(3)
-    most, runs, i = 0, 0, 0
-    while runs < 3:
-        runs += len(list(write.process((rng.getrandbits(63), rng.getrandbits(63)))))
-        i += 1
-        if i % 5 == 0:
-            most = max(most, sum(sys.getsizeof(held) + sum(map(sys.getsizeof, held)) for held in write.sets.values()))
-    assert most <= disk_grouping.RUN_BYTES, (most, disk_grouping.RUN_BYTES)
-    assert most > disk_grouping.RUN_BYTES / 4
-
-
-def test_a_distinct_writes_each_element_once_a_run_and_reads_back_beams_elements(tmp_path, monkeypatch):
-    """Near dedup's candidate pairs come ~5 times each: a run holds each once, and what comes back is every
-    element once, a partition's in the order of their bytes, whatever the runs."""
-    from apache_beam import coders
-
-    rng = random.Random(11)
-    distinct = [(rng.getrandbits(63), rng.getrandbits(63)) for _ in range(2000)]
-    elements = [rng.choice(distinct) for _ in range(20_000)] + distinct
-    key_coder = coders.FastPrimitivesCoder().as_deterministic_coder("test")
-    write = disk_grouping._WriteDistinct(str(tmp_path / "runs"), key_coder, disk_grouping.PARTITIONS)
-    write.setup()
-    write.start_bundle()
-    for element in elements:
-        assert not list(write.process(element))
-    assert sum(map(len, write.sets.values())) == len(distinct)
-    references = [reference.value for reference in write.finish_bundle()]
-    read = disk_grouping._ReadDistinct(key_coder, coders.FastPrimitivesCoder())
-    read.setup()
-    by_partition: dict = {}
-    for partition, reference in references + references:  # a partition's element in two runs comes back once
-        by_partition.setdefault(partition, []).append(reference)
-    keys = key_coder.get_impl()
-    for partition, refs in by_partition.items():
-        got = list(read.process((partition, refs)))
-        assert [keys.encode(element) for element in got] == sorted({keys.encode(e) for e in got})
-        assert all(disk_grouping._partition_of(keys.encode(e), disk_grouping.PARTITIONS) == partition for e in got)
-    assert sorted(e for p, refs in by_partition.items() for e in read.process((p, refs))) == sorted(distinct)
-
-    monkeypatch.setattr(disk_grouping, "RUN_BYTES", 16 * 1024)  # many runs, an element in several
-    out = tmp_path / "distinct.pkl"
-    with spilling_to(str(tmp_path / "pipeline-runs")):
-        with beam.Pipeline() as p:
-            _ = (p | beam.Create(elements) | Distinct() | beam.combiners.ToList() | beam.Map(_save, str(out)))
-    assert sorted(_load(out)) == sorted(distinct) and len(os.listdir(tmp_path / "pipeline-runs")) > 10
-
-
 def test_a_crc32_spreads_a_shuffles_keys_over_the_partitions():
     """Keys as shuffles code them (counters, digests, pairs of digests, ids): as many partitions reached and as
     few records in the fullest as a random assignment gives."""
