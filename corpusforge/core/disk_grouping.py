@@ -38,10 +38,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 import os
 import sys
 import uuid
-import zlib
 
 import apache_beam as beam
 from apache_beam import coders
@@ -100,10 +100,8 @@ def _partitions() -> int:
 
 
 def _partition_of(key_bytes: bytes, partitions: int) -> int:
-    # CRC-32, not hash(): every worker process must send a key to the same partition. Not blake2b either, which
-    # cost ~1.4 us a record here (a hashlib object, its digest, int.from_bytes) against ~0.1 us: a shuffle's keys
-    # are hashes, ids and counters, which a CRC-32 spreads as evenly (tests/core/test_disk_grouping.py)
-    return zlib.crc32(key_bytes) % partitions
+    # blake2b, not hash(): every worker process must send a key to the same partition
+    return int.from_bytes(hashlib.blake2b(key_bytes, digest_size=4).digest(), "little") % partitions
 
 
 class _WriteRuns(beam.DoFn):

@@ -162,9 +162,10 @@ def test_what_a_bundle_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_
     assert runs and most <= disk_grouping.RUN_BYTES, (most, disk_grouping.RUN_BYTES)
 
 
-def test_a_crc32_spreads_a_shuffles_keys_over_the_partitions():
+def test_the_partition_hash_spreads_a_shuffles_keys_over_the_partitions():
     """Keys as shuffles code them (counters, digests, pairs of digests, ids): as many partitions reached and as
-    few records in the fullest as a random assignment gives."""
+    few records in the fullest as a random assignment gives (a cheaper hash must pass it: docs/scale.md, "A
+    record's cost on disk")."""
     from apache_beam import coders
 
     keys = coders.FastPrimitivesCoder().as_deterministic_coder("test").get_impl()
