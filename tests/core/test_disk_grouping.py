@@ -162,6 +162,26 @@ def test_what_a_bundle_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_
     assert runs and most <= disk_grouping.RUN_BYTES, (most, disk_grouping.RUN_BYTES)
 
 
+def test_the_partition_hash_spreads_a_shuffles_keys_over_the_partitions():
+    """Keys as shuffles code them (counters, digests, pairs of digests, ids): as many partitions reached and as
+    few records in the fullest as a random assignment gives (a cheaper hash must pass it: docs/scale.md, "A
+    record's cost on disk")."""
+    from apache_beam import coders
+
+    keys = coders.FastPrimitivesCoder().as_deterministic_coder("test").get_impl()
+    rng = random.Random(5)
+    for drawn in ([i for i in range(256 * 40)], [rng.getrandbits(64) for _ in range(256 * 40)],
+                  [(rng.getrandbits(63), rng.getrandbits(63)) for _ in range(256 * 40)],
+                  [f"part-{i % 8}/d{i:08d}" for i in range(256 * 40)]):
+        for partitions in (disk_grouping.PARTITIONS, 2000):
+            counts = [0] * partitions
+            for key in drawn:
+                counts[disk_grouping._partition_of(keys.encode(key), partitions)] += 1
+            expected = len(drawn) / partitions
+            assert sum(1 for count in counts if count) >= min(partitions, len(drawn)) * 0.99
+            assert max(counts) <= expected + 6 * expected ** 0.5 + 3, (max(counts), expected)
+
+
 def test_partitions_grow_with_the_input_so_one_partition_does_not():
     assert disk_grouping.partitions_for(0) == disk_grouping.PARTITIONS
     assert disk_grouping.partitions_for(800_000_000) == disk_grouping.PARTITIONS  # ~1M web-like documents
