@@ -364,7 +364,6 @@ class Scrubber:
             older = canonical(text, ambiguous=False)
         if view.identity and not older.identity:  # the full view is the text as written: its results are the written ones
             results += self._older_results(older)
-            results.sort(key=lambda r: (r.start, -r.end))
         elif not view.identity:
             written = self._find(text, written_artifacts)
             against = results  # what the written results add to: the older view's (as before the ambiguous readings)
@@ -388,7 +387,8 @@ class Scrubber:
             # the place of the written one, and the older view, which had masked it whole, found nothing (its ``\\BA ``
             # glued an "o" to the host)
             results += written_additions(written, against, text)
-            results.sort(key=lambda r: (r.start, -r.end))
+        # every tier's and view's results in one order (a lower tier's are added above in any branch)
+        results.sort(key=lambda r: (r.start, -r.end))
         out: list[RecognizerResult] = []
         for r in results:
             # overlapping spans are one: two view characters from one original one (a ligature), or a value the
