@@ -201,35 +201,40 @@ _BATCH_TEXTS = 16  # fewer ASCII-able texts than this are keyed one by one (_key
 # alive: 3.9 against 0.54 us a sentence with the collector off). A text of more sentences is keyed alone by the
 # loop; a batch of 64 web documents (~20 sentences each) is one sub-batch, as before (bench/batch_keys.py).
 _BATCH_SENTENCES = 4096
+# ... and the most text bytes: it holds ~14 bytes a text byte at once (the joined copy, its normalisation, the marked
+# array), so 64 texts of 200 KB in a few long sentences each peaked at 179 MB against the loop's 5.4 MB; a text of
+# more is keyed alone too. Web prose (~2.4 KB, ~20 sentences) reaches the sentence bound first (~200 documents).
+_BATCH_BYTES = 1 << 20
 
 
 def keyed_lines_many(texts: list[tuple[str, str | None]], line_chars: int,
                      sentence_chars: int) -> list[tuple[list[tuple], bytes | None]]:
     """``keyed_lines`` of each ``(text, lang)`` of a batch, in order. The texts that ``ascii_word_copy`` makes ASCII
-    (~95 % of web text) are keyed together in sub-batches of at most ``_BATCH_SENTENCES`` sentences
-    (``_keyed_ascii_texts``: one normalisation, one split of all their sentences, the digests in one comprehension,
-    the table's columns in numpy), so that its work and memory follow a sub-batch's sentences, not the batch's bytes
-    (1 MB of one-word lines is 500k sentences); a text of more sentences, and a sub-batch of fewer than
+    (~95 % of web text) are keyed together in sub-batches of at most ``_BATCH_SENTENCES`` sentences and
+    ``_BATCH_BYTES`` characters (``_keyed_ascii_texts``: one normalisation, one split of all their sentences, the
+    digests in one comprehension, the table's columns in numpy), so that its work and memory follow a sub-batch's, not
+    the batch's (1 MB of one-word lines is 500k sentences); a text of more sentences or bytes, and a sub-batch of fewer than
     ``_BATCH_TEXTS`` texts, one by one (``_keyed_ascii_lines``); the others one by one too (``keyed_lines_by_line``,
     the definition all are held equal to: tests/pipeline/dedup/test_batch_keys.py)."""
     _check_min_chars(line_chars, sentence_chars)
     out: list = [None] * len(texts)
     group: list[tuple[int, str, list]] = []  # (index, ASCII copy, spans) of the texts waiting to be keyed together
-    held = 0  # their sentences
+    held = held_bytes = 0  # their sentences and characters (an ASCII copy's characters are its bytes)
     for i, (text, lang) in enumerate(texts):
         copy = ascii_word_copy(text)
         if copy is None:
             out[i] = keyed_lines_by_line(text, lang, line_chars, sentence_chars)
             continue
         spans = sentence_spans(text, lang)
-        if len(spans) > _BATCH_SENTENCES:
+        if len(spans) > _BATCH_SENTENCES or len(copy) > _BATCH_BYTES:
             out[i] = _keyed_ascii_lines(normalized_bytes(copy), spans, line_chars, sentence_chars)
             continue
-        if held + len(spans) > _BATCH_SENTENCES:
+        if held + len(spans) > _BATCH_SENTENCES or held_bytes + len(copy) > _BATCH_BYTES:
             _key_group(group, texts, out, line_chars, sentence_chars)
-            group, held = [], 0
+            group, held, held_bytes = [], 0, 0
         group.append((i, copy, spans))
         held += len(spans)
+        held_bytes += len(copy)
     _key_group(group, texts, out, line_chars, sentence_chars)
     return out
 

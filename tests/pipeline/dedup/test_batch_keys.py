@@ -33,19 +33,23 @@ def _texts(draw_pieces, long_line: bool) -> str:
 # sentence bounds of a sub-batch (boilerplate._BATCH_SENTENCES): small enough that drawn batches split into several
 # sub-batches at every kind of boundary and hold texts of more sentences (keyed alone), and the tree's
 BOUNDS = [1, 2, 3, 5, 8, 13, 21, 40, 100, None]
+# ... and byte bounds (boilerplate._BATCH_BYTES), the same way
+BYTE_BOUNDS = [1, 10, 50, 200, 1000, 20_000, None]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.sampled_from(PIECES), max_size=40), st.sampled_from(["en", "de", "fr", "zh", None]),
                           st.integers(0, 30)), min_size=1, max_size=40),
-       st.sampled_from([(10, 20), (1, 1), (3, 2), (30, 5), (20, 20)]), st.booleans(), st.sampled_from(BOUNDS))
-def test_keyed_lines_many_is_keyed_lines_by_line_on_drawn_batches(drawn, chars, small, bound):
+       st.sampled_from([(10, 20), (1, 1), (3, 2), (30, 5), (20, 20)]), st.booleans(), st.sampled_from(BOUNDS),
+       st.sampled_from(BYTE_BOUNDS))
+def test_keyed_lines_many_is_keyed_lines_by_line_on_drawn_batches(drawn, chars, small, bound, byte_bound):
     # small: every sub-batch of two texts or more through the batch path (_BATCH_TEXTS 2), else a small one's texts
     # one by one
     texts = [(_texts(pieces, long_line == 0), lang) for pieces, lang, long_line in drawn]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(boilerplate, "_BATCH_TEXTS", 2 if small else boilerplate._BATCH_TEXTS)
         patch.setattr(boilerplate, "_BATCH_SENTENCES", bound or boilerplate._BATCH_SENTENCES)
+        patch.setattr(boilerplate, "_BATCH_BYTES", byte_bound or boilerplate._BATCH_BYTES)
         assert keyed_lines_many(texts, *chars) == [keyed_lines_by_line(text, lang, *chars) for text, lang in texts]
 
 
@@ -112,6 +116,16 @@ def test_a_text_of_tiny_sentences_costs_the_batch_no_more_memory_than_the_loop(u
     loop = _peak(lambda: [keyed_lines(text, lang, 10, 20) for text, lang in texts])
     batch = _peak(lambda: keyed_lines_many(texts, 10, 20))
     assert batch <= 1.1 * loop, f"keyed_lines_many's peak {batch / 1e6:.1f} MB, the loop's {loop / 1e6:.1f} MB"
+
+
+def test_texts_of_few_long_sentences_cost_the_batch_a_bounded_multiple_of_the_loop():
+    # 24 texts of 200 KB in a few long sentences each: the batch path holds ~14 bytes a text byte of what it keys at
+    # once (the joined copy, its normalisation, the marked array), 67 MB here against the loop's ~5.4 MB before
+    # sub-batches were bounded by bytes too; now at most _BATCH_BYTES (1 MiB: ~5 such texts) at once
+    texts = [(("word " * 4000 + ". ") * 10, "en") for _ in range(24)]
+    loop = _peak(lambda: [keyed_lines(text, lang, 10, 20) for text, lang in texts])
+    batch = _peak(lambda: keyed_lines_many(texts, 10, 20))
+    assert batch <= 4 * loop, f"keyed_lines_many's peak {batch / 1e6:.1f} MB, the loop's {loop / 1e6:.1f} MB"
 
 
 def _peak(call) -> int:
