@@ -178,7 +178,8 @@ _ESCAPE = re.compile(_ESCAPE_AMBIGUOUS.pattern + rf"|{_CONTINUATION}")
 # reading added later is its own tier, above the others (``TOP_TIER``): a newer reading can glue a value that a lower
 # tier's view found to its neighbour (``Call me\\⏎212\\-555\\-0173``: ``\\-`` read, the continuation glues the number to
 # "me"), so the ``Scrubber`` masks the union of what every tier's view shows (``Scrubber.find``), each computed where
-# the text holds an escape's introducer (``ESCAPE_INTRODUCERS``) and asked where it differs from the full view, and
+# the text holds an escape's introducer (``ESCAPE_INTRODUCERS``) or its view is not the text as written (a look-alike
+# folds to an introducer), and asked where it differs from the full view, and
 # ``tests/fuzz/pii.py``'s ``lower_tiers_kept`` holds every draw to "the masks hold each lower tier's".
 # ``canonical(text, tier=t)`` is tier ``t``'s view.
 OLDER, AMBIGUOUS, CONTINUATIONS = 0, 1, 2
