@@ -11,7 +11,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.dedup import Dedup, DedupConfig, ExactDedup, NearDedup, NearDedupConfig
 from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup
-from corpusforge.pipeline.dedup.common import SHUFFLE, SIDE_INPUT, join_mode
+from corpusforge.pipeline.dedup.common import BATCHES, SHUFFLE, SIDE_INPUT, join_mode
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.stage import StageContext
 from tests.pipeline.dedup.corpus import edit_words, paragraphs
@@ -57,9 +57,10 @@ def _same_in_both_modes(expect_kinds):
         by_mode = collections.defaultdict(list)
         for mode, *row in actual:
             by_mode[mode].append(tuple(row))
-        shuffle, side = sorted(by_mode[SHUFFLE]), sorted(by_mode[SIDE_INPUT])
-        assert side == shuffle
-        kinds = collections.Counter(row[0] for row in side)
+        shuffle = sorted(by_mode[SHUFFLE])
+        for mode in set(by_mode) - {SHUFFLE}:
+            assert sorted(by_mode[mode]) == shuffle, mode
+        kinds = collections.Counter(row[0] for row in shuffle)
         assert all(kinds[kind] for kind in expect_kinds), kinds  # not a vacuous comparison
     return check
 
@@ -72,16 +73,16 @@ def _counters(result, mode: str) -> dict:
     return dict(totals)
 
 
-def run_both(docs, transform, expect_kinds, runner: str = "DirectRunner") -> tuple[dict, dict]:
-    """``transform(mode)`` on ``docs`` in both modes in one pipeline: same rows (asserted), and each mode's
-    counters."""
+def run_both(docs, transform, expect_kinds, runner: str = "DirectRunner", modes=MODES) -> tuple:
+    """``transform(mode)`` on ``docs`` in each of ``modes`` (both, by default) in one pipeline: same rows
+    (asserted), and each mode's counters."""
     p = beam.Pipeline(runner=runner)
     created = p | beam.Create(docs)
-    rows = [_rows(created | mode >> transform(mode), mode) for mode in MODES]
+    rows = [_rows(created | mode >> transform(mode), mode) for mode in modes]
     assert_that(rows | "Both" >> beam.Flatten(), _same_in_both_modes(expect_kinds))
     result = p.run()
     result.wait_until_finish()
-    return _counters(result, SHUFFLE), _counters(result, SIDE_INPUT)
+    return tuple(_counters(result, mode) for mode in modes)
 
 
 def dedup_stage(mode: str) -> Dedup:
@@ -118,9 +119,10 @@ def test_a_builds_unique_ids_join_alone_and_decide_the_same():
         config.lines.max_occurrences = config.sentences.max_occurrences = 3
         return Dedup(config, StageContext(direct_runner=True, unique_ids=True))
 
-    shuffle, side = run_both(docs, stage, [
-        "kept", "exact_duplicate", "near_duplicate", "line_dedup_too_short", "sentence_dedup_too_short", "edit"])
-    assert side == shuffle
+    shuffle, side, batches = run_both(docs, stage, [
+        "kept", "exact_duplicate", "near_duplicate", "line_dedup_too_short", "sentence_dedup_too_short", "edit"],
+        modes=[SHUFFLE, SIDE_INPUT, BATCHES])
+    assert side == shuffle == batches
     graph = beam.Pipeline()
     _ = graph | beam.Create(docs) | stage(SIDE_INPUT)
     names = [t.unique_name for t in graph.to_runner_api().components.transforms.values()]
