@@ -91,11 +91,17 @@ class _DigestFn(beam.DoFn):
         digest, node = text_digest(doc.text, self.key_fold), node_of(doc, self.score_key)
         # nothing after this raises: a document that raised has no key and is not held
         held = self.held.hold(doc) if self.batched else ()
-        key = (digest, in_batch(node, self.held.key) if self.by_batch else node)
+        if self.by_batch:  # the keys go as one list a batch, with it (a listed input of ExactGroup)
+            self.keys.append((digest, in_batch(node, self.held.key)))
+            if held:  # the batch this document completed: its keys are every key held
+                keys, self.keys = self.keys, []
+                yield beam.pvalue.TaggedOutput(KEYS, keys)
+            yield from held
+            return
         if self.gathered:
-            self.keys.append(key)
+            self.keys.append((digest, node))
         else:
-            yield beam.pvalue.TaggedOutput(KEYS, key)
+            yield beam.pvalue.TaggedOutput(KEYS, (digest, node))
         if self.batched:
             yield from held
         else:
@@ -104,7 +110,8 @@ class _DigestFn(beam.DoFn):
     def finish_bundle(self):
         out = self.held.rest()
         if self.keys:
-            out.append(beam.pvalue.TaggedOutput(KEYS, GlobalWindows.windowed_value((None, self.keys))))
+            keys = self.keys if self.by_batch else (None, self.keys)
+            out.append(beam.pvalue.TaggedOutput(KEYS, GlobalWindows.windowed_value(keys)))
         self.keys = []
         return out
 
@@ -135,14 +142,14 @@ class ExactDedup(beam.PTransform):
         self.kept_lists = False
 
     def expand(self, docs) -> StageOutputs:
-        batched = self.joins != SHUFFLE
-        digest = guarded(_DigestFn(self.score_key, self.key_fold, batched, self.gathered, self.joins == BATCHES),
-                         STAGE, self.fail_fast)
+        batched, by_batch = self.joins != SHUFFLE, self.joins == BATCHES
+        gathered = self.gathered and not by_batch  # batches: the keys go in lists a batch, grouped by digest
+        digest = guarded(_DigestFn(self.score_key, self.key_fold, batched, gathered, by_batch), STAGE, self.fail_fast)
         keyed = docs | "ExactDigest" >> beam.ParDo(digest).with_outputs(KEYS, ERRORS, main="docs")
         verdicts = (
             keyed[KEYS]
-            | "ExactGroup" >> GroupByKey()
-            | "ExactVerdicts" >> beam.FlatMap(gathered_verdicts if self.gathered else exact_verdicts)
+            | "ExactGroup" >> GroupByKey(listed=by_batch)
+            | "ExactVerdicts" >> beam.FlatMap(gathered_verdicts if gathered else exact_verdicts)
         )
         return apply_verdicts(keyed.docs, verdicts, REASON, "Exact", self.joins, self.shared_ids, batched,
                               self.kept_lists)._replace(errors=keyed[ERRORS])

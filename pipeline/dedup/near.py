@@ -120,9 +120,9 @@ class _SignatureFn(beam.DoFn):
             node = node_of(batch[i], self.score_key)
             digests.append(node_digest(node))
             records.append((digests[-1], (node if key is None else in_batch(node, key), sig_of(k))))
-        if not self.batched or self.by_batch:
+        if not self.batched and not self.by_batch:
             yield from records
-        elif records:
+        elif records:  # one list a batch (by_batch: a listed input of the signature join)
             yield records
         if self.by_batch:
             yield beam.pvalue.TaggedOutput(DOCS, (key, Documents(batch)))
@@ -206,6 +206,23 @@ def bucket_pairs(max_all_pairs: int):
             yield first, members[i]
             if i > 1:
                 yield members[i - 1], members[i]
+    return pairs
+
+
+def listed_pairs(max_all_pairs: int):
+    """What ``shard_pairs`` gives for a band shard, its pairs as one list (none when it has none) and its large
+    buckets' members as they are: one element per shard, for a ``Distinct(listed=True)`` on disk."""
+    one_by_one = shard_pairs(max_all_pairs)
+
+    def pairs(item):
+        listed: list = []
+        for out in one_by_one(item):
+            if isinstance(out, beam.pvalue.TaggedOutput):
+                yield out
+            else:
+                listed.append(out)
+        if listed:
+            yield listed
     return pairs
 
 
@@ -594,9 +611,13 @@ class NearDedup(beam.PTransform):
         bucketed = (
             computed[BANDS]
             | "NearBandShards" >> GroupByKey()
-            | "NearBucketPairs" >> beam.FlatMap(shard_pairs(c.max_bucket_pairs)).with_outputs(LARGE, main="pairs")
+            | "NearBucketPairs" >> beam.FlatMap((listed_pairs if by_batch else shard_pairs)(c.max_bucket_pairs))
+            .with_outputs(LARGE, main="pairs")
         )
-        pairs = bucketed.pairs | "NearDistinctPairs" >> Distinct()
+        # batches joins: each shard's pairs and each batch's signature records go to the shuffle as one element
+        # (disk_grouping's listed inputs: on disk no Beam step per record)
+        pairs = (bucketed.pairs | "NearDistinctPairs" >> Distinct(listed=True) if by_batch
+                 else bucketed.pairs | "NearDistinctPairs" >> Distinct())
         if batched:  # side inputs: only the signatures of candidates (and of repeated digests) are grouped
             candidates = AsGrouped.of(
                 (pairs | "NearPairCandidates" >> beam.FlatMap(_pair_candidates),
@@ -618,7 +639,7 @@ class NearDedup(beam.PTransform):
                 {"node": computed.sigs, "to": pairs,
                  "from": pairs | "NearBySecond" >> beam.Map(lambda ab: (ab[1], None)),
                  "large": bucketed[LARGE]}
-                | "NearJoinSignatures" >> CoGroupByKey()
+                | "NearJoinSignatures" >> CoGroupByKey(listed=("node",) if by_batch else ())
                 | "NearRoute" >> beam.FlatMap(_route_signatures).with_output_types(typing.Tuple[typing.Any, typing.Any])
                 .with_outputs(LARGE, main="halves")
             )

@@ -3,6 +3,7 @@ the same, on a corpus with every kind of decision, documents sharing an id, and 
 from __future__ import annotations
 
 import collections
+import os
 
 import apache_beam as beam
 import pytest
@@ -107,18 +108,23 @@ def test_the_dedup_stage_decides_the_same_in_both_modes(runner):
     assert shuffle[("dedup", "exact_duplicate")] >= 6 and shuffle[("dedup", "near_duplicate")] >= 4
 
 
+def _unique_ids_stage(mode):
+    config = DedupConfig(joins=mode)
+    config.near.max_rounds = 4
+    config.lines.max_occurrences = config.sentences.max_occurrences = 3
+    return Dedup(config, StageContext(direct_runner=True, unique_ids=True))
+
+
+def _unique_ids_corpus() -> list[Document]:
+    counts = collections.Counter(doc.id for doc in mixed_corpus())
+    return [doc for doc in mixed_corpus() if counts[doc.id] == 1]
+
+
 def test_a_builds_unique_ids_join_alone_and_decide_the_same():
     """``StageContext.unique_ids`` (a build's documents): no ``SharedIds`` step and no Flatten of a gathered
-    branch, each join's kept documents go straight on; the same rows and counters as the shuffle join."""
-    counts = collections.Counter(doc.id for doc in mixed_corpus())
-    docs = [doc for doc in mixed_corpus() if counts[doc.id] == 1]
-
-    def stage(mode):
-        config = DedupConfig(joins=mode)
-        config.near.max_rounds = 4
-        config.lines.max_occurrences = config.sentences.max_occurrences = 3
-        return Dedup(config, StageContext(direct_runner=True, unique_ids=True))
-
+    branch, each join's kept documents go straight on; the same rows and counters as the shuffle join, and as
+    the batch join."""
+    docs, stage = _unique_ids_corpus(), _unique_ids_stage
     shuffle, side, batches = run_both(docs, stage, [
         "kept", "exact_duplicate", "near_duplicate", "line_dedup_too_short", "sentence_dedup_too_short", "edit"],
         modes=[SHUFFLE, SIDE_INPUT, BATCHES])
@@ -127,6 +133,21 @@ def test_a_builds_unique_ids_join_alone_and_decide_the_same():
     _ = graph | beam.Create(docs) | stage(SIDE_INPUT)
     names = [t.unique_name for t in graph.to_runner_api().components.transforms.values()]
     assert not [n for n in names if "SharedIds" in n or "Flatten" in n and "Kept" in n], names
+
+
+def test_batch_joins_on_disk_decide_as_the_shuffle_join(tmp_path):
+    """Shuffles on local disk (a build over output.disk_shuffle_mb, where ``auto`` is ``batches``): the batch
+    joins' keyed batches, nodes that name their batch and listed records give every row and counter the shuffle
+    join gives."""
+    from corpusforge.core.disk_grouping import spilling_to
+
+    with spilling_to(str(tmp_path / "runs")):
+        assert _unique_ids_stage("auto").joins == BATCHES
+        shuffle, batches = run_both(_unique_ids_corpus(), _unique_ids_stage, [
+            "kept", "exact_duplicate", "near_duplicate", "line_dedup_too_short", "sentence_dedup_too_short", "edit"],
+            modes=[SHUFFLE, BATCHES])
+    assert batches == shuffle
+    assert os.listdir(tmp_path / "runs")  # the records went to disk
 
 
 @pytest.mark.parametrize("step", ["exact", "near", "boilerplate"])
