@@ -179,8 +179,11 @@ class _GroupRuns(beam.DoFn):
     """``(partition, [run references])`` -> ``(key, [values])`` for every key of the partition, in key-byte
     order (the order of the run references never shows)."""
 
-    def __init__(self, key_coder: coders.Coder, value_coder: coders.Coder):
+    def __init__(self, key_coder: coders.Coder, value_coder: coders.Coder, tags: tuple | None = None):
         self.key_coder, self.value_coder = key_coder, value_coder
+        # a CoGroupByKey's: each value is (input index, value), and a group goes as (key, {tag: [values]}) (in
+        # this step: a Map after it cost a Beam step per key)
+        self.tags = tags
 
     def setup(self):
         self.keys, self.values = self.key_coder.get_impl(), self.value_coder.get_impl()
@@ -199,9 +202,10 @@ class _GroupRuns(beam.DoFn):
                     groups[key_bytes] = [value]
                 else:
                     group.append(value)
-        decode_key = self.keys.decode
+        decode_key, tags = self.keys.decode, self.tags
         for key_bytes in sorted(groups):
-            yield decode_key(key_bytes), groups.pop(key_bytes)
+            values = groups.pop(key_bytes)
+            yield decode_key(key_bytes), (values if tags is None else _untagged(values, tags))
 
 
 def _coders(pcoll) -> tuple[coders.Coder, coders.Coder]:
@@ -235,20 +239,21 @@ class _DiskGroupByKey(beam.PTransform):
         return _group_runs([runs], key_coder, value_coder)
 
 
-def _group_runs(runs: list, key_coder: coders.Coder, value_coder: coders.Coder):
-    """Run references (``_WriteRuns``' output, from one or several PCollections) -> ``(key, [values])``."""
+def _group_runs(runs: list, key_coder: coders.Coder, value_coder: coders.Coder, tags: tuple | None = None):
+    """Run references (``_WriteRuns``' output, from one or several PCollections) -> ``(key, [values])``
+    (``tags``: a CoGroupByKey's ``(key, {tag: [values]})``)."""
     references = runs[0] if len(runs) == 1 else runs | "FlattenRuns" >> beam.Flatten()
     return (references
             | "GroupRunsByPartition" >> beam.GroupByKey()
-            | "ReadGroups" >> beam.ParDo(_GroupRuns(key_coder, value_coder)))
+            | "ReadGroups" >> beam.ParDo(_GroupRuns(key_coder, value_coder, tags)))
 
 
-def _untag(group, tags: tuple):
-    key, values = group
+def _untagged(values: list, tags: tuple) -> dict:
+    """A CoGroupByKey's values, ``(input index, value)`` each -> ``{tag: [values]}``, every tag present."""
     by_tag: dict = {tag: [] for tag in tags}
     for index, value in values:
         by_tag[tags[index]].append(value)
-    return key, by_tag
+    return by_tag
 
 
 class _DiskCoGroupByKey(beam.PTransform):
@@ -269,7 +274,7 @@ class _DiskCoGroupByKey(beam.PTransform):
                 | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(self.directory, key_coder, value_coder,
                                                                self.partitions, tag=index, listed=tag in self.listed))
                 for index, tag in enumerate(tags)]
-        return _group_runs(runs, key_coder, value_coder) | "Untag" >> beam.Map(_untag, tags)
+        return _group_runs(runs, key_coder, value_coder, tags)
 
 
 def _spread_key(record, partitions: int, counter=[0]):  # noqa: B006 - a per-process counter spreads records evenly
