@@ -493,7 +493,7 @@ def _carried_apart(item):
 def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = SHUFFLE, shared=None,
                   join_label: str | None = None, apply_label: str | None = None, keyed: bool = False,
                   batched: bool = False, with_edits: bool = False, with_errors: bool = False,
-                  kept_lists: bool = False, carried: bool = False) -> StageOutputs:
+                  kept_lists: bool = False, carried: bool = False, listed: tuple = ()) -> StageOutputs:
     """The outputs of ``fn`` (a DoFn of ``(id, {"doc": [documents], tag: [values]...})`` with main output
     kept and tagged ``REMOVED``, and ``EDITS``, ``ERRORS`` when asked) on every document of ``docs`` (documents,
     ``(id, document)`` when ``keyed``, lists of documents when ``batched``: the producer's choice in
@@ -507,7 +507,8 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
 
     ``mode`` ``batches``: ``docs`` are ``(batch key, list)`` (``HeldDocs(keyed=True)``; lists of ``(document,
     value)`` pairs when ``carried``), ``verdicts`` ``(batch key, (id, value))`` (``verdict_of`` of nodes that name
-    their batch), one ``CoGroupByKey`` by batch key; ids must be unique. ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput`` (a value of ``verdicts`` may
+    their batch; ``listed``: the tags whose elements are lists of them, disk_grouping's listed inputs), one
+    ``CoGroupByKey`` by batch key; ids must be unique. ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput`` (a value of ``verdicts`` may
     be an ``AsGrouped`` already, shared with another step); the documents whose id
     ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
     are gathered by id first (a ``GroupByKey`` of those documents only), so each such group is joined whole.
@@ -516,7 +517,7 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
     join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
     if mode == BATCHES:
-        joined = {"doc": docs, **verdicts} | join_label >> CoGroupByKey()
+        joined = {"doc": docs, **verdicts} | join_label >> CoGroupByKey(listed=listed)
         return split_outputs(joined | apply_label >> beam.ParDo(_JoinByBatch(fn, list(verdicts), kept_lists, carried))
                              .with_outputs(*tags, main="kept"), with_edits, with_errors)
     if mode == SHUFFLE:

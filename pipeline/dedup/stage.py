@@ -60,9 +60,8 @@ class Dedup(Stage, section="dedup", order=30):
                 self.steps[-1][1].kept_lists = near.docs_in_lists = True
             self.steps.append(("NearDedup", near))
         if c.lines.enabled and c.sentences.enabled:  # the same decisions as the two steps, one document join
-            boilerplate = LineAndSentenceDedup(c.lines, c.sentences, key, fail_fast,
-                                               SHUFFLE if joins == BATCHES else joins, self.context.spill_dir)
-            if joins == SIDE_INPUT and self.steps and isinstance(self.steps[-1][1], (ExactDedup, NearDedup)):
+            boilerplate = LineAndSentenceDedup(c.lines, c.sentences, key, fail_fast, joins, self.context.spill_dir)
+            if lists and self.steps and isinstance(self.steps[-1][1], (ExactDedup, NearDedup)):
                 # the kept documents of the step before reach the boilerplate keys as lists, not one element each
                 self.steps[-1][1].kept_lists = boilerplate.docs_in_lists = True
             self.steps.append(("LineAndSentenceDedup", boilerplate))

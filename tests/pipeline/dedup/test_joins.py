@@ -150,6 +150,34 @@ def test_batch_joins_on_disk_decide_as_the_shuffle_join(tmp_path):
     assert os.listdir(tmp_path / "runs")  # the records went to disk
 
 
+def test_batch_joins_move_batches_not_documents(tmp_path, monkeypatch):
+    """With batch joins each step after the first takes its documents as lists, and each join applies its
+    verdicts to whole batches: one join group a batch (under ``DOC_BATCH`` documents here: one a step's bundle),
+    not one a document."""
+    from corpusforge.core.disk_grouping import spilling_to
+    from corpusforge.pipeline.dedup import boilerplate, common
+
+    keys_elements, join_groups = [], []
+    keys_process, join_process = boilerplate._KeysFn.process, common._JoinByBatch.process
+
+    def counted_keys(self, element):
+        if self.by_batch:
+            keys_elements.append(len(element) if isinstance(element, list) else 1)
+        return keys_process(self, element)
+
+    def counted_join(self, item):
+        join_groups.append(sum(len(batch) for batch in item[1]["doc"]))
+        return join_process(self, item)
+
+    monkeypatch.setattr(boilerplate._KeysFn, "process", counted_keys)
+    monkeypatch.setattr(common._JoinByBatch, "process", counted_join)
+    docs = _unique_ids_corpus()
+    with spilling_to(str(tmp_path / "runs")):
+        run_both(docs, _unique_ids_stage, ["kept", "exact_duplicate"], modes=[SHUFFLE, BATCHES])
+    assert sum(keys_elements) > 80 and len(keys_elements) <= 3, keys_elements  # lists, not documents
+    assert len(join_groups) <= 9 and sum(join_groups) > 300, join_groups  # three joins, a few batches each
+
+
 @pytest.mark.parametrize("step", ["exact", "near", "boilerplate"])
 def test_each_join_decides_the_same_in_both_modes_on_its_own(step):
     """Each transform used alone (its own ``SharedIds``), not only inside the stage."""
