@@ -192,7 +192,7 @@ def test_each_join_decides_the_same_in_both_modes_on_its_own(step):
     assert side == shuffle
 
 
-def test_documents_that_raise_are_rejected_alike_in_both_modes(monkeypatch):
+def test_documents_that_raise_are_rejected_alike_in_both_modes(monkeypatch, tmp_path):
     """A document whose exact-dedup key raises is rejected, not kept; one whose sentence removal raises is
     rejected with its line edits dropped; when it shares its id, the other document of the id is rejected
     with it (the group is the unit of the join), in both modes."""
@@ -222,6 +222,13 @@ def test_documents_that_raise_are_rejected_alike_in_both_modes(monkeypatch):
     shuffle, side = run_both(docs, dedup_stage, ["kept", "error", "edit"])
     assert side == shuffle
     assert shuffle[("dedup", "stage_error")] == 3  # quagga, zebracorn and its sibling
+    # ids unique (a build's), every mode, the batch joins on disk too: only the documents that raise are rejected
+    unique = [doc for doc in docs if doc.text != texts[7] and not doc.text.startswith(f"{nav}\n{texts[5]}")]
+    from corpusforge.core.disk_grouping import spilling_to
+
+    with spilling_to(str(tmp_path / "runs")):
+        counters = run_both(unique, _unique_ids_stage, ["kept", "error", "edit"], modes=[SHUFFLE, SIDE_INPUT, BATCHES])
+    assert counters[0] == counters[1] == counters[2] and counters[2][("dedup", "stage_error")] == 2
 
 
 @pytest.mark.parametrize("setting,direct_runner,chosen", [
