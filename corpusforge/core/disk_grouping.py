@@ -110,11 +110,16 @@ class _WriteRuns(beam.DoFn):
     records are in partition order."""
 
     def __init__(self, directory: str, key_coder: coders.Coder, value_coder: coders.Coder, partitions: int,
-                 spread: bool = False):
+                 spread: bool = False, tag: int | None = None, listed: bool = False, bare: bool = False):
         self.directory, self.key_coder, self.value_coder = directory, key_coder, value_coder
         # spread: the keys are the partitions themselves (a Reshuffle's or Flatten's round-robin counter), not
         # hashed again: a hash of 0..255 hits only ~2/3 of 256 partitions, some several times
         self.partitions, self.spread = partitions, spread
+        # What this step does to each record, instead of a Beam step of its own before it (a Map's per-element
+        # dispatch cost more than writing the record): ``listed``, an element is a list of records; ``bare``, a
+        # record is a key alone, its value None (Distinct); ``tag``, a record's value goes as ``(tag, value)``
+        # (CoGroupByKey's input ``tag``).
+        self.tag, self.listed, self.bare = tag, listed, bare
 
     def setup(self):
         make_private_dir(self.directory)
@@ -125,17 +130,29 @@ class _WriteRuns(beam.DoFn):
         self.buffers: dict[int, list[bytes]] = {}
         self.buffered = 0
 
-    def process(self, record):
-        key, value = record
-        key_bytes = self.keys.encode(key)
-        stream = create_OutputStream()
-        stream.write_var_int64(len(key_bytes))
-        stream.write(key_bytes)
-        self.values.encode_to_stream(value, stream, True)
-        data = stream.get()
-        partition = key % self.partitions if self.spread else _partition_of(key_bytes, self.partitions)
-        self.buffers.setdefault(partition, []).append(data)
-        self.buffered += len(data) + _HELD_BYTES
+    def process(self, element):
+        encode_key, encode_value, buffers = self.keys.encode, self.values.encode_to_stream, self.buffers
+        tag, bare, spread, partitions = self.tag, self.bare, self.spread, self.partitions
+        for record in element if self.listed else (element,):
+            if bare:
+                key, value = record, None
+            else:
+                key, value = record
+            if tag is not None:
+                value = (tag, value)
+            key_bytes = encode_key(key)
+            stream = create_OutputStream()
+            stream.write_var_int64(len(key_bytes))
+            stream.write(key_bytes)
+            encode_value(value, stream, True)
+            data = stream.get()
+            partition = key % partitions if spread else _partition_of(key_bytes, partitions)
+            held = buffers.get(partition)
+            if held is None:
+                buffers[partition] = [data]
+            else:
+                held.append(data)
+            self.buffered += len(data) + _HELD_BYTES
         if self.buffered >= RUN_BYTES:
             yield from self._write_run()
 
@@ -162,8 +179,11 @@ class _GroupRuns(beam.DoFn):
     """``(partition, [run references])`` -> ``(key, [values])`` for every key of the partition, in key-byte
     order (the order of the run references never shows)."""
 
-    def __init__(self, key_coder: coders.Coder, value_coder: coders.Coder):
+    def __init__(self, key_coder: coders.Coder, value_coder: coders.Coder, tags: tuple | None = None):
         self.key_coder, self.value_coder = key_coder, value_coder
+        # a CoGroupByKey's: each value is (input index, value), and a group goes as (key, {tag: [values]}) (in
+        # this step: a Map after it cost a Beam step per key)
+        self.tags = tags
 
     def setup(self):
         self.keys, self.values = self.key_coder.get_impl(), self.value_coder.get_impl()
@@ -182,9 +202,10 @@ class _GroupRuns(beam.DoFn):
                     groups[key_bytes] = [value]
                 else:
                     group.append(value)
-        decode_key = self.keys.decode
+        decode_key, tags = self.keys.decode, self.tags
         for key_bytes in sorted(groups):
-            yield decode_key(key_bytes), groups.pop(key_bytes)
+            values = groups.pop(key_bytes)
+            yield decode_key(key_bytes), (values if tags is None else _untagged(values, tags))
 
 
 def _coders(pcoll) -> tuple[coders.Coder, coders.Coder]:
@@ -202,34 +223,37 @@ def _coders(pcoll) -> tuple[coders.Coder, coders.Coder]:
 class _DiskGroupByKey(beam.PTransform):
     """Beam's ``GroupByKey`` on local disk (see the module)."""
 
-    def __init__(self, label: str | None = None):
+    def __init__(self, label: str | None = None, listed: bool = False, bare: bool = False):
         super().__init__(label)
         self.directory, self.partitions = spill_directory(), _partitions()
+        self.listed, self.bare = listed, bare  # see _WriteRuns
 
     def expand(self, records):
-        key_coder, value_coder = _coders(records)
-        runs = records | "WriteRuns" >> beam.ParDo(_WriteRuns(self.directory, key_coder, value_coder, self.partitions))
+        if self.listed or self.bare:  # untyped records: the keys' coder is the deterministic fallback's
+            key_coder = coders.FastPrimitivesCoder().as_deterministic_coder("disk_grouping.GroupByKey")
+            value_coder = coders.registry.get_coder(object)
+        else:
+            key_coder, value_coder = _coders(records)
+        runs = records | "WriteRuns" >> beam.ParDo(_WriteRuns(self.directory, key_coder, value_coder, self.partitions,
+                                                              listed=self.listed, bare=self.bare))
         return _group_runs([runs], key_coder, value_coder)
 
 
-def _group_runs(runs: list, key_coder: coders.Coder, value_coder: coders.Coder):
-    """Run references (``_WriteRuns``' output, from one or several PCollections) -> ``(key, [values])``."""
+def _group_runs(runs: list, key_coder: coders.Coder, value_coder: coders.Coder, tags: tuple | None = None):
+    """Run references (``_WriteRuns``' output, from one or several PCollections) -> ``(key, [values])``
+    (``tags``: a CoGroupByKey's ``(key, {tag: [values]})``)."""
     references = runs[0] if len(runs) == 1 else runs | "FlattenRuns" >> beam.Flatten()
     return (references
             | "GroupRunsByPartition" >> beam.GroupByKey()
-            | "ReadGroups" >> beam.ParDo(_GroupRuns(key_coder, value_coder)))
+            | "ReadGroups" >> beam.ParDo(_GroupRuns(key_coder, value_coder, tags)))
 
 
-def _tag(record, index: int):
-    return record[0], (index, record[1])
-
-
-def _untag(group, tags: tuple):
-    key, values = group
+def _untagged(values: list, tags: tuple) -> dict:
+    """A CoGroupByKey's values, ``(input index, value)`` each -> ``{tag: [values]}``, every tag present."""
     by_tag: dict = {tag: [] for tag in tags}
     for index, value in values:
         by_tag[tags[index]].append(value)
-    return key, by_tag
+    return by_tag
 
 
 class _DiskCoGroupByKey(beam.PTransform):
@@ -237,20 +261,20 @@ class _DiskCoGroupByKey(beam.PTransform):
     on local disk inside ``spilling_to``. Each input writes its runs in the step that made it, so no input waits
     in memory for the others (a Flatten of the inputs themselves would hold them all until the last is made)."""
 
-    def __init__(self, label: str | None = None):
+    def __init__(self, label: str | None = None, listed: tuple = ()):
         super().__init__(label)
         self.directory, self.partitions = spill_directory(), _partitions()
+        self.listed = frozenset(listed)  # the inputs whose elements are lists of records
 
     def expand(self, inputs):
         tags = tuple(inputs)
         key_coder = coders.FastPrimitivesCoder().as_deterministic_coder("disk_grouping.CoGroupByKey")
         value_coder = coders.registry.get_coder(object)
         runs = [inputs[tag]
-                | f"Tag{index}" >> beam.Map(_tag, index)
                 | f"WriteRuns{index}" >> beam.ParDo(_WriteRuns(self.directory, key_coder, value_coder,
-                                                               self.partitions))
+                                                               self.partitions, tag=index, listed=tag in self.listed))
                 for index, tag in enumerate(tags)]
-        return _group_runs(runs, key_coder, value_coder) | "Untag" >> beam.Map(_untag, tags)
+        return _group_runs(runs, key_coder, value_coder, tags)
 
 
 def _spread_key(record, partitions: int, counter=[0]):  # noqa: B006 - a per-process counter spreads records evenly
@@ -312,14 +336,49 @@ class _DiskFlatten(beam.PTransform):
 
 # The transforms the pipeline's code applies: inside ``spilling_to``, the disk versions above; outside, Beam's
 # own, unchanged (the same graph and labels as before, which Dataflow's update compatibility checks).
-def GroupByKey() -> beam.PTransform:  # noqa: N802 - used as Beam's class is
-    """Beam's ``GroupByKey``; on local disk inside ``spilling_to``."""
-    return beam.GroupByKey() if spill_directory() is None else _DiskGroupByKey()
+def GroupByKey(listed: bool = False) -> beam.PTransform:  # noqa: N802 - used as Beam's class is
+    """Beam's ``GroupByKey``; on local disk inside ``spilling_to``. ``listed``: the input's elements are lists of
+    ``(key, value)`` records (a producer of many records emits one element per list: on disk they are written
+    without a Beam step per record; elsewhere they are unlisted first)."""
+    if spill_directory() is None:
+        return _Unlisted(beam.GroupByKey()) if listed else beam.GroupByKey()
+    return _DiskGroupByKey(listed=listed)
 
 
-def CoGroupByKey() -> beam.PTransform:  # noqa: N802
-    """Beam's ``CoGroupByKey`` of a dict of keyed PCollections; on local disk inside ``spilling_to``."""
-    return beam.CoGroupByKey() if spill_directory() is None else _DiskCoGroupByKey()
+def CoGroupByKey(listed: tuple = ()) -> beam.PTransform:  # noqa: N802
+    """Beam's ``CoGroupByKey`` of a dict of keyed PCollections; on local disk inside ``spilling_to``.
+    ``listed``: the tags of the inputs whose elements are lists of records (as ``GroupByKey``'s)."""
+    if spill_directory() is None:
+        return _UnlistedCoGroup(listed) if listed else beam.CoGroupByKey()
+    return _DiskCoGroupByKey(listed=listed)
+
+
+def _each(records):
+    return records
+
+
+class _Unlisted(beam.PTransform):
+    """``transform`` of the records of an input whose elements are lists of them (outside ``spilling_to``)."""
+
+    def __init__(self, transform: beam.PTransform):
+        super().__init__()
+        self.transform = transform
+
+    def expand(self, lists):
+        return lists | "Unlist" >> beam.FlatMap(_each) | self.transform
+
+
+class _UnlistedCoGroup(beam.PTransform):
+    """Beam's ``CoGroupByKey`` of inputs some of whose elements are lists of records (``listed``: their tags)."""
+
+    def __init__(self, listed: tuple):
+        super().__init__()
+        self.listed = frozenset(listed)
+
+    def expand(self, inputs):
+        inputs = {tag: (pcoll | f"Unlist{tag.title()}" >> beam.FlatMap(_each) if tag in self.listed else pcoll)
+                  for tag, pcoll in inputs.items()}
+        return inputs | "CoGroup" >> beam.CoGroupByKey()
 
 
 def Reshuffle() -> beam.PTransform:  # noqa: N802
@@ -332,10 +391,6 @@ def Flatten() -> beam.PTransform:  # noqa: N802
     return beam.Flatten() if spill_directory() is None else _DiskFlatten()
 
 
-def _with_none(element):
-    return element, None
-
-
 def _key(group):
     return group[0]
 
@@ -344,10 +399,18 @@ class _DiskDistinct(beam.PTransform):
     """Beam's ``Distinct`` on local disk: every element a key, grouped (Beam's is a combiner, whose partial step
     holds a bundle's distinct elements in memory and whose shuffle holds them all)."""
 
+    def __init__(self, label: str | None = None, listed: bool = False):
+        super().__init__(label)
+        self.listed = listed
+
     def expand(self, elements):
-        return elements | "WithNone" >> beam.Map(_with_none) | "Group" >> _DiskGroupByKey() | "Keys" >> beam.Map(_key)
+        return (elements | "Group" >> _DiskGroupByKey(listed=self.listed, bare=True)
+                | "Keys" >> beam.Map(_key))
 
 
-def Distinct() -> beam.PTransform:  # noqa: N802
-    """Beam's ``Distinct``; on local disk inside ``spilling_to``."""
-    return beam.Distinct() if spill_directory() is None else _DiskDistinct()
+def Distinct(listed: bool = False) -> beam.PTransform:  # noqa: N802
+    """Beam's ``Distinct``; on local disk inside ``spilling_to``. ``listed``: the input's elements are lists of
+    the elements to make distinct (as ``GroupByKey``'s)."""
+    if spill_directory() is None:
+        return _Unlisted(beam.Distinct()) if listed else beam.Distinct()
+    return _DiskDistinct(listed=listed)

@@ -37,7 +37,8 @@ from apache_beam.metrics import Metrics
 
 from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.common import (
-    CARRIED, KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, join_mode, join_verdicts, node_of,
+    BATCHES, CARRIED, KEYS, SHUFFLE, STAGE, AsGrouped, HeldDocs, digest64, in_batch, join_mode, join_verdicts,
+    node_of, verdict_of,
 )
 from corpusforge.pipeline.dedup.config import LineDedupConfig, SentenceDedupConfig
 from corpusforge.pipeline.dedup.lines import (
@@ -398,12 +399,16 @@ class _KeysFn(KeysByShard):
     document."""
 
     def __init__(self, lines: LineDedupConfig, sentences: SentenceDedupConfig, score_key: str, keyed: bool = True,
-                 batched: bool = False, spill_dir: str | None = None):
+                 batched: bool = False, spill_dir: str | None = None, by_batch: bool = False):
         self.lines, self.sentences, self.score_key, self.keyed = lines, sentences, score_key, keyed
         self.batched, self.spill_dir = batched, spill_dir
+        # batches joins: the documents wait in keyed batches (HeldDocs(keyed=True)), their nodes name the batch,
+        # and the light records go as one list an element of (batch key, (id, (node, line_records)))
+        self.by_batch = by_batch
         # the shuffle join carries a table only as a spill reference: inline (~40 bytes a sentence) it would add a
-        # third to every shuffled document of a runner that shuffles texts (Dataflow, Spark, Flink, Dask)
-        self.carries = spill_dir is not None or not keyed
+        # third to every shuffled document of a runner that shuffles texts (Dataflow, Spark, Flink, Dask); a batch
+        # join's batches cross one shuffle as one record, so they carry it either way
+        self.carries = spill_dir is not None or not keyed or by_batch
 
     def setup(self):
         self.spill = SpillWriter(self.spill_dir, ".sentences") if self.spill_dir else None
@@ -415,7 +420,7 @@ class _KeysFn(KeysByShard):
     def start_bundle(self):
         super().start_bundle()
         # a retried bundle's processor may hold documents of the failed attempt: every bundle starts empty
-        self.held_docs = HeldDocs()
+        self.held_docs = HeldDocs(keyed=self.by_batch)
 
     def process(self, element):
         line_chars, sentence_chars = self.lines.min_line_chars, self.sentences.min_sentence_chars
@@ -432,12 +437,17 @@ class _KeysFn(KeysByShard):
         # retried document by document).
         out, lines = [], []
         for doc, node, records, table in computed:
+            if not self.keyed:
+                out += self.held_docs.hold((doc, table))
+                if self.by_batch:
+                    node = in_batch(node, self.held_docs.key)
             out += self.add(list({key for key, _, _ in records if key is not None}), node)
-            lines.append((doc.id, (node, records)))
+            if self.by_batch:
+                lines.append((node[3], (doc.id, (node, records))))
+            else:
+                lines.append((doc.id, (node, records)))
             if self.keyed:
                 out.append((doc.id, (doc, table)) if self.carries else (doc.id, doc))
-            else:
-                out += self.held_docs.hold((doc, table))
         if self.keyed:
             out += [beam.pvalue.TaggedOutput(LINES, record) for record in lines]
         else:
@@ -471,7 +481,8 @@ class _SentenceKeysFn(KeysByShard):
             distinct = set(keys)
             yield from self.add(distinct, node)  # add iterates it once, in the order list(distinct) has
             if len(distinct) < len(keys) and self.sentences.collapse_repeats:
-                yield beam.pvalue.TaggedOutput(REPEATS, (doc_id, True))
+                # (id, True); (batch key, (id, True)) for a node that names its batch
+                yield beam.pvalue.TaggedOutput(REPEATS, verdict_of(node, True) if len(node) > 3 else (doc_id, True))
 
 
 class _SentenceKeysBySideInputFn(_SentenceKeysFn):
@@ -482,6 +493,19 @@ class _SentenceKeysBySideInputFn(_SentenceKeysFn):
     def process(self, items, drops_by_id):
         for doc_id, lines in items:
             yield from self.sentence_keys(doc_id, [lines], drops_by_id.get(doc_id, ()))
+
+
+class _SentenceKeysByBatchFn(_SentenceKeysFn):
+    """``(batch key, {"lines": [(id, (node, records))...], "drop": [(id, line key)...]})``, a batch's light records
+    and line drops -> what ``_SentenceKeysFn`` yields for the group of each id (ids are unique in a batch join)."""
+
+    def process(self, item):
+        _, grouped = item
+        drops: dict = {}
+        for doc_id, key in grouped["drop"]:
+            drops.setdefault(doc_id, []).append(key)
+        for doc_id, lines in grouped["lines"]:
+            yield from self.sentence_keys(doc_id, [lines], drops.get(doc_id, ()))
 
 
 class _RemoveFn(beam.DoFn):
@@ -535,23 +559,30 @@ class LineAndSentenceDedup(beam.PTransform):
         self.lines, self.sentences = lines or LineDedupConfig(), sentences or SentenceDedupConfig()
         self.score_key, self.fail_fast, self.spill_dir = score_key, fail_fast, spill_dir
         self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
-        # its input is lists of documents (near-dedup's kept_lists; side-input joins only): the stage sets it
+        # its input is lists of documents (near-dedup's kept_lists; side-input and batch joins): the stage sets it
         self.docs_in_lists = False
+        # the kept documents go on in lists (batch joins; no step after it takes them so today)
+        self.kept_lists = False
 
     def expand(self, docs) -> StageOutputs:
         lines, sentences, shuffle = self.lines, self.sentences, self.joins == SHUFFLE
+        by_batch = self.joins == BATCHES
         if self.docs_in_lists and shuffle:
-            raise ValueError("LineAndSentenceDedup.docs_in_lists needs the side_input join")
+            raise ValueError("LineAndSentenceDedup.docs_in_lists needs the side_input or batches join")
         keys = guarded(_KeysFn(lines, sentences, self.score_key, keyed=shuffle, batched=self.docs_in_lists,
-                               spill_dir=self.spill_dir), STAGE, self.fail_fast, batched=self.docs_in_lists)
+                               spill_dir=self.spill_dir, by_batch=by_batch),
+                       STAGE, self.fail_fast, batched=self.docs_in_lists)
         keyed = docs | "BoilerplateKeys" >> beam.ParDo(keys).with_outputs(KEYS, LINES, ERRORS, main="docs")
         # With side-input joins each key shard's drops go on as one list, read as a side input (AsGrouped) by the
-        # sentence keys and by the removal alike: not one Beam element per drop (~5 a document on web text).
+        # sentence keys and by the removal alike: not one Beam element per drop (~5 a document on web text); with
+        # batch joins as one list too, (batch key, (id, key)) records a listed input of the joins by batch key.
         line_drops = (
             keyed[KEYS]
             | "LinesGroup" >> GroupByKey()
             | "LinesBoilerplate" >> beam.FlatMap(shard_drops(lines.max_occurrences, listed=not shuffle))
         )
+        if by_batch:
+            return self._by_batch(keyed, line_drops)
         # Light records only: no document is in this join (nothing in it can raise on a document's content).
         if shuffle:
             sentence_keys = (
@@ -578,5 +609,29 @@ class LineAndSentenceDedup(beam.PTransform):
             "Boilerplate", self.joins, self.shared_ids, join_label="BoilerplateJoin", apply_label="BoilerplateRemove",
             keyed=shuffle, batched=not shuffle, with_edits=True, with_errors=True,
             carried=self.spill_dir is not None or not shuffle)  # as _KeysFn.carries
+        errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> Flatten()
+        return outputs._replace(errors=errors)
+
+    def _by_batch(self, keyed, line_drops) -> StageOutputs:
+        """The joins by batch key (``batches``): each batch's light records with its line drops (one group a
+        batch), then its documents with its line and sentence drops and repeats (one group a batch)."""
+        lines, sentences = self.lines, self.sentences
+        sentence_keys = (
+            {"lines": keyed[LINES], "drop": line_drops}
+            | "LinesJoinRecords" >> CoGroupByKey(listed=("lines", "drop"))
+            | "SentencesKeys" >> beam.ParDo(_SentenceKeysByBatchFn(lines, sentences)).with_outputs(KEYS, REPEATS,
+                                                                                                   main="none")
+        )
+        sentence_drops = (
+            sentence_keys[KEYS]
+            | "SentencesGroup" >> GroupByKey()
+            | "SentencesBoilerplate" >> beam.FlatMap(
+                shard_drops(sentences.max_occurrences, "boilerplate_sentences", listed=True))
+        )
+        remove = guarded(_RemoveFn(lines, sentences), STAGE, self.fail_fast, records=group_docs)
+        outputs = join_verdicts(
+            keyed.docs, {"lines": line_drops, "sentences": sentence_drops, "repeats": sentence_keys[REPEATS]}, remove,
+            "Boilerplate", BATCHES, join_label="BoilerplateJoin", apply_label="BoilerplateRemove", with_edits=True,
+            with_errors=True, carried=True, kept_lists=self.kept_lists, listed=("lines", "sentences"))
         errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> Flatten()
         return outputs._replace(errors=errors)

@@ -37,7 +37,7 @@ from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, rem
 
 STAGE = "dedup"
 KEYS = "keys"  # the tagged output of a step that passes documents on and emits their grouping keys beside them
-SHUFFLE, SIDE_INPUT = "shuffle", "side_input"
+SHUFFLE, SIDE_INPUT, BATCHES = "shuffle", "side_input", "batches"
 SHARED = "shared"  # tagged output of the side-input join: documents whose id another document holds
 # In a group given to a join's DoFn: ``[value]`` that the document's producer carried beside it to the join
 # (``join_verdicts``' ``carried``), where the document is joined alone (not when documents share its id).
@@ -55,15 +55,49 @@ def digest64(data: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
 
 
-def join_mode(setting: str, direct_runner: bool) -> str:
-    """``shuffle`` or ``side_input``: ``dedup.joins``, ``auto`` decided by the runner (as
-    ``near.components_mode``): side inputs on Beam's DirectRunner only, because every worker of another runner
-    would hold every verdict."""
+def join_mode(setting: str, direct_runner: bool, unique_ids: bool = False) -> str:
+    """``shuffle``, ``side_input`` or ``batches``: ``dedup.joins``, ``auto`` decided by the runner (as
+    ``near.components_mode``): side inputs on Beam's DirectRunner while its shuffles are in memory, because
+    every worker of another runner would hold every verdict; else ``batches`` where no two documents share an id
+    (``unique_ids``: a build's), ``shuffle`` where they may. ``batches`` where ids may be shared (a ``Dedup``
+    stage used without a build) is ``shuffle`` too: a batch join cannot gather one id's documents from several
+    batches (a step transform given ``batches`` takes its caller's word that they are unique)."""
     if setting == "auto":
         # a build whose shuffles wait on disk (corpusforge.core.disk_grouping) shuffles its documents too: a
         # side-input join would hold every document in memory until the verdicts are ready
-        return SIDE_INPUT if direct_runner and spill_directory() is None else SHUFFLE
+        if direct_runner and spill_directory() is None:
+            return SIDE_INPUT
+        return BATCHES if unique_ids else SHUFFLE
     return setting
+
+
+# ----------------------------------------------------------------------------------------------- batch keys
+#
+# With ``batches`` joins a step's documents wait in batches (``HeldDocs(keyed=True)``, near-dedup's signature
+# batches), each under a batch key: the 64-bit hash of its first document's id, unique in a build because ids are
+# (two batches under one key, a hash collision, are joined together and still looked up by id). Each document's
+# node then names its batch (``in_batch``: ``(rank, score, id, batch key)``), every record a step groups carries
+# that node, and a verdict goes to the batch (``verdict_of``): one grouping by batch key applies a step's
+# verdicts to ``DOC_BATCH`` documents at once, where the ``shuffle`` join moves one record per document.
+
+
+def batch_key(first_id: str) -> int:
+    """The key of a batch whose first document's id is ``first_id``."""
+    return _id_hash(first_id)
+
+
+def in_batch(node: tuple, key: int) -> tuple:
+    """``node`` (``node_of``'s ``(rank, score, id)``) naming the batch ``key`` its document waits in. The key
+    comes after the id, so it never decides an order between nodes of different documents."""
+    return (*node[:3], key)
+
+
+def verdict_of(node: tuple, value) -> tuple:
+    """The record of a verdict ``value`` on ``node``'s document: ``(id, value)``, or ``(batch key, (id, value))``
+    for a node that names its batch (``in_batch``)."""
+    if len(node) > 3:
+        return node[3], (node[2], value)
+    return node[2], value
 
 
 class _ApplyVerdicts(beam.DoFn):
@@ -350,6 +384,29 @@ class _JoinBySideInput(beam.DoFn):
         self.fn.teardown()
 
 
+class _JoinByBatch(_JoinBySideInput):
+    """``(batch key, {"doc": [batches], tag: [(id, value)...]...})``, a batch join's group -> what
+    ``_JoinBySideInput`` gives each batch with those verdicts looked up by id: every document joined alone (ids
+    are unique where ``batches`` joins run), the edits summed per group, and (``kept_lists``) each batch's kept
+    documents as one list."""
+
+    def __init__(self, fn: beam.DoFn, tags: list[str], kept_lists: bool = False, carried: bool = False):
+        super().__init__(fn, tags, batched=True, kept_lists=kept_lists, carried=carried)
+
+    def process(self, item):
+        _, grouped = item
+        verdicts = []
+        for tag in self.tags:
+            by_id: dict = {}
+            for doc_id, value in grouped[tag]:
+                by_id.setdefault(doc_id, []).append(value)
+            verdicts.append(by_id)
+        out: list = []
+        for batch in grouped["doc"]:
+            out += self._batch(batch, (), verdicts)
+        return _summed_edits(out)
+
+
 def _summed_edits(out: list) -> list:
     """``out`` with its edits (``(stage, counter, amount)`` tagged ``EDITS``) summed per stage and counter, in
     the order each first appears: what the build's stats do with them (``stats.edit_facts``), one Beam element
@@ -386,21 +443,29 @@ class HeldDocs:
     """What a DoFn that passes documents on in lists holds: ``hold(doc)`` the lists to emit now (one every
     ``DOC_BATCH`` documents), ``rest()`` the last list of the bundle (for ``finish_bundle``). Documents cross
     a stage boundary as one element per list instead of one each (see ``join_verdicts``' ``batched``), a list
-    of documents as ``Documents`` (``_as_batch``)."""
+    of documents as ``Documents`` (``_as_batch``). ``keyed`` (``batches`` joins): each list goes as
+    ``(batch key, list)``, and ``key`` is the batch key of the list the last document held went into (for its
+    node, ``in_batch``). A held item is a document or a ``(document, value)`` pair."""
 
-    def __init__(self):
+    def __init__(self, keyed: bool = False):
         self.docs: list = []
+        self.keyed = keyed
+        self.key: int | None = None
 
     def hold(self, doc) -> list:
+        if not self.docs and self.keyed:
+            self.key = batch_key((doc[0] if type(doc) is tuple else doc).id)
         self.docs.append(doc)
         if len(self.docs) < DOC_BATCH:
             return []
-        batch, self.docs = self.docs, []
-        return [_as_batch(batch)]
+        return [self._emitted()]
+
+    def _emitted(self):
+        batch, self.docs = _as_batch(self.docs), []
+        return (self.key, batch) if self.keyed else batch
 
     def rest(self) -> list:
-        batch, self.docs = self.docs, []
-        return [GlobalWindows.windowed_value(_as_batch(batch))] if batch else []
+        return [GlobalWindows.windowed_value(self._emitted())] if self.docs else []
 
 
 def _by_id(doc):
@@ -428,7 +493,7 @@ def _carried_apart(item):
 def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = SHUFFLE, shared=None,
                   join_label: str | None = None, apply_label: str | None = None, keyed: bool = False,
                   batched: bool = False, with_edits: bool = False, with_errors: bool = False,
-                  kept_lists: bool = False, carried: bool = False) -> StageOutputs:
+                  kept_lists: bool = False, carried: bool = False, listed: tuple = ()) -> StageOutputs:
     """The outputs of ``fn`` (a DoFn of ``(id, {"doc": [documents], tag: [values]...})`` with main output
     kept and tagged ``REMOVED``, and ``EDITS``, ``ERRORS`` when asked) on every document of ``docs`` (documents,
     ``(id, document)`` when ``keyed``, lists of documents when ``batched``: the producer's choice in
@@ -440,7 +505,10 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     ``(document, value)`` pairs, and ``fn`` finds the documents' values under ``CARRIED``, in the order of its
     ``"doc"`` (side inputs: a lone document's only; what the producer computed that ``fn`` would compute again).
 
-    ``mode`` ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput`` (a value of ``verdicts`` may
+    ``mode`` ``batches``: ``docs`` are ``(batch key, list)`` (``HeldDocs(keyed=True)``; lists of ``(document,
+    value)`` pairs when ``carried``), ``verdicts`` ``(batch key, (id, value))`` (``verdict_of`` of nodes that name
+    their batch; ``listed``: the tags whose elements are lists of them, disk_grouping's listed inputs), one
+    ``CoGroupByKey`` by batch key; ids must be unique. ``shuffle``: one ``CoGroupByKey``. ``side_input``: ``_JoinBySideInput`` (a value of ``verdicts`` may
     be an ``AsGrouped`` already, shared with another step); the documents whose id
     ``shared`` (a ``SharedIds`` of these documents or of a superset of them; computed here when None) names
     are gathered by id first (a ``GroupByKey`` of those documents only), so each such group is joined whole.
@@ -448,6 +516,10 @@ def join_verdicts(docs, verdicts: dict, fn: beam.DoFn, label: str, mode: str = S
     the join's own, with no Flatten."""
     tags = [REMOVED] + ([EDITS] if with_edits else []) + ([ERRORS] if with_errors else [])
     join_label, apply_label = join_label or f"{label}Join", apply_label or f"{label}Apply"
+    if mode == BATCHES:
+        joined = {"doc": docs, **verdicts} | join_label >> CoGroupByKey(listed=listed)
+        return split_outputs(joined | apply_label >> beam.ParDo(_JoinByBatch(fn, list(verdicts), kept_lists, carried))
+                             .with_outputs(*tags, main="kept"), with_edits, with_errors)
     if mode == SHUFFLE:
         if kept_lists or (carried and not keyed):
             raise ValueError("kept_lists needs the side_input join, carried keyed documents with a shuffle")

@@ -134,18 +134,21 @@ class DedupConfig:
     enabled: bool = setting(True, "Run the dedup stage.")
     survivor_score: str = setting("quality_score", "Annotation that ranks duplicates: the highest value survives, then "
                                               "the smallest id (documents without it rank after those with it).")
-    joins: Literal["auto", "shuffle", "side_input"] = setting("auto", "How exact dedup, near dedup and line + sentence dedup join their verdicts (removals, dropped "
-                "lines and sentences) back to the documents by id. shuffle: a CoGroupByKey, every document "
-                "shuffled, a worker holding one id's documents and verdicts at a time (for Dataflow, Spark, Flink, "
-                "Dask). side_input: the verdicts, far smaller than the documents, read by every worker as a side "
+    joins: Literal["auto", "shuffle", "side_input", "batches"] = setting("auto", "How exact dedup, near dedup and line + sentence dedup join their verdicts (removals, dropped "
+                "lines and sentences) back to the documents. shuffle: a CoGroupByKey by id, every document "
+                "shuffled alone, a worker holding one id's documents and verdicts at a time. batches: the documents "
+                "wait in batches of 256 under a batch key, every verdict goes to its document's batch, and one "
+                "CoGroupByKey by batch key applies a step's verdicts to a whole batch (one shuffled record per "
+                "256 documents; ids must be unique, as a build's are: elsewhere it is shuffle). side_input: the "
+                "verdicts, far smaller than the documents, read by every worker as a side "
                 "input and looked up per document: no document grouped (less CPU on the DirectRunner: "
                 "docs/dedup.md), but each worker holds all of a step's verdicts, and runners other than the "
                 "DirectRunner read them again for every bundle (Beam 2.77 keeps no side input across bundles): "
                 "meant for the DirectRunner. auto: side_input on Beam's "
-                "DirectRunner while its shuffles are in memory (a small corpus: output.disk_shuffle_mb), shuffle "
+                "DirectRunner while its shuffles are in memory (a small corpus: output.disk_shuffle_mb), batches "
                 "when they wait on disk (a side input would hold every document in memory until its verdicts are "
-                "ready), on any other runner and for a dedup transform used without a build. Either way the same "
-                "output.", same_output=True)
+                "ready) and on any other runner, shuffle for a dedup transform used without a build. Every mode "
+                "gives the same output.", same_output=True)
     decontaminate: DecontaminateConfig = setting(factory=DecontaminateConfig)
     exact: ExactDedupConfig = setting(factory=ExactDedupConfig)
     near: NearDedupConfig = setting(factory=NearDedupConfig)

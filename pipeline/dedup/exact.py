@@ -8,7 +8,9 @@ from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.core.disk_grouping import GroupByKey, spill_directory
 from corpusforge.core.text_guards import bounded_normalize
-from corpusforge.pipeline.dedup.common import KEYS, SHUFFLE, STAGE, HeldDocs, apply_verdicts, join_mode, node_of
+from corpusforge.pipeline.dedup.common import (
+    BATCHES, KEYS, SHUFFLE, STAGE, HeldDocs, apply_verdicts, in_batch, join_mode, node_of, verdict_of,
+)
 from corpusforge.pipeline.dedup.text import normalized_bytes, normalized_joined
 from corpusforge.pipeline.stage import ERRORS, StageOutputs, guarded
 
@@ -38,7 +40,8 @@ def text_digest_reference(text: str, key_fold: str = "lower") -> bytes:
 
 
 def exact_verdicts(group):
-    """``(digest, [nodes])`` -> ``(id, details)`` for every node but the smallest (the survivor).
+    """``(digest, [nodes])`` -> ``(id, details)`` for every node but the smallest (the survivor); for nodes that
+    name their batch (``batches`` joins), ``(batch key, (id, details))`` (``common.verdict_of``).
 
     Iterates the group twice and keeps nothing but the smallest node, so on runners that stream grouped
     values (Dataflow) memory does not grow with the group.
@@ -53,7 +56,7 @@ def exact_verdicts(group):
         return
     for node in nodes:
         if node != survivor:
-            yield node[2], {"survivor_id": survivor[2], "cluster_size": size, "similarity": 1.0}
+            yield verdict_of(node, {"survivor_id": survivor[2], "cluster_size": size, "similarity": 1.0})
 
 
 def gathered_verdicts(item):
@@ -70,32 +73,45 @@ def gathered_verdicts(item):
 
 
 class _DigestFn(beam.DoFn):
-    """A document -> itself (or, ``batched``, lists of documents, ``HeldDocs``), and ``(digest, node)`` tagged
-    KEYS (``gathered``: the bundle's keys as one ``(None, [(digest, node)...])`` when it ends): a document
-    whose key cannot be computed is rejected (stage_error) rather than judged unique."""
+    """A document -> itself (or, ``batched``, lists of documents, ``HeldDocs``; ``by_batch``: ``(batch key,
+    list)``), and ``(digest, node)`` tagged KEYS (``gathered``: the bundle's keys as one ``(None, [(digest,
+    node)...])`` when it ends; ``by_batch``: the node names the document's batch): a document whose key cannot
+    be computed is rejected (stage_error) rather than judged unique."""
 
-    def __init__(self, score_key: str, key_fold: str, batched: bool = False, gathered: bool = False):
+    def __init__(self, score_key: str, key_fold: str, batched: bool = False, gathered: bool = False,
+                 by_batch: bool = False):
         self.score_key, self.key_fold, self.batched, self.gathered = score_key, key_fold, batched, gathered
+        self.by_batch = by_batch
 
     def start_bundle(self):
-        self.held = HeldDocs()
+        self.held = HeldDocs(keyed=self.by_batch)
         self.keys: list = []
 
     def process(self, doc):
-        key = (text_digest(doc.text, self.key_fold), node_of(doc, self.score_key))
-        if self.gathered:  # nothing after this raises: a document that raised has no key here
-            self.keys.append(key)
+        digest, node = text_digest(doc.text, self.key_fold), node_of(doc, self.score_key)
+        # nothing after this raises: a document that raised has no key and is not held
+        held = self.held.hold(doc) if self.batched else ()
+        if self.by_batch:  # the keys go as one list a batch, with it (a listed input of ExactGroup)
+            self.keys.append((digest, in_batch(node, self.held.key)))
+            if held:  # the batch this document completed: its keys are every key held
+                keys, self.keys = self.keys, []
+                yield beam.pvalue.TaggedOutput(KEYS, keys)
+            yield from held
+            return
+        if self.gathered:
+            self.keys.append((digest, node))
         else:
-            yield beam.pvalue.TaggedOutput(KEYS, key)
+            yield beam.pvalue.TaggedOutput(KEYS, (digest, node))
         if self.batched:
-            yield from self.held.hold(doc)  # after the key: a document that raised is not held
+            yield from held
         else:
             yield doc
 
     def finish_bundle(self):
         out = self.held.rest()
         if self.keys:
-            out.append(beam.pvalue.TaggedOutput(KEYS, GlobalWindows.windowed_value((None, self.keys))))
+            keys = self.keys if self.by_batch else (None, self.keys)
+            out.append(beam.pvalue.TaggedOutput(KEYS, GlobalWindows.windowed_value(keys)))
         self.keys = []
         return out
 
@@ -126,13 +142,14 @@ class ExactDedup(beam.PTransform):
         self.kept_lists = False
 
     def expand(self, docs) -> StageOutputs:
-        batched = self.joins != SHUFFLE
-        digest = guarded(_DigestFn(self.score_key, self.key_fold, batched, self.gathered), STAGE, self.fail_fast)
+        batched, by_batch = self.joins != SHUFFLE, self.joins == BATCHES
+        gathered = self.gathered and not by_batch  # batches: the keys go in lists a batch, grouped by digest
+        digest = guarded(_DigestFn(self.score_key, self.key_fold, batched, gathered, by_batch), STAGE, self.fail_fast)
         keyed = docs | "ExactDigest" >> beam.ParDo(digest).with_outputs(KEYS, ERRORS, main="docs")
         verdicts = (
             keyed[KEYS]
-            | "ExactGroup" >> GroupByKey()
-            | "ExactVerdicts" >> beam.FlatMap(gathered_verdicts if self.gathered else exact_verdicts)
+            | "ExactGroup" >> GroupByKey(listed=by_batch)
+            | "ExactVerdicts" >> beam.FlatMap(gathered_verdicts if gathered else exact_verdicts)
         )
         return apply_verdicts(keyed.docs, verdicts, REASON, "Exact", self.joins, self.shared_ids, batched,
                               self.kept_lists)._replace(errors=keyed[ERRORS])

@@ -16,7 +16,7 @@ from apache_beam.metrics import Metrics
 from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey
-from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of
+from corpusforge.pipeline.dedup.common import KEYS, STAGE, digest64, node_of, verdict_of
 from corpusforge.pipeline.dedup.config import LineDedupConfig
 from corpusforge.pipeline.dedup.text import count_words, normalized_bytes
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, edit, guarded, removal, split_outputs
@@ -72,7 +72,7 @@ def boilerplate_drops(max_occurrences: int, counter: str = "boilerplate_lines"):
         Metrics.counter(STAGE, counter).inc()
         for node in nodes:
             if node != first:
-                yield node[2], key
+                yield verdict_of(node, key)
     return drops
 
 
@@ -116,7 +116,12 @@ def shard_drops(max_occurrences: int, counter: str = "boilerplate_lines", listed
         ranks = np.frombuffer(b"".join([pack[1] for pack in packs]), np.int8)[records].tolist()
         scores = np.frombuffer(b"".join([pack[2] for pack in packs]), np.float64)[records].tolist()
         ids = list(itertools.chain.from_iterable(pack[3] for pack in packs))
-        nodes = zip(ranks, scores, [ids[index] for index in records.tolist()])
+        at = records.tolist()
+        if len(packs[0]) > 4:  # nodes that name their batch (common.in_batch): the batch keys' column
+            batches = np.frombuffer(b"".join([pack[4] for pack in packs]), np.int64)[records].tolist()
+            nodes = zip(ranks, scores, [ids[index] for index in at], batches)
+        else:
+            nodes = zip(ranks, scores, [ids[index] for index in at])
         for key in heavy:
             yield from drops((key, list(itertools.islice(nodes, len(found[key])))))
     return shard
@@ -128,7 +133,8 @@ class KeysByShard(beam.DoFn):
     (``KEY_SHARDS``, ``KEY_FLUSH_RECORDS``; shard ``key % KEY_SHARDS``) for ``shard_drops``.
 
     A pack holds its records as columns, ``(keys, ranks, scores, ids)``: the keys' int64, ranks' int8 and
-    scores' float64 bytes and the list of ids, in the order they were added. Held, a record costs its key's 8
+    scores' float64 bytes and the list of ids, in the order they were added (nodes that name their batch,
+    ``common.in_batch``: a fifth column, the batch keys' int64 bytes). Held, a record costs its key's 8
     bytes and a document's node is kept once; Beam codes bytes and a list of strings in compiled code, not a
     tuple of four objects per record (~51 coded bytes a record with 32-character ids against ~59, and about a
     fifth of the time to code and decode: ``bench/key_packs.py``)."""
@@ -160,16 +166,23 @@ class KeysByShard(beam.DoFn):
         shards = np.remainder(keys, KEY_SHARDS)  # Python's %: in 0 .. KEY_SHARDS - 1 for negative keys too
         order = np.argsort(shards, kind="stable")  # stable: each shard's records in the order added
         shards, owners = shards[order], owners[order]
-        ranks, scores, ids = zip(*self.nodes)
+        columns = list(zip(*self.nodes))
+        ranks, scores, ids = columns[:3]
         keys = keys[order].tobytes()
         ranks = np.array(ranks, np.int8)[owners].tobytes()
         scores = np.array(scores, np.float64)[owners].tobytes()
         ids = np.array(ids, dtype=object)[owners].tolist()
+        # nodes that name their batch (common.in_batch, batches joins): a fifth column, the batch keys' int64s
+        batches = np.array(columns[3], np.int64)[owners].tobytes() if len(columns) > 3 else None
         starts = np.flatnonzero(np.concatenate(([True], shards[1:] != shards[:-1])))
         numbers = shards[starts].tolist()
         starts = starts.tolist()
         ends = starts[1:] + [len(ids)]
         self._empty_packs()
+        if batches is not None:
+            return [(shard, (keys[8 * start:8 * end], ranks[start:end], scores[8 * start:8 * end], ids[start:end],
+                             batches[8 * start:8 * end]))
+                    for shard, start, end in zip(numbers, starts, ends)]
         return [(shard, (keys[8 * start:8 * end], ranks[start:end], scores[8 * start:8 * end], ids[start:end]))
                 for shard, start, end in zip(numbers, starts, ends)]
 

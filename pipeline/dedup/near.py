@@ -41,7 +41,9 @@ from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.core.disk_grouping import CoGroupByKey, Distinct, Flatten, GroupByKey
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
-from corpusforge.pipeline.dedup.common import SHUFFLE, STAGE, AsGrouped, apply_verdicts, join_mode, node_of
+from corpusforge.pipeline.dedup.common import (
+    BATCHES, SHUFFLE, STAGE, AsGrouped, apply_verdicts, batch_key, in_batch, join_mode, node_of, verdict_of,
+)
 from corpusforge.pipeline.dedup.components import (
     assign_survivors, large_star, orient_small, small_star, union_find_components,
 )
@@ -79,11 +81,15 @@ class _SignatureFn(beam.DoFn):
     ``spill_dir`` the signatures and the packed records go to spill files there and spill references
     ``(path, offset, length)`` take their place."""
 
-    def __init__(self, config: NearDedupConfig, score_key: str, spill_dir: str | None = None, batched: bool = False):
+    def __init__(self, config: NearDedupConfig, score_key: str, spill_dir: str | None = None, batched: bool = False,
+                 by_batch: bool = False):
         self.config, self.score_key, self.spill_dir = config, score_key, spill_dir
         # the documents go on as the batch (a list), not one by one, and so do the (digest, (node, signature))
         # records: one list per batch (side-input joins, _picked)
         self.batched = batched
+        # batches joins: the documents go on as (batch key, list), the records one by one with nodes that name
+        # the batch (common.in_batch)
+        self.by_batch = by_batch
         self.bands, self.rows = banding(config)
         self.no_shingles = Metrics.counter(STAGE, "near_documents_without_shingles")
         # Built at construction: workers unpickle its two small permutation arrays instead of drawing them again
@@ -109,15 +115,18 @@ class _SignatureFn(beam.DoFn):
         else:
             sig_of = lambda k: short[k].tobytes()  # noqa: E731
         digests, records = [], []
+        key = batch_key(batch[0].id) if self.by_batch and batch else None
         for k, i in enumerate(keep.tolist()):
             node = node_of(batch[i], self.score_key)
             digests.append(node_digest(node))
-            records.append((digests[-1], (node, sig_of(k))))
-        if not self.batched:
+            records.append((digests[-1], (node if key is None else in_batch(node, key), sig_of(k))))
+        if not self.batched and not self.by_batch:
             yield from records
-        elif records:
+        elif records:  # one list a batch (by_batch: a listed input of the signature join)
             yield records
-        if self.batched:
+        if self.by_batch:
+            yield beam.pvalue.TaggedOutput(DOCS, (key, Documents(batch)))
+        elif self.batched:
             yield beam.pvalue.TaggedOutput(DOCS, Documents(batch))  # coded as columns (document_coder)
         else:
             for doc in batch:
@@ -197,6 +206,23 @@ def bucket_pairs(max_all_pairs: int):
             yield first, members[i]
             if i > 1:
                 yield members[i - 1], members[i]
+    return pairs
+
+
+def listed_pairs(max_all_pairs: int):
+    """What ``shard_pairs`` gives for a band shard, its pairs as one list (none when it has none) and its large
+    buckets' members as they are: one element per shard, for a ``Distinct(listed=True)`` on disk."""
+    one_by_one = shard_pairs(max_all_pairs)
+
+    def pairs(item):
+        listed: list = []
+        for out in one_by_one(item):
+            if isinstance(out, beam.pvalue.TaggedOutput):
+                yield out
+            else:
+                listed.append(out)
+        if listed:
+            yield listed
     return pairs
 
 
@@ -527,8 +553,8 @@ def _component_verdicts(item):
     for survivor, _ in assigned.values():
         sizes[survivor] = sizes.get(survivor, 1) + 1
     for member, (survivor, similarity) in sorted(assigned.items()):
-        yield member[2], {"survivor_id": survivor[2], "cluster_size": sizes[survivor],
-                          "similarity": round(similarity, 4)}
+        yield verdict_of(member, {"survivor_id": survivor[2], "cluster_size": sizes[survivor],
+                          "similarity": round(similarity, 4)})
 
 
 class NearDedup(beam.PTransform):
@@ -568,8 +594,10 @@ class NearDedup(beam.PTransform):
         c = self.config
         batch = max(1, c.batch_size)
         # A batch that raises is signed again one document at a time: only the document that raises is rejected.
-        batched = self.joins != SHUFFLE
-        sign = guarded(_SignatureFn(c, self.score_key, self.spill_dir, batched), STAGE, self.fail_fast, batched=True)
+        by_batch = self.joins == BATCHES
+        batched = self.joins != SHUFFLE and not by_batch  # side inputs: candidates' signatures picked (below)
+        sign = guarded(_SignatureFn(c, self.score_key, self.spill_dir, batched, by_batch), STAGE, self.fail_fast,
+                       batched=True)
         if self.docs_in_lists:
             batches = docs | "NearBatch" >> beam.FlatMap(_weighted_batches, batch)
         else:
@@ -583,9 +611,13 @@ class NearDedup(beam.PTransform):
         bucketed = (
             computed[BANDS]
             | "NearBandShards" >> GroupByKey()
-            | "NearBucketPairs" >> beam.FlatMap(shard_pairs(c.max_bucket_pairs)).with_outputs(LARGE, main="pairs")
+            | "NearBucketPairs" >> beam.FlatMap((listed_pairs if by_batch else shard_pairs)(c.max_bucket_pairs))
+            .with_outputs(LARGE, main="pairs")
         )
-        pairs = bucketed.pairs | "NearDistinctPairs" >> Distinct()
+        # batches joins: each shard's pairs and each batch's signature records go to the shuffle as one element
+        # (disk_grouping's listed inputs: on disk no Beam step per record)
+        pairs = (bucketed.pairs | "NearDistinctPairs" >> Distinct(listed=True) if by_batch
+                 else bucketed.pairs | "NearDistinctPairs" >> Distinct())
         if batched:  # side inputs: only the signatures of candidates (and of repeated digests) are grouped
             candidates = AsGrouped.of(
                 (pairs | "NearPairCandidates" >> beam.FlatMap(_pair_candidates),
@@ -607,7 +639,7 @@ class NearDedup(beam.PTransform):
                 {"node": computed.sigs, "to": pairs,
                  "from": pairs | "NearBySecond" >> beam.Map(lambda ab: (ab[1], None)),
                  "large": bucketed[LARGE]}
-                | "NearJoinSignatures" >> CoGroupByKey()
+                | "NearJoinSignatures" >> CoGroupByKey(listed=("node",) if by_batch else ())
                 | "NearRoute" >> beam.FlatMap(_route_signatures).with_output_types(typing.Tuple[typing.Any, typing.Any])
                 .with_outputs(LARGE, main="halves")
             )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import apache_beam as beam
 
 from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup
-from corpusforge.pipeline.dedup.common import SIDE_INPUT, UNIQUE_IDS, SharedIds, join_mode
+from corpusforge.pipeline.dedup.common import BATCHES, SHUFFLE, SIDE_INPUT, UNIQUE_IDS, SharedIds, join_mode
 from corpusforge.pipeline.dedup.config import DedupConfig
 from corpusforge.pipeline.dedup.decontaminate import Decontaminate
 from corpusforge.pipeline.dedup.exact import ExactDedup
@@ -42,7 +42,11 @@ class Dedup(Stage, section="dedup", order=30):
                  label: str | None = None):
         super().__init__(config or DedupConfig(), context, label)
         c, key, fail_fast = self.config, self.config.survivor_score, self.context.fail_fast
-        joins = self.joins = join_mode(c.joins, self.context.direct_runner)
+        joins = join_mode(c.joins, self.context.direct_runner, self.context.unique_ids)
+        if joins == BATCHES and not self.context.unique_ids:  # ids may be shared: see join_mode
+            joins = SHUFFLE
+        self.joins = joins
+        lists = joins in (SIDE_INPUT, BATCHES)  # the joins whose kept documents can go on as lists
         self.steps: list[tuple[str, beam.PTransform]] = []
         if c.decontaminate.eval_sets:
             self.steps.append(("Decontaminate", Decontaminate(c.decontaminate, fail_fast)))
@@ -51,13 +55,13 @@ class Dedup(Stage, section="dedup", order=30):
                                                         self.context.direct_runner)))
         if c.near.enabled:
             near = NearDedup(c.near, key, self.context.spill_dir, fail_fast, self.context.direct_runner, joins)
-            if joins == SIDE_INPUT and self.steps and isinstance(self.steps[-1][1], ExactDedup):
+            if lists and self.steps and isinstance(self.steps[-1][1], ExactDedup):
                 # exact dedup's kept documents reach near-dedup's batches as lists, not one Beam element each
                 self.steps[-1][1].kept_lists = near.docs_in_lists = True
             self.steps.append(("NearDedup", near))
         if c.lines.enabled and c.sentences.enabled:  # the same decisions as the two steps, one document join
             boilerplate = LineAndSentenceDedup(c.lines, c.sentences, key, fail_fast, joins, self.context.spill_dir)
-            if joins == SIDE_INPUT and self.steps and isinstance(self.steps[-1][1], (ExactDedup, NearDedup)):
+            if lists and self.steps and isinstance(self.steps[-1][1], (ExactDedup, NearDedup)):
                 # the kept documents of the step before reach the boilerplate keys as lists, not one element each
                 self.steps[-1][1].kept_lists = boilerplate.docs_in_lists = True
             self.steps.append(("LineAndSentenceDedup", boilerplate))

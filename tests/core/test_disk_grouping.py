@@ -99,6 +99,35 @@ def test_cogroup_and_reshuffle_match_beams(tmp_path):
         "e": []})
 
 
+def test_listed_inputs_group_as_their_records_one_by_one(tmp_path):
+    """``listed``: a producer's records as lists, one element each, group exactly as the records one by one, on
+    disk (written without a Beam step per record) and off it (unlisted first); a list may be empty."""
+    records = _records(2, 600)
+    lists = [records[i:i + 37] for i in range(0, len(records), 37)] + [[]]
+    b = [(i % 3, str(i)) for i in range(10)]
+
+    def run(directory, listed):
+        out = tmp_path / f"{directory is None}{listed}.pkl"
+        with spilling_to(directory):
+            with beam.Pipeline() as p:
+                a = p | "A" >> beam.Create(lists if listed else records)
+                bb = p | "B" >> beam.Create([b] if listed else b)
+                grouped = (a | "G" >> GroupByKey(listed=listed)
+                           | "SG" >> beam.MapTuple(lambda k, vs: ("g", k, sorted(vs, key=repr))))
+                co = ({"a": a, "b": bb} | "C" >> CoGroupByKey(listed=("a", "b") if listed else ())
+                      | "SC" >> beam.MapTuple(lambda k, d: ("c", k, {t: sorted(v, key=repr) for t, v in d.items()})))
+                keys = p | "K" >> beam.Create([[k for k, _ in records]] if listed else [k for k, _ in records])
+                distinct = keys | "D" >> Distinct(listed=listed) | "SD" >> beam.Map(lambda k: ("d", k))
+                _ = ((grouped, co, distinct) | beam.Flatten() | beam.combiners.ToList() | beam.Map(_save, str(out)))
+        return sorted(_load(out), key=repr)
+
+    expected = run(None, False)
+    assert len([row for row in expected if row[0] == "d"]) == 6
+    for directory in (None, str(tmp_path / "runs")):
+        assert run(directory, True) == expected
+    assert run(str(tmp_path / "runs2"), False) == expected
+
+
 def _labels(directory) -> list[str]:
     with spilling_to(directory):
         p = beam.Pipeline()

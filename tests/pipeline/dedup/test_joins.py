@@ -3,6 +3,7 @@ the same, on a corpus with every kind of decision, documents sharing an id, and 
 from __future__ import annotations
 
 import collections
+import os
 
 import apache_beam as beam
 import pytest
@@ -11,7 +12,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from corpusforge.pipeline.dedup import Dedup, DedupConfig, ExactDedup, NearDedup, NearDedupConfig
 from corpusforge.pipeline.dedup.boilerplate import LineAndSentenceDedup
-from corpusforge.pipeline.dedup.common import SHUFFLE, SIDE_INPUT, join_mode
+from corpusforge.pipeline.dedup.common import BATCHES, SHUFFLE, SIDE_INPUT, join_mode
 from corpusforge.pipeline.document import Document
 from corpusforge.pipeline.stage import StageContext
 from tests.pipeline.dedup.corpus import edit_words, paragraphs
@@ -57,9 +58,10 @@ def _same_in_both_modes(expect_kinds):
         by_mode = collections.defaultdict(list)
         for mode, *row in actual:
             by_mode[mode].append(tuple(row))
-        shuffle, side = sorted(by_mode[SHUFFLE]), sorted(by_mode[SIDE_INPUT])
-        assert side == shuffle
-        kinds = collections.Counter(row[0] for row in side)
+        shuffle = sorted(by_mode[SHUFFLE])
+        for mode in set(by_mode) - {SHUFFLE}:
+            assert sorted(by_mode[mode]) == shuffle, mode
+        kinds = collections.Counter(row[0] for row in shuffle)
         assert all(kinds[kind] for kind in expect_kinds), kinds  # not a vacuous comparison
     return check
 
@@ -72,16 +74,16 @@ def _counters(result, mode: str) -> dict:
     return dict(totals)
 
 
-def run_both(docs, transform, expect_kinds, runner: str = "DirectRunner") -> tuple[dict, dict]:
-    """``transform(mode)`` on ``docs`` in both modes in one pipeline: same rows (asserted), and each mode's
-    counters."""
+def run_both(docs, transform, expect_kinds, runner: str = "DirectRunner", modes=MODES) -> tuple:
+    """``transform(mode)`` on ``docs`` in each of ``modes`` (both, by default) in one pipeline: same rows
+    (asserted), and each mode's counters."""
     p = beam.Pipeline(runner=runner)
     created = p | beam.Create(docs)
-    rows = [_rows(created | mode >> transform(mode), mode) for mode in MODES]
+    rows = [_rows(created | mode >> transform(mode), mode) for mode in modes]
     assert_that(rows | "Both" >> beam.Flatten(), _same_in_both_modes(expect_kinds))
     result = p.run()
     result.wait_until_finish()
-    return _counters(result, SHUFFLE), _counters(result, SIDE_INPUT)
+    return tuple(_counters(result, mode) for mode in modes)
 
 
 def dedup_stage(mode: str) -> Dedup:
@@ -106,25 +108,74 @@ def test_the_dedup_stage_decides_the_same_in_both_modes(runner):
     assert shuffle[("dedup", "exact_duplicate")] >= 6 and shuffle[("dedup", "near_duplicate")] >= 4
 
 
+def _unique_ids_stage(mode):
+    config = DedupConfig(joins=mode)
+    config.near.max_rounds = 4
+    config.lines.max_occurrences = config.sentences.max_occurrences = 3
+    return Dedup(config, StageContext(direct_runner=True, unique_ids=True))
+
+
+def _unique_ids_corpus() -> list[Document]:
+    counts = collections.Counter(doc.id for doc in mixed_corpus())
+    return [doc for doc in mixed_corpus() if counts[doc.id] == 1]
+
+
 def test_a_builds_unique_ids_join_alone_and_decide_the_same():
     """``StageContext.unique_ids`` (a build's documents): no ``SharedIds`` step and no Flatten of a gathered
-    branch, each join's kept documents go straight on; the same rows and counters as the shuffle join."""
-    counts = collections.Counter(doc.id for doc in mixed_corpus())
-    docs = [doc for doc in mixed_corpus() if counts[doc.id] == 1]
-
-    def stage(mode):
-        config = DedupConfig(joins=mode)
-        config.near.max_rounds = 4
-        config.lines.max_occurrences = config.sentences.max_occurrences = 3
-        return Dedup(config, StageContext(direct_runner=True, unique_ids=True))
-
-    shuffle, side = run_both(docs, stage, [
-        "kept", "exact_duplicate", "near_duplicate", "line_dedup_too_short", "sentence_dedup_too_short", "edit"])
-    assert side == shuffle
+    branch, each join's kept documents go straight on; the same rows and counters as the shuffle join, and as
+    the batch join."""
+    docs, stage = _unique_ids_corpus(), _unique_ids_stage
+    shuffle, side, batches = run_both(docs, stage, [
+        "kept", "exact_duplicate", "near_duplicate", "line_dedup_too_short", "sentence_dedup_too_short", "edit"],
+        modes=[SHUFFLE, SIDE_INPUT, BATCHES])
+    assert side == shuffle == batches
     graph = beam.Pipeline()
     _ = graph | beam.Create(docs) | stage(SIDE_INPUT)
     names = [t.unique_name for t in graph.to_runner_api().components.transforms.values()]
     assert not [n for n in names if "SharedIds" in n or "Flatten" in n and "Kept" in n], names
+
+
+def test_batch_joins_on_disk_decide_as_the_shuffle_join(tmp_path):
+    """Shuffles on local disk (a build over output.disk_shuffle_mb, where ``auto`` is ``batches``): the batch
+    joins' keyed batches, nodes that name their batch and listed records give every row and counter the shuffle
+    join gives."""
+    from corpusforge.core.disk_grouping import spilling_to
+
+    with spilling_to(str(tmp_path / "runs")):
+        assert _unique_ids_stage("auto").joins == BATCHES
+        shuffle, batches = run_both(_unique_ids_corpus(), _unique_ids_stage, [
+            "kept", "exact_duplicate", "near_duplicate", "line_dedup_too_short", "sentence_dedup_too_short", "edit"],
+            modes=[SHUFFLE, BATCHES])
+    assert batches == shuffle
+    assert os.listdir(tmp_path / "runs")  # the records went to disk
+
+
+def test_batch_joins_move_batches_not_documents(tmp_path, monkeypatch):
+    """With batch joins each step after the first takes its documents as lists, and each join applies its
+    verdicts to whole batches: one join group a batch (under ``DOC_BATCH`` documents here: one a step's bundle),
+    not one a document."""
+    from corpusforge.core.disk_grouping import spilling_to
+    from corpusforge.pipeline.dedup import boilerplate, common
+
+    keys_elements, join_groups = [], []
+    keys_process, join_process = boilerplate._KeysFn.process, common._JoinByBatch.process
+
+    def counted_keys(self, element):
+        if self.by_batch:
+            keys_elements.append(len(element) if isinstance(element, list) else 1)
+        return keys_process(self, element)
+
+    def counted_join(self, item):
+        join_groups.append(sum(len(batch) for batch in item[1]["doc"]))
+        return join_process(self, item)
+
+    monkeypatch.setattr(boilerplate._KeysFn, "process", counted_keys)
+    monkeypatch.setattr(common._JoinByBatch, "process", counted_join)
+    docs = _unique_ids_corpus()
+    with spilling_to(str(tmp_path / "runs")):
+        run_both(docs, _unique_ids_stage, ["kept", "exact_duplicate"], modes=[SHUFFLE, BATCHES])
+    assert sum(keys_elements) > 80 and len(keys_elements) <= 3, keys_elements  # lists, not documents
+    assert len(join_groups) <= 9 and sum(join_groups) > 300, join_groups  # three joins, a few batches each
 
 
 @pytest.mark.parametrize("step", ["exact", "near", "boilerplate"])
@@ -141,7 +192,7 @@ def test_each_join_decides_the_same_in_both_modes_on_its_own(step):
     assert side == shuffle
 
 
-def test_documents_that_raise_are_rejected_alike_in_both_modes(monkeypatch):
+def test_documents_that_raise_are_rejected_alike_in_both_modes(monkeypatch, tmp_path):
     """A document whose exact-dedup key raises is rejected, not kept; one whose sentence removal raises is
     rejected with its line edits dropped; when it shares its id, the other document of the id is rejected
     with it (the group is the unit of the join), in both modes."""
@@ -171,6 +222,13 @@ def test_documents_that_raise_are_rejected_alike_in_both_modes(monkeypatch):
     shuffle, side = run_both(docs, dedup_stage, ["kept", "error", "edit"])
     assert side == shuffle
     assert shuffle[("dedup", "stage_error")] == 3  # quagga, zebracorn and its sibling
+    # ids unique (a build's), every mode, the batch joins on disk too: only the documents that raise are rejected
+    unique = [doc for doc in docs if doc.text != texts[7] and not doc.text.startswith(f"{nav}\n{texts[5]}")]
+    from corpusforge.core.disk_grouping import spilling_to
+
+    with spilling_to(str(tmp_path / "runs")):
+        counters = run_both(unique, _unique_ids_stage, ["kept", "error", "edit"], modes=[SHUFFLE, SIDE_INPUT, BATCHES])
+    assert counters[0] == counters[1] == counters[2] and counters[2][("dedup", "stage_error")] == 2
 
 
 @pytest.mark.parametrize("setting,direct_runner,chosen", [
