@@ -150,6 +150,34 @@ def test_batch_joins_on_disk_decide_as_the_shuffle_join(tmp_path):
     assert os.listdir(tmp_path / "runs")  # the records went to disk
 
 
+@pytest.mark.parametrize("doc_batch,colliding", [(1, False), (3, False), (5, True)])
+def test_batch_joins_decide_alike_however_the_documents_fall_into_batches(tmp_path, monkeypatch, doc_batch,
+                                                                          colliding):
+    """What a batch join decides does not depend on the batches: batches of one document, of three, and batch
+    keys that all collide (every batch of a step under one key: one group, verdicts still looked up by id) give
+    the shuffle join's rows and counters, on disk."""
+    from corpusforge.core.disk_grouping import spilling_to
+    from corpusforge.pipeline.dedup import common, near
+
+    monkeypatch.setattr(common, "DOC_BATCH", doc_batch)  # exact's and line + sentence dedup's batches
+    if colliding:
+        for module in (common, near):
+            monkeypatch.setattr(module, "batch_key", lambda first_id: 7)
+
+    def stage(mode):
+        built = _unique_ids_stage(mode)
+        for _, step in built.steps:
+            if isinstance(step, NearDedup):
+                step.config.batch_size = doc_batch  # near dedup's signature batches
+        return built
+
+    with spilling_to(str(tmp_path / "runs")):
+        shuffle, batches = run_both(_unique_ids_corpus(), stage, [
+            "kept", "exact_duplicate", "near_duplicate", "line_dedup_too_short", "sentence_dedup_too_short", "edit"],
+            modes=[SHUFFLE, BATCHES])
+    assert batches == shuffle
+
+
 def test_batch_joins_move_batches_not_documents(tmp_path, monkeypatch):
     """With batch joins each step after the first takes its documents as lists, and each join applies its
     verdicts to whole batches: one join group a batch (under ``DOC_BATCH`` documents here: one a step's bundle),
