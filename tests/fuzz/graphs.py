@@ -49,7 +49,7 @@ def settings(rng: random.Random) -> list[str]:
         out.append(f"dedup.{step}.enabled={rng.random() < 0.7}")
     for rule in ("gopher", "repetition", "c4", "fineweb", "junk"):
         out.append(f"quality.{rule}.enabled={rng.random() < 0.7}")
-    out.append(f"dedup.joins={rng.choice(['auto', 'shuffle', 'side_input'])}")
+    out.append(f"dedup.joins={rng.choice(['auto', 'shuffle', 'side_input', 'batches'])}")
     out.append(f"dedup.near.components={rng.choice(['auto', 'single', 'distributed'])}")
     out.append(f"output.stage_checkpoints={rng.random() < 0.3}")
     out.append(f"output.format={rng.choice(['parquet', 'arrow', 'jsonl'])}")
