@@ -153,8 +153,9 @@ class _WriteRuns(beam.DoFn):
             else:
                 held.append(data)
             self.buffered += len(data) + _HELD_BYTES
-        if self.buffered >= RUN_BYTES:
-            yield from self._write_run()
+            if self.buffered >= RUN_BYTES:  # per record: a long list's records do not all wait in the buffers
+                yield from self._write_run()
+                buffers = self.buffers
 
     def finish_bundle(self):
         for reference in self._write_run():

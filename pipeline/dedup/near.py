@@ -108,7 +108,6 @@ class _SignatureFn(beam.DoFn):
         hashes, counts = self.hasher.shingler.hashes([d.text for d in batch])
         sigs = self.hasher.from_hashes(hashes, counts)
         keep = np.flatnonzero(counts)  # no words: nothing to compare (exact dedup handles empty texts)
-        self.no_shingles.inc(len(batch) - len(keep))
         short = short_signatures(sigs[keep])
         if self.spill is not None and len(keep):  # one write per batch; each document gets its record
             sig_of = self.spill.write_many([row.tobytes() for row in short]).__getitem__
@@ -120,6 +119,8 @@ class _SignatureFn(beam.DoFn):
             node = node_of(batch[i], self.score_key)
             digests.append(node_digest(node))
             records.append((digests[-1], (node if key is None else in_batch(node, key), sig_of(k))))
+        # counted once nothing of the batch can raise: a batch that raised is signed again one document at a time
+        self.no_shingles.inc(len(batch) - len(keep))
         if not self.batched and not self.by_batch:
             yield from records
         elif records:  # one list a batch (by_batch: a listed input of the signature join)
@@ -209,9 +210,14 @@ def bucket_pairs(max_all_pairs: int):
     return pairs
 
 
+# A band shard's candidate pairs go on in lists of at most this many (~150 bytes a pair as Python objects, 600 KB a
+# list): a shard of full buckets makes pairs quadratic in its records, so one list a shard would not be bounded.
+PAIRS_LISTED = 4096
+
+
 def listed_pairs(max_all_pairs: int):
-    """What ``shard_pairs`` gives for a band shard, its pairs as one list (none when it has none) and its large
-    buckets' members as they are: one element per shard, for a ``Distinct(listed=True)`` on disk."""
+    """What ``shard_pairs`` gives for a band shard, its pairs in lists of up to ``PAIRS_LISTED`` (none empty) and
+    its large buckets' members as they are: one element per list, for a ``Distinct(listed=True)``."""
     one_by_one = shard_pairs(max_all_pairs)
 
     def pairs(item):
@@ -219,8 +225,11 @@ def listed_pairs(max_all_pairs: int):
         for out in one_by_one(item):
             if isinstance(out, beam.pvalue.TaggedOutput):
                 yield out
-            else:
-                listed.append(out)
+                continue
+            listed.append(out)
+            if len(listed) >= PAIRS_LISTED:
+                yield listed
+                listed = []
         if listed:
             yield listed
     return pairs

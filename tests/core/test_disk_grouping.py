@@ -191,6 +191,29 @@ def test_what_a_bundle_buffers_before_writing_a_run_is_bounded_by_run_bytes(tmp_
     assert runs and most <= disk_grouping.RUN_BYTES, (most, disk_grouping.RUN_BYTES)
 
 
+def test_a_listed_elements_records_are_flushed_by_run_bytes_as_they_are_buffered(tmp_path, monkeypatch):
+    """A listed input's element may hold many records (a band shard's candidate pairs): RUN_BYTES bounds the
+    buffers within the element too, not only between elements."""
+    from apache_beam import coders
+
+    monkeypatch.setattr(disk_grouping, "RUN_BYTES", 64 * 1024)
+    write = disk_grouping._WriteRuns(str(tmp_path / "runs"), coders.VarIntCoder(), coders.FastPrimitivesCoder(),
+                                     disk_grouping.PARTITIONS, listed=True)
+    write.setup()
+    write.start_bundle()
+    most = [0]
+    write_run = write._write_run
+
+    def watched():
+        most[0] = max(most[0], write.buffered)
+        return write_run()
+
+    monkeypatch.setattr(write, "_write_run", watched)
+    runs = list(write.process([(i, "x" * 20) for i in range(50_000)]))
+    assert len({reference[1][0] for reference in runs}) > 10  # many run files from one element
+    assert most[0] <= disk_grouping.RUN_BYTES + 1024, most
+
+
 def test_the_partition_hash_spreads_a_shuffles_keys_over_the_partitions():
     """Keys as shuffles code them (counters, digests, pairs of digests, ids): as many partitions reached and as
     few records in the fullest as a random assignment gives (a cheaper hash must pass it: docs/scale.md, "A

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from corpusforge.pipeline.dedup.buckets import band_records, buckets, node_digest
-from corpusforge.pipeline.dedup.near import LARGE, shard_pairs
+from corpusforge.pipeline.dedup.near import LARGE, listed_pairs, shard_pairs
 
 
 def test_node_digest_is_a_stable_signed_64_bit_hash_of_the_rank():
@@ -54,3 +54,21 @@ def test_shard_pairs_all_pairs_or_large_bucket_members():
     assert sorted(out) == [(10, 20), (10, 30), (20, 30), (40, 50)]
     large = [o.value for o in shard_pairs(2)((0, packed)) if getattr(o, "tag", None) == LARGE]
     assert sorted(large) == [(10, 1), (20, 1), (30, 1)]
+
+
+def test_listed_pairs_are_the_shards_pairs_in_bounded_lists(monkeypatch):
+    """A shard of full buckets makes pairs quadratic in its records: they go on in lists of at most
+    ``PAIRS_LISTED``, together the shard's pairs, large buckets' members as they are."""
+    from corpusforge.pipeline.dedup import near
+
+    monkeypatch.setattr(near, "PAIRS_LISTED", 7)
+    keys = np.array([[k % 3] for k in range(40)], dtype=np.uint64)
+    packed = [p for _, p in band_records(keys, np.arange(100, 140), 1)]
+    expected = list(shard_pairs(20)((0, packed)))
+    out = list(listed_pairs(20)((0, packed)))
+    lists = [o for o in out if not hasattr(o, "tag")]
+    assert len(expected) > 100 and all(0 < len(pairs) <= 7 for pairs in lists)
+    assert [pair for pairs in lists for pair in pairs] == expected
+    large = list(listed_pairs(5)((0, packed)))
+    assert sorted(o.value for o in large if getattr(o, "tag", None) == LARGE) == sorted(
+        o.value for o in shard_pairs(5)((0, packed)) if getattr(o, "tag", None) == LARGE)

@@ -183,3 +183,35 @@ def test_dedup_section_loads_from_the_root_config(tmp_path):
     assert config.dedup.lines.max_occurrences == 5 and config.dedup.survivor_score == "score"
     with pytest.raises(ConfigError, match="dedup.near.unit"):
         load_config(None, ["dedup.near.unit=line"])
+
+
+def test_nodes_that_name_their_batch_travel_in_a_fifth_column_and_their_drops_go_to_the_batch():
+    """``batches`` joins: 4-nodes (``in_batch``) are packed with their batch keys as a fifth int64 column, and
+    ``shard_drops`` rebuilds them, each drop ``(batch key, (id, key))``; 3-node packs keep their four columns."""
+    import random
+
+    from corpusforge.pipeline.dedup.common import in_batch
+    from corpusforge.pipeline.dedup.lines import KeysByShard, shard_drops
+
+    rng = random.Random(5)
+    docs = [((rng.randint(0, 1), -rng.choice([0.5, 0.9]), f"d{i:03d}"), [rng.randrange(30) * 7919 for _ in range(6)])
+            for i in range(200)]
+    batch_of = {node[2]: -2 ** 63 + i // 16 for i, (node, _) in enumerate(docs)}  # a negative key too
+    reference = drops_by_definition(docs, 3)
+    assert len(reference) > 100
+
+    def drops(nodes_docs):
+        fn, grouped = KeysByShard(), {}
+        fn.start_bundle()
+        for node, keys in nodes_docs:
+            fn.add(keys, node)
+        for shard, pack in fn.packs():
+            grouped.setdefault(shard, []).append(pack)
+        return grouped, sorted(d for item in grouped.items() for d in shard_drops(3)(item))
+
+    plain, plain_drops = drops(docs)
+    assert {len(pack) for packs in plain.values() for pack in packs} == {4}
+    assert plain_drops == sorted(reference)
+    batched, batch_drops = drops([(in_batch(node, batch_of[node[2]]), keys) for node, keys in docs])
+    assert {len(pack) for packs in batched.values() for pack in packs} == {5}
+    assert batch_drops == sorted((batch_of[doc_id], (doc_id, key)) for doc_id, key in reference)

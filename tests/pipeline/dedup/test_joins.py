@@ -178,6 +178,46 @@ def test_batch_joins_decide_alike_however_the_documents_fall_into_batches(tmp_pa
     assert batches == shuffle
 
 
+@pytest.mark.parametrize("step", ["exact", "near", "boilerplate"])
+def test_each_step_given_batches_alone_decides_as_the_other_joins(step):
+    """A step transform given ``batches`` alone (it takes its caller's word that ids are unique) decides as the
+    other two joins: the same rows and counters."""
+    transforms = {
+        "exact": (lambda mode: ExactDedup(joins=mode), ["kept", "exact_duplicate"]),
+        "near": (lambda mode: NearDedup(NearDedupConfig(max_rounds=4), joins=mode), ["kept", "near_duplicate"]),
+        "boilerplate": (lambda mode: LineAndSentenceDedup(joins=mode),
+                        ["kept", "line_dedup_too_short", "sentence_dedup_too_short", "edit"]),
+    }
+    transform, kinds = transforms[step]
+    shuffle, side, batches = run_both(_unique_ids_corpus(), transform, kinds, modes=[SHUFFLE, SIDE_INPUT, BATCHES])
+    assert side == shuffle == batches
+
+
+def test_documents_without_shingles_are_counted_once_when_their_batch_is_signed_again(monkeypatch):
+    """A signature batch that raises is signed again one document at a time; the documents without shingles are
+    counted once, not once for the batch and again alone (the counter then depended on the batching)."""
+    from corpusforge.pipeline.dedup import near
+
+    node_of = near.node_of
+
+    def planted(doc, score_key):
+        if doc.id == "bad":
+            raise ValueError("planted node bug")
+        return node_of(doc, score_key)
+
+    monkeypatch.setattr(near, "node_of", planted)
+    docs = [Document(f"d{i}", text, "web") for i, text in enumerate(BASES[:4])]
+    docs += [Document("empty-1", "...", "web"), Document("empty-2", "!!", "web"), Document("bad", BASES[5], "web")]
+    p = beam.Pipeline()
+    outputs = p | beam.Create(docs) | "near" >> NearDedup(NearDedupConfig(max_rounds=4), joins=SHUFFLE)
+    _ = outputs.errors | beam.Map(lambda r: r)
+    result = p.run()
+    result.wait_until_finish()
+    counters = _counters(result, "near")
+    assert counters[("dedup", "near_documents_without_shingles")] == 2, counters
+    assert counters[("dedup", "stage_error")] == 1
+
+
 def test_batch_joins_move_batches_not_documents(tmp_path, monkeypatch):
     """With batch joins each step after the first takes its documents as lists, and each join applies its
     verdicts to whole batches: one join group a batch (under ``DOC_BATCH`` documents here: one a step's bundle),
