@@ -405,10 +405,10 @@ class _KeysFn(KeysByShard):
         # batches joins: the documents wait in keyed batches (HeldDocs(keyed=True)), their nodes name the batch,
         # and the light records go as one list an element of (batch key, (id, (node, line_records)))
         self.by_batch = by_batch
-        # the shuffle join carries a table only as a spill reference: inline (~40 bytes a sentence) it would add a
-        # third to every shuffled document of a runner that shuffles texts (Dataflow, Spark, Flink, Dask); a batch
-        # join's batches cross one shuffle as one record, so they carry it either way
-        self.carries = spill_dir is not None or not keyed or by_batch
+        # the shuffle and batch joins carry a table only as a spill reference: inline (~40 bytes a sentence) it would
+        # add a third to every shuffled document of a runner that shuffles texts (Dataflow, Spark, Flink, Dask);
+        # without one, a batch holds (document, None) and the removal splits the text again
+        self.carries = spill_dir is not None or (not keyed and not by_batch)
 
     def setup(self):
         self.spill = SpillWriter(self.spill_dir, ".sentences") if self.spill_dir else None
@@ -438,7 +438,7 @@ class _KeysFn(KeysByShard):
         out, lines = [], []
         for doc, node, records, table in computed:
             if not self.keyed:
-                out += self.held_docs.hold((doc, table))
+                out += self.held_docs.hold((doc, table if self.carries else None))
                 if self.by_batch:
                     node = in_batch(node, self.held_docs.key)
             out += self.add(list({key for key, _, _ in records if key is not None}), node)

@@ -225,7 +225,7 @@ def test_batch_joins_move_batches_not_documents(tmp_path, monkeypatch):
     from corpusforge.core.disk_grouping import spilling_to
     from corpusforge.pipeline.dedup import boilerplate, common
 
-    keys_elements, join_groups = [], []
+    keys_elements, join_groups, tables = [], [], []
     keys_process, join_process = boilerplate._KeysFn.process, common._JoinByBatch.process
 
     def counted_keys(self, element):
@@ -235,6 +235,8 @@ def test_batch_joins_move_batches_not_documents(tmp_path, monkeypatch):
 
     def counted_join(self, item):
         join_groups.append(sum(len(batch) for batch in item[1]["doc"]))
+        if self.carried:  # without a spill_dir no sentence table crosses the shuffle inline (the removal splits again)
+            tables.extend(value for batch in item[1]["doc"] for _, value in batch)
         return join_process(self, item)
 
     monkeypatch.setattr(boilerplate._KeysFn, "process", counted_keys)
@@ -244,6 +246,7 @@ def test_batch_joins_move_batches_not_documents(tmp_path, monkeypatch):
         run_both(docs, _unique_ids_stage, ["kept", "exact_duplicate"], modes=[SHUFFLE, BATCHES])
     assert sum(keys_elements) > 80 and len(keys_elements) <= 3, keys_elements  # lists, not documents
     assert len(join_groups) <= 9 and sum(join_groups) > 300, join_groups  # three joins, a few batches each
+    assert len(tables) > 80 and set(tables) == {None}
 
 
 @pytest.mark.parametrize("step", ["exact", "near", "boilerplate"])
