@@ -200,9 +200,10 @@ def test_shuffles_on_disk_carry_no_text_that_is_spilled(corpus, monkeypatch):
     inline = []
     process = disk_grouping._WriteRuns.process
 
-    def counting(self, record):
-        inline.append(_inline_texts(record[1]))
-        yield from process(self, record)
+    def counting(self, element):
+        for record in element if self.listed else [element]:  # a listed input's element is a list of records
+            inline.append(_inline_texts(None if self.bare else record[1]))
+        yield from process(self, element)
 
     monkeypatch.setattr(disk_grouping._WriteRuns, "process", counting)
     root, config = corpus
