@@ -283,3 +283,26 @@ def rejected_row(item: Rejected) -> dict[str, Any]:
     row = dataclasses.asdict(item)
     row["raw"], row["detail"] = item.raw[:RAW_PREVIEW], item.detail[:DETAIL_CHARS]
     return row
+
+
+def _held_bytes(value) -> int:
+    """About what ``value`` (a string, or JSON-like metadata: dicts, lists, scalars) holds: a string its length
+    when ASCII (``str.isascii`` is O(1)), 4 a character otherwise (no encoding to measure it); a container the sum
+    of its items plus 8 each; any other value 8. The reader bounds metadata's depth (``max_metadata_depth``)."""
+    kind = type(value)
+    if kind is str:
+        return len(value) if value.isascii() else 4 * len(value)
+    if kind is dict:
+        return sum(_held_bytes(key) + _held_bytes(item) + 16 for key, item in value.items())
+    if kind is list or kind is tuple:
+        return sum(_held_bytes(item) + 8 for item in value)
+    return 8
+
+
+def held_bytes(doc) -> int:
+    """What a document holds in memory, as a batch of them counts it (the reader's ``SPREAD_BATCH_BYTES``, dedup's
+    ``DOC_BATCH_BYTES``): its text (0 when it is not in memory: a spilled one decoded) and its metadata (a record's other fields, kept whole: as large as its text can be), each as
+    ``_held_bytes`` counts it."""
+    fields = doc.__dict__
+    text, metadata = fields.get("text"), fields.get("metadata")
+    return (_held_bytes(text) if type(text) is str else 0) + (_held_bytes(metadata) if metadata else 0)

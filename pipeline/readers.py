@@ -38,7 +38,7 @@ from corpusforge.core import files as files_mod
 from corpusforge.core.disk_grouping import CoGroupByKey, Flatten, GroupByKey, Reshuffle, spill_directory
 from corpusforge.pipeline import web
 from corpusforge.pipeline.config import InputConfig
-from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected
+from corpusforge.pipeline.document import RAW_CARRIED, Document, Rejected, held_bytes
 from corpusforge.pipeline.document_coder import Documents
 from corpusforge.core.errors import ENVIRONMENT_ERRNOS, UserError, environment_error
 from corpusforge.core.faults import STAGE_ERROR, describe
@@ -1045,29 +1045,6 @@ def batch_key(origin: tuple) -> int:
                           "big")
 
 
-def _held_bytes(value) -> int:
-    """About what ``value`` (a string, or JSON-like metadata: dicts, lists, scalars) holds: a string its length
-    when ASCII (``str.isascii`` is O(1)), 4 a character otherwise (no encoding to measure it); a container the sum
-    of its items plus 8 each; any other value 8. The reader bounds metadata's depth (``max_metadata_depth``)."""
-    kind = type(value)
-    if kind is str:
-        return len(value) if value.isascii() else 4 * len(value)
-    if kind is dict:
-        return sum(_held_bytes(key) + _held_bytes(item) + 16 for key, item in value.items())
-    if kind is list or kind is tuple:
-        return sum(_held_bytes(item) + 8 for item in value)
-    return 8
-
-
-def spread_bytes(doc) -> int:
-    """What a document counts towards ``SPREAD_BATCH_BYTES``: its text (0 when it is not in memory: a spilled
-    one decoded) and its metadata (a record's other fields, kept whole: as large as its text can be), each as
-    ``_held_bytes`` counts it."""
-    fields = doc.__dict__
-    text, metadata = fields.get("text"), fields.get("metadata")
-    return (_held_bytes(text) if type(text) is str else 0) + (_held_bytes(metadata) if metadata else 0)
-
-
 class _SpreadKeys(beam.DoFn):
     """Documents -> ``(batch key, Documents)`` batches for the shuffle that spreads them (``SPREAD_BATCH``
     documents or ``SPREAD_BATCH_BYTES`` of text at most; the key is the first document's origin, which no other
@@ -1084,7 +1061,7 @@ class _SpreadKeys(beam.DoFn):
 
     def process(self, doc):
         origin, doc_id = doc.origin, doc.id
-        size = spread_bytes(doc)
+        size = held_bytes(doc)
         if self.batch and self.batch_bytes + size > SPREAD_BATCH_BYTES:  # a big text goes out alone or first
             yield self._take_batch()
         if not self.batch:

@@ -394,7 +394,9 @@ class _KeysFn(KeysByShard):
     the document with its sentence table (the table of ``keyed_lines``, which the removal reads instead of
     splitting the text again): for the shuffle join (``keyed``) ``(id, (document, table))`` and
     ``(id, (node, line_records))`` tagged LINES; for the side-input join lists of ``(document, table)``
-    (``HeldDocs``) and one list of ``(id, (node, line_records))`` per element tagged LINES. With a ``spill_dir`` the tables (~40 bytes a sentence, several times a spilled
+    (``HeldDocs``) and one list of ``(id, (node, line_records))`` per element tagged LINES; for the batch join
+    (``by_batch``) ``(batch key, list of (document, table))`` (``HeldDocs(keyed=True)``), nodes that name the batch,
+    and one list of ``(batch key, (id, (node, line_records)))`` per element tagged LINES. With a ``spill_dir`` the tables (~40 bytes a sentence, several times a spilled
     document's own record) wait in a spill file, one write per element, and a reference goes with each
     document."""
 
@@ -552,17 +554,16 @@ class LineAndSentenceDedup(beam.PTransform):
     def __init__(self, lines: LineDedupConfig | None = None, sentences: SentenceDedupConfig | None = None,
                  score_key: str = "quality_score", fail_fast: bool = False, joins: str = SHUFFLE,
                  spill_dir: str | None = None):
-        """``joins``: how the light records and then the documents are joined with the drops (``shuffle`` or
-        ``side_input``, ``common.join_verdicts``); ``shared_ids``: the stage's ``SharedIds``, when it has one.
-        ``spill_dir``: a local directory every worker can read, where the sentence tables wait (side-input joins)."""
+        """``joins``: how the light records and then the documents are joined with the drops (``shuffle``,
+        ``side_input`` or ``batches``, ``common.join_verdicts``); ``shared_ids``: the stage's ``SharedIds``, when it
+        has one. ``spill_dir``: a local directory every worker can read, where the sentence tables wait (carried as
+        references to the removal; without one, only the side-input join carries them, in memory)."""
         super().__init__()
         self.lines, self.sentences = lines or LineDedupConfig(), sentences or SentenceDedupConfig()
         self.score_key, self.fail_fast, self.spill_dir = score_key, fail_fast, spill_dir
         self.joins, self.shared_ids = join_mode(joins, direct_runner=False), None  # auto: no build, shuffle
         # its input is lists of documents (near-dedup's kept_lists; side-input and batch joins): the stage sets it
         self.docs_in_lists = False
-        # the kept documents go on in lists (batch joins; no step after it takes them so today)
-        self.kept_lists = False
 
     def expand(self, docs) -> StageOutputs:
         lines, sentences, shuffle = self.lines, self.sentences, self.joins == SHUFFLE
@@ -632,6 +633,6 @@ class LineAndSentenceDedup(beam.PTransform):
         outputs = join_verdicts(
             keyed.docs, {"lines": line_drops, "sentences": sentence_drops, "repeats": sentence_keys[REPEATS]}, remove,
             "Boilerplate", BATCHES, join_label="BoilerplateJoin", apply_label="BoilerplateRemove", with_edits=True,
-            with_errors=True, carried=True, kept_lists=self.kept_lists, listed=("lines", "sentences"))
+            with_errors=True, carried=True, listed=("lines", "sentences"))
         errors = (keyed[ERRORS], outputs.errors) | "BoilerplateErrors" >> Flatten()
         return outputs._replace(errors=errors)

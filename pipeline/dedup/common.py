@@ -31,7 +31,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from corpusforge.core.disk_grouping import CoGroupByKey, GroupByKey, spill_directory
 from corpusforge.pipeline.dedup.text import survivor_rank
-from corpusforge.pipeline.document import Document
+from corpusforge.pipeline.document import Document, held_bytes
 from corpusforge.pipeline.document_coder import DocumentPairs, Documents
 from corpusforge.pipeline.stage import EDITS, ERRORS, REMOVED, StageOutputs, removal, split_outputs
 
@@ -206,8 +206,11 @@ def _is_shared(doc_id: str, shared: frozenset) -> bool:
 # elements' objects (objsize), which cost ~60 us per unpacked verdict, more than the shuffle it replaces.
 PACK_PAIRS = 1 << 16
 # Documents that only wait for a side-input join cross the stage boundary in lists of this many: one Beam
-# element (coding, framing, dispatch) per list instead of per document.
+# element (coding, framing, dispatch) per list instead of per document. A list also ends once it holds
+# DOC_BATCH_BYTES (``document.held_bytes``: text in memory and metadata), so one list, and a batch join's group,
+# stays bounded however long the documents (the reader's batches are bounded alike).
 DOC_BATCH = 256
+DOC_BATCH_BYTES = 8_000_000
 
 
 class _PackPairs(beam.DoFn):
@@ -443,7 +446,7 @@ class HeldDocs:
     """What a DoFn that passes documents on in lists holds: ``hold(doc)`` the lists to emit now (one every
     ``DOC_BATCH`` documents), ``rest()`` the last list of the bundle (for ``finish_bundle``). Documents cross
     a stage boundary as one element per list instead of one each (see ``join_verdicts``' ``batched``), a list
-    of documents as ``Documents`` (``_as_batch``). ``keyed`` (``batches`` joins): each list goes as
+    of documents as ``Documents`` (``_as_batch``); a list ends at ``DOC_BATCH_BYTES`` too. ``keyed`` (``batches`` joins): each list goes as
     ``(batch key, list)``, and ``key`` is the batch key of the list the last document held went into (for its
     node, ``in_batch``). A held item is a document or a ``(document, value)`` pair."""
 
@@ -451,17 +454,20 @@ class HeldDocs:
         self.docs: list = []
         self.keyed = keyed
         self.key: int | None = None
+        self.bytes = 0
 
     def hold(self, doc) -> list:
+        document = doc[0] if type(doc) is tuple else doc
         if not self.docs and self.keyed:
-            self.key = batch_key((doc[0] if type(doc) is tuple else doc).id)
+            self.key = batch_key(document.id)
         self.docs.append(doc)
-        if len(self.docs) < DOC_BATCH:
+        self.bytes += held_bytes(document)
+        if len(self.docs) < DOC_BATCH and self.bytes < DOC_BATCH_BYTES:
             return []
         return [self._emitted()]
 
     def _emitted(self):
-        batch, self.docs = _as_batch(self.docs), []
+        batch, self.docs, self.bytes = _as_batch(self.docs), [], 0
         return (self.key, batch) if self.keyed else batch
 
     def rest(self) -> list:

@@ -422,7 +422,7 @@ def test_a_spread_batch_counts_its_documents_metadata_as_well_as_their_text(monk
 
     monkeypatch.setattr(readers, "SPREAD_BATCH_BYTES", 100)
     nested = {"html": "<p>" + "h" * 40, "tags": ["a" * 10, {"k": "é" * 5}], "n": 3}
-    assert readers.spread_bytes(Document(id="a", text="t" * 10, source="w", metadata=nested)) >= 10 + 43 + 10 + 20
+    assert readers.held_bytes(Document(id="a", text="t" * 10, source="w", metadata=nested)) >= 10 + 43 + 10 + 20
     docs = [Document(id=f"w/{i}", text="short", source="w", metadata={"html": "h" * 25}, origin=(0, "a", i))
             for i in range(6)]
     batches, _ = _spread(docs)

@@ -108,6 +108,15 @@ def test_the_dedup_stage_decides_the_same_in_both_modes(runner):
     assert shuffle[("dedup", "exact_duplicate")] >= 6 and shuffle[("dedup", "near_duplicate")] >= 4
 
 
+# each step transform alone, and the kinds of row it must give
+STEPS = {
+    "exact": (lambda mode: ExactDedup(joins=mode), ["kept", "exact_duplicate"]),
+    "near": (lambda mode: NearDedup(NearDedupConfig(max_rounds=4), joins=mode), ["kept", "near_duplicate"]),
+    "boilerplate": (lambda mode: LineAndSentenceDedup(joins=mode),
+                    ["kept", "line_dedup_too_short", "sentence_dedup_too_short", "edit"]),
+}
+
+
 def _unique_ids_stage(mode):
     config = DedupConfig(joins=mode)
     config.near.max_rounds = 4
@@ -182,13 +191,7 @@ def test_batch_joins_decide_alike_however_the_documents_fall_into_batches(tmp_pa
 def test_each_step_given_batches_alone_decides_as_the_other_joins(step):
     """A step transform given ``batches`` alone (it takes its caller's word that ids are unique) decides as the
     other two joins: the same rows and counters."""
-    transforms = {
-        "exact": (lambda mode: ExactDedup(joins=mode), ["kept", "exact_duplicate"]),
-        "near": (lambda mode: NearDedup(NearDedupConfig(max_rounds=4), joins=mode), ["kept", "near_duplicate"]),
-        "boilerplate": (lambda mode: LineAndSentenceDedup(joins=mode),
-                        ["kept", "line_dedup_too_short", "sentence_dedup_too_short", "edit"]),
-    }
-    transform, kinds = transforms[step]
+    transform, kinds = STEPS[step]
     shuffle, side, batches = run_both(_unique_ids_corpus(), transform, kinds, modes=[SHUFFLE, SIDE_INPUT, BATCHES])
     assert side == shuffle == batches
 
@@ -216,6 +219,22 @@ def test_documents_without_shingles_are_counted_once_when_their_batch_is_signed_
     counters = _counters(result, "near")
     assert counters[("dedup", "near_documents_without_shingles")] == 2, counters
     assert counters[("dedup", "stage_error")] == 1
+
+
+def test_held_batches_end_at_their_bytes_too(monkeypatch):
+    """A batch of waiting documents ends at ``DOC_BATCH`` documents or ``DOC_BATCH_BYTES`` of text and metadata,
+    whichever comes first: a batch join's group stays bounded however long the documents."""
+    from corpusforge.pipeline.dedup import common
+
+    monkeypatch.setattr(common, "DOC_BATCH_BYTES", 10_000)
+    held, batches = common.HeldDocs(keyed=True), []
+    for i in range(40):
+        batches += held.hold((Document(f"d{i:02d}", "x" * 3_000, "web"), None))
+    batches += [item.value for item in held.rest()]
+    assert [len(batch) for _, batch in batches] == [4] * 10  # 12,000 bytes once the fourth is held
+    assert [key for key, _ in batches] == [common.batch_key(f"d{i:02d}") for i in range(0, 40, 4)]
+    short = common.HeldDocs()
+    assert [len(b) for i in range(300) for b in short.hold(Document(f"s{i}", "y", "web"))] == [common.DOC_BATCH]
 
 
 def test_batch_joins_move_batches_not_documents(tmp_path, monkeypatch):
@@ -252,13 +271,7 @@ def test_batch_joins_move_batches_not_documents(tmp_path, monkeypatch):
 @pytest.mark.parametrize("step", ["exact", "near", "boilerplate"])
 def test_each_join_decides_the_same_in_both_modes_on_its_own(step):
     """Each transform used alone (its own ``SharedIds``), not only inside the stage."""
-    transforms = {
-        "exact": (lambda mode: ExactDedup(joins=mode), ["kept", "exact_duplicate"]),
-        "near": (lambda mode: NearDedup(NearDedupConfig(max_rounds=4), joins=mode), ["kept", "near_duplicate"]),
-        "boilerplate": (lambda mode: LineAndSentenceDedup(joins=mode),
-                        ["kept", "line_dedup_too_short", "sentence_dedup_too_short", "edit"]),
-    }
-    transform, kinds = transforms[step]
+    transform, kinds = STEPS[step]
     shuffle, side = run_both(mixed_corpus(), transform, kinds)
     assert side == shuffle
 
