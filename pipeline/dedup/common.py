@@ -458,10 +458,11 @@ class HeldDocs:
 
     def hold(self, doc) -> list:
         document = doc[0] if type(doc) is tuple else doc
+        size = held_bytes(document)  # before the document is held: a hold that raised holds nothing
         if not self.docs and self.keyed:
             self.key = batch_key(document.id)
         self.docs.append(doc)
-        self.bytes += held_bytes(document)
+        self.bytes += size
         if len(self.docs) < DOC_BATCH and self.bytes < DOC_BATCH_BYTES:
             return []
         return [self._emitted()]
