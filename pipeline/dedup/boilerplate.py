@@ -483,8 +483,8 @@ class _SentenceKeysFn(KeysByShard):
             distinct = set(keys)
             yield from self.add(distinct, node)  # add iterates it once, in the order list(distinct) has
             if len(distinct) < len(keys) and self.sentences.collapse_repeats:
-                # (id, True); (batch key, (id, True)) for a node that names its batch
-                yield beam.pvalue.TaggedOutput(REPEATS, verdict_of(node, True) if len(node) > 3 else (doc_id, True))
+                # (id, True); (batch key, (id, True)) for a node that names its batch (its id is doc_id either way)
+                yield beam.pvalue.TaggedOutput(REPEATS, verdict_of(node, True))
 
 
 class _SentenceKeysBySideInputFn(_SentenceKeysFn):
