@@ -23,8 +23,9 @@ returned:
 
 Variants (each a class of work; ``floor`` is all the stage work at once):
 
-- ``keys``: dedup's line + sentence keys (``dedup.boilerplate.keyed_lines``: line splitting, the sentence loop,
-  normalising and hashing each sentence and line; the sentence table);
+- ``keys``: dedup's line + sentence keys (``dedup.boilerplate.keyed_lines`` and its batch path
+  ``keyed_lines_many``: line splitting, the sentence loop, normalising and hashing each sentence and line; the
+  sentence table);
 - ``minhash``: near-dedup's shingle hashes and signatures (``Shingler.hashes`` + ``MinHasher.from_hashes``;
   band hashing, grouping and verification stay);
 - ``exact``: exact dedup's digests (``dedup.exact.text_digest``);
@@ -200,7 +201,23 @@ def _minhash_patches():
 def _keys_patches():
     from corpusforge.pipeline.dedup import boilerplate
 
-    return [(boilerplate, "keyed_lines", _per_call("keys", boilerplate.keyed_lines, lambda *a: a))]
+    many = boilerplate.keyed_lines_many
+    table = MEMO.tables["keys"]
+
+    def many_stand_in(texts, line_chars, sentence_chars):  # the batch path (side-input and batch joins): per text
+        ks = [(text, lang, line_chars, sentence_chars) for text, lang in texts]
+        if MEMO.recording:
+            results = many(texts, line_chars, sentence_chars)
+            table.update(zip(ks, results))
+            return results
+        try:
+            return [table[k] for k in ks]
+        except KeyError:
+            MEMO.misses["keys"] += 1
+            return many(texts, line_chars, sentence_chars)
+
+    return [(boilerplate, "keyed_lines", _per_call("keys", boilerplate.keyed_lines, lambda *a: a)),
+            (boilerplate, "keyed_lines_many", many_stand_in)]
 
 
 def _exact_patches():
