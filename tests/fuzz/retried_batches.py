@@ -120,7 +120,8 @@ def _outputs(run: pathlib.Path) -> tuple[dict, dict, dict]:
     return files, stats, counters
 
 
-def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
+def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> int:
+    """One case; the number of batch attempts it made raise (0: no batched step got a batch it drew)."""
     import pytest
 
     from corpusforge.cli.main import main
@@ -137,6 +138,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
     flags = [x for s in chosen for x in ("--set", s)]
     (work / "case.json").write_text(json.dumps({"corpus": kind, "documents": count, "settings": chosen}, indent=1))
     patched = failing_attempts(rng, faults.run_isolated)
+    raised_before = sum(n for what, n in TRIED.items() if " raised " in what)
     runs = {}
     for name in ("plain", "retried"):
         run = work / f"run-{name}"
@@ -160,6 +162,7 @@ def fuzz_one(rng: random.Random, workdir: pathlib.Path) -> None:
                 differ = _differences(plain[part], retried[part])
             raise AssertionError(f"retried_batches: {chosen}: batches raised and retried record by record changed the "
                                  f"{label}: {differ[:6]}")
+    return sum(n for what, n in TRIED.items() if " raised " in what) - raised_before
 
 
 def _differences(a, b, path: str = "") -> list[str]:

@@ -13,4 +13,5 @@ SEEDS = [1, 5, 7, 9]
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_a_batch_retried_record_by_record_leaves_no_trace(seed, tmp_path):
-    fuzz_one(random.Random(seed), tmp_path)
+    # each seed makes at least one batch raise: a case that injected nothing (the hook no longer reached) proves nothing
+    assert fuzz_one(random.Random(seed), tmp_path) > 0
