@@ -118,7 +118,7 @@ class Memo:
         self.tables: dict[str, dict] = collections.defaultdict(dict)
         self.recording = True
         self.misses: collections.Counter = collections.Counter()
-        self.hits: collections.Counter = collections.Counter()
+        self.calls: collections.Counter = collections.Counter()  # stand-in calls per variant while recording
 
 
 MEMO = Memo()
@@ -304,6 +304,16 @@ STAGE_WORK = (
 )
 
 
+def _counted(variant: str, stand_in):
+    """``stand_in`` counting its calls under ``variant`` (``MEMO.calls``): a plain function, so that it binds as a
+    method where it replaces one."""
+    def counting(*args, **kwargs):
+        MEMO.calls[variant] += 1
+        return stand_in(*args, **kwargs)
+
+    return counting
+
+
 @contextlib.contextmanager
 def patched(patches):
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
@@ -395,8 +405,8 @@ def measure(workdir: str, stages: list[str], docs: int, rounds: int, chosen: lis
           f"{os.environ.get('OMP_NUM_THREADS', 'unset')}; load average {os.getloadavg()[0]:.1f}; work dir {workdir}",
           flush=True)
     # the recording pass: every stand-in wrapped, recording (also the imports' and caches' warm-up)
-    recording = [p for name, patches in all_variants.items() if name not in ("coding", "floor", "floor+coding")
-                 for p in patches]
+    work = [name for name in all_variants if name not in ("real", "coding", "floor", "floor+coding")]
+    recording = [(owner, attr, _counted(name, new)) for name in work for owner, attr, new in all_variants[name]]
     MEMO.recording = True
     with patched(recording):
         timed_build(one, os.path.join(workdir, "run-1"), stages)
@@ -408,6 +418,12 @@ def measure(workdir: str, stages: list[str], docs: int, rounds: int, chosen: lis
     gc.freeze()
     print(f"recorded: {', '.join(f'{k} {len(v):,}' for k, v in MEMO.tables.items())} results ({cpu:.1f} CPU s)",
           flush=True)
+    # a variant none of whose stand-ins the build called replays nothing and measures nothing (12-01: ``keys`` patched
+    # keyed_lines only, while the joins had moved to keyed_lines_many): said here and in its row
+    idle = {name for name in work if not MEMO.calls[name]}
+    if idle:
+        print(f"WARNING: the build never called the stand-ins of {', '.join(sorted(idle))}: those variants replace "
+              "nothing (the code they patch is no longer on this build's path)", flush=True)
     reference = output_digest(os.path.join(workdir, "run-record"))
     rates: dict[str, list[float]] = {name: [] for name in names}
     saved: dict[str, list[float]] = {name: [] for name in names}
@@ -433,7 +449,7 @@ def measure(workdir: str, stages: list[str], docs: int, rounds: int, chosen: lis
         print(f"{'variant':<14} {'docs/CPU-s':>10} {'rounds':<28} {'us/doc':>7} {'saved us/doc':>12}  outputs")
         for name in names:
             med = statistics.median(rates[name])
-            outputs = "same" if same[name] == {True} else "DIFFERENT"
+            outputs = ("same" if same[name] == {True} else "DIFFERENT") + (" (replaced nothing)" if name in idle else "")
             print(f"{name:<14} {med:>10.0f} {' '.join(f'{x:.0f}' for x in rates[name]):<28} {1e6 / med:>7.0f} "
                   f"{statistics.median(saved[name]):>12.0f}  {outputs}")
         print(f"stand-in misses (computed for real): {dict(MEMO.misses) or 'none'}", flush=True)
